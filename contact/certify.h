@@ -1,0 +1,66 @@
+/// \file contact/certify.h
+/// Deciding whether an LCP has a solution, by a mixed-integer program
+/// (formulation.md §5; Pardalos and Rosen 1988). The scaled form needs no
+/// a-priori bound on z:
+///
+///     max alpha  s.t.  M y + alpha q = w,  0 <= y <= x,  0 <= w <= 1 - x,
+///                      x in {0,1}^n,  0 <= alpha <= 1.                  (C1)
+///
+/// alpha* > 0: z = y / alpha* solves (L1) (x_i = 1 lets z_i be positive,
+/// x_i = 0 lets w_i be); the answer is polished by solving the linear system
+/// of its complementary basis and must pass cp_lcp_check. alpha* = 0: no
+/// solution exists (status CP_LCP_INFEASIBLE).
+///
+/// Second solution: no-good cuts on x exclude the first answer's pattern; the
+/// search continues until a solution whose support {i : z_i > tol} differs
+/// from the first one's is found, or (C1) with the cuts has alpha* = 0 (then
+/// every solution shares the first one's support), or a limit is reached.
+///
+/// GLPK aborts the process on some internal failures. This module installs
+/// glp_error_hook around every GLPK call and longjmps out, so such a failure
+/// becomes CP_LCP_NUMERICAL; it tightens the integrality tolerance and
+/// verifies every answer GLPK gives.
+///
+/// What "proven" means here: alpha* = 0 is GLPK's branch-and-bound verdict in
+/// floating point, checked by re-solving (C1) with the first-found pattern
+/// constraints relaxed; it is not a rational-arithmetic proof.
+#ifndef CP_CONTACT_CERTIFY_H
+#define CP_CONTACT_CERTIFY_H
+
+#include "contact/lcp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cp_certify_options {
+  double time_limit_s;   ///< per MIP solve; default 60 s; <= 0 means none
+  double alpha_tol;      ///< alpha* <= alpha_tol counts as 0; default 1e-9
+  int second;            ///< 1: look for a second solution (--second)
+  int max_cuts;          ///< cap on no-good cuts for --second; default 64
+  cp_check_options check;
+} cp_certify_options;
+
+cp_certify_options cp_certify_defaults(void);
+
+/// Result of cp_certify beyond cp_lcp_info.
+typedef struct cp_certify_result {
+  double alpha;      ///< the optimal alpha of (C1)
+  int has_second;    ///< 1: z2/w2 hold a solution with another support
+  int second_decided;///< 1: has_second is proven (0 when a limit stopped it)
+  int mip_solves;    ///< number of MIP solves done
+} cp_certify_result;
+
+/// Decides (L1). On CP_LCP_SOLVED writes z[n], w[n]; when opt->second and a
+/// second solution exists also z2[n], w2[n] (which may be NULL when
+/// !opt->second). Returns info->status: SOLVED, INFEASIBLE, TIME_LIMIT,
+/// NUMERICAL, CHECK_FAILED or NOMEM.
+cp_lcp_status cp_certify(int n, const double *M, const double *q,
+                         const cp_certify_options *opt, double *z, double *w,
+                         double *z2, double *w2, cp_certify_result *res,
+                         cp_lcp_info *info);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,60 @@
+/// \file contact/fip.h
+/// The feasible interior point (FIP) method of the paper's Appendix B for the
+/// LCP (L1) of contact/lcp.h (formulation.md §5).
+///
+/// Phase I (GLPK simplex): the LP
+///
+///     max t  s.t.  z >= t e,  M z + q >= t e,  0 <= t <= 1.             (F1)
+///
+/// t* <= 0 (to a tolerance) means there is no strictly feasible point: status
+/// CP_LCP_NO_STRICT_FEASIBLE ("NFP"), not an error. Otherwise (z0, w0) =
+/// (z, M z + q) > 0 starts phase II.
+///
+/// Phase II: with mu = w^T z / n, the Newton system of (54),
+///
+///     (W + Z M) dz = beta mu e - w o z,   dw = M dz,                    (F2)
+///
+/// keeps w = M z + q exact. One LU factorisation (LAPACK dgetrf/dgetrs) per
+/// iteration, no inverse. Step: theta_hat = largest step in (0, 1] keeping
+/// (w, z) >= 0, theta0 = kappa * theta_hat, then the smallest m with
+///
+///     psi(w + rho^m theta0 dw, z + rho^m theta0 dz) - psi(w, z)
+///         <= -sigma (1 - beta) zeta rho^m theta0                        (F3)
+///
+/// (Armijo on psi = (n + zeta) log(w^T z) - sum_i log(w_i z_i)). Stop when
+/// w^T z <= gap_tol (solved) or after max_iter iterations.
+#ifndef CP_CONTACT_FIP_H
+#define CP_CONTACT_FIP_H
+
+#include "contact/lcp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cp_fip_options {
+  int max_iter;     ///< default 300 (paper)
+  double gap_tol;   ///< stop when w^T z <= gap_tol; default 1e-6 (paper)
+  double beta;      ///< centering parameter in [0, 1); default 0.5 (see fip.c)
+  double zeta;      ///< potential weight zeta > 0; default sqrt(n) when 0
+  double kappa;     ///< fraction to the boundary in (0, 1); default 0.95
+  double rho;       ///< backtracking factor in (0, 1); default 0.5
+  double sigma;     ///< Armijo constant in (0, 1); default 1e-4
+  double nfp_tol;   ///< phase I: t* <= nfp_tol means NFP; default 1e-9
+  int polish;       ///< 1 (default): polish the final iterate by its basis
+  cp_check_options check;
+} cp_fip_options;
+
+cp_fip_options cp_fip_defaults(void);
+
+/// Solves (L1) by phase I + phase II. Writes z[n], w[n] and *info; returns
+/// info->status (SOLVED, NO_STRICT_FEASIBLE, ITERATION_CAP, NUMERICAL,
+/// CHECK_FAILED, NOMEM). info->iterations counts phase II Newton steps.
+cp_lcp_status cp_fip_solve(int n, const double *M, const double *q,
+                           const cp_fip_options *opt, double *z, double *w,
+                           cp_lcp_info *info);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,193 @@
+#include "contact/lcp.h"
+
+#include <lapacke.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cp_lcp_init(cp_lcp *lcp, int n) {
+  memset(lcp, 0, sizeof *lcp);
+  if (n < 1) return -1;
+  lcp->M = calloc((size_t)n * (size_t)n, sizeof(double));
+  lcp->q = calloc((size_t)n, sizeof(double));
+  if (!lcp->M || !lcp->q) {
+    cp_lcp_free(lcp);
+    return -1;
+  }
+  lcp->n = n;
+  return 0;
+}
+
+void cp_lcp_free(cp_lcp *lcp) {
+  if (!lcp) return;
+  free(lcp->M);
+  free(lcp->q);
+  free(lcp->name);
+  memset(lcp, 0, sizeof *lcp);
+}
+
+const char *cp_lcp_status_name(cp_lcp_status s) {
+  switch (s) {
+  case CP_LCP_SOLVED: return "solved";
+  case CP_LCP_SECONDARY_RAY: return "secondary ray";
+  case CP_LCP_PIVOT_CAP: return "pivot cap";
+  case CP_LCP_ITERATION_CAP: return "iteration cap";
+  case CP_LCP_NO_STRICT_FEASIBLE: return "no strictly feasible point";
+  case CP_LCP_INFEASIBLE: return "no solution";
+  case CP_LCP_TIME_LIMIT: return "time limit";
+  case CP_LCP_NUMERICAL: return "numerical failure";
+  case CP_LCP_CHECK_FAILED: return "failed the solution check";
+  case CP_LCP_NOMEM: return "out of memory";
+  }
+  return "unknown";
+}
+
+static const char *const solver_names[] = {"lemke", "fip", "certify", "auto"};
+
+const char *cp_lcp_solver_name(cp_lcp_solver s) {
+  return (unsigned)s < 4 ? solver_names[s] : "unknown";
+}
+
+int cp_lcp_solver_parse(const char *name, cp_lcp_solver *out) {
+  for (int i = 0; i < 4; i++)
+    if (name && strcmp(name, solver_names[i]) == 0) {
+      *out = (cp_lcp_solver)i;
+      return 0;
+    }
+  return -1;
+}
+
+void cp_lcp_info_clear(cp_lcp_info *info) {
+  memset(info, 0, sizeof *info);
+  info->status = CP_LCP_NUMERICAL;
+}
+
+cp_check_options cp_check_defaults(void) {
+  return (cp_check_options){.rel_tol = 1e-6};
+}
+
+void cp_lcp_eval(int n, const double *M, const double *q, const double *z,
+                 double *w) {
+  memcpy(w, q, sizeof(double) * (size_t)n);
+  for (int j = 0; j < n; j++) {
+    const double zj = z[j];
+    if (zj == 0.0) continue;
+    const double *col = M + (size_t)j * (size_t)n;
+    for (int i = 0; i < n; i++) w[i] += col[i] * zj;
+  }
+}
+
+int cp_lcp_check(int n, const double *M, const double *q, const double *z,
+                 const double *w, const cp_check_options *opt,
+                 cp_lcp_info *info) {
+  cp_check_options def = cp_check_defaults();
+  if (!opt) opt = &def;
+  double qmax = 1.0;
+  for (int i = 0; i < n; i++)
+    if (fabs(q[i]) > qmax) qmax = fabs(q[i]);
+  const double tol = opt->rel_tol * qmax;
+  double comp = 0.0, res = 0.0, minz = INFINITY, minw = INFINITY;
+  int bad = -1;
+  const char *why = NULL;
+  for (int i = 0; i < n; i++) {
+    /* Row i of M z + q, computed afresh: the solver's own w is not trusted. */
+    double wi = q[i];
+    for (int j = 0; j < n; j++) wi += M[i + (size_t)j * (size_t)n] * z[j];
+    double wr = w ? w[i] : wi;
+    if (!isfinite(z[i]) || !isfinite(wr)) {
+      if (bad < 0) { bad = i; why = "non-finite value"; }
+      continue;
+    }
+    double r = fabs(wr - wi);
+    if (r > res) res = r;
+    double c = fabs(z[i] * wi);
+    if (c > comp) comp = c;
+    if (z[i] < minz) minz = z[i];
+    if (wi < minw) minw = wi;
+    if (bad < 0) {
+      if (z[i] < -tol) { bad = i; why = "z < 0"; }
+      else if (wi < -tol) { bad = i; why = "w = M z + q < 0"; }
+      else if (c > tol) { bad = i; why = "z_i w_i != 0"; }
+      else if (r > tol) { bad = i; why = "w differs from M z + q"; }
+    }
+  }
+  info->complementarity = comp;
+  info->residual = res;
+  info->min_z = n ? minz : 0.0;
+  info->min_w = n ? minw : 0.0;
+  if (bad >= 0) {
+    snprintf(info->reason, sizeof info->reason,
+             "solution check failed at index %d: %s (tolerance %.3g)", bad,
+             why, tol);
+    return 0;
+  }
+  return 1;
+}
+
+int cp_lcp_solve_basis(int n, const double *M, const double *q,
+                       const unsigned char *basis, double *z, double *w) {
+  /* Unknown vector x: x_i = z_i if basis[i] else w_i. Row i of
+   * w - M z = q reads: [basis ? -M_i,. : e_i] x = q_i. Column i of the basis
+   * matrix is -M[:,i] when z_i is basic, e_i when w_i is. */
+  size_t nn = (size_t)n * (size_t)n;
+  double *B = malloc(sizeof(double) * (nn + (size_t)n));
+  lapack_int *piv = malloc(sizeof(lapack_int) * (size_t)n);
+  if (!B || !piv) { free(B); free(piv); return -1; }
+  double *x = B + nn;
+  for (int j = 0; j < n; j++) {
+    double *col = B + (size_t)j * (size_t)n;
+    if (basis[j]) {
+      for (int i = 0; i < n; i++) col[i] = -M[i + (size_t)j * (size_t)n];
+    } else {
+      memset(col, 0, sizeof(double) * (size_t)n);
+      col[j] = 1.0;
+    }
+  }
+  memcpy(x, q, sizeof(double) * (size_t)n);
+  lapack_int info = LAPACKE_dgesv(LAPACK_COL_MAJOR, n, 1, B, n, piv, x, n);
+  int rc = -1;
+  if (info == 0) {
+    rc = 0;
+    for (int i = 0; i < n; i++) {
+      if (!isfinite(x[i])) rc = -1;
+      z[i] = basis[i] ? x[i] : 0.0;
+    }
+    if (rc == 0) {
+      cp_lcp_eval(n, M, q, z, w);
+      for (int i = 0; i < n; i++)
+        if (basis[i]) w[i] = 0.0; /* exact by construction */
+    }
+  }
+  free(B);
+  free(piv);
+  return rc;
+}
+
+int cp_lcp_polish(int n, const double *M, const double *q, double *z,
+                  double *w, const cp_check_options *opt) {
+  unsigned char *basis = malloc((size_t)n);
+  double *zz = malloc(sizeof(double) * 2 * (size_t)n);
+  if (!basis || !zz) { free(basis); free(zz); return 0; }
+  double *ww = zz + n;
+  for (int i = 0; i < n; i++) basis[i] = z[i] > w[i];
+  int replaced = 0;
+  if (cp_lcp_solve_basis(n, M, q, basis, zz, ww) == 0) {
+    cp_lcp_info a, b;
+    cp_lcp_info_clear(&a);
+    cp_lcp_info_clear(&b);
+    cp_check_options tight = opt ? *opt : cp_check_defaults();
+    int ok_new = cp_lcp_check(n, M, q, zz, ww, &tight, &b);
+    cp_lcp_check(n, M, q, z, w, &tight, &a);
+    /* Keep the polished pair only if it is valid and no worse. */
+    if (ok_new && b.complementarity <= a.complementarity &&
+        b.min_z >= fmin(a.min_z, 0.0) && b.min_w >= fmin(a.min_w, 0.0)) {
+      memcpy(z, zz, sizeof(double) * (size_t)n);
+      memcpy(w, ww, sizeof(double) * (size_t)n);
+      replaced = 1;
+    }
+  }
+  free(basis);
+  free(zz);
+  return replaced;
+}

@@ -1,0 +1,78 @@
+/// \file contact/lemke.h
+/// Lemke's complementary pivoting method (paper §5; Cottle, Pang, Stone 1992,
+/// §4.4) for the LCP (L1) of contact/lcp.h.
+///
+/// Augmented problem with artificial variable z0 and covering vector d > 0:
+///
+///     w = M z + q + d z0,   w, z, z0 >= 0,   z^T w = 0.                 (K1)
+///
+/// Start: all w basic; if q >= 0 the answer is z = 0. Otherwise z0 enters and
+/// the row of min_i q_i / d_i leaves; then the complement of the leaving
+/// variable enters, until z0 leaves (a solution) or the entering column has
+/// no positive entry (a secondary ray). Ties in the ratio test are broken
+/// lexicographically (rows of [q̄, B^-1] divided by the pivot column), so
+/// degenerate problems cannot cycle.
+///
+/// Restart protocol (paper §6): after a secondary ray or the pivot cap, up to
+/// `restarts` further starts with covering vectors drawn uniformly from
+/// [0.1, 1.1)^n by a generator seeded with `seed` (deterministic).
+///
+/// Warm start: given a complementary basis (basis[i] != 0: z_i basic), the
+/// method factors the basis, sets d := B e so that d̄ = B^-1 d = e, and runs
+/// (K1) from that basis. A basis whose matrix is singular falls back to a cold
+/// start. After every solve the final basis is available through
+/// cp_lemke_basis, so a sequence of solves with the same M and changing q can
+/// chain warm starts.
+///
+/// Memory: a cp_lemke_ws holds every array the method needs for problems of
+/// size up to its capacity; solves allocate nothing.
+#ifndef CP_CONTACT_LEMKE_H
+#define CP_CONTACT_LEMKE_H
+
+#include <stdint.h>
+#include "contact/lcp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cp_lemke_options {
+  const double *cover; ///< [n] covering vector for the first start; NULL = ones
+  int max_pivots;      ///< pivot cap per start; 0 = automatic: 50 (n + 1) + 100
+  int restarts;        ///< further starts after a failure (default 3)
+  uint64_t seed;       ///< seed of the restart covering vectors (default 1)
+  double pivot_tol;    ///< smallest |pivot| accepted (default 1e-12, relative)
+  int lexicographic;   ///< 1: lexicographic ratio test (default); 0: plain
+  cp_check_options check; ///< acceptance check
+} cp_lemke_options;
+
+/// Defaults: cover NULL (ones), max_pivots 0 (automatic), restarts 3, seed 1,
+/// pivot_tol 1e-12, lexicographic 1, check = cp_check_defaults().
+cp_lemke_options cp_lemke_defaults(void);
+
+typedef struct cp_lemke_ws cp_lemke_ws;
+
+/// Workspace for problems of size <= capacity. NULL when out of memory.
+cp_lemke_ws *cp_lemke_ws_create(int capacity);
+void cp_lemke_ws_destroy(cp_lemke_ws *ws);
+
+/// Solves (L1). `warm` may be NULL (cold start) or a complementary basis
+/// [n] (warm[i] != 0: z_i basic). Writes z[n], w[n] (on failure: the last
+/// iterate, not a solution) and *info. Returns info->status.
+cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M,
+                             const double *q, const cp_lemke_options *opt,
+                             const unsigned char *warm, double *z, double *w,
+                             cp_lcp_info *info);
+
+/// Copies the complementary basis of the last successful solve into
+/// basis[n] (1: z_i basic). Returns 0, or -1 if the last solve failed.
+int cp_lemke_basis(const cp_lemke_ws *ws, unsigned char *basis);
+
+/// Pivots of each start of the last solve: returns the number of starts and
+/// copies up to `cap` counts into per_start.
+int cp_lemke_pivots_per_start(const cp_lemke_ws *ws, int *per_start, int cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

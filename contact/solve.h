@@ -1,0 +1,48 @@
+/// \file contact/solve.h
+/// One entry point over all LCP solvers, and the `auto` strategy.
+///
+/// auto: fast first, then fall back, stopping at the first verified answer:
+///   1. Lemke, covering vector of ones, then its random restarts;
+///   2. FIP (phase I, then phase II);
+///   3. certify (MIP): a solution, or a proof that none exists.
+/// info->solver names the solver whose answer is reported; info->iterations
+/// and info->starts are those of that solver.
+#ifndef CP_CONTACT_SOLVE_H
+#define CP_CONTACT_SOLVE_H
+
+#include "contact/certify.h"
+#include "contact/fip.h"
+#include "contact/lemke.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cp_solve_options {
+  cp_lcp_solver solver;       ///< default CP_SOLVER_AUTO
+  cp_lemke_options lemke;
+  cp_fip_options fip;
+  cp_certify_options certify;
+} cp_solve_options;
+
+cp_solve_options cp_solve_defaults(void);
+
+/// Per-solver trail of an auto solve (which solvers ran, how each ended).
+typedef struct cp_solve_trail {
+  int ran[4];                 ///< indexed by cp_lcp_solver
+  cp_lcp_status status[4];
+  int iterations[4];
+} cp_solve_trail;
+
+/// Solves (L1) with the chosen solver. `ws` may be NULL (a Lemke workspace is
+/// then made for this call). Writes z[n], w[n], *info, and *trail if not
+/// NULL. Returns info->status.
+cp_lcp_status cp_lcp_solve(cp_lemke_ws *ws, int n, const double *M,
+                           const double *q, const cp_solve_options *opt,
+                           double *z, double *w, cp_lcp_info *info,
+                           cp_solve_trail *trail);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,2 @@
+/* placeholder */
+int cp_dense_lemke_placeholder;

@@ -1,0 +1,25 @@
+/// \file models/error.h
+/// The error record every parser and checker of complan fills: where the
+/// problem is (a JSON path such as `bodies[1].mass`, or `line 7`) and what was
+/// expected. The caller adds the file name when it prints the message.
+#ifndef CP_MODELS_ERROR_H
+#define CP_MODELS_ERROR_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cp_error {
+  char where[192]; ///< JSON path or "line N" ("" when not applicable)
+  char msg[384];   ///< what is wrong / what was expected
+} cp_error;
+
+/// Sets err->where and a printf-formatted err->msg; returns -1 so that parsers
+/// can `return cp_error_set(err, path, "...")`. err may be NULL.
+int cp_error_set(cp_error *err, const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,2 @@
+/* placeholder */
+int cp_cli_lcp_placeholder;

@@ -1,0 +1,2 @@
+/* placeholder */
+int cp_output_placeholder;

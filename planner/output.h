@@ -1,0 +1,3 @@
+#ifndef CP_PLANNER_OUTPUT_H
+#define CP_PLANNER_OUTPUT_H
+#endif
