@@ -1,2 +1,89 @@
-/* placeholder */
 #include "contact/solve.h"
+
+#include <stdio.h>
+#include <string.h>
+
+cp_solve_options cp_solve_defaults(void) {
+  cp_solve_options o;
+  o.solver = CP_SOLVER_AUTO;
+  o.lemke = cp_lemke_defaults();
+  o.fip = cp_fip_defaults();
+  o.certify = cp_certify_defaults();
+  return o;
+}
+
+static void trail_note(cp_solve_trail *t, cp_lcp_solver s,
+                       const cp_lcp_info *info) {
+  if (!t) return;
+  t->ran[s] = 1;
+  t->status[s] = info->status;
+  t->iterations[s] = info->iterations;
+}
+
+/* Statuses after which the auto strategy stops: an answer (solved, or proven
+ * to have none) or a resource failure that another solver would share. */
+static int final_status(cp_lcp_status s) {
+  return s == CP_LCP_SOLVED || s == CP_LCP_INFEASIBLE || s == CP_LCP_NOMEM;
+}
+
+cp_lcp_status cp_lcp_solve(cp_lemke_ws *ws, int n, const double *M,
+                           const double *q, const cp_solve_options *opt,
+                           double *z, double *w, cp_lcp_info *info,
+                           cp_solve_trail *trail) {
+  cp_solve_options def = cp_solve_defaults();
+  if (!opt) opt = &def;
+  if (trail) memset(trail, 0, sizeof *trail);
+  cp_lcp_info_clear(info);
+
+  cp_lemke_ws *own = NULL;
+  const int want_lemke =
+      opt->solver == CP_SOLVER_LEMKE || opt->solver == CP_SOLVER_AUTO;
+  if (want_lemke && !ws) {
+    ws = own = cp_lemke_ws_create(n);
+    if (!ws) {
+      info->status = CP_LCP_NOMEM;
+      info->solver = opt->solver;
+      snprintf(info->reason, sizeof info->reason, "out of memory");
+      return info->status;
+    }
+  }
+
+  switch (opt->solver) {
+  case CP_SOLVER_LEMKE:
+    cp_lemke_solve(ws, n, M, q, &opt->lemke, NULL, z, w, info);
+    trail_note(trail, CP_SOLVER_LEMKE, info);
+    break;
+  case CP_SOLVER_FIP:
+    cp_fip_solve(n, M, q, &opt->fip, z, w, info);
+    trail_note(trail, CP_SOLVER_FIP, info);
+    break;
+  case CP_SOLVER_CERTIFY: {
+    cp_certify_result res;
+    cp_certify_options co = opt->certify;
+    co.second = 0;
+    cp_certify(n, M, q, &co, z, w, NULL, NULL, &res, info);
+    trail_note(trail, CP_SOLVER_CERTIFY, info);
+    break;
+  }
+  case CP_SOLVER_AUTO: {
+    /* Fast first: Lemke with its restarts; then FIP, which handles the
+     * rank-deficient problems where pivoting struggles; then the MIP, which
+     * either finds a solution or proves there is none. Each step's answer
+     * has passed cp_lcp_check inside the solver. */
+    cp_lemke_solve(ws, n, M, q, &opt->lemke, NULL, z, w, info);
+    trail_note(trail, CP_SOLVER_LEMKE, info);
+    if (final_status(info->status)) break;
+    cp_fip_solve(n, M, q, &opt->fip, z, w, info);
+    trail_note(trail, CP_SOLVER_FIP, info);
+    if (final_status(info->status)) break;
+    cp_certify_result res;
+    cp_certify_options co = opt->certify;
+    co.second = 0;
+    cp_certify(n, M, q, &co, z, w, NULL, NULL, &res, info);
+    trail_note(trail, CP_SOLVER_CERTIFY, info);
+    break;
+  }
+  }
+  cp_lemke_ws_destroy(own);
+  return info->status;
+}

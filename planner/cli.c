@@ -1,2 +1,60 @@
 #include "planner/cli.h"
-int cp_cli_main(int argc, char **argv) { (void)argc; (void)argv; return 0; }
+
+#include <cblas.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "planner/output.h"
+
+static const char usage[] =
+    "usage: complan COMMAND [ARGS]\n"
+    "\n"
+    "Planning robot manipulation through contact: the rigid-body contact model\n"
+    "of Trinkle, Pang, Sudarsky and Lo (1995) with Coulomb friction, solved as a\n"
+    "linear complementarity problem (LCP).\n"
+    "\n"
+    "commands:\n"
+    "  lcp solve FILE     solve a raw LCP (JSON or Siconos .dat)\n"
+    "  lcp certify FILE   decide exactly whether an LCP has a solution (MILP)\n"
+    "\n"
+    "options:\n"
+    "  -h, --help         this text; 'complan COMMAND --help' for a command\n"
+    "  --version          print the version\n"
+    "\n"
+    "exit status: 0 answered (including a proof that no solution exists),\n"
+    "1 undecided (iteration cap, numerical failure), 2 bad input or usage.\n";
+
+const char *cp_cli_flag_value(int argc, char **argv, int *i, const char *flag,
+                              int *missing) {
+  const char *a = argv[*i];
+  size_t k = strlen(flag);
+  if (strncmp(a, flag, k) != 0) return NULL;
+  if (a[k] == '=') return a + k + 1;
+  if (a[k] != '\0') return NULL;
+  if (*i + 1 >= argc) {
+    *missing = 1;
+    return NULL;
+  }
+  return argv[++*i];
+}
+
+int cp_cli_main(int argc, char **argv) {
+  /* At the sizes complan works with, BLAS threads cost more than they give;
+   * parallelism belongs to searches and experiments. */
+  openblas_set_num_threads(1);
+  if (argc < 2) {
+    fputs(usage, stderr);
+    return CP_EXIT_BAD_INPUT;
+  }
+  const char *cmd = argv[1];
+  if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+    fputs(usage, stdout);
+    return 0;
+  }
+  if (!strcmp(cmd, "--version")) {
+    printf("complan 0.1.0\n");
+    return 0;
+  }
+  if (!strcmp(cmd, "lcp")) return cp_cli_lcp(argc - 1, argv + 1);
+  return cp_cli_usage_error(NULL, "unknown command '%s'", cmd);
+}

@@ -1,4 +1,20 @@
+/// \file planner/cli.h
+/// The `complan` command line: one executable, subcommands. main() only calls
+/// cp_cli_main; each subcommand parses its flags and calls into the modules.
+/// Exit status: 0 answered, 1 undecided, 2 bad input or usage.
 #ifndef CP_PLANNER_CLI_H
 #define CP_PLANNER_CLI_H
+
+/// Runs complan with the given arguments; returns the exit status.
 int cp_cli_main(int argc, char **argv);
+
+/// `complan lcp ...` (planner/cli_lcp.c). argv[0] is "lcp".
+int cp_cli_lcp(int argc, char **argv);
+
+/// Fetches the value of a flag at argv[*i]: accepts `--flag VALUE` and
+/// `--flag=VALUE`. Returns the value and advances *i, or NULL when argv[*i]
+/// is not this flag. Sets *missing when the flag is present without a value.
+const char *cp_cli_flag_value(int argc, char **argv, int *i, const char *flag,
+                              int *missing);
+
 #endif

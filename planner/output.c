@@ -1,2 +1,98 @@
-/* placeholder */
-int cp_output_placeholder;
+#include "planner/output.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *cp_cli_read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    fprintf(stderr, "complan: %s: cannot read: %s\n", path, strerror(errno));
+    return NULL;
+  }
+  size_t cap = 1 << 16, n = 0;
+  char *s = malloc(cap);
+  int ok = s != NULL;
+  while (ok) {
+    if (n + 1 >= cap) {
+      char *t = realloc(s, cap *= 2);
+      if (!t) { ok = 0; break; }
+      s = t;
+    }
+    size_t k = fread(s + n, 1, cap - n - 1, f);
+    n += k;
+    if (k == 0) {
+      if (ferror(f)) ok = 0;
+      break;
+    }
+  }
+  if (!ok) {
+    fprintf(stderr, "complan: %s: cannot read: %s\n", path,
+            s ? strerror(errno ? errno : EIO) : "out of memory");
+    free(s);
+    fclose(f);
+    return NULL;
+  }
+  fclose(f);
+  s[n] = '\0';
+  if (len) *len = n;
+  return s;
+}
+
+int cp_cli_input_error(const char *file, const cp_error *err) {
+  if (err->where[0])
+    fprintf(stderr, "complan: %s: %s: %s\n", file, err->where, err->msg);
+  else
+    fprintf(stderr, "complan: %s: %s\n", file, err->msg);
+  return CP_EXIT_BAD_INPUT;
+}
+
+int cp_cli_usage_error(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("complan: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\n(see 'complan %s--help')\n", cmd ? cmd : "");
+  return CP_EXIT_BAD_INPUT;
+}
+
+json_t *cp_json_num(double x) {
+  return isfinite(x) ? json_real(x) : json_null();
+}
+
+json_t *cp_json_vec(const double *v, int n) {
+  json_t *a = json_array();
+  for (int i = 0; i < n; i++) json_array_append_new(a, cp_json_num(v[i]));
+  return a;
+}
+
+int cp_json_print(json_t *doc) {
+  int rc = json_dumpf(doc, stdout, JSON_REAL_PRECISION(17) | JSON_INDENT(0) |
+                                       JSON_COMPACT);
+  if (rc == 0) rc = fputc('\n', stdout) == EOF ? -1 : 0;
+  return rc;
+}
+
+int cp_parse_int(const char *s, long lo, long hi, long *out) {
+  if (!s || !*s) return -1;
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (*end || errno || v < lo || v > hi) return -1;
+  *out = v;
+  return 0;
+}
+
+int cp_parse_double(const char *s, double lo, double hi, double *out) {
+  if (!s || !*s) return -1;
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (*end || errno || !isfinite(v) || v < lo || v > hi) return -1;
+  *out = v;
+  return 0;
+}

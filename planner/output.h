@@ -1,3 +1,42 @@
+/// \file planner/output.h
+/// Small helpers shared by the command-line front ends: reading input files,
+/// printing errors in the one format complan uses, and emitting JSON.
+///
+/// Error format (stderr): `complan: FILE: WHERE: WHAT`, exit status 2.
 #ifndef CP_PLANNER_OUTPUT_H
 #define CP_PLANNER_OUTPUT_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include "models/error.h"
+
+/// Exit statuses of interfaces.md §3.
+enum { CP_EXIT_ANSWERED = 0, CP_EXIT_UNDECIDED = 1, CP_EXIT_BAD_INPUT = 2 };
+
+/// Reads a whole file into a NUL-terminated malloc'd buffer. On failure
+/// prints `complan: PATH: cannot read: REASON` and returns NULL.
+char *cp_cli_read_file(const char *path, size_t *len);
+
+/// Prints `complan: FILE: WHERE: MSG` (WHERE omitted when empty); returns 2.
+int cp_cli_input_error(const char *file, const cp_error *err);
+
+/// Prints `complan: MSG` for usage errors and a hint to --help; returns 2.
+int cp_cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/// A JSON array of n doubles; non-finite entries become null.
+json_t *cp_json_vec(const double *v, int n);
+
+/// A JSON number, or null when not finite.
+json_t *cp_json_num(double x);
+
+/// Prints one JSON document on stdout (17 significant digits, newline).
+/// Returns 0, or -1 if it could not be written.
+int cp_json_print(json_t *doc);
+
+/// Parses a whole positive integer option value; returns 0 or -1.
+int cp_parse_int(const char *s, long lo, long hi, long *out);
+/// Parses a finite double option value in [lo, hi]; returns 0 or -1.
+int cp_parse_double(const char *s, double lo, double hi, double *out);
+
 #endif

@@ -1,3 +1,174 @@
+/* `complan lcp solve|certify` as a user runs it: outputs, exit statuses and
+ * error messages (interfaces.md §3). */
 #include <criterion/criterion.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "tests/support.h"
-Test(placeholder_cli_lcp, nothing) { cr_assert(1); }
+
+static json_t *run_json(const char *const *argv, int expect_rc) {
+  char *out, *err;
+  int rc = cpt_run(argv, &out, &err);
+  cr_assert_eq(rc, expect_rc, "exit %d (expected %d); stderr: %s", rc, expect_rc, err);
+  json_error_t je;
+  json_t *doc = json_loads(out, 0, &je);
+  cr_assert_not_null(doc, "stdout is not one JSON document: %s\n%s", je.text, out);
+  free(out);
+  free(err);
+  return doc;
+}
+
+Test(cli_lcp, solve_json_contract) {
+  char *f = cpt_temp_file("{\"M\": [[2, 1], [1, 2]], \"q\": [-5, -6]}", ".json");
+  const char *argv[] = {"complan", "lcp", "solve", f, "--json", NULL};
+  json_t *doc = run_json(argv, 0);
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "solved");
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "solver")), "lemke");
+  cr_assert_eq(json_integer_value(json_object_get(doc, "n")), 2);
+  json_t *z = json_object_get(doc, "z");
+  cr_assert_float_eq(json_number_value(json_array_get(z, 0)), 4.0 / 3.0, 1e-12);
+  cr_assert_float_eq(json_number_value(json_array_get(z, 1)), 7.0 / 3.0, 1e-12);
+  cr_assert(json_is_array(json_object_get(doc, "w")));
+  cr_assert(json_is_integer(json_object_get(doc, "iterations")));
+  cr_assert(json_is_integer(json_object_get(doc, "starts")));
+  cr_assert(json_is_number(json_object_get(doc, "complementarity")));
+  cr_assert(json_is_number(json_object_get(doc, "time_us")));
+  cr_assert_null(json_object_get(doc, "reason"));
+  json_decref(doc);
+  unlink(f);
+  free(f);
+}
+
+Test(cli_lcp, each_solver_and_repeat) {
+  const char *solvers[] = {"lemke", "fip", "certify", "auto"};
+  for (int s = 0; s < 4; s++) {
+    const char *argv[] = {"complan", "lcp", "solve", cpt_data("siconos/lcp_exp_murty.dat"),
+                          "--solver", solvers[s], "--json", "--repeat", "3", NULL};
+    json_t *doc = run_json(argv, 0);
+    cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "solved");
+    const char *by = json_string_value(json_object_get(doc, "solver"));
+    cr_assert_str_eq(by, s == 3 ? "lemke" : solvers[s]);
+    json_decref(doc);
+  }
+}
+
+Test(cli_lcp, no_solution_exit_codes) {
+  char *f = cpt_temp_file("{\"M\": [[-1]], \"q\": [-1]}", ".json");
+  /* Lemke alone cannot decide: exit 1, status failed, a reason. */
+  const char *a1[] = {"complan", "lcp", "solve", f, "--solver", "lemke", "--json", NULL};
+  json_t *doc = run_json(a1, 1);
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "failed");
+  cr_assert(strstr(json_string_value(json_object_get(doc, "reason")), "secondary ray"));
+  json_decref(doc);
+  /* certify proves it: exit 0, no_solution. */
+  const char *a2[] = {"complan", "lcp", "certify", f, "--json", NULL};
+  doc = run_json(a2, 0);
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "no_solution");
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "solver")), "certify");
+  json_decref(doc);
+  const char *a3[] = {"complan", "lcp", "solve", f, "--json", NULL};
+  doc = run_json(a3, 0);
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "no_solution");
+  json_decref(doc);
+  unlink(f);
+  free(f);
+}
+
+Test(cli_lcp, certify_second) {
+  /* z = 0 (w = 1) and z = 1 (w = 0) both solve M = [-1], q = [1]. */
+  char *f = cpt_temp_file("{\"M\": [[-1]], \"q\": [1]}", ".json");
+  const char *argv[] = {"complan", "lcp", "certify", f, "--second", "--json", NULL};
+  json_t *doc = run_json(argv, 0);
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "solved");
+  json_t *second = json_object_get(doc, "second");
+  cr_assert(json_is_object(second), "second is not an object");
+  double z1 = json_number_value(json_array_get(json_object_get(doc, "z"), 0));
+  double z2 = json_number_value(json_array_get(json_object_get(second, "z"), 0));
+  cr_assert_float_eq(z1 + z2, 1.0, 1e-9); /* one is 0, the other 1 */
+  cr_assert_float_eq(z1 * z2, 0.0, 1e-9);
+  json_decref(doc);
+  unlink(f);
+  free(f);
+  /* A P-matrix: unique solution, so "second": null. */
+  const char *a2[] = {"complan", "lcp", "certify", cpt_data("siconos/lcp_exp_murty.dat"),
+                      "--second", "--json", NULL};
+  doc = run_json(a2, 0);
+  cr_assert(json_is_null(json_object_get(doc, "second")));
+  json_decref(doc);
+}
+
+/* Bad input: exit 2, nothing on stdout, the file and the place named. */
+Test(cli_lcp, bad_input) {
+  static const struct { const char *text, *expect; } cases[] = {
+      {"{\"M\": [[1, 2], [3]], \"q\": [1, 2]}", ": M[1]: expected a row of 2 numbers"},
+      {"{\"M\": [[1]], \"q\": [1], \"Q\": 2}", ": Q: unknown key"},
+      {"2\n0\n2\n2\n2 2\n1 2 3\n", ": line 6: unexpected end of file"},
+      {"2\n1\n2\n2\n", ": line 2: unsupported storage type 1"},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    char *f = cpt_temp_file(cases[k].text, k < 2 ? ".json" : ".dat");
+    const char *argv[] = {"complan", "lcp", "solve", f, "--json", NULL};
+    char *out, *err;
+    cr_assert_eq(cpt_run(argv, &out, &err), 2, "case %zu", k);
+    cr_assert_str_empty(out, "case %zu wrote to stdout: %s", k, out);
+    cr_assert(strstr(err, f), "case %zu: file not named: %s", k, err);
+    cr_assert(strstr(err, cases[k].expect), "case %zu: '%s' lacks '%s'", k, err, cases[k].expect);
+    free(out);
+    free(err);
+    unlink(f);
+    free(f);
+  }
+  const char *missing[] = {"complan", "lcp", "solve", "/nonexistent/x.json", NULL};
+  char *out, *err;
+  cr_assert_eq(cpt_run(missing, &out, &err), 2);
+  cr_assert(strstr(err, "/nonexistent/x.json: cannot read"), "%s", err);
+  cr_assert_str_empty(out);
+  free(out);
+  free(err);
+}
+
+Test(cli_lcp, usage_errors_and_help) {
+  const char *f = cpt_data("siconos/lcp_CPS_1.dat");
+  const char *const bad[][7] = {
+      {"complan", "lcp", "solve", f, "--solver", "simplex", NULL},
+      {"complan", "lcp", "solve", f, "--repeat", "0", NULL},
+      {"complan", "lcp", "solve", f, "--bogus", NULL, NULL},
+      {"complan", "lcp", "solve", NULL, NULL, NULL, NULL},
+      {"complan", "lcp", "solve", f, "--repeat", NULL, NULL},
+      {"complan", "lcp", "frobnicate", NULL, NULL, NULL, NULL},
+      {"complan", "frobnicate", NULL, NULL, NULL, NULL, NULL},
+  };
+  for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+    char *out, *err;
+    cr_assert_eq(cpt_run(bad[k], &out, &err), 2, "case %zu", k);
+    cr_assert_str_empty(out, "case %zu", k);
+    cr_assert(strstr(err, "complan: "), "case %zu: %s", k, err);
+    free(out);
+    free(err);
+  }
+  const char *const help[][5] = {
+      {"complan", "--help", NULL},
+      {"complan", "lcp", "solve", "--help", NULL},
+      {"complan", "lcp", "certify", "--help", NULL},
+  };
+  const char *flags[] = {"lcp solve", "--solver", "--second"};
+  for (int k = 0; k < 3; k++) {
+    char *out, *err;
+    cr_assert_eq(cpt_run(help[k], &out, &err), 0);
+    cr_assert(strstr(out, flags[k]), "help %d lacks %s", k, flags[k]);
+    free(out);
+    free(err);
+  }
+}
+
+Test(cli_lcp, human_output) {
+  const char *argv[] = {"complan", "lcp", "solve", cpt_data("siconos/lcp_exp_murty.dat"), NULL};
+  char *out, *err;
+  cr_assert_eq(cpt_run(argv, &out, &err), 0, "%s", err);
+  cr_assert(strstr(out, "solved by lemke"), "%s", out);
+  cr_assert(strstr(out, "z = 0 0 0 0 0 1"), "%s", out);
+  free(out);
+  free(err);
+}

@@ -1,0 +1,76 @@
+/// \file contact/dynamics.h
+/// From the multibody quantities to contact space (formulation.md §1-§2):
+///
+///     H u' = f + G c                                                (E1)
+///     a = G^T u' + k = A c + b,   A = G^T H^-1 G,   b = G^T H^-1 f + k   (24-26)
+///
+/// with acceleration-driven joints (paper §2.5) moved across first: for the
+/// driven set D (u'_D given, effort unknown) and the free set F,
+///
+///     A = G_F^T H_FF^-1 G_F,
+///     b = G_F^T H_FF^-1 (f_F - H_FD u'_D) + G_D^T u'_D + k,
+///     tau_D = H_DF u'_F + H_DD u'_D - f_D - G_D c   (the unknown efforts,
+///             returned as the extra effort on top of those in f).
+///
+/// A is formed from a Cholesky factor H_FF = L L^T as (L^-1 G_F)^T (L^-1 G_F)
+/// (dpotrf, dtrsm, dsyrk): never an explicit inverse.
+///
+/// Arrays are column-major: H [nu*nu], G [nu * 3nc], f [nu], k [3nc],
+/// A [3nc * 3nc], b [3nc]. This module knows matrices only: no scene types.
+#ifndef CP_CONTACT_DYNAMICS_H
+#define CP_CONTACT_DYNAMICS_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Contact-space form of one state. Owns its arrays (cp_contact_space_free).
+typedef struct cp_contact_space {
+  int nu, nc;          ///< generalised dofs, contacts
+  int nfree;           ///< dofs whose acceleration is unknown
+  int *free_idx;       ///< [nfree] indices of the free dofs
+  double *L;           ///< [nfree*nfree] Cholesky factor of H_FF (lower)
+  double *LinvG;       ///< [nfree * 3nc] L^-1 G_F
+  double *A;           ///< [3nc*3nc] symmetric positive semidefinite
+  double *b;           ///< [3nc]
+  const double *H, *G, *f, *k; ///< borrowed inputs (must outlive this)
+  const unsigned char *driven; ///< borrowed [nu] (NULL: none driven)
+  const double *udot_driven;   ///< borrowed [nu] given u' of driven dofs
+} cp_contact_space;
+
+/// Forms A and b. `driven` may be NULL (every dof free); otherwise driven[i]
+/// marks dof i as acceleration-driven with u'_i = udot_driven[i]. Returns 0,
+/// -1 when H_FF is not positive definite, -2 when out of memory.
+int cp_contact_space_build(int nu, int nc, const double *H, const double *G,
+                           const double *f, const double *k,
+                           const unsigned char *driven,
+                           const double *udot_driven, cp_contact_space *cs);
+
+void cp_contact_space_free(cp_contact_space *cs);
+
+/// Given contact forces c [3nc], computes u' [nu] from (E1) (driven dofs take
+/// their given values) and, when tau_driven is not NULL, the efforts [nu] the
+/// driven dofs need beyond f (0 for free dofs). Returns 0 or -2 (memory).
+int cp_contact_space_accel(const cp_contact_space *cs, const double *c,
+                           double *udot, double *tau_driven);
+
+/// Diagnostics of formulation.md §5.
+typedef struct cp_contact_diag {
+  int jacobian_rank;        ///< numerical rank of G_F (SVD)
+  int full_column_rank;     ///< rank == 3 nc
+  int a_positive_definite;  ///< A positive definite (Cholesky succeeds)
+  double friction_bound;    ///< Proposition 3's mu_bar; INFINITY when no
+                            ///< contact slides; 0 when B~ is not PD
+  int within_friction_bound;///< every sliding mu_j < mu_bar (B~ PD)
+} cp_contact_diag;
+
+/// Computes the diagnostics. sliding [nc] marks the sliding contacts, mu [nc]
+/// their friction coefficients. Returns 0 or -2 (memory).
+int cp_contact_diagnostics(const cp_contact_space *cs,
+                           const unsigned char *sliding, const double *mu,
+                           cp_contact_diag *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,155 @@
+/* Contact space (formulation §2): A and b against an independent LU-based
+ * computation, the equations of motion balanced after recovery, driven dofs,
+ * and the diagnostics on cases with known answers. */
+#include <criterion/criterion.h>
+#include <lapacke.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "contact/dynamics.h"
+#include "tests/support.h"
+
+enum { NU = 8, NC = 2, M3 = 6 };
+
+static void random_system(uint64_t seed, double *H, double *G, double *f, double *k) {
+  uint64_t s = seed;
+  double B[NU * NU];
+  for (int i = 0; i < NU * NU; i++) B[i] = cpt_uniform(&s, -1, 1);
+  for (int i = 0; i < NU; i++)     /* H = B B^T + I: symmetric positive definite */
+    for (int j = 0; j < NU; j++) {
+      double v = i == j ? 1.0 : 0.0;
+      for (int l = 0; l < NU; l++) v += B[i + l * NU] * B[j + l * NU];
+      H[i + j * NU] = v;
+    }
+  for (int i = 0; i < NU * M3; i++) G[i] = cpt_uniform(&s, -1, 1);
+  for (int i = 0; i < NU; i++) f[i] = cpt_uniform(&s, -5, 5);
+  for (int i = 0; i < M3; i++) k[i] = cpt_uniform(&s, -1, 1);
+}
+
+Test(dynamics, a_and_b_match_lu_solution) {
+  double H[NU * NU], G[NU * M3], f[NU], k[M3];
+  random_system(3, H, G, f, k);
+  cp_contact_space cs;
+  cr_assert_eq(cp_contact_space_build(NU, NC, H, G, f, k, NULL, NULL, &cs), 0);
+  /* X = H^-1 [G f] by LU (a different factorisation from the Cholesky). */
+  double Hc[NU * NU], X[NU * (M3 + 1)];
+  lapack_int piv[NU];
+  memcpy(Hc, H, sizeof Hc);
+  memcpy(X, G, sizeof(double) * NU * M3);
+  memcpy(X + NU * M3, f, sizeof f);
+  cr_assert_eq(LAPACKE_dgesv(LAPACK_COL_MAJOR, NU, M3 + 1, Hc, NU, piv, X, NU), 0);
+  for (int i = 0; i < M3; i++) {
+    double bi = k[i];
+    for (int l = 0; l < NU; l++) bi += G[l + i * NU] * X[l + NU * M3];
+    cr_assert_float_eq(cs.b[i], bi, 1e-10);
+    for (int j = 0; j < M3; j++) {
+      double aij = 0;
+      for (int l = 0; l < NU; l++) aij += G[l + i * NU] * X[l + j * NU];
+      cr_assert_float_eq(cs.A[i + j * M3], aij, 1e-10);
+    }
+  }
+  cp_contact_space_free(&cs);
+}
+
+/* With dofs 1 and 5 acceleration-driven: for any c, the recovered u' and
+ * driven efforts satisfy H u' = f + tau + G c, and G^T u' + k = A c + b. */
+Test(dynamics, driven_dofs_balance) {
+  double H[NU * NU], G[NU * M3], f[NU], k[M3], ud[NU] = {0};
+  random_system(5, H, G, f, k);
+  unsigned char driven[NU] = {0};
+  driven[1] = driven[5] = 1;
+  ud[1] = 0.7;
+  ud[5] = -1.3;
+  cp_contact_space cs;
+  cr_assert_eq(cp_contact_space_build(NU, NC, H, G, f, k, driven, ud, &cs), 0);
+  cr_assert_eq(cs.nfree, NU - 2);
+  uint64_t s = 9;
+  double c[M3], udot[NU], tau[NU];
+  for (int i = 0; i < M3; i++) c[i] = cpt_uniform(&s, -2, 2);
+  cr_assert_eq(cp_contact_space_accel(&cs, c, udot, tau), 0);
+  cr_assert_eq(udot[1], 0.7);
+  cr_assert_eq(udot[5], -1.3);
+  for (int i = 0; i < NU; i++) {
+    double lhs = 0, rhs = f[i] + tau[i];
+    for (int j = 0; j < NU; j++) lhs += H[i + j * NU] * udot[j];
+    for (int j = 0; j < M3; j++) rhs += G[i + j * NU] * c[j];
+    cr_assert_float_eq(lhs, rhs, 1e-9, "row %d", i);
+    if (!driven[i]) cr_assert_eq(tau[i], 0.0);
+  }
+  for (int i = 0; i < M3; i++) {
+    double a1 = k[i], a2 = cs.b[i];
+    for (int j = 0; j < NU; j++) a1 += G[j + i * NU] * udot[j];
+    for (int j = 0; j < M3; j++) a2 += cs.A[i + j * M3] * c[j];
+    cr_assert_float_eq(a1, a2, 1e-9, "contact row %d", i);
+  }
+  cp_contact_space_free(&cs);
+}
+
+Test(dynamics, not_positive_definite_h_is_reported) {
+  double H[4] = {1, 2, 2, 1}, G[2] = {1, 0}, f[2] = {0, 0};
+  cp_contact_space cs;
+  /* one "contact" needs 3 columns; use nc = 0 to test H alone */
+  (void)G;
+  cr_assert_eq(cp_contact_space_build(2, 0, H, NULL, f, NULL, NULL, NULL, &cs), -1);
+}
+
+/* A point mass (3 dofs) with two contacts: 6 columns, rank 3, A singular.
+ * One contact alone: full rank, A = I / m. */
+Test(dynamics, rank_and_definiteness) {
+  double H[9] = {2, 0, 0, 0, 2, 0, 0, 0, 2}, f[3] = {0, 0, -19.62};
+  double G[18] = {0};
+  for (int c = 0; c < 6; c++) G[(c % 3) + 3 * c] = 1.0; /* two frames = identity */
+  unsigned char sl[2] = {0, 0};
+  double mu[2] = {0.5, 0.5};
+  cp_contact_space cs;
+  cp_contact_diag d;
+  cr_assert_eq(cp_contact_space_build(3, 2, H, G, f, NULL, NULL, NULL, &cs), 0);
+  cr_assert_eq(cp_contact_diagnostics(&cs, sl, mu, &d), 0);
+  cr_assert_eq(d.jacobian_rank, 3);
+  cr_assert_not(d.full_column_rank);
+  cr_assert_not(d.a_positive_definite);
+  cp_contact_space_free(&cs);
+  cr_assert_eq(cp_contact_space_build(3, 1, H, G, f, NULL, NULL, NULL, &cs), 0);
+  cr_assert_eq(cp_contact_diagnostics(&cs, sl, mu, &d), 0);
+  cr_assert_eq(d.jacobian_rank, 3);
+  cr_assert(d.full_column_rank);
+  cr_assert(d.a_positive_definite);
+  for (int i = 0; i < 9; i++) cr_assert_float_eq(cs.A[i], i % 4 == 0 ? 0.5 : 0.0, 1e-15);
+  cr_assert_float_eq(cs.b[2], -9.81, 1e-12);
+  cr_assert(isinf(d.friction_bound)); /* nothing slides */
+  cr_assert(d.within_friction_bound);
+  /* The same contact sliding: B~ = A_nn = 1/2, A_.t on B~'s rows is A_nt = 0,
+   * so delta = 0 and the bound is infinite too. */
+  sl[0] = 1;
+  cr_assert_eq(cp_contact_diagnostics(&cs, sl, mu, &d), 0);
+  cr_assert(isinf(d.friction_bound));
+  cp_contact_space_free(&cs);
+}
+
+/* Proposition 3 by hand: A = [[2, 1, 0], [1, 2, 0], [0, 0, 1]] for one
+ * sliding contact (n, t, o): B~ = [2], delta_t = |A_nt| = 1, delta_o = 0,
+ * so mu_bar = 2. Realised with H = I and G = chol-like factor of A. */
+Test(dynamics, proposition3_bound) {
+  /* G^T G = A with G upper triangular (Cholesky of A, transposed). */
+  double G[9] = {0};
+  double l11 = sqrt(2.0), l21 = 1.0 / l11, l22 = sqrt(2.0 - l21 * l21);
+  G[0 + 0 * 3] = l11;
+  G[0 + 1 * 3] = l21;
+  G[1 + 1 * 3] = l22;
+  G[2 + 2 * 3] = 1.0;
+  double H[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, f[3] = {0, 0, 0};
+  cp_contact_space cs;
+  cr_assert_eq(cp_contact_space_build(3, 1, H, G, f, NULL, NULL, NULL, &cs), 0);
+  cr_assert_float_eq(cs.A[1], 1.0, 1e-14);
+  unsigned char sl[1] = {1};
+  double mu[1] = {1.5};
+  cp_contact_diag d;
+  cr_assert_eq(cp_contact_diagnostics(&cs, sl, mu, &d), 0);
+  cr_assert_float_eq(d.friction_bound, 2.0, 1e-12);
+  cr_assert(d.within_friction_bound);
+  mu[0] = 2.5;
+  cr_assert_eq(cp_contact_diagnostics(&cs, sl, mu, &d), 0);
+  cr_assert_not(d.within_friction_bound);
+  cp_contact_space_free(&cs);
+}
