@@ -35,7 +35,7 @@ extern "C" {
 typedef struct cp_fip_options {
   int max_iter;     ///< default 300 (paper)
   double gap_tol;   ///< stop when w^T z <= gap_tol; default 1e-6 (paper)
-  double beta;      ///< centering parameter in [0, 1); default 0.5 (see fip.c)
+  double beta;      ///< centering parameter in [0, 1); default 0.1 (see fip.c)
   double zeta;      ///< potential weight zeta > 0; default sqrt(n) when 0
   double kappa;     ///< fraction to the boundary in (0, 1); default 0.95
   double rho;       ///< backtracking factor in (0, 1); default 0.5

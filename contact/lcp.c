@@ -179,9 +179,18 @@ int cp_lcp_polish(int n, const double *M, const double *q, double *z,
     cp_check_options tight = opt ? *opt : cp_check_defaults();
     int ok_new = cp_lcp_check(n, M, q, zz, ww, &tight, &b);
     cp_lcp_check(n, M, q, z, w, &tight, &a);
-    /* Keep the polished pair only if it is valid and no worse. */
-    if (ok_new && b.complementarity <= a.complementarity &&
-        b.min_z >= fmin(a.min_z, 0.0) && b.min_w >= fmin(a.min_w, 0.0)) {
+    /* Keep the polished pair only if it is valid and no worse. The basis
+     * solve is exact up to rounding, so its zeros may come out as -1e-15:
+     * allow rounding-level negatives (relative to the data's scale). */
+    double scale = 1.0, mmax = 0.0, zmax = 0.0;
+    for (int i = 0; i < n; i++) {
+      scale = fmax(scale, fabs(q[i]));
+      zmax = fmax(zmax, fabs(zz[i]));
+    }
+    for (size_t i = 0; i < (size_t)n * (size_t)n; i++) mmax = fmax(mmax, fabs(M[i]));
+    const double floor_ = -64.0 * 2.220446049250313e-16 * (double)n * fmax(scale, mmax * zmax);
+    if (ok_new && b.complementarity <= fmax(a.complementarity, -floor_) &&
+        b.min_z >= floor_ && b.min_w >= floor_) {
       memcpy(z, zz, sizeof(double) * (size_t)n);
       memcpy(w, ww, sizeof(double) * (size_t)n);
       replaced = 1;

@@ -1,3 +1,4 @@
+#define _DEFAULT_SOURCE /* mkstemps */
 #include "tests/support.h"
 
 #include <criterion/criterion.h>
