@@ -1,0 +1,511 @@
+// Contact generation between two posed shapes through ODE's collision
+// library; see models/collide.h for the conventions and the method.
+#include "models/collide.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ode/ode.h>
+
+#include "models/vec3.h"
+
+// Positions are rounded to this grid (m) for the deterministic output order.
+#define SORT_QUANTUM 1e-9
+
+// ---------------------------------------------------------------------------
+// Validated object: the shape, its world pose, and for a plane its world
+// normal N and offset D ({y : N.y = D}, solid side N.y <= D).
+
+typedef struct obj {
+  const cp_shape *s;
+  double x[3], q[4], R[9];
+  double N[3], D;
+} obj;
+
+static int bad_num(double v) { return !isfinite(v); }
+
+static int check_object(const cp_collide_object *o, const char *name, obj *w,
+                        cp_error *err) {
+  if (!o || !o->shape)
+    return cp_error_set(err, name, "missing object or shape");
+  const cp_shape *s = o->shape;
+  w->s = s;
+  if (s->type == CP_SHAPE_NONE) return 0;
+  if (!cp_v3_isfinite(o->x))
+    return cp_error_set(err, name, "position is not finite");
+  double qn = sqrt(o->q[0] * o->q[0] + o->q[1] * o->q[1] + o->q[2] * o->q[2] +
+                   o->q[3] * o->q[3]);
+  if (!isfinite(qn) || qn < 1e-12)
+    return cp_error_set(err, name, "orientation is not a nonzero finite "
+                                   "quaternion");
+  for (int i = 0; i < 4; ++i) w->q[i] = o->q[i] / qn;
+  cp_v3_copy(w->x, o->x);
+  cp_quat_to_mat(w->R, w->q);
+  switch (s->type) {
+  case CP_SHAPE_BOX:
+    for (int i = 0; i < 3; ++i)
+      if (bad_num(s->size[i]) || s->size[i] <= 0)
+        return cp_error_set(err, name, "box size must be positive and finite");
+    return 0;
+  case CP_SHAPE_SPHERE:
+    if (bad_num(s->radius) || s->radius <= 0)
+      return cp_error_set(err, name, "sphere radius must be positive");
+    return 0;
+  case CP_SHAPE_CYLINDER:
+  case CP_SHAPE_CAPSULE:
+    if (bad_num(s->radius) || s->radius <= 0)
+      return cp_error_set(err, name, "%s radius must be positive",
+                          cp_shape_type_name(s->type));
+    if (bad_num(s->length) || s->length < 0 ||
+        (s->type == CP_SHAPE_CYLINDER && s->length == 0))
+      return cp_error_set(err, name, "%s length must be %s",
+                          cp_shape_type_name(s->type),
+                          s->type == CP_SHAPE_CYLINDER ? "positive"
+                                                       : "non-negative");
+    return 0;
+  case CP_SHAPE_PLANE: {
+    double nn = cp_v3_norm(s->normal);
+    if (!isfinite(nn) || nn < 1e-12 || bad_num(s->offset))
+      return cp_error_set(err, name, "plane needs a nonzero finite normal "
+                                     "and a finite offset");
+    // Owner frame {y : m.y = c} with m = normal/|m|, c = offset/|m|; world
+    // point z = x + R y, so N = R m and D = c + N.x.
+    double m[3];
+    cp_v3_scale(m, s->normal, 1.0 / nn);
+    cp_m3_mulv(w->N, w->R, m);
+    w->D = s->offset / nn + cp_v3_dot(w->N, w->x);
+    return 0;
+  }
+  case CP_SHAPE_NONE:
+    break;
+  }
+  return cp_error_set(err, name, "unknown shape type %d", (int)s->type);
+}
+
+// The interval [lo, hi] of s for which the world point p + s u (|u| = 1) is
+// in the shape; 0 if the line misses it. A line grazing a face, edge or
+// silhouette within eps counts as a hit (contact points lie exactly on
+// edges, up to rounding). lo/hi may be infinite (plane).
+static int clip_axis(double l, double d, double h, double eps, double *lo,
+                     double *hi) {
+  if (fabs(d) < 1e-12) return fabs(l) <= h + eps; // parallel to the slab
+  double s1 = (-h - l) / d, s2 = (h - l) / d;
+  if (s1 > s2) { double t = s1; s1 = s2; s2 = t; }
+  if (s1 > *lo) *lo = s1;
+  if (s2 < *hi) *hi = s2;
+  return 1;
+}
+
+// Ball of radius r at c (local coordinates l relative to c, direction d).
+static int ball_interval(const double *l, const double *d, double r,
+                         double eps, double *lo, double *hi) {
+  double b = cp_v3_dot(l, d), c2 = cp_v3_dot(l, l);
+  double dist2 = c2 - b * b; // squared distance of the centre to the line
+  if (dist2 > (r + eps) * (r + eps)) return 0;
+  double h = sqrt(fmax(r * r - dist2, 0.0));
+  *lo = -b - h;
+  *hi = -b + h;
+  return 1;
+}
+
+// Infinite solid cylinder of radius r about the local z axis.
+static int tube_interval(const double *l, const double *d, double r,
+                         double eps, double *lo, double *hi) {
+  double a2 = d[0] * d[0] + d[1] * d[1];
+  double c2 = l[0] * l[0] + l[1] * l[1];
+  if (a2 < 1e-24) { // line along the axis
+    if (c2 > (r + eps) * (r + eps)) return 0;
+    *lo = -INFINITY;
+    *hi = INFINITY;
+    return 1;
+  }
+  double b = (l[0] * d[0] + l[1] * d[1]) / a2;
+  double dist2 = c2 - b * b * a2; // squared distance of the axis to the line
+  if (dist2 > (r + eps) * (r + eps)) return 0;
+  double h = sqrt(fmax(r * r - dist2, 0.0) / a2);
+  *lo = -b - h;
+  *hi = -b + h;
+  return 1;
+}
+
+static int line_interval(const obj *o, const double *p, const double *u,
+                         double eps, double *lo, double *hi) {
+  const cp_shape *s = o->s;
+  *lo = -INFINITY;
+  *hi = INFINITY;
+  if (s->type == CP_SHAPE_PLANE) { // N.(p + s u) <= D
+    double k = cp_v3_dot(o->N, u), v = o->D - cp_v3_dot(o->N, p);
+    if (fabs(k) < 1e-12) return v >= -eps;
+    if (k > 0) *hi = v / k; else *lo = v / k;
+    return 1;
+  }
+  double l[3], d[3], t[3];
+  cp_v3_sub(t, p, o->x);
+  cp_m3_tmulv(l, o->R, t); // body frame
+  cp_m3_tmulv(d, o->R, u);
+  switch (s->type) {
+  case CP_SHAPE_BOX:
+    for (int i = 0; i < 3; ++i)
+      if (!clip_axis(l[i], d[i], 0.5 * s->size[i], eps, lo, hi)) return 0;
+    return *lo <= *hi + eps;
+  case CP_SHAPE_SPHERE:
+    return ball_interval(l, d, s->radius, eps, lo, hi);
+  case CP_SHAPE_CYLINDER:
+    if (!tube_interval(l, d, s->radius, eps, lo, hi)) return 0;
+    if (!clip_axis(l[2], d[2], 0.5 * s->length, eps, lo, hi)) return 0;
+    return *lo <= *hi + eps;
+  case CP_SHAPE_CAPSULE: {
+    // Convex: the line meets it in one interval, the hull of its meetings
+    // with the tube section and the two end balls.
+    double h = 0.5 * s->length, a, b;
+    int hit = 0;
+    double L = INFINITY, H = -INFINITY;
+    if (tube_interval(l, d, s->radius, eps, &a, &b) &&
+        clip_axis(l[2], d[2], h, eps, &a, &b) && a <= b + eps) {
+      L = fmin(L, a); H = fmax(H, b); hit = 1;
+    }
+    for (int e = -1; e <= 1; e += 2) {
+      double le[3] = {l[0], l[1], l[2] - e * h};
+      if (ball_interval(le, d, s->radius, eps, &a, &b)) {
+        L = fmin(L, a); H = fmax(H, b); hit = 1;
+      }
+    }
+    *lo = L;
+    *hi = H;
+    return hit;
+  }
+  default:
+    return 0;
+  }
+}
+
+// Moves a point outside a cylinder's radius radially onto its rim circle
+// (ODE's cylinder-box collider clips a circumscribed octagon of the cap, whose
+// vertices lie up to 8% of the radius outside the cylinder).
+static void onto_cylinder(const obj *o, double *p) {
+  double t[3], l[3];
+  cp_v3_sub(t, p, o->x);
+  cp_m3_tmulv(l, o->R, t);
+  double rho = hypot(l[0], l[1]);
+  if (rho <= o->s->radius) return;
+  l[0] *= o->s->radius / rho;
+  l[1] *= o->s->radius / rho;
+  cp_m3_mulv(t, o->R, l);
+  cp_v3_add(p, o->x, t);
+}
+
+// ---------------------------------------------------------------------------
+// ODE geoms (dReal may be float or double: every conversion is explicit).
+
+// A geom for o, grown by g (radii + g, extents + 2 g) and translated by t[3].
+static dGeomID make_geom(const obj *o, double g, const double *t) {
+  const cp_shape *s = o->s;
+  dGeomID id = 0;
+  switch (s->type) {
+  case CP_SHAPE_BOX:
+    id = dCreateBox(0, (dReal)(s->size[0] + 2 * g), (dReal)(s->size[1] + 2 * g),
+                    (dReal)(s->size[2] + 2 * g));
+    break;
+  case CP_SHAPE_SPHERE:
+    id = dCreateSphere(0, (dReal)(s->radius + g));
+    break;
+  case CP_SHAPE_CAPSULE:
+    id = dCreateCapsule(0, (dReal)(s->radius + g), (dReal)s->length);
+    break;
+  case CP_SHAPE_CYLINDER:
+    id = dCreateCylinder(0, (dReal)(s->radius + g), (dReal)(s->length + 2 * g));
+    break;
+  case CP_SHAPE_PLANE:
+    // Not placeable: world parameters; a translation t raises D by N.t.
+    return dCreatePlane(0, (dReal)o->N[0], (dReal)o->N[1], (dReal)o->N[2],
+                        (dReal)(o->D + cp_v3_dot(o->N, t)));
+  case CP_SHAPE_NONE:
+    return 0;
+  }
+  dGeomSetPosition(id, (dReal)(o->x[0] + t[0]), (dReal)(o->x[1] + t[1]),
+                   (dReal)(o->x[2] + t[2]));
+  dQuaternion q = {(dReal)o->q[0], (dReal)o->q[1], (dReal)o->q[2],
+                   (dReal)o->q[3]};
+  dGeomSetQuaternion(id, q);
+  return id;
+}
+
+// ---------------------------------------------------------------------------
+// Initialisation: ODE once per process, its thread data once per thread, and
+// a probe of which type pairs ODE has a collider for (dCollide returns 0 both
+// for "apart" and for "no collider", so each pair is tried once overlapping).
+
+#define NTYPES (CP_SHAPE_PLANE + 1)
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static int g_ok;
+static unsigned char g_supported[NTYPES][NTYPES];
+static _Thread_local int t_ready;
+
+static void probe_shape(cp_shape *s, cp_shape_type t) {
+  memset(s, 0, sizeof *s);
+  s->type = t;
+  s->size[0] = 1.0; s->size[1] = 0.8; s->size[2] = 0.6;
+  s->radius = 0.4;
+  s->length = 0.5;
+  s->normal[2] = 1.0;
+  s->offset = 0.1;
+}
+
+static int probe_pair(cp_shape_type ta, cp_shape_type tb) {
+  cp_shape sa, sb;
+  probe_shape(&sa, ta);
+  probe_shape(&sb, tb);
+  cp_collide_object oa = {&sa, {0, 0, 0}, {1, 0, 0, 0}};
+  cp_collide_object ob = {&sb, {0.05, 0.03, 0.02}, {0.9, 0.1, 0.3, 0.2}};
+  obj wa, wb;
+  if (check_object(&oa, "a", &wa, NULL) || check_object(&ob, "b", &wb, NULL))
+    return 0;
+  static const double zero[3] = {0, 0, 0};
+  dGeomID ga = make_geom(&wa, 0, zero), gb = make_geom(&wb, 0, zero);
+  dContactGeom c[8];
+  int k1 = dCollide(ga, gb, 8, c, (int)sizeof c[0]);
+  int k2 = dCollide(gb, ga, 8, c, (int)sizeof c[0]);
+  dGeomDestroy(ga);
+  dGeomDestroy(gb);
+  return k1 > 0 && k2 > 0;
+}
+
+static void init_once(void) {
+  if (!dInitODE2(0) || !dAllocateODEDataForThread(dAllocateFlagCollisionData))
+    return;
+  t_ready = 1;
+  for (int i = CP_SHAPE_BOX; i < NTYPES; ++i)
+    for (int j = CP_SHAPE_BOX; j < NTYPES; ++j)
+      g_supported[i][j] =
+          (i == CP_SHAPE_PLANE && j == CP_SHAPE_PLANE)
+              ? 0
+              : (unsigned char)probe_pair((cp_shape_type)i, (cp_shape_type)j);
+  g_ok = 1;
+}
+
+static int ensure_init(cp_error *err) {
+  pthread_once(&g_once, init_once);
+  if (!g_ok) return cp_error_set(err, "", "ODE initialisation failed");
+  if (!t_ready) {
+    if (!dAllocateODEDataForThread(dAllocateFlagCollisionData))
+      return cp_error_set(err, "", "ODE thread data allocation failed");
+    t_ready = 1;
+  }
+  return 0;
+}
+
+int cp_collide_supported(cp_shape_type a, cp_shape_type b) {
+  if ((int)a < 0 || (int)a >= NTYPES || (int)b < 0 || (int)b >= NTYPES)
+    return 0;
+  if (a == CP_SHAPE_NONE || b == CP_SHAPE_NONE) return 1;
+  if (ensure_init(NULL)) return 0;
+  return g_supported[a][b];
+}
+
+// ---------------------------------------------------------------------------
+
+cp_collide_options cp_collide_defaults(void) {
+  cp_collide_options o = {.touch_tol = 1e-6, .merge_tol = 1e-9,
+                          .max_points = 16};
+  return o;
+}
+
+static int cmp_contact(const void *pa, const void *pb) {
+  const cp_collide_contact *a = pa, *b = pb;
+  for (int i = 0; i < 3; ++i) {
+    long long ka = llround(a->p[i] / SORT_QUANTUM);
+    long long kb = llround(b->p[i] / SORT_QUANTUM);
+    if (ka != kb) return ka < kb ? -1 : 1;
+  }
+  if (a->depth != b->depth) return a->depth > b->depth ? -1 : 1;
+  for (int i = 0; i < 3; ++i)
+    if (a->n[i] != b->n[i]) return a->n[i] < b->n[i] ? -1 : 1;
+  return 0;
+}
+
+// The parts ODE is asked about for o when its partner has type other: o
+// itself, and for a capsule against a box or cylinder also the balls at its
+// two ends (ODE's capsule-box and capsule-cylinder colliders give a single
+// point, so a capsule lying on a face would get one contact, not the two
+// ends of its line contact). Writes 1 or 3 parts to out; *ball is the balls'
+// shape (it must live as long as out).
+static int parts(const obj *o, cp_shape_type other, obj *out,
+                 cp_shape *ball) {
+  out[0] = *o;
+  if (o->s->type != CP_SHAPE_CAPSULE ||
+      (other != CP_SHAPE_BOX && other != CP_SHAPE_CYLINDER))
+    return 1;
+  memset(ball, 0, sizeof *ball);
+  ball->type = CP_SHAPE_SPHERE;
+  ball->radius = o->s->radius;
+  for (int e = 0; e < 2; ++e) {
+    obj *b = &out[1 + e];
+    *b = *o;
+    b->s = ball;
+    double h = (e ? -0.5 : 0.5) * o->s->length;
+    // end = x + h * (R z)
+    for (int i = 0; i < 3; ++i) b->x[i] = o->x[i] + h * o->R[3 * i + 2];
+  }
+  return 3;
+}
+
+// Keeps k of the m contacts: the deepest, then repeatedly the one farthest
+// from those kept (deterministic: ties go to the earlier one).
+static int cull(cp_collide_contact *r, int m, int k) {
+  cp_collide_contact keep[CP_COLLIDE_MAX_POINTS];
+  unsigned char used[4 * CP_COLLIDE_MAX_POINTS] = {0};
+  int first = 0;
+  for (int i = 1; i < m; ++i)
+    if (r[i].depth > r[first].depth) first = i;
+  keep[0] = r[first];
+  used[first] = 1;
+  for (int n = 1; n < k; ++n) {
+    int best = -1;
+    double bestd = -1;
+    for (int i = 0; i < m; ++i) {
+      if (used[i]) continue;
+      double dmin = INFINITY;
+      for (int j = 0; j < n; ++j) {
+        double d[3];
+        cp_v3_sub(d, r[i].p, keep[j].p);
+        dmin = fmin(dmin, cp_v3_norm(d));
+      }
+      if (dmin > bestd) { bestd = dmin; best = i; }
+    }
+    keep[n] = r[best];
+    used[best] = 1;
+  }
+  memcpy(r, keep, (size_t)k * sizeof r[0]);
+  return k;
+}
+
+int cp_collide_pair(const cp_collide_object *a, const cp_collide_object *b,
+                    const cp_collide_options *opt, cp_collide_contact *out,
+                    int cap, cp_error *err) {
+  cp_collide_options def = cp_collide_defaults();
+  if (!opt) opt = &def;
+  if (!isfinite(opt->touch_tol) || opt->touch_tol < 0 ||
+      !isfinite(opt->merge_tol) || opt->merge_tol < 0 || opt->max_points < 1 ||
+      opt->max_points > CP_COLLIDE_MAX_POINTS)
+    return cp_error_set(err, "options",
+                        "need touch_tol >= 0, merge_tol >= 0 and "
+                        "1 <= max_points <= %d",
+                        CP_COLLIDE_MAX_POINTS);
+  if (cap < 0 || (cap > 0 && !out))
+    return cp_error_set(err, "out", "need cap >= 0 and an output array");
+  obj wa, wb;
+  if (check_object(a, "a", &wa, err) || check_object(b, "b", &wb, err))
+    return -1;
+  cp_shape_type ta = wa.s->type, tb = wb.s->type;
+  if (ta == CP_SHAPE_NONE || tb == CP_SHAPE_NONE) return 0;
+  if (ensure_init(err)) return -1;
+  if (!g_supported[ta][tb])
+    return cp_error_set(err, "", "no contact generation for the pair %s-%s",
+                        cp_shape_type_name(ta), cp_shape_type_name(tb));
+
+  const double tol = opt->touch_tol;
+  // Lines through contact points graze edges to within rounding.
+  const double eps = 1e-9;
+  static const double zero[3] = {0, 0, 0};
+  enum { NBUF = 4 * CP_COLLIDE_MAX_POINTS };
+  dContactGeom c[NBUF];
+  const int skip = (int)sizeof c[0];
+
+  // 1. Direction n (from b into a).
+  double n[3];
+  if (tb == CP_SHAPE_PLANE) {
+    cp_v3_copy(n, wb.N);
+  } else if (ta == CP_SHAPE_PLANE) {
+    cp_v3_scale(n, wa.N, -1.0);
+  } else {
+    dGeomID ga = make_geom(&wa, tol, zero), gb = make_geom(&wb, 0, zero);
+    int k = dCollide(ga, gb, CP_COLLIDE_MAX_POINTS, c, skip);
+    dGeomDestroy(ga);
+    dGeomDestroy(gb);
+    int deepest = -1;
+    for (int i = 0; i < k; ++i)
+      if (deepest < 0 || c[i].depth > c[deepest].depth) deepest = i;
+    if (deepest < 0) return 0; // farther apart than touch_tol
+    cp_v3_set(n, (double)c[deepest].normal[0], (double)c[deepest].normal[1],
+              (double)c[deepest].normal[2]);
+    double nn = cp_v3_norm(n);
+    if (!isfinite(nn) || nn < 0.5)
+      return cp_error_set(err, "", "ODE returned a degenerate normal");
+    cp_v3_scale(n, n, 1.0 / nn);
+  }
+
+  // 2. Contacts with a moved by -tol n, part by part (see parts()).
+  double t[3];
+  cp_v3_scale(t, n, -tol);
+  obj pa[3], pb[3];
+  cp_shape balla, ballb;
+  int na = parts(&wa, tb, pa, &balla), nb = parts(&wb, ta, pb, &ballb);
+  int k = 0;
+  for (int i = 0; i < na; ++i)
+    for (int j = 0; j < nb; ++j) {
+      // Ask for all ODE has (culled below), so that ODE's own culling
+      // (box-plane keeps the deepest corner and its neighbours) never acts.
+      int room = NBUF - k < CP_COLLIDE_MAX_POINTS ? NBUF - k
+                                                  : CP_COLLIDE_MAX_POINTS;
+      if (room < 1) continue;
+      dGeomID ga = make_geom(&pa[i], 0, t), gb = make_geom(&pb[j], 0, zero);
+      k += dCollide(ga, gb, room, c + k, skip);
+      dGeomDestroy(ga);
+      dGeomDestroy(gb);
+    }
+
+  // 3. Convert; move each point to the midpoint of the surfaces along n.
+  obj was = wa; // a where ODE saw it
+  cp_v3_add(was.x, wa.x, t);
+  cp_collide_contact r[NBUF];
+  int m = 0;
+  for (int i = 0; i < k; ++i) {
+    cp_collide_contact *o = &r[m];
+    for (int j = 0; j < 3; ++j) {
+      o->p[j] = (double)c[i].pos[j];
+      o->n[j] = (double)c[i].normal[j];
+    }
+    o->depth = (double)c[i].depth - tol;
+    double nn = cp_v3_norm(o->n);
+    if (!cp_v3_isfinite(o->p) || !isfinite(o->depth) || !isfinite(nn) ||
+        nn < 0.5)
+      return cp_error_set(err, "", "ODE returned a degenerate contact");
+    cp_v3_scale(o->n, o->n, 1.0 / nn);
+    if (ta == CP_SHAPE_CYLINDER) onto_cylinder(&was, o->p); // as ODE saw a
+    if (tb == CP_SHAPE_CYLINDER) onto_cylinder(&wb, o->p);
+    // Along the line p + s n, a's surface facing b is where the line enters
+    // a (sa), b's surface facing a where it leaves b (sb).
+    double la, ha, lb, hb;
+    int hita = line_interval(&wa, o->p, o->n, eps, &la, &ha) && isfinite(la);
+    int hitb = line_interval(&wb, o->p, o->n, eps, &lb, &hb) && isfinite(hb);
+    double mv = 0;
+    if (hita && hitb)
+      mv = 0.5 * (la + hb);
+    else if (hita)
+      mv = la + 0.5 * o->depth;
+    else if (hitb)
+      mv = hb - 0.5 * o->depth;
+    cp_v3_axpy(o->p, o->p, mv, o->n);
+    // 4. Merge with an earlier point closer than merge_tol (keep the deeper).
+    int dup = -1;
+    for (int j = 0; j < m && dup < 0; ++j) {
+      double d[3];
+      cp_v3_sub(d, r[j].p, o->p);
+      if (cp_v3_norm(d) <= opt->merge_tol) dup = j;
+    }
+    if (dup < 0)
+      ++m;
+    else if (o->depth > r[dup].depth)
+      r[dup] = *o;
+  }
+  qsort(r, (size_t)m, sizeof r[0], cmp_contact);
+  if (m > opt->max_points) {
+    m = cull(r, m, opt->max_points);
+    qsort(r, (size_t)m, sizeof r[0], cmp_contact);
+  }
+  if (m > 0 && cap > 0)
+    memcpy(out, r, (size_t)(m < cap ? m : cap) * sizeof r[0]);
+  return m;
+}

@@ -1,0 +1,905 @@
+#include "models/scene.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/jsonread.h"
+#include "models/vec3.h"
+
+#define PATHBUF CP_JSON_PATH_MAX
+#define UNIT_TOL 1e-3       // quaternion norm, tangent orthogonality
+#define SYM_TOL 1e-9        // inertia symmetry, relative to max |J_ij|
+#define DEFAULT_MU 0.5
+#define DEFAULT_VEL_TOL 1e-6
+
+cp_scene_options cp_scene_options_defaults(void) {
+  cp_scene_options o = {.check_normal_speed = 1};
+  return o;
+}
+
+static char *dupstr(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+// ---------------------------------------------------------------- readers --
+
+static const json_t *member(const json_t *obj, const char *key) {
+  return json_object_get(obj, key);
+}
+
+// Optional number: leaves *out unchanged when absent.
+static int opt_number(const json_t *obj, const char *key, const char *path,
+                      double *out, cp_error *err) {
+  const json_t *v = member(obj, key);
+  if (!v) return 0;
+  char p[PATHBUF];
+  return cp_json_number(v, cp_json_path_key(p, path, key), out, err);
+}
+
+static int opt_vector(const json_t *obj, const char *key, const char *path,
+                      int n, double *out, cp_error *err) {
+  const json_t *v = member(obj, key);
+  if (!v) return 0;
+  char p[PATHBUF];
+  return cp_json_vector(v, cp_json_path_key(p, path, key), n, out, err);
+}
+
+// A direction: any non-zero finite length, normalised.
+static int read_direction(const json_t *v, const char *path, double *d,
+                          cp_error *err) {
+  if (cp_json_vector(v, path, 3, d, err)) return -1;
+  double n = cp_v3_norm(d);
+  if (!(n > 1e-12) || !isfinite(n))
+    return cp_error_set(err, path, "expected a non-zero direction vector");
+  cp_v3_scale(d, d, 1.0 / n);
+  return 0;
+}
+
+// A unit quaternion [w, x, y, z] to within UNIT_TOL, normalised.
+static int read_quat(const json_t *v, const char *path, double *q,
+                     cp_error *err) {
+  if (cp_json_vector(v, path, 4, q, err)) return -1;
+  double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  if (!(fabs(n - 1) <= UNIT_TOL))
+    return cp_error_set(err, path,
+                        "expected a unit quaternion [w, x, y, z]; its norm is "
+                        "%.9g (allowed deviation from 1: %g)",
+                        n, UNIT_TOL);
+  for (int i = 0; i < 4; ++i) q[i] /= n;
+  return 0;
+}
+
+static int positive(const json_t *v, const char *path, double *out,
+                    cp_error *err) {
+  if (cp_json_number(v, path, out, err)) return -1;
+  if (!(*out > 0)) return cp_error_set(err, path, "expected a positive number, got %g", *out);
+  return 0;
+}
+
+static int nonnegative(const json_t *v, const char *path, double *out,
+                       cp_error *err) {
+  if (cp_json_number(v, path, out, err)) return -1;
+  if (!(*out >= 0))
+    return cp_error_set(err, path, "expected a number >= 0, got %g", *out);
+  return 0;
+}
+
+// Symmetric (relative SYM_TOL) and positive definite (Cholesky); symmetrised.
+static int check_inertia(double *In, const char *path, cp_error *err) {
+  double mx = 0;
+  for (int i = 0; i < 9; ++i) mx = fmax(mx, fabs(In[i]));
+  for (int r = 0; r < 3; ++r)
+    for (int c = r + 1; c < 3; ++c) {
+      if (fabs(In[3 * r + c] - In[3 * c + r]) > SYM_TOL * mx)
+        return cp_error_set(err, path,
+                            "inertia must be symmetric: element [%d][%d] = %g "
+                            "but [%d][%d] = %g",
+                            r, c, In[3 * r + c], c, r, In[3 * c + r]);
+      In[3 * r + c] = In[3 * c + r] = 0.5 * (In[3 * r + c] + In[3 * c + r]);
+    }
+  // 3x3 Cholesky; a pivot below 1e-12 of the largest entry is not definite.
+  double L[9] = {0};
+  for (int j = 0; j < 3; ++j) {
+    double d = In[3 * j + j];
+    for (int k = 0; k < j; ++k) d -= L[3 * j + k] * L[3 * j + k];
+    if (!(d > 1e-12 * mx))
+      return cp_error_set(err, path,
+                          "inertia must be symmetric positive definite");
+    L[3 * j + j] = sqrt(d);
+    for (int i = j + 1; i < 3; ++i) {
+      double s = In[3 * i + j];
+      for (int k = 0; k < j; ++k) s -= L[3 * i + k] * L[3 * j + k];
+      L[3 * i + j] = s / L[3 * j + j];
+    }
+  }
+  return 0;
+}
+
+static int read_inertia(const json_t *v, const char *path, double *In,
+                        cp_error *err) {
+  if (cp_json_mat3(v, path, In, err)) return -1;
+  return check_inertia(In, path, err);
+}
+
+// Name for bodies, manipulators, links, joints: non-empty, no '/'.
+static int read_name(const json_t *obj, const char *path, char **out,
+                     cp_error *err) {
+  char p[PATHBUF];
+  cp_json_path_key(p, path, "name");
+  const json_t *v = member(obj, "name");
+  if (!v) return cp_error_set(err, p, "missing required key \"name\"");
+  const char *s;
+  if (cp_json_string(v, p, &s, err)) return -1;
+  if (strchr(s, '/'))
+    return cp_error_set(err, p,
+                        "names may not contain '/' (it separates manipulator "
+                        "and link names)");
+  if (!(*out = dupstr(s))) return cp_error_set(err, p, "out of memory");
+  return 0;
+}
+
+static int read_shape(const json_t *v, const char *path, int allow_plane,
+                      cp_shape *s, cp_error *err) {
+  char p[PATHBUF], p2[PATHBUF];
+  memset(s, 0, sizeof *s);
+  if (!json_is_object(v))
+    return cp_error_set(err, path, "expected a shape object with a \"type\"");
+  const char *type;
+  const json_t *t = member(v, "type");
+  cp_json_path_key(p, path, "type");
+  if (!t) return cp_error_set(err, p, "missing required key \"type\"");
+  if (cp_json_string(t, p, &type, err)) return -1;
+  static const char *const kbox[] = {"type", "size", NULL};
+  static const char *const ksphere[] = {"type", "radius", NULL};
+  static const char *const kcyl[] = {"type", "radius", "length", NULL};
+  static const char *const kplane[] = {"type", "normal", "offset", NULL};
+  const char *const *keys;
+  if (!strcmp(type, "box")) s->type = CP_SHAPE_BOX, keys = kbox;
+  else if (!strcmp(type, "sphere")) s->type = CP_SHAPE_SPHERE, keys = ksphere;
+  else if (!strcmp(type, "cylinder")) s->type = CP_SHAPE_CYLINDER, keys = kcyl;
+  else if (!strcmp(type, "capsule")) s->type = CP_SHAPE_CAPSULE, keys = kcyl;
+  else if (!strcmp(type, "plane")) s->type = CP_SHAPE_PLANE, keys = kplane;
+  else
+    return cp_error_set(err, p,
+                        "unknown shape type \"%.40s\" (expected box, sphere, "
+                        "cylinder, capsule or plane)",
+                        type);
+  if (s->type == CP_SHAPE_PLANE && !allow_plane)
+    return cp_error_set(err, p,
+                        "a plane can only be the shape of a fixed body");
+  if (cp_json_check_object(v, path, keys, err)) return -1;
+  for (const char *const *k = keys + 1; *k; ++k)
+    if (!member(v, *k) && strcmp(*k, "offset"))
+      return cp_error_set(err, cp_json_path_key(p, path, *k),
+                          "missing required key \"%s\" of a %s", *k, type);
+  switch (s->type) {
+  case CP_SHAPE_BOX:
+    if (cp_json_vector(member(v, "size"), cp_json_path_key(p, path, "size"), 3,
+                       s->size, err))
+      return -1;
+    for (int i = 0; i < 3; ++i)
+      if (!(s->size[i] > 0))
+        return cp_error_set(err, cp_json_path_index(p2, p, (size_t)i),
+                            "box extents must be positive, got %g",
+                            s->size[i]);
+    break;
+  case CP_SHAPE_SPHERE:
+  case CP_SHAPE_CYLINDER:
+  case CP_SHAPE_CAPSULE:
+    if (positive(member(v, "radius"), cp_json_path_key(p, path, "radius"),
+                 &s->radius, err))
+      return -1;
+    if (s->type == CP_SHAPE_CYLINDER &&
+        positive(member(v, "length"), cp_json_path_key(p, path, "length"),
+                 &s->length, err))
+      return -1;
+    if (s->type == CP_SHAPE_CAPSULE &&
+        nonnegative(member(v, "length"), cp_json_path_key(p, path, "length"),
+                    &s->length, err))
+      return -1;
+    break;
+  case CP_SHAPE_PLANE:
+    if (read_direction(member(v, "normal"), cp_json_path_key(p, path, "normal"),
+                       s->normal, err))
+      return -1;
+    if (opt_number(v, "offset", path, &s->offset, err)) return -1;
+    break;
+  case CP_SHAPE_NONE:
+    break;
+  }
+  return 0;
+}
+
+// {position, orientation}: defaults zero / identity.
+static int read_pose(const json_t *v, const char *path, double *pos,
+                     double *quat, cp_error *err) {
+  static const char *const keys[] = {"position", "orientation", NULL};
+  char p[PATHBUF];
+  cp_v3_set(pos, 0, 0, 0);
+  quat[0] = 1, quat[1] = quat[2] = quat[3] = 0;
+  if (cp_json_check_object(v, path, keys, err)) return -1;
+  if (opt_vector(v, "position", path, 3, pos, err)) return -1;
+  const json_t *q = member(v, "orientation");
+  if (q && read_quat(q, cp_json_path_key(p, path, "orientation"), quat, err))
+    return -1;
+  return 0;
+}
+
+// ----------------------------------------------------------------- bodies --
+
+static int parse_body(const json_t *v, const char *path, cp_body *b,
+                      cp_error *err) {
+  static const char *const keys[] = {
+      "name", "fixed", "shape", "mass", "inertia", "position", "orientation",
+      "velocity", "angular_velocity", NULL};
+  char p[PATHBUF];
+  b->q[0] = 1;
+  if (cp_json_check_object(v, path, keys, err)) return -1;
+  if (read_name(v, path, &b->name, err)) return -1;
+  const json_t *f = member(v, "fixed");
+  if (f && cp_json_bool(f, cp_json_path_key(p, path, "fixed"), &b->fixed, err))
+    return -1;
+  const json_t *s = member(v, "shape");
+  cp_json_path_key(p, path, "shape");
+  if (!s) return cp_error_set(err, p, "missing required key \"shape\"");
+  if (read_shape(s, p, b->fixed, &b->shape, err)) return -1;
+  const json_t *m = member(v, "mass");
+  cp_json_path_key(p, path, "mass");
+  if (m) {
+    if (positive(m, p, &b->mass, err)) return -1;
+  } else if (!b->fixed) {
+    return cp_error_set(err, p, "a free body needs a \"mass\" (kg, > 0)");
+  }
+  const json_t *In = member(v, "inertia");
+  if (In) {
+    if (read_inertia(In, cp_json_path_key(p, path, "inertia"), b->inertia, err))
+      return -1;
+    b->inertia_given = 1;
+  } else if (b->mass > 0) {
+    cp_shape_inertia(&b->shape, b->mass, b->inertia); // plane: zero
+  }
+  if (opt_vector(v, "position", path, 3, b->x, err)) return -1;
+  const json_t *q = member(v, "orientation");
+  if (q && read_quat(q, cp_json_path_key(p, path, "orientation"), b->q, err))
+    return -1;
+  if (opt_vector(v, "velocity", path, 3, b->v, err)) return -1;
+  if (opt_vector(v, "angular_velocity", path, 3, b->w, err)) return -1;
+  if (b->fixed) {
+    if (cp_v3_norm(b->v) != 0)
+      return cp_error_set(err, cp_json_path_key(p, path, "velocity"),
+                          "a fixed body cannot move: velocity must be zero");
+    if (cp_v3_norm(b->w) != 0)
+      return cp_error_set(err, cp_json_path_key(p, path, "angular_velocity"),
+                          "a fixed body cannot move: angular velocity must be "
+                          "zero");
+  }
+  return 0;
+}
+
+// ----------------------------------------------------------- manipulators --
+
+static int parse_link(const json_t *v, const char *path, cp_link *L,
+                      cp_error *err) {
+  static const char *const keys[] = {"name", "mass", "com", "inertia", "shape",
+                                     NULL};
+  char p[PATHBUF];
+  if (cp_json_check_object(v, path, keys, err)) return -1;
+  if (read_name(v, path, &L->name, err)) return -1;
+  cp_json_path_key(p, path, "mass");
+  const json_t *m = member(v, "mass");
+  if (!m) return cp_error_set(err, p, "a link needs a \"mass\" (kg, > 0)");
+  if (positive(m, p, &L->mass, err)) return -1;
+  if (opt_vector(v, "com", path, 3, L->com, err)) return -1;
+  const json_t *s = member(v, "shape");
+  if (s && read_shape(s, cp_json_path_key(p, path, "shape"), 0, &L->shape, err))
+    return -1;
+  const json_t *In = member(v, "inertia");
+  if (In) {
+    if (read_inertia(In, cp_json_path_key(p, path, "inertia"), L->inertia, err))
+      return -1;
+  } else if (L->shape.type != CP_SHAPE_NONE) {
+    cp_shape_inertia(&L->shape, L->mass, L->inertia);
+  } else {
+    return cp_error_set(err, cp_json_path_key(p, path, "inertia"),
+                        "a link needs an \"inertia\" or a \"shape\" to take it "
+                        "from");
+  }
+  return 0;
+}
+
+static int parse_joint(const json_t *v, const char *path, cp_joint *j,
+                       cp_error *err) {
+  static const char *const keys[] = {
+      "name", "type", "axis", "origin", "position", "velocity", "effort",
+      "acceleration", "link", NULL};
+  char p[PATHBUF];
+  j->origin_quat[0] = 1;
+  if (cp_json_check_object(v, path, keys, err)) return -1;
+  if (read_name(v, path, &j->name, err)) return -1;
+  const json_t *t = member(v, "type");
+  cp_json_path_key(p, path, "type");
+  const char *type;
+  if (!t) return cp_error_set(err, p, "missing required key \"type\"");
+  if (cp_json_string(t, p, &type, err)) return -1;
+  if (!strcmp(type, "revolute")) j->type = CP_JOINT_REVOLUTE;
+  else if (!strcmp(type, "prismatic")) j->type = CP_JOINT_PRISMATIC;
+  else
+    return cp_error_set(err, p,
+                        "unknown joint type \"%.40s\" (expected revolute or "
+                        "prismatic)",
+                        type);
+  const json_t *a = member(v, "axis");
+  cp_json_path_key(p, path, "axis");
+  if (!a) return cp_error_set(err, p, "missing required key \"axis\"");
+  if (read_direction(a, p, j->axis, err)) return -1;
+  const json_t *o = member(v, "origin");
+  if (o && read_pose(o, cp_json_path_key(p, path, "origin"), j->origin_pos,
+                     j->origin_quat, err))
+    return -1;
+  if (opt_number(v, "position", path, &j->position, err)) return -1;
+  if (opt_number(v, "velocity", path, &j->velocity, err)) return -1;
+  const json_t *e = member(v, "effort"), *acc = member(v, "acceleration");
+  if (e && acc)
+    return cp_error_set(err, cp_json_path_key(p, path, "acceleration"),
+                        "give exactly one of \"effort\" (effort-driven) and "
+                        "\"acceleration\" (acceleration-driven), not both");
+  j->drive = acc ? CP_DRIVE_ACCELERATION : CP_DRIVE_EFFORT;
+  if (opt_number(v, "effort", path, &j->effort, err)) return -1;
+  if (opt_number(v, "acceleration", path, &j->acceleration, err)) return -1;
+  const json_t *l = member(v, "link");
+  cp_json_path_key(p, path, "link");
+  if (!l) return cp_error_set(err, p, "missing required key \"link\"");
+  return parse_link(l, p, &j->link, err);
+}
+
+static int parse_manip(const json_t *v, const char *path, cp_chain *c,
+                       cp_error *err) {
+  static const char *const keys[] = {"name", "base", "joints", "urdf", "state",
+                                     NULL};
+  char p[PATHBUF];
+  c->base_quat[0] = 1;
+  if (cp_json_check_object(v, path, keys, err)) return -1;
+  if (read_name(v, path, &c->name, err)) return -1;
+  if (member(v, "urdf"))
+    return cp_error_set(err, cp_json_path_key(p, path, "urdf"),
+                        "manipulators from URDF files are not supported yet; "
+                        "give the chain as \"joints\"");
+  if (member(v, "state"))
+    return cp_error_set(err, cp_json_path_key(p, path, "state"),
+                        "\"state\" goes with \"urdf\" (not supported yet); "
+                        "give joint states inside \"joints\"");
+  const json_t *b = member(v, "base");
+  if (b && read_pose(b, cp_json_path_key(p, path, "base"), c->base_pos,
+                     c->base_quat, err))
+    return -1;
+  const json_t *js = member(v, "joints");
+  cp_json_path_key(p, path, "joints");
+  if (!js) return cp_error_set(err, p, "missing required key \"joints\"");
+  if (!json_is_array(js) || json_array_size(js) == 0)
+    return cp_error_set(err, p, "expected a non-empty array of joints");
+  size_t n = json_array_size(js);
+  if (n > 100000) return cp_error_set(err, p, "too many joints");
+  c->joints = calloc(n, sizeof *c->joints);
+  if (!c->joints) return cp_error_set(err, p, "out of memory");
+  c->n = (int)n;
+  for (size_t i = 0; i < n; ++i) {
+    char q[PATHBUF];
+    if (parse_joint(json_array_get(js, i), cp_json_path_index(q, p, i),
+                    &c->joints[i], err))
+      return -1;
+  }
+  // Joint and link names unique within the manipulator.
+  for (int i = 0; i < c->n; ++i)
+    for (int k = 0; k < i; ++k) {
+      char q[PATHBUF], r[PATHBUF];
+      cp_json_path_index(q, p, (size_t)i);
+      if (!strcmp(c->joints[i].name, c->joints[k].name))
+        return cp_error_set(err, cp_json_path_key(r, q, "name"),
+                            "duplicate joint name \"%.60s\" in manipulator "
+                            "\"%.60s\"",
+                            c->joints[i].name, c->name);
+      if (!strcmp(c->joints[i].link.name, c->joints[k].link.name)) {
+        cp_json_path_key(r, q, "link");
+        return cp_error_set(err, cp_json_path_key(q, r, "name"),
+                            "duplicate link name \"%.60s\" in manipulator "
+                            "\"%.60s\"",
+                            c->joints[i].link.name, c->name);
+      }
+    }
+  return 0;
+}
+
+// ---------------------------------------------------------------- lookups --
+
+int cp_scene_find(const cp_scene *s, const char *name, cp_ref *ref) {
+  const char *slash = strchr(name, '/');
+  if (!slash) {
+    for (int i = 0; i < s->n_bodies; ++i)
+      if (!strcmp(s->bodies[i].name, name)) {
+        *ref = (cp_ref){i, -1, -1};
+        return 0;
+      }
+    return -1;
+  }
+  size_t ml = (size_t)(slash - name);
+  for (int m = 0; m < s->n_manips; ++m) {
+    const cp_chain *c = &s->manips[m];
+    if (strlen(c->name) != ml || strncmp(c->name, name, ml)) continue;
+    for (int k = 0; k < c->n; ++k)
+      if (!strcmp(c->joints[k].link.name, slash + 1)) {
+        *ref = (cp_ref){-1, m, k};
+        return 0;
+      }
+  }
+  return -1;
+}
+
+const char *cp_scene_ref_name(const cp_scene *s, cp_ref r, char *buf,
+                              size_t size) {
+  if (r.body >= 0)
+    snprintf(buf, size, "%s", s->bodies[r.body].name);
+  else
+    snprintf(buf, size, "%s/%s", s->manips[r.manip].name,
+             s->manips[r.manip].joints[r.link].link.name);
+  return buf;
+}
+
+int cp_scene_ref_fixed(const cp_scene *s, cp_ref r) {
+  return r.body >= 0 && s->bodies[r.body].fixed;
+}
+
+int cp_scene_joint_count(const cp_scene *s) {
+  int n = 0;
+  for (int m = 0; m < s->n_manips; ++m) n += s->manips[m].n;
+  return n;
+}
+
+// How specifically a pair name matches ref: 2 body/link, 1 manipulator, 0 no.
+static int name_match(const cp_scene *s, const char *name, cp_ref r) {
+  if (r.body >= 0) return strcmp(s->bodies[r.body].name, name) ? 0 : 2;
+  const cp_chain *c = &s->manips[r.manip];
+  if (!strcmp(c->name, name)) return 1;
+  size_t ml = strlen(c->name);
+  if (!strncmp(name, c->name, ml) && name[ml] == '/' &&
+      !strcmp(name + ml + 1, c->joints[r.link].link.name))
+    return 2;
+  return 0;
+}
+
+double cp_scene_friction(const cp_scene *s, cp_ref a, cp_ref b) {
+  double mu = s->mu_default;
+  int best = 0;
+  for (int i = 0; i < s->n_pairs; ++i) {
+    const cp_friction_pair *fp = &s->pairs[i];
+    int m1a = name_match(s, fp->a, a), m1b = name_match(s, fp->b, b);
+    int m2a = name_match(s, fp->b, a), m2b = name_match(s, fp->a, b);
+    int sc1 = m1a && m1b ? m1a + m1b : 0, sc2 = m2a && m2b ? m2a + m2b : 0;
+    int sc = sc1 > sc2 ? sc1 : sc2;
+    if (sc > best) best = sc, mu = fp->mu;
+  }
+  return mu;
+}
+
+// -------------------------------------------------------------- kinematics --
+
+void cp_scene_frame(const cp_scene *s, cp_ref r, double *R, double *x) {
+  if (r.body >= 0) {
+    cp_quat_to_mat(R, s->bodies[r.body].q);
+    cp_v3_copy(x, s->bodies[r.body].x);
+    return;
+  }
+  const cp_chain *c = &s->manips[r.manip];
+  cp_link_state *st = malloc((size_t)c->n * sizeof *st);
+  if (!st) {
+    for (int i = 0; i < 9; ++i) R[i] = NAN;
+    cp_v3_set(x, NAN, NAN, NAN);
+    return;
+  }
+  cp_chain_kinematics(c, st);
+  memcpy(R, st[r.link].R, sizeof st[r.link].R);
+  cp_v3_copy(x, st[r.link].o);
+  free(st);
+}
+
+void cp_scene_point_velocity(const cp_scene *s, cp_ref r, const double *p,
+                             double *vel, double *w) {
+  double vv[3] = {0, 0, 0}, ww[3] = {0, 0, 0};
+  if (r.body >= 0) {
+    const cp_body *b = &s->bodies[r.body];
+    if (!b->fixed) {
+      double d[3], t[3];
+      cp_v3_sub(d, p, b->x);
+      cp_v3_cross(t, b->w, d);
+      cp_v3_add(vv, b->v, t);
+      cp_v3_copy(ww, b->w);
+    }
+  } else {
+    const cp_chain *c = &s->manips[r.manip];
+    cp_link_state *st = malloc((size_t)c->n * sizeof *st);
+    if (st) {
+      cp_chain_kinematics(c, st);
+      cp_chain_point_velocity(st, r.link, p, vv);
+      cp_v3_copy(ww, st[r.link].w);
+      free(st);
+    } else {
+      cp_v3_set(vv, NAN, NAN, NAN);
+      cp_v3_set(ww, NAN, NAN, NAN);
+    }
+  }
+  if (vel) cp_v3_copy(vel, vv);
+  if (w) cp_v3_copy(w, ww);
+}
+
+void cp_scene_contact_velocity(const cp_scene *s, int j, double *vc) {
+  const cp_contact *c = &s->contacts[j];
+  double va[3], vb[3], d[3];
+  cp_scene_point_velocity(s, c->a, c->p, va, NULL);
+  cp_scene_point_velocity(s, c->b, c->p, vb, NULL);
+  cp_v3_sub(d, va, vb);
+  vc[0] = cp_v3_dot(c->n, d);
+  vc[1] = cp_v3_dot(c->t, d);
+  vc[2] = cp_v3_dot(c->o, d);
+}
+
+int cp_scene_check_normal_speeds(const cp_scene *s, cp_error *err) {
+  for (int j = 0; j < s->n_contacts; ++j) {
+    double vc[3];
+    cp_scene_contact_velocity(s, j, vc);
+    if (!(fabs(vc[0]) <= s->velocity_tolerance)) {
+      char p[PATHBUF], an[96], bn[96];
+      cp_json_path_index(p, "contacts", (size_t)j);
+      return cp_error_set(
+          err, p,
+          "contact %d (%s on %s): normal relative speed %.6g m/s (%s) exceeds "
+          "the tolerance %g m/s; a contact must neither approach (an impact) "
+          "nor separate",
+          j, cp_scene_ref_name(s, s->contacts[j].a, an, sizeof an),
+          cp_scene_ref_name(s, s->contacts[j].b, bn, sizeof bn), vc[0],
+          vc[0] < 0 ? "approaching" : "separating", s->velocity_tolerance);
+    }
+  }
+  return 0;
+}
+
+// -------------------------------------------------------------- contacts --
+
+// Deterministic tangent: the world axis least aligned with n.
+static void default_tangent(const double *n, double *t) {
+  int k = 0;
+  for (int i = 1; i < 3; ++i)
+    if (fabs(n[i]) < fabs(n[k])) k = i;
+  double e[3] = {0, 0, 0};
+  e[k] = 1;
+  cp_v3_axpy(t, e, -cp_v3_dot(e, n), n);
+  cp_v3_scale(t, t, 1.0 / cp_v3_norm(t));
+}
+
+static int read_ref(const cp_scene *s, const json_t *v, const char *path,
+                    const char *key, cp_ref *r, cp_error *err) {
+  char p[PATHBUF];
+  const char *name;
+  cp_json_path_key(p, path, key);
+  const json_t *x = member(v, key);
+  if (!x) return cp_error_set(err, p, "missing required key \"%s\"", key);
+  if (cp_json_string(x, p, &name, err)) return -1;
+  if (cp_scene_find(s, name, r))
+    return cp_error_set(err, p,
+                        "unknown body or link \"%.80s\" (links are named "
+                        "\"manipulator/link\")",
+                        name);
+  return 0;
+}
+
+static int parse_contact(cp_scene *s, const json_t *v, const char *path,
+                         cp_contact *c, cp_error *err) {
+  static const char *const keys[] = {"a", "b", "point", "normal", "tangent",
+                                     "mu", "mu_torsion", "restitution", NULL};
+  char p[PATHBUF];
+  if (cp_json_check_object(v, path, keys, err)) return -1;
+  if (read_ref(s, v, path, "a", &c->a, err)) return -1;
+  if (read_ref(s, v, path, "b", &c->b, err)) return -1;
+  if (c->a.body == c->b.body && c->a.manip == c->b.manip &&
+      c->a.link == c->b.link)
+    return cp_error_set(err, cp_json_path_key(p, path, "b"),
+                        "a contact joins two different bodies; a and b are "
+                        "the same");
+  if (cp_scene_ref_fixed(s, c->a) && cp_scene_ref_fixed(s, c->b))
+    return cp_error_set(err, path,
+                        "contact between two fixed bodies (\"%.60s\" and "
+                        "\"%.60s\"): at least one must move",
+                        s->bodies[c->a.body].name, s->bodies[c->b.body].name);
+  const json_t *x = member(v, "point");
+  cp_json_path_key(p, path, "point");
+  if (!x) return cp_error_set(err, p, "missing required key \"point\"");
+  if (cp_json_vector(x, p, 3, c->p, err)) return -1;
+  x = member(v, "normal");
+  cp_json_path_key(p, path, "normal");
+  if (!x) return cp_error_set(err, p, "missing required key \"normal\"");
+  if (read_direction(x, p, c->n, err)) return -1;
+  x = member(v, "tangent");
+  if (x) {
+    cp_json_path_key(p, path, "tangent");
+    if (read_direction(x, p, c->t, err)) return -1;
+    double d = cp_v3_dot(c->t, c->n);
+    if (!(fabs(d) <= UNIT_TOL))
+      return cp_error_set(err, p,
+                          "the tangent must be orthogonal to the normal: "
+                          "cos(angle) = %.6g (allowed: %g)",
+                          d, UNIT_TOL);
+    cp_v3_axpy(c->t, c->t, -d, c->n);
+    cp_v3_scale(c->t, c->t, 1.0 / cp_v3_norm(c->t));
+  } else {
+    default_tangent(c->n, c->t);
+  }
+  cp_v3_cross(c->o, c->n, c->t);
+  c->mu = cp_scene_friction(s, c->a, c->b);
+  x = member(v, "mu");
+  if (x && nonnegative(x, cp_json_path_key(p, path, "mu"), &c->mu, err))
+    return -1;
+  x = member(v, "mu_torsion");
+  if (x) {
+    if (nonnegative(x, cp_json_path_key(p, path, "mu_torsion"), &c->mu_torsion,
+                    err))
+      return -1;
+    c->has_torsion = 1;
+  }
+  x = member(v, "restitution");
+  if (x) {
+    cp_json_path_key(p, path, "restitution");
+    if (cp_json_number(x, p, &c->restitution, err)) return -1;
+    if (!(c->restitution >= 0 && c->restitution <= 1))
+      return cp_error_set(err, p, "restitution must be in [0, 1], got %g",
+                          c->restitution);
+  }
+  return 0;
+}
+
+// ------------------------------------------------------------ the scene --
+
+static int check_names(const cp_scene *s, cp_error *err) {
+  char p[PATHBUF], q[PATHBUF];
+  for (int i = 0; i < s->n_bodies; ++i)
+    for (int k = 0; k < i; ++k)
+      if (!strcmp(s->bodies[i].name, s->bodies[k].name)) {
+        cp_json_path_index(q, "bodies", (size_t)i);
+        return cp_error_set(err, cp_json_path_key(p, q, "name"),
+                            "duplicate name \"%.60s\" (also bodies[%d])",
+                            s->bodies[i].name, k);
+      }
+  for (int m = 0; m < s->n_manips; ++m) {
+    cp_json_path_index(q, "manipulators", (size_t)m);
+    cp_json_path_key(p, q, "name");
+    for (int k = 0; k < m; ++k)
+      if (!strcmp(s->manips[m].name, s->manips[k].name))
+        return cp_error_set(err, p,
+                            "duplicate manipulator name \"%.60s\" (also "
+                            "manipulators[%d])",
+                            s->manips[m].name, k);
+    for (int k = 0; k < s->n_bodies; ++k)
+      if (!strcmp(s->manips[m].name, s->bodies[k].name))
+        return cp_error_set(err, p,
+                            "name \"%.60s\" is used by bodies[%d] too; names "
+                            "must be unique",
+                            s->manips[m].name, k);
+  }
+  return 0;
+}
+
+static int parse_friction(cp_scene *s, const json_t *v, cp_error *err) {
+  static const char *const keys[] = {"default", "pairs", NULL};
+  static const char *const pkeys[] = {"a", "b", "mu", NULL};
+  if (cp_json_check_object(v, "friction", keys, err)) return -1;
+  const json_t *d = member(v, "default");
+  if (d && nonnegative(d, "friction.default", &s->mu_default, err)) return -1;
+  const json_t *pairs = member(v, "pairs");
+  if (!pairs) return 0;
+  if (!json_is_array(pairs))
+    return cp_error_set(err, "friction.pairs", "expected an array of pairs");
+  size_t n = json_array_size(pairs);
+  if (n == 0) return 0;
+  s->pairs = calloc(n, sizeof *s->pairs);
+  if (!s->pairs) return cp_error_set(err, "friction.pairs", "out of memory");
+  for (size_t i = 0; i < n; ++i) {
+    char p[PATHBUF], q[PATHBUF];
+    const json_t *e = json_array_get(pairs, i);
+    cp_json_path_index(p, "friction.pairs", i);
+    cp_friction_pair *fp = &s->pairs[i];
+    s->n_pairs = (int)i + 1;
+    if (cp_json_check_object(e, p, pkeys, err)) return -1;
+    const char *names[2];
+    for (int k = 0; k < 2; ++k) {
+      const char *key = k ? "b" : "a";
+      cp_json_path_key(q, p, key);
+      const json_t *x = member(e, key);
+      if (!x) return cp_error_set(err, q, "missing required key \"%s\"", key);
+      if (cp_json_string(x, q, &names[k], err)) return -1;
+      cp_ref r;
+      int known = !cp_scene_find(s, names[k], &r);
+      for (int m = 0; m < s->n_manips && !known; ++m)
+        known = !strcmp(s->manips[m].name, names[k]);
+      if (!known)
+        return cp_error_set(err, q,
+                            "unknown body, link or manipulator \"%.80s\"",
+                            names[k]);
+    }
+    if (!(fp->a = dupstr(names[0])) || !(fp->b = dupstr(names[1])))
+      return cp_error_set(err, p, "out of memory");
+    cp_json_path_key(q, p, "mu");
+    const json_t *x = member(e, "mu");
+    if (!x) return cp_error_set(err, q, "missing required key \"mu\"");
+    if (nonnegative(x, q, &fp->mu, err)) return -1;
+    for (size_t k = 0; k < i; ++k) {
+      const cp_friction_pair *o = &s->pairs[k];
+      if ((!strcmp(o->a, fp->a) && !strcmp(o->b, fp->b)) ||
+          (!strcmp(o->a, fp->b) && !strcmp(o->b, fp->a)))
+        return cp_error_set(err, p,
+                            "duplicate friction pair (\"%.60s\", \"%.60s\"), "
+                            "also friction.pairs[%zu]",
+                            fp->a, fp->b, k);
+    }
+  }
+  return 0;
+}
+
+static int parse_scene(const json_t *root, const cp_scene_options *opts,
+                       cp_scene *s, cp_error *err) {
+  static const char *const keys[] = {
+      "gravity", "friction", "bodies", "manipulators", "contacts",
+      "velocity_tolerance", "name", "comment", NULL};
+  if (cp_json_check_object(root, "", keys, err)) return -1;
+  const char *str;
+  if (member(root, "name") && cp_json_string(member(root, "name"), "name", &str, err))
+    return -1;
+  if (member(root, "comment") && !json_is_string(member(root, "comment")))
+    return cp_error_set(err, "comment", "expected a string");
+  cp_v3_set(s->gravity, 0, 0, -9.81);
+  s->mu_default = DEFAULT_MU;
+  s->velocity_tolerance = DEFAULT_VEL_TOL;
+  if (opt_vector(root, "gravity", "", 3, s->gravity, err)) return -1;
+  const json_t *vt = member(root, "velocity_tolerance");
+  if (vt && positive(vt, "velocity_tolerance", &s->velocity_tolerance, err))
+    return -1;
+
+  const json_t *bodies = member(root, "bodies");
+  if (bodies) {
+    if (!json_is_array(bodies))
+      return cp_error_set(err, "bodies", "expected an array of bodies");
+    size_t n = json_array_size(bodies);
+    if (n > 1000000) return cp_error_set(err, "bodies", "too many bodies");
+    if (n) {
+      s->bodies = calloc(n, sizeof *s->bodies);
+      if (!s->bodies) return cp_error_set(err, "bodies", "out of memory");
+    }
+    for (size_t i = 0; i < n; ++i) {
+      char p[PATHBUF];
+      s->n_bodies = (int)i + 1;
+      if (parse_body(json_array_get(bodies, i),
+                     cp_json_path_index(p, "bodies", i), &s->bodies[i], err))
+        return -1;
+    }
+  }
+  const json_t *manips = member(root, "manipulators");
+  if (manips) {
+    if (!json_is_array(manips))
+      return cp_error_set(err, "manipulators",
+                          "expected an array of manipulators");
+    size_t n = json_array_size(manips);
+    if (n > 100000)
+      return cp_error_set(err, "manipulators", "too many manipulators");
+    if (n) {
+      s->manips = calloc(n, sizeof *s->manips);
+      if (!s->manips) return cp_error_set(err, "manipulators", "out of memory");
+    }
+    for (size_t i = 0; i < n; ++i) {
+      char p[PATHBUF];
+      s->n_manips = (int)i + 1;
+      if (parse_manip(json_array_get(manips, i),
+                      cp_json_path_index(p, "manipulators", i), &s->manips[i],
+                      err))
+        return -1;
+    }
+  }
+  if (check_names(s, err)) return -1;
+  const json_t *fr = member(root, "friction");
+  if (fr && parse_friction(s, fr, err)) return -1;
+
+  const json_t *contacts = member(root, "contacts");
+  if (!contacts || (json_is_string(contacts) &&
+                    !strcmp(json_string_value(contacts), "auto")))
+    return cp_error_set(err, "contacts",
+                        "automatic contacts from geometry are not supported "
+                        "yet; give an explicit contact list");
+  if (!json_is_array(contacts))
+    return cp_error_set(err, "contacts",
+                        "expected \"auto\" or an array of contacts");
+  size_t n = json_array_size(contacts);
+  if (n > 1000000) return cp_error_set(err, "contacts", "too many contacts");
+  if (n) {
+    s->contacts = calloc(n, sizeof *s->contacts);
+    if (!s->contacts) return cp_error_set(err, "contacts", "out of memory");
+  }
+  s->n_contacts = (int)n;
+  for (size_t i = 0; i < n; ++i) {
+    char p[PATHBUF];
+    if (parse_contact(s, json_array_get(contacts, i),
+                      cp_json_path_index(p, "contacts", i), &s->contacts[i],
+                      err))
+      return -1;
+  }
+  if (opts->check_normal_speed && cp_scene_check_normal_speeds(s, err))
+    return -1;
+  return 0;
+}
+
+int cp_scene_parse(const char *text, size_t len, const char *base_dir,
+                   const cp_scene_options *opts, cp_scene *scene,
+                   cp_error *err) {
+  cp_scene_options def = cp_scene_options_defaults();
+  if (!opts) opts = &def;
+  memset(scene, 0, sizeof *scene);
+  json_t *root;
+  if (cp_json_parse(text, len, &root, err)) return -1;
+  int rc = parse_scene(root, opts, scene, err);
+  json_decref(root);
+  if (!rc && base_dir && !(scene->base_dir = dupstr(base_dir)))
+    rc = cp_error_set(err, "", "out of memory");
+  if (rc) cp_scene_free(scene);
+  return rc;
+}
+
+int cp_scene_load(const char *path, const cp_scene_options *opts,
+                  cp_scene *scene, cp_error *err) {
+  memset(scene, 0, sizeof *scene);
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return cp_error_set(err, "", "cannot open %s: %s", path, strerror(errno));
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  while (buf) {
+    if (n == cap) {
+      char *t = realloc(buf, cap *= 2);
+      if (!t) { free(buf); buf = NULL; break; }
+      buf = t;
+    }
+    size_t k = fread(buf + n, 1, cap - n, f);
+    if (k == 0) break;
+    n += k;
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (!buf || bad) {
+    free(buf);
+    return cp_error_set(err, "", "cannot read %s", path);
+  }
+  // base_dir: everything up to the last '/', or "." for a bare file name.
+  const char *slash = strrchr(path, '/');
+  char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path))
+                    : dupstr(".");
+  int rc = dir ? cp_scene_parse(buf, n, dir, opts, scene, err)
+               : cp_error_set(err, "", "out of memory");
+  free(dir);
+  free(buf);
+  return rc;
+}
+
+void cp_scene_free(cp_scene *s) {
+  if (!s) return;
+  for (int i = 0; i < s->n_bodies; ++i) free(s->bodies[i].name);
+  free(s->bodies);
+  for (int i = 0; i < s->n_manips; ++i) cp_chain_free(&s->manips[i]);
+  free(s->manips);
+  for (int i = 0; i < s->n_pairs; ++i) {
+    free(s->pairs[i].a);
+    free(s->pairs[i].b);
+  }
+  free(s->pairs);
+  free(s->contacts);
+  free(s->base_dir);
+  memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,172 @@
+/// \file models/scene.h
+/// A scene (interfaces.md §2): free and fixed bodies, manipulator chains and
+/// an explicit contact list, with its state (poses, velocities, joint
+/// positions and rates) and inputs (gravity, joint efforts or accelerations,
+/// friction). Parsed from JSON and checked; every number that gets past
+/// cp_scene_parse is finite and physically meaningful.
+///
+/// What the parser accepts and decides (beyond interfaces.md §2):
+/// - Top-level keys: gravity (default [0, 0, -9.81]), friction, bodies,
+///   manipulators, contacts, velocity_tolerance (default 1e-6 m/s, > 0),
+///   name and comment (strings, ignored). Any other key is an error.
+/// - friction: {"default": mu (>= 0; 0.5 when absent), "pairs": [{a, b, mu}]}.
+///   Pair names may be bodies, links ("manip/link") or whole manipulators
+///   (all of their links). A contact's mu is: its own "mu", else the most
+///   specific matching pair (body/link beats manipulator), else the default.
+/// - Directions (contact normal and tangent, joint axis, plane normal) may
+///   have any non-zero length and are normalised. A given tangent must be
+///   orthogonal to the normal to |t.n| <= 1e-3 (after normalising both; it is
+///   then made exactly orthogonal) -- a tolerance that admits hand-written
+///   4-digit values such as 0.7071.
+/// - Quaternions must have |norm - 1| <= 1e-3 (same reason) and are then
+///   normalised exactly; a larger deviation is an error.
+/// - Inertia matrices must be symmetric (|I - I^T| <= 1e-9 max|I|) and
+///   positive definite (Cholesky); masses finite and > 0. Links need a mass
+///   and an inertia (or a shape to take it from).
+/// - The contact tangent when none is given: the world axis e least aligned
+///   with n (first of x, y, z on ties), t = normalise(e - (e.n) n); o = n x t.
+/// - Joints: at most one of "effort" and "acceleration"; when neither is given
+///   the joint is effort-driven with zero effort (formulation.md §1 default).
+/// - Fixed bodies must not have non-zero velocities; mass/inertia on them are
+///   checked but unused.
+/// - "contacts": "auto" (or absent) and manipulators given by "urdf" are not
+///   supported yet: a clear error with the JSON path.
+/// - After kinematics, every contact's normal relative speed must be within
+///   velocity_tolerance of zero (formulation.md §2), unless
+///   cp_scene_options.check_normal_speed is 0 (impact problems, time
+///   stepping). The error is at `contacts[j]` and gives j and the speed.
+///
+/// Errors: a cp_error whose `where` is the exact JSON path (`bodies[1].mass`,
+/// `manipulators[0].joints[1].link.inertia`, `contacts[2].normal`) or, for
+/// malformed JSON, `line L` (the column is in the message).
+///
+/// Ownership: a cp_scene owns everything it points to; cp_scene_free releases
+/// it. On failure cp_scene_parse leaves *scene zeroed (nothing to free). The
+/// struct is public so that a time stepper can update the state in place.
+#ifndef CP_MODELS_SCENE_H
+#define CP_MODELS_SCENE_H
+
+#include <stddef.h>
+
+#include "models/chain.h"
+#include "models/error.h"
+#include "models/shape.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// A rigid body: free (6 DOF) or fixed (never moves).
+typedef struct cp_body {
+  char *name;          ///< unique among bodies and links (owned)
+  int fixed;           ///< 1: fixed
+  cp_shape shape;
+  double mass;         ///< free bodies: > 0 (fixed: 0 unless given)
+  double inertia[9];   ///< body frame, about the centre of mass, row-major
+  int inertia_given;   ///< 0: taken from the shape at uniform density
+  double x[3];         ///< position of the centre of mass (world)
+  double q[4];         ///< orientation, unit quaternion [w, x, y, z]
+  double v[3];         ///< velocity of the centre of mass (world)
+  double w[3];         ///< angular velocity (world)
+} cp_body;
+
+/// Names a body or a manipulator link.
+typedef struct cp_ref {
+  int body;   ///< index into bodies, or -1 for a link
+  int manip;  ///< link: manipulator index (else -1)
+  int link;   ///< link: joint/link index in that manipulator (else -1)
+} cp_ref;
+
+typedef struct cp_contact {
+  cp_ref a, b;          ///< the normal points from b into a
+  double p[3];          ///< contact point (world)
+  double n[3];          ///< unit normal
+  double t[3];          ///< unit tangent, orthogonal to n
+  double o[3];          ///< n x t
+  double mu;            ///< resolved friction coefficient, >= 0
+  double mu_torsion;    ///< soft-finger coefficient (valid if has_torsion)
+  int has_torsion;      ///< 1 when "mu_torsion" was given
+  double restitution;   ///< Newton restitution in [0, 1] (default 0)
+} cp_contact;
+
+typedef struct cp_friction_pair {
+  char *a, *b;          ///< names as written (body, "manip/link" or manip)
+  double mu;
+} cp_friction_pair;
+
+typedef struct cp_scene {
+  double gravity[3];
+  double mu_default;
+  int n_pairs;
+  cp_friction_pair *pairs;     ///< [n_pairs]
+  int n_bodies;
+  cp_body *bodies;             ///< [n_bodies], scene order
+  int n_manips;
+  cp_chain *manips;            ///< [n_manips], scene order
+  int n_contacts;
+  cp_contact *contacts;        ///< [n_contacts], scene order
+  double velocity_tolerance;   ///< m/s, > 0
+  char *base_dir;              ///< directory for relative paths (owned, may be NULL)
+} cp_scene;
+
+/// Parser options; initialise with cp_scene_options_defaults().
+typedef struct cp_scene_options {
+  int check_normal_speed;      ///< 1 (default): reject non-zero normal speeds
+} cp_scene_options;
+
+cp_scene_options cp_scene_options_defaults(void);
+
+/// Parses and checks a scene from JSON text (len bytes, need not be
+/// NUL-terminated). base_dir (may be NULL) resolves relative paths. opts may
+/// be NULL (defaults). Returns 0, or -1 with *err filled and *scene zeroed.
+int cp_scene_parse(const char *text, size_t len, const char *base_dir,
+                   const cp_scene_options *opts, cp_scene *scene,
+                   cp_error *err);
+
+/// Reads and parses a scene file; base_dir is the file's directory. On a read
+/// failure err->where is "" and the message names the file.
+int cp_scene_load(const char *path, const cp_scene_options *opts,
+                  cp_scene *scene, cp_error *err);
+
+/// Releases what *scene owns and zeroes it. Safe on a zeroed struct.
+void cp_scene_free(cp_scene *scene);
+
+/// Looks up a body ("box"), link ("finger/l1"); returns 0 and sets *ref, or -1.
+int cp_scene_find(const cp_scene *scene, const char *name, cp_ref *ref);
+
+/// Writes the name of ref ("box" or "finger/l1") into buf; returns buf.
+const char *cp_scene_ref_name(const cp_scene *scene, cp_ref ref, char *buf,
+                              size_t size);
+
+/// 1 when ref is a fixed body (links and free bodies move).
+int cp_scene_ref_fixed(const cp_scene *scene, cp_ref ref);
+
+/// Friction coefficient of the pair (a, b) from the scene's table (without a
+/// contact's own override).
+double cp_scene_friction(const cp_scene *scene, cp_ref a, cp_ref b);
+
+/// World pose of ref's frame: rotation R [9] (row-major) and origin x [3]
+/// (for a body its centre of mass, for a link its link frame origin).
+/// Computes the manipulator's forward kinematics (O(n)).
+void cp_scene_frame(const cp_scene *scene, cp_ref ref, double *R, double *x);
+
+/// Velocity of the material point of ref at world point p, and ref's angular
+/// velocity w (either output may be NULL). Fixed bodies: zero.
+void cp_scene_point_velocity(const cp_scene *scene, cp_ref ref,
+                             const double *p, double *vel, double *w);
+
+/// Relative velocity of contact j in its frame: vc = [n t o]^T (vel_a - vel_b)
+/// at p_j.
+void cp_scene_contact_velocity(const cp_scene *scene, int j, double *vc);
+
+/// Checks every contact's normal relative speed against velocity_tolerance;
+/// returns 0, or -1 with err at `contacts[j]` naming j and the speed.
+int cp_scene_check_normal_speeds(const cp_scene *scene, cp_error *err);
+
+/// Total number of joints over all manipulators (n_l).
+int cp_scene_joint_count(const cp_scene *scene);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,61 @@
+/// \file models/shape.h
+/// Collision/visual primitives of bodies and links, and the inertia tensor of
+/// each at uniform density (used when a scene gives a mass but no inertia).
+///
+/// Every shape is centred at its owner's reference point with its axes along
+/// the owner's frame: for a body the centre of mass and body frame, for a
+/// manipulator link the link's centre of mass (`com`) with the link frame's
+/// axes.
+///
+/// Uniform-density inertias about the centre of mass, body frame, mass m
+/// (formulation.md §1 needs I_i; interfaces.md §2 makes these the default):
+///
+///     box (full extents a, b, c):  m/12 diag(b^2 + c^2, a^2 + c^2, a^2 + b^2)
+///     sphere (radius r):           2/5 m r^2 I3
+///     cylinder (r, length L, axis z):
+///                                  diag(m (3 r^2 + L^2) / 12, same, m r^2 / 2)
+///     capsule (r, length L = distance between the centres of its two
+///              hemispherical caps; total extent L + 2 r; axis z):
+///         with mc = m L / (L + 4 r / 3) (cylinder), ms = m - mc (both caps),
+///         Izz = mc r^2 / 2 + ms 2 r^2 / 5
+///         Ixx = Iyy = mc (L^2/12 + r^2/4) + ms (2 r^2/5 + L^2/4 + 3 L r/8)
+///     plane: no inertia (fixed bodies only).
+///
+/// A plane is {x : normal . x = offset} in its owner's frame (for a body
+/// without position or orientation, the world frame); normal is unit.
+#ifndef CP_MODELS_SHAPE_H
+#define CP_MODELS_SHAPE_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum cp_shape_type {
+  CP_SHAPE_NONE = 0, ///< no geometry (links may omit their shape)
+  CP_SHAPE_BOX,
+  CP_SHAPE_SPHERE,
+  CP_SHAPE_CYLINDER,
+  CP_SHAPE_CAPSULE,
+  CP_SHAPE_PLANE
+} cp_shape_type;
+
+typedef struct cp_shape {
+  cp_shape_type type;
+  double size[3];   ///< box: full extents along x, y, z
+  double radius;    ///< sphere, cylinder, capsule
+  double length;    ///< cylinder, capsule (see above)
+  double normal[3]; ///< plane: unit normal
+  double offset;    ///< plane: normal . x = offset
+} cp_shape;
+
+/// "box", "sphere", "cylinder", "capsule", "plane" ("none" for NONE).
+const char *cp_shape_type_name(cp_shape_type t);
+
+/// Body-frame inertia In[9] ("In", not "I": complex.h defines I) (row-major 3x3) about the centre of the shape for
+/// mass m at uniform density. Returns 0, or -1 for NONE and PLANE (no volume).
+int cp_shape_inertia(const cp_shape *s, double m, double *In);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,110 @@
+/// \file models/system.h
+/// The whole-system quantities of formulation.md §1-§2 for a scene and its
+/// contact list, everything the contact layer needs and nothing it computes
+/// (models/ never calls a solver):
+///
+///     H u' = f + G c                                              (E1)
+///     v = G^T u,   a = G^T u' + k                                 (§2)
+///
+/// from which contact/ forms A = G^T H^-1 G and b = G^T H^-1 f + k
+/// (paper 24-26).
+///
+/// Generalised coordinates, in this order (n_u = 6 n_obj + n_l rows):
+///   for each FREE body i in scene order (object index i):
+///       rows 6i..6i+2  v_i  (velocity of the centre of mass, world)
+///       rows 6i+3..6i+5 w_i (angular velocity, world)
+///   then the joints of every manipulator in scene order, each chain's joints
+///   in order (rows 6 n_obj + joint_offset[m] + k).
+///
+///   u = [v_1; w_1; ...; l']
+///   H = blockdiag(m_i I3, I_i^w = R_i I_i R_i^T, ..., M_1(l), M_2(l), ...)
+///       with M_m from CRBA (models/chain.h); symmetric positive definite.
+///   f = [m_i g; -w_i x (I_i^w w_i); ...; tau - g_man(l) - h_man(l, l')]
+///       where tau is the given effort of an effort-driven joint and is
+///       LEFT OUT (taken as 0) for an acceleration-driven joint, whose effort
+///       is an unknown of the contact problem (paper §2.5); `tau`, `qdd`,
+///       `drive`, `g_man` and `h_man` are kept separately for that.
+///
+/// Contacts j = 0..n_c-1 in scene order, frame N_j = [n_j t_j o_j] (o = n x t),
+/// n_j from b_j into a_j; contact-space row 3j is n, 3j+1 is t, 3j+2 is o
+/// (the layout of contact/pyramid.h).
+///
+///   G (n_u x 3 n_c, column-major, leading dimension n_u): column block j is
+///       [N_j; (p_j - x_a) x N_j]  in a's rows if a is a free body,
+///       J_a(p_j)^T N_j            in a's chain's joint rows if a is a link,
+///       minus the same for b; fixed bodies have no rows.
+///   k (3 n_c): velocity-product terms of the relative acceleration,
+///       k_j = N_j^T (abar_a(p_j) - abar_b(p_j)) + (w_b x N_j)^T (vel_a - vel_b)
+///       with abar = w x (w x (p - x)) for a free body, Jdot(p) l' for a link,
+///       0 for a fixed body; the second term is the rotation of the contact
+///       frame with b (n' = w_b x n, likewise t and o). So a = G^T u' + k
+///       exactly for points and frames fixed on the bodies.
+///   v = G^T u (3 n_c): relative velocity of a with respect to b at p_j in the
+///       contact frame: (normal, t, o).
+///   sliding[j]: 1 when sqrt(v_t^2 + v_o^2) > tol (set S), else 0 (set R);
+///   d[2j], d[2j+1]: v_tan / |v_tan| for sliding contacts (unit, WITHOUT mu;
+///       contact/pyramid.h's d is mu times this), 0 for rolling ones.
+///   Soft-finger extras (formulation §4): Gtor (n_u x n_c) and ktor (n_c) give
+///       the relative angular velocity about the normal, n.(w_a - w_b) =
+///       Gtor^T u, and its velocity-product rate (n.(dw_a - dw_b) +
+///       (w_b x n).(w_a - w_b)); used only by contacts with has_torsion.
+///
+/// Ownership: a cp_system owns its arrays; cp_system_free releases them. It
+/// copies what it needs from the scene and does not point into it.
+#ifndef CP_MODELS_SYSTEM_H
+#define CP_MODELS_SYSTEM_H
+
+#include "models/chain.h"
+#include "models/error.h"
+#include "models/scene.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cp_system {
+  int n_obj;            ///< free bodies
+  int n_l;              ///< joints over all manipulators
+  int n_u;              ///< 6 n_obj + n_l
+  int n_c;              ///< contacts
+  double tol;           ///< velocity tolerance used for sliding / rolling
+  int *obj_body;        ///< [n_obj] scene body index of object i
+  int *body_obj;        ///< [n_bodies] object index of body i, -1 if fixed
+  int *joint_manip;     ///< [n_l] manipulator of joint row r
+  int *joint_index;     ///< [n_l] index of joint row r within its chain
+  int *joint_offset;    ///< [n_manips] first joint row of each chain (0-based
+                        ///< within the joint block: add 6 n_obj)
+  double *u;            ///< [n_u]
+  double *H;            ///< [n_u*n_u] column-major, symmetric
+  double *f;            ///< [n_u]
+  cp_joint_drive *drive;///< [n_l]
+  double *tau;          ///< [n_l] given effort (effort-driven), else 0
+  double *qdd;          ///< [n_l] given acceleration (acceleration-driven), else 0
+  double *g_man;        ///< [n_l] gravity efforts g_man(l)
+  double *h_man;        ///< [n_l] Coriolis/centrifugal efforts h_man(l, l')
+  double *G;            ///< [n_u * 3 n_c] column-major
+  double *k;            ///< [3 n_c]
+  double *v;            ///< [3 n_c] = G^T u
+  double *Gtor;         ///< [n_u * n_c] column-major
+  double *ktor;         ///< [n_c]
+  double *frame;        ///< [9 n_c] N_j column-major: n (0..2), t, o
+  double *point;        ///< [3 n_c] p_j
+  double *mu;           ///< [n_c] resolved friction coefficients
+  int *sliding;         ///< [n_c] 1: S, 0: R
+  double *d;            ///< [2 n_c] unit sliding direction (t, o); 0 if rolling
+} cp_system;
+
+/// Builds the system of the scene's current state and contact list. Returns 0,
+/// or -1 (out of memory) with *err filled and *sys zeroed.
+int cp_system_build(const cp_scene *scene, cp_system *sys, cp_error *err);
+
+/// Releases the arrays of *sys and zeroes it. Safe on a zeroed struct.
+void cp_system_free(cp_system *sys);
+
+/// Row of joint k of manipulator m in u (6 n_obj + joint_offset[m] + k).
+int cp_system_joint_row(const cp_system *sys, int m, int k);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,140 @@
+/// \file models/vec3.h
+/// Small fixed-size geometry used throughout models/: 3-vectors, 3x3 matrices
+/// and unit quaternions. Header-only (static inline), no allocation.
+///
+/// Conventions:
+/// - a 3-vector is `double[3]`;
+/// - a 3x3 matrix is `double[9]`, ROW-MAJOR (m[3*r + c]). This differs from
+///   the big matrices of models/system.h, which are column-major for LAPACK;
+///   for the symmetric inertia tensors the order does not matter.
+/// - a quaternion is `double[4]` = [w, x, y, z] (scalar first, as in scene
+///   files) and rotates body-frame vectors into the world frame:
+///   x_world = R(q) x_body.
+/// - skew(a) b = a x b.
+/// Output arguments may alias inputs unless the comment says otherwise.
+#ifndef CP_MODELS_VEC3_H
+#define CP_MODELS_VEC3_H
+
+#include <math.h>
+#include <string.h>
+
+static inline void cp_v3_set(double *o, double x, double y, double z) {
+  o[0] = x; o[1] = y; o[2] = z;
+}
+static inline void cp_v3_copy(double *o, const double *a) {
+  o[0] = a[0]; o[1] = a[1]; o[2] = a[2];
+}
+static inline double cp_v3_dot(const double *a, const double *b) {
+  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+static inline double cp_v3_norm(const double *a) {
+  return sqrt(cp_v3_dot(a, a));
+}
+static inline void cp_v3_add(double *o, const double *a, const double *b) {
+  o[0] = a[0] + b[0]; o[1] = a[1] + b[1]; o[2] = a[2] + b[2];
+}
+static inline void cp_v3_sub(double *o, const double *a, const double *b) {
+  o[0] = a[0] - b[0]; o[1] = a[1] - b[1]; o[2] = a[2] - b[2];
+}
+static inline void cp_v3_scale(double *o, const double *a, double s) {
+  o[0] = a[0] * s; o[1] = a[1] * s; o[2] = a[2] * s;
+}
+/// o = a + s b
+static inline void cp_v3_axpy(double *o, const double *a, double s,
+                              const double *b) {
+  o[0] = a[0] + s * b[0]; o[1] = a[1] + s * b[1]; o[2] = a[2] + s * b[2];
+}
+/// o = a x b (o may alias a or b).
+static inline void cp_v3_cross(double *o, const double *a, const double *b) {
+  double x = a[1] * b[2] - a[2] * b[1];
+  double y = a[2] * b[0] - a[0] * b[2];
+  double z = a[0] * b[1] - a[1] * b[0];
+  o[0] = x; o[1] = y; o[2] = z;
+}
+static inline int cp_v3_isfinite(const double *a) {
+  return isfinite(a[0]) && isfinite(a[1]) && isfinite(a[2]);
+}
+
+/// o = m a (o may alias a).
+static inline void cp_m3_mulv(double *o, const double *m, const double *a) {
+  double x = m[0] * a[0] + m[1] * a[1] + m[2] * a[2];
+  double y = m[3] * a[0] + m[4] * a[1] + m[5] * a[2];
+  double z = m[6] * a[0] + m[7] * a[1] + m[8] * a[2];
+  o[0] = x; o[1] = y; o[2] = z;
+}
+/// o = m^T a (o may alias a).
+static inline void cp_m3_tmulv(double *o, const double *m, const double *a) {
+  double x = m[0] * a[0] + m[3] * a[1] + m[6] * a[2];
+  double y = m[1] * a[0] + m[4] * a[1] + m[7] * a[2];
+  double z = m[2] * a[0] + m[5] * a[1] + m[8] * a[2];
+  o[0] = x; o[1] = y; o[2] = z;
+}
+/// o = a b (o may alias a or b).
+static inline void cp_m3_mul(double *o, const double *a, const double *b) {
+  double t[9];
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c)
+      t[3 * r + c] = a[3 * r] * b[c] + a[3 * r + 1] * b[3 + c] +
+                     a[3 * r + 2] * b[6 + c];
+  memcpy(o, t, sizeof t);
+}
+static inline void cp_m3_identity(double *o) {
+  static const double id[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  memcpy(o, id, sizeof id);
+}
+/// o = R In R^T (the world-frame inertia of a body-frame inertia In; not
+/// named I because complex.h, included by lapacke.h, defines I). The result
+/// is made exactly symmetric.
+static inline void cp_m3_rotate_sym(double *o, const double *R,
+                                    const double *In) {
+  double t[9], u[9];
+  cp_m3_mul(t, R, In);
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c)
+      u[3 * r + c] = t[3 * r] * R[3 * c] + t[3 * r + 1] * R[3 * c + 1] +
+                     t[3 * r + 2] * R[3 * c + 2];
+  for (int r = 0; r < 3; ++r)
+    for (int c = r + 1; c < 3; ++c)
+      u[3 * r + c] = u[3 * c + r] = 0.5 * (u[3 * r + c] + u[3 * c + r]);
+  memcpy(o, u, sizeof u);
+}
+
+/// Rotation matrix of a unit quaternion [w, x, y, z].
+static inline void cp_quat_to_mat(double *R, const double *q) {
+  double w = q[0], x = q[1], y = q[2], z = q[3];
+  R[0] = 1 - 2 * (y * y + z * z); R[1] = 2 * (x * y - w * z);
+  R[2] = 2 * (x * z + w * y);
+  R[3] = 2 * (x * y + w * z); R[4] = 1 - 2 * (x * x + z * z);
+  R[5] = 2 * (y * z - w * x);
+  R[6] = 2 * (x * z - w * y); R[7] = 2 * (y * z + w * x);
+  R[8] = 1 - 2 * (x * x + y * y);
+}
+/// o = a * b (Hamilton product; o may alias a or b). R(a*b) = R(a) R(b).
+static inline void cp_quat_mul(double *o, const double *a, const double *b) {
+  double w = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
+  double x = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
+  double y = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
+  double z = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
+  o[0] = w; o[1] = x; o[2] = y; o[3] = z;
+}
+/// Quaternion of a rotation by `angle` about the unit vector `axis`.
+static inline void cp_quat_axis_angle(double *q, const double *axis,
+                                      double angle) {
+  double s = sin(0.5 * angle);
+  q[0] = cos(0.5 * angle);
+  q[1] = axis[0] * s; q[2] = axis[1] * s; q[3] = axis[2] * s;
+}
+/// Exact update of an orientation under a constant WORLD-frame angular
+/// velocity w for time dt: o = exp(w dt) * q (o may alias q).
+static inline void cp_quat_integrate(double *o, const double *q,
+                                     const double *w, double dt) {
+  double n = cp_v3_norm(w), d[4] = {1, 0, 0, 0};
+  if (n > 0) {
+    double axis[3];
+    cp_v3_scale(axis, w, 1.0 / n);
+    cp_quat_axis_angle(d, axis, n * dt);
+  }
+  cp_quat_mul(o, d, q);
+}
+
+#endif
