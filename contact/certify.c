@@ -1,4 +1,828 @@
-/* placeholder: being written */
+/// \file contact/certify.c
+/// Existence certificate for (L1) by the mixed-integer program (C1) of
+/// contact/certify.h, solved with GLPK.
+///
+/// Scaling. (C1) caps every y_i and w_i at 1 and alpha at 1, so alpha* =
+/// 1 / max(1, |z|_inf, |w|_inf) over the best solution, and GLPK's absolute
+/// tolerances (primal feasibility 1e-7, integrality tol_int) act on y, w and
+/// alpha. A badly scaled (M, q) therefore gives either a tiny alpha* (huge
+/// solutions, which the branch-and-bound can prune as "alpha = 0") or tiny y
+/// (small solutions, lost in the feasibility tolerance, since alpha cannot
+/// exceed 1 to blow them up). Before building (C1) we replace the LCP by an
+/// exactly equivalent one:
+///
+///     M' = D M E,  q' = c D q,   D = diag(d) > 0, E = diag(e) > 0, c > 0,
+///
+/// whose solutions are z' = c E^-1 z, w' = c D w (complementarity and signs
+/// are unchanged, so the solution sets correspond one to one, supports
+/// included). d, e, c come from Ruiz equilibration of the n x (n+1) matrix
+/// [M q] (rows by d, the columns of M by e, the column q by c) until every
+/// row and column has max-norm in about [1/2, 2]. All factors are powers of
+/// two, so M' and q' are exact (no rounding) and un-scaling is exact. In the
+/// original variables this is (C1) with the bounds y_i <= x_i and
+/// w_i <= 1 - x_i replaced by y_i <= x_i e_i / c and w_i <= (1 - x_i) / (c d_i):
+/// Pardalos and Rosen's argument holds for any positive bounds, so nothing
+/// is lost. res->alpha is the alpha of the scaled problem (the value that is
+/// compared with alpha_tol).
+///
+/// Answers. alpha* > alpha_tol: z' = y / alpha*, un-scaled, then polished by
+/// solving the complementary basis given by x (x_i = 1: z_i basic) exactly
+/// (cp_lcp_solve_basis) and checked with cp_lcp_check on the ORIGINAL (M, q);
+/// if that basis is singular or fails, cp_lcp_polish (basis z_i > w_i), then
+/// the unpolished z. alpha* <= alpha_tol (GLPK proved optimality): a second,
+/// independent MIP solve (no presolve, other branching rule, GLPK's own
+/// scaling) must agree before CP_LCP_INFEASIBLE is reported; meaning "no
+/// solution whose scaled size max(|z'|_inf, |w'|_inf) is below
+/// 1 / alpha_tol", in floating point.
+///
+/// GLPK failures. GLPK calls abort() on internal errors after printing (it
+/// forces its terminal output on). Every GLPK call made here runs inside
+/// run_mip, which installs a terminal hook (swallowing all output, keeping
+/// the text for the reason string), and an error hook that longjmps back to
+/// run_mip; there glp_free_env() releases everything GLPK had allocated, as
+/// GLPK's manual prescribes, and the solve reports CP_LCP_NUMERICAL. Note
+/// that glp_free_env() frees the whole GLPK environment of the calling
+/// thread, including any GLPK objects the application owns. After a normal
+/// solve the error hook and terminal hook are reset to GLPK's defaults (NULL)
+/// and glp_term_out is restored to its previous value.
+///
+/// Work counts. res->mip_solves counts every glp_intopt call (the first
+/// solve, the confirmation of an alpha* = 0 verdict, the cut re-solves, and
+/// the fixed-pattern LPs of the second-solution search, which are run as
+/// MIPs with all binaries fixed). info->iterations is the number of
+/// branch-and-bound nodes GLPK created, summed over those solves, counting
+/// at least 1 per solve (a solve that the presolver finishes has no tree).
 #include "contact/certify.h"
-cp_certify_options cp_certify_defaults(void) { cp_certify_options o = {0}; o.time_limit_s = 60; o.alpha_tol = 1e-9; o.max_cuts = 64; o.check = cp_check_defaults(); return o; }
-cp_lcp_status cp_certify(int n, const double *M, const double *q, const cp_certify_options *opt, double *z, double *w, double *z2, double *w2, cp_certify_result *res, cp_lcp_info *info) { (void)n;(void)M;(void)q;(void)opt;(void)z;(void)w;(void)z2;(void)w2;(void)res; cp_lcp_info_clear(info); return info->status; }
+
+#include <glpk.h>
+#include <limits.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+cp_certify_options cp_certify_defaults(void) {
+  cp_certify_options o;
+  memset(&o, 0, sizeof o);
+  o.time_limit_s = 60.0;
+  o.alpha_tol = 1e-9;
+  o.second = 0;
+  o.max_cuts = 64;
+  o.check = cp_check_defaults();
+  return o;
+}
+
+/* ------------------------------------------------------------------------ */
+/* GLPK guard                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Lives in the caller's frame (inside mip_job), not in run_mip's: objects
+ * local to the function that calls setjmp and modified before the longjmp
+ * would be indeterminate afterwards (C17 7.13.2.1). */
+typedef struct glp_guard {
+  jmp_buf jb;
+  char text[160]; /* GLPK's last output, kept for the reason string */
+  size_t len;
+} glp_guard;
+
+static int guard_term_hook(void *info, const char *s) {
+  glp_guard *g = info;
+  /* Keep the start of the output: GLPK's error text comes first, then
+   * "Error detected in file ...". */
+  for (; *s && g->len + 1 < sizeof g->text; s++)
+    g->text[g->len++] = (*s == '\n') ? ' ' : *s;
+  g->text[g->len] = '\0';
+  return 1; /* never let GLPK print */
+}
+
+static void guard_error_hook(void *info) {
+  glp_guard *g = info;
+  longjmp(g->jb, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Candidates                                                               */
+/* ------------------------------------------------------------------------ */
+
+typedef struct cert_ctx {
+  int n;
+  const double *M, *q;          /* original */
+  const int *er, *ec;           /* row and column exponents */
+  int eq;                       /* exponent of q's column factor */
+  const cp_check_options *chk;
+  double supp_tol;              /* support threshold on the original z */
+  unsigned char *basis;         /* [n] scratch */
+  double *zr, *wr;              /* [n] scratch: unpolished candidate */
+} cert_ctx;
+
+/* z from a MIP point: z_j = e_j (y_j / alpha) / c, clamped at 0. Tries the
+ * basis given by x, then cp_lcp_polish, then the raw point. Returns 1 and
+ * writes (z, w) when one passes cp_lcp_check on the original data; returns 0
+ * with the raw candidate in (z, w) and the failing check's reason in *why. */
+static int make_candidate(const cert_ctx *c, const double *y, double alpha,
+                          const unsigned char *x, double *z, double *w,
+                          cp_lcp_info *why) {
+  const int n = c->n;
+  cp_lcp_info tmp;
+  for (int j = 0; j < n; j++) {
+    double v = y[j] > 0.0 ? y[j] / alpha : 0.0;
+    c->zr[j] = ldexp(v, c->ec[j] - c->eq);
+  }
+  cp_lcp_eval(n, c->M, c->q, c->zr, c->wr);
+  /* 1. The complementary basis named by x, solved exactly. */
+  for (int i = 0; i < n; i++) c->basis[i] = x[i];
+  if (cp_lcp_solve_basis(n, c->M, c->q, c->basis, z, w) == 0) {
+    cp_lcp_info_clear(&tmp);
+    if (cp_lcp_check(n, c->M, c->q, z, w, c->chk, &tmp)) return 1;
+  }
+  /* 2. x may name a singular basis (degenerate indices, continua):
+   * cp_lcp_polish picks the basis z_i > w_i and keeps it only if valid. */
+  memcpy(z, c->zr, sizeof(double) * (size_t)n);
+  memcpy(w, c->wr, sizeof(double) * (size_t)n);
+  if (cp_lcp_polish(n, c->M, c->q, z, w, c->chk)) {
+    cp_lcp_info_clear(&tmp);
+    if (cp_lcp_check(n, c->M, c->q, z, w, c->chk, &tmp)) return 1;
+    memcpy(z, c->zr, sizeof(double) * (size_t)n);
+    memcpy(w, c->wr, sizeof(double) * (size_t)n);
+  }
+  /* 3. The unpolished point. */
+  cp_lcp_info_clear(why);
+  return cp_lcp_check(n, c->M, c->q, z, w, c->chk, why);
+}
+
+static void support_of(int n, const double *z, double tol, unsigned char *s) {
+  for (int i = 0; i < n; i++) s[i] = z[i] > tol;
+}
+
+/* The alpha of (C1) at a solution: 1 / max(1, |z'|_inf, |w'|_inf) in the
+ * equilibrated problem (z' = c E^-1 z, w' = c D w). */
+static double alpha_of(const cert_ctx *c, const double *z, const double *w) {
+  double m = 1.0;
+  for (int i = 0; i < c->n; i++) {
+    m = fmax(m, fabs(ldexp(z[i], c->eq - c->ec[i])));
+    m = fmax(m, fabs(ldexp(w[i], c->eq + c->er[i])));
+  }
+  return 1.0 / m;
+}
+
+static int same_pattern(int n, const unsigned char *a, const unsigned char *b) {
+  for (int i = 0; i < n; i++)
+    if ((a[i] != 0) != (b[i] != 0)) return 0;
+  return 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* One MIP (C1) solve                                                       */
+/* ------------------------------------------------------------------------ */
+
+typedef enum mip_outcome {
+  MIP_OPTIMAL,   /* GLPK proved optimality: alpha (or obj) is optimal */
+  MIP_EARLY,     /* stopped at an incumbent that passed the check: the
+                    verified pair is in job->ez, job->ew */
+  MIP_INCUMBENT, /* stopped early (time limit, failure) with an incumbent */
+  MIP_NOFEAS,    /* no feasible point (only possible when cuts exclude all) */
+  MIP_TIME,      /* time limit without an incumbent */
+  MIP_FAIL,      /* GLPK returned an error code */
+  MIP_GLPK_ERROR,/* GLPK hit an internal error; recovered by longjmp */
+  MIP_NOMEM
+} mip_outcome;
+
+typedef struct mip_job {
+  /* inputs */
+  int n;
+  const double *M;           /* [n*n] scaled, column-major */
+  const double *q;           /* [n] scaled */
+  int ncuts;
+  const unsigned char *cuts; /* [ncuts*n] excluded x patterns */
+  const unsigned char *fix;  /* [n] or NULL: fix x to this pattern (LP) */
+  const unsigned char *objy; /* [n] or NULL: maximise sum of these y_i
+                                instead of alpha (only with fix) */
+  double alpha_lb;           /* lower bound on alpha */
+  double time_limit_s;
+  int presolve;              /* 1: GLPK's MIP presolver; 0: our own root LP */
+  int br_tech, bt_tech;      /* GLPK branching and backtracking rules */
+  /* Early stop (only without presolve, where the callback sees the
+   * original columns): at every new incumbent with alpha > early_alpha the
+   * candidate is built and checked; the first that passes ends the solve. */
+  const cert_ctx *early;
+  double early_alpha;
+  const unsigned char *avoid;/* [n] or NULL: heuristic points must have
+                                another support than this */
+  double *ez, *ew;           /* [n] the verified pair of MIP_EARLY */
+  unsigned char *last;       /* [n] scratch: last heuristic basis tried */
+  int have_last;
+  int early_found;           /* 1: at an incumbent, 2: by the heuristic */
+  /* outputs */
+  int ret;                   /* glp_intopt (or glp_simplex) return code */
+  int mip_status;            /* glp_mip_status */
+  double obj, alpha;
+  double *y;                 /* [n] */
+  unsigned char *x;          /* [n] rounded binaries */
+  int nodes;                 /* branch-and-bound nodes created */
+  glp_guard guard;
+} mip_job;
+
+static void mip_callback(glp_tree *T, void *info) {
+  mip_job *job = info;
+  int a_cnt, n_cnt, t_cnt;
+  glp_ios_tree_size(T, &a_cnt, &n_cnt, &t_cnt);
+  if (t_cnt > job->nodes) job->nodes = t_cnt;
+  if (!job->early || job->early_found) return;
+  const int reason = glp_ios_reason(T);
+  if (reason != GLP_IBINGO && reason != GLP_IHEUR) return;
+  /* Existence needs any verified solution, not the largest alpha: proving
+   * alpha optimal is most of the branch-and-bound work. So stop at the first
+   * point that passes the check. Two sources:
+   *  - GLP_IBINGO: the node's LP solution is integer feasible (a point of
+   *    (C1)); the candidate uses its x as the basis.
+   *  - GLP_IHEUR: the node's LP relaxation (fractional x); z = y / alpha
+   *    suggests the complementary basis {i : y_i > w_i} (compared in the
+   *    equilibrated problem), which is solved exactly. One LU per node,
+   *    skipped when the basis repeats the last one tried. */
+  glp_prob *P = glp_ios_get_prob(T);
+  const int n = job->n;
+  double alpha = glp_get_col_prim(P, n + 1);
+  if (!(alpha > job->early_alpha)) return;
+  for (int j = 0; j < n; j++) job->y[j] = glp_get_col_prim(P, 1 + j);
+  if (reason == GLP_IBINGO) {
+    for (int i = 0; i < n; i++)
+      job->x[i] = glp_get_col_prim(P, 2 * n + 2 + i) > 0.5;
+  } else {
+    int same = job->have_last;
+    for (int i = 0; i < n; i++) {
+      unsigned char b = job->y[i] > glp_get_col_prim(P, n + 2 + i);
+      if (b != job->last[i]) same = 0;
+      job->x[i] = job->last[i] = b;
+    }
+    job->have_last = 1;
+    if (same) return;
+  }
+  cp_lcp_info why;
+  if (!make_candidate(job->early, job->y, alpha, job->x, job->ez, job->ew, &why))
+    return;
+  /* In a second-solution search only another support is news. */
+  if (job->avoid && reason == GLP_IHEUR) {
+    int differs = 0;
+    for (int i = 0; i < n; i++)
+      if ((job->ez[i] > job->early->supp_tol) != (job->avoid[i] != 0)) differs = 1;
+    if (!differs) return;
+  }
+  job->early_found = reason == GLP_IBINGO ? 1 : 2;
+  job->alpha = job->obj = alpha;
+  glp_ios_terminate(T);
+}
+
+static int ms_limit(double s) {
+  if (!(s > 0.0)) return INT_MAX;
+  double ms = s * 1000.0;
+  if (ms >= (double)INT_MAX) return INT_MAX;
+  return ms < 1.0 ? 1 : (int)ms;
+}
+
+/* Columns: y_j = 1..n, alpha = n+1, w_i = n+2..2n+1, x_i = 2n+2..3n+1.
+ * Rows:    1..n      sum_j M_ij y_j + q_i alpha - w_i = 0
+ *          n+1..2n   y_i - x_i <= 0
+ *          2n+1..3n  w_i + x_i <= 1
+ *          3n+1..    sum_{p_i=0} x_i - sum_{p_i=1} x_i >= 1 - |p|  (cuts)
+ * Every GLPK call of this module happens inside this function. */
+static mip_outcome run_mip(mip_job *job) {
+  const int n = job->n;
+  const int ncuts = job->fix ? 0 : job->ncuts;
+  const int ncol = 3 * n + 1, nrow = 3 * n + ncuts;
+  size_t cap = (size_t)n * (size_t)n + 6 * (size_t)n +
+               (size_t)ncuts * (size_t)n + 1;
+  int *ia = malloc(sizeof(int) * cap);
+  int *ja = malloc(sizeof(int) * cap);
+  double *ar = malloc(sizeof(double) * cap);
+  job->ret = 0;
+  job->mip_status = GLP_UNDEF;
+  job->obj = job->alpha = 0.0;
+  job->nodes = 0;
+  job->early_found = 0;
+  job->have_last = 0;
+  job->guard.len = 0;
+  job->guard.text[0] = '\0';
+  if (!ia || !ja || !ar || nrow < 0 || (size_t)INT_MAX < cap) {
+    free(ia); free(ja); free(ar);
+    return MIP_NOMEM;
+  }
+  /* Assemble the triplets before touching GLPK. */
+  int k = 0;
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++) {
+      double v = job->M[i + (size_t)j * (size_t)n];
+      if (v != 0.0) { k++; ia[k] = i + 1; ja[k] = j + 1; ar[k] = v; }
+    }
+  for (int i = 0; i < n; i++) {
+    if (job->q[i] != 0.0) { k++; ia[k] = i + 1; ja[k] = n + 1; ar[k] = job->q[i]; }
+    k++; ia[k] = i + 1; ja[k] = n + 2 + i; ar[k] = -1.0;
+    k++; ia[k] = n + 1 + i; ja[k] = 1 + i; ar[k] = 1.0;
+    k++; ia[k] = n + 1 + i; ja[k] = 2 * n + 2 + i; ar[k] = -1.0;
+    k++; ia[k] = 2 * n + 1 + i; ja[k] = n + 2 + i; ar[k] = 1.0;
+    k++; ia[k] = 2 * n + 1 + i; ja[k] = 2 * n + 2 + i; ar[k] = 1.0;
+  }
+  for (int c = 0; c < ncuts; c++)
+    for (int i = 0; i < n; i++) {
+      k++;
+      ia[k] = 3 * n + 1 + c;
+      ja[k] = 2 * n + 2 + i;
+      ar[k] = job->cuts[(size_t)c * (size_t)n + i] ? -1.0 : 1.0;
+    }
+  const int nnz = k;
+
+  glp_term_hook(guard_term_hook, &job->guard);
+  const int old_out = glp_term_out(GLP_OFF);
+  glp_error_hook(guard_error_hook, &job->guard);
+  if (setjmp(job->guard.jb)) {
+    /* GLPK is in its error state: its memory, problem objects included, is
+     * released only by glp_free_env(); the hooks go with the environment. */
+    glp_free_env();
+    if (old_out != GLP_ON) glp_term_out(old_out);
+    free(ia); free(ja); free(ar);
+    return MIP_GLPK_ERROR;
+  }
+
+  glp_prob *P = glp_create_prob();
+  glp_set_obj_dir(P, GLP_MAX);
+  glp_add_cols(P, ncol);
+  glp_add_rows(P, nrow);
+  for (int j = 0; j < n; j++) {
+    int fixed0 = job->fix && !job->fix[j];
+    glp_set_col_bnds(P, 1 + j, fixed0 ? GLP_FX : GLP_DB, 0.0, fixed0 ? 0.0 : 1.0);
+    if (job->objy && job->objy[j]) glp_set_obj_coef(P, 1 + j, 1.0);
+  }
+  if (job->alpha_lb > 0.0)
+    glp_set_col_bnds(P, n + 1, GLP_DB, job->alpha_lb, 1.0);
+  else
+    glp_set_col_bnds(P, n + 1, GLP_DB, 0.0, 1.0);
+  if (!job->objy) glp_set_obj_coef(P, n + 1, 1.0);
+  for (int i = 0; i < n; i++) {
+    int fixed0 = job->fix && job->fix[i];
+    glp_set_col_bnds(P, n + 2 + i, fixed0 ? GLP_FX : GLP_DB, 0.0, fixed0 ? 0.0 : 1.0);
+    if (job->fix) {
+      double v = job->fix[i] ? 1.0 : 0.0;
+      glp_set_col_bnds(P, 2 * n + 2 + i, GLP_FX, v, v);
+    } else {
+      glp_set_col_kind(P, 2 * n + 2 + i, GLP_BV);
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    glp_set_row_bnds(P, 1 + i, GLP_FX, 0.0, 0.0);
+    glp_set_row_bnds(P, n + 1 + i, GLP_UP, 0.0, 0.0);
+    glp_set_row_bnds(P, 2 * n + 1 + i, GLP_UP, 0.0, 1.0);
+  }
+  for (int c = 0; c < ncuts; c++) {
+    int ones = 0;
+    for (int i = 0; i < n; i++) ones += job->cuts[(size_t)c * (size_t)n + i] != 0;
+    glp_set_row_bnds(P, 3 * n + 1 + c, GLP_LO, 1.0 - ones, 0.0);
+  }
+  glp_load_matrix(P, nnz, ia, ja, ar);
+
+  glp_iocp ip;
+  glp_init_iocp(&ip);
+  ip.msg_lev = GLP_MSG_OFF;
+  ip.tm_lim = ms_limit(job->time_limit_s);
+  /* x is binary: 1e-9 keeps GLPK from accepting x_i = 1e-6 as 0, which
+   * would let y_i (hence z_i) be nonzero with w_i too. */
+  ip.tol_int = 1e-9;
+  ip.tol_obj = 1e-9;
+  ip.cb_func = mip_callback;
+  ip.cb_info = job;
+  ip.br_tech = job->br_tech;
+  ip.bt_tech = job->bt_tech;
+  int ret;
+  if (job->presolve) {
+    ip.presolve = GLP_ON;
+    ret = glp_intopt(P, &ip);
+  } else {
+    /* Without the MIP presolver glp_intopt needs an optimal basis of the LP
+     * relaxation: scale (GLPK's own scaling, on top of ours) and solve it. */
+    glp_smcp sp;
+    glp_init_smcp(&sp);
+    sp.msg_lev = GLP_MSG_OFF;
+    sp.tm_lim = ip.tm_lim;
+    double t0 = glp_time();
+    glp_scale_prob(P, GLP_SF_AUTO);
+    ret = glp_simplex(P, &sp);
+    if (ret == 0 && glp_get_status(P) == GLP_OPT) {
+      if (ip.tm_lim != INT_MAX) {
+        double used = glp_difftime(glp_time(), t0) * 1000.0;
+        ip.tm_lim = used >= ip.tm_lim - 1 ? 1 : ip.tm_lim - (int)used;
+      }
+      ip.presolve = GLP_OFF;
+      ret = glp_intopt(P, &ip);
+    } else if (ret == 0 && glp_get_status(P) == GLP_NOFEAS) {
+      ret = GLP_ENOPFS; /* all patterns cut */
+    } else if (ret == 0) {
+      ret = GLP_EFAIL;
+    }
+  }
+  job->ret = ret;
+  job->mip_status = glp_mip_status(P);
+  mip_outcome out;
+  if (job->early_found) {
+    out = MIP_EARLY;
+  } else if (job->mip_status == GLP_OPT || job->mip_status == GLP_FEAS) {
+    job->obj = glp_mip_obj_val(P);
+    job->alpha = glp_mip_col_val(P, n + 1);
+    for (int j = 0; j < n; j++) job->y[j] = glp_mip_col_val(P, 1 + j);
+    for (int i = 0; i < n; i++)
+      job->x[i] = glp_mip_col_val(P, 2 * n + 2 + i) > 0.5;
+    out = (ret == 0 && job->mip_status == GLP_OPT) ? MIP_OPTIMAL : MIP_INCUMBENT;
+  } else if (ret == GLP_ENOPFS || (ret == 0 && job->mip_status == GLP_NOFEAS)) {
+    out = MIP_NOFEAS;
+  } else if (ret == GLP_ETMLIM) {
+    out = MIP_TIME;
+  } else {
+    out = MIP_FAIL;
+  }
+  glp_delete_prob(P);
+  glp_error_hook(NULL, NULL);
+  glp_term_out(old_out);
+  glp_term_hook(NULL, NULL);
+  free(ia); free(ja); free(ar);
+  return out;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Scaling                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Exponent p with 2^p closest (in log) to 1/sqrt(v), v > 0. */
+static int half_exp(double v) {
+  int p = (int)lround(-0.5 * log2(v));
+  return p > 60 ? 60 : (p < -60 ? -60 : p);
+}
+
+/* Ruiz equilibration of [M q] with power-of-two factors: writes the exact
+ * scaled copy Ms = D M E, qs = c D q and the exponents (d_i = 2^er[i],
+ * e_j = 2^ec[j], c = 2^*eq). */
+static void equilibrate(int n, const double *M, const double *q, double *Ms,
+                        double *qs, int *er, int *ec, int *eq, double *rmax,
+                        double *cmax) {
+  memset(er, 0, sizeof(int) * (size_t)n);
+  memset(ec, 0, sizeof(int) * (size_t)n);
+  *eq = 0;
+  memcpy(Ms, M, sizeof(double) * (size_t)n * (size_t)n);
+  memcpy(qs, q, sizeof(double) * (size_t)n);
+  for (int it = 0; it < 30; it++) {
+    for (int i = 0; i < n; i++) rmax[i] = fabs(qs[i]);
+    double qmax = 0.0;
+    for (int i = 0; i < n; i++) qmax = fmax(qmax, fabs(qs[i]));
+    for (int j = 0; j < n; j++) {
+      const double *col = Ms + (size_t)j * (size_t)n;
+      double cm = 0.0;
+      for (int i = 0; i < n; i++) {
+        double a = fabs(col[i]);
+        if (a > cm) cm = a;
+        if (a > rmax[i]) rmax[i] = a;
+      }
+      cmax[j] = cm;
+    }
+    int changed = 0;
+    for (int i = 0; i < n; i++)
+      if (rmax[i] > 0.0) {
+        int p = half_exp(rmax[i]);
+        if (p) { er[i] += p; changed = 1; }
+      }
+    for (int j = 0; j < n; j++)
+      if (cmax[j] > 0.0) {
+        int p = half_exp(cmax[j]);
+        if (p) { ec[j] += p; changed = 1; }
+      }
+    if (qmax > 0.0) {
+      int p = half_exp(qmax);
+      if (p) { *eq += p; changed = 1; }
+    }
+    if (!changed) break;
+    /* Recompute from the original data: ldexp is exact barring under- or
+     * overflow, which the +-60 cap per step and 30 steps keep far away for
+     * any finite data that is not itself near the limits of double. */
+    for (int j = 0; j < n; j++)
+      for (int i = 0; i < n; i++)
+        Ms[i + (size_t)j * (size_t)n] =
+            ldexp(M[i + (size_t)j * (size_t)n], er[i] + ec[j]);
+    for (int i = 0; i < n; i++) qs[i] = ldexp(q[i], er[i] + *eq);
+  }
+}
+
+static const char *mip_outcome_text(mip_outcome o) {
+  static const char *const names[] = {"optimal", "verified incumbent",
+                                      "incumbent", "no feasible point",
+                                      "time limit", "solver failure",
+                                      "GLPK internal error", "out of memory"};
+  return names[o];
+}
+
+/* ------------------------------------------------------------------------ */
+/* cp_certify                                                               */
+/* ------------------------------------------------------------------------ */
+
+typedef struct cert_state {
+  cp_certify_result *res;
+  long nodes;
+} cert_state;
+
+static mip_outcome solve_counted(mip_job *job, cert_state *st) {
+  mip_outcome o = run_mip(job);
+  st->res->mip_solves++;
+  st->nodes += job->nodes > 1 ? job->nodes : 1;
+  return o;
+}
+
+static void set_reason_mip(cp_lcp_info *info, const char *what,
+                           const mip_job *job, mip_outcome o) {
+  if (o == MIP_GLPK_ERROR)
+    snprintf(info->reason, sizeof info->reason, "%s: GLPK internal error: %.100s",
+             what, job->guard.text[0] ? job->guard.text : "(no message)");
+  else
+    snprintf(info->reason, sizeof info->reason,
+             "%s: %s (glp_intopt %d, mip status %d)", what,
+             mip_outcome_text(o), job->ret, job->mip_status);
+}
+
+cp_lcp_status cp_certify(int n, const double *M, const double *q,
+                         const cp_certify_options *opt, double *z, double *w,
+                         double *z2, double *w2, cp_certify_result *res,
+                         cp_lcp_info *info) {
+  cp_certify_options def = cp_certify_defaults();
+  cp_certify_result res_local;
+  if (!opt) opt = &def;
+  if (!res) res = &res_local;
+  memset(res, 0, sizeof *res);
+  cp_lcp_info_clear(info);
+  info->solver = CP_SOLVER_CERTIFY;
+  info->starts = 1;
+
+  if (n < 1 || !M || !q || !z || !w) {
+    snprintf(info->reason, sizeof info->reason,
+             "certify: invalid arguments (n = %d)", n);
+    return info->status = CP_LCP_NUMERICAL;
+  }
+  if (opt->second && (!z2 || !w2)) {
+    snprintf(info->reason, sizeof info->reason,
+             "certify: a second-solution search needs z2 and w2");
+    return info->status = CP_LCP_NUMERICAL;
+  }
+  for (size_t k = 0; k < (size_t)n * (size_t)n; k++)
+    if (!isfinite(M[k])) {
+      snprintf(info->reason, sizeof info->reason,
+               "certify: M has a non-finite entry at (%d, %d)",
+               (int)(k % (size_t)n), (int)(k / (size_t)n));
+      return info->status = CP_LCP_NUMERICAL;
+    }
+  for (int i = 0; i < n; i++)
+    if (!isfinite(q[i])) {
+      snprintf(info->reason, sizeof info->reason,
+               "certify: q has a non-finite entry at %d", i);
+      return info->status = CP_LCP_NUMERICAL;
+    }
+
+  const int max_cuts = opt->second && opt->max_cuts > 0 ? opt->max_cuts : 0;
+  const size_t nn = (size_t)n * (size_t)n, un = (size_t)n;
+  /* Everything except GLPK's own memory, allocated once. */
+  double *Ms = malloc(sizeof(double) * (nn + 8 * un));
+  int *ex = malloc(sizeof(int) * 2 * un);
+  /* [max_cuts + 1] patterns (cut or about to be), then 6 scratch rows */
+  unsigned char *pat = malloc(((size_t)max_cuts + 7) * un);
+  double *pat_alpha = malloc(sizeof(double) * ((size_t)max_cuts + 1));
+  unsigned char *pat_ok = malloc((size_t)max_cuts + 1);
+  if (!Ms || !ex || !pat || !pat_alpha || !pat_ok) {
+    free(Ms); free(ex); free(pat); free(pat_alpha); free(pat_ok);
+    snprintf(info->reason, sizeof info->reason, "certify: out of memory");
+    return info->status = CP_LCP_NOMEM;
+  }
+  double *qs = Ms + nn, *y = qs + un, *zr = y + un, *wr = zr + un;
+  double *rmax = wr + un, *cmax = rmax + un, *zc = cmax + un, *wc = zc + un;
+  int *er = ex, *ec = ex + un;
+  unsigned char *cuts = pat;
+  unsigned char *xs = pat + ((size_t)max_cuts + 1) * un; /* MIP x */
+  unsigned char *s1 = xs + un;       /* support of the first answer */
+  unsigned char *s2 = s1 + un;       /* support of a later answer */
+  unsigned char *basis = s2 + un;
+  unsigned char *objy = basis + un;
+  unsigned char *last = objy + un;
+  int eq = 0;
+  equilibrate(n, M, q, Ms, qs, er, ec, &eq, rmax, cmax);
+
+  double qmax = 1.0;
+  for (int i = 0; i < n; i++) qmax = fmax(qmax, fabs(q[i]));
+  const cp_check_options chk = opt->check;
+  cert_ctx ctx = {.n = n, .M = M, .q = q, .er = er, .ec = ec, .eq = eq, .chk = &chk,
+                  .supp_tol = chk.rel_tol * qmax, .basis = basis, .zr = zr,
+                  .wr = wr};
+  cert_state st = {.res = res, .nodes = 0};
+  const double atol = opt->alpha_tol;
+
+  /* The main solves: our root LP, no MIP presolver, so that the callback
+   * sees the original columns and can stop at the first verified point. */
+  mip_job job;
+  memset(&job, 0, sizeof job);
+  job.n = n;
+  job.M = Ms;
+  job.q = qs;
+  job.time_limit_s = opt->time_limit_s;
+  job.presolve = 0;
+  job.br_tech = GLP_BR_DTH;
+  job.bt_tech = GLP_BT_BLB;
+  job.early = &ctx;
+  job.early_alpha = atol;
+  job.ez = z;
+  job.ew = w;
+  job.last = last;
+  job.y = y;
+  job.x = xs;
+
+  cp_lcp_status status;
+  cp_lcp_info why;
+  cp_lcp_info_clear(&why);
+  mip_outcome o = solve_counted(&job, &st);
+  res->alpha = job.alpha;
+  if (o == MIP_EARLY) {
+    status = CP_LCP_SOLVED;
+  } else if (o == MIP_OPTIMAL && job.alpha <= atol) {
+    /* GLPK says alpha* = 0. Ask again along another path (GLPK's MIP
+     * presolver, other branching and backtracking rules) before saying "no
+     * solution": a wrong prune would have to repeat itself. */
+    mip_job j2 = job;
+    j2.presolve = 1;
+    j2.early = NULL;
+    j2.br_tech = GLP_BR_MFV;
+    j2.bt_tech = GLP_BT_DFS;
+    mip_outcome o2 = solve_counted(&j2, &st);
+    if ((o2 == MIP_OPTIMAL || o2 == MIP_INCUMBENT) && j2.alpha > atol) {
+      if (make_candidate(&ctx, y, j2.alpha, xs, z, w, &why)) {
+        /* The first verdict was wrong; the verified answer stands. */
+        res->alpha = j2.alpha;
+        job.alpha = j2.alpha;
+        status = CP_LCP_SOLVED;
+      } else {
+        snprintf(info->reason, sizeof info->reason,
+                 "certify: GLPK solves disagree (alpha* = %.3g, then %.3g "
+                 "with a point that fails the check)", job.alpha, j2.alpha);
+        status = CP_LCP_NUMERICAL;
+      }
+    } else {
+      status = CP_LCP_INFEASIBLE;
+      if (o2 == MIP_OPTIMAL)
+        snprintf(info->reason, sizeof info->reason,
+                 "no solution exists: alpha* = %.3g <= alpha_tol %.3g "
+                 "(confirmed by a second MIP solve)", job.alpha, atol);
+      else
+        snprintf(info->reason, sizeof info->reason,
+                 "no solution exists: alpha* = %.3g <= alpha_tol %.3g "
+                 "(confirmation solve: %s)", job.alpha, atol,
+                 mip_outcome_text(o2));
+    }
+  } else if ((o == MIP_OPTIMAL || o == MIP_INCUMBENT) && job.alpha > atol) {
+    /* Every incumbent failed the check in the callback (or this is the
+     * incumbent left by a time limit or a failure): the last word is the
+     * final point, which is the best conditioned one GLPK found. */
+    if (make_candidate(&ctx, y, job.alpha, xs, z, w, &why)) {
+      status = CP_LCP_SOLVED;
+    } else if (o == MIP_INCUMBENT && job.ret == GLP_ETMLIM) {
+      status = CP_LCP_TIME_LIMIT;
+      snprintf(info->reason, sizeof info->reason,
+               "certify: time limit; the incumbent (alpha = %.3g) failed the "
+               "check: %.60s", job.alpha, why.reason);
+    } else {
+      status = CP_LCP_CHECK_FAILED;
+      snprintf(info->reason, sizeof info->reason,
+               "certify: alpha* = %.3g but z = y/alpha failed the check: %.80s",
+               job.alpha, why.reason);
+    }
+  } else if (o == MIP_TIME || (o == MIP_INCUMBENT && job.ret == GLP_ETMLIM)) {
+    status = CP_LCP_TIME_LIMIT;
+    snprintf(info->reason, sizeof info->reason,
+             "certify: time limit (%.3g s) reached undecided (best alpha %.3g)",
+             opt->time_limit_s, job.alpha);
+  } else if (o == MIP_NOMEM) {
+    status = CP_LCP_NOMEM;
+    snprintf(info->reason, sizeof info->reason, "certify: out of memory");
+  } else {
+    status = CP_LCP_NUMERICAL;
+    set_reason_mip(info, "certify", &job, o);
+  }
+
+  if (status == CP_LCP_SOLVED && opt->second) {
+    /* Second solution by no-good cuts on x.
+     *
+     * What alpha* = 0 under the cuts proves: every x pattern that admits a
+     * solution is among the cut ones, and each cut pattern gave a solution
+     * with the first support S1. That alone does not mean every solution
+     * has support S1: a cut pattern X may hold a continuum of solutions
+     * (degenerate: x_i = 1 with z_i = w_i = 0) with other supports. But a
+     * solution z' with support S' != S1 has its minimal pattern S' cut, and
+     * that pattern gave support S1, so S1 is a proper subset of S', and z'
+     * lies in the pattern polyhedron of a cut pattern X with X \ S1
+     * nonempty. For each such X we maximise sum_{i in X \ S1} y_i over (C1)
+     * with x fixed to X and alpha >= alpha_X / 2 (the midpoint of the found
+     * point and z' scaled into the box is feasible there with a positive
+     * objective), an LP; a zero optimum for all of them completes the
+     * proof. */
+    support_of(n, z, ctx.supp_tol, s1);
+    int ncut = 0, unverified = 0, exhausted = 0, found = 0;
+    memcpy(cuts, xs, un);
+    pat_alpha[0] = alpha_of(&ctx, z, w);
+    pat_ok[0] = 1;
+    int npat = 1; /* patterns stored in cuts[0..npat) */
+    job.ez = zc;
+    job.ew = wc;
+    job.avoid = s1;
+    while (ncut < max_cuts) {
+      ncut++; /* patterns 0..ncut-1 are now cut */
+      job.ncuts = ncut;
+      job.cuts = cuts;
+      mip_outcome oc = solve_counted(&job, &st);
+      if (oc == MIP_NOFEAS || (oc == MIP_OPTIMAL && job.alpha <= atol)) {
+        exhausted = 1;
+        break;
+      }
+      int ok;
+      if (oc == MIP_EARLY && job.early_found == 2) {
+        /* The node heuristic found a verified point of another support. */
+        memcpy(z2, zc, sizeof(double) * un);
+        memcpy(w2, wc, sizeof(double) * un);
+        found = 1;
+        break;
+      }
+      if (oc == MIP_EARLY)
+        ok = 1;
+      else if ((oc == MIP_OPTIMAL || oc == MIP_INCUMBENT) && job.alpha > atol)
+        ok = make_candidate(&ctx, y, job.alpha, xs, zc, wc, &why);
+      else
+        break; /* time limit, failure: undecided */
+      if (ok) {
+        support_of(n, zc, ctx.supp_tol, s2);
+        if (!same_pattern(n, s1, s2)) {
+          memcpy(z2, zc, sizeof(double) * un);
+          memcpy(w2, wc, sizeof(double) * un);
+          found = 1;
+          break;
+        }
+      } else {
+        unverified++; /* its pattern is cut unexplored: no proof later */
+      }
+      /* At most max_cuts iterations store one pattern each: the
+       * max_cuts + 1 slots suffice. */
+      memcpy(cuts + (size_t)npat * un, xs, un);
+      pat_alpha[npat] = ok ? alpha_of(&ctx, zc, wc) : job.alpha;
+      pat_ok[npat] = (unsigned char)ok;
+      npat++;
+    }
+    int decided = found;
+    if (exhausted && !unverified) {
+      /* The degenerate patterns: see the comment above. */
+      int undecided = 0;
+      for (int p = 0; p < ncut && !found; p++) {
+        const unsigned char *X = cuts + (size_t)p * un;
+        int extra = 0;
+        for (int i = 0; i < n; i++) {
+          objy[i] = X[i] && !s1[i];
+          extra += objy[i];
+        }
+        if (!extra) continue;
+        mip_job lp = job;
+        lp.ncuts = 0;
+        lp.cuts = NULL;
+        lp.fix = X;
+        lp.objy = objy;
+        lp.alpha_lb = 0.5 * pat_alpha[p];
+        lp.presolve = 1;
+        lp.early = NULL;
+        lp.avoid = NULL;
+        mip_outcome ol = solve_counted(&lp, &st);
+        if (ol != MIP_OPTIMAL) { undecided = 1; continue; }
+        if (lp.obj <= 1e-9) continue;
+        if (make_candidate(&ctx, y, lp.alpha, X, zc, wc, &why)) {
+          support_of(n, zc, ctx.supp_tol, s2);
+          if (!same_pattern(n, s1, s2)) {
+            memcpy(z2, zc, sizeof(double) * un);
+            memcpy(w2, wc, sizeof(double) * un);
+            found = 1;
+          }
+        } else {
+          undecided = 1;
+        }
+      }
+      decided = found || !undecided;
+    }
+    res->has_second = found;
+    res->second_decided = decided;
+  }
+
+  /* Fill the check fields of info from the reported pair. */
+  if (status == CP_LCP_SOLVED) {
+    if (!cp_lcp_check(n, M, q, z, w, &chk, info)) status = CP_LCP_CHECK_FAILED;
+    else info->reason[0] = '\0';
+  } else if (status == CP_LCP_CHECK_FAILED) {
+    cp_lcp_info tmp = *info;
+    cp_lcp_check(n, M, q, z, w, &chk, info);
+    memcpy(info->reason, tmp.reason, sizeof info->reason);
+  }
+  info->iterations = st.nodes > INT_MAX ? INT_MAX : (int)st.nodes;
+  info->status = status;
+  free(Ms); free(ex); free(pat); free(pat_alpha); free(pat_ok);
+  return status;
+}

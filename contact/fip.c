@@ -164,7 +164,17 @@ static int phase1_lp(int n, const double *M, const double *q,
   glp_init_smcp(&parm);
   parm.msg_lev = GLP_MSG_OFF;
   parm.presolve = GLP_ON;
-  const int rc = glp_simplex(lp, &parm);
+  int rc = glp_simplex(lp, &parm);
+  if (rc == GLP_EFAIL) {
+    /* GLPK's presolver answers EFAIL when it reduces the LP to nothing (all
+     * rows and columns removed, e.g. a frictionless pyramid LCP whose slack
+     * rows pin t to 0); the plain simplex from an advanced basis decides. */
+    parm.presolve = GLP_OFF;
+    const int term2 = glp_term_out(GLP_OFF); /* glp_adv_basis always prints */
+    glp_adv_basis(lp, 0);
+    glp_term_out(term2);
+    rc = glp_simplex(lp, &parm);
+  }
   if (rc == GLP_ENOPFS) {
     result = LP_INFEASIBLE; /* found by the presolver */
   } else if (rc == 0) {

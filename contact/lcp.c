@@ -87,15 +87,22 @@ int cp_lcp_check(int n, const double *M, const double *q, const double *z,
   for (int i = 0; i < n; i++)
     if (fabs(q[i]) > qmax) qmax = fabs(q[i]);
   const double tol = opt->rel_tol * qmax;
+  /* M z + q is recomputed here (the solver's own w is not trusted), column by
+   * column so that the column-major M is read contiguously; a stack buffer
+   * serves the sizes contact problems have. */
+  double stackbuf[512];
+  double *mw = n <= 512 ? stackbuf : malloc(sizeof(double) * (size_t)n);
+  if (!mw) {
+    snprintf(info->reason, sizeof info->reason, "solution check: out of memory");
+    return 0;
+  }
+  cp_lcp_eval(n, M, q, z, mw);
   double comp = 0.0, res = 0.0, minz = INFINITY, minw = INFINITY;
   int bad = -1;
   const char *why = NULL;
   for (int i = 0; i < n; i++) {
-    /* Row i of M z + q, computed afresh: the solver's own w is not trusted. */
-    double wi = q[i];
-    for (int j = 0; j < n; j++) wi += M[i + (size_t)j * (size_t)n] * z[j];
-    double wr = w ? w[i] : wi;
-    if (!isfinite(z[i]) || !isfinite(wr)) {
+    const double wi = mw[i], wr = w ? w[i] : wi;
+    if (!isfinite(z[i]) || !isfinite(wr) || !isfinite(wi)) {
       if (bad < 0) { bad = i; why = "non-finite value"; }
       continue;
     }
@@ -112,6 +119,7 @@ int cp_lcp_check(int n, const double *M, const double *q, const double *z,
       else if (r > tol) { bad = i; why = "w differs from M z + q"; }
     }
   }
+  if (mw != stackbuf) free(mw);
   info->complementarity = comp;
   info->residual = res;
   info->min_z = n ? minz : 0.0;

@@ -1,10 +1,1059 @@
-/* placeholder: being written */
+/* Lemke's method, revised form with a structured explicit basis inverse.
+ *
+ * Tableau view. The augmented system (K1) is  w - M z - d z0 = q  with n
+ * equations. Variables are numbered  v in [0,n): w_v,  [n,2n): z_{v-n},  2n:
+ * z0, with original columns  e_i (w_i),  -M[:,j] (z_j),  -d (z0).  Tableau
+ * row r holds the basic variable basic[r]; B is the matrix of basic columns in
+ * row order, qbar = B^-1 q the basic values.
+ *
+ * Structure of B^-1. If w_i is basic in row r then B e_r = e_i, hence
+ * B^-1 e_i = e_r: column i of B^-1 is a unit vector. Only the columns i whose
+ * w_i is NONBASIC are dense; there are k of them, k = number of basic z's plus
+ * z0 when basic. They are stored contiguously as the "active block"
+ * Bact [n x k, column-major, leading dimension n]; slot s holds column
+ * slot_col[s] of B^-1. Everything the method needs from B^-1 is then O(n k):
+ *
+ *   entering column  abar = B^-1 a = sum_{w_i basic} a_i e_{wrow[i]}
+ *                               + sum_s a_{slot_col[s]} Bact[:,s],
+ *   pivot on row r   B^-1 <- B^-1 - (abar - e_r) (row r of B^-1) / abar_r,
+ *
+ * and row r of B^-1 vanishes on the inactive columns except (when the leaving
+ * variable is w_i) column i, which then becomes active. So a pivot is one
+ * rank-1 update of the n x k block. We fuse it with the product that forms the
+ * NEXT entering column (the complement of the leaving variable is known
+ * before the update), so each pivot streams the block through the cache once.
+ *
+ * Lexicographic rule. Ties in the ratio test are broken by the rows of
+ * [qbar, B^-1] divided by the pivot column (Cottle-Pang-Stone §4.9): entries of
+ * inactive columns are reconstructed on the fly (0 or 1). Ties are rare in
+ * random problems and frequent in degenerate ones; stats.lex_ties counts them.
+ *
+ * Numerical care. Pivot tolerance relative to the scale of the entering column
+ * (original and updated). Every DRIFT_EVERY pivots the residual of B qbar = q
+ * is checked componentwise; when it has drifted, B^-1 is rebuilt from the
+ * basis (refactor(): a k x k LU, O(k^3 + n k^2)). At the end, z is refined
+ * against M directly (up to two steps of iterative refinement preconditioned
+ * by the explicit inverse, while the residual is above roundoff) and, if the
+ * check still fails, recomputed by an LU solve of its basis. Every answer
+ * passes cp_lcp_check.
+ *
+ * Warm start (lazy). The given complementary basis is LU-factored through its
+ * k x k block M_ZZ and solved; if it is feasible, that is the answer (0
+ * pivots, no inverse formed). Only if pivots are needed is the explicit
+ * inverse built from the same LU (warm_inverse()).
+ *
+ * Memory: every array is sized by the capacity in cp_lemke_ws_create; a solve
+ * allocates nothing (LAPACK/CBLAS are called through their *_work forms).
+ */
 #include "contact/lemke.h"
+
+#include <cblas.h>
+#include <float.h>
+#include <lapacke.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
-cp_lemke_options cp_lemke_defaults(void) { cp_lemke_options o = {0}; o.restarts = 3; o.seed = 1; o.pivot_tol = 1e-12; o.lexicographic = 1; o.check = cp_check_defaults(); return o; }
-struct cp_lemke_ws { int cap; };
-cp_lemke_ws *cp_lemke_ws_create(int capacity) { cp_lemke_ws *w = malloc(sizeof *w); if (w) w->cap = capacity; return w; }
-void cp_lemke_ws_destroy(cp_lemke_ws *ws) { free(ws); }
-cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M, const double *q, const cp_lemke_options *opt, const unsigned char *warm, double *z, double *w, cp_lcp_info *info) { (void)ws;(void)n;(void)M;(void)q;(void)opt;(void)warm;(void)z;(void)w; cp_lcp_info_clear(info); return info->status; }
-int cp_lemke_basis(const cp_lemke_ws *ws, unsigned char *basis) { (void)ws; (void)basis; return -1; }
-int cp_lemke_pivots_per_start(const cp_lemke_ws *ws, int *p, int cap) { (void)ws;(void)p;(void)cap; return 0; }
+#include <string.h>
+
+#define LEMKE_MAX_STARTS 256  /* pivots_per_start keeps this many starts */
+#define DRIFT_EVERY 50        /* pivots between drift checks */
+#define DRIFT_TOL 1e-10       /* componentwise relative residual of B qbar = q */
+#define RCOND_MIN 1e-14       /* a basis below this is treated as singular */
+#define TIE_EPS 1e-12         /* relative width of a ratio-test tie */
+#define WARM_FEAS_TOL 1e-12   /* warm basis accepted as feasible (x |q|_inf) */
+
+/* SQLite-style coverage marker: counts how often a rare branch is taken. */
+#define testcase(ws, field) ((ws)->st.field++)
+
+/* Reductions over non-negative doubles on their bit patterns: IEEE order of
+ * non-negative values is integer order, so GCC vectorises these (it does not
+ * vectorise floating-point max/min reductions without -ffast-math). A NaN
+ * sorts above +inf, so max_abs() returns NaN if any entry is NaN. */
+static inline uint64_t dbits(double x) {
+  uint64_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+static inline double bitsd(uint64_t u) {
+  double x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+static double max_abs(int n, const double *restrict x) {
+  uint64_t m = 0;
+  for (int i = 0; i < n; i++) {
+    const uint64_t u = dbits(x[i]) & 0x7FFFFFFFFFFFFFFFull;
+    m = u > m ? u : m;
+  }
+  return bitsd(m);
+}
+
+struct cp_lemke_ws {
+  int cap;
+  int n;                   /* size of the last solve */
+  double *Bact;            /* [cap*cap] active block of B^-1, ld n */
+  double *T1, *T2;         /* [cap*cap] scratch of refactor() and polish */
+  double *qbar;            /* [cap] basic values */
+  double *col, *nxt;       /* [cap] entering column, next entering column */
+  double *d;               /* [cap] covering vector of the current start */
+  double *as;              /* [cap] entries of the next column on active cols */
+  double *lexv;            /* [cap] lexicographic values of the candidates */
+  double *work;            /* [4*cap] dgecon */
+  int *basic;              /* [cap] variable basic in row r */
+  int *wrow, *zrow;        /* [cap] row of basic w_i / z_i, or -1 */
+  int *slot_col, *col_slot;/* [cap] active slot <-> column of B^-1 */
+  int *cand, *cand2;       /* [cap] candidate rows of the ratio test */
+  int *kidx, *widx;        /* [cap] refactor(): rows of non-w / w variables */
+  int *gidx;               /* [cap] row r holds w_gidx[r] (0 if not a w) */
+  unsigned char *wbas;     /* [cap] 1 if row r holds a w */
+  double *ratio;           /* [cap] ratio-test values */
+  lapack_int *ipiv;        /* [cap] */
+  lapack_int *iwork;       /* [cap] */
+  unsigned char *basis;    /* [cap] final complementary basis */
+  int basis_valid;
+  int z0row;               /* row of z0, -1 when nonbasic */
+  int k;                   /* active columns */
+  int nstarts;
+  int pps[LEMKE_MAX_STARTS];
+  cp_lemke_stats st;
+};
+
+cp_lemke_options cp_lemke_defaults(void) {
+  cp_lemke_options o;
+  memset(&o, 0, sizeof o);
+  o.cover = NULL;
+  o.max_pivots = 0;
+  o.restarts = 3;
+  o.seed = 1;
+  o.pivot_tol = 1e-12;
+  o.lexicographic = 1;
+  o.check = cp_check_defaults();
+  return o;
+}
+
+cp_lemke_ws *cp_lemke_ws_create(int capacity) {
+  if (capacity < 1) return NULL;
+  cp_lemke_ws *ws = calloc(1, sizeof *ws);
+  if (!ws) return NULL;
+  const size_t c = (size_t)capacity, cc = c * c;
+  ws->cap = capacity;
+  ws->Bact = malloc(sizeof(double) * cc);
+  ws->T1 = malloc(sizeof(double) * cc);
+  ws->T2 = malloc(sizeof(double) * cc);
+  ws->qbar = malloc(sizeof(double) * c * 11);
+  ws->basic = malloc(sizeof(int) * c * 11);
+  ws->ipiv = malloc(sizeof(lapack_int) * c * 2);
+  ws->basis = calloc(2 * c, 1);
+  if (!ws->Bact || !ws->T1 || !ws->T2 || !ws->qbar || !ws->basic ||
+      !ws->ipiv || !ws->basis) {
+    cp_lemke_ws_destroy(ws);
+    return NULL;
+  }
+  /* Carve the vectors out of two blocks (fewer allocations, same sizes). */
+  ws->col = ws->qbar + c;
+  ws->nxt = ws->col + c;
+  ws->d = ws->nxt + c;
+  ws->as = ws->d + c;
+  ws->lexv = ws->as + c;
+  ws->work = ws->lexv + c; /* 4c */
+  ws->wrow = ws->basic + c;
+  ws->zrow = ws->wrow + c;
+  ws->slot_col = ws->zrow + c;
+  ws->col_slot = ws->slot_col + c;
+  ws->cand = ws->col_slot + c;
+  ws->cand2 = ws->cand + c;
+  ws->kidx = ws->cand2 + c;
+  ws->widx = ws->kidx + c;
+  ws->gidx = ws->widx + c;
+  ws->ratio = ws->work + 4 * c;
+  ws->wbas = ws->basis + c;
+  ws->iwork = ws->ipiv + c;
+  return ws;
+}
+
+void cp_lemke_ws_destroy(cp_lemke_ws *ws) {
+  if (!ws) return;
+  free(ws->Bact);
+  free(ws->T1);
+  free(ws->T2);
+  free(ws->qbar);
+  free(ws->basic);
+  free(ws->ipiv);
+  free(ws->basis);
+  free(ws);
+}
+
+int cp_lemke_basis(const cp_lemke_ws *ws, unsigned char *basis) {
+  if (!ws || !ws->basis_valid) return -1;
+  memcpy(basis, ws->basis, (size_t)ws->n);
+  return 0;
+}
+
+int cp_lemke_pivots_per_start(const cp_lemke_ws *ws, int *per_start, int cap) {
+  if (!ws) return 0;
+  int m = ws->nstarts < LEMKE_MAX_STARTS ? ws->nstarts : LEMKE_MAX_STARTS;
+  for (int i = 0; i < m && i < cap; i++) per_start[i] = ws->pps[i];
+  return ws->nstarts;
+}
+
+void cp_lemke_get_stats(const cp_lemke_ws *ws, cp_lemke_stats *st) {
+  if (ws) *st = ws->st;
+  else memset(st, 0, sizeof *st);
+}
+
+/* ------------------------------------------------------------------------ */
+/* One solve's constant data. */
+typedef struct run {
+  int n;
+  const double *M, *q;
+  double qscale;      /* max(1, |q|_inf) */
+  double pivot_tol;
+  int lex;
+  int cap;            /* pivot cap per start */
+  char *reason;       /* info->reason */
+} run;
+
+#define VZ0(n) (2 * (n))
+
+/* Original column entry a_v[i]. */
+static inline double acol(const cp_lemke_ws *ws, const run *R, int v, int i) {
+  const int n = R->n;
+  if (v < n) return v == i ? 1.0 : 0.0;
+  if (v < 2 * n) return -R->M[(size_t)i + (size_t)(v - n) * (size_t)n];
+  return -ws->d[i];
+}
+
+/* Entry (r, c) of B^-1. */
+static inline double binv(const cp_lemke_ws *ws, int r, int c) {
+  const int s = ws->col_slot[c];
+  if (s >= 0) return ws->Bact[(size_t)r + (size_t)s * (size_t)ws->n];
+  return ws->wrow[c] == r ? 1.0 : 0.0;
+}
+
+/* out := B^-1 a_v for a z or z0 column (a_v given by pointer `a` with sign
+ * `sg`, i.e. a_v = sg * a). Returns max |a_v|. O(n k). */
+static double form_column(cp_lemke_ws *ws, const double *a, double sg,
+                          double *out) {
+  const int n = ws->n, k = ws->k;
+  double amax = 0.0;
+  memset(out, 0, sizeof(double) * (size_t)n);
+  for (int i = 0; i < n; i++) {
+    const double ai = sg * a[i];
+    amax = fmax(amax, fabs(ai)); /* a NaN shows up in `out` (ratio test) */
+    if (ws->wrow[i] >= 0) out[ws->wrow[i]] = ai;
+  }
+  if (k > 0) {
+    for (int s = 0; s < k; s++) ws->as[s] = sg * a[ws->slot_col[s]];
+    cblas_dgemv(CblasColMajor, CblasNoTrans, n, k, 1.0, ws->Bact, n, ws->as,
+                1, 1.0, out, 1);
+  }
+  return amax;
+}
+
+/* Entering column of variable v into out; returns the scale of a_v. */
+static double entering_column(cp_lemke_ws *ws, const run *R, int v,
+                              double *out) {
+  const int n = R->n;
+  if (v < n) {
+    const int s = ws->col_slot[v];
+    memcpy(out, ws->Bact + (size_t)s * (size_t)n, sizeof(double) * (size_t)n);
+    return 1.0;
+  }
+  if (v < 2 * n) return form_column(ws, R->M + (size_t)(v - n) * (size_t)n, -1.0, out);
+  return form_column(ws, ws->d, -1.0, out);
+}
+
+/* qbar := B^-1 q. */
+static void recompute_qbar(cp_lemke_ws *ws, const run *R) {
+  form_column(ws, R->q, 1.0, ws->qbar);
+}
+
+/* Rebuilds the active block of B^-1 from the current basis (see the header
+ * comment for the algebra). Rows of non-w variables K (k of them), active
+ * columns A (the slots); C_AK[a][kk] = a_{basic[K[kk]]}[A[a]],
+ * C_WK[i][kk] = a_{basic[K[kk]]}[W[i]].  B^-1 on rows K is C_AK^-1, on rows of
+ * W it is -C_WK C_AK^-1. Returns 0, or -1 if C_AK is (numerically) singular;
+ * then Bact is left unchanged. */
+static int refactor(cp_lemke_ws *ws, const run *R) {
+  const int n = R->n, k = ws->k;
+  if (k == 0) return 0;
+  int nk = 0, nw = 0;
+  for (int r = 0; r < n; r++) {
+    if (ws->basic[r] < n) ws->widx[nw++] = r;
+    else ws->kidx[nk++] = r;
+  }
+  if (nk != k) return -1; /* inconsistent bookkeeping: programmer error */
+  double *F = ws->T1, *CW = ws->T1 + (size_t)k * (size_t)k, *Y = ws->T2;
+  const int ldw = nw > 0 ? nw : 1;
+  double anorm = 0.0;
+  for (int kk = 0; kk < k; kk++) {
+    const int v = ws->basic[ws->kidx[kk]];
+    double colsum = 0.0;
+    for (int a = 0; a < k; a++) {
+      double x = acol(ws, R, v, ws->slot_col[a]);
+      F[a + (size_t)kk * (size_t)k] = x;
+      colsum += fabs(x);
+    }
+    if (colsum > anorm) anorm = colsum;
+    for (int i = 0; i < nw; i++)
+      CW[i + (size_t)kk * (size_t)ldw] = acol(ws, R, v, ws->basic[ws->widx[i]]);
+  }
+  lapack_int info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, k, k, F, k, ws->ipiv);
+  if (info != 0) return -1;
+  double rcond = 0.0;
+  info = LAPACKE_dgecon_work(LAPACK_COL_MAJOR, '1', k, F, k, anorm, &rcond,
+                             ws->work, ws->iwork);
+  if (info != 0 || !(rcond >= RCOND_MIN)) return -1;
+  /* Y (n x k, ld n): rows 0..k-1 = C_AK^-1, rows k..n-1 = -C_WK C_AK^-1. */
+  for (int a = 0; a < k; a++) {
+    double *y = Y + (size_t)a * (size_t)n;
+    memset(y, 0, sizeof(double) * (size_t)k);
+    y[a] = 1.0;
+  }
+  info = LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', k, k, F, k, ws->ipiv, Y, n);
+  if (info != 0) return -1;
+  if (nw > 0)
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, nw, k, k, -1.0, CW,
+                ldw, Y, n, 0.0, Y + k, n);
+  for (size_t i = 0; i < (size_t)n * (size_t)k; i++)
+    if (!isfinite(Y[i])) return -1;
+  for (int s = 0; s < k; s++) {
+    const double *y = Y + (size_t)s * (size_t)n;
+    double *b = ws->Bact + (size_t)s * (size_t)n;
+    for (int kk = 0; kk < k; kk++) b[ws->kidx[kk]] = y[kk];
+    for (int i = 0; i < nw; i++) b[ws->widx[i]] = y[k + i];
+  }
+  return 0;
+}
+
+/* Componentwise relative residual of B qbar = q (O(n k)). */
+static double basis_residual(cp_lemke_ws *ws, const run *R) {
+  const int n = R->n;
+  double *res = ws->nxt, *scl = ws->lexv; /* free at this point */
+  for (int i = 0; i < n; i++) { res[i] = R->q[i]; scl[i] = fabs(R->q[i]); }
+  for (int r = 0; r < n; r++) {
+    const int v = ws->basic[r];
+    const double x = ws->qbar[r];
+    if (v < n) { res[v] -= x; scl[v] += fabs(x); continue; }
+    const double *a = v < 2 * n ? R->M + (size_t)(v - n) * (size_t)n : ws->d;
+    /* a_v = -a: B qbar contains -a x. */
+    for (int i = 0; i < n; i++) { res[i] += a[i] * x; scl[i] += fabs(a[i] * x); }
+  }
+  double worst = 0.0;
+  for (int i = 0; i < n; i++) {
+    double e = fabs(res[i]) / (scl[i] + 1e-300);
+    if (!(e <= worst)) worst = e; /* NaN propagates */
+  }
+  return worst;
+}
+
+/* ----- the pivot update kernels --------------------------------------- */
+
+/* c_s -= x t_s for eight columns, accumulating acc += sum a_s c_s (new).
+ * Eight columns per sweep halve the traffic on x and acc against four. */
+static void upd8_acc(int n, double *restrict c0, double *restrict c1,
+                     double *restrict c2, double *restrict c3,
+                     double *restrict c4, double *restrict c5,
+                     double *restrict c6, double *restrict c7,
+                     const double *restrict x, double *restrict acc,
+                     const double *restrict t, const double *restrict a) {
+  const double t0 = t[0], t1 = t[1], t2 = t[2], t3 = t[3], t4 = t[4],
+               t5 = t[5], t6 = t[6], t7 = t[7];
+  const double a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3], a4 = a[4],
+               a5 = a[5], a6 = a[6], a7 = a[7];
+  for (int i = 0; i < n; i++) {
+    const double xi = x[i];
+    const double v0 = c0[i] - xi * t0, v1 = c1[i] - xi * t1;
+    const double v2 = c2[i] - xi * t2, v3 = c3[i] - xi * t3;
+    const double v4 = c4[i] - xi * t4, v5 = c5[i] - xi * t5;
+    const double v6 = c6[i] - xi * t6, v7 = c7[i] - xi * t7;
+    c0[i] = v0; c1[i] = v1; c2[i] = v2; c3[i] = v3;
+    c4[i] = v4; c5[i] = v5; c6[i] = v6; c7[i] = v7;
+    acc[i] += ((a0 * v0 + a1 * v1) + (a2 * v2 + a3 * v3)) +
+              ((a4 * v4 + a5 * v5) + (a6 * v6 + a7 * v7));
+  }
+}
+
+static void upd4_acc(int n, double *restrict c0, double *restrict c1,
+                     double *restrict c2, double *restrict c3,
+                     const double *restrict x, double *restrict acc,
+                     const double *restrict t, const double *restrict a) {
+  const double t0 = t[0], t1 = t[1], t2 = t[2], t3 = t[3];
+  const double a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+  for (int i = 0; i < n; i++) {
+    const double xi = x[i];
+    const double v0 = c0[i] - xi * t0, v1 = c1[i] - xi * t1;
+    const double v2 = c2[i] - xi * t2, v3 = c3[i] - xi * t3;
+    c0[i] = v0; c1[i] = v1; c2[i] = v2; c3[i] = v3;
+    acc[i] += (a0 * v0 + a1 * v1) + (a2 * v2 + a3 * v3);
+  }
+}
+
+static void upd1_acc(int n, double *restrict c0, const double *restrict x,
+                     double *restrict acc, double t0, double a0) {
+  for (int i = 0; i < n; i++) {
+    const double v0 = c0[i] - x[i] * t0;
+    c0[i] = v0;
+    acc[i] += a0 * v0;
+  }
+}
+
+/* Plain rank-1 update of eight columns (no next column to form). */
+static void upd8(int n, double *restrict c0, double *restrict c1,
+                 double *restrict c2, double *restrict c3, double *restrict c4,
+                 double *restrict c5, double *restrict c6, double *restrict c7,
+                 const double *restrict x, const double *restrict t) {
+  const double t0 = t[0], t1 = t[1], t2 = t[2], t3 = t[3], t4 = t[4],
+               t5 = t[5], t6 = t[6], t7 = t[7];
+  for (int i = 0; i < n; i++) {
+    const double xi = x[i];
+    c0[i] -= xi * t0; c1[i] -= xi * t1; c2[i] -= xi * t2; c3[i] -= xi * t3;
+    c4[i] -= xi * t4; c5[i] -= xi * t5; c6[i] -= xi * t6; c7[i] -= xi * t7;
+  }
+}
+
+static void upd1(int n, double *restrict c0, const double *restrict x,
+                 double t0) {
+  for (int i = 0; i < n; i++) c0[i] -= x[i] * t0;
+}
+
+/* Rank-1 update of the active block with x = abar - e_r and pivot piv; if
+ * acc != NULL also acc += Bact_new * as (the next entering column). */
+static void update_block(cp_lemke_ws *ws, const double *x, int r, double piv,
+                         double *acc) {
+  const int n = ws->n, k = ws->k;
+  const double inv = 1.0 / piv;
+  double *B = ws->Bact;
+  const size_t ld = (size_t)n;
+  int s = 0;
+  double t[8];
+  if (acc) {
+    for (; s + 8 <= k; s += 8) {
+      double *c = B + (size_t)s * ld;
+      for (int l = 0; l < 8; l++) t[l] = c[(size_t)l * ld + (size_t)r] * inv;
+      upd8_acc(n, c, c + ld, c + 2 * ld, c + 3 * ld, c + 4 * ld, c + 5 * ld,
+               c + 6 * ld, c + 7 * ld, x, acc, t, ws->as + s);
+    }
+    if (s + 4 <= k) {
+      double *c = B + (size_t)s * ld;
+      for (int l = 0; l < 4; l++) t[l] = c[(size_t)l * ld + (size_t)r] * inv;
+      upd4_acc(n, c, c + ld, c + 2 * ld, c + 3 * ld, x, acc, t, ws->as + s);
+      s += 4;
+    }
+    for (; s < k; s++) {
+      double *c0 = B + (size_t)s * ld;
+      upd1_acc(n, c0, x, acc, c0[r] * inv, ws->as[s]);
+    }
+  } else {
+    for (; s + 8 <= k; s += 8) {
+      double *c = B + (size_t)s * ld;
+      for (int l = 0; l < 8; l++) t[l] = c[(size_t)l * ld + (size_t)r] * inv;
+      upd8(n, c, c + ld, c + 2 * ld, c + 3 * ld, c + 4 * ld, c + 5 * ld,
+           c + 6 * ld, c + 7 * ld, x, t);
+    }
+    for (; s < k; s++) {
+      double *c0 = B + (size_t)s * ld;
+      upd1(n, c0, x, c0[r] * inv);
+    }
+  }
+}
+
+/* Pivots the entering variable v (column ws->col) into row r. The leaving
+ * variable's complement becomes the next entering variable; its column is
+ * formed during the update and left in ws->col (scale in *amax_next).
+ * Returns the next entering variable, or -1 when z0 left. */
+static int pivot(cp_lemke_ws *ws, const run *R, int r, int v,
+                 double *amax_next) {
+  const int n = R->n;
+  double *x = ws->col; /* consumed: becomes abar - e_r */
+  const double piv = x[r];
+  const int u = ws->basic[r];
+  int vn = -1;
+  if (u < n) vn = n + u;
+  else if (u < 2 * n) vn = u - n;
+  x[r] -= 1.0;
+  {
+    const double t = ws->qbar[r] / piv;
+    double *restrict qb = ws->qbar;
+    const double *restrict xr = x;
+    for (int i = 0; i < n; i++) qb[i] -= xr[i] * t;
+  }
+  /* Active set changes. Entering w_v: its column of B^-1 becomes e_r after
+   * this pivot, drop it now. Leaving w_u: its column was e_r and becomes
+   * dense; it joins the block as e_r and takes part in the update. */
+  if (v < n) {
+    const int s = ws->col_slot[v], last = ws->k - 1;
+    if (s != last) {
+      memcpy(ws->Bact + (size_t)s * (size_t)n,
+             ws->Bact + (size_t)last * (size_t)n, sizeof(double) * (size_t)n);
+      ws->slot_col[s] = ws->slot_col[last];
+      ws->col_slot[ws->slot_col[s]] = s;
+    }
+    ws->col_slot[v] = -1;
+    ws->k = last;
+  }
+  if (u < n) {
+    const int s = ws->k++;
+    double *c = ws->Bact + (size_t)s * (size_t)n;
+    memset(c, 0, sizeof(double) * (size_t)n);
+    c[r] = 1.0;
+    ws->slot_col[s] = u;
+    ws->col_slot[u] = s;
+    ws->wrow[u] = -1;
+  }
+  ws->st.active_sum += ws->k;
+  /* Basis bookkeeping (the next column's w part reads the new basis). */
+  ws->basic[r] = v;
+  ws->gidx[r] = v < n ? v : 0;
+  ws->wbas[r] = v < n;
+  if (v < n) ws->wrow[v] = r;
+  else if (v < 2 * n) ws->zrow[v - n] = r;
+  else ws->z0row = r;
+  if (u >= n && u < 2 * n) ws->zrow[u - n] = -1;
+  else if (u == VZ0(n)) ws->z0row = -1;
+  *amax_next = 0.0;
+  if (vn >= n) {
+    /* Next column B^-1 a, a = -M[:,j]: the unit columns of B^-1 contribute
+     * a_i in the row of each basic w_i (a gather, vectorised); the active
+     * block is added during the update. */
+    const double *restrict Mj = R->M + (size_t)(vn - n) * (size_t)n;
+    double *restrict acc = ws->nxt;
+    const int *restrict g = ws->gidx;
+    const unsigned char *restrict wb = ws->wbas;
+    for (int s = 0; s < ws->k; s++) ws->as[s] = -Mj[ws->slot_col[s]];
+    for (int i = 0; i < n; i++) {
+      const double a = Mj[g[i]];
+      acc[i] = wb[i] ? -a : 0.0;
+    }
+    update_block(ws, x, r, piv, acc);
+    *amax_next = max_abs(n, Mj);
+    double *t = ws->col;
+    ws->col = ws->nxt;
+    ws->nxt = t;
+  } else {
+    update_block(ws, x, r, piv, NULL);
+    if (vn >= 0) {
+      memcpy(ws->col, ws->Bact + (size_t)ws->col_slot[vn] * (size_t)n,
+             sizeof(double) * (size_t)n);
+      *amax_next = 1.0;
+    }
+  }
+  return u == VZ0(n) ? -1 : vn;
+}
+
+/* Lexicographic minimum of the rows of B^-1 divided by div[r] over the
+ * candidate rows cand[0..nc-1]. Returns the chosen row. */
+static int lex_min(cp_lemke_ws *ws, int nc, const double *col, double sg) {
+  const int n = ws->n;
+  int *cand = ws->cand, *keep = ws->cand2;
+  for (int c = 0; c < n && nc > 1; c++) {
+    double vmin = INFINITY, vmax = 0.0;
+    for (int t = 0; t < nc; t++) {
+      const int r = cand[t];
+      const double v = binv(ws, r, c) / (sg * col[r]);
+      ws->lexv[t] = v;
+      if (v < vmin) vmin = v;
+      if (fabs(v) > vmax) vmax = fabs(v);
+    }
+    const double tau = 1e-11 * vmax;
+    int m = 0;
+    for (int t = 0; t < nc; t++)
+      if (ws->lexv[t] <= vmin + tau) keep[m++] = cand[t];
+    memcpy(cand, keep, sizeof(int) * (size_t)m);
+    nc = m;
+  }
+  return cand[0];
+}
+
+/* Ratio test for the entering column ws->col (scale amax). Returns the pivot
+ * row, or -1 when no entry is positive enough (secondary ray). */
+static int ratio_test(cp_lemke_ws *ws, const run *R, double amax) {
+  const int n = R->n;
+  const double *restrict col = ws->col, *restrict qb = ws->qbar;
+  double *restrict t = ws->ratio;
+  const double cmax = max_abs(n, col);
+  if (!(cmax <= HUGE_VAL) || !(amax <= HUGE_VAL)) return -2; /* NaN */
+  const double tol = R->pivot_tol * (amax > cmax ? amax : cmax);
+  /* t_i = max(qbar_i, 0) / col_i over col_i > tol, else +inf. Roundoff can
+   * leave a basic value slightly negative: it counts as 0, so degenerate
+   * ties stay exact ties. All t_i >= +0: reduce on the bit patterns. */
+  uint64_t tmin = dbits(HUGE_VAL);
+  for (int i = 0; i < n; i++) {
+    const int ok = col[i] > tol;
+    const double num = ok ? (qb[i] > 0.0 ? qb[i] : 0.0) : HUGE_VAL;
+    const double v = num / (ok ? col[i] : 1.0);
+    t[i] = v;
+    const uint64_t u = dbits(v);
+    tmin = u < tmin ? u : tmin;
+  }
+  const double theta = bitsd(tmin);
+  if (!(theta < HUGE_VAL)) return -1;
+  const double sc = R->qscale / cmax;
+  const double thr = theta + TIE_EPS * (theta > sc ? theta : sc);
+  /* Usually one row attains the minimum: count (vectorised), then find it
+   * with an early-exit scan; collect the tied rows only when there are ties. */
+  int nc = 0;
+  for (int i = 0; i < n; i++) nc += t[i] <= thr;
+  if (nc <= 1) {
+    for (int i = 0; i < n; i++)
+      if (t[i] <= thr) return i;
+  }
+  nc = 0;
+  for (int i = 0; i < n; i++)
+    if (t[i] <= thr) ws->cand[nc++] = i;
+  /* z0 among the tied rows: let it leave (ends the start with a solution). */
+  if (ws->z0row >= 0)
+    for (int c = 0; c < nc; c++)
+      if (ws->cand[c] == ws->z0row) { testcase(ws, z0_ties); return ws->z0row; }
+  if (!R->lex) return ws->cand[0];
+  testcase(ws, lex_ties);
+  return lex_min(ws, nc, col, 1.0);
+}
+
+/* The first pivot: z0 enters with column -dbar (dbar > 0), the row of the
+ * lexicographically smallest (qbar_r, B^-1_r) / dbar_r leaves. */
+static int first_row(cp_lemke_ws *ws, const run *R) {
+  const int n = R->n;
+  const double *col = ws->col, *qb = ws->qbar; /* col = -dbar */
+  double theta = INFINITY, dmax = 0.0;
+  int best = -1;
+  for (int i = 0; i < n; i++) {
+    const double t = qb[i] / -col[i];
+    dmax = fmax(dmax, -col[i]);
+    if (t < theta) { theta = t; best = i; }
+  }
+  if (best < 0 || !(theta < 0.0)) return -2;
+  /* Only rows with qbar_i < 0 can leave: a tie window must not make z0
+   * negative (a warm basis can carry roundoff-level negatives). */
+  const double tau = TIE_EPS * fmax(fabs(theta), R->qscale / dmax);
+  int nc = 0;
+  for (int i = 0; i < n; i++)
+    if (qb[i] < 0.0 && qb[i] / -col[i] <= theta + tau) ws->cand[nc++] = i;
+  if (nc <= 1 || !R->lex) return nc >= 1 ? ws->cand[0] : best;
+  testcase(ws, lex_ties);
+  return lex_min(ws, nc, col, -1.0);
+}
+
+/* Basis from the all-w start. */
+static void cold_basis(cp_lemke_ws *ws, const run *R) {
+  const int n = R->n;
+  for (int i = 0; i < n; i++) {
+    ws->basic[i] = i;
+    ws->wrow[i] = i;
+    ws->zrow[i] = -1;
+    ws->col_slot[i] = -1;
+    ws->gidx[i] = i;
+    ws->wbas[i] = 1;
+  }
+  ws->k = 0;
+  ws->z0row = -1;
+  memcpy(ws->qbar, R->q, sizeof(double) * (size_t)n);
+}
+
+static int factor_mzz(cp_lemke_ws *ws, const run *R, int cond);
+static void solve_mzz(cp_lemke_ws *ws, const run *R, int m, double *z,
+                      double *w);
+
+/* Warm basis: row i holds z_i if warm[i] else w_i; d := B e. Computes the
+ * basic values into qbar (z, w used as scratch). Returns -1 if the basis is
+ * singular (the caller starts cold). */
+static int warm_basis(cp_lemke_ws *ws, const run *R, const unsigned char *warm,
+                      double *z, double *w) {
+  const int n = R->n;
+  ws->k = 0;
+  ws->z0row = -1;
+  for (int i = 0; i < n; i++) {
+    ws->col_slot[i] = -1;
+    ws->d[i] = 0.0;
+  }
+  for (int i = 0; i < n; i++) {
+    if (warm[i]) {
+      ws->basic[i] = n + i;
+      ws->zrow[i] = i;
+      ws->wrow[i] = -1;
+      ws->gidx[i] = 0;
+      ws->wbas[i] = 0;
+      ws->slot_col[ws->k] = i;
+      ws->col_slot[i] = ws->k++;
+      const double *Mi = R->M + (size_t)i * (size_t)n;
+      for (int r = 0; r < n; r++) ws->d[r] -= Mi[r];
+    } else {
+      ws->basic[i] = i;
+      ws->wrow[i] = i;
+      ws->zrow[i] = -1;
+      ws->gidx[i] = i;
+      ws->wbas[i] = 1;
+      ws->d[i] += 1.0;
+    }
+  }
+  /* Lazy: factor M_ZZ and solve for the basic values; the explicit inverse
+   * is built (refactor()) only if pivots turn out to be needed. */
+  const int m = factor_mzz(ws, R, 0);
+  if (m < 0) return -1;
+  solve_mzz(ws, R, m, z, w);
+  for (int i = 0; i < n; i++) {
+    const double x = ws->zrow[i] >= 0 ? z[i] : w[i];
+    if (!isfinite(x)) return -1;
+    ws->qbar[i] = x; /* row i holds z_i or w_i */
+  }
+  return 0;
+}
+
+/* z, w of the current (complementary or almost complementary) basis. */
+static void read_iterate(const cp_lemke_ws *ws, int n, double *z, double *w) {
+  for (int i = 0; i < n; i++) {
+    z[i] = ws->zrow[i] >= 0 ? ws->qbar[ws->zrow[i]] : 0.0;
+    w[i] = ws->wrow[i] >= 0 ? ws->qbar[ws->wrow[i]] : 0.0;
+  }
+}
+
+/* w := M[:,Z] z_Z + q (z is zero off Z). */
+static void eval_w(const cp_lemke_ws *ws, const run *R, const double *z,
+                   double *w) {
+  const int n = R->n;
+  memcpy(w, R->q, sizeof(double) * (size_t)n);
+  for (int j = 0; j < n; j++) {
+    if (ws->zrow[j] < 0 || z[j] == 0.0) continue;
+    const double *Mj = R->M + (size_t)j * (size_t)n, zj = z[j];
+    for (int i = 0; i < n; i++) w[i] += Mj[i] * zj;
+  }
+}
+
+/* LU factors of M_ZZ, Z = {j : z_j basic} (listed in kidx[0..m)), in T1
+ * (ld m) with pivots ipiv. Returns m, or -1 if M_ZZ is singular; with
+ * `cond` also when its reciprocal condition estimate is below RCOND_MIN.
+ * (Without: a solution computed from the factors is accepted only by the
+ * check, so a poor factorisation cannot produce a wrong answer.) */
+static int factor_mzz(cp_lemke_ws *ws, const run *R, int cond) {
+  const int n = R->n;
+  int m = 0;
+  for (int j = 0; j < n; j++)
+    if (ws->zrow[j] >= 0) ws->kidx[m++] = j;
+  if (m == 0) return 0;
+  double *F = ws->T1, anorm = 0.0;
+  for (int b = 0; b < m; b++) {
+    const double *Mj = R->M + (size_t)ws->kidx[b] * (size_t)n;
+    double cs = 0.0;
+    for (int a = 0; a < m; a++) {
+      const double x = Mj[ws->kidx[a]];
+      F[a + (size_t)b * (size_t)m] = x;
+      cs += fabs(x);
+    }
+    anorm = cs > anorm ? cs : anorm;
+  }
+  if (LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, m, m, F, m, ws->ipiv) != 0) return -1;
+  if (!cond) return m;
+  double rcond = 0.0;
+  if (LAPACKE_dgecon_work(LAPACK_COL_MAJOR, '1', m, F, m, anorm, &rcond,
+                          ws->work, ws->iwork) != 0 ||
+      !(rcond >= RCOND_MIN))
+    return -1;
+  return m;
+}
+
+/* With factor_mzz done: z_Z = -M_ZZ^-1 q_Z plus one step of iterative
+ * refinement, z = 0 off Z; w = M z + q with w_Z = 0 exactly. */
+static void solve_mzz(cp_lemke_ws *ws, const run *R, int m, double *z,
+                      double *w) {
+  const int n = R->n;
+  double *F = ws->T1, *rhs = ws->T2;
+  memset(z, 0, sizeof(double) * (size_t)n);
+  if (m > 0) {
+    for (int b = 0; b < m; b++) rhs[b] = -R->q[ws->kidx[b]];
+    LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', m, 1, F, m, ws->ipiv, rhs, m);
+    for (int b = 0; b < m; b++) z[ws->kidx[b]] = rhs[b];
+    eval_w(ws, R, z, w);
+    for (int b = 0; b < m; b++) rhs[b] = -w[ws->kidx[b]];
+    LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', m, 1, F, m, ws->ipiv, rhs, m);
+    for (int b = 0; b < m; b++) z[ws->kidx[b]] += rhs[b];
+  }
+  eval_w(ws, R, z, w);
+  for (int b = 0; b < m; b++) w[ws->kidx[b]] = 0.0;
+}
+
+/* Explicit inverse of a warm (complementary) basis from the LU of M_ZZ left
+ * by factor_mzz (m = k columns, slot s <-> column kidx[s], row i holds z_i or
+ * w_i). With C_AK = -M_ZZ and C_WK = -M_WZ (refactor()): B^-1 on the z rows
+ * is -M_ZZ^-1, on the w rows -M_WZ M_ZZ^-1. Cost 4/3 k^3 (dgetri) plus
+ * 2 (n-k) k^2 (one GEMM), against 8/3 k^3 + 2 (n-k) k^2 for refactor().
+ * Returns -1 if M_ZZ is ill-conditioned (rcond < RCOND_MIN). */
+static int warm_inverse(cp_lemke_ws *ws, const run *R, int m) {
+  const int n = R->n, nw = n - m;
+  if (m == 0) return 0;
+  double *F = ws->T1, *CW = ws->T1 + (size_t)m * (size_t)m, *P = ws->T2;
+  double anorm = 0.0;
+  for (int b = 0; b < m; b++) {
+    const double *Mj = R->M + (size_t)ws->kidx[b] * (size_t)n;
+    double cs = 0.0;
+    for (int a = 0; a < m; a++) cs += fabs(Mj[ws->kidx[a]]);
+    anorm = cs > anorm ? cs : anorm;
+  }
+  double rcond = 0.0;
+  if (LAPACKE_dgecon_work(LAPACK_COL_MAJOR, '1', m, F, m, anorm, &rcond,
+                          ws->work, ws->iwork) != 0 ||
+      !(rcond >= RCOND_MIN))
+    return -1;
+  const lapack_int lwork = (lapack_int)ws->cap * (lapack_int)ws->cap;
+  if (LAPACKE_dgetri_work(LAPACK_COL_MAJOR, m, F, m, ws->ipiv, P, lwork) != 0)
+    return -1;
+  int t = 0;
+  for (int i = 0; i < n; i++)
+    if (ws->zrow[i] < 0) ws->widx[t++] = i;
+  if (nw > 0) {
+    for (int b = 0; b < m; b++) {
+      const double *Mj = R->M + (size_t)ws->kidx[b] * (size_t)n;
+      for (int a = 0; a < nw; a++) CW[a + (size_t)b * (size_t)nw] = Mj[ws->widx[a]];
+    }
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, nw, m, m, -1.0, CW,
+                nw, F, m, 0.0, P, nw);
+  }
+  for (size_t i = 0; i < (size_t)m * (size_t)m; i++)
+    if (!isfinite(F[i])) return -1;
+  for (int s = 0; s < m; s++) {
+    double *b = ws->Bact + (size_t)s * (size_t)n;
+    const double *f = F + (size_t)s * (size_t)m, *p = P + (size_t)s * (size_t)nw;
+    for (int kk = 0; kk < m; kk++) b[ws->kidx[kk]] = -f[kk];
+    for (int a = 0; a < nw; a++) b[ws->widx[a]] = p[a];
+  }
+  return 0;
+}
+
+/* Complementary basis reached: refine z against M and check. Falls back to
+ * an LU solve of the basis system if refinement is not good enough. */
+static cp_lcp_status finish(cp_lemke_ws *ws, const run *R,
+                            const cp_check_options *chk, double *z, double *w,
+                            cp_lcp_info *info) {
+  const int n = R->n, k = ws->k;
+  read_iterate(ws, n, z, w);
+  /* Iterative refinement: residual rho_i = (M z + q)_i on the basic-z rows
+   * must vanish; M_ZZ^-1 = -B^-1[zrows, Z] (see refactor()), so
+   * z_Z += B^-1[zrows, Z] rho_Z. Stops once rho is at roundoff level. */
+  int m = 0;
+  for (int j = 0; j < n; j++)
+    if (ws->zrow[j] >= 0) {
+      ws->kidx[m] = j;
+      ws->widx[m++] = ws->zrow[j];
+    }
+  eval_w(ws, R, z, w);
+  for (int it = 0; it < 2 && k > 0; it++) {
+    double rmax = 0.0;
+    for (int b = 0; b < m; b++) {
+      const double a = fabs(w[ws->kidx[b]]);
+      rmax = a > rmax ? a : rmax;
+    }
+    if (!(rmax > 8.0 * DBL_EPSILON * R->qscale)) break;
+    for (int s = 0; s < k; s++) {
+      const double rho = w[ws->slot_col[s]];
+      const double *b = ws->Bact + (size_t)s * (size_t)n;
+      for (int c = 0; c < m; c++) z[ws->kidx[c]] += b[ws->widx[c]] * rho;
+    }
+    eval_w(ws, R, z, w);
+  }
+  for (int j = 0; j < n; j++)
+    if (ws->zrow[j] >= 0) w[j] = 0.0; /* nonbasic: exactly zero */
+  if (cp_lcp_check(n, R->M, R->q, z, w, chk, info)) return CP_LCP_SOLVED;
+  /* Fallback: an LU solve of the basis system M_ZZ z_Z = -q_Z. */
+  const int mz = factor_mzz(ws, R, 0);
+  if (mz >= 0) {
+    solve_mzz(ws, R, mz, z, w);
+    ws->st.lu_polish = 1;
+    if (cp_lcp_check(n, R->M, R->q, z, w, chk, info)) return CP_LCP_SOLVED;
+  }
+  return CP_LCP_CHECK_FAILED;
+}
+
+/* One start from the basis already set up in ws (z0 about to enter with
+ * column -dbar in ws->col). Counts pivots in *piv. */
+static cp_lcp_status run_start(cp_lemke_ws *ws, const run *R,
+                               const cp_check_options *chk, double *z,
+                               double *w, cp_lcp_info *info, int *piv) {
+  const int n = R->n;
+  *piv = 0;
+  int v = VZ0(n);
+  double amax = 0.0;
+  for (int i = 0; i < n; i++) amax = fmax(amax, fabs(ws->d[i]));
+  int r = first_row(ws, R);
+  if (r < 0) {
+    snprintf(R->reason, sizeof info->reason, "non-finite data at the start");
+    return CP_LCP_NUMERICAL;
+  }
+  for (;;) {
+    const double p = ws->col[r];
+    if (!isfinite(p) || p == 0.0) {
+      snprintf(R->reason, sizeof info->reason,
+               "zero or non-finite pivot at pivot %d", *piv);
+      read_iterate(ws, n, z, w);
+      return CP_LCP_NUMERICAL;
+    }
+    int vn = pivot(ws, R, r, v, &amax);
+    ++*piv;
+    if (vn < 0) return finish(ws, R, chk, z, w, info);
+    if (*piv >= R->cap) {
+      snprintf(R->reason, sizeof info->reason, "pivot cap %d reached", R->cap);
+      read_iterate(ws, n, z, w);
+      return CP_LCP_PIVOT_CAP;
+    }
+    v = vn;
+    if (*piv % DRIFT_EVERY == 0 && ws->k > 0) {
+      double e = basis_residual(ws, R);
+      if (!(e <= DRIFT_TOL)) {
+        testcase(ws, refactors);
+        if (refactor(ws, R) == 0) {
+          recompute_qbar(ws, R);
+          amax = entering_column(ws, R, v, ws->col);
+        }
+      }
+    }
+    r = ratio_test(ws, R, amax);
+    if (r == -1) {
+      snprintf(R->reason, sizeof info->reason,
+               "secondary ray at pivot %d (entering %c%d)", *piv,
+               v < n ? 'w' : 'z', (v < n ? v : v - n) + 1);
+      read_iterate(ws, n, z, w);
+      return CP_LCP_SECONDARY_RAY;
+    }
+    if (r < 0) {
+      snprintf(R->reason, sizeof info->reason,
+               "non-finite entering column at pivot %d", *piv);
+      read_iterate(ws, n, z, w);
+      return CP_LCP_NUMERICAL;
+    }
+  }
+}
+
+static uint64_t splitmix64(uint64_t *s) {
+  uint64_t x = (*s += 0x9E3779B97F4A7C15ull);
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M,
+                             const double *q, const cp_lemke_options *opt,
+                             const unsigned char *warm, double *z, double *w,
+                             cp_lcp_info *info) {
+  cp_lcp_info_clear(info);
+  info->solver = CP_SOLVER_LEMKE;
+  if (!ws || n < 1 || !M || !q || !z || !w) {
+    snprintf(info->reason, sizeof info->reason, "invalid arguments");
+    return info->status = CP_LCP_NUMERICAL;
+  }
+  ws->basis_valid = 0;
+  ws->nstarts = 0;
+  memset(&ws->st, 0, sizeof ws->st);
+  if (n > ws->cap) {
+    snprintf(info->reason, sizeof info->reason,
+             "problem size %d exceeds the workspace capacity %d", n, ws->cap);
+    return info->status = CP_LCP_NOMEM;
+  }
+  cp_lemke_options def = cp_lemke_defaults();
+  if (!opt) opt = &def;
+  ws->n = n;
+  run R;
+  R.n = n;
+  R.M = M;
+  R.q = q;
+  R.pivot_tol = opt->pivot_tol > 0.0 ? opt->pivot_tol : 0.0;
+  R.lex = opt->lexicographic != 0;
+  R.cap = opt->max_pivots > 0 ? opt->max_pivots : 50 * (n + 1) + 100;
+  R.reason = info->reason;
+  R.qscale = 1.0;
+  double qmin = INFINITY;
+  for (int i = 0; i < n; i++) {
+    if (!isfinite(q[i])) {
+      snprintf(info->reason, sizeof info->reason, "q[%d] is not finite", i);
+      return info->status = CP_LCP_NUMERICAL;
+    }
+    R.qscale = fmax(R.qscale, fabs(q[i]));
+    qmin = fmin(qmin, q[i]);
+  }
+  if (opt->cover)
+    for (int i = 0; i < n; i++)
+      if (!(opt->cover[i] > 0.0) || !isfinite(opt->cover[i])) {
+        snprintf(info->reason, sizeof info->reason,
+                 "covering vector entry %d is not positive", i);
+        return info->status = CP_LCP_NUMERICAL;
+      }
+  const cp_check_options *chk = &opt->check;
+
+  if (qmin >= 0.0) { /* z = 0 solves it */
+    memset(z, 0, sizeof(double) * (size_t)n);
+    memcpy(w, q, sizeof(double) * (size_t)n);
+    ws->nstarts = 1;
+    ws->pps[0] = 0;
+    info->starts = 1;
+    if (cp_lcp_check(n, M, q, z, w, chk, info)) {
+      memset(ws->basis, 0, (size_t)n);
+      ws->basis_valid = 1;
+      return info->status = CP_LCP_SOLVED;
+    }
+    return info->status = CP_LCP_CHECK_FAILED;
+  }
+
+  uint64_t rng = opt->seed;
+  const int restarts = opt->restarts > 0 ? opt->restarts : 0;
+  cp_lcp_status st = CP_LCP_NUMERICAL;
+  int cover_used = 0;
+  for (int s = 0; s <= restarts; s++) {
+    info->reason[0] = '\0';
+    int ready = 0;
+    if (s == 0 && warm) {
+      if (warm_basis(ws, &R, warm, z, w) == 0) {
+        /* The warm basis may already be feasible (up to roundoff): then
+         * (z, w) from its LU solve is the answer, no pivot and no inverse. */
+        double m = INFINITY;
+        for (int i = 0; i < n; i++) m = fmin(m, ws->qbar[i]);
+        if (m >= -WARM_FEAS_TOL * R.qscale) {
+          ws->st.lu_polish = 1;
+          if (cp_lcp_check(n, M, q, z, w, chk, info)) {
+            ws->pps[ws->nstarts++] = 0;
+            info->starts = ws->nstarts;
+            goto solved;
+          }
+          ws->st.lu_polish = 0;
+        }
+        /* Pivots needed: now build the explicit inverse of the basis. */
+        if (warm_inverse(ws, &R, ws->k) == 0) {
+          ready = 1;
+          for (int i = 0; i < n; i++) ws->col[i] = -1.0; /* -dbar = -e */
+        }
+      }
+      if (!ready) testcase(ws, warm_fallbacks);
+    }
+    if (!ready) {
+      cold_basis(ws, &R);
+      /* The first cold start uses the caller's cover (ones by default);
+       * after a failed warm start that is start 2. Then random covers. */
+      const int first_cold = !cover_used;
+      cover_used = 1;
+      for (int i = 0; i < n; i++) {
+        if (first_cold) ws->d[i] = opt->cover ? opt->cover[i] : 1.0;
+        else ws->d[i] = 0.1 + (double)(splitmix64(&rng) >> 11) * 0x1.0p-53;
+        ws->col[i] = -ws->d[i];
+      }
+    }
+    int piv = 0;
+    st = run_start(ws, &R, chk, z, w, info, &piv);
+    if (ws->nstarts < LEMKE_MAX_STARTS) ws->pps[ws->nstarts] = piv;
+    ws->nstarts++;
+    info->iterations += piv;
+    if (s == 0) info->first_start_iterations = piv;
+    info->starts = ws->nstarts;
+    if (st == CP_LCP_SOLVED) goto solved;
+    /* Any failed start (ray, cap, numerical trouble, failed check) is
+     * followed by a restart with a fresh random covering vector. */
+  }
+  if (st != CP_LCP_CHECK_FAILED) {
+    /* Report the pair of the last iterate for diagnosis (not a solution). */
+    cp_lcp_info tmp = *info;
+    cp_lcp_check(n, M, q, z, w, chk, info);
+    memcpy(info->reason, tmp.reason, sizeof info->reason);
+  }
+  return info->status = st;
+
+solved:
+  for (int i = 0; i < n; i++) ws->basis[i] = ws->zrow[i] >= 0;
+  ws->basis_valid = 1;
+  info->reason[0] = '\0';
+  return info->status = CP_LCP_SOLVED;
+}

@@ -13,14 +13,17 @@
 /// lexicographically (rows of [q̄, B^-1] divided by the pivot column), so
 /// degenerate problems cannot cycle.
 ///
-/// Restart protocol (paper §6): after a secondary ray or the pivot cap, up to
-/// `restarts` further starts with covering vectors drawn uniformly from
-/// [0.1, 1.1)^n by a generator seeded with `seed` (deterministic).
+/// Restart protocol (paper §6): after a secondary ray or the pivot cap (or a
+/// numerical failure, or an answer that fails the check), up to `restarts`
+/// further starts with covering vectors drawn uniformly from [0.1, 1.1)^n by a
+/// generator seeded with `seed` (deterministic). After a failed warm start,
+/// the first further start is the cold start with `cover`.
 ///
 /// Warm start: given a complementary basis (basis[i] != 0: z_i basic), the
 /// method factors the basis, sets d := B e so that d̄ = B^-1 d = e, and runs
-/// (K1) from that basis. A basis whose matrix is singular falls back to a cold
-/// start. After every solve the final basis is available through
+/// (K1) from that basis; if the basis is already feasible its solution is
+/// returned after 0 pivots. A basis whose matrix is singular falls back to a
+/// cold start. After every solve the final basis is available through
 /// cp_lemke_basis, so a sequence of solves with the same M and changing q can
 /// chain warm starts.
 ///
@@ -71,6 +74,20 @@ int cp_lemke_basis(const cp_lemke_ws *ws, unsigned char *basis);
 /// Pivots of each start of the last solve: returns the number of starts and
 /// copies up to `cap` counts into per_start.
 int cp_lemke_pivots_per_start(const cp_lemke_ws *ws, int *per_start, int cap);
+
+/// Counters of the last solve, for tests (coverage of rare branches) and
+/// benchmarks. Reset at the start of every cp_lemke_solve.
+typedef struct cp_lemke_stats {
+  long lex_ties;       ///< ratio-test ties resolved by the lexicographic rule
+  long z0_ties;        ///< ratio-test ties resolved by letting z0 leave
+  long active_sum;     ///< sum over pivots of the dense column count k
+  int refactors;       ///< re-factorisations of the basis (drift control)
+  int warm_fallbacks;  ///< warm bases rejected as singular (cold start used)
+  int lu_polish;       ///< 1: final z came from an LU solve of its basis
+} cp_lemke_stats;
+
+/// Copies the counters of the last solve into *st.
+void cp_lemke_get_stats(const cp_lemke_ws *ws, cp_lemke_stats *st);
 
 #ifdef __cplusplus
 }

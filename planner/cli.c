@@ -14,6 +14,8 @@ static const char usage[] =
     "linear complementarity problem (LCP).\n"
     "\n"
     "commands:\n"
+    "  solve SCENE        the contact problem: accelerations and contact forces\n"
+    "  contacts SCENE     list the contacts generated from the shapes\n"
     "  lcp solve FILE     solve a raw LCP (JSON or Siconos .dat)\n"
     "  lcp certify FILE   decide exactly whether an LCP has a solution (MILP)\n"
     "\n"
@@ -56,5 +58,7 @@ int cp_cli_main(int argc, char **argv) {
     return 0;
   }
   if (!strcmp(cmd, "lcp")) return cp_cli_lcp(argc - 1, argv + 1);
+  if (!strcmp(cmd, "solve")) return cp_cli_solve(argc - 1, argv + 1);
+  if (!strcmp(cmd, "contacts")) return cp_cli_contacts(argc - 1, argv + 1);
   return cp_cli_usage_error(NULL, "unknown command '%s'", cmd);
 }

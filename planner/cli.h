@@ -11,6 +11,12 @@ int cp_cli_main(int argc, char **argv);
 /// `complan lcp ...` (planner/cli_lcp.c). argv[0] is "lcp".
 int cp_cli_lcp(int argc, char **argv);
 
+/// `complan solve ...` (planner/cli_solve.c). argv[0] is "solve".
+int cp_cli_solve(int argc, char **argv);
+
+/// `complan contacts ...` (planner/cli_contacts.c). argv[0] is "contacts".
+int cp_cli_contacts(int argc, char **argv);
+
 /// Fetches the value of a flag at argv[*i]: accepts `--flag VALUE` and
 /// `--flag=VALUE`. Returns the value and advances *i, or NULL when argv[*i]
 /// is not this flag. Sets *missing when the flag is present without a value.

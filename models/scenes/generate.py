@@ -227,15 +227,18 @@ def finger(name, base, q, efforts, velocities=(0.0, 0.0)):
         ]}
 
 
-def squeeze_grasp():
-    half, zc, squeeze = 0.05, 0.2, 5.0
+def squeeze_grasp(squeeze=5.0, name="squeeze_grasp"):
+    """Each finger squeezes with `squeeze` N and asks to carry half the box's
+    weight (friction must supply it: it holds while 2 mu squeeze >= m g)."""
+    half, zc, mbox = 0.05, 0.2, 0.2
+    lift = mbox * -G[2] / 2
     fingers = []
     for name, side in (("left", -1), ("right", 1)):
         base = (side * 0.15, 0.35)
         centre = (side * (half + R), zc)        # fingertip cap centre
         point = (side * half, zc)               # on the box face
         q = planar_ik(base, centre, side)       # elbow away from the box
-        tau = holding_efforts(base, q, point, (-side * squeeze, 0.0))
+        tau = holding_efforts(base, q, point, (-side * squeeze, lift))
         fingers.append(finger(name, base, q, tau))
     contacts = []
     for name, side in (("left", -1), ("right", 1)):
@@ -243,14 +246,17 @@ def squeeze_grasp():
                          "point": vec(side * half, 0, zc),
                          "normal": vec(-side, 0, 0), "tangent": [0, 0, 1]})
     return {
-        "name": "squeeze_grasp",
-        "comment": ("A 0.2 kg box held in the air between two planar "
-                    "two-joint fingers (joints about +y) squeezing with 5 N "
-                    "each; efforts = gravity compensation + J^T F. mu = 0.8 "
-                    "at the fingertips. Everything at rest."),
+        "name": name,
+        "comment": (f"A 0.2 kg box between two planar two-joint fingers "
+                    f"(joints about +y) squeezing with {squeeze:g} N each and "
+                    f"lifting with {lift:g} N each; efforts = gravity "
+                    f"compensation + J^T F. mu = 0.8 at the fingertips, so "
+                    f"the grasp holds iff 2 mu squeeze >= m g "
+                    f"({2 * 0.8 * squeeze:g} vs {mbox * -G[2]:g} N). "
+                    f"Everything at rest."),
         "gravity": G,
         "friction": {"default": 0.8},
-        "bodies": [box_body("box", (2 * half, 0.1, 0.1), 0.2, (0, 0, zc))],
+        "bodies": [box_body("box", (2 * half, 0.1, 0.1), mbox, (0, 0, zc))],
         "manipulators": fingers,
         "contacts": contacts,
     }
@@ -330,5 +336,6 @@ if __name__ == "__main__":
         "tan: it must start sliding."))
     write("stack.json", stack())
     write("squeeze_grasp.json", squeeze_grasp())
+    write("squeeze_slip.json", squeeze_grasp(1.0, "squeeze_slip"))
     write("finger_push.json", finger_push())
     write("painleve_rod.json", painleve_rod())

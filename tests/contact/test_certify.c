@@ -1,3 +1,428 @@
+/* Tests of contact/certify: the MIP (C1) existence certificate. Every answer
+ * reported as solved is re-checked here independently
+ * (cpt_assert_lcp_solution); every "no solution" instance is proved
+ * infeasible on paper in its comment. M is column-major: M[i + j*n]. */
 #include <criterion/criterion.h>
+#include <glpk.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "contact/certify.h"
 #include "tests/support.h"
-Test(placeholder_certify, nothing) { cr_assert(1); }
+
+static double tol_for(int n, const double *q) {
+  double m = 1.0;
+  for (int i = 0; i < n; i++) m = fmax(m, fabs(q[i]));
+  return 1e-6 * m;
+}
+
+static int support_differs(int n, const double *a, const double *b,
+                           double tol) {
+  for (int i = 0; i < n; i++)
+    if ((a[i] > tol) != (b[i] > tol)) return 1;
+  return 0;
+}
+
+/* Runs cp_certify and checks the bookkeeping every call must get right. */
+static cp_lcp_status run(int n, const double *M, const double *q,
+                         const cp_certify_options *opt, double *z, double *w,
+                         double *z2, double *w2, cp_certify_result *res,
+                         cp_lcp_info *info) {
+  cp_lcp_status st = cp_certify(n, M, q, opt, z, w, z2, w2, res, info);
+  cr_assert_eq(st, info->status);
+  cr_assert_eq(info->solver, CP_SOLVER_CERTIFY);
+  cr_assert_eq(info->starts, 1);
+  if (st != CP_LCP_NUMERICAL || res->mip_solves > 0) {
+    cr_assert_geq(res->mip_solves, 1);
+    cr_assert_geq(info->iterations, res->mip_solves,
+                  "iterations (B&B nodes, >= 1 per solve) %d < solves %d",
+                  info->iterations, res->mip_solves);
+  }
+  if (st == CP_LCP_SOLVED) {
+    cpt_assert_lcp_solution(n, M, q, z, tol_for(n, q));
+    cr_assert_gt(res->alpha, 0.0);
+  } else {
+    cr_assert_neq(info->reason[0], '\0', "a non-solved status needs a reason");
+  }
+  return st;
+}
+
+/* ---- hand-solvable ---------------------------------------------------- */
+
+Test(certify, two_by_two_interior) {
+  /* M = [2 1; 1 2] (a P-matrix: unique solution), q = (-5, -6): both z_i > 0,
+   * 2 z1 + z2 = 5, z1 + 2 z2 = 6  =>  z = (4/3, 7/3), w = 0. */
+  const double M[4] = {2, 1, 1, 2}, q[2] = {-5, -6};
+  double z[2], w[2];
+  cp_certify_result res;
+  cp_lcp_info info;
+  cp_certify_options opt = cp_certify_defaults();
+  cr_assert_eq(run(2, M, q, &opt, z, w, NULL, NULL, &res, &info), CP_LCP_SOLVED,
+               "%s", info.reason);
+  cr_assert_float_eq(z[0], 4.0 / 3.0, 1e-12);
+  cr_assert_float_eq(z[1], 7.0 / 3.0, 1e-12);
+  cr_assert_float_eq(w[0], 0.0, 1e-12);
+  cr_assert_float_eq(w[1], 0.0, 1e-12);
+  cr_assert_leq(info.complementarity, 1e-12);
+}
+
+Test(certify, two_by_two_mixed_support) {
+  /* M = [2 1; 1 2], q = (-1, 2): z = (1/2, 0), w = (0, 5/2) (unique). */
+  const double M[4] = {2, 1, 1, 2}, q[2] = {-1, 2};
+  double z[2], w[2];
+  cp_certify_result res;
+  cp_lcp_info info;
+  cr_assert_eq(run(2, M, q, NULL, z, w, NULL, NULL, &res, &info), CP_LCP_SOLVED,
+               "%s", info.reason);
+  cr_assert_float_eq(z[0], 0.5, 1e-12);
+  cr_assert_float_eq(z[1], 0.0, 1e-12);
+  cr_assert_float_eq(w[0], 0.0, 1e-12);
+  cr_assert_float_eq(w[1], 2.5, 1e-12);
+}
+
+Test(certify, nonnegative_q_gives_zero) {
+  /* q >= 0 with M = [1 -3; 4 1] (P-matrix) : the unique solution is z = 0. */
+  const double M[4] = {1, 4, -3, 1}, q[2] = {3, 0.5};
+  double z[2], w[2];
+  cp_certify_result res;
+  cp_lcp_info info;
+  cr_assert_eq(run(2, M, q, NULL, z, w, NULL, NULL, &res, &info), CP_LCP_SOLVED,
+               "%s", info.reason);
+  cr_assert_float_eq(z[0], 0.0, 1e-12);
+  cr_assert_float_eq(z[1], 0.0, 1e-12);
+}
+
+/* ---- no solution ------------------------------------------------------ */
+
+static void expect_infeasible(int n, const double *M, const double *q) {
+  double *buf = malloc(sizeof(double) * 2 * (size_t)n);
+  cp_certify_result res;
+  cp_lcp_info info;
+  cp_lcp_status st = run(n, M, q, NULL, buf, buf + n, NULL, NULL, &res, &info);
+  cr_assert_eq(st, CP_LCP_INFEASIBLE, "status %s: %s", cp_lcp_status_name(st),
+               info.reason);
+  cr_assert_leq(res.alpha, 1e-9);
+  cr_assert(strstr(info.reason, "alpha") != NULL, "reason: %s", info.reason);
+  cr_assert_geq(res.mip_solves, 2, "the alpha* = 0 verdict is confirmed");
+  free(buf);
+}
+
+Test(certify, infeasible_n1) {
+  /* w = -z - 1 < 0 for every z >= 0: not even feasible. */
+  const double M[1] = {-1}, q[1] = {-1};
+  expect_infeasible(1, M, q);
+}
+
+Test(certify, infeasible_psd_sum) {
+  /* M = [1 -1; -1 1], q = (-1, -1): w1 + w2 = -2 for every z, so w >= 0 is
+   * impossible. */
+  const double M[4] = {1, -1, -1, 1}, q[2] = {-1, -1};
+  expect_infeasible(2, M, q);
+}
+
+Test(certify, infeasible_but_feasible) {
+  /* M = [-2 1; -1 1], q = (-2, 0): w1 = -2 z1 + z2 - 2, w2 = -z1 + z2.
+   * Feasible (z = (0, 2) gives w = (0, 2) >= 0) but not solvable:
+   * w1 >= 0 forces z2 >= 2 + 2 z1 >= 2 > 0, so complementarity needs w2 = 0,
+   * i.e. z1 = z2; then w1 = -z2 - 2 < 0. */
+  const double M[4] = {-2, -1, 1, 1}, q[2] = {-2, 0};
+  expect_infeasible(2, M, q);
+}
+
+Test(certify, infeasible_block_triangular_n10) {
+  /* M = [A B; 0 C] with random A, B (8x8, 8x2) and the 2x2 block C, q_C of
+   * infeasible_but_feasible in the last two rows: rows 8 and 9 read
+   * w_C = C z_C + q_C, which has no complementary solution, whatever A, B and
+   * the first eight entries of q are. */
+  enum { n = 10 };
+  double M[n * n], q[n];
+  uint64_t s = 77;
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++)
+      M[i + j * n] = i < 8 ? cpt_uniform(&s, -1, 1) : 0.0;
+  M[8 + 8 * n] = -2; M[9 + 8 * n] = -1; M[8 + 9 * n] = 1; M[9 + 9 * n] = 1;
+  for (int i = 0; i < 8; i++) q[i] = cpt_uniform(&s, -1, 1);
+  q[8] = -2;
+  q[9] = 0;
+  expect_infeasible(n, M, q);
+}
+
+/* ---- second solution -------------------------------------------------- */
+
+Test(certify, p_matrix_second_is_decided_none) {
+  /* P-matrix: exactly one solution, so the search must prove there is no
+   * other support. */
+  const double M[4] = {2, 1, 1, 2}, q[2] = {-1, 2};
+  double z[2], w[2], z2[2] = {-7, -7}, w2[2] = {-7, -7};
+  cp_certify_result res;
+  cp_lcp_info info;
+  cp_certify_options opt = cp_certify_defaults();
+  opt.second = 1;
+  cr_assert_eq(run(2, M, q, &opt, z, w, z2, w2, &res, &info), CP_LCP_SOLVED,
+               "%s", info.reason);
+  cr_assert_eq(res.has_second, 0);
+  cr_assert_eq(res.second_decided, 1);
+  cr_assert_geq(res.mip_solves, 2);
+  cr_assert_float_eq(z[0], 0.5, 1e-12);
+}
+
+Test(certify, pd_random_second_is_decided_none) {
+  /* M = A^T A + I/2 is positive definite (a P-matrix): unique solution. */
+  enum { n = 10 };
+  double A[n * n], M[n * n], q[n], z[n], w[n], z2[n], w2[n];
+  uint64_t s = 5;
+  for (int k = 0; k < n * n; k++) A[k] = cpt_uniform(&s, -1, 1);
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++) {
+      double v = i == j ? 0.5 : 0.0;
+      for (int k = 0; k < n; k++) v += A[k + i * n] * A[k + j * n];
+      M[i + j * n] = v;
+    }
+  for (int i = 0; i < n; i++) q[i] = cpt_uniform(&s, -3, 2);
+  cp_certify_result res;
+  cp_lcp_info info;
+  cp_certify_options opt = cp_certify_defaults();
+  opt.second = 1;
+  cr_assert_eq(run(n, M, q, &opt, z, w, z2, w2, &res, &info), CP_LCP_SOLVED,
+               "%s", info.reason);
+  cr_assert_eq(res.has_second, 0);
+  cr_assert_eq(res.second_decided, 1);
+}
+
+Test(certify, two_isolated_solutions_n1) {
+  /* M = [-1], q = [1]: w = 1 - z; z = 0 (w = 1) and z = 1 (w = 0) are the
+   * two solutions, with supports {} and {0}. */
+  const double M[1] = {-1}, q[1] = {1};
+  double z[1], w[1], z2[1], w2[1];
+  cp_certify_result res;
+  cp_lcp_info info;
+  cp_certify_options opt = cp_certify_defaults();
+  opt.second = 1;
+  cr_assert_eq(run(1, M, q, &opt, z, w, z2, w2, &res, &info), CP_LCP_SOLVED,
+               "%s", info.reason);
+  cr_assert_eq(res.has_second, 1);
+  cr_assert_eq(res.second_decided, 1);
+  cpt_assert_lcp_solution(1, M, q, z2, 1e-6);
+  cr_assert(fabs(z[0] + z2[0] - 1.0) < 1e-9 && fabs(z[0] * z2[0]) < 1e-9,
+            "expected {0, 1}, got z = %g, z2 = %g", z[0], z2[0]);
+  cr_assert_float_eq(w2[0], 1.0 - z2[0], 1e-9);
+}
+
+Test(certify, four_isolated_solutions_n2) {
+  /* M = -I, q = (1, 1): each z_i is 0 or 1 independently (4 solutions). */
+  const double M[4] = {-1, 0, 0, -1}, q[2] = {1, 1};
+  double z[2], w[2], z2[2], w2[2];
+  cp_certify_result res;
+  cp_lcp_info info;
+  cp_certify_options opt = cp_certify_defaults();
+  opt.second = 1;
+  cr_assert_eq(run(2, M, q, &opt, z, w, z2, w2, &res, &info), CP_LCP_SOLVED,
+               "%s", info.reason);
+  cr_assert_eq(res.has_second, 1);
+  cpt_assert_lcp_solution(2, M, q, z2, 1e-6);
+  cr_assert(support_differs(2, z, z2, 1e-6));
+}
+
+Test(certify, continuum_second_has_other_support) {
+  /* M = [1 1; 1 1], q = (-1, -1): the solutions are z1 + z2 = 1, z >= 0
+   * (w = 0), with supports {0}, {1} and {0, 1}. */
+  const double M[4] = {1, 1, 1, 1}, q[2] = {-1, -1};
+  double z[2], w[2], z2[2], w2[2];
+  cp_certify_result res;
+  cp_lcp_info info;
+  cp_certify_options opt = cp_certify_defaults();
+  opt.second = 1;
+  cr_assert_eq(run(2, M, q, &opt, z, w, z2, w2, &res, &info), CP_LCP_SOLVED,
+               "%s", info.reason);
+  cr_assert_float_eq(z[0] + z[1], 1.0, 1e-9);
+  cr_assert_eq(res.has_second, 1);
+  cr_assert_eq(res.second_decided, 1);
+  cpt_assert_lcp_solution(2, M, q, z2, 1e-6);
+  cr_assert_float_eq(z2[0] + z2[1], 1.0, 1e-9);
+  cr_assert(support_differs(2, z, z2, 1e-6), "z = (%g, %g), z2 = (%g, %g)",
+            z[0], z[1], z2[0], z2[1]);
+}
+
+Test(certify, degenerate_continuum_inside_one_pattern) {
+  /* M = [1 0; 0 0], q = (-1, 0): w1 = z1 - 1, w2 = 0. Solutions: z1 = 1 and
+   * any z2 >= 0, supports {0} and {0, 1}. The pattern x = (1, 1) holds both
+   * supports, so cuts on x alone could miss the second one; the
+   * fixed-pattern LP must find it. */
+  const double M[4] = {1, 0, 0, 0}, q[2] = {-1, 0};
+  double z[2], w[2], z2[2], w2[2];
+  cp_certify_result res;
+  cp_lcp_info info;
+  cp_certify_options opt = cp_certify_defaults();
+  opt.second = 1;
+  cr_assert_eq(run(2, M, q, &opt, z, w, z2, w2, &res, &info), CP_LCP_SOLVED,
+               "%s", info.reason);
+  cr_assert_float_eq(z[0], 1.0, 1e-9);
+  cr_assert_eq(res.has_second, 1);
+  cr_assert_eq(res.second_decided, 1);
+  cpt_assert_lcp_solution(2, M, q, z2, 1e-6);
+  cr_assert(support_differs(2, z, z2, 1e-6), "z = (%g, %g), z2 = (%g, %g)",
+            z[0], z[1], z2[0], z2[1]);
+}
+
+Test(certify, max_cuts_zero_leaves_second_undecided) {
+  const double M[1] = {-1}, q[1] = {1};
+  double z[1], w[1], z2[1], w2[1];
+  cp_certify_result res;
+  cp_lcp_info info;
+  cp_certify_options opt = cp_certify_defaults();
+  opt.second = 1;
+  opt.max_cuts = 0;
+  cr_assert_eq(run(1, M, q, &opt, z, w, z2, w2, &res, &info), CP_LCP_SOLVED);
+  cr_assert_eq(res.has_second, 0);
+  cr_assert_eq(res.second_decided, 0);
+  cr_assert_eq(res.mip_solves, 1);
+}
+
+/* ---- random planted instances ----------------------------------------- */
+
+/* kind 0: M uniform in [-1, 1] (no structure: several solutions or none are
+ * both possible, but the planted one exists); kind 1: M = A^T A / n + I/10;
+ * kind 2: kind 0 with rows scaled by 10^U(-4,4) and columns by 10^U(-3,3)
+ * (the LCP with D M E, D q has the solutions E^-1 z).
+ * z*_i in [0.1, 2] on a random half of the indices, w*_i likewise on the
+ * rest, q = w* - M z*. */
+static void plant(uint64_t *s, int n, int kind, double *M, double *q) {
+  double *z = malloc(sizeof(double) * 2 * (size_t)n), *w = z + n;
+  if (kind == 1) {
+    double *A = malloc(sizeof(double) * (size_t)n * (size_t)n);
+    for (int k = 0; k < n * n; k++) A[k] = cpt_uniform(s, -1, 1);
+    for (int j = 0; j < n; j++)
+      for (int i = 0; i < n; i++) {
+        double v = i == j ? 0.1 : 0.0;
+        for (int k = 0; k < n; k++) v += A[k + i * n] * A[k + j * n] / n;
+        M[i + j * n] = v;
+      }
+    free(A);
+  } else {
+    for (int k = 0; k < n * n; k++) M[k] = cpt_uniform(s, -1, 1);
+  }
+  for (int i = 0; i < n; i++) {
+    int basic = cpt_rand(s) & 1;
+    z[i] = basic ? cpt_uniform(s, 0.1, 2) : 0.0;
+    w[i] = basic ? 0.0 : cpt_uniform(s, 0.1, 2);
+  }
+  if (kind == 2) {
+    double *d = malloc(sizeof(double) * 2 * (size_t)n), *e = d + n;
+    for (int i = 0; i < n; i++) {
+      d[i] = pow(10.0, cpt_uniform(s, -4, 4));
+      e[i] = pow(10.0, cpt_uniform(s, -3, 3));
+    }
+    for (int j = 0; j < n; j++)
+      for (int i = 0; i < n; i++) M[i + j * n] *= d[i] * e[j];
+    for (int i = 0; i < n; i++) {
+      z[i] /= e[i];
+      w[i] *= d[i];
+    }
+    free(d);
+  }
+  for (int i = 0; i < n; i++) {
+    double v = w[i];
+    for (int j = 0; j < n; j++) v -= M[i + j * n] * z[j];
+    q[i] = v;
+  }
+  free(z);
+}
+
+static void planted_case(int n, int kind, uint64_t seed) {
+  double *M = malloc(sizeof(double) * (size_t)n * (size_t)n);
+  double *v = malloc(sizeof(double) * 3 * (size_t)n);
+  double *q = v, *z = v + n, *w = v + 2 * n;
+  uint64_t s = seed;
+  plant(&s, n, kind, M, q);
+  cp_certify_result res;
+  cp_lcp_info info;
+  cp_certify_options opt = cp_certify_defaults();
+  cp_lcp_status st = run(n, M, q, &opt, z, w, NULL, NULL, &res, &info);
+  cr_assert_eq(st, CP_LCP_SOLVED, "n %d kind %d seed %llu: %s: %s", n, kind,
+               (unsigned long long)seed, cp_lcp_status_name(st), info.reason);
+  /* The solver's own w is M z + q. */
+  for (int i = 0; i < n; i++) {
+    double r = q[i];
+    for (int j = 0; j < n; j++) r += M[i + j * n] * z[j];
+    cr_assert_leq(fabs(r - w[i]), tol_for(n, q));
+  }
+  free(M);
+  free(v);
+}
+
+Test(certify, planted_general_n10_to_40) {
+  for (int n = 10; n <= 40; n += 10)
+    for (uint64_t seed = 1; seed <= 3; seed++) planted_case(n, 0, 100 * n + seed);
+}
+
+Test(certify, planted_pd_n10_to_40) {
+  for (int n = 10; n <= 40; n += 15)
+    for (uint64_t seed = 1; seed <= 2; seed++) planted_case(n, 1, 200 * n + seed);
+}
+
+Test(certify, planted_badly_scaled_n10_to_30) {
+  for (int n = 10; n <= 30; n += 10)
+    for (uint64_t seed = 1; seed <= 3; seed++) planted_case(n, 2, 300 * n + seed);
+}
+
+/* ---- limits and guards ------------------------------------------------ */
+
+Test(certify, tiny_time_limit_never_crashes) {
+  enum { n = 120 };
+  double *M = malloc(sizeof(double) * n * n), q[n], z[n], w[n], z2[n], w2[n];
+  uint64_t s = 4242;
+  plant(&s, n, 0, M, q);
+  cp_certify_result res;
+  cp_lcp_info info;
+  cp_certify_options opt = cp_certify_defaults();
+  opt.time_limit_s = 1e-3;
+  opt.second = 1;
+  cp_lcp_status st = run(n, M, q, &opt, z, w, z2, w2, &res, &info);
+  cr_assert(st == CP_LCP_SOLVED || st == CP_LCP_TIME_LIMIT, "status %s: %s",
+            cp_lcp_status_name(st), info.reason);
+  if (st == CP_LCP_SOLVED && res.has_second)
+    cpt_assert_lcp_solution(n, M, q, z2, tol_for(n, q));
+  if (st == CP_LCP_SOLVED && !res.has_second) cr_assert(!res.second_decided ||
+                                                        res.mip_solves >= 2);
+  free(M);
+}
+
+Test(certify, rejects_bad_input) {
+  double M[4] = {1, 0, 0, 1}, q[2] = {-1, -1}, z[2], w[2];
+  cp_certify_result res;
+  cp_lcp_info info;
+  M[1] = NAN;
+  cr_assert_eq(cp_certify(2, M, q, NULL, z, w, NULL, NULL, &res, &info),
+               CP_LCP_NUMERICAL);
+  cr_assert(strstr(info.reason, "non-finite") != NULL, "%s", info.reason);
+  M[1] = 0;
+  q[1] = INFINITY;
+  cr_assert_eq(cp_certify(2, M, q, NULL, z, w, NULL, NULL, &res, &info),
+               CP_LCP_NUMERICAL);
+  q[1] = -1;
+  cr_assert_eq(cp_certify(0, M, q, NULL, z, w, NULL, NULL, &res, &info),
+               CP_LCP_NUMERICAL);
+  cp_certify_options opt = cp_certify_defaults();
+  opt.second = 1;
+  cr_assert_eq(cp_certify(2, M, q, &opt, z, w, NULL, NULL, &res, &info),
+               CP_LCP_NUMERICAL);
+  cr_assert_eq(res.mip_solves, 0);
+}
+
+Test(certify, glpk_terminal_state_restored) {
+  /* cp_certify must leave GLPK's global terminal switch as it found it. */
+  const double M[1] = {2}, q[1] = {-1};
+  double z[1], w[1];
+  cp_certify_result res;
+  cp_lcp_info info;
+  glp_term_out(GLP_OFF);
+  cr_assert_eq(cp_certify(1, M, q, NULL, z, w, NULL, NULL, &res, &info),
+               CP_LCP_SOLVED);
+  cr_assert_eq(glp_term_out(GLP_ON), GLP_OFF);
+  cr_assert_eq(cp_certify(1, M, q, NULL, z, w, NULL, NULL, &res, &info),
+               CP_LCP_SOLVED);
+  cr_assert_eq(glp_term_out(GLP_ON), GLP_ON);
+  cr_assert_float_eq(z[0], 0.5, 1e-12);
+  glp_free_env();
+}

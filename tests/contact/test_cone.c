@@ -72,8 +72,10 @@ Test(cone, k4_is_the_pyramid_square) {
 
 /* A unit point mass on a table (A = I), gravity 9.81, pushed horizontally by
  * 8 N at 30 degrees from t, mu = 0.5: it slides with |a_tan| = 8 - 4.905
- * along the push. The cone with k = 64 matches within 0.2 %; the pyramid's
- * friction is (-mu c_n, -mu c_n) componentwise: a visibly different answer. */
+ * along the push. A k-gon's friction sits at a vertex, at most pi/k off the
+ * true direction, so the error is bounded by mu g sin(pi/k) / |a| (7.8 % at
+ * k = 64); k = 4 (the pyramid's square) is far off. contact/problem.c makes
+ * sliding contacts exact on top of this (tested in test_problem.c). */
 Test(cone, pushed_point_mass_isotropic) {
   const double g = 9.81, F = 8.0, mu = 0.5, th = 3.14159265358979323846 / 6;
   double A[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, b[3] = {-g, F * cos(th), F * sin(th)};
@@ -98,7 +100,8 @@ Test(cone, pushed_point_mass_isotropic) {
     double expect = F - mu * g;
     err[t] = hypot(at - expect * cos(th), ao - expect * sin(th)) / expect;
   }
-  cr_assert_lt(err[1], 2e-3, "k = 64 error %g", err[1]);
+  const double bound = mu * g * sin(3.14159265358979323846 / 64) / (F - mu * g);
+  cr_assert_lt(err[1], bound, "k = 64 error %g above the polygon bound %g", err[1], bound);
   cr_assert_gt(err[0], 0.05, "k = 4 should show the pyramid's anisotropy (error %g)", err[0]);
   cp_lemke_ws_destroy(ws);
 }

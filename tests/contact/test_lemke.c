@@ -1,3 +1,583 @@
+/* Tests of contact/lemke.c. Solutions are verified independently with
+ * cpt_assert_lcp_solution (tests/support.c), not only with the solver's own
+ * cp_lcp_check. */
 #include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "contact/lemke.h"
+#include "experiments/lcpgen.h"
 #include "tests/support.h"
-Test(placeholder_lemke, nothing) { cr_assert(1); }
+
+/* ---- allocation counter (not under AddressSanitizer, which owns malloc) --
+ * The test binary interposes malloc & co. and counts calls made by this
+ * thread while `counting` is set: a solve must allocate nothing. */
+#if defined(__SANITIZE_ADDRESS__)
+#define CPT_COUNT_ALLOCS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CPT_COUNT_ALLOCS 0
+#endif
+#endif
+#ifndef CPT_COUNT_ALLOCS
+#define CPT_COUNT_ALLOCS 1
+#endif
+
+#if CPT_COUNT_ALLOCS
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+static _Thread_local int counting;
+static _Thread_local long n_allocs;
+void *malloc(size_t n) {
+  if (counting) n_allocs++;
+  return __libc_malloc(n);
+}
+void *calloc(size_t a, size_t b) {
+  if (counting) n_allocs++;
+  return __libc_calloc(a, b);
+}
+void *realloc(void *p, size_t n) {
+  if (counting) n_allocs++;
+  return __libc_realloc(p, n);
+}
+#endif
+
+/* ---- helpers ------------------------------------------------------------ */
+
+/* Row-major literal -> column-major M. */
+static void colmajor(int n, const double *rows, double *M) {
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) M[i + j * n] = rows[i * n + j];
+}
+
+static double tol_for(int n, const double *q) {
+  double s = 1.0;
+  for (int i = 0; i < n; i++) s = fmax(s, fabs(q[i]));
+  return 1e-8 * s;
+}
+
+/* Solves with a fresh workspace and checks SOLVED + independent check. */
+static void solve_ok(int n, const double *M, const double *q,
+                     const cp_lemke_options *opt, double *z, cp_lcp_info *info) {
+  cp_lemke_ws *ws = cp_lemke_ws_create(n);
+  cr_assert_not_null(ws);
+  double *w = malloc(sizeof(double) * (size_t)n);
+  cp_lcp_status st = cp_lemke_solve(ws, n, M, q, opt, NULL, z, w, info);
+  cr_assert_eq(st, CP_LCP_SOLVED, "status %s (%s)", cp_lcp_status_name(st),
+               info->reason);
+  cr_assert_eq(info->status, CP_LCP_SOLVED);
+  cr_assert_eq(info->solver, CP_SOLVER_LEMKE);
+  cpt_assert_lcp_solution(n, M, q, z, tol_for(n, q));
+  free(w);
+  cp_lemke_ws_destroy(ws);
+}
+
+/* ---- hand-solvable problems -------------------------------------------- */
+
+Test(lemke, trivial_q_nonnegative_takes_no_pivot) {
+  const double rows[4] = {1, 2, 3, 4};
+  double M[4], q[2] = {0.0, 3.0}, z[2] = {7, 7};
+  colmajor(2, rows, M);
+  cp_lcp_info info;
+  solve_ok(2, M, q, NULL, z, &info);
+  cr_assert_eq(z[0], 0.0);
+  cr_assert_eq(z[1], 0.0);
+  cr_assert_eq(info.iterations, 0);
+  cr_assert_eq(info.starts, 1);
+}
+
+Test(lemke, two_by_two_known_solution) {
+  /* 2 z1 + z2 = 5, z1 + 2 z2 = 6  ->  z = (4/3, 7/3), w = 0. */
+  const double rows[4] = {2, 1, 1, 2};
+  double M[4], q[2] = {-5, -6}, z[2];
+  colmajor(2, rows, M);
+  cp_lcp_info info;
+  solve_ok(2, M, q, NULL, z, &info);
+  cr_assert_float_eq(z[0], 4.0 / 3.0, 1e-12);
+  cr_assert_float_eq(z[1], 7.0 / 3.0, 1e-12);
+  cr_assert_eq(info.starts, 1);
+  cr_assert_eq(info.first_start_iterations, info.iterations);
+  cr_assert_gt(info.iterations, 0);
+}
+
+Test(lemke, three_by_three_mixed_support) {
+  /* Tridiagonal SPD; z2 = 0: 2 z1 = 1, 2 z3 = 1, w2 = 3 - z1 - z3 = 2. */
+  const double rows[9] = {2, -1, 0, -1, 2, -1, 0, -1, 2};
+  double M[9], q[3] = {-1, 3, -1}, z[3];
+  colmajor(3, rows, M);
+  cp_lcp_info info;
+  solve_ok(3, M, q, NULL, z, &info);
+  cr_assert_float_eq(z[0], 0.5, 1e-12);
+  cr_assert_float_eq(z[1], 0.0, 1e-12);
+  cr_assert_float_eq(z[2], 0.5, 1e-12);
+}
+
+Test(lemke, three_by_three_identity) {
+  const double rows[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  double M[9], q[3] = {-1, 2, -3}, z[3];
+  colmajor(3, rows, M);
+  cp_lcp_info info;
+  solve_ok(3, M, q, NULL, z, &info);
+  cr_assert_float_eq(z[0], 1.0, 1e-14);
+  cr_assert_float_eq(z[1], 0.0, 1e-14);
+  cr_assert_float_eq(z[2], 3.0, 1e-14);
+}
+
+Test(lemke, p_matrix_unique_solution_is_found_exactly) {
+  /* M = B^T B + I + (C - C^T) is positive definite, hence a P-matrix: the
+   * planted z* is the unique solution. */
+  const int n = 25;
+  uint64_t s = 42;
+  double *M = calloc((size_t)n * n, sizeof(double));
+  double *B = malloc(sizeof(double) * (size_t)n * n), q[25], zs[25], ws_[25],
+         z[25];
+  for (int i = 0; i < n * n; i++) B[i] = cpt_uniform(&s, -1, 1);
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      double v = i == j ? 1.0 : 0.0;
+      for (int k = 0; k < n; k++) v += B[k + i * n] * B[k + j * n];
+      M[i + j * n] = v;
+    }
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < i; j++) {
+      double c = cpt_uniform(&s, -1, 1);
+      M[i + j * n] += c;
+      M[j + i * n] -= c;
+    }
+  for (int i = 0; i < n; i++) {
+    int in = cpt_uniform(&s, 0, 1) < 0.5;
+    zs[i] = in ? cpt_uniform(&s, 0.5, 2) : 0.0;
+    ws_[i] = in ? 0.0 : cpt_uniform(&s, 0.5, 2);
+  }
+  for (int i = 0; i < n; i++) {
+    q[i] = ws_[i];
+    for (int j = 0; j < n; j++) q[i] -= M[i + j * n] * zs[j];
+  }
+  cp_lcp_info info;
+  solve_ok(n, M, q, NULL, z, &info);
+  for (int i = 0; i < n; i++) cr_assert_float_eq(z[i], zs[i], 1e-10, "z[%d]", i);
+  cr_assert_lt(info.complementarity, 1e-12);
+  free(M);
+  free(B);
+}
+
+/* ---- degeneracy and cycling -------------------------------------------- */
+
+/* Kostreva (1979): a degenerate LCP on which Lemke's method without a
+ * tie-breaking rule can cycle. Unique solution z = (1/3, 1/3, 1/3). */
+static const double kostreva_rows[9] = {1, 2, 0, 0, 1, 2, 2, 0, 1};
+
+Test(lemke, kostreva_cycling_example_lexicographic_solves) {
+  double M[9], q[3] = {-1, -1, -1}, z[3], w[3];
+  colmajor(3, kostreva_rows, M);
+  cp_lemke_ws *ws = cp_lemke_ws_create(3);
+  cp_lemke_options o = cp_lemke_defaults();
+  o.restarts = 0;
+  cp_lcp_info info;
+  cr_assert_eq(cp_lemke_solve(ws, 3, M, q, &o, NULL, z, w, &info),
+               CP_LCP_SOLVED, "%s", info.reason);
+  cpt_assert_lcp_solution(3, M, q, z, 1e-12);
+  for (int i = 0; i < 3; i++) cr_assert_float_eq(z[i], 1.0 / 3.0, 1e-12);
+  cp_lemke_stats st;
+  cp_lemke_get_stats(ws, &st);
+  cr_assert_gt(st.lex_ties, 0, "the degenerate tie branch was not reached");
+  cr_assert_lt(info.iterations, 20);
+  cp_lemke_ws_destroy(ws);
+}
+
+Test(lemke, kostreva_cycling_example_plain_rule_cycles_into_the_cap) {
+  double M[9], q[3] = {-1, -1, -1}, z[3], w[3];
+  colmajor(3, kostreva_rows, M);
+  cp_lemke_ws *ws = cp_lemke_ws_create(3);
+  cp_lemke_options o = cp_lemke_defaults();
+  o.restarts = 0;
+  o.lexicographic = 0;
+  o.max_pivots = 1000;
+  cp_lcp_info info;
+  cp_lcp_status st = cp_lemke_solve(ws, 3, M, q, &o, NULL, z, w, &info);
+  cr_assert_eq(st, CP_LCP_PIVOT_CAP, "plain rule ended with %s after %d",
+               cp_lcp_status_name(st), info.iterations);
+  cr_assert_eq(info.iterations, 1000);
+  cp_lemke_ws_destroy(ws);
+}
+
+Test(lemke, degenerate_planted_problem_uses_tie_breaking) {
+  /* Planted with z*_i = w*_i = 0 on a third of the indices: a degenerate
+   * solution; start from q with zero entries (ties at the first pivot). */
+  const int n = 30;
+  double *M = malloc(sizeof(double) * n * n), q[30], z[30], zs[30];
+  cp_gen_monotone(n, 77, M, q, zs);
+  /* Recompute q = w* - M z* with a degenerate (w*, z*). */
+  uint64_t s = 5;
+  double wsv[30];
+  for (int i = 0; i < n; i++) {
+    double u = cpt_uniform(&s, 0, 1);
+    zs[i] = u < 0.33 ? 1.0 : 0.0;
+    wsv[i] = u > 0.66 ? 1.0 : 0.0;
+  }
+  for (int i = 0; i < n; i++) {
+    q[i] = wsv[i];
+    for (int j = 0; j < n; j++) q[i] -= M[i + j * n] * zs[j];
+  }
+  double qmin = 0.0;
+  for (int i = 0; i < n; i++) qmin = fmin(qmin, q[i]);
+  q[0] = q[1] = q[2] = qmin - 1.0; /* first pivot: a three-way tie */
+  cp_lemke_ws *ws = cp_lemke_ws_create(n);
+  double w[30];
+  cp_lcp_info info;
+  cr_assert_eq(cp_lemke_solve(ws, n, M, q, NULL, NULL, z, w, &info),
+               CP_LCP_SOLVED, "%s", info.reason);
+  cpt_assert_lcp_solution(n, M, q, z, 1e-8);
+  cp_lemke_stats st;
+  cp_lemke_get_stats(ws, &st);
+  cr_assert_gt(st.lex_ties, 0);
+  cp_lemke_ws_destroy(ws);
+  free(M);
+}
+
+/* ---- failures: secondary ray, pivot cap, restarts ---------------------- */
+
+Test(lemke, infeasible_problem_ends_on_secondary_ray_after_restarts) {
+  /* Row 1 reads w1 = -z1 - 1 < 0 for every z >= 0: no solution. */
+  const double rows[4] = {-1, 0, 1, 1};
+  double M[4], q[2] = {-1, 2}, z[2], w[2];
+  colmajor(2, rows, M);
+  cp_lemke_ws *ws = cp_lemke_ws_create(2);
+  cp_lcp_info info;
+  cp_lcp_status st = cp_lemke_solve(ws, 2, M, q, NULL, NULL, z, w, &info);
+  cr_assert_eq(st, CP_LCP_SECONDARY_RAY);
+  cr_assert_eq(info.status, CP_LCP_SECONDARY_RAY);
+  cr_assert_eq(info.starts, 4, "1 + 3 restarts, got %d", info.starts);
+  cr_assert_neq(info.reason[0], '\0');
+  cr_assert_not_null(strstr(info.reason, "secondary ray"), "%s", info.reason);
+  int pps[8];
+  cr_assert_eq(cp_lemke_pivots_per_start(ws, pps, 8), 4);
+  int total = 0;
+  for (int i = 0; i < 4; i++) total += pps[i];
+  cr_assert_eq(total, info.iterations);
+  cr_assert_eq(pps[0], info.first_start_iterations);
+  unsigned char basis[2];
+  cr_assert_eq(cp_lemke_basis(ws, basis), -1);
+  cp_lemke_ws_destroy(ws);
+}
+
+Test(lemke, single_variable_no_solution) {
+  double M[1] = {-1}, q[1] = {-1}, z[1], w[1];
+  cp_lemke_ws *ws = cp_lemke_ws_create(1);
+  cp_lcp_info info;
+  cr_assert_eq(cp_lemke_solve(ws, 1, M, q, NULL, NULL, z, w, &info),
+               CP_LCP_SECONDARY_RAY);
+  cr_assert_eq(info.starts, 4);
+  cp_lemke_ws_destroy(ws);
+}
+
+Test(lemke, pivot_cap_status_and_counts) {
+  const int n = 40;
+  double *M = malloc(sizeof(double) * n * n), q[40], z[40], w[40];
+  cp_gen_monotone(n, 3, M, q, NULL);
+  cp_lemke_ws *ws = cp_lemke_ws_create(n);
+  cp_lemke_options o = cp_lemke_defaults();
+  o.max_pivots = 3;
+  o.restarts = 0;
+  cp_lcp_info info;
+  cr_assert_eq(cp_lemke_solve(ws, n, M, q, &o, NULL, z, w, &info),
+               CP_LCP_PIVOT_CAP);
+  cr_assert_eq(info.iterations, 3);
+  cr_assert_eq(info.starts, 1);
+  o.restarts = 2;
+  cr_assert_eq(cp_lemke_solve(ws, n, M, q, &o, NULL, z, w, &info),
+               CP_LCP_PIVOT_CAP);
+  cr_assert_eq(info.iterations, 9);
+  cr_assert_eq(info.starts, 3);
+  cr_assert_eq(info.first_start_iterations, 3);
+  cr_assert_not_null(strstr(info.reason, "cap"), "%s", info.reason);
+  /* The automatic cap 50 (n+1) + 100 is ample for this problem. */
+  cr_assert_eq(cp_lemke_solve(ws, n, M, q, NULL, NULL, z, w, &info),
+               CP_LCP_SOLVED);
+  cpt_assert_lcp_solution(n, M, q, z, 1e-8);
+  cp_lemke_ws_destroy(ws);
+  free(M);
+}
+
+Test(lemke, restarts_are_deterministic_under_a_seed) {
+  /* A cap small enough that the first start fails; the restarts use random
+   * covering vectors. Same seed: same pivot counts; the answer solves. */
+  const int n = 30;
+  double *M = malloc(sizeof(double) * n * n), q[30], z[30], w[30];
+  cp_gen_monotone(n, 11, M, q, NULL);
+  cp_lemke_ws *ws = cp_lemke_ws_create(n);
+  cp_lemke_options o = cp_lemke_defaults();
+  cp_lcp_info info;
+  cr_assert_eq(cp_lemke_solve(ws, n, M, q, &o, NULL, z, w, &info), CP_LCP_SOLVED);
+  const int need = info.iterations;
+  o.max_pivots = need - 1; /* first start (ones) just misses */
+  o.restarts = 6;
+  o.seed = 1234;
+  int a[8] = {0}, b[8] = {0}, c[8] = {0};
+  cp_lcp_status s1 = cp_lemke_solve(ws, n, M, q, &o, NULL, z, w, &info);
+  int na = cp_lemke_pivots_per_start(ws, a, 8);
+  cr_assert_geq(na, 2);
+  cr_assert_eq(a[0], need - 1);
+  if (s1 == CP_LCP_SOLVED) cpt_assert_lcp_solution(n, M, q, z, 1e-8);
+  cp_lcp_status s2 = cp_lemke_solve(ws, n, M, q, &o, NULL, z, w, &info);
+  int nb = cp_lemke_pivots_per_start(ws, b, 8);
+  cr_assert_eq(s1, s2);
+  cr_assert_eq(na, nb);
+  for (int i = 0; i < na && i < 8; i++) cr_assert_eq(a[i], b[i], "start %d", i);
+  /* Another seed draws other covering vectors: other pivot counts. */
+  o.seed = 99;
+  cp_lemke_solve(ws, n, M, q, &o, NULL, z, w, &info);
+  int nc = cp_lemke_pivots_per_start(ws, c, 8);
+  int differ = nc != na;
+  for (int i = 1; i < na && i < nc && i < 8; i++) differ |= a[i] != c[i];
+  cr_assert(differ, "seed does not influence the restarts");
+  cp_lemke_ws_destroy(ws);
+  free(M);
+}
+
+/* ---- warm starts -------------------------------------------------------- */
+
+Test(lemke, warm_start_from_own_basis_takes_at_most_one_pivot) {
+  const int n = 40;
+  double *M = malloc(sizeof(double) * n * n), q[40], z[40], w[40], z2[40];
+  cp_gen_monotone(n, 21, M, q, NULL);
+  cp_lemke_ws *ws = cp_lemke_ws_create(n);
+  cp_lcp_info info;
+  cr_assert_eq(cp_lemke_solve(ws, n, M, q, NULL, NULL, z, w, &info), CP_LCP_SOLVED);
+  cr_assert_gt(info.iterations, 5);
+  unsigned char basis[40];
+  cr_assert_eq(cp_lemke_basis(ws, basis), 0);
+  int nz = 0;
+  for (int i = 0; i < n; i++) nz += basis[i];
+  cr_assert_gt(nz, 0);
+  cr_assert_eq(cp_lemke_solve(ws, n, M, q, NULL, basis, z2, w, &info),
+               CP_LCP_SOLVED);
+  cr_assert_leq(info.iterations, 1, "warm start took %d pivots", info.iterations);
+  cpt_assert_lcp_solution(n, M, q, z2, 1e-8);
+  for (int i = 0; i < n; i++) cr_assert_float_eq(z2[i], z[i], 1e-10);
+  cp_lemke_stats st;
+  cp_lemke_get_stats(ws, &st);
+  cr_assert_eq(st.warm_fallbacks, 0);
+  if (info.iterations == 0) cr_assert_eq(st.lu_polish, 1); /* LU path */
+  cp_lemke_ws_destroy(ws);
+  free(M);
+}
+
+Test(lemke, warm_start_on_perturbed_contact_problem) {
+  const int nc = 12, ns = 3, nb = 7;
+  const int m = cp_gen_contact_like_size(nc, ns);
+  double *M = malloc(sizeof(double) * m * m), *q = malloc(sizeof(double) * m);
+  double *z = malloc(sizeof(double) * m), *w = malloc(sizeof(double) * m);
+  unsigned char *basis = malloc((size_t)m);
+  cp_gen_contact_like(nc, ns, nb, 0.3, 8, M, q);
+  cp_lemke_ws *ws = cp_lemke_ws_create(m);
+  cp_lcp_info info;
+  cr_assert_eq(cp_lemke_solve(ws, m, M, q, NULL, NULL, z, w, &info),
+               CP_LCP_SOLVED, "%s", info.reason);
+  const int cold0 = info.iterations;
+  cr_assert_eq(cp_lemke_basis(ws, basis), 0);
+  long cold = 0, warm = 0;
+  int warm_pivoted = 0; /* warm solves that needed pivots (explicit inverse) */
+  for (int t = 1; t <= 10; t++) {
+    cp_gen_contact_like_perturbed(nc, ns, nb, 0.3, 8, t <= 5 ? 1e-3 : 3e-2,
+                                  (uint64_t)t, M, q);
+    cr_assert_eq(cp_lemke_solve(ws, m, M, q, NULL, NULL, z, w, &info),
+                 CP_LCP_SOLVED, "%s", info.reason);
+    cold += info.iterations;
+    cpt_assert_lcp_solution(m, M, q, z, tol_for(m, q));
+    cr_assert_eq(cp_lemke_solve(ws, m, M, q, NULL, basis, z, w, &info),
+                 CP_LCP_SOLVED, "%s", info.reason);
+    warm += info.iterations;
+    warm_pivoted += info.iterations > 0 && info.starts == 1;
+    cpt_assert_lcp_solution(m, M, q, z, tol_for(m, q));
+  }
+  cr_assert_gt(cold0, 0);
+  cr_assert_gt(warm_pivoted, 0, "no warm solve needed pivots");
+  cr_assert_lt(warm, cold, "warm %ld pivots, cold %ld", warm, cold);
+  cp_lemke_ws_destroy(ws);
+  free(M); free(q); free(z); free(w); free(basis);
+}
+
+Test(lemke, warm_start_with_singular_basis_falls_back_cold) {
+  /* Column 1 of M is zero: any basis with z1 basic is singular. */
+  const double rows[4] = {0, 1, 0, 2};
+  double M[4], q[2] = {1, -1}, z[2], w[2];
+  colmajor(2, rows, M);
+  unsigned char warm[2] = {1, 0};
+  cp_lemke_ws *ws = cp_lemke_ws_create(2);
+  cp_lcp_info info;
+  cr_assert_eq(cp_lemke_solve(ws, 2, M, q, NULL, warm, z, w, &info),
+               CP_LCP_SOLVED, "%s", info.reason);
+  cpt_assert_lcp_solution(2, M, q, z, 1e-12);
+  cr_assert_float_eq(z[1], 0.5, 1e-14);
+  cp_lemke_stats st;
+  cp_lemke_get_stats(ws, &st);
+  cr_assert_eq(st.warm_fallbacks, 1);
+  unsigned char basis[2];
+  cr_assert_eq(cp_lemke_basis(ws, basis), 0);
+  cr_assert_eq(basis[0], 0);
+  cr_assert_eq(basis[1], 1);
+  cp_lemke_ws_destroy(ws);
+}
+
+/* ---- workspace ---------------------------------------------------------- */
+
+Test(lemke, size_above_capacity_is_nomem) {
+  double M[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, q[3] = {-1, -1, -1}, z[3], w[3];
+  cp_lemke_ws *ws = cp_lemke_ws_create(2);
+  cp_lcp_info info;
+  cr_assert_eq(cp_lemke_solve(ws, 3, M, q, NULL, NULL, z, w, &info), CP_LCP_NOMEM);
+  cr_assert_eq(info.status, CP_LCP_NOMEM);
+  cr_assert_not_null(strstr(info.reason, "capacity"), "%s", info.reason);
+  cp_lemke_ws_destroy(ws);
+}
+
+Test(lemke, workspace_reused_over_100_solves_allocates_nothing) {
+  const int cap = 50;
+  double *M = malloc(sizeof(double) * cap * cap);
+  double *Ms = malloc(sizeof(double) * 100 * cap * cap);
+  double q[100][50], z[100][50], w[50], z2[50];
+  int sz[100];
+  unsigned char basis[50];
+  for (int t = 0; t < 100; t++) {
+    sz[t] = 10 + (t * 7) % 41;
+    cp_gen_monotone(sz[t], 1000 + (uint64_t)t, Ms + (size_t)t * cap * cap, q[t], NULL);
+  }
+  cp_lemke_ws *ws = cp_lemke_ws_create(cap);
+  cp_lcp_status st[100];
+  int warm_ok = 0;
+#if CPT_COUNT_ALLOCS
+  { /* the counter itself works */
+    static void *volatile sink;
+    n_allocs = 0;
+    counting = 1;
+    sink = malloc(16);
+    counting = 0;
+    free(sink);
+    cr_assert_eq(n_allocs, 1, "allocation counter is not wired in");
+  }
+  n_allocs = 0;
+  counting = 1;
+#endif
+  for (int t = 0; t < 100; t++) {
+    cp_lcp_info info;
+    const double *Mt = Ms + (size_t)t * cap * cap;
+    st[t] = cp_lemke_solve(ws, sz[t], Mt, q[t], NULL, NULL, z[t], w, &info);
+    /* And a warm re-solve from its own basis (LAPACK path). */
+    if (st[t] == CP_LCP_SOLVED && cp_lemke_basis(ws, basis) == 0 &&
+        cp_lemke_solve(ws, sz[t], Mt, q[t], NULL, basis, z2, w, &info) ==
+            CP_LCP_SOLVED)
+      warm_ok++;
+  }
+#if CPT_COUNT_ALLOCS
+  counting = 0;
+  cr_assert_eq(n_allocs, 0, "%ld allocations during 200 solves", n_allocs);
+#endif
+  cr_assert_eq(warm_ok, 100);
+  for (int t = 0; t < 100; t++) {
+    cr_assert_eq(st[t], CP_LCP_SOLVED, "solve %d", t);
+    cpt_assert_lcp_solution(sz[t], Ms + (size_t)t * cap * cap, q[t], z[t],
+                            tol_for(sz[t], q[t]));
+  }
+  cp_lemke_ws_destroy(ws);
+  free(M);
+  free(Ms);
+}
+
+/* ---- random families ------------------------------------------------------ */
+
+Test(lemke, random_monotone_planted_instances) {
+  cp_lemke_ws *ws = cp_lemke_ws_create(60);
+  double *M = malloc(sizeof(double) * 60 * 60), q[60], z[60], w[60], zs[60];
+  for (int n = 10; n <= 60; n += 5)
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+      cp_gen_monotone(n, seed, M, q, zs);
+      cp_lcp_info info;
+      cr_assert_eq(cp_lemke_solve(ws, n, M, q, NULL, NULL, z, w, &info),
+                   CP_LCP_SOLVED, "n %d seed %d: %s", n, (int)seed, info.reason);
+      cr_assert_eq(info.starts, 1);
+      cpt_assert_lcp_solution(n, M, q, z, tol_for(n, q));
+    }
+  cp_lemke_ws_destroy(ws);
+  free(M);
+}
+
+Test(lemke, plain_rule_agrees_on_nondegenerate_problems) {
+  const int n = 35;
+  double *M = malloc(sizeof(double) * n * n), q[35], z[35], z2[35], w[35];
+  cp_gen_monotone(n, 9, M, q, NULL);
+  cp_lemke_ws *ws = cp_lemke_ws_create(n);
+  cp_lemke_options o = cp_lemke_defaults();
+  cp_lcp_info a, b;
+  cr_assert_eq(cp_lemke_solve(ws, n, M, q, &o, NULL, z, w, &a), CP_LCP_SOLVED);
+  o.lexicographic = 0;
+  cr_assert_eq(cp_lemke_solve(ws, n, M, q, &o, NULL, z2, w, &b), CP_LCP_SOLVED);
+  cr_assert_eq(a.iterations, b.iterations);
+  for (int i = 0; i < n; i++) cr_assert_float_eq(z[i], z2[i], 1e-12);
+  cp_lemke_ws_destroy(ws);
+  free(M);
+}
+
+Test(lemke, contact_like_instances) {
+  struct { int nc, ns, nb; double mu; } cfg[] = {
+      {2, 0, 1, 0.5}, {4, 1, 2, 0.3}, {6, 2, 3, 0.5},
+      {10, 2, 5, 0.2}, {16, 4, 8, 0.3}, {20, 5, 11, 0.3}};
+  const int cap = cp_gen_contact_like_size(20, 0);
+  cp_lemke_ws *ws = cp_lemke_ws_create(cap);
+  double *M = malloc(sizeof(double) * cap * cap), *q = malloc(sizeof(double) * cap);
+  double *z = malloc(sizeof(double) * cap), *w = malloc(sizeof(double) * cap);
+  int solved = 0, total = 0;
+  long z0_ties = 0;
+  for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++)
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+      const int m = cp_gen_contact_like_size(cfg[c].nc, cfg[c].ns);
+      cp_gen_contact_like(cfg[c].nc, cfg[c].ns, cfg[c].nb, cfg[c].mu, seed, M, q);
+      cp_lcp_info info;
+      cp_lcp_status st = cp_lemke_solve(ws, m, M, q, NULL, NULL, z, w, &info);
+      total++;
+      cr_assert(st == CP_LCP_SOLVED, "config %d seed %d (m %d): %s (%s)",
+                (int)c, (int)seed, m, cp_lcp_status_name(st), info.reason);
+      solved++;
+      cpt_assert_lcp_solution(m, M, q, z, tol_for(m, q));
+      cp_lemke_stats cs;
+      cp_lemke_get_stats(ws, &cs);
+      z0_ties += cs.z0_ties;
+    }
+  cr_assert_eq(solved, total);
+  /* Pyramid LCPs end degenerate (rolling contacts: a+ = a- = 0): the branch
+   * that lets z0 leave on a ratio tie must have been taken. */
+  cr_assert_gt(z0_ties, 0);
+  cp_lemke_ws_destroy(ws);
+  free(M); free(q); free(z); free(w);
+}
+
+Test(lemke, invalid_covering_vector_is_rejected) {
+  double M[1] = {1}, q[1] = {-1}, z[1], w[1], d[1] = {0.0};
+  cp_lemke_ws *ws = cp_lemke_ws_create(1);
+  cp_lemke_options o = cp_lemke_defaults();
+  o.cover = d;
+  cp_lcp_info info;
+  cr_assert_neq(cp_lemke_solve(ws, 1, M, q, &o, NULL, z, w, &info), CP_LCP_SOLVED);
+  d[0] = 2.5; /* a custom positive cover works */
+  cr_assert_eq(cp_lemke_solve(ws, 1, M, q, &o, NULL, z, w, &info), CP_LCP_SOLVED);
+  cr_assert_float_eq(z[0], 1.0, 1e-14);
+  cp_lemke_ws_destroy(ws);
+}
+
+Test(lemke, non_finite_data_is_never_reported_solved) {
+  const double rows[4] = {2, 1, 1, 2};
+  double M[4], q[2] = {-5, NAN}, z[2], w[2];
+  colmajor(2, rows, M);
+  cp_lemke_ws *ws = cp_lemke_ws_create(2);
+  cp_lcp_info info;
+  cr_assert_eq(cp_lemke_solve(ws, 2, M, q, NULL, NULL, z, w, &info),
+               CP_LCP_NUMERICAL);
+  q[1] = -6;
+  M[2] = NAN; /* M(0,1) */
+  cp_lcp_status st = cp_lemke_solve(ws, 2, M, q, NULL, NULL, z, w, &info);
+  cr_assert_neq(st, CP_LCP_SOLVED, "NaN in M reported as solved");
+  cr_assert_neq(info.reason[0], '\0');
+  cp_lemke_ws_destroy(ws);
+}

@@ -1,0 +1,217 @@
+/* `complan solve SCENE`: the contact problem of a scene (interfaces.md §3).
+ * Thin: models/ parses and builds the system, contact/problem solves it. */
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "contact/problem.h"
+#include "models/scene.h"
+#include "models/system.h"
+#include "planner/cli.h"
+#include "planner/output.h"
+
+static const char usage[] =
+    "usage: complan solve SCENE [options]\n"
+    "\n"
+    "The contact problem of a scene file: accelerations and contact forces, with\n"
+    "the model deciding which contacts keep rolling, start sliding, keep sliding\n"
+    "or break (the LCP of Trinkle, Pang, Sudarsky and Lo 1995).\n"
+    "\n"
+    "  --solver NAME       lemke | fip | certify | auto (default auto)\n"
+    "  --friction MODEL    pyramid (default; the paper's four-sided pyramid) |\n"
+    "                      cone (polygons refined until every rolling force lies\n"
+    "                      in the Coulomb cone to --cone-tol)\n"
+    "  --cone-tol T        relative cone violation accepted (default 1e-3)\n"
+    "  --json              print one JSON document (interfaces.md 3)\n"
+    "  -h, --help          this text\n"
+    "\n"
+    "With --solver certify the answer also says whether the accelerations are\n"
+    "unique (another solution with different accelerations is shown if not).\n"
+    "\n"
+    "exit status: 0 solved or proven to have no solution, 1 not solved,\n"
+    "2 bad input or usage.\n";
+
+static void vec3_json(json_t *obj, const char *key, const double *v) {
+  json_object_set_new(obj, key, cp_json_vec(v, 3));
+}
+
+int cp_cli_solve(int argc, char **argv) {
+  const char *file = NULL;
+  int json = 0;
+  cp_problem_options opt = cp_problem_defaults();
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i], *v;
+    int missing = 0;
+    double d;
+    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+      fputs(usage, stdout);
+      return 0;
+    } else if (!strcmp(arg, "--json")) {
+      json = 1;
+    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--solver", &missing))) {
+      if (cp_lcp_solver_parse(v, &opt.solve.solver))
+        return cp_cli_usage_error("solve ", "--solver: expected lemke, fip, certify or auto, found '%s'", v);
+    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--friction", &missing))) {
+      if (!strcmp(v, "pyramid")) opt.friction = CP_FRICTION_PYRAMID;
+      else if (!strcmp(v, "cone")) opt.friction = CP_FRICTION_CONE;
+      else return cp_cli_usage_error("solve ", "--friction: expected pyramid or cone, found '%s'", v);
+    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--cone-tol", &missing))) {
+      if (cp_parse_double(v, 1e-12, 1.0, &d))
+        return cp_cli_usage_error("solve ", "--cone-tol: expected a number in (0, 1], found '%s'", v);
+      opt.cone_tol = d;
+    } else if (missing) {
+      return cp_cli_usage_error("solve ", "%s needs a value", arg);
+    } else if (arg[0] == '-' && arg[1] != '\0') {
+      return cp_cli_usage_error("solve ", "unknown option '%s'", arg);
+    } else if (file) {
+      return cp_cli_usage_error("solve ", "one SCENE expected, found a second: '%s'", arg);
+    } else {
+      file = arg;
+    }
+  }
+  if (!file) return cp_cli_usage_error("solve ", "missing SCENE");
+  opt.check_unique = opt.solve.solver == CP_SOLVER_CERTIFY;
+
+  size_t len;
+  char *text = cp_cli_read_file(file, &len);
+  if (!text) return CP_EXIT_BAD_INPUT;
+  char *dircopy = strdup(file);
+  cp_scene scene;
+  cp_error err;
+  int prc = cp_scene_parse(text, len, dircopy ? dirname(dircopy) : ".", NULL, &scene, &err);
+  free(text);
+  free(dircopy);
+  if (prc) return cp_cli_input_error(file, &err);
+  cp_system sys;
+  if (cp_system_build(&scene, &sys, &err)) {
+    cp_scene_free(&scene);
+    return cp_cli_input_error(file, &err);
+  }
+  cp_problem_result res;
+  cp_problem_solve(&sys, &opt, &res);
+  const int solved = res.info.status == CP_LCP_SOLVED;
+  const char *status = solved ? "solved"
+                       : res.info.status == CP_LCP_INFEASIBLE ? "no_solution" : "failed";
+  char name[256];
+  int rc = solved || res.info.status == CP_LCP_INFEASIBLE ? CP_EXIT_ANSWERED : CP_EXIT_UNDECIDED;
+
+  if (json) {
+    json_t *doc = json_object();
+    json_object_set_new(doc, "status", json_string(status));
+    json_object_set_new(doc, "solver", json_string(cp_lcp_solver_name(res.info.solver)));
+    json_object_set_new(doc, "friction", json_string(opt.friction == CP_FRICTION_CONE ? "cone" : "pyramid"));
+    json_object_set_new(doc, "lcp_size", json_integer(res.lcp_size));
+    json_object_set_new(doc, "iterations", json_integer(res.info.iterations));
+    json_object_set_new(doc, "starts", json_integer(res.info.starts));
+    if (!solved)
+      json_object_set_new(doc, "reason", json_string(res.info.reason[0] ? res.info.reason
+                                                     : cp_lcp_status_name(res.info.status)));
+    if (solved) {
+      json_t *bodies = json_array();
+      for (int i = 0; i < sys.n_obj; i++) {
+        json_t *b = json_object();
+        json_object_set_new(b, "name", json_string(scene.bodies[sys.obj_body[i]].name));
+        vec3_json(b, "linear_acceleration", res.udot + 6 * i);
+        vec3_json(b, "angular_acceleration", res.udot + 6 * i + 3);
+        json_array_append_new(bodies, b);
+      }
+      json_object_set_new(doc, "bodies", bodies);
+      json_t *joints = json_array();
+      for (int r = 0; r < sys.n_l; r++) {
+        const cp_chain *ch = &scene.manips[sys.joint_manip[r]];
+        json_t *j = json_object();
+        snprintf(name, sizeof name, "%s/%s", ch->name, ch->joints[sys.joint_index[r]].name);
+        json_object_set_new(j, "name", json_string(name));
+        json_object_set_new(j, "acceleration", cp_json_num(res.udot[6 * sys.n_obj + r]));
+        json_object_set_new(j, "effort", cp_json_num(res.effort[6 * sys.n_obj + r]));
+        json_array_append_new(joints, j);
+      }
+      json_object_set_new(doc, "joints", joints);
+      json_t *contacts = json_array();
+      for (int j = 0; j < sys.n_c; j++) {
+        json_t *c = json_object();
+        json_object_set_new(c, "a", json_string(cp_scene_ref_name(&scene, scene.contacts[j].a, name, sizeof name)));
+        json_object_set_new(c, "b", json_string(cp_scene_ref_name(&scene, scene.contacts[j].b, name, sizeof name)));
+        json_object_set_new(c, "initial", json_string(sys.sliding[j] ? "sliding" : "rolling"));
+        json_object_set_new(c, "outcome", json_string(cp_outcome_name(res.outcome[j])));
+        vec3_json(c, "force", res.force + 3 * j);
+        vec3_json(c, "acceleration", res.accel + 3 * j);
+        json_array_append_new(contacts, c);
+      }
+      json_object_set_new(doc, "contacts", contacts);
+      if (opt.friction == CP_FRICTION_CONE) {
+        json_object_set_new(doc, "cone_edges", json_integer(res.cone_edges));
+        json_object_set_new(doc, "cone_violation", json_real(res.cone_violation));
+      }
+      if (opt.check_unique) {
+        json_object_set_new(doc, "unique", res.unique_decided ? json_boolean(res.unique) : json_null());
+        if (res.udot_other) json_object_set_new(doc, "other_acceleration", cp_json_vec(res.udot_other, sys.n_u));
+      }
+    }
+    json_t *diag = json_object();
+    json_object_set_new(diag, "jacobian_rank", json_integer(res.diag.jacobian_rank));
+    json_object_set_new(diag, "full_column_rank", json_boolean(res.diag.full_column_rank));
+    json_object_set_new(diag, "a_positive_definite", json_boolean(res.diag.a_positive_definite));
+    json_object_set_new(diag, "friction_bound", cp_json_num(res.diag.friction_bound));
+    json_object_set_new(diag, "within_friction_bound", json_boolean(res.diag.within_friction_bound));
+    json_object_set_new(doc, "diagnostics", diag);
+    if (cp_json_print(doc)) rc = CP_EXIT_UNDECIDED;
+    json_decref(doc);
+  } else {
+    printf("%s: %s by %s (%s friction, LCP size %d, %d iteration%s, %d start%s)\n", file,
+           status, cp_lcp_solver_name(res.info.solver),
+           opt.friction == CP_FRICTION_CONE ? "cone" : "pyramid", res.lcp_size,
+           res.info.iterations, res.info.iterations == 1 ? "" : "s", res.info.starts,
+           res.info.starts == 1 ? "" : "s");
+    if (!solved) {
+      printf("reason: %s\n", res.info.reason[0] ? res.info.reason : cp_lcp_status_name(res.info.status));
+    } else {
+      if (sys.n_obj) {
+        printf("\n%-16s %32s %32s\n", "body", "linear acceleration [m/s^2]", "angular acceleration [rad/s^2]");
+        for (int i = 0; i < sys.n_obj; i++) {
+          const double *a = res.udot + 6 * i;
+          printf("%-16s %10.4g %10.4g %10.4g %10.4g %10.4g %10.4g\n", scene.bodies[sys.obj_body[i]].name,
+                 a[0], a[1], a[2], a[3], a[4], a[5]);
+        }
+      }
+      if (sys.n_l) {
+        printf("\n%-24s %14s %14s\n", "joint", "acceleration", "effort");
+        for (int r = 0; r < sys.n_l; r++) {
+          const cp_chain *ch = &scene.manips[sys.joint_manip[r]];
+          snprintf(name, sizeof name, "%s/%s", ch->name, ch->joints[sys.joint_index[r]].name);
+          printf("%-24s %14.6g %14.6g\n", name, res.udot[6 * sys.n_obj + r], res.effort[6 * sys.n_obj + r]);
+        }
+      }
+      if (sys.n_c) {
+        printf("\n%-3s %-14s %-14s %-8s %-9s %30s %30s\n", "#", "a", "b", "initial", "outcome",
+               "force (n, t, o) [N]", "acceleration (n, t, o)");
+        for (int j = 0; j < sys.n_c; j++) {
+          char an[128], bn[128];
+          const double *f = res.force + 3 * j, *a = res.accel + 3 * j;
+          printf("%-3d %-14s %-14s %-8s %-9s %10.4g %9.4g %9.4g %10.4g %9.4g %9.4g\n", j,
+                 cp_scene_ref_name(&scene, scene.contacts[j].a, an, sizeof an),
+                 cp_scene_ref_name(&scene, scene.contacts[j].b, bn, sizeof bn),
+                 sys.sliding[j] ? "sliding" : "rolling", cp_outcome_name(res.outcome[j]),
+                 f[0], f[1], f[2], a[0], a[1], a[2]);
+        }
+      }
+      if (opt.friction == CP_FRICTION_CONE)
+        printf("\ncone: %d edges, largest violation %.3g\n", res.cone_edges, res.cone_violation);
+      if (opt.check_unique)
+        printf("accelerations unique: %s\n", !res.unique_decided ? "undecided" : res.unique ? "yes" : "no (another solution accelerates differently)");
+    }
+    char bound[32];
+    if (isinf(res.diag.friction_bound)) snprintf(bound, sizeof bound, "none (nothing slides)");
+    else snprintf(bound, sizeof bound, "%.4g", res.diag.friction_bound);
+    printf("\ndiagnostics: rank(G) = %d (%s), A %s, Proposition 3 friction bound %s, %s\n",
+           res.diag.jacobian_rank, res.diag.full_column_rank ? "full column rank" : "rank deficient",
+           res.diag.a_positive_definite ? "positive definite" : "singular", bound,
+           res.diag.within_friction_bound ? "sliding friction within it" : "sliding friction not within it");
+  }
+  cp_problem_result_free(&res);
+  cp_system_free(&sys);
+  cp_scene_free(&scene);
+  return rc;
+}
