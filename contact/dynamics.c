@@ -10,25 +10,123 @@
 void cp_contact_space_free(cp_contact_space *cs) {
   if (!cs) return;
   free(cs->free_idx);
+  free(cs->bstart);
+  free(cs->loff);
   free(cs->L);
-  free(cs->LinvG);
   free(cs->A);
   free(cs->b);
   memset(cs, 0, sizeof *cs);
 }
 
-/* rhs_F = f_F - H_FD u'_D: the generalised force left for the free dofs once
- * the driven dofs' prescribed accelerations are accounted for. */
-static void free_rhs(const cp_contact_space *cs, double *rhs) {
-  const int nu = cs->nu;
-  for (int a = 0; a < cs->nfree; a++) {
-    int i = cs->free_idx[a];
-    double s = cs->f[i];
-    if (cs->driven)
-      for (int j = 0; j < nu; j++)
-        if (cs->driven[j]) s -= cs->H[i + (size_t)j * nu] * cs->udot_driven[j];
-    rhs[a] = s;
+/* rhs = f_i - sum_{j driven} H_ij u'_j for free dof i: the generalised force
+ * left for the free dofs once the driven dofs' accelerations are accounted
+ * for. */
+static double free_rhs(const cp_contact_space *cs, int i) {
+  double s = cs->f[i];
+  if (cs->driven)
+    for (int j = 0; j < cs->nu; j++)
+      if (cs->driven[j]) s -= cs->H[i + (size_t)j * cs->nu] * cs->udot_driven[j];
+  return s;
+}
+
+/* Cholesky factor (lower, in place, column-major s x s). Small blocks (a
+ * body's 6 x 6) by plain loops: OpenBLAS's dpotrf costs microseconds of call
+ * overhead at that size (experiments/bench_contact); larger ones by LAPACK.
+ * Returns 0, or -1 when not positive definite. */
+static int chol_lower(int s, double *L) {
+  if (s > 24) return LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', s, L, s) == 0 ? 0 : -1;
+  for (int j = 0; j < s; j++) {
+    double d = L[j + (size_t)j * s];
+    for (int t = 0; t < j; t++) d -= L[j + (size_t)t * s] * L[j + (size_t)t * s];
+    if (!(d > 0.0)) return -1;
+    d = sqrt(d);
+    L[j + (size_t)j * s] = d;
+    for (int i = j + 1; i < s; i++) {
+      double v = L[i + (size_t)j * s];
+      for (int t = 0; t < j; t++) v -= L[i + (size_t)t * s] * L[j + (size_t)t * s];
+      L[i + (size_t)j * s] = v / d;
+    }
+    for (int i = 0; i < j; i++) L[i + (size_t)j * s] = 0.0; /* upper part */
   }
+  return 0;
+}
+
+/* x := L^-1 x and x := L^-T x for a lower factor L (s x s, column-major). */
+static void lower_solve(int s, const double *L, double *x) {
+  for (int r = 0; r < s; r++) {
+    double v = x[r];
+    for (int t = 0; t < r; t++) v -= L[r + (size_t)t * s] * x[t];
+    x[r] = v / L[r + (size_t)r * s];
+  }
+}
+
+static void lower_t_solve(int s, const double *L, double *x) {
+  for (int r = s - 1; r >= 0; r--) {
+    double v = x[r];
+    for (int t = r + 1; t < s; t++) v -= L[t + (size_t)r * s] * x[t];
+    x[r] = v / L[r + (size_t)r * s];
+  }
+}
+
+static int uf_find(int *parent, int a) {
+  while (parent[a] != a) a = parent[a] = parent[parent[a]];
+  return a;
+}
+
+/* Groups the free dofs into the connected components of H_FF's nonzero
+ * pattern (each component's dofs in increasing order, components ordered by
+ * their first dof) and factors each diagonal block. Returns 0, -1 (not
+ * positive definite) or -2 (memory). */
+static int factor_blocks(cp_contact_space *cs, const int *free_list) {
+  const int nf = cs->nfree, nu = cs->nu;
+  int *parent = malloc(sizeof(int) * (size_t)(nf > 0 ? nf : 1));
+  int *count = calloc((size_t)(nf > 0 ? nf : 1) + 1, sizeof(int));
+  cs->bstart = malloc(sizeof(int) * ((size_t)nf + 1));
+  cs->loff = malloc(sizeof(size_t) * (size_t)(nf > 0 ? nf : 1));
+  if (!parent || !count || !cs->bstart || !cs->loff) { free(parent); free(count); return -2; }
+  for (int a = 0; a < nf; a++) parent[a] = a;
+  for (int a = 0; a < nf; a++)
+    for (int b = a + 1; b < nf; b++)
+      if (cs->H[free_list[a] + (size_t)free_list[b] * nu] != 0.0) {
+        int ra = uf_find(parent, a), rb = uf_find(parent, b);
+        if (ra != rb) parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
+      }
+  /* Roots are the smallest member; number the blocks in root order. */
+  int *blk = count + 0; /* reuse: blk[root] = block id + 1 */
+  int nb = 0;
+  for (int a = 0; a < nf; a++)
+    if (uf_find(parent, a) == a) blk[a] = ++nb;
+  cs->nblocks = nb;
+  int *size = calloc((size_t)nb + 1, sizeof(int));
+  if (!size) { free(parent); free(count); return -2; }
+  for (int a = 0; a < nf; a++) size[blk[uf_find(parent, a)] - 1]++;
+  cs->bstart[0] = 0;
+  size_t ltot = 0;
+  for (int k = 0; k < nb; k++) {
+    cs->bstart[k + 1] = cs->bstart[k] + size[k];
+    cs->loff[k] = ltot;
+    ltot += (size_t)size[k] * (size_t)size[k];
+  }
+  int *fill = calloc((size_t)nb + 1, sizeof(int));
+  cs->L = malloc(sizeof(double) * (ltot > 0 ? ltot : 1));
+  if (!fill || !cs->L) { free(parent); free(count); free(size); free(fill); return -2; }
+  for (int a = 0; a < nf; a++) {
+    int k = blk[uf_find(parent, a)] - 1;
+    cs->free_idx[cs->bstart[k] + fill[k]++] = free_list[a];
+  }
+  int rc = 0;
+  for (int k = 0; k < nb && rc == 0; k++) {
+    const int s = size[k], *idx = cs->free_idx + cs->bstart[k];
+    double *Lk = cs->L + cs->loff[k];
+    for (int c = 0; c < s; c++)
+      for (int r = 0; r < s; r++) Lk[r + (size_t)c * s] = cs->H[idx[r] + (size_t)idx[c] * nu];
+    if (chol_lower(s, Lk) != 0) rc = -1;
+  }
+  free(parent);
+  free(count);
+  free(size);
+  free(fill);
+  return rc;
 }
 
 int cp_contact_space_build(int nu, int nc, const double *H, const double *G,
@@ -45,45 +143,81 @@ int cp_contact_space_build(int nu, int nc, const double *H, const double *G,
   cs->k = k;
   cs->driven = driven;
   cs->udot_driven = udot_driven;
-  cs->free_idx = malloc(sizeof(int) * (size_t)(nu > 0 ? nu : 1));
-  cs->A = calloc((size_t)(m > 0 ? m * m : 1), sizeof(double));
-  cs->b = calloc((size_t)(m > 0 ? m : 1), sizeof(double));
-  double *rhs = malloc(sizeof(double) * (size_t)(nu > 0 ? nu : 1));
-  if (!cs->free_idx || !cs->A || !cs->b || !rhs) goto nomem;
+  const size_t nu1 = (size_t)(nu > 0 ? nu : 1), m1 = (size_t)(m > 0 ? m : 1);
+  cs->free_idx = malloc(sizeof(int) * nu1);
+  cs->A = calloc(m1 * m1, sizeof(double));
+  cs->b = calloc(m1, sizeof(double));
+  int *free_list = malloc(sizeof(int) * nu1);
+  int *blk_of = NULL, *ncol = NULL, *colv = NULL, *lastc = NULL;
+  double *X = malloc(sizeof(double) * nu1 * m1);
+  double *y = malloc(sizeof(double) * nu1);
+  int rc = -2;
+  if (!cs->free_idx || !cs->A || !cs->b || !free_list || !X || !y) goto out;
   int nf = 0;
   for (int i = 0; i < nu; i++)
-    if (!driven || !driven[i]) cs->free_idx[nf++] = i;
+    if (!driven || !driven[i]) free_list[nf++] = i;
   cs->nfree = nf;
-  cs->L = malloc(sizeof(double) * (size_t)(nf > 0 ? nf * nf : 1));
-  cs->LinvG = malloc(sizeof(double) * (size_t)(nf * m > 0 ? nf * m : 1));
-  if (!cs->L || !cs->LinvG) goto nomem;
-  for (int c = 0; c < nf; c++)
-    for (int r = 0; r < nf; r++)
-      cs->L[r + (size_t)c * nf] = H[cs->free_idx[r] + (size_t)cs->free_idx[c] * nu];
-  for (int c = 0; c < m; c++)
-    for (int r = 0; r < nf; r++)
-      cs->LinvG[r + (size_t)c * nf] = G[cs->free_idx[r] + (size_t)c * nu];
-  if (nf > 0) {
-    if (LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', nf, cs->L, nf) != 0) {
-      free(rhs);
-      cp_contact_space_free(cs);
-      return -1;
+  if ((rc = factor_blocks(cs, free_list)) != 0) goto out;
+
+  /* The contact columns each block's dofs appear in (nonzero in some row of
+   * the block), in one pass over G by contact. H is often diagonal (a box's
+   * m I3 and principal-axis inertia), so blocks may be single dofs and only
+   * the columns that really touch them are kept. Block kb's columns are
+   * colv[kb * m .. kb * m + ncol[kb]). */
+  const int nb = cs->nblocks;
+  blk_of = malloc(sizeof(int) * nu1);
+  ncol = calloc((size_t)nb + 1, sizeof(int));
+  colv = malloc(sizeof(int) * m1 * (size_t)(nb > 0 ? nb : 1));
+  lastc = malloc(sizeof(int) * ((size_t)nb + 1));
+  if (!blk_of || !ncol || !colv || !lastc) { rc = -2; goto out; }
+  for (int i = 0; i < nu; i++) blk_of[i] = -1;
+  for (int kb = 0; kb < nb; kb++)
+    for (int t = cs->bstart[kb]; t < cs->bstart[kb + 1]; t++) blk_of[cs->free_idx[t]] = kb;
+  for (int kb = 0; kb < nb; kb++) lastc[kb] = 0;
+  for (int j = 0; j < nc; j++) {
+    const double *g = G + (size_t)(3 * j) * nu;
+    /* lastc[kb] = 8 (j + 1) + mask of contact j's columns already taken. */
+    for (int i = 0; i < nu; i++) {
+      int kb = blk_of[i];
+      if (kb < 0) continue;
+      int mask = lastc[kb] >> 3 == j + 1 ? lastc[kb] & 7 : 0, add = 0;
+      for (int t = 0; t < 3; t++)
+        if (!(mask & (1 << t)) && g[i + (size_t)t * nu] != 0.0) add |= 1 << t;
+      if (!add) continue;
+      lastc[kb] = 8 * (j + 1) + (mask | add);
+      for (int t = 0; t < 3; t++)
+        if (add & (1 << t)) colv[(size_t)kb * m + ncol[kb]++] = 3 * j + t;
     }
-    if (m > 0) {
-      cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans,
-                  CblasNonUnit, nf, m, 1.0, cs->L, nf, cs->LinvG, nf);
-      cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, m, nf, 1.0, cs->LinvG,
-                  nf, 0.0, cs->A, m);
-      for (int c = 0; c < m; c++)
-        for (int r = c + 1; r < m; r++) cs->A[r + (size_t)c * m] = cs->A[c + (size_t)r * m];
+  }
+  /* Within a contact the columns may have been added out of order (t before
+   * n when row i touched only t); the order does not matter for A += X^T X. */
+  for (int kb = 0; kb < cs->nblocks; kb++) {
+    const int s = cs->bstart[kb + 1] - cs->bstart[kb], *idx = cs->free_idx + cs->bstart[kb];
+    const double *Lk = cs->L + cs->loff[kb];
+    const int p = ncol[kb];
+    const int *cols = colv + (size_t)kb * m;
+    for (int r = 0; r < s; r++) y[r] = free_rhs(cs, idx[r]);
+    lower_solve(s, Lk, y);
+    if (p == 0) continue;
+    for (int c = 0; c < p; c++)
+      for (int r = 0; r < s; r++) X[r + (size_t)c * s] = G[idx[r] + (size_t)cols[c] * nu];
+    /* Blocks are small (6 for a body): plain loops beat BLAS call overhead
+     * here (measured by experiments/bench_contact). X := L^-1 X by forward
+     * substitution, column by column. */
+    for (int c = 0; c < p; c++) lower_solve(s, Lk, X + (size_t)c * s);
+    for (int c = 0; c < p; c++) {
+      const double *xc = X + (size_t)c * s;
+      double bc = 0.0;
+      for (int r = 0; r < s; r++) bc += xc[r] * y[r];
+      cs->b[cols[c]] += bc;
+      for (int r = 0; r <= c; r++) {
+        const double *xr = X + (size_t)r * s;
+        double v = 0.0;
+        for (int t = 0; t < s; t++) v += xr[t] * xc[t];
+        cs->A[cols[r] + (size_t)cols[c] * m] += v;
+        if (r != c) cs->A[cols[c] + (size_t)cols[r] * m] += v;
+      }
     }
-    /* b = (L^-1 G_F)^T L^-1 rhs_F: one triangular solve, one product. */
-    free_rhs(cs, rhs);
-    cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, nf,
-                cs->L, nf, rhs, 1);
-    if (m > 0)
-      cblas_dgemv(CblasColMajor, CblasTrans, nf, m, 1.0, cs->LinvG, nf, rhs, 1,
-                  0.0, cs->b, 1);
   }
   for (int c = 0; c < m; c++) {
     double s = k ? k[c] : 0.0;
@@ -92,27 +226,36 @@ int cp_contact_space_build(int nu, int nc, const double *H, const double *G,
         if (driven[i]) s += G[i + (size_t)c * nu] * udot_driven[i];
     cs->b[c] += s;
   }
-  free(rhs);
-  return 0;
-nomem:
-  free(rhs);
-  cp_contact_space_free(cs);
-  return -2;
+  rc = 0;
+out:
+  free(free_list);
+  free(blk_of);
+  free(ncol);
+  free(colv);
+  free(lastc);
+  free(X);
+  free(y);
+  if (rc) cp_contact_space_free(cs);
+  return rc;
 }
 
 int cp_contact_space_accel(const cp_contact_space *cs, const double *c,
                            double *udot, double *tau_driven) {
-  const int nu = cs->nu, nf = cs->nfree, m = 3 * cs->nc;
+  const int nu = cs->nu, m = 3 * cs->nc;
   double *rhs = malloc(sizeof(double) * (size_t)(nu > 0 ? nu : 1));
   if (!rhs) return -2;
-  free_rhs(cs, rhs);
-  for (int a = 0; a < nf; a++) {
-    int i = cs->free_idx[a];
-    for (int j = 0; j < m; j++) rhs[a] += cs->G[i + (size_t)j * nu] * c[j];
-  }
-  if (nf > 0) LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', nf, 1, cs->L, nf, rhs, nf);
   for (int i = 0; i < nu; i++) udot[i] = cs->driven && cs->driven[i] ? cs->udot_driven[i] : 0.0;
-  for (int a = 0; a < nf; a++) udot[cs->free_idx[a]] = rhs[a];
+  for (int kb = 0; kb < cs->nblocks; kb++) {
+    const int s = cs->bstart[kb + 1] - cs->bstart[kb], *idx = cs->free_idx + cs->bstart[kb];
+    for (int r = 0; r < s; r++) {
+      double v = free_rhs(cs, idx[r]);
+      for (int j = 0; j < m; j++) v += cs->G[idx[r] + (size_t)j * nu] * c[j];
+      rhs[r] = v;
+    }
+    lower_solve(s, cs->L + cs->loff[kb], rhs);
+    lower_t_solve(s, cs->L + cs->loff[kb], rhs);
+    for (int r = 0; r < s; r++) udot[idx[r]] = rhs[r];
+  }
   if (tau_driven) {
     for (int i = 0; i < nu; i++) {
       tau_driven[i] = 0.0;

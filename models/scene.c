@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/contactgen.h"
 #include "models/jsonread.h"
+#include "models/urdf.h"
 #include "models/vec3.h"
 
 #define PATHBUF CP_JSON_PATH_MAX
@@ -313,6 +315,25 @@ static int parse_link(const json_t *v, const char *path, cp_link *L,
   return 0;
 }
 
+// The state and drive of a joint: position, velocity, and at most one of
+// effort and acceleration (neither: effort-driven, zero effort). Shared by
+// "joints" entries and the "state" map of URDF manipulators.
+static int read_joint_state(const json_t *v, const char *path, cp_joint *j,
+                            cp_error *err) {
+  char p[PATHBUF];
+  if (opt_number(v, "position", path, &j->position, err)) return -1;
+  if (opt_number(v, "velocity", path, &j->velocity, err)) return -1;
+  const json_t *e = member(v, "effort"), *acc = member(v, "acceleration");
+  if (e && acc)
+    return cp_error_set(err, cp_json_path_key(p, path, "acceleration"),
+                        "give exactly one of \"effort\" (effort-driven) and "
+                        "\"acceleration\" (acceleration-driven), not both");
+  j->drive = acc ? CP_DRIVE_ACCELERATION : CP_DRIVE_EFFORT;
+  if (opt_number(v, "effort", path, &j->effort, err)) return -1;
+  if (opt_number(v, "acceleration", path, &j->acceleration, err)) return -1;
+  return 0;
+}
+
 static int parse_joint(const json_t *v, const char *path, cp_joint *j,
                        cp_error *err) {
   static const char *const keys[] = {
@@ -342,42 +363,127 @@ static int parse_joint(const json_t *v, const char *path, cp_joint *j,
   if (o && read_pose(o, cp_json_path_key(p, path, "origin"), j->origin_pos,
                      j->origin_quat, err))
     return -1;
-  if (opt_number(v, "position", path, &j->position, err)) return -1;
-  if (opt_number(v, "velocity", path, &j->velocity, err)) return -1;
-  const json_t *e = member(v, "effort"), *acc = member(v, "acceleration");
-  if (e && acc)
-    return cp_error_set(err, cp_json_path_key(p, path, "acceleration"),
-                        "give exactly one of \"effort\" (effort-driven) and "
-                        "\"acceleration\" (acceleration-driven), not both");
-  j->drive = acc ? CP_DRIVE_ACCELERATION : CP_DRIVE_EFFORT;
-  if (opt_number(v, "effort", path, &j->effort, err)) return -1;
-  if (opt_number(v, "acceleration", path, &j->acceleration, err)) return -1;
+  if (read_joint_state(v, path, j, err)) return -1;
   const json_t *l = member(v, "link");
   cp_json_path_key(p, path, "link");
   if (!l) return cp_error_set(err, p, "missing required key \"link\"");
   return parse_link(l, p, &j->link, err);
 }
 
-static int parse_manip(const json_t *v, const char *path, cp_chain *c,
-                       cp_error *err) {
+// A manipulator from a URDF file (models/urdf.h): the chain, then the
+// "state" map of joint states, then the URDF position limits.
+static int parse_urdf_manip(const json_t *v, const char *path,
+                            const char *base_dir, cp_chain *c, cp_error *err) {
+  static const char *const skeys[] = {"position", "velocity", "effort",
+                                      "acceleration", NULL};
+  char p[PATHBUF], q[PATHBUF];
+  const char *file;
+  cp_json_path_key(p, path, "urdf");
+  if (cp_json_string(member(v, "urdf"), p, &file, err)) return -1;
+  size_t nd = base_dir && file[0] != '/' ? strlen(base_dir) : 0;
+  char *full = malloc(nd + strlen(file) + 2);
+  if (!full) return cp_error_set(err, p, "out of memory");
+  if (nd)
+    sprintf(full, "%s/%s", base_dir, file);
+  else
+    strcpy(full, file);
+  cp_urdf_model um;
+  cp_error uerr = {{0}, {0}};
+  int rc = cp_urdf_load(full, &um, &uerr);
+  free(full);
+  if (rc) {
+    if (uerr.where[0])
+      return cp_error_set(err, p, "%.100s %.30s: %s", file, uerr.where,
+                          uerr.msg);
+    return cp_error_set(err, p, "%s", uerr.msg);
+  }
+  // Take the chain over, keeping the name and base read from the scene.
+  c->n = um.chain.n;
+  c->joints = um.chain.joints;
+  um.chain.joints = NULL;
+  um.chain.n = 0;
+  const json_t *st = member(v, "state");
+  cp_json_path_key(p, path, "state");
+  if (st) {
+    if (!json_is_object(st)) {
+      cp_urdf_free(&um);
+      return cp_error_set(err, p,
+                          "expected an object mapping joint names to "
+                          "{\"position\", \"velocity\", \"effort\" | "
+                          "\"acceleration\"}");
+    }
+    const char *key;
+    const json_t *js;
+    json_object_foreach((json_t *)st, key, js) {
+      cp_json_path_key(q, p, key);
+      int k = 0;
+      while (k < c->n && strcmp(c->joints[k].name, key)) ++k;
+      if (k == c->n) {
+        char names[200] = "";
+        for (int i = 0; i < c->n; ++i) {
+          size_t len = strlen(names);
+          snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "",
+                   c->joints[i].name);
+        }
+        cp_urdf_free(&um);
+        return cp_error_set(err, q,
+                            "unknown joint \"%.60s\" (the movable joints of "
+                            "the URDF are: %s)",
+                            key, names);
+      }
+      if (cp_json_check_object(js, q, skeys, err) ||
+          read_joint_state(js, q, &c->joints[k], err)) {
+        cp_urdf_free(&um);
+        return -1;
+      }
+    }
+  }
+  for (int k = 0; k < c->n; ++k) {
+    const cp_urdf_limit *lim = &um.limits[k];
+    double x = c->joints[k].position;
+    if (!lim->bounded || (x >= lim->lower - 1e-9 && x <= lim->upper + 1e-9))
+      continue;
+    const json_t *js = st ? member(st, c->joints[k].name) : NULL;
+    char r[PATHBUF];
+    if (js && member(js, "position"))
+      cp_json_path_key(q, cp_json_path_key(r, p, c->joints[k].name),
+                       "position");
+    else
+      cp_json_path_key(q, path, "urdf");
+    rc = cp_error_set(err, q,
+                      "joint \"%.60s\" is at position %g%s, outside its URDF "
+                      "limits [%g, %g] (%.100s line %d)",
+                      c->joints[k].name, x,
+                      js && member(js, "position") ? "" : " (no state given)",
+                      lim->lower, lim->upper, file, um.joint_line[k]);
+    break;
+  }
+  cp_urdf_free(&um);
+  return rc;
+}
+
+static int parse_manip(const json_t *v, const char *path, const char *base_dir,
+                       cp_chain *c, cp_error *err) {
   static const char *const keys[] = {"name", "base", "joints", "urdf", "state",
                                      NULL};
   char p[PATHBUF];
   c->base_quat[0] = 1;
   if (cp_json_check_object(v, path, keys, err)) return -1;
   if (read_name(v, path, &c->name, err)) return -1;
-  if (member(v, "urdf"))
-    return cp_error_set(err, cp_json_path_key(p, path, "urdf"),
-                        "manipulators from URDF files are not supported yet; "
-                        "give the chain as \"joints\"");
-  if (member(v, "state"))
-    return cp_error_set(err, cp_json_path_key(p, path, "state"),
-                        "\"state\" goes with \"urdf\" (not supported yet); "
-                        "give joint states inside \"joints\"");
   const json_t *b = member(v, "base");
   if (b && read_pose(b, cp_json_path_key(p, path, "base"), c->base_pos,
                      c->base_quat, err))
     return -1;
+  if (member(v, "urdf")) {
+    if (member(v, "joints"))
+      return cp_error_set(err, cp_json_path_key(p, path, "joints"),
+                          "give either \"joints\" or \"urdf\", not both");
+    return parse_urdf_manip(v, path, base_dir, c, err);
+  }
+  if (member(v, "state"))
+    return cp_error_set(err, cp_json_path_key(p, path, "state"),
+                        "\"state\" goes with \"urdf\"; give the joint states "
+                        "inside \"joints\"");
   const json_t *js = member(v, "joints");
   cp_json_path_key(p, path, "joints");
   if (!js) return cp_error_set(err, p, "missing required key \"joints\"");
@@ -570,7 +676,7 @@ int cp_scene_check_normal_speeds(const cp_scene *s, cp_error *err) {
 // -------------------------------------------------------------- contacts --
 
 // Deterministic tangent: the world axis least aligned with n.
-static void default_tangent(const double *n, double *t) {
+void cp_scene_default_tangent(const double *n, double *t) {
   int k = 0;
   for (int i = 1; i < 3; ++i)
     if (fabs(n[i]) < fabs(n[k])) k = i;
@@ -635,7 +741,7 @@ static int parse_contact(cp_scene *s, const json_t *v, const char *path,
     cp_v3_axpy(c->t, c->t, -d, c->n);
     cp_v3_scale(c->t, c->t, 1.0 / cp_v3_norm(c->t));
   } else {
-    default_tangent(c->n, c->t);
+    cp_scene_default_tangent(c->n, c->t);
   }
   cp_v3_cross(c->o, c->n, c->t);
   c->mu = cp_scene_friction(s, c->a, c->b);
@@ -748,10 +854,11 @@ static int parse_friction(cp_scene *s, const json_t *v, cp_error *err) {
 }
 
 static int parse_scene(const json_t *root, const cp_scene_options *opts,
-                       cp_scene *s, cp_error *err) {
+                       const char *base_dir, cp_scene *s, cp_error *err) {
   static const char *const keys[] = {
       "gravity", "friction", "bodies", "manipulators", "contacts",
-      "velocity_tolerance", "name", "comment", NULL};
+      "velocity_tolerance", "penetration_tolerance", "touch_tolerance", "name",
+      "comment", NULL};
   if (cp_json_check_object(root, "", keys, err)) return -1;
   const char *str;
   if (member(root, "name") && cp_json_string(member(root, "name"), "name", &str, err))
@@ -764,6 +871,15 @@ static int parse_scene(const json_t *root, const cp_scene_options *opts,
   if (opt_vector(root, "gravity", "", 3, s->gravity, err)) return -1;
   const json_t *vt = member(root, "velocity_tolerance");
   if (vt && positive(vt, "velocity_tolerance", &s->velocity_tolerance, err))
+    return -1;
+  s->penetration_tolerance = CP_CONTACTGEN_PENETRATION_TOL;
+  s->touch_tolerance = CP_CONTACTGEN_TOUCH_TOL;
+  const json_t *pt = member(root, "penetration_tolerance");
+  if (pt && nonnegative(pt, "penetration_tolerance",
+                        &s->penetration_tolerance, err))
+    return -1;
+  const json_t *tt = member(root, "touch_tolerance");
+  if (tt && nonnegative(tt, "touch_tolerance", &s->touch_tolerance, err))
     return -1;
 
   const json_t *bodies = member(root, "bodies");
@@ -800,8 +916,8 @@ static int parse_scene(const json_t *root, const cp_scene_options *opts,
       char p[PATHBUF];
       s->n_manips = (int)i + 1;
       if (parse_manip(json_array_get(manips, i),
-                      cp_json_path_index(p, "manipulators", i), &s->manips[i],
-                      err))
+                      cp_json_path_index(p, "manipulators", i), base_dir,
+                      &s->manips[i], err))
         return -1;
     }
   }
@@ -811,10 +927,16 @@ static int parse_scene(const json_t *root, const cp_scene_options *opts,
 
   const json_t *contacts = member(root, "contacts");
   if (!contacts || (json_is_string(contacts) &&
-                    !strcmp(json_string_value(contacts), "auto")))
-    return cp_error_set(err, "contacts",
-                        "automatic contacts from geometry are not supported "
-                        "yet; give an explicit contact list");
+                    !strcmp(json_string_value(contacts), "auto"))) {
+    s->contacts_auto = 1;
+    if (cp_scene_generate_contacts(s, NULL, err)) return -1;
+    cp_error serr;
+    if (opts->check_normal_speed && cp_scene_check_normal_speeds(s, &serr)) {
+      // There is no contacts[j] in the file: point at "contacts" instead.
+      return cp_error_set(err, "contacts", "generated %s", serr.msg);
+    }
+    return 0;
+  }
   if (!json_is_array(contacts))
     return cp_error_set(err, "contacts",
                         "expected \"auto\" or an array of contacts");
@@ -845,7 +967,7 @@ int cp_scene_parse(const char *text, size_t len, const char *base_dir,
   memset(scene, 0, sizeof *scene);
   json_t *root;
   if (cp_json_parse(text, len, &root, err)) return -1;
-  int rc = parse_scene(root, opts, scene, err);
+  int rc = parse_scene(root, opts, base_dir, scene, err);
   json_decref(root);
   if (!rc && base_dir && !(scene->base_dir = dupstr(base_dir)))
     rc = cp_error_set(err, "", "out of memory");

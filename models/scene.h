@@ -8,7 +8,10 @@
 /// What the parser accepts and decides (beyond interfaces.md §2):
 /// - Top-level keys: gravity (default [0, 0, -9.81]), friction, bodies,
 ///   manipulators, contacts, velocity_tolerance (default 1e-6 m/s, > 0),
-///   name and comment (strings, ignored). Any other key is an error.
+///   penetration_tolerance (default 1e-4 m, >= 0: the deepest overlap that
+///   automatic contacts accept), touch_tolerance (default 1e-6 m, >= 0: the
+///   largest gap that automatic contacts still count as touching), name and
+///   comment (strings, ignored). Any other key is an error.
 /// - friction: {"default": mu (>= 0; 0.5 when absent), "pairs": [{a, b, mu}]}.
 ///   Pair names may be bodies, links ("manip/link") or whole manipulators
 ///   (all of their links). A contact's mu is: its own "mu", else the most
@@ -29,12 +32,25 @@
 ///   the joint is effort-driven with zero effort (formulation.md §1 default).
 /// - Fixed bodies must not have non-zero velocities; mass/inertia on them are
 ///   checked but unused.
-/// - "contacts": "auto" (or absent) and manipulators given by "urdf" are not
-///   supported yet: a clear error with the JSON path.
+/// - "contacts": "auto" or absent: the contacts are generated from the shapes
+///   by cp_scene_generate_contacts (models/contactgen.h: which pairs, a/b,
+///   order, frames, friction); deeper penetration than penetration_tolerance
+///   is an error at `contacts` naming the pair and the depth. Generated
+///   contacts have depth set; explicit ones depth 0.
+/// - Manipulators given by "urdf" (models/urdf.h), path relative to base_dir:
+///   {"name", "urdf", "base"?, "state"?}; "joints" and "urdf" are exclusive.
+///   "state" maps MOVABLE joint names of the URDF to {"position", "velocity",
+///   "effort" | "acceleration"} (same rules and defaults as in "joints"); a
+///   joint not in the map is at rest at position 0, effort-driven with zero
+///   effort. A position outside the URDF's <limit> (revolute, prismatic) is
+///   an error. URDF errors are reported at `manipulators[i].urdf` with the
+///   URDF file, line and element in the message.
 /// - After kinematics, every contact's normal relative speed must be within
 ///   velocity_tolerance of zero (formulation.md §2), unless
 ///   cp_scene_options.check_normal_speed is 0 (impact problems, time
-///   stepping). The error is at `contacts[j]` and gives j and the speed.
+///   stepping). The error is at `contacts[j]` and gives j and the speed (for
+///   automatic contacts at `contacts`, naming the generated contact's index
+///   and its pair).
 ///
 /// Errors: a cp_error whose `where` is the exact JSON path (`bodies[1].mass`,
 /// `manipulators[0].joints[1].link.inertia`, `contacts[2].normal`) or, for
@@ -87,6 +103,8 @@ typedef struct cp_contact {
   double mu_torsion;    ///< soft-finger coefficient (valid if has_torsion)
   int has_torsion;      ///< 1 when "mu_torsion" was given
   double restitution;   ///< Newton restitution in [0, 1] (default 0)
+  double depth;         ///< generated contacts: penetration (> 0 overlap,
+                        ///< <= 0 touching / small gap); explicit: 0
 } cp_contact;
 
 typedef struct cp_friction_pair {
@@ -106,6 +124,9 @@ typedef struct cp_scene {
   int n_contacts;
   cp_contact *contacts;        ///< [n_contacts], scene order
   double velocity_tolerance;   ///< m/s, > 0
+  int contacts_auto;           ///< 1: contacts came from the geometry
+  double penetration_tolerance;///< m, >= 0 (automatic contacts)
+  double touch_tolerance;      ///< m, >= 0 (automatic contacts)
   char *base_dir;              ///< directory for relative paths (owned, may be NULL)
 } cp_scene;
 
@@ -158,6 +179,11 @@ void cp_scene_point_velocity(const cp_scene *scene, cp_ref ref,
 /// Relative velocity of contact j in its frame: vc = [n t o]^T (vel_a - vel_b)
 /// at p_j.
 void cp_scene_contact_velocity(const cp_scene *scene, int j, double *vc);
+
+/// The contact tangent used when none is given: the world axis e least
+/// aligned with the unit normal n (first of x, y, z on ties),
+/// t = normalise(e - (e.n) n). Shared by explicit and generated contacts.
+void cp_scene_default_tangent(const double *n, double *t);
 
 /// Checks every contact's normal relative speed against velocity_tolerance;
 /// returns 0, or -1 with err at `contacts[j]` naming j and the speed.

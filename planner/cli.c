@@ -18,6 +18,7 @@ static const char usage[] =
     "  contacts SCENE     list the contacts generated from the shapes\n"
     "  lcp solve FILE     solve a raw LCP (JSON or Siconos .dat)\n"
     "  lcp certify FILE   decide exactly whether an LCP has a solution (MILP)\n"
+    "  experiment paper   reproduce the paper's computational study (section 6)\n"
     "\n"
     "options:\n"
     "  -h, --help         this text; 'complan COMMAND --help' for a command\n"
@@ -60,5 +61,6 @@ int cp_cli_main(int argc, char **argv) {
   if (!strcmp(cmd, "lcp")) return cp_cli_lcp(argc - 1, argv + 1);
   if (!strcmp(cmd, "solve")) return cp_cli_solve(argc - 1, argv + 1);
   if (!strcmp(cmd, "contacts")) return cp_cli_contacts(argc - 1, argv + 1);
+  if (!strcmp(cmd, "experiment")) return cp_cli_experiment(argc - 1, argv + 1);
   return cp_cli_usage_error(NULL, "unknown command '%s'", cmd);
 }

@@ -17,6 +17,10 @@ int cp_cli_solve(int argc, char **argv);
 /// `complan contacts ...` (planner/cli_contacts.c). argv[0] is "contacts".
 int cp_cli_contacts(int argc, char **argv);
 
+/// `complan experiment ...` (planner/cli_experiment.c). argv[0] is
+/// "experiment".
+int cp_cli_experiment(int argc, char **argv);
+
 /// Fetches the value of a flag at argv[*i]: accepts `--flag VALUE` and
 /// `--flag=VALUE`. Returns the value and advances *i, or NULL when argv[*i]
 /// is not this flag. Sets *missing when the flag is present without a value.

@@ -423,7 +423,7 @@ Test(scene_errors, joints) {
   mt_parse_fails("{\"manipulators\": [{\"name\": \"m\", \"joints\": []}]}",
                  "manipulators[0].joints", "non-empty");
   fails_with("\"base\":", "\"urdf\": \"arm.urdf\", \"base\":",
-             "manipulators[0].urdf", "not supported yet");
+             "manipulators[0].joints", "either \"joints\" or \"urdf\"");
   fails_with("\"base\":", "\"state\": {}, \"base\":", "manipulators[0].state",
              "urdf");
   fails_with("\"position\": 0.0, \"velocity\": 0.0",
@@ -432,14 +432,20 @@ Test(scene_errors, joints) {
   mt_assert_no_leaks();
 }
 
-Test(scene_errors, contacts_auto_not_supported) {
-  const char *msg = "automatic contacts from geometry are not supported yet; "
-                    "give an explicit contact list";
-  mt_parse_fails("{\"bodies\": [], \"contacts\": \"auto\"}", "contacts", msg);
+Test(scene_errors, contacts_key) {
+  // "auto" and an absent key generate contacts (tests/models/
+  // test_contactgen.c); anything else but a list is an error.
+  cp_scene s;
+  mt_parse_ok("{\"bodies\": [], \"contacts\": \"auto\"}", 1, &s);
+  cr_assert_eq(s.contacts_auto, 1);
+  cr_assert_eq(s.n_contacts, 0);
+  cp_scene_free(&s);
+  mt_parse_ok("{\"bodies\": []}", 1, &s);
+  cr_assert_eq(s.contacts_auto, 1);
+  cp_scene_free(&s);
   mt_parse_fails("{\"bodies\": [], \"contacts\": 5}", "contacts", "array");
   mt_parse_fails("{\"bodies\": [], \"contacts\": \"none\"}", "contacts",
                  "array");
-  mt_parse_fails("{\"bodies\": []}", "contacts", msg);
   mt_assert_no_leaks();
 }
 

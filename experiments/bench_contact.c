@@ -1,0 +1,156 @@
+/* Forming the contact LCP versus solving it (issue: "forming must not
+ * dominate"). Scenes: stacks of 1..10 boxes on a table, four corner contacts
+ * under each box (4 to 40 contacts); every other box slides on the one below,
+ * so the LCP mixes sliding and rolling contacts. For each scene, side by side
+ * in one run: parse (JSON to cp_scene), form (cp_system_build: kinematics, H,
+ * f, G, k; then A, b by Cholesky; then the pyramid M, q) and solve (the auto
+ * strategy: Lemke answers all of these). Times are medians of repeated runs
+ * in thread CPU time (the machine is shared). */
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "contact/dynamics.h"
+#include "contact/pyramid.h"
+#include "contact/solve.h"
+#include "models/scene.h"
+#include "models/system.h"
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* A stack of n boxes 0.2 x 0.2 x 0.1 (1 kg) on a table; when `sliding`, box
+ * i moves at 0.1 m/s along x when i is odd, so the contacts above and below
+ * it slide; otherwise everything is at rest and every contact rolls. */
+static char *stack_scene(int n, int sliding) {
+  size_t cap = 4096 + (size_t)n * 1024;
+  char *s = malloc(cap), *p = s;
+  p += sprintf(p, "{\"gravity\": [0, 0, -9.81], \"friction\": {\"default\": 0.5},"
+                  " \"bodies\": [{\"name\": \"table\", \"fixed\": true, \"shape\":"
+                  " {\"type\": \"plane\", \"normal\": [0, 0, 1], \"offset\": 0}}");
+  for (int i = 0; i < n; i++)
+    p += sprintf(p, ", {\"name\": \"b%d\", \"mass\": 1, \"shape\": {\"type\": \"box\","
+                    " \"size\": [0.2, 0.2, 0.1]}, \"position\": [0, 0, %.17g],"
+                    " \"velocity\": [%g, 0, 0]}",
+                 i, 0.05 + 0.1 * i, sliding && i % 2 ? 0.1 : 0.0);
+  p += sprintf(p, "], \"contacts\": [");
+  for (int i = 0; i < n; i++)
+    for (int c = 0; c < 4; c++) {
+      double x = c & 1 ? 0.1 : -0.1, y = c & 2 ? 0.1 : -0.1;
+      char below[16];
+      if (i == 0) snprintf(below, sizeof below, "table");
+      else snprintf(below, sizeof below, "b%d", i - 1);
+      p += sprintf(p, "%s{\"a\": \"b%d\", \"b\": \"%s\", \"point\": [%g, %g, %.17g],"
+                      " \"normal\": [0, 0, 1], \"tangent\": [1, 0, 0]}",
+                   i || c ? ", " : "", i, below, x, y, 0.1 * i);
+    }
+  sprintf(p, "]}");
+  return s;
+}
+
+int main(void) {
+  openblas_set_num_threads(1);
+  const int sizes[] = {1, 2, 4, 6, 8, 10};
+  const int reps = getenv("BENCH_REPS") ? atoi(getenv("BENCH_REPS")) : 201;
+  time_t t = time(NULL);
+  char date[64];
+  strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", gmtime(&t));
+  printf("# bench_contact: forming the contact LCP vs solving it\n\n");
+  printf("date: %s; clock: thread CPU time; %d repetitions, medians.\n", date, reps);
+  printf("Scenes: stacks of n boxes on a table, 4 corner contacts per box (mu = 0.5): first\n"
+         "all at rest (every contact rolling), then every other box sliding on the one below. form = cp_system_build + A, b (Cholesky) +\n"
+         "pyramid M, q; solve = cp_lcp_solve (auto; the solver that answered is shown).\n\n");
+  printf("| bodies | contacts | sliding | LCP size | parse (us) | form (us): system + A,b + M,q | solve (us) | solver, pivots | form / solve |\n");
+  printf("|---|---|---|---|---|---|---|---|---|\n");
+  int fail = 0;
+  for (size_t k = 0; k < 2 * sizeof sizes / sizeof *sizes; k++) {
+    int n = sizes[k % (sizeof sizes / sizeof *sizes)], sliding = k >= sizeof sizes / sizeof *sizes;
+    char *text = stack_scene(n, sliding);
+    double *tp = malloc(sizeof(double) * reps), *tf = malloc(sizeof(double) * reps),
+           *ts = malloc(sizeof(double) * reps), *tsys = malloc(sizeof(double) * reps),
+           *tab = malloc(sizeof(double) * reps);
+    int m = 0, ns = 0, iters = 0;
+    cp_lcp_solver who = CP_SOLVER_AUTO;
+    for (int r = 0; r < reps; r++) {
+      cp_scene scene;
+      cp_system sys;
+      cp_error err;
+      double t0 = now();
+      if (cp_scene_parse(text, strlen(text), NULL, NULL, &scene, &err)) {
+        fprintf(stderr, "bench_contact: scene %d: %s: %s\n", n, err.where, err.msg);
+        return 2;
+      }
+      double t1 = now();
+      cp_system_build(&scene, &sys, &err);
+      double t1a = now();
+      cp_contact_space cs;
+      cp_contact_space_build(sys.n_u, sys.n_c, sys.H, sys.G, sys.f, sys.k, NULL, NULL, &cs);
+      double t1b = now();
+      cp_pyramid_contact *pc = malloc(sizeof *pc * (size_t)sys.n_c);
+      int *order = malloc(sizeof(int) * (size_t)sys.n_c), *rank = malloc(sizeof(int) * (size_t)sys.n_c);
+      ns = 0;
+      for (int j = 0; j < sys.n_c; j++) {
+        pc[j].mu = sys.mu[j];
+        pc[j].sliding = sys.sliding[j];
+        pc[j].d[0] = sys.mu[j] * sys.d[2 * j];
+        pc[j].d[1] = sys.mu[j] * sys.d[2 * j + 1];
+        ns += sys.sliding[j];
+      }
+      cp_pyramid_layout lay;
+      cp_pyramid_layout_make(sys.n_c, pc, order, rank, &lay);
+      m = lay.m;
+      double *M = malloc(sizeof(double) * (size_t)m * (size_t)m), *q = malloc(sizeof(double) * (size_t)m);
+      cp_pyramid_build(&lay, pc, cs.A, cs.b, M, q);
+      double t2 = now();
+      double *z = malloc(sizeof(double) * 2 * (size_t)m);
+      cp_solve_options opt = cp_solve_defaults();
+      cp_lcp_info info;
+      cp_lcp_solve(NULL, m, M, q, &opt, z, z + m, &info, NULL);
+      double t3 = now();
+      if (info.status != CP_LCP_SOLVED) fail = 1;
+      iters = info.iterations;
+      who = info.solver;
+      tp[r] = t1 - t0;
+      tf[r] = t2 - t1;
+      tsys[r] = t1a - t1;
+      tab[r] = t1b - t1a;
+      ts[r] = t3 - t2;
+      free(z);
+      free(M);
+      free(q);
+      free(pc);
+      free(order);
+      free(rank);
+      cp_contact_space_free(&cs);
+      cp_system_free(&sys);
+      cp_scene_free(&scene);
+    }
+    double p = median(tp, reps) * 1e6, f = median(tf, reps) * 1e6, s = median(ts, reps) * 1e6;
+    double fs = median(tsys, reps) * 1e6, fa = median(tab, reps) * 1e6;
+    printf("| %d | %d | %d | %d | %.1f | %.1f (%.1f + %.1f + %.1f) | %.1f | %s, %d | %.2f |\n", n,
+           4 * n, ns, m, p, f, fs, fa, f - fs - fa, s, cp_lcp_solver_name(who), iters, f / s);
+    free(tsys);
+    free(tab);
+    free(tp);
+    free(tf);
+    free(ts);
+    free(text);
+  }
+  if (fail) printf("\nNOTE: some solve did not end solved.\n");
+  return 0;
+}

@@ -1,0 +1,276 @@
+// Automatic contacts from shapes; see models/contactgen.h.
+#include "models/contactgen.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/collide.h"
+#include "models/vec3.h"
+
+cp_contactgen_options cp_contactgen_defaults(void) {
+  cp_contactgen_options o = {.penetration_tol = CP_CONTACTGEN_PENETRATION_TOL,
+                             .touch_tol = CP_CONTACTGEN_TOUCH_TOL,
+                             .merge_tol = 1e-9,
+                             .max_points = 16,
+                             .skip_same_manipulator = 0};
+  return o;
+}
+
+cp_contactgen_options cp_contactgen_scene_options(const cp_scene *s) {
+  cp_contactgen_options o = cp_contactgen_defaults();
+  o.penetration_tol = s->penetration_tolerance;
+  o.touch_tol = s->touch_tolerance;
+  return o;
+}
+
+// One object with geometry at its world pose.
+typedef struct gobj {
+  cp_ref ref;
+  const cp_shape *shape;
+  double x[3], q[4];
+  int fixed;
+  double radius;      // bounding sphere about x (INFINITY for a plane)
+  double N[3], D;     // plane: world {y : N.y = D}, solid side N.y <= D
+} gobj;
+
+// Unit quaternion [w, x, y, z] of a rotation matrix (row-major), Shepperd's
+// method: divide by the largest of the four candidates for accuracy.
+static void mat_to_quat(const double *R, double *q) {
+  double tr = R[0] + R[4] + R[8];
+  if (tr >= R[0] && tr >= R[4] && tr >= R[8]) {
+    double s = 2 * sqrt(1 + tr);
+    q[0] = 0.25 * s;
+    q[1] = (R[7] - R[5]) / s;
+    q[2] = (R[2] - R[6]) / s;
+    q[3] = (R[3] - R[1]) / s;
+  } else if (R[0] >= R[4] && R[0] >= R[8]) {
+    double s = 2 * sqrt(1 + R[0] - R[4] - R[8]);
+    q[0] = (R[7] - R[5]) / s;
+    q[1] = 0.25 * s;
+    q[2] = (R[1] + R[3]) / s;
+    q[3] = (R[2] + R[6]) / s;
+  } else if (R[4] >= R[8]) {
+    double s = 2 * sqrt(1 + R[4] - R[0] - R[8]);
+    q[0] = (R[2] - R[6]) / s;
+    q[1] = (R[1] + R[3]) / s;
+    q[2] = 0.25 * s;
+    q[3] = (R[5] + R[7]) / s;
+  } else {
+    double s = 2 * sqrt(1 + R[8] - R[0] - R[4]);
+    q[0] = (R[3] - R[1]) / s;
+    q[1] = (R[2] + R[6]) / s;
+    q[2] = (R[5] + R[7]) / s;
+    q[3] = 0.25 * s;
+  }
+  double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  for (int i = 0; i < 4; ++i) q[i] /= n;
+}
+
+static double bounding_radius(const cp_shape *s) {
+  switch (s->type) {
+  case CP_SHAPE_BOX:
+    return 0.5 * cp_v3_norm(s->size);
+  case CP_SHAPE_SPHERE:
+    return s->radius;
+  case CP_SHAPE_CYLINDER:
+    return hypot(s->radius, 0.5 * s->length);
+  case CP_SHAPE_CAPSULE:
+    return 0.5 * s->length + s->radius;
+  case CP_SHAPE_PLANE:
+  case CP_SHAPE_NONE:
+    break;
+  }
+  return INFINITY;
+}
+
+// 1 when the bounding volumes of a and b are farther apart than tol (the
+// pair cannot touch), 0 when the exact test is needed.
+static int far_apart(const gobj *a, const gobj *b, double tol) {
+  if (a->shape->type == CP_SHAPE_PLANE || b->shape->type == CP_SHAPE_PLANE) {
+    const gobj *pl = a->shape->type == CP_SHAPE_PLANE ? a : b;
+    const gobj *o = pl == a ? b : a;
+    if (o->shape->type == CP_SHAPE_PLANE) return 0;
+    return cp_v3_dot(pl->N, o->x) - pl->D > o->radius + tol;
+  }
+  double d[3];
+  cp_v3_sub(d, a->x, b->x);
+  return cp_v3_norm(d) > a->radius + b->radius + tol;
+}
+
+// Collects the objects with geometry in object order; *n_out set. Returns the
+// malloc'd array (NULL with *n_out = 0 when there are none, or -1 in *n_out
+// when out of memory).
+static gobj *collect(const cp_scene *s, int *n_out) {
+  int n = s->n_bodies;
+  for (int m = 0; m < s->n_manips; ++m) n += s->manips[m].n;
+  *n_out = 0;
+  if (n == 0) return NULL;
+  gobj *g = calloc((size_t)n, sizeof *g);
+  if (!g) {
+    *n_out = -1;
+    return NULL;
+  }
+  int k = 0;
+  for (int i = 0; i < s->n_bodies; ++i) {
+    const cp_body *b = &s->bodies[i];
+    if (b->shape.type == CP_SHAPE_NONE) continue;
+    gobj *o = &g[k++];
+    o->ref = (cp_ref){i, -1, -1};
+    o->shape = &b->shape;
+    o->fixed = b->fixed;
+    cp_v3_copy(o->x, b->x);
+    memcpy(o->q, b->q, sizeof o->q);
+    o->radius = bounding_radius(&b->shape);
+    if (b->shape.type == CP_SHAPE_PLANE) {
+      // Owner frame {y : m.y = c}; world z = x + R y: N = R m, D = c + N.x.
+      double R[9];
+      cp_quat_to_mat(R, b->q);
+      cp_m3_mulv(o->N, R, b->shape.normal);
+      o->D = b->shape.offset + cp_v3_dot(o->N, b->x);
+    }
+  }
+  for (int m = 0; m < s->n_manips; ++m) {
+    const cp_chain *c = &s->manips[m];
+    cp_link_state *st = malloc((size_t)c->n * sizeof *st);
+    if (!st) {
+      free(g);
+      *n_out = -1;
+      return NULL;
+    }
+    cp_chain_kinematics(c, st);
+    for (int l = 0; l < c->n; ++l) {
+      const cp_shape *sh = &c->joints[l].link.shape;
+      if (sh->type == CP_SHAPE_NONE) continue;
+      gobj *o = &g[k++];
+      o->ref = (cp_ref){-1, m, l};
+      o->shape = sh;
+      o->fixed = 0;
+      cp_v3_copy(o->x, st[l].com); // shapes sit at the link's centre of mass
+      mat_to_quat(st[l].R, o->q);
+      o->radius = bounding_radius(sh);
+    }
+    free(st);
+  }
+  *n_out = k;
+  return g;
+}
+
+static int skip_pair(const gobj *a, const gobj *b,
+                     const cp_contactgen_options *opt) {
+  if (a->fixed && b->fixed) return 1;
+  if (a->ref.body < 0 && b->ref.body < 0 && a->ref.manip == b->ref.manip)
+    return opt->skip_same_manipulator || abs(a->ref.link - b->ref.link) == 1;
+  return 0;
+}
+
+static int check_options(const cp_contactgen_options *o, cp_error *err) {
+  if (!(o->penetration_tol >= 0) || !isfinite(o->penetration_tol))
+    return cp_error_set(err, "penetration_tolerance",
+                        "must be a finite number >= 0, got %g",
+                        o->penetration_tol);
+  if (!(o->touch_tol >= 0) || !isfinite(o->touch_tol))
+    return cp_error_set(err, "touch_tolerance",
+                        "must be a finite number >= 0, got %g", o->touch_tol);
+  if (!(o->merge_tol >= 0) || !isfinite(o->merge_tol))
+    return cp_error_set(err, "", "contact generation: merge_tol must be >= 0");
+  if (o->max_points < 1 || o->max_points > CP_COLLIDE_MAX_POINTS)
+    return cp_error_set(err, "",
+                        "contact generation: max_points must be in 1..%d",
+                        CP_COLLIDE_MAX_POINTS);
+  return 0;
+}
+
+int cp_scene_generate_contacts(cp_scene *s, const cp_contactgen_options *opt,
+                               cp_error *err) {
+  cp_contactgen_options def;
+  if (!opt) {
+    def = cp_contactgen_scene_options(s);
+    opt = &def;
+  }
+  if (check_options(opt, err)) return -1;
+  int n;
+  gobj *g = collect(s, &n);
+  if (n < 0) return cp_error_set(err, "contacts", "out of memory");
+
+  cp_collide_options co = cp_collide_defaults();
+  co.touch_tol = opt->touch_tol;
+  co.merge_tol = opt->merge_tol;
+  co.max_points = opt->max_points;
+
+  cp_contact *list = NULL;
+  int count = 0, cap = 0, rc = 0;
+  cp_collide_contact pts[CP_COLLIDE_MAX_POINTS];
+  for (int i = 0; i < n && !rc; ++i) {
+    for (int j = i + 1; j < n && !rc; ++j) {
+      if (skip_pair(&g[i], &g[j], opt) ||
+          far_apart(&g[i], &g[j], opt->touch_tol))
+        continue;
+      // a: the moving one when the other is fixed, else the earlier one.
+      const gobj *a = &g[i], *b = &g[j];
+      if (a->fixed) a = &g[j], b = &g[i];
+      cp_collide_object oa = {a->shape, {0}, {0}}, ob = {b->shape, {0}, {0}};
+      cp_v3_copy(oa.x, a->x);
+      memcpy(oa.q, a->q, sizeof oa.q);
+      cp_v3_copy(ob.x, b->x);
+      memcpy(ob.q, b->q, sizeof ob.q);
+      cp_error cerr = {{0}, {0}};
+      int m = cp_collide_pair(&oa, &ob, &co, pts, CP_COLLIDE_MAX_POINTS, &cerr);
+      char an[160], bn[160];
+      if (m < 0) {
+        rc = cp_error_set(err, "contacts", "cannot collide \"%s\" with \"%s\": %s%s%s",
+                          cp_scene_ref_name(s, a->ref, an, sizeof an),
+                          cp_scene_ref_name(s, b->ref, bn, sizeof bn),
+                          cerr.where, cerr.where[0] ? ": " : "", cerr.msg);
+        break;
+      }
+      if (m > CP_COLLIDE_MAX_POINTS) m = CP_COLLIDE_MAX_POINTS;
+      for (int k = 0; k < m && !rc; ++k) {
+        const cp_collide_contact *pc = &pts[k];
+        if (pc->depth > opt->penetration_tol) {
+          rc = cp_error_set(
+              err, "contacts",
+              "\"%s\" and \"%s\" overlap: penetration %.6g m at [%.6g, %.6g, "
+              "%.6g] exceeds the penetration tolerance %g m "
+              "(\"penetration_tolerance\")",
+              cp_scene_ref_name(s, a->ref, an, sizeof an),
+              cp_scene_ref_name(s, b->ref, bn, sizeof bn), pc->depth, pc->p[0],
+              pc->p[1], pc->p[2], opt->penetration_tol);
+          break;
+        }
+        if (count == cap) {
+          int nc = cap ? 2 * cap : 16;
+          cp_contact *t = realloc(list, (size_t)nc * sizeof *t);
+          if (!t) {
+            rc = cp_error_set(err, "contacts", "out of memory");
+            break;
+          }
+          list = t, cap = nc;
+        }
+        cp_contact *c = &list[count++];
+        memset(c, 0, sizeof *c);
+        c->a = a->ref;
+        c->b = b->ref;
+        cp_v3_copy(c->p, pc->p);
+        cp_v3_scale(c->n, pc->n, 1.0 / cp_v3_norm(pc->n));
+        for (int i = 0; i < 3; ++i) { // no negative zeros in the output
+          c->p[i] += 0.0;
+          c->n[i] += 0.0;
+        }
+        cp_scene_default_tangent(c->n, c->t);
+        cp_v3_cross(c->o, c->n, c->t);
+        c->mu = cp_scene_friction(s, c->a, c->b);
+        c->depth = pc->depth;
+      }
+    }
+  }
+  free(g);
+  if (rc) {
+    free(list);
+    return -1;
+  }
+  free(s->contacts);
+  s->contacts = list;
+  s->n_contacts = count;
+  return 0;
+}

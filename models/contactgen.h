@@ -1,0 +1,95 @@
+/// \file models/contactgen.h
+/// Automatic contacts (`"contacts": "auto"`, the default; interfaces.md §2):
+/// the one function that turns a scene's geometry at its current state into
+/// its contact list. The geometry of each pair is models/collide.h's; this
+/// module decides which pairs to test, names and orders the contacts, gives
+/// them frames and friction, and rejects deep penetration.
+///
+/// Objects. Every body with a shape, and every manipulator link with a shape
+/// (CP_SHAPE_NONE: no geometry, never in contact). A body's shape sits at its
+/// centre of mass x with its axes along R(q); a link's at its centre of mass
+/// c_k with the link frame's axes R_k (models/shape.h, models/chain.h), both
+/// from cp_chain_kinematics at the chain's current joint positions.
+///
+/// Object order (used for pairs and for a/b): bodies in scene order, then the
+/// links of manipulator 0 in chain order, then manipulator 1, and so on.
+///
+/// Pairs tested: every unordered pair of objects except
+///   - two fixed bodies (neither moves: no contact force can matter);
+///   - two links of the same manipulator that are ADJACENT in the chain
+///     (links k and k+1: their shapes meet at the joint between them, by
+///     design). Non-adjacent links of one chain are tested (a curled finger
+///     can touch itself); set opt->skip_same_manipulator to skip every pair
+///     within a manipulator.
+/// A cheap bounding-sphere test (plane: none) skips pairs farther apart than
+/// touch_tol before the exact test.
+///
+/// Each contact (formulation.md §2):
+///   a, b   if exactly one of the pair is a fixed body, b is that body and a
+///          the moving one; otherwise a is the one earlier in object order.
+///          The normal n points from b into a (cp_collide_pair's n with the
+///          pair passed as (a, b)).
+///   p      cp_collide's point midway between the two surfaces (world).
+///   t, o   t = cp_scene_default_tangent(n) (the rule scene.c uses for
+///          explicit contacts without a tangent), o = n x t.
+///   mu     cp_scene_friction(scene, a, b); no torsion, restitution 0.
+///   depth  penetration along n (> 0 overlap, <= 0 touching or a gap of at
+///          most touch_tol).
+/// Order: pairs in object order (first member, then second), each pair's
+/// contacts in cp_collide_pair's deterministic order. So the list depends
+/// only on the scene, never on timing or addresses.
+///
+/// Errors (return -1, err filled, scene->contacts unchanged):
+///   - penetration: a contact deeper than penetration_tol; `where` is
+///     "contacts", the message names the pair ("box" and "finger/tip") and
+///     the depth;
+///   - a pair the collision layer cannot handle (message names the pair);
+///   - out of memory.
+/// The normal-speed check (cp_scene_check_normal_speeds) is NOT done here;
+/// the scene parser runs it after generating, as for explicit contacts.
+///
+/// Ownership: on success scene->contacts is replaced by a new malloc'd array
+/// (the old one is freed) and scene->n_contacts set; the scene owns it.
+#ifndef CP_MODELS_CONTACTGEN_H
+#define CP_MODELS_CONTACTGEN_H
+
+#include "models/error.h"
+#include "models/scene.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Default penetration tolerance (m) and touch tolerance (m).
+#define CP_CONTACTGEN_PENETRATION_TOL 1e-4
+#define CP_CONTACTGEN_TOUCH_TOL 1e-6
+
+/// Options; initialise with cp_contactgen_defaults() or
+/// cp_contactgen_scene_options().
+typedef struct cp_contactgen_options {
+  double penetration_tol;    ///< deepest accepted overlap (m), >= 0; 1e-4
+  double touch_tol;          ///< largest gap still a contact (m), >= 0; 1e-6
+  double merge_tol;          ///< points of one pair closer than this merge; 1e-9
+  int max_points;            ///< per pair, 1..CP_COLLIDE_MAX_POINTS; 16
+  int skip_same_manipulator; ///< 1: no pairs within a manipulator; default 0
+} cp_contactgen_options;
+
+/// penetration_tol 1e-4, touch_tol 1e-6, merge_tol 1e-9, max_points 16,
+/// skip_same_manipulator 0.
+cp_contactgen_options cp_contactgen_defaults(void);
+
+/// The defaults with the scene's own penetration_tolerance and
+/// touch_tolerance (scene keys of the same names).
+cp_contactgen_options cp_contactgen_scene_options(const cp_scene *scene);
+
+/// Generates scene->contacts from the shapes at the current state (see the
+/// header comment). opt NULL: cp_contactgen_scene_options(scene). Returns 0,
+/// or -1 with *err filled (err may be NULL) and the scene unchanged.
+int cp_scene_generate_contacts(cp_scene *scene,
+                               const cp_contactgen_options *opt,
+                               cp_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

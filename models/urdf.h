@@ -1,0 +1,120 @@
+/// \file models/urdf.h
+/// Serial manipulator chains read from URDF (the ROS Unified Robot
+/// Description Format) with libxml2, mapped onto cp_chain (models/chain.h)
+/// exactly as a scene's JSON "joints" list would give them.
+///
+/// What is read:
+///   <robot>            root element (its name is kept).
+///   <link name>        <inertial> (<origin xyz rpy>? <mass value>
+///                      <inertia ixx ixy ixz iyy iyz izz>), <collision>
+///                      (<origin>? <geometry> with one of <box size>,
+///                      <sphere radius>, <cylinder radius length>,
+///                      <capsule radius length> -- length between the cap
+///                      centres, as in models/shape.h). <visual> is ignored
+///                      (any geometry, meshes included).
+///   <joint name type>  revolute, continuous (= revolute without limits),
+///                      prismatic, fixed; <parent link>, <child link>,
+///                      <origin xyz rpy>? (default identity), <axis xyz>?
+///                      (default 1 0 0; normalised, non-zero), <limit lower
+///                      upper effort velocity> (required for revolute and
+///                      prismatic as in the URDF spec; lower/upper default 0;
+///                      lower <= upper, effort and velocity >= 0; read into
+///                      cp_urdf_limit since cp_joint has no room for them).
+///                      <dynamics>, <calibration>, <safety_controller> are
+///                      ignored.
+///   Other children of <robot> (<material>, <transmission>, <gazebo>, ...)
+///   are ignored.
+///
+/// Conventions (URDF -> cp_chain). URDF rpy is fixed-axis roll, pitch, yaw:
+/// R = Rz(yaw) Ry(pitch) Rx(roll). A joint's origin is the joint frame in its
+/// PARENT LINK's frame and the child link's frame is the joint frame moved
+/// by the joint -- exactly cp_joint's origin_pos/origin_quat and link frame.
+/// <inertial><origin> places the centre of mass (cp_link.com = xyz) and the
+/// axes of <inertia> (cp_link.inertia = R_rpy I R_rpy^T, link-frame axes).
+///
+/// Structure. The links and joints must form one tree whose root (the link
+/// that is no joint's child) is the manipulator's fixed base, and the tree
+/// must be a single path (a serial chain): a link with two child joints is
+/// an error ("unsupported: branching ...") at the second joint. The chain's
+/// joints are the movable (revolute, continuous, prismatic) joints from the
+/// root outwards; at least one is required.
+///
+/// Fixed joints merge their child link into its parent: the merged link has
+/// the summed mass, the mass-weighted centre and the inertia of the union
+/// about that centre (parallel axis theorem), and the name of the link after
+/// the movable joint (links merged into it keep no name). Links merged into
+/// the ROOT join the fixed base: their fixed-joint origins are composed into
+/// the first movable joint's origin, and their inertial and collision data
+/// are ignored (a base does not move and cp_chain has no base geometry; model
+/// fixed obstacles as scene bodies).
+///
+/// Collision shapes. cp_link carries ONE shape centred at the link's centre
+/// of mass with link-frame axes (models/shape.h). So:
+///   - a merged link may have at most one <collision> element among all its
+///     URDF links (a second one is an error "unsupported: ... second
+///     collision shape", at its line); none is fine (no contacts);
+///   - the shape's centre must be the link's centre of mass within 1e-6 m
+///     (else "unsupported: ... not at the centre of mass");
+///   - a shape rotation R_c that is a symmetry of the shape is absorbed
+///     (sphere: any; cylinder, capsule: R_c z = +-z; box: a signed axis
+///     permutation, which permutes the extents), all to within 1e-9.
+///     Otherwise the link's frame is re-chosen as F' = F R_c (same origin):
+///     its axis, centre of mass, inertia and the next joint's origin are
+///     re-expressed in F' (axis' = R_c^T axis, com' = R_c^T com, I' = R_c^T I
+///     R_c, next origin' = R_c^T origin). The motion is identical; only the
+///     link frame that cp_scene_frame reports differs from the URDF's.
+/// Movable links need mass > 0 and a positive definite inertia after
+/// merging (error at the link's line). Names must not contain '/'.
+///
+/// Unsupported (error "unsupported: ..." naming the element and its line):
+/// <mesh> collision geometry, floating and planar joints, <mimic>, branching
+/// trees. Errors: err->where is "line L" (the line of the element at fault;
+/// for malformed XML the line of the syntax error) and err->msg begins with
+/// the element (`<joint name="j2">: ...`). No message is printed.
+///
+/// Ownership: a cp_urdf_model owns its strings, chain and arrays;
+/// cp_urdf_free releases them. On failure the model is left zeroed.
+#ifndef CP_MODELS_URDF_H
+#define CP_MODELS_URDF_H
+
+#include <stddef.h>
+
+#include "models/chain.h"
+#include "models/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// A movable joint's <limit> as read.
+typedef struct cp_urdf_limit {
+  int bounded;       ///< 1: revolute/prismatic (lower, upper valid); 0: continuous
+  double lower, upper;
+  double effort;     ///< maximum effort (0 when no <limit> on a continuous joint)
+  double velocity;   ///< maximum speed (likewise)
+} cp_urdf_limit;
+
+typedef struct cp_urdf_model {
+  char *robot;            ///< <robot name> (owned; "" when absent)
+  char *root;             ///< root link name (owned)
+  cp_chain chain;         ///< name NULL, base identity, joints at rest,
+                          ///< effort-driven with zero effort
+  cp_urdf_limit *limits;  ///< [chain.n] (owned)
+  int *joint_line;        ///< [chain.n] line of each movable <joint> (owned)
+} cp_urdf_model;
+
+/// Parses URDF text (len bytes). Returns 0, or -1 with *err filled.
+int cp_urdf_parse(const char *text, size_t len, cp_urdf_model *model,
+                  cp_error *err);
+
+/// Reads and parses a URDF file. A read failure has err->where "" and the
+/// message names the path.
+int cp_urdf_load(const char *path, cp_urdf_model *model, cp_error *err);
+
+/// Releases what *model owns and zeroes it. Safe on a zeroed struct.
+void cp_urdf_free(cp_urdf_model *model);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
