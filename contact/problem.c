@@ -1,5 +1,7 @@
 #include "contact/problem.h"
 
+#include <cblas.h>
+#include <float.h>
 #include <lapacke.h>
 #include <math.h>
 #include <stdio.h>
@@ -18,6 +20,7 @@ cp_problem_options cp_problem_defaults(void) {
   o.cone_tol = 1e-3;
   o.rel_tol = 1e-6;
   o.check_unique = 0;
+  o.mu_torsion = NULL;
   return o;
 }
 
@@ -38,7 +41,138 @@ void cp_problem_result_free(cp_problem_result *res) {
   free(res->effort);
   free(res->outcome);
   free(res->udot_other);
+  free(res->soft);
+  free(res->torsion);
+  free(res->spin_accel);
   memset(res, 0, sizeof *res);
+}
+
+int cp_problem_torsion_from_scene(const cp_scene *scene, double *mu_torsion) {
+  int n = 0;
+  for (int j = 0; j < scene->n_contacts; j++) {
+    const cp_contact *c = &scene->contacts[j];
+    mu_torsion[j] = c->has_torsion ? c->mu_torsion : -1.0;
+    n += c->has_torsion != 0;
+  }
+  return n;
+}
+
+void cp_friction_map_free(cp_friction_map *fm) {
+  if (!fm) return;
+  free(fm->tor_row);
+  free(fm->C);
+  free(fm->R);
+  free(fm->E);
+  memset(fm, 0, sizeof *fm);
+}
+
+int cp_friction_map_build(const cp_pyramid_layout *lay,
+                          const cp_pyramid_contact *pc, int cone, int k,
+                          const cp_torsion_contact *tc, cp_friction_map *fm) {
+  memset(fm, 0, sizeof *fm);
+  const int nc = lay->nc, n3 = 3 * nc;
+  int nsoft = 0, nq = 0;
+  for (int j = 0; tc && j < nc; j++)
+    if (tc[j].soft) {
+      nsoft++;
+      nq += !tc[j].spinning;
+    }
+  const int mt = cone ? cp_cone_size(lay, k) : lay->m, mc = 3 * (nc + nsoft);
+  const int mz = mt + 2 * nq;
+  fm->nc = nc;
+  fm->nsoft = nsoft;
+  fm->mc = mc;
+  fm->mt = mt;
+  fm->nq = nq;
+  fm->mz = mz;
+  fm->tor_row = malloc(sizeof(int) * (size_t)(nc > 0 ? nc : 1));
+  fm->C = calloc((size_t)(mc * mz > 0 ? mc * mz : 1), sizeof(double));
+  fm->R = calloc((size_t)(mc * mz > 0 ? mc * mz : 1), sizeof(double));
+  fm->E = calloc((size_t)(mz > 0 ? mz * mz : 1), sizeof(double));
+  double *A0 = calloc((size_t)(n3 > 0 ? n3 * n3 : 1), sizeof(double));
+  double *Mt = malloc(sizeof(double) * (size_t)(mt > 0 ? mt * mt : 1));
+  double *bt = calloc((size_t)(n3 > 0 ? n3 : 1) + (size_t)(mt > 0 ? 2 * mt : 2), sizeof(double));
+  if (!fm->tor_row || !fm->C || !fm->R || !fm->E || !A0 || !Mt || !bt) {
+    free(A0);
+    free(Mt);
+    free(bt);
+    cp_friction_map_free(fm);
+    return -2;
+  }
+  double *qt = bt + n3, *zt = qt + mt;
+#define CC(i, j) fm->C[(size_t)(i) + (size_t)(j) * (size_t)mc]
+#define RR(i, j) fm->R[(size_t)(i) + (size_t)(j) * (size_t)mz]
+#define EE(i, j) fm->E[(size_t)(i) + (size_t)(j) * (size_t)mz]
+  if (mt > 0) {
+    /* E_T: the builder with A = 0, b = 0; R_T column i: b = e_i. */
+    if (cone) cp_cone_build(lay, pc, k, A0, bt, Mt, qt);
+    else cp_pyramid_build(lay, pc, A0, bt, Mt, qt);
+    for (int c = 0; c < mt; c++)
+      for (int r = 0; r < mt; r++) EE(r, c) = Mt[r + (size_t)c * mt];
+    for (int i = 0; i < n3; i++) {
+      bt[i] = 1.0;
+      if (cone) cp_cone_build(lay, pc, k, A0, bt, Mt, qt);
+      else cp_pyramid_build(lay, pc, A0, bt, Mt, qt);
+      bt[i] = 0.0;
+      for (int r = 0; r < mt; r++) RR(r, i) = qt[r];
+    }
+    /* C_T column i: the forces of z = e_i. */
+    double *ct = A0; /* A0 is no longer needed: n3 >= 3 scratch entries */
+    for (int i = 0; i < mt; i++) {
+      zt[i] = 1.0;
+      if (cone) cp_cone_forces(lay, pc, k, zt, ct);
+      else cp_pyramid_forces(lay, pc, zt, ct);
+      zt[i] = 0.0;
+      for (int r = 0; r < n3; r++) CC(r, i) = ct[r];
+    }
+  }
+  for (int j = 0, s = 0, qi = 0; j < nc; j++) {
+    fm->tor_row[j] = -1;
+    if (!tc || !tc[j].soft) continue;
+    const int tr = 3 * (nc + s++);
+    fm->tor_row[j] = tr;
+    if (tc[j].spinning) {
+      for (int i = 0; i < mt; i++) CC(tr, i) = -tc[j].d * CC(3 * j, i);
+      continue;
+    }
+    const int sp = mt + qi, am = mt + nq + qi; /* s+_tau, a-_tau columns */
+    for (int i = 0; i < mt; i++) {
+      CC(tr, i) = -tc[j].mu * CC(3 * j, i);
+      EE(am, i) = 2.0 * tc[j].mu * CC(3 * j, i); /* row s-_tau */
+    }
+    CC(tr, sp) = 1.0;
+    RR(sp, tr) = 1.0;   /* row a+_tau reads a_tau ... */
+    EE(sp, am) = 1.0;   /* ... plus a-_tau */
+    EE(am, sp) = -1.0;  /* row s-_tau: 2 mu c_n - s+_tau */
+    qi++;
+  }
+#undef CC
+#undef RR
+#undef EE
+  free(A0);
+  free(Mt);
+  free(bt);
+  return 0;
+}
+
+int cp_friction_map_lcp(const cp_friction_map *fm, const double *A,
+                        const double *b, double *M, double *q) {
+  const int mc = fm->mc, mz = fm->mz;
+  if (mz == 0) return 0;
+  memcpy(M, fm->E, sizeof(double) * (size_t)mz * (size_t)mz);
+  if (mc == 0) {
+    memset(q, 0, sizeof(double) * (size_t)mz);
+    return 0;
+  }
+  double *AC = malloc(sizeof(double) * (size_t)mc * (size_t)mz);
+  if (!AC) return -2;
+  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, mc, mz, mc, 1.0, A, mc,
+              fm->C, mc, 0.0, AC, mc);
+  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, mz, mz, mc, 1.0, fm->R,
+              mz, AC, mc, 1.0, M, mz);
+  cblas_dgemv(CblasColMajor, CblasNoTrans, mz, mc, 1.0, fm->R, mz, b, 1, 0.0, q, 1);
+  free(AC);
+  return 0;
 }
 
 static cp_lcp_status fail(cp_problem_result *res, cp_lcp_status s,
@@ -47,6 +181,18 @@ static cp_lcp_status fail(cp_problem_result *res, cp_lcp_status s,
   snprintf(res->info.reason, sizeof res->info.reason, "%s", why);
   return s;
 }
+
+/* What one solve of the contact problem works with: the contact space
+ * (augmented by the soft fingers' torsion rows when there are any), their
+ * torsional data and map, and the contact-space force and acceleration of
+ * the current answer. */
+typedef struct ctx {
+  const cp_contact_space *cs;
+  const cp_torsion_contact *tc; /* [nc], NULL without soft fingers */
+  int nc, nsoft;
+  cp_friction_map fm;           /* soft fingers: the map of the current LCP */
+  double *c, *a;                /* [3 cs->nc] */
+} ctx;
 
 /* Accelerations of the solution with forces c: a = A c + b, and u'. */
 static int recover(const cp_contact_space *cs, const double *c, double *a,
@@ -58,6 +204,36 @@ static int recover(const cp_contact_space *cs, const double *c, double *a,
     a[i] = s;
   }
   return cp_contact_space_accel(cs, c, udot, effort);
+}
+
+/* Contact-space forces of an LCP solution z: the model's own recovery, or
+ * c~ = C z through the friction map when there are soft fingers. */
+static void forces_of(const ctx *x, const cp_pyramid_layout *lay,
+                      const cp_pyramid_contact *pc, int cone, int k,
+                      const double *z, double *c) {
+  if (x->nsoft) {
+    const cp_friction_map *fm = &x->fm;
+    if (fm->mz > 0)
+      cblas_dgemv(CblasColMajor, CblasNoTrans, fm->mc, fm->mz, 1.0, fm->C, fm->mc,
+                  z, 1, 0.0, c, 1);
+    else memset(c, 0, sizeof(double) * (size_t)fm->mc);
+  } else if (cone) {
+    cp_cone_forces(lay, pc, k, z, c);
+  } else {
+    cp_pyramid_forces(lay, pc, z, c);
+  }
+}
+
+/* Copies the contact-space answer into the result's per-contact arrays. */
+static void publish(const ctx *x, cp_problem_result *res) {
+  const int n3 = 3 * x->nc;
+  memcpy(res->force, x->c, sizeof(double) * (size_t)n3);
+  memcpy(res->accel, x->a, sizeof(double) * (size_t)n3);
+  for (int j = 0; x->nsoft && j < x->nc; j++) {
+    int tr = x->fm.tor_row[j];
+    res->torsion[j] = tr >= 0 ? x->c[tr] : 0.0;
+    res->spin_accel[j] = tr >= 0 ? x->a[tr] : 0.0;
+  }
 }
 
 /* 1 when M is symmetric positive semidefinite (to rounding). */
@@ -86,10 +262,11 @@ static int symmetric_psd(int m, const double *M) {
  * - when every solution shares this support and its basis matrix is
  *   nonsingular, z (so u') is unique;
  * - otherwise undecided. */
-static void decide_unique(const cp_contact_space *cs, const cp_pyramid_layout *lay,
+static void decide_unique(const ctx *x, const cp_pyramid_layout *lay,
                           const cp_pyramid_contact *pc, int m, const double *M,
                           const double *q, const cp_problem_options *opt,
                           const double *z, cp_problem_result *res) {
+  const cp_contact_space *cs = x->cs;
   const int nu = cs->nu, n3 = 3 * cs->nc;
   double *buf = malloc(sizeof(double) * ((size_t)4 * m + (size_t)n3 * 2 + nu));
   unsigned char *basis = malloc((size_t)m + 1);
@@ -113,7 +290,7 @@ static void decide_unique(const cp_contact_space *cs, const cp_pyramid_layout *l
   if (cr.has_second) {
     /* Compare both certified solutions with the reported one. */
     for (int t = 0; t < 2; t++) {
-      cp_pyramid_forces(lay, pc, t ? z2 : z1, c2);
+      forces_of(x, lay, pc, 0, 4, t ? z2 : z1, c2);
       recover(cs, c2, a2, res->udot_other, e2);
       for (int i = 0; i < nu; i++)
         if (fabs(res->udot_other[i] - res->udot[i]) > 1e-6 * scale) {
@@ -146,32 +323,44 @@ done:
 
 
 /* Builds and solves the LCP of the current split (pyramid, or cone with k
- * edges), then recovers forces, contact and generalised accelerations.
+ * edges; through the friction map when there are soft fingers), then
+ * recovers forces, contact and generalised accelerations.
  * Returns 0, or -1 with res->info holding the failure. */
-static int solve_current(const cp_contact_space *cs, const cp_pyramid_layout *lay,
+static int solve_current(ctx *x, const cp_pyramid_layout *lay,
                          const cp_pyramid_contact *pc, int cone, int k,
                          const cp_problem_options *opt, double *M, double *q,
                          double *z, double *w, cp_lemke_ws *ws,
                          cp_problem_result *res) {
-  const int m = cone ? cp_cone_size(lay, k) : lay->m;
+  const cp_contact_space *cs = x->cs;
+  if (x->nsoft) {
+    cp_friction_map_free(&x->fm);
+    if (cp_friction_map_build(lay, pc, cone, k, x->tc, &x->fm) ||
+        cp_friction_map_lcp(&x->fm, cs->A, cs->b, M, q)) {
+      fail(res, CP_LCP_NOMEM, "out of memory");
+      return -1;
+    }
+  }
+  const int m = x->nsoft ? x->fm.mz : cone ? cp_cone_size(lay, k) : lay->m;
   res->lcp_size = m;
   if (m == 0) { /* no contacts: free motion */
     cp_lcp_info_clear(&res->info);
     res->info.status = CP_LCP_SOLVED;
     res->info.solver = opt->solve.solver;
     res->info.starts = 1;
+    memset(x->c, 0, sizeof(double) * (size_t)(3 * cs->nc));
   } else {
-    if (cone) cp_cone_build(lay, pc, k, cs->A, cs->b, M, q);
+    if (x->nsoft) { /* M, q made above */
+    } else if (cone) cp_cone_build(lay, pc, k, cs->A, cs->b, M, q);
     else cp_pyramid_build(lay, pc, cs->A, cs->b, M, q);
     cp_lcp_solve(ws, m, M, q, &opt->solve, z, w, &res->info, NULL);
     if (res->info.status != CP_LCP_SOLVED) return -1;
-    if (cone) cp_cone_forces(lay, pc, k, z, res->force);
-    else cp_pyramid_forces(lay, pc, z, res->force);
+    forces_of(x, lay, pc, cone, k, z, x->c);
   }
-  if (recover(cs, res->force, res->accel, res->udot, res->effort)) {
+  if (recover(cs, x->c, x->a, res->udot, res->effort)) {
     fail(res, CP_LCP_NOMEM, "out of memory");
     return -1;
   }
+  publish(x, res);
   return 0;
 }
 
@@ -192,13 +381,13 @@ static double wrap_angle(double a) {
  * Coulomb cone's law). Plain iteration of that map diverges when mu c_n >
  * |a_tan| (its gain is about -mu c_n / |a_tan|), so the angles are found by
  * a secant step per contact, started with a damped step. */
-static cp_lcp_status refine_sliding(const cp_system *sys, const cp_contact_space *cs,
-                                    cp_pyramid_layout *lay, cp_pyramid_contact *pc,
-                                    int *order, int *rank, int k, double tol_a,
+static cp_lcp_status refine_sliding(ctx *x, cp_pyramid_layout *lay,
+                                    cp_pyramid_contact *pc, int *order, int *rank,
+                                    int k, double tol_a,
                                     const cp_problem_options *opt, double *M,
                                     double *q, double *z, double *w, cp_lemke_ws *ws,
                                     cp_problem_result *res) {
-  const int nc = sys->n_c;
+  const int nc = x->nc;
   double *th = malloc(sizeof(double) * 4 * (size_t)(nc > 0 ? nc : 1));
   unsigned char *conv = calloc((size_t)(nc > 0 ? nc : 1), 1);
   if (!th || !conv) {
@@ -226,7 +415,7 @@ static cp_lcp_status refine_sliding(const cp_system *sys, const cp_contact_space
         pc[j].d[1] = pc[j].mu * sin(th[j]);
       }
     cp_pyramid_layout_make(nc, pc, order, rank, lay);
-    if (solve_current(cs, lay, pc, 1, k, opt, M, q, z, w, ws, res)) {
+    if (solve_current(x, lay, pc, 1, k, opt, M, q, z, w, ws, res)) {
       st = res->info.status;
       break;
     }
@@ -254,6 +443,121 @@ static cp_lcp_status refine_sliding(const cp_system *sys, const cp_contact_space
   return st;
 }
 
+/* Singular values (descending) of an r x c matrix, copied; sv [min(r, c)]. */
+static int svals(int r, int c, const double *X, double *sv) {
+  int k = r < c ? r : c;
+  if (k == 0) return 0;
+  double *a = malloc(sizeof(double) * ((size_t)r * (size_t)c + (size_t)k));
+  if (!a) return -2;
+  memcpy(a, X, sizeof(double) * (size_t)r * (size_t)c);
+  int rc = LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'N', 'N', r, c, a, r, sv, NULL, 1,
+                          NULL, 1, a + (size_t)r * c) == 0 ? 0 : -1;
+  free(a);
+  return rc;
+}
+
+/* Extreme eigenvalues of the principal submatrix A[idx, idx] (lda m). */
+static int sub_eigs(int m, const double *A, int n, const int *idx, double *lmin,
+                    double *lmax) {
+  if (n == 0) { *lmin = *lmax = 0.0; return 0; }
+  double *a = malloc(sizeof(double) * (size_t)n * (size_t)(n + 1));
+  if (!a) return -2;
+  for (int c = 0; c < n; c++)
+    for (int r = 0; r < n; r++) a[r + (size_t)c * n] = A[idx[r] + (size_t)idx[c] * m];
+  int rc = LAPACKE_dsyev(LAPACK_COL_MAJOR, 'N', 'U', n, a, n, a + (size_t)n * n) == 0 ? 0 : -1;
+  if (rc == 0) { *lmin = a[(size_t)n * n]; *lmax = a[(size_t)n * n + n - 1]; }
+  free(a);
+  return rc;
+}
+
+/* Spectral norm of A[rows, cols] (lda m). */
+static int sub_norm(int m, const double *A, int nr, const int *rows, int ncl,
+                    const int *cols, double *out) {
+  *out = 0.0;
+  if (nr == 0 || ncl == 0) return 0;
+  int k = nr < ncl ? nr : ncl;
+  double *X = malloc(sizeof(double) * ((size_t)nr * (size_t)ncl + (size_t)k));
+  if (!X) return -2;
+  for (int c = 0; c < ncl; c++)
+    for (int r = 0; r < nr; r++) X[r + (size_t)c * nr] = A[rows[r] + (size_t)cols[c] * m];
+  int rc = svals(nr, ncl, X, X + (size_t)nr * ncl);
+  if (rc == 0) *out = X[(size_t)nr * ncl];
+  free(X);
+  return rc;
+}
+
+/* formulation §5's diagnostics over the augmented contact space (the real
+ * rows: 3 per contact, one torsion row per soft finger; the pads left out).
+ * Proposition 3 extended by the same perturbation argument: B~ holds the
+ * normals, the rolling contacts' tangents and the non-spinning soft fingers'
+ * torsion rows; the sliding contacts' t, o columns (delta_t, delta_o) and
+ * the spinning soft fingers' torsion columns (delta_x) perturb it, so
+ * Theorem 1 applies when max_S mu (delta_t + delta_o) + max_X mu_tau delta_x
+ * < lambda_min(B~). friction_bound stays lambda_min / (delta_t + delta_o). */
+static int soft_diagnostics(const ctx *x, const unsigned char *sliding,
+                            const double *mu, const unsigned char *spinning,
+                            cp_contact_diag *d) {
+  memset(d, 0, sizeof *d);
+  const cp_contact_space *cs = x->cs;
+  const int nc = x->nc, ma = 3 * cs->nc, nr = 3 * nc + x->nsoft, nf = cs->nfree;
+  int *idx = malloc(sizeof(int) * (size_t)(4 * nr + 1));
+  int kmin = nf < nr ? nf : nr;
+  double *GF = malloc(sizeof(double) * ((size_t)nf * (size_t)nr + (size_t)kmin + 1));
+  int rc = -2;
+  if (!idx || !GF) goto done;
+  int *bt = idx + nr, *st = bt + nr, *xt = st + nr, nb = 0, ns = 0, nx = 0;
+  for (int j = 0; j < 3 * nc; j++) idx[j] = j;
+  for (int j = 0, s = 3 * nc; j < nc; j++)
+    if (x->fm.tor_row[j] >= 0) idx[s++] = x->fm.tor_row[j];
+  double *sv = GF + (size_t)nf * nr;
+  for (int c = 0; c < nr; c++)
+    for (int r = 0; r < nf; r++)
+      GF[r + (size_t)c * nf] = cs->G[cs->free_idx[r] + (size_t)idx[c] * cs->nu];
+  if ((rc = svals(nf, nr, GF, sv)) != 0) goto done;
+  double tol = (kmin > 0 ? sv[0] : 0.0) * (double)(nf > nr ? nf : nr) * DBL_EPSILON;
+  for (int i = 0; i < kmin; i++) d->jacobian_rank += sv[i] > tol;
+  d->full_column_rank = d->jacobian_rank == nr;
+  double lmin, lmax;
+  if ((rc = sub_eigs(ma, cs->A, nr, idx, &lmin, &lmax)) != 0) goto done;
+  d->a_positive_definite = nr == 0 || lmin > (double)nr * DBL_EPSILON * fabs(lmax) * 16;
+  double musl = 0.0, mux = 0.0;
+  for (int j = 0; j < nc; j++) {
+    bt[nb++] = 3 * j;
+    if (!sliding[j]) { bt[nb++] = 3 * j + 1; bt[nb++] = 3 * j + 2; }
+    else { musl = fmax(musl, mu[j]); ns++; }
+    int tr = x->fm.tor_row[j];
+    if (tr < 0) continue;
+    if (!spinning[j]) bt[nb++] = tr;
+    else { xt[nx++] = tr; mux = fmax(mux, x->tc[j].mu); }
+  }
+  if ((rc = sub_eigs(ma, cs->A, nb, bt, &lmin, &lmax)) != 0) goto done;
+  int bt_pd = nb == 0 || lmin > (double)nb * DBL_EPSILON * fabs(lmax) * 16;
+  if (ns == 0 && nx == 0) {
+    d->friction_bound = INFINITY;
+    d->within_friction_bound = bt_pd;
+  } else if (!bt_pd) {
+    d->friction_bound = 0.0;
+    d->within_friction_bound = 0;
+  } else {
+    double delta[3];
+    for (int comp = 1; comp <= 2; comp++) {
+      int n = 0;
+      for (int j = 0; j < nc; j++)
+        if (sliding[j]) st[n++] = 3 * j + comp;
+      if ((rc = sub_norm(ma, cs->A, nb, bt, n, st, &delta[comp - 1])) != 0) goto done;
+    }
+    if ((rc = sub_norm(ma, cs->A, nb, bt, nx, xt, &delta[2])) != 0) goto done;
+    double den = delta[0] + delta[1];
+    d->friction_bound = ns > 0 && den > 0 ? lmin / den : INFINITY;
+    d->within_friction_bound = musl * den + mux * delta[2] < lmin;
+  }
+  rc = 0;
+done:
+  free(idx);
+  free(GF);
+  return rc;
+}
+
 cp_lcp_status cp_problem_solve(const cp_system *sys,
                                const cp_problem_options *opt,
                                cp_problem_result *res) {
@@ -265,26 +569,38 @@ cp_lcp_status cp_problem_solve(const cp_system *sys,
   const int nu = sys->n_u, nc = sys->n_c, n3 = 3 * nc, nobj = sys->n_obj;
   res->nu = nu;
   res->nc = nc;
+  int nsoft = 0;
+  for (int j = 0; opt->mu_torsion && j < nc; j++) nsoft += opt->mu_torsion[j] >= 0.0;
+  const int nca = nc + nsoft, ma = 3 * nca; /* augmented contact space */
 
   /* Acceleration-driven joints: their u' is given, their effort unknown. */
   unsigned char *driven = calloc((size_t)(nu > 0 ? nu : 1), 1);
   double *ud = calloc((size_t)(nu > 0 ? nu : 1), sizeof(double));
   cp_pyramid_contact *pc = calloc((size_t)(nc > 0 ? nc : 1), sizeof *pc);
+  cp_torsion_contact *tc = calloc((size_t)(nc > 0 ? nc : 1), sizeof *tc);
   int *order = malloc(sizeof(int) * (size_t)(nc > 0 ? nc : 1));
   int *rank = malloc(sizeof(int) * (size_t)(nc > 0 ? nc : 1));
-  unsigned char *sl = malloc((size_t)(nc > 0 ? nc : 1));
+  unsigned char *sl = malloc(2 * (size_t)(nc > 0 ? nc : 1)), *spin = sl + (nc > 0 ? nc : 1);
+  double *cbuf = calloc(2 * (size_t)(ma > 0 ? ma : 1), sizeof(double));
+  double *Ga = NULL, *ka = NULL;
   res->force = calloc((size_t)(n3 > 0 ? n3 : 1), sizeof(double));
   res->accel = calloc((size_t)(n3 > 0 ? n3 : 1), sizeof(double));
   res->udot = calloc((size_t)(nu > 0 ? nu : 1), sizeof(double));
   res->effort = calloc((size_t)(nu > 0 ? nu : 1), sizeof(double));
   res->outcome = calloc((size_t)(nc > 0 ? nc : 1), sizeof(cp_outcome));
+  res->soft = calloc((size_t)(nc > 0 ? nc : 1), 1);
+  res->torsion = calloc((size_t)(nc > 0 ? nc : 1), sizeof(double));
+  res->spin_accel = calloc((size_t)(nc > 0 ? nc : 1), sizeof(double));
   double *M = NULL, *q = NULL, *z = NULL, *w = NULL;
   cp_contact_space cs;
   memset(&cs, 0, sizeof cs);
+  ctx x;
+  memset(&x, 0, sizeof x);
   cp_lemke_ws *ws = NULL;
   cp_lcp_status st = CP_LCP_NOMEM;
-  if (!driven || !ud || !pc || !order || !rank || !sl || !res->force ||
-      !res->accel || !res->udot || !res->effort || !res->outcome) {
+  if (!driven || !ud || !pc || !tc || !order || !rank || !sl || !cbuf || !res->force ||
+      !res->accel || !res->udot || !res->effort || !res->outcome || !res->soft ||
+      !res->torsion || !res->spin_accel) {
     fail(res, CP_LCP_NOMEM, "out of memory");
     goto done;
   }
@@ -293,13 +609,36 @@ cp_lcp_status cp_problem_solve(const cp_system *sys,
       driven[6 * nobj + r] = 1;
       ud[6 * nobj + r] = sys->qdd[r];
     }
-  int rc = cp_contact_space_build(nu, nc, sys->H, sys->G, sys->f, sys->k,
-                                  driven, ud, &cs);
+  const double *G = sys->G, *kv = sys->k;
+  if (nsoft) {
+    /* G~ = [G | per soft finger: Gtor_j, 0, 0], k~ likewise (the pads make
+     * whole three-row "contacts" for contact/dynamics.h). */
+    Ga = calloc((size_t)(nu > 0 ? nu : 1) * (size_t)ma, sizeof(double));
+    ka = calloc((size_t)ma, sizeof(double));
+    if (!Ga || !ka) { fail(res, CP_LCP_NOMEM, "out of memory"); goto done; }
+    memcpy(Ga, sys->G, sizeof(double) * (size_t)nu * (size_t)n3);
+    memcpy(ka, sys->k, sizeof(double) * (size_t)n3);
+    for (int j = 0, s = 0; j < nc; j++) {
+      if (!(opt->mu_torsion[j] >= 0.0)) continue;
+      const int tr = 3 * (nc + s++);
+      memcpy(Ga + (size_t)tr * nu, sys->Gtor + (size_t)j * nu, sizeof(double) * (size_t)nu);
+      ka[tr] = sys->ktor[j];
+    }
+    G = Ga;
+    kv = ka;
+  }
+  int rc = cp_contact_space_build(nu, nca, sys->H, G, sys->f, kv, driven, ud, &cs);
   if (rc == -1) {
     st = fail(res, CP_LCP_NUMERICAL, "the generalised mass matrix is not positive definite");
     goto done;
   }
   if (rc) { st = fail(res, CP_LCP_NOMEM, "out of memory"); goto done; }
+  x.cs = &cs;
+  x.nc = nc;
+  x.nsoft = nsoft;
+  x.tc = nsoft ? tc : NULL;
+  x.c = cbuf;
+  x.a = cbuf + ma;
 
   for (int j = 0; j < nc; j++) {
     pc[j].mu = sys->mu[j];
@@ -310,18 +649,39 @@ cp_lcp_status cp_problem_solve(const cp_system *sys,
     sl[j] = (unsigned char)sys->sliding[j];
     pc[j].d[0] = sys->mu[j] * sys->d[2 * j];
     pc[j].d[1] = sys->mu[j] * sys->d[2 * j + 1];
-  }
-  if (cp_contact_diagnostics(&cs, sl, sys->mu, &res->diag)) {
-    st = fail(res, CP_LCP_NOMEM, "out of memory");
-    goto done;
+    spin[j] = 0;
+    if (!nsoft || !(opt->mu_torsion[j] >= 0.0)) continue;
+    /* The relative spin n.(w_a - w_b) = Gtor_j^T u decides spinning; a
+     * zero mu_tau is "spinning" with no moment, as frictionless above. */
+    double om = 0.0;
+    for (int i = 0; i < nu; i++) om += sys->Gtor[i + (size_t)j * nu] * sys->u[i];
+    res->soft[j] = 1;
+    tc[j].soft = 1;
+    tc[j].mu = opt->mu_torsion[j];
+    spin[j] = fabs(om) > sys->tol;
+    tc[j].spinning = spin[j] || tc[j].mu == 0.0;
+    tc[j].d = spin[j] ? copysign(tc[j].mu, om) : 0.0;
   }
   cp_pyramid_layout lay;
   cp_pyramid_layout_make(nc, pc, order, rank, &lay);
+  if (nsoft) {
+    /* The map gives tor_row (and is rebuilt by every solve). */
+    if (cp_friction_map_build(&lay, pc, 0, 4, tc, &x.fm) ||
+        soft_diagnostics(&x, sl, sys->mu, spin, &res->diag)) {
+      st = fail(res, CP_LCP_NOMEM, "out of memory");
+      goto done;
+    }
+  } else if (cp_contact_diagnostics(&cs, sl, sys->mu, &res->diag)) {
+    st = fail(res, CP_LCP_NOMEM, "out of memory");
+    goto done;
+  }
 
   const int cone = opt->friction == CP_FRICTION_CONE;
   int k = cone ? (opt->cone_k0 >= 3 ? opt->cone_k0 : 3) : 4;
   const int kmax = cone ? (opt->cone_kmax > k ? opt->cone_kmax : k) : 4;
-  const int mmax = cone ? cp_cone_size(&lay, kmax) : lay.m;
+  int nq = 0;
+  for (int j = 0; j < nc; j++) nq += tc[j].soft && !tc[j].spinning;
+  const int mmax = (cone ? cp_cone_size(&lay, kmax) : lay.m) + 2 * nq;
   M = malloc(sizeof(double) * (size_t)(mmax > 0 ? mmax : 1) * (size_t)(mmax > 0 ? mmax : 1));
   q = malloc(sizeof(double) * (size_t)(mmax > 0 ? mmax : 1));
   z = calloc((size_t)(mmax > 0 ? mmax : 1), sizeof(double));
@@ -331,7 +691,7 @@ cp_lcp_status cp_problem_solve(const cp_system *sys,
 
   /* Polygon refinement (cone) or the single pyramid solve. */
   for (;;) {
-    if (solve_current(&cs, &lay, pc, cone, k, opt, M, q, z, w, ws, res)) {
+    if (solve_current(&x, &lay, pc, cone, k, opt, M, q, z, w, ws, res)) {
       st = res->info.status;
       goto done;
     }
@@ -344,10 +704,10 @@ cp_lcp_status cp_problem_solve(const cp_system *sys,
     k = 2 * k > kmax ? kmax : 2 * k;
   }
   double bmax = 1.0;
-  for (int i = 0; i < n3; i++) bmax = fmax(bmax, fabs(cs.b[i]));
+  for (int i = 0; i < ma; i++) bmax = fmax(bmax, fabs(cs.b[i]));
   const double tol_a = opt->rel_tol * bmax;
   if (cone) {
-    st = refine_sliding(sys, &cs, &lay, pc, order, rank, k, tol_a, opt, M, q, z, w, ws, res);
+    st = refine_sliding(&x, &lay, pc, order, rank, k, tol_a, opt, M, q, z, w, ws, res);
     if (st != CP_LCP_SOLVED) goto done;
   }
   /* Effort-driven joints report their given effort. */
@@ -360,22 +720,27 @@ cp_lcp_status cp_problem_solve(const cp_system *sys,
     else if (sys->sliding[j] || at > tol_a) res->outcome[j] = CP_OUTCOME_SLIDING;
     else res->outcome[j] = CP_OUTCOME_ROLLING;
   }
-  if (opt->check_unique && !cone && lay.m > 0)
-    decide_unique(&cs, &lay, pc, lay.m, M, q, opt, z, res);
+  if (opt->check_unique && !cone && res->lcp_size > 0)
+    decide_unique(&x, &lay, pc, res->lcp_size, M, q, opt, z, res);
   st = CP_LCP_SOLVED;
 done:
   res->info.status = st;
   free(driven);
   free(ud);
   free(pc);
+  free(tc);
   free(order);
   free(rank);
   free(sl);
+  free(cbuf);
   free(M);
   free(q);
   free(z);
   free(w);
   cp_lemke_ws_destroy(ws);
+  cp_friction_map_free(&x.fm);
   cp_contact_space_free(&cs);
+  free(Ga);
+  free(ka);
   return st;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "contact/problem.h"
+#include "contact/quasistatic.h"
 #include "models/scene.h"
 #include "models/system.h"
 #include "planner/cli.h"
@@ -24,11 +25,34 @@ static const char usage[] =
     "                      cone (polygons refined until every rolling force lies\n"
     "                      in the Coulomb cone to --cone-tol)\n"
     "  --cone-tol T        relative cone violation accepted (default 1e-3)\n"
+    "  --quasistatic       the quasistatic problem instead: inertia dropped, the\n"
+    "                      objects in force balance while the manipulators move\n"
+    "                      with their given joint velocities; finds the objects'\n"
+    "                      velocities, the contact forces and the joint efforts\n"
+    "                      needed (pyramid friction only; body velocities in the\n"
+    "                      scene are ignored and normal speeds are not checked)\n"
     "  --json              print one JSON document (interfaces.md 3)\n"
     "  -h, --help          this text\n"
     "\n"
     "With --solver certify the answer also says whether the accelerations are\n"
     "unique (another solution with different accelerations is shown if not).\n"
+    "\n"
+    "Contacts with \"mu_torsion\" are soft fingers: they also carry a moment\n"
+    "about the normal, |torsion| <= mu_torsion c_n; JSON contacts then add\n"
+    "\"torsion\" (N m, on body a) and \"spin_acceleration\" (rad/s^2, relative\n"
+    "spin of a about the normal) -- with --quasistatic \"torsion\" and\n"
+    "\"spin_velocity\".\n"
+    "\n"
+    "--quasistatic --json: the same top-level keys plus \"quasistatic\": true;\n"
+    "bodies carry \"linear_velocity\" and \"angular_velocity\", joints\n"
+    "\"velocity\" (given) and \"effort\" (needed), contacts \"outcome\" (at\n"
+    "the velocity level: rolling = sticking), \"force\" and \"velocity\"\n"
+    "(relative, n, t, o), and diagnostics \"jacobian_rank\" (rank of the\n"
+    "object wrenches the contacts can exert), \"full_row_rank\" (false: some\n"
+    "object motion meets no resistance, velocities not unique) and\n"
+    "\"balance_residual\"; no solution\n"
+    "(status no_solution) means that no quasistatic motion is compatible with\n"
+    "the manipulators' (e.g. a jammed push).\n"
     "\n"
     "exit status: 0 solved or proven to have no solution, 1 not solved,\n"
     "2 bad input or usage.\n";
@@ -37,9 +61,127 @@ static void vec3_json(json_t *obj, const char *key, const double *v) {
   json_object_set_new(obj, key, cp_json_vec(v, 3));
 }
 
+static const char *status_word(cp_lcp_status s) {
+  return s == CP_LCP_SOLVED ? "solved" : s == CP_LCP_INFEASIBLE ? "no_solution" : "failed";
+}
+
+static const char *joint_name(const cp_scene *scene, const cp_system *sys, int r,
+                              char *buf, size_t n) {
+  const cp_chain *ch = &scene->manips[sys->joint_manip[r]];
+  snprintf(buf, n, "%s/%s", ch->name, ch->joints[sys->joint_index[r]].name);
+  return buf;
+}
+
+/* `--quasistatic`: solve and print (JSON or text). Returns the exit status. */
+static int quasistatic(const char *file, const cp_scene *scene, const cp_system *sys,
+                       const cp_problem_options *opt, int json) {
+  cp_quasistatic_result res;
+  cp_problem_quasistatic(sys, opt, &res);
+  const int solved = res.info.status == CP_LCP_SOLVED;
+  const char *status = status_word(res.info.status);
+  int rc = solved || res.info.status == CP_LCP_INFEASIBLE ? CP_EXIT_ANSWERED : CP_EXIT_UNDECIDED;
+  char name[256], an[128], bn[128];
+  const char *reason = res.info.reason[0] ? res.info.reason : cp_lcp_status_name(res.info.status);
+  if (json) {
+    json_t *doc = json_object();
+    json_object_set_new(doc, "status", json_string(status));
+    json_object_set_new(doc, "solver", json_string(cp_lcp_solver_name(res.info.solver)));
+    json_object_set_new(doc, "friction", json_string("pyramid"));
+    json_object_set_new(doc, "quasistatic", json_true());
+    json_object_set_new(doc, "lcp_size", json_integer(res.lcp_size));
+    json_object_set_new(doc, "iterations", json_integer(res.info.iterations));
+    json_object_set_new(doc, "starts", json_integer(res.info.starts));
+    if (!solved) json_object_set_new(doc, "reason", json_string(reason));
+    if (solved) {
+      json_t *bodies = json_array();
+      for (int i = 0; i < sys->n_obj; i++) {
+        json_t *b = json_object();
+        json_object_set_new(b, "name", json_string(scene->bodies[sys->obj_body[i]].name));
+        vec3_json(b, "linear_velocity", res.velocity + 6 * i);
+        vec3_json(b, "angular_velocity", res.velocity + 6 * i + 3);
+        json_array_append_new(bodies, b);
+      }
+      json_object_set_new(doc, "bodies", bodies);
+      json_t *joints = json_array();
+      for (int r = 0; r < sys->n_l; r++) {
+        json_t *j = json_object();
+        json_object_set_new(j, "name", json_string(joint_name(scene, sys, r, name, sizeof name)));
+        json_object_set_new(j, "velocity", cp_json_num(res.velocity[6 * sys->n_obj + r]));
+        json_object_set_new(j, "effort", cp_json_num(res.effort[r]));
+        json_array_append_new(joints, j);
+      }
+      json_object_set_new(doc, "joints", joints);
+      json_t *contacts = json_array();
+      for (int j = 0; j < sys->n_c; j++) {
+        json_t *c = json_object();
+        json_object_set_new(c, "a", json_string(cp_scene_ref_name(scene, scene->contacts[j].a, an, sizeof an)));
+        json_object_set_new(c, "b", json_string(cp_scene_ref_name(scene, scene->contacts[j].b, bn, sizeof bn)));
+        json_object_set_new(c, "outcome", json_string(cp_outcome_name(res.outcome[j])));
+        vec3_json(c, "force", res.force + 3 * j);
+        vec3_json(c, "velocity", res.contact_velocity + 3 * j);
+        if (res.soft[j]) {
+          json_object_set_new(c, "torsion", cp_json_num(res.torsion[j]));
+          json_object_set_new(c, "spin_velocity", cp_json_num(res.spin[j]));
+        }
+        json_array_append_new(contacts, c);
+      }
+      json_object_set_new(doc, "contacts", contacts);
+      json_t *diag = json_object();
+      json_object_set_new(diag, "jacobian_rank", json_integer(res.jacobian_rank));
+      json_object_set_new(diag, "full_row_rank", json_boolean(res.full_row_rank));
+      json_object_set_new(diag, "balance_residual", cp_json_num(res.balance_residual));
+      json_object_set_new(doc, "diagnostics", diag);
+    }
+    if (cp_json_print(doc)) rc = CP_EXIT_UNDECIDED;
+    json_decref(doc);
+  } else {
+    printf("%s: quasistatic, %s by %s (pyramid friction, LCP size %d, %d iteration%s, %d start%s)\n",
+           file, status, cp_lcp_solver_name(res.info.solver), res.lcp_size, res.info.iterations,
+           res.info.iterations == 1 ? "" : "s", res.info.starts, res.info.starts == 1 ? "" : "s");
+    if (!solved) {
+      printf("reason: %s\n", reason);
+      if (res.info.status == CP_LCP_INFEASIBLE)
+        printf("no quasistatic motion of the objects is compatible with the manipulators' velocities\n");
+    } else {
+      if (sys->n_obj) {
+        printf("\n%-16s %32s %32s\n", "body", "linear velocity [m/s]", "angular velocity [rad/s]");
+        for (int i = 0; i < sys->n_obj; i++) {
+          const double *v = res.velocity + 6 * i;
+          printf("%-16s %10.4g %10.4g %10.4g %10.4g %10.4g %10.4g\n",
+                 scene->bodies[sys->obj_body[i]].name, v[0], v[1], v[2], v[3], v[4], v[5]);
+        }
+      }
+      if (sys->n_l) {
+        printf("\n%-24s %14s %14s\n", "joint", "velocity", "effort needed");
+        for (int r = 0; r < sys->n_l; r++)
+          printf("%-24s %14.6g %14.6g\n", joint_name(scene, sys, r, name, sizeof name),
+                 res.velocity[6 * sys->n_obj + r], res.effort[r]);
+      }
+      if (sys->n_c) {
+        printf("\n%-3s %-14s %-14s %-9s %30s %30s\n", "#", "a", "b", "outcome",
+               "force (n, t, o) [N]", "velocity (n, t, o) [m/s]");
+        for (int j = 0; j < sys->n_c; j++) {
+          const double *f = res.force + 3 * j, *v = res.contact_velocity + 3 * j;
+          printf("%-3d %-14s %-14s %-9s %10.4g %9.4g %9.4g %10.4g %9.4g %9.4g", j,
+                 cp_scene_ref_name(scene, scene->contacts[j].a, an, sizeof an),
+                 cp_scene_ref_name(scene, scene->contacts[j].b, bn, sizeof bn),
+                 cp_outcome_name(res.outcome[j]), f[0], f[1], f[2], v[0], v[1], v[2]);
+          if (res.soft[j]) printf("   torsion %.4g N m, spin %.4g rad/s", res.torsion[j], res.spin[j]);
+          printf("\n");
+        }
+      }
+      printf("\ndiagnostics: rank of the contact wrenches on the objects = %d (%s), force balance residual %.3g\n",
+             res.jacobian_rank, res.full_row_rank ? "full row rank" : "object motions unconstrained: velocities not unique",
+             res.balance_residual);
+    }
+  }
+  cp_quasistatic_result_free(&res);
+  return rc;
+}
+
 int cp_cli_solve(int argc, char **argv) {
   const char *file = NULL;
-  int json = 0;
+  int json = 0, quasi = 0;
   cp_problem_options opt = cp_problem_defaults();
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i], *v;
@@ -50,6 +192,8 @@ int cp_cli_solve(int argc, char **argv) {
       return 0;
     } else if (!strcmp(arg, "--json")) {
       json = 1;
+    } else if (!strcmp(arg, "--quasistatic")) {
+      quasi = 1;
     } else if ((v = cp_cli_flag_value(argc, argv, &i, "--solver", &missing))) {
       if (cp_lcp_solver_parse(v, &opt.solve.solver))
         return cp_cli_usage_error("solve ", "--solver: expected lemke, fip, certify or auto, found '%s'", v);
@@ -72,7 +216,9 @@ int cp_cli_solve(int argc, char **argv) {
     }
   }
   if (!file) return cp_cli_usage_error("solve ", "missing SCENE");
-  opt.check_unique = opt.solve.solver == CP_SOLVER_CERTIFY;
+  if (quasi && opt.friction != CP_FRICTION_PYRAMID)
+    return cp_cli_usage_error("solve ", "--quasistatic uses the friction pyramid: --friction cone is not supported");
+  opt.check_unique = opt.solve.solver == CP_SOLVER_CERTIFY && !quasi;
 
   size_t len;
   char *text = cp_cli_read_file(file, &len);
@@ -80,7 +226,11 @@ int cp_cli_solve(int argc, char **argv) {
   char *dircopy = strdup(file);
   cp_scene scene;
   cp_error err;
-  int prc = cp_scene_parse(text, len, dircopy ? dirname(dircopy) : ".", NULL, &scene, &err);
+  /* Quasistatic: object velocities are unknowns, so the scene's initial
+   * normal speeds mean nothing and are not checked. */
+  cp_scene_options sopt = cp_scene_options_defaults();
+  sopt.check_normal_speed = !quasi;
+  int prc = cp_scene_parse(text, len, dircopy ? dirname(dircopy) : ".", &sopt, &scene, &err);
   free(text);
   free(dircopy);
   if (prc) return cp_cli_input_error(file, &err);
@@ -89,11 +239,26 @@ int cp_cli_solve(int argc, char **argv) {
     cp_scene_free(&scene);
     return cp_cli_input_error(file, &err);
   }
+  /* Soft fingers: models/system.h does not carry mu_torsion, the scene does. */
+  double *mu_tor = malloc(sizeof(double) * (size_t)(scene.n_contacts > 0 ? scene.n_contacts : 1));
+  if (!mu_tor) {
+    fprintf(stderr, "complan solve: out of memory\n");
+    cp_system_free(&sys);
+    cp_scene_free(&scene);
+    return CP_EXIT_UNDECIDED;
+  }
+  if (cp_problem_torsion_from_scene(&scene, mu_tor) > 0) opt.mu_torsion = mu_tor;
+  if (quasi) {
+    int qrc = quasistatic(file, &scene, &sys, &opt, json);
+    free(mu_tor);
+    cp_system_free(&sys);
+    cp_scene_free(&scene);
+    return qrc;
+  }
   cp_problem_result res;
   cp_problem_solve(&sys, &opt, &res);
   const int solved = res.info.status == CP_LCP_SOLVED;
-  const char *status = solved ? "solved"
-                       : res.info.status == CP_LCP_INFEASIBLE ? "no_solution" : "failed";
+  const char *status = status_word(res.info.status);
   char name[256];
   int rc = solved || res.info.status == CP_LCP_INFEASIBLE ? CP_EXIT_ANSWERED : CP_EXIT_UNDECIDED;
 
@@ -138,6 +303,10 @@ int cp_cli_solve(int argc, char **argv) {
         json_object_set_new(c, "outcome", json_string(cp_outcome_name(res.outcome[j])));
         vec3_json(c, "force", res.force + 3 * j);
         vec3_json(c, "acceleration", res.accel + 3 * j);
+        if (res.soft[j]) {
+          json_object_set_new(c, "torsion", cp_json_num(res.torsion[j]));
+          json_object_set_new(c, "spin_acceleration", cp_json_num(res.spin_accel[j]));
+        }
         json_array_append_new(contacts, c);
       }
       json_object_set_new(doc, "contacts", contacts);
@@ -195,6 +364,9 @@ int cp_cli_solve(int argc, char **argv) {
                  cp_scene_ref_name(&scene, scene.contacts[j].b, bn, sizeof bn),
                  sys.sliding[j] ? "sliding" : "rolling", cp_outcome_name(res.outcome[j]),
                  f[0], f[1], f[2], a[0], a[1], a[2]);
+          if (res.soft[j])
+            printf("    soft finger: torsion %.4g N m, spin acceleration %.4g rad/s^2\n",
+                   res.torsion[j], res.spin_accel[j]);
         }
       }
       if (opt.friction == CP_FRICTION_CONE)
@@ -211,6 +383,7 @@ int cp_cli_solve(int argc, char **argv) {
            res.diag.within_friction_bound ? "sliding friction within it" : "sliding friction not within it");
   }
   cp_problem_result_free(&res);
+  free(mu_tor);
   cp_system_free(&sys);
   cp_scene_free(&scene);
   return rc;
