@@ -108,6 +108,16 @@ static void glpk_error_hook(void *info) {
 
 enum { LP_OK = 0, LP_INFEASIBLE = 1, LP_FAILED = 2, LP_GLPK_ERROR = 3 };
 
+/* 1 when GLPK's primal solution satisfies every row's lower bound -q_i to a
+ * tolerance relative to the row's scale (it does not always: see below). */
+static int rows_hold(glp_prob *lp, int n, const double *q) {
+  for (int i = 0; i < n; i++) {
+    const double lb = -q[i], act = glp_get_row_prim(lp, i + 1);
+    if (!(act >= lb - 1e-7 * (1.0 + fabs(lb)))) return 0;
+  }
+  return 1;
+}
+
 /// Solves (P1) with z = y + t e. Row i: sum_j M_ij y_j + (rs_i - 1) t >=
 /// -q_i, rs = M e. ia/ja/ar: caller-provided arrays of length 1 + n (n + 1)
 /// (GLPK is 1-based). On LP_OK writes z[n] and *t = t*.
@@ -154,26 +164,36 @@ static int phase1_lp(int n, const double *M, const double *q,
   glp_set_obj_coef(lp, n + 1, 1.0);
   glp_set_obj_dir(lp, GLP_MAX);
   glp_load_matrix(lp, k, ia, ja, ar);
-  /* glp_scale_prob reports on the terminal regardless of msg_lev; silence
-   * it and restore the caller's setting. */
-  const int term = glp_term_out(GLP_OFF);
-  glp_scale_prob(lp, GLP_SF_AUTO);
-  glp_term_out(term);
-
+  /* The phase I LP of a contact LCP is massively degenerate (every friction
+   * slack row ties t to the same bound). Measured on stacks of boxes: GLPK's
+   * primal simplex stalled for over a minute (n = 80, 200000 iterations);
+   * with its presolver it once returned an "optimal" point violating a row by
+   * 1.98 (n = 40); the dual simplex on the scaled LP misreported
+   * infeasibility. The dual simplex without presolve on the unscaled LP from
+   * an advanced basis was right and fast on all of them, so it goes first;
+   * its answer is checked row by row, and only if it fails does the primal
+   * simplex with scaling and presolve get a (capped) try. */
   glp_smcp parm;
   glp_init_smcp(&parm);
   parm.msg_lev = GLP_MSG_OFF;
-  parm.presolve = GLP_ON;
+  parm.meth = GLP_DUALP;
+  parm.presolve = GLP_OFF;
+  parm.it_lim = 50 * n + 5000;
+  parm.tm_lim = 10000;
+  const int term = glp_term_out(GLP_OFF); /* glp_adv_basis, glp_scale_prob print */
+  glp_adv_basis(lp, 0);
+  glp_term_out(term);
   int rc = glp_simplex(lp, &parm);
-  if (rc == GLP_EFAIL) {
-    /* GLPK's presolver answers EFAIL when it reduces the LP to nothing (all
-     * rows and columns removed, e.g. a frictionless pyramid LCP whose slack
-     * rows pin t to 0); the plain simplex from an advanced basis decides. */
-    parm.presolve = GLP_OFF;
-    const int term2 = glp_term_out(GLP_OFF); /* glp_adv_basis always prints */
-    glp_adv_basis(lp, 0);
+  const int st0 = rc == 0 ? glp_get_status(lp) : GLP_UNDEF;
+  if (!(st0 == GLP_NOFEAS || (st0 == GLP_OPT && rows_hold(lp, n, q)))) {
+    const int term2 = glp_term_out(GLP_OFF);
+    glp_scale_prob(lp, GLP_SF_AUTO);
     glp_term_out(term2);
+    parm.meth = GLP_PRIMAL;
+    parm.presolve = GLP_ON;
+    parm.it_lim = 20 * n + 2000;
     rc = glp_simplex(lp, &parm);
+    if (rc == 0 && glp_get_status(lp) == GLP_OPT && !rows_hold(lp, n, q)) rc = GLP_EFAIL;
   }
   if (rc == GLP_ENOPFS) {
     result = LP_INFEASIBLE; /* found by the presolver */
