@@ -9,12 +9,7 @@
 
 void cp_contact_space_free(cp_contact_space *cs) {
   if (!cs) return;
-  free(cs->free_idx);
-  free(cs->bstart);
-  free(cs->loff);
-  free(cs->L);
-  free(cs->A);
-  free(cs->b);
+  free(cs->A); /* one allocation holds A, b, L, loff, free_idx, bstart */
   memset(cs, 0, sizeof *cs);
 }
 
@@ -73,62 +68,6 @@ static int uf_find(int *parent, int a) {
   return a;
 }
 
-/* Groups the free dofs into the connected components of H_FF's nonzero
- * pattern (each component's dofs in increasing order, components ordered by
- * their first dof) and factors each diagonal block. Returns 0, -1 (not
- * positive definite) or -2 (memory). */
-static int factor_blocks(cp_contact_space *cs, const int *free_list) {
-  const int nf = cs->nfree, nu = cs->nu;
-  int *parent = malloc(sizeof(int) * (size_t)(nf > 0 ? nf : 1));
-  int *count = calloc((size_t)(nf > 0 ? nf : 1) + 1, sizeof(int));
-  cs->bstart = malloc(sizeof(int) * ((size_t)nf + 1));
-  cs->loff = malloc(sizeof(size_t) * (size_t)(nf > 0 ? nf : 1));
-  if (!parent || !count || !cs->bstart || !cs->loff) { free(parent); free(count); return -2; }
-  for (int a = 0; a < nf; a++) parent[a] = a;
-  for (int a = 0; a < nf; a++)
-    for (int b = a + 1; b < nf; b++)
-      if (cs->H[free_list[a] + (size_t)free_list[b] * nu] != 0.0) {
-        int ra = uf_find(parent, a), rb = uf_find(parent, b);
-        if (ra != rb) parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
-      }
-  /* Roots are the smallest member; number the blocks in root order. */
-  int *blk = count + 0; /* reuse: blk[root] = block id + 1 */
-  int nb = 0;
-  for (int a = 0; a < nf; a++)
-    if (uf_find(parent, a) == a) blk[a] = ++nb;
-  cs->nblocks = nb;
-  int *size = calloc((size_t)nb + 1, sizeof(int));
-  if (!size) { free(parent); free(count); return -2; }
-  for (int a = 0; a < nf; a++) size[blk[uf_find(parent, a)] - 1]++;
-  cs->bstart[0] = 0;
-  size_t ltot = 0;
-  for (int k = 0; k < nb; k++) {
-    cs->bstart[k + 1] = cs->bstart[k] + size[k];
-    cs->loff[k] = ltot;
-    ltot += (size_t)size[k] * (size_t)size[k];
-  }
-  int *fill = calloc((size_t)nb + 1, sizeof(int));
-  cs->L = malloc(sizeof(double) * (ltot > 0 ? ltot : 1));
-  if (!fill || !cs->L) { free(parent); free(count); free(size); free(fill); return -2; }
-  for (int a = 0; a < nf; a++) {
-    int k = blk[uf_find(parent, a)] - 1;
-    cs->free_idx[cs->bstart[k] + fill[k]++] = free_list[a];
-  }
-  int rc = 0;
-  for (int k = 0; k < nb && rc == 0; k++) {
-    const int s = size[k], *idx = cs->free_idx + cs->bstart[k];
-    double *Lk = cs->L + cs->loff[k];
-    for (int c = 0; c < s; c++)
-      for (int r = 0; r < s; r++) Lk[r + (size_t)c * s] = cs->H[idx[r] + (size_t)idx[c] * nu];
-    if (chol_lower(s, Lk) != 0) rc = -1;
-  }
-  free(parent);
-  free(count);
-  free(size);
-  free(fill);
-  return rc;
-}
-
 int cp_contact_space_build(int nu, int nc, const double *H, const double *G,
                            const double *f, const double *k,
                            const unsigned char *driven,
@@ -144,36 +83,78 @@ int cp_contact_space_build(int nu, int nc, const double *H, const double *G,
   cs->driven = driven;
   cs->udot_driven = udot_driven;
   const size_t nu1 = (size_t)(nu > 0 ? nu : 1), m1 = (size_t)(m > 0 ? m : 1);
-  cs->free_idx = malloc(sizeof(int) * nu1);
-  cs->A = calloc(m1 * m1, sizeof(double));
-  cs->b = calloc(m1, sizeof(double));
-  int *free_list = malloc(sizeof(int) * nu1);
-  int *blk_of = NULL, *ncol = NULL, *colv = NULL, *lastc = NULL;
-  double *X = malloc(sizeof(double) * nu1 * m1);
-  double *y = malloc(sizeof(double) * nu1);
+  /* One scratch allocation for every temporary (a planner forms thousands
+   * of these; at a body's size the allocator's calls were a fifth of the
+   * time): doubles X [nu m], y [nu]; ints free_list, parent, blk, size,
+   * fill, blk_of, ncol, lastc [nu + 1 each] and colv [nu m]. */
+  const size_t nd = nu1 * m1 + nu1, ni = 8 * (nu1 + 1) + nu1 * m1;
+  double *scratch = malloc(sizeof(double) * nd + sizeof(int) * ni);
+  if (!scratch) return -2;
+  double *X = scratch, *y = X + nu1 * m1;
+  int *free_list = (int *)(scratch + nd), *parent = free_list + nu1 + 1, *blk = parent + nu1 + 1,
+      *size = blk + nu1 + 1, *fill = size + nu1 + 1, *blk_of = fill + nu1 + 1,
+      *ncol = blk_of + nu1 + 1, *lastc = ncol + nu1 + 1, *colv = lastc + nu1 + 1;
   int rc = -2;
-  if (!cs->free_idx || !cs->A || !cs->b || !free_list || !X || !y) goto out;
+
   int nf = 0;
   for (int i = 0; i < nu; i++)
     if (!driven || !driven[i]) free_list[nf++] = i;
   cs->nfree = nf;
-  if ((rc = factor_blocks(cs, free_list)) != 0) goto out;
+  /* The diagonal blocks of H_FF: connected components of its nonzero
+   * pattern (union-find; each root is its component's smallest member, so
+   * blocks come in order of their first dof, dofs increasing within). */
+  for (int a = 0; a < nf; a++) parent[a] = a;
+  for (int a = 0; a < nf; a++)
+    for (int b = a + 1; b < nf; b++)
+      if (H[free_list[a] + (size_t)free_list[b] * nu] != 0.0) {
+        int ra = uf_find(parent, a), rb = uf_find(parent, b);
+        if (ra != rb) parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
+      }
+  int nb = 0;
+  for (int a = 0; a < nf; a++) blk[a] = uf_find(parent, a) == a ? nb++ : -1;
+  for (int a = 0; a < nf; a++) blk[a] = blk[uf_find(parent, a)];
+  for (int kb = 0; kb < nb; kb++) size[kb] = fill[kb] = 0;
+  for (int a = 0; a < nf; a++) size[blk[a]]++;
+  size_t ltot = 0;
+  for (int kb = 0; kb < nb; kb++) ltot += (size_t)size[kb] * (size_t)size[kb];
+  cs->nblocks = nb;
+
+  /* What the result owns, in one allocation too: A, b, L, loff, free_idx,
+   * bstart (cp_contact_space_free releases cs->A, the start of it). */
+  const size_t od = m1 * m1 + m1 + (ltot > 0 ? ltot : 1);
+  double *own = calloc(1, sizeof(double) * od + sizeof(size_t) * nu1 + sizeof(int) * (2 * nu1 + 1));
+  if (!own) goto out;
+  cs->A = own;
+  cs->b = own + m1 * m1;
+  cs->L = cs->b + m1;
+  cs->loff = (size_t *)(own + od);
+  cs->free_idx = (int *)(cs->loff + nu1);
+  cs->bstart = cs->free_idx + nu1;
+  cs->bstart[0] = 0;
+  for (int kb = 0, acc = 0; kb < nb; kb++) {
+    cs->bstart[kb + 1] = cs->bstart[kb] + size[kb];
+    cs->loff[kb] = (size_t)acc;
+    acc += size[kb] * size[kb];
+  }
+  for (int a = 0; a < nf; a++) cs->free_idx[cs->bstart[blk[a]] + fill[blk[a]]++] = free_list[a];
+  for (int kb = 0; kb < nb; kb++) {
+    const int sz = size[kb], *idx = cs->free_idx + cs->bstart[kb];
+    double *Lk = cs->L + cs->loff[kb];
+    for (int c = 0; c < sz; c++)
+      for (int r = 0; r < sz; r++) Lk[r + (size_t)c * sz] = H[idx[r] + (size_t)idx[c] * nu];
+    if (chol_lower(sz, Lk) != 0) { rc = -1; goto out; }
+  }
 
   /* The contact columns each block's dofs appear in (nonzero in some row of
    * the block), in one pass over G by contact. H is often diagonal (a box's
    * m I3 and principal-axis inertia), so blocks may be single dofs and only
    * the columns that really touch them are kept. Block kb's columns are
    * colv[kb * m .. kb * m + ncol[kb]). */
-  const int nb = cs->nblocks;
-  blk_of = malloc(sizeof(int) * nu1);
-  ncol = calloc((size_t)nb + 1, sizeof(int));
-  colv = malloc(sizeof(int) * m1 * (size_t)(nb > 0 ? nb : 1));
-  lastc = malloc(sizeof(int) * ((size_t)nb + 1));
-  if (!blk_of || !ncol || !colv || !lastc) { rc = -2; goto out; }
   for (int i = 0; i < nu; i++) blk_of[i] = -1;
-  for (int kb = 0; kb < nb; kb++)
+  for (int kb = 0; kb < nb; kb++) {
+    ncol[kb] = lastc[kb] = 0;
     for (int t = cs->bstart[kb]; t < cs->bstart[kb + 1]; t++) blk_of[cs->free_idx[t]] = kb;
-  for (int kb = 0; kb < nb; kb++) lastc[kb] = 0;
+  }
   for (int j = 0; j < nc; j++) {
     const double *g = G + (size_t)(3 * j) * nu;
     /* lastc[kb] = 8 (j + 1) + mask of contact j's columns already taken. */
@@ -228,13 +209,7 @@ int cp_contact_space_build(int nu, int nc, const double *H, const double *G,
   }
   rc = 0;
 out:
-  free(free_list);
-  free(blk_of);
-  free(ncol);
-  free(colv);
-  free(lastc);
-  free(X);
-  free(y);
+  free(scratch);
   if (rc) cp_contact_space_free(cs);
   return rc;
 }
