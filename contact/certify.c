@@ -22,18 +22,32 @@
 /// original variables this is (C1) with the bounds y_i <= x_i and
 /// w_i <= 1 - x_i replaced by y_i <= x_i e_i / c and w_i <= (1 - x_i) / (c d_i):
 /// Pardalos and Rosen's argument holds for any positive bounds, so nothing
-/// is lost. res->alpha is the alpha of the scaled problem (the value that is
-/// compared with alpha_tol).
+/// is lost. res->alpha is alpha in the scaled problem at the reported point
+/// (compared with alpha_tol); as the search stops at the first verified
+/// point it need not be the optimum, except in an INFEASIBLE verdict.
 ///
-/// Answers. alpha* > alpha_tol: z' = y / alpha*, un-scaled, then polished by
-/// solving the complementary basis given by x (x_i = 1: z_i basic) exactly
-/// (cp_lcp_solve_basis) and checked with cp_lcp_check on the ORIGINAL (M, q);
-/// if that basis is singular or fails, cp_lcp_polish (basis z_i > w_i), then
-/// the unpolished z. alpha* <= alpha_tol (GLPK proved optimality): a second,
-/// independent MIP solve (no presolve, other branching rule, GLPK's own
-/// scaling) must agree before CP_LCP_INFEASIBLE is reported; meaning "no
-/// solution whose scaled size max(|z'|_inf, |w'|_inf) is below
-/// 1 / alpha_tol", in floating point.
+/// Answers. Existence needs one verified solution, not the optimal alpha,
+/// and proving alpha optimal is most of the branch-and-bound work; so the
+/// main solves (no MIP presolver: our root LP, so that GLPK's callback sees
+/// the original columns) stop at the first verified point, from either
+///  - a node LP relaxation: its fractional point suggests complementary
+///    bases ({i : y_i > w_i} in the equilibrated and in the original
+///    scaling, {i : x_i > 1/2}), each solved exactly (a |B| x |B| LU; for a
+///    singular M_BB the nearest point of its continuum, by SVD); the first
+///    one, if it fails, seeds up to 20 steps of block principal pivoting;
+///  - a new incumbent of (C1): its x is the basis.
+/// An incumbent (z' = y / alpha, un-scaled) is polished by solving the basis
+/// of its x exactly, in the equilibrated problem and then on the original
+/// data (cp_lcp_solve_basis); if that fails, cp_lcp_polish (basis
+/// z_i > w_i), then the unpolished z. Every candidate is accepted only by
+/// cp_lcp_check on the ORIGINAL (M, q). If no point passes, GLPK runs on to
+/// the optimal alpha and that point is tried last.
+///
+/// alpha* <= alpha_tol (optimality proved): a second, independent solve
+/// (GLPK's MIP presolver, other branching and backtracking rules) must agree
+/// before CP_LCP_INFEASIBLE is reported. Its meaning: no solution whose
+/// scaled size max(|z'|_inf, |w'|_inf) is below 1 / alpha_tol, decided in
+/// floating point by GLPK, not a rational-arithmetic proof.
 ///
 /// GLPK failures. GLPK calls abort() on internal errors after printing (it
 /// forces its terminal output on). Every GLPK call made here runs inside
@@ -55,6 +69,7 @@
 #include "contact/certify.h"
 
 #include <glpk.h>
+#include <lapacke.h>
 #include <limits.h>
 #include <math.h>
 #include <setjmp.h>
@@ -108,21 +123,111 @@ static void guard_error_hook(void *info) {
 typedef struct cert_ctx {
   int n;
   const double *M, *q;          /* original */
+  const double *Ms, *qs;        /* equilibrated */
   const int *er, *ec;           /* row and column exponents */
   int eq;                       /* exponent of q's column factor */
   const cp_check_options *chk;
   double supp_tol;              /* support threshold on the original z */
   unsigned char *basis;         /* [n] scratch */
   double *zr, *wr;              /* [n] scratch: unpolished candidate */
+  double *A, *rhs, *sv, *zs;    /* [n*n], [n], [n], [n] scratch */
+  int *idx;                     /* [n] scratch */
+  lapack_int *piv;              /* [n] scratch */
 } cert_ctx;
 
+/* Gathers M'_BB (B = {i : x_i = 1}) into c->A (k x k) and c->idx; returns k. */
+static int gather_basis(const cert_ctx *c, const unsigned char *x) {
+  const int n = c->n;
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    if (x[i]) c->idx[k++] = i;
+  for (int b = 0; b < k; b++)
+    for (int a = 0; a < k; a++)
+      c->A[a + (size_t)b * (size_t)k] =
+          c->Ms[c->idx[a] + (size_t)c->idx[b] * (size_t)n];
+  return k;
+}
+
+/* Un-scales c->zs into z and sets w = M z + q from the original data. */
+static int unscale_z(const cert_ctx *c, double *z, double *w) {
+  for (int j = 0; j < c->n; j++) {
+    if (!isfinite(c->zs[j])) return -1;
+    z[j] = ldexp(c->zs[j], c->ec[j] - c->eq);
+  }
+  cp_lcp_eval(c->n, c->M, c->q, z, w);
+  return 0;
+}
+
+/* Solves the complementary basis x (x_i = 1: z_i basic) of the equilibrated
+ * LCP, M'_BB z'_B = -q'_B, z'_N = 0, by a |B| x |B| LU (cheaper than the
+ * n x n system of cp_lcp_solve_basis, and better conditioned). Sets
+ * *near_singular when the pivots spread beyond 1e11 or one is zero. Returns
+ * 0, or -1 when there is no usable solution. */
+static int scaled_basis_lu(const cert_ctx *c, const unsigned char *x, double *z,
+                           double *w, int *near_singular) {
+  const int n = c->n;
+  const int k = gather_basis(c, x);
+  memset(c->zs, 0, sizeof(double) * (size_t)n);
+  *near_singular = 0;
+  if (k > 0) {
+    for (int a = 0; a < k; a++) c->rhs[a] = -c->qs[c->idx[a]];
+    lapack_int info = LAPACKE_dgetrf(LAPACK_COL_MAJOR, k, k, c->A, k, c->piv);
+    if (info < 0) return -1;
+    double umin = INFINITY, umax = 0.0;
+    for (int a = 0; a < k; a++) {
+      double u = fabs(c->A[a + (size_t)a * (size_t)k]);
+      umin = fmin(umin, u);
+      umax = fmax(umax, u);
+    }
+    if (info > 0 || !(umin > 1e-11 * umax)) *near_singular = 1;
+    if (info > 0) return -1;
+    if (LAPACKE_dgetrs(LAPACK_COL_MAJOR, 'N', k, 1, c->A, k, c->piv, c->rhs,
+                       k) != 0)
+      return -1;
+    for (int a = 0; a < k; a++) c->zs[c->idx[a]] = c->rhs[a];
+  }
+  return unscale_z(c, z, w);
+}
+
+/* For a (nearly) singular M'_BB, i.e. a continuum of solutions (e.g.
+ * rank-deficient PSD M): the point of the basis's solution set nearest to
+ * the MIP point z0' = y / alpha, by the minimum-norm correction dz of
+ * M'_BB dz = -(M' z0' + q')_B (SVD, LAPACKE_dgelsd), z'_N = 0. */
+static int scaled_basis_project(const cert_ctx *c, const unsigned char *x,
+                                const double *y, double alpha, double *z,
+                                double *w) {
+  const int n = c->n;
+  const int k = gather_basis(c, x);
+  memset(c->zs, 0, sizeof(double) * (size_t)n);
+  if (k == 0 || !(alpha > 0.0)) return -1;
+  for (int a = 0; a < k; a++) {
+    double v = y[c->idx[a]];
+    c->zs[c->idx[a]] = v > 0.0 ? v / alpha : 0.0;
+  }
+  for (int a = 0; a < k; a++) {
+    const int i = c->idx[a];
+    double r = c->qs[i];
+    for (int b = 0; b < k; b++)
+      r += c->Ms[i + (size_t)c->idx[b] * (size_t)n] * c->zs[c->idx[b]];
+    c->rhs[a] = -r;
+  }
+  lapack_int rank;
+  if (LAPACKE_dgelsd(LAPACK_COL_MAJOR, k, k, 1, c->A, k, c->rhs, k, c->sv,
+                     1e-10, &rank) != 0)
+    return -1;
+  for (int a = 0; a < k; a++) c->zs[c->idx[a]] += c->rhs[a];
+  return unscale_z(c, z, w);
+}
+
 /* z from a MIP point: z_j = e_j (y_j / alpha) / c, clamped at 0. Tries the
- * basis given by x, then cp_lcp_polish, then the raw point. Returns 1 and
+ * basis given by x in the equilibrated problem, then (unless basis_only) the
+ * same basis on the original data (cp_lcp_solve_basis), cp_lcp_polish, and
+ * the raw point. Returns 1 and
  * writes (z, w) when one passes cp_lcp_check on the original data; returns 0
  * with the raw candidate in (z, w) and the failing check's reason in *why. */
 static int make_candidate(const cert_ctx *c, const double *y, double alpha,
-                          const unsigned char *x, double *z, double *w,
-                          cp_lcp_info *why) {
+                          const unsigned char *x, int basis_only, double *z,
+                          double *w, cp_lcp_info *why) {
   const int n = c->n;
   cp_lcp_info tmp;
   for (int j = 0; j < n; j++) {
@@ -130,14 +235,30 @@ static int make_candidate(const cert_ctx *c, const double *y, double alpha,
     c->zr[j] = ldexp(v, c->ec[j] - c->eq);
   }
   cp_lcp_eval(n, c->M, c->q, c->zr, c->wr);
-  /* 1. The complementary basis named by x, solved exactly. */
+  /* 1. The complementary basis named by x, solved in the equilibrated
+   * problem; if it is (nearly) singular, the nearest point of its continuum. */
+  int near_singular = 0;
+  if (scaled_basis_lu(c, x, z, w, &near_singular) == 0) {
+    cp_lcp_info_clear(&tmp);
+    if (cp_lcp_check(n, c->M, c->q, z, w, c->chk, &tmp)) return 1;
+  }
+  if (near_singular && scaled_basis_project(c, x, y, alpha, z, w) == 0) {
+    cp_lcp_info_clear(&tmp);
+    if (cp_lcp_check(n, c->M, c->q, z, w, c->chk, &tmp)) return 1;
+  }
+  if (basis_only) {
+    cp_lcp_info_clear(why);
+    snprintf(why->reason, sizeof why->reason, "basis rejected");
+    return 0;
+  }
+  /* 2. The same basis solved on the original data. */
   for (int i = 0; i < n; i++) c->basis[i] = x[i];
   if (cp_lcp_solve_basis(n, c->M, c->q, c->basis, z, w) == 0) {
     cp_lcp_info_clear(&tmp);
     if (cp_lcp_check(n, c->M, c->q, z, w, c->chk, &tmp)) return 1;
   }
-  /* 2. x may name a singular basis (degenerate indices, continua):
-   * cp_lcp_polish picks the basis z_i > w_i and keeps it only if valid. */
+  /* 3. x may name a bad basis (degenerate indices): cp_lcp_polish picks the
+   * basis z_i > w_i and keeps it only if valid. */
   memcpy(z, c->zr, sizeof(double) * (size_t)n);
   memcpy(w, c->wr, sizeof(double) * (size_t)n);
   if (cp_lcp_polish(n, c->M, c->q, z, w, c->chk)) {
@@ -146,9 +267,43 @@ static int make_candidate(const cert_ctx *c, const double *y, double alpha,
     memcpy(z, c->zr, sizeof(double) * (size_t)n);
     memcpy(w, c->wr, sizeof(double) * (size_t)n);
   }
-  /* 3. The unpolished point. */
+  /* 4. The unpolished point. */
   cp_lcp_info_clear(why);
   return cp_lcp_check(n, c->M, c->q, z, w, c->chk, why);
+}
+
+/* Principal pivoting from a basis whose solution fails the check: flip
+ * every infeasible index (z_i < 0 basic, w_i < 0 nonbasic) at once (block
+ * principal pivoting, Judice and Pires), falling back to flipping only the
+ * largest infeasible index (Murty's rule) when the number of
+ * infeasibilities stops falling. Converges for P-matrices; elsewhere it is
+ * only a heuristic, hence the cap. Writes a verified (z, w) and returns 1,
+ * or returns 0. `b` is modified. */
+static int pivot_repair(const cert_ctx *c, unsigned char *b, double *z,
+                        double *w, int max_steps) {
+  const int n = c->n;
+  const double tol = c->supp_tol;
+  int best = INT_MAX, stall = 0;
+  for (int step = 0; step < max_steps; step++) {
+    int ns;
+    if (scaled_basis_lu(c, b, z, w, &ns) != 0) return 0;
+    int bad = 0, last_bad = -1;
+    for (int i = 0; i < n; i++)
+      if (b[i] ? z[i] < -tol : w[i] < -tol) { bad++; last_bad = i; }
+    if (bad == 0) {
+      cp_lcp_info tmp;
+      cp_lcp_info_clear(&tmp);
+      return cp_lcp_check(n, c->M, c->q, z, w, c->chk, &tmp);
+    }
+    if (bad < best) { best = bad; stall = 0; } else stall++;
+    if (stall == 0) {
+      for (int i = 0; i < n; i++)
+        if (b[i] ? z[i] < -tol : w[i] < -tol) b[i] = !b[i];
+    } else {
+      b[last_bad] = !b[last_bad];
+    }
+  }
+  return 0;
 }
 
 static void support_of(int n, const double *z, double tol, unsigned char *s) {
@@ -210,8 +365,10 @@ typedef struct mip_job {
   const unsigned char *avoid;/* [n] or NULL: heuristic points must have
                                 another support than this */
   double *ez, *ew;           /* [n] the verified pair of MIP_EARLY */
-  unsigned char *last;       /* [n] scratch: last heuristic basis tried */
+  unsigned char *last;       /* [4n] scratch: last heuristic basis tried,
+                                then this node's three bases */
   int have_last;
+  int repair_steps;          /* principal pivoting steps per node (0: off) */
   int early_found;           /* 1: at an incumbent, 2: by the heuristic */
   /* outputs */
   int ret;                   /* glp_intopt (or glp_simplex) return code */
@@ -235,32 +392,51 @@ static void mip_callback(glp_tree *T, void *info) {
    * alpha optimal is most of the branch-and-bound work. So stop at the first
    * point that passes the check. Two sources:
    *  - GLP_IBINGO: the node's LP solution is integer feasible (a point of
-   *    (C1)); the candidate uses its x as the basis.
-   *  - GLP_IHEUR: the node's LP relaxation (fractional x); z = y / alpha
-   *    suggests the complementary basis {i : y_i > w_i} (compared in the
-   *    equilibrated problem), which is solved exactly. One LU per node,
-   *    skipped when the basis repeats the last one tried. */
+   *    (C1)); the candidate uses its x as the basis (make_candidate).
+   *  - GLP_IHEUR: the node's LP relaxation (fractional x) read as
+   *    complementary bases, each solved exactly; the first reading, if its
+   *    solution fails, is handed to a few steps of principal pivoting. */
   glp_prob *P = glp_ios_get_prob(T);
   const int n = job->n;
+  const cert_ctx *c = job->early;
   double alpha = glp_get_col_prim(P, n + 1);
   if (!(alpha > job->early_alpha)) return;
   for (int j = 0; j < n; j++) job->y[j] = glp_get_col_prim(P, 1 + j);
+  cp_lcp_info why;
+  int ok = 0;
   if (reason == GLP_IBINGO) {
     for (int i = 0; i < n; i++)
       job->x[i] = glp_get_col_prim(P, 2 * n + 2 + i) > 0.5;
+    ok = make_candidate(c, job->y, alpha, job->x, 0, job->ez, job->ew, &why);
   } else {
-    int same = job->have_last;
+    /* Three readings of the fractional point, each a complementary basis:
+     * y_i > w_i in the equilibrated problem, z_i > w_i in the original one
+     * (other weights), and x_i > 1/2. Each distinct one costs a |B| x |B|
+     * LU; a basis equal to the one tried just before is skipped. */
+    unsigned char *cur = job->last + n; /* 3 rows of n after `last` */
     for (int i = 0; i < n; i++) {
-      unsigned char b = job->y[i] > glp_get_col_prim(P, n + 2 + i);
-      if (b != job->last[i]) same = 0;
-      job->x[i] = job->last[i] = b;
+      double wi = glp_get_col_prim(P, n + 2 + i);
+      double zi = ldexp(fmax(job->y[i], 0.0), c->ec[i] - c->eq);
+      double wo = ldexp(fmax(wi, 0.0), -c->eq - c->er[i]);
+      cur[i] = job->y[i] > wi;
+      cur[n + i] = zi > wo;
+      cur[2 * n + i] = glp_get_col_prim(P, 2 * n + 2 + i) > 0.5;
     }
+    for (int t = 0; t < 3 && !ok; t++) {
+      unsigned char *b = cur + (size_t)t * (size_t)n;
+      int dup = job->have_last && memcmp(b, job->last, (size_t)n) == 0;
+      for (int u = 0; u < t && !dup; u++)
+        dup = memcmp(b, cur + (size_t)u * (size_t)n, (size_t)n) == 0;
+      if (dup) continue;
+      memcpy(job->x, b, (size_t)n);
+      ok = make_candidate(c, job->y, alpha, job->x, 1, job->ez, job->ew, &why);
+      if (!ok && t == 0 && job->repair_steps > 0)
+        ok = pivot_repair(c, job->x, job->ez, job->ew, job->repair_steps);
+    }
+    memcpy(job->last, cur, (size_t)n);
     job->have_last = 1;
-    if (same) return;
   }
-  cp_lcp_info why;
-  if (!make_candidate(job->early, job->y, alpha, job->x, job->ez, job->ew, &why))
-    return;
+  if (!ok) return;
   /* In a second-solution search only another support is news. */
   if (job->avoid && reason == GLP_IHEUR) {
     int differs = 0;
@@ -582,27 +758,29 @@ cp_lcp_status cp_certify(int n, const double *M, const double *q,
   const int max_cuts = opt->second && opt->max_cuts > 0 ? opt->max_cuts : 0;
   const size_t nn = (size_t)n * (size_t)n, un = (size_t)n;
   /* Everything except GLPK's own memory, allocated once. */
-  double *Ms = malloc(sizeof(double) * (nn + 8 * un));
-  int *ex = malloc(sizeof(int) * 2 * un);
-  /* [max_cuts + 1] patterns (cut or about to be), then 6 scratch rows */
-  unsigned char *pat = malloc(((size_t)max_cuts + 7) * un);
+  double *Ms = malloc(sizeof(double) * (2 * nn + 11 * un));
+  int *ex = malloc(sizeof(int) * 3 * un);
+  lapack_int *piv = malloc(sizeof(lapack_int) * un);
+  /* [max_cuts + 1] patterns (cut or about to be), then 9 scratch rows */
+  unsigned char *pat = malloc(((size_t)max_cuts + 10) * un);
   double *pat_alpha = malloc(sizeof(double) * ((size_t)max_cuts + 1));
   unsigned char *pat_ok = malloc((size_t)max_cuts + 1);
-  if (!Ms || !ex || !pat || !pat_alpha || !pat_ok) {
-    free(Ms); free(ex); free(pat); free(pat_alpha); free(pat_ok);
+  if (!Ms || !ex || !piv || !pat || !pat_alpha || !pat_ok) {
+    free(Ms); free(ex); free(piv); free(pat); free(pat_alpha); free(pat_ok);
     snprintf(info->reason, sizeof info->reason, "certify: out of memory");
     return info->status = CP_LCP_NOMEM;
   }
   double *qs = Ms + nn, *y = qs + un, *zr = y + un, *wr = zr + un;
   double *rmax = wr + un, *cmax = rmax + un, *zc = cmax + un, *wc = zc + un;
-  int *er = ex, *ec = ex + un;
+  double *Ab = wc + un, *rhs = Ab + nn, *sv = rhs + un, *zs = sv + un;
+  int *er = ex, *ec = ex + un, *idx = ex + 2 * un;
   unsigned char *cuts = pat;
   unsigned char *xs = pat + ((size_t)max_cuts + 1) * un; /* MIP x */
   unsigned char *s1 = xs + un;       /* support of the first answer */
   unsigned char *s2 = s1 + un;       /* support of a later answer */
   unsigned char *basis = s2 + un;
   unsigned char *objy = basis + un;
-  unsigned char *last = objy + un;
+  unsigned char *last = objy + un; /* 4 rows */
   int eq = 0;
   equilibrate(n, M, q, Ms, qs, er, ec, &eq, rmax, cmax);
 
@@ -611,7 +789,8 @@ cp_lcp_status cp_certify(int n, const double *M, const double *q,
   const cp_check_options chk = opt->check;
   cert_ctx ctx = {.n = n, .M = M, .q = q, .er = er, .ec = ec, .eq = eq, .chk = &chk,
                   .supp_tol = chk.rel_tol * qmax, .basis = basis, .zr = zr,
-                  .wr = wr};
+                  .wr = wr, .Ms = Ms, .qs = qs, .A = Ab, .rhs = rhs, .sv = sv,
+                  .zs = zs, .idx = idx, .piv = piv};
   cert_state st = {.res = res, .nodes = 0};
   const double atol = opt->alpha_tol;
 
@@ -628,6 +807,7 @@ cp_lcp_status cp_certify(int n, const double *M, const double *q,
   job.bt_tech = GLP_BT_BLB;
   job.early = &ctx;
   job.early_alpha = atol;
+  job.repair_steps = 20;
   job.ez = z;
   job.ew = w;
   job.last = last;
@@ -638,7 +818,7 @@ cp_lcp_status cp_certify(int n, const double *M, const double *q,
   cp_lcp_info why;
   cp_lcp_info_clear(&why);
   mip_outcome o = solve_counted(&job, &st);
-  res->alpha = job.alpha;
+  res->alpha = fmax(job.alpha, 0.0);
   if (o == MIP_EARLY) {
     status = CP_LCP_SOLVED;
   } else if (o == MIP_OPTIMAL && job.alpha <= atol) {
@@ -652,9 +832,8 @@ cp_lcp_status cp_certify(int n, const double *M, const double *q,
     j2.bt_tech = GLP_BT_DFS;
     mip_outcome o2 = solve_counted(&j2, &st);
     if ((o2 == MIP_OPTIMAL || o2 == MIP_INCUMBENT) && j2.alpha > atol) {
-      if (make_candidate(&ctx, y, j2.alpha, xs, z, w, &why)) {
+      if (make_candidate(&ctx, y, j2.alpha, xs, 0, z, w, &why)) {
         /* The first verdict was wrong; the verified answer stands. */
-        res->alpha = j2.alpha;
         job.alpha = j2.alpha;
         status = CP_LCP_SOLVED;
       } else {
@@ -664,22 +843,26 @@ cp_lcp_status cp_certify(int n, const double *M, const double *q,
         status = CP_LCP_NUMERICAL;
       }
     } else {
+      /* The first solve completed its branch and bound: its verdict stands
+       * even when the confirmation could not finish (the reason says so). */
       status = CP_LCP_INFEASIBLE;
+      const double a1 = fmax(job.alpha, 0.0);
       if (o2 == MIP_OPTIMAL)
         snprintf(info->reason, sizeof info->reason,
                  "no solution exists: alpha* = %.3g <= alpha_tol %.3g "
-                 "(confirmed by a second MIP solve)", job.alpha, atol);
+                 "(confirmed by a second MIP solve)", a1, atol);
       else
         snprintf(info->reason, sizeof info->reason,
                  "no solution exists: alpha* = %.3g <= alpha_tol %.3g "
-                 "(confirmation solve: %s)", job.alpha, atol,
-                 mip_outcome_text(o2));
+                 "(not confirmed: the second MIP solve ended with %s)", a1,
+                 atol, j2.ret == GLP_ETMLIM ? "the time limit"
+                                            : mip_outcome_text(o2));
     }
   } else if ((o == MIP_OPTIMAL || o == MIP_INCUMBENT) && job.alpha > atol) {
     /* Every incumbent failed the check in the callback (or this is the
      * incumbent left by a time limit or a failure): the last word is the
      * final point, which is the best conditioned one GLPK found. */
-    if (make_candidate(&ctx, y, job.alpha, xs, z, w, &why)) {
+    if (make_candidate(&ctx, y, job.alpha, xs, 0, z, w, &why)) {
       status = CP_LCP_SOLVED;
     } else if (o == MIP_INCUMBENT && job.ret == GLP_ETMLIM) {
       status = CP_LCP_TIME_LIMIT;
@@ -696,7 +879,7 @@ cp_lcp_status cp_certify(int n, const double *M, const double *q,
     status = CP_LCP_TIME_LIMIT;
     snprintf(info->reason, sizeof info->reason,
              "certify: time limit (%.3g s) reached undecided (best alpha %.3g)",
-             opt->time_limit_s, job.alpha);
+             opt->time_limit_s, fmax(job.alpha, 0.0));
   } else if (o == MIP_NOMEM) {
     status = CP_LCP_NOMEM;
     snprintf(info->reason, sizeof info->reason, "certify: out of memory");
@@ -750,7 +933,7 @@ cp_lcp_status cp_certify(int n, const double *M, const double *q,
       if (oc == MIP_EARLY)
         ok = 1;
       else if ((oc == MIP_OPTIMAL || oc == MIP_INCUMBENT) && job.alpha > atol)
-        ok = make_candidate(&ctx, y, job.alpha, xs, zc, wc, &why);
+        ok = make_candidate(&ctx, y, job.alpha, xs, 0, zc, wc, &why);
       else
         break; /* time limit, failure: undecided */
       if (ok) {
@@ -795,7 +978,7 @@ cp_lcp_status cp_certify(int n, const double *M, const double *q,
         mip_outcome ol = solve_counted(&lp, &st);
         if (ol != MIP_OPTIMAL) { undecided = 1; continue; }
         if (lp.obj <= 1e-9) continue;
-        if (make_candidate(&ctx, y, lp.alpha, X, zc, wc, &why)) {
+        if (make_candidate(&ctx, y, lp.alpha, X, 0, zc, wc, &why)) {
           support_of(n, zc, ctx.supp_tol, s2);
           if (!same_pattern(n, s1, s2)) {
             memcpy(z2, zc, sizeof(double) * un);
@@ -814,6 +997,7 @@ cp_lcp_status cp_certify(int n, const double *M, const double *q,
 
   /* Fill the check fields of info from the reported pair. */
   if (status == CP_LCP_SOLVED) {
+    res->alpha = alpha_of(&ctx, z, w);
     if (!cp_lcp_check(n, M, q, z, w, &chk, info)) status = CP_LCP_CHECK_FAILED;
     else info->reason[0] = '\0';
   } else if (status == CP_LCP_CHECK_FAILED) {
@@ -823,6 +1007,6 @@ cp_lcp_status cp_certify(int n, const double *M, const double *q,
   }
   info->iterations = st.nodes > INT_MAX ? INT_MAX : (int)st.nodes;
   info->status = status;
-  free(Ms); free(ex); free(pat); free(pat_alpha); free(pat_ok);
+  free(Ms); free(ex); free(piv); free(pat); free(pat_alpha); free(pat_ok);
   return status;
 }

@@ -22,8 +22,10 @@
 /// verifies every answer GLPK gives.
 ///
 /// What "proven" means here: alpha* = 0 is GLPK's branch-and-bound verdict in
-/// floating point, checked by re-solving (C1) with the first-found pattern
-/// constraints relaxed; it is not a rational-arithmetic proof.
+/// floating point (on an exactly equilibrated copy of (M, q)), confirmed by a
+/// second, differently configured MIP solve; it is not a rational-arithmetic
+/// proof. A solution is never taken from GLPK unchecked: every answer passes
+/// cp_lcp_check on the original (M, q).
 #ifndef CP_CONTACT_CERTIFY_H
 #define CP_CONTACT_CERTIFY_H
 
@@ -45,7 +47,10 @@ cp_certify_options cp_certify_defaults(void);
 
 /// Result of cp_certify beyond cp_lcp_info.
 typedef struct cp_certify_result {
-  double alpha;      ///< the optimal alpha of (C1)
+  double alpha;      ///< alpha of (C1) (equilibrated) at the reported
+                     ///< solution; the search stops at the first verified
+                     ///< solution, so not necessarily the optimum. With
+                     ///< INFEASIBLE: the optimal alpha* (<= alpha_tol).
   int has_second;    ///< 1: z2/w2 hold a solution with another support
   int second_decided;///< 1: has_second is proven (0 when a limit stopped it)
   int mip_solves;    ///< number of MIP solves done

@@ -265,6 +265,28 @@ Test(certify, degenerate_continuum_inside_one_pattern) {
             z[0], z[1], z2[0], z2[1]);
 }
 
+Test(certify, pang_isolated_degenerate_unique) {
+  /* Siconos lcp_Pang_isolated_sol.dat, copied by hand: M = [0 -1 -1; 1 0 0;
+   * -1 0 0], q = (0, -1, 1). w1 = -z2 - z3 >= 0 forces z2 = z3 = 0; then
+   * w2 = z1 - 1 >= 0 and w3 = 1 - z1 >= 0 force z1 = 1. The unique solution
+   * z = (1, 0, 0), w = 0 is degenerate (z_i = w_i = 0 for i = 2, 3), so x
+   * patterns larger than the support hold it: the fixed-pattern LPs must
+   * find nothing and the answer must still be decided. */
+  const double M[9] = {0, 1, -1, -1, 0, 0, -1, 0, 0}, q[3] = {0, -1, 1};
+  double z[3], w[3], z2[3], w2[3];
+  cp_certify_result res;
+  cp_lcp_info info;
+  cp_certify_options opt = cp_certify_defaults();
+  opt.second = 1;
+  cr_assert_eq(run(3, M, q, &opt, z, w, z2, w2, &res, &info), CP_LCP_SOLVED,
+               "%s", info.reason);
+  cr_assert_float_eq(z[0], 1.0, 1e-9);
+  cr_assert_float_eq(z[1], 0.0, 1e-9);
+  cr_assert_float_eq(z[2], 0.0, 1e-9);
+  cr_assert_eq(res.has_second, 0);
+  cr_assert_eq(res.second_decided, 1);
+}
+
 Test(certify, max_cuts_zero_leaves_second_undecided) {
   const double M[1] = {-1}, q[1] = {1};
   double z[1], w[1], z2[1], w2[1];
@@ -366,10 +388,16 @@ Test(certify, planted_badly_scaled_n10_to_30) {
     for (uint64_t seed = 1; seed <= 3; seed++) planted_case(n, 2, 300 * n + seed);
 }
 
+Test(certify, planted_pd_n200) {
+  /* The size of the paper's largest problems: must not take long (the root
+   * LP's basis reading solves a PD problem) and must not break. */
+  planted_case(200, 1, 2024);
+}
+
 /* ---- limits and guards ------------------------------------------------ */
 
 Test(certify, tiny_time_limit_never_crashes) {
-  enum { n = 120 };
+  enum { n = 200 };
   double *M = malloc(sizeof(double) * n * n), q[n], z[n], w[n], z2[n], w2[n];
   uint64_t s = 4242;
   plant(&s, n, 0, M, q);
@@ -408,6 +436,29 @@ Test(certify, rejects_bad_input) {
   cr_assert_eq(cp_certify(2, M, q, &opt, z, w, NULL, NULL, &res, &info),
                CP_LCP_NUMERICAL);
   cr_assert_eq(res.mip_solves, 0);
+}
+
+Test(certify, glpk_internal_error_is_recovered) {
+  /* A GLPK memory limit of 1 MB makes glp_alloc fail inside the solve of an
+   * n = 200 problem; GLPK then calls its error routine, which would abort
+   * the process. The guard must turn that into CP_LCP_NUMERICAL, release
+   * GLPK's environment (the limit goes with it) and leave the next call
+   * working. */
+  enum { n = 200 };
+  double *M = malloc(sizeof(double) * n * n), q[n], z[n], w[n];
+  uint64_t s = 99;
+  plant(&s, n, 1, M, q);
+  cp_certify_result res;
+  cp_lcp_info info;
+  glp_mem_limit(1);
+  cp_lcp_status st = cp_certify(n, M, q, NULL, z, w, NULL, NULL, &res, &info);
+  cr_assert_eq(st, CP_LCP_NUMERICAL, "status %s: %s", cp_lcp_status_name(st),
+               info.reason);
+  cr_assert(strstr(info.reason, "GLPK internal error") != NULL, "%s",
+            info.reason);
+  st = run(n, M, q, NULL, z, w, NULL, NULL, &res, &info);
+  cr_assert_eq(st, CP_LCP_SOLVED, "after recovery: %s", info.reason);
+  free(M);
 }
 
 Test(certify, glpk_terminal_state_restored) {
