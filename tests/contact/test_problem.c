@@ -10,99 +10,12 @@
 #include "contact/problem.h"
 #include "models/scene.h"
 #include "models/system.h"
+#include "tests/scene_support.h"
 #include "tests/support.h"
 
-typedef struct solved {
-  cp_scene scene;
-  cp_system sys;
-  cp_problem_result res;
-} solved;
-
-static void solve_text(const char *text, const cp_problem_options *opt, solved *s) {
-  cp_error err;
-  cr_assert_eq(cp_scene_parse(text, strlen(text), NULL, NULL, &s->scene, &err), 0,
-               "%s: %s", err.where, err.msg);
-  cr_assert_eq(cp_system_build(&s->scene, &s->sys, &err), 0, "%s", err.msg);
-  cp_problem_solve(&s->sys, opt, &s->res);
-}
-
-static void solve_file(const char *rel, const cp_problem_options *opt, solved *s) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/models/scenes/%s", getenv("CP_SOURCE_ROOT"), rel);
-  size_t len;
-  char *text = cpt_read_file(path, &len);
-  cr_assert_not_null(text, "cannot read %s", path);
-  solve_text(text, opt, s);
-  free(text);
-}
-
-static void release(solved *s) {
-  cp_problem_result_free(&s->res);
-  cp_system_free(&s->sys);
-  cp_scene_free(&s->scene);
-}
-
-static void quat_to_R(const double *q, double *R) {
-  double w = q[0], x = q[1], y = q[2], z = q[3];
-  R[0] = 1 - 2 * (y * y + z * z); R[1] = 2 * (x * y - w * z); R[2] = 2 * (x * z + w * y);
-  R[3] = 2 * (x * y + w * z); R[4] = 1 - 2 * (x * x + z * z); R[5] = 2 * (y * z - w * x);
-  R[6] = 2 * (x * z - w * y); R[7] = 2 * (y * z + w * x); R[8] = 1 - 2 * (x * x + y * y);
-}
-
-/* Newton-Euler for every free body, from the scene (not from H or G):
- * m a = m g + sum F,  I_w alpha + w x I_w w = sum (p - x) x F. */
-static void assert_newton_euler(const solved *s, double tol) {
-  const cp_scene *sc = &s->scene;
-  for (int i = 0; i < s->sys.n_obj; i++) {
-    int bi = s->sys.obj_body[i];
-    const cp_body *b = &sc->bodies[bi];
-    double F[3] = {0, 0, 0}, T[3] = {0, 0, 0};
-    for (int j = 0; j < sc->n_contacts; j++) {
-      const cp_contact *c = &sc->contacts[j];
-      double sign = c->a.body == bi ? 1.0 : c->b.body == bi ? -1.0 : 0.0;
-      if (sign == 0.0) continue;
-      const double *f = s->res.force + 3 * j;
-      double Fw[3], r[3];
-      for (int k = 0; k < 3; k++) {
-        Fw[k] = sign * (f[0] * c->n[k] + f[1] * c->t[k] + f[2] * c->o[k]);
-        r[k] = c->p[k] - b->x[k];
-        F[k] += Fw[k];
-      }
-      T[0] += r[1] * Fw[2] - r[2] * Fw[1];
-      T[1] += r[2] * Fw[0] - r[0] * Fw[2];
-      T[2] += r[0] * Fw[1] - r[1] * Fw[0];
-    }
-    const double *a = s->res.udot + 6 * i, *al = a + 3;
-    double R[9], Iw[9], tmp[9];
-    quat_to_R(b->q, R);
-    for (int r = 0; r < 3; r++)
-      for (int c = 0; c < 3; c++) {
-        tmp[r * 3 + c] = 0;
-        for (int k = 0; k < 3; k++) tmp[r * 3 + c] += R[r * 3 + k] * b->inertia[k * 3 + c];
-      }
-    for (int r = 0; r < 3; r++)
-      for (int c = 0; c < 3; c++) {
-        Iw[r * 3 + c] = 0;
-        for (int k = 0; k < 3; k++) Iw[r * 3 + c] += tmp[r * 3 + k] * R[c * 3 + k];
-      }
-    double Iwal[3], Iww[3];
-    for (int r = 0; r < 3; r++) {
-      Iwal[r] = Iww[r] = 0;
-      for (int k = 0; k < 3; k++) { Iwal[r] += Iw[r * 3 + k] * al[k]; Iww[r] += Iw[r * 3 + k] * b->w[k]; }
-    }
-    double gyro[3] = {b->w[1] * Iww[2] - b->w[2] * Iww[1], b->w[2] * Iww[0] - b->w[0] * Iww[2],
-                      b->w[0] * Iww[1] - b->w[1] * Iww[0]};
-    for (int k = 0; k < 3; k++) {
-      cr_assert_float_eq(b->mass * a[k], b->mass * sc->gravity[k] + F[k], tol,
-                         "%s: force balance axis %d: %g vs %g", b->name, k, b->mass * a[k],
-                         b->mass * sc->gravity[k] + F[k]);
-      cr_assert_float_eq(Iwal[k] + gyro[k], T[k], tol, "%s: moment balance axis %d", b->name, k);
-    }
-  }
-}
 
 /* The pyramid friction law and complementarity, contact by contact. */
-static void assert_friction_law(const solved *s, double tol) {
+static void assert_friction_law(const cpt_solved *s, double tol) {
   for (int j = 0; j < s->sys.n_c; j++) {
     const double *c = s->res.force + 3 * j, *a = s->res.accel + 3 * j;
     double mu = s->sys.mu[j], lim = mu * c[0];
@@ -122,9 +35,9 @@ static void assert_friction_law(const solved *s, double tol) {
   }
 }
 
-static void assert_physics(const solved *s) {
+static void assert_physics(const cpt_solved *s) {
   cr_assert_eq(s->res.info.status, CP_LCP_SOLVED, "%s", s->res.info.reason);
-  assert_newton_euler(s, 1e-7);
+  cpt_assert_newton_euler(s, 1e-7);
   assert_friction_law(s, 1e-7);
 }
 
@@ -159,12 +72,12 @@ Test(problem, incline_at_rest_when_mu_at_least_tan) {
   const double th = 0.35; /* tan = 0.365 */
   double mus[2] = {0.37, 0.8};
   for (int t = 0; t < 2; t++) {
-    solved s;
-    solve_text(incline(th, mus[t], 0, 0), NULL, &s);
+    cpt_solved s;
+    cpt_solve_text(incline(th, mus[t], 0, 0), NULL, &s);
     assert_physics(&s);
     for (int k = 0; k < 6; k++) cr_assert_float_eq(s.res.udot[k], 0.0, 1e-9);
     for (int j = 0; j < 4; j++) cr_assert_eq(s.res.outcome[j], CP_OUTCOME_ROLLING);
-    release(&s);
+    cpt_release(&s);
   }
 }
 
@@ -173,8 +86,8 @@ Test(problem, incline_slides_at_closed_form) {
   const double expect = g * (sin(th) - mu * cos(th));
   double v0[3] = {0.0, 0.3, -0.3}; /* from rest, sliding down, sliding up */
   for (int t = 0; t < 3; t++) {
-    solved s;
-    solve_text(incline(th, mu, 0, v0[t]), NULL, &s);
+    cpt_solved s;
+    cpt_solve_text(incline(th, mu, 0, v0[t]), NULL, &s);
     assert_physics(&s);
     double ax = t == 2 ? g * (sin(th) + mu * cos(th)) : expect;
     cr_assert_float_eq(s.res.udot[0], ax, 1e-9, "case %d: a = %g, expected %g", t, s.res.udot[0], ax);
@@ -183,30 +96,30 @@ Test(problem, incline_slides_at_closed_form) {
       cr_assert_eq(s.res.outcome[j], CP_OUTCOME_SLIDING);
       cr_assert_eq(s.sys.sliding[j], t != 0);
     }
-    release(&s);
+    cpt_release(&s);
   }
 }
 
 Test(problem, bundled_inclines_and_sliding_box) {
-  solved s;
-  solve_file("incline_rest.json", NULL, &s);
+  cpt_solved s;
+  cpt_solve_file("incline_rest.json", NULL, &s);
   assert_physics(&s);
   for (int k = 0; k < 6; k++) cr_assert_float_eq(s.res.udot[k], 0.0, 1e-9);
-  release(&s);
-  solve_file("incline_slide.json", NULL, &s);
+  cpt_release(&s);
+  cpt_solve_file("incline_slide.json", NULL, &s);
   assert_physics(&s);
   const double th = 20 * 3.14159265358979323846 / 180;
   double along = hypot(s.res.udot[0], s.res.udot[2]);
   cr_assert_float_eq(along, 9.81 * (sin(th) - 0.2 * cos(th)), 1e-9);
-  release(&s);
+  cpt_release(&s);
   /* Sliding on a table decelerates at mu g against the velocity. */
-  solve_file("box_sliding.json", NULL, &s);
+  cpt_solve_file("box_sliding.json", NULL, &s);
   assert_physics(&s);
   double vx = s.scene.bodies[1].v[0], vy = s.scene.bodies[1].v[1], vn = hypot(vx, vy);
   double mu = s.sys.mu[0];
   cr_assert_float_eq(s.res.udot[0], -mu * 9.81 * vx / vn, 1e-9);
   cr_assert_float_eq(s.res.udot[1], -mu * 9.81 * vy / vn, 1e-9);
-  release(&s);
+  cpt_release(&s);
 }
 
 /* Frictionless stack: the accelerations are unique (zero) while the corner
@@ -221,11 +134,11 @@ Test(problem, frictionless_stack_unique_accelerations, .timeout = 120) {
   cr_assert_not_null(p, "stack.json: friction default not found");
   memcpy(p, "\"default\": 0.0", 14);
   cp_problem_options opt = cp_problem_defaults();
-  solved s[2];
+  cpt_solved s[2];
   cp_lcp_solver which[2] = {CP_SOLVER_LEMKE, CP_SOLVER_FIP};
   for (int t = 0; t < 2; t++) {
     opt.solve.solver = which[t];
-    solve_text(text, &opt, &s[t]);
+    cpt_solve_text(text, &opt, &s[t]);
     assert_physics(&s[t]);
     for (int k = 0; k < s[t].sys.n_u; k++) cr_assert_float_eq(s[t].res.udot[k], 0.0, 1e-7);
   }
@@ -235,21 +148,21 @@ Test(problem, frictionless_stack_unique_accelerations, .timeout = 120) {
   cr_assert_eq(s[0].res.lcp_size, 12, "frictionless contacts keep only c_n");
   opt.solve.solver = CP_SOLVER_CERTIFY;
   opt.check_unique = 1;
-  solved c;
-  solve_text(text, &opt, &c);
+  cpt_solved c;
+  cpt_solve_text(text, &opt, &c);
   assert_physics(&c);
   cr_assert(c.res.unique_decided && c.res.unique, "certify did not prove u' unique");
-  release(&c);
-  release(&s[0]);
-  release(&s[1]);
+  cpt_release(&c);
+  cpt_release(&s[0]);
+  cpt_release(&s[1]);
   free(text);
 }
 
 Test(problem, squeeze_grasp_holds_and_slips) {
-  solved s;
-  solve_file("squeeze_grasp.json", NULL, &s);
+  cpt_solved s;
+  cpt_solve_file("squeeze_grasp.json", NULL, &s);
   cr_assert_eq(s.res.info.status, CP_LCP_SOLVED);
-  assert_newton_euler(&s, 1e-7);
+  cpt_assert_newton_euler(&s, 1e-7);
   assert_friction_law(&s, 1e-7);
   for (int k = 0; k < s.sys.n_u; k++) cr_assert_float_eq(s.res.udot[k], 0.0, 1e-8, "dof %d", k);
   for (int j = 0; j < 2; j++) {
@@ -257,17 +170,17 @@ Test(problem, squeeze_grasp_holds_and_slips) {
     cr_assert_float_eq(s.res.force[3 * j], 5.0, 1e-9);
     cr_assert_float_eq(s.res.force[3 * j + 1], 0.2 * 9.81 / 2, 1e-9);
   }
-  release(&s);
+  cpt_release(&s);
   /* 1 N squeeze: friction can carry 2 x 0.8 x c_n < m g: the box slips down. */
-  solve_file("squeeze_slip.json", NULL, &s);
-  assert_newton_euler(&s, 1e-7);
+  cpt_solve_file("squeeze_slip.json", NULL, &s);
+  cpt_assert_newton_euler(&s, 1e-7);
   assert_friction_law(&s, 1e-7);
   cr_assert_lt(s.res.udot[2], -0.1, "box must fall, a_z = %g", s.res.udot[2]);
   for (int j = 0; j < 2; j++) {
     cr_assert_eq(s.res.outcome[j], CP_OUTCOME_SLIDING);
     cr_assert_float_eq(s.res.force[3 * j + 1], 0.8 * s.res.force[3 * j], 1e-9);
   }
-  release(&s);
+  cpt_release(&s);
 }
 
 /* Tangents turned 30 degrees from the slope: the pyramid's friction acts per
@@ -276,21 +189,21 @@ Test(problem, squeeze_grasp_holds_and_slips) {
 Test(problem, turned_tangents_pyramid_vs_cone) {
   const double th = 0.5, mu = 0.3, g = 9.81, phi = 3.14159265358979323846 / 6;
   const double expect = g * (sin(th) - mu * cos(th));
-  solved p, c;
+  cpt_solved p, c;
   cp_problem_options opt = cp_problem_defaults();
-  solve_text(incline(th, mu, phi, 0), &opt, &p);
+  cpt_solve_text(incline(th, mu, phi, 0), &opt, &p);
   assert_physics(&p);
   double perr = hypot(p.res.udot[0] - expect, p.res.udot[1]) / expect;
   cr_assert_gt(perr, 0.02, "pyramid error %g: anisotropy expected", perr);
   opt.friction = CP_FRICTION_CONE;
-  solve_text(incline(th, mu, phi, 0), &opt, &c);
+  cpt_solve_text(incline(th, mu, phi, 0), &opt, &c);
   cr_assert_eq(c.res.info.status, CP_LCP_SOLVED, "%s", c.res.info.reason);
-  assert_newton_euler(&c, 1e-7);
+  cpt_assert_newton_euler(&c, 1e-7);
   double cerr = hypot(c.res.udot[0] - expect, c.res.udot[1]) / expect;
   cr_assert_lt(cerr, 0.01, "cone error %g with %d edges", cerr, c.res.cone_edges);
   cr_assert_leq(c.res.cone_violation, 1e-3);
-  release(&p);
-  release(&c);
+  cpt_release(&p);
+  cpt_release(&c);
 }
 
 /* All bundled scenes that have a solution: Newton-Euler and friction law. */
@@ -299,10 +212,10 @@ Test(problem, bundled_scenes_balance) {
                          "finger_push.json", "squeeze_grasp.json", "incline_rest.json",
                          "incline_slide.json"};
   for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
-    solved s;
-    solve_file(names[k], NULL, &s);
+    cpt_solved s;
+    cpt_solve_file(names[k], NULL, &s);
     assert_physics(&s);
-    release(&s);
+    cpt_release(&s);
   }
 }
 
@@ -311,8 +224,8 @@ Test(problem, bundled_scenes_balance) {
 Test(problem, painleve_rod_decided) {
   cp_problem_options opt = cp_problem_defaults();
   opt.solve.solver = CP_SOLVER_CERTIFY;
-  solved s;
-  solve_file("painleve_rod.json", &opt, &s);
+  cpt_solved s;
+  cpt_solve_file("painleve_rod.json", &opt, &s);
   cr_assert_eq(s.res.info.status, CP_LCP_INFEASIBLE, "%s", cp_lcp_status_name(s.res.info.status));
-  release(&s);
+  cpt_release(&s);
 }

@@ -15,109 +15,11 @@
 #include "contact/problem.h"
 #include "models/scene.h"
 #include "models/system.h"
+#include "tests/scene_support.h"
 #include "tests/support.h"
 
+
 static const double g = 9.81;
-
-typedef struct solved {
-  cp_scene scene;
-  cp_system sys;
-  cp_problem_result res;
-  double mu_tor[16];
-} solved;
-
-static void solve_text(const char *text, const cp_problem_options *opt_in, solved *s) {
-  cp_error err;
-  cr_assert_eq(cp_scene_parse(text, strlen(text), NULL, NULL, &s->scene, &err), 0,
-               "%s: %s", err.where, err.msg);
-  cr_assert_eq(cp_system_build(&s->scene, &s->sys, &err), 0, "%s", err.msg);
-  cr_assert_leq(s->scene.n_contacts, 16);
-  cp_problem_options opt = opt_in ? *opt_in : cp_problem_defaults();
-  if (cp_problem_torsion_from_scene(&s->scene, s->mu_tor) > 0) opt.mu_torsion = s->mu_tor;
-  cp_problem_solve(&s->sys, &opt, &s->res);
-}
-
-static char *scene_text(const char *rel) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/models/scenes/%s", getenv("CP_SOURCE_ROOT"), rel);
-  size_t len;
-  char *text = cpt_read_file(path, &len);
-  cr_assert_not_null(text, "cannot read %s", path);
-  return text;
-}
-
-static void solve_file(const char *rel, const cp_problem_options *opt, solved *s) {
-  char *text = scene_text(rel);
-  solve_text(text, opt, s);
-  free(text);
-}
-
-static void release(solved *s) {
-  cp_problem_result_free(&s->res);
-  cp_system_free(&s->sys);
-  cp_scene_free(&s->scene);
-}
-
-static void quat_to_R(const double *q, double *R) {
-  double w = q[0], x = q[1], y = q[2], z = q[3];
-  R[0] = 1 - 2 * (y * y + z * z); R[1] = 2 * (x * y - w * z); R[2] = 2 * (x * z + w * y);
-  R[3] = 2 * (x * y + w * z); R[4] = 1 - 2 * (x * x + z * z); R[5] = 2 * (y * z - w * x);
-  R[6] = 2 * (x * z - w * y); R[7] = 2 * (y * z + w * x); R[8] = 1 - 2 * (x * x + y * y);
-}
-
-/* Newton-Euler for every free body, from the scene (not from H or G):
- * m a = m g + sum F,  I_w alpha + w x I_w w = sum (p - x) x F + sum n c_tau
- * (body a of a contact gets +, body b -). */
-static void assert_newton_euler(const solved *s, double tol) {
-  const cp_scene *sc = &s->scene;
-  for (int i = 0; i < s->sys.n_obj; i++) {
-    int bi = s->sys.obj_body[i];
-    const cp_body *b = &sc->bodies[bi];
-    double F[3] = {0, 0, 0}, T[3] = {0, 0, 0};
-    for (int j = 0; j < sc->n_contacts; j++) {
-      const cp_contact *c = &sc->contacts[j];
-      double sign = c->a.body == bi ? 1.0 : c->b.body == bi ? -1.0 : 0.0;
-      if (sign == 0.0) continue;
-      const double *f = s->res.force + 3 * j;
-      double Fw[3], r[3];
-      for (int k = 0; k < 3; k++) {
-        Fw[k] = sign * (f[0] * c->n[k] + f[1] * c->t[k] + f[2] * c->o[k]);
-        r[k] = c->p[k] - b->x[k];
-        F[k] += Fw[k];
-        if (c->has_torsion) T[k] += sign * s->res.torsion[j] * c->n[k];
-      }
-      T[0] += r[1] * Fw[2] - r[2] * Fw[1];
-      T[1] += r[2] * Fw[0] - r[0] * Fw[2];
-      T[2] += r[0] * Fw[1] - r[1] * Fw[0];
-    }
-    const double *a = s->res.udot + 6 * i, *al = a + 3;
-    double R[9], Iw[9], tmp[9];
-    quat_to_R(b->q, R);
-    for (int r = 0; r < 3; r++)
-      for (int c = 0; c < 3; c++) {
-        tmp[r * 3 + c] = 0;
-        for (int k = 0; k < 3; k++) tmp[r * 3 + c] += R[r * 3 + k] * b->inertia[k * 3 + c];
-      }
-    for (int r = 0; r < 3; r++)
-      for (int c = 0; c < 3; c++) {
-        Iw[r * 3 + c] = 0;
-        for (int k = 0; k < 3; k++) Iw[r * 3 + c] += tmp[r * 3 + k] * R[c * 3 + k];
-      }
-    double Iwal[3], Iww[3];
-    for (int r = 0; r < 3; r++) {
-      Iwal[r] = Iww[r] = 0;
-      for (int k = 0; k < 3; k++) { Iwal[r] += Iw[r * 3 + k] * al[k]; Iww[r] += Iw[r * 3 + k] * b->w[k]; }
-    }
-    double gyro[3] = {b->w[1] * Iww[2] - b->w[2] * Iww[1], b->w[2] * Iww[0] - b->w[0] * Iww[2],
-                      b->w[0] * Iww[1] - b->w[1] * Iww[0]};
-    for (int k = 0; k < 3; k++) {
-      cr_assert_float_eq(b->mass * a[k], b->mass * sc->gravity[k] + F[k], tol,
-                         "%s: force balance axis %d", b->name, k);
-      cr_assert_float_eq(Iwal[k] + gyro[k], T[k], tol, "%s: moment balance axis %d: %g vs %g",
-                         b->name, k, Iwal[k] + gyro[k], T[k]);
-    }
-  }
-}
 
 /* Relative spin n.(w_a - w_b) of contact j from the scene (free bodies only:
  * the tests' soft contacts at rest on links have zero link velocities). */
@@ -135,7 +37,7 @@ static double spin_of(const cp_scene *sc, int j) {
 /* The normal complementarity and the torsional law of each soft finger:
  * |c_tau| <= mu_tau c_n; spinning: c_tau = -mu_tau c_n sign(spin); not
  * spinning: c_tau = -+mu_tau c_n when the spin acceleration is +- nonzero. */
-static void assert_torsion_law(const solved *s, double tol) {
+static void assert_torsion_law(const cpt_solved *s, double tol) {
   for (int j = 0; j < s->sys.n_c; j++) {
     const double *c = s->res.force + 3 * j, *a = s->res.accel + 3 * j;
     cr_assert_geq(c[0], -tol);
@@ -159,9 +61,9 @@ static void assert_torsion_law(const solved *s, double tol) {
   }
 }
 
-static void assert_physics(const solved *s) {
+static void assert_physics(const cpt_solved *s) {
   cr_assert_eq(s->res.info.status, CP_LCP_SOLVED, "%s", s->res.info.reason);
-  assert_newton_euler(s, 1e-7);
+  cpt_assert_newton_euler(s, 1e-7);
   assert_torsion_law(s, 1e-7);
 }
 
@@ -259,8 +161,8 @@ Test(softfinger, friction_map_torsion_rows) {
 Test(softfinger, spin_decelerates_at_closed_form) {
   const double ws[] = {2.0, -3.0}, mts[] = {0.05, 0.01};
   for (int t = 0; t < 2; t++) {
-    solved s;
-    solve_text(disc(ws[t], mts[t]), NULL, &s);
+    cpt_solved s;
+    cpt_solve_text(disc(ws[t], mts[t]), NULL, &s);
     assert_physics(&s);
     const double Izz = s.scene.bodies[1].inertia[8], sgn = ws[t] > 0 ? 1.0 : -1.0;
     cr_assert_float_eq(Izz, 0.5 * 0.1 * 0.1, 1e-12, "cylinder I_zz");
@@ -273,39 +175,39 @@ Test(softfinger, spin_decelerates_at_closed_form) {
     cr_assert_eq(s.res.outcome[0], CP_OUTCOME_ROLLING);
     cr_assert(s.res.diag.full_column_rank && s.res.diag.jacobian_rank == 4);
     cr_assert_eq(s.res.lcp_size, 5, "spinning: c_n and the four pyramid slacks only");
-    release(&s);
+    cpt_release(&s);
   }
   /* The bundled scene is the first case. */
-  solved s;
-  solve_file("softfinger_spin.json", NULL, &s);
+  cpt_solved s;
+  cpt_solve_file("softfinger_spin.json", NULL, &s);
   assert_physics(&s);
   cr_assert_float_eq(s.res.udot[5], -98.1, 1e-9);
-  release(&s);
+  cpt_release(&s);
 }
 
 /* No spin and nothing to twist: c_tau = 0, at rest; the soft finger's own
  * slack pair is in the LCP (size 5 + 2). */
 Test(softfinger, rolling_soft_finger_without_torque_carries_none) {
-  solved s;
-  solve_text(disc(0.0, 0.05), NULL, &s);
+  cpt_solved s;
+  cpt_solve_text(disc(0.0, 0.05), NULL, &s);
   assert_physics(&s);
   cr_assert_eq(s.res.lcp_size, 7);
   cr_assert_float_eq(s.res.torsion[0], 0.0, 1e-12);
   cr_assert_float_eq(s.res.spin_accel[0], 0.0, 1e-12);
   for (int k = 0; k < 6; k++) cr_assert_float_eq(s.res.udot[k], 0.0, 1e-12);
   cr_assert_eq(s.res.outcome[0], CP_OUTCOME_ROLLING);
-  release(&s);
+  cpt_release(&s);
 }
 
 /* mu_tau = 0 is a soft finger that carries nothing: spin unaffected. */
 Test(softfinger, zero_mu_torsion) {
-  solved s;
-  solve_text(disc(2.0, 0.0), NULL, &s);
+  cpt_solved s;
+  cpt_solve_text(disc(2.0, 0.0), NULL, &s);
   assert_physics(&s);
   cr_assert_eq(s.res.soft[0], 1);
   cr_assert_float_eq(s.res.torsion[0], 0.0, 1e-15);
   cr_assert_float_eq(s.res.udot[5], 0.0, 1e-12);
-  release(&s);
+  cpt_release(&s);
 }
 
 /* A driver (prismatic joint along -z with effort F, then a revolute joint
@@ -346,8 +248,8 @@ Test(softfinger, driver_holds_twists_and_slips) {
       {0.1, 0.05, 0.02, 0}, {-0.1, 0.05, 0.02, 0}, {0.5, 0.1, 0.02, 1}, {0.5, 0.05, 0.1, 2}};
   for (size_t t = 0; t < sizeof cases / sizeof *cases; t++) {
     const double T = cases[t].T, mu1 = cases[t].mu1, mu2 = cases[t].mu2;
-    solved s;
-    solve_text(driver(F, T, mu1, mu2), NULL, &s);
+    cpt_solved s;
+    cpt_solve_text(driver(F, T, mu1, mu2), NULL, &s);
     assert_physics(&s);
     cr_assert_float_eq(s.res.force[0], N2, 1e-9, "case %zu: N2", t);
     cr_assert_float_eq(s.res.force[3], N1, 1e-9, "case %zu: N1", t);
@@ -384,13 +286,13 @@ Test(softfinger, driver_holds_twists_and_slips) {
     }
     /* The driver's joint equation from the scene: I_tip at = T + c_tau1. */
     cr_assert_float_eq(It * at, T + s.res.torsion[1], 1e-9, "case %zu", t);
-    release(&s);
+    cpt_release(&s);
   }
-  solved s;
-  solve_file("softfinger_screwdriver.json", NULL, &s);
+  cpt_solved s;
+  cpt_solve_file("softfinger_screwdriver.json", NULL, &s);
   assert_physics(&s);
   cr_assert_float_eq(s.res.udot[5], (0.5 - 0.02 * N2) / (Id + It), 1e-9);
-  release(&s);
+  cpt_release(&s);
 }
 
 /* Every solver and the cone model agree on the closed forms. */
@@ -402,20 +304,20 @@ Test(softfinger, solvers_and_cone_agree, .timeout = 120) {
       cp_problem_options opt = cp_problem_defaults();
       opt.solve.solver = which[t];
       opt.friction = cone ? CP_FRICTION_CONE : CP_FRICTION_PYRAMID;
-      solved s;
-      solve_text(disc(2.0, 0.05), &opt, &s);
+      cpt_solved s;
+      cpt_solve_text(disc(2.0, 0.05), &opt, &s);
       cr_assert_eq(s.res.info.status, CP_LCP_SOLVED, "solver %d cone %d: %s", t, cone,
                    s.res.info.reason);
-      assert_newton_euler(&s, 1e-6);
+      cpt_assert_newton_euler(&s, 1e-6);
       cr_assert_float_eq(s.res.udot[5], -98.1, 1e-6, "solver %d cone %d", t, cone);
-      release(&s);
-      solve_text(driver(5.0, 0.5, 0.1, 0.02), &opt, &s);
+      cpt_release(&s);
+      cpt_solve_text(driver(5.0, 0.5, 0.1, 0.02), &opt, &s);
       cr_assert_eq(s.res.info.status, CP_LCP_SOLVED, "solver %d cone %d: %s", t, cone,
                    s.res.info.reason);
-      assert_newton_euler(&s, 1e-6);
+      cpt_assert_newton_euler(&s, 1e-6);
       cr_assert_float_eq(s.res.udot[5], (0.5 - 0.02 * N2) / (Id + It), 1e-6,
                          "solver %d cone %d", t, cone);
-      release(&s);
+      cpt_release(&s);
     }
 }
 
@@ -425,7 +327,7 @@ Test(softfinger, ordinary_contacts_unchanged) {
   const char *names[] = {"box_on_table.json", "box_sliding.json", "finger_push.json",
                          "squeeze_grasp.json", "incline_slide.json"};
   for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
-    char *text = scene_text(names[k]);
+    char *text = cpt_scene_text(names[k]);
     cp_scene sc;
     cp_system sys;
     cp_error err;
