@@ -54,6 +54,8 @@ typedef struct cp_certify_result {
   int has_second;    ///< 1: z2/w2 hold a solution with another support
   int second_decided;///< 1: has_second is proven (0 when a limit stopped it)
   int mip_solves;    ///< number of MIP solves done
+  int q_cleaned;     ///< > 0: the answer came from a retry with this many
+                     ///< rounding-level entries of q set to 0 (see certify.c)
 } cp_certify_result;
 
 /// Decides (L1). On CP_LCP_SOLVED writes z[n], w[n]; when opt->second and a

@@ -9,6 +9,7 @@ cp_solve_options cp_solve_defaults(void) {
   o.lemke = cp_lemke_defaults();
   o.fip = cp_fip_defaults();
   o.certify = cp_certify_defaults();
+  o.extra_restarts = 200;
   return o;
 }
 
@@ -76,6 +77,17 @@ cp_lcp_status cp_lcp_solve(cp_lemke_ws *ws, int n, const double *M,
     cp_fip_solve(n, M, q, &opt->fip, z, w, info);
     trail_note(trail, CP_SOLVER_FIP, info);
     if (final_status(info->status)) break;
+    if (opt->extra_restarts > 0) {
+      cp_lemke_options lo = opt->lemke;
+      lo.restarts = opt->extra_restarts;
+      lo.seed = opt->lemke.seed ^ 0x9E3779B97F4A7C15ull; /* other covering vectors */
+      cp_lemke_solve(ws, n, M, q, &lo, NULL, z, w, info);
+      if (trail) { /* the trail counts both Lemke runs */
+        trail->status[CP_SOLVER_LEMKE] = info->status;
+        trail->iterations[CP_SOLVER_LEMKE] += info->iterations;
+      }
+      if (final_status(info->status)) break;
+    }
     cp_certify_result res;
     cp_certify_options co = opt->certify;
     co.second = 0;
