@@ -208,3 +208,18 @@ int cp_lcp_polish(int n, const double *M, const double *q, double *z,
   free(zz);
   return replaced;
 }
+
+int cp_lcp_symmetric_psd(int m, const double *M) {
+  double mmax = 0.0;
+  for (size_t i = 0; i < (size_t)m * (size_t)m; i++) mmax = fmax(mmax, fabs(M[i]));
+  for (int j = 0; j < m; j++)
+    for (int i = j + 1; i < m; i++)
+      if (fabs(M[i + (size_t)j * m] - M[j + (size_t)i * m]) > 1e-12 * fmax(1.0, mmax)) return 0;
+  double *a = malloc(sizeof(double) * (size_t)m * (size_t)(m + 1));
+  if (!a) return 0;
+  memcpy(a, M, sizeof(double) * (size_t)m * (size_t)m);
+  int ok = LAPACKE_dsyev(LAPACK_COL_MAJOR, 'N', 'U', m, a, m, a + (size_t)m * m) == 0 &&
+           a[(size_t)m * m] >= -1e-10 * fmax(1.0, fabs(a[(size_t)m * m + m - 1]));
+  free(a);
+  return ok;
+}

@@ -118,6 +118,11 @@ int cp_lcp_solve_basis(int n, const double *M, const double *q,
                        const unsigned char *basis /*[n]*/, double *z,
                        double *w);
 
+/// 1 when M is symmetric (to 1e-12 of its largest entry) and positive
+/// semidefinite (smallest eigenvalue >= -1e-10 of the largest in modulus).
+/// For such a monotone LCP M z is the same for every solution.
+int cp_lcp_symmetric_psd(int n, const double *M);
+
 /// Polishes an approximate solution: takes basis[i] = (z_i > w_i), solves
 /// that basis exactly and keeps the result if it passes the check with a
 /// tighter tolerance than (z, w) did. Returns 1 if (z, w) was replaced.

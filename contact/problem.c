@@ -236,22 +236,6 @@ static void publish(const ctx *x, cp_problem_result *res) {
   }
 }
 
-/* 1 when M is symmetric positive semidefinite (to rounding). */
-static int symmetric_psd(int m, const double *M) {
-  double mmax = 0.0;
-  for (size_t i = 0; i < (size_t)m * (size_t)m; i++) mmax = fmax(mmax, fabs(M[i]));
-  for (int j = 0; j < m; j++)
-    for (int i = j + 1; i < m; i++)
-      if (fabs(M[i + (size_t)j * m] - M[j + (size_t)i * m]) > 1e-12 * fmax(1.0, mmax)) return 0;
-  double *a = malloc(sizeof(double) * (size_t)m * (size_t)(m + 1));
-  if (!a) return 0;
-  memcpy(a, M, sizeof(double) * (size_t)m * (size_t)m);
-  int ok = LAPACKE_dsyev(LAPACK_COL_MAJOR, 'N', 'U', m, a, m, a + (size_t)m * m) == 0 &&
-           a[(size_t)m * m] >= -1e-10 * fmax(1.0, fabs(a[(size_t)m * m + m - 1]));
-  free(a);
-  return ok;
-}
-
 /* Uniqueness of u' (certify):
  * - M symmetric PSD (e.g. every contact frictionless, M = A_nn): for a
  *   monotone LCP with symmetric M, M z is the same for every solution, so
@@ -272,7 +256,7 @@ static void decide_unique(const ctx *x, const cp_pyramid_layout *lay,
   unsigned char *basis = malloc((size_t)m + 1);
   res->udot_other = malloc(sizeof(double) * (size_t)(nu > 0 ? nu : 1));
   if (!buf || !basis || !res->udot_other) goto done;
-  if (symmetric_psd(m, M)) {
+  if (cp_lcp_symmetric_psd(m, M)) {
     res->unique_decided = 1;
     res->unique = 1;
     goto done;

@@ -106,22 +106,6 @@ static uint64_t mix(uint64_t a, uint64_t b) {
 /* solution at hand)                                                        */
 /* ------------------------------------------------------------------------ */
 
-/* 1 when M is symmetric positive semidefinite (to rounding). */
-static int symmetric_psd(int m, const double *M) {
-  double mmax = 0.0;
-  for (size_t i = 0; i < (size_t)m * (size_t)m; i++) mmax = fmax(mmax, fabs(M[i]));
-  for (int j = 0; j < m; j++)
-    for (int i = j + 1; i < m; i++)
-      if (fabs(M[i + (size_t)j * m] - M[j + (size_t)i * m]) > 1e-12 * fmax(1.0, mmax)) return 0;
-  double *a = malloc(sizeof(double) * (size_t)m * (size_t)(m + 1));
-  if (!a) return 0;
-  memcpy(a, M, sizeof(double) * (size_t)m * (size_t)m);
-  int ok = LAPACKE_dsyev(LAPACK_COL_MAJOR, 'N', 'U', m, a, m, a + (size_t)m * m) == 0 &&
-           a[(size_t)m * m] >= -1e-10 * fmax(1.0, fabs(a[(size_t)m * m + m - 1]));
-  free(a);
-  return ok;
-}
-
 /* u' of the LCP solution z. Returns 0 or -1 (memory). */
 static int udot_of(const cp_paper_instance *in, const double *z, double *udot) {
   const int n3 = 3 * in->sys.n_c;
@@ -151,7 +135,7 @@ static cp_paper_unique decide_unique(const cp_paper_instance *in, const double *
   const int n = in->lcp.n, nu = in->sys.n_u;
   const double *M = in->lcp.M, *q = in->lcp.q;
   *why = CP_PAPER_UW_DECIDED;
-  if (symmetric_psd(n, M)) return CP_PAPER_UNIQUE;
+  if (cp_lcp_symmetric_psd(n, M)) return CP_PAPER_UNIQUE;
   cp_paper_unique res = CP_PAPER_UNIQUE_UNDECIDED;
   const size_t nuu = (size_t)(nu > 0 ? nu : 1);
   double *buf = malloc(sizeof(double) * ((size_t)5 * n + (size_t)(nsol + 3) * nuu));
