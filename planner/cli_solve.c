@@ -13,6 +13,10 @@
 #include "planner/cli.h"
 #include "planner/output.h"
 
+/* The tables for people show rounding-level values (|x| < 1e-10 in SI units)
+ * as 0; --json gives the raw numbers. */
+static double tidy(double x) { return fabs(x) < 1e-10 ? 0.0 : x; }
+
 static const char usage[] =
     "usage: complan solve SCENE [options]\n"
     "\n"
@@ -31,7 +35,8 @@ static const char usage[] =
     "                      velocities, the contact forces and the joint efforts\n"
     "                      needed (pyramid friction only; body velocities in the\n"
     "                      scene are ignored and normal speeds are not checked)\n"
-    "  --json              print one JSON document (interfaces.md 3)\n"
+    "  --json              print one JSON document (interfaces.md 3); without it,\n"
+    "                      a table for people (values below 1e-10 shown as 0)\n"
     "  -h, --help          this text\n"
     "\n"
     "With --solver certify the answer also says whether the accelerations are\n"
@@ -148,14 +153,14 @@ static int quasistatic(const char *file, const cp_scene *scene, const cp_system 
         for (int i = 0; i < sys->n_obj; i++) {
           const double *v = res.velocity + 6 * i;
           printf("%-16s %10.4g %10.4g %10.4g %10.4g %10.4g %10.4g\n",
-                 scene->bodies[sys->obj_body[i]].name, v[0], v[1], v[2], v[3], v[4], v[5]);
+                 scene->bodies[sys->obj_body[i]].name, tidy(v[0]), tidy(v[1]), tidy(v[2]), tidy(v[3]), tidy(v[4]), tidy(v[5]));
         }
       }
       if (sys->n_l) {
         printf("\n%-24s %14s %14s\n", "joint", "velocity", "effort needed");
         for (int r = 0; r < sys->n_l; r++)
           printf("%-24s %14.6g %14.6g\n", joint_name(scene, sys, r, name, sizeof name),
-                 res.velocity[6 * sys->n_obj + r], res.effort[r]);
+                 tidy(res.velocity[6 * sys->n_obj + r]), tidy(res.effort[r]));
       }
       if (sys->n_c) {
         printf("\n%-3s %-14s %-14s %-9s %30s %30s\n", "#", "a", "b", "outcome",
@@ -165,7 +170,7 @@ static int quasistatic(const char *file, const cp_scene *scene, const cp_system 
           printf("%-3d %-14s %-14s %-9s %10.4g %9.4g %9.4g %10.4g %9.4g %9.4g", j,
                  cp_scene_ref_name(scene, scene->contacts[j].a, an, sizeof an),
                  cp_scene_ref_name(scene, scene->contacts[j].b, bn, sizeof bn),
-                 cp_outcome_name(res.outcome[j]), f[0], f[1], f[2], v[0], v[1], v[2]);
+                 cp_outcome_name(res.outcome[j]), tidy(f[0]), tidy(f[1]), tidy(f[2]), tidy(v[0]), tidy(v[1]), tidy(v[2]));
           if (res.soft[j]) printf("   torsion %.4g N m, spin %.4g rad/s", res.torsion[j], res.spin[j]);
           printf("\n");
         }
@@ -342,7 +347,7 @@ int cp_cli_solve(int argc, char **argv) {
         for (int i = 0; i < sys.n_obj; i++) {
           const double *a = res.udot + 6 * i;
           printf("%-16s %10.4g %10.4g %10.4g %10.4g %10.4g %10.4g\n", scene.bodies[sys.obj_body[i]].name,
-                 a[0], a[1], a[2], a[3], a[4], a[5]);
+                 tidy(a[0]), tidy(a[1]), tidy(a[2]), tidy(a[3]), tidy(a[4]), tidy(a[5]));
         }
       }
       if (sys.n_l) {
@@ -350,7 +355,7 @@ int cp_cli_solve(int argc, char **argv) {
         for (int r = 0; r < sys.n_l; r++) {
           const cp_chain *ch = &scene.manips[sys.joint_manip[r]];
           snprintf(name, sizeof name, "%s/%s", ch->name, ch->joints[sys.joint_index[r]].name);
-          printf("%-24s %14.6g %14.6g\n", name, res.udot[6 * sys.n_obj + r], res.effort[6 * sys.n_obj + r]);
+          printf("%-24s %14.6g %14.6g\n", name, tidy(res.udot[6 * sys.n_obj + r]), tidy(res.effort[6 * sys.n_obj + r]));
         }
       }
       if (sys.n_c) {
@@ -363,7 +368,7 @@ int cp_cli_solve(int argc, char **argv) {
                  cp_scene_ref_name(&scene, scene.contacts[j].a, an, sizeof an),
                  cp_scene_ref_name(&scene, scene.contacts[j].b, bn, sizeof bn),
                  sys.sliding[j] ? "sliding" : "rolling", cp_outcome_name(res.outcome[j]),
-                 f[0], f[1], f[2], a[0], a[1], a[2]);
+                 tidy(f[0]), tidy(f[1]), tidy(f[2]), tidy(a[0]), tidy(a[1]), tidy(a[2]));
           if (res.soft[j])
             printf("    soft finger: torsion %.4g N m, spin acceleration %.4g rad/s^2\n",
                    res.torsion[j], res.spin_accel[j]);
