@@ -9,8 +9,17 @@
 /// in that joint frame. Link i's frame is the joint frame moved by the joint:
 /// rotated by l_i about the axis (revolute) or translated by l_i along it
 /// (prismatic). A link's centre of mass `com`, inertia (about the com) and
-/// shape are given in its link frame. All kinematic quantities below are in
-/// the WORLD frame:
+/// shape are given in its link frame. The shape's own frame (models/shape.h:
+/// centred, along its axes) is placed in the link frame by the shape pose
+/// (shape_pos, shape_quat) when has_shape_pose is 1; when it is 0 (e.g. a
+/// zero-initialised link) the shape sits at `com` with the link frame's axes.
+/// The world pose of a link's shape is the link frame composed with that
+/// pose: x = o_i + R_i shape_pos, orientation R_i R(shape_quat).
+///
+/// Joint limits (has_limits) are recorded for the scene layer, which rejects
+/// positions outside [lower, upper]; the dynamics do not enforce them.
+///
+/// All kinematic quantities below are in the WORLD frame:
 ///
 ///     o_i   origin of link frame i (a point on joint i's axis)
 ///     a_i   joint axis,  R_i link orientation,  c_i centre of mass
@@ -70,6 +79,9 @@ typedef struct cp_link {
   double com[3];       ///< centre of mass, link frame
   double inertia[9];   ///< about com, link-frame axes, symmetric positive definite
   cp_shape shape;      ///< CP_SHAPE_NONE when the scene gives none
+  int has_shape_pose;  ///< 1: shape_pos/shape_quat valid; 0: at com, link axes
+  double shape_pos[3]; ///< shape centre, link frame
+  double shape_quat[4];///< shape axes in the link frame, unit [w, x, y, z]
 } cp_link;
 
 typedef struct cp_joint {
@@ -83,6 +95,10 @@ typedef struct cp_joint {
   cp_joint_drive drive;
   double effort;          ///< tau_i if effort-driven (else 0: unknown)
   double acceleration;    ///< l''_i if acceleration-driven (else 0: unknown)
+  int has_limits;         ///< 1: lower <= upper bound the position
+  double lower, upper;    ///< position limits (rad or m), valid if has_limits
+  double effort_limit;    ///< maximum |effort| (0: not given)
+  double velocity_limit;  ///< maximum |velocity| (0: not given)
   cp_link link;
 } cp_joint;
 

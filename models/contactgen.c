@@ -146,8 +146,20 @@ static gobj *collect(const cp_scene *s, int *n_out) {
       o->ref = (cp_ref){-1, m, l};
       o->shape = sh;
       o->fixed = 0;
-      cp_v3_copy(o->x, st[l].com); // shapes sit at the link's centre of mass
-      mat_to_quat(st[l].R, o->q);
+      // World pose = link frame (o_l, R_l) composed with the shape pose in
+      // the link frame (models/chain.h); default: at the centre of mass with
+      // the link's axes.
+      const cp_link *lk = &c->joints[l].link;
+      if (lk->has_shape_pose) {
+        double d[3], lq[4];
+        cp_m3_mulv(d, st[l].R, lk->shape_pos);
+        cp_v3_add(o->x, st[l].o, d);
+        mat_to_quat(st[l].R, lq);
+        cp_quat_mul(o->q, lq, lk->shape_quat);
+      } else {
+        cp_v3_copy(o->x, st[l].com);
+        mat_to_quat(st[l].R, o->q);
+      }
       o->radius = bounding_radius(sh);
     }
     free(st);

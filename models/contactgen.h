@@ -7,9 +7,11 @@
 ///
 /// Objects. Every body with a shape, and every manipulator link with a shape
 /// (CP_SHAPE_NONE: no geometry, never in contact). A body's shape sits at its
-/// centre of mass x with its axes along R(q); a link's at its centre of mass
-/// c_k with the link frame's axes R_k (models/shape.h, models/chain.h), both
-/// from cp_chain_kinematics at the chain's current joint positions.
+/// centre of mass x with its axes along R(q); a link's at the link frame
+/// composed with the link's shape pose (cp_link.shape_pos, shape_quat, in the
+/// link frame; without one: at its centre of mass c_k with the link frame's
+/// axes R_k), the link frame from cp_chain_kinematics at the chain's current
+/// joint positions (models/shape.h, models/chain.h).
 ///
 /// Object order (used for pairs and for a/b): bodies in scene order, then the
 /// links of manipulator 0 in chain order, then manipulator 1, and so on.

@@ -15,6 +15,7 @@
 #define UNIT_TOL 1e-3       // quaternion norm, tangent orthogonality
 #define SYM_TOL 1e-9        // inertia symmetry, relative to max |J_ij|
 #define DEFAULT_MU 0.5
+#define LIMIT_TOL 1e-9      // joint position vs its limits
 #define DEFAULT_VEL_TOL 1e-6
 
 cp_scene_options cp_scene_options_defaults(void) {
@@ -288,8 +289,8 @@ static int parse_body(const json_t *v, const char *path, cp_body *b,
 
 static int parse_link(const json_t *v, const char *path, cp_link *L,
                       cp_error *err) {
-  static const char *const keys[] = {"name", "mass", "com", "inertia", "shape",
-                                     NULL};
+  static const char *const keys[] = {"name",  "mass",         "com", "inertia",
+                                     "shape", "shape_origin", NULL};
   char p[PATHBUF];
   if (cp_json_check_object(v, path, keys, err)) return -1;
   if (read_name(v, path, &L->name, err)) return -1;
@@ -301,12 +302,38 @@ static int parse_link(const json_t *v, const char *path, cp_link *L,
   const json_t *s = member(v, "shape");
   if (s && read_shape(s, cp_json_path_key(p, path, "shape"), 0, &L->shape, err))
     return -1;
+  // Shape pose in the link frame: default at the centre of mass, link axes.
+  L->has_shape_pose = 1;
+  cp_v3_copy(L->shape_pos, L->com);
+  L->shape_quat[0] = 1;
+  const json_t *so = member(v, "shape_origin");
+  if (so) {
+    cp_json_path_key(p, path, "shape_origin");
+    if (!s)
+      return cp_error_set(err, p,
+                          "\"shape_origin\" places the link's \"shape\", "
+                          "which is missing");
+    if (read_pose(so, p, L->shape_pos, L->shape_quat, err)) return -1;
+    if (!member(so, "position")) cp_v3_copy(L->shape_pos, L->com);
+  }
   const json_t *In = member(v, "inertia");
   if (In) {
     if (read_inertia(In, cp_json_path_key(p, path, "inertia"), L->inertia, err))
       return -1;
   } else if (L->shape.type != CP_SHAPE_NONE) {
+    double d[3];
+    cp_v3_sub(d, L->shape_pos, L->com);
+    if (cp_v3_norm(d) > 0)
+      return cp_error_set(err, cp_json_path_key(p, path, "inertia"),
+                          "a link whose shape is not centred at its \"com\" "
+                          "(\"shape_origin\") needs an \"inertia\"");
     cp_shape_inertia(&L->shape, L->mass, L->inertia);
+    if (so) { // shape axes -> link axes
+      double Is[9], R[9];
+      memcpy(Is, L->inertia, sizeof Is);
+      cp_quat_to_mat(R, L->shape_quat);
+      cp_m3_rotate_sym(L->inertia, R, Is);
+    }
   } else {
     return cp_error_set(err, cp_json_path_key(p, path, "inertia"),
                         "a link needs an \"inertia\" or a \"shape\" to take it "
@@ -334,11 +361,43 @@ static int read_joint_state(const json_t *v, const char *path, cp_joint *j,
   return 0;
 }
 
+// "limits": {"lower", "upper", "effort", "velocity"}, all optional; lower
+// and upper go together (has_limits), lower <= upper; effort, velocity >= 0.
+static int read_limits(const json_t *v, const char *path, cp_joint *j,
+                       cp_error *err) {
+  static const char *const keys[] = {"lower", "upper", "effort", "velocity",
+                                     NULL};
+  char p[PATHBUF];
+  if (cp_json_check_object(v, path, keys, err)) return -1;
+  const json_t *lo = member(v, "lower"), *up = member(v, "upper");
+  if (!lo != !up)
+    return cp_error_set(err, cp_json_path_key(p, path, lo ? "upper" : "lower"),
+                        "give both \"lower\" and \"upper\" (position "
+                        "limits) or neither");
+  if (lo) {
+    if (opt_number(v, "lower", path, &j->lower, err)) return -1;
+    if (opt_number(v, "upper", path, &j->upper, err)) return -1;
+    if (!(j->lower <= j->upper))
+      return cp_error_set(err, cp_json_path_key(p, path, "upper"),
+                          "lower limit %g exceeds upper limit %g", j->lower,
+                          j->upper);
+    j->has_limits = 1;
+  }
+  const json_t *e = member(v, "effort"), *vel = member(v, "velocity");
+  if (e && nonnegative(e, cp_json_path_key(p, path, "effort"),
+                       &j->effort_limit, err))
+    return -1;
+  if (vel && nonnegative(vel, cp_json_path_key(p, path, "velocity"),
+                         &j->velocity_limit, err))
+    return -1;
+  return 0;
+}
+
 static int parse_joint(const json_t *v, const char *path, cp_joint *j,
                        cp_error *err) {
   static const char *const keys[] = {
       "name", "type", "axis", "origin", "position", "velocity", "effort",
-      "acceleration", "link", NULL};
+      "acceleration", "limits", "link", NULL};
   char p[PATHBUF];
   j->origin_quat[0] = 1;
   if (cp_json_check_object(v, path, keys, err)) return -1;
@@ -364,6 +423,17 @@ static int parse_joint(const json_t *v, const char *path, cp_joint *j,
                      j->origin_quat, err))
     return -1;
   if (read_joint_state(v, path, j, err)) return -1;
+  const json_t *lim = member(v, "limits");
+  if (lim && read_limits(lim, cp_json_path_key(p, path, "limits"), j, err))
+    return -1;
+  if (j->has_limits && !(j->position >= j->lower - LIMIT_TOL &&
+                         j->position <= j->upper + LIMIT_TOL))
+    return cp_error_set(err, cp_json_path_key(p, path, "position"),
+                        "joint \"%.60s\" is at position %g%s, outside its "
+                        "limits [%g, %g]",
+                        j->name, j->position,
+                        member(v, "position") ? "" : " (the default)",
+                        j->lower, j->upper);
   const json_t *l = member(v, "link");
   cp_json_path_key(p, path, "link");
   if (!l) return cp_error_set(err, p, "missing required key \"link\"");
@@ -441,7 +511,8 @@ static int parse_urdf_manip(const json_t *v, const char *path,
   for (int k = 0; k < c->n; ++k) {
     const cp_urdf_limit *lim = &um.limits[k];
     double x = c->joints[k].position;
-    if (!lim->bounded || (x >= lim->lower - 1e-9 && x <= lim->upper + 1e-9))
+    if (!lim->bounded ||
+        (x >= lim->lower - LIMIT_TOL && x <= lim->upper + LIMIT_TOL))
       continue;
     const json_t *js = st ? member(st, c->joints[k].name) : NULL;
     char r[PATHBUF];

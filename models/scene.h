@@ -30,6 +30,19 @@
 ///   with n (first of x, y, z on ties), t = normalise(e - (e.n) n); o = n x t.
 /// - Joints: at most one of "effort" and "acceleration"; when neither is given
 ///   the joint is effort-driven with zero effort (formulation.md §1 default).
+///   Optional "limits": {"lower", "upper", "effort", "velocity"} (all
+///   optional; lower and upper go together, lower <= upper; effort and
+///   velocity >= 0, 0 when absent) sets cp_joint.has_limits, lower, upper,
+///   effort_limit, velocity_limit. A position outside [lower, upper] (1e-9
+///   slack) is an error at the joint's `position`.
+/// - Links: optional "shape_origin": {"position": [x, y, z], "orientation":
+///   [w, x, y, z]} places the link's "shape" (required with it) in the LINK
+///   frame: the shape's centre at position (default: the link's "com") with
+///   its axes turned by orientation (default identity). It sets
+///   cp_link.shape_pos/shape_quat (has_shape_pose = 1; without the key the
+///   pose is (com, identity), the former behaviour). A link without
+///   "inertia" takes the shape's at uniform density, turned into link axes;
+///   that needs the shape centred at "com" (else an error at `inertia`).
 /// - Fixed bodies must not have non-zero velocities; mass/inertia on them are
 ///   checked but unused.
 /// - "contacts": "auto" or absent: the contacts are generated from the shapes
@@ -43,7 +56,8 @@
 ///   "effort" | "acceleration"} (same rules and defaults as in "joints"); a
 ///   joint not in the map is at rest at position 0, effort-driven with zero
 ///   effort. A position outside the URDF's <limit> (revolute, prismatic) is
-///   an error. URDF errors are reported at `manipulators[i].urdf` with the
+///   an error. The URDF's <collision><origin> and <limit> fill the shape
+///   pose and joint limits as "shape_origin" and "limits" would. URDF errors are reported at `manipulators[i].urdf` with the
 ///   URDF file, line and element in the message.
 /// - After kinematics, every contact's normal relative speed must be within
 ///   velocity_tolerance of zero (formulation.md §2), unless

@@ -16,8 +16,6 @@
 
 #include "models/vec3.h"
 
-#define COM_TOL 1e-6  // shape centre vs centre of mass (m)
-#define SYM_TOL 1e-9  // shape rotation absorbed as a symmetry
 #define PD_TOL 1e-12  // leading minors relative to max|I|^k
 
 enum { J_REVOLUTE, J_CONTINUOUS, J_PRISMATIC, J_FIXED };
@@ -132,10 +130,6 @@ static void rpy_quat(const double *rpy, double *q) {
   cp_quat_axis_angle(qz, ez, rpy[2]);
   cp_quat_mul(q, qz, qy);
   cp_quat_mul(q, q, qx);
-}
-
-static void quat_conj(double *o, const double *q) {
-  o[0] = q[0], o[1] = -q[1], o[2] = -q[2], o[3] = -q[3];
 }
 
 // <origin xyz rpy> (either may be absent: zero). Missing element: identity.
@@ -378,43 +372,6 @@ static int check_name(cp_error *err, const xmlNode *n, char **out) {
   return rc;
 }
 
-// Absorbs the shape rotation quat (in the link frame) when it is a symmetry
-// of the shape; returns 1 when absorbed (s may be updated: permuted box
-// extents), 0 when the link must be re-framed.
-static int absorb_rotation(cp_shape *s, const double *quat) {
-  double R[9];
-  cp_quat_to_mat(R, quat);
-  switch (s->type) {
-  case CP_SHAPE_SPHERE:
-    return 1;
-  case CP_SHAPE_CYLINDER:
-  case CP_SHAPE_CAPSULE: // R z = +-z: the third column is +-e_z
-    return fabs(R[2]) <= SYM_TOL && fabs(R[5]) <= SYM_TOL &&
-           fabs(fabs(R[8]) - 1) <= SYM_TOL;
-  case CP_SHAPE_BOX: {
-    // Signed permutation: every entry 0 or +-1. Link axis i carries the
-    // shape axis k with |R[i][k]| = 1, so extent i = size[k].
-    double sz[3];
-    for (int i = 0; i < 3; ++i) {
-      int found = -1;
-      for (int k = 0; k < 3; ++k) {
-        double a = fabs(R[3 * i + k]);
-        if (fabs(a - 1) <= SYM_TOL) found = k;
-        else if (a > SYM_TOL) return 0;
-      }
-      if (found < 0) return 0;
-      sz[i] = s->size[found];
-    }
-    memcpy(s->size, sz, sizeof sz);
-    return 1;
-  }
-  case CP_SHAPE_PLANE:
-  case CP_SHAPE_NONE:
-    break;
-  }
-  return 1;
-}
-
 static int build(ctx *c, xmlNode *robot, cp_urdf_model *m) {
   cp_error *err = c->err;
   // Tree structure: each link has at most one parent and one child joint.
@@ -527,6 +484,11 @@ static int build(ctx *c, xmlNode *robot, cp_urdf_model *m) {
     memcpy(cj->origin_quat, quat, sizeof quat);
     cj->drive = CP_DRIVE_EFFORT;
     m->limits[k] = J->lim;
+    cj->has_limits = J->lim.bounded;
+    cj->lower = J->lim.lower;
+    cj->upper = J->lim.upper;
+    cj->effort_limit = J->lim.effort;
+    cj->velocity_limit = J->lim.velocity;
     m->joint_line[k] = (int)xmlGetLineNo(J->node);
     if (!(cj->name = dupstr(J->name)) ||
         !(cj->link.name = dupstr(c->links[J->child].name))) {
@@ -536,8 +498,6 @@ static int build(ctx *c, xmlNode *robot, cp_urdf_model *m) {
   }
 
   // Mass properties and the one shape of every movable link, in chain order.
-  double *Q = malloc((size_t)n_mov * 4 * sizeof *Q); // re-framing rotations
-  if (!rc && !Q) rc = xerr(err, robot, "out of memory");
   for (int k = 0; k < n_mov && !rc; ++k) {
     cp_link *lk = &ch->joints[k].link;
     const ulink *head = &c->links[first_link[k]];
@@ -595,9 +555,11 @@ static int build(ctx *c, xmlNode *robot, cp_urdf_model *m) {
                 "positive definite");
       break;
     }
-    // The shape: at most one <collision> over the merged URDF links.
-    double *q = Q + 4 * k;
-    q[0] = 1, q[1] = q[2] = q[3] = 0;
+    // The shape: at most one <collision> over the merged URDF links, posed
+    // in the link frame by its <origin> (default: at the centre of mass).
+    cp_v3_copy(lk->shape_pos, lk->com);
+    lk->shape_quat[0] = 1;
+    lk->has_shape_pose = 1;
     const ulink *with = NULL;
     for (int s = 0; s < ns && !rc; ++s) {
       int L = c->joints[seq[s]].child;
@@ -613,47 +575,11 @@ static int build(ctx *c, xmlNode *robot, cp_urdf_model *m) {
         break;
       }
       with = u;
-      double pos[3], quat[4];
-      compose(T + 7 * L, T + 7 * L + 3, u->cpos, u->cquat, pos, quat);
-      double d[3];
-      cp_v3_sub(d, pos, lk->com);
-      if (!(cp_v3_norm(d) <= COM_TOL)) {
-        rc = xerr(err, u->coll,
-                  "unsupported: the collision shape of link \"%.60s\" is "
-                  "centred at [%.6g, %.6g, %.6g] but the link's centre of "
-                  "mass is at [%.6g, %.6g, %.6g] (link frame); complan "
-                  "centres a link's shape at its centre of mass",
-                  head->name, pos[0], pos[1], pos[2], lk->com[0], lk->com[1],
-                  lk->com[2]);
-        break;
-      }
+      compose(T + 7 * L, T + 7 * L + 3, u->cpos, u->cquat, lk->shape_pos,
+              lk->shape_quat);
       lk->shape = u->shape;
-      if (!absorb_rotation(&lk->shape, quat)) memcpy(q, quat, sizeof quat);
     }
   }
-  // Re-frame links whose shape rotation was not absorbed: F'_k = F_k Q_k.
-  for (int k = 0; k < n_mov && !rc; ++k) {
-    cp_joint *cj = &ch->joints[k];
-    const double *qk = Q + 4 * k;
-    if (k > 0) {
-      const double *qp = Q + 4 * (k - 1);
-      double Rp[9], cq[4];
-      cp_quat_to_mat(Rp, qp);
-      cp_m3_tmulv(cj->origin_pos, Rp, cj->origin_pos);
-      quat_conj(cq, qp);
-      cp_quat_mul(cj->origin_quat, cq, cj->origin_quat);
-    }
-    if (qk[0] == 1 && qk[1] == 0 && qk[2] == 0 && qk[3] == 0) continue;
-    double Rk[9], RkT[9];
-    cp_quat_to_mat(Rk, qk);
-    for (int r = 0; r < 3; ++r)
-      for (int s = 0; s < 3; ++s) RkT[3 * r + s] = Rk[3 * s + r];
-    cp_quat_mul(cj->origin_quat, cj->origin_quat, qk);
-    cp_m3_tmulv(cj->axis, Rk, cj->axis);
-    cp_m3_tmulv(cj->link.com, Rk, cj->link.com);
-    cp_m3_rotate_sym(cj->link.inertia, RkT, cj->link.inertia);
-  }
-  free(Q);
   free(first_link);
   if (!rc && !(m->root = dupstr(c->links[root].name)))
     rc = xerr(err, robot, "out of memory");

@@ -18,8 +18,8 @@
 ///                      (default 1 0 0; normalised, non-zero), <limit lower
 ///                      upper effort velocity> (required for revolute and
 ///                      prismatic as in the URDF spec; lower/upper default 0;
-///                      lower <= upper, effort and velocity >= 0; read into
-///                      cp_urdf_limit since cp_joint has no room for them).
+///                      lower <= upper, effort and velocity >= 0; stored on
+///                      cp_joint and in cp_urdf_limit).
 ///                      <dynamics>, <calibration>, <safety_controller> are
 ///                      ignored.
 ///   Other children of <robot> (<material>, <transmission>, <gazebo>, ...)
@@ -48,21 +48,20 @@
 /// are ignored (a base does not move and cp_chain has no base geometry; model
 /// fixed obstacles as scene bodies).
 ///
-/// Collision shapes. cp_link carries ONE shape centred at the link's centre
-/// of mass with link-frame axes (models/shape.h). So:
+/// Collision shapes. cp_link carries ONE shape, placed in the link frame by
+/// its shape pose (cp_link.shape_pos, shape_quat; has_shape_pose = 1):
 ///   - a merged link may have at most one <collision> element among all its
 ///     URDF links (a second one is an error "unsupported: ... second
 ///     collision shape", at its line); none is fine (no contacts);
-///   - the shape's centre must be the link's centre of mass within 1e-6 m
-///     (else "unsupported: ... not at the centre of mass");
-///   - a shape rotation R_c that is a symmetry of the shape is absorbed
-///     (sphere: any; cylinder, capsule: R_c z = +-z; box: a signed axis
-///     permutation, which permutes the extents), all to within 1e-9.
-///     Otherwise the link's frame is re-chosen as F' = F R_c (same origin):
-///     its axis, centre of mass, inertia and the next joint's origin are
-///     re-expressed in F' (axis' = R_c^T axis, com' = R_c^T com, I' = R_c^T I
-///     R_c, next origin' = R_c^T origin). The motion is identical; only the
-///     link frame that cp_scene_frame reports differs from the URDF's.
+///   - the shape pose is the <collision><origin xyz rpy> composed with the
+///     fixed-joint origins from the movable link's frame to the URDF link
+///     holding it; it need not be at the centre of mass. Link frames are the
+///     URDF's frames (cp_scene_frame reports them); the shape's extents are
+///     kept as written. Without a <collision> the pose is (com, identity).
+/// Joint limits. cp_joint.has_limits is 1 for revolute and prismatic joints
+/// (lower, upper from <limit>); effort_limit and velocity_limit are the
+/// <limit>'s effort and velocity (0 for a continuous joint without <limit>).
+/// They are also in cp_urdf_model.limits.
 /// Movable links need mass > 0 and a positive definite inertia after
 /// merging (error at the link's line). Names must not contain '/'.
 ///

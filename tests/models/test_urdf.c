@@ -1,7 +1,7 @@
 // URDF manipulators (models/urdf.h): the same chain as the equivalent JSON
 // (kinematics, point Jacobians, mass matrix, bias efforts), fixed-joint
-// merging against hand-computed mass properties, collision shapes (absorbed
-// rotations, re-framed links), the scene's "state" map and limits, every
+// merging against hand-computed mass properties, collision shapes (posed in
+// the URDF's link frames), the scene's "state" map and limits, every
 // unsupported or malformed input with its file, line and element, and the
 // bundled URDF scenes.
 #include <criterion/criterion.h>
@@ -202,18 +202,15 @@ static char *arm_urdf_scene(const char *path, double q1, double q2,
 }
 
 // Same motion: every link's origin, axis, centre of mass, velocities,
-// point Jacobians, the mass matrix and bias efforts; link frames R too,
-// except link `reframed` (-1: none).
-static void compare_chains_except(const cp_chain *a, const cp_chain *b,
-                                  int reframed) {
+// point Jacobians, the mass matrix and bias efforts; link frames R too.
+static void compare_chains(const cp_chain *a, const cp_chain *b) {
   cr_assert_eq(a->n, b->n);
   int n = a->n;
   cp_link_state sa[8], sb[8];
   cp_chain_kinematics(a, sa);
   cp_chain_kinematics(b, sb);
   for (int k = 0; k < n; ++k) {
-    if (k != reframed)
-      cr_assert_lt(mt_maxdiff(sa[k].R, sb[k].R, 9), TOL, "link %d R", k);
+    cr_assert_lt(mt_maxdiff(sa[k].R, sb[k].R, 9), TOL, "link %d R", k);
     cr_assert_lt(mt_maxdiff(sa[k].o, sb[k].o, 3), TOL, "link %d o", k);
     cr_assert_lt(mt_maxdiff(sa[k].com, sb[k].com, 3), TOL, "link %d com", k);
     cr_assert_lt(mt_maxdiff(sa[k].axis, sb[k].axis, 3), TOL);
@@ -236,10 +233,6 @@ static void compare_chains_except(const cp_chain *a, const cp_chain *b,
   cp_chain_bias_efforts(b, sb, g, gb, hb);
   cr_assert_lt(mt_maxdiff(ga, gb, n), TOL);
   cr_assert_lt(mt_maxdiff(ha, hb, n), TOL);
-}
-
-static void compare_chains(const cp_chain *a, const cp_chain *b) {
-  compare_chains_except(a, b, -1);
 }
 
 Test(urdf, same_chain_as_json) {
@@ -317,6 +310,19 @@ Test(urdf, model_limits_and_lines) {
   cr_assert_eq(m.limits[0].effort, 10);
   cr_assert_eq(m.limits[1].velocity, 1);
   cr_assert_eq(m.limits[2].bounded, 0); // continuous
+  // The same limits on the chain's joints.
+  for (int k = 0; k < 3; ++k) {
+    const cp_joint *j = &m.chain.joints[k];
+    cr_assert_eq(j->has_limits, m.limits[k].bounded);
+    cr_assert_eq(j->lower, m.limits[k].lower);
+    cr_assert_eq(j->upper, m.limits[k].upper);
+    cr_assert_eq(j->effort_limit, m.limits[k].effort);
+    cr_assert_eq(j->velocity_limit, m.limits[k].velocity);
+  }
+  cr_assert_eq(m.chain.joints[0].lower, -3);
+  cr_assert_eq(m.chain.joints[0].upper, 3);
+  cr_assert_eq(m.chain.joints[0].effort_limit, 10);
+  cr_assert_eq(m.chain.joints[1].velocity_limit, 1);
   cr_assert_eq(m.joint_line[0], 12);
   cr_assert_eq(m.joint_line[1], 23);
   cr_assert_eq(m.joint_line[2], 34);
@@ -427,37 +433,49 @@ static void load_model(const char *text, cp_urdf_model *m) {
                err.where, err.msg);
 }
 
-Test(urdf, symmetric_shape_rotations_are_absorbed) {
+// The quaternions q and -q are the same rotation.
+static double quat_diff(const double *a, const double *b) {
+  double dp = 0, dm = 0;
+  for (int i = 0; i < 4; ++i) {
+    dp = fmax(dp, fabs(a[i] - b[i]));
+    dm = fmax(dm, fabs(a[i] + b[i]));
+  }
+  return fmin(dp, dm);
+}
+
+Test(urdf, shape_rotations_are_kept_in_the_shape_pose) {
   cp_urdf_model m;
-  // A box turned 90 degrees about z: extents x and y swap, frame unchanged.
+  // A box turned 90 degrees about z: extents as written, the rotation in
+  // the shape pose, the link frame unchanged.
   char *t = frame_urdf("0 0 1.5707963267948966",
                        "<box size=\"0.1 0.2 0.3\"/>", 1);
   load_model(t, &m);
-  const cp_shape *s = &m.chain.joints[0].link.shape;
-  cr_assert_eq(s->type, CP_SHAPE_BOX);
-  cr_assert_eq(s->size[0], 0.2);
-  cr_assert_eq(s->size[1], 0.1);
-  cr_assert_eq(s->size[2], 0.3);
+  const cp_link *lk = &m.chain.joints[0].link;
+  cr_assert_eq(lk->shape.type, CP_SHAPE_BOX);
+  cr_assert_eq(lk->shape.size[0], 0.1);
+  cr_assert_eq(lk->shape.size[1], 0.2);
+  cr_assert_eq(lk->shape.size[2], 0.3);
+  cr_assert_eq(lk->has_shape_pose, 1);
+  double pos[3] = {0, 0, 0.1}, q[4];
+  cr_assert_lt(mt_maxdiff(lk->shape_pos, pos, 3), TOL);
+  rpy_quaternion(0, 0, PI / 2, q);
+  cr_assert_lt(quat_diff(lk->shape_quat, q), TOL);
   cr_assert_eq(m.chain.joints[0].axis[1], 1);
-  cp_urdf_free(&m);
-  free(t);
-  // A cylinder flipped end for end (rpy pi about x) and turned about z:
-  // still along z.
-  t = frame_urdf("3.141592653589793 0 0.7",
-                 "<cylinder radius=\"0.02\" length=\"0.2\"/>", 1);
-  load_model(t, &m);
-  cr_assert_eq(m.chain.joints[0].link.shape.type, CP_SHAPE_CYLINDER);
-  cr_assert_eq(m.chain.joints[0].axis[1], 1);
+  // No collision on l2: default pose at its centre of mass.
+  const cp_link *l2 = &m.chain.joints[1].link;
+  cr_assert_eq(l2->shape.type, CP_SHAPE_NONE);
+  cr_assert_lt(mt_maxdiff(l2->shape_pos, l2->com, 3), TOL);
+  cr_assert_eq(l2->shape_quat[0], 1);
   cp_urdf_free(&m);
   free(t);
   mt_assert_no_leaks();
 }
 
-Test(urdf, other_shape_rotations_reframe_the_link) {
-  // A cylinder along the link's x axis (rpy 0 pi/2 0) and a tilted box:
-  // the link frame is re-chosen, the motion is not. Compare with the same
-  // robot without the collision element: identical link-2 poses, centres of
-  // mass, Jacobians, mass matrix and bias efforts.
+Test(urdf, shape_rotations_keep_the_urdf_frames) {
+  // A cylinder along the link's x axis (rpy 0 pi/2 0) and a tilted box: the
+  // chain is exactly the one without the collision element (same link
+  // frames, centres of mass, Jacobians, mass matrix, bias efforts); the
+  // shape's world axes are R_link R_c.
   const char *cases[2][2] = {
       {"0 1.5707963267948966 0", "<cylinder radius=\"0.02\" length=\"0.2\"/>"},
       {"0.3 1.1 -0.4", "<box size=\"0.1 0.2 0.3\"/>"}};
@@ -479,24 +497,17 @@ Test(urdf, other_shape_rotations_reframe_the_link) {
       cp_link_state s0[2], s1[2];
       cp_chain_kinematics(&m0.chain, s0);
       cp_chain_kinematics(&m1.chain, s1);
-      // Link 1's frame differs by the shape rotation; its origin, axis and
-      // centre of mass do not.
-      cr_assert_lt(mt_maxdiff(s0[0].o, s1[0].o, 3), TOL);
-      cr_assert_lt(mt_maxdiff(s0[0].axis, s1[0].axis, 3), TOL);
-      cr_assert_lt(mt_maxdiff(s0[0].com, s1[0].com, 3), TOL);
-      // The shape's axes in the world are R0 R_c: link R1 must equal that.
-      double Rc[9], want[9];
+      double Rc[9], Rs[9], want[9], got[9];
       if (c == 0)
         rpy_matrix(0, PI / 2, 0, Rc);
       else
         rpy_matrix(0.3, 1.1, -0.4, Rc);
+      cp_quat_to_mat(Rs, m1.chain.joints[0].link.shape_quat);
+      cr_assert_lt(mt_maxdiff(Rs, Rc, 9), TOL);
       cp_m3_mul(want, s0[0].R, Rc);
-      cr_assert_lt(mt_maxdiff(s1[0].R, want, 9), TOL);
-      // Link 2 is untouched.
-      cr_assert_lt(mt_maxdiff(s0[1].R, s1[1].R, 9), TOL);
-      cr_assert_lt(mt_maxdiff(s0[1].o, s1[1].o, 3), TOL);
-      cr_assert_lt(mt_maxdiff(s0[1].com, s1[1].com, 3), TOL);
-      compare_chains_except(&m0.chain, &m1.chain, 0);
+      cp_m3_mul(got, s1[0].R, Rs);
+      cr_assert_lt(mt_maxdiff(got, want, 9), TOL);
+      compare_chains(&m0.chain, &m1.chain);
     }
     cp_urdf_free(&m0);
     cp_urdf_free(&m1);
@@ -506,7 +517,7 @@ Test(urdf, other_shape_rotations_reframe_the_link) {
   mt_assert_no_leaks();
 }
 
-Test(urdf, reframed_cylinder_lies_on_the_table) {
+Test(urdf, rotated_cylinder_lies_on_the_table) {
   // A cylinder along the link x axis, the link lowered by a prismatic joint
   // onto the table: contacts along its bottom line, |x| <= half length.
   const char *urdf =
@@ -661,14 +672,6 @@ Test(urdf_errors, unsupported_features) {
              JOINT("j", "revolute", "base", "a") JOINT("f", "fixed", "a", "b")
              "</robot>\n",
              6, "<collision>", "\"b\" is merged into it by a fixed joint");
-  // A shape away from the centre of mass.
-  urdf_fails(HEAD "<link name=\"base\"/>\n"
-                  "<link name=\"a\"><inertial><origin xyz=\"0 0 0.1\"/>"
-                  "<mass value=\"1\"/><inertia ixx=\"1\" ixy=\"0\" ixz=\"0\" "
-                  "iyy=\"1\" iyz=\"0\" izz=\"1\"/></inertial>\n<collision>"
-                  "<geometry><sphere radius=\"0.1\"/></geometry></collision>"
-                  "</link>\n" JOINT("j", "revolute", "base", "a") "</robot>\n",
-             5, "<collision>", "centres a link's shape at its centre of mass");
   // Inertia not positive definite.
   urdf_fails(HEAD "<link name=\"base\"/>\n"
                   "<link name=\"a\"><inertial><mass value=\"1\"/><inertia "
