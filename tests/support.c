@@ -2,6 +2,7 @@
 #include "tests/support.h"
 
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -99,6 +100,18 @@ int cpt_run(const char *const *argv, char **out, char **err) {
   if (out) *out = o; else free(o);
   if (err) *err = e; else free(e);
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+json_t *cpt_run_json(const char *const *argv, int expect_rc) {
+  char *out, *err;
+  int rc = cpt_run(argv, &out, &err);
+  cr_assert_eq(rc, expect_rc, "exit %d (expected %d); stderr: %s", rc, expect_rc, err);
+  json_error_t je;
+  json_t *doc = json_loads(out, 0, &je);
+  cr_assert_not_null(doc, "stdout is not one JSON document: %s\n%s", je.text, out);
+  free(out);
+  free(err);
+  return doc;
 }
 
 void cpt_assert_lcp_solution(int n, const double *M, const double *q,

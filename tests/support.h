@@ -23,6 +23,11 @@ char *cpt_temp_file(const char *text, const char *suffix);
 /// Returns the exit status, or -1 if it did not exit normally.
 int cpt_run(const char *const *argv, char **out, char **err);
 
+/// Runs complan (as cpt_run), asserts the exit status and that stdout is
+/// exactly one JSON document, and returns it (json_decref when done).
+struct json_t;
+struct json_t *cpt_run_json(const char *const *argv, int expect_rc);
+
 /// Independent check of an LCP solution with a given absolute tolerance:
 /// asserts (Criterion) z >= -tol, w = M z + q >= -tol, |z_i w_i| <= tol.
 /// M column-major.

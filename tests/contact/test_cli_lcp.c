@@ -8,22 +8,11 @@
 
 #include "tests/support.h"
 
-static json_t *run_json(const char *const *argv, int expect_rc) {
-  char *out, *err;
-  int rc = cpt_run(argv, &out, &err);
-  cr_assert_eq(rc, expect_rc, "exit %d (expected %d); stderr: %s", rc, expect_rc, err);
-  json_error_t je;
-  json_t *doc = json_loads(out, 0, &je);
-  cr_assert_not_null(doc, "stdout is not one JSON document: %s\n%s", je.text, out);
-  free(out);
-  free(err);
-  return doc;
-}
 
 Test(cli_lcp, solve_json_contract) {
   char *f = cpt_temp_file("{\"M\": [[2, 1], [1, 2]], \"q\": [-5, -6]}", ".json");
   const char *argv[] = {"complan", "lcp", "solve", f, "--json", NULL};
-  json_t *doc = run_json(argv, 0);
+  json_t *doc = cpt_run_json(argv, 0);
   cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "solved");
   cr_assert_str_eq(json_string_value(json_object_get(doc, "solver")), "lemke");
   cr_assert_eq(json_integer_value(json_object_get(doc, "n")), 2);
@@ -46,7 +35,7 @@ Test(cli_lcp, each_solver_and_repeat) {
   for (int s = 0; s < 4; s++) {
     const char *argv[] = {"complan", "lcp", "solve", cpt_data("siconos/lcp_exp_murty.dat"),
                           "--solver", solvers[s], "--json", "--repeat", "3", NULL};
-    json_t *doc = run_json(argv, 0);
+    json_t *doc = cpt_run_json(argv, 0);
     cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "solved");
     const char *by = json_string_value(json_object_get(doc, "solver"));
     cr_assert_str_eq(by, s == 3 ? "lemke" : solvers[s]);
@@ -58,18 +47,18 @@ Test(cli_lcp, no_solution_exit_codes) {
   char *f = cpt_temp_file("{\"M\": [[-1]], \"q\": [-1]}", ".json");
   /* Lemke alone cannot decide: exit 1, status failed, a reason. */
   const char *a1[] = {"complan", "lcp", "solve", f, "--solver", "lemke", "--json", NULL};
-  json_t *doc = run_json(a1, 1);
+  json_t *doc = cpt_run_json(a1, 1);
   cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "failed");
   cr_assert(strstr(json_string_value(json_object_get(doc, "reason")), "secondary ray"));
   json_decref(doc);
   /* certify proves it: exit 0, no_solution. */
   const char *a2[] = {"complan", "lcp", "certify", f, "--json", NULL};
-  doc = run_json(a2, 0);
+  doc = cpt_run_json(a2, 0);
   cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "no_solution");
   cr_assert_str_eq(json_string_value(json_object_get(doc, "solver")), "certify");
   json_decref(doc);
   const char *a3[] = {"complan", "lcp", "solve", f, "--json", NULL};
-  doc = run_json(a3, 0);
+  doc = cpt_run_json(a3, 0);
   cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "no_solution");
   json_decref(doc);
   unlink(f);
@@ -80,7 +69,7 @@ Test(cli_lcp, certify_second) {
   /* z = 0 (w = 1) and z = 1 (w = 0) both solve M = [-1], q = [1]. */
   char *f = cpt_temp_file("{\"M\": [[-1]], \"q\": [1]}", ".json");
   const char *argv[] = {"complan", "lcp", "certify", f, "--second", "--json", NULL};
-  json_t *doc = run_json(argv, 0);
+  json_t *doc = cpt_run_json(argv, 0);
   cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "solved");
   json_t *second = json_object_get(doc, "second");
   cr_assert(json_is_object(second), "second is not an object");
@@ -94,7 +83,7 @@ Test(cli_lcp, certify_second) {
   /* A P-matrix: unique solution, so "second": null. */
   const char *a2[] = {"complan", "lcp", "certify", cpt_data("siconos/lcp_exp_murty.dat"),
                       "--second", "--json", NULL};
-  doc = run_json(a2, 0);
+  doc = cpt_run_json(a2, 0);
   cr_assert(json_is_null(json_object_get(doc, "second")));
   json_decref(doc);
 }

@@ -18,23 +18,12 @@ static const char *scene(const char *name) {
   return buf[k];
 }
 
-static json_t *run_json(const char *const *argv, int expect_rc) {
-  char *out, *err;
-  int rc = cpt_run(argv, &out, &err);
-  cr_assert_eq(rc, expect_rc, "exit %d (expected %d); stderr: %s", rc, expect_rc, err);
-  json_error_t je;
-  json_t *doc = json_loads(out, 0, &je);
-  cr_assert_not_null(doc, "stdout is not one JSON document: %s\n%s", je.text, out);
-  free(out);
-  free(err);
-  return doc;
-}
 
 static double num(json_t *arr, size_t i) { return json_number_value(json_array_get(arr, i)); }
 
 Test(cli_solve, json_contract_and_numbers) {
   const char *argv[] = {"complan", "solve", scene("incline_slide.json"), "--json", NULL};
-  json_t *doc = run_json(argv, 0);
+  json_t *doc = cpt_run_json(argv, 0);
   cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "solved");
   cr_assert_str_eq(json_string_value(json_object_get(doc, "friction")), "pyramid");
   cr_assert_str_eq(json_string_value(json_object_get(doc, "solver")), "lemke");
@@ -77,7 +66,7 @@ Test(cli_solve, json_contract_and_numbers) {
 
 Test(cli_solve, joints_cone_and_certify) {
   const char *a1[] = {"complan", "solve", scene("squeeze_grasp.json"), "--json", NULL};
-  json_t *doc = run_json(a1, 0);
+  json_t *doc = cpt_run_json(a1, 0);
   json_t *joints = json_object_get(doc, "joints");
   cr_assert_eq(json_array_size(joints), 4);
   cr_assert_str_eq(json_string_value(json_object_get(json_array_get(joints, 0), "name")), "left/j1");
@@ -86,13 +75,13 @@ Test(cli_solve, joints_cone_and_certify) {
                        0.0, 1e-8);
   json_decref(doc);
   const char *a2[] = {"complan", "solve", scene("incline_slide.json"), "--friction", "cone", "--json", NULL};
-  doc = run_json(a2, 0);
+  doc = cpt_run_json(a2, 0);
   cr_assert_str_eq(json_string_value(json_object_get(doc, "friction")), "cone");
   cr_assert(json_integer_value(json_object_get(doc, "cone_edges")) >= 8);
   cr_assert_leq(json_number_value(json_object_get(doc, "cone_violation")), 1e-3);
   json_decref(doc);
   const char *a3[] = {"complan", "solve", scene("squeeze_grasp.json"), "--solver", "certify", "--json", NULL};
-  doc = run_json(a3, 0);
+  doc = cpt_run_json(a3, 0);
   cr_assert_str_eq(json_string_value(json_object_get(doc, "solver")), "certify");
   cr_assert_not_null(json_object_get(doc, "unique"), "certify must say whether u' is unique");
   json_decref(doc);
@@ -101,7 +90,7 @@ Test(cli_solve, joints_cone_and_certify) {
 /* The Painleve rod: certify proves there is no solution; exit 0. */
 Test(cli_solve, painleve_no_solution) {
   const char *argv[] = {"complan", "solve", scene("painleve_rod.json"), "--json", NULL};
-  json_t *doc = run_json(argv, 0);
+  json_t *doc = cpt_run_json(argv, 0);
   cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "no_solution");
   cr_assert_str_eq(json_string_value(json_object_get(doc, "solver")), "certify");
   json_decref(doc);
