@@ -88,9 +88,15 @@ int cp_contact_space_build(int nu, int nc, const double *H, const double *G,
    * time): doubles X [nu m], y [nu]; ints free_list, parent, blk, size,
    * fill, blk_of, ncol, lastc [nu + 1 each] and colv [nu m]. */
   const size_t nd = nu1 * m1 + nu1, ni = 8 * (nu1 + 1) + nu1 * m1;
-  double *scratch = malloc(sizeof(double) * nd + sizeof(int) * ni);
+  /* Small problems (a few bodies) take their scratch from the stack. */
+  double stack_scratch[512];
+  const size_t scratch_bytes = sizeof(double) * nd + sizeof(int) * ni;
+  double *scratch = scratch_bytes <= sizeof stack_scratch ? stack_scratch : malloc(scratch_bytes);
   if (!scratch) return -2;
   double *X = scratch, *y = X + nu1 * m1;
+  int colmin_stack[128];
+  int *colmin = m <= 128 ? colmin_stack : malloc(sizeof(int) * m1);
+  if (!colmin) { if (scratch != stack_scratch) free(scratch); return -2; }
   int *free_list = (int *)(scratch + nd), *parent = free_list + nu1 + 1, *blk = parent + nu1 + 1,
       *size = blk + nu1 + 1, *fill = size + nu1 + 1, *blk_of = fill + nu1 + 1,
       *ncol = blk_of + nu1 + 1, *lastc = ncol + nu1 + 1, *colv = lastc + nu1 + 1;
@@ -104,12 +110,14 @@ int cp_contact_space_build(int nu, int nc, const double *H, const double *G,
    * pattern (union-find; each root is its component's smallest member, so
    * blocks come in order of their first dof, dofs increasing within). */
   for (int a = 0; a < nf; a++) parent[a] = a;
-  for (int a = 0; a < nf; a++)
-    for (int b = a + 1; b < nf; b++)
-      if (H[free_list[a] + (size_t)free_list[b] * nu] != 0.0) {
+  for (int b = 1; b < nf; b++) { /* upper triangle, column by column */
+    const double *Hb = H + (size_t)free_list[b] * nu;
+    for (int a = 0; a < b; a++)
+      if ((driven ? Hb[free_list[a]] : Hb[a]) != 0.0) {
         int ra = uf_find(parent, a), rb = uf_find(parent, b);
         if (ra != rb) parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
       }
+  }
   int nb = 0;
   for (int a = 0; a < nf; a++) blk[a] = uf_find(parent, a) == a ? nb++ : -1;
   for (int a = 0; a < nf; a++) blk[a] = blk[uf_find(parent, a)];
@@ -122,8 +130,12 @@ int cp_contact_space_build(int nu, int nc, const double *H, const double *G,
   /* What the result owns, in one allocation too: A, b, L, loff, free_idx,
    * bstart (cp_contact_space_free releases cs->A, the start of it). */
   const size_t od = m1 * m1 + m1 + (ltot > 0 ? ltot : 1);
+  /* Only A's upper triangle (with the diagonal) is accumulated, and the
+   * lower one mirrored at the end; colmin[c] is the first row of column c
+   * that can be nonzero (A is sparse when contacts touch few bodies). */
   double *own = calloc(1, sizeof(double) * od + sizeof(size_t) * nu1 + sizeof(int) * (2 * nu1 + 1));
   if (!own) goto out;
+  for (int c = 0; c < m; c++) colmin[c] = c;
   cs->A = own;
   cs->b = own + m1 * m1;
   cs->L = cs->b + m1;
@@ -150,12 +162,15 @@ int cp_contact_space_build(int nu, int nc, const double *H, const double *G,
    * m I3 and principal-axis inertia), so blocks may be single dofs and only
    * the columns that really touch them are kept. Block kb's columns are
    * colv[kb * m .. kb * m + ncol[kb]). */
+  int multi = 0; /* blocks of more than one dof */
   for (int i = 0; i < nu; i++) blk_of[i] = -1;
   for (int kb = 0; kb < nb; kb++) {
     ncol[kb] = lastc[kb] = 0;
+    if (size[kb] == 1) continue; /* single dofs: gathered row by row below */
+    multi++;
     for (int t = cs->bstart[kb]; t < cs->bstart[kb + 1]; t++) blk_of[cs->free_idx[t]] = kb;
   }
-  for (int j = 0; j < nc; j++) {
+  for (int j = 0; multi && j < nc; j++) {
     const double *g = G + (size_t)(3 * j) * nu;
     /* lastc[kb] = 8 (j + 1) + mask of contact j's columns already taken. */
     for (int i = 0; i < nu; i++) {
@@ -175,6 +190,31 @@ int cp_contact_space_build(int nu, int nc, const double *H, const double *G,
   for (int kb = 0; kb < cs->nblocks; kb++) {
     const int s = cs->bstart[kb + 1] - cs->bstart[kb], *idx = cs->free_idx + cs->bstart[kb];
     const double *Lk = cs->L + cs->loff[kb];
+    if (s == 1) {
+      /* A single dof i (H diagonal there, as for a free box): its row of
+       * X = L^-1 G is G[i, :] / L_ii, gathered on its nonzeros (increasing
+       * columns), and A gets that row's outer product: upper triangle only. */
+      const int i = idx[0];
+      const double d = Lk[0], yi = free_rhs(cs, i) / d;
+      double *x = X;
+      int *cols = colv, p = 0;
+      for (int j = 0; j < nc; j++) { /* by contact: most rows touch few */
+        const double *g = G + i + (size_t)(3 * j) * nu;
+        const double g0 = g[0], g1 = g[nu], g2 = g[2 * (size_t)nu];
+        if (!((g0 != 0.0) | (g1 != 0.0) | (g2 != 0.0))) continue;
+        if (g0 != 0.0) { x[p] = g0 / d; cols[p++] = 3 * j; }
+        if (g1 != 0.0) { x[p] = g1 / d; cols[p++] = 3 * j + 1; }
+        if (g2 != 0.0) { x[p] = g2 / d; cols[p++] = 3 * j + 2; }
+      }
+      for (int c = 0; c < p; c++) {
+        const double xc = x[c];
+        if (cols[0] < colmin[cols[c]]) colmin[cols[c]] = cols[0];
+        double *Ac = cs->A + (size_t)cols[c] * m;
+        cs->b[cols[c]] += xc * yi;
+        for (int r = 0; r <= c; r++) Ac[cols[r]] += x[r] * xc;
+      }
+      continue;
+    }
     const int p = ncol[kb];
     const int *cols = colv + (size_t)kb * m;
     for (int r = 0; r < s; r++) y[r] = free_rhs(cs, idx[r]);
@@ -186,6 +226,9 @@ int cp_contact_space_build(int nu, int nc, const double *H, const double *G,
      * here (measured by experiments/bench_contact). X := L^-1 X by forward
      * substitution, column by column. */
     for (int c = 0; c < p; c++) lower_solve(s, Lk, X + (size_t)c * s);
+    int cmin = cols[0];
+    for (int c = 1; c < p; c++) cmin = cols[c] < cmin ? cols[c] : cmin;
+    for (int c = 0; c < p; c++) colmin[cols[c]] = cmin < colmin[cols[c]] ? cmin : colmin[cols[c]];
     for (int c = 0; c < p; c++) {
       const double *xc = X + (size_t)c * s;
       double bc = 0.0;
@@ -195,8 +238,8 @@ int cp_contact_space_build(int nu, int nc, const double *H, const double *G,
         const double *xr = X + (size_t)r * s;
         double v = 0.0;
         for (int t = 0; t < s; t++) v += xr[t] * xc[t];
-        cs->A[cols[r] + (size_t)cols[c] * m] += v;
-        if (r != c) cs->A[cols[c] + (size_t)cols[r] * m] += v;
+        const int lo = cols[r] < cols[c] ? cols[r] : cols[c], hi = cols[r] ^ cols[c] ^ lo;
+        cs->A[lo + (size_t)hi * m] += v;
       }
     }
   }
@@ -207,9 +250,12 @@ int cp_contact_space_build(int nu, int nc, const double *H, const double *G,
         if (driven[i]) s += G[i + (size_t)c * nu] * udot_driven[i];
     cs->b[c] += s;
   }
+  for (int c = 0; c < m; c++) /* the lower triangle from the upper */
+    for (int r = colmin[c]; r < c; r++) cs->A[c + (size_t)r * m] = cs->A[r + (size_t)c * m];
   rc = 0;
 out:
-  free(scratch);
+  if (scratch != stack_scratch) free(scratch);
+  if (colmin != colmin_stack) free(colmin);
   if (rc) cp_contact_space_free(cs);
   return rc;
 }

@@ -153,3 +153,58 @@ Test(dynamics, proposition3_bound) {
   cr_assert_not(d.within_friction_bound);
   cp_contact_space_free(&cs);
 }
+
+/* H with single-dof blocks (a free body's diagonal m I3, I) next to a dense
+ * 3 x 3 block, and a sparse G whose contacts touch two "bodies" each (many
+ * contacts, so A is large and sparse): A and b against LU, A exactly
+ * symmetric. Exercises the single-dof path and the dense-block path at once. */
+Test(dynamics, diagonal_and_dense_blocks_match_lu) {
+  enum { N = 9, C = 44, M = 3 * C };
+  static double H[N * N], G[N * M], X[N * (M + 1)], Hc[N * N];
+  double f[N], k[M];
+  uint64_t s = 11;
+  memset(H, 0, sizeof H);
+  for (int i = 0; i < 6; i++) H[i + i * N] = cpt_uniform(&s, 0.5, 3);
+  for (int i = 6; i < N; i++)
+    for (int j = 6; j < N; j++) H[i + j * N] = (i == j ? 3.0 : 0.0) + 0.5;
+  memset(G, 0, sizeof G);
+  for (int j = 0; j < C; j++) {
+    int b0 = (j % 3) * 3, b1 = ((j + 1) % 3) * 3; /* two of three 3-dof groups */
+    for (int t = 0; t < 3; t++)
+      for (int r = 0; r < 3; r++) {
+        if ((j + t + r) % 4 != 0) G[b0 + r + (3 * j + t) * N] = cpt_uniform(&s, -1, 1);
+        if ((j + t + r) % 3 == 0) G[b1 + r + (3 * j + t) * N] = cpt_uniform(&s, -1, 1);
+      }
+  }
+  for (int i = 0; i < N; i++) f[i] = cpt_uniform(&s, -5, 5);
+  for (int i = 0; i < M; i++) k[i] = cpt_uniform(&s, -1, 1);
+  cp_contact_space cs;
+  cr_assert_eq(cp_contact_space_build(N, C, H, G, f, k, NULL, NULL, &cs), 0);
+  cr_assert_eq(cs.nblocks, 7);
+  lapack_int piv[N];
+  memcpy(Hc, H, sizeof Hc);
+  memcpy(X, G, sizeof G);
+  memcpy(X + N * M, f, sizeof f);
+  cr_assert_eq(LAPACKE_dgesv(LAPACK_COL_MAJOR, N, M + 1, Hc, N, piv, X, N), 0);
+  for (int i = 0; i < M; i++) {
+    double bi = k[i];
+    for (int l = 0; l < N; l++) bi += G[l + i * N] * X[l + N * M];
+    cr_assert_float_eq(cs.b[i], bi, 1e-10);
+    for (int j = 0; j < M; j++) {
+      double aij = 0;
+      for (int l = 0; l < N; l++) aij += G[l + i * N] * X[l + j * N];
+      cr_assert_float_eq(cs.A[i + j * M], aij, 1e-10);
+      cr_assert(cs.A[i + j * M] == cs.A[j + i * M]);
+    }
+  }
+  double c[M], udot[N];
+  for (int i = 0; i < M; i++) c[i] = cpt_uniform(&s, 0, 1);
+  cr_assert_eq(cp_contact_space_accel(&cs, c, udot, NULL), 0);
+  for (int i = 0; i < N; i++) { /* H u' = f + G c */
+    double lhs = 0, rhs = f[i];
+    for (int j = 0; j < N; j++) lhs += H[i + j * N] * udot[j];
+    for (int j = 0; j < M; j++) rhs += G[i + j * N] * c[j];
+    cr_assert_float_eq(lhs, rhs, 1e-9);
+  }
+  cp_contact_space_free(&cs);
+}
