@@ -19,6 +19,13 @@ typedef struct cp_error {
 int cp_error_set(cp_error *err, const char *where, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/// Reads a whole file into a NUL-terminated malloc'd buffer (*len bytes,
+/// the NUL not counted). Returns NULL with *err set ("cannot open PATH:
+/// REASON" or "cannot read PATH") on failure. The one file reader of
+/// complan's parsers and command line.
+#include <stddef.h>
+char *cp_read_file(const char *path, size_t *len, cp_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1049,27 +1049,9 @@ int cp_scene_parse(const char *text, size_t len, const char *base_dir,
 int cp_scene_load(const char *path, const cp_scene_options *opts,
                   cp_scene *scene, cp_error *err) {
   memset(scene, 0, sizeof *scene);
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return cp_error_set(err, "", "cannot open %s: %s", path, strerror(errno));
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    if (n == cap) {
-      char *t = realloc(buf, cap *= 2);
-      if (!t) { free(buf); buf = NULL; break; }
-      buf = t;
-    }
-    size_t k = fread(buf + n, 1, cap - n, f);
-    if (k == 0) break;
-    n += k;
-  }
-  int bad = ferror(f);
-  fclose(f);
-  if (!buf || bad) {
-    free(buf);
-    return cp_error_set(err, "", "cannot read %s", path);
-  }
+  size_t n = 0;
+  char *buf = cp_read_file(path, &n, err);
+  if (!buf) return -1;
   // base_dir: everything up to the last '/', or "." for a bare file name.
   const char *slash = strrchr(path, '/');
   char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path))

@@ -697,31 +697,9 @@ int cp_urdf_parse(const char *text, size_t len, cp_urdf_model *m,
 
 int cp_urdf_load(const char *path, cp_urdf_model *m, cp_error *err) {
   memset(m, 0, sizeof *m);
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return cp_error_set(err, "", "cannot open %s: %s", path, strerror(errno));
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    if (n == cap) {
-      char *t = realloc(buf, cap *= 2);
-      if (!t) {
-        free(buf);
-        buf = NULL;
-        break;
-      }
-      buf = t;
-    }
-    size_t k = fread(buf + n, 1, cap - n, f);
-    if (k == 0) break;
-    n += k;
-  }
-  int bad = ferror(f);
-  fclose(f);
-  if (!buf || bad) {
-    free(buf);
-    return cp_error_set(err, "", "cannot read %s", path);
-  }
+  size_t n = 0;
+  char *buf = cp_read_file(path, &n, err);
+  if (!buf) return -1;
   int rc = cp_urdf_parse(buf, n, m, err);
   free(buf);
   return rc;

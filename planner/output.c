@@ -8,37 +8,12 @@
 #include <string.h>
 
 char *cp_cli_read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "complan: %s: cannot read: %s\n", path, strerror(errno));
-    return NULL;
-  }
-  size_t cap = 1 << 16, n = 0;
-  char *s = malloc(cap);
-  int ok = s != NULL;
-  while (ok) {
-    if (n + 1 >= cap) {
-      char *t = realloc(s, cap *= 2);
-      if (!t) { ok = 0; break; }
-      s = t;
-    }
-    size_t k = fread(s + n, 1, cap - n - 1, f);
-    n += k;
-    if (k == 0) {
-      if (ferror(f)) ok = 0;
-      break;
-    }
-  }
-  if (!ok) {
+  cp_error err;
+  errno = 0;
+  char *s = cp_read_file(path, len, &err);
+  if (!s)
     fprintf(stderr, "complan: %s: cannot read: %s\n", path,
-            s ? strerror(errno ? errno : EIO) : "out of memory");
-    free(s);
-    fclose(f);
-    return NULL;
-  }
-  fclose(f);
-  s[n] = '\0';
-  if (len) *len = n;
+            errno ? strerror(errno) : "read error or out of memory");
   return s;
 }
 
