@@ -292,105 +292,125 @@ int cp_contact_space_accel(const cp_contact_space *cs, const double *c,
   return 0;
 }
 
-/* Smallest and largest eigenvalue of a symmetric matrix (copied). */
-static int sym_extreme_eigs(int n, const double *S, double *lmin, double *lmax) {
+/* Singular values (descending) of an r x c matrix, copied; sv [min(r, c)]. */
+static int svals(int r, int c, const double *X, double *sv) {
+  int k = r < c ? r : c;
+  if (k == 0) return 0;
+  double *a = malloc(sizeof(double) * ((size_t)r * (size_t)c + (size_t)k));
+  if (!a) return -2;
+  memcpy(a, X, sizeof(double) * (size_t)r * (size_t)c);
+  int rc = LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'N', 'N', r, c, a, r, sv, NULL, 1,
+                          NULL, 1, a + (size_t)r * c) == 0 ? 0 : -1;
+  free(a);
+  return rc;
+}
+
+/* Extreme eigenvalues of the principal submatrix A[idx, idx] (lda m). */
+static int sub_eigs(int m, const double *A, int n, const int *idx, double *lmin,
+                    double *lmax) {
   if (n == 0) { *lmin = *lmax = 0.0; return 0; }
   double *a = malloc(sizeof(double) * (size_t)n * (size_t)(n + 1));
   if (!a) return -2;
-  memcpy(a, S, sizeof(double) * (size_t)n * (size_t)n);
-  double *ev = a + (size_t)n * n;
-  int rc = LAPACKE_dsyev(LAPACK_COL_MAJOR, 'N', 'U', n, a, n, ev) == 0 ? 0 : -1;
-  if (rc == 0) { *lmin = ev[0]; *lmax = ev[n - 1]; }
+  for (int c = 0; c < n; c++)
+    for (int r = 0; r < n; r++) a[r + (size_t)c * n] = A[idx[r] + (size_t)idx[c] * m];
+  int rc = LAPACKE_dsyev(LAPACK_COL_MAJOR, 'N', 'U', n, a, n, a + (size_t)n * n) == 0 ? 0 : -1;
+  if (rc == 0) { *lmin = a[(size_t)n * n]; *lmax = a[(size_t)n * n + n - 1]; }
   free(a);
   return rc;
 }
 
-/* Singular values of an r x c matrix (copied), descending, into sv[min(r,c)]. */
-static int singular_values(int r, int c, const double *X, double *sv) {
-  int k = r < c ? r : c;
-  if (k == 0) return 0;
-  double *a = malloc(sizeof(double) * (size_t)r * (size_t)c);
-  double *sup = malloc(sizeof(double) * (size_t)k);
-  if (!a || !sup) { free(a); free(sup); return -2; }
-  memcpy(a, X, sizeof(double) * (size_t)r * (size_t)c);
-  int rc = LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'N', 'N', r, c, a, r, sv, NULL, 1,
-                          NULL, 1, sup) == 0 ? 0 : -1;
-  free(a);
-  free(sup);
+/* Spectral norm of A[rows, cols] (lda m). */
+static int sub_norm(int m, const double *A, int nr, const int *rows, int ncl,
+                    const int *cols, double *out) {
+  *out = 0.0;
+  if (nr == 0 || ncl == 0) return 0;
+  int k = nr < ncl ? nr : ncl;
+  double *X = malloc(sizeof(double) * ((size_t)nr * (size_t)ncl + (size_t)k));
+  if (!X) return -2;
+  for (int c = 0; c < ncl; c++)
+    for (int r = 0; r < nr; r++) X[r + (size_t)c * nr] = A[rows[r] + (size_t)cols[c] * m];
+  int rc = svals(nr, ncl, X, X + (size_t)nr * ncl);
+  if (rc == 0) *out = X[(size_t)nr * ncl];
+  free(X);
   return rc;
 }
 
-int cp_contact_diagnostics(const cp_contact_space *cs,
-                           const unsigned char *sliding, const double *mu,
-                           cp_contact_diag *d) {
+/* formulation §5's diagnostics over the augmented contact space (the real
+ * rows: 3 per contact, one torsion row per soft finger; the pads left out).
+ * Proposition 3 extended by the same perturbation argument: B~ holds the
+ * normals, the rolling contacts' tangents and the non-spinning soft fingers'
+ * torsion rows; the sliding contacts' t, o columns (delta_t, delta_o) and
+ * the spinning soft fingers' torsion columns (delta_x) perturb it, so
+ * Theorem 1 applies when max_S mu (delta_t + delta_o) + max_X mu_tau delta_x
+ * < lambda_min(B~). friction_bound stays lambda_min / (delta_t + delta_o). */
+int cp_contact_diagnostics_ext(const cp_contact_space *cs, int nc, const int *tor_row,
+                               const unsigned char *sliding, const double *mu,
+                               const unsigned char *spinning, const double *mu_tor,
+                               cp_contact_diag *d) {
   memset(d, 0, sizeof *d);
-  const int nc = cs->nc, m = 3 * nc, nf = cs->nfree;
-  int rc = 0;
-  /* Rank of G_F (= rank of L^-1 G_F, L nonsingular; but use G_F itself so
-   * that the tolerance is in G's own units). */
-  int kmin = nf < m ? nf : m;
-  double *GF = malloc(sizeof(double) * (size_t)(nf * m > 0 ? nf * m : 1));
-  double *sv = malloc(sizeof(double) * (size_t)(kmin > 0 ? kmin : 1));
-  int *bidx = malloc(sizeof(int) * (size_t)(m > 0 ? m : 1));
-  double *Bt = malloc(sizeof(double) * (size_t)(m > 0 ? m * m : 1));
-  double *E = malloc(sizeof(double) * (size_t)(m > 0 ? m * nc : 1));
-  if (!GF || !sv || !bidx || !Bt || !E) { rc = -2; goto done; }
-  for (int c = 0; c < m; c++)
-    for (int r = 0; r < nf; r++) GF[r + (size_t)c * nf] = cs->G[cs->free_idx[r] + (size_t)c * cs->nu];
-  if ((rc = singular_values(nf, m, GF, sv)) != 0) goto done;
-  double tol = (kmin > 0 ? sv[0] : 0.0) * (double)(nf > m ? nf : m) * DBL_EPSILON;
+  int nsoft = 0;
+  for (int j = 0; tor_row && j < nc; j++) nsoft += tor_row[j] >= 0;
+  const int ma = 3 * cs->nc, nr = 3 * nc + nsoft, nf = cs->nfree;
+  int *idx = malloc(sizeof(int) * (size_t)(4 * nr + 1));
+  int kmin = nf < nr ? nf : nr;
+  double *GF = malloc(sizeof(double) * ((size_t)nf * (size_t)nr + (size_t)kmin + 1));
+  int rc = -2;
+  if (!idx || !GF) goto done;
+  int *bt = idx + nr, *st = bt + nr, *xt = st + nr, nb = 0, ns = 0, nx = 0;
+  for (int j = 0; j < 3 * nc; j++) idx[j] = j;
+  for (int j = 0, s = 3 * nc; j < nc; j++)
+    if (tor_row && tor_row[j] >= 0) idx[s++] = tor_row[j];
+  double *sv = GF + (size_t)nf * nr;
+  for (int c = 0; c < nr; c++)
+    for (int r = 0; r < nf; r++)
+      GF[r + (size_t)c * nf] = cs->G[cs->free_idx[r] + (size_t)idx[c] * cs->nu];
+  if ((rc = svals(nf, nr, GF, sv)) != 0) goto done;
+  double tol = (kmin > 0 ? sv[0] : 0.0) * (double)(nf > nr ? nf : nr) * DBL_EPSILON;
   for (int i = 0; i < kmin; i++) d->jacobian_rank += sv[i] > tol;
-  d->full_column_rank = d->jacobian_rank == m;
+  d->full_column_rank = d->jacobian_rank == nr;
   double lmin, lmax;
-  if ((rc = sym_extreme_eigs(m, cs->A, &lmin, &lmax)) != 0) goto done;
-  d->a_positive_definite = m == 0 || lmin > (double)m * DBL_EPSILON * fabs(lmax) * 16;
-
-  /* Proposition 3: B~ is the principal submatrix of A on the normals of all
-   * contacts and the tangents of rolling ones; delta_t (delta_o) is the
-   * spectral norm of A's t (o) columns of sliding contacts on B~'s rows. */
-  int nb = 0, ns = 0;
-  for (int j = 0; j < nc; j++) bidx[nb++] = 3 * j;
-  for (int j = 0; j < nc; j++)
-    if (!sliding[j]) { bidx[nb++] = 3 * j + 1; bidx[nb++] = 3 * j + 2; }
-  for (int j = 0; j < nc; j++) ns += sliding[j] != 0;
-  for (int c = 0; c < nb; c++)
-    for (int r = 0; r < nb; r++) Bt[r + (size_t)c * nb] = cs->A[bidx[r] + (size_t)bidx[c] * m];
-  if ((rc = sym_extreme_eigs(nb, Bt, &lmin, &lmax)) != 0) goto done;
+  if ((rc = sub_eigs(ma, cs->A, nr, idx, &lmin, &lmax)) != 0) goto done;
+  d->a_positive_definite = nr == 0 || lmin > (double)nr * DBL_EPSILON * fabs(lmax) * 16;
+  double musl = 0.0, mux = 0.0;
+  for (int j = 0; j < nc; j++) {
+    bt[nb++] = 3 * j;
+    if (!sliding[j]) { bt[nb++] = 3 * j + 1; bt[nb++] = 3 * j + 2; }
+    else { musl = fmax(musl, mu[j]); ns++; }
+    int tr = tor_row ? tor_row[j] : -1;
+    if (tr < 0) continue;
+    if (!spinning[j]) bt[nb++] = tr;
+    else { xt[nx++] = tr; mux = fmax(mux, mu_tor[j]); }
+  }
+  if ((rc = sub_eigs(ma, cs->A, nb, bt, &lmin, &lmax)) != 0) goto done;
   int bt_pd = nb == 0 || lmin > (double)nb * DBL_EPSILON * fabs(lmax) * 16;
-  if (ns == 0) {
+  if (ns == 0 && nx == 0) {
     d->friction_bound = INFINITY;
     d->within_friction_bound = bt_pd;
   } else if (!bt_pd) {
     d->friction_bound = 0.0;
     d->within_friction_bound = 0;
   } else {
-    double delta[2];
+    double delta[3];
     for (int comp = 1; comp <= 2; comp++) {
-      int col = 0;
-      for (int j = 0; j < nc; j++) {
-        if (!sliding[j]) continue;
-        for (int r = 0; r < nb; r++) E[r + (size_t)col * nb] = cs->A[bidx[r] + (size_t)(3 * j + comp) * m];
-        col++;
-      }
-      double s1[64];
-      double *s = ns <= 64 ? s1 : malloc(sizeof(double) * (size_t)ns);
-      if (!s) { rc = -2; goto done; }
-      rc = singular_values(nb, ns, E, s);
-      delta[comp - 1] = rc == 0 ? s[0] : 0.0;
-      if (s != s1) free(s);
-      if (rc) goto done;
+      int n = 0;
+      for (int j = 0; j < nc; j++)
+        if (sliding[j]) st[n++] = 3 * j + comp;
+      if ((rc = sub_norm(ma, cs->A, nb, bt, n, st, &delta[comp - 1])) != 0) goto done;
     }
+    if ((rc = sub_norm(ma, cs->A, nb, bt, nx, xt, &delta[2])) != 0) goto done;
     double den = delta[0] + delta[1];
-    d->friction_bound = den > 0 ? lmin / den : INFINITY;
-    d->within_friction_bound = 1;
-    for (int j = 0; j < nc; j++)
-      if (sliding[j] && !(mu[j] < d->friction_bound)) d->within_friction_bound = 0;
+    d->friction_bound = ns > 0 && den > 0 ? lmin / den : INFINITY;
+    d->within_friction_bound = musl * den + mux * delta[2] < lmin;
   }
+  rc = 0;
 done:
+  free(idx);
   free(GF);
-  free(sv);
-  free(bidx);
-  free(Bt);
-  free(E);
   return rc;
+}
+
+int cp_contact_diagnostics(const cp_contact_space *cs,
+                           const unsigned char *sliding, const double *mu,
+                           cp_contact_diag *d) {
+  return cp_contact_diagnostics_ext(cs, cs->nc, NULL, sliding, mu, NULL, NULL, d);
 }

@@ -82,6 +82,19 @@ int cp_contact_diagnostics(const cp_contact_space *cs,
                            const unsigned char *sliding, const double *mu,
                            cp_contact_diag *d);
 
+/// The same over an augmented contact space (contact/problem.c's soft
+/// fingers): the first nc contacts are the real ones, tor_row [nc] gives the
+/// row of A holding contact j's torsion (-1: none), spinning [nc] and
+/// mu_tor [nc] its torsional state. B~ then also holds the non-spinning
+/// torsion rows, and the spinning ones perturb it like sliding t and o
+/// columns: within_friction_bound when max_S mu (delta_t + delta_o) +
+/// max mu_tau delta_tau < lambda_min(B~). tor_row NULL: no soft fingers
+/// (spinning and mu_tor are then not read). Returns 0 or -2 (memory).
+int cp_contact_diagnostics_ext(const cp_contact_space *cs, int nc, const int *tor_row,
+                               const unsigned char *sliding, const double *mu,
+                               const unsigned char *spinning, const double *mu_tor,
+                               cp_contact_diag *d);
+
 #ifdef __cplusplus
 }
 #endif

@@ -427,121 +427,6 @@ static cp_lcp_status refine_sliding(ctx *x, cp_pyramid_layout *lay,
   return st;
 }
 
-/* Singular values (descending) of an r x c matrix, copied; sv [min(r, c)]. */
-static int svals(int r, int c, const double *X, double *sv) {
-  int k = r < c ? r : c;
-  if (k == 0) return 0;
-  double *a = malloc(sizeof(double) * ((size_t)r * (size_t)c + (size_t)k));
-  if (!a) return -2;
-  memcpy(a, X, sizeof(double) * (size_t)r * (size_t)c);
-  int rc = LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'N', 'N', r, c, a, r, sv, NULL, 1,
-                          NULL, 1, a + (size_t)r * c) == 0 ? 0 : -1;
-  free(a);
-  return rc;
-}
-
-/* Extreme eigenvalues of the principal submatrix A[idx, idx] (lda m). */
-static int sub_eigs(int m, const double *A, int n, const int *idx, double *lmin,
-                    double *lmax) {
-  if (n == 0) { *lmin = *lmax = 0.0; return 0; }
-  double *a = malloc(sizeof(double) * (size_t)n * (size_t)(n + 1));
-  if (!a) return -2;
-  for (int c = 0; c < n; c++)
-    for (int r = 0; r < n; r++) a[r + (size_t)c * n] = A[idx[r] + (size_t)idx[c] * m];
-  int rc = LAPACKE_dsyev(LAPACK_COL_MAJOR, 'N', 'U', n, a, n, a + (size_t)n * n) == 0 ? 0 : -1;
-  if (rc == 0) { *lmin = a[(size_t)n * n]; *lmax = a[(size_t)n * n + n - 1]; }
-  free(a);
-  return rc;
-}
-
-/* Spectral norm of A[rows, cols] (lda m). */
-static int sub_norm(int m, const double *A, int nr, const int *rows, int ncl,
-                    const int *cols, double *out) {
-  *out = 0.0;
-  if (nr == 0 || ncl == 0) return 0;
-  int k = nr < ncl ? nr : ncl;
-  double *X = malloc(sizeof(double) * ((size_t)nr * (size_t)ncl + (size_t)k));
-  if (!X) return -2;
-  for (int c = 0; c < ncl; c++)
-    for (int r = 0; r < nr; r++) X[r + (size_t)c * nr] = A[rows[r] + (size_t)cols[c] * m];
-  int rc = svals(nr, ncl, X, X + (size_t)nr * ncl);
-  if (rc == 0) *out = X[(size_t)nr * ncl];
-  free(X);
-  return rc;
-}
-
-/* formulation §5's diagnostics over the augmented contact space (the real
- * rows: 3 per contact, one torsion row per soft finger; the pads left out).
- * Proposition 3 extended by the same perturbation argument: B~ holds the
- * normals, the rolling contacts' tangents and the non-spinning soft fingers'
- * torsion rows; the sliding contacts' t, o columns (delta_t, delta_o) and
- * the spinning soft fingers' torsion columns (delta_x) perturb it, so
- * Theorem 1 applies when max_S mu (delta_t + delta_o) + max_X mu_tau delta_x
- * < lambda_min(B~). friction_bound stays lambda_min / (delta_t + delta_o). */
-static int soft_diagnostics(const ctx *x, const unsigned char *sliding,
-                            const double *mu, const unsigned char *spinning,
-                            cp_contact_diag *d) {
-  memset(d, 0, sizeof *d);
-  const cp_contact_space *cs = x->cs;
-  const int nc = x->nc, ma = 3 * cs->nc, nr = 3 * nc + x->nsoft, nf = cs->nfree;
-  int *idx = malloc(sizeof(int) * (size_t)(4 * nr + 1));
-  int kmin = nf < nr ? nf : nr;
-  double *GF = malloc(sizeof(double) * ((size_t)nf * (size_t)nr + (size_t)kmin + 1));
-  int rc = -2;
-  if (!idx || !GF) goto done;
-  int *bt = idx + nr, *st = bt + nr, *xt = st + nr, nb = 0, ns = 0, nx = 0;
-  for (int j = 0; j < 3 * nc; j++) idx[j] = j;
-  for (int j = 0, s = 3 * nc; j < nc; j++)
-    if (x->fm.tor_row[j] >= 0) idx[s++] = x->fm.tor_row[j];
-  double *sv = GF + (size_t)nf * nr;
-  for (int c = 0; c < nr; c++)
-    for (int r = 0; r < nf; r++)
-      GF[r + (size_t)c * nf] = cs->G[cs->free_idx[r] + (size_t)idx[c] * cs->nu];
-  if ((rc = svals(nf, nr, GF, sv)) != 0) goto done;
-  double tol = (kmin > 0 ? sv[0] : 0.0) * (double)(nf > nr ? nf : nr) * DBL_EPSILON;
-  for (int i = 0; i < kmin; i++) d->jacobian_rank += sv[i] > tol;
-  d->full_column_rank = d->jacobian_rank == nr;
-  double lmin, lmax;
-  if ((rc = sub_eigs(ma, cs->A, nr, idx, &lmin, &lmax)) != 0) goto done;
-  d->a_positive_definite = nr == 0 || lmin > (double)nr * DBL_EPSILON * fabs(lmax) * 16;
-  double musl = 0.0, mux = 0.0;
-  for (int j = 0; j < nc; j++) {
-    bt[nb++] = 3 * j;
-    if (!sliding[j]) { bt[nb++] = 3 * j + 1; bt[nb++] = 3 * j + 2; }
-    else { musl = fmax(musl, mu[j]); ns++; }
-    int tr = x->fm.tor_row[j];
-    if (tr < 0) continue;
-    if (!spinning[j]) bt[nb++] = tr;
-    else { xt[nx++] = tr; mux = fmax(mux, x->tc[j].mu); }
-  }
-  if ((rc = sub_eigs(ma, cs->A, nb, bt, &lmin, &lmax)) != 0) goto done;
-  int bt_pd = nb == 0 || lmin > (double)nb * DBL_EPSILON * fabs(lmax) * 16;
-  if (ns == 0 && nx == 0) {
-    d->friction_bound = INFINITY;
-    d->within_friction_bound = bt_pd;
-  } else if (!bt_pd) {
-    d->friction_bound = 0.0;
-    d->within_friction_bound = 0;
-  } else {
-    double delta[3];
-    for (int comp = 1; comp <= 2; comp++) {
-      int n = 0;
-      for (int j = 0; j < nc; j++)
-        if (sliding[j]) st[n++] = 3 * j + comp;
-      if ((rc = sub_norm(ma, cs->A, nb, bt, n, st, &delta[comp - 1])) != 0) goto done;
-    }
-    if ((rc = sub_norm(ma, cs->A, nb, bt, nx, xt, &delta[2])) != 0) goto done;
-    double den = delta[0] + delta[1];
-    d->friction_bound = ns > 0 && den > 0 ? lmin / den : INFINITY;
-    d->within_friction_bound = musl * den + mux * delta[2] < lmin;
-  }
-  rc = 0;
-done:
-  free(idx);
-  free(GF);
-  return rc;
-}
-
 cp_lcp_status cp_problem_solve(const cp_system *sys,
                                const cp_problem_options *opt,
                                cp_problem_result *res) {
@@ -651,7 +536,7 @@ cp_lcp_status cp_problem_solve(const cp_system *sys,
   if (nsoft) {
     /* The map gives tor_row (and is rebuilt by every solve). */
     if (cp_friction_map_build(&lay, pc, 0, 4, tc, &x.fm) ||
-        soft_diagnostics(&x, sl, sys->mu, spin, &res->diag)) {
+        cp_contact_diagnostics_ext(&cs, nc, x.fm.tor_row, sl, sys->mu, spin, opt->mu_torsion, &res->diag)) {
       st = fail(res, CP_LCP_NOMEM, "out of memory");
       goto done;
     }
