@@ -140,6 +140,9 @@ static int tok_next(tok *t) {
     t->p++;
   }
   t->buf[k] = '\0';
+  /* The token may end up in an error message: keep it printable. */
+  for (size_t i = 0; i < k; i++)
+    if (!isprint((unsigned char)t->buf[i])) t->buf[i] = '?';
   return 1;
 }
 
