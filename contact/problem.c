@@ -427,6 +427,15 @@ static cp_lcp_status refine_sliding(ctx *x, cp_pyramid_layout *lay,
   return st;
 }
 
+void cp_problem_pyramid_contacts(const cp_system *sys, cp_pyramid_contact *pc) {
+  for (int j = 0; j < sys->n_c; j++) {
+    pc[j].mu = sys->mu[j];
+    pc[j].sliding = sys->sliding[j] || sys->mu[j] == 0.0;
+    pc[j].d[0] = sys->mu[j] * sys->d[2 * j];
+    pc[j].d[1] = sys->mu[j] * sys->d[2 * j + 1];
+  }
+}
+
 cp_lcp_status cp_problem_solve(const cp_system *sys,
                                const cp_problem_options *opt,
                                cp_problem_result *res) {
@@ -509,15 +518,9 @@ cp_lcp_status cp_problem_solve(const cp_system *sys,
   x.c = cbuf;
   x.a = cbuf + ma;
 
+  cp_problem_pyramid_contacts(sys, pc);
   for (int j = 0; j < nc; j++) {
-    pc[j].mu = sys->mu[j];
-    /* A frictionless contact needs no tangential unknowns: modelled as
-     * "sliding" with d = 0 it keeps only c_n (the pyramid's four slacks
-     * would pin s+ = s- = 0 and leave no strictly feasible point). */
-    pc[j].sliding = sys->sliding[j] || sys->mu[j] == 0.0;
     sl[j] = (unsigned char)sys->sliding[j];
-    pc[j].d[0] = sys->mu[j] * sys->d[2 * j];
-    pc[j].d[1] = sys->mu[j] * sys->d[2 * j + 1];
     spin[j] = 0;
     if (!nsoft || !(opt->mu_torsion[j] >= 0.0)) continue;
     /* The relative spin n.(w_a - w_b) = Gtor_j^T u decides spinning; a

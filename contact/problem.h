@@ -122,6 +122,13 @@ typedef struct cp_problem_result {
 /// Solves the contact problem of sys. Returns the LCP status (also in
 /// res->info.status); when not CP_LCP_SOLVED the arrays hold no answer.
 /// CP_LCP_NUMERICAL with reason when H is not positive definite.
+/// The pyramid LCP's per-contact data of a system (pc [sys->n_c]): mu, the
+/// sliding/rolling split, d = mu v_tan / |v_tan| for sliding contacts. A
+/// frictionless contact is modelled as "sliding" with d = 0, so it keeps only
+/// c_n (the pyramid's four slacks would pin s+ = s- = 0 and leave no strictly
+/// feasible point). The one place that turns a cp_system into pyramid input.
+void cp_problem_pyramid_contacts(const cp_system *sys, cp_pyramid_contact *pc);
+
 cp_lcp_status cp_problem_solve(const cp_system *sys,
                                const cp_problem_options *opt,
                                cp_problem_result *res);

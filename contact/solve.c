@@ -27,6 +27,16 @@ static int final_status(cp_lcp_status s) {
   return s == CP_LCP_SOLVED || s == CP_LCP_INFEASIBLE || s == CP_LCP_NOMEM;
 }
 
+/* The certificate as a solver: existence only (no second-solution search). */
+static void run_certify(int n, const double *M, const double *q,
+                        const cp_solve_options *opt, double *z, double *w,
+                        cp_lcp_info *info, cp_solve_trail *trail) {
+  cp_certify_options co = opt->certify;
+  co.second = 0;
+  cp_certify(n, M, q, &co, z, w, NULL, NULL, NULL, info);
+  trail_note(trail, CP_SOLVER_CERTIFY, info);
+}
+
 cp_lcp_status cp_lcp_solve(cp_lemke_ws *ws, int n, const double *M,
                            const double *q, const cp_solve_options *opt,
                            double *z, double *w, cp_lcp_info *info,
@@ -58,14 +68,9 @@ cp_lcp_status cp_lcp_solve(cp_lemke_ws *ws, int n, const double *M,
     cp_fip_solve(n, M, q, &opt->fip, z, w, info);
     trail_note(trail, CP_SOLVER_FIP, info);
     break;
-  case CP_SOLVER_CERTIFY: {
-    cp_certify_result res;
-    cp_certify_options co = opt->certify;
-    co.second = 0;
-    cp_certify(n, M, q, &co, z, w, NULL, NULL, &res, info);
-    trail_note(trail, CP_SOLVER_CERTIFY, info);
+  case CP_SOLVER_CERTIFY:
+    run_certify(n, M, q, opt, z, w, info, trail);
     break;
-  }
   case CP_SOLVER_AUTO: {
     /* Fast first: Lemke with its restarts; then FIP, which handles the
      * rank-deficient problems where pivoting struggles; then the MIP, which
@@ -88,11 +93,7 @@ cp_lcp_status cp_lcp_solve(cp_lemke_ws *ws, int n, const double *M,
       }
       if (final_status(info->status)) break;
     }
-    cp_certify_result res;
-    cp_certify_options co = opt->certify;
-    co.second = 0;
-    cp_certify(n, M, q, &co, z, w, NULL, NULL, &res, info);
-    trail_note(trail, CP_SOLVER_CERTIFY, info);
+    run_certify(n, M, q, opt, z, w, info, trail);
     break;
   }
   }

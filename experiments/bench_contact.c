@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "contact/dynamics.h"
+#include "contact/problem.h"
 #include "contact/pyramid.h"
 #include "contact/solve.h"
 #include "models/scene.h"
@@ -114,14 +115,9 @@ int main(void) {
       double t1b = now();
       cp_pyramid_contact *pc = malloc(sizeof *pc * (size_t)sys.n_c);
       int *order = malloc(sizeof(int) * (size_t)sys.n_c), *rank = malloc(sizeof(int) * (size_t)sys.n_c);
+      cp_problem_pyramid_contacts(&sys, pc);
       ns = 0;
-      for (int j = 0; j < sys.n_c; j++) {
-        pc[j].mu = sys.mu[j];
-        pc[j].sliding = sys.sliding[j];
-        pc[j].d[0] = sys.mu[j] * sys.d[2 * j];
-        pc[j].d[1] = sys.mu[j] * sys.d[2 * j + 1];
-        ns += sys.sliding[j];
-      }
+      for (int j = 0; j < sys.n_c; j++) ns += sys.sliding[j];
       cp_pyramid_layout lay;
       cp_pyramid_layout_make(sys.n_c, pc, order, rank, &lay);
       m = lay.m;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contact/problem.h"
 #include "models/collide.h"
 #include "models/vec3.h"
 
@@ -1089,12 +1090,7 @@ int cp_paper_instance_build(const char *text, cp_paper_instance *in, cp_error *e
     return cp_error_set(err, "", rc == -1 ? "the mass matrix is not positive definite"
                                           : "out of memory");
   }
-  for (int j = 0; j < nc; j++) {
-    in->pc[j].mu = sys->mu[j];
-    in->pc[j].sliding = sys->sliding[j] || sys->mu[j] == 0.0;
-    in->pc[j].d[0] = sys->mu[j] * sys->d[2 * j];
-    in->pc[j].d[1] = sys->mu[j] * sys->d[2 * j + 1];
-  }
+  cp_problem_pyramid_contacts(sys, in->pc);
   cp_pyramid_layout_make(nc, in->pc, in->order, in->rank, &in->lay);
   if (cp_lcp_init(&in->lcp, in->lay.m)) {
     cp_paper_instance_free(in);

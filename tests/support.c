@@ -1,5 +1,6 @@
 #define _DEFAULT_SOURCE /* mkstemps */
 #include "tests/support.h"
+#include "models/error.h"
 
 #include <criterion/criterion.h>
 #include <jansson.h>
@@ -19,25 +20,8 @@ const char *cpt_data(const char *rel) {
 }
 
 char *cpt_read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 4096, n = 0;
-  char *s = malloc(cap);
-  for (;;) {
-    if (!s) break;
-    if (n + 1 >= cap) {
-      char *t = realloc(s, cap *= 2);
-      if (!t) { free(s); s = NULL; break; }
-      s = t;
-    }
-    size_t k = fread(s + n, 1, cap - n - 1, f);
-    if (k == 0) break;
-    n += k;
-  }
-  fclose(f);
-  if (s) s[n] = '\0';
-  if (len) *len = n;
-  return s;
+  cp_error err;
+  return cp_read_file(path, len, &err);
 }
 
 char *cpt_temp_file(const char *text, const char *suffix) {
