@@ -60,7 +60,9 @@
 #define DRIFT_TOL 1e-10       /* componentwise relative residual of B qbar = q */
 #define RCOND_MIN 1e-14       /* a basis below this is treated as singular */
 #define TIE_EPS 1e-12         /* relative width of a ratio-test tie */
-#define WARM_FEAS_TOL 1e-12   /* warm basis accepted as feasible (x |q|_inf) */
+#define QTIE_EPS 1e-10        /* error bound of basic values, x max |qbar| */
+#define SMALL_PIVOT 1e-9      /* pivots below this x column scale: refactor */
+#define LEX_EPS 1e-11         /* error bound of B^-1 entries, x column max */
 
 /* SQLite-style coverage marker: counts how often a rare branch is taken. */
 #define testcase(ws, field) ((ws)->st.field++)
@@ -114,6 +116,10 @@ struct cp_lemke_ws {
   int z0row;               /* row of z0, -1 when nonbasic */
   int k;                   /* active columns */
   int nstarts;
+  int ties;                /* rows tied in the last ratio test (trace) */
+  double cscale;           /* scale of the last ratio test's column */
+  cp_lemke_trace_fn trace; /* per-pivot observer, NULL: none */
+  void *trace_ctx;
   int pps[LEMKE_MAX_STARTS];
   cp_lemke_stats st;
 };
@@ -194,6 +200,12 @@ int cp_lemke_pivots_per_start(const cp_lemke_ws *ws, int *per_start, int cap) {
   int m = ws->nstarts < LEMKE_MAX_STARTS ? ws->nstarts : LEMKE_MAX_STARTS;
   for (int i = 0; i < m && i < cap; i++) per_start[i] = ws->pps[i];
   return ws->nstarts;
+}
+
+void cp_lemke_set_trace(cp_lemke_ws *ws, cp_lemke_trace_fn fn, void *ctx) {
+  if (!ws) return;
+  ws->trace = fn;
+  ws->trace_ctx = ctx;
 }
 
 void cp_lemke_get_stats(const cp_lemke_ws *ws, cp_lemke_stats *st) {
@@ -541,28 +553,48 @@ static int pivot(cp_lemke_ws *ws, const run *R, int r, int v,
   return u == VZ0(n) ? -1 : vn;
 }
 
-/* Lexicographic minimum of the rows of B^-1 divided by div[r] over the
- * candidate rows cand[0..nc-1]. Returns the chosen row. */
+/* Lexicographic minimum of the rows of B^-1 divided by sg * col[r] over the
+ * candidate rows cand[0..nc-1]. Returns the chosen row.
+ *
+ * Entries of B^-1 that are zero in exact arithmetic come out of the rank-1
+ * updates as roundoff noise (1e-17 .. 1e-15 on the Siconos problem
+ * lcp_tobenna). Degenerate contact problems tie on whole leading columns
+ * whose true values are all zero, so the noise must not decide: each value
+ * v_t = B^-1[r_t, c] / (sg col[r_t]) carries an error bound
+ * e_t = LEX_EPS * |B^-1[:, c]|_inf / |col[r_t]| (the absolute error of an
+ * entry scales with its column, not with its own size), and a candidate
+ * stays tied while its interval [v_t - e_t, v_t + e_t] reaches below the
+ * smallest upper end. (The former rule compared the values relative to the
+ * largest of them, so a column of pure noise picked the most negative
+ * noise: on lcp_tobenna the first start left the exact path at pivot 54
+ * and wandered into the pivot cap.) If the noise bound ties rows through
+ * every column, the largest pivot is the stablest choice. */
 static int lex_min(cp_lemke_ws *ws, int nc, const double *col, double sg) {
   const int n = ws->n;
   int *cand = ws->cand, *keep = ws->cand2;
   for (int c = 0; c < n && nc > 1; c++) {
-    double vmin = INFINITY, vmax = 0.0;
+    const int sl = ws->col_slot[c];
+    const double cs =
+        sl >= 0 ? max_abs(n, ws->Bact + (size_t)sl * (size_t)n) : 1.0;
+    const double del = LEX_EPS * cs;
+    double up = INFINITY;
     for (int t = 0; t < nc; t++) {
       const int r = cand[t];
-      const double v = binv(ws, r, c) / (sg * col[r]);
-      ws->lexv[t] = v;
-      if (v < vmin) vmin = v;
-      if (fabs(v) > vmax) vmax = fabs(v);
+      const double p = sg * col[r];
+      const double v = binv(ws, r, c) / p, e = del / p;
+      ws->lexv[t] = v - e;
+      if (v + e < up) up = v + e;
     }
-    const double tau = 1e-11 * vmax;
     int m = 0;
     for (int t = 0; t < nc; t++)
-      if (ws->lexv[t] <= vmin + tau) keep[m++] = cand[t];
+      if (ws->lexv[t] <= up) keep[m++] = cand[t];
     memcpy(cand, keep, sizeof(int) * (size_t)m);
     nc = m;
   }
-  return cand[0];
+  int best = cand[0];
+  for (int t = 1; t < nc; t++)
+    if (fabs(col[cand[t]]) > fabs(col[best])) best = cand[t];
+  return best;
 }
 
 /* Ratio test for the entering column ws->col (scale amax). Returns the pivot
@@ -574,33 +606,66 @@ static int ratio_test(cp_lemke_ws *ws, const run *R, double amax) {
   const double cmax = max_abs(n, col);
   if (!(cmax <= HUGE_VAL) || !(amax <= HUGE_VAL)) return -2; /* NaN */
   const double tol = R->pivot_tol * (amax > cmax ? amax : cmax);
-  /* t_i = max(qbar_i, 0) / col_i over col_i > tol, else +inf. Roundoff can
-   * leave a basic value slightly negative: it counts as 0, so degenerate
-   * ties stay exact ties. All t_i >= +0: reduce on the bit patterns. */
-  uint64_t tmin = dbits(HUGE_VAL);
+  ws->cscale = amax > cmax ? amax : cmax;
+  /* Basic values that are zero in exact arithmetic (degenerate rows) come
+   * out of the updates as roundoff of either sign, about 1e-15 of the
+   * largest basic value (3e-13 against 91 on a resting stack of 10 boxes).
+   * Each ratio is therefore an interval: num_i = max(qbar_i, 0) is known to
+   * within del, t_i in [(num_i - del) / col_i, (num_i + del) / col_i]; the
+   * rows whose interval reaches below the smallest upper end umin are tied
+   * and the lexicographic rule (or z0) chooses among them. (With a window
+   * that did not scale with 1/col_i, such noise decided between degenerate
+   * rows: the resting stack of 10 boxes left the exact path at pivot 101,
+   * noise 2.3e-13 against 2.6e-13 over col 0.003, and ended on a secondary
+   * ray.) A chosen row's ratio exceeds the smallest by at most 2 del / col_i:
+   * other basic values may go negative by roundoff-sized amounts, which
+   * count as 0 (and the final refinement and check see the truth). The
+   * noise grows along the path: 1e-11 of max |qbar| still let a 30-box
+   * stack wander; QTIE_EPS = 1e-10 and 1e-9 solve every resting and sliding
+   * stack of 1..30 boxes in one start (measured). All upper ends are >= +0:
+   * reduce on the bit patterns. */
+  const double del = QTIE_EPS * fmax(R->qscale, max_abs(n, qb));
+  uint64_t umin = dbits(HUGE_VAL);
   for (int i = 0; i < n; i++) {
     const int ok = col[i] > tol;
     const double num = ok ? (qb[i] > 0.0 ? qb[i] : 0.0) : HUGE_VAL;
-    const double v = num / (ok ? col[i] : 1.0);
-    t[i] = v;
-    const uint64_t u = dbits(v);
-    tmin = u < tmin ? u : tmin;
+    const double c = ok ? col[i] : 1.0;
+    const double up = (num + del) / c;
+    t[i] = (num - del) / c;
+    const uint64_t u = dbits(up);
+    umin = u < umin ? u : umin;
   }
-  const double theta = bitsd(tmin);
-  if (!(theta < HUGE_VAL)) return -1;
-  const double sc = R->qscale / cmax;
-  const double thr = theta + TIE_EPS * (theta > sc ? theta : sc);
+  const double upmin = bitsd(umin);
+  if (!(upmin < HUGE_VAL)) return -1;
+  const double thr = upmin + TIE_EPS * upmin;
   /* Usually one row attains the minimum: count (vectorised), then find it
    * with an early-exit scan; collect the tied rows only when there are ties. */
   int nc = 0;
   for (int i = 0; i < n; i++) nc += t[i] <= thr;
+  ws->ties = nc;
   if (nc <= 1) {
     for (int i = 0; i < n; i++)
       if (t[i] <= thr) return i;
   }
+  /* Tied rows with a pivot below SMALL_PIVOT of the column's scale would
+   * make the next basis nearly singular (resting stacks: the normal forces
+   * of four coplanar corners are redundant, and their degenerate rows tie
+   * with entries of 1e-11); they are left out whenever a tied row with a
+   * sound pivot exists. */
+  const double big = SMALL_PIVOT * ws->cscale;
+  int nbig = 0;
   nc = 0;
   for (int i = 0; i < n; i++)
-    if (t[i] <= thr) ws->cand[nc++] = i;
+    if (t[i] <= thr) {
+      ws->cand[nc++] = i;
+      nbig += col[i] >= big;
+    }
+  if (nbig > 0 && nbig < nc) {
+    int m = 0;
+    for (int c = 0; c < nc; c++)
+      if (col[ws->cand[c]] >= big) ws->cand[m++] = ws->cand[c];
+    nc = m;
+  }
   /* z0 among the tied rows: let it leave (ends the start with a solution). */
   if (ws->z0row >= 0)
     for (int c = 0; c < nc; c++)
@@ -629,6 +694,7 @@ static int first_row(cp_lemke_ws *ws, const run *R) {
   int nc = 0;
   for (int i = 0; i < n; i++)
     if (qb[i] < 0.0 && qb[i] / -col[i] <= theta + tau) ws->cand[nc++] = i;
+  ws->ties = nc;
   if (nc <= 1 || !R->lex) return nc >= 1 ? ws->cand[0] : best;
   testcase(ws, lex_ties);
   return lex_min(ws, nc, col, -1.0);
@@ -885,6 +951,11 @@ static cp_lcp_status run_start(cp_lemke_ws *ws, const run *R,
       read_iterate(ws, n, z, w);
       return CP_LCP_NUMERICAL;
     }
+    if (ws->trace) {
+      const cp_lemke_step step = {ws->nstarts, *piv, v, ws->basic[r], r,
+                                  ws->ties};
+      ws->trace(ws->trace_ctx, &step);
+    }
     int vn = pivot(ws, R, r, v, &amax);
     ++*piv;
     if (vn < 0) return finish(ws, R, chk, z, w, info);
@@ -905,6 +976,19 @@ static cp_lcp_status run_start(cp_lemke_ws *ws, const run *R,
       }
     }
     r = ratio_test(ws, R, amax);
+    /* A tiny pivot, or no pivot at all (a secondary ray), may be an
+     * artefact of the error accumulated in B^-1 by the rank-1 updates: a
+     * zero entry of the entering column that came out as 1e-11 of its scale
+     * (resting stacks of 30 boxes with exact ties did this and blew B^-1 up
+     * to 1e12). Before acting on one, rebuild B^-1 from the basis, recompute
+     * qbar and the column, and redo the ratio test; what survives is real. */
+    if ((r == -1 || (r >= 0 && fabs(ws->col[r]) < SMALL_PIVOT * ws->cscale)) &&
+        ws->k > 0 && refactor(ws, R) == 0) {
+      testcase(ws, pivot_refactors);
+      recompute_qbar(ws, R);
+      amax = entering_column(ws, R, v, ws->col);
+      r = ratio_test(ws, R, amax);
+    }
     if (r == -1) {
       snprintf(R->reason, sizeof info->reason,
                "secondary ray at pivot %d (entering %c%d)", *piv,
@@ -1000,10 +1084,14 @@ cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M,
     if (s == 0 && warm) {
       if (warm_basis(ws, &R, warm, z, w) == 0) {
         /* The warm basis may already be feasible (up to roundoff): then
-         * (z, w) from its LU solve is the answer, no pivot and no inverse. */
+         * (z, w) from its LU solve is the answer, no pivot and no inverse.
+         * "Up to roundoff" is the ratio test's noise bound: a degenerate
+         * basic value of a resting stack comes out of the LU solve as
+         * -2.5e-10 against max 98 (20 boxes; M_ZZ of coplanar corners is
+         * ill-conditioned). The check below still decides. */
         double m = INFINITY;
         for (int i = 0; i < n; i++) m = fmin(m, ws->qbar[i]);
-        if (m >= -WARM_FEAS_TOL * R.qscale) {
+        if (m >= -QTIE_EPS * fmax(R.qscale, max_abs(n, ws->qbar))) {
           ws->st.lu_polish = 1;
           if (cp_lcp_check(n, M, q, z, w, chk, info)) {
             ws->pps[ws->nstarts++] = 0;

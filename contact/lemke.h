@@ -84,7 +84,26 @@ typedef struct cp_lemke_stats {
   int refactors;       ///< re-factorisations of the basis (drift control)
   int warm_fallbacks;  ///< warm bases rejected as singular (cold start used)
   int lu_polish;       ///< 1: final z came from an LU solve of its basis
+  int pivot_refactors; ///< re-factorisations before a tiny pivot or a ray
 } cp_lemke_stats;
+
+/// One pivot, as seen by a trace observer. Variables are numbered w_i = i,
+/// z_i = n + i, z0 = 2n.
+typedef struct cp_lemke_step {
+  int start;     ///< 0 for the first start
+  int pivot;     ///< pivot number within the start, from 0
+  int entering;  ///< variable entering the basis
+  int leaving;   ///< variable leaving it
+  int row;       ///< tableau row of the pivot
+  int ties;      ///< rows tied in the ratio test (1: no tie)
+} cp_lemke_step;
+
+typedef void (*cp_lemke_trace_fn)(void *ctx, const cp_lemke_step *step);
+
+/// Installs an observer called before every pivot of later solves (NULL
+/// removes it). For tests and diagnosis: comparing the path with an exact
+/// one. Costs one branch per pivot when absent.
+void cp_lemke_set_trace(cp_lemke_ws *ws, cp_lemke_trace_fn fn, void *ctx);
 
 /// Copies the counters of the last solve into *st.
 void cp_lemke_get_stats(const cp_lemke_ws *ws, cp_lemke_stats *st);
