@@ -62,6 +62,8 @@
 #define TIE_EPS 1e-12         /* relative width of a ratio-test tie */
 #define QTIE_EPS 1e-10        /* error bound of basic values, x max |qbar| */
 #define SMALL_PIVOT 1e-9      /* pivots below this x column scale: refactor */
+#define SMALL_N_MAX 64        /* largest size the small path is built for */
+#define SMALL_N_AUTO 10       /* automatic crossover, measured (docs/solvers.md) */
 #define LEX_EPS 1e-11         /* error bound of B^-1 entries, x column max */
 
 /* SQLite-style coverage marker: counts how often a rare branch is taken. */
@@ -118,6 +120,9 @@ struct cp_lemke_ws {
   int nstarts;
   int ties;                /* rows tied in the last ratio test (trace) */
   double cscale;           /* scale of the last ratio test's column */
+  double *tab;             /* [scap*(2 scap+1)] small path: dense tableau */
+  int scap;                /* largest n the small path can take */
+  int small;               /* 1 while a start runs on the dense tableau */
   cp_lemke_trace_fn trace; /* per-pivot observer, NULL: none */
   void *trace_ctx;
   int pps[LEMKE_MAX_STARTS];
@@ -133,6 +138,7 @@ cp_lemke_options cp_lemke_defaults(void) {
   o.seed = 1;
   o.pivot_tol = 1e-12;
   o.lexicographic = 1;
+  o.small_n = 0;
   o.check = cp_check_defaults();
   return o;
 }
@@ -150,8 +156,11 @@ cp_lemke_ws *cp_lemke_ws_create(int capacity) {
   ws->basic = malloc(sizeof(int) * c * 11);
   ws->ipiv = malloc(sizeof(lapack_int) * c * 2);
   ws->basis = calloc(2 * c, 1);
+  ws->scap = capacity < SMALL_N_MAX ? capacity : SMALL_N_MAX;
+  const size_t sc = (size_t)ws->scap;
+  ws->tab = malloc(sizeof(double) * sc * (2 * sc + 1));
   if (!ws->Bact || !ws->T1 || !ws->T2 || !ws->qbar || !ws->basic ||
-      !ws->ipiv || !ws->basis) {
+      !ws->ipiv || !ws->basis || !ws->tab) {
     cp_lemke_ws_destroy(ws);
     return NULL;
   }
@@ -186,6 +195,7 @@ void cp_lemke_ws_destroy(cp_lemke_ws *ws) {
   free(ws->basic);
   free(ws->ipiv);
   free(ws->basis);
+  free(ws->tab);
   free(ws);
 }
 
@@ -237,6 +247,7 @@ static inline double acol(const cp_lemke_ws *ws, const run *R, int v, int i) {
 
 /* Entry (r, c) of B^-1. */
 static inline double binv(const cp_lemke_ws *ws, int r, int c) {
+  if (ws->small) return ws->tab[(size_t)r + (size_t)c * (size_t)ws->n];
   const int s = ws->col_slot[c];
   if (s >= 0) return ws->Bact[(size_t)r + (size_t)s * (size_t)ws->n];
   return ws->wrow[c] == r ? 1.0 : 0.0;
@@ -573,9 +584,10 @@ static int lex_min(cp_lemke_ws *ws, int nc, const double *col, double sg) {
   const int n = ws->n;
   int *cand = ws->cand, *keep = ws->cand2;
   for (int c = 0; c < n && nc > 1; c++) {
-    const int sl = ws->col_slot[c];
+    const int sl = ws->small ? -1 : ws->col_slot[c];
     const double cs =
-        sl >= 0 ? max_abs(n, ws->Bact + (size_t)sl * (size_t)n) : 1.0;
+        ws->small ? max_abs(n, ws->tab + (size_t)c * (size_t)n)
+        : sl >= 0 ? max_abs(n, ws->Bact + (size_t)sl * (size_t)n) : 1.0;
     const double del = LEX_EPS * cs;
     double up = INFINITY;
     for (int t = 0; t < nc; t++) {
@@ -624,14 +636,15 @@ static int ratio_test(cp_lemke_ws *ws, const run *R, double amax) {
    * stack wander; QTIE_EPS = 1e-10 and 1e-9 solve every resting and sliding
    * stack of 1..30 boxes in one start (measured). All upper ends are >= +0:
    * reduce on the bit patterns. */
-  const double del = QTIE_EPS * fmax(R->qscale, max_abs(n, qb));
+  const double qbm = max_abs(n, qb);
+  const double del = QTIE_EPS * (R->qscale > qbm ? R->qscale : qbm);
   uint64_t umin = dbits(HUGE_VAL);
   for (int i = 0; i < n; i++) {
     const int ok = col[i] > tol;
     const double num = ok ? (qb[i] > 0.0 ? qb[i] : 0.0) : HUGE_VAL;
-    const double c = ok ? col[i] : 1.0;
-    const double up = (num + del) / c;
-    t[i] = (num - del) / c;
+    const double up = (num + del) / (ok ? col[i] : 1.0);
+    /* t_i: the lower end, scaled by col_i (no second division). */
+    t[i] = ok ? num - del : NAN; /* NaN: never tied */
     const uint64_t u = dbits(up);
     umin = u < umin ? u : umin;
   }
@@ -639,13 +652,15 @@ static int ratio_test(cp_lemke_ws *ws, const run *R, double amax) {
   if (!(upmin < HUGE_VAL)) return -1;
   const double thr = upmin + TIE_EPS * upmin;
   /* Usually one row attains the minimum: count (vectorised), then find it
-   * with an early-exit scan; collect the tied rows only when there are ties. */
+   * with an early-exit scan; collect the tied rows only when there are ties.
+   * Row i is tied when (num_i - del) / col_i <= thr, i.e. t_i <= thr col_i
+   * (col_i > 0 for every row with a finite t_i). */
   int nc = 0;
-  for (int i = 0; i < n; i++) nc += t[i] <= thr;
+  for (int i = 0; i < n; i++) nc += t[i] <= thr * col[i];
   ws->ties = nc;
   if (nc <= 1) {
     for (int i = 0; i < n; i++)
-      if (t[i] <= thr) return i;
+      if (t[i] <= thr * col[i]) return i;
   }
   /* Tied rows with a pivot below SMALL_PIVOT of the column's scale would
    * make the next basis nearly singular (resting stacks: the normal forces
@@ -656,7 +671,7 @@ static int ratio_test(cp_lemke_ws *ws, const run *R, double amax) {
   int nbig = 0;
   nc = 0;
   for (int i = 0; i < n; i++)
-    if (t[i] <= thr) {
+    if (t[i] <= thr * col[i]) {
       ws->cand[nc++] = i;
       nbig += col[i] >= big;
     }
@@ -884,6 +899,25 @@ static int warm_inverse(cp_lemke_ws *ws, const run *R, int m) {
   return 0;
 }
 
+/* The end of a start at a complementary basis (zrow set): w_i = 0 where
+ * z_i is basic, the check, and if it fails an LU solve of the basis system
+ * M_ZZ z_Z = -q_Z and the check again. */
+static cp_lcp_status check_or_lu(cp_lemke_ws *ws, const run *R,
+                                 const cp_check_options *chk, double *z,
+                                 double *w, cp_lcp_info *info) {
+  const int n = R->n;
+  for (int j = 0; j < n; j++)
+    if (ws->zrow[j] >= 0) w[j] = 0.0; /* nonbasic: exactly zero */
+  if (cp_lcp_check(n, R->M, R->q, z, w, chk, info)) return CP_LCP_SOLVED;
+  const int mz = factor_mzz(ws, R, 0);
+  if (mz >= 0) {
+    solve_mzz(ws, R, mz, z, w);
+    ws->st.lu_polish = 1;
+    if (cp_lcp_check(n, R->M, R->q, z, w, chk, info)) return CP_LCP_SOLVED;
+  }
+  return CP_LCP_CHECK_FAILED;
+}
+
 /* Complementary basis reached: refine z against M and check. Falls back to
  * an LU solve of the basis system if refinement is not good enough. */
 static cp_lcp_status finish(cp_lemke_ws *ws, const run *R,
@@ -915,17 +949,135 @@ static cp_lcp_status finish(cp_lemke_ws *ws, const run *R,
     }
     eval_w(ws, R, z, w);
   }
-  for (int j = 0; j < n; j++)
-    if (ws->zrow[j] >= 0) w[j] = 0.0; /* nonbasic: exactly zero */
-  if (cp_lcp_check(n, R->M, R->q, z, w, chk, info)) return CP_LCP_SOLVED;
-  /* Fallback: an LU solve of the basis system M_ZZ z_Z = -q_Z. */
-  const int mz = factor_mzz(ws, R, 0);
-  if (mz >= 0) {
-    solve_mzz(ws, R, mz, z, w);
-    ws->st.lu_polish = 1;
-    if (cp_lcp_check(n, R->M, R->q, z, w, chk, info)) return CP_LCP_SOLVED;
+  return check_or_lu(ws, R, chk, z, w, info);
+}
+
+/* ----- the small path ------------------------------------------------- */
+
+/* z, w of the small path's complementary basis: z from the tableau, one
+ * step of iterative refinement with its B^-1 (as in finish()), w = M z + q;
+ * then the check, and the LU fallback of finish(). */
+static cp_lcp_status small_finish(cp_lemke_ws *ws, const run *R,
+                                  const cp_check_options *chk, double *z,
+                                  double *w, cp_lcp_info *info) {
+  const int n = R->n;
+  for (int i = 0; i < n; i++) ws->zrow[i] = ws->wrow[i] = -1;
+  for (int r = 0; r < n; r++) {
+    const int v = ws->basic[r];
+    if (v < n) ws->wrow[v] = r;
+    else ws->zrow[v - n] = r; /* z0 has left: every row is a w or a z */
   }
-  return CP_LCP_CHECK_FAILED;
+  read_iterate(ws, n, z, w);
+  eval_w(ws, R, z, w);
+  double rmax = 0.0;
+  for (int j = 0; j < n; j++)
+    if (ws->zrow[j] >= 0) rmax = fmax(rmax, fabs(w[j]));
+  if (rmax > 8.0 * DBL_EPSILON * R->qscale) {
+    for (int j = 0; j < n; j++) {
+      if (ws->zrow[j] < 0) continue;
+      const double rho = w[j], *b = ws->tab + (size_t)j * (size_t)n;
+      for (int i = 0; i < n; i++)
+        if (ws->zrow[i] >= 0) z[i] += b[ws->zrow[i]] * rho;
+    }
+    eval_w(ws, R, z, w);
+  }
+  return check_or_lu(ws, R, chk, z, w, info);
+}
+
+/* One cold start on the dense tableau [I, -M, -d] (rhs in qbar), for small
+ * n: the same decisions as run_start (first_row, ratio_test and lex_min read
+ * B^-1 from the tableau's w columns while ws->small is set), but a pivot is
+ * one plain loop over the tableau instead of the structured update with its
+ * bookkeeping and BLAS calls, whose fixed costs dominate below the crossover
+ * measured by experiments/bench_peers (docs/solvers.md). No refactoring:
+ * small starts are short. Counts pivots in *piv. */
+static cp_lcp_status small_start(cp_lemke_ws *ws, const run *R,
+                                 const cp_check_options *chk, double *z,
+                                 double *w, cp_lcp_info *info, int *piv) {
+  const int n = R->n, ncol = 2 * n + 1, vz0 = VZ0(n);
+  const size_t ld = (size_t)n;
+  double *restrict T = ws->tab, *restrict qb = ws->qbar, *restrict pc = ws->col;
+  *piv = 0;
+  memset(T, 0, sizeof(double) * ld * ld);
+  for (int i = 0; i < n; i++) {
+    T[(size_t)i + (size_t)i * ld] = 1.0;
+    ws->basic[i] = i;
+    T[(size_t)i + (size_t)vz0 * ld] = -ws->d[i];
+    qb[i] = R->q[i];
+    pc[i] = -ws->d[i];
+  }
+  for (size_t j = 0; j < ld; j++)
+    for (size_t i = 0; i < ld; i++) T[i + (ld + j) * ld] = -R->M[i + j * ld];
+  ws->z0row = -1;
+  int v = vz0;
+  int r = first_row(ws, R);
+  if (r < 0) {
+    snprintf(R->reason, sizeof info->reason, "non-finite data at the start");
+    return CP_LCP_NUMERICAL;
+  }
+  for (;;) {
+    if (ws->trace) {
+      const cp_lemke_step step = {ws->nstarts, *piv, v, ws->basic[r], r,
+                                  ws->ties};
+      ws->trace(ws->trace_ctx, &step);
+    }
+    const double p = pc[r];
+    if (!isfinite(p) || p == 0.0) {
+      snprintf(R->reason, sizeof info->reason,
+               "zero or non-finite pivot at pivot %d", *piv);
+      return CP_LCP_NUMERICAL;
+    }
+    const double inv = 1.0 / p;
+    for (int j = 0; j < ncol; j++) {
+      double *restrict tj = T + (size_t)j * ld;
+      const double t = tj[r];
+      if (t == 0.0) continue; /* most unit columns of basic variables */
+      const double f = t * inv;
+      for (int i = 0; i < n; i++) tj[i] -= pc[i] * f;
+      tj[r] = f;
+    }
+    {
+      const double f = qb[r] * inv;
+      for (int i = 0; i < n; i++) qb[i] -= pc[i] * f;
+      qb[r] = f;
+    }
+    ++*piv;
+    const int u = ws->basic[r];
+    ws->basic[r] = v;
+    if (v == vz0) ws->z0row = r;
+    if (u == vz0) return small_finish(ws, R, chk, z, w, info);
+    if (*piv >= R->cap) {
+      snprintf(R->reason, sizeof info->reason, "pivot cap %d reached", R->cap);
+      return CP_LCP_PIVOT_CAP;
+    }
+    v = u < n ? u + n : u - n;
+    memcpy(pc, T + (size_t)v * ld, sizeof(double) * ld);
+    const double amax =
+        v < n ? 1.0 : max_abs(n, R->M + (size_t)(v - n) * ld);
+    r = ratio_test(ws, R, amax);
+    if (r == -1) {
+      snprintf(R->reason, sizeof info->reason,
+               "secondary ray at pivot %d (entering %c%d)", *piv,
+               v < n ? 'w' : 'z', (v < n ? v : v - n) + 1);
+      return CP_LCP_SECONDARY_RAY;
+    }
+    if (r < 0) {
+      snprintf(R->reason, sizeof info->reason,
+               "non-finite entering column at pivot %d", *piv);
+      return CP_LCP_NUMERICAL;
+    }
+  }
+}
+
+/* The small path's iterate (for a failed start's diagnosis). */
+static void small_iterate(const cp_lemke_ws *ws, int n, double *z, double *w) {
+  memset(z, 0, sizeof(double) * (size_t)n);
+  memset(w, 0, sizeof(double) * (size_t)n);
+  for (int r = 0; r < n; r++) {
+    const int v = ws->basic[r];
+    if (v < n) w[v] = ws->qbar[r];
+    else if (v < 2 * n) z[v - n] = ws->qbar[r];
+  }
 }
 
 /* One start from the basis already set up in ws (z0 about to enter with
@@ -1030,8 +1182,11 @@ cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M,
              "problem size %d exceeds the workspace capacity %d", n, ws->cap);
     return info->status = CP_LCP_NOMEM;
   }
-  cp_lemke_options def = cp_lemke_defaults();
-  if (!opt) opt = &def;
+  cp_lemke_options def;
+  if (!opt) {
+    def = cp_lemke_defaults();
+    opt = &def;
+  }
   ws->n = n;
   run R;
   R.n = n;
@@ -1074,6 +1229,10 @@ cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M,
     return info->status = CP_LCP_CHECK_FAILED;
   }
 
+  /* Cold starts of small problems run on the dense tableau. */
+  const int small_n = opt->small_n < 0   ? 0
+                      : opt->small_n > 0 ? (opt->small_n < ws->scap ? opt->small_n : ws->scap)
+                      : (SMALL_N_AUTO < ws->scap ? SMALL_N_AUTO : ws->scap);
   uint64_t rng = opt->seed;
   const int restarts = opt->restarts > 0 ? opt->restarts : 0;
   cp_lcp_status st = CP_LCP_NUMERICAL;
@@ -1121,7 +1280,16 @@ cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M,
       }
     }
     int piv = 0;
-    st = run_start(ws, &R, chk, z, w, info, &piv);
+    if (!ready && n <= small_n) {
+      testcase(ws, small_starts);
+      ws->small = 1;
+      st = small_start(ws, &R, chk, z, w, info, &piv);
+      ws->small = 0;
+      if (st != CP_LCP_SOLVED && st != CP_LCP_CHECK_FAILED)
+        small_iterate(ws, n, z, w);
+    } else {
+      st = run_start(ws, &R, chk, z, w, info, &piv);
+    }
     if (ws->nstarts < LEMKE_MAX_STARTS) ws->pps[ws->nstarts] = piv;
     ws->nstarts++;
     info->iterations += piv;

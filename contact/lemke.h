@@ -46,11 +46,16 @@ typedef struct cp_lemke_options {
   uint64_t seed;       ///< seed of the restart covering vectors (default 1)
   double pivot_tol;    ///< smallest |pivot| accepted (default 1e-12, relative)
   int lexicographic;   ///< 1: lexicographic ratio test (default); 0: plain
+  int small_n;         ///< cold starts of problems of size <= small_n run
+                       ///< on a dense tableau (same decisions, cheaper at
+                       ///< small n); 0 = automatic (the measured crossover),
+                       ///< -1 = never; at most 64
   cp_check_options check; ///< acceptance check
 } cp_lemke_options;
 
 /// Defaults: cover NULL (ones), max_pivots 0 (automatic), restarts 3, seed 1,
-/// pivot_tol 1e-12, lexicographic 1, check = cp_check_defaults().
+/// pivot_tol 1e-12, lexicographic 1, small_n 0 (automatic), check =
+/// cp_check_defaults().
 cp_lemke_options cp_lemke_defaults(void);
 
 typedef struct cp_lemke_ws cp_lemke_ws;
@@ -85,6 +90,7 @@ typedef struct cp_lemke_stats {
   int warm_fallbacks;  ///< warm bases rejected as singular (cold start used)
   int lu_polish;       ///< 1: final z came from an LU solve of its basis
   int pivot_refactors; ///< re-factorisations before a tiny pivot or a ray
+  int small_starts;    ///< starts run on the small path's dense tableau
 } cp_lemke_stats;
 
 /// One pivot, as seen by a trace observer. Variables are numbered w_i = i,

@@ -354,3 +354,91 @@ Test(lemke_exact, random_degenerate_contact_lcps_match_the_oracle, .timeout = 60
   /* Resting scenes always have a solution (the weights are carried). */
   cr_assert_eq(solved, 40);
 }
+
+/* ---- the small path ----------------------------------------------------- */
+
+/* Pivots of one solve with the given small_n, into p; returns the status. */
+static cp_lcp_status traced_solve(cp_lemke_ws *ws, int n, const double *M, const double *q,
+                                  int small_n, path *p, cp_lemke_stats *st) {
+  cp_lemke_options o = cp_lemke_defaults();
+  o.small_n = small_n;
+  double *z = malloc(sizeof(double) * (size_t)n), *w = malloc(sizeof(double) * (size_t)n);
+  cp_lcp_info info;
+  p->k = 0;
+  cp_lemke_set_trace(ws, record, p);
+  cp_lcp_status s = cp_lemke_solve(ws, n, M, q, &o, NULL, z, w, &info);
+  cp_lemke_set_trace(ws, NULL, NULL);
+  cp_lemke_get_stats(ws, st);
+  if (s == CP_LCP_SOLVED) cpt_assert_lcp_solution(n, M, q, z, qtol(n, q));
+  free(z);
+  free(w);
+  return s;
+}
+
+Test(lemke_exact, small_path_takes_the_structured_paths_decisions, .timeout = 300) {
+  /* Every bundled and paper LCP of size <= 64: the dense-tableau path
+   * (small_n = 64) and the structured path (small_n = -1) take the same
+   * pivots, restarts included, and end the same way. */
+  cp_lemke_ws *ws = cp_lemke_ws_create(64);
+  path a = {malloc(sizeof(cp_lemke_step) * 20000), 0, 20000};
+  path b = {malloc(sizeof(cp_lemke_step) * 20000), 0, 20000};
+  int compared = 0;
+  for (int k = 0; k < 33 * 10 + 3; k++) {
+    char path_[512];
+    lcp_case c = {0, NULL, NULL};
+    if (k < 330) {
+      snprintf(path_, sizeof path_, "%s/experiments/results/paper/data/p%02d/mu%d.%d.lcp.json",
+               getenv("CP_SOURCE_ROOT"), k / 10 + 1, (k % 10 + 1) / 10, (k % 10 + 1) % 10);
+      FILE *f = fopen(path_, "r");
+      if (!f) continue;
+      fclose(f);
+      c = read_lcp(path_);
+    } else {
+      c.n = cp_resting_stack_lcp(k - 329, 0.2, &c.M, &c.q);
+    }
+    if (c.n >= 1 && c.n <= 64) {
+      cp_lemke_stats sa, sb;
+      cp_lcp_status s1 = traced_solve(ws, c.n, c.M, c.q, 64, &a, &sa);
+      cp_lcp_status s2 = traced_solve(ws, c.n, c.M, c.q, -1, &b, &sb);
+      cr_assert_eq(s1, s2, "instance %d: small %s, structured %s", k, cp_lcp_status_name(s1),
+                   cp_lcp_status_name(s2));
+      cr_assert_gt(sa.small_starts, 0);
+      cr_assert_eq(sb.small_starts, 0);
+      cr_assert_eq(a.k, b.k, "instance %d (n = %d): %d vs %d pivots", k, c.n, a.k, b.k);
+      for (int t = 0; t < a.k; t++)
+        cr_assert(a.s[t].entering == b.s[t].entering && a.s[t].leaving == b.s[t].leaving &&
+                  a.s[t].start == b.s[t].start, "instance %d: pivot %d differs", k, t);
+      compared++;
+    }
+    free(c.M);
+    free(c.q);
+  }
+  cr_assert_geq(compared, 200);
+  free(a.s);
+  free(b.s);
+  cp_lemke_ws_destroy(ws);
+}
+
+Test(lemke_exact, small_path_is_automatic_below_the_crossover_only) {
+  /* Default options: a size-10 problem runs on the tableau, size 11 not;
+   * small_n larger than the tableau's capacity (64) is clamped. */
+  for (int n = 10; n <= 11; n++) {
+    double *M = calloc((size_t)n * n, sizeof(double)), *q = malloc(sizeof(double) * n);
+    for (int i = 0; i < n; i++) {
+      M[i + i * n] = 2.0;
+      if (i + 1 < n) M[i + (i + 1) * n] = M[i + 1 + i * n] = -1.0;
+      q[i] = i % 3 ? -1.0 : 0.5;
+    }
+    cp_lemke_ws *ws = cp_lemke_ws_create(n);
+    path p = {malloc(sizeof(cp_lemke_step) * 1000), 0, 1000};
+    cp_lemke_stats st;
+    cr_assert_eq(traced_solve(ws, n, M, q, 0, &p, &st), CP_LCP_SOLVED);
+    cr_assert_eq(st.small_starts, n <= 10, "n = %d: small starts %d", n, st.small_starts);
+    cr_assert_eq(traced_solve(ws, n, M, q, 1000, &p, &st), CP_LCP_SOLVED);
+    cr_assert_eq(st.small_starts, 1);
+    cp_lemke_ws_destroy(ws);
+    free(p.s);
+    free(M);
+    free(q);
+  }
+}
