@@ -63,7 +63,7 @@
 #define QTIE_EPS 1e-10        /* error bound of basic values, x max |qbar| */
 #define SMALL_PIVOT 1e-9      /* pivots below this x column scale: refactor */
 #define SMALL_N_MAX 64        /* largest size the small path is built for */
-#define SMALL_N_AUTO 10       /* automatic crossover, measured (docs/solvers.md) */
+#define SMALL_N_AUTO 4        /* automatic crossover, measured (docs/solvers.md) */
 #define LEX_EPS 1e-11         /* error bound of B^-1 entries, x column max */
 
 /* SQLite-style coverage marker: counts how often a rare branch is taken. */
@@ -120,6 +120,7 @@ struct cp_lemke_ws {
   int nstarts;
   int ties;                /* rows tied in the last ratio test (trace) */
   double cscale;           /* scale of the last ratio test's column */
+  double qbmax;            /* max |qbar| after the last update */
   double *tab;             /* [scap*(2 scap+1)] small path: dense tableau */
   int scap;                /* largest n the small path can take */
   int small;               /* 1 while a start runs on the dense tableau */
@@ -289,6 +290,7 @@ static double entering_column(cp_lemke_ws *ws, const run *R, int v,
 /* qbar := B^-1 q. */
 static void recompute_qbar(cp_lemke_ws *ws, const run *R) {
   form_column(ws, R->q, 1.0, ws->qbar);
+  ws->qbmax = max_abs(R->n, ws->qbar);
 }
 
 /* Rebuilds the active block of B^-1 from the current basis (see the header
@@ -499,7 +501,14 @@ static int pivot(cp_lemke_ws *ws, const run *R, int r, int v,
     const double t = ws->qbar[r] / piv;
     double *restrict qb = ws->qbar;
     const double *restrict xr = x;
-    for (int i = 0; i < n; i++) qb[i] -= xr[i] * t;
+    uint64_t m = 0; /* max |qbar| for the ratio test, fused (bit patterns) */
+    for (int i = 0; i < n; i++) {
+      const double v = qb[i] - xr[i] * t;
+      qb[i] = v;
+      const uint64_t u = dbits(v) & 0x7FFFFFFFFFFFFFFFull;
+      m = u > m ? u : m;
+    }
+    ws->qbmax = bitsd(m);
   }
   /* Active set changes. Entering w_v: its column of B^-1 becomes e_r after
    * this pivot, drop it now. Leaving w_u: its column was e_r and becomes
@@ -636,7 +645,7 @@ static int ratio_test(cp_lemke_ws *ws, const run *R, double amax) {
    * stack wander; QTIE_EPS = 1e-10 and 1e-9 solve every resting and sliding
    * stack of 1..30 boxes in one start (measured). All upper ends are >= +0:
    * reduce on the bit patterns. */
-  const double qbm = max_abs(n, qb);
+  const double qbm = ws->qbmax; /* max |qbar|, kept by the updates */
   const double del = QTIE_EPS * (R->qscale > qbm ? R->qscale : qbm);
   uint64_t umin = dbits(HUGE_VAL);
   for (int i = 0; i < n; i++) {
@@ -988,8 +997,9 @@ static cp_lcp_status small_finish(cp_lemke_ws *ws, const run *R,
  * n: the same decisions as run_start (first_row, ratio_test and lex_min read
  * B^-1 from the tableau's w columns while ws->small is set), but a pivot is
  * one plain loop over the tableau instead of the structured update with its
- * bookkeeping and BLAS calls, whose fixed costs dominate below the crossover
- * measured by experiments/bench_peers (docs/solvers.md). No refactoring:
+ * bookkeeping and BLAS calls. Measured (docs/solvers.md): a few per cent
+ * faster on contact LCPs with n <= 4, no faster from n = 5 up (the
+ * structured form's O(n k) pivots win), hence SMALL_N_AUTO. No refactoring:
  * small starts are short. Counts pivots in *piv. */
 static cp_lcp_status small_start(cp_lemke_ws *ws, const run *R,
                                  const cp_check_options *chk, double *z,
@@ -1040,6 +1050,7 @@ static cp_lcp_status small_start(cp_lemke_ws *ws, const run *R,
       const double f = qb[r] * inv;
       for (int i = 0; i < n; i++) qb[i] -= pc[i] * f;
       qb[r] = f;
+      ws->qbmax = max_abs(n, qb);
     }
     ++*piv;
     const int u = ws->basic[r];

@@ -13,6 +13,21 @@
 /// lexicographically (rows of [q̄, B^-1] divided by the pivot column), so
 /// degenerate problems cannot cycle.
 ///
+/// Ties in floating point. Values that are equal or zero in exact arithmetic
+/// come out of the updates with roundoff, so every comparison carries an
+/// error bound: a basic value is known to 1e-10 max(|q|, |q̄|), an entry of
+/// B^-1 to 1e-11 of its column's largest entry; rows tie while their
+/// intervals overlap. Among tied rows z0 leaves first; rows whose pivot is
+/// below 1e-9 of the column's scale are passed over when a sound one is tied;
+/// before acting on such a tiny pivot or on a secondary ray, B^-1 is rebuilt
+/// from the basis and the test redone. Measured against an exact (rational)
+/// lexicographic Lemke: the first start follows the exact path wherever the
+/// data make ties exact (docs/solvers.md).
+///
+/// Small problems: cold starts with n <= small_n (default: the measured
+/// crossover, 4) run the same decisions on a dense tableau held in the
+/// workspace. (The structured form is as fast from n = 5 up.)
+///
 /// Restart protocol (paper §6): after a secondary ray or the pivot cap (or a
 /// numerical failure, or an answer that fails the check), up to `restarts`
 /// further starts with covering vectors drawn uniformly from [0.1, 1.1)^n by a

@@ -420,9 +420,9 @@ Test(lemke_exact, small_path_takes_the_structured_paths_decisions, .timeout = 30
 }
 
 Test(lemke_exact, small_path_is_automatic_below_the_crossover_only) {
-  /* Default options: a size-10 problem runs on the tableau, size 11 not;
+  /* Default options: a size-4 problem runs on the tableau, size 5 not;
    * small_n larger than the tableau's capacity (64) is clamped. */
-  for (int n = 10; n <= 11; n++) {
+  for (int n = 4; n <= 5; n++) {
     double *M = calloc((size_t)n * n, sizeof(double)), *q = malloc(sizeof(double) * n);
     for (int i = 0; i < n; i++) {
       M[i + i * n] = 2.0;
@@ -433,7 +433,7 @@ Test(lemke_exact, small_path_is_automatic_below_the_crossover_only) {
     path p = {malloc(sizeof(cp_lemke_step) * 1000), 0, 1000};
     cp_lemke_stats st;
     cr_assert_eq(traced_solve(ws, n, M, q, 0, &p, &st), CP_LCP_SOLVED);
-    cr_assert_eq(st.small_starts, n <= 10, "n = %d: small starts %d", n, st.small_starts);
+    cr_assert_eq(st.small_starts, n <= 4, "n = %d: small starts %d", n, st.small_starts);
     cr_assert_eq(traced_solve(ws, n, M, q, 1000, &p, &st), CP_LCP_SOLVED);
     cr_assert_eq(st.small_starts, 1);
     cp_lemke_ws_destroy(ws);
