@@ -165,7 +165,7 @@ Test(lemke_exact, tobenna_first_start_follows_the_exact_path, .timeout = 120) {
 
 /* ---- every bundled problem and the paper study's LCPs ------------------- */
 
-Test(lemke_exact, siconos_data_float_solves_where_exact_solves, .timeout = 300) {
+Test(lemke_exact, bundled_data_float_solves_where_exact_solves, .timeout = 300) {
   const char *names[] = {"CPS_1", "CPS_2", "CPS_3", "CPS_4", "CPS_4bis", "CPS_5",
                          "Pang_isolated_sol", "Pang_isolated_sol_perturbed", "deudeu",
                          "enum_fails", "exp_murty", "exp_murty2", "inf_sol_perturbed",
@@ -181,6 +181,11 @@ Test(lemke_exact, siconos_data_float_solves_where_exact_solves, .timeout = 300) 
     free(c.q);
   }
   cr_assert_geq(solved, 14, "the exact method solves most of them (%d)", solved);
+  lcp_case c = read_lcp(cpt_data("lcp/noisy_q_p10_mu0.1.json"));
+  cr_assert_eq(c.n, 14);
+  check_against_exact("lcp/noisy_q_p10_mu0.1.json", c.n, c.M, c.q);
+  free(c.M);
+  free(c.q);
 }
 
 Test(lemke_exact, paper_study_lcps_float_first_start_where_exact_first_start,
