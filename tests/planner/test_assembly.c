@@ -15,6 +15,7 @@
 #include "models/system.h"
 #include "planner/assembly.h"
 #include "planner/assembly_store.h"
+#include "tests/planner/asm_support.h"
 #include "tests/support.h"
 
 static const double G = 9.81;
@@ -27,26 +28,14 @@ static void parse(const char *text, cp_scene *sc) {
 }
 
 static void load_bundled(const char *name, cp_scene *sc) {
-  char path[4096];
-  const char *root = getenv("CP_SOURCE_ROOT");
-  snprintf(path, sizeof path, "%s/models/scenes/%s", root ? root : ".", name);
+  const char *path = cpt_bundled_scene(name);
   cp_error err;
   cr_assert_eq(cp_assembly_load_scene(path, sc, &err), 0, "%s: %s: %s", path, err.where, err.msg);
 }
 
-/* A 1 kg box (0.2 x 0.2 x 0.1) resting on a plane tilted by theta about y. */
 static void slope_scene(double theta, double mu, cp_scene *sc) {
   char buf[1024];
-  const double n[3] = {-sin(theta), 0, cos(theta)};
-  snprintf(buf, sizeof buf,
-           "{\"friction\": {\"default\": %.17g}, \"bodies\": ["
-           "{\"name\": \"slope\", \"fixed\": true, \"shape\": {\"type\": \"plane\", "
-           "\"normal\": [%.17g, 0, %.17g], \"offset\": 0}},"
-           "{\"name\": \"block\", \"mass\": 1, \"shape\": {\"type\": \"box\", "
-           "\"size\": [0.2, 0.2, 0.1]}, \"position\": [%.17g, 0, %.17g], "
-           "\"orientation\": [%.17g, 0, %.17g, 0]}]}",
-           mu, n[0], n[2], 0.05 * n[0], 0.05 * n[2], cos(-theta / 2), sin(-theta / 2));
-  parse(buf, sc);
+  parse(cpt_slope_scene(theta, mu, buf, sizeof buf), sc);
 }
 
 static cp_stability_kind decide(const cp_scene *sc, uint64_t mask, cp_stability_result *r,

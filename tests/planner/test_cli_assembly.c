@@ -10,29 +10,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/planner/asm_support.h"
 #include "tests/support.h"
 
-static const char *bundled(const char *name) {
-  static char path[4][4096];
-  static int k;
-  k = (k + 1) % 4;
-  const char *root = getenv("CP_SOURCE_ROOT");
-  snprintf(path[k], sizeof path[k], "%s/models/scenes/%s", root ? root : ".", name);
-  return path[k];
-}
+#define bundled cpt_bundled_scene
 
 static const char *slope_text(double mu) {
   static char buf[1024];
-  const double th = 0.5;
-  snprintf(buf, sizeof buf,
-           "{\"friction\": {\"default\": %.17g}, \"bodies\": ["
-           "{\"name\": \"slope\", \"fixed\": true, \"shape\": {\"type\": \"plane\", "
-           "\"normal\": [%.17g, 0, %.17g], \"offset\": 0}},"
-           "{\"name\": \"block\", \"mass\": 1, \"shape\": {\"type\": \"box\", "
-           "\"size\": [0.2, 0.2, 0.1]}, \"position\": [%.17g, 0, %.17g], "
-           "\"orientation\": [%.17g, 0, %.17g, 0]}]}",
-           mu, -sin(th), cos(th), -0.05 * sin(th), 0.05 * cos(th), cos(-th / 2), sin(-th / 2));
-  return buf;
+  return cpt_slope_scene(0.5, mu, buf, sizeof buf);
 }
 
 Test(cli_assembly, stability_json_contract) {
