@@ -782,8 +782,28 @@ cp_stability_kind cp_stability_decide(const cp_system *sys,
       res->torsion[j] = S.tor_col[j] >= 0 ? c[S.tor_col[j]] : 0.0;
     res->reason[0] = '\0';
   }
-  /* A moving solution from one contact solve (any verdict can use it). */
-  if (opt->try_solve && (eq == 0 || opt->depth == CP_STABILITY_FULL)) {
+  if (eq == 1 && opt->depth == CP_STABILITY_EQUILIBRIUM) {
+    kind = CP_STABILITY_UNDECIDED;
+    snprintf(res->reason, sizeof res->reason, "only the equilibrium was asked for");
+    goto out;
+  }
+  if (eq == 1) {
+    /* The energy test first: it is an LP, and where it proves strong
+     * stability (towers, walls) no contact solve is needed. */
+    int en = energy_test(&S, opt->energy_tol, &res->lp_solves);
+    if (en == -2) {
+      snprintf(res->reason, sizeof res->reason, "out of memory");
+      goto out;
+    }
+    if (en == 1) {
+      kind = CP_STABILITY_STRONG;
+      method = "energy";
+      goto out;
+    }
+  }
+  /* A moving solution from one contact solve: weak when there is an
+   * equilibrium, and the motion to report when there is none. */
+  if (opt->try_solve) {
     cp_problem_options po = cp_problem_defaults();
     po.mu_torsion = opt->mu_torsion;
     cp_problem_result pr;
@@ -802,24 +822,9 @@ cp_stability_kind cp_stability_decide(const cp_system *sys,
     kind = CP_STABILITY_UNSTABLE;
     goto out;
   }
-  if (opt->depth == CP_STABILITY_EQUILIBRIUM) {
-    kind = CP_STABILITY_UNDECIDED;
-    snprintf(res->reason, sizeof res->reason, "only the equilibrium was asked for");
-    goto out;
-  }
   if (res->has_motion) {
     kind = CP_STABILITY_WEAK;
     method = "solve";
-    goto out;
-  }
-  int en = energy_test(&S, opt->energy_tol, &res->lp_solves);
-  if (en == -2) {
-    snprintf(res->reason, sizeof res->reason, "out of memory");
-    goto out;
-  }
-  if (en == 1) {
-    kind = CP_STABILITY_STRONG;
-    method = "energy";
     goto out;
   }
   method = "milp";
