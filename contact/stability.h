@@ -24,30 +24,34 @@
 ///   unstable         (S1) is infeasible.
 ///
 /// Deciding "no solution moves" (strong), cheapest first:
-///  1. A solve of the contact problem (contact/problem.h, solver auto) that
-///     returns u'_F != 0 is a moving solution: weak.
-///  2. Energy test (only when u'_D = 0 and k = 0, i.e. at rest): along any
+///  1. Energy test (only when u'_D = 0 and k = 0, i.e. at rest): along any
 ///     solution, u'^T H u' = f^T u' + a^T c and a^T c <= 0 (the pyramid's
 ///     friction opposes each tangential acceleration, c_n a_n = 0), so a
 ///     solution with u'_F != 0 needs a u' with a_n = G_n^T u' >= 0 and
 ///     f_F^T u' > 0. The LP  max f_F^T u'  s.t. G_n,F^T u' >= 0,
 ///     |u'_i| <= 1  having optimum <= energy_tol proves strong stability
 ///     without integers (towers, walls: gravity can do no work).
-///  3. Exact MILP (Pardalos-Rosen, as contact/certify.h) with "some
-///     component of u'_F is nonzero" added in normalised form. With the
-///     pyramid LCP w = M z + q, u'_F = P z + p0 (P = H_FF^-1 G~_F C):
+///  2. A solve of the contact problem (contact/problem.h, solver auto) that
+///     returns u'_F != 0 is a moving solution: weak. (Also run when there
+///     is no equilibrium, to report how the assembly moves.)
+///  3. Exact MILPs (Pardalos-Rosen, as contact/certify.h), one per free dof
+///     k and sign s, asking for a solution that moves that way. With the
+///     pyramid LCP w = M z + q (power-of-two equilibrated) and
+///     u'_F = P z + p0 (P = H_FF^-1 G~_F C, C the force map of
+///     contact/problem.h's cp_friction_map):
 ///
-///       max t  s.t.  M y + alpha q = w,  0 <= y <= x,  0 <= w <= 1 - x,
-///                    t <= alpha,
-///                    t <= s (P_i y + alpha p0_i) + K_i (1 - sigma_is)
-///                        for every free dof i and sign s = +-1,
-///                    sum sigma = 1,  x, sigma binary,  alpha, t in [0, 1],
+///       max alpha  s.t.  M y + alpha q = w,  0 <= y <= x,  0 <= w <= 1 - x,
+///                        s (P_k y + alpha p0_k) >= delta alpha,
+///                        f_F^T (P y + alpha p0) >= 0   (at rest, undriven:
+///                                the energy identity of 1 as a cut),
+///                        x binary,  alpha in [0, 1],
 ///
-///     K_i = sum_j |P_ij| + |p0_i| + 1 bounds |P_i y + alpha p0_i| + t, so
-///     the big-M rows are exact, not a guess. t* > 0 iff some solution z =
-///     y / alpha has s u'_i > 0 (t = alpha min(1, s u'_i) is homogeneous).
-///     t* <= mip_tol: strong. A MILP answer is used only after its z passes
-///     cp_lcp_check and its u'_F exceeds acc_tol.
+///     delta = 10 acc_tol. The problem is homogeneous in (y, alpha), so
+///     alpha* > 0 iff some solution z = y / alpha has s u'_k >= delta.
+///     All alpha* <= mip_tol: strong. A MILP answer is used only after its
+///     z passes cp_lcp_check (after cp_lcp_polish) and its u'_F exceeds
+///     acc_tol. "Moving" thus means some |u'_k| >= delta; smaller
+///     accelerations are below the model's tolerance.
 /// A limit (time), a GLPK failure or an answer that fails its check leaves
 /// strong/weak UNDECIDED (CP_STABILITY_UNDECIDED): reported, never guessed.
 /// As for certify, "proven" means GLPK's floating-point branch and bound.
