@@ -444,3 +444,34 @@ Test(assembly, store_runs_steps_subassemblies) {
   cp_assembly_result_free(&res);
   cp_scene_free(&sc);
 }
+
+Test(assembly, explicit_contacts_filtered_by_presence) {
+  // stack.json lists its contacts (four corners under each of three
+  // boxes): a subassembly keeps the listed contacts whose ends are present.
+  cp_scene sc;
+  load_bundled("stack.json", &sc);
+  cr_assert_eq(sc.contacts_auto, 0);
+  cp_stability_result r;
+  cp_contact *con = NULL;
+  int ncon = 0;
+  cp_error err;
+  cr_assert_eq(cp_assembly_stability(&sc, 7, NULL, &r, NULL, &con, &ncon, &err), 0);
+  cr_assert_eq(r.kind, CP_STABILITY_STRONG);
+  cr_assert_eq(ncon, 12);
+  cp_stability_result_free(&r);
+  free(con);
+  // Without the middle box: the top box has no listed support: unstable,
+  // and it falls freely (no contact of its own remains).
+  cr_assert_eq(cp_assembly_stability(&sc, 5, NULL, &r, NULL, &con, &ncon, &err), 0);
+  cr_assert_eq(r.kind, CP_STABILITY_UNSTABLE);
+  cr_assert_eq(ncon, 4);
+  cr_assert(r.has_motion);
+  cr_assert_float_eq(r.udot[6 + 2], -9.81, 1e-9, "top box in free fall");
+  cp_stability_result_free(&r);
+  free(con);
+  cp_assembly_result res;
+  cr_assert_eq(cp_assembly_plan(&sc, NULL, &res), CP_ASSEMBLY_FOUND);
+  for (int k = 0; k < 3; k++) cr_assert_eq(res.steps[k].part, k, "bottom-up");
+  cp_assembly_result_free(&res);
+  cp_scene_free(&sc);
+}
