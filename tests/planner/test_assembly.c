@@ -475,3 +475,23 @@ Test(assembly, explicit_contacts_filtered_by_presence) {
   cp_assembly_result_free(&res);
   cp_scene_free(&sc);
 }
+
+Test(assembly, removal_sweep_meets_manipulator_links) {
+  // squeeze_grasp.json: a box squeezed between two finger tips along x.
+  // It cannot leave through a finger (+x, -x) but can be lifted out (+z).
+  cp_scene sc;
+  load_bundled("squeeze_grasp.json", &sc);
+  cr_assert_eq(cp_assembly_parts(&sc, NULL), 1);
+  double dirs[18];
+  cp_assembly_directions(0, dirs);
+  cp_error err;
+  cr_assert_eq(cp_assembly_removable(&sc, 1, 0, dirs + 0, NULL, &err), 0, "+x: right tip");
+  cr_assert_eq(cp_assembly_removable(&sc, 1, 0, dirs + 3, NULL, &err), 0, "-x: left tip");
+  cr_assert_eq(cp_assembly_removable(&sc, 1, 0, dirs + 12, NULL, &err), 1, "+z: free");
+  // Held by the fingers' efforts: stable with the manipulators in the
+  // contact problem.
+  cp_stability_result r;
+  cr_assert(is_stable(decide(&sc, 1, &r, NULL, NULL)));
+  cp_stability_result_free(&r);
+  cp_scene_free(&sc);
+}
