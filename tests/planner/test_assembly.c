@@ -495,3 +495,45 @@ Test(assembly, removal_sweep_meets_manipulator_links) {
   cp_stability_result_free(&r);
   cp_scene_free(&sc);
 }
+
+/* squeeze_grasp.json with every joint acceleration-driven at `acc` (the
+ * efforts become unknowns of the contact problem). */
+static void rigid_grasp(double acc, cp_scene *sc) {
+  size_t len;
+  char *text = cpt_read_file(cpt_bundled_scene("squeeze_grasp.json"), &len);
+  cr_assert_not_null(text);
+  char *out = malloc(len + 256), *o = out;
+  for (const char *p = text; *p;) {
+    if (!strncmp(p, "\"effort\":", 9)) {
+      o += sprintf(o, "\"acceleration\": %.17g", acc);
+      p += 9;
+      while (*p == ' ' || *p == '-' || *p == '.' || (*p >= '0' && *p <= '9') || *p == 'e') p++;
+    } else {
+      *o++ = *p++;
+    }
+  }
+  *o = '\0';
+  parse(out, sc);
+  free(text);
+  free(out);
+}
+
+Test(assembly, acceleration_driven_joints) {
+  // Fingers held rigid (acceleration 0, efforts free): the box is jammed,
+  // so friction may hold it with any squeeze and free fall is a solution
+  // too: weak.
+  cp_scene sc;
+  rigid_grasp(0.0, &sc);
+  cp_stability_result r;
+  cr_assert_eq(decide(&sc, 1, &r, NULL, NULL), CP_STABILITY_WEAK);
+  cr_assert(r.has_equilibrium && r.has_motion);
+  cp_stability_result_free(&r);
+  cp_scene_free(&sc);
+  // Fingers driven to accelerate: the contacts accelerate (a0 != 0) and
+  // the box cannot stay at rest.
+  rigid_grasp(2.0, &sc);
+  cr_assert_eq(decide(&sc, 1, &r, NULL, NULL), CP_STABILITY_UNSTABLE);
+  cr_assert_eq(r.has_equilibrium, 0);
+  cp_stability_result_free(&r);
+  cp_scene_free(&sc);
+}
