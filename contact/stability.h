@@ -34,24 +34,31 @@
 ///  2. A solve of the contact problem (contact/problem.h, solver auto) that
 ///     returns u'_F != 0 is a moving solution: weak. (Also run when there
 ///     is no equilibrium, to report how the assembly moves.)
-///  3. Exact MILPs (Pardalos-Rosen, as contact/certify.h), one per free dof
-///     k and sign s, asking for a solution that moves that way. With the
-///     pyramid LCP w = M z + q (power-of-two equilibrated) and
-///     u'_F = P z + p0 (P = H_FF^-1 G~_F C, C the force map of
-///     contact/problem.h's cp_friction_map):
+///  3. Exact MILPs, one per free dof k and sign s, asking for a solution of
+///     the contact problem that moves that way. Homogenised like the
+///     Pardalos-Rosen form of contact/certify.h (no a-priori force bound):
+///     U = alpha u'_F, C = alpha c~, |U_i| <= 1, C_n <= 1, alpha in [0, 1],
+///     A = G~_F^T U + alpha a0 (the contact accelerations, scaled), and
 ///
-///       max alpha  s.t.  M y + alpha q = w,  0 <= y <= x,  0 <= w <= 1 - x,
-///                        s (P_k y + alpha p0_k) >= delta alpha,
-///                        f_F^T (P y + alpha p0) >= 0   (at rest, undriven:
-///                                the energy identity of 1 as a cut),
-///                        x binary,  alpha in [0, 1],
+///       max alpha  s.t.  H_FF U = -alpha rhs + G~_F C          (E1, S1)
+///                        pyramids |C_e| <= mu C_n  (e = t, o, tau)
+///                        A_n >= 0,  A_n <= Amax_n (1 - beta),  C_n <= beta
+///                        A_e <= Amax_e p_e,  -A_e <= Amax_e m_e,
+///                        p_e + m_e <= 1,
+///                        C_e + mu C_n <= 2 mu (1 - p_e)   (A_e > 0: C_e = -mu C_n)
+///                        mu C_n - C_e <= 2 mu (1 - m_e)   (A_e < 0: C_e = mu C_n)
+///                        s U_k >= delta alpha,
+///                        f_F^T U >= 0   (at rest, undriven: the energy
+///                                        identity of 1 as a cut),
+///                        beta, p, m binary,
 ///
-///     delta = 10 acc_tol. The problem is homogeneous in (y, alpha), so
-///     alpha* > 0 iff some solution z = y / alpha has s u'_k >= delta.
-///     All alpha* <= mip_tol: strong. A MILP answer is used only after its
-///     z passes cp_lcp_check (after cp_lcp_polish) and its u'_F exceeds
-///     acc_tol. "Moving" thus means some |u'_k| >= delta; smaller
-///     accelerations are below the model's tolerance.
+///     Amax = sum_i |G~_F(i, .)| + |a0| (exact bounds from the boxes), delta
+///     = 10 acc_tol. Homogeneous in (U, C, alpha): alpha* > 0 iff some
+///     solution has s u'_k >= delta. All alpha* <= mip_tol: strong. A MILP
+///     answer counts only after u'_F is recomputed from c = C / alpha by (E1)
+///     and the pyramid law is checked contact by contact. "Moving" thus
+///     means some |u'_k| >= delta; smaller accelerations are below the
+///     model's tolerance.
 /// A limit (time), a GLPK failure or an answer that fails its check leaves
 /// strong/weak UNDECIDED (CP_STABILITY_UNDECIDED): reported, never guessed.
 /// As for certify, "proven" means GLPK's floating-point branch and bound.
@@ -95,7 +102,7 @@ typedef struct cp_stability_options {
   double energy_tol;        ///< energy test threshold, relative to
                             ///< max(1, sum |f_F|); default 1e-9
   double mip_tol;           ///< t* <= mip_tol counts as 0; default 1e-9
-  double time_limit_s;      ///< all MILPs together; default 10 s; <= 0 none
+  double time_limit_s;      ///< all MILPs together (wall clock); default 60 s; <= 0 none
   int try_solve;            ///< 1 (default): step 1 (a contact solve) first
   const double *mu_torsion; ///< [n_c] soft-finger mu_tau (< 0: ordinary);
                             ///< NULL: none. Borrowed.

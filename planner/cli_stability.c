@@ -28,7 +28,7 @@ static const char usage[] =
     "  --json             one JSON document: {\"stable\", \"kind\", \"moving\",\n"
     "                     \"contacts\", ...} (docs/assembly.md)\n"
     "  --time-limit S     seconds for all the exact MILPs together (default\n"
-    "                     10; 0: no limit)\n"
+    "                     60; 0: no limit)\n"
     "  -h, --help         this text\n"
     "\n"
     "exit status: 0 answered (strong, weak or unstable), 1 undecided (a limit or\n"
@@ -59,7 +59,7 @@ static void row_owner(const cp_scene *sc, const cp_system *sys, int r, char *buf
 int cp_cli_stability(int argc, char **argv) {
   const char *file = NULL;
   int json = 0;
-  double tlim = 30.0;
+  double tlim = 60.0;
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i], *val;
     int missing = 0;
