@@ -1,6 +1,5 @@
 #include "contact/stability.h"
 
-#include <cblas.h>
 #include <glpk.h>
 #include <lapacke.h>
 #include <math.h>
@@ -10,10 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "contact/dynamics.h"
 #include "contact/lcp.h"
 #include "contact/problem.h"
-#include "contact/pyramid.h"
 
 cp_stability_options cp_stability_defaults(void) {
   cp_stability_options o;
@@ -24,6 +21,8 @@ cp_stability_options cp_stability_defaults(void) {
   o.time_limit_s = 60.0;
   o.try_solve = 1;
   o.mu_torsion = NULL;
+  o.progress = NULL;
+  o.progress_ctx = NULL;
   return o;
 }
 
@@ -664,6 +663,7 @@ static milp_outcome moving_milp(const stab *S, const cp_stability_options *opt,
       int have = 0;
       int out = lp_run(&s, xs, &obj, &have);
       ++*mip_solves;
+      if (opt->progress) opt->progress(opt->progress_ctx, *mip_solves, 2 * nF);
       if (have && xs[ca] > opt->mip_tol) {
         /* Candidate: c = C / alpha; u'_F recomputed from (E1), a from u';
          * then the pyramid law checked contact by contact. */

@@ -106,6 +106,10 @@ typedef struct cp_stability_options {
   int try_solve;            ///< 1 (default): step 1 (a contact solve) first
   const double *mu_torsion; ///< [n_c] soft-finger mu_tau (< 0: ordinary);
                             ///< NULL: none. Borrowed.
+  /// Called after each MILP with (done, total) (may be NULL): the MILPs
+  /// can take minutes, and a terminal should show that they progress.
+  void (*progress)(void *ctx, int done, int total);
+  void *progress_ctx;
 } cp_stability_options;
 
 cp_stability_options cp_stability_defaults(void);

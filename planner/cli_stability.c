@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "models/scene.h"
 #include "models/system.h"
@@ -29,10 +30,18 @@ static const char usage[] =
     "                     \"contacts\", ...} (docs/assembly.md)\n"
     "  --time-limit S     seconds for all the exact MILPs together (default\n"
     "                     60; 0: no limit)\n"
+    "  --progress         show the MILPs' progress on stderr even when it is not\n"
+    "                     a terminal\n"
     "  -h, --help         this text\n"
     "\n"
     "exit status: 0 answered (strong, weak or unstable), 1 undecided (a limit or\n"
     "a numerical failure), 2 bad input or usage.\n";
+
+/* ctx: an int, 1 while a progress line is open on stderr. */
+static void show_progress(void *ctx, int done, int total) {
+  fprintf(stderr, "\rstability: exact MILP %d of at most %d   ", done, total);
+  *(int *)ctx = 1;
+}
 
 static const char *kind_text(cp_stability_kind k) {
   switch (k) {
@@ -58,7 +67,7 @@ static void row_owner(const cp_scene *sc, const cp_system *sys, int r, char *buf
 
 int cp_cli_stability(int argc, char **argv) {
   const char *file = NULL;
-  int json = 0;
+  int json = 0, progress = 0;
   double tlim = 60.0;
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i], *val;
@@ -68,6 +77,8 @@ int cp_cli_stability(int argc, char **argv) {
       return CP_EXIT_ANSWERED;
     } else if (!strcmp(arg, "--json")) {
       json = 1;
+    } else if (!strcmp(arg, "--progress")) {
+      progress = 1;
     } else if ((val = cp_cli_flag_value(argc, argv, &i, "--time-limit", &missing)) || missing) {
       if (missing || cp_parse_double(val, 0.0, 1e9, &tlim))
         return cp_cli_usage_error("stability ", "--time-limit needs seconds >= 0");
@@ -88,6 +99,11 @@ int cp_cli_stability(int argc, char **argv) {
   const uint64_t all = np >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << np) - 1);
   cp_stability_options opt = cp_stability_defaults();
   opt.time_limit_s = tlim;
+  int line_open = 0;
+  if (progress || isatty(STDERR_FILENO)) {
+    opt.progress = show_progress;
+    opt.progress_ctx = &line_open;
+  }
   cp_stability_result r;
   cp_system sys;
   cp_contact *con = NULL;
@@ -96,6 +112,7 @@ int cp_cli_stability(int argc, char **argv) {
     cp_scene_free(&scene);
     return cp_cli_input_error(file, &err);
   }
+  if (line_open) fputc('\n', stderr);
   const int stable = r.kind == CP_STABILITY_STRONG || r.kind == CP_STABILITY_WEAK ||
                      r.kind == CP_STABILITY_UNDECIDED;
   int rc = (r.kind == CP_STABILITY_UNDECIDED || r.kind == CP_STABILITY_FAILED)
