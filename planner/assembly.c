@@ -616,6 +616,7 @@ cp_assembly_status cp_assembly_plan(const cp_scene *scene,
     res->status = CP_ASSEMBLY_FOUND;
   } else if (f == 0) {
     res->status = CP_ASSEMBLY_NONE;
+    snprintf(res->message, sizeof res->message, "%s", S.msg); /* "" or why */
   } else {
     res->status = S.limit ? CP_ASSEMBLY_LIMIT : CP_ASSEMBLY_FAILED;
     snprintf(res->message, sizeof res->message, "%s", S.msg);

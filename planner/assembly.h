@@ -116,7 +116,8 @@ typedef struct cp_assembly_result {
   int n_nodes;
   cp_assembly_node *nodes;    ///< [n_nodes] every explored subassembly
   double seconds;
-  char message[256];          ///< why FAILED / LIMIT
+  char message[256];          ///< why FAILED / LIMIT; with NONE, set when
+                              ///< the complete assembly itself is unstable
 } cp_assembly_result;
 
 /// Plans a stable assembly sequence for scene (see header). Returns the

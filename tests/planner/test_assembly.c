@@ -123,6 +123,16 @@ Test(assembly, overhang_unstable_iff_centre_beyond_edge) {
       cr_assert(r.has_motion);
       cr_assert_gt(r.udot[4], 0.0, "tips about the edge (positive y rotation)");
     }
+    // Sequencing agrees: a block that cannot stand has no sequence, and
+    // the whole assembly is what blocks.
+    cp_assembly_result res;
+    cp_assembly_status st = cp_assembly_plan(&sc, NULL, &res);
+    cr_assert_eq(st, xs[i] < 0.1 ? CP_ASSEMBLY_FOUND : CP_ASSEMBLY_NONE);
+    if (st == CP_ASSEMBLY_NONE) {
+      cr_assert(res.has_blocked && res.blocked == 1u);
+      cr_assert_neq(res.message[0], '\0');
+    }
+    cp_assembly_result_free(&res);
     cp_stability_result_free(&r);
     cp_scene_free(&sc);
   }
