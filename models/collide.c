@@ -9,6 +9,7 @@
 
 #include <ode/ode.h>
 
+#include "models/mesh.h"
 #include "models/vec3.h"
 
 // Positions are rounded to this grid (m) for the deterministic output order.
@@ -64,6 +65,10 @@ static int check_object(const cp_collide_object *o, const char *name, obj *w,
                           cp_shape_type_name(s->type),
                           s->type == CP_SHAPE_CYLINDER ? "positive"
                                                        : "non-negative");
+    return 0;
+  case CP_SHAPE_MESH:
+    if (!s->mesh || !s->mesh->collide)
+      return cp_error_set(err, name, "mesh shape without a prepared mesh");
     return 0;
   case CP_SHAPE_PLANE: {
     double nn = cp_v3_norm(s->normal);
@@ -217,6 +222,9 @@ static dGeomID make_geom(const obj *o, double g, const double *t) {
   case CP_SHAPE_CYLINDER:
     id = dCreateCylinder(0, (dReal)(s->radius + g), (dReal)(s->length + 2 * g));
     break;
+  case CP_SHAPE_MESH: // cannot grow: g is ignored (the caller grows the other)
+    id = dCreateTriMesh(0, (dTriMeshDataID)s->mesh->collide, 0, 0, 0);
+    break;
   case CP_SHAPE_PLANE:
     // Not placeable: world parameters; a translation t raises D by N.t.
     return dCreatePlane(0, (dReal)o->N[0], (dReal)o->N[1], (dReal)o->N[2],
@@ -237,15 +245,41 @@ static dGeomID make_geom(const obj *o, double g, const double *t) {
 // a probe of which type pairs ODE has a collider for (dCollide returns 0 both
 // for "apart" and for "no collider", so each pair is tried once overlapping).
 
-#define NTYPES (CP_SHAPE_PLANE + 1)
+#define NTYPES (CP_SHAPE_MESH + 1)
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_ok;
 static unsigned char g_supported[NTYPES][NTYPES];
 static _Thread_local int t_ready;
 
+// The probe's mesh: a closed cube of side 0.8 (built in init_once without
+// cp_mesh, whose preparation needs the initialisation being done).
+static const double g_cube_v[24] = {-.4, -.4, -.4, .4, -.4, -.4, .4, .4, -.4,
+                                    -.4, .4,  -.4, -.4, -.4, .4, .4, -.4, .4,
+                                    .4,  .4,  .4,  -.4, .4,  .4};
+static const int g_cube_t[36] = {0, 2, 1, 0, 3, 2, 4, 5, 6, 4, 6, 7,
+                                 0, 1, 5, 0, 5, 4, 1, 2, 6, 1, 6, 5,
+                                 2, 3, 7, 2, 7, 6, 3, 0, 4, 3, 4, 7};
+static cp_mesh g_probe_mesh;
+
+static void *trimesh_data(const double *v, int nv, const int *t, int nt) {
+  dTriMeshDataID d = dGeomTriMeshDataCreate();
+  if (!d) return NULL;
+  // ODE keeps pointers to the arrays (the mesh owns them) and needs
+  // dTriIndex (32-bit unsigned in Debian's build) indices.
+  _Static_assert(sizeof(dTriIndex) == sizeof(int), "32-bit triangle indices");
+#ifdef dDOUBLE
+  dGeomTriMeshDataBuildDouble(d, v, 3 * (int)sizeof(double), nv, t, 3 * nt,
+                              3 * (int)sizeof(int));
+#else
+#error "complan needs ODE built in double precision for meshes"
+#endif
+  return d;
+}
+
 static void probe_shape(cp_shape *s, cp_shape_type t) {
   memset(s, 0, sizeof *s);
   s->type = t;
+  s->mesh = &g_probe_mesh;
   s->size[0] = 1.0; s->size[1] = 0.8; s->size[2] = 0.6;
   s->radius = 0.4;
   s->length = 0.5;
@@ -276,6 +310,8 @@ static void init_once(void) {
   if (!dInitODE2(0) || !dAllocateODEDataForThread(dAllocateFlagCollisionData))
     return;
   t_ready = 1;
+  g_probe_mesh.collide = trimesh_data(g_cube_v, 8, g_cube_t, 12);
+  if (!g_probe_mesh.collide) return;
   for (int i = CP_SHAPE_BOX; i < NTYPES; ++i)
     for (int j = CP_SHAPE_BOX; j < NTYPES; ++j)
       g_supported[i][j] =
@@ -294,6 +330,20 @@ static int ensure_init(cp_error *err) {
     t_ready = 1;
   }
   return 0;
+}
+
+int cp_collide_mesh_prepare(cp_mesh *m, cp_error *err) {
+  if (ensure_init(err)) return -1;
+  m->collide = trimesh_data(m->vertices, m->n_vertices, m->triangles,
+                            m->n_triangles);
+  if (!m->collide)
+    return cp_error_set(err, "", "out of memory preparing mesh %s", m->path);
+  return 0;
+}
+
+void cp_collide_mesh_destroy(cp_mesh *m) {
+  if (m && m->collide) dGeomTriMeshDataDestroy((dTriMeshDataID)m->collide);
+  if (m) m->collide = NULL;
 }
 
 int cp_collide_supported(cp_shape_type a, cp_shape_type b) {
@@ -420,7 +470,11 @@ int cp_collide_pair(const cp_collide_object *a, const cp_collide_object *b,
   } else if (ta == CP_SHAPE_PLANE) {
     cp_v3_scale(n, wa.N, -1.0);
   } else {
-    dGeomID ga = make_geom(&wa, tol, zero), gb = make_geom(&wb, 0, zero);
+    // Grow a by tol; a mesh cannot grow, so grow b instead (two meshes:
+    // neither -- they must overlap, not merely come within tol).
+    int grow_b = ta == CP_SHAPE_MESH;
+    dGeomID ga = make_geom(&wa, grow_b ? 0 : tol, zero),
+            gb = make_geom(&wb, grow_b && tb != CP_SHAPE_MESH ? tol : 0, zero);
     int k = dCollide(ga, gb, CP_COLLIDE_MAX_POINTS, c, skip);
     dGeomDestroy(ga);
     dGeomDestroy(gb);

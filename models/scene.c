@@ -213,6 +213,7 @@ static int read_shape(const json_t *v, const char *path, int allow_plane,
       return -1;
     if (opt_number(v, "offset", path, &s->offset, err)) return -1;
     break;
+  case CP_SHAPE_MESH: // not a JSON type (meshes come from URDF files)
   case CP_SHAPE_NONE:
     break;
   }
@@ -633,7 +634,7 @@ int cp_scene_ref_fixed(const cp_scene *s, cp_ref r) {
 
 int cp_scene_joint_count(const cp_scene *s) {
   int n = 0;
-  for (int m = 0; m < s->n_manips; ++m) n += s->manips[m].n;
+  for (int m = 0; m < s->n_manips; ++m) n += cp_chain_dofs(&s->manips[m]);
   return n;
 }
 

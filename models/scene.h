@@ -203,7 +203,8 @@ void cp_scene_default_tangent(const double *n, double *t);
 /// returns 0, or -1 with err at `contacts[j]` naming j and the speed.
 int cp_scene_check_normal_speeds(const cp_scene *scene, cp_error *err);
 
-/// Total number of joints over all manipulators (n_l).
+/// Total number of independent joint coordinates over all manipulators
+/// (n_l; mimic followers are not counted, models/chain.h).
 int cp_scene_joint_count(const cp_scene *scene);
 
 #ifdef __cplusplus
