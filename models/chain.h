@@ -157,6 +157,8 @@ typedef struct cp_chain {
   cp_joint *joints;       ///< [n] (owned)
   int *parent;            ///< [n] parent joint p(i) < i, -1: the base;
                           ///< NULL: serial, p(i) = i - 1 (owned)
+  int no_self_contacts;   ///< 1: contact generation skips pairs of this
+                          ///< chain's links (models/contactgen.h)
 } cp_chain;
 
 /// Parent joint of joint i (-1: the base).

@@ -182,7 +182,7 @@ static int skip_pair(const cp_scene *s, const gobj *a, const gobj *b,
     // the joint between them by design).
     const cp_chain *c = &s->manips[a->ref.manip];
     int la = a->ref.link, lb = b->ref.link;
-    return opt->skip_same_manipulator || la == lb ||
+    return opt->skip_same_manipulator || c->no_self_contacts || la == lb ||
            cp_chain_parent(c, la) == lb || cp_chain_parent(c, lb) == la;
   }
   return 0;

@@ -142,6 +142,9 @@ typedef struct cp_scene {
   double penetration_tolerance;///< m, >= 0 (automatic contacts)
   double touch_tolerance;      ///< m, >= 0 (automatic contacts)
   char *base_dir;              ///< directory for relative paths (owned, may be NULL)
+  int n_warnings;              ///< input accepted with a warning (URDF habits)
+  char **warnings;             ///< [n_warnings] messages with their JSON path
+                               ///< and URDF line (owned)
 } cp_scene;
 
 /// Parser options; initialise with cp_scene_options_defaults().

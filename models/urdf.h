@@ -93,6 +93,28 @@ typedef struct cp_urdf_limit {
   double velocity;   ///< maximum speed (likewise)
 } cp_urdf_limit;
 
+/// A ROS package name and the folder that holds it (package://NAME/...).
+typedef struct cp_urdf_package {
+  const char *name;
+  const char *dir;
+} cp_urdf_package;
+
+/// Options of the URDF reader; initialise with cp_urdf_defaults().
+typedef struct cp_urdf_options {
+  const char *base_dir;       ///< folder of relative mesh paths; NULL: "."
+                              ///< (cp_urdf_load_opts: the URDF's folder)
+  const cp_urdf_package *packages; ///< [n_packages] searched first
+  int n_packages;
+  const char *ros_package_path; ///< ':'-separated folders holding packages;
+                              ///< NULL: the ROS_PACKAGE_PATH environment
+                              ///< variable at parse time
+  int load_meshes;            ///< 1 (default): read mesh files; 0: a mesh
+                              ///< <collision> gives no shape
+} cp_urdf_options;
+
+/// base_dir NULL, no packages, ros_package_path NULL, load_meshes 1.
+cp_urdf_options cp_urdf_defaults(void);
+
 typedef struct cp_urdf_model {
   char *robot;            ///< <robot name> (owned; "" when absent)
   char *root;             ///< root link name (owned)
@@ -100,11 +122,24 @@ typedef struct cp_urdf_model {
                           ///< effort-driven with zero effort
   cp_urdf_limit *limits;  ///< [chain.n] (owned)
   int *joint_line;        ///< [chain.n] line of each movable <joint> (owned)
+  int n_warnings;         ///< habits accepted with a warning (see above)
+  char **warnings;        ///< [n_warnings] "line L: ..." (owned)
 } cp_urdf_model;
 
-/// Parses URDF text (len bytes). Returns 0, or -1 with *err filled.
+/// Parses URDF text (len bytes) with options opt (NULL: defaults). Returns
+/// 0, or -1 with *err filled.
+int cp_urdf_parse_opts(const char *text, size_t len,
+                       const cp_urdf_options *opt, cp_urdf_model *model,
+                       cp_error *err);
+
+/// cp_urdf_parse_opts with the defaults.
 int cp_urdf_parse(const char *text, size_t len, cp_urdf_model *model,
                   cp_error *err);
+
+/// Reads and parses a URDF file (opt NULL: defaults, relative mesh paths
+/// from the file's folder).
+int cp_urdf_load_opts(const char *path, const cp_urdf_options *opt,
+                      cp_urdf_model *model, cp_error *err);
 
 /// Reads and parses a URDF file. A read failure has err->where "" and the
 /// message names the path.
