@@ -119,13 +119,20 @@ typedef struct cp_collide_contact {
   double depth; ///< penetration >= 0, or -gap with gap <= touch_tol
 } cp_collide_contact;
 
+/// Default of cp_collide_options.mesh_hull (see docs/robots.md for the
+/// measurement behind it).
+#define CP_COLLIDE_MESH_DEFAULT_HULL 0
+
 typedef struct cp_collide_options {
   double touch_tol; ///< gap (m) still counted as contact; >= 0; default 1e-6
   double merge_tol; ///< points closer than this (m) merge; >= 0; default 1e-9
   int max_points;   ///< per pair, 1..CP_COLLIDE_MAX_POINTS; default 16
+  int mesh_hull;    ///< 1: meshes collide as their convex hulls (ODE
+                    ///< dConvex); 0: as triangle meshes (dTriMesh);
+                    ///< default CP_COLLIDE_MESH_DEFAULT_HULL
 } cp_collide_options;
 
-/// touch_tol 1e-6, merge_tol 1e-9, max_points 16.
+/// touch_tol 1e-6, merge_tol 1e-9, max_points 16, mesh_hull default.
 cp_collide_options cp_collide_defaults(void);
 
 struct cp_mesh;

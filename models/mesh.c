@@ -9,6 +9,7 @@
 #include <assimp/cimport.h>
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
+#include <libqhull_r/qhull_ra.h>
 
 #include "models/collide.h"
 #include "models/vec3.h"
@@ -44,6 +45,74 @@ static void finish_bounds(cp_mesh *m) {
   }
 }
 
+// The convex hull of the vertices with qhull: merged coplanar facets, each
+// written as a polygon counter-clockwise about its outward normal. Leaves
+// hull_n_planes = 0 when qhull fails (a flat mesh) or memory runs out.
+static void compute_hull(cp_mesh *m) {
+  qhT qh_qh, *qh = &qh_qh;
+  FILE *devnull = fopen("/dev/null", "w"); // qhull reports on a FILE
+  if (!devnull) return;
+  qh_zero(qh, devnull);
+  char cmd[] = "qhull Pp";
+  int exitcode = qh_new_qhull(qh, 3, m->n_vertices, m->vertices, False, cmd,
+                              NULL, devnull);
+  if (!exitcode) {
+    int nf = 0, nv = 0, np = 0;
+    facetT *facet;
+    vertexT *vertex, **vertexp;
+    FORALLfacets {
+      ++nf;
+      np += 1 + qh_setsize(qh, facet->vertices);
+    }
+    FORALLvertices vertex->id = 0;
+    FORALLvertices ++nv;
+    m->hull_planes = malloc((size_t)nf * 4 * sizeof(double));
+    m->hull_points = malloc((size_t)nv * 3 * sizeof(double));
+    m->hull_polygons = malloc((size_t)np * sizeof(unsigned));
+    if (m->hull_planes && m->hull_points && m->hull_polygons) {
+      int k = 0;
+      FORALLvertices {
+        memcpy(m->hull_points + 3 * k, vertex->point, 3 * sizeof(double));
+        vertex->id = (unsigned)k++; // qhull's ids are not needed afterwards
+      }
+      int f = 0, w = 0;
+      FORALLfacets {
+        double *pl = m->hull_planes + 4 * f++;
+        cp_v3_copy(pl, facet->normal); // outward for a convex hull
+        pl[3] = -facet->offset;
+        setT *vs = qh_facet3vertex(qh, facet); // in order around the facet
+        int cnt = qh_setsize(qh, vs), at = w;
+        m->hull_polygons[w++] = (unsigned)cnt;
+        FOREACHvertex_(vs) m->hull_polygons[w++] = vertex->id;
+        qh_settempfree(qh, &vs);
+        // Counter-clockwise about the normal: (b - a) x (c - a) . n > 0.
+        const unsigned *ix = m->hull_polygons + at + 1;
+        double e1[3], e2[3], cr[3];
+        cp_v3_sub(e1, m->hull_points + 3 * ix[1], m->hull_points + 3 * ix[0]);
+        cp_v3_sub(e2, m->hull_points + 3 * ix[2], m->hull_points + 3 * ix[0]);
+        cp_v3_cross(cr, e1, e2);
+        if (cp_v3_dot(cr, pl) < 0)
+          for (int a = 0, b = cnt - 1; a < b; ++a, --b) {
+            unsigned t = m->hull_polygons[at + 1 + a];
+            m->hull_polygons[at + 1 + a] = m->hull_polygons[at + 1 + b];
+            m->hull_polygons[at + 1 + b] = t;
+          }
+      }
+      m->hull_n_planes = nf;
+      m->hull_n_points = nv;
+    }
+  }
+  qh_freeqhull(qh, !qh_ALL);
+  int curlong, totlong;
+  qh_memfreeshort(qh, &curlong, &totlong);
+  fclose(devnull);
+  if (!m->hull_n_planes) {
+    free(m->hull_planes), free(m->hull_points), free(m->hull_polygons);
+    m->hull_planes = m->hull_points = NULL;
+    m->hull_polygons = NULL;
+  }
+}
+
 // Takes the arrays of b (triangles of zero area dropped) into a new mesh.
 static int make(build *b, const char *path, cp_mesh **out, cp_error *err) {
   int nt = 0;
@@ -76,6 +145,7 @@ static int make(build *b, const char *path, cp_mesh **out, cp_error *err) {
   m->n_vertices = b->nv;
   m->n_triangles = nt;
   finish_bounds(m);
+  compute_hull(m);
   if (cp_collide_mesh_prepare(m, err)) {
     cp_mesh_release(m);
     return -1;
@@ -182,6 +252,9 @@ void cp_mesh_release(cp_mesh *m) {
   cp_collide_mesh_destroy(m);
   free(m->vertices);
   free(m->triangles);
+  free(m->hull_planes);
+  free(m->hull_points);
+  free(m->hull_polygons);
   free(m->path);
   free(m->refs_);
   free(m);

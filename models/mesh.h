@@ -13,6 +13,11 @@
 /// Degenerate triangles (zero area) are dropped; a file with no triangle
 /// left is an error. Identical vertices are joined.
 ///
+/// Convex hull. At creation the hull of the vertices is computed with qhull
+/// (libqhull_r; facets merged where coplanar, each a convex polygon with its
+/// outward plane n.x = d and its vertices counter-clockwise seen from
+/// outside). A flat or degenerate mesh has no hull (hull_n_planes = 0).
+///
 /// Collision data. At creation the mesh is handed to the collision layer
 /// (models/collide.h: an ODE triangle-mesh data set with its bounding-volume
 /// tree), built once and shared by every shape that uses the mesh.
@@ -38,6 +43,12 @@ typedef struct cp_mesh {
                      ///< seen from outside (as the file gives them)
   double radius;     ///< max |v| over the vertices (bounding sphere about 0)
   double lo[3], hi[3]; ///< axis-aligned bounds in the shape frame
+  int hull_n_planes; ///< hull facets (0: no hull)
+  int hull_n_points; ///< hull vertices
+  double *hull_planes;  ///< [4 hull_n_planes] (n, d): n.x = d, n outward
+  double *hull_points;  ///< [3 hull_n_points]
+  unsigned *hull_polygons; ///< per facet: count, then that many indices
+                           ///< into hull_points (ODE's convex layout)
   char *path;        ///< the file read ("" when built from arrays)
   void *collide;     ///< collision data (models/collide.c; opaque)
   void *refs_;       ///< reference count (private)
