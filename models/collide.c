@@ -475,6 +475,33 @@ static int cull(cp_collide_contact *r, int m, int k) {
   return k;
 }
 
+// r[m] is a new contact: merges it into an earlier one closer than
+// merge_tol (keeping the deeper) or keeps it. Returns the new count.
+static int merge_last(cp_collide_contact *r, int m, double merge_tol) {
+  for (int j = 0; j < m; ++j) {
+    double d[3];
+    cp_v3_sub(d, r[j].p, r[m].p);
+    if (cp_v3_norm(d) <= merge_tol) {
+      if (r[m].depth > r[j].depth) r[j] = r[m];
+      return m;
+    }
+  }
+  return m + 1;
+}
+
+// Step 4's ending: the deterministic order, culling to max_points, copy.
+static int finish(cp_collide_contact *r, int m, const cp_collide_options *opt,
+                  cp_collide_contact *out, int cap) {
+  qsort(r, (size_t)m, sizeof r[0], cmp_contact);
+  if (m > opt->max_points) {
+    m = cull(r, m, opt->max_points);
+    qsort(r, (size_t)m, sizeof r[0], cmp_contact);
+  }
+  if (m > 0 && cap > 0)
+    memcpy(out, r, (size_t)(m < cap ? m : cap) * sizeof r[0]);
+  return m;
+}
+
 // ---------------------------------------------------------------------------
 // Two meshes: their convex hulls, by separating axes over the hulls' face
 // normals and the vertices of each hull that lie within touch_tol of the
@@ -579,23 +606,9 @@ static int mesh_pair(obj *wa, obj *wb, const cp_collide_options *opt,
     o->depth = hb - la;
     if (o->depth < -opt->touch_tol) continue;
     cp_v3_axpy(o->p, o->p, 0.5 * (la + hb), n);
-    int dup = -1;
-    for (int j = 0; j < m && dup < 0; ++j) {
-      double d[3];
-      cp_v3_sub(d, r[j].p, o->p);
-      if (cp_v3_norm(d) <= opt->merge_tol) dup = j;
-    }
-    if (dup < 0) ++m;
-    else if (o->depth > r[dup].depth) r[dup] = *o;
+    m = merge_last(r, m, opt->merge_tol);
   }
-  qsort(r, (size_t)m, sizeof r[0], cmp_contact);
-  if (m > opt->max_points) {
-    m = cull(r, m, opt->max_points);
-    qsort(r, (size_t)m, sizeof r[0], cmp_contact);
-  }
-  if (m > 0 && cap > 0)
-    memcpy(out, r, (size_t)(m < cap ? m : cap) * sizeof r[0]);
-  return m;
+  return finish(r, m, opt, out, cap);
 }
 
 int cp_collide_pair(const cp_collide_object *a, const cp_collide_object *b,
@@ -727,23 +740,7 @@ int cp_collide_pair(const cp_collide_object *a, const cp_collide_object *b,
       mv = hb - 0.5 * o->depth;
     cp_v3_axpy(o->p, o->p, mv, o->n);
     // 4. Merge with an earlier point closer than merge_tol (keep the deeper).
-    int dup = -1;
-    for (int j = 0; j < m && dup < 0; ++j) {
-      double d[3];
-      cp_v3_sub(d, r[j].p, o->p);
-      if (cp_v3_norm(d) <= opt->merge_tol) dup = j;
-    }
-    if (dup < 0)
-      ++m;
-    else if (o->depth > r[dup].depth)
-      r[dup] = *o;
+    m = merge_last(r, m, opt->merge_tol);
   }
-  qsort(r, (size_t)m, sizeof r[0], cmp_contact);
-  if (m > opt->max_points) {
-    m = cull(r, m, opt->max_points);
-    qsort(r, (size_t)m, sizeof r[0], cmp_contact);
-  }
-  if (m > 0 && cap > 0)
-    memcpy(out, r, (size_t)(m < cap ? m : cap) * sizeof r[0]);
-  return m;
+  return finish(r, m, opt, out, cap);
 }
