@@ -6,6 +6,7 @@
 // resolution and its errors; a Panda grasp; URDF reading in linear time.
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -450,6 +451,18 @@ static void write_file(const char *path, const void *data, size_t n) {
   fclose(f);
 }
 
+// Appends printf-formatted text at buf + *w (cap bytes in all).
+static void put(char *buf, size_t cap, size_t *w, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void put(char *buf, size_t cap, size_t *w, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf + *w, cap - *w, fmt, ap);
+  va_end(ap);
+  cr_assert(n >= 0 && (size_t)n < cap - *w, "buffer too small");
+  *w += (size_t)n;
+}
+
 // The cube in every format assimp is asked to read for complan.
 static char *cube_file(const char *ext) {
   char tmpl[] = "/tmp/cpmeshXXXXXX";
@@ -475,40 +488,35 @@ static char *cube_file(const char *ext) {
     return path;
   }
   if (!strcmp(ext, "ascii.stl")) {
-    w += (size_t)snprintf(buf + w, sizeof buf - w, "solid cube\n");
+    put(buf, sizeof buf, &w, "solid cube\n");
     for (int t = 0; t < 12; ++t) {
-      w += (size_t)snprintf(buf + w, sizeof buf - w,
-                            "facet normal 0 0 0\nouter loop\n");
+      put(buf, sizeof buf, &w, "facet normal 0 0 0\nouter loop\n");
       for (int k = 0; k < 3; ++k) {
         const double *v = CUBE_V + 3 * CUBE_T[3 * t + k];
-        w += (size_t)snprintf(buf + w, sizeof buf - w, "vertex %g %g %g\n",
+        put(buf, sizeof buf, &w, "vertex %g %g %g\n",
                               v[0], v[1], v[2]);
       }
-      w += (size_t)snprintf(buf + w, sizeof buf - w, "endloop\nendfacet\n");
+      put(buf, sizeof buf, &w, "endloop\nendfacet\n");
     }
-    w += (size_t)snprintf(buf + w, sizeof buf - w, "endsolid cube\n");
+    put(buf, sizeof buf, &w, "endsolid cube\n");
   } else if (!strcmp(ext, "obj")) {
     for (int i = 0; i < 8; ++i)
-      w += (size_t)snprintf(buf + w, sizeof buf - w, "v %g %g %g\n",
+      put(buf, sizeof buf, &w, "v %g %g %g\n",
                             CUBE_V[3 * i], CUBE_V[3 * i + 1], CUBE_V[3 * i + 2]);
     // Quads (triangulated on reading).
     static const int q[24] = {1, 4, 3, 2, 5, 6, 7, 8, 1, 2, 6, 5,
                               2, 3, 7, 6, 3, 4, 8, 7, 4, 1, 5, 8};
     for (int f = 0; f < 6; ++f)
-      w += (size_t)snprintf(buf + w, sizeof buf - w, "f %d %d %d %d\n",
+      put(buf, sizeof buf, &w, "f %d %d %d %d\n",
                             q[4 * f], q[4 * f + 1], q[4 * f + 2], q[4 * f + 3]);
   } else { // dae: a cube translated by a child node (the root's is dropped)
-    w += (size_t)snprintf(
-        buf + w, sizeof buf - w,
-        "<?xml version=\"1.0\"?>\n<COLLADA xmlns=\"http://www.collada.org/"
+    put(buf, sizeof buf, &w, "<?xml version=\"1.0\"?>\n<COLLADA xmlns=\"http://www.collada.org/"
         "2005/11/COLLADASchema\" version=\"1.4.1\">\n<asset><unit meter=\"1\"/>"
         "<up_axis>Z_UP</up_axis></asset>\n<library_geometries><geometry "
         "id=\"c\"><mesh><source id=\"p\"><float_array id=\"pa\" count=\"24\">");
     for (int i = 0; i < 24; ++i)
-      w += (size_t)snprintf(buf + w, sizeof buf - w, "%g ", CUBE_V[i]);
-    w += (size_t)snprintf(
-        buf + w, sizeof buf - w,
-        "</float_array><technique_common><accessor source=\"#pa\" count=\"8\" "
+      put(buf, sizeof buf, &w, "%g ", CUBE_V[i]);
+    put(buf, sizeof buf, &w, "</float_array><technique_common><accessor source=\"#pa\" count=\"8\" "
         "stride=\"3\"><param name=\"X\" type=\"float\"/><param name=\"Y\" "
         "type=\"float\"/><param name=\"Z\" type=\"float\"/></accessor>"
         "</technique_common></source><vertices id=\"v\"><input "
@@ -516,10 +524,8 @@ static char *cube_file(const char *ext) {
         "count=\"12\"><input semantic=\"VERTEX\" source=\"#v\" offset=\"0\"/>"
         "<p>");
     for (int i = 0; i < 36; ++i)
-      w += (size_t)snprintf(buf + w, sizeof buf - w, "%d ", CUBE_T[i]);
-    w += (size_t)snprintf(
-        buf + w, sizeof buf - w,
-        "</p></triangles></mesh></geometry></library_geometries>\n"
+      put(buf, sizeof buf, &w, "%d ", CUBE_T[i]);
+    put(buf, sizeof buf, &w, "</p></triangles></mesh></geometry></library_geometries>\n"
         "<library_visual_scenes><visual_scene id=\"s\"><node id=\"n\">"
         "<translate>0 0 0.5</translate><instance_geometry url=\"#c\"/></node>"
         "</visual_scene></library_visual_scenes>\n<scene><instance_visual_scene "
