@@ -167,9 +167,11 @@ static int line_interval(const obj *o, const double *p, const double *u,
     // triangle mesh is a surface, not a solid: a miss.
     if (!o->hull) return 0;
     const cp_mesh *m = s->mesh;
+    double lc[3];
+    cp_v3_sub(lc, l, m->hull_center);
     for (int f = 0; f < m->hull_n_planes; ++f) {
       const double *pl = m->hull_planes + 4 * f;
-      double k = cp_v3_dot(pl, d), v = pl[3] - cp_v3_dot(pl, l);
+      double k = cp_v3_dot(pl, d), v = pl[3] - cp_v3_dot(pl, lc);
       if (fabs(k) < 1e-12) {
         if (v < -eps) return 0;
         continue;
@@ -255,8 +257,14 @@ static dGeomID make_geom(const obj *o, double g, const double *t) {
   case CP_SHAPE_NONE:
     return 0;
   }
-  dGeomSetPosition(id, (dReal)(o->x[0] + t[0]), (dReal)(o->x[1] + t[1]),
-                   (dReal)(o->x[2] + t[2]));
+  double x[3];
+  cp_v3_add(x, o->x, t);
+  if (s->type == CP_SHAPE_MESH && o->hull) { // the hull's origin: its centre
+    double c[3];
+    cp_m3_mulv(c, o->R, s->mesh->hull_center);
+    cp_v3_add(x, x, c);
+  }
+  dGeomSetPosition(id, (dReal)x[0], (dReal)x[1], (dReal)x[2]);
   dQuaternion q = {(dReal)o->q[0], (dReal)o->q[1], (dReal)o->q[2],
                    (dReal)o->q[3]};
   dGeomSetQuaternion(id, q);
@@ -518,15 +526,18 @@ static int hull_world(const obj *o, double **pts, double **pls) {
     free(*pts), free(*pls);
     return -1;
   }
+  double c[3]; // world position of the hull's centre
+  cp_m3_mulv(c, o->R, m->hull_center);
+  cp_v3_add(c, c, o->x);
   for (int i = 0; i < m->hull_n_points; ++i) {
     double t[3];
     cp_m3_mulv(t, o->R, m->hull_points + 3 * i);
-    cp_v3_add(*pts + 3 * i, o->x, t);
+    cp_v3_add(*pts + 3 * i, c, t);
   }
   for (int f = 0; f < m->hull_n_planes; ++f) {
     double *w = *pls + 4 * f;
     cp_m3_mulv(w, o->R, m->hull_planes + 4 * f);
-    w[3] = m->hull_planes[4 * f + 3] + cp_v3_dot(w, o->x);
+    w[3] = m->hull_planes[4 * f + 3] + cp_v3_dot(w, c);
   }
   return 0;
 }

@@ -14,7 +14,8 @@ cp_contactgen_options cp_contactgen_defaults(void) {
                              .touch_tol = CP_CONTACTGEN_TOUCH_TOL,
                              .merge_tol = 1e-9,
                              .max_points = 16,
-                             .skip_same_manipulator = 0};
+                             .skip_same_manipulator = 0,
+                             .mesh_hull = CP_COLLIDE_MESH_DEFAULT_HULL};
   return o;
 }
 
@@ -221,6 +222,7 @@ int cp_scene_generate_contacts(cp_scene *s, const cp_contactgen_options *opt,
   co.touch_tol = opt->touch_tol;
   co.merge_tol = opt->merge_tol;
   co.max_points = opt->max_points;
+  co.mesh_hull = opt->mesh_hull;
 
   cp_contact *list = NULL;
   int count = 0, cap = 0, rc = 0;

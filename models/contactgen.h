@@ -74,6 +74,9 @@ typedef struct cp_contactgen_options {
   double merge_tol;          ///< points of one pair closer than this merge; 1e-9
   int max_points;            ///< per pair, 1..CP_COLLIDE_MAX_POINTS; 16
   int skip_same_manipulator; ///< 1: no pairs within a manipulator; default 0
+  int mesh_hull;             ///< meshes against primitives as convex hulls
+                             ///< (cp_collide_options.mesh_hull); default
+                             ///< CP_COLLIDE_MESH_DEFAULT_HULL
 } cp_contactgen_options;
 
 /// penetration_tol 1e-4, touch_tol 1e-6, merge_tol 1e-9, max_points 16,

@@ -71,27 +71,35 @@ static void compute_hull(cp_mesh *m) {
     m->hull_polygons = malloc((size_t)np * sizeof(unsigned));
     if (m->hull_planes && m->hull_points && m->hull_polygons) {
       int k = 0;
+      double *c = m->hull_center;
       FORALLvertices {
         memcpy(m->hull_points + 3 * k, vertex->point, 3 * sizeof(double));
+        cp_v3_axpy(c, c, 1.0 / nv, vertex->point);
         vertex->id = (unsigned)k++; // qhull's ids are not needed afterwards
       }
+      for (int i = 0; i < nv; ++i)
+        cp_v3_sub(m->hull_points + 3 * i, m->hull_points + 3 * i, c);
       int f = 0, w = 0;
       FORALLfacets {
         double *pl = m->hull_planes + 4 * f++;
         cp_v3_copy(pl, facet->normal); // outward for a convex hull
-        pl[3] = -facet->offset;
+        pl[3] = -facet->offset - cp_v3_dot(pl, c);
         setT *vs = qh_facet3vertex(qh, facet); // in order around the facet
         int cnt = qh_setsize(qh, vs), at = w;
         m->hull_polygons[w++] = (unsigned)cnt;
         FOREACHvertex_(vs) m->hull_polygons[w++] = vertex->id;
         qh_settempfree(qh, &vs);
-        // Counter-clockwise about the normal: (b - a) x (c - a) . n > 0.
+        // Counter-clockwise about the normal: the polygon's area vector
+        // (Newell's sum, robust to collinear neighbours) along n.
         const unsigned *ix = m->hull_polygons + at + 1;
-        double e1[3], e2[3], cr[3];
-        cp_v3_sub(e1, m->hull_points + 3 * ix[1], m->hull_points + 3 * ix[0]);
-        cp_v3_sub(e2, m->hull_points + 3 * ix[2], m->hull_points + 3 * ix[0]);
-        cp_v3_cross(cr, e1, e2);
-        if (cp_v3_dot(cr, pl) < 0)
+        double area[3] = {0, 0, 0};
+        for (int a = 0; a < cnt; ++a) {
+          double cr[3];
+          cp_v3_cross(cr, m->hull_points + 3 * ix[a],
+                      m->hull_points + 3 * ix[(a + 1) % cnt]);
+          cp_v3_add(area, area, cr);
+        }
+        if (cp_v3_dot(area, pl) < 0)
           for (int a = 0, b = cnt - 1; a < b; ++a, --b) {
             unsigned t = m->hull_polygons[at + 1 + a];
             m->hull_polygons[at + 1 + a] = m->hull_polygons[at + 1 + b];

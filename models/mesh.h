@@ -45,8 +45,12 @@ typedef struct cp_mesh {
   double lo[3], hi[3]; ///< axis-aligned bounds in the shape frame
   int hull_n_planes; ///< hull facets (0: no hull)
   int hull_n_points; ///< hull vertices
-  double *hull_planes;  ///< [4 hull_n_planes] (n, d): n.x = d, n outward
-  double *hull_points;  ///< [3 hull_n_points]
+  double hull_center[3]; ///< mean of the hull's vertices (shape frame);
+                         ///< the arrays below are relative to it (ODE's
+                         ///< convex geom wants its origin inside)
+  double *hull_planes;  ///< [4 hull_n_planes] (n, d): n.p = d for p
+                        ///< relative to hull_center, n outward
+  double *hull_points;  ///< [3 hull_n_points] relative to hull_center
   unsigned *hull_polygons; ///< per facet: count, then that many indices
                            ///< into hull_points (ODE's convex layout)
   char *path;        ///< the file read ("" when built from arrays)
