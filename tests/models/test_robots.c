@@ -5,6 +5,7 @@
 // from STL/OBJ/DAE files and collided against analytic cases; package://
 // resolution and its errors; a Panda grasp; URDF reading in linear time.
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -470,7 +471,7 @@ static char *cube_file(const char *ext) {
   cr_assert(fd >= 0);
   close(fd);
   unlink(tmpl);
-  char *path = malloc(strlen(tmpl) + 8);
+  char *path = malloc(strlen(tmpl) + strlen(ext) + 2);
   sprintf(path, "%s.%s", tmpl, ext);
   char buf[8192];
   size_t w = 0;
@@ -879,4 +880,47 @@ Test(robots, large_urdf_reads_in_linear_time, .timeout = 60) {
   cr_assert_float_eq(m.chain.joints[1].origin_pos[2], 0.001 * nf, 1e-9);
   cp_urdf_free(&m);
   free(t);
+}
+
+// The grasp's mesh contacts through the command line, like any others.
+Test(robots, cli_contacts_lists_mesh_contacts) {
+  grasp g;
+  make_grasp(&g, -20);
+  char *f = cpt_temp_file(g.text, ".json");
+  const char *argv[] = {"complan", "contacts", f, "--json", NULL};
+  json_t *doc = cpt_run_json(argv, 0);
+  json_t *list = json_object_get(doc, "contacts");
+  cr_assert_eq(json_array_size(list), 2);
+  for (size_t j = 0; j < 2; ++j) {
+    json_t *c = json_array_get(list, j);
+    cr_assert_str_eq(json_string_value(json_object_get(c, "a")), "box");
+    const char *b = json_string_value(json_object_get(c, "b"));
+    cr_assert(!strcmp(b, "r/panda_leftfinger") || !strcmp(b, "r/panda_rightfinger"), "%s", b);
+  }
+  json_decref(doc);
+  unlink(f);
+  free(f);
+  free(g.text);
+}
+
+// A deep copy shares the meshes and outlives the original.
+Test(robots, chain_copy_keeps_tree_mimic_and_meshes) {
+  cp_scene s;
+  char *t = robot_scene(PANDA, NULL, "\"contacts\": []");
+  parse_ok(t, &s);
+  free(t);
+  cp_chain c;
+  cr_assert_eq(cp_chain_copy(&c, &s.manips[0]), 0);
+  cp_link_state a[9], b[9];
+  cp_chain_kinematics(&s.manips[0], a);
+  const cp_mesh *m = s.manips[0].joints[0].link.shape.mesh;
+  int ntri = m->n_triangles;
+  cp_scene_free(&s);
+  cp_chain_kinematics(&c, b);
+  cr_assert_eq(memcmp(a, b, sizeof a), 0);
+  cr_assert_eq(c.joints[0].link.shape.mesh->n_triangles, ntri);
+  cr_assert_eq(cp_link_shape_count(&c.joints[7].link), 4);
+  cr_assert(c.joints[8].is_mimic && c.parent[8] == 6);
+  cp_chain_free(&c);
+  mt_assert_no_leaks();
 }
