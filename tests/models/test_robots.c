@@ -747,7 +747,7 @@ static const char *ARM =
     "\"panda_joint6\": {\"position\": 1.5707963267948966, \"acceleration\": 0}, "
     "\"panda_joint7\": {\"position\": 0.7853981633974483, \"acceleration\": 0}";
 
-static void make_grasp(grasp *g, double finger_effort) {
+static void make_grasp(grasp *g, double finger_effort, double squeeze) {
   char manip[2048];
   snprintf(manip, sizeof manip,
            "\"state\": {%s, \"panda_finger_joint1\": {\"position\": 0.02}}", ARM);
@@ -776,6 +776,7 @@ static void make_grasp(grasp *g, double finger_effort) {
   double ctr[3], w = 0;
   for (int k = 0; k < 3; ++k) ctr[k] = 0.5 * (g->pl[k] + g->pr[k]);
   for (int k = 0; k < 3; ++k) w += (g->pl[k] - g->pr[k]) * g->y[k];
+  w += 2 * squeeze; // into each pad
   // Hand frame quaternion: R of the finger link (prismatic: the hand's).
   const double *R = st[f1].R;
   double q[4];
@@ -799,7 +800,7 @@ static void make_grasp(grasp *g, double finger_effort) {
 
 Test(robots, panda_fingers_grasp_a_box) {
   grasp g;
-  make_grasp(&g, -20); // closing: 20 N on the pair (about 10 N a pad)
+  make_grasp(&g, -20, 0); // closing: 20 N on the pair (about 10 N a pad)
   cpt_solved s;
   cpt_solve_text(g.text, NULL, &s);
   // One contact on each finger's mesh, at its innermost vertex, normals
@@ -836,7 +837,7 @@ Test(robots, panda_fingers_grasp_a_box) {
   free(g.text);
   // Too weak a squeeze (friction 0.5 x 0.25 N a pad < half the weight): it
   // slips and falls.
-  make_grasp(&g, -0.5);
+  make_grasp(&g, -0.5, 0);
   cpt_solve_text(g.text, NULL, &s);
   cr_assert_eq(s.res.info.status, CP_LCP_SOLVED);
   double vz = s.res.udot[6 * s.sys.body_obj[0] + 2];
@@ -885,7 +886,7 @@ Test(robots, large_urdf_reads_in_linear_time, .timeout = 60) {
 // The grasp's mesh contacts through the command line, like any others.
 Test(robots, cli_contacts_lists_mesh_contacts) {
   grasp g;
-  make_grasp(&g, -20);
+  make_grasp(&g, -20, 0);
   char *f = cpt_temp_file(g.text, ".json");
   const char *argv[] = {"complan", "contacts", f, "--json", NULL};
   json_t *doc = cpt_run_json(argv, 0);
@@ -923,4 +924,14 @@ Test(robots, chain_copy_keeps_tree_mimic_and_meshes) {
   cr_assert(c.joints[8].is_mimic && c.parent[8] == 6);
   cp_chain_free(&c);
   mt_assert_no_leaks();
+}
+
+// Mesh contacts keep the scene's tolerances: 0.5 mm into each pad is deeper
+// than penetration_tolerance (0.1 mm): an error naming the pair.
+Test(robots, mesh_penetration_is_an_error) {
+  grasp g;
+  make_grasp(&g, 0, 5e-4);
+  mt_parse_fails(g.text, "contacts", "\"box\" and \"r/panda_");
+  mt_parse_fails(g.text, "contacts", "exceeds the penetration tolerance");
+  free(g.text);
 }
