@@ -9,6 +9,7 @@
 #include "contact/problem.h"
 #include "models/collide.h"
 #include "models/contactgen.h"
+#include "models/mesh.h"
 #include "models/system.h"
 #include "models/vec3.h"
 
@@ -219,6 +220,7 @@ static double bound_radius(const cp_shape *s) {
   case CP_SHAPE_SPHERE: return s->radius;
   case CP_SHAPE_CYLINDER: return hypot(s->radius, 0.5 * s->length);
   case CP_SHAPE_CAPSULE: return 0.5 * s->length + s->radius;
+  case CP_SHAPE_MESH: return s->mesh ? s->mesh->radius : INFINITY;
   default: return INFINITY;
   }
 }
@@ -230,6 +232,10 @@ static double thin_dim(const cp_shape *s) {
   case CP_SHAPE_SPHERE: return 2.0 * s->radius;
   case CP_SHAPE_CYLINDER: return fmin(2.0 * s->radius, s->length);
   case CP_SHAPE_CAPSULE: return 2.0 * s->radius;
+  case CP_SHAPE_MESH: /* a surface: its smallest bounding-box extent */
+    return s->mesh ? fmin(s->mesh->hi[0] - s->mesh->lo[0],
+                          fmin(s->mesh->hi[1] - s->mesh->lo[1], s->mesh->hi[2] - s->mesh->lo[2]))
+                   : INFINITY;
   default: return INFINITY;
   }
 }
@@ -298,13 +304,21 @@ int cp_assembly_removable(const cp_scene *scene, uint64_t mask, int part,
   for (int m = 0; m < scene->n_manips; m++)
     for (int l = 0; l < scene->manips[m].n; l++) {
       const cp_link *lk = &scene->manips[m].joints[l].link;
-      if (lk->shape.type == CP_SHAPE_NONE) continue;
+      const int ns = cp_link_shape_count(lk);
+      if (ns == 0) continue;
       double R[9], x[3], rel[3];
       cp_scene_frame(scene, (cp_ref){-1, m, l}, R, x);
-      const double off = cp_v3_norm(lk->has_shape_pose ? lk->shape_pos : lk->com);
       cp_v3_sub(rel, x, mb->x);
-      L = fmax(L, cp_v3_dot(rel, d) + off + bound_radius(&lk->shape) + rp);
-      h = fmin(h, thin_dim(&lk->shape));
+      for (int k = 0; k < ns; k++) {
+        cp_link_shape ls;
+        cp_link_shape_get(lk, k, &ls);
+        if (ls.shape.type == CP_SHAPE_NONE) continue;
+        const double r = bound_radius(&ls.shape);
+        /* A link shape without a finite bound leaves L as it is: the sweep
+         * then ends where the bodies' bounds say (documented). */
+        if (isfinite(r)) L = fmax(L, cp_v3_dot(rel, d) + cp_v3_norm(ls.pos) + r + rp);
+        h = fmin(h, thin_dim(&ls.shape));
+      }
     }
   if (opt->sweep_step > 0) h = opt->sweep_step;
   else h *= 0.5;
