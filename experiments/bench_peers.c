@@ -22,6 +22,7 @@
 
 #include "contact/lcpio.h"
 #include "contact/lemke.h"
+#include "experiments/bench_util.h"
 #include "experiments/dense_lemke.h"
 #include "experiments/stacklcp.h"
 #include "models/error.h"
@@ -37,22 +38,8 @@
 #define NSOLVERS 2
 #endif
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmpd(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  if (n == 0) return NAN;
-  qsort(v, (size_t)n, sizeof *v, cmpd);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+/* bench_median of nothing is NaN here (a bin without ratios). */
+static double median(double *v, int n) { return n ? bench_median(v, n) : NAN; }
 
 typedef struct inst {
   char name[1024];
@@ -238,17 +225,17 @@ int main(int argc, char **argv) {
     int piv[3] = {-1, -1, -1};
     double t[3] = {NAN, NAN, NAN};
     for (int s = 0; s < NSOLVERS; s++) {
-      double t0 = now(), tot = 0.0;
+      double t0 = bench_now(), tot = 0.0;
       piv[s] = solve_once(&W, s, x);
-      tm[0] = now() - t0;
+      tm[0] = bench_now() - t0;
       int reps = 1;
       /* An unsolved instance enters no ratio: its one (often long, pivot
        * cap) run is its time. */
       while (piv[s] != -1 && (reps < 3 || tot < budget) && reps < 100000) {
-        double a = now();
+        double a = bench_now();
         solve_once(&W, s, x);
-        tm[reps++] = now() - a;
-        tot = now() - t0;
+        tm[reps++] = bench_now() - a;
+        tot = bench_now() - t0;
       }
       t[s] = median(tm, reps);
       if (piv[s] >= 0 || piv[s] <= -2) solved[s][b]++;
