@@ -88,19 +88,25 @@ typedef struct cp_lcp_info {
 /// Resets *info to "nothing done yet" (status CP_LCP_NUMERICAL, counts 0).
 void cp_lcp_info_clear(cp_lcp_info *info);
 
-/// Tolerance of the acceptance check (formulation.md §5).
+/// Tolerance of the acceptance check (formulation.md §5), applied row by row.
 typedef struct cp_check_options {
-  /// tol = rel_tol * max(1, ||q||_inf); z >= -tol, w >= -tol,
-  /// |z_i w_i| <= tol, ||w - M z - q||_inf <= tol.
+  /// Row i is judged against its own scale s_i = sum_j |M_ij||z_j| + |q_i|
+  /// (the size of the terms summed into w_i), tol_i = rel_tol s_i:
+  /// w_i >= -tol_i, |w_i - (M z + q)_i| <= tol_i, and z_i w_i = 0 in the
+  /// sense that w_i <= tol_i or z_i is negligible. z_j is negligible (and may
+  /// then also be slightly negative) when |M_kj z_j| <= tol_k for every row k
+  /// (dropping it moves no row beyond its tolerance). One huge entry of q
+  /// therefore loosens only its own row.
   double rel_tol;
 } cp_check_options;
 
 /// Defaults: rel_tol = 1e-6 (matches FIP's complementarity gap 1e-6).
 cp_check_options cp_check_defaults(void);
 
-/// The acceptance test of formulation.md §5 applied to a candidate (z, w).
-/// Recomputes M z + q, fills info->complementarity, residual, min_z, min_w.
-/// Returns 1 if the pair is accepted, 0 if not (info->reason says why).
+/// The acceptance test of formulation.md §5 (row by row, as above) applied
+/// to a candidate (z, w). Recomputes M z + q, fills info->complementarity
+/// (max |z_i w_i|), residual, min_z, min_w. Returns 1 if the pair is
+/// accepted, 0 if not (info->reason names the first failing row and why).
 /// `w` may be NULL: then w := M z + q is used (and residual is 0).
 int cp_lcp_check(int n, const double *M /*[n*n]*/, const double *q /*[n]*/,
                  const double *z /*[n]*/, const double *w /*[n] or NULL*/,
