@@ -27,6 +27,10 @@
 extern "C" {
 #endif
 
+/// Largest LCP size complan reads from a file (docs/ranges.md): M then takes
+/// 800 MB. The solvers themselves have no such limit.
+#define CP_LCP_MAX_N 10000
+
 /// A dense LCP. `name` may be NULL.
 typedef struct cp_lcp {
   int n;        ///< size, >= 1

@@ -9,11 +9,14 @@
 
 char *cp_cli_read_file(const char *path, size_t *len) {
   cp_error err;
-  errno = 0;
   char *s = cp_read_file(path, len, &err);
-  if (!s)
-    fprintf(stderr, "complan: %s: cannot read: %s\n", path,
-            errno ? strerror(errno) : "read error or out of memory");
+  if (!s) {
+    /* err.msg is "cannot open|read PATH: REASON": print the file first, as
+     * every input error does. */
+    const char *p = strstr(err.msg, path);
+    const char *reason = p ? p + strlen(path) + (p[strlen(path)] == ':' ? 2 : 0) : err.msg;
+    fprintf(stderr, "complan: %s: cannot read: %s\n", path, reason);
+  }
   return s;
 }
 
