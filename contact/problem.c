@@ -608,6 +608,36 @@ cp_lcp_status cp_problem_solve(const cp_system *sys,
     st = refine_sliding(&x, &lay, pc, order, rank, k, tol_a, opt, M, q, z, w, ws, res);
     if (st != CP_LCP_SOLVED) goto done;
   }
+  /* The contact-level check (issue 12): whatever the LCP's own check
+   * accepted, a "solved" answer never shows a contact pulling (c_n < 0) or
+   * its bodies accelerating into each other (a_n < 0), each judged against
+   * its own row of a = A c + b: tol_j = rel_tol (|A_j||c| + |b_j|) plus
+   * rounding. An ill-scaled LCP (mu = 1e12, a point far from its body) can
+   * pass the LCP check row by row and still give such an answer. */
+  {
+    double cmax = 0.0;
+    for (int i = 0; i < ma; i++) cmax = fmax(cmax, fabs(x.c[i]));
+    for (int j = 0; j < nc; j++) {
+      const int r = 3 * j;
+      double sc = fabs(cs.b[r]), l1 = 0.0;
+      for (int i = 0; i < ma; i++) {
+        const double aij = fabs(cs.A[r + (size_t)i * (size_t)ma]);
+        sc += aij * fabs(x.c[i]);
+        l1 += aij;
+      }
+      const double tol = opt->rel_tol * sc + 8.0 * ma * 2.220446049250313e-16 * l1 * cmax;
+      const double an = x.a[r], cn = x.c[r];
+      if (an < -tol || cn < -opt->rel_tol * cmax || !isfinite(an) || !isfinite(cn)) {
+        char why[160];
+        snprintf(why, sizeof why, "contact %d: %s %.3g (tolerance %.3g): the LCP's answer "
+                 "fails the contact check (badly scaled data?)", j,
+                 an < -tol ? "normal acceleration into the other body" : "pulling normal force",
+                 an < -tol ? an : cn, an < -tol ? tol : opt->rel_tol * cmax);
+        st = fail(res, CP_LCP_CHECK_FAILED, why);
+        goto done;
+      }
+    }
+  }
   /* Effort-driven joints report their given effort. */
   for (int r = 0; r < sys->n_l; r++)
     if (!driven[6 * nobj + r]) res->effort[6 * nobj + r] = sys->tau[r];

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "contact/glpkout.h"
 #include "planner/output.h"
 
 static const char usage[] =
@@ -39,6 +40,17 @@ const char *cp_cli_flag_value(int argc, char **argv, int *i, const char *flag,
     return NULL;
   }
   return argv[++*i];
+}
+
+static void glpk_to_stderr(void *ctx, const char *text) {
+  (void)ctx;
+  fputs(text, stderr);
+}
+
+int cp_cli_verbose_flag(const char *arg) {
+  if (strcmp(arg, "--verbose")) return 0;
+  cp_glpk_set_sink(glpk_to_stderr, NULL);
+  return 1;
 }
 
 int cp_cli_main(int argc, char **argv) {

@@ -37,7 +37,9 @@ static const char solve_usage[] =
     "  --max-iter N      FIP iteration cap (default 300)\n"
     "  --gap G           FIP stops when w'z <= G (default 1e-6)\n"
     "  --time-limit S    certify: seconds per MIP solve (default 60)\n"
-    "  --tol T           relative tolerance of the solution check (default 1e-6)\n"
+    "  --tol T           relative tolerance of the solution check, row by row\n"
+    "                    (default 1e-6)\n"
+    "  --verbose         GLPK's own messages on stderr (dropped otherwise)\n"
     "  -h, --help        this text\n"
     "\n"
     "exit status: 0 solved or proven to have no solution, 1 not solved,\n"
@@ -55,7 +57,10 @@ static const char certify_usage[] =
     "  --time-limit S    seconds per MIP solve (default 60)\n"
     "  --max-cuts N      --second: cap on no-good cuts (default 64)\n"
     "  --repeat N        solve N times, report the mean time per solve\n"
-    "  --tol T           relative tolerance of the solution check (default 1e-6)\n"
+    "  --tol T           relative tolerance of the solution check, row by row\n"
+    "                    (default 1e-6)\n"
+    "  --verbose         GLPK's own messages on stderr (dropped otherwise)\n"
+    "  --verbose         GLPK's own messages on stderr (dropped otherwise)\n"
     "  -h, --help        this text\n"
     "\n"
     "exit status: 0 decided (solution or proof of none), 1 undecided (time\n"
@@ -103,6 +108,7 @@ static int parse_args(int argc, char **argv, int certify, lcp_args *a) {
       return 0;
     } else if (!strcmp(arg, "--json")) {
       a->json = 1;
+    } else if (cp_cli_verbose_flag(arg)) {
     } else if (certify && !strcmp(arg, "--second")) {
       a->second = 1;
     } else if (!certify && (v = cp_cli_flag_value(argc, argv, &i, "--solver", &missing))) {
