@@ -30,7 +30,8 @@ static const char solve_usage[] =
     "                    more random Lemke starts, then the MILP certificate;\n"
     "                    stops at the first verified answer)\n"
     "  --json            print one JSON document (interfaces.md 3)\n"
-    "  --repeat N        solve N times, report the mean time per solve (time_us)\n"
+    "  --repeat N        solve N times (1..1000000), report the mean time per\n"
+    "                    solve (time_us)\n"
     "  --max-pivots N    Lemke pivot cap per start (default 50(n+1)+100)\n"
     "  --restarts N      Lemke restarts with random covering vectors (default 3)\n"
     "  --seed S          seed of the restart covering vectors (default 1)\n"
@@ -115,8 +116,8 @@ static int parse_args(int argc, char **argv, int certify, lcp_args *a) {
       if (cp_lcp_solver_parse(v, &a->opt.solver))
         return cp_cli_usage_error(cmdname, "--solver: expected lemke, fip, certify or auto, found '%s'", v);
     } else if ((v = cp_cli_flag_value(argc, argv, &i, "--repeat", &missing))) {
-      if (cp_parse_int(v, 1, 100000000, &a->repeat))
-        return cp_cli_usage_error(cmdname, "--repeat: expected a whole number >= 1, found '%s'", v);
+      if (cp_parse_int(v, 1, 1000000, &a->repeat))
+        return cp_cli_usage_error(cmdname, "--repeat: expected a whole number from 1 to 1000000, found '%s'", v);
     } else if (!certify && (v = cp_cli_flag_value(argc, argv, &i, "--max-pivots", &missing))) {
       if (cp_parse_int(v, 1, 1000000000, &l))
         return cp_cli_usage_error(cmdname, "--max-pivots: expected a whole number >= 1, found '%s'", v);
@@ -126,9 +127,8 @@ static int parse_args(int argc, char **argv, int certify, lcp_args *a) {
         return cp_cli_usage_error(cmdname, "--restarts: expected a whole number from 0 to 1000, found '%s'", v);
       a->opt.lemke.restarts = (int)l;
     } else if (!certify && (v = cp_cli_flag_value(argc, argv, &i, "--seed", &missing))) {
-      if (cp_parse_int(v, 0, 0x7fffffffffffffffL, &l))
-        return cp_cli_usage_error(cmdname, "--seed: expected a whole number >= 0, found '%s'", v);
-      a->opt.lemke.seed = (uint64_t)l;
+      if (cp_parse_u64(v, &a->opt.lemke.seed))
+        return cp_cli_usage_error(cmdname, "--seed: expected a whole number from 0 to 18446744073709551615, found '%s'", v);
     } else if (!certify && (v = cp_cli_flag_value(argc, argv, &i, "--max-iter", &missing))) {
       if (cp_parse_int(v, 1, 1000000, &l))
         return cp_cli_usage_error(cmdname, "--max-iter: expected a whole number >= 1, found '%s'", v);

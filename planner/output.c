@@ -54,23 +54,3 @@ int cp_json_print(json_t *doc) {
   if (rc == 0) rc = fputc('\n', stdout) == EOF ? -1 : 0;
   return rc;
 }
-
-int cp_parse_int(const char *s, long lo, long hi, long *out) {
-  if (!s || !*s) return -1;
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (*end || errno || v < lo || v > hi) return -1;
-  *out = v;
-  return 0;
-}
-
-int cp_parse_double(const char *s, double lo, double hi, double *out) {
-  if (!s || !*s) return -1;
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (*end || errno || !isfinite(v) || v < lo || v > hi) return -1;
-  *out = v;
-  return 0;
-}

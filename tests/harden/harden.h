@@ -16,8 +16,8 @@ static inline void cpth_expect_bad_input(const char *const *argv, const char *n1
   char *out, *err;
   cr_assert_eq(cpt_run(argv, &out, &err), 2, "%s", err);
   cr_assert_str_empty(out);
-  cr_assert(!n1 || strstr(err, n1), "'%s' lacks '%s'", err, n1);
-  cr_assert(!n2 || strstr(err, n2), "'%s' lacks '%s'", err, n2);
+  cr_assert(!n1 || strstr(err, n1), "'%s' lacks '%s'", err, n1 ? n1 : "");
+  cr_assert(!n2 || strstr(err, n2), "'%s' lacks '%s'", err, n2 ? n2 : "");
   free(out);
   free(err);
 }
