@@ -1,5 +1,5 @@
 /// \file contact/fip.c
-/// Feasible interior point method (paper Appendix B, formulation.md §5).
+/// Feasible interior point method (paper Appendix B, docs/math.md §5).
 ///
 /// Phase I. The LP (F1) of fip.h is solved in the substituted form
 ///

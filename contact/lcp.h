@@ -1,7 +1,7 @@
 /// \file contact/lcp.h
 /// The linear complementarity problem (LCP) and what every solver reports.
 ///
-/// Problem (formulation.md §4, paper eq. 39): given M (n x n) and q (n), find
+/// Problem (docs/math.md §4, paper eq. 39): given M (n x n) and q (n), find
 ///
 ///     z >= 0,   w = M z + q >= 0,   z^T w = 0.                          (L1)
 ///
@@ -92,7 +92,7 @@ typedef struct cp_lcp_info {
 /// Resets *info to "nothing done yet" (status CP_LCP_NUMERICAL, counts 0).
 void cp_lcp_info_clear(cp_lcp_info *info);
 
-/// Tolerance of the acceptance check (formulation.md §5), applied row by row.
+/// Tolerance of the acceptance check (docs/math.md §5), applied row by row.
 typedef struct cp_check_options {
   /// Row i is judged against its own scale s_i = sum_j |M_ij||z_j| + |q_i|
   /// (the size of the terms summed into w_i), tol_i = rel_tol s_i:
@@ -107,7 +107,7 @@ typedef struct cp_check_options {
 /// Defaults: rel_tol = 1e-6 (matches FIP's complementarity gap 1e-6).
 cp_check_options cp_check_defaults(void);
 
-/// The acceptance test of formulation.md §5 (row by row, as above) applied
+/// The acceptance test of docs/math.md §5 (row by row, as above) applied
 /// to a candidate (z, w). Recomputes M z + q, fills info->complementarity
 /// (max |z_i w_i|), residual, min_z, min_w. Returns 1 if the pair is
 /// accepted, 0 if not (info->reason names the first failing row and why).

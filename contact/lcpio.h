@@ -1,5 +1,5 @@
 /// \file contact/lcpio.h
-/// Reading and writing LCPs as text (interfaces.md §1). These functions parse
+/// Reading and writing LCPs as text (docs/formats.md §1). These functions parse
 /// and format memory buffers; opening files is the caller's business, so this
 /// module stays free of file I/O.
 ///

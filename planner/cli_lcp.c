@@ -1,5 +1,5 @@
 /* `complan lcp solve` and `complan lcp certify`: read a raw LCP, run a solver,
- * print the answer (interfaces.md §3). Thin: parsing lives in contact/lcpio,
+ * print the answer (docs/outputs.md). Thin: parsing lives in contact/lcpio,
  * solving in contact/solve and contact/certify. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +29,7 @@ static const char solve_usage[] =
     "                    restarts, then the interior point method, then 200\n"
     "                    more random Lemke starts, then the MILP certificate;\n"
     "                    stops at the first verified answer)\n"
-    "  --json            print one JSON document (interfaces.md 3)\n"
+    "  --json            print one JSON document (docs/outputs.md)\n"
     "  --repeat N        solve N times (1..1000000), report the mean time per\n"
     "                    solve (time_us)\n"
     "  --max-pivots N    Lemke pivot cap per start (default 50(n+1)+100)\n"
@@ -54,7 +54,7 @@ static const char certify_usage[] =
     "that none exists (status no_solution).\n"
     "\n"
     "  --second          also look for a second solution whose support differs\n"
-    "  --json            print one JSON document (interfaces.md 3)\n"
+    "  --json            print one JSON document (docs/outputs.md)\n"
     "  --time-limit S    seconds per MIP solve (default 60)\n"
     "  --max-cuts N      --second: cap on no-good cuts (default 64)\n"
     "  --repeat N        solve N times, report the mean time per solve\n"

@@ -1,4 +1,4 @@
-/* `complan solve SCENE`: the contact problem of a scene (interfaces.md §3).
+/* `complan solve SCENE`: the contact problem of a scene (docs/outputs.md).
  * Thin: models/ parses and builds the system, contact/problem solves it. */
 #include <libgen.h>
 #include <math.h>
@@ -35,7 +35,7 @@ static const char usage[] =
     "                      velocities, the contact forces and the joint efforts\n"
     "                      needed (pyramid friction only; body velocities in the\n"
     "                      scene are ignored and normal speeds are not checked)\n"
-    "  --json              print one JSON document (interfaces.md 3); without it,\n"
+    "  --json              print one JSON document (docs/outputs.md); without it,\n"
     "                      a table for people (values below 1e-10 shown as 0)\n"
     "  --verbose           GLPK's own messages on stderr (dropped otherwise)\n"
     "  -h, --help          this text\n"

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include "models/error.h"
 
-/// Exit statuses of interfaces.md §3.
+/// Exit statuses of docs/outputs.md
 enum { CP_EXIT_ANSWERED = 0, CP_EXIT_UNDECIDED = 1, CP_EXIT_BAD_INPUT = 2 };
 
 /// Reads a whole file into a NUL-terminated malloc'd buffer. On failure

@@ -1,5 +1,5 @@
 /* The LCP type, the acceptance check, basis solves, and the pyramid LCP's
- * assembly checked against a direct evaluation of formulation.md §4. */
+ * assembly checked against a direct evaluation of docs/math.md §4. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
