@@ -11,6 +11,7 @@
 
 #include "contact/lcpio.h"
 #include "models/error.h"
+#include "models/scene.h"
 #include "tests/harden/harden.h"
 
 static int parse(const char *text, cp_lcp *lcp, cp_error *err) {
@@ -142,6 +143,19 @@ Test(inputs, read_file_regular_only, .timeout = 20) {
   cpth_expect_bad_input(a1, fifo, "FIFO");
   const char *a2[] = {"complan", "solve", "/dev/zero", "--json", NULL};
   cpth_expect_bad_input(a2, "/dev/zero", "character device");
+  /* A scene whose manipulator's URDF is the FIFO or /dev/zero: rejected at
+   * the "urdf" key, not a hang or an endless read. */
+  const char *targets[] = {fifo, "/dev/zero"};
+  for (int k = 0; k < 2; k++) {
+    char scene[512];
+    snprintf(scene, sizeof scene,
+             "{\"bodies\": [], \"manipulators\": [{\"name\": \"m\", \"urdf\": \"%s\"}]}",
+             targets[k]);
+    cp_scene sc;
+    cr_assert_eq(cp_scene_parse(scene, strlen(scene), "/tmp", NULL, &sc, &err), -1);
+    cr_assert_str_eq(err.where, "manipulators[0].urdf");
+    cr_assert(strstr(err.msg, k ? "character device" : "FIFO"), "%s", err.msg);
+  }
   unlink(fifo);
 }
 
