@@ -976,6 +976,8 @@ static cp_lcp_status certify_once(int n, const double *M, const double *q,
      * would ever be proven so.) */
     mip_job j2 = job;
     j2.relax = 64.0 * (double)n * 2.220446049250313e-16;
+    j2.presolve = 1; /* GLPK's MIP presolver: another path, and fast */
+    j2.early = NULL;
     j2.br_tech = GLP_BR_MFV;
     j2.bt_tech = GLP_BT_DFS;
     j2.have_last = 0;

@@ -1,6 +1,7 @@
 #include "contact/lcp.h"
 
 #include <lapacke.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,20 +84,22 @@ void cp_lcp_eval(int n, const double *M, const double *q, const double *z,
  * not make row i's error look small; plus a rounding allowance
  * 8 n eps |M_i|_1 |z|_inf for the noise every solver leaves in z (a basic
  * variable that is 0 in exact arithmetic comes out as eps |z|_inf, and a
- * row that reads only such variables has s_i ~ 1e-32). z_j is negligible
- * when dropping it moves no row beyond that row's tolerance:
- * |M_kj z_j| <= tol_k for every k (and z_j = 0 if its column is 0). */
-static int z_negligible(int n, const double *M, const double *tol, int j,
-                        double zj) {
-  if (zj == 0.0) return 1;
+ * row that reads only such variables has s_i ~ 1e-32). */
+/* How large z_j is in units of the tolerances of the rows it moves:
+ * max_k |M_kj z_j| / tol_k. At most 1: z_j is negligible (dropping it moves
+ * no row beyond that row's tolerance). INFINITY when column j of M is zero
+ * (then only z_j = 0 is negligible) or a tolerance is zero. */
+static double z_units(int n, const double *M, const double *tol, int j, double zj) {
+  if (zj == 0.0) return 0.0;
   const double *col = M + (size_t)j * (size_t)n;
-  int any = 0;
+  double u = -1.0;
   for (int k = 0; k < n; k++) {
     if (col[k] == 0.0) continue;
-    any = 1;
-    if (!(fabs(col[k] * zj) <= tol[k])) return 0;
+    const double r = fabs(col[k] * zj) / tol[k];
+    u = r > u ? r : u;
+    if (!(u <= DBL_MAX)) return INFINITY;
   }
-  return any;
+  return u < 0.0 ? INFINITY : u;
 }
 
 int cp_lcp_check(int n, const double *M, const double *q, const double *z,
@@ -152,9 +155,14 @@ int cp_lcp_check(int n, const double *M, const double *q, const double *z,
     if (wi < minw) minw = wi;
     if (bad >= 0) continue;
     badtol = tol;
-    if (z[i] < 0.0 && !z_negligible(n, M, sc, i, z[i])) { bad = i; why = "z < 0"; }
+    /* Complementarity in scale-free terms: z_i in units of the tolerances
+     * of the rows it moves, times w_i in units of its own, at most
+     * 1 / rel_tol, i.e. (z_i / its scale) (w_i / s_i) <= rel_tol: one of
+     * the two is zero to the check's accuracy (either alone at most
+     * rel_tol of its scale passes, as both ratios are at most 1). */
+    if (z[i] < 0.0 && !(z_units(n, M, sc, i, z[i]) <= 1.0)) { bad = i; why = "z < 0"; }
     else if (wi < -tol) { bad = i; why = "w = M z + q < 0"; }
-    else if (wi > tol && z[i] > 0.0 && !z_negligible(n, M, sc, i, z[i]))
+    else if (wi > tol && z[i] > 0.0 && !(z_units(n, M, sc, i, z[i]) * (wi / tol) * rel <= 1.0))
       { bad = i; why = "z_i w_i != 0"; }
     else if (r > tol) { bad = i; why = "w differs from M z + q"; }
   }

@@ -95,12 +95,14 @@ void cp_lcp_info_clear(cp_lcp_info *info);
 /// Tolerance of the acceptance check (docs/math.md §5), applied row by row.
 typedef struct cp_check_options {
   /// Row i is judged against its own scale s_i = sum_j |M_ij||z_j| + |q_i|
-  /// (the size of the terms summed into w_i), tol_i = rel_tol s_i:
-  /// w_i >= -tol_i, |w_i - (M z + q)_i| <= tol_i, and z_i w_i = 0 in the
-  /// sense that w_i <= tol_i or z_i is negligible. z_j is negligible (and may
-  /// then also be slightly negative) when |M_kj z_j| <= tol_k for every row k
-  /// (dropping it moves no row beyond its tolerance). One huge entry of q
-  /// therefore loosens only its own row.
+  /// (the size of the terms summed into w_i), tol_i = rel_tol s_i plus a
+  /// rounding allowance 8 n eps |M_i|_1 |z|_inf for the noise solvers leave
+  /// in z: w_i >= -tol_i and |w_i - (M z + q)_i| <= tol_i. z_j is measured
+  /// in units of the rows it moves, u_j = max_k |M_kj z_j| / tol_k: it may
+  /// be negative only when u_j <= 1 (negligible), and complementarity asks
+  /// u_i (w_i / tol_i) <= 1 / rel_tol, i.e. (z_i / its scale) times
+  /// (w_i / s_i) at most rel_tol. One huge entry of q therefore loosens
+  /// only its own row.
   double rel_tol;
 } cp_check_options;
 

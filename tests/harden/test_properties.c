@@ -17,36 +17,33 @@
 
 enum { NMAX = 6 };
 
-/* |w_i - 0| etc. against rel (|M_i||z| + |q_i|) plus a rounding allowance
- * for z's noise, in long double: the row-by-row acceptance rule of
- * contact/lcp.h restated. */
+/* The row-by-row acceptance rule of contact/lcp.h restated in long double:
+ * tolerances rel (|M_i||z| + |q_i|) plus a rounding allowance for z's
+ * noise, z_i measured in units of the rows it moves. */
 static int row_check(int n, const double *M, const double *q, const double *z, double rel,
                      char *why, size_t wl) {
-  long double zmax = 0;
+  long double zmax = 0, tol[NMAX];
   for (int j = 0; j < n; j++) zmax = fmaxl(zmax, fabsl(z[j]));
-  for (int i = 0; i < n; i++) {
-    long double w = q[i], s = fabsl(q[i]), l1 = 0;
+  for (int k = 0; k < n; k++) {
+    long double sk = fabsl(q[k]), lk = 0;
     for (int j = 0; j < n; j++) {
-      w += (long double)M[i + j * n] * z[j];
-      s += fabsl((long double)M[i + j * n] * z[j]);
-      l1 += fabsl((long double)M[i + j * n]);
+      sk += fabsl((long double)M[k + j * n] * z[j]);
+      lk += fabsl((long double)M[k + j * n]);
     }
-    const long double tol = rel * s + 8.0L * n * 2.220446049250313e-16L * l1 * zmax;
-    /* z_i counts as zero when it moves no row beyond that row's tolerance */
-    int zneg = 1;
-    if (z[i] != 0) {
-      for (int k = 0; k < n && zneg; k++) {
-        long double sk = fabsl(q[k]), lk = 0;
-        for (int j = 0; j < n; j++) {
-          sk += fabsl((long double)M[k + j * n] * z[j]);
-          lk += fabsl((long double)M[k + j * n]);
-        }
-        const long double tk = rel * sk + 8.0L * n * 2.220446049250313e-16L * lk * zmax;
-        if (fabsl((long double)M[k + i * n] * z[i]) > tk) zneg = 0;
-      }
-    }
-    if ((z[i] < 0 && !zneg) || w < -tol || (w > tol && z[i] > 0 && !zneg)) {
-      snprintf(why, wl, "row %d: z = %.3g, w = %.3Lg, tol %.3Lg", i, z[i], w, tol);
+    tol[k] = rel * sk + 8.0L * n * 2.220446049250313e-16L * lk * zmax;
+  }
+  for (int i = 0; i < n; i++) {
+    long double w = q[i];
+    for (int j = 0; j < n; j++) w += (long double)M[i + j * n] * z[j];
+    /* z_i in units of the tolerances of the rows it moves */
+    long double units = z[i] == 0 ? 0 : -1;
+    for (int k = 0; k < n; k++)
+      if (M[k + i * n] != 0)
+        units = fmaxl(units, fabsl((long double)M[k + i * n] * z[i]) / tol[k]);
+    if (units < 0) units = INFINITY;
+    if ((z[i] < 0 && units > 1) || w < -tol[i] ||
+        (w > tol[i] && z[i] > 0 && units * (w / tol[i]) * rel > 1)) {
+      snprintf(why, wl, "row %d: z = %.3g, w = %.3Lg, tol %.3Lg", i, z[i], w, tol[i]);
       return 0;
     }
   }
