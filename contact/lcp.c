@@ -155,14 +155,18 @@ int cp_lcp_check(int n, const double *M, const double *q, const double *z,
     if (wi < minw) minw = wi;
     if (bad >= 0) continue;
     badtol = tol;
-    /* Complementarity in scale-free terms: z_i in units of the tolerances
-     * of the rows it moves, times w_i in units of its own, at most
-     * 1 / rel_tol, i.e. (z_i / its scale) (w_i / s_i) <= rel_tol: one of
-     * the two is zero to the check's accuracy (either alone at most
-     * rel_tol of its scale passes, as both ratios are at most 1). */
+    /* Complementarity: z_i w_i <= tol_i |z|_inf (the product relative to
+     * the row's scale and the size of z: an interior-point answer whose
+     * zeros are 1e-9 passes, though its forces may be indeterminate and no
+     * exact basis exists to polish it to), or, scale-free, z_i in units of
+     * the tolerances of the rows it moves times w_i in units of its own at
+     * most 1 / rel_tol: (z_i / its scale) (w_i / s_i) <= rel_tol, which
+     * also serves badly scaled columns (both ratios are at most 1, so
+     * either alone at most rel_tol of its scale passes). */
     if (z[i] < 0.0 && !(z_units(n, M, sc, i, z[i]) <= 1.0)) { bad = i; why = "z < 0"; }
     else if (wi < -tol) { bad = i; why = "w = M z + q < 0"; }
-    else if (wi > tol && z[i] > 0.0 && !(z_units(n, M, sc, i, z[i]) * (wi / tol) * rel <= 1.0))
+    else if (wi > tol && z[i] > 0.0 && !(z[i] * wi <= tol * zmax) &&
+             !(z_units(n, M, sc, i, z[i]) * (wi / tol) * rel <= 1.0))
       { bad = i; why = "z_i w_i != 0"; }
     else if (r > tol) { bad = i; why = "w differs from M z + q"; }
   }

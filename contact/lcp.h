@@ -100,9 +100,9 @@ typedef struct cp_check_options {
   /// in z: w_i >= -tol_i and |w_i - (M z + q)_i| <= tol_i. z_j is measured
   /// in units of the rows it moves, u_j = max_k |M_kj z_j| / tol_k: it may
   /// be negative only when u_j <= 1 (negligible), and complementarity asks
-  /// u_i (w_i / tol_i) <= 1 / rel_tol, i.e. (z_i / its scale) times
-  /// (w_i / s_i) at most rel_tol. One huge entry of q therefore loosens
-  /// only its own row.
+  /// z_i w_i <= tol_i |z|_inf or u_i (w_i / tol_i) <= 1 / rel_tol, i.e.
+  /// (z_i / its scale) times (w_i / s_i) at most rel_tol. One huge entry of
+  /// q therefore loosens only its own row.
   double rel_tol;
 } cp_check_options;
 

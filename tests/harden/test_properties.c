@@ -42,7 +42,7 @@ static int row_check(int n, const double *M, const double *q, const double *z, d
         units = fmaxl(units, fabsl((long double)M[k + i * n] * z[i]) / tol[k]);
     if (units < 0) units = INFINITY;
     if ((z[i] < 0 && units > 1) || w < -tol[i] ||
-        (w > tol[i] && z[i] > 0 && units * (w / tol[i]) * rel > 1)) {
+        (w > tol[i] && z[i] > 0 && z[i] * w > tol[i] * zmax && units * (w / tol[i]) * rel > 1)) {
       snprintf(why, wl, "row %d: z = %.3g, w = %.3Lg, tol %.3Lg", i, z[i], w, tol[i]);
       return 0;
     }
