@@ -31,10 +31,11 @@ for t in "${targets[@]}"; do
   [ -d tests/fuzz/regressions/$t ] && cp -n tests/fuzz/regressions/$t/* "$corpus"/ 2>/dev/null || true
   log=$dir/fuzz_$t.log
   rc=0
+  par=""; [ "$jobs" -gt 1 ] && par="-jobs=$jobs -workers=$jobs"  # -jobs=1 would log elsewhere
   CP_FUZZ_SCENE_DIR=$PWD/models/scenes \
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     "$dir/tests/fuzz/fuzz_$t" "$corpus" -dict=tests/fuzz/$dict.dict \
-    -max_total_time="$secs" -jobs="$jobs" -workers="$jobs" -max_len=65536 -timeout=20 \
+    -max_total_time="$secs" $par -max_len=65536 -timeout=20 \
     -rss_limit_mb=2048 -artifact_prefix="$crashes/" -print_final_stats=1 >"$log" 2>&1 || rc=$?
   [ "$jobs" -gt 1 ] && cat fuzz-*.log >>"$log" 2>/dev/null && rm -f fuzz-*.log
   execs=$(grep -h '^stat::number_of_executed_units' "$log" | awk '{s += $2} END {print s+0}')
