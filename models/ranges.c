@@ -58,6 +58,7 @@ static int shape_ok(const cp_shape *sh, const char *path, cp_error *err) {
                           sh->offset, -CP_RANGE_POSITION_MAX, CP_RANGE_POSITION_MAX, "m");
     return 0;
   case CP_SHAPE_NONE:
+  case CP_SHAPE_MESH: /* vertices come from a mesh file, checked there */
     return 0;
   }
   return 0;
@@ -74,6 +75,7 @@ static double bounding_radius(const cp_shape *sh) {
   case CP_SHAPE_CYLINDER: return hypot(sh->radius, 0.5 * sh->length);
   case CP_SHAPE_CAPSULE: return sh->radius + 0.5 * sh->length;
   case CP_SHAPE_PLANE: return INFINITY;
+  case CP_SHAPE_MESH: return INFINITY; /* not checked */
   case CP_SHAPE_NONE: return 0.0;
   }
   return INFINITY;
@@ -161,8 +163,9 @@ static int chain_ok(const cp_chain *c, int i, const json_t *root, cp_error *err)
       cp_json_path_key(lp, jp, "link");
 #undef SUB
 #define LSUB(key) (urdf ? lp : cp_json_path_key(p3, lp, key))
-    if (mass_ok(L->mass, LSUB("mass"), err)) return -1;
-    if (inertia_ok(L->inertia, LSUB("inertia"), err)) return -1;
+    /* A massless link (URDF: no <inertial> or mass 0) is exactly 0. */
+    if (L->mass != 0.0 && mass_ok(L->mass, LSUB("mass"), err)) return -1;
+    if (L->mass != 0.0 && inertia_ok(L->inertia, LSUB("inertia"), err)) return -1;
     if (vec_in(L->com, 3, CP_RANGE_LENGTH_MAX, LSUB("com"), "centre of mass offset", "m",
                err))
       return -1;
@@ -206,7 +209,10 @@ static void ref_ball(const cp_scene *s, cp_ref r, cp_link_state **ks, double *c,
     off = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
   }
   memcpy(c, st->com, sizeof(double) * 3);
-  *rad = L->shape.type == CP_SHAPE_NONE ? INFINITY : bounding_radius(&L->shape) + off;
+  /* Links without a shape or with several are not checked. */
+  *rad = L->shape.type == CP_SHAPE_NONE || L->n_extra_shapes > 0
+             ? INFINITY
+             : bounding_radius(&L->shape) + off;
 }
 
 static int contacts_ok(const cp_scene *s, cp_error *err) {
