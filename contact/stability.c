@@ -746,6 +746,7 @@ cp_stability_kind cp_stability_decide(const cp_system *sys,
   res->udot = calloc((size_t)(nu > 0 ? nu : 1), sizeof(double));
   res->motion_force = calloc((size_t)(3 * nc > 0 ? 3 * nc : 1), sizeof(double));
   stab S;
+  memset(&S, 0, sizeof S); /* stab_free below may run before stab_make */
   double *c = NULL;
   if (!res->force || !res->torsion || !res->udot || !res->motion_force ||
       stab_make(&S, sys, opt->mu_torsion) ||
