@@ -1263,6 +1263,14 @@ cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M,
         for (int i = 0; i < n; i++) m = fmin(m, ws->qbar[i]);
         if (m >= -QTIE_EPS * fmax(R.qscale, max_abs(n, ws->qbar))) {
           ws->st.lu_polish = 1;
+          /* Basic values inside the noise bound are degenerate zeros:
+           * report them as 0 (the row-by-row check judges a negative z by
+           * the rows it moves, and a -2.5e-10 force on a stiff column moves
+           * them by more than their tolerance). */
+          for (int i = 0; i < n; i++) {
+            if (z[i] < 0.0) z[i] = 0.0;
+            if (w[i] < 0.0) w[i] = 0.0;
+          }
           if (cp_lcp_check(n, M, q, z, w, chk, info)) {
             ws->pps[ws->nstarts++] = 0;
             info->starts = ws->nstarts;
