@@ -906,6 +906,26 @@ static cp_world_status build(cp_world *w, stepsys *s) {
     memcpy(w->Gx, s->sys.G, sizeof(double) * nuz * 3 * (size_t)nc);
   memcpy(w->kx, s->sys.k, sizeof(double) * 3 * (size_t)nc);
   memcpy(w->vc, s->sys.v, sizeof(double) * 3 * (size_t)nc);
+  // A sphere's contact point is not a material point: it stays under the
+  // centre. The normal velocity-product term of models/system.h (the
+  // material point's centripetal acceleration w x (w x r), r = p - x) would
+  // report the rolling sphere's surface as leaving the plane at R w^2 and
+  // the stepper would push the centre into it; for a sphere the gap's
+  // second derivative has no such term, so it is taken out.
+  for (int j = 0; j < nc; ++j) {
+    const cp_contact *ct = &w->sc.contacts[j];
+    for (int side = 0; side < 2; ++side) {
+      cp_ref r = side ? ct->b : ct->a;
+      if (r.body < 0) continue;
+      const cp_body *b = &w->sc.bodies[r.body];
+      if (b->fixed || b->shape.type != CP_SHAPE_SPHERE) continue;
+      double rr[3], wr[3], wwr[3];
+      cp_v3_sub(rr, ct->p, b->x);
+      cp_v3_cross(wr, b->w, rr);
+      cp_v3_cross(wwr, b->w, wr);
+      w->kx[3 * j] -= (side ? -1.0 : 1.0) * cp_v3_dot(ct->n, wwr);
+    }
+  }
   for (int j = nc; j < nca; ++j) {
     const con *c = &w->cons[j];
     double *g = w->Gx + nuz * 3 * (size_t)j;
