@@ -61,6 +61,7 @@ int cp_cli_main(int argc, char **argv) {
   if (!strcmp(cmd, "lcp")) return cp_cli_lcp(argc - 1, argv + 1);
   if (!strcmp(cmd, "solve")) return cp_cli_solve(argc - 1, argv + 1);
   if (!strcmp(cmd, "contacts")) return cp_cli_contacts(argc - 1, argv + 1);
+  if (!strcmp(cmd, "simulate")) return cp_cli_simulate(argc - 1, argv + 1);
   if (!strcmp(cmd, "experiment")) return cp_cli_experiment(argc - 1, argv + 1);
   return cp_cli_usage_error(NULL, "unknown command '%s'", cmd);
 }

@@ -21,6 +21,9 @@ int cp_cli_contacts(int argc, char **argv);
 /// "experiment".
 int cp_cli_experiment(int argc, char **argv);
 
+/// `complan simulate ...` (planner/cli_simulate.c). argv[0] is "simulate".
+int cp_cli_simulate(int argc, char **argv);
+
 /// Fetches the value of a flag at argv[*i]: accepts `--flag VALUE` and
 /// `--flag=VALUE`. Returns the value and advances *i, or NULL when argv[*i]
 /// is not this flag. Sets *missing when the flag is present without a value.

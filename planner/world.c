@@ -288,6 +288,7 @@ cp_world_status cp_world_set_state(cp_world *w, const double *x) {
 }
 
 double cp_world_time(const cp_world *w) { return w->t; }
+double cp_world_dt(const cp_world *w) { return w->opt.dt; }
 void cp_world_set_time(cp_world *w, double t) { w->t = t; }
 const char *cp_world_message(const cp_world *w) { return w->msg; }
 const cp_scene *cp_world_scene(const cp_world *w) { return &w->sc; }
