@@ -16,9 +16,12 @@ static const char usage[] =
     "commands:\n"
     "  solve SCENE        the contact problem: accelerations and contact forces\n"
     "  contacts SCENE     list the contacts generated from the shapes\n"
+    "  simulate SCENE     step a scene in time (contacts, impacts, friction)\n"
     "  lcp solve FILE     solve a raw LCP (JSON or Siconos .dat)\n"
     "  lcp certify FILE   decide exactly whether an LCP has a solution (MILP)\n"
     "  experiment paper   reproduce the paper's computational study (section 6)\n"
+    "  stability SCENE    is the assembly at rest strongly/weakly stable or not\n"
+    "  assemble SCENE     plan a stable assembly sequence (SQLite, --db)\n"
     "\n"
     "options:\n"
     "  -h, --help         this text; 'complan COMMAND --help' for a command\n"
@@ -63,5 +66,7 @@ int cp_cli_main(int argc, char **argv) {
   if (!strcmp(cmd, "contacts")) return cp_cli_contacts(argc - 1, argv + 1);
   if (!strcmp(cmd, "simulate")) return cp_cli_simulate(argc - 1, argv + 1);
   if (!strcmp(cmd, "experiment")) return cp_cli_experiment(argc - 1, argv + 1);
+  if (!strcmp(cmd, "stability")) return cp_cli_stability(argc - 1, argv + 1);
+  if (!strcmp(cmd, "assemble")) return cp_cli_assemble(argc - 1, argv + 1);
   return cp_cli_usage_error(NULL, "unknown command '%s'", cmd);
 }

@@ -24,6 +24,12 @@ int cp_cli_experiment(int argc, char **argv);
 /// `complan simulate ...` (planner/cli_simulate.c). argv[0] is "simulate".
 int cp_cli_simulate(int argc, char **argv);
 
+/// `complan stability ...` (planner/cli_stability.c). argv[0] is "stability".
+int cp_cli_stability(int argc, char **argv);
+
+/// `complan assemble ...` (planner/cli_assemble.c). argv[0] is "assemble".
+int cp_cli_assemble(int argc, char **argv);
+
 /// Fetches the value of a flag at argv[*i]: accepts `--flag VALUE` and
 /// `--flag=VALUE`. Returns the value and advances *i, or NULL when argv[*i]
 /// is not this flag. Sets *missing when the flag is present without a value.

@@ -91,7 +91,8 @@ static void csv_header(FILE *f, const cp_world *w) {
   }
   for (int m = 0; m < s->n_manips; ++m)
     for (int k = 0; k < s->manips[m].n; ++k)
-      fprintf(f, ",%s/%s.q,%s/%s.qd", s->manips[m].name,
+      if (!s->manips[m].joints[k].is_mimic) // the state's joint rows
+        fprintf(f, ",%s/%s.q,%s/%s.qd", s->manips[m].name,
               s->manips[m].joints[k].name, s->manips[m].name,
               s->manips[m].joints[k].name);
   fputc('\n', f);

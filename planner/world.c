@@ -461,10 +461,14 @@ cp_world_status cp_world_create(const cp_scene *scene,
     cp_error_set(err, "", "out of memory");
     return CP_WORLD_NOMEM;
   }
+  // Joint rows: each chain's independent (non-mimic) joints in chain order
+  // (models/system.h); mimic followers are moved with their leaders.
   for (int m = 0, r = 0; m < w->sc.n_manips; ++m)
-    for (int k = 0; k < w->sc.manips[m].n; ++k, ++r) {
+    for (int k = 0; k < w->sc.manips[m].n; ++k) {
+      if (w->sc.manips[m].joints[k].is_mimic) continue;
       w->row_manip[r] = m;
       w->row_joint[r] = k;
+      ++r;
     }
   w->hash = 1469598103934665603ull;
   // The scene must start without deep overlap (its own tolerance).
@@ -1002,6 +1006,7 @@ static void move(cp_world *w, const double *u, double h) {
   }
   for (int r = 0; r < w->nl; ++r)
     joint_of(w, r)->position += h * u[6 * w->nobj + r];
+  for (int m = 0; m < w->sc.n_manips; ++m) cp_chain_apply_mimic(&w->sc.manips[m]);
 }
 
 // The corner directions of the pyramid |c_t| <= mu c_n, |c_o| <= mu c_n:
