@@ -6,7 +6,9 @@
 /// cp_scene_parse is finite and physically meaningful.
 ///
 /// What the parser accepts and decides (beyond interfaces.md §2):
-/// - Top-level keys: gravity (default [0, 0, -9.81]), friction, bodies,
+/// - Top-level keys: gravity (default [0, 0, -9.81]), friction, restitution
+///   ({"default": e, "pairs": [{a, b, e}]}, e in [0, 1], default 0: Newton
+///   restitution of generated contacts, matched like friction), bodies,
 ///   manipulators, contacts, velocity_tolerance (default 1e-6 m/s, > 0),
 ///   penetration_tolerance (default 1e-4 m, >= 0: the deepest overlap that
 ///   automatic contacts accept), touch_tolerance (default 1e-6 m, >= 0: the
