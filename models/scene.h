@@ -6,7 +6,9 @@
 /// cp_scene_parse is finite and physically meaningful.
 ///
 /// What the parser accepts and decides (beyond docs/formats.md §2):
-/// - Top-level keys: gravity (default [0, 0, -9.81]), friction, bodies,
+/// - Top-level keys: gravity (default [0, 0, -9.81]), friction, restitution
+///   ({"default": e, "pairs": [{a, b, e}]}, e in [0, 1], default 0: Newton
+///   restitution of generated contacts, matched like friction), bodies,
 ///   manipulators, contacts, velocity_tolerance (default 1e-6 m/s, > 0),
 ///   penetration_tolerance (default 1e-4 m, >= 0: the deepest overlap that
 ///   automatic contacts accept), touch_tolerance (default 1e-6 m, >= 0: the
@@ -101,6 +103,10 @@
 extern "C" {
 #endif
 
+/// Defaults of the scene keys penetration_tolerance and touch_tolerance (m).
+#define CP_SCENE_PENETRATION_TOL 1e-4
+#define CP_SCENE_TOUCH_TOL 1e-6
+
 /// A rigid body: free (6 DOF) or fixed (never moves).
 typedef struct cp_body {
   char *name;          ///< unique among bodies and links (owned)
@@ -146,6 +152,9 @@ typedef struct cp_scene {
   double mu_default;
   int n_pairs;
   cp_friction_pair *pairs;     ///< [n_pairs]
+  double e_default;            ///< "restitution": {"default"} (0 when absent)
+  int n_epairs;
+  cp_friction_pair *epairs;    ///< [n_epairs] restitution pairs (mu holds e)
   int n_bodies;
   cp_body *bodies;             ///< [n_bodies], scene order
   int n_manips;
@@ -172,14 +181,30 @@ cp_scene_options cp_scene_options_defaults(void);
 /// Parses and checks a scene from JSON text (len bytes, need not be
 /// NUL-terminated). base_dir (may be NULL) resolves relative paths. opts may
 /// be NULL (defaults). Returns 0, or -1 with *err filled and *scene zeroed.
+/// With "contacts": "auto" the contacts are then generated
+/// (cp_scene_generate_contacts) and their normal speeds checked: this
+/// function and cp_scene_load live in models/sceneload.c, on top of the
+/// parser (scene.c) and the generator (contactgen.c), so that neither of
+/// those two depends on the other's caller.
 int cp_scene_parse(const char *text, size_t len, const char *base_dir,
                    const cp_scene_options *opts, cp_scene *scene,
                    cp_error *err);
+
+/// Only the parsing and checking of cp_scene_parse (models/scene.c): an
+/// automatic scene comes back with contacts_auto = 1 and no contacts (the
+/// simulator generates them at every step).
+int cp_scene_parse_geometry(const char *text, size_t len, const char *base_dir,
+                            const cp_scene_options *opts, cp_scene *scene,
+                            cp_error *err);
 
 /// Reads and parses a scene file; base_dir is the file's directory. On a read
 /// failure err->where is "" and the message names the file.
 int cp_scene_load(const char *path, const cp_scene_options *opts,
                   cp_scene *scene, cp_error *err);
+
+/// Deep copy of *src into *dst (models/sceneload.c). Returns 0, or -1 (out
+/// of memory) with *dst zeroed.
+int cp_scene_copy(const cp_scene *src, cp_scene *dst);
 
 /// Releases what *scene owns and zeroes it. Safe on a zeroed struct.
 void cp_scene_free(cp_scene *scene);
@@ -193,6 +218,11 @@ const char *cp_scene_ref_name(const cp_scene *scene, cp_ref ref, char *buf,
 
 /// 1 when ref is a fixed body (links and free bodies move).
 int cp_scene_ref_fixed(const cp_scene *scene, cp_ref ref);
+
+/// Newton restitution of the pair (a, b) from the scene's "restitution"
+/// table ({"default": e, "pairs": [{"a", "b", "e"}]}, e in [0, 1], matched
+/// like friction pairs); generated contacts take it.
+double cp_scene_restitution(const cp_scene *scene, cp_ref a, cp_ref b);
 
 /// Friction coefficient of the pair (a, b) from the scene's table (without a
 /// contact's own override).

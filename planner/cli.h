@@ -21,6 +21,9 @@ int cp_cli_contacts(int argc, char **argv);
 /// "experiment".
 int cp_cli_experiment(int argc, char **argv);
 
+/// `complan simulate ...` (planner/cli_simulate.c). argv[0] is "simulate".
+int cp_cli_simulate(int argc, char **argv);
+
 /// `complan stability ...` (planner/cli_stability.c). argv[0] is "stability".
 int cp_cli_stability(int argc, char **argv);
 

@@ -1,0 +1,215 @@
+// The simulator's basics: free fall, rest, API contracts (planner/world.h).
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner/world.h"
+#include "wtest.h"
+
+static const char *table =
+    "{\"name\": \"table\", \"fixed\": true, \"shape\": {\"type\": \"plane\", "
+    "\"normal\": [0, 0, 1], \"offset\": 0}}";
+
+static char *scene_of(const char *bodies, double mu) {
+  char *s = malloc(8192);
+  snprintf(s, 8192,
+           "{\"gravity\": [0, 0, -9.81], \"friction\": {\"default\": %.17g}, "
+           "\"bodies\": [%s]}",
+           mu, bodies);
+  return s;
+}
+
+static const cp_stepper dyn[2] = {CP_STEPPER_ACCELERATION, CP_STEPPER_VELOCITY};
+
+// Free fall: v(t_k) = v0 + g t_k exactly to rounding at every step, and the
+// position follows semi-implicit Euler: z_k = z0 + h sum_i v_i.
+Test(world, free_fall_exact) {
+  char b[512], bodies[1024];
+  snprintf(bodies, sizeof bodies, "%s, %s", table,
+           wt_box(b, sizeof b, "box", 2.0, 0.2, 0.1, 0.1, 0, 0, 5.0, 0.5));
+  for (int s = 0; s < 2; ++s) {
+    char *text = scene_of(bodies, 0.5);
+    const double h = 1e-3;
+    cp_world *w = wt_world(text, dyn[s], h);
+    int ib = wt_body(w, "box");
+    double x[64], z = 5.0, vz = 0.0;
+    for (int k = 1; k <= 500; ++k) {
+      cp_step_info info;
+      cr_assert_eq(cp_world_step(w, &info), CP_WORLD_OK, "%s",
+                   cp_world_message(w));
+      cr_assert_eq(info.contacts, 0);
+      cp_world_get_state(w, x);
+      vz += h * -9.81;
+      z += h * vz;
+      double vexact = -9.81 * h * k;
+      cr_assert(fabs(x[ib + 9] - vexact) <= 1e-12 * (1 + fabs(vexact)),
+                "%s step %d: vz %.17g vs %.17g", cp_stepper_name(dyn[s]), k,
+                x[ib + 9], vexact);
+      cr_assert(fabs(x[ib + 7] - 0.5) <= 1e-15, "vx %.17g", x[ib + 7]);
+      cr_assert(fabs(x[ib + 2] - z) <= 1e-12, "z %.17g vs %.17g", x[ib + 2], z);
+    }
+    cr_assert(fabs(cp_world_time(w) - 0.5) < 1e-12);
+    cp_world_destroy(w);
+    free(text);
+  }
+}
+
+// A box at rest on a table stays at rest (both dynamic steppers).
+Test(world, resting_box) {
+  char b[512], bodies[1024];
+  snprintf(bodies, sizeof bodies, "%s, %s", table,
+           wt_box(b, sizeof b, "box", 1.0, 0.2, 0.1, 0.1, 0.3, -0.2, 0.05, 0));
+  for (int s = 0; s < 2; ++s) {
+    char *text = scene_of(bodies, 0.5);
+    cp_world *w = wt_world(text, dyn[s], 1e-3);
+    int ib = wt_body(w, "box");
+    double x0[64], x[64];
+    cp_world_get_state(w, x0);
+    double e0 = cp_world_energy(w);
+    cr_assert_eq(wt_run(w, 2000, NULL), 0);
+    cp_world_get_state(w, x);
+    double d = 0;
+    for (int i = 0; i < 3; ++i) d = fmax(d, fabs(x[ib + i] - x0[ib + i]));
+    cr_assert(d <= 1e-9, "%s: moved %g m", cp_stepper_name(dyn[s]), d);
+    cr_assert(fabs(cp_world_energy(w) - e0) <= 1e-9);
+    const cp_world_contact *c;
+    int n = cp_world_contacts(w, &c);
+    cr_assert_eq(n, 4);
+    double fz = 0;
+    for (int j = 0; j < n; ++j) fz += c[j].force[2];
+    cr_assert(fabs(fz - 9.81) < 1e-6, "%s: normal force %.12g",
+              cp_stepper_name(dyn[s]), fz);
+    cp_world_destroy(w);
+    free(text);
+  }
+}
+
+// A one-link pendulum falling onto its joint limit: the limit is a
+// unilateral constraint in the LCP, so the joint stops at it (to the drift
+// tolerance) instead of passing it, and stays there.
+Test(world, joint_limit_stops) {
+  const char *text =
+      "{\"bodies\": [], \"manipulators\": [{\"name\": \"arm\", \"joints\": "
+      "[{\"name\": \"j\", \"type\": \"revolute\", \"axis\": [0, 1, 0], "
+      "\"position\": 0.1, \"limits\": {\"lower\": -0.5, \"upper\": 0.5}, "
+      "\"link\": {\"name\": \"l\", \"mass\": 1, \"com\": [0, 0, 0.1], "
+      "\"inertia\": [[0.001, 0, 0], [0, 0.001, 0], [0, 0, 0.001]]}}]}]}";
+  for (int s = 0; s < 2; ++s) {
+    cp_world *w = wt_world(text, dyn[s], 1e-3);
+    cr_assert_eq(cp_world_joint_count(w), 1);
+    cr_assert_eq(cp_world_joint_index(w, "arm/j"), 0);
+    cr_assert_eq(cp_world_joint_index(w, "arm/k"), -1);
+    double x[2], top = -1;
+    for (int k = 0; k < 2000; ++k) {
+      wt_run(w, 1, NULL);
+      cp_world_get_state(w, x);
+      top = fmax(top, x[0]);
+    }
+    cr_assert(top <= 0.5 + 1e-6, "%s: passed the limit: %.9g",
+              cp_stepper_name(dyn[s]), top);
+    cr_assert(fabs(x[0] - 0.5) <= 1e-6 && fabs(x[1]) <= 1e-6,
+              "%s: q %.9g qd %g", cp_stepper_name(dyn[s]), x[0], x[1]);
+    // An effort pulling it back off the limit frees it.
+    cr_assert_eq(cp_world_set_effort(w, 0, -5.0), CP_WORLD_OK);
+    wt_run(w, 100, NULL);
+    cp_world_get_state(w, x);
+    cr_assert(x[0] < 0.49, "%s: q %.9g", cp_stepper_name(dyn[s]), x[0]);
+    cr_assert_eq(cp_world_set_effort(w, 3, 1.0), CP_WORLD_BAD_INPUT);
+    cr_assert_eq(cp_world_set_effort(w, 0, NAN), CP_WORLD_NONFINITE);
+    cp_world_destroy(w);
+  }
+}
+
+// set_state / get_state round trip, checks on bad states, warm blobs, and
+// an explicit contact list or a bad dt refused at creation.
+Test(world, state_api_and_errors) {
+  char b[512], bodies[1024];
+  snprintf(bodies, sizeof bodies, "%s, %s", table,
+           wt_box(b, sizeof b, "box", 1.0, 0.2, 0.1, 0.1, 0, 0, 0.05, 0));
+  char *text = scene_of(bodies, 0.5);
+  cp_world *w = wt_world(text, CP_STEPPER_ACCELERATION, 1e-3);
+  cr_assert_eq(cp_world_state_size(w), 13);
+  double x[13], y[13];
+  wt_run(w, 10, NULL);
+  cp_world_get_state(w, x);
+  cr_assert(cp_world_warm_size(w) > 0);
+  size_t ws = cp_world_warm_size(w);
+  void *blob = malloc(ws);
+  cp_world_warm_get(w, blob, ws);
+  uint64_t h0 = cp_world_hash(w);
+  memcpy(y, x, sizeof y);
+  y[3] = 2.0; // not a unit quaternion
+  cr_assert_eq(cp_world_set_state(w, y), CP_WORLD_BAD_INPUT);
+  cr_assert(strstr(cp_world_message(w), "box") != NULL);
+  y[3] = NAN;
+  cr_assert_eq(cp_world_set_state(w, y), CP_WORLD_NONFINITE);
+  cr_assert_eq(cp_world_hash(w), h0); // refused: nothing changed
+  cr_assert_eq(cp_world_set_state(w, x), CP_WORLD_OK);
+  cp_world_get_state(w, y);
+  cr_assert_eq(memcmp(x, y, sizeof x), 0);
+  cp_world_warm_set(w, blob, ws);
+  cp_step_info info;
+  cr_assert_eq(cp_world_step(w, &info), CP_WORLD_OK);
+  cr_assert_eq(info.warm_started, 1);
+  cr_assert_eq(info.pivots, 0);
+  cp_world_warm_set(w, blob, ws - 1); // ignored
+  free(blob);
+  cp_world_destroy(w);
+
+  cp_scene sc;
+  wt_scene(text, &sc);
+  cp_world_options o = cp_world_defaults();
+  o.dt = 0;
+  cp_error err;
+  cr_assert_eq(cp_world_create(&sc, &o, &w, &err), CP_WORLD_BAD_INPUT);
+  cr_assert_null(w);
+  cr_assert_str_eq(err.where, "dt");
+  o.dt = NAN;
+  cr_assert_eq(cp_world_create(&sc, &o, &w, &err), CP_WORLD_BAD_INPUT);
+  sc.contacts_auto = 0;
+  o = cp_world_defaults();
+  cr_assert_eq(cp_world_create(&sc, &o, &w, &err), CP_WORLD_BAD_INPUT);
+  cr_assert(strstr(err.msg, "explicit contact list") != NULL);
+  cp_scene_free(&sc);
+  free(text);
+}
+
+// The scene's "restitution" table: checked like friction, resolved per pair.
+Test(world, restitution_key) {
+  cp_scene sc;
+  cp_error err;
+  const char *bad =
+      "{\"restitution\": {\"default\": 1.5}, \"bodies\": []}";
+  cr_assert_eq(cp_scene_parse(bad, strlen(bad), NULL, NULL, &sc, &err), -1);
+  cr_assert_str_eq(err.where, "restitution.default");
+  const char *bad2 =
+      "{\"restitution\": {\"pairs\": [{\"a\": \"box\", \"b\": \"nope\", "
+      "\"e\": 0.5}]}, \"bodies\": [{\"name\": \"box\", \"mass\": 1, "
+      "\"shape\": {\"type\": \"sphere\", \"radius\": 0.1}}]}";
+  cr_assert_eq(cp_scene_parse(bad2, strlen(bad2), NULL, NULL, &sc, &err), -1);
+  cr_assert_str_eq(err.where, "restitution.pairs[0].b");
+  char b[512], bodies[1024], text[4096];
+  snprintf(bodies, sizeof bodies, "%s, %s", table,
+           wt_box(b, sizeof b, "box", 1.0, 0.2, 0.1, 0.1, 0, 0, 0.05, 0));
+  snprintf(text, sizeof text,
+           "{\"restitution\": {\"default\": 0.25, \"pairs\": [{\"a\": "
+           "\"box\", \"b\": \"table\", \"e\": 0.75}]}, \"bodies\": [%s]}",
+           bodies);
+  wt_scene(text, &sc);
+  cr_assert_eq(sc.n_contacts, 4);
+  for (int j = 0; j < 4; ++j) cr_assert_eq(sc.contacts[j].restitution, 0.75);
+  cp_ref a, t;
+  cr_assert_eq(cp_scene_find(&sc, "box", &a), 0);
+  cr_assert_eq(cp_scene_find(&sc, "table", &t), 0);
+  cr_assert_eq(cp_scene_restitution(&sc, t, a), 0.75);
+  cr_assert_eq(cp_scene_restitution(&sc, a, a), 0.25); // no pair: default
+  cp_scene copy;
+  cr_assert_eq(cp_scene_copy(&sc, &copy), 0);
+  cr_assert_eq(copy.n_epairs, 1);
+  cr_assert_str_eq(copy.epairs[0].b, "table");
+  cp_scene_free(&copy);
+  cp_scene_free(&sc);
+}
