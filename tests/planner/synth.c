@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 static const int dirs[4][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}};
 
@@ -17,6 +18,10 @@ static int grid_expand(void *ctx, const double *x, double t, const void *warm,
   (void)ws;
   synth_grid *g = ctx;
   g->expand_calls++;
+  if (g->delay_us > 0) {
+    struct timespec ts = {0, 1000L * g->delay_us};
+    nanosleep(&ts, NULL);
+  }
   int cx = (int)x[0] + dirs[a][0], cy = (int)x[1] + dirs[a][1];
   info->steps = 1;
   if (!grid_free(g, cx, cy)) {

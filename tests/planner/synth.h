@@ -16,6 +16,7 @@ typedef struct synth_grid {
   int start[2], goal[2];
   double cost[4];
   long expand_calls;
+  int delay_us;        ///< sleep per expansion (kill-and-resume tests)
 } synth_grid;
 
 /// The problem over a grid (ctx = g).
