@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "models/jsonread.h"
 #include "planner/plan.h"
 #include "planner/world.h"
 

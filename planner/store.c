@@ -234,6 +234,8 @@ static cp_store_status setup(cp_store *st, int read_only) {
                  version, CP_STORE_SCHEMA_VERSION);
   if ((rc = exec(st, "PRAGMA foreign_keys = ON")))
     return fail(st, rc, "cannot enable foreign keys");
+  if (read_only && tables == 0)
+    return failf(st, CP_STORE_BAD_FILE, "empty: not a complan database");
   if (read_only) return CP_STORE_OK;
   if ((rc = exec(st, "PRAGMA journal_mode = WAL")))
     return fail(st, rc, "cannot switch to WAL");
@@ -519,6 +521,60 @@ cp_store_status cp_store_load_nodes(cp_store *st, int64_t run_id,
   if (s == CP_STORE_OK && rc != SQLITE_DONE) s = fail(st, rc, "cannot read the nodes");
   sqlite3_finalize(q);
   return s;
+}
+
+cp_store_status cp_store_load_node(cp_store *st, int64_t run_id, long id,
+                                   cp_search_node *n, double *x, int cap,
+                                   double *values, int cap_v, int *n_v) {
+  sqlite3_stmt *q;
+  int rc = sqlite3_prepare_v2(
+      st->db,
+      "SELECT parent, depth, time, cost, state, action, inputs, steps,"
+      " lcp_solves, pivots, fallbacks, warm_steps, outcome, message, flags,"
+      " goal_distance FROM nodes WHERE search_id = ? AND id = ?",
+      -1, &q, NULL);
+  if (rc) return fail(st, rc, "cannot read a node");
+  sqlite3_bind_int64(q, 1, run_id);
+  sqlite3_bind_int64(q, 2, id);
+  rc = sqlite3_step(q);
+  if (rc != SQLITE_ROW) {
+    sqlite3_finalize(q);
+    if (rc == SQLITE_DONE)
+      return failf(st, CP_STORE_NOT_FOUND, "no node %ld in run %lld", id,
+                   (long long)run_id);
+    return fail(st, rc, "cannot read a node");
+  }
+  memset(n, 0, sizeof *n);
+  n->id = id;
+  n->parent = sqlite3_column_type(q, 0) == SQLITE_NULL
+                  ? -1 : (long)sqlite3_column_int64(q, 0);
+  n->depth = sqlite3_column_int(q, 1);
+  n->time = sqlite3_column_double(q, 2);
+  n->cost = sqlite3_column_double(q, 3);
+  int nx = sqlite3_column_bytes(q, 4) / (int)sizeof(double);
+  if (x) memcpy(x, sqlite3_column_blob(q, 4),
+                (size_t)(nx < cap ? nx : cap) * sizeof(double));
+  n->action = sqlite3_column_type(q, 5) == SQLITE_NULL
+                  ? -1 : (long)sqlite3_column_int64(q, 5);
+  int nv = sqlite3_column_bytes(q, 6) / (int)sizeof(double);
+  if (n_v) *n_v = nv;
+  if (values && nv > 0)
+    memcpy(values, sqlite3_column_blob(q, 6),
+           (size_t)(nv < cap_v ? nv : cap_v) * sizeof(double));
+  n->steps = sqlite3_column_int(q, 7);
+  n->lcp_solves = sqlite3_column_int(q, 8);
+  n->pivots = sqlite3_column_int(q, 9);
+  n->fallbacks = sqlite3_column_int(q, 10);
+  n->warm_steps = sqlite3_column_int(q, 11);
+  const char *oc = (const char *)sqlite3_column_text(q, 12);
+  if (!oc || cp_expand_outcome_parse(oc, &n->outcome))
+    n->outcome = CP_OUTCOME_SOLVER_FAILED;
+  const char *m = (const char *)sqlite3_column_text(q, 13);
+  snprintf(n->message, sizeof n->message, "%s", m ? m : "");
+  n->flags = sqlite3_column_int(q, 14);
+  n->goal_distance = sqlite3_column_double(q, 15);
+  sqlite3_finalize(q);
+  return CP_STORE_OK;
 }
 
 static int bind_node(cp_store *st, int64_t run_id, const cp_task *task,
@@ -819,4 +875,48 @@ cp_store_status cp_store_bench_finish(cp_store *st, int64_t experiment_id,
   int rc = run_sql(st, "UPDATE experiments SET totaltime = ? WHERE id = ?",
                    "di", totaltime, experiment_id);
   return rc ? fail(st, rc, "cannot finish the experiment") : CP_STORE_OK;
+}
+
+cp_store_status cp_store_bench_summary(cp_store *st, int64_t experiment_id,
+                                       json_t **out) {
+  *out = NULL;
+  sqlite3_stmt *q;
+  int rc = sqlite3_prepare_v2(
+      st->db,
+      "SELECT c.name, count(*), sum(r.solved), avg(r.time),"
+      " avg(CASE WHEN r.solved THEN r.best_cost END), avg(r.graph_states),"
+      " avg(r.expansions), avg(r.lcp_solves), avg(r.simulation_steps)"
+      " FROM runs r JOIN plannerConfigs c ON c.id = r.plannerid"
+      " WHERE r.experimentid = ? GROUP BY c.id ORDER BY c.id",
+      -1, &q, NULL);
+  if (rc) return fail(st, rc, "cannot summarise the benchmark");
+  sqlite3_bind_int64(q, 1, experiment_id);
+  json_t *list = json_array();
+  while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+    json_t *p = json_object();
+    const char *name = (const char *)sqlite3_column_text(q, 0);
+    const char *prefix = "control_complan_";
+    if (name && !strncmp(name, prefix, strlen(prefix))) name += strlen(prefix);
+    json_object_set_new(p, "planner", json_string(name ? name : ""));
+    json_object_set_new(p, "runs", json_integer(sqlite3_column_int64(q, 1)));
+    json_object_set_new(p, "solved", json_integer(sqlite3_column_int64(q, 2)));
+    static const char *const keys[] = {"time", "best_cost", "graph_states",
+                                       "expansions", "lcp_solves",
+                                       "simulation_steps"};
+    for (int k = 0; k < 6; ++k)
+      json_object_set_new(p, keys[k],
+                          sqlite3_column_type(q, 3 + k) == SQLITE_NULL
+                              ? json_null()
+                              : json_real(sqlite3_column_double(q, 3 + k)));
+    json_array_append_new(list, p);
+  }
+  sqlite3_finalize(q);
+  if (rc != SQLITE_DONE) {
+    json_decref(list);
+    return fail(st, rc, "cannot summarise the benchmark");
+  }
+  *out = json_object();
+  json_object_set_new(*out, "experiment", json_integer(experiment_id));
+  json_object_set_new(*out, "planners", list);
+  return CP_STORE_OK;
 }

@@ -97,6 +97,13 @@ cp_store_status cp_store_load_nodes(cp_store *st, int64_t run_id,
                                               const double *x),
                                     void *ctx);
 
+/// One node of a run: its record, its state (x: cap doubles, may be NULL)
+/// and its action's input values (values: cap_v doubles, may be NULL; *n_v
+/// receives their count, 0 for the start).
+cp_store_status cp_store_load_node(cp_store *st, int64_t run_id, long id,
+                                   cp_search_node *node, double *x, int cap,
+                                   double *values, int cap_v, int *n_v);
+
 /// The run's progress written with a batch.
 typedef struct cp_store_progress {
   const char *status;     ///< "running", "solved", "not_found", "limit",
@@ -155,6 +162,12 @@ cp_store_status cp_store_bench_progress(cp_store *st, int64_t run_id,
                                         double time, double best_cost,
                                         long nodes, long expansions,
                                         double best_distance);
+/// Per-planner means of an experiment, read from OMPL's tables:
+/// {"experiment": id, "planners": [{"planner", "runs", "solved", "time",
+/// "best_cost" (solved runs), "graph_states", "expansions", "lcp_solves",
+/// "simulation_steps"}]}.
+cp_store_status cp_store_bench_summary(cp_store *st, int64_t experiment_id,
+                                       json_t **out);
 cp_store_status cp_store_bench_finish(cp_store *st, int64_t experiment_id,
                                       double totaltime);
 
