@@ -18,6 +18,7 @@
 #include "planner/task.h"
 #include "planner/world.h"
 #include "tests/support.h"
+#include "synth.h"
 
 static const char *task_path(const char *name) {
   static char buf[1024];
@@ -42,15 +43,6 @@ static void remove_db(char *p) {
   free(p);
 }
 
-static long long qint(sqlite3 *db, const char *sql) {
-  sqlite3_stmt *q;
-  cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK, "%s: %s",
-               sql, sqlite3_errmsg(db));
-  cr_assert_eq(sqlite3_step(q), SQLITE_ROW, "%s", sql);
-  long long v = sqlite3_column_int64(q, 0);
-  sqlite3_finalize(q);
-  return v;
-}
 
 static void assert_integrity(sqlite3 *db) {
   sqlite3_stmt *q;
@@ -58,7 +50,7 @@ static void assert_integrity(sqlite3 *db) {
   cr_assert_eq(sqlite3_step(q), SQLITE_ROW);
   cr_assert_str_eq((const char *)sqlite3_column_text(q, 0), "ok");
   sqlite3_finalize(q);
-  cr_assert_eq(qint(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 }
 
 static const char *jstr(json_t *d, const char *k) {
@@ -101,7 +93,7 @@ static void solves_push_with(const char *method, const char *limit_flag,
   sqlite3 *s;
   sqlite3_open(db, &s);
   assert_integrity(s);
-  cr_assert_eq(qint(s, "SELECT count(*) FROM nodes"), jint(doc, "nodes"));
+  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM nodes"), jint(doc, "nodes"));
   sqlite3_stmt *q;
   sqlite3_prepare_v2(s, "SELECT n.state FROM nodes n JOIN plans p ON"
                         " p.search_id = n.search_id AND p.node = n.id", -1, &q,
@@ -199,11 +191,11 @@ Test(cli_plan, rejected_outcomes_are_stored_with_their_reason) {
   cr_assert(jint(doc, "rejected") > 0);
   sqlite3 *s;
   sqlite3_open(db, &s);
-  cr_assert_eq(qint(s, "SELECT count(*) FROM nodes WHERE outcome ="
+  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM nodes WHERE outcome ="
                        " 'out_of_bounds' AND message LIKE '%box%left the bounds%'"),
                jint(doc, "rejected"));
   /* Rejected nodes never get children. */
-  cr_assert_eq(qint(s, "SELECT count(*) FROM nodes c JOIN nodes p ON"
+  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM nodes c JOIN nodes p ON"
                        " p.id = c.parent WHERE p.outcome != 'ok'"), 0);
   sqlite3_close(s);
   json_decref(doc);
@@ -212,27 +204,6 @@ Test(cli_plan, rejected_outcomes_are_stored_with_their_reason) {
   free(tp);
 }
 
-static unsigned long long digest(sqlite3 *db, long long n) {
-  sqlite3_stmt *q;
-  sqlite3_prepare_v2(db, "SELECT id, ifnull(parent, -1), cost, state FROM nodes"
-                         " WHERE id < ? ORDER BY id", -1, &q, NULL);
-  sqlite3_bind_int64(q, 1, n);
-  unsigned long long h = 1469598103934665603ull;
-  long long count = 0;
-  while (sqlite3_step(q) == SQLITE_ROW) {
-    long long v[2] = {sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1)};
-    double c = sqlite3_column_double(q, 2);
-    const unsigned char *parts[3] = {(const void *)v, (const void *)&c,
-                                     sqlite3_column_blob(q, 3)};
-    size_t lens[3] = {sizeof v, sizeof c, (size_t)sqlite3_column_bytes(q, 3)};
-    for (int k = 0; k < 3; ++k)
-      for (size_t i = 0; i < lens[k]; ++i) h = (h ^ parts[k][i]) * 1099511628211ull;
-    ++count;
-  }
-  sqlite3_finalize(q);
-  cr_assert_eq(count, n);
-  return h;
-}
 
 Test(cli_plan, sigkill_then_resume_finishes_the_same_run) {
   char *db = temp_db();
@@ -266,11 +237,11 @@ Test(cli_plan, sigkill_then_resume_finishes_the_same_run) {
   cr_assert(WIFSIGNALED(st), "the search finished before it was killed");
   cr_assert_not_null(s);
   assert_integrity(s);
-  n1 = qint(s, "SELECT count(*) FROM nodes");
+  n1 = synth_query_int(s, "SELECT count(*) FROM nodes");
   cr_assert(n1 >= 60);
-  cr_assert_eq(qint(s, "SELECT max(id) + 1 FROM nodes"), n1);
-  cr_assert_eq(qint(s, "SELECT count(*) FROM searches WHERE status = 'running'"), 1);
-  unsigned long long before = digest(s, n1);
+  cr_assert_eq(synth_query_int(s, "SELECT max(id) + 1 FROM nodes"), n1);
+  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM searches WHERE status = 'running'"), 1);
+  unsigned long long before = synth_rows_digest(s, n1);
   /* A second process reads the database while nothing writes: fine. */
   const char *lv[] = {"complan", "plans", "--db", db, "--json", NULL};
   json_t *list = cpt_run_json(lv, 0);
@@ -284,14 +255,14 @@ Test(cli_plan, sigkill_then_resume_finishes_the_same_run) {
   cr_assert(json_is_true(json_object_get(doc, "resumed")));
   cr_assert_eq(jint(doc, "run_id"), 1);
   assert_integrity(s);
-  cr_assert_eq(digest(s, n1), before, "committed nodes unchanged");
-  long long n2 = qint(s, "SELECT count(*) FROM nodes");
+  cr_assert_eq(synth_rows_digest(s, n1), before, "committed nodes unchanged");
+  long long n2 = synth_query_int(s, "SELECT count(*) FROM nodes");
   cr_assert_eq(n2, jint(doc, "nodes"));
-  cr_assert_eq(qint(s, "SELECT max(id) + 1 FROM nodes"), n2);
-  cr_assert_eq(qint(s, "SELECT count(*) FROM searches"), 1);
-  cr_assert_eq(qint(s, "SELECT count(*) FROM plans"), 1);
+  cr_assert_eq(synth_query_int(s, "SELECT max(id) + 1 FROM nodes"), n2);
+  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM searches"), 1);
+  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM plans"), 1);
   /* The plan's path is connected to the start. */
-  cr_assert_eq(qint(s, "WITH RECURSIVE p(id) AS (SELECT node FROM plans"
+  cr_assert_eq(synth_query_int(s, "WITH RECURSIVE p(id) AS (SELECT node FROM plans"
                        " UNION ALL SELECT n.parent FROM nodes n JOIN p ON"
                        " n.id = p.id WHERE n.parent IS NOT NULL)"
                        " SELECT min(id) FROM p"), 0);
@@ -336,13 +307,13 @@ Test(cli_plan, benchmark_writes_ompl_tables) {
   json_decref(doc);
   sqlite3 *s;
   sqlite3_open(db, &s);
-  cr_assert_eq(qint(s, "SELECT count(*) FROM experiments"), 1);
-  cr_assert_eq(qint(s, "SELECT count(*) FROM plannerConfigs WHERE name LIKE"
+  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM experiments"), 1);
+  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM plannerConfigs WHERE name LIKE"
                        " 'control_complan_%'"), 2);
-  cr_assert_eq(qint(s, "SELECT count(*) FROM runs"), 4);
-  cr_assert_eq(qint(s, "SELECT count(*) FROM runs WHERE lcp_solves > 0 AND"
+  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM runs"), 4);
+  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM runs WHERE lcp_solves > 0 AND"
                        " lemke_pivots > 0 AND expansions > 0"), 4);
-  cr_assert(qint(s, "SELECT count(*) FROM progress") >= 4);
+  cr_assert(synth_query_int(s, "SELECT count(*) FROM progress") >= 4);
   sqlite3_close(s);
   remove_db(db);
 }
