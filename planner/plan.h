@@ -106,7 +106,7 @@ const double *cp_plan_world_start(const cp_plan_world *pw);
 /// JSON text of the world options (stepper, dt, warm_start,
 /// allow_fallback, solver), for the run's record.
 const char *cp_plan_world_options(const cp_plan_world *pw);
-/// Seconds spent simulating so far.
+/// Seconds spent simulating so far (CPU time of the calling thread).
 double cp_plan_world_seconds(const cp_plan_world *pw);
 
 /// Plans task with the simulator: cp_plan_world_create + cp_plan_search.

@@ -213,7 +213,10 @@ Test(cli_plan, sigkill_then_resume_finishes_the_same_run) {
   if (pid == 0) {
     freopen("/dev/null", "w", stdout);
     freopen("/dev/null", "w", stderr);
-    execl(exe, exe, "plan", task_path("grasp_lift.json"), "--db", db, NULL);
+    /* SST keeps improving its plan until the time limit: a run long
+     * enough to be killed mid-write on any machine. */
+    execl(exe, exe, "plan", task_path("push.json"), "--db", db, "--method",
+          "sst", "--max-seconds", "3", NULL);
     _exit(127);
   }
   /* Wait for committed nodes (the schema appears first), then kill. */
@@ -248,11 +251,14 @@ Test(cli_plan, sigkill_then_resume_finishes_the_same_run) {
   cr_assert_eq(json_array_size(json_object_get(list, "runs")), 1);
   json_decref(list);
 
-  const char *argv[] = {"complan", "plan", task_path("grasp_lift.json"), "--db",
+  const char *argv[] = {"complan", "plan", task_path("push.json"), "--db",
                         db, "--resume", "--json", NULL};
   json_t *doc = cpt_run_json(argv, 0);
   cr_assert_str_eq(jstr(doc, "status"), "solved");
   cr_assert(json_is_true(json_object_get(doc, "resumed")));
+  cr_assert_str_eq(jstr(doc, "planner"), "sst", "the run's own planner");
+  cr_assert(json_number_value(json_object_get(doc, "seconds")) >= 3.0,
+            "the time limit counts every session");
   cr_assert_eq(jint(doc, "run_id"), 1);
   assert_integrity(s);
   cr_assert_eq(synth_rows_digest(s, n1), before, "committed nodes unchanged");
