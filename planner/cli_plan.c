@@ -52,12 +52,13 @@ typedef struct progress_ctx {
 
 static void show_progress(void *ctx, const cp_plan_progress *p) {
   progress_ctx *pc = ctx;
+  char cost[32] = "none";
+  if (isfinite(p->best_cost)) snprintf(cost, sizeof cost, "%.4g", p->best_cost);
   fprintf(stderr,
           "\rnodes %ld  expansions %ld (%.0f/s)  best distance %.4g m  best "
-          "cost %s%.4g  %.1f s   ",
+          "cost %s  %.1f s   ",
           p->nodes, p->expansions, p->expansions_per_second, p->best_distance,
-          isfinite(p->best_cost) ? "" : "(none) ",
-          isfinite(p->best_cost) ? p->best_cost : 0.0, p->elapsed);
+          cost, p->elapsed);
   pc->shown = 1;
 }
 
