@@ -237,6 +237,24 @@ Test(store, resume_after_a_limit_continues_the_same_run) {
 }
 
 
+/* Resumes the field search stored in path to its end (an optimal plan). */
+static cp_plan_result resume_field(const char *path, const cp_task *task) {
+  cp_store *st = open_store(path);
+  synth_grid g = field();
+  cp_search_problem p = synth_grid_problem(&g);
+  double x0[2] = {0, 0};
+  cp_plan_options o = cp_plan_defaults();
+  o.resume = 1;
+  cp_plan_result r;
+  cp_error e;
+  cr_assert_eq(cp_plan_search(st, task, &p, x0, &o, &r, &e), CP_PLAN_SOLVED,
+               "%s", e.msg);
+  cr_assert_eq(r.resumed, 1);
+  cr_assert_float_eq(r.cost, synth_grid_dijkstra(&g), 1e-12);
+  cp_store_close(st);
+  return r;
+}
+
 Test(store, sigkill_then_resume_loses_and_duplicates_nothing) {
   cp_task task;
   load_task(&task);
@@ -291,19 +309,7 @@ Test(store, sigkill_then_resume_loses_and_duplicates_nothing) {
                              " 'running'"), 1);
   unsigned long long before = synth_rows_digest(db, n1);
 
-  cp_store *st = open_store(path);
-  synth_grid g = field();
-  cp_search_problem p = synth_grid_problem(&g);
-  double x0[2] = {0, 0};
-  cp_plan_options o = cp_plan_defaults();
-  o.resume = 1;
-  cp_plan_result r;
-  cp_error e;
-  cr_assert_eq(cp_plan_search(st, &task, &p, x0, &o, &r, &e), CP_PLAN_SOLVED,
-               "%s", e.msg);
-  cr_assert_eq(r.resumed, 1);
-  cr_assert_float_eq(r.cost, synth_grid_dijkstra(&g), 1e-12);
-  cp_store_close(st);
+  cp_plan_result r = resume_field(path, &task);
 
   ok = query_text(db, "PRAGMA integrity_check");
   cr_assert_str_eq(ok, "ok");
@@ -490,18 +496,7 @@ Test(store, a_full_disk_fails_cleanly_and_loses_nothing) {
   cp_task task;
   load_task(&task);
   task.weight = 1.0;
-  cp_store *st = open_store(path);
-  synth_grid g = field();
-  cp_search_problem p = synth_grid_problem(&g);
-  double x0[2] = {0, 0};
-  cp_plan_options o = cp_plan_defaults();
-  o.resume = 1;
-  cp_plan_result r;
-  cp_error e;
-  cr_assert_eq(cp_plan_search(st, &task, &p, x0, &o, &r, &e), CP_PLAN_SOLVED,
-               "%s", e.msg);
-  cr_assert_eq(r.resumed, 1);
-  cp_store_close(st);
+  cp_plan_result r = resume_field(path, &task);
   cr_assert_eq(synth_rows_digest(db, n1), before);
   cr_assert_eq(synth_query_int(db, "SELECT max(id) + 1 FROM nodes"), r.nodes);
   sqlite3_close(db);
