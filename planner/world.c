@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <lapacke.h>
+
 #include "contact/dynamics.h"
 #include "contact/lemke.h"
 #include "contact/pyramid.h"
@@ -60,6 +62,7 @@ typedef struct wrec {
   unsigned char flag[6];
 } wrec;
 
+#define CP_WORLD_REG 1e-9
 #define WARM_MAGIC 0x636d7731u /* "cmw1" */
 
 struct cp_world {
@@ -87,7 +90,9 @@ struct cp_world {
   // workspaces (grown, never shrunk)
   cp_lemke_ws *ws;
   int ws_cap;
-  double *M, *q, *z, *w;
+  double *M, *q, *z, *w, *LU;
+  lapack_int *ipiv;
+  int *zidx;
   int lcp_cap;
   unsigned char *basis;
   double *Gx, *kx, *As, *bs, *c, *cfull, *udot, *u0, *du, *vc, *ud;
@@ -378,6 +383,9 @@ void cp_world_destroy(cp_world *w) {
   free(w->z);
   free(w->w);
   free(w->basis);
+  free(w->LU);
+  free(w->ipiv);
+  free(w->zidx);
   free(w->Gx);
   free(w->kx);
   free(w->As);
@@ -535,6 +543,44 @@ static int same_pair(const cp_contact *x, const cp_contact *y) {
          x->b.manip == y->b.manip && x->b.link == y->b.link;
 }
 
+// A pair's contact points on a segment between two others of the same pair
+// add nothing (the polygon of the pair's points, over which the contact
+// forces spread, is the same without them) but make the LCP more degenerate,
+// and box-box clipping produces them or not depending on rounding, so that
+// contact sets flicker between steps. They are dropped.
+static int between(const double *p, const double *a, const double *b) {
+  double ab[3], ap[3], x[3];
+  cp_v3_sub(ab, b, a);
+  cp_v3_sub(ap, p, a);
+  double l2 = cp_v3_dot(ab, ab), t = cp_v3_dot(ap, ab);
+  if (!(t > 0 && t < l2)) return 0;
+  cp_v3_cross(x, ap, ab);
+  return cp_v3_norm(x) <= 1e-9 * sqrt(l2);
+}
+
+static void drop_collinear(cp_scene *s) {
+  int out = 0;
+  for (int i = 0; i < s->n_contacts;) {
+    int e = i + 1;
+    while (e < s->n_contacts && same_pair(&s->contacts[e], &s->contacts[i])) ++e;
+    unsigned char keep[64];
+    int m = e - i < 64 ? e - i : 64;
+    for (int k = 0; k < m; ++k) {
+      keep[k] = 1;
+      for (int a = 0; keep[k] && a < m; ++a)
+        for (int b = a + 1; keep[k] && b < m; ++b)
+          if (a != k && b != k &&
+              between(s->contacts[i + k].p, s->contacts[i + a].p,
+                      s->contacts[i + b].p))
+            keep[k] = 0;
+    }
+    for (int k = 0; k < e - i; ++k)
+      if (k >= 64 || keep[k]) s->contacts[out++] = s->contacts[i + k];
+    i = e;
+  }
+  s->n_contacts = out;
+}
+
 // Generates the scene's contacts at the current state (margin above) and the
 // step's constraint list (contacts, then joint limits within the margin).
 static cp_world_status gen_contacts(cp_world *w, double pen_limit) {
@@ -549,6 +595,7 @@ static cp_world_status gen_contacts(cp_world *w, double pen_limit) {
                                                     : CP_WORLD_BAD_INPUT;
     return fail(w, s, "t = %.9g: %s", w->t, err.msg);
   }
+  drop_collinear(&w->sc);
   const cp_scene *s = &w->sc;
   int nlim = 0;
   for (int r = 0; r < w->nl; ++r) nlim += 2 * cjoint_of(w, r)->has_limits;
@@ -645,6 +692,15 @@ static cp_world_status ensure(cp_world *w, int ncon, int lcp_n) {
       if (!p) return fail(w, CP_WORLD_NOMEM, "out of memory");
       *dst[i] = p;
     }
+    double *lu = realloc(w->LU, sizeof(double) * (size_t)cap * (size_t)cap);
+    if (!lu) return fail(w, CP_WORLD_NOMEM, "out of memory");
+    w->LU = lu;
+    lapack_int *ip = realloc(w->ipiv, sizeof(lapack_int) * (size_t)cap);
+    if (!ip) return fail(w, CP_WORLD_NOMEM, "out of memory");
+    w->ipiv = ip;
+    int *zi = realloc(w->zidx, sizeof(int) * (size_t)cap);
+    if (!zi) return fail(w, CP_WORLD_NOMEM, "out of memory");
+    w->zidx = zi;
     unsigned char *b = realloc(w->basis, (size_t)cap);
     if (!b) return fail(w, CP_WORLD_NOMEM, "out of memory");
     w->basis = b;
@@ -735,6 +791,49 @@ void cp_world_warm_set(cp_world *w, const void *buf, size_t size) {
 // ---------------------------------------------------------------------------
 // LCP solving
 
+// The previous step's basis, taken as it is: z_B = -M_BB^-1 q_B, z_N = 0.
+// Accepted when z >= -tol and w = M z + q >= -tol with tol = 1e-9 max(1,
+// |q|_inf), negative parts clamped (then checked like any LCP answer). At
+// rest this is the common case, and it matters beyond saving pivots: with
+// redundant contacts (four corners on a face) the basis holds variables at
+// exactly zero, which rounding in q makes -1e-18, and Lemke's warm start
+// would then pivot (and on the paper's non-copositive pyramid sometimes
+// end on a secondary ray) for nothing.
+static int warm_accept(cp_world *w, int n, cp_lcp_info *info) {
+  int k = 0;
+  for (int i = 0; i < n; ++i)
+    if (w->basis[i]) w->zidx[k++] = i;
+  if (k == 0) return 0;
+  for (int b = 0; b < k; ++b)
+    for (int a = 0; a < k; ++a)
+      w->LU[a + (size_t)b * k] = w->M[w->zidx[a] + (size_t)w->zidx[b] * n];
+  for (int a = 0; a < k; ++a) w->z[a] = -w->q[w->zidx[a]];
+  if (LAPACKE_dgesv(LAPACK_COL_MAJOR, k, 1, w->LU, k, w->ipiv, w->z, k))
+    return 0;
+  double qmax = 1;
+  for (int i = 0; i < n; ++i) qmax = fmax(qmax, fabs(w->q[i]));
+  const double tol = 1e-7 * qmax;
+  // Scatter z_B (w->z holds it in its first k entries) from the back.
+  for (int a = k - 1; a >= 0; --a) {
+    double v = w->z[a];
+    if (!(v >= -tol)) return 0;
+    w->w[w->zidx[a]] = v > 0 ? v : 0; // park in w
+  }
+  for (int i = 0; i < n; ++i) w->z[i] = w->basis[i] ? w->w[i] : 0;
+  cp_lcp_eval(n, w->M, w->q, w->z, w->w);
+  for (int i = 0; i < n; ++i) {
+    if (!(w->w[i] >= -tol)) return 0;
+    if (w->w[i] < 0 || w->basis[i]) w->w[i] = w->basis[i] ? 0 : 0;
+  }
+  cp_check_options co = w->opt.solve.lemke.check;
+  cp_lcp_info_clear(info);
+  if (!cp_lcp_check(n, w->M, w->q, w->z, w->w, &co, info)) return 0;
+  info->status = CP_LCP_SOLVED;
+  info->solver = CP_SOLVER_LEMKE;
+  info->starts = 1;
+  return 1;
+}
+
 // Solves the LCP in w->M, w->q (size n) with the world's solver; warm basis
 // in w->basis when `warm` is 1. Returns 0 when solved; adds pivots to *piv.
 static int solve_lcp(cp_world *w, int n, int warm, int *piv, int *warm_used,
@@ -745,6 +844,10 @@ static int solve_lcp(cp_world *w, int n, int warm, int *piv, int *warm_used,
     return 0;
   }
   cp_lcp_status st;
+  if (warm && w->opt.warm_start && warm_accept(w, n, info)) {
+    if (warm_used) *warm_used = 1;
+    return 0;
+  }
   if (w->opt.solve.solver == CP_SOLVER_LEMKE) {
     int any = 0;
     for (int i = 0; warm && i < n; ++i) any |= w->basis[i];
@@ -1192,6 +1295,23 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
       w->As[a + (size_t)b * m3] =
           s->cs.A[ra + (size_t)(3 * w->sel[b / 3] + b % 3) * (size_t)n3];
   }
+  // Regularisation: A + eps I (eps = CP_WORLD_REG times A's largest diagonal
+  // entry). Redundant contacts (four corners on a face) make A singular and
+  // the LCP degenerate: the force distribution is not unique and the bases
+  // hold variables at exactly zero that rounding turns negative. The tiny
+  // compliance picks one distribution and keeps bases feasible from step to
+  // step; its effect on the motion is eps times the forces (the drift
+  // projection removes the resulting 1e-12 m per step).
+  {
+    double dmax = 0;
+    for (int a = 0; a < m3; ++a) dmax = fmax(dmax, w->As[a + (size_t)a * m3]);
+    for (int a = 0; a < m3; ++a) w->As[a + (size_t)a * m3] += CP_WORLD_REG * dmax;
+  }
+  // Velocity-consistent right-hand side: the normal rows and the rolling
+  // contacts' tangential rows ask for v + h a (not a) to be complementary,
+  // so residual speeds within the tolerance are removed instead of
+  // integrated (rest stays rest; a stopping contact stops at zero).
+  for (int k = 0; k < ns; ++k) w->bs[3 * k] += w->vc[3 * w->sel[k]] / h;
   for (int k = 0; k < ns; ++k) {
     int j = w->sel[k];
     const con *c = &w->cons[j];
@@ -1206,35 +1326,63 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
       p->sliding = 1;
       p->d[0] = p->mu * vt / sp;
       p->d[1] = p->mu * vo / sp;
+    } else {
+      w->bs[3 * k + 1] += vt / h;
+      w->bs[3 * k + 2] += vo / h;
     }
   }
   cp_pyramid_layout lay;
-  cp_pyramid_layout_make(ns, w->pc, w->order, w->rank, &lay);
-  cp_pyramid_build(&lay, w->pc, w->As, w->bs, w->M, w->q);
-  // Warm basis: slot 0 c_n, 1-2 s+_t/o, 3-4 a-_t/o.
-  int hint = 0;
-  memset(w->basis, 0, (size_t)lay.m);
-  for (int kk = 0; kk < ns; ++kk) {
-    int k = w->order[kk];
-    const unsigned char *fl = warm_find(w, &w->cons[w->sel[k]].key, 0, &hint);
-    if (!fl) continue;
-    w->basis[kk] = fl[0];
-    int r = w->rank[k];
-    if (r >= 0) {
-      w->basis[ns + r] = fl[1];
-      w->basis[ns + lay.nr + r] = fl[2];
-      w->basis[ns + 2 * lay.nr + r] = fl[3];
-      w->basis[ns + 3 * lay.nr + r] = fl[4];
-    }
-  }
   cp_lcp_info li;
   int warm = 0;
-  info->lcp_solves++;
-  if (solve_lcp(w, lay.m, 1, &info->pivots, &warm, &li))
-    return fail(w, CP_WORLD_NEEDS_FALLBACK,
-                "t = %.9g: the acceleration LCP (size %d) has no solution "
-                "found (%s)",
-                w->t, lay.m, li.reason);
+  for (int pass = 0;; ++pass) {
+    cp_pyramid_layout_make(ns, w->pc, w->order, w->rank, &lay);
+    cp_pyramid_build(&lay, w->pc, w->As, w->bs, w->M, w->q);
+    // Warm basis: slot 0 c_n, 1-2 s+_t/o, 3-4 a-_t/o.
+    int hint = 0;
+    memset(w->basis, 0, (size_t)lay.m);
+    for (int kk = 0; kk < ns; ++kk) {
+      int k = w->order[kk];
+      const unsigned char *fl =
+          warm_find(w, &w->cons[w->sel[k]].key, 0, &hint);
+      if (!fl) continue;
+      w->basis[kk] = fl[0];
+      int r = w->rank[k];
+      if (r >= 0) {
+        w->basis[ns + r] = fl[1];
+        w->basis[ns + lay.nr + r] = fl[2];
+        w->basis[ns + 2 * lay.nr + r] = fl[3];
+        w->basis[ns + 3 * lay.nr + r] = fl[4];
+      }
+    }
+    info->lcp_solves++;
+    if (solve_lcp(w, lay.m, 1, &info->pivots, pass ? NULL : &warm, &li))
+      return fail(w, CP_WORLD_NEEDS_FALLBACK,
+                  "t = %.9g: the acceleration LCP (size %d) has no solution "
+                  "found (%s)",
+                  w->t, lay.m, li.reason);
+    cp_pyramid_forces(&lay, w->pc, w->z, w->c);
+    // A sliding contact whose tangential velocity would reverse within the
+    // step stops in it instead: it is made rolling (velocity-consistent)
+    // and the problem solved again.
+    int changed = 0;
+    for (int k = 0; k < ns && pass < 4; ++k) {
+      if (!w->pc[k].sliding || w->pc[k].mu == 0) continue;
+      int j = w->sel[k];
+      double vt = w->vc[3 * j + 1], vo = w->vc[3 * j + 2], at = w->bs[3 * k + 1],
+             ao = w->bs[3 * k + 2];
+      for (int i = 0; i < m3; ++i) {
+        at += w->As[3 * k + 1 + (size_t)i * m3] * w->c[i];
+        ao += w->As[3 * k + 2 + (size_t)i * m3] * w->c[i];
+      }
+      if ((vt + h * at) * vt + (vo + h * ao) * vo > 0) continue;
+      w->pc[k].sliding = 0;
+      w->pc[k].d[0] = w->pc[k].d[1] = 0;
+      w->bs[3 * k + 1] += vt / h;
+      w->bs[3 * k + 2] += vo / h;
+      changed = 1;
+    }
+    if (!changed) break;
+  }
   info->warm_started = warm;
   for (int kk = 0; kk < ns; ++kk) {
     int k = w->order[kk], r = w->rank[k];
@@ -1247,20 +1395,18 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
     }
     warm_push(w, &w->cons[w->sel[k]].key, 0, fl);
   }
-  cp_pyramid_forces(&lay, w->pc, w->z, w->c); // subset forces (3 ns)
   memset(w->cfull, 0, sizeof(double) * (size_t)n3);
   for (int k = 0; k < ns; ++k)
     for (int d = 0; d < 3; ++d) w->cfull[3 * w->sel[k] + d] = w->c[3 * k + d];
   if ((st = accel(w, s, w->cfull, w->udot)) != CP_WORLD_OK) return st;
   // Normal velocity after the step of each persistent constraint:
-  // v_n + h a_n with a = A c + b.
+  // v_n + h a_n = h (A c + b + v_n / h)_n (the shifted rows above).
   double vns[1024], *vn = ns <= 1024 ? vns : malloc(sizeof(double) * (size_t)ns);
   if (!vn) return fail(w, CP_WORLD_NOMEM, "out of memory");
   for (int k = 0; k < ns; ++k) {
-    int r = 3 * w->sel[k];
-    double a = s->cs.b[r];
-    for (int i = 0; i < n3; ++i) a += s->cs.A[r + (size_t)i * (size_t)n3] * w->cfull[i];
-    vn[k] = w->vc[r] + h * a;
+    double a = w->bs[3 * k];
+    for (int i = 0; i < m3; ++i) a += w->As[3 * k + (size_t)i * m3] * w->c[i];
+    vn[k] = h * a;
   }
   // 3. Semi-implicit Euler.
   get_u(w, w->u0);
