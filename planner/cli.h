@@ -26,6 +26,11 @@ int cp_cli_plan(int argc, char **argv);
 
 /// `complan plans ...` (planner/cli_plans.c). argv[0] is "plans".
 int cp_cli_plans(int argc, char **argv);
+/// `complan stability ...` (planner/cli_stability.c). argv[0] is "stability".
+int cp_cli_stability(int argc, char **argv);
+
+/// `complan assemble ...` (planner/cli_assemble.c). argv[0] is "assemble".
+int cp_cli_assemble(int argc, char **argv);
 
 /// Fetches the value of a flag at argv[*i]: accepts `--flag VALUE` and
 /// `--flag=VALUE`. Returns the value and advances *i, or NULL when argv[*i]
