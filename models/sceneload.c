@@ -57,28 +57,6 @@ static int dup_to(char **dst, const char *src) {
   return (*dst = strdup(src)) ? 0 : -1;
 }
 
-// Deep copy of a chain. It must know every owned member of cp_chain (see
-// cp_chain_free): names and the joints array.
-static int chain_copy(cp_chain *d, const cp_chain *s) {
-  *d = *s;
-  d->name = NULL;
-  d->joints = NULL;
-  if (dup_to(&d->name, s->name)) return -1;
-  if (s->n > 0) {
-    d->joints = calloc((size_t)s->n, sizeof *d->joints);
-    if (!d->joints) return -1;
-  }
-  for (int i = 0; i < s->n; ++i) {
-    d->joints[i] = s->joints[i];
-    d->joints[i].name = NULL;
-    d->joints[i].link.name = NULL;
-    if (dup_to(&d->joints[i].name, s->joints[i].name) ||
-        dup_to(&d->joints[i].link.name, s->joints[i].link.name))
-      return -1;
-  }
-  return 0;
-}
-
 int cp_scene_copy(const cp_scene *src, cp_scene *dst) {
   memset(dst, 0, sizeof *dst);
   cp_scene d = *src;
@@ -115,7 +93,7 @@ int cp_scene_copy(const cp_scene *src, cp_scene *dst) {
     if (!d.manips) rc = -1;
     for (int i = 0; !rc && i < src->n_manips; ++i) {
       d.n_manips = i + 1;
-      if (chain_copy(&d.manips[i], &src->manips[i])) rc = -1;
+      if (cp_chain_copy(&d.manips[i], &src->manips[i])) rc = -1;
     }
   }
   if (!rc && src->n_contacts) {

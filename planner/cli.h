@@ -26,6 +26,10 @@ int cp_cli_plan(int argc, char **argv);
 
 /// `complan plans ...` (planner/cli_plans.c). argv[0] is "plans".
 int cp_cli_plans(int argc, char **argv);
+
+/// `complan simulate ...` (planner/cli_simulate.c). argv[0] is "simulate".
+int cp_cli_simulate(int argc, char **argv);
+
 /// `complan stability ...` (planner/cli_stability.c). argv[0] is "stability".
 int cp_cli_stability(int argc, char **argv);
 

@@ -126,6 +126,8 @@ const char *cp_world_message(const cp_world *w);
 const cp_scene *cp_world_scene(const cp_world *w);
 
 double cp_world_time(const cp_world *w);
+/// The world's step (opt.dt).
+double cp_world_dt(const cp_world *w);
 void cp_world_set_time(cp_world *w, double t);
 
 int cp_world_state_size(const cp_world *w);
