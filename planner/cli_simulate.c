@@ -295,6 +295,7 @@ int cp_cli_simulate(int argc, char **argv) {
     json_object_set_new(doc, "hash", json_string(hash));
     json_object_set_new(doc, "final", final_json(w));
     if (cp_json_print(doc)) rc = CP_EXIT_UNDECIDED;
+    json_decref(doc);
   } else {
     printf("%s: %s, %ld of %ld steps of %g s (%s stepper)\n", file,
            cp_world_status_name(res.status), res.steps, nsteps, wo.dt,

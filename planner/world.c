@@ -796,7 +796,7 @@ void cp_world_warm_set(cp_world *w, const void *buf, size_t size) {
   wrec *p = realloc(w->warm, sizeof *p * (size_t)w->warm_cap);
   if (!p) return;
   w->warm = p;
-  memcpy(w->warm, (const char *)buf + sizeof h, (size_t)n * sizeof(wrec));
+  if (n > 0) memcpy(w->warm, (const char *)buf + sizeof h, (size_t)n * sizeof(wrec));
   w->nwarm = n;
 }
 
@@ -824,7 +824,7 @@ static int warm_accept(cp_world *w, int n, cp_lcp_info *info) {
     return 0;
   double qmax = 1;
   for (int i = 0; i < n; ++i) qmax = fmax(qmax, fabs(w->q[i]));
-  const double tol = 1e-7 * qmax;
+  const double tol = 1e-11 * qmax;
   // Scatter z_B (w->z holds it in its first k entries) from the back.
   for (int a = k - 1; a >= 0; --a) {
     double v = w->z[a];
@@ -863,8 +863,11 @@ static int solve_lcp(cp_world *w, int n, int warm, int *piv, int *warm_used,
   if (w->opt.solve.solver == CP_SOLVER_LEMKE) {
     int any = 0;
     for (int i = 0; warm && i < n; ++i) any |= w->basis[i];
-    const unsigned char *wb = warm && any && w->opt.warm_start ? w->basis : NULL;
-    if (warm_used) *warm_used = wb != NULL;
+    // A basis that warm_accept rejected is not handed to Lemke's warm
+    // start: measured on resting stacks it pivots more from there (the
+    // rejected basis is degenerate) than from a cold start.
+    const unsigned char *wb = NULL;
+    (void)any;
     st = cp_lemke_solve(w->ws, n, w->M, w->q, &w->opt.solve.lemke, wb, w->z,
                         w->w, info);
     if (st == CP_LCP_SOLVED) cp_lemke_basis(w->ws, w->basis);
@@ -909,8 +912,10 @@ static cp_world_status build(cp_world *w, stepsys *s) {
   const size_t nuz = (size_t)nu;
   if (nc)
     memcpy(w->Gx, s->sys.G, sizeof(double) * nuz * 3 * (size_t)nc);
-  memcpy(w->kx, s->sys.k, sizeof(double) * 3 * (size_t)nc);
-  memcpy(w->vc, s->sys.v, sizeof(double) * 3 * (size_t)nc);
+  if (nc) {
+    memcpy(w->kx, s->sys.k, sizeof(double) * 3 * (size_t)nc);
+    memcpy(w->vc, s->sys.v, sizeof(double) * 3 * (size_t)nc);
+  }
   // A sphere's contact point is not a material point: it stays under the
   // centre. The normal velocity-product term of models/system.h (the
   // material point's centripetal acceleration w x (w x r), r = p - x) would
@@ -1052,6 +1057,7 @@ static int build_lcp(cp_world *w, int ns) {
   int nr = 0;
   for (int k = 0; k < ns; ++k) nr += rolling(&w->pc[k]);
   const int m = ns + 5 * nr, m3 = 3 * ns;
+  if (m == 0) return 0;
   if (ensure(w, w->ncon, m) != CP_WORLD_OK) return -1;
   double *M = w->M, *q = w->q;
   memset(M, 0, sizeof(double) * (size_t)m * (size_t)m);
@@ -1134,6 +1140,7 @@ static void lcp_forces(cp_world *w, int ns, double *c) {
 // 0 c_n, 1-4 beta, 5 lambda) of the same LCP kind.
 static void lcp_warm(cp_world *w, int ns, const int *sel, int kind, int m) {
   int nr = (m - ns) / 5, hint = 0;
+  if (m == 0) return;
   memset(w->basis, 0, (size_t)m);
   for (int k = 0, f = 0; k < ns; ++k) {
     const unsigned char *fl = warm_find(w, &w->cons[sel[k]].key, kind, &hint);
