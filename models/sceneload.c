@@ -78,6 +78,19 @@ int cp_scene_copy(const cp_scene *src, cp_scene *dst) {
         rc = -1;
     }
   }
+  d.epairs = NULL;
+  d.n_epairs = 0;
+  if (!rc && src->n_epairs) {
+    d.epairs = calloc((size_t)src->n_epairs, sizeof *d.epairs);
+    if (!d.epairs) rc = -1;
+    for (int i = 0; !rc && i < src->n_epairs; ++i) {
+      d.n_epairs = i + 1;
+      d.epairs[i].mu = src->epairs[i].mu;
+      if (dup_to(&d.epairs[i].a, src->epairs[i].a) ||
+          dup_to(&d.epairs[i].b, src->epairs[i].b))
+        rc = -1;
+    }
+  }
   if (!rc && src->n_bodies) {
     d.bodies = calloc((size_t)src->n_bodies, sizeof *d.bodies);
     if (!d.bodies) rc = -1;

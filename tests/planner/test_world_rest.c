@@ -83,6 +83,37 @@ Test(world_rest, box_drop_settles) {
   }
 }
 
+// A box dropped flat with restitution e (the scene's "restitution" table)
+// leaves the table at e times its impact speed sqrt(2 g d) (acceleration
+// stepper: Newton's law in the impulse LCP; the impact is seen within one
+// step, so the speeds agree to g dt).
+Test(world_rest, restitution_bounce) {
+  const char *text =
+      "{\"restitution\": {\"default\": 0.1, \"pairs\": [{\"a\": \"box\", "
+      "\"b\": \"table\", \"e\": 0.5}]}, \"bodies\": [{\"name\": \"table\", "
+      "\"fixed\": true, \"shape\": {\"type\": \"plane\", \"normal\": [0, 0, "
+      "1], \"offset\": 0}}, {\"name\": \"box\", \"mass\": 1, \"shape\": "
+      "{\"type\": \"box\", \"size\": [0.2, 0.1, 0.1]}, \"position\": [0, 0, "
+      "0.25]}]}";
+  const double h = 1e-3;
+  cp_world *w = wt_world(text, CP_STEPPER_ACCELERATION, h);
+  double x[13], vin = 0, vout = 0;
+  for (int k = 0; k < 400; ++k) {
+    cp_world_get_state(w, x);
+    double before = x[9];
+    wt_run(w, 1, NULL);
+    cp_world_get_state(w, x);
+    if (before < 0 && x[9] > 0 && vout == 0) vin = -before, vout = x[9];
+  }
+  double v = sqrt(2 * 9.81 * 0.2);
+  cr_assert(fabs(vin - v) <= 9.81 * h + 1e-9, "impact at %g, expected %g", vin, v);
+  cr_assert(fabs(vout - 0.5 * vin) <= 9.81 * h + 1e-9, "left at %g, expected %g",
+            vout, 0.5 * vin);
+  const cp_scene *sc = cp_world_scene(w);
+  (void)sc;
+  cp_world_destroy(w);
+}
+
 // Two fingers squeezing a 0.2 kg box: 5 N each (2 mu F = 8 N >= m g) holds
 // it; 0.1 N each (0.16 N < 1.96 N) drops it.
 Test(world_rest, grasp_holds_and_drops) {
