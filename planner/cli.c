@@ -25,6 +25,8 @@ static const char usage[] =
     "  lcp solve FILE     solve a raw LCP (JSON or Siconos .dat)\n"
     "  lcp certify FILE   decide exactly whether an LCP has a solution (MILP)\n"
     "  experiment paper   reproduce the paper's computational study (section 6)\n"
+    "  plan TASK          plan a task; every explored state goes to SQLite\n"
+    "  plans              list the runs and plans in a planner database\n"
     "  stability SCENE    is the assembly at rest strongly/weakly stable or not\n"
     "  assemble SCENE     plan a stable assembly sequence (SQLite, --db)\n"
     "\n"
@@ -142,6 +144,8 @@ int cp_cli_main(int argc, char **argv) {
   if (!strcmp(cmd, "contacts")) return cp_cli_contacts(argc - 1, argv + 1);
   if (!strcmp(cmd, "simulate")) return cp_cli_simulate(argc - 1, argv + 1);
   if (!strcmp(cmd, "experiment")) return cp_cli_experiment(argc - 1, argv + 1);
+  if (!strcmp(cmd, "plan")) return cp_cli_plan(argc - 1, argv + 1);
+  if (!strcmp(cmd, "plans")) return cp_cli_plans(argc - 1, argv + 1);
   if (!strcmp(cmd, "stability")) return cp_cli_stability(argc - 1, argv + 1);
   if (!strcmp(cmd, "assemble")) return cp_cli_assemble(argc - 1, argv + 1);
   return cp_cli_usage_error(NULL, "unknown command '%s'", cmd);

@@ -21,6 +21,12 @@ int cp_cli_contacts(int argc, char **argv);
 /// "experiment".
 int cp_cli_experiment(int argc, char **argv);
 
+/// `complan plan ...` (planner/cli_plan.c). argv[0] is "plan".
+int cp_cli_plan(int argc, char **argv);
+
+/// `complan plans ...` (planner/cli_plans.c). argv[0] is "plans".
+int cp_cli_plans(int argc, char **argv);
+
 /// `complan simulate ...` (planner/cli_simulate.c). argv[0] is "simulate".
 int cp_cli_simulate(int argc, char **argv);
 
