@@ -27,7 +27,8 @@ static void stack_rests(const char *rel, const char *top) {
     for (int i = 0; i < 3; ++i) d += pow(x[ib + i] - x0[ib + i], 2);
     cr_assert(sqrt(d) <= 1e-6, "%s %s: the top box moved %g m",
               cp_stepper_name(dyn[s]), rel, sqrt(d));
-    cr_assert(cp_world_energy(w) <= e0 + 1e-9);
+    cr_assert(cp_world_energy(w) <= e0 + 1e-9, "%s %s: energy rose by %g J",
+              cp_stepper_name(dyn[s]), rel, cp_world_energy(w) - e0);
     free(x0);
     free(x);
     cp_world_destroy(w);
