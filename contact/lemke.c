@@ -61,6 +61,8 @@
 #define RCOND_MIN 1e-14       /* a basis below this is treated as singular */
 #define TIE_EPS 1e-12         /* relative width of a ratio-test tie */
 #define QTIE_EPS 1e-10        /* error bound of basic values, x max |qbar| */
+#define QTIE_RAMP 1000.0      /* pivots over which that bound grows to QTIE_EPS */
+#define QTIE_RAMP_MIN 0.01    /* its fraction at the start of a path */
 #define SMALL_PIVOT 1e-9      /* pivots below this x column scale: refactor */
 #define SMALL_N_MAX 64        /* largest size the small path is built for */
 #define SMALL_N_AUTO 4        /* automatic crossover, measured (docs/solvers.md) */
@@ -119,6 +121,7 @@ struct cp_lemke_ws {
   int k;                   /* active columns */
   int nstarts;
   int ties;                /* rows tied in the last ratio test (trace) */
+  int npiv;                /* pivots so far in this start (tie window) */
   double cscale;           /* scale of the last ratio test's column */
   double qbmax;            /* max |qbar| after the last update */
   double *tab;             /* [scap*(2 scap+1)] small path: dense tableau */
@@ -646,7 +649,8 @@ static int ratio_test(cp_lemke_ws *ws, const run *R, double amax) {
    * stack of 1..30 boxes in one start (measured). All upper ends are >= +0:
    * reduce on the bit patterns. */
   const double qbm = ws->qbmax; /* max |qbar|, kept by the updates */
-  const double del = QTIE_EPS * (R->qscale > qbm ? R->qscale : qbm);
+  const double ramp = fmin(1.0, fmax(QTIE_RAMP_MIN, ws->npiv / QTIE_RAMP));
+  const double del = ramp * QTIE_EPS * (R->qscale > qbm ? R->qscale : qbm);
   uint64_t umin = dbits(HUGE_VAL);
   for (int i = 0; i < n; i++) {
     const int ok = col[i] > tol;
@@ -1065,6 +1069,7 @@ static cp_lcp_status small_start(cp_lemke_ws *ws, const run *R,
     memcpy(pc, T + (size_t)v * ld, sizeof(double) * ld);
     const double amax =
         v < n ? 1.0 : max_abs(n, R->M + (size_t)(v - n) * ld);
+    ws->npiv = *piv;
     r = ratio_test(ws, R, amax);
     if (r == -1) {
       snprintf(R->reason, sizeof info->reason,
@@ -1138,6 +1143,7 @@ static cp_lcp_status run_start(cp_lemke_ws *ws, const run *R,
         }
       }
     }
+    ws->npiv = *piv;
     r = ratio_test(ws, R, amax);
     /* A tiny pivot, or no pivot at all (a secondary ray), may be an
      * artefact of the error accumulated in B^-1 by the rank-1 updates: a
