@@ -646,7 +646,13 @@ static int ratio_test(cp_lemke_ws *ws, const run *R, double amax) {
    * count as 0 (and the final refinement and check see the truth). The
    * noise grows along the path: 1e-11 of max |qbar| still let a 30-box
    * stack wander; QTIE_EPS = 1e-10 and 1e-9 solve every resting and sliding
-   * stack of 1..30 boxes in one start (measured). All upper ends are >= +0:
+   * stack of 1..30 boxes in one start (measured). The bound grows with the
+   * path (QTIE_RAMP_MIN of QTIE_EPS at its start, all of it after QTIE_RAMP
+   * pivots), as the noise does: a full-width window from the first pivot
+   * tied rows whose exact ratios differ by ~1e-12 and left bases that are
+   * infeasible by that much; the simulator kept them as warm bases, a
+   * resting stack of 10 boxes tipped at 1e-11 rad/s and after 0.8 s its
+   * velocity LCPs ended on rays (planner/world.c). All upper ends are >= +0:
    * reduce on the bit patterns. */
   const double qbm = ws->qbmax; /* max |qbar|, kept by the updates */
   const double ramp = fmin(1.0, fmax(QTIE_RAMP_MIN, ws->npiv / QTIE_RAMP));
