@@ -34,39 +34,6 @@ typedef struct gobj {
   double N[3], D;     // plane: world {y : N.y = D}, solid side N.y <= D
 } gobj;
 
-// Unit quaternion [w, x, y, z] of a rotation matrix (row-major), Shepperd's
-// method: divide by the largest of the four candidates for accuracy.
-static void mat_to_quat(const double *R, double *q) {
-  double tr = R[0] + R[4] + R[8];
-  if (tr >= R[0] && tr >= R[4] && tr >= R[8]) {
-    double s = 2 * sqrt(1 + tr);
-    q[0] = 0.25 * s;
-    q[1] = (R[7] - R[5]) / s;
-    q[2] = (R[2] - R[6]) / s;
-    q[3] = (R[3] - R[1]) / s;
-  } else if (R[0] >= R[4] && R[0] >= R[8]) {
-    double s = 2 * sqrt(1 + R[0] - R[4] - R[8]);
-    q[0] = (R[7] - R[5]) / s;
-    q[1] = 0.25 * s;
-    q[2] = (R[1] + R[3]) / s;
-    q[3] = (R[2] + R[6]) / s;
-  } else if (R[4] >= R[8]) {
-    double s = 2 * sqrt(1 + R[4] - R[0] - R[8]);
-    q[0] = (R[2] - R[6]) / s;
-    q[1] = (R[1] + R[3]) / s;
-    q[2] = 0.25 * s;
-    q[3] = (R[5] + R[7]) / s;
-  } else {
-    double s = 2 * sqrt(1 + R[8] - R[0] - R[4]);
-    q[0] = (R[3] - R[1]) / s;
-    q[1] = (R[2] + R[6]) / s;
-    q[2] = (R[5] + R[7]) / s;
-    q[3] = 0.25 * s;
-  }
-  double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-  for (int i = 0; i < 4; ++i) q[i] /= n;
-}
-
 static double bounding_radius(const cp_shape *s) {
   switch (s->type) {
   case CP_SHAPE_BOX:
@@ -154,11 +121,11 @@ static gobj *collect(const cp_scene *s, int *n_out) {
         double d[3], lq[4];
         cp_m3_mulv(d, st[l].R, lk->shape_pos);
         cp_v3_add(o->x, st[l].o, d);
-        mat_to_quat(st[l].R, lq);
+        cp_quat_from_mat(st[l].R, lq);
         cp_quat_mul(o->q, lq, lk->shape_quat);
       } else {
         cp_v3_copy(o->x, st[l].com);
-        mat_to_quat(st[l].R, o->q);
+        cp_quat_from_mat(st[l].R, o->q);
       }
       o->radius = bounding_radius(sh);
     }
