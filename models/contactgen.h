@@ -63,8 +63,8 @@ extern "C" {
 #endif
 
 /// Default penetration tolerance (m) and touch tolerance (m).
-#define CP_CONTACTGEN_PENETRATION_TOL 1e-4
-#define CP_CONTACTGEN_TOUCH_TOL 1e-6
+#define CP_CONTACTGEN_PENETRATION_TOL CP_SCENE_PENETRATION_TOL
+#define CP_CONTACTGEN_TOUCH_TOL CP_SCENE_TOUCH_TOL
 
 /// Options; initialise with cp_contactgen_defaults() or
 /// cp_contactgen_scene_options().

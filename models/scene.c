@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "models/contactgen.h"
 #include "models/jsonread.h"
 #include "models/urdf.h"
 #include "models/vec3.h"
@@ -943,8 +942,8 @@ static int parse_scene(const json_t *root, const cp_scene_options *opts,
   const json_t *vt = member(root, "velocity_tolerance");
   if (vt && positive(vt, "velocity_tolerance", &s->velocity_tolerance, err))
     return -1;
-  s->penetration_tolerance = CP_CONTACTGEN_PENETRATION_TOL;
-  s->touch_tolerance = CP_CONTACTGEN_TOUCH_TOL;
+  s->penetration_tolerance = CP_SCENE_PENETRATION_TOL;
+  s->touch_tolerance = CP_SCENE_TOUCH_TOL;
   const json_t *pt = member(root, "penetration_tolerance");
   if (pt && nonnegative(pt, "penetration_tolerance",
                         &s->penetration_tolerance, err))
@@ -999,13 +998,10 @@ static int parse_scene(const json_t *root, const cp_scene_options *opts,
   const json_t *contacts = member(root, "contacts");
   if (!contacts || (json_is_string(contacts) &&
                     !strcmp(json_string_value(contacts), "auto"))) {
+    // Contacts come from the geometry: models/sceneload.c generates them
+    // after parsing (contact generation depends on the scene, not the
+    // other way round).
     s->contacts_auto = 1;
-    if (cp_scene_generate_contacts(s, NULL, err)) return -1;
-    cp_error serr;
-    if (opts->check_normal_speed && cp_scene_check_normal_speeds(s, &serr)) {
-      // There is no contacts[j] in the file: point at "contacts" instead.
-      return cp_error_set(err, "contacts", "generated %s", serr.msg);
-    }
     return 0;
   }
   if (!json_is_array(contacts))
@@ -1030,9 +1026,9 @@ static int parse_scene(const json_t *root, const cp_scene_options *opts,
   return 0;
 }
 
-int cp_scene_parse(const char *text, size_t len, const char *base_dir,
-                   const cp_scene_options *opts, cp_scene *scene,
-                   cp_error *err) {
+int cp_scene_parse_geometry(const char *text, size_t len, const char *base_dir,
+                            const cp_scene_options *opts, cp_scene *scene,
+                            cp_error *err) {
   cp_scene_options def = cp_scene_options_defaults();
   if (!opts) opts = &def;
   memset(scene, 0, sizeof *scene);
@@ -1043,23 +1039,6 @@ int cp_scene_parse(const char *text, size_t len, const char *base_dir,
   if (!rc && base_dir && !(scene->base_dir = dupstr(base_dir)))
     rc = cp_error_set(err, "", "out of memory");
   if (rc) cp_scene_free(scene);
-  return rc;
-}
-
-int cp_scene_load(const char *path, const cp_scene_options *opts,
-                  cp_scene *scene, cp_error *err) {
-  memset(scene, 0, sizeof *scene);
-  size_t n = 0;
-  char *buf = cp_read_file(path, &n, err);
-  if (!buf) return -1;
-  // base_dir: everything up to the last '/', or "." for a bare file name.
-  const char *slash = strrchr(path, '/');
-  char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path))
-                    : dupstr(".");
-  int rc = dir ? cp_scene_parse(buf, n, dir, opts, scene, err)
-               : cp_error_set(err, "", "out of memory");
-  free(dir);
-  free(buf);
   return rc;
 }
 

@@ -86,6 +86,10 @@
 extern "C" {
 #endif
 
+/// Defaults of the scene keys penetration_tolerance and touch_tolerance (m).
+#define CP_SCENE_PENETRATION_TOL 1e-4
+#define CP_SCENE_TOUCH_TOL 1e-6
+
 /// A rigid body: free (6 DOF) or fixed (never moves).
 typedef struct cp_body {
   char *name;          ///< unique among bodies and links (owned)
@@ -154,14 +158,30 @@ cp_scene_options cp_scene_options_defaults(void);
 /// Parses and checks a scene from JSON text (len bytes, need not be
 /// NUL-terminated). base_dir (may be NULL) resolves relative paths. opts may
 /// be NULL (defaults). Returns 0, or -1 with *err filled and *scene zeroed.
+/// With "contacts": "auto" the contacts are then generated
+/// (cp_scene_generate_contacts) and their normal speeds checked: this
+/// function and cp_scene_load live in models/sceneload.c, on top of the
+/// parser (scene.c) and the generator (contactgen.c), so that neither of
+/// those two depends on the other's caller.
 int cp_scene_parse(const char *text, size_t len, const char *base_dir,
                    const cp_scene_options *opts, cp_scene *scene,
                    cp_error *err);
+
+/// Only the parsing and checking of cp_scene_parse (models/scene.c): an
+/// automatic scene comes back with contacts_auto = 1 and no contacts (the
+/// simulator generates them at every step).
+int cp_scene_parse_geometry(const char *text, size_t len, const char *base_dir,
+                            const cp_scene_options *opts, cp_scene *scene,
+                            cp_error *err);
 
 /// Reads and parses a scene file; base_dir is the file's directory. On a read
 /// failure err->where is "" and the message names the file.
 int cp_scene_load(const char *path, const cp_scene_options *opts,
                   cp_scene *scene, cp_error *err);
+
+/// Deep copy of *src into *dst (models/sceneload.c). Returns 0, or -1 (out
+/// of memory) with *dst zeroed.
+int cp_scene_copy(const cp_scene *src, cp_scene *dst);
 
 /// Releases what *scene owns and zeroes it. Safe on a zeroed struct.
 void cp_scene_free(cp_scene *scene);

@@ -19,6 +19,8 @@ static const char usage[] =
     "  lcp solve FILE     solve a raw LCP (JSON or Siconos .dat)\n"
     "  lcp certify FILE   decide exactly whether an LCP has a solution (MILP)\n"
     "  experiment paper   reproduce the paper's computational study (section 6)\n"
+    "  plan TASK          plan a task; every explored state goes to SQLite\n"
+    "  plans              list the runs and plans in a planner database\n"
     "\n"
     "options:\n"
     "  -h, --help         this text; 'complan COMMAND --help' for a command\n"
@@ -62,5 +64,7 @@ int cp_cli_main(int argc, char **argv) {
   if (!strcmp(cmd, "solve")) return cp_cli_solve(argc - 1, argv + 1);
   if (!strcmp(cmd, "contacts")) return cp_cli_contacts(argc - 1, argv + 1);
   if (!strcmp(cmd, "experiment")) return cp_cli_experiment(argc - 1, argv + 1);
+  if (!strcmp(cmd, "plan")) return cp_cli_plan(argc - 1, argv + 1);
+  if (!strcmp(cmd, "plans")) return cp_cli_plans(argc - 1, argv + 1);
   return cp_cli_usage_error(NULL, "unknown command '%s'", cmd);
 }

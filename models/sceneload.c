@@ -1,0 +1,137 @@
+// Whole scenes: parse (models/scene.c) then generate automatic contacts
+// (models/contactgen.c), load from a file, deep copy. See models/scene.h.
+//
+// Data flows one way: scene.c parses and answers queries about a scene;
+// contactgen.c turns a scene's shapes at its current state into contacts
+// (using those queries); this file composes the two for the callers that
+// want a scene with its contacts, and the simulator (planner/world.c) calls
+// contactgen.c itself at every step.
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/contactgen.h"
+#include "models/scene.h"
+
+int cp_scene_parse(const char *text, size_t len, const char *base_dir,
+                   const cp_scene_options *opts, cp_scene *scene,
+                   cp_error *err) {
+  cp_scene_options def = cp_scene_options_defaults();
+  if (!opts) opts = &def;
+  if (cp_scene_parse_geometry(text, len, base_dir, opts, scene, err))
+    return -1;
+  if (!scene->contacts_auto) return 0;
+  if (cp_scene_generate_contacts(scene, NULL, err)) {
+    cp_scene_free(scene);
+    return -1;
+  }
+  cp_error serr;
+  if (opts->check_normal_speed && cp_scene_check_normal_speeds(scene, &serr)) {
+    // There is no contacts[j] in the file: point at "contacts" instead.
+    cp_error_set(err, "contacts", "generated %s", serr.msg);
+    cp_scene_free(scene);
+    return -1;
+  }
+  return 0;
+}
+
+int cp_scene_load(const char *path, const cp_scene_options *opts,
+                  cp_scene *scene, cp_error *err) {
+  memset(scene, 0, sizeof *scene);
+  size_t n = 0;
+  char *buf = cp_read_file(path, &n, err);
+  if (!buf) return -1;
+  // base_dir: everything up to the last '/', or "." for a bare file name.
+  const char *slash = strrchr(path, '/');
+  char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path))
+                    : strdup(".");
+  int rc = dir ? cp_scene_parse(buf, n, dir, opts, scene, err)
+               : cp_error_set(err, "", "out of memory");
+  free(dir);
+  free(buf);
+  return rc;
+}
+
+static int dup_to(char **dst, const char *src) {
+  *dst = NULL;
+  if (!src) return 0;
+  return (*dst = strdup(src)) ? 0 : -1;
+}
+
+// Deep copy of a chain. It must know every owned member of cp_chain (see
+// cp_chain_free): names and the joints array.
+static int chain_copy(cp_chain *d, const cp_chain *s) {
+  *d = *s;
+  d->name = NULL;
+  d->joints = NULL;
+  if (dup_to(&d->name, s->name)) return -1;
+  if (s->n > 0) {
+    d->joints = calloc((size_t)s->n, sizeof *d->joints);
+    if (!d->joints) return -1;
+  }
+  for (int i = 0; i < s->n; ++i) {
+    d->joints[i] = s->joints[i];
+    d->joints[i].name = NULL;
+    d->joints[i].link.name = NULL;
+    if (dup_to(&d->joints[i].name, s->joints[i].name) ||
+        dup_to(&d->joints[i].link.name, s->joints[i].link.name))
+      return -1;
+  }
+  return 0;
+}
+
+int cp_scene_copy(const cp_scene *src, cp_scene *dst) {
+  memset(dst, 0, sizeof *dst);
+  cp_scene d = *src;
+  d.pairs = NULL;
+  d.bodies = NULL;
+  d.manips = NULL;
+  d.contacts = NULL;
+  d.base_dir = NULL;
+  d.n_pairs = d.n_bodies = d.n_manips = d.n_contacts = 0;
+  int rc = 0;
+  if (src->n_pairs) {
+    d.pairs = calloc((size_t)src->n_pairs, sizeof *d.pairs);
+    if (!d.pairs) rc = -1;
+    for (int i = 0; !rc && i < src->n_pairs; ++i) {
+      d.n_pairs = i + 1;
+      d.pairs[i].mu = src->pairs[i].mu;
+      if (dup_to(&d.pairs[i].a, src->pairs[i].a) ||
+          dup_to(&d.pairs[i].b, src->pairs[i].b))
+        rc = -1;
+    }
+  }
+  if (!rc && src->n_bodies) {
+    d.bodies = calloc((size_t)src->n_bodies, sizeof *d.bodies);
+    if (!d.bodies) rc = -1;
+    for (int i = 0; !rc && i < src->n_bodies; ++i) {
+      d.n_bodies = i + 1;
+      d.bodies[i] = src->bodies[i];
+      d.bodies[i].name = NULL;
+      if (dup_to(&d.bodies[i].name, src->bodies[i].name)) rc = -1;
+    }
+  }
+  if (!rc && src->n_manips) {
+    d.manips = calloc((size_t)src->n_manips, sizeof *d.manips);
+    if (!d.manips) rc = -1;
+    for (int i = 0; !rc && i < src->n_manips; ++i) {
+      d.n_manips = i + 1;
+      if (chain_copy(&d.manips[i], &src->manips[i])) rc = -1;
+    }
+  }
+  if (!rc && src->n_contacts) {
+    d.contacts = malloc((size_t)src->n_contacts * sizeof *d.contacts);
+    if (!d.contacts) rc = -1;
+    else {
+      memcpy(d.contacts, src->contacts,
+             (size_t)src->n_contacts * sizeof *d.contacts);
+      d.n_contacts = src->n_contacts;
+    }
+  }
+  if (!rc && dup_to(&d.base_dir, src->base_dir)) rc = -1;
+  if (rc) {
+    cp_scene_free(&d);
+    return -1;
+  }
+  *dst = d;
+  return 0;
+}

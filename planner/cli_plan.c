@@ -1,0 +1,355 @@
+/* `complan plan TASK ...`: plan a task into the database and print the plan
+ * (interfaces.md §3-§5); with --benchmark, repeated runs in OMPL's tables.
+ * Thin: planner/plan.h does the work. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "planner/cli.h"
+#include "planner/output.h"
+#include "planner/plan.h"
+#include "planner/store.h"
+#include "planner/task.h"
+
+static const char usage[] =
+    "usage: complan plan TASK [options]\n"
+    "       complan plan TASK --benchmark RUNS [--planners a,b] [--db FILE]\n"
+    "\n"
+    "Search for a sequence of joint efforts (or, in quasistatic mode, joint\n"
+    "velocities) that brings the task's goal body into its goal region,\n"
+    "predicting every action's outcome with the contact simulator. Every\n"
+    "explored state and the plan go to an SQLite database (docs/database.md).\n"
+    "The task file format is in docs/planner.md; bundled tasks are in\n"
+    "planner/tasks/.\n"
+    "\n"
+    "  --db FILE          database (default complan.sqlite; created if absent)\n"
+    "  --resume           continue the task's last unfinished run (stopped by a\n"
+    "                     limit or killed) from what the database committed\n"
+    "  --seed S           random seed (default: the task's search.seed)\n"
+    "  --method M         astar, rrt or sst (default: the task's search.method)\n"
+    "  --max-seconds S    time limit (default: the task's limits.seconds)\n"
+    "  --max-nodes N      node limit (default: the task's limits.nodes)\n"
+    "  --json             print one JSON document: {\"status\", \"run_id\",\n"
+    "                     \"plan_id\", \"planner\", \"nodes\", \"expansions\",\n"
+    "                     \"lcp_solves\", \"seconds\", \"cost\", \"length\", ...}\n"
+    "  --progress         progress on stderr even when it is not a terminal\n"
+    "  --benchmark RUNS   RUNS runs per planner (seeds S, S+1, ...) written to\n"
+    "                     OMPL's benchmark tables (Planner Arena reads them)\n"
+    "  --planners LIST    comma-separated planners for --benchmark\n"
+    "  -h, --help         this text\n"
+    "\n"
+    "exit status: 0 solved, or the search space exhausted without a plan\n"
+    "(not_found); 1 a limit ended the search first, or the database could not\n"
+    "be written; 2 bad input or usage (the task's JSON path is named; a\n"
+    "database of another kind or version is refused).\n";
+
+typedef struct progress_ctx {
+  int shown;
+} progress_ctx;
+
+static void show_progress(void *ctx, const cp_plan_progress *p) {
+  progress_ctx *pc = ctx;
+  fprintf(stderr,
+          "\rnodes %ld  expansions %ld (%.0f/s)  best distance %.4g m  best "
+          "cost %s%.4g  %.1f s   ",
+          p->nodes, p->expansions, p->expansions_per_second, p->best_distance,
+          isfinite(p->best_cost) ? "" : "(none) ",
+          isfinite(p->best_cost) ? p->best_cost : 0.0, p->elapsed);
+  pc->shown = 1;
+}
+
+static int exit_of(cp_plan_status s) {
+  switch (s) {
+  case CP_PLAN_SOLVED:
+  case CP_PLAN_NOT_FOUND: return CP_EXIT_ANSWERED;
+  case CP_PLAN_BAD_INPUT: return CP_EXIT_BAD_INPUT;
+  default: return CP_EXIT_UNDECIDED;
+  }
+}
+
+static int open_db(const char *db, cp_store **st) {
+  char msg[600];
+  cp_store_status s = cp_store_open(db, 0, st, msg, sizeof msg);
+  if (s == CP_STORE_OK) return 0;
+  fprintf(stderr, "complan: %s\n", msg);
+  return s == CP_STORE_BAD_FILE ? CP_EXIT_BAD_INPUT : CP_EXIT_UNDECIDED;
+}
+
+/* Prints the plan read back from the database: one line per action. */
+static int print_plan(cp_store *st, const cp_task *task,
+                      const cp_plan_result *r, const char *db) {
+  long *ids = NULL, n = 0;
+  int64_t run;
+  if (cp_store_plan_nodes(st, r->plan_id, &run, &ids, &n)) {
+    fprintf(stderr, "complan: %s\n", cp_store_message(st));
+    return -1;
+  }
+  int size = 13 * task->scene.n_bodies + 2 * cp_scene_joint_count(&task->scene);
+  double *x = malloc((size_t)size * sizeof *x);
+  double *v = malloc((size_t)(task->n_inputs + 1) * sizeof *v);
+  int slot = 0;
+  for (int b = 0; b < task->goal.body_index; ++b)
+    slot += !task->scene.bodies[b].fixed;
+  printf("plan %lld (run %lld in %s): %ld action%s, cost %.6g, %.3g s of "
+         "motion\n",
+         (long long)r->plan_id, (long long)r->run_id, db, n - 1,
+         n == 2 ? "" : "s", r->cost, (double)(n - 1) * task->duration);
+  printf("  %4s %8s  %-*s  %s\n", "step", "t (s)", 14 * task->n_inputs,
+         "inputs", task->goal.body);
+  int rc = 0;
+  for (long k = 0; k < n && x && v; ++k) {
+    cp_search_node node;
+    int nv = 0;
+    if (cp_store_load_node(st, run, ids[k], &node, x, size, v,
+                           task->n_inputs, &nv)) {
+      fprintf(stderr, "complan: %s\n", cp_store_message(st));
+      rc = -1;
+      break;
+    }
+    char in[512] = "";
+    size_t used = 0;
+    for (int i = 0; i < nv && i < task->n_inputs && used < sizeof in; ++i)
+      used += (size_t)snprintf(in + used, sizeof in - used, "%s%s=%.4g",
+                               i ? " " : "", task->inputs[i].joint, v[i]);
+    if (k == 0) snprintf(in, sizeof in, "(start)");
+    const double *p = x + 13 * slot;
+    printf("  %4ld %8.3f  %-*s  (%.4f, %.4f, %.4f)\n", k, node.time,
+           14 * task->n_inputs, in, p[0], p[1], p[2]);
+  }
+  free(x);
+  free(v);
+  free(ids);
+  return rc;
+}
+
+static int benchmark(const char *file, const cp_task *task, const char *db,
+                     long runs, const char *planners, double max_seconds,
+                     int json) {
+  char buf[256];
+  const char *list[8];
+  int n = 0;
+  if (planners) {
+    snprintf(buf, sizeof buf, "%s", planners);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+      int ok = 0;
+      for (const char *const *m = cp_search_methods(); *m; ++m)
+        ok |= !strcmp(*m, tok);
+      if (!ok)
+        return cp_cli_usage_error("plan ", "unknown planner '%s' in "
+                                  "--planners (astar, rrt, sst)", tok);
+      if (n < 7) list[n++] = tok;
+    }
+  }
+  list[n] = NULL;
+  cp_plan_world *pw;
+  cp_error err;
+  if (cp_plan_world_create(task, 1, &pw, &err))
+    return cp_cli_input_error(file, &err);
+  cp_store *st;
+  int rc = open_db(db, &st);
+  if (rc) {
+    cp_plan_world_destroy(pw);
+    return rc;
+  }
+  cp_bench_options bo = {.runs = (int)runs,
+                         .planners = n ? list : NULL,
+                         .max_seconds = max_seconds,
+                         .task_path = file};
+  int64_t eid = -1;
+  cp_plan_status s =
+      cp_plan_benchmark(st, task, cp_plan_world_problem(pw),
+                        cp_plan_world_start(pw), cp_plan_world_options(pw),
+                        &bo, &eid, &err);
+  cp_plan_world_destroy(pw);
+  if (s != CP_PLAN_SOLVED) {
+    fprintf(stderr, "complan: %s: %s\n", file, err.msg);
+    cp_store_close(st);
+    return exit_of(s);
+  }
+  json_t *summary = NULL;
+  /* Summaries straight from OMPL's tables (what Planner Arena shows). */
+  cp_store_status ss = cp_store_bench_summary(st, eid, &summary);
+  cp_store_close(st);
+  if (ss || !summary) {
+    fprintf(stderr, "complan: %s: cannot summarise the benchmark\n", db);
+    json_decref(summary);
+    return CP_EXIT_UNDECIDED;
+  }
+  if (json) {
+    rc = cp_json_print(summary) ? CP_EXIT_UNDECIDED : CP_EXIT_ANSWERED;
+  } else {
+    printf("experiment %lld in %s (OMPL benchmark tables): %ld run%s per "
+           "planner\n",
+           (long long)eid, db, runs, runs == 1 ? "" : "s");
+    printf("  %-8s %7s %10s %10s %10s %12s\n", "planner", "solved",
+           "time (s)", "cost", "states", "lcp solves");
+    size_t i;
+    json_t *p;
+    json_array_foreach(json_object_get(summary, "planners"), i, p) {
+      printf("  %-8s %3lld/%-3lld %10.3f %10.4g %10.0f %12.0f\n",
+             json_string_value(json_object_get(p, "planner")),
+             json_integer_value(json_object_get(p, "solved")),
+             json_integer_value(json_object_get(p, "runs")),
+             json_number_value(json_object_get(p, "time")),
+             json_number_value(json_object_get(p, "best_cost")),
+             json_number_value(json_object_get(p, "graph_states")),
+             json_number_value(json_object_get(p, "lcp_solves")));
+    }
+  }
+  json_decref(summary);
+  return rc;
+}
+
+int cp_cli_plan(int argc, char **argv) {
+  const char *file = NULL, *db = "complan.sqlite", *method = NULL,
+             *planners = NULL;
+  int json = 0, resume = 0, progress = 0, has_seed = 0;
+  long seed = 0, max_nodes = 0, bench = 0;
+  double max_seconds = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i], *v;
+    int missing = 0;
+    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+      fputs(usage, stdout);
+      return CP_EXIT_ANSWERED;
+    } else if (!strcmp(arg, "--json")) {
+      json = 1;
+    } else if (!strcmp(arg, "--resume")) {
+      resume = 1;
+    } else if (!strcmp(arg, "--progress")) {
+      progress = 1;
+    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--db", &missing))) {
+      db = v;
+    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--seed", &missing))) {
+      if (cp_parse_int(v, 0, 0x7fffffffffffffffL, &seed))
+        return cp_cli_usage_error("plan ", "--seed expects an integer >= 0, "
+                                  "got '%s'", v);
+      has_seed = 1;
+    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--method", &missing))) {
+      method = v;
+    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--max-seconds",
+                                      &missing))) {
+      if (cp_parse_double(v, 1e-6, 1e7, &max_seconds))
+        return cp_cli_usage_error("plan ", "--max-seconds expects a number "
+                                  "> 0, got '%s'", v);
+    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--max-nodes",
+                                      &missing))) {
+      if (cp_parse_int(v, 1, 100000000, &max_nodes))
+        return cp_cli_usage_error("plan ", "--max-nodes expects an integer "
+                                  ">= 1, got '%s'", v);
+    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--benchmark",
+                                      &missing))) {
+      if (cp_parse_int(v, 1, 100000, &bench))
+        return cp_cli_usage_error("plan ", "--benchmark expects a number of "
+                                  "runs >= 1, got '%s'", v);
+    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--planners",
+                                      &missing))) {
+      planners = v;
+    } else if (missing) {
+      return cp_cli_usage_error("plan ", "%s needs a value", arg);
+    } else if (arg[0] == '-' && arg[1] != '\0') {
+      return cp_cli_usage_error("plan ", "unknown option '%s'", arg);
+    } else if (file) {
+      return cp_cli_usage_error("plan ", "one TASK expected, found a second: "
+                                "'%s'", arg);
+    } else {
+      file = arg;
+    }
+  }
+  if (!file) return cp_cli_usage_error("plan ", "missing TASK");
+  if (planners && !bench)
+    return cp_cli_usage_error("plan ", "--planners goes with --benchmark");
+  if (bench && resume)
+    return cp_cli_usage_error("plan ", "--benchmark and --resume exclude "
+                              "each other");
+  if (method) {
+    int ok = 0;
+    for (const char *const *m = cp_search_methods(); *m; ++m)
+      ok |= !strcmp(*m, method);
+    if (!ok)
+      return cp_cli_usage_error("plan ", "--method expects astar, rrt or sst, "
+                                "got '%s'", method);
+  }
+
+  cp_task task;
+  cp_error err;
+  if (cp_task_load(file, &task, &err)) return cp_cli_input_error(file, &err);
+  if (bench) {
+    int rc = benchmark(file, &task, db, bench, planners, max_seconds, json);
+    cp_task_free(&task);
+    return rc;
+  }
+  cp_store *st;
+  int rc = open_db(db, &st);
+  if (rc) {
+    cp_task_free(&task);
+    return rc;
+  }
+  progress_ctx pc = {0};
+  cp_plan_options o = cp_plan_defaults();
+  o.resume = resume;
+  o.has_seed = has_seed;
+  o.seed = (uint64_t)seed;
+  o.method = method;
+  o.max_seconds = max_seconds;
+  o.max_nodes = max_nodes;
+  o.task_path = file;
+  if (progress || isatty(STDERR_FILENO)) {
+    o.progress = show_progress;
+    o.progress_ctx = &pc;
+  }
+  cp_plan_result r;
+  cp_plan_status s = cp_plan_task(st, &task, &o, &r, &err);
+  if (pc.shown) fputc('\n', stderr);
+  rc = exit_of(s);
+  if (s == CP_PLAN_BAD_INPUT || s == CP_PLAN_FAILED) {
+    if (err.where[0]) cp_cli_input_error(file, &err);
+    else fprintf(stderr, "complan: %s\n", err.msg);
+    cp_store_close(st);
+    cp_task_free(&task);
+    return rc;
+  }
+  if (json) {
+    json_t *doc = json_object();
+    json_object_set_new(doc, "status", json_string(cp_plan_status_name(s)));
+    json_object_set_new(doc, "run_id", json_integer(r.run_id));
+    json_object_set_new(doc, "plan_id",
+                        r.plan_id >= 0 ? json_integer(r.plan_id) : json_null());
+    json_object_set_new(doc, "planner", json_string(r.planner));
+    json_object_set_new(doc, "nodes", json_integer(r.nodes));
+    json_object_set_new(doc, "expansions", json_integer(r.stats.expansions));
+    json_object_set_new(doc, "lcp_solves", json_integer(r.stats.lcp_solves));
+    json_object_set_new(doc, "seconds", json_real(r.seconds));
+    json_object_set_new(doc, "cost", cp_json_num(r.cost));
+    json_object_set_new(doc, "length", json_integer(r.length));
+    json_object_set_new(doc, "resumed", json_boolean(r.resumed));
+    json_object_set_new(doc, "steps", json_integer(r.stats.steps));
+    json_object_set_new(doc, "lemke_pivots", json_integer(r.stats.pivots));
+    json_object_set_new(doc, "fallbacks", json_integer(r.stats.fallbacks));
+    json_object_set_new(doc, "rejected", json_integer(r.stats.rejected));
+    json_object_set_new(doc, "duplicates", json_integer(r.stats.duplicates));
+    json_object_set_new(doc, "best_distance", cp_json_num(r.best_distance));
+    json_object_set_new(doc, "store_seconds", json_real(r.store_seconds));
+    json_object_set_new(doc, "database", json_string(db));
+    if (cp_json_print(doc)) rc = CP_EXIT_UNDECIDED;
+    json_decref(doc);
+  } else {
+    printf("%s: %s by %s%s: %ld nodes, %ld expansions, %lld simulation "
+           "steps, %lld LCP solves, %.2f s (%.2f s storing)\n",
+           file, cp_plan_status_name(s), r.planner,
+           r.resumed ? " (resumed)" : "", r.nodes, r.stats.expansions,
+           r.stats.steps, r.stats.lcp_solves, r.seconds, r.store_seconds);
+    if (s == CP_PLAN_SOLVED) {
+      if (print_plan(st, &task, &r, db)) rc = CP_EXIT_UNDECIDED;
+    } else {
+      printf("no plan; the goal body came within %.4g m of the goal "
+             "region\n", r.best_distance);
+    }
+  }
+  cp_store_close(st);
+  cp_task_free(&task);
+  return rc;
+}

@@ -1,0 +1,1424 @@
+// The simulation handle (planner/world.h; formulation §6). One step:
+//
+//   contacts   the scene's shapes at the current state, generated with a
+//              speculative margin (touch_tol + what the bodies can close in
+//              one step) so that approaching surfaces are seen one step
+//              before they meet; joint limits within the same margin are
+//              frictionless unilateral constraints (a column +-e_r of G).
+//   system     H, f, G, k of the scene (models/system.h) extended by the
+//              limit columns; A = G^T H^-1 G and b by contact/dynamics.h.
+//   stepper    acceleration, velocity or quasistatic (see world.h and
+//              docs/simulate.md); LCPs by Lemke, warm-started from the
+//              basis of the previous step mapped through contact identities.
+//   check      every state number finite; contacts at the new state (they are
+//              also the next step's) give the penetration; on any failure
+//              the state is restored.
+//
+// Contact identity: the pair (a, b) plus the index of the point within the
+// pair's list (models/contactgen.h orders them deterministically); a joint
+// limit is (joint row, lower/upper).
+#include "planner/world.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "contact/dynamics.h"
+#include "contact/lemke.h"
+#include "contact/pyramid.h"
+#include "contact/quasistatic.h"
+#include "models/contactgen.h"
+#include "models/system.h"
+#include "models/vec3.h"
+
+// ---------------------------------------------------------------------------
+// Types
+
+typedef struct ckey {
+  int a[3], b[3]; // refs (body, manip, link); limits: a = {-2, row, side}
+  int idx;        // point index within the pair
+} ckey;
+
+// One constraint of a step: a generated contact or an active joint limit.
+typedef struct con {
+  ckey key;
+  int contact;    // index into sc.contacts, or -1 for a limit
+  int row;        // limit: joint row (0..n_l-1)
+  double sign;    // limit: +1 lower, -1 upper
+  double gap;     // >= 0 separation, < 0 overlap
+  double mu, e;
+} con;
+
+// Warm-start record: a constraint's identity and which of its LCP unknowns
+// were basic (slots: acceleration LCP c_n, s+_t, s+_o, a-_t, a-_o;
+// velocity LCP p_n, beta_1..4, lambda).
+typedef struct wrec {
+  ckey key;
+  unsigned char kind; // 0 acceleration LCP, 1 velocity LCP
+  unsigned char flag[6];
+} wrec;
+
+#define WARM_MAGIC 0x636d7731u /* "cmw1" */
+
+struct cp_world {
+  cp_scene sc;
+  cp_world_options opt;
+  double t;
+  uint64_t hash;
+  char msg[512];
+  int nobj, nl, nu;
+  int *row_manip, *row_joint; // [nl]
+  double grav_norm;
+
+  // contacts of the current state (valid until the state changes)
+  int contacts_valid;
+  // constraints of the step
+  con *cons;
+  int ncon, con_cap;
+  // last step's contacts for viewers
+  cp_world_contact *wc;
+  int nwc, wc_cap;
+  // warm start
+  wrec *warm, *warm_next;
+  int nwarm, nwarm_next, warm_cap;
+
+  // workspaces (grown, never shrunk)
+  cp_lemke_ws *ws;
+  int ws_cap;
+  double *M, *q, *z, *w;
+  int lcp_cap;
+  unsigned char *basis;
+  double *Gx, *kx, *As, *bs, *c, *cfull, *udot, *u0, *du, *vc, *ud;
+  unsigned char *driven;
+  int *sel, *order, *rank;
+  cp_pyramid_contact *pc;
+  size_t gx_cap;
+  int csz_cap;
+  double *state0; // state at the step's start
+  double energy;
+};
+
+// ---------------------------------------------------------------------------
+// Small helpers
+
+static cp_world_status fail(cp_world *w, cp_world_status s, const char *fmt,
+                            ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(w->msg, sizeof w->msg, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return 0;
+  size_t n = *cap ? *cap : 16;
+  while (n < need) n *= 2;
+  void *q = realloc(*p, n * elem);
+  if (!q) return -1;
+  *p = q;
+  *cap = n;
+  return 0;
+}
+
+static int growi(void **p, int *cap, int need, size_t elem) {
+  size_t c = (size_t)*cap;
+  if (grow(p, &c, (size_t)need, elem)) return -1;
+  *cap = (int)c;
+  return 0;
+}
+
+const char *cp_stepper_name(cp_stepper s) {
+  switch (s) {
+  case CP_STEPPER_ACCELERATION: return "acceleration";
+  case CP_STEPPER_VELOCITY: return "velocity";
+  case CP_STEPPER_QUASISTATIC: return "quasistatic";
+  }
+  return "?";
+}
+
+int cp_stepper_parse(const char *name, cp_stepper *s) {
+  static const cp_stepper all[] = {CP_STEPPER_ACCELERATION, CP_STEPPER_VELOCITY,
+                                   CP_STEPPER_QUASISTATIC};
+  for (int i = 0; i < 3; ++i)
+    if (name && !strcmp(name, cp_stepper_name(all[i]))) {
+      *s = all[i];
+      return 0;
+    }
+  return -1;
+}
+
+const char *cp_world_status_name(cp_world_status s) {
+  switch (s) {
+  case CP_WORLD_OK: return "ok";
+  case CP_WORLD_NEEDS_FALLBACK: return "needs_fallback";
+  case CP_WORLD_PENETRATION: return "penetration";
+  case CP_WORLD_JOINT_LIMIT: return "joint_limit";
+  case CP_WORLD_NONFINITE: return "nonfinite";
+  case CP_WORLD_SOLVER_FAILED: return "solver_failed";
+  case CP_WORLD_NOMEM: return "out_of_memory";
+  case CP_WORLD_BAD_INPUT: return "bad_input";
+  }
+  return "?";
+}
+
+cp_world_options cp_world_defaults(void) {
+  cp_world_options o;
+  memset(&o, 0, sizeof o);
+  o.stepper = CP_STEPPER_ACCELERATION;
+  o.dt = 1e-3;
+  o.solve = cp_solve_defaults();
+  // Lemke with the paper's restarts: a step that it cannot solve is taken
+  // by the velocity stepper, which is cheaper than auto's FIP and MIP.
+  o.solve.solver = CP_SOLVER_LEMKE;
+  o.warm_start = 1;
+  o.allow_fallback = 1;
+  return o;
+}
+
+static cp_joint *joint_of(cp_world *w, int r) {
+  return &w->sc.manips[w->row_manip[r]].joints[w->row_joint[r]];
+}
+
+static const cp_joint *cjoint_of(const cp_world *w, int r) {
+  return &w->sc.manips[w->row_manip[r]].joints[w->row_joint[r]];
+}
+
+// ---------------------------------------------------------------------------
+// State
+
+int cp_world_state_size(const cp_world *w) { return 13 * w->nobj + 2 * w->nl; }
+
+void cp_world_get_state(const cp_world *w, double *x) {
+  for (int i = 0; i < w->sc.n_bodies; ++i) {
+    const cp_body *b = &w->sc.bodies[i];
+    if (b->fixed) continue;
+    memcpy(x, b->x, 3 * sizeof *x);
+    memcpy(x + 3, b->q, 4 * sizeof *x);
+    memcpy(x + 7, b->v, 3 * sizeof *x);
+    memcpy(x + 10, b->w, 3 * sizeof *x);
+    x += 13;
+  }
+  for (int r = 0; r < w->nl; ++r) {
+    const cp_joint *j = cjoint_of(w, r);
+    *x++ = j->position;
+    *x++ = j->velocity;
+  }
+}
+
+// Writes x into the scene without checks (x comes from get_state).
+static void put_state(cp_world *w, const double *x) {
+  for (int i = 0; i < w->sc.n_bodies; ++i) {
+    cp_body *b = &w->sc.bodies[i];
+    if (b->fixed) continue;
+    memcpy(b->x, x, 3 * sizeof *x);
+    memcpy(b->q, x + 3, 4 * sizeof *x);
+    memcpy(b->v, x + 7, 3 * sizeof *x);
+    memcpy(b->w, x + 10, 3 * sizeof *x);
+    x += 13;
+  }
+  for (int r = 0; r < w->nl; ++r) {
+    cp_joint *j = joint_of(w, r);
+    j->position = *x++;
+    j->velocity = *x++;
+  }
+  w->contacts_valid = 0;
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+  const unsigned char *s = p;
+  for (size_t i = 0; i < n; ++i) {
+    h ^= s[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+static void hash_state(cp_world *w) {
+  for (int i = 0; i < w->sc.n_bodies; ++i) {
+    const cp_body *b = &w->sc.bodies[i];
+    if (b->fixed) continue;
+    w->hash = fnv(w->hash, b->x, sizeof b->x);
+    w->hash = fnv(w->hash, b->q, sizeof b->q);
+    w->hash = fnv(w->hash, b->v, sizeof b->v);
+    w->hash = fnv(w->hash, b->w, sizeof b->w);
+  }
+  for (int r = 0; r < w->nl; ++r) {
+    const cp_joint *j = cjoint_of(w, r);
+    w->hash = fnv(w->hash, &j->position, sizeof j->position);
+    w->hash = fnv(w->hash, &j->velocity, sizeof j->velocity);
+  }
+}
+
+cp_world_status cp_world_set_state(cp_world *w, const double *x) {
+  int n = cp_world_state_size(w);
+  for (int i = 0; i < n; ++i)
+    if (!isfinite(x[i]))
+      return fail(w, CP_WORLD_NONFINITE, "state[%d] is not finite", i);
+  for (int i = 0, k = 0; i < w->sc.n_bodies; ++i) {
+    if (w->sc.bodies[i].fixed) continue;
+    const double *q = x + 13 * k + 3;
+    double nq = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    if (fabs(nq - 1) > 1e-6)
+      return fail(w, CP_WORLD_BAD_INPUT,
+                  "body \"%s\": orientation norm %.9g is not 1 (state[%d..%d])",
+                  w->sc.bodies[i].name, nq, 13 * k + 3, 13 * k + 6);
+    ++k;
+  }
+  put_state(w, x);
+  for (int i = 0; i < w->sc.n_bodies; ++i) {
+    cp_body *b = &w->sc.bodies[i];
+    if (b->fixed) continue;
+    double nq = sqrt(b->q[0] * b->q[0] + b->q[1] * b->q[1] +
+                     b->q[2] * b->q[2] + b->q[3] * b->q[3]);
+    for (int k = 0; k < 4; ++k) b->q[k] /= nq;
+  }
+  hash_state(w);
+  w->nwarm = 0;
+  w->msg[0] = 0;
+  return CP_WORLD_OK;
+}
+
+double cp_world_time(const cp_world *w) { return w->t; }
+void cp_world_set_time(cp_world *w, double t) { w->t = t; }
+const char *cp_world_message(const cp_world *w) { return w->msg; }
+const cp_scene *cp_world_scene(const cp_world *w) { return &w->sc; }
+uint64_t cp_world_hash(const cp_world *w) { return w->hash; }
+int cp_world_joint_count(const cp_world *w) { return w->nl; }
+
+int cp_world_joint_index(const cp_world *w, const char *name) {
+  char buf[256];
+  for (int r = 0; r < w->nl; ++r) {
+    snprintf(buf, sizeof buf, "%s/%s", w->sc.manips[w->row_manip[r]].name,
+             cjoint_of(w, r)->name);
+    if (!strcmp(buf, name)) return r;
+  }
+  return -1;
+}
+
+cp_world_status cp_world_set_effort(cp_world *w, int joint, double effort) {
+  if (joint < 0 || joint >= w->nl)
+    return fail(w, CP_WORLD_BAD_INPUT, "joint %d: no such joint (0..%d)", joint,
+                w->nl - 1);
+  if (!isfinite(effort))
+    return fail(w, CP_WORLD_NONFINITE, "joint %d: effort is not finite", joint);
+  cp_joint *j = joint_of(w, joint);
+  if (j->drive == CP_DRIVE_ACCELERATION) j->acceleration = effort;
+  else j->effort = effort;
+  return CP_WORLD_OK;
+}
+
+cp_world_status cp_world_set_joint_velocity(cp_world *w, int joint,
+                                            double velocity) {
+  if (joint < 0 || joint >= w->nl)
+    return fail(w, CP_WORLD_BAD_INPUT, "joint %d: no such joint (0..%d)", joint,
+                w->nl - 1);
+  if (!isfinite(velocity))
+    return fail(w, CP_WORLD_NONFINITE, "joint %d: velocity is not finite",
+                joint);
+  joint_of(w, joint)->velocity = velocity;
+  return CP_WORLD_OK;
+}
+
+// Kinetic plus gravitational potential energy (fixed bodies excluded: they
+// never move). Links from their world kinematics.
+static double energy_of(const cp_world *w) {
+  const cp_scene *s = &w->sc;
+  double e = 0;
+  for (int i = 0; i < s->n_bodies; ++i) {
+    const cp_body *b = &s->bodies[i];
+    if (b->fixed) continue;
+    double R[9], Iw[9], Iww[3];
+    cp_quat_to_mat(R, b->q);
+    cp_m3_rotate_sym(Iw, R, b->inertia);
+    cp_m3_mulv(Iww, Iw, b->w);
+    e += 0.5 * b->mass * cp_v3_dot(b->v, b->v) + 0.5 * cp_v3_dot(b->w, Iww) -
+         b->mass * cp_v3_dot(s->gravity, b->x);
+  }
+  for (int m = 0; m < s->n_manips; ++m) {
+    const cp_chain *c = &s->manips[m];
+    cp_link_state st[64], *ls = c->n <= 64 ? st : malloc(sizeof *ls * (size_t)c->n);
+    if (!ls) return NAN;
+    cp_chain_kinematics(c, ls);
+    for (int k = 0; k < c->n; ++k) {
+      const cp_link *l = &c->joints[k].link;
+      double r[3], vc[3], wr[3], Iw[9], Iww[3];
+      cp_v3_sub(r, ls[k].com, ls[k].o);
+      cp_v3_cross(wr, ls[k].w, r);
+      cp_v3_add(vc, ls[k].v, wr);
+      cp_m3_rotate_sym(Iw, ls[k].R, l->inertia);
+      cp_m3_mulv(Iww, Iw, ls[k].w);
+      e += 0.5 * l->mass * cp_v3_dot(vc, vc) + 0.5 * cp_v3_dot(ls[k].w, Iww) -
+           l->mass * cp_v3_dot(s->gravity, ls[k].com);
+    }
+    if (ls != st) free(ls);
+  }
+  return e;
+}
+
+double cp_world_energy(const cp_world *w) { return energy_of(w); }
+
+// ---------------------------------------------------------------------------
+// Creation
+
+void cp_world_destroy(cp_world *w) {
+  if (!w) return;
+  cp_scene_free(&w->sc);
+  free(w->row_manip);
+  free(w->row_joint);
+  free(w->cons);
+  free(w->wc);
+  free(w->warm);
+  free(w->warm_next);
+  cp_lemke_ws_destroy(w->ws);
+  free(w->M);
+  free(w->q);
+  free(w->z);
+  free(w->w);
+  free(w->basis);
+  free(w->Gx);
+  free(w->kx);
+  free(w->As);
+  free(w->bs);
+  free(w->c);
+  free(w->cfull);
+  free(w->udot);
+  free(w->u0);
+  free(w->du);
+  free(w->vc);
+  free(w->ud);
+  free(w->driven);
+  free(w->sel);
+  free(w->order);
+  free(w->rank);
+  free(w->pc);
+  free(w->state0);
+  free(w);
+}
+
+static cp_world_status gen_contacts(cp_world *w, double pen_limit);
+
+cp_world_status cp_world_create(const cp_scene *scene,
+                                const cp_world_options *opt, cp_world **out,
+                                cp_error *err) {
+  *out = NULL;
+  cp_world_options def = cp_world_defaults();
+  if (!opt) opt = &def;
+  if (!scene->contacts_auto) {
+    cp_error_set(err, "contacts",
+                 "a scene with an explicit contact list cannot be simulated: "
+                 "contacts must come from shapes (\"contacts\": \"auto\") to "
+                 "move with the bodies");
+    return CP_WORLD_BAD_INPUT;
+  }
+  if (!(opt->dt > 0) || !isfinite(opt->dt)) {
+    cp_error_set(err, "dt", "the time step must be a finite number > 0, got %g",
+                 opt->dt);
+    return CP_WORLD_BAD_INPUT;
+  }
+  if (opt->stepper != CP_STEPPER_ACCELERATION &&
+      opt->stepper != CP_STEPPER_VELOCITY &&
+      opt->stepper != CP_STEPPER_QUASISTATIC) {
+    cp_error_set(err, "stepper", "unknown stepper %d", (int)opt->stepper);
+    return CP_WORLD_BAD_INPUT;
+  }
+  cp_world *w = calloc(1, sizeof *w);
+  if (!w || cp_scene_copy(scene, &w->sc)) {
+    free(w);
+    cp_error_set(err, "", "out of memory");
+    return CP_WORLD_NOMEM;
+  }
+  w->opt = *opt;
+  for (int i = 0; i < w->sc.n_bodies; ++i) w->nobj += !w->sc.bodies[i].fixed;
+  w->nl = cp_scene_joint_count(&w->sc);
+  w->nu = 6 * w->nobj + w->nl;
+  w->grav_norm = cp_v3_norm(w->sc.gravity);
+  int n1 = w->nl > 0 ? w->nl : 1;
+  w->row_manip = malloc(sizeof(int) * (size_t)n1);
+  w->row_joint = malloc(sizeof(int) * (size_t)n1);
+  w->state0 = malloc(sizeof(double) * (size_t)(cp_world_state_size(w) + 1));
+  size_t nu1 = (size_t)(w->nu > 0 ? w->nu : 1);
+  w->udot = malloc(sizeof(double) * nu1);
+  w->u0 = malloc(sizeof(double) * nu1);
+  w->du = malloc(sizeof(double) * nu1);
+  w->ud = calloc(nu1, sizeof(double));
+  w->driven = calloc(nu1, 1);
+  if (!w->row_manip || !w->row_joint || !w->state0 || !w->udot || !w->u0 ||
+      !w->du || !w->ud || !w->driven) {
+    cp_world_destroy(w);
+    cp_error_set(err, "", "out of memory");
+    return CP_WORLD_NOMEM;
+  }
+  for (int m = 0, r = 0; m < w->sc.n_manips; ++m)
+    for (int k = 0; k < w->sc.manips[m].n; ++k, ++r) {
+      w->row_manip[r] = m;
+      w->row_joint[r] = k;
+    }
+  w->hash = 1469598103934665603ull;
+  // The scene must start without deep overlap (its own tolerance).
+  cp_world_status st = gen_contacts(w, w->sc.penetration_tolerance);
+  if (st != CP_WORLD_OK) {
+    cp_error_set(err, "contacts", "%s", w->msg);
+    cp_world_destroy(w);
+    return st == CP_WORLD_PENETRATION ? CP_WORLD_BAD_INPUT : st;
+  }
+  w->energy = energy_of(w);
+  hash_state(w);
+  *out = w;
+  return CP_WORLD_OK;
+}
+
+// ---------------------------------------------------------------------------
+// Contacts and constraints
+
+// Bounding radius of a shape about its centre (planes: 0, they are fixed).
+static double shape_radius(const cp_shape *s) {
+  switch (s->type) {
+  case CP_SHAPE_BOX:
+    return 0.5 * sqrt(s->size[0] * s->size[0] + s->size[1] * s->size[1] +
+                      s->size[2] * s->size[2]);
+  case CP_SHAPE_SPHERE: return s->radius;
+  case CP_SHAPE_CYLINDER:
+  case CP_SHAPE_CAPSULE: return s->radius + 0.5 * s->length + s->radius;
+  default: return 0;
+  }
+}
+
+// Largest speed of any material point of any moving object (bound).
+static double max_speed(const cp_world *w) {
+  const cp_scene *s = &w->sc;
+  double vmax = 0;
+  for (int i = 0; i < s->n_bodies; ++i) {
+    const cp_body *b = &s->bodies[i];
+    if (b->fixed) continue;
+    double v = cp_v3_norm(b->v) + cp_v3_norm(b->w) * shape_radius(&b->shape);
+    if (v > vmax) vmax = v;
+  }
+  for (int m = 0; m < s->n_manips; ++m) {
+    const cp_chain *c = &s->manips[m];
+    cp_link_state st[64], *ls = c->n <= 64 ? st : malloc(sizeof *ls * (size_t)c->n);
+    if (!ls) return INFINITY;
+    cp_chain_kinematics(c, ls);
+    for (int k = 0; k < c->n; ++k) {
+      const cp_link *l = &c->joints[k].link;
+      double sp[3], r[3];
+      if (l->has_shape_pose) {
+        cp_m3_mulv(r, ls[k].R, l->shape_pos);
+        cp_v3_add(sp, ls[k].o, r);
+      } else {
+        cp_v3_copy(sp, ls[k].com);
+      }
+      cp_v3_sub(r, sp, ls[k].o);
+      double wr[3], vp[3];
+      cp_v3_cross(wr, ls[k].w, r);
+      cp_v3_add(vp, ls[k].v, wr);
+      double v = cp_v3_norm(vp) + cp_v3_norm(ls[k].w) * shape_radius(&l->shape);
+      if (v > vmax) vmax = v;
+    }
+    if (ls != st) free(ls);
+  }
+  return vmax;
+}
+
+static double contact_margin(const cp_world *w) {
+  double h = w->opt.dt;
+  // Two objects may close at twice the fastest speed; gravity adds h^2 g.
+  return w->sc.touch_tolerance + 2 * h * max_speed(w) +
+         2 * h * h * w->grav_norm;
+}
+
+static int same_pair(const cp_contact *x, const cp_contact *y) {
+  return x->a.body == y->a.body && x->a.manip == y->a.manip &&
+         x->a.link == y->a.link && x->b.body == y->b.body &&
+         x->b.manip == y->b.manip && x->b.link == y->b.link;
+}
+
+// Generates the scene's contacts at the current state (margin above) and the
+// step's constraint list (contacts, then joint limits within the margin).
+static cp_world_status gen_contacts(cp_world *w, double pen_limit) {
+  cp_contactgen_options cg = cp_contactgen_scene_options(&w->sc);
+  double margin = contact_margin(w);
+  cg.touch_tol = margin;
+  cg.penetration_tol = pen_limit;
+  cp_error err = {{0}, {0}};
+  if (cp_scene_generate_contacts(&w->sc, &cg, &err)) {
+    cp_world_status s = strstr(err.msg, "overlap") ? CP_WORLD_PENETRATION
+                        : strstr(err.msg, "memory") ? CP_WORLD_NOMEM
+                                                    : CP_WORLD_BAD_INPUT;
+    return fail(w, s, "t = %.9g: %s", w->t, err.msg);
+  }
+  const cp_scene *s = &w->sc;
+  int nlim = 0;
+  for (int r = 0; r < w->nl; ++r) nlim += 2 * cjoint_of(w, r)->has_limits;
+  if (growi((void **)&w->cons, &w->con_cap, s->n_contacts + nlim + 1,
+            sizeof *w->cons))
+    return fail(w, CP_WORLD_NOMEM, "out of memory");
+  int n = 0;
+  for (int j = 0; j < s->n_contacts; ++j) {
+    const cp_contact *ct = &s->contacts[j];
+    con *c = &w->cons[n++];
+    memset(c, 0, sizeof *c);
+    c->key.a[0] = ct->a.body, c->key.a[1] = ct->a.manip, c->key.a[2] = ct->a.link;
+    c->key.b[0] = ct->b.body, c->key.b[1] = ct->b.manip, c->key.b[2] = ct->b.link;
+    c->key.idx = (j > 0 && same_pair(ct, &s->contacts[j - 1]))
+                     ? w->cons[n - 2].key.idx + 1
+                     : 0;
+    c->contact = j;
+    c->row = -1;
+    c->gap = -ct->depth;
+    c->mu = ct->mu;
+    c->e = ct->restitution;
+  }
+  for (int r = 0; r < w->nl; ++r) {
+    const cp_joint *jt = cjoint_of(w, r);
+    if (!jt->has_limits) continue;
+    double jm = w->sc.touch_tolerance + 2 * w->opt.dt * fabs(jt->velocity) +
+                1e-9;
+    for (int side = 0; side < 2; ++side) {
+      double gap = side ? jt->upper - jt->position : jt->position - jt->lower;
+      if (gap > jm) continue;
+      con *c = &w->cons[n++];
+      memset(c, 0, sizeof *c);
+      c->key.a[0] = -2, c->key.a[1] = r, c->key.a[2] = side;
+      c->key.b[0] = c->key.b[1] = c->key.b[2] = -2;
+      c->contact = -1;
+      c->row = r;
+      c->sign = side ? -1.0 : 1.0;
+      c->gap = gap;
+    }
+  }
+  w->ncon = n;
+  w->contacts_valid = 1;
+  return CP_WORLD_OK;
+}
+
+static double max_depth(const cp_world *w) {
+  double d = 0;
+  for (int j = 0; j < w->sc.n_contacts; ++j)
+    if (w->sc.contacts[j].depth > d) d = w->sc.contacts[j].depth;
+  return d;
+}
+
+// ---------------------------------------------------------------------------
+// Workspaces
+
+static cp_world_status ensure(cp_world *w, int ncon, int lcp_n) {
+  size_t nu = (size_t)(w->nu > 0 ? w->nu : 1);
+  int n3 = 3 * (ncon > 0 ? ncon : 1);
+  if (n3 > w->csz_cap) {
+    int cap = n3 * 2;
+    double *p[6];
+    size_t sz[6] = {nu * (size_t)cap, (size_t)cap, (size_t)cap * (size_t)cap,
+                    (size_t)cap, (size_t)cap, (size_t)cap};
+    double **dst[6] = {&w->Gx, &w->kx, &w->As, &w->bs, &w->c, &w->cfull};
+    for (int i = 0; i < 6; ++i) {
+      p[i] = realloc(*dst[i], sizeof(double) * sz[i]);
+      if (!p[i]) return fail(w, CP_WORLD_NOMEM, "out of memory");
+      *dst[i] = p[i];
+    }
+    int *si = realloc(w->sel, sizeof(int) * (size_t)cap);
+    if (!si) return fail(w, CP_WORLD_NOMEM, "out of memory");
+    w->sel = si;
+    si = realloc(w->order, sizeof(int) * (size_t)cap);
+    if (!si) return fail(w, CP_WORLD_NOMEM, "out of memory");
+    w->order = si;
+    si = realloc(w->rank, sizeof(int) * (size_t)cap);
+    if (!si) return fail(w, CP_WORLD_NOMEM, "out of memory");
+    w->rank = si;
+    cp_pyramid_contact *pc = realloc(w->pc, sizeof *pc * (size_t)cap);
+    if (!pc) return fail(w, CP_WORLD_NOMEM, "out of memory");
+    w->pc = pc;
+    double *vc = realloc(w->vc, sizeof(double) * (size_t)cap);
+    if (!vc) return fail(w, CP_WORLD_NOMEM, "out of memory");
+    w->vc = vc;
+    w->csz_cap = cap;
+  }
+  if (lcp_n > w->lcp_cap) {
+    int cap = lcp_n * 2;
+    double **dst[4] = {&w->M, &w->q, &w->z, &w->w};
+    size_t sz[4] = {(size_t)cap * (size_t)cap, (size_t)cap, (size_t)cap,
+                    (size_t)cap};
+    for (int i = 0; i < 4; ++i) {
+      double *p = realloc(*dst[i], sizeof(double) * sz[i]);
+      if (!p) return fail(w, CP_WORLD_NOMEM, "out of memory");
+      *dst[i] = p;
+    }
+    unsigned char *b = realloc(w->basis, (size_t)cap);
+    if (!b) return fail(w, CP_WORLD_NOMEM, "out of memory");
+    w->basis = b;
+    cp_lemke_ws_destroy(w->ws);
+    w->ws = cp_lemke_ws_create(cap);
+    if (!w->ws) return fail(w, CP_WORLD_NOMEM, "out of memory");
+    w->lcp_cap = cap;
+  }
+  return CP_WORLD_OK;
+}
+
+// ---------------------------------------------------------------------------
+// Warm starts
+
+static int key_eq(const ckey *x, const ckey *y) {
+  return !memcmp(x, y, sizeof *x);
+}
+
+// Previous flags of constraint key for the LCP kind, or NULL. The previous
+// list is in constraint order, which is stable between steps, so the search
+// starts where the last one ended.
+static const unsigned char *warm_find(const cp_world *w, const ckey *k,
+                                      int kind, int *hint) {
+  for (int t = 0; t < w->nwarm; ++t) {
+    int i = (*hint + t) % w->nwarm;
+    if (w->warm[i].kind == kind && key_eq(&w->warm[i].key, k)) {
+      *hint = i + 1;
+      return w->warm[i].flag;
+    }
+  }
+  return NULL;
+}
+
+static int warm_push(cp_world *w, const ckey *k, int kind,
+                     const unsigned char *flag) {
+  if (growi((void **)&w->warm_next, &w->warm_cap, w->nwarm_next + 1,
+            sizeof *w->warm_next))
+    return -1;
+  // warm and warm_next share warm_cap: keep both large enough.
+  wrec *p = realloc(w->warm, sizeof *p * (size_t)w->warm_cap);
+  if (!p) return -1;
+  w->warm = p;
+  wrec *r = &w->warm_next[w->nwarm_next++];
+  memset(r, 0, sizeof *r);
+  r->key = *k;
+  r->kind = (unsigned char)kind;
+  memcpy(r->flag, flag, 6);
+  return 0;
+}
+
+static void warm_commit(cp_world *w) {
+  wrec *t = w->warm;
+  w->warm = w->warm_next;
+  w->warm_next = t;
+  w->nwarm = w->nwarm_next;
+  w->nwarm_next = 0;
+}
+
+size_t cp_world_warm_size(const cp_world *w) {
+  if (!w->nwarm) return 0;
+  return 2 * sizeof(uint32_t) + (size_t)w->nwarm * sizeof(wrec);
+}
+
+void cp_world_warm_get(const cp_world *w, void *buf, size_t size) {
+  size_t need = cp_world_warm_size(w);
+  if (!need || size < need) return;
+  uint32_t h[2] = {WARM_MAGIC, (uint32_t)w->nwarm};
+  memcpy(buf, h, sizeof h);
+  memcpy((char *)buf + sizeof h, w->warm, (size_t)w->nwarm * sizeof(wrec));
+}
+
+void cp_world_warm_set(cp_world *w, const void *buf, size_t size) {
+  uint32_t h[2];
+  if (!buf || size < sizeof h) return;
+  memcpy(h, buf, sizeof h);
+  if (h[0] != WARM_MAGIC || size != sizeof h + (size_t)h[1] * sizeof(wrec))
+    return;
+  int n = (int)h[1];
+  if (growi((void **)&w->warm_next, &w->warm_cap, n + 1, sizeof *w->warm_next))
+    return;
+  wrec *p = realloc(w->warm, sizeof *p * (size_t)w->warm_cap);
+  if (!p) return;
+  w->warm = p;
+  memcpy(w->warm, (const char *)buf + sizeof h, (size_t)n * sizeof(wrec));
+  w->nwarm = n;
+}
+
+// ---------------------------------------------------------------------------
+// LCP solving
+
+// Solves the LCP in w->M, w->q (size n) with the world's solver; warm basis
+// in w->basis when `warm` is 1. Returns 0 when solved; adds pivots to *piv.
+static int solve_lcp(cp_world *w, int n, int warm, int *piv, int *warm_used,
+                     cp_lcp_info *info) {
+  cp_lcp_info_clear(info);
+  if (n == 0) {
+    info->status = CP_LCP_SOLVED;
+    return 0;
+  }
+  cp_lcp_status st;
+  if (w->opt.solve.solver == CP_SOLVER_LEMKE) {
+    int any = 0;
+    for (int i = 0; warm && i < n; ++i) any |= w->basis[i];
+    const unsigned char *wb = warm && any && w->opt.warm_start ? w->basis : NULL;
+    if (warm_used) *warm_used = wb != NULL;
+    st = cp_lemke_solve(w->ws, n, w->M, w->q, &w->opt.solve.lemke, wb, w->z,
+                        w->w, info);
+    if (st == CP_LCP_SOLVED) cp_lemke_basis(w->ws, w->basis);
+  } else {
+    st = cp_lcp_solve(w->ws, n, w->M, w->q, &w->opt.solve, w->z, w->w, info,
+                      NULL);
+    for (int i = 0; i < n; ++i) w->basis[i] = w->z[i] > 0;
+  }
+  *piv += info->iterations;
+  return st == CP_LCP_SOLVED ? 0 : -1;
+}
+
+// ---------------------------------------------------------------------------
+// The system of a step
+
+typedef struct stepsys {
+  cp_system sys;
+  cp_contact_space cs;
+  int built;
+} stepsys;
+
+static void stepsys_free(stepsys *s) {
+  if (!s->built) return;
+  cp_contact_space_free(&s->cs);
+  cp_system_free(&s->sys);
+  s->built = 0;
+}
+
+// H, f, G, k of the scene's contacts extended by the limit columns; A, b;
+// the constraint velocities vc = G^T u.
+static cp_world_status build(cp_world *w, stepsys *s) {
+  cp_error err = {{0}, {0}};
+  memset(s, 0, sizeof *s);
+  if (cp_system_build(&w->sc, &s->sys, &err))
+    return fail(w, CP_WORLD_NOMEM, "%s", err.msg);
+  cp_world_status st = ensure(w, w->ncon, 0);
+  if (st != CP_WORLD_OK) {
+    cp_system_free(&s->sys);
+    return st;
+  }
+  const int nu = w->nu, nc = s->sys.n_c, nca = w->ncon, no = 6 * w->nobj;
+  const size_t nuz = (size_t)nu;
+  if (nc)
+    memcpy(w->Gx, s->sys.G, sizeof(double) * nuz * 3 * (size_t)nc);
+  memcpy(w->kx, s->sys.k, sizeof(double) * 3 * (size_t)nc);
+  memcpy(w->vc, s->sys.v, sizeof(double) * 3 * (size_t)nc);
+  for (int j = nc; j < nca; ++j) {
+    const con *c = &w->cons[j];
+    double *g = w->Gx + nuz * 3 * (size_t)j;
+    memset(g, 0, sizeof(double) * nuz * 3);
+    g[no + c->row] = c->sign;
+    w->kx[3 * j] = w->kx[3 * j + 1] = w->kx[3 * j + 2] = 0;
+    w->vc[3 * j] = c->sign * cjoint_of(w, c->row)->velocity;
+    w->vc[3 * j + 1] = w->vc[3 * j + 2] = 0;
+  }
+  for (int r = 0; r < w->nl; ++r) {
+    w->driven[no + r] = s->sys.drive[r] == CP_DRIVE_ACCELERATION;
+    w->ud[no + r] = s->sys.qdd[r];
+  }
+  int rc = cp_contact_space_build(nu, nca, s->sys.H, w->Gx, s->sys.f, w->kx,
+                                  w->driven, w->ud, &s->cs);
+  if (rc) {
+    cp_system_free(&s->sys);
+    return rc == -1 ? fail(w, CP_WORLD_SOLVER_FAILED,
+                           "t = %.9g: the mass matrix is not positive definite",
+                           w->t)
+                    : fail(w, CP_WORLD_NOMEM, "out of memory");
+  }
+  s->built = 1;
+  return CP_WORLD_OK;
+}
+
+// udot = H^-1 (f + G c) (driven dofs: their given acceleration).
+static cp_world_status accel(cp_world *w, stepsys *s, const double *c,
+                             double *udot) {
+  if (cp_contact_space_accel(&s->cs, c, udot, NULL))
+    return fail(w, CP_WORLD_NOMEM, "out of memory");
+  return CP_WORLD_OK;
+}
+
+// Generalised velocity u of the scene's state (the layout of models/system.h).
+static void get_u(const cp_world *w, double *u) {
+  int k = 0;
+  for (int i = 0; i < w->sc.n_bodies; ++i) {
+    const cp_body *b = &w->sc.bodies[i];
+    if (b->fixed) continue;
+    memcpy(u + 6 * k, b->v, 3 * sizeof *u);
+    memcpy(u + 6 * k + 3, b->w, 3 * sizeof *u);
+    ++k;
+  }
+  for (int r = 0; r < w->nl; ++r) u[6 * w->nobj + r] = cjoint_of(w, r)->velocity;
+}
+
+static void set_u(cp_world *w, const double *u) {
+  int k = 0;
+  for (int i = 0; i < w->sc.n_bodies; ++i) {
+    cp_body *b = &w->sc.bodies[i];
+    if (b->fixed) continue;
+    memcpy(b->v, u + 6 * k, 3 * sizeof *u);
+    memcpy(b->w, u + 6 * k + 3, 3 * sizeof *u);
+    ++k;
+  }
+  for (int r = 0; r < w->nl; ++r) joint_of(w, r)->velocity = u[6 * w->nobj + r];
+}
+
+// Positions moved by the generalised displacement h u (quaternions by the
+// exponential map, renormalised).
+static void move(cp_world *w, const double *u, double h) {
+  int k = 0;
+  for (int i = 0; i < w->sc.n_bodies; ++i) {
+    cp_body *b = &w->sc.bodies[i];
+    if (b->fixed) continue;
+    cp_v3_axpy(b->x, b->x, h, u + 6 * k);
+    cp_quat_integrate(b->q, b->q, u + 6 * k + 3, h);
+    double n = sqrt(b->q[0] * b->q[0] + b->q[1] * b->q[1] +
+                    b->q[2] * b->q[2] + b->q[3] * b->q[3]);
+    for (int t = 0; t < 4; ++t) b->q[t] /= n;
+    ++k;
+  }
+  for (int r = 0; r < w->nl; ++r)
+    joint_of(w, r)->position += h * u[6 * w->nobj + r];
+}
+
+static int frictional(const con *c) { return c->contact >= 0 && c->mu > 0; }
+
+// The corner directions of the pyramid |c_t| <= mu c_n, |c_o| <= mu c_n:
+// its four edges are mu c_n (+-1, +-1) in (t, o).
+static const double corner[4][2] = {{1, 1}, {1, -1}, {-1, 1}, {-1, -1}};
+
+// The velocity-level LCP (Stewart-Trinkle / Anitescu-Potra with the
+// pyramid's corner directions, formulation §6) over the constraints sel[0..ns):
+//   z = [p_n (ns); beta (4 per frictional); lambda (1 per frictional)]
+//   w = [v+_n + off_n;  D^T v+_tan + lambda;  mu p_n - sum beta]
+// with v+ = A p + bv (contact space, size 3 ncon; bv's normal rows already
+// carry the offsets). Fills w->M, w->q; returns the size.
+static int build_st(cp_world *w, const double *A, const double *bv, int ns,
+                    const int *sel, int *nf_out) {
+  const int n3 = 3 * w->ncon;
+  int nf = 0;
+  for (int k = 0; k < ns; ++k) nf += frictional(&w->cons[sel[k]]);
+  const int m = ns + 5 * nf;
+  *nf_out = nf;
+  if (ensure(w, w->ncon, m) != CP_WORLD_OK) return -1;
+  double *M = w->M, *q = w->q;
+  memset(M, 0, sizeof(double) * (size_t)m * (size_t)m);
+  // fidx[k]: index among frictional constraints, or -1 (reuses w->rank)
+  int *fidx = w->rank;
+  for (int k = 0, f = 0; k < ns; ++k)
+    fidx[k] = frictional(&w->cons[sel[k]]) ? f++ : -1;
+#define MM(i, j) M[(size_t)(i) + (size_t)(j) * (size_t)m]
+  // Column `col` of A C is colA; write its R-rows into M.
+  double *colA = w->bs; // scratch of size >= 3 ncon
+  for (int col = 0; col < ns + 4 * nf; ++col) {
+    if (col < ns) {
+      const double *a = A + (size_t)(3 * sel[col]) * (size_t)n3;
+      for (int k = 0; k < ns; ++k) {
+        int r = 3 * sel[k];
+        colA[3 * k] = a[r], colA[3 * k + 1] = a[r + 1], colA[3 * k + 2] = a[r + 2];
+      }
+    } else {
+      int f = (col - ns) / 4, i = (col - ns) % 4, k0 = 0;
+      while (fidx[k0] != f) ++k0;
+      const double *at = A + (size_t)(3 * sel[k0] + 1) * (size_t)n3,
+                   *ao = at + n3;
+      for (int k = 0; k < ns; ++k) {
+        int r = 3 * sel[k];
+        for (int d = 0; d < 3; ++d)
+          colA[3 * k + d] = corner[i][0] * at[r + d] + corner[i][1] * ao[r + d];
+      }
+    }
+    for (int k = 0; k < ns; ++k) {
+      MM(k, col) = colA[3 * k];
+      if (fidx[k] < 0) continue;
+      for (int i = 0; i < 4; ++i)
+        MM(ns + 4 * fidx[k] + i, col) =
+            corner[i][0] * colA[3 * k + 1] + corner[i][1] * colA[3 * k + 2];
+    }
+  }
+  for (int k = 0; k < ns; ++k) {
+    int j = sel[k];
+    q[k] = bv[3 * j];
+    if (fidx[k] < 0) continue;
+    int f = fidx[k];
+    for (int i = 0; i < 4; ++i) {
+      q[ns + 4 * f + i] = corner[i][0] * bv[3 * j + 1] + corner[i][1] * bv[3 * j + 2];
+      MM(ns + 4 * f + i, ns + 4 * nf + f) = 1.0; // + lambda
+      MM(ns + 4 * nf + f, ns + 4 * f + i) = -1.0;
+    }
+    q[ns + 4 * nf + f] = 0;
+    MM(ns + 4 * nf + f, k) = w->cons[j].mu;
+  }
+#undef MM
+  return m;
+}
+
+// Impulses c (3 ncon, zero outside sel) from the velocity LCP's z.
+static void st_impulses(cp_world *w, int ns, const int *sel, double *c) {
+  memset(c, 0, sizeof(double) * 3 * (size_t)w->ncon);
+  for (int k = 0, f = 0; k < ns; ++k) {
+    int j = sel[k];
+    c[3 * j] = w->z[k];
+    if (!frictional(&w->cons[j])) continue;
+    for (int i = 0; i < 4; ++i) {
+      double b = w->z[ns + 4 * f + i];
+      c[3 * j + 1] += corner[i][0] * b;
+      c[3 * j + 2] += corner[i][1] * b;
+    }
+    ++f;
+  }
+}
+
+// Warm basis for the velocity LCP from the previous step's flags.
+static void st_warm(cp_world *w, int ns, const int *sel, int nf, int kind) {
+  int m = ns + 5 * nf, hint = 0;
+  memset(w->basis, 0, (size_t)m);
+  for (int k = 0, f = 0; k < ns; ++k) {
+    const con *c = &w->cons[sel[k]];
+    const unsigned char *fl = warm_find(w, &c->key, kind, &hint);
+    int fr = frictional(c);
+    if (fl) {
+      w->basis[k] = fl[0];
+      if (fr)
+        for (int i = 0; i < 4; ++i) w->basis[ns + 4 * f + i] = fl[1 + i];
+      if (fr) w->basis[ns + 4 * nf + f] = fl[5];
+    }
+    f += fr;
+  }
+}
+
+static void st_record(cp_world *w, int ns, const int *sel, int nf, int kind) {
+  for (int k = 0, f = 0; k < ns; ++k) {
+    const con *c = &w->cons[sel[k]];
+    unsigned char fl[6] = {w->basis[k], 0, 0, 0, 0, 0};
+    if (frictional(c)) {
+      for (int i = 0; i < 4; ++i) fl[1 + i] = w->basis[ns + 4 * f + i];
+      fl[5] = w->basis[ns + 4 * nf + f];
+      ++f;
+    }
+    warm_push(w, &c->key, kind, fl);
+  }
+}
+
+// Viewer/log record of the step's constraints with their forces (contacts
+// only; limits are not contacts).
+static cp_world_status record_contacts(cp_world *w, const double *force) {
+  int nc = 0;
+  for (int j = 0; j < w->ncon; ++j) nc += w->cons[j].contact >= 0;
+  if (growi((void **)&w->wc, &w->wc_cap, nc + 1, sizeof *w->wc))
+    return fail(w, CP_WORLD_NOMEM, "out of memory");
+  w->nwc = 0;
+  for (int j = 0; j < w->ncon; ++j) {
+    const con *c = &w->cons[j];
+    if (c->contact < 0) continue;
+    const cp_contact *ct = &w->sc.contacts[c->contact];
+    cp_world_contact *o = &w->wc[w->nwc++];
+    o->a = ct->a;
+    o->b = ct->b;
+    cp_v3_copy(o->p, ct->p);
+    cp_v3_copy(o->n, ct->n);
+    for (int d = 0; d < 3; ++d)
+      o->force[d] = force[3 * j] * ct->n[d] + force[3 * j + 1] * ct->t[d] +
+                    force[3 * j + 2] * ct->o[d];
+    o->depth = ct->depth;
+  }
+  return CP_WORLD_OK;
+}
+
+int cp_world_contacts(const cp_world *w, const cp_world_contact **out) {
+  *out = w->wc;
+  return w->nwc;
+}
+
+// ---------------------------------------------------------------------------
+// Steppers
+
+// The velocity stepper (also the acceleration stepper's fallback).
+static cp_world_status step_velocity(cp_world *w, stepsys *s,
+                                     cp_step_info *info) {
+  const double h = w->opt.dt;
+  const int n3 = 3 * w->ncon;
+  double *bv = w->cfull; // velocity of free motion + offsets
+  for (int i = 0; i < n3; ++i) bv[i] = w->vc[i] + h * (s->cs.b[i] - w->kx[i]);
+  for (int j = 0; j < w->ncon; ++j) bv[3 * j] += w->cons[j].gap / h;
+  for (int j = 0; j < w->ncon; ++j) w->sel[j] = j;
+  int nf, m = build_st(w, s->cs.A, bv, w->ncon, w->sel, &nf);
+  if (m < 0) return fail(w, CP_WORLD_NOMEM, "out of memory");
+  st_warm(w, w->ncon, w->sel, nf, 1);
+  cp_lcp_info li;
+  int warm = 0;
+  info->lcp_solves++;
+  if (solve_lcp(w, m, 1, &info->pivots, &warm, &li)) {
+    // The LCP always has a solution; a Lemke failure is numerical. Let
+    // the auto strategy (FIP, more restarts, the MIP) have it.
+    cp_solve_options so = w->opt.solve;
+    so.solver = CP_SOLVER_AUTO;
+    info->lcp_solves++;
+    if (cp_lcp_solve(w->ws, m, w->M, w->q, &so, w->z, w->w, &li, NULL) !=
+        CP_LCP_SOLVED)
+      return fail(w, CP_WORLD_SOLVER_FAILED,
+                  "t = %.9g: the velocity LCP (size %d) was not solved: %s",
+                  w->t, m, li.reason);
+    for (int i = 0; i < m; ++i) w->basis[i] = w->z[i] > 0;
+  }
+  if (w->opt.stepper == CP_STEPPER_VELOCITY) info->warm_started = warm;
+  st_record(w, w->ncon, w->sel, nf, 1);
+  st_impulses(w, w->ncon, w->sel, w->c);
+  for (int i = 0; i < n3; ++i) w->c[i] /= h; // impulse over the step -> force
+  cp_world_status st = accel(w, s, w->c, w->udot);
+  if (st != CP_WORLD_OK) return st;
+  get_u(w, w->u0);
+  for (int i = 0; i < w->nu; ++i) w->u0[i] += h * w->udot[i];
+  set_u(w, w->u0);
+  move(w, w->u0, h);
+  return record_contacts(w, w->c);
+}
+
+static int touching(const cp_world *w, const con *c) {
+  return c->gap <= w->sc.touch_tolerance;
+}
+
+// Drift correction (formulation §6 step 4): the predicted gaps of the
+// persistent constraints sel after the step, g = gap + h v+_n; if any is
+// below -CP_WORLD_DRIFT_TOL the positions are projected back along the
+// normals: delta = H^-1 G_n lambda, 0 <= lambda _|_ A_nn lambda + g >= 0
+// (velocities untouched, so rest stays rest and no kinetic energy is made).
+#define CP_WORLD_DRIFT_TOL 1e-9
+static cp_world_status drift(cp_world *w, stepsys *s, int ns, const int *sel,
+                             const double *vn_new, cp_step_info *info) {
+  const double h = w->opt.dt;
+  double worst = 0;
+  double gs[1024], *gp = ns <= 1024 ? gs : malloc(sizeof(double) * (size_t)ns);
+  if (!gp) return fail(w, CP_WORLD_NOMEM, "out of memory");
+  for (int k = 0; k < ns; ++k) {
+    gp[k] = w->cons[sel[k]].gap + h * vn_new[k];
+    if (gp[k] < worst) worst = gp[k];
+  }
+  if (worst >= -CP_WORLD_DRIFT_TOL) {
+    if (gp != gs) free(gp);
+    return CP_WORLD_OK;
+  }
+  cp_world_status st = ensure(w, w->ncon, ns);
+  if (st != CP_WORLD_OK) {
+    if (gp != gs) free(gp);
+    return st;
+  }
+  const int n3 = 3 * w->ncon;
+  for (int a = 0; a < ns; ++a) {
+    for (int b = 0; b < ns; ++b)
+      w->M[a + (size_t)b * ns] =
+          s->cs.A[3 * sel[a] + (size_t)(3 * sel[b]) * (size_t)n3];
+    w->q[a] = gp[a];
+  }
+  if (gp != gs) free(gp);
+  cp_lcp_info li;
+  info->lcp_solves++;
+  if (solve_lcp(w, ns, 0, &info->pivots, NULL, &li)) return CP_WORLD_OK;
+  // delta = H^-1 G_n lambda: the difference of two accelerations.
+  memset(w->c, 0, sizeof(double) * (size_t)n3);
+  for (int k = 0; k < ns; ++k) w->c[3 * sel[k]] = w->z[k];
+  double *d0 = w->du;
+  if ((st = accel(w, s, w->c, w->udot)) != CP_WORLD_OK) return st;
+  memset(w->c, 0, sizeof(double) * (size_t)n3);
+  if ((st = accel(w, s, w->c, d0)) != CP_WORLD_OK) return st;
+  for (int i = 0; i < w->nu; ++i) d0[i] = w->udot[i] - d0[i];
+  for (int r = 0; r < w->nl; ++r)
+    if (w->driven[6 * w->nobj + r]) d0[6 * w->nobj + r] = 0;
+  move(w, d0, 1.0);
+  return CP_WORLD_OK;
+}
+
+// The acceleration stepper. Returns CP_WORLD_NEEDS_FALLBACK when a problem
+// had no answer (the caller restores the state and takes a velocity step).
+static cp_world_status step_acceleration(cp_world *w, stepsys *s,
+                                         cp_step_info *info) {
+  const double h = w->opt.dt, tol = s->sys.tol;
+  const int n3 = 3 * w->ncon;
+  cp_world_status st;
+  // 1. Impacts.
+  int ns = 0, any = 0;
+  for (int j = 0; j < w->ncon; ++j) {
+    const con *c = &w->cons[j];
+    double vn = w->vc[3 * j];
+    if (touching(w, c)) {
+      if (vn <= tol) w->sel[ns++] = j;
+      any |= vn < -tol;
+    } else if (c->gap + h * (vn + h * s->cs.b[3 * j]) < 0) {
+      w->sel[ns++] = j;
+      any = 1;
+    }
+  }
+  if (any) {
+    double *bv = w->cfull;
+    for (int i = 0; i < n3; ++i) bv[i] = w->vc[i];
+    for (int k = 0; k < ns; ++k) {
+      int j = w->sel[k];
+      const con *c = &w->cons[j];
+      double vn = w->vc[3 * j];
+      if (touching(w, c)) {
+        if (vn < -tol) bv[3 * j] += c->e * vn; // v+_n >= -e v-_n
+      } else if (c->e > 0) {
+        bv[3 * j] += c->e * vn;
+      } else {
+        // closes during the step: arrive at zero gap, not through it
+        bv[3 * j] += h * s->cs.b[3 * j] + c->gap / h;
+      }
+    }
+    int nf, m = build_st(w, s->cs.A, bv, ns, w->sel, &nf);
+    if (m < 0) return fail(w, CP_WORLD_NOMEM, "out of memory");
+    memset(w->basis, 0, (size_t)m);
+    cp_lcp_info li;
+    info->lcp_solves++;
+    if (solve_lcp(w, m, 0, &info->pivots, NULL, &li))
+      return fail(w, CP_WORLD_NEEDS_FALLBACK,
+                  "t = %.9g: the impact LCP (size %d) was not solved: %s", w->t,
+                  m, li.reason);
+    info->impacts = 0;
+    for (int k = 0; k < ns; ++k) info->impacts += w->z[k] > 0;
+    st_impulses(w, ns, w->sel, w->c);
+    double *d0 = w->du;
+    if ((st = accel(w, s, w->c, w->udot)) != CP_WORLD_OK) return st;
+    memset(w->c, 0, sizeof(double) * (size_t)n3);
+    if ((st = accel(w, s, w->c, d0)) != CP_WORLD_OK) return st;
+    get_u(w, w->u0);
+    for (int i = 0; i < w->nu; ++i) w->u0[i] += w->udot[i] - d0[i];
+    set_u(w, w->u0);
+    // New velocities: new b, k, sliding split.
+    stepsys_free(s);
+    if ((st = build(w, s)) != CP_WORLD_OK) return st;
+  }
+  // 2. The acceleration LCP over the touching, non-separating constraints.
+  ns = 0;
+  for (int j = 0; j < w->ncon; ++j)
+    if (touching(w, &w->cons[j]) && w->vc[3 * j] <= tol) w->sel[ns++] = j;
+  if ((st = ensure(w, w->ncon, ns + 5 * ns)) != CP_WORLD_OK) return st;
+  const int m3 = 3 * ns;
+  for (int a = 0; a < m3; ++a) {
+    int ra = 3 * w->sel[a / 3] + a % 3;
+    w->bs[a] = s->cs.b[ra];
+    for (int b = 0; b < m3; ++b)
+      w->As[a + (size_t)b * m3] =
+          s->cs.A[ra + (size_t)(3 * w->sel[b / 3] + b % 3) * (size_t)n3];
+  }
+  for (int k = 0; k < ns; ++k) {
+    int j = w->sel[k];
+    const con *c = &w->cons[j];
+    cp_pyramid_contact *p = &w->pc[k];
+    memset(p, 0, sizeof *p);
+    double vt = w->vc[3 * j + 1], vo = w->vc[3 * j + 2];
+    double sp = sqrt(vt * vt + vo * vo);
+    p->mu = c->contact >= 0 ? c->mu : 0;
+    if (p->mu == 0) {
+      p->sliding = 1; // frictionless: c_n only (contact/problem.h)
+    } else if (sp > tol) {
+      p->sliding = 1;
+      p->d[0] = p->mu * vt / sp;
+      p->d[1] = p->mu * vo / sp;
+    }
+  }
+  cp_pyramid_layout lay;
+  cp_pyramid_layout_make(ns, w->pc, w->order, w->rank, &lay);
+  cp_pyramid_build(&lay, w->pc, w->As, w->bs, w->M, w->q);
+  // Warm basis: slot 0 c_n, 1-2 s+_t/o, 3-4 a-_t/o.
+  int hint = 0;
+  memset(w->basis, 0, (size_t)lay.m);
+  for (int kk = 0; kk < ns; ++kk) {
+    int k = w->order[kk];
+    const unsigned char *fl = warm_find(w, &w->cons[w->sel[k]].key, 0, &hint);
+    if (!fl) continue;
+    w->basis[kk] = fl[0];
+    int r = w->rank[k];
+    if (r >= 0) {
+      w->basis[ns + r] = fl[1];
+      w->basis[ns + lay.nr + r] = fl[2];
+      w->basis[ns + 2 * lay.nr + r] = fl[3];
+      w->basis[ns + 3 * lay.nr + r] = fl[4];
+    }
+  }
+  cp_lcp_info li;
+  int warm = 0;
+  info->lcp_solves++;
+  if (solve_lcp(w, lay.m, 1, &info->pivots, &warm, &li))
+    return fail(w, CP_WORLD_NEEDS_FALLBACK,
+                "t = %.9g: the acceleration LCP (size %d) has no solution "
+                "found (%s)",
+                w->t, lay.m, li.reason);
+  info->warm_started = warm;
+  for (int kk = 0; kk < ns; ++kk) {
+    int k = w->order[kk], r = w->rank[k];
+    unsigned char fl[6] = {w->basis[kk], 0, 0, 0, 0, 0};
+    if (r >= 0) {
+      fl[1] = w->basis[ns + r];
+      fl[2] = w->basis[ns + lay.nr + r];
+      fl[3] = w->basis[ns + 2 * lay.nr + r];
+      fl[4] = w->basis[ns + 3 * lay.nr + r];
+    }
+    warm_push(w, &w->cons[w->sel[k]].key, 0, fl);
+  }
+  cp_pyramid_forces(&lay, w->pc, w->z, w->c); // subset forces (3 ns)
+  memset(w->cfull, 0, sizeof(double) * (size_t)n3);
+  for (int k = 0; k < ns; ++k)
+    for (int d = 0; d < 3; ++d) w->cfull[3 * w->sel[k] + d] = w->c[3 * k + d];
+  if ((st = accel(w, s, w->cfull, w->udot)) != CP_WORLD_OK) return st;
+  // Normal velocity after the step of each persistent constraint:
+  // v_n + h a_n with a = A c + b.
+  double vns[1024], *vn = ns <= 1024 ? vns : malloc(sizeof(double) * (size_t)ns);
+  if (!vn) return fail(w, CP_WORLD_NOMEM, "out of memory");
+  for (int k = 0; k < ns; ++k) {
+    int r = 3 * w->sel[k];
+    double a = s->cs.b[r];
+    for (int i = 0; i < n3; ++i) a += s->cs.A[r + (size_t)i * (size_t)n3] * w->cfull[i];
+    vn[k] = w->vc[r] + h * a;
+  }
+  // 3. Semi-implicit Euler.
+  get_u(w, w->u0);
+  for (int i = 0; i < w->nu; ++i) w->u0[i] += h * w->udot[i];
+  set_u(w, w->u0);
+  move(w, w->u0, h);
+  // 4. Drift.
+  st = drift(w, s, ns, w->sel, vn, info);
+  if (vn != vns) free(vn);
+  if (st != CP_WORLD_OK) return st;
+  return record_contacts(w, w->cfull);
+}
+
+static cp_world_status step_quasistatic(cp_world *w, cp_step_info *info) {
+  // Only touching contacts: the quasistatic problem has no gaps.
+  cp_scene *sc = &w->sc;
+  int k = 0;
+  for (int j = 0; j < sc->n_contacts; ++j)
+    if (-sc->contacts[j].depth <= sc->touch_tolerance)
+      sc->contacts[k++] = sc->contacts[j];
+  sc->n_contacts = k;
+  w->contacts_valid = 0;
+  cp_system sys;
+  cp_error err = {{0}, {0}};
+  if (cp_system_build(sc, &sys, &err))
+    return fail(w, CP_WORLD_NOMEM, "%s", err.msg);
+  cp_problem_options po = cp_problem_defaults();
+  po.solve = w->opt.solve;
+  // Lemke may end on a secondary ray without proof here (quasistatic.h):
+  // the MIP decides those.
+  if (po.solve.solver == CP_SOLVER_LEMKE) po.solve.solver = CP_SOLVER_AUTO;
+  cp_quasistatic_result res;
+  cp_lcp_status ls = cp_problem_quasistatic(&sys, &po, &res);
+  info->lcp_solves++;
+  info->pivots += res.info.iterations;
+  cp_world_status st = CP_WORLD_OK;
+  if (ls != CP_LCP_SOLVED) {
+    st = fail(w, CP_WORLD_SOLVER_FAILED,
+              "t = %.9g: the quasistatic problem has no answer (%s%s%s)", w->t,
+              cp_lcp_status_name(ls), res.info.reason[0] ? ": " : "",
+              res.info.reason);
+  } else {
+    set_u(w, res.velocity);
+    move(w, res.velocity, w->opt.dt);
+    // record contacts: forces in contact frames
+    w->ncon = 0;
+    for (int j = 0; j < sc->n_contacts; ++j) {
+      if (growi((void **)&w->cons, &w->con_cap, j + 1, sizeof *w->cons)) break;
+      memset(&w->cons[j], 0, sizeof(con));
+      w->cons[j].contact = j;
+      w->ncon = j + 1;
+    }
+    st = record_contacts(w, res.force);
+  }
+  cp_quasistatic_result_free(&res);
+  cp_system_free(&sys);
+  return st;
+}
+
+// ---------------------------------------------------------------------------
+// The step
+
+// Checks the state for NaN/infinity; names the first offender.
+static cp_world_status check_finite(cp_world *w) {
+  for (int i = 0; i < w->sc.n_bodies; ++i) {
+    const cp_body *b = &w->sc.bodies[i];
+    if (b->fixed) continue;
+    const char *what = !cp_v3_isfinite(b->x) ? "position"
+                       : !(isfinite(b->q[0]) && isfinite(b->q[1]) &&
+                           isfinite(b->q[2]) && isfinite(b->q[3]))
+                           ? "orientation"
+                       : !cp_v3_isfinite(b->v) ? "linear velocity"
+                       : !cp_v3_isfinite(b->w) ? "angular velocity"
+                                               : NULL;
+    if (what)
+      return fail(w, CP_WORLD_NONFINITE,
+                  "t = %.9g: body \"%s\": %s is not finite after the step",
+                  w->t, b->name, what);
+  }
+  for (int r = 0; r < w->nl; ++r) {
+    const cp_joint *j = cjoint_of(w, r);
+    if (!isfinite(j->position) || !isfinite(j->velocity))
+      return fail(w, CP_WORLD_NONFINITE,
+                  "t = %.9g: joint \"%s/%s\": %s is not finite after the step",
+                  w->t, w->sc.manips[w->row_manip[r]].name, j->name,
+                  isfinite(j->position) ? "velocity" : "position");
+  }
+  return CP_WORLD_OK;
+}
+
+// Overlap accepted during a simulation before the step is refused.
+static double pen_limit(const cp_world *w) {
+  return fmax(100 * w->sc.penetration_tolerance, 1e-2);
+}
+
+cp_world_status cp_world_step(cp_world *w, cp_step_info *out) {
+  cp_step_info info;
+  memset(&info, 0, sizeof info);
+  w->msg[0] = 0;
+  cp_world_get_state(w, w->state0);
+  cp_world_status st = CP_WORLD_OK;
+  if (!w->contacts_valid) st = gen_contacts(w, pen_limit(w));
+  if (st != CP_WORLD_OK) goto restore;
+  info.contacts = w->sc.n_contacts;
+  w->nwarm_next = 0;
+  if (w->opt.stepper == CP_STEPPER_QUASISTATIC) {
+    st = step_quasistatic(w, &info);
+  } else {
+    stepsys s;
+    st = build(w, &s);
+    if (st != CP_WORLD_OK) goto restore;
+    if (w->opt.stepper == CP_STEPPER_VELOCITY) {
+      st = step_velocity(w, &s, &info);
+    } else {
+      st = step_acceleration(w, &s, &info);
+      if (st == CP_WORLD_NEEDS_FALLBACK && w->opt.allow_fallback) {
+        // Painleve / inconsistent: the velocity stepper from the start.
+        stepsys_free(&s);
+        put_state(w, w->state0);
+        w->contacts_valid = 1; // the constraints are the start state's
+        w->nwarm_next = 0;
+        st = build(w, &s);
+        if (st == CP_WORLD_OK) st = step_velocity(w, &s, &info);
+        info.fallback = 1;
+      }
+    }
+    stepsys_free(&s);
+  }
+  if (st != CP_WORLD_OK) goto restore;
+  if ((st = check_finite(w)) != CP_WORLD_OK) goto restore;
+  for (int r = 0; r < w->nl; ++r) {
+    const cp_joint *j = cjoint_of(w, r);
+    double slack = 1e-3 * fmax(1.0, fabs(j->upper - j->lower));
+    if (j->has_limits &&
+        (j->position < j->lower - slack || j->position > j->upper + slack)) {
+      st = fail(w, CP_WORLD_JOINT_LIMIT,
+                "t = %.9g: joint \"%s/%s\" at %.9g left its limits [%g, %g]",
+                w->t, w->sc.manips[w->row_manip[r]].name, j->name, j->position,
+                j->lower, j->upper);
+      goto restore;
+    }
+  }
+  // Contacts of the new state: the penetration check and the next step's.
+  w->contacts_valid = 0;
+  if ((st = gen_contacts(w, pen_limit(w))) != CP_WORLD_OK) goto restore;
+  warm_commit(w);
+  w->t += w->opt.dt;
+  hash_state(w);
+  double e0 = w->energy;
+  w->energy = energy_of(w);
+  (void)e0;
+  info.max_penetration = max_depth(w);
+  info.energy = w->energy;
+  if (out) *out = info;
+  return CP_WORLD_OK;
+restore:
+  put_state(w, w->state0);
+  w->nwarm_next = 0;
+  if (out) *out = info;
+  return st;
+}

@@ -1,0 +1,196 @@
+#include "synth.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static const int dirs[4][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}};
+
+static int grid_free(const synth_grid *g, int x, int y) {
+  return x >= 0 && y >= 0 && x < g->w && y < g->h && g->rows[y][x] != '#';
+}
+
+static int grid_expand(void *ctx, const double *x, double t, const void *warm,
+                       size_t ws, long a, double *y, cp_expansion *info) {
+  (void)t;
+  (void)warm;
+  (void)ws;
+  synth_grid *g = ctx;
+  g->expand_calls++;
+  if (g->delay_us > 0) {
+    struct timespec ts = {0, 1000L * g->delay_us};
+    nanosleep(&ts, NULL);
+  }
+  int cx = (int)x[0] + dirs[a][0], cy = (int)x[1] + dirs[a][1];
+  info->steps = 1;
+  if (!grid_free(g, cx, cy)) {
+    info->outcome = CP_OUTCOME_OUT_OF_BOUNDS;
+    snprintf(info->message, sizeof info->message, "cell (%d, %d) blocked", cx,
+             cy);
+    y[0] = x[0];
+    y[1] = x[1];
+    return 0;
+  }
+  y[0] = cx;
+  y[1] = cy;
+  return 0;
+}
+
+static double grid_cost(void *ctx, long a) { return ((synth_grid *)ctx)->cost[a]; }
+
+static int grid_in_goal(void *ctx, const double *x) {
+  synth_grid *g = ctx;
+  return (int)x[0] == g->goal[0] && (int)x[1] == g->goal[1];
+}
+
+static double grid_h(void *ctx, const double *x) {
+  synth_grid *g = ctx;
+  double cmin = g->cost[0];
+  for (int k = 1; k < 4; ++k) cmin = g->cost[k] < cmin ? g->cost[k] : cmin;
+  return cmin * (fabs(x[0] - g->goal[0]) + fabs(x[1] - g->goal[1]));
+}
+
+static double grid_dist(void *ctx, const double *x) {
+  synth_grid *g = ctx;
+  return hypot(x[0] - g->goal[0], x[1] - g->goal[1]);
+}
+
+static void grid_embed(void *ctx, const double *x, double *e) {
+  (void)ctx;
+  e[0] = x[0];
+  e[1] = x[1];
+}
+
+static void grid_key(void *ctx, const double *x, int64_t *k) {
+  (void)ctx;
+  k[0] = (int64_t)x[0];
+  k[1] = (int64_t)x[1];
+}
+
+static void grid_bounds(void *ctx, double *lo, double *hi) {
+  synth_grid *g = ctx;
+  lo[0] = lo[1] = 0;
+  hi[0] = g->w - 1;
+  hi[1] = g->h - 1;
+}
+
+static void grid_goal_sample(void *ctx, double *e) {
+  synth_grid *g = ctx;
+  e[0] = g->goal[0];
+  e[1] = g->goal[1];
+}
+
+cp_search_problem synth_grid_problem(synth_grid *g) {
+  cp_search_problem p = {.n = 2, .m = 2, .key_n = 2, .n_actions = 4,
+                         .duration = 1.0, .ctx = g,
+                         .expand = grid_expand, .action_cost = grid_cost,
+                         .in_goal = grid_in_goal, .heuristic = grid_h,
+                         .goal_distance = grid_dist, .embed = grid_embed,
+                         .discretise = grid_key, .sample_bounds = grid_bounds,
+                         .goal_sample = grid_goal_sample};
+  return p;
+}
+
+double synth_grid_dijkstra(const synth_grid *g) {
+  enum { MAXC = 4096 };
+  double d[MAXC];
+  int done[MAXC];
+  int n = g->w * g->h;
+  if (n > MAXC) return NAN;
+  for (int i = 0; i < n; ++i) {
+    d[i] = INFINITY;
+    done[i] = 0;
+  }
+  d[g->start[1] * g->w + g->start[0]] = 0;
+  for (;;) {
+    int u = -1;
+    for (int i = 0; i < n; ++i)
+      if (!done[i] && isfinite(d[i]) && (u < 0 || d[i] < d[u])) u = i;
+    if (u < 0) break;
+    done[u] = 1;
+    int ux = u % g->w, uy = u / g->w;
+    for (int a = 0; a < 4; ++a) {
+      int vx = ux + dirs[a][0], vy = uy + dirs[a][1];
+      if (!grid_free(g, vx, vy)) continue;
+      int v = vy * g->w + vx;
+      if (d[u] + g->cost[a] < d[v]) d[v] = d[u] + g->cost[a];
+    }
+  }
+  return d[g->goal[1] * g->w + g->goal[0]];
+}
+
+/* --- the point --------------------------------------------------------- */
+
+static int point_expand(void *ctx, const double *x, double t, const void *warm,
+                        size_t ws, long a, double *y, cp_expansion *info) {
+  (void)t;
+  (void)warm;
+  (void)ws;
+  ((synth_point *)ctx)->expand_calls++;
+  double ang = (double)a * 0.78539816339744831;
+  double nx = x[0] + 0.05 * cos(ang), ny = x[1] + 0.05 * sin(ang);
+  info->steps = 5;
+  y[0] = x[0];
+  y[1] = x[1];
+  if (nx < 0 || ny < 0 || nx > 1 || ny > 1) {
+    info->outcome = CP_OUTCOME_OUT_OF_BOUNDS;
+    snprintf(info->message, sizeof info->message, "left the square");
+    return 0;
+  }
+  if (nx >= 0.45 && nx <= 0.55 && ny < 0.7) {
+    info->outcome = CP_OUTCOME_PENETRATION;
+    snprintf(info->message, sizeof info->message, "into the wall");
+    return 0;
+  }
+  y[0] = nx;
+  y[1] = ny;
+  return 0;
+}
+
+static double point_cost(void *ctx, long a) {
+  (void)ctx;
+  return (a % 2) ? 1.4142135623730951 : 1.0;
+}
+
+static double point_dist(void *ctx, const double *x) {
+  (void)ctx;
+  double d = hypot(x[0] - 0.9, x[1] - 0.9) - 0.06;
+  return d > 0 ? d : 0;
+}
+
+static int point_in_goal(void *ctx, const double *x) {
+  return point_dist(ctx, x) <= 0;
+}
+
+static double point_h(void *ctx, const double *x) {
+  return point_dist(ctx, x) / 0.05;
+}
+
+static void point_key(void *ctx, const double *x, int64_t *k) {
+  (void)ctx;
+  k[0] = (int64_t)floor(x[0] / 0.01);
+  k[1] = (int64_t)floor(x[1] / 0.01);
+}
+
+static void point_bounds(void *ctx, double *lo, double *hi) {
+  (void)ctx;
+  lo[0] = lo[1] = 0;
+  hi[0] = hi[1] = 1;
+}
+
+static void point_goal_sample(void *ctx, double *e) {
+  (void)ctx;
+  e[0] = e[1] = 0.9;
+}
+
+cp_search_problem synth_point_problem(synth_point *pt) {
+  cp_search_problem p = {.n = 2, .m = 2, .key_n = 2, .n_actions = 8,
+                         .duration = 0.1, .ctx = pt,
+                         .expand = point_expand, .action_cost = point_cost,
+                         .in_goal = point_in_goal, .heuristic = point_h,
+                         .goal_distance = point_dist, .embed = grid_embed,
+                         .discretise = point_key, .sample_bounds = point_bounds,
+                         .goal_sample = point_goal_sample};
+  return p;
+}

@@ -1,0 +1,37 @@
+/// \file tests/planner/synth.h
+/// Synthetic search problems for the planner tests (no simulation): a grid
+/// world with walls whose optimum can be enumerated (Dijkstra), and a point
+/// in the unit square moved by fixed displacements. Both report blocked
+/// moves as rejected outcomes (out_of_bounds), like a world would.
+#ifndef CP_TESTS_PLANNER_SYNTH_H
+#define CP_TESTS_PLANNER_SYNTH_H
+
+#include "planner/search.h"
+
+/// Grid W x H, walls marked '#' in rows (row 0 at y = 0); the start and goal
+/// are cells. Actions: +x, -x, +y, -y, costs cost[4].
+typedef struct synth_grid {
+  int w, h;
+  const char *const *rows;
+  int start[2], goal[2];
+  double cost[4];
+  long expand_calls;
+  int delay_us;        ///< sleep per expansion (kill-and-resume tests)
+} synth_grid;
+
+/// The problem over a grid (ctx = g).
+cp_search_problem synth_grid_problem(synth_grid *g);
+
+/// Independent optimum by Dijkstra over the cells; INFINITY when none.
+double synth_grid_dijkstra(const synth_grid *g);
+
+/// A point in [0,1]^2 from (0.1, 0.1) to the disc of radius 0.06 around
+/// (0.9, 0.9), moves of 0.05 in 8 directions (cost 1 each; diagonals
+/// sqrt 2), a wall x in [0.45, 0.55], y < 0.7 rejecting moves into it.
+typedef struct synth_point {
+  long expand_calls;
+} synth_point;
+
+cp_search_problem synth_point_problem(synth_point *p);
+
+#endif

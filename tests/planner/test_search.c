@@ -1,0 +1,342 @@
+/* The planners on synthetic problems (no simulation): A* against an
+ * independent Dijkstra, duplicate detection, rejected outcomes as data,
+ * RRT and SST solving a point-with-a-wall problem, the k-d tree against a
+ * linear scan, and resume through cp_search_adopt. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner/nn.h"
+#include "planner/search.h"
+#include "tests/support.h"
+#include "synth.h"
+
+static const char *const maze[] = {
+    "..........",
+    ".########.",
+    ".#......#.",
+    ".#.####.#.",
+    ".#.#..#.#.",
+    ".#.#......",
+    ".#.####.##",
+    ".#........",
+    ".########.",
+    ".........."};
+
+static synth_grid maze_grid(void) {
+  synth_grid g = {.w = 10, .h = 10, .rows = maze, .start = {0, 0},
+                  .goal = {4, 4}, .cost = {1.0, 1.3, 0.7, 2.1}};
+  return g;
+}
+
+static cp_search_status run(cp_search *s, long max_iter) {
+  cp_search_status st = CP_SEARCH_RUNNING;
+  for (long k = 0; k < max_iter && st == CP_SEARCH_RUNNING; ++k)
+    st = cp_search_iterate(s);
+  return st;
+}
+
+/* Follows the path's actions from the start with the grid's own rules. */
+static void check_grid_path(const synth_grid *g, cp_search *s, long goal) {
+  long ids[512];
+  long len = cp_search_path(s, goal, ids, 512);
+  cr_assert(len >= 1 && len <= 512);
+  cr_assert_eq(ids[0], 0);
+  int x = g->start[0], y = g->start[1];
+  double cost = 0;
+  static const int d[4][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}};
+  for (long k = 1; k < len; ++k) {
+    const cp_search_node *n = cp_search_node_get(s, ids[k]);
+    cr_assert_eq(n->parent, ids[k - 1]);
+    cr_assert_eq(n->outcome, CP_OUTCOME_OK);
+    x += d[n->action][0];
+    y += d[n->action][1];
+    cr_assert(g->rows[y][x] != '#');
+    cost += g->cost[n->action];
+  }
+  cr_assert_eq(x, g->goal[0]);
+  cr_assert_eq(y, g->goal[1]);
+  cr_assert_float_eq(cost, cp_search_node_get(s, goal)->cost, 1e-12);
+}
+
+Test(search, astar_finds_the_enumerated_optimum) {
+  synth_grid g = maze_grid();
+  cp_search_problem p = synth_grid_problem(&g);
+  cp_search_options o = cp_search_defaults();
+  o.weight = 1.0;
+  char msg[256];
+  double x0[2] = {g.start[0], g.start[1]};
+  cp_search *s = cp_search_create(&p, &o, x0, 0, msg, sizeof msg);
+  cr_assert(s, "%s", msg);
+  cr_assert_eq(run(s, 100000), CP_SEARCH_SOLVED);
+  long goal = cp_search_best(s);
+  double opt = synth_grid_dijkstra(&g);
+  cr_assert(isfinite(opt));
+  cr_assert_float_eq(cp_search_node_get(s, goal)->cost, opt, 1e-12,
+                     "A* %g, Dijkstra %g", cp_search_node_get(s, goal)->cost,
+                     opt);
+  check_grid_path(&g, s, goal);
+  cp_search_destroy(s);
+}
+
+Test(search, weighted_astar_is_within_its_bound) {
+  synth_grid g = maze_grid();
+  cp_search_problem p = synth_grid_problem(&g);
+  cp_search_options o = cp_search_defaults();
+  o.weight = 3.0;
+  char msg[256];
+  double x0[2] = {0, 0};
+  cp_search *s = cp_search_create(&p, &o, x0, 0, msg, sizeof msg);
+  cr_assert_eq(run(s, 100000), CP_SEARCH_SOLVED);
+  double c = cp_search_node_get(s, cp_search_best(s))->cost;
+  cr_assert(c <= 3.0 * synth_grid_dijkstra(&g) + 1e-12);
+  check_grid_path(&g, s, cp_search_best(s));
+  cp_search_destroy(s);
+}
+
+Test(search, astar_same_state_twice_is_one_node) {
+  /* An open 6 x 6 field, unreachable goal: the search enumerates it. */
+  static const char *const open6[] = {"......", "......", "......",
+                                      "......", "......", "......"};
+  synth_grid g = {.w = 6, .h = 6, .rows = open6, .start = {2, 2},
+                  .goal = {9, 9}, .cost = {1, 1, 1, 1}};
+  cp_search_problem p = synth_grid_problem(&g);
+  cp_search_options o = cp_search_defaults();
+  char msg[256];
+  double x0[2] = {2, 2};
+  cp_search *s = cp_search_create(&p, &o, x0, 0, msg, sizeof msg);
+  cr_assert_eq(run(s, 100000), CP_SEARCH_EXHAUSTED);
+  int seen[36] = {0};
+  long accepted = 0, rejected = 0;
+  for (long id = 0; id < cp_search_node_count(s); ++id) {
+    const cp_search_node *n = cp_search_node_get(s, id);
+    if (n->outcome != CP_OUTCOME_OK) {
+      ++rejected;
+      continue;
+    }
+    if (n->flags & CP_NODE_SUPERSEDED) continue;
+    const double *x = cp_search_state(s, id);
+    int cell = (int)x[1] * 6 + (int)x[0];
+    cr_assert_eq(seen[cell], 0, "cell %d is two nodes", cell);
+    seen[cell] = 1;
+    ++accepted;
+  }
+  cr_assert_eq(accepted, 36, "every cell once");
+  /* 36 cells expanded with 4 actions: 144 outcomes = 35 new cells +
+   * 24 walls (the border) + the rest duplicates. */
+  cr_assert_eq(rejected, 24);
+  cr_assert_eq(cp_search_get_stats(s)->expansions, 144);
+  /* Every outcome is a node or a counted duplicate. */
+  cr_assert_eq(cp_search_get_stats(s)->duplicates + cp_search_node_count(s) - 1,
+               144);
+  cr_assert(cp_search_get_stats(s)->duplicates >= 144 - 35 - 24 - 10);
+  cp_search_destroy(s);
+}
+
+Test(search, rejected_outcomes_are_nodes_with_their_reason) {
+  synth_grid g = maze_grid();
+  cp_search_problem p = synth_grid_problem(&g);
+  char msg[256];
+  double x0[2] = {0, 0};
+  cp_search *s = cp_search_create(&p, NULL, x0, 0, msg, sizeof msg);
+  run(s, 100000);
+  long rejected = 0;
+  for (long id = 0; id < cp_search_node_count(s); ++id) {
+    const cp_search_node *n = cp_search_node_get(s, id);
+    if (n->outcome == CP_OUTCOME_OK) continue;
+    ++rejected;
+    cr_assert_eq(n->outcome, CP_OUTCOME_OUT_OF_BOUNDS);
+    cr_assert(strstr(n->message, "blocked"), "%s", n->message);
+    /* The state is the parent's (the move did not happen). */
+    const double *x = cp_search_state(s, id), *px = cp_search_state(s, n->parent);
+    cr_assert(x[0] == px[0] && x[1] == px[1]);
+  }
+  cr_assert(rejected > 0);
+  cr_assert_eq(rejected, cp_search_get_stats(s)->rejected);
+  cp_search_destroy(s);
+}
+
+static void check_point_path(cp_search *s, long goal) {
+  long ids[4096];
+  long len = cp_search_path(s, goal, ids, 4096);
+  cr_assert(len > 1 && len <= 4096);
+  double x = 0.1, y = 0.1;
+  for (long k = 1; k < len; ++k) {
+    const cp_search_node *n = cp_search_node_get(s, ids[k]);
+    cr_assert_eq(n->outcome, CP_OUTCOME_OK);
+    x += 0.05 * cos((double)n->action * 0.78539816339744831);
+    y += 0.05 * sin((double)n->action * 0.78539816339744831);
+    cr_assert(!(x >= 0.45 && x <= 0.55 && y < 0.7), "path crosses the wall");
+  }
+  cr_assert(hypot(x - 0.9, y - 0.9) <= 0.06 + 1e-9);
+}
+
+Test(search, rrt_solves_the_point_around_the_wall) {
+  synth_point pt = {0};
+  cp_search_problem p = synth_point_problem(&pt);
+  cp_search_options o = cp_search_defaults();
+  o.method = "rrt";
+  o.seed = 7;
+  o.goal_bias = 0.1;
+  o.candidates = 4;
+  char msg[256];
+  double x0[2] = {0.1, 0.1};
+  cp_search *s = cp_search_create(&p, &o, x0, 0, msg, sizeof msg);
+  cr_assert(s, "%s", msg);
+  cr_assert_eq(run(s, 20000), CP_SEARCH_SOLVED);
+  check_point_path(s, cp_search_best(s));
+  cp_search_destroy(s);
+}
+
+Test(search, sst_solves_and_improves_and_prunes) {
+  synth_point pt = {0};
+  cp_search_problem p = synth_point_problem(&pt);
+  cp_search_options o = cp_search_defaults();
+  o.method = "sst";
+  o.seed = 3;
+  o.goal_bias = 0.1;
+  o.delta_bn = 0.1;
+  o.delta_s = 0.03;
+  o.max_nodes = 1000000;
+  char msg[256];
+  double x0[2] = {0.1, 0.1};
+  cp_search *s = cp_search_create(&p, &o, x0, 0, msg, sizeof msg);
+  cr_assert(s, "%s", msg);
+  double first = INFINITY, last = INFINITY;
+  for (long k = 0; k < 40000; ++k) {
+    cr_assert_eq(cp_search_iterate(s), CP_SEARCH_RUNNING);
+    long b = cp_search_best(s);
+    if (b >= 0) {
+      double c = cp_search_node_get(s, b)->cost;
+      cr_assert(c <= last, "best cost never grows");
+      if (!isfinite(first)) first = c;
+      last = c;
+    }
+  }
+  cr_assert(isfinite(last), "solved");
+  check_point_path(s, cp_search_best(s));
+  long pruned = 0, discarded = 0;
+  for (long id = 0; id < cp_search_node_count(s); ++id) {
+    int f = cp_search_node_get(s, id)->flags;
+    pruned += !!(f & CP_NODE_PRUNED);
+    discarded += !!(f & CP_NODE_DISCARDED);
+  }
+  cr_assert(pruned > 0 && discarded > 0);
+  /* The straight-line lower bound: (0.8 sqrt 2 - 0.06) / 0.05 diagonal
+   * moves around a wall cannot beat 21 moves of cost >= 1. */
+  cr_assert(last >= 21.0);
+  cr_assert(last < first || first < 40, "first %g, last %g", first, last);
+  cp_search_destroy(s);
+}
+
+Test(search, unknown_method_is_refused) {
+  synth_point pt = {0};
+  cp_search_problem p = synth_point_problem(&pt);
+  cp_search_options o = cp_search_defaults();
+  o.method = "prm";
+  char msg[256];
+  double x0[2] = {0.1, 0.1};
+  cr_assert_null(cp_search_create(&p, &o, x0, 0, msg, sizeof msg));
+  cr_assert(strstr(msg, "prm"), "%s", msg);
+}
+
+static int resume_matches(const char *method, long first_iters) {
+  synth_point pt = {0};
+  cp_search_problem p = synth_point_problem(&pt);
+  cp_search_options o = cp_search_defaults();
+  o.method = method;
+  o.seed = 11;
+  o.weight = 1.0;
+  char msg[256];
+  double x0[2] = {0.1, 0.1};
+  /* Uninterrupted. */
+  cp_search *a = cp_search_create(&p, &o, x0, 0, msg, sizeof msg);
+  cp_search_status sa = run(a, 200000);
+  /* Interrupted after first_iters, rebuilt from its nodes, continued. */
+  cp_search *b = cp_search_create(&p, &o, x0, 0, msg, sizeof msg);
+  run(b, first_iters);
+  cp_search *c = cp_search_create(&p, &o, x0, 1, msg, sizeof msg);
+  for (long id = 0; id < cp_search_node_count(b); ++id)
+    cr_assert_eq(cp_search_adopt(c, cp_search_node_get(b, id),
+                                 cp_search_state(b, id)), 0);
+  cr_assert_eq(cp_search_resume(c, cp_search_rng(b), cp_search_get_stats(b)), 0);
+  cp_search_status sc = run(c, 200000);
+  cr_assert_eq(sa, CP_SEARCH_SOLVED);
+  cr_assert_eq(sc, CP_SEARCH_SOLVED);
+  double ca = cp_search_node_get(a, cp_search_best(a))->cost;
+  double cc = cp_search_node_get(c, cp_search_best(c))->cost;
+  check_point_path(c, cp_search_best(c));
+  int same = fabs(ca - cc) < 1e-9;
+  cp_search_destroy(a);
+  cp_search_destroy(b);
+  cp_search_destroy(c);
+  return same;
+}
+
+Test(search, astar_resumed_from_its_nodes_finds_the_same_cost) {
+  cr_assert(resume_matches("astar", 40));
+}
+
+Test(search, rrt_resumed_from_its_nodes_still_solves) {
+  resume_matches("rrt", 30);
+}
+
+Test(nn, kdtree_is_exact_and_does_not_scan) {
+  /* 10^5 points on a 3-D sheet embedded in 12 dimensions (as a search
+   * tree's states: a few coordinates move, the rest barely). */
+  enum { N = 100000, D = 12, Q = 300 };
+  double *pts = malloc((size_t)N * D * sizeof *pts);
+  uint64_t r = 42;
+  cp_nn *nn = cp_nn_create(D);
+  for (long i = 0; i < N; ++i) {
+    double *p = pts + i * D;
+    for (int k = 0; k < D; ++k)
+      p[k] = k < 3 ? cpt_uniform(&r, -1, 1) : 1e-3 * cpt_uniform(&r, -1, 1);
+    cr_assert_eq(cp_nn_add(nn, p, i), 0);
+  }
+  cr_assert_eq(cp_nn_size(nn), N);
+  long long before = cp_nn_evaluations(nn);
+  for (int qi = 0; qi < Q; ++qi) {
+    double q[D];
+    for (int k = 0; k < D; ++k)
+      q[k] = k < 3 ? cpt_uniform(&r, -1.2, 1.2) : 1e-3 * cpt_uniform(&r, -1, 1);
+    double d2;
+    long id = cp_nn_nearest(nn, q, &d2);
+    long best = -1;
+    double bd = INFINITY;
+    for (long i = 0; i < N; ++i) {
+      double s = 0;
+      for (int k = 0; k < D; ++k) s += (pts[i * D + k] - q[k]) * (pts[i * D + k] - q[k]);
+      if (s < bd) {
+        bd = s;
+        best = i;
+      }
+    }
+    cr_assert_eq(id, best);
+    cr_assert_float_eq(d2, bd, 1e-15);
+    /* Radius query against the scan. */
+    long ids[256];
+    double rad = 0.05;
+    long cnt = cp_nn_radius(nn, q, rad, ids, 256), want = 0;
+    for (long i = 0; i < N; ++i) {
+      double s = 0;
+      for (int k = 0; k < D; ++k) s += (pts[i * D + k] - q[k]) * (pts[i * D + k] - q[k]);
+      want += s <= rad * rad;
+    }
+    cr_assert_eq(cnt, want);
+  }
+  double per_query = (double)(cp_nn_evaluations(nn) - before) / (2.0 * Q);
+  cr_log_info("k-d tree: %.0f distance evaluations per query at 1e5 points",
+              per_query);
+  cr_assert(per_query < 0.01 * N, "%.0f evaluations per query", per_query);
+  /* Removal hides a point. */
+  double *p0 = pts;
+  cr_assert_eq(cp_nn_nearest(nn, p0, NULL), 0);
+  cr_assert_eq(cp_nn_remove(nn, 0), 0);
+  cr_assert_neq(cp_nn_nearest(nn, p0, NULL), 0);
+  cr_assert_eq(cp_nn_remove(nn, 0), -1);
+  cr_assert_eq(cp_nn_size(nn), N - 1);
+  cp_nn_destroy(nn);
+  free(pts);
+}
