@@ -27,6 +27,9 @@ int cp_cli_plan(int argc, char **argv);
 /// `complan plans ...` (planner/cli_plans.c). argv[0] is "plans".
 int cp_cli_plans(int argc, char **argv);
 
+/// `complan replay ...` (planner/cli_replay.c). argv[0] is "replay".
+int cp_cli_replay(int argc, char **argv);
+
 /// Fetches the value of a flag at argv[*i]: accepts `--flag VALUE` and
 /// `--flag=VALUE`. Returns the value and advances *i, or NULL when argv[*i]
 /// is not this flag. Sets *missing when the flag is present without a value.
