@@ -36,9 +36,10 @@ typedef struct adopt_ctx {
   int n;
 } adopt_ctx;
 
-static int adopt_one(void *ctx, const cp_search_node *node, const double *x) {
+static int adopt_one(void *ctx, const cp_search_node *node, const double *x,
+                     const void *warm, size_t warm_size) {
   adopt_ctx *a = ctx;
-  return cp_search_adopt(a->s, node, x);
+  return cp_search_adopt(a->s, node, x, warm, warm_size);
 }
 
 static const char *run_status(cp_plan_status s) {

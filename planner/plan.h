@@ -107,7 +107,7 @@ const double *cp_plan_world_start(const cp_plan_world *pw);
 /// JSON text of the world options (stepper, dt, warm_start,
 /// allow_fallback, solver), for the run's record.
 const char *cp_plan_world_options(const cp_plan_world *pw);
-/// Seconds spent simulating so far.
+/// Seconds spent simulating so far (CPU time of the calling thread).
 double cp_plan_world_seconds(const cp_plan_world *pw);
 /// Calls fn(ctx, world) after every simulation step of the expansions that
 /// follow (fn NULL: none), with the world after the step: replay records

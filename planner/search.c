@@ -293,7 +293,7 @@ void cp_search_destroy(cp_search *s) {
 }
 
 int cp_search_adopt(cp_search *s, const cp_search_node *node,
-                    const double *x) {
+                    const double *x, const void *warm, size_t warm_size) {
   if (node->id != s->n_nodes) {
     snprintf(s->message, sizeof s->message,
              "resume: node %ld given where %ld was expected", node->id,
@@ -305,7 +305,7 @@ int cp_search_adopt(cp_search *s, const cp_search_node *node,
              "resume: node %ld has parent %ld", node->id, node->parent);
     return -1;
   }
-  return add_node(s, node, x, NULL, 0) < 0 ? -1 : 0;
+  return add_node(s, node, x, warm, warm_size) < 0 ? -1 : 0;
 }
 
 int cp_search_resume(cp_search *s, const cp_rng *rng,
@@ -347,6 +347,11 @@ const double *cp_search_state(const cp_search *s, long id) {
 }
 
 int cp_search_state_size(const cp_search *s) { return s->p.n; }
+
+const void *cp_search_warm(const cp_search *s, long id, size_t *size) {
+  *size = id >= 0 && id < s->n_nodes ? s->warm_size[id] : 0;
+  return *size ? s->warm[id] : NULL;
+}
 long cp_search_best(const cp_search *s) { return s->best; }
 double cp_search_best_distance(const cp_search *s) { return s->best_distance; }
 const cp_search_stats *cp_search_get_stats(const cp_search *s) {

@@ -29,9 +29,9 @@
 /// from exactly what was committed.
 ///
 /// Warm starts: an expansion's warm-start data (the world's LCP basis) is
-/// kept on the child node in memory and handed to the expansions from it, so
-/// that siblings start from their parent's basis. It is not stored; nodes
-/// restored by a resume start cold.
+/// kept on the child node and handed to the expansions from it, so that
+/// siblings start from their parent's basis. The store keeps it with the
+/// node (replay needs it to re-simulate bitwise; resume restores it).
 ///
 /// Ownership: cp_search copies the problem struct (the callbacks' ctx stays
 /// the caller's) and owns its nodes; pointers it returns are valid until the
@@ -189,9 +189,10 @@ void cp_search_destroy(cp_search *s);
 const char *const *cp_search_methods(void);
 
 /// Resume: gives back stored node `node` (ids in order 0, 1, 2, ...) with
-/// its state x. Returns 0, or -1 (out of memory or an id out of order).
+/// its state x and its warm-start data (may be NULL). Returns 0, or -1 (out
+/// of memory or an id out of order).
 int cp_search_adopt(cp_search *s, const cp_search_node *node,
-                    const double *x);
+                    const double *x, const void *warm, size_t warm_size);
 /// Resume: rebuilds the planner's structures from the adopted nodes and
 /// restores the generator and the totals. Returns 0 or -1 (no nodes).
 int cp_search_resume(cp_search *s, const cp_rng *rng,
@@ -205,6 +206,9 @@ long cp_search_node_count(const cp_search *s);
 const cp_search_node *cp_search_node_get(const cp_search *s, long id);
 const double *cp_search_state(const cp_search *s, long id);
 int cp_search_state_size(const cp_search *s);
+/// Node id's warm-start data (the world's LCP basis at its state; NULL and
+/// *size 0 when none).
+const void *cp_search_warm(const cp_search *s, long id, size_t *size);
 
 /// The cheapest goal node so far (-1 when none). For astar and rrt the
 /// node that ended the search.

@@ -64,6 +64,7 @@ static const char schema_sql[] =
     " message TEXT,"
     " flags INTEGER NOT NULL DEFAULT 0,"
     " goal_distance REAL,"
+    " warm BLOB,"
     " PRIMARY KEY (search_id, id),"
     " FOREIGN KEY (search_id, parent) REFERENCES nodes(search_id, id));"
     "CREATE TABLE plans ("
@@ -122,9 +123,9 @@ enum {
 static const char *const stmt_sql[S_COUNT] = {
     "INSERT INTO nodes (search_id, id, parent, depth, time, cost, state,"
     " action, inputs, duration, dt, stepper, steps, lcp_solves, pivots,"
-    " fallbacks, warm_steps, outcome, message, flags, goal_distance)"
+    " fallbacks, warm_steps, outcome, message, flags, goal_distance, warm)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
-    " ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+    " ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
     "UPDATE nodes SET flags = ?3 WHERE search_id = ?1 AND id = ?2",
     "UPDATE searches SET status = ?2, seconds = ?3, nodes = ?4,"
     " expansions = ?5, iterations = ?6, duplicates = ?7, rejected = ?8,"
@@ -451,14 +452,15 @@ cp_store_status cp_store_load_run(cp_store *st, int64_t run_id,
 
 cp_store_status cp_store_load_nodes(cp_store *st, int64_t run_id,
                                     int (*fn)(void *, const cp_search_node *,
-                                              const double *),
+                                              const double *, const void *,
+                                              size_t),
                                     void *ctx) {
   sqlite3_stmt *q;
   int rc = sqlite3_prepare_v2(
       st->db,
       "SELECT id, parent, depth, time, cost, state, action, steps,"
       " lcp_solves, pivots, fallbacks, warm_steps, outcome, message, flags,"
-      " goal_distance, (SELECT state_size FROM searches WHERE id = ?1)"
+      " goal_distance, (SELECT state_size FROM searches WHERE id = ?1), warm"
       " FROM nodes WHERE search_id = ?1 ORDER BY id",
       -1, &q, NULL);
   if (rc) return fail(st, rc, "cannot read the nodes");
@@ -513,7 +515,8 @@ cp_store_status cp_store_load_nodes(cp_store *st, int64_t run_id,
     n.goal_distance = sqlite3_column_type(q, 15) == SQLITE_NULL
                           ? INFINITY
                           : sqlite3_column_double(q, 15);
-    if (fn(ctx, &n, st->scratch)) {
+    if (fn(ctx, &n, st->scratch, sqlite3_column_blob(q, 17),
+           (size_t)sqlite3_column_bytes(q, 17))) {
       s = failf(st, CP_STORE_ERROR, "node %ld could not be restored", n.id);
       break;
     }
@@ -618,6 +621,9 @@ static int bind_node(cp_store *st, int64_t run_id, const cp_task *task,
   if (n->message[0]) sqlite3_bind_text(q, 19, n->message, -1, SQLITE_STATIC);
   sqlite3_bind_int(q, 20, n->flags);
   if (isfinite(n->goal_distance)) sqlite3_bind_double(q, 21, n->goal_distance);
+  size_t ws;
+  const void *warm = cp_search_warm(search, id, &ws);
+  if (warm) sqlite3_bind_blob(q, 22, warm, (int)ws, SQLITE_STATIC);
   int rc = sqlite3_step(q);
   return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }

@@ -89,12 +89,15 @@ cp_store_status cp_store_find_resumable(cp_store *st, int64_t task_id,
                                         int64_t *run_id);
 cp_store_status cp_store_load_run(cp_store *st, int64_t run_id,
                                   cp_store_run *run);
-/// Calls fn for every node of the run in id order (x: state_size doubles).
-/// fn returns 0 to go on, else the load stops with CP_STORE_ERROR.
+/// Calls fn for every node of the run in id order (x: state_size doubles;
+/// warm: its warm-start blob, NULL when none). fn returns 0 to go on, else
+/// the load stops with CP_STORE_ERROR.
 cp_store_status cp_store_load_nodes(cp_store *st, int64_t run_id,
                                     int (*fn)(void *ctx,
                                               const cp_search_node *node,
-                                              const double *x),
+                                              const double *x,
+                                              const void *warm,
+                                              size_t warm_size),
                                     void *ctx);
 
 /// One node of a run: its record, its state (x: cap doubles, may be NULL)

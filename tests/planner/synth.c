@@ -1,5 +1,8 @@
 #include "synth.h"
 
+#include <criterion/criterion.h>
+#include <sqlite3.h>
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -193,4 +196,37 @@ cp_search_problem synth_point_problem(synth_point *pt) {
                          .discretise = point_key, .sample_bounds = point_bounds,
                          .goal_sample = point_goal_sample};
   return p;
+}
+
+long long synth_query_int(sqlite3 *db, const char *sql) {
+  sqlite3_stmt *q;
+  cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK, "%s: %s",
+               sql, sqlite3_errmsg(db));
+  cr_assert_eq(sqlite3_step(q), SQLITE_ROW, "%s", sql);
+  long long v = sqlite3_column_int64(q, 0);
+  sqlite3_finalize(q);
+  return v;
+}
+
+unsigned long long synth_rows_digest(sqlite3 *db, long long n) {
+  sqlite3_stmt *q;
+  sqlite3_prepare_v2(db, "SELECT id, ifnull(parent, -1), cost, state FROM nodes"
+                         " WHERE id < ? ORDER BY id", -1, &q, NULL);
+  sqlite3_bind_int64(q, 1, n);
+  unsigned long long h = 1469598103934665603ull;
+  long long count = 0;
+  while (sqlite3_step(q) == SQLITE_ROW) {
+    long long v[2] = {sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1)};
+    double c = sqlite3_column_double(q, 2);
+    const unsigned char *parts[3] = {(const void *)v, (const void *)&c,
+                                     sqlite3_column_blob(q, 3)};
+    size_t lens[3] = {sizeof v, sizeof c, (size_t)sqlite3_column_bytes(q, 3)};
+    for (int k = 0; k < 3; ++k)
+      for (size_t i = 0; i < lens[k]; ++i)
+        h = (h ^ parts[k][i]) * 1099511628211ull;
+    ++count;
+  }
+  sqlite3_finalize(q);
+  cr_assert_eq(count, n);
+  return h;
 }

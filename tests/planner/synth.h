@@ -34,4 +34,11 @@ typedef struct synth_point {
 
 cp_search_problem synth_point_problem(synth_point *p);
 
+/// Test helpers over a planner database (sqlite3 *): the integer result of
+/// a one-row query (asserting it runs), and a digest of the committed node
+/// rows with id < n (id, parent, cost, state bits), asserting there are n.
+struct sqlite3;
+long long synth_query_int(struct sqlite3 *db, const char *sql);
+unsigned long long synth_rows_digest(struct sqlite3 *db, long long n);
+
 #endif

@@ -259,7 +259,7 @@ static int resume_matches(const char *method, long first_iters) {
   cp_search *c = cp_search_create(&p, &o, x0, 1, msg, sizeof msg);
   for (long id = 0; id < cp_search_node_count(b); ++id)
     cr_assert_eq(cp_search_adopt(c, cp_search_node_get(b, id),
-                                 cp_search_state(b, id)), 0);
+                                 cp_search_state(b, id), NULL, 0), 0);
   cr_assert_eq(cp_search_resume(c, cp_search_rng(b), cp_search_get_stats(b)), 0);
   cp_search_status sc = run(c, 200000);
   cr_assert_eq(sa, CP_SEARCH_SOLVED);

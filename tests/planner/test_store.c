@@ -58,15 +58,6 @@ static cp_store *open_store(const char *path) {
   return st;
 }
 
-static long long query_int(sqlite3 *db, const char *sql) {
-  sqlite3_stmt *q;
-  cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK, "%s: %s",
-               sql, sqlite3_errmsg(db));
-  cr_assert_eq(sqlite3_step(q), SQLITE_ROW, "%s", sql);
-  long long v = sqlite3_column_int64(q, 0);
-  sqlite3_finalize(q);
-  return v;
-}
 
 static char *query_text(sqlite3 *db, const char *sql) {
   sqlite3_stmt *q;
@@ -82,7 +73,7 @@ static int has_column(sqlite3 *db, const char *table, const char *col) {
   snprintf(sql, sizeof sql,
            "SELECT count(*) FROM pragma_table_info('%s') WHERE name = '%s'",
            table, col);
-  return query_int(db, sql) == 1;
+  return synth_query_int(db, sql) == 1;
 }
 
 Test(store, schema_is_versioned_with_ompl_tables) {
@@ -91,8 +82,8 @@ Test(store, schema_is_versioned_with_ompl_tables) {
   cp_store_close(st);
   sqlite3 *db;
   cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
-  cr_assert_eq(query_int(db, "PRAGMA user_version"), CP_STORE_SCHEMA_VERSION);
-  cr_assert_eq(query_int(db, "PRAGMA application_id"), CP_STORE_APPLICATION_ID);
+  cr_assert_eq(synth_query_int(db, "PRAGMA user_version"), CP_STORE_SCHEMA_VERSION);
+  cr_assert_eq(synth_query_int(db, "PRAGMA application_id"), CP_STORE_APPLICATION_ID);
   char *mode = query_text(db, "PRAGMA journal_mode");
   cr_assert_str_eq(mode, "wal");
   free(mode);
@@ -121,7 +112,7 @@ Test(store, schema_is_versioned_with_ompl_tables) {
   for (size_t k = 0; k < sizeof cols / sizeof *cols; ++k)
     cr_assert(has_column(db, cols[k][0], cols[k][1]), "%s.%s", cols[k][0],
               cols[k][1]);
-  cr_assert_eq(query_int(db, "SELECT value FROM enums WHERE name = 'status'"
+  cr_assert_eq(synth_query_int(db, "SELECT value FROM enums WHERE name = 'status'"
                              " AND description = 'Exact solution'"), 6);
   sqlite3_close(db);
   /* Opening again checks and keeps the schema. */
@@ -164,9 +155,9 @@ Test(store, every_node_and_the_plan_are_written) {
 
   sqlite3 *db;
   cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
-  cr_assert_eq(query_int(db, "SELECT count(*) FROM nodes"), r.nodes);
-  cr_assert_eq(query_int(db, "SELECT max(id) + 1 FROM nodes"), r.nodes);
-  cr_assert_eq(query_int(db, "SELECT count(*) FROM nodes WHERE outcome ="
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM nodes"), r.nodes);
+  cr_assert_eq(synth_query_int(db, "SELECT max(id) + 1 FROM nodes"), r.nodes);
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM nodes WHERE outcome ="
                              " 'out_of_bounds' AND message LIKE '%blocked%'"),
                r.stats.rejected);
   cr_assert(r.stats.rejected > 0);
@@ -184,9 +175,9 @@ Test(store, every_node_and_the_plan_are_written) {
   cr_assert_eq((long)v[0], (long)sqlite3_column_int64(q, 2));
   cr_assert_float_eq(sqlite3_column_double(q, 3), 1.0, 0);
   sqlite3_finalize(q);
-  cr_assert_eq(query_int(db, "SELECT count(*) FROM searches WHERE status ="
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM searches WHERE status ="
                              " 'solved'"), 1);
-  cr_assert_eq(query_int(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
   sqlite3_close(db);
   cp_task_free(&task);
   unlink(path);
@@ -244,32 +235,6 @@ Test(store, resume_after_a_limit_continues_the_same_run) {
   free(path);
 }
 
-/* Digest of the committed rows with id < n. */
-static unsigned long long rows_digest(sqlite3 *db, long n) {
-  sqlite3_stmt *q;
-  sqlite3_prepare_v2(db, "SELECT id, ifnull(parent, -1), cost, state, flags & 0"
-                         " FROM nodes WHERE id < ? ORDER BY id", -1, &q, NULL);
-  sqlite3_bind_int64(q, 1, n);
-  unsigned long long h = 1469598103934665603ull;
-  long count = 0;
-  while (sqlite3_step(q) == SQLITE_ROW) {
-    long long v[2] = {sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1)};
-    double c = sqlite3_column_double(q, 2);
-    const unsigned char *parts[3] = {(const unsigned char *)v,
-                                     (const unsigned char *)&c,
-                                     sqlite3_column_blob(q, 3)};
-    size_t lens[3] = {sizeof v, sizeof c, (size_t)sqlite3_column_bytes(q, 3)};
-    for (int k = 0; k < 3; ++k)
-      for (size_t i = 0; i < lens[k]; ++i) {
-        h ^= parts[k][i];
-        h *= 1099511628211ull;
-      }
-    ++count;
-  }
-  sqlite3_finalize(q);
-  cr_assert_eq(count, n);
-  return h;
-}
 
 Test(store, sigkill_then_resume_loses_and_duplicates_nothing) {
   cp_task task;
@@ -318,12 +283,12 @@ Test(store, sigkill_then_resume_loses_and_duplicates_nothing) {
   char *ok = query_text(db, "PRAGMA integrity_check");
   cr_assert_str_eq(ok, "ok");
   free(ok);
-  long n1 = (long)query_int(db, "SELECT count(*) FROM nodes");
+  long n1 = (long)synth_query_int(db, "SELECT count(*) FROM nodes");
   cr_assert(n1 > 200);
-  cr_assert_eq(query_int(db, "SELECT max(id) + 1 FROM nodes"), n1);
-  cr_assert_eq(query_int(db, "SELECT count(*) FROM searches WHERE status ="
+  cr_assert_eq(synth_query_int(db, "SELECT max(id) + 1 FROM nodes"), n1);
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM searches WHERE status ="
                              " 'running'"), 1);
-  unsigned long long before = rows_digest(db, n1);
+  unsigned long long before = synth_rows_digest(db, n1);
 
   cp_store *st = open_store(path);
   synth_grid g = field();
@@ -342,14 +307,14 @@ Test(store, sigkill_then_resume_loses_and_duplicates_nothing) {
   ok = query_text(db, "PRAGMA integrity_check");
   cr_assert_str_eq(ok, "ok");
   free(ok);
-  cr_assert_eq(query_int(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
-  cr_assert_eq(rows_digest(db, n1), before, "committed nodes unchanged");
-  long n2 = (long)query_int(db, "SELECT count(*) FROM nodes");
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+  cr_assert_eq(synth_rows_digest(db, n1), before, "committed nodes unchanged");
+  long n2 = (long)synth_query_int(db, "SELECT count(*) FROM nodes");
   cr_assert_eq(n2, r.nodes);
-  cr_assert_eq(query_int(db, "SELECT max(id) + 1 FROM nodes"), n2,
+  cr_assert_eq(synth_query_int(db, "SELECT max(id) + 1 FROM nodes"), n2,
                "ids 0..n-1, none lost or duplicated");
-  cr_assert_eq(query_int(db, "SELECT count(*) FROM searches"), 1);
-  cr_assert_eq(query_int(db, "SELECT count(*) FROM plans"), 1);
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM searches"), 1);
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM plans"), 1);
   sqlite3_close(db);
   cp_task_free(&task);
   unlink(path);
@@ -446,19 +411,19 @@ Test(store, benchmark_fills_the_ompl_tables) {
   cp_store_close(st);
   sqlite3 *db;
   sqlite3_open(path, &db);
-  cr_assert_eq(query_int(db, "SELECT count(*) FROM experiments"), 1);
-  cr_assert_eq(query_int(db, "SELECT runcount FROM experiments"), 3);
-  cr_assert_eq(query_int(db, "SELECT count(*) FROM plannerConfigs"), 2);
-  cr_assert_eq(query_int(db, "SELECT count(*) FROM runs"), 6);
-  cr_assert_eq(query_int(db, "SELECT count(*) FROM runs WHERE solved = 1 AND"
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM experiments"), 1);
+  cr_assert_eq(synth_query_int(db, "SELECT runcount FROM experiments"), 3);
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM plannerConfigs"), 2);
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM runs"), 6);
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM runs WHERE solved = 1 AND"
                              " status = 6 AND solution_length > 0"), 6);
   /* Each run's search is stored in full and linked. */
-  cr_assert_eq(query_int(db, "SELECT count(*) FROM runs r JOIN searches s ON"
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM runs r JOIN searches s ON"
                              " s.id = r.search_id AND s.nodes = r.graph_states"),
                6);
-  cr_assert(query_int(db, "SELECT count(*) FROM progress") >= 6);
+  cr_assert(synth_query_int(db, "SELECT count(*) FROM progress") >= 6);
   /* SST's best cost over time never grows. */
-  cr_assert_eq(query_int(db, "SELECT count(*) FROM progress a JOIN progress b"
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM progress a JOIN progress b"
                              " ON a.runid = b.runid AND a.time < b.time"
                              " WHERE a.best_cost < b.best_cost"), 0);
   sqlite3_close(db);

@@ -1,0 +1,162 @@
+/* bench_plan: the planner's speed on the bundled tasks (issue 9's targets).
+ *
+ * For each task and planner, one search stored in an SQLite file and the
+ * same search with an in-memory database, with warm starts (each step from
+ * the previous step's LCP basis, each expansion from its parent's), and the
+ * same search cold (warm_start = 0). Printed side by side from one run:
+ *   - expansions per second and simulation steps per second (steps over
+ *     the time spent simulating, and over the whole search);
+ *   - storage: the share of the search's time inside the store's
+ *     transactions, and the file-backed search's time over the in-memory
+ *     one's;
+ *   - warm against cold: time and Lemke pivots per expansion.
+ * Rates are per second of the search thread's CPU time (the machine is
+ * shared with other jobs, so wall-clock time mostly measures them); the
+ * store's share is of wall-clock time, as it includes waiting for the file.
+ *
+ * Usage (from the source root): build/experiments/bench_plan [SECONDS]
+ *   SECONDS: limit for the anytime planners' runs (default 2).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "planner/plan.h"
+#include "planner/store.h"
+#include "planner/task.h"
+
+static double cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+typedef struct run {
+  cp_plan_result r;
+  double cpu, sim;
+} run;
+
+static int one(const cp_task *task, const char *method, const char *db,
+               int warm, double seconds, run *out) {
+  cp_plan_world *pw;
+  cp_error err;
+  if (cp_plan_world_create(task, warm, &pw, &err)) {
+    fprintf(stderr, "bench_plan: %s: %s\n", err.where, err.msg);
+    return -1;
+  }
+  cp_store *st;
+  char msg[600];
+  unlink(db);
+  if (cp_store_open(db, 0, &st, msg, sizeof msg)) {
+    fprintf(stderr, "bench_plan: %s\n", msg);
+    cp_plan_world_destroy(pw);
+    return -1;
+  }
+  cp_plan_options o = cp_plan_defaults();
+  o.method = method;
+  if (seconds > 0) o.max_seconds = seconds;
+  o.world_options = cp_plan_world_options(pw);
+  double c0 = cpu_now();
+  cp_plan_status s = cp_plan_search(st, task, cp_plan_world_problem(pw),
+                                    cp_plan_world_start(pw), &o, &out->r, &err);
+  out->cpu = cpu_now() - c0;
+  out->sim = cp_plan_world_seconds(pw);
+  cp_store_close(st);
+  cp_plan_world_destroy(pw);
+  if (strcmp(db, ":memory:")) {
+    char side[600];
+    unlink(db);
+    snprintf(side, sizeof side, "%s-wal", db);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", db);
+    unlink(side);
+  }
+  if (s == CP_PLAN_BAD_INPUT || s == CP_PLAN_FAILED) {
+    fprintf(stderr, "bench_plan: %s\n", err.msg);
+    return -1;
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  double anytime = argc > 1 ? atof(argv[1]) : 2.0;
+  if (!(anytime > 0)) anytime = 2.0;
+  static const char *const tasks[] = {"push", "grasp_lift", "slide_to_wall",
+                                      "quasistatic_push"};
+  static const char *const methods[] = {"astar", "rrt", "sst"};
+  char db[64];
+  snprintf(db, sizeof db, "/tmp/bench_plan_%ld.sqlite", (long)getpid());
+  time_t now = time(NULL);
+  char date[64];
+  strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
+  printf("# bench_plan: the planner on the bundled tasks\n\n");
+  printf("date: %s; astar runs to its answer and rrt to its first plan "
+         "(within the task's limits), sst for %.3g s; one thread. Rates are "
+         "per CPU second of the search thread; 'store share' is the part of "
+         "the search's wall-clock time spent in the store's transactions; "
+         "'file / memory' compares the CPU time of the same search stored in "
+         "a file and in an in-memory database.\n\n",
+         date, anytime);
+  printf("## Speed and storage (warm starts, SQLite file vs in-memory "
+         "database)\n\n");
+  printf("| task | planner | status | nodes | expansions | steps | expansions/s | "
+         "steps/s (simulating) | steps/s (whole search) | store share | "
+         "file / memory CPU time |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+  run warm[4][3], cold[4];
+  for (int t = 0; t < 4; ++t) {
+    char path[256];
+    snprintf(path, sizeof path, "planner/tasks/%s.json", tasks[t]);
+    cp_task task;
+    cp_error err;
+    if (cp_task_load(path, &task, &err)) {
+      fprintf(stderr, "bench_plan: %s: %s: %s (run from the source root)\n",
+              path, err.where, err.msg);
+      return 2;
+    }
+    for (int m = 0; m < 3; ++m) {
+      run disk, mem;
+      double lim = m == 2 ? anytime : 0;
+      if (one(&task, methods[m], db, 1, lim, &disk) ||
+          one(&task, methods[m], ":memory:", 1, lim, &mem))
+        return 1;
+      warm[t][m] = disk;
+      const cp_plan_result *r = &disk.r;
+      printf("| %s | %s | %s | %ld | %ld | %lld | %.0f | %.0f | %.0f | "
+             "%.1f %% | %.3f / %.3f = %.2f |\n",
+             tasks[t], methods[m], cp_plan_status_name(r->status), r->nodes,
+             r->stats.expansions, r->stats.steps,
+             (double)r->stats.expansions / disk.cpu,
+             (double)r->stats.steps / disk.sim,
+             (double)r->stats.steps / disk.cpu,
+             100.0 * r->store_seconds / r->session_seconds, disk.cpu, mem.cpu,
+             disk.cpu / mem.cpu);
+      fflush(stdout);
+    }
+    if (one(&task, "astar", ":memory:", 0, 0, &cold[t])) return 1;
+    cp_task_free(&task);
+  }
+  printf("\n## Warm against cold LCP starts (astar)\n\n");
+  printf("Warm: each step starts Lemke from the previous step's basis and "
+         "each expansion from its parent node's stored basis; cold: "
+         "warm_start = 0. The two searches may explore different nodes "
+         "(different rounding), so the comparison is per expansion and per "
+         "LCP solve.\n\n");
+  printf("| task | warm: CPU ms/expansion | cold: CPU ms/expansion | cold / warm | "
+         "warm: pivots/solve | cold: pivots/solve | warm-started steps |\n"
+         "|---|---|---|---|---|---|---|\n");
+  for (int t = 0; t < 4; ++t) {
+    /* Simulation time only (storage excluded). */
+    const run *w = &warm[t][0], *c = &cold[t];
+    double wm = 1e3 * w->sim / (double)w->r.stats.expansions;
+    double cm = 1e3 * c->sim / (double)c->r.stats.expansions;
+    printf("| %s | %.3f | %.3f | %.2f | %.2f | %.2f | %.0f %% |\n", tasks[t],
+           wm, cm, cm / wm,
+           (double)w->r.stats.pivots / (double)w->r.stats.lcp_solves,
+           (double)c->r.stats.pivots / (double)c->r.stats.lcp_solves,
+           100.0 * (double)w->r.stats.warm_steps / (double)w->r.stats.steps);
+  }
+  return 0;
+}
