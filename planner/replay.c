@@ -365,7 +365,10 @@ typedef struct tree_ctx {
   double *pts;
 } tree_ctx;
 
-static int tree_node(void *ctx, const cp_search_node *node, const double *x) {
+static int tree_node(void *ctx, const cp_search_node *node, const double *x,
+                     const void *warm, size_t warm_size) {
+  (void)warm;
+  (void)warm_size;
   tree_ctx *t = ctx;
   if (t->n == t->cap) {
     int cap = t->cap ? 2 * t->cap : 256;
