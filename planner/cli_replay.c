@@ -214,7 +214,9 @@ int cp_cli_replay(int argc, char **argv) {
   }
   cp_replay_result res;
   memset(&res, 0, sizeof res);
+  int ran = 0;
   if (!rc) {
+    ran = 1;
     cp_replay_options o = cp_replay_defaults();
     o.verify = verify;
     o.tolerance = tolerance;
@@ -233,7 +235,7 @@ int cp_cli_replay(int argc, char **argv) {
   }
   /* Outputs of a complete re-simulation (also after a mismatch: they show
    * what the plan does now); nothing of a failed one. */
-  int complete = rs == CP_REPLAY_OK || rs == CP_REPLAY_MISMATCH;
+  int complete = ran && (rs == CP_REPLAY_OK || rs == CP_REPLAY_MISMATCH);
   if (s.csv) {
     int bad = ferror(s.csv);
     bad |= fclose(s.csv) != 0;
@@ -244,7 +246,7 @@ int cp_cli_replay(int argc, char **argv) {
               strerror(errno));
       rc = CP_EXIT_UNDECIDED;
     }
-    if (csv_tmp[0]) unlink(csv_tmp);
+    if (csv_tmp && csv_tmp[0]) unlink(csv_tmp);
     free(csv_tmp);
   }
   if (s.viewer) {

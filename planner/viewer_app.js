@@ -88,7 +88,7 @@
   const target = new T.Vector3().fromArray(data.view.target);
   const camera = new T.PerspectiveCamera(40, 1, R * 0.01, R * 200);
   camera.up.set(0, 0, 1); /* scenes are z-up */
-  camera.position.set(target.x + 1.2 * R, target.y - 1.7 * R, target.z + 1.0 * R);
+  camera.position.set(target.x + 0.5 * R, target.y - 2.0 * R, target.z + 1.1 * R);
   camera.lookAt(target);
 
   let renderer = null;
@@ -185,7 +185,9 @@
 
   /* Contacts: a pool of point markers and force arrows, reused per frame. */
   const markerGeo = new T.SphereGeometry(data.view.markerSize, 12, 8);
-  const markerMat = new T.MeshBasicMaterial({ color: 0xd62728 });
+  /* Contacts and forces are drawn through the bodies (no depth test): most
+   * lie on or inside a body's surface. */
+  const markerMat = new T.MeshBasicMaterial({ color: 0xd62728, depthTest: false });
   const markers = [], arrows = [];
   const contactGroup = new T.Group(), forceGroup = new T.Group();
   scene.add(contactGroup, forceGroup);
@@ -198,6 +200,9 @@
       markers.push(m);
       contactGroup.add(m);
       const a = new T.ArrowHelper(new T.Vector3(0, 0, 1), new T.Vector3(), 1, 0x1f3b73);
+      a.line.material.depthTest = false;
+      a.cone.material.depthTest = false;
+      a.renderOrder = m.renderOrder = 10;
       arrows.push(a);
       forceGroup.add(a);
     }
@@ -213,7 +218,7 @@
       if (len > 1e-3 * R) {
         arrows[k].position.copy(origin);
         arrows[k].setDirection(dir.normalize());
-        arrows[k].setLength(len, Math.min(0.3 * len, 0.12 * R), Math.min(0.15 * len, 0.06 * R));
+        arrows[k].setLength(len, Math.min(0.25 * len, 0.06 * R), Math.min(0.12 * len, 0.03 * R));
         arrows[k].visible = true;
       }
     }

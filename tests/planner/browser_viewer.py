@@ -44,14 +44,25 @@ def main():
     with open(os.path.join(outdir, "expected.json")) as f:
         expected = json.load(f)
 
+    driver, cleanup = start_browser("1000,700")
+    try:
+        check(driver, page, expected, outdir)
+    finally:
+        cleanup()
+    print("viewer page OK in %s" % page)
+
+
+def start_browser(window_size):
+    """Headless Chromium through Selenium with a fresh profile; returns the
+    driver and a function that quits it and removes the profile. Fails
+    loudly (never skips) when Selenium or the browser is missing or cannot
+    start."""
     try:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
-        from selenium.webdriver.support.ui import WebDriverWait
     except ImportError as e:
         fail("=== THE BROWSER TEST CANNOT RUN: Selenium is missing (%s). Install "
              "python3-selenium, chromium and chromium-driver (.ci/deps). ===" % e)
-
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     driver_bin = shutil.which("chromedriver")
     if not chromium or not driver_bin:
@@ -68,7 +79,7 @@ def main():
               # WebGL without a GPU: SwiftShader, which Chromium only uses
               # when asked to.
               "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
-              "--window-size=1000,700", "--user-data-dir=" + profile):
+              "--window-size=" + window_size, "--user-data-dir=" + profile):
         opts.add_argument(a)
     opts.set_capability("goog:loggingOptions", {"browser": "ALL"})
     try:
@@ -77,12 +88,10 @@ def main():
         shutil.rmtree(profile, ignore_errors=True)
         fail("=== THE BROWSER COULD NOT START: %s ===" % e)
 
-    try:
-        check(driver, page, expected, outdir)
-    finally:
+    def cleanup():
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
-    print("viewer page OK in %s" % page)
+    return driver, cleanup
 
 
 def check(driver, page, expected, outdir):
