@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The viewer page in a real browser (headless Chromium through Selenium).
 
-usage: browser_viewer.py VIEWER_PAGE_EXE OUTDIR
+usage: browser_viewer.py VIEWER_PAGE_EXE OUTDIR [COMPLAN TASK...]
 
 VIEWER_PAGE_EXE (tests/planner/viewer_page.c) writes OUTDIR/page.html from
 the fixture scene and OUTDIR/expected.json with the closed-form poses. The
@@ -12,8 +12,12 @@ test opens the page from disk and checks:
   - the 3D view draws (the WebGL canvas is not blank) and seek changes it;
   - seek rejects a frame out of range;
   - the browser console has no errors.
-It writes OUTDIR/screenshot.png. If Selenium or the browser cannot start,
-the test FAILS with a loud message: it is never skipped.
+It writes OUTDIR/screenshot.png. With COMPLAN and task files, each task is
+planned and its plan replayed into a page and a CSV (`complan replay --html
+--csv`); the page must load without console errors, have a frame per CSV
+row and show the goal body at the CSV's final position and orientation.
+If Selenium or the browser cannot start, the test FAILS with a loud
+message: it is never skipped.
 """
 import json
 import os
@@ -32,8 +36,8 @@ def fail(msg):
 
 
 def main():
-    if len(sys.argv) != 3:
-        fail("usage: browser_viewer.py VIEWER_PAGE_EXE OUTDIR")
+    if len(sys.argv) < 3 or len(sys.argv) == 4:
+        fail("usage: browser_viewer.py VIEWER_PAGE_EXE OUTDIR [COMPLAN TASK...]")
     exe, outdir = sys.argv[1], sys.argv[2]
     os.makedirs(outdir, exist_ok=True)
     for f in ("page.html", "expected.json", "screenshot.png"):
@@ -47,9 +51,53 @@ def main():
     driver, cleanup = start_browser("1000,700")
     try:
         check(driver, page, expected, outdir)
+        for task in sys.argv[4:]:
+            check_replay(driver, sys.argv[3], task, outdir)
     finally:
         cleanup()
     print("viewer page OK in %s" % page)
+
+
+def check_replay(driver, complan, task, outdir):
+    """A bundled task's plan, replayed into a page: it loads cleanly and
+    shows the CSV's trajectory."""
+    name = os.path.splitext(os.path.basename(task))[0]
+    db = os.path.join(outdir, name + ".sqlite")
+    page = os.path.abspath(os.path.join(outdir, name + ".html"))
+    csv = os.path.join(outdir, name + ".csv")
+    for f in (db, page, csv):
+        if os.path.exists(f):
+            os.remove(f)
+    subprocess.run([complan, "plan", task, "--db", db], check=True,
+                   stdout=subprocess.DEVNULL)
+    subprocess.run([complan, "replay", "--db", db, "--verify", "--html", page,
+                    "--csv", csv], check=True, stdout=subprocess.DEVNULL)
+    with open(task) as f:
+        goal_body = json.load(f)["goal"]["body"]
+    with open(csv) as f:
+        rows = [l.rstrip("\n").split(",") for l in f]
+    header, last = rows[0], rows[-1]
+    col = header.index(goal_body + ".x")
+    want_p = [float(v) for v in last[col:col + 3]]
+    want_q = [float(v) for v in last[col + 3:col + 7]]
+    driver.get("file://" + page)
+    from selenium.webdriver.support.ui import WebDriverWait
+    WebDriverWait(driver, 60).until(
+        lambda d: d.execute_script("return !!window.complan"))
+    frames = driver.execute_script("return complan.frames;")
+    if frames != len(rows) - 1:
+        fail("%s: the page has %r frames, the CSV %d rows" % (name, frames, len(rows) - 1))
+    pose = driver.execute_script(
+        "complan.seek(complan.frames - 1); return complan.bodyPose(arguments[0]);",
+        goal_body)
+    if pose["position"] != want_p or pose["orientation"] != want_q:
+        fail("%s: last frame shows %s at %r, the CSV has %r %r"
+             % (name, goal_body, pose, want_p, want_q))
+    driver.execute_script("complan.play();")
+    time.sleep(0.3)
+    dump_console(driver, fail_on_error=True)
+    print("%s: replayed page OK (%d frames, %s at the CSV's final pose)"
+          % (name, frames, goal_body))
 
 
 def start_browser(window_size):
