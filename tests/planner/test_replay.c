@@ -40,7 +40,9 @@ static long plan(const char *task, const char *db) {
   char path[512];
   snprintf(path, sizeof path, "%s/planner/tasks/%s", getenv("CP_SOURCE_ROOT"),
            task);
-  const char *argv[] = {"complan", "plan", path, "--db", db, "--json", NULL};
+  /* No wall-time limit (sanitizer builds and loaded machines are slow). */
+  const char *argv[] = {"complan", "plan", path, "--db", db, "--json",
+                        "--max-seconds", "3600", NULL};
   json_t *doc = cpt_run_json(argv, 0);
   cr_assert_str_eq(json_string_value(json_object_get(doc, "status")),
                    "solved", "%s not solved", task);
