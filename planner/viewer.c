@@ -399,6 +399,21 @@ cp_viewer_status cp_viewer_add_frame(cp_viewer *v, double t,
   return CP_VIEWER_OK;
 }
 
+cp_viewer_status cp_viewer_add_world(cp_viewer *v, const cp_world *w) {
+  if (cp_world_state_size(w) != v->state_size)
+    return fail(v, CP_VIEWER_BAD_INPUT,
+                "the world's state has %d numbers, the viewer's scene %d",
+                cp_world_state_size(w), v->state_size);
+  double *x = malloc((size_t)(v->state_size + 1) * sizeof *x);
+  if (!x) return fail(v, CP_VIEWER_NOMEM, "out of memory");
+  cp_world_get_state(w, x);
+  const cp_world_contact *c = NULL;
+  int nc = cp_world_contacts(w, &c);
+  cp_viewer_status s = cp_viewer_add_frame(v, cp_world_time(w), x, nc, c);
+  free(x);
+  return s;
+}
+
 /* ---- writing ---------------------------------------------------------- */
 
 /* Shortest of %.15g, %.16g, %.17g that reads back as the same double, so

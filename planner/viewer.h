@@ -97,6 +97,11 @@ cp_viewer_status cp_viewer_add_frame(cp_viewer *v, double t,
                                      const double *state, int n_contacts,
                                      const cp_world_contact *contacts);
 
+/// Appends the world's current frame: its time, state and the contacts
+/// (with forces) of its last step -- what a simulation loop calls after
+/// each cp_world_step (and once before the first, for the start).
+cp_viewer_status cp_viewer_add_world(cp_viewer *v, const cp_world *w);
+
 /// Number of frames added so far.
 int cp_viewer_frame_count(const cp_viewer *v);
 

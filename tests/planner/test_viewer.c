@@ -376,3 +376,62 @@ Test(viewer, write_failures_leave_nothing) {
   free(dir);
   cp_viewer_destroy(v);
 }
+
+/* Frames from a real world: a ball sent sliding along a plane. Every
+ * frame's pose is the world's state, with the step's floor contact. */
+Test(viewer, frames_from_a_world) {
+  static const char json[] =
+      "{\"bodies\": ["
+      " {\"name\": \"floor\", \"fixed\": true,"
+      "  \"shape\": {\"type\": \"plane\", \"normal\": [0, 0, 1], \"offset\": 0}},"
+      " {\"name\": \"ball\", \"mass\": 1, \"position\": [0, 0, 0.05],"
+      "  \"velocity\": [0.3, 0, 0],"
+      "  \"shape\": {\"type\": \"sphere\", \"radius\": 0.05}}]}";
+  cp_scene s;
+  cp_error err;
+  cr_assert_eq(cp_scene_parse(json, strlen(json), NULL, NULL, &s, &err), 0,
+               "%s: %s", err.where, err.msg);
+  cp_world_options wo = cp_world_defaults();
+  wo.dt = 0.002;
+  cp_world *w;
+  cr_assert_eq(cp_world_create(&s, &wo, &w, &err), CP_WORLD_OK, "%s",
+               err.msg);
+  cp_viewer *v;
+  cr_assert_eq(cp_viewer_create(&s, NULL, &v, &err), CP_VIEWER_OK);
+  cp_scene_free(&s);
+  double x[60][13];
+  int contacts_seen = 0;
+  cr_assert_eq(cp_viewer_add_world(v, w), CP_VIEWER_OK);
+  cp_world_get_state(w, x[0]);
+  for (int k = 1; k < 60; ++k) {
+    cr_assert_eq(cp_world_step(w, NULL), CP_WORLD_OK, "%s",
+                 cp_world_message(w));
+    cr_assert_eq(cp_viewer_add_world(v, w), CP_VIEWER_OK);
+    cp_world_get_state(w, x[k]);
+    const cp_world_contact *c;
+    contacts_seen += cp_world_contacts(w, &c) > 0;
+  }
+  cr_assert_eq(contacts_seen, 59, "steps with a floor contact");
+  json_t *data;
+  char *dir;
+  char *page = write_and_read(v, &data, &dir);
+  json_t *poses = json_object_get(data, "poses");
+  cr_assert_eq(json_array_size(poses), 60);
+  for (int k = 0; k < 60; ++k)
+    for (int i = 0; i < 7; ++i)
+      cr_assert_eq(num(json_array_get(poses, (size_t)k), (size_t)i), x[k][i],
+                   "frame %d entry %d", k, i);
+  /* The ball moved along x. */
+  cr_assert_gt(x[59][0], x[0][0] + 0.01);
+  size_t with_contacts = 0;
+  json_t *contacts = json_object_get(data, "contacts");
+  for (size_t k = 0; k < json_array_size(contacts); ++k)
+    with_contacts += json_array_size(json_array_get(contacts, k)) > 0;
+  cr_assert_eq(with_contacts, (size_t)contacts_seen);
+  free(page);
+  json_decref(data);
+  remove_dir(dir);
+  free(dir);
+  cp_viewer_destroy(v);
+  cp_world_destroy(w);
+}
