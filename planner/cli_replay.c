@@ -45,7 +45,7 @@ static const char usage[] =
     "\n"
     "exit status: 0 replayed (and verified), 1 a mismatch or an action that\n"
     "could not be re-simulated, 2 bad input or usage (no database, no such\n"
-    "plan).\n";
+    "plan, an output file that cannot be written).\n";
 
 typedef struct sink {
   const cp_replay *r;
@@ -207,7 +207,7 @@ int cp_cli_replay(int argc, char **argv) {
     if (!s.csv) {
       fprintf(stderr, "complan: %s: cannot create: %s\n", csv_path,
               strerror(errno));
-      rc = CP_EXIT_UNDECIDED;
+      rc = CP_EXIT_BAD_INPUT;
     } else {
       cp_replay_csv_header(r, s.csv);
     }
@@ -244,7 +244,7 @@ int cp_cli_replay(int argc, char **argv) {
     } else if (complete) {
       fprintf(stderr, "complan: %s: cannot write: %s\n", csv_path,
               strerror(errno));
-      rc = CP_EXIT_UNDECIDED;
+      rc = CP_EXIT_BAD_INPUT;
     }
     if (csv_tmp && csv_tmp[0]) unlink(csv_tmp);
     free(csv_tmp);
@@ -256,7 +256,7 @@ int cp_cli_replay(int argc, char **argv) {
     } else if (complete &&
                cp_viewer_write(s.viewer, html_path) != CP_VIEWER_OK) {
       fprintf(stderr, "complan: %s\n", cp_viewer_message(s.viewer));
-      rc = CP_EXIT_UNDECIDED;
+      rc = CP_EXIT_BAD_INPUT;
     }
     cp_viewer_destroy(s.viewer);
   }

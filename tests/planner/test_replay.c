@@ -332,6 +332,14 @@ Test(replay, bad_input_exits_2_and_writes_nothing) {
   free(out);
   free(err);
 
+  const char *nowhere = in_dir("missing/x.html");
+  const char *a6[] = {"complan", "replay", "--db", db, "--html", nowhere,
+                      NULL};
+  cr_assert_eq(cpt_run(a6, &out, &err), 2);
+  cr_assert(strstr(err, nowhere), "%s", err);
+  free(out);
+  free(err);
+
   const char *a4[] = {"complan", "replay", "--db", db, "--plan", "x", NULL};
   cr_assert_eq(cpt_run(a4, &out, &err), 2);
   free(out);
