@@ -36,7 +36,8 @@ static const char usage[] =
     "                     \"plan_id\", \"planner\", \"nodes\", \"expansions\",\n"
     "                     \"lcp_solves\", \"seconds\", \"cost\", \"length\", ...}\n"
     "  --progress         progress on stderr even when it is not a terminal\n"
-    "  --benchmark RUNS   RUNS runs per planner (seeds S, S+1, ...) written to\n"
+    "  --benchmark RUNS   RUNS runs per planner (seeds S, S+1, ...; S from\n"
+    "                     --seed or the task) written to\n"
     "                     OMPL's benchmark tables (Planner Arena reads them)\n"
     "  --planners LIST    comma-separated planners for --benchmark\n"
     "  -h, --help         this text\n"
@@ -52,12 +53,13 @@ typedef struct progress_ctx {
 
 static void show_progress(void *ctx, const cp_plan_progress *p) {
   progress_ctx *pc = ctx;
+  char cost[32] = "none";
+  if (isfinite(p->best_cost)) snprintf(cost, sizeof cost, "%.4g", p->best_cost);
   fprintf(stderr,
           "\rnodes %ld  expansions %ld (%.0f/s)  best distance %.4g m  best "
-          "cost %s%.4g  %.1f s   ",
+          "cost %s  %.1f s   ",
           p->nodes, p->expansions, p->expansions_per_second, p->best_distance,
-          isfinite(p->best_cost) ? "" : "(none) ",
-          isfinite(p->best_cost) ? p->best_cost : 0.0, p->elapsed);
+          cost, p->elapsed);
   pc->shown = 1;
 }
 
@@ -125,9 +127,16 @@ static int print_plan(cp_store *st, const cp_task *task,
   return rc;
 }
 
+static void show_run(void *ctx, const char *planner, int run,
+                     const cp_plan_result *r) {
+  (void)ctx;
+  fprintf(stderr, "%s run %d: %s, %ld nodes, %.2f s\n", planner, run + 1,
+          cp_plan_status_name(r->status), r->nodes, r->session_seconds);
+}
+
 static int benchmark(const char *file, const cp_task *task, const char *db,
                      long runs, const char *planners, double max_seconds,
-                     int json) {
+                     int json, int progress) {
   char buf[256];
   const char *list[8];
   int n = 0;
@@ -157,7 +166,8 @@ static int benchmark(const char *file, const cp_task *task, const char *db,
   cp_bench_options bo = {.runs = (int)runs,
                          .planners = n ? list : NULL,
                          .max_seconds = max_seconds,
-                         .task_path = file};
+                         .task_path = file,
+                         .progress = progress ? show_run : NULL};
   int64_t eid = -1;
   cp_plan_status s =
       cp_plan_benchmark(st, task, cp_plan_world_problem(pw),
@@ -278,7 +288,9 @@ int cp_cli_plan(int argc, char **argv) {
   cp_error err;
   if (cp_task_load(file, &task, &err)) return cp_cli_input_error(file, &err);
   if (bench) {
-    int rc = benchmark(file, &task, db, bench, planners, max_seconds, json);
+    if (has_seed) task.seed = (uint64_t)seed;
+    int rc = benchmark(file, &task, db, bench, planners, max_seconds, json,
+                       progress || isatty(STDERR_FILENO));
     cp_task_free(&task);
     return rc;
   }

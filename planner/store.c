@@ -177,6 +177,10 @@ static cp_store_status fail(cp_store *st, int rc, const char *what) {
     s = CP_STORE_IO;
     break;
   case SQLITE_NOMEM: s = CP_STORE_NOMEM; break;
+  case SQLITE_CONSTRAINT:
+    hint = " (is another process extending the same run? resume it from "
+           "one process only)";
+    break;
   default: break;
   }
   snprintf(st->message, sizeof st->message, "%.200s: %s: %.200s%s", st->path, what,

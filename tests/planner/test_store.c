@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -236,6 +237,24 @@ Test(store, resume_after_a_limit_continues_the_same_run) {
 }
 
 
+/* Resumes the field search stored in path to its end (an optimal plan). */
+static cp_plan_result resume_field(const char *path, const cp_task *task) {
+  cp_store *st = open_store(path);
+  synth_grid g = field();
+  cp_search_problem p = synth_grid_problem(&g);
+  double x0[2] = {0, 0};
+  cp_plan_options o = cp_plan_defaults();
+  o.resume = 1;
+  cp_plan_result r;
+  cp_error e;
+  cr_assert_eq(cp_plan_search(st, task, &p, x0, &o, &r, &e), CP_PLAN_SOLVED,
+               "%s", e.msg);
+  cr_assert_eq(r.resumed, 1);
+  cr_assert_float_eq(r.cost, synth_grid_dijkstra(&g), 1e-12);
+  cp_store_close(st);
+  return r;
+}
+
 Test(store, sigkill_then_resume_loses_and_duplicates_nothing) {
   cp_task task;
   load_task(&task);
@@ -290,19 +309,7 @@ Test(store, sigkill_then_resume_loses_and_duplicates_nothing) {
                              " 'running'"), 1);
   unsigned long long before = synth_rows_digest(db, n1);
 
-  cp_store *st = open_store(path);
-  synth_grid g = field();
-  cp_search_problem p = synth_grid_problem(&g);
-  double x0[2] = {0, 0};
-  cp_plan_options o = cp_plan_defaults();
-  o.resume = 1;
-  cp_plan_result r;
-  cp_error e;
-  cr_assert_eq(cp_plan_search(st, &task, &p, x0, &o, &r, &e), CP_PLAN_SOLVED,
-               "%s", e.msg);
-  cr_assert_eq(r.resumed, 1);
-  cr_assert_float_eq(r.cost, synth_grid_dijkstra(&g), 1e-12);
-  cp_store_close(st);
+  cp_plan_result r = resume_field(path, &task);
 
   ok = query_text(db, "PRAGMA integrity_check");
   cr_assert_str_eq(ok, "ok");
@@ -428,6 +435,98 @@ Test(store, benchmark_fills_the_ompl_tables) {
                              " WHERE a.best_cost < b.best_cost"), 0);
   sqlite3_close(db);
   cp_task_free(&task);
+  unlink(path);
+  free(path);
+}
+
+/* Runs the field search in a child process against db; returns its exit
+ * status: 0 solved, 10 failed with a message naming the file, else 1. With
+ * fsize > 0 the child may write files of at most fsize bytes (a full disk). */
+static pid_t spawn_search(const char *db, long fsize) {
+  pid_t pid = fork();
+  if (pid != 0) return pid;
+  if (fsize > 0) {
+    signal(SIGXFSZ, SIG_IGN); /* writes past the limit fail with EFBIG */
+    struct rlimit rl = {(rlim_t)fsize, (rlim_t)fsize};
+    setrlimit(RLIMIT_FSIZE, &rl);
+  }
+  cp_task task;
+  cp_error e;
+  if (cp_task_parse(task_json, strlen(task_json), NULL, &task, &e)) _exit(1);
+  task.weight = 1.0;
+  cp_store *st;
+  char msg[512];
+  if (cp_store_open(db, 0, &st, msg, sizeof msg)) _exit(1);
+  synth_grid g = field();
+  cp_search_problem p = synth_grid_problem(&g);
+  double x0[2] = {0, 0};
+  cp_plan_options o = cp_plan_defaults();
+  o.method = "astar";
+  cp_plan_result r;
+  cp_plan_status s = cp_plan_search(st, &task, &p, x0, &o, &r, &e);
+  cp_store_close(st);
+  if (s == CP_PLAN_SOLVED) _exit(0);
+  if (s == CP_PLAN_FAILED && strstr(e.msg, db)) _exit(10);
+  _exit(1);
+}
+
+Test(store, a_full_disk_fails_cleanly_and_loses_nothing) {
+  char *path = temp_db();
+  {
+    cp_store *st = open_store(path);
+    cp_store_close(st);
+  }
+  pid_t pid = spawn_search(path, 96 * 1024);
+  int wst;
+  waitpid(pid, &wst, 0);
+  cr_assert(WIFEXITED(wst) && WEXITSTATUS(wst) == 10,
+            "the search should fail with a message (status %d)", wst);
+  sqlite3 *db;
+  sqlite3_open(path, &db);
+  sqlite3_stmt *q;
+  sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &q, NULL);
+  cr_assert_eq(sqlite3_step(q), SQLITE_ROW);
+  cr_assert_str_eq((const char *)sqlite3_column_text(q, 0), "ok");
+  sqlite3_finalize(q);
+  long long n1 = synth_query_int(db, "SELECT count(*) FROM nodes");
+  cr_assert(n1 > 0, "batches before the disk filled are kept");
+  cr_assert_eq(synth_query_int(db, "SELECT max(id) + 1 FROM nodes"), n1);
+  unsigned long long before = synth_rows_digest(db, n1);
+  /* With room again, the run resumes and finishes. */
+  cp_task task;
+  load_task(&task);
+  task.weight = 1.0;
+  cp_plan_result r = resume_field(path, &task);
+  cr_assert_eq(synth_rows_digest(db, n1), before);
+  cr_assert_eq(synth_query_int(db, "SELECT max(id) + 1 FROM nodes"), r.nodes);
+  sqlite3_close(db);
+  cp_task_free(&task);
+  unlink(path);
+  free(path);
+}
+
+Test(store, two_processes_write_one_database) {
+  char *path = temp_db();
+  {
+    cp_store *st = open_store(path);
+    cp_store_close(st);
+  }
+  pid_t a = spawn_search(path, 0), b = spawn_search(path, 0);
+  int sa, sb;
+  waitpid(a, &sa, 0);
+  waitpid(b, &sb, 0);
+  cr_assert(WIFEXITED(sa) && WEXITSTATUS(sa) == 0, "first: %d", sa);
+  cr_assert(WIFEXITED(sb) && WEXITSTATUS(sb) == 0, "second: %d", sb);
+  sqlite3 *db;
+  sqlite3_open(path, &db);
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM searches WHERE"
+                                   " status = 'solved'"), 2);
+  cr_assert_eq(synth_query_int(db, "SELECT count(DISTINCT nodes) FROM searches"), 1,
+               "both runs stored the same search in full");
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM nodes"),
+               2 * synth_query_int(db, "SELECT nodes FROM searches LIMIT 1"));
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM tasks"), 1);
+  sqlite3_close(db);
   unlink(path);
   free(path);
 }
