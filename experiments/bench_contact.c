@@ -16,24 +16,11 @@
 #include "contact/problem.h"
 #include "contact/pyramid.h"
 #include "contact/solve.h"
+#include "experiments/bench_util.h"
 #include "models/scene.h"
 #include "models/system.h"
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* A stack of n boxes 0.2 x 0.2 x 0.1 (1 kg) on a table; when `sliding`, box
  * i moves at 0.1 m/s along x when i is odd, so the contacts above and below
@@ -97,22 +84,22 @@ int main(void) {
     cp_scene scene;
     cp_error err;
     for (int r = 0; r < reps; r++) {
-      double t0 = now();
+      double t0 = bench_now();
       if (cp_scene_parse(text, strlen(text), NULL, NULL, &scene, &err)) {
         fprintf(stderr, "bench_contact: scene %d: %s: %s\n", n, err.where, err.msg);
         return 2;
       }
-      tp[r] = now() - t0;
+      tp[r] = bench_now() - t0;
       if (r + 1 < reps) cp_scene_free(&scene);
     }
     for (int r = 0; r < reps; r++) {
       cp_system sys;
-      double t1 = now();
+      double t1 = bench_now();
       cp_system_build(&scene, &sys, &err);
-      double t1a = now();
+      double t1a = bench_now();
       cp_contact_space cs;
       cp_contact_space_build(sys.n_u, sys.n_c, sys.H, sys.G, sys.f, sys.k, NULL, NULL, &cs);
-      double t1b = now();
+      double t1b = bench_now();
       cp_pyramid_contact *pc = malloc(sizeof *pc * (size_t)sys.n_c);
       int *order = malloc(sizeof(int) * (size_t)sys.n_c), *rank = malloc(sizeof(int) * (size_t)sys.n_c);
       cp_problem_pyramid_contacts(&sys, pc);
@@ -123,12 +110,12 @@ int main(void) {
       m = lay.m;
       double *M = malloc(sizeof(double) * (size_t)m * (size_t)m), *q = malloc(sizeof(double) * (size_t)m);
       cp_pyramid_build(&lay, pc, cs.A, cs.b, M, q);
-      double t2 = now();
+      double t2 = bench_now();
       double *z = malloc(sizeof(double) * 2 * (size_t)m);
       cp_solve_options opt = cp_solve_defaults();
       cp_lcp_info info;
       cp_lcp_solve(NULL, m, M, q, &opt, z, z + m, &info, NULL);
-      double t3 = now();
+      double t3 = bench_now();
       if (info.status != CP_LCP_SOLVED) fail = 1;
       iters = info.iterations;
       who = info.solver;
@@ -146,8 +133,8 @@ int main(void) {
       cp_system_free(&sys);
     }
     cp_scene_free(&scene);
-    double p = median(tp, reps) * 1e6, f = median(tf, reps) * 1e6, s = median(ts, reps) * 1e6;
-    double fs = median(tsys, reps) * 1e6, fa = median(tab, reps) * 1e6;
+    double p = bench_median(tp, reps) * 1e6, f = bench_median(tf, reps) * 1e6, s = bench_median(ts, reps) * 1e6;
+    double fs = bench_median(tsys, reps) * 1e6, fa = bench_median(tab, reps) * 1e6;
     printf("| %d | %d | %d | %d | %.1f | %.1f (%.1f + %.1f + %.1f) | %.1f | %s, %d | %.2f |\n", n,
            4 * n, ns, m, p, f, fs, fa, f - fs - fa, s, cp_lcp_solver_name(who), iters, f / s);
     free(tsys);

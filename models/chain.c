@@ -1,9 +1,22 @@
 #include "models/chain.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/mesh.h"
 #include "models/vec3.h"
+
+void cp_link_free_shapes(cp_link *l) {
+  if (l->shape.type == CP_SHAPE_MESH) cp_mesh_release(l->shape.mesh);
+  for (int k = 0; k < l->n_extra_shapes; ++k)
+    if (l->extra_shapes[k].shape.type == CP_SHAPE_MESH)
+      cp_mesh_release(l->extra_shapes[k].shape.mesh);
+  free(l->extra_shapes);
+  l->extra_shapes = NULL;
+  l->n_extra_shapes = 0;
+  memset(&l->shape, 0, sizeof l->shape);
+}
 
 void cp_chain_free(cp_chain *c) {
   if (!c) return;
@@ -11,21 +24,153 @@ void cp_chain_free(cp_chain *c) {
     for (int i = 0; i < c->n; ++i) {
       free(c->joints[i].name);
       free(c->joints[i].link.name);
+      cp_link_free_shapes(&c->joints[i].link);
     }
   }
   free(c->joints);
+  free(c->parent);
   free(c->name);
   memset(c, 0, sizeof *c);
 }
 
-// Positions only: R, o, axis, com of every link.
-static void chain_positions(const cp_chain *c, cp_link_state *s) {
-  double Rp[9], op[3];
-  cp_quat_to_mat(Rp, c->base_quat);
-  cp_v3_copy(op, c->base_pos);
+static char *dupstr(const char *s) {
+  if (!s) return NULL;
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+int cp_chain_copy(cp_chain *d, const cp_chain *s) {
+  memset(d, 0, sizeof *d);
+  *d = *s;
+  d->name = NULL, d->joints = NULL, d->parent = NULL, d->n = 0;
+  int ok = (!s->name || (d->name = dupstr(s->name))) &&
+           (d->joints = calloc((size_t)(s->n ? s->n : 1), sizeof *d->joints));
+  if (ok && s->parent) {
+    ok = (d->parent = malloc((size_t)s->n * sizeof *d->parent)) != NULL;
+    if (ok) memcpy(d->parent, s->parent, (size_t)s->n * sizeof *d->parent);
+  }
+  for (int i = 0; ok && i < s->n; ++i) {
+    cp_joint *jd = &d->joints[i];
+    const cp_joint *js = &s->joints[i];
+    *jd = *js;
+    jd->name = NULL, jd->link.name = NULL, jd->link.extra_shapes = NULL;
+    jd->link.n_extra_shapes = 0;
+    d->n = i + 1; // joint i is now released by cp_chain_free on failure
+    if (js->link.shape.type == CP_SHAPE_MESH) cp_mesh_retain(js->link.shape.mesh);
+    ok = (!js->name || (jd->name = dupstr(js->name))) &&
+         (!js->link.name || (jd->link.name = dupstr(js->link.name)));
+    int ne = js->link.n_extra_shapes;
+    if (ok && ne > 0) {
+      ok = (jd->link.extra_shapes = malloc((size_t)ne * sizeof(cp_link_shape))) != NULL;
+      if (ok) {
+        memcpy(jd->link.extra_shapes, js->link.extra_shapes,
+               (size_t)ne * sizeof(cp_link_shape));
+        jd->link.n_extra_shapes = ne;
+        for (int k = 0; k < ne; ++k)
+          if (js->link.extra_shapes[k].shape.type == CP_SHAPE_MESH)
+            cp_mesh_retain(js->link.extra_shapes[k].shape.mesh);
+      }
+    }
+  }
+  if (!ok) {
+    cp_chain_free(d);
+    return -1;
+  }
+  d->n = s->n;
+  return 0;
+}
+
+int cp_link_shape_count(const cp_link *l) {
+  if (l->shape.type == CP_SHAPE_NONE && l->n_extra_shapes == 0) return 0;
+  return 1 + l->n_extra_shapes;
+}
+
+void cp_link_shape_get(const cp_link *l, int k, cp_link_shape *out) {
+  if (k > 0) {
+    *out = l->extra_shapes[k - 1];
+    return;
+  }
+  out->shape = l->shape;
+  if (l->has_shape_pose) {
+    cp_v3_copy(out->pos, l->shape_pos);
+    memcpy(out->quat, l->shape_quat, sizeof out->quat);
+  } else {
+    cp_v3_copy(out->pos, l->com);
+    out->quat[0] = 1, out->quat[1] = out->quat[2] = out->quat[3] = 0;
+  }
+}
+
+int cp_chain_is_ancestor(const cp_chain *c, int a, int b) {
+  for (int i = b; i >= 0; i = cp_chain_parent(c, i))
+    if (i == a) return 1;
+  return 0;
+}
+
+int cp_chain_dofs(const cp_chain *c) {
+  int n = 0;
+  for (int i = 0; i < c->n; ++i) n += !c->joints[i].is_mimic;
+  return n;
+}
+
+void cp_chain_dof_map(const cp_chain *c, int *dof, double *scale) {
+  // Independent joints are numbered in chain order; followers take their
+  // leader's number (leaders may come after them).
+  int k = 0;
+  for (int i = 0; i < c->n; ++i) {
+    if (c->joints[i].is_mimic) continue;
+    if (dof) dof[i] = k;
+    if (scale) scale[i] = 1;
+    ++k;
+  }
   for (int i = 0; i < c->n; ++i) {
     const cp_joint *j = &c->joints[i];
-    double Ro[9], Rj[9], d[3];
+    if (!j->is_mimic) continue;
+    if (dof) {
+      int d = 0;
+      for (int t = 0; t < j->mimic_leader; ++t) d += !c->joints[t].is_mimic;
+      dof[i] = d;
+    }
+    if (scale) scale[i] = j->mimic_multiplier;
+  }
+}
+
+// Position and rate of joint i (followers from their leaders).
+static double joint_pos(const cp_chain *c, int i) {
+  const cp_joint *j = &c->joints[i];
+  if (!j->is_mimic) return j->position;
+  return j->mimic_multiplier * c->joints[j->mimic_leader].position +
+         j->mimic_offset;
+}
+static double joint_vel(const cp_chain *c, int i) {
+  const cp_joint *j = &c->joints[i];
+  if (!j->is_mimic) return j->velocity;
+  return j->mimic_multiplier * c->joints[j->mimic_leader].velocity;
+}
+
+void cp_chain_apply_mimic(cp_chain *c) {
+  for (int i = 0; i < c->n; ++i) {
+    cp_joint *j = &c->joints[i];
+    if (!j->is_mimic) continue;
+    const cp_joint *L = &c->joints[j->mimic_leader];
+    j->position = joint_pos(c, i);
+    j->velocity = joint_vel(c, i);
+    j->acceleration = j->mimic_multiplier * L->acceleration;
+    j->drive = L->drive;
+    j->effort = 0;
+  }
+}
+
+// Positions only: R, o, axis, com of every link.
+static void chain_positions(const cp_chain *c, cp_link_state *s) {
+  double Rb[9];
+  cp_quat_to_mat(Rb, c->base_quat);
+  for (int i = 0; i < c->n; ++i) {
+    const cp_joint *j = &c->joints[i];
+    int p = cp_chain_parent(c, i);
+    const double *Rp = p < 0 ? Rb : s[p].R, *op = p < 0 ? c->base_pos : s[p].o;
+    double Ro[9], Rj[9], d[3], pos = joint_pos(c, i);
     cp_quat_to_mat(Ro, j->origin_quat);
     cp_m3_mul(Rj, Rp, Ro);
     cp_m3_mulv(d, Rp, j->origin_pos);
@@ -33,17 +178,15 @@ static void chain_positions(const cp_chain *c, cp_link_state *s) {
     cp_m3_mulv(s[i].axis, Rj, j->axis);
     if (j->type == CP_JOINT_REVOLUTE) {
       double q[4], Rq[9];
-      cp_quat_axis_angle(q, j->axis, j->position); // rotation in joint frame
+      cp_quat_axis_angle(q, j->axis, pos); // rotation in joint frame
       cp_quat_to_mat(Rq, q);
       cp_m3_mul(s[i].R, Rj, Rq);
     } else {
       memcpy(s[i].R, Rj, sizeof Rj);
-      cp_v3_axpy(s[i].o, s[i].o, j->position, s[i].axis);
+      cp_v3_axpy(s[i].o, s[i].o, pos, s[i].axis);
     }
     cp_m3_mulv(d, s[i].R, j->link.com);
     cp_v3_add(s[i].com, s[i].o, d);
-    memcpy(Rp, s[i].R, sizeof Rp);
-    cp_v3_copy(op, s[i].o);
   }
 }
 
@@ -54,13 +197,18 @@ static void chain_positions(const cp_chain *c, cp_link_state *s) {
 static void chain_forward(const cp_chain *c, cp_link_state *s,
                           const double *qd, int own_rates, const double *qdd,
                           const double *acc0) {
-  double w[3] = {0, 0, 0}, v[3] = {0, 0, 0}, dw[3] = {0, 0, 0}, dv[3];
-  double op[3];
-  cp_v3_copy(dv, acc0);
-  cp_v3_copy(op, c->base_pos);
+  static const double zero[3] = {0, 0, 0};
   for (int i = 0; i < c->n; ++i) {
+    int p = cp_chain_parent(c, i);
+    // The parent's motion (the base: at rest, accelerating at acc0).
+    double w[3], v[3], dw[3], dv[3];
+    cp_v3_copy(w, p < 0 ? zero : s[p].w);
+    cp_v3_copy(v, p < 0 ? zero : s[p].v);
+    cp_v3_copy(dw, p < 0 ? zero : s[p].dw);
+    cp_v3_copy(dv, p < 0 ? acc0 : s[p].dv);
+    const double *op = p < 0 ? c->base_pos : s[p].o;
     const double *a = s[i].axis;
-    double rate = qd ? qd[i] : own_rates ? c->joints[i].velocity : 0;
+    double rate = qd ? qd[i] : own_rates ? joint_vel(c, i) : 0;
     double acc = qdd ? qdd[i] : 0;
     double d[3], t[3], wa[3];
     cp_v3_sub(d, s[i].o, op);
@@ -89,7 +237,6 @@ static void chain_forward(const cp_chain *c, cp_link_state *s,
     cp_v3_copy(s[i].v, v);
     cp_v3_copy(s[i].dw, dw);
     cp_v3_copy(s[i].dv, dv);
-    cp_v3_copy(op, s[i].o);
   }
 }
 
@@ -110,7 +257,7 @@ void cp_chain_point_velocity(const cp_link_state *s, int k, const double *p,
 void cp_chain_point_jacobian(const cp_chain *c, const cp_link_state *s, int k,
                              const double *p, double *J) {
   memset(J, 0, (size_t)(3 * c->n) * sizeof *J);
-  for (int i = 0; i <= k; ++i) {
+  for (int i = k; i >= 0; i = cp_chain_parent(c, i)) {
     if (c->joints[i].type == CP_JOINT_PRISMATIC) {
       cp_v3_copy(J + 3 * i, s[i].axis);
     } else {
@@ -124,7 +271,7 @@ void cp_chain_point_jacobian(const cp_chain *c, const cp_link_state *s, int k,
 void cp_chain_angular_jacobian(const cp_chain *c, const cp_link_state *s,
                                int k, double *Jw) {
   memset(Jw, 0, (size_t)(3 * c->n) * sizeof *Jw);
-  for (int i = 0; i <= k; ++i)
+  for (int i = k; i >= 0; i = cp_chain_parent(c, i))
     if (c->joints[i].type == CP_JOINT_REVOLUTE) cp_v3_copy(Jw + 3 * i, s[i].axis);
 }
 
@@ -147,24 +294,61 @@ static void add_shift(double *In, double m, const double *d) {
       In[3 * r + c] += m * ((r == c ? dd : 0) - d[r] * d[c]);
 }
 
+// A composite rigid body: mass, centre, inertia about the centre (world).
+typedef struct composite {
+  double m, c[3], I[9];
+  int used;
+} composite;
+
+// acc += (m, c, I) about the combined centre. An empty acc takes a plain
+// copy, so that a serial chain (one child per link) computes exactly what
+// the running composite of the serial algorithm did.
+static void composite_add(composite *acc, double m, const double *c,
+                          const double *I) {
+  if (!acc->used) {
+    acc->m = m;
+    cp_v3_copy(acc->c, c);
+    memcpy(acc->I, I, sizeof acc->I);
+    acc->used = 1;
+    return;
+  }
+  double nm = acc->m + m, ncc[3], d[3], Ib[9];
+  for (int r = 0; r < 3; ++r) ncc[r] = (acc->m * acc->c[r] + m * c[r]) / nm;
+  cp_v3_sub(d, acc->c, ncc);
+  add_shift(acc->I, acc->m, d);
+  memcpy(Ib, I, sizeof Ib);
+  cp_v3_sub(d, c, ncc);
+  add_shift(Ib, m, d);
+  for (int r = 0; r < 9; ++r) acc->I[r] += Ib[r];
+  acc->m = nm;
+  cp_v3_copy(acc->c, ncc);
+}
+
 void cp_chain_mass_matrix(const cp_chain *c, const cp_link_state *s,
                           double *M) {
   int n = c->n;
   memset(M, 0, (size_t)n * (size_t)n * sizeof *M);
-  // Composite of links j..n-1, built from the tip inwards.
-  double mc = 0, cc[3] = {0, 0, 0}, Ic[9] = {0};
+  // acc[j]: composite of the subtrees of j's children, built from the tips
+  // inwards (children come after their parents).
+  composite *acc = calloc((size_t)(n > 0 ? n : 1), sizeof *acc);
+  if (!acc) {
+    for (size_t i = 0; i < (size_t)n * (size_t)n; ++i) M[i] = NAN;
+    return;
+  }
   for (int j = n - 1; j >= 0; --j) {
     const cp_link *L = &c->joints[j].link;
+    double mc = acc[j].m, *cc = acc[j].c, *Ic = acc[j].I;
     double Iw[9], m = L->mass, nm = mc + m, ncc[3], d[3];
     for (int r = 0; r < 3; ++r) ncc[r] = (mc * cc[r] + m * s[j].com[r]) / nm;
     cp_m3_rotate_sym(Iw, s[j].R, L->inertia);
     cp_v3_sub(d, cc, ncc);
-    add_shift(Ic, mc, d); // previous composite about the new centre
+    add_shift(Ic, mc, d); // the children's composite about the new centre
     cp_v3_sub(d, s[j].com, ncc);
     add_shift(Iw, m, d);
     for (int r = 0; r < 9; ++r) Ic[r] += Iw[r];
     mc = nm;
     cp_v3_copy(cc, ncc);
+    acc[j].m = mc;
     // Momentum of C_j under a unit rate of joint j: linear p, angular about cc.
     const double *a = s[j].axis;
     double p[3], L0[3] = {0, 0, 0}, r[3];
@@ -176,8 +360,9 @@ void cp_chain_mass_matrix(const cp_chain *c, const cp_link_state *s,
     } else {
       cp_v3_scale(p, a, mc);
     }
-    // Project on every joint i <= j (moments about o_i for revolute i).
-    for (int i = 0; i <= j; ++i) {
+    // Project on every joint i on j's path (moments about o_i for revolute
+    // i); joints off the path do not move C_j: M_ij = 0.
+    for (int i = j; i >= 0; i = cp_chain_parent(c, i)) {
       double val;
       if (c->joints[i].type == CP_JOINT_REVOLUTE) {
         double t[3], La[3];
@@ -191,7 +376,10 @@ void cp_chain_mass_matrix(const cp_chain *c, const cp_link_state *s,
       M[i + (size_t)j * n] = val;
       M[j + (size_t)i * n] = val;
     }
+    int pj = cp_chain_parent(c, j);
+    if (pj >= 0) composite_add(&acc[pj], mc, cc, Ic);
   }
+  free(acc);
 }
 
 // RNEA body; own_rates as in chain_forward.
@@ -200,8 +388,12 @@ static void rnea(const cp_chain *c, const cp_link_state *pos, const double *qd,
                  double *tau) {
   int n = c->n;
   cp_link_state *s = malloc((size_t)(n > 0 ? n : 1) * sizeof *s);
-  if (!s) {
+  // Per joint: force and moment (about its o) carried up from its children.
+  double *fa = calloc((size_t)(n > 0 ? n : 1) * 7, sizeof *fa);
+  if (!s || !fa) {
     for (int i = 0; i < n; ++i) tau[i] = NAN;
+    free(s);
+    free(fa);
     return;
   }
   memcpy(s, pos, (size_t)n * sizeof *s);
@@ -209,9 +401,9 @@ static void rnea(const cp_chain *c, const cp_link_state *pos, const double *qd,
   double acc0[3] = {0, 0, 0};
   if (gravity) cp_v3_scale(acc0, gravity, -1.0);
   chain_forward(c, s, qd, own_rates, qdd, acc0);
-  double f[3] = {0, 0, 0}, nm[3] = {0, 0, 0}, onext[3] = {0, 0, 0};
   for (int i = n - 1; i >= 0; --i) {
     const cp_link *L = &c->joints[i].link;
+    double *fc = fa + 7 * i, *nc = fc + 3; // fc[6]: 1 once a child added
     double rc[3], ac[3], t[3], F[3], N[3], Iw[9], Iww[3];
     cp_v3_sub(rc, s[i].com, s[i].o);
     cp_v3_cross(t, s[i].dw, rc);
@@ -226,25 +418,33 @@ static void rnea(const cp_chain *c, const cp_link_state *pos, const double *qd,
     cp_v3_cross(t, s[i].w, Iww);
     cp_v3_add(N, N, t);
     // Moment about o_i of everything carried by joint i.
-    double d[3], nn[3];
-    if (i < n - 1) {
-      cp_v3_sub(d, onext, s[i].o);
-      cp_v3_cross(t, d, f);
-      cp_v3_add(nn, nm, t);
-    } else {
-      cp_v3_set(nn, 0, 0, 0);
-    }
+    double nn[3], f[3];
+    cp_v3_copy(nn, nc);
     cp_v3_cross(t, rc, F);
     cp_v3_add(nn, nn, t);
     cp_v3_add(nn, nn, N);
-    cp_v3_add(f, f, F);
-    cp_v3_copy(nm, nn);
-    cp_v3_copy(onext, s[i].o);
+    cp_v3_add(f, fc, F);
     tau[i] = c->joints[i].type == CP_JOINT_REVOLUTE
-                 ? cp_v3_dot(s[i].axis, nm)
+                 ? cp_v3_dot(s[i].axis, nn)
                  : cp_v3_dot(s[i].axis, f);
+    int p = cp_chain_parent(c, i);
+    if (p < 0) continue;
+    // Hand (f, nn) to the parent: moment about o_p = nn + (o_i - o_p) x f.
+    double d[3], np[3], *fp = fa + 7 * p, *npp = fp + 3;
+    cp_v3_sub(d, s[i].o, s[p].o);
+    cp_v3_cross(t, d, f);
+    cp_v3_add(np, nn, t);
+    if (!fp[6]) {
+      cp_v3_copy(fp, f);
+      cp_v3_copy(npp, np);
+      fp[6] = 1;
+    } else {
+      cp_v3_add(fp, fp, f);
+      cp_v3_add(npp, npp, np);
+    }
   }
   free(s);
+  free(fa);
 }
 
 void cp_chain_rnea(const cp_chain *c, const cp_link_state *s, const double *qd,

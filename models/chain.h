@@ -1,11 +1,40 @@
 /// \file models/chain.h
-/// Serial manipulator chains from a fixed base: forward kinematics, point
-/// Jacobians and their velocity-product terms, the joint-space mass matrix
-/// (composite-rigid-body algorithm) and the bias efforts (recursive
-/// Newton-Euler) -- the manipulator parts of formulation.md §1-§2.
+/// Manipulators from a fixed base -- serial chains and kinematic trees:
+/// forward kinematics, point Jacobians and their velocity-product terms, the
+/// joint-space mass matrix (composite-rigid-body algorithm) and the bias
+/// efforts (recursive Newton-Euler) -- the manipulator parts of
+/// formulation.md §1-§2.
+///
+/// Trees. Each joint i has a parent joint p(i) < i, or -1 for the base
+/// (joints are stored parents first). `parent` NULL means a serial chain,
+/// p(i) = i - 1, which is what every JSON "joints" list and every chain
+/// built by hand (zero-initialised) is. Below, "i-1" in the serial formulas
+/// reads p(i), and "links j..n-1" reads "the subtree of j"; a serial chain
+/// computes exactly (bit for bit) what it did before trees existed.
+///   - the path of link k is k, p(k), p(p(k)), ..., down to the base; only
+///     joints on it move link k (Jacobian columns of the others are zero);
+///   - CRBA: C_j is link j and the composites of its children;
+///     M_ij = S_i . (momentum of C_j under a unit rate of joint j) for i on
+///     the path of j, 0 for i neither ancestor nor descendant of j;
+///   - RNEA: a joint carries its link and every child's force and moment.
+///
+/// Mimic joints (URDF <mimic>). A joint with is_mimic = 1 follows its leader
+/// joint (mimic_leader, itself not a mimic): l_i = m l_L + b, l'_i = m l'_L,
+/// l''_i = m l''_L (m = mimic_multiplier, b = mimic_offset). The functions
+/// of this header work on ALL n joints ("full" joint space); kinematics
+/// takes a follower's position and rate from its leader (its own `position`
+/// and `velocity` fields are ignored; cp_chain_apply_mimic writes them for
+/// reporting). The independent coordinates (cp_chain_dofs) are the
+/// non-mimic joints in chain order; l = P q + b with P (n x n_dof) holding
+/// one 1 (independent joints) or m (followers) per row. Since P is
+/// constant, M_q = P^T M P, efforts P^T tau, Jacobians J P, and the
+/// velocity products are unchanged (models/system.h does this). A follower
+/// has no effort of its own: the leader's effort is the generalised effort
+/// of the coupled pair (one motor driving both, as in a parallel gripper),
+/// i.e. the leader's effort plus m times the follower's joint effort.
 ///
 /// Geometry. Joint i is placed by its `origin` (position, orientation) in the
-/// frame of link i-1 (or the base for i = 0); its axis `axis` is a unit vector
+/// frame of link p(i) (or the base for p(i) = -1); its axis `axis` is a unit vector
 /// in that joint frame. Link i's frame is the joint frame moved by the joint:
 /// rotated by l_i about the axis (revolute) or translated by l_i along it
 /// (prismatic). A link's centre of mass `com`, inertia (about the com) and
@@ -14,7 +43,11 @@
 /// (shape_pos, shape_quat) when has_shape_pose is 1; when it is 0 (e.g. a
 /// zero-initialised link) the shape sits at `com` with the link frame's axes.
 /// The world pose of a link's shape is the link frame composed with that
-/// pose: x = o_i + R_i shape_pos, orientation R_i R(shape_quat).
+/// pose: x = o_i + R_i shape_pos, orientation R_i R(shape_quat). A link may
+/// have further shapes (extra_shapes, each with its own pose in the link
+/// frame); cp_link_shape_count / cp_link_shape_get enumerate all of them,
+/// the first being `shape` itself. Mesh shapes hold one reference to their
+/// cp_mesh (models/mesh.h), released with the chain.
 ///
 /// Joint limits (has_limits) are recorded for the scene layer, which rejects
 /// positions outside [lower, upper]; the dynamics do not enforce them.
@@ -50,8 +83,9 @@
 /// known and l'' unknown; an acceleration-driven joint has l'' known and tau
 /// unknown. Both are recorded on the joint; the contact layer uses them.
 ///
-/// Ownership: a cp_chain owns its name, its joints array and the joint and
-/// link names (cp_chain_free releases them). Kinematic results go into a
+/// Ownership: a cp_chain owns its name, its joints array, the parent array,
+/// the joint and link names, the links' extra shapes and one reference to
+/// every mesh of its shapes (cp_chain_free releases them). Kinematic results go into a
 /// caller-provided array of n cp_link_state.
 #ifndef CP_MODELS_CHAIN_H
 #define CP_MODELS_CHAIN_H
@@ -72,6 +106,13 @@ typedef enum cp_joint_drive {
   CP_DRIVE_ACCELERATION    ///< l'' given, tau unknown
 } cp_joint_drive;
 
+/// A collision shape placed in its link's frame.
+typedef struct cp_link_shape {
+  cp_shape shape;
+  double pos[3];  ///< shape centre (mesh: its origin), link frame
+  double quat[4]; ///< shape axes in the link frame, unit [w, x, y, z]
+} cp_link_shape;
+
 /// The rigid link moved by a joint.
 typedef struct cp_link {
   char *name;          ///< link name without the manipulator prefix (owned)
@@ -82,6 +123,8 @@ typedef struct cp_link {
   int has_shape_pose;  ///< 1: shape_pos/shape_quat valid; 0: at com, link axes
   double shape_pos[3]; ///< shape centre, link frame
   double shape_quat[4];///< shape axes in the link frame, unit [w, x, y, z]
+  int n_extra_shapes;  ///< further shapes besides `shape` (0 usually)
+  cp_link_shape *extra_shapes; ///< [n_extra_shapes] (owned)
 } cp_link;
 
 typedef struct cp_joint {
@@ -99,6 +142,10 @@ typedef struct cp_joint {
   double lower, upper;    ///< position limits (rad or m), valid if has_limits
   double effort_limit;    ///< maximum |effort| (0: not given)
   double velocity_limit;  ///< maximum |velocity| (0: not given)
+  int is_mimic;           ///< 1: follows joint mimic_leader (header comment)
+  int mimic_leader;       ///< index of the leader joint (not itself a mimic)
+  double mimic_multiplier;///< l = multiplier l_leader + offset
+  double mimic_offset;
   cp_link link;
 } cp_joint;
 
@@ -108,7 +155,16 @@ typedef struct cp_chain {
   double base_quat[4];
   int n;                  ///< number of joints (= links), >= 1
   cp_joint *joints;       ///< [n] (owned)
+  int *parent;            ///< [n] parent joint p(i) < i, -1: the base;
+                          ///< NULL: serial, p(i) = i - 1 (owned)
+  int no_self_contacts;   ///< 1: contact generation skips pairs of this
+                          ///< chain's links (models/contactgen.h)
 } cp_chain;
+
+/// Parent joint of joint i (-1: the base).
+static inline int cp_chain_parent(const cp_chain *c, int i) {
+  return c->parent ? c->parent[i] : i - 1;
+}
 
 /// World-frame kinematic state of one link (see the header comment).
 typedef struct cp_link_state {
@@ -125,8 +181,39 @@ typedef struct cp_link_state {
 /// Releases what *c owns and zeroes it. Safe on a zeroed struct.
 void cp_chain_free(cp_chain *c);
 
+/// Deep copy of src into *dst (names, parent array, extra shapes; meshes are
+/// shared by reference counting). Returns 0, or -1 (out of memory) with *dst
+/// zeroed.
+int cp_chain_copy(cp_chain *dst, const cp_chain *src);
+
+/// Releases a link's extra shapes and its meshes' references (not its name).
+void cp_link_free_shapes(cp_link *l);
+
+/// Number of shapes of a link: 0 when `shape` is NONE and there are no
+/// extras, else 1 + n_extra_shapes.
+int cp_link_shape_count(const cp_link *l);
+
+/// Shape k (0 <= k < cp_link_shape_count) with its pose in the link frame
+/// (shape 0 is `shape`, at (com, identity) when has_shape_pose is 0).
+void cp_link_shape_get(const cp_link *l, int k, cp_link_shape *out);
+
+/// 1 when joint a is joint b or one of its ancestors.
+int cp_chain_is_ancestor(const cp_chain *c, int a, int b);
+
+/// Number of independent joint coordinates (joints that are not mimics).
+int cp_chain_dofs(const cp_chain *c);
+
+/// For every joint i: dof[i], the independent coordinate that moves it
+/// (its own, or its leader's), and scale[i] (1, or the mimic multiplier),
+/// so that l'_i = scale[i] q'_{dof[i]}. Either output may be NULL.
+void cp_chain_dof_map(const cp_chain *c, int *dof, double *scale);
+
+/// Writes every follower's position, velocity and acceleration from its
+/// leader's (header comment), so that the joint fields are consistent.
+void cp_chain_apply_mimic(cp_chain *c);
+
 /// Forward kinematics and velocities at the joints' current position and
-/// velocity: fills s[0..n-1].
+/// velocity (followers: from their leaders): fills s[0..n-1].
 void cp_chain_kinematics(const cp_chain *c, cp_link_state *s);
 
 /// Velocity of the point p (world) fixed on link k: v_k + w_k x (p - o_k).
@@ -134,7 +221,8 @@ void cp_chain_point_velocity(const cp_link_state *s, int k, const double *p,
                              double *vel);
 
 /// Linear Jacobian of the point p (world) fixed on link k: J [3*n],
-/// column-major 3 x n (column i at J + 3 i); columns i > k are zero.
+/// column-major 3 x n (column i at J + 3 i); columns of joints not on the
+/// path of k are zero.
 void cp_chain_point_jacobian(const cp_chain *c, const cp_link_state *s, int k,
                              const double *p, double *J);
 
@@ -147,6 +235,7 @@ void cp_chain_point_bias(const cp_link_state *s, int k, const double *p,
                          double *acc);
 
 /// Joint-space mass matrix by CRBA: M [n*n], column-major, symmetric.
+/// Trees allocate O(n) scratch; if that fails, M is filled with NaN.
 void cp_chain_mass_matrix(const cp_chain *c, const cp_link_state *s,
                           double *M);
 

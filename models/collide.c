@@ -9,6 +9,7 @@
 
 #include <ode/ode.h>
 
+#include "models/mesh.h"
 #include "models/vec3.h"
 
 // Positions are rounded to this grid (m) for the deterministic output order.
@@ -22,6 +23,7 @@ typedef struct obj {
   const cp_shape *s;
   double x[3], q[4], R[9];
   double N[3], D;
+  int hull; // a mesh collided as its convex hull
 } obj;
 
 static int bad_num(double v) { return !isfinite(v); }
@@ -64,6 +66,10 @@ static int check_object(const cp_collide_object *o, const char *name, obj *w,
                           cp_shape_type_name(s->type),
                           s->type == CP_SHAPE_CYLINDER ? "positive"
                                                        : "non-negative");
+    return 0;
+  case CP_SHAPE_MESH:
+    if (!s->mesh || !s->mesh->collide)
+      return cp_error_set(err, name, "mesh shape without a prepared mesh");
     return 0;
   case CP_SHAPE_PLANE: {
     double nn = cp_v3_norm(s->normal);
@@ -156,6 +162,24 @@ static int line_interval(const obj *o, const double *p, const double *u,
     if (!tube_interval(l, d, s->radius, eps, lo, hi)) return 0;
     if (!clip_axis(l[2], d[2], 0.5 * s->length, eps, lo, hi)) return 0;
     return *lo <= *hi + eps;
+  case CP_SHAPE_MESH: {
+    // A convex hull: the intersection of its half-spaces n.y <= d. A
+    // triangle mesh is a surface, not a solid: a miss.
+    if (!o->hull) return 0;
+    const cp_mesh *m = s->mesh;
+    double lc[3];
+    cp_v3_sub(lc, l, m->hull_center);
+    for (int f = 0; f < m->hull_n_planes; ++f) {
+      const double *pl = m->hull_planes + 4 * f;
+      double k = cp_v3_dot(pl, d), v = pl[3] - cp_v3_dot(pl, lc);
+      if (fabs(k) < 1e-12) {
+        if (v < -eps) return 0;
+        continue;
+      }
+      if (k > 0) *hi = fmin(*hi, v / k); else *lo = fmax(*lo, v / k);
+    }
+    return *lo <= *hi + eps;
+  }
   case CP_SHAPE_CAPSULE: {
     // Convex: the line meets it in one interval, the hull of its meetings
     // with the tube section and the two end balls.
@@ -217,6 +241,15 @@ static dGeomID make_geom(const obj *o, double g, const double *t) {
   case CP_SHAPE_CYLINDER:
     id = dCreateCylinder(0, (dReal)(s->radius + g), (dReal)(s->length + 2 * g));
     break;
+  case CP_SHAPE_MESH: // cannot grow: g is ignored (the caller grows the other)
+    if (o->hull)
+      id = dCreateConvex(0, s->mesh->hull_planes,
+                         (unsigned)s->mesh->hull_n_planes,
+                         s->mesh->hull_points, (unsigned)s->mesh->hull_n_points,
+                         s->mesh->hull_polygons);
+    else
+      id = dCreateTriMesh(0, (dTriMeshDataID)s->mesh->collide, 0, 0, 0);
+    break;
   case CP_SHAPE_PLANE:
     // Not placeable: world parameters; a translation t raises D by N.t.
     return dCreatePlane(0, (dReal)o->N[0], (dReal)o->N[1], (dReal)o->N[2],
@@ -224,8 +257,14 @@ static dGeomID make_geom(const obj *o, double g, const double *t) {
   case CP_SHAPE_NONE:
     return 0;
   }
-  dGeomSetPosition(id, (dReal)(o->x[0] + t[0]), (dReal)(o->x[1] + t[1]),
-                   (dReal)(o->x[2] + t[2]));
+  double x[3];
+  cp_v3_add(x, o->x, t);
+  if (s->type == CP_SHAPE_MESH && o->hull) { // the hull's origin: its centre
+    double c[3];
+    cp_m3_mulv(c, o->R, s->mesh->hull_center);
+    cp_v3_add(x, x, c);
+  }
+  dGeomSetPosition(id, (dReal)x[0], (dReal)x[1], (dReal)x[2]);
   dQuaternion q = {(dReal)o->q[0], (dReal)o->q[1], (dReal)o->q[2],
                    (dReal)o->q[3]};
   dGeomSetQuaternion(id, q);
@@ -237,15 +276,48 @@ static dGeomID make_geom(const obj *o, double g, const double *t) {
 // a probe of which type pairs ODE has a collider for (dCollide returns 0 both
 // for "apart" and for "no collider", so each pair is tried once overlapping).
 
-#define NTYPES (CP_SHAPE_PLANE + 1)
+#define NTYPES (CP_SHAPE_MESH + 1)
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_ok;
-static unsigned char g_supported[NTYPES][NTYPES];
+static unsigned char g_supported[2][NTYPES][NTYPES]; // [hull][a][b]
 static _Thread_local int t_ready;
+
+// The probe's mesh: a closed cube of side 0.8 (built in init_once without
+// cp_mesh, whose preparation needs the initialisation being done).
+static const double g_cube_v[24] = {-.4, -.4, -.4, .4, -.4, -.4, .4, .4, -.4,
+                                    -.4, .4,  -.4, -.4, -.4, .4, .4, -.4, .4,
+                                    .4,  .4,  .4,  -.4, .4,  .4};
+static const int g_cube_t[36] = {0, 2, 1, 0, 3, 2, 4, 5, 6, 4, 6, 7,
+                                 0, 1, 5, 0, 5, 4, 1, 2, 6, 1, 6, 5,
+                                 2, 3, 7, 2, 7, 6, 3, 0, 4, 3, 4, 7};
+// Its hull: the six faces (n, d) and their corners counter-clockwise.
+static const double g_cube_planes[24] = {1, 0, 0, .4, -1, 0, 0, .4,
+                                         0, 1, 0, .4, 0, -1, 0, .4,
+                                         0, 0, 1, .4, 0, 0, -1, .4};
+static const unsigned g_cube_polys[30] = {4, 1, 2, 6, 5, 4, 0, 4, 7, 3,
+                                          4, 2, 3, 7, 6, 4, 0, 1, 5, 4,
+                                          4, 4, 5, 6, 7, 4, 0, 3, 2, 1};
+static cp_mesh g_probe_mesh;
+
+static void *trimesh_data(const double *v, int nv, const int *t, int nt) {
+  dTriMeshDataID d = dGeomTriMeshDataCreate();
+  if (!d) return NULL;
+  // ODE keeps pointers to the arrays (the mesh owns them) and needs
+  // dTriIndex (32-bit unsigned in Debian's build) indices.
+  _Static_assert(sizeof(dTriIndex) == sizeof(int), "32-bit triangle indices");
+#ifdef dDOUBLE
+  dGeomTriMeshDataBuildDouble(d, v, 3 * (int)sizeof(double), nv, t, 3 * nt,
+                              3 * (int)sizeof(int));
+#else
+#error "complan needs ODE built in double precision for meshes"
+#endif
+  return d;
+}
 
 static void probe_shape(cp_shape *s, cp_shape_type t) {
   memset(s, 0, sizeof *s);
   s->type = t;
+  s->mesh = &g_probe_mesh;
   s->size[0] = 1.0; s->size[1] = 0.8; s->size[2] = 0.6;
   s->radius = 0.4;
   s->length = 0.5;
@@ -253,15 +325,20 @@ static void probe_shape(cp_shape *s, cp_shape_type t) {
   s->offset = 0.1;
 }
 
-static int probe_pair(cp_shape_type ta, cp_shape_type tb) {
+static int probe_pair(cp_shape_type ta, cp_shape_type tb, int hull) {
   cp_shape sa, sb;
   probe_shape(&sa, ta);
   probe_shape(&sb, tb);
+  // A triangle mesh is a surface: put the other shape across it.
+  int mesh = ta == CP_SHAPE_MESH || tb == CP_SHAPE_MESH;
   cp_collide_object oa = {&sa, {0, 0, 0}, {1, 0, 0, 0}};
-  cp_collide_object ob = {&sb, {0.05, 0.03, 0.02}, {0.9, 0.1, 0.3, 0.2}};
+  cp_collide_object ob = {&sb, {mesh ? 0.45 : 0.05, 0.03, 0.02},
+                          {mesh ? 1 : 0.9, mesh ? 0 : 0.1, mesh ? 0 : 0.3,
+                           mesh ? 0 : 0.2}};
   obj wa, wb;
   if (check_object(&oa, "a", &wa, NULL) || check_object(&ob, "b", &wb, NULL))
     return 0;
+  wa.hull = wb.hull = hull;
   static const double zero[3] = {0, 0, 0};
   dGeomID ga = make_geom(&wa, 0, zero), gb = make_geom(&wb, 0, zero);
   dContactGeom c[8];
@@ -276,12 +353,22 @@ static void init_once(void) {
   if (!dInitODE2(0) || !dAllocateODEDataForThread(dAllocateFlagCollisionData))
     return;
   t_ready = 1;
-  for (int i = CP_SHAPE_BOX; i < NTYPES; ++i)
-    for (int j = CP_SHAPE_BOX; j < NTYPES; ++j)
-      g_supported[i][j] =
-          (i == CP_SHAPE_PLANE && j == CP_SHAPE_PLANE)
-              ? 0
-              : (unsigned char)probe_pair((cp_shape_type)i, (cp_shape_type)j);
+  g_probe_mesh.collide = trimesh_data(g_cube_v, 8, g_cube_t, 12);
+  if (!g_probe_mesh.collide) return;
+  g_probe_mesh.hull_n_planes = 6;
+  g_probe_mesh.hull_n_points = 8;
+  g_probe_mesh.hull_planes = (double *)g_cube_planes; // read only
+  g_probe_mesh.hull_points = (double *)g_cube_v;
+  g_probe_mesh.hull_polygons = (unsigned *)g_cube_polys;
+  for (int h = 0; h < 2; ++h)
+    for (int i = CP_SHAPE_BOX; i < NTYPES; ++i)
+      for (int j = CP_SHAPE_BOX; j < NTYPES; ++j)
+        g_supported[h][i][j] =
+            (i == CP_SHAPE_PLANE && j == CP_SHAPE_PLANE) ||
+                    (h && i != CP_SHAPE_MESH && j != CP_SHAPE_MESH)
+                ? (h ? g_supported[0][i][j] : 0)
+                : (unsigned char)probe_pair((cp_shape_type)i,
+                                            (cp_shape_type)j, h);
   g_ok = 1;
 }
 
@@ -296,19 +383,34 @@ static int ensure_init(cp_error *err) {
   return 0;
 }
 
+int cp_collide_mesh_prepare(cp_mesh *m, cp_error *err) {
+  if (ensure_init(err)) return -1;
+  m->collide = trimesh_data(m->vertices, m->n_vertices, m->triangles,
+                            m->n_triangles);
+  if (!m->collide)
+    return cp_error_set(err, "", "out of memory preparing mesh %s", m->path);
+  return 0;
+}
+
+void cp_collide_mesh_destroy(cp_mesh *m) {
+  if (m && m->collide) dGeomTriMeshDataDestroy((dTriMeshDataID)m->collide);
+  if (m) m->collide = NULL;
+}
+
 int cp_collide_supported(cp_shape_type a, cp_shape_type b) {
   if ((int)a < 0 || (int)a >= NTYPES || (int)b < 0 || (int)b >= NTYPES)
     return 0;
   if (a == CP_SHAPE_NONE || b == CP_SHAPE_NONE) return 1;
   if (ensure_init(NULL)) return 0;
-  return g_supported[a][b];
+  return g_supported[CP_COLLIDE_MESH_DEFAULT_HULL][a][b];
 }
 
 // ---------------------------------------------------------------------------
 
 cp_collide_options cp_collide_defaults(void) {
   cp_collide_options o = {.touch_tol = 1e-6, .merge_tol = 1e-9,
-                          .max_points = 16};
+                          .max_points = 16,
+                          .mesh_hull = CP_COLLIDE_MESH_DEFAULT_HULL};
   return o;
 }
 
@@ -381,6 +483,145 @@ static int cull(cp_collide_contact *r, int m, int k) {
   return k;
 }
 
+// r[m] is a new contact: merges it into an earlier one closer than
+// merge_tol (keeping the deeper) or keeps it. Returns the new count.
+static int merge_last(cp_collide_contact *r, int m, double merge_tol) {
+  for (int j = 0; j < m; ++j) {
+    double d[3];
+    cp_v3_sub(d, r[j].p, r[m].p);
+    if (cp_v3_norm(d) <= merge_tol) {
+      if (r[m].depth > r[j].depth) r[j] = r[m];
+      return m;
+    }
+  }
+  return m + 1;
+}
+
+// Step 4's ending: the deterministic order, culling to max_points, copy.
+static int finish(cp_collide_contact *r, int m, const cp_collide_options *opt,
+                  cp_collide_contact *out, int cap) {
+  qsort(r, (size_t)m, sizeof r[0], cmp_contact);
+  if (m > opt->max_points) {
+    m = cull(r, m, opt->max_points);
+    qsort(r, (size_t)m, sizeof r[0], cmp_contact);
+  }
+  if (m > 0 && cap > 0)
+    memcpy(out, r, (size_t)(m < cap ? m : cap) * sizeof r[0]);
+  return m;
+}
+
+// ---------------------------------------------------------------------------
+// Two meshes: their convex hulls, by separating axes over the hulls' face
+// normals and the vertices of each hull that lie within touch_tol of the
+// other (ODE's triangle-mesh pair gives normals along edges with depths of
+// the meshes' size, and its convex pair one point for a face contact).
+
+// World coordinates of a hull's vertices (malloc'd [3 n]) and planes
+// (malloc'd [4 nf], world n.x = d).
+static int hull_world(const obj *o, double **pts, double **pls) {
+  const cp_mesh *m = o->s->mesh;
+  *pts = malloc((size_t)m->hull_n_points * 3 * sizeof **pts);
+  *pls = malloc((size_t)m->hull_n_planes * 4 * sizeof **pls);
+  if (!*pts || !*pls) {
+    free(*pts), free(*pls);
+    return -1;
+  }
+  double c[3]; // world position of the hull's centre
+  cp_m3_mulv(c, o->R, m->hull_center);
+  cp_v3_add(c, c, o->x);
+  for (int i = 0; i < m->hull_n_points; ++i) {
+    double t[3];
+    cp_m3_mulv(t, o->R, m->hull_points + 3 * i);
+    cp_v3_add(*pts + 3 * i, c, t);
+  }
+  for (int f = 0; f < m->hull_n_planes; ++f) {
+    double *w = *pls + 4 * f;
+    cp_m3_mulv(w, o->R, m->hull_planes + 4 * f);
+    w[3] = m->hull_planes[4 * f + 3] + cp_v3_dot(w, c);
+  }
+  return 0;
+}
+
+// Largest signed separation along the outward face normals of P (planes pl,
+// nf) of the points q (nq): max_f (min_j n_f.q_j - d_f); *best = f.
+static double face_separation(const double *pl, int nf, const double *q,
+                              int nq, int *best) {
+  double sep = -INFINITY;
+  for (int f = 0; f < nf; ++f) {
+    double mn = INFINITY;
+    for (int j = 0; j < nq; ++j) mn = fmin(mn, cp_v3_dot(pl + 4 * f, q + 3 * j));
+    if (mn - pl[4 * f + 3] > sep) sep = mn - pl[4 * f + 3], *best = f;
+  }
+  return sep;
+}
+
+// Raw contacts (point, normal n from b into a) of two hulls into c[0..cap):
+// the vertices of each inside the other grown by tol. Returns the count, 0
+// when a separating face normal keeps them farther apart than tol, -1 out
+// of memory.
+static int hull_pair(const obj *a, const obj *b, double tol, double *n,
+                     cp_collide_contact *c, int cap) {
+  double *pa, *la, *pb, *lb;
+  if (hull_world(a, &pa, &la)) return -1;
+  if (hull_world(b, &pb, &lb)) {
+    free(pa), free(la);
+    return -1;
+  }
+  const cp_mesh *ma = a->s->mesh, *mb = b->s->mesh;
+  int fa = 0, fb = 0, k = 0;
+  double sa = face_separation(la, ma->hull_n_planes, pb, mb->hull_n_points, &fa);
+  double sb = face_separation(lb, mb->hull_n_planes, pa, ma->hull_n_points, &fb);
+  if (sa > tol || sb > tol) goto done;
+  // n from b into a: b's outward normal, or minus a's.
+  if (sb >= sa) cp_v3_copy(n, lb + 4 * fb);
+  else cp_v3_scale(n, la + 4 * fa, -1.0);
+  for (int side = 0; side < 2; ++side) {
+    const double *P = side ? pb : pa, *L = side ? la : lb;
+    int np = side ? mb->hull_n_points : ma->hull_n_points;
+    int nf = side ? ma->hull_n_planes : mb->hull_n_planes;
+    for (int i = 0; i < np && k < cap; ++i) {
+      int in = 1;
+      for (int f = 0; f < nf && in; ++f)
+        in = cp_v3_dot(L + 4 * f, P + 3 * i) - L[4 * f + 3] <= tol;
+      if (!in) continue;
+      cp_v3_copy(c[k].p, P + 3 * i);
+      cp_v3_copy(c[k].n, n);
+      c[k++].depth = 0; // found from the shapes below
+    }
+  }
+done:
+  free(pa), free(la), free(pb), free(lb);
+  return k;
+}
+
+// Two meshes with hulls (see hull_pair): points moved to the midpoint of
+// the surfaces along n, depth the overlap along n; then merged, sorted and
+// culled as in step 4.
+static int mesh_pair(obj *wa, obj *wb, const cp_collide_options *opt,
+                     cp_collide_contact *out, int cap, cp_error *err) {
+  enum { NBUF = 4 * CP_COLLIDE_MAX_POINTS };
+  const double eps = 1e-9;
+  cp_collide_contact raw[NBUF], r[NBUF];
+  double n[3];
+  wa->hull = wb->hull = 1;
+  int k = hull_pair(wa, wb, opt->touch_tol, n, raw, NBUF);
+  if (k < 0) return cp_error_set(err, "", "out of memory");
+  int m = 0;
+  for (int i = 0; i < k; ++i) {
+    cp_collide_contact *o = &r[m];
+    *o = raw[i];
+    double la, ha, lb, hb;
+    if (!line_interval(wa, o->p, n, eps, &la, &ha) ||
+        !line_interval(wb, o->p, n, eps, &lb, &hb))
+      continue; // a vertex grazing the other hull's silhouette
+    o->depth = hb - la;
+    if (o->depth < -opt->touch_tol) continue;
+    cp_v3_axpy(o->p, o->p, 0.5 * (la + hb), n);
+    m = merge_last(r, m, opt->merge_tol);
+  }
+  return finish(r, m, opt, out, cap);
+}
+
 int cp_collide_pair(const cp_collide_object *a, const cp_collide_object *b,
                     const cp_collide_options *opt, cp_collide_contact *out,
                     int cap, cp_error *err) {
@@ -401,7 +642,19 @@ int cp_collide_pair(const cp_collide_object *a, const cp_collide_object *b,
   cp_shape_type ta = wa.s->type, tb = wb.s->type;
   if (ta == CP_SHAPE_NONE || tb == CP_SHAPE_NONE) return 0;
   if (ensure_init(err)) return -1;
-  if (!g_supported[ta][tb])
+  // Two meshes: their hulls, always (see mesh_pair).
+  if (ta == CP_SHAPE_MESH && tb == CP_SHAPE_MESH &&
+      wa.s->mesh->hull_n_planes && wb.s->mesh->hull_n_planes)
+    return mesh_pair(&wa, &wb, opt, out, cap, err);
+  // Mesh and primitive: hulls when asked for and the mesh has one (a flat
+  // mesh has none and stays a triangle mesh).
+  int hull = opt->mesh_hull != 0;
+  if (ta == CP_SHAPE_MESH && !wa.s->mesh->hull_n_planes) hull = 0;
+  if (tb == CP_SHAPE_MESH && !wb.s->mesh->hull_n_planes) hull = 0;
+  if (ta == CP_SHAPE_MESH) wa.hull = hull;
+  if (tb == CP_SHAPE_MESH) wb.hull = hull;
+  int has_mesh = ta == CP_SHAPE_MESH || tb == CP_SHAPE_MESH;
+  if (!g_supported[has_mesh && hull][ta][tb])
     return cp_error_set(err, "", "no contact generation for the pair %s-%s",
                         cp_shape_type_name(ta), cp_shape_type_name(tb));
 
@@ -420,7 +673,11 @@ int cp_collide_pair(const cp_collide_object *a, const cp_collide_object *b,
   } else if (ta == CP_SHAPE_PLANE) {
     cp_v3_scale(n, wa.N, -1.0);
   } else {
-    dGeomID ga = make_geom(&wa, tol, zero), gb = make_geom(&wb, 0, zero);
+    // Grow a by tol; a mesh cannot grow, so grow b instead (two meshes:
+    // neither -- they must overlap, not merely come within tol).
+    int grow_b = ta == CP_SHAPE_MESH;
+    dGeomID ga = make_geom(&wa, grow_b ? 0 : tol, zero),
+            gb = make_geom(&wb, grow_b && tb != CP_SHAPE_MESH ? tol : 0, zero);
     int k = dCollide(ga, gb, CP_COLLIDE_MAX_POINTS, c, skip);
     dGeomDestroy(ga);
     dGeomDestroy(gb);
@@ -472,6 +729,11 @@ int cp_collide_pair(const cp_collide_object *a, const cp_collide_object *b,
     if (!cp_v3_isfinite(o->p) || !isfinite(o->depth) || !isfinite(nn) ||
         nn < 0.5)
       return cp_error_set(err, "", "ODE returned a degenerate contact");
+    // ODE's mesh colliders also report features that merely meet (depth
+    // 0 after the shift, up to rounding): a gap of exactly touch_tol,
+    // duplicates of the true points. Keep what overlaps after the shift by
+    // more than a thousandth of it.
+    if (has_mesh && !(c[i].depth > 1e-3 * tol)) continue;
     cp_v3_scale(o->n, o->n, 1.0 / nn);
     if (ta == CP_SHAPE_CYLINDER) onto_cylinder(&was, o->p); // as ODE saw a
     if (tb == CP_SHAPE_CYLINDER) onto_cylinder(&wb, o->p);
@@ -489,23 +751,7 @@ int cp_collide_pair(const cp_collide_object *a, const cp_collide_object *b,
       mv = hb - 0.5 * o->depth;
     cp_v3_axpy(o->p, o->p, mv, o->n);
     // 4. Merge with an earlier point closer than merge_tol (keep the deeper).
-    int dup = -1;
-    for (int j = 0; j < m && dup < 0; ++j) {
-      double d[3];
-      cp_v3_sub(d, r[j].p, o->p);
-      if (cp_v3_norm(d) <= opt->merge_tol) dup = j;
-    }
-    if (dup < 0)
-      ++m;
-    else if (o->depth > r[dup].depth)
-      r[dup] = *o;
+    m = merge_last(r, m, opt->merge_tol);
   }
-  qsort(r, (size_t)m, sizeof r[0], cmp_contact);
-  if (m > opt->max_points) {
-    m = cull(r, m, opt->max_points);
-    qsort(r, (size_t)m, sizeof r[0], cmp_contact);
-  }
-  if (m > 0 && cap > 0)
-    memcpy(out, r, (size_t)(m < cap ? m : cap) * sizeof r[0]);
-  return m;
+  return finish(r, m, opt, out, cap);
 }

@@ -70,9 +70,23 @@
 /// (plus the capsule's end balls), normal accurate to ~1e-6 when touching and
 /// ~1e-2 at millimetres of penetration (and dependent on the order of a, b).
 ///
-/// Pairs: every pair of box, sphere, cylinder, capsule, plane except
+/// Pairs: every pair of box, sphere, cylinder, capsule, plane, mesh except
 /// plane-plane, provided ODE has a collider for it (checked once at start-up;
 /// see cp_collide_supported). A shape of type NONE has no geometry: 0 contacts.
+///
+/// Meshes (models/mesh.h) are ODE triangle meshes (dTriMesh with its OPCODE
+/// bounding-volume tree, built once per mesh by cp_collide_mesh_prepare and
+/// shared). They follow the same steps with three differences: a mesh
+/// cannot be grown, so in step 1 the OTHER shape is grown by touch_tol (two
+/// meshes: neither, so two meshes count as touching only once they overlap
+/// by at least ODE's rounding; the shift of step 2 still reports gaps up to
+/// touch_tol between a mesh and a primitive); a mesh is a surface, not a
+/// solid, for the line of step 3 (the point is placed from the other
+/// shape's surface, or left where ODE put it for mesh-mesh); and ODE gives
+/// one point per penetrating triangle feature, which step 4 merges and
+/// culls. A cube mesh on a plane gives its 4 bottom corners, as a box does.
+/// Triangle meshes were chosen over convex hulls by measurement (see
+/// docs/robots.md and experiments/results/collide.md).
 ///
 /// Threads: ODE is initialised once per process (pthread_once) and its
 /// per-thread data once per calling thread; calls from several threads are
@@ -105,14 +119,30 @@ typedef struct cp_collide_contact {
   double depth; ///< penetration >= 0, or -gap with gap <= touch_tol
 } cp_collide_contact;
 
+/// Default of cp_collide_options.mesh_hull (see docs/robots.md for the
+/// measurement behind it).
+#define CP_COLLIDE_MESH_DEFAULT_HULL 0
+
 typedef struct cp_collide_options {
   double touch_tol; ///< gap (m) still counted as contact; >= 0; default 1e-6
   double merge_tol; ///< points closer than this (m) merge; >= 0; default 1e-9
   int max_points;   ///< per pair, 1..CP_COLLIDE_MAX_POINTS; default 16
+  int mesh_hull;    ///< 1: meshes collide as their convex hulls (ODE
+                    ///< dConvex); 0: as triangle meshes (dTriMesh);
+                    ///< default CP_COLLIDE_MESH_DEFAULT_HULL
 } cp_collide_options;
 
-/// touch_tol 1e-6, merge_tol 1e-9, max_points 16.
+/// touch_tol 1e-6, merge_tol 1e-9, max_points 16, mesh_hull default.
 cp_collide_options cp_collide_defaults(void);
+
+struct cp_mesh;
+
+/// Builds the collision data of a mesh (m->collide); called once by
+/// models/mesh.c when a mesh is created. Returns 0, or -1 with err.
+int cp_collide_mesh_prepare(struct cp_mesh *m, cp_error *err);
+
+/// Frees m->collide (models/mesh.c, when the last reference goes).
+void cp_collide_mesh_destroy(struct cp_mesh *m);
 
 /// 1 if cp_collide_pair handles shapes of types a and b (in either order),
 /// 0 if not (plane-plane; a pair ODE has no collider for). NONE counts as

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "models/collide.h"
+#include "models/mesh.h"
 #include "models/vec3.h"
 
 cp_contactgen_options cp_contactgen_defaults(void) {
@@ -13,7 +14,8 @@ cp_contactgen_options cp_contactgen_defaults(void) {
                              .touch_tol = CP_CONTACTGEN_TOUCH_TOL,
                              .merge_tol = 1e-9,
                              .max_points = 16,
-                             .skip_same_manipulator = 0};
+                             .skip_same_manipulator = 0,
+                             .mesh_hull = CP_COLLIDE_MESH_DEFAULT_HULL};
   return o;
 }
 
@@ -44,6 +46,8 @@ static double bounding_radius(const cp_shape *s) {
     return hypot(s->radius, 0.5 * s->length);
   case CP_SHAPE_CAPSULE:
     return 0.5 * s->length + s->radius;
+  case CP_SHAPE_MESH:
+    return s->mesh->radius;
   case CP_SHAPE_PLANE:
   case CP_SHAPE_NONE:
     break;
@@ -70,7 +74,9 @@ static int far_apart(const gobj *a, const gobj *b, double tol) {
 // when out of memory).
 static gobj *collect(const cp_scene *s, int *n_out) {
   int n = s->n_bodies;
-  for (int m = 0; m < s->n_manips; ++m) n += s->manips[m].n;
+  for (int m = 0; m < s->n_manips; ++m)
+    for (int l = 0; l < s->manips[m].n; ++l)
+      n += cp_link_shape_count(&s->manips[m].joints[l].link);
   *n_out = 0;
   if (n == 0) return NULL;
   gobj *g = calloc((size_t)n, sizeof *g);
@@ -107,27 +113,28 @@ static gobj *collect(const cp_scene *s, int *n_out) {
     }
     cp_chain_kinematics(c, st);
     for (int l = 0; l < c->n; ++l) {
-      const cp_shape *sh = &c->joints[l].link.shape;
-      if (sh->type == CP_SHAPE_NONE) continue;
-      gobj *o = &g[k++];
-      o->ref = (cp_ref){-1, m, l};
-      o->shape = sh;
-      o->fixed = 0;
-      // World pose = link frame (o_l, R_l) composed with the shape pose in
-      // the link frame (models/chain.h); default: at the centre of mass with
-      // the link's axes.
       const cp_link *lk = &c->joints[l].link;
-      if (lk->has_shape_pose) {
-        double d[3], lq[4];
-        cp_m3_mulv(d, st[l].R, lk->shape_pos);
+      int ns = cp_link_shape_count(lk);
+      double lq[4];
+      if (ns > 0) cp_quat_from_mat(st[l].R, lq);
+      for (int e = 0; e < ns; ++e) {
+        // The shape's pose in the link frame (models/chain.h).
+        const cp_shape *sh =
+            e == 0 ? &lk->shape : &lk->extra_shapes[e - 1].shape;
+        if (sh->type == CP_SHAPE_NONE) continue;
+        cp_link_shape ls;
+        cp_link_shape_get(lk, e, &ls);
+        gobj *o = &g[k++];
+        o->ref = (cp_ref){-1, m, l};
+        o->shape = sh;
+        o->fixed = 0;
+        // World pose = link frame (o_l, R_l) composed with the shape pose.
+        double d[3];
+        cp_m3_mulv(d, st[l].R, ls.pos);
         cp_v3_add(o->x, st[l].o, d);
-        cp_quat_from_mat(st[l].R, lq);
-        cp_quat_mul(o->q, lq, lk->shape_quat);
-      } else {
-        cp_v3_copy(o->x, st[l].com);
-        cp_quat_from_mat(st[l].R, o->q);
+        cp_quat_mul(o->q, lq, ls.quat);
+        o->radius = bounding_radius(sh);
       }
-      o->radius = bounding_radius(sh);
     }
     free(st);
   }
@@ -135,11 +142,17 @@ static gobj *collect(const cp_scene *s, int *n_out) {
   return g;
 }
 
-static int skip_pair(const gobj *a, const gobj *b,
+static int skip_pair(const cp_scene *s, const gobj *a, const gobj *b,
                      const cp_contactgen_options *opt) {
   if (a->fixed && b->fixed) return 1;
-  if (a->ref.body < 0 && b->ref.body < 0 && a->ref.manip == b->ref.manip)
-    return opt->skip_same_manipulator || abs(a->ref.link - b->ref.link) == 1;
+  if (a->ref.body < 0 && b->ref.body < 0 && a->ref.manip == b->ref.manip) {
+    // Two shapes of one link, or of a link and its parent (they meet at
+    // the joint between them by design).
+    const cp_chain *c = &s->manips[a->ref.manip];
+    int la = a->ref.link, lb = b->ref.link;
+    return opt->skip_same_manipulator || c->no_self_contacts || la == lb ||
+           cp_chain_parent(c, la) == lb || cp_chain_parent(c, lb) == la;
+  }
   return 0;
 }
 
@@ -176,13 +189,14 @@ int cp_scene_generate_contacts(cp_scene *s, const cp_contactgen_options *opt,
   co.touch_tol = opt->touch_tol;
   co.merge_tol = opt->merge_tol;
   co.max_points = opt->max_points;
+  co.mesh_hull = opt->mesh_hull;
 
   cp_contact *list = NULL;
   int count = 0, cap = 0, rc = 0;
   cp_collide_contact pts[CP_COLLIDE_MAX_POINTS];
   for (int i = 0; i < n && !rc; ++i) {
     for (int j = i + 1; j < n && !rc; ++j) {
-      if (skip_pair(&g[i], &g[j], opt) ||
+      if (skip_pair(s, &g[i], &g[j], opt) ||
           far_apart(&g[i], &g[j], opt->touch_tol))
         continue;
       // a: the moving one when the other is fixed, else the earlier one.

@@ -5,24 +5,30 @@
 /// module decides which pairs to test, names and orders the contacts, gives
 /// them frames and friction, and rejects deep penetration.
 ///
-/// Objects. Every body with a shape, and every manipulator link with a shape
-/// (CP_SHAPE_NONE: no geometry, never in contact). A body's shape sits at its
-/// centre of mass x with its axes along R(q); a link's at the link frame
-/// composed with the link's shape pose (cp_link.shape_pos, shape_quat, in the
-/// link frame; without one: at its centre of mass c_k with the link frame's
-/// axes R_k), the link frame from cp_chain_kinematics at the chain's current
-/// joint positions (models/shape.h, models/chain.h).
+/// Objects. Every body with a shape, and every shape of every manipulator
+/// link (a link may have several: cp_link_shape_count; CP_SHAPE_NONE: no
+/// geometry, never in contact). A body's shape sits at its centre of mass x
+/// with its axes along R(q); a link's shape k at the link frame composed with
+/// its pose in the link frame (cp_link_shape_get: for the first, shape_pos /
+/// shape_quat, or (com, link axes) without one), the link frame from
+/// cp_chain_kinematics at the chain's current joint positions
+/// (models/shape.h, models/chain.h). Meshes are collided as models/collide.h
+/// says (triangle meshes against primitives unless opt->mesh_hull).
 ///
 /// Object order (used for pairs and for a/b): bodies in scene order, then the
-/// links of manipulator 0 in chain order, then manipulator 1, and so on.
+/// links of manipulator 0 in chain order (each link's shapes in order), then
+/// manipulator 1, and so on.
 ///
 /// Pairs tested: every unordered pair of objects except
 ///   - two fixed bodies (neither moves: no contact force can matter);
-///   - two links of the same manipulator that are ADJACENT in the chain
-///     (links k and k+1: their shapes meet at the joint between them, by
-///     design). Non-adjacent links of one chain are tested (a curled finger
-///     can touch itself); set opt->skip_same_manipulator to skip every pair
-///     within a manipulator.
+///   - two shapes of the same link;
+///   - two links of the same manipulator that are ADJACENT in the tree (a
+///     link and its parent, k and p(k): their shapes meet at the joint
+///     between them, by design). Other links of one chain are tested (a
+///     curled finger can touch itself), unless opt->skip_same_manipulator
+///     (every manipulator) or the chain's no_self_contacts (that one: the
+///     default for URDF manipulators, whose collision meshes of nearby links
+///     overlap by design) says to skip every pair within it.
 /// A cheap bounding-sphere test (plane: none) skips pairs farther apart than
 /// touch_tol before the exact test.
 ///
@@ -74,6 +80,9 @@ typedef struct cp_contactgen_options {
   double merge_tol;          ///< points of one pair closer than this merge; 1e-9
   int max_points;            ///< per pair, 1..CP_COLLIDE_MAX_POINTS; 16
   int skip_same_manipulator; ///< 1: no pairs within a manipulator; default 0
+  int mesh_hull;             ///< meshes against primitives as convex hulls
+                             ///< (cp_collide_options.mesh_hull); default
+                             ///< CP_COLLIDE_MESH_DEFAULT_HULL
 } cp_contactgen_options;
 
 /// penetration_tol 1e-4, touch_tol 1e-6, merge_tol 1e-9, max_points 16,

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,6 +213,7 @@ static int read_shape(const json_t *v, const char *path, int allow_plane,
       return -1;
     if (opt_number(v, "offset", path, &s->offset, err)) return -1;
     break;
+  case CP_SHAPE_MESH: // not a JSON type (meshes come from URDF files)
   case CP_SHAPE_NONE:
     break;
   }
@@ -286,10 +288,54 @@ static int parse_body(const json_t *v, const char *path, cp_body *b,
 
 // ----------------------------------------------------------- manipulators --
 
+// "shapes": [{"shape": {...}, "origin": {"position", "orientation"}}, ...]:
+// several shapes, each posed in the link frame (position default: the
+// link's com; orientation default: identity). The first is cp_link.shape.
+static int read_link_shapes(const json_t *v, const char *path, cp_link *L,
+                            cp_error *err) {
+  static const char *const keys[] = {"shape", "origin", NULL};
+  char p[PATHBUF], q[PATHBUF];
+  size_t n = json_array_size(v);
+  if (!json_is_array(v) || n == 0)
+    return cp_error_set(err, path,
+                        "expected a non-empty array of {\"shape\", "
+                        "\"origin\"} objects");
+  if (n > 100000) return cp_error_set(err, path, "too many shapes");
+  if (n > 1 && !(L->extra_shapes = calloc(n - 1, sizeof *L->extra_shapes)))
+    return cp_error_set(err, path, "out of memory");
+  for (size_t i = 0; i < n; ++i) {
+    const json_t *e = json_array_get(v, i);
+    cp_json_path_index(p, path, i);
+    if (cp_json_check_object(e, p, keys, err)) return -1;
+    cp_link_shape ls = {.quat = {1, 0, 0, 0}};
+    const json_t *sh = member(e, "shape");
+    if (!sh)
+      return cp_error_set(err, cp_json_path_key(q, p, "shape"),
+                          "missing required key \"shape\"");
+    if (read_shape(sh, cp_json_path_key(q, p, "shape"), 0, &ls.shape, err))
+      return -1;
+    cp_v3_copy(ls.pos, L->com);
+    const json_t *o = member(e, "origin");
+    if (o) {
+      if (read_pose(o, cp_json_path_key(q, p, "origin"), ls.pos, ls.quat, err))
+        return -1;
+      if (!member(o, "position")) cp_v3_copy(ls.pos, L->com);
+    }
+    if (i == 0) {
+      L->shape = ls.shape;
+      cp_v3_copy(L->shape_pos, ls.pos);
+      memcpy(L->shape_quat, ls.quat, sizeof ls.quat);
+    } else {
+      L->extra_shapes[L->n_extra_shapes++] = ls;
+    }
+  }
+  return 0;
+}
+
 static int parse_link(const json_t *v, const char *path, cp_link *L,
                       cp_error *err) {
   static const char *const keys[] = {"name",  "mass",         "com", "inertia",
-                                     "shape", "shape_origin", NULL};
+                                     "shape", "shape_origin", "shapes", NULL};
   char p[PATHBUF];
   if (cp_json_check_object(v, path, keys, err)) return -1;
   if (read_name(v, path, &L->name, err)) return -1;
@@ -298,6 +344,22 @@ static int parse_link(const json_t *v, const char *path, cp_link *L,
   if (!m) return cp_error_set(err, p, "a link needs a \"mass\" (kg, > 0)");
   if (positive(m, p, &L->mass, err)) return -1;
   if (opt_vector(v, "com", path, 3, L->com, err)) return -1;
+  const json_t *shapes = member(v, "shapes");
+  if (shapes) {
+    L->has_shape_pose = 1;
+    cp_json_path_key(p, path, "shapes");
+    if (member(v, "shape") || member(v, "shape_origin"))
+      return cp_error_set(err, p,
+                          "give \"shapes\" or \"shape\" (with "
+                          "\"shape_origin\"), not both");
+    if (read_link_shapes(shapes, p, L, err)) return -1;
+    const json_t *In = member(v, "inertia");
+    cp_json_path_key(p, path, "inertia");
+    if (!In)
+      return cp_error_set(err, p, "a link with \"shapes\" needs an "
+                                  "\"inertia\"");
+    return read_inertia(In, p, L->inertia, err);
+  }
   const json_t *s = member(v, "shape");
   if (s && read_shape(s, cp_json_path_key(p, path, "shape"), 0, &L->shape, err))
     return -1;
@@ -439,10 +501,28 @@ static int parse_joint(const json_t *v, const char *path, cp_joint *j,
   return parse_link(l, p, &j->link, err);
 }
 
+// Keeps a copy of a warning on the scene (dropped if out of memory: a
+// warning is not worth failing the parse for).
+static void scene_warn(cp_scene *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void scene_warn(cp_scene *s, const char *fmt, ...) {
+  char **w = realloc(s->warnings, (size_t)(s->n_warnings + 1) * sizeof *w);
+  if (!w) return;
+  s->warnings = w;
+  char buf[600];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if ((w[s->n_warnings] = dupstr(buf))) ++s->n_warnings;
+}
+
 // A manipulator from a URDF file (models/urdf.h): the chain, then the
-// "state" map of joint states, then the URDF position limits.
-static int parse_urdf_manip(const json_t *v, const char *path,
-                            const char *base_dir, cp_chain *c, cp_error *err) {
+// "state" map of joint states (mimic followers are not in it: they move
+// with their leaders), then the URDF position limits of every joint.
+static int parse_urdf_manip(cp_scene *sc, const json_t *v, const char *path,
+                            const char *base_dir, const cp_urdf_options *uo,
+                            cp_chain *c, cp_error *err) {
   static const char *const skeys[] = {"position", "velocity", "effort",
                                       "acceleration", NULL};
   char p[PATHBUF], q[PATHBUF];
@@ -458,7 +538,7 @@ static int parse_urdf_manip(const json_t *v, const char *path,
     strcpy(full, file);
   cp_urdf_model um;
   cp_error uerr = {{0}, {0}};
-  int rc = cp_urdf_load(full, &um, &uerr);
+  int rc = cp_urdf_load_opts(full, uo, &um, &uerr);
   free(full);
   if (rc) {
     if (uerr.where[0])
@@ -466,10 +546,14 @@ static int parse_urdf_manip(const json_t *v, const char *path,
                           uerr.msg);
     return cp_error_set(err, p, "%s", uerr.msg);
   }
+  for (int i = 0; i < um.n_warnings; ++i)
+    scene_warn(sc, "%s: %s %s", p, file, um.warnings[i]);
   // Take the chain over, keeping the name and base read from the scene.
   c->n = um.chain.n;
   c->joints = um.chain.joints;
+  c->parent = um.chain.parent;
   um.chain.joints = NULL;
+  um.chain.parent = NULL;
   um.chain.n = 0;
   const json_t *st = member(v, "state");
   cp_json_path_key(p, path, "state");
@@ -487,12 +571,23 @@ static int parse_urdf_manip(const json_t *v, const char *path,
       cp_json_path_key(q, p, key);
       int k = 0;
       while (k < c->n && strcmp(c->joints[k].name, key)) ++k;
+      if (k < c->n && c->joints[k].is_mimic) {
+        rc = cp_error_set(err, q,
+                          "joint \"%.60s\" mimics \"%.60s\" (%.100s line "
+                          "%d): give the leader's state; the follower moves "
+                          "with it",
+                          key, c->joints[c->joints[k].mimic_leader].name, file,
+                          um.joint_line[k]);
+        cp_urdf_free(&um);
+        return rc;
+      }
       if (k == c->n) {
         char names[200] = "";
         for (int i = 0; i < c->n; ++i) {
           size_t len = strlen(names);
-          snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "",
-                   c->joints[i].name);
+          if (!c->joints[i].is_mimic)
+            snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "",
+                     c->joints[i].name);
         }
         cp_urdf_free(&um);
         return cp_error_set(err, q,
@@ -507,23 +602,30 @@ static int parse_urdf_manip(const json_t *v, const char *path,
       }
     }
   }
+  cp_chain_apply_mimic(c);
   for (int k = 0; k < c->n; ++k) {
     const cp_urdf_limit *lim = &um.limits[k];
-    double x = c->joints[k].position;
+    const cp_joint *jk = &c->joints[k];
+    double x = jk->position;
     if (!lim->bounded ||
         (x >= lim->lower - LIMIT_TOL && x <= lim->upper + LIMIT_TOL))
       continue;
-    const json_t *js = st ? member(st, c->joints[k].name) : NULL;
-    char r[PATHBUF];
+    // A follower's position comes from its leader's entry.
+    const char *named = jk->is_mimic ? c->joints[jk->mimic_leader].name : jk->name;
+    const json_t *js = st ? member(st, named) : NULL;
+    char r[PATHBUF], mim[200] = "";
     if (js && member(js, "position"))
-      cp_json_path_key(q, cp_json_path_key(r, p, c->joints[k].name),
-                       "position");
+      cp_json_path_key(q, cp_json_path_key(r, p, named), "position");
     else
       cp_json_path_key(q, path, "urdf");
+    if (jk->is_mimic)
+      snprintf(mim, sizeof mim, " (it mimics \"%.60s\" at %g)",
+               c->joints[jk->mimic_leader].name,
+               c->joints[jk->mimic_leader].position);
     rc = cp_error_set(err, q,
-                      "joint \"%.60s\" is at position %g%s, outside its URDF "
-                      "limits [%g, %g] (%.100s line %d)",
-                      c->joints[k].name, x,
+                      "joint \"%.60s\"%s is at position %g%s, outside its "
+                      "URDF limits [%g, %g] (%.100s line %d)",
+                      jk->name, mim, x,
                       js && member(js, "position") ? "" : " (no state given)",
                       lim->lower, lim->upper, file, um.joint_line[k]);
     break;
@@ -532,14 +634,24 @@ static int parse_urdf_manip(const json_t *v, const char *path,
   return rc;
 }
 
-static int parse_manip(const json_t *v, const char *path, const char *base_dir,
+static int parse_manip(cp_scene *sc, const json_t *v, const char *path,
+                       const char *base_dir, const cp_urdf_options *uo,
                        cp_chain *c, cp_error *err) {
   static const char *const keys[] = {"name", "base", "joints", "urdf", "state",
-                                     NULL};
+                                     "self_contacts", NULL};
   char p[PATHBUF];
   c->base_quat[0] = 1;
   if (cp_json_check_object(v, path, keys, err)) return -1;
   if (read_name(v, path, &c->name, err)) return -1;
+  // Pairs within the manipulator: on for "joints" chains, off for URDF
+  // ones (their meshes of nearby links overlap by design; ROS lists the
+  // pairs to ignore in an SRDF, which complan does not read).
+  int self = !member(v, "urdf");
+  const json_t *sc_v = member(v, "self_contacts");
+  if (sc_v && cp_json_bool(sc_v, cp_json_path_key(p, path, "self_contacts"),
+                           &self, err))
+    return -1;
+  c->no_self_contacts = !self;
   const json_t *b = member(v, "base");
   if (b && read_pose(b, cp_json_path_key(p, path, "base"), c->base_pos,
                      c->base_quat, err))
@@ -548,7 +660,7 @@ static int parse_manip(const json_t *v, const char *path, const char *base_dir,
     if (member(v, "joints"))
       return cp_error_set(err, cp_json_path_key(p, path, "joints"),
                           "give either \"joints\" or \"urdf\", not both");
-    return parse_urdf_manip(v, path, base_dir, c, err);
+    return parse_urdf_manip(sc, v, path, base_dir, uo, c, err);
   }
   if (member(v, "state"))
     return cp_error_set(err, cp_json_path_key(p, path, "state"),
@@ -632,7 +744,7 @@ int cp_scene_ref_fixed(const cp_scene *s, cp_ref r) {
 
 int cp_scene_joint_count(const cp_scene *s) {
   int n = 0;
-  for (int m = 0; m < s->n_manips; ++m) n += s->manips[m].n;
+  for (int m = 0; m < s->n_manips; ++m) n += cp_chain_dofs(&s->manips[m]);
   return n;
 }
 
@@ -923,12 +1035,69 @@ static int parse_friction(cp_scene *s, const json_t *v, cp_error *err) {
   return 0;
 }
 
+// "packages": {"NAME": "dir", ...}, folders relative to base_dir, for the
+// package:// paths of URDF meshes (models/urdf.h). Fills pk[0..n-1] with
+// malloc'd folder strings (freed by the caller) pointing at the JSON names.
+static int parse_packages(const json_t *v, const char *base_dir,
+                          cp_urdf_package **out, int *n_out, cp_error *err) {
+  *out = NULL;
+  *n_out = 0;
+  if (!json_is_object(v))
+    return cp_error_set(err, "packages",
+                        "expected an object mapping ROS package names to "
+                        "folders");
+  size_t n = json_object_size(v);
+  if (n == 0) return 0;
+  cp_urdf_package *pk = calloc(n, sizeof *pk);
+  if (!pk) return cp_error_set(err, "packages", "out of memory");
+  *out = pk;
+  const char *key;
+  const json_t *d;
+  char p[PATHBUF];
+  json_object_foreach((json_t *)v, key, d) {
+    const char *dir;
+    cp_json_path_key(p, "packages", key);
+    if (!*key || strchr(key, '/'))
+      return cp_error_set(err, p, "a package name is non-empty, without '/'");
+    if (cp_json_string(d, p, &dir, err)) return -1;
+    if (!*dir) return cp_error_set(err, p, "expected a folder, got \"\"");
+    size_t nb = base_dir && dir[0] != '/' ? strlen(base_dir) : 0;
+    char *full = malloc(nb + strlen(dir) + 2);
+    if (!full) return cp_error_set(err, p, "out of memory");
+    if (nb) sprintf(full, "%s/%s", base_dir, dir);
+    else strcpy(full, dir);
+    pk[*n_out].name = key;
+    pk[*n_out].dir = full;
+    ++*n_out;
+  }
+  return 0;
+}
+
+static int parse_scene_body(const json_t *root, const cp_scene_options *opts,
+                            const char *base_dir, const cp_urdf_options *uo,
+                            cp_scene *s, cp_error *err);
+
 static int parse_scene(const json_t *root, const cp_scene_options *opts,
                        const char *base_dir, cp_scene *s, cp_error *err) {
+  cp_urdf_options uo = cp_urdf_defaults();
+  cp_urdf_package *pk = NULL;
+  int rc = 0;
+  const json_t *pv = json_is_object(root) ? member(root, "packages") : NULL;
+  if (pv) rc = parse_packages(pv, base_dir, &pk, &uo.n_packages, err);
+  uo.packages = pk;
+  if (!rc) rc = parse_scene_body(root, opts, base_dir, &uo, s, err);
+  for (int i = 0; i < uo.n_packages; ++i) free((char *)pk[i].dir);
+  free(pk);
+  return rc;
+}
+
+static int parse_scene_body(const json_t *root, const cp_scene_options *opts,
+                            const char *base_dir, const cp_urdf_options *uo,
+                            cp_scene *s, cp_error *err) {
   static const char *const keys[] = {
       "gravity", "friction", "bodies", "manipulators", "contacts",
       "velocity_tolerance", "penetration_tolerance", "touch_tolerance", "name",
-      "comment", NULL};
+      "comment", "packages", NULL};
   if (cp_json_check_object(root, "", keys, err)) return -1;
   const char *str;
   if (member(root, "name") && cp_json_string(member(root, "name"), "name", &str, err))
@@ -985,8 +1154,8 @@ static int parse_scene(const json_t *root, const cp_scene_options *opts,
     for (size_t i = 0; i < n; ++i) {
       char p[PATHBUF];
       s->n_manips = (int)i + 1;
-      if (parse_manip(json_array_get(manips, i),
-                      cp_json_path_index(p, "manipulators", i), base_dir,
+      if (parse_manip(s, json_array_get(manips, i),
+                      cp_json_path_index(p, "manipulators", i), base_dir, uo,
                       &s->manips[i], err))
         return -1;
     }
@@ -1055,5 +1224,7 @@ void cp_scene_free(cp_scene *s) {
   free(s->pairs);
   free(s->contacts);
   free(s->base_dir);
+  for (int i = 0; i < s->n_warnings; ++i) free(s->warnings[i]);
+  free(s->warnings);
   memset(s, 0, sizeof *s);
 }

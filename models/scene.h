@@ -11,7 +11,7 @@
 ///   penetration_tolerance (default 1e-4 m, >= 0: the deepest overlap that
 ///   automatic contacts accept), touch_tolerance (default 1e-6 m, >= 0: the
 ///   largest gap that automatic contacts still count as touching), name and
-///   comment (strings, ignored). Any other key is an error.
+///   comment (strings, ignored), packages (below). Any other key is an error.
 /// - friction: {"default": mu (>= 0; 0.5 when absent), "pairs": [{a, b, mu}]}.
 ///   Pair names may be bodies, links ("manip/link") or whole manipulators
 ///   (all of their links). A contact's mu is: its own "mu", else the most
@@ -51,12 +51,27 @@
 ///   is an error at `contacts` naming the pair and the depth. Generated
 ///   contacts have depth set; explicit ones depth 0.
 /// - Manipulators given by "urdf" (models/urdf.h), path relative to base_dir:
-///   {"name", "urdf", "base"?, "state"?}; "joints" and "urdf" are exclusive.
-///   "state" maps MOVABLE joint names of the URDF to {"position", "velocity",
-///   "effort" | "acceleration"} (same rules and defaults as in "joints"); a
-///   joint not in the map is at rest at position 0, effort-driven with zero
-///   effort. A position outside the URDF's <limit> (revolute, prismatic) is
-///   an error. The URDF's <collision><origin> and <limit> fill the shape
+///   {"name", "urdf", "base"?, "state"?, "self_contacts"?}; "joints" and
+///   "urdf" are exclusive. "state" maps MOVABLE joint names of the URDF to
+///   {"position", "velocity", "effort" | "acceleration"} (same rules and
+///   defaults as in "joints"); a joint not in the map is at rest at position
+///   0, effort-driven with zero effort. Mimic followers are not in the map
+///   (an error naming the leader): their state is their leader's through the
+///   mimic (cp_chain_apply_mimic). A position outside the URDF's <limit>
+///   (revolute, prismatic) is an error, for followers too (the message names
+///   the leader and its position). URDF warnings (cp_urdf_model.warnings)
+///   are kept in cp_scene.warnings, prefixed with the JSON path and file.
+/// - "self_contacts" (manipulators, bool): test pairs of the manipulator's
+///   own links (models/contactgen.h); default true for "joints", false for
+///   "urdf" (nearby links' meshes overlap by design; ROS lists the pairs to
+///   ignore in an SRDF, which complan does not read).
+/// - "packages" (top level): {"NAME": "folder"} for package://NAME/... mesh
+///   paths in URDFs, folders relative to base_dir; ROS_PACKAGE_PATH is
+///   searched after it (models/urdf.h).
+/// - Links: "shapes": [{"shape": {...}, "origin": {"position",
+///   "orientation"}}, ...] gives several shapes, each posed in the link frame
+///   (position default: the link's "com"); exclusive with "shape" and
+///   "shape_origin"; such a link needs an "inertia". The URDF's <collision><origin> and <limit> fill the shape
 ///   pose and joint limits as "shape_origin" and "limits" would. URDF errors are reported at `manipulators[i].urdf` with the
 ///   URDF file, line and element in the message.
 /// - After kinematics, every contact's normal relative speed must be within
@@ -146,6 +161,9 @@ typedef struct cp_scene {
   double penetration_tolerance;///< m, >= 0 (automatic contacts)
   double touch_tolerance;      ///< m, >= 0 (automatic contacts)
   char *base_dir;              ///< directory for relative paths (owned, may be NULL)
+  int n_warnings;              ///< input accepted with a warning (URDF habits)
+  char **warnings;             ///< [n_warnings] messages with their JSON path
+                               ///< and URDF line (owned)
 } cp_scene;
 
 /// Parser options; initialise with cp_scene_options_defaults().
@@ -223,7 +241,8 @@ void cp_scene_default_tangent(const double *n, double *t);
 /// returns 0, or -1 with err at `contacts[j]` naming j and the speed.
 int cp_scene_check_normal_speeds(const cp_scene *scene, cp_error *err);
 
-/// Total number of joints over all manipulators (n_l).
+/// Total number of independent joint coordinates over all manipulators
+/// (n_l; mimic followers are not counted, models/chain.h).
 int cp_scene_joint_count(const cp_scene *scene);
 
 #ifdef __cplusplus

@@ -9,6 +9,7 @@ const char *cp_shape_type_name(cp_shape_type t) {
   case CP_SHAPE_CYLINDER: return "cylinder";
   case CP_SHAPE_CAPSULE: return "capsule";
   case CP_SHAPE_PLANE: return "plane";
+  case CP_SHAPE_MESH: return "mesh";
   case CP_SHAPE_NONE: break;
   }
   return "none";
@@ -41,6 +42,7 @@ int cp_shape_inertia(const cp_shape *s, double m, double *In) {
     return 0;
   }
   case CP_SHAPE_PLANE:
+  case CP_SHAPE_MESH:
   case CP_SHAPE_NONE:
     break;
   }

@@ -23,6 +23,11 @@
 ///
 /// A plane is {x : normal . x = offset} in its owner's frame (for a body
 /// without position or orientation, the world frame); normal is unit.
+///
+/// A mesh (CP_SHAPE_MESH) is a triangle mesh (models/mesh.h) whose vertex
+/// coordinates are in the shape's frame (already multiplied by its scale);
+/// it has no uniform-density inertia here (give one explicitly). The shape
+/// points at the mesh; whoever owns the shape (a link) holds one reference.
 #ifndef CP_MODELS_SHAPE_H
 #define CP_MODELS_SHAPE_H
 
@@ -36,8 +41,11 @@ typedef enum cp_shape_type {
   CP_SHAPE_SPHERE,
   CP_SHAPE_CYLINDER,
   CP_SHAPE_CAPSULE,
-  CP_SHAPE_PLANE
+  CP_SHAPE_PLANE,
+  CP_SHAPE_MESH      ///< triangle mesh (models/mesh.h)
 } cp_shape_type;
+
+struct cp_mesh;
 
 typedef struct cp_shape {
   cp_shape_type type;
@@ -46,9 +54,10 @@ typedef struct cp_shape {
   double length;    ///< cylinder, capsule (see above)
   double normal[3]; ///< plane: unit normal
   double offset;    ///< plane: normal . x = offset
+  struct cp_mesh *mesh; ///< mesh: the triangles (reference held by the owner)
 } cp_shape;
 
-/// "box", "sphere", "cylinder", "capsule", "plane" ("none" for NONE).
+/// "box", "sphere", "cylinder", "capsule", "plane", "mesh" ("none" for NONE).
 const char *cp_shape_type_name(cp_shape_type t);
 
 /// Body-frame inertia In[9] ("In", not "I": complex.h defines I) (row-major 3x3) about the centre of the shape for

@@ -10,6 +10,7 @@ void cp_system_free(cp_system *s) {
   if (!s) return;
   free(s->obj_body); free(s->body_obj);
   free(s->joint_manip); free(s->joint_index); free(s->joint_offset);
+  free(s->chain_row); free(s->chain_row_scale); free(s->chain_row_offset);
   free(s->u); free(s->H); free(s->f);
   free(s->drive); free(s->tau); free(s->qdd); free(s->g_man); free(s->h_man);
   free(s->G); free(s->k); free(s->v); free(s->Gtor); free(s->ktor);
@@ -18,7 +19,7 @@ void cp_system_free(cp_system *s) {
 }
 
 int cp_system_joint_row(const cp_system *s, int m, int k) {
-  return 6 * s->n_obj + s->joint_offset[m] + k;
+  return 6 * s->n_obj + s->chain_row[s->chain_row_offset[m] + k];
 }
 
 // calloc of at least one element, so that empty arrays are non-NULL too.
@@ -36,6 +37,25 @@ typedef struct build_ctx {
   cp_link_state **states; // [n_manips] link states of each chain
   double *J, *Jw;         // [3 * max chain length] scratch
 } build_ctx;
+
+// Adds sign * scale * (N^T column) of the full-space Jacobians J, Jw of link
+// k into the rows of contact j: each joint on k's path contributes to the
+// row of the coordinate that moves it.
+static void add_joint_columns(build_ctx *bc, int j, int m, int k, double sign) {
+  cp_system *s = bc->sys;
+  const cp_chain *ch = &bc->scene->manips[m];
+  const double *N = s->frame + 9 * j;
+  size_t nu = (size_t)s->n_u;
+  const int *row = s->chain_row + s->chain_row_offset[m];
+  const double *scale = s->chain_row_scale + s->chain_row_offset[m];
+  for (int i = k; i >= 0; i = cp_chain_parent(ch, i)) {
+    size_t r = (size_t)(6 * s->n_obj + row[i]);
+    double sg = sign * scale[i];
+    for (int c = 0; c < 3; ++c)
+      s->G[(size_t)(3 * j + c) * nu + r] += sg * cp_v3_dot(bc->J + 3 * i, N + 3 * c);
+    s->Gtor[(size_t)j * nu + r] += sg * cp_v3_dot(bc->Jw + 3 * i, N);
+  }
+}
 
 static void ref_kin(const build_ctx *bc, cp_ref r, const double *p,
                     point_kin *pk) {
@@ -83,25 +103,21 @@ static void add_columns(build_ctx *bc, int j, cp_ref r, double sign) {
   }
   const cp_chain *ch = &sc->manips[r.manip];
   const cp_link_state *st = bc->states[r.manip];
-  int row0 = cp_system_joint_row(s, r.manip, 0);
   cp_chain_point_jacobian(ch, st, r.link, p, bc->J);
   cp_chain_angular_jacobian(ch, st, r.link, bc->Jw);
-  for (int k = 0; k <= r.link; ++k) {
-    for (int c = 0; c < 3; ++c)
-      s->G[(size_t)(3 * j + c) * nu + (size_t)(row0 + k)] +=
-          sign * cp_v3_dot(bc->J + 3 * k, N + 3 * c);
-    s->Gtor[(size_t)j * nu + (size_t)(row0 + k)] +=
-        sign * cp_v3_dot(bc->Jw + 3 * k, N);
-  }
+  add_joint_columns(bc, j, r.manip, r.link, sign);
 }
 
-static int alloc_all(cp_system *s, int n_bodies, int n_manips) {
+static int alloc_all(cp_system *s, int n_bodies, int n_manips, int n_full) {
   size_t nu = (size_t)s->n_u, nc = (size_t)s->n_c, nl = (size_t)s->n_l;
   s->obj_body = zalloc((size_t)s->n_obj, sizeof(int));
   s->body_obj = zalloc((size_t)n_bodies, sizeof(int));
   s->joint_manip = zalloc(nl, sizeof(int));
   s->joint_index = zalloc(nl, sizeof(int));
   s->joint_offset = zalloc((size_t)n_manips, sizeof(int));
+  s->chain_row = zalloc((size_t)n_full, sizeof(int));
+  s->chain_row_scale = zalloc((size_t)n_full, sizeof(double));
+  s->chain_row_offset = zalloc((size_t)n_manips, sizeof(int));
   s->u = zalloc(nu, sizeof(double));
   s->H = zalloc(nu * nu, sizeof(double));
   s->f = zalloc(nu, sizeof(double));
@@ -121,7 +137,8 @@ static int alloc_all(cp_system *s, int n_bodies, int n_manips) {
   s->sliding = zalloc(nc, sizeof(int));
   s->d = zalloc(2 * nc, sizeof(double));
   return s->obj_body && s->body_obj && s->joint_manip && s->joint_index &&
-                 s->joint_offset && s->u && s->H && s->f && s->drive &&
+                 s->joint_offset && s->chain_row && s->chain_row_scale &&
+                 s->chain_row_offset && s->u && s->H && s->f && s->drive &&
                  s->tau && s->qdd && s->g_man && s->h_man && s->G && s->k &&
                  s->v && s->Gtor && s->ktor && s->frame && s->point && s->mu &&
                  s->sliding && s->d
@@ -137,16 +154,19 @@ int cp_system_build(const cp_scene *sc, cp_system *s, cp_error *err) {
   s->n_c = sc->n_contacts;
   s->tol = sc->velocity_tolerance;
   size_t nu = (size_t)s->n_u;
-  int maxn = 1;
-  for (int m = 0; m < sc->n_manips; ++m)
+  int maxn = 1, n_full = 0;
+  for (int m = 0; m < sc->n_manips; ++m) {
     if (sc->manips[m].n > maxn) maxn = sc->manips[m].n;
+    n_full += sc->manips[m].n;
+  }
   build_ctx bc = {.scene = sc, .sys = s};
   bc.states = zalloc((size_t)sc->n_manips, sizeof *bc.states);
   bc.J = zalloc((size_t)(3 * maxn), sizeof(double));
   bc.Jw = zalloc((size_t)(3 * maxn), sizeof(double));
   double *Mm = zalloc((size_t)maxn * (size_t)maxn, sizeof(double));
-  int ok = bc.states && bc.J && bc.Jw && Mm &&
-           !alloc_all(s, sc->n_bodies, sc->n_manips);
+  double *gf = zalloc((size_t)(2 * maxn), sizeof(double)), *hf = gf + maxn;
+  int ok = bc.states && bc.J && bc.Jw && Mm && gf &&
+           !alloc_all(s, sc->n_bodies, sc->n_manips, n_full);
   for (int m = 0; ok && m < sc->n_manips; ++m)
     ok = (bc.states[m] = zalloc((size_t)sc->manips[m].n,
                                 sizeof(cp_link_state))) != NULL;
@@ -179,31 +199,45 @@ int cp_system_build(const cp_scene *sc, cp_system *s, cp_error *err) {
     ++oi;
   }
 
-  // Manipulators: kinematics, CRBA block, bias efforts, f.
-  for (int m = 0, off = 0; m < sc->n_manips; ++m) {
+  // Manipulators: kinematics, CRBA block, bias efforts, f -- in the full
+  // joint space of the chain, then reduced to its independent coordinates
+  // (P^T M P, P^T g, P^T h; P from cp_chain_dof_map). Without mimic joints
+  // P = I and the blocks are copied unchanged.
+  for (int m = 0, off = 0, foff = 0; m < sc->n_manips; ++m) {
     const cp_chain *c = &sc->manips[m];
+    int *row = s->chain_row + foff;
+    double *scale = s->chain_row_scale + foff;
     s->joint_offset[m] = off;
+    s->chain_row_offset[m] = foff;
+    cp_chain_dof_map(c, row, scale);
+    for (int i = 0; i < c->n; ++i) row[i] += off;
     cp_chain_kinematics(c, bc.states[m]);
     cp_chain_mass_matrix(c, bc.states[m], Mm);
-    size_t r0 = 6 * (size_t)s->n_obj + (size_t)off;
-    for (int a = 0; a < c->n; ++a)
+    cp_chain_bias_efforts(c, bc.states[m], sc->gravity, gf, hf);
+    size_t rb = 6 * (size_t)s->n_obj;
+    for (int a = 0; a < c->n; ++a) {
+      size_t ra = rb + (size_t)row[a];
       for (int b = 0; b < c->n; ++b)
-        s->H[(r0 + (size_t)a) + (r0 + (size_t)b) * nu] =
-            Mm[a + (size_t)b * (size_t)c->n];
-    cp_chain_bias_efforts(c, bc.states[m], sc->gravity, s->g_man + off,
-                          s->h_man + off);
+        s->H[ra + (rb + (size_t)row[b]) * nu] +=
+            scale[a] * scale[b] * Mm[a + (size_t)b * (size_t)c->n];
+      s->g_man[row[a]] += scale[a] * gf[a];
+      s->h_man[row[a]] += scale[a] * hf[a];
+    }
+    int nd = 0;
     for (int k = 0; k < c->n; ++k) {
       const cp_joint *jt = &c->joints[k];
-      int r = off + k;
+      if (jt->is_mimic) continue;
+      int r = off + nd++;
       s->joint_manip[r] = m;
       s->joint_index[r] = k;
       s->drive[r] = jt->drive;
       s->tau[r] = jt->drive == CP_DRIVE_EFFORT ? jt->effort : 0;
       s->qdd[r] = jt->drive == CP_DRIVE_ACCELERATION ? jt->acceleration : 0;
-      s->u[r0 + (size_t)k] = jt->velocity;
-      s->f[r0 + (size_t)k] = s->tau[r] - s->g_man[r] - s->h_man[r];
+      s->u[rb + (size_t)r] = jt->velocity;
+      s->f[rb + (size_t)r] = s->tau[r] - s->g_man[r] - s->h_man[r];
     }
-    off += c->n;
+    off += nd;
+    foff += c->n;
   }
 
   // Contacts: frames, G, Gtor, k, ktor.
@@ -258,6 +292,7 @@ done:
   free(bc.J);
   free(bc.Jw);
   free(Mm);
+  free(gf);
   if (!ok) cp_system_free(s);
   return ok ? 0 : -1;
 }

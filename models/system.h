@@ -13,8 +13,14 @@
 ///   for each FREE body i in scene order (object index i):
 ///       rows 6i..6i+2  v_i  (velocity of the centre of mass, world)
 ///       rows 6i+3..6i+5 w_i (angular velocity, world)
-///   then the joints of every manipulator in scene order, each chain's joints
-///   in order (rows 6 n_obj + joint_offset[m] + k).
+///   then the independent joint coordinates of every manipulator in scene
+///   order, each chain's non-mimic joints in chain order (rows 6 n_obj +
+///   joint_offset[m] + ...; cp_system_joint_row maps a chain joint to its
+///   row). A mimic follower (models/chain.h) has no row: its rate is its
+///   leader's times the multiplier, so with P the chain's n x n_dof map
+///   (l' = P q'), the chain's blocks below are P^T M P, P^T (tau - g - h)
+///   and J P -- the follower's inertia, gravity and contact forces act on
+///   its leader's coordinate.
 ///
 ///   u = [v_1; w_1; ...; l']
 ///   H = blockdiag(m_i I3, I_i^w = R_i I_i R_i^T, ..., M_1(l), M_2(l), ...)
@@ -74,6 +80,12 @@ typedef struct cp_system {
   int *joint_index;     ///< [n_l] index of joint row r within its chain
   int *joint_offset;    ///< [n_manips] first joint row of each chain (0-based
                         ///< within the joint block: add 6 n_obj)
+  int *chain_row;       ///< [sum of chain lengths] row (within the joint
+                        ///< block) moving each chain joint: its own, or its
+                        ///< leader's for a mimic follower; chain m's joints
+                        ///< start at chain_row_offset[m]
+  double *chain_row_scale; ///< [same] 1, or the follower's multiplier
+  int *chain_row_offset;///< [n_manips]
   double *u;            ///< [n_u]
   double *H;            ///< [n_u*n_u] column-major, symmetric
   double *f;            ///< [n_u]
@@ -101,7 +113,10 @@ int cp_system_build(const cp_scene *scene, cp_system *sys, cp_error *err);
 /// Releases the arrays of *sys and zeroes it. Safe on a zeroed struct.
 void cp_system_free(cp_system *sys);
 
-/// Row of joint k of manipulator m in u (6 n_obj + joint_offset[m] + k).
+/// Row in u of the coordinate that moves joint k (chain index) of
+/// manipulator m: 6 n_obj + joint_offset[m] + (k's independent index); for
+/// a mimic follower, its leader's row. Serial chains without mimics:
+/// 6 n_obj + joint_offset[m] + k.
 int cp_system_joint_row(const cp_system *sys, int m, int k);
 
 #ifdef __cplusplus

@@ -29,6 +29,11 @@ int cp_cli_plans(int argc, char **argv);
 
 /// `complan replay ...` (planner/cli_replay.c). argv[0] is "replay".
 int cp_cli_replay(int argc, char **argv);
+/// `complan stability ...` (planner/cli_stability.c). argv[0] is "stability".
+int cp_cli_stability(int argc, char **argv);
+
+/// `complan assemble ...` (planner/cli_assemble.c). argv[0] is "assemble".
+int cp_cli_assemble(int argc, char **argv);
 
 /// Fetches the value of a flag at argv[*i]: accepts `--flag VALUE` and
 /// `--flag=VALUE`. Returns the value and advances *i, or NULL when argv[*i]

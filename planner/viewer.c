@@ -15,19 +15,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "models/mesh.h"
 #include "models/vec3.h"
 
 extern const char *const cp_viewer_js_chunks[];
 extern const char *const cp_viewer_app_chunks[];
 
 /* One drawn thing: a body or a manipulator link. Its pose is the frame of
- * cp_scene_frame; its shape sits at (off_p, off_q) in that frame. */
+ * cp_scene_frame; its shapes sit at their poses in that frame (a body has
+ * one, a link any number). */
 typedef struct entry {
   char *name;
   int is_link;
   int fixed;
-  cp_shape shape;
-  double off_p[3], off_q[4];
+  int n_shapes;
+  cp_link_shape *shapes; /* [n_shapes] (meshes referenced, owned by the
+                            scene copy's chains or the caller's scene) */
   double extent;        /* radius of a ball about the frame origin holding
                            the shape (0 for planes and shapeless links) */
   double pose[7];       /* fixed entries: x, y, z, qw, qx, qy, qz */
@@ -42,7 +45,7 @@ struct cp_viewer {
   int n_moving;
   int n_free, n_joints, state_size;
   int n_manips;
-  cp_chain *chains;      /* shallow copies with their own joints arrays */
+  cp_chain *chains;      /* deep copies (cp_chain_copy) for kinematics */
   int *joint_at;         /* state offset of each chain's first position */
   cp_link_state *ls;     /* scratch: the longest chain */
   /* frames */
@@ -112,6 +115,8 @@ static double shape_extent(const cp_shape *s) {
     return hypot(s->radius, 0.5 * s->length);
   case CP_SHAPE_CAPSULE:
     return s->radius + 0.5 * s->length;
+  case CP_SHAPE_MESH:
+    return s->mesh ? s->mesh->radius : 0;
   default:
     return 0;
   }
@@ -119,9 +124,12 @@ static double shape_extent(const cp_shape *s) {
 
 void cp_viewer_destroy(cp_viewer *v) {
   if (!v) return;
-  for (int i = 0; i < v->n_entries; ++i) free(v->e[i].name);
+  for (int i = 0; i < v->n_entries; ++i) {
+    free(v->e[i].name);
+    free(v->e[i].shapes);
+  }
   free(v->e);
-  for (int m = 0; m < v->n_manips; ++m) free(v->chains[m].joints);
+  for (int m = 0; m < v->n_manips; ++m) cp_chain_free(&v->chains[m]);
   free(v->chains);
   free(v->joint_at);
   free(v->ls);
@@ -211,13 +219,19 @@ cp_viewer_status cp_viewer_create(const cp_scene *scene,
     if (!e->name)
       return create_fail(v, CP_VIEWER_NOMEM, err, "", "out of memory");
     e->fixed = bd->fixed;
-    e->shape = bd->shape;
-    e->off_q[0] = 1;
-    if (bd->shape.type == CP_SHAPE_PLANE) {
-      /* Where on the plane the square is drawn is decided at write time
-       * (under the scene); the rotation is fixed. */
-      cp_v3_scale(e->off_p, bd->shape.normal, bd->shape.offset);
-      quat_z_to(bd->shape.normal, e->off_q);
+    if (bd->shape.type != CP_SHAPE_NONE) {
+      e->shapes = calloc(1, sizeof *e->shapes);
+      if (!e->shapes)
+        return create_fail(v, CP_VIEWER_NOMEM, err, "", "out of memory");
+      e->n_shapes = 1;
+      e->shapes[0].shape = bd->shape;
+      e->shapes[0].quat[0] = 1;
+      if (bd->shape.type == CP_SHAPE_PLANE) {
+        /* Where on the plane the square is drawn is decided at write time
+         * (under the scene); the rotation is fixed. */
+        cp_v3_scale(e->shapes[0].pos, bd->shape.normal, bd->shape.offset);
+        quat_z_to(bd->shape.normal, e->shapes[0].quat);
+      }
     }
     e->extent = shape_extent(&bd->shape);
     e->moving = -1;
@@ -232,19 +246,13 @@ cp_viewer_status cp_viewer_create(const cp_scene *scene,
   for (int m = 0; m < scene->n_manips; ++m) {
     const cp_chain *c = &scene->manips[m];
     cp_chain *cc = &v->chains[m];
-    *cc = *c;
-    cc->name = NULL; /* kinematics needs no names: keep no pointer */
-    cc->joints = malloc((size_t)c->n * sizeof *cc->joints);
-    if (!cc->joints)
+    if (cp_chain_copy(cc, c))
       return create_fail(v, CP_VIEWER_NOMEM, err, "", "out of memory");
-    memcpy(cc->joints, c->joints, (size_t)c->n * sizeof *cc->joints);
     v->joint_at[m] = at;
-    at += 2 * c->n;
+    at += 2 * cp_chain_dofs(c); /* mimic followers are not in the state */
     if (c->n > max_n) max_n = c->n;
     for (int j = 0; j < c->n; ++j) {
-      const cp_link *l = &c->joints[j].link;
-      cc->joints[j].name = NULL;
-      cc->joints[j].link.name = NULL;
+      const cp_link *l = &cc->joints[j].link;
       entry *e = &v->e[v->n_entries++];
       size_t len = strlen(c->name) + strlen(l->name) + 2;
       e->name = malloc(len);
@@ -252,17 +260,18 @@ cp_viewer_status cp_viewer_create(const cp_scene *scene,
         return create_fail(v, CP_VIEWER_NOMEM, err, "", "out of memory");
       snprintf(e->name, len, "%s/%s", c->name, l->name);
       e->is_link = 1;
-      e->shape = l->shape;
-      if (l->has_shape_pose) {
-        cp_v3_copy(e->off_p, l->shape_pos);
-        memcpy(e->off_q, l->shape_quat, sizeof e->off_q);
-      } else {
-        cp_v3_copy(e->off_p, l->com);
-        e->off_q[0] = 1;
+      int ns = cp_link_shape_count(l);
+      e->shapes = calloc((size_t)ns + 1, sizeof *e->shapes);
+      if (!e->shapes)
+        return create_fail(v, CP_VIEWER_NOMEM, err, "", "out of memory");
+      for (int k = 0; k < ns; ++k) {
+        cp_link_shape ls;
+        cp_link_shape_get(l, k, &ls);
+        if (ls.shape.type == CP_SHAPE_NONE) continue;
+        e->shapes[e->n_shapes++] = ls;
+        e->extent = fmax(e->extent,
+                         cp_v3_norm(ls.pos) + shape_extent(&ls.shape));
       }
-      e->extent = l->shape.type == CP_SHAPE_NONE
-                      ? 0
-                      : cp_v3_norm(e->off_p) + shape_extent(&l->shape);
       e->manip = m;
       e->link = j;
     }
@@ -375,8 +384,13 @@ cp_viewer_status cp_viewer_add_frame(cp_viewer *v, double t,
     if (!e->is_link) continue;
     if (e->manip != last_manip) {
       cp_chain *c = &v->chains[e->manip];
+      const double *q = state + v->joint_at[e->manip];
       for (int j = 0; j < c->n; ++j)
-        c->joints[j].position = state[v->joint_at[e->manip] + 2 * j];
+        if (!c->joints[j].is_mimic) {
+          c->joints[j].position = *q;
+          q += 2;
+        }
+      cp_chain_apply_mimic(c);
       cp_chain_kinematics(c, v->ls);
       last_manip = e->manip;
     }
@@ -493,6 +507,14 @@ static void put_shape(FILE *f, const cp_shape *s, double plane_size,
     fputs(",\"size\":", f);
     put_num(f, plane_size);
     break;
+  case CP_SHAPE_MESH:
+    fputs(",\"vertices\":", f);
+    put_vec(f, s->mesh->vertices, 3 * s->mesh->n_vertices);
+    fputs(",\"triangles\":[", f);
+    for (int i = 0; i < 3 * s->mesh->n_triangles; ++i)
+      fprintf(f, i ? ",%d" : "%d", s->mesh->triangles[i]);
+    fputc(']', f);
+    break;
   default:
     break;
   }
@@ -515,7 +537,7 @@ static void view(const cp_viewer *v, double *target, double *radius) {
   double hi[3] = {-INFINITY, -INFINITY, -INFINITY};
   for (int i = 0; i < v->n_entries; ++i) {
     const entry *e = &v->e[i];
-    if (e->shape.type == CP_SHAPE_PLANE) continue;
+    if (e->n_shapes && e->shapes[0].shape.type == CP_SHAPE_PLANE) continue;
     if (e->moving < 0) {
       grow_box(lo, hi, e->pose, e->extent);
       continue;
@@ -561,28 +583,29 @@ static void write_data(const cp_viewer *v, FILE *f) {
   fputs("},\"bodies\":[", f);
   for (int i = 0; i < v->n_entries; ++i) {
     const entry *e = &v->e[i];
-    double off_p[3];
-    cp_v3_copy(off_p, e->off_p);
-    if (e->shape.type == CP_SHAPE_PLANE) {
-      /* Centre the drawn square under the view target: the target in the
-       * body frame, projected on the plane n.x = offset. */
-      double R[9], d[3], t[3];
-      cp_quat_to_mat(R, e->pose + 3);
-      cp_v3_sub(d, target, e->pose);
-      cp_m3_tmulv(t, R, d);
-      double s = cp_v3_dot(e->shape.normal, t) - e->shape.offset;
-      cp_v3_axpy(off_p, t, -s, e->shape.normal);
-    }
     if (i) fputc(',', f);
     fputs("{\"name\":", f);
     put_str(f, e->name);
     fprintf(f, ",\"link\":%s,\"fixed\":%s,\"shapes\":[",
             e->is_link ? "true" : "false", e->fixed ? "true" : "false");
-    if (e->shape.type != CP_SHAPE_NONE) {
+    for (int k = 0; k < e->n_shapes; ++k) {
+      const cp_link_shape *ls = &e->shapes[k];
       double off[7];
-      cp_v3_copy(off, off_p);
-      memcpy(off + 3, e->off_q, 4 * sizeof(double));
-      put_shape(f, &e->shape, plane_size, off);
+      cp_v3_copy(off, ls->pos);
+      memcpy(off + 3, ls->quat, 4 * sizeof(double));
+      if (ls->shape.type == CP_SHAPE_PLANE) {
+        /* Centre the drawn square under the view target: the target in
+         * the body frame, projected on the plane n.x = offset. */
+        const cp_shape *sh = &ls->shape;
+        double R[9], d[3], t[3];
+        cp_quat_to_mat(R, e->pose + 3);
+        cp_v3_sub(d, target, e->pose);
+        cp_m3_tmulv(t, R, d);
+        double sd = cp_v3_dot(sh->normal, t) - sh->offset;
+        cp_v3_axpy(off, t, -sd, sh->normal);
+      }
+      if (k) fputc(',', f);
+      put_shape(f, &ls->shape, plane_size, off);
     }
     fputc(']', f);
     if (e->moving < 0) {

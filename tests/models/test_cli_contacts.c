@@ -189,7 +189,7 @@ Test(cli_contacts, bad_input_exits_2_with_nothing_on_stdout) {
   f = cpt_temp_file(text, ".json");
   const char *a8[] = {"complan", "contacts", f, "--json", NULL};
   snprintf(want, sizeof want, "manipulators[0].urdf: %s line 5: <mesh>: "
-           "unsupported: mesh", u);
+           "cannot read mesh", u);
   bad(a8, want, NULL);
   unlink(f);
   free(f);

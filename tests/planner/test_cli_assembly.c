@@ -1,0 +1,181 @@
+// `complan stability` and `complan assemble` (interfaces.md §3): the JSON
+// contracts, exit statuses, the database, and bad input (exit 2, nothing on
+// stdout, the file and place on stderr).
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/planner/asm_support.h"
+#include "tests/support.h"
+
+#define bundled cpt_bundled_scene
+
+static const char *slope_text(double mu) {
+  static char buf[1024];
+  return cpt_slope_scene(0.5, mu, buf, sizeof buf);
+}
+
+Test(cli_assembly, stability_json_contract) {
+  const char *argv[] = {"complan", "stability", bundled("tower.json"), "--json", NULL};
+  json_t *doc = cpt_run_json(argv, 0);
+  cr_assert(json_is_true(json_object_get(doc, "stable")));
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "kind")), "strong");
+  cr_assert_eq(json_array_size(json_object_get(doc, "moving")), 0);
+  json_t *cl = json_object_get(doc, "contacts");
+  cr_assert_eq(json_array_size(cl), 16);
+  // The equilibrium carries the tower's weight: normal forces on the ground
+  // add up to 4 blocks x 9.81 N.
+  double ground = 0.0;
+  size_t i;
+  json_t *c;
+  json_array_foreach(cl, i, c) {
+    cr_assert_eq(json_array_size(json_object_get(c, "force")), 3);
+    if (!strcmp(json_string_value(json_object_get(c, "b")), "ground"))
+      ground += json_number_value(json_array_get(json_object_get(c, "force"), 0));
+  }
+  cr_assert_float_eq(ground, 4 * 9.81, 1e-7);
+  cr_assert(json_is_null(json_object_get(doc, "motion")));
+  json_decref(doc);
+}
+
+Test(cli_assembly, stability_unstable_names_moving_body) {
+  char *file = cpt_temp_file(slope_text(0.5), ".json"); // tan 0.5 = 0.546
+  const char *argv[] = {"complan", "stability", file, "--json", NULL};
+  json_t *doc = cpt_run_json(argv, 0);
+  cr_assert(json_is_false(json_object_get(doc, "stable")));
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "kind")), "unstable");
+  json_t *mv = json_object_get(doc, "moving");
+  cr_assert_eq(json_array_size(mv), 1);
+  cr_assert_str_eq(json_string_value(json_array_get(mv, 0)), "block");
+  json_t *b = json_array_get(json_object_get(json_object_get(doc, "motion"), "bodies"), 0);
+  json_t *a = json_object_get(b, "linear_acceleration");
+  const double acc = hypot(json_number_value(json_array_get(a, 0)), json_number_value(json_array_get(a, 2)));
+  cr_assert_float_eq(acc, 9.81 * (sin(0.5) - 0.5 * cos(0.5)), 1e-6);
+  // No equilibrium: forces are null.
+  cr_assert(json_is_null(json_object_get(json_array_get(json_object_get(doc, "contacts"), 0), "force")));
+  json_decref(doc);
+  unlink(file);
+  free(file);
+  // Text output names it too.
+  const char *argv2[] = {"complan", "stability", file = cpt_temp_file(slope_text(0.6), ".json"), NULL};
+  char *out, *err;
+  cr_assert_eq(cpt_run(argv2, &out, &err), 0);
+  cr_assert(strstr(out, "strongly stable"), "%s", out);
+  free(out);
+  free(err);
+  unlink(file);
+  free(file);
+}
+
+Test(cli_assembly, assemble_tower_json_and_db) {
+  char db[] = "/tmp/cp_cli_asm_XXXXXX";
+  int fd = mkstemp(db);
+  close(fd);
+  unlink(db);
+  const char *argv[] = {"complan", "assemble", bundled("tower.json"), "--db", db, "--json", NULL};
+  json_t *doc = cpt_run_json(argv, 0);
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "found");
+  json_t *seq = json_object_get(doc, "sequence"), *steps = json_object_get(doc, "steps");
+  cr_assert_eq(json_array_size(seq), 4);
+  for (size_t k = 0; k < 4; k++) {
+    char want[16];
+    snprintf(want, sizeof want, "block%zu", k);
+    cr_assert_str_eq(json_string_value(json_array_get(seq, k)), want);
+    json_t *s = json_array_get(steps, k);
+    cr_assert_str_eq(json_string_value(json_object_get(s, "place")), want);
+    cr_assert_eq(json_array_size(json_object_get(s, "direction")), 3);
+    cr_assert_str_eq(json_string_value(json_object_get(s, "stability")), "strong");
+  }
+  cr_assert(json_is_integer(json_object_get(doc, "explored")));
+  cr_assert(json_is_null(json_object_get(doc, "blocked")));
+  const json_int_t run = json_integer_value(json_object_get(doc, "run_id"));
+  json_decref(doc);
+  sqlite3 *h;
+  cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+  sqlite3_stmt *st;
+  cr_assert_eq(sqlite3_prepare_v2(h, "SELECT status, parts FROM assembly_runs WHERE id = ?", -1, &st, NULL), SQLITE_OK);
+  sqlite3_bind_int64(st, 1, run);
+  cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+  cr_assert_str_eq((const char *)sqlite3_column_text(st, 0), "found");
+  cr_assert_eq(sqlite3_column_int(st, 1), 4);
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  unlink(db);
+  char side[64];
+  snprintf(side, sizeof side, "%s-wal", db);
+  unlink(side);
+  snprintf(side, sizeof side, "%s-shm", db);
+  unlink(side);
+}
+
+Test(cli_assembly, assemble_none_names_blocked) {
+  const char *argv[] = {"complan", "assemble", bundled("no_sequence.json"), "--no-db", "--json", NULL};
+  json_t *doc = cpt_run_json(argv, 0);
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "none");
+  cr_assert_eq(json_array_size(json_object_get(doc, "sequence")), 0);
+  json_t *bl = json_object_get(doc, "blocked");
+  cr_assert_eq(json_array_size(bl), 2);
+  cr_assert_str_eq(json_string_value(json_array_get(bl, 0)), "plank");
+  cr_assert_str_eq(json_string_value(json_array_get(bl, 1)), "counterweight");
+  json_decref(doc);
+  // The arch: blocked is the whole arch.
+  const char *argv2[] = {"complan", "assemble", bundled("arch.json"), "--no-db", "--json", "--directions", "20", NULL};
+  doc = cpt_run_json(argv2, 0);
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "none");
+  cr_assert_eq(json_array_size(json_object_get(doc, "blocked")), 3);
+  json_decref(doc);
+}
+
+static void expect_bad(const char *const *argv, const char *needle) {
+  char *out, *err;
+  int rc = cpt_run(argv, &out, &err);
+  cr_assert_eq(rc, 2, "exit %d, stderr: %s", rc, err);
+  cr_assert_eq(out[0], '\0', "nothing on stdout: %s", out);
+  cr_assert(strstr(err, needle), "stderr lacks '%s': %s", needle, err);
+  free(out);
+  free(err);
+}
+
+Test(cli_assembly, bad_input_exit_2) {
+  const char *missing[] = {"complan", "stability", "/nonexistent/scene.json", "--json", NULL};
+  expect_bad(missing, "/nonexistent/scene.json");
+  char *bad = cpt_temp_file("{\"bodies\": [{\"name\": \"b\", \"mass\": -1, \"shape\": {\"type\": \"sphere\", \"radius\": 1}}]}", ".json");
+  const char *a1[] = {"complan", "stability", bad, "--json", NULL};
+  expect_bad(a1, "bodies[0].mass");
+  const char *a2[] = {"complan", "assemble", bad, "--json", "--no-db", NULL};
+  expect_bad(a2, "bodies[0].mass");
+  char *broken = cpt_temp_file("{\"bodies\": [", ".json");
+  const char *a3[] = {"complan", "assemble", broken, "--no-db", NULL};
+  expect_bad(a3, "line");
+  const char *a4[] = {"complan", "assemble", bundled("tower.json"), "--directions", "-1", NULL};
+  expect_bad(a4, "--directions");
+  const char *a5[] = {"complan", "stability", bundled("tower.json"), "--frobnicate", NULL};
+  expect_bad(a5, "unknown option");
+  const char *a6[] = {"complan", "stability", NULL};
+  expect_bad(a6, "missing SCENE");
+  const char *a7[] = {"complan", "assemble", bundled("tower.json"), "--db", "/nonexistent-dir/x.sqlite", "--json", NULL};
+  expect_bad(a7, "/nonexistent-dir/x.sqlite");
+  unlink(bad);
+  unlink(broken);
+  free(bad);
+  free(broken);
+}
+
+Test(cli_assembly, help) {
+  const char *a[] = {"complan", "assemble", "--help", NULL};
+  char *out, *err;
+  cr_assert_eq(cpt_run(a, &out, &err), 0);
+  cr_assert(strstr(out, "--directions"));
+  free(out);
+  free(err);
+  const char *b[] = {"complan", "stability", "--help", NULL};
+  cr_assert_eq(cpt_run(b, &out, &err), 0);
+  cr_assert(strstr(out, "stable_undecided"));
+  free(out);
+  free(err);
+}
