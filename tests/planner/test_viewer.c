@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "models/mesh.h"
 #include "tests/support.h"
 #include "viewer_fixture.h"
 
@@ -434,4 +435,70 @@ Test(viewer, frames_from_a_world) {
   free(dir);
   cp_viewer_destroy(v);
   cp_world_destroy(w);
+}
+
+/* A URDF robot with triangle-mesh links (the Panda with mesh fingers): every
+ * shape of every link reaches the page, meshes with their vertices and
+ * triangles as loaded. */
+Test(viewer, mesh_links_of_a_urdf_robot) {
+  char text[2048], urdf[512], pk[512];
+  snprintf(urdf, sizeof urdf, "%s/robots/panda_mesh_fingers.urdf",
+           getenv("CP_TEST_DATA"));
+  snprintf(pk, sizeof pk, "%s/robots/example-robot-data",
+           getenv("CP_TEST_DATA"));
+  snprintf(text, sizeof text,
+           "{\"packages\": {\"example-robot-data\": \"%s\"},"
+           " \"manipulators\": [{\"name\": \"r\", \"urdf\": \"%s\","
+           "  \"state\": {\"panda_joint4\": {\"position\": -1.5}}}],"
+           " \"contacts\": []}", pk, urdf);
+  cp_scene s;
+  cp_error err;
+  cr_assert_eq(cp_scene_parse(text, strlen(text), NULL, NULL, &s, &err), 0,
+               "%s: %s", err.where, err.msg);
+  cp_viewer *v;
+  cr_assert_eq(cp_viewer_create(&s, NULL, &v, &err), CP_VIEWER_OK, "%s",
+               err.msg);
+  int n = cp_viewer_state_size(v);
+  double *x = calloc((size_t)n + 1, sizeof *x);
+  const cp_chain *c = &s.manips[0];
+  for (int j = 0, k = 0; j < c->n; ++j)
+    if (!c->joints[j].is_mimic) x[2 * k++] = c->joints[j].position;
+  cr_assert_eq(cp_viewer_add_frame(v, 0, x, 0, NULL), CP_VIEWER_OK, "%s",
+               cp_viewer_message(v));
+  json_t *data;
+  char *dir;
+  char *page = write_and_read(v, &data, &dir);
+  json_t *bodies = json_object_get(data, "bodies");
+  cr_assert_eq((int)json_array_size(bodies), c->n);
+  int meshes = 0;
+  for (int j = 0; j < c->n; ++j) {
+    const cp_link *l = &c->joints[j].link;
+    json_t *shapes = json_object_get(json_array_get(bodies, (size_t)j),
+                                     "shapes");
+    int want = 0;
+    for (int k = 0; k < cp_link_shape_count(l); ++k) {
+      cp_link_shape ls;
+      cp_link_shape_get(l, k, &ls);
+      if (ls.shape.type == CP_SHAPE_NONE) continue;
+      json_t *sh = json_array_get(shapes, (size_t)want++);
+      cr_assert_str_eq(json_string_value(json_object_get(sh, "type")),
+                       cp_shape_type_name(ls.shape.type));
+      if (ls.shape.type == CP_SHAPE_MESH) {
+        ++meshes;
+        cr_assert_eq((int)json_array_size(json_object_get(sh, "vertices")),
+                     3 * ls.shape.mesh->n_vertices);
+        cr_assert_eq((int)json_array_size(json_object_get(sh, "triangles")),
+                     3 * ls.shape.mesh->n_triangles);
+      }
+    }
+    cr_assert_eq((int)json_array_size(shapes), want, "link %d", j);
+  }
+  cr_assert_gt(meshes, 0, "no mesh reached the page");
+  free(x);
+  free(page);
+  json_decref(data);
+  remove_dir(dir);
+  free(dir);
+  cp_viewer_destroy(v);
+  cp_scene_free(&s);
 }
