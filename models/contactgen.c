@@ -253,6 +253,7 @@ int cp_scene_generate_contacts(cp_scene *s, const cp_contactgen_options *opt,
         cp_scene_default_tangent(c->n, c->t);
         cp_v3_cross(c->o, c->n, c->t);
         c->mu = cp_scene_friction(s, c->a, c->b);
+        c->restitution = cp_scene_restitution(s, c->a, c->b);
         c->depth = pc->depth;
       }
     }

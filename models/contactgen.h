@@ -40,7 +40,8 @@
 ///   p      cp_collide's point midway between the two surfaces (world).
 ///   t, o   t = cp_scene_default_tangent(n) (the rule scene.c uses for
 ///          explicit contacts without a tangent), o = n x t.
-///   mu     cp_scene_friction(scene, a, b); no torsion, restitution 0.
+///   mu     cp_scene_friction(scene, a, b); no torsion; restitution
+///          cp_scene_restitution(scene, a, b) (the scene's "restitution").
 ///   depth  penetration along n (> 0 overlap, <= 0 touching or a gap of at
 ///          most touch_tol).
 /// Order: pairs in object order (first member, then second), each pair's

@@ -760,11 +760,13 @@ static int name_match(const cp_scene *s, const char *name, cp_ref r) {
   return 0;
 }
 
-double cp_scene_friction(const cp_scene *s, cp_ref a, cp_ref b) {
-  double mu = s->mu_default;
+// The most specific entry of a pair table matching (a, b), else def.
+static double pair_lookup(const cp_scene *s, const cp_friction_pair *pairs,
+                          int n, double def, cp_ref a, cp_ref b) {
+  double mu = def;
   int best = 0;
-  for (int i = 0; i < s->n_pairs; ++i) {
-    const cp_friction_pair *fp = &s->pairs[i];
+  for (int i = 0; i < n; ++i) {
+    const cp_friction_pair *fp = &pairs[i];
     int m1a = name_match(s, fp->a, a), m1b = name_match(s, fp->b, b);
     int m2a = name_match(s, fp->b, a), m2b = name_match(s, fp->a, b);
     int sc1 = m1a && m1b ? m1a + m1b : 0, sc2 = m2a && m2b ? m2a + m2b : 0;
@@ -772,6 +774,14 @@ double cp_scene_friction(const cp_scene *s, cp_ref a, cp_ref b) {
     if (sc > best) best = sc, mu = fp->mu;
   }
   return mu;
+}
+
+double cp_scene_friction(const cp_scene *s, cp_ref a, cp_ref b) {
+  return pair_lookup(s, s->pairs, s->n_pairs, s->mu_default, a, b);
+}
+
+double cp_scene_restitution(const cp_scene *s, cp_ref a, cp_ref b) {
+  return pair_lookup(s, s->epairs, s->n_epairs, s->e_default, a, b);
 }
 
 // -------------------------------------------------------------- kinematics --
@@ -979,33 +989,46 @@ static int check_names(const cp_scene *s, cp_error *err) {
   return 0;
 }
 
-static int parse_friction(cp_scene *s, const json_t *v, cp_error *err) {
-  static const char *const keys[] = {"default", "pairs", NULL};
-  static const char *const pkeys[] = {"a", "b", "mu", NULL};
-  if (cp_json_check_object(v, "friction", keys, err)) return -1;
+// A per-pair coefficient table {"default": x, "pairs": [{a, b, KEY}]}
+// (top-level "friction" with KEY "mu", "restitution" with KEY "e"); values
+// >= 0, and <= hi. Fills *def, *pairs and *np (mu holds the value).
+static int parse_pair_table(cp_scene *s, const json_t *v, const char *section,
+                            const char *key, double hi, double *def,
+                            cp_friction_pair **pairs_out, int *np,
+                            cp_error *err) {
+  const char *const keys[] = {"default", "pairs", NULL};
+  const char *const pkeys[] = {"a", "b", key, NULL};
+  char p[PATHBUF], q[PATHBUF];
+  if (cp_json_check_object(v, section, keys, err)) return -1;
   const json_t *d = member(v, "default");
-  if (d && nonnegative(d, "friction.default", &s->mu_default, err)) return -1;
+  cp_json_path_key(p, section, "default");
+  if (d && nonnegative(d, p, def, err)) return -1;
+  if (d && *def > hi)
+    return cp_error_set(err, p, "must be <= %g, got %g", hi, *def);
   const json_t *pairs = member(v, "pairs");
   if (!pairs) return 0;
+  cp_json_path_key(q, section, "pairs");
+  char pp[PATHBUF];
+  snprintf(pp, sizeof pp, "%s", q);
   if (!json_is_array(pairs))
-    return cp_error_set(err, "friction.pairs", "expected an array of pairs");
+    return cp_error_set(err, pp, "expected an array of pairs");
   size_t n = json_array_size(pairs);
   if (n == 0) return 0;
-  s->pairs = calloc(n, sizeof *s->pairs);
-  if (!s->pairs) return cp_error_set(err, "friction.pairs", "out of memory");
+  cp_friction_pair *tab = calloc(n, sizeof *tab);
+  if (!tab) return cp_error_set(err, pp, "out of memory");
+  *pairs_out = tab;
   for (size_t i = 0; i < n; ++i) {
-    char p[PATHBUF], q[PATHBUF];
     const json_t *e = json_array_get(pairs, i);
-    cp_json_path_index(p, "friction.pairs", i);
-    cp_friction_pair *fp = &s->pairs[i];
-    s->n_pairs = (int)i + 1;
+    cp_json_path_index(p, pp, i);
+    cp_friction_pair *fp = &tab[i];
+    *np = (int)i + 1;
     if (cp_json_check_object(e, p, pkeys, err)) return -1;
     const char *names[2];
     for (int k = 0; k < 2; ++k) {
-      const char *key = k ? "b" : "a";
-      cp_json_path_key(q, p, key);
-      const json_t *x = member(e, key);
-      if (!x) return cp_error_set(err, q, "missing required key \"%s\"", key);
+      const char *nk = k ? "b" : "a";
+      cp_json_path_key(q, p, nk);
+      const json_t *x = member(e, nk);
+      if (!x) return cp_error_set(err, q, "missing required key \"%s\"", nk);
       if (cp_json_string(x, q, &names[k], err)) return -1;
       cp_ref r;
       int known = !cp_scene_find(s, names[k], &r);
@@ -1018,21 +1041,28 @@ static int parse_friction(cp_scene *s, const json_t *v, cp_error *err) {
     }
     if (!(fp->a = dupstr(names[0])) || !(fp->b = dupstr(names[1])))
       return cp_error_set(err, p, "out of memory");
-    cp_json_path_key(q, p, "mu");
-    const json_t *x = member(e, "mu");
-    if (!x) return cp_error_set(err, q, "missing required key \"mu\"");
+    cp_json_path_key(q, p, key);
+    const json_t *x = member(e, key);
+    if (!x) return cp_error_set(err, q, "missing required key \"%s\"", key);
     if (nonnegative(x, q, &fp->mu, err)) return -1;
+    if (fp->mu > hi)
+      return cp_error_set(err, q, "must be <= %g, got %g", hi, fp->mu);
     for (size_t k = 0; k < i; ++k) {
-      const cp_friction_pair *o = &s->pairs[k];
+      const cp_friction_pair *o = &tab[k];
       if ((!strcmp(o->a, fp->a) && !strcmp(o->b, fp->b)) ||
           (!strcmp(o->a, fp->b) && !strcmp(o->b, fp->a)))
         return cp_error_set(err, p,
-                            "duplicate friction pair (\"%.60s\", \"%.60s\"), "
-                            "also friction.pairs[%zu]",
-                            fp->a, fp->b, k);
+                            "duplicate %s pair (\"%.60s\", \"%.60s\"), "
+                            "also %s[%zu]",
+                            section, fp->a, fp->b, pp, k);
     }
   }
   return 0;
+}
+
+static int parse_friction(cp_scene *s, const json_t *v, cp_error *err) {
+  return parse_pair_table(s, v, "friction", "mu", INFINITY, &s->mu_default,
+                          &s->pairs, &s->n_pairs, err);
 }
 
 // "packages": {"NAME": "dir", ...}, folders relative to base_dir, for the
@@ -1097,7 +1127,7 @@ static int parse_scene_body(const json_t *root, const cp_scene_options *opts,
   static const char *const keys[] = {
       "gravity", "friction", "bodies", "manipulators", "contacts",
       "velocity_tolerance", "penetration_tolerance", "touch_tolerance", "name",
-      "comment", "packages", NULL};
+      "comment", "packages", "restitution", NULL};
   if (cp_json_check_object(root, "", keys, err)) return -1;
   const char *str;
   if (member(root, "name") && cp_json_string(member(root, "name"), "name", &str, err))
@@ -1163,6 +1193,10 @@ static int parse_scene_body(const json_t *root, const cp_scene_options *opts,
   if (check_names(s, err)) return -1;
   const json_t *fr = member(root, "friction");
   if (fr && parse_friction(s, fr, err)) return -1;
+  const json_t *rs = member(root, "restitution");
+  if (rs && parse_pair_table(s, rs, "restitution", "e", 1.0, &s->e_default,
+                             &s->epairs, &s->n_epairs, err))
+    return -1;
 
   const json_t *contacts = member(root, "contacts");
   if (!contacts || (json_is_string(contacts) &&
@@ -1222,6 +1256,11 @@ void cp_scene_free(cp_scene *s) {
     free(s->pairs[i].b);
   }
   free(s->pairs);
+  for (int i = 0; i < s->n_epairs; ++i) {
+    free(s->epairs[i].a);
+    free(s->epairs[i].b);
+  }
+  free(s->epairs);
   free(s->contacts);
   free(s->base_dir);
   for (int i = 0; i < s->n_warnings; ++i) free(s->warnings[i]);

@@ -150,6 +150,9 @@ typedef struct cp_scene {
   double mu_default;
   int n_pairs;
   cp_friction_pair *pairs;     ///< [n_pairs]
+  double e_default;            ///< "restitution": {"default"} (0 when absent)
+  int n_epairs;
+  cp_friction_pair *epairs;    ///< [n_epairs] restitution pairs (mu holds e)
   int n_bodies;
   cp_body *bodies;             ///< [n_bodies], scene order
   int n_manips;
@@ -213,6 +216,11 @@ const char *cp_scene_ref_name(const cp_scene *scene, cp_ref ref, char *buf,
 
 /// 1 when ref is a fixed body (links and free bodies move).
 int cp_scene_ref_fixed(const cp_scene *scene, cp_ref ref);
+
+/// Newton restitution of the pair (a, b) from the scene's "restitution"
+/// table ({"default": e, "pairs": [{"a", "b", "e"}]}, e in [0, 1], matched
+/// like friction pairs); generated contacts take it.
+double cp_scene_restitution(const cp_scene *scene, cp_ref a, cp_ref b);
 
 /// Friction coefficient of the pair (a, b) from the scene's table (without a
 /// contact's own override).

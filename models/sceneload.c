@@ -57,28 +57,6 @@ static int dup_to(char **dst, const char *src) {
   return (*dst = strdup(src)) ? 0 : -1;
 }
 
-// Deep copy of a chain. It must know every owned member of cp_chain (see
-// cp_chain_free): names and the joints array.
-static int chain_copy(cp_chain *d, const cp_chain *s) {
-  *d = *s;
-  d->name = NULL;
-  d->joints = NULL;
-  if (dup_to(&d->name, s->name)) return -1;
-  if (s->n > 0) {
-    d->joints = calloc((size_t)s->n, sizeof *d->joints);
-    if (!d->joints) return -1;
-  }
-  for (int i = 0; i < s->n; ++i) {
-    d->joints[i] = s->joints[i];
-    d->joints[i].name = NULL;
-    d->joints[i].link.name = NULL;
-    if (dup_to(&d->joints[i].name, s->joints[i].name) ||
-        dup_to(&d->joints[i].link.name, s->joints[i].link.name))
-      return -1;
-  }
-  return 0;
-}
-
 int cp_scene_copy(const cp_scene *src, cp_scene *dst) {
   memset(dst, 0, sizeof *dst);
   cp_scene d = *src;
@@ -100,6 +78,19 @@ int cp_scene_copy(const cp_scene *src, cp_scene *dst) {
         rc = -1;
     }
   }
+  d.epairs = NULL;
+  d.n_epairs = 0;
+  if (!rc && src->n_epairs) {
+    d.epairs = calloc((size_t)src->n_epairs, sizeof *d.epairs);
+    if (!d.epairs) rc = -1;
+    for (int i = 0; !rc && i < src->n_epairs; ++i) {
+      d.n_epairs = i + 1;
+      d.epairs[i].mu = src->epairs[i].mu;
+      if (dup_to(&d.epairs[i].a, src->epairs[i].a) ||
+          dup_to(&d.epairs[i].b, src->epairs[i].b))
+        rc = -1;
+    }
+  }
   if (!rc && src->n_bodies) {
     d.bodies = calloc((size_t)src->n_bodies, sizeof *d.bodies);
     if (!d.bodies) rc = -1;
@@ -115,7 +106,7 @@ int cp_scene_copy(const cp_scene *src, cp_scene *dst) {
     if (!d.manips) rc = -1;
     for (int i = 0; !rc && i < src->n_manips; ++i) {
       d.n_manips = i + 1;
-      if (chain_copy(&d.manips[i], &src->manips[i])) rc = -1;
+      if (cp_chain_copy(&d.manips[i], &src->manips[i])) rc = -1;
     }
   }
   if (!rc && src->n_contacts) {

@@ -16,6 +16,7 @@ static const char usage[] =
     "commands:\n"
     "  solve SCENE        the contact problem: accelerations and contact forces\n"
     "  contacts SCENE     list the contacts generated from the shapes\n"
+    "  simulate SCENE     step a scene in time (contacts, impacts, friction)\n"
     "  lcp solve FILE     solve a raw LCP (JSON or Siconos .dat)\n"
     "  lcp certify FILE   decide exactly whether an LCP has a solution (MILP)\n"
     "  experiment paper   reproduce the paper's computational study (section 6)\n"
@@ -66,6 +67,7 @@ int cp_cli_main(int argc, char **argv) {
   if (!strcmp(cmd, "lcp")) return cp_cli_lcp(argc - 1, argv + 1);
   if (!strcmp(cmd, "solve")) return cp_cli_solve(argc - 1, argv + 1);
   if (!strcmp(cmd, "contacts")) return cp_cli_contacts(argc - 1, argv + 1);
+  if (!strcmp(cmd, "simulate")) return cp_cli_simulate(argc - 1, argv + 1);
   if (!strcmp(cmd, "experiment")) return cp_cli_experiment(argc - 1, argv + 1);
   if (!strcmp(cmd, "plan")) return cp_cli_plan(argc - 1, argv + 1);
   if (!strcmp(cmd, "plans")) return cp_cli_plans(argc - 1, argv + 1);

@@ -29,6 +29,9 @@ int cp_cli_plans(int argc, char **argv);
 
 /// `complan replay ...` (planner/cli_replay.c). argv[0] is "replay".
 int cp_cli_replay(int argc, char **argv);
+/// `complan simulate ...` (planner/cli_simulate.c). argv[0] is "simulate".
+int cp_cli_simulate(int argc, char **argv);
+
 /// `complan stability ...` (planner/cli_stability.c). argv[0] is "stability".
 int cp_cli_stability(int argc, char **argv);
 

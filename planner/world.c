@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <lapacke.h>
+
 #include "contact/dynamics.h"
 #include "contact/lemke.h"
 #include "contact/pyramid.h"
@@ -60,6 +62,8 @@ typedef struct wrec {
   unsigned char flag[6];
 } wrec;
 
+#define CP_WORLD_REG 0.0
+#define CP_WORLD_MERGE_TOL 1e-7 /* m */
 #define WARM_MAGIC 0x636d7731u /* "cmw1" */
 
 struct cp_world {
@@ -87,7 +91,9 @@ struct cp_world {
   // workspaces (grown, never shrunk)
   cp_lemke_ws *ws;
   int ws_cap;
-  double *M, *q, *z, *w;
+  double *M, *q, *z, *w, *LU;
+  lapack_int *ipiv;
+  int *zidx;
   int lcp_cap;
   unsigned char *basis;
   double *Gx, *kx, *As, *bs, *c, *cfull, *udot, *u0, *du, *vc, *ud;
@@ -282,6 +288,7 @@ cp_world_status cp_world_set_state(cp_world *w, const double *x) {
 }
 
 double cp_world_time(const cp_world *w) { return w->t; }
+double cp_world_dt(const cp_world *w) { return w->opt.dt; }
 void cp_world_set_time(cp_world *w, double t) { w->t = t; }
 const char *cp_world_message(const cp_world *w) { return w->msg; }
 const cp_scene *cp_world_scene(const cp_world *w) { return &w->sc; }
@@ -378,6 +385,9 @@ void cp_world_destroy(cp_world *w) {
   free(w->z);
   free(w->w);
   free(w->basis);
+  free(w->LU);
+  free(w->ipiv);
+  free(w->zidx);
   free(w->Gx);
   free(w->kx);
   free(w->As);
@@ -451,10 +461,14 @@ cp_world_status cp_world_create(const cp_scene *scene,
     cp_error_set(err, "", "out of memory");
     return CP_WORLD_NOMEM;
   }
+  // Joint rows: each chain's independent (non-mimic) joints in chain order
+  // (models/system.h); mimic followers are moved with their leaders.
   for (int m = 0, r = 0; m < w->sc.n_manips; ++m)
-    for (int k = 0; k < w->sc.manips[m].n; ++k, ++r) {
+    for (int k = 0; k < w->sc.manips[m].n; ++k) {
+      if (w->sc.manips[m].joints[k].is_mimic) continue;
       w->row_manip[r] = m;
       w->row_joint[r] = k;
+      ++r;
     }
   w->hash = 1469598103934665603ull;
   // The scene must start without deep overlap (its own tolerance).
@@ -535,6 +549,50 @@ static int same_pair(const cp_contact *x, const cp_contact *y) {
          x->b.manip == y->b.manip && x->b.link == y->b.link;
 }
 
+// A pair's contact points within CP_WORLD_MERGE_TOL of another kept one, or
+// of a segment between two others of the same pair
+// add nothing (the polygon of the pair's points, over which the contact
+// forces spread, is the same without them) but make the LCP more degenerate,
+// and box-box clipping produces them or not depending on rounding, so that
+// contact sets flicker between steps. They are dropped.
+static int between(const double *p, const double *a, const double *b) {
+  double ab[3], ap[3], x[3];
+  cp_v3_sub(ab, b, a);
+  cp_v3_sub(ap, p, a);
+  double l2 = cp_v3_dot(ab, ab), t = cp_v3_dot(ap, ab);
+  if (!(t > 0 && t < l2)) return 0;
+  cp_v3_cross(x, ap, ab);
+  return cp_v3_norm(x) <= CP_WORLD_MERGE_TOL * sqrt(l2);
+}
+
+static void drop_collinear(cp_scene *s) {
+  int out = 0;
+  for (int i = 0; i < s->n_contacts;) {
+    int e = i + 1;
+    while (e < s->n_contacts && same_pair(&s->contacts[e], &s->contacts[i])) ++e;
+    unsigned char keep[64];
+    int m = e - i < 64 ? e - i : 64;
+    for (int k = 0; k < m; ++k) {
+      keep[k] = 1;
+      for (int a = 0; keep[k] && a < k; ++a) { // near-duplicate of a kept one
+        double d[3];
+        cp_v3_sub(d, s->contacts[i + k].p, s->contacts[i + a].p);
+        if (keep[a] && cp_v3_norm(d) <= CP_WORLD_MERGE_TOL) keep[k] = 0;
+      }
+      for (int a = 0; keep[k] && a < m; ++a)
+        for (int b = a + 1; keep[k] && b < m; ++b)
+          if (a != k && b != k &&
+              between(s->contacts[i + k].p, s->contacts[i + a].p,
+                      s->contacts[i + b].p))
+            keep[k] = 0;
+    }
+    for (int k = 0; k < e - i; ++k)
+      if (k >= 64 || keep[k]) s->contacts[out++] = s->contacts[i + k];
+    i = e;
+  }
+  s->n_contacts = out;
+}
+
 // Generates the scene's contacts at the current state (margin above) and the
 // step's constraint list (contacts, then joint limits within the margin).
 static cp_world_status gen_contacts(cp_world *w, double pen_limit) {
@@ -549,6 +607,7 @@ static cp_world_status gen_contacts(cp_world *w, double pen_limit) {
                                                     : CP_WORLD_BAD_INPUT;
     return fail(w, s, "t = %.9g: %s", w->t, err.msg);
   }
+  drop_collinear(&w->sc);
   const cp_scene *s = &w->sc;
   int nlim = 0;
   for (int r = 0; r < w->nl; ++r) nlim += 2 * cjoint_of(w, r)->has_limits;
@@ -645,6 +704,15 @@ static cp_world_status ensure(cp_world *w, int ncon, int lcp_n) {
       if (!p) return fail(w, CP_WORLD_NOMEM, "out of memory");
       *dst[i] = p;
     }
+    double *lu = realloc(w->LU, sizeof(double) * (size_t)cap * (size_t)cap);
+    if (!lu) return fail(w, CP_WORLD_NOMEM, "out of memory");
+    w->LU = lu;
+    lapack_int *ip = realloc(w->ipiv, sizeof(lapack_int) * (size_t)cap);
+    if (!ip) return fail(w, CP_WORLD_NOMEM, "out of memory");
+    w->ipiv = ip;
+    int *zi = realloc(w->zidx, sizeof(int) * (size_t)cap);
+    if (!zi) return fail(w, CP_WORLD_NOMEM, "out of memory");
+    w->zidx = zi;
     unsigned char *b = realloc(w->basis, (size_t)cap);
     if (!b) return fail(w, CP_WORLD_NOMEM, "out of memory");
     w->basis = b;
@@ -728,12 +796,55 @@ void cp_world_warm_set(cp_world *w, const void *buf, size_t size) {
   wrec *p = realloc(w->warm, sizeof *p * (size_t)w->warm_cap);
   if (!p) return;
   w->warm = p;
-  memcpy(w->warm, (const char *)buf + sizeof h, (size_t)n * sizeof(wrec));
+  if (n > 0) memcpy(w->warm, (const char *)buf + sizeof h, (size_t)n * sizeof(wrec));
   w->nwarm = n;
 }
 
 // ---------------------------------------------------------------------------
 // LCP solving
+
+// The previous step's basis, taken as it is: z_B = -M_BB^-1 q_B, z_N = 0.
+// Accepted when z >= -tol and w = M z + q >= -tol with tol = 1e-9 max(1,
+// |q|_inf), negative parts clamped (then checked like any LCP answer). At
+// rest this is the common case, and it matters beyond saving pivots: with
+// redundant contacts (four corners on a face) the basis holds variables at
+// exactly zero, which rounding in q makes -1e-18, and Lemke's warm start
+// would then pivot (and on the paper's non-copositive pyramid sometimes
+// end on a secondary ray) for nothing.
+static int warm_accept(cp_world *w, int n, cp_lcp_info *info) {
+  int k = 0;
+  for (int i = 0; i < n; ++i)
+    if (w->basis[i]) w->zidx[k++] = i;
+  if (k == 0) return 0;
+  for (int b = 0; b < k; ++b)
+    for (int a = 0; a < k; ++a)
+      w->LU[a + (size_t)b * k] = w->M[w->zidx[a] + (size_t)w->zidx[b] * n];
+  for (int a = 0; a < k; ++a) w->z[a] = -w->q[w->zidx[a]];
+  if (LAPACKE_dgesv(LAPACK_COL_MAJOR, k, 1, w->LU, k, w->ipiv, w->z, k))
+    return 0;
+  double qmax = 1;
+  for (int i = 0; i < n; ++i) qmax = fmax(qmax, fabs(w->q[i]));
+  const double tol = 1e-11 * qmax;
+  // Scatter z_B (w->z holds it in its first k entries) from the back.
+  for (int a = k - 1; a >= 0; --a) {
+    double v = w->z[a];
+    if (!(v >= -tol)) return 0;
+    w->w[w->zidx[a]] = v > 0 ? v : 0; // park in w
+  }
+  for (int i = 0; i < n; ++i) w->z[i] = w->basis[i] ? w->w[i] : 0;
+  cp_lcp_eval(n, w->M, w->q, w->z, w->w);
+  for (int i = 0; i < n; ++i) {
+    if (!(w->w[i] >= -tol)) return 0;
+    if (w->w[i] < 0 || w->basis[i]) w->w[i] = w->basis[i] ? 0 : 0;
+  }
+  cp_check_options co = w->opt.solve.lemke.check;
+  cp_lcp_info_clear(info);
+  if (!cp_lcp_check(n, w->M, w->q, w->z, w->w, &co, info)) return 0;
+  info->status = CP_LCP_SOLVED;
+  info->solver = CP_SOLVER_LEMKE;
+  info->starts = 1;
+  return 1;
+}
 
 // Solves the LCP in w->M, w->q (size n) with the world's solver; warm basis
 // in w->basis when `warm` is 1. Returns 0 when solved; adds pivots to *piv.
@@ -745,11 +856,18 @@ static int solve_lcp(cp_world *w, int n, int warm, int *piv, int *warm_used,
     return 0;
   }
   cp_lcp_status st;
+  if (warm && w->opt.warm_start && warm_accept(w, n, info)) {
+    if (warm_used) *warm_used = 1;
+    return 0;
+  }
   if (w->opt.solve.solver == CP_SOLVER_LEMKE) {
     int any = 0;
     for (int i = 0; warm && i < n; ++i) any |= w->basis[i];
-    const unsigned char *wb = warm && any && w->opt.warm_start ? w->basis : NULL;
-    if (warm_used) *warm_used = wb != NULL;
+    // A basis that warm_accept rejected is not handed to Lemke's warm
+    // start: measured on resting stacks it pivots more from there (the
+    // rejected basis is degenerate) than from a cold start.
+    const unsigned char *wb = NULL;
+    (void)any;
     st = cp_lemke_solve(w->ws, n, w->M, w->q, &w->opt.solve.lemke, wb, w->z,
                         w->w, info);
     if (st == CP_LCP_SOLVED) cp_lemke_basis(w->ws, w->basis);
@@ -794,8 +912,30 @@ static cp_world_status build(cp_world *w, stepsys *s) {
   const size_t nuz = (size_t)nu;
   if (nc)
     memcpy(w->Gx, s->sys.G, sizeof(double) * nuz * 3 * (size_t)nc);
-  memcpy(w->kx, s->sys.k, sizeof(double) * 3 * (size_t)nc);
-  memcpy(w->vc, s->sys.v, sizeof(double) * 3 * (size_t)nc);
+  if (nc) {
+    memcpy(w->kx, s->sys.k, sizeof(double) * 3 * (size_t)nc);
+    memcpy(w->vc, s->sys.v, sizeof(double) * 3 * (size_t)nc);
+  }
+  // A sphere's contact point is not a material point: it stays under the
+  // centre. The normal velocity-product term of models/system.h (the
+  // material point's centripetal acceleration w x (w x r), r = p - x) would
+  // report the rolling sphere's surface as leaving the plane at R w^2 and
+  // the stepper would push the centre into it; for a sphere the gap's
+  // second derivative has no such term, so it is taken out.
+  for (int j = 0; j < nc; ++j) {
+    const cp_contact *ct = &w->sc.contacts[j];
+    for (int side = 0; side < 2; ++side) {
+      cp_ref r = side ? ct->b : ct->a;
+      if (r.body < 0) continue;
+      const cp_body *b = &w->sc.bodies[r.body];
+      if (b->fixed || b->shape.type != CP_SHAPE_SPHERE) continue;
+      double rr[3], wr[3], wwr[3];
+      cp_v3_sub(rr, ct->p, b->x);
+      cp_v3_cross(wr, b->w, rr);
+      cp_v3_cross(wwr, b->w, wr);
+      w->kx[3 * j] -= (side ? -1.0 : 1.0) * cp_v3_dot(ct->n, wwr);
+    }
+  }
   for (int j = nc; j < nca; ++j) {
     const con *c = &w->cons[j];
     double *g = w->Gx + nuz * 3 * (size_t)j;
@@ -871,125 +1011,195 @@ static void move(cp_world *w, const double *u, double h) {
   }
   for (int r = 0; r < w->nl; ++r)
     joint_of(w, r)->position += h * u[6 * w->nobj + r];
+  for (int m = 0; m < w->sc.n_manips; ++m) cp_chain_apply_mimic(&w->sc.manips[m]);
 }
-
-static int frictional(const con *c) { return c->contact >= 0 && c->mu > 0; }
 
 // The corner directions of the pyramid |c_t| <= mu c_n, |c_o| <= mu c_n:
 // its four edges are mu c_n (+-1, +-1) in (t, o).
 static const double corner[4][2] = {{1, 1}, {1, -1}, {-1, 1}, {-1, -1}};
 
-// The velocity-level LCP (Stewart-Trinkle / Anitescu-Potra with the
-// pyramid's corner directions, formulation §6) over the constraints sel[0..ns):
-//   z = [p_n (ns); beta (4 per frictional); lambda (1 per frictional)]
-//   w = [v+_n + off_n;  D^T v+_tan + lambda;  mu p_n - sum beta]
-// with v+ = A p + bv (contact space, size 3 ncon; bv's normal rows already
-// carry the offsets). Fills w->M, w->q; returns the size.
-static int build_st(cp_world *w, const double *A, const double *bv, int ns,
-                    const int *sel, int *nf_out) {
-  const int n3 = 3 * w->ncon;
-  int nf = 0;
-  for (int k = 0; k < ns; ++k) nf += frictional(&w->cons[sel[k]]);
-  const int m = ns + 5 * nf;
-  *nf_out = nf;
+static int rolling(const cp_pyramid_contact *p) { return !p->sliding; }
+
+// Copies the rows/columns of the constraints sel[0..ns) out of A (3 ncon
+// square) and b (3 ncon) into w->As (3 ns square) and w->bs.
+static void extract(cp_world *w, const double *A, const double *b, int ns,
+                    const int *sel) {
+  const int n3 = 3 * w->ncon, m3 = 3 * ns;
+  for (int bcol = 0; bcol < m3; ++bcol) {
+    const double *col = A + (size_t)(3 * sel[bcol / 3] + bcol % 3) * (size_t)n3;
+    for (int a = 0; a < m3; ++a)
+      w->As[a + (size_t)bcol * m3] = col[3 * sel[a / 3] + a % 3];
+  }
+  for (int a = 0; a < m3; ++a) w->bs[a] = b[3 * sel[a / 3] + a % 3];
+}
+
+// The friction LCP of every stepper, over the ns constraints whose
+// contact-space quantities are in w->As, w->bs (y = As c + bs: accelerations
+// for the acceleration problem, velocities after the step for the impulse
+// and velocity problems) and whose friction data are in w->pc:
+//   sliding k (also frictionless: d = 0):  c_t = -d_t c_n, c_o = -d_o c_n
+//       (the paper's substitution), one unknown c_n _|_ y_n;
+//   rolling k: the pyramid by its four corner directions D (Stewart-Trinkle,
+//       Anitescu-Potra): c_tan = D beta, unknowns c_n, beta (4), lambda,
+//       0 <= c_n _|_ y_n >= 0,
+//       0 <= beta _|_ D^T y_tan + lambda >= 0,
+//       0 <= lambda _|_ mu c_n - sum beta >= 0,
+//   i.e. each tangential component at full magnitude against its own y
+//   when y_tan != 0 (maximal dissipation over the four-sided pyramid: the
+//   paper's rolling law). For A positive semidefinite and no sliding
+//   contact this LCP is copositive-plus, so Lemke solves it whenever it is
+//   solvable, and at the velocity level (gap/h) it always is -- unlike the
+//   paper's slack form of the same pyramid, on which Lemke ends on secondary
+//   rays for stacks of boxes. Unknowns: z = [c_n (ns); beta (4 nr);
+//   lambda (nr)] in constraint order. Fills w->M, w->q; returns the size or
+//   -1 (memory).
+static int build_lcp(cp_world *w, int ns) {
+  int nr = 0;
+  for (int k = 0; k < ns; ++k) nr += rolling(&w->pc[k]);
+  const int m = ns + 5 * nr, m3 = 3 * ns;
+  if (m == 0) return 0;
   if (ensure(w, w->ncon, m) != CP_WORLD_OK) return -1;
   double *M = w->M, *q = w->q;
   memset(M, 0, sizeof(double) * (size_t)m * (size_t)m);
-  // fidx[k]: index among frictional constraints, or -1 (reuses w->rank)
-  int *fidx = w->rank;
-  for (int k = 0, f = 0; k < ns; ++k)
-    fidx[k] = frictional(&w->cons[sel[k]]) ? f++ : -1;
+  int *ridx = w->rank; // index among rolling constraints, or -1
+  int *rk = w->order;  // constraint of rolling index f
+  for (int k = 0, f = 0; k < ns; ++k) {
+    ridx[k] = rolling(&w->pc[k]) ? f : -1;
+    if (ridx[k] >= 0) rk[f++] = k;
+  }
 #define MM(i, j) M[(size_t)(i) + (size_t)(j) * (size_t)m]
-  // Column `col` of A C is colA; write its R-rows into M.
-  double *colA = w->bs; // scratch of size >= 3 ncon
-  for (int col = 0; col < ns + 4 * nf; ++col) {
+  double *colA = w->c; // column of As C (scratch, 3 ns)
+  for (int col = 0; col < ns + 4 * nr; ++col) {
+    int k0, i = 0;
+    double ct, co;
     if (col < ns) {
-      const double *a = A + (size_t)(3 * sel[col]) * (size_t)n3;
-      for (int k = 0; k < ns; ++k) {
-        int r = 3 * sel[k];
-        colA[3 * k] = a[r], colA[3 * k + 1] = a[r + 1], colA[3 * k + 2] = a[r + 2];
-      }
+      k0 = col;
+      const cp_pyramid_contact *p = &w->pc[k0];
+      ct = p->sliding ? -p->d[0] : 0;
+      co = p->sliding ? -p->d[1] : 0;
+      const double *an = w->As + (size_t)(3 * k0) * m3, *at = an + m3,
+                   *ao = at + m3;
+      for (int r = 0; r < m3; ++r) colA[r] = an[r] + ct * at[r] + co * ao[r];
     } else {
-      int f = (col - ns) / 4, i = (col - ns) % 4, k0 = 0;
-      while (fidx[k0] != f) ++k0;
-      const double *at = A + (size_t)(3 * sel[k0] + 1) * (size_t)n3,
-                   *ao = at + n3;
-      for (int k = 0; k < ns; ++k) {
-        int r = 3 * sel[k];
-        for (int d = 0; d < 3; ++d)
-          colA[3 * k + d] = corner[i][0] * at[r + d] + corner[i][1] * ao[r + d];
-      }
+      k0 = rk[(col - ns) / 4];
+      i = (col - ns) % 4;
+      const double *at = w->As + (size_t)(3 * k0 + 1) * m3, *ao = at + m3;
+      for (int r = 0; r < m3; ++r)
+        colA[r] = corner[i][0] * at[r] + corner[i][1] * ao[r];
     }
     for (int k = 0; k < ns; ++k) {
       MM(k, col) = colA[3 * k];
-      if (fidx[k] < 0) continue;
-      for (int i = 0; i < 4; ++i)
-        MM(ns + 4 * fidx[k] + i, col) =
-            corner[i][0] * colA[3 * k + 1] + corner[i][1] * colA[3 * k + 2];
+      if (ridx[k] < 0) continue;
+      for (int e = 0; e < 4; ++e)
+        MM(ns + 4 * ridx[k] + e, col) =
+            corner[e][0] * colA[3 * k + 1] + corner[e][1] * colA[3 * k + 2];
     }
   }
   for (int k = 0; k < ns; ++k) {
-    int j = sel[k];
-    q[k] = bv[3 * j];
-    if (fidx[k] < 0) continue;
-    int f = fidx[k];
-    for (int i = 0; i < 4; ++i) {
-      q[ns + 4 * f + i] = corner[i][0] * bv[3 * j + 1] + corner[i][1] * bv[3 * j + 2];
-      MM(ns + 4 * f + i, ns + 4 * nf + f) = 1.0; // + lambda
-      MM(ns + 4 * nf + f, ns + 4 * f + i) = -1.0;
+    q[k] = w->bs[3 * k];
+    int f = ridx[k];
+    if (f < 0) continue;
+    for (int e = 0; e < 4; ++e) {
+      q[ns + 4 * f + e] =
+          corner[e][0] * w->bs[3 * k + 1] + corner[e][1] * w->bs[3 * k + 2];
+      MM(ns + 4 * f + e, ns + 4 * nr + f) = 1.0;  // + lambda
+      MM(ns + 4 * nr + f, ns + 4 * f + e) = -1.0; // - sum beta
     }
-    q[ns + 4 * nf + f] = 0;
-    MM(ns + 4 * nf + f, k) = w->cons[j].mu;
+    q[ns + 4 * nr + f] = 0;
+    MM(ns + 4 * nr + f, k) = w->pc[k].mu;
   }
 #undef MM
   return m;
 }
 
-// Impulses c (3 ncon, zero outside sel) from the velocity LCP's z.
-static void st_impulses(cp_world *w, int ns, const int *sel, double *c) {
-  memset(c, 0, sizeof(double) * 3 * (size_t)w->ncon);
+// Contact-space forces (or impulses) c [3 ns] from the LCP's z.
+static void lcp_forces(cp_world *w, int ns, double *c) {
+  int nr = 0;
+  for (int k = 0; k < ns; ++k) nr += rolling(&w->pc[k]);
   for (int k = 0, f = 0; k < ns; ++k) {
-    int j = sel[k];
-    c[3 * j] = w->z[k];
-    if (!frictional(&w->cons[j])) continue;
-    for (int i = 0; i < 4; ++i) {
-      double b = w->z[ns + 4 * f + i];
-      c[3 * j + 1] += corner[i][0] * b;
-      c[3 * j + 2] += corner[i][1] * b;
+    const cp_pyramid_contact *p = &w->pc[k];
+    double cn = w->z[k];
+    c[3 * k] = cn;
+    if (p->sliding) {
+      c[3 * k + 1] = -p->d[0] * cn;
+      c[3 * k + 2] = -p->d[1] * cn;
+      continue;
+    }
+    c[3 * k + 1] = c[3 * k + 2] = 0;
+    for (int e = 0; e < 4; ++e) {
+      double b = w->z[ns + 4 * f + e];
+      c[3 * k + 1] += corner[e][0] * b;
+      c[3 * k + 2] += corner[e][1] * b;
     }
     ++f;
   }
+  (void)nr;
 }
 
-// Warm basis for the velocity LCP from the previous step's flags.
-static void st_warm(cp_world *w, int ns, const int *sel, int nf, int kind) {
-  int m = ns + 5 * nf, hint = 0;
+// Warm basis of build_lcp's problem from the previous step's flags (slots:
+// 0 c_n, 1-4 beta, 5 lambda) of the same LCP kind.
+static void lcp_warm(cp_world *w, int ns, const int *sel, int kind, int m) {
+  int nr = (m - ns) / 5, hint = 0;
+  if (m == 0) return;
   memset(w->basis, 0, (size_t)m);
   for (int k = 0, f = 0; k < ns; ++k) {
-    const con *c = &w->cons[sel[k]];
-    const unsigned char *fl = warm_find(w, &c->key, kind, &hint);
-    int fr = frictional(c);
+    const unsigned char *fl = warm_find(w, &w->cons[sel[k]].key, kind, &hint);
+    int r = rolling(&w->pc[k]);
     if (fl) {
       w->basis[k] = fl[0];
-      if (fr)
-        for (int i = 0; i < 4; ++i) w->basis[ns + 4 * f + i] = fl[1 + i];
-      if (fr) w->basis[ns + 4 * nf + f] = fl[5];
+      for (int e = 0; r && e < 4; ++e) w->basis[ns + 4 * f + e] = fl[1 + e];
+      if (r) w->basis[ns + 4 * nr + f] = fl[5];
     }
-    f += fr;
+    f += r;
   }
 }
 
-static void st_record(cp_world *w, int ns, const int *sel, int nf, int kind) {
+static void lcp_record(cp_world *w, int ns, const int *sel, int kind) {
+  int nr = 0;
+  for (int k = 0; k < ns; ++k) nr += rolling(&w->pc[k]);
   for (int k = 0, f = 0; k < ns; ++k) {
-    const con *c = &w->cons[sel[k]];
     unsigned char fl[6] = {w->basis[k], 0, 0, 0, 0, 0};
-    if (frictional(c)) {
-      for (int i = 0; i < 4; ++i) fl[1 + i] = w->basis[ns + 4 * f + i];
-      fl[5] = w->basis[ns + 4 * nf + f];
+    if (rolling(&w->pc[k])) {
+      for (int e = 0; e < 4; ++e) fl[1 + e] = w->basis[ns + 4 * f + e];
+      fl[5] = w->basis[ns + 4 * nr + f];
       ++f;
     }
-    warm_push(w, &c->key, kind, fl);
+    warm_push(w, &w->cons[sel[k]].key, kind, fl);
   }
+}
+
+// Friction data with every frictional constraint rolling (impulse and
+// velocity problems).
+static void all_rolling(cp_world *w, int ns, const int *sel) {
+  for (int k = 0; k < ns; ++k) {
+    const con *c = &w->cons[sel[k]];
+    cp_pyramid_contact *p = &w->pc[k];
+    memset(p, 0, sizeof *p);
+    p->mu = c->contact >= 0 ? c->mu : 0;
+    p->sliding = p->mu == 0; // frictionless: c_n only
+  }
+}
+
+// Scatters subset forces c [3 ns] into cfull [3 ncon].
+static void scatter(cp_world *w, int ns, const int *sel, const double *c,
+                    double *cfull) {
+  memset(cfull, 0, sizeof(double) * 3 * (size_t)w->ncon);
+  for (int k = 0; k < ns; ++k)
+    for (int d = 0; d < 3; ++d) cfull[3 * sel[k] + d] = c[3 * k + d];
+}
+
+// Adds CP_WORLD_REG times the largest diagonal entry to As's diagonal.
+// Redundant contacts (four corners on a face) make A singular and the LCP
+// degenerate: the force distribution is not unique and bases hold variables
+// at exactly zero that rounding turns negative. The tiny compliance picks
+// one distribution and keeps bases feasible from step to step; its effect
+// on the motion is 1e-9 of the forces' (the drift projection removes the
+// resulting overlap).
+static void regularise(cp_world *w, int ns) {
+  const int m3 = 3 * ns;
+  double dmax = 0;
+  for (int a = 0; a < m3; ++a) dmax = fmax(dmax, w->As[a + (size_t)a * m3]);
+  for (int a = 0; a < m3; ++a) w->As[a + (size_t)a * m3] += CP_WORLD_REG * dmax;
 }
 
 // Viewer/log record of the step's constraints with their forces (contacts
@@ -1029,14 +1239,17 @@ int cp_world_contacts(const cp_world *w, const cp_world_contact **out) {
 static cp_world_status step_velocity(cp_world *w, stepsys *s,
                                      cp_step_info *info) {
   const double h = w->opt.dt;
-  const int n3 = 3 * w->ncon;
-  double *bv = w->cfull; // velocity of free motion + offsets
+  const int n3 = 3 * w->ncon, ns = w->ncon;
+  double *bv = w->cfull; // velocity of free motion + gap/h on the normals
   for (int i = 0; i < n3; ++i) bv[i] = w->vc[i] + h * (s->cs.b[i] - w->kx[i]);
   for (int j = 0; j < w->ncon; ++j) bv[3 * j] += w->cons[j].gap / h;
-  for (int j = 0; j < w->ncon; ++j) w->sel[j] = j;
-  int nf, m = build_st(w, s->cs.A, bv, w->ncon, w->sel, &nf);
+  for (int j = 0; j < ns; ++j) w->sel[j] = j;
+  extract(w, s->cs.A, bv, ns, w->sel);
+  regularise(w, ns);
+  all_rolling(w, ns, w->sel);
+  int m = build_lcp(w, ns);
   if (m < 0) return fail(w, CP_WORLD_NOMEM, "out of memory");
-  st_warm(w, w->ncon, w->sel, nf, 1);
+  lcp_warm(w, ns, w->sel, 1, m);
   cp_lcp_info li;
   int warm = 0;
   info->lcp_solves++;
@@ -1054,20 +1267,33 @@ static cp_world_status step_velocity(cp_world *w, stepsys *s,
     for (int i = 0; i < m; ++i) w->basis[i] = w->z[i] > 0;
   }
   if (w->opt.stepper == CP_STEPPER_VELOCITY) info->warm_started = warm;
-  st_record(w, w->ncon, w->sel, nf, 1);
-  st_impulses(w, w->ncon, w->sel, w->c);
-  for (int i = 0; i < n3; ++i) w->c[i] /= h; // impulse over the step -> force
-  cp_world_status st = accel(w, s, w->c, w->udot);
+  lcp_record(w, ns, w->sel, 1);
+  lcp_forces(w, ns, w->c);
+  scatter(w, ns, w->sel, w->c, w->cfull);
+  for (int i = 0; i < n3; ++i) w->cfull[i] /= h; // impulse over the step -> force
+  cp_world_status st = accel(w, s, w->cfull, w->udot);
   if (st != CP_WORLD_OK) return st;
   get_u(w, w->u0);
   for (int i = 0; i < w->nu; ++i) w->u0[i] += h * w->udot[i];
   set_u(w, w->u0);
   move(w, w->u0, h);
-  return record_contacts(w, w->c);
+  return record_contacts(w, w->cfull);
 }
 
 static int touching(const cp_world *w, const con *c) {
   return c->gap <= w->sc.touch_tolerance;
+}
+
+// u^T H u with H of the step's start (the mass matrix of models/system.h).
+static double kinetic(const cp_world *w, const stepsys *s, const double *u) {
+  const int nu = w->nu;
+  double e = 0;
+  for (int j = 0; j < nu; ++j) {
+    double hu = 0;
+    for (int i = 0; i < nu; ++i) hu += s->sys.H[i + (size_t)j * nu] * u[i];
+    e += u[j] * hu;
+  }
+  return e;
 }
 
 // Drift correction (formulation §6 step 4): the predicted gaps of the
@@ -1116,7 +1342,22 @@ static cp_world_status drift(cp_world *w, stepsys *s, int ns, const int *sel,
   for (int i = 0; i < w->nu; ++i) d0[i] = w->udot[i] - d0[i];
   for (int r = 0; r < w->nl; ++r)
     if (w->driven[6 * w->nobj + r]) d0[6 * w->nobj + r] = 0;
+  // The projection must not make energy: what it adds to the potential
+  // energy is taken from the kinetic energy (velocities scaled), so that a
+  // step without input never gains energy (at rest there is none to take,
+  // and the overlap removed there is at rounding level).
+  double e0 = energy_of(w);
   move(w, d0, 1.0);
+  double rise = energy_of(w) - e0;
+  if (rise > 0) {
+    get_u(w, w->u0);
+    double ke = 0.5 * kinetic(w, s, w->u0);
+    double f = ke > rise ? sqrt((ke - rise) / ke) : 0.0;
+    if (ke > 0) {
+      for (int i = 0; i < w->nu; ++i) w->u0[i] *= f;
+      set_u(w, w->u0);
+    }
+  }
   return CP_WORLD_OK;
 }
 
@@ -1127,7 +1368,10 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
   const double h = w->opt.dt, tol = s->sys.tol;
   const int n3 = 3 * w->ncon;
   cp_world_status st;
-  // 1. Impacts.
+  // 1. Impacts: touching constraints approaching faster than tol, and
+  // constraints with a gap that would close within the step. The impulse
+  // problem holds every touching, non-separating constraint too, so that an
+  // impact propagates through a stack.
   int ns = 0, any = 0;
   for (int j = 0; j < w->ncon; ++j) {
     const con *c = &w->cons[j];
@@ -1156,7 +1400,10 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
         bv[3 * j] += h * s->cs.b[3 * j] + c->gap / h;
       }
     }
-    int nf, m = build_st(w, s->cs.A, bv, ns, w->sel, &nf);
+    extract(w, s->cs.A, bv, ns, w->sel);
+    regularise(w, ns);
+    all_rolling(w, ns, w->sel);
+    int m = build_lcp(w, ns);
     if (m < 0) return fail(w, CP_WORLD_NOMEM, "out of memory");
     memset(w->basis, 0, (size_t)m);
     cp_lcp_info li;
@@ -1167,11 +1414,13 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
                   m, li.reason);
     info->impacts = 0;
     for (int k = 0; k < ns; ++k) info->impacts += w->z[k] > 0;
-    st_impulses(w, ns, w->sel, w->c);
+    lcp_forces(w, ns, w->c);
+    scatter(w, ns, w->sel, w->c, w->cfull);
+    // u += H^-1 G p: the difference of two accelerations.
     double *d0 = w->du;
-    if ((st = accel(w, s, w->c, w->udot)) != CP_WORLD_OK) return st;
-    memset(w->c, 0, sizeof(double) * (size_t)n3);
-    if ((st = accel(w, s, w->c, d0)) != CP_WORLD_OK) return st;
+    if ((st = accel(w, s, w->cfull, w->udot)) != CP_WORLD_OK) return st;
+    memset(w->cfull, 0, sizeof(double) * (size_t)n3);
+    if ((st = accel(w, s, w->cfull, d0)) != CP_WORLD_OK) return st;
     get_u(w, w->u0);
     for (int i = 0; i < w->nu; ++i) w->u0[i] += w->udot[i] - d0[i];
     set_u(w, w->u0);
@@ -1183,15 +1432,15 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
   ns = 0;
   for (int j = 0; j < w->ncon; ++j)
     if (touching(w, &w->cons[j]) && w->vc[3 * j] <= tol) w->sel[ns++] = j;
-  if ((st = ensure(w, w->ncon, ns + 5 * ns)) != CP_WORLD_OK) return st;
+  if ((st = ensure(w, w->ncon, 6 * ns)) != CP_WORLD_OK) return st;
   const int m3 = 3 * ns;
-  for (int a = 0; a < m3; ++a) {
-    int ra = 3 * w->sel[a / 3] + a % 3;
-    w->bs[a] = s->cs.b[ra];
-    for (int b = 0; b < m3; ++b)
-      w->As[a + (size_t)b * m3] =
-          s->cs.A[ra + (size_t)(3 * w->sel[b / 3] + b % 3) * (size_t)n3];
-  }
+  extract(w, s->cs.A, s->cs.b, ns, w->sel);
+  regularise(w, ns);
+  // Velocity-consistent right-hand side: the normal rows and the rolling
+  // contacts' tangential rows ask for v + h a (not a) to be complementary,
+  // so residual speeds within the tolerance are removed instead of
+  // integrated (rest stays rest; a stopping contact stops at zero).
+  for (int k = 0; k < ns; ++k) w->bs[3 * k] += w->vc[3 * w->sel[k]] / h;
   for (int k = 0; k < ns; ++k) {
     int j = w->sel[k];
     const con *c = &w->cons[j];
@@ -1206,61 +1455,58 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
       p->sliding = 1;
       p->d[0] = p->mu * vt / sp;
       p->d[1] = p->mu * vo / sp;
-    }
-  }
-  cp_pyramid_layout lay;
-  cp_pyramid_layout_make(ns, w->pc, w->order, w->rank, &lay);
-  cp_pyramid_build(&lay, w->pc, w->As, w->bs, w->M, w->q);
-  // Warm basis: slot 0 c_n, 1-2 s+_t/o, 3-4 a-_t/o.
-  int hint = 0;
-  memset(w->basis, 0, (size_t)lay.m);
-  for (int kk = 0; kk < ns; ++kk) {
-    int k = w->order[kk];
-    const unsigned char *fl = warm_find(w, &w->cons[w->sel[k]].key, 0, &hint);
-    if (!fl) continue;
-    w->basis[kk] = fl[0];
-    int r = w->rank[k];
-    if (r >= 0) {
-      w->basis[ns + r] = fl[1];
-      w->basis[ns + lay.nr + r] = fl[2];
-      w->basis[ns + 2 * lay.nr + r] = fl[3];
-      w->basis[ns + 3 * lay.nr + r] = fl[4];
+    } else {
+      w->bs[3 * k + 1] += vt / h;
+      w->bs[3 * k + 2] += vo / h;
     }
   }
   cp_lcp_info li;
   int warm = 0;
-  info->lcp_solves++;
-  if (solve_lcp(w, lay.m, 1, &info->pivots, &warm, &li))
-    return fail(w, CP_WORLD_NEEDS_FALLBACK,
-                "t = %.9g: the acceleration LCP (size %d) has no solution "
-                "found (%s)",
-                w->t, lay.m, li.reason);
-  info->warm_started = warm;
-  for (int kk = 0; kk < ns; ++kk) {
-    int k = w->order[kk], r = w->rank[k];
-    unsigned char fl[6] = {w->basis[kk], 0, 0, 0, 0, 0};
-    if (r >= 0) {
-      fl[1] = w->basis[ns + r];
-      fl[2] = w->basis[ns + lay.nr + r];
-      fl[3] = w->basis[ns + 2 * lay.nr + r];
-      fl[4] = w->basis[ns + 3 * lay.nr + r];
+  for (int pass = 0;; ++pass) {
+    int m = build_lcp(w, ns);
+    if (m < 0) return fail(w, CP_WORLD_NOMEM, "out of memory");
+    lcp_warm(w, ns, w->sel, 0, m);
+    info->lcp_solves++;
+    if (solve_lcp(w, m, 1, &info->pivots, pass ? NULL : &warm, &li))
+      return fail(w, CP_WORLD_NEEDS_FALLBACK,
+                  "t = %.9g: the acceleration LCP (size %d) has no solution "
+                  "found (%s)",
+                  w->t, m, li.reason);
+    lcp_forces(w, ns, w->c);
+    // A sliding contact whose tangential velocity would reverse within the
+    // step stops in it instead: it is made rolling (velocity-consistent)
+    // and the problem solved again.
+    int changed = 0;
+    for (int k = 0; k < ns && pass < 4; ++k) {
+      if (!w->pc[k].sliding || w->pc[k].mu == 0) continue;
+      int j = w->sel[k];
+      double vt = w->vc[3 * j + 1], vo = w->vc[3 * j + 2], at = w->bs[3 * k + 1],
+             ao = w->bs[3 * k + 2];
+      for (int i = 0; i < m3; ++i) {
+        at += w->As[3 * k + 1 + (size_t)i * m3] * w->c[i];
+        ao += w->As[3 * k + 2 + (size_t)i * m3] * w->c[i];
+      }
+      if ((vt + h * at) * vt + (vo + h * ao) * vo > 0) continue;
+      w->pc[k].sliding = 0;
+      w->pc[k].d[0] = w->pc[k].d[1] = 0;
+      w->bs[3 * k + 1] += vt / h;
+      w->bs[3 * k + 2] += vo / h;
+      changed = 1;
     }
-    warm_push(w, &w->cons[w->sel[k]].key, 0, fl);
+    if (!changed) break;
   }
-  cp_pyramid_forces(&lay, w->pc, w->z, w->c); // subset forces (3 ns)
-  memset(w->cfull, 0, sizeof(double) * (size_t)n3);
-  for (int k = 0; k < ns; ++k)
-    for (int d = 0; d < 3; ++d) w->cfull[3 * w->sel[k] + d] = w->c[3 * k + d];
+  info->warm_started = warm;
+  lcp_record(w, ns, w->sel, 0);
+  scatter(w, ns, w->sel, w->c, w->cfull);
   if ((st = accel(w, s, w->cfull, w->udot)) != CP_WORLD_OK) return st;
   // Normal velocity after the step of each persistent constraint:
-  // v_n + h a_n with a = A c + b.
+  // v_n + h a_n = h (A c + b + v_n / h)_n (the shifted rows above).
   double vns[1024], *vn = ns <= 1024 ? vns : malloc(sizeof(double) * (size_t)ns);
   if (!vn) return fail(w, CP_WORLD_NOMEM, "out of memory");
   for (int k = 0; k < ns; ++k) {
-    int r = 3 * w->sel[k];
-    double a = s->cs.b[r];
-    for (int i = 0; i < n3; ++i) a += s->cs.A[r + (size_t)i * (size_t)n3] * w->cfull[i];
-    vn[k] = w->vc[r] + h * a;
+    double a = w->bs[3 * k];
+    for (int i = 0; i < m3; ++i) a += w->As[3 * k + (size_t)i * m3] * w->c[i];
+    vn[k] = h * a;
   }
   // 3. Semi-implicit Euler.
   get_u(w, w->u0);
@@ -1273,7 +1519,6 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
   if (st != CP_WORLD_OK) return st;
   return record_contacts(w, w->cfull);
 }
-
 static cp_world_status step_quasistatic(cp_world *w, cp_step_info *info) {
   // Only touching contacts: the quasistatic problem has no gaps.
   cp_scene *sc = &w->sc;

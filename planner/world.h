@@ -62,7 +62,8 @@ int cp_stepper_parse(const char *name, cp_stepper *s);
 typedef struct cp_world_options {
   cp_stepper stepper;      ///< default CP_STEPPER_ACCELERATION
   double dt;               ///< step (s), > 0; default 1e-3
-  cp_solve_options solve;  ///< LCP solver options (default: auto)
+  cp_solve_options solve;  ///< LCP solver options (default: Lemke with the
+                           ///< paper's restarts; a failure falls back)
   int warm_start;          ///< 1 (default): Lemke starts from the previous
                            ///< step's basis when the contact set persists
   int allow_fallback;      ///< 1 (default): acceleration stepper falls back to
@@ -125,6 +126,8 @@ const char *cp_world_message(const cp_world *w);
 const cp_scene *cp_world_scene(const cp_world *w);
 
 double cp_world_time(const cp_world *w);
+/// The world's step (opt.dt).
+double cp_world_dt(const cp_world *w);
 void cp_world_set_time(cp_world *w, double t);
 
 int cp_world_state_size(const cp_world *w);

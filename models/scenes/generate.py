@@ -322,6 +322,92 @@ def painleve_rod():
     }
 
 
+# ------------------------------------------------------- simulation scenes
+# Automatic contacts (from the shapes): `complan simulate` regenerates them
+# at every step, so these scenes give no contact list.
+def sim_stack(n):
+    size = (0.2, 0.2, 0.1)
+    bodies = [table()]
+    for k in range(n):
+        bodies.append(box_body(f"box{k + 1}", size, 1.0,
+                               (0.0, 0.0, 0.05 + 0.1 * k)))
+    return {
+        "name": f"stack{n}",
+        "comment": (f"{n} boxes (0.2 x 0.2 x 0.1 m, 1 kg) stacked at rest on a "
+                    "table, mu 0.5; contacts from the shapes."),
+        "gravity": G,
+        "friction": {"default": 0.5},
+        "bodies": bodies,
+    }
+
+
+def sim_sphere_incline():
+    theta, r, mu = math.radians(20), 0.05, 0.3
+    n = vec(math.sin(theta), 0, math.cos(theta))
+    return {
+        "name": "sphere_incline",
+        "comment": ("A 1 kg sphere (r = 0.05 m) released on a 20 degree ramp, "
+                    "mu 0.3 >= (2/7) tan 20 = 0.104: it rolls down (+x) at "
+                    "(5/7) g sin 20 = 2.40 m/s^2."),
+        "gravity": G,
+        "friction": {"default": mu},
+        "bodies": [
+            {"name": "ramp", "fixed": True, "orientation": quat_y(theta),
+             "shape": {"type": "plane", "normal": [0, 0, 1], "offset": 0}},
+            {"name": "ball", "mass": 1.0,
+             "shape": {"type": "sphere", "radius": r},
+             "position": [r * n[i] for i in range(3)]}],
+    }
+
+
+def quat_x(angle):
+    return vec(math.cos(angle / 2), math.sin(angle / 2), 0, 0)
+
+
+def qmul(a, b):
+    w1, x1, y1, z1 = a
+    w2, x2, y2, z2 = b
+    return vec(w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+               w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+               w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+               w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2)
+
+
+def sim_box_drop():
+    return {
+        "name": "box_drop",
+        "comment": ("A 1 kg box dropped from 0.2 m (its bottom face 0.2 m "
+                    "above the table), turned 10 degrees about x and y so "
+                    "that one corner lands first; restitution 0."),
+        "gravity": G,
+        "friction": {"default": 0.5},
+        "bodies": [table(),
+                   box_body("box", (0.2, 0.1, 0.1), 1.0, (0.0, 0.0, 0.3),
+                            quat=qmul(quat_x(math.radians(10)),
+                                      quat_y(math.radians(10))))],
+    }
+
+
+def sim_painleve_slide():
+    s = painleve_rod()
+    s["name"] = "painleve_slide"
+    s["comment"] = ("painleve_rod with its contacts from the shapes (the rod's "
+                    "lower edge: two corners), for `complan simulate`: the "
+                    "acceleration problem has no solution while it slides, "
+                    "so those steps fall back to the velocity stepper.")
+    del s["contacts"]
+    return s
+
+
+
+def sim_grasp(squeeze, name):
+    s = squeeze_grasp(squeeze, name)
+    del s["contacts"]
+    s["comment"] += (" Contacts from the shapes (fingertip caps on the box "
+                     "faces), for `complan simulate`.")
+    return s
+
+
 if __name__ == "__main__":
     write("box_on_table.json", box_on_table())
     write("box_sliding.json", box_sliding())
@@ -339,3 +425,10 @@ if __name__ == "__main__":
     write("squeeze_slip.json", squeeze_grasp(1.0, "squeeze_slip"))
     write("finger_push.json", finger_push())
     write("painleve_rod.json", painleve_rod())
+    write("stack5.json", sim_stack(5))
+    write("stack10.json", sim_stack(10))
+    write("sphere_incline.json", sim_sphere_incline())
+    write("box_drop.json", sim_box_drop())
+    write("painleve_slide.json", sim_painleve_slide())
+    write("grasp_hold.json", sim_grasp(5.0, "grasp_hold"))
+    write("grasp_drop.json", sim_grasp(0.1, "grasp_drop"))

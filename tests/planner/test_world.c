@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,4 +85,94 @@ Test(world, resting_box) {
     cp_world_destroy(w);
     free(text);
   }
+}
+
+// A one-link pendulum falling onto its joint limit: the limit is a
+// unilateral constraint in the LCP, so the joint stops at it (to the drift
+// tolerance) instead of passing it, and stays there.
+Test(world, joint_limit_stops) {
+  const char *text =
+      "{\"bodies\": [], \"manipulators\": [{\"name\": \"arm\", \"joints\": "
+      "[{\"name\": \"j\", \"type\": \"revolute\", \"axis\": [0, 1, 0], "
+      "\"position\": 0.1, \"limits\": {\"lower\": -0.5, \"upper\": 0.5}, "
+      "\"link\": {\"name\": \"l\", \"mass\": 1, \"com\": [0, 0, 0.1], "
+      "\"inertia\": [[0.001, 0, 0], [0, 0.001, 0], [0, 0, 0.001]]}}]}]}";
+  for (int s = 0; s < 2; ++s) {
+    cp_world *w = wt_world(text, dyn[s], 1e-3);
+    cr_assert_eq(cp_world_joint_count(w), 1);
+    cr_assert_eq(cp_world_joint_index(w, "arm/j"), 0);
+    cr_assert_eq(cp_world_joint_index(w, "arm/k"), -1);
+    double x[2], top = -1;
+    for (int k = 0; k < 2000; ++k) {
+      wt_run(w, 1, NULL);
+      cp_world_get_state(w, x);
+      top = fmax(top, x[0]);
+    }
+    cr_assert(top <= 0.5 + 1e-6, "%s: passed the limit: %.9g",
+              cp_stepper_name(dyn[s]), top);
+    cr_assert(fabs(x[0] - 0.5) <= 1e-6 && fabs(x[1]) <= 1e-6,
+              "%s: q %.9g qd %g", cp_stepper_name(dyn[s]), x[0], x[1]);
+    // An effort pulling it back off the limit frees it.
+    cr_assert_eq(cp_world_set_effort(w, 0, -5.0), CP_WORLD_OK);
+    wt_run(w, 100, NULL);
+    cp_world_get_state(w, x);
+    cr_assert(x[0] < 0.49, "%s: q %.9g", cp_stepper_name(dyn[s]), x[0]);
+    cr_assert_eq(cp_world_set_effort(w, 3, 1.0), CP_WORLD_BAD_INPUT);
+    cr_assert_eq(cp_world_set_effort(w, 0, NAN), CP_WORLD_NONFINITE);
+    cp_world_destroy(w);
+  }
+}
+
+// set_state / get_state round trip, checks on bad states, warm blobs, and
+// an explicit contact list or a bad dt refused at creation.
+Test(world, state_api_and_errors) {
+  char b[512], bodies[1024];
+  snprintf(bodies, sizeof bodies, "%s, %s", table,
+           wt_box(b, sizeof b, "box", 1.0, 0.2, 0.1, 0.1, 0, 0, 0.05, 0));
+  char *text = scene_of(bodies, 0.5);
+  cp_world *w = wt_world(text, CP_STEPPER_ACCELERATION, 1e-3);
+  cr_assert_eq(cp_world_state_size(w), 13);
+  double x[13], y[13];
+  wt_run(w, 10, NULL);
+  cp_world_get_state(w, x);
+  cr_assert(cp_world_warm_size(w) > 0);
+  size_t ws = cp_world_warm_size(w);
+  void *blob = malloc(ws);
+  cp_world_warm_get(w, blob, ws);
+  uint64_t h0 = cp_world_hash(w);
+  memcpy(y, x, sizeof y);
+  y[3] = 2.0; // not a unit quaternion
+  cr_assert_eq(cp_world_set_state(w, y), CP_WORLD_BAD_INPUT);
+  cr_assert(strstr(cp_world_message(w), "box") != NULL);
+  y[3] = NAN;
+  cr_assert_eq(cp_world_set_state(w, y), CP_WORLD_NONFINITE);
+  cr_assert_eq(cp_world_hash(w), h0); // refused: nothing changed
+  cr_assert_eq(cp_world_set_state(w, x), CP_WORLD_OK);
+  cp_world_get_state(w, y);
+  cr_assert_eq(memcmp(x, y, sizeof x), 0);
+  cp_world_warm_set(w, blob, ws);
+  cp_step_info info;
+  cr_assert_eq(cp_world_step(w, &info), CP_WORLD_OK);
+  cr_assert_eq(info.warm_started, 1);
+  cr_assert_eq(info.pivots, 0);
+  cp_world_warm_set(w, blob, ws - 1); // ignored
+  free(blob);
+  cp_world_destroy(w);
+
+  cp_scene sc;
+  wt_scene(text, &sc);
+  cp_world_options o = cp_world_defaults();
+  o.dt = 0;
+  cp_error err;
+  cr_assert_eq(cp_world_create(&sc, &o, &w, &err), CP_WORLD_BAD_INPUT);
+  cr_assert_null(w);
+  cr_assert_str_eq(err.where, "dt");
+  o.dt = NAN;
+  cr_assert_eq(cp_world_create(&sc, &o, &w, &err), CP_WORLD_BAD_INPUT);
+  sc.contacts_auto = 0;
+  o = cp_world_defaults();
+  cr_assert_eq(cp_world_create(&sc, &o, &w, &err), CP_WORLD_BAD_INPUT);
+  cr_assert(strstr(err.msg, "explicit contact list") != NULL);
+  cp_scene_free(&sc);
+  free(text);
 }

@@ -1,0 +1,235 @@
+/* bench_sim: the simulator (planner/world.h) against ODE's dWorldStep and
+ * dWorldQuickStep on the same scenes, side by side in one run:
+ *   - stacks of 1, 3, 5 and 10 boxes (0.2 x 0.2 x 0.1 m, 1 kg, mu 0.5) at
+ *     rest on a table, dt = 5 ms, 2000 steps (10 s): us per step (collision
+ *     included in both), the top box's drift, the deepest penetration, the
+ *     energy change;
+ *   - a box sliding at 1 m/s with mu 0.3: stopping-distance error against
+ *     v0^2 / (2 mu g);
+ *   - warm against cold Lemke starts on the resting stacks: pivots per step.
+ * ODE: contact joints from dCollide (up to 8 points a pair), mu as in the
+ * scene, friction pyramid approximation (dContactApprox1), default ERP/CFM.
+ * Usage: bench_sim [steps] (default 2000). Prints Markdown. */
+#include <math.h>
+#include <ode/ode.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "models/scene.h"
+#include "planner/world.h"
+
+/* OpenBLAS (cblas.h clashes with ODE's headers: complex.h's I). */
+void openblas_set_num_threads(int n);
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+#define SX 0.2
+#define SY 0.2
+#define SZ 0.1
+#define DT 5e-3
+#define G 9.81
+
+typedef struct res {
+  double us, drift, pen, de, stop_err, pivots;
+  long fallbacks;
+} res;
+
+/* ---- complan ------------------------------------------------------- */
+
+static char *stack_text(int n, double mu, double v0) {
+  size_t cap = 4096 + 256 * (size_t)n;
+  char *s = malloc(cap);
+  int k = snprintf(s, cap,
+                   "{\"friction\": {\"default\": %g}, \"bodies\": [{\"name\": "
+                   "\"table\", \"fixed\": true, \"shape\": {\"type\": "
+                   "\"plane\", \"normal\": [0, 0, 1], \"offset\": 0}}",
+                   mu);
+  for (int i = 0; i < n; ++i)
+    k += snprintf(s + k, cap - (size_t)k,
+                  ", {\"name\": \"b%d\", \"mass\": 1, \"shape\": {\"type\": "
+                  "\"box\", \"size\": [%g, %g, %g]}, \"position\": [0, 0, "
+                  "%.17g], \"velocity\": [%g, 0, 0]}",
+                  i, SX, SY, SZ, SZ / 2 + SZ * i, v0);
+  snprintf(s + k, cap - (size_t)k, "]}");
+  return s;
+}
+
+static res run_complan(int n, double mu, double v0, int steps, int warm) {
+  res r = {0};
+  char *text = stack_text(n, mu, v0);
+  cp_scene sc;
+  cp_error err;
+  if (cp_scene_parse(text, strlen(text), NULL, NULL, &sc, &err)) {
+    fprintf(stderr, "scene: %s\n", err.msg);
+    exit(1);
+  }
+  free(text);
+  cp_world_options o = cp_world_defaults();
+  o.dt = DT;
+  o.warm_start = warm;
+  cp_world *w;
+  if (cp_world_create(&sc, &o, &w, &err)) {
+    fprintf(stderr, "world: %s\n", err.msg);
+    exit(1);
+  }
+  cp_scene_free(&sc);
+  int ns = cp_world_state_size(w), top = 13 * (n - 1);
+  double *x0 = malloc(sizeof(double) * (size_t)ns), *x = malloc(sizeof(double) * (size_t)ns);
+  cp_world_get_state(w, x0);
+  double e0 = cp_world_energy(w), t0 = now();
+  long piv = 0;
+  for (int k = 0; k < steps; ++k) {
+    cp_step_info info;
+    if (cp_world_step(w, &info)) {
+      fprintf(stderr, "step %d: %s\n", k, cp_world_message(w));
+      exit(1);
+    }
+    piv += info.pivots;
+    r.fallbacks += info.fallback;
+    if (info.max_penetration > r.pen) r.pen = info.max_penetration;
+  }
+  r.us = 1e6 * (now() - t0) / steps;
+  cp_world_get_state(w, x);
+  r.drift = sqrt(pow(x[top] - x0[top], 2) + pow(x[top + 1] - x0[top + 1], 2) +
+                 pow(x[top + 2] - x0[top + 2], 2));
+  r.de = cp_world_energy(w) - e0;
+  r.pivots = (double)piv / steps;
+  if (v0 > 0) r.stop_err = (x[0] - v0 * v0 / (2 * mu * G)) / (v0 * v0 / (2 * mu * G));
+  free(x0);
+  free(x);
+  cp_world_destroy(w);
+  return r;
+}
+
+/* ---- ODE ----------------------------------------------------------- */
+
+typedef struct ode_ctx {
+  dWorldID world;
+  dJointGroupID group;
+  double mu, pen;
+} ode_ctx;
+
+static void near_cb(void *data, dGeomID a, dGeomID b) {
+  ode_ctx *c = data;
+  dContact ct[8];
+  memset(ct, 0, sizeof ct);
+  int k = dCollide(a, b, 8, &ct[0].geom, sizeof ct[0]);
+  for (int i = 0; i < k; ++i) {
+    ct[i].surface.mode = dContactApprox1;
+    ct[i].surface.mu = c->mu;
+    if (ct[i].geom.depth > c->pen) c->pen = ct[i].geom.depth;
+    dJointID j = dJointCreateContact(c->world, c->group, &ct[i]);
+    dJointAttach(j, dGeomGetBody(a), dGeomGetBody(b));
+  }
+}
+
+static double ode_energy(dBodyID *b, int n) {
+  double e = 0;
+  for (int i = 0; i < n; ++i) {
+    const dReal *v = dBodyGetLinearVel(b[i]), *w = dBodyGetAngularVel(b[i]),
+                *p = dBodyGetPosition(b[i]);
+    dMass m;
+    dBodyGetMass(b[i], &m);
+    /* world inertia R I R^T */
+    const dReal *R = dBodyGetRotation(b[i]);
+    double Iw[3] = {0, 0, 0};
+    for (int r = 0; r < 3; ++r) {
+      double lw = 0; /* (R^T w)_r */
+      for (int s = 0; s < 3; ++s) lw += R[4 * s + r] * w[s];
+      Iw[r] = m.I[4 * r + r] * lw;
+      e += 0.5 * lw * Iw[r];
+    }
+    e += 0.5 * m.mass * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) + m.mass * G * p[2];
+  }
+  return e;
+}
+
+static res run_ode(int n, double mu, double v0, int steps, int quick) {
+  res r = {0};
+  ode_ctx c = {dWorldCreate(), dJointGroupCreate(0), mu, 0};
+  dWorldSetGravity(c.world, 0, 0, -G);
+  if (quick) dWorldSetQuickStepNumIterations(c.world, 20);
+  dSpaceID space = dSimpleSpaceCreate(0);
+  dCreatePlane(space, 0, 0, 1, 0);
+  dBodyID *b = malloc(sizeof *b * (size_t)n);
+  for (int i = 0; i < n; ++i) {
+    b[i] = dBodyCreate(c.world);
+    dMass m;
+    dMassSetBoxTotal(&m, 1.0, SX, SY, SZ);
+    dBodySetMass(b[i], &m);
+    dBodySetPosition(b[i], 0, 0, SZ / 2 + SZ * i);
+    dBodySetLinearVel(b[i], v0, 0, 0);
+    dGeomID g = dCreateBox(space, SX, SY, SZ);
+    dGeomSetBody(g, b[i]);
+  }
+  const dReal *p = dBodyGetPosition(b[n - 1]);
+  double x0[3] = {p[0], p[1], p[2]}, e0 = ode_energy(b, n), t0 = now();
+  for (int k = 0; k < steps; ++k) {
+    dSpaceCollide(space, &c, near_cb);
+    if (quick) dWorldQuickStep(c.world, DT);
+    else dWorldStep(c.world, DT);
+    dJointGroupEmpty(c.group);
+  }
+  r.us = 1e6 * (now() - t0) / steps;
+  p = dBodyGetPosition(b[n - 1]);
+  r.drift = sqrt(pow(p[0] - x0[0], 2) + pow(p[1] - x0[1], 2) + pow(p[2] - x0[2], 2));
+  r.pen = c.pen;
+  r.de = ode_energy(b, n) - e0;
+  if (v0 > 0) {
+    p = dBodyGetPosition(b[0]);
+    r.stop_err = (p[0] - v0 * v0 / (2 * mu * G)) / (v0 * v0 / (2 * mu * G));
+  }
+  free(b);
+  dSpaceDestroy(space);
+  dJointGroupDestroy(c.group);
+  dWorldDestroy(c.world);
+  return r;
+}
+
+int main(int argc, char **argv) {
+  int steps = argc > 1 ? atoi(argv[1]) : 2000;
+  openblas_set_num_threads(1); /* as complan runs it */
+  dInitODE2(0);
+  static const int sizes[] = {1, 3, 5, 10};
+  printf("## Resting stacks (dt = %g s, %d steps = %g s)\n\n", DT, steps, DT * steps);
+  printf("| boxes | engine | us/step | top drift (m) | max penetration (m) | "
+         "energy change (J) | pivots/step | fallbacks | time vs dWorldStep |\n");
+  printf("|---|---|---|---|---|---|---|---|---|\n");
+  for (int s = 0; s < 4; ++s) {
+    int n = sizes[s];
+    res ode = run_ode(n, 0.5, 0, steps, 0), odq = run_ode(n, 0.5, 0, steps, 1);
+    res cw = run_complan(n, 0.5, 0, steps, 1);
+    printf("| %d | complan (acceleration, warm) | %.1f | %.2g | %.2g | %.2g | %.2f | %ld | %.2f |\n",
+           n, cw.us, cw.drift, cw.pen, cw.de, cw.pivots, cw.fallbacks, cw.us / ode.us);
+    printf("| %d | ODE dWorldStep | %.1f | %.2g | %.2g | %.2g | | | 1 |\n", n, ode.us,
+           ode.drift, ode.pen, ode.de);
+    printf("| %d | ODE dWorldQuickStep (20 it.) | %.1f | %.2g | %.2g | %.2g | | | %.2f |\n", n,
+           odq.us, odq.drift, odq.pen, odq.de, odq.us / ode.us);
+    fflush(stdout);
+  }
+  printf("\n## Warm against cold Lemke starts (resting stacks, %d steps)\n\n", steps);
+  printf("| boxes | pivots/step warm | pivots/step cold | cold/warm | us/step warm | us/step cold |\n");
+  printf("|---|---|---|---|---|---|\n");
+  for (int s = 1; s < 4; ++s) {
+    int n = sizes[s];
+    res w = run_complan(n, 0.5, 0, steps, 1), c = run_complan(n, 0.5, 0, steps, 0);
+    printf("| %d | %.2f | %.2f | %.1f | %.1f | %.1f |\n", n, w.pivots, c.pivots,
+           w.pivots > 0 ? c.pivots / w.pivots : INFINITY, w.us, c.us);
+    fflush(stdout);
+  }
+  printf("\n## Sliding box (v0 = 1 m/s, mu = 0.3, dt = %g s, 1 s)\n\n", DT);
+  printf("| engine | us/step | stopping distance error (relative) |\n|---|---|---|\n");
+  res cs = run_complan(1, 0.3, 1.0, 200, 1), os = run_ode(1, 0.3, 1.0, 200, 0),
+      oq = run_ode(1, 0.3, 1.0, 200, 1);
+  printf("| complan (acceleration) | %.1f | %+.2g |\n", cs.us, cs.stop_err);
+  printf("| ODE dWorldStep | %.1f | %+.2g |\n", os.us, os.stop_err);
+  printf("| ODE dWorldQuickStep | %.1f | %+.2g |\n", oq.us, oq.stop_err);
+  dCloseODE();
+  return 0;
+}

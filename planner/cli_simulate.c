@@ -1,0 +1,362 @@
+/* `complan simulate SCENE`: a scene stepped in time (interfaces.md §3,
+ * formulation §6). Thin: planner/world.c steps, planner/simulate.c runs;
+ * this file parses flags, records frames (CSV) and prints the summary. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "models/scene.h"
+#include "planner/cli.h"
+#include "planner/output.h"
+#include "planner/simulate.h"
+#include "planner/viewer.h"
+#include "planner/world.h"
+
+static const char usage[] =
+    "usage: complan simulate SCENE [options]\n"
+    "\n"
+    "Steps a scene in time with the contact model (formulation 6): contacts\n"
+    "are generated from the shapes at every step, impacts are resolved, and\n"
+    "the contact LCP moves the bodies and joints.\n"
+    "\n"
+    "  --duration T        simulated time in seconds (default 1)\n"
+    "  --dt H              time step in seconds, > 0 (default 0.001)\n"
+    "  --stepper NAME      acceleration (default; the paper's model: impulse\n"
+    "                      LCP for impacts with the scene's restitution, then\n"
+    "                      the acceleration LCP; a step whose acceleration\n"
+    "                      problem has no solution is taken by the velocity\n"
+    "                      stepper and counted) | velocity (Stewart-Trinkle /\n"
+    "                      Anitescu-Potra impulses over the step: always\n"
+    "                      solvable) | quasistatic (force balance per step,\n"
+    "                      joints moving at their given velocities)\n"
+    "  --solver NAME       lemke (default, with the paper's restarts) | auto |\n"
+    "                      fip | certify\n"
+    "  --no-warm-start     every LCP from a cold start\n"
+    "  --auto-contacts     ignore the scene's explicit contact list and\n"
+    "                      generate contacts from the shapes\n"
+    "  --csv FILE          one row per recorded step: t, per free body NAME.x\n"
+    "                      NAME.y NAME.z NAME.qw NAME.qx NAME.qy NAME.qz\n"
+    "                      NAME.vx NAME.vy NAME.vz NAME.wx NAME.wy NAME.wz, per\n"
+    "                      joint NAME.q NAME.qd\n"
+    "  --html FILE         the viewer page of the run (docs/viewer.md): one\n"
+    "                      self-contained HTML file with the shapes in 3D, the\n"
+    "                      contacts and forces of each recorded step, play,\n"
+    "                      time slider and speed\n"
+    "  --every K           record every K-th step in the CSV and the page\n"
+    "                      (default 1)\n"
+    "  --json              print one JSON document (interfaces.md 3)\n"
+    "  --progress          progress on stderr even when it is not a terminal\n"
+    "  -h, --help          this text\n"
+    "\n"
+    "A scene with an explicit contact list cannot be simulated (its contacts\n"
+    "would not move with the bodies) unless --auto-contacts is given.\n"
+    "\n"
+    "exit status: 0 the run completed, 1 a step failed (the JSON status and\n"
+    "message say which and where), 2 bad input or usage.\n";
+
+/* ---- frame recording -------------------------------------------------
+ * Every recorder sees each recorded frame through record_frame() below
+ * (planner/simulate.h: cp_sim_frame_fn), with the world's state and the
+ * last step's contacts valid during the call. The CSV writer is one such
+ * recorder. VIEWER HOOK: a `--html FILE` recorder (the viewer) adds its
+ * own member to `recorders` and a call in record_frame(); it copies
+ * cp_world_get_state() and cp_world_contacts() per frame and writes its
+ * page after the run (next to the CSV's temp-file-and-rename). */
+typedef struct recorders {
+  FILE *csv;          /* NULL: no CSV */
+  double *x;          /* state scratch */
+  int n;
+  cp_viewer *viewer; /* NULL: no page (--html) */
+} recorders;
+
+static int record_frame(const cp_world *w, long step, void *user) {
+  (void)step;
+  recorders *r = user;
+  if (r->csv) {
+    cp_world_get_state(w, r->x);
+    fprintf(r->csv, "%.17g", cp_world_time(w));
+    for (int i = 0; i < r->n; ++i) fprintf(r->csv, ",%.17g", r->x[i]);
+    if (fputc('\n', r->csv) == EOF) return -1;
+  }
+  if (r->viewer && cp_viewer_add_world(r->viewer, w) != CP_VIEWER_OK)
+    return -1; /* the message stays on the viewer */
+  return 0;
+}
+/* ---- end of frame recording ------------------------------------------ */
+
+static void csv_header(FILE *f, const cp_world *w) {
+  static const char *const bf[13] = {"x",  "y",  "z",  "qw", "qx", "qy", "qz",
+                                     "vx", "vy", "vz", "wx", "wy", "wz"};
+  const cp_scene *s = cp_world_scene(w);
+  fputs("t", f);
+  for (int i = 0; i < s->n_bodies; ++i) {
+    if (s->bodies[i].fixed) continue;
+    for (int k = 0; k < 13; ++k) fprintf(f, ",%s.%s", s->bodies[i].name, bf[k]);
+  }
+  for (int m = 0; m < s->n_manips; ++m)
+    for (int k = 0; k < s->manips[m].n; ++k)
+      if (!s->manips[m].joints[k].is_mimic) // the state's joint rows
+        fprintf(f, ",%s/%s.q,%s/%s.qd", s->manips[m].name,
+              s->manips[m].joints[k].name, s->manips[m].name,
+              s->manips[m].joints[k].name);
+  fputc('\n', f);
+}
+
+static void progress(long step, long steps, void *user) {
+  (void)user;
+  fprintf(stderr, "\rsimulate: step %ld of %ld (%.0f %%)", step, steps,
+          steps ? 100.0 * (double)step / (double)steps : 100.0);
+  fflush(stderr);
+}
+
+static json_t *final_json(const cp_world *w) {
+  const cp_scene *s = cp_world_scene(w);
+  json_t *fin = json_object();
+  json_object_set_new(fin, "time", cp_json_num(cp_world_time(w)));
+  json_t *bodies = json_array();
+  for (int i = 0; i < s->n_bodies; ++i) {
+    const cp_body *b = &s->bodies[i];
+    if (b->fixed) continue;
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(b->name));
+    json_object_set_new(o, "position", cp_json_vec(b->x, 3));
+    json_object_set_new(o, "orientation", cp_json_vec(b->q, 4));
+    json_object_set_new(o, "linear_velocity", cp_json_vec(b->v, 3));
+    json_object_set_new(o, "angular_velocity", cp_json_vec(b->w, 3));
+    json_array_append_new(bodies, o);
+  }
+  json_object_set_new(fin, "bodies", bodies);
+  json_t *joints = json_array();
+  char name[512];
+  for (int m = 0; m < s->n_manips; ++m)
+    for (int k = 0; k < s->manips[m].n; ++k) {
+      const cp_joint *j = &s->manips[m].joints[k];
+      json_t *o = json_object();
+      snprintf(name, sizeof name, "%s/%s", s->manips[m].name, j->name);
+      json_object_set_new(o, "name", json_string(name));
+      json_object_set_new(o, "position", cp_json_num(j->position));
+      json_object_set_new(o, "velocity", cp_json_num(j->velocity));
+      json_array_append_new(joints, o);
+    }
+  json_object_set_new(fin, "joints", joints);
+  return fin;
+}
+
+int cp_cli_simulate(int argc, char **argv) {
+  const char *file = NULL, *csv = NULL, *html = NULL;
+  int json = 0, force_progress = 0, auto_contacts = 0;
+  cp_world_options wo = cp_world_defaults();
+  cp_sim_options so = cp_sim_defaults();
+  for (int i = 1; i < argc; ++i) {
+    const char *a = argv[i], *v;
+    int missing = 0;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      fputs(usage, stdout);
+      return 0;
+    } else if (!strcmp(a, "--json")) {
+      json = 1;
+    } else if (!strcmp(a, "--progress")) {
+      force_progress = 1;
+    } else if (!strcmp(a, "--no-warm-start")) {
+      wo.warm_start = 0;
+    } else if (!strcmp(a, "--auto-contacts")) {
+      auto_contacts = 1;
+    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--duration", &missing))) {
+      if (cp_parse_double(v, 0, 1e9, &so.duration))
+        return cp_cli_usage_error("simulate",
+                                  "--duration: expected a finite number of "
+                                  "seconds >= 0, got '%s'", v);
+    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--dt", &missing))) {
+      if (cp_parse_double(v, 0, 1e3, &wo.dt) || !(wo.dt > 0))
+        return cp_cli_usage_error("simulate",
+                                  "--dt: expected a finite time step > 0, got "
+                                  "'%s'", v);
+    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--stepper", &missing))) {
+      if (cp_stepper_parse(v, &wo.stepper))
+        return cp_cli_usage_error("simulate",
+                                  "--stepper: expected acceleration, velocity "
+                                  "or quasistatic, got '%s'", v);
+    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--solver", &missing))) {
+      static const char *const names[] = {"lemke", "fip", "certify", "auto"};
+      static const cp_lcp_solver ids[] = {CP_SOLVER_LEMKE, CP_SOLVER_FIP,
+                                          CP_SOLVER_CERTIFY, CP_SOLVER_AUTO};
+      int k = 0;
+      while (k < 4 && strcmp(v, names[k])) ++k;
+      if (k == 4)
+        return cp_cli_usage_error("simulate",
+                                  "--solver: expected lemke, fip, certify or "
+                                  "auto, got '%s'", v);
+      wo.solve.solver = ids[k];
+    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--every", &missing))) {
+      long k;
+      if (cp_parse_int(v, 1, 1000000000, &k))
+        return cp_cli_usage_error("simulate",
+                                  "--every: expected an integer >= 1, got '%s'",
+                                  v);
+      so.every = (int)k;
+    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--csv", &missing))) {
+      csv = v;
+    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--html", &missing))) {
+      html = v;
+    } else if (missing) {
+      return cp_cli_usage_error("simulate", "%s needs a value", a);
+    } else if (a[0] == '-' && a[1]) {
+      return cp_cli_usage_error("simulate", "unknown option '%s'", a);
+    } else if (file) {
+      return cp_cli_usage_error("simulate", "more than one scene file");
+    } else {
+      file = a;
+    }
+  }
+  if (!file) return cp_cli_usage_error("simulate", "missing SCENE");
+
+  cp_scene_options po = cp_scene_options_defaults();
+  po.check_normal_speed = 0; // approaching contacts are impacts here
+  cp_scene scene;
+  cp_error err = {{0}, {0}};
+  if (cp_scene_load(file, &po, &scene, &err)) return cp_cli_input_error(file, &err);
+  if (auto_contacts && !scene.contacts_auto) {
+    free(scene.contacts);
+    scene.contacts = NULL;
+    scene.n_contacts = 0;
+    scene.contacts_auto = 1;
+  }
+  cp_world *w = NULL;
+  cp_world_status ws = cp_world_create(&scene, &wo, &w, &err);
+  cp_scene_free(&scene);
+  if (ws != CP_WORLD_OK) {
+    if (ws == CP_WORLD_NOMEM) {
+      fprintf(stderr, "complan: out of memory\n");
+      return CP_EXIT_UNDECIDED;
+    }
+    if (!strcmp(err.where, "contacts") && strstr(err.msg, "explicit"))
+      snprintf(err.msg + strlen(err.msg), sizeof err.msg - strlen(err.msg),
+               " (or pass --auto-contacts)");
+    return cp_cli_input_error(file, &err);
+  }
+
+  recorders rec = {0};
+  char *tmp = NULL;
+  int rc = CP_EXIT_ANSWERED;
+  if (csv) {
+    size_t n = strlen(csv) + 16;
+    tmp = malloc(n);
+    rec.n = cp_world_state_size(w);
+    rec.x = malloc(sizeof(double) * (size_t)(rec.n + 1));
+    if (tmp) snprintf(tmp, n, "%s.tmpXXXXXX", csv);
+    int fd = tmp && rec.x ? mkstemp(tmp) : -1;
+    if (fd < 0 || !(rec.csv = fdopen(fd, "w"))) {
+      fprintf(stderr, "complan: %s: cannot write the CSV file\n", csv);
+      if (fd >= 0) {
+        close(fd);
+        unlink(tmp);
+      }
+      free(tmp);
+      free(rec.x);
+      cp_world_destroy(w);
+      return CP_EXIT_BAD_INPUT;
+    }
+    csv_header(rec.csv, w);
+  }
+  if (html) {
+    char title[256];
+    snprintf(title, sizeof title, "complan simulate: %s", file);
+    cp_viewer_options vo = cp_viewer_defaults();
+    vo.title = title;
+    if (cp_viewer_create(cp_world_scene(w), &vo, &rec.viewer, &err) !=
+        CP_VIEWER_OK) {
+      fprintf(stderr, "complan: %s: %s\n", html, err.msg);
+      if (rec.csv) {
+        fclose(rec.csv);
+        unlink(tmp);
+      }
+      free(tmp);
+      free(rec.x);
+      cp_world_destroy(w);
+      return CP_EXIT_UNDECIDED;
+    }
+  }
+  so.frame = csv || html ? record_frame : NULL;
+  so.user = &rec;
+  long nsteps = (long)llround(so.duration / wo.dt);
+  int show = force_progress || isatty(2);
+  // Progress only for runs that last: the callback fires after 1/20 s of
+  // stepping at the earliest; it is silent for the first second.
+  so.progress = show ? progress : NULL;
+  cp_sim_result res;
+  cp_simulate(w, &so, &res);
+  if (show && res.time_us_per_step * (double)res.steps > 1e6)
+    fputc('\n', stderr);
+  if (res.status != CP_WORLD_OK) rc = CP_EXIT_UNDECIDED;
+  if (rec.csv) {
+    int bad = ferror(rec.csv);
+    bad |= fclose(rec.csv) != 0;
+    if (bad || rename(tmp, csv)) {
+      fprintf(stderr, "complan: %s: cannot write the CSV file\n", csv);
+      unlink(tmp);
+      rc = CP_EXIT_UNDECIDED;
+    }
+  }
+  if (rec.viewer) {
+    /* The page shows the run up to where it stopped, like the CSV. */
+    if (cp_viewer_message(rec.viewer)[0] ||
+        cp_viewer_write(rec.viewer, html) != CP_VIEWER_OK) {
+      fprintf(stderr, "complan: %s: %s\n", html,
+              cp_viewer_message(rec.viewer));
+      rc = CP_EXIT_UNDECIDED;
+    }
+    cp_viewer_destroy(rec.viewer);
+  }
+  char hash[17];
+  snprintf(hash, sizeof hash, "%016" PRIx64, res.hash);
+  if (json) {
+    json_t *doc = json_object();
+    json_object_set_new(doc, "status", json_string(cp_world_status_name(res.status)));
+    if (res.status != CP_WORLD_OK)
+      json_object_set_new(doc, "message", json_string(res.message));
+    json_object_set_new(doc, "stepper", json_string(cp_stepper_name(wo.stepper)));
+    json_object_set_new(doc, "steps", json_integer(res.steps));
+    json_object_set_new(doc, "dt", cp_json_num(wo.dt));
+    json_object_set_new(doc, "time_us_per_step", cp_json_num(res.time_us_per_step));
+    json_object_set_new(doc, "fallback_steps", json_integer(res.fallback_steps));
+    json_object_set_new(doc, "lcp_pivots", json_integer(res.lcp_pivots));
+    json_object_set_new(doc, "max_penetration", cp_json_num(res.max_penetration));
+    json_t *en = json_object();
+    json_object_set_new(en, "initial", cp_json_num(res.energy_initial));
+    json_object_set_new(en, "final", cp_json_num(res.energy_final));
+    json_object_set_new(en, "max_step_increase", cp_json_num(res.max_step_increase));
+    json_object_set_new(doc, "energy", en);
+    json_object_set_new(doc, "hash", json_string(hash));
+    json_object_set_new(doc, "final", final_json(w));
+    if (cp_json_print(doc)) rc = CP_EXIT_UNDECIDED;
+    json_decref(doc);
+  } else {
+    printf("%s: %s, %ld of %ld steps of %g s (%s stepper)\n", file,
+           cp_world_status_name(res.status), res.steps, nsteps, wo.dt,
+           cp_stepper_name(wo.stepper));
+    if (res.status != CP_WORLD_OK) printf("  %s\n", res.message);
+    printf("  %.3g us per step, %ld fallback steps, %ld Lemke pivots "
+           "(%.3g per step)\n",
+           res.time_us_per_step, res.fallback_steps, res.lcp_pivots,
+           res.steps ? (double)res.lcp_pivots / (double)res.steps : 0.0);
+    printf("  max penetration %.3g m; energy %.9g -> %.9g J (largest rise "
+           "in a step %.3g J)\n",
+           res.max_penetration, res.energy_initial, res.energy_final,
+           res.max_step_increase);
+    printf("  hash %s\n", hash);
+    const cp_scene *s = cp_world_scene(w);
+    for (int i = 0; i < s->n_bodies; ++i) {
+      const cp_body *b = &s->bodies[i];
+      if (b->fixed) continue;
+      printf("  %-12s x [%.6g, %.6g, %.6g]  v [%.6g, %.6g, %.6g]\n", b->name,
+             b->x[0], b->x[1], b->x[2], b->v[0], b->v[1], b->v[2]);
+    }
+  }
+  free(tmp);
+  free(rec.x);
+  cp_world_destroy(w);
+  return rc;
+}

