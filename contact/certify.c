@@ -43,16 +43,31 @@
 /// cp_lcp_check on the ORIGINAL (M, q). If no point passes, GLPK runs on to
 /// the optimal alpha and that point is tried last.
 ///
-/// alpha* <= alpha_tol (optimality proved): a second, independent solve
-/// (GLPK's MIP presolver, other branching and backtracking rules) must agree
-/// before CP_LCP_INFEASIBLE is reported. Its meaning: no solution whose
-/// scaled size max(|z'|_inf, |w'|_inf) is below 1 / alpha_tol, decided in
-/// floating point by GLPK, not a rational-arithmetic proof.
+/// alpha* <= alpha_tol (optimality proved): a second solve of a LARGER
+/// problem must agree before CP_LCP_INFEASIBLE is reported: (C1) with every
+/// row relaxed by rounding, |w_i - (M y + q alpha)_i| <= r (|M_i||y| +
+/// |q_i| alpha), r = 64 n eps (linear, as y, alpha >= 0), solved along
+/// another path (other branching and backtracking rules). Its meaning: no
+/// z whose scaled size is below 1 / alpha_tol solves any LCP within
+/// rounding of the data (componentwise), decided in floating point by GLPK
+/// (not a rational-arithmetic proof). The relaxation is what makes the
+/// verdict robust to scaling: with mu = 1e12 forming M rounds away the
+/// small entries of a row, and the exact problem may have no solution while
+/// the physical answer is still there (the relaxed solve then finds it, and
+/// it is verified and reported). It is rounding, not the check's 1e-6,
+/// because the check's row tolerance grows with |z|: z = (t, t) passes it
+/// for M = [1 -1; -1 1], q = (-1, -1) once t >= 5e5, although that LCP has
+/// no solution (w_1 + w_2 = -2). A point the relaxed solve finds
+/// that fails the check, a time limit or any GLPK internal error during
+/// the call leaves the answer undecided (TIME_LIMIT or NUMERICAL), never
+/// INFEASIBLE; so does an M whose nonzeros still span more than 1e7 after
+/// equilibration (entries GLPK's absolute tolerances cannot see: mu = 1e20
+/// or 1e300 in a contact LCP).
 ///
 /// GLPK failures. GLPK calls abort() on internal errors after printing (it
 /// forces its terminal output on). Every GLPK call made here runs inside
-/// run_mip, which installs a terminal hook (swallowing all output, keeping
-/// the text for the reason string), and an error hook that longjmps back to
+/// run_mip, which installs a terminal hook (keeping the text for the reason
+/// string and passing it to contact/glpkout.h's sink, never to stdout), and an error hook that longjmps back to
 /// run_mip; there glp_free_env() releases everything GLPK had allocated, as
 /// GLPK's manual prescribes, and the solve reports CP_LCP_NUMERICAL. Note
 /// that glp_free_env() frees the whole GLPK environment of the calling
@@ -67,6 +82,12 @@
 /// branch-and-bound nodes GLPK created, summed over those solves, counting
 /// at least 1 per solve (a solve that the presolver finishes has no tree).
 #include "contact/certify.h"
+#include "contact/glpkout.h"
+
+/* Largest spread max|M'| / min|M'| (nonzeros, after equilibration) at
+ * which an infeasibility verdict is reported: 1 / GLPK's primal
+ * feasibility tolerance. */
+#define CP_CERTIFY_MAX_SPREAD 1e7
 
 #include <glpk.h>
 #include <lapacke.h>
@@ -103,12 +124,13 @@ typedef struct glp_guard {
 
 static int guard_term_hook(void *info, const char *s) {
   glp_guard *g = info;
+  const char *s0 = s;
   /* Keep the start of the output: GLPK's error text comes first, then
    * "Error detected in file ...". */
   for (; *s && g->len + 1 < sizeof g->text; s++)
     g->text[g->len++] = (*s == '\n') ? ' ' : *s;
   g->text[g->len] = '\0';
-  return 1; /* never let GLPK print */
+  return cp_glpk_forward(NULL, s0); /* never let GLPK print to stdout */
 }
 
 static void guard_error_hook(void *info) {
@@ -354,6 +376,8 @@ typedef struct mip_job {
   const unsigned char *objy; /* [n] or NULL: maximise sum of these y_i
                                 instead of alpha (only with fix) */
   double alpha_lb;           /* lower bound on alpha */
+  double relax;              /* > 0: rows 1..n relaxed to the check's row
+                                tolerance (see run_mip); 0: exact */
   double time_limit_s;
   int presolve;              /* 1: GLPK's MIP presolver; 0: our own root LP */
   int br_tech, bt_tech;      /* GLPK branching and backtracking rules */
@@ -465,9 +489,11 @@ static int ms_limit(double s) {
 static mip_outcome run_mip(mip_job *job) {
   const int n = job->n;
   const int ncuts = job->fix ? 0 : job->ncuts;
-  const int ncol = 3 * n + 1, nrow = 3 * n + ncuts;
+  const int relaxed = job->relax > 0.0;
+  const int ncol = 3 * n + 1;
   size_t cap = (size_t)n * (size_t)n + 6 * (size_t)n +
                (size_t)ncuts * (size_t)n + 1;
+  if (relaxed) cap += (size_t)n * (size_t)n + 2 * (size_t)n;
   int *ia = malloc(sizeof(int) * cap);
   int *ja = malloc(sizeof(int) * cap);
   double *ar = malloc(sizeof(double) * cap);
@@ -479,19 +505,35 @@ static mip_outcome run_mip(mip_job *job) {
   job->have_last = 0;
   job->guard.len = 0;
   job->guard.text[0] = '\0';
-  if (!ia || !ja || !ar || nrow < 0 || (size_t)INT_MAX < cap) {
+  if (!ia || !ja || !ar || (size_t)INT_MAX < cap) {
     free(ia); free(ja); free(ar);
     return MIP_NOMEM;
   }
   /* Assemble the triplets before touching GLPK. */
+  /* Relaxed rows (relax = r > 0), the check's row tolerance made linear
+   * (y, alpha >= 0, so |M_i||y| + |q_i| alpha is linear):
+   *   row i:          sum_j (M_ij + r|M_ij|) y_j + (q_i + r|q_i|) alpha - w_i >= 0
+   *   row 3n+cuts+i:  sum_j (M_ij - r|M_ij|) y_j + (q_i - r|q_i|) alpha - w_i <= 0
+   * i.e. |w_i - (M y + q alpha)_i| <= r (|M_i||y| + |q_i| alpha). Positive
+   * diagonal scaling maps this set onto the same set of the original data,
+   * so it is exact under our equilibration. */
+  const double r = job->relax;
+  const int rb = 3 * n + ncuts; /* row offset of the relaxed lower rows */
   int k = 0;
   for (int j = 0; j < n; j++)
     for (int i = 0; i < n; i++) {
       double v = job->M[i + (size_t)j * (size_t)n];
-      if (v != 0.0) { k++; ia[k] = i + 1; ja[k] = j + 1; ar[k] = v; }
+      if (v == 0.0) continue;
+      k++; ia[k] = i + 1; ja[k] = j + 1; ar[k] = relaxed ? v + r * fabs(v) : v;
+      if (relaxed) { k++; ia[k] = rb + i + 1; ja[k] = j + 1; ar[k] = v - r * fabs(v); }
     }
   for (int i = 0; i < n; i++) {
-    if (job->q[i] != 0.0) { k++; ia[k] = i + 1; ja[k] = n + 1; ar[k] = job->q[i]; }
+    const double qi = job->q[i];
+    if (qi != 0.0) {
+      k++; ia[k] = i + 1; ja[k] = n + 1; ar[k] = relaxed ? qi + r * fabs(qi) : qi;
+      if (relaxed) { k++; ia[k] = rb + i + 1; ja[k] = n + 1; ar[k] = qi - r * fabs(qi); }
+    }
+    if (relaxed) { k++; ia[k] = rb + i + 1; ja[k] = n + 2 + i; ar[k] = -1.0; }
     k++; ia[k] = i + 1; ja[k] = n + 2 + i; ar[k] = -1.0;
     k++; ia[k] = n + 1 + i; ja[k] = 1 + i; ar[k] = 1.0;
     k++; ia[k] = n + 1 + i; ja[k] = 2 * n + 2 + i; ar[k] = -1.0;
@@ -522,7 +564,7 @@ static mip_outcome run_mip(mip_job *job) {
   glp_prob *P = glp_create_prob();
   glp_set_obj_dir(P, GLP_MAX);
   glp_add_cols(P, ncol);
-  glp_add_rows(P, nrow);
+  glp_add_rows(P, 3 * n + ncuts + (relaxed ? n : 0));
   for (int j = 0; j < n; j++) {
     int fixed0 = job->fix && !job->fix[j];
     glp_set_col_bnds(P, 1 + j, fixed0 ? GLP_FX : GLP_DB, 0.0, fixed0 ? 0.0 : 1.0);
@@ -544,7 +586,12 @@ static mip_outcome run_mip(mip_job *job) {
     }
   }
   for (int i = 0; i < n; i++) {
-    glp_set_row_bnds(P, 1 + i, GLP_FX, 0.0, 0.0);
+    if (relaxed) {
+      glp_set_row_bnds(P, 1 + i, GLP_LO, 0.0, 0.0);
+      glp_set_row_bnds(P, rb + 1 + i, GLP_UP, 0.0, 0.0);
+    } else {
+      glp_set_row_bnds(P, 1 + i, GLP_FX, 0.0, 0.0);
+    }
     glp_set_row_bnds(P, n + 1 + i, GLP_UP, 0.0, 0.0);
     glp_set_row_bnds(P, 2 * n + 1 + i, GLP_UP, 0.0, 1.0);
   }
@@ -698,10 +745,12 @@ static const char *mip_outcome_text(mip_outcome o) {
 typedef struct cert_state {
   cp_certify_result *res;
   long nodes;
+  int glpk_errors;  /* solves that ended in a GLPK internal error */
 } cert_state;
 
 static mip_outcome solve_counted(mip_job *job, cert_state *st) {
   mip_outcome o = run_mip(job);
+  st->glpk_errors += o == MIP_GLPK_ERROR;
   st->res->mip_solves++;
   st->nodes += job->nodes > 1 ? job->nodes : 1;
   return o;
@@ -758,6 +807,10 @@ cp_lcp_status cp_certify(int n, const double *M, const double *q,
     return st;
   }
   const int mip_solves = res->mip_solves, nodes = info->iterations;
+  /* The first attempt ended in a GLPK internal error (its reason says so):
+   * the retry may still find a verified solution, but after an error no
+   * "no solution" verdict is given. */
+  const int had_error = strstr(info->reason, "GLPK internal error") != NULL;
   st = certify_once(n, M, qd, opt, z, w, z2, w2, res, info);
   res->mip_solves += mip_solves;
   info->iterations += nodes;
@@ -774,6 +827,11 @@ cp_lcp_status cp_certify(int n, const double *M, const double *q,
       cp_lcp_eval(n, M, q, z2, w2);
       if (!cp_lcp_check(n, M, q, z2, w2, ck, &i2)) res->has_second = res->second_decided = 0;
     }
+  } else if (st == CP_LCP_INFEASIBLE && had_error) {
+    st = info->status = CP_LCP_NUMERICAL;
+    snprintf(info->reason, sizeof info->reason,
+             "certify: undecided: GLPK failed internally on the data, and a "
+             "verdict on a cleaned copy of q is no proof after that");
   } else if (st == CP_LCP_INFEASIBLE) {
     size_t len = strlen(info->reason);
     snprintf(info->reason + len, sizeof info->reason - len,
@@ -848,6 +906,21 @@ static cp_lcp_status certify_once(int n, const double *M, const double *q,
   unsigned char *last = objy + un; /* 4 rows */
   int eq = 0;
   equilibrate(n, M, q, Ms, qs, er, ec, &eq, rmax, cmax);
+  /* The spread of M after equilibration: GLPK's tolerances are absolute
+   * (primal feasibility 1e-7 on rows whose entries are now about 1), so an
+   * entry below 1e-7 of the largest cannot be seen by it, and a verdict of
+   * infeasibility that may rest on such entries is no proof (mu = 1e20 in a
+   * contact LCP gives 4e11; the paper's sixteen infeasible data sets at
+   * most 4e4). q is not counted: its rounding-level entries are cleaned by
+   * cp_certify's retry and do not mislead GLPK's pivoting. */
+  double mbig = 0.0, msmall = INFINITY;
+  for (size_t k = 0; k < nn; k++) {
+    const double a = fabs(Ms[k]);
+    if (a == 0.0) continue;
+    mbig = fmax(mbig, a);
+    msmall = fmin(msmall, a);
+  }
+  const double mspread = mbig > 0.0 ? mbig / msmall : 1.0;
 
   double qmax = 1.0;
   for (int i = 0; i < n; i++) qmax = fmax(qmax, fabs(q[i]));
@@ -887,41 +960,63 @@ static cp_lcp_status certify_once(int n, const double *M, const double *q,
   if (o == MIP_EARLY) {
     status = CP_LCP_SOLVED;
   } else if (o == MIP_OPTIMAL && job.alpha <= atol) {
-    /* GLPK says alpha* = 0. Ask again along another path (GLPK's MIP
-     * presolver, other branching and backtracking rules) before saying "no
-     * solution": a wrong prune would have to repeat itself. */
+    /* GLPK says alpha* = 0: no EXACT solution of the floating-point data.
+     * That is not yet a proof worth reporting: the data may be badly
+     * scaled (mu = 1e12 puts 1e12 and 1 in one row, so forming M already
+     * rounded away what the small entries said). So the verdict is asked
+     * again of a LARGER problem, along another path (other branching and
+     * backtracking rules): (C1) with every row relaxed by rounding,
+     * |w - (M y + q alpha)|_i <= r (|M_i||y| + |q_i| alpha), r = 64 n eps:
+     * a solution of data within rounding of the given data. Only alpha* = 0
+     * there too means "no solution"; a point it finds instead is verified
+     * like any other (a solution), or the answer is undecided. (r is not
+     * the check's 1e-6: with that, y/alpha can grow until the tolerance,
+     * which grows with |z|, swallows any row -- z = (t, t) "solves"
+     * M = [1 -1; -1 1], q = (-1, -1) for t >= 5e5 -- and no infeasible LCP
+     * would ever be proven so.) */
     mip_job j2 = job;
-    j2.presolve = 1;
+    j2.relax = 64.0 * (double)n * 2.220446049250313e-16;
+    j2.presolve = 1; /* GLPK's MIP presolver: another path, and fast */
     j2.early = NULL;
     j2.br_tech = GLP_BR_MFV;
     j2.bt_tech = GLP_BT_DFS;
+    j2.have_last = 0;
     mip_outcome o2 = solve_counted(&j2, &st);
-    if ((o2 == MIP_OPTIMAL || o2 == MIP_INCUMBENT) && j2.alpha > atol) {
+    if (o2 == MIP_EARLY) {
+      job.alpha = j2.alpha;
+      status = CP_LCP_SOLVED;
+    } else if ((o2 == MIP_OPTIMAL || o2 == MIP_INCUMBENT) && j2.alpha > atol) {
       if (make_candidate(&ctx, y, j2.alpha, xs, 0, z, w, &why)) {
-        /* The first verdict was wrong; the verified answer stands. */
         job.alpha = j2.alpha;
         status = CP_LCP_SOLVED;
       } else {
         snprintf(info->reason, sizeof info->reason,
-                 "certify: GLPK solves disagree (alpha* = %.3g, then %.3g "
-                 "with a point that fails the check)", job.alpha, j2.alpha);
+                 "certify: undecided: no exact solution (alpha* = %.3g), but one "
+                 "within rounding may exist (relaxed alpha = %.3g; its point "
+                 "fails the check)", job.alpha, j2.alpha);
         status = CP_LCP_NUMERICAL;
       }
-    } else {
-      /* The first solve completed its branch and bound: its verdict stands
-       * even when the confirmation could not finish (the reason says so). */
+    } else if (o2 == MIP_OPTIMAL && mspread > CP_CERTIFY_MAX_SPREAD) {
+      status = CP_LCP_NUMERICAL;
+      snprintf(info->reason, sizeof info->reason,
+               "certify: undecided: GLPK finds no solution, but the equilibrated M "
+               "spans %.2g (above %.0e): its tolerances cannot prove that",
+               mspread, CP_CERTIFY_MAX_SPREAD);
+    } else if (o2 == MIP_OPTIMAL && st.glpk_errors == 0) {
       status = CP_LCP_INFEASIBLE;
-      const double a1 = fmax(job.alpha, 0.0);
-      if (o2 == MIP_OPTIMAL)
-        snprintf(info->reason, sizeof info->reason,
-                 "no solution exists: alpha* = %.3g <= alpha_tol %.3g "
-                 "(confirmed by a second MIP solve)", a1, atol);
-      else
-        snprintf(info->reason, sizeof info->reason,
-                 "no solution exists: alpha* = %.3g <= alpha_tol %.3g "
-                 "(not confirmed: the second MIP solve ended with %s)", a1,
-                 atol, j2.ret == GLP_ETMLIM ? "the time limit"
-                                            : mip_outcome_text(o2));
+      snprintf(info->reason, sizeof info->reason,
+               "no solution exists: alpha* = %.3g <= alpha_tol %.3g, and "
+               "%.3g with every row relaxed by rounding",
+               fmax(job.alpha, 0.0), atol, fmax(j2.alpha, 0.0));
+    } else {
+      /* A verdict that was not confirmed is no proof. */
+      status = o2 == MIP_TIME || j2.ret == GLP_ETMLIM ? CP_LCP_TIME_LIMIT : CP_LCP_NUMERICAL;
+      snprintf(info->reason, sizeof info->reason,
+               "certify: undecided: alpha* = %.3g but the confirming solve "
+               "(rows relaxed by rounding) ended with %s",
+               fmax(job.alpha, 0.0), o2 == MIP_GLPK_ERROR ? "a GLPK internal error"
+                                    : j2.ret == GLP_ETMLIM ? "the time limit"
+                                                           : mip_outcome_text(o2));
     }
   } else if ((o == MIP_OPTIMAL || o == MIP_INCUMBENT) && job.alpha > atol) {
     /* Every incumbent failed the check in the callback (or this is the

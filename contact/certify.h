@@ -1,6 +1,6 @@
 /// \file contact/certify.h
 /// Deciding whether an LCP has a solution, by a mixed-integer program
-/// (formulation.md §5; Pardalos and Rosen 1988). The scaled form needs no
+/// (docs/math.md §5; Pardalos and Rosen 1988). The scaled form needs no
 /// a-priori bound on z:
 ///
 ///     max alpha  s.t.  M y + alpha q = w,  0 <= y <= x,  0 <= w <= 1 - x,

@@ -1,5 +1,5 @@
 /// \file contact/cone.h
-/// The friction-cone model (formulation.md §4, paper §2.4) by polygons: each
+/// The friction-cone model (docs/math.md §4, paper §2.4) by polygons: each
 /// rolling contact's friction circle is replaced by a k-gon circumscribing it,
 /// in the Stewart-Trinkle form with edge multipliers beta >= 0:
 ///

@@ -1,5 +1,5 @@
 /// \file contact/dynamics.h
-/// From the multibody quantities to contact space (formulation.md §1-§2):
+/// From the multibody quantities to contact space (docs/math.md §1-§2):
 ///
 ///     H u' = f + G c                                                (E1)
 ///     a = G^T u' + k = A c + b,   A = G^T H^-1 G,   b = G^T H^-1 f + k   (24-26)
@@ -66,7 +66,7 @@ void cp_contact_space_free(cp_contact_space *cs);
 int cp_contact_space_accel(const cp_contact_space *cs, const double *c,
                            double *udot, double *tau_driven);
 
-/// Diagnostics of formulation.md §5.
+/// Diagnostics of docs/math.md §5.
 typedef struct cp_contact_diag {
   int jacobian_rank;        ///< numerical rank of G_F (SVD)
   int full_column_rank;     ///< rank == 3 nc

@@ -1,5 +1,5 @@
 /// \file contact/fip.c
-/// Feasible interior point method (paper Appendix B, formulation.md §5).
+/// Feasible interior point method (paper Appendix B, docs/math.md §5).
 ///
 /// Phase I. The LP (F1) of fip.h is solved in the substituted form
 ///
@@ -62,6 +62,7 @@
 /// term by term, so that late iterations (tiny relative changes) are not lost
 /// to cancellation in psi itself.
 #include "contact/fip.h"
+#include "contact/glpkout.h"
 
 #include <cblas.h>
 #include <float.h>
@@ -133,6 +134,9 @@ static int phase1_lp(int n, const double *M, const double *q,
     return LP_GLPK_ERROR;
   }
   glp_error_hook(glpk_error_hook, &guard);
+  /* GLPK's text (errors included: they are printed before the error hook
+   * runs) goes to contact/glpkout.h's sink, never to stdout. */
+  glp_term_hook(cp_glpk_forward, NULL);
 
   int result = LP_FAILED;
   glp_prob *lp = glp_create_prob();
@@ -215,6 +219,7 @@ static int phase1_lp(int n, const double *M, const double *q,
   }
   glp_delete_prob(lp);
   glp_error_hook(NULL, NULL);
+  glp_term_hook(NULL, NULL);
   return result;
 }
 

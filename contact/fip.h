@@ -1,6 +1,6 @@
 /// \file contact/fip.h
 /// The feasible interior point (FIP) method of the paper's Appendix B for the
-/// LCP (L1) of contact/lcp.h (formulation.md §5).
+/// LCP (L1) of contact/lcp.h (docs/math.md §5).
 ///
 /// Phase I (GLPK simplex): the LP
 ///

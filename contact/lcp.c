@@ -1,6 +1,7 @@
 #include "contact/lcp.h"
 
 #include <lapacke.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,31 +79,71 @@ void cp_lcp_eval(int n, const double *M, const double *q, const double *z,
   }
 }
 
+/* Row i's tolerance: rel_tol times the magnitude of the terms summed into
+ * w_i, s_i = sum_j |M_ij| |z_j| + |q_i|, so that one huge q_k or M_kj does
+ * not make row i's error look small; plus a rounding allowance
+ * 8 n eps |M_i|_1 |z|_inf for the noise every solver leaves in z (a basic
+ * variable that is 0 in exact arithmetic comes out as eps |z|_inf, and a
+ * row that reads only such variables has s_i ~ 1e-32). */
+/* How large z_j is in units of the tolerances of the rows it moves:
+ * max_k |M_kj z_j| / tol_k. At most 1: z_j is negligible (dropping it moves
+ * no row beyond that row's tolerance). INFINITY when column j of M is zero
+ * (then only z_j = 0 is negligible) or a tolerance is zero. */
+static double z_units(int n, const double *M, const double *tol, int j, double zj) {
+  if (zj == 0.0) return 0.0;
+  const double *col = M + (size_t)j * (size_t)n;
+  double u = -1.0;
+  for (int k = 0; k < n; k++) {
+    if (col[k] == 0.0) continue;
+    const double r = fabs(col[k] * zj) / tol[k];
+    u = r > u ? r : u;
+    if (!(u <= DBL_MAX)) return INFINITY;
+  }
+  return u < 0.0 ? INFINITY : u;
+}
+
 int cp_lcp_check(int n, const double *M, const double *q, const double *z,
                  const double *w, const cp_check_options *opt,
                  cp_lcp_info *info) {
   cp_check_options def = cp_check_defaults();
   if (!opt) opt = &def;
-  double qmax = 1.0;
-  for (int i = 0; i < n; i++)
-    if (fabs(q[i]) > qmax) qmax = fabs(q[i]);
-  const double tol = opt->rel_tol * qmax;
-  /* M z + q is recomputed here (the solver's own w is not trusted), column by
-   * column so that the column-major M is read contiguously; a stack buffer
-   * serves the sizes contact problems have. */
-  double stackbuf[512];
-  double *mw = n <= 512 ? stackbuf : malloc(sizeof(double) * (size_t)n);
+  const double rel = opt->rel_tol;
+  /* M z + q and the row scales are recomputed here (the solver's own w is
+   * not trusted), column by column so that the column-major M is read
+   * contiguously; a stack buffer serves the sizes contact problems have. */
+  double stackbuf[1536];
+  double *mw = n <= 512 ? stackbuf : malloc(sizeof(double) * 3 * (size_t)n);
   if (!mw) {
     snprintf(info->reason, sizeof info->reason, "solution check: out of memory");
     return 0;
   }
+  double *sc = mw + n, *l1 = sc + n;
   cp_lcp_eval(n, M, q, z, mw);
+  double zmax = 0.0;
+  for (int i = 0; i < n; i++) {
+    sc[i] = fabs(q[i]);
+    l1[i] = 0.0;
+    zmax = fmax(zmax, fabs(z[i]));
+  }
+  for (int j = 0; j < n; j++) {
+    const double azj = fabs(z[j]);
+    const double *col = M + (size_t)j * (size_t)n;
+    for (int i = 0; i < n; i++) {
+      sc[i] += fabs(col[i]) * azj;
+      l1[i] += fabs(col[i]);
+    }
+  }
+  /* From here on sc holds the row tolerances. */
+  const double ulp = 8.0 * (double)n * 2.220446049250313e-16 * zmax;
+  for (int i = 0; i < n; i++) sc[i] = rel * sc[i] + ulp * l1[i];
   double comp = 0.0, res = 0.0, minz = INFINITY, minw = INFINITY;
   int bad = -1;
   const char *why = NULL;
+  double badtol = 0.0;
   for (int i = 0; i < n; i++) {
     const double wi = mw[i], wr = w ? w[i] : wi;
-    if (!isfinite(z[i]) || !isfinite(wr) || !isfinite(wi)) {
+    const double tol = sc[i];
+    if (!isfinite(z[i]) || !isfinite(wr) || !isfinite(wi) || !isfinite(sc[i])) {
       if (bad < 0) { bad = i; why = "non-finite value"; }
       continue;
     }
@@ -112,12 +153,22 @@ int cp_lcp_check(int n, const double *M, const double *q, const double *z,
     if (c > comp) comp = c;
     if (z[i] < minz) minz = z[i];
     if (wi < minw) minw = wi;
-    if (bad < 0) {
-      if (z[i] < -tol) { bad = i; why = "z < 0"; }
-      else if (wi < -tol) { bad = i; why = "w = M z + q < 0"; }
-      else if (c > tol) { bad = i; why = "z_i w_i != 0"; }
-      else if (r > tol) { bad = i; why = "w differs from M z + q"; }
-    }
+    if (bad >= 0) continue;
+    badtol = tol;
+    /* Complementarity: z_i w_i <= tol_i |z|_inf (the product relative to
+     * the row's scale and the size of z: an interior-point answer whose
+     * zeros are 1e-9 passes, though its forces may be indeterminate and no
+     * exact basis exists to polish it to), or, scale-free, z_i in units of
+     * the tolerances of the rows it moves times w_i in units of its own at
+     * most 1 / rel_tol: (z_i / its scale) (w_i / s_i) <= rel_tol, which
+     * also serves badly scaled columns (both ratios are at most 1, so
+     * either alone at most rel_tol of its scale passes). */
+    if (z[i] < 0.0 && !(z_units(n, M, sc, i, z[i]) <= 1.0)) { bad = i; why = "z < 0"; }
+    else if (wi < -tol) { bad = i; why = "w = M z + q < 0"; }
+    else if (wi > tol && z[i] > 0.0 && !(z[i] * wi <= tol * zmax) &&
+             !(z_units(n, M, sc, i, z[i]) * (wi / tol) * rel <= 1.0))
+      { bad = i; why = "z_i w_i != 0"; }
+    else if (r > tol) { bad = i; why = "w differs from M z + q"; }
   }
   if (mw != stackbuf) free(mw);
   info->complementarity = comp;
@@ -126,8 +177,8 @@ int cp_lcp_check(int n, const double *M, const double *q, const double *z,
   info->min_w = n ? minw : 0.0;
   if (bad >= 0) {
     snprintf(info->reason, sizeof info->reason,
-             "solution check failed at index %d: %s (tolerance %.3g)", bad,
-             why, tol);
+             "solution check failed at row %d: %s (row tolerance %.3g)", bad,
+             why, badtol);
     return 0;
   }
   return 1;

@@ -1,7 +1,7 @@
 /// \file contact/lcp.h
 /// The linear complementarity problem (LCP) and what every solver reports.
 ///
-/// Problem (formulation.md §4, paper eq. 39): given M (n x n) and q (n), find
+/// Problem (docs/math.md §4, paper eq. 39): given M (n x n) and q (n), find
 ///
 ///     z >= 0,   w = M z + q >= 0,   z^T w = 0.                          (L1)
 ///
@@ -26,6 +26,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/// Largest LCP size complan reads from a file (docs/ranges.md): M then takes
+/// 800 MB. The solvers themselves have no such limit.
+#define CP_LCP_MAX_N 10000
 
 /// A dense LCP. `name` may be NULL.
 typedef struct cp_lcp {
@@ -88,19 +92,27 @@ typedef struct cp_lcp_info {
 /// Resets *info to "nothing done yet" (status CP_LCP_NUMERICAL, counts 0).
 void cp_lcp_info_clear(cp_lcp_info *info);
 
-/// Tolerance of the acceptance check (formulation.md §5).
+/// Tolerance of the acceptance check (docs/math.md §5), applied row by row.
 typedef struct cp_check_options {
-  /// tol = rel_tol * max(1, ||q||_inf); z >= -tol, w >= -tol,
-  /// |z_i w_i| <= tol, ||w - M z - q||_inf <= tol.
+  /// Row i is judged against its own scale s_i = sum_j |M_ij||z_j| + |q_i|
+  /// (the size of the terms summed into w_i), tol_i = rel_tol s_i plus a
+  /// rounding allowance 8 n eps |M_i|_1 |z|_inf for the noise solvers leave
+  /// in z: w_i >= -tol_i and |w_i - (M z + q)_i| <= tol_i. z_j is measured
+  /// in units of the rows it moves, u_j = max_k |M_kj z_j| / tol_k: it may
+  /// be negative only when u_j <= 1 (negligible), and complementarity asks
+  /// z_i w_i <= tol_i |z|_inf or u_i (w_i / tol_i) <= 1 / rel_tol, i.e.
+  /// (z_i / its scale) times (w_i / s_i) at most rel_tol. One huge entry of
+  /// q therefore loosens only its own row.
   double rel_tol;
 } cp_check_options;
 
 /// Defaults: rel_tol = 1e-6 (matches FIP's complementarity gap 1e-6).
 cp_check_options cp_check_defaults(void);
 
-/// The acceptance test of formulation.md §5 applied to a candidate (z, w).
-/// Recomputes M z + q, fills info->complementarity, residual, min_z, min_w.
-/// Returns 1 if the pair is accepted, 0 if not (info->reason says why).
+/// The acceptance test of docs/math.md §5 (row by row, as above) applied
+/// to a candidate (z, w). Recomputes M z + q, fills info->complementarity
+/// (max |z_i w_i|), residual, min_z, min_w. Returns 1 if the pair is
+/// accepted, 0 if not (info->reason names the first failing row and why).
 /// `w` may be NULL: then w := M z + q is used (and residual is 0).
 int cp_lcp_check(int n, const double *M /*[n*n]*/, const double *q /*[n]*/,
                  const double *z /*[n]*/, const double *w /*[n] or NULL*/,

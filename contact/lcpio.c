@@ -33,7 +33,7 @@ int cp_lcp_parse_json(const char *text, size_t len, cp_lcp *out,
                       cp_error *err) {
   memset(out, 0, sizeof *out);
   json_error_t jerr;
-  json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+  json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
   if (!root) {
     char where[64];
     snprintf(where, sizeof where, "line %d, column %d", jerr.line,
@@ -68,7 +68,10 @@ int cp_lcp_parse_json(const char *text, size_t len, cp_lcp *out,
     goto done;
   }
   size_t n = json_array_size(jq);
-  if (n > 100000) { cp_error_set(err, "q", "size %zu is too large", n); goto done; }
+  if (n > CP_LCP_MAX_N) {
+    cp_error_set(err, "q", "size %zu is above the maximum n = %d", n, CP_LCP_MAX_N);
+    goto done;
+  }
   if (!json_is_array(jm) || json_array_size(jm) != n) {
     if (json_is_array(jm))
       cp_error_set(err, "M", "expected %zu rows (the length of q), found %zu",
@@ -77,15 +80,9 @@ int cp_lcp_parse_json(const char *text, size_t len, cp_lcp *out,
       cp_error_set(err, "M", "expected an array of rows, found %s", json_kind(jm));
     goto done;
   }
-  if (cp_lcp_init(out, (int)n) != 0) { cp_error_set(err, "", "out of memory"); goto done; }
   char where[64];
+  /* Every row's length is checked before n^2 doubles are allocated. */
   for (size_t i = 0; i < n; i++) {
-    snprintf(where, sizeof where, "q[%zu]", i);
-    if (json_number(json_array_get(jq, i), &out->q[i])) {
-      cp_error_set(err, where, "expected a finite number, found %s",
-                   json_kind(json_array_get(jq, i)));
-      goto done;
-    }
     json_t *row = json_array_get(jm, i);
     snprintf(where, sizeof where, "M[%zu]", i);
     if (!json_is_array(row) || json_array_size(row) != n) {
@@ -96,6 +93,16 @@ int cp_lcp_parse_json(const char *text, size_t len, cp_lcp *out,
         cp_error_set(err, where, "expected a row (array of numbers), found %s", json_kind(row));
       goto done;
     }
+  }
+  if (cp_lcp_init(out, (int)n) != 0) { cp_error_set(err, "", "out of memory"); goto done; }
+  for (size_t i = 0; i < n; i++) {
+    snprintf(where, sizeof where, "q[%zu]", i);
+    if (json_number(json_array_get(jq, i), &out->q[i])) {
+      cp_error_set(err, where, "expected a finite number, found %s",
+                   json_kind(json_array_get(jq, i)));
+      goto done;
+    }
+    json_t *row = json_array_get(jm, i);
     for (size_t j = 0; j < n; j++) {
       snprintf(where, sizeof where, "M[%zu][%zu]", i, j);
       if (json_number(json_array_get(row, j), &out->M[i + j * n])) {
@@ -119,12 +126,18 @@ done:
 
 /* ---------------------------------------------------------------- .dat -- */
 
-/* A whitespace tokenizer over a buffer that knows its line number. */
+/* A whitespace tokenizer over a buffer that knows its line number. Tokens
+ * are read in full: a number of up to CP_DAT_TOKEN_MAX - 1 characters is
+ * converted exactly as written (1e-1 followed by 70 zeros is 0.1, not a
+ * prefix of it); a longer token is an error naming its line. */
+enum { CP_DAT_TOKEN_MAX = 512 };
 typedef struct tok {
   const char *p, *end;
   int line;
   int tok_line;
-  char buf[64];
+  size_t tok_len;        /* full length of the last token */
+  char buf[CP_DAT_TOKEN_MAX];
+  char shown[48];        /* printable start of the token, for messages */
 } tok;
 
 static int tok_next(tok *t) {
@@ -134,15 +147,19 @@ static int tok_next(tok *t) {
   }
   if (t->p >= t->end) return 0;
   t->tok_line = t->line;
-  size_t k = 0;
-  while (t->p < t->end && !isspace((unsigned char)*t->p)) {
-    if (k + 1 < sizeof t->buf) t->buf[k++] = *t->p;
-    t->p++;
-  }
-  t->buf[k] = '\0';
-  /* The token may end up in an error message: keep it printable. */
-  for (size_t i = 0; i < k; i++)
-    if (!isprint((unsigned char)t->buf[i])) t->buf[i] = '?';
+  const char *start = t->p;
+  while (t->p < t->end && !isspace((unsigned char)*t->p)) t->p++;
+  size_t k = (size_t)(t->p - start);
+  t->tok_len = k;
+  size_t c = k < sizeof t->buf - 1 ? k : sizeof t->buf - 1;
+  memcpy(t->buf, start, c);
+  t->buf[c] = '\0';
+  /* The token may end up in an error message: keep it printable and short. */
+  size_t m = k < sizeof t->shown - 4 ? k : sizeof t->shown - 4;
+  for (size_t i = 0; i < m; i++)
+    t->shown[i] = isprint((unsigned char)start[i]) ? start[i] : '?';
+  if (m < k) memcpy(t->shown + m, "...", 3), m += 3;
+  t->shown[m] = '\0';
   return 1;
 }
 
@@ -153,15 +170,19 @@ static int tok_number(tok *t, double *v, const char *what, cp_error *err) {
     return cp_error_set(err, where, "unexpected end of file after this line: expected %s", what);
   }
   snprintf(where, sizeof where, "line %d", t->tok_line);
+  if (t->tok_len >= sizeof t->buf)
+    return cp_error_set(err, where, "expected %s, found a token of %zu characters "
+                        "(at most %d are read): '%s'", what, t->tok_len,
+                        CP_DAT_TOKEN_MAX - 1, t->shown);
   char *endp;
   errno = 0;
   *v = strtod(t->buf, &endp);
   if (*endp != '\0' || endp == t->buf)
-    return cp_error_set(err, where, "expected %s, found '%s'", what, t->buf);
+    return cp_error_set(err, where, "expected %s, found '%s'", what, t->shown);
   if (!isfinite(*v) || errno == ERANGE) {
     if (!(errno == ERANGE && fabs(*v) < 1.0)) /* underflow to ~0 is harmless */
       return cp_error_set(err, where, "expected %s, found the non-finite value '%s'",
-                          what, t->buf);
+                          what, t->shown);
   }
   return 0;
 }
@@ -172,7 +193,7 @@ static int tok_int(tok *t, long *v, const char *what, cp_error *err) {
   if (d != floor(d) || fabs(d) > 1e9) {
     char where[32];
     snprintf(where, sizeof where, "line %d", t->tok_line);
-    return cp_error_set(err, where, "expected %s (an integer), found '%s'", what, t->buf);
+    return cp_error_set(err, where, "expected %s (an integer), found '%s'", what, t->shown);
   }
   *v = (long)d;
   return 0;
@@ -185,9 +206,10 @@ int cp_lcp_parse_dat(const char *text, size_t len, cp_lcp *out,
   long n = 0, storage = 0, rows = 0, cols = 0, rows2 = 0, cols2 = 0;
   char where[32];
   if (tok_int(&t, &n, "the problem size n", err)) return -1;
-  if (n < 1 || n > 100000) {
+  if (n < 1 || n > CP_LCP_MAX_N) {
     snprintf(where, sizeof where, "line %d", t.tok_line);
-    return cp_error_set(err, where, "expected a problem size n >= 1, found %ld", n);
+    return cp_error_set(err, where, "expected a problem size n >= 1 (at most %d), found %ld",
+                        CP_LCP_MAX_N, n);
   }
   if (tok_int(&t, &storage, "the storage type (0 = dense)", err)) return -1;
   if (storage != 0) {
@@ -207,6 +229,17 @@ int cp_lcp_parse_dat(const char *text, size_t len, cp_lcp *out,
                         "inconsistent sizes: n = %ld but M is given as %ld x %ld and %ld x %ld",
                         n, rows, cols, rows2, cols2);
   }
+  /* n^2 + n numbers follow, each at least one character and a separator
+   * (the last needs no separator): check that the rest of the file can hold
+   * them before allocating n^2 doubles. (Small sizes are left to the
+   * token-by-token reader, whose message names the line where data ends.) */
+  const size_t need = (size_t)n * (size_t)n + (size_t)n, left = (size_t)(t.end - t.p);
+  if (need > 65536 && left / 2 + 1 < need) {
+    snprintf(where, sizeof where, "line %d", t.tok_line);
+    return cp_error_set(err, where,
+                        "n = %ld needs %zu numbers (M and q) but the rest of the file "
+                        "has only %zu bytes", n, need, left);
+  }
   if (cp_lcp_init(out, (int)n) != 0) return cp_error_set(err, "", "out of memory");
   char what[128];
   for (long k = 0; k < n * n; k++) {
@@ -222,10 +255,37 @@ int cp_lcp_parse_dat(const char *text, size_t len, cp_lcp *out,
 }
 
 int cp_lcp_parse(const char *text, size_t len, cp_lcp *out, cp_error *err) {
+  memset(out, 0, sizeof *out);
+  /* A UTF-8 byte-order mark is skipped (editors on some systems write one);
+   * UTF-16/32 text is named as such rather than misread. */
+  if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) {
+    text += 3;
+    len -= 3;
+  } else if (len >= 2 && (!memcmp(text, "\xFF\xFE", 2) || !memcmp(text, "\xFE\xFF", 2))) {
+    return cp_error_set(err, "line 1", "the file is UTF-16 (or UTF-32) text: save it as "
+                        "UTF-8 (a JSON LCP) or ASCII (a Siconos .dat file)");
+  }
   size_t i = 0;
   while (i < len && isspace((unsigned char)text[i])) i++;
-  if (i < len && (text[i] == '{' || text[i] == '[')) return cp_lcp_parse_json(text, len, out, err);
-  return cp_lcp_parse_dat(text, len, out, err);
+  if (i == len)
+    return cp_error_set(err, "line 1", "unexpected end of file: the file is empty; expected a JSON LCP "
+                        "{\"M\": ..., \"q\": ...} or a Siconos .dat file");
+  const unsigned char c = (unsigned char)text[i];
+  /* A .dat file starts with its size n (a number); anything that can start
+   * a JSON value is JSON, so that `null` or `"text"` get a JSON message. */
+  if (isdigit(c) || c == '+' || c == '-' || c == '.') return cp_lcp_parse_dat(text, len, out, err);
+  if (c == '{' || c == '[' || c == '"' || c == 't' || c == 'f' || c == 'n')
+    return cp_lcp_parse_json(text, len, out, err);
+  int line = 1;
+  for (size_t k = 0; k < i; k++) line += text[k] == '\n';
+  char where[32];
+  snprintf(where, sizeof where, "line %d", line);
+  if (isprint(c))
+    return cp_error_set(err, where, "unknown format: found '%c'; expected a JSON LCP "
+                        "(starting with '{') or a Siconos .dat file (starting with the size n)", c);
+  return cp_error_set(err, where, "unknown format: found the byte 0x%02X (binary data?); "
+                      "expected a JSON LCP (starting with '{') or a Siconos .dat file "
+                      "(starting with the size n)", c);
 }
 
 /* ------------------------------------------------------------- writers -- */

@@ -60,7 +60,11 @@
 #define DRIFT_TOL 1e-10       /* componentwise relative residual of B qbar = q */
 #define RCOND_MIN 1e-14       /* a basis below this is treated as singular */
 #define TIE_EPS 1e-12         /* relative width of a ratio-test tie */
-#define WARM_FEAS_TOL 1e-12   /* warm basis accepted as feasible (x |q|_inf) */
+#define QTIE_EPS 1e-10        /* error bound of basic values, x max |qbar| */
+#define SMALL_PIVOT 1e-9      /* pivots below this x column scale: refactor */
+#define SMALL_N_MAX 64        /* largest size the small path is built for */
+#define SMALL_N_AUTO 4        /* automatic crossover, measured (docs/solvers.md) */
+#define LEX_EPS 1e-11         /* error bound of B^-1 entries, x column max */
 
 /* SQLite-style coverage marker: counts how often a rare branch is taken. */
 #define testcase(ws, field) ((ws)->st.field++)
@@ -114,6 +118,14 @@ struct cp_lemke_ws {
   int z0row;               /* row of z0, -1 when nonbasic */
   int k;                   /* active columns */
   int nstarts;
+  int ties;                /* rows tied in the last ratio test (trace) */
+  double cscale;           /* scale of the last ratio test's column */
+  double qbmax;            /* max |qbar| after the last update */
+  double *tab;             /* [scap*(2 scap+1)] small path: dense tableau */
+  int scap;                /* largest n the small path can take */
+  int small;               /* 1 while a start runs on the dense tableau */
+  cp_lemke_trace_fn trace; /* per-pivot observer, NULL: none */
+  void *trace_ctx;
   int pps[LEMKE_MAX_STARTS];
   cp_lemke_stats st;
 };
@@ -127,6 +139,7 @@ cp_lemke_options cp_lemke_defaults(void) {
   o.seed = 1;
   o.pivot_tol = 1e-12;
   o.lexicographic = 1;
+  o.small_n = 0;
   o.check = cp_check_defaults();
   return o;
 }
@@ -144,8 +157,11 @@ cp_lemke_ws *cp_lemke_ws_create(int capacity) {
   ws->basic = malloc(sizeof(int) * c * 11);
   ws->ipiv = malloc(sizeof(lapack_int) * c * 2);
   ws->basis = calloc(2 * c, 1);
+  ws->scap = capacity < SMALL_N_MAX ? capacity : SMALL_N_MAX;
+  const size_t sc = (size_t)ws->scap;
+  ws->tab = malloc(sizeof(double) * sc * (2 * sc + 1));
   if (!ws->Bact || !ws->T1 || !ws->T2 || !ws->qbar || !ws->basic ||
-      !ws->ipiv || !ws->basis) {
+      !ws->ipiv || !ws->basis || !ws->tab) {
     cp_lemke_ws_destroy(ws);
     return NULL;
   }
@@ -180,6 +196,7 @@ void cp_lemke_ws_destroy(cp_lemke_ws *ws) {
   free(ws->basic);
   free(ws->ipiv);
   free(ws->basis);
+  free(ws->tab);
   free(ws);
 }
 
@@ -194,6 +211,12 @@ int cp_lemke_pivots_per_start(const cp_lemke_ws *ws, int *per_start, int cap) {
   int m = ws->nstarts < LEMKE_MAX_STARTS ? ws->nstarts : LEMKE_MAX_STARTS;
   for (int i = 0; i < m && i < cap; i++) per_start[i] = ws->pps[i];
   return ws->nstarts;
+}
+
+void cp_lemke_set_trace(cp_lemke_ws *ws, cp_lemke_trace_fn fn, void *ctx) {
+  if (!ws) return;
+  ws->trace = fn;
+  ws->trace_ctx = ctx;
 }
 
 void cp_lemke_get_stats(const cp_lemke_ws *ws, cp_lemke_stats *st) {
@@ -225,6 +248,7 @@ static inline double acol(const cp_lemke_ws *ws, const run *R, int v, int i) {
 
 /* Entry (r, c) of B^-1. */
 static inline double binv(const cp_lemke_ws *ws, int r, int c) {
+  if (ws->small) return ws->tab[(size_t)r + (size_t)c * (size_t)ws->n];
   const int s = ws->col_slot[c];
   if (s >= 0) return ws->Bact[(size_t)r + (size_t)s * (size_t)ws->n];
   return ws->wrow[c] == r ? 1.0 : 0.0;
@@ -266,6 +290,7 @@ static double entering_column(cp_lemke_ws *ws, const run *R, int v,
 /* qbar := B^-1 q. */
 static void recompute_qbar(cp_lemke_ws *ws, const run *R) {
   form_column(ws, R->q, 1.0, ws->qbar);
+  ws->qbmax = max_abs(R->n, ws->qbar);
 }
 
 /* Rebuilds the active block of B^-1 from the current basis (see the header
@@ -476,7 +501,14 @@ static int pivot(cp_lemke_ws *ws, const run *R, int r, int v,
     const double t = ws->qbar[r] / piv;
     double *restrict qb = ws->qbar;
     const double *restrict xr = x;
-    for (int i = 0; i < n; i++) qb[i] -= xr[i] * t;
+    uint64_t m = 0; /* max |qbar| for the ratio test, fused (bit patterns) */
+    for (int i = 0; i < n; i++) {
+      const double v = qb[i] - xr[i] * t;
+      qb[i] = v;
+      const uint64_t u = dbits(v) & 0x7FFFFFFFFFFFFFFFull;
+      m = u > m ? u : m;
+    }
+    ws->qbmax = bitsd(m);
   }
   /* Active set changes. Entering w_v: its column of B^-1 becomes e_r after
    * this pivot, drop it now. Leaving w_u: its column was e_r and becomes
@@ -541,28 +573,49 @@ static int pivot(cp_lemke_ws *ws, const run *R, int r, int v,
   return u == VZ0(n) ? -1 : vn;
 }
 
-/* Lexicographic minimum of the rows of B^-1 divided by div[r] over the
- * candidate rows cand[0..nc-1]. Returns the chosen row. */
+/* Lexicographic minimum of the rows of B^-1 divided by sg * col[r] over the
+ * candidate rows cand[0..nc-1]. Returns the chosen row.
+ *
+ * Entries of B^-1 that are zero in exact arithmetic come out of the rank-1
+ * updates as roundoff noise (1e-17 .. 1e-15 on the Siconos problem
+ * lcp_tobenna). Degenerate contact problems tie on whole leading columns
+ * whose true values are all zero, so the noise must not decide: each value
+ * v_t = B^-1[r_t, c] / (sg col[r_t]) carries an error bound
+ * e_t = LEX_EPS * |B^-1[:, c]|_inf / |col[r_t]| (the absolute error of an
+ * entry scales with its column, not with its own size), and a candidate
+ * stays tied while its interval [v_t - e_t, v_t + e_t] reaches below the
+ * smallest upper end. (The former rule compared the values relative to the
+ * largest of them, so a column of pure noise picked the most negative
+ * noise: on lcp_tobenna the first start left the exact path at pivot 54
+ * and wandered into the pivot cap.) If the noise bound ties rows through
+ * every column, the largest pivot is the stablest choice. */
 static int lex_min(cp_lemke_ws *ws, int nc, const double *col, double sg) {
   const int n = ws->n;
   int *cand = ws->cand, *keep = ws->cand2;
   for (int c = 0; c < n && nc > 1; c++) {
-    double vmin = INFINITY, vmax = 0.0;
+    const int sl = ws->small ? -1 : ws->col_slot[c];
+    const double cs =
+        ws->small ? max_abs(n, ws->tab + (size_t)c * (size_t)n)
+        : sl >= 0 ? max_abs(n, ws->Bact + (size_t)sl * (size_t)n) : 1.0;
+    const double del = LEX_EPS * cs;
+    double up = INFINITY;
     for (int t = 0; t < nc; t++) {
       const int r = cand[t];
-      const double v = binv(ws, r, c) / (sg * col[r]);
-      ws->lexv[t] = v;
-      if (v < vmin) vmin = v;
-      if (fabs(v) > vmax) vmax = fabs(v);
+      const double p = sg * col[r];
+      const double v = binv(ws, r, c) / p, e = del / p;
+      ws->lexv[t] = v - e;
+      if (v + e < up) up = v + e;
     }
-    const double tau = 1e-11 * vmax;
     int m = 0;
     for (int t = 0; t < nc; t++)
-      if (ws->lexv[t] <= vmin + tau) keep[m++] = cand[t];
+      if (ws->lexv[t] <= up) keep[m++] = cand[t];
     memcpy(cand, keep, sizeof(int) * (size_t)m);
     nc = m;
   }
-  return cand[0];
+  int best = cand[0];
+  for (int t = 1; t < nc; t++)
+    if (fabs(col[cand[t]]) > fabs(col[best])) best = cand[t];
+  return best;
 }
 
 /* Ratio test for the entering column ws->col (scale amax). Returns the pivot
@@ -574,33 +627,69 @@ static int ratio_test(cp_lemke_ws *ws, const run *R, double amax) {
   const double cmax = max_abs(n, col);
   if (!(cmax <= HUGE_VAL) || !(amax <= HUGE_VAL)) return -2; /* NaN */
   const double tol = R->pivot_tol * (amax > cmax ? amax : cmax);
-  /* t_i = max(qbar_i, 0) / col_i over col_i > tol, else +inf. Roundoff can
-   * leave a basic value slightly negative: it counts as 0, so degenerate
-   * ties stay exact ties. All t_i >= +0: reduce on the bit patterns. */
-  uint64_t tmin = dbits(HUGE_VAL);
+  ws->cscale = amax > cmax ? amax : cmax;
+  /* Basic values that are zero in exact arithmetic (degenerate rows) come
+   * out of the updates as roundoff of either sign, about 1e-15 of the
+   * largest basic value (3e-13 against 91 on a resting stack of 10 boxes).
+   * Each ratio is therefore an interval: num_i = max(qbar_i, 0) is known to
+   * within del, t_i in [(num_i - del) / col_i, (num_i + del) / col_i]; the
+   * rows whose interval reaches below the smallest upper end umin are tied
+   * and the lexicographic rule (or z0) chooses among them. (With a window
+   * that did not scale with 1/col_i, such noise decided between degenerate
+   * rows: the resting stack of 10 boxes left the exact path at pivot 101,
+   * noise 2.3e-13 against 2.6e-13 over col 0.003, and ended on a secondary
+   * ray.) A chosen row's ratio exceeds the smallest by at most 2 del / col_i:
+   * other basic values may go negative by roundoff-sized amounts, which
+   * count as 0 (and the final refinement and check see the truth). The
+   * noise grows along the path: 1e-11 of max |qbar| still let a 30-box
+   * stack wander; QTIE_EPS = 1e-10 and 1e-9 solve every resting and sliding
+   * stack of 1..30 boxes in one start (measured). All upper ends are >= +0:
+   * reduce on the bit patterns. */
+  const double qbm = ws->qbmax; /* max |qbar|, kept by the updates */
+  const double del = QTIE_EPS * (R->qscale > qbm ? R->qscale : qbm);
+  uint64_t umin = dbits(HUGE_VAL);
   for (int i = 0; i < n; i++) {
     const int ok = col[i] > tol;
     const double num = ok ? (qb[i] > 0.0 ? qb[i] : 0.0) : HUGE_VAL;
-    const double v = num / (ok ? col[i] : 1.0);
-    t[i] = v;
-    const uint64_t u = dbits(v);
-    tmin = u < tmin ? u : tmin;
+    const double up = (num + del) / (ok ? col[i] : 1.0);
+    /* t_i: the lower end, scaled by col_i (no second division). */
+    t[i] = ok ? num - del : NAN; /* NaN: never tied */
+    const uint64_t u = dbits(up);
+    umin = u < umin ? u : umin;
   }
-  const double theta = bitsd(tmin);
-  if (!(theta < HUGE_VAL)) return -1;
-  const double sc = R->qscale / cmax;
-  const double thr = theta + TIE_EPS * (theta > sc ? theta : sc);
+  const double upmin = bitsd(umin);
+  if (!(upmin < HUGE_VAL)) return -1;
+  const double thr = upmin + TIE_EPS * upmin;
   /* Usually one row attains the minimum: count (vectorised), then find it
-   * with an early-exit scan; collect the tied rows only when there are ties. */
+   * with an early-exit scan; collect the tied rows only when there are ties.
+   * Row i is tied when (num_i - del) / col_i <= thr, i.e. t_i <= thr col_i
+   * (col_i > 0 for every row with a finite t_i). */
   int nc = 0;
-  for (int i = 0; i < n; i++) nc += t[i] <= thr;
+  for (int i = 0; i < n; i++) nc += t[i] <= thr * col[i];
+  ws->ties = nc;
   if (nc <= 1) {
     for (int i = 0; i < n; i++)
-      if (t[i] <= thr) return i;
+      if (t[i] <= thr * col[i]) return i;
   }
+  /* Tied rows with a pivot below SMALL_PIVOT of the column's scale would
+   * make the next basis nearly singular (resting stacks: the normal forces
+   * of four coplanar corners are redundant, and their degenerate rows tie
+   * with entries of 1e-11); they are left out whenever a tied row with a
+   * sound pivot exists. */
+  const double big = SMALL_PIVOT * ws->cscale;
+  int nbig = 0;
   nc = 0;
   for (int i = 0; i < n; i++)
-    if (t[i] <= thr) ws->cand[nc++] = i;
+    if (t[i] <= thr * col[i]) {
+      ws->cand[nc++] = i;
+      nbig += col[i] >= big;
+    }
+  if (nbig > 0 && nbig < nc) {
+    int m = 0;
+    for (int c = 0; c < nc; c++)
+      if (col[ws->cand[c]] >= big) ws->cand[m++] = ws->cand[c];
+    nc = m;
+  }
   /* z0 among the tied rows: let it leave (ends the start with a solution). */
   if (ws->z0row >= 0)
     for (int c = 0; c < nc; c++)
@@ -629,6 +718,7 @@ static int first_row(cp_lemke_ws *ws, const run *R) {
   int nc = 0;
   for (int i = 0; i < n; i++)
     if (qb[i] < 0.0 && qb[i] / -col[i] <= theta + tau) ws->cand[nc++] = i;
+  ws->ties = nc;
   if (nc <= 1 || !R->lex) return nc >= 1 ? ws->cand[0] : best;
   testcase(ws, lex_ties);
   return lex_min(ws, nc, col, -1.0);
@@ -818,6 +908,25 @@ static int warm_inverse(cp_lemke_ws *ws, const run *R, int m) {
   return 0;
 }
 
+/* The end of a start at a complementary basis (zrow set): w_i = 0 where
+ * z_i is basic, the check, and if it fails an LU solve of the basis system
+ * M_ZZ z_Z = -q_Z and the check again. */
+static cp_lcp_status check_or_lu(cp_lemke_ws *ws, const run *R,
+                                 const cp_check_options *chk, double *z,
+                                 double *w, cp_lcp_info *info) {
+  const int n = R->n;
+  for (int j = 0; j < n; j++)
+    if (ws->zrow[j] >= 0) w[j] = 0.0; /* nonbasic: exactly zero */
+  if (cp_lcp_check(n, R->M, R->q, z, w, chk, info)) return CP_LCP_SOLVED;
+  const int mz = factor_mzz(ws, R, 0);
+  if (mz >= 0) {
+    solve_mzz(ws, R, mz, z, w);
+    ws->st.lu_polish = 1;
+    if (cp_lcp_check(n, R->M, R->q, z, w, chk, info)) return CP_LCP_SOLVED;
+  }
+  return CP_LCP_CHECK_FAILED;
+}
+
 /* Complementary basis reached: refine z against M and check. Falls back to
  * an LU solve of the basis system if refinement is not good enough. */
 static cp_lcp_status finish(cp_lemke_ws *ws, const run *R,
@@ -849,17 +958,137 @@ static cp_lcp_status finish(cp_lemke_ws *ws, const run *R,
     }
     eval_w(ws, R, z, w);
   }
-  for (int j = 0; j < n; j++)
-    if (ws->zrow[j] >= 0) w[j] = 0.0; /* nonbasic: exactly zero */
-  if (cp_lcp_check(n, R->M, R->q, z, w, chk, info)) return CP_LCP_SOLVED;
-  /* Fallback: an LU solve of the basis system M_ZZ z_Z = -q_Z. */
-  const int mz = factor_mzz(ws, R, 0);
-  if (mz >= 0) {
-    solve_mzz(ws, R, mz, z, w);
-    ws->st.lu_polish = 1;
-    if (cp_lcp_check(n, R->M, R->q, z, w, chk, info)) return CP_LCP_SOLVED;
+  return check_or_lu(ws, R, chk, z, w, info);
+}
+
+/* ----- the small path ------------------------------------------------- */
+
+/* z, w of the small path's complementary basis: z from the tableau, one
+ * step of iterative refinement with its B^-1 (as in finish()), w = M z + q;
+ * then the check, and the LU fallback of finish(). */
+static cp_lcp_status small_finish(cp_lemke_ws *ws, const run *R,
+                                  const cp_check_options *chk, double *z,
+                                  double *w, cp_lcp_info *info) {
+  const int n = R->n;
+  for (int i = 0; i < n; i++) ws->zrow[i] = ws->wrow[i] = -1;
+  for (int r = 0; r < n; r++) {
+    const int v = ws->basic[r];
+    if (v < n) ws->wrow[v] = r;
+    else ws->zrow[v - n] = r; /* z0 has left: every row is a w or a z */
   }
-  return CP_LCP_CHECK_FAILED;
+  read_iterate(ws, n, z, w);
+  eval_w(ws, R, z, w);
+  double rmax = 0.0;
+  for (int j = 0; j < n; j++)
+    if (ws->zrow[j] >= 0) rmax = fmax(rmax, fabs(w[j]));
+  if (rmax > 8.0 * DBL_EPSILON * R->qscale) {
+    for (int j = 0; j < n; j++) {
+      if (ws->zrow[j] < 0) continue;
+      const double rho = w[j], *b = ws->tab + (size_t)j * (size_t)n;
+      for (int i = 0; i < n; i++)
+        if (ws->zrow[i] >= 0) z[i] += b[ws->zrow[i]] * rho;
+    }
+    eval_w(ws, R, z, w);
+  }
+  return check_or_lu(ws, R, chk, z, w, info);
+}
+
+/* One cold start on the dense tableau [I, -M, -d] (rhs in qbar), for small
+ * n: the same decisions as run_start (first_row, ratio_test and lex_min read
+ * B^-1 from the tableau's w columns while ws->small is set), but a pivot is
+ * one plain loop over the tableau instead of the structured update with its
+ * bookkeeping and BLAS calls. Measured (docs/solvers.md): a few per cent
+ * faster on contact LCPs with n <= 4, no faster from n = 5 up (the
+ * structured form's O(n k) pivots win), hence SMALL_N_AUTO. No refactoring:
+ * small starts are short. Counts pivots in *piv. */
+static cp_lcp_status small_start(cp_lemke_ws *ws, const run *R,
+                                 const cp_check_options *chk, double *z,
+                                 double *w, cp_lcp_info *info, int *piv) {
+  const int n = R->n, ncol = 2 * n + 1, vz0 = VZ0(n);
+  const size_t ld = (size_t)n;
+  double *restrict T = ws->tab, *restrict qb = ws->qbar, *restrict pc = ws->col;
+  *piv = 0;
+  memset(T, 0, sizeof(double) * ld * ld);
+  for (int i = 0; i < n; i++) {
+    T[(size_t)i + (size_t)i * ld] = 1.0;
+    ws->basic[i] = i;
+    T[(size_t)i + (size_t)vz0 * ld] = -ws->d[i];
+    qb[i] = R->q[i];
+    pc[i] = -ws->d[i];
+  }
+  for (size_t j = 0; j < ld; j++)
+    for (size_t i = 0; i < ld; i++) T[i + (ld + j) * ld] = -R->M[i + j * ld];
+  ws->z0row = -1;
+  int v = vz0;
+  int r = first_row(ws, R);
+  if (r < 0) {
+    snprintf(R->reason, sizeof info->reason, "non-finite data at the start");
+    return CP_LCP_NUMERICAL;
+  }
+  for (;;) {
+    if (ws->trace) {
+      const cp_lemke_step step = {ws->nstarts, *piv, v, ws->basic[r], r,
+                                  ws->ties};
+      ws->trace(ws->trace_ctx, &step);
+    }
+    const double p = pc[r];
+    if (!isfinite(p) || p == 0.0) {
+      snprintf(R->reason, sizeof info->reason,
+               "zero or non-finite pivot at pivot %d", *piv);
+      return CP_LCP_NUMERICAL;
+    }
+    const double inv = 1.0 / p;
+    for (int j = 0; j < ncol; j++) {
+      double *restrict tj = T + (size_t)j * ld;
+      const double t = tj[r];
+      if (t == 0.0) continue; /* most unit columns of basic variables */
+      const double f = t * inv;
+      for (int i = 0; i < n; i++) tj[i] -= pc[i] * f;
+      tj[r] = f;
+    }
+    {
+      const double f = qb[r] * inv;
+      for (int i = 0; i < n; i++) qb[i] -= pc[i] * f;
+      qb[r] = f;
+      ws->qbmax = max_abs(n, qb);
+    }
+    ++*piv;
+    const int u = ws->basic[r];
+    ws->basic[r] = v;
+    if (v == vz0) ws->z0row = r;
+    if (u == vz0) return small_finish(ws, R, chk, z, w, info);
+    if (*piv >= R->cap) {
+      snprintf(R->reason, sizeof info->reason, "pivot cap %d reached", R->cap);
+      return CP_LCP_PIVOT_CAP;
+    }
+    v = u < n ? u + n : u - n;
+    memcpy(pc, T + (size_t)v * ld, sizeof(double) * ld);
+    const double amax =
+        v < n ? 1.0 : max_abs(n, R->M + (size_t)(v - n) * ld);
+    r = ratio_test(ws, R, amax);
+    if (r == -1) {
+      snprintf(R->reason, sizeof info->reason,
+               "secondary ray at pivot %d (entering %c%d)", *piv,
+               v < n ? 'w' : 'z', (v < n ? v : v - n) + 1);
+      return CP_LCP_SECONDARY_RAY;
+    }
+    if (r < 0) {
+      snprintf(R->reason, sizeof info->reason,
+               "non-finite entering column at pivot %d", *piv);
+      return CP_LCP_NUMERICAL;
+    }
+  }
+}
+
+/* The small path's iterate (for a failed start's diagnosis). */
+static void small_iterate(const cp_lemke_ws *ws, int n, double *z, double *w) {
+  memset(z, 0, sizeof(double) * (size_t)n);
+  memset(w, 0, sizeof(double) * (size_t)n);
+  for (int r = 0; r < n; r++) {
+    const int v = ws->basic[r];
+    if (v < n) w[v] = ws->qbar[r];
+    else if (v < 2 * n) z[v - n] = ws->qbar[r];
+  }
 }
 
 /* One start from the basis already set up in ws (z0 about to enter with
@@ -885,6 +1114,11 @@ static cp_lcp_status run_start(cp_lemke_ws *ws, const run *R,
       read_iterate(ws, n, z, w);
       return CP_LCP_NUMERICAL;
     }
+    if (ws->trace) {
+      const cp_lemke_step step = {ws->nstarts, *piv, v, ws->basic[r], r,
+                                  ws->ties};
+      ws->trace(ws->trace_ctx, &step);
+    }
     int vn = pivot(ws, R, r, v, &amax);
     ++*piv;
     if (vn < 0) return finish(ws, R, chk, z, w, info);
@@ -905,6 +1139,19 @@ static cp_lcp_status run_start(cp_lemke_ws *ws, const run *R,
       }
     }
     r = ratio_test(ws, R, amax);
+    /* A tiny pivot, or no pivot at all (a secondary ray), may be an
+     * artefact of the error accumulated in B^-1 by the rank-1 updates: a
+     * zero entry of the entering column that came out as 1e-11 of its scale
+     * (resting stacks of 30 boxes with exact ties did this and blew B^-1 up
+     * to 1e12). Before acting on one, rebuild B^-1 from the basis, recompute
+     * qbar and the column, and redo the ratio test; what survives is real. */
+    if ((r == -1 || (r >= 0 && fabs(ws->col[r]) < SMALL_PIVOT * ws->cscale)) &&
+        ws->k > 0 && refactor(ws, R) == 0) {
+      testcase(ws, pivot_refactors);
+      recompute_qbar(ws, R);
+      amax = entering_column(ws, R, v, ws->col);
+      r = ratio_test(ws, R, amax);
+    }
     if (r == -1) {
       snprintf(R->reason, sizeof info->reason,
                "secondary ray at pivot %d (entering %c%d)", *piv,
@@ -946,8 +1193,11 @@ cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M,
              "problem size %d exceeds the workspace capacity %d", n, ws->cap);
     return info->status = CP_LCP_NOMEM;
   }
-  cp_lemke_options def = cp_lemke_defaults();
-  if (!opt) opt = &def;
+  cp_lemke_options def;
+  if (!opt) {
+    def = cp_lemke_defaults();
+    opt = &def;
+  }
   ws->n = n;
   run R;
   R.n = n;
@@ -990,6 +1240,10 @@ cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M,
     return info->status = CP_LCP_CHECK_FAILED;
   }
 
+  /* Cold starts of small problems run on the dense tableau. */
+  const int small_n = opt->small_n < 0   ? 0
+                      : opt->small_n > 0 ? (opt->small_n < ws->scap ? opt->small_n : ws->scap)
+                      : (SMALL_N_AUTO < ws->scap ? SMALL_N_AUTO : ws->scap);
   uint64_t rng = opt->seed;
   const int restarts = opt->restarts > 0 ? opt->restarts : 0;
   cp_lcp_status st = CP_LCP_NUMERICAL;
@@ -1000,11 +1254,23 @@ cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M,
     if (s == 0 && warm) {
       if (warm_basis(ws, &R, warm, z, w) == 0) {
         /* The warm basis may already be feasible (up to roundoff): then
-         * (z, w) from its LU solve is the answer, no pivot and no inverse. */
+         * (z, w) from its LU solve is the answer, no pivot and no inverse.
+         * "Up to roundoff" is the ratio test's noise bound: a degenerate
+         * basic value of a resting stack comes out of the LU solve as
+         * -2.5e-10 against max 98 (20 boxes; M_ZZ of coplanar corners is
+         * ill-conditioned). The check below still decides. */
         double m = INFINITY;
         for (int i = 0; i < n; i++) m = fmin(m, ws->qbar[i]);
-        if (m >= -WARM_FEAS_TOL * R.qscale) {
+        if (m >= -QTIE_EPS * fmax(R.qscale, max_abs(n, ws->qbar))) {
           ws->st.lu_polish = 1;
+          /* Basic values inside the noise bound are degenerate zeros:
+           * report them as 0 (the row-by-row check judges a negative z by
+           * the rows it moves, and a -2.5e-10 force on a stiff column moves
+           * them by more than their tolerance). */
+          for (int i = 0; i < n; i++) {
+            if (z[i] < 0.0) z[i] = 0.0;
+            if (w[i] < 0.0) w[i] = 0.0;
+          }
           if (cp_lcp_check(n, M, q, z, w, chk, info)) {
             ws->pps[ws->nstarts++] = 0;
             info->starts = ws->nstarts;
@@ -1033,7 +1299,16 @@ cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M,
       }
     }
     int piv = 0;
-    st = run_start(ws, &R, chk, z, w, info, &piv);
+    if (!ready && n <= small_n) {
+      testcase(ws, small_starts);
+      ws->small = 1;
+      st = small_start(ws, &R, chk, z, w, info, &piv);
+      ws->small = 0;
+      if (st != CP_LCP_SOLVED && st != CP_LCP_CHECK_FAILED)
+        small_iterate(ws, n, z, w);
+    } else {
+      st = run_start(ws, &R, chk, z, w, info, &piv);
+    }
     if (ws->nstarts < LEMKE_MAX_STARTS) ws->pps[ws->nstarts] = piv;
     ws->nstarts++;
     info->iterations += piv;

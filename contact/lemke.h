@@ -13,6 +13,21 @@
 /// lexicographically (rows of [q̄, B^-1] divided by the pivot column), so
 /// degenerate problems cannot cycle.
 ///
+/// Ties in floating point. Values that are equal or zero in exact arithmetic
+/// come out of the updates with roundoff, so every comparison carries an
+/// error bound: a basic value is known to 1e-10 max(|q|, |q̄|), an entry of
+/// B^-1 to 1e-11 of its column's largest entry; rows tie while their
+/// intervals overlap. Among tied rows z0 leaves first; rows whose pivot is
+/// below 1e-9 of the column's scale are passed over when a sound one is tied;
+/// before acting on such a tiny pivot or on a secondary ray, B^-1 is rebuilt
+/// from the basis and the test redone. Measured against an exact (rational)
+/// lexicographic Lemke: the first start follows the exact path wherever the
+/// data make ties exact (docs/solvers.md).
+///
+/// Small problems: cold starts with n <= small_n (default: the measured
+/// crossover, 4) run the same decisions on a dense tableau held in the
+/// workspace. (The structured form is as fast from n = 5 up.)
+///
 /// Restart protocol (paper §6): after a secondary ray or the pivot cap (or a
 /// numerical failure, or an answer that fails the check), up to `restarts`
 /// further starts with covering vectors drawn uniformly from [0.1, 1.1)^n by a
@@ -46,11 +61,16 @@ typedef struct cp_lemke_options {
   uint64_t seed;       ///< seed of the restart covering vectors (default 1)
   double pivot_tol;    ///< smallest |pivot| accepted (default 1e-12, relative)
   int lexicographic;   ///< 1: lexicographic ratio test (default); 0: plain
+  int small_n;         ///< cold starts of problems of size <= small_n run
+                       ///< on a dense tableau (same decisions, cheaper at
+                       ///< small n); 0 = automatic (the measured crossover),
+                       ///< -1 = never; at most 64
   cp_check_options check; ///< acceptance check
 } cp_lemke_options;
 
 /// Defaults: cover NULL (ones), max_pivots 0 (automatic), restarts 3, seed 1,
-/// pivot_tol 1e-12, lexicographic 1, check = cp_check_defaults().
+/// pivot_tol 1e-12, lexicographic 1, small_n 0 (automatic), check =
+/// cp_check_defaults().
 cp_lemke_options cp_lemke_defaults(void);
 
 typedef struct cp_lemke_ws cp_lemke_ws;
@@ -84,7 +104,27 @@ typedef struct cp_lemke_stats {
   int refactors;       ///< re-factorisations of the basis (drift control)
   int warm_fallbacks;  ///< warm bases rejected as singular (cold start used)
   int lu_polish;       ///< 1: final z came from an LU solve of its basis
+  int pivot_refactors; ///< re-factorisations before a tiny pivot or a ray
+  int small_starts;    ///< starts run on the small path's dense tableau
 } cp_lemke_stats;
+
+/// One pivot, as seen by a trace observer. Variables are numbered w_i = i,
+/// z_i = n + i, z0 = 2n.
+typedef struct cp_lemke_step {
+  int start;     ///< 0 for the first start
+  int pivot;     ///< pivot number within the start, from 0
+  int entering;  ///< variable entering the basis
+  int leaving;   ///< variable leaving it
+  int row;       ///< tableau row of the pivot
+  int ties;      ///< rows tied in the ratio test (1: no tie)
+} cp_lemke_step;
+
+typedef void (*cp_lemke_trace_fn)(void *ctx, const cp_lemke_step *step);
+
+/// Installs an observer called before every pivot of later solves (NULL
+/// removes it). For tests and diagnosis: comparing the path with an exact
+/// one. Costs one branch per pivot when absent.
+void cp_lemke_set_trace(cp_lemke_ws *ws, cp_lemke_trace_fn fn, void *ctx);
 
 /// Copies the counters of the last solve into *st.
 void cp_lemke_get_stats(const cp_lemke_ws *ws, cp_lemke_stats *st);

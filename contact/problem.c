@@ -608,6 +608,42 @@ cp_lcp_status cp_problem_solve(const cp_system *sys,
     st = refine_sliding(&x, &lay, pc, order, rank, k, tol_a, opt, M, q, z, w, ws, res);
     if (st != CP_LCP_SOLVED) goto done;
   }
+  /* The contact-level check (issue 12): whatever the LCP's own check
+   * accepted, a "solved" answer never shows bodies accelerating into each
+   * other (a_n < 0; c_n >= 0 is z >= 0, which the LCP check covers), judged
+   * against the contact's own row of a = A c + b: tol_j = rel_tol (|A_j||c| + |b_j|) plus
+   * rounding (64 m eps (|A_j|_1 |c|_inf + |b|_inf)). An ill-scaled LCP (mu = 1e12, a point far from its body) can
+   * pass the LCP check row by row and still give such an answer. */
+  {
+    double cmax = 0.0, bmax_all = 0.0;
+    for (int i = 0; i < ma; i++) {
+      cmax = fmax(cmax, fabs(x.c[i]));
+      bmax_all = fmax(bmax_all, fabs(cs.b[i]));
+    }
+    for (int j = 0; j < nc; j++) {
+      const int r = 3 * j;
+      double sc = fabs(cs.b[r]), l1 = 0.0;
+      for (int i = 0; i < ma; i++) {
+        const double aij = fabs(cs.A[r + (size_t)i * (size_t)ma]);
+        sc += aij * fabs(x.c[i]);
+        l1 += aij;
+      }
+      /* plus rounding: b itself is a sum of terms (G^T H^-1 f + k) whose
+       * size b's largest entry stands for, so a normal that b says is
+       * exactly 0 (a block falling between walls) may read -1e-15. */
+      const double tol = opt->rel_tol * sc +
+                         64.0 * ma * 2.220446049250313e-16 * (l1 * cmax + bmax_all);
+      const double an = x.a[r];
+      if (!(an >= -tol)) {
+        char why[160];
+        snprintf(why, sizeof why, "contact %d: normal acceleration into the other body %.3g "
+                 "(tolerance %.3g): the LCP's answer fails the contact check (badly scaled "
+                 "data?)", j, an, tol);
+        st = fail(res, CP_LCP_CHECK_FAILED, why);
+        goto done;
+      }
+    }
+  }
   /* Effort-driven joints report their given effort. */
   for (int r = 0; r < sys->n_l; r++)
     if (!driven[6 * nobj + r]) res->effort[6 * nobj + r] = sys->tau[r];

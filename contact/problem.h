@@ -1,5 +1,5 @@
 /// \file contact/problem.h
-/// The contact problem of formulation.md §1-§4: given a system's state
+/// The contact problem of docs/math.md §1-§4: given a system's state
 /// (models/system.h: H, f, G, k, the sliding/rolling split), predict the
 /// contact forces, contact accelerations, body and joint accelerations and
 /// the efforts of acceleration-driven joints, with the LCP deciding which

@@ -1,5 +1,5 @@
 /// \file contact/pyramid.h
-/// The friction-pyramid LCP of formulation.md §4 (paper eqs. 35-39, 52), built
+/// The friction-pyramid LCP of docs/math.md §4 (paper eqs. 35-39, 52), built
 /// from the contact-space quantities a = A c + b.
 ///
 /// Contact-space layout: contact j owns rows/columns 3j (normal n), 3j+1

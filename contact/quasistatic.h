@@ -1,5 +1,5 @@
 /// \file contact/quasistatic.h
-/// The quasistatic contact problem (formulation.md §4, last paragraph; paper
+/// The quasistatic contact problem (docs/math.md §4, last paragraph; paper
 /// §2.5 and its reference [22]): inertia dropped, the free objects stay in
 /// force balance while the manipulators move kinematically with their given
 /// joint rates l' (the scene's joint "velocity"); the unknowns are the

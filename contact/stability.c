@@ -745,7 +745,7 @@ cp_stability_kind cp_stability_decide(const cp_system *sys,
   res->torsion = calloc((size_t)(nc > 0 ? nc : 1), sizeof(double));
   res->udot = calloc((size_t)(nu > 0 ? nu : 1), sizeof(double));
   res->motion_force = calloc((size_t)(3 * nc > 0 ? 3 * nc : 1), sizeof(double));
-  stab S = {0}; // zeroed: GCC -O3 sees stab_free reach members stab_make may not set
+  stab S = {0}; /* stab_free is safe before stab_make ran (out of memory) */
   double *c = NULL;
   if (!res->force || !res->torsion || !res->udot || !res->motion_force ||
       stab_make(&S, sys, opt->mu_torsion) ||

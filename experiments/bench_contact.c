@@ -17,39 +17,11 @@
 #include "contact/pyramid.h"
 #include "contact/solve.h"
 #include "experiments/bench_util.h"
+#include "experiments/stacklcp.h"
 #include "models/scene.h"
 #include "models/system.h"
 
 
-
-/* A stack of n boxes 0.2 x 0.2 x 0.1 (1 kg) on a table; when `sliding`, box
- * i moves at 0.1 m/s along x when i is odd, so the contacts above and below
- * it slide; otherwise everything is at rest and every contact rolls. */
-static char *stack_scene(int n, int sliding) {
-  size_t cap = 4096 + (size_t)n * 1024;
-  char *s = malloc(cap), *p = s;
-  p += sprintf(p, "{\"gravity\": [0, 0, -9.81], \"friction\": {\"default\": 0.5},"
-                  " \"bodies\": [{\"name\": \"table\", \"fixed\": true, \"shape\":"
-                  " {\"type\": \"plane\", \"normal\": [0, 0, 1], \"offset\": 0}}");
-  for (int i = 0; i < n; i++)
-    p += sprintf(p, ", {\"name\": \"b%d\", \"mass\": 1, \"shape\": {\"type\": \"box\","
-                    " \"size\": [0.2, 0.2, 0.1]}, \"position\": [0, 0, %.17g],"
-                    " \"velocity\": [%g, 0, 0]}",
-                 i, 0.05 + 0.1 * i, sliding && i % 2 ? 0.1 : 0.0);
-  p += sprintf(p, "], \"contacts\": [");
-  for (int i = 0; i < n; i++)
-    for (int c = 0; c < 4; c++) {
-      double x = c & 1 ? 0.1 : -0.1, y = c & 2 ? 0.1 : -0.1;
-      char below[16];
-      if (i == 0) snprintf(below, sizeof below, "table");
-      else snprintf(below, sizeof below, "b%d", i - 1);
-      p += sprintf(p, "%s{\"a\": \"b%d\", \"b\": \"%s\", \"point\": [%g, %g, %.17g],"
-                      " \"normal\": [0, 0, 1], \"tangent\": [1, 0, 0]}",
-                   i || c ? ", " : "", i, below, x, y, 0.1 * i);
-    }
-  sprintf(p, "]}");
-  return s;
-}
 
 int main(void) {
   openblas_set_num_threads(1);
@@ -70,7 +42,8 @@ int main(void) {
   int fail = 0;
   for (size_t k = 0; k < 2 * sizeof sizes / sizeof *sizes; k++) {
     int n = sizes[k % (sizeof sizes / sizeof *sizes)], sliding = k >= sizeof sizes / sizeof *sizes;
-    char *text = stack_scene(n, sliding);
+    /* boxes 0.2 x 0.2 x 0.1 (1 kg), mu 0.5 */
+    char *text = cp_stack_scene(n, 0.2, 0.1, 0.5, sliding);
     double *tp = malloc(sizeof(double) * reps), *tf = malloc(sizeof(double) * reps),
            *ts = malloc(sizeof(double) * reps), *tsys = malloc(sizeof(double) * reps),
            *tab = malloc(sizeof(double) * reps);

@@ -15,7 +15,7 @@ void cp_gen_monotone(int n, uint64_t seed, double *M, double *q, double *zstar);
 /// Size of the contact-like LCP of cp_gen_contact_like: ns + 5 (nc - ns).
 int cp_gen_contact_like_size(int nc, int ns);
 
-/// Contact-like pyramid LCP (formulation.md §4): nb free bodies (6 dof each,
+/// Contact-like pyramid LCP (docs/math.md §4): nb free bodies (6 dof each,
 /// unit-ish random masses and inertias), nc contacts at random points with
 /// random frames, G built as in formulation §2, A = G^T H^-1 G, b random
 /// (gravity-like: mostly pulling contacts together), the first ns contacts

@@ -23,7 +23,7 @@
 /// problems that mirror the paper's Tables 2-4 also nb and nS) is met
 /// exactly: attempts that miss it are discarded (deterministically).
 ///
-/// The scene is JSON (interfaces.md §2, explicit contact list, joint efforts
+/// The scene is JSON (docs/formats.md §2, explicit contact list, joint efforts
 /// and velocities included) and is turned into the LCP only through the real
 /// pipeline: cp_scene_parse (which checks that the normal speeds are zero),
 /// cp_system_build, cp_contact_space_build, cp_pyramid_build -- the same
@@ -262,7 +262,7 @@ typedef struct cp_paper_row {
   cp_paper_unique unique;
   cp_paper_unique_why unique_why;
   int unique_hit_limit;      ///< 1: a limit stopped the search
-  /* diagnostics (formulation.md §5): Theorem 1's assumptions */
+  /* diagnostics (docs/math.md §5): Theorem 1's assumptions */
   int jacobian_rank;
   int full_rank;
   double friction_bound;     ///< Proposition 3's mu_bar (INFINITY: nothing slides)

@@ -269,7 +269,7 @@ int cp_paper_run_dataset(const cp_paper_problem *p, int j, const cp_paper_option
   double *zL = buf, *wL = zL + n, *zF = wL + n, *wF = zF + n, *zA = wF + n, *wA = zA + n;
   double *zC = wA + n, *wC = zC + n, *zP = wC + n, *wP = zP + n;
 
-  /* Theorem 1's assumptions (formulation.md §5 diagnostics). */
+  /* Theorem 1's assumptions (docs/math.md §5 diagnostics). */
   for (int c = 0; c < nc; c++) sl[c] = (unsigned char)in.sys.sliding[c];
   cp_contact_diag diag;
   if (cp_contact_diagnostics(&in.cs, sl, in.sys.mu, &diag) == 0) {

@@ -3,7 +3,7 @@
 /// forward kinematics, point Jacobians and their velocity-product terms, the
 /// joint-space mass matrix (composite-rigid-body algorithm) and the bias
 /// efforts (recursive Newton-Euler) -- the manipulator parts of
-/// formulation.md §1-§2.
+/// docs/math.md §1-§2.
 ///
 /// Trees. Each joint i has a parent joint p(i) < i, or -1 for the base
 /// (joints are stored parents first). `parent` NULL means a serial chain,
@@ -60,7 +60,7 @@
 ///     v_i   = v_{i-1} + w_{i-1} x (o_i - o_{i-1}) [+ a_i l'_i if prismatic]
 ///
 /// Velocity-product ("bias") accelerations, i.e. accelerations with l'' = 0
-/// (the Jdot l' terms of formulation.md §2's k):
+/// (the Jdot l' terms of docs/math.md §2's k):
 ///
 ///     dw_i  = dw_{i-1} + w_{i-1} x a_i l'_i           (revolute; prismatic: dw_{i-1})
 ///     dv_i  = dv_{i-1} + dw_{i-1} x d + w_{i-1} x (w_{i-1} x d)

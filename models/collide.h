@@ -2,10 +2,10 @@
 /// Contact points between two posed shapes (models/shape.h), computed with the
 /// collision library of ODE (Open Dynamics Engine, linked privately: no ODE
 /// type appears here). This is the geometric half of `"contacts": "auto"`
-/// (interfaces.md §2); deciding which pairs to test and what to do with deep
+/// (docs/formats.md §2); deciding which pairs to test and what to do with deep
 /// penetration is the caller's business.
 ///
-/// Conventions (interfaces.md §2):
+/// Conventions (docs/formats.md §2):
 ///   - a shape is centred at its object's position x with its axes along R(q)
 ///     (q = [w, x, y, z], normalised here); cylinder and capsule axes are the
 ///     local z axis; a plane {y : N.y = offset} is given in the object's frame

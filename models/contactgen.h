@@ -1,5 +1,5 @@
 /// \file models/contactgen.h
-/// Automatic contacts (`"contacts": "auto"`, the default; interfaces.md §2):
+/// Automatic contacts (`"contacts": "auto"`, the default; docs/formats.md §2):
 /// the one function that turns a scene's geometry at its current state into
 /// its contact list. The geometry of each pair is models/collide.h's; this
 /// module decides which pairs to test, names and orders the contacts, gives
@@ -32,7 +32,7 @@
 /// A cheap bounding-sphere test (plane: none) skips pairs farther apart than
 /// touch_tol before the exact test.
 ///
-/// Each contact (formulation.md §2):
+/// Each contact (docs/math.md §2):
 ///   a, b   if exactly one of the pair is a fixed body, b is that body and a
 ///          the moving one; otherwise a is the one earlier in object order.
 ///          The normal n points from b into a (cp_collide_pair's n with the

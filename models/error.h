@@ -19,10 +19,17 @@ typedef struct cp_error {
 int cp_error_set(cp_error *err, const char *where, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/// Reads a whole file into a NUL-terminated malloc'd buffer (*len bytes,
-/// the NUL not counted). Returns NULL with *err set ("cannot open PATH:
-/// REASON" or "cannot read PATH") on failure. The one file reader of
-/// complan's parsers and command line.
+/// Largest input file complan reads: 256 MiB (docs/ranges.md). Scene, URDF
+/// and LCP files are far smaller; the cap keeps a wrong path from filling
+/// memory.
+#define CP_READ_FILE_MAX (256 << 20)
+
+/// Reads a whole REGULAR file into a NUL-terminated malloc'd buffer (*len
+/// bytes, the NUL not counted). Directories, FIFOs, devices (/dev/zero) and
+/// sockets are refused without reading (a FIFO without a writer does not
+/// block), as are files above CP_READ_FILE_MAX. Returns NULL with *err set
+/// ("cannot open PATH: REASON" or "cannot read PATH: REASON") on failure.
+/// The one file reader of complan's parsers and command line.
 #include <stddef.h>
 char *cp_read_file(const char *path, size_t *len, cp_error *err);
 

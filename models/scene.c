@@ -1,4 +1,5 @@
 #include "models/scene.h"
+#include "models/ranges.h"
 
 #include <errno.h>
 #include <math.h>
@@ -1238,6 +1239,8 @@ int cp_scene_parse_geometry(const char *text, size_t len, const char *base_dir,
   json_t *root;
   if (cp_json_parse(text, len, &root, err)) return -1;
   int rc = parse_scene(root, opts, base_dir, scene, err);
+  /* Physical values outside their sensible ranges (models/ranges.h). */
+  if (!rc) rc = cp_scene_check_ranges(scene, root, err);
   json_decref(root);
   if (!rc && base_dir && !(scene->base_dir = dupstr(base_dir)))
     rc = cp_error_set(err, "", "out of memory");

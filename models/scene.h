@@ -1,12 +1,14 @@
 /// \file models/scene.h
-/// A scene (interfaces.md §2): free and fixed bodies, manipulator chains and
+/// A scene (docs/formats.md §2): free and fixed bodies, manipulator chains and
 /// an explicit contact list, with its state (poses, velocities, joint
 /// positions and rates) and inputs (gravity, joint efforts or accelerations,
 /// friction). Parsed from JSON and checked; every number that gets past
 /// cp_scene_parse is finite and physically meaningful.
 ///
-/// What the parser accepts and decides (beyond interfaces.md §2):
-/// - Top-level keys: gravity (default [0, 0, -9.81]), friction, bodies,
+/// What the parser accepts and decides (beyond docs/formats.md §2):
+/// - Top-level keys: gravity (default [0, 0, -9.81]), friction, restitution
+///   ({"default": e, "pairs": [{a, b, e}]}, e in [0, 1], default 0: Newton
+///   restitution of generated contacts, matched like friction), bodies,
 ///   manipulators, contacts, velocity_tolerance (default 1e-6 m/s, > 0),
 ///   penetration_tolerance (default 1e-4 m, >= 0: the deepest overlap that
 ///   automatic contacts accept), touch_tolerance (default 1e-6 m, >= 0: the
@@ -29,7 +31,7 @@
 /// - The contact tangent when none is given: the world axis e least aligned
 ///   with n (first of x, y, z on ties), t = normalise(e - (e.n) n); o = n x t.
 /// - Joints: at most one of "effort" and "acceleration"; when neither is given
-///   the joint is effort-driven with zero effort (formulation.md §1 default).
+///   the joint is effort-driven with zero effort (docs/math.md §1 default).
 ///   Optional "limits": {"lower", "upper", "effort", "velocity"} (all
 ///   optional; lower and upper go together, lower <= upper; effort and
 ///   velocity >= 0, 0 when absent) sets cp_joint.has_limits, lower, upper,
@@ -75,7 +77,7 @@
 ///   pose and joint limits as "shape_origin" and "limits" would. URDF errors are reported at `manipulators[i].urdf` with the
 ///   URDF file, line and element in the message.
 /// - After kinematics, every contact's normal relative speed must be within
-///   velocity_tolerance of zero (formulation.md §2), unless
+///   velocity_tolerance of zero (docs/math.md §2), unless
 ///   cp_scene_options.check_normal_speed is 0 (impact problems, time
 ///   stepping). The error is at `contacts[j]` and gives j and the speed (for
 ///   automatic contacts at `contacts`, naming the generated contact's index

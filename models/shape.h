@@ -8,7 +8,7 @@
 /// axes.
 ///
 /// Uniform-density inertias about the centre of mass, body frame, mass m
-/// (formulation.md §1 needs I_i; interfaces.md §2 makes these the default):
+/// (docs/math.md §1 needs I_i; docs/formats.md §2 makes these the default):
 ///
 ///     box (full extents a, b, c):  m/12 diag(b^2 + c^2, a^2 + c^2, a^2 + b^2)
 ///     sphere (radius r):           2/5 m r^2 I3

@@ -1,5 +1,5 @@
 /// \file models/system.h
-/// The whole-system quantities of formulation.md §1-§2 for a scene and its
+/// The whole-system quantities of docs/math.md §1-§2 for a scene and its
 /// contact list, everything the contact layer needs and nothing it computes
 /// (models/ never calls a solver):
 ///

@@ -1,9 +1,14 @@
 #include "planner/cli.h"
 
 #include <cblas.h>
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "contact/glpkout.h"
 #include "planner/output.h"
 
 static const char usage[] =
@@ -45,6 +50,77 @@ const char *cp_cli_flag_value(int argc, char **argv, int *i, const char *flag,
     return NULL;
   }
   return argv[++*i];
+}
+
+/* strtol and friends skip leading spaces and accept '+', hexadecimal, inf
+ * and nan, and strtoull wraps "-1" to 2^64 - 1: all of that is refused here
+ * before they are called. */
+static int plain_integer(const char *s, int allow_minus) {
+  if (!s) return 0;
+  if (allow_minus && *s == '-') s++;
+  if (!*s) return 0;
+  for (; *s; s++)
+    if (!isdigit((unsigned char)*s)) return 0;
+  return 1;
+}
+
+int cp_parse_int(const char *s, long lo, long hi, long *out) {
+  if (!plain_integer(s, 1)) return -1;
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (*end || errno == ERANGE || v < lo || v > hi) return -1;
+  *out = v;
+  return 0;
+}
+
+int cp_parse_u64(const char *s, uint64_t *out) {
+  if (!plain_integer(s, 0)) return -1;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (*end || errno == ERANGE || v > UINT64_MAX) return -1;
+  *out = (uint64_t)v;
+  return 0;
+}
+
+int cp_parse_double(const char *s, double lo, double hi, double *out) {
+  if (!s || !*s) return -1;
+  /* digits, one '.', an exponent: [-]D*[.D*][(e|E)[+|-]D+] with a digit */
+  const char *p = s;
+  int digits = 0;
+  if (*p == '-') p++;
+  while (isdigit((unsigned char)*p)) p++, digits++;
+  if (*p == '.') {
+    p++;
+    while (isdigit((unsigned char)*p)) p++, digits++;
+  }
+  if (!digits) return -1;
+  if (*p == 'e' || *p == 'E') {
+    p++;
+    if (*p == '+' || *p == '-') p++;
+    if (!isdigit((unsigned char)*p)) return -1;
+    while (isdigit((unsigned char)*p)) p++;
+  }
+  if (*p) return -1;
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (*end || !isfinite(v) || (errno == ERANGE && fabs(v) > 1.0) || v < lo || v > hi)
+    return -1;
+  *out = v;
+  return 0;
+}
+
+static void glpk_to_stderr(void *ctx, const char *text) {
+  (void)ctx;
+  fputs(text, stderr);
+}
+
+int cp_cli_verbose_flag(const char *arg) {
+  if (strcmp(arg, "--verbose")) return 0;
+  cp_glpk_set_sink(glpk_to_stderr, NULL);
+  return 1;
 }
 
 int cp_cli_main(int argc, char **argv) {

@@ -44,4 +44,10 @@ int cp_cli_assemble(int argc, char **argv);
 const char *cp_cli_flag_value(int argc, char **argv, int *i, const char *flag,
                               int *missing);
 
+/// When arg is "--verbose": sends GLPK's terminal output to stderr (it is
+/// dropped otherwise; stdout only ever holds the command's own output) and
+/// returns 1. Returns 0 for any other argument. Accepted by every command
+/// that solves.
+int cp_cli_verbose_flag(const char *arg);
+
 #endif

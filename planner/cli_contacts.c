@@ -1,5 +1,5 @@
-/* `complan contacts SCENE [--json]`: list a scene's contacts (interfaces.md
- * §3) -- those generated from the shapes ("contacts": "auto" or absent,
+/* `complan contacts SCENE [--json]`: list a scene's contacts (docs/outputs.md)
+ * -- those generated from the shapes ("contacts": "auto" or absent,
  * models/contactgen.h) or the explicit list (depth 0). Thin: the scene
  * parser does the work. */
 #include <stdio.h>

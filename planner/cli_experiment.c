@@ -105,11 +105,8 @@ int cp_cli_experiment(int argc, char **argv) {
       if (!*v) return cp_cli_usage_error("experiment paper ", "--out: empty directory name");
       out = v;
     } else if ((v = cp_cli_flag_value(argc, argv, &i, "--seed", &missing))) {
-      char *end;
-      if (!*v || *v == '-') return cp_cli_usage_error("experiment paper ", "--seed: expected a non-negative integer, found '%s'", v);
-      unsigned long long s = strtoull(v, &end, 10);
-      if (*end) return cp_cli_usage_error("experiment paper ", "--seed: expected a non-negative integer, found '%s'", v);
-      opt.seed = (uint64_t)s;
+      if (cp_parse_u64(v, &opt.seed))
+        return cp_cli_usage_error("experiment paper ", "--seed: expected a whole number from 0 to 18446744073709551615, found '%s'", v);
     } else if ((v = cp_cli_flag_value(argc, argv, &i, "--jobs", &missing))) {
       if (cp_parse_int(v, 1, 256, &n))
         return cp_cli_usage_error("experiment paper ", "--jobs: expected an integer in 1..256, found '%s'", v);

@@ -1,5 +1,5 @@
 /* `complan lcp solve` and `complan lcp certify`: read a raw LCP, run a solver,
- * print the answer (interfaces.md §3). Thin: parsing lives in contact/lcpio,
+ * print the answer (docs/outputs.md). Thin: parsing lives in contact/lcpio,
  * solving in contact/solve and contact/certify. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,15 +29,18 @@ static const char solve_usage[] =
     "                    restarts, then the interior point method, then 200\n"
     "                    more random Lemke starts, then the MILP certificate;\n"
     "                    stops at the first verified answer)\n"
-    "  --json            print one JSON document (interfaces.md 3)\n"
-    "  --repeat N        solve N times, report the mean time per solve (time_us)\n"
+    "  --json            print one JSON document (docs/outputs.md)\n"
+    "  --repeat N        solve N times (1..1000000), report the mean time per\n"
+    "                    solve (time_us)\n"
     "  --max-pivots N    Lemke pivot cap per start (default 50(n+1)+100)\n"
     "  --restarts N      Lemke restarts with random covering vectors (default 3)\n"
     "  --seed S          seed of the restart covering vectors (default 1)\n"
     "  --max-iter N      FIP iteration cap (default 300)\n"
     "  --gap G           FIP stops when w'z <= G (default 1e-6)\n"
     "  --time-limit S    certify: seconds per MIP solve (default 60)\n"
-    "  --tol T           relative tolerance of the solution check (default 1e-6)\n"
+    "  --tol T           relative tolerance of the solution check, row by row\n"
+    "                    (default 1e-6)\n"
+    "  --verbose         GLPK's own messages on stderr (dropped otherwise)\n"
     "  -h, --help        this text\n"
     "\n"
     "exit status: 0 solved or proven to have no solution, 1 not solved,\n"
@@ -51,11 +54,14 @@ static const char certify_usage[] =
     "that none exists (status no_solution).\n"
     "\n"
     "  --second          also look for a second solution whose support differs\n"
-    "  --json            print one JSON document (interfaces.md 3)\n"
+    "  --json            print one JSON document (docs/outputs.md)\n"
     "  --time-limit S    seconds per MIP solve (default 60)\n"
     "  --max-cuts N      --second: cap on no-good cuts (default 64)\n"
     "  --repeat N        solve N times, report the mean time per solve\n"
-    "  --tol T           relative tolerance of the solution check (default 1e-6)\n"
+    "  --tol T           relative tolerance of the solution check, row by row\n"
+    "                    (default 1e-6)\n"
+    "  --verbose         GLPK's own messages on stderr (dropped otherwise)\n"
+    "  --verbose         GLPK's own messages on stderr (dropped otherwise)\n"
     "  -h, --help        this text\n"
     "\n"
     "exit status: 0 decided (solution or proof of none), 1 undecided (time\n"
@@ -103,14 +109,15 @@ static int parse_args(int argc, char **argv, int certify, lcp_args *a) {
       return 0;
     } else if (!strcmp(arg, "--json")) {
       a->json = 1;
+    } else if (cp_cli_verbose_flag(arg)) {
     } else if (certify && !strcmp(arg, "--second")) {
       a->second = 1;
     } else if (!certify && (v = cp_cli_flag_value(argc, argv, &i, "--solver", &missing))) {
       if (cp_lcp_solver_parse(v, &a->opt.solver))
         return cp_cli_usage_error(cmdname, "--solver: expected lemke, fip, certify or auto, found '%s'", v);
     } else if ((v = cp_cli_flag_value(argc, argv, &i, "--repeat", &missing))) {
-      if (cp_parse_int(v, 1, 100000000, &a->repeat))
-        return cp_cli_usage_error(cmdname, "--repeat: expected a whole number >= 1, found '%s'", v);
+      if (cp_parse_int(v, 1, 1000000, &a->repeat))
+        return cp_cli_usage_error(cmdname, "--repeat: expected a whole number from 1 to 1000000, found '%s'", v);
     } else if (!certify && (v = cp_cli_flag_value(argc, argv, &i, "--max-pivots", &missing))) {
       if (cp_parse_int(v, 1, 1000000000, &l))
         return cp_cli_usage_error(cmdname, "--max-pivots: expected a whole number >= 1, found '%s'", v);
@@ -120,9 +127,8 @@ static int parse_args(int argc, char **argv, int certify, lcp_args *a) {
         return cp_cli_usage_error(cmdname, "--restarts: expected a whole number from 0 to 1000, found '%s'", v);
       a->opt.lemke.restarts = (int)l;
     } else if (!certify && (v = cp_cli_flag_value(argc, argv, &i, "--seed", &missing))) {
-      if (cp_parse_int(v, 0, 0x7fffffffffffffffL, &l))
-        return cp_cli_usage_error(cmdname, "--seed: expected a whole number >= 0, found '%s'", v);
-      a->opt.lemke.seed = (uint64_t)l;
+      if (cp_parse_u64(v, &a->opt.lemke.seed))
+        return cp_cli_usage_error(cmdname, "--seed: expected a whole number from 0 to 18446744073709551615, found '%s'", v);
     } else if (!certify && (v = cp_cli_flag_value(argc, argv, &i, "--max-iter", &missing))) {
       if (cp_parse_int(v, 1, 1000000, &l))
         return cp_cli_usage_error(cmdname, "--max-iter: expected a whole number >= 1, found '%s'", v);

@@ -316,6 +316,9 @@ int cp_cli_plan(int argc, char **argv) {
   cp_plan_result r;
   cp_plan_status s = cp_plan_task(st, &task, &o, &r, &err);
   if (pc.shown) fputc('\n', stderr);
+  if (r.resumed && method && strcmp(method, r.planner))
+    fprintf(stderr, "complan: note: resumed run %lld keeps its planner %s "
+            "(--method %s ignored)\n", (long long)r.run_id, r.planner, method);
   rc = exit_of(s);
   if (s == CP_PLAN_BAD_INPUT || s == CP_PLAN_FAILED) {
     if (err.where[0]) cp_cli_input_error(file, &err);

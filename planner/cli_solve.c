@@ -1,4 +1,4 @@
-/* `complan solve SCENE`: the contact problem of a scene (interfaces.md §3).
+/* `complan solve SCENE`: the contact problem of a scene (docs/outputs.md).
  * Thin: models/ parses and builds the system, contact/problem solves it. */
 #include <libgen.h>
 #include <math.h>
@@ -35,8 +35,9 @@ static const char usage[] =
     "                      velocities, the contact forces and the joint efforts\n"
     "                      needed (pyramid friction only; body velocities in the\n"
     "                      scene are ignored and normal speeds are not checked)\n"
-    "  --json              print one JSON document (interfaces.md 3); without it,\n"
+    "  --json              print one JSON document (docs/outputs.md); without it,\n"
     "                      a table for people (values below 1e-10 shown as 0)\n"
+    "  --verbose           GLPK's own messages on stderr (dropped otherwise)\n"
     "  -h, --help          this text\n"
     "\n"
     "With --solver certify the answer also says whether the accelerations are\n"
@@ -197,6 +198,7 @@ int cp_cli_solve(int argc, char **argv) {
       return 0;
     } else if (!strcmp(arg, "--json")) {
       json = 1;
+    } else if (cp_cli_verbose_flag(arg)) {
     } else if (!strcmp(arg, "--quasistatic")) {
       quasi = 1;
     } else if ((v = cp_cli_flag_value(argc, argv, &i, "--solver", &missing))) {

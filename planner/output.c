@@ -9,11 +9,14 @@
 
 char *cp_cli_read_file(const char *path, size_t *len) {
   cp_error err;
-  errno = 0;
   char *s = cp_read_file(path, len, &err);
-  if (!s)
-    fprintf(stderr, "complan: %s: cannot read: %s\n", path,
-            errno ? strerror(errno) : "read error or out of memory");
+  if (!s) {
+    /* err.msg is "cannot open|read PATH: REASON": print the file first, as
+     * every input error does. */
+    const char *p = strstr(err.msg, path);
+    const char *reason = p ? p + strlen(path) + (p[strlen(path)] == ':' ? 2 : 0) : err.msg;
+    fprintf(stderr, "complan: %s: cannot read: %s\n", path, reason);
+  }
   return s;
 }
 
@@ -50,24 +53,4 @@ int cp_json_print(json_t *doc) {
                                        JSON_COMPACT);
   if (rc == 0) rc = fputc('\n', stdout) == EOF ? -1 : 0;
   return rc;
-}
-
-int cp_parse_int(const char *s, long lo, long hi, long *out) {
-  if (!s || !*s) return -1;
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (*end || errno || v < lo || v > hi) return -1;
-  *out = v;
-  return 0;
-}
-
-int cp_parse_double(const char *s, double lo, double hi, double *out) {
-  if (!s || !*s) return -1;
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (*end || errno || !isfinite(v) || v < lo || v > hi) return -1;
-  *out = v;
-  return 0;
 }

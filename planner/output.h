@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include "models/error.h"
 
-/// Exit statuses of interfaces.md §3.
+/// Exit statuses of docs/outputs.md
 enum { CP_EXIT_ANSWERED = 0, CP_EXIT_UNDECIDED = 1, CP_EXIT_BAD_INPUT = 2 };
 
 /// Reads a whole file into a NUL-terminated malloc'd buffer. On failure
@@ -34,9 +34,17 @@ json_t *cp_json_num(double x);
 /// Returns 0, or -1 if it could not be written.
 int cp_json_print(json_t *doc);
 
-/// Parses a whole positive integer option value; returns 0 or -1.
+/* The numeric flag parsers (defined in planner/cli.c, the one place that
+ * parses numbers on the command line). All are strict: the whole string is
+ * the number, in plain decimal; no leading or trailing spaces, no '+',
+ * no hexadecimal, no inf or nan; out of range or overflow is an error. */
+
+/// A whole number in [lo, hi] (an optional leading '-'). Returns 0 or -1.
 int cp_parse_int(const char *s, long lo, long hi, long *out);
-/// Parses a finite double option value in [lo, hi]; returns 0 or -1.
+/// A whole number in [0, 2^64 - 1] (e.g. a seed). Returns 0 or -1.
+#include <stdint.h>
+int cp_parse_u64(const char *s, uint64_t *out);
+/// A finite decimal number (123, -1.5, 2e-3) in [lo, hi]. Returns 0 or -1.
 int cp_parse_double(const char *s, double lo, double hi, double *out);
 
 #endif

@@ -62,7 +62,6 @@ typedef struct wrec {
   unsigned char flag[6];
 } wrec;
 
-#define CP_WORLD_REG 0.0
 #define CP_WORLD_MERGE_TOL 1e-7 /* m */
 #define WARM_MAGIC 0x636d7731u /* "cmw1" */
 
@@ -1188,19 +1187,6 @@ static void scatter(cp_world *w, int ns, const int *sel, const double *c,
     for (int d = 0; d < 3; ++d) cfull[3 * sel[k] + d] = c[3 * k + d];
 }
 
-// Adds CP_WORLD_REG times the largest diagonal entry to As's diagonal.
-// Redundant contacts (four corners on a face) make A singular and the LCP
-// degenerate: the force distribution is not unique and bases hold variables
-// at exactly zero that rounding turns negative. The tiny compliance picks
-// one distribution and keeps bases feasible from step to step; its effect
-// on the motion is 1e-9 of the forces' (the drift projection removes the
-// resulting overlap).
-static void regularise(cp_world *w, int ns) {
-  const int m3 = 3 * ns;
-  double dmax = 0;
-  for (int a = 0; a < m3; ++a) dmax = fmax(dmax, w->As[a + (size_t)a * m3]);
-  for (int a = 0; a < m3; ++a) w->As[a + (size_t)a * m3] += CP_WORLD_REG * dmax;
-}
 
 // Viewer/log record of the step's constraints with their forces (contacts
 // only; limits are not contacts).
@@ -1245,7 +1231,6 @@ static cp_world_status step_velocity(cp_world *w, stepsys *s,
   for (int j = 0; j < w->ncon; ++j) bv[3 * j] += w->cons[j].gap / h;
   for (int j = 0; j < ns; ++j) w->sel[j] = j;
   extract(w, s->cs.A, bv, ns, w->sel);
-  regularise(w, ns);
   all_rolling(w, ns, w->sel);
   int m = build_lcp(w, ns);
   if (m < 0) return fail(w, CP_WORLD_NOMEM, "out of memory");
@@ -1401,7 +1386,6 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
       }
     }
     extract(w, s->cs.A, bv, ns, w->sel);
-    regularise(w, ns);
     all_rolling(w, ns, w->sel);
     int m = build_lcp(w, ns);
     if (m < 0) return fail(w, CP_WORLD_NOMEM, "out of memory");
@@ -1435,7 +1419,6 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
   if ((st = ensure(w, w->ncon, 6 * ns)) != CP_WORLD_OK) return st;
   const int m3 = 3 * ns;
   extract(w, s->cs.A, s->cs.b, ns, w->sel);
-  regularise(w, ns);
   // Velocity-consistent right-hand side: the normal rows and the rolling
   // contacts' tangential rows ask for v + h a (not a) to be complementary,
   // so residual speeds within the tolerance are removed instead of

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the bundled scenes of models/scenes/ (interfaces.md section 2).
+"""Writes the bundled scenes of models/scenes/ (docs/formats.md §2).
 
 The numbers that follow from geometry (corners on inclines, finger inverse
 kinematics, holding efforts, velocities that keep the normal speeds zero) are

@@ -1,5 +1,5 @@
 /* `complan lcp solve|certify` as a user runs it: outputs, exit statuses and
- * error messages (interfaces.md §3). */
+ * error messages (docs/outputs.md). */
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* `complan solve` as a user runs it: the JSON contract of interfaces.md §3,
+/* `complan solve` as a user runs it: the JSON contract of docs/outputs.md,
  * the numbers in it, and bad input (exit 2, nothing on stdout, the place). */
 #include <criterion/criterion.h>
 #include <jansson.h>

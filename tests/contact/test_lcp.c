@@ -1,5 +1,5 @@
 /* The LCP type, the acceptance check, basis solves, and the pyramid LCP's
- * assembly checked against a direct evaluation of formulation.md §4. */
+ * assembly checked against a direct evaluation of docs/math.md §4. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -43,16 +43,39 @@ Test(lcp, check_accepts_exact_and_rejects_each_violation) {
   cr_assert(strstr(info.reason, "non-finite"), "%s", info.reason);
 }
 
-/* The tolerance scales with max(1, |q|_inf). */
-Test(lcp, check_tolerance_is_relative_to_q) {
-  double M[1] = {1}, q[1] = {-1e6}, z[1] = {1e6 - 0.5};
+/* Each row is judged against its own scale |M_i||z| + |q_i| (issue 12):
+ * a huge q_1 does not loosen row 2. */
+Test(lcp, check_tolerance_is_row_by_row) {
+  double M[4] = {1, 0, 0, 1}, q[2] = {1.7e308, -2.10}, z[2] = {0, 0};
   cp_lcp_info info;
   cp_lcp_info_clear(&info);
-  cp_check_options o = {.rel_tol = 1e-6};
-  /* w = -0.5 >= -1 (tol = 1e-6 * 1e6): accepted; z w = -5e5 fails though. */
-  cr_assert_not(cp_lcp_check(1, M, q, z, NULL, &o, &info));
-  z[0] = 1e6 + 0.5e-6; /* w = 5e-7, z w = 0.5 <= 1 */
-  cr_assert(cp_lcp_check(1, M, q, z, NULL, &o, &info));
+  cr_assert_not(cp_lcp_check(2, M, q, z, NULL, NULL, &info));
+  cr_assert(strstr(info.reason, "row 1") && strstr(info.reason, "w = M z + q < 0"),
+            "%s", info.reason);
+  z[1] = 2.10; /* the true solution */
+  cr_assert(cp_lcp_check(2, M, q, z, NULL, NULL, &info), "%s", info.reason);
+  /* Row 2 off by 1e-5 relative to its own scale (2.1 + 2.1): rejected; by
+   * 1e-7: accepted. */
+  z[1] = 2.10 * (1 - 1e-5);
+  cr_assert_not(cp_lcp_check(2, M, q, z, NULL, NULL, &info));
+  z[1] = 2.10 * (1 - 1e-7);
+  cr_assert(cp_lcp_check(2, M, q, z, NULL, NULL, &info), "%s", info.reason);
+
+  /* A tiny row (entries 1e-9) is judged at its scale: w_2 = -1e-12 is a
+   * relative error of 1e-3 there and fails, although |w_2| << 1e-6. */
+  double Ms[4] = {1e8, 0, 0, 1e-9}, qs[2] = {-1e8, -1e-9}, zs[2] = {1, 0.999};
+  cr_assert_not(cp_lcp_check(2, Ms, qs, zs, NULL, NULL, &info));
+  cr_assert(strstr(info.reason, "row 1"), "%s", info.reason);
+  zs[1] = 1.0;
+  cr_assert(cp_lcp_check(2, Ms, qs, zs, NULL, NULL, &info), "%s", info.reason);
+
+  /* Complementarity: z_i > 0 with w_i clearly positive fails... */
+  double M1[1] = {1}, q1[1] = {1}, z1[1] = {1e-3};
+  cr_assert_not(cp_lcp_check(1, M1, q1, z1, NULL, NULL, &info));
+  cr_assert(strstr(info.reason, "z_i w_i"), "%s", info.reason);
+  /* ...unless z_i is negligible in every row it touches. */
+  z1[0] = 1e-9;
+  cr_assert(cp_lcp_check(1, M1, q1, z1, NULL, NULL, &info), "%s", info.reason);
 }
 
 Test(lcp, solve_basis_and_polish) {

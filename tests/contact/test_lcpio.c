@@ -1,4 +1,4 @@
-/* Readers and writers of raw LCP files (interfaces.md §1). */
+/* Readers and writers of raw LCP files (docs/formats.md §1). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* The paper's study on a tiny configuration: the protocol's rows, the CSV's
  * contract, determinism across worker counts, the reports, and the
- * `complan experiment paper` command (interfaces.md §3). */
+ * `complan experiment paper` command (docs/outputs.md). */
 #define _DEFAULT_SOURCE /* mkdtemp */
 #include <criterion/criterion.h>
 #include <stdio.h>

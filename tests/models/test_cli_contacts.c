@@ -1,4 +1,4 @@
-// `complan contacts SCENE [--json]` (interfaces.md §3): the JSON contract,
+// `complan contacts SCENE [--json]` (docs/outputs.md): the JSON contract,
 // the text table, --help, and bad input (exit 2, nothing on stdout, the file
 // and JSON path on stderr).
 #include <criterion/criterion.h>

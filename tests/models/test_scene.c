@@ -1,4 +1,4 @@
-// Scene parsing and validation (models/scene.h): the interfaces.md §2
+// Scene parsing and validation (models/scene.h): the docs/formats.md §2
 // example, defaults, and every error path with its exact JSON path.
 #include <criterion/criterion.h>
 #include <math.h>
@@ -13,7 +13,7 @@
 #include "tests/models/mtest.h"
 #include "tests/support.h"
 
-// The interfaces.md §2 example with a second contact list entry.
+// The docs/formats.md §2 example with a second contact list entry.
 static const char *base_scene =
     "{\n"
     "  \"gravity\": [0, 0, -9.81],\n"

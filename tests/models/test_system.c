@@ -1,4 +1,4 @@
-// The system quantities of formulation.md §1-§2 (models/system.h): G, k, v
+// The system quantities of docs/math.md §1-§2 (models/system.h): G, k, v
 // against finite differences of material points moved along u; H, f by
 // their definitions; sliding/rolling classification; a spinning body's k.
 #include <criterion/criterion.h>

@@ -176,3 +176,40 @@ Test(world, state_api_and_errors) {
   cp_scene_free(&sc);
   free(text);
 }
+
+// The scene's "restitution" table: checked like friction, resolved per pair.
+Test(world, restitution_key) {
+  cp_scene sc;
+  cp_error err;
+  const char *bad =
+      "{\"restitution\": {\"default\": 1.5}, \"bodies\": []}";
+  cr_assert_eq(cp_scene_parse(bad, strlen(bad), NULL, NULL, &sc, &err), -1);
+  cr_assert_str_eq(err.where, "restitution.default");
+  const char *bad2 =
+      "{\"restitution\": {\"pairs\": [{\"a\": \"box\", \"b\": \"nope\", "
+      "\"e\": 0.5}]}, \"bodies\": [{\"name\": \"box\", \"mass\": 1, "
+      "\"shape\": {\"type\": \"sphere\", \"radius\": 0.1}}]}";
+  cr_assert_eq(cp_scene_parse(bad2, strlen(bad2), NULL, NULL, &sc, &err), -1);
+  cr_assert_str_eq(err.where, "restitution.pairs[0].b");
+  char b[512], bodies[1024], text[4096];
+  snprintf(bodies, sizeof bodies, "%s, %s", table,
+           wt_box(b, sizeof b, "box", 1.0, 0.2, 0.1, 0.1, 0, 0, 0.05, 0));
+  snprintf(text, sizeof text,
+           "{\"restitution\": {\"default\": 0.25, \"pairs\": [{\"a\": "
+           "\"box\", \"b\": \"table\", \"e\": 0.75}]}, \"bodies\": [%s]}",
+           bodies);
+  wt_scene(text, &sc);
+  cr_assert_eq(sc.n_contacts, 4);
+  for (int j = 0; j < 4; ++j) cr_assert_eq(sc.contacts[j].restitution, 0.75);
+  cp_ref a, t;
+  cr_assert_eq(cp_scene_find(&sc, "box", &a), 0);
+  cr_assert_eq(cp_scene_find(&sc, "table", &t), 0);
+  cr_assert_eq(cp_scene_restitution(&sc, t, a), 0.75);
+  cr_assert_eq(cp_scene_restitution(&sc, a, a), 0.25); // no pair: default
+  cp_scene copy;
+  cr_assert_eq(cp_scene_copy(&sc, &copy), 0);
+  cr_assert_eq(copy.n_epairs, 1);
+  cr_assert_str_eq(copy.epairs[0].b, "table");
+  cp_scene_free(&copy);
+  cp_scene_free(&sc);
+}

@@ -13,20 +13,6 @@ static const cp_stepper dyn[2] = {CP_STEPPER_ACCELERATION, CP_STEPPER_VELOCITY};
 static const double g = 9.81;
 static const double PI = 3.14159265358979323846;
 
-static cp_world *world_of_file(const char *rel, cp_stepper st, double dt) {
-  cp_scene sc;
-  wt_scene_file(rel, &sc);
-  cp_world_options o = cp_world_defaults();
-  o.stepper = st;
-  o.dt = dt;
-  cp_world *w = NULL;
-  cp_error err = {{0}, {0}};
-  cr_assert_eq(cp_world_create(&sc, &o, &w, &err), CP_WORLD_OK, "%s: %s",
-               err.where, err.msg);
-  cp_scene_free(&sc);
-  return w;
-}
-
 // A box sliding at v0 on a table stops after v0^2 / (2 mu g) (1 %) at
 // t = v0 / (mu g) (within one step).
 Test(world_motion, sliding_box_stops) {
@@ -126,7 +112,7 @@ Test(world_motion, sphere_rolls) {
   const double th = 20 * PI / 180, h = 1e-3;
   double a = 5.0 / 7.0 * g * sin(th);
   for (int s = 0; s < 2; ++s) {
-    cp_world *w = world_of_file("sphere_incline.json", dyn[s], h);
+    cp_world *w = wt_world_file("sphere_incline.json", dyn[s], h);
     double x[13];
     wt_run(w, 100, NULL);
     cp_world_get_state(w, x);

@@ -12,25 +12,11 @@
 
 static const cp_stepper dyn[2] = {CP_STEPPER_ACCELERATION, CP_STEPPER_VELOCITY};
 
-static cp_world *world_of_file(const char *rel, cp_stepper st, double dt) {
-  cp_scene sc;
-  wt_scene_file(rel, &sc);
-  cp_world_options o = cp_world_defaults();
-  o.stepper = st;
-  o.dt = dt;
-  cp_world *w = NULL;
-  cp_error err = {{0}, {0}};
-  cr_assert_eq(cp_world_create(&sc, &o, &w, &err), CP_WORLD_OK, "%s: %s",
-               err.where, err.msg);
-  cp_scene_free(&sc);
-  return w;
-}
-
 // A stack of n boxes at rest stays at rest: the top box moves <= 1e-6 m in
 // 10 s (dt = 5 ms, the benchmark's step).
 static void stack_rests(const char *rel, const char *top) {
   for (int s = 0; s < 2; ++s) {
-    cp_world *w = world_of_file(rel, dyn[s], 5e-3);
+    cp_world *w = wt_world_file(rel, dyn[s], 5e-3);
     int ib = wt_body(w, top), n = cp_world_state_size(w);
     double *x0 = malloc(sizeof(double) * (size_t)n), *x = malloc(sizeof(double) * (size_t)n);
     cp_world_get_state(w, x0);
@@ -56,7 +42,7 @@ Test(world_rest, stack10) { stack_rests("stack10.json", "box10"); }
 // rounding, and it ends at rest on a face.
 Test(world_rest, box_drop_settles) {
   for (int s = 0; s < 2; ++s) {
-    cp_world *w = world_of_file("box_drop.json", dyn[s], 1e-3);
+    cp_world *w = wt_world_file("box_drop.json", dyn[s], 1e-3);
     double e = cp_world_energy(w), pen = 0, rise = 0;
     for (int k = 0; k < 1500; ++k) {
       cp_step_info info;
@@ -118,7 +104,7 @@ Test(world_rest, restitution_bounce) {
 // it; 0.1 N each (0.16 N < 1.96 N) drops it.
 Test(world_rest, grasp_holds_and_drops) {
   for (int s = 0; s < 2; ++s) {
-    cp_world *w = world_of_file("grasp_hold.json", dyn[s], 1e-3);
+    cp_world *w = wt_world_file("grasp_hold.json", dyn[s], 1e-3);
     int ib = wt_body(w, "box");
     wt_run(w, 500, NULL);
     double x[64];
@@ -126,7 +112,7 @@ Test(world_rest, grasp_holds_and_drops) {
     cr_assert(fabs(x[ib + 2] - 0.2) <= 1e-4, "%s: held box at z = %g",
               cp_stepper_name(dyn[s]), x[ib + 2]);
     cp_world_destroy(w);
-    w = world_of_file("grasp_drop.json", dyn[s], 1e-3);
+    w = wt_world_file("grasp_drop.json", dyn[s], 1e-3);
     wt_run(w, 200, NULL);
     cp_world_get_state(w, x);
     cr_assert(x[ib + 2] < 0.2 - 0.05, "%s: dropped box still at z = %g",
@@ -138,7 +124,7 @@ Test(world_rest, grasp_holds_and_drops) {
 // Painleve's rod: the acceleration problem has no solution while the rod
 // slides; the acceleration stepper falls back (counted) and runs through.
 Test(world_rest, painleve_falls_back) {
-  cp_world *w = world_of_file("painleve_slide.json", CP_STEPPER_ACCELERATION, 1e-3);
+  cp_world *w = wt_world_file("painleve_slide.json", CP_STEPPER_ACCELERATION, 1e-3);
   int fb = wt_run(w, 300, NULL);
   cr_assert(fb > 0, "no fallback step");
   cp_world_destroy(w);
@@ -174,7 +160,7 @@ Test(world_rest, determinism) {
   openblas_set_num_threads(1);
   uint64_t h[2];
   for (int r = 0; r < 2; ++r) {
-    cp_world *w = world_of_file("box_drop.json", CP_STEPPER_ACCELERATION, 1e-3);
+    cp_world *w = wt_world_file("box_drop.json", CP_STEPPER_ACCELERATION, 1e-3);
     wt_run(w, 400, NULL);
     h[r] = cp_world_hash(w);
     cp_world_destroy(w);

@@ -22,18 +22,28 @@ void wt_scene_file(const char *rel, cp_scene *sc) {
   cr_assert_eq(rc, 0, "%s: %s: %s", rel, err.where, err.msg);
 }
 
-cp_world *wt_world(const char *text, cp_stepper stepper, double dt) {
-  cp_scene sc;
-  wt_scene(text, &sc);
+static cp_world *world_of(cp_scene *sc, cp_stepper stepper, double dt) {
   cp_world_options o = cp_world_defaults();
   o.stepper = stepper;
   o.dt = dt;
   cp_world *w = NULL;
   cp_error err = {{0}, {0}};
-  cp_world_status st = cp_world_create(&sc, &o, &w, &err);
-  cp_scene_free(&sc);
+  cp_world_status st = cp_world_create(sc, &o, &w, &err);
+  cp_scene_free(sc);
   cr_assert_eq(st, CP_WORLD_OK, "world: %s: %s", err.where, err.msg);
   return w;
+}
+
+cp_world *wt_world(const char *text, cp_stepper stepper, double dt) {
+  cp_scene sc;
+  wt_scene(text, &sc);
+  return world_of(&sc, stepper, dt);
+}
+
+cp_world *wt_world_file(const char *rel, cp_stepper stepper, double dt) {
+  cp_scene sc;
+  wt_scene_file(rel, &sc);
+  return world_of(&sc, stepper, dt);
 }
 
 int wt_run(cp_world *w, int n, long *pivots) {

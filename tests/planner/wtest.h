@@ -16,6 +16,9 @@ void wt_scene_file(const char *rel, cp_scene *sc);
 /// A world of the scene text with the stepper and dt (asserts success).
 cp_world *wt_world(const char *text, cp_stepper stepper, double dt);
 
+/// A world of the bundled scene models/scenes/REL (asserts success).
+cp_world *wt_world_file(const char *rel, cp_stepper stepper, double dt);
+
 /// Steps n times, asserting every step is OK; returns the number of steps
 /// that fell back and accumulates pivots into *pivots (may be NULL).
 int wt_run(cp_world *w, int n, long *pivots);

@@ -1,0 +1,35 @@
+/// \file contact/glpkout.h
+/// Where GLPK's terminal output goes. GLPK (used by contact/certify.c and
+/// contact/fip.c) prints to stdout by default: progress lines, warnings
+/// such as "invalid scale factor", and, before its error hook runs, the text
+/// of internal errors and failed assertions. complan's commands promise
+/// nothing but their JSON document on stdout, so every GLPK call in complan
+/// runs with a terminal hook (glp_term_hook) that hands each piece of text
+/// to cp_glpk_forward, and from there to the sink set here: by default none
+/// (the text is dropped); the command line's `--verbose` sets a sink that
+/// writes to stderr.
+///
+/// The sink is process-wide, set once before solving (not thread-safe to
+/// change while another thread solves). The library itself never prints.
+#ifndef CP_CONTACT_GLPKOUT_H
+#define CP_CONTACT_GLPKOUT_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Receives one piece of GLPK's terminal output (NUL-terminated; pieces may
+/// be partial lines).
+typedef void (*cp_glpk_sink)(void *ctx, const char *text);
+
+/// Sets the sink of GLPK's terminal output; NULL drops it (the default).
+void cp_glpk_set_sink(cp_glpk_sink sink, void *ctx);
+
+/// A glp_term_hook: passes text to the sink and returns 1 ("handled"), so
+/// that GLPK never writes to stdout itself. `info` is unused.
+int cp_glpk_forward(void *info, const char *text);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

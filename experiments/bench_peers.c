@@ -1,0 +1,281 @@
+/* complan's Lemke against its peers (issue 13): Siconos Numerics'
+ * lexicographic Lemke (lcp_lexicolemke, from the Debian package; optional:
+ * built only when meson finds it) and a plain dense-tableau Lemke
+ * (experiments/dense_lemke.c), side by side in one run on
+ *   - the Siconos test LCPs bundled in tests/data/siconos,
+ *   - the paper study's LCPs (experiments/results/paper/data),
+ *   - resting stacks of 1..30 boxes (0.2 m cubes, 4 corner contacts each).
+ * For every instance and solver: solved or not, checked here independently
+ * (w = M z + q recomputed; z, w >= -tol, |z_i w_i| <= tol, tol = 1e-6
+ * max(1, |q|_inf)), the pivots of the first start, and the median thread CPU
+ * time of repeated solves. Time ratios complan / peer are taken per
+ * instance (both solved) and summarised by their median per size bin.
+ * Run from the source root: ./build/experiments/bench_peers [--quick]. */
+#include <cblas.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "contact/lcpio.h"
+#include "contact/lemke.h"
+#include "experiments/bench_util.h"
+#include "experiments/dense_lemke.h"
+#include "experiments/stacklcp.h"
+#include "models/error.h"
+
+#ifdef HAVE_SICONOS
+#include <LCP_Solvers.h>
+#include <LinearComplementarityProblem.h>
+#include <NumericsMatrix.h>
+#include <SolverOptions.h>
+#include <lcp_cst.h>
+#define NSOLVERS 3
+#else
+#define NSOLVERS 2
+#endif
+
+/* bench_median of nothing is NaN here (a bin without ratios). */
+static double median(double *v, int n) { return n ? bench_median(v, n) : NAN; }
+
+typedef struct inst {
+  char name[1024];
+  const char *family;
+  int n;
+  double *M, *q;
+} inst;
+
+static int ninst, capinst;
+static inst *insts;
+
+static void add(const char *family, const char *name, int n, double *M, double *q) {
+  if (ninst == capinst) {
+    capinst = capinst ? 2 * capinst : 64;
+    insts = realloc(insts, sizeof *insts * (size_t)capinst);
+  }
+  inst *x = &insts[ninst++];
+  snprintf(x->name, sizeof x->name, "%s", name);
+  x->family = family;
+  x->n = n;
+  x->M = M;
+  x->q = q;
+}
+
+static int cmpstr(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every file under dir whose name ends with suffix (sorted), recursively one
+ * level deep when `sub`. */
+static void add_files(const char *family, const char *dir, const char *suffix, int sub) {
+  DIR *d = opendir(dir);
+  if (!d) {
+    fprintf(stderr, "bench_peers: cannot open %s (run from the source root)\n", dir);
+    exit(2);
+  }
+  char *names[4096];
+  int k = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) && k < 4096) {
+    if (e->d_name[0] == '.') continue;
+    names[k++] = strdup(e->d_name);
+  }
+  closedir(d);
+  qsort(names, (size_t)k, sizeof *names, cmpstr);
+  for (int i = 0; i < k; i++) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    size_t ln = strlen(names[i]), ls = strlen(suffix);
+    if (sub) {
+      DIR *t = opendir(path);
+      if (t) {
+        closedir(t);
+        add_files(family, path, suffix, 0);
+      }
+    } else if (ln > ls && !strcmp(names[i] + ln - ls, suffix)) {
+      size_t len;
+      cp_error err;
+      char *text = cp_read_file(path, &len, &err);
+      cp_lcp l;
+      if (text && cp_lcp_parse(text, len, &l, &err) == 0) {
+        const char *p = strstr(path, "data/");
+        add(family, p ? p + 5 : path, l.n, l.M, l.q);
+        free(l.name);
+      }
+      free(text);
+    }
+    free(names[i]);
+  }
+}
+
+/* Independent check of an answer. */
+static int check(int n, const double *M, const double *q, const double *z) {
+  double s = 1.0;
+  for (int i = 0; i < n; i++) s = fmax(s, fabs(q[i]));
+  const double tol = 1e-6 * s;
+  for (int i = 0; i < n; i++) {
+    double w = q[i];
+    for (int j = 0; j < n; j++) w += M[i + (size_t)j * n] * z[j];
+    if (!isfinite(z[i]) || !isfinite(w) || z[i] < -tol || w < -tol ||
+        fabs(z[i] * w) > tol * fmax(1.0, fabs(z[i]) + fabs(w)))
+      return 0;
+  }
+  return 1;
+}
+
+typedef struct workspaces {
+  cp_lemke_ws *lw;
+  cp_dense_lemke *dl;
+  double *z, *w;
+#ifdef HAVE_SICONOS
+  SolverOptions *so;
+#endif
+} workspaces;
+
+/* One solve by solver s; returns the pivots of the first start, -1 when not
+ * solved (status other than solved, or the independent check fails). */
+static int solve_once(workspaces *W, int s, const inst *x) {
+  const int n = x->n;
+  int piv = -1;
+  if (s == 0) {
+    cp_lcp_info info;
+    if (cp_lemke_solve(W->lw, n, x->M, x->q, NULL, NULL, W->z, W->w, &info) ==
+            CP_LCP_SOLVED &&
+        info.starts == 1)
+      piv = info.first_start_iterations;
+    else if (info.status == CP_LCP_SOLVED)
+      piv = -2 - info.first_start_iterations; /* solved after a restart */
+  } else if (s == 1) {
+    int p;
+    double ka;
+    if (cp_dense_lemke_solve(W->dl, n, x->M, x->q, 0, W->z, W->w, &p, &ka) ==
+        CP_LCP_SOLVED)
+      piv = p;
+  }
+#ifdef HAVE_SICONOS
+  else {
+    NumericsMatrix *Mn = NM_create_from_data(NM_DENSE, n, n, x->M);
+    LinearComplementarityProblem prob = {n, Mn, x->q};
+    int info = 0;
+    memset(W->z, 0, sizeof(double) * (size_t)n);
+    W->so->iparam[SICONOS_IPARAM_MAX_ITER] = 50 * (n + 1) + 100;
+    lcp_lexicolemke(&prob, W->z, W->w, &info, W->so);
+    if (info == 0) piv = W->so->iparam[SICONOS_IPARAM_ITER_DONE];
+    Mn->matrix0 = NULL; /* the data are ours */
+    NM_free(Mn); /* frees the struct too */
+  }
+#endif
+  if (piv == -1) return -1;
+  if (!check(n, x->M, x->q, W->z)) return -1;
+  return piv;
+}
+
+static int bin_of(int n) { return n <= 10 ? 0 : n <= 40 ? 1 : n <= 150 ? 2 : n <= 500 ? 3 : 4; }
+static const char *bin_names[5] = {"n <= 10", "11-40", "41-150", "151-500", "> 500"};
+
+int main(int argc, char **argv) {
+  openblas_set_num_threads(1);
+  const int quick = argc > 1 && !strcmp(argv[1], "--quick");
+  const double budget = quick ? 2e-3 : 10e-3; /* seconds per instance and solver */
+  add_files("siconos", "tests/data/siconos", ".dat", 0);
+  add_files("paper", "experiments/results/paper/data", ".lcp.json", 1);
+  for (int b = 1; b <= 30; b++) {
+    double *M, *q;
+    const int n = cp_resting_stack_lcp(b, 0.2, &M, &q);
+    char name[32];
+    snprintf(name, sizeof name, "resting stack %d", b);
+    if (n > 0) add("stack", name, n, M, q);
+  }
+  int nmax = 1;
+  for (int i = 0; i < ninst; i++) nmax = insts[i].n > nmax ? insts[i].n : nmax;
+  workspaces W;
+  W.lw = cp_lemke_ws_create(nmax);
+  W.dl = cp_dense_lemke_create(nmax);
+  W.z = malloc(sizeof(double) * (size_t)nmax);
+  W.w = malloc(sizeof(double) * (size_t)nmax);
+#ifdef HAVE_SICONOS
+  W.so = solver_options_create(SICONOS_LCP_LEMKE);
+#endif
+  FILE *tty = isatty(2) ? stderr : NULL;
+
+  time_t tt = time(NULL);
+  char date[64];
+  strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", gmtime(&tt));
+  printf("# bench_peers: complan's Lemke vs %s the dense tableau\n\n",
+         NSOLVERS == 3 ? "Siconos Numerics' lexicolemke and" : "(Siconos not found at build time)");
+  printf("date: %s; clock: thread CPU time; per instance and solver: repeated solves for >= %.0f ms "
+         "(at least 3), median. Instances: %d.\n\n", date, budget * 1e3, ninst);
+
+  int solved[3][5] = {{0}}, count[5] = {0}, first[3][5] = {{0}};
+  double *ratio[3][5];
+  int nratio[3][5] = {{0}};
+  for (int s = 0; s < 3; s++)
+    for (int b = 0; b < 5; b++) ratio[s][b] = malloc(sizeof(double) * (size_t)ninst);
+  double *tm = malloc(sizeof(double) * 100000);
+  printf("## Per instance\n\npivots: first start (complan: `+r` = solved only after restarts; `-` not solved); "
+         "times in microseconds.\n\n| instance | n | pivots complan | pivots dense | pivots siconos | "
+         "t complan | t dense | t siconos | complan/dense | complan/siconos |\n|---|---|---|---|---|---|---|---|---|---|\n");
+  for (int i = 0; i < ninst; i++) {
+    const inst *x = &insts[i];
+    const int b = bin_of(x->n);
+    count[b]++;
+    int piv[3] = {-1, -1, -1};
+    double t[3] = {NAN, NAN, NAN};
+    for (int s = 0; s < NSOLVERS; s++) {
+      double t0 = bench_now(), tot = 0.0;
+      piv[s] = solve_once(&W, s, x);
+      tm[0] = bench_now() - t0;
+      int reps = 1;
+      /* An unsolved instance enters no ratio: its one (often long, pivot
+       * cap) run is its time. */
+      while (piv[s] != -1 && (reps < 3 || tot < budget) && reps < 100000) {
+        double a = bench_now();
+        solve_once(&W, s, x);
+        tm[reps++] = bench_now() - a;
+        tot = bench_now() - t0;
+      }
+      t[s] = median(tm, reps);
+      if (piv[s] >= 0 || piv[s] <= -2) solved[s][b]++;
+      if (piv[s] >= 0) first[s][b]++;
+    }
+    char pc[3][24];
+    for (int s = 0; s < 3; s++) {
+      if (s >= NSOLVERS) snprintf(pc[s], sizeof pc[s], "n/a");
+      else if (piv[s] >= 0) snprintf(pc[s], sizeof pc[s], "%d", piv[s]);
+      else if (piv[s] <= -2) snprintf(pc[s], sizeof pc[s], "%d+r", -2 - piv[s]);
+      else snprintf(pc[s], sizeof pc[s], "-");
+    }
+    double r1 = NAN, r2 = NAN;
+    const int ok0 = piv[0] != -1;
+    if (ok0 && piv[1] != -1) ratio[1][b][nratio[1][b]++] = r1 = t[0] / t[1];
+    if (NSOLVERS == 3 && ok0 && piv[2] != -1) ratio[2][b][nratio[2][b]++] = r2 = t[0] / t[2];
+    printf("| %s | %d | %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f |\n", x->name, x->n, pc[0],
+           pc[1], pc[2], t[0] * 1e6, t[1] * 1e6, t[2] * 1e6, r1, r2);
+    if (tty) fprintf(tty, "\rbench_peers: %d/%d instances", i + 1, ninst);
+  }
+  if (tty) fprintf(tty, "\n");
+  printf("\n## Summary by size bin\n\nsolved: answers that pass the independent check (any start for complan; "
+         "first-start count in parentheses). Ratios: median over the instances both solvers solved of "
+         "complan's time / the peer's time (below 1: complan faster).\n\n"
+         "| size bin | instances | solved complan (first start) | solved dense | solved siconos | "
+         "median complan/dense | median complan/siconos |\n|---|---|---|---|---|---|---|\n");
+  for (int b = 0; b < 5; b++) {
+    if (!count[b]) continue;
+    char sic[32] = "n/a";
+    if (NSOLVERS == 3) snprintf(sic, sizeof sic, "%d", solved[2][b]);
+    printf("| %s | %d | %d (%d) | %d | %s | %.2f (%d) | ", bin_names[b], count[b], solved[0][b],
+           first[0][b], solved[1][b], sic, median(ratio[1][b], nratio[1][b]), nratio[1][b]);
+    if (NSOLVERS == 3) printf("%.2f (%d) |\n", median(ratio[2][b], nratio[2][b]), nratio[2][b]);
+    else printf("n/a |\n");
+  }
+  cp_lemke_ws_destroy(W.lw);
+  cp_dense_lemke_destroy(W.dl);
+#ifdef HAVE_SICONOS
+  solver_options_delete(W.so);
+  free(W.so);
+#endif
+  return 0;
+}

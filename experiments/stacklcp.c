@@ -1,0 +1,81 @@
+#include "experiments/stacklcp.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "contact/dynamics.h"
+#include "contact/problem.h"
+#include "contact/pyramid.h"
+#include "models/scene.h"
+#include "models/system.h"
+
+char *cp_stack_scene(int n, double edge, double height, double mu, int sliding) {
+  size_t cap = 4096 + (size_t)n * 1024;
+  char *s = malloc(cap), *p = s;
+  if (!s) return NULL;
+  const double h = 0.5 * edge;
+  p += sprintf(p, "{\"gravity\": [0, 0, -9.81], \"friction\": {\"default\": %.17g},"
+                  " \"bodies\": [{\"name\": \"table\", \"fixed\": true, \"shape\":"
+                  " {\"type\": \"plane\", \"normal\": [0, 0, 1], \"offset\": 0}}", mu);
+  for (int i = 0; i < n; i++)
+    p += sprintf(p, ", {\"name\": \"b%d\", \"mass\": 1, \"shape\": {\"type\": \"box\","
+                    " \"size\": [%.17g, %.17g, %.17g]}, \"position\": [0, 0, %.17g],"
+                    " \"velocity\": [%g, 0, 0]}",
+                 i, edge, edge, height, height * (0.5 + i), sliding && i % 2 ? 0.1 : 0.0);
+  p += sprintf(p, "], \"contacts\": [");
+  for (int i = 0; i < n; i++)
+    for (int c = 0; c < 4; c++) {
+      double x = c & 1 ? h : -h, y = c & 2 ? h : -h;
+      char below[16];
+      if (i == 0) snprintf(below, sizeof below, "table");
+      else snprintf(below, sizeof below, "b%d", i - 1);
+      p += sprintf(p, "%s{\"a\": \"b%d\", \"b\": \"%s\", \"point\": [%.17g, %.17g, %.17g],"
+                      " \"normal\": [0, 0, 1], \"tangent\": [1, 0, 0]}",
+                   i || c ? ", " : "", i, below, x, y, height * i);
+    }
+  sprintf(p, "]}");
+  return s;
+}
+
+int cp_scene_lcp(const char *text, double **Mout, double **qout) {
+  cp_scene scene;
+  cp_system sys;
+  cp_error err;
+  if (cp_scene_parse(text, strlen(text), NULL, NULL, &scene, &err)) {
+    fprintf(stderr, "cp_scene_lcp: %s: %s\n", err.where, err.msg);
+    return -1;
+  }
+  if (cp_system_build(&scene, &sys, &err)) {
+    fprintf(stderr, "cp_scene_lcp: %s: %s\n", err.where, err.msg);
+    cp_scene_free(&scene);
+    return -1;
+  }
+  cp_contact_space cs;
+  cp_contact_space_build(sys.n_u, sys.n_c, sys.H, sys.G, sys.f, sys.k, NULL, NULL, &cs);
+  cp_pyramid_contact *pc = malloc(sizeof *pc * (size_t)sys.n_c);
+  int *order = malloc(sizeof(int) * (size_t)sys.n_c);
+  int *rank = malloc(sizeof(int) * (size_t)sys.n_c);
+  cp_problem_pyramid_contacts(&sys, pc);
+  cp_pyramid_layout lay;
+  cp_pyramid_layout_make(sys.n_c, pc, order, rank, &lay);
+  const int m = lay.m;
+  *Mout = malloc(sizeof(double) * (size_t)m * (size_t)m);
+  *qout = malloc(sizeof(double) * (size_t)m);
+  cp_pyramid_build(&lay, pc, cs.A, cs.b, *Mout, *qout);
+  free(pc);
+  free(order);
+  free(rank);
+  cp_contact_space_free(&cs);
+  cp_system_free(&sys);
+  cp_scene_free(&scene);
+  return m;
+}
+
+int cp_resting_stack_lcp(int n, double edge, double **M, double **q) {
+  char *text = cp_stack_scene(n, edge, edge, 0.5, 0);
+  if (!text) return -1;
+  const int m = cp_scene_lcp(text, M, q);
+  free(text);
+  return m;
+}
