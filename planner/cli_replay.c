@@ -1,5 +1,5 @@
 /* `complan replay [--db FILE] [--plan ID] [--verify] [--csv FILE]
- * [--html FILE [--tree]] [--json]` (interfaces.md §3, docs/replay.md): thin;
+ * [--html FILE [--tree]] [--json]` (docs/replay.md): thin;
  * planner/replay.h re-simulates and verifies, planner/viewer.h draws. */
 #include <errno.h>
 #include <stdio.h>

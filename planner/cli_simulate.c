@@ -1,4 +1,4 @@
-/* `complan simulate SCENE`: a scene stepped in time (interfaces.md §3,
+/* `complan simulate SCENE`: a scene stepped in time (docs/simulate.md,
  * formulation §6). Thin: planner/world.c steps, planner/simulate.c runs;
  * this file parses flags, records frames (CSV) and prints the summary. */
 #include <inttypes.h>
@@ -47,7 +47,7 @@ static const char usage[] =
     "                      time slider and speed\n"
     "  --every K           record every K-th step in the CSV and the page\n"
     "                      (default 1)\n"
-    "  --json              print one JSON document (interfaces.md 3)\n"
+    "  --json              print one JSON document (docs/simulate.md)\n"
     "  --progress          progress on stderr even when it is not a terminal\n"
     "  -h, --help          this text\n"
     "\n"

@@ -1,5 +1,5 @@
 /// \file planner/viewer.h
-/// The viewer page (interfaces.md §6, docs/viewer.md): ONE self-contained
+/// The viewer page (docs/viewer.md): ONE self-contained
 /// HTML file, readable offline from disk, that shows a scene's motion in 3D
 /// with three.js (vendored under third_party/three/, MIT licence, embedded in
 /// the library at build time and inlined into every page).
