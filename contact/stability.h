@@ -1,8 +1,8 @@
 /// \file contact/stability.h
-/// Stability of an assembly at rest (formulation.md §9, after Pang and
+/// Stability of an assembly at rest (docs/math.md §9, after Pang and
 /// Trinkle 2000): at zero velocity, under the system's generalised forces f
 /// (gravity, applied loads, joint efforts), does the contact problem of
-/// formulation.md §1-§4 admit solutions with u' = 0, and only those?
+/// docs/math.md §1-§4 admit solutions with u' = 0, and only those?
 ///
 /// Notation (models/system.h): H u' = f + G c (E1); F the free dofs (objects
 /// and effort-driven joints), D the acceleration-driven joints (u'_D given,

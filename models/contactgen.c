@@ -36,39 +36,6 @@ typedef struct gobj {
   double N[3], D;     // plane: world {y : N.y = D}, solid side N.y <= D
 } gobj;
 
-// Unit quaternion [w, x, y, z] of a rotation matrix (row-major), Shepperd's
-// method: divide by the largest of the four candidates for accuracy.
-static void mat_to_quat(const double *R, double *q) {
-  double tr = R[0] + R[4] + R[8];
-  if (tr >= R[0] && tr >= R[4] && tr >= R[8]) {
-    double s = 2 * sqrt(1 + tr);
-    q[0] = 0.25 * s;
-    q[1] = (R[7] - R[5]) / s;
-    q[2] = (R[2] - R[6]) / s;
-    q[3] = (R[3] - R[1]) / s;
-  } else if (R[0] >= R[4] && R[0] >= R[8]) {
-    double s = 2 * sqrt(1 + R[0] - R[4] - R[8]);
-    q[0] = (R[7] - R[5]) / s;
-    q[1] = 0.25 * s;
-    q[2] = (R[1] + R[3]) / s;
-    q[3] = (R[2] + R[6]) / s;
-  } else if (R[4] >= R[8]) {
-    double s = 2 * sqrt(1 + R[4] - R[0] - R[8]);
-    q[0] = (R[2] - R[6]) / s;
-    q[1] = (R[1] + R[3]) / s;
-    q[2] = 0.25 * s;
-    q[3] = (R[5] + R[7]) / s;
-  } else {
-    double s = 2 * sqrt(1 + R[8] - R[0] - R[4]);
-    q[0] = (R[3] - R[1]) / s;
-    q[1] = (R[2] + R[6]) / s;
-    q[2] = (R[5] + R[7]) / s;
-    q[3] = 0.25 * s;
-  }
-  double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-  for (int i = 0; i < 4; ++i) q[i] /= n;
-}
-
 static double bounding_radius(const cp_shape *s) {
   switch (s->type) {
   case CP_SHAPE_BOX:
@@ -149,7 +116,7 @@ static gobj *collect(const cp_scene *s, int *n_out) {
       const cp_link *lk = &c->joints[l].link;
       int ns = cp_link_shape_count(lk);
       double lq[4];
-      if (ns > 0) mat_to_quat(st[l].R, lq);
+      if (ns > 0) cp_quat_from_mat(st[l].R, lq);
       for (int e = 0; e < ns; ++e) {
         // The shape's pose in the link frame (models/chain.h).
         const cp_shape *sh =

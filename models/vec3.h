@@ -109,6 +109,40 @@ static inline void cp_quat_to_mat(double *R, const double *q) {
   R[6] = 2 * (x * z - w * y); R[7] = 2 * (y * z + w * x);
   R[8] = 1 - 2 * (x * x + y * y);
 }
+/// Unit quaternion [w, x, y, z] of a rotation matrix R (row-major), by
+/// Shepperd's method: divide by the largest of the four candidates
+/// (4 w^2, 4 x^2, 4 y^2, 4 z^2) for accuracy. The sign is whichever the
+/// branch gives (q and -q are the same rotation).
+static inline void cp_quat_from_mat(const double *R, double *q) {
+  double tr = R[0] + R[4] + R[8];
+  if (tr >= R[0] && tr >= R[4] && tr >= R[8]) {
+    double s = 2 * sqrt(1 + tr);
+    q[0] = 0.25 * s;
+    q[1] = (R[7] - R[5]) / s;
+    q[2] = (R[2] - R[6]) / s;
+    q[3] = (R[3] - R[1]) / s;
+  } else if (R[0] >= R[4] && R[0] >= R[8]) {
+    double s = 2 * sqrt(1 + R[0] - R[4] - R[8]);
+    q[0] = (R[7] - R[5]) / s;
+    q[1] = 0.25 * s;
+    q[2] = (R[1] + R[3]) / s;
+    q[3] = (R[2] + R[6]) / s;
+  } else if (R[4] >= R[8]) {
+    double s = 2 * sqrt(1 + R[4] - R[0] - R[8]);
+    q[0] = (R[2] - R[6]) / s;
+    q[1] = (R[1] + R[3]) / s;
+    q[2] = 0.25 * s;
+    q[3] = (R[5] + R[7]) / s;
+  } else {
+    double s = 2 * sqrt(1 + R[8] - R[0] - R[4]);
+    q[0] = (R[3] - R[1]) / s;
+    q[1] = (R[2] + R[6]) / s;
+    q[2] = (R[5] + R[7]) / s;
+    q[3] = 0.25 * s;
+  }
+  double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  for (int i = 0; i < 4; ++i) q[i] /= n;
+}
 /// o = a * b (Hamilton product; o may alias a or b). R(a*b) = R(a) R(b).
 static inline void cp_quat_mul(double *o, const double *a, const double *b) {
   double w = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];

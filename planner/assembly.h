@@ -1,6 +1,6 @@
 /// \file planner/assembly.h
 /// Stability of an assembly at rest and stable assembly sequences
-/// (formulation.md §9; docs/assembly.md).
+/// (docs/math.md §9; docs/assembly.md).
 ///
 /// Parts. The free bodies of a scene, numbered 0.. in scene order (part k is
 /// the k-th body with "fixed": false); at most CP_ASSEMBLY_MAX_PARTS. Fixed

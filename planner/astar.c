@@ -1,4 +1,4 @@
-/* Weighted A* (formulation.md §8): best-first on f = g + w h over the
+/* Weighted A* (docs/math.md §8): best-first on f = g + w h over the
  * candidate actions, with duplicate detection by the state's cell at the
  * task's resolution. A node is expanded with every action at once; the goal
  * test is made when a node is popped, so that with w = 1 and a consistent h

@@ -27,6 +27,7 @@ static const char usage[] =
     "  experiment paper   reproduce the paper's computational study (section 6)\n"
     "  plan TASK          plan a task; every explored state goes to SQLite\n"
     "  plans              list the runs and plans in a planner database\n"
+    "  replay             re-simulate a stored plan, verify, export, view\n"
     "  stability SCENE    is the assembly at rest strongly/weakly stable or not\n"
     "  assemble SCENE     plan a stable assembly sequence (SQLite, --db)\n"
     "\n"
@@ -146,6 +147,7 @@ int cp_cli_main(int argc, char **argv) {
   if (!strcmp(cmd, "experiment")) return cp_cli_experiment(argc - 1, argv + 1);
   if (!strcmp(cmd, "plan")) return cp_cli_plan(argc - 1, argv + 1);
   if (!strcmp(cmd, "plans")) return cp_cli_plans(argc - 1, argv + 1);
+  if (!strcmp(cmd, "replay")) return cp_cli_replay(argc - 1, argv + 1);
   if (!strcmp(cmd, "stability")) return cp_cli_stability(argc - 1, argv + 1);
   if (!strcmp(cmd, "assemble")) return cp_cli_assemble(argc - 1, argv + 1);
   return cp_cli_usage_error(NULL, "unknown command '%s'", cmd);

@@ -27,6 +27,8 @@ int cp_cli_plan(int argc, char **argv);
 /// `complan plans ...` (planner/cli_plans.c). argv[0] is "plans".
 int cp_cli_plans(int argc, char **argv);
 
+/// `complan replay ...` (planner/cli_replay.c). argv[0] is "replay".
+int cp_cli_replay(int argc, char **argv);
 /// `complan simulate ...` (planner/cli_simulate.c). argv[0] is "simulate".
 int cp_cli_simulate(int argc, char **argv);
 

@@ -1,5 +1,5 @@
 /* `complan assemble SCENE [--db FILE] [--json] [--directions N]`: a stable
- * assembly sequence (interfaces.md §3). Thin: planner/assembly.h searches,
+ * assembly sequence (docs/assembly.md). Thin: planner/assembly.h searches,
  * planner/assembly_store.h writes the run to SQLite. */
 #include <stdio.h>
 #include <stdlib.h>

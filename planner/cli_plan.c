@@ -1,5 +1,5 @@
 /* `complan plan TASK ...`: plan a task into the database and print the plan
- * (interfaces.md §3-§5); with --benchmark, repeated runs in OMPL's tables.
+ * (docs/planner.md, docs/database.md); with --benchmark, repeated runs in OMPL's tables.
  * Thin: planner/plan.h does the work. */
 #include <math.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* `complan plans [--db FILE] [--json]`: the search runs and plans stored in
- * a database (interfaces.md §3). Thin: planner/store.h reads them. */
+ * a database (docs/planner.md, docs/database.md). Thin: planner/store.h reads them. */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>

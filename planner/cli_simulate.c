@@ -1,4 +1,4 @@
-/* `complan simulate SCENE`: a scene stepped in time (interfaces.md §3,
+/* `complan simulate SCENE`: a scene stepped in time (docs/simulate.md,
  * formulation §6). Thin: planner/world.c steps, planner/simulate.c runs;
  * this file parses flags, records frames (CSV) and prints the summary. */
 #include <inttypes.h>
@@ -12,6 +12,7 @@
 #include "planner/cli.h"
 #include "planner/output.h"
 #include "planner/simulate.h"
+#include "planner/viewer.h"
 #include "planner/world.h"
 
 static const char usage[] =
@@ -40,8 +41,13 @@ static const char usage[] =
     "                      NAME.y NAME.z NAME.qw NAME.qx NAME.qy NAME.qz\n"
     "                      NAME.vx NAME.vy NAME.vz NAME.wx NAME.wy NAME.wz, per\n"
     "                      joint NAME.q NAME.qd\n"
-    "  --every K           record every K-th step in the CSV (default 1)\n"
-    "  --json              print one JSON document (interfaces.md 3)\n"
+    "  --html FILE         the viewer page of the run (docs/viewer.md): one\n"
+    "                      self-contained HTML file with the shapes in 3D, the\n"
+    "                      contacts and forces of each recorded step, play,\n"
+    "                      time slider and speed\n"
+    "  --every K           record every K-th step in the CSV and the page\n"
+    "                      (default 1)\n"
+    "  --json              print one JSON document (docs/simulate.md)\n"
     "  --progress          progress on stderr even when it is not a terminal\n"
     "  -h, --help          this text\n"
     "\n"
@@ -63,7 +69,7 @@ typedef struct recorders {
   FILE *csv;          /* NULL: no CSV */
   double *x;          /* state scratch */
   int n;
-  /* viewer: add its recorder state here */
+  cp_viewer *viewer; /* NULL: no page (--html) */
 } recorders;
 
 static int record_frame(const cp_world *w, long step, void *user) {
@@ -75,7 +81,8 @@ static int record_frame(const cp_world *w, long step, void *user) {
     for (int i = 0; i < r->n; ++i) fprintf(r->csv, ",%.17g", r->x[i]);
     if (fputc('\n', r->csv) == EOF) return -1;
   }
-  /* viewer: record the frame here */
+  if (r->viewer && cp_viewer_add_world(r->viewer, w) != CP_VIEWER_OK)
+    return -1; /* the message stays on the viewer */
   return 0;
 }
 /* ---- end of frame recording ------------------------------------------ */
@@ -139,7 +146,7 @@ static json_t *final_json(const cp_world *w) {
 }
 
 int cp_cli_simulate(int argc, char **argv) {
-  const char *file = NULL, *csv = NULL;
+  const char *file = NULL, *csv = NULL, *html = NULL;
   int json = 0, force_progress = 0, auto_contacts = 0;
   cp_world_options wo = cp_world_defaults();
   cp_sim_options so = cp_sim_defaults();
@@ -192,6 +199,8 @@ int cp_cli_simulate(int argc, char **argv) {
       so.every = (int)k;
     } else if ((v = cp_cli_flag_value(argc, argv, &i, "--csv", &missing))) {
       csv = v;
+    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--html", &missing))) {
+      html = v;
     } else if (missing) {
       return cp_cli_usage_error("simulate", "%s needs a value", a);
     } else if (a[0] == '-' && a[1]) {
@@ -252,7 +261,25 @@ int cp_cli_simulate(int argc, char **argv) {
     }
     csv_header(rec.csv, w);
   }
-  so.frame = csv ? record_frame : NULL;
+  if (html) {
+    char title[256];
+    snprintf(title, sizeof title, "complan simulate: %s", file);
+    cp_viewer_options vo = cp_viewer_defaults();
+    vo.title = title;
+    if (cp_viewer_create(cp_world_scene(w), &vo, &rec.viewer, &err) !=
+        CP_VIEWER_OK) {
+      fprintf(stderr, "complan: %s: %s\n", html, err.msg);
+      if (rec.csv) {
+        fclose(rec.csv);
+        unlink(tmp);
+      }
+      free(tmp);
+      free(rec.x);
+      cp_world_destroy(w);
+      return CP_EXIT_UNDECIDED;
+    }
+  }
+  so.frame = csv || html ? record_frame : NULL;
   so.user = &rec;
   long nsteps = (long)llround(so.duration / wo.dt);
   int show = force_progress || isatty(2);
@@ -272,6 +299,16 @@ int cp_cli_simulate(int argc, char **argv) {
       unlink(tmp);
       rc = CP_EXIT_UNDECIDED;
     }
+  }
+  if (rec.viewer) {
+    /* The page shows the run up to where it stopped, like the CSV. */
+    if (cp_viewer_message(rec.viewer)[0] ||
+        cp_viewer_write(rec.viewer, html) != CP_VIEWER_OK) {
+      fprintf(stderr, "complan: %s: %s\n", html,
+              cp_viewer_message(rec.viewer));
+      rc = CP_EXIT_UNDECIDED;
+    }
+    cp_viewer_destroy(rec.viewer);
   }
   char hash[17];
   snprintf(hash, sizeof hash, "%016" PRIx64, res.hash);

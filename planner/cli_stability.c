@@ -1,5 +1,5 @@
 /* `complan stability SCENE [--json]`: is the assembly at rest stable
- * (interfaces.md §3, formulation.md §9). Thin: planner/assembly.h builds the
+ * (docs/assembly.md, docs/math.md §9). Thin: planner/assembly.h builds the
  * at-rest copy, contact/stability.h decides. */
 #include <math.h>
 #include <stdio.h>

@@ -22,6 +22,7 @@
 #include "planner/search.h"
 #include "planner/store.h"
 #include "planner/task.h"
+#include "planner/world.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -108,6 +109,13 @@ const double *cp_plan_world_start(const cp_plan_world *pw);
 const char *cp_plan_world_options(const cp_plan_world *pw);
 /// Seconds spent simulating so far (CPU time of the calling thread).
 double cp_plan_world_seconds(const cp_plan_world *pw);
+/// Calls fn(ctx, world) after every simulation step of the expansions that
+/// follow (fn NULL: none), with the world after the step: replay records
+/// per-step states and contacts through it while the expansion itself stays
+/// the search's own. The world must not be changed by fn.
+void cp_plan_world_observe(cp_plan_world *pw,
+                           void (*fn)(void *ctx, const cp_world *world),
+                           void *ctx);
 
 /// Plans task with the simulator: cp_plan_world_create + cp_plan_search.
 cp_plan_status cp_plan_task(cp_store *st, const cp_task *task,

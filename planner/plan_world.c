@@ -27,6 +27,8 @@ struct cp_plan_world {
   size_t warm_cap;
   double seconds;
   char options[256];
+  void (*observe)(void *ctx, const cp_world *world); /* replay's hook */
+  void *observe_ctx;
 };
 
 /* Simulation time is the thread's CPU time: on a shared machine wall-clock
@@ -109,6 +111,7 @@ static int expand(void *ctx, const double *x, double t, const void *warm,
     info->fallbacks += si.fallback;
     info->warm_steps += si.warm_started;
     cp_world_get_state(w, y);
+    if (pw->observe) pw->observe(pw->observe_ctx, w);
     int b = out_of_bounds(pw, y);
     if (b >= 0) {
       info->outcome = CP_OUTCOME_OUT_OF_BOUNDS;
@@ -371,3 +374,10 @@ cp_plan_status cp_plan_task(cp_store *st, const cp_task *task,
   return s;
 }
 
+
+void cp_plan_world_observe(cp_plan_world *pw,
+                           void (*fn)(void *ctx, const cp_world *world),
+                           void *ctx) {
+  pw->observe = fn;
+  pw->observe_ctx = ctx;
+}

@@ -1,4 +1,4 @@
-/* Kinodynamic RRT (LaValle and Kuffner 2001; formulation.md §8): sample a
+/* Kinodynamic RRT (LaValle and Kuffner 2001; docs/math.md §8): sample a
  * state embedding (goal-biased), take the nearest tree node under the
  * weighted metric (k-d tree, planner/nn.h), simulate k candidate actions
  * from it and keep the one ending nearest the sample. The other candidates

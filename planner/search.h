@@ -1,5 +1,5 @@
 /// \file planner/search.h
-/// Search over actions through contact (formulation.md §8): one interface
+/// Search over actions through contact (docs/math.md §8): one interface
 /// over three planners (astar.c, rrt.c, sst.c), each a table of functions
 /// registered in search.c's planner table -- a fourth planner is one more
 /// file and one more table row.

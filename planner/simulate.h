@@ -1,6 +1,6 @@
 /// \file planner/simulate.h
 /// A whole simulation run over a cp_world (planner/world.h): steps for a
-/// duration, with the totals `complan simulate` reports (interfaces.md §3)
+/// duration, with the totals `complan simulate` reports (docs/simulate.md)
 /// and a per-frame hook for recorders (the CSV writer, a viewer).
 ///
 /// Frames: `frame` (when not NULL) is called with the world after creation

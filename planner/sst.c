@@ -1,4 +1,4 @@
-/* Stable Sparse RRT (Li, Littlefield and Bekris 2016; formulation.md §8).
+/* Stable Sparse RRT (Li, Littlefield and Bekris 2016; docs/math.md §8).
  *
  * Selection: sample s; among the ACTIVE nodes within delta_bn of s take the
  * cheapest (best-near), or the nearest when none is that close. Propagation:

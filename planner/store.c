@@ -930,3 +930,42 @@ cp_store_status cp_store_bench_summary(cp_store *st, int64_t experiment_id,
   json_object_set_new(*out, "planners", list);
   return CP_STORE_OK;
 }
+
+cp_store_status cp_store_load_task(cp_store *st, int64_t task_id,
+                                   cp_store_task_row *row) {
+  memset(row, 0, sizeof *row);
+  sqlite3_stmt *q;
+  int rc = sqlite3_prepare_v2(
+      st->db, "SELECT text, scene, scene_dir, path FROM tasks WHERE id = ?",
+      -1, &q, NULL);
+  if (rc) return fail(st, rc, "cannot read the task");
+  sqlite3_bind_int64(q, 1, task_id);
+  rc = sqlite3_step(q);
+  if (rc != SQLITE_ROW) {
+    sqlite3_finalize(q);
+    if (rc == SQLITE_DONE)
+      return failf(st, CP_STORE_NOT_FOUND, "no task %lld", (long long)task_id);
+    return fail(st, rc, "cannot read the task");
+  }
+  char **out[4] = {&row->text, &row->scene, &row->scene_dir, &row->path};
+  int bad = 0;
+  for (int i = 0; i < 4; ++i) {
+    const char *t = (const char *)sqlite3_column_text(q, i);
+    *out[i] = strdup(t ? t : "");
+    bad |= !*out[i];
+  }
+  sqlite3_finalize(q);
+  if (bad) {
+    cp_store_task_row_free(row);
+    return failf(st, CP_STORE_NOMEM, "out of memory");
+  }
+  return CP_STORE_OK;
+}
+
+void cp_store_task_row_free(cp_store_task_row *row) {
+  free(row->text);
+  free(row->scene);
+  free(row->scene_dir);
+  free(row->path);
+  memset(row, 0, sizeof *row);
+}

@@ -128,6 +128,17 @@ cp_store_status cp_store_write_batch(cp_store *st, int64_t run_id,
 /// "lcp_solves", "plans": [{"id", "node", "cost", "length"}]}]}.
 cp_store_status cp_store_list(cp_store *st, json_t **out);
 
+/// A stored task as written by cp_store_task: its text, the scene's JSON
+/// text, the scene's folder ("" when none) and the task file's path (""
+/// when none); each malloc'd (free them). For replay, which rebuilds the
+/// task from these rather than from files that may have changed.
+typedef struct cp_store_task_row {
+  char *text, *scene, *scene_dir, *path;
+} cp_store_task_row;
+cp_store_status cp_store_load_task(cp_store *st, int64_t task_id,
+                                   cp_store_task_row *row);
+void cp_store_task_row_free(cp_store_task_row *row);
+
 /// The nodes of a plan, start first (ids into the run's nodes): *ids is
 /// malloc'd (free it), *n its length.
 cp_store_status cp_store_plan_nodes(cp_store *st, int64_t plan_id,

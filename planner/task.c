@@ -66,7 +66,7 @@ static int parse_scene(cp_task *t, const json_t *v, const char *task_dir,
                        cp_error *err) {
   cp_scene_options so = cp_scene_options_defaults();
   /* A planning start state may hold moving contacts: time stepping treats
-   * approaching ones as impacts (formulation.md §6). */
+   * approaching ones as impacts (docs/math.md §6). */
   so.check_normal_speed = 0;
   cp_error e;
   if (json_is_string(v)) {

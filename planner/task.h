@@ -13,7 +13,7 @@
 /// `dt` (round(duration / dt) steps). In dynamic mode the values are joint
 /// efforts, in quasistatic mode joint velocities.
 ///
-/// Cost of an action (formulation.md §8): cost.time * T + cost.effort *
+/// Cost of an action (docs/math.md §8): cost.time * T + cost.effort *
 /// |values|^2 * T (the effort's squared norm integrated over the action).
 ///
 /// Goal: the body's centre within `tolerance` of `position`; with

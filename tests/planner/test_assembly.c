@@ -1,5 +1,5 @@
 // Assembly stability and sequences (planner/assembly.h, contact/stability.h;
-// formulation.md §9): closed forms on a slope and an overhang, the arch that
+// docs/math.md §9): closed forms on a slope and an overhang, the arch that
 // stands only complete, bottom-up towers, brute-force agreement of the
 // sequence planner on small assemblies, the removal sweep, the database.
 #include <criterion/criterion.h>

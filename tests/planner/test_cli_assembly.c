@@ -1,4 +1,4 @@
-// `complan stability` and `complan assemble` (interfaces.md §3): the JSON
+// `complan stability` and `complan assemble` (docs/assembly.md): the JSON
 // contracts, exit statuses, the database, and bad input (exit 2, nothing on
 // stdout, the file and place on stderr).
 #include <criterion/criterion.h>

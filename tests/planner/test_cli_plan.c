@@ -83,7 +83,8 @@ static void solves_push_with(const char *method, const char *limit_flag,
   char *db = temp_db();
   const char *argv[] = {"complan", "plan", task_path("push.json"), "--db", db,
                         "--method", method, "--seed", "3", limit_flag, limit,
-                        "--json", NULL};
+                        /* no wall-time limit: sanitizer builds are slow */
+                        "--max-seconds", "3600", "--json", NULL};
   json_t *doc = cpt_run_json(argv, 0);
   cr_assert_str_eq(jstr(doc, "status"), "solved", "%s", method);
   cr_assert_str_eq(jstr(doc, "planner"), method);
@@ -118,7 +119,7 @@ Test(cli_plan, sst_solves_the_push) { solves_push_with("sst", "--max-nodes", "40
 Test(cli_plan, stored_plans_resimulate_bitwise) {
   char *db = temp_db();
   const char *argv[] = {"complan", "plan", task_path("grasp_lift.json"), "--db",
-                        db, "--json", NULL};
+                        db, "--max-seconds", "3600", "--json", NULL};
   json_t *doc = cpt_run_json(argv, 0);
   cr_assert_str_eq(jstr(doc, "status"), "solved");
   json_decref(doc);

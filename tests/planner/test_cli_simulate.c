@@ -1,4 +1,4 @@
-/* `complan simulate` as a user runs it: the JSON contract of interfaces.md
+/* `complan simulate` as a user runs it: the JSON contract of docs/simulate.md
  * §3 with numbers checked against closed forms, the CSV, every bundled
  * scene with shapes, and bad input (exit 2, the file and the place, nothing
  * written). */

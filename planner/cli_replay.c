@@ -1,0 +1,309 @@
+/* `complan replay [--db FILE] [--plan ID] [--verify] [--csv FILE]
+ * [--html FILE [--tree]] [--json]` (docs/replay.md): thin;
+ * planner/replay.h re-simulates and verifies, planner/viewer.h draws. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "planner/cli.h"
+#include "planner/output.h"
+#include "planner/replay.h"
+#include "planner/viewer.h"
+
+static const char usage[] =
+    "usage: complan replay [options]\n"
+    "\n"
+    "Re-simulate a stored plan offline: its task is rebuilt from the database\n"
+    "(the stored task and scene texts, not the files), and its actions are\n"
+    "simulated one after the other from the stored start state, each exactly\n"
+    "as the search simulated it.\n"
+    "\n"
+    "  --db FILE          database (default complan.sqlite)\n"
+    "  --plan ID          the plan (default: the latest)\n"
+    "  --verify           compare every re-simulated node state with the stored\n"
+    "                     one; on the same build they must be bitwise equal.\n"
+    "                     Exit 1 naming the first plan step, body or joint and\n"
+    "                     component that differs\n"
+    "  --tolerance X      with --verify: allow deviations up to X (default 0:\n"
+    "                     any bit counts), e.g. for a database from another\n"
+    "                     machine\n"
+    "  --csv FILE         the trajectory at every simulation step: t, per free\n"
+    "                     body NAME.x .. NAME.wz, per joint NAME.q NAME.qd (the\n"
+    "                     simulate --csv columns), then action (its index, -1\n"
+    "                     at the start) and per input JOINT.input\n"
+    "  --html FILE        the viewer page of the replay (docs/viewer.md)\n"
+    "  --tree             with --html: add the explored tree of the plan's run\n"
+    "                     (every node's goal-body position, edges to parents,\n"
+    "                     the plan in red)\n"
+    "  --json             print one JSON document: {\"plan\", \"run\", \"length\",\n"
+    "                     \"steps\", \"duration\", \"deviation\", \"verified\",\n"
+    "                     \"mismatch\"}\n"
+    "  -h, --help         this text\n"
+    "\n"
+    "exit status: 0 replayed (and verified), 1 a mismatch or an action that\n"
+    "could not be re-simulated, 2 bad input or usage (no database, no such\n"
+    "plan, an output file that cannot be written).\n";
+
+typedef struct sink {
+  const cp_replay *r;
+  FILE *csv;
+  cp_viewer *viewer;
+  int failed;           /* the viewer refused a frame */
+  char msg[512];
+} sink;
+
+static void on_frame(void *ctx, const cp_replay_frame *f) {
+  sink *s = ctx;
+  if (s->csv) cp_replay_csv_row(s->r, f, s->csv);
+  if (s->viewer && !s->failed &&
+      cp_viewer_add_frame(s->viewer, f->time, f->state, f->n_contacts,
+                          f->contacts) != CP_VIEWER_OK) {
+    s->failed = 1;
+    snprintf(s->msg, sizeof s->msg, "%s", cp_viewer_message(s->viewer));
+  }
+}
+
+/* Viewer for the replay's task: its goal region and, with tree, the run's
+ * explored tree. */
+static int make_viewer(cp_replay *r, int tree, cp_viewer **out) {
+  const cp_task *t = cp_replay_task(r);
+  char title[160];
+  snprintf(title, sizeof title, "complan replay: plan %lld (run %lld)",
+           (long long)cp_replay_plan_id(r), (long long)cp_replay_run_id(r));
+  cp_viewer_options o = cp_viewer_defaults();
+  o.title = title;
+  o.has_goal = 1;
+  o.goal_body = t->goal.body;
+  memcpy(o.goal_centre, t->goal.position, sizeof o.goal_centre);
+  o.goal_tolerance = t->goal.tolerance;
+  cp_viewer_tree vt;
+  double *pts = NULL;
+  int *parent = NULL, *path = NULL, n = 0, n_path = 0;
+  cp_error err;
+  memset(&err, 0, sizeof err);
+  if (tree) {
+    if (cp_replay_tree(r, &pts, &parent, &n, &path, &n_path, &err) !=
+        CP_REPLAY_OK) {
+      fprintf(stderr, "complan: replay --tree: %s\n", err.msg);
+      return CP_EXIT_UNDECIDED;
+    }
+    vt.n = n;
+    vt.points = pts;
+    vt.parent = parent;
+    vt.n_path = n_path;
+    vt.path = path;
+    o.tree = &vt;
+  }
+  cp_viewer_status vs = cp_viewer_create(&t->scene, &o, out, &err);
+  free(pts);
+  free(parent);
+  free(path);
+  if (vs != CP_VIEWER_OK) {
+    fprintf(stderr, "complan: replay --html: %s: %s\n", err.where, err.msg);
+    return CP_EXIT_UNDECIDED;
+  }
+  return 0;
+}
+
+/* A temporary file next to path (renamed into place when complete). */
+static FILE *open_temp(const char *path, char **tmp) {
+  size_t n = strlen(path) + 16;
+  *tmp = malloc(n);
+  if (!*tmp) return NULL;
+  snprintf(*tmp, n, "%s.XXXXXX", path);
+  int fd = mkstemp(*tmp);
+  if (fd < 0) {
+    free(*tmp);
+    *tmp = NULL;
+    return NULL;
+  }
+  fchmod(fd, 0644);
+  FILE *f = fdopen(fd, "w");
+  if (!f) {
+    close(fd);
+    unlink(*tmp);
+    free(*tmp);
+    *tmp = NULL;
+  }
+  return f;
+}
+
+int cp_cli_replay(int argc, char **argv) {
+  const char *db = "complan.sqlite", *csv_path = NULL, *html_path = NULL;
+  int json = 0, verify = 0, tree = 0;
+  long plan_id = 0;
+  double tolerance = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i], *v;
+    int missing = 0;
+    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+      fputs(usage, stdout);
+      return CP_EXIT_ANSWERED;
+    } else if (!strcmp(arg, "--json")) {
+      json = 1;
+    } else if (!strcmp(arg, "--verify")) {
+      verify = 1;
+    } else if (!strcmp(arg, "--tree")) {
+      tree = 1;
+    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--db", &missing))) {
+      db = v;
+    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--plan", &missing))) {
+      if (cp_parse_int(v, 1, 1L << 62, &plan_id))
+        return cp_cli_usage_error("replay ", "--plan expects a plan id >= 1, "
+                                  "not '%s'", v);
+    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--tolerance",
+                                      &missing))) {
+      if (cp_parse_double(v, 0, 1e300, &tolerance))
+        return cp_cli_usage_error("replay ", "--tolerance expects a number "
+                                  ">= 0, not '%s'", v);
+    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--csv", &missing))) {
+      csv_path = v;
+    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--html", &missing))) {
+      html_path = v;
+    } else if (missing) {
+      return cp_cli_usage_error("replay ", "%s expects a value", arg);
+    } else {
+      return cp_cli_usage_error("replay ", "unknown argument '%s'", arg);
+    }
+  }
+  if (tree && !html_path)
+    return cp_cli_usage_error("replay ", "--tree goes with --html FILE");
+  if (tolerance > 0 && !verify)
+    return cp_cli_usage_error("replay ", "--tolerance goes with --verify");
+
+  if (access(db, F_OK) != 0)
+    return fprintf(stderr, "complan: %s: cannot open: %s\n", db,
+                   strerror(errno)),
+           CP_EXIT_BAD_INPUT;
+  cp_store *st;
+  char msg[512];
+  cp_store_status ss = cp_store_open(db, 1, &st, msg, sizeof msg);
+  if (ss != CP_STORE_OK) {
+    fprintf(stderr, "complan: %s\n", msg);
+    return ss == CP_STORE_BAD_FILE ? CP_EXIT_BAD_INPUT : CP_EXIT_UNDECIDED;
+  }
+  cp_replay *r;
+  cp_error err;
+  memset(&err, 0, sizeof err);
+  cp_replay_status rs = cp_replay_open(st, plan_id, &r, &err);
+  if (rs != CP_REPLAY_OK) {
+    fprintf(stderr, "complan: %s: %s%s%s\n", db, err.where,
+            err.where[0] ? ": " : "", err.msg);
+    cp_store_close(st);
+    return rs == CP_REPLAY_BAD_INPUT ? CP_EXIT_BAD_INPUT : CP_EXIT_UNDECIDED;
+  }
+
+  int rc = 0;
+  sink s;
+  memset(&s, 0, sizeof s);
+  s.r = r;
+  char *csv_tmp = NULL;
+  if (html_path) rc = make_viewer(r, tree, &s.viewer);
+  if (!rc && csv_path) {
+    s.csv = open_temp(csv_path, &csv_tmp);
+    if (!s.csv) {
+      fprintf(stderr, "complan: %s: cannot create: %s\n", csv_path,
+              strerror(errno));
+      rc = CP_EXIT_BAD_INPUT;
+    } else {
+      cp_replay_csv_header(r, s.csv);
+    }
+  }
+  cp_replay_result res;
+  memset(&res, 0, sizeof res);
+  int ran = 0;
+  if (!rc) {
+    ran = 1;
+    cp_replay_options o = cp_replay_defaults();
+    o.verify = verify;
+    o.tolerance = tolerance;
+    o.frame = on_frame;
+    o.ctx = &s;
+    rs = cp_replay_run(r, &o, &res);
+    if (rs == CP_REPLAY_FAILED || rs == CP_REPLAY_NOMEM) {
+      fprintf(stderr, "complan: replay: %s\n", res.message);
+      rc = CP_EXIT_UNDECIDED;
+    } else if (rs == CP_REPLAY_MISMATCH) {
+      fprintf(stderr, "complan: replay --verify: plan %lld does not replay "
+              "as stored: %s\n", (long long)cp_replay_plan_id(r),
+              res.message);
+      rc = CP_EXIT_UNDECIDED;
+    }
+  }
+  /* Outputs of a complete re-simulation (also after a mismatch: they show
+   * what the plan does now); nothing of a failed one. */
+  int complete = ran && (rs == CP_REPLAY_OK || rs == CP_REPLAY_MISMATCH);
+  if (s.csv) {
+    int bad = ferror(s.csv);
+    bad |= fclose(s.csv) != 0;
+    if (complete && !bad && rename(csv_tmp, csv_path) == 0) {
+      csv_tmp[0] = '\0';
+    } else if (complete) {
+      fprintf(stderr, "complan: %s: cannot write: %s\n", csv_path,
+              strerror(errno));
+      rc = CP_EXIT_BAD_INPUT;
+    }
+    if (csv_tmp && csv_tmp[0]) unlink(csv_tmp);
+    free(csv_tmp);
+  }
+  if (s.viewer) {
+    if (s.failed) {
+      fprintf(stderr, "complan: %s: %s\n", html_path, s.msg);
+      rc = CP_EXIT_UNDECIDED;
+    } else if (complete &&
+               cp_viewer_write(s.viewer, html_path) != CP_VIEWER_OK) {
+      fprintf(stderr, "complan: %s\n", cp_viewer_message(s.viewer));
+      rc = CP_EXIT_BAD_INPUT;
+    }
+    cp_viewer_destroy(s.viewer);
+  }
+
+  if (complete) {
+    if (json) {
+      json_t *doc = json_object();
+      json_object_set_new(doc, "plan", json_integer(cp_replay_plan_id(r)));
+      json_object_set_new(doc, "run", json_integer(cp_replay_run_id(r)));
+      json_object_set_new(doc, "length", json_integer(cp_replay_length(r)));
+      json_object_set_new(doc, "steps", json_integer(res.steps));
+      json_object_set_new(doc, "duration", cp_json_num(res.duration));
+      json_object_set_new(doc, "deviation", verify
+                                                ? cp_json_num(res.max_deviation)
+                                                : json_null());
+      json_object_set_new(doc, "verified",
+                          verify ? json_boolean(res.verified) : json_null());
+      json_object_set_new(doc, "tolerance", json_real(tolerance));
+      if (verify && !res.verified) {
+        json_t *m = json_object();
+        json_object_set_new(m, "plan_step", json_integer(res.first_plan_step));
+        json_object_set_new(m, "where", json_string(res.first_where));
+        json_object_set_new(m, "entry", json_integer(res.first_entry));
+        json_object_set_new(m, "deviation", cp_json_num(res.first_deviation));
+        json_object_set_new(doc, "mismatch", m);
+      } else {
+        json_object_set_new(doc, "mismatch", json_null());
+      }
+      if (csv_path) json_object_set_new(doc, "csv", json_string(csv_path));
+      if (html_path) json_object_set_new(doc, "html", json_string(html_path));
+      if (cp_json_print(doc)) rc = CP_EXIT_UNDECIDED;
+      json_decref(doc);
+    } else {
+      printf("plan %lld (run %lld): %ld actions, %ld simulation steps, "
+             "%.6g s\n", (long long)cp_replay_plan_id(r),
+             (long long)cp_replay_run_id(r), cp_replay_length(r), res.steps,
+             res.duration);
+      if (verify)
+        printf("verify: %s (largest deviation %.3g; allowed %g%s)\n",
+               res.verified ? "every node state as stored" : "MISMATCH",
+               res.max_deviation, tolerance,
+               tolerance > 0 ? "" : ": bitwise");
+      if (csv_path) printf("csv: %s\n", csv_path);
+      if (html_path) printf("html: %s\n", html_path);
+    }
+  }
+  cp_replay_close(r);
+  cp_store_close(st);
+  return rc;
+}

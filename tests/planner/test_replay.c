@@ -1,0 +1,359 @@
+/* `complan replay` (planner/replay.h, planner/cli_replay.c): every bundled
+ * task's plan re-simulates bitwise (--verify), its CSV ends in the stored
+ * final state and its page holds every step; a tampered database fails
+ * naming the step, body and component; --tolerance; --tree; bad input. */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "planner/store.h"
+#include "tests/support.h"
+
+static char dir[64];
+
+static void setup(void) {
+  snprintf(dir, sizeof dir, "/tmp/cp_replay_XXXXXX");
+  cr_assert(mkdtemp(dir));
+}
+
+static void teardown(void) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  cr_assert_eq(system(cmd), 0);
+}
+
+static const char *in_dir(const char *name) {
+  static char buf[16][256]; /* distinct for the few names a test uses */
+  static int k;
+  k = (k + 1) % 16;
+  snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+  return buf[k];
+}
+
+/* Plans a bundled task into db; returns the plan's length. */
+static long plan(const char *task, const char *db) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/planner/tasks/%s", getenv("CP_SOURCE_ROOT"),
+           task);
+  /* No wall-time limit (sanitizer builds and loaded machines are slow). */
+  const char *argv[] = {"complan", "plan", path, "--db", db, "--json",
+                        "--max-seconds", "3600", NULL};
+  json_t *doc = cpt_run_json(argv, 0);
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")),
+                   "solved", "%s not solved", task);
+  long n = (long)json_integer_value(json_object_get(doc, "length"));
+  json_decref(doc);
+  return n;
+}
+
+/* The stored state of the i-th node of plan_id's path (i < 0: the last). */
+static int stored_state(const char *db, int64_t plan_id, long i, double *x,
+                        int cap, long *n_nodes) {
+  cp_store *st;
+  char msg[256];
+  cr_assert_eq(cp_store_open(db, 1, &st, msg, sizeof msg), CP_STORE_OK, "%s",
+               msg);
+  int64_t run;
+  long *ids, n;
+  cr_assert_eq(cp_store_plan_nodes(st, plan_id, &run, &ids, &n), CP_STORE_OK);
+  if (i < 0) i = n - 1;
+  cp_search_node node;
+  int nv;
+  cr_assert_eq(cp_store_load_node(st, run, ids[i], &node, x, cap, NULL, 0,
+                                  &nv),
+               CP_STORE_OK);
+  if (n_nodes) *n_nodes = n;
+  long id = ids[i];
+  free(ids);
+  cp_store_close(st);
+  return (int)id;
+}
+
+/* The last line of a CSV as numbers; returns the column count. */
+static int csv_last_row(const char *path, double *v, int cap, long *rows,
+                        char *header, size_t hsize) {
+  size_t len;
+  char *text = cpt_read_file(path, &len);
+  cr_assert(text, "no CSV %s", path);
+  char *save, *line = strtok_r(text, "\n", &save), *last = NULL;
+  snprintf(header, hsize, "%s", line);
+  *rows = 0;
+  while ((line = strtok_r(NULL, "\n", &save))) {
+    last = line;
+    ++*rows;
+  }
+  int n = 0;
+  for (char *p = last; p && *p && n < cap;) {
+    char *end;
+    v[n++] = *p == ',' ? NAN : strtod(p, &end);
+    if (*p != ',') p = end;
+    if (*p == ',') ++p;
+  }
+  free(text);
+  return n;
+}
+
+static json_t *page_data(const char *path) {
+  size_t len;
+  char *page = cpt_read_file(path, &len);
+  cr_assert(page, "no page %s", path);
+  const char *tag = "id=\"complan-data\">";
+  char *a = strstr(page, tag);
+  cr_assert(a);
+  a += strlen(tag);
+  char *b = strstr(a, "</script>");
+  json_error_t je;
+  json_t *d = json_loadb(a, (size_t)(b - a), 0, &je);
+  cr_assert(d, "%s", je.text);
+  free(page);
+  return d;
+}
+
+/* The bundled tasks and their steps per action (duration / dt). */
+static const struct {
+  const char *task;
+  int steps_per_action;
+} tasks[] = {{"push.json", 20}, {"grasp_lift.json", 20},
+             {"slide_to_wall.json", 20}, {"quasistatic_push.json", 10}};
+
+TestSuite(replay, .init = setup, .fini = teardown, .timeout = 600);
+
+Test(replay, every_bundled_task_replays_bitwise_with_csv_and_page) {
+  const char *db = in_dir("all.sqlite");
+  long length[4];
+  for (int k = 0; k < 4; ++k) length[k] = plan(tasks[k].task, db);
+  for (int k = 0; k < 4; ++k) {
+    char plan_id[16];
+    snprintf(plan_id, sizeof plan_id, "%d", k + 1);
+    char csv[256], html[256];
+    snprintf(csv, sizeof csv, "%s", in_dir("plan.csv"));
+    snprintf(html, sizeof html, "%s", in_dir("plan.html"));
+    const char *argv[] = {"complan", "replay", "--db", db, "--plan", plan_id,
+                          "--verify", "--json", "--csv", csv, "--html", html,
+                          NULL};
+    json_t *doc = cpt_run_json(argv, 0);
+    cr_assert(json_is_true(json_object_get(doc, "verified")), "%s",
+              tasks[k].task);
+    cr_assert_eq(json_real_value(json_object_get(doc, "deviation")), 0.0);
+    long steps = (long)json_integer_value(json_object_get(doc, "steps"));
+    cr_assert_eq(json_integer_value(json_object_get(doc, "length")),
+                 length[k]);
+    cr_assert_eq(steps, length[k] * tasks[k].steps_per_action, "%s: %ld",
+                 tasks[k].task, steps);
+    json_decref(doc);
+
+    /* CSV: a row per step plus the start; the last row's state is the
+     * stored final node's, bit for bit. */
+    double x[64], row[96];
+    long n_nodes;
+    stored_state(db, k + 1, -1, x, 64, &n_nodes);
+    cr_assert_eq(n_nodes, length[k] + 1);
+    long rows;
+    char header[2048];
+    int cols = csv_last_row(csv, row, 96, &rows, header, sizeof header);
+    cr_assert_eq(rows, steps + 1);
+    cr_assert_eq(strncmp(header, "t,", 2), 0);
+    cr_assert(strstr(header, ",action,"), "%s", header);
+    cr_assert(strstr(header, ".input"), "%s", header);
+    int n_inputs = 0;
+    for (const char *p = header; (p = strstr(p, ".input")); ++p) ++n_inputs;
+    cr_assert_geq(n_inputs, 1);
+    int n_state = cols - 2 - n_inputs; /* t, state..., action, inputs */
+    cr_assert_gt(n_state, 13);
+    for (int i = 0; i < n_state && i < 64; ++i)
+      cr_assert_eq(row[1 + i], x[i], "%s: column %d", tasks[k].task, i + 1);
+
+    /* The page: a frame per row, the first free body (column 1..7) at the
+     * stored final pose in the last frame. */
+    json_t *d = page_data(html);
+    json_t *time = json_object_get(d, "time");
+    cr_assert_eq((long)json_array_size(time), steps + 1);
+    json_t *poses = json_object_get(d, "poses");
+    json_t *last = json_array_get(poses, json_array_size(poses) - 1);
+    for (int i = 0; i < 7; ++i)
+      cr_assert_eq(json_number_value(json_array_get(last, (size_t)i)), x[i]);
+    cr_assert(json_is_object(json_object_get(d, "goal")));
+    cr_assert(json_is_null(json_object_get(d, "tree")));
+    json_decref(d);
+  }
+}
+
+/* Flips the lowest bit of state entry `entry` of the plan's node `step`. */
+static void tamper(const char *db, int64_t plan_id, long step, int entry) {
+  double x[64];
+  int id = stored_state(db, plan_id, step, x, 64, NULL);
+  sqlite3 *h;
+  cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+  sqlite3_stmt *q;
+  cr_assert_eq(sqlite3_prepare_v2(h,
+                                  "UPDATE nodes SET state = ? WHERE id = ? "
+                                  "AND search_id = (SELECT search_id FROM "
+                                  "plans WHERE id = ?)",
+                                  -1, &q, NULL),
+               SQLITE_OK, "%s", sqlite3_errmsg(h));
+  /* Read the blob's size from the stored row to write the same length. */
+  sqlite3_stmt *r;
+  cr_assert_eq(sqlite3_prepare_v2(h, "SELECT length(state) FROM nodes WHERE "
+                                     "id = ? AND search_id = (SELECT "
+                                     "search_id FROM plans WHERE id = ?)",
+                                  -1, &r, NULL),
+               SQLITE_OK);
+  sqlite3_bind_int(r, 1, id);
+  sqlite3_bind_int64(r, 2, plan_id);
+  cr_assert_eq(sqlite3_step(r), SQLITE_ROW);
+  int bytes = sqlite3_column_int(r, 0);
+  sqlite3_finalize(r);
+  cr_assert_leq(bytes, (int)sizeof x);
+  uint64_t bits;
+  memcpy(&bits, &x[entry], 8);
+  bits ^= 1;
+  memcpy(&x[entry], &bits, 8);
+  sqlite3_bind_blob(q, 1, x, bytes, SQLITE_TRANSIENT);
+  sqlite3_bind_int(q, 2, id);
+  sqlite3_bind_int64(q, 3, plan_id);
+  cr_assert_eq(sqlite3_step(q), SQLITE_DONE, "%s", sqlite3_errmsg(h));
+  cr_assert_eq(sqlite3_changes(h), 1);
+  sqlite3_finalize(q);
+  sqlite3_close(h);
+}
+
+Test(replay, a_tampered_database_fails_verify_naming_step_and_body) {
+  const char *db = in_dir("push.sqlite");
+  cr_assert_geq(plan("push.json", db), 2);
+  tamper(db, 1, 2, 0); /* plan step 2, the box's x, one bit */
+  const char *argv[] = {"complan", "replay", "--db", db, "--verify", NULL};
+  char *out, *err;
+  int rc = cpt_run(argv, &out, &err);
+  cr_assert_eq(rc, 1, "rc %d: %s", rc, err);
+  cr_assert(strstr(err, "plan step 2"), "%s", err);
+  cr_assert(strstr(err, "body \"box\" x"), "%s", err);
+  free(out);
+  free(err);
+
+  const char *argj[] = {"complan", "replay", "--db", db, "--verify", "--json",
+                        NULL};
+  json_t *doc = cpt_run_json(argj, 1);
+  cr_assert(json_is_false(json_object_get(doc, "verified")));
+  json_t *m = json_object_get(doc, "mismatch");
+  cr_assert_eq(json_integer_value(json_object_get(m, "plan_step")), 2);
+  cr_assert_str_eq(json_string_value(json_object_get(m, "where")),
+                   "body \"box\" x");
+  double dev = json_number_value(json_object_get(m, "deviation"));
+  cr_assert(dev > 0 && dev < 1e-15, "deviation %g", dev);
+  json_decref(doc);
+
+  /* A tolerance above one bit accepts it; without --verify it replays. */
+  const char *argt[] = {"complan", "replay", "--db", db, "--verify",
+                        "--tolerance", "1e-12", "--json", NULL};
+  doc = cpt_run_json(argt, 0);
+  cr_assert(json_is_true(json_object_get(doc, "verified")));
+  cr_assert_gt(json_number_value(json_object_get(doc, "deviation")), 0);
+  json_decref(doc);
+  const char *argn[] = {"complan", "replay", "--db", db, "--json", NULL};
+  doc = cpt_run_json(argn, 0);
+  cr_assert(json_is_null(json_object_get(doc, "verified")));
+  json_decref(doc);
+}
+
+Test(replay, tree_page_and_latest_plan) {
+  const char *db = in_dir("tree.sqlite");
+  long len = plan("push.json", db);
+  plan("slide_to_wall.json", db);
+  const char *html = in_dir("tree.html");
+  /* Without --plan: the latest plan (2). With --plan 1 --tree: run 1. */
+  const char *arg0[] = {"complan", "replay", "--db", db, "--json", NULL};
+  json_t *doc = cpt_run_json(arg0, 0);
+  cr_assert_eq(json_integer_value(json_object_get(doc, "plan")), 2);
+  json_decref(doc);
+  const char *argv[] = {"complan", "replay", "--db", db, "--plan", "1",
+                        "--html", html, "--tree", NULL};
+  char *out, *err;
+  cr_assert_eq(cpt_run(argv, &out, &err), 0, "%s", err);
+  free(out);
+  free(err);
+  const char *argl[] = {"complan", "plans", "--db", db, "--json", NULL};
+  doc = cpt_run_json(argl, 0);
+  long nodes = (long)json_integer_value(
+      json_object_get(json_array_get(json_object_get(doc, "runs"), 0),
+                      "nodes"));
+  json_decref(doc);
+  json_t *d = page_data(html);
+  json_t *tree = json_object_get(d, "tree");
+  cr_assert_eq((long)json_array_size(json_object_get(tree, "points")),
+               3 * nodes);
+  json_t *path = json_object_get(tree, "path");
+  json_t *parent = json_object_get(tree, "parent");
+  cr_assert_eq((long)json_array_size(path), len + 1);
+  /* The path starts at the root and each node's parent is the one before. */
+  cr_assert_eq(json_integer_value(json_array_get(
+                   parent, (size_t)json_integer_value(json_array_get(path, 0)))),
+               -1);
+  for (size_t i = 1; i < json_array_size(path); ++i) {
+    size_t node = (size_t)json_integer_value(json_array_get(path, i));
+    cr_assert_eq(json_integer_value(json_array_get(parent, node)),
+                 json_integer_value(json_array_get(path, i - 1)));
+  }
+  /* The root's point is the box's start position (0, 0, 0.05). */
+  json_t *pts = json_object_get(tree, "points");
+  size_t root = (size_t)json_integer_value(json_array_get(path, 0));
+  cr_assert_float_eq(json_number_value(json_array_get(pts, 3 * root + 2)),
+                     0.05, 1e-9);
+  json_decref(d);
+}
+
+Test(replay, bad_input_exits_2_and_writes_nothing) {
+  char *out, *err;
+  const char *missing = in_dir("missing.sqlite");
+  const char *a1[] = {"complan", "replay", "--db", missing, NULL};
+  cr_assert_eq(cpt_run(a1, &out, &err), 2);
+  cr_assert(strstr(err, missing), "%s", err);
+  free(out);
+  free(err);
+
+  const char *db = in_dir("one.sqlite");
+  plan("push.json", db);
+  const char *csv = in_dir("x.csv");
+  const char *a2[] = {"complan", "replay", "--db", db, "--plan", "99",
+                      "--csv", csv, NULL};
+  cr_assert_eq(cpt_run(a2, &out, &err), 2);
+  cr_assert(strstr(err, "no plan 99"), "%s", err);
+  cr_assert_neq(access(csv, F_OK), 0, "a CSV was written");
+  free(out);
+  free(err);
+
+  const char *a3[] = {"complan", "replay", "--db", db, "--tree", NULL};
+  cr_assert_eq(cpt_run(a3, &out, &err), 2);
+  cr_assert(strstr(err, "--tree goes with --html"), "%s", err);
+  free(out);
+  free(err);
+
+  const char *nowhere = in_dir("missing/x.html");
+  const char *a6[] = {"complan", "replay", "--db", db, "--html", nowhere,
+                      NULL};
+  cr_assert_eq(cpt_run(a6, &out, &err), 2);
+  cr_assert(strstr(err, nowhere), "%s", err);
+  free(out);
+  free(err);
+
+  const char *a4[] = {"complan", "replay", "--db", db, "--plan", "x", NULL};
+  cr_assert_eq(cpt_run(a4, &out, &err), 2);
+  free(out);
+  free(err);
+
+  /* A database without plans. */
+  cp_store *st;
+  char msg[256];
+  const char *empty = in_dir("empty.sqlite");
+  cr_assert_eq(cp_store_open(empty, 0, &st, msg, sizeof msg), CP_STORE_OK);
+  cp_store_close(st);
+  const char *a5[] = {"complan", "replay", "--db", empty, NULL};
+  cr_assert_eq(cpt_run(a5, &out, &err), 2);
+  cr_assert(strstr(err, "no plan"), "%s", err);
+  free(out);
+  free(err);
+}
