@@ -36,25 +36,6 @@ typedef struct gobj {
   double N[3], D;     // plane: world {y : N.y = D}, solid side N.y <= D
 } gobj;
 
-static double bounding_radius(const cp_shape *s) {
-  switch (s->type) {
-  case CP_SHAPE_BOX:
-    return 0.5 * cp_v3_norm(s->size);
-  case CP_SHAPE_SPHERE:
-    return s->radius;
-  case CP_SHAPE_CYLINDER:
-    return hypot(s->radius, 0.5 * s->length);
-  case CP_SHAPE_CAPSULE:
-    return 0.5 * s->length + s->radius;
-  case CP_SHAPE_MESH:
-    return s->mesh->radius;
-  case CP_SHAPE_PLANE:
-  case CP_SHAPE_NONE:
-    break;
-  }
-  return INFINITY;
-}
-
 // 1 when the bounding volumes of a and b are farther apart than tol (the
 // pair cannot touch), 0 when the exact test is needed.
 static int far_apart(const gobj *a, const gobj *b, double tol) {
@@ -94,7 +75,7 @@ static gobj *collect(const cp_scene *s, int *n_out) {
     o->fixed = b->fixed;
     cp_v3_copy(o->x, b->x);
     memcpy(o->q, b->q, sizeof o->q);
-    o->radius = bounding_radius(&b->shape);
+    o->radius = cp_shape_bounding_radius(&b->shape);
     if (b->shape.type == CP_SHAPE_PLANE) {
       // Owner frame {y : m.y = c}; world z = x + R y: N = R m, D = c + N.x.
       double R[9];
@@ -133,7 +114,7 @@ static gobj *collect(const cp_scene *s, int *n_out) {
         cp_m3_mulv(d, st[l].R, ls.pos);
         cp_v3_add(o->x, st[l].o, d);
         cp_quat_mul(o->q, lq, ls.quat);
-        o->radius = bounding_radius(sh);
+        o->radius = cp_shape_bounding_radius(sh);
       }
     }
     free(st);

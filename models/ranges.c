@@ -64,21 +64,10 @@ static int shape_ok(const cp_shape *sh, const char *path, cp_error *err) {
   return 0;
 }
 
-/* Radius of a ball about the shape's centre that holds it (infinite for a
- * plane, 0 without a shape). */
+/* The shape's bounding radius (models/shape.h); meshes are not range-checked
+ * (infinite). */
 static double bounding_radius(const cp_shape *sh) {
-  switch (sh->type) {
-  case CP_SHAPE_BOX:
-    return 0.5 * sqrt(sh->size[0] * sh->size[0] + sh->size[1] * sh->size[1] +
-                      sh->size[2] * sh->size[2]);
-  case CP_SHAPE_SPHERE: return sh->radius;
-  case CP_SHAPE_CYLINDER: return hypot(sh->radius, 0.5 * sh->length);
-  case CP_SHAPE_CAPSULE: return sh->radius + 0.5 * sh->length;
-  case CP_SHAPE_PLANE: return INFINITY;
-  case CP_SHAPE_MESH: return INFINITY; /* not checked */
-  case CP_SHAPE_NONE: return 0.0;
-  }
-  return INFINITY;
+  return sh->type == CP_SHAPE_MESH ? INFINITY : cp_shape_bounding_radius(sh);
 }
 
 static int mass_ok(double m, const char *path, cp_error *err) {

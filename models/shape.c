@@ -1,6 +1,10 @@
 #include "models/shape.h"
 
+#include <math.h>
 #include <string.h>
+
+#include "models/mesh.h"
+#include "models/vec3.h"
 
 const char *cp_shape_type_name(cp_shape_type t) {
   switch (t) {
@@ -47,4 +51,17 @@ int cp_shape_inertia(const cp_shape *s, double m, double *In) {
     break;
   }
   return -1;
+}
+
+double cp_shape_bounding_radius(const cp_shape *s) {
+  switch (s->type) {
+  case CP_SHAPE_BOX: return 0.5 * cp_v3_norm(s->size);
+  case CP_SHAPE_SPHERE: return s->radius;
+  case CP_SHAPE_CYLINDER: return hypot(s->radius, 0.5 * s->length);
+  case CP_SHAPE_CAPSULE: return 0.5 * s->length + s->radius;
+  case CP_SHAPE_MESH: return s->mesh ? s->mesh->radius : 0.0;
+  case CP_SHAPE_PLANE: return INFINITY;
+  case CP_SHAPE_NONE: break;
+  }
+  return 0.0;
 }

@@ -64,6 +64,13 @@ const char *cp_shape_type_name(cp_shape_type t);
 /// mass m at uniform density. Returns 0, or -1 for NONE and PLANE (no volume).
 int cp_shape_inertia(const cp_shape *s, double m, double *In);
 
+/// Radius of a ball about the shape's centre that holds it: half the box's
+/// diagonal, the sphere's radius, hypot(r, l/2) for a cylinder, l/2 + r for a
+/// capsule, the mesh's largest vertex distance (0 without a mesh); INFINITY
+/// for a plane, 0 for NONE. The one bounding radius of contact generation,
+/// the value-range checks and the viewer.
+double cp_shape_bounding_radius(const cp_shape *s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -105,21 +105,10 @@ static void quat_z_to(const double *n, double *q) {
   for (int i = 0; i < 4; ++i) q[i] /= s;
 }
 
+// The shape's bounding radius (models/shape.h), 0 for a plane (drawn as a
+// finite patch, sized elsewhere).
 static double shape_extent(const cp_shape *s) {
-  switch (s->type) {
-  case CP_SHAPE_BOX:
-    return 0.5 * cp_v3_norm(s->size);
-  case CP_SHAPE_SPHERE:
-    return s->radius;
-  case CP_SHAPE_CYLINDER:
-    return hypot(s->radius, 0.5 * s->length);
-  case CP_SHAPE_CAPSULE:
-    return s->radius + 0.5 * s->length;
-  case CP_SHAPE_MESH:
-    return s->mesh ? s->mesh->radius : 0;
-  default:
-    return 0;
-  }
+  return s->type == CP_SHAPE_PLANE ? 0.0 : cp_shape_bounding_radius(s);
 }
 
 void cp_viewer_destroy(cp_viewer *v) {

@@ -834,7 +834,7 @@ static int warm_accept(cp_world *w, int n, cp_lcp_info *info) {
   cp_lcp_eval(n, w->M, w->q, w->z, w->w);
   for (int i = 0; i < n; ++i) {
     if (!(w->w[i] >= -tol)) return 0;
-    if (w->w[i] < 0 || w->basis[i]) w->w[i] = w->basis[i] ? 0 : 0;
+    if (w->w[i] < 0 || w->basis[i]) w->w[i] = 0;
   }
   cp_check_options co = w->opt.solve.lemke.check;
   cp_lcp_info_clear(info);
@@ -860,14 +860,10 @@ static int solve_lcp(cp_world *w, int n, int warm, int *piv, int *warm_used,
     return 0;
   }
   if (w->opt.solve.solver == CP_SOLVER_LEMKE) {
-    int any = 0;
-    for (int i = 0; warm && i < n; ++i) any |= w->basis[i];
     // A basis that warm_accept rejected is not handed to Lemke's warm
     // start: measured on resting stacks it pivots more from there (the
     // rejected basis is degenerate) than from a cold start.
-    const unsigned char *wb = NULL;
-    (void)any;
-    st = cp_lemke_solve(w->ws, n, w->M, w->q, &w->opt.solve.lemke, wb, w->z,
+    st = cp_lemke_solve(w->ws, n, w->M, w->q, &w->opt.solve.lemke, NULL, w->z,
                         w->w, info);
     if (st == CP_LCP_SOLVED) cp_lemke_basis(w->ws, w->basis);
   } else {
