@@ -96,6 +96,8 @@ struct cp_world {
   int lcp_cap;
   unsigned char *basis;
   double *Gx, *kx, *As, *bs, *c, *cfull, *udot, *u0, *du, *vc, *ud;
+  const double *Asel; // the selected A: w->As, or A itself when every
+                      // constraint is selected (no copy)
   unsigned char *driven;
   int *sel, *order, *rank;
   cp_pyramid_contact *pc;
@@ -1015,21 +1017,27 @@ static const double corner[4][2] = {{1, 1}, {1, -1}, {-1, 1}, {-1, -1}};
 
 static int rolling(const cp_pyramid_contact *p) { return !p->sliding; }
 
-// Copies the rows/columns of the constraints sel[0..ns) out of A (3 ncon
-// square) and b (3 ncon) into w->As (3 ns square) and w->bs.
+// The rows/columns of the constraints sel[0..ns) of A (3 ncon square) and b
+// (3 ncon): w->Asel (3 ns square) and w->bs. When every constraint is
+// selected in order (the velocity stepper; a resting acceleration step),
+// Asel is A itself: copying it was a twentieth of a 10-box stack's step.
 static void extract(cp_world *w, const double *A, const double *b, int ns,
                     const int *sel) {
   const int n3 = 3 * w->ncon, m3 = 3 * ns;
+  int identity = ns == w->ncon;
+  for (int k = 0; identity && k < ns; ++k) identity = sel[k] == k;
+  w->Asel = identity ? A : w->As;
+  for (int a = 0; a < m3; ++a) w->bs[a] = b[3 * sel[a / 3] + a % 3];
+  if (identity) return;
   for (int bcol = 0; bcol < m3; ++bcol) {
     const double *col = A + (size_t)(3 * sel[bcol / 3] + bcol % 3) * (size_t)n3;
     for (int a = 0; a < m3; ++a)
       w->As[a + (size_t)bcol * m3] = col[3 * sel[a / 3] + a % 3];
   }
-  for (int a = 0; a < m3; ++a) w->bs[a] = b[3 * sel[a / 3] + a % 3];
 }
 
 // The friction LCP of every stepper, over the ns constraints whose
-// contact-space quantities are in w->As, w->bs (y = As c + bs: accelerations
+// contact-space quantities are in w->Asel, w->bs (y = Asel c + bs: accelerations
 // for the acceleration problem, velocities after the step for the impulse
 // and velocity problems) and whose friction data are in w->pc:
 //   sliding k (also frictionless: d = 0):  c_t = -d_t c_n, c_o = -d_o c_n
@@ -1055,7 +1063,13 @@ static int build_lcp(cp_world *w, int ns) {
   if (m == 0) return 0;
   if (ensure(w, w->ncon, m) != CP_WORLD_OK) return -1;
   double *M = w->M, *q = w->q;
-  memset(M, 0, sizeof(double) * (size_t)m * (size_t)m);
+  // Rows and columns [0, ns + 4 nr) are written in full below; only the
+  // lambda rows and columns need clearing first (the whole m x m was a
+  // tenth of a 10-box stack's step).
+  const int nb = ns + 4 * nr;
+  memset(M + (size_t)nb * m, 0, sizeof(double) * (size_t)nr * (size_t)m);
+  for (int col = 0; nr && col < nb; ++col)
+    memset(M + nb + (size_t)col * m, 0, sizeof(double) * (size_t)nr);
   int *ridx = w->rank; // index among rolling constraints, or -1
   int *rk = w->order;  // constraint of rolling index f
   for (int k = 0, f = 0; k < ns; ++k) {
@@ -1072,13 +1086,13 @@ static int build_lcp(cp_world *w, int ns) {
       const cp_pyramid_contact *p = &w->pc[k0];
       ct = p->sliding ? -p->d[0] : 0;
       co = p->sliding ? -p->d[1] : 0;
-      const double *an = w->As + (size_t)(3 * k0) * m3, *at = an + m3,
+      const double *an = w->Asel + (size_t)(3 * k0) * m3, *at = an + m3,
                    *ao = at + m3;
       for (int r = 0; r < m3; ++r) colA[r] = an[r] + ct * at[r] + co * ao[r];
     } else {
       k0 = rk[(col - ns) / 4];
       i = (col - ns) % 4;
-      const double *at = w->As + (size_t)(3 * k0 + 1) * m3, *ao = at + m3;
+      const double *at = w->Asel + (size_t)(3 * k0 + 1) * m3, *ao = at + m3;
       for (int r = 0; r < m3; ++r)
         colA[r] = corner[i][0] * at[r] + corner[i][1] * ao[r];
     }
@@ -1462,8 +1476,8 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
       double vt = w->vc[3 * j + 1], vo = w->vc[3 * j + 2], at = w->bs[3 * k + 1],
              ao = w->bs[3 * k + 2];
       for (int i = 0; i < m3; ++i) {
-        at += w->As[3 * k + 1 + (size_t)i * m3] * w->c[i];
-        ao += w->As[3 * k + 2 + (size_t)i * m3] * w->c[i];
+        at += w->Asel[3 * k + 1 + (size_t)i * m3] * w->c[i];
+        ao += w->Asel[3 * k + 2 + (size_t)i * m3] * w->c[i];
       }
       if ((vt + h * at) * vt + (vo + h * ao) * vo > 0) continue;
       w->pc[k].sliding = 0;
@@ -1484,7 +1498,7 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
   if (!vn) return fail(w, CP_WORLD_NOMEM, "out of memory");
   for (int k = 0; k < ns; ++k) {
     double a = w->bs[3 * k];
-    for (int i = 0; i < m3; ++i) a += w->As[3 * k + (size_t)i * m3] * w->c[i];
+    for (int i = 0; i < m3; ++i) a += w->Asel[3 * k + (size_t)i * m3] * w->c[i];
     vn[k] = h * a;
   }
   // 3. Semi-implicit Euler.
