@@ -10,7 +10,18 @@
 void cp_contact_space_free(cp_contact_space *cs) {
   if (!cs) return;
   free(cs->A); /* one allocation holds A, b, L, loff, free_idx, bstart */
+  free(cs->scratch);
   memset(cs, 0, sizeof *cs);
+}
+
+/* A block of at least `need` bytes in *p (capacity *cap), kept when large
+ * enough; NULL when out of memory. */
+static void *keep_block(void **p, size_t *cap, size_t need) {
+  if (*p && *cap >= need) return *p;
+  free(*p);
+  *p = malloc(need);
+  *cap = *p ? need : 0;
+  return *p;
 }
 
 /* rhs = f_i - sum_{j driven} H_ij u'_j for free dof i: the generalised force
@@ -68,10 +79,32 @@ static int uf_find(int *parent, int a) {
   return a;
 }
 
+static int build_space(int nu, int nc, const double *H, const double *G,
+                       const double *f, const double *k,
+                       const unsigned char *driven, const double *udot_driven,
+                       cp_contact_space *cs, int reuse);
+
 int cp_contact_space_build(int nu, int nc, const double *H, const double *G,
                            const double *f, const double *k,
                            const unsigned char *driven,
                            const double *udot_driven, cp_contact_space *cs) {
+  memset(cs, 0, sizeof *cs);
+  return build_space(nu, nc, H, G, f, k, driven, udot_driven, cs, 0);
+}
+
+int cp_contact_space_rebuild(int nu, int nc, const double *H, const double *G,
+                             const double *f, const double *k,
+                             const unsigned char *driven,
+                             const double *udot_driven, cp_contact_space *cs) {
+  return build_space(nu, nc, H, G, f, k, driven, udot_driven, cs, 1);
+}
+
+static int build_space(int nu, int nc, const double *H, const double *G,
+                       const double *f, const double *k,
+                       const unsigned char *driven, const double *udot_driven,
+                       cp_contact_space *cs, int reuse) {
+  void *own_keep = cs->A, *scratch_keep = cs->scratch;
+  size_t own_cap = cs->own_cap, scratch_cap = cs->scratch_cap;
   memset(cs, 0, sizeof *cs);
   const int m = 3 * nc;
   cs->nu = nu;
@@ -91,11 +124,18 @@ int cp_contact_space_build(int nu, int nc, const double *H, const double *G,
   /* Small problems (a few bodies) take their scratch from the stack. */
   double stack_scratch[512];
   const size_t scratch_bytes = sizeof(double) * nd + sizeof(int) * ni;
-  double *scratch = scratch_bytes <= sizeof stack_scratch ? stack_scratch : malloc(scratch_bytes);
-  if (!scratch) return -2;
+  /* Reused: scratch and colmin in the kept block (colmin after the rest). */
+  const size_t keep_bytes = scratch_bytes + sizeof(int) * m1;
+  double *scratch = reuse ? keep_block(&scratch_keep, &scratch_cap, keep_bytes)
+                    : scratch_bytes <= sizeof stack_scratch ? stack_scratch
+                                                            : malloc(scratch_bytes);
+  if (!scratch) { free(own_keep); return -2; }
+  cs->scratch = reuse ? scratch_keep : NULL;
+  cs->scratch_cap = reuse ? scratch_cap : 0;
   double *X = scratch, *y = X + nu1 * m1;
   int colmin_stack[128];
-  int *colmin = m <= 128 ? colmin_stack : malloc(sizeof(int) * m1);
+  int *colmin = reuse ? (int *)((char *)scratch + scratch_bytes)
+                : m <= 128 ? colmin_stack : malloc(sizeof(int) * m1);
   if (!colmin) { if (scratch != stack_scratch) free(scratch); return -2; }
   int *free_list = (int *)(scratch + nd), *parent = free_list + nu1 + 1, *blk = parent + nu1 + 1,
       *size = blk + nu1 + 1, *fill = size + nu1 + 1, *blk_of = fill + nu1 + 1,
@@ -133,7 +173,17 @@ int cp_contact_space_build(int nu, int nc, const double *H, const double *G,
   /* Only A's upper triangle (with the diagonal) is accumulated, and the
    * lower one mirrored at the end; colmin[c] is the first row of column c
    * that can be nonzero (A is sparse when contacts touch few bodies). */
-  double *own = calloc(1, sizeof(double) * od + sizeof(size_t) * nu1 + sizeof(int) * (2 * nu1 + 1));
+  const size_t own_bytes = sizeof(double) * od + sizeof(size_t) * nu1 + sizeof(int) * (2 * nu1 + 1);
+  double *own;
+  if (reuse) {
+    /* Only A and b accumulate; L, loff, free_idx and bstart are written in
+     * full below. */
+    own = keep_block(&own_keep, &own_cap, own_bytes);
+    if (own) memset(own, 0, sizeof(double) * (m1 * m1 + m1));
+    cs->own_cap = own_cap;
+  } else {
+    own = calloc(1, own_bytes);
+  }
   if (!own) goto out;
   for (int c = 0; c < m; c++) colmin[c] = c;
   cs->A = own;
@@ -254,8 +304,10 @@ int cp_contact_space_build(int nu, int nc, const double *H, const double *G,
     for (int r = colmin[c]; r < c; r++) cs->A[c + (size_t)r * m] = cs->A[r + (size_t)c * m];
   rc = 0;
 out:
-  if (scratch != stack_scratch) free(scratch);
-  if (colmin != colmin_stack) free(colmin);
+  if (!reuse) {
+    if (scratch != stack_scratch) free(scratch);
+    if (colmin != colmin_stack) free(colmin);
+  }
   if (rc) cp_contact_space_free(cs);
   return rc;
 }
@@ -263,7 +315,8 @@ out:
 int cp_contact_space_accel(const cp_contact_space *cs, const double *c,
                            double *udot, double *tau_driven) {
   const int nu = cs->nu, m = 3 * cs->nc;
-  double *rhs = malloc(sizeof(double) * (size_t)(nu > 0 ? nu : 1));
+  double stack_rhs[256]; /* a simulator calls this a few times per step */
+  double *rhs = nu <= 256 ? stack_rhs : malloc(sizeof(double) * (size_t)nu);
   if (!rhs) return -2;
   for (int i = 0; i < nu; i++) udot[i] = cs->driven && cs->driven[i] ? cs->udot_driven[i] : 0.0;
   for (int kb = 0; kb < cs->nblocks; kb++) {
@@ -288,7 +341,7 @@ int cp_contact_space_accel(const cp_contact_space *cs, const double *c,
       tau_driven[i] = s;
     }
   }
-  free(rhs);
+  if (rhs != stack_rhs) free(rhs);
   return 0;
 }
 

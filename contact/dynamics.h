@@ -48,6 +48,9 @@ typedef struct cp_contact_space {
   const double *H, *G, *f, *k; ///< borrowed inputs (must outlive this)
   const unsigned char *driven; ///< borrowed [nu] (NULL: none driven)
   const double *udot_driven;   ///< borrowed [nu] given u' of driven dofs
+  size_t own_cap;      ///< bytes of the block that starts at A (reuse)
+  void *scratch;       ///< temporaries kept by cp_contact_space_rebuild
+  size_t scratch_cap;  ///< bytes of scratch
 } cp_contact_space;
 
 /// Forms A and b. `driven` may be NULL (every dof free); otherwise driven[i]
@@ -57,6 +60,16 @@ int cp_contact_space_build(int nu, int nc, const double *H, const double *G,
                            const double *f, const double *k,
                            const unsigned char *driven,
                            const double *udot_driven, cp_contact_space *cs);
+
+/// cp_contact_space_build into the arrays of a previous build or rebuild of
+/// cs (or a zeroed cs), growing them when needed: a simulator forms one
+/// contact space per step, and the allocator's calls (and the kernel's
+/// zeroed pages for a large A) were a sizeable part of a step. Same results
+/// bit for bit as cp_contact_space_build. On failure cs is freed.
+int cp_contact_space_rebuild(int nu, int nc, const double *H, const double *G,
+                             const double *f, const double *k,
+                             const unsigned char *driven,
+                             const double *udot_driven, cp_contact_space *cs);
 
 void cp_contact_space_free(cp_contact_space *cs);
 

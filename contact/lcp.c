@@ -128,6 +128,12 @@ int cp_lcp_check(int n, const double *M, const double *q, const double *z,
   for (int j = 0; j < n; j++) {
     const double azj = fabs(z[j]);
     const double *col = M + (size_t)j * (size_t)n;
+    /* Most z_j of a contact answer are 0: their columns only add to the
+     * row norms (a non-finite M_ij still reaches sc through l1). */
+    if (azj == 0.0) {
+      for (int i = 0; i < n; i++) l1[i] += fabs(col[i]);
+      continue;
+    }
     for (int i = 0; i < n; i++) {
       sc[i] += fabs(col[i]) * azj;
       l1[i] += fabs(col[i]);

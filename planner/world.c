@@ -105,6 +105,7 @@ struct cp_world {
   int csz_cap;
   double *state0; // state at the step's start
   double energy;
+  cp_contact_space cs_keep; // arrays of the last contact space, reused
 };
 
 // ---------------------------------------------------------------------------
@@ -406,6 +407,7 @@ void cp_world_destroy(cp_world *w) {
   free(w->rank);
   free(w->pc);
   free(w->state0);
+  cp_contact_space_free(&w->cs_keep);
   free(w);
 }
 
@@ -886,9 +888,13 @@ typedef struct stepsys {
   int built;
 } stepsys;
 
-static void stepsys_free(stepsys *s) {
+// The contact space's arrays go back to the world (w->cs_keep) for the
+// next build instead of the allocator.
+static void stepsys_free(cp_world *w, stepsys *s) {
   if (!s->built) return;
-  cp_contact_space_free(&s->cs);
+  cp_contact_space_free(&w->cs_keep);
+  w->cs_keep = s->cs;
+  memset(&s->cs, 0, sizeof s->cs);
   cp_system_free(&s->sys);
   s->built = 0;
 }
@@ -946,8 +952,10 @@ static cp_world_status build(cp_world *w, stepsys *s) {
     w->driven[no + r] = s->sys.drive[r] == CP_DRIVE_ACCELERATION;
     w->ud[no + r] = s->sys.qdd[r];
   }
-  int rc = cp_contact_space_build(nu, nca, s->sys.H, w->Gx, s->sys.f, w->kx,
-                                  w->driven, w->ud, &s->cs);
+  s->cs = w->cs_keep;
+  memset(&w->cs_keep, 0, sizeof w->cs_keep);
+  int rc = cp_contact_space_rebuild(nu, nca, s->sys.H, w->Gx, s->sys.f, w->kx,
+                                    w->driven, w->ud, &s->cs);
   if (rc) {
     cp_system_free(&s->sys);
     return rc == -1 ? fail(w, CP_WORLD_SOLVER_FAILED,
@@ -1429,7 +1437,7 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
     for (int i = 0; i < w->nu; ++i) w->u0[i] += w->udot[i] - d0[i];
     set_u(w, w->u0);
     // New velocities: new b, k, sliding split.
-    stepsys_free(s);
+    stepsys_free(w, s);
     if ((st = build(w, s)) != CP_WORLD_OK) return st;
   }
   // 2. The acceleration LCP over the touching, non-separating constraints.
@@ -1626,7 +1634,7 @@ cp_world_status cp_world_step(cp_world *w, cp_step_info *out) {
       st = step_acceleration(w, &s, &info);
       if (st == CP_WORLD_NEEDS_FALLBACK && w->opt.allow_fallback) {
         // Painleve / inconsistent: the velocity stepper from the start.
-        stepsys_free(&s);
+        stepsys_free(w, &s);
         put_state(w, w->state0);
         w->contacts_valid = 1; // the constraints are the start state's
         w->nwarm_next = 0;
@@ -1635,7 +1643,7 @@ cp_world_status cp_world_step(cp_world *w, cp_step_info *out) {
         info.fallback = 1;
       }
     }
-    stepsys_free(&s);
+    stepsys_free(w, &s);
   }
   if (st != CP_WORLD_OK) goto restore;
   if ((st = check_finite(w)) != CP_WORLD_OK) goto restore;

@@ -208,3 +208,52 @@ Test(dynamics, diagonal_and_dense_blocks_match_lu) {
   }
   cp_contact_space_free(&cs);
 }
+
+/* cp_contact_space_rebuild reuses one cs's arrays across problems of
+ * changing size (as the simulator does every step) and must give what a
+ * fresh cp_contact_space_build gives, bit for bit: A, b, the blocks and the
+ * accelerations; a failed rebuild (H not positive definite) leaves cs
+ * freed, and the next rebuild starts over. */
+static void same_space(int nu, int nc, const double *H, const double *G,
+                       const double *f, const double *k,
+                       const unsigned char *driven, const double *ud,
+                       cp_contact_space *kept) {
+  cp_contact_space fresh;
+  cr_assert_eq(cp_contact_space_build(nu, nc, H, G, f, k, driven, ud, &fresh), 0);
+  cr_assert_eq(cp_contact_space_rebuild(nu, nc, H, G, f, k, driven, ud, kept), 0);
+  const int m = 3 * nc;
+  cr_assert_eq(kept->nblocks, fresh.nblocks);
+  cr_assert_eq(kept->nfree, fresh.nfree);
+  cr_assert_eq(memcmp(kept->A, fresh.A, sizeof(double) * (size_t)(m * m)), 0);
+  cr_assert_eq(memcmp(kept->b, fresh.b, sizeof(double) * (size_t)m), 0);
+  double c[3 * NC + 3], u1[NU], u2[NU];
+  for (int i = 0; i < m; i++) c[i] = 0.25 * (i + 1);
+  cr_assert_eq(cp_contact_space_accel(&fresh, c, u1, NULL), 0);
+  cr_assert_eq(cp_contact_space_accel(kept, c, u2, NULL), 0);
+  cr_assert_eq(memcmp(u1, u2, sizeof(double) * (size_t)nu), 0);
+  cp_contact_space_free(&fresh);
+}
+
+Test(dynamics, rebuild_reuses_arrays_bit_for_bit) {
+  double H[NU * NU], G[NU * M3], f[NU], k[M3], ud[NU] = {0};
+  random_system(7, H, G, f, k);
+  unsigned char driven[NU] = {0};
+  driven[2] = 1;
+  ud[2] = -0.7;
+  cp_contact_space kept;
+  memset(&kept, 0, sizeof kept);
+  same_space(NU, NC, H, G, f, k, NULL, NULL, &kept);      /* first: allocates */
+  void *a0 = kept.A;
+  same_space(NU, 1, H, G, f, k, driven, ud, &kept);       /* smaller: kept */
+  cr_assert_eq(kept.A, a0);
+  same_space(NU, NC, H, G, f, k, driven, ud, &kept);      /* back to full */
+  same_space(NU, 0, H, G, f, NULL, NULL, NULL, &kept);    /* no contact */
+  double Hbad[NU * NU];
+  memcpy(Hbad, H, sizeof Hbad);
+  Hbad[3 + 3 * NU] = -1.0;
+  cr_assert_eq(cp_contact_space_rebuild(NU, NC, Hbad, G, f, k, NULL, NULL, &kept), -1);
+  cr_assert_null(kept.A);
+  cr_assert_null(kept.scratch);
+  same_space(NU, NC, H, G, f, k, NULL, NULL, &kept);      /* starts over */
+  cp_contact_space_free(&kept);
+}
