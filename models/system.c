@@ -8,13 +8,7 @@
 
 void cp_system_free(cp_system *s) {
   if (!s) return;
-  free(s->obj_body); free(s->body_obj);
-  free(s->joint_manip); free(s->joint_index); free(s->joint_offset);
-  free(s->chain_row); free(s->chain_row_scale); free(s->chain_row_offset);
-  free(s->u); free(s->H); free(s->f);
-  free(s->drive); free(s->tau); free(s->qdd); free(s->g_man); free(s->h_man);
-  free(s->G); free(s->k); free(s->v); free(s->Gtor); free(s->ktor);
-  free(s->frame); free(s->point); free(s->mu); free(s->sliding); free(s->d);
+  free(s->u); // one allocation holds every array (alloc_all)
   memset(s, 0, sizeof *s);
 }
 
@@ -108,42 +102,43 @@ static void add_columns(build_ctx *bc, int j, cp_ref r, double sign) {
   add_joint_columns(bc, j, r.manip, r.link, sign);
 }
 
+// Every array in one zeroed allocation (a simulator builds a system per
+// step; 26 calls to the allocator were a tenth of a small scene's step):
+// doubles first, then the int-sized arrays; each at least one element, so
+// that empty arrays are non-NULL too. s->u is the block's start.
 static int alloc_all(cp_system *s, int n_bodies, int n_manips, int n_full) {
   size_t nu = (size_t)s->n_u, nc = (size_t)s->n_c, nl = (size_t)s->n_l;
-  s->obj_body = zalloc((size_t)s->n_obj, sizeof(int));
-  s->body_obj = zalloc((size_t)n_bodies, sizeof(int));
-  s->joint_manip = zalloc(nl, sizeof(int));
-  s->joint_index = zalloc(nl, sizeof(int));
-  s->joint_offset = zalloc((size_t)n_manips, sizeof(int));
-  s->chain_row = zalloc((size_t)n_full, sizeof(int));
-  s->chain_row_scale = zalloc((size_t)n_full, sizeof(double));
-  s->chain_row_offset = zalloc((size_t)n_manips, sizeof(int));
-  s->u = zalloc(nu, sizeof(double));
-  s->H = zalloc(nu * nu, sizeof(double));
-  s->f = zalloc(nu, sizeof(double));
-  s->drive = zalloc(nl, sizeof(cp_joint_drive));
-  s->tau = zalloc(nl, sizeof(double));
-  s->qdd = zalloc(nl, sizeof(double));
-  s->g_man = zalloc(nl, sizeof(double));
-  s->h_man = zalloc(nl, sizeof(double));
-  s->G = zalloc(nu * 3 * nc, sizeof(double));
-  s->k = zalloc(3 * nc, sizeof(double));
-  s->v = zalloc(3 * nc, sizeof(double));
-  s->Gtor = zalloc(nu * nc, sizeof(double));
-  s->ktor = zalloc(nc, sizeof(double));
-  s->frame = zalloc(9 * nc, sizeof(double));
-  s->point = zalloc(3 * nc, sizeof(double));
-  s->mu = zalloc(nc, sizeof(double));
-  s->sliding = zalloc(nc, sizeof(int));
-  s->d = zalloc(2 * nc, sizeof(double));
-  return s->obj_body && s->body_obj && s->joint_manip && s->joint_index &&
-                 s->joint_offset && s->chain_row && s->chain_row_scale &&
-                 s->chain_row_offset && s->u && s->H && s->f && s->drive &&
-                 s->tau && s->qdd && s->g_man && s->h_man && s->G && s->k &&
-                 s->v && s->Gtor && s->ktor && s->frame && s->point && s->mu &&
-                 s->sliding && s->d
-             ? 0
-             : -1;
+  double **dp[] = {&s->u, &s->chain_row_scale, &s->H, &s->f, &s->tau, &s->qdd,
+                   &s->g_man, &s->h_man, &s->G, &s->k, &s->v, &s->Gtor,
+                   &s->ktor, &s->frame, &s->point, &s->mu, &s->d};
+  const size_t dn[] = {nu, (size_t)n_full, nu * nu, nu, nl, nl,
+                       nl, nl, nu * 3 * nc, 3 * nc, 3 * nc, nu * nc,
+                       nc, 9 * nc, 3 * nc, nc, 2 * nc};
+  int **ip[] = {&s->obj_body, &s->body_obj, &s->joint_manip, &s->joint_index,
+                &s->joint_offset, &s->chain_row, &s->chain_row_offset,
+                &s->sliding};
+  const size_t in[] = {(size_t)s->n_obj, (size_t)n_bodies, nl, nl,
+                       (size_t)n_manips, (size_t)n_full, (size_t)n_manips, nc};
+  enum { ND = sizeof dn / sizeof dn[0], NI = sizeof in / sizeof in[0] };
+  size_t nd = 0, ni = 0;
+  for (int i = 0; i < ND; ++i) nd += dn[i] ? dn[i] : 1;
+  for (int i = 0; i < NI; ++i) ni += in[i] ? in[i] : 1;
+  const size_t nld = nl ? nl : 1;
+  char *block = calloc(1, sizeof(double) * nd + sizeof(int) * ni +
+                              sizeof(cp_joint_drive) * nld);
+  if (!block) return -1;
+  double *d = (double *)block;
+  for (int i = 0; i < ND; ++i) {
+    *dp[i] = d;
+    d += dn[i] ? dn[i] : 1;
+  }
+  int *q = (int *)d;
+  for (int i = 0; i < NI; ++i) {
+    *ip[i] = q;
+    q += in[i] ? in[i] : 1;
+  }
+  s->drive = (cp_joint_drive *)q;
+  return 0;
 }
 
 int cp_system_build(const cp_scene *sc, cp_system *s, cp_error *err) {
@@ -161,11 +156,14 @@ int cp_system_build(const cp_scene *sc, cp_system *s, cp_error *err) {
   }
   build_ctx bc = {.scene = sc, .sys = s};
   bc.states = zalloc((size_t)sc->n_manips, sizeof *bc.states);
-  bc.J = zalloc((size_t)(3 * maxn), sizeof(double));
-  bc.Jw = zalloc((size_t)(3 * maxn), sizeof(double));
-  double *Mm = zalloc((size_t)maxn * (size_t)maxn, sizeof(double));
-  double *gf = zalloc((size_t)(2 * maxn), sizeof(double)), *hf = gf + maxn;
-  int ok = bc.states && bc.J && bc.Jw && Mm && gf &&
+  // Scratch J, Jw [3 maxn each], Mm [maxn^2], gf, hf [maxn each] in one.
+  const size_t mx = (size_t)maxn;
+  double *tmp = zalloc(6 * mx + mx * mx + 2 * mx, sizeof(double));
+  bc.J = tmp;
+  bc.Jw = tmp ? tmp + 3 * mx : NULL;
+  double *Mm = tmp ? tmp + 6 * mx : NULL;
+  double *gf = tmp ? Mm + mx * mx : NULL, *hf = gf ? gf + mx : NULL;
+  int ok = bc.states && tmp &&
            !alloc_all(s, sc->n_bodies, sc->n_manips, n_full);
   for (int m = 0; ok && m < sc->n_manips; ++m)
     ok = (bc.states[m] = zalloc((size_t)sc->manips[m].n,
@@ -289,10 +287,7 @@ done:
   if (bc.states)
     for (int m = 0; m < sc->n_manips; ++m) free(bc.states[m]);
   free(bc.states);
-  free(bc.J);
-  free(bc.Jw);
-  free(Mm);
-  free(gf);
+  free(tmp);
   if (!ok) cp_system_free(s);
   return ok ? 0 : -1;
 }

@@ -823,7 +823,9 @@ static int warm_accept(cp_world *w, int n, cp_lcp_info *info) {
     for (int a = 0; a < k; ++a)
       w->LU[a + (size_t)b * k] = w->M[w->zidx[a] + (size_t)w->zidx[b] * n];
   for (int a = 0; a < k; ++a) w->z[a] = -w->q[w->zidx[a]];
-  if (LAPACKE_dgesv(LAPACK_COL_MAJOR, k, 1, w->LU, k, w->ipiv, w->z, k))
+  // The _work variant skips LAPACKE's NaN scan of the k x k matrix (a
+  // twentieth of a resting step); a NaN still fails the z test below.
+  if (LAPACKE_dgesv_work(LAPACK_COL_MAJOR, k, 1, w->LU, k, w->ipiv, w->z, k))
     return 0;
   double qmax = 1;
   for (int i = 0; i < n; ++i) qmax = fmax(qmax, fabs(w->q[i]));
