@@ -1103,15 +1103,30 @@ static int build_lcp(cp_world *w, int ns) {
       k0 = rk[(col - ns) / 4];
       i = (col - ns) % 4;
       const double *at = w->Asel + (size_t)(3 * k0 + 1) * m3, *ao = at + m3;
-      for (int r = 0; r < m3; ++r)
-        colA[r] = corner[i][0] * at[r] + corner[i][1] * ao[r];
+      // corner[i][0] at + corner[i][1] ao with the +-1 products written as
+      // signs (exact: the same bits as the products), so that the loop has
+      // no table lookups and vectorises.
+      const double s0 = corner[i][0], s1 = corner[i][1];
+      if (s0 > 0 && s1 > 0)
+        for (int r = 0; r < m3; ++r) colA[r] = at[r] + ao[r];
+      else if (s0 > 0)
+        for (int r = 0; r < m3; ++r) colA[r] = at[r] + -ao[r];
+      else if (s1 > 0)
+        for (int r = 0; r < m3; ++r) colA[r] = -at[r] + ao[r];
+      else
+        for (int r = 0; r < m3; ++r) colA[r] = -at[r] + -ao[r];
     }
+    // The four corner rows of rolling k: +-a +- b in corner[] order (the
+    // products by +-1 written as signs: the same bits).
     for (int k = 0; k < ns; ++k) {
       MM(k, col) = colA[3 * k];
       if (ridx[k] < 0) continue;
-      for (int e = 0; e < 4; ++e)
-        MM(ns + 4 * ridx[k] + e, col) =
-            corner[e][0] * colA[3 * k + 1] + corner[e][1] * colA[3 * k + 2];
+      const double a = colA[3 * k + 1], b = colA[3 * k + 2];
+      double *rows = &MM(ns + 4 * ridx[k], col);
+      rows[0] = a + b;
+      rows[1] = a + -b;
+      rows[2] = -a + b;
+      rows[3] = -a + -b;
     }
   }
   for (int k = 0; k < ns; ++k) {
