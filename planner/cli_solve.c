@@ -17,28 +17,14 @@
  * as 0; --json gives the raw numbers. */
 static double tidy(double x) { return fabs(x) < 1e-10 ? 0.0 : x; }
 
-static const char usage[] =
+static const char head[] =
     "usage: complan solve SCENE [options]\n"
     "\n"
     "The contact problem of a scene file: accelerations and contact forces, with\n"
     "the model deciding which contacts keep rolling, start sliding, keep sliding\n"
     "or break (the LCP of Trinkle, Pang, Sudarsky and Lo 1995).\n"
-    "\n"
-    "  --solver NAME       lemke | fip | certify | auto (default auto)\n"
-    "  --friction MODEL    pyramid (default; the paper's four-sided pyramid) |\n"
-    "                      cone (polygons refined until every rolling force lies\n"
-    "                      in the Coulomb cone to --cone-tol)\n"
-    "  --cone-tol T        relative cone violation accepted (default 1e-3)\n"
-    "  --quasistatic       the quasistatic problem instead: inertia dropped, the\n"
-    "                      objects in force balance while the manipulators move\n"
-    "                      with their given joint velocities; finds the objects'\n"
-    "                      velocities, the contact forces and the joint efforts\n"
-    "                      needed (pyramid friction only; body velocities in the\n"
-    "                      scene are ignored and normal speeds are not checked)\n"
-    "  --json              print one JSON document (docs/outputs.md); without it,\n"
-    "                      a table for people (values below 1e-10 shown as 0)\n"
-    "  --verbose           GLPK's own messages on stderr (dropped otherwise)\n"
-    "  -h, --help          this text\n"
+    "\n";
+static const char tail[] =
     "\n"
     "With --solver certify the answer also says whether the accelerations are\n"
     "unique (another solution with different accelerations is shown if not).\n"
@@ -187,42 +173,39 @@ static int quasistatic(const char *file, const cp_scene *scene, const cp_system 
 
 int cp_cli_solve(int argc, char **argv) {
   const char *file = NULL;
-  int json = 0, quasi = 0;
+  int json = 0, quasi = 0, verbose = 0;
   cp_problem_options opt = cp_problem_defaults();
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i], *v;
-    int missing = 0;
-    double d;
-    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
-      fputs(usage, stdout);
-      return 0;
-    } else if (!strcmp(arg, "--json")) {
-      json = 1;
-    } else if (cp_cli_verbose_flag(arg)) {
-    } else if (!strcmp(arg, "--quasistatic")) {
-      quasi = 1;
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--solver", &missing))) {
-      if (cp_lcp_solver_parse(v, &opt.solve.solver))
-        return cp_cli_usage_error("solve ", "--solver: expected lemke, fip, certify or auto, found '%s'", v);
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--friction", &missing))) {
-      if (!strcmp(v, "pyramid")) opt.friction = CP_FRICTION_PYRAMID;
-      else if (!strcmp(v, "cone")) opt.friction = CP_FRICTION_CONE;
-      else return cp_cli_usage_error("solve ", "--friction: expected pyramid or cone, found '%s'", v);
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--cone-tol", &missing))) {
-      if (cp_parse_double(v, 1e-12, 1.0, &d))
-        return cp_cli_usage_error("solve ", "--cone-tol: expected a number in (0, 1], found '%s'", v);
-      opt.cone_tol = d;
-    } else if (missing) {
-      return cp_cli_usage_error("solve ", "%s needs a value", arg);
-    } else if (arg[0] == '-' && arg[1] != '\0') {
-      return cp_cli_usage_error("solve ", "unknown option '%s'", arg);
-    } else if (file) {
-      return cp_cli_usage_error("solve ", "one SCENE expected, found a second: '%s'", arg);
-    } else {
-      file = arg;
-    }
-  }
-  if (!file) return cp_cli_usage_error("solve ", "missing SCENE");
+  int solver = (int)opt.solve.solver, friction = (int)opt.friction;
+  static const char *const frictions[] = {"pyramid", "cone", NULL}; // index = cp_friction_model
+  const cp_cli_flag flags[] = {
+      {"--solver", "NAME", CP_FLAG_ENUM, &solver, "lemke | fip | certify | auto (default auto)",
+       .names = cp_cli_solver_names},
+      {"--friction", "MODEL", CP_FLAG_ENUM, &friction,
+       "pyramid (default; the paper's four-sided pyramid) |\n"
+       "cone (polygons refined until every rolling force lies\n"
+       "in the Coulomb cone to --cone-tol)",
+       .names = frictions},
+      {"--cone-tol", "T", CP_FLAG_DOUBLE, &opt.cone_tol,
+       "relative cone violation accepted (default 1e-3)", .dmin = 1e-12, .dmax = 1.0,
+       .expect = "a number in (0, 1]"},
+      CP_CLI_BOOL("--quasistatic", &quasi,
+       "the quasistatic problem instead: inertia dropped, the\n"
+       "objects in force balance while the manipulators move\n"
+       "with their given joint velocities; finds the objects'\n"
+       "velocities, the contact forces and the joint efforts\n"
+       "needed (pyramid friction only; body velocities in the\n"
+       "scene are ignored and normal speeds are not checked)"),
+      CP_CLI_BOOL("--json", &json,
+                  "print one JSON document (docs/outputs.md); without it,\n"
+                  "a table for people (values below 1e-10 shown as 0)"),
+      CP_CLI_BOOL("--verbose", &verbose, "GLPK's own messages on stderr (dropped otherwise)"),
+  };
+  const cp_cli_spec spec = {"solve", head, tail, "SCENE", &file, flags, sizeof flags / sizeof *flags, 0};
+  int prc = cp_cli_parse(&spec, argc, argv);
+  if (prc != CP_CLI_GO) return prc;
+  if (verbose) cp_cli_verbose();
+  opt.solve.solver = (cp_lcp_solver)solver;
+  opt.friction = (cp_friction_model)friction;
   if (quasi && opt.friction != CP_FRICTION_PYRAMID)
     return cp_cli_usage_error("solve ", "--quasistatic uses the friction pyramid: --friction cone is not supported");
   opt.check_unique = opt.solve.solver == CP_SOLVER_CERTIFY && !quasi;
@@ -237,7 +220,7 @@ int cp_cli_solve(int argc, char **argv) {
    * normal speeds mean nothing and are not checked. */
   cp_scene_options sopt = cp_scene_options_defaults();
   sopt.check_normal_speed = !quasi;
-  int prc = cp_scene_parse(text, len, dircopy ? dirname(dircopy) : ".", &sopt, &scene, &err);
+  prc = cp_scene_parse(text, len, dircopy ? dirname(dircopy) : ".", &sopt, &scene, &err);
   free(text);
   free(dircopy);
   if (prc) return cp_cli_input_error(file, &err);
