@@ -62,6 +62,7 @@ int cp_cli_assemble(int argc, char **argv) {
   cp_error err;
   memset(&err, 0, sizeof err);
   if (cp_assembly_load_scene(file, &scene, &err)) return cp_cli_input_error(file, &err);
+  cp_cli_scene_warnings(file, &scene);
   cp_assembly_options opt = cp_assembly_defaults();
   opt.directions = (int)ndir;
   opt.time_limit_s = tlim;

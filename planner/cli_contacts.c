@@ -44,9 +44,7 @@ int cp_cli_contacts(int argc, char **argv) {
   cp_error err;
   if (cp_scene_load(file, &opt, &scene, &err))
     return cp_cli_input_error(file, &err);
-  // Input accepted with a warning (URDF habits): diagnostics, on stderr.
-  for (int i = 0; i < scene.n_warnings; i++)
-    fprintf(stderr, "complan: %s: warning: %s\n", file, scene.warnings[i]);
+  cp_cli_scene_warnings(file, &scene);
 
   rc = CP_EXIT_ANSWERED;
   char an[160], bn[160];

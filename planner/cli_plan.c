@@ -247,6 +247,7 @@ int cp_cli_plan(int argc, char **argv) {
   cp_task task;
   cp_error err;
   if (cp_task_load(file, &task, &err)) return cp_cli_input_error(file, &err);
+  cp_cli_scene_warnings(file, &task.scene);
   if (bench) {
     if (has_seed) task.seed = (uint64_t)seed;
     int rc = benchmark(file, &task, db, bench, planners, max_seconds, json,

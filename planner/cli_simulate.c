@@ -180,6 +180,7 @@ int cp_cli_simulate(int argc, char **argv) {
   cp_scene scene;
   cp_error err = {{0}, {0}};
   if (cp_scene_load(file, &po, &scene, &err)) return cp_cli_input_error(file, &err);
+  cp_cli_scene_warnings(file, &scene);
   if (auto_contacts && !scene.contacts_auto) {
     free(scene.contacts);
     scene.contacts = NULL;

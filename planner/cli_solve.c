@@ -224,6 +224,7 @@ int cp_cli_solve(int argc, char **argv) {
   free(text);
   free(dircopy);
   if (prc) return cp_cli_input_error(file, &err);
+  cp_cli_scene_warnings(file, &scene);
   cp_system sys;
   if (cp_system_build(&scene, &sys, &err)) {
     cp_scene_free(&scene);

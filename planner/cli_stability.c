@@ -81,6 +81,7 @@ int cp_cli_stability(int argc, char **argv) {
   cp_error err;
   memset(&err, 0, sizeof err);
   if (cp_assembly_load_scene(file, &scene, &err)) return cp_cli_input_error(file, &err);
+  cp_cli_scene_warnings(file, &scene);
   const int np = cp_assembly_parts(&scene, NULL);
   const uint64_t all = np >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << np) - 1);
   cp_stability_options opt = cp_stability_defaults();

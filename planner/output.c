@@ -28,6 +28,11 @@ int cp_cli_input_error(const char *file, const cp_error *err) {
   return CP_EXIT_BAD_INPUT;
 }
 
+void cp_cli_scene_warnings(const char *file, const cp_scene *scene) {
+  for (int i = 0; i < scene->n_warnings; i++)
+    fprintf(stderr, "complan: %s: warning: %s\n", file, scene->warnings[i]);
+}
+
 int cp_cli_usage_error(const char *cmd, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

@@ -9,6 +9,7 @@
 #include <jansson.h>
 #include <stddef.h>
 #include "models/error.h"
+#include "models/scene.h"
 
 /// Exit statuses of docs/outputs.md
 enum { CP_EXIT_ANSWERED = 0, CP_EXIT_UNDECIDED = 1, CP_EXIT_BAD_INPUT = 2 };
@@ -19,6 +20,11 @@ char *cp_cli_read_file(const char *path, size_t *len);
 
 /// Prints `complan: FILE: WHERE: MSG` (WHERE omitted when empty); returns 2.
 int cp_cli_input_error(const char *file, const cp_error *err);
+
+/// Prints the scene loader's warnings (input accepted despite URDF habits,
+/// e.g. revolute limits 0..0) on stderr, one `complan: FILE: warning: W`
+/// line each: diagnostics, never on stdout, so --json output is unchanged.
+void cp_cli_scene_warnings(const char *file, const cp_scene *scene);
 
 /// Prints `complan: MSG` for usage errors and a hint to --help; returns 2.
 int cp_cli_usage_error(const char *cmd, const char *fmt, ...)
