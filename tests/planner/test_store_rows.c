@@ -12,21 +12,7 @@
 #include "planner/store.h"
 #include "planner/task.h"
 #include "tests/support.h"
-
-static const char task_json[] =
-    "{\"scene\": {\"bodies\": ["
-    "  {\"name\": \"table\", \"fixed\": true, \"shape\": {\"type\": \"plane\","
-    "   \"normal\": [0, 0, 1], \"offset\": 0}},"
-    "  {\"name\": \"box\", \"mass\": 1, \"shape\": {\"type\": \"box\","
-    "   \"size\": [0.1, 0.1, 0.1]}, \"position\": [0, 0, 0.05]}],"
-    " \"manipulators\": [{\"name\": \"f\", \"base\": {\"position\": [-0.3, 0, 0.05]},"
-    "  \"joints\": [{\"name\": \"j\", \"type\": \"prismatic\", \"axis\": [1, 0, 0],"
-    "   \"link\": {\"name\": \"rod\", \"mass\": 0.1, \"shape\": {\"type\": \"box\","
-    "   \"size\": [0.1, 0.01, 0.01]}}}]}]},"
-    " \"inputs\": {\"f/j\": {\"values\": [0, 1]}},"
-    " \"action\": {\"duration\": 0.1, \"dt\": 0.05},"
-    " \"goal\": {\"body\": \"box\", \"position\": [0.2, 0, 0.05], \"tolerance\": 0.01},"
-    " \"limits\": {\"nodes\": 10, \"seconds\": 10}}";
+#include "synth.h"
 
 static void expect_missing(cp_store *st, cp_store_status s, const char *db, const char *what) {
   cr_assert_eq(s, CP_STORE_NOT_FOUND, "%s", cp_store_message(st));
@@ -36,11 +22,9 @@ static void expect_missing(cp_store *st, cp_store_status s, const char *db, cons
 }
 
 Test(store_rows, found_missing_and_failing) {
-  char *db = cpt_temp_file("", ".sqlite");
-  unlink(db);
+  char *db = synth_temp_db();
   cp_task task;
-  cp_error e;
-  cr_assert_eq(cp_task_parse(task_json, strlen(task_json), NULL, &task, &e), 0, "%s", e.msg);
+  synth_load_task(&task);
   cp_store *st;
   char msg[512];
   cr_assert_eq(cp_store_open(db, 0, &st, msg, sizeof msg), CP_STORE_OK, "%s", msg);
@@ -94,11 +78,5 @@ Test(store_rows, found_missing_and_failing) {
 
   cp_store_close(st);
   cp_task_free(&task);
-  unlink(db);
-  char side[600];
-  snprintf(side, sizeof side, "%s-wal", db);
-  unlink(side);
-  snprintf(side, sizeof side, "%s-shm", db);
-  unlink(side);
-  free(db);
+  synth_remove_db(db);
 }
