@@ -58,14 +58,6 @@ static int exit_of(cp_plan_status s) {
   }
 }
 
-static int open_db(const char *db, cp_store **st) {
-  char msg[600];
-  cp_store_status s = cp_store_open(db, 0, st, msg, sizeof msg);
-  if (s == CP_STORE_OK) return 0;
-  fprintf(stderr, "complan: %s\n", msg);
-  return s == CP_STORE_BAD_FILE ? CP_EXIT_BAD_INPUT : CP_EXIT_UNDECIDED;
-}
-
 /* Prints the plan read back from the database: one line per action. */
 static int print_plan(cp_store *st, const cp_task *task,
                       const cp_plan_result *r, const char *db) {
@@ -144,7 +136,7 @@ static int benchmark(const char *file, const cp_task *task, const char *db,
   if (cp_plan_world_create(task, 1, &pw, &err))
     return cp_cli_input_error(file, &err);
   cp_store *st;
-  int rc = open_db(db, &st);
+  int rc = cp_cli_open_store(db, 0, &st);
   if (rc) {
     cp_plan_world_destroy(pw);
     return rc;
@@ -256,7 +248,7 @@ int cp_cli_plan(int argc, char **argv) {
     return rc;
   }
   cp_store *st;
-  int rc = open_db(db, &st);
+  int rc = cp_cli_open_store(db, 0, &st);
   if (rc) {
     cp_task_free(&task);
     return rc;

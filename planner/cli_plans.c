@@ -2,7 +2,6 @@
  * a database (docs/planner.md, docs/database.md). Thin: planner/store.h reads them. */
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "planner/cli.h"
 #include "planner/output.h"
@@ -36,27 +35,18 @@ int cp_cli_plans(int argc, char **argv) {
   const cp_cli_spec spec = {"plans", head, tail, NULL, NULL, flags, sizeof flags / sizeof *flags, 0};
   int prc = cp_cli_parse(&spec, argc, argv);
   if (prc != CP_CLI_GO) return prc;
-  struct stat sb;
-  if (stat(db, &sb) != 0) {
-    fprintf(stderr, "complan: %s: no such database\n", db);
-    return CP_EXIT_BAD_INPUT;
-  }
   cp_store *st;
-  char msg[600];
-  cp_store_status s = cp_store_open(db, 1, &st, msg, sizeof msg);
-  if (s != CP_STORE_OK) {
-    fprintf(stderr, "complan: %s\n", msg);
-    return s == CP_STORE_BAD_FILE ? CP_EXIT_BAD_INPUT : CP_EXIT_UNDECIDED;
-  }
+  int rc = cp_cli_open_store(db, 1, &st);
+  if (rc) return rc;
   json_t *doc;
-  s = cp_store_list(st, &doc);
+  cp_store_status s = cp_store_list(st, &doc);
   if (s != CP_STORE_OK) {
     fprintf(stderr, "complan: %s\n", cp_store_message(st));
     cp_store_close(st);
     return s == CP_STORE_BAD_FILE ? CP_EXIT_BAD_INPUT : CP_EXIT_UNDECIDED;
   }
   cp_store_close(st);
-  int rc = CP_EXIT_ANSWERED;
+  rc = CP_EXIT_ANSWERED;
   if (json) {
     if (cp_json_print(doc)) rc = CP_EXIT_UNDECIDED;
   } else {

@@ -154,17 +154,9 @@ int cp_cli_replay(int argc, char **argv) {
   if (tolerance > 0 && !verify)
     return cp_cli_usage_error("replay ", "--tolerance goes with --verify");
 
-  if (access(db, F_OK) != 0)
-    return fprintf(stderr, "complan: %s: cannot open: %s\n", db,
-                   strerror(errno)),
-           CP_EXIT_BAD_INPUT;
   cp_store *st;
-  char msg[512];
-  cp_store_status ss = cp_store_open(db, 1, &st, msg, sizeof msg);
-  if (ss != CP_STORE_OK) {
-    fprintf(stderr, "complan: %s\n", msg);
-    return ss == CP_STORE_BAD_FILE ? CP_EXIT_BAD_INPUT : CP_EXIT_UNDECIDED;
-  }
+  int orc = cp_cli_open_store(db, 1, &st);
+  if (orc) return orc;
   cp_replay *r;
   cp_error err;
   memset(&err, 0, sizeof err);

@@ -64,6 +64,59 @@ static const char *joint_name(const cp_scene *scene, const cp_system *sys, int r
   return buf;
 }
 
+/* The objects' rows of u (6 per object: linear then angular) as JSON, each
+ * {"name", lin, ang}. */
+static json_t *bodies_json(const cp_scene *scene, const cp_system *sys, const double *u,
+                           const char *lin, const char *ang) {
+  json_t *bodies = json_array();
+  for (int i = 0; i < sys->n_obj; i++) {
+    json_t *b = json_object();
+    json_object_set_new(b, "name", json_string(scene->bodies[sys->obj_body[i]].name));
+    vec3_json(b, lin, u + 6 * i);
+    vec3_json(b, ang, u + 6 * i + 3);
+    json_array_append_new(bodies, b);
+  }
+  return bodies;
+}
+
+/* The joints as JSON, each {"name", key: value[r], "effort": effort[r]}. */
+static json_t *joints_json(const cp_scene *scene, const cp_system *sys, const char *key,
+                           const double *value, const double *effort) {
+  char name[256];
+  json_t *joints = json_array();
+  for (int r = 0; r < sys->n_l; r++) {
+    json_t *j = json_object();
+    json_object_set_new(j, "name", json_string(joint_name(scene, sys, r, name, sizeof name)));
+    json_object_set_new(j, key, cp_json_num(value[r]));
+    json_object_set_new(j, "effort", cp_json_num(effort[r]));
+    json_array_append_new(joints, j);
+  }
+  return joints;
+}
+
+/* The tables of the objects' rows of u and of the joints (value, effort)
+ * for people, under the given column titles. */
+static void print_bodies_joints(const cp_scene *scene, const cp_system *sys, const double *u,
+                                const char *lin, const char *ang, const double *effort,
+                                const char *value_title, const char *effort_title) {
+  char name[256];
+  if (sys->n_obj) {
+    printf("\n%-16s %32s %32s\n", "body", lin, ang);
+    for (int i = 0; i < sys->n_obj; i++) {
+      const double *v = u + 6 * i;
+      printf("%-16s %10.4g %10.4g %10.4g %10.4g %10.4g %10.4g\n",
+             scene->bodies[sys->obj_body[i]].name, tidy(v[0]), tidy(v[1]), tidy(v[2]),
+             tidy(v[3]), tidy(v[4]), tidy(v[5]));
+    }
+  }
+  if (sys->n_l) {
+    printf("\n%-24s %14s %14s\n", "joint", value_title, effort_title);
+    for (int r = 0; r < sys->n_l; r++)
+      printf("%-24s %14.6g %14.6g\n", joint_name(scene, sys, r, name, sizeof name),
+             tidy(u[6 * sys->n_obj + r]), tidy(effort[r]));
+  }
+}
+
 /* `--quasistatic`: solve and print (JSON or text). Returns the exit status. */
 static int quasistatic(const char *file, const cp_scene *scene, const cp_system *sys,
                        const cp_problem_options *opt, int json) {
@@ -72,7 +125,7 @@ static int quasistatic(const char *file, const cp_scene *scene, const cp_system 
   const int solved = res.info.status == CP_LCP_SOLVED;
   const char *status = status_word(res.info.status);
   int rc = solved || res.info.status == CP_LCP_INFEASIBLE ? CP_EXIT_ANSWERED : CP_EXIT_UNDECIDED;
-  char name[256], an[128], bn[128];
+  char an[128], bn[128];
   const char *reason = res.info.reason[0] ? res.info.reason : cp_lcp_status_name(res.info.status);
   if (json) {
     json_t *doc = json_object();
@@ -85,24 +138,10 @@ static int quasistatic(const char *file, const cp_scene *scene, const cp_system 
     json_object_set_new(doc, "starts", json_integer(res.info.starts));
     if (!solved) json_object_set_new(doc, "reason", json_string(reason));
     if (solved) {
-      json_t *bodies = json_array();
-      for (int i = 0; i < sys->n_obj; i++) {
-        json_t *b = json_object();
-        json_object_set_new(b, "name", json_string(scene->bodies[sys->obj_body[i]].name));
-        vec3_json(b, "linear_velocity", res.velocity + 6 * i);
-        vec3_json(b, "angular_velocity", res.velocity + 6 * i + 3);
-        json_array_append_new(bodies, b);
-      }
-      json_object_set_new(doc, "bodies", bodies);
-      json_t *joints = json_array();
-      for (int r = 0; r < sys->n_l; r++) {
-        json_t *j = json_object();
-        json_object_set_new(j, "name", json_string(joint_name(scene, sys, r, name, sizeof name)));
-        json_object_set_new(j, "velocity", cp_json_num(res.velocity[6 * sys->n_obj + r]));
-        json_object_set_new(j, "effort", cp_json_num(res.effort[r]));
-        json_array_append_new(joints, j);
-      }
-      json_object_set_new(doc, "joints", joints);
+      json_object_set_new(doc, "bodies",
+                          bodies_json(scene, sys, res.velocity, "linear_velocity", "angular_velocity"));
+      json_object_set_new(doc, "joints", joints_json(scene, sys, "velocity",
+                                                     res.velocity + 6 * sys->n_obj, res.effort));
       json_t *contacts = json_array();
       for (int j = 0; j < sys->n_c; j++) {
         json_t *c = json_object();
@@ -135,20 +174,8 @@ static int quasistatic(const char *file, const cp_scene *scene, const cp_system 
       if (res.info.status == CP_LCP_INFEASIBLE)
         printf("no quasistatic motion of the objects is compatible with the manipulators' velocities\n");
     } else {
-      if (sys->n_obj) {
-        printf("\n%-16s %32s %32s\n", "body", "linear velocity [m/s]", "angular velocity [rad/s]");
-        for (int i = 0; i < sys->n_obj; i++) {
-          const double *v = res.velocity + 6 * i;
-          printf("%-16s %10.4g %10.4g %10.4g %10.4g %10.4g %10.4g\n",
-                 scene->bodies[sys->obj_body[i]].name, tidy(v[0]), tidy(v[1]), tidy(v[2]), tidy(v[3]), tidy(v[4]), tidy(v[5]));
-        }
-      }
-      if (sys->n_l) {
-        printf("\n%-24s %14s %14s\n", "joint", "velocity", "effort needed");
-        for (int r = 0; r < sys->n_l; r++)
-          printf("%-24s %14.6g %14.6g\n", joint_name(scene, sys, r, name, sizeof name),
-                 tidy(res.velocity[6 * sys->n_obj + r]), tidy(res.effort[r]));
-      }
+      print_bodies_joints(scene, sys, res.velocity, "linear velocity [m/s]",
+                          "angular velocity [rad/s]", res.effort, "velocity", "effort needed");
       if (sys->n_c) {
         printf("\n%-3s %-14s %-14s %-9s %30s %30s\n", "#", "a", "b", "outcome",
                "force (n, t, o) [N]", "velocity (n, t, o) [m/s]");
@@ -265,26 +292,11 @@ int cp_cli_solve(int argc, char **argv) {
       json_object_set_new(doc, "reason", json_string(res.info.reason[0] ? res.info.reason
                                                      : cp_lcp_status_name(res.info.status)));
     if (solved) {
-      json_t *bodies = json_array();
-      for (int i = 0; i < sys.n_obj; i++) {
-        json_t *b = json_object();
-        json_object_set_new(b, "name", json_string(scene.bodies[sys.obj_body[i]].name));
-        vec3_json(b, "linear_acceleration", res.udot + 6 * i);
-        vec3_json(b, "angular_acceleration", res.udot + 6 * i + 3);
-        json_array_append_new(bodies, b);
-      }
-      json_object_set_new(doc, "bodies", bodies);
-      json_t *joints = json_array();
-      for (int r = 0; r < sys.n_l; r++) {
-        const cp_chain *ch = &scene.manips[sys.joint_manip[r]];
-        json_t *j = json_object();
-        snprintf(name, sizeof name, "%s/%s", ch->name, ch->joints[sys.joint_index[r]].name);
-        json_object_set_new(j, "name", json_string(name));
-        json_object_set_new(j, "acceleration", cp_json_num(res.udot[6 * sys.n_obj + r]));
-        json_object_set_new(j, "effort", cp_json_num(res.effort[6 * sys.n_obj + r]));
-        json_array_append_new(joints, j);
-      }
-      json_object_set_new(doc, "joints", joints);
+      json_object_set_new(doc, "bodies", bodies_json(&scene, &sys, res.udot, "linear_acceleration",
+                                                     "angular_acceleration"));
+      const int nu = 6 * sys.n_obj;
+      json_object_set_new(doc, "joints", joints_json(&scene, &sys, "acceleration", res.udot + nu,
+                                                     res.effort + nu));
       json_t *contacts = json_array();
       for (int j = 0; j < sys.n_c; j++) {
         json_t *c = json_object();
@@ -328,22 +340,9 @@ int cp_cli_solve(int argc, char **argv) {
     if (!solved) {
       printf("reason: %s\n", res.info.reason[0] ? res.info.reason : cp_lcp_status_name(res.info.status));
     } else {
-      if (sys.n_obj) {
-        printf("\n%-16s %32s %32s\n", "body", "linear acceleration [m/s^2]", "angular acceleration [rad/s^2]");
-        for (int i = 0; i < sys.n_obj; i++) {
-          const double *a = res.udot + 6 * i;
-          printf("%-16s %10.4g %10.4g %10.4g %10.4g %10.4g %10.4g\n", scene.bodies[sys.obj_body[i]].name,
-                 tidy(a[0]), tidy(a[1]), tidy(a[2]), tidy(a[3]), tidy(a[4]), tidy(a[5]));
-        }
-      }
-      if (sys.n_l) {
-        printf("\n%-24s %14s %14s\n", "joint", "acceleration", "effort");
-        for (int r = 0; r < sys.n_l; r++) {
-          const cp_chain *ch = &scene.manips[sys.joint_manip[r]];
-          snprintf(name, sizeof name, "%s/%s", ch->name, ch->joints[sys.joint_index[r]].name);
-          printf("%-24s %14.6g %14.6g\n", name, tidy(res.udot[6 * sys.n_obj + r]), tidy(res.effort[6 * sys.n_obj + r]));
-        }
-      }
+      print_bodies_joints(&scene, &sys, res.udot, "linear acceleration [m/s^2]",
+                          "angular acceleration [rad/s^2]", res.effort + 6 * sys.n_obj,
+                          "acceleration", "effort");
       if (sys.n_c) {
         printf("\n%-3s %-14s %-14s %-8s %-9s %30s %30s\n", "#", "a", "b", "initial", "outcome",
                "force (n, t, o) [N]", "acceleration (n, t, o)");
