@@ -1174,7 +1174,7 @@ static int build_lcp(cp_world *w, int ns) {
   const double kap = w->opt.compliance;
   if (kap > 0)
     for (int k = 0; k < ns; ++k)
-      MM(k, k) += kap * w->As[3 * k + (size_t)(3 * k) * m3];
+      MM(k, k) += kap * w->Asel[3 * k + (size_t)(3 * k) * m3];
 #undef MM
   return m;
 }
