@@ -29,6 +29,11 @@
 #include "planner/store.h"
 #include "planner/task.h"
 
+/* OpenBLAS (as complan's CLI runs it: planner/cli.c). Without this its
+ * worker threads spin on this shared machine, and the thread's CPU time per
+ * expansion rose 5-10x in a run of this benchmark. */
+void openblas_set_num_threads(int n);
+
 static double cpu_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -135,6 +140,7 @@ static void bench_nn(void) {
 
 int main(int argc, char **argv) {
   double anytime = argc > 1 ? atof(argv[1]) : 2.0;
+  openblas_set_num_threads(1);
   if (!(anytime > 0)) anytime = 2.0;
   static const char *const tasks[] = {"push", "grasp_lift", "slide_to_wall",
                                       "quasistatic_push"};

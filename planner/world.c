@@ -831,8 +831,9 @@ static int warm_accept(cp_world *w, int n, cp_lcp_info *info) {
     for (int a = 0; a < k; ++a)
       w->LU[a + (size_t)b * k] = w->M[w->zidx[a] + (size_t)w->zidx[b] * n];
   for (int a = 0; a < k; ++a) w->z[a] = -w->q[w->zidx[a]];
-  // The _work variant skips LAPACKE's NaN scan of the k x k matrix (a
-  // twentieth of a resting step); a NaN still fails the z test below.
+  // The _work variants (here and for the refinement) skip LAPACKE's NaN
+  // scans of the k x k matrix (a twentieth of a resting step); a NaN still
+  // fails the z test below.
   if (LAPACKE_dgesv_work(LAPACK_COL_MAJOR, k, 1, w->LU, k, w->ipiv, w->z, k))
     return 0;
   // One step of iterative refinement: with the compliance a stack's basis
@@ -844,7 +845,7 @@ static int warm_accept(cp_world *w, int n, cp_lcp_info *info) {
     const double zb = w->z[b], *col = w->M + (size_t)w->zidx[b] * n;
     for (int a = 0; a < k; ++a) r[a] -= col[w->zidx[a]] * zb;
   }
-  if (LAPACKE_dgetrs(LAPACK_COL_MAJOR, 'N', k, 1, w->LU, k, w->ipiv, r, k))
+  if (LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', k, 1, w->LU, k, w->ipiv, r, k))
     return 0;
   for (int a = 0; a < k; ++a) w->z[a] += r[a];
   double qmax = 1;
