@@ -146,6 +146,13 @@ int cp_cli_simulate(int argc, char **argv) {
       {"--solver", "NAME", CP_FLAG_ENUM, &solver,
        "lemke (default, with the paper's restarts) | auto |\nfip | certify",
        .names = cp_cli_solver_names},
+      {"--compliance", "K", CP_FLAG_DOUBLE, &wo.compliance,
+       "relative normal compliance of the contacts (default\n"
+       "1e-6): decides how a face's load spreads over its\n"
+       "corner points where the rigid model leaves it open;\n"
+       "0 = the rigid model, any of its answers\n"
+       "(docs/simulate.md, Compliance)",
+       .dmin = 0, .dmax = 1e-2, .expect = "a number in [0, 0.01]"},
       CP_CLI_BOOL("--no-warm-start", &cold, "every LCP from a cold start"),
       CP_CLI_BOOL("--auto-contacts", &auto_contacts,
                   "ignore the scene's explicit contact list and\n"
