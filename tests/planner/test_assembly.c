@@ -727,3 +727,59 @@ Test(assembly, one_milp_agrees_with_mode_enumeration) {
   }
 }
 
+/* ---- The sequence in the viewer page (planner/assembly_view.h) ---- */
+
+#include "planner/assembly_view.h"
+
+Test(assembly, animation_moves_each_part_along_its_approach) {
+  cp_scene sc;
+  load_bundled("tower.json", &sc);
+  cp_assembly_result res;
+  cr_assert_eq(cp_assembly_plan(&sc, NULL, &res), CP_ASSEMBLY_FOUND);
+  cp_assembly_anim_options o = cp_assembly_anim_defaults();
+  o.frames_per_step = 4;
+  o.step_seconds = 2.0;
+  const int n = res.n_steps, nf = cp_assembly_anim_frames(&res, &o);
+  cr_assert_eq(nf, 4 * n + 1);
+  // Automatic distance: the four 0.1 m-high blocks of the tower (centres
+  // 0.05 .. 0.35, half-diagonal r) -> 2 (0.15 + r) + r.
+  const double r = cp_shape_bounding_radius(&sc.bodies[res.steps[0].body].shape);
+  const double D = cp_assembly_anim_distance(&sc, &o);
+  cr_assert_float_eq(D, 2.0 * (0.15 + r) + r, 1e-12);
+  double x[13 * 8], t;
+  for (int f = 0; f < nf; f++) {
+    cr_assert_eq(cp_assembly_anim_state(&sc, &res, &o, f, &t, x), 0);
+    cr_assert_float_eq(t, 0.5 * f, 1e-12);
+    for (int k = 0; k < n; k++) {
+      const int b = res.steps[k].body;
+      int slot = 0; // the body's place among the free bodies
+      for (int i = 0; i < b; i++) slot += !sc.bodies[i].fixed;
+      // Before its step: waiting D above (the tower is built from above);
+      // during it: on the way down; after it: in place.
+      const double left = f <= 4 * k ? 1.0 : f >= 4 * (k + 1) ? 0.0 : 1.0 - (f - 4 * k) / 4.0;
+      cr_assert_float_eq(x[13 * slot + 2], sc.bodies[b].x[2] + left * D, 1e-12, "frame %d part %d", f, k);
+      cr_assert_float_eq(x[13 * slot + 0], sc.bodies[b].x[0], 1e-12);
+      for (int a = 0; a < 4; a++) cr_assert_eq(x[13 * slot + 3 + a], sc.bodies[b].q[a]);
+    }
+  }
+  cr_assert_eq(cp_assembly_anim_state(&sc, &res, &o, nf, &t, x), -1);
+  cr_assert_eq(cp_assembly_anim_state(&sc, &res, &o, -1, &t, x), -1);
+  // An unwritable path: an error naming it, nothing written.
+  cp_error err;
+  cr_assert_neq(cp_assembly_write_page(&sc, &res, &o, "/nonexistent-dir/page.html", &err), CP_VIEWER_OK);
+  cr_assert_str_eq(err.where, "/nonexistent-dir/page.html");
+  cp_assembly_result_free(&res);
+  // No sequence (the arch alone): one frame, the assembly as given.
+  cp_scene_free(&sc);
+  load_bundled("arch.json", &sc);
+  cr_assert_eq(cp_assembly_plan(&sc, NULL, &res), CP_ASSEMBLY_NONE);
+  cr_assert_eq(cp_assembly_anim_frames(&res, &o), 1);
+  cr_assert_eq(cp_assembly_anim_state(&sc, &res, &o, 0, &t, x), 0);
+  for (int i = 0, slot = 0; i < sc.n_bodies; i++)
+    if (!sc.bodies[i].fixed) {
+      for (int a = 0; a < 3; a++) cr_assert_eq(x[13 * slot + a], sc.bodies[i].x[a]);
+      slot++;
+    }
+  cp_assembly_result_free(&res);
+  cp_scene_free(&sc);
+}
