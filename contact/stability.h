@@ -75,8 +75,10 @@
 /// strong/weak UNDECIDED (CP_STABILITY_UNDECIDED): reported, never guessed.
 /// As for certify, "proven" means GLPK's floating-point branch and bound.
 ///
-/// Nothing here prints: GLPK's terminal output is switched off around every
-/// call and its error hook longjmps back (a GLPK failure becomes a status).
+/// Nothing here prints: GLPK's terminal output goes to contact/glpkout.h's
+/// sink (none by default; the command line's --verbose sets stderr), with
+/// GLPK's messages switched on only while a sink is set, and its error hook
+/// longjmps back (a GLPK failure becomes a status).
 /// This module sees matrices only (a cp_system), no scenes or files.
 #ifndef CP_CONTACT_STABILITY_H
 #define CP_CONTACT_STABILITY_H
