@@ -1172,10 +1172,26 @@ static int build_lcp(cp_world *w, int ns) {
   // split unique (spread as on a stiff elastic foundation); what it costs is
   // an approach of kappa A_nn c_n per loaded contact, kappa relative to the
   // contact's own acceleration scale, which drift correction removes.
+  // The same holds for the friction of a rolling contact whose tangential
+  // motion other constraints already fix (a pusher on a prismatic joint
+  // pressing a box onto the table: how much of the box's weight the pusher's
+  // friction carries is open, and with it the table's sliding friction): the
+  // tangential rows get kappa A_tt c_tan too, through the pyramid's corner
+  // form (y_beta += kappa D^T diag(A_tt, A_oo) D beta), so that such friction
+  // is the least the motion needs.
   const double kap = w->opt.compliance;
   if (kap > 0)
-    for (int k = 0; k < ns; ++k)
-      MM(k, k) += kap * w->Asel[3 * k + (size_t)(3 * k) * m3];
+    for (int k = 0; k < ns; ++k) {
+      const double *a = w->Asel + (size_t)(3 * k) * m3 + 3 * k;
+      MM(k, k) += kap * a[0];
+      const int f = ridx[k];
+      if (f < 0) continue;
+      const double att = kap * a[m3 + 1], aoo = kap * a[2 * m3 + 2];
+      for (int e = 0; e < 4; ++e)
+        for (int g = 0; g < 4; ++g)
+          MM(ns + 4 * f + e, ns + 4 * f + g) +=
+              corner[e][0] * corner[g][0] * att + corner[e][1] * corner[g][1] * aoo;
+    }
 #undef MM
   return m;
 }

@@ -29,7 +29,9 @@ Test(world_motion, sliding_box_stops) {
     for (int k = 0; k < 600; ++k) {
       wt_run(w, 1, NULL);
       cp_world_get_state(w, x);
-      if (tstop < 0 && fabs(x[7]) <= 1e-9) tstop = cp_world_time(w);
+      // Stopped: below 1e-6 m/s (a stuck contact creeps at h kappa A_tt
+      // c_t, 3e-9 m/s here: the compliance of docs/simulate.md).
+      if (tstop < 0 && fabs(x[7]) <= 1e-6) tstop = cp_world_time(w);
     }
     double d = v0 * v0 / (2 * mu * g), t = v0 / (mu * g);
     cr_assert(tstop > 0, "%s: never stopped (vx %g)", cp_stepper_name(dyn[s]),
