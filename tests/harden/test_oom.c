@@ -218,6 +218,10 @@ Test(oom, scene_with_urdf) {
   load_input("models/scenes/urdf_finger_push.json");
   sweep("scene+system", op_scene);
 }
+Test(oom, scene_auto_contacts) {
+  load_input("models/scenes/gripper_box.json"); /* URDF twice, contact generation */
+  sweep("scene (auto contacts)+system", op_scene);
+}
 Test(oom, urdf) {
   load_input("models/scenes/gripper.urdf");
   sweep("urdf", op_urdf);
@@ -357,6 +361,10 @@ Test(oom, contact_problem) {
 Test(oom, world_create_and_step) {
   load_scene("models/scenes/plan_push.json", 0);
   sweep("world", op_world);
+}
+Test(oom, world_gripper) {
+  load_scene("models/scenes/gripper_box.json", 0);
+  sweep("world (gripper)", op_world);
 }
 
 /* ---- the command line ----------------------------------------------------- *
