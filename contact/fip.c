@@ -692,7 +692,7 @@ cp_lcp_status cp_fip_solve(int n, const double *M, const double *q,
     status = CP_LCP_SOLVED;
   } else {
     status = CP_LCP_CHECK_FAILED; /* cp_lcp_check wrote the reason */
-    if (o.crossover && crossover(n, M, q, &o.check, basis, ia, ja, ar, z, w, zt,
+    if (o.polish && o.crossover && crossover(n, M, q, &o.check, basis, ia, ja, ar, z, w, zt,
                                  wt, dz, dw, info))
       status = CP_LCP_SOLVED;
   }

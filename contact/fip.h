@@ -48,7 +48,8 @@ typedef struct cp_fip_options {
   double nfp_tol;   ///< phase I: t* <= nfp_tol means NFP; default 1e-9
   int polish;       ///< 1 (default): polish the final iterate by its basis
   int crossover;    ///< 1 (default): if the polished iterate fails the check,
-                    ///< finish exactly on the face its partition names (fip.c)
+                    ///< finish exactly on the face its partition names
+                    ///< (fip.c); only with polish (polish 0: the raw iterate)
   cp_check_options check;
 } cp_fip_options;
 
