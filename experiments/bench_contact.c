@@ -13,8 +13,6 @@
 #include <time.h>
 
 #include "contact/dynamics.h"
-#include "contact/problem.h"
-#include "contact/pyramid.h"
 #include "contact/solve.h"
 #include "experiments/bench_util.h"
 #include "experiments/stacklcp.h"
@@ -73,17 +71,15 @@ int main(void) {
       cp_contact_space cs;
       cp_contact_space_build(sys.n_u, sys.n_c, sys.H, sys.G, sys.f, sys.k, NULL, NULL, &cs);
       double t1b = bench_now();
-      cp_pyramid_contact *pc = malloc(sizeof *pc * (size_t)sys.n_c);
-      int *order = malloc(sizeof(int) * (size_t)sys.n_c), *rank = malloc(sizeof(int) * (size_t)sys.n_c);
-      cp_problem_pyramid_contacts(&sys, pc);
+      double *M, *q;
+      m = cp_system_pyramid_lcp(&sys, &cs, &M, &q);
+      double t2 = bench_now();
+      if (m < 0) {
+        fprintf(stderr, "bench_contact: out of memory\n");
+        return 2;
+      }
       ns = 0;
       for (int j = 0; j < sys.n_c; j++) ns += sys.sliding[j];
-      cp_pyramid_layout lay;
-      cp_pyramid_layout_make(sys.n_c, pc, order, rank, &lay);
-      m = lay.m;
-      double *M = malloc(sizeof(double) * (size_t)m * (size_t)m), *q = malloc(sizeof(double) * (size_t)m);
-      cp_pyramid_build(&lay, pc, cs.A, cs.b, M, q);
-      double t2 = bench_now();
       double *z = malloc(sizeof(double) * 2 * (size_t)m);
       cp_solve_options opt = cp_solve_defaults();
       cp_lcp_info info;
@@ -99,9 +95,6 @@ int main(void) {
       free(z);
       free(M);
       free(q);
-      free(pc);
-      free(order);
-      free(rank);
       cp_contact_space_free(&cs);
       cp_system_free(&sys);
     }

@@ -53,22 +53,40 @@ int cp_scene_lcp(const char *text, double **Mout, double **qout) {
   }
   cp_contact_space cs;
   cp_contact_space_build(sys.n_u, sys.n_c, sys.H, sys.G, sys.f, sys.k, NULL, NULL, &cs);
-  cp_pyramid_contact *pc = malloc(sizeof *pc * (size_t)sys.n_c);
-  int *order = malloc(sizeof(int) * (size_t)sys.n_c);
-  int *rank = malloc(sizeof(int) * (size_t)sys.n_c);
-  cp_problem_pyramid_contacts(&sys, pc);
-  cp_pyramid_layout lay;
-  cp_pyramid_layout_make(sys.n_c, pc, order, rank, &lay);
-  const int m = lay.m;
-  *Mout = malloc(sizeof(double) * (size_t)m * (size_t)m);
-  *qout = malloc(sizeof(double) * (size_t)m);
-  cp_pyramid_build(&lay, pc, cs.A, cs.b, *Mout, *qout);
-  free(pc);
-  free(order);
-  free(rank);
+  const int m = cp_system_pyramid_lcp(&sys, &cs, Mout, qout);
+  if (m < 0) fprintf(stderr, "cp_scene_lcp: out of memory\n");
   cp_contact_space_free(&cs);
   cp_system_free(&sys);
   cp_scene_free(&scene);
+  return m;
+}
+
+int cp_system_pyramid_lcp(const cp_system *sys, const cp_contact_space *cs, double **Mout,
+                          double **qout) {
+  const size_t nc = sys->n_c > 0 ? (size_t)sys->n_c : 1;
+  cp_pyramid_contact *pc = malloc(sizeof *pc * nc);
+  int *order = malloc(sizeof(int) * nc), *rank = malloc(sizeof(int) * nc);
+  int m = -1;
+  *Mout = *qout = NULL;
+  if (pc && order && rank) {
+    cp_problem_pyramid_contacts(sys, pc);
+    cp_pyramid_layout lay;
+    cp_pyramid_layout_make(sys->n_c, pc, order, rank, &lay);
+    m = lay.m;
+    *Mout = malloc(sizeof(double) * (size_t)(m > 0 ? m * m : 1));
+    *qout = malloc(sizeof(double) * (size_t)(m > 0 ? m : 1));
+    if (*Mout && *qout) {
+      cp_pyramid_build(&lay, pc, cs->A, cs->b, *Mout, *qout);
+    } else {
+      free(*Mout);
+      free(*qout);
+      *Mout = *qout = NULL;
+      m = -1;
+    }
+  }
+  free(pc);
+  free(order);
+  free(rank);
   return m;
 }
 

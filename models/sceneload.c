@@ -65,7 +65,8 @@ int cp_scene_copy(const cp_scene *src, cp_scene *dst) {
   d.manips = NULL;
   d.contacts = NULL;
   d.base_dir = NULL;
-  d.n_pairs = d.n_bodies = d.n_manips = d.n_contacts = 0;
+  d.warnings = NULL;
+  d.n_pairs = d.n_bodies = d.n_manips = d.n_contacts = d.n_warnings = 0;
   int rc = 0;
   if (src->n_pairs) {
     d.pairs = calloc((size_t)src->n_pairs, sizeof *d.pairs);
@@ -119,6 +120,15 @@ int cp_scene_copy(const cp_scene *src, cp_scene *dst) {
     }
   }
   if (!rc && dup_to(&d.base_dir, src->base_dir)) rc = -1;
+  /* The warnings too: a copy sharing them would free them twice. */
+  if (!rc && src->n_warnings) {
+    d.warnings = calloc((size_t)src->n_warnings, sizeof *d.warnings);
+    if (!d.warnings) rc = -1;
+    for (int i = 0; !rc && i < src->n_warnings; ++i) {
+      d.n_warnings = i + 1;
+      if (dup_to(&d.warnings[i], src->warnings[i])) rc = -1;
+    }
+  }
   if (rc) {
     cp_scene_free(&d);
     return -1;

@@ -12,7 +12,7 @@
 #include "planner/cli.h"
 #include "planner/output.h"
 
-static const char usage[] =
+static const char head[] =
     "usage: complan assemble SCENE [options]\n"
     "\n"
     "Plan an order in which to place the scene's free bodies (the parts) so that\n"
@@ -21,18 +21,8 @@ static const char usage[] =
     "collision-free straight line (the part's shape swept with the collision\n"
     "library) from a set of candidate directions, keeping only stable\n"
     "remainders, and memoises subassemblies. Fixed bodies and manipulators stay.\n"
-    "\n"
-    "  --db FILE          SQLite database for the run (default complan.sqlite;\n"
-    "                     tables assembly_runs, assembly_subassemblies,\n"
-    "                     assembly_steps)\n"
-    "  --no-db            do not write a database\n"
-    "  --directions N     N candidate directions beyond the six axes, spread on\n"
-    "                     the sphere (default 0)\n"
-    "  --time-limit S     seconds for the whole search (default: none)\n"
-    "  --json             one JSON document: {\"status\": \"found\" | \"none\",\n"
-    "                     \"sequence\", \"steps\", \"explored\", \"blocked\", ...}\n"
-    "  --progress         progress on stderr even when it is not a terminal\n"
-    "  -h, --help         this text\n"
+    "\n";
+static const char tail[] =
     "\n"
     "exit status: 0 answered (a sequence, or none exists), 1 undecided (time\n"
     "limit, numerical failure), 2 bad input or usage.\n";
@@ -44,43 +34,35 @@ static void show_progress(void *ctx, int explored, int present) {
 
 int cp_cli_assemble(int argc, char **argv) {
   const char *file = NULL, *db = "complan.sqlite";
-  int json = 0, use_db = 1, progress = 0;
+  int json = 0, no_db = 0, progress = 0;
   long ndir = 0;
   double tlim = 0.0;
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i], *val;
-    int missing = 0;
-    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
-      fputs(usage, stdout);
-      return CP_EXIT_ANSWERED;
-    } else if (!strcmp(arg, "--json")) {
-      json = 1;
-    } else if (!strcmp(arg, "--no-db")) {
-      use_db = 0;
-    } else if (!strcmp(arg, "--progress")) {
-      progress = 1;
-    } else if ((val = cp_cli_flag_value(argc, argv, &i, "--db", &missing)) || missing) {
-      if (missing || !val[0]) return cp_cli_usage_error("assemble ", "--db needs a FILE");
-      db = val;
-    } else if ((val = cp_cli_flag_value(argc, argv, &i, "--directions", &missing)) || missing) {
-      if (missing || cp_parse_int(val, 0, 10000, &ndir))
-        return cp_cli_usage_error("assemble ", "--directions needs an integer in 0..10000");
-    } else if ((val = cp_cli_flag_value(argc, argv, &i, "--time-limit", &missing)) || missing) {
-      if (missing || cp_parse_double(val, 0.0, 1e9, &tlim))
-        return cp_cli_usage_error("assemble ", "--time-limit needs seconds >= 0");
-    } else if (arg[0] == '-' && arg[1] != '\0') {
-      return cp_cli_usage_error("assemble ", "unknown option '%s'", arg);
-    } else if (file) {
-      return cp_cli_usage_error("assemble ", "one SCENE expected, found a second: '%s'", arg);
-    } else {
-      file = arg;
-    }
-  }
-  if (!file) return cp_cli_usage_error("assemble ", "missing SCENE");
+  const cp_cli_flag flags[] = {
+      CP_CLI_VALUE("--db", "FILE", CP_FLAG_PATH, &db,
+                   "SQLite database for the run (default complan.sqlite;\n"
+                   "tables assembly_runs, assembly_subassemblies,\n"
+                   "assembly_steps)"),
+      CP_CLI_BOOL("--no-db", &no_db, "do not write a database"),
+      {"--directions", "N", CP_FLAG_LONG, &ndir,
+       "N candidate directions beyond the six axes, spread on\nthe sphere (default 0)",
+       .imin = 0, .imax = 10000},
+      {"--time-limit", "S", CP_FLAG_DOUBLE, &tlim, "seconds for the whole search (default: none)",
+       .dmin = 0.0, .dmax = 1e9, .expect = "seconds >= 0"},
+      CP_CLI_BOOL("--json", &json,
+                  "one JSON document: {\"status\": \"found\" | \"none\",\n"
+                  "\"sequence\", \"steps\", \"explored\", \"blocked\", ...}"),
+      CP_CLI_BOOL("--progress", &progress, "progress on stderr even when it is not a terminal"),
+  };
+  const cp_cli_spec spec = {"assemble", head, tail, "SCENE", &file, flags,
+                            sizeof flags / sizeof *flags, 0};
+  int prc = cp_cli_parse(&spec, argc, argv);
+  if (prc != CP_CLI_GO) return prc;
+  const int use_db = !no_db;
   cp_scene scene;
   cp_error err;
   memset(&err, 0, sizeof err);
   if (cp_assembly_load_scene(file, &scene, &err)) return cp_cli_input_error(file, &err);
+  cp_cli_scene_warnings(file, &scene);
   cp_assembly_options opt = cp_assembly_defaults();
   opt.directions = (int)ndir;
   opt.time_limit_s = tlim;

@@ -9,7 +9,7 @@
 #include "planner/cli.h"
 #include "planner/output.h"
 
-static const char usage[] =
+static const char head[] =
     "usage: complan contacts SCENE [options]\n"
     "\n"
     "List the contacts of a scene: generated from the shapes' geometry when the\n"
@@ -17,51 +17,36 @@ static const char usage[] =
     "Each contact joins a and b (bodies by name, links as \"manipulator/link\");\n"
     "the normal points from b into a; depth > 0 is penetration, <= 0 touching\n"
     "(a gap no larger than the scene's touch_tolerance).\n"
-    "\n"
-    "  --json             print one JSON document:\n"
-    "                     {\"contacts\": [{\"a\", \"b\", \"point\", \"normal\", \"depth\"}]}\n"
-    "  --no-speed-check   list the contacts even when a contact's normal\n"
-    "                     relative speed is not zero (an impact or separation)\n"
-    "  -h, --help         this text\n"
+    "\n";
+static const char tail[] =
     "\n"
     "exit status: 0 listed, 2 bad input or usage (penetration deeper than the\n"
     "scene's penetration_tolerance is bad input).\n";
 
 int cp_cli_contacts(int argc, char **argv) {
   const char *file = NULL;
-  int json = 0, speed_check = 1;
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i];
-    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
-      fputs(usage, stdout);
-      return CP_EXIT_ANSWERED;
-    } else if (!strcmp(arg, "--json")) {
-      json = 1;
-    } else if (!strcmp(arg, "--no-speed-check")) {
-      speed_check = 0;
-    } else if (arg[0] == '-' && arg[1] != '\0') {
-      return cp_cli_usage_error("contacts ", "unknown option '%s'", arg);
-    } else if (file) {
-      return cp_cli_usage_error("contacts ",
-                                "one SCENE expected, found a second: '%s'",
-                                arg);
-    } else {
-      file = arg;
-    }
-  }
-  if (!file) return cp_cli_usage_error("contacts ", "missing SCENE");
+  int json = 0, no_speed_check = 0;
+  const cp_cli_flag flags[] = {
+      CP_CLI_BOOL("--json", &json,
+                  "print one JSON document:\n"
+                  "{\"contacts\": [{\"a\", \"b\", \"point\", \"normal\", \"depth\"}]}"),
+      CP_CLI_BOOL("--no-speed-check", &no_speed_check,
+                  "list the contacts even when a contact's normal\n"
+                  "relative speed is not zero (an impact or separation)"),
+  };
+  const cp_cli_spec spec = {"contacts", head, tail, "SCENE", &file, flags, sizeof flags / sizeof *flags, 0};
+  int rc = cp_cli_parse(&spec, argc, argv);
+  if (rc != CP_CLI_GO) return rc;
 
   cp_scene_options opt = cp_scene_options_defaults();
-  opt.check_normal_speed = speed_check;
+  opt.check_normal_speed = !no_speed_check;
   cp_scene scene;
   cp_error err;
   if (cp_scene_load(file, &opt, &scene, &err))
     return cp_cli_input_error(file, &err);
-  // Input accepted with a warning (URDF habits): diagnostics, on stderr.
-  for (int i = 0; i < scene.n_warnings; i++)
-    fprintf(stderr, "complan: %s: warning: %s\n", file, scene.warnings[i]);
+  cp_cli_scene_warnings(file, &scene);
 
-  int rc = CP_EXIT_ANSWERED;
+  rc = CP_EXIT_ANSWERED;
   char an[160], bn[160];
   if (json) {
     json_t *doc = json_object(), *list = json_array();

@@ -19,7 +19,7 @@ static const char usage_top[] =
     "  paper    the computational study of Trinkle, Pang, Sudarsky and Lo (1995),\n"
     "           section 6, reproduced, with certificates for every data set\n";
 
-static const char usage_paper[] =
+static const char paper_head[] =
     "usage: complan experiment paper [--out DIR] [--seed S] [--jobs N] [options]\n"
     "\n"
     "Generates the paper's random contact problems (33 problems, LCP sizes 2..170,\n"
@@ -34,19 +34,8 @@ static const char usage_paper[] =
     "  fraction_solved_size.svg, fraction_solved_mu.svg, iterations_mu.svg\n"
     "  data/pNN/muX.scene.json    each data set as a scene ('complan solve' input)\n"
     "  data/pNN/muX.lcp.json      ... and as its LCP ('complan lcp solve' input)\n"
-    "\n"
-    "  --out DIR           output directory (default experiments/results/paper)\n"
-    "  --seed S            generator seed (default 1995); same seed, same data sets\n"
-    "  --jobs N            worker processes (default: the number of online cores);\n"
-    "                      the results do not depend on N (up to the time limits)\n"
-    "  --time-limit T      certificate MIP limit per data set in s (default 20)\n"
-    "  --unique-time-limit T  per MIP solve of the uniqueness search (default 5)\n"
-    "  --mip-all           run the certificate MIP on every data set (default: only\n"
-    "                      where no solver found a verified solution)\n"
-    "  --no-data           do not write the data/ files\n"
-    "  --progress          progress bar on stderr even when it is not a terminal\n"
-    "  --problems N        only the N smallest problems (for tests; default 33)\n"
-    "  -h, --help          this text\n"
+    "\n";
+static const char paper_tail[] =
     "\n"
     "exit status: 0 the study ran, 1 it could not finish (a worker died),\n"
     "2 bad usage or an output directory that cannot be written.\n";
@@ -86,49 +75,37 @@ int cp_cli_experiment(int argc, char **argv) {
     return cp_cli_usage_error("experiment ", "unknown experiment '%s' (expected paper)", argv[1]);
   cp_paper_options opt = cp_paper_defaults();
   const char *out = "experiments/results/paper";
-  int force_progress = 0;
-  for (int i = 2; i < argc; i++) {
-    const char *arg = argv[i], *v;
-    int missing = 0;
-    long n;
-    double d;
-    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
-      fputs(usage_paper, stdout);
-      return CP_EXIT_ANSWERED;
-    } else if (!strcmp(arg, "--progress")) {
-      force_progress = 1;
-    } else if (!strcmp(arg, "--mip-all")) {
-      opt.mip_all = 1;
-    } else if (!strcmp(arg, "--no-data")) {
-      opt.write_data = 0;
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--out", &missing))) {
-      if (!*v) return cp_cli_usage_error("experiment paper ", "--out: empty directory name");
-      out = v;
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--seed", &missing))) {
-      if (cp_parse_u64(v, &opt.seed))
-        return cp_cli_usage_error("experiment paper ", "--seed: expected a whole number from 0 to 18446744073709551615, found '%s'", v);
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--jobs", &missing))) {
-      if (cp_parse_int(v, 1, 256, &n))
-        return cp_cli_usage_error("experiment paper ", "--jobs: expected an integer in 1..256, found '%s'", v);
-      opt.jobs = (int)n;
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--problems", &missing))) {
-      if (cp_parse_int(v, 1, CP_PAPER_PROBLEMS, &n))
-        return cp_cli_usage_error("experiment paper ", "--problems: expected an integer in 1..%d, found '%s'", CP_PAPER_PROBLEMS, v);
-      opt.problems = (int)n;
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--time-limit", &missing))) {
-      if (cp_parse_double(v, 0.01, 86400.0, &d))
-        return cp_cli_usage_error("experiment paper ", "--time-limit: expected seconds in [0.01, 86400], found '%s'", v);
-      opt.time_limit_s = d;
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--unique-time-limit", &missing))) {
-      if (cp_parse_double(v, 0.01, 86400.0, &d))
-        return cp_cli_usage_error("experiment paper ", "--unique-time-limit: expected seconds in [0.01, 86400], found '%s'", v);
-      opt.unique_time_limit_s = d;
-    } else if (missing) {
-      return cp_cli_usage_error("experiment paper ", "%s needs a value", arg);
-    } else {
-      return cp_cli_usage_error("experiment paper ", "unknown option '%s'", arg);
-    }
-  }
+  int force_progress = 0, no_data = 0;
+  const cp_cli_flag flags[] = {
+      {"--out", "DIR", CP_FLAG_PATH, &out, "output directory (default experiments/results/paper)",
+       .expect = "a directory name"},
+      CP_CLI_VALUE("--seed", "S", CP_FLAG_U64, &opt.seed,
+                   "generator seed (default 1995); same seed, same data sets"),
+      {"--jobs", "N", CP_FLAG_INT, &opt.jobs,
+       "worker processes (default: the number of online cores);\n"
+       "the results do not depend on N (up to the time limits)",
+       .imin = 1, .imax = 256},
+      {"--time-limit", "T", CP_FLAG_DOUBLE, &opt.time_limit_s,
+       "certificate MIP limit per data set in s (default 20)", .dmin = 0.01, .dmax = 86400.0,
+       .expect = "seconds in [0.01, 86400]"},
+      {"--unique-time-limit", "T", CP_FLAG_DOUBLE, &opt.unique_time_limit_s,
+       "per MIP solve of the uniqueness search (default 5)", .dmin = 0.01, .dmax = 86400.0,
+       .expect = "seconds in [0.01, 86400]"},
+      CP_CLI_BOOL("--mip-all", &opt.mip_all,
+                  "run the certificate MIP on every data set (default: only\n"
+                  "where no solver found a verified solution)"),
+      CP_CLI_BOOL("--no-data", &no_data, "do not write the data/ files"),
+      CP_CLI_BOOL("--progress", &force_progress,
+                  "progress bar on stderr even when it is not a terminal"),
+      {"--problems", "N", CP_FLAG_INT, &opt.problems,
+       "only the N smallest problems (for tests; default 33)", .imin = 1,
+       .imax = CP_PAPER_PROBLEMS},
+  };
+  const cp_cli_spec spec = {"experiment paper", paper_head, paper_tail, NULL, NULL, flags,
+                            sizeof flags / sizeof *flags, 0};
+  int prc = cp_cli_parse(&spec, argc - 1, argv + 1);
+  if (prc != CP_CLI_GO) return prc;
+  if (no_data) opt.write_data = 0;
   /* The command line, for the reports. */
   char cmd[512] = "complan";
   for (int i = 0; i < argc; i++) {

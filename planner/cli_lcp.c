@@ -1,6 +1,7 @@
 /* `complan lcp solve` and `complan lcp certify`: read a raw LCP, run a solver,
  * print the answer (docs/outputs.md). Thin: parsing lives in contact/lcpio,
  * solving in contact/solve and contact/certify. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,50 +20,24 @@ static const char lcp_usage[] =
     "(dense storage). The problem: find z >= 0 with w = M z + q >= 0, z'w = 0.\n"
     "Run 'complan lcp solve --help' or 'complan lcp certify --help' for flags.\n";
 
-static const char solve_usage[] =
+static const char solve_head[] =
     "usage: complan lcp solve FILE [options]\n"
     "\n"
     "Solve a raw LCP (JSON or Siconos .dat). Every reported solution has passed\n"
     "an independent residual check (z >= 0, w >= 0, z_i w_i = 0, w = M z + q).\n"
-    "\n"
-    "  --solver NAME     lemke | fip | certify | auto (default auto: Lemke with\n"
-    "                    restarts, then the interior point method, then 200\n"
-    "                    more random Lemke starts, then the MILP certificate;\n"
-    "                    stops at the first verified answer)\n"
-    "  --json            print one JSON document (docs/outputs.md)\n"
-    "  --repeat N        solve N times (1..1000000), report the mean time per\n"
-    "                    solve (time_us)\n"
-    "  --max-pivots N    Lemke pivot cap per start (default 50(n+1)+100)\n"
-    "  --restarts N      Lemke restarts with random covering vectors (default 3)\n"
-    "  --seed S          seed of the restart covering vectors (default 1)\n"
-    "  --max-iter N      FIP iteration cap (default 300)\n"
-    "  --gap G           FIP stops when w'z <= G (default 1e-6)\n"
-    "  --time-limit S    certify: seconds per MIP solve (default 60)\n"
-    "  --tol T           relative tolerance of the solution check, row by row\n"
-    "                    (default 1e-6)\n"
-    "  --verbose         GLPK's own messages on stderr (dropped otherwise)\n"
-    "  -h, --help        this text\n"
+    "\n";
+static const char solve_tail[] =
     "\n"
     "exit status: 0 solved or proven to have no solution, 1 not solved,\n"
     "2 bad input or usage.\n";
-
-static const char certify_usage[] =
+static const char certify_head[] =
     "usage: complan lcp certify FILE [--second] [options]\n"
     "\n"
     "Decide whether the LCP has a solution with a mixed-integer program\n"
     "(Pardalos-Rosen scaled form, GLPK): prints a verified solution, or a proof\n"
     "that none exists (status no_solution).\n"
-    "\n"
-    "  --second          also look for a second solution whose support differs\n"
-    "  --json            print one JSON document (docs/outputs.md)\n"
-    "  --time-limit S    seconds per MIP solve (default 60)\n"
-    "  --max-cuts N      --second: cap on no-good cuts (default 64)\n"
-    "  --repeat N        solve N times, report the mean time per solve\n"
-    "  --tol T           relative tolerance of the solution check, row by row\n"
-    "                    (default 1e-6)\n"
-    "  --verbose         GLPK's own messages on stderr (dropped otherwise)\n"
-    "  --verbose         GLPK's own messages on stderr (dropped otherwise)\n"
-    "  -h, --help        this text\n"
+    "\n";
+static const char certify_tail[] =
     "\n"
     "exit status: 0 decided (solution or proof of none), 1 undecided (time\n"
     "limit, numerical failure), 2 bad input or usage.\n";
@@ -94,74 +69,66 @@ typedef struct lcp_args {
 /* Parses the flags of `lcp solve` / `lcp certify`. Returns -1 to continue,
  * or an exit status (help printed, or a usage error). */
 static int parse_args(int argc, char **argv, int certify, lcp_args *a) {
-  const char *cmdname = certify ? "lcp certify " : "lcp solve ";
+  enum { SOLVE = 1, CERTIFY = 2 }; // the flags' modes
   memset(a, 0, sizeof *a);
   a->repeat = 1;
   a->opt = cp_solve_defaults();
   if (certify) a->opt.solver = CP_SOLVER_CERTIFY;
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i], *v;
-    int missing = 0;
-    long l;
-    double d;
-    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
-      fputs(certify ? certify_usage : solve_usage, stdout);
-      return 0;
-    } else if (!strcmp(arg, "--json")) {
-      a->json = 1;
-    } else if (cp_cli_verbose_flag(arg)) {
-    } else if (certify && !strcmp(arg, "--second")) {
-      a->second = 1;
-    } else if (!certify && (v = cp_cli_flag_value(argc, argv, &i, "--solver", &missing))) {
-      if (cp_lcp_solver_parse(v, &a->opt.solver))
-        return cp_cli_usage_error(cmdname, "--solver: expected lemke, fip, certify or auto, found '%s'", v);
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--repeat", &missing))) {
-      if (cp_parse_int(v, 1, 1000000, &a->repeat))
-        return cp_cli_usage_error(cmdname, "--repeat: expected a whole number from 1 to 1000000, found '%s'", v);
-    } else if (!certify && (v = cp_cli_flag_value(argc, argv, &i, "--max-pivots", &missing))) {
-      if (cp_parse_int(v, 1, 1000000000, &l))
-        return cp_cli_usage_error(cmdname, "--max-pivots: expected a whole number >= 1, found '%s'", v);
-      a->opt.lemke.max_pivots = (int)l;
-    } else if (!certify && (v = cp_cli_flag_value(argc, argv, &i, "--restarts", &missing))) {
-      if (cp_parse_int(v, 0, 1000, &l))
-        return cp_cli_usage_error(cmdname, "--restarts: expected a whole number from 0 to 1000, found '%s'", v);
-      a->opt.lemke.restarts = (int)l;
-    } else if (!certify && (v = cp_cli_flag_value(argc, argv, &i, "--seed", &missing))) {
-      if (cp_parse_u64(v, &a->opt.lemke.seed))
-        return cp_cli_usage_error(cmdname, "--seed: expected a whole number from 0 to 18446744073709551615, found '%s'", v);
-    } else if (!certify && (v = cp_cli_flag_value(argc, argv, &i, "--max-iter", &missing))) {
-      if (cp_parse_int(v, 1, 1000000, &l))
-        return cp_cli_usage_error(cmdname, "--max-iter: expected a whole number >= 1, found '%s'", v);
-      a->opt.fip.max_iter = (int)l;
-    } else if (!certify && (v = cp_cli_flag_value(argc, argv, &i, "--gap", &missing))) {
-      if (cp_parse_double(v, 1e-300, 1e300, &d))
-        return cp_cli_usage_error(cmdname, "--gap: expected a positive number, found '%s'", v);
-      a->opt.fip.gap_tol = d;
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--time-limit", &missing))) {
-      if (cp_parse_double(v, 1e-3, 1e7, &d))
-        return cp_cli_usage_error(cmdname, "--time-limit: expected seconds > 0, found '%s'", v);
-      a->opt.certify.time_limit_s = d;
-    } else if (certify && (v = cp_cli_flag_value(argc, argv, &i, "--max-cuts", &missing))) {
-      if (cp_parse_int(v, 1, 1000000, &l))
-        return cp_cli_usage_error(cmdname, "--max-cuts: expected a whole number >= 1, found '%s'", v);
-      a->opt.certify.max_cuts = (int)l;
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--tol", &missing))) {
-      if (cp_parse_double(v, 1e-300, 1.0, &d))
-        return cp_cli_usage_error(cmdname, "--tol: expected a number in (0, 1], found '%s'", v);
-      cp_check_options c = {.rel_tol = d};
-      a->opt.lemke.check = a->opt.fip.check = a->opt.certify.check = c;
-    } else if (missing) {
-      return cp_cli_usage_error(cmdname, "%s needs a value", arg);
-    } else if (arg[0] == '-' && arg[1] != '\0') {
-      return cp_cli_usage_error(cmdname, "unknown option '%s'", arg);
-    } else if (a->file) {
-      return cp_cli_usage_error(cmdname, "one FILE expected, found a second: '%s'", arg);
-    } else {
-      a->file = arg;
-    }
+  int solver = (int)a->opt.solver, verbose = 0;
+  double tol = NAN; // NAN: not given, each solver keeps its own default
+  const cp_cli_flag flags[] = {
+      {"--solver", "NAME", CP_FLAG_ENUM, &solver,
+       "lemke | fip | certify | auto (default auto: Lemke with\n"
+       "restarts, then the interior point method, then 200\n"
+       "more random Lemke starts, then the MILP certificate;\n"
+       "stops at the first verified answer)",
+       .names = cp_cli_solver_names, .modes = SOLVE},
+      {"--second", NULL, CP_FLAG_BOOL, &a->second,
+       "also look for a second solution whose support differs", .modes = CERTIFY},
+      CP_CLI_BOOL("--json", &a->json, "print one JSON document (docs/outputs.md)"),
+      {"--repeat", "N", CP_FLAG_LONG, &a->repeat,
+       "solve N times (1..1000000), report the mean time per\nsolve (time_us)",
+       .imin = 1, .imax = 1000000},
+      {"--max-pivots", "N", CP_FLAG_INT, &a->opt.lemke.max_pivots,
+       "Lemke pivot cap per start (default 50(n+1)+100)", .imin = 1, .imax = 1000000000,
+       .expect = "a whole number >= 1", .modes = SOLVE},
+      {"--restarts", "N", CP_FLAG_INT, &a->opt.lemke.restarts,
+       "Lemke restarts with random covering vectors (default 3)", .imin = 0, .imax = 1000,
+       .modes = SOLVE},
+      {"--seed", "S", CP_FLAG_U64, &a->opt.lemke.seed,
+       "seed of the restart covering vectors (default 1)", .modes = SOLVE},
+      {"--max-iter", "N", CP_FLAG_INT, &a->opt.fip.max_iter, "FIP iteration cap (default 300)",
+       .imin = 1, .imax = 1000000, .expect = "a whole number >= 1", .modes = SOLVE},
+      {"--gap", "G", CP_FLAG_DOUBLE, &a->opt.fip.gap_tol, "FIP stops when w'z <= G (default 1e-6)",
+       .dmin = 1e-300, .dmax = 1e300, .expect = "a positive number", .modes = SOLVE},
+      {"--time-limit", "S", CP_FLAG_DOUBLE, &a->opt.certify.time_limit_s,
+       "certify: seconds per MIP solve (default 60)", .dmin = 1e-3, .dmax = 1e7,
+       .expect = "seconds > 0", .modes = SOLVE},
+      {"--time-limit", "S", CP_FLAG_DOUBLE, &a->opt.certify.time_limit_s,
+       "seconds per MIP solve (default 60)", .dmin = 1e-3, .dmax = 1e7,
+       .expect = "seconds > 0", .modes = CERTIFY},
+      {"--max-cuts", "N", CP_FLAG_INT, &a->opt.certify.max_cuts,
+       "--second: cap on no-good cuts (default 64)", .imin = 1, .imax = 1000000,
+       .expect = "a whole number >= 1", .modes = CERTIFY},
+      {"--tol", "T", CP_FLAG_DOUBLE, &tol,
+       "relative tolerance of the solution check, row by row\n(default 1e-6)",
+       .dmin = 1e-300, .dmax = 1.0, .expect = "a number in (0, 1]"},
+      CP_CLI_BOOL("--verbose", &verbose, "GLPK's own messages on stderr (dropped otherwise)"),
+  };
+  const cp_cli_spec spec = {certify ? "lcp certify" : "lcp solve",
+                            certify ? certify_head : solve_head,
+                            certify ? certify_tail : solve_tail,
+                            "FILE", &a->file, flags, sizeof flags / sizeof *flags,
+                            certify ? CERTIFY : SOLVE};
+  int rc = cp_cli_parse(&spec, argc, argv);
+  if (rc != CP_CLI_GO) return rc;
+  if (verbose) cp_cli_verbose();
+  a->opt.solver = (cp_lcp_solver)solver;
+  if (!isnan(tol)) {
+    cp_check_options c = {.rel_tol = tol};
+    a->opt.lemke.check = a->opt.fip.check = a->opt.certify.check = c;
   }
-  if (!a->file) return cp_cli_usage_error(cmdname, "missing FILE");
-  return -1;
+  return CP_CLI_GO;
 }
 
 static int run(int argc, char **argv, int certify) {

@@ -1,6 +1,7 @@
 /* `complan plan TASK ...`: plan a task into the database and print the plan
  * (docs/planner.md, docs/database.md); with --benchmark, repeated runs in OMPL's tables.
  * Thin: planner/plan.h does the work. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,7 @@
 #include "planner/store.h"
 #include "planner/task.h"
 
-static const char usage[] =
+static const char head[] =
     "usage: complan plan TASK [options]\n"
     "       complan plan TASK --benchmark RUNS [--planners a,b] [--db FILE]\n"
     "\n"
@@ -24,23 +25,8 @@ static const char usage[] =
     "explored state and the plan go to an SQLite database (docs/database.md).\n"
     "The task file format is in docs/planner.md; bundled tasks are in\n"
     "planner/tasks/.\n"
-    "\n"
-    "  --db FILE          database (default complan.sqlite; created if absent)\n"
-    "  --resume           continue the task's last unfinished run (stopped by a\n"
-    "                     limit or killed) from what the database committed\n"
-    "  --seed S           random seed (default: the task's search.seed)\n"
-    "  --method M         astar, rrt or sst (default: the task's search.method)\n"
-    "  --max-seconds S    time limit (default: the task's limits.seconds)\n"
-    "  --max-nodes N      node limit (default: the task's limits.nodes)\n"
-    "  --json             print one JSON document: {\"status\", \"run_id\",\n"
-    "                     \"plan_id\", \"planner\", \"nodes\", \"expansions\",\n"
-    "                     \"lcp_solves\", \"seconds\", \"cost\", \"length\", ...}\n"
-    "  --progress         progress on stderr even when it is not a terminal\n"
-    "  --benchmark RUNS   RUNS runs per planner (seeds S, S+1, ...; S from\n"
-    "                     --seed or the task) written to\n"
-    "                     OMPL's benchmark tables (Planner Arena reads them)\n"
-    "  --planners LIST    comma-separated planners for --benchmark\n"
-    "  -h, --help         this text\n"
+    "\n";
+static const char tail[] =
     "\n"
     "exit status: 0 solved, or the search space exhausted without a plan\n"
     "(not_found); 1 a limit ended the search first, or the database could not\n"
@@ -70,14 +56,6 @@ static int exit_of(cp_plan_status s) {
   case CP_PLAN_BAD_INPUT: return CP_EXIT_BAD_INPUT;
   default: return CP_EXIT_UNDECIDED;
   }
-}
-
-static int open_db(const char *db, cp_store **st) {
-  char msg[600];
-  cp_store_status s = cp_store_open(db, 0, st, msg, sizeof msg);
-  if (s == CP_STORE_OK) return 0;
-  fprintf(stderr, "complan: %s\n", msg);
-  return s == CP_STORE_BAD_FILE ? CP_EXIT_BAD_INPUT : CP_EXIT_UNDECIDED;
 }
 
 /* Prints the plan read back from the database: one line per action. */
@@ -158,7 +136,7 @@ static int benchmark(const char *file, const cp_task *task, const char *db,
   if (cp_plan_world_create(task, 1, &pw, &err))
     return cp_cli_input_error(file, &err);
   cp_store *st;
-  int rc = open_db(db, &st);
+  int rc = cp_cli_open_store(db, 0, &st);
   if (rc) {
     cp_plan_world_destroy(pw);
     return rc;
@@ -216,77 +194,52 @@ static int benchmark(const char *file, const cp_task *task, const char *db,
 int cp_cli_plan(int argc, char **argv) {
   const char *file = NULL, *db = "complan.sqlite", *method = NULL,
              *planners = NULL;
-  int json = 0, resume = 0, progress = 0, has_seed = 0;
-  long seed = 0, max_nodes = 0, bench = 0;
+  int json = 0, resume = 0, progress = 0, method_k = -1;
+  long seed = -1, max_nodes = 0, bench = 0;
   double max_seconds = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i], *v;
-    int missing = 0;
-    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
-      fputs(usage, stdout);
-      return CP_EXIT_ANSWERED;
-    } else if (!strcmp(arg, "--json")) {
-      json = 1;
-    } else if (!strcmp(arg, "--resume")) {
-      resume = 1;
-    } else if (!strcmp(arg, "--progress")) {
-      progress = 1;
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--db", &missing))) {
-      db = v;
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--seed", &missing))) {
-      if (cp_parse_int(v, 0, 0x7fffffffffffffffL, &seed))
-        return cp_cli_usage_error("plan ", "--seed expects an integer >= 0, "
-                                  "got '%s'", v);
-      has_seed = 1;
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--method", &missing))) {
-      method = v;
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--max-seconds",
-                                      &missing))) {
-      if (cp_parse_double(v, 1e-6, 1e7, &max_seconds))
-        return cp_cli_usage_error("plan ", "--max-seconds expects a number "
-                                  "> 0, got '%s'", v);
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--max-nodes",
-                                      &missing))) {
-      if (cp_parse_int(v, 1, 100000000, &max_nodes))
-        return cp_cli_usage_error("plan ", "--max-nodes expects an integer "
-                                  ">= 1, got '%s'", v);
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--benchmark",
-                                      &missing))) {
-      if (cp_parse_int(v, 1, 100000, &bench))
-        return cp_cli_usage_error("plan ", "--benchmark expects a number of "
-                                  "runs >= 1, got '%s'", v);
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--planners",
-                                      &missing))) {
-      planners = v;
-    } else if (missing) {
-      return cp_cli_usage_error("plan ", "%s needs a value", arg);
-    } else if (arg[0] == '-' && arg[1] != '\0') {
-      return cp_cli_usage_error("plan ", "unknown option '%s'", arg);
-    } else if (file) {
-      return cp_cli_usage_error("plan ", "one TASK expected, found a second: "
-                                "'%s'", arg);
-    } else {
-      file = arg;
-    }
-  }
-  if (!file) return cp_cli_usage_error("plan ", "missing TASK");
+  const cp_cli_flag flags[] = {
+      CP_CLI_VALUE("--db", "FILE", CP_FLAG_PATH, &db,
+                   "database (default complan.sqlite; created if absent)"),
+      CP_CLI_BOOL("--resume", &resume,
+                  "continue the task's last unfinished run (stopped by a\n"
+                  "limit or killed) from what the database committed"),
+      {"--seed", "S", CP_FLAG_LONG, &seed, "random seed (default: the task's search.seed)",
+       .imin = 0, .imax = LONG_MAX, .expect = "an integer >= 0"},
+      {"--method", "M", CP_FLAG_ENUM, &method_k,
+       "astar, rrt or sst (default: the task's search.method)", .names = cp_search_methods()},
+      {"--max-seconds", "S", CP_FLAG_DOUBLE, &max_seconds,
+       "time limit (default: the task's limits.seconds)", .dmin = 1e-6, .dmax = 1e7,
+       .expect = "a number > 0"},
+      {"--max-nodes", "N", CP_FLAG_LONG, &max_nodes, "node limit (default: the task's limits.nodes)",
+       .imin = 1, .imax = 100000000, .expect = "an integer >= 1"},
+      CP_CLI_BOOL("--json", &json,
+                  "print one JSON document: {\"status\", \"run_id\",\n"
+                  "\"plan_id\", \"planner\", \"nodes\", \"expansions\",\n"
+                  "\"lcp_solves\", \"seconds\", \"cost\", \"length\", ...}"),
+      CP_CLI_BOOL("--progress", &progress, "progress on stderr even when it is not a terminal"),
+      {"--benchmark", "RUNS", CP_FLAG_LONG, &bench,
+       "RUNS runs per planner (seeds S, S+1, ...; S from\n"
+       "--seed or the task) written to\n"
+       "OMPL's benchmark tables (Planner Arena reads them)",
+       .imin = 1, .imax = 100000, .expect = "a number of runs >= 1"},
+      CP_CLI_VALUE("--planners", "LIST", CP_FLAG_STRING, &planners,
+                   "comma-separated planners for --benchmark"),
+  };
+  const cp_cli_spec spec = {"plan", head, tail, "TASK", &file, flags, sizeof flags / sizeof *flags, 0};
+  int prc = cp_cli_parse(&spec, argc, argv);
+  if (prc != CP_CLI_GO) return prc;
+  const int has_seed = seed >= 0;
+  if (method_k >= 0) method = cp_search_methods()[method_k];
   if (planners && !bench)
     return cp_cli_usage_error("plan ", "--planners goes with --benchmark");
   if (bench && resume)
     return cp_cli_usage_error("plan ", "--benchmark and --resume exclude "
                               "each other");
-  if (method) {
-    int ok = 0;
-    for (const char *const *m = cp_search_methods(); *m; ++m)
-      ok |= !strcmp(*m, method);
-    if (!ok)
-      return cp_cli_usage_error("plan ", "--method expects astar, rrt or sst, "
-                                "got '%s'", method);
-  }
 
   cp_task task;
   cp_error err;
   if (cp_task_load(file, &task, &err)) return cp_cli_input_error(file, &err);
+  cp_cli_scene_warnings(file, &task.scene);
   if (bench) {
     if (has_seed) task.seed = (uint64_t)seed;
     int rc = benchmark(file, &task, db, bench, planners, max_seconds, json,
@@ -295,7 +248,7 @@ int cp_cli_plan(int argc, char **argv) {
     return rc;
   }
   cp_store *st;
-  int rc = open_db(db, &st);
+  int rc = cp_cli_open_store(db, 0, &st);
   if (rc) {
     cp_task_free(&task);
     return rc;
@@ -304,7 +257,7 @@ int cp_cli_plan(int argc, char **argv) {
   cp_plan_options o = cp_plan_defaults();
   o.resume = resume;
   o.has_seed = has_seed;
-  o.seed = (uint64_t)seed;
+  o.seed = has_seed ? (uint64_t)seed : 0;
   o.method = method;
   o.max_seconds = max_seconds;
   o.max_nodes = max_nodes;

@@ -2,27 +2,20 @@
  * a database (docs/planner.md, docs/database.md). Thin: planner/store.h reads them. */
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "planner/cli.h"
 #include "planner/output.h"
 #include "planner/store.h"
 
-static const char usage[] =
+static const char head[] =
     "usage: complan plans [--db FILE] [--json]\n"
     "\n"
     "List the search runs in a planner database (docs/database.md) and the\n"
     "plans each found: run id, task, planner, status, seed, nodes,\n"
     "expansions, LCP solves, search time; plan id, final node, cost and\n"
     "length (actions). The database is opened read-only.\n"
-    "\n"
-    "  --db FILE          database (default complan.sqlite)\n"
-    "  --json             print one JSON document: {\"runs\": [{\"id\",\n"
-    "                     \"task_id\", \"task_hash\", \"task_path\", \"planner\",\n"
-    "                     \"status\", \"seed\", \"seconds\", \"nodes\",\n"
-    "                     \"expansions\", \"lcp_solves\", \"plans\": [{\"id\",\n"
-    "                     \"node\", \"cost\", \"length\", \"duration\"}]}]}\n"
-    "  -h, --help         this text\n"
+    "\n";
+static const char tail[] =
     "\n"
     "exit status: 0 listed; 1 the database could not be read (busy, I/O);\n"
     "2 bad usage, no such file, or not a complan database.\n";
@@ -30,43 +23,30 @@ static const char usage[] =
 int cp_cli_plans(int argc, char **argv) {
   const char *db = "complan.sqlite";
   int json = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i], *v;
-    int missing = 0;
-    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
-      fputs(usage, stdout);
-      return CP_EXIT_ANSWERED;
-    } else if (!strcmp(arg, "--json")) {
-      json = 1;
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--db", &missing))) {
-      db = v;
-    } else if (missing) {
-      return cp_cli_usage_error("plans ", "%s needs a value", arg);
-    } else {
-      return cp_cli_usage_error("plans ", "unexpected argument '%s'", arg);
-    }
-  }
-  struct stat sb;
-  if (stat(db, &sb) != 0) {
-    fprintf(stderr, "complan: %s: no such database\n", db);
-    return CP_EXIT_BAD_INPUT;
-  }
+  const cp_cli_flag flags[] = {
+      CP_CLI_VALUE("--db", "FILE", CP_FLAG_PATH, &db, "database (default complan.sqlite)"),
+      CP_CLI_BOOL("--json", &json,
+                  "print one JSON document: {\"runs\": [{\"id\",\n"
+                  "\"task_id\", \"task_hash\", \"task_path\", \"planner\",\n"
+                  "\"status\", \"seed\", \"seconds\", \"nodes\",\n"
+                  "\"expansions\", \"lcp_solves\", \"plans\": [{\"id\",\n"
+                  "\"node\", \"cost\", \"length\", \"duration\"}]}]}"),
+  };
+  const cp_cli_spec spec = {"plans", head, tail, NULL, NULL, flags, sizeof flags / sizeof *flags, 0};
+  int prc = cp_cli_parse(&spec, argc, argv);
+  if (prc != CP_CLI_GO) return prc;
   cp_store *st;
-  char msg[600];
-  cp_store_status s = cp_store_open(db, 1, &st, msg, sizeof msg);
-  if (s != CP_STORE_OK) {
-    fprintf(stderr, "complan: %s\n", msg);
-    return s == CP_STORE_BAD_FILE ? CP_EXIT_BAD_INPUT : CP_EXIT_UNDECIDED;
-  }
+  int rc = cp_cli_open_store(db, 1, &st);
+  if (rc) return rc;
   json_t *doc;
-  s = cp_store_list(st, &doc);
+  cp_store_status s = cp_store_list(st, &doc);
   if (s != CP_STORE_OK) {
     fprintf(stderr, "complan: %s\n", cp_store_message(st));
     cp_store_close(st);
     return s == CP_STORE_BAD_FILE ? CP_EXIT_BAD_INPUT : CP_EXIT_UNDECIDED;
   }
   cp_store_close(st);
-  int rc = CP_EXIT_ANSWERED;
+  rc = CP_EXIT_ANSWERED;
   if (json) {
     if (cp_json_print(doc)) rc = CP_EXIT_UNDECIDED;
   } else {

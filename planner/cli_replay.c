@@ -13,35 +13,15 @@
 #include "planner/replay.h"
 #include "planner/viewer.h"
 
-static const char usage[] =
+static const char head[] =
     "usage: complan replay [options]\n"
     "\n"
     "Re-simulate a stored plan offline: its task is rebuilt from the database\n"
     "(the stored task and scene texts, not the files), and its actions are\n"
     "simulated one after the other from the stored start state, each exactly\n"
     "as the search simulated it.\n"
-    "\n"
-    "  --db FILE          database (default complan.sqlite)\n"
-    "  --plan ID          the plan (default: the latest)\n"
-    "  --verify           compare every re-simulated node state with the stored\n"
-    "                     one; on the same build they must be bitwise equal.\n"
-    "                     Exit 1 naming the first plan step, body or joint and\n"
-    "                     component that differs\n"
-    "  --tolerance X      with --verify: allow deviations up to X (default 0:\n"
-    "                     any bit counts), e.g. for a database from another\n"
-    "                     machine\n"
-    "  --csv FILE         the trajectory at every simulation step: t, per free\n"
-    "                     body NAME.x .. NAME.wz, per joint NAME.q NAME.qd (the\n"
-    "                     simulate --csv columns), then action (its index, -1\n"
-    "                     at the start) and per input JOINT.input\n"
-    "  --html FILE        the viewer page of the replay (docs/viewer.md)\n"
-    "  --tree             with --html: add the explored tree of the plan's run\n"
-    "                     (every node's goal-body position, edges to parents,\n"
-    "                     the plan in red)\n"
-    "  --json             print one JSON document: {\"plan\", \"run\", \"length\",\n"
-    "                     \"steps\", \"duration\", \"deviation\", \"verified\",\n"
-    "                     \"mismatch\"}\n"
-    "  -h, --help         this text\n"
+    "\n";
+static const char tail[] =
     "\n"
     "exit status: 0 replayed (and verified), 1 a mismatch or an action that\n"
     "could not be re-simulated, 2 bad input or usage (no database, no such\n"
@@ -136,55 +116,47 @@ int cp_cli_replay(int argc, char **argv) {
   int json = 0, verify = 0, tree = 0;
   long plan_id = 0;
   double tolerance = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i], *v;
-    int missing = 0;
-    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
-      fputs(usage, stdout);
-      return CP_EXIT_ANSWERED;
-    } else if (!strcmp(arg, "--json")) {
-      json = 1;
-    } else if (!strcmp(arg, "--verify")) {
-      verify = 1;
-    } else if (!strcmp(arg, "--tree")) {
-      tree = 1;
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--db", &missing))) {
-      db = v;
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--plan", &missing))) {
-      if (cp_parse_int(v, 1, 1L << 62, &plan_id))
-        return cp_cli_usage_error("replay ", "--plan expects a plan id >= 1, "
-                                  "not '%s'", v);
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--tolerance",
-                                      &missing))) {
-      if (cp_parse_double(v, 0, 1e300, &tolerance))
-        return cp_cli_usage_error("replay ", "--tolerance expects a number "
-                                  ">= 0, not '%s'", v);
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--csv", &missing))) {
-      csv_path = v;
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--html", &missing))) {
-      html_path = v;
-    } else if (missing) {
-      return cp_cli_usage_error("replay ", "%s expects a value", arg);
-    } else {
-      return cp_cli_usage_error("replay ", "unknown argument '%s'", arg);
-    }
-  }
+  const cp_cli_flag flags[] = {
+      CP_CLI_VALUE("--db", "FILE", CP_FLAG_PATH, &db, "database (default complan.sqlite)"),
+      {"--plan", "ID", CP_FLAG_LONG, &plan_id, "the plan (default: the latest)", .imin = 1,
+       .imax = 1L << 62, .expect = "a plan id >= 1"},
+      CP_CLI_BOOL("--verify", &verify,
+                  "compare every re-simulated node state with the stored\n"
+                  "one; on the same build they must be bitwise equal.\n"
+                  "Exit 1 naming the first plan step, body or joint and\n"
+                  "component that differs"),
+      {"--tolerance", "X", CP_FLAG_DOUBLE, &tolerance,
+       "with --verify: allow deviations up to X (default 0:\n"
+       "any bit counts), e.g. for a database from another\n"
+       "machine",
+       .dmin = 0, .dmax = 1e300, .expect = "a number >= 0"},
+      CP_CLI_VALUE("--csv", "FILE", CP_FLAG_PATH, &csv_path,
+                   "the trajectory at every simulation step: t, per free\n"
+                   "body NAME.x .. NAME.wz, per joint NAME.q NAME.qd (the\n"
+                   "simulate --csv columns), then action (its index, -1\n"
+                   "at the start) and per input JOINT.input"),
+      CP_CLI_VALUE("--html", "FILE", CP_FLAG_PATH, &html_path,
+                   "the viewer page of the replay (docs/viewer.md)"),
+      CP_CLI_BOOL("--tree", &tree,
+                  "with --html: add the explored tree of the plan's run\n"
+                  "(every node's goal-body position, edges to parents,\n"
+                  "the plan in red)"),
+      CP_CLI_BOOL("--json", &json,
+                  "print one JSON document: {\"plan\", \"run\", \"length\",\n"
+                  "\"steps\", \"duration\", \"deviation\", \"verified\",\n"
+                  "\"mismatch\"}"),
+  };
+  const cp_cli_spec spec = {"replay", head, tail, NULL, NULL, flags, sizeof flags / sizeof *flags, 0};
+  int prc = cp_cli_parse(&spec, argc, argv);
+  if (prc != CP_CLI_GO) return prc;
   if (tree && !html_path)
     return cp_cli_usage_error("replay ", "--tree goes with --html FILE");
   if (tolerance > 0 && !verify)
     return cp_cli_usage_error("replay ", "--tolerance goes with --verify");
 
-  if (access(db, F_OK) != 0)
-    return fprintf(stderr, "complan: %s: cannot open: %s\n", db,
-                   strerror(errno)),
-           CP_EXIT_BAD_INPUT;
   cp_store *st;
-  char msg[512];
-  cp_store_status ss = cp_store_open(db, 1, &st, msg, sizeof msg);
-  if (ss != CP_STORE_OK) {
-    fprintf(stderr, "complan: %s\n", msg);
-    return ss == CP_STORE_BAD_FILE ? CP_EXIT_BAD_INPUT : CP_EXIT_UNDECIDED;
-  }
+  int orc = cp_cli_open_store(db, 1, &st);
+  if (orc) return orc;
   cp_replay *r;
   cp_error err;
   memset(&err, 0, sizeof err);

@@ -1,6 +1,7 @@
 /* `complan simulate SCENE`: a scene stepped in time (docs/simulate.md,
  * formulation §6). Thin: planner/world.c steps, planner/simulate.c runs;
  * this file parses flags, records frames (CSV) and prints the summary. */
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,41 +16,14 @@
 #include "planner/viewer.h"
 #include "planner/world.h"
 
-static const char usage[] =
+static const char head[] =
     "usage: complan simulate SCENE [options]\n"
     "\n"
     "Steps a scene in time with the contact model (formulation 6): contacts\n"
     "are generated from the shapes at every step, impacts are resolved, and\n"
     "the contact LCP moves the bodies and joints.\n"
-    "\n"
-    "  --duration T        simulated time in seconds (default 1)\n"
-    "  --dt H              time step in seconds, > 0 (default 0.001)\n"
-    "  --stepper NAME      acceleration (default; the paper's model: impulse\n"
-    "                      LCP for impacts with the scene's restitution, then\n"
-    "                      the acceleration LCP; a step whose acceleration\n"
-    "                      problem has no solution is taken by the velocity\n"
-    "                      stepper and counted) | velocity (Stewart-Trinkle /\n"
-    "                      Anitescu-Potra impulses over the step: always\n"
-    "                      solvable) | quasistatic (force balance per step,\n"
-    "                      joints moving at their given velocities)\n"
-    "  --solver NAME       lemke (default, with the paper's restarts) | auto |\n"
-    "                      fip | certify\n"
-    "  --no-warm-start     every LCP from a cold start\n"
-    "  --auto-contacts     ignore the scene's explicit contact list and\n"
-    "                      generate contacts from the shapes\n"
-    "  --csv FILE          one row per recorded step: t, per free body NAME.x\n"
-    "                      NAME.y NAME.z NAME.qw NAME.qx NAME.qy NAME.qz\n"
-    "                      NAME.vx NAME.vy NAME.vz NAME.wx NAME.wy NAME.wz, per\n"
-    "                      joint NAME.q NAME.qd\n"
-    "  --html FILE         the viewer page of the run (docs/viewer.md): one\n"
-    "                      self-contained HTML file with the shapes in 3D, the\n"
-    "                      contacts and forces of each recorded step, play,\n"
-    "                      time slider and speed\n"
-    "  --every K           record every K-th step in the CSV and the page\n"
-    "                      (default 1)\n"
-    "  --json              print one JSON document (docs/simulate.md)\n"
-    "  --progress          progress on stderr even when it is not a terminal\n"
-    "  -h, --help          this text\n"
+    "\n";
+static const char tail[] =
     "\n"
     "A scene with an explicit contact list cannot be simulated (its contacts\n"
     "would not move with the bodies) unless --auto-contacts is given.\n"
@@ -147,77 +121,73 @@ static json_t *final_json(const cp_world *w) {
 
 int cp_cli_simulate(int argc, char **argv) {
   const char *file = NULL, *csv = NULL, *html = NULL;
-  int json = 0, force_progress = 0, auto_contacts = 0;
+  int json = 0, force_progress = 0, auto_contacts = 0, cold = 0;
   cp_world_options wo = cp_world_defaults();
   cp_sim_options so = cp_sim_defaults();
-  for (int i = 1; i < argc; ++i) {
-    const char *a = argv[i], *v;
-    int missing = 0;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      fputs(usage, stdout);
-      return 0;
-    } else if (!strcmp(a, "--json")) {
-      json = 1;
-    } else if (!strcmp(a, "--progress")) {
-      force_progress = 1;
-    } else if (!strcmp(a, "--no-warm-start")) {
-      wo.warm_start = 0;
-    } else if (!strcmp(a, "--auto-contacts")) {
-      auto_contacts = 1;
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--duration", &missing))) {
-      if (cp_parse_double(v, 0, 1e9, &so.duration))
-        return cp_cli_usage_error("simulate",
-                                  "--duration: expected a finite number of "
-                                  "seconds >= 0, got '%s'", v);
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--dt", &missing))) {
-      if (cp_parse_double(v, 0, 1e3, &wo.dt) || !(wo.dt > 0))
-        return cp_cli_usage_error("simulate",
-                                  "--dt: expected a finite time step > 0, got "
-                                  "'%s'", v);
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--stepper", &missing))) {
-      if (cp_stepper_parse(v, &wo.stepper))
-        return cp_cli_usage_error("simulate",
-                                  "--stepper: expected acceleration, velocity "
-                                  "or quasistatic, got '%s'", v);
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--solver", &missing))) {
-      static const char *const names[] = {"lemke", "fip", "certify", "auto"};
-      static const cp_lcp_solver ids[] = {CP_SOLVER_LEMKE, CP_SOLVER_FIP,
-                                          CP_SOLVER_CERTIFY, CP_SOLVER_AUTO};
-      int k = 0;
-      while (k < 4 && strcmp(v, names[k])) ++k;
-      if (k == 4)
-        return cp_cli_usage_error("simulate",
-                                  "--solver: expected lemke, fip, certify or "
-                                  "auto, got '%s'", v);
-      wo.solve.solver = ids[k];
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--every", &missing))) {
-      long k;
-      if (cp_parse_int(v, 1, 1000000000, &k))
-        return cp_cli_usage_error("simulate",
-                                  "--every: expected an integer >= 1, got '%s'",
-                                  v);
-      so.every = (int)k;
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--csv", &missing))) {
-      csv = v;
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--html", &missing))) {
-      html = v;
-    } else if (missing) {
-      return cp_cli_usage_error("simulate", "%s needs a value", a);
-    } else if (a[0] == '-' && a[1]) {
-      return cp_cli_usage_error("simulate", "unknown option '%s'", a);
-    } else if (file) {
-      return cp_cli_usage_error("simulate", "more than one scene file");
-    } else {
-      file = a;
-    }
-  }
-  if (!file) return cp_cli_usage_error("simulate", "missing SCENE");
+  int stepper = (int)wo.stepper, solver = (int)wo.solve.solver;
+  static const char *const steppers[] = {"acceleration", "velocity", "quasistatic",
+                                         NULL}; // index = cp_stepper
+  const cp_cli_flag flags[] = {
+      {"--duration", "T", CP_FLAG_DOUBLE, &so.duration, "simulated time in seconds (default 1)",
+       .dmin = 0, .dmax = 1e9, .expect = "a finite number of seconds >= 0"},
+      /* > 0: the smallest positive double is the lower bound */
+      {"--dt", "H", CP_FLAG_DOUBLE, &wo.dt, "time step in seconds, > 0 (default 0.001)",
+       .dmin = DBL_TRUE_MIN, .dmax = 1e3, .expect = "a finite time step > 0"},
+      {"--stepper", "NAME", CP_FLAG_ENUM, &stepper,
+       "acceleration (default; the paper's model: impulse\n"
+       "LCP for impacts with the scene's restitution, then\n"
+       "the acceleration LCP; a step whose acceleration\n"
+       "problem has no solution is taken by the velocity\n"
+       "stepper and counted) | velocity (Stewart-Trinkle /\n"
+       "Anitescu-Potra impulses over the step: always\n"
+       "solvable) | quasistatic (force balance per step,\n"
+       "joints moving at their given velocities)",
+       .names = steppers},
+      {"--solver", "NAME", CP_FLAG_ENUM, &solver,
+       "lemke (default, with the paper's restarts) | auto |\nfip | certify",
+       .names = cp_cli_solver_names},
+      {"--compliance", "K", CP_FLAG_DOUBLE, &wo.compliance,
+       "relative normal compliance of the contacts (default\n"
+       "1e-6): decides how a face's load spreads over its\n"
+       "corner points where the rigid model leaves it open;\n"
+       "0 = the rigid model, any of its answers\n"
+       "(docs/simulate.md, Compliance)",
+       .dmin = 0, .dmax = 1e-2, .expect = "a number in [0, 0.01]"},
+      CP_CLI_BOOL("--no-warm-start", &cold, "every LCP from a cold start"),
+      CP_CLI_BOOL("--auto-contacts", &auto_contacts,
+                  "ignore the scene's explicit contact list and\n"
+                  "generate contacts from the shapes"),
+      CP_CLI_VALUE("--csv", "FILE", CP_FLAG_PATH, &csv,
+                   "one row per recorded step: t, per free body NAME.x\n"
+                   "NAME.y NAME.z NAME.qw NAME.qx NAME.qy NAME.qz\n"
+                   "NAME.vx NAME.vy NAME.vz NAME.wx NAME.wy NAME.wz, per\n"
+                   "joint NAME.q NAME.qd"),
+      CP_CLI_VALUE("--html", "FILE", CP_FLAG_PATH, &html,
+                   "the viewer page of the run (docs/viewer.md): one\n"
+                   "self-contained HTML file with the shapes in 3D, the\n"
+                   "contacts and forces of each recorded step, play,\n"
+                   "time slider and speed"),
+      {"--every", "K", CP_FLAG_INT, &so.every,
+       "record every K-th step in the CSV and the page\n(default 1)", .imin = 1,
+       .imax = 1000000000, .expect = "an integer >= 1"},
+      CP_CLI_BOOL("--json", &json, "print one JSON document (docs/simulate.md)"),
+      CP_CLI_BOOL("--progress", &force_progress,
+                  "progress on stderr even when it is not a terminal"),
+  };
+  const cp_cli_spec spec = {"simulate", head, tail, "SCENE", &file, flags,
+                            sizeof flags / sizeof *flags, 0};
+  int prc = cp_cli_parse(&spec, argc, argv);
+  if (prc != CP_CLI_GO) return prc;
+  wo.stepper = (cp_stepper)stepper;
+  wo.solve.solver = (cp_lcp_solver)solver;
+  if (cold) wo.warm_start = 0;
 
   cp_scene_options po = cp_scene_options_defaults();
   po.check_normal_speed = 0; // approaching contacts are impacts here
   cp_scene scene;
   cp_error err = {{0}, {0}};
   if (cp_scene_load(file, &po, &scene, &err)) return cp_cli_input_error(file, &err);
+  cp_cli_scene_warnings(file, &scene);
   if (auto_contacts && !scene.contacts_auto) {
     free(scene.contacts);
     scene.contacts = NULL;

@@ -17,28 +17,14 @@
  * as 0; --json gives the raw numbers. */
 static double tidy(double x) { return fabs(x) < 1e-10 ? 0.0 : x; }
 
-static const char usage[] =
+static const char head[] =
     "usage: complan solve SCENE [options]\n"
     "\n"
     "The contact problem of a scene file: accelerations and contact forces, with\n"
     "the model deciding which contacts keep rolling, start sliding, keep sliding\n"
     "or break (the LCP of Trinkle, Pang, Sudarsky and Lo 1995).\n"
-    "\n"
-    "  --solver NAME       lemke | fip | certify | auto (default auto)\n"
-    "  --friction MODEL    pyramid (default; the paper's four-sided pyramid) |\n"
-    "                      cone (polygons refined until every rolling force lies\n"
-    "                      in the Coulomb cone to --cone-tol)\n"
-    "  --cone-tol T        relative cone violation accepted (default 1e-3)\n"
-    "  --quasistatic       the quasistatic problem instead: inertia dropped, the\n"
-    "                      objects in force balance while the manipulators move\n"
-    "                      with their given joint velocities; finds the objects'\n"
-    "                      velocities, the contact forces and the joint efforts\n"
-    "                      needed (pyramid friction only; body velocities in the\n"
-    "                      scene are ignored and normal speeds are not checked)\n"
-    "  --json              print one JSON document (docs/outputs.md); without it,\n"
-    "                      a table for people (values below 1e-10 shown as 0)\n"
-    "  --verbose           GLPK's own messages on stderr (dropped otherwise)\n"
-    "  -h, --help          this text\n"
+    "\n";
+static const char tail[] =
     "\n"
     "With --solver certify the answer also says whether the accelerations are\n"
     "unique (another solution with different accelerations is shown if not).\n"
@@ -78,6 +64,59 @@ static const char *joint_name(const cp_scene *scene, const cp_system *sys, int r
   return buf;
 }
 
+/* The objects' rows of u (6 per object: linear then angular) as JSON, each
+ * {"name", lin, ang}. */
+static json_t *bodies_json(const cp_scene *scene, const cp_system *sys, const double *u,
+                           const char *lin, const char *ang) {
+  json_t *bodies = json_array();
+  for (int i = 0; i < sys->n_obj; i++) {
+    json_t *b = json_object();
+    json_object_set_new(b, "name", json_string(scene->bodies[sys->obj_body[i]].name));
+    vec3_json(b, lin, u + 6 * i);
+    vec3_json(b, ang, u + 6 * i + 3);
+    json_array_append_new(bodies, b);
+  }
+  return bodies;
+}
+
+/* The joints as JSON, each {"name", key: value[r], "effort": effort[r]}. */
+static json_t *joints_json(const cp_scene *scene, const cp_system *sys, const char *key,
+                           const double *value, const double *effort) {
+  char name[256];
+  json_t *joints = json_array();
+  for (int r = 0; r < sys->n_l; r++) {
+    json_t *j = json_object();
+    json_object_set_new(j, "name", json_string(joint_name(scene, sys, r, name, sizeof name)));
+    json_object_set_new(j, key, cp_json_num(value[r]));
+    json_object_set_new(j, "effort", cp_json_num(effort[r]));
+    json_array_append_new(joints, j);
+  }
+  return joints;
+}
+
+/* The tables of the objects' rows of u and of the joints (value, effort)
+ * for people, under the given column titles. */
+static void print_bodies_joints(const cp_scene *scene, const cp_system *sys, const double *u,
+                                const char *lin, const char *ang, const double *effort,
+                                const char *value_title, const char *effort_title) {
+  char name[256];
+  if (sys->n_obj) {
+    printf("\n%-16s %32s %32s\n", "body", lin, ang);
+    for (int i = 0; i < sys->n_obj; i++) {
+      const double *v = u + 6 * i;
+      printf("%-16s %10.4g %10.4g %10.4g %10.4g %10.4g %10.4g\n",
+             scene->bodies[sys->obj_body[i]].name, tidy(v[0]), tidy(v[1]), tidy(v[2]),
+             tidy(v[3]), tidy(v[4]), tidy(v[5]));
+    }
+  }
+  if (sys->n_l) {
+    printf("\n%-24s %14s %14s\n", "joint", value_title, effort_title);
+    for (int r = 0; r < sys->n_l; r++)
+      printf("%-24s %14.6g %14.6g\n", joint_name(scene, sys, r, name, sizeof name),
+             tidy(u[6 * sys->n_obj + r]), tidy(effort[r]));
+  }
+}
+
 /* `--quasistatic`: solve and print (JSON or text). Returns the exit status. */
 static int quasistatic(const char *file, const cp_scene *scene, const cp_system *sys,
                        const cp_problem_options *opt, int json) {
@@ -86,7 +125,7 @@ static int quasistatic(const char *file, const cp_scene *scene, const cp_system 
   const int solved = res.info.status == CP_LCP_SOLVED;
   const char *status = status_word(res.info.status);
   int rc = solved || res.info.status == CP_LCP_INFEASIBLE ? CP_EXIT_ANSWERED : CP_EXIT_UNDECIDED;
-  char name[256], an[128], bn[128];
+  char an[128], bn[128];
   const char *reason = res.info.reason[0] ? res.info.reason : cp_lcp_status_name(res.info.status);
   if (json) {
     json_t *doc = json_object();
@@ -99,24 +138,10 @@ static int quasistatic(const char *file, const cp_scene *scene, const cp_system 
     json_object_set_new(doc, "starts", json_integer(res.info.starts));
     if (!solved) json_object_set_new(doc, "reason", json_string(reason));
     if (solved) {
-      json_t *bodies = json_array();
-      for (int i = 0; i < sys->n_obj; i++) {
-        json_t *b = json_object();
-        json_object_set_new(b, "name", json_string(scene->bodies[sys->obj_body[i]].name));
-        vec3_json(b, "linear_velocity", res.velocity + 6 * i);
-        vec3_json(b, "angular_velocity", res.velocity + 6 * i + 3);
-        json_array_append_new(bodies, b);
-      }
-      json_object_set_new(doc, "bodies", bodies);
-      json_t *joints = json_array();
-      for (int r = 0; r < sys->n_l; r++) {
-        json_t *j = json_object();
-        json_object_set_new(j, "name", json_string(joint_name(scene, sys, r, name, sizeof name)));
-        json_object_set_new(j, "velocity", cp_json_num(res.velocity[6 * sys->n_obj + r]));
-        json_object_set_new(j, "effort", cp_json_num(res.effort[r]));
-        json_array_append_new(joints, j);
-      }
-      json_object_set_new(doc, "joints", joints);
+      json_object_set_new(doc, "bodies",
+                          bodies_json(scene, sys, res.velocity, "linear_velocity", "angular_velocity"));
+      json_object_set_new(doc, "joints", joints_json(scene, sys, "velocity",
+                                                     res.velocity + 6 * sys->n_obj, res.effort));
       json_t *contacts = json_array();
       for (int j = 0; j < sys->n_c; j++) {
         json_t *c = json_object();
@@ -149,20 +174,8 @@ static int quasistatic(const char *file, const cp_scene *scene, const cp_system 
       if (res.info.status == CP_LCP_INFEASIBLE)
         printf("no quasistatic motion of the objects is compatible with the manipulators' velocities\n");
     } else {
-      if (sys->n_obj) {
-        printf("\n%-16s %32s %32s\n", "body", "linear velocity [m/s]", "angular velocity [rad/s]");
-        for (int i = 0; i < sys->n_obj; i++) {
-          const double *v = res.velocity + 6 * i;
-          printf("%-16s %10.4g %10.4g %10.4g %10.4g %10.4g %10.4g\n",
-                 scene->bodies[sys->obj_body[i]].name, tidy(v[0]), tidy(v[1]), tidy(v[2]), tidy(v[3]), tidy(v[4]), tidy(v[5]));
-        }
-      }
-      if (sys->n_l) {
-        printf("\n%-24s %14s %14s\n", "joint", "velocity", "effort needed");
-        for (int r = 0; r < sys->n_l; r++)
-          printf("%-24s %14.6g %14.6g\n", joint_name(scene, sys, r, name, sizeof name),
-                 tidy(res.velocity[6 * sys->n_obj + r]), tidy(res.effort[r]));
-      }
+      print_bodies_joints(scene, sys, res.velocity, "linear velocity [m/s]",
+                          "angular velocity [rad/s]", res.effort, "velocity", "effort needed");
       if (sys->n_c) {
         printf("\n%-3s %-14s %-14s %-9s %30s %30s\n", "#", "a", "b", "outcome",
                "force (n, t, o) [N]", "velocity (n, t, o) [m/s]");
@@ -187,42 +200,39 @@ static int quasistatic(const char *file, const cp_scene *scene, const cp_system 
 
 int cp_cli_solve(int argc, char **argv) {
   const char *file = NULL;
-  int json = 0, quasi = 0;
+  int json = 0, quasi = 0, verbose = 0;
   cp_problem_options opt = cp_problem_defaults();
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i], *v;
-    int missing = 0;
-    double d;
-    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
-      fputs(usage, stdout);
-      return 0;
-    } else if (!strcmp(arg, "--json")) {
-      json = 1;
-    } else if (cp_cli_verbose_flag(arg)) {
-    } else if (!strcmp(arg, "--quasistatic")) {
-      quasi = 1;
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--solver", &missing))) {
-      if (cp_lcp_solver_parse(v, &opt.solve.solver))
-        return cp_cli_usage_error("solve ", "--solver: expected lemke, fip, certify or auto, found '%s'", v);
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--friction", &missing))) {
-      if (!strcmp(v, "pyramid")) opt.friction = CP_FRICTION_PYRAMID;
-      else if (!strcmp(v, "cone")) opt.friction = CP_FRICTION_CONE;
-      else return cp_cli_usage_error("solve ", "--friction: expected pyramid or cone, found '%s'", v);
-    } else if ((v = cp_cli_flag_value(argc, argv, &i, "--cone-tol", &missing))) {
-      if (cp_parse_double(v, 1e-12, 1.0, &d))
-        return cp_cli_usage_error("solve ", "--cone-tol: expected a number in (0, 1], found '%s'", v);
-      opt.cone_tol = d;
-    } else if (missing) {
-      return cp_cli_usage_error("solve ", "%s needs a value", arg);
-    } else if (arg[0] == '-' && arg[1] != '\0') {
-      return cp_cli_usage_error("solve ", "unknown option '%s'", arg);
-    } else if (file) {
-      return cp_cli_usage_error("solve ", "one SCENE expected, found a second: '%s'", arg);
-    } else {
-      file = arg;
-    }
-  }
-  if (!file) return cp_cli_usage_error("solve ", "missing SCENE");
+  int solver = (int)opt.solve.solver, friction = (int)opt.friction;
+  static const char *const frictions[] = {"pyramid", "cone", NULL}; // index = cp_friction_model
+  const cp_cli_flag flags[] = {
+      {"--solver", "NAME", CP_FLAG_ENUM, &solver, "lemke | fip | certify | auto (default auto)",
+       .names = cp_cli_solver_names},
+      {"--friction", "MODEL", CP_FLAG_ENUM, &friction,
+       "pyramid (default; the paper's four-sided pyramid) |\n"
+       "cone (polygons refined until every rolling force lies\n"
+       "in the Coulomb cone to --cone-tol)",
+       .names = frictions},
+      {"--cone-tol", "T", CP_FLAG_DOUBLE, &opt.cone_tol,
+       "relative cone violation accepted (default 1e-3)", .dmin = 1e-12, .dmax = 1.0,
+       .expect = "a number in (0, 1]"},
+      CP_CLI_BOOL("--quasistatic", &quasi,
+       "the quasistatic problem instead: inertia dropped, the\n"
+       "objects in force balance while the manipulators move\n"
+       "with their given joint velocities; finds the objects'\n"
+       "velocities, the contact forces and the joint efforts\n"
+       "needed (pyramid friction only; body velocities in the\n"
+       "scene are ignored and normal speeds are not checked)"),
+      CP_CLI_BOOL("--json", &json,
+                  "print one JSON document (docs/outputs.md); without it,\n"
+                  "a table for people (values below 1e-10 shown as 0)"),
+      CP_CLI_BOOL("--verbose", &verbose, "GLPK's own messages on stderr (dropped otherwise)"),
+  };
+  const cp_cli_spec spec = {"solve", head, tail, "SCENE", &file, flags, sizeof flags / sizeof *flags, 0};
+  int prc = cp_cli_parse(&spec, argc, argv);
+  if (prc != CP_CLI_GO) return prc;
+  if (verbose) cp_cli_verbose();
+  opt.solve.solver = (cp_lcp_solver)solver;
+  opt.friction = (cp_friction_model)friction;
   if (quasi && opt.friction != CP_FRICTION_PYRAMID)
     return cp_cli_usage_error("solve ", "--quasistatic uses the friction pyramid: --friction cone is not supported");
   opt.check_unique = opt.solve.solver == CP_SOLVER_CERTIFY && !quasi;
@@ -238,10 +248,11 @@ int cp_cli_solve(int argc, char **argv) {
    * normal speeds mean nothing and are not checked. */
   cp_scene_options sopt = cp_scene_options_defaults();
   sopt.check_normal_speed = !quasi;
-  int prc = cp_scene_parse(text, len, dircopy ? dirname(dircopy) : ".", &sopt, &scene, &err);
+  prc = cp_scene_parse(text, len, dircopy ? dirname(dircopy) : ".", &sopt, &scene, &err);
   free(text);
   free(dircopy);
   if (prc) return cp_cli_input_error(file, &err);
+  cp_cli_scene_warnings(file, &scene);
   cp_system sys;
   if (cp_system_build(&scene, &sys, &err)) {
     cp_scene_free(&scene);
@@ -282,26 +293,11 @@ int cp_cli_solve(int argc, char **argv) {
       json_object_set_new(doc, "reason", json_string(res.info.reason[0] ? res.info.reason
                                                      : cp_lcp_status_name(res.info.status)));
     if (solved) {
-      json_t *bodies = json_array();
-      for (int i = 0; i < sys.n_obj; i++) {
-        json_t *b = json_object();
-        json_object_set_new(b, "name", json_string(scene.bodies[sys.obj_body[i]].name));
-        vec3_json(b, "linear_acceleration", res.udot + 6 * i);
-        vec3_json(b, "angular_acceleration", res.udot + 6 * i + 3);
-        json_array_append_new(bodies, b);
-      }
-      json_object_set_new(doc, "bodies", bodies);
-      json_t *joints = json_array();
-      for (int r = 0; r < sys.n_l; r++) {
-        const cp_chain *ch = &scene.manips[sys.joint_manip[r]];
-        json_t *j = json_object();
-        snprintf(name, sizeof name, "%s/%s", ch->name, ch->joints[sys.joint_index[r]].name);
-        json_object_set_new(j, "name", json_string(name));
-        json_object_set_new(j, "acceleration", cp_json_num(res.udot[6 * sys.n_obj + r]));
-        json_object_set_new(j, "effort", cp_json_num(res.effort[6 * sys.n_obj + r]));
-        json_array_append_new(joints, j);
-      }
-      json_object_set_new(doc, "joints", joints);
+      json_object_set_new(doc, "bodies", bodies_json(&scene, &sys, res.udot, "linear_acceleration",
+                                                     "angular_acceleration"));
+      const int nu = 6 * sys.n_obj;
+      json_object_set_new(doc, "joints", joints_json(&scene, &sys, "acceleration", res.udot + nu,
+                                                     res.effort + nu));
       json_t *contacts = json_array();
       for (int j = 0; j < sys.n_c; j++) {
         json_t *c = json_object();
@@ -345,22 +341,9 @@ int cp_cli_solve(int argc, char **argv) {
     if (!solved) {
       printf("reason: %s\n", res.info.reason[0] ? res.info.reason : cp_lcp_status_name(res.info.status));
     } else {
-      if (sys.n_obj) {
-        printf("\n%-16s %32s %32s\n", "body", "linear acceleration [m/s^2]", "angular acceleration [rad/s^2]");
-        for (int i = 0; i < sys.n_obj; i++) {
-          const double *a = res.udot + 6 * i;
-          printf("%-16s %10.4g %10.4g %10.4g %10.4g %10.4g %10.4g\n", scene.bodies[sys.obj_body[i]].name,
-                 tidy(a[0]), tidy(a[1]), tidy(a[2]), tidy(a[3]), tidy(a[4]), tidy(a[5]));
-        }
-      }
-      if (sys.n_l) {
-        printf("\n%-24s %14s %14s\n", "joint", "acceleration", "effort");
-        for (int r = 0; r < sys.n_l; r++) {
-          const cp_chain *ch = &scene.manips[sys.joint_manip[r]];
-          snprintf(name, sizeof name, "%s/%s", ch->name, ch->joints[sys.joint_index[r]].name);
-          printf("%-24s %14.6g %14.6g\n", name, tidy(res.udot[6 * sys.n_obj + r]), tidy(res.effort[6 * sys.n_obj + r]));
-        }
-      }
+      print_bodies_joints(&scene, &sys, res.udot, "linear acceleration [m/s^2]",
+                          "angular acceleration [rad/s^2]", res.effort + 6 * sys.n_obj,
+                          "acceleration", "effort");
       if (sys.n_c) {
         printf("\n%-3s %-14s %-14s %-8s %-9s %30s %30s\n", "#", "a", "b", "initial", "outcome",
                "force (n, t, o) [N]", "acceleration (n, t, o)");

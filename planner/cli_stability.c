@@ -13,7 +13,7 @@
 #include "planner/cli.h"
 #include "planner/output.h"
 
-static const char usage[] =
+static const char head[] =
     "usage: complan stability SCENE [options]\n"
     "\n"
     "Is the assembly stable at rest? With every velocity set to zero, under\n"
@@ -25,14 +25,8 @@ static const char usage[] =
     "  stable_undecided  an equilibrium exists; a limit left strong/weak open\n"
     "Contacts come from the shapes (\"auto\") or the scene's list; soft fingers\n"
     "and manipulators holding parts count.\n"
-    "\n"
-    "  --json             one JSON document: {\"stable\", \"kind\", \"moving\",\n"
-    "                     \"contacts\", ...} (docs/assembly.md)\n"
-    "  --time-limit S     seconds for all the exact MILPs together (default\n"
-    "                     60; 0: no limit)\n"
-    "  --progress         show the MILPs' progress on stderr even when it is not\n"
-    "                     a terminal\n"
-    "  -h, --help         this text\n"
+    "\n";
+static const char tail[] =
     "\n"
     "exit status: 0 answered (strong, weak or unstable), 1 undecided (a limit or\n"
     "a numerical failure), 2 bad input or usage.\n";
@@ -69,32 +63,25 @@ int cp_cli_stability(int argc, char **argv) {
   const char *file = NULL;
   int json = 0, progress = 0;
   double tlim = 60.0;
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i], *val;
-    int missing = 0;
-    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
-      fputs(usage, stdout);
-      return CP_EXIT_ANSWERED;
-    } else if (!strcmp(arg, "--json")) {
-      json = 1;
-    } else if (!strcmp(arg, "--progress")) {
-      progress = 1;
-    } else if ((val = cp_cli_flag_value(argc, argv, &i, "--time-limit", &missing)) || missing) {
-      if (missing || cp_parse_double(val, 0.0, 1e9, &tlim))
-        return cp_cli_usage_error("stability ", "--time-limit needs seconds >= 0");
-    } else if (arg[0] == '-' && arg[1] != '\0') {
-      return cp_cli_usage_error("stability ", "unknown option '%s'", arg);
-    } else if (file) {
-      return cp_cli_usage_error("stability ", "one SCENE expected, found a second: '%s'", arg);
-    } else {
-      file = arg;
-    }
-  }
-  if (!file) return cp_cli_usage_error("stability ", "missing SCENE");
+  const cp_cli_flag flags[] = {
+      CP_CLI_BOOL("--json", &json,
+                  "one JSON document: {\"stable\", \"kind\", \"moving\",\n"
+                  "\"contacts\", ...} (docs/assembly.md)"),
+      {"--time-limit", "S", CP_FLAG_DOUBLE, &tlim,
+       "seconds for all the exact MILPs together (default\n60; 0: no limit)", .dmin = 0.0,
+       .dmax = 1e9, .expect = "seconds >= 0"},
+      CP_CLI_BOOL("--progress", &progress,
+                  "show the MILPs' progress on stderr even when it is not\na terminal"),
+  };
+  const cp_cli_spec spec = {"stability", head, tail, "SCENE", &file, flags,
+                            sizeof flags / sizeof *flags, 0};
+  int prc = cp_cli_parse(&spec, argc, argv);
+  if (prc != CP_CLI_GO) return prc;
   cp_scene scene;
   cp_error err;
   memset(&err, 0, sizeof err);
   if (cp_assembly_load_scene(file, &scene, &err)) return cp_cli_input_error(file, &err);
+  cp_cli_scene_warnings(file, &scene);
   const int np = cp_assembly_parts(&scene, NULL);
   const uint64_t all = np >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << np) - 1);
   cp_stability_options opt = cp_stability_defaults();

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int cp_cli_read_input(const char *path, char **text, size_t *len) {
   cp_error err;
@@ -33,6 +34,24 @@ int cp_cli_input_error(const char *file, const cp_error *err) {
     fprintf(stderr, "complan: %s: %s\n", file, err->msg);
   // Running out of memory is not the input's fault (docs/outputs.md: 1).
   return strstr(err->msg, "out of memory") ? CP_EXIT_UNDECIDED : CP_EXIT_BAD_INPUT;
+}
+
+void cp_cli_scene_warnings(const char *file, const cp_scene *scene) {
+  for (int i = 0; i < scene->n_warnings; i++)
+    fprintf(stderr, "complan: %s: warning: %s\n", file, scene->warnings[i]);
+}
+
+int cp_cli_open_store(const char *db, int read_only, cp_store **st) {
+  *st = NULL;
+  if (read_only && access(db, F_OK) != 0) {
+    fprintf(stderr, "complan: %s: no such database (%s)\n", db, strerror(errno));
+    return CP_EXIT_BAD_INPUT;
+  }
+  char msg[600];
+  cp_store_status s = cp_store_open(db, read_only, st, msg, sizeof msg);
+  if (s == CP_STORE_OK) return 0;
+  fprintf(stderr, "complan: %s\n", msg);
+  return s == CP_STORE_BAD_FILE ? CP_EXIT_BAD_INPUT : CP_EXIT_UNDECIDED;
 }
 
 int cp_cli_usage_error(const char *cmd, const char *fmt, ...) {

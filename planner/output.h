@@ -9,6 +9,8 @@
 #include <jansson.h>
 #include <stddef.h>
 #include "models/error.h"
+#include "models/scene.h"
+#include "planner/store.h"
 
 /// Exit statuses of docs/outputs.md
 enum { CP_EXIT_ANSWERED = 0, CP_EXIT_UNDECIDED = 1, CP_EXIT_BAD_INPUT = 2 };
@@ -24,6 +26,17 @@ int cp_cli_read_input(const char *path, char **text, size_t *len);
 /// Prints `complan: FILE: WHERE: MSG` (WHERE omitted when empty); returns 2,
 /// or 1 when the message says "out of memory" (not the input's fault).
 int cp_cli_input_error(const char *file, const cp_error *err);
+
+/// Prints the scene loader's warnings (input accepted despite URDF habits,
+/// e.g. revolute limits 0..0) on stderr, one `complan: FILE: warning: W`
+/// line each: diagnostics, never on stdout, so --json output is unchanged.
+void cp_cli_scene_warnings(const char *file, const cp_scene *scene);
+
+/// Opens the planner database for a command (read_only: it must exist, and
+/// `complan: DB: no such database (REASON)` otherwise). Returns 0 with *st
+/// open, or the exit status after printing the store's message: 2 for a
+/// file that is not a complan database of this version, 1 for I/O.
+int cp_cli_open_store(const char *db, int read_only, cp_store **st);
 
 /// Prints `complan: MSG` for usage errors and a hint to --help; returns 2.
 int cp_cli_usage_error(const char *cmd, const char *fmt, ...)

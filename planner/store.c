@@ -201,6 +201,24 @@ static cp_store_status failf(cp_store *st, cp_store_status s, const char *fmt,
   return s;
 }
 
+/* The one row of a lookup by id: prepares sql, binds ids[0..n-1] to its
+ * parameters and steps to the row. Returns CP_STORE_OK with *q on the row
+ * (the caller reads and finalizes it); CP_STORE_NOT_FOUND without a row and
+ * without a message (the caller says what is missing); or the SQLite
+ * failure, its message starting with what ("cannot read the run"). *q is
+ * finalized unless CP_STORE_OK. */
+static cp_store_status one_row(cp_store *st, const char *sql, const int64_t *ids, int n,
+                               const char *what, sqlite3_stmt **q) {
+  int rc = sqlite3_prepare_v2(st->db, sql, -1, q, NULL);
+  if (rc) return fail(st, rc, what);
+  for (int i = 0; i < n; i++) sqlite3_bind_int64(*q, i + 1, ids[i]);
+  rc = sqlite3_step(*q);
+  if (rc == SQLITE_ROW) return CP_STORE_OK;
+  sqlite3_finalize(*q);
+  *q = NULL;
+  return rc == SQLITE_DONE ? CP_STORE_NOT_FOUND : fail(st, rc, what);
+}
+
 static int exec(cp_store *st, const char *sql) {
   return sqlite3_exec(st->db, sql, NULL, NULL, NULL);
 }
@@ -385,44 +403,32 @@ cp_store_status cp_store_run_begin(cp_store *st, int64_t task_id,
 cp_store_status cp_store_find_resumable(cp_store *st, int64_t task_id,
                                         int64_t *run_id) {
   sqlite3_stmt *q;
-  int rc = sqlite3_prepare_v2(st->db,
+  cp_store_status s = one_row(st,
                               "SELECT id FROM searches WHERE task_id = ? AND"
                               " status IN ('running', 'limit')"
                               " ORDER BY id DESC LIMIT 1",
-                              -1, &q, NULL);
-  if (rc) return fail(st, rc, "cannot look for a run to resume");
-  sqlite3_bind_int64(q, 1, task_id);
-  rc = sqlite3_step(q);
-  cp_store_status s = CP_STORE_OK;
-  if (rc == SQLITE_ROW) *run_id = sqlite3_column_int64(q, 0);
-  else if (rc == SQLITE_DONE)
-    s = failf(st, CP_STORE_NOT_FOUND, "no unfinished run of this task");
-  else s = fail(st, rc, "cannot look for a run to resume");
+                              &task_id, 1, "cannot look for a run to resume", &q);
+  if (s == CP_STORE_NOT_FOUND) return failf(st, s, "no unfinished run of this task");
+  if (s) return s;
+  *run_id = sqlite3_column_int64(q, 0);
   sqlite3_finalize(q);
-  return s;
+  return CP_STORE_OK;
 }
 
 cp_store_status cp_store_load_run(cp_store *st, int64_t run_id,
                                   cp_store_run *run) {
   memset(run, 0, sizeof *run);
   sqlite3_stmt *q;
-  int rc = sqlite3_prepare_v2(
-      st->db,
+  cp_store_status rs = one_row(
+      st,
       "SELECT id, task_id, planner, status, options, seed, state_size,"
       " seconds, rng, expansions, iterations, duplicates, rejected, steps,"
       " lcp_solves, pivots, fallbacks, warm_steps,"
       " (SELECT count(*) FROM nodes WHERE search_id = searches.id)"
       " FROM searches WHERE id = ?",
-      -1, &q, NULL);
-  if (rc) return fail(st, rc, "cannot read the run");
-  sqlite3_bind_int64(q, 1, run_id);
-  rc = sqlite3_step(q);
-  if (rc != SQLITE_ROW) {
-    sqlite3_finalize(q);
-    if (rc == SQLITE_DONE)
-      return failf(st, CP_STORE_NOT_FOUND, "no run %lld", (long long)run_id);
-    return fail(st, rc, "cannot read the run");
-  }
+      &run_id, 1, "cannot read the run", &q);
+  if (rs == CP_STORE_NOT_FOUND) return failf(st, rs, "no run %lld", (long long)run_id);
+  if (rs) return rs;
   run->id = sqlite3_column_int64(q, 0);
   run->task_id = sqlite3_column_int64(q, 1);
   snprintf(run->planner, sizeof run->planner, "%s",
@@ -534,23 +540,16 @@ cp_store_status cp_store_load_node(cp_store *st, int64_t run_id, long id,
                                    cp_search_node *n, double *x, int cap,
                                    double *values, int cap_v, int *n_v) {
   sqlite3_stmt *q;
-  int rc = sqlite3_prepare_v2(
-      st->db,
+  const int64_t ids[2] = {run_id, id};
+  cp_store_status rs = one_row(
+      st,
       "SELECT parent, depth, time, cost, state, action, inputs, steps,"
       " lcp_solves, pivots, fallbacks, warm_steps, outcome, message, flags,"
       " goal_distance FROM nodes WHERE search_id = ? AND id = ?",
-      -1, &q, NULL);
-  if (rc) return fail(st, rc, "cannot read a node");
-  sqlite3_bind_int64(q, 1, run_id);
-  sqlite3_bind_int64(q, 2, id);
-  rc = sqlite3_step(q);
-  if (rc != SQLITE_ROW) {
-    sqlite3_finalize(q);
-    if (rc == SQLITE_DONE)
-      return failf(st, CP_STORE_NOT_FOUND, "no node %ld in run %lld", id,
-                   (long long)run_id);
-    return fail(st, rc, "cannot read a node");
-  }
+      ids, 2, "cannot read a node", &q);
+  if (rs == CP_STORE_NOT_FOUND)
+    return failf(st, rs, "no node %ld in run %lld", id, (long long)run_id);
+  if (rs) return rs;
   memset(n, 0, sizeof *n);
   n->id = id;
   n->parent = sqlite3_column_type(q, 0) == SQLITE_NULL
@@ -935,18 +934,11 @@ cp_store_status cp_store_load_task(cp_store *st, int64_t task_id,
                                    cp_store_task_row *row) {
   memset(row, 0, sizeof *row);
   sqlite3_stmt *q;
-  int rc = sqlite3_prepare_v2(
-      st->db, "SELECT text, scene, scene_dir, path FROM tasks WHERE id = ?",
-      -1, &q, NULL);
-  if (rc) return fail(st, rc, "cannot read the task");
-  sqlite3_bind_int64(q, 1, task_id);
-  rc = sqlite3_step(q);
-  if (rc != SQLITE_ROW) {
-    sqlite3_finalize(q);
-    if (rc == SQLITE_DONE)
-      return failf(st, CP_STORE_NOT_FOUND, "no task %lld", (long long)task_id);
-    return fail(st, rc, "cannot read the task");
-  }
+  cp_store_status rs =
+      one_row(st, "SELECT text, scene, scene_dir, path FROM tasks WHERE id = ?",
+              &task_id, 1, "cannot read the task", &q);
+  if (rs == CP_STORE_NOT_FOUND) return failf(st, rs, "no task %lld", (long long)task_id);
+  if (rs) return rs;
   char **out[4] = {&row->text, &row->scene, &row->scene_dir, &row->path};
   int bad = 0;
   for (int i = 0; i < 4; ++i) {

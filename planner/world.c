@@ -180,6 +180,7 @@ cp_world_options cp_world_defaults(void) {
   o.solve.solver = CP_SOLVER_LEMKE;
   o.warm_start = 1;
   o.allow_fallback = 1;
+  o.compliance = 1e-6;
   return o;
 }
 
@@ -425,6 +426,13 @@ cp_world_status cp_world_create(const cp_scene *scene,
   if (!(opt->dt > 0) || !isfinite(opt->dt)) {
     cp_error_set(err, "dt", "the time step must be a finite number > 0, got %g",
                  opt->dt);
+    return CP_WORLD_BAD_INPUT;
+  }
+  if (!(opt->compliance >= 0) || !(opt->compliance <= 1e-2)) {
+    cp_error_set(err, "compliance",
+                 "the relative compliance must be a number in [0, 0.01], "
+                 "got %g",
+                 opt->compliance);
     return CP_WORLD_BAD_INPUT;
   }
   if (opt->stepper != CP_STEPPER_ACCELERATION &&
@@ -733,13 +741,13 @@ static int key_eq(const ckey *x, const ckey *y) {
 // Previous flags of constraint key for the LCP kind, or NULL. The previous
 // list is in constraint order, which is stable between steps, so the search
 // starts where the last one ended.
-static const unsigned char *warm_find(const cp_world *w, const ckey *k,
-                                      int kind, int *hint) {
+static const wrec *warm_find(const cp_world *w, const ckey *k, int kind,
+                             int *hint) {
   for (int t = 0; t < w->nwarm; ++t) {
     int i = (*hint + t) % w->nwarm;
     if (w->warm[i].kind == kind && key_eq(&w->warm[i].key, k)) {
       *hint = i + 1;
-      return w->warm[i].flag;
+      return &w->warm[i];
     }
   }
   return NULL;
@@ -821,6 +829,18 @@ static int warm_accept(cp_world *w, int n, cp_lcp_info *info) {
   for (int a = 0; a < k; ++a) w->z[a] = -w->q[w->zidx[a]];
   if (LAPACKE_dgesv(LAPACK_COL_MAJOR, k, 1, w->LU, k, w->ipiv, w->z, k))
     return 0;
+  // One step of iterative refinement: with the compliance a stack's basis
+  // is regular but ill-conditioned (its redundant corner rows differ by
+  // kappa), and its degenerate zeros would come out as +-1e-10 noise.
+  double *r = w->w; // scratch: residual -q_B - M_BB z_B
+  for (int a = 0; a < k; ++a) r[a] = -w->q[w->zidx[a]];
+  for (int b = 0; b < k; ++b) {
+    const double zb = w->z[b], *col = w->M + (size_t)w->zidx[b] * n;
+    for (int a = 0; a < k; ++a) r[a] -= col[w->zidx[a]] * zb;
+  }
+  if (LAPACKE_dgetrs(LAPACK_COL_MAJOR, 'N', k, 1, w->LU, k, w->ipiv, r, k))
+    return 0;
+  for (int a = 0; a < k; ++a) w->z[a] += r[a];
   double qmax = 1;
   for (int i = 0; i < n; ++i) qmax = fmax(qmax, fabs(w->q[i]));
   const double tol = 1e-11 * qmax;
@@ -1103,6 +1123,19 @@ static int build_lcp(cp_world *w, int ns) {
     q[ns + 4 * nr + f] = 0;
     MM(ns + 4 * nr + f, k) = w->pc[k].mu;
   }
+  // Compliance (docs/simulate.md, "Compliance"): y_n gains kappa A_nn c_n.
+  // The rigid problem leaves the split of a face's pressure over its corner
+  // points open (the rows of coplanar points are dependent), and a pivoting
+  // solver returns a vertex of that set: the whole load on one corner, about
+  // which a grasped box is then free to twist or hinge -- a motion the
+  // rigid model allows and no real face does. The small diagonal makes the
+  // split unique (spread as on a stiff elastic foundation); what it costs is
+  // an approach of kappa A_nn c_n per loaded contact, kappa relative to the
+  // contact's own acceleration scale, which drift correction removes.
+  const double kap = w->opt.compliance;
+  if (kap > 0)
+    for (int k = 0; k < ns; ++k)
+      MM(k, k) += kap * w->As[3 * k + (size_t)(3 * k) * m3];
 #undef MM
   return m;
 }
@@ -1138,7 +1171,8 @@ static void lcp_warm(cp_world *w, int ns, const int *sel, int kind, int m) {
   if (m == 0) return;
   memset(w->basis, 0, (size_t)m);
   for (int k = 0, f = 0; k < ns; ++k) {
-    const unsigned char *fl = warm_find(w, &w->cons[sel[k]].key, kind, &hint);
+    const wrec *rec = warm_find(w, &w->cons[sel[k]].key, kind, &hint);
+    const unsigned char *fl = rec ? rec->flag : NULL;
     int r = rolling(&w->pc[k]);
     if (fl) {
       w->basis[k] = fl[0];
@@ -1285,7 +1319,8 @@ static double kinetic(const cp_world *w, const stepsys *s, const double *u) {
 // below -CP_WORLD_DRIFT_TOL the positions are projected back along the
 // normals: delta = H^-1 G_n lambda, 0 <= lambda _|_ A_nn lambda + g >= 0
 // (velocities untouched, so rest stays rest and no kinetic energy is made).
-#define CP_WORLD_DRIFT_TOL 1e-9
+#define CP_WORLD_DRIFT_TOL 1e-8
+#define CP_WORLD_HOLD CP_WORLD_DRIFT_TOL
 static cp_world_status drift(cp_world *w, stepsys *s, int ns, const int *sel,
                              const double *vn_new, cp_step_info *info) {
   const double h = w->opt.dt;
@@ -1345,6 +1380,13 @@ static cp_world_status drift(cp_world *w, stepsys *s, int ns, const int *sel,
   return CP_WORLD_OK;
 }
 
+// Whether open constraint j would close within the step at its current
+// normal speed and free acceleration.
+static int closes(const cp_world *w, const stepsys *s, int j) {
+  const double h = w->opt.dt;
+  return w->cons[j].gap + h * (w->vc[3 * j] + h * s->cs.b[3 * j]) < 0;
+}
+
 // The acceleration stepper. Returns CP_WORLD_NEEDS_FALLBACK when a problem
 // had no answer (the caller restores the state and takes a velocity step).
 static cp_world_status step_acceleration(cp_world *w, stepsys *s,
@@ -1356,6 +1398,13 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
   // constraints with a gap that would close within the step. The impulse
   // problem holds every touching, non-separating constraint too, so that an
   // impact propagates through a stack.
+  // A constraint that is not touching but would close within the step
+  // bounces off it when it has restitution (an impact now, Newton's law
+  // applied to its approach speed); without restitution it is left to the
+  // acceleration problem (step 2), which stops it at zero gap only if the
+  // forces of the step really bring it there (b alone, the free
+  // acceleration, ignores what holds the body: a box lifted in a grasp
+  // would be kicked upwards off the table it has just left).
   int ns = 0, any = 0;
   for (int j = 0; j < w->ncon; ++j) {
     const con *c = &w->cons[j];
@@ -1363,7 +1412,7 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
     if (touching(w, c)) {
       if (vn <= tol) w->sel[ns++] = j;
       any |= vn < -tol;
-    } else if (c->gap + h * (vn + h * s->cs.b[3 * j]) < 0) {
+    } else if (c->e > 0 && closes(w, s, j)) {
       w->sel[ns++] = j;
       any = 1;
     }
@@ -1375,14 +1424,8 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
       int j = w->sel[k];
       const con *c = &w->cons[j];
       double vn = w->vc[3 * j];
-      if (touching(w, c)) {
-        if (vn < -tol) bv[3 * j] += c->e * vn; // v+_n >= -e v-_n
-      } else if (c->e > 0) {
-        bv[3 * j] += c->e * vn;
-      } else {
-        // closes during the step: arrive at zero gap, not through it
-        bv[3 * j] += h * s->cs.b[3 * j] + c->gap / h;
-      }
+      // v+_n >= -e v-_n (touching and approaching, or closing with e > 0)
+      if (!touching(w, c) || vn < -tol) bv[3 * j] += c->e * vn;
     }
     extract(w, s->cs.A, bv, ns, w->sel);
     all_rolling(w, ns, w->sel);
@@ -1411,10 +1454,14 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
     stepsys_free(s);
     if ((st = build(w, s)) != CP_WORLD_OK) return st;
   }
-  // 2. The acceleration LCP over the touching, non-separating constraints.
+  // 2. The acceleration LCP over the touching, non-separating constraints
+  // and the open ones that would close within the step (speculative: their
+  // row asks for gap + h v+_n >= 0 at the end of the step, so they push only
+  // if the step's motion would carry them through).
   ns = 0;
   for (int j = 0; j < w->ncon; ++j)
-    if (touching(w, &w->cons[j]) && w->vc[3 * j] <= tol) w->sel[ns++] = j;
+    if (touching(w, &w->cons[j]) ? w->vc[3 * j] <= tol : closes(w, s, j))
+      w->sel[ns++] = j;
   if ((st = ensure(w, w->ncon, 6 * ns)) != CP_WORLD_OK) return st;
   const int m3 = 3 * ns;
   extract(w, s->cs.A, s->cs.b, ns, w->sel);
@@ -1422,7 +1469,16 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
   // contacts' tangential rows ask for v + h a (not a) to be complementary,
   // so residual speeds within the tolerance are removed instead of
   // integrated (rest stays rest; a stopping contact stops at zero).
-  for (int k = 0; k < ns; ++k) w->bs[3 * k] += w->vc[3 * w->sel[k]] / h;
+  // Open constraints (speculative) and touching ones within
+  // CP_WORLD_HOLD of zero gap also ask for gap + h v+_n >= 0 at the end of
+  // the step: the compliance's small settling (kappa A_nn c_n h^2) is held
+  // at that depth instead of accumulating; deeper overlaps are left to the
+  // drift projection (step 4), which makes no energy.
+  for (int k = 0; k < ns; ++k) {
+    const con *c = &w->cons[w->sel[k]];
+    w->bs[3 * k] += w->vc[3 * w->sel[k]] / h;
+    if (c->gap >= -CP_WORLD_HOLD) w->bs[3 * k] += c->gap / (h * h);
+  }
   for (int k = 0; k < ns; ++k) {
     int j = w->sel[k];
     const con *c = &w->cons[j];
@@ -1489,6 +1545,8 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
     double a = w->bs[3 * k];
     for (int i = 0; i < m3; ++i) a += w->As[3 * k + (size_t)i * m3] * w->c[i];
     vn[k] = h * a;
+    const con *c = &w->cons[w->sel[k]];
+    if (c->gap >= -CP_WORLD_HOLD) vn[k] -= c->gap / h; // the rows' gap shift
   }
   // 3. Semi-implicit Euler.
   get_u(w, w->u0);

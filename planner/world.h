@@ -66,6 +66,16 @@ typedef struct cp_world_options {
                            ///< paper's restarts; a failure falls back)
   int warm_start;          ///< 1 (default): Lemke starts from the previous
                            ///< step's basis when the contact set persists
+  double compliance;       ///< relative normal compliance kappa >= 0,
+                           ///< default 1e-6 (docs/simulate.md): each
+                           ///< contact's normal row of the steppers' LCPs
+                           ///< gets kappa * (its diagonal entry) added, so
+                           ///< that where the rigid model leaves the
+                           ///< distribution of a face's pressure over its
+                           ///< corner points open, the stepper takes the
+                           ///< stiff-compliant limit (pressure spread, not
+                           ///< piled on one corner); 0: the rigid model as
+                           ///< it is (any of its solutions may be taken)
   int allow_fallback;      ///< 1 (default): acceleration stepper falls back to
                            ///< the velocity stepper; 0: such a step returns
                            ///< CP_WORLD_NEEDS_FALLBACK and the state is

@@ -22,9 +22,10 @@ automatic contacts ("contacts" absent: generated from the shapes).
 The geometry is computed here so that every contact touches exactly and every
 normal speed is zero. Run from anywhere: python3 models/scenes/generate_urdf.py
 """
-import json
 import math
 import os
+
+from generate import fmt  # the scenes' JSON layout, one for both scripts
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 G = [0.0, 0.0, -9.81]
@@ -279,20 +280,6 @@ def gripper_scene():
         "manipulators": manips,
         "contacts": "auto",
     }
-
-
-def fmt(v, ind=0):
-    """JSON with numeric arrays kept on one line."""
-    pad = "  " * ind
-    if isinstance(v, dict):
-        items = [f'{pad}  {json.dumps(k)}: {fmt(x, ind + 1).lstrip()}'
-                 for k, x in v.items()]
-        return pad + "{\n" + ",\n".join(items) + "\n" + pad + "}"
-    if isinstance(v, list):
-        if all(isinstance(x, (int, float)) for x in v):
-            return pad + json.dumps(v)
-        return pad + "[\n" + ",\n".join(fmt(x, ind + 1) for x in v) + "\n" + pad + "]"
-    return pad + json.dumps(v)
 
 
 def write(name, text):

@@ -686,22 +686,12 @@ Test(robots, json_link_with_several_shapes) {
 Test(robots, urdf_habits) {
   // Revolute limits 0..0 (unset by an exporter): no limits, a warning.
   // A massless intermediate link is fine; a massless leaf is not.
-  const char *u1 =
-      "<robot name=\"h\">\n<link name=\"world\"/>\n<link name=\"a\"/>\n"
-      "<link name=\"b\"><inertial><mass value=\"1\"/><inertia ixx=\"1\" "
-      "ixy=\"0\" ixz=\"0\" iyy=\"1\" iyz=\"0\" izz=\"1\"/></inertial></link>\n"
-      "<joint name=\"j1\" type=\"revolute\"><parent link=\"world\"/><child "
-      "link=\"a\"/><axis xyz=\"0 0 1\"/>\n<limit lower=\"0\" upper=\"0\" "
-      "effort=\"1\" velocity=\"1\"/></joint>\n"
-      "<joint name=\"j2\" type=\"continuous\"><parent link=\"a\"/><child "
-      "link=\"b\"/><origin xyz=\"0.1 0 0\"/><axis xyz=\"0 1 0\"/></joint>\n"
-      "<gazebo reference=\"b\"><mu1>1</mu1></gazebo>\n"
-      "<transmission name=\"t\"><type>x</type></transmission>\n</robot>\n";
-  char *f = cpt_temp_file(u1, ".urdf");
+  // (tests/data/robots/habits.urdf also has <gazebo> and <transmission>.)
   char text[1024];
   snprintf(text, sizeof text,
            "{\"contacts\": [], \"manipulators\": [{\"name\": \"h\", \"urdf\": "
-           "\"%s\", \"state\": {\"j1\": {\"position\": 1.2}}}]}", f);
+           "\"%s\", \"state\": {\"j1\": {\"position\": 1.2}}}]}",
+           cpt_data("robots/habits.urdf"));
   cp_scene s;
   parse_ok(text, &s);
   cr_assert_eq(s.manips[0].joints[0].has_limits, 0);
@@ -711,15 +701,13 @@ Test(robots, urdf_habits) {
                 strstr(s.warnings[0], "no position limits"),
             "%s", s.warnings[0]);
   cp_scene_free(&s);
-  unlink(f);
-  free(f);
   const char *u2 =
       "<robot name=\"h\">\n<link name=\"base\"><inertial><mass value=\"0\"/>"
       "<inertia ixx=\"0\" ixy=\"0\" ixz=\"0\" iyy=\"0\" iyz=\"0\" izz=\"0\"/>"
       "</inertial></link>\n<link name=\"a\"/>\n"
       "<joint name=\"j1\" type=\"continuous\"><parent link=\"base\"/><child "
       "link=\"a\"/></joint>\n</robot>\n";
-  f = cpt_temp_file(u2, ".urdf");
+  char *f = cpt_temp_file(u2, ".urdf");
   snprintf(text, sizeof text,
            "{\"contacts\": [], \"manipulators\": [{\"name\": \"h\", \"urdf\": "
            "\"%s\"}]}", f);

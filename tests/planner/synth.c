@@ -5,8 +5,12 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "tests/support.h"
 
 static const int dirs[4][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}};
 
@@ -229,4 +233,42 @@ unsigned long long synth_rows_digest(sqlite3 *db, long long n) {
   sqlite3_finalize(q);
   cr_assert_eq(count, n);
   return h;
+}
+
+const char synth_task_json[] =
+    "{\"scene\": {\"bodies\": ["
+    "  {\"name\": \"table\", \"fixed\": true, \"shape\": {\"type\": \"plane\","
+    "   \"normal\": [0, 0, 1], \"offset\": 0}},"
+    "  {\"name\": \"box\", \"mass\": 1, \"shape\": {\"type\": \"box\","
+    "   \"size\": [0.1, 0.1, 0.1]}, \"position\": [0, 0, 0.05]}],"
+    " \"manipulators\": [{\"name\": \"f\", \"base\": {\"position\": [-0.3, 0, 0.05]},"
+    "  \"joints\": [{\"name\": \"j\", \"type\": \"prismatic\", \"axis\": [1, 0, 0],"
+    "   \"link\": {\"name\": \"rod\", \"mass\": 0.1, \"shape\": {\"type\": \"box\","
+    "   \"size\": [0.1, 0.01, 0.01]}}}]}]},"
+    " \"inputs\": {\"f/j\": {\"values\": [0, 1, 2, 3, 4, 5, 6, 7]}},"
+    " \"action\": {\"duration\": 1.0, \"dt\": 0.25},"
+    " \"goal\": {\"body\": \"box\", \"position\": [0.2, 0, 0.05], \"tolerance\": 0.01},"
+    " \"limits\": {\"nodes\": 1000000, \"seconds\": 600},"
+    " \"storage\": {\"batch\": 4}}";
+
+void synth_load_task(cp_task *t) {
+  cp_error e;
+  cr_assert_eq(cp_task_parse(synth_task_json, strlen(synth_task_json), NULL, t, &e), 0,
+               "%s: %s", e.where, e.msg);
+}
+
+char *synth_temp_db(void) {
+  char *p = cpt_temp_file("", ".sqlite");
+  unlink(p); /* a fresh file is created by the store */
+  return p;
+}
+
+void synth_remove_db(char *p) {
+  char side[1100];
+  snprintf(side, sizeof side, "%s-wal", p);
+  unlink(side);
+  snprintf(side, sizeof side, "%s-shm", p);
+  unlink(side);
+  unlink(p);
+  free(p);
 }

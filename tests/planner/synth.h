@@ -7,6 +7,7 @@
 #define CP_TESTS_PLANNER_SYNTH_H
 
 #include "planner/search.h"
+#include "planner/task.h"
 
 /// Grid W x H, walls marked '#' in rows (row 0 at y = 0); the start and goal
 /// are cells. Actions: +x, -x, +y, -y, costs cost[4].
@@ -40,5 +41,17 @@ cp_search_problem synth_point_problem(synth_point *p);
 struct sqlite3;
 long long synth_query_int(struct sqlite3 *db, const char *sql);
 unsigned long long synth_rows_digest(struct sqlite3 *db, long long n);
+
+/// A task whose inline scene has a free box and a one-joint finger ("f/j");
+/// its input has 8 values so that its action indices cover the synthetic
+/// problems' (4 or 8 actions); storage batch 4.
+extern const char synth_task_json[];
+/// Parses synth_task_json into *t (asserting it parses).
+void synth_load_task(cp_task *t);
+
+/// A fresh database path (no file yet: the store creates it; malloc'd), and
+/// its removal with SQLite's -wal and -shm files (frees the path).
+char *synth_temp_db(void);
+void synth_remove_db(char *path);
 
 #endif

@@ -27,21 +27,6 @@ static const char *task_path(const char *name) {
   return buf;
 }
 
-static char *temp_db(void) {
-  char *p = cpt_temp_file("", ".sqlite");
-  unlink(p);
-  return p;
-}
-
-static void remove_db(char *p) {
-  char side[1100];
-  snprintf(side, sizeof side, "%s-wal", p);
-  unlink(side);
-  snprintf(side, sizeof side, "%s-shm", p);
-  unlink(side);
-  unlink(p);
-  free(p);
-}
 
 
 static void assert_integrity(sqlite3 *db) {
@@ -80,7 +65,7 @@ static char *temp_task(const char *name, const char *from, const char *to) {
 
 static void solves_push_with(const char *method, const char *limit_flag,
                              const char *limit) {
-  char *db = temp_db();
+  char *db = synth_temp_db();
   const char *argv[] = {"complan", "plan", task_path("push.json"), "--db", db,
                         "--method", method, "--seed", "3", limit_flag, limit,
                         /* no wall-time limit: sanitizer builds are slow */
@@ -106,7 +91,7 @@ static void solves_push_with(const char *method, const char *limit_flag,
   sqlite3_finalize(q);
   sqlite3_close(s);
   json_decref(doc);
-  remove_db(db);
+  synth_remove_db(db);
 }
 
 Test(cli_plan, astar_solves_the_push) { solves_push_with("astar", "--max-nodes", "5000"); }
@@ -117,7 +102,7 @@ Test(cli_plan, sst_solves_the_push) { solves_push_with("sst", "--max-nodes", "40
  * (task text, world options, parent state and basis, inputs) and compares
  * the result with the stored child state bit for bit. */
 Test(cli_plan, stored_plans_resimulate_bitwise) {
-  char *db = temp_db();
+  char *db = synth_temp_db();
   const char *argv[] = {"complan", "plan", task_path("grasp_lift.json"), "--db",
                         db, "--max-seconds", "3600", "--json", NULL};
   json_t *doc = cpt_run_json(argv, 0);
@@ -177,14 +162,14 @@ Test(cli_plan, stored_plans_resimulate_bitwise) {
   cp_world_destroy(w);
   cp_task_free(&task);
   sqlite3_close(s);
-  remove_db(db);
+  synth_remove_db(db);
 }
 
 Test(cli_plan, rejected_outcomes_are_stored_with_their_reason) {
   /* Tight bounds: pushes that carry the box past x = 0.05 leave them. */
   char *tp = temp_task("push.json", "\"max\": [0.5, 0.5, 0.5]",
                        "\"max\": [0.05, 0.5, 0.5]");
-  char *db = temp_db();
+  char *db = synth_temp_db();
   const char *argv[] = {"complan", "plan", tp, "--db", db, "--max-nodes", "200",
                         "--json", NULL};
   json_t *doc = cpt_run_json(argv, 1);
@@ -200,14 +185,14 @@ Test(cli_plan, rejected_outcomes_are_stored_with_their_reason) {
                        " p.id = c.parent WHERE p.outcome != 'ok'"), 0);
   sqlite3_close(s);
   json_decref(doc);
-  remove_db(db);
+  synth_remove_db(db);
   unlink(tp);
   free(tp);
 }
 
 
 Test(cli_plan, sigkill_then_resume_finishes_the_same_run) {
-  char *db = temp_db();
+  char *db = synth_temp_db();
   const char *exe = getenv("CP_COMPLAN");
   pid_t pid = fork();
   cr_assert(pid >= 0);
@@ -275,11 +260,11 @@ Test(cli_plan, sigkill_then_resume_finishes_the_same_run) {
                        " SELECT min(id) FROM p"), 0);
   sqlite3_close(s);
   json_decref(doc);
-  remove_db(db);
+  synth_remove_db(db);
 }
 
 Test(cli_plan, limits_exit_1_and_plans_lists_runs) {
-  char *db = temp_db();
+  char *db = synth_temp_db();
   const char *argv[] = {"complan", "plan", task_path("grasp_lift.json"), "--db",
                         db, "--max-nodes", "5", "--json", NULL};
   json_t *doc = cpt_run_json(argv, 1);
@@ -299,11 +284,11 @@ Test(cli_plan, limits_exit_1_and_plans_lists_runs) {
   cr_assert(strstr(out, "limit") && strstr(out, "astar"), "%s", out);
   free(out);
   free(err);
-  remove_db(db);
+  synth_remove_db(db);
 }
 
 Test(cli_plan, benchmark_writes_ompl_tables) {
-  char *db = temp_db();
+  char *db = synth_temp_db();
   const char *argv[] = {"complan", "plan", task_path("push.json"), "--db", db,
                         "--benchmark", "2", "--planners", "astar,rrt",
                         "--json", NULL};
@@ -322,7 +307,7 @@ Test(cli_plan, benchmark_writes_ompl_tables) {
                        " lemke_pivots > 0 AND expansions > 0"), 4);
   cr_assert(synth_query_int(s, "SELECT count(*) FROM progress") >= 4);
   sqlite3_close(s);
-  remove_db(db);
+  synth_remove_db(db);
 }
 
 static void bad(const char *const *argv, int rc, const char *w1,
@@ -337,7 +322,7 @@ static void bad(const char *const *argv, int rc, const char *w1,
 }
 
 Test(cli_plan, bad_tasks_and_databases_exit_2_with_the_place) {
-  char *db = temp_db();
+  char *db = synth_temp_db();
   const char *a1[] = {"complan", "plan", "/nonexistent/task.json", "--db", db, NULL};
   bad(a1, 2, "/nonexistent/task.json", NULL);
   cr_assert_neq(access(db, F_OK), 0, "no database written for a bad task");
@@ -372,5 +357,5 @@ Test(cli_plan, bad_tasks_and_databases_exit_2_with_the_place) {
   free(junk);
   unlink(tp);
   free(tp);
-  remove_db(db);
+  synth_remove_db(db);
 }

@@ -70,6 +70,26 @@ Test(cli_simulate, hash_repeats) {
   json_decref(b);
 }
 
+// --compliance reaches the stepper: the box lands and rests on the table in
+// both runs (to 1e-9 m), and the rigid run's numbers differ from the
+// default's (another hash).
+Test(cli_simulate, compliance_flag) {
+  const char *rigid[] = {"complan", "simulate", scene("box_drop.json"), "--duration",
+                         "0.4", "--compliance", "0", "--json", NULL};
+  const char *dflt[] = {"complan", "simulate", scene("box_drop.json"), "--duration",
+                        "0.4", "--json", NULL};
+  json_t *a = cpt_run_json(rigid, 0), *b = cpt_run_json(dflt, 0);
+  for (int k = 0; k < 2; ++k) {
+    json_t *d = k ? b : a;
+    json_t *box = json_array_get(json_object_get(json_object_get(d, "final"), "bodies"), 0);
+    cr_assert_float_eq(num(json_array_get(json_object_get(box, "position"), 2)), 0.05, 1e-9);
+  }
+  cr_assert_str_neq(json_string_value(json_object_get(a, "hash")),
+                    json_string_value(json_object_get(b, "hash")));
+  json_decref(a);
+  json_decref(b);
+}
+
 // CSV: header, one row per K steps plus t = 0, velocities of free fall.
 Test(cli_simulate, csv_rows) {
   char *csv = cpt_temp_file("", ".csv");
@@ -159,6 +179,10 @@ Test(cli_simulate, bad_input) {
   bad(durnan, "--duration", NULL);
   const char *stepper[] = {"complan", "simulate", scene("box_drop.json"), "--stepper", "rk4", NULL};
   bad(stepper, "--stepper", "rk4");
+  const char *compneg[] = {"complan", "simulate", scene("box_drop.json"), "--compliance", "-1e-6", NULL};
+  bad(compneg, "--compliance", "[0, 0.01]");
+  const char *compbig[] = {"complan", "simulate", scene("box_drop.json"), "--compliance", "0.5", NULL};
+  bad(compbig, "--compliance", "[0, 0.01]");
   // A scene that starts in deep penetration: the pair and the depth.
   char *f = cpt_temp_file(
       "{\"bodies\": [{\"name\": \"table\", \"fixed\": true, \"shape\": {\"type\": "

@@ -20,37 +20,6 @@
 #include "tests/support.h"
 #include "synth.h"
 
-/* A task whose inline scene has a free box and a one-joint finger; its
- * input has 8 values so that its action indices cover the synthetic
- * problems' (4 or 8 actions). */
-static const char task_json[] =
-    "{\"scene\": {\"bodies\": ["
-    "  {\"name\": \"table\", \"fixed\": true, \"shape\": {\"type\": \"plane\","
-    "   \"normal\": [0, 0, 1], \"offset\": 0}},"
-    "  {\"name\": \"box\", \"mass\": 1, \"shape\": {\"type\": \"box\","
-    "   \"size\": [0.1, 0.1, 0.1]}, \"position\": [0, 0, 0.05]}],"
-    " \"manipulators\": [{\"name\": \"f\", \"base\": {\"position\": [-0.3, 0, 0.05]},"
-    "  \"joints\": [{\"name\": \"j\", \"type\": \"prismatic\", \"axis\": [1, 0, 0],"
-    "   \"link\": {\"name\": \"rod\", \"mass\": 0.1, \"shape\": {\"type\": \"box\","
-    "   \"size\": [0.1, 0.01, 0.01]}}}]}]},"
-    " \"inputs\": {\"f/j\": {\"values\": [0, 1, 2, 3, 4, 5, 6, 7]}},"
-    " \"action\": {\"duration\": 1.0, \"dt\": 0.25},"
-    " \"goal\": {\"body\": \"box\", \"position\": [0.2, 0, 0.05], \"tolerance\": 0.01},"
-    " \"limits\": {\"nodes\": 1000000, \"seconds\": 600},"
-    " \"storage\": {\"batch\": 4}}";
-
-static void load_task(cp_task *t) {
-  cp_error e;
-  cr_assert_eq(cp_task_parse(task_json, strlen(task_json), NULL, t, &e), 0,
-               "%s: %s", e.where, e.msg);
-}
-
-static char *temp_db(void) {
-  char *p = cpt_temp_file("", ".sqlite");
-  unlink(p); /* a fresh file is created by the store */
-  return p;
-}
-
 static cp_store *open_store(const char *path) {
   cp_store *st;
   char msg[512];
@@ -78,7 +47,7 @@ static int has_column(sqlite3 *db, const char *table, const char *col) {
 }
 
 Test(store, schema_is_versioned_with_ompl_tables) {
-  char *path = temp_db();
+  char *path = synth_temp_db();
   cp_store *st = open_store(path);
   cp_store_close(st);
   sqlite3 *db;
@@ -129,8 +98,8 @@ static const char *const maze[] = {
 
 Test(store, every_node_and_the_plan_are_written) {
   cp_task task;
-  load_task(&task);
-  char *path = temp_db();
+  synth_load_task(&task);
+  char *path = synth_temp_db();
   cp_store *st = open_store(path);
   synth_grid g = {.w = 10, .h = 10, .rows = maze, .start = {0, 0},
                   .goal = {4, 4}, .cost = {1.0, 1.3, 0.7, 2.1}};
@@ -202,9 +171,9 @@ static synth_grid field(void) {
 
 Test(store, resume_after_a_limit_continues_the_same_run) {
   cp_task task;
-  load_task(&task);
+  synth_load_task(&task);
   task.weight = 1.0;
-  char *path = temp_db();
+  char *path = synth_temp_db();
   cp_store *st = open_store(path);
   synth_grid g = field();
   cp_search_problem p = synth_grid_problem(&g);
@@ -257,9 +226,9 @@ static cp_plan_result resume_field(const char *path, const cp_task *task) {
 
 Test(store, sigkill_then_resume_loses_and_duplicates_nothing) {
   cp_task task;
-  load_task(&task);
+  synth_load_task(&task);
   task.weight = 1.0;
-  char *path = temp_db();
+  char *path = synth_temp_db();
   {
     cp_store *st = open_store(path); /* the schema exists before the fork */
     cp_store_close(st);
@@ -343,7 +312,7 @@ Test(store, bad_databases_are_refused_with_a_reason) {
   unlink(junk);
   free(junk);
   /* Another schema version. */
-  char *path = temp_db();
+  char *path = synth_temp_db();
   sqlite3 *db;
   sqlite3_open(path, &db);
   char sql[128];
@@ -369,8 +338,8 @@ Test(store, bad_databases_are_refused_with_a_reason) {
 
 Test(store, read_only_and_busy_databases_fail_cleanly) {
   cp_task task;
-  load_task(&task);
-  char *path = temp_db();
+  synth_load_task(&task);
+  char *path = synth_temp_db();
   cp_store *st = open_store(path);
   cp_store_close(st);
   char msg[512];
@@ -400,8 +369,8 @@ Test(store, read_only_and_busy_databases_fail_cleanly) {
 
 Test(store, benchmark_fills_the_ompl_tables) {
   cp_task task;
-  load_task(&task);
-  char *path = temp_db();
+  synth_load_task(&task);
+  char *path = synth_temp_db();
   cp_store *st = open_store(path);
   synth_point pt = {0};
   cp_search_problem p = synth_point_problem(&pt);
@@ -452,7 +421,7 @@ static pid_t spawn_search(const char *db, long fsize) {
   }
   cp_task task;
   cp_error e;
-  if (cp_task_parse(task_json, strlen(task_json), NULL, &task, &e)) _exit(1);
+  if (cp_task_parse(synth_task_json, strlen(synth_task_json), NULL, &task, &e)) _exit(1);
   task.weight = 1.0;
   cp_store *st;
   char msg[512];
@@ -471,7 +440,7 @@ static pid_t spawn_search(const char *db, long fsize) {
 }
 
 Test(store, a_full_disk_fails_cleanly_and_loses_nothing) {
-  char *path = temp_db();
+  char *path = synth_temp_db();
   {
     cp_store *st = open_store(path);
     cp_store_close(st);
@@ -494,7 +463,7 @@ Test(store, a_full_disk_fails_cleanly_and_loses_nothing) {
   unsigned long long before = synth_rows_digest(db, n1);
   /* With room again, the run resumes and finishes. */
   cp_task task;
-  load_task(&task);
+  synth_load_task(&task);
   task.weight = 1.0;
   cp_plan_result r = resume_field(path, &task);
   cr_assert_eq(synth_rows_digest(db, n1), before);
@@ -506,7 +475,7 @@ Test(store, a_full_disk_fails_cleanly_and_loses_nothing) {
 }
 
 Test(store, two_processes_write_one_database) {
-  char *path = temp_db();
+  char *path = synth_temp_db();
   {
     cp_store *st = open_store(path);
     cp_store_close(st);

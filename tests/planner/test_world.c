@@ -74,7 +74,13 @@ Test(world, resting_box) {
     double d = 0;
     for (int i = 0; i < 3; ++i) d = fmax(d, fabs(x[ib + i] - x0[ib + i]));
     cr_assert(d <= 1e-9, "%s: moved %g m", cp_stepper_name(dyn[s]), d);
-    cr_assert(fabs(cp_world_energy(w) - e0) <= 1e-9);
+    // No energy made; the compliance (docs/simulate.md) lets the box settle
+    // into the table by less than the drift tolerance (1e-9 m), m g 1e-9 J.
+    cr_assert(cp_world_energy(w) <= e0 + 1e-9, "%s: energy rose by %g J",
+              cp_stepper_name(dyn[s]), cp_world_energy(w) - e0);
+    cr_assert(cp_world_energy(w) >= e0 - 9.81 * 1e-9 - 1e-9,
+              "%s: energy fell by %g J", cp_stepper_name(dyn[s]),
+              e0 - cp_world_energy(w));
     const cp_world_contact *c;
     int n = cp_world_contacts(w, &c);
     cr_assert_eq(n, 4);

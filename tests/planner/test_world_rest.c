@@ -39,14 +39,12 @@ static void stack_rests(const char *rel, const char *top, double accel_rise) {
 }
 
 Test(world_rest, stack5) { stack_rests("stack5.json", "box5", 1e-9); }
-// KNOWN DEFECT, open (issue 8): on the 10-box stack three acceleration
-// steps in 10 s end with Lemke answers whose refinement stalled (residuals
-// ~1e-7 on the redundant corner contacts, inside the check's 1e-6 row
-// tolerance) or on rays, and fall back to the velocity stepper; each moves
-// the energy by ~4.6e-8 J of 49 J (measured: +4.57e-8 J net). The bound
-// here is 1e-7 J (2e-9 of the stack's energy) until Lemke rejects or
-// refines such answers; then it goes back to 1e-9 J like stack5.
-Test(world_rest, stack10) { stack_rests("stack10.json", "box10", 1e-7); }
+// With the rigid model (compliance 0) three acceleration steps of this run
+// end with Lemke answers whose refinement stalled on the dependent corner
+// rows and fall back, each moving the energy by ~4.6e-8 J; the compliance
+// makes those rows independent (docs/simulate.md): no fallback, and the
+// same 1e-9 J bound as stack5.
+Test(world_rest, stack10) { stack_rests("stack10.json", "box10", 1e-9); }
 
 // A box dropped corner first (e = 0) settles on the table: penetration
 // <= 1e-4 m at every step, no step without input gains energy beyond
@@ -104,7 +102,9 @@ Test(world_rest, restitution_bounce) {
   }
   double v = sqrt(2 * 9.81 * 0.2);
   cr_assert(fabs(vin - v) <= 9.81 * h + 1e-9, "impact at %g, expected %g", vin, v);
-  cr_assert(fabs(vout - 0.5 * vin) <= 9.81 * h + 1e-9, "left at %g, expected %g",
+  // (+ 1e-5: the compliance of docs/simulate.md takes kappa (1 + e) v_in
+  // times the contact's mass ratio off the rebound: 4e-6 m/s here.)
+  cr_assert(fabs(vout - 0.5 * vin) <= 9.81 * h + 1e-5, "left at %g, expected %g",
             vout, 0.5 * vin);
   const cp_scene *sc = cp_world_scene(w);
   (void)sc;
@@ -130,6 +130,80 @@ Test(world_rest, grasp_holds_and_drops) {
               cp_stepper_name(dyn[s]), x[ib + 2]);
     cp_world_destroy(w);
   }
+}
+
+// Grasp and lift (planner/tasks/grasp_lift.json's scene): the fingers close
+// on the 0.2 kg box with 3 N (effort on 'gap') for 0.3 s, then the lift
+// pulls with 4 N for 0.2 s. mu = 0.8 gives 2 x 2.4 N >= the 2.29 N the box
+// needs, so the grasp sticks and hand and box rise together at
+// a = (4 - 0.35 g) / 0.35 = 1.6186 m/s^2, with no rotation and no sideways
+// motion. Two defects this catches: the rigid model lets each pad's
+// pressure sit on one corner, about which the box may hinge -- Lemke took
+// that answer and the box spun at up to 9 rad/s (fixed by the compliance of
+// docs/simulate.md); and the table left behind was treated as an impact
+// predicted from gravity alone, which kicked box and hand upwards (the box
+// rose 11 % too far). Every step is also checked against Newton's law for
+// the box: the recorded contact forces plus its weight give m dv/h.
+Test(world_rest, grasp_lifts_without_spin) {
+  const double a = (4.0 - 0.35 * 9.81) / 0.35, h = 5e-3, m = 0.2;
+  for (int s = 0; s < 2; ++s)
+    for (int warm = 0; warm < 2; ++warm) {
+      cp_scene sc;
+      wt_scene_file("plan_grasp.json", &sc);
+      cp_world_options o = cp_world_defaults();
+      o.stepper = dyn[s];
+      o.dt = h;
+      o.warm_start = warm;
+      cp_world *w;
+      cp_error err;
+      cr_assert_eq(cp_world_create(&sc, &o, &w, &err), CP_WORLD_OK);
+      cp_scene_free(&sc);
+      int ib = wt_body(w, "box"), lift = cp_world_joint_index(w, "hand/lift"),
+          gap = cp_world_joint_index(w, "hand/gap");
+      cr_assert(lift >= 0 && gap >= 0);
+      cr_assert_eq(cp_world_set_effort(w, gap, -3.0), CP_WORLD_OK);
+      double x[64], x0[64], z0 = 0;
+      const char *sn = cp_stepper_name(dyn[s]);
+      for (int k = 0; k < 100; ++k) {
+        if (k == 60) {
+          cr_assert_eq(cp_world_set_effort(w, lift, 4.0), CP_WORLD_OK);
+          cp_world_get_state(w, x);
+          z0 = x[ib + 2];
+        }
+        cp_world_get_state(w, x0);
+        cp_step_info info;
+        cr_assert_eq(cp_world_step(w, &info), CP_WORLD_OK, "%s",
+                     cp_world_message(w));
+        cp_world_get_state(w, x);
+        cr_assert(fabs(x[ib + 1]) <= 1e-6, "%s warm %d step %d: box y = %g m",
+                  sn, warm, k, x[ib + 1]);
+        for (int i = 10; i < 13; ++i)
+          cr_assert(fabs(x[ib + i]) <= 1e-5,
+                    "%s warm %d step %d: box angular velocity (%g, %g, %g)",
+                    sn, warm, k, x[ib + 10], x[ib + 11], x[ib + 12]);
+        if (info.impacts || info.fallback) continue;
+        const cp_world_contact *c;
+        int nc = cp_world_contacts(w, &c);
+        double f[3] = {0, 0, -m * 9.81};
+        for (int i = 0; i < nc; ++i)
+          for (int d = 0; d < 3; ++d) f[d] += c[i].force[d]; // a = box
+        for (int d = 0; d < 3; ++d) {
+          double mdv = m * (x[ib + 7 + d] - x0[ib + 7 + d]) / h;
+          // To 1e-5 of the weight: the box settling kappa-deep into the
+          // table (compliance, docs/simulate.md) shows at kappa m g.
+          cr_assert(fabs(f[d] - mdv) <= 1e-5 * m * 9.81 + 1e-6 * fabs(mdv),
+                    "%s warm %d step %d axis %d: contact forces + weight %g N, "
+                    "m dv/h %g N",
+                    sn, warm, k, d, f[d], mdv);
+        }
+      }
+      // 40 steps of semi-implicit Euler from rest: z = a h^2 n (n + 1) / 2.
+      const double rise = a * h * h * 40 * 41 / 2;
+      cr_assert(fabs(x[ib + 2] - z0 - rise) <= 0.01 * rise,
+                "%s warm %d: the box rose %g m, expected %g m", sn, warm,
+                x[ib + 2] - z0, rise);
+      cp_world_destroy(w);
+    }
 }
 
 // Painleve's rod: the acceleration problem has no solution while the rod
@@ -164,7 +238,7 @@ Test(world_rest, painleve_falls_back) {
 // Determinism: the same scene twice gives the same hash; a committed hash
 // catches accidental changes in the numerics (docs/simulate.md says how to
 // update it on purpose).
-#define COMMITTED_HASH UINT64_C(0x7a1d642b0efdbca1)
+#define COMMITTED_HASH UINT64_C(0x5b9e87d3727dff73)
 Test(world_rest, determinism) {
   // The hash is of single-threaded BLAS (as complan runs it): threaded
   // OpenBLAS sums in another order.
