@@ -35,6 +35,10 @@ typedef void (*cp_glpk_sink)(void *ctx, const char *text);
 /// Sets the sink of GLPK's terminal output; NULL drops it (the default).
 void cp_glpk_set_sink(cp_glpk_sink sink, void *ctx);
 
+/// 1 when a sink is set: callers may then ask GLPK for its messages
+/// (msg_lev), which otherwise would be formatted only to be dropped.
+int cp_glpk_has_sink(void);
+
 /// A glp_term_hook: passes text to the sink and returns 1 ("handled"), so
 /// that GLPK never writes to stdout itself. `info` is unused.
 int cp_glpk_forward(void *info, const char *text);

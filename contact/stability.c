@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "contact/glpkout.h"
 #include "contact/lcp.h"
 #include "contact/problem.h"
 
@@ -20,6 +21,8 @@ cp_stability_options cp_stability_defaults(void) {
   o.mip_tol = 1e-9;
   o.time_limit_s = 60.0;
   o.try_solve = 1;
+  o.milp = CP_STABILITY_MILP_ENERGY;
+  o.energy_band = 1e-6;
   o.mu_torsion = NULL;
   o.progress = NULL;
   o.progress_ctx = NULL;
@@ -71,12 +74,6 @@ enum { R_OPT = 0, R_INFEAS, R_LIMIT, R_FAIL, R_GLPK_ERROR };
 typedef struct glp_guard {
   jmp_buf jb;
 } glp_guard;
-
-static int quiet_term_hook(void *info, const char *s) {
-  (void)info;
-  (void)s;
-  return 1; /* nothing GLPK says reaches stdout: it holds the JSON */
-}
 
 static void guard_error_hook(void *info) {
   longjmp(((glp_guard *)info)->jb, 1);
@@ -157,8 +154,12 @@ static void stop_callback(glp_tree *T, void *info) {
 static int lp_run(const lp_spec *s, double *x, double *objval, int *have) {
   glp_guard guard;
   *have = 0;
-  glp_term_hook(quiet_term_hook, NULL);
-  const int old_out = glp_term_out(GLP_OFF);
+  /* GLPK's text goes to contact/glpkout.h's sink (stderr with the command
+   * line's --verbose, dropped otherwise), never to stdout: it holds the
+   * JSON. It is only formatted when somebody listens. */
+  const int talk = cp_glpk_has_sink();
+  glp_term_hook(cp_glpk_forward, NULL);
+  const int old_out = glp_term_out(talk ? GLP_ON : GLP_OFF);
   if (setjmp(guard.jb)) {
     /* GLPK is in its error state: only glp_free_env releases its memory
      * (the problem object included). Nothing assigned after setjmp is read
@@ -183,7 +184,7 @@ static int lp_run(const lp_spec *s, double *x, double *objval, int *have) {
   if (!s->is_int) {
     glp_smcp parm;
     glp_init_smcp(&parm);
-    parm.msg_lev = GLP_MSG_OFF;
+    parm.msg_lev = talk ? GLP_MSG_ON : GLP_MSG_OFF;
     parm.presolve = GLP_OFF;
     if (s->method == 0) {
       glp_scale_prob(P, GLP_SF_AUTO);
@@ -207,14 +208,14 @@ static int lp_run(const lp_spec *s, double *x, double *objval, int *have) {
   } else {
     glp_iocp parm;
     glp_init_iocp(&parm);
-    parm.msg_lev = GLP_MSG_OFF;
+    parm.msg_lev = talk ? GLP_MSG_ON : GLP_MSG_OFF;
     /* Without GLPK's MIP presolver: with it, an incumbent taken at the
      * callback (glp_ios_terminate) came back violating a row by 2e-5
      * (measured); the root LP is solved by the simplex instead. */
     parm.presolve = GLP_OFF;
     glp_smcp sp;
     glp_init_smcp(&sp);
-    sp.msg_lev = GLP_MSG_OFF;
+    sp.msg_lev = talk ? GLP_MSG_ON : GLP_MSG_OFF;
     sp.meth = GLP_DUALP;
     glp_simplex(P, &sp);
     parm.tol_int = 1e-9;
@@ -504,6 +505,132 @@ static int energy_test(const stab *S, double energy_tol, int *lp_solves) {
 
 typedef enum { M_NONE = 0, M_FOUND, M_UNDECIDED, M_NOMEM } milp_outcome;
 
+/* The MILP of one run of moving_milp into *s (allocated here; spec_free).
+ * phase1: the energy row; else the run of dof k, sign sgn, with the band
+ * rows when band. 0 ok, -1 memory. */
+static int build_milp(const stab *S, lp_spec *sp, int phase1, int k, double sgn, int band,
+                      const double *R, const double *Amax, double eps_E, double delta,
+                      int at_rest) {
+  const cp_system *sys = S->sys;
+  const int nu = S->nu, nc = S->nc, nF = S->nF, ma = S->ma;
+  int ntan = 0;
+  for (int j = 0; j < nc; j++) ntan += 2 + (S->tor_col[j] >= 0);
+  const int cU = 0, cC = nF, ca = nF + ma, cb = ca + 1, cp = cb + nc, ncol = cp + 2 * ntan;
+  const int nr = 3 * nF + 3 * nc + 7 * ntan + 3;
+  lp_spec *s = sp;
+if (spec_alloc(s, nr, ncol, 16 * ma + 8 * nF + 16 * ntan)) return -1;
+s->is_int = calloc((size_t)ncol + 1, 1);
+if (!s->is_int) return -1;
+  int fail = 0, r = 0;
+  for (int i = 0; i < nF; i++) set_col(s, cU + i, GLP_DB, -1.0, 1.0);
+  for (int col = 0; col < ma; col++) set_col(s, cC + col, GLP_FX, 0.0, 0.0);
+  set_col(s, ca, GLP_DB, 0.0, 1.0);
+  s->obj[ca] = 1.0;
+  for (int i = cb; i < ncol; i++) {
+    set_col(s, i, GLP_DB, 0.0, 1.0);
+    s->is_int[i] = 1;
+  }
+  /* H_FF U + alpha rhs - G~_F C = 0  (rhs = H_FD u'_D - f_F) */
+  for (int i = 0; i < nF; i++, r++) {
+    const int gi = S->free_idx[i];
+    set_row(s, r, GLP_FX, 0.0, 0.0);
+    for (int b = 0; b < nF; b++) fail |= spec_add(s, r, cU + b, sys->H[gi + (size_t)S->free_idx[b] * nu]);
+    fail |= spec_add(s, r, ca, S->rhs[i]);
+    for (int col = 0; col < ma; col++) fail |= spec_add(s, r, cC + col, -S->Ga[gi + (size_t)col * nu]);
+  }
+  /* A_col = sum_i G[i, col] U_i + alpha a0_col, added to row r. */
+#define ADD_ACCEL(row, col, scale)                                                    \
+do {                                                                                \
+  for (int i_ = 0; i_ < nF; i_++)                                                   \
+    fail |= spec_add(s, (row), cU + i_, (scale) * S->Ga[S->free_idx[i_] + (size_t)(col) * nu]); \
+  fail |= spec_add(s, (row), ca, (scale) * S->a0[(col)]);                          \
+} while (0)
+  for (int j = 0, e = 0; j < nc; j++) {
+    const int n = 3 * j;
+    set_col(s, cC + n, GLP_DB, 0.0, 1.0);
+    set_row(s, r, GLP_LO, 0.0, 0.0); /* A_n >= 0 */
+    ADD_ACCEL(r, n, 1.0);
+    r++;
+    set_row(s, r, GLP_UP, 0.0, Amax[n]); /* A_n + Amax beta <= Amax */
+    ADD_ACCEL(r, n, 1.0);
+    fail |= spec_add(s, r, cb + j, Amax[n]);
+    r++;
+    set_row(s, r, GLP_UP, 0.0, 0.0); /* C_n - beta <= 0 */
+    fail |= spec_add(s, r, cC + n, 1.0) | spec_add(s, r, cb + j, -1.0);
+    r++;
+    int cols[3] = {n + 1, n + 2, S->tor_col[j]};
+    double mus[3] = {sys->mu[j], sys->mu[j], S->mu_t[j]};
+    for (int q = 0; q < 3; q++) {
+      if (cols[q] < 0) continue;
+      const int ce = cC + cols[q], pp = cp + 2 * e, mm = pp + 1;
+      const double mu = mus[q], M2 = 2.0 * mu;
+      set_col(s, ce, GLP_DB, -mu, mu);
+      if (mu == 0.0) set_col(s, ce, GLP_FX, 0.0, 0.0);
+      set_row(s, r, GLP_UP, 0.0, 0.0); /* C_e - mu C_n <= 0 */
+      fail |= spec_add(s, r, ce, 1.0) | spec_add(s, r, cC + n, -mu);
+      r++;
+      set_row(s, r, GLP_UP, 0.0, 0.0); /* -C_e - mu C_n <= 0 */
+      fail |= spec_add(s, r, ce, -1.0) | spec_add(s, r, cC + n, -mu);
+      r++;
+      set_row(s, r, GLP_UP, 0.0, 1.0); /* p + m <= 1 */
+      fail |= spec_add(s, r, pp, 1.0) | spec_add(s, r, mm, 1.0);
+      r++;
+      set_row(s, r, GLP_UP, 0.0, 0.0); /* A_e - Amax p <= 0 */
+      ADD_ACCEL(r, cols[q], 1.0);
+      fail |= spec_add(s, r, pp, -Amax[cols[q]]);
+      r++;
+      set_row(s, r, GLP_UP, 0.0, 0.0); /* -A_e - Amax m <= 0 */
+      ADD_ACCEL(r, cols[q], -1.0);
+      fail |= spec_add(s, r, mm, -Amax[cols[q]]);
+      r++;
+      set_row(s, r, GLP_UP, 0.0, M2); /* C_e + mu C_n + 2 mu p <= 2 mu */
+      fail |= spec_add(s, r, ce, 1.0) | spec_add(s, r, cC + n, mu) | spec_add(s, r, pp, M2);
+      r++;
+      set_row(s, r, GLP_UP, 0.0, M2); /* -C_e + mu C_n + 2 mu m <= 2 mu */
+      fail |= spec_add(s, r, ce, -1.0) | spec_add(s, r, cC + n, mu) | spec_add(s, r, mm, M2);
+      r++;
+      e++;
+    }
+  }
+#undef ADD_ACCEL
+  if (phase1) { /* f_F^T U - eps_E alpha >= 0: the loads do work */
+    set_row(s, r, GLP_LO, 0.0, 0.0);
+    for (int i = 0; i < nF; i++) fail |= spec_add(s, r, cU + i, sys->f[S->free_idx[i]]);
+    fail |= spec_add(s, r, ca, -eps_E);
+    r++;
+  } else {
+    set_row(s, r, GLP_LO, 0.0, 0.0); /* s U_k - delta alpha >= 0 */
+    fail |= spec_add(s, r, cU + k, sgn) | spec_add(s, r, ca, -delta);
+    r++;
+    if (at_rest) { /* 0 <= f_F^T U (<= eps_E alpha in the band) */
+      set_row(s, r, band ? GLP_DB : GLP_LO, 0.0, 0.0);
+      for (int i = 0; i < nF; i++) fail |= spec_add(s, r, cU + i, sys->f[S->free_idx[i]]);
+      r++;
+      if (band) {
+        set_row(s, r, GLP_UP, 0.0, 0.0);
+        for (int i = 0; i < nF; i++) fail |= spec_add(s, r, cU + i, sys->f[S->free_idx[i]]);
+        fail |= spec_add(s, r, ca, -eps_E);
+        r++;
+      }
+    }
+    for (int i = 0; band && i < nF; i++) { /* |U_i| <= R_i alpha */
+      if (R[i] >= 1.0) continue;
+      set_row(s, r, GLP_UP, 0.0, 0.0);
+      fail |= spec_add(s, r, cU + i, 1.0) | spec_add(s, r, ca, -R[i]);
+      r++;
+      set_row(s, r, GLP_UP, 0.0, 0.0);
+      fail |= spec_add(s, r, cU + i, -1.0) | spec_add(s, r, ca, -R[i]);
+      r++;
+    }
+  }
+  if (band) { /* a DB row with equal bounds is not allowed: LO above */
+    for (int q = 0; q < r; q++)
+      if (s->rtype[q] == GLP_DB && s->rlb[q] == s->rub[q]) s->rtype[q] = GLP_LO;
+  }
+  s->nr = r;
+return fail ? -1 : 0;
+}
+
 /* Is there a solution of the contact problem that moves? In the physical
  * variables, homogenised: U = alpha u'_F,
  * C = alpha c, |U_i| <= 1, C_n <= 1, alpha in [0, 1], with the contact
@@ -512,43 +639,52 @@ typedef enum { M_NONE = 0, M_FOUND, M_UNDECIDED, M_NOMEM } milp_outcome;
  *   p_e, m_e for each tangential component e (t, o, torsion): A_e > 0
  *   only with p_e (then C_e = -mu C_n), A_e < 0 only with m_e (then
  *   C_e = mu C_n), p_e + m_e <= 1;
- * big-M constants from the boxes (|A| <= sum |G| + |a0|, |C_e + mu C_n| <=
- * 2 mu), so they are exact. One MILP per free dof k and sign s adds
- * s U_k >= delta alpha (and, at rest without driven joints, the energy cut
- * f_F^T U >= 0); max alpha. The equations of motion H_FF U = alpha (f_F -
- * H_FD u'_D) + G~_F C are sparse (H block diagonal, G one column block per
- * contact); measured, this form solved the same problems as the
- * Pardalos-Rosen form of the pyramid LCP (dense M = R A C + E) 1.4 to 2.3
- * times faster, and one MILP choosing the component by binaries was slower
- * than the 2 nF separate ones. */
+ * big-M constants from the boxes (|A| <= sum |G| |U|max + |a0|, |C_e + mu
+ * C_n| <= 2 mu), so they are exact. max alpha.
+ *
+ * At rest (no driven motion, k = 0) the energy identity u'^T H u' = f^T u'
+ * + a^T c with a^T c <= 0 says every moving solution has f^T u' >= u'^T H
+ * u' > 0, and |u'_k| >= delta needs f^T u' >= delta^2 / (H^-1)_kk
+ * (Cauchy-Schwarz). So first ONE MILP (phase 1) asks for a solution with
+ * f^T U >= eps_E alpha, eps_E well above GLPK's tolerances (the program's
+ * rounding lets pseudo-solutions of |u'| ~ 1e-7 with f^T u' ~ |f| |u'|
+ * through, measured). Infeasible: every moving solution has f^T u' <
+ * eps_E, hence |u'_k| < R_k = sqrt(eps_E (H^-1)_kk). Phase 2 covers that
+ * band exactly: one MILP per free dof k and sign s with s U_k >= delta
+ * alpha, |U_i| <= R_i alpha, f^T U <= eps_E alpha (so big-M constants
+ * shrink with R), skipped where R_k < delta. Without the energy identity
+ * (driven joints, k != 0) phase 2 runs alone with the boxes |U_i| <= 1
+ * and, at rest, the cut f^T U >= 0. The equations of motion H_FF U =
+ * alpha (f_F - H_FD u'_D) + G~_F C are sparse (H block diagonal, G one
+ * column block per contact); measured (session 2), this form solved the
+ * same problems as the Pardalos-Rosen form of the pyramid LCP 1.4 to 2.3
+ * times faster. */
 static milp_outcome moving_milp(const stab *S, const cp_stability_options *opt,
-                                     double acc_tol, double *udot, double *force,
-                                     int *mip_solves, char *reason, size_t rlen) {
+                                double acc_tol, double *udot, double *force,
+                                int *mip_solves, char *reason, size_t rlen) {
   const cp_system *sys = S->sys;
   const int nu = S->nu, nc = S->nc, nF = S->nF, ma = S->ma;
   const double delta = 10.0 * acc_tol;
-  int energy_cut = !S->any_driven_motion;
-  for (int c = 0; c < ma && energy_cut; c++) energy_cut = S->ka[c] == 0.0;
+  int at_rest = !S->any_driven_motion;
+  for (int c = 0; c < ma && at_rest; c++) at_rest = S->ka[c] == 0.0;
+  const int energy = at_rest && opt->milp == CP_STABILITY_MILP_ENERGY;
   /* Tangential components of each contact: columns and coefficients. */
   int ntan = 0;
   for (int j = 0; j < nc; j++) ntan += 2 + (S->tor_col[j] >= 0);
-  const int cU = 0, cC = nF, ca = nF + ma, cb = ca + 1, cp = cb + nc, ncol = cp + 2 * ntan;
-  const int nr = nF + 3 * nc + 7 * ntan + 2;
+  const int cC = nF, ca = nF + ma, ncol = ca + 1 + nc + 2 * ntan;
   milp_outcome res = M_NOMEM;
   lp_spec s;
   memset(&s, 0, sizeof s);
+  const size_t fn = (size_t)(nF > 0 ? nF : 1), mn = (size_t)(ma > 0 ? ma : 1);
   double *xs = malloc(sizeof(double) * (size_t)ncol);
-  double *Amax = malloc(sizeof(double) * (size_t)(ma > 0 ? ma : 1));
-  double *HF = malloc(sizeof(double) * (size_t)(nF > 0 ? nF * nF : 1));
-  double *uf = malloc(sizeof(double) * (size_t)(nF > 0 ? nF : 1));
-  double *c = malloc(sizeof(double) * (size_t)(ma > 0 ? ma : 1));
-  double *a = malloc(sizeof(double) * (size_t)(ma > 0 ? ma : 1));
-  if (!xs || !Amax || !HF || !uf || !c || !a) goto done;
-  for (int col = 0; col < ma; col++) {
-    double m = fabs(S->a0[col]);
-    for (int k = 0; k < nF; k++) m += fabs(S->Ga[S->free_idx[k] + (size_t)col * nu]);
-    Amax[col] = m + 1e-12;
-  }
+  double *Amax = malloc(sizeof(double) * mn);
+  double *HF = malloc(sizeof(double) * fn * fn);
+  double *Hinv = malloc(sizeof(double) * fn * fn);
+  double *R = malloc(sizeof(double) * fn);
+  double *uf = malloc(sizeof(double) * fn);
+  double *c = malloc(sizeof(double) * mn);
+  double *a = malloc(sizeof(double) * mn);
+  if (!xs || !Amax || !HF || !Hinv || !R || !uf || !c || !a) goto done;
   for (int x = 0; x < nF; x++)
     for (int y = 0; y < nF; y++)
       HF[x + (size_t)y * nF] = sys->H[S->free_idx[x] + (size_t)S->free_idx[y] * nu];
@@ -557,168 +693,115 @@ static milp_outcome moving_milp(const stab *S, const cp_stability_options *opt,
     res = M_UNDECIDED;
     goto done;
   }
+  /* eps_E: the loads' power, relative to the largest f_i^2 H^-1_ii (the
+   * power of a body falling freely is of that order). */
+  double eps_E = 0.0;
+  if (nF > 0) {
+    memcpy(Hinv, HF, sizeof(double) * (size_t)nF * (size_t)nF);
+    if (LAPACKE_dpotri(LAPACK_COL_MAJOR, 'L', nF, Hinv, nF) != 0) {
+      snprintf(reason, rlen, "the generalised mass matrix is not positive definite");
+      res = M_UNDECIDED;
+      goto done;
+    }
+    for (int i = 0; i < nF; i++) {
+      const double fi = sys->f[S->free_idx[i]];
+      eps_E = fmax(eps_E, fi * fi * Hinv[i + (size_t)i * nF]);
+    }
+    eps_E *= opt->energy_band;
+  }
   res = M_NONE;
   struct timespec t_start;
   clock_gettime(CLOCK_MONOTONIC, &t_start);
-  for (int k = 0; k < nF && res == M_NONE; k++) {
-    for (int sg = 0; sg < 2 && res == M_NONE; sg++) {
-      const double sgn = sg ? -1.0 : 1.0;
-      spec_free(&s);
-      if (spec_alloc(&s, nr, ncol, 16 * ma + 8 * nF + 16 * ntan)) { res = M_NOMEM; break; }
-      s.is_int = calloc((size_t)ncol + 1, 1);
-      if (!s.is_int) { res = M_NOMEM; break; }
-      int fail = 0, r = 0;
-      for (int i = 0; i < nF; i++) set_col(&s, cU + i, GLP_DB, -1.0, 1.0);
-      for (int col = 0; col < ma; col++) set_col(&s, cC + col, GLP_FX, 0.0, 0.0);
-      set_col(&s, ca, GLP_DB, 0.0, 1.0);
-      s.obj[ca] = 1.0;
-      for (int i = cb; i < ncol; i++) {
-        set_col(&s, i, GLP_DB, 0.0, 1.0);
-        s.is_int[i] = 1;
+  const int nruns = (energy ? 1 : 0) + 2 * nF;
+  int band = 0; /* phase 1 proved f^T u' < eps_E for every moving solution */
+  for (int run = 0; run < nruns && res == M_NONE; run++) {
+    const int phase1 = energy && run == 0;
+    const int k = (run - (energy ? 1 : 0)) / 2;
+    const double sgn = (run - (energy ? 1 : 0)) % 2 ? -1.0 : 1.0;
+    if (!phase1 && band && R[k] < delta) continue; /* |u'_k| < delta proven */
+    for (int col = 0; col < ma; col++) {
+      double m = fabs(S->a0[col]);
+      for (int i = 0; i < nF; i++)
+        m += fabs(S->Ga[S->free_idx[i] + (size_t)col * nu]) * (band ? fmin(1.0, R[i]) : 1.0);
+      Amax[col] = m + 1e-12;
+    }
+    spec_free(&s);
+    if (build_milp(S, &s, phase1, k, sgn, band, R, Amax, eps_E, delta, at_rest)) {
+      res = M_NOMEM;
+      break;
+    }
+    s.maximize = 1;
+    s.time_limit_s = 0.0;
+    if (opt->time_limit_s > 0) {
+      struct timespec t_now;
+      clock_gettime(CLOCK_MONOTONIC, &t_now);
+      double left = opt->time_limit_s - ((double)(t_now.tv_sec - t_start.tv_sec) +
+                                         1e-9 * (double)(t_now.tv_nsec - t_start.tv_nsec));
+      s.time_limit_s = left > 0.001 ? left : 0.001;
+    }
+    s.stop_above = opt->mip_tol;
+    double obj = 0.0;
+    int have = 0;
+    int out = lp_run(&s, xs, &obj, &have);
+    ++*mip_solves;
+    if (opt->progress) opt->progress(opt->progress_ctx, run + 1, nruns);
+    if (have && xs[ca] > opt->mip_tol) {
+      /* Candidate: c = C / alpha; u'_F recomputed from (E1), a from u';
+       * then the pyramid law checked contact by contact. */
+      const double alpha = xs[ca];
+      double cmax = 1.0;
+      for (int col = 0; col < ma; col++) {
+        c[col] = xs[cC + col] / alpha;
+        cmax = fmax(cmax, fabs(c[col]));
       }
-      /* H_FF U + alpha rhs - G~_F C = 0  (rhs = H_FD u'_D - f_F) */
-      for (int i = 0; i < nF; i++, r++) {
-        const int gi = S->free_idx[i];
-        set_row(&s, r, GLP_FX, 0.0, 0.0);
-        for (int b = 0; b < nF; b++) fail |= spec_add(&s, r, cU + b, sys->H[gi + (size_t)S->free_idx[b] * nu]);
-        fail |= spec_add(&s, r, ca, S->rhs[i]);
-        for (int col = 0; col < ma; col++) fail |= spec_add(&s, r, cC + col, -S->Ga[gi + (size_t)col * nu]);
+      for (int i = 0; i < nF; i++) {
+        double v = -S->rhs[i];
+        for (int col = 0; col < ma; col++) v += S->Ga[S->free_idx[i] + (size_t)col * nu] * c[col];
+        uf[i] = v;
       }
-      /* A_col = sum_i G[i, col] U_i + alpha a0_col, added to row r. */
-#define ADD_ACCEL(row, col, scale)                                                    \
-  do {                                                                                \
-    for (int i_ = 0; i_ < nF; i_++)                                                   \
-      fail |= spec_add(&s, (row), cU + i_, (scale) * S->Ga[S->free_idx[i_] + (size_t)(col) * nu]); \
-    fail |= spec_add(&s, (row), ca, (scale) * S->a0[(col)]);                          \
-  } while (0)
-      for (int j = 0, e = 0; j < nc; j++) {
+      if (nF > 0) LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', nF, 1, HF, nF, uf, nF);
+      double umax = 0.0;
+      for (int i = 0; i < nF; i++) umax = fmax(umax, fabs(uf[i]));
+      for (int col = 0; col < ma; col++) {
+        double v = S->a0[col];
+        for (int i = 0; i < nF; i++) v += S->Ga[S->free_idx[i] + (size_t)col * nu] * uf[i];
+        a[col] = v;
+      }
+      const double tf = 1e-6 * cmax, ta = acc_tol * fmax(1.0, umax);
+      int ok = umax > acc_tol;
+      for (int j = 0; j < nc && ok; j++) {
         const int n = 3 * j;
-        set_col(&s, cC + n, GLP_DB, 0.0, 1.0);
-        set_row(&s, r, GLP_LO, 0.0, 0.0); /* A_n >= 0 */
-        ADD_ACCEL(r, n, 1.0);
-        r++;
-        set_row(&s, r, GLP_UP, 0.0, Amax[n]); /* A_n + Amax beta <= Amax */
-        ADD_ACCEL(r, n, 1.0);
-        fail |= spec_add(&s, r, cb + j, Amax[n]);
-        r++;
-        set_row(&s, r, GLP_UP, 0.0, 0.0); /* C_n - beta <= 0 */
-        fail |= spec_add(&s, r, cC + n, 1.0) | spec_add(&s, r, cb + j, -1.0);
-        r++;
+        ok = c[n] >= -tf && a[n] >= -ta && !(c[n] > tf && a[n] > ta);
         int cols[3] = {n + 1, n + 2, S->tor_col[j]};
         double mus[3] = {sys->mu[j], sys->mu[j], S->mu_t[j]};
-        for (int q = 0; q < 3; q++) {
+        for (int q = 0; q < 3 && ok; q++) {
           if (cols[q] < 0) continue;
-          const int ce = cC + cols[q], pp = cp + 2 * e, mm = pp + 1;
-          const double mu = mus[q], M2 = 2.0 * mu;
-          set_col(&s, ce, GLP_DB, -mu, mu);
-          if (mu == 0.0) set_col(&s, ce, GLP_FX, 0.0, 0.0);
-          set_row(&s, r, GLP_UP, 0.0, 0.0); /* C_e - mu C_n <= 0 */
-          fail |= spec_add(&s, r, ce, 1.0) | spec_add(&s, r, cC + n, -mu);
-          r++;
-          set_row(&s, r, GLP_UP, 0.0, 0.0); /* -C_e - mu C_n <= 0 */
-          fail |= spec_add(&s, r, ce, -1.0) | spec_add(&s, r, cC + n, -mu);
-          r++;
-          set_row(&s, r, GLP_UP, 0.0, 1.0); /* p + m <= 1 */
-          fail |= spec_add(&s, r, pp, 1.0) | spec_add(&s, r, mm, 1.0);
-          r++;
-          set_row(&s, r, GLP_UP, 0.0, 0.0); /* A_e - Amax p <= 0 */
-          ADD_ACCEL(r, cols[q], 1.0);
-          fail |= spec_add(&s, r, pp, -Amax[cols[q]]);
-          r++;
-          set_row(&s, r, GLP_UP, 0.0, 0.0); /* -A_e - Amax m <= 0 */
-          ADD_ACCEL(r, cols[q], -1.0);
-          fail |= spec_add(&s, r, mm, -Amax[cols[q]]);
-          r++;
-          set_row(&s, r, GLP_UP, 0.0, M2); /* C_e + mu C_n + 2 mu p <= 2 mu */
-          fail |= spec_add(&s, r, ce, 1.0) | spec_add(&s, r, cC + n, mu) | spec_add(&s, r, pp, M2);
-          r++;
-          set_row(&s, r, GLP_UP, 0.0, M2); /* -C_e + mu C_n + 2 mu m <= 2 mu */
-          fail |= spec_add(&s, r, ce, -1.0) | spec_add(&s, r, cC + n, mu) | spec_add(&s, r, mm, M2);
-          r++;
-          e++;
+          const double ce = c[cols[q]], ae = a[cols[q]], lim = mus[q] * c[n];
+          ok = fabs(ce) <= lim + tf && !(ae > ta && ce > -lim + tf) && !(ae < -ta && ce < lim - tf);
         }
       }
-#undef ADD_ACCEL
-      set_row(&s, r, GLP_LO, 0.0, 0.0); /* s U_k - delta alpha >= 0 */
-      fail |= spec_add(&s, r, cU + k, sgn) | spec_add(&s, r, ca, -delta);
-      r++;
-      if (energy_cut) { /* f_F^T U >= 0 */
-        set_row(&s, r, GLP_LO, 0.0, 0.0);
-        for (int i = 0; i < nF; i++) fail |= spec_add(&s, r, cU + i, sys->f[S->free_idx[i]]);
-        r++;
-      }
-      s.nr = r;
-      if (fail) { res = M_NOMEM; break; }
-      s.maximize = 1;
-      s.time_limit_s = 0.0;
-      if (opt->time_limit_s > 0) {
-        struct timespec t_now;
-        clock_gettime(CLOCK_MONOTONIC, &t_now);
-        double left = opt->time_limit_s - ((double)(t_now.tv_sec - t_start.tv_sec) +
-                                           1e-9 * (double)(t_now.tv_nsec - t_start.tv_nsec));
-        s.time_limit_s = left > 0.001 ? left : 0.001;
-      }
-      s.stop_above = opt->mip_tol;
-      double obj = 0.0;
-      int have = 0;
-      int out = lp_run(&s, xs, &obj, &have);
-      ++*mip_solves;
-      if (opt->progress) opt->progress(opt->progress_ctx, *mip_solves, 2 * nF);
-      if (have && xs[ca] > opt->mip_tol) {
-        /* Candidate: c = C / alpha; u'_F recomputed from (E1), a from u';
-         * then the pyramid law checked contact by contact. */
-        const double alpha = xs[ca];
-        double cmax = 1.0;
-        for (int col = 0; col < ma; col++) {
-          c[col] = xs[cC + col] / alpha;
-          cmax = fmax(cmax, fabs(c[col]));
-        }
-        for (int i = 0; i < nF; i++) {
-          double v = -S->rhs[i];
-          for (int col = 0; col < ma; col++) v += S->Ga[S->free_idx[i] + (size_t)col * nu] * c[col];
-          uf[i] = v;
-        }
-        if (nF > 0) LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', nF, 1, HF, nF, uf, nF);
-        double umax = 0.0;
-        for (int i = 0; i < nF; i++) umax = fmax(umax, fabs(uf[i]));
-        for (int col = 0; col < ma; col++) {
-          double v = S->a0[col];
-          for (int i = 0; i < nF; i++) v += S->Ga[S->free_idx[i] + (size_t)col * nu] * uf[i];
-          a[col] = v;
-        }
-        const double tf = 1e-6 * cmax, ta = acc_tol * fmax(1.0, umax);
-        int ok = umax > acc_tol;
-        for (int j = 0; j < nc && ok; j++) {
-          const int n = 3 * j;
-          ok = c[n] >= -tf && a[n] >= -ta && !(c[n] > tf && a[n] > ta);
-          int cols[3] = {n + 1, n + 2, S->tor_col[j]};
-          double mus[3] = {sys->mu[j], sys->mu[j], S->mu_t[j]};
-          for (int q = 0; q < 3 && ok; q++) {
-            if (cols[q] < 0) continue;
-            const double ce = c[cols[q]], ae = a[cols[q]], lim = mus[q] * c[n];
-            ok = fabs(ce) <= lim + tf && !(ae > ta && ce > -lim + tf) && !(ae < -ta && ce < lim - tf);
-          }
-        }
-        if (ok) {
-          for (int i = 0; i < nu; i++) udot[i] = S->driven[i] ? S->ud[i] : 0.0;
-          for (int i = 0; i < nF; i++) udot[S->free_idx[i]] = uf[i];
-          memcpy(force, c, sizeof(double) * 3 * (size_t)nc);
-          res = M_FOUND;
-        } else {
-          snprintf(reason, rlen, "MILP's moving candidate failed the contact-law check");
-          res = M_UNDECIDED;
-        }
-      } else if (out != R_OPT && out != R_INFEAS) {
-        snprintf(reason, rlen, "MILP %s", out == R_LIMIT        ? "reached its time limit"
-                                          : out == R_GLPK_ERROR ? "failed inside GLPK"
-                                                                : "could not be solved");
+      if (ok) {
+        for (int i = 0; i < nu; i++) udot[i] = S->driven[i] ? S->ud[i] : 0.0;
+        for (int i = 0; i < nF; i++) udot[S->free_idx[i]] = uf[i];
+        memcpy(force, c, sizeof(double) * 3 * (size_t)nc);
+        res = M_FOUND;
+      } else if (!phase1) {
+        snprintf(reason, rlen, "MILP's moving candidate failed the contact-law check");
         res = M_UNDECIDED;
-      }
+      } /* phase 1: no proof; phase 2 decides with the boxes |U_i| <= 1 */
+    } else if (out != R_OPT && out != R_INFEAS) {
+      snprintf(reason, rlen, "MILP %s", out == R_LIMIT        ? "reached its time limit"
+                                        : out == R_GLPK_ERROR ? "failed inside GLPK"
+                                                              : "could not be solved");
+      res = M_UNDECIDED;
+    } else if (phase1) {
+      band = 1;
+      for (int i = 0; i < nF; i++) R[i] = sqrt(eps_E * Hinv[i + (size_t)i * nF]);
     }
   }
 done:
   spec_free(&s);
-  free(xs); free(Amax); free(HF); free(uf); free(c); free(a);
+  free(xs); free(Amax); free(HF); free(Hinv); free(R); free(uf); free(c); free(a);
   return res;
 }
 

@@ -52,19 +52,33 @@
 ///                                        identity of 1 as a cut),
 ///                        beta, p, m binary,
 ///
-///     Amax = sum_i |G~_F(i, .)| + |a0| (exact bounds from the boxes), delta
-///     = 10 acc_tol. Homogeneous in (U, C, alpha): alpha* > 0 iff some
-///     solution has s u'_k >= delta. All alpha* <= mip_tol: strong. A MILP
-///     answer counts only after u'_F is recomputed from c = C / alpha by (E1)
-///     and the pyramid law is checked contact by contact. "Moving" thus
-///     means some |u'_k| >= delta; smaller accelerations are below the
-///     model's tolerance.
+///     Amax = sum_i |G~_F(i, .)| |U_i|max + |a0| (exact bounds from the
+///     boxes), delta = 10 acc_tol. Homogeneous in (U, C, alpha): alpha* > 0
+///     iff some solution has s u'_k >= delta. A MILP answer counts only
+///     after u'_F is recomputed from c = C / alpha by (E1) and the pyramid
+///     law is checked contact by contact. "Moving" thus means some |u'_k|
+///     >= delta; smaller accelerations are below the model's tolerance.
+///  3'. At rest (CP_STABILITY_MILP_ENERGY, the default) the 2 nF MILPs are
+///     preceded by ONE (phase 1): by the energy identity of 1, a moving
+///     solution has f_F^T u' >= u'^T H u' > 0, so phase 1 replaces
+///     s U_k >= delta alpha by  f_F^T U >= eps_E alpha  with eps_E =
+///     energy_band * max_i f_i^2 (H^-1)_ii (a power well above GLPK's
+///     tolerances: below ~1e-7 of it the program admits pseudo-solutions,
+///     measured). Infeasible: every moving solution has f^T u' < eps_E, so
+///     (Cauchy-Schwarz, u_k'^2 <= (H^-1)_kk u'^T H u') |u'_k| < R_k =
+///     sqrt(eps_E (H^-1)_kk). Phase 2 then covers only that band: the
+///     per-dof MILPs get |U_i| <= R_i alpha, f^T U <= eps_E alpha and
+///     big-M constants scaled by R; a dof with R_k < delta needs none.
+///     Same verdicts and the same meaning of "moving" as 3, in fewer
+///     branch-and-bound nodes (experiments/results/assembly_milp.md).
 /// A limit (time), a GLPK failure or an answer that fails its check leaves
 /// strong/weak UNDECIDED (CP_STABILITY_UNDECIDED): reported, never guessed.
 /// As for certify, "proven" means GLPK's floating-point branch and bound.
 ///
-/// Nothing here prints: GLPK's terminal output is switched off around every
-/// call and its error hook longjmps back (a GLPK failure becomes a status).
+/// Nothing here prints: GLPK's terminal output goes to contact/glpkout.h's
+/// sink (none by default; the command line's --verbose sets stderr), with
+/// GLPK's messages switched on only while a sink is set, and its error hook
+/// longjmps back (a GLPK failure becomes a status).
 /// This module sees matrices only (a cp_system), no scenes or files.
 #ifndef CP_CONTACT_STABILITY_H
 #define CP_CONTACT_STABILITY_H
@@ -94,6 +108,15 @@ typedef enum cp_stability_depth {
                             ///< UNSTABLE (the LP alone; sequence planning)
 } cp_stability_depth;
 
+/// How the exact "does any solution move?" question is put to GLPK.
+typedef enum cp_stability_milp {
+  CP_STABILITY_MILP_ENERGY = 0, ///< at rest: ONE MILP asking for a solution
+                                ///< on which the loads do work (f^T u' >=
+                                ///< lambda_min(H) delta^2); otherwise as below
+  CP_STABILITY_MILP_PER_COORD   ///< one MILP per free dof and sign (s u'_k >=
+                                ///< delta), the formulation of session 2
+} cp_stability_milp;
+
 typedef struct cp_stability_options {
   cp_stability_depth depth; ///< default FULL
   double rel_tol;           ///< residual/acceleration tolerances, relative
@@ -104,6 +127,9 @@ typedef struct cp_stability_options {
   double mip_tol;           ///< t* <= mip_tol counts as 0; default 1e-9
   double time_limit_s;      ///< all MILPs together (wall clock); default 60 s; <= 0 none
   int try_solve;            ///< 1 (default): step 1 (a contact solve) first
+  cp_stability_milp milp;   ///< default CP_STABILITY_MILP_ENERGY
+  double energy_band;       ///< phase-1 power threshold eps_E relative to
+                            ///< max_i f_i^2 (H^-1)_ii; default 1e-6
   const double *mu_torsion; ///< [n_c] soft-finger mu_tau (< 0: ordinary);
                             ///< NULL: none. Borrowed.
   /// Called after each MILP with (done, total) (may be NULL): the MILPs

@@ -57,41 +57,33 @@ static int dup_to(char **dst, const char *src) {
   return (*dst = strdup(src)) ? 0 : -1;
 }
 
+/* Deep copy of n friction (or restitution) pairs into *dst. On failure
+ * *n_dst counts the entries to free (their names may be NULL). */
+static int copy_pairs(const cp_friction_pair *src, int n, cp_friction_pair **dst, int *n_dst) {
+  *dst = NULL;
+  *n_dst = 0;
+  if (!n) return 0;
+  if (!(*dst = calloc((size_t)n, sizeof **dst))) return -1;
+  for (int i = 0; i < n; ++i) {
+    *n_dst = i + 1;
+    (*dst)[i].mu = src[i].mu;
+    if (dup_to(&(*dst)[i].a, src[i].a) || dup_to(&(*dst)[i].b, src[i].b)) return -1;
+  }
+  return 0;
+}
+
 int cp_scene_copy(const cp_scene *src, cp_scene *dst) {
   memset(dst, 0, sizeof *dst);
   cp_scene d = *src;
-  d.pairs = NULL;
+  d.pairs = d.epairs = NULL;
   d.bodies = NULL;
   d.manips = NULL;
   d.contacts = NULL;
   d.base_dir = NULL;
   d.warnings = NULL;
-  d.n_pairs = d.n_bodies = d.n_manips = d.n_contacts = d.n_warnings = 0;
-  int rc = 0;
-  if (src->n_pairs) {
-    d.pairs = calloc((size_t)src->n_pairs, sizeof *d.pairs);
-    if (!d.pairs) rc = -1;
-    for (int i = 0; !rc && i < src->n_pairs; ++i) {
-      d.n_pairs = i + 1;
-      d.pairs[i].mu = src->pairs[i].mu;
-      if (dup_to(&d.pairs[i].a, src->pairs[i].a) ||
-          dup_to(&d.pairs[i].b, src->pairs[i].b))
-        rc = -1;
-    }
-  }
-  d.epairs = NULL;
-  d.n_epairs = 0;
-  if (!rc && src->n_epairs) {
-    d.epairs = calloc((size_t)src->n_epairs, sizeof *d.epairs);
-    if (!d.epairs) rc = -1;
-    for (int i = 0; !rc && i < src->n_epairs; ++i) {
-      d.n_epairs = i + 1;
-      d.epairs[i].mu = src->epairs[i].mu;
-      if (dup_to(&d.epairs[i].a, src->epairs[i].a) ||
-          dup_to(&d.epairs[i].b, src->epairs[i].b))
-        rc = -1;
-    }
-  }
+  d.n_pairs = d.n_epairs = d.n_bodies = d.n_manips = d.n_contacts = d.n_warnings = 0;
+  int rc = copy_pairs(src->pairs, src->n_pairs, &d.pairs, &d.n_pairs);
+  if (!rc) rc = copy_pairs(src->epairs, src->n_epairs, &d.epairs, &d.n_epairs);
   if (!rc && src->n_bodies) {
     d.bodies = calloc((size_t)src->n_bodies, sizeof *d.bodies);
     if (!d.bodies) rc = -1;

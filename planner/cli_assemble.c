@@ -9,6 +9,7 @@
 #include "models/scene.h"
 #include "planner/assembly.h"
 #include "planner/assembly_store.h"
+#include "planner/assembly_view.h"
 #include "planner/cli.h"
 #include "planner/output.h"
 
@@ -33,8 +34,8 @@ static void show_progress(void *ctx, int explored, int present) {
 }
 
 int cp_cli_assemble(int argc, char **argv) {
-  const char *file = NULL, *db = "complan.sqlite";
-  int json = 0, no_db = 0, progress = 0;
+  const char *file = NULL, *db = "complan.sqlite", *html = NULL;
+  int json = 0, no_db = 0, progress = 0, verbose = 0;
   long ndir = 0;
   double tlim = 0.0;
   const cp_cli_flag flags[] = {
@@ -52,11 +53,16 @@ int cp_cli_assemble(int argc, char **argv) {
                   "one JSON document: {\"status\": \"found\" | \"none\",\n"
                   "\"sequence\", \"steps\", \"explored\", \"blocked\", ...}"),
       CP_CLI_BOOL("--progress", &progress, "progress on stderr even when it is not a terminal"),
+      CP_CLI_VALUE("--html", "FILE", CP_FLAG_PATH, &html,
+                   "write the viewer page animating the sequence (each\n"
+                   "part along its approach direction; docs/assembly.md)"),
+      CP_CLI_BOOL("--verbose", &verbose, "GLPK's own messages on stderr (dropped otherwise)"),
   };
   const cp_cli_spec spec = {"assemble", head, tail, "SCENE", &file, flags,
                             sizeof flags / sizeof *flags, 0};
   int prc = cp_cli_parse(&spec, argc, argv);
   if (prc != CP_CLI_GO) return prc;
+  if (verbose) cp_cli_verbose();
   const int use_db = !no_db;
   cp_scene scene;
   cp_error err;
@@ -72,6 +78,18 @@ int cp_cli_assemble(int argc, char **argv) {
   if (opt.progress) fprintf(stderr, "\n");
   int rc = (res.status == CP_ASSEMBLY_FOUND || res.status == CP_ASSEMBLY_NONE)
                ? CP_EXIT_ANSWERED : CP_EXIT_UNDECIDED;
+  if (html) {
+    char title[512];
+    snprintf(title, sizeof title, "complan assemble %s", file);
+    cp_assembly_anim_options ao = cp_assembly_anim_defaults();
+    ao.title = title;
+    if (cp_assembly_write_page(&scene, &res, &ao, html, &err) != CP_VIEWER_OK) {
+      fprintf(stderr, "complan: %s\n", err.msg); /* the message names the file */
+      cp_assembly_result_free(&res);
+      cp_scene_free(&scene);
+      return CP_EXIT_BAD_INPUT;
+    }
+  }
   int64_t run_id = -1;
   if (use_db && cp_assembly_store(db, file, &scene, &res, 6 + (int)ndir, &run_id, &err)) {
     fprintf(stderr, "complan: %s: %s: %s\n", db, err.where, err.msg);

@@ -61,7 +61,7 @@ static void row_owner(const cp_scene *sc, const cp_system *sys, int r, char *buf
 
 int cp_cli_stability(int argc, char **argv) {
   const char *file = NULL;
-  int json = 0, progress = 0;
+  int json = 0, progress = 0, verbose = 0;
   double tlim = 60.0;
   const cp_cli_flag flags[] = {
       CP_CLI_BOOL("--json", &json,
@@ -72,11 +72,13 @@ int cp_cli_stability(int argc, char **argv) {
        .dmax = 1e9, .expect = "seconds >= 0"},
       CP_CLI_BOOL("--progress", &progress,
                   "show the MILPs' progress on stderr even when it is not\na terminal"),
+      CP_CLI_BOOL("--verbose", &verbose, "GLPK's own messages on stderr (dropped otherwise)"),
   };
   const cp_cli_spec spec = {"stability", head, tail, "SCENE", &file, flags,
                             sizeof flags / sizeof *flags, 0};
   int prc = cp_cli_parse(&spec, argc, argv);
   if (prc != CP_CLI_GO) return prc;
+  if (verbose) cp_cli_verbose();
   cp_scene scene;
   cp_error err;
   memset(&err, 0, sizeof err);

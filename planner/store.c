@@ -201,18 +201,27 @@ static cp_store_status failf(cp_store *st, cp_store_status s, const char *fmt,
   return s;
 }
 
-/* The one row of a lookup by id: prepares sql, binds ids[0..n-1] to its
- * parameters and steps to the row. Returns CP_STORE_OK with *q on the row
- * (the caller reads and finalizes it); CP_STORE_NOT_FOUND without a row and
- * without a message (the caller says what is missing); or the SQLite
- * failure, its message starting with what ("cannot read the run"). *q is
- * finalized unless CP_STORE_OK. */
-static cp_store_status one_row(cp_store *st, const char *sql, const int64_t *ids, int n,
-                               const char *what, sqlite3_stmt **q) {
+/* A query by id: prepares sql and binds ids[0..n-1] to its parameters.
+ * Returns CP_STORE_OK with *q ready to step, or the SQLite failure with
+ * its message starting with what ("cannot read the run"). */
+static cp_store_status prepare_ids(cp_store *st, const char *sql, const int64_t *ids, int n,
+                                   const char *what, sqlite3_stmt **q) {
   int rc = sqlite3_prepare_v2(st->db, sql, -1, q, NULL);
   if (rc) return fail(st, rc, what);
   for (int i = 0; i < n; i++) sqlite3_bind_int64(*q, i + 1, ids[i]);
-  rc = sqlite3_step(*q);
+  return CP_STORE_OK;
+}
+
+/* The one row of a lookup by id (prepare_ids, then a step). Returns
+ * CP_STORE_OK with *q on the row (the caller reads and finalizes it);
+ * CP_STORE_NOT_FOUND without a row and without a message (the caller says
+ * what is missing); or the SQLite failure as prepare_ids. *q is finalized
+ * unless CP_STORE_OK. */
+static cp_store_status one_row(cp_store *st, const char *sql, const int64_t *ids, int n,
+                               const char *what, sqlite3_stmt **q) {
+  cp_store_status s = prepare_ids(st, sql, ids, n, what, q);
+  if (s) return s;
+  int rc = sqlite3_step(*q);
   if (rc == SQLITE_ROW) return CP_STORE_OK;
   sqlite3_finalize(*q);
   *q = NULL;
@@ -466,16 +475,15 @@ cp_store_status cp_store_load_nodes(cp_store *st, int64_t run_id,
                                               size_t),
                                     void *ctx) {
   sqlite3_stmt *q;
-  int rc = sqlite3_prepare_v2(
-      st->db,
+  cp_store_status s = prepare_ids(
+      st,
       "SELECT id, parent, depth, time, cost, state, action, steps,"
       " lcp_solves, pivots, fallbacks, warm_steps, outcome, message, flags,"
       " goal_distance, (SELECT state_size FROM searches WHERE id = ?1), warm"
       " FROM nodes WHERE search_id = ?1 ORDER BY id",
-      -1, &q, NULL);
-  if (rc) return fail(st, rc, "cannot read the nodes");
-  sqlite3_bind_int64(q, 1, run_id);
-  cp_store_status s = CP_STORE_OK;
+      &run_id, 1, "cannot read the nodes", &q);
+  if (s) return s;
+  int rc;
   while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
     cp_search_node n;
     memset(&n, 0, sizeof n);
@@ -774,8 +782,8 @@ cp_store_status cp_store_plan_nodes(cp_store *st, int64_t plan_id,
   *ids = NULL;
   *n = 0;
   sqlite3_stmt *q;
-  int rc = sqlite3_prepare_v2(
-      st->db,
+  cp_store_status ps = prepare_ids(
+      st,
       "WITH RECURSIVE path(id, parent, depth) AS ("
       " SELECT n.id, n.parent, n.depth FROM nodes n JOIN plans p"
       "  ON p.search_id = n.search_id AND p.node = n.id WHERE p.id = ?1"
@@ -784,9 +792,9 @@ cp_store_status cp_store_plan_nodes(cp_store *st, int64_t plan_id,
       "  AND n.search_id = (SELECT search_id FROM plans WHERE id = ?1))"
       " SELECT id, (SELECT search_id FROM plans WHERE id = ?1) FROM path"
       " ORDER BY depth",
-      -1, &q, NULL);
-  if (rc) return fail(st, rc, "cannot read the plan");
-  sqlite3_bind_int64(q, 1, plan_id);
+      &plan_id, 1, "cannot read the plan", &q);
+  if (ps) return ps;
+  int rc;
   long cap = 0;
   while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
     if (*n == cap) {
@@ -890,16 +898,16 @@ cp_store_status cp_store_bench_summary(cp_store *st, int64_t experiment_id,
                                        json_t **out) {
   *out = NULL;
   sqlite3_stmt *q;
-  int rc = sqlite3_prepare_v2(
-      st->db,
+  cp_store_status ps = prepare_ids(
+      st,
       "SELECT c.name, count(*), sum(r.solved), avg(r.time),"
       " avg(CASE WHEN r.solved THEN r.best_cost END), avg(r.graph_states),"
       " avg(r.expansions), avg(r.lcp_solves), avg(r.simulation_steps)"
       " FROM runs r JOIN plannerConfigs c ON c.id = r.plannerid"
       " WHERE r.experimentid = ? GROUP BY c.id ORDER BY c.id",
-      -1, &q, NULL);
-  if (rc) return fail(st, rc, "cannot summarise the benchmark");
-  sqlite3_bind_int64(q, 1, experiment_id);
+      &experiment_id, 1, "cannot summarise the benchmark", &q);
+  if (ps) return ps;
+  int rc;
   json_t *list = json_array();
   while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
     json_t *p = json_object();

@@ -169,7 +169,8 @@ def start_browser(window_size):
     return driver, cleanup
 
 
-def check(driver, page, expected, outdir):
+def open_page(driver, page, what=""):
+    """Loads the page from disk and waits for window.complan."""
     from selenium.webdriver.support.ui import WebDriverWait
     driver.get("file://" + page)
     try:
@@ -177,7 +178,11 @@ def check(driver, page, expected, outdir):
             lambda d: d.execute_script("return !!window.complan"))
     except Exception:  # noqa: BLE001
         dump_console(driver)
-        fail("window.complan never appeared")
+        fail(what + "window.complan never appeared")
+
+
+def check(driver, page, expected, outdir):
+    open_page(driver, page)
 
     api = driver.execute_script(
         "const c = window.complan; return {frames: c.frames, time: c.time, "

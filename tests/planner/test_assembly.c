@@ -47,6 +47,20 @@ static cp_stability_kind decide(const cp_scene *sc, uint64_t mask, cp_stability_
   return r->kind;
 }
 
+/* |H u' - f - G c|_inf of a result's moving solution; *umax = |u'|_inf. */
+static double motion_residual(const cp_system *sys, const cp_stability_result *r, double *umax) {
+  double res = 0.0;
+  *umax = 0.0;
+  for (int i = 0; i < sys->n_u; i++) {
+    double s = sys->f[i];
+    for (int c = 0; c < 3 * sys->n_c; c++) s += sys->G[i + (size_t)c * sys->n_u] * r->motion_force[c];
+    for (int k = 0; k < sys->n_u; k++) s -= sys->H[i + (size_t)k * sys->n_u] * r->udot[k];
+    res = fmax(res, fabs(s));
+    *umax = fmax(*umax, fabs(r->udot[i]));
+  }
+  return res;
+}
+
 static int is_stable(cp_stability_kind k) {
   return k == CP_STABILITY_STRONG || k == CP_STABILITY_WEAK || k == CP_STABILITY_UNDECIDED;
 }
@@ -219,14 +233,7 @@ Test(assembly, wedged_block_weak_by_milp_and_by_solve) {
     cr_assert_str_eq(r.method, via_milp ? "milp" : "solve");
     cr_assert(r.has_equilibrium && r.has_motion);
     // Independent check of the moving solution: H u' = f + G c.
-    double maxres = 0.0, umax = 0.0;
-    for (int i = 0; i < sys.n_u; i++) {
-      double s = sys.f[i];
-      for (int c = 0; c < 3 * sys.n_c; c++) s += sys.G[i + (size_t)c * sys.n_u] * r.motion_force[c];
-      for (int k = 0; k < sys.n_u; k++) s -= sys.H[i + (size_t)k * sys.n_u] * r.udot[k];
-      maxres = fmax(maxres, fabs(s));
-      umax = fmax(umax, fabs(r.udot[i]));
-    }
+    double umax = 0.0, maxres = motion_residual(&sys, &r, &umax);
     cr_assert_lt(maxres, 1e-6);
     cr_assert_gt(umax, 1e-3);
     for (int j = 0; j < sys.n_c; j++) cr_assert_geq(r.motion_force[3 * j], -1e-9);
@@ -545,5 +552,234 @@ Test(assembly, acceleration_driven_joints) {
   cr_assert_eq(decide(&sc, 1, &r, NULL, NULL), CP_STABILITY_UNSTABLE);
   cr_assert_eq(r.has_equilibrium, 0);
   cp_stability_result_free(&r);
+  cp_scene_free(&sc);
+}
+
+/* ---- The one-MILP-then-band decision (issue 11 follow-up) against an
+ * independent oracle: every contact mode enumerated. ---- */
+
+#include <glpk.h>
+
+static int quiet(void *info, const char *s) {
+  (void)info;
+  (void)s;
+  return 1;
+}
+
+/* Does the contact problem at rest of sys (every dof free, k = 0) have a
+ * solution with u' != 0? For each assignment of modes (a contact either
+ * separates, c = 0 and a_n >= 0, or touches, a_n = 0, with each tangential
+ * component sticking, a_e = 0 and |c_e| <= mu c_n, or sliding either way on
+ * the opposing pyramid face), one LP: max f^T u' subject to H u' = f + G c
+ * and the mode. By the energy identity a solution moves iff f^T u' > 0
+ * (and |u'_i| <= 1e3 keeps the LP bounded). Returns 1 moving, 0 not. */
+static int brute_moving(const cp_system *sys, double thr) {
+  const int nu = sys->n_u, nc = sys->n_c, nv = nu + 3 * nc;
+  int modes = 1;
+  for (int j = 0; j < nc; j++) modes *= 10;
+  glp_term_hook(quiet, NULL);
+  int moving = 0;
+  for (int m = 0; m < modes && !moving; m++) {
+    glp_prob *P = glp_create_prob();
+    glp_set_obj_dir(P, GLP_MAX);
+    glp_add_cols(P, nv);
+    for (int i = 0; i < nu; i++) {
+      glp_set_col_bnds(P, i + 1, GLP_DB, -1e3, 1e3);
+      glp_set_obj_coef(P, i + 1, sys->f[i]);
+    }
+    int *ia = malloc(sizeof(int) * (size_t)(nv * (nu + 1) * 4 + 1));
+    int *ja = malloc(sizeof(int) * (size_t)(nv * (nu + 1) * 4 + 1));
+    double *ar = malloc(sizeof(double) * (size_t)(nv * (nu + 1) * 4 + 1));
+    int nz = 0, r = 0;
+    glp_add_rows(P, nu);
+    for (int i = 0; i < nu; i++) { /* H u' - G c = f */
+      r++;
+      glp_set_row_bnds(P, r, GLP_FX, sys->f[i], sys->f[i]);
+      for (int k = 0; k < nu; k++) {
+        nz++; ia[nz] = r; ja[nz] = k + 1; ar[nz] = sys->H[i + (size_t)k * nu];
+      }
+      for (int c = 0; c < 3 * nc; c++) {
+        nz++; ia[nz] = r; ja[nz] = nu + c + 1; ar[nz] = -sys->G[i + (size_t)c * nu];
+      }
+    }
+    for (int j = 0, mm = m; j < nc; j++, mm /= 10) {
+      const int mode = mm % 10, n = 3 * j;
+      const double mu = sys->mu[j];
+      /* a_col = G[:, col]^T u' as a row with bounds (type, lo, hi) */
+#define AROW(col, type, lo, hi)                                                 \
+  do {                                                                        \
+    r = glp_add_rows(P, 1);                                                   \
+    glp_set_row_bnds(P, r, (type), (lo), (hi));                               \
+    for (int k = 0; k < nu; k++) {                                            \
+      nz++; ia[nz] = r; ja[nz] = k + 1; ar[nz] = sys->G[k + (size_t)(col) * nu]; \
+    }                                                                         \
+  } while (0)
+#define CROW(e, sgn_e, sgn_n, type)                                             \
+  do { /* sgn_e c_e + sgn_n mu c_n (type) 0 */                                \
+    r = glp_add_rows(P, 1);                                                   \
+    glp_set_row_bnds(P, r, (type), 0.0, 0.0);                                 \
+    nz++; ia[nz] = r; ja[nz] = nu + (e) + 1; ar[nz] = (sgn_e);                \
+    nz++; ia[nz] = r; ja[nz] = nu + n + 1; ar[nz] = (sgn_n) * mu;             \
+  } while (0)
+      if (mode == 0) {
+        for (int q = 0; q < 3; q++) glp_set_col_bnds(P, nu + n + q + 1, GLP_FX, 0.0, 0.0);
+        AROW(n, GLP_LO, 0.0, 0.0);
+        continue;
+      }
+      glp_set_col_bnds(P, nu + n + 1, GLP_LO, 0.0, 0.0);
+      AROW(n, GLP_FX, 0.0, 0.0);
+      const int tm[2] = {(mode - 1) % 3, (mode - 1) / 3};
+      for (int q = 0; q < 2; q++) {
+        const int e = n + 1 + q;
+        glp_set_col_bnds(P, nu + e + 1, GLP_FR, 0.0, 0.0);
+        if (tm[q] == 0) {
+          AROW(e, GLP_FX, 0.0, 0.0);
+          CROW(e, 1.0, -1.0, GLP_UP);
+          CROW(e, -1.0, -1.0, GLP_UP);
+        } else if (tm[q] == 1) { /* slides +: c_e = -mu c_n */
+          AROW(e, GLP_LO, 0.0, 0.0);
+          CROW(e, 1.0, 1.0, GLP_FX);
+        } else { /* slides -: c_e = mu c_n */
+          AROW(e, GLP_UP, 0.0, 0.0);
+          CROW(e, 1.0, -1.0, GLP_FX);
+        }
+      }
+#undef AROW
+#undef CROW
+    }
+    glp_load_matrix(P, nz, ia, ja, ar);
+    glp_smcp sp;
+    glp_init_smcp(&sp);
+    sp.msg_lev = GLP_MSG_OFF;
+    sp.presolve = GLP_ON;
+    if (glp_simplex(P, &sp) == 0 && glp_get_status(P) == GLP_OPT && glp_get_obj_val(P) > thr)
+      moving = 1;
+    glp_delete_prob(P);
+    free(ia);
+    free(ja);
+    free(ar);
+  }
+  glp_term_hook(NULL, NULL);
+  return moving;
+}
+
+/* The verdict with the MILP deciding (no contact solve first). */
+static cp_stability_kind decide_milp(const cp_scene *sc, cp_stability_milp how, cp_system *sys,
+                                     cp_stability_result *r) {
+  cp_stability_options o = cp_stability_defaults();
+  o.try_solve = 0;
+  o.time_limit_s = 0.0;
+  o.milp = how;
+  return decide(sc, 1, r, sys, &o);
+}
+
+static void agree_with_oracle(const cp_scene *sc, const char *what, int expect_moving) {
+  cp_stability_result r1, r2;
+  cp_system sys;
+  cp_stability_kind k1 = decide_milp(sc, CP_STABILITY_MILP_ENERGY, &sys, &r1);
+  cp_stability_kind k2 = decide_milp(sc, CP_STABILITY_MILP_PER_COORD, NULL, &r2);
+  const int moving = brute_moving(&sys, 1e-6);
+  cr_assert_eq(moving, expect_moving, "%s: the mode enumeration says %d", what, moving);
+  cr_assert_eq(k1, moving ? CP_STABILITY_WEAK : CP_STABILITY_STRONG, "%s: one MILP says %s, modes say %s",
+               what, cp_stability_kind_name(k1), moving ? "moving" : "none moves");
+  cr_assert_eq(k2, k1, "%s: per-dof MILPs %s, one MILP %s", what, cp_stability_kind_name(k2),
+               cp_stability_kind_name(k1));
+  cr_assert_str_eq(r1.method, "milp");
+  if (moving) { /* the reported motion: H u' = f + G c, and it moves */
+    double umax = 0.0, res = motion_residual(&sys, &r1, &umax);
+    cr_assert_lt(res, 1e-6, "%s", what);
+    cr_assert_gt(umax, r1.acc_tol, "%s", what);
+  } else {
+    cr_assert_eq(r1.has_motion, 0);
+  }
+  cp_system_free(&sys);
+  cp_stability_result_free(&r1);
+  cp_stability_result_free(&r2);
+}
+
+Test(assembly, one_milp_agrees_with_mode_enumeration) {
+  // A box on slopes, friction just above and well above tan(theta): strong.
+  const double th[] = {0.2, 0.45}, fac[] = {1.02, 1.6};
+  for (int a = 0; a < 2; a++)
+    for (int b = 0; b < 2; b++) {
+      cp_scene sc;
+      slope_scene(th[a], fac[b] * tan(th[a]), &sc);
+      char what[64];
+      snprintf(what, sizeof what, "slope %g mu %g tan", th[a], fac[b]);
+      agree_with_oracle(&sc, what, 0);
+      cp_scene_free(&sc);
+    }
+  // A ball jammed between two walls: friction can hold it, and it can
+  // fall: weak, found by the MILP.
+  const double mus[] = {0.3, 1.0};
+  for (int a = 0; a < 2; a++) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"friction\": {\"default\": %g}, \"bodies\": ["
+             "{\"name\": \"left\", \"fixed\": true, \"shape\": {\"type\": \"box\", \"size\": [0.1, 0.4, 0.4]}, \"position\": [-0.15, 0, 0.5]},"
+             "{\"name\": \"right\", \"fixed\": true, \"shape\": {\"type\": \"box\", \"size\": [0.1, 0.4, 0.4]}, \"position\": [0.15, 0, 0.5]},"
+             "{\"name\": \"ball\", \"mass\": 1, \"shape\": {\"type\": \"sphere\", \"radius\": 0.1}, \"position\": [0, 0, 0.5]}]}",
+             mus[a]);
+    cp_scene sc;
+    parse(text, &sc);
+    agree_with_oracle(&sc, mus[a] < 0.5 ? "ball between walls, mu 0.3" : "ball between walls, mu 1", 1);
+    cp_scene_free(&sc);
+  }
+}
+
+/* ---- The sequence in the viewer page (planner/assembly_view.h) ---- */
+
+#include "planner/assembly_view.h"
+
+Test(assembly, animation_moves_each_part_along_its_approach) {
+  cp_scene sc;
+  load_bundled("tower.json", &sc);
+  cp_assembly_result res;
+  cr_assert_eq(cp_assembly_plan(&sc, NULL, &res), CP_ASSEMBLY_FOUND);
+  cp_assembly_anim_options o = cp_assembly_anim_defaults();
+  o.frames_per_step = 4;
+  o.step_seconds = 2.0;
+  const int n = res.n_steps, nf = cp_assembly_anim_frames(&res, &o);
+  cr_assert_eq(nf, 4 * n + 1);
+  // Automatic distance: the four 0.1 m-high blocks of the tower (centres
+  // 0.05 .. 0.35, half-diagonal r) -> 2 (0.15 + r) + r.
+  const double r = cp_shape_bounding_radius(&sc.bodies[res.steps[0].body].shape);
+  const double D = cp_assembly_anim_distance(&sc, &o);
+  cr_assert_float_eq(D, 2.0 * (0.15 + r) + r, 1e-12);
+  double x[13 * 8], t;
+  for (int f = 0; f < nf; f++) {
+    cr_assert_eq(cp_assembly_anim_state(&sc, &res, &o, f, &t, x), 0);
+    cr_assert_float_eq(t, 0.5 * f, 1e-12);
+    for (int k = 0; k < n; k++) {
+      const int b = res.steps[k].body;
+      int slot = 0; // the body's place among the free bodies
+      for (int i = 0; i < b; i++) slot += !sc.bodies[i].fixed;
+      // Before its step: waiting D above (the tower is built from above);
+      // during it: on the way down; after it: in place.
+      const double left = f <= 4 * k ? 1.0 : f >= 4 * (k + 1) ? 0.0 : 1.0 - (f - 4 * k) / 4.0;
+      cr_assert_float_eq(x[13 * slot + 2], sc.bodies[b].x[2] + left * D, 1e-12, "frame %d part %d", f, k);
+      cr_assert_float_eq(x[13 * slot + 0], sc.bodies[b].x[0], 1e-12);
+      for (int a = 0; a < 4; a++) cr_assert_eq(x[13 * slot + 3 + a], sc.bodies[b].q[a]);
+    }
+  }
+  cr_assert_eq(cp_assembly_anim_state(&sc, &res, &o, nf, &t, x), -1);
+  cr_assert_eq(cp_assembly_anim_state(&sc, &res, &o, -1, &t, x), -1);
+  // An unwritable path: an error naming it, nothing written.
+  cp_error err;
+  cr_assert_neq(cp_assembly_write_page(&sc, &res, &o, "/nonexistent-dir/page.html", &err), CP_VIEWER_OK);
+  cr_assert_str_eq(err.where, "/nonexistent-dir/page.html");
+  cp_assembly_result_free(&res);
+  // No sequence (the arch alone): one frame, the assembly as given.
+  cp_scene_free(&sc);
+  load_bundled("arch.json", &sc);
+  cr_assert_eq(cp_assembly_plan(&sc, NULL, &res), CP_ASSEMBLY_NONE);
+  cr_assert_eq(cp_assembly_anim_frames(&res, &o), 1);
+  cr_assert_eq(cp_assembly_anim_state(&sc, &res, &o, 0, &t, x), 0);
+  for (int i = 0, slot = 0; i < sc.n_bodies; i++)
+    if (!sc.bodies[i].fixed) {
+      for (int a = 0; a < 3; a++) cr_assert_eq(x[13 * slot + a], sc.bodies[i].x[a]);
+      slot++;
+    }
+  cp_assembly_result_free(&res);
   cp_scene_free(&sc);
 }

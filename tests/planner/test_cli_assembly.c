@@ -179,3 +179,57 @@ Test(cli_assembly, help) {
   free(out);
   free(err);
 }
+
+/* --verbose: GLPK's own text on stderr, stdout still one JSON document;
+ * without it GLPK says nothing. */
+Test(cli_assembly, verbose_glpk_text_on_stderr) {
+  const char *cmds[2][7] = {
+      {"complan", "stability", bundled("tower.json"), "--json", "--verbose", NULL},
+      {"complan", "assemble", bundled("tower.json"), "--json", "--no-db", "--verbose", NULL}};
+  for (int c = 0; c < 2; c++) {
+    for (int verbose = 0; verbose < 2; verbose++) {
+      const char *argv[7];
+      memcpy(argv, cmds[c], sizeof argv);
+      if (!verbose) argv[c ? 5 : 4] = NULL;
+      char *out, *err;
+      cr_assert_eq(cpt_run(argv, &out, &err), 0, "%s: %s", argv[1], err);
+      json_error_t je;
+      json_t *doc = json_loads(out, 0, &je);
+      cr_assert_not_null(doc, "%s: stdout is not one JSON document: %s", argv[1], out);
+      json_decref(doc);
+      cr_assert_null(strstr(out, " obj = "));
+      if (verbose)
+        cr_assert(strstr(err, " obj = "), "%s --verbose: stderr lacks GLPK's text: %s",
+                  argv[1], err);
+      else
+        cr_assert_null(strstr(err, " obj = "), "%s: GLPK spoke without --verbose: %s", argv[1], err);
+      free(out);
+      free(err);
+    }
+  }
+}
+
+/* assemble --html: the viewer page of the sequence; a page that cannot be
+ * written is exit 2 naming the file, with nothing on stdout. */
+Test(cli_assembly, assemble_html_page) {
+  char *page = cpt_temp_file("", ".html");
+  const char *argv[] = {"complan", "assemble", bundled("tower.json"), "--no-db", "--html", page, NULL};
+  char *out, *err;
+  cr_assert_eq(cpt_run(argv, &out, &err), 0, "%s", err);
+  size_t len;
+  char *html = cpt_read_file(page, &len);
+  cr_assert_not_null(html);
+  cr_assert(strstr(html, "complan assemble"), "the page lacks its title");
+  cr_assert(strstr(html, "block3"), "the page lacks the parts");
+  cr_assert_gt(len, 100000); // three.js is inlined: the page stands alone
+  free(html);
+  free(out);
+  free(err);
+  unlink(page);
+  free(page);
+  const char *bad[] = {"complan", "assemble", bundled("tower.json"), "--no-db", "--html",
+                       "/nonexistent-dir/page.html", NULL};
+  expect_bad(bad, "/nonexistent-dir/page.html");
+  const char *noval[] = {"complan", "assemble", bundled("tower.json"), "--no-db", "--html", NULL};
+  expect_bad(noval, "--html");
+}

@@ -15,11 +15,13 @@
 
 /* tests/data/robots/habits.urdf: a two-joint arm whose first revolute
  * joint has limits 0..0 (a warning, line 6); no shapes: it touches nothing. */
-/* A box resting on a table, and the arm of the URDF file when one is given. */
+/* A box resting on a table (a friction pair for the two), and the arm of the URDF file when one is given. */
 static char *scene_text(const char *urdf_path) {
   char *t = malloc(2048);
   snprintf(t, 2048,
-           "{\"bodies\": [{\"name\": \"table\", \"fixed\": true, \"shape\": "
+           "{\"friction\": {\"default\": 0.5, \"pairs\": [{\"a\": \"box\", \"b\": "
+           "\"table\", \"mu\": 0.3}]}, "
+           "\"bodies\": [{\"name\": \"table\", \"fixed\": true, \"shape\": "
            "{\"type\": \"plane\", \"normal\": [0, 0, 1], \"offset\": 0}}, "
            "{\"name\": \"box\", \"mass\": 0.5, \"shape\": {\"type\": \"box\", "
            "\"size\": [0.1, 0.1, 0.1]}, \"position\": [0, 0, 0.05]}]%s%s%s}",
@@ -128,8 +130,13 @@ Test(cli_warnings, scene_copy_owns_its_warnings) {
   cr_assert_neq(b.warnings, a.warnings);
   cr_assert_neq(b.warnings[0], a.warnings[0]);
   cr_assert_str_eq(b.warnings[0], a.warnings[0]);
+  cr_assert_eq(b.n_pairs, 1); // and the friction pairs, names copied
+  cr_assert_neq(b.pairs[0].a, a.pairs[0].a);
+  cr_assert_eq(b.pairs[0].mu, 0.3);
   cp_scene_free(&a);
   cr_assert(strstr(b.warnings[0], "no position limits"), "%s", b.warnings[0]);
+  cr_assert_str_eq(b.pairs[0].a, "box");
+  cr_assert_str_eq(b.pairs[0].b, "table");
   cp_scene_free(&b);
   unlink(f);
   free(u);
