@@ -601,6 +601,9 @@ static mip_outcome run_mip(mip_job *job) {
     glp_set_row_bnds(P, 3 * n + 1 + c, GLP_LO, 1.0 - ones, 0.0);
   }
   glp_load_matrix(P, nnz, ia, ja, ar);
+  /* Test hook (contact/glpkout.h): a GLPK error raised here takes the path
+   * of a real internal error. */
+  if (cp_glpk_fault("certify")) glp_error("complan: injected GLPK fault\n");
 
   glp_iocp ip;
   glp_init_iocp(&ip);

@@ -22,7 +22,12 @@
 ///         <= -sigma (1 - beta) zeta rho^m theta0                        (F3)
 ///
 /// (Armijo on psi = (n + zeta) log(w^T z) - sum_i log(w_i z_i)). Stop when
-/// w^T z <= gap_tol (solved) or after max_iter iterations.
+/// w^T z <= gap_tol or after max_iter iterations.
+///
+/// Finish: the converged iterate is polished by its basis; if it still
+/// fails the row-by-row check (indeterminate forces: the iterate is inside
+/// a face of solutions), a crossover LP finds a vertex of the face named by
+/// the partition {i : z_i > w_i}, solved exactly and checked (fip.c).
 #ifndef CP_CONTACT_FIP_H
 #define CP_CONTACT_FIP_H
 
@@ -42,6 +47,9 @@ typedef struct cp_fip_options {
   double sigma;     ///< Armijo constant in (0, 1); default 1e-4
   double nfp_tol;   ///< phase I: t* <= nfp_tol means NFP; default 1e-9
   int polish;       ///< 1 (default): polish the final iterate by its basis
+  int crossover;    ///< 1 (default): if the polished iterate fails the check,
+                    ///< finish exactly on the face its partition names
+                    ///< (fip.c); only with polish (polish 0: the raw iterate)
   cp_check_options check;
 } cp_fip_options;
 

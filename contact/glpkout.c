@@ -17,3 +17,15 @@ int cp_glpk_forward(void *info, const char *text) {
   if (sink_fn && text) sink_fn(sink_ctx, text);
   return 1;
 }
+
+static cp_glpk_fault_fn fault_fn;
+static void *fault_ctx;
+
+void cp_glpk_set_fault(cp_glpk_fault_fn fn, void *ctx) {
+  fault_fn = fn;
+  fault_ctx = ctx;
+}
+
+int cp_glpk_fault(const char *where) {
+  return fault_fn && fault_fn(fault_ctx, where) ? 1 : 0;
+}

@@ -11,6 +11,16 @@
 ///
 /// The sink is process-wide, set once before solving (not thread-safe to
 /// change while another thread solves). The library itself never prints.
+///
+/// Fault injection (tests only). GLPK's internal errors are rare and no
+/// known input provokes one inside certify, yet the rule "never a proof of
+/// infeasibility after a GLPK error" must be tested. Every guarded GLPK
+/// solve of complan (FIP's LPs, certify's MIPs) asks cp_glpk_fault(where)
+/// once its problem is loaded; when a test has set a fault function and it
+/// returns nonzero, the caller raises a genuine GLPK error (glp_error) at that
+/// point, which takes the same path (error hook, longjmp, glp_free_env) as
+/// an internal failure of GLPK would. Without a fault function (always, in
+/// the CLI) cp_glpk_fault returns 0.
 #ifndef CP_CONTACT_GLPKOUT_H
 #define CP_CONTACT_GLPKOUT_H
 
@@ -32,6 +42,16 @@ int cp_glpk_has_sink(void);
 /// A glp_term_hook: passes text to the sink and returns 1 ("handled"), so
 /// that GLPK never writes to stdout itself. `info` is unused.
 int cp_glpk_forward(void *info, const char *text);
+
+/// Decides whether the guarded GLPK call named `where` fails (tests).
+typedef int (*cp_glpk_fault_fn)(void *ctx, const char *where);
+
+/// Sets the fault function; NULL (the default) injects nothing.
+void cp_glpk_set_fault(cp_glpk_fault_fn fn, void *ctx);
+
+/// 1 when the fault function asks the call `where` to fail, else 0.
+/// `where`: "fip phase I", "fip crossover", "certify".
+int cp_glpk_fault(const char *where);
 
 #ifdef __cplusplus
 }

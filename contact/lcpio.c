@@ -1,4 +1,5 @@
 #include "contact/lcpio.h"
+#include "models/jsonread.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -33,8 +34,11 @@ int cp_lcp_parse_json(const char *text, size_t len, cp_lcp *out,
                       cp_error *err) {
   memset(out, 0, sizeof *out);
   json_error_t jerr;
-  json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
+  int nomem;
+  json_t *root = cp_json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
+                               &jerr, &nomem);
   if (!root) {
+    if (nomem) return cp_error_set(err, "", "out of memory reading JSON");
     char where[64];
     snprintf(where, sizeof where, "line %d, column %d", jerr.line,
              jerr.column);
@@ -330,9 +334,13 @@ char *cp_lcp_format_json(const cp_lcp *lcp) {
   if (lcp->name) {
     json_t *js = json_string(lcp->name);
     char *nm = js ? json_dumps(js, JSON_ENCODE_ANY) : NULL;
-    sb_printf(&b, "\"name\": %s, ", nm ? nm : "\"\"");
-    free(nm);
     json_decref(js);
+    if (!nm) { /* out of memory: no name is not an answer */
+      free(sb_finish(&b));
+      return NULL;
+    }
+    sb_printf(&b, "\"name\": %s, ", nm);
+    free(nm);
   }
   sb_printf(&b, "\"M\": [");
   for (int i = 0; i < n; i++) {

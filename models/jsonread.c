@@ -1,15 +1,50 @@
 #include "models/jsonread.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+
+/* Allocations of jansson's that failed, in this thread (cp_json_loadb,
+ * cp_json_alloc_failures). */
+static _Thread_local unsigned long json_failures;
+
+static void *json_alloc(size_t size) {
+  void *p = malloc(size);
+  if (!p) ++json_failures;
+  return p;
+}
+
+static pthread_once_t json_once = PTHREAD_ONCE_INIT;
+static void json_init(void) { json_set_alloc_funcs(json_alloc, free); }
+
+unsigned long cp_json_alloc_failures(void) {
+  pthread_once(&json_once, json_init);
+  return json_failures;
+}
+
+json_t *cp_json_loadb(const char *text, size_t len, size_t flags,
+                      json_error_t *je, int *nomem) {
+  const unsigned long before = cp_json_alloc_failures();
+  json_t *r = json_loadb(text, len, flags, je);
+  const int failed = json_failures != before;
+  if (r && failed) { /* jansson absorbed a failure: the tree may lack parts */
+    json_decref(r);
+    r = NULL;
+  }
+  *nomem = !r && (failed || json_error_code(je) == json_error_out_of_memory);
+  return r;
+}
 
 int cp_json_parse(const char *text, size_t len, json_t **root, cp_error *err) {
   *root = NULL;
   if (!text) return cp_error_set(err, "", "no text to parse");
   json_error_t je;
-  json_t *r = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+  int nomem;
+  json_t *r = cp_json_loadb(text, len, JSON_REJECT_DUPLICATES, &je, &nomem);
   if (!r) {
+    if (nomem) return cp_error_set(err, "", "out of memory reading JSON");
     char where[32];
     snprintf(where, sizeof where, "line %d", je.line);
     return cp_error_set(err, where, "invalid JSON at column %d: %s", je.column,

@@ -28,6 +28,22 @@ extern "C" {
 /// column and jansson's reason.
 int cp_json_parse(const char *text, size_t len, json_t **root, cp_error *err);
 
+/// json_loadb(text, len, flags, je) that tells running out of memory from bad
+/// syntax: returns the root, or NULL with *je filled and *nomem = 1 when an
+/// allocation of jansson's failed during the parse (jansson then sometimes
+/// reports a syntax error at the string it could not store). For this,
+/// jansson's allocator is set once, process-wide, to malloc/free with a
+/// per-thread failure flag (json_set_alloc_funcs).
+json_t *cp_json_loadb(const char *text, size_t len, size_t flags,
+                      json_error_t *je, int *nomem);
+
+/// Number of jansson allocations that failed so far in this thread (since
+/// jansson's allocator was set, which this call also does). jansson drops a
+/// key or element silently when it cannot allocate it: a document built
+/// while this number moved is incomplete (planner/output.h's cp_json_print
+/// refuses to print it).
+unsigned long cp_json_alloc_failures(void);
+
 /// out = parent + "." + key (or key at the root). Returns out.
 char *cp_json_path_key(char *out, const char *parent, const char *key);
 /// out = parent + "[i]". Returns out.

@@ -850,6 +850,9 @@ int cp_scene_check_normal_speeds(const cp_scene *s, cp_error *err) {
   for (int j = 0; j < s->n_contacts; ++j) {
     double vc[3];
     cp_scene_contact_velocity(s, j, vc);
+    // The state is finite (ranges): NaN is cp_scene_point_velocity's sign
+    // that its scratch allocation failed.
+    if (isnan(vc[0])) return cp_error_set(err, "", "out of memory checking contact speeds");
     if (!(fabs(vc[0]) <= s->velocity_tolerance)) {
       char p[PATHBUF], an[96], bn[96];
       cp_json_path_index(p, "contacts", (size_t)j);

@@ -212,6 +212,12 @@ int cp_system_build(const cp_scene *sc, cp_system *s, cp_error *err) {
     cp_chain_kinematics(c, bc.states[m]);
     cp_chain_mass_matrix(c, bc.states[m], Mm);
     cp_chain_bias_efforts(c, bc.states[m], sc->gravity, gf, hf);
+    // Both say "out of memory" by NaN (models/chain.h); inputs are finite.
+    if (isnan(Mm[0]) || isnan(gf[0]) || isnan(hf[0])) {
+      cp_error_set(err, "", "out of memory building the system");
+      ok = 0;
+      goto done;
+    }
     size_t rb = 6 * (size_t)s->n_obj;
     for (int a = 0; a < c->n; ++a) {
       size_t ra = rb + (size_t)row[a];

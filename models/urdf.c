@@ -939,18 +939,56 @@ static int read_robot(ctx *c, xmlNode *robot, cp_urdf_model *m) {
 // ------------------------------------------------------------- entry --
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static void init_once(void) { xmlInitParser(); }
+/* libxml2 reports some failures (a parser context it cannot allocate) only
+ * through its generic error channel, which prints to stderr: the library
+ * never prints, and those failures are seen through NULL returns anyway. */
+static void silent(void *ctx, const char *fmt, ...) {
+  (void)ctx;
+  (void)fmt;
+}
+
+/* libxml2's allocations pass through these (xmlMemSetup), so that a parse
+ * that failed for want of memory is told from bad XML or a missing
+ * attribute (xmlGetProp returns NULL for both). Per-thread flag. */
+static _Thread_local int xml_nomem;
+
+static void *xml_malloc(size_t size) {
+  void *p = malloc(size);
+  if (!p) xml_nomem = 1;
+  return p;
+}
+
+static void *xml_realloc(void *q, size_t size) {
+  void *p = realloc(q, size);
+  if (!p) xml_nomem = 1;
+  return p;
+}
+
+static char *xml_strdup(const char *str) {
+  size_t n = strlen(str) + 1;
+  char *p = xml_malloc(n);
+  if (p) memcpy(p, str, n);
+  return p;
+}
+
+static void init_once(void) {
+  xmlMemSetup(free, xml_malloc, xml_realloc, xml_strdup);
+  xmlInitParser();
+  xmlSetGenericErrorFunc(NULL, silent);
+}
 
 // The FIRST syntax error (libxml2 keeps only the last one on the context,
 // and later ones are often consequences such as "premature end of data").
 typedef struct first_error {
   int have, line;
+  int nomem;  // libxml2 ran out of memory (at any point)
   char msg[256];
 } first_error;
 
 static void keep_first_error(void *data, xmlErrorPtr e) {
   xmlParserCtxtPtr px = data;
   first_error *fe = px ? px->_private : NULL;
+  if (fe && e && e->code == XML_ERR_NO_MEMORY) fe->nomem = 1;
   if (!fe || fe->have || !e) return;
   fe->have = 1;
   fe->line = e->line;
@@ -996,9 +1034,10 @@ int cp_urdf_parse_opts(const char *text, size_t len,
   if (!text) return cp_error_set(err, "", "no text to parse");
   if (len > 0x7fffffff) return cp_error_set(err, "", "URDF text too large");
   pthread_once(&g_once, init_once);
+  xml_nomem = 0;
   xmlParserCtxtPtr px = xmlNewParserCtxt();
   if (!px) return cp_error_set(err, "", "out of memory");
-  first_error fe = {0, 0, ""};
+  first_error fe = {0, 0, 0, ""};
   px->_private = &fe;
   px->sax->serror = keep_first_error; // called with data = px (userData)
   // No network, no entity expansion, no messages on stderr (errors are kept
@@ -1012,10 +1051,12 @@ int cp_urdf_parse_opts(const char *text, size_t len,
       xmlErrorPtr e = xmlCtxtGetLastError(px);
       keep_first_error(px, e);
     }
+    const int nomem = fe.nomem || xml_nomem || px->errNo == XML_ERR_NO_MEMORY;
     char where[32] = "";
-    if (fe.have) snprintf(where, sizeof where, "line %d", fe.line);
+    if (fe.have && !nomem) snprintf(where, sizeof where, "line %d", fe.line);
     xmlFreeDoc(doc);
     xmlFreeParserCtxt(px);
+    if (nomem) return cp_error_set(err, where, "out of memory reading XML");
     return cp_error_set(err, where, "invalid XML: %s",
                         fe.have ? fe.msg : "unknown error");
   }
@@ -1025,7 +1066,9 @@ int cp_urdf_parse_opts(const char *text, size_t len,
   free_ctx(&c);
   xmlFreeDoc(doc);
   xmlFreeParserCtxt(px);
+  if (!rc && xml_nomem) rc = -1; /* libxml2 absorbed a failure: parts may be missing */
   if (rc) cp_urdf_free(m);
+  if (rc && xml_nomem) cp_error_set(err, "", "out of memory reading the URDF");
   return rc ? -1 : 0;
 }
 

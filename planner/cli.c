@@ -275,6 +275,7 @@ int cp_cli_main(int argc, char **argv) {
   /* At the sizes complan works with, BLAS threads cost more than they give;
    * parallelism belongs to searches and experiments. */
   openblas_set_num_threads(1);
+  cp_cli_output_begin();
   if (argc < 2) {
     fputs(usage, stderr);
     return CP_EXIT_BAD_INPUT;

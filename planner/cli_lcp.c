@@ -137,8 +137,9 @@ static int run(int argc, char **argv, int certify) {
   if (rc >= 0) return rc;
 
   size_t len;
-  char *text = cp_cli_read_file(a.file, &len);
-  if (!text) return CP_EXIT_BAD_INPUT;
+  char *text;
+  int read_rc = cp_cli_read_input(a.file, &text, &len);
+  if (read_rc) return read_rc;
   cp_lcp lcp;
   cp_error err;
   if (cp_lcp_parse(text, len, &lcp, &err)) {

@@ -238,8 +238,9 @@ int cp_cli_solve(int argc, char **argv) {
   opt.check_unique = opt.solve.solver == CP_SOLVER_CERTIFY && !quasi;
 
   size_t len;
-  char *text = cp_cli_read_file(file, &len);
-  if (!text) return CP_EXIT_BAD_INPUT;
+  char *text;
+  int read_rc = cp_cli_read_input(file, &text, &len);
+  if (read_rc) return read_rc;
   char *dircopy = strdup(file);
   cp_scene scene;
   cp_error err;

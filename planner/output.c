@@ -1,4 +1,5 @@
 #include "planner/output.h"
+#include "models/jsonread.h"
 
 #include <errno.h>
 #include <math.h>
@@ -8,17 +9,22 @@
 #include <string.h>
 #include <unistd.h>
 
-char *cp_cli_read_file(const char *path, size_t *len) {
+int cp_cli_read_input(const char *path, char **text, size_t *len) {
   cp_error err;
-  char *s = cp_read_file(path, len, &err);
-  if (!s) {
-    /* err.msg is "cannot open|read PATH: REASON": print the file first, as
-     * every input error does. */
-    const char *p = strstr(err.msg, path);
-    const char *reason = p ? p + strlen(path) + (p[strlen(path)] == ':' ? 2 : 0) : err.msg;
-    fprintf(stderr, "complan: %s: cannot read: %s\n", path, reason);
-  }
-  return s;
+  *text = cp_read_file(path, len, &err);
+  if (*text) return 0;
+  /* err.msg is "cannot open|read PATH: REASON": print the file first, as
+   * every input error does. */
+  const char *p = strstr(err.msg, path);
+  const char *reason = p ? p + strlen(path) + (p[strlen(path)] == ':' ? 2 : 0) : err.msg;
+  fprintf(stderr, "complan: %s: cannot read: %s\n", path, reason);
+  return strstr(reason, "out of memory") ? CP_EXIT_UNDECIDED : CP_EXIT_BAD_INPUT;
+}
+
+char *cp_cli_read_file(const char *path, size_t *len) {
+  char *text;
+  (void)cp_cli_read_input(path, &text, len);
+  return text;
 }
 
 int cp_cli_input_error(const char *file, const cp_error *err) {
@@ -26,7 +32,8 @@ int cp_cli_input_error(const char *file, const cp_error *err) {
     fprintf(stderr, "complan: %s: %s: %s\n", file, err->where, err->msg);
   else
     fprintf(stderr, "complan: %s: %s\n", file, err->msg);
-  return CP_EXIT_BAD_INPUT;
+  // Running out of memory is not the input's fault (docs/outputs.md: 1).
+  return strstr(err->msg, "out of memory") ? CP_EXIT_UNDECIDED : CP_EXIT_BAD_INPUT;
 }
 
 void cp_cli_scene_warnings(const char *file, const cp_scene *scene) {
@@ -67,9 +74,24 @@ json_t *cp_json_vec(const double *v, int n) {
   return a;
 }
 
+static unsigned long json_failures_base;
+
+void cp_cli_output_begin(void) { json_failures_base = cp_json_alloc_failures(); }
+
 int cp_json_print(json_t *doc) {
-  int rc = json_dumpf(doc, stdout, JSON_REAL_PRECISION(17) | JSON_INDENT(0) |
-                                       JSON_COMPACT);
-  if (rc == 0) rc = fputc('\n', stdout) == EOF ? -1 : 0;
+  /* Serialised in memory first: stdout gets the whole document or nothing. */
+  char *s = cp_json_alloc_failures() == json_failures_base
+                ? json_dumps(doc, JSON_REAL_PRECISION(17) | JSON_INDENT(0) | JSON_COMPACT)
+                : NULL;
+  if (s && cp_json_alloc_failures() != json_failures_base) { /* while dumping */
+    free(s);
+    s = NULL;
+  }
+  if (!s) {
+    fprintf(stderr, "complan: out of memory writing the JSON document\n");
+    return -1;
+  }
+  int rc = fputs(s, stdout) == EOF || fputc('\n', stdout) == EOF ? -1 : 0;
+  free(s);
   return rc;
 }

@@ -19,7 +19,12 @@ enum { CP_EXIT_ANSWERED = 0, CP_EXIT_UNDECIDED = 1, CP_EXIT_BAD_INPUT = 2 };
 /// prints `complan: PATH: cannot read: REASON` and returns NULL.
 char *cp_cli_read_file(const char *path, size_t *len);
 
-/// Prints `complan: FILE: WHERE: MSG` (WHERE omitted when empty); returns 2.
+/// As cp_cli_read_file, with the exit status of a failure: 0 (read), 2
+/// (cannot read) or 1 (out of memory, not the input's fault).
+int cp_cli_read_input(const char *path, char **text, size_t *len);
+
+/// Prints `complan: FILE: WHERE: MSG` (WHERE omitted when empty); returns 2,
+/// or 1 when the message says "out of memory" (not the input's fault).
 int cp_cli_input_error(const char *file, const cp_error *err);
 
 /// Prints the scene loader's warnings (input accepted despite URDF habits,
@@ -43,9 +48,15 @@ json_t *cp_json_vec(const double *v, int n);
 /// A JSON number, or null when not finite.
 json_t *cp_json_num(double x);
 
-/// Prints one JSON document on stdout (17 significant digits, newline).
-/// Returns 0, or -1 if it could not be written.
+/// Prints one JSON document on stdout (17 significant digits, newline):
+/// the whole document or nothing. Returns 0, or -1 (with "out of memory
+/// writing the JSON document" on stderr) if it could not be serialised or
+/// if a jansson allocation failed since cp_cli_output_begin (the document
+/// may then lack keys: jansson drops them silently).
 int cp_json_print(json_t *doc);
+
+/// Marks the start of a command for cp_json_print (called by cp_cli_main).
+void cp_cli_output_begin(void);
 
 /* The numeric flag parsers (defined in planner/cli.c, the one place that
  * parses numbers on the command line). All are strict: the whole string is

@@ -87,6 +87,10 @@ static int parse_scene(cp_task *t, const json_t *v, const char *task_dir,
       return cp_error_set(err, "scene", "%s", e.msg);
     }
     t->scene_base = dir_of(path);
+    if (!t->scene_base) {
+      free(path);
+      return cp_error_set(err, "scene", "out of memory");
+    }
     int rc = cp_scene_parse(t->scene_text, len, t->scene_base, &so, &t->scene,
                             &e);
     if (rc) {
@@ -103,7 +107,8 @@ static int parse_scene(cp_task *t, const json_t *v, const char *task_dir,
                         "expected a path (string) or a scene object");
   t->scene_text = json_dumps(v, JSON_COMPACT | JSON_REAL_PRECISION(17));
   t->scene_base = task_dir ? dupstr(task_dir) : NULL;
-  if (!t->scene_text) return cp_error_set(err, "scene", "out of memory");
+  if (!t->scene_text || (task_dir && !t->scene_base))
+    return cp_error_set(err, "scene", "out of memory");
   if (cp_scene_parse(t->scene_text, strlen(t->scene_text), t->scene_base, &so,
                      &t->scene, &e)) {
     char where[CP_JSON_PATH_MAX];
@@ -475,7 +480,8 @@ int cp_task_parse(const char *text, size_t len, const char *path,
   json_t *root;
   if (cp_json_parse(text, len, &root, err)) return -1;
   char *dir = path ? dir_of(path) : NULL;
-  int rc = parse_root(task, root, dir, err);
+  int rc = path && !dir ? cp_error_set(err, "", "out of memory")
+                        : parse_root(task, root, dir, err);
   free(dir);
   json_decref(root);
   if (!rc && !(task->text = dupn(text, len)))

@@ -1239,7 +1239,9 @@ static void lcp_warm(cp_world *w, int ns, const int *sel, int kind, int m) {
   }
 }
 
-static void lcp_record(cp_world *w, int ns, const int *sel, int kind) {
+// Returns -1 when out of memory (the step then fails: dropping the record
+// would change the next step's warm start, hence its answer).
+static int lcp_record(cp_world *w, int ns, const int *sel, int kind) {
   int nr = 0;
   for (int k = 0; k < ns; ++k) nr += rolling(&w->pc[k]);
   for (int k = 0, f = 0; k < ns; ++k) {
@@ -1249,8 +1251,9 @@ static void lcp_record(cp_world *w, int ns, const int *sel, int kind) {
       fl[5] = w->basis[ns + 4 * nr + f];
       ++f;
     }
-    warm_push(w, &w->cons[sel[k]].key, kind, fl);
+    if (warm_push(w, &w->cons[sel[k]].key, kind, fl)) return -1;
   }
+  return 0;
 }
 
 // Friction data with every frictional constraint rolling (impulse and
@@ -1348,7 +1351,7 @@ static cp_world_status step_velocity(cp_world *w, stepsys *s,
     for (int i = 0; i < m; ++i) w->basis[i] = w->z[i] > 0;
   }
   if (w->opt.stepper == CP_STEPPER_VELOCITY) info->warm_started = warm;
-  lcp_record(w, ns, w->sel, 1);
+  if (lcp_record(w, ns, w->sel, 1)) return fail(w, CP_WORLD_NOMEM, "out of memory");
   lcp_forces(w, ns, w->c);
   scatter(w, ns, w->sel, w->c, w->cfull);
   for (int i = 0; i < n3; ++i) w->cfull[i] /= h; // impulse over the step -> force
@@ -1597,7 +1600,7 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
     if (!changed) break;
   }
   info->warm_started = warm;
-  lcp_record(w, ns, w->sel, 0);
+  if (lcp_record(w, ns, w->sel, 0)) return fail(w, CP_WORLD_NOMEM, "out of memory");
   scatter(w, ns, w->sel, w->c, w->cfull);
   if ((st = accel(w, s, w->cfull, w->udot)) != CP_WORLD_OK) return st;
   // Normal velocity after the step of each persistent constraint:

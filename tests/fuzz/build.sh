@@ -13,4 +13,4 @@ if [ ! -f "$dir/build.ninja" ]; then
     >/dev/null
 fi
 ninja -C "$dir" tests/fuzz/fuzz_lcp_json tests/fuzz/fuzz_lcp_dat tests/fuzz/fuzz_scene \
-  tests/fuzz/fuzz_urdf >&2
+  tests/fuzz/fuzz_urdf tests/fuzz/fuzz_task >&2

@@ -14,15 +14,16 @@ if [ ! -f "$dir/build.ninja" ]; then
     -Dc_link_args='-fprofile-instr-generate' >/dev/null
 fi
 ninja -C "$dir" tests/fuzz/fuzz_lcp_json tests/fuzz/fuzz_lcp_dat tests/fuzz/fuzz_scene \
-  tests/fuzz/fuzz_urdf >&2
-for t in lcp_json lcp_dat scene urdf; do
+  tests/fuzz/fuzz_urdf tests/fuzz/fuzz_task >&2
+for t in lcp_json lcp_dat scene urdf task; do
   case $t in
     lcp_json|lcp_dat) files=(contact/lcpio.c) ;;
     scene) files=(models/scene.c models/ranges.c models/jsonread.c models/error.c) ;;
     urdf) files=(models/urdf.c) ;;
+    task) files=(planner/task.c) ;;
   esac
   rm -f "$dir/$t.profraw"
-  CP_FUZZ_SCENE_DIR=$PWD/models/scenes LLVM_PROFILE_FILE="$dir/$t.profraw" \
+  CP_FUZZ_SCENE_DIR=$PWD/models/scenes CP_FUZZ_TASK_DIR=$PWD/planner/tasks LLVM_PROFILE_FILE="$dir/$t.profraw" \
     "$dir/tests/fuzz/fuzz_$t" -runs=0 "build-fuzz/corpus/$t" >/dev/null 2>&1 || true
   llvm-profdata merge -sparse "$dir/$t.profraw" -o "$dir/$t.profdata"
   echo "== $t ($(ls "build-fuzz/corpus/$t" | wc -l) corpus files)"

@@ -2,7 +2,7 @@
 # Runs one libFuzzer target (or all) for a time, from a seed corpus made of
 # the repository's bundled files, with the target's dictionary.
 #   bash tests/fuzz/run.sh TARGET|all SECONDS [JOBS]
-# TARGET: lcp_json, lcp_dat, scene, urdf. The corpus grows in
+# TARGET: lcp_json, lcp_dat, scene, urdf, task. The corpus grows in
 # build-fuzz/corpus/TARGET (kept between runs: long campaigns resume);
 # a crash is written to build-fuzz/crashes/TARGET/ and the script exits 1:
 # minimise it (the target binary with -minimize_crash=1), add the file to
@@ -13,7 +13,7 @@ cd "$(dirname "$0")/../.."
 target=${1:?target}; secs=${2:-30}; jobs=${3:-1}
 dir=${FUZZ_BUILD:-build-fuzz}
 bash tests/fuzz/build.sh "$dir"
-targets=("$target"); [ "$target" = all ] && targets=(lcp_json lcp_dat scene urdf)
+targets=("$target"); [ "$target" = all ] && targets=(lcp_json lcp_dat scene urdf task)
 status=0
 for t in "${targets[@]}"; do
   corpus=$dir/corpus/$t; crashes=$dir/crashes/$t
@@ -25,6 +25,7 @@ for t in "${targets[@]}"; do
     scene)    seeds=(models/scenes/*.json experiments/results/paper/data/p0[1-4]/mu0.5.scene.json)
               dict=json ;;
     urdf)     seeds=(models/scenes/*.urdf); dict=urdf ;;
+    task)     seeds=(planner/tasks/*.json); dict=json ;;
     *) echo "unknown target $t" >&2; exit 2 ;;
   esac
   cp -n "${seeds[@]}" "$corpus"/ 2>/dev/null || true
@@ -32,7 +33,7 @@ for t in "${targets[@]}"; do
   log=$dir/fuzz_$t.log
   rc=0
   par=""; [ "$jobs" -gt 1 ] && par="-jobs=$jobs -workers=$jobs"  # -jobs=1 would log elsewhere
-  CP_FUZZ_SCENE_DIR=$PWD/models/scenes \
+  CP_FUZZ_SCENE_DIR=$PWD/models/scenes CP_FUZZ_TASK_DIR=$PWD/planner/tasks \
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     "$dir/tests/fuzz/fuzz_$t" "$corpus" -dict=tests/fuzz/$dict.dict \
     -max_total_time="$secs" $par -max_len=65536 -timeout=20 \

@@ -5,6 +5,7 @@
  * the checks below) or reject them with a message; anything else aborts. */
 #include "tests/fuzz/targets.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
 #include "models/scene.h"
 #include "models/system.h"
 #include "models/urdf.h"
+#include "planner/task.h"
 
 /* libFuzzer target: the JSON LCP reader (contact/lcpio.h). Anything may come
  * in; the reader must return 0 with a well-formed LCP or -1 with a message,
@@ -96,6 +98,35 @@ int cpf_urdf(const uint8_t *data, size_t size) {
   memset(&err, 0, sizeof err);
   if (cp_urdf_parse((const char *)data, size, &m, &err) == 0) {
     cp_urdf_free(&m);
+  } else if (!err.msg[0]) {
+    abort();
+  }
+  return 0;
+}
+
+/* libFuzzer target: the planner's task reader (planner/task.h), with its
+ * scene (inline, or a path resolved against the task's directory:
+ * CP_FUZZ_TASK_DIR, planner/tasks in run.sh, so that the bundled tasks'
+ * "../../models/scenes/..." paths reach real scenes). A parsed task must
+ * hold together: at least one input with values, every action decodable,
+ * at least one step per action, and a goal on a free body. */
+int cpf_task(const uint8_t *data, size_t size) {
+  const char *dir = getenv("CP_FUZZ_TASK_DIR");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/fuzz.json", dir ? dir : "/nonexistent-fuzz-dir");
+  cp_task t;
+  cp_error err;
+  memset(&err, 0, sizeof err);
+  if (cp_task_parse((const char *)data, size, path, &t, &err) == 0) {
+    if (t.n_inputs < 1 || t.n_actions < 1 || t.steps < 1) abort();
+    if (t.goal.body_index < 0 || t.goal.body_index >= t.scene.n_bodies) abort();
+    double v[64];
+    if (t.n_inputs <= 64) {
+      cp_task_action_values(&t, 0, v);
+      cp_task_action_values(&t, t.n_actions - 1, v);
+      if (!(cp_task_action_cost(&t, t.n_actions - 1) >= 0)) abort();
+    }
+    cp_task_free(&t);
   } else if (!err.msg[0]) {
     abort();
   }

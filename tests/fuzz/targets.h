@@ -10,5 +10,6 @@ int cpf_lcp_json(const uint8_t *data, size_t size); ///< cp_lcp_parse_json + rou
 int cpf_lcp_dat(const uint8_t *data, size_t size);  ///< cp_lcp_parse (detection, .dat)
 int cpf_scene(const uint8_t *data, size_t size);    ///< cp_scene_parse + cp_system_build
 int cpf_urdf(const uint8_t *data, size_t size);     ///< cp_urdf_parse
+int cpf_task(const uint8_t *data, size_t size);     ///< cp_task_parse (planner task files)
 
 #endif

@@ -36,3 +36,12 @@ Test(regressions, lcp_json) { replay("lcp_json", cpf_lcp_json); }
 Test(regressions, lcp_dat) { replay("lcp_dat", cpf_lcp_dat); }
 Test(regressions, scene) { replay("scene", cpf_scene); }
 Test(regressions, urdf) { replay("urdf", cpf_urdf); }
+Test(regressions, task) {
+  /* relative scene paths resolve as from planner/tasks (as in run.sh) */
+  const char *root = getenv("CP_SOURCE_ROOT");
+  cr_assert_not_null(root);
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/planner/tasks", root);
+  setenv("CP_FUZZ_TASK_DIR", dir, 1);
+  replay("task", cpf_task);
+}
