@@ -90,8 +90,9 @@ struct cp_world {
   // workspaces (grown, never shrunk)
   cp_lemke_ws *ws;
   int ws_cap;
-  double *M, *q, *z, *w, *LU;
+  double *M, *q, *z, *w, *LU, *MB;
   lapack_int *ipiv;
+  int lns, lnr; // the friction LCP of lcp_setup: constraints, rolling ones
   int *zidx;
   int lcp_cap;
   unsigned char *basis;
@@ -389,6 +390,7 @@ void cp_world_destroy(cp_world *w) {
   free(w->w);
   free(w->basis);
   free(w->LU);
+  free(w->MB);
   free(w->ipiv);
   free(w->zidx);
   free(w->Gx);
@@ -718,6 +720,9 @@ static cp_world_status ensure(cp_world *w, int ncon, int lcp_n) {
     double *lu = realloc(w->LU, sizeof(double) * (size_t)cap * (size_t)cap);
     if (!lu) return fail(w, CP_WORLD_NOMEM, "out of memory");
     w->LU = lu;
+    lu = realloc(w->MB, sizeof(double) * (size_t)cap * (size_t)cap);
+    if (!lu) return fail(w, CP_WORLD_NOMEM, "out of memory");
+    w->MB = lu;
     lapack_int *ip = realloc(w->ipiv, sizeof(lapack_int) * (size_t)cap);
     if (!ip) return fail(w, CP_WORLD_NOMEM, "out of memory");
     w->ipiv = ip;
@@ -814,78 +819,179 @@ void cp_world_warm_set(cp_world *w, const void *buf, size_t size) {
 // ---------------------------------------------------------------------------
 // LCP solving
 
-// The previous step's basis, taken as it is: z_B = -M_BB^-1 q_B, z_N = 0.
-// Accepted when z >= -tol and w = M z + q >= -tol with tol = 1e-9 max(1,
-// |q|_inf), negative parts clamped (then checked like any LCP answer). At
-// rest this is the common case, and it matters beyond saving pivots: with
-// redundant contacts (four corners on a face) the basis holds variables at
-// exactly zero, which rounding in q makes -1e-18, and Lemke's warm start
-// would then pivot (and on the paper's non-copositive pyramid sometimes
-// end on a secondary ray) for nothing.
+static void lcp_column(const cp_world *w, int col, double *out);
+
+// Dense LU with partial pivoting of the k x k column-major A, in place, for
+// the warm basis's small systems (a resting box's k is 4, a 3-box stack's
+// 12): OpenBLAS's dgesv costs more in call overhead than the factorisation
+// there (measured: 2 900 instructions of a 4 x 4 solve). Larger k go to
+// LAPACK. Returns 0, or -1 when a pivot is zero (or not a number).
+#define CP_WORLD_SMALL_LU 48
+static int lu_small(int k, double *A, lapack_int *piv) {
+  for (int j = 0; j < k; ++j) {
+    double *cj = A + (size_t)j * k;
+    int p = j;
+    double best = fabs(cj[j]);
+    for (int i = j + 1; i < k; ++i)
+      if (fabs(cj[i]) > best) best = fabs(cj[p = i]);
+    if (!(best > 0)) return -1;
+    piv[j] = p;
+    if (p != j)
+      for (int c = 0; c < k; ++c) {
+        double *cc = A + (size_t)c * k, t = cc[j];
+        cc[j] = cc[p];
+        cc[p] = t;
+      }
+    const double d = cj[j];
+    for (int i = j + 1; i < k; ++i) cj[i] /= d;
+    for (int c = j + 1; c < k; ++c) {
+      double *cc = A + (size_t)c * k;
+      const double f = cc[j];
+      if (f != 0)
+        for (int i = j + 1; i < k; ++i) cc[i] -= cj[i] * f;
+    }
+  }
+  return 0;
+}
+
+static void lu_small_solve(int k, const double *A, const lapack_int *piv,
+                           double *x) {
+  for (int j = 0; j < k; ++j)
+    if (piv[j] != j) {
+      double t = x[j];
+      x[j] = x[piv[j]];
+      x[piv[j]] = t;
+    }
+  for (int j = 0; j < k; ++j) { // L, unit diagonal, by columns
+    const double *cj = A + (size_t)j * k, xj = x[j];
+    if (xj != 0)
+      for (int i = j + 1; i < k; ++i) x[i] -= cj[i] * xj;
+  }
+  for (int j = k - 1; j >= 0; --j) { // U
+    const double *cj = A + (size_t)j * k;
+    x[j] /= cj[j];
+    const double xj = x[j];
+    for (int i = 0; i < j; ++i) x[i] -= cj[i] * xj;
+  }
+}
+
+static int lu_factor(int k, double *A, lapack_int *piv) {
+  if (k <= CP_WORLD_SMALL_LU) return lu_small(k, A, piv);
+  return LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, k, k, A, k, piv) ? -1 : 0;
+}
+
+static int lu_solve(int k, const double *A, const lapack_int *piv, double *x) {
+  if (k <= CP_WORLD_SMALL_LU) {
+    lu_small_solve(k, A, piv, x);
+    return 0;
+  }
+  return LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', k, 1, A, k, piv, x, k) ? -1
+                                                                           : 0;
+}
+
+// The previous step's basis, taken as it is: z_B = -M_BB^-1 q_B, z_N = 0,
+// with one step of iterative refinement (with the compliance a stack's
+// basis is regular but ill-conditioned: its redundant corner rows differ by
+// kappa, and its degenerate zeros would come out as +-1e-10 noise).
+// Accepted when z_B >= -tol (tol = 1e-11 max(1, |q|_inf); negative parts
+// clamped to 0) and, row by row, w = M z + q passes the solution check of
+// docs/math.md section 5 with its own scale s_i = sum_j |M_ij| |z_j| + |q_i|:
+// nonbasic w_i >= -min(tol, rel_tol s_i), basic |w_i| <= rel_tol s_i (then
+// reported as 0; complementarity is exact by construction). That check
+// without its rounding allowance: stricter, and a basis it refuses goes to
+// Lemke. At rest this is the common case, and it matters beyond saving
+// pivots: with redundant contacts (four corners on a face) the basis holds
+// variables at exactly zero, which rounding in q makes -1e-18, and Lemke's
+// warm start would then pivot (and on the paper's non-copositive pyramid
+// sometimes end on a secondary ray) for nothing.
+// Only the basic columns of M are needed, and M is not formed here: they
+// come from lcp_column (the whole n x n matrix and the check's three passes
+// over it were a third of a resting stack's step). Call after lcp_setup.
 static int warm_accept(cp_world *w, int n, cp_lcp_info *info) {
   int k = 0;
   for (int i = 0; i < n; ++i)
     if (w->basis[i]) w->zidx[k++] = i;
   if (k == 0) return 0;
+  double *MB = w->MB; // M[:, B], n x k
+  for (int b = 0; b < k; ++b) lcp_column(w, w->zidx[b], MB + (size_t)b * n);
   for (int b = 0; b < k; ++b)
     for (int a = 0; a < k; ++a)
-      w->LU[a + (size_t)b * k] = w->M[w->zidx[a] + (size_t)w->zidx[b] * n];
-  for (int a = 0; a < k; ++a) w->z[a] = -w->q[w->zidx[a]];
-  // The _work variants (here and for the refinement) skip LAPACKE's NaN
-  // scans of the k x k matrix (a twentieth of a resting step); a NaN still
-  // fails the z test below.
-  if (LAPACKE_dgesv_work(LAPACK_COL_MAJOR, k, 1, w->LU, k, w->ipiv, w->z, k))
-    return 0;
-  // One step of iterative refinement: with the compliance a stack's basis
-  // is regular but ill-conditioned (its redundant corner rows differ by
-  // kappa), and its degenerate zeros would come out as +-1e-10 noise.
-  double *r = w->w; // scratch: residual -q_B - M_BB z_B
+      w->LU[a + (size_t)b * k] = MB[w->zidx[a] + (size_t)b * n];
+  double *zb = w->z, *r = w->w; // z_B in z[0..k), r: scratch
+  for (int a = 0; a < k; ++a) zb[a] = -w->q[w->zidx[a]];
+  if (lu_factor(k, w->LU, w->ipiv) || lu_solve(k, w->LU, w->ipiv, zb)) return 0;
   for (int a = 0; a < k; ++a) r[a] = -w->q[w->zidx[a]];
   for (int b = 0; b < k; ++b) {
-    const double zb = w->z[b], *col = w->M + (size_t)w->zidx[b] * n;
-    for (int a = 0; a < k; ++a) r[a] -= col[w->zidx[a]] * zb;
+    const double zv = zb[b], *col = MB + (size_t)b * n;
+    for (int a = 0; a < k; ++a) r[a] -= col[w->zidx[a]] * zv;
   }
-  if (LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', k, 1, w->LU, k, w->ipiv, r, k))
-    return 0;
-  for (int a = 0; a < k; ++a) w->z[a] += r[a];
+  if (lu_solve(k, w->LU, w->ipiv, r)) return 0;
   double qmax = 1;
   for (int i = 0; i < n; ++i) qmax = fmax(qmax, fabs(w->q[i]));
-  const double tol = 1e-11 * qmax;
-  // Scatter z_B (w->z holds it in its first k entries) from the back.
-  for (int a = k - 1; a >= 0; --a) {
-    double v = w->z[a];
-    if (!(v >= -tol)) return 0;
-    w->w[w->zidx[a]] = v > 0 ? v : 0; // park in w
+  const double tol = 1e-11 * qmax, rel = w->opt.solve.lemke.check.rel_tol;
+  double minz = INFINITY;
+  for (int a = 0; a < k; ++a) {
+    double v = zb[a] + r[a];
+    if (!(v >= -tol) || !isfinite(v)) return 0;
+    zb[a] = v > 0 ? v : 0;
+    minz = fmin(minz, zb[a]);
   }
-  for (int i = 0; i < n; ++i) w->z[i] = w->basis[i] ? w->w[i] : 0;
-  cp_lcp_eval(n, w->M, w->q, w->z, w->w);
+  // w = M_B z_B + q and the row scales, in one pass over the k columns;
+  // r (w->w) takes w, and the scales go to the LU block (no longer needed).
+  double *sc = w->LU;
   for (int i = 0; i < n; ++i) {
-    if (!(w->w[i] >= -tol)) return 0;
-    if (w->w[i] < 0 || w->basis[i]) w->w[i] = 0;
+    r[i] = w->q[i];
+    sc[i] = fabs(w->q[i]);
   }
-  cp_check_options co = w->opt.solve.lemke.check;
+  for (int b = 0; b < k; ++b) {
+    const double zv = zb[b], az = fabs(zv), *col = MB + (size_t)b * n;
+    if (zv == 0) continue;
+    for (int i = 0; i < n; ++i) {
+      r[i] += col[i] * zv;
+      sc[i] += fabs(col[i]) * az;
+    }
+  }
+  double res = 0, minw = INFINITY;
+  for (int i = 0; i < n; ++i) {
+    const double wi = r[i], ti = rel * sc[i];
+    if (!isfinite(wi) || !isfinite(ti)) return 0;
+    if (w->basis[i]) {
+      if (!(fabs(wi) <= ti)) return 0;
+      res = fmax(res, fabs(wi));
+      r[i] = 0;
+    } else {
+      if (!(wi >= -tol) || !(wi >= -ti)) return 0;
+      if (wi < 0) r[i] = 0;
+    }
+    minw = fmin(minw, r[i]);
+  }
+  // Scatter z_B (z[0..k)) from the back: zidx is increasing.
+  for (int a = k - 1; a >= 0; --a) {
+    const double v = zb[a];
+    const int i = w->zidx[a];
+    for (int j = a > 0 ? w->zidx[a - 1] + 1 : 0; j < i; ++j) w->z[j] = 0;
+    w->z[i] = v;
+  }
+  for (int j = w->zidx[k - 1] + 1; j < n; ++j) w->z[j] = 0;
   cp_lcp_info_clear(info);
-  if (!cp_lcp_check(n, w->M, w->q, w->z, w->w, &co, info)) return 0;
   info->status = CP_LCP_SOLVED;
   info->solver = CP_SOLVER_LEMKE;
   info->starts = 1;
+  info->residual = res;
+  info->min_z = fmin(minz, 0.0);
+  info->min_w = minw;
   return 1;
 }
 
-// Solves the LCP in w->M, w->q (size n) with the world's solver; warm basis
-// in w->basis when `warm` is 1. Returns 0 when solved; adds pivots to *piv.
-static int solve_lcp(cp_world *w, int n, int warm, int *piv, int *warm_used,
-                     cp_lcp_info *info) {
+// Solves the LCP in w->M, w->q (size n) with the world's solver, cold.
+// Returns 0 when solved; adds pivots to *piv.
+static int solve_lcp(cp_world *w, int n, int *piv, cp_lcp_info *info) {
   cp_lcp_info_clear(info);
   if (n == 0) {
     info->status = CP_LCP_SOLVED;
     return 0;
   }
   cp_lcp_status st;
-  if (warm && w->opt.warm_start && warm_accept(w, n, info)) {
-    if (warm_used) *warm_used = 1;
-    return 0;
-  }
   if (w->opt.solve.solver == CP_SOLVER_LEMKE) {
     // A basis that warm_accept rejected is not handed to Lemke's warm
     // start: measured on resting stacks it pivots more from there (the
@@ -900,6 +1006,26 @@ static int solve_lcp(cp_world *w, int n, int warm, int *piv, int *warm_used,
   }
   *piv += info->iterations;
   return st == CP_LCP_SOLVED ? 0 : -1;
+}
+
+static void lcp_fill(cp_world *w, int m);
+
+// The friction LCP of lcp_setup (size m): from the warm basis in w->basis
+// when `warm` is 1 and it passes warm_accept (M is then never formed), else
+// M is formed and solved cold. Returns 0 when solved.
+static int solve_friction(cp_world *w, int m, int warm, int *piv,
+                          int *warm_used, cp_lcp_info *info) {
+  cp_lcp_info_clear(info);
+  if (m == 0) {
+    info->status = CP_LCP_SOLVED;
+    return 0;
+  }
+  if (warm && w->opt.warm_start && warm_accept(w, m, info)) {
+    if (warm_used) *warm_used = 1;
+    return 0;
+  }
+  lcp_fill(w, m);
+  return solve_lcp(w, m, piv, info);
 }
 
 // ---------------------------------------------------------------------------
@@ -1087,112 +1213,129 @@ static void extract(cp_world *w, const double *A, const double *b, int ns,
 //   rays for stacks of boxes. Unknowns: z = [c_n (ns); beta (4 nr);
 //   lambda (nr)] in constraint order. Fills w->M, w->q; returns the size or
 //   -1 (memory).
-static int build_lcp(cp_world *w, int ns) {
+// lcp_setup fills q and the indexing (w->lns, w->lnr, w->rank: index among
+// rolling constraints or -1, w->order: constraint of rolling index f) and
+// returns the size (-1: memory); lcp_column writes one column of M in full
+// (the warm start needs only its basis's columns); lcp_fill forms M.
+static int lcp_setup(cp_world *w, int ns) {
   int nr = 0;
   for (int k = 0; k < ns; ++k) nr += rolling(&w->pc[k]);
-  const int m = ns + 5 * nr, m3 = 3 * ns;
+  const int m = ns + 5 * nr;
+  w->lns = ns;
+  w->lnr = nr;
   if (m == 0) return 0;
   if (ensure(w, w->ncon, m) != CP_WORLD_OK) return -1;
-  double *M = w->M, *q = w->q;
-  // Rows and columns [0, ns + 4 nr) are written in full below; only the
-  // lambda rows and columns need clearing first (the whole m x m was a
-  // tenth of a 10-box stack's step).
-  const int nb = ns + 4 * nr;
-  memset(M + (size_t)nb * m, 0, sizeof(double) * (size_t)nr * (size_t)m);
-  for (int col = 0; nr && col < nb; ++col)
-    memset(M + nb + (size_t)col * m, 0, sizeof(double) * (size_t)nr);
-  int *ridx = w->rank; // index among rolling constraints, or -1
-  int *rk = w->order;  // constraint of rolling index f
+  int *ridx = w->rank, *rk = w->order;
   for (int k = 0, f = 0; k < ns; ++k) {
     ridx[k] = rolling(&w->pc[k]) ? f : -1;
     if (ridx[k] >= 0) rk[f++] = k;
   }
-#define MM(i, j) M[(size_t)(i) + (size_t)(j) * (size_t)m]
-  double *colA = w->c; // column of As C (scratch, 3 ns)
-  for (int col = 0; col < ns + 4 * nr; ++col) {
-    int k0, i = 0;
-    double ct, co;
-    if (col < ns) {
-      k0 = col;
-      const cp_pyramid_contact *p = &w->pc[k0];
-      ct = p->sliding ? -p->d[0] : 0;
-      co = p->sliding ? -p->d[1] : 0;
-      const double *an = w->Asel + (size_t)(3 * k0) * m3, *at = an + m3,
-                   *ao = at + m3;
-      for (int r = 0; r < m3; ++r) colA[r] = an[r] + ct * at[r] + co * ao[r];
-    } else {
-      k0 = rk[(col - ns) / 4];
-      i = (col - ns) % 4;
-      const double *at = w->Asel + (size_t)(3 * k0 + 1) * m3, *ao = at + m3;
-      // corner[i][0] at + corner[i][1] ao with the +-1 products written as
-      // signs (exact: the same bits as the products), so that the loop has
-      // no table lookups and vectorises.
-      const double s0 = corner[i][0], s1 = corner[i][1];
-      if (s0 > 0 && s1 > 0)
-        for (int r = 0; r < m3; ++r) colA[r] = at[r] + ao[r];
-      else if (s0 > 0)
-        for (int r = 0; r < m3; ++r) colA[r] = at[r] + -ao[r];
-      else if (s1 > 0)
-        for (int r = 0; r < m3; ++r) colA[r] = -at[r] + ao[r];
-      else
-        for (int r = 0; r < m3; ++r) colA[r] = -at[r] + -ao[r];
-    }
-    // The four corner rows of rolling k: +-a +- b in corner[] order (the
-    // products by +-1 written as signs: the same bits).
-    for (int k = 0; k < ns; ++k) {
-      MM(k, col) = colA[3 * k];
-      if (ridx[k] < 0) continue;
-      const double a = colA[3 * k + 1], b = colA[3 * k + 2];
-      double *rows = &MM(ns + 4 * ridx[k], col);
-      rows[0] = a + b;
-      rows[1] = a + -b;
-      rows[2] = -a + b;
-      rows[3] = -a + -b;
-    }
-  }
+  double *q = w->q;
   for (int k = 0; k < ns; ++k) {
     q[k] = w->bs[3 * k];
     int f = ridx[k];
     if (f < 0) continue;
-    for (int e = 0; e < 4; ++e) {
+    for (int e = 0; e < 4; ++e)
       q[ns + 4 * f + e] =
           corner[e][0] * w->bs[3 * k + 1] + corner[e][1] * w->bs[3 * k + 2];
-      MM(ns + 4 * f + e, ns + 4 * nr + f) = 1.0;  // + lambda
-      MM(ns + 4 * nr + f, ns + 4 * f + e) = -1.0; // - sum beta
-    }
     q[ns + 4 * nr + f] = 0;
-    MM(ns + 4 * nr + f, k) = w->pc[k].mu;
   }
-  // Compliance (docs/simulate.md, "Compliance"): y_n gains kappa A_nn c_n.
-  // The rigid problem leaves the split of a face's pressure over its corner
-  // points open (the rows of coplanar points are dependent), and a pivoting
-  // solver returns a vertex of that set: the whole load on one corner, about
-  // which a grasped box is then free to twist or hinge -- a motion the
-  // rigid model allows and no real face does. The small diagonal makes the
-  // split unique (spread as on a stiff elastic foundation); what it costs is
-  // an approach of kappa A_nn c_n per loaded contact, kappa relative to the
-  // contact's own acceleration scale, which drift correction removes.
-  // The same holds for the friction of a rolling contact whose tangential
-  // motion other constraints already fix (a pusher on a prismatic joint
-  // pressing a box onto the table: how much of the box's weight the pusher's
-  // friction carries is open, and with it the table's sliding friction): the
-  // tangential rows get kappa A_tt c_tan too, through the pyramid's corner
-  // form (y_beta += kappa D^T diag(A_tt, A_oo) D beta), so that such friction
-  // is the least the motion needs.
+  return m;
+}
+
+// Compliance (docs/simulate.md, "Compliance"): y_n gains kappa A_nn c_n.
+// The rigid problem leaves the split of a face's pressure over its corner
+// points open (the rows of coplanar points are dependent), and a pivoting
+// solver returns a vertex of that set: the whole load on one corner, about
+// which a grasped box is then free to twist or hinge -- a motion the rigid
+// model allows and no real face does. The small diagonal makes the split
+// unique (spread as on a stiff elastic foundation); what it costs is an
+// approach of kappa A_nn c_n per loaded contact, kappa relative to the
+// contact's own acceleration scale, which drift correction removes.
+// The same holds for the friction of a rolling contact whose tangential
+// motion other constraints already fix (a pusher on a prismatic joint
+// pressing a box onto the table: how much of the box's weight the pusher's
+// friction carries is open, and with it the table's sliding friction): the
+// tangential rows get kappa A_tt c_tan too, through the pyramid's corner
+// form (y_beta += kappa D^T diag(A_tt, A_oo) D beta), so that such friction
+// is the least the motion needs.
+static void lcp_column(const cp_world *w, int col, double *out) {
+  const int ns = w->lns, nr = w->lnr, m3 = 3 * ns, nb = ns + 4 * nr;
+  const int *ridx = w->rank, *rk = w->order;
   const double kap = w->opt.compliance;
-  if (kap > 0)
-    for (int k = 0; k < ns; ++k) {
-      const double *a = w->Asel + (size_t)(3 * k) * m3 + 3 * k;
-      MM(k, k) += kap * a[0];
-      const int f = ridx[k];
-      if (f < 0) continue;
+  if (col >= nb) { // lambda_f: + lambda in rolling f's four corner rows
+    const int f = col - nb;
+    memset(out, 0, sizeof(double) * (size_t)(nb + nr));
+    for (int e = 0; e < 4; ++e) out[ns + 4 * f + e] = 1.0;
+    return;
+  }
+  // The column of Asel C (C: the unknown's direction in contact space)
+  // computed row by row into the rows of M that read it.
+  int k0, i = 0;
+  double ct = 0, co = 0, s0 = 0, s1 = 0;
+  const double *an = NULL, *at, *ao;
+  if (col < ns) {
+    k0 = col;
+    const cp_pyramid_contact *p = &w->pc[k0];
+    ct = p->sliding ? -p->d[0] : 0;
+    co = p->sliding ? -p->d[1] : 0;
+    an = w->Asel + (size_t)(3 * k0) * m3;
+    at = an + m3;
+  } else {
+    k0 = rk[(col - ns) / 4];
+    i = (col - ns) % 4;
+    s0 = corner[i][0];
+    s1 = corner[i][1];
+    at = w->Asel + (size_t)(3 * k0 + 1) * m3;
+  }
+  ao = at + m3;
+  for (int k = 0; k < ns; ++k) {
+    // The +-1 products written as signs (exact: the same bits).
+    double cn, a, b;
+    if (an) {
+      cn = an[3 * k] + ct * at[3 * k] + co * ao[3 * k];
+      a = an[3 * k + 1] + ct * at[3 * k + 1] + co * ao[3 * k + 1];
+      b = an[3 * k + 2] + ct * at[3 * k + 2] + co * ao[3 * k + 2];
+    } else {
+      cn = (s0 > 0 ? at[3 * k] : -at[3 * k]) + (s1 > 0 ? ao[3 * k] : -ao[3 * k]);
+      a = (s0 > 0 ? at[3 * k + 1] : -at[3 * k + 1]) +
+          (s1 > 0 ? ao[3 * k + 1] : -ao[3 * k + 1]);
+      b = (s0 > 0 ? at[3 * k + 2] : -at[3 * k + 2]) +
+          (s1 > 0 ? ao[3 * k + 2] : -ao[3 * k + 2]);
+    }
+    out[k] = cn;
+    if (ridx[k] < 0) continue;
+    double *rows = out + ns + 4 * ridx[k];
+    rows[0] = a + b;
+    rows[1] = a + -b;
+    rows[2] = -a + b;
+    rows[3] = -a + -b;
+  }
+  // The lambda rows: mu c_n - sum beta.
+  for (int f = 0; f < nr; ++f) out[nb + f] = 0;
+  if (col < ns) {
+    if (ridx[col] >= 0) out[nb + ridx[col]] = w->pc[col].mu;
+    if (kap > 0) out[col] += kap * an[3 * col];
+  } else {
+    const int f = ridx[k0];
+    out[nb + f] = -1.0;
+    if (kap > 0) {
+      const double *a = w->Asel + (size_t)(3 * k0) * m3 + 3 * k0;
       const double att = kap * a[m3 + 1], aoo = kap * a[2 * m3 + 2];
       for (int e = 0; e < 4; ++e)
-        for (int g = 0; g < 4; ++g)
-          MM(ns + 4 * f + e, ns + 4 * f + g) +=
-              corner[e][0] * corner[g][0] * att + corner[e][1] * corner[g][1] * aoo;
+        out[ns + 4 * f + e] += corner[e][0] * s0 * att + corner[e][1] * s1 * aoo;
     }
-#undef MM
+  }
+}
+
+static void lcp_fill(cp_world *w, int m) {
+  for (int col = 0; col < m; ++col) lcp_column(w, col, w->M + (size_t)col * m);
+}
+
+// The friction LCP of every stepper, formed in full (lcp_setup, lcp_fill).
+static int build_lcp(cp_world *w, int ns) {
+  int m = lcp_setup(w, ns);
+  if (m > 0) lcp_fill(w, m);
   return m;
 }
 
@@ -1321,13 +1464,13 @@ static cp_world_status step_velocity(cp_world *w, stepsys *s,
   for (int j = 0; j < ns; ++j) w->sel[j] = j;
   extract(w, s->cs.A, bv, ns, w->sel);
   all_rolling(w, ns, w->sel);
-  int m = build_lcp(w, ns);
+  int m = lcp_setup(w, ns);
   if (m < 0) return fail(w, CP_WORLD_NOMEM, "out of memory");
   lcp_warm(w, ns, w->sel, 1, m);
   cp_lcp_info li;
   int warm = 0;
   info->lcp_solves++;
-  if (solve_lcp(w, m, 1, &info->pivots, &warm, &li)) {
+  if (solve_friction(w, m, 1, &info->pivots, &warm, &li)) {
     // The LCP always has a solution; a Lemke failure is numerical. Let
     // the auto strategy (FIP, more restarts, the MIP) have it -- without
     // its first step when that is the Lemke run that just failed: auto
@@ -1416,7 +1559,7 @@ static cp_world_status drift(cp_world *w, stepsys *s, int ns, const int *sel,
   if (gp != gs) free(gp);
   cp_lcp_info li;
   info->lcp_solves++;
-  if (solve_lcp(w, ns, 0, &info->pivots, NULL, &li)) return CP_WORLD_OK;
+  if (solve_lcp(w, ns, &info->pivots, &li)) return CP_WORLD_OK;
   // delta = H^-1 G_n lambda: the difference of two accelerations.
   memset(w->c, 0, sizeof(double) * (size_t)n3);
   for (int k = 0; k < ns; ++k) w->c[3 * sel[k]] = w->z[k];
@@ -1497,10 +1640,9 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
     all_rolling(w, ns, w->sel);
     int m = build_lcp(w, ns);
     if (m < 0) return fail(w, CP_WORLD_NOMEM, "out of memory");
-    memset(w->basis, 0, (size_t)m);
     cp_lcp_info li;
     info->lcp_solves++;
-    if (solve_lcp(w, m, 0, &info->pivots, NULL, &li))
+    if (solve_lcp(w, m, &info->pivots, &li))
       return fail(w, CP_WORLD_NEEDS_FALLBACK,
                   "t = %.9g: the impact LCP (size %d) was not solved: %s", w->t,
                   m, li.reason);
@@ -1567,11 +1709,11 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
   cp_lcp_info li;
   int warm = 0;
   for (int pass = 0;; ++pass) {
-    int m = build_lcp(w, ns);
+    int m = lcp_setup(w, ns);
     if (m < 0) return fail(w, CP_WORLD_NOMEM, "out of memory");
     lcp_warm(w, ns, w->sel, 0, m);
     info->lcp_solves++;
-    if (solve_lcp(w, m, 1, &info->pivots, pass ? NULL : &warm, &li))
+    if (solve_friction(w, m, 1, &info->pivots, pass ? NULL : &warm, &li))
       return fail(w, CP_WORLD_NEEDS_FALLBACK,
                   "t = %.9g: the acceleration LCP (size %d) has no solution "
                   "found (%s)",
