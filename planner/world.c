@@ -827,6 +827,10 @@ static void lcp_column(const cp_world *w, int col, double *out);
 // there (measured: 2 900 instructions of a 4 x 4 solve). Larger k go to
 // LAPACK. Returns 0, or -1 when a pivot is zero (or not a number).
 #define CP_WORLD_SMALL_LU 48
+// Nonbasic rows of a warm basis: w_i >= -CP_WORLD_WARM_W s_i (s_i the row's
+// scale), far inside the solution check's rel_tol (1e-6): what an
+// ill-conditioned stack basis leaves is 1e-11 of the row's terms.
+#define CP_WORLD_WARM_W 1e-10
 static int lu_small(int k, double *A, lapack_int *piv) {
   for (int j = 0; j < k; ++j) {
     double *cj = A + (size_t)j * k;
@@ -914,26 +918,47 @@ static int warm_accept(cp_world *w, int n, cp_lcp_info *info) {
   if (k == 0) return 0;
   double *MB = w->MB; // M[:, B], n x k
   for (int b = 0; b < k; ++b) lcp_column(w, w->zidx[b], MB + (size_t)b * n);
-  for (int b = 0; b < k; ++b)
-    for (int a = 0; a < k; ++a)
-      w->LU[a + (size_t)b * k] = MB[w->zidx[a] + (size_t)b * n];
   double *zb = w->z, *r = w->w; // z_B in z[0..k), r: scratch
-  for (int a = 0; a < k; ++a) zb[a] = -w->q[w->zidx[a]];
-  if (lu_factor(k, w->LU, w->ipiv) || lu_solve(k, w->LU, w->ipiv, zb)) return 0;
-  for (int a = 0; a < k; ++a) r[a] = -w->q[w->zidx[a]];
-  for (int b = 0; b < k; ++b) {
-    const double zv = zb[b], *col = MB + (size_t)b * n;
-    for (int a = 0; a < k; ++a) r[a] -= col[w->zidx[a]] * zv;
-  }
-  if (lu_solve(k, w->LU, w->ipiv, r)) return 0;
   double qmax = 1;
   for (int i = 0; i < n; ++i) qmax = fmax(qmax, fabs(w->q[i]));
   const double tol = 1e-11 * qmax, rel = w->opt.solve.lemke.check.rel_tol;
   double minz = INFINITY;
+  // A basic variable that comes out negative beyond tol is dropped from the
+  // basis and the rest solved again (a principal pivot), a few times: a
+  // resting stack's basis holds degenerate variables (a corner's friction at
+  // exactly zero), and in an ill-conditioned basis their rounding noise
+  // (1e-10 of forces of 10 N) crosses the tolerance now and then; a cold
+  // Lemke solve then cost a hundred pivots, and chose another degenerate
+  // basis that does the same.
+  for (int drop = 0;; ++drop) {
+    for (int b = 0; b < k; ++b)
+      for (int a = 0; a < k; ++a)
+        w->LU[a + (size_t)b * k] = MB[w->zidx[a] + (size_t)b * n];
+    for (int a = 0; a < k; ++a) zb[a] = -w->q[w->zidx[a]];
+    if (lu_factor(k, w->LU, w->ipiv) || lu_solve(k, w->LU, w->ipiv, zb)) return 0;
+    for (int a = 0; a < k; ++a) r[a] = -w->q[w->zidx[a]];
+    for (int b = 0; b < k; ++b) {
+      const double zv = zb[b], *col = MB + (size_t)b * n;
+      for (int a = 0; a < k; ++a) r[a] -= col[w->zidx[a]] * zv;
+    }
+    if (lu_solve(k, w->LU, w->ipiv, r)) return 0;
+    int worst = -1;
+    for (int a = 0; a < k; ++a) {
+      zb[a] += r[a];
+      if (!isfinite(zb[a])) return 0;
+      if (!(zb[a] >= -tol) && (worst < 0 || zb[a] < zb[worst])) worst = a;
+    }
+    if (worst < 0) break;
+    if (drop == 3 || k == 1) return 0;
+    w->basis[w->zidx[worst]] = 0;
+    for (int b = worst; b + 1 < k; ++b) {
+      w->zidx[b] = w->zidx[b + 1];
+      memcpy(MB + (size_t)b * n, MB + (size_t)(b + 1) * n, sizeof(double) * (size_t)n);
+    }
+    --k;
+  }
   for (int a = 0; a < k; ++a) {
-    double v = zb[a] + r[a];
-    if (!(v >= -tol) || !isfinite(v)) return 0;
-    zb[a] = v > 0 ? v : 0;
+    zb[a] = zb[a] > 0 ? zb[a] : 0;
     minz = fmin(minz, zb[a]);
   }
   // w = M_B z_B + q and the row scales, in one pass over the k columns;
@@ -960,7 +985,7 @@ static int warm_accept(cp_world *w, int n, cp_lcp_info *info) {
       res = fmax(res, fabs(wi));
       r[i] = 0;
     } else {
-      if (!(wi >= -tol) || !(wi >= -ti)) return 0;
+      if (!(wi >= -CP_WORLD_WARM_W * sc[i])) return 0;
       if (wi < 0) r[i] = 0;
     }
     minw = fmin(minw, r[i]);
@@ -1387,6 +1412,41 @@ static void lcp_warm(cp_world *w, int ns, const int *sel, int kind, int m) {
 static int lcp_record(cp_world *w, int ns, const int *sel, int kind) {
   int nr = 0;
   for (int k = 0; k < ns; ++k) nr += rolling(&w->pc[k]);
+  // Degenerate basic variables (z_i = 0 at rounding level, w_i = 0 too)
+  // are recorded as nonbasic: the same answer, with w_i basic instead. The
+  // next step's basis is then smaller (a resting box's Lemke basis holds
+  // seven degenerate friction variables beside its four normals: a 11 x 11
+  // system instead of 4 x 4) and better conditioned.
+  // A principal submatrix M_BB can turn singular when a variable leaves B,
+  // so only those whose leaving keeps each contact's block regular go:
+  // degenerate betas when lambda is degenerate or nonbasic (a basic
+  // lambda's column lives in its beta rows only); then a degenerate lambda
+  // unless two opposite corners stay basic (their columns differ only in
+  // the lambda row); a degenerate c_n when nothing of its contact's
+  // friction stays basic.
+  const int m = ns + 5 * nr;
+  double zmax = 0;
+  for (int i = 0; i < m; ++i) zmax = fmax(zmax, fabs(w->z[i]));
+  const double zt = 1e-12 * zmax;
+#define DEGEN(i) (w->basis[i] && !(w->z[i] > zt))
+  for (int k = 0, f = 0; k < ns; ++k) {
+    int fric = 0;
+    if (rolling(&w->pc[k])) {
+      const int lam = ns + 4 * nr + f, b0 = ns + 4 * f;
+      if (!w->basis[lam] || DEGEN(lam)) {
+        for (int e = 0; e < 4; ++e)
+          if (DEGEN(b0 + e)) w->basis[b0 + e] = 0;
+        // corners 0 and 3, 1 and 2 are opposite (corner[] above)
+        const int opp = (w->basis[b0] && w->basis[b0 + 3]) ||
+                        (w->basis[b0 + 1] && w->basis[b0 + 2]);
+        if (!opp && DEGEN(lam)) w->basis[lam] = 0;
+      }
+      for (int e = 0; e < 5; ++e) fric |= w->basis[e < 4 ? b0 + e : lam];
+      ++f;
+    }
+    if (!fric && DEGEN(k)) w->basis[k] = 0;
+  }
+#undef DEGEN
   for (int k = 0, f = 0; k < ns; ++k) {
     unsigned char fl[6] = {w->basis[k], 0, 0, 0, 0, 0};
     if (rolling(&w->pc[k])) {
