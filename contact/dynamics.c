@@ -66,34 +66,6 @@ static void lower_solve(int s, const double *L, double *x) {
   }
 }
 
-/* lower_solve for a merged block (segm: bit t set where a component starts,
- * see build_space): L is zero between components, so each row only runs
- * over its own component -- the same operations on the same numbers as
- * lower_solve without the zero terms, and a row of singletons is six
- * independent divisions instead of a dependent chain. */
-static void lower_solve_seg(int s, int segm, const double *L, double *x) {
-  for (int r = 0, t0 = 0; r < s; r++) {
-    if (segm >> r & 1) t0 = r;
-    double v = x[r];
-    for (int t = t0; t < r; t++) v -= L[r + (size_t)t * s] * x[t];
-    x[r] = v / L[r + (size_t)r * s];
-  }
-}
-
-/* acc + x.y component by component (segm as above): each component's dot
- * product summed from zero, then added, as for unmerged blocks. */
-static double seg_acc(double acc, int s, int segm, const double *x, const double *y) {
-  for (int t0 = 0; t0 < s;) {
-    int t1 = t0 + 1;
-    while (t1 < s && !(segm >> t1 & 1)) t1++;
-    double v = 0.0;
-    for (int t = t0; t < t1; t++) v += x[t] * y[t];
-    acc += v;
-    t0 = t1;
-  }
-  return acc;
-}
-
 static void lower_t_solve(int s, const double *L, double *x) {
   for (int r = s - 1; r >= 0; r--) {
     double v = x[r];
@@ -101,8 +73,6 @@ static void lower_t_solve(int s, const double *L, double *x) {
     x[r] = v / L[r + (size_t)r * s];
   }
 }
-
-#define CP_MERGE 6
 
 static int uf_find(int *parent, int a) {
   while (parent[a] != a) a = parent[a] = parent[parent[a]];
@@ -158,7 +128,7 @@ static int build_space(int nu, int nc, const double *H, const double *G,
    * of these; at a body's size the allocator's calls were a fifth of the
    * time): doubles X [nu m], y [nu]; ints free_list, parent, blk, size,
    * fill, blk_of, ncol, lastc [nu + 1 each] and colv [nu m]. */
-  const size_t nd = nu1 * m1 + nu1, ni = 9 * (nu1 + 1) + nu1 * m1;
+  const size_t nd = nu1 * m1 + nu1, ni = 8 * (nu1 + 1) + nu1 * m1;
   /* Small problems (a few bodies) take their scratch from the stack. */
   double stack_scratch[512];
   const size_t scratch_bytes = sizeof(double) * nd + sizeof(int) * ni;
@@ -177,8 +147,7 @@ static int build_space(int nu, int nc, const double *H, const double *G,
   if (!colmin) { if (scratch != stack_scratch) free(scratch); return -2; }
   int *free_list = (int *)(scratch + nd), *parent = free_list + nu1 + 1, *blk = parent + nu1 + 1,
       *size = blk + nu1 + 1, *fill = size + nu1 + 1, *blk_of = fill + nu1 + 1,
-      *ncol = blk_of + nu1 + 1, *lastc = ncol + nu1 + 1, *segm = lastc + nu1 + 1,
-      *colv = segm + nu1 + 1;
+      *ncol = blk_of + nu1 + 1, *lastc = ncol + nu1 + 1, *colv = lastc + nu1 + 1;
   int rc = -2;
 
   int nf = 0;
@@ -202,42 +171,6 @@ static int build_space(int nu, int nc, const double *H, const double *G,
   for (int a = 0; a < nf; a++) blk[a] = blk[uf_find(parent, a)];
   for (int kb = 0; kb < nb; kb++) size[kb] = fill[kb] = 0;
   for (int a = 0; a < nf; a++) size[blk[a]]++;
-  /* Consecutive components are merged into blocks of up to CP_MERGE dofs
-   * (their Cholesky factor is block diagonal, with zeros between them): a
-   * free body's H is diag(m I3, R I R^T), six singletons or three and a
-   * 3 x 3, and its six dofs see the same contact columns, so one block of
-   * six forms its part of A in one pass over the column pairs instead of
-   * one pass per component (a third of a resting 3-box stack's step went to
-   * those passes). Only components that are ranges of dofs, each following
-   * the last, are merged (a body's are), and segm[kb] marks where each
-   * component starts in the block (bit t: dof t starts one): A and b are
-   * accumulated component by component in the same order as before the
-   * merge, so the numbers are the same bits (Lemke's path on degenerate
-   * stacks depends on them). */
-  {
-    int nm = 0, cur = 0, last = -2;
-    for (int kb = 0; kb < nb; kb++) lastc[kb] = -1; /* first free dof of kb */
-    for (int a = nf - 1; a >= 0; a--) lastc[blk[a]] = a;
-    for (int kb = 0; kb < nb; kb++) {
-      const int first = lastc[kb];
-      int range = 1;
-      for (int a = first; a < first + size[kb] && range; a++) range = a < nf && blk[a] == kb;
-      if (kb > 0 && range && last == first - 1 && cur + size[kb] <= CP_MERGE) {
-        segm[nm - 1] |= 1 << cur;
-        cur += size[kb];
-      } else {
-        segm[nm] = 1;
-        nm++;
-        cur = size[kb];
-      }
-      fill[kb] = nm - 1; /* fill[] doubles as the new index here */
-      last = range ? first + size[kb] - 1 : -2;
-    }
-    for (int a = 0; a < nf; a++) blk[a] = fill[blk[a]];
-    nb = nm;
-    for (int kb = 0; kb < nb; kb++) size[kb] = fill[kb] = 0;
-    for (int a = 0; a < nf; a++) size[blk[a]]++;
-  }
   size_t ltot = 0;
   for (int kb = 0; kb < nb; kb++) ltot += (size_t)size[kb] * (size_t)size[kb];
   cs->nblocks = nb;
@@ -311,17 +244,7 @@ static int build_space(int nu, int nc, const double *H, const double *G,
     }
   }
   /* Within a contact the columns may have been added out of order (t before
-   * n when row i touched only t): sorted (contacts are in order, so only
-   * within a triple), so that the pairs below fall in A's upper triangle. */
-  for (int kb = 0; kb < nb; kb++) {
-    int *cv = colv + (size_t)kb * m;
-    for (int c = 1; c < ncol[kb]; c++)
-      for (int r = c; r > 0 && cv[r - 1] > cv[r]; r--) {
-        int t = cv[r];
-        cv[r] = cv[r - 1];
-        cv[r - 1] = t;
-      }
-  }
+   * n when row i touched only t); the order does not matter for A += X^T X. */
   for (int kb = 0; kb < cs->nblocks; kb++) {
     const int s = cs->bstart[kb + 1] - cs->bstart[kb], *idx = cs->free_idx + cs->bstart[kb];
     const double *Lk = cs->L + cs->loff[kb];
@@ -352,55 +275,30 @@ static int build_space(int nu, int nc, const double *H, const double *G,
     }
     const int p = ncol[kb];
     const int *cols = colv + (size_t)kb * m;
-    const int sg = segm[kb];
     for (int r = 0; r < s; r++) y[r] = free_rhs(cs, idx[r]);
-    lower_solve_seg(s, sg, Lk, y);
+    lower_solve(s, Lk, y);
     if (p == 0) continue;
     for (int c = 0; c < p; c++)
       for (int r = 0; r < s; r++) X[r + (size_t)c * s] = G[idx[r] + (size_t)cols[c] * nu];
     /* Blocks are small (6 for a body): plain loops beat BLAS call overhead
      * here (measured by experiments/bench_contact). X := L^-1 X by forward
      * substitution, column by column. */
-    for (int c = 0; c < p; c++) lower_solve_seg(s, sg, Lk, X + (size_t)c * s);
+    for (int c = 0; c < p; c++) lower_solve(s, Lk, X + (size_t)c * s);
     int cmin = cols[0];
     for (int c = 1; c < p; c++) cmin = cols[c] < cmin ? cols[c] : cmin;
     for (int c = 0; c < p; c++) colmin[cols[c]] = cmin < colmin[cols[c]] ? cmin : colmin[cols[c]];
-    /* cols is increasing (sorted below where it is built), so the pair
-     * (r <= c) lands in A's upper triangle at (cols[r], cols[c]). Terms are
-     * added component by component (segm: a singleton's product alone, a
-     * dense component's dot product summed first), as the unmerged blocks
-     * did. */
     for (int c = 0; c < p; c++) {
       const double *xc = X + (size_t)c * s;
-      double *Ac = cs->A + (size_t)cols[c] * m;
-      cs->b[cols[c]] = seg_acc(cs->b[cols[c]], s, sg, xc, y);
-      if (s == 6 && (sg == 0x3f || sg == 0x0f)) {
-        /* a body, unrolled: diagonal H (six singletons) or a dense
-         * rotational block after three translational singletons */
-        const int diag = sg == 0x3f;
-        const double c0 = xc[0], c1 = xc[1], c2 = xc[2], c3 = xc[3], c4 = xc[4], c5 = xc[5];
-        for (int r = 0; r <= c; r++) {
-          const double *xr = X + (size_t)r * 6;
-          double v = Ac[cols[r]], d = 0.0;
-          v += xr[0] * c0;
-          v += xr[1] * c1;
-          v += xr[2] * c2;
-          if (diag) {
-            v += xr[3] * c3;
-            v += xr[4] * c4;
-            v += xr[5] * c5;
-          } else {
-            d += xr[3] * c3;
-            d += xr[4] * c4;
-            d += xr[5] * c5;
-            v += d;
-          }
-          Ac[cols[r]] = v;
-        }
-        continue;
+      double bc = 0.0;
+      for (int r = 0; r < s; r++) bc += xc[r] * y[r];
+      cs->b[cols[c]] += bc;
+      for (int r = 0; r <= c; r++) {
+        const double *xr = X + (size_t)r * s;
+        double v = 0.0;
+        for (int t = 0; t < s; t++) v += xr[t] * xc[t];
+        const int lo = cols[r] < cols[c] ? cols[r] : cols[c], hi = cols[r] ^ cols[c] ^ lo;
+        cs->A[lo + (size_t)hi * m] += v;
       }
-      for (int r = 0; r <= c; r++)
-        Ac[cols[r]] = seg_acc(Ac[cols[r]], s, sg, X + (size_t)r * s, xc);
     }
   }
   for (int c = 0; c < m; c++) {

@@ -180,9 +180,7 @@ Test(dynamics, diagonal_and_dense_blocks_match_lu) {
   for (int i = 0; i < M; i++) k[i] = cpt_uniform(&s, -1, 1);
   cp_contact_space cs;
   cr_assert_eq(cp_contact_space_build(N, C, H, G, f, k, NULL, NULL, &cs), 0);
-  /* The six singletons are merged into one block of six (contact/dynamics.c:
-   * consecutive components up to six dofs); the dense 3 x 3 stays alone. */
-  cr_assert_eq(cs.nblocks, 2);
+  cr_assert_eq(cs.nblocks, 7);
   lapack_int piv[N];
   memcpy(Hc, H, sizeof Hc);
   memcpy(X, G, sizeof G);
