@@ -59,6 +59,17 @@ static int chol_lower(int s, double *L) {
 
 /* x := L^-1 x and x := L^-T x for a lower factor L (s x s, column-major). */
 static void lower_solve(int s, const double *L, double *x) {
+  if (s == 3) { /* a body's rotational block: unrolled, the same operations */
+    double v0 = x[0], v1 = x[1], v2 = x[2];
+    v0 = v0 / L[0];
+    v1 -= L[1] * v0;
+    v1 = v1 / L[4];
+    v2 -= L[2] * v0;
+    v2 -= L[5] * v1;
+    v2 = v2 / L[8];
+    x[0] = v0, x[1] = v1, x[2] = v2;
+    return;
+  }
   for (int r = 0; r < s; r++) {
     double v = x[r];
     for (int t = 0; t < r; t++) v -= L[r + (size_t)t * s] * x[t];
@@ -244,7 +255,18 @@ static int build_space(int nu, int nc, const double *H, const double *G,
     }
   }
   /* Within a contact the columns may have been added out of order (t before
-   * n when row i touched only t); the order does not matter for A += X^T X. */
+   * n when row i touched only t): sorted (contacts come in order, so only
+   * within a triple), so that the pairs below fall in A's upper triangle
+   * without working out which index is the smaller. */
+  for (int kb = 0; kb < cs->nblocks; kb++) {
+    int *cv = colv + (size_t)kb * m;
+    for (int c = 1; c < ncol[kb]; c++)
+      for (int r = c; r > 0 && cv[r - 1] > cv[r]; r--) {
+        int t = cv[r];
+        cv[r] = cv[r - 1];
+        cv[r - 1] = t;
+      }
+  }
   for (int kb = 0; kb < cs->nblocks; kb++) {
     const int s = cs->bstart[kb + 1] - cs->bstart[kb], *idx = cs->free_idx + cs->bstart[kb];
     const double *Lk = cs->L + cs->loff[kb];
@@ -292,12 +314,18 @@ static int build_space(int nu, int nc, const double *H, const double *G,
       double bc = 0.0;
       for (int r = 0; r < s; r++) bc += xc[r] * y[r];
       cs->b[cols[c]] += bc;
+      double *Ac = cs->A + (size_t)cols[c] * m;
       for (int r = 0; r <= c; r++) {
         const double *xr = X + (size_t)r * s;
         double v = 0.0;
-        for (int t = 0; t < s; t++) v += xr[t] * xc[t];
-        const int lo = cols[r] < cols[c] ? cols[r] : cols[c], hi = cols[r] ^ cols[c] ^ lo;
-        cs->A[lo + (size_t)hi * m] += v;
+        if (s == 3) { /* unrolled, the same sums */
+          v += xr[0] * xc[0];
+          v += xr[1] * xc[1];
+          v += xr[2] * xc[2];
+        } else {
+          for (int t = 0; t < s; t++) v += xr[t] * xc[t];
+        }
+        Ac[cols[r]] += v;
       }
     }
   }
