@@ -827,6 +827,10 @@ static void lcp_column(const cp_world *w, int col, double *out);
 // there (measured: 2 900 instructions of a 4 x 4 solve). Larger k go to
 // LAPACK. Returns 0, or -1 when a pivot is zero (or not a number).
 #define CP_WORLD_SMALL_LU 48
+// Larger / smaller of two doubles without libm's fmax/fmin calls (not
+// inlined under ISO C; a NaN is caught by the isfinite tests after them).
+#define MAXD(a, b) ((b) > (a) ? (b) : (a))
+#define MIND(a, b) ((b) < (a) ? (b) : (a))
 // Nonbasic rows of a warm basis: w_i >= -CP_WORLD_WARM_W s_i (s_i the row's
 // scale), far inside the solution check's rel_tol (1e-6): what an
 // ill-conditioned stack basis leaves is 1e-11 of the row's terms.
@@ -920,7 +924,7 @@ static int warm_accept(cp_world *w, int n, cp_lcp_info *info) {
   for (int b = 0; b < k; ++b) lcp_column(w, w->zidx[b], MB + (size_t)b * n);
   double *zb = w->z, *r = w->w; // z_B in z[0..k), r: scratch
   double qmax = 1;
-  for (int i = 0; i < n; ++i) qmax = fmax(qmax, fabs(w->q[i]));
+  for (int i = 0; i < n; ++i) qmax = MAXD(qmax, fabs(w->q[i]));
   const double tol = 1e-11 * qmax, rel = w->opt.solve.lemke.check.rel_tol;
   double minz = INFINITY;
   // A basic variable that comes out negative beyond tol is dropped from the
@@ -959,7 +963,7 @@ static int warm_accept(cp_world *w, int n, cp_lcp_info *info) {
   }
   for (int a = 0; a < k; ++a) {
     zb[a] = zb[a] > 0 ? zb[a] : 0;
-    minz = fmin(minz, zb[a]);
+    minz = MIND(minz, zb[a]);
   }
   // w = M_B z_B + q and the row scales, in one pass over the k columns;
   // r (w->w) takes w, and the scales go to the LU block (no longer needed).
@@ -982,13 +986,13 @@ static int warm_accept(cp_world *w, int n, cp_lcp_info *info) {
     if (!isfinite(wi) || !isfinite(ti)) return 0;
     if (w->basis[i]) {
       if (!(fabs(wi) <= ti)) return 0;
-      res = fmax(res, fabs(wi));
+      res = MAXD(res, fabs(wi));
       r[i] = 0;
     } else {
       if (!(wi >= -CP_WORLD_WARM_W * sc[i])) return 0;
       if (wi < 0) r[i] = 0;
     }
-    minw = fmin(minw, r[i]);
+    minw = MIND(minw, r[i]);
   }
   // Scatter z_B (z[0..k)) from the back: zidx is increasing.
   for (int a = k - 1; a >= 0; --a) {
@@ -1426,7 +1430,7 @@ static int lcp_record(cp_world *w, int ns, const int *sel, int kind) {
   // friction stays basic.
   const int m = ns + 5 * nr;
   double zmax = 0;
-  for (int i = 0; i < m; ++i) zmax = fmax(zmax, fabs(w->z[i]));
+  for (int i = 0; i < m; ++i) zmax = MAXD(zmax, fabs(w->z[i]));
   const double zt = 1e-12 * zmax;
 #define DEGEN(i) (w->basis[i] && !(w->z[i] > zt))
   for (int k = 0, f = 0; k < ns; ++k) {
