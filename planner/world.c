@@ -1490,6 +1490,13 @@ static int lcp_record(cp_world *w, int ns, const int *sel, int kind) {
         const int opp = (w->basis[b0] && w->basis[b0 + 3]) ||
                         (w->basis[b0 + 1] && w->basis[b0 + 2]);
         if (!opp && DEGEN(lam)) w->basis[lam] = 0;
+      } else {
+        // lambda > 0 (at the friction limit): its degenerate corners go
+        // while a corner with force stays basic to carry lambda's column.
+        int pos = 0;
+        for (int e = 0; e < 4; ++e) pos |= w->basis[b0 + e] && !DEGEN(b0 + e);
+        for (int e = 0; pos && e < 4; ++e)
+          if (DEGEN(b0 + e)) w->basis[b0 + e] = 0;
       }
       for (int e = 0; e < 5; ++e) fric |= w->basis[e < 4 ? b0 + e : lam];
       ++f;
