@@ -506,13 +506,23 @@ static int cmp_contact(const cp_collide_contact *a, const long long *ka,
   return 0;
 }
 
+// llround(v / SORT_QUANTUM), inline: below 2^52 the fraction x - trunc(x)
+// is exact, and halves round away from zero as llround does.
+static long long round_key(double v) {
+  double x = v / SORT_QUANTUM;
+  if (!(fabs(x) < 0x1p52)) return llround(x);
+  long long t = (long long)x;
+  double f = x - (double)t;
+  return t + (f >= 0.5) - (f <= -0.5);
+}
+
 // Sorts r[0..m) by cmp_contact, stably (equal ones keep their order, as
 // with glibc's merge-sort qsort used before). Insertion: a pair has a few
 // points, often already in order; the rounding is done once per point.
 static void sort_contacts(cp_collide_contact *r, int m) {
   long long key[4 * CP_COLLIDE_MAX_POINTS][3];
   for (int i = 0; i < m; ++i)
-    for (int j = 0; j < 3; ++j) key[i][j] = llround(r[i].p[j] / SORT_QUANTUM);
+    for (int j = 0; j < 3; ++j) key[i][j] = round_key(r[i].p[j]);
   for (int i = 1; i < m; ++i) {
     if (cmp_contact(&r[i - 1], key[i - 1], &r[i], key[i]) <= 0) continue;
     cp_collide_contact c = r[i];

@@ -72,6 +72,17 @@ Test(reuse, collide_ws_matches_collide_pair) {
     cr_assert_geq(n1, 0, "pair %d: %s", it, e1.msg);
     cr_assert_eq(memcmp(c1, c2, sizeof c1), 0, "pair %d (%s-%s): points differ",
                  it, cp_shape_type_name(ta), cp_shape_type_name(tb));
+    // The documented order (models/collide.h step 4): positions rounded to
+    // 1e-9 m lexicographically, then the deeper first.
+    for (int k = 1; k < n1; ++k) {
+      int cmp = 0;
+      for (int i = 0; i < 3 && !cmp; ++i) {
+        long long u = llround(c1[k - 1].p[i] / 1e-9), v = llround(c1[k].p[i] / 1e-9);
+        cmp = u < v ? -1 : u > v;
+      }
+      if (!cmp) cmp = c1[k - 1].depth > c1[k].depth ? -1 : c1[k - 1].depth < c1[k].depth;
+      cr_assert_leq(cmp, 0, "pair %d: points %d and %d out of order", it, k - 1, k);
+    }
     ++pairs;
     with_contacts += n1 > 0;
     many += n1 > 2;
