@@ -223,25 +223,76 @@ static void onto_cylinder(const obj *o, double *p) {
 // ---------------------------------------------------------------------------
 // ODE geoms (dReal may be float or double: every conversion is explicit).
 
-// A geom for o, grown by g (radii + g, extents + 2 g) and translated by t[3].
-static dGeomID make_geom(const obj *o, double g, const double *t) {
+#define GEOM_NPARAMS 11
+
+// The ODE parameters of o grown by g (radii + g, extents + 2 g) and
+// translated by t[3]: p[0..3] the shape's (box lx, ly, lz; sphere r;
+// capsule and cylinder r, length; plane a, b, c, d: not placeable, so world
+// parameters, a translation t raising d by N.t), p[4..6] the position,
+// p[7..10] the quaternion. Unused entries are 0.
+static void geom_params(const obj *o, double g, const double *t,
+                        dReal p[GEOM_NPARAMS]) {
   const cp_shape *s = o->s;
-  dGeomID id = 0;
+  memset(p, 0, GEOM_NPARAMS * sizeof p[0]);
   switch (s->type) {
   case CP_SHAPE_BOX:
-    id = dCreateBox(0, (dReal)(s->size[0] + 2 * g), (dReal)(s->size[1] + 2 * g),
-                    (dReal)(s->size[2] + 2 * g));
+    for (int i = 0; i < 3; ++i) p[i] = (dReal)(s->size[i] + 2 * g);
     break;
   case CP_SHAPE_SPHERE:
-    id = dCreateSphere(0, (dReal)(s->radius + g));
+    p[0] = (dReal)(s->radius + g);
     break;
   case CP_SHAPE_CAPSULE:
-    id = dCreateCapsule(0, (dReal)(s->radius + g), (dReal)s->length);
+    p[0] = (dReal)(s->radius + g);
+    p[1] = (dReal)s->length;
     break;
   case CP_SHAPE_CYLINDER:
-    id = dCreateCylinder(0, (dReal)(s->radius + g), (dReal)(s->length + 2 * g));
+    p[0] = (dReal)(s->radius + g);
+    p[1] = (dReal)(s->length + 2 * g);
     break;
   case CP_SHAPE_MESH: // cannot grow: g is ignored (the caller grows the other)
+    break;
+  case CP_SHAPE_PLANE:
+    for (int i = 0; i < 3; ++i) p[i] = (dReal)o->N[i];
+    p[3] = (dReal)(o->D + cp_v3_dot(o->N, t));
+    return;
+  case CP_SHAPE_NONE:
+    return;
+  }
+  double x[3];
+  cp_v3_add(x, o->x, t);
+  if (s->type == CP_SHAPE_MESH && o->hull) { // the hull's origin: its centre
+    double c[3];
+    cp_m3_mulv(c, o->R, s->mesh->hull_center);
+    cp_v3_add(x, x, c);
+  }
+  for (int i = 0; i < 3; ++i) p[4 + i] = (dReal)x[i];
+  for (int i = 0; i < 4; ++i) p[7 + i] = (dReal)o->q[i];
+}
+
+// A geom of o with the parameters p (geom_params). id nonzero: an earlier
+// geom of the same primitive type is given them instead (the setters store
+// exactly what the constructors do, so dCollide cannot tell the two apart);
+// meshes are always created afresh (id must be 0).
+static dGeomID make_geom(dGeomID id, const obj *o, const dReal *p) {
+  const cp_shape *s = o->s;
+  switch (s->type) {
+  case CP_SHAPE_BOX:
+    if (id) dGeomBoxSetLengths(id, p[0], p[1], p[2]);
+    else id = dCreateBox(0, p[0], p[1], p[2]);
+    break;
+  case CP_SHAPE_SPHERE:
+    if (id) dGeomSphereSetRadius(id, p[0]);
+    else id = dCreateSphere(0, p[0]);
+    break;
+  case CP_SHAPE_CAPSULE:
+    if (id) dGeomCapsuleSetParams(id, p[0], p[1]);
+    else id = dCreateCapsule(0, p[0], p[1]);
+    break;
+  case CP_SHAPE_CYLINDER:
+    if (id) dGeomCylinderSetParams(id, p[0], p[1]);
+    else id = dCreateCylinder(0, p[0], p[1]);
+    break;
+  case CP_SHAPE_MESH:
     if (o->hull)
       id = dCreateConvex(0, s->mesh->hull_planes,
                          (unsigned)s->mesh->hull_n_planes,
@@ -251,24 +302,46 @@ static dGeomID make_geom(const obj *o, double g, const double *t) {
       id = dCreateTriMesh(0, (dTriMeshDataID)s->mesh->collide, 0, 0, 0);
     break;
   case CP_SHAPE_PLANE:
-    // Not placeable: world parameters; a translation t raises D by N.t.
-    return dCreatePlane(0, (dReal)o->N[0], (dReal)o->N[1], (dReal)o->N[2],
-                        (dReal)(o->D + cp_v3_dot(o->N, t)));
+    if (id) dGeomPlaneSetParams(id, p[0], p[1], p[2], p[3]);
+    else id = dCreatePlane(0, p[0], p[1], p[2], p[3]);
+    return id;
   case CP_SHAPE_NONE:
     return 0;
   }
-  double x[3];
-  cp_v3_add(x, o->x, t);
-  if (s->type == CP_SHAPE_MESH && o->hull) { // the hull's origin: its centre
-    double c[3];
-    cp_m3_mulv(c, o->R, s->mesh->hull_center);
-    cp_v3_add(x, x, c);
-  }
-  dGeomSetPosition(id, (dReal)x[0], (dReal)x[1], (dReal)x[2]);
-  dQuaternion q = {(dReal)o->q[0], (dReal)o->q[1], (dReal)o->q[2],
-                   (dReal)o->q[3]};
+  dGeomSetPosition(id, p[4], p[5], p[6]);
+  dQuaternion q = {p[7], p[8], p[9], p[10]};
   dGeomSetQuaternion(id, q);
   return id;
+}
+
+// The geom of o grown by g and translated by t (see geom_params) for side 0
+// (a) or 1 (b) of a pair: with a workspace, the primitive's geom kept in ws
+// (created on first use, then given the new parameters); otherwise, and for
+// meshes, a new one (put_geom destroys it).
+static dGeomID get_geom(cp_collide_ws *ws, int side, const obj *o, double g,
+                        const double *t) {
+  cp_shape_type ty = o->s->type;
+  dReal p[GEOM_NPARAMS];
+  geom_params(o, g, t, p);
+  if (!ws || ty == CP_SHAPE_MESH || ty == CP_SHAPE_NONE)
+    return make_geom(0, o, p);
+  void **slot = &ws->geom[side][ty];
+  *slot = make_geom((dGeomID)*slot, o, p);
+  return (dGeomID)*slot;
+}
+
+// Done with a geom of get_geom: destroys it unless ws keeps it.
+static void put_geom(const cp_collide_ws *ws, const obj *o, dGeomID id) {
+  cp_shape_type ty = o->s->type;
+  if (!ws || ty == CP_SHAPE_MESH || ty == CP_SHAPE_NONE) dGeomDestroy(id);
+}
+
+void cp_collide_ws_free(cp_collide_ws *ws) {
+  if (!ws) return;
+  for (int side = 0; side < 2; ++side)
+    for (int t = 0; t < CP_COLLIDE_WS_TYPES; ++t)
+      if (ws->geom[side][t]) dGeomDestroy((dGeomID)ws->geom[side][t]);
+  memset(ws, 0, sizeof *ws);
 }
 
 // ---------------------------------------------------------------------------
@@ -277,10 +350,12 @@ static dGeomID make_geom(const obj *o, double g, const double *t) {
 // for "apart" and for "no collider", so each pair is tried once overlapping).
 
 #define NTYPES (CP_SHAPE_MESH + 1)
+_Static_assert(NTYPES <= CP_COLLIDE_WS_TYPES, "cp_collide_ws has a slot per type");
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_ok;
 static unsigned char g_supported[2][NTYPES][NTYPES]; // [hull][a][b]
 static _Thread_local int t_ready;
+static _Thread_local int t_checked; // this thread passed ensure_init once
 
 // The probe's mesh: a closed cube of side 0.8 (built in init_once without
 // cp_mesh, whose preparation needs the initialisation being done).
@@ -340,7 +415,8 @@ static int probe_pair(cp_shape_type ta, cp_shape_type tb, int hull) {
     return 0;
   wa.hull = wb.hull = hull;
   static const double zero[3] = {0, 0, 0};
-  dGeomID ga = make_geom(&wa, 0, zero), gb = make_geom(&wb, 0, zero);
+  dGeomID ga = get_geom(NULL, 0, &wa, 0, zero),
+          gb = get_geom(NULL, 1, &wb, 0, zero);
   dContactGeom c[8];
   int k1 = dCollide(ga, gb, 8, c, (int)sizeof c[0]);
   int k2 = dCollide(gb, ga, 8, c, (int)sizeof c[0]);
@@ -373,6 +449,9 @@ static void init_once(void) {
 }
 
 static int ensure_init(cp_error *err) {
+  // Every pair calls this: after the first success on a thread, the
+  // initialisation (and g_ok) is known to be visible to it.
+  if (t_checked) return 0;
   pthread_once(&g_once, init_once);
   if (!g_ok) return cp_error_set(err, "", "ODE initialisation failed");
   if (!t_ready) {
@@ -380,6 +459,7 @@ static int ensure_init(cp_error *err) {
       return cp_error_set(err, "", "ODE thread data allocation failed");
     t_ready = 1;
   }
+  t_checked = 1;
   return 0;
 }
 
@@ -414,17 +494,47 @@ cp_collide_options cp_collide_defaults(void) {
   return o;
 }
 
-static int cmp_contact(const void *pa, const void *pb) {
-  const cp_collide_contact *a = pa, *b = pb;
-  for (int i = 0; i < 3; ++i) {
-    long long ka = llround(a->p[i] / SORT_QUANTUM);
-    long long kb = llround(b->p[i] / SORT_QUANTUM);
-    if (ka != kb) return ka < kb ? -1 : 1;
-  }
+// The output order: positions rounded to SORT_QUANTUM, lexicographically;
+// then the deeper first; then the normal. key[] holds the rounded positions.
+static int cmp_contact(const cp_collide_contact *a, const long long *ka,
+                       const cp_collide_contact *b, const long long *kb) {
+  for (int i = 0; i < 3; ++i)
+    if (ka[i] != kb[i]) return ka[i] < kb[i] ? -1 : 1;
   if (a->depth != b->depth) return a->depth > b->depth ? -1 : 1;
   for (int i = 0; i < 3; ++i)
     if (a->n[i] != b->n[i]) return a->n[i] < b->n[i] ? -1 : 1;
   return 0;
+}
+
+// llround(v / SORT_QUANTUM), inline: below 2^52 the fraction x - trunc(x)
+// is exact, and halves round away from zero as llround does.
+static long long round_key(double v) {
+  double x = v / SORT_QUANTUM;
+  if (!(fabs(x) < 0x1p52)) return llround(x);
+  long long t = (long long)x;
+  double f = x - (double)t;
+  return t + (f >= 0.5) - (f <= -0.5);
+}
+
+// Sorts r[0..m) by cmp_contact, stably (equal ones keep their order, as
+// with glibc's merge-sort qsort used before). Insertion: a pair has a few
+// points, often already in order; the rounding is done once per point.
+static void sort_contacts(cp_collide_contact *r, int m) {
+  long long key[4 * CP_COLLIDE_MAX_POINTS][3];
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < 3; ++j) key[i][j] = round_key(r[i].p[j]);
+  for (int i = 1; i < m; ++i) {
+    if (cmp_contact(&r[i - 1], key[i - 1], &r[i], key[i]) <= 0) continue;
+    cp_collide_contact c = r[i];
+    long long k[3] = {key[i][0], key[i][1], key[i][2]};
+    int j = i;
+    for (; j > 0 && cmp_contact(&r[j - 1], key[j - 1], &c, k) > 0; --j) {
+      r[j] = r[j - 1];
+      memcpy(key[j], key[j - 1], sizeof key[j]);
+    }
+    r[j] = c;
+    memcpy(key[j], k, sizeof k);
+  }
 }
 
 // The parts ODE is asked about for o when its partner has type other: o
@@ -500,10 +610,10 @@ static int merge_last(cp_collide_contact *r, int m, double merge_tol) {
 // Step 4's ending: the deterministic order, culling to max_points, copy.
 static int finish(cp_collide_contact *r, int m, const cp_collide_options *opt,
                   cp_collide_contact *out, int cap) {
-  qsort(r, (size_t)m, sizeof r[0], cmp_contact);
+  sort_contacts(r, m);
   if (m > opt->max_points) {
     m = cull(r, m, opt->max_points);
-    qsort(r, (size_t)m, sizeof r[0], cmp_contact);
+    sort_contacts(r, m);
   }
   if (m > 0 && cap > 0)
     memcpy(out, r, (size_t)(m < cap ? m : cap) * sizeof r[0]);
@@ -625,6 +735,12 @@ static int mesh_pair(obj *wa, obj *wb, const cp_collide_options *opt,
 int cp_collide_pair(const cp_collide_object *a, const cp_collide_object *b,
                     const cp_collide_options *opt, cp_collide_contact *out,
                     int cap, cp_error *err) {
+  return cp_collide_pair_ws(a, b, opt, NULL, out, cap, err);
+}
+
+int cp_collide_pair_ws(const cp_collide_object *a, const cp_collide_object *b,
+                       const cp_collide_options *opt, cp_collide_ws *ws,
+                       cp_collide_contact *out, int cap, cp_error *err) {
   cp_collide_options def = cp_collide_defaults();
   if (!opt) opt = &def;
   if (!isfinite(opt->touch_tol) || opt->touch_tol < 0 ||
@@ -668,6 +784,7 @@ int cp_collide_pair(const cp_collide_object *a, const cp_collide_object *b,
 
   // 1. Direction n (from b into a).
   double n[3];
+  int b_posed = 0; // ws's geom of b already has step 2's parameters
   if (tb == CP_SHAPE_PLANE) {
     cp_v3_copy(n, wb.N);
   } else if (ta == CP_SHAPE_PLANE) {
@@ -676,11 +793,13 @@ int cp_collide_pair(const cp_collide_object *a, const cp_collide_object *b,
     // Grow a by tol; a mesh cannot grow, so grow b instead (two meshes:
     // neither -- they must overlap, not merely come within tol).
     int grow_b = ta == CP_SHAPE_MESH;
-    dGeomID ga = make_geom(&wa, grow_b ? 0 : tol, zero),
-            gb = make_geom(&wb, grow_b && tb != CP_SHAPE_MESH ? tol : 0, zero);
+    dGeomID ga = get_geom(ws, 0, &wa, grow_b ? 0 : tol, zero),
+            gb = get_geom(ws, 1, &wb, grow_b && tb != CP_SHAPE_MESH ? tol : 0,
+                          zero);
     int k = dCollide(ga, gb, CP_COLLIDE_MAX_POINTS, c, skip);
-    dGeomDestroy(ga);
-    dGeomDestroy(gb);
+    put_geom(ws, &wa, ga);
+    put_geom(ws, &wb, gb);
+    b_posed = !(grow_b && tb != CP_SHAPE_MESH);
     int deepest = -1;
     for (int i = 0; i < k; ++i)
       if (deepest < 0 || c[i].depth > c[deepest].depth) deepest = i;
@@ -699,6 +818,12 @@ int cp_collide_pair(const cp_collide_object *a, const cp_collide_object *b,
   obj pa[3], pb[3];
   cp_shape balla, ballb;
   int na = parts(&wa, tb, pa, &balla), nb = parts(&wb, ta, pb, &ballb);
+  // With ws, b itself (part 0, a primitive: its own slot) is posed once
+  // here, or not at all when step 1 left its geom as needed. (A capsule's
+  // two end balls share the sphere slot: they are posed in turn below.)
+  dGeomID gbs[3] = {0, 0, 0};
+  if (ws && tb != CP_SHAPE_MESH)
+    gbs[0] = b_posed ? (dGeomID)ws->geom[1][tb] : get_geom(ws, 1, &pb[0], 0, zero);
   int k = 0;
   for (int i = 0; i < na; ++i)
     for (int j = 0; j < nb; ++j) {
@@ -707,10 +832,11 @@ int cp_collide_pair(const cp_collide_object *a, const cp_collide_object *b,
       int room = NBUF - k < CP_COLLIDE_MAX_POINTS ? NBUF - k
                                                   : CP_COLLIDE_MAX_POINTS;
       if (room < 1) continue;
-      dGeomID ga = make_geom(&pa[i], 0, t), gb = make_geom(&pb[j], 0, zero);
+      dGeomID ga = get_geom(ws, 0, &pa[i], 0, t),
+              gb = gbs[j] ? gbs[j] : get_geom(ws, 1, &pb[j], 0, zero);
       k += dCollide(ga, gb, room, c + k, skip);
-      dGeomDestroy(ga);
-      dGeomDestroy(gb);
+      put_geom(ws, &pa[i], ga);
+      if (!gbs[j]) put_geom(ws, &pb[j], gb);
     }
 
   // 3. Convert; move each point to the midpoint of the surfaces along n.

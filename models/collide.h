@@ -91,8 +91,11 @@
 /// Threads: ODE is initialised once per process (pthread_once) and its
 /// per-thread data once per calling thread; calls from several threads are
 /// safe. ODE is never closed (its few global allocations live until exit),
-/// so other code in the process must not call dCloseODE. Each call creates
-/// and destroys its own ODE geoms; nothing else is kept.
+/// so other code in the process must not call dCloseODE. cp_collide_pair
+/// creates and destroys its own ODE geoms; nothing else is kept.
+/// cp_collide_pair_ws keeps its primitive geoms in a caller's workspace
+/// instead (a simulator collides the same shapes every step): the results
+/// are bit for bit those of cp_collide_pair.
 #ifndef CP_MODELS_COLLIDE_H
 #define CP_MODELS_COLLIDE_H
 
@@ -159,6 +162,28 @@ int cp_collide_supported(cp_shape_type a, cp_shape_type b);
 int cp_collide_pair(const cp_collide_object *a, const cp_collide_object *b,
                     const cp_collide_options *opt, cp_collide_contact *out,
                     int cap, cp_error *err);
+
+/// Slots of cp_collide_ws.geom per side (at least one per cp_shape_type).
+#define CP_COLLIDE_WS_TYPES 8
+
+/// Geoms kept between cp_collide_pair_ws calls: for each side of a pair
+/// (0: a, 1: b) and each primitive type, one ODE geom (opaque here), made
+/// on first use and then re-sized and re-posed (meshes are still made and
+/// destroyed per call). Ownership: the caller owns the
+/// workspace; zero-initialise it ({0}), use it from one thread at a time,
+/// release it with cp_collide_ws_free.
+typedef struct cp_collide_ws {
+  void *geom[2][CP_COLLIDE_WS_TYPES];
+} cp_collide_ws;
+
+/// cp_collide_pair with the geoms of ws (NULL: exactly cp_collide_pair).
+/// Same results, bit for bit, and same errors.
+int cp_collide_pair_ws(const cp_collide_object *a, const cp_collide_object *b,
+                       const cp_collide_options *opt, cp_collide_ws *ws,
+                       cp_collide_contact *out, int cap, cp_error *err);
+
+/// Destroys the geoms of ws and zeroes it. Safe on a zeroed workspace.
+void cp_collide_ws_free(cp_collide_ws *ws);
 
 #ifdef __cplusplus
 }

@@ -50,26 +50,38 @@ static int far_apart(const gobj *a, const gobj *b, double tol) {
   return cp_v3_norm(d) > a->radius + b->radius + tol;
 }
 
-// Collects the objects with geometry in object order; *n_out set. Returns the
-// malloc'd array (NULL with *n_out = 0 when there are none, or -1 in *n_out
-// when out of memory).
-static gobj *collect(const cp_scene *s, int *n_out) {
-  int n = s->n_bodies;
-  for (int m = 0; m < s->n_manips; ++m)
+// Grows *p (capacity *cap elements of size elem) to hold n; 0 or -1.
+static int reserve(void **p, int *cap, int n, size_t elem) {
+  if (n <= *cap) return 0;
+  int nc = *cap ? *cap : 8;
+  while (nc < n) nc *= 2;
+  void *t = realloc(*p, (size_t)nc * elem);
+  if (!t) return -1;
+  *p = t, *cap = nc;
+  return 0;
+}
+
+// Collects the objects with geometry in object order into ws->obj; *n_out
+// set. Returns 0, or -1 when out of memory.
+static int collect(const cp_scene *s, cp_contactgen_ws *ws, int *n_out) {
+  int n = s->n_bodies, maxl = 0;
+  for (int m = 0; m < s->n_manips; ++m) {
+    if (s->manips[m].n > maxl) maxl = s->manips[m].n;
     for (int l = 0; l < s->manips[m].n; ++l)
       n += cp_link_shape_count(&s->manips[m].joints[l].link);
-  *n_out = 0;
-  if (n == 0) return NULL;
-  gobj *g = calloc((size_t)n, sizeof *g);
-  if (!g) {
-    *n_out = -1;
-    return NULL;
   }
+  *n_out = 0;
+  if (n == 0) return 0;
+  if (reserve(&ws->obj, &ws->obj_cap, n, sizeof(gobj)) ||
+      reserve(&ws->states, &ws->states_cap, maxl, sizeof(cp_link_state)))
+    return -1;
+  gobj *g = ws->obj;
   int k = 0;
   for (int i = 0; i < s->n_bodies; ++i) {
     const cp_body *b = &s->bodies[i];
     if (b->shape.type == CP_SHAPE_NONE) continue;
     gobj *o = &g[k++];
+    memset(o, 0, sizeof *o);
     o->ref = (cp_ref){i, -1, -1};
     o->shape = &b->shape;
     o->fixed = b->fixed;
@@ -86,12 +98,7 @@ static gobj *collect(const cp_scene *s, int *n_out) {
   }
   for (int m = 0; m < s->n_manips; ++m) {
     const cp_chain *c = &s->manips[m];
-    cp_link_state *st = malloc((size_t)c->n * sizeof *st);
-    if (!st) {
-      free(g);
-      *n_out = -1;
-      return NULL;
-    }
+    cp_link_state *st = ws->states;
     cp_chain_kinematics(c, st);
     for (int l = 0; l < c->n; ++l) {
       const cp_link *lk = &c->joints[l].link;
@@ -106,6 +113,7 @@ static gobj *collect(const cp_scene *s, int *n_out) {
         cp_link_shape ls;
         cp_link_shape_get(lk, e, &ls);
         gobj *o = &g[k++];
+        memset(o, 0, sizeof *o);
         o->ref = (cp_ref){-1, m, l};
         o->shape = sh;
         o->fixed = 0;
@@ -117,10 +125,9 @@ static gobj *collect(const cp_scene *s, int *n_out) {
         o->radius = cp_shape_bounding_radius(sh);
       }
     }
-    free(st);
   }
   *n_out = k;
-  return g;
+  return 0;
 }
 
 static int skip_pair(const cp_scene *s, const gobj *a, const gobj *b,
@@ -154,8 +161,35 @@ static int check_options(const cp_contactgen_options *o, cp_error *err) {
   return 0;
 }
 
+static int generate(cp_scene *s, const cp_contactgen_options *opt,
+                    cp_contactgen_ws *ws, int in_place, cp_error *err);
+
 int cp_scene_generate_contacts(cp_scene *s, const cp_contactgen_options *opt,
                                cp_error *err) {
+  cp_contactgen_ws ws = {0};
+  int rc = generate(s, opt, &ws, 0, err);
+  cp_contactgen_ws_free(&ws);
+  return rc;
+}
+
+void cp_contactgen_ws_free(cp_contactgen_ws *ws) {
+  if (!ws) return;
+  free(ws->obj);
+  free(ws->states);
+  free(ws->list);
+  cp_collide_ws_free(&ws->collide);
+  memset(ws, 0, sizeof *ws);
+}
+
+int cp_scene_generate_contacts_ws(cp_scene *s, const cp_contactgen_options *opt,
+                                  cp_contactgen_ws *ws, cp_error *err) {
+  return generate(s, opt, ws, 1, err);
+}
+
+// Both entry points; in_place: the scene's old array may be overwritten
+// (the _ws variant) instead of always replaced.
+static int generate(cp_scene *s, const cp_contactgen_options *opt,
+                    cp_contactgen_ws *ws, int in_place, cp_error *err) {
   cp_contactgen_options def;
   if (!opt) {
     def = cp_contactgen_scene_options(s);
@@ -163,8 +197,8 @@ int cp_scene_generate_contacts(cp_scene *s, const cp_contactgen_options *opt,
   }
   if (check_options(opt, err)) return -1;
   int n;
-  gobj *g = collect(s, &n);
-  if (n < 0) return cp_error_set(err, "contacts", "out of memory");
+  if (collect(s, ws, &n)) return cp_error_set(err, "contacts", "out of memory");
+  const gobj *g = ws->obj;
 
   cp_collide_options co = cp_collide_defaults();
   co.touch_tol = opt->touch_tol;
@@ -172,8 +206,7 @@ int cp_scene_generate_contacts(cp_scene *s, const cp_contactgen_options *opt,
   co.max_points = opt->max_points;
   co.mesh_hull = opt->mesh_hull;
 
-  cp_contact *list = NULL;
-  int count = 0, cap = 0, rc = 0;
+  int count = 0, rc = 0;
   cp_collide_contact pts[CP_COLLIDE_MAX_POINTS];
   for (int i = 0; i < n && !rc; ++i) {
     for (int j = i + 1; j < n && !rc; ++j) {
@@ -188,8 +221,10 @@ int cp_scene_generate_contacts(cp_scene *s, const cp_contactgen_options *opt,
       memcpy(oa.q, a->q, sizeof oa.q);
       cp_v3_copy(ob.x, b->x);
       memcpy(ob.q, b->q, sizeof ob.q);
-      cp_error cerr = {{0}, {0}};
-      int m = cp_collide_pair(&oa, &ob, &co, pts, CP_COLLIDE_MAX_POINTS, &cerr);
+      cp_error cerr; // empty strings: cp_error_set fills both on error
+      cerr.where[0] = cerr.msg[0] = 0;
+      int m = cp_collide_pair_ws(&oa, &ob, &co, &ws->collide, pts,
+                                 CP_COLLIDE_MAX_POINTS, &cerr);
       char an[160], bn[160];
       if (m < 0) {
         rc = cp_error_set(err, "contacts", "cannot collide \"%s\" with \"%s\": %s%s%s",
@@ -199,6 +234,17 @@ int cp_scene_generate_contacts(cp_scene *s, const cp_contactgen_options *opt,
         break;
       }
       if (m > CP_COLLIDE_MAX_POINTS) m = CP_COLLIDE_MAX_POINTS;
+      if (m > 0 && reserve((void **)&ws->list, &ws->list_cap, count + m,
+                           sizeof *ws->list)) {
+        rc = cp_error_set(err, "contacts", "out of memory");
+        break;
+      }
+      // Friction and restitution depend on the pair only.
+      double mu = 0, e = 0;
+      if (m > 0) {
+        mu = cp_scene_friction(s, a->ref, b->ref);
+        e = cp_scene_restitution(s, a->ref, b->ref);
+      }
       for (int k = 0; k < m && !rc; ++k) {
         const cp_collide_contact *pc = &pts[k];
         if (pc->depth > opt->penetration_tol) {
@@ -212,16 +258,7 @@ int cp_scene_generate_contacts(cp_scene *s, const cp_contactgen_options *opt,
               pc->p[1], pc->p[2], opt->penetration_tol);
           break;
         }
-        if (count == cap) {
-          int nc = cap ? 2 * cap : 16;
-          cp_contact *t = realloc(list, (size_t)nc * sizeof *t);
-          if (!t) {
-            rc = cp_error_set(err, "contacts", "out of memory");
-            break;
-          }
-          list = t, cap = nc;
-        }
-        cp_contact *c = &list[count++];
+        cp_contact *c = &ws->list[count++];
         memset(c, 0, sizeof *c);
         c->a = a->ref;
         c->b = b->ref;
@@ -233,19 +270,25 @@ int cp_scene_generate_contacts(cp_scene *s, const cp_contactgen_options *opt,
         }
         cp_scene_default_tangent(c->n, c->t);
         cp_v3_cross(c->o, c->n, c->t);
-        c->mu = cp_scene_friction(s, c->a, c->b);
-        c->restitution = cp_scene_restitution(s, c->a, c->b);
+        c->mu = mu;
+        c->restitution = e;
         c->depth = pc->depth;
       }
     }
   }
-  free(g);
-  if (rc) {
-    free(list);
-    return -1;
+  if (rc) return -1;
+  // Into the scene: in place when its array is long enough (it holds at
+  // least n_contacts), else a new exact-size array; none for no contacts.
+  if (count == 0) {
+    free(s->contacts);
+    s->contacts = NULL;
+  } else if (!in_place || count > s->n_contacts || !s->contacts) {
+    cp_contact *t = malloc((size_t)count * sizeof *t);
+    if (!t) return cp_error_set(err, "contacts", "out of memory");
+    free(s->contacts);
+    s->contacts = t;
   }
-  free(s->contacts);
-  s->contacts = list;
+  if (count) memcpy(s->contacts, ws->list, (size_t)count * sizeof *ws->list);
   s->n_contacts = count;
   return 0;
 }

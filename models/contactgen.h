@@ -58,10 +58,13 @@
 /// the scene parser runs it after generating, as for explicit contacts.
 ///
 /// Ownership: on success scene->contacts is replaced by a new malloc'd array
-/// (the old one is freed) and scene->n_contacts set; the scene owns it.
+/// (the old one is freed) and scene->n_contacts set; the scene owns it
+/// (cp_scene_generate_contacts_ws may instead overwrite the old array in
+/// place).
 #ifndef CP_MODELS_CONTACTGEN_H
 #define CP_MODELS_CONTACTGEN_H
 
+#include "models/collide.h"
 #include "models/error.h"
 #include "models/scene.h"
 
@@ -100,6 +103,34 @@ cp_contactgen_options cp_contactgen_scene_options(const cp_scene *scene);
 int cp_scene_generate_contacts(cp_scene *scene,
                                const cp_contactgen_options *opt,
                                cp_error *err);
+
+/// What cp_scene_generate_contacts_ws keeps between calls: the object list,
+/// link states, the contact list being built, and the ODE geoms
+/// (cp_collide_ws). Ownership: the caller owns it; zero-initialise it
+/// ({0}), use it from one thread at a time (with any scenes), release it
+/// with cp_contactgen_ws_free. The scene's contacts are never in it.
+typedef struct cp_contactgen_ws {
+  void *obj;            ///< object list (private), obj_cap entries
+  int obj_cap;
+  void *states;         ///< cp_link_state scratch, states_cap entries
+  int states_cap;
+  cp_contact *list;     ///< contacts being built, list_cap entries
+  int list_cap;
+  cp_collide_ws collide;///< geoms for cp_collide_pair_ws
+} cp_contactgen_ws;
+
+/// cp_scene_generate_contacts reusing ws's buffers and geoms (a simulator
+/// generates every step): the same contacts, bit for bit, and the same
+/// errors, with scene->contacts unchanged on error. On success the scene
+/// owns scene->contacts as before; its old array is reused in place when
+/// it holds enough (it has at least the old n_contacts entries), else
+/// freed and replaced.
+int cp_scene_generate_contacts_ws(cp_scene *scene,
+                                  const cp_contactgen_options *opt,
+                                  cp_contactgen_ws *ws, cp_error *err);
+
+/// Releases ws's buffers and geoms and zeroes it. Safe on a zeroed one.
+void cp_contactgen_ws_free(cp_contactgen_ws *ws);
 
 #ifdef __cplusplus
 }

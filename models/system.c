@@ -8,16 +8,35 @@
 
 void cp_system_free(cp_system *s) {
   if (!s) return;
-  free(s->u); // one allocation holds every array (alloc_all)
+  free(s->own); // one allocation holds every array (alloc_all); NULL when
+                // they are a workspace's (cp_system_build_ws)
   memset(s, 0, sizeof *s);
+}
+
+void cp_system_ws_free(cp_system_ws *ws) {
+  if (!ws) return;
+  free(ws->block);
+  free(ws->scratch);
+  memset(ws, 0, sizeof *ws);
+}
+
+// *p holds at least need bytes (grown, never shrunk; *size its size) and
+// its first need bytes are zero, as calloc would give. 0, or -1. (The
+// scratch: small, so simply all zeroed.)
+static int zreserve(void **p, size_t *size, size_t need) {
+  if (need > *size) {
+    free(*p);
+    *p = malloc(need);
+    *size = *p ? need : 0;
+    if (!*p) return -1;
+  }
+  memset(*p, 0, need);
+  return 0;
 }
 
 int cp_system_joint_row(const cp_system *s, int m, int k) {
   return 6 * s->n_obj + s->chain_row[s->chain_row_offset[m] + k];
 }
-
-// calloc of at least one element, so that empty arrays are non-NULL too.
-static void *zalloc(size_t n, size_t size) { return calloc(n ? n : 1, size); }
 
 // Per-ref data at a contact point: velocity, velocity-product acceleration,
 // angular velocity and angular velocity-product acceleration.
@@ -28,7 +47,8 @@ typedef struct point_kin {
 typedef struct build_ctx {
   const cp_scene *scene;
   cp_system *sys;
-  cp_link_state **states; // [n_manips] link states of each chain
+  cp_link_state *states;  // link states of every chain, chain m's at
+  const int *state_off;   // states + state_off[m]
   double *J, *Jw;         // [3 * max chain length] scratch
 } build_ctx;
 
@@ -65,7 +85,7 @@ static void ref_kin(const build_ctx *bc, cp_ref r, const double *p,
     cp_v3_copy(pk->w, b->w);
     return;
   }
-  const cp_link_state *st = bc->states[r.manip];
+  const cp_link_state *st = bc->states + bc->state_off[r.manip];
   cp_chain_point_velocity(st, r.link, p, pk->vel);
   cp_chain_point_bias(st, r.link, p, pk->acc);
   cp_v3_copy(pk->w, st[r.link].w);
@@ -96,52 +116,82 @@ static void add_columns(build_ctx *bc, int j, cp_ref r, double sign) {
     return;
   }
   const cp_chain *ch = &sc->manips[r.manip];
-  const cp_link_state *st = bc->states[r.manip];
+  const cp_link_state *st = bc->states + bc->state_off[r.manip];
   cp_chain_point_jacobian(ch, st, r.link, p, bc->J);
   cp_chain_angular_jacobian(ch, st, r.link, bc->Jw);
   add_joint_columns(bc, j, r.manip, r.link, sign);
 }
 
-// Every array in one zeroed allocation (a simulator builds a system per
-// step; 26 calls to the allocator were a tenth of a small scene's step):
-// doubles first, then the int-sized arrays; each at least one element, so
-// that empty arrays are non-NULL too. s->u is the block's start.
-static int alloc_all(cp_system *s, int n_bodies, int n_manips, int n_full) {
+// Every array in one block, ws->block (a simulator builds a system per
+// step; 26 calls to the allocator were a tenth of a small scene's step,
+// and with a workspace there are none): doubles first, then the int-sized
+// arrays; each at least one element, so that empty arrays are non-NULL too.
+// The arrays the build accumulates into or writes only in part (H, G,
+// Gtor, g_man, h_man, d) come first and are zeroed; every other one is
+// written in full by the build, so only their placeholder elements (empty
+// arrays) are zeroed: the block reads as a calloc'd one would.
+static int alloc_all(cp_system *s, cp_system_ws *ws, int n_bodies,
+                     int n_manips, int n_full) {
   size_t nu = (size_t)s->n_u, nc = (size_t)s->n_c, nl = (size_t)s->n_l;
-  double **dp[] = {&s->u, &s->chain_row_scale, &s->H, &s->f, &s->tau, &s->qdd,
-                   &s->g_man, &s->h_man, &s->G, &s->k, &s->v, &s->Gtor,
-                   &s->ktor, &s->frame, &s->point, &s->mu, &s->d};
-  const size_t dn[] = {nu, (size_t)n_full, nu * nu, nu, nl, nl,
-                       nl, nl, nu * 3 * nc, 3 * nc, 3 * nc, nu * nc,
-                       nc, 9 * nc, 3 * nc, nc, 2 * nc};
+  enum { NZ = 6 }; // the zeroed ones
+  double **dp[] = {&s->H, &s->G, &s->Gtor, &s->g_man, &s->h_man, &s->d,
+                   &s->u, &s->chain_row_scale, &s->f, &s->tau, &s->qdd,
+                   &s->k, &s->v, &s->ktor, &s->frame, &s->point, &s->mu};
+  const size_t dn[] = {nu * nu, nu * 3 * nc, nu * nc, nl, nl, 2 * nc,
+                       nu, (size_t)n_full, nu, nl, nl,
+                       3 * nc, 3 * nc, nc, 9 * nc, 3 * nc, nc};
   int **ip[] = {&s->obj_body, &s->body_obj, &s->joint_manip, &s->joint_index,
                 &s->joint_offset, &s->chain_row, &s->chain_row_offset,
                 &s->sliding};
   const size_t in[] = {(size_t)s->n_obj, (size_t)n_bodies, nl, nl,
                        (size_t)n_manips, (size_t)n_full, (size_t)n_manips, nc};
   enum { ND = sizeof dn / sizeof dn[0], NI = sizeof in / sizeof in[0] };
-  size_t nd = 0, ni = 0;
-  for (int i = 0; i < ND; ++i) nd += dn[i] ? dn[i] : 1;
+  size_t nd = 0, ni = 0, nzero = 0;
+  for (int i = 0; i < ND; ++i) {
+    nd += dn[i] ? dn[i] : 1;
+    if (i + 1 == NZ) nzero = nd;
+  }
   for (int i = 0; i < NI; ++i) ni += in[i] ? in[i] : 1;
   const size_t nld = nl ? nl : 1;
-  char *block = calloc(1, sizeof(double) * nd + sizeof(int) * ni +
-                              sizeof(cp_joint_drive) * nld);
-  if (!block) return -1;
-  double *d = (double *)block;
+  const size_t bytes = sizeof(double) * nd + sizeof(int) * ni +
+                       sizeof(cp_joint_drive) * nld;
+  if (bytes > ws->block_size) {
+    free(ws->block);
+    ws->block = malloc(bytes);
+    ws->block_size = ws->block ? bytes : 0;
+    if (!ws->block) return -1;
+  }
+  double *d = ws->block;
+  memset(d, 0, sizeof(double) * nzero);
   for (int i = 0; i < ND; ++i) {
     *dp[i] = d;
+    if (!dn[i]) *d = 0;
     d += dn[i] ? dn[i] : 1;
   }
   int *q = (int *)d;
   for (int i = 0; i < NI; ++i) {
     *ip[i] = q;
+    if (!in[i]) *q = 0;
     q += in[i] ? in[i] : 1;
   }
   s->drive = (cp_joint_drive *)q;
+  if (!nl) memset(s->drive, 0, sizeof *s->drive);
   return 0;
 }
 
 int cp_system_build(const cp_scene *sc, cp_system *s, cp_error *err) {
+  cp_system_ws ws = {0};
+  int rc = cp_system_build_ws(sc, &ws, s, err);
+  if (!rc) { // the system keeps the block
+    s->own = ws.block;
+    ws.block = NULL;
+  }
+  cp_system_ws_free(&ws);
+  return rc;
+}
+
+int cp_system_build_ws(const cp_scene *sc, cp_system_ws *ws, cp_system *s,
+                       cp_error *err) {
   memset(s, 0, sizeof *s);
   for (int i = 0; i < sc->n_bodies; ++i) s->n_obj += !sc->bodies[i].fixed;
   s->n_l = cp_scene_joint_count(sc);
@@ -155,19 +205,29 @@ int cp_system_build(const cp_scene *sc, cp_system *s, cp_error *err) {
     n_full += sc->manips[m].n;
   }
   build_ctx bc = {.scene = sc, .sys = s};
-  bc.states = zalloc((size_t)sc->n_manips, sizeof *bc.states);
-  // Scratch J, Jw [3 maxn each], Mm [maxn^2], gf, hf [maxn each] in one.
-  const size_t mx = (size_t)maxn;
-  double *tmp = zalloc(6 * mx + mx * mx + 2 * mx, sizeof(double));
-  bc.J = tmp;
-  bc.Jw = tmp ? tmp + 3 * mx : NULL;
-  double *Mm = tmp ? tmp + 6 * mx : NULL;
-  double *gf = tmp ? Mm + mx * mx : NULL, *hf = gf ? gf + mx : NULL;
-  int ok = bc.states && tmp &&
-           !alloc_all(s, sc->n_bodies, sc->n_manips, n_full);
-  for (int m = 0; ok && m < sc->n_manips; ++m)
-    ok = (bc.states[m] = zalloc((size_t)sc->manips[m].n,
-                                sizeof(cp_link_state))) != NULL;
+  // Scratch (zeroed): link states of every chain [n_full], J, Jw [3 maxn
+  // each], Mm [maxn^2], gf, hf [maxn each], the chains' state offsets.
+  const size_t mx = (size_t)maxn, nst = (size_t)(n_full ? n_full : 1);
+  const size_t nsd = 6 * mx + mx * mx + 2 * mx;
+  int ok = !zreserve(&ws->scratch, &ws->scratch_size,
+                     nst * sizeof(cp_link_state) + nsd * sizeof(double) +
+                         (size_t)(sc->n_manips + 1) * sizeof(int));
+  double *Mm = NULL, *gf = NULL, *hf = NULL;
+  int *state_off = NULL;
+  if (ok) {
+    bc.states = ws->scratch;
+    double *tmp = (double *)(bc.states + nst);
+    bc.J = tmp;
+    bc.Jw = tmp + 3 * mx;
+    Mm = tmp + 6 * mx;
+    gf = Mm + mx * mx;
+    hf = gf + mx;
+    state_off = (int *)(tmp + nsd);
+    for (int m = 0, o = 0; m < sc->n_manips; o += sc->manips[m].n, ++m)
+      state_off[m] = o;
+    bc.state_off = state_off;
+    ok = !alloc_all(s, ws, sc->n_bodies, sc->n_manips, n_full);
+  }
   if (!ok) {
     cp_error_set(err, "", "out of memory building the system");
     goto done;
@@ -209,9 +269,10 @@ int cp_system_build(const cp_scene *sc, cp_system *s, cp_error *err) {
     s->chain_row_offset[m] = foff;
     cp_chain_dof_map(c, row, scale);
     for (int i = 0; i < c->n; ++i) row[i] += off;
-    cp_chain_kinematics(c, bc.states[m]);
-    cp_chain_mass_matrix(c, bc.states[m], Mm);
-    cp_chain_bias_efforts(c, bc.states[m], sc->gravity, gf, hf);
+    cp_link_state *st = bc.states + state_off[m];
+    cp_chain_kinematics(c, st);
+    cp_chain_mass_matrix(c, st, Mm);
+    cp_chain_bias_efforts(c, st, sc->gravity, gf, hf);
     // Both say "out of memory" by NaN (models/chain.h); inputs are finite.
     if (isnan(Mm[0]) || isnan(gf[0]) || isnan(hf[0])) {
       cp_error_set(err, "", "out of memory building the system");
@@ -290,10 +351,6 @@ int cp_system_build(const cp_scene *sc, cp_system *s, cp_error *err) {
   }
 
 done:
-  if (bc.states)
-    for (int m = 0; m < sc->n_manips; ++m) free(bc.states[m]);
-  free(bc.states);
-  free(tmp);
-  if (!ok) cp_system_free(s);
+  if (!ok) memset(s, 0, sizeof *s); // the block stays ws's
   return ok ? 0 : -1;
 }

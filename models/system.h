@@ -55,8 +55,11 @@
 ///       Gtor^T u, and its velocity-product rate (n.(dw_a - dw_b) +
 ///       (w_b x n).(w_a - w_b)); used only by contacts with has_torsion.
 ///
-/// Ownership: a cp_system owns its arrays; cp_system_free releases them. It
-/// copies what it needs from the scene and does not point into it.
+/// Ownership: a cp_system from cp_system_build owns its arrays;
+/// cp_system_free releases them. One from cp_system_build_ws borrows them
+/// from the caller's cp_system_ws (valid until the workspace's next build or
+/// its cp_system_ws_free; cp_system_free then only zeroes the struct). Either
+/// way it copies what it needs from the scene and does not point into it.
 #ifndef CP_MODELS_SYSTEM_H
 #define CP_MODELS_SYSTEM_H
 
@@ -104,13 +107,38 @@ typedef struct cp_system {
   double *mu;           ///< [n_c] resolved friction coefficients
   int *sliding;         ///< [n_c] 1: S, 0: R
   double *d;            ///< [2 n_c] unit sliding direction (t, o); 0 if rolling
+  void *own;            ///< the allocation holding the arrays, freed by
+                        ///< cp_system_free; NULL when a cp_system_ws has them
 } cp_system;
+
+/// Storage kept between cp_system_build_ws calls (a simulator builds a
+/// system every step): the block of the system's arrays and the build's
+/// scratch, grown as needed and never shrunk. Ownership: the caller owns
+/// it; zero-initialise it ({0}), use it from one thread at a time, release
+/// it with cp_system_ws_free (after the last use of a system built in it).
+typedef struct cp_system_ws {
+  void *block;          ///< the arrays of the last system built
+  size_t block_size;    ///< bytes
+  void *scratch;        ///< link states, Jacobians, chain blocks
+  size_t scratch_size;  ///< bytes
+} cp_system_ws;
 
 /// Builds the system of the scene's current state and contact list. Returns 0,
 /// or -1 (out of memory) with *err filled and *sys zeroed.
 int cp_system_build(const cp_scene *scene, cp_system *sys, cp_error *err);
 
-/// Releases the arrays of *sys and zeroes it. Safe on a zeroed struct.
+/// cp_system_build with the arrays in ws's block instead of a new
+/// allocation: the same numbers, bit for bit. *sys borrows the block (see
+/// Ownership above); building again with ws invalidates the previous
+/// system. Returns 0, or -1 (out of memory) with *err filled and *sys zeroed.
+int cp_system_build_ws(const cp_scene *scene, cp_system_ws *ws,
+                       cp_system *sys, cp_error *err);
+
+/// Releases ws's storage and zeroes it. Safe on a zeroed workspace.
+void cp_system_ws_free(cp_system_ws *ws);
+
+/// Releases the arrays *sys owns (none when built with cp_system_build_ws)
+/// and zeroes it. Safe on a zeroed struct.
 void cp_system_free(cp_system *sys);
 
 /// Row in u of the coordinate that moves joint k (chain index) of

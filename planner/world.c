@@ -107,6 +107,8 @@ struct cp_world {
   double *state0; // state at the step's start
   double energy;
   cp_contact_space cs_keep; // arrays of the last contact space, reused
+  cp_contactgen_ws cg_ws;   // contact generation's buffers and ODE geoms
+  cp_system_ws sys_ws;      // the step's system arrays (build borrows them)
 };
 
 // ---------------------------------------------------------------------------
@@ -412,6 +414,8 @@ void cp_world_destroy(cp_world *w) {
   free(w->pc);
   free(w->state0);
   cp_contact_space_free(&w->cs_keep);
+  cp_contactgen_ws_free(&w->cg_ws);
+  cp_system_ws_free(&w->sys_ws);
   free(w);
 }
 
@@ -615,7 +619,7 @@ static cp_world_status gen_contacts(cp_world *w, double pen_limit) {
   cg.touch_tol = margin;
   cg.penetration_tol = pen_limit;
   cp_error err = {{0}, {0}};
-  if (cp_scene_generate_contacts(&w->sc, &cg, &err)) {
+  if (cp_scene_generate_contacts_ws(&w->sc, &cg, &w->cg_ws, &err)) {
     cp_world_status s = strstr(err.msg, "overlap") ? CP_WORLD_PENETRATION
                         : strstr(err.msg, "memory") ? CP_WORLD_NOMEM
                                                     : CP_WORLD_BAD_INPUT;
@@ -1128,7 +1132,7 @@ static void stepsys_free(cp_world *w, stepsys *s) {
 static cp_world_status build(cp_world *w, stepsys *s) {
   cp_error err = {{0}, {0}};
   memset(s, 0, sizeof *s);
-  if (cp_system_build(&w->sc, &s->sys, &err))
+  if (cp_system_build_ws(&w->sc, &w->sys_ws, &s->sys, &err))
     return fail(w, CP_WORLD_NOMEM, "%s", err.msg);
   cp_world_status st = ensure(w, w->ncon, 0);
   if (st != CP_WORLD_OK) {

@@ -1,0 +1,357 @@
+// The reuse variants a simulator calls every step (cp_collide_pair_ws,
+// cp_scene_generate_contacts_ws, cp_system_build_ws) against the plain
+// functions: the same results bit for bit, with one workspace carried
+// across many different calls (so that what an earlier call left in it
+// cannot leak into a later one), the same errors, and the ownership rules
+// of their headers.
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/collide.h"
+#include "models/contactgen.h"
+#include "models/system.h"
+#include "models/vec3.h"
+#include "tests/models/mtest.h"
+#include "tests/support.h"
+
+// ------------------------------------------------------------- collide --
+
+// A random primitive of type t (sizes 0.05..0.3 m; a plane through z = 0
+// tilted by up to ~0.3 rad).
+static cp_shape random_shape(uint64_t *rng, cp_shape_type t) {
+  cp_shape s;
+  memset(&s, 0, sizeof s);
+  s.type = t;
+  for (int i = 0; i < 3; ++i) s.size[i] = cpt_uniform(rng, 0.05, 0.3);
+  s.radius = cpt_uniform(rng, 0.03, 0.15);
+  s.length = cpt_uniform(rng, 0.05, 0.3);
+  s.normal[0] = cpt_uniform(rng, -0.3, 0.3);
+  s.normal[1] = cpt_uniform(rng, -0.3, 0.3);
+  s.normal[2] = 1;
+  s.offset = cpt_uniform(rng, -0.02, 0.02);
+  return s;
+}
+
+// A pose within ~0.25 m of the origin (near a plane through it), random
+// orientation; sometimes axis-aligned, where face contacts give many points.
+static cp_collide_object random_pose(uint64_t *rng, const cp_shape *s) {
+  cp_collide_object o = {s, {0}, {1, 0, 0, 0}};
+  for (int i = 0; i < 3; ++i) o.x[i] = cpt_uniform(rng, -0.12, 0.12);
+  o.x[2] += 0.1;
+  if (cpt_uniform(rng, 0, 1) < 0.7)
+    for (int i = 0; i < 4; ++i) o.q[i] = cpt_uniform(rng, -1, 1);
+  return o;
+}
+
+Test(reuse, collide_ws_matches_collide_pair) {
+  static const cp_shape_type types[] = {CP_SHAPE_BOX, CP_SHAPE_SPHERE,
+                                        CP_SHAPE_CYLINDER, CP_SHAPE_CAPSULE,
+                                        CP_SHAPE_PLANE};
+  uint64_t rng = 20261203;
+  cp_collide_ws ws = {0};
+  int with_contacts = 0, many = 0, pairs = 0;
+  for (int it = 0; it < 3000; ++it) {
+    cp_shape_type ta = types[cpt_rand(&rng) % 5], tb = types[cpt_rand(&rng) % 5];
+    if (ta == CP_SHAPE_PLANE && tb == CP_SHAPE_PLANE) continue;
+    cp_shape sa = random_shape(&rng, ta), sb = random_shape(&rng, tb);
+    cp_collide_object a = random_pose(&rng, &sa), b = random_pose(&rng, &sb);
+    cp_collide_options o = cp_collide_defaults();
+    o.touch_tol = cpt_uniform(&rng, 0, 1e-3);
+    o.max_points = 1 + (int)(cpt_rand(&rng) % 16);
+    cp_collide_contact c1[CP_COLLIDE_MAX_POINTS], c2[CP_COLLIDE_MAX_POINTS];
+    memset(c1, 0, sizeof c1);
+    memset(c2, 0, sizeof c2);
+    cp_error e1 = {{0}, {0}}, e2 = {{0}, {0}};
+    int n1 = cp_collide_pair(&a, &b, &o, c1, CP_COLLIDE_MAX_POINTS, &e1);
+    int n2 = cp_collide_pair_ws(&a, &b, &o, &ws, c2, CP_COLLIDE_MAX_POINTS, &e2);
+    cr_assert_eq(n1, n2, "pair %d (%s-%s): %d vs %d points", it,
+                 cp_shape_type_name(ta), cp_shape_type_name(tb), n1, n2);
+    cr_assert_geq(n1, 0, "pair %d: %s", it, e1.msg);
+    cr_assert_eq(memcmp(c1, c2, sizeof c1), 0, "pair %d (%s-%s): points differ",
+                 it, cp_shape_type_name(ta), cp_shape_type_name(tb));
+    // The documented order (models/collide.h step 4): positions rounded to
+    // 1e-9 m lexicographically, then the deeper first.
+    for (int k = 1; k < n1; ++k) {
+      int cmp = 0;
+      for (int i = 0; i < 3 && !cmp; ++i) {
+        long long u = llround(c1[k - 1].p[i] / 1e-9), v = llround(c1[k].p[i] / 1e-9);
+        cmp = u < v ? -1 : u > v;
+      }
+      if (!cmp) cmp = c1[k - 1].depth > c1[k].depth ? -1 : c1[k - 1].depth < c1[k].depth;
+      cr_assert_leq(cmp, 0, "pair %d: points %d and %d out of order", it, k - 1, k);
+    }
+    ++pairs;
+    with_contacts += n1 > 0;
+    many += n1 > 2;
+  }
+  // The draw is not degenerate: many pairs touch, some with a polygon.
+  cr_assert_gt(with_contacts, pairs / 5, "%d of %d", with_contacts, pairs);
+  cr_assert_gt(many, 50, "%d", many);
+  cp_collide_ws_free(&ws);
+  for (int s = 0; s < 2; ++s)
+    for (int t = 0; t < CP_COLLIDE_WS_TYPES; ++t)
+      cr_assert_null(ws.geom[s][t]);
+  cp_collide_ws_free(&ws); // a zeroed workspace: nothing to do
+  cp_collide_ws_free(NULL);
+}
+
+Test(reuse, collide_ws_errors_as_collide_pair) {
+  cp_collide_ws ws = {0};
+  cp_shape p = {.type = CP_SHAPE_PLANE, .normal = {0, 0, 1}},
+           q = {.type = CP_SHAPE_PLANE, .normal = {0, 1, 0}},
+           b = {.type = CP_SHAPE_BOX, .size = {0.1, 0.1, 0.1}},
+           bad = {.type = CP_SHAPE_BOX, .size = {0.1, -0.1, 0.1}};
+  cp_collide_object op = {&p, {0, 0, 0}, {1, 0, 0, 0}},
+                    oq = {&q, {0, 0, 0}, {1, 0, 0, 0}},
+                    ob = {&b, {0, 0, 0.05}, {1, 0, 0, 0}},
+                    obad = {&bad, {0, 0, 0}, {1, 0, 0, 0}};
+  cp_collide_contact c[8];
+  cp_error err = {{0}, {0}};
+  cr_assert_eq(cp_collide_pair_ws(&op, &oq, NULL, &ws, c, 8, &err), -1);
+  cr_assert(strstr(err.msg, "plane-plane"), "%s", err.msg);
+  cr_assert_eq(cp_collide_pair_ws(&ob, &obad, NULL, &ws, c, 8, &err), -1);
+  cr_assert_str_eq(err.where, "b");
+  // The workspace still works after errors: a box resting on a plane.
+  cr_assert_eq(cp_collide_pair_ws(&ob, &op, NULL, &ws, c, 8, &err), 4);
+  for (int k = 0; k < 4; ++k) cr_assert_float_eq(c[k].p[2], 0.0, 1e-9);
+  // ws NULL is cp_collide_pair.
+  cr_assert_eq(cp_collide_pair_ws(&ob, &op, NULL, NULL, c, 8, &err), 4);
+  cp_collide_ws_free(&ws);
+}
+
+// ---------------------------------------------------------- contactgen --
+
+static void load(const char *rel, cp_scene *s) {
+  const char *root = getenv("CP_SOURCE_ROOT");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", root ? root : ".", rel);
+  cp_error err;
+  cr_assert_eq(cp_scene_load(path, NULL, s, &err), 0, "%s: %s", path, err.msg);
+}
+
+// Moves every free body by up to d (m) and turns it by up to d (rad), and
+// every joint by up to d.
+static void jiggle(cp_scene *s, uint64_t *rng, double d) {
+  for (int i = 0; i < s->n_bodies; ++i) {
+    cp_body *b = &s->bodies[i];
+    if (b->fixed) continue;
+    for (int k = 0; k < 3; ++k) b->x[k] += cpt_uniform(rng, -d, d);
+    double w[3] = {cpt_uniform(rng, -1, 1), cpt_uniform(rng, -1, 1),
+                   cpt_uniform(rng, -1, 1)}, dq[4], q[4];
+    cp_quat_axis_angle(dq, w, cpt_uniform(rng, -d, d));
+    cp_quat_mul(q, dq, b->q);
+    memcpy(b->q, q, sizeof q);
+  }
+  for (int m = 0; m < s->n_manips; ++m)
+    for (int k = 0; k < s->manips[m].n; ++k)
+      s->manips[m].joints[k].position += cpt_uniform(rng, -d, d);
+}
+
+static void assert_same_contacts(const cp_scene *x, const cp_scene *y,
+                                 const char *what) {
+  cr_assert_eq(x->n_contacts, y->n_contacts, "%s: %d vs %d contacts", what,
+               x->n_contacts, y->n_contacts);
+  for (int j = 0; j < x->n_contacts; ++j)
+    cr_assert_eq(memcmp(&x->contacts[j], &y->contacts[j], sizeof(cp_contact)),
+                 0, "%s: contact %d differs", what, j);
+}
+
+Test(reuse, generate_ws_matches_generate) {
+  // Boxes, spheres, stacks, arches, a gripper, and a URDF finger with
+  // triangle meshes (made and destroyed per call even with a workspace).
+  static const char *scenes[] = {
+      "models/scenes/stack5.json",        "models/scenes/sphere_incline.json",
+      "models/scenes/arch.json",          "models/scenes/gripper_box.json",
+      "models/scenes/urdf_finger_push.json", "models/scenes/tower.json",
+      "models/scenes/grasp_hold.json",    "models/scenes/painleve_slide.json"};
+  const int ns = (int)(sizeof scenes / sizeof scenes[0]);
+  uint64_t rng = 7;
+  cp_contactgen_ws ws = {0};
+  int tried = 0, failed = 0;
+  for (int round = 0; round < 3; ++round)
+    for (int i = 0; i < ns; ++i) {
+      cp_scene base;
+      load(scenes[i], &base);
+      cr_assert(base.contacts_auto, "%s", scenes[i]);
+      for (int rep = 0; rep < 6; ++rep) {
+        cp_scene a, b;
+        cr_assert_eq(cp_scene_copy(&base, &a), 0);
+        jiggle(&a, &rng, rep ? 2e-3 * rep : 0);
+        cr_assert_eq(cp_scene_copy(&a, &b), 0);
+        cp_contactgen_options o = cp_contactgen_scene_options(&a);
+        o.touch_tol = cpt_uniform(&rng, 1e-6, 5e-3);
+        o.penetration_tol = 2e-3;
+        cp_error e1 = {{0}, {0}}, e2 = {{0}, {0}};
+        int r1 = cp_scene_generate_contacts(&a, &o, &e1);
+        int r2 = cp_scene_generate_contacts_ws(&b, &o, &ws, &e2);
+        cr_assert_eq(r1, r2, "%s rep %d: %s / %s", scenes[i], rep, e1.msg,
+                     e2.msg);
+        cr_assert_str_eq(e1.msg, e2.msg);
+        ++tried;
+        failed += r1 != 0;
+        assert_same_contacts(&a, &b, scenes[i]);
+        cp_scene_free(&a);
+        cp_scene_free(&b);
+      }
+      cp_scene_free(&base);
+    }
+  cr_assert_lt(failed, tried / 2, "%d of %d overlapped", failed, tried);
+  cp_contactgen_ws_free(&ws);
+  cr_assert_null(ws.list);
+  cp_contactgen_ws_free(&ws);
+  mt_assert_no_leaks();
+}
+
+Test(reuse, generate_ws_reuses_the_array_and_keeps_it_on_error) {
+  cp_scene s;
+  load("models/scenes/stack5.json", &s);
+  cp_contactgen_ws ws = {0};
+  cp_error err = {{0}, {0}};
+  cr_assert_eq(cp_scene_generate_contacts_ws(&s, NULL, &ws, &err), 0, "%s",
+               err.msg);
+  int n = s.n_contacts;
+  cr_assert_gt(n, 0);
+  // The same state again: the same count, written over the same array.
+  const cp_contact *p = s.contacts;
+  cr_assert_eq(cp_scene_generate_contacts_ws(&s, NULL, &ws, &err), 0);
+  cr_assert_eq(s.n_contacts, n);
+  cr_assert_eq(s.contacts, p, "the array was not reused in place");
+  // Push the second box 5 mm into the first: an error naming the overlap,
+  // and the scene's contacts as they were.
+  cp_contact *keep = malloc(sizeof(cp_contact) * (size_t)n);
+  memcpy(keep, s.contacts, sizeof(cp_contact) * (size_t)n);
+  int moved = -1;
+  for (int i = 0; i < s.n_bodies && moved < 0; ++i)
+    if (!s.bodies[i].fixed && s.bodies[i].x[2] > 0.15) moved = i;
+  cr_assert_geq(moved, 0);
+  s.bodies[moved].x[2] -= 5e-3;
+  cr_assert_eq(cp_scene_generate_contacts_ws(&s, NULL, &ws, &err), -1);
+  cr_assert(strstr(err.msg, "overlap"), "%s", err.msg);
+  cr_assert_str_eq(err.where, "contacts");
+  cr_assert_eq(s.n_contacts, n);
+  cr_assert_eq(s.contacts, p);
+  cr_assert_eq(memcmp(s.contacts, keep, sizeof(cp_contact) * (size_t)n), 0);
+  // Lift every free body clear of everything: no contacts, no array.
+  for (int i = 0; i < s.n_bodies; ++i)
+    if (!s.bodies[i].fixed) s.bodies[i].x[2] += 10.0 * (i + 1);
+  cr_assert_eq(cp_scene_generate_contacts_ws(&s, NULL, &ws, &err), 0);
+  cr_assert_eq(s.n_contacts, 0);
+  cr_assert_null(s.contacts);
+  free(keep);
+  cp_contactgen_ws_free(&ws);
+  cp_scene_free(&s);
+  mt_assert_no_leaks();
+}
+
+// -------------------------------------------------------------- system --
+
+static void same_doubles(const double *x, const double *y, size_t n,
+                         const char *name, int seed) {
+  if (n) cr_assert_eq(memcmp(x, y, n * sizeof *x), 0, "%s differs (%d)", name, seed);
+}
+static void same_ints(const int *x, const int *y, size_t n, const char *name,
+                      int seed) {
+  if (n) cr_assert_eq(memcmp(x, y, n * sizeof *x), 0, "%s differs (%d)", name, seed);
+}
+
+static void assert_same_system(const cp_system *x, const cp_system *y,
+                               const cp_scene *sc, int seed) {
+  cr_assert_eq(x->n_obj, y->n_obj);
+  cr_assert_eq(x->n_l, y->n_l);
+  cr_assert_eq(x->n_u, y->n_u);
+  cr_assert_eq(x->n_c, y->n_c);
+  size_t nu = (size_t)x->n_u, nc = (size_t)x->n_c, nl = (size_t)x->n_l;
+  size_t nfull = 0;
+  for (int m = 0; m < sc->n_manips; ++m) nfull += (size_t)sc->manips[m].n;
+  same_doubles(x->u, y->u, nu, "u", seed);
+  same_doubles(x->H, y->H, nu * nu, "H", seed);
+  same_doubles(x->f, y->f, nu, "f", seed);
+  same_doubles(x->tau, y->tau, nl, "tau", seed);
+  same_doubles(x->qdd, y->qdd, nl, "qdd", seed);
+  same_doubles(x->g_man, y->g_man, nl, "g_man", seed);
+  same_doubles(x->h_man, y->h_man, nl, "h_man", seed);
+  same_doubles(x->G, y->G, nu * 3 * nc, "G", seed);
+  same_doubles(x->k, y->k, 3 * nc, "k", seed);
+  same_doubles(x->v, y->v, 3 * nc, "v", seed);
+  same_doubles(x->Gtor, y->Gtor, nu * nc, "Gtor", seed);
+  same_doubles(x->ktor, y->ktor, nc, "ktor", seed);
+  same_doubles(x->frame, y->frame, 9 * nc, "frame", seed);
+  same_doubles(x->point, y->point, 3 * nc, "point", seed);
+  same_doubles(x->mu, y->mu, nc, "mu", seed);
+  same_doubles(x->d, y->d, 2 * nc, "d", seed);
+  same_doubles(x->chain_row_scale, y->chain_row_scale, nfull, "scale", seed);
+  same_ints(x->obj_body, y->obj_body, (size_t)x->n_obj, "obj_body", seed);
+  same_ints(x->body_obj, y->body_obj, (size_t)sc->n_bodies, "body_obj", seed);
+  same_ints(x->joint_manip, y->joint_manip, nl, "joint_manip", seed);
+  same_ints(x->joint_index, y->joint_index, nl, "joint_index", seed);
+  same_ints(x->joint_offset, y->joint_offset, (size_t)sc->n_manips,
+            "joint_offset", seed);
+  same_ints(x->chain_row, y->chain_row, nfull, "chain_row", seed);
+  same_ints(x->chain_row_offset, y->chain_row_offset, (size_t)sc->n_manips,
+            "chain_row_offset", seed);
+  same_ints(x->sliding, y->sliding, nc, "sliding", seed);
+  for (size_t r = 0; r < nl; ++r) cr_assert_eq(x->drive[r], y->drive[r]);
+}
+
+Test(reuse, system_ws_matches_build) {
+  // Random scenes with chains of 3..7 joints, large and small in turn, so
+  // that the block is reused with an earlier, bigger system's numbers in
+  // it; then bundled scenes with their generated contacts.
+  cp_system_ws ws = {0};
+  int sliding = 0, rolling = 0;
+  for (int seed = 1; seed <= 14; ++seed) {
+    int nj = seed % 2 ? 7 - seed / 2 % 5 : 3 + seed / 2 % 5;
+    char *text = mt_random_scene((uint64_t)seed, nj);
+    cp_scene sc;
+    mt_parse_ok(text, 0, &sc);
+    free(text);
+    cp_system x, y;
+    cp_error err = {{0}, {0}};
+    cr_assert_eq(cp_system_build(&sc, &x, &err), 0, "%s", err.msg);
+    cr_assert_eq(cp_system_build_ws(&sc, &ws, &y, &err), 0, "%s", err.msg);
+    cr_assert_not_null(x.own);
+    cr_assert_null(y.own, "a workspace's system owns nothing");
+    cr_assert_eq((void *)y.H >= ws.block &&
+                     (char *)y.H < (char *)ws.block + ws.block_size,
+                 1, "the arrays are in the workspace's block");
+    assert_same_system(&x, &y, &sc, seed);
+    for (int j = 0; j < x.n_c; ++j) {
+      sliding += x.sliding[j];
+      rolling += !x.sliding[j];
+    }
+    cp_system_free(&x);
+    cp_system_free(&y); // zeroes y; the block stays the workspace's
+    cr_assert_null(y.H);
+    cr_assert_not_null(ws.block);
+    cp_scene_free(&sc);
+  }
+  static const char *scenes[] = {"models/scenes/stack10.json",
+                                 "models/scenes/grasp_hold.json",
+                                 "models/scenes/box_drop.json",
+                                 "models/scenes/urdf_finger_push.json"};
+  for (int i = 0; i < 4; ++i) {
+    cp_scene sc;
+    load(scenes[i], &sc);
+    cp_system x, y;
+    cp_error err = {{0}, {0}};
+    cr_assert_eq(cp_system_build(&sc, &x, &err), 0, "%s", err.msg);
+    cr_assert_eq(cp_system_build_ws(&sc, &ws, &y, &err), 0, "%s", err.msg);
+    assert_same_system(&x, &y, &sc, 100 + i);
+    for (int j = 0; j < x.n_c; ++j) {
+      sliding += x.sliding[j];
+      rolling += !x.sliding[j];
+    }
+    cp_system_free(&x);
+    cp_system_free(&y);
+    cp_scene_free(&sc);
+  }
+  cr_assert_gt(sliding, 0); // both kinds of contact columns were compared
+  cr_assert_gt(rolling, 0);
+  cp_system_ws_free(&ws);
+  cr_assert_null(ws.block);
+  cp_system_ws_free(&ws);
+  mt_assert_no_leaks();
+}
