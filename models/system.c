@@ -342,7 +342,14 @@ int cp_system_build_ws(const cp_scene *sc, cp_system_ws *ws, cp_system *s,
     s->v[col] = acc;
   }
   for (int j = 0; j < s->n_c; ++j) {
-    double vt = s->v[3 * j + 1], vo = s->v[3 * j + 2], sp = hypot(vt, vo);
+    double vt = s->v[3 * j + 1], vo = s->v[3 * j + 2];
+    // |vt| + |vo| bounds the speed: below tol / 2 it is rolling without
+    // hypot (slow on the 1e-17 speeds of contacts at rest).
+    if (fabs(vt) + fabs(vo) <= 0.5 * s->tol) {
+      s->sliding[j] = 0;
+      continue;
+    }
+    double sp = hypot(vt, vo);
     s->sliding[j] = sp > s->tol;
     if (s->sliding[j]) {
       s->d[2 * j] = vt / sp;
