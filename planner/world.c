@@ -941,9 +941,9 @@ static int lu_solve(int k, const double *A, const lapack_int *piv, double *x) {
 // Only the basic columns of M are needed, and M is not formed here: they
 // come from lcp_column (the whole n x n matrix and the check's three passes
 // over it were a third of a resting stack's step). Call after lcp_setup;
-// pivots are added to info->iterations.
+// the principal pivots taken go to *pivots (also when it gives up).
 #define CP_WORLD_WARM_PIVOTS 8
-static int warm_accept(cp_world *w, int n, cp_lcp_info *info) {
+static int warm_accept(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
   int k = 0;
   for (int i = 0; i < n; ++i)
     if (w->basis[i]) w->zidx[k++] = i;
@@ -953,8 +953,8 @@ static int warm_accept(cp_world *w, int n, cp_lcp_info *info) {
   double qmax = 1;
   for (int i = 0; i < n; ++i) qmax = MAXD(qmax, fabs(w->q[i]));
   const double tol = 1e-11 * qmax, rel = w->opt.solve.lemke.check.rel_tol;
-  int pivots = 0;
-  for (;; ++pivots) {
+  *pivots = 0; // also when the repair gives up: they were done
+  for (;; ++*pivots) {
     if (k > 0) {
       for (int b = 0; b < k; ++b)
         for (int a = 0; a < k; ++a)
@@ -975,7 +975,7 @@ static int warm_accept(cp_world *w, int n, cp_lcp_info *info) {
       if (!(zb[a] >= -tol) && (worst < 0 || zb[a] < zb[worst])) worst = a;
     }
     if (worst >= 0) { // z_j leaves
-      if (pivots == CP_WORLD_WARM_PIVOTS) return 0;
+      if (*pivots == CP_WORLD_WARM_PIVOTS) return 0;
       w->basis[w->zidx[worst]] = 0;
       for (int b = worst; b + 1 < k; ++b) {
         w->zidx[b] = w->zidx[b + 1];
@@ -1014,7 +1014,7 @@ static int warm_accept(cp_world *w, int n, cp_lcp_info *info) {
     }
     if (enter < 0) break;
     // z_i enters, in order (zidx stays increasing).
-    if (pivots == CP_WORLD_WARM_PIVOTS) return 0;
+    if (*pivots == CP_WORLD_WARM_PIVOTS) return 0;
     int at = k;
     while (at > 0 && w->zidx[at - 1] > enter) {
       w->zidx[at] = w->zidx[at - 1];
@@ -1048,7 +1048,7 @@ static int warm_accept(cp_world *w, int n, cp_lcp_info *info) {
   info->status = CP_LCP_SOLVED;
   info->solver = CP_SOLVER_LEMKE;
   info->starts = 1;
-  info->iterations = pivots;
+  info->iterations = *pivots;
   info->residual = res;
   info->min_z = minz;
   info->min_w = minw;
@@ -1091,12 +1091,13 @@ static int solve_friction(cp_world *w, int m, int warm, int *piv,
   }
   if (warm && w->opt.warm_start) {
     memcpy(w->basis0, w->basis, (size_t)m);
-    if (warm_accept(w, m, info)) {
+    int repair = 0;
+    if (warm_accept(w, m, info, &repair)) {
       if (warm_used) *warm_used = 1;
-      *piv += info->iterations;
+      *piv += repair;
       return 0;
     }
-    *piv += info->iterations;
+    *piv += repair;
     // Lemke from the recorded basis: once the principal pivots have not
     // repaired it, a warm Lemke start still pivots less than a cold one on
     // the planner's tasks (same expansions: grasp 7.0 -> 5.4 pivots per
