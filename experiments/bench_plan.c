@@ -172,9 +172,10 @@ static int replay_all(const cp_task *task, const nodes *a, int warm,
   return 0;
 }
 
-/* SST on the task for `seconds` (warm), its nodes loaded back, and their
- * expansions run again warm and cold: the same work both ways. */
-static int same_work(const char *name, double seconds) {
+/* SST on the task for SAME_WORK_NODES nodes (warm), its nodes loaded back,
+ * and their expansions run again warm and cold: the same work both ways. */
+#define SAME_WORK_NODES 3000
+static int same_work(const char *name) {
   char path[256];
   snprintf(path, sizeof path, "planner/tasks/%s.json", name);
   cp_task task;
@@ -194,7 +195,11 @@ static int same_work(const char *name, double seconds) {
   if (cp_store_open(":memory:", 0, &st, msg, sizeof msg)) goto done;
   cp_plan_options o = cp_plan_defaults();
   o.method = "sst";
-  o.max_seconds = seconds;
+  /* A node limit, not a time limit: the same search, hence the same
+   * expansions, in every run (a time limit made the sample depend on the
+   * machine's speed at the moment: 1 265 to 2 886 wall-task expansions). */
+  o.max_nodes = SAME_WORK_NODES;
+  o.max_seconds = 600;
   o.world_options = cp_plan_world_options(pw);
   cp_plan_result res;
   cp_plan_status s = cp_plan_search(st, &task, cp_plan_world_problem(pw),
@@ -203,11 +208,20 @@ static int same_work(const char *name, double seconds) {
       cp_store_load_nodes(st, res.run_id, collect, &a) == CP_STORE_OK)
     rc = 0;
   cp_store_close(st);
+  /* Warm and cold in turn, three rounds, the best time of each: the
+   * machine's speed drifts, and one round each put the push's ratio at 2.07
+   * in one run and 2.61 in the next (the same expansions, the same pivots). */
   replay_sum w, c;
-  if (rc || replay_all(&task, &a, 1, &w) || replay_all(&task, &a, 0, &c)) {
-    rc = -1;
-    goto done;
+  for (int round = 0; round < 3 && !rc; ++round) {
+    replay_sum w1, c1;
+    if (replay_all(&task, &a, 1, &w1) || replay_all(&task, &a, 0, &c1)) {
+      rc = -1;
+      break;
+    }
+    if (round == 0 || w1.cpu < w.cpu) w = w1;
+    if (round == 0 || c1.cpu < c.cpu) c = c1;
   }
+  if (rc) goto done;
   printf("| %s | %ld | %.3f | %.3f | **%.2f** | %.2f | %.2f | %.0f %% | %ld / %ld |\n",
          name, w.expansions, 1e3 * w.cpu / (double)w.expansions,
          1e3 * c.cpu / (double)c.expansions, c.cpu / w.cpu,
@@ -359,18 +373,19 @@ int main(int argc, char **argv) {
   }
   printf("\n## Warm against cold on the same expansions (sst)\n\n");
   printf("The search above compares different searches. Here one SST search "
-         "(warm starts, %.3g s) is run, its nodes are read back from its "
+         "(warm starts, %d nodes, seed 1: the same search in every run) is run, its nodes are read back from its "
          "store, and each node's expansion (its parent's state, time and "
          "stored LCP basis, its action) is simulated again by a fresh world "
          "with warm starts and by one without: the same expansions both "
-         "ways. CPU ms per expansion; ok = expansions accepted (warm / cold; "
+         "ways, warm and cold in turn over three rounds, the best of each. "
+         "CPU ms per expansion; ok = expansions accepted (warm / cold; "
          "they may differ where rounding decides a rejection).\n\n",
-         anytime);
+         SAME_WORK_NODES);
   printf("| task | expansions | warm: CPU ms/expansion | cold: CPU ms/expansion "
          "| cold / warm | warm: pivots/solve | cold: pivots/solve | "
          "warm-started steps | ok |\n|---|---|---|---|---|---|---|---|---|\n");
   for (int t = 0; t < 3; ++t)
-    if (same_work(tasks[t], anytime)) {
+    if (same_work(tasks[t])) {
       fprintf(stderr, "bench_plan: same-work comparison failed on %s\n", tasks[t]);
       return 1;
     }
