@@ -942,7 +942,7 @@ static int lu_solve(int k, const double *A, const lapack_int *piv, double *x) {
 // come from lcp_column (the whole n x n matrix and the check's three passes
 // over it were a third of a resting stack's step). Call after lcp_setup;
 // the principal pivots taken go to *pivots (also when it gives up).
-#define CP_WORLD_WARM_PIVOTS 8
+#define CP_WORLD_WARM_PIVOTS 16
 static int warm_accept(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
   int k = 0;
   for (int i = 0; i < n; ++i)
