@@ -64,8 +64,11 @@ typedef struct cp_world_options {
   double dt;               ///< step (s), > 0; default 1e-3
   cp_solve_options solve;  ///< LCP solver options (default: Lemke with the
                            ///< paper's restarts; a failure falls back)
-  int warm_start;          ///< 1 (default): Lemke starts from the previous
-                           ///< step's basis when the contact set persists
+  int warm_start;          ///< 1 (default): each LCP starts from the
+                           ///< previous step's basis of its persisting
+                           ///< contacts (taken as it is, repaired by
+                           ///< principal pivots, or Lemke's warm start:
+                           ///< docs/simulate.md); 0: Lemke cold
   double compliance;       ///< relative normal compliance kappa >= 0,
                            ///< default 1e-6 (docs/simulate.md): each
                            ///< contact's normal row of the steppers' LCPs
@@ -104,8 +107,10 @@ typedef struct cp_step_info {
   int contacts;            ///< contacts generated at the start of the step
   int impacts;             ///< contacts treated as impacts
   int lcp_solves;          ///< LCPs solved in this step
-  int pivots;              ///< Lemke pivots in this step (all solves)
-  int warm_started;        ///< 1 when the step's main LCP started warm
+  int pivots;              ///< pivots in this step (all solves; Lemke's
+                           ///< and the warm basis's principal pivots)
+  int warm_started;        ///< 1 when the step's main LCP was solved from
+                           ///< the warm basis (as it is or repaired)
   int fallback;            ///< 1 when the step was taken by the velocity
                            ///< stepper as a fallback
   double max_penetration;  ///< deepest overlap after the step (m, >= 0)
