@@ -782,13 +782,20 @@ static const wrec *warm_find(const cp_world *w, const ckey *k, int kind,
 
 static int warm_push(cp_world *w, const ckey *k, int kind,
                      const unsigned char *flag) {
+  const int cap0 = w->warm_cap;
   if (growi((void **)&w->warm_next, &w->warm_cap, w->nwarm_next + 1,
             sizeof *w->warm_next))
     return -1;
-  // warm and warm_next share warm_cap: keep both large enough.
-  wrec *p = realloc(w->warm, sizeof *p * (size_t)w->warm_cap);
-  if (!p) return -1;
-  w->warm = p;
+  // warm and warm_next share warm_cap: keep both large enough (only when it
+  // grew: a realloc per record was a call per contact per step).
+  if (w->warm_cap != cap0 || !w->warm) {
+    wrec *p = realloc(w->warm, sizeof *p * (size_t)w->warm_cap);
+    if (!p) {
+      w->warm_cap = cap0; // warm_next is larger, warm still holds cap0
+      return -1;
+    }
+    w->warm = p;
+  }
   wrec *r = &w->warm_next[w->nwarm_next++];
   memset(r, 0, sizeof *r);
   r->key = *k;
