@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "models/collide.h"
+#include "models/grow.h"
 #include "models/mesh.h"
 #include "models/vec3.h"
 
@@ -50,17 +51,6 @@ static int far_apart(const gobj *a, const gobj *b, double tol) {
   return cp_v3_norm(d) > a->radius + b->radius + tol;
 }
 
-// Grows *p (capacity *cap elements of size elem) to hold n; 0 or -1.
-static int reserve(void **p, int *cap, int n, size_t elem) {
-  if (n <= *cap) return 0;
-  int nc = *cap ? *cap : 8;
-  while (nc < n) nc *= 2;
-  void *t = realloc(*p, (size_t)nc * elem);
-  if (!t) return -1;
-  *p = t, *cap = nc;
-  return 0;
-}
-
 // Collects the objects with geometry in object order into ws->obj; *n_out
 // set. Returns 0, or -1 when out of memory.
 static int collect(const cp_scene *s, cp_contactgen_ws *ws, int *n_out) {
@@ -72,8 +62,8 @@ static int collect(const cp_scene *s, cp_contactgen_ws *ws, int *n_out) {
   }
   *n_out = 0;
   if (n == 0) return 0;
-  if (reserve(&ws->obj, &ws->obj_cap, n, sizeof(gobj)) ||
-      reserve(&ws->states, &ws->states_cap, maxl, sizeof(cp_link_state)))
+  if (cp_grow(&ws->obj, &ws->obj_cap, n, sizeof(gobj)) ||
+      cp_grow(&ws->states, &ws->states_cap, maxl, sizeof(cp_link_state)))
     return -1;
   gobj *g = ws->obj;
   int k = 0;
@@ -234,7 +224,7 @@ static int generate(cp_scene *s, const cp_contactgen_options *opt,
         break;
       }
       if (m > CP_COLLIDE_MAX_POINTS) m = CP_COLLIDE_MAX_POINTS;
-      if (m > 0 && reserve((void **)&ws->list, &ws->list_cap, count + m,
+      if (m > 0 && cp_grow((void **)&ws->list, &ws->list_cap, count + m,
                            sizeof *ws->list)) {
         rc = cp_error_set(err, "contacts", "out of memory");
         break;

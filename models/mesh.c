@@ -12,6 +12,7 @@
 #include <libqhull_r/qhull_ra.h>
 
 #include "models/collide.h"
+#include "models/grow.h"
 #include "models/vec3.h"
 
 // Growable vertex and triangle lists.
@@ -20,17 +21,6 @@ typedef struct build {
   int *t;
   int nv, nt, cv, ct;
 } build;
-
-static int grow(void **p, int *cap, int need, size_t size) {
-  if (need <= *cap) return 0;
-  int nc = *cap ? *cap : 64;
-  while (nc < need) nc *= 2;
-  void *q = realloc(*p, (size_t)nc * size);
-  if (!q) return -1;
-  *p = q;
-  *cap = nc;
-  return 0;
-}
 
 static void finish_bounds(cp_mesh *m) {
   m->radius = 0;
@@ -198,7 +188,7 @@ static int add_node(const struct aiScene *sc, const struct aiNode *nd,
     const struct aiMesh *me = sc->mMeshes[nd->mMeshes[k]];
     int base = b->nv;
     if (me->mNumVertices > (unsigned)(0x7fffffff / 3 - b->nv)) return -1;
-    if (grow((void **)&b->v, &b->cv, 3 * (b->nv + (int)me->mNumVertices),
+    if (cp_grow((void **)&b->v, &b->cv, 3 * (b->nv + (int)me->mNumVertices),
              sizeof *b->v))
       return -1;
     for (unsigned i = 0; i < me->mNumVertices; ++i) {
@@ -210,7 +200,7 @@ static int add_node(const struct aiScene *sc, const struct aiNode *nd,
     for (unsigned f = 0; f < me->mNumFaces; ++f) {
       const struct aiFace *fc = &me->mFaces[f];
       if (fc->mNumIndices != 3) continue; // points and lines
-      if (grow((void **)&b->t, &b->ct, 3 * (b->nt + 1), sizeof *b->t))
+      if (cp_grow((void **)&b->t, &b->ct, 3 * (b->nt + 1), sizeof *b->t))
         return -1;
       int *t = b->t + 3 * b->nt++;
       for (int j = 0; j < 3; ++j) t[j] = base + (int)fc->mIndices[j];

@@ -32,6 +32,7 @@
 #include "contact/pyramid.h"
 #include "contact/quasistatic.h"
 #include "models/contactgen.h"
+#include "models/grow.h"
 #include "models/system.h"
 #include "models/vec3.h"
 
@@ -121,24 +122,6 @@ static cp_world_status fail(cp_world *w, cp_world_status s, const char *fmt,
   vsnprintf(w->msg, sizeof w->msg, fmt, ap);
   va_end(ap);
   return s;
-}
-
-static int grow(void **p, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap) return 0;
-  size_t n = *cap ? *cap : 16;
-  while (n < need) n *= 2;
-  void *q = realloc(*p, n * elem);
-  if (!q) return -1;
-  *p = q;
-  *cap = n;
-  return 0;
-}
-
-static int growi(void **p, int *cap, int need, size_t elem) {
-  size_t c = (size_t)*cap;
-  if (grow(p, &c, (size_t)need, elem)) return -1;
-  *cap = (int)c;
-  return 0;
 }
 
 const char *cp_stepper_name(cp_stepper s) {
@@ -639,7 +622,7 @@ static cp_world_status gen_contacts(cp_world *w, double pen_limit) {
   const cp_scene *s = &w->sc;
   int nlim = 0;
   for (int r = 0; r < w->nl; ++r) nlim += 2 * cjoint_of(w, r)->has_limits;
-  if (growi((void **)&w->cons, &w->con_cap, s->n_contacts + nlim + 1,
+  if (cp_grow((void **)&w->cons, &w->con_cap, s->n_contacts + nlim + 1,
             sizeof *w->cons))
     return fail(w, CP_WORLD_NOMEM, "out of memory");
   int n = 0;
@@ -783,7 +766,7 @@ static const wrec *warm_find(const cp_world *w, const ckey *k, int kind,
 static int warm_push(cp_world *w, const ckey *k, int kind,
                      const unsigned char *flag) {
   const int cap0 = w->warm_cap;
-  if (growi((void **)&w->warm_next, &w->warm_cap, w->nwarm_next + 1,
+  if (cp_grow((void **)&w->warm_next, &w->warm_cap, w->nwarm_next + 1,
             sizeof *w->warm_next))
     return -1;
   // warm and warm_next share warm_cap: keep both large enough (only when it
@@ -832,7 +815,7 @@ void cp_world_warm_set(cp_world *w, const void *buf, size_t size) {
   if (h[0] != WARM_MAGIC || size != sizeof h + (size_t)h[1] * sizeof(wrec))
     return;
   int n = (int)h[1];
-  if (growi((void **)&w->warm_next, &w->warm_cap, n + 1, sizeof *w->warm_next))
+  if (cp_grow((void **)&w->warm_next, &w->warm_cap, n + 1, sizeof *w->warm_next))
     return;
   wrec *p = realloc(w->warm, sizeof *p * (size_t)w->warm_cap);
   if (!p) return;
@@ -1033,7 +1016,7 @@ static int warm_accept(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
     lcp_column(w, enter, MB + (size_t)at * n);
     ++k;
   }
-  double res = 0, minw = INFINITY, minz = 0;
+  double res = 0, minw = INFINITY;
   for (int i = 0; i < n; ++i) {
     if (w->basis[i]) {
       res = MAXD(res, fabs(r[i]));
@@ -1057,7 +1040,7 @@ static int warm_accept(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
   info->starts = 1;
   info->iterations = *pivots;
   info->residual = res;
-  info->min_z = minz;
+  info->min_z = 0; // z_B was clamped to >= 0, z_N = 0
   info->min_w = minw;
   return 1;
 }
@@ -1086,17 +1069,18 @@ static int solve_lcp(cp_world *w, int n, int *piv, cp_lcp_info *info) {
 
 static void lcp_fill(cp_world *w, int m);
 
-// The friction LCP of lcp_setup (size m): from the warm basis in w->basis
-// when `warm` is 1 and it passes warm_accept (M is then never formed), else
-// M is formed and solved cold. Returns 0 when solved.
-static int solve_friction(cp_world *w, int m, int warm, int *piv,
+// The friction LCP of lcp_setup (size m), with warm starts on: from the
+// warm basis in w->basis (lcp_warm) when warm_accept takes or repairs it (M
+// is then never formed), else M is formed for Lemke from that basis, then
+// cold. Returns 0 when solved; pivots are added to *piv.
+static int solve_friction(cp_world *w, int m, int *piv,
                           int *warm_used, cp_lcp_info *info) {
   cp_lcp_info_clear(info);
   if (m == 0) {
     info->status = CP_LCP_SOLVED;
     return 0;
   }
-  if (warm && w->opt.warm_start) {
+  if (w->opt.warm_start) {
     memcpy(w->basis0, w->basis, (size_t)m);
     int repair = 0;
     if (warm_accept(w, m, info, &repair)) {
@@ -1439,8 +1423,6 @@ static int build_lcp(cp_world *w, int ns) {
 
 // Contact-space forces (or impulses) c [3 ns] from the LCP's z.
 static void lcp_forces(cp_world *w, int ns, double *c) {
-  int nr = 0;
-  for (int k = 0; k < ns; ++k) nr += rolling(&w->pc[k]);
   for (int k = 0, f = 0; k < ns; ++k) {
     const cp_pyramid_contact *p = &w->pc[k];
     double cn = w->z[k];
@@ -1458,7 +1440,6 @@ static void lcp_forces(cp_world *w, int ns, double *c) {
     }
     ++f;
   }
-  (void)nr;
 }
 
 // Warm basis of build_lcp's problem from the previous step's flags (slots:
@@ -1482,9 +1463,10 @@ static void lcp_warm(cp_world *w, int ns, const int *sel, int kind, int m) {
 
 // Returns -1 when out of memory (the step then fails: dropping the record
 // would change the next step's warm start, hence its answer).
+// Call after the solve of lcp_setup's problem over these ns constraints
+// (its rolling count w->lnr).
 static int lcp_record(cp_world *w, int ns, const int *sel, int kind) {
-  int nr = 0;
-  for (int k = 0; k < ns; ++k) nr += rolling(&w->pc[k]);
+  const int nr = w->lnr;
   // Degenerate basic variables (z_i = 0 at rounding level, w_i = 0 too)
   // are recorded as nonbasic: the same answer, with w_i basic instead. The
   // next step's basis is then smaller (a resting box's Lemke basis holds
@@ -1565,7 +1547,7 @@ static void scatter(cp_world *w, int ns, const int *sel, const double *c,
 static cp_world_status record_contacts(cp_world *w, const double *force) {
   int nc = 0;
   for (int j = 0; j < w->ncon; ++j) nc += w->cons[j].contact >= 0;
-  if (growi((void **)&w->wc, &w->wc_cap, nc + 1, sizeof *w->wc))
+  if (cp_grow((void **)&w->wc, &w->wc_cap, nc + 1, sizeof *w->wc))
     return fail(w, CP_WORLD_NOMEM, "out of memory");
   w->nwc = 0;
   for (int j = 0; j < w->ncon; ++j) {
@@ -1610,7 +1592,7 @@ static cp_world_status step_velocity(cp_world *w, stepsys *s,
   cp_lcp_info li;
   int warm = 0;
   info->lcp_solves++;
-  if (solve_friction(w, m, 1, &info->pivots, &warm, &li)) {
+  if (solve_friction(w, m, &info->pivots, &warm, &li)) {
     // The LCP always has a solution; a Lemke failure is numerical. Let
     // the auto strategy (FIP, more restarts, the MIP) have it -- without
     // its first step when that is the Lemke run that just failed: auto
@@ -1853,7 +1835,7 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
     if (m < 0) return fail(w, CP_WORLD_NOMEM, "out of memory");
     lcp_warm(w, ns, w->sel, 0, m);
     info->lcp_solves++;
-    if (solve_friction(w, m, 1, &info->pivots, pass ? NULL : &warm, &li))
+    if (solve_friction(w, m, &info->pivots, pass ? NULL : &warm, &li))
       return fail(w, CP_WORLD_NEEDS_FALLBACK,
                   "t = %.9g: the acceleration LCP (size %d) has no solution "
                   "found (%s)",
@@ -1942,7 +1924,7 @@ static cp_world_status step_quasistatic(cp_world *w, cp_step_info *info) {
     // record contacts: forces in contact frames
     w->ncon = 0;
     for (int j = 0; j < sc->n_contacts; ++j) {
-      if (growi((void **)&w->cons, &w->con_cap, j + 1, sizeof *w->cons)) break;
+      if (cp_grow((void **)&w->cons, &w->con_cap, j + 1, sizeof *w->cons)) break;
       memset(&w->cons[j], 0, sizeof(con));
       w->cons[j].contact = j;
       w->ncon = j + 1;

@@ -124,14 +124,18 @@ static int digest_lcp(uint64_t *h, const cp_lcp *l) {
   return 0;
 }
 
-static int op_lcp_json(uint64_t *h, char *msg, size_t cap) {
+/* Parse, format, digest: the LCP readers' round trip (the formatter is NULL
+ * only when out of memory). */
+static int lcp_round_trip(uint64_t *h, char *msg, size_t cap,
+                          int (*parse)(const char *, size_t, cp_lcp *, cp_error *),
+                          char *(*format)(const cp_lcp *), const char *format_name) {
   cp_lcp l;
   cp_error e = {{0}, {0}};
-  if (cp_lcp_parse_json(in.text, in.len, &l, &e)) return fail(msg, cap, e.where, e.msg);
-  char *s = cp_lcp_format_json(&l); /* NULL only when out of memory */
+  if (parse(in.text, in.len, &l, &e)) return fail(msg, cap, e.where, e.msg);
+  char *s = format(&l);
   if (!s) {
     cp_lcp_free(&l);
-    return fail(msg, cap, "cp_lcp_format_json", "out of memory");
+    return fail(msg, cap, format_name, "out of memory");
   }
   mix(h, s, strlen(s));
   free(s);
@@ -140,20 +144,14 @@ static int op_lcp_json(uint64_t *h, char *msg, size_t cap) {
   return 0;
 }
 
+static int op_lcp_json(uint64_t *h, char *msg, size_t cap) {
+  return lcp_round_trip(h, msg, cap, cp_lcp_parse_json, cp_lcp_format_json,
+                        "cp_lcp_format_json");
+}
+
 static int op_lcp_dat(uint64_t *h, char *msg, size_t cap) {
-  cp_lcp l;
-  cp_error e = {{0}, {0}};
-  if (cp_lcp_parse(in.text, in.len, &l, &e)) return fail(msg, cap, e.where, e.msg);
-  char *s = cp_lcp_format_dat(&l);
-  if (!s) {
-    cp_lcp_free(&l);
-    return fail(msg, cap, "cp_lcp_format_dat", "out of memory");
-  }
-  mix(h, s, strlen(s));
-  free(s);
-  digest_lcp(h, &l);
-  cp_lcp_free(&l);
-  return 0;
+  return lcp_round_trip(h, msg, cap, cp_lcp_parse, cp_lcp_format_dat,
+                        "cp_lcp_format_dat");
 }
 
 static void digest_system(uint64_t *h, const cp_system *sys) {
