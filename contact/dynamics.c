@@ -137,9 +137,9 @@ static int build_space(int nu, int nc, const double *H, const double *G,
   const size_t nu1 = (size_t)(nu > 0 ? nu : 1), m1 = (size_t)(m > 0 ? m : 1);
   /* One scratch allocation for every temporary (a planner forms thousands
    * of these; at a body's size the allocator's calls were a fifth of the
-   * time): doubles X [nu m], y [nu]; ints free_list, parent, blk, size,
-   * fill, blk_of, ncol, lastc [nu + 1 each] and colv [nu m]. */
-  const size_t nd = nu1 * m1 + nu1, ni = 8 * (nu1 + 1) + nu1 * m1;
+   * time): doubles X [nu m + m], y [nu]; ints free_list, parent, blk,
+   * size, fill, ncol [nu + 1 each] and colv [nu m]. */
+  const size_t nd = nu1 * m1 + m1 + nu1, ni = 6 * (nu1 + 1) + nu1 * m1;
   /* Small problems (a few bodies) take their scratch from the stack. */
   double stack_scratch[512];
   const size_t scratch_bytes = sizeof(double) * nd + sizeof(int) * ni;
@@ -151,14 +151,14 @@ static int build_space(int nu, int nc, const double *H, const double *G,
   if (!scratch) { free(own_keep); return -2; }
   cs->scratch = reuse ? scratch_keep : NULL;
   cs->scratch_cap = reuse ? scratch_cap : 0;
-  double *X = scratch, *y = X + nu1 * m1;
+  double *X = scratch, *y = X + nu1 * m1 + m1;
   int colmin_stack[128];
   int *colmin = reuse ? (int *)((char *)scratch + scratch_bytes)
                 : m <= 128 ? colmin_stack : malloc(sizeof(int) * m1);
   if (!colmin) { if (scratch != stack_scratch) free(scratch); return -2; }
   int *free_list = (int *)(scratch + nd), *parent = free_list + nu1 + 1, *blk = parent + nu1 + 1,
-      *size = blk + nu1 + 1, *fill = size + nu1 + 1, *blk_of = fill + nu1 + 1,
-      *ncol = blk_of + nu1 + 1, *lastc = ncol + nu1 + 1, *colv = lastc + nu1 + 1;
+      *size = blk + nu1 + 1, *fill = size + nu1 + 1, *ncol = fill + nu1 + 1,
+      *colv = ncol + nu1 + 1;
   int rc = -2;
 
   int nf = 0;
@@ -226,46 +226,22 @@ static int build_space(int nu, int nc, const double *H, const double *G,
     if (chol_lower(sz, Lk) != 0) { rc = -1; goto out; }
   }
 
-  /* The contact columns each block's dofs appear in (nonzero in some row of
-   * the block), in one pass over G by contact. H is often diagonal (a box's
-   * m I3 and principal-axis inertia), so blocks may be single dofs and only
-   * the columns that really touch them are kept. Block kb's columns are
+  /* The contact columns each multi-dof block's dofs appear in (nonzero in
+   * some row of the block), found column by column, so each list comes out
+   * in increasing order. H is often diagonal (a box's m I3 and
+   * principal-axis inertia), so blocks may be single dofs: those are
+   * gathered row by row below. Block kb's columns are
    * colv[kb * m .. kb * m + ncol[kb]). */
-  int multi = 0; /* blocks of more than one dof */
-  for (int i = 0; i < nu; i++) blk_of[i] = -1;
   for (int kb = 0; kb < nb; kb++) {
-    ncol[kb] = lastc[kb] = 0;
-    if (size[kb] == 1) continue; /* single dofs: gathered row by row below */
-    multi++;
-    for (int t = cs->bstart[kb]; t < cs->bstart[kb + 1]; t++) blk_of[cs->free_idx[t]] = kb;
-  }
-  for (int j = 0; multi && j < nc; j++) {
-    const double *g = G + (size_t)(3 * j) * nu;
-    /* lastc[kb] = 8 (j + 1) + mask of contact j's columns already taken. */
-    for (int i = 0; i < nu; i++) {
-      int kb = blk_of[i];
-      if (kb < 0) continue;
-      int mask = lastc[kb] >> 3 == j + 1 ? lastc[kb] & 7 : 0, add = 0;
-      for (int t = 0; t < 3; t++)
-        if (!(mask & (1 << t)) && g[i + (size_t)t * nu] != 0.0) add |= 1 << t;
-      if (!add) continue;
-      lastc[kb] = 8 * (j + 1) + (mask | add);
-      for (int t = 0; t < 3; t++)
-        if (add & (1 << t)) colv[(size_t)kb * m + ncol[kb]++] = 3 * j + t;
-    }
-  }
-  /* Within a contact the columns may have been added out of order (t before
-   * n when row i touched only t): sorted (contacts come in order, so only
-   * within a triple), so that the pairs below fall in A's upper triangle
-   * without working out which index is the smaller. */
-  for (int kb = 0; kb < cs->nblocks; kb++) {
-    int *cv = colv + (size_t)kb * m;
-    for (int c = 1; c < ncol[kb]; c++)
-      for (int r = c; r > 0 && cv[r - 1] > cv[r]; r--) {
-        int t = cv[r];
-        cv[r] = cv[r - 1];
-        cv[r - 1] = t;
+    const int sz = size[kb], *idx = cs->free_idx + cs->bstart[kb];
+    int *cv = colv + (size_t)kb * m, n = 0;
+    if (sz > 1)
+      for (int c = 0; c < m; c++) {
+        const double *g = G + (size_t)c * nu;
+        for (int r = 0; r < sz; r++)
+          if (g[idx[r]] != 0.0) { cv[n++] = c; break; }
       }
+    ncol[kb] = n;
   }
   for (int kb = 0; kb < cs->nblocks; kb++) {
     const int s = cs->bstart[kb + 1] - cs->bstart[kb], *idx = cs->free_idx + cs->bstart[kb];
@@ -300,32 +276,85 @@ static int build_space(int nu, int nc, const double *H, const double *G,
     for (int r = 0; r < s; r++) y[r] = free_rhs(cs, idx[r]);
     lower_solve(s, Lk, y);
     if (p == 0) continue;
-    for (int c = 0; c < p; c++)
-      for (int r = 0; r < s; r++) X[r + (size_t)c * s] = G[idx[r] + (size_t)cols[c] * nu];
-    /* Blocks are small (6 for a body): plain loops beat BLAS call overhead
-     * here (measured by experiments/bench_contact). X := L^-1 X by forward
-     * substitution, column by column. */
-    for (int c = 0; c < p; c++) lower_solve(s, Lk, X + (size_t)c * s);
-    int cmin = cols[0];
-    for (int c = 1; c < p; c++) cmin = cols[c] < cmin ? cols[c] : cmin;
-    for (int c = 0; c < p; c++) colmin[cols[c]] = cmin < colmin[cols[c]] ? cmin : colmin[cols[c]];
-    for (int c = 0; c < p; c++) {
-      const double *xc = X + (size_t)c * s;
-      double bc = 0.0;
-      for (int r = 0; r < s; r++) bc += xc[r] * y[r];
-      cs->b[cols[c]] += bc;
-      double *Ac = cs->A + (size_t)cols[c] * m;
-      for (int r = 0; r <= c; r++) {
-        const double *xr = X + (size_t)r * s;
-        double v = 0.0;
-        if (s == 3) { /* unrolled, the same sums */
-          v += xr[0] * xc[0];
-          v += xr[1] * xc[1];
-          v += xr[2] * xc[2];
-        } else {
-          for (int t = 0; t < s; t++) v += xr[t] * xc[t];
+    /* X = L^-1 G[block, cols], stored by rows (row t at X + t p) so that
+     * each step below runs along contiguous columns: forward substitution
+     * for all columns at once, then per column c of A the products with
+     * every r <= c. Each entry gets exactly the operations, in the order,
+     * of a column-by-column substitution and dot product. */
+    if (s == 3) { /* a body's rotational block: unrolled, the same operations */
+      const double l0 = Lk[0], l1 = Lk[1], l2 = Lk[2], l4 = Lk[4], l5 = Lk[5], l8 = Lk[8];
+      const double *g0 = G + idx[0], *g1 = G + idx[1], *g2 = G + idx[2];
+      double *restrict x0 = X, *restrict x1 = X + p, *restrict x2 = X + 2 * (size_t)p;
+      for (int c = 0; c < p; c++) {
+        const size_t o = (size_t)cols[c] * nu;
+        double v0 = g0[o], v1 = g1[o], v2 = g2[o];
+        v0 = v0 / l0;
+        v1 -= l1 * v0;
+        v1 = v1 / l4;
+        v2 -= l2 * v0;
+        v2 -= l5 * v1;
+        v2 = v2 / l8;
+        x0[c] = v0, x1[c] = v1, x2[c] = v2;
+        double bc = 0.0;
+        bc += v0 * y[0];
+        bc += v1 * y[1];
+        bc += v2 * y[2];
+        cs->b[cols[c]] += bc;
+      }
+    } else {
+      for (int t = 0; t < s; t++) {
+        double *restrict xt = X + (size_t)t * p;
+        const double *g = G + idx[t];
+        for (int c = 0; c < p; c++) xt[c] = g[(size_t)cols[c] * nu];
+      }
+      for (int t = 0; t < s; t++) {
+        double *restrict xt = X + (size_t)t * p;
+        for (int u = 0; u < t; u++) {
+          const double *restrict xu = X + (size_t)u * p;
+          const double l = Lk[t + (size_t)u * s];
+          for (int c = 0; c < p; c++) xt[c] -= l * xu[c];
         }
-        Ac[cols[r]] += v;
+        const double d = Lk[t + (size_t)t * s];
+        for (int c = 0; c < p; c++) xt[c] = xt[c] / d;
+      }
+      for (int c = 0; c < p; c++) {
+        double bc = 0.0;
+        for (int t = 0; t < s; t++) bc += X[(size_t)t * p + c] * y[t];
+        cs->b[cols[c]] += bc;
+      }
+    }
+    /* cols is increasing: cols[0] is the first row any of them meets. */
+    for (int c = 0; c < p; c++)
+      colmin[cols[c]] = cols[0] < colmin[cols[c]] ? cols[0] : colmin[cols[c]];
+    double *restrict acc = X + (size_t)s * p; /* p entries */
+    const int contiguous = cols[p - 1] - cols[0] == p - 1;
+    for (int c = 0; c < p; c++) {
+      double *Ac = cs->A + (size_t)cols[c] * m;
+      if (s == 3 && contiguous) { /* a body's rotational block: fused */
+        const double *restrict x0 = X, *restrict x1 = X + p, *restrict x2 = X + 2 * (size_t)p;
+        const double c0 = x0[c], c1 = x1[c], c2 = x2[c];
+        double *restrict a0 = Ac + cols[0];
+        for (int r = 0; r <= c; r++) {
+          double v = 0.0;
+          v += x0[r] * c0;
+          v += x1[r] * c1;
+          v += x2[r] * c2;
+          a0[r] += v;
+        }
+        continue;
+      }
+      const double x0c = X[c];
+      for (int r = 0; r <= c; r++) acc[r] = 0.0 + X[r] * x0c;
+      for (int t = 1; t < s; t++) {
+        const double *restrict xt = X + (size_t)t * p;
+        const double xc = xt[c];
+        for (int r = 0; r <= c; r++) acc[r] += xt[r] * xc;
+      }
+      if (contiguous) {
+        double *restrict a0 = Ac + cols[0];
+        for (int r = 0; r <= c; r++) a0[r] += acc[r];
+      } else {
+        for (int r = 0; r <= c; r++) Ac[cols[r]] += acc[r];
       }
     }
   }
