@@ -19,6 +19,7 @@
 // limit is (joint row, lower/upper).
 #include "planner/world.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -62,6 +63,15 @@ typedef struct wrec {
   unsigned char kind; // 0 acceleration LCP, 1 velocity LCP
   unsigned char flag[6];
 } wrec;
+
+// A slot of the impact memo (memo_find below).
+#define CP_WORLD_MEMO_KEY 4096
+typedef struct memo_slot {
+  uint64_t h;
+  int ns, m; // ns = 0: empty
+  size_t cap; // doubles at d
+  double *d;  // key: Asel (3 ns square), bs (3 ns), mu (ns); then z (m)
+} memo_slot;
 
 #define CP_WORLD_MERGE_TOL 1e-7 /* m */
 #define WARM_MAGIC 0x636d7731u /* "cmw1" */
@@ -110,6 +120,7 @@ struct cp_world {
   cp_contact_space cs_keep; // arrays of the last contact space, reused
   cp_contactgen_ws cg_ws;   // contact generation's buffers and ODE geoms
   cp_system_ws sys_ws;      // the step's system arrays (build borrows them)
+  memo_slot *memo;          // the impact memo (opt.impact_memo slots)
 };
 
 // ---------------------------------------------------------------------------
@@ -366,6 +377,8 @@ double cp_world_energy(const cp_world *w) { return energy_of(w); }
 
 void cp_world_destroy(cp_world *w) {
   if (!w) return;
+  for (int i = 0; w->memo && i < w->opt.impact_memo; ++i) free(w->memo[i].d);
+  free(w->memo);
   cp_scene_free(&w->sc);
   free(w->row_manip);
   free(w->row_joint);
@@ -440,6 +453,10 @@ cp_world_status cp_world_create(const cp_scene *scene,
     cp_error_set(err, "stepper", "unknown stepper %d", (int)opt->stepper);
     return CP_WORLD_BAD_INPUT;
   }
+  if (opt->impact_memo < 0) {
+    cp_error_set(err, "impact_memo", "must be >= 0, got %d", opt->impact_memo);
+    return CP_WORLD_BAD_INPUT;
+  }
   cp_world *w = calloc(1, sizeof *w);
   if (!w || cp_scene_copy(scene, &w->sc)) {
     free(w);
@@ -447,6 +464,12 @@ cp_world_status cp_world_create(const cp_scene *scene,
     return CP_WORLD_NOMEM;
   }
   w->opt = *opt;
+  if (opt->impact_memo > 0 &&
+      !(w->memo = calloc((size_t)opt->impact_memo, sizeof *w->memo))) {
+    cp_world_destroy(w);
+    cp_error_set(err, "", "out of memory");
+    return CP_WORLD_NOMEM;
+  }
   for (int i = 0; i < w->sc.n_bodies; ++i) w->nobj += !w->sc.bodies[i].fixed;
   w->nl = cp_scene_joint_count(&w->sc);
   w->nu = 6 * w->nobj + w->nl;
@@ -975,29 +998,48 @@ static int warm_accept(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
       --k;
       continue;
     }
-    for (int a = 0; a < k; ++a) zb[a] = zb[a] > 0 ? zb[a] : 0;
-    // w = M_B z_B + q and the row scales, in one pass over the k columns
-    // (r = w->w takes w, sc the LU block's storage).
+    double zmax = 0;
+    for (int a = 0; a < k; ++a) {
+      zb[a] = zb[a] > 0 ? zb[a] : 0;
+      zmax = MAXD(zmax, zb[a]);
+    }
+    // w = M_B z_B + q, the row scales and the rows' 1-norms over the basic
+    // columns, in one pass over the k columns (r = w->w takes w, sc and l1
+    // the LU block's storage: it holds at least 2 n).
+    double *l1 = sc + n;
     for (int i = 0; i < n; ++i) {
       r[i] = w->q[i];
       sc[i] = fabs(w->q[i]);
+      l1[i] = 0;
     }
     for (int b = 0; b < k; ++b) {
       const double zv = zb[b], az = fabs(zv), *col = MB + (size_t)b * n;
-      if (zv == 0) continue;
+      if (zv == 0) {
+        for (int i = 0; i < n; ++i) l1[i] += fabs(col[i]);
+        continue;
+      }
       for (int i = 0; i < n; ++i) {
         r[i] += col[i] * zv;
         sc[i] += fabs(col[i]) * az;
+        l1[i] += fabs(col[i]);
       }
     }
+    // The check's rounding allowance, 8 n eps |z|_inf |M_iB|_1: a row that
+    // reads only variables that are 0 up to the solve's noise (a contact
+    // without load whose lambda is basic: mu c_n - sum beta, all 1e-30) has
+    // a scale of that noise, and without it fails (or, nonbasic, pivots)
+    // on rounding alone. Over the basic columns only, it is never larger
+    // than the full check's.
+    const double ulp = 8.0 * (double)n * DBL_EPSILON * zmax;
     int enter = -1;
     double most = 0;
     for (int i = 0; i < n; ++i) {
-      const double wi = r[i], ti = rel * sc[i];
+      const double wi = r[i], ti = rel * sc[i] + ulp * l1[i];
       if (!isfinite(wi) || !isfinite(ti)) return 0;
       if (w->basis[i]) {
         if (!(fabs(wi) <= ti)) return 0; // the solve itself is off
-      } else if (!(wi >= -CP_WORLD_WARM_W * sc[i]) && wi / sc[i] < most) {
+      } else if (!(wi >= -(CP_WORLD_WARM_W * sc[i] + ulp * l1[i])) &&
+                 wi / sc[i] < most) {
         most = wi / sc[i];
         enter = i;
       }
@@ -1414,13 +1456,6 @@ static void lcp_fill(cp_world *w, int m) {
   for (int col = 0; col < m; ++col) lcp_column(w, col, w->M + (size_t)col * m);
 }
 
-// The friction LCP of every stepper, formed in full (lcp_setup, lcp_fill).
-static int build_lcp(cp_world *w, int ns) {
-  int m = lcp_setup(w, ns);
-  if (m > 0) lcp_fill(w, m);
-  return m;
-}
-
 // Contact-space forces (or impulses) c [3 ns] from the LCP's z.
 static void lcp_forces(cp_world *w, int ns, double *c) {
   for (int k = 0, f = 0; k < ns; ++k) {
@@ -1442,7 +1477,7 @@ static void lcp_forces(cp_world *w, int ns, double *c) {
   }
 }
 
-// Warm basis of build_lcp's problem from the previous step's flags (slots:
+// Warm basis of lcp_setup's problem from the previous step's flags (slots:
 // 0 c_n, 1-4 beta, 5 lambda) of the same LCP kind.
 static void lcp_warm(cp_world *w, int ns, const int *sel, int kind, int m) {
   int nr = (m - ns) / 5, hint = 0;
@@ -1531,6 +1566,74 @@ static void all_rolling(cp_world *w, int ns, const int *sel) {
     p->mu = c->contact >= 0 ? c->mu : 0;
     p->sliding = p->mu == 0; // frictionless: c_n only
   }
+}
+
+// The impact memo (cp_world_options.impact_memo). An impact LCP is fixed
+// by the selected contact-space block Asel, the right-hand side bs and the
+// contacts' friction (all rolling: mu alone), the compliance and solver
+// options being the world's: that key, bit for bit, and the solution z
+// are kept in slot hash % slots (one problem a slot, the newest). A hit
+// is checked on the whole key, not the hash, and returns what the cold
+// solve returned for it (Lemke's starts are deterministic), so the memo
+// changes no answer. Keys of more than CP_WORLD_MEMO_KEY doubles (over 21
+// contacts) are not kept: a slot stays under 40 kB.
+
+
+static size_t memo_key_len(int ns) {
+  return (size_t)9 * (size_t)ns * (size_t)ns + 4 * (size_t)ns;
+}
+
+static uint64_t memo_hash(const cp_world *w, int ns) {
+  const size_t m3 = 3 * (size_t)ns;
+  uint64_t h = fnv(1469598103934665603ull ^ (uint64_t)ns, w->Asel,
+                   sizeof(double) * m3 * m3);
+  h = fnv(h, w->bs, sizeof(double) * m3);
+  for (int k = 0; k < ns; ++k) h = fnv(h, &w->pc[k].mu, sizeof(double));
+  return h;
+}
+
+// The slot of the problem of size m over ns constraints, or NULL when the
+// memo is off or the key too long; *hit tells whether it holds that very
+// problem (its z then copied to w->z).
+static memo_slot *memo_find(cp_world *w, int ns, int m, int *hit) {
+  *hit = 0;
+  if (!w->memo || ns == 0 || memo_key_len(ns) > CP_WORLD_MEMO_KEY) return NULL;
+  const uint64_t h = memo_hash(w, ns);
+  memo_slot *e = &w->memo[h % (uint64_t)w->opt.impact_memo];
+  const size_t m3 = 3 * (size_t)ns, a = m3 * m3;
+  if (e->ns == ns && e->m == m && e->h == h &&
+      !memcmp(e->d, w->Asel, sizeof(double) * a) &&
+      !memcmp(e->d + a, w->bs, sizeof(double) * m3)) {
+    int same = 1;
+    for (int k = 0; same && k < ns; ++k)
+      same = !memcmp(&e->d[a + m3 + (size_t)k], &w->pc[k].mu, sizeof(double));
+    if (same) {
+      memcpy(w->z, e->d + memo_key_len(ns), sizeof(double) * (size_t)m);
+      *hit = 1;
+    }
+  }
+  e->h = h; // for memo_keep: the slot the problem goes to
+  return e;
+}
+
+// Keeps the solved problem (w->z) in its slot (from memo_find, same step);
+// out of memory, the slot is left empty (the memo only saves work).
+static void memo_keep(cp_world *w, memo_slot *e, int ns, int m) {
+  const size_t m3 = 3 * (size_t)ns, a = m3 * m3, kl = memo_key_len(ns);
+  const size_t need = kl + (size_t)m;
+  e->ns = 0;
+  if (e->cap < need) {
+    free(e->d);
+    e->d = malloc(sizeof(double) * need);
+    e->cap = e->d ? need : 0;
+    if (!e->d) return;
+  }
+  memcpy(e->d, w->Asel, sizeof(double) * a);
+  memcpy(e->d + a, w->bs, sizeof(double) * m3);
+  for (int k = 0; k < ns; ++k) e->d[a + m3 + (size_t)k] = w->pc[k].mu;
+  memcpy(e->d + kl, w->z, sizeof(double) * (size_t)m);
+  e->ns = ns;
+  e->m = m;
 }
 
 // Scatters subset forces c [3 ns] into cfull [3 ncon].
@@ -1760,14 +1863,21 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
     }
     extract(w, s->cs.A, bv, ns, w->sel);
     all_rolling(w, ns, w->sel);
-    int m = build_lcp(w, ns);
+    int m = lcp_setup(w, ns), hit;
     if (m < 0) return fail(w, CP_WORLD_NOMEM, "out of memory");
     cp_lcp_info li;
     info->lcp_solves++;
-    if (solve_lcp(w, m, &info->pivots, &li))
-      return fail(w, CP_WORLD_NEEDS_FALLBACK,
-                  "t = %.9g: the impact LCP (size %d) was not solved: %s", w->t,
-                  m, li.reason);
+    memo_slot *slot = memo_find(w, ns, m, &hit);
+    if (hit) {
+      info->lcp_reused++;
+    } else {
+      lcp_fill(w, m);
+      if (solve_lcp(w, m, &info->pivots, &li))
+        return fail(w, CP_WORLD_NEEDS_FALLBACK,
+                    "t = %.9g: the impact LCP (size %d) was not solved: %s",
+                    w->t, m, li.reason);
+      if (slot) memo_keep(w, slot, ns, m);
+    }
     info->impacts = 0;
     for (int k = 0; k < ns; ++k) info->impacts += w->z[k] > 0;
     lcp_forces(w, ns, w->c);

@@ -83,6 +83,16 @@ typedef struct cp_world_options {
                            ///< the velocity stepper; 0: such a step returns
                            ///< CP_WORLD_NEEDS_FALLBACK and the state is
                            ///< unchanged
+  int impact_memo;         ///< slots (>= 0) of the impact memo; 0 (default):
+                           ///< none. An impact LCP identical bit for bit to
+                           ///< one solved before (kept in its slot) takes
+                           ///< that solution instead of a solve: the same
+                           ///< answer, as Lemke's starts are deterministic.
+                           ///< Worth it where states recur, as in a
+                           ///< planner expanding one node with several
+                           ///< actions (the first step's impacts depend on
+                           ///< the state only); the planner turns it on
+                           ///< with warm starts (docs/simulate.md)
 } cp_world_options;
 
 cp_world_options cp_world_defaults(void);
@@ -115,6 +125,8 @@ typedef struct cp_step_info {
                            ///< stepper as a fallback
   double max_penetration;  ///< deepest overlap after the step (m, >= 0)
   double energy;           ///< total energy after the step (J)
+  int lcp_reused;          ///< LCPs of this step answered by the impact memo
+                           ///< (counted in lcp_solves, no pivots)
 } cp_step_info;
 
 typedef struct cp_world cp_world;

@@ -187,3 +187,63 @@ Test(world_motion, warm_matches_cold) {
     for (int i = 0; i < 2; ++i) cp_world_destroy(w[i]);
   }
 }
+
+// The impact memo: a state stepped a second time finds its impact problem
+// in the memo (no pivots) and gives the same bits as a world without it.
+Test(world_motion, impact_memo_same_answer) {
+  cp_world *w[2]; // 0: no memo, 1: memo of 8 slots
+  for (int i = 0; i < 2; ++i) {
+    cp_scene sc;
+    wt_scene_file("box_drop.json", &sc);
+    cp_world_options o = cp_world_defaults();
+    o.dt = 1e-3;
+    o.impact_memo = 8 * i;
+    cp_error err = {{0}, {0}};
+    cr_assert_eq(cp_world_create(&sc, &o, &w[i], &err), CP_WORLD_OK, "%s", err.msg);
+    cp_scene_free(&sc);
+  }
+  int n = cp_world_state_size(w[0]), impact_steps = 0;
+  double *xb = malloc(sizeof(double) * (size_t)n), *x[2];
+  for (int i = 0; i < 2; ++i) x[i] = malloc(sizeof(double) * (size_t)n);
+  for (int k = 0; k < 1500 && impact_steps < 3; ++k) {
+    cp_world_get_state(w[0], xb);
+    cp_step_info info[2];
+    for (int i = 0; i < 2; ++i) {
+      cr_assert_eq(cp_world_step(w[i], &info[i]), CP_WORLD_OK, "%s", cp_world_message(w[i]));
+      cp_world_get_state(w[i], x[i]);
+      cr_assert_eq(info[i].lcp_reused, 0, "step %d: nothing to reuse yet", k);
+    }
+    cr_assert_eq(memcmp(x[0], x[1], sizeof(double) * (size_t)n), 0, "step %d", k);
+    if (info[0].impacts == 0) continue;
+    // The same state again, in both worlds.
+    ++impact_steps;
+    for (int i = 0; i < 2; ++i) {
+      cr_assert_eq(cp_world_set_state(w[i], xb), CP_WORLD_OK);
+      cr_assert_eq(cp_world_step(w[i], &info[i]), CP_WORLD_OK, "%s", cp_world_message(w[i]));
+      cp_world_get_state(w[i], x[i]);
+    }
+    cr_assert_eq(info[0].lcp_reused, 0);
+    cr_assert_eq(info[1].lcp_reused, 1, "step %d: impact not found in the memo", k);
+    cr_assert_eq(info[1].lcp_solves, info[0].lcp_solves);
+    cr_assert(info[1].pivots < info[0].pivots, "step %d: pivots %d with the memo, %d without",
+              k, info[1].pivots, info[0].pivots);
+    cr_assert_eq(memcmp(x[0], x[1], sizeof(double) * (size_t)n), 0, "step %d again", k);
+  }
+  cr_assert_eq(impact_steps, 3, "box_drop: %d steps with impacts", impact_steps);
+  for (int i = 0; i < 2; ++i) {
+    cp_world_destroy(w[i]);
+    free(x[i]);
+  }
+  free(xb);
+  // A negative size is refused.
+  cp_scene sc;
+  wt_scene_file("box_drop.json", &sc);
+  cp_world_options o = cp_world_defaults();
+  o.impact_memo = -1;
+  cp_error err = {{0}, {0}};
+  cp_world *bad = NULL;
+  cr_assert_eq(cp_world_create(&sc, &o, &bad, &err), CP_WORLD_BAD_INPUT);
+  cr_assert(bad == NULL);
+  cr_assert(strstr(err.msg, "must be >= 0") != NULL, "%s", err.msg);
+  cp_scene_free(&sc);
+}
