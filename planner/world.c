@@ -1308,8 +1308,11 @@ static void extract(cp_world *w, const double *A, const double *b, int ns,
   int identity = ns == w->ncon;
   for (int k = 0; identity && k < ns; ++k) identity = sel[k] == k;
   w->Asel = identity ? A : w->As;
+  if (identity) {
+    memcpy(w->bs, b, sizeof(double) * (size_t)m3);
+    return;
+  }
   for (int a = 0; a < m3; ++a) w->bs[a] = b[3 * sel[a / 3] + a % 3];
-  if (identity) return;
   for (int bcol = 0; bcol < m3; ++bcol) {
     const double *col = A + (size_t)(3 * sel[bcol / 3] + bcol % 3) * (size_t)n3;
     for (int a = 0; a < m3; ++a)
@@ -1961,8 +1964,8 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
       double vt = w->vc[3 * j + 1], vo = w->vc[3 * j + 2], at = w->bs[3 * k + 1],
              ao = w->bs[3 * k + 2];
       for (int i = 0; i < m3; ++i) {
-        at += w->Asel[3 * k + 1 + (size_t)i * m3] * w->c[i];
-        ao += w->Asel[3 * k + 2 + (size_t)i * m3] * w->c[i];
+        at += w->Asel[i + (size_t)(3 * k + 1) * m3] * w->c[i]; // A symmetric:
+        ao += w->Asel[i + (size_t)(3 * k + 2) * m3] * w->c[i]; // the column
       }
       if ((vt + h * at) * vt + (vo + h * ao) * vo > 0) continue;
       w->pc[k].sliding = 0;
@@ -1983,7 +1986,8 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
   if (!vn) return fail(w, CP_WORLD_NOMEM, "out of memory");
   for (int k = 0; k < ns; ++k) {
     double a = w->bs[3 * k];
-    for (int i = 0; i < m3; ++i) a += w->Asel[3 * k + (size_t)i * m3] * w->c[i];
+    // Row 3k of A c, read down column 3k (A is symmetric: the same terms).
+    for (int i = 0; i < m3; ++i) a += w->Asel[i + (size_t)(3 * k) * m3] * w->c[i];
     vn[k] = h * a;
     const con *c = &w->cons[w->sel[k]];
     if (c->gap >= -CP_WORLD_HOLD) vn[k] -= c->gap / h; // the rows' gap shift
