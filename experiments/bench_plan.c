@@ -28,6 +28,7 @@
 #include "planner/plan.h"
 #include "planner/store.h"
 #include "planner/task.h"
+#include "experiments/bench_util.h"
 
 /* OpenBLAS (as complan's CLI runs it: planner/cli.c). Without this its
  * worker threads spin on this shared machine, and the thread's CPU time per
@@ -291,7 +292,7 @@ static void bench_nn(void) {
 }
 
 int main(int argc, char **argv) {
-  double anytime = argc > 1 ? atof(argv[1]) : 2.0;
+  double anytime = bench_positive_arg(argc, argv, 1, 2.0, "bench_plan [SECONDS]  (anytime search limit, default 2)");
   openblas_set_num_threads(1);
   if (!(anytime > 0)) anytime = 2.0;
   static const char *const tasks[] = {"push", "grasp_lift", "slide_to_wall",

@@ -24,6 +24,7 @@
 
 #include "models/scene.h"
 #include "planner/world.h"
+#include "experiments/bench_util.h"
 
 /* OpenBLAS (cblas.h clashes with ODE's headers: complex.h's I). */
 void openblas_set_num_threads(int n);
@@ -225,7 +226,7 @@ static res best_ode(int n, double mu, double v0, int steps, int quick) {
 }
 
 int main(int argc, char **argv) {
-  int steps = argc > 1 ? atoi(argv[1]) : 2000;
+  int steps = (int)bench_positive_arg(argc, argv, 1, 2000, "bench_sim [STEPS]  (default 2000)");
   openblas_set_num_threads(1); /* as complan runs it */
   dInitODE2(0);
   static const int sizes[] = {1, 3, 5, 10};

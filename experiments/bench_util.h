@@ -3,6 +3,7 @@
 #ifndef CP_EXPERIMENTS_BENCH_UTIL_H
 #define CP_EXPERIMENTS_BENCH_UTIL_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -22,6 +23,22 @@ static inline int bench_cmp(const void *a, const void *b) {
 static inline double bench_median(double *v, int n) {
   qsort(v, (size_t)n, sizeof *v, bench_cmp);
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* argv[i] as a positive number (def when absent); anything else ("--help",
+ * "0", "2s") prints the usage line and exits with status 2 instead of
+ * running with a zero that fills the tables with infinities. */
+static inline double bench_positive_arg(int argc, char **argv, int i, double def,
+                                        const char *usage) {
+  if (argc <= i) return def;
+  char *end;
+  double v = strtod(argv[i], &end);
+  if (end == argv[i] || *end || !(v > 0) || !(v < 1e9)) {
+    fprintf(stderr, "%s: bad argument '%s' (a positive number)\nusage: %s\n",
+            argv[0], argv[i], usage);
+    exit(2);
+  }
+  return v;
 }
 
 #endif
