@@ -29,15 +29,21 @@ typedef struct obj {
 
 static int bad_num(double v) { return !isfinite(v); }
 
-// a[0..n) and b[0..n) hold the same bits (memcmp, inline: n is a constant).
+// The bits of v.
+static inline uint64_t bits_of(double v) {
+  uint64_t x;
+  memcpy(&x, &v, sizeof x);
+  return x;
+}
+
+// a[0..n) and b[0..n) (n <= 4) hold the same bits; written out so that it
+// compiles to a few compares.
 static inline int same_bits(const double *a, const double *b, int n) {
-  for (int i = 0; i < n; ++i) {
-    uint64_t x, y;
-    memcpy(&x, a + i, sizeof x);
-    memcpy(&y, b + i, sizeof y);
-    if (x != y) return 0;
-  }
-  return 1;
+  uint64_t d = bits_of(a[0]) ^ bits_of(b[0]);
+  if (n > 1) d |= bits_of(a[1]) ^ bits_of(b[1]);
+  if (n > 2) d |= bits_of(a[2]) ^ bits_of(b[2]);
+  if (n > 3) d |= bits_of(a[3]) ^ bits_of(b[3]);
+  return d == 0;
 }
 
 // Validates o into w. pose (NULL: none) holds the last quaternion given on
@@ -263,7 +269,7 @@ static void onto_cylinder(const obj *o, double *p) {
 static void geom_params(const obj *o, double g, const double *t,
                         double p[GEOM_NPARAMS]) {
   const cp_shape *s = o->s;
-  memset(p, 0, GEOM_NPARAMS * sizeof p[0]);
+  p[0] = p[1] = p[2] = p[3] = 0;
   switch (s->type) {
   case CP_SHAPE_BOX:
     for (int i = 0; i < 3; ++i) p[i] = (dReal)(s->size[i] + 2 * g);
@@ -284,8 +290,10 @@ static void geom_params(const obj *o, double g, const double *t,
   case CP_SHAPE_PLANE:
     for (int i = 0; i < 3; ++i) p[i] = (dReal)o->N[i];
     p[3] = (dReal)(o->D + cp_v3_dot(o->N, t));
+    for (int i = GEOM_POS; i < GEOM_NPARAMS; ++i) p[i] = 0;
     return;
   case CP_SHAPE_NONE:
+    for (int i = GEOM_POS; i < GEOM_NPARAMS; ++i) p[i] = 0;
     return;
   }
   double x[3];
