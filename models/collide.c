@@ -590,7 +590,7 @@ static long long round_key(double v) {
 // are settled by u and v: within 1e6 m of the origin v / SORT_QUANTUM is
 // within 0.11 of its exact value, so coordinates more than 4 quanta apart
 // have keys at least 3 apart in the same order (rounding is monotone).
-static int cmp_key(double u, double v) {
+static inline int cmp_key(double u, double v) {
   if (u == v) return 0; // (corners of a face often share a coordinate)
   if (fabs(u) < 1e6 && fabs(v) < 1e6) {
     double d = u - v;
@@ -603,7 +603,7 @@ static int cmp_key(double u, double v) {
 
 // The output order: positions rounded to SORT_QUANTUM, lexicographically;
 // then the deeper first; then the normal.
-static int cmp_contact(const cp_collide_contact *a,
+static inline int cmp_contact(const cp_collide_contact *a,
                        const cp_collide_contact *b) {
   for (int i = 0; i < 3; ++i) {
     int c = cmp_key(a->p[i], b->p[i]);

@@ -22,6 +22,10 @@
 ///     overlap).
 ///
 /// Method (per pair):
+///   0. Two boxes, or a box and a plane, farther apart than touch_tol by
+///      more than 1e-9 m (plus 1e-12 of their positions and sizes): no
+///      contacts, without asking ODE (whose tests in steps 1 and 2 would
+///      find none: the same separating axes, far beyond rounding).
 ///   1. Direction. If one shape is a plane, n is its normal (oriented from b
 ///      into a). Otherwise ODE collides a copy of a grown by touch_tol (box
 ///      sides + 2 tol; radii + tol; cylinder length + 2 tol) with b; no
