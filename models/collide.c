@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,8 +29,28 @@ typedef struct obj {
 
 static int bad_num(double v) { return !isfinite(v); }
 
+// The bits of v.
+static inline uint64_t bits_of(double v) {
+  uint64_t x;
+  memcpy(&x, &v, sizeof x);
+  return x;
+}
+
+// a[0..n) and b[0..n) (n <= 4) hold the same bits; written out so that it
+// compiles to a few compares.
+static inline int same_bits(const double *a, const double *b, int n) {
+  uint64_t d = bits_of(a[0]) ^ bits_of(b[0]);
+  if (n > 1) d |= bits_of(a[1]) ^ bits_of(b[1]);
+  if (n > 2) d |= bits_of(a[2]) ^ bits_of(b[2]);
+  if (n > 3) d |= bits_of(a[3]) ^ bits_of(b[3]);
+  return d == 0;
+}
+
+// Validates o into w. pose (NULL: none) holds the last quaternion given on
+// this side, its normalised value and R (cp_collide_ws.pose): the same bits
+// give the same results, so they are copied, not recomputed.
 static int check_object(const cp_collide_object *o, const char *name, obj *w,
-                        cp_error *err) {
+                        double *pose, int *pose_set, cp_error *err) {
   if (!o || !o->shape)
     return cp_error_set(err, name, "missing object or shape");
   const cp_shape *s = o->shape;
@@ -37,14 +58,25 @@ static int check_object(const cp_collide_object *o, const char *name, obj *w,
   if (s->type == CP_SHAPE_NONE) return 0;
   if (!cp_v3_isfinite(o->x))
     return cp_error_set(err, name, "position is not finite");
-  double qn = sqrt(o->q[0] * o->q[0] + o->q[1] * o->q[1] + o->q[2] * o->q[2] +
-                   o->q[3] * o->q[3]);
-  if (!isfinite(qn) || qn < 1e-12)
-    return cp_error_set(err, name, "orientation is not a nonzero finite "
-                                   "quaternion");
-  for (int i = 0; i < 4; ++i) w->q[i] = o->q[i] / qn;
+  if (pose && *pose_set && same_bits(pose, o->q, 4)) {
+    memcpy(w->q, pose + 4, sizeof w->q);
+    memcpy(w->R, pose + 8, sizeof w->R);
+  } else {
+    double qn = sqrt(o->q[0] * o->q[0] + o->q[1] * o->q[1] +
+                     o->q[2] * o->q[2] + o->q[3] * o->q[3]);
+    if (!isfinite(qn) || qn < 1e-12)
+      return cp_error_set(err, name, "orientation is not a nonzero finite "
+                                     "quaternion");
+    for (int i = 0; i < 4; ++i) w->q[i] = o->q[i] / qn;
+    cp_quat_to_mat(w->R, w->q);
+    if (pose) {
+      memcpy(pose, o->q, sizeof w->q);
+      memcpy(pose + 4, w->q, sizeof w->q);
+      memcpy(pose + 8, w->R, sizeof w->R);
+      *pose_set = 1;
+    }
+  }
   cp_v3_copy(w->x, o->x);
-  cp_quat_to_mat(w->R, w->q);
   switch (s->type) {
   case CP_SHAPE_BOX:
     for (int i = 0; i < 3; ++i)
@@ -223,17 +255,21 @@ static void onto_cylinder(const obj *o, double *p) {
 // ---------------------------------------------------------------------------
 // ODE geoms (dReal may be float or double: every conversion is explicit).
 
-#define GEOM_NPARAMS 11
+#define GEOM_NPARAMS CP_COLLIDE_WS_NPARAMS
+// Parameter groups: the shape's [0, 4), position [4, 7), quaternion [7, 11).
+#define GEOM_POS 4
+#define GEOM_QUAT 7
 
 // The ODE parameters of o grown by g (radii + g, extents + 2 g) and
 // translated by t[3]: p[0..3] the shape's (box lx, ly, lz; sphere r;
 // capsule and cylinder r, length; plane a, b, c, d: not placeable, so world
 // parameters, a translation t raising d by N.t), p[4..6] the position,
-// p[7..10] the quaternion. Unused entries are 0.
+// p[7..10] the quaternion. Unused entries are 0. Each is rounded to dReal
+// here (and kept as a double, which holds a dReal exactly).
 static void geom_params(const obj *o, double g, const double *t,
-                        dReal p[GEOM_NPARAMS]) {
+                        double p[GEOM_NPARAMS]) {
   const cp_shape *s = o->s;
-  memset(p, 0, GEOM_NPARAMS * sizeof p[0]);
+  p[0] = p[1] = p[2] = p[3] = 0;
   switch (s->type) {
   case CP_SHAPE_BOX:
     for (int i = 0; i < 3; ++i) p[i] = (dReal)(s->size[i] + 2 * g);
@@ -254,8 +290,10 @@ static void geom_params(const obj *o, double g, const double *t,
   case CP_SHAPE_PLANE:
     for (int i = 0; i < 3; ++i) p[i] = (dReal)o->N[i];
     p[3] = (dReal)(o->D + cp_v3_dot(o->N, t));
+    for (int i = GEOM_POS; i < GEOM_NPARAMS; ++i) p[i] = 0;
     return;
   case CP_SHAPE_NONE:
+    for (int i = GEOM_POS; i < GEOM_NPARAMS; ++i) p[i] = 0;
     return;
   }
   double x[3];
@@ -265,32 +303,58 @@ static void geom_params(const obj *o, double g, const double *t,
     cp_m3_mulv(c, o->R, s->mesh->hull_center);
     cp_v3_add(x, x, c);
   }
-  for (int i = 0; i < 3; ++i) p[4 + i] = (dReal)x[i];
-  for (int i = 0; i < 4; ++i) p[7 + i] = (dReal)o->q[i];
+  for (int i = 0; i < 3; ++i) p[GEOM_POS + i] = (dReal)x[i];
+  for (int i = 0; i < 4; ++i) p[GEOM_QUAT + i] = (dReal)o->q[i];
 }
 
-// A geom of o with the parameters p (geom_params). id nonzero: an earlier
-// geom of the same primitive type is given them instead (the setters store
-// exactly what the constructors do, so dCollide cannot tell the two apart);
-// meshes are always created afresh (id must be 0).
-static dGeomID make_geom(dGeomID id, const obj *o, const dReal *p) {
+// Gives the primitive geom id (of o's type) the parameters p[from, to)
+// (whole groups of geom_params).
+static void set_geom(dGeomID id, const obj *o, const double *p, int from,
+                     int to) {
+  if (from < GEOM_POS) {
+    switch (o->s->type) {
+    case CP_SHAPE_BOX:
+      dGeomBoxSetLengths(id, (dReal)p[0], (dReal)p[1], (dReal)p[2]);
+      break;
+    case CP_SHAPE_SPHERE: dGeomSphereSetRadius(id, (dReal)p[0]); break;
+    case CP_SHAPE_CAPSULE:
+      dGeomCapsuleSetParams(id, (dReal)p[0], (dReal)p[1]);
+      break;
+    case CP_SHAPE_CYLINDER:
+      dGeomCylinderSetParams(id, (dReal)p[0], (dReal)p[1]);
+      break;
+    case CP_SHAPE_PLANE:
+      dGeomPlaneSetParams(id, (dReal)p[0], (dReal)p[1], (dReal)p[2],
+                          (dReal)p[3]);
+      return; // not placeable
+    default:
+      return;
+    }
+  }
+  if (from <= GEOM_POS && to > GEOM_POS)
+    dGeomSetPosition(id, (dReal)p[GEOM_POS], (dReal)p[GEOM_POS + 1],
+                     (dReal)p[GEOM_POS + 2]);
+  if (to > GEOM_QUAT) {
+    dQuaternion q = {(dReal)p[GEOM_QUAT], (dReal)p[GEOM_QUAT + 1],
+                     (dReal)p[GEOM_QUAT + 2], (dReal)p[GEOM_QUAT + 3]};
+    dGeomSetQuaternion(id, q);
+  }
+}
+
+// A new geom of o with the parameters p (geom_params).
+static dGeomID make_geom(const obj *o, const double *p) {
   const cp_shape *s = o->s;
+  dGeomID id = 0;
   switch (s->type) {
   case CP_SHAPE_BOX:
-    if (id) dGeomBoxSetLengths(id, p[0], p[1], p[2]);
-    else id = dCreateBox(0, p[0], p[1], p[2]);
+    id = dCreateBox(0, (dReal)p[0], (dReal)p[1], (dReal)p[2]);
     break;
-  case CP_SHAPE_SPHERE:
-    if (id) dGeomSphereSetRadius(id, p[0]);
-    else id = dCreateSphere(0, p[0]);
-    break;
+  case CP_SHAPE_SPHERE: id = dCreateSphere(0, (dReal)p[0]); break;
   case CP_SHAPE_CAPSULE:
-    if (id) dGeomCapsuleSetParams(id, p[0], p[1]);
-    else id = dCreateCapsule(0, p[0], p[1]);
+    id = dCreateCapsule(0, (dReal)p[0], (dReal)p[1]);
     break;
   case CP_SHAPE_CYLINDER:
-    if (id) dGeomCylinderSetParams(id, p[0], p[1]);
-    else id = dCreateCylinder(0, p[0], p[1]);
+    id = dCreateCylinder(0, (dReal)p[0], (dReal)p[1]);
     break;
   case CP_SHAPE_MESH:
     if (o->hull)
@@ -302,32 +366,49 @@ static dGeomID make_geom(dGeomID id, const obj *o, const dReal *p) {
       id = dCreateTriMesh(0, (dTriMeshDataID)s->mesh->collide, 0, 0, 0);
     break;
   case CP_SHAPE_PLANE:
-    if (id) dGeomPlaneSetParams(id, p[0], p[1], p[2], p[3]);
-    else id = dCreatePlane(0, p[0], p[1], p[2], p[3]);
-    return id;
+    return dCreatePlane(0, (dReal)p[0], (dReal)p[1], (dReal)p[2], (dReal)p[3]);
   case CP_SHAPE_NONE:
     return 0;
   }
-  dGeomSetPosition(id, p[4], p[5], p[6]);
-  dQuaternion q = {p[7], p[8], p[9], p[10]};
-  dGeomSetQuaternion(id, q);
+  set_geom(id, o, p, GEOM_POS, GEOM_NPARAMS);
   return id;
 }
 
-// The geom of o grown by g and translated by t (see geom_params) for side 0
-// (a) or 1 (b) of a pair: with a workspace, the primitive's geom kept in ws
-// (created on first use, then given the new parameters); otherwise, and for
-// meshes, a new one (put_geom destroys it).
-static dGeomID get_geom(cp_collide_ws *ws, int side, const obj *o, double g,
+// The geom of o grown by g and translated by t (see geom_params), of the
+// kind `kind` (cp_collide_ws: 0 a, 1 b, 2 grown): with a workspace, the
+// primitive's geom kept in ws, created on first use and then given only the
+// groups of parameters that changed since it was last set (the setters
+// store exactly what the constructors do, so dCollide cannot tell the
+// difference); otherwise, and for meshes, a new one (put_geom destroys it).
+static dGeomID get_geom(cp_collide_ws *ws, int kind, const obj *o, double g,
                         const double *t) {
   cp_shape_type ty = o->s->type;
-  dReal p[GEOM_NPARAMS];
+  double p[GEOM_NPARAMS];
   geom_params(o, g, t, p);
-  if (!ws || ty == CP_SHAPE_MESH || ty == CP_SHAPE_NONE)
-    return make_geom(0, o, p);
-  void **slot = &ws->geom[side][ty];
-  *slot = make_geom((dGeomID)*slot, o, p);
-  return (dGeomID)*slot;
+  if (!ws || ty == CP_SHAPE_MESH || ty == CP_SHAPE_NONE) return make_geom(o, p);
+  void **slot = &ws->geom[kind][ty];
+  double *last = ws->param[kind][ty];
+  if (!*slot) {
+    *slot = make_geom(o, p);
+    memcpy(last, p, sizeof p);
+    return (dGeomID)*slot;
+  }
+  dGeomID id = (dGeomID)*slot;
+  if (!same_bits(p, last, GEOM_POS)) {
+    set_geom(id, o, p, 0, GEOM_POS);
+    memcpy(last, p, GEOM_POS * sizeof p[0]);
+  }
+  if (ty == CP_SHAPE_PLANE) return id; // not placeable
+  if (!same_bits(p + GEOM_POS, last + GEOM_POS, GEOM_QUAT - GEOM_POS)) {
+    set_geom(id, o, p, GEOM_POS, GEOM_QUAT);
+    memcpy(last + GEOM_POS, p + GEOM_POS, (GEOM_QUAT - GEOM_POS) * sizeof p[0]);
+  }
+  if (!same_bits(p + GEOM_QUAT, last + GEOM_QUAT, GEOM_NPARAMS - GEOM_QUAT)) {
+    set_geom(id, o, p, GEOM_QUAT, GEOM_NPARAMS);
+    memcpy(last + GEOM_QUAT, p + GEOM_QUAT,
+           (GEOM_NPARAMS - GEOM_QUAT) * sizeof p[0]);
+  }
+  return id;
 }
 
 // Done with a geom of get_geom: destroys it unless ws keeps it.
@@ -338,9 +419,9 @@ static void put_geom(const cp_collide_ws *ws, const obj *o, dGeomID id) {
 
 void cp_collide_ws_free(cp_collide_ws *ws) {
   if (!ws) return;
-  for (int side = 0; side < 2; ++side)
+  for (int kind = 0; kind < CP_COLLIDE_WS_KINDS; ++kind)
     for (int t = 0; t < CP_COLLIDE_WS_TYPES; ++t)
-      if (ws->geom[side][t]) dGeomDestroy((dGeomID)ws->geom[side][t]);
+      if (ws->geom[kind][t]) dGeomDestroy((dGeomID)ws->geom[kind][t]);
   memset(ws, 0, sizeof *ws);
 }
 
@@ -411,7 +492,8 @@ static int probe_pair(cp_shape_type ta, cp_shape_type tb, int hull) {
                           {mesh ? 1 : 0.9, mesh ? 0 : 0.1, mesh ? 0 : 0.3,
                            mesh ? 0 : 0.2}};
   obj wa, wb;
-  if (check_object(&oa, "a", &wa, NULL) || check_object(&ob, "b", &wb, NULL))
+  if (check_object(&oa, "a", &wa, NULL, NULL, NULL) ||
+      check_object(&ob, "b", &wb, NULL, NULL, NULL))
     return 0;
   wa.hull = wb.hull = hull;
   static const double zero[3] = {0, 0, 0};
@@ -494,18 +576,6 @@ cp_collide_options cp_collide_defaults(void) {
   return o;
 }
 
-// The output order: positions rounded to SORT_QUANTUM, lexicographically;
-// then the deeper first; then the normal. key[] holds the rounded positions.
-static int cmp_contact(const cp_collide_contact *a, const long long *ka,
-                       const cp_collide_contact *b, const long long *kb) {
-  for (int i = 0; i < 3; ++i)
-    if (ka[i] != kb[i]) return ka[i] < kb[i] ? -1 : 1;
-  if (a->depth != b->depth) return a->depth > b->depth ? -1 : 1;
-  for (int i = 0; i < 3; ++i)
-    if (a->n[i] != b->n[i]) return a->n[i] < b->n[i] ? -1 : 1;
-  return 0;
-}
-
 // llround(v / SORT_QUANTUM), inline: below 2^52 the fraction x - trunc(x)
 // is exact, and halves round away from zero as llround does.
 static long long round_key(double v) {
@@ -516,36 +586,118 @@ static long long round_key(double v) {
   return t + (f >= 0.5) - (f <= -0.5);
 }
 
+// Compares the keys round_key(u) and round_key(v) (-1, 0, 1). Most pairs
+// are settled by u and v: within 1e6 m of the origin v / SORT_QUANTUM is
+// within 0.11 of its exact value, so coordinates more than 4 quanta apart
+// have keys at least 3 apart in the same order (rounding is monotone).
+static inline int cmp_key(double u, double v) {
+  if (u == v) return 0; // (corners of a face often share a coordinate)
+  if (fabs(u) < 1e6 && fabs(v) < 1e6) {
+    double d = u - v;
+    if (d > 4 * SORT_QUANTUM) return 1;
+    if (d < -4 * SORT_QUANTUM) return -1;
+  }
+  long long ku = round_key(u), kv = round_key(v);
+  return ku < kv ? -1 : ku > kv;
+}
+
+// The output order: positions rounded to SORT_QUANTUM, lexicographically;
+// then the deeper first; then the normal.
+static inline int cmp_contact(const cp_collide_contact *a,
+                       const cp_collide_contact *b) {
+  for (int i = 0; i < 3; ++i) {
+    int c = cmp_key(a->p[i], b->p[i]);
+    if (c) return c;
+  }
+  if (a->depth != b->depth) return a->depth > b->depth ? -1 : 1;
+  for (int i = 0; i < 3; ++i)
+    if (a->n[i] != b->n[i]) return a->n[i] < b->n[i] ? -1 : 1;
+  return 0;
+}
+
 // Sorts r[0..m) by cmp_contact, stably (equal ones keep their order, as
 // with glibc's merge-sort qsort used before). Insertion: a pair has a few
-// points, often already in order; the rounding is done once per point.
+// points, often already in order.
 static void sort_contacts(cp_collide_contact *r, int m) {
-  long long key[4 * CP_COLLIDE_MAX_POINTS][3];
-  for (int i = 0; i < m; ++i)
-    for (int j = 0; j < 3; ++j) key[i][j] = round_key(r[i].p[j]);
   for (int i = 1; i < m; ++i) {
-    if (cmp_contact(&r[i - 1], key[i - 1], &r[i], key[i]) <= 0) continue;
+    if (cmp_contact(&r[i - 1], &r[i]) <= 0) continue;
     cp_collide_contact c = r[i];
-    long long k[3] = {key[i][0], key[i][1], key[i][2]};
     int j = i;
-    for (; j > 0 && cmp_contact(&r[j - 1], key[j - 1], &c, k) > 0; --j) {
-      r[j] = r[j - 1];
-      memcpy(key[j], key[j - 1], sizeof key[j]);
-    }
+    for (; j > 0 && cmp_contact(&r[j - 1], &c) > 0; --j) r[j] = r[j - 1];
     r[j] = c;
-    memcpy(key[j], k, sizeof k);
   }
+}
+
+// 1 when a and b are certainly farther apart than tol, so that ODE finds
+// no contact: for two boxes, step 1's box-box test of a grown by tol and b
+// (ODE's dBoxBox returns nothing as soon as one axis separates them; these
+// are its six face axes); for a box and a plane, step 2's (ODE's box-plane
+// test returns nothing when the box's lowest point, moved by tol towards
+// the plane, is above it). "Certainly": by more than margin, far above the
+// rounding of either computation (1e-16 relative). Other pairs: 0.
+// The margin of clearly_apart: 1e-9 m plus 1e-12 of the positions, sizes
+// and tol (whose rounding is 1e-16 of them).
+static double apart_margin(const obj *a, const obj *b, double tol) {
+  double scale = tol;
+  for (int i = 0; i < 3; ++i)
+    scale += fabs(a->x[i]) + fabs(b->x[i]) + a->s->size[i] + b->s->size[i];
+  if (a->s->type == CP_SHAPE_PLANE) scale += fabs(a->D);
+  if (b->s->type == CP_SHAPE_PLANE) scale += fabs(b->D);
+  return 1e-9 + 1e-12 * scale;
+}
+
+static int clearly_apart(const obj *a, const obj *b, double tol) {
+  cp_shape_type ta = a->s->type, tb = b->s->type;
+  if (ta == CP_SHAPE_BOX && tb == CP_SHAPE_BOX) {
+    double c[3];
+    cp_v3_sub(c, b->x, a->x);
+    // Axes e_i (a's, R's columns) and f_j (b's); Q_ij = |e_i . f_j|; half
+    // sizes ha of a grown by tol, hb of b.
+    double ha[3], hb[3], Q[3][3];
+    for (int i = 0; i < 3; ++i) {
+      ha[i] = 0.5 * a->s->size[i] + tol;
+      hb[i] = 0.5 * b->s->size[i];
+      for (int j = 0; j < 3; ++j)
+        Q[i][j] = fabs(a->R[i] * b->R[j] + a->R[3 + i] * b->R[3 + j] +
+                       a->R[6 + i] * b->R[6 + j]);
+    }
+    for (int i = 0; i < 3; ++i) {
+      double ca = c[0] * a->R[i] + c[1] * a->R[3 + i] + c[2] * a->R[6 + i];
+      double gap = fabs(ca) - ha[i] -
+                   (hb[0] * Q[i][0] + hb[1] * Q[i][1] + hb[2] * Q[i][2]);
+      if (gap > 1e-9 && gap > apart_margin(a, b, tol)) return 1;
+    }
+    for (int j = 0; j < 3; ++j) {
+      double cb = c[0] * b->R[j] + c[1] * b->R[3 + j] + c[2] * b->R[6 + j];
+      double gap = fabs(cb) - hb[j] -
+                   (ha[0] * Q[0][j] + ha[1] * Q[1][j] + ha[2] * Q[2][j]);
+      if (gap > 1e-9 && gap > apart_margin(a, b, tol)) return 1;
+    }
+    return 0;
+  }
+  if ((ta == CP_SHAPE_BOX && tb == CP_SHAPE_PLANE) ||
+      (ta == CP_SHAPE_PLANE && tb == CP_SHAPE_BOX)) {
+    const obj *box = ta == CP_SHAPE_BOX ? a : b, *pl = box == a ? b : a;
+    double h = cp_v3_dot(pl->N, box->x) - pl->D - tol;
+    for (int j = 0; j < 3; ++j)
+      h -= 0.5 * box->s->size[j] *
+           fabs(pl->N[0] * box->R[j] + pl->N[1] * box->R[3 + j] +
+                pl->N[2] * box->R[6 + j]);
+    return h > 1e-9 && h > apart_margin(a, b, tol);
+  }
+  return 0;
 }
 
 // The parts ODE is asked about for o when its partner has type other: o
 // itself, and for a capsule against a box or cylinder also the balls at its
 // two ends (ODE's capsule-box and capsule-cylinder colliders give a single
 // point, so a capsule lying on a face would get one contact, not the two
-// ends of its line contact). Writes 1 or 3 parts to out; *ball is the balls'
-// shape (it must live as long as out).
-static int parts(const obj *o, cp_shape_type other, obj *out,
-                 cp_shape *ball) {
-  out[0] = *o;
+// ends of its line contact). Points out[] at 1 or 3 parts: o, then ends[0]
+// and ends[1]; *ball is the balls' shape (ends and ball must live as long
+// as out).
+static int parts(const obj *o, cp_shape_type other, const obj **out,
+                 obj *ends, cp_shape *ball) {
+  out[0] = o;
   if (o->s->type != CP_SHAPE_CAPSULE ||
       (other != CP_SHAPE_BOX && other != CP_SHAPE_CYLINDER))
     return 1;
@@ -553,12 +705,13 @@ static int parts(const obj *o, cp_shape_type other, obj *out,
   ball->type = CP_SHAPE_SPHERE;
   ball->radius = o->s->radius;
   for (int e = 0; e < 2; ++e) {
-    obj *b = &out[1 + e];
+    obj *b = &ends[e];
     *b = *o;
     b->s = ball;
     double h = (e ? -0.5 : 0.5) * o->s->length;
     // end = x + h * (R z)
     for (int i = 0; i < 3; ++i) b->x[i] = o->x[i] + h * o->R[3 * i + 2];
+    out[1 + e] = b;
   }
   return 3;
 }
@@ -596,9 +749,15 @@ static int cull(cp_collide_contact *r, int m, int k) {
 // r[m] is a new contact: merges it into an earlier one closer than
 // merge_tol (keeping the deeper) or keeps it. Returns the new count.
 static int merge_last(cp_collide_contact *r, int m, double merge_tol) {
+  // |d| >= |d_i| in floating point too (sqrt(fl(x x)) = |x| when x x
+  // neither underflows nor overflows; adding squares only grows the sum):
+  // a coordinate differing by more than lim settles "not within merge_tol"
+  // without the norm.
+  const double lim = merge_tol > 1e-150 ? merge_tol : 1e-150;
   for (int j = 0; j < m; ++j) {
     double d[3];
     cp_v3_sub(d, r[j].p, r[m].p);
+    if (fabs(d[0]) > lim || fabs(d[1]) > lim || fabs(d[2]) > lim) continue;
     if (cp_v3_norm(d) <= merge_tol) {
       if (r[m].depth > r[j].depth) r[j] = r[m];
       return m;
@@ -753,7 +912,10 @@ int cp_collide_pair_ws(const cp_collide_object *a, const cp_collide_object *b,
   if (cap < 0 || (cap > 0 && !out))
     return cp_error_set(err, "out", "need cap >= 0 and an output array");
   obj wa, wb;
-  if (check_object(a, "a", &wa, err) || check_object(b, "b", &wb, err))
+  if (check_object(a, "a", &wa, ws ? ws->pose[0] : NULL,
+                   ws ? &ws->pose_set[0] : NULL, err) ||
+      check_object(b, "b", &wb, ws ? ws->pose[1] : NULL,
+                   ws ? &ws->pose_set[1] : NULL, err))
     return -1;
   cp_shape_type ta = wa.s->type, tb = wb.s->type;
   if (ta == CP_SHAPE_NONE || tb == CP_SHAPE_NONE) return 0;
@@ -775,6 +937,7 @@ int cp_collide_pair_ws(const cp_collide_object *a, const cp_collide_object *b,
                         cp_shape_type_name(ta), cp_shape_type_name(tb));
 
   const double tol = opt->touch_tol;
+  if (clearly_apart(&wa, &wb, tol)) return 0; // what ODE would find, sooner
   // Lines through contact points graze edges to within rounding.
   const double eps = 1e-9;
   static const double zero[3] = {0, 0, 0};
@@ -792,14 +955,15 @@ int cp_collide_pair_ws(const cp_collide_object *a, const cp_collide_object *b,
   } else {
     // Grow a by tol; a mesh cannot grow, so grow b instead (two meshes:
     // neither -- they must overlap, not merely come within tol).
-    int grow_b = ta == CP_SHAPE_MESH;
-    dGeomID ga = get_geom(ws, 0, &wa, grow_b ? 0 : tol, zero),
-            gb = get_geom(ws, 1, &wb, grow_b && tb != CP_SHAPE_MESH ? tol : 0,
-                          zero);
+    // The grown one has its own kind of kept geom (2): step 2 collides its
+    // true size, and the next pair most likely has the same grown size.
+    int grow_b = ta == CP_SHAPE_MESH, gb_grown = grow_b && tb != CP_SHAPE_MESH;
+    dGeomID ga = get_geom(ws, grow_b ? 0 : 2, &wa, grow_b ? 0 : tol, zero),
+            gb = get_geom(ws, gb_grown ? 2 : 1, &wb, gb_grown ? tol : 0, zero);
     int k = dCollide(ga, gb, CP_COLLIDE_MAX_POINTS, c, skip);
     put_geom(ws, &wa, ga);
     put_geom(ws, &wb, gb);
-    b_posed = !(grow_b && tb != CP_SHAPE_MESH);
+    b_posed = !gb_grown;
     int deepest = -1;
     for (int i = 0; i < k; ++i)
       if (deepest < 0 || c[i].depth > c[deepest].depth) deepest = i;
@@ -815,15 +979,17 @@ int cp_collide_pair_ws(const cp_collide_object *a, const cp_collide_object *b,
   // 2. Contacts with a moved by -tol n, part by part (see parts()).
   double t[3];
   cp_v3_scale(t, n, -tol);
-  obj pa[3], pb[3];
+  const obj *pa[3], *pb[3];
+  obj enda[2], endb[2];
   cp_shape balla, ballb;
-  int na = parts(&wa, tb, pa, &balla), nb = parts(&wb, ta, pb, &ballb);
+  int na = parts(&wa, tb, pa, enda, &balla),
+      nb = parts(&wb, ta, pb, endb, &ballb);
   // With ws, b itself (part 0, a primitive: its own slot) is posed once
   // here, or not at all when step 1 left its geom as needed. (A capsule's
   // two end balls share the sphere slot: they are posed in turn below.)
   dGeomID gbs[3] = {0, 0, 0};
   if (ws && tb != CP_SHAPE_MESH)
-    gbs[0] = b_posed ? (dGeomID)ws->geom[1][tb] : get_geom(ws, 1, &pb[0], 0, zero);
+    gbs[0] = b_posed ? (dGeomID)ws->geom[1][tb] : get_geom(ws, 1, pb[0], 0, zero);
   int k = 0;
   for (int i = 0; i < na; ++i)
     for (int j = 0; j < nb; ++j) {
@@ -832,16 +998,19 @@ int cp_collide_pair_ws(const cp_collide_object *a, const cp_collide_object *b,
       int room = NBUF - k < CP_COLLIDE_MAX_POINTS ? NBUF - k
                                                   : CP_COLLIDE_MAX_POINTS;
       if (room < 1) continue;
-      dGeomID ga = get_geom(ws, 0, &pa[i], 0, t),
-              gb = gbs[j] ? gbs[j] : get_geom(ws, 1, &pb[j], 0, zero);
+      dGeomID ga = get_geom(ws, 0, pa[i], 0, t),
+              gb = gbs[j] ? gbs[j] : get_geom(ws, 1, pb[j], 0, zero);
       k += dCollide(ga, gb, room, c + k, skip);
-      put_geom(ws, &pa[i], ga);
-      if (!gbs[j]) put_geom(ws, &pb[j], gb);
+      put_geom(ws, pa[i], ga);
+      if (!gbs[j]) put_geom(ws, pb[j], gb);
     }
 
   // 3. Convert; move each point to the midpoint of the surfaces along n.
-  obj was = wa; // a where ODE saw it
-  cp_v3_add(was.x, wa.x, t);
+  obj was; // a cylinder a where ODE saw it
+  if (ta == CP_SHAPE_CYLINDER) {
+    was = wa;
+    cp_v3_add(was.x, wa.x, t);
+  }
   cp_collide_contact r[NBUF];
   int m = 0;
   for (int i = 0; i < k; ++i) {

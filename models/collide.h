@@ -22,6 +22,10 @@
 ///     overlap).
 ///
 /// Method (per pair):
+///   0. Two boxes, or a box and a plane, farther apart than touch_tol by
+///      more than 1e-9 m (plus 1e-12 of their positions and sizes): no
+///      contacts, without asking ODE (whose tests in steps 1 and 2 would
+///      find none: the same separating axes, far beyond rounding).
 ///   1. Direction. If one shape is a plane, n is its normal (oriented from b
 ///      into a). Otherwise ODE collides a copy of a grown by touch_tol (box
 ///      sides + 2 tol; radii + tol; cylinder length + 2 tol) with b; no
@@ -93,9 +97,9 @@
 /// safe. ODE is never closed (its few global allocations live until exit),
 /// so other code in the process must not call dCloseODE. cp_collide_pair
 /// creates and destroys its own ODE geoms; nothing else is kept.
-/// cp_collide_pair_ws keeps its primitive geoms in a caller's workspace
-/// instead (a simulator collides the same shapes every step): the results
-/// are bit for bit those of cp_collide_pair.
+/// cp_collide_pair_ws keeps its primitive geoms (and what it last set them
+/// to) in a caller's workspace instead: the results are bit for bit those
+/// of cp_collide_pair.
 #ifndef CP_MODELS_COLLIDE_H
 #define CP_MODELS_COLLIDE_H
 
@@ -163,17 +167,34 @@ int cp_collide_pair(const cp_collide_object *a, const cp_collide_object *b,
                     const cp_collide_options *opt, cp_collide_contact *out,
                     int cap, cp_error *err);
 
-/// Slots of cp_collide_ws.geom per side (at least one per cp_shape_type).
+/// Slots of cp_collide_ws.geom per kind (at least one per cp_shape_type).
 #define CP_COLLIDE_WS_TYPES 8
+/// Kinds of geom kept: 0 side a of a pair, 1 side b, 2 the side grown by
+/// touch_tol in step 1 (a, or b when a is a mesh).
+#define CP_COLLIDE_WS_KINDS 3
+/// Parameters of a kept geom: its shape's 4 (box lengths, radius/length,
+/// plane), position 3, quaternion 4.
+#define CP_COLLIDE_WS_NPARAMS 11
 
-/// Geoms kept between cp_collide_pair_ws calls: for each side of a pair
-/// (0: a, 1: b) and each primitive type, one ODE geom (opaque here), made
-/// on first use and then re-sized and re-posed (meshes are still made and
-/// destroyed per call). Ownership: the caller owns the
-/// workspace; zero-initialise it ({0}), use it from one thread at a time,
-/// release it with cp_collide_ws_free.
+/// What cp_collide_pair_ws keeps between calls (a simulator collides the
+/// same shapes every step):
+///   - for each kind of geom and each primitive type, one ODE geom (opaque
+///     here), made on first use, with the parameters it was last given: a
+///     later call sets only the parameters that changed (size, position,
+///     orientation; ODE stores what it is given, so a geom given the same
+///     numbers again is the same geom). Meshes are still made and destroyed
+///     per call.
+///   - for each side, the last quaternion it was given with its normalised
+///     value and rotation matrix (a fixed table's pose does not change).
+/// Everything kept is a pure function of the numbers it is keyed on, which
+/// is why the results are those of a fresh call, bit for bit.
+/// Ownership: the caller owns the workspace; zero-initialise it ({0}), use
+/// it from one thread at a time, release it with cp_collide_ws_free.
 typedef struct cp_collide_ws {
-  void *geom[2][CP_COLLIDE_WS_TYPES];
+  void *geom[CP_COLLIDE_WS_KINDS][CP_COLLIDE_WS_TYPES];
+  double param[CP_COLLIDE_WS_KINDS][CP_COLLIDE_WS_TYPES][CP_COLLIDE_WS_NPARAMS];
+  double pose[2][17]; ///< per side: q given, q normalised, R(q) (private)
+  int pose_set[2];    ///< per side: pose[] holds a pose
 } cp_collide_ws;
 
 /// cp_collide_pair with the geoms of ws (NULL: exactly cp_collide_pair).

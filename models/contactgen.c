@@ -70,8 +70,7 @@ static int collect(const cp_scene *s, cp_contactgen_ws *ws, int *n_out) {
   for (int i = 0; i < s->n_bodies; ++i) {
     const cp_body *b = &s->bodies[i];
     if (b->shape.type == CP_SHAPE_NONE) continue;
-    gobj *o = &g[k++];
-    memset(o, 0, sizeof *o);
+    gobj *o = &g[k++]; // every field is written (N, D: 0 but for a plane)
     o->ref = (cp_ref){i, -1, -1};
     o->shape = &b->shape;
     o->fixed = b->fixed;
@@ -84,6 +83,8 @@ static int collect(const cp_scene *s, cp_contactgen_ws *ws, int *n_out) {
       cp_quat_to_mat(R, b->q);
       cp_m3_mulv(o->N, R, b->shape.normal);
       o->D = b->shape.offset + cp_v3_dot(o->N, b->x);
+    } else {
+      o->N[0] = o->N[1] = o->N[2] = o->D = 0;
     }
   }
   for (int m = 0; m < s->n_manips; ++m) {
@@ -103,7 +104,6 @@ static int collect(const cp_scene *s, cp_contactgen_ws *ws, int *n_out) {
         cp_link_shape ls;
         cp_link_shape_get(lk, e, &ls);
         gobj *o = &g[k++];
-        memset(o, 0, sizeof *o);
         o->ref = (cp_ref){-1, m, l};
         o->shape = sh;
         o->fixed = 0;
@@ -113,6 +113,7 @@ static int collect(const cp_scene *s, cp_contactgen_ws *ws, int *n_out) {
         cp_v3_add(o->x, st[l].o, d);
         cp_quat_mul(o->q, lq, ls.quat);
         o->radius = cp_shape_bounding_radius(sh);
+        o->N[0] = o->N[1] = o->N[2] = o->D = 0; // planes are fixed bodies
       }
     }
   }
@@ -224,17 +225,25 @@ static int generate(cp_scene *s, const cp_contactgen_options *opt,
         break;
       }
       if (m > CP_COLLIDE_MAX_POINTS) m = CP_COLLIDE_MAX_POINTS;
+      int old_cap = ws->list_cap;
       if (m > 0 && cp_grow((void **)&ws->list, &ws->list_cap, count + m,
                            sizeof *ws->list)) {
         rc = cp_error_set(err, "contacts", "out of memory");
         break;
       }
+      if (ws->list_cap > old_cap) // zero padding (see below)
+        memset(ws->list + old_cap, 0,
+               (size_t)(ws->list_cap - old_cap) * sizeof *ws->list);
       // Friction and restitution depend on the pair only.
       double mu = 0, e = 0;
       if (m > 0) {
         mu = cp_scene_friction(s, a->ref, b->ref);
         e = cp_scene_restitution(s, a->ref, b->ref);
       }
+      // A pair's points mostly share their normal: n (unit, no negative
+      // zero), t and o are computed once per distinct normal pc->n.
+      double n[3], t[3], o[3];
+      const double *n_of = NULL; // the pc->n that n, t, o are for
       for (int k = 0; k < m && !rc; ++k) {
         const cp_collide_contact *pc = &pts[k];
         if (pc->depth > opt->penetration_tol) {
@@ -248,19 +257,25 @@ static int generate(cp_scene *s, const cp_contactgen_options *opt,
               pc->p[1], pc->p[2], opt->penetration_tol);
           break;
         }
+        if (!n_of || memcmp(n_of, pc->n, sizeof n)) {
+          cp_v3_scale(n, pc->n, 1.0 / cp_v3_norm(pc->n));
+          for (int i = 0; i < 3; ++i) n[i] += 0.0; // no negative zeros
+          cp_scene_default_tangent(n, t);
+          cp_v3_cross(o, n, t);
+          n_of = pc->n;
+        }
+        // Every field is written; the padding stays as zeroed when the
+        // list grew (the bytes are compared in tests).
         cp_contact *c = &ws->list[count++];
-        memset(c, 0, sizeof *c);
         c->a = a->ref;
         c->b = b->ref;
-        cp_v3_copy(c->p, pc->p);
-        cp_v3_scale(c->n, pc->n, 1.0 / cp_v3_norm(pc->n));
-        for (int i = 0; i < 3; ++i) { // no negative zeros in the output
-          c->p[i] += 0.0;
-          c->n[i] += 0.0;
-        }
-        cp_scene_default_tangent(c->n, c->t);
-        cp_v3_cross(c->o, c->n, c->t);
+        for (int i = 0; i < 3; ++i) c->p[i] = pc->p[i] + 0.0;
+        cp_v3_copy(c->n, n);
+        cp_v3_copy(c->t, t);
+        cp_v3_copy(c->o, o);
         c->mu = mu;
+        c->mu_torsion = 0;
+        c->has_torsion = 0;
         c->restitution = e;
         c->depth = pc->depth;
       }

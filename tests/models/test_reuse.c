@@ -122,6 +122,102 @@ Test(reuse, collide_ws_errors_as_collide_pair) {
   cp_collide_ws_free(&ws);
 }
 
+// cp_collide_pair (fresh geoms) and cp_collide_pair_ws (kept ones) on the
+// same call: the same count and bytes; returns the count.
+static int same_as_fresh(const cp_collide_object *a, const cp_collide_object *b,
+                         const cp_collide_options *o, cp_collide_ws *ws,
+                         const char *what) {
+  cp_collide_contact c1[CP_COLLIDE_MAX_POINTS], c2[CP_COLLIDE_MAX_POINTS];
+  memset(c1, 0, sizeof c1);
+  memset(c2, 0, sizeof c2);
+  cp_error e1 = {{0}, {0}}, e2 = {{0}, {0}};
+  int n1 = cp_collide_pair(a, b, o, c1, CP_COLLIDE_MAX_POINTS, &e1);
+  int n2 = cp_collide_pair_ws(a, b, o, ws, c2, CP_COLLIDE_MAX_POINTS, &e2);
+  cr_assert_eq(n1, n2, "%s: %d vs %d points (%s)", what, n1, n2, e1.msg);
+  cr_assert_eq(memcmp(c1, c2, sizeof c1), 0, "%s: points differ", what);
+  return n1;
+}
+
+Test(reuse, collide_ws_follows_every_change) {
+  // One workspace through calls that change one thing at a time, each
+  // against a fresh call: what the workspace kept from the call before
+  // (geom sizes, positions, orientations, the last rotation per side) must
+  // never show.
+  cp_collide_ws ws = {0};
+  cp_shape box = {.type = CP_SHAPE_BOX, .size = {0.2, 0.2, 0.1}},
+           top = {.type = CP_SHAPE_BOX, .size = {0.2, 0.2, 0.1}},
+           table = {.type = CP_SHAPE_PLANE, .normal = {0, 0, 1}};
+  cp_collide_object a = {&box, {0, 0, 0.05}, {1, 0, 0, 0}},
+                    t = {&table, {0, 0, 0}, {1, 0, 0, 0}},
+                    b = {&top, {0.05, 0, 0.15}, {1, 0, 0, 0}};
+  cp_collide_options o = cp_collide_defaults();
+  cr_assert_eq(same_as_fresh(&a, &t, &o, &ws, "resting"), 4);
+  cr_assert_eq(same_as_fresh(&a, &t, &o, &ws, "again"), 4);
+  box.size[2] = 0.12; // the same shape, resized in place: now 1 cm deep
+  o.touch_tol = 1e-3;
+  int n = same_as_fresh(&a, &t, &o, &ws, "resized");
+  cr_assert_eq(n, 4);
+  box.size[2] = 0.1;
+  a.q[0] = cos(0.01), a.q[1] = sin(0.01); // tilted about x: one edge down
+  n = same_as_fresh(&a, &t, &o, &ws, "tilted");
+  cr_assert_eq(n, 2, "%d", n);
+  a.x[2] += 1e-4;
+  same_as_fresh(&a, &t, &o, &ws, "raised");
+  a.q[0] = 1, a.q[1] = 0;
+  a.x[2] = 0.05;
+  cr_assert_eq(same_as_fresh(&a, &t, &o, &ws, "back"), 4);
+  table.normal[0] = 0.1; // the same pose, another plane
+  same_as_fresh(&a, &t, &o, &ws, "plane tilted");
+  table.normal[0] = 0;
+  // Box on box: a grown in step 1 (its own geom), then a true-size a;
+  // touch_tol changes the grown size between calls.
+  for (int k = 0; k < 4; ++k) {
+    o.touch_tol = k % 2 ? 1e-6 : 2e-4;
+    n = same_as_fresh(&b, &a, &o, &ws, "stacked"); // the overlap polygon
+    cr_assert(k ? n >= 4 : n == 4, "%d points", n);
+    cr_assert_eq(same_as_fresh(&a, &t, &o, &ws, "resting"), 4);
+    b.q[0] = cos(0.2 * k), b.q[3] = sin(0.2 * k); // yawed on top
+    b.x[0] = 0.01 * k;
+  }
+  // The roles swapped (a plane as a, the box as b).
+  cr_assert_eq(same_as_fresh(&t, &a, &o, &ws, "plane first"), 4);
+  cp_collide_ws_free(&ws);
+}
+
+Test(reuse, collide_apart_exactly_at_touch_tol) {
+  // Pairs clearly farther apart than touch_tol are rejected before ODE is
+  // asked; within rounding of the limit ODE decides. Either way: a gap
+  // below touch_tol is a contact (depth -gap), above it none.
+  const double tol = 1e-6;
+  cp_shape box = {.type = CP_SHAPE_BOX, .size = {0.2, 0.2, 0.1}},
+           top = {.type = CP_SHAPE_BOX, .size = {0.1, 0.1, 0.1}},
+           table = {.type = CP_SHAPE_PLANE, .normal = {0, 0, 1}};
+  static const double dgap[] = {-1e-7, -3e-9, -5e-10, 5e-10, 3e-9, 1e-7, 1e-3};
+  cp_collide_options o = cp_collide_defaults();
+  o.touch_tol = tol;
+  cp_collide_ws ws = {0};
+  for (int pass = 0; pass < 2; ++pass) // plane below / box below
+    for (int i = 0; i < (int)(sizeof dgap / sizeof dgap[0]); ++i) {
+      double gap = tol + dgap[i];
+      cp_collide_object lo = {pass ? &box : &table, {0, 0, pass ? 0.05 : 0},
+                              {1, 0, 0, 0}},
+                        hi = {&top, {0.01, 0, (pass ? 0.1 : 0) + 0.05 + gap},
+                              {1, 0, 0, 0}};
+      cp_collide_contact c[CP_COLLIDE_MAX_POINTS];
+      int n = cp_collide_pair_ws(&hi, &lo, &o, &ws, c, CP_COLLIDE_MAX_POINTS,
+                                 NULL);
+      cr_assert_eq(n, same_as_fresh(&hi, &lo, &o, &ws, "near tol"));
+      if (dgap[i] < 0) {
+        cr_assert_eq(n, 4, "pass %d gap tol%+g: %d points", pass, dgap[i], n);
+        for (int k = 0; k < n; ++k)
+          cr_assert_float_eq(c[k].depth, -gap, 1e-12, "%g", c[k].depth);
+      } else {
+        cr_assert_eq(n, 0, "pass %d gap tol%+g: %d points", pass, dgap[i], n);
+      }
+    }
+  cp_collide_ws_free(&ws);
+}
+
 // ---------------------------------------------------------- contactgen --
 
 static void load(const char *rel, cp_scene *s) {

@@ -1,0 +1,93 @@
+/* stack_steps: steps a resting stack of N boxes (0.2 x 0.2 x 0.1 m, 1 kg,
+ * mu 0.5) on a table with cp_world_step at dt = 5 ms, and prints the
+ * thread CPU time per step, the Lemke pivots and a hash of the final poses
+ * (equal hashes: the same trajectory, bit for bit). Made to be counted:
+ *   valgrind --tool=callgrind ./build/experiments/stack_steps 1 2000
+ * instructions per step of a function = the difference of its inclusive
+ * count between two runs of different lengths, divided by the difference
+ * of their steps (so that one-time set-up such as ODE's initialisation
+ * drops out). Results: experiments/results/contactgen_ir.md.
+ * Usage: stack_steps N [steps] (default 2000). */
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "models/scene.h"
+#include "planner/world.h"
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* FNV-1a over the bytes of n doubles. */
+static uint64_t hash_doubles(uint64_t h, const double *v, int n) {
+  const unsigned char *p = (const unsigned char *)v;
+  for (size_t i = 0; i < (size_t)n * sizeof *v; ++i) {
+    h ^= p[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+int main(int argc, char **argv) {
+  int n = argc > 1 ? atoi(argv[1]) : 1;
+  int steps = argc > 2 ? atoi(argv[2]) : 2000;
+  if (n < 1 || n > 40 || steps < 1) {
+    fprintf(stderr, "usage: stack_steps N(1..40) [steps]\n");
+    return 2;
+  }
+  char s[8192];
+  int k = snprintf(s, sizeof s,
+                   "{\"friction\": {\"default\": 0.5}, \"bodies\": ["
+                   "{\"name\": \"table\", \"fixed\": true, \"shape\": "
+                   "{\"type\": \"plane\", \"normal\": [0, 0, 1], "
+                   "\"offset\": 0}}");
+  for (int i = 0; i < n; ++i)
+    k += snprintf(s + k, sizeof s - (size_t)k,
+                  ", {\"name\": \"b%d\", \"mass\": 1, \"shape\": {\"type\": "
+                  "\"box\", \"size\": [0.2, 0.2, 0.1]}, \"position\": "
+                  "[0, 0, %.17g]}",
+                  i, 0.05 + 0.1 * i);
+  snprintf(s + k, sizeof s - (size_t)k, "]}");
+  cp_scene sc;
+  cp_error err;
+  if (cp_scene_parse(s, strlen(s), NULL, NULL, &sc, &err)) {
+    fprintf(stderr, "stack_steps: %s: %s\n", err.where, err.msg);
+    return 2;
+  }
+  cp_world_options o = cp_world_defaults();
+  o.dt = 0.005;
+  cp_world *w;
+  if (cp_world_create(&sc, &o, &w, &err)) {
+    fprintf(stderr, "stack_steps: %s: %s\n", err.where, err.msg);
+    return 2;
+  }
+  long pivots = 0;
+  double t0 = now();
+  for (int j = 0; j < steps; ++j) {
+    cp_step_info si;
+    memset(&si, 0, sizeof si);
+    if (cp_world_step(w, &si)) {
+      fprintf(stderr, "stack_steps: step %d failed\n", j);
+      return 1;
+    }
+    pivots += si.pivots;
+  }
+  double t = now() - t0;
+  const cp_scene *ws = cp_world_scene(w);
+  uint64_t h = 1469598103934665603ull;
+  for (int i = 0; i < ws->n_bodies; ++i) {
+    h = hash_doubles(h, ws->bodies[i].x, 3);
+    h = hash_doubles(h, ws->bodies[i].q, 4);
+  }
+  printf("boxes %d steps %d us/step %.2f pivots %ld hash %016llx\n", n, steps,
+         1e6 * t / steps, pivots, (unsigned long long)h);
+  cp_world_destroy(w);
+  cp_scene_free(&sc);
+  return 0;
+}
