@@ -92,6 +92,12 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
 /// The task bound to the simulator.
 typedef struct cp_plan_world cp_plan_world;
 
+/// Slots of the world's impact memo when warm starts are on (docs/
+/// simulate.md): the siblings of a node are expanded far apart in a search
+/// (in a 3000-node SST on the push, half of the repeated impact problems
+/// came more than 64 impacts after the first).
+#define CP_PLAN_IMPACT_MEMO 1024
+
 /// Creates the world of the task's scene (stepper, dt, fallback policy,
 /// warm starts on unless warm_start = 0) and the search problem over it:
 /// states are cp_world_get_state vectors; an expansion sets the state, the
@@ -101,6 +107,10 @@ typedef struct cp_plan_world cp_plan_world;
 int cp_plan_world_create(const cp_task *task, int warm_start,
                          cp_plan_world **out, cp_error *err);
 void cp_plan_world_destroy(cp_plan_world *pw);
+/// Resizes the world's impact memo (cp_world_set_impact_memo; with warm
+/// starts it has CP_PLAN_IMPACT_MEMO slots, else none): the benchmark
+/// measures warm starts with and without it. 0, or -1 (bad size, memory).
+int cp_plan_world_set_impact_memo(cp_plan_world *pw, int slots);
 /// The problem (ctx = pw) and the start state.
 const cp_search_problem *cp_plan_world_problem(const cp_plan_world *pw);
 const double *cp_plan_world_start(const cp_plan_world *pw);

@@ -11,12 +11,6 @@
 #include "planner/plan.h"
 #include "planner/world.h"
 
-// Slots of the world's impact memo when warm starts are on: the siblings of
-// a node are expanded far apart in the search (in a 3000-node SST on the
-// push, half of the repeated impact problems came more than 64 impacts
-// after the first).
-#define CP_PLAN_IMPACT_MEMO 1024
-
 struct cp_plan_world {
   const cp_task *task;
   cp_world *world;
@@ -102,6 +96,7 @@ static int expand(void *ctx, const double *x, double t, const void *warm,
     memset(&si, 0, sizeof si);
     st = cp_world_step(w, &si);
     info->lcp_solves += si.lcp_solves;
+    info->lcp_reused += si.lcp_reused;
     info->pivots += si.pivots;
     if (st == CP_WORLD_NOMEM) {
       snprintf(info->message, sizeof info->message, "out of memory");
@@ -344,6 +339,10 @@ int cp_plan_world_create(const cp_task *task, int warm_start,
            wo.allow_fallback, cp_lcp_solver_name(wo.solve.solver));
   *out = pw;
   return 0;
+}
+
+int cp_plan_world_set_impact_memo(cp_plan_world *pw, int slots) {
+  return cp_world_set_impact_memo(pw->world, slots) == CP_WORLD_OK ? 0 : -1;
 }
 
 void cp_plan_world_destroy(cp_plan_world *pw) {

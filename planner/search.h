@@ -82,6 +82,7 @@ typedef struct cp_expansion {
   int pivots;
   int fallbacks;        ///< steps taken by the impulsive fallback
   int warm_steps;       ///< steps whose main LCP started warm
+  int lcp_reused;       ///< LCPs answered by the impact memo (in lcp_solves)
   char message[120];    ///< rejection reason ("" when OK)
   const void *warm;     ///< warm-start data of the final state (owned by
   size_t warm_size;     ///< the problem, valid until its next call)

@@ -375,10 +375,27 @@ double cp_world_energy(const cp_world *w) { return energy_of(w); }
 // ---------------------------------------------------------------------------
 // Creation
 
-void cp_world_destroy(cp_world *w) {
-  if (!w) return;
+static void memo_free(cp_world *w) {
   for (int i = 0; w->memo && i < w->opt.impact_memo; ++i) free(w->memo[i].d);
   free(w->memo);
+  w->memo = NULL;
+}
+
+cp_world_status cp_world_set_impact_memo(cp_world *w, int slots) {
+  if (slots < 0)
+    return fail(w, CP_WORLD_BAD_INPUT, "impact_memo: must be >= 0, got %d", slots);
+  memo_free(w);
+  w->opt.impact_memo = 0;
+  if (slots == 0) return CP_WORLD_OK;
+  if (!(w->memo = calloc((size_t)slots, sizeof *w->memo)))
+    return fail(w, CP_WORLD_NOMEM, "out of memory");
+  w->opt.impact_memo = slots;
+  return CP_WORLD_OK;
+}
+
+void cp_world_destroy(cp_world *w) {
+  if (!w) return;
+  memo_free(w);
   cp_scene_free(&w->sc);
   free(w->row_manip);
   free(w->row_joint);

@@ -157,6 +157,11 @@ double cp_world_time(const cp_world *w);
 double cp_world_dt(const cp_world *w);
 void cp_world_set_time(cp_world *w, double t);
 
+/// Resizes the impact memo (cp_world_options.impact_memo) to slots >= 0
+/// (0: off), dropping what it kept. CP_WORLD_BAD_INPUT for slots < 0,
+/// CP_WORLD_NOMEM (memo then off) when out of memory.
+cp_world_status cp_world_set_impact_memo(cp_world *w, int slots);
+
 int cp_world_state_size(const cp_world *w);
 void cp_world_get_state(const cp_world *w, double *x);
 /// Sets the state (layout above); quaternions are renormalised. Returns

@@ -230,6 +230,23 @@ Test(world_motion, impact_memo_same_answer) {
     cr_assert_eq(memcmp(x[0], x[1], sizeof(double) * (size_t)n), 0, "step %d again", k);
   }
   cr_assert_eq(impact_steps, 3, "box_drop: %d steps with impacts", impact_steps);
+  // Resized, the memo starts empty: the last impact state misses, then hits.
+  cr_assert_eq(cp_world_set_impact_memo(w[1], -1), CP_WORLD_BAD_INPUT);
+  cr_assert_eq(cp_world_set_impact_memo(w[1], 4), CP_WORLD_OK);
+  for (int pass = 0; pass < 2; ++pass) {
+    cp_step_info info;
+    cr_assert_eq(cp_world_set_state(w[1], xb), CP_WORLD_OK);
+    cr_assert_eq(cp_world_step(w[1], &info), CP_WORLD_OK, "%s", cp_world_message(w[1]));
+    cr_assert(info.impacts > 0);
+    cr_assert_eq(info.lcp_reused, pass, "pass %d", pass);
+    cp_world_get_state(w[1], x[1]);
+    cr_assert_eq(memcmp(x[0], x[1], sizeof(double) * (size_t)n), 0, "pass %d", pass);
+  }
+  cr_assert_eq(cp_world_set_impact_memo(w[1], 0), CP_WORLD_OK);
+  cp_step_info off;
+  cr_assert_eq(cp_world_set_state(w[1], xb), CP_WORLD_OK);
+  cr_assert_eq(cp_world_step(w[1], &off), CP_WORLD_OK);
+  cr_assert_eq(off.lcp_reused, 0);
   for (int i = 0; i < 2; ++i) {
     cp_world_destroy(w[i]);
     free(x[i]);
