@@ -62,7 +62,8 @@ typedef struct side {
   double d[3];
 } side;
 
-static void side_of(const build_ctx *bc, cp_ref r, const double *p, side *sd) {
+static inline void side_of(const build_ctx *bc, cp_ref r, const double *p,
+                           side *sd) {
   const cp_system *s = bc->sys;
   sd->lo = sd->hi = 0;
   sd->body = NULL;
@@ -101,8 +102,8 @@ static void add_joint_columns(build_ctx *bc, int j, int m, int k, double sign) {
   }
 }
 
-static void ref_kin(const build_ctx *bc, cp_ref r, const side *sd,
-                    const double *p, point_kin *pk) {
+static inline void ref_kin(const build_ctx *bc, cp_ref r, const side *sd,
+                           const double *p, point_kin *pk) {
   if (r.body >= 0) {
     static const point_kin still; // a fixed body: all +0
     if (!sd->body) {
@@ -211,11 +212,12 @@ static size_t contact_columns(build_ctx *bc, int j, const cp_contact *ct,
   size_t r[4] = {x->lo, x->hi, y->lo, y->hi};
   if (shared) r[1] = r[1] > r[3] ? r[1] : r[3];
   if (shared || y->lo == y->hi) r[2] = r[3] = r[1];
-  for (int c = 0; c < 4; ++c) {
-    double *col = c < 3 ? G + (size_t)c * nu : s->Gtor + (size_t)j * nu;
-    zero_outside(col, nu, r[0], r[1], r[2], r[3]);
-    if (shared) memset(col + r[0], 0, sizeof(double) * (r[1] - r[0]));
-  }
+  if (shared || r[0] || r[2] > r[1] || r[3] < nu) // else no row to zero
+    for (int c = 0; c < 4; ++c) {
+      double *col = c < 3 ? G + (size_t)c * nu : s->Gtor + (size_t)j * nu;
+      zero_outside(col, nu, r[0], r[1], r[2], r[3]);
+      if (shared) memset(col + r[0], 0, sizeof(double) * (r[1] - r[0]));
+    }
   v[0] = v[1] = v[2] = 0;
   if (shared) {
     put_columns(bc, j, ct->a, sa, +1.0, 1, v);
@@ -235,9 +237,10 @@ static size_t contact_columns(build_ctx *bc, int j, const cp_contact *ct,
 // arrays; each at least one element, so that empty arrays are non-NULL too.
 // The build writes every element of every array (H, G and Gtor column by
 // column, the rows nothing touches as zeros) except g_man and h_man, which
-// it accumulates into and so are zeroed here, and the placeholder element
-// of an empty array, zeroed here too: the block reads as a calloc'd one
-// would.
+// it accumulates into and so are zeroed by alloc_all, and the placeholder
+// element of an empty array, zeroed by layout: the block reads as a
+// calloc'd one would. layout places the arrays; alloc_all keeps the
+// places in ws->layout and reuses them while the sizes stay the same.
 #define CP_SYSTEM_DOUBLES(X)                                                   \
   X(H, nu * nu) X(G, nu * 3 * nc) X(Gtor, nu * nc) X(g_man, nl) X(h_man, nl)  \
   X(d, 2 * nc) X(u, nu) X(chain_row_scale, nfull) X(f, nu) X(tau, nl)         \
@@ -248,8 +251,8 @@ static size_t contact_columns(build_ctx *bc, int j, const cp_contact *ct,
   X(joint_index, nl) X(joint_offset, nm) X(chain_row, nfull)                   \
   X(chain_row_offset, nm) X(sliding, nc)
 #define CP_ATLEAST1(n) ((n) > 0 ? (size_t)(n) : 1)
-static int alloc_all(cp_system *s, cp_system_ws *ws, int n_bodies,
-                     int n_manips, int n_full) {
+static int layout(cp_system *s, cp_system_ws *ws, int n_bodies,
+                  int n_manips, int n_full) {
   const size_t nu = (size_t)s->n_u, nc = (size_t)s->n_c, nl = (size_t)s->n_l,
                nb = (size_t)n_bodies, nm = (size_t)n_manips,
                nfull = (size_t)n_full;
@@ -280,6 +283,25 @@ static int alloc_all(cp_system *s, cp_system_ws *ws, int n_bodies,
   CP_SYSTEM_INTS(TAKE_I)
   s->drive = (cp_joint_drive *)q;
   if (!nl) memset(s->drive, 0, sizeof *s->drive);
+  return 0;
+}
+
+static int alloc_all(cp_system *s, cp_system_ws *ws, int n_bodies,
+                     int n_manips, int n_full) {
+  const size_t nl = (size_t)s->n_l;
+  const int key[6] = {s->n_obj, n_bodies, s->n_l, s->n_c, n_manips, n_full};
+  if (ws->layout.H && !memcmp(key, ws->layout_key, sizeof key)) {
+    // The sizes of the last build: its places (and its zeroed placeholders,
+    // which nothing writes: their arrays are empty).
+    double tol = s->tol;
+    *s = ws->layout;
+    s->tol = tol;
+  } else if (layout(s, ws, n_bodies, n_manips, n_full)) {
+    return -1;
+  } else {
+    ws->layout = *s;
+    memcpy(ws->layout_key, key, sizeof key);
+  }
   if (nl) {
     memset(s->g_man, 0, sizeof(double) * nl);
     memset(s->h_man, 0, sizeof(double) * nl);
