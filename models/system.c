@@ -50,6 +50,7 @@ typedef struct build_ctx {
   cp_link_state *states;  // link states of every chain, chain m's at
   const int *state_off;   // states + state_off[m]
   double *J, *Jw;         // [3 * max chain length] scratch
+  int zeroed;             // H, G and Gtor were zeroed as one block (below)
 } build_ctx;
 
 // One ref of a contact as the build sees it: the rows of u its columns can
@@ -147,17 +148,24 @@ static void put_columns(build_ctx *bc, int j, cp_ref r, const side *sd,
   if (sd->body) {
     const double *u = s->u + sd->lo;
     for (int c = 0; c < 3; ++c) { // [N_c; d x N_c]
-      double rx[3], x[6], *col = G + (size_t)c * nu + sd->lo;
-      cp_v3_cross(rx, sd->d, N + 3 * c);
-      cp_v3_scale(x, N + 3 * c, sign);
-      cp_v3_scale(x + 3, rx, sign);
+      const double *Nc = N + 3 * c;
+      double rx[3], *col = G + (size_t)c * nu + sd->lo;
+      cp_v3_cross(rx, sd->d, Nc);
+      double x0 = sign * Nc[0], x1 = sign * Nc[1], x2 = sign * Nc[2],
+             x3 = sign * rx[0], x4 = sign * rx[1], x5 = sign * rx[2];
       if (acc) {
-        for (int i = 0; i < 6; ++i) col[i] += x[i];
+        col[0] += x0, col[1] += x1, col[2] += x2;
+        col[3] += x3, col[4] += x4, col[5] += x5;
         continue;
       }
-      for (int i = 0; i < 6; ++i) col[i] = 0.0 + x[i];
-      v[c] = v[c] + col[0] * u[0] + col[1] * u[1] + col[2] * u[2] +
-             col[3] * u[3] + col[4] * u[4] + col[5] * u[5];
+      // The values kept in registers for v: a load of what was just stored
+      // can stall.
+      x0 = 0.0 + x0, x1 = 0.0 + x1, x2 = 0.0 + x2;
+      x3 = 0.0 + x3, x4 = 0.0 + x4, x5 = 0.0 + x5;
+      col[0] = x0, col[1] = x1, col[2] = x2;
+      col[3] = x3, col[4] = x4, col[5] = x5;
+      v[c] = v[c] + x0 * u[0] + x1 * u[1] + x2 * u[2] + x3 * u[3] +
+             x4 * u[4] + x5 * u[5];
     }
     double *tc = T + sd->lo; // [0; n]
     for (int i = 0; i < 3; ++i) {
@@ -167,10 +175,8 @@ static void put_columns(build_ctx *bc, int j, cp_ref r, const side *sd,
     return;
   }
   if (sd->hi == sd->lo) return; // fixed
-  if (!acc)
-    for (int c = 0; c < 4; ++c)
-      memset((c < 3 ? G + (size_t)c * nu : T) + sd->lo, 0,
-             sizeof(double) * (sd->hi - sd->lo));
+  // A link: added along its path into the chain's rows, zeroed with the
+  // block (a chain always has it zeroed).
   const cp_chain *ch = &bc->scene->manips[r.manip];
   const cp_link_state *st = bc->states + bc->state_off[r.manip];
   cp_chain_point_jacobian(ch, st, r.link, p, bc->J);
@@ -181,19 +187,11 @@ static void put_columns(build_ctx *bc, int j, cp_ref r, const side *sd,
       v[c] = dot_rows(G + (size_t)c * nu, s->u, sd->lo, sd->hi, v[c]);
 }
 
-// col[0..nu) = 0 outside the rows [lo1, hi1) and [lo2, hi2) (hi1 <= lo2).
-static inline void zero_outside(double *col, size_t nu, size_t lo1,
-                                size_t hi1, size_t lo2, size_t hi2) {
-  if (lo1) memset(col, 0, sizeof(double) * lo1);
-  if (lo2 > hi1) memset(col + hi1, 0, sizeof(double) * (lo2 - hi1));
-  if (nu > hi2) memset(col + hi2, 0, sizeof(double) * (nu - hi2));
-}
-
-// Contact j's columns of G and Gtor, each element written once (the rows
-// neither ref can touch as zeros), and v = G^T u over the rows the refs
-// touch, in row order. When both refs share rows (two links of one chain;
-// the same body twice, which scenes refuse) those rows are zeroed and a
-// and b added in turn. Returns the number of rows left out of v's sums.
+// Contact j's columns of G and Gtor -- the refs' rows written, every other
+// row zero -- and v = G^T u over the refs' rows, in row order. When both
+// refs share rows (two links of one chain; the same body twice, which
+// scenes refuse) the rows hold zeros and a and b are added in turn. Returns
+// the number of rows left out of v's sums.
 //
 // Leaving rows out gives the same bits as summing over every row when u is
 // finite: each left-out term is g u = +0 u = +-0, and adding +-0 to the
@@ -212,12 +210,11 @@ static size_t contact_columns(build_ctx *bc, int j, const cp_contact *ct,
   size_t r[4] = {x->lo, x->hi, y->lo, y->hi};
   if (shared) r[1] = r[1] > r[3] ? r[1] : r[3];
   if (shared || y->lo == y->hi) r[2] = r[3] = r[1];
-  if (shared || r[0] || r[2] > r[1] || r[3] < nu) // else no row to zero
-    for (int c = 0; c < 4; ++c) {
-      double *col = c < 3 ? G + (size_t)c * nu : s->Gtor + (size_t)j * nu;
-      zero_outside(col, nu, r[0], r[1], r[2], r[3]);
-      if (shared) memset(col + r[0], 0, sizeof(double) * (r[1] - r[0]));
-    }
+  size_t left_out = nu - (r[1] - r[0]) - (r[3] - r[2]);
+  if (!bc->zeroed && (shared || left_out)) { // one body: a rare column
+    memset(G, 0, sizeof(double) * 3 * nu);
+    memset(s->Gtor + (size_t)j * nu, 0, sizeof(double) * nu);
+  }
   v[0] = v[1] = v[2] = 0;
   if (shared) {
     put_columns(bc, j, ct->a, sa, +1.0, 1, v);
@@ -228,18 +225,18 @@ static size_t contact_columns(build_ctx *bc, int j, const cp_contact *ct,
     put_columns(bc, j, x == sa ? ct->a : ct->b, x, x == sa ? 1.0 : -1.0, 0, v);
     put_columns(bc, j, y == sa ? ct->a : ct->b, y, y == sa ? 1.0 : -1.0, 0, v);
   }
-  return nu - (r[1] - r[0]) - (r[3] - r[2]);
+  return left_out;
 }
 
 // Every array in one block, ws->block (a simulator builds a system per
 // step; 26 calls to the allocator were a tenth of a small scene's step,
 // and with a workspace there are none): doubles first, then the int-sized
 // arrays; each at least one element, so that empty arrays are non-NULL too.
-// The build writes every element of every array (H, G and Gtor column by
-// column, the rows nothing touches as zeros) except g_man and h_man, which
-// it accumulates into and so are zeroed by alloc_all, and the placeholder
-// element of an empty array, zeroed by layout: the block reads as a
-// calloc'd one would. layout places the arrays; alloc_all keeps the
+// The build writes every element of every array (H, G and Gtor zeroed
+// first in one go, or with a single free body and no chain written in full)
+// except g_man and h_man, which it accumulates into and so are zeroed by
+// alloc_all, and the placeholder element of an empty array, zeroed by
+// layout: the block reads as a calloc'd one would. layout places the arrays; alloc_all keeps the
 // places in ws->layout and reuses them while the sizes stay the same.
 #define CP_SYSTEM_DOUBLES(X)                                                   \
   X(H, nu * nu) X(G, nu * 3 * nc) X(Gtor, nu * nc) X(g_man, nl) X(h_man, nl)  \
@@ -368,8 +365,18 @@ int cp_system_build_ws(const cp_scene *sc, cp_system_ws *ws, cp_system *s,
     goto done;
   }
 
-  // Free bodies: rows, H columns (the body's 6 x 6 block, zeros above and
-  // below it), f.
+  // H, G and Gtor (one after the other in the block) are zeroed in one go
+  // unless there is no chain and at most one free body: then every H
+  // column is the body's block, written below in full, and a contact's
+  // columns are the body's rows unless both refs are fixed or the same
+  // (contact_columns zeroes those). Zeroing the rows no ref touches column
+  // by column instead took more time from 3 boxes on (many short memsets
+  // against one long one), though valgrind counts fewer instructions for
+  // it (it counts each byte of a long memset's rep stosb).
+  bc.zeroed = nu > 6 || sc->n_manips;
+  if (bc.zeroed)
+    memset(s->H, 0, sizeof(double) * nu * (nu + 4 * (size_t)s->n_c));
+  // Free bodies: rows, H block, f.
   for (int i = 0, oi = 0; i < sc->n_bodies; ++i) {
     const cp_body *b = &sc->bodies[i];
     if (b->fixed) { s->body_obj[i] = -1; continue; }
@@ -380,9 +387,7 @@ int cp_system_build_ws(const cp_scene *sc, cp_system_ws *ws, cp_system *s,
     cp_quat_to_mat(R, b->q);
     cp_m3_rotate_sym(Iw, R, b->inertia);
     for (int c = 0; c < 6; ++c) {
-      double *col = s->H + (r0 + (size_t)c) * nu;
-      zero_outside(col, nu, r0, r0 + 6, r0 + 6, r0 + 6);
-      col += r0;
+      double *col = s->H + (r0 + (size_t)c) * nu + r0;
       if (c < 3) { // m I3 over zeros
         memset(col, 0, 6 * sizeof *col);
         col[c] = b->mass;
@@ -405,11 +410,7 @@ int cp_system_build_ws(const cp_scene *sc, cp_system_ws *ws, cp_system *s,
   // Manipulators: kinematics, CRBA block, bias efforts, f -- in the full
   // joint space of the chain, then reduced to its independent coordinates
   // (P^T M P, P^T g, P^T h; P from cp_chain_dof_map). Without mimic joints
-  // P = I and the blocks are copied unchanged. The joint columns of H are
-  // zeroed first: the blocks are added into them.
-  if (s->n_l)
-    memset(s->H + 6 * (size_t)s->n_obj * nu, 0,
-           sizeof(double) * (size_t)s->n_l * nu);
+  // P = I and the blocks are copied unchanged (added into H's zeros).
   for (int m = 0, off = 0, foff = 0; m < sc->n_manips; ++m) {
     const cp_chain *c = &sc->manips[m];
     int *row = s->chain_row + foff;
