@@ -221,9 +221,13 @@ static size_t contact_columns(build_ctx *bc, int j, const cp_contact *ct,
     put_columns(bc, j, ct->b, sb, -1.0, 1, v);
     for (int c = 0; c < 3; ++c)
       v[c] = dot_rows(G + (size_t)c * nu, s->u, r[0], r[1], 0);
-  } else { // the lower rows first: v's terms in row order
-    put_columns(bc, j, x == sa ? ct->a : ct->b, x, x == sa ? 1.0 : -1.0, 0, v);
-    put_columns(bc, j, y == sa ? ct->a : ct->b, y, y == sa ? 1.0 : -1.0, 0, v);
+  } else { // the lower rows first: v's terms in row order; fixed: none
+    if (x->hi > x->lo)
+      put_columns(bc, j, x == sa ? ct->a : ct->b, x, x == sa ? 1.0 : -1.0, 0,
+                  v);
+    if (y->hi > y->lo)
+      put_columns(bc, j, y == sa ? ct->a : ct->b, y, y == sa ? 1.0 : -1.0, 0,
+                  v);
   }
   return left_out;
 }
