@@ -122,11 +122,12 @@ int main(int argc, char **argv) {
         cp_system_free(&sys);
       }
       double t2 = bench_now();
-      step(w, r / 4 + 1);
+      int steps = r / 4 + 1;
+      step(w, steps);
       double t3 = bench_now();
       if (t1 - t0 < best_ws) best_ws = t1 - t0;
       if (t2 - t1 < best_plain) best_plain = t2 - t1;
-      if ((t3 - t2) / (r / 4 + 1) < best_step) best_step = (t3 - t2) / (r / 4 + 1);
+      if ((t3 - t2) / steps < best_step) best_step = (t3 - t2) / steps;
     }
     printf("| %d | %d | %d | %.3f | %.3f | %.2f | %.2f |\n", n, sc.n_contacts,
            nu, 1e6 * best_ws / r, 1e6 * best_plain / r, best_ws / best_plain,

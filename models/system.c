@@ -240,8 +240,9 @@ static size_t contact_columns(build_ctx *bc, int j, const cp_contact *ct,
 // first in one go, or with a single free body and no chain written in full)
 // except g_man and h_man, which it accumulates into and so are zeroed by
 // alloc_all, and the placeholder element of an empty array, zeroed by
-// layout: the block reads as a calloc'd one would. layout places the arrays; alloc_all keeps the
-// places in ws->layout and reuses them while the sizes stay the same.
+// layout: the block reads as a calloc'd one would. layout places the
+// arrays; alloc_all keeps the places in ws->layout and reuses them while
+// the sizes stay the same.
 #define CP_SYSTEM_DOUBLES(X)                                                   \
   X(H, nu * nu) X(G, nu * 3 * nc) X(Gtor, nu * nc) X(g_man, nl) X(h_man, nl)  \
   X(d, 2 * nc) X(u, nu) X(chain_row_scale, nfull) X(f, nu) X(tau, nl)         \
