@@ -50,7 +50,39 @@ typedef struct build_ctx {
   cp_link_state *states;  // link states of every chain, chain m's at
   const int *state_off;   // states + state_off[m]
   double *J, *Jw;         // [3 * max chain length] scratch
+  int zeroed;             // H, G and Gtor were zeroed as one block (below)
 } build_ctx;
+
+// One ref of a contact as the build sees it: the rows of u its columns can
+// touch, [lo, hi) -- a free body's 6, a chain's independent coordinates,
+// none for a fixed body -- and for a free body its lever arm d = p - x.
+// Every other row of the contact's columns is an exact +0.
+typedef struct side {
+  size_t lo, hi;
+  const cp_body *body; // the free body, else NULL
+  double d[3];
+} side;
+
+static inline void side_of(const build_ctx *bc, cp_ref r, const double *p,
+                           side *sd) {
+  const cp_system *s = bc->sys;
+  sd->lo = sd->hi = 0;
+  sd->body = NULL;
+  if (r.body >= 0) {
+    int oi = s->body_obj[r.body];
+    if (oi < 0) return; // fixed
+    sd->body = &bc->scene->bodies[r.body];
+    sd->lo = 6 * (size_t)oi;
+    sd->hi = sd->lo + 6;
+    cp_v3_sub(sd->d, p, sd->body->x);
+    return;
+  }
+  int m = r.manip;
+  sd->lo = (size_t)(6 * s->n_obj + s->joint_offset[m]);
+  sd->hi = (size_t)(6 * s->n_obj) +
+           (size_t)(m + 1 < bc->scene->n_manips ? s->joint_offset[m + 1]
+                                                : s->n_l);
+}
 
 // Adds sign * scale * (N^T column) of the full-space Jacobians J, Jw of link
 // k into the rows of contact j: each joint on k's path contributes to the
@@ -71,18 +103,21 @@ static void add_joint_columns(build_ctx *bc, int j, int m, int k, double sign) {
   }
 }
 
-static void ref_kin(const build_ctx *bc, cp_ref r, const double *p,
-                    point_kin *pk) {
-  memset(pk, 0, sizeof *pk);
+static inline void ref_kin(const build_ctx *bc, cp_ref r, const side *sd,
+                           const double *p, point_kin *pk) {
   if (r.body >= 0) {
-    const cp_body *b = &bc->scene->bodies[r.body];
-    if (b->fixed) return;
-    double d[3], t[3];
-    cp_v3_sub(d, p, b->x);
-    cp_v3_cross(t, b->w, d);
+    static const point_kin still; // a fixed body: all +0
+    if (!sd->body) {
+      *pk = still;
+      return;
+    }
+    const cp_body *b = sd->body;
+    double t[3];
+    cp_v3_cross(t, b->w, sd->d);
     cp_v3_add(pk->vel, b->v, t);
     cp_v3_cross(pk->acc, b->w, t); // w x (w x r)
     cp_v3_copy(pk->w, b->w);
+    cp_v3_set(pk->dw, 0, 0, 0);
     return;
   }
   const cp_link_state *st = bc->states + bc->state_off[r.manip];
@@ -92,90 +127,187 @@ static void ref_kin(const build_ctx *bc, cp_ref r, const double *p,
   cp_v3_copy(pk->dw, st[r.link].dw);
 }
 
-// Adds sign * (contribution of ref r) to the columns of contact j in G, Gtor.
-static void add_columns(build_ctx *bc, int j, cp_ref r, double sign) {
+// acc + sum of g[r] u[r] over the rows [lo, hi), added in row order.
+static inline double dot_rows(const double *g, const double *u, size_t lo,
+                              size_t hi, double acc) {
+  for (size_t r = lo; r < hi; ++r) acc += g[r] * u[r];
+  return acc;
+}
+
+// Writes sign * (the columns of ref r, side sd) into the rows [sd->lo,
+// sd->hi) of contact j's columns of G and Gtor. acc: the rows hold zeros
+// and the other ref adds into them too (shared rows); else they are
+// written as the sum onto +0 that adding into zeroed rows gives, and
+// their terms of G^T u are added to v[0..2] in row order.
+static void put_columns(build_ctx *bc, int j, cp_ref r, const side *sd,
+                        double sign, int acc, double *v) {
   cp_system *s = bc->sys;
-  const cp_scene *sc = bc->scene;
   const double *N = s->frame + 9 * j, *p = s->point + 3 * j;
   size_t nu = (size_t)s->n_u;
-  if (r.body >= 0) {
-    int oi = s->body_obj[r.body];
-    if (oi < 0) return; // fixed
-    double d[3];
-    cp_v3_sub(d, p, sc->bodies[r.body].x);
-    for (int c = 0; c < 3; ++c) {
-      double *col = s->G + (size_t)(3 * j + c) * nu + 6 * oi, rx[3];
-      cp_v3_cross(rx, d, N + 3 * c);
-      for (int i = 0; i < 3; ++i) {
-        col[i] += sign * N[3 * c + i];
-        col[3 + i] += sign * rx[i];
+  double *G = s->G + (size_t)(3 * j) * nu, *T = s->Gtor + (size_t)j * nu;
+  if (sd->body) {
+    const double *u = s->u + sd->lo;
+    for (int c = 0; c < 3; ++c) { // [N_c; d x N_c]
+      const double *Nc = N + 3 * c;
+      double rx[3], *col = G + (size_t)c * nu + sd->lo;
+      cp_v3_cross(rx, sd->d, Nc);
+      double x0 = sign * Nc[0], x1 = sign * Nc[1], x2 = sign * Nc[2],
+             x3 = sign * rx[0], x4 = sign * rx[1], x5 = sign * rx[2];
+      if (acc) {
+        col[0] += x0, col[1] += x1, col[2] += x2;
+        col[3] += x3, col[4] += x4, col[5] += x5;
+        continue;
       }
+      // The values kept in registers for v: a load of what was just stored
+      // can stall.
+      x0 = 0.0 + x0, x1 = 0.0 + x1, x2 = 0.0 + x2;
+      x3 = 0.0 + x3, x4 = 0.0 + x4, x5 = 0.0 + x5;
+      col[0] = x0, col[1] = x1, col[2] = x2;
+      col[3] = x3, col[4] = x4, col[5] = x5;
+      v[c] = v[c] + x0 * u[0] + x1 * u[1] + x2 * u[2] + x3 * u[3] +
+             x4 * u[4] + x5 * u[5];
     }
-    double *tc = s->Gtor + (size_t)j * nu + 6 * oi;
-    for (int i = 0; i < 3; ++i) tc[3 + i] += sign * N[i];
+    double *tc = T + sd->lo; // [0; n]
+    for (int i = 0; i < 3; ++i) {
+      if (!acc) tc[i] = 0;
+      tc[3 + i] = (acc ? tc[3 + i] : 0.0) + sign * N[i];
+    }
     return;
   }
-  const cp_chain *ch = &sc->manips[r.manip];
+  if (sd->hi == sd->lo) return; // fixed
+  // A link: added along its path into the chain's rows, zeroed with the
+  // block (a chain always has it zeroed).
+  const cp_chain *ch = &bc->scene->manips[r.manip];
   const cp_link_state *st = bc->states + bc->state_off[r.manip];
   cp_chain_point_jacobian(ch, st, r.link, p, bc->J);
   cp_chain_angular_jacobian(ch, st, r.link, bc->Jw);
   add_joint_columns(bc, j, r.manip, r.link, sign);
+  if (!acc)
+    for (int c = 0; c < 3; ++c)
+      v[c] = dot_rows(G + (size_t)c * nu, s->u, sd->lo, sd->hi, v[c]);
+}
+
+// Contact j's columns of G and Gtor -- the refs' rows written, every other
+// row zero -- and v = G^T u over the refs' rows, in row order. When both
+// refs share rows (two links of one chain; the same body twice, which
+// scenes refuse) the rows hold zeros and a and b are added in turn. Returns
+// the number of rows left out of v's sums.
+//
+// Leaving rows out gives the same bits as summing over every row when u is
+// finite: each left-out term is g u = +0 u = +-0, and adding +-0 to the
+// sum, which starts at +0 and so is never -0 in round-to-nearest, leaves
+// it as it is. (An inf or NaN in u would make such a term NaN: the caller
+// sums every row then.)
+static size_t contact_columns(build_ctx *bc, int j, const cp_contact *ct,
+                              const side *sa, const side *sb) {
+  cp_system *s = bc->sys;
+  size_t nu = (size_t)s->n_u;
+  double *G = s->G + (size_t)(3 * j) * nu, *v = s->v + 3 * j;
+  int shared = sa->lo < sb->hi && sb->lo < sa->hi;
+  // The two row ranges in order (an empty one, a fixed body's, is [0, 0)).
+  const side *x = sa, *y = sb;
+  if (y->lo < x->lo) x = sb, y = sa;
+  size_t r[4] = {x->lo, x->hi, y->lo, y->hi};
+  if (shared) r[1] = r[1] > r[3] ? r[1] : r[3];
+  if (shared || y->lo == y->hi) r[2] = r[3] = r[1];
+  size_t left_out = nu - (r[1] - r[0]) - (r[3] - r[2]);
+  if (!bc->zeroed && (shared || left_out)) { // one body: a rare column
+    memset(G, 0, sizeof(double) * 3 * nu);
+    memset(s->Gtor + (size_t)j * nu, 0, sizeof(double) * nu);
+  }
+  v[0] = v[1] = v[2] = 0;
+  if (shared) {
+    put_columns(bc, j, ct->a, sa, +1.0, 1, v);
+    put_columns(bc, j, ct->b, sb, -1.0, 1, v);
+    for (int c = 0; c < 3; ++c)
+      v[c] = dot_rows(G + (size_t)c * nu, s->u, r[0], r[1], 0);
+  } else { // the lower rows first: v's terms in row order; fixed: none
+    if (x->hi > x->lo)
+      put_columns(bc, j, x == sa ? ct->a : ct->b, x, x == sa ? 1.0 : -1.0, 0,
+                  v);
+    if (y->hi > y->lo)
+      put_columns(bc, j, y == sa ? ct->a : ct->b, y, y == sa ? 1.0 : -1.0, 0,
+                  v);
+  }
+  return left_out;
 }
 
 // Every array in one block, ws->block (a simulator builds a system per
 // step; 26 calls to the allocator were a tenth of a small scene's step,
 // and with a workspace there are none): doubles first, then the int-sized
 // arrays; each at least one element, so that empty arrays are non-NULL too.
-// The arrays the build accumulates into or writes only in part (H, G,
-// Gtor, g_man, h_man, d) come first and are zeroed; every other one is
-// written in full by the build, so only their placeholder elements (empty
-// arrays) are zeroed: the block reads as a calloc'd one would.
-static int alloc_all(cp_system *s, cp_system_ws *ws, int n_bodies,
-                     int n_manips, int n_full) {
-  size_t nu = (size_t)s->n_u, nc = (size_t)s->n_c, nl = (size_t)s->n_l;
-  enum { NZ = 6 }; // the zeroed ones
-  double **dp[] = {&s->H, &s->G, &s->Gtor, &s->g_man, &s->h_man, &s->d,
-                   &s->u, &s->chain_row_scale, &s->f, &s->tau, &s->qdd,
-                   &s->k, &s->v, &s->ktor, &s->frame, &s->point, &s->mu};
-  const size_t dn[] = {nu * nu, nu * 3 * nc, nu * nc, nl, nl, 2 * nc,
-                       nu, (size_t)n_full, nu, nl, nl,
-                       3 * nc, 3 * nc, nc, 9 * nc, 3 * nc, nc};
-  int **ip[] = {&s->obj_body, &s->body_obj, &s->joint_manip, &s->joint_index,
-                &s->joint_offset, &s->chain_row, &s->chain_row_offset,
-                &s->sliding};
-  const size_t in[] = {(size_t)s->n_obj, (size_t)n_bodies, nl, nl,
-                       (size_t)n_manips, (size_t)n_full, (size_t)n_manips, nc};
-  enum { ND = sizeof dn / sizeof dn[0], NI = sizeof in / sizeof in[0] };
-  size_t nd = 0, ni = 0, nzero = 0;
-  for (int i = 0; i < ND; ++i) {
-    nd += dn[i] ? dn[i] : 1;
-    if (i + 1 == NZ) nzero = nd;
-  }
-  for (int i = 0; i < NI; ++i) ni += in[i] ? in[i] : 1;
-  const size_t nld = nl ? nl : 1;
+// The build writes every element of every array (H, G and Gtor zeroed
+// first in one go, or with a single free body and no chain written in full)
+// except g_man and h_man, which it accumulates into and so are zeroed by
+// alloc_all, and the placeholder element of an empty array, zeroed by
+// layout: the block reads as a calloc'd one would. layout places the
+// arrays; alloc_all keeps the places in ws->layout and reuses them while
+// the sizes stay the same.
+#define CP_SYSTEM_DOUBLES(X)                                                   \
+  X(H, nu * nu) X(G, nu * 3 * nc) X(Gtor, nu * nc) X(g_man, nl) X(h_man, nl)  \
+  X(d, 2 * nc) X(u, nu) X(chain_row_scale, nfull) X(f, nu) X(tau, nl)         \
+  X(qdd, nl) X(k, 3 * nc) X(v, 3 * nc) X(ktor, nc) X(frame, 9 * nc)           \
+  X(point, 3 * nc) X(mu, nc)
+#define CP_SYSTEM_INTS(X)                                                      \
+  X(obj_body, (size_t)s->n_obj) X(body_obj, nb) X(joint_manip, nl)             \
+  X(joint_index, nl) X(joint_offset, nm) X(chain_row, nfull)                   \
+  X(chain_row_offset, nm) X(sliding, nc)
+#define CP_ATLEAST1(n) ((n) > 0 ? (size_t)(n) : 1)
+static int layout(cp_system *s, cp_system_ws *ws, int n_bodies,
+                  int n_manips, int n_full) {
+  const size_t nu = (size_t)s->n_u, nc = (size_t)s->n_c, nl = (size_t)s->n_l,
+               nb = (size_t)n_bodies, nm = (size_t)n_manips,
+               nfull = (size_t)n_full;
+  size_t nd = 0, ni = 0;
+#define COUNT_D(name, n) nd += CP_ATLEAST1(n);
+#define COUNT_I(name, n) ni += CP_ATLEAST1(n);
+  CP_SYSTEM_DOUBLES(COUNT_D)
+  CP_SYSTEM_INTS(COUNT_I)
   const size_t bytes = sizeof(double) * nd + sizeof(int) * ni +
-                       sizeof(cp_joint_drive) * nld;
+                       sizeof(cp_joint_drive) * CP_ATLEAST1(nl);
   if (bytes > ws->block_size) {
     free(ws->block);
     ws->block = malloc(bytes);
     ws->block_size = ws->block ? bytes : 0;
     if (!ws->block) return -1;
   }
-  double *d = ws->block;
-  memset(d, 0, sizeof(double) * nzero);
-  for (int i = 0; i < ND; ++i) {
-    *dp[i] = d;
-    if (!dn[i]) *d = 0;
-    d += dn[i] ? dn[i] : 1;
-  }
-  int *q = (int *)d;
-  for (int i = 0; i < NI; ++i) {
-    *ip[i] = q;
-    if (!in[i]) *q = 0;
-    q += in[i] ? in[i] : 1;
-  }
+  double *dq = ws->block;
+#define TAKE_D(name, n)                                                        \
+  s->name = dq;                                                                \
+  if ((n) == 0) *dq = 0;                                                       \
+  dq += CP_ATLEAST1(n);
+  CP_SYSTEM_DOUBLES(TAKE_D)
+  int *q = (int *)dq;
+#define TAKE_I(name, n)                                                        \
+  s->name = q;                                                                 \
+  if ((n) == 0) *q = 0;                                                        \
+  q += CP_ATLEAST1(n);
+  CP_SYSTEM_INTS(TAKE_I)
   s->drive = (cp_joint_drive *)q;
   if (!nl) memset(s->drive, 0, sizeof *s->drive);
+  return 0;
+}
+
+static int alloc_all(cp_system *s, cp_system_ws *ws, int n_bodies,
+                     int n_manips, int n_full) {
+  const size_t nl = (size_t)s->n_l;
+  const int key[6] = {s->n_obj, n_bodies, s->n_l, s->n_c, n_manips, n_full};
+  if (ws->layout.H && !memcmp(key, ws->layout_key, sizeof key)) {
+    // The sizes of the last build: its places (and its zeroed placeholders,
+    // which nothing writes: their arrays are empty).
+    double tol = s->tol;
+    *s = ws->layout;
+    s->tol = tol;
+  } else if (layout(s, ws, n_bodies, n_manips, n_full)) {
+    return -1;
+  } else {
+    ws->layout = *s;
+    memcpy(ws->layout_key, key, sizeof key);
+  }
+  if (nl) {
+    memset(s->g_man, 0, sizeof(double) * nl);
+    memset(s->h_man, 0, sizeof(double) * nl);
+  }
   return 0;
 }
 
@@ -192,7 +324,9 @@ int cp_system_build(const cp_scene *sc, cp_system *s, cp_error *err) {
 
 int cp_system_build_ws(const cp_scene *sc, cp_system_ws *ws, cp_system *s,
                        cp_error *err) {
-  memset(s, 0, sizeof *s);
+  // Every other field is set below (alloc_all takes every array).
+  s->n_obj = 0;
+  s->own = NULL;
   for (int i = 0; i < sc->n_bodies; ++i) s->n_obj += !sc->bodies[i].fixed;
   s->n_l = cp_scene_joint_count(sc);
   s->n_u = 6 * s->n_obj + s->n_l;
@@ -205,35 +339,49 @@ int cp_system_build_ws(const cp_scene *sc, cp_system_ws *ws, cp_system *s,
     n_full += sc->manips[m].n;
   }
   build_ctx bc = {.scene = sc, .sys = s};
-  // Scratch (zeroed): link states of every chain [n_full], J, Jw [3 maxn
-  // each], Mm [maxn^2], gf, hf [maxn each], the chains' state offsets.
-  const size_t mx = (size_t)maxn, nst = (size_t)(n_full ? n_full : 1);
-  const size_t nsd = 6 * mx + mx * mx + 2 * mx;
-  int ok = !zreserve(&ws->scratch, &ws->scratch_size,
-                     nst * sizeof(cp_link_state) + nsd * sizeof(double) +
-                         (size_t)(sc->n_manips + 1) * sizeof(int));
+  // Scratch (zeroed), for chains only: link states of every chain
+  // [n_full], J, Jw [3 maxn each], Mm [maxn^2], gf, hf [maxn each], the
+  // chains' state offsets.
   double *Mm = NULL, *gf = NULL, *hf = NULL;
-  int *state_off = NULL;
-  if (ok) {
-    bc.states = ws->scratch;
-    double *tmp = (double *)(bc.states + nst);
-    bc.J = tmp;
-    bc.Jw = tmp + 3 * mx;
-    Mm = tmp + 6 * mx;
-    gf = Mm + mx * mx;
-    hf = gf + mx;
-    state_off = (int *)(tmp + nsd);
-    for (int m = 0, o = 0; m < sc->n_manips; o += sc->manips[m].n, ++m)
-      state_off[m] = o;
-    bc.state_off = state_off;
-    ok = !alloc_all(s, ws, sc->n_bodies, sc->n_manips, n_full);
+  int *state_off = NULL, ok = 1;
+  if (sc->n_manips) {
+    const size_t mx = (size_t)maxn, nst = (size_t)n_full;
+    const size_t nsd = 6 * mx + mx * mx + 2 * mx;
+    ok = !zreserve(&ws->scratch, &ws->scratch_size,
+                   nst * sizeof(cp_link_state) + nsd * sizeof(double) +
+                       (size_t)(sc->n_manips + 1) * sizeof(int));
+    if (ok) {
+      bc.states = ws->scratch;
+      double *tmp = (double *)(bc.states + nst);
+      bc.J = tmp;
+      bc.Jw = tmp + 3 * mx;
+      Mm = tmp + 6 * mx;
+      gf = Mm + mx * mx;
+      hf = gf + mx;
+      state_off = (int *)(tmp + nsd);
+      for (int m = 0, o = 0; m < sc->n_manips; o += sc->manips[m].n, ++m)
+        state_off[m] = o;
+      bc.state_off = state_off;
+    }
   }
+  if (ok) ok = !alloc_all(s, ws, sc->n_bodies, sc->n_manips, n_full);
   if (!ok) {
     cp_error_set(err, "", "out of memory building the system");
     goto done;
   }
 
-  // Free bodies: rows, H blocks, f.
+  // H, G and Gtor (one after the other in the block) are zeroed in one go
+  // unless there is no chain and at most one free body: then every H
+  // column is the body's block, written below in full, and a contact's
+  // columns are the body's rows unless both refs are fixed or the same
+  // (contact_columns zeroes those). Zeroing the rows no ref touches column
+  // by column instead took more time from 3 boxes on (many short memsets
+  // against one long one), though valgrind counts fewer instructions for
+  // it (it counts each byte of a long memset's rep stosb).
+  bc.zeroed = nu > 6 || sc->n_manips;
+  if (bc.zeroed)
+    memset(s->H, 0, sizeof(double) * nu * (nu + 4 * (size_t)s->n_c));
+  // Free bodies: rows, H block, f.
   for (int i = 0, oi = 0; i < sc->n_bodies; ++i) {
     const cp_body *b = &sc->bodies[i];
     if (b->fixed) { s->body_obj[i] = -1; continue; }
@@ -243,10 +391,17 @@ int cp_system_build_ws(const cp_scene *sc, cp_system_ws *ws, cp_system *s,
     double R[9], Iw[9], Iww[3], gyro[3];
     cp_quat_to_mat(R, b->q);
     cp_m3_rotate_sym(Iw, R, b->inertia);
+    for (int c = 0; c < 6; ++c) {
+      double *col = s->H + (r0 + (size_t)c) * nu + r0;
+      if (c < 3) { // m I3 over zeros
+        memset(col, 0, 6 * sizeof *col);
+        col[c] = b->mass;
+      } else { // zeros over the world inertia
+        cp_v3_set(col, 0, 0, 0);
+        for (int k = 0; k < 3; ++k) col[3 + k] = Iw[3 * k + (c - 3)];
+      }
+    }
     for (int k = 0; k < 3; ++k) {
-      s->H[(r0 + k) + (r0 + k) * nu] = b->mass;
-      for (int c = 0; c < 3; ++c)
-        s->H[(r0 + 3 + k) + (r0 + 3 + c) * nu] = Iw[3 * k + c];
       s->u[r0 + k] = b->v[k];
       s->u[r0 + 3 + k] = b->w[k];
       s->f[r0 + k] = b->mass * sc->gravity[k];
@@ -260,7 +415,7 @@ int cp_system_build_ws(const cp_scene *sc, cp_system_ws *ws, cp_system *s,
   // Manipulators: kinematics, CRBA block, bias efforts, f -- in the full
   // joint space of the chain, then reduced to its independent coordinates
   // (P^T M P, P^T g, P^T h; P from cp_chain_dof_map). Without mimic joints
-  // P = I and the blocks are copied unchanged.
+  // P = I and the blocks are copied unchanged (added into H's zeros).
   for (int m = 0, off = 0, foff = 0; m < sc->n_manips; ++m) {
     const cp_chain *c = &sc->manips[m];
     int *row = s->chain_row + foff;
@@ -305,7 +460,8 @@ int cp_system_build_ws(const cp_scene *sc, cp_system_ws *ws, cp_system *s,
     foff += c->n;
   }
 
-  // Contacts: frames, G, Gtor, k, ktor.
+  // Contacts: frames, G, Gtor, v = G^T u (contact_columns), k, ktor.
+  int u_finite = -1; // not known yet: needed only when rows are left out
   for (int j = 0; j < s->n_c; ++j) {
     const cp_contact *ct = &sc->contacts[j];
     double *N = s->frame + 9 * j;
@@ -314,11 +470,21 @@ int cp_system_build_ws(const cp_scene *sc, cp_system_ws *ws, cp_system *s,
     cp_v3_copy(N + 6, ct->o);
     cp_v3_copy(s->point + 3 * j, ct->p);
     s->mu[j] = ct->mu;
-    add_columns(&bc, j, ct->a, +1.0);
-    add_columns(&bc, j, ct->b, -1.0);
+    side sa, sb;
+    side_of(&bc, ct->a, ct->p, &sa);
+    side_of(&bc, ct->b, ct->p, &sb);
+    if (contact_columns(&bc, j, ct, &sa, &sb)) { // rows left out of v
+      if (u_finite < 0) {
+        u_finite = 1;
+        for (size_t r = 0; r < nu; ++r) u_finite &= isfinite(s->u[r]) != 0;
+      }
+      for (int c = 0; c < 3 && !u_finite; ++c)
+        s->v[3 * j + c] =
+            dot_rows(s->G + (size_t)(3 * j + c) * nu, s->u, 0, nu, 0);
+    }
     point_kin ka, kb;
-    ref_kin(&bc, ct->a, ct->p, &ka);
-    ref_kin(&bc, ct->b, ct->p, &kb);
+    ref_kin(&bc, ct->a, &sa, ct->p, &ka);
+    ref_kin(&bc, ct->b, &sb, ct->p, &kb);
     double dv[3], da[3], dw[3], ddw[3];
     cp_v3_sub(dv, ka.vel, kb.vel);
     cp_v3_sub(da, ka.acc, kb.acc);
@@ -334,15 +500,10 @@ int cp_system_build_ws(const cp_scene *sc, cp_system_ws *ws, cp_system *s,
     s->ktor[j] = cp_v3_dot(N, ddw) + cp_v3_dot(nd, dw);
   }
 
-  // v = G^T u, sliding / rolling, directions.
-  for (int col = 0; col < 3 * s->n_c; ++col) {
-    double acc = 0;
-    const double *g = s->G + (size_t)col * nu;
-    for (size_t r = 0; r < nu; ++r) acc += g[r] * s->u[r];
-    s->v[col] = acc;
-  }
+  // Sliding / rolling, directions.
   for (int j = 0; j < s->n_c; ++j) {
     double vt = s->v[3 * j + 1], vo = s->v[3 * j + 2];
+    s->d[2 * j] = s->d[2 * j + 1] = 0;
     // |vt| + |vo| bounds the speed: below tol / 2 it is rolling without
     // hypot (slow on the 1e-17 speeds of contacts at rest).
     if (fabs(vt) + fabs(vo) <= 0.5 * s->tol) {

@@ -121,6 +121,9 @@ typedef struct cp_system_ws {
   size_t block_size;    ///< bytes
   void *scratch;        ///< link states, Jacobians, chain blocks
   size_t scratch_size;  ///< bytes
+  int layout_key[6];    ///< the sizes `layout` was made for
+  cp_system layout;     ///< where each array lies in block for those sizes
+                        ///< (H NULL: none yet); a step's sizes rarely change
 } cp_system_ws;
 
 /// Builds the system of the scene's current state and contact list. Returns 0,

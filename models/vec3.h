@@ -87,16 +87,33 @@ static inline void cp_m3_identity(double *o) {
 /// is made exactly symmetric.
 static inline void cp_m3_rotate_sym(double *o, const double *R,
                                     const double *In) {
-  double t[9], u[9];
-  cp_m3_mul(t, R, In);
-  for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c)
-      u[3 * r + c] = t[3 * r] * R[3 * c] + t[3 * r + 1] * R[3 * c + 1] +
-                     t[3 * r + 2] * R[3 * c + 2];
-  for (int r = 0; r < 3; ++r)
-    for (int c = r + 1; c < 3; ++c)
-      u[3 * r + c] = u[3 * c + r] = 0.5 * (u[3 * r + c] + u[3 * c + r]);
-  memcpy(o, u, sizeof u);
+  // Written out (the loops of cp_m3_mul and R^T, same products and sums in
+  // the same order): -O2 keeps small loops, and a simulator rotates every
+  // body's inertia every step.
+  double t0 = R[0] * In[0] + R[1] * In[3] + R[2] * In[6];
+  double t1 = R[0] * In[1] + R[1] * In[4] + R[2] * In[7];
+  double t2 = R[0] * In[2] + R[1] * In[5] + R[2] * In[8];
+  double t3 = R[3] * In[0] + R[4] * In[3] + R[5] * In[6];
+  double t4 = R[3] * In[1] + R[4] * In[4] + R[5] * In[7];
+  double t5 = R[3] * In[2] + R[4] * In[5] + R[5] * In[8];
+  double t6 = R[6] * In[0] + R[7] * In[3] + R[8] * In[6];
+  double t7 = R[6] * In[1] + R[7] * In[4] + R[8] * In[7];
+  double t8 = R[6] * In[2] + R[7] * In[5] + R[8] * In[8];
+  // u = t R^T: u_rc = t_r . R_c (rows of t and R)
+  double u00 = t0 * R[0] + t1 * R[1] + t2 * R[2];
+  double u01 = t0 * R[3] + t1 * R[4] + t2 * R[5];
+  double u02 = t0 * R[6] + t1 * R[7] + t2 * R[8];
+  double u10 = t3 * R[0] + t4 * R[1] + t5 * R[2];
+  double u11 = t3 * R[3] + t4 * R[4] + t5 * R[5];
+  double u12 = t3 * R[6] + t4 * R[7] + t5 * R[8];
+  double u20 = t6 * R[0] + t7 * R[1] + t8 * R[2];
+  double u21 = t6 * R[3] + t7 * R[4] + t8 * R[5];
+  double u22 = t6 * R[6] + t7 * R[7] + t8 * R[8];
+  double s01 = 0.5 * (u01 + u10), s02 = 0.5 * (u02 + u20),
+         s12 = 0.5 * (u12 + u21);
+  o[0] = u00; o[1] = s01; o[2] = s02;
+  o[3] = s01; o[4] = u11; o[5] = s12;
+  o[6] = s02; o[7] = s12; o[8] = u22;
 }
 
 /// Rotation matrix of a unit quaternion [w, x, y, z].

@@ -451,3 +451,121 @@ Test(reuse, system_ws_matches_build) {
   cp_system_ws_free(&ws);
   mt_assert_no_leaks();
 }
+
+// The rows of a ref's columns: a free body's 6, its chain's coordinates for
+// a link, none for a fixed body.
+static void ref_rows(const cp_system *s, const cp_scene *sc, cp_ref r,
+                     size_t *lo, size_t *hi) {
+  *lo = *hi = 0;
+  if (r.body >= 0) {
+    int oi = s->body_obj[r.body];
+    if (oi >= 0) *lo = 6 * (size_t)oi, *hi = *lo + 6;
+    return;
+  }
+  *lo = (size_t)(6 * s->n_obj + s->joint_offset[r.manip]);
+  *hi = (size_t)(6 * s->n_obj) + (size_t)(r.manip + 1 < sc->n_manips
+                                              ? s->joint_offset[r.manip + 1]
+                                              : s->n_l);
+}
+
+static int same_bits(double x, double y) { return !memcmp(&x, &y, sizeof x); }
+
+// The build writes each contact column once and sums v = G^T u over the
+// rows its refs touch only. Checked against the definitions: every other
+// row of G and Gtor is +0 (bits), a free body's rows are [N; (p - x) x N]
+// (Gtor: [0; n]) with the ref's sign, H is zero outside the bodies' blocks
+// and the chains' block, and v is bit for bit the sum over EVERY row in
+// row order -- also with -0, inf and NaN in u (a NaN anywhere in u makes
+// every v it multiplies NaN, as the full sum does) and with the same ref on
+// both sides of a contact (shared rows, added a then b). The workspace is
+// filled with garbage before each build, and the other arrays are compared
+// with cp_system_build's (a fresh block).
+Test(reuse, system_columns_as_defined) {
+  cp_system_ws ws = {0};
+  int checked = 0, nan_v = 0, shared = 0;
+  for (int seed = 1; seed <= 12; ++seed)
+    for (int variant = 0; variant < 5; ++variant) {
+      char *text = mt_random_scene((uint64_t)seed, 2 + seed % 5);
+      cp_scene sc;
+      mt_parse_ok(text, 0, &sc);
+      free(text);
+      cp_body *box = &sc.bodies[1], *ball = &sc.bodies[2];
+      cr_assert(!box->fixed && !ball->fixed);
+      if (variant == 1) box->v[1] = NAN;
+      if (variant == 2) ball->w[2] = -INFINITY;
+      if (variant == 3)
+        for (int k = 0; k < 3; ++k) box->v[k] = box->w[k] = -0.0;
+      if (variant == 4) { // box-table becomes box-box; box-ball ball-ball
+        sc.contacts[0].b = sc.contacts[0].a;
+        sc.contacts[1].a = sc.contacts[1].b;
+        shared += 2;
+      }
+      cp_system s;
+      cp_error err = {{0}, {0}};
+      // Garbage (NaN bits) where the last build was: every element the
+      // build does not write shows.
+      if (ws.block) memset(ws.block, 0xA5, ws.block_size);
+      cr_assert_eq(cp_system_build_ws(&sc, &ws, &s, &err), 0, "%s", err.msg);
+      size_t nu = (size_t)s.n_u;
+      for (size_t c = 0; c < nu; ++c)
+        for (size_t r = 0; r < nu; ++r) {
+          double h = s.H[r + c * nu];
+          int body = r < 6 * (size_t)s.n_obj && c < 6 * (size_t)s.n_obj;
+          if (body ? r / 6 != c / 6 : (r < 6 * (size_t)s.n_obj) !=
+                                          (c < 6 * (size_t)s.n_obj))
+            cr_assert(same_bits(h, 0.0), "H(%zu, %zu) = %g", r, c, h);
+          cr_assert(same_bits(h, s.H[c + r * nu]), "H not symmetric");
+        }
+      for (int j = 0; j < s.n_c; ++j) {
+        const cp_contact *ct = &sc.contacts[j];
+        size_t alo, ahi, blo, bhi;
+        ref_rows(&s, &sc, ct->a, &alo, &ahi);
+        ref_rows(&s, &sc, ct->b, &blo, &bhi);
+        for (int c = 0; c < 4; ++c) {
+          const double *g = c < 3 ? s.G + (size_t)(3 * j + c) * nu
+                                  : s.Gtor + (size_t)j * nu;
+          double acc = 0;
+          for (size_t r = 0; r < nu; ++r) {
+            if (!(r >= alo && r < ahi) && !(r >= blo && r < bhi))
+              cr_assert(same_bits(g[r], 0.0), "contact %d column %d row %zu",
+                        j, c, r);
+            acc += g[r] * s.u[r];
+          }
+          if (c == 3) continue;
+          cr_assert(same_bits(acc, s.v[3 * j + c]) ||
+                        (isnan(acc) && isnan(s.v[3 * j + c])),
+                    "seed %d variant %d contact %d: v %a, full sum %a", seed,
+                    variant, j, s.v[3 * j + c], acc);
+          nan_v += isnan(acc) != 0;
+          // A free body against a fixed one: [N_c; (p - x) x N_c].
+          if (ct->a.body >= 0 && ahi && bhi == 0) {
+            const cp_body *b = &sc.bodies[ct->a.body];
+            double d[3], rx[3];
+            cp_v3_sub(d, ct->p, b->x);
+            cp_v3_cross(rx, d, s.frame + 9 * j + 3 * c);
+            for (int i = 0; i < 3; ++i) {
+              cr_assert_eq(g[alo + (size_t)i], s.frame[9 * j + 3 * c + i]);
+              cr_assert_eq(g[alo + 3 + (size_t)i], rx[i]);
+              cr_assert_eq(s.Gtor[(size_t)j * nu + alo + (size_t)i], 0.0);
+              cr_assert_eq(s.Gtor[(size_t)j * nu + alo + 3 + (size_t)i],
+                           ct->n[i]);
+            }
+          }
+          if (variant == 4 && j < 2) // a - a: the columns cancel
+            for (size_t r = alo; r < ahi; ++r) cr_assert_eq(g[r], 0.0);
+        }
+        ++checked;
+      }
+      cp_system x;
+      cr_assert_eq(cp_system_build(&sc, &x, &err), 0, "%s", err.msg);
+      assert_same_system(&x, &s, &sc, seed);
+      cp_system_free(&x);
+      cp_system_free(&s);
+      cp_scene_free(&sc);
+    }
+  cr_assert_gt(checked, 200);
+  cr_assert_gt(nan_v, 10); // the NaN and inf variants were summed in full
+  cr_assert_gt(shared, 0);
+  cp_system_ws_free(&ws);
+  mt_assert_no_leaks();
+}

@@ -1,0 +1,140 @@
+/* The system build's per-step cost (docs/system-build.md): resting stacks of
+ * 1, 3 and 10 boxes on a plane, as experiments/bench_sim steps them.
+ *
+ *   bench_system [REPS]      a table: per stack, the CPU time of one
+ *                            cp_system_build_ws (the simulator's, with a
+ *                            workspace) and of one cp_system_build (plain:
+ *                            allocates and frees), measured side by side in
+ *                            alternating rounds, their ratio, and one
+ *                            cp_world_step for scale. REPS builds per round
+ *                            for 1 box (default 20000; fewer for more boxes).
+ *   bench_system --steps N STEPS
+ *                            steps the N-box stack STEPS times and prints
+ *                            the time per step and the world's state hash
+ *                            (the driver for valgrind --tool=callgrind,
+ *                            whose counts do not depend on the machine).
+ *
+ * The builds use the scene of the world after 200 steps (contacts generated
+ * by the simulator, velocities of a stack at rest: tiny, not zero). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "experiments/bench_util.h"
+#include "models/scene.h"
+#include "models/system.h"
+#include "planner/world.h"
+
+// A stack of n 0.2 x 0.2 x 0.1 m boxes of 1 kg resting on a plane, mu 0.5,
+// stepped at 5 ms.
+static cp_world *stack_world(int n) {
+  char s[16384];
+  int k = snprintf(s, sizeof s,
+                   "{\"friction\": {\"default\": 0.5}, \"bodies\": [{\"name\": "
+                   "\"table\", \"fixed\": true, \"shape\": {\"type\": "
+                   "\"plane\", \"normal\": [0, 0, 1], \"offset\": 0}}");
+  for (int i = 0; i < n && k < (int)sizeof s; ++i)
+    k += snprintf(s + k, sizeof s - (size_t)k,
+                  ", {\"name\": \"b%d\", \"mass\": 1, \"shape\": {\"type\": "
+                  "\"box\", \"size\": [0.2, 0.2, 0.1]}, \"position\": [0, 0, "
+                  "%.17g]}",
+                  i, 0.05 + 0.1 * i);
+  if (k < (int)sizeof s) snprintf(s + k, sizeof s - (size_t)k, "]}");
+  cp_scene sc;
+  cp_error err;
+  if (cp_scene_parse(s, strlen(s), NULL, NULL, &sc, &err)) {
+    fprintf(stderr, "bench_system: %s\n", err.msg);
+    exit(1);
+  }
+  cp_world_options o = cp_world_defaults();
+  o.dt = 0.005;
+  cp_world *w = NULL;
+  if (cp_world_create(&sc, &o, &w, &err) != CP_WORLD_OK) {
+    fprintf(stderr, "bench_system: %s\n", err.msg);
+    exit(1);
+  }
+  cp_scene_free(&sc);
+  return w;
+}
+
+static void step(cp_world *w, int steps) {
+  for (int j = 0; j < steps; ++j) {
+    cp_step_info si;
+    memset(&si, 0, sizeof si);
+    if (cp_world_step(w, &si) != CP_WORLD_OK) {
+      fprintf(stderr, "bench_system: %s\n", cp_world_message(w));
+      exit(1);
+    }
+  }
+}
+
+static void fail_build(const cp_error *err) {
+  fprintf(stderr, "bench_system: %s\n", err->msg);
+  exit(1);
+}
+
+int main(int argc, char **argv) {
+  if (argc == 4 && !strcmp(argv[1], "--steps")) {
+    int n = atoi(argv[2]), steps = atoi(argv[3]);
+    if (n < 1 || n > 40 || steps < 1) {
+      fprintf(stderr, "usage: bench_system --steps N(1-40) STEPS\n");
+      return 2;
+    }
+    cp_world *w = stack_world(n);
+    double t0 = bench_now();
+    step(w, steps);
+    double t = bench_now() - t0;
+    printf("%d boxes: %.2f us/step, state hash %016" PRIx64 "\n", n,
+           1e6 * t / steps, cp_world_hash(w));
+    cp_world_destroy(w);
+    return 0;
+  }
+  int reps = argc > 1 ? atoi(argv[1]) : 20000;
+  if (reps < 1 || argc > 2) {
+    fprintf(stderr, "usage: bench_system [REPS] | --steps N STEPS\n");
+    return 2;
+  }
+  printf("| boxes | contacts | n_u | build_ws (us) | build, plain (us) | "
+         "ws / plain | world step (us) |\n|---|---|---|---|---|---|---|\n");
+  static const int sizes[] = {1, 3, 10};
+  for (int si = 0; si < 3; ++si) {
+    int n = sizes[si], r = reps / (n * n) > 50 ? reps / (n * n) : 50;
+    cp_world *w = stack_world(n);
+    step(w, 200);
+    cp_scene sc;
+    if (cp_scene_copy(cp_world_scene(w), &sc)) return 1;
+    cp_system_ws ws = {0};
+    cp_system sys;
+    cp_error err;
+    double best_ws = 1e30, best_plain = 1e30, best_step = 1e30;
+    int nu = 0;
+    for (int round = 0; round < 5; ++round) {
+      double t0 = bench_now();
+      for (int i = 0; i < r; ++i) {
+        if (cp_system_build_ws(&sc, &ws, &sys, &err)) fail_build(&err);
+        nu = sys.n_u;
+        cp_system_free(&sys);
+      }
+      double t1 = bench_now();
+      for (int i = 0; i < r; ++i) {
+        if (cp_system_build(&sc, &sys, &err)) fail_build(&err);
+        cp_system_free(&sys);
+      }
+      double t2 = bench_now();
+      int steps = r / 4 + 1;
+      step(w, steps);
+      double t3 = bench_now();
+      if (t1 - t0 < best_ws) best_ws = t1 - t0;
+      if (t2 - t1 < best_plain) best_plain = t2 - t1;
+      if ((t3 - t2) / steps < best_step) best_step = (t3 - t2) / steps;
+    }
+    printf("| %d | %d | %d | %.3f | %.3f | %.2f | %.2f |\n", n, sc.n_contacts,
+           nu, 1e6 * best_ws / r, 1e6 * best_plain / r, best_ws / best_plain,
+           1e6 * best_step);
+    cp_system_ws_free(&ws);
+    cp_scene_free(&sc);
+    cp_world_destroy(w);
+  }
+  return 0;
+}
