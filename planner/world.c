@@ -973,6 +973,13 @@ static int lu_solve(int k, const double *A, const lapack_int *piv, double *x) {
 // over it were a third of a resting stack's step). Call after lcp_setup;
 // the principal pivots taken go to *pivots (also when it gives up).
 #define CP_WORLD_WARM_PIVOTS 16
+// sum_b |M_iB_b| over the k basic columns MB (n x k).
+static double row_l1(const double *MB, int n, int k, int i) {
+  double s = 0;
+  for (int b = 0; b < k; ++b) s += fabs(MB[i + (size_t)b * n]);
+  return s;
+}
+
 static int warm_accept(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
   int k = 0;
   for (int i = 0; i < n; ++i)
@@ -1020,42 +1027,38 @@ static int warm_accept(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
       zb[a] = zb[a] > 0 ? zb[a] : 0;
       zmax = MAXD(zmax, zb[a]);
     }
-    // w = M_B z_B + q, the row scales and the rows' 1-norms over the basic
-    // columns, in one pass over the k columns (r = w->w takes w, sc and l1
-    // the LU block's storage: it holds at least 2 n).
-    double *l1 = sc + n;
+    // w = M_B z_B + q and the row scales, in one pass over the k columns
+    // (r = w->w takes w, sc the LU block's storage).
     for (int i = 0; i < n; ++i) {
       r[i] = w->q[i];
       sc[i] = fabs(w->q[i]);
-      l1[i] = 0;
     }
     for (int b = 0; b < k; ++b) {
       const double zv = zb[b], az = fabs(zv), *col = MB + (size_t)b * n;
-      if (zv == 0) {
-        for (int i = 0; i < n; ++i) l1[i] += fabs(col[i]);
-        continue;
-      }
+      if (zv == 0) continue;
       for (int i = 0; i < n; ++i) {
         r[i] += col[i] * zv;
         sc[i] += fabs(col[i]) * az;
-        l1[i] += fabs(col[i]);
       }
     }
-    // The check's rounding allowance, 8 n eps |z|_inf |M_iB|_1: a row that
-    // reads only variables that are 0 up to the solve's noise (a contact
-    // without load whose lambda is basic: mu c_n - sum beta, all 1e-30) has
-    // a scale of that noise, and without it fails (or, nonbasic, pivots)
+    // The check's rounding allowance, 8 n eps |z|_inf |M_iB|_1, added to a
+    // row's tolerance when the row fails without it (so formed only then):
+    // a row that reads only variables that are 0 up to the solve's noise (a
+    // contact without load whose lambda is basic: mu c_n - sum beta, all
+    // 1e-30) has a scale of that noise and would fail (or, nonbasic, pivot)
     // on rounding alone. Over the basic columns only, it is never larger
     // than the full check's.
     const double ulp = 8.0 * (double)n * DBL_EPSILON * zmax;
     int enter = -1;
     double most = 0;
     for (int i = 0; i < n; ++i) {
-      const double wi = r[i], ti = rel * sc[i] + ulp * l1[i];
+      const double wi = r[i], ti = rel * sc[i];
       if (!isfinite(wi) || !isfinite(ti)) return 0;
       if (w->basis[i]) {
-        if (!(fabs(wi) <= ti)) return 0; // the solve itself is off
-      } else if (!(wi >= -(CP_WORLD_WARM_W * sc[i] + ulp * l1[i])) &&
+        if (!(fabs(wi) <= ti) && !(fabs(wi) <= ti + ulp * row_l1(MB, n, k, i)))
+          return 0; // the solve itself is off
+      } else if (!(wi >= -CP_WORLD_WARM_W * sc[i]) &&
+                 !(wi >= -(CP_WORLD_WARM_W * sc[i] + ulp * row_l1(MB, n, k, i))) &&
                  wi / sc[i] < most) {
         most = wi / sc[i];
         enter = i;
