@@ -626,12 +626,13 @@ static void drop_collinear(cp_scene *s) {
         if (keep[a] && cp_v3_dot(d, d) <= CP_WORLD_MERGE_TOL * CP_WORLD_MERGE_TOL)
           keep[k] = 0;
       }
-      for (int a = 0; keep[k] && a < m; ++a)
+      for (int a = 0; keep[k] && a < m; ++a) {
+        if (a == k) continue;
         for (int b = a + 1; keep[k] && b < m; ++b)
-          if (a != k && b != k &&
-              between(s->contacts[i + k].p, s->contacts[i + a].p,
-                      s->contacts[i + b].p))
+          if (b != k && between(s->contacts[i + k].p, s->contacts[i + a].p,
+                                s->contacts[i + b].p))
             keep[k] = 0;
+      }
     }
     for (int k = 0; k < e - i; ++k)
       if (k >= 64 || keep[k]) {
