@@ -20,26 +20,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "models/scene.h"
 #include "planner/world.h"
+#include "experiments/bench_stack.h"
 #include "experiments/bench_util.h"
 
 /* OpenBLAS (cblas.h clashes with ODE's headers: complex.h's I). */
 void openblas_set_num_threads(int n);
 
-/* Time is the thread's CPU time, for both engines: the machine is shared
- * with other jobs, and wall-clock time there mostly measures them. */
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-#define SX 0.2
-#define SY 0.2
-#define SZ 0.1
+#define SX BENCH_STACK_SX
+#define SY BENCH_STACK_SY
+#define SZ BENCH_STACK_SZ
 #define DT 5e-3
 #define G 9.81
 
@@ -50,49 +42,18 @@ typedef struct res {
 
 /* ---- complan ------------------------------------------------------- */
 
-static char *stack_text(int n, double mu, double v0) {
-  size_t cap = 4096 + 256 * (size_t)n;
-  char *s = malloc(cap);
-  int k = snprintf(s, cap,
-                   "{\"friction\": {\"default\": %g}, \"bodies\": [{\"name\": "
-                   "\"table\", \"fixed\": true, \"shape\": {\"type\": "
-                   "\"plane\", \"normal\": [0, 0, 1], \"offset\": 0}}",
-                   mu);
-  for (int i = 0; i < n; ++i)
-    k += snprintf(s + k, cap - (size_t)k,
-                  ", {\"name\": \"b%d\", \"mass\": 1, \"shape\": {\"type\": "
-                  "\"box\", \"size\": [%g, %g, %g]}, \"position\": [0, 0, "
-                  "%.17g], \"velocity\": [%g, 0, 0]}",
-                  i, SX, SY, SZ, SZ / 2 + SZ * i, v0);
-  snprintf(s + k, cap - (size_t)k, "]}");
-  return s;
-}
-
 static res run_complan(int n, double mu, double v0, int steps, int warm,
                        cp_stepper stepper) {
   res r = {0};
-  char *text = stack_text(n, mu, v0);
-  cp_scene sc;
-  cp_error err;
-  if (cp_scene_parse(text, strlen(text), NULL, NULL, &sc, &err)) {
-    fprintf(stderr, "scene: %s\n", err.msg);
-    exit(1);
-  }
-  free(text);
   cp_world_options o = cp_world_defaults();
   o.dt = DT;
   o.warm_start = warm;
   o.stepper = stepper;
-  cp_world *w;
-  if (cp_world_create(&sc, &o, &w, &err)) {
-    fprintf(stderr, "world: %s\n", err.msg);
-    exit(1);
-  }
-  cp_scene_free(&sc);
+  cp_world *w = bench_stack_world(n, mu, v0, &o, "bench_sim");
   int ns = cp_world_state_size(w), top = 13 * (n - 1);
   double *x0 = malloc(sizeof(double) * (size_t)ns), *x = malloc(sizeof(double) * (size_t)ns);
   cp_world_get_state(w, x0);
-  double e0 = cp_world_energy(w), t0 = now();
+  double e0 = cp_world_energy(w), t0 = bench_now();
   long piv = 0;
   for (int k = 0; k < steps; ++k) {
     cp_step_info info;
@@ -104,7 +65,7 @@ static res run_complan(int n, double mu, double v0, int steps, int warm,
     r.fallbacks += info.fallback;
     if (info.max_penetration > r.pen) r.pen = info.max_penetration;
   }
-  r.us = 1e6 * (now() - t0) / steps;
+  r.us = 1e6 * (bench_now() - t0) / steps;
   cp_world_get_state(w, x);
   r.drift = sqrt(pow(x[top] - x0[top], 2) + pow(x[top + 1] - x0[top + 1], 2) +
                  pow(x[top + 2] - x0[top + 2], 2));
@@ -193,14 +154,14 @@ static res run_ode(int n, double mu, double v0, int steps, int quick) {
     dGeomSetBody(g, b[i]);
   }
   const dReal *p = dBodyGetPosition(b[n - 1]);
-  double x0[3] = {p[0], p[1], p[2]}, e0 = ode_energy(b, n), t0 = now();
+  double x0[3] = {p[0], p[1], p[2]}, e0 = ode_energy(b, n), t0 = bench_now();
   for (int k = 0; k < steps; ++k) {
     dSpaceCollide(space, &c, near_cb);
     if (quick) dWorldQuickStep(c.world, DT);
     else dWorldStep(c.world, DT);
     dJointGroupEmpty(c.group);
   }
-  r.us = 1e6 * (now() - t0) / steps;
+  r.us = 1e6 * (bench_now() - t0) / steps;
   p = dBodyGetPosition(b[n - 1]);
   r.drift = sqrt(pow(p[0] - x0[0], 2) + pow(p[1] - x0[1], 2) + pow(p[2] - x0[2], 2));
   r.pen = c.pen;

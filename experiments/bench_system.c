@@ -8,54 +8,26 @@
  *                            alternating rounds, their ratio, and one
  *                            cp_world_step for scale. REPS builds per round
  *                            for 1 box (default 20000; fewer for more boxes).
- *   bench_system --steps N STEPS
- *                            steps the N-box stack STEPS times and prints
- *                            the time per step and the world's state hash
- *                            (the driver for valgrind --tool=callgrind,
- *                            whose counts do not depend on the machine).
+ * (experiments/stack_steps steps a stack for valgrind --tool=callgrind.)
  *
  * The builds use the scene of the world after 200 steps (contacts generated
  * by the simulator, velocities of a stack at rest: tiny, not zero). */
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "experiments/bench_stack.h"
 #include "experiments/bench_util.h"
 #include "models/scene.h"
 #include "models/system.h"
 #include "planner/world.h"
 
-// A stack of n 0.2 x 0.2 x 0.1 m boxes of 1 kg resting on a plane, mu 0.5,
+// The benchmarks' stack at rest (experiments/bench_stack.h), mu 0.5,
 // stepped at 5 ms.
 static cp_world *stack_world(int n) {
-  char s[16384];
-  int k = snprintf(s, sizeof s,
-                   "{\"friction\": {\"default\": 0.5}, \"bodies\": [{\"name\": "
-                   "\"table\", \"fixed\": true, \"shape\": {\"type\": "
-                   "\"plane\", \"normal\": [0, 0, 1], \"offset\": 0}}");
-  for (int i = 0; i < n && k < (int)sizeof s; ++i)
-    k += snprintf(s + k, sizeof s - (size_t)k,
-                  ", {\"name\": \"b%d\", \"mass\": 1, \"shape\": {\"type\": "
-                  "\"box\", \"size\": [0.2, 0.2, 0.1]}, \"position\": [0, 0, "
-                  "%.17g]}",
-                  i, 0.05 + 0.1 * i);
-  if (k < (int)sizeof s) snprintf(s + k, sizeof s - (size_t)k, "]}");
-  cp_scene sc;
-  cp_error err;
-  if (cp_scene_parse(s, strlen(s), NULL, NULL, &sc, &err)) {
-    fprintf(stderr, "bench_system: %s\n", err.msg);
-    exit(1);
-  }
   cp_world_options o = cp_world_defaults();
   o.dt = 0.005;
-  cp_world *w = NULL;
-  if (cp_world_create(&sc, &o, &w, &err) != CP_WORLD_OK) {
-    fprintf(stderr, "bench_system: %s\n", err.msg);
-    exit(1);
-  }
-  cp_scene_free(&sc);
-  return w;
+  return bench_stack_world(n, 0.5, 0, &o, "bench_system");
 }
 
 static void step(cp_world *w, int steps) {
@@ -75,24 +47,9 @@ static void fail_build(const cp_error *err) {
 }
 
 int main(int argc, char **argv) {
-  if (argc == 4 && !strcmp(argv[1], "--steps")) {
-    int n = atoi(argv[2]), steps = atoi(argv[3]);
-    if (n < 1 || n > 40 || steps < 1) {
-      fprintf(stderr, "usage: bench_system --steps N(1-40) STEPS\n");
-      return 2;
-    }
-    cp_world *w = stack_world(n);
-    double t0 = bench_now();
-    step(w, steps);
-    double t = bench_now() - t0;
-    printf("%d boxes: %.2f us/step, state hash %016" PRIx64 "\n", n,
-           1e6 * t / steps, cp_world_hash(w));
-    cp_world_destroy(w);
-    return 0;
-  }
   int reps = argc > 1 ? atoi(argv[1]) : 20000;
   if (reps < 1 || argc > 2) {
-    fprintf(stderr, "usage: bench_system [REPS] | --steps N STEPS\n");
+    fprintf(stderr, "usage: bench_system [REPS]\n");
     return 2;
   }
   printf("| boxes | contacts | n_u | build_ws (us) | build, plain (us) | "

@@ -13,16 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "models/scene.h"
-#include "planner/world.h"
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "experiments/bench_stack.h"
+#include "experiments/bench_util.h"
 
 /* FNV-1a over the bytes of n doubles. */
 static uint64_t hash_doubles(uint64_t h, const double *v, int n) {
@@ -41,34 +34,11 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: stack_steps N(1..40) [steps]\n");
     return 2;
   }
-  char s[8192];
-  int k = snprintf(s, sizeof s,
-                   "{\"friction\": {\"default\": 0.5}, \"bodies\": ["
-                   "{\"name\": \"table\", \"fixed\": true, \"shape\": "
-                   "{\"type\": \"plane\", \"normal\": [0, 0, 1], "
-                   "\"offset\": 0}}");
-  for (int i = 0; i < n; ++i)
-    k += snprintf(s + k, sizeof s - (size_t)k,
-                  ", {\"name\": \"b%d\", \"mass\": 1, \"shape\": {\"type\": "
-                  "\"box\", \"size\": [0.2, 0.2, 0.1]}, \"position\": "
-                  "[0, 0, %.17g]}",
-                  i, 0.05 + 0.1 * i);
-  snprintf(s + k, sizeof s - (size_t)k, "]}");
-  cp_scene sc;
-  cp_error err;
-  if (cp_scene_parse(s, strlen(s), NULL, NULL, &sc, &err)) {
-    fprintf(stderr, "stack_steps: %s: %s\n", err.where, err.msg);
-    return 2;
-  }
   cp_world_options o = cp_world_defaults();
   o.dt = 0.005;
-  cp_world *w;
-  if (cp_world_create(&sc, &o, &w, &err)) {
-    fprintf(stderr, "stack_steps: %s: %s\n", err.where, err.msg);
-    return 2;
-  }
+  cp_world *w = bench_stack_world(n, 0.5, 0, &o, "stack_steps");
   long pivots = 0;
-  double t0 = now();
+  double t0 = bench_now();
   for (int j = 0; j < steps; ++j) {
     cp_step_info si;
     memset(&si, 0, sizeof si);
@@ -78,7 +48,7 @@ int main(int argc, char **argv) {
     }
     pivots += si.pivots;
   }
-  double t = now() - t0;
+  double t = bench_now() - t0;
   const cp_scene *ws = cp_world_scene(w);
   uint64_t h = 1469598103934665603ull;
   for (int i = 0; i < ws->n_bodies; ++i) {
@@ -88,6 +58,5 @@ int main(int argc, char **argv) {
   printf("boxes %d steps %d us/step %.2f pivots %ld hash %016llx\n", n, steps,
          1e6 * t / steps, pivots, (unsigned long long)h);
   cp_world_destroy(w);
-  cp_scene_free(&sc);
   return 0;
 }

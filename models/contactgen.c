@@ -212,8 +212,8 @@ static int generate(cp_scene *s, const cp_contactgen_options *opt,
       memcpy(oa.q, a->q, sizeof oa.q);
       cp_v3_copy(ob.x, b->x);
       memcpy(ob.q, b->q, sizeof ob.q);
-      cp_error cerr; // empty strings: cp_error_set fills both on error
-      cerr.where[0] = cerr.msg[0] = 0;
+      cp_error cerr;
+      cp_error_clear(&cerr);
       int m = cp_collide_pair_ws(&oa, &ob, &co, &ws->collide, pts,
                                  CP_COLLIDE_MAX_POINTS, &cerr);
       char an[160], bn[160];

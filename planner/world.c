@@ -481,8 +481,7 @@ cp_world_status cp_world_create(const cp_scene *scene,
     return CP_WORLD_NOMEM;
   }
   w->opt = *opt;
-  if (opt->impact_memo > 0 &&
-      !(w->memo = calloc((size_t)opt->impact_memo, sizeof *w->memo))) {
+  if (cp_world_set_impact_memo(w, opt->impact_memo) != CP_WORLD_OK) {
     cp_world_destroy(w);
     cp_error_set(err, "", "out of memory");
     return CP_WORLD_NOMEM;
@@ -651,8 +650,8 @@ static cp_world_status gen_contacts(cp_world *w, double pen_limit) {
   double margin = contact_margin(w);
   cg.touch_tol = margin;
   cg.penetration_tol = pen_limit;
-  cp_error err; // filled in full on failure (zeroing 576 bytes a step was
-  err.where[0] = err.msg[0] = 0; // most of gen_contacts' own time)
+  cp_error err;
+  cp_error_clear(&err);
   if (cp_scene_generate_contacts_ws(&w->sc, &cg, &w->cg_ws, &err)) {
     cp_world_status s = strstr(err.msg, "overlap") ? CP_WORLD_PENETRATION
                         : strstr(err.msg, "memory") ? CP_WORLD_NOMEM
@@ -954,17 +953,18 @@ static int lu_solve(int k, const double *A, const lapack_int *piv, double *x) {
 // 0) and, row by row, w = M z + q passes the solution check of docs/math.md
 // section 5 with its own scale s_i = sum_j |M_ij| |z_j| + |q_i|: nonbasic
 // w_i >= -1e-10 s_i, basic |w_i| <= rel_tol s_i (then reported as 0;
-// complementarity is exact by construction). That check without its
-// rounding allowance: stricter.
+// complementarity is exact by construction), each widened by the check's
+// rounding allowance only where the row fails without it (below).
 // When the basis does not fit (a contact starts or stops sliding, a new
 // contact closes, or in an ill-conditioned resting basis a degenerate
 // variable's rounding noise crosses the tolerance), the most negative basic
 // z_j leaves the basis, or else the nonbasic w_i most negative relative to
 // its scale enters it, and the system is solved again: Murty's principal
-// pivoting, at most CP_WORLD_WARM_PIVOTS times, then Lemke from a cold
-// start (not guaranteed to terminate on these matrices, hence the cap; on
-// the planner's push most changed bases are repaired in one to three
-// pivots instead of a cold solve of twenty). At rest the basis fits as it
+// pivoting, at most CP_WORLD_WARM_PIVOTS times (it is not guaranteed to
+// terminate on these matrices; on the planner's push most changed bases
+// are repaired in one to three pivots instead of a cold solve of twenty),
+// and then solve_friction runs Lemke from the recorded basis, then cold.
+// At rest the basis fits as it
 // is, and that matters beyond saving pivots: with redundant contacts (four
 // corners on a face) it holds variables at exactly zero, which rounding in q
 // makes -1e-18, and Lemke's warm start would then pivot (and on the paper's
@@ -1195,8 +1195,8 @@ static void stepsys_free(cp_world *w, stepsys *s) {
 // H, f, G, k of the scene's contacts extended by the limit columns; A, b;
 // the constraint velocities vc = G^T u.
 static cp_world_status build(cp_world *w, stepsys *s) {
-  cp_error err; // filled in full on failure (zeroing 576 bytes a step was
-  err.where[0] = err.msg[0] = 0; // most of gen_contacts' own time)
+  cp_error err;
+  cp_error_clear(&err);
   memset(s, 0, sizeof *s);
   if (cp_system_build_ws(&w->sc, &w->sys_ws, &s->sys, &err))
     return fail(w, CP_WORLD_NOMEM, "%s", err.msg);
@@ -1601,8 +1601,6 @@ static void all_rolling(cp_world *w, int ns, const int *sel) {
 // solve returned for it (Lemke's starts are deterministic), so the memo
 // changes no answer. Keys of more than CP_WORLD_MEMO_KEY doubles (over 21
 // contacts) are not kept: a slot stays under 40 kB.
-
-
 static size_t memo_key_len(int ns) {
   return (size_t)9 * (size_t)ns * (size_t)ns + 4 * (size_t)ns;
 }
@@ -1616,16 +1614,16 @@ static uint64_t memo_hash(const cp_world *w, int ns) {
   return h;
 }
 
-// The slot of the problem of size m over ns constraints, or NULL when the
-// memo is off or the key too long; *hit tells whether it holds that very
-// problem (its z then copied to w->z).
-static memo_slot *memo_find(cp_world *w, int ns, int m, int *hit) {
+// The slot of the problem of size m over ns constraints (its hash in *h),
+// or NULL when the memo is off or the key too long; *hit tells whether it
+// holds that very problem (its z then copied to w->z).
+static memo_slot *memo_find(cp_world *w, int ns, int m, uint64_t *h, int *hit) {
   *hit = 0;
   if (!w->memo || ns == 0 || memo_key_len(ns) > CP_WORLD_MEMO_KEY) return NULL;
-  const uint64_t h = memo_hash(w, ns);
-  memo_slot *e = &w->memo[h % (uint64_t)w->opt.impact_memo];
+  *h = memo_hash(w, ns);
+  memo_slot *e = &w->memo[*h % (uint64_t)w->opt.impact_memo];
   const size_t m3 = 3 * (size_t)ns, a = m3 * m3;
-  if (e->ns == ns && e->m == m && e->h == h &&
+  if (e->ns == ns && e->m == m && e->h == *h &&
       !memcmp(e->d, w->Asel, sizeof(double) * a) &&
       !memcmp(e->d + a, w->bs, sizeof(double) * m3)) {
     int same = 1;
@@ -1636,13 +1634,12 @@ static memo_slot *memo_find(cp_world *w, int ns, int m, int *hit) {
       *hit = 1;
     }
   }
-  e->h = h; // for memo_keep: the slot the problem goes to
   return e;
 }
 
-// Keeps the solved problem (w->z) in its slot (from memo_find, same step);
-// out of memory, the slot is left empty (the memo only saves work).
-static void memo_keep(cp_world *w, memo_slot *e, int ns, int m) {
+// Keeps the solved problem (w->z, hash h) in its slot (from memo_find, same
+// step); out of memory, the slot is left empty (the memo only saves work).
+static void memo_keep(cp_world *w, memo_slot *e, uint64_t h, int ns, int m) {
   const size_t m3 = 3 * (size_t)ns, a = m3 * m3, kl = memo_key_len(ns);
   const size_t need = kl + (size_t)m;
   e->ns = 0;
@@ -1656,6 +1653,7 @@ static void memo_keep(cp_world *w, memo_slot *e, int ns, int m) {
   memcpy(e->d + a, w->bs, sizeof(double) * m3);
   for (int k = 0; k < ns; ++k) e->d[a + m3 + (size_t)k] = w->pc[k].mu;
   memcpy(e->d + kl, w->z, sizeof(double) * (size_t)m);
+  e->h = h;
   e->ns = ns;
   e->m = m;
 }
@@ -1891,7 +1889,8 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
     if (m < 0) return fail(w, CP_WORLD_NOMEM, "out of memory");
     cp_lcp_info li;
     info->lcp_solves++;
-    memo_slot *slot = memo_find(w, ns, m, &hit);
+    uint64_t key = 0;
+    memo_slot *slot = memo_find(w, ns, m, &key, &hit);
     if (hit) {
       info->lcp_reused++;
     } else {
@@ -1900,7 +1899,7 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
         return fail(w, CP_WORLD_NEEDS_FALLBACK,
                     "t = %.9g: the impact LCP (size %d) was not solved: %s",
                     w->t, m, li.reason);
-      if (slot) memo_keep(w, slot, ns, m);
+      if (slot) memo_keep(w, slot, key, ns, m);
     }
     info->impacts = 0;
     for (int k = 0; k < ns; ++k) info->impacts += w->z[k] > 0;
@@ -2034,8 +2033,8 @@ static cp_world_status step_quasistatic(cp_world *w, cp_step_info *info) {
   sc->n_contacts = k;
   w->contacts_valid = 0;
   cp_system sys;
-  cp_error err; // filled in full on failure (zeroing 576 bytes a step was
-  err.where[0] = err.msg[0] = 0; // most of gen_contacts' own time)
+  cp_error err;
+  cp_error_clear(&err);
   if (cp_system_build_ws(sc, &w->sys_ws, &sys, &err))
     return fail(w, CP_WORLD_NOMEM, "%s", err.msg);
   cp_problem_options po = cp_problem_defaults();
