@@ -246,7 +246,7 @@ Test(cli_plan, sigkill_then_resume_finishes_the_same_run) {
   json_decref(list);
 
   const char *argv[] = {"complan", "plan", task_path("push.json"), "--db",
-                        db, "--resume", "--json", NULL};
+                        db, "--resume", "--max-seconds", "3600", "--json", NULL};
   json_t *doc = cpt_run_json(argv, 0);
   cr_assert_str_eq(jstr(doc, "status"), "solved");
   cr_assert(json_is_true(json_object_get(doc, "resumed")));
