@@ -11,8 +11,11 @@
 
 #include "models/scene.h"
 #include "planner/cli.h"
+#include "planner/csv.h"
+#include "planner/outfile.h"
 #include "planner/output.h"
 #include "planner/simulate.h"
+#include "planner/statelayout.h"
 #include "planner/viewer.h"
 #include "planner/world.h"
 
@@ -40,10 +43,11 @@ static const char tail[] =
  * cp_world_get_state() and cp_world_contacts() per frame and writes its
  * page after the run (next to the CSV's temp-file-and-rename). */
 typedef struct recorders {
-  FILE *csv;          /* NULL: no CSV */
-  double *x;          /* state scratch */
-  int n;
-  cp_viewer *viewer; /* NULL: no page (--html) */
+  cp_outfile *csv_out; /* NULL: no CSV; else its temporary file */
+  FILE *csv;           /* its stream */
+  cp_state_layout layout; /* columns of the header and of every row */
+  double *x;           /* state scratch */
+  cp_viewer *viewer;   /* NULL: no page (--html) */
 } recorders;
 
 static int record_frame(const cp_world *w, long step, void *user) {
@@ -51,33 +55,21 @@ static int record_frame(const cp_world *w, long step, void *user) {
   recorders *r = user;
   if (r->csv) {
     cp_world_get_state(w, r->x);
-    fprintf(r->csv, "%.17g", cp_world_time(w));
-    for (int i = 0; i < r->n; ++i) fprintf(r->csv, ",%.17g", r->x[i]);
+    cp_csv_state_row(r->csv, &r->layout, cp_world_time(w), r->x);
     if (fputc('\n', r->csv) == EOF) return -1;
   }
   if (r->viewer && cp_viewer_add_world(r->viewer, w) != CP_VIEWER_OK)
     return -1; /* the message stays on the viewer */
   return 0;
 }
-/* ---- end of frame recording ------------------------------------------ */
 
-static void csv_header(FILE *f, const cp_world *w) {
-  static const char *const bf[13] = {"x",  "y",  "z",  "qw", "qx", "qy", "qz",
-                                     "vx", "vy", "vz", "wx", "wy", "wz"};
-  const cp_scene *s = cp_world_scene(w);
-  fputs("t", f);
-  for (int i = 0; i < s->n_bodies; ++i) {
-    if (s->bodies[i].fixed) continue;
-    for (int k = 0; k < 13; ++k) fprintf(f, ",%s.%s", s->bodies[i].name, bf[k]);
-  }
-  for (int m = 0; m < s->n_manips; ++m)
-    for (int k = 0; k < s->manips[m].n; ++k)
-      if (!s->manips[m].joints[k].is_mimic) // the state's joint rows
-        fprintf(f, ",%s/%s.q,%s/%s.qd", s->manips[m].name,
-              s->manips[m].joints[k].name, s->manips[m].name,
-              s->manips[m].joints[k].name);
-  fputc('\n', f);
+static void free_recorders(recorders *r) {
+  cp_outfile_discard(r->csv_out); /* a committed one is NULL */
+  cp_viewer_destroy(r->viewer);
+  cp_state_layout_free(&r->layout);
+  free(r->x);
 }
+/* ---- end of frame recording ------------------------------------------ */
 
 static void progress(long step, long steps, void *user) {
   (void)user;
@@ -209,27 +201,27 @@ int cp_cli_simulate(int argc, char **argv) {
   }
 
   recorders rec = {0};
-  char *tmp = NULL;
   int rc = CP_EXIT_ANSWERED;
   if (csv) {
-    size_t n = strlen(csv) + 16;
-    tmp = malloc(n);
-    rec.n = cp_world_state_size(w);
-    rec.x = malloc(sizeof(double) * (size_t)(rec.n + 1));
-    if (tmp) snprintf(tmp, n, "%s.tmpXXXXXX", csv);
-    int fd = tmp && rec.x ? mkstemp(tmp) : -1;
-    if (fd < 0 || !(rec.csv = fdopen(fd, "w"))) {
-      fprintf(stderr, "complan: %s: cannot write the CSV file\n", csv);
-      if (fd >= 0) {
-        close(fd);
-        unlink(tmp);
-      }
-      free(tmp);
-      free(rec.x);
+    int nomem = cp_state_layout_init(&rec.layout, cp_world_scene(w)) ||
+                !(rec.x = malloc(sizeof(double) * (size_t)(rec.layout.n + 1)));
+    rec.csv_out = nomem ? NULL : cp_outfile_open(csv, &err);
+    if (!rec.csv_out) {
+      if (nomem) snprintf(err.msg, sizeof err.msg, "out of memory");
+      fprintf(stderr, "complan: %s\n", err.msg);
+      free_recorders(&rec);
       cp_world_destroy(w);
-      return CP_EXIT_BAD_INPUT;
+      return strstr(err.msg, "out of memory") ? CP_EXIT_UNDECIDED
+                                              : CP_EXIT_BAD_INPUT;
     }
-    csv_header(rec.csv, w);
+    rec.csv = cp_outfile_stream(rec.csv_out);
+    if (cp_csv_state_header(rec.csv, &rec.layout, cp_world_scene(w))) {
+      fprintf(stderr, "complan: out of memory\n");
+      free_recorders(&rec);
+      cp_world_destroy(w);
+      return CP_EXIT_UNDECIDED;
+    }
+    fputc('\n', rec.csv);
   }
   if (html) {
     char title[256];
@@ -239,12 +231,7 @@ int cp_cli_simulate(int argc, char **argv) {
     if (cp_viewer_create(cp_world_scene(w), &vo, &rec.viewer, &err) !=
         CP_VIEWER_OK) {
       fprintf(stderr, "complan: %s: %s\n", html, err.msg);
-      if (rec.csv) {
-        fclose(rec.csv);
-        unlink(tmp);
-      }
-      free(tmp);
-      free(rec.x);
+      free_recorders(&rec);
       cp_world_destroy(w);
       return CP_EXIT_UNDECIDED;
     }
@@ -261,12 +248,11 @@ int cp_cli_simulate(int argc, char **argv) {
   if (show && res.time_us_per_step * (double)res.steps > 1e6)
     fputc('\n', stderr);
   if (res.status != CP_WORLD_OK) rc = CP_EXIT_UNDECIDED;
-  if (rec.csv) {
-    int bad = ferror(rec.csv);
-    bad |= fclose(rec.csv) != 0;
-    if (bad || rename(tmp, csv)) {
-      fprintf(stderr, "complan: %s: cannot write the CSV file\n", csv);
-      unlink(tmp);
+  if (rec.csv_out) {
+    cp_outfile *o = rec.csv_out;
+    rec.csv_out = NULL;
+    if (cp_outfile_commit(o, &err)) {
+      fprintf(stderr, "complan: %s\n", err.msg);
       rc = CP_EXIT_UNDECIDED;
     }
   }
@@ -279,6 +265,7 @@ int cp_cli_simulate(int argc, char **argv) {
       rc = CP_EXIT_UNDECIDED;
     }
     cp_viewer_destroy(rec.viewer);
+    rec.viewer = NULL;
   }
   char hash[17];
   snprintf(hash, sizeof hash, "%016" PRIx64, res.hash);
@@ -325,8 +312,7 @@ int cp_cli_simulate(int argc, char **argv) {
              b->x[0], b->x[1], b->x[2], b->v[0], b->v[1], b->v[2]);
     }
   }
-  free(tmp);
-  free(rec.x);
+  free_recorders(&rec);
   cp_world_destroy(w);
   return rc;
 }
