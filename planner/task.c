@@ -48,16 +48,21 @@ static int int_in(const json_t *v, const char *path, long lo, long hi,
   return 0;
 }
 
-/* A joint name "manip/joint" -> its system row; -1 when none. */
-static int joint_row(const cp_scene *s, const char *name) {
+/* A joint name "manip/joint" -> its system row (the world's joint rows:
+ * mimic followers have none, planner/statelayout.h); -1 when no such joint,
+ * -2 for a mimic follower (*leader: its leader's name). */
+static int joint_row(const cp_scene *s, const char *name, const char **leader) {
   int row = 0;
   for (int m = 0; m < s->n_manips; ++m) {
     const cp_chain *c = &s->manips[m];
     size_t k = strlen(c->name);
-    for (int j = 0; j < c->n; ++j, ++row)
+    for (int j = 0; j < c->n; row += !c->joints[j].is_mimic, ++j)
       if (!strncmp(name, c->name, k) && name[k] == '/' &&
-          !strcmp(name + k + 1, c->joints[j].name))
-        return row;
+          !strcmp(name + k + 1, c->joints[j].name)) {
+        if (!c->joints[j].is_mimic) return row;
+        *leader = c->joints[c->joints[j].mimic_leader].name;
+        return -2;
+      }
   }
   return -1;
 }
@@ -135,7 +140,13 @@ static int parse_inputs(cp_task *t, const json_t *v, cp_error *err) {
     cp_json_path_key(p, "inputs", key);
     cp_task_input *ti = &t->inputs[i++];
     if (!(ti->joint = dupstr(key))) return cp_error_set(err, p, "out of memory");
-    ti->row = joint_row(&t->scene, key);
+    const char *leader = NULL;
+    ti->row = joint_row(&t->scene, key, &leader);
+    if (ti->row == -2)
+      return cp_error_set(err, p,
+                          "joint \"%.60s\" mimics \"%.60s\": an input goes "
+                          "on the leader (the follower moves with it)",
+                          key, leader);
     if (ti->row < 0)
       return cp_error_set(err, p,
                           "no joint \"%.60s\" in the scene (expected "
