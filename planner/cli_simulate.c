@@ -96,13 +96,11 @@ static json_t *final_json(const cp_world *w) {
   }
   json_object_set_new(fin, "bodies", bodies);
   json_t *joints = json_array();
-  char name[512];
   for (int m = 0; m < s->n_manips; ++m)
     for (int k = 0; k < s->manips[m].n; ++k) {
       const cp_joint *j = &s->manips[m].joints[k];
       json_t *o = json_object();
-      snprintf(name, sizeof name, "%s/%s", s->manips[m].name, j->name);
-      json_object_set_new(o, "name", json_string(name));
+      json_object_set_new(o, "name", json_string(cp_cli_joint_name(s, m, k, 0)));
       json_object_set_new(o, "position", cp_json_num(j->position));
       json_object_set_new(o, "velocity", cp_json_num(j->velocity));
       json_array_append_new(joints, o);

@@ -80,6 +80,26 @@ int cp_state_joint_at(const cp_state_layout *l, int m, int k) {
   return l->joint_at[l->manip_first[m] + k];
 }
 
+int cp_state_joint_row(const cp_state_layout *l, const cp_scene *s,
+                       const char *name, const char **leader) {
+  const char *slash = strchr(name, '/');
+  if (!slash) return -1;
+  size_t ml = (size_t)(slash - name);
+  for (int m = 0; m < s->n_manips && m < l->n_manips; ++m) {
+    const cp_chain *c = &s->manips[m];
+    if (strlen(c->name) != ml || strncmp(c->name, name, ml)) continue;
+    for (int k = 0; k < c->n; ++k) {
+      if (strcmp(c->joints[k].name, slash + 1)) continue;
+      int at = cp_state_joint_at(l, m, k);
+      if (at >= 0)
+        return (at - CP_STATE_BODY_SIZE * l->n_free) / CP_STATE_JOINT_SIZE;
+      if (leader) *leader = c->joints[c->joints[k].mimic_leader].name;
+      return -2;
+    }
+  }
+  return -1;
+}
+
 int cp_state_entry_of(const cp_state_layout *l, int i, cp_state_entry *e) {
   if (i < 0 || i >= l->n) return -1;
   int bodies = CP_STATE_BODY_SIZE * l->n_free;

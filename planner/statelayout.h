@@ -71,6 +71,13 @@ int cp_state_body_at(const cp_state_layout *l, int b);
 /// for a mimic follower or no such joint.
 int cp_state_joint_at(const cp_state_layout *l, int m, int k);
 
+/// The joint row (0..n_joints-1) of the joint named "MANIP/JOINT" (names
+/// of any length); -1 when the scene has no such joint, -2 for a mimic
+/// follower (which has no row; *leader, when not NULL, is then its
+/// leader's joint name).
+int cp_state_joint_row(const cp_state_layout *l, const cp_scene *s,
+                       const char *name, const char **leader);
+
 /// Describes entry i (0 <= i < n). Returns 0, or -1 when i is out of range.
 int cp_state_entry_of(const cp_state_layout *l, int i, cp_state_entry *e);
 

@@ -744,3 +744,119 @@ Test(outputs, task_input_on_a_mimic_follower_is_refused) {
   free(out);
   free(err);
 }
+
+/* ---- names of any length ---------------------------------------------- */
+
+/* Replaces the first `from` in text (malloc'd) by `to`. */
+static char *replace(char *text, const char *from, const char *to) {
+  char *at = strstr(text, from);
+  cr_assert(at, "no '%s'", from);
+  size_t n = strlen(text) - strlen(from) + strlen(to) + 1;
+  char *out = malloc(n);
+  snprintf(out, n, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+  free(text);
+  return out;
+}
+
+/* A joint and a link named with 300 bytes each (the "manip/joint" name is
+ * 307): the task parser accepts them and so does everything after it --
+ * planning, replay --verify and its CSV, simulate's, solve's, stability's
+ * and contacts' JSON -- with the names whole. */
+Test(outputs, names_over_255_bytes_accepted_everywhere) {
+  char joint[301], link[301], full[400];
+  memset(joint, 'j', 300);
+  memset(link, 'L', 300);
+  joint[300] = link[300] = '\0';
+  snprintf(full, sizeof full, "finger/%s", joint);
+  const char *root = getenv("CP_SOURCE_ROOT");
+  char path[512];
+  size_t len;
+  snprintf(path, sizeof path, "%s/models/scenes/plan_push.json", root);
+  char *scene = cpt_read_file(path, &len);
+  cr_assert(scene);
+  char jq[320], lq[320];
+  snprintf(jq, sizeof jq, "\"%s\"", joint);
+  snprintf(lq, sizeof lq, "\"%s\"", link);
+  scene = replace(scene, "\"slide\"", jq);
+  scene = replace(scene, "\"rod\"", lq);
+  const char *scene_path = in_dir("long.json");
+  write_text(scene_path, scene);
+  /* the rod touching the box: a contact naming the link */
+  scene = replace(scene, "[-0.26, 0.0, 0.05]", "[-0.25, 0.0, 0.05]");
+  const char *touch_path = in_dir("long_touch.json");
+  write_text(touch_path, scene);
+  free(scene);
+  snprintf(path, sizeof path, "%s/planner/tasks/push.json", root);
+  char *task = cpt_read_file(path, &len);
+  cr_assert(task);
+  char sq[600], iq[420];
+  snprintf(sq, sizeof sq, "\"%s\"", scene_path);
+  snprintf(iq, sizeof iq, "\"%s\"", full);
+  task = replace(task, "\"../../models/scenes/plan_push.json\"", sq);
+  task = replace(task, "\"finger/slide\"", iq);
+  const char *task_path = in_dir("long_task.json");
+  write_text(task_path, task);
+  free(task);
+
+  const char *db = in_dir("long.sqlite"), *csv = in_dir("long.csv");
+  const char *plan[] = {"complan", "plan", task_path, "--db", db, "--json",
+                        "--max-seconds", "3600", NULL};
+  json_t *doc = cpt_run_json(plan, 0);
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")),
+                   "solved");
+  json_decref(doc);
+  const char *rep[] = {"complan", "replay", "--db", db, "--verify", "--csv",
+                       csv, "--json", NULL};
+  doc = cpt_run_json(rep, 0);
+  cr_assert(json_is_true(json_object_get(doc, "verified")));
+  json_decref(doc);
+  csv_doc d;
+  csv_read(csv, &d);
+  char col[420];
+  snprintf(col, sizeof col, "%s.qd", full);
+  cr_assert_str_eq(d.field[0][1 + 13 + 1], col);
+  snprintf(col, sizeof col, "%s.input", full);
+  cr_assert_str_eq(d.field[0][1 + 13 + 2 + 1], col);
+  csv_check_widths(&d, 1 + 13 + 2 + 2, 1 + 13 + 2 + 1);
+  csv_free(&d);
+
+  const char *sim[] = {"complan", "simulate", scene_path, "--duration",
+                       "0.01", "--json", NULL};
+  doc = cpt_run_json(sim, 0);
+  json_t *j = json_array_get(
+      json_object_get(json_object_get(doc, "final"), "joints"), 0);
+  cr_assert_str_eq(json_string_value(json_object_get(j, "name")), full);
+  json_decref(doc);
+  const char *solve[] = {"complan", "solve", scene_path, "--json", NULL};
+  doc = cpt_run_json(solve, 0);
+  j = json_array_get(json_object_get(doc, "joints"), 0);
+  cr_assert_str_eq(json_string_value(json_object_get(j, "name")), full);
+  json_decref(doc);
+  /* sideways gravity: the free joint moves, the stability answer names it */
+  scene = cpt_read_file(scene_path, &len);
+  scene = replace(scene, "[0.0, 0.0, -9.81]", "[1.0, 0.0, -9.81]");
+  const char *tilt_path = in_dir("long_tilt.json");
+  write_text(tilt_path, scene);
+  free(scene);
+  const char *stab[] = {"complan", "stability", tilt_path, "--json", NULL};
+  doc = cpt_run_json(stab, 0);
+  cr_assert(json_is_false(json_object_get(doc, "stable")));
+  json_t *moving = json_object_get(doc, "moving");
+  int found = 0;
+  for (size_t i = 0; i < json_array_size(moving); ++i)
+    found |= !strcmp(json_string_value(json_array_get(moving, i)), full);
+  cr_assert(found, "the joint is not among the moving rows");
+  json_decref(doc);
+  snprintf(full, sizeof full, "finger/%s", link);
+  const char *con[] = {"complan", "contacts", touch_path, "--json", NULL};
+  doc = cpt_run_json(con, 0);
+  json_t *cs = json_object_get(doc, "contacts");
+  found = 0;
+  for (size_t i = 0; i < json_array_size(cs); ++i) {
+    json_t *c = json_array_get(cs, i);
+    found |= !strcmp(json_string_value(json_object_get(c, "a")), full) ||
+             !strcmp(json_string_value(json_object_get(c, "b")), full);
+  }
+  cr_assert(found, "no contact names the link whole");
+  json_decref(doc);
+}
