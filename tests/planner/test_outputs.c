@@ -758,6 +758,17 @@ static char *replace(char *text, const char *from, const char *to) {
   return out;
 }
 
+/* The same for the JSON string "from" (quotes included). */
+static char *replace_string(char *text, const char *from, const char *to) {
+  char *f = malloc(strlen(from) + 3), *t = malloc(strlen(to) + 3);
+  sprintf(f, "\"%s\"", from);
+  sprintf(t, "\"%s\"", to);
+  text = replace(text, f, t);
+  free(f);
+  free(t);
+  return text;
+}
+
 /* A joint and a link named with 300 bytes each (the "manip/joint" name is
  * 307): the task parser accepts them and so does everything after it --
  * planning, replay --verify and its CSV, simulate's, solve's, stability's
@@ -774,11 +785,8 @@ Test(outputs, names_over_255_bytes_accepted_everywhere) {
   snprintf(path, sizeof path, "%s/models/scenes/plan_push.json", root);
   char *scene = cpt_read_file(path, &len);
   cr_assert(scene);
-  char jq[320], lq[320];
-  snprintf(jq, sizeof jq, "\"%s\"", joint);
-  snprintf(lq, sizeof lq, "\"%s\"", link);
-  scene = replace(scene, "\"slide\"", jq);
-  scene = replace(scene, "\"rod\"", lq);
+  scene = replace_string(scene, "slide", joint);
+  scene = replace_string(scene, "rod", link);
   const char *scene_path = in_dir("long.json");
   write_text(scene_path, scene);
   /* the rod touching the box: a contact naming the link */
@@ -789,11 +797,8 @@ Test(outputs, names_over_255_bytes_accepted_everywhere) {
   snprintf(path, sizeof path, "%s/planner/tasks/push.json", root);
   char *task = cpt_read_file(path, &len);
   cr_assert(task);
-  char sq[600], iq[420];
-  snprintf(sq, sizeof sq, "\"%s\"", scene_path);
-  snprintf(iq, sizeof iq, "\"%s\"", full);
-  task = replace(task, "\"../../models/scenes/plan_push.json\"", sq);
-  task = replace(task, "\"finger/slide\"", iq);
+  task = replace_string(task, "../../models/scenes/plan_push.json", scene_path);
+  task = replace_string(task, "finger/slide", full);
   const char *task_path = in_dir("long_task.json");
   write_text(task_path, task);
   free(task);
