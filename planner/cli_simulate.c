@@ -32,7 +32,8 @@ static const char tail[] =
     "would not move with the bodies) unless --auto-contacts is given.\n"
     "\n"
     "exit status: 0 the run completed, 1 a step failed (the JSON status and\n"
-    "message say which and where), 2 bad input or usage.\n";
+    "message say which and where), 2 bad input or usage, or a CSV or page\n"
+    "that cannot be written (then nothing is written, nothing printed).\n";
 
 /* ---- frame recording -------------------------------------------------
  * Every recorder sees each recorded frame through record_frame() below
@@ -246,24 +247,37 @@ int cp_cli_simulate(int argc, char **argv) {
   if (show && res.time_us_per_step * (double)res.steps > 1e6)
     fputc('\n', stderr);
   if (res.status != CP_WORLD_OK) rc = CP_EXIT_UNDECIDED;
-  if (rec.csv_out) {
-    cp_outfile *o = rec.csv_out;
-    rec.csv_out = NULL;
-    if (cp_outfile_commit(o, &err)) {
-      fprintf(stderr, "complan: %s\n", err.msg);
-      rc = CP_EXIT_UNDECIDED;
-    }
-  }
+  /* The outputs show the run up to where it stopped. The page first: when
+   * it cannot be written the CSV is discarded too. A file that cannot be
+   * written is exit 2 with nothing on stdout (docs/outputs.md). */
+  int unwritten = 0;
   if (rec.viewer) {
-    /* The page shows the run up to where it stopped, like the CSV. */
-    if (cp_viewer_message(rec.viewer)[0] ||
-        cp_viewer_write(rec.viewer, html) != CP_VIEWER_OK) {
-      fprintf(stderr, "complan: %s: %s\n", html,
-              cp_viewer_message(rec.viewer));
-      rc = CP_EXIT_UNDECIDED;
+    cp_viewer_status vs = cp_viewer_message(rec.viewer)[0]
+                              ? CP_VIEWER_BAD_INPUT /* a frame refused */
+                              : cp_viewer_write(rec.viewer, html);
+    if (vs != CP_VIEWER_OK) {
+      const char *m = cp_viewer_message(rec.viewer);
+      if (vs == CP_VIEWER_IO) fprintf(stderr, "complan: %s\n", m);
+      else fprintf(stderr, "complan: %s: %s\n", html, m);
+      unwritten = 1;
+      rc = vs == CP_VIEWER_IO ? CP_EXIT_BAD_INPUT : CP_EXIT_UNDECIDED;
     }
     cp_viewer_destroy(rec.viewer);
     rec.viewer = NULL;
+  }
+  if (rec.csv_out && !unwritten) {
+    cp_outfile *o = rec.csv_out;
+    rec.csv_out = NULL; /* committed or removed: not discarded again */
+    if (cp_outfile_commit(o, &err)) {
+      fprintf(stderr, "complan: %s\n", err.msg);
+      rc = strstr(err.msg, "out of memory") ? CP_EXIT_UNDECIDED
+                                            : CP_EXIT_BAD_INPUT;
+    }
+  }
+  if (rc == CP_EXIT_BAD_INPUT) {
+    free_recorders(&rec);
+    cp_world_destroy(w);
+    return rc;
   }
   char hash[17];
   snprintf(hash, sizeof hash, "%016" PRIx64, res.hash);

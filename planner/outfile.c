@@ -105,6 +105,14 @@ cp_outfile *cp_outfile_open(const char *path, cp_error *err) {
     cp_error_set(err, "", "out of memory");
     return NULL;
   }
+  /* A folder in the way: said now, before any work is done for it (a
+   * rename onto it would fail at the end). */
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    cp_error_set(err, "", "%s: cannot create: %s", path, strerror(EISDIR));
+    free_outfile(o);
+    return NULL;
+  }
   int fd = -1, e = EEXIST;
   for (int tries = 0; fd < 0 && e == EEXIST && tries < 100; ++tries) {
     memcpy(o->tmp, path, n - 8);

@@ -42,7 +42,8 @@ enum { CP_OUTFILE_MAX_PENDING = 32 };
 typedef struct cp_outfile cp_outfile;
 
 /// Creates the temporary file for path. Returns the handle, or NULL with
-/// err->msg "PATH: cannot create: REASON" (or "out of memory").
+/// err->msg "PATH: cannot create: REASON" (or "out of memory"); a folder
+/// at path is refused here ("Is a directory"), before anything is written.
 cp_outfile *cp_outfile_open(const char *path, cp_error *err);
 
 /// The stream to write to (buffered; errors stay on it until commit).

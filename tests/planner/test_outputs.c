@@ -552,9 +552,9 @@ static mode_t mode_of(const char *path) {
 
 /* A page that cannot be written: exit 2, nothing on stdout (the summary
  * and the JSON are not printed), the CSV not written either, no temporary
- * file left. Once where the page's temporary file cannot be created (no
- * such folder), once where it is made and the rename fails (a folder in the
- * way). */
+ * file left. Where the page's temporary file cannot be created (no such
+ * folder; a folder in the way), and where it is made and its rename fails
+ * (a folder put in the way while the write is held). */
 Test(outputs, unwritable_page_exit_2_and_nothing_left) {
   const char *db = in_dir("odd.sqlite");
   plan_into(odd_task(), db);
@@ -569,9 +569,8 @@ Test(outputs, unwritable_page_exit_2_and_nothing_left) {
       int rc = cpt_run(argv, &out, &err);
       cr_assert_eq(rc, 2, "page %d: exit %d; stderr %s", k, rc, err);
       cr_assert_str_eq(out, "", "page %d: stdout holds '%s'", k, out);
-      cr_assert(strstr(err, pages[k]) &&
-                    strstr(err, k ? "cannot create" : "cannot write"),
-                "%s", err);
+      cr_assert(strstr(err, pages[k]) && strstr(err, "cannot create"), "%s",
+                err);
       const char *keep[] = {"odd.urdf", "odd.json", "odd_task.json",
                             "odd.sqlite", "odd.sqlite-wal", "odd.sqlite-shm",
                             "page.html", NULL};
@@ -586,6 +585,63 @@ Test(outputs, unwritable_page_exit_2_and_nothing_left) {
   while (readdir(d)) ++n;
   closedir(d);
   cr_assert_eq(n, 2);
+  rmdir(in_dir("page.html"));
+
+  /* the rename fails: a folder appears at the page's name during the hold */
+  const char *fifo = in_dir("hold.fifo"), *page = in_dir("late.html");
+  cr_assert_eq(mkfifo(fifo, 0600), 0);
+  const char *argv[] = {"complan", "replay", "--db", db, "--csv",
+                        in_dir("out.csv"), "--html", page, "--json", NULL};
+  pid_t pid = spawn(argv, -1, fifo);
+  int fd = open(fifo, O_WRONLY);
+  cr_assert(fd >= 0);
+  cr_assert_eq(mkdir(page, 0755), 0);
+  close(fd);
+  int rc = wait_exit(pid);
+  char *out = captured('o'), *err = captured('e');
+  cr_assert_eq(rc, 2, "exit %d: %s", rc, err);
+  cr_assert_str_eq(out, "");
+  cr_assert(strstr(err, "late.html: cannot write: Is a directory"), "%s", err);
+  free(out);
+  free(err);
+  unlink(fifo);
+  rmdir(page);
+  const char *keep[] = {"odd.urdf", "odd.json", "odd_task.json",
+                        "odd.sqlite", "odd.sqlite-wal", "odd.sqlite-shm", NULL};
+  char list[1024];
+  cr_assert_eq(strays(keep, list, sizeof list), 0, "left:%s", list);
+}
+
+/* The same for simulate: a page or a CSV in a folder's way, with and
+ * without --json. */
+Test(outputs, simulate_unwritable_output_exit_2_and_nothing_left) {
+  const char *scene = odd_scene();
+  mkdir(in_dir("busy"), 0755);
+  const char *const runs[][2] = {{in_dir("s.csv"), in_dir("busy")},
+                                 {in_dir("busy"), in_dir("s.html")},
+                                 {in_dir("busy"), NULL}};
+  for (int k = 0; k < 3; ++k)
+    for (int json = 0; json < 2; ++json) {
+      const char *argv[12] = {"complan", "simulate", scene, "--duration",
+                              "0.01", "--csv", runs[k][0]};
+      int n = 7;
+      if (runs[k][1]) {
+        argv[n++] = "--html";
+        argv[n++] = runs[k][1];
+      }
+      if (json) argv[n++] = "--json";
+      argv[n] = NULL;
+      char *out, *err;
+      int rc = cpt_run(argv, &out, &err);
+      cr_assert_eq(rc, 2, "run %d: exit %d; stderr %s", k, rc, err);
+      cr_assert_str_eq(out, "", "run %d: stdout holds '%s'", k, out);
+      cr_assert(strstr(err, "busy: cannot create: Is a directory"), "%s", err);
+      const char *keep[] = {"odd.urdf", "odd.json", "busy", NULL};
+      char list[1024];
+      cr_assert_eq(strays(keep, list, sizeof list), 0, "left:%s", list);
+      free(out);
+      free(err);
+    }
 }
 
 /* SIGINT or SIGTERM while an output is being written (held at the hook,
@@ -690,11 +746,17 @@ Test(outputs, files_honour_the_umask) {
 Test(outputs, outfile_library) {
   cp_error err;
   mkdir(in_dir("busy"), 0755);
-  cp_outfile *o = cp_outfile_open(in_dir("busy"), &err);
+  cr_assert_null(cp_outfile_open(in_dir("busy"), &err));
+  cr_assert(strstr(err.msg, "busy: cannot create: Is a directory"), "%s",
+            err.msg);
+  cp_outfile *o = cp_outfile_open(in_dir("late"), &err);
   cr_assert(o);
   fputs("x\n", cp_outfile_stream(o));
+  mkdir(in_dir("late"), 0755); /* in the way of the rename */
   cr_assert_eq(cp_outfile_commit(o, &err), -1);
-  cr_assert(strstr(err.msg, "cannot write: Is a directory"), "%s", err.msg);
+  cr_assert(strstr(err.msg, "late: cannot write: Is a directory"), "%s",
+            err.msg);
+  rmdir(in_dir("late"));
 
   o = cp_outfile_open(in_dir("gone.txt"), &err);
   cr_assert(o);
