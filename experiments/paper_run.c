@@ -18,6 +18,7 @@
 
 #include "contact/lcpio.h"
 #include "contact/solve.h"
+#include "planner/outfile.h"
 
 cp_paper_options cp_paper_defaults(void) {
   cp_paper_options o;
@@ -443,17 +444,27 @@ static int mkdir_p(const char *path, cp_error *err) {
   return 0;
 }
 
+/* The output helper's message without its leading "PATH: " (the path goes
+ * to err->where). */
+static int outfile_error(cp_error *err, const char *path, const cp_error *e) {
+  size_t n = strlen(path);
+  const char *m = strncmp(e->msg, path, n) || e->msg[n] != ':' ? e->msg : e->msg + n + 2;
+  return cp_error_set(err, path, "%s", m);
+}
+
 int cp_paper_write_file(const char *dir, const char *name, const char *text, cp_error *err) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, name);
   if (!text) return cp_error_set(err, path, "out of memory");
-  FILE *f = fopen(path, "w");
-  if (!f) return cp_error_set(err, path, "cannot write: %s", strerror(errno));
+  /* Written to a temporary file and renamed (planner/outfile.h); its
+   * message "PATH: cannot ...: REASON" loses the path, now in where. */
+  cp_error e;
+  cp_outfile *o = cp_outfile_open(path, &e);
+  if (!o) return outfile_error(err, path, &e);
   size_t len = strlen(text);
-  int bad = fwrite(text, 1, len, f) != len;
-  if (len && text[len - 1] != '\n') bad |= fputc('\n', f) == EOF;
-  bad |= fclose(f) != 0;
-  if (bad) return cp_error_set(err, path, "write failed");
+  fwrite(text, 1, len, cp_outfile_stream(o));
+  if (len && text[len - 1] != '\n') fputc('\n', cp_outfile_stream(o));
+  if (cp_outfile_commit(o, &e)) return outfile_error(err, path, &e);
   return 0;
 }
 

@@ -24,6 +24,11 @@ unsigned long cp_json_alloc_failures(void) {
   return json_failures;
 }
 
+void cp_json_note_alloc_failure(void) {
+  (void)cp_json_alloc_failures();
+  ++json_failures;
+}
+
 json_t *cp_json_loadb(const char *text, size_t len, size_t flags,
                       json_error_t *je, int *nomem) {
   const unsigned long before = cp_json_alloc_failures();

@@ -43,6 +43,9 @@ json_t *cp_json_loadb(const char *text, size_t len, size_t flags,
 /// while this number moved is incomplete (planner/output.h's cp_json_print
 /// refuses to print it).
 unsigned long cp_json_alloc_failures(void);
+/// Counts a failed allocation of a document's part made outside jansson
+/// (e.g. a name for it), so that the document is refused as above.
+void cp_json_note_alloc_failure(void);
 
 /// out = parent + "." + key (or key at the root). Returns out.
 char *cp_json_path_key(char *out, const char *parent, const char *key);

@@ -12,6 +12,7 @@
 
 #include "contact/glpkout.h"
 #include "planner/output.h"
+#include "planner/outfile.h"
 
 static const char usage[] =
     "usage: complan COMMAND [ARGS]\n"
@@ -276,6 +277,8 @@ int cp_cli_main(int argc, char **argv) {
    * parallelism belongs to searches and experiments. */
   openblas_set_num_threads(1);
   cp_cli_output_begin();
+  /* An interrupted command leaves no temporary file (planner/outfile.h). */
+  cp_outfile_catch_signals();
   if (argc < 2) {
     fputs(usage, stderr);
     return CP_EXIT_BAD_INPUT;

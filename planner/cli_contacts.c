@@ -47,14 +47,13 @@ int cp_cli_contacts(int argc, char **argv) {
   cp_cli_scene_warnings(file, &scene);
 
   rc = CP_EXIT_ANSWERED;
-  char an[160], bn[160];
   if (json) {
     json_t *doc = json_object(), *list = json_array();
     for (int j = 0; j < scene.n_contacts; j++) {
       const cp_contact *c = &scene.contacts[j];
       json_t *o = json_object();
-      json_object_set_new(o, "a", json_string(cp_scene_ref_name(&scene, c->a, an, sizeof an)));
-      json_object_set_new(o, "b", json_string(cp_scene_ref_name(&scene, c->b, bn, sizeof bn)));
+      json_object_set_new(o, "a", json_string(cp_cli_ref_name(&scene, c->a, 0)));
+      json_object_set_new(o, "b", json_string(cp_cli_ref_name(&scene, c->b, 1)));
       json_object_set_new(o, "point", cp_json_vec(c->p, 3));
       json_object_set_new(o, "normal", cp_json_vec(c->n, 3));
       json_object_set_new(o, "depth", cp_json_num(c->depth));
@@ -76,8 +75,8 @@ int cp_cli_contacts(int argc, char **argv) {
       snprintf(pt, sizeof pt, "[%.4g, %.4g, %.4g]", c->p[0], c->p[1], c->p[2]);
       snprintf(nm, sizeof nm, "[%.4g, %.4g, %.4g]", c->n[0], c->n[1], c->n[2]);
       printf("%4d  %-18s %-18s %-32s %-26s %11.3g %6.3g\n", j,
-             cp_scene_ref_name(&scene, c->a, an, sizeof an),
-             cp_scene_ref_name(&scene, c->b, bn, sizeof bn), pt, nm, c->depth,
+             cp_cli_ref_name(&scene, c->a, 0),
+             cp_cli_ref_name(&scene, c->b, 1), pt, nm, c->depth,
              c->mu);
     }
   }

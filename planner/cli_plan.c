@@ -12,6 +12,7 @@
 #include "planner/cli.h"
 #include "planner/output.h"
 #include "planner/plan.h"
+#include "planner/statelayout.h"
 #include "planner/store.h"
 #include "planner/task.h"
 
@@ -67,12 +68,13 @@ static int print_plan(cp_store *st, const cp_task *task,
     fprintf(stderr, "complan: %s\n", cp_store_message(st));
     return -1;
   }
-  int size = 13 * task->scene.n_bodies + 2 * cp_scene_joint_count(&task->scene);
-  double *x = malloc((size_t)size * sizeof *x);
+  cp_state_layout lay;
+  int nomem = cp_state_layout_init(&lay, &task->scene);
+  int size = lay.n, slot = cp_state_body_at(&lay, task->goal.body_index);
+  cp_state_layout_free(&lay);
+  double *x = nomem ? NULL : malloc((size_t)(size + 1) * sizeof *x);
   double *v = malloc((size_t)(task->n_inputs + 1) * sizeof *v);
-  int slot = 0;
-  for (int b = 0; b < task->goal.body_index; ++b)
-    slot += !task->scene.bodies[b].fixed;
+  if (slot < 0) slot = 0; /* a free body (cp_plan_world checks) */
   printf("plan %lld (run %lld in %s): %ld action%s, cost %.6g, %.3g s of "
          "motion\n",
          (long long)r->plan_id, (long long)r->run_id, db, n - 1,
@@ -95,7 +97,7 @@ static int print_plan(cp_store *st, const cp_task *task,
       used += (size_t)snprintf(in + used, sizeof in - used, "%s%s=%.4g",
                                i ? " " : "", task->inputs[i].joint, v[i]);
     if (k == 0) snprintf(in, sizeof in, "(start)");
-    const double *p = x + 13 * slot;
+    const double *p = x + slot;
     printf("  %4ld %8.3f  %-*s  (%.4f, %.4f, %.4f)\n", k, node.time,
            14 * task->n_inputs, in, p[0], p[1], p[2]);
   }

@@ -1,14 +1,12 @@
 /* `complan replay [--db FILE] [--plan ID] [--verify] [--csv FILE]
  * [--html FILE [--tree]] [--json]` (docs/replay.md): thin;
  * planner/replay.h re-simulates and verifies, planner/viewer.h draws. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "planner/cli.h"
+#include "planner/outfile.h"
 #include "planner/output.h"
 #include "planner/replay.h"
 #include "planner/viewer.h"
@@ -29,7 +27,8 @@ static const char tail[] =
 
 typedef struct sink {
   const cp_replay *r;
-  FILE *csv;
+  FILE *csv;            /* the stream of csv_out */
+  cp_outfile *csv_out;  /* the CSV's temporary file (planner/outfile.h) */
   cp_viewer *viewer;
   int failed;           /* the viewer refused a frame */
   char msg[512];
@@ -86,29 +85,6 @@ static int make_viewer(cp_replay *r, int tree, cp_viewer **out) {
     return CP_EXIT_UNDECIDED;
   }
   return 0;
-}
-
-/* A temporary file next to path (renamed into place when complete). */
-static FILE *open_temp(const char *path, char **tmp) {
-  size_t n = strlen(path) + 16;
-  *tmp = malloc(n);
-  if (!*tmp) return NULL;
-  snprintf(*tmp, n, "%s.XXXXXX", path);
-  int fd = mkstemp(*tmp);
-  if (fd < 0) {
-    free(*tmp);
-    *tmp = NULL;
-    return NULL;
-  }
-  fchmod(fd, 0644);
-  FILE *f = fdopen(fd, "w");
-  if (!f) {
-    close(fd);
-    unlink(*tmp);
-    free(*tmp);
-    *tmp = NULL;
-  }
-  return f;
 }
 
 int cp_cli_replay(int argc, char **argv) {
@@ -172,16 +148,19 @@ int cp_cli_replay(int argc, char **argv) {
   sink s;
   memset(&s, 0, sizeof s);
   s.r = r;
-  char *csv_tmp = NULL;
   if (html_path) rc = make_viewer(r, tree, &s.viewer);
   if (!rc && csv_path) {
-    s.csv = open_temp(csv_path, &csv_tmp);
-    if (!s.csv) {
-      fprintf(stderr, "complan: %s: cannot create: %s\n", csv_path,
-              strerror(errno));
-      rc = CP_EXIT_BAD_INPUT;
+    s.csv_out = cp_outfile_open(csv_path, &err);
+    if (!s.csv_out) {
+      fprintf(stderr, "complan: %s\n", err.msg);
+      rc = strstr(err.msg, "out of memory") ? CP_EXIT_UNDECIDED
+                                            : CP_EXIT_BAD_INPUT;
     } else {
-      cp_replay_csv_header(r, s.csv);
+      s.csv = cp_outfile_stream(s.csv_out);
+      if (cp_replay_csv_header(r, s.csv)) {
+        fprintf(stderr, "complan: out of memory\n");
+        rc = CP_EXIT_UNDECIDED;
+      }
     }
   }
   cp_replay_result res;
@@ -206,34 +185,36 @@ int cp_cli_replay(int argc, char **argv) {
     }
   }
   /* Outputs of a complete re-simulation (also after a mismatch: they show
-   * what the plan does now); nothing of a failed one. */
+   * what the plan does now); nothing of a failed one. The page first: when
+   * it cannot be written, the CSV is discarded too. */
   int complete = ran && (rs == CP_REPLAY_OK || rs == CP_REPLAY_MISMATCH);
-  if (s.csv) {
-    int bad = ferror(s.csv);
-    bad |= fclose(s.csv) != 0;
-    if (complete && !bad && rename(csv_tmp, csv_path) == 0) {
-      csv_tmp[0] = '\0';
-    } else if (complete) {
-      fprintf(stderr, "complan: %s: cannot write: %s\n", csv_path,
-              strerror(errno));
-      rc = CP_EXIT_BAD_INPUT;
-    }
-    if (csv_tmp && csv_tmp[0]) unlink(csv_tmp);
-    free(csv_tmp);
-  }
+  int written = complete;
   if (s.viewer) {
     if (s.failed) {
       fprintf(stderr, "complan: %s: %s\n", html_path, s.msg);
       rc = CP_EXIT_UNDECIDED;
+      written = 0;
     } else if (complete &&
                cp_viewer_write(s.viewer, html_path) != CP_VIEWER_OK) {
       fprintf(stderr, "complan: %s\n", cp_viewer_message(s.viewer));
       rc = CP_EXIT_BAD_INPUT;
+      written = 0;
     }
     cp_viewer_destroy(s.viewer);
   }
+  if (s.csv_out) {
+    if (!written) {
+      cp_outfile_discard(s.csv_out);
+    } else if (cp_outfile_commit(s.csv_out, &err)) {
+      fprintf(stderr, "complan: %s\n", err.msg);
+      rc = CP_EXIT_BAD_INPUT;
+      written = 0;
+    }
+  }
 
-  if (complete) {
+  /* The summary only when every output was written: never on stdout with
+   * exit status 2 (docs/outputs.md). */
+  if (written) {
     if (json) {
       json_t *doc = json_object();
       json_object_set_new(doc, "plan", json_integer(cp_replay_plan_id(r)));

@@ -11,8 +11,11 @@
 
 #include "models/scene.h"
 #include "planner/cli.h"
+#include "planner/csv.h"
+#include "planner/outfile.h"
 #include "planner/output.h"
 #include "planner/simulate.h"
+#include "planner/statelayout.h"
 #include "planner/viewer.h"
 #include "planner/world.h"
 
@@ -29,7 +32,8 @@ static const char tail[] =
     "would not move with the bodies) unless --auto-contacts is given.\n"
     "\n"
     "exit status: 0 the run completed, 1 a step failed (the JSON status and\n"
-    "message say which and where), 2 bad input or usage.\n";
+    "message say which and where), 2 bad input or usage, or a CSV or page\n"
+    "that cannot be written (then nothing is written, nothing printed).\n";
 
 /* ---- frame recording -------------------------------------------------
  * Every recorder sees each recorded frame through record_frame() below
@@ -40,10 +44,11 @@ static const char tail[] =
  * cp_world_get_state() and cp_world_contacts() per frame and writes its
  * page after the run (next to the CSV's temp-file-and-rename). */
 typedef struct recorders {
-  FILE *csv;          /* NULL: no CSV */
-  double *x;          /* state scratch */
-  int n;
-  cp_viewer *viewer; /* NULL: no page (--html) */
+  cp_outfile *csv_out; /* NULL: no CSV; else its temporary file */
+  FILE *csv;           /* its stream */
+  cp_state_layout layout; /* columns of the header and of every row */
+  double *x;           /* state scratch */
+  cp_viewer *viewer;   /* NULL: no page (--html) */
 } recorders;
 
 static int record_frame(const cp_world *w, long step, void *user) {
@@ -51,33 +56,21 @@ static int record_frame(const cp_world *w, long step, void *user) {
   recorders *r = user;
   if (r->csv) {
     cp_world_get_state(w, r->x);
-    fprintf(r->csv, "%.17g", cp_world_time(w));
-    for (int i = 0; i < r->n; ++i) fprintf(r->csv, ",%.17g", r->x[i]);
+    cp_csv_state_row(r->csv, &r->layout, cp_world_time(w), r->x);
     if (fputc('\n', r->csv) == EOF) return -1;
   }
   if (r->viewer && cp_viewer_add_world(r->viewer, w) != CP_VIEWER_OK)
     return -1; /* the message stays on the viewer */
   return 0;
 }
-/* ---- end of frame recording ------------------------------------------ */
 
-static void csv_header(FILE *f, const cp_world *w) {
-  static const char *const bf[13] = {"x",  "y",  "z",  "qw", "qx", "qy", "qz",
-                                     "vx", "vy", "vz", "wx", "wy", "wz"};
-  const cp_scene *s = cp_world_scene(w);
-  fputs("t", f);
-  for (int i = 0; i < s->n_bodies; ++i) {
-    if (s->bodies[i].fixed) continue;
-    for (int k = 0; k < 13; ++k) fprintf(f, ",%s.%s", s->bodies[i].name, bf[k]);
-  }
-  for (int m = 0; m < s->n_manips; ++m)
-    for (int k = 0; k < s->manips[m].n; ++k)
-      if (!s->manips[m].joints[k].is_mimic) // the state's joint rows
-        fprintf(f, ",%s/%s.q,%s/%s.qd", s->manips[m].name,
-              s->manips[m].joints[k].name, s->manips[m].name,
-              s->manips[m].joints[k].name);
-  fputc('\n', f);
+static void free_recorders(recorders *r) {
+  cp_outfile_discard(r->csv_out); /* a committed one is NULL */
+  cp_viewer_destroy(r->viewer);
+  cp_state_layout_free(&r->layout);
+  free(r->x);
 }
+/* ---- end of frame recording ------------------------------------------ */
 
 static void progress(long step, long steps, void *user) {
   (void)user;
@@ -104,13 +97,11 @@ static json_t *final_json(const cp_world *w) {
   }
   json_object_set_new(fin, "bodies", bodies);
   json_t *joints = json_array();
-  char name[512];
   for (int m = 0; m < s->n_manips; ++m)
     for (int k = 0; k < s->manips[m].n; ++k) {
       const cp_joint *j = &s->manips[m].joints[k];
       json_t *o = json_object();
-      snprintf(name, sizeof name, "%s/%s", s->manips[m].name, j->name);
-      json_object_set_new(o, "name", json_string(name));
+      json_object_set_new(o, "name", json_string(cp_cli_joint_name(s, m, k, 0)));
       json_object_set_new(o, "position", cp_json_num(j->position));
       json_object_set_new(o, "velocity", cp_json_num(j->velocity));
       json_array_append_new(joints, o);
@@ -209,27 +200,27 @@ int cp_cli_simulate(int argc, char **argv) {
   }
 
   recorders rec = {0};
-  char *tmp = NULL;
   int rc = CP_EXIT_ANSWERED;
   if (csv) {
-    size_t n = strlen(csv) + 16;
-    tmp = malloc(n);
-    rec.n = cp_world_state_size(w);
-    rec.x = malloc(sizeof(double) * (size_t)(rec.n + 1));
-    if (tmp) snprintf(tmp, n, "%s.tmpXXXXXX", csv);
-    int fd = tmp && rec.x ? mkstemp(tmp) : -1;
-    if (fd < 0 || !(rec.csv = fdopen(fd, "w"))) {
-      fprintf(stderr, "complan: %s: cannot write the CSV file\n", csv);
-      if (fd >= 0) {
-        close(fd);
-        unlink(tmp);
-      }
-      free(tmp);
-      free(rec.x);
+    int nomem = cp_state_layout_init(&rec.layout, cp_world_scene(w)) ||
+                !(rec.x = malloc(sizeof(double) * (size_t)(rec.layout.n + 1)));
+    rec.csv_out = nomem ? NULL : cp_outfile_open(csv, &err);
+    if (!rec.csv_out) {
+      if (nomem) snprintf(err.msg, sizeof err.msg, "out of memory");
+      fprintf(stderr, "complan: %s\n", err.msg);
+      free_recorders(&rec);
       cp_world_destroy(w);
-      return CP_EXIT_BAD_INPUT;
+      return strstr(err.msg, "out of memory") ? CP_EXIT_UNDECIDED
+                                              : CP_EXIT_BAD_INPUT;
     }
-    csv_header(rec.csv, w);
+    rec.csv = cp_outfile_stream(rec.csv_out);
+    if (cp_csv_state_header(rec.csv, &rec.layout, cp_world_scene(w))) {
+      fprintf(stderr, "complan: out of memory\n");
+      free_recorders(&rec);
+      cp_world_destroy(w);
+      return CP_EXIT_UNDECIDED;
+    }
+    fputc('\n', rec.csv);
   }
   if (html) {
     char title[256];
@@ -239,12 +230,7 @@ int cp_cli_simulate(int argc, char **argv) {
     if (cp_viewer_create(cp_world_scene(w), &vo, &rec.viewer, &err) !=
         CP_VIEWER_OK) {
       fprintf(stderr, "complan: %s: %s\n", html, err.msg);
-      if (rec.csv) {
-        fclose(rec.csv);
-        unlink(tmp);
-      }
-      free(tmp);
-      free(rec.x);
+      free_recorders(&rec);
       cp_world_destroy(w);
       return CP_EXIT_UNDECIDED;
     }
@@ -261,24 +247,37 @@ int cp_cli_simulate(int argc, char **argv) {
   if (show && res.time_us_per_step * (double)res.steps > 1e6)
     fputc('\n', stderr);
   if (res.status != CP_WORLD_OK) rc = CP_EXIT_UNDECIDED;
-  if (rec.csv) {
-    int bad = ferror(rec.csv);
-    bad |= fclose(rec.csv) != 0;
-    if (bad || rename(tmp, csv)) {
-      fprintf(stderr, "complan: %s: cannot write the CSV file\n", csv);
-      unlink(tmp);
-      rc = CP_EXIT_UNDECIDED;
-    }
-  }
+  /* The outputs show the run up to where it stopped. The page first: when
+   * it cannot be written the CSV is discarded too. A file that cannot be
+   * written is exit 2 with nothing on stdout (docs/outputs.md). */
+  int unwritten = 0;
   if (rec.viewer) {
-    /* The page shows the run up to where it stopped, like the CSV. */
-    if (cp_viewer_message(rec.viewer)[0] ||
-        cp_viewer_write(rec.viewer, html) != CP_VIEWER_OK) {
-      fprintf(stderr, "complan: %s: %s\n", html,
-              cp_viewer_message(rec.viewer));
-      rc = CP_EXIT_UNDECIDED;
+    cp_viewer_status vs = cp_viewer_message(rec.viewer)[0]
+                              ? CP_VIEWER_BAD_INPUT /* a frame refused */
+                              : cp_viewer_write(rec.viewer, html);
+    if (vs != CP_VIEWER_OK) {
+      const char *m = cp_viewer_message(rec.viewer);
+      if (vs == CP_VIEWER_IO) fprintf(stderr, "complan: %s\n", m);
+      else fprintf(stderr, "complan: %s: %s\n", html, m);
+      unwritten = 1;
+      rc = vs == CP_VIEWER_IO ? CP_EXIT_BAD_INPUT : CP_EXIT_UNDECIDED;
     }
     cp_viewer_destroy(rec.viewer);
+    rec.viewer = NULL;
+  }
+  if (rec.csv_out && !unwritten) {
+    cp_outfile *o = rec.csv_out;
+    rec.csv_out = NULL; /* committed or removed: not discarded again */
+    if (cp_outfile_commit(o, &err)) {
+      fprintf(stderr, "complan: %s\n", err.msg);
+      rc = strstr(err.msg, "out of memory") ? CP_EXIT_UNDECIDED
+                                            : CP_EXIT_BAD_INPUT;
+    }
+  }
+  if (rc == CP_EXIT_BAD_INPUT) {
+    free_recorders(&rec);
+    cp_world_destroy(w);
+    return rc;
   }
   char hash[17];
   snprintf(hash, sizeof hash, "%016" PRIx64, res.hash);
@@ -325,8 +324,7 @@ int cp_cli_simulate(int argc, char **argv) {
              b->x[0], b->x[1], b->x[2], b->v[0], b->v[1], b->v[2]);
     }
   }
-  free(tmp);
-  free(rec.x);
+  free_recorders(&rec);
   cp_world_destroy(w);
   return rc;
 }

@@ -57,11 +57,8 @@ static const char *status_word(cp_lcp_status s) {
   return s == CP_LCP_SOLVED ? "solved" : s == CP_LCP_INFEASIBLE ? "no_solution" : "failed";
 }
 
-static const char *joint_name(const cp_scene *scene, const cp_system *sys, int r,
-                              char *buf, size_t n) {
-  const cp_chain *ch = &scene->manips[sys->joint_manip[r]];
-  snprintf(buf, n, "%s/%s", ch->name, ch->joints[sys->joint_index[r]].name);
-  return buf;
+static const char *joint_name(const cp_scene *scene, const cp_system *sys, int r) {
+  return cp_cli_joint_name(scene, sys->joint_manip[r], sys->joint_index[r], 0);
 }
 
 /* The objects' rows of u (6 per object: linear then angular) as JSON, each
@@ -82,11 +79,10 @@ static json_t *bodies_json(const cp_scene *scene, const cp_system *sys, const do
 /* The joints as JSON, each {"name", key: value[r], "effort": effort[r]}. */
 static json_t *joints_json(const cp_scene *scene, const cp_system *sys, const char *key,
                            const double *value, const double *effort) {
-  char name[256];
   json_t *joints = json_array();
   for (int r = 0; r < sys->n_l; r++) {
     json_t *j = json_object();
-    json_object_set_new(j, "name", json_string(joint_name(scene, sys, r, name, sizeof name)));
+    json_object_set_new(j, "name", json_string(joint_name(scene, sys, r)));
     json_object_set_new(j, key, cp_json_num(value[r]));
     json_object_set_new(j, "effort", cp_json_num(effort[r]));
     json_array_append_new(joints, j);
@@ -99,7 +95,6 @@ static json_t *joints_json(const cp_scene *scene, const cp_system *sys, const ch
 static void print_bodies_joints(const cp_scene *scene, const cp_system *sys, const double *u,
                                 const char *lin, const char *ang, const double *effort,
                                 const char *value_title, const char *effort_title) {
-  char name[256];
   if (sys->n_obj) {
     printf("\n%-16s %32s %32s\n", "body", lin, ang);
     for (int i = 0; i < sys->n_obj; i++) {
@@ -112,7 +107,7 @@ static void print_bodies_joints(const cp_scene *scene, const cp_system *sys, con
   if (sys->n_l) {
     printf("\n%-24s %14s %14s\n", "joint", value_title, effort_title);
     for (int r = 0; r < sys->n_l; r++)
-      printf("%-24s %14.6g %14.6g\n", joint_name(scene, sys, r, name, sizeof name),
+      printf("%-24s %14.6g %14.6g\n", joint_name(scene, sys, r),
              tidy(u[6 * sys->n_obj + r]), tidy(effort[r]));
   }
 }
@@ -125,7 +120,6 @@ static int quasistatic(const char *file, const cp_scene *scene, const cp_system 
   const int solved = res.info.status == CP_LCP_SOLVED;
   const char *status = status_word(res.info.status);
   int rc = solved || res.info.status == CP_LCP_INFEASIBLE ? CP_EXIT_ANSWERED : CP_EXIT_UNDECIDED;
-  char an[128], bn[128];
   const char *reason = res.info.reason[0] ? res.info.reason : cp_lcp_status_name(res.info.status);
   if (json) {
     json_t *doc = json_object();
@@ -145,8 +139,8 @@ static int quasistatic(const char *file, const cp_scene *scene, const cp_system 
       json_t *contacts = json_array();
       for (int j = 0; j < sys->n_c; j++) {
         json_t *c = json_object();
-        json_object_set_new(c, "a", json_string(cp_scene_ref_name(scene, scene->contacts[j].a, an, sizeof an)));
-        json_object_set_new(c, "b", json_string(cp_scene_ref_name(scene, scene->contacts[j].b, bn, sizeof bn)));
+        json_object_set_new(c, "a", json_string(cp_cli_ref_name(scene, scene->contacts[j].a, 0)));
+        json_object_set_new(c, "b", json_string(cp_cli_ref_name(scene, scene->contacts[j].b, 1)));
         json_object_set_new(c, "outcome", json_string(cp_outcome_name(res.outcome[j])));
         vec3_json(c, "force", res.force + 3 * j);
         vec3_json(c, "velocity", res.contact_velocity + 3 * j);
@@ -182,8 +176,8 @@ static int quasistatic(const char *file, const cp_scene *scene, const cp_system 
         for (int j = 0; j < sys->n_c; j++) {
           const double *f = res.force + 3 * j, *v = res.contact_velocity + 3 * j;
           printf("%-3d %-14s %-14s %-9s %10.4g %9.4g %9.4g %10.4g %9.4g %9.4g", j,
-                 cp_scene_ref_name(scene, scene->contacts[j].a, an, sizeof an),
-                 cp_scene_ref_name(scene, scene->contacts[j].b, bn, sizeof bn),
+                 cp_cli_ref_name(scene, scene->contacts[j].a, 0),
+                 cp_cli_ref_name(scene, scene->contacts[j].b, 1),
                  cp_outcome_name(res.outcome[j]), tidy(f[0]), tidy(f[1]), tidy(f[2]), tidy(v[0]), tidy(v[1]), tidy(v[2]));
           if (res.soft[j]) printf("   torsion %.4g N m, spin %.4g rad/s", res.torsion[j], res.spin[j]);
           printf("\n");
@@ -278,7 +272,6 @@ int cp_cli_solve(int argc, char **argv) {
   cp_problem_solve(&sys, &opt, &res);
   const int solved = res.info.status == CP_LCP_SOLVED;
   const char *status = status_word(res.info.status);
-  char name[256];
   int rc = solved || res.info.status == CP_LCP_INFEASIBLE ? CP_EXIT_ANSWERED : CP_EXIT_UNDECIDED;
 
   if (json) {
@@ -301,8 +294,8 @@ int cp_cli_solve(int argc, char **argv) {
       json_t *contacts = json_array();
       for (int j = 0; j < sys.n_c; j++) {
         json_t *c = json_object();
-        json_object_set_new(c, "a", json_string(cp_scene_ref_name(&scene, scene.contacts[j].a, name, sizeof name)));
-        json_object_set_new(c, "b", json_string(cp_scene_ref_name(&scene, scene.contacts[j].b, name, sizeof name)));
+        json_object_set_new(c, "a", json_string(cp_cli_ref_name(&scene, scene.contacts[j].a, 0)));
+        json_object_set_new(c, "b", json_string(cp_cli_ref_name(&scene, scene.contacts[j].b, 1)));
         json_object_set_new(c, "initial", json_string(sys.sliding[j] ? "sliding" : "rolling"));
         json_object_set_new(c, "outcome", json_string(cp_outcome_name(res.outcome[j])));
         vec3_json(c, "force", res.force + 3 * j);
@@ -348,11 +341,10 @@ int cp_cli_solve(int argc, char **argv) {
         printf("\n%-3s %-14s %-14s %-8s %-9s %30s %30s\n", "#", "a", "b", "initial", "outcome",
                "force (n, t, o) [N]", "acceleration (n, t, o)");
         for (int j = 0; j < sys.n_c; j++) {
-          char an[128], bn[128];
           const double *f = res.force + 3 * j, *a = res.accel + 3 * j;
           printf("%-3d %-14s %-14s %-8s %-9s %10.4g %9.4g %9.4g %10.4g %9.4g %9.4g\n", j,
-                 cp_scene_ref_name(&scene, scene.contacts[j].a, an, sizeof an),
-                 cp_scene_ref_name(&scene, scene.contacts[j].b, bn, sizeof bn),
+                 cp_cli_ref_name(&scene, scene.contacts[j].a, 0),
+                 cp_cli_ref_name(&scene, scene.contacts[j].b, 1),
                  sys.sliding[j] ? "sliding" : "rolling", cp_outcome_name(res.outcome[j]),
                  tidy(f[0]), tidy(f[1]), tidy(f[2]), tidy(a[0]), tidy(a[1]), tidy(a[2]));
           if (res.soft[j])

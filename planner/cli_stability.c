@@ -48,15 +48,13 @@ static const char *kind_text(cp_stability_kind k) {
   return "not decided";
 }
 
-/* Name of generalised row r's owner: a free body (rows 6i..6i+5) or a joint. */
-static void row_owner(const cp_scene *sc, const cp_system *sys, int r, char *buf, size_t n) {
-  if (r < 6 * sys->n_obj) {
-    snprintf(buf, n, "%s", sc->bodies[sys->obj_body[r / 6]].name);
-    return;
-  }
+/* Name of generalised row r's owner: a free body (rows 6i..6i+5) or a joint
+ * (cp_cli_ref_name's slot 2: any length). */
+static const char *row_owner(const cp_scene *sc, const cp_system *sys, int r) {
+  if (r < 6 * sys->n_obj)
+    return cp_cli_ref_name(sc, (cp_ref){sys->obj_body[r / 6], -1, -1}, 2);
   r -= 6 * sys->n_obj;
-  const cp_chain *ch = &sc->manips[sys->joint_manip[r]];
-  snprintf(buf, n, "%s/%s", ch->name, ch->joints[sys->joint_index[r]].name);
+  return cp_cli_joint_name(sc, sys->joint_manip[r], sys->joint_index[r], 2);
 }
 
 int cp_cli_stability(int argc, char **argv) {
@@ -107,11 +105,10 @@ int cp_cli_stability(int argc, char **argv) {
   int rc = (r.kind == CP_STABILITY_UNDECIDED || r.kind == CP_STABILITY_FAILED)
                ? CP_EXIT_UNDECIDED : CP_EXIT_ANSWERED;
   /* Moving owners: rows of the moving solution above the tolerance. */
-  char name[256], an[160], bn[160];
   json_t *moving = json_array();
   for (int i = 0; r.has_motion && i < sys.n_u; i++) {
     if (!(fabs(r.udot[i]) > r.acc_tol)) continue;
-    row_owner(&scene, &sys, i, name, sizeof name);
+    const char *name = row_owner(&scene, &sys, i);
     size_t n = json_array_size(moving);
     if (n && !strcmp(json_string_value(json_array_get(moving, n - 1)), name)) continue;
     json_array_append_new(moving, json_string(name));
@@ -126,8 +123,8 @@ int cp_cli_stability(int argc, char **argv) {
     json_t *cl = json_array();
     for (int j = 0; j < ncon; j++) {
       json_t *o = json_object();
-      json_object_set_new(o, "a", json_string(cp_scene_ref_name(&scene, con[j].a, an, sizeof an)));
-      json_object_set_new(o, "b", json_string(cp_scene_ref_name(&scene, con[j].b, bn, sizeof bn)));
+      json_object_set_new(o, "a", json_string(cp_cli_ref_name(&scene, con[j].a, 0)));
+      json_object_set_new(o, "b", json_string(cp_cli_ref_name(&scene, con[j].b, 1)));
       json_object_set_new(o, "point", cp_json_vec(con[j].p, 3));
       json_object_set_new(o, "normal", cp_json_vec(con[j].n, 3));
       json_object_set_new(o, "force", r.has_equilibrium ? cp_json_vec(r.force + 3 * j, 3) : json_null());
@@ -148,8 +145,7 @@ int cp_cli_stability(int argc, char **argv) {
       }
       for (int k = 0; k < sys.n_l; k++) {
         json_t *jj = json_object();
-        row_owner(&scene, &sys, 6 * sys.n_obj + k, name, sizeof name);
-        json_object_set_new(jj, "name", json_string(name));
+        json_object_set_new(jj, "name", json_string(row_owner(&scene, &sys, 6 * sys.n_obj + k)));
         json_object_set_new(jj, "acceleration", cp_json_num(r.udot[6 * sys.n_obj + k]));
         json_array_append_new(jl, jj);
       }
@@ -184,8 +180,8 @@ int cp_cli_stability(int argc, char **argv) {
       printf("  equilibrium contact forces (n, t, o) [N]:\n");
       for (int j = 0; j < ncon; j++)
         printf("    %-16s on %-16s [%.4g, %.4g, %.4g]\n",
-               cp_scene_ref_name(&scene, con[j].a, an, sizeof an),
-               cp_scene_ref_name(&scene, con[j].b, bn, sizeof bn), fabs(r.force[3 * j]) < 1e-10 ? 0.0 : r.force[3 * j],
+               cp_cli_ref_name(&scene, con[j].a, 0),
+               cp_cli_ref_name(&scene, con[j].b, 1), fabs(r.force[3 * j]) < 1e-10 ? 0.0 : r.force[3 * j],
                fabs(r.force[3 * j + 1]) < 1e-10 ? 0.0 : r.force[3 * j + 1],
                fabs(r.force[3 * j + 2]) < 1e-10 ? 0.0 : r.force[3 * j + 2]);
     }

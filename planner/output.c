@@ -54,6 +54,37 @@ int cp_cli_open_store(const char *db, int read_only, cp_store **st) {
   return s == CP_STORE_BAD_FILE ? CP_EXIT_BAD_INPUT : CP_EXIT_UNDECIDED;
 }
 
+/* Names of any length (docs/ranges.md): growable buffers, one per slot. */
+static const char *name_in_slot(int slot, const char *a, const char *b) {
+  static struct {
+    char *buf;
+    size_t cap;
+  } slots[CP_CLI_NAME_SLOTS];
+  if (slot < 0 || slot >= CP_CLI_NAME_SLOTS) slot = 0;
+  size_t need = strlen(a) + (b ? strlen(b) + 1 : 0) + 1;
+  if (need > slots[slot].cap) {
+    char *p = realloc(slots[slot].buf, need);
+    if (!p) {
+      cp_json_note_alloc_failure();
+      return "(name: out of memory)";
+    }
+    slots[slot].buf = p;
+    slots[slot].cap = need;
+  }
+  snprintf(slots[slot].buf, need, b ? "%s/%s" : "%s", a, b);
+  return slots[slot].buf;
+}
+
+const char *cp_cli_ref_name(const cp_scene *s, cp_ref r, int slot) {
+  if (r.body >= 0) return name_in_slot(slot, s->bodies[r.body].name, NULL);
+  return name_in_slot(slot, s->manips[r.manip].name,
+                      s->manips[r.manip].joints[r.link].link.name);
+}
+
+const char *cp_cli_joint_name(const cp_scene *s, int m, int k, int slot) {
+  return name_in_slot(slot, s->manips[m].name, s->manips[m].joints[k].name);
+}
+
 int cp_cli_usage_error(const char *cmd, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

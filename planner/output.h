@@ -38,6 +38,17 @@ void cp_cli_scene_warnings(const char *file, const cp_scene *scene);
 /// file that is not a complan database of this version, 1 for I/O.
 int cp_cli_open_store(const char *db, int read_only, cp_store **st);
 
+/// The name of a body ("box") or link ("arm/finger") for printing, however
+/// long: in one of CP_CLI_NAME_SLOTS buffers of the command line (slot
+/// 0..3, so that a printf can show two or more at once), valid until the
+/// next call with the same slot. Out of memory: "(name: out of memory)",
+/// counted as a failed allocation of the JSON document being built
+/// (cp_json_print then refuses it: no document with a wrong name).
+enum { CP_CLI_NAME_SLOTS = 4 };
+const char *cp_cli_ref_name(const cp_scene *s, cp_ref r, int slot);
+/// "MANIP/JOINT" of joint k of chain m, as cp_cli_ref_name.
+const char *cp_cli_joint_name(const cp_scene *s, int m, int k, int slot);
+
 /// Prints `complan: MSG` for usage errors and a hint to --help; returns 2.
 int cp_cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

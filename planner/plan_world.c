@@ -9,6 +9,7 @@
 
 #include "models/jsonread.h"
 #include "planner/plan.h"
+#include "planner/statelayout.h"
 #include "planner/world.h"
 
 struct cp_plan_world {
@@ -299,24 +300,37 @@ int cp_plan_world_create(const cp_task *task, int warm_start,
     if (b == task->goal.body_index) pw->goal_slot = 13 * pw->n_free;
     pw->free_body[pw->n_free++] = b;
   }
-  int row = 0;
-  for (int m = 0; m < sc->n_manips; ++m)
-    for (int j = 0; j < sc->manips[m].n && row < pw->n_joints; ++j, ++row)
-      pw->prismatic[row] = sc->manips[m].joints[j].type == CP_JOINT_PRISMATIC;
-  if (pw->n != 13 * pw->n_free + 2 * pw->n_joints || pw->goal_slot < 0) {
+  /* Joint rows and input rows from the state layout (planner/statelayout.h:
+   * mimic followers have no row; names of any length). */
+  cp_state_layout lay;
+  if (cp_state_layout_init(&lay, cp_world_scene(pw->world))) {
+    cp_plan_world_destroy(pw);
+    return cp_error_set(err, "", "out of memory");
+  }
+  for (int r = 0; r < lay.n_joints && r < pw->n_joints; ++r)
+    pw->prismatic[r] = sc->manips[lay.row_manip[r]].joints[lay.row_joint[r]]
+                           .type == CP_JOINT_PRISMATIC;
+  int bad_input = -1;
+  for (int i = 0; i < task->n_inputs && bad_input < 0; ++i)
+    if (cp_state_joint_row(&lay, cp_world_scene(pw->world),
+                           task->inputs[i].joint, NULL) != task->inputs[i].row)
+      bad_input = i;
+  int layout_n = lay.n;
+  cp_state_layout_free(&lay);
+  if (pw->n != layout_n || pw->n != 13 * pw->n_free + 2 * pw->n_joints ||
+      pw->goal_slot < 0) {
     cp_plan_world_destroy(pw);
     return cp_error_set(err, "scene",
                         "the world's state layout (%d numbers) does not match "
                         "the scene", pw->n);
   }
-  for (int i = 0; i < task->n_inputs; ++i)
-    if (cp_world_joint_index(pw->world, task->inputs[i].joint) !=
-        task->inputs[i].row) {
-      char where[CP_JSON_PATH_MAX];
-      snprintf(where, sizeof where, "inputs.%.150s", task->inputs[i].joint);
-      cp_plan_world_destroy(pw);
-      return cp_error_set(err, where, "the world does not know this joint");
-    }
+  if (bad_input >= 0) {
+    char where[CP_JSON_PATH_MAX];
+    snprintf(where, sizeof where, "inputs.%.150s",
+             task->inputs[bad_input].joint);
+    cp_plan_world_destroy(pw);
+    return cp_error_set(err, where, "the world does not know this joint");
+  }
   cp_world_get_state(pw->world, pw->x0);
   cp_search_problem *p = &pw->problem;
   p->n = p->m = p->key_n = pw->n;

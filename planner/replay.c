@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "planner/csv.h"
 #include "planner/plan.h"
+#include "planner/statelayout.h"
 
 struct cp_replay {
   cp_store *st;
@@ -15,6 +17,7 @@ struct cp_replay {
   cp_plan_world *pw;
   const cp_search_problem *prob;
   int n;                /* state size */
+  cp_state_layout layout; /* of the task's scene: names, CSV columns */
   long n_nodes;         /* plan nodes, start included */
   long *ids;            /* [n_nodes] node ids in the run */
   double *states;       /* [n_nodes][n] stored */
@@ -36,6 +39,7 @@ cp_replay_options cp_replay_defaults(void) {
 void cp_replay_close(cp_replay *r) {
   if (!r) return;
   cp_plan_world_destroy(r->pw);
+  cp_state_layout_free(&r->layout);
   cp_task_free(&r->task);
   free(r->ids);
   free(r->states);
@@ -217,6 +221,16 @@ cp_replay_status cp_replay_open(cp_store *st, int64_t plan_id,
       return open_fail(r, CP_REPLAY_BAD_INPUT);
     }
   }
+  if (cp_state_layout_init(&r->layout, &r->task.scene)) {
+    cp_error_set(err, "", "out of memory");
+    return open_fail(r, CP_REPLAY_NOMEM);
+  }
+  if (r->layout.n != r->n) {
+    cp_error_set(err, "", "plan %lld: the scene's state layout has %d "
+                 "numbers, the world's %d", (long long)plan_id, r->layout.n,
+                 r->n);
+    return open_fail(r, CP_REPLAY_BAD_INPUT);
+  }
   *out = r;
   return CP_REPLAY_OK;
 }
@@ -228,30 +242,18 @@ long cp_replay_length(const cp_replay *r) { return r->n_nodes - 1; }
 
 /* The body or joint and component of state entry i. */
 static void entry_name(const cp_replay *r, int i, char *buf, size_t size) {
-  static const char *const comp[13] = {"x",  "y",  "z",  "qw", "qx",
-                                       "qy", "qz", "vx", "vy", "vz",
-                                       "wx", "wy", "wz"};
+  static const char *const joint_comp[2] = {"position", "velocity"};
   const cp_scene *sc = &r->task.scene;
-  int k = 0;
-  for (int b = 0; b < sc->n_bodies; ++b) {
-    if (sc->bodies[b].fixed) continue;
-    if (i < 13 * (k + 1)) {
-      snprintf(buf, size, "body \"%s\" %s", sc->bodies[b].name,
-               comp[i - 13 * k]);
-      return;
-    }
-    ++k;
-  }
-  int j = (i - 13 * k) / 2, row = 0;
-  for (int m = 0; m < sc->n_manips; ++m)
-    for (int l = 0; l < sc->manips[m].n; ++l, ++row)
-      if (row == j) {
-        snprintf(buf, size, "joint \"%s/%s\" %s", sc->manips[m].name,
-                 sc->manips[m].joints[l].name,
-                 (i - 13 * k) % 2 ? "velocity" : "position");
-        return;
-      }
-  snprintf(buf, size, "state entry %d", i);
+  cp_state_entry e;
+  if (cp_state_entry_of(&r->layout, i, &e))
+    snprintf(buf, size, "state entry %d", i);
+  else if (!e.is_joint)
+    snprintf(buf, size, "body \"%s\" %s", sc->bodies[e.body].name,
+             e.component_name);
+  else
+    snprintf(buf, size, "joint \"%s/%s\" %s", sc->manips[e.manip].name,
+             sc->manips[e.manip].joints[e.joint].name,
+             joint_comp[e.component]);
 }
 
 static void observe(void *ctx, const cp_world *w) {
@@ -410,9 +412,8 @@ cp_replay_status cp_replay_tree(cp_replay *r, double **points, int **parent,
   *n = *n_path = 0;
   tree_ctx t;
   memset(&t, 0, sizeof t);
-  const cp_scene *sc = &r->task.scene;
-  for (int b = 0; b < sc->n_bodies && b < r->task.goal.body_index; ++b)
-    if (!sc->bodies[b].fixed) t.slot += 13;
+  t.slot = cp_state_body_at(&r->layout, r->task.goal.body_index);
+  if (t.slot < 0) t.slot = 0; /* a fixed goal body: cp_plan_world refuses */
   cp_store_status ss = cp_store_load_nodes(r->st, r->run_id, tree_node, &t);
   cp_replay_status status = CP_REPLAY_OK;
   int *par = NULL, *pth = NULL;
@@ -449,34 +450,22 @@ cp_replay_status cp_replay_tree(cp_replay *r, double **points, int **parent,
   return status;
 }
 
-/* ---- CSV -------------------------------------------------------------- */
+/* ---- CSV (planner/csv.h) --------------------------------------------- */
 
-void cp_replay_csv_header(const cp_replay *r, FILE *f) {
-  static const char *const comp[13] = {"x",  "y",  "z",  "qw", "qx",
-                                       "qy", "qz", "vx", "vy", "vz",
-                                       "wx", "wy", "wz"};
-  const cp_scene *sc = &r->task.scene;
-  fputs("t", f);
-  for (int b = 0; b < sc->n_bodies; ++b) {
-    if (sc->bodies[b].fixed) continue;
-    for (int c = 0; c < 13; ++c)
-      fprintf(f, ",%s.%s", sc->bodies[b].name, comp[c]);
-  }
-  for (int m = 0; m < sc->n_manips; ++m)
-    for (int l = 0; l < sc->manips[m].n; ++l)
-      fprintf(f, ",%s/%s.q,%s/%s.qd", sc->manips[m].name,
-              sc->manips[m].joints[l].name, sc->manips[m].name,
-              sc->manips[m].joints[l].name);
+int cp_replay_csv_header(const cp_replay *r, FILE *f) {
+  if (cp_csv_state_header(f, &r->layout, &r->task.scene)) return -1;
   fputs(",action", f);
-  for (int i = 0; i < r->task.n_inputs; ++i)
-    fprintf(f, ",%s.input", r->task.inputs[i].joint);
+  for (int i = 0; i < r->task.n_inputs; ++i) {
+    fputc(',', f);
+    if (cp_csv_fieldf(f, "%s.input", r->task.inputs[i].joint)) return -1;
+  }
   fputc('\n', f);
+  return 0;
 }
 
 void cp_replay_csv_row(const cp_replay *r, const cp_replay_frame *fr,
                        FILE *f) {
-  fprintf(f, "%.17g", fr->time);
-  for (int i = 0; i < fr->n; ++i) fprintf(f, ",%.17g", fr->state[i]);
+  cp_csv_state_row(f, &r->layout, fr->time, fr->state);
   fprintf(f, ",%ld", fr->action);
   for (int i = 0; i < r->task.n_inputs; ++i) {
     if (fr->values) fprintf(f, ",%.17g", fr->values[i]);

@@ -111,10 +111,12 @@ cp_replay_status cp_replay_tree(cp_replay *r, double **points, int **parent,
                                 int *n, int **path, int *n_path,
                                 cp_error *err);
 
-/// Writes the CSV header for the task's scene: t, per free body NAME.x ..
-/// NAME.wz, per joint NAME.q NAME.qd (the `simulate --csv` columns), then
-/// action and per input JOINT.input.
-void cp_replay_csv_header(const cp_replay *r, FILE *f);
+/// Writes the CSV header for the task's scene (RFC 4180, planner/csv.h): t,
+/// a column per state entry (planner/statelayout.h: per free body NAME.x ..
+/// NAME.wz, per joint row MANIP/JOINT.q MANIP/JOINT.qd; the `simulate --csv`
+/// columns), then action and per input JOINT.input. Returns 0, or -1 when
+/// out of memory. Header and rows come from the same layout: equal widths.
+int cp_replay_csv_header(const cp_replay *r, FILE *f);
 /// Writes one frame's row (numbers in %.17g: they read back exactly).
 void cp_replay_csv_row(const cp_replay *r, const cp_replay_frame *fr,
                        FILE *f);

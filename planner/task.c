@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "models/jsonread.h"
+#include "planner/statelayout.h"
 
 static char *dupn(const char *s, size_t n) {
   char *d = malloc(n + 1);
@@ -48,18 +49,15 @@ static int int_in(const json_t *v, const char *path, long lo, long hi,
   return 0;
 }
 
-/* A joint name "manip/joint" -> its system row; -1 when none. */
-static int joint_row(const cp_scene *s, const char *name) {
-  int row = 0;
-  for (int m = 0; m < s->n_manips; ++m) {
-    const cp_chain *c = &s->manips[m];
-    size_t k = strlen(c->name);
-    for (int j = 0; j < c->n; ++j, ++row)
-      if (!strncmp(name, c->name, k) && name[k] == '/' &&
-          !strcmp(name + k + 1, c->joints[j].name))
-        return row;
-  }
-  return -1;
+/* A joint name "manip/joint" -> its row in the world's state
+ * (planner/statelayout.h: mimic followers have none); -1 when no such joint,
+ * -2 for a mimic follower (*leader: its leader's name), -3 out of memory. */
+static int joint_row(const cp_scene *s, const char *name, const char **leader) {
+  cp_state_layout l;
+  if (cp_state_layout_init(&l, s)) return -3;
+  int row = cp_state_joint_row(&l, s, name, leader);
+  cp_state_layout_free(&l);
+  return row;
 }
 
 static int parse_scene(cp_task *t, const json_t *v, const char *task_dir,
@@ -135,7 +133,14 @@ static int parse_inputs(cp_task *t, const json_t *v, cp_error *err) {
     cp_json_path_key(p, "inputs", key);
     cp_task_input *ti = &t->inputs[i++];
     if (!(ti->joint = dupstr(key))) return cp_error_set(err, p, "out of memory");
-    ti->row = joint_row(&t->scene, key);
+    const char *leader = NULL;
+    ti->row = joint_row(&t->scene, key, &leader);
+    if (ti->row == -3) return cp_error_set(err, p, "out of memory");
+    if (ti->row == -2)
+      return cp_error_set(err, p,
+                          "joint \"%.60s\" mimics \"%.60s\": an input goes "
+                          "on the leader (the follower moves with it)",
+                          key, leader);
     if (ti->row < 0)
       return cp_error_set(err, p,
                           "no joint \"%.60s\" in the scene (expected "

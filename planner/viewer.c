@@ -6,17 +6,16 @@
  * classic script, cp_viewer_app_chunks is planner/viewer_app.js. */
 #include "planner/viewer.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "models/mesh.h"
 #include "models/vec3.h"
+#include "planner/outfile.h"
+#include "planner/statelayout.h"
 
 extern const char *const cp_viewer_js_chunks[];
 extern const char *const cp_viewer_app_chunks[];
@@ -43,10 +42,9 @@ struct cp_viewer {
   int n_entries;
   entry *e;
   int n_moving;
-  int n_free, n_joints, state_size;
+  cp_state_layout layout; /* where bodies and joints sit in a state */
   int n_manips;
   cp_chain *chains;      /* deep copies (cp_chain_copy) for kinematics */
-  int *joint_at;         /* state offset of each chain's first position */
   cp_link_state *ls;     /* scratch: the longest chain */
   /* frames */
   int n_frames, cap_frames;
@@ -120,7 +118,7 @@ void cp_viewer_destroy(cp_viewer *v) {
   free(v->e);
   for (int m = 0; m < v->n_manips; ++m) cp_chain_free(&v->chains[m]);
   free(v->chains);
-  free(v->joint_at);
+  cp_state_layout_free(&v->layout);
   free(v->ls);
   free(v->time);
   free(v->poses);
@@ -191,14 +189,14 @@ cp_viewer_status cp_viewer_create(const cp_scene *scene,
     cp_error_set(err, "", "out of memory");
     return CP_VIEWER_NOMEM;
   }
-  v->n_joints = cp_scene_joint_count(scene);
-  int n_links = v->n_joints, max_n = 1;
+  int n_links = 0, max_n = 1; /* every joint has a link, mimic or not */
+  for (int m = 0; m < scene->n_manips; ++m) n_links += scene->manips[m].n;
   v->e = calloc((size_t)(scene->n_bodies + n_links + 1), sizeof *v->e);
   v->n_manips = scene->n_manips;
   v->chains = calloc((size_t)scene->n_manips + 1, sizeof *v->chains);
-  v->joint_at = calloc((size_t)scene->n_manips + 1, sizeof *v->joint_at);
   v->title = strdup(opt->title ? opt->title : "complan");
-  if (!v->e || !v->chains || !v->joint_at || !v->title)
+  if (!v->e || !v->chains || !v->title ||
+      cp_state_layout_init(&v->layout, scene))
     return create_fail(v, CP_VIEWER_NOMEM, err, "", "out of memory");
 
   for (int b = 0; b < scene->n_bodies; ++b) {
@@ -228,17 +226,14 @@ cp_viewer_status cp_viewer_create(const cp_scene *scene,
       cp_v3_copy(e->pose, bd->x);
       memcpy(e->pose + 3, bd->q, 4 * sizeof(double));
     } else {
-      e->state_at = 13 * v->n_free++;
+      e->state_at = cp_state_body_at(&v->layout, b);
     }
   }
-  int at = 13 * v->n_free;
   for (int m = 0; m < scene->n_manips; ++m) {
     const cp_chain *c = &scene->manips[m];
     cp_chain *cc = &v->chains[m];
     if (cp_chain_copy(cc, c))
       return create_fail(v, CP_VIEWER_NOMEM, err, "", "out of memory");
-    v->joint_at[m] = at;
-    at += 2 * cp_chain_dofs(c); /* mimic followers are not in the state */
     if (c->n > max_n) max_n = c->n;
     for (int j = 0; j < c->n; ++j) {
       const cp_link *l = &cc->joints[j].link;
@@ -265,7 +260,6 @@ cp_viewer_status cp_viewer_create(const cp_scene *scene,
       e->link = j;
     }
   }
-  v->state_size = at;
   for (int i = 0; i < v->n_entries; ++i)
     if (!v->e[i].fixed) v->e[i].moving = v->n_moving++;
   v->ls = malloc((size_t)max_n * sizeof *v->ls);
@@ -302,7 +296,7 @@ cp_viewer_status cp_viewer_create(const cp_scene *scene,
   return CP_VIEWER_OK;
 }
 
-int cp_viewer_state_size(const cp_viewer *v) { return v->state_size; }
+int cp_viewer_state_size(const cp_viewer *v) { return v->layout.n; }
 int cp_viewer_frame_count(const cp_viewer *v) { return v->n_frames; }
 const char *cp_viewer_message(const cp_viewer *v) { return v->msg; }
 
@@ -324,9 +318,9 @@ cp_viewer_status cp_viewer_add_frame(cp_viewer *v, double t,
     return fail(v, CP_VIEWER_BAD_INPUT,
                 "frame %d: time %.17g is before the previous frame's %.17g",
                 f, t, v->time[f - 1]);
-  if (v->state_size > 0 && !state)
+  if (v->layout.n > 0 && !state)
     return fail(v, CP_VIEWER_BAD_INPUT, "frame %d: no state", f);
-  for (int i = 0; i < v->state_size; ++i)
+  for (int i = 0; i < v->layout.n; ++i)
     if (!isfinite(state[i]))
       return fail(v, CP_VIEWER_BAD_INPUT,
                   "frame %d: state entry %d is not finite", f, i);
@@ -373,12 +367,10 @@ cp_viewer_status cp_viewer_add_frame(cp_viewer *v, double t,
     if (!e->is_link) continue;
     if (e->manip != last_manip) {
       cp_chain *c = &v->chains[e->manip];
-      const double *q = state + v->joint_at[e->manip];
-      for (int j = 0; j < c->n; ++j)
-        if (!c->joints[j].is_mimic) {
-          c->joints[j].position = *q;
-          q += 2;
-        }
+      for (int j = 0; j < c->n; ++j) { /* mimic followers: not in x */
+        int at = cp_state_joint_at(&v->layout, e->manip, j);
+        if (at >= 0) c->joints[j].position = state[at];
+      }
       cp_chain_apply_mimic(c);
       cp_chain_kinematics(c, v->ls);
       last_manip = e->manip;
@@ -403,11 +395,11 @@ cp_viewer_status cp_viewer_add_frame(cp_viewer *v, double t,
 }
 
 cp_viewer_status cp_viewer_add_world(cp_viewer *v, const cp_world *w) {
-  if (cp_world_state_size(w) != v->state_size)
+  if (cp_world_state_size(w) != v->layout.n)
     return fail(v, CP_VIEWER_BAD_INPUT,
                 "the world's state has %d numbers, the viewer's scene %d",
-                cp_world_state_size(w), v->state_size);
-  double *x = malloc((size_t)(v->state_size + 1) * sizeof *x);
+                cp_world_state_size(w), v->layout.n);
+  double *x = malloc((size_t)(v->layout.n + 1) * sizeof *x);
   if (!x) return fail(v, CP_VIEWER_NOMEM, "out of memory");
   cp_world_get_state(w, x);
   const cp_world_contact *c = NULL;
@@ -676,42 +668,15 @@ cp_viewer_status cp_viewer_write(cp_viewer *v, const char *path) {
   if (v->n_frames == 0)
     return fail(v, CP_VIEWER_BAD_INPUT, "%s: a page needs at least one frame",
                 path);
-  size_t n = strlen(path) + 16;
-  char *tmp = malloc(n);
-  if (!tmp) return fail(v, CP_VIEWER_NOMEM, "out of memory");
-  snprintf(tmp, n, "%s.XXXXXX", path);
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
-    int e = errno;
-    free(tmp);
-    return fail(v, CP_VIEWER_IO, "%s: cannot create: %s", path, strerror(e));
+  /* A temporary file renamed into place, with the user's umask
+   * (planner/outfile.h). */
+  cp_error err;
+  cp_outfile *o = cp_outfile_open(path, &err);
+  if (o) {
+    write_page(v, cp_outfile_stream(o));
+    if (!cp_outfile_commit(o, &err)) return CP_VIEWER_OK;
   }
-  FILE *f = fdopen(fd, "w");
-  if (!f) {
-    int e = errno;
-    close(fd);
-    unlink(tmp);
-    free(tmp);
-    return fail(v, CP_VIEWER_IO, "%s: cannot write: %s", path, strerror(e));
-  }
-  write_page(v, f);
-  int bad = ferror(f);
-  int e = errno;
-  if (fclose(f) != 0 && !bad) {
-    bad = 1;
-    e = errno;
-  }
-  /* mkstemp makes the file 0600; a page is an ordinary document. */
-  if (!bad && chmod(tmp, 0644) != 0) { bad = 1; e = errno; }
-  if (!bad && rename(tmp, path) != 0) {
-    bad = 1;
-    e = errno;
-  }
-  if (bad) {
-    unlink(tmp);
-    free(tmp);
-    return fail(v, CP_VIEWER_IO, "%s: cannot write: %s", path, strerror(e));
-  }
-  free(tmp);
-  return CP_VIEWER_OK;
+  return fail(v, strstr(err.msg, "out of memory") ? CP_VIEWER_NOMEM
+                                                   : CP_VIEWER_IO,
+              "%s", err.msg);
 }
