@@ -6,43 +6,68 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
-/* Schema version 1 (docs/database.md documents every column). */
+/* The schema, version CP_STORE_SCHEMA_VERSION (docs/database.md documents
+ * every column). The one place the tables are defined: a new database runs
+ * all of it, and a migration from an older version runs it after its own
+ * ALTERs (hence IF NOT EXISTS and INSERT OR IGNORE). A table added here
+ * reaches old files through the migration with no further code. */
+#define SEARCHES_COLUMNS                                                    \
+  " id INTEGER PRIMARY KEY,"                                                \
+  " task_id INTEGER NOT NULL REFERENCES tasks(id),"                        \
+  " planner TEXT NOT NULL,"                                                 \
+  " options TEXT NOT NULL,"                                                 \
+  " seed INTEGER NOT NULL,"                                                 \
+  " status TEXT NOT NULL CHECK (status IN"                                  \
+  "   ('running', 'solved', 'not_found', 'limit', 'error', 'interrupted')),"\
+  " state_size INTEGER NOT NULL,"                                           \
+  " started TEXT NOT NULL DEFAULT (datetime('now')),"                       \
+  " updated TEXT,"                                                          \
+  " seconds REAL NOT NULL DEFAULT 0,"                                       \
+  " sessions INTEGER NOT NULL DEFAULT 1,"                                   \
+  " nodes INTEGER NOT NULL DEFAULT 0,"                                      \
+  " expansions INTEGER NOT NULL DEFAULT 0,"                                 \
+  " iterations INTEGER NOT NULL DEFAULT 0,"                                 \
+  " duplicates INTEGER NOT NULL DEFAULT 0,"                                 \
+  " rejected INTEGER NOT NULL DEFAULT 0,"                                   \
+  " steps INTEGER NOT NULL DEFAULT 0,"                                      \
+  " lcp_solves INTEGER NOT NULL DEFAULT 0,"                                 \
+  " pivots INTEGER NOT NULL DEFAULT 0,"                                     \
+  " fallbacks INTEGER NOT NULL DEFAULT 0,"                                  \
+  " warm_steps INTEGER NOT NULL DEFAULT 0,"                                 \
+  " rng BLOB,"                                                              \
+  " complan TEXT"
+#define SEARCHES_V1_COLUMNS                                                 \
+  "id, task_id, planner, options, seed, status, state_size, started,"       \
+  " updated, seconds, sessions, nodes, expansions, iterations, duplicates," \
+  " rejected, steps, lcp_solves, pivots, fallbacks, warm_steps, rng"
+
 static const char schema_sql[] =
-    "CREATE TABLE tasks ("
+    "CREATE TABLE IF NOT EXISTS tasks ("
     " id INTEGER PRIMARY KEY,"
     " hash TEXT NOT NULL UNIQUE,"
     " text TEXT NOT NULL,"
     " scene TEXT NOT NULL,"
     " scene_dir TEXT,"
     " path TEXT,"
-    " created TEXT NOT NULL DEFAULT (datetime('now')));"
-    "CREATE TABLE searches ("
-    " id INTEGER PRIMARY KEY,"
+    " created TEXT NOT NULL DEFAULT (datetime('now')),"
+    " inputs_stored INTEGER NOT NULL DEFAULT 0);"
+    /* Content-addressed input files: each distinct content once. */
+    "CREATE TABLE IF NOT EXISTS blobs ("
+    " sha256 TEXT PRIMARY KEY,"
+    " size INTEGER NOT NULL,"
+    " data BLOB NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS task_files ("
     " task_id INTEGER NOT NULL REFERENCES tasks(id),"
-    " planner TEXT NOT NULL,"
-    " options TEXT NOT NULL,"
-    " seed INTEGER NOT NULL,"
-    " status TEXT NOT NULL CHECK (status IN"
-    "   ('running', 'solved', 'not_found', 'limit', 'error')),"
-    " state_size INTEGER NOT NULL,"
-    " started TEXT NOT NULL DEFAULT (datetime('now')),"
-    " updated TEXT,"
-    " seconds REAL NOT NULL DEFAULT 0,"
-    " sessions INTEGER NOT NULL DEFAULT 1,"
-    " nodes INTEGER NOT NULL DEFAULT 0,"
-    " expansions INTEGER NOT NULL DEFAULT 0,"
-    " iterations INTEGER NOT NULL DEFAULT 0,"
-    " duplicates INTEGER NOT NULL DEFAULT 0,"
-    " rejected INTEGER NOT NULL DEFAULT 0,"
-    " steps INTEGER NOT NULL DEFAULT 0,"
-    " lcp_solves INTEGER NOT NULL DEFAULT 0,"
-    " pivots INTEGER NOT NULL DEFAULT 0,"
-    " fallbacks INTEGER NOT NULL DEFAULT 0,"
-    " warm_steps INTEGER NOT NULL DEFAULT 0,"
-    " rng BLOB);"
-    "CREATE TABLE nodes ("
+    " seq INTEGER NOT NULL,"
+    " kind TEXT NOT NULL,"
+    " path TEXT NOT NULL,"
+    " sha256 TEXT NOT NULL REFERENCES blobs(sha256),"
+    " PRIMARY KEY (task_id, seq));"
+    "CREATE TABLE IF NOT EXISTS searches (" SEARCHES_COLUMNS ");"
+    "CREATE TABLE IF NOT EXISTS nodes ("
     " search_id INTEGER NOT NULL REFERENCES searches(id),"
     " id INTEGER NOT NULL,"
     " parent INTEGER,"
@@ -67,7 +92,7 @@ static const char schema_sql[] =
     " warm BLOB,"
     " PRIMARY KEY (search_id, id),"
     " FOREIGN KEY (search_id, parent) REFERENCES nodes(search_id, id));"
-    "CREATE TABLE plans ("
+    "CREATE TABLE IF NOT EXISTS plans ("
     " id INTEGER PRIMARY KEY,"
     " search_id INTEGER NOT NULL REFERENCES searches(id),"
     " node INTEGER NOT NULL,"
@@ -77,18 +102,18 @@ static const char schema_sql[] =
     " created TEXT NOT NULL DEFAULT (datetime('now')),"
     " FOREIGN KEY (search_id, node) REFERENCES nodes(search_id, id));"
     /* OMPL's benchmark layout (Planner Arena reads it). */
-    "CREATE TABLE experiments ("
+    "CREATE TABLE IF NOT EXISTS experiments ("
     " id INTEGER PRIMARY KEY AUTOINCREMENT, name VARCHAR(512),"
     " totaltime REAL, timelimit REAL, memorylimit REAL, runcount INTEGER,"
     " version VARCHAR(128), hostname VARCHAR(1024), cpuinfo TEXT,"
     " date DATETIME, seed INTEGER, setup TEXT);"
-    "CREATE TABLE plannerConfigs ("
+    "CREATE TABLE IF NOT EXISTS plannerConfigs ("
     " id INTEGER PRIMARY KEY AUTOINCREMENT, name VARCHAR(512) NOT NULL,"
     " settings TEXT);"
-    "CREATE TABLE enums ("
+    "CREATE TABLE IF NOT EXISTS enums ("
     " name VARCHAR(512), value INTEGER, description TEXT,"
     " PRIMARY KEY (name, value));"
-    "CREATE TABLE runs ("
+    "CREATE TABLE IF NOT EXISTS runs ("
     " id INTEGER PRIMARY KEY AUTOINCREMENT, experimentid INTEGER,"
     " plannerid INTEGER,"
     " time REAL, memory REAL, status INTEGER, solved BOOLEAN,"
@@ -99,16 +124,57 @@ static const char schema_sql[] =
     " best_goal_distance REAL,"
     " FOREIGN KEY (experimentid) REFERENCES experiments(id) ON DELETE CASCADE,"
     " FOREIGN KEY (plannerid) REFERENCES plannerConfigs(id) ON DELETE CASCADE);"
-    "CREATE TABLE progress ("
+    "CREATE TABLE IF NOT EXISTS progress ("
     " runid INTEGER, time REAL, best_cost REAL, graph_states INTEGER,"
     " expansions INTEGER, best_goal_distance REAL,"
     " PRIMARY KEY (runid, time),"
     " FOREIGN KEY (runid) REFERENCES runs(id) ON DELETE CASCADE);"
-    "INSERT INTO enums VALUES ('status', 0, 'Unknown status'),"
+    "INSERT OR IGNORE INTO enums VALUES ('status', 0, 'Unknown status'),"
     " ('status', 1, 'Invalid start'), ('status', 2, 'Invalid goal'),"
     " ('status', 3, 'Unrecognized goal type'), ('status', 4, 'Timeout'),"
     " ('status', 5, 'Approximate solution'), ('status', 6, 'Exact solution'),"
-    " ('status', 7, 'Crash'), ('status', 8, 'Abort');";
+    " ('status', 7, 'Crash'), ('status', 8, 'Abort');"
+    /* complan assemble (planner/assembly_store.h, docs/assembly.md). */
+    "CREATE TABLE IF NOT EXISTS assembly_runs ("
+    " id INTEGER PRIMARY KEY,"
+    " created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),"
+    " scene TEXT NOT NULL,"
+    " status TEXT NOT NULL,"
+    " parts INTEGER NOT NULL,"
+    " directions INTEGER NOT NULL,"
+    " explored INTEGER NOT NULL,"
+    " stability_checks INTEGER NOT NULL,"
+    " seconds REAL NOT NULL,"
+    " blocked TEXT);"
+    "CREATE TABLE IF NOT EXISTS assembly_subassemblies ("
+    " run_id INTEGER NOT NULL REFERENCES assembly_runs(id) ON DELETE CASCADE,"
+    " mask TEXT NOT NULL,"
+    " parts TEXT NOT NULL,"
+    " n_parts INTEGER NOT NULL,"
+    " stable INTEGER,"
+    " feasible INTEGER NOT NULL,"
+    " dead_end INTEGER NOT NULL,"
+    " PRIMARY KEY (run_id, mask));"
+    "CREATE TABLE IF NOT EXISTS assembly_steps ("
+    " run_id INTEGER NOT NULL REFERENCES assembly_runs(id) ON DELETE CASCADE,"
+    " step INTEGER NOT NULL,"
+    " part TEXT NOT NULL,"
+    " dx REAL NOT NULL, dy REAL NOT NULL, dz REAL NOT NULL,"
+    " stability TEXT NOT NULL,"
+    " PRIMARY KEY (run_id, step));";
+
+/* Version 1 -> 2: tasks gain inputs_stored (0: the run's files were not
+ * stored; replay reads them from disk), searches gain complan (the build)
+ * and the 'interrupted' status (a CHECK constraint: the table is rebuilt,
+ * SQLite's documented procedure, with foreign keys off). The new tables come
+ * from schema_sql. */
+static const char migrate_v1_sql[] =
+    "ALTER TABLE tasks ADD COLUMN inputs_stored INTEGER NOT NULL DEFAULT 0;"
+    "CREATE TABLE searches_v2 (" SEARCHES_COLUMNS ");"
+    "INSERT INTO searches_v2 (" SEARCHES_V1_COLUMNS ") SELECT "
+    SEARCHES_V1_COLUMNS " FROM searches;"
+    "DROP TABLE searches;"
+    "ALTER TABLE searches_v2 RENAME TO searches;";
 
 enum {
   S_NODE,
@@ -144,7 +210,11 @@ struct cp_store {
   double seconds;
   double *scratch;
   size_t scratch_n;
+  int version;           /* the file's schema version (1 read-only, or 2) */
 };
+
+/* How long a second process waits for a lock (ms). */
+enum { BUSY_MS = 5000 };
 
 static double now(void) {
   struct timespec ts;
@@ -245,65 +315,183 @@ static int pragma_int(cp_store *st, const char *sql, int *out) {
   return rc;
 }
 
-static cp_store_status setup(cp_store *st, int read_only) {
-  int rc, version = 0, app = 0, tables = 0;
-  sqlite3_busy_timeout(st->db, 5000);
-  if ((rc = pragma_int(st, "PRAGMA user_version", &version)))
+/* What the file holds before complan writes into it. */
+typedef enum file_kind {
+  FILE_EMPTY,       /* no table: a new file */
+  FILE_CURRENT,     /* complan's, this schema version */
+  FILE_V1,          /* complan's, schema version 1 (migrated on write) */
+  FILE_ASSEMBLY,    /* unstamped, only assembly_* tables: written by an
+                       earlier `complan assemble` (adopted on write) */
+  FILE_FOREIGN      /* another application's or another version: refused */
+} file_kind;
+
+/* Classifies the open database; inside a transaction when writing, so that
+ * no other process creates or changes it between the reads. */
+static cp_store_status classify(cp_store *st, file_kind *kind) {
+  int rc, version = 0, app = 0, tables = 0, others = 0;
+  if ((rc = pragma_int(st, "PRAGMA user_version", &version)) ||
+      (rc = pragma_int(st, "PRAGMA application_id", &app)) ||
+      (rc = pragma_int(st, "SELECT count(*) FROM sqlite_master", &tables)) ||
+      (rc = pragma_int(st,
+                       "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE"
+                       " 'assembly\\_%' ESCAPE '\\' AND name NOT LIKE"
+                       " 'sqlite\\_autoindex\\_assembly\\_%' ESCAPE '\\'",
+                       &others)))
     return fail(st, rc, "cannot read the database");
-  if ((rc = pragma_int(st, "PRAGMA application_id", &app)))
-    return fail(st, rc, "cannot read the database");
-  if ((rc = pragma_int(st, "SELECT count(*) FROM sqlite_master", &tables)))
-    return fail(st, rc, "cannot read the database");
-  if (tables > 0 && app != CP_STORE_APPLICATION_ID)
-    return failf(st, CP_STORE_BAD_FILE,
-                 "an SQLite database of another application (application_id "
-                 "%d), not complan's",
-                 app);
-  if (tables > 0 && version != CP_STORE_SCHEMA_VERSION)
+  st->version = version;
+  if (tables == 0 && app == 0 && version == 0) *kind = FILE_EMPTY;
+  else if (app == CP_STORE_APPLICATION_ID && version == CP_STORE_SCHEMA_VERSION)
+    *kind = FILE_CURRENT;
+  else if (app == CP_STORE_APPLICATION_ID && version == 1) *kind = FILE_V1;
+  else if (app == 0 && version == 0 && others == 0) *kind = FILE_ASSEMBLY;
+  else {
+    *kind = FILE_FOREIGN;
+    if (app != CP_STORE_APPLICATION_ID)
+      return failf(st, CP_STORE_BAD_FILE,
+                   "an SQLite database of another application (application_id"
+                   " %d, user_version %d), not complan's; it is left untouched",
+                   app, version);
     return failf(st, CP_STORE_BAD_FILE,
                  "complan database schema version %d; this complan reads "
-                 "version %d only",
+                 "versions 1 to %d only; it is left untouched",
                  version, CP_STORE_SCHEMA_VERSION);
-  if ((rc = exec(st, "PRAGMA foreign_keys = ON")))
-    return fail(st, rc, "cannot enable foreign keys");
-  if (read_only && tables == 0)
-    return failf(st, CP_STORE_BAD_FILE, "empty: not a complan database");
-  if (read_only) return CP_STORE_OK;
-  if ((rc = exec(st, "PRAGMA journal_mode = WAL")))
-    return fail(st, rc, "cannot switch to WAL");
+  }
+  return CP_STORE_OK;
+}
+
+/* PRAGMA quick_check: "ok", or the first problem in msg. */
+static cp_store_status quick_check(cp_store *st) {
+  sqlite3_stmt *q;
+  int rc = sqlite3_prepare_v2(st->db, "PRAGMA quick_check(1)", -1, &q, NULL);
+  if (rc) return fail(st, rc, "cannot check the database");
+  rc = sqlite3_step(q);
+  char first[256] = "";
+  if (rc == SQLITE_ROW) {
+    const char *t = (const char *)sqlite3_column_text(q, 0);
+    snprintf(first, sizeof first, "%s", t ? t : "");
+  }
+  sqlite3_finalize(q);
+  if (rc != SQLITE_ROW) return fail(st, rc, "cannot check the database");
+  if (strcmp(first, "ok"))
+    return failf(st, CP_STORE_BAD_FILE,
+                 "damaged: PRAGMA quick_check says \"%.200s\"; nothing was "
+                 "written (copy what you need with sqlite3's .recover)",
+                 first);
+  return CP_STORE_OK;
+}
+
+/* The schema created, migrated or checked, in one transaction taken before
+ * the first read (BEGIN IMMEDIATE waits for a writer under the busy
+ * timeout): two processes creating the same file both succeed, one after
+ * the other; a foreign file is rolled back untouched. */
+static cp_store_status prepare_schema(cp_store *st) {
+  int rc;
+  file_kind kind;
+  cp_store_status s;
+  /* The common case first, under a read lock only (a writer elsewhere does
+   * not hold it up): a current complan file, checked. */
+  if ((rc = exec(st, "BEGIN"))) return fail(st, rc, "cannot read the database");
+  s = classify(st, &kind);
+  if (!s && kind == FILE_CURRENT) s = quick_check(st);
+  exec(st, "COMMIT");
+  if (s || kind == FILE_CURRENT) return s;
+  /* Anything to write: decided again under the write lock. */
+  if ((rc = exec(st, "BEGIN IMMEDIATE")))
+    return fail(st, rc, "cannot open for writing");
+  s = classify(st, &kind);
+  if (!s && kind != FILE_EMPTY) s = quick_check(st);
+  const char *what = "cannot create the schema";
+  if (!s && kind != FILE_CURRENT) {
+    if (kind == FILE_V1) {
+      what = "cannot migrate the database from schema version 1";
+      rc = exec(st, migrate_v1_sql);
+    }
+    char sql[96];
+    snprintf(sql, sizeof sql,
+             "PRAGMA user_version = %d; PRAGMA application_id = %d;",
+             CP_STORE_SCHEMA_VERSION, CP_STORE_APPLICATION_ID);
+    if (!rc) rc = exec(st, schema_sql);
+    if (!rc) rc = exec(st, sql);
+    if (rc) s = fail(st, rc, what);
+    st->version = CP_STORE_SCHEMA_VERSION;
+  }
+  if (!s && (rc = exec(st, "COMMIT"))) s = fail(st, rc, what);
+  if (s && !sqlite3_get_autocommit(st->db)) exec(st, "ROLLBACK");
+  return s;
+}
+
+/* PRAGMA journal_mode = WAL needs every other connection to let go of the
+ * file for a moment; SQLite does not wait for that under the busy timeout,
+ * so the switch is retried here for as long. */
+static cp_store_status switch_to_wal(cp_store *st) {
+  double t0 = now();
+  for (;;) {
+    sqlite3_stmt *q;
+    int rc = sqlite3_prepare_v2(st->db, "PRAGMA journal_mode = WAL", -1, &q,
+                                NULL);
+    if (rc) return fail(st, rc, "cannot switch to WAL");
+    rc = sqlite3_step(q);
+    int wal = rc == SQLITE_ROW &&
+              !sqlite3_stricmp((const char *)sqlite3_column_text(q, 0), "wal");
+    sqlite3_finalize(q);
+    if (wal) return CP_STORE_OK;
+    int base = rc & 0xff;
+    int retry = rc == SQLITE_ROW || base == SQLITE_BUSY || base == SQLITE_LOCKED;
+    if (!retry) return fail(st, rc, "cannot switch to WAL");
+    if (now() - t0 > BUSY_MS / 1000.0)
+      return rc == SQLITE_ROW
+                 ? failf(st, CP_STORE_BUSY,
+                         "cannot switch to WAL: another process keeps the "
+                         "database open in another journal mode")
+                 : fail(st, rc, "cannot switch to WAL");
+    sqlite3_sleep(5);
+  }
+}
+
+static cp_store_status setup(cp_store *st, int read_only) {
+  int rc;
+  sqlite3_busy_timeout(st->db, BUSY_MS);
+  cp_store_status s;
+  if (read_only) {
+    file_kind kind;
+    if ((rc = exec(st, "BEGIN"))) return fail(st, rc, "cannot read the database");
+    s = classify(st, &kind);
+    exec(st, "COMMIT");
+    if (s) return s;
+    if (kind == FILE_EMPTY || kind == FILE_ASSEMBLY)
+      return failf(st, CP_STORE_BAD_FILE,
+                   "%s: not a complan planner database",
+                   kind == FILE_EMPTY ? "empty" : "only assembly runs");
+    return CP_STORE_OK;
+  }
+  if ((s = prepare_schema(st))) return s;
+  if ((s = switch_to_wal(st))) return s;
   if ((rc = exec(st, "PRAGMA synchronous = NORMAL")))
     return fail(st, rc, "cannot set synchronous");
-  if (tables == 0) {
-    /* Create the schema once, atomically, even with two processes racing. */
-    if ((rc = exec(st, "BEGIN IMMEDIATE")))
-      return fail(st, rc, "cannot create the schema");
-    if ((rc = pragma_int(st, "SELECT count(*) FROM sqlite_master", &tables))) {
-      exec(st, "ROLLBACK");
-      return fail(st, rc, "cannot create the schema");
-    }
-    if (tables == 0) {
-      char sql[96];
-      snprintf(sql, sizeof sql,
-               "PRAGMA user_version = %d; PRAGMA application_id = %d;",
-               CP_STORE_SCHEMA_VERSION, CP_STORE_APPLICATION_ID);
-      if ((rc = exec(st, schema_sql)) || (rc = exec(st, sql))) {
-        cp_store_status s = fail(st, rc, "cannot create the schema");
-        exec(st, "ROLLBACK");
-        return s;
-      }
-    }
-    if ((rc = exec(st, "COMMIT"))) {
-      cp_store_status s = fail(st, rc, "cannot create the schema");
-      exec(st, "ROLLBACK");
-      return s;
-    }
-  }
+  if ((rc = exec(st, "PRAGMA foreign_keys = ON")))
+    return fail(st, rc, "cannot enable foreign keys");
   for (int k = 0; k < S_COUNT; ++k)
     if ((rc = sqlite3_prepare_v3(st->db, stmt_sql[k], -1,
                                  SQLITE_PREPARE_PERSISTENT, &st->stmt[k],
                                  NULL)))
       return fail(st, rc, "cannot prepare a statement");
   return CP_STORE_OK;
+}
+
+/* A database is a regular file (or a new one): a FIFO would block SQLite's
+ * open, a directory or device is not a database. */
+static cp_store_status check_file_type(cp_store *st, const char *path) {
+  struct stat sb;
+  if (stat(path, &sb) != 0) return CP_STORE_OK; /* absent: SQLite says */
+  if (S_ISREG(sb.st_mode)) return CP_STORE_OK;
+  const char *what = S_ISFIFO(sb.st_mode)  ? "a FIFO"
+                     : S_ISDIR(sb.st_mode) ? "a directory"
+                     : S_ISCHR(sb.st_mode) ? "a character device"
+                     : S_ISBLK(sb.st_mode) ? "a block device"
+                     : S_ISSOCK(sb.st_mode) ? "a socket"
+                                            : "not a regular file";
+  return failf(st, CP_STORE_BAD_FILE,
+               "it is %s; a database is a regular file", what);
 }
 
 cp_store_status cp_store_open(const char *path, int read_only,
@@ -315,14 +503,12 @@ cp_store_status cp_store_open(const char *path, int read_only,
     return CP_STORE_NOMEM;
   }
   snprintf(st->path, sizeof st->path, "%s", path);
-  int flags = read_only ? SQLITE_OPEN_READONLY
-                        : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-  int rc = sqlite3_open_v2(path, &st->db, flags, NULL);
-  cp_store_status s;
-  if (rc) {
-    s = fail(st, rc, "cannot open");
-  } else {
-    s = setup(st, read_only);
+  cp_store_status s = check_file_type(st, path);
+  if (s == CP_STORE_OK) {
+    int flags = read_only ? SQLITE_OPEN_READONLY
+                          : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    int rc = sqlite3_open_v2(path, &st->db, flags, NULL);
+    s = rc ? fail(st, rc, "cannot open") : setup(st, read_only);
   }
   if (s != CP_STORE_OK) {
     snprintf(msg, size, "%s", st->message);
@@ -332,6 +518,8 @@ cp_store_status cp_store_open(const char *path, int read_only,
   *out = st;
   return CP_STORE_OK;
 }
+
+struct sqlite3 *cp_store_sqlite(cp_store *st) { return st->db; }
 
 void cp_store_close(cp_store *st) {
   if (!st) return;

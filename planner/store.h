@@ -31,7 +31,7 @@
 extern "C" {
 #endif
 
-#define CP_STORE_SCHEMA_VERSION 1
+#define CP_STORE_SCHEMA_VERSION 2
 #define CP_STORE_APPLICATION_ID 0x43504c4e
 
 typedef enum cp_store_status {
@@ -41,6 +41,7 @@ typedef enum cp_store_status {
   CP_STORE_IO,         ///< cannot write: read-only file, disk full, I/O
   CP_STORE_NOT_FOUND,  ///< no such run / plan
   CP_STORE_NOMEM,
+  CP_STORE_CHANGED,    ///< a resume whose inputs changed (message: which)
   CP_STORE_ERROR       ///< any other SQLite failure (message says which)
 } cp_store_status;
 
@@ -49,8 +50,23 @@ typedef struct cp_store cp_store;
 /// Opens (read_only = 0: creating it when absent) a database and checks or
 /// creates the schema. On failure *out is NULL and msg (size bytes) says why
 /// and names the file.
+///
+/// Writing (read_only = 0): the file must be a regular file or absent. In
+/// one transaction taken before anything is read (BEGIN IMMEDIATE, which
+/// waits for another writer under the busy timeout), a new or empty file
+/// gets the whole schema and complan's stamp; a schema-version-1 file is
+/// migrated; an unstamped file holding only assembly_* tables (written by
+/// an older `complan assemble`) is adopted; a complan file passes PRAGMA
+/// quick_check first. Then the journal switches to WAL, retried for the
+/// busy timeout. Anything else (another application's file, another
+/// version, a damaged file) is refused with CP_STORE_BAD_FILE and left as
+/// it was. Reading: versions 1 and 2 are read as they are.
 cp_store_status cp_store_open(const char *path, int read_only,
                               cp_store **out, char *msg, size_t size);
+/// The store's SQLite handle, for the planner's other table writers
+/// (planner/assembly_store.c): they use the tables of this schema and their
+/// own transactions, never PRAGMAs.
+struct sqlite3 *cp_store_sqlite(cp_store *st);
 void cp_store_close(cp_store *st);
 const char *cp_store_message(const cp_store *st);
 /// Seconds spent inside the store's writes so far.
