@@ -72,10 +72,39 @@ const char *cp_store_message(const cp_store *st);
 /// Seconds spent inside the store's writes so far.
 double cp_store_seconds(const cp_store *st);
 
-/// The task row for this task text (inserted when new). Returns its id in
-/// *task_id.
+/// The task row for these inputs (cp_task_hash: the task text and every
+/// file it was built from), inserted when new together with the bytes of
+/// every file (table blobs, each content once) and their list (task_files),
+/// in one transaction. Returns its id in *task_id.
 cp_store_status cp_store_task(cp_store *st, const cp_task *task,
                               const char *path, int64_t *task_id);
+
+/// A file stored with a task (a cp_task_file read back): kind, path as the
+/// loader asked for it, the bytes (NUL appended) and their SHA-256, checked
+/// when read.
+typedef struct cp_store_file {
+  char kind[8];
+  char *path;
+  char *data;
+  size_t size;
+  char sha256[65];
+} cp_store_file;
+
+/// The files stored with task_id in reading order (*files malloc'd: free
+/// with cp_store_files_free); none for a task from a version-1 database. A
+/// file whose bytes are missing or do not hash to their SHA-256 is
+/// CP_STORE_BAD_FILE.
+cp_store_status cp_store_task_files(cp_store *st, int64_t task_id,
+                                    cp_store_file **files, int *n);
+void cp_store_files_free(cp_store_file *files, int n);
+
+/// Before starting a fresh run under --resume when task_id has no run to
+/// resume: CP_STORE_CHANGED, the message naming the first input that
+/// differs (the task text, the scene, a URDF or a mesh file), when a
+/// resumable run exists for the same task text or task path but other
+/// inputs; CP_STORE_OK when none does.
+cp_store_status cp_store_resume_check(cp_store *st, const cp_task *task,
+                                      const char *path, int64_t task_id);
 
 /// A search run being started: planner, options (JSON text: search and
 /// world options), seed, state size. The run's status is "running".
@@ -98,6 +127,10 @@ typedef struct cp_store_run {
   cp_search_stats stats;
   long nodes;
 } cp_store_run;
+
+/// A session more for run_id (searches.sessions + 1): called when a run is
+/// resumed.
+cp_store_status cp_store_run_resumed(cp_store *st, int64_t run_id);
 
 /// The latest run of task_id whose status is "running" or "limit";
 /// CP_STORE_NOT_FOUND when none.
@@ -150,6 +183,8 @@ cp_store_status cp_store_list(cp_store *st, json_t **out);
 /// task from these rather than from files that may have changed.
 typedef struct cp_store_task_row {
   char *text, *scene, *scene_dir, *path;
+  int inputs_stored;      ///< 1: every file is in cp_store_task_files; 0: a
+                          ///< task from schema version 1 (files on disk)
 } cp_store_task_row;
 cp_store_status cp_store_load_task(cp_store *st, int64_t task_id,
                                    cp_store_task_row *row);

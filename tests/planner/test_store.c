@@ -207,6 +207,15 @@ Test(store, resume_after_a_limit_continues_the_same_run) {
   cr_assert_neq(r3.run_id, r1.run_id);
   cr_assert_eq(r3.nodes, r2.nodes, "the same search from scratch");
   cp_store_close(st);
+  /* Sessions: two for the resumed run, one for the fresh one (issue 21). */
+  sqlite3 *db;
+  sqlite3_open(path, &db);
+  char sql[96];
+  snprintf(sql, sizeof sql, "SELECT sessions FROM searches WHERE id = %lld", (long long)r1.run_id);
+  cr_assert_eq(synth_query_int(db, sql), 2);
+  snprintf(sql, sizeof sql, "SELECT sessions FROM searches WHERE id = %lld", (long long)r3.run_id);
+  cr_assert_eq(synth_query_int(db, sql), 1);
+  sqlite3_close(db);
   cp_task_free(&task);
   unlink(path);
   free(path);
