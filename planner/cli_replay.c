@@ -65,10 +65,11 @@ static int make_viewer(cp_replay *r, int tree, cp_viewer **out) {
   cp_error err;
   memset(&err, 0, sizeof err);
   if (tree) {
-    if (cp_replay_tree(r, &pts, &parent, &n, &path, &n_path, &err) !=
-        CP_REPLAY_OK) {
+    cp_replay_status ts = cp_replay_tree(r, &pts, &parent, &n, &path, &n_path, &err);
+    if (ts != CP_REPLAY_OK) {
       fprintf(stderr, "complan: replay --tree: %s\n", err.msg);
-      return CP_EXIT_UNDECIDED;
+      /* a damaged database is bad input (exit 2) */
+      return ts == CP_REPLAY_BAD_INPUT ? CP_EXIT_BAD_INPUT : CP_EXIT_UNDECIDED;
     }
     vt.n = n;
     vt.points = pts;

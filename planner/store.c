@@ -247,6 +247,18 @@ static cp_store_status fail(cp_store *st, int rc, const char *what) {
     s = CP_STORE_IO;
     break;
   case SQLITE_NOMEM: s = CP_STORE_NOMEM; break;
+  case SQLITE_MISMATCH:
+    s = CP_STORE_BAD_FILE;
+    hint = " (a damaged database)";
+    break;
+  case SQLITE_ERROR:
+    /* A stamped file without complan's tables or columns: damaged. */
+    if (st->db && (strstr(sqlite3_errmsg(st->db), "no such table") ||
+                   strstr(sqlite3_errmsg(st->db), "no such column"))) {
+      s = CP_STORE_BAD_FILE;
+      hint = " (the file's tables are not complan's: a damaged database)";
+    }
+    break;
   case SQLITE_TOOBIG: s = CP_STORE_BAD_FILE; break;
   case SQLITE_CONSTRAINT:
     hint = " (is another process extending the same run? resume it from "
@@ -887,6 +899,7 @@ cp_store_status cp_store_load_nodes(cp_store *st, int64_t run_id,
       &run_id, 1, "cannot read the nodes", &q);
   if (s) return s;
   int rc;
+  long expect = 0;
   while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
     cp_search_node n;
     memset(&n, 0, sizeof n);
@@ -894,6 +907,18 @@ cp_store_status cp_store_load_nodes(cp_store *st, int64_t run_id,
     n.parent = sqlite3_column_type(q, 1) == SQLITE_NULL
                    ? -1
                    : (long)sqlite3_column_int64(q, 1);
+    /* Ids 0, 1, 2, ... and each parent an earlier node: a hostile or
+     * damaged file cannot give the search a cycle or a gap. */
+    if (n.id != expect++ || (n.id > 0 && (n.parent < 0 || n.parent >= n.id)) ||
+        (n.id == 0 && n.parent >= 0)) {
+      s = failf(st, CP_STORE_BAD_FILE,
+                "node %ld of run %lld: %s (a damaged database)", n.id,
+                (long long)run_id,
+                n.id != expect - 1 ? "ids are not 0, 1, 2, ... in order"
+                : n.id == 0        ? "the start node has a parent"
+                                   : "its parent is not an earlier node");
+      break;
+    }
     n.depth = sqlite3_column_int(q, 2);
     n.time = sqlite3_column_double(q, 3);
     n.cost = sqlite3_column_double(q, 4);
@@ -938,7 +963,9 @@ cp_store_status cp_store_load_nodes(cp_store *st, int64_t run_id,
                           : sqlite3_column_double(q, 15);
     if (fn(ctx, &n, st->scratch, sqlite3_column_blob(q, 17),
            (size_t)sqlite3_column_bytes(q, 17))) {
-      s = failf(st, CP_STORE_ERROR, "node %ld could not be restored", n.id);
+      s = failf(st, CP_STORE_BAD_FILE,
+                "node %ld of run %lld could not be restored (its row does not "
+                "fit the run: a damaged database)", n.id, (long long)run_id);
       break;
     }
   }
@@ -956,7 +983,8 @@ cp_store_status cp_store_load_node(cp_store *st, int64_t run_id, long id,
       st,
       "SELECT parent, depth, time, cost, state, action, inputs, steps,"
       " lcp_solves, pivots, fallbacks, warm_steps, outcome, message, flags,"
-      " goal_distance FROM nodes WHERE search_id = ? AND id = ?",
+      " goal_distance, (SELECT state_size FROM searches WHERE id = search_id)"
+      " FROM nodes WHERE search_id = ? AND id = ?",
       ids, 2, "cannot read a node", &q);
   if (rs == CP_STORE_NOT_FOUND)
     return failf(st, rs, "no node %ld in run %lld", id, (long long)run_id);
@@ -968,12 +996,32 @@ cp_store_status cp_store_load_node(cp_store *st, int64_t run_id, long id,
   n->depth = sqlite3_column_int(q, 1);
   n->time = sqlite3_column_double(q, 2);
   n->cost = sqlite3_column_double(q, 3);
-  int nx = sqlite3_column_bytes(q, 4) / (int)sizeof(double);
-  if (x) memcpy(x, sqlite3_column_blob(q, 4),
-                (size_t)(nx < cap ? nx : cap) * sizeof(double));
   n->action = sqlite3_column_type(q, 5) == SQLITE_NULL
                   ? -1 : (long)sqlite3_column_int64(q, 5);
-  int nv = sqlite3_column_bytes(q, 6) / (int)sizeof(double);
+  /* Blob sizes against the layout: the run's state_size doubles of state;
+   * cap_v input values (the task's inputs) for a node made by an action. */
+  int xb = sqlite3_column_bytes(q, 4), vb = sqlite3_column_bytes(q, 6);
+  int size = sqlite3_column_int(q, 16);
+  const char *bad = NULL;
+  int got = 0, want = 0;
+  if (xb != size * (int)sizeof(double)) {
+    bad = "state";
+    got = xb, want = size;
+  } else if (values && n->action >= 0 && vb != cap_v * (int)sizeof(double)) {
+    bad = "inputs";
+    got = vb, want = cap_v;
+  }
+  if (bad) {
+    sqlite3_finalize(q);
+    return failf(st, CP_STORE_BAD_FILE,
+                 "node %ld of run %lld: %s of %d bytes where %d doubles were "
+                 "expected (a damaged database)",
+                 id, (long long)run_id, bad, got, want);
+  }
+  int nx = xb / (int)sizeof(double);
+  if (x) memcpy(x, sqlite3_column_blob(q, 4),
+                (size_t)(nx < cap ? nx : cap) * sizeof(double));
+  int nv = vb / (int)sizeof(double);
   if (n_v) *n_v = nv;
   if (values && nv > 0)
     memcpy(values, sqlite3_column_blob(q, 6),
@@ -984,8 +1032,14 @@ cp_store_status cp_store_load_node(cp_store *st, int64_t run_id, long id,
   n->fallbacks = sqlite3_column_int(q, 10);
   n->warm_steps = sqlite3_column_int(q, 11);
   const char *oc = (const char *)sqlite3_column_text(q, 12);
-  if (!oc || cp_expand_outcome_parse(oc, &n->outcome))
-    n->outcome = CP_OUTCOME_SOLVER_FAILED;
+  if (!oc || cp_expand_outcome_parse(oc, &n->outcome)) {
+    cp_store_status s = failf(st, CP_STORE_BAD_FILE,
+                              "node %ld of run %lld: unknown outcome \"%.40s\" "
+                              "(a damaged database)",
+                              id, (long long)run_id, oc ? oc : "");
+    sqlite3_finalize(q);
+    return s;
+  }
   const char *m = (const char *)sqlite3_column_text(q, 13);
   snprintf(n->message, sizeof n->message, "%s", m ? m : "");
   n->flags = sqlite3_column_int(q, 14);
@@ -1185,20 +1239,27 @@ cp_store_status cp_store_plan_nodes(cp_store *st, int64_t plan_id,
   *ids = NULL;
   *n = 0;
   sqlite3_stmt *q;
+  /* The walk from the plan's node to the start, guarded against a hostile
+   * or damaged file: each step must go to a smaller id (nodes are stored in
+   * creation order, a parent before its children), so a cycle cannot be
+   * followed, and it stops after as many steps as the run has nodes. */
   cp_store_status ps = prepare_ids(
       st,
-      "WITH RECURSIVE path(id, parent, depth) AS ("
-      " SELECT n.id, n.parent, n.depth FROM nodes n JOIN plans p"
+      "WITH RECURSIVE path(id, parent, k) AS ("
+      " SELECT n.id, n.parent, 0 FROM nodes n JOIN plans p"
       "  ON p.search_id = n.search_id AND p.node = n.id WHERE p.id = ?1"
-      " UNION ALL SELECT n.id, n.parent, n.depth FROM nodes n JOIN path"
-      "  ON n.id = path.parent"
-      "  AND n.search_id = (SELECT search_id FROM plans WHERE id = ?1))"
-      " SELECT id, (SELECT search_id FROM plans WHERE id = ?1) FROM path"
-      " ORDER BY depth",
+      " UNION ALL SELECT n.id, n.parent, path.k + 1 FROM nodes n JOIN path"
+      "  ON n.id = path.parent AND path.parent < path.id"
+      "  AND n.search_id = (SELECT search_id FROM plans WHERE id = ?1)"
+      "  WHERE path.k < (SELECT count(*) FROM nodes WHERE search_id ="
+      "   (SELECT search_id FROM plans WHERE id = ?1)))"
+      " SELECT id, (SELECT search_id FROM plans WHERE id = ?1), parent FROM path"
+      " ORDER BY k DESC",
       &plan_id, 1, "cannot read the plan", &q);
   if (ps) return ps;
   int rc;
   long cap = 0;
+  int64_t first_parent = -1;
   while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
     if (*n == cap) {
       cap = cap ? 2 * cap : 64;
@@ -1211,11 +1272,31 @@ cp_store_status cp_store_plan_nodes(cp_store *st, int64_t plan_id,
       }
       *ids = p;
     }
+    if (*n == 0)
+      first_parent = sqlite3_column_type(q, 2) == SQLITE_NULL
+                         ? -1 : sqlite3_column_int64(q, 2);
     (*ids)[(*n)++] = (long)sqlite3_column_int64(q, 0);
     *run_id = sqlite3_column_int64(q, 1);
   }
   sqlite3_finalize(q);
-  if (rc != SQLITE_DONE) return fail(st, rc, "cannot read the plan");
+  if (rc != SQLITE_DONE) {
+    free(*ids);
+    *ids = NULL;
+    *n = 0;
+    return fail(st, rc, "cannot read the plan");
+  }
+  if (*n > 0 && (first_parent >= 0 || (*ids)[0] != 0)) {
+    long at = (*ids)[0];
+    free(*ids);
+    *ids = NULL;
+    *n = 0;
+    return failf(st, CP_STORE_BAD_FILE,
+                 "plan %lld: the path does not lead back to the start node 0: "
+                 "node %ld's parent %lld is %s (a damaged database)",
+                 (long long)plan_id, at, (long long)first_parent,
+                 first_parent >= at ? "not an earlier node (a cycle)"
+                                    : "missing");
+  }
   if (*n == 0)
     return failf(st, CP_STORE_NOT_FOUND, "no plan %lld", (long long)plan_id);
   return CP_STORE_OK;

@@ -151,7 +151,10 @@ cp_store_status cp_store_load_nodes(cp_store *st, int64_t run_id,
 
 /// One node of a run: its record, its state (x: cap doubles, may be NULL)
 /// and its action's input values (values: cap_v doubles, may be NULL; *n_v
-/// receives their count, 0 for the start).
+/// receives their count, 0 for the start). A state blob that is not the
+/// run's state_size doubles, and with values an input blob that is not
+/// cap_v doubles (pass the task's input count), an unknown outcome: each is
+/// CP_STORE_BAD_FILE naming the node (a damaged database).
 cp_store_status cp_store_load_node(cp_store *st, int64_t run_id, long id,
                                    cp_search_node *node, double *x, int cap,
                                    double *values, int cap_v, int *n_v);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "planner/store.h"
@@ -606,4 +607,122 @@ Test(replay, replay_reads_urdf_and_mesh_from_the_database_only) {
   free(err);
   free(with_probe);
   free(scene);
+}
+
+/* ---- hostile databases (issue 21): each exits 2 naming the node ------- */
+
+static void sql_on(const char *db, const char *sql) {
+  sqlite3 *h;
+  cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+  cr_assert_eq(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK, "%s: %s", sql,
+               sqlite3_errmsg(h));
+  sqlite3_close(h);
+}
+
+/* A fresh copy of push's solved database (plan 1: nodes 0 -> ... -> goal). */
+static const char *solved_copy(const char *name) {
+  static int planned;
+  const char *master = in_dir("hostile_master.sqlite");
+  if (!planned++) {
+    plan("push.json", master);
+    sql_on(master, "PRAGMA wal_checkpoint(TRUNCATE)");
+  }
+  const char *db = in_dir(name);
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", master, db);
+  cr_assert_eq(system(cmd), 0);
+  return db;
+}
+
+/* Runs argv and expects exit 2, nothing on stdout, and every word in err. */
+static void expect_2(const char *const *argv, const char *w1, const char *w2) {
+  char *out, *err;
+  int rc = cpt_run(argv, &out, &err);
+  cr_assert_eq(rc, 2, "%s %s: exit %d: %s", argv[1], argv[3], rc, err);
+  cr_assert_str_eq(out, "", "%s printed on stdout", argv[1]);
+  cr_assert(strstr(err, w1) && (!w2 || strstr(err, w2)), "%s", err);
+  free(out);
+  free(err);
+}
+
+Test(replay, a_cycle_in_the_parent_links_exits_2_at_once) {
+  const char *db = solved_copy("cycle.sqlite");
+  /* The plan's first action's node gets the plan's last node as parent. */
+  char *first = db_text(db, "SELECT min(id) FROM nodes WHERE parent = 0 AND id IN"
+                            " (WITH RECURSIVE p(id, parent) AS (SELECT n.id, n.parent FROM"
+                            " nodes n JOIN plans ON plans.node = n.id WHERE plans.id = 1"
+                            " UNION ALL SELECT n.id, n.parent FROM nodes n JOIN p ON"
+                            " n.id = p.parent) SELECT id FROM p)");
+  char sql[256], node[64];
+  snprintf(sql, sizeof sql, "UPDATE nodes SET parent = (SELECT node FROM plans WHERE id = 1)"
+           " WHERE id = %s", first);
+  sql_on(db, sql);
+  snprintf(node, sizeof node, "node %s", first);
+  const char *rv[] = {"complan", "replay", "--db", db, "--verify", NULL};
+  expect_2(rv, node, "cycle");
+  free(first);
+}
+
+Test(replay, short_and_empty_state_blobs_exit_2_naming_the_node) {
+  for (int k = 0; k < 2; ++k) {
+    const char *db = solved_copy(k ? "short.sqlite" : "empty_blob.sqlite");
+    sql_on(db, k ? "UPDATE nodes SET state = x'0000000000000000'"
+                   " WHERE id = (SELECT node FROM plans WHERE id = 1)"
+                 : "UPDATE nodes SET state = x''"
+                   " WHERE id = (SELECT node FROM plans WHERE id = 1)");
+    char *id = db_text(db, "SELECT node FROM plans WHERE id = 1");
+    char node[64];
+    snprintf(node, sizeof node, "node %s", id);
+    const char *rv[] = {"complan", "replay", "--db", db, "--verify", NULL};
+    expect_2(rv, node, k ? "state of 8 bytes" : "state of 0 bytes");
+    free(id);
+  }
+}
+
+Test(replay, damaged_rows_exit_2_not_1) {
+  const char *db = solved_copy("outcome.sqlite");
+  sql_on(db, "UPDATE nodes SET outcome = 'bogus' WHERE id = (SELECT node FROM plans WHERE id = 1)");
+  const char *rv[] = {"complan", "replay", "--db", db, NULL};
+  expect_2(rv, "unknown outcome", "bogus");
+  /* A table gone from a stamped file. */
+  db = solved_copy("no_plans.sqlite");
+  sql_on(db, "DROP TABLE plans");
+  const char *pv[] = {"complan", "plans", "--db", db, NULL};
+  expect_2(pv, "no such table", "damaged");
+  const char *rv2[] = {"complan", "replay", "--db", db, NULL};
+  expect_2(rv2, "no such table", "damaged");
+}
+
+Test(replay, a_fifo_as_the_database_is_refused_at_once) {
+  const char *fifo = in_dir("fifo.sqlite");
+  cr_assert_eq(mkfifo(fifo, 0600), 0);
+  const char *rv[] = {"complan", "replay", "--db", fifo, NULL};
+  expect_2(rv, "a FIFO", fifo);
+  const char *pv[] = {"complan", "plans", "--db", fifo, NULL};
+  expect_2(pv, "a FIFO", NULL);
+  char task[512];
+  snprintf(task, sizeof task, "%s/planner/tasks/push.json", getenv("CP_SOURCE_ROOT"));
+  const char *av[] = {"complan", "plan", task, "--db", fifo, NULL};
+  expect_2(av, "a FIFO", NULL);
+}
+
+Test(replay, seeds_up_to_2_to_the_64_minus_1) {
+  const char *db = in_dir("seed.sqlite");
+  char task[512];
+  snprintf(task, sizeof task, "%s/planner/tasks/push.json", getenv("CP_SOURCE_ROOT"));
+  const char *av[] = {"complan", "plan", task, "--db", db, "--seed",
+                      "18446744073709551615", "--method", "rrt", "--max-nodes", "20", NULL};
+  char *err;
+  int rc = run_quiet(av, &err);
+  cr_assert(rc == 0 || rc == 1, "exit %d: %s", rc, err);
+  free(err);
+  /* Stored as the same 64 bits (SQLite's integers are signed). */
+  db_expect(db, "SELECT seed FROM searches", "-1");
+  const char *bad[] = {"complan", "plan", task, "--db", db, "--seed",
+                       "18446744073709551616", NULL};
+  char *out;
+  cr_assert_eq(cpt_run(bad, &out, &err), 2);
+  cr_assert(strstr(err, "--seed") && strstr(err, "18446744073709551616"), "%s", err);
+  free(out);
+  free(err);
 }

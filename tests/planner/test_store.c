@@ -773,3 +773,60 @@ Test(store, a_fifo_or_directory_is_refused_at_once) {
   unlink(fifo);
   rmdir(dir);
 }
+
+/* ---- hostile databases (issue 21) ------------------------------------ */
+
+/* A* over the field into st: max_nodes (0: the task's), resumed or not. */
+static cp_plan_status field_astar(cp_store *st, const cp_task *task, long max_nodes,
+                                  int resume, cp_plan_result *r, cp_error *e) {
+  synth_grid g = field();
+  cp_search_problem p = synth_grid_problem(&g);
+  double x0[2] = {0, 0};
+  cp_plan_options o = cp_plan_defaults();
+  o.method = "astar";
+  o.max_nodes = max_nodes;
+  o.resume = resume;
+  return cp_plan_search(st, task, &p, x0, &o, r, e);
+}
+
+Test(store, hostile_rows_are_refused_naming_the_node) {
+  cp_task task;
+  synth_load_task(&task);
+  task.weight = 1.0;
+  char *path = synth_temp_db();
+  cp_store *st = open_store(path);
+  cp_plan_result r;
+  cp_error e;
+  cr_assert_eq(field_astar(st, &task, 50, 0, &r, &e), CP_PLAN_LIMIT);
+  cp_store_close(st);
+  sqlite3 *db;
+  sqlite3_open(path, &db);
+  /* A cycle: node 10's parent made a later node. Resume refuses it. */
+  cr_assert_eq(sqlite3_exec(db, "UPDATE nodes SET parent = 30 WHERE id = 10", NULL, NULL, NULL),
+               SQLITE_OK);
+  st = open_store(path);
+  cr_assert_eq(field_astar(st, &task, 0, 1, &r, &e), CP_PLAN_BAD_INPUT);
+  cr_assert(strstr(e.msg, "node 10 ") && strstr(e.msg, "not an earlier node"), "%s", e.msg);
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM searches"), 1, "nothing started");
+  sqlite3_exec(db, "UPDATE nodes SET parent = (SELECT parent FROM nodes WHERE id = 11)"
+               " WHERE id = 10", NULL, NULL, NULL);
+  /* Short blobs: inputs, then state. */
+  cr_assert_eq(sqlite3_exec(db, "UPDATE nodes SET inputs = x'00' WHERE id = 10", NULL, NULL, NULL),
+               SQLITE_OK);
+  cp_search_node node;
+  double x[8], v[8];
+  int nv;
+  cr_assert_eq(cp_store_load_node(st, 1, 10, &node, x, 8, v, task.n_inputs, &nv),
+               CP_STORE_BAD_FILE);
+  cr_assert(strstr(cp_store_message(st), "node 10 of run 1: inputs of 1 bytes"), "%s",
+            cp_store_message(st));
+  cr_assert_eq(sqlite3_exec(db, "UPDATE nodes SET state = x'' WHERE id = 10", NULL, NULL, NULL),
+               SQLITE_OK);
+  cr_assert_eq(cp_store_load_node(st, 1, 10, &node, x, 8, NULL, 0, &nv), CP_STORE_BAD_FILE);
+  cr_assert(strstr(cp_store_message(st), "node 10 of run 1: state of 0 bytes"), "%s",
+            cp_store_message(st));
+  cp_store_close(st);
+  sqlite3_close(db);
+  cp_task_free(&task);
+  synth_remove_db(path);
+}
