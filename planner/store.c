@@ -788,7 +788,9 @@ cp_store_status cp_store_resume_check(cp_store *st, const cp_task *task,
     snprintf(what, sizeof what, "%s",
              strcmp(text, task->text ? task->text : "") ? "the task text changed"
              : !scene_same ? "the scene changed"
-                           : "a URDF or mesh file may have changed");
+                           : "it was stored by an older complan (schema "
+                             "version 1) without its URDF and mesh files, so "
+                             "its inputs cannot be checked");
   }
   free(text);
   if (s) return s;
