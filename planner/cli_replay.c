@@ -163,8 +163,10 @@ int cp_cli_replay(int argc, char **argv) {
   memset(&err, 0, sizeof err);
   cp_replay_status rs = cp_replay_open(st, plan_id, &r, &err);
   if (rs != CP_REPLAY_OK) {
-    fprintf(stderr, "complan: %s: %s%s%s\n", db, err.where,
-            err.where[0] ? ": " : "", err.msg);
+    /* the store's messages name the file already */
+    const int named = !strncmp(err.msg, db, strlen(db));
+    fprintf(stderr, "complan: %s%s%s%s%s\n", named ? "" : db, named ? "" : ": ",
+            err.where, err.where[0] ? ": " : "", err.msg);
     cp_store_close(st);
     return rs == CP_REPLAY_BAD_INPUT ? CP_EXIT_BAD_INPUT : CP_EXIT_UNDECIDED;
   }
