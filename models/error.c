@@ -28,6 +28,12 @@ static const char *file_kind(mode_t m) {
   return "not a regular file";
 }
 
+char *cp_file_source_read(const cp_file_source *src, const char *path,
+                          const char *kind, size_t *len, cp_error *err) {
+  return src ? src->read(src->ctx, path, kind, len, err)
+             : cp_read_file(path, len, err);
+}
+
 char *cp_read_file(const char *path, size_t *len, cp_error *err) {
   /* O_NONBLOCK: opening a FIFO without a writer must not hang; the type is
    * checked on the open descriptor (no race with a rename in between). */

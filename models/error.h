@@ -38,6 +38,27 @@ static inline void cp_error_clear(cp_error *err) { err->where[0] = err->msg[0] =
 #include <stddef.h>
 char *cp_read_file(const char *path, size_t *len, cp_error *err);
 
+/// Where the loaders (scene, URDF, mesh) get the bytes of the files they
+/// read: a caller may record every file (planner/task.c stores them with a
+/// plan) or serve them from elsewhere (replay serves them from the
+/// database), without models/ knowing where they come from.
+///
+/// read: the bytes of path as cp_read_file gives them (malloc'd, NUL
+/// appended, *len without it) or NULL with *err set naming the file; kind
+/// says what the file is for ("scene", "urdf", "mesh"). is_dir (may be
+/// NULL: the file system decides) answers whether path is a folder, for
+/// the package folders of ROS_PACKAGE_PATH.
+typedef struct cp_file_source {
+  char *(*read)(void *ctx, const char *path, const char *kind, size_t *len,
+                cp_error *err);
+  int (*is_dir)(void *ctx, const char *path);
+  void *ctx;
+} cp_file_source;
+
+/// src's read, or cp_read_file when src is NULL.
+char *cp_file_source_read(const cp_file_source *src, const char *path,
+                          const char *kind, size_t *len, cp_error *err);
+
 #ifdef __cplusplus
 }
 #endif

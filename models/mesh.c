@@ -213,6 +213,11 @@ static int add_node(const struct aiScene *sc, const struct aiNode *nd,
 
 int cp_mesh_load(const char *path, const double *scale, cp_mesh **out,
                  cp_error *err) {
+  return cp_mesh_load_from(NULL, path, scale, out, err);
+}
+
+int cp_mesh_load_from(const cp_file_source *files, const char *path,
+                      const double *scale, cp_mesh **out, cp_error *err) {
   static const double one[3] = {1, 1, 1};
   *out = NULL;
   if (!scale) scale = one;
@@ -222,9 +227,23 @@ int cp_mesh_load(const char *path, const double *scale, cp_mesh **out,
                           "and non-zero", path);
   // Triangulate polygons; join duplicates (STL stores 3 vertices a facet);
   // sort out points and lines so only triangles remain.
-  const struct aiScene *sc = aiImportFile(
-      path, aiProcess_Triangulate | aiProcess_JoinIdenticalVertices |
-                aiProcess_SortByPType);
+  const unsigned steps = aiProcess_Triangulate |
+                         aiProcess_JoinIdenticalVertices |
+                         aiProcess_SortByPType;
+  const struct aiScene *sc;
+  if (files) {
+    size_t len = 0;
+    char *bytes = cp_file_source_read(files, path, "mesh", &len, err);
+    if (!bytes) return -1;
+    const char *dot = strrchr(path, '.');
+    const char *hint = dot && !strchr(dot, '/') ? dot + 1 : "";
+    sc = len > 0 && len <= 0x7fffffffu
+             ? aiImportFileFromMemory(bytes, (unsigned)len, steps, hint)
+             : NULL;
+    free(bytes);
+  } else {
+    sc = aiImportFile(path, steps);
+  }
   if (!sc || !sc->mRootNode)
     return cp_error_set(err, "", "cannot read mesh %s: %s", path,
                         aiGetErrorString());

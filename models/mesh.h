@@ -65,6 +65,12 @@ typedef struct cp_mesh {
 int cp_mesh_load(const char *path, const double *scale, cp_mesh **out,
                  cp_error *err);
 
+/// cp_mesh_load with the file's bytes from files (models/error.h; NULL:
+/// the file system, as cp_mesh_load): read whole, then imported from
+/// memory with the path's extension telling the format.
+int cp_mesh_load_from(const cp_file_source *files, const char *path,
+                      const double *scale, cp_mesh **out, cp_error *err);
+
 /// A mesh from nv vertices [3 nv] and nt triangles [3 nt] (indices < nv),
 /// copied. Returns 0 with *out holding one reference, or -1 with *err.
 int cp_mesh_from_arrays(const double *vertices, int nv, const int *triangles,

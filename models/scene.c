@@ -1121,6 +1121,7 @@ static int parse_scene(const json_t *root, const cp_scene_options *opts,
   const json_t *pv = json_is_object(root) ? member(root, "packages") : NULL;
   if (pv) rc = parse_packages(pv, base_dir, &pk, &uo.n_packages, err);
   uo.packages = pk;
+  uo.files = opts->files;
   if (!rc) rc = parse_scene_body(root, opts, base_dir, &uo, s, err);
   for (int i = 0; i < uo.n_packages; ++i) free((char *)pk[i].dir);
   free(pk);

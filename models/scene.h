@@ -174,6 +174,9 @@ typedef struct cp_scene {
 /// Parser options; initialise with cp_scene_options_defaults().
 typedef struct cp_scene_options {
   int check_normal_speed;      ///< 1 (default): reject non-zero normal speeds
+  /// The URDF and mesh files' bytes (NULL, the default: the file system);
+  /// models/error.h.
+  const cp_file_source *files;
 } cp_scene_options;
 
 cp_scene_options cp_scene_options_defaults(void);

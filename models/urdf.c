@@ -269,13 +269,16 @@ static char *resolve_mesh(ctx *c, const xmlNode *e, const char *fn) {
       if (len > 0 && len < 4000) {
         char dir[4096 + 256];
         snprintf(dir, sizeof dir, "%.*s/%s", (int)len, p, pkg);
-        if (is_dir(dir)) {
+        if (o->files && o->files->is_dir ? o->files->is_dir(o->files->ctx, dir)
+                                         : is_dir(dir)) {
           char *r = join2(dir, slash + 1);
           if (!r) xerr(c->err, e, "out of memory");
           return r;
         }
         size_t tl = strlen(tried);
-        snprintf(tried + tl, sizeof tried - tl, "%s%s", tl ? ", " : "", dir);
+        // (a long list is cut short: the message only needs the first)
+        if (snprintf(tried + tl, sizeof tried - tl, "%s%s", tl ? ", " : "", dir) < 0)
+          tried[tl] = '\0';
       }
       if (!q) break;
       p = q + 1;
@@ -319,7 +322,7 @@ static int read_mesh(ctx *c, const xmlNode *e, cp_shape *s) {
   int rc = 0;
   if (!m) {
     cp_error merr = {{0}, {0}};
-    if (cp_mesh_load(path, scale, &m, &merr))
+    if (cp_mesh_load_from(c->opt->files, path, scale, &m, &merr))
       rc = xerr(c->err, e, "%s", merr.msg);
     else if (xmlHashAddEntry(c->meshes, BAD_CAST key, m)) {
       cp_mesh_release(m);
@@ -1081,7 +1084,7 @@ int cp_urdf_load_opts(const char *path, const cp_urdf_options *opt,
   memset(m, 0, sizeof *m);
   cp_urdf_options o = opt ? *opt : cp_urdf_defaults();
   size_t n = 0;
-  char *buf = cp_read_file(path, &n, err);
+  char *buf = cp_file_source_read(o.files, path, "urdf", &n, err);
   if (!buf) return -1;
   // Relative mesh paths: the URDF file's folder unless the caller says.
   char *dir = NULL;

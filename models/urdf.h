@@ -133,6 +133,8 @@ typedef struct cp_urdf_options {
                               ///< variable at parse time
   int load_meshes;            ///< 1 (default): read mesh files; 0: a mesh
                               ///< <collision> gives no shape
+  const cp_file_source *files; ///< the URDF and mesh files' bytes (NULL:
+                              ///< the file system; models/error.h)
 } cp_urdf_options;
 
 /// base_dir NULL, no packages, ros_package_path NULL, load_meshes 1.

@@ -1,39 +1,12 @@
 #include "planner/assembly_store.h"
 
+#include "planner/store.h"
+
 #include <jansson.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char schema[] =
-    "CREATE TABLE IF NOT EXISTS assembly_runs ("
-    " id INTEGER PRIMARY KEY,"
-    " created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),"
-    " scene TEXT NOT NULL,"
-    " status TEXT NOT NULL,"
-    " parts INTEGER NOT NULL,"
-    " directions INTEGER NOT NULL,"
-    " explored INTEGER NOT NULL,"
-    " stability_checks INTEGER NOT NULL,"
-    " seconds REAL NOT NULL,"
-    " blocked TEXT);"
-    "CREATE TABLE IF NOT EXISTS assembly_subassemblies ("
-    " run_id INTEGER NOT NULL REFERENCES assembly_runs(id) ON DELETE CASCADE,"
-    " mask TEXT NOT NULL,"
-    " parts TEXT NOT NULL,"
-    " n_parts INTEGER NOT NULL,"
-    " stable INTEGER,"
-    " feasible INTEGER NOT NULL,"
-    " dead_end INTEGER NOT NULL,"
-    " PRIMARY KEY (run_id, mask));"
-    "CREATE TABLE IF NOT EXISTS assembly_steps ("
-    " run_id INTEGER NOT NULL REFERENCES assembly_runs(id) ON DELETE CASCADE,"
-    " step INTEGER NOT NULL,"
-    " part TEXT NOT NULL,"
-    " dx REAL NOT NULL, dy REAL NOT NULL, dz REAL NOT NULL,"
-    " stability TEXT NOT NULL,"
-    " PRIMARY KEY (run_id, step));";
 
 char *cp_assembly_mask_names(const cp_scene *scene, const cp_assembly_result *res,
                              uint64_t mask) {
@@ -54,24 +27,22 @@ static int sql_fail(sqlite3 *db, const char *path, const char *what, cp_error *e
 int cp_assembly_store(const char *db_path, const char *scene_label,
                       const cp_scene *scene, const cp_assembly_result *res,
                       int directions, int64_t *run_id, cp_error *err) {
-  sqlite3 *db = NULL;
   sqlite3_stmt *st = NULL;
   char *blocked = NULL;
   int rc = -1;
-  if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
-    sql_fail(db, db_path, "open", err);
-    goto out;
+  /* Through the store: the file checked, stamped, migrated, in WAL. */
+  cp_store *store = NULL;
+  char msg[600];
+  cp_store_status ss = cp_store_open(db_path, 0, &store, msg, sizeof msg);
+  if (ss != CP_STORE_OK) {
+    /* msg names the file already */
+    cp_error_set(err, ss == CP_STORE_BAD_FILE ? "bad_file" : "open", "%s", msg);
+    return -1;
   }
-  sqlite3_busy_timeout(db, 5000);
-  if (sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON;", NULL, NULL, NULL) !=
-          SQLITE_OK ||
-      sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+  sqlite3 *db = cp_store_sqlite(store);
+  if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
     sql_fail(db, db_path, "begin", err);
     goto out;
-  }
-  if (sqlite3_exec(db, schema, NULL, NULL, NULL) != SQLITE_OK) {
-    sql_fail(db, db_path, "schema", err);
-    goto rollback;
   }
   if (res->has_blocked && !(blocked = cp_assembly_mask_names(scene, res, res->blocked))) {
     cp_error_set(err, "", "out of memory");
@@ -166,7 +137,7 @@ rollback:
   sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 out:
   sqlite3_finalize(st);
-  sqlite3_close(db);
+  cp_store_close(store);
   free(blocked);
   return rc;
 }

@@ -1,10 +1,11 @@
 /// \file planner/assembly_store.h
 /// Writes an assembly-sequence search (planner/assembly.h) to the SQLite
 /// database (default complan.sqlite). The tables carry the `assembly_` prefix
-/// and are created IF NOT EXISTS, so they live beside the planner's own
-/// tables in the same file; this module never sets PRAGMA user_version (the
-/// planner's store owns the schema version). WAL mode, foreign keys on, one
-/// transaction per run: a run is stored whole or not at all.
+/// and belong to the planner store's schema (planner/store.h): the file is
+/// opened through cp_store_open, so it is stamped, versioned, migrated and
+/// checked like any complan database, and another application's file or
+/// another version is refused untouched. One transaction per run: a run is
+/// stored whole or not at all.
 ///
 ///   assembly_runs(id, created, scene, status, parts, directions, explored,
 ///                 stability_checks, seconds, blocked)
@@ -29,8 +30,10 @@ extern "C" {
 
 /// Stores one run. scene_label names the scene (its path). directions is
 /// the number of candidate directions used (6 + extra). Returns 0 and the
-/// new run's id in *run_id (may be NULL), or -1 with err set (where = the
-/// database path's SQL step, message SQLite's).
+/// new run's id in *run_id (may be NULL), or -1 with err set: where
+/// "bad_file" when the file is refused (not complan's, another version,
+/// damaged, not a regular file), "open" when it cannot be opened or
+/// prepared, else the SQL step; the message names the file.
 int cp_assembly_store(const char *db_path, const char *scene_label,
                       const cp_scene *scene, const cp_assembly_result *res,
                       int directions, int64_t *run_id, cp_error *err);

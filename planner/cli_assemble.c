@@ -92,7 +92,8 @@ int cp_cli_assemble(int argc, char **argv) {
   }
   int64_t run_id = -1;
   if (use_db && cp_assembly_store(db, file, &scene, &res, 6 + (int)ndir, &run_id, &err)) {
-    fprintf(stderr, "complan: %s: %s: %s\n", db, err.where, err.msg);
+    if (!strcmp(err.where, "bad_file") || !strcmp(err.where, "open")) fprintf(stderr, "complan: %s\n", err.msg);
+    else fprintf(stderr, "complan: %s: %s: %s\n", db, err.where, err.msg);
     cp_assembly_result_free(&res);
     cp_scene_free(&scene);
     return CP_EXIT_BAD_INPUT;

@@ -197,7 +197,9 @@ int cp_cli_plan(int argc, char **argv) {
   const char *file = NULL, *db = "complan.sqlite", *method = NULL,
              *planners = NULL;
   int json = 0, resume = 0, progress = 0, method_k = -1;
-  long seed = -1, max_nodes = 0, bench = 0;
+  long max_nodes = 0, bench = 0;
+  const char *seed_text = NULL; /* --seed: any of 0 .. 2^64 - 1 */
+  uint64_t seed = 0;
   double max_seconds = 0;
   const cp_cli_flag flags[] = {
       CP_CLI_VALUE("--db", "FILE", CP_FLAG_PATH, &db,
@@ -205,8 +207,8 @@ int cp_cli_plan(int argc, char **argv) {
       CP_CLI_BOOL("--resume", &resume,
                   "continue the task's last unfinished run (stopped by a\n"
                   "limit or killed) from what the database committed"),
-      {"--seed", "S", CP_FLAG_LONG, &seed, "random seed (default: the task's search.seed)",
-       .imin = 0, .imax = LONG_MAX, .expect = "an integer >= 0"},
+      CP_CLI_VALUE("--seed", "S", CP_FLAG_STRING, &seed_text,
+                   "random seed, 0 to 18446744073709551615 (default:\nthe task's search.seed)"),
       {"--method", "M", CP_FLAG_ENUM, &method_k,
        "astar, rrt or sst (default: the task's search.method)", .names = cp_search_methods()},
       {"--max-seconds", "S", CP_FLAG_DOUBLE, &max_seconds,
@@ -230,7 +232,10 @@ int cp_cli_plan(int argc, char **argv) {
   const cp_cli_spec spec = {"plan", head, tail, "TASK", &file, flags, sizeof flags / sizeof *flags, 0};
   int prc = cp_cli_parse(&spec, argc, argv);
   if (prc != CP_CLI_GO) return prc;
-  const int has_seed = seed >= 0;
+  const int has_seed = seed_text != NULL;
+  if (has_seed && cp_parse_u64(seed_text, &seed))
+    return cp_cli_usage_error("plan ", "--seed: expected a whole number from 0 to "
+                              "18446744073709551615, found '%s'", seed_text);
   if (method_k >= 0) method = cp_search_methods()[method_k];
   if (planners && !bench)
     return cp_cli_usage_error("plan ", "--planners goes with --benchmark");

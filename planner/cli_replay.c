@@ -64,10 +64,11 @@ static int make_viewer(cp_replay *r, int tree, cp_viewer **out) {
   cp_error err;
   memset(&err, 0, sizeof err);
   if (tree) {
-    if (cp_replay_tree(r, &pts, &parent, &n, &path, &n_path, &err) !=
-        CP_REPLAY_OK) {
+    cp_replay_status ts = cp_replay_tree(r, &pts, &parent, &n, &path, &n_path, &err);
+    if (ts != CP_REPLAY_OK) {
       fprintf(stderr, "complan: replay --tree: %s\n", err.msg);
-      return CP_EXIT_UNDECIDED;
+      /* a damaged database is bad input (exit 2) */
+      return ts == CP_REPLAY_BAD_INPUT ? CP_EXIT_BAD_INPUT : CP_EXIT_UNDECIDED;
     }
     vt.n = n;
     vt.points = pts;
@@ -138,8 +139,10 @@ int cp_cli_replay(int argc, char **argv) {
   memset(&err, 0, sizeof err);
   cp_replay_status rs = cp_replay_open(st, plan_id, &r, &err);
   if (rs != CP_REPLAY_OK) {
-    fprintf(stderr, "complan: %s: %s%s%s\n", db, err.where,
-            err.where[0] ? ": " : "", err.msg);
+    /* the store's messages name the file already */
+    const int named = !strncmp(err.msg, db, strlen(db));
+    fprintf(stderr, "complan: %s%s%s%s%s\n", named ? "" : db, named ? "" : ": ",
+            err.where, err.where[0] ? ": " : "", err.msg);
     cp_store_close(st);
     return rs == CP_REPLAY_BAD_INPUT ? CP_EXIT_BAD_INPUT : CP_EXIT_UNDECIDED;
   }

@@ -28,7 +28,8 @@ const char *cp_plan_status_name(cp_plan_status s) {
 static cp_plan_status store_fail(cp_store *st, cp_store_status s,
                                  cp_error *err) {
   cp_error_set(err, "", "%s", cp_store_message(st));
-  return s == CP_STORE_BAD_FILE ? CP_PLAN_BAD_INPUT : CP_PLAN_FAILED;
+  return s == CP_STORE_BAD_FILE || s == CP_STORE_CHANGED ? CP_PLAN_BAD_INPUT
+                                                         : CP_PLAN_FAILED;
 }
 
 typedef struct adopt_ctx {
@@ -115,7 +116,12 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
       }
       seconds_before = run.seconds;
       res->resumed = 1;
-    } else if (ss != CP_STORE_NOT_FOUND) {
+      if ((ss = cp_store_run_resumed(st, run_id))) {
+        cp_search_destroy(s);
+        return res->status = store_fail(st, ss, err);
+      }
+    } else if (ss != CP_STORE_NOT_FOUND ||
+               (ss = cp_store_resume_check(st, task, opt.task_path, task_id))) {
       return res->status = store_fail(st, ss, err);
     }
   }
@@ -249,7 +255,7 @@ cp_plan_status cp_plan_benchmark(cp_store *st, const cp_task *task,
   const char *const own[] = {task->method, NULL};
   const char *const *planners = bo->planners ? bo->planners : own;
   double limit = bo->max_seconds > 0 ? bo->max_seconds : task->max_seconds;
-  char hash[17], name[64];
+  char hash[CP_TASK_KEY_SIZE], name[96];
   cp_task_hash(task, hash);
   snprintf(name, sizeof name, "complan task %s", hash);
   cp_store_status ss = cp_store_bench_experiment(

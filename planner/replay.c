@@ -82,10 +82,48 @@ static cp_store_status latest_plan(cp_store *st, int64_t *id) {
   return CP_STORE_OK;
 }
 
+/* The files stored with the task, served to the loaders by the path they
+ * ask for: replay reads nothing from disk. */
+typedef struct stored_files {
+  const cp_store_file *f;
+  int n;
+  int64_t task_id;
+} stored_files;
+
+static char *stored_read(void *ctx, const char *path, const char *kind,
+                         size_t *len, cp_error *err) {
+  const stored_files *s = ctx;
+  for (int i = 0; i < s->n; ++i)
+    if (!strcmp(s->f[i].path, path)) {
+      char *b = malloc(s->f[i].size + 1);
+      if (!b) {
+        cp_error_set(err, "", "out of memory");
+        return NULL;
+      }
+      memcpy(b, s->f[i].data, s->f[i].size + 1);
+      *len = s->f[i].size;
+      return b;
+    }
+  cp_error_set(err, "", "the %s file %s is not stored with task %lld in the "
+               "database (replay reads nothing else)", kind, path,
+               (long long)s->task_id);
+  return NULL;
+}
+
+static int stored_is_dir(void *ctx, const char *path) {
+  const stored_files *s = ctx;
+  size_t n = strlen(path);
+  for (int i = 0; i < s->n; ++i)
+    if (!strncmp(s->f[i].path, path, n) && s->f[i].path[n] == '/') return 1;
+  return 0;
+}
+
 /* The task as stored: its text with "scene" replaced by the stored scene
  * (so that neither file need still exist, nor be unchanged), parsed with the
- * scene's folder for the scene's relative paths (URDF files). */
-static int rebuild_task(const cp_store_task_row *row, cp_task *task,
+ * scene's folder for the scene's relative paths (URDF files), whose bytes
+ * come from files (NULL: a version-1 task, read from disk). */
+static int rebuild_task(const cp_store_task_row *row,
+                        const cp_file_source *files, cp_task *task,
                         cp_error *err) {
   json_error_t je;
   json_t *t = json_loads(row->text, 0, &je);
@@ -107,7 +145,7 @@ static int rebuild_task(const cp_store_task_row *row, cp_task *task,
     if (!text || (row->scene_dir[0] && !path))
       cp_error_set(err, "", "out of memory");
     else
-      rc = cp_task_parse(text, strlen(text), path, task, err);
+      rc = cp_task_parse_from(text, strlen(text), path, files, task, err);
     free(text);
     free(path);
   }
@@ -166,10 +204,21 @@ cp_replay_status cp_replay_open(cp_store *st, int64_t plan_id,
     cp_error_set(err, "", "%s", cp_store_message(st));
     return open_fail(r, store_status(ss));
   }
+  stored_files sf = {NULL, 0, run.task_id};
+  cp_store_file *files = NULL;
+  if (row.inputs_stored &&
+      (ss = cp_store_task_files(st, run.task_id, &files, &sf.n)) != CP_STORE_OK) {
+    cp_store_task_row_free(&row);
+    cp_error_set(err, "", "%s", cp_store_message(st));
+    return open_fail(r, store_status(ss));
+  }
+  sf.f = files;
+  const cp_file_source src = {stored_read, stored_is_dir, &sf};
   cp_error e;
   memset(&e, 0, sizeof e);
-  int rc = rebuild_task(&row, &r->task, &e);
+  int rc = rebuild_task(&row, row.inputs_stored ? &src : NULL, &r->task, &e);
   cp_store_task_row_free(&row);
+  cp_store_files_free(files, sf.n);
   if (rc) {
     cp_error_set(err, "", "the stored task of plan %lld no longer parses: "
                  "%s%s%s", (long long)plan_id, e.where,

@@ -6,43 +6,68 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
-/* Schema version 1 (docs/database.md documents every column). */
+/* The schema, version CP_STORE_SCHEMA_VERSION (docs/database.md documents
+ * every column). The one place the tables are defined: a new database runs
+ * all of it, and a migration from an older version runs it after its own
+ * ALTERs (hence IF NOT EXISTS and INSERT OR IGNORE). A table added here
+ * reaches old files through the migration with no further code. */
+#define SEARCHES_COLUMNS                                                    \
+  " id INTEGER PRIMARY KEY,"                                                \
+  " task_id INTEGER NOT NULL REFERENCES tasks(id),"                        \
+  " planner TEXT NOT NULL,"                                                 \
+  " options TEXT NOT NULL,"                                                 \
+  " seed INTEGER NOT NULL,"                                                 \
+  " status TEXT NOT NULL CHECK (status IN"                                  \
+  "   ('running', 'solved', 'not_found', 'limit', 'error', 'interrupted')),"\
+  " state_size INTEGER NOT NULL,"                                           \
+  " started TEXT NOT NULL DEFAULT (datetime('now')),"                       \
+  " updated TEXT,"                                                          \
+  " seconds REAL NOT NULL DEFAULT 0,"                                       \
+  " sessions INTEGER NOT NULL DEFAULT 1,"                                   \
+  " nodes INTEGER NOT NULL DEFAULT 0,"                                      \
+  " expansions INTEGER NOT NULL DEFAULT 0,"                                 \
+  " iterations INTEGER NOT NULL DEFAULT 0,"                                 \
+  " duplicates INTEGER NOT NULL DEFAULT 0,"                                 \
+  " rejected INTEGER NOT NULL DEFAULT 0,"                                   \
+  " steps INTEGER NOT NULL DEFAULT 0,"                                      \
+  " lcp_solves INTEGER NOT NULL DEFAULT 0,"                                 \
+  " pivots INTEGER NOT NULL DEFAULT 0,"                                     \
+  " fallbacks INTEGER NOT NULL DEFAULT 0,"                                  \
+  " warm_steps INTEGER NOT NULL DEFAULT 0,"                                 \
+  " rng BLOB,"                                                              \
+  " complan TEXT"
+#define SEARCHES_V1_COLUMNS                                                 \
+  "id, task_id, planner, options, seed, status, state_size, started,"       \
+  " updated, seconds, sessions, nodes, expansions, iterations, duplicates," \
+  " rejected, steps, lcp_solves, pivots, fallbacks, warm_steps, rng"
+
 static const char schema_sql[] =
-    "CREATE TABLE tasks ("
+    "CREATE TABLE IF NOT EXISTS tasks ("
     " id INTEGER PRIMARY KEY,"
     " hash TEXT NOT NULL UNIQUE,"
     " text TEXT NOT NULL,"
     " scene TEXT NOT NULL,"
     " scene_dir TEXT,"
     " path TEXT,"
-    " created TEXT NOT NULL DEFAULT (datetime('now')));"
-    "CREATE TABLE searches ("
-    " id INTEGER PRIMARY KEY,"
+    " created TEXT NOT NULL DEFAULT (datetime('now')),"
+    " inputs_stored INTEGER NOT NULL DEFAULT 0);"
+    /* Content-addressed input files: each distinct content once. */
+    "CREATE TABLE IF NOT EXISTS blobs ("
+    " sha256 TEXT PRIMARY KEY,"
+    " size INTEGER NOT NULL,"
+    " data BLOB NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS task_files ("
     " task_id INTEGER NOT NULL REFERENCES tasks(id),"
-    " planner TEXT NOT NULL,"
-    " options TEXT NOT NULL,"
-    " seed INTEGER NOT NULL,"
-    " status TEXT NOT NULL CHECK (status IN"
-    "   ('running', 'solved', 'not_found', 'limit', 'error')),"
-    " state_size INTEGER NOT NULL,"
-    " started TEXT NOT NULL DEFAULT (datetime('now')),"
-    " updated TEXT,"
-    " seconds REAL NOT NULL DEFAULT 0,"
-    " sessions INTEGER NOT NULL DEFAULT 1,"
-    " nodes INTEGER NOT NULL DEFAULT 0,"
-    " expansions INTEGER NOT NULL DEFAULT 0,"
-    " iterations INTEGER NOT NULL DEFAULT 0,"
-    " duplicates INTEGER NOT NULL DEFAULT 0,"
-    " rejected INTEGER NOT NULL DEFAULT 0,"
-    " steps INTEGER NOT NULL DEFAULT 0,"
-    " lcp_solves INTEGER NOT NULL DEFAULT 0,"
-    " pivots INTEGER NOT NULL DEFAULT 0,"
-    " fallbacks INTEGER NOT NULL DEFAULT 0,"
-    " warm_steps INTEGER NOT NULL DEFAULT 0,"
-    " rng BLOB);"
-    "CREATE TABLE nodes ("
+    " seq INTEGER NOT NULL,"
+    " kind TEXT NOT NULL,"
+    " path TEXT NOT NULL,"
+    " sha256 TEXT NOT NULL REFERENCES blobs(sha256),"
+    " PRIMARY KEY (task_id, seq));"
+    "CREATE TABLE IF NOT EXISTS searches (" SEARCHES_COLUMNS ");"
+    "CREATE TABLE IF NOT EXISTS nodes ("
     " search_id INTEGER NOT NULL REFERENCES searches(id),"
     " id INTEGER NOT NULL,"
     " parent INTEGER,"
@@ -67,7 +92,7 @@ static const char schema_sql[] =
     " warm BLOB,"
     " PRIMARY KEY (search_id, id),"
     " FOREIGN KEY (search_id, parent) REFERENCES nodes(search_id, id));"
-    "CREATE TABLE plans ("
+    "CREATE TABLE IF NOT EXISTS plans ("
     " id INTEGER PRIMARY KEY,"
     " search_id INTEGER NOT NULL REFERENCES searches(id),"
     " node INTEGER NOT NULL,"
@@ -77,18 +102,18 @@ static const char schema_sql[] =
     " created TEXT NOT NULL DEFAULT (datetime('now')),"
     " FOREIGN KEY (search_id, node) REFERENCES nodes(search_id, id));"
     /* OMPL's benchmark layout (Planner Arena reads it). */
-    "CREATE TABLE experiments ("
+    "CREATE TABLE IF NOT EXISTS experiments ("
     " id INTEGER PRIMARY KEY AUTOINCREMENT, name VARCHAR(512),"
     " totaltime REAL, timelimit REAL, memorylimit REAL, runcount INTEGER,"
     " version VARCHAR(128), hostname VARCHAR(1024), cpuinfo TEXT,"
     " date DATETIME, seed INTEGER, setup TEXT);"
-    "CREATE TABLE plannerConfigs ("
+    "CREATE TABLE IF NOT EXISTS plannerConfigs ("
     " id INTEGER PRIMARY KEY AUTOINCREMENT, name VARCHAR(512) NOT NULL,"
     " settings TEXT);"
-    "CREATE TABLE enums ("
+    "CREATE TABLE IF NOT EXISTS enums ("
     " name VARCHAR(512), value INTEGER, description TEXT,"
     " PRIMARY KEY (name, value));"
-    "CREATE TABLE runs ("
+    "CREATE TABLE IF NOT EXISTS runs ("
     " id INTEGER PRIMARY KEY AUTOINCREMENT, experimentid INTEGER,"
     " plannerid INTEGER,"
     " time REAL, memory REAL, status INTEGER, solved BOOLEAN,"
@@ -99,16 +124,57 @@ static const char schema_sql[] =
     " best_goal_distance REAL,"
     " FOREIGN KEY (experimentid) REFERENCES experiments(id) ON DELETE CASCADE,"
     " FOREIGN KEY (plannerid) REFERENCES plannerConfigs(id) ON DELETE CASCADE);"
-    "CREATE TABLE progress ("
+    "CREATE TABLE IF NOT EXISTS progress ("
     " runid INTEGER, time REAL, best_cost REAL, graph_states INTEGER,"
     " expansions INTEGER, best_goal_distance REAL,"
     " PRIMARY KEY (runid, time),"
     " FOREIGN KEY (runid) REFERENCES runs(id) ON DELETE CASCADE);"
-    "INSERT INTO enums VALUES ('status', 0, 'Unknown status'),"
+    "INSERT OR IGNORE INTO enums VALUES ('status', 0, 'Unknown status'),"
     " ('status', 1, 'Invalid start'), ('status', 2, 'Invalid goal'),"
     " ('status', 3, 'Unrecognized goal type'), ('status', 4, 'Timeout'),"
     " ('status', 5, 'Approximate solution'), ('status', 6, 'Exact solution'),"
-    " ('status', 7, 'Crash'), ('status', 8, 'Abort');";
+    " ('status', 7, 'Crash'), ('status', 8, 'Abort');"
+    /* complan assemble (planner/assembly_store.h, docs/assembly.md). */
+    "CREATE TABLE IF NOT EXISTS assembly_runs ("
+    " id INTEGER PRIMARY KEY,"
+    " created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),"
+    " scene TEXT NOT NULL,"
+    " status TEXT NOT NULL,"
+    " parts INTEGER NOT NULL,"
+    " directions INTEGER NOT NULL,"
+    " explored INTEGER NOT NULL,"
+    " stability_checks INTEGER NOT NULL,"
+    " seconds REAL NOT NULL,"
+    " blocked TEXT);"
+    "CREATE TABLE IF NOT EXISTS assembly_subassemblies ("
+    " run_id INTEGER NOT NULL REFERENCES assembly_runs(id) ON DELETE CASCADE,"
+    " mask TEXT NOT NULL,"
+    " parts TEXT NOT NULL,"
+    " n_parts INTEGER NOT NULL,"
+    " stable INTEGER,"
+    " feasible INTEGER NOT NULL,"
+    " dead_end INTEGER NOT NULL,"
+    " PRIMARY KEY (run_id, mask));"
+    "CREATE TABLE IF NOT EXISTS assembly_steps ("
+    " run_id INTEGER NOT NULL REFERENCES assembly_runs(id) ON DELETE CASCADE,"
+    " step INTEGER NOT NULL,"
+    " part TEXT NOT NULL,"
+    " dx REAL NOT NULL, dy REAL NOT NULL, dz REAL NOT NULL,"
+    " stability TEXT NOT NULL,"
+    " PRIMARY KEY (run_id, step));";
+
+/* Version 1 -> 2: tasks gain inputs_stored (0: the run's files were not
+ * stored; replay reads them from disk), searches gain complan (the build)
+ * and the 'interrupted' status (a CHECK constraint: the table is rebuilt,
+ * SQLite's documented procedure, with foreign keys off). The new tables come
+ * from schema_sql. */
+static const char migrate_v1_sql[] =
+    "ALTER TABLE tasks ADD COLUMN inputs_stored INTEGER NOT NULL DEFAULT 0;"
+    "CREATE TABLE searches_v2 (" SEARCHES_COLUMNS ");"
+    "INSERT INTO searches_v2 (" SEARCHES_V1_COLUMNS ") SELECT "
+    SEARCHES_V1_COLUMNS " FROM searches;"
+    "DROP TABLE searches;"
+    "ALTER TABLE searches_v2 RENAME TO searches;";
 
 enum {
   S_NODE,
@@ -144,7 +210,11 @@ struct cp_store {
   double seconds;
   double *scratch;
   size_t scratch_n;
+  int version;           /* the file's schema version (1 read-only, or 2) */
 };
+
+/* How long a second process waits for a lock (ms). */
+enum { BUSY_MS = 5000 };
 
 static double now(void) {
   struct timespec ts;
@@ -177,6 +247,19 @@ static cp_store_status fail(cp_store *st, int rc, const char *what) {
     s = CP_STORE_IO;
     break;
   case SQLITE_NOMEM: s = CP_STORE_NOMEM; break;
+  case SQLITE_MISMATCH:
+    s = CP_STORE_BAD_FILE;
+    hint = " (a damaged database)";
+    break;
+  case SQLITE_ERROR:
+    /* A stamped file without complan's tables or columns: damaged. */
+    if (st->db && (strstr(sqlite3_errmsg(st->db), "no such table") ||
+                   strstr(sqlite3_errmsg(st->db), "no such column"))) {
+      s = CP_STORE_BAD_FILE;
+      hint = " (the file's tables are not complan's: a damaged database)";
+    }
+    break;
+  case SQLITE_TOOBIG: s = CP_STORE_BAD_FILE; break;
   case SQLITE_CONSTRAINT:
     hint = " (is another process extending the same run? resume it from "
            "one process only)";
@@ -245,65 +328,183 @@ static int pragma_int(cp_store *st, const char *sql, int *out) {
   return rc;
 }
 
-static cp_store_status setup(cp_store *st, int read_only) {
-  int rc, version = 0, app = 0, tables = 0;
-  sqlite3_busy_timeout(st->db, 5000);
-  if ((rc = pragma_int(st, "PRAGMA user_version", &version)))
+/* What the file holds before complan writes into it. */
+typedef enum file_kind {
+  FILE_EMPTY,       /* no table: a new file */
+  FILE_CURRENT,     /* complan's, this schema version */
+  FILE_V1,          /* complan's, schema version 1 (migrated on write) */
+  FILE_ASSEMBLY,    /* unstamped, only assembly_* tables: written by an
+                       earlier `complan assemble` (adopted on write) */
+  FILE_FOREIGN      /* another application's or another version: refused */
+} file_kind;
+
+/* Classifies the open database; inside a transaction when writing, so that
+ * no other process creates or changes it between the reads. */
+static cp_store_status classify(cp_store *st, file_kind *kind) {
+  int rc, version = 0, app = 0, tables = 0, others = 0;
+  if ((rc = pragma_int(st, "PRAGMA user_version", &version)) ||
+      (rc = pragma_int(st, "PRAGMA application_id", &app)) ||
+      (rc = pragma_int(st, "SELECT count(*) FROM sqlite_master", &tables)) ||
+      (rc = pragma_int(st,
+                       "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE"
+                       " 'assembly\\_%' ESCAPE '\\' AND name NOT LIKE"
+                       " 'sqlite\\_autoindex\\_assembly\\_%' ESCAPE '\\'",
+                       &others)))
     return fail(st, rc, "cannot read the database");
-  if ((rc = pragma_int(st, "PRAGMA application_id", &app)))
-    return fail(st, rc, "cannot read the database");
-  if ((rc = pragma_int(st, "SELECT count(*) FROM sqlite_master", &tables)))
-    return fail(st, rc, "cannot read the database");
-  if (tables > 0 && app != CP_STORE_APPLICATION_ID)
-    return failf(st, CP_STORE_BAD_FILE,
-                 "an SQLite database of another application (application_id "
-                 "%d), not complan's",
-                 app);
-  if (tables > 0 && version != CP_STORE_SCHEMA_VERSION)
+  st->version = version;
+  if (tables == 0 && app == 0 && version == 0) *kind = FILE_EMPTY;
+  else if (app == CP_STORE_APPLICATION_ID && version == CP_STORE_SCHEMA_VERSION)
+    *kind = FILE_CURRENT;
+  else if (app == CP_STORE_APPLICATION_ID && version == 1) *kind = FILE_V1;
+  else if (app == 0 && version == 0 && others == 0) *kind = FILE_ASSEMBLY;
+  else {
+    *kind = FILE_FOREIGN;
+    if (app != CP_STORE_APPLICATION_ID)
+      return failf(st, CP_STORE_BAD_FILE,
+                   "an SQLite database of another application (application_id"
+                   " %d, user_version %d), not complan's; it is left untouched",
+                   app, version);
     return failf(st, CP_STORE_BAD_FILE,
                  "complan database schema version %d; this complan reads "
-                 "version %d only",
+                 "versions 1 to %d only; it is left untouched",
                  version, CP_STORE_SCHEMA_VERSION);
-  if ((rc = exec(st, "PRAGMA foreign_keys = ON")))
-    return fail(st, rc, "cannot enable foreign keys");
-  if (read_only && tables == 0)
-    return failf(st, CP_STORE_BAD_FILE, "empty: not a complan database");
-  if (read_only) return CP_STORE_OK;
-  if ((rc = exec(st, "PRAGMA journal_mode = WAL")))
-    return fail(st, rc, "cannot switch to WAL");
+  }
+  return CP_STORE_OK;
+}
+
+/* PRAGMA quick_check: "ok", or the first problem in msg. */
+static cp_store_status quick_check(cp_store *st) {
+  sqlite3_stmt *q;
+  int rc = sqlite3_prepare_v2(st->db, "PRAGMA quick_check(1)", -1, &q, NULL);
+  if (rc) return fail(st, rc, "cannot check the database");
+  rc = sqlite3_step(q);
+  char first[256] = "";
+  if (rc == SQLITE_ROW) {
+    const char *t = (const char *)sqlite3_column_text(q, 0);
+    snprintf(first, sizeof first, "%s", t ? t : "");
+  }
+  sqlite3_finalize(q);
+  if (rc != SQLITE_ROW) return fail(st, rc, "cannot check the database");
+  if (strcmp(first, "ok"))
+    return failf(st, CP_STORE_BAD_FILE,
+                 "damaged: PRAGMA quick_check says \"%.200s\"; nothing was "
+                 "written (copy what you need with sqlite3's .recover)",
+                 first);
+  return CP_STORE_OK;
+}
+
+/* The schema created, migrated or checked, in one transaction taken before
+ * the first read (BEGIN IMMEDIATE waits for a writer under the busy
+ * timeout): two processes creating the same file both succeed, one after
+ * the other; a foreign file is rolled back untouched. */
+static cp_store_status prepare_schema(cp_store *st) {
+  int rc;
+  file_kind kind;
+  cp_store_status s;
+  /* The common case first, under a read lock only (a writer elsewhere does
+   * not hold it up): a current complan file, checked. */
+  if ((rc = exec(st, "BEGIN"))) return fail(st, rc, "cannot read the database");
+  s = classify(st, &kind);
+  if (!s && kind == FILE_CURRENT) s = quick_check(st);
+  exec(st, "COMMIT");
+  if (s || kind == FILE_CURRENT) return s;
+  /* Anything to write: decided again under the write lock. */
+  if ((rc = exec(st, "BEGIN IMMEDIATE")))
+    return fail(st, rc, "cannot open for writing");
+  s = classify(st, &kind);
+  if (!s && kind != FILE_EMPTY) s = quick_check(st);
+  const char *what = "cannot create the schema";
+  if (!s && kind != FILE_CURRENT) {
+    if (kind == FILE_V1) {
+      what = "cannot migrate the database from schema version 1";
+      rc = exec(st, migrate_v1_sql);
+    }
+    char sql[96];
+    snprintf(sql, sizeof sql,
+             "PRAGMA user_version = %d; PRAGMA application_id = %d;",
+             CP_STORE_SCHEMA_VERSION, CP_STORE_APPLICATION_ID);
+    if (!rc) rc = exec(st, schema_sql);
+    if (!rc) rc = exec(st, sql);
+    if (rc) s = fail(st, rc, what);
+    st->version = CP_STORE_SCHEMA_VERSION;
+  }
+  if (!s && (rc = exec(st, "COMMIT"))) s = fail(st, rc, what);
+  if (s && !sqlite3_get_autocommit(st->db)) exec(st, "ROLLBACK");
+  return s;
+}
+
+/* PRAGMA journal_mode = WAL needs every other connection to let go of the
+ * file for a moment; SQLite does not wait for that under the busy timeout,
+ * so the switch is retried here for as long. */
+static cp_store_status switch_to_wal(cp_store *st) {
+  double t0 = now();
+  for (;;) {
+    sqlite3_stmt *q;
+    int rc = sqlite3_prepare_v2(st->db, "PRAGMA journal_mode = WAL", -1, &q,
+                                NULL);
+    if (rc) return fail(st, rc, "cannot switch to WAL");
+    rc = sqlite3_step(q);
+    int wal = rc == SQLITE_ROW &&
+              !sqlite3_stricmp((const char *)sqlite3_column_text(q, 0), "wal");
+    sqlite3_finalize(q);
+    if (wal) return CP_STORE_OK;
+    int base = rc & 0xff;
+    int retry = rc == SQLITE_ROW || base == SQLITE_BUSY || base == SQLITE_LOCKED;
+    if (!retry) return fail(st, rc, "cannot switch to WAL");
+    if (now() - t0 > BUSY_MS / 1000.0)
+      return rc == SQLITE_ROW
+                 ? failf(st, CP_STORE_BUSY,
+                         "cannot switch to WAL: another process keeps the "
+                         "database open in another journal mode")
+                 : fail(st, rc, "cannot switch to WAL");
+    sqlite3_sleep(5);
+  }
+}
+
+static cp_store_status setup(cp_store *st, int read_only) {
+  int rc;
+  sqlite3_busy_timeout(st->db, BUSY_MS);
+  cp_store_status s;
+  if (read_only) {
+    file_kind kind;
+    if ((rc = exec(st, "BEGIN"))) return fail(st, rc, "cannot read the database");
+    s = classify(st, &kind);
+    exec(st, "COMMIT");
+    if (s) return s;
+    if (kind == FILE_EMPTY || kind == FILE_ASSEMBLY)
+      return failf(st, CP_STORE_BAD_FILE,
+                   "%s: not a complan planner database",
+                   kind == FILE_EMPTY ? "empty" : "only assembly runs");
+    return CP_STORE_OK;
+  }
+  if ((s = prepare_schema(st))) return s;
+  if ((s = switch_to_wal(st))) return s;
   if ((rc = exec(st, "PRAGMA synchronous = NORMAL")))
     return fail(st, rc, "cannot set synchronous");
-  if (tables == 0) {
-    /* Create the schema once, atomically, even with two processes racing. */
-    if ((rc = exec(st, "BEGIN IMMEDIATE")))
-      return fail(st, rc, "cannot create the schema");
-    if ((rc = pragma_int(st, "SELECT count(*) FROM sqlite_master", &tables))) {
-      exec(st, "ROLLBACK");
-      return fail(st, rc, "cannot create the schema");
-    }
-    if (tables == 0) {
-      char sql[96];
-      snprintf(sql, sizeof sql,
-               "PRAGMA user_version = %d; PRAGMA application_id = %d;",
-               CP_STORE_SCHEMA_VERSION, CP_STORE_APPLICATION_ID);
-      if ((rc = exec(st, schema_sql)) || (rc = exec(st, sql))) {
-        cp_store_status s = fail(st, rc, "cannot create the schema");
-        exec(st, "ROLLBACK");
-        return s;
-      }
-    }
-    if ((rc = exec(st, "COMMIT"))) {
-      cp_store_status s = fail(st, rc, "cannot create the schema");
-      exec(st, "ROLLBACK");
-      return s;
-    }
-  }
+  if ((rc = exec(st, "PRAGMA foreign_keys = ON")))
+    return fail(st, rc, "cannot enable foreign keys");
   for (int k = 0; k < S_COUNT; ++k)
     if ((rc = sqlite3_prepare_v3(st->db, stmt_sql[k], -1,
                                  SQLITE_PREPARE_PERSISTENT, &st->stmt[k],
                                  NULL)))
       return fail(st, rc, "cannot prepare a statement");
   return CP_STORE_OK;
+}
+
+/* A database is a regular file (or a new one): a FIFO would block SQLite's
+ * open, a directory or device is not a database. */
+static cp_store_status check_file_type(cp_store *st, const char *path) {
+  struct stat sb;
+  if (stat(path, &sb) != 0) return CP_STORE_OK; /* absent: SQLite says */
+  if (S_ISREG(sb.st_mode)) return CP_STORE_OK;
+  const char *what = S_ISFIFO(sb.st_mode)  ? "a FIFO"
+                     : S_ISDIR(sb.st_mode) ? "a directory"
+                     : S_ISCHR(sb.st_mode) ? "a character device"
+                     : S_ISBLK(sb.st_mode) ? "a block device"
+                     : S_ISSOCK(sb.st_mode) ? "a socket"
+                                            : "not a regular file";
+  return failf(st, CP_STORE_BAD_FILE,
+               "it is %s; a database is a regular file", what);
 }
 
 cp_store_status cp_store_open(const char *path, int read_only,
@@ -315,14 +516,12 @@ cp_store_status cp_store_open(const char *path, int read_only,
     return CP_STORE_NOMEM;
   }
   snprintf(st->path, sizeof st->path, "%s", path);
-  int flags = read_only ? SQLITE_OPEN_READONLY
-                        : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-  int rc = sqlite3_open_v2(path, &st->db, flags, NULL);
-  cp_store_status s;
-  if (rc) {
-    s = fail(st, rc, "cannot open");
-  } else {
-    s = setup(st, read_only);
+  cp_store_status s = check_file_type(st, path);
+  if (s == CP_STORE_OK) {
+    int flags = read_only ? SQLITE_OPEN_READONLY
+                          : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    int rc = sqlite3_open_v2(path, &st->db, flags, NULL);
+    s = rc ? fail(st, rc, "cannot open") : setup(st, read_only);
   }
   if (s != CP_STORE_OK) {
     snprintf(msg, size, "%s", st->message);
@@ -332,6 +531,8 @@ cp_store_status cp_store_open(const char *path, int read_only,
   *out = st;
   return CP_STORE_OK;
 }
+
+struct sqlite3 *cp_store_sqlite(cp_store *st) { return st->db; }
 
 void cp_store_close(cp_store *st) {
   if (!st) return;
@@ -345,7 +546,7 @@ const char *cp_store_message(const cp_store *st) { return st->message; }
 double cp_store_seconds(const cp_store *st) { return st->seconds; }
 
 /* Runs a one-row statement with text/int bindings given as a format: 't'
- * text, 'i' int64, 'd' double, 'n' null. Returns the SQLite code
+ * text, 'i' int64, 'd' double, 'b' blob (pointer and size_t), 'n' null. Returns the SQLite code
  * (SQLITE_DONE / SQLITE_ROW are mapped to SQLITE_OK). */
 static int run_sql(cp_store *st, const char *sql, const char *fmt, ...) {
   sqlite3_stmt *q;
@@ -358,6 +559,12 @@ static int run_sql(cp_store *st, const char *sql, const char *fmt, ...) {
     case 't': sqlite3_bind_text(q, k + 1, va_arg(ap, const char *), -1,
                                 SQLITE_TRANSIENT); break;
     case 'i': sqlite3_bind_int64(q, k + 1, va_arg(ap, int64_t)); break;
+    case 'b': { /* a blob: pointer, then size_t size */
+      const void *b = va_arg(ap, const void *);
+      size_t n = va_arg(ap, size_t);
+      sqlite3_bind_blob64(q, k + 1, b, n, SQLITE_STATIC);
+      break;
+    }
     case 'd': {
       double v = va_arg(ap, double);
       if (isfinite(v)) sqlite3_bind_double(q, k + 1, v);
@@ -373,40 +580,250 @@ static int run_sql(cp_store *st, const char *sql, const char *fmt, ...) {
   return rc == SQLITE_DONE || rc == SQLITE_ROW ? SQLITE_OK : rc;
 }
 
-cp_store_status cp_store_task(cp_store *st, const cp_task *task,
-                              const char *path, int64_t *task_id) {
-  char hash[17];
-  cp_task_hash(task, hash);
-  int rc = run_sql(st,
-                   "INSERT OR IGNORE INTO tasks (hash, text, scene, scene_dir,"
-                   " path) VALUES (?, ?, ?, ?, ?)",
-                   "ttttt", hash, task->text, task->scene_text,
-                   task->scene_base ? task->scene_base : "",
-                   path ? path : "");
-  if (rc) return fail(st, rc, "cannot store the task");
+/* The task row with this key: its id, or CP_STORE_NOT_FOUND. */
+static cp_store_status task_by_key(cp_store *st, const char *key,
+                                   int64_t *task_id) {
   sqlite3_stmt *q;
-  if ((rc = sqlite3_prepare_v2(st->db, "SELECT id FROM tasks WHERE hash = ?",
-                               -1, &q, NULL)))
-    return fail(st, rc, "cannot read the task");
-  sqlite3_bind_text(q, 1, hash, -1, SQLITE_TRANSIENT);
+  int rc = sqlite3_prepare_v2(st->db, "SELECT id FROM tasks WHERE hash = ?",
+                              -1, &q, NULL);
+  if (rc) return fail(st, rc, "cannot read the task");
+  sqlite3_bind_text(q, 1, key, -1, SQLITE_TRANSIENT);
   rc = sqlite3_step(q);
   if (rc == SQLITE_ROW) *task_id = sqlite3_column_int64(q, 0);
   sqlite3_finalize(q);
-  return rc == SQLITE_ROW ? CP_STORE_OK : fail(st, rc, "cannot read the task");
+  return rc == SQLITE_ROW   ? CP_STORE_OK
+         : rc == SQLITE_DONE ? CP_STORE_NOT_FOUND
+                             : fail(st, rc, "cannot read the task");
+}
+
+cp_store_status cp_store_task(cp_store *st, const cp_task *task,
+                              const char *path, int64_t *task_id) {
+  char key[CP_TASK_KEY_SIZE];
+  cp_task_hash(task, key);
+  if (!key[0]) return failf(st, CP_STORE_NOMEM, "out of memory");
+  cp_store_status s = task_by_key(st, key, task_id);
+  if (s != CP_STORE_NOT_FOUND) return s;
+  /* New inputs: the row, each file's bytes (once per content) and the
+   * list of files, in one transaction. */
+  int rc;
+  if ((rc = exec(st, "BEGIN IMMEDIATE")))
+    return fail(st, rc, "cannot store the task");
+  const char *what = "cannot store the task";
+  rc = run_sql(st,
+               "INSERT OR IGNORE INTO tasks (hash, text, scene, scene_dir,"
+               " path, inputs_stored) VALUES (?, ?, ?, ?, ?, 1)",
+               "ttttt", key, task->text, task->scene_text,
+               task->scene_base ? task->scene_base : "", path ? path : "");
+  int fresh = !rc && sqlite3_changes(st->db) == 1;
+  int64_t id = sqlite3_last_insert_rowid(st->db);
+  what = "cannot store the task's files";
+  for (int i = 0; !rc && fresh && i < task->n_files; ++i) {
+    const cp_task_file *f = &task->files[i];
+    rc = run_sql(st,
+                 "INSERT OR IGNORE INTO blobs (sha256, size, data)"
+                 " VALUES (?, ?, ?)",
+                 "tib", f->sha256, (int64_t)f->size, (const void *)f->data,
+                 f->size);
+    if (!rc)
+      rc = run_sql(st,
+                   "INSERT INTO task_files (task_id, seq, kind, path, sha256)"
+                   " VALUES (?, ?, ?, ?, ?)",
+                   "iittt", id, (int64_t)i, f->kind, f->path, f->sha256);
+  }
+  if (!rc) rc = exec(st, "COMMIT");
+  if (rc) {
+    s = fail(st, rc, what);
+    if (!sqlite3_get_autocommit(st->db)) exec(st, "ROLLBACK");
+    return s;
+  }
+  return task_by_key(st, key, task_id) == CP_STORE_OK
+             ? CP_STORE_OK
+             : failf(st, CP_STORE_ERROR, "the stored task vanished");
+}
+
+cp_store_status cp_store_task_files(cp_store *st, int64_t task_id,
+                                    cp_store_file **files, int *n) {
+  *files = NULL;
+  *n = 0;
+  if (st->version < 2) return CP_STORE_OK; /* read-only version 1 */
+  sqlite3_stmt *q;
+  cp_store_status s = prepare_ids(
+      st,
+      "SELECT f.kind, f.path, f.sha256, b.data, b.size FROM task_files f"
+      " LEFT JOIN blobs b ON b.sha256 = f.sha256 WHERE f.task_id = ?"
+      " ORDER BY f.seq",
+      &task_id, 1, "cannot read the task's files", &q);
+  if (s) return s;
+  int rc, cap = 0;
+  while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+    const char *kind = (const char *)sqlite3_column_text(q, 0);
+    const char *path = (const char *)sqlite3_column_text(q, 1);
+    const char *sha = (const char *)sqlite3_column_text(q, 2);
+    const void *data = sqlite3_column_blob(q, 3);
+    size_t size = (size_t)sqlite3_column_bytes(q, 3);
+    char check[CP_TASK_KEY_SIZE];
+    cp_sha256_hex(data ? data : "", size, check);
+    if (!path || !sha || sqlite3_column_type(q, 3) == SQLITE_NULL ||
+        strcmp(check, sha) || sqlite3_column_int64(q, 4) != (int64_t)size) {
+      s = failf(st, CP_STORE_BAD_FILE,
+                "task %lld: the stored file %.200s is missing or does not "
+                "match its SHA-256 (damaged database)",
+                (long long)task_id, path ? path : "(no path)");
+      break;
+    }
+    if (*n == cap) {
+      cap = cap ? 2 * cap : 8;
+      cp_store_file *p = realloc(*files, (size_t)cap * sizeof *p);
+      if (!p) {
+        s = failf(st, CP_STORE_NOMEM, "out of memory");
+        break;
+      }
+      *files = p;
+    }
+    cp_store_file *f = &(*files)[*n];
+    memset(f, 0, sizeof *f);
+    snprintf(f->kind, sizeof f->kind, "%s", kind ? kind : "");
+    snprintf(f->sha256, sizeof f->sha256, "%s", sha);
+    f->path = strdup(path);
+    f->data = malloc(size + 1);
+    if (!f->path || !f->data) {
+      free(f->path);
+      free(f->data);
+      s = failf(st, CP_STORE_NOMEM, "out of memory");
+      break;
+    }
+    if (size) memcpy(f->data, data, size);
+    f->data[size] = '\0';
+    f->size = size;
+    ++*n;
+  }
+  if (!s && rc != SQLITE_DONE) s = fail(st, rc, "cannot read the task's files");
+  sqlite3_finalize(q);
+  if (s) {
+    cp_store_files_free(*files, *n);
+    *files = NULL;
+    *n = 0;
+  }
+  return s;
+}
+
+void cp_store_files_free(cp_store_file *files, int n) {
+  for (int i = 0; i < n; ++i) {
+    free(files[i].path);
+    free(files[i].data);
+  }
+  free(files);
+}
+
+/* The first difference between the stored files and the task's, as a
+ * phrase ("the scene file models/x.json changed"); "" when none. */
+static void first_change(const cp_task *task, const char *stored_text,
+                         const cp_store_file *f, int n, char *out,
+                         size_t size) {
+  out[0] = '\0';
+  for (int i = 0; i < task->n_files && !out[0]; ++i) {
+    const cp_task_file *c = &task->files[i];
+    int k = 0;
+    while (k < n && strcmp(f[k].path, c->path)) ++k;
+    if (k == n)
+      snprintf(out, size, "the %s file %.200s was not read by that run",
+               c->kind, c->path);
+    else if (strcmp(f[k].sha256, c->sha256))
+      snprintf(out, size, "the %s file %.200s changed (SHA-256 %.12s... "
+               "then, %.12s... now)", c->kind, c->path, f[k].sha256,
+               c->sha256);
+  }
+  for (int k = 0; k < n && !out[0]; ++k) {
+    int i = 0;
+    while (i < task->n_files && strcmp(f[k].path, task->files[i].path)) ++i;
+    if (i == task->n_files)
+      snprintf(out, size, "the %s file %.200s is no longer read", f[k].kind,
+               f[k].path);
+  }
+  if (!out[0] && strcmp(stored_text, task->text ? task->text : ""))
+    snprintf(out, size, "the task text changed");
+  if (!out[0]) snprintf(out, size, "the files were moved or renamed");
+}
+
+cp_store_status cp_store_resume_check(cp_store *st, const cp_task *task,
+                                      const char *path, int64_t task_id) {
+  sqlite3_stmt *q;
+  int rc = sqlite3_prepare_v2(
+      st->db,
+      "SELECT s.id, t.id, t.text, t.inputs_stored, t.scene FROM searches s"
+      " JOIN tasks t ON t.id = s.task_id"
+      " WHERE s.status IN ('running', 'limit', 'interrupted') AND t.id <> ?1"
+      " AND (t.text = ?2 OR (?3 <> '' AND t.path = ?3))"
+      " ORDER BY s.id DESC LIMIT 1",
+      -1, &q, NULL);
+  if (rc) return fail(st, rc, "cannot look for a run to resume");
+  sqlite3_bind_int64(q, 1, task_id);
+  sqlite3_bind_text(q, 2, task->text ? task->text : "", -1, SQLITE_STATIC);
+  sqlite3_bind_text(q, 3, path ? path : "", -1, SQLITE_STATIC);
+  rc = sqlite3_step(q);
+  if (rc != SQLITE_ROW) {
+    sqlite3_finalize(q);
+    return rc == SQLITE_DONE ? CP_STORE_OK
+                             : fail(st, rc, "cannot look for a run to resume");
+  }
+  int64_t run = sqlite3_column_int64(q, 0), old = sqlite3_column_int64(q, 1);
+  const char *t = (const char *)sqlite3_column_text(q, 2);
+  char *text = strdup(t ? t : "");
+  int stored = sqlite3_column_int(q, 3);
+  int scene_same = task->scene_text &&
+                   !strcmp((const char *)sqlite3_column_text(q, 4),
+                           task->scene_text);
+  sqlite3_finalize(q);
+  if (!text) return failf(st, CP_STORE_NOMEM, "out of memory");
+  char what[400];
+  cp_store_file *f = NULL;
+  int n = 0;
+  cp_store_status s = CP_STORE_OK;
+  if (stored) {
+    s = cp_store_task_files(st, old, &f, &n);
+    if (!s) first_change(task, text, f, n, what, sizeof what);
+    cp_store_files_free(f, n);
+  } else {
+    /* A version-1 task: only its texts were stored. */
+    snprintf(what, sizeof what, "%s",
+             strcmp(text, task->text ? task->text : "") ? "the task text changed"
+             : !scene_same ? "the scene changed"
+                           : "it was stored by an older complan (schema "
+                             "version 1) without its URDF and mesh files, so "
+                             "its inputs cannot be checked");
+  }
+  free(text);
+  if (s) return s;
+  return failf(st, CP_STORE_CHANGED,
+               "--resume: run %lld was planned from other inputs: %s; "
+               "resuming would mix two problems in one run (plan without "
+               "--resume for a new run)",
+               (long long)run, what);
 }
 
 cp_store_status cp_store_run_begin(cp_store *st, int64_t task_id,
                                    const char *planner, const char *options,
                                    uint64_t seed, int state_size,
                                    int64_t *run_id) {
+  char build[200];
+  snprintf(build, sizeof build, "%s, SQLite %s", CP_BUILD, sqlite3_libversion());
   int rc = run_sql(st,
                    "INSERT INTO searches (task_id, planner, options, seed,"
-                   " status, state_size) VALUES (?, ?, ?, ?, 'running', ?)",
-                   "ittii", task_id, planner, options, (int64_t)seed,
-                   (int64_t)state_size);
+                   " status, state_size, complan) VALUES (?, ?, ?, ?,"
+                   " 'running', ?, ?)",
+                   "ittiit", task_id, planner, options, (int64_t)seed,
+                   (int64_t)state_size, build);
   if (rc) return fail(st, rc, "cannot start a search run");
   *run_id = sqlite3_last_insert_rowid(st->db);
   return CP_STORE_OK;
+}
+
+cp_store_status cp_store_run_resumed(cp_store *st, int64_t run_id) {
+  int rc = run_sql(st,
+                   "UPDATE searches SET sessions = sessions + 1,"
+                   " updated = datetime('now') WHERE id = ?",
+                   "i", run_id);
+  return rc ? fail(st, rc, "cannot count the session") : CP_STORE_OK;
 }
 
 cp_store_status cp_store_find_resumable(cp_store *st, int64_t task_id,
@@ -484,6 +901,7 @@ cp_store_status cp_store_load_nodes(cp_store *st, int64_t run_id,
       &run_id, 1, "cannot read the nodes", &q);
   if (s) return s;
   int rc;
+  long expect = 0;
   while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
     cp_search_node n;
     memset(&n, 0, sizeof n);
@@ -491,6 +909,18 @@ cp_store_status cp_store_load_nodes(cp_store *st, int64_t run_id,
     n.parent = sqlite3_column_type(q, 1) == SQLITE_NULL
                    ? -1
                    : (long)sqlite3_column_int64(q, 1);
+    /* Ids 0, 1, 2, ... and each parent an earlier node: a hostile or
+     * damaged file cannot give the search a cycle or a gap. */
+    if (n.id != expect++ || (n.id > 0 && (n.parent < 0 || n.parent >= n.id)) ||
+        (n.id == 0 && n.parent >= 0)) {
+      s = failf(st, CP_STORE_BAD_FILE,
+                "node %ld of run %lld: %s (a damaged database)", n.id,
+                (long long)run_id,
+                n.id != expect - 1 ? "ids are not 0, 1, 2, ... in order"
+                : n.id == 0        ? "the start node has a parent"
+                                   : "its parent is not an earlier node");
+      break;
+    }
     n.depth = sqlite3_column_int(q, 2);
     n.time = sqlite3_column_double(q, 3);
     n.cost = sqlite3_column_double(q, 4);
@@ -535,7 +965,9 @@ cp_store_status cp_store_load_nodes(cp_store *st, int64_t run_id,
                           : sqlite3_column_double(q, 15);
     if (fn(ctx, &n, st->scratch, sqlite3_column_blob(q, 17),
            (size_t)sqlite3_column_bytes(q, 17))) {
-      s = failf(st, CP_STORE_ERROR, "node %ld could not be restored", n.id);
+      s = failf(st, CP_STORE_BAD_FILE,
+                "node %ld of run %lld could not be restored (its row does not "
+                "fit the run: a damaged database)", n.id, (long long)run_id);
       break;
     }
   }
@@ -553,7 +985,8 @@ cp_store_status cp_store_load_node(cp_store *st, int64_t run_id, long id,
       st,
       "SELECT parent, depth, time, cost, state, action, inputs, steps,"
       " lcp_solves, pivots, fallbacks, warm_steps, outcome, message, flags,"
-      " goal_distance FROM nodes WHERE search_id = ? AND id = ?",
+      " goal_distance, (SELECT state_size FROM searches WHERE id = search_id)"
+      " FROM nodes WHERE search_id = ? AND id = ?",
       ids, 2, "cannot read a node", &q);
   if (rs == CP_STORE_NOT_FOUND)
     return failf(st, rs, "no node %ld in run %lld", id, (long long)run_id);
@@ -565,12 +998,32 @@ cp_store_status cp_store_load_node(cp_store *st, int64_t run_id, long id,
   n->depth = sqlite3_column_int(q, 1);
   n->time = sqlite3_column_double(q, 2);
   n->cost = sqlite3_column_double(q, 3);
-  int nx = sqlite3_column_bytes(q, 4) / (int)sizeof(double);
-  if (x) memcpy(x, sqlite3_column_blob(q, 4),
-                (size_t)(nx < cap ? nx : cap) * sizeof(double));
   n->action = sqlite3_column_type(q, 5) == SQLITE_NULL
                   ? -1 : (long)sqlite3_column_int64(q, 5);
-  int nv = sqlite3_column_bytes(q, 6) / (int)sizeof(double);
+  /* Blob sizes against the layout: the run's state_size doubles of state;
+   * cap_v input values (the task's inputs) for a node made by an action. */
+  int xb = sqlite3_column_bytes(q, 4), vb = sqlite3_column_bytes(q, 6);
+  int size = sqlite3_column_int(q, 16);
+  const char *bad = NULL;
+  int got = 0, want = 0;
+  if (xb != size * (int)sizeof(double)) {
+    bad = "state";
+    got = xb, want = size;
+  } else if (values && n->action >= 0 && vb != cap_v * (int)sizeof(double)) {
+    bad = "inputs";
+    got = vb, want = cap_v;
+  }
+  if (bad) {
+    sqlite3_finalize(q);
+    return failf(st, CP_STORE_BAD_FILE,
+                 "node %ld of run %lld: %s of %d bytes where %d doubles were "
+                 "expected (a damaged database)",
+                 id, (long long)run_id, bad, got, want);
+  }
+  int nx = xb / (int)sizeof(double);
+  if (x) memcpy(x, sqlite3_column_blob(q, 4),
+                (size_t)(nx < cap ? nx : cap) * sizeof(double));
+  int nv = vb / (int)sizeof(double);
   if (n_v) *n_v = nv;
   if (values && nv > 0)
     memcpy(values, sqlite3_column_blob(q, 6),
@@ -581,8 +1034,14 @@ cp_store_status cp_store_load_node(cp_store *st, int64_t run_id, long id,
   n->fallbacks = sqlite3_column_int(q, 10);
   n->warm_steps = sqlite3_column_int(q, 11);
   const char *oc = (const char *)sqlite3_column_text(q, 12);
-  if (!oc || cp_expand_outcome_parse(oc, &n->outcome))
-    n->outcome = CP_OUTCOME_SOLVER_FAILED;
+  if (!oc || cp_expand_outcome_parse(oc, &n->outcome)) {
+    cp_store_status s = failf(st, CP_STORE_BAD_FILE,
+                              "node %ld of run %lld: unknown outcome \"%.40s\" "
+                              "(a damaged database)",
+                              id, (long long)run_id, oc ? oc : "");
+    sqlite3_finalize(q);
+    return s;
+  }
   const char *m = (const char *)sqlite3_column_text(q, 13);
   snprintf(n->message, sizeof n->message, "%s", m ? m : "");
   n->flags = sqlite3_column_int(q, 14);
@@ -782,20 +1241,27 @@ cp_store_status cp_store_plan_nodes(cp_store *st, int64_t plan_id,
   *ids = NULL;
   *n = 0;
   sqlite3_stmt *q;
+  /* The walk from the plan's node to the start, guarded against a hostile
+   * or damaged file: each step must go to a smaller id (nodes are stored in
+   * creation order, a parent before its children), so a cycle cannot be
+   * followed, and it stops after as many steps as the run has nodes. */
   cp_store_status ps = prepare_ids(
       st,
-      "WITH RECURSIVE path(id, parent, depth) AS ("
-      " SELECT n.id, n.parent, n.depth FROM nodes n JOIN plans p"
+      "WITH RECURSIVE path(id, parent, k) AS ("
+      " SELECT n.id, n.parent, 0 FROM nodes n JOIN plans p"
       "  ON p.search_id = n.search_id AND p.node = n.id WHERE p.id = ?1"
-      " UNION ALL SELECT n.id, n.parent, n.depth FROM nodes n JOIN path"
-      "  ON n.id = path.parent"
-      "  AND n.search_id = (SELECT search_id FROM plans WHERE id = ?1))"
-      " SELECT id, (SELECT search_id FROM plans WHERE id = ?1) FROM path"
-      " ORDER BY depth",
+      " UNION ALL SELECT n.id, n.parent, path.k + 1 FROM nodes n JOIN path"
+      "  ON n.id = path.parent AND path.parent < path.id"
+      "  AND n.search_id = (SELECT search_id FROM plans WHERE id = ?1)"
+      "  WHERE path.k < (SELECT count(*) FROM nodes WHERE search_id ="
+      "   (SELECT search_id FROM plans WHERE id = ?1)))"
+      " SELECT id, (SELECT search_id FROM plans WHERE id = ?1), parent FROM path"
+      " ORDER BY k DESC",
       &plan_id, 1, "cannot read the plan", &q);
   if (ps) return ps;
   int rc;
   long cap = 0;
+  int64_t first_parent = -1;
   while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
     if (*n == cap) {
       cap = cap ? 2 * cap : 64;
@@ -808,11 +1274,31 @@ cp_store_status cp_store_plan_nodes(cp_store *st, int64_t plan_id,
       }
       *ids = p;
     }
+    if (*n == 0)
+      first_parent = sqlite3_column_type(q, 2) == SQLITE_NULL
+                         ? -1 : sqlite3_column_int64(q, 2);
     (*ids)[(*n)++] = (long)sqlite3_column_int64(q, 0);
     *run_id = sqlite3_column_int64(q, 1);
   }
   sqlite3_finalize(q);
-  if (rc != SQLITE_DONE) return fail(st, rc, "cannot read the plan");
+  if (rc != SQLITE_DONE) {
+    free(*ids);
+    *ids = NULL;
+    *n = 0;
+    return fail(st, rc, "cannot read the plan");
+  }
+  if (*n > 0 && (first_parent >= 0 || (*ids)[0] != 0)) {
+    long at = (*ids)[0];
+    free(*ids);
+    *ids = NULL;
+    *n = 0;
+    return failf(st, CP_STORE_BAD_FILE,
+                 "plan %lld: the path does not lead back to the start node 0: "
+                 "node %ld's parent %lld is %s (a damaged database)",
+                 (long long)plan_id, at, (long long)first_parent,
+                 first_parent >= at ? "not an earlier node (a cycle)"
+                                    : "missing");
+  }
   if (*n == 0)
     return failf(st, CP_STORE_NOT_FOUND, "no plan %lld", (long long)plan_id);
   return CP_STORE_OK;
@@ -942,9 +1428,13 @@ cp_store_status cp_store_load_task(cp_store *st, int64_t task_id,
                                    cp_store_task_row *row) {
   memset(row, 0, sizeof *row);
   sqlite3_stmt *q;
-  cp_store_status rs =
-      one_row(st, "SELECT text, scene, scene_dir, path FROM tasks WHERE id = ?",
-              &task_id, 1, "cannot read the task", &q);
+  cp_store_status rs = one_row(
+      st,
+      st->version >= 2
+          ? "SELECT text, scene, scene_dir, path, inputs_stored FROM tasks"
+            " WHERE id = ?"
+          : "SELECT text, scene, scene_dir, path, 0 FROM tasks WHERE id = ?",
+      &task_id, 1, "cannot read the task", &q);
   if (rs == CP_STORE_NOT_FOUND) return failf(st, rs, "no task %lld", (long long)task_id);
   if (rs) return rs;
   char **out[4] = {&row->text, &row->scene, &row->scene_dir, &row->path};
@@ -954,6 +1444,7 @@ cp_store_status cp_store_load_task(cp_store *st, int64_t task_id,
     *out[i] = strdup(t ? t : "");
     bad |= !*out[i];
   }
+  row->inputs_stored = sqlite3_column_int(q, 4);
   sqlite3_finalize(q);
   if (bad) {
     cp_store_task_row_free(row);

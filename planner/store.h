@@ -31,7 +31,7 @@
 extern "C" {
 #endif
 
-#define CP_STORE_SCHEMA_VERSION 1
+#define CP_STORE_SCHEMA_VERSION 2
 #define CP_STORE_APPLICATION_ID 0x43504c4e
 
 typedef enum cp_store_status {
@@ -41,6 +41,7 @@ typedef enum cp_store_status {
   CP_STORE_IO,         ///< cannot write: read-only file, disk full, I/O
   CP_STORE_NOT_FOUND,  ///< no such run / plan
   CP_STORE_NOMEM,
+  CP_STORE_CHANGED,    ///< a resume whose inputs changed (message: which)
   CP_STORE_ERROR       ///< any other SQLite failure (message says which)
 } cp_store_status;
 
@@ -49,17 +50,61 @@ typedef struct cp_store cp_store;
 /// Opens (read_only = 0: creating it when absent) a database and checks or
 /// creates the schema. On failure *out is NULL and msg (size bytes) says why
 /// and names the file.
+///
+/// Writing (read_only = 0): the file must be a regular file or absent. In
+/// one transaction taken before anything is read (BEGIN IMMEDIATE, which
+/// waits for another writer under the busy timeout), a new or empty file
+/// gets the whole schema and complan's stamp; a schema-version-1 file is
+/// migrated; an unstamped file holding only assembly_* tables (written by
+/// an older `complan assemble`) is adopted; a complan file passes PRAGMA
+/// quick_check first. Then the journal switches to WAL, retried for the
+/// busy timeout. Anything else (another application's file, another
+/// version, a damaged file) is refused with CP_STORE_BAD_FILE and left as
+/// it was. Reading: versions 1 and 2 are read as they are.
 cp_store_status cp_store_open(const char *path, int read_only,
                               cp_store **out, char *msg, size_t size);
+/// The store's SQLite handle, for the planner's other table writers
+/// (planner/assembly_store.c): they use the tables of this schema and their
+/// own transactions, never PRAGMAs.
+struct sqlite3 *cp_store_sqlite(cp_store *st);
 void cp_store_close(cp_store *st);
 const char *cp_store_message(const cp_store *st);
 /// Seconds spent inside the store's writes so far.
 double cp_store_seconds(const cp_store *st);
 
-/// The task row for this task text (inserted when new). Returns its id in
-/// *task_id.
+/// The task row for these inputs (cp_task_hash: the task text and every
+/// file it was built from), inserted when new together with the bytes of
+/// every file (table blobs, each content once) and their list (task_files),
+/// in one transaction. Returns its id in *task_id.
 cp_store_status cp_store_task(cp_store *st, const cp_task *task,
                               const char *path, int64_t *task_id);
+
+/// A file stored with a task (a cp_task_file read back): kind, path as the
+/// loader asked for it, the bytes (NUL appended) and their SHA-256, checked
+/// when read.
+typedef struct cp_store_file {
+  char kind[8];
+  char *path;
+  char *data;
+  size_t size;
+  char sha256[65];
+} cp_store_file;
+
+/// The files stored with task_id in reading order (*files malloc'd: free
+/// with cp_store_files_free); none for a task from a version-1 database. A
+/// file whose bytes are missing or do not hash to their SHA-256 is
+/// CP_STORE_BAD_FILE.
+cp_store_status cp_store_task_files(cp_store *st, int64_t task_id,
+                                    cp_store_file **files, int *n);
+void cp_store_files_free(cp_store_file *files, int n);
+
+/// Before starting a fresh run under --resume when task_id has no run to
+/// resume: CP_STORE_CHANGED, the message naming the first input that
+/// differs (the task text, the scene, a URDF or a mesh file), when a
+/// resumable run exists for the same task text or task path but other
+/// inputs; CP_STORE_OK when none does.
+cp_store_status cp_store_resume_check(cp_store *st, const cp_task *task,
+                                      const char *path, int64_t task_id);
 
 /// A search run being started: planner, options (JSON text: search and
 /// world options), seed, state size. The run's status is "running".
@@ -83,6 +128,10 @@ typedef struct cp_store_run {
   long nodes;
 } cp_store_run;
 
+/// A session more for run_id (searches.sessions + 1): called when a run is
+/// resumed.
+cp_store_status cp_store_run_resumed(cp_store *st, int64_t run_id);
+
 /// The latest run of task_id whose status is "running" or "limit";
 /// CP_STORE_NOT_FOUND when none.
 cp_store_status cp_store_find_resumable(cp_store *st, int64_t task_id,
@@ -102,7 +151,10 @@ cp_store_status cp_store_load_nodes(cp_store *st, int64_t run_id,
 
 /// One node of a run: its record, its state (x: cap doubles, may be NULL)
 /// and its action's input values (values: cap_v doubles, may be NULL; *n_v
-/// receives their count, 0 for the start).
+/// receives their count, 0 for the start). A state blob that is not the
+/// run's state_size doubles, and with values an input blob that is not
+/// cap_v doubles (pass the task's input count), an unknown outcome: each is
+/// CP_STORE_BAD_FILE naming the node (a damaged database).
 cp_store_status cp_store_load_node(cp_store *st, int64_t run_id, long id,
                                    cp_search_node *node, double *x, int cap,
                                    double *values, int cap_v, int *n_v);
@@ -134,6 +186,8 @@ cp_store_status cp_store_list(cp_store *st, json_t **out);
 /// task from these rather than from files that may have changed.
 typedef struct cp_store_task_row {
   char *text, *scene, *scene_dir, *path;
+  int inputs_stored;      ///< 1: every file is in cp_store_task_files; 0: a
+                          ///< task from schema version 1 (files on disk)
 } cp_store_task_row;
 cp_store_status cp_store_load_task(cp_store *st, int64_t task_id,
                                    cp_store_task_row *row);

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "models/jsonread.h"
 #include "planner/statelayout.h"
 
@@ -60,9 +62,58 @@ static int joint_row(const cp_scene *s, const char *name, const char **leader) {
   return row;
 }
 
+/* Every file read for a task goes through record(): read from the caller's
+ * source (or the file system) and kept in the task's files, once per
+ * path. */
+typedef struct recorder {
+  cp_task *t;
+  const cp_file_source *src;
+} recorder;
+
+static int keep_file(cp_task *t, const char *kind, const char *path,
+                     const char *data, size_t n) {
+  for (int i = 0; i < t->n_files; ++i)
+    if (!strcmp(t->files[i].path, path)) return 0;
+  cp_task_file *f = realloc(t->files, (size_t)(t->n_files + 1) * sizeof *f);
+  if (!f) return -1;
+  t->files = f;
+  f += t->n_files;
+  memset(f, 0, sizeof *f);
+  snprintf(f->kind, sizeof f->kind, "%s", kind);
+  f->path = dupstr(path);
+  f->data = dupn(data, n);
+  f->size = n;
+  if (!f->path || !f->data) {
+    free(f->path);
+    free(f->data);
+    return -1;
+  }
+  cp_sha256_hex(data, n, f->sha256);
+  t->n_files++;
+  return 0;
+}
+
+static char *record(void *ctx, const char *path, const char *kind,
+                    size_t *len, cp_error *err) {
+  recorder *r = ctx;
+  char *b = cp_file_source_read(r->src, path, kind, len, err);
+  if (b && keep_file(r->t, kind, path, b, *len)) {
+    free(b);
+    cp_error_set(err, "", "out of memory");
+    return NULL;
+  }
+  return b;
+}
+
+static int rec_is_dir(void *ctx, const char *path) {
+  recorder *r = ctx;
+  return r->src->is_dir(r->src->ctx, path);
+}
+
 static int parse_scene(cp_task *t, const json_t *v, const char *task_dir,
-                       cp_error *err) {
+                       const cp_file_source *files, cp_error *err) {
   cp_scene_options so = cp_scene_options_defaults();
+  so.files = files;
   /* A planning start state may hold moving contacts: time stepping treats
    * approaching ones as impacts (docs/math.md §6). */
   so.check_normal_speed = 0;
@@ -79,7 +130,7 @@ static int parse_scene(cp_task *t, const json_t *v, const char *task_dir,
     }
     if (!path) return cp_error_set(err, "scene", "out of memory");
     size_t len;
-    t->scene_text = cp_read_file(path, &len, &e);
+    t->scene_text = cp_file_source_read(files, path, "scene", &len, &e);
     if (!t->scene_text) {
       free(path);
       return cp_error_set(err, "scene", "%s", e.msg);
@@ -343,7 +394,7 @@ static int parse_search(cp_task *t, const json_t *v, cp_error *err) {
 }
 
 static int parse_root(cp_task *t, const json_t *root, const char *dir,
-                      cp_error *err) {
+                      const cp_file_source *files, cp_error *err) {
   static const char *const keys[] = {
       "scene",  "mode",  "stepper", "inputs",  "action", "goal",
       "bounds", "cost",  "search",  "limits",  "allow_fallback", "storage",
@@ -355,7 +406,7 @@ static int parse_root(cp_task *t, const json_t *root, const char *dir,
     if (!json_object_get(root, required[k]))
       return cp_error_set(err, required[k], "required key missing");
   const json_t *x;
-  if (parse_scene(t, json_object_get(root, "scene"), dir, err)) return -1;
+  if (parse_scene(t, json_object_get(root, "scene"), dir, files, err)) return -1;
   if (t->scene.n_manips == 0)
     return cp_error_set(err, "scene", "the scene has no manipulator to plan for");
   if ((x = json_object_get(root, "mode"))) {
@@ -457,7 +508,22 @@ static int parse_root(cp_task *t, const json_t *root, const char *dir,
 
 int cp_task_parse(const char *text, size_t len, const char *path,
                   cp_task *task, cp_error *err) {
+  return cp_task_parse_from(text, len, path, NULL, task, err);
+}
+
+/* cp_task_parse_from, keeping the files already recorded in *task (the
+ * task file itself, read by cp_task_load_from). */
+static int parse_keeping(const char *text, size_t len, const char *path,
+                         const cp_file_source *src, cp_task *task,
+                         cp_error *err) {
+  int n_files = task->n_files;
+  cp_task_file *files = task->files;
   memset(task, 0, sizeof *task);
+  task->n_files = n_files;
+  task->files = files;
+  recorder rec = {task, src};
+  const cp_file_source recording = {record, src && src->is_dir ? rec_is_dir : NULL,
+                                    &rec};
   task->mode = CP_TASK_DYNAMIC;
   task->duration = task->dt = 0.1;
   task->cost_time = 1.0;
@@ -483,10 +549,13 @@ int cp_task_parse(const char *text, size_t len, const char *path,
   task->allow_fallback = 1;
   task->batch = 64;
   json_t *root;
-  if (cp_json_parse(text, len, &root, err)) return -1;
+  if (cp_json_parse(text, len, &root, err)) {
+    cp_task_free(task);
+    return -1;
+  }
   char *dir = path ? dir_of(path) : NULL;
   int rc = path && !dir ? cp_error_set(err, "", "out of memory")
-                        : parse_root(task, root, dir, err);
+                        : parse_root(task, root, dir, &recording, err);
   free(dir);
   json_decref(root);
   if (!rc && !(task->text = dupn(text, len)))
@@ -495,15 +564,29 @@ int cp_task_parse(const char *text, size_t len, const char *path,
   return rc;
 }
 
+int cp_task_parse_from(const char *text, size_t len, const char *path,
+                       const cp_file_source *src, cp_task *task,
+                       cp_error *err) {
+  memset(task, 0, sizeof *task);
+  return parse_keeping(text, len, path, src, task, err);
+}
+
 int cp_task_load(const char *path, cp_task *task, cp_error *err) {
+  return cp_task_load_from(path, NULL, task, err);
+}
+
+int cp_task_load_from(const char *path, const cp_file_source *src,
+                      cp_task *task, cp_error *err) {
   memset(task, 0, sizeof *task);
   size_t len;
-  char *text = cp_read_file(path, &len, err);
+  char *text = cp_file_source_read(src, path, "task", &len, err);
   if (!text) {
     if (err) err->where[0] = '\0';
     return -1;
   }
-  int rc = cp_task_parse(text, len, path, task, err);
+  int rc = keep_file(task, "task", path, text, len)
+               ? cp_error_set(err, "", "out of memory")
+               : parse_keeping(text, len, path, src, task, err);
   free(text);
   return rc;
 }
@@ -520,6 +603,11 @@ void cp_task_free(cp_task *t) {
   }
   free(t->inputs);
   free(t->goal.body);
+  for (int i = 0; i < t->n_files; ++i) {
+    free(t->files[i].path);
+    free(t->files[i].data);
+  }
+  free(t->files);
   memset(t, 0, sizeof *t);
 }
 
@@ -542,11 +630,32 @@ double cp_task_action_cost(const cp_task *t, long a) {
   return (t->cost_time + t->cost_effort * sq) * t->duration;
 }
 
-void cp_task_hash(const cp_task *t, char out[17]) {
-  uint64_t h = 1469598103934665603ull;
-  for (const unsigned char *p = (const unsigned char *)t->text; p && *p; ++p) {
-    h ^= *p;
-    h *= 1099511628211ull;
+void cp_sha256_hex(const void *data, size_t n, char out[CP_TASK_KEY_SIZE]) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned len = 0;
+  if (!EVP_Digest(data, n, md, &len, EVP_sha256(), NULL) || len != 32) {
+    out[0] = '\0'; /* libcrypto failed (out of memory): no key */
+    return;
   }
-  snprintf(out, 17, "%016llx", (unsigned long long)h);
+  for (unsigned i = 0; i < 32; ++i) snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+void cp_task_hash(const cp_task *t, char out[CP_TASK_KEY_SIZE]) {
+  /* A manifest of digests, itself digested: the text's, then each file's
+   * with its kind (the task file's bytes are the text). */
+  size_t cap = 96 + (size_t)t->n_files * 80, n = 0;
+  char *m = malloc(cap);
+  if (!m) {
+    out[0] = '\0';
+    return;
+  }
+  char h[CP_TASK_KEY_SIZE];
+  cp_sha256_hex(t->text ? t->text : "", t->text ? strlen(t->text) : 0, h);
+  n += (size_t)snprintf(m + n, cap - n, "complan task 2\ntext %s\n", h);
+  for (int i = 0; i < t->n_files; ++i)
+    if (strcmp(t->files[i].kind, "task"))
+      n += (size_t)snprintf(m + n, cap - n, "%s %s\n", t->files[i].kind,
+                            t->files[i].sha256);
+  cp_sha256_hex(m, n, out);
+  free(m);
 }

@@ -67,6 +67,20 @@ typedef struct cp_task_goal {
   double rest_speed;      ///< m/s, > 0 (default 0.01)
 } cp_task_goal;
 
+/// A file the task was built from, as read: the task file itself, the
+/// scene file, every URDF and mesh file (planner/store.h stores them with
+/// each run, so that replay needs nothing but the database).
+typedef struct cp_task_file {
+  char kind[8];           ///< "task", "scene", "urdf" or "mesh"
+  char *path;             ///< as the loader asked for it (owned)
+  char *data;             ///< the bytes (owned, NUL appended)
+  size_t size;            ///< bytes, the NUL not counted
+  char sha256[65];        ///< SHA-256 of the bytes, lowercase hex
+} cp_task_file;
+
+/// SHA-256 hex digests: 64 digits and the NUL.
+#define CP_TASK_KEY_SIZE 65
+
 typedef struct cp_task {
   char *text;             ///< the task file's text (owned, NUL-terminated)
   char *scene_text;       ///< the scene's JSON text (owned)
@@ -99,6 +113,10 @@ typedef struct cp_task {
   double max_seconds;     ///< > 0 (default 60)
   int allow_fallback;     ///< 1 (default): impulsive fallback steps accepted
   int batch;              ///< expansions per database transaction (64)
+  int n_files;
+  cp_task_file *files;    ///< [n_files] every file read, in reading order
+                          ///< (owned); none for an inline task without
+                          ///< files
 } cp_task;
 
 /// Parses a task from JSON text. path (may be NULL) is the file's path: its
@@ -111,6 +129,15 @@ int cp_task_parse(const char *text, size_t len, const char *path,
 /// Reads and parses a task file; a read failure has err->where "".
 int cp_task_load(const char *path, cp_task *task, cp_error *err);
 
+/// cp_task_parse and cp_task_load with every file read through src
+/// (models/error.h; NULL: the file system). Either way each file read is
+/// kept in task->files.
+int cp_task_parse_from(const char *text, size_t len, const char *path,
+                       const cp_file_source *src, cp_task *task,
+                       cp_error *err);
+int cp_task_load_from(const char *path, const cp_file_source *src,
+                      cp_task *task, cp_error *err);
+
 /// Releases what the task owns and zeroes it. Safe on a zeroed task.
 void cp_task_free(cp_task *task);
 
@@ -120,8 +147,14 @@ void cp_task_action_values(const cp_task *task, long a, double *out);
 /// Cost of action a held for the task's duration.
 double cp_task_action_cost(const cp_task *task, long a);
 
-/// FNV-1a 64-bit digest of the task text, as 16 hex digits + NUL.
-void cp_task_hash(const cp_task *task, char out[17]);
+/// The task's key: SHA-256 (hex) of its text and of the bytes of every
+/// other file it was built from, in reading order (the paths are not part
+/// of it: the same inputs from another folder give the same key).
+void cp_task_hash(const cp_task *task, char out[CP_TASK_KEY_SIZE]);
+
+/// SHA-256 of n bytes as 64 lowercase hex digits and a NUL (OpenSSL's
+/// libcrypto).
+void cp_sha256_hex(const void *data, size_t n, char out[CP_TASK_KEY_SIZE]);
 
 #ifdef __cplusplus
 }

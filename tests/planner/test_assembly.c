@@ -15,6 +15,7 @@
 #include "models/system.h"
 #include "planner/assembly.h"
 #include "planner/assembly_store.h"
+#include "planner/store.h"
 #include "tests/planner/asm_support.h"
 #include "tests/support.h"
 
@@ -447,7 +448,8 @@ Test(assembly, store_runs_steps_subassemblies) {
   cr_assert_eq(count_rows(db, "SELECT count(*) FROM assembly_steps WHERE run_id = 1"), 4);
   cr_assert_eq(count_rows(db, "SELECT count(*) FROM assembly_subassemblies WHERE run_id = 1"), res.n_nodes);
   cr_assert_eq(count_rows(db, "SELECT count(*) FROM assembly_steps WHERE run_id = 1 AND step = 0 AND part = 'block0'"), 1);
-  cr_assert_eq(count_rows(db, "PRAGMA user_version"), 0, "the planner's store owns user_version");
+  cr_assert_eq(count_rows(db, "PRAGMA user_version"), CP_STORE_SCHEMA_VERSION, "stamped by the store");
+  cr_assert_eq(count_rows(db, "PRAGMA application_id"), CP_STORE_APPLICATION_ID);
   sqlite3_close(db);
   // A database that cannot be opened: an error, nothing stored.
   cr_assert_eq(cp_assembly_store("/nonexistent-dir/x.sqlite", "t", &sc, &res, 6, NULL, &err), -1);

@@ -370,3 +370,53 @@ Test(cli_plan, bad_tasks_and_databases_exit_2_with_the_place) {
   free(tp);
   synth_remove_db(db);
 }
+
+/* Issue 21 (H3): `assemble` writes the default complan.sqlite through the
+ * store, stamped, so `plan` in the same folder adds to it; every command
+ * refuses another application's file and leaves it as it was. */
+Test(cli_plan, assemble_then_plan_share_the_default_database) {
+  char dir[] = "/tmp/cp_defdbXXXXXX";
+  cr_assert(mkdtemp(dir));
+  cr_assert_eq(chdir(dir), 0);
+  char scene[1024];
+  snprintf(scene, sizeof scene, "%s/models/scenes/tower.json", getenv("CP_SOURCE_ROOT"));
+  const char *asm_argv[] = {"complan", "assemble", scene, NULL};
+  char *out, *err;
+  cr_assert_eq(cpt_run(asm_argv, &out, &err), 0, "%s", err);
+  free(out), free(err);
+  const char *plan_argv[] = {"complan", "plan", task_path("push.json"), "--max-nodes", "40", NULL};
+  int rc = cpt_run(plan_argv, &out, &err);
+  cr_assert(rc == 0 || rc == 1, "plan after assemble: exit %d: %s", rc, err);
+  cr_assert_null(strstr(err, "another application"), "%s", err);
+  free(out), free(err);
+  sqlite3 *db;
+  cr_assert_eq(sqlite3_open("complan.sqlite", &db), SQLITE_OK);
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM assembly_runs"), 1);
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM searches"), 1);
+  cr_assert_eq(synth_query_int(db, "PRAGMA application_id"), 0x43504c4e);
+  assert_integrity(db);
+  sqlite3_close(db);
+  /* Another application's file: refused by all four, byte-identical. */
+  sqlite3_open("other.db", &db);
+  sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES (1); PRAGMA user_version = 3;",
+               NULL, NULL, NULL);
+  sqlite3_close(db);
+  size_t n0, n1;
+  char *before = cpt_read_file("other.db", &n0);
+  const char *cmds[][8] = {
+      {"complan", "plan", task_path("push.json"), "--db", "other.db", NULL},
+      {"complan", "assemble", scene, "--db", "other.db", NULL},
+      {"complan", "plans", "--db", "other.db", NULL},
+      {"complan", "replay", "--db", "other.db", NULL}};
+  for (int k = 0; k < 4; ++k) {
+    rc = cpt_run(cmds[k], &out, &err);
+    cr_assert_eq(rc, 2, "%s: exit %d: %s", cmds[k][1], rc, err);
+    cr_assert(strstr(err, "other.db") && strstr(err, "another application"), "%s: %s",
+              cmds[k][1], err);
+    cr_assert_str_eq(out, "", "%s printed on stdout", cmds[k][1]);
+    free(out), free(err);
+  }
+  char *after = cpt_read_file("other.db", &n1);
+  cr_assert(n0 == n1 && !memcmp(before, after, n0), "other.db changed");
+  free(before), free(after);
+}

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "planner/store.h"
@@ -408,6 +409,320 @@ Test(replay, bad_input_exits_2_and_writes_nothing) {
   const char *a5[] = {"complan", "replay", "--db", empty, NULL};
   cr_assert_eq(cpt_run(a5, &out, &err), 2);
   cr_assert(strstr(err, "no plan"), "%s", err);
+  free(out);
+  free(err);
+}
+
+/* ---- self-contained provenance (issue 21, H1) ------------------------- */
+
+/* Writes text to dir/name. */
+static void put(const char *name, const char *text) {
+  FILE *f = fopen(in_dir(name), "w");
+  cr_assert(f, "cannot write %s", in_dir(name));
+  fputs(text, f);
+  fclose(f);
+}
+
+/* push.json's task with its scene at "scene.json" beside it, in dir. */
+static void push_task_in_dir(const char *scene_text) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/planner/tasks/push.json", getenv("CP_SOURCE_ROOT"));
+  char *task = cpt_read_file(path, NULL);
+  const char *from = "../../models/scenes/plan_push.json";
+  char *at = strstr(task, from);
+  cr_assert(at);
+  char text[4096];
+  snprintf(text, sizeof text, "%.*sscene.json%s", (int)(at - task), task, at + strlen(from));
+  free(task);
+  put("task.json", text);
+  put("scene.json", scene_text);
+}
+
+static char *bundled_scene(const char *name) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/models/scenes/%s", getenv("CP_SOURCE_ROOT"), name);
+  return cpt_read_file(path, NULL);
+}
+
+/* text with the first `from` replaced by `to` (malloc'd). */
+static char *replaced(const char *text, const char *from, const char *to) {
+  const char *at = strstr(text, from);
+  cr_assert(at, "no %s", from);
+  size_t n = strlen(text) + strlen(to) + 1;
+  char *s = malloc(n);
+  snprintf(s, n, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+  return s;
+}
+
+/* The first column of sql's first row in db, as text (malloc'd). */
+static char *db_text(const char *db, const char *sql) {
+  sqlite3 *h;
+  cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+  sqlite3_stmt *q;
+  cr_assert_eq(sqlite3_prepare_v2(h, sql, -1, &q, NULL), SQLITE_OK, "%s", sql);
+  cr_assert_eq(sqlite3_step(q), SQLITE_ROW, "%s", sql);
+  char *v = strdup((const char *)sqlite3_column_text(q, 0));
+  sqlite3_finalize(q);
+  sqlite3_close(h);
+  return v;
+}
+
+static void db_expect(const char *db, const char *sql, const char *want) {
+  char *v = db_text(db, sql);
+  cr_assert_str_eq(v, want, "%s", sql);
+  free(v);
+}
+
+static int run_quiet(const char *const *argv, char **err) {
+  char *out;
+  int rc = cpt_run(argv, &out, err);
+  free(out);
+  return rc;
+}
+
+Test(replay, an_edited_scene_gives_a_new_task_and_both_replay_bitwise) {
+  char *scene = bundled_scene("plan_push.json");
+  push_task_in_dir(scene);
+  const char *db = in_dir("edit.sqlite");
+  const char *argv[] = {"complan", "plan", in_dir("task.json"), "--db", db,
+                        "--max-seconds", "3600", NULL};
+  char *err;
+  cr_assert_eq(run_quiet(argv, &err), 0, "%s", err);
+  free(err);
+  char *edited = replaced(scene, "\"default\": 0.3", "\"default\": 0.6");
+  put("scene.json", edited);
+  cr_assert_eq(run_quiet(argv, &err), 0, "%s", err);
+  free(err);
+  /* The edited scene is a new task; two scene contents, one task text:
+   * three blobs. */
+  db_expect(db, "SELECT count(*) || ' ' || count(DISTINCT hash) FROM tasks", "2 2");
+  db_expect(db, "SELECT count(*) FROM blobs", "3");
+  for (int p = 1; p <= 2; ++p) {
+    char id[8];
+    snprintf(id, sizeof id, "%d", p);
+    const char *rv[] = {"complan", "replay", "--db", db, "--plan", id, "--verify", NULL};
+    cr_assert_eq(run_quiet(rv, &err), 0, "plan %d: %s", p, err);
+    free(err);
+  }
+  free(edited);
+  free(scene);
+}
+
+Test(replay, resume_after_a_scene_edit_is_refused_naming_the_scene) {
+  char *scene = bundled_scene("plan_push.json");
+  push_task_in_dir(scene);
+  const char *db = in_dir("resume.sqlite");
+  const char *a1[] = {"complan", "plan", in_dir("task.json"), "--db", db,
+                      "--max-nodes", "5", "--max-seconds", "3600", NULL};
+  char *err;
+  cr_assert_eq(run_quiet(a1, &err), 1, "%s", err);
+  free(err);
+  char *edited = replaced(scene, "\"default\": 0.3", "\"default\": 0.6");
+  put("scene.json", edited);
+  const char *a2[] = {"complan", "plan", in_dir("task.json"), "--db", db,
+                      "--resume", "--max-seconds", "3600", NULL};
+  char *out;
+  cr_assert_eq(cpt_run(a2, &out, &err), 2, "%s", err);
+  cr_assert(strstr(err, "scene file") && strstr(err, "scene.json") &&
+            strstr(err, "changed") && strstr(err, "run 1"), "%s", err);
+  cr_assert_str_eq(out, "");
+  free(out);
+  free(err);
+  db_expect(db, "SELECT count(*) FROM searches", "1"); /* none started */
+  /* Back to the original bytes: the same task, the run resumes. */
+  put("scene.json", scene);
+  cr_assert_eq(run_quiet(a2, &err), 0, "%s", err);
+  free(err);
+  free(edited);
+  free(scene);
+}
+
+/* A URDF manipulator whose link collides through a mesh: a prismatic
+ * probe along x (gravity along -z does not move it) well away from the
+ * box and the table. */
+static const char probe_urdf[] =
+    "<robot name=\"probe\">\n"
+    "  <link name=\"base\"/>\n"
+    "  <link name=\"tip\">\n"
+    "    <inertial><mass value=\"0.1\"/>\n"
+    "      <inertia ixx=\"1e-4\" iyy=\"1e-4\" izz=\"1e-4\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/>\n"
+    "    </inertial>\n"
+    "    <collision><geometry><mesh filename=\"meshes/tip.stl\"/></geometry></collision>\n"
+    "  </link>\n"
+    "  <joint name=\"s\" type=\"prismatic\">\n"
+    "    <parent link=\"base\"/><child link=\"tip\"/><axis xyz=\"1 0 0\"/>\n"
+    "    <limit lower=\"-0.1\" upper=\"0.1\" effort=\"10\" velocity=\"1\"/>\n"
+    "  </joint>\n"
+    "</robot>\n";
+static const char tip_stl[] =
+    "solid tip\n"
+    "facet normal 0 0 -1\n outer loop\n  vertex 0 0 0\n  vertex 0.02 0 0\n  vertex 0 0.02 0\n endloop\nendfacet\n"
+    "facet normal 0 -1 0\n outer loop\n  vertex 0 0 0\n  vertex 0 0 0.02\n  vertex 0.02 0 0\n endloop\nendfacet\n"
+    "facet normal -1 0 0\n outer loop\n  vertex 0 0 0\n  vertex 0 0.02 0\n  vertex 0 0 0.02\n endloop\nendfacet\n"
+    "facet normal 1 1 1\n outer loop\n  vertex 0.02 0 0\n  vertex 0 0 0.02\n  vertex 0 0.02 0\n endloop\nendfacet\n"
+    "endsolid tip\n";
+
+Test(replay, replay_reads_urdf_and_mesh_from_the_database_only) {
+  char *scene = bundled_scene("plan_push.json");
+  char *with_probe = replaced(
+      scene, "\"manipulators\": [",
+      "\"manipulators\": [{\"name\": \"probe\", \"urdf\": \"robots/probe.urdf\","
+      " \"base\": {\"position\": [0.0, 0.3, 0.4], \"orientation\": [1, 0, 0, 0]}},");
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s/robots/meshes'", dir);
+  cr_assert_eq(system(cmd), 0);
+  put("robots/probe.urdf", probe_urdf);
+  put("robots/meshes/tip.stl", tip_stl);
+  push_task_in_dir(with_probe);
+  const char *db = in_dir("self.sqlite");
+  const char *a1[] = {"complan", "plan", in_dir("task.json"), "--db", db,
+                      "--max-seconds", "3600", NULL};
+  char *err;
+  cr_assert_eq(run_quiet(a1, &err), 0, "%s", err);
+  free(err);
+  db_expect(db, "SELECT group_concat(kind, ',') FROM (SELECT kind FROM task_files ORDER BY seq)",
+            "task,scene,urdf,mesh");
+  /* The inputs moved away, replay run from another folder. */
+  snprintf(cmd, sizeof cmd, "mv '%s/robots' '%s/robots.gone' && mv '%s/scene.json' '%s/x'",
+           dir, dir, dir, dir);
+  cr_assert_eq(system(cmd), 0);
+  cr_assert_eq(chdir("/"), 0);
+  const char *rv[] = {"complan", "replay", "--db", db, "--verify", NULL};
+  char *out;
+  cr_assert_eq(cpt_run(rv, &out, &err), 0, "%s", err);
+  cr_assert(strstr(out, "bitwise"), "%s", out);
+  free(out);
+  free(err);
+  /* A stored file damaged: replay refuses, naming it. */
+  sqlite3 *h;
+  sqlite3_open(db, &h);
+  cr_assert_eq(sqlite3_exec(h, "UPDATE blobs SET data = CAST('solid x' AS BLOB)"
+                            " WHERE sha256 = (SELECT sha256 FROM task_files WHERE kind = 'mesh')",
+                            NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(h);
+  cr_assert_eq(cpt_run(rv, &out, &err), 2, "%s", err);
+  cr_assert(strstr(err, "tip.stl") && strstr(err, "SHA-256"), "%s", err);
+  cr_assert_str_eq(out, "");
+  free(out);
+  free(err);
+  free(with_probe);
+  free(scene);
+}
+
+/* ---- hostile databases (issue 21): each exits 2 naming the node ------- */
+
+static void sql_on(const char *db, const char *sql) {
+  sqlite3 *h;
+  cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+  cr_assert_eq(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK, "%s: %s", sql,
+               sqlite3_errmsg(h));
+  sqlite3_close(h);
+}
+
+/* A fresh copy of push's solved database (plan 1: nodes 0 -> ... -> goal). */
+static const char *solved_copy(const char *name) {
+  static int planned;
+  const char *master = in_dir("hostile_master.sqlite");
+  if (!planned++) {
+    plan("push.json", master);
+    sql_on(master, "PRAGMA wal_checkpoint(TRUNCATE)");
+  }
+  const char *db = in_dir(name);
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", master, db);
+  cr_assert_eq(system(cmd), 0);
+  return db;
+}
+
+/* Runs argv and expects exit 2, nothing on stdout, and every word in err. */
+static void expect_2(const char *const *argv, const char *w1, const char *w2) {
+  char *out, *err;
+  int rc = cpt_run(argv, &out, &err);
+  cr_assert_eq(rc, 2, "%s %s: exit %d: %s", argv[1], argv[3], rc, err);
+  cr_assert_str_eq(out, "", "%s printed on stdout", argv[1]);
+  cr_assert(strstr(err, w1) && (!w2 || strstr(err, w2)), "%s", err);
+  free(out);
+  free(err);
+}
+
+Test(replay, a_cycle_in_the_parent_links_exits_2_at_once) {
+  const char *db = solved_copy("cycle.sqlite");
+  /* The plan's first action's node gets the plan's last node as parent. */
+  char *first = db_text(db, "SELECT min(id) FROM nodes WHERE parent = 0 AND id IN"
+                            " (WITH RECURSIVE p(id, parent) AS (SELECT n.id, n.parent FROM"
+                            " nodes n JOIN plans ON plans.node = n.id WHERE plans.id = 1"
+                            " UNION ALL SELECT n.id, n.parent FROM nodes n JOIN p ON"
+                            " n.id = p.parent) SELECT id FROM p)");
+  char sql[256], node[64];
+  snprintf(sql, sizeof sql, "UPDATE nodes SET parent = (SELECT node FROM plans WHERE id = 1)"
+           " WHERE id = %s", first);
+  sql_on(db, sql);
+  snprintf(node, sizeof node, "node %s", first);
+  const char *rv[] = {"complan", "replay", "--db", db, "--verify", NULL};
+  expect_2(rv, node, "cycle");
+  free(first);
+}
+
+Test(replay, short_and_empty_state_blobs_exit_2_naming_the_node) {
+  for (int k = 0; k < 2; ++k) {
+    const char *db = solved_copy(k ? "short.sqlite" : "empty_blob.sqlite");
+    sql_on(db, k ? "UPDATE nodes SET state = x'0000000000000000'"
+                   " WHERE id = (SELECT node FROM plans WHERE id = 1)"
+                 : "UPDATE nodes SET state = x''"
+                   " WHERE id = (SELECT node FROM plans WHERE id = 1)");
+    char *id = db_text(db, "SELECT node FROM plans WHERE id = 1");
+    char node[64];
+    snprintf(node, sizeof node, "node %s", id);
+    const char *rv[] = {"complan", "replay", "--db", db, "--verify", NULL};
+    expect_2(rv, node, k ? "state of 8 bytes" : "state of 0 bytes");
+    free(id);
+  }
+}
+
+Test(replay, damaged_rows_exit_2_not_1) {
+  const char *db = solved_copy("outcome.sqlite");
+  sql_on(db, "UPDATE nodes SET outcome = 'bogus' WHERE id = (SELECT node FROM plans WHERE id = 1)");
+  const char *rv[] = {"complan", "replay", "--db", db, NULL};
+  expect_2(rv, "unknown outcome", "bogus");
+  /* A table gone from a stamped file. */
+  db = solved_copy("no_plans.sqlite");
+  sql_on(db, "DROP TABLE plans");
+  const char *pv[] = {"complan", "plans", "--db", db, NULL};
+  expect_2(pv, "no such table", "damaged");
+  const char *rv2[] = {"complan", "replay", "--db", db, NULL};
+  expect_2(rv2, "no such table", "damaged");
+}
+
+Test(replay, a_fifo_as_the_database_is_refused_at_once) {
+  const char *fifo = in_dir("fifo.sqlite");
+  cr_assert_eq(mkfifo(fifo, 0600), 0);
+  const char *rv[] = {"complan", "replay", "--db", fifo, NULL};
+  expect_2(rv, "a FIFO", fifo);
+  const char *pv[] = {"complan", "plans", "--db", fifo, NULL};
+  expect_2(pv, "a FIFO", NULL);
+  char task[512];
+  snprintf(task, sizeof task, "%s/planner/tasks/push.json", getenv("CP_SOURCE_ROOT"));
+  const char *av[] = {"complan", "plan", task, "--db", fifo, NULL};
+  expect_2(av, "a FIFO", NULL);
+}
+
+Test(replay, seeds_up_to_2_to_the_64_minus_1) {
+  const char *db = in_dir("seed.sqlite");
+  char task[512];
+  snprintf(task, sizeof task, "%s/planner/tasks/push.json", getenv("CP_SOURCE_ROOT"));
+  const char *av[] = {"complan", "plan", task, "--db", db, "--seed",
+                      "18446744073709551615", "--method", "rrt", "--max-nodes", "20", NULL};
+  char *err;
+  int rc = run_quiet(av, &err);
+  cr_assert(rc == 0 || rc == 1, "exit %d: %s", rc, err);
+  free(err);
+  /* Stored as the same 64 bits (SQLite's integers are signed). */
+  db_expect(db, "SELECT seed FROM searches", "-1");
+  const char *bad[] = {"complan", "plan", task, "--db", db, "--seed",
+                       "18446744073709551616", NULL};
+  char *out;
+  cr_assert_eq(cpt_run(bad, &out, &err), 2);
+  cr_assert(strstr(err, "--seed") && strstr(err, "18446744073709551616"), "%s", err);
   free(out);
   free(err);
 }

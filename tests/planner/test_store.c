@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "planner/assembly_store.h"
 #include "planner/plan.h"
 #include "planner/store.h"
 #include "tests/support.h"
@@ -36,6 +37,12 @@ static char *query_text(sqlite3 *db, const char *sql) {
   char *v = strdup((const char *)sqlite3_column_text(q, 0));
   sqlite3_finalize(q);
   return v;
+}
+
+static void assert_ok(sqlite3 *db, const char *pragma) {
+  char *v = query_text(db, pragma);
+  cr_assert_str_eq(v, "ok", "%s", pragma);
+  free(v);
 }
 
 static int has_column(sqlite3 *db, const char *table, const char *col) {
@@ -200,6 +207,15 @@ Test(store, resume_after_a_limit_continues_the_same_run) {
   cr_assert_neq(r3.run_id, r1.run_id);
   cr_assert_eq(r3.nodes, r2.nodes, "the same search from scratch");
   cp_store_close(st);
+  /* Sessions: two for the resumed run, one for the fresh one (issue 21). */
+  sqlite3 *db;
+  sqlite3_open(path, &db);
+  char sql[96];
+  snprintf(sql, sizeof sql, "SELECT sessions FROM searches WHERE id = %lld", (long long)r1.run_id);
+  cr_assert_eq(synth_query_int(db, sql), 2);
+  snprintf(sql, sizeof sql, "SELECT sessions FROM searches WHERE id = %lld", (long long)r3.run_id);
+  cr_assert_eq(synth_query_int(db, sql), 1);
+  sqlite3_close(db);
   cp_task_free(&task);
   unlink(path);
   free(path);
@@ -311,29 +327,10 @@ Test(store, bad_databases_are_refused_with_a_reason) {
   free(after);
   unlink(junk);
   free(junk);
-  /* Another schema version. */
-  char *path = synth_temp_db();
-  sqlite3 *db;
-  sqlite3_open(path, &db);
-  char sql[128];
-  snprintf(sql, sizeof sql, "CREATE TABLE t(x); PRAGMA user_version = 7;"
-           " PRAGMA application_id = %d;", CP_STORE_APPLICATION_ID);
-  sqlite3_exec(db, sql, NULL, NULL, NULL);
-  sqlite3_close(db);
-  cr_assert_eq(cp_store_open(path, 0, &st, msg, sizeof msg), CP_STORE_BAD_FILE);
-  cr_assert(strstr(msg, "version 7"), "%s", msg);
-  unlink(path);
-  /* Another application's database. */
-  sqlite3_open(path, &db);
-  sqlite3_exec(db, "CREATE TABLE mine(x)", NULL, NULL, NULL);
-  sqlite3_close(db);
-  cr_assert_eq(cp_store_open(path, 0, &st, msg, sizeof msg), CP_STORE_BAD_FILE);
-  cr_assert(strstr(msg, "another application"), "%s", msg);
-  unlink(path);
-  /* A directory cannot be opened. */
-  cr_assert_eq(cp_store_open("/", 0, &st, msg, sizeof msg), CP_STORE_IO, "%s",
-               msg);
-  free(path);
+  /* Other versions and applications: the tests below. */
+  /* A directory is not a database. */
+  cr_assert_eq(cp_store_open("/", 0, &st, msg, sizeof msg), CP_STORE_BAD_FILE,
+               "%s", msg);
 }
 
 Test(store, read_only_and_busy_databases_fail_cleanly) {
@@ -501,4 +498,335 @@ Test(store, two_processes_write_one_database) {
   sqlite3_close(db);
   unlink(path);
   free(path);
+}
+
+/* ---- one schema, stamped, migrated, created atomically (issue 21) ----- */
+
+/* The file's bytes (malloc'd; *len its size). */
+static char *file_bytes(const char *path, size_t *len) {
+  char *b = cpt_read_file(path, len);
+  cr_assert(b, "cannot read %s", path);
+  return b;
+}
+
+Test(store, two_creators_of_a_missing_file_both_succeed) {
+  cp_task task;
+  synth_load_task(&task);
+  for (int trial = 0; trial < 25; ++trial) {
+    char *path = synth_temp_db();
+    int go[2];
+    cr_assert_eq(pipe(go), 0);
+    pid_t kid[2];
+    for (int k = 0; k < 2; ++k) {
+      if ((kid[k] = fork()) == 0) {
+        close(go[1]);
+        char c;
+        if (read(go[0], &c, 1) < 0) _exit(3); /* both start together */
+        cp_store *st;
+        char msg[512];
+        int64_t tid;
+        if (cp_store_open(path, 0, &st, msg, sizeof msg)) {
+          fprintf(stderr, "trial %d, process %d: %s\n", trial, k, msg);
+          _exit(1);
+        }
+        cp_store_status s = cp_store_task(st, &task, NULL, &tid);
+        if (s) fprintf(stderr, "trial %d, process %d: %s\n", trial, k, cp_store_message(st));
+        cp_store_close(st);
+        _exit(s ? 2 : 0);
+      }
+    }
+    close(go[0]);
+    close(go[1]); /* EOF wakes both readers at once */
+    for (int k = 0; k < 2; ++k) {
+      int ws;
+      waitpid(kid[k], &ws, 0);
+      cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0,
+                "trial %d: creator %d failed (status %d)", trial, k, ws);
+    }
+    sqlite3 *db;
+    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+    cr_assert_eq(synth_query_int(db, "PRAGMA user_version"), CP_STORE_SCHEMA_VERSION);
+    cr_assert_eq(synth_query_int(db, "PRAGMA application_id"), CP_STORE_APPLICATION_ID);
+    cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM tasks"), 1);
+    cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM enums"), 9);
+    char *mode = query_text(db, "PRAGMA journal_mode");
+    cr_assert_str_eq(mode, "wal");
+    free(mode);
+    sqlite3_close(db);
+    synth_remove_db(path);
+  }
+  cp_task_free(&task);
+}
+
+/* Every way of opening refuses the file (for reading too unless
+ * writes_only) and leaves its bytes as they were. */
+static void refused_untouched_by(const char *path, const char *what, int writes_only) {
+  size_t n0, n1;
+  char *before = file_bytes(path, &n0);
+  char msg[512];
+  cp_store *st;
+  for (int ro = 0; ro < 2 - writes_only; ++ro) {
+    cr_assert_eq(cp_store_open(path, ro, &st, msg, sizeof msg), CP_STORE_BAD_FILE,
+                 "read_only %d: %s", ro, msg);
+    cr_assert_null(st);
+    cr_assert(strstr(msg, path) && strstr(msg, what), "%s", msg);
+  }
+  cp_scene sc;
+  memset(&sc, 0, sizeof sc);
+  cp_assembly_result res;
+  memset(&res, 0, sizeof res);
+  cp_error err;
+  cr_assert_eq(cp_assembly_store(path, "x.json", &sc, &res, 6, NULL, &err), -1);
+  cr_assert_str_eq(err.where, "bad_file");
+  cr_assert(strstr(err.msg, what), "%s", err.msg);
+  char *after = file_bytes(path, &n1);
+  cr_assert(n0 == n1 && !memcmp(before, after, n0), "%s changed", path);
+  free(before);
+  free(after);
+}
+
+static void refused_untouched(const char *path, const char *what) {
+  refused_untouched_by(path, what, 0);
+}
+
+Test(store, foreign_and_other_version_files_are_refused_untouched) {
+  char *path = synth_temp_db();
+  sqlite3 *db;
+  sqlite3_open(path, &db);
+  sqlite3_exec(db, "CREATE TABLE mine(x); INSERT INTO mine VALUES (42);"
+               " PRAGMA application_id = 7;", NULL, NULL, NULL);
+  sqlite3_close(db);
+  refused_untouched(path, "another application (application_id 7");
+  unlink(path);
+  /* Unstamped with a table of its own: not complan's either. */
+  sqlite3_open(path, &db);
+  sqlite3_exec(db, "CREATE TABLE assembly_runs(x); CREATE TABLE mine(y);", NULL, NULL, NULL);
+  sqlite3_close(db);
+  refused_untouched(path, "another application (application_id 0");
+  unlink(path);
+  /* A complan file of a later schema version. */
+  sqlite3_open(path, &db);
+  char sql[160];
+  snprintf(sql, sizeof sql, "CREATE TABLE tasks(x); PRAGMA user_version = 99;"
+           " PRAGMA application_id = %d;", CP_STORE_APPLICATION_ID);
+  sqlite3_exec(db, sql, NULL, NULL, NULL);
+  sqlite3_close(db);
+  refused_untouched(path, "schema version 99");
+  unlink(path);
+  /* Not SQLite at all. */
+  FILE *f = fopen(path, "w");
+  fputs("name,value\nx,1\n", f);
+  fclose(f);
+  refused_untouched(path, "not a complan SQLite database");
+  synth_remove_db(path);
+}
+
+Test(store, a_damaged_file_is_refused_before_writing) {
+  char *path = synth_temp_db();
+  int ws;
+  waitpid(spawn_search(path, 0), &ws, 0); /* a few hundred nodes */
+  cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+  sqlite3 *db;
+  sqlite3_open(path, &db);
+  cr_assert_eq(sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE",
+                            NULL, NULL, NULL), SQLITE_OK);
+  long long root = synth_query_int(
+      db, "SELECT rootpage FROM sqlite_master WHERE name = 'sqlite_autoindex_nodes_1'");
+  long long psize = synth_query_int(db, "PRAGMA page_size");
+  sqlite3_close(db);
+  /* The nodes' primary-key index root page overwritten with junk. */
+  FILE *f = fopen(path, "r+b");
+  cr_assert(f);
+  fseek(f, (long)((root - 1) * psize + 8), SEEK_SET);
+  for (int i = 0; i < 64; ++i) fputc(0x5a, f);
+  fclose(f);
+  refused_untouched_by(path, "damaged: PRAGMA quick_check", 1);
+  synth_remove_db(path);
+}
+
+Test(store, version_1_files_are_migrated_in_one_transaction) {
+  char *path = synth_temp_db();
+  sqlite3 *db;
+  sqlite3_open(path, &db);
+  char sql[4096];
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE tasks (id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE,"
+           " text TEXT NOT NULL, scene TEXT NOT NULL, scene_dir TEXT, path TEXT,"
+           " created TEXT NOT NULL DEFAULT (datetime('now')));"
+           "CREATE TABLE searches (id INTEGER PRIMARY KEY,"
+           " task_id INTEGER NOT NULL REFERENCES tasks(id), planner TEXT NOT NULL,"
+           " options TEXT NOT NULL, seed INTEGER NOT NULL, status TEXT NOT NULL"
+           " CHECK (status IN ('running', 'solved', 'not_found', 'limit', 'error')),"
+           " state_size INTEGER NOT NULL, started TEXT NOT NULL DEFAULT"
+           " (datetime('now')), updated TEXT, seconds REAL NOT NULL DEFAULT 0,"
+           " sessions INTEGER NOT NULL DEFAULT 1, nodes INTEGER NOT NULL DEFAULT 0,"
+           " expansions INTEGER NOT NULL DEFAULT 0, iterations INTEGER NOT NULL"
+           " DEFAULT 0, duplicates INTEGER NOT NULL DEFAULT 0, rejected INTEGER NOT"
+           " NULL DEFAULT 0, steps INTEGER NOT NULL DEFAULT 0, lcp_solves INTEGER"
+           " NOT NULL DEFAULT 0, pivots INTEGER NOT NULL DEFAULT 0, fallbacks"
+           " INTEGER NOT NULL DEFAULT 0, warm_steps INTEGER NOT NULL DEFAULT 0, rng BLOB);"
+           "CREATE TABLE nodes (search_id INTEGER NOT NULL REFERENCES searches(id),"
+           " id INTEGER NOT NULL, parent INTEGER, depth INTEGER NOT NULL, time REAL"
+           " NOT NULL, cost REAL NOT NULL, state BLOB NOT NULL, action INTEGER,"
+           " inputs BLOB, duration REAL, dt REAL, stepper TEXT, steps INTEGER NOT"
+           " NULL DEFAULT 0, lcp_solves INTEGER NOT NULL DEFAULT 0, pivots INTEGER"
+           " NOT NULL DEFAULT 0, fallbacks INTEGER NOT NULL DEFAULT 0, warm_steps"
+           " INTEGER NOT NULL DEFAULT 0, outcome TEXT NOT NULL, message TEXT, flags"
+           " INTEGER NOT NULL DEFAULT 0, goal_distance REAL, warm BLOB, PRIMARY KEY"
+           " (search_id, id), FOREIGN KEY (search_id, parent) REFERENCES"
+           " nodes(search_id, id));"
+           "CREATE TABLE plans (id INTEGER PRIMARY KEY, search_id INTEGER NOT NULL"
+           " REFERENCES searches(id), node INTEGER NOT NULL, cost REAL NOT NULL,"
+           " length INTEGER NOT NULL, duration REAL NOT NULL, created TEXT NOT NULL"
+           " DEFAULT (datetime('now')), FOREIGN KEY (search_id, node) REFERENCES"
+           " nodes(search_id, id));"
+           "CREATE TABLE assembly_runs (id INTEGER PRIMARY KEY, created TEXT, scene"
+           " TEXT NOT NULL, status TEXT NOT NULL, parts INTEGER NOT NULL, directions"
+           " INTEGER NOT NULL, explored INTEGER NOT NULL, stability_checks INTEGER"
+           " NOT NULL, seconds REAL NOT NULL, blocked TEXT);"
+           "INSERT INTO tasks (hash, text, scene) VALUES ('0123456789abcdef', '{}', '{}');"
+           "INSERT INTO searches (task_id, planner, options, seed, status, state_size,"
+           " seconds, nodes) VALUES (1, 'astar', '{}', 5, 'limit', 2, 1.5, 1);"
+           "INSERT INTO nodes (search_id, id, depth, time, cost, state, outcome)"
+           " VALUES (1, 0, 0, 0, 0, zeroblob(16), 'ok');"
+           "INSERT INTO plans (search_id, node, cost, length, duration) VALUES (1, 0, 0, 0, 0);"
+           "INSERT INTO assembly_runs (scene, status, parts, directions, explored,"
+           " stability_checks, seconds) VALUES ('t.json', 'found', 3, 6, 9, 9, 0.1);"
+           "PRAGMA user_version = 1; PRAGMA application_id = %d;",
+           CP_STORE_APPLICATION_ID);
+  cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK, "%s", sqlite3_errmsg(db));
+  sqlite3_close(db);
+  /* Read-only: read as it is, not migrated. */
+  cp_store *st;
+  char msg[512];
+  cr_assert_eq(cp_store_open(path, 1, &st, msg, sizeof msg), CP_STORE_OK, "%s", msg);
+  cp_store_run run;
+  cr_assert_eq(cp_store_load_run(st, 1, &run), CP_STORE_OK, "%s", cp_store_message(st));
+  free(run.options);
+  cp_store_close(st);
+  sqlite3_open(path, &db);
+  cr_assert_eq(synth_query_int(db, "PRAGMA user_version"), 1);
+  sqlite3_close(db);
+  /* Writing migrates. */
+  st = open_store(path);
+  cp_store_close(st);
+  sqlite3_open(path, &db);
+  cr_assert_eq(synth_query_int(db, "PRAGMA user_version"), CP_STORE_SCHEMA_VERSION);
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM searches WHERE id = 1 AND"
+                                   " seed = 5 AND status = 'limit' AND seconds = 1.5"), 1);
+  cr_assert_eq(synth_query_int(db, "SELECT inputs_stored FROM tasks WHERE id = 1"), 0);
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM assembly_runs"), 1);
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM blobs"), 0);
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM enums"), 9);
+  assert_ok(db, "PRAGMA integrity_check");
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+  /* The new status is accepted, the foreign keys still hold. */
+  cr_assert_eq(sqlite3_exec(db, "UPDATE searches SET status = 'interrupted'", NULL, NULL, NULL),
+               SQLITE_OK, "%s", sqlite3_errmsg(db));
+  sqlite3_exec(db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
+  cr_assert_neq(sqlite3_exec(db, "INSERT INTO plans (search_id, node, cost, length, duration)"
+                             " VALUES (7, 0, 0, 0, 0)", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(db);
+  synth_remove_db(path);
+}
+
+Test(store, an_unstamped_assembly_file_is_adopted) {
+  char *path = synth_temp_db();
+  sqlite3 *db;
+  sqlite3_open(path, &db);
+  sqlite3_exec(db, "CREATE TABLE assembly_runs (id INTEGER PRIMARY KEY, created TEXT,"
+               " scene TEXT NOT NULL, status TEXT NOT NULL, parts INTEGER NOT NULL,"
+               " directions INTEGER NOT NULL, explored INTEGER NOT NULL,"
+               " stability_checks INTEGER NOT NULL, seconds REAL NOT NULL, blocked TEXT);"
+               "INSERT INTO assembly_runs (scene, status, parts, directions, explored,"
+               " stability_checks, seconds) VALUES ('t.json', 'found', 3, 6, 9, 9, 0.1);",
+               NULL, NULL, NULL);
+  sqlite3_close(db);
+  char msg[512];
+  cp_store *st;
+  cr_assert_eq(cp_store_open(path, 1, &st, msg, sizeof msg), CP_STORE_BAD_FILE);
+  cr_assert(strstr(msg, "only assembly runs"), "%s", msg);
+  st = open_store(path);
+  cp_store_close(st);
+  sqlite3_open(path, &db);
+  cr_assert_eq(synth_query_int(db, "PRAGMA application_id"), CP_STORE_APPLICATION_ID);
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM assembly_runs"), 1);
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM searches"), 0);
+  sqlite3_close(db);
+  synth_remove_db(path);
+}
+
+Test(store, a_fifo_or_directory_is_refused_at_once) {
+  char dir[] = "/tmp/cp_fifoXXXXXX";
+  cr_assert(mkdtemp(dir));
+  char fifo[64];
+  snprintf(fifo, sizeof fifo, "%s/db", dir);
+  cr_assert_eq(mkfifo(fifo, 0600), 0);
+  char msg[512];
+  cp_store *st;
+  for (int ro = 0; ro < 2; ++ro) {
+    cr_assert_eq(cp_store_open(fifo, ro, &st, msg, sizeof msg), CP_STORE_BAD_FILE);
+    cr_assert(strstr(msg, fifo) && strstr(msg, "a FIFO"), "%s", msg);
+    cr_assert_eq(cp_store_open(dir, ro, &st, msg, sizeof msg), CP_STORE_BAD_FILE);
+    cr_assert(strstr(msg, "a directory"), "%s", msg);
+  }
+  unlink(fifo);
+  rmdir(dir);
+}
+
+/* ---- hostile databases (issue 21) ------------------------------------ */
+
+/* A* over the field into st: max_nodes (0: the task's), resumed or not. */
+static cp_plan_status field_astar(cp_store *st, const cp_task *task, long max_nodes,
+                                  int resume, cp_plan_result *r, cp_error *e) {
+  synth_grid g = field();
+  cp_search_problem p = synth_grid_problem(&g);
+  double x0[2] = {0, 0};
+  cp_plan_options o = cp_plan_defaults();
+  o.method = "astar";
+  o.max_nodes = max_nodes;
+  o.resume = resume;
+  return cp_plan_search(st, task, &p, x0, &o, r, e);
+}
+
+Test(store, hostile_rows_are_refused_naming_the_node) {
+  cp_task task;
+  synth_load_task(&task);
+  task.weight = 1.0;
+  char *path = synth_temp_db();
+  cp_store *st = open_store(path);
+  cp_plan_result r;
+  cp_error e;
+  cr_assert_eq(field_astar(st, &task, 50, 0, &r, &e), CP_PLAN_LIMIT);
+  cp_store_close(st);
+  sqlite3 *db;
+  sqlite3_open(path, &db);
+  /* A cycle: node 10's parent made a later node. Resume refuses it. */
+  cr_assert_eq(sqlite3_exec(db, "UPDATE nodes SET parent = 30 WHERE id = 10", NULL, NULL, NULL),
+               SQLITE_OK);
+  st = open_store(path);
+  cr_assert_eq(field_astar(st, &task, 0, 1, &r, &e), CP_PLAN_BAD_INPUT);
+  cr_assert(strstr(e.msg, "node 10 ") && strstr(e.msg, "not an earlier node"), "%s", e.msg);
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM searches"), 1, "nothing started");
+  sqlite3_exec(db, "UPDATE nodes SET parent = (SELECT parent FROM nodes WHERE id = 11)"
+               " WHERE id = 10", NULL, NULL, NULL);
+  /* Short blobs: inputs, then state. */
+  cr_assert_eq(sqlite3_exec(db, "UPDATE nodes SET inputs = x'00' WHERE id = 10", NULL, NULL, NULL),
+               SQLITE_OK);
+  cp_search_node node;
+  double x[8], v[8];
+  int nv;
+  cr_assert_eq(cp_store_load_node(st, 1, 10, &node, x, 8, v, task.n_inputs, &nv),
+               CP_STORE_BAD_FILE);
+  cr_assert(strstr(cp_store_message(st), "node 10 of run 1: inputs of 1 bytes"), "%s",
+            cp_store_message(st));
+  cr_assert_eq(sqlite3_exec(db, "UPDATE nodes SET state = x'' WHERE id = 10", NULL, NULL, NULL),
+               SQLITE_OK);
+  cr_assert_eq(cp_store_load_node(st, 1, 10, &node, x, 8, NULL, 0, &nv), CP_STORE_BAD_FILE);
+  cr_assert(strstr(cp_store_message(st), "node 10 of run 1: state of 0 bytes"), "%s",
+            cp_store_message(st));
+  cp_store_close(st);
+  sqlite3_close(db);
+  cp_task_free(&task);
+  synth_remove_db(path);
 }

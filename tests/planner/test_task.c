@@ -73,7 +73,7 @@ Test(task, the_documented_example) {
   cr_assert_eq(t.seed, 1);
   cr_assert_eq(t.max_nodes, 100000);
   cr_assert_str_eq(t.text, good);
-  char h1[17], h2[17];
+  char h1[CP_TASK_KEY_SIZE], h2[CP_TASK_KEY_SIZE];
   cp_task_hash(&t, h1);
   cp_task_free(&t);
   /* Only scene, inputs, action, goal, limits are required. */
@@ -93,6 +93,15 @@ Test(task, the_documented_example) {
   cp_task_free(&t);
 }
 
+Test(task, sha256_gives_the_standard_digests) {
+  /* FIPS 180-2's examples. */
+  char h[CP_TASK_KEY_SIZE];
+  cp_sha256_hex("abc", 3, h);
+  cr_assert_str_eq(h, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  cp_sha256_hex("", 0, h);
+  cr_assert_str_eq(h, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
 Test(task, scene_path_is_relative_to_the_task) {
   char *scene = cpt_temp_file(SCENE, ".json");
   const char *base = strrchr(scene, '/') + 1;
@@ -110,6 +119,27 @@ Test(task, scene_path_is_relative_to_the_task) {
   cr_assert_eq(cp_task_load(task, &t, &e), 0, "%s: %s", e.where, e.msg);
   cr_assert_str_eq(t.scene_text, SCENE);
   cr_assert_eq(t.inputs[0].row, 1);
+  /* Both files kept as read, with their SHA-256 (issue 21). */
+  cr_assert_eq(t.n_files, 2);
+  cr_assert_str_eq(t.files[0].kind, "task");
+  cr_assert_str_eq(t.files[0].path, task);
+  cr_assert_str_eq(t.files[0].data, text);
+  cr_assert_str_eq(t.files[1].kind, "scene");
+  cr_assert_str_eq(t.files[1].data, SCENE);
+  char sha[CP_TASK_KEY_SIZE], key[CP_TASK_KEY_SIZE], key2[CP_TASK_KEY_SIZE];
+  cp_sha256_hex(SCENE, strlen(SCENE), sha);
+  cr_assert_str_eq(t.files[1].sha256, sha);
+  cp_task_hash(&t, key);
+  cr_assert_eq(strlen(key), 64);
+  cp_task_free(&t);
+  /* The same text with another scene file: another key. */
+  FILE *f = fopen(scene, "w");
+  fputs(SCENE, f);
+  fputs(" ", f);
+  fclose(f);
+  cr_assert_eq(cp_task_load(task, &t, &e), 0, "%s: %s", e.where, e.msg);
+  cp_task_hash(&t, key2);
+  cr_assert_str_neq(key, key2);
   cp_task_free(&t);
   unlink(scene);
   /* The scene file is gone: the error names it. */
