@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "experiments/paper.h"
 #include "planner/csv.h"
 #include "planner/outfile.h"
 #include "planner/statelayout.h"
@@ -926,4 +927,25 @@ Test(outputs, names_over_255_bytes_accepted_everywhere) {
   }
   cr_assert(found, "no contact names the link whole");
   json_decref(doc);
+}
+
+/* experiment paper's files go through the same helper: the umask, the
+ * final newline, a folder in the way refused with the path in `where`. */
+Test(outputs, paper_files_are_atomic_outputs) {
+  umask(027);
+  cp_error err;
+  cr_assert_eq(cp_paper_write_file(dir, "r.md", "# report", &err), 0, "%s",
+               err.msg);
+  size_t len;
+  char *t = cpt_read_file(in_dir("r.md"), &len);
+  cr_assert_str_eq(t, "# report\n");
+  free(t);
+  cr_assert_eq(mode_of(in_dir("r.md")), 0640);
+  mkdir(in_dir("sub"), 0755);
+  cr_assert_eq(cp_paper_write_file(dir, "sub", "x", &err), -1);
+  cr_assert_str_eq(err.where, in_dir("sub"));
+  cr_assert_str_eq(err.msg, "cannot create: Is a directory");
+  const char *keep[] = {"r.md", "sub", NULL};
+  char list[1024];
+  cr_assert_eq(strays(keep, list, sizeof list), 0, "left:%s", list);
 }
