@@ -867,12 +867,23 @@ Test(outputs, names_over_255_bytes_accepted_everywhere) {
   free(task);
 
   const char *db = in_dir("long.sqlite"), *csv = in_dir("long.csv");
+  char col[420];
   const char *plan[] = {"complan", "plan", task_path, "--db", db, "--json",
                         "--max-seconds", "3600", NULL};
   json_t *doc = cpt_run_json(plan, 0);
   cr_assert_str_eq(json_string_value(json_object_get(doc, "status")),
                    "solved");
   json_decref(doc);
+  /* the plan's printout (text) names the input whole */
+  const char *plan_text[] = {"complan", "plan", task_path, "--db",
+                             in_dir("long_text.sqlite"), "--max-seconds",
+                             "3600", NULL};
+  char *out, *err;
+  cr_assert_eq(cpt_run(plan_text, &out, &err), 0, "%s", err);
+  snprintf(col, sizeof col, "%s=", full);
+  cr_assert(strstr(out, col), "%s", out);
+  free(out);
+  free(err);
   const char *rep[] = {"complan", "replay", "--db", db, "--verify", "--csv",
                        csv, "--json", NULL};
   doc = cpt_run_json(rep, 0);
@@ -880,7 +891,6 @@ Test(outputs, names_over_255_bytes_accepted_everywhere) {
   json_decref(doc);
   csv_doc d;
   csv_read(csv, &d);
-  char col[420];
   snprintf(col, sizeof col, "%s.qd", full);
   cr_assert_str_eq(d.field[0][1 + 13 + 1], col);
   snprintf(col, sizeof col, "%s.input", full);
