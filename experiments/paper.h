@@ -341,8 +341,9 @@ char *cp_paper_svg_iterations_mu(const cp_paper_study *st);
 /// SVG: fraction solved against mu, per solver.
 char *cp_paper_svg_fraction_mu(const cp_paper_study *st);
 
-/// Writes text (plus a final newline if missing) to dir/name. Returns 0 or
-/// -1 with *err (where = the path).
+/// Writes text (plus a final newline if missing) to dir/name, atomically
+/// with the user's umask (planner/outfile.h). Returns 0 or -1 with *err
+/// (where = the path, msg "cannot create|write: REASON").
 int cp_paper_write_file(const char *dir, const char *name, const char *text,
                         cp_error *err);
 

@@ -91,15 +91,14 @@ static int print_plan(cp_store *st, const cp_task *task,
       rc = -1;
       break;
     }
-    char in[512] = "";
-    size_t used = 0;
-    for (int i = 0; i < nv && i < task->n_inputs && used < sizeof in; ++i)
-      used += (size_t)snprintf(in + used, sizeof in - used, "%s%s=%.4g",
-                               i ? " " : "", task->inputs[i].joint, v[i]);
-    if (k == 0) snprintf(in, sizeof in, "(start)");
+    /* The inputs whole (names of any length), padded to their column. */
+    printf("  %4ld %8.3f  ", k, node.time);
+    int w = k == 0 ? printf("(start)") : 0;
+    for (int i = 0; k > 0 && i < nv && i < task->n_inputs; ++i)
+      w += printf("%s%s=%.4g", i ? " " : "", task->inputs[i].joint, v[i]);
     const double *p = x + slot;
-    printf("  %4ld %8.3f  %-*s  (%.4f, %.4f, %.4f)\n", k, node.time,
-           14 * task->n_inputs, in, p[0], p[1], p[2]);
+    printf("%*s  (%.4f, %.4f, %.4f)\n", w < 14 * task->n_inputs ? 14 * task->n_inputs - w : 0,
+           "", p[0], p[1], p[2]);
   }
   free(x);
   free(v);

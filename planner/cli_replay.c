@@ -197,11 +197,13 @@ int cp_cli_replay(int argc, char **argv) {
       fprintf(stderr, "complan: %s: %s\n", html_path, s.msg);
       rc = CP_EXIT_UNDECIDED;
       written = 0;
-    } else if (complete &&
-               cp_viewer_write(s.viewer, html_path) != CP_VIEWER_OK) {
-      fprintf(stderr, "complan: %s\n", cp_viewer_message(s.viewer));
-      rc = CP_EXIT_BAD_INPUT;
-      written = 0;
+    } else if (complete) {
+      cp_viewer_status vs = cp_viewer_write(s.viewer, html_path);
+      if (vs != CP_VIEWER_OK) {
+        fprintf(stderr, "complan: %s\n", cp_viewer_message(s.viewer));
+        rc = vs == CP_VIEWER_NOMEM ? CP_EXIT_UNDECIDED : CP_EXIT_BAD_INPUT;
+        written = 0;
+      }
     }
     cp_viewer_destroy(s.viewer);
   }

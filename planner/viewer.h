@@ -18,7 +18,7 @@
 /// Usage: cp_viewer_create (scene + options), cp_viewer_add_frame per frame
 /// (time, state in cp_world_get_state's layout, contacts), cp_viewer_write.
 ///
-/// State layout (planner/world.h): for each FREE body in scene order
+/// State layout (planner/world.h, planner/statelayout.h): for each FREE body in scene order
 /// x[3], q[4] (w, x, y, z), v[3], w[3]; then for each joint (manipulators in
 /// scene order, each chain's joints in order) position, velocity; length
 /// cp_viewer_state_size() = 13 n_free + 2 n_joints. Velocities are not drawn.

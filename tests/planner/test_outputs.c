@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "experiments/paper.h"
 #include "planner/csv.h"
 #include "planner/outfile.h"
 #include "planner/statelayout.h"
@@ -866,12 +867,23 @@ Test(outputs, names_over_255_bytes_accepted_everywhere) {
   free(task);
 
   const char *db = in_dir("long.sqlite"), *csv = in_dir("long.csv");
+  char col[420];
   const char *plan[] = {"complan", "plan", task_path, "--db", db, "--json",
                         "--max-seconds", "3600", NULL};
   json_t *doc = cpt_run_json(plan, 0);
   cr_assert_str_eq(json_string_value(json_object_get(doc, "status")),
                    "solved");
   json_decref(doc);
+  /* the plan's printout (text) names the input whole */
+  const char *plan_text[] = {"complan", "plan", task_path, "--db",
+                             in_dir("long_text.sqlite"), "--max-seconds",
+                             "3600", NULL};
+  char *out, *err;
+  cr_assert_eq(cpt_run(plan_text, &out, &err), 0, "%s", err);
+  snprintf(col, sizeof col, "%s=", full);
+  cr_assert(strstr(out, col), "%s", out);
+  free(out);
+  free(err);
   const char *rep[] = {"complan", "replay", "--db", db, "--verify", "--csv",
                        csv, "--json", NULL};
   doc = cpt_run_json(rep, 0);
@@ -879,7 +891,6 @@ Test(outputs, names_over_255_bytes_accepted_everywhere) {
   json_decref(doc);
   csv_doc d;
   csv_read(csv, &d);
-  char col[420];
   snprintf(col, sizeof col, "%s.qd", full);
   cr_assert_str_eq(d.field[0][1 + 13 + 1], col);
   snprintf(col, sizeof col, "%s.input", full);
@@ -926,4 +937,25 @@ Test(outputs, names_over_255_bytes_accepted_everywhere) {
   }
   cr_assert(found, "no contact names the link whole");
   json_decref(doc);
+}
+
+/* experiment paper's files go through the same helper: the umask, the
+ * final newline, a folder in the way refused with the path in `where`. */
+Test(outputs, paper_files_are_atomic_outputs) {
+  umask(027);
+  cp_error err;
+  cr_assert_eq(cp_paper_write_file(dir, "r.md", "# report", &err), 0, "%s",
+               err.msg);
+  size_t len;
+  char *t = cpt_read_file(in_dir("r.md"), &len);
+  cr_assert_str_eq(t, "# report\n");
+  free(t);
+  cr_assert_eq(mode_of(in_dir("r.md")), 0640);
+  mkdir(in_dir("sub"), 0755);
+  cr_assert_eq(cp_paper_write_file(dir, "sub", "x", &err), -1);
+  cr_assert_str_eq(err.where, in_dir("sub"));
+  cr_assert_str_eq(err.msg, "cannot create: Is a directory");
+  const char *keep[] = {"r.md", "sub", NULL};
+  char list[1024];
+  cr_assert_eq(strays(keep, list, sizeof list), 0, "left:%s", list);
 }
