@@ -243,6 +243,7 @@ static cp_search_status astar_iterate(cp_search *s) {
     int rc = cp_search_simulate(s, id, act, y, &info);
     if (rc == 1) return CP_SEARCH_STOPPED; /* this action again on resume */
     if (rc) return CP_SEARCH_ERROR;
+    s->progressed = 1;
     int stop = act + 1 < s->p.n_actions && cp_search_stop_requested(s);
     long old = -1;
     if (info.outcome == CP_OUTCOME_OK) {

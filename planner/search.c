@@ -174,6 +174,10 @@ static long add_node(cp_search *s, const cp_search_node *node, const double *y,
 int cp_search_simulate(cp_search *s, long from, long a, double *y,
                        cp_expansion *info) {
   memset(info, 0, sizeof *info);
+  if (s->opt.budget) { /* the deadline waits for the session's progress */
+    s->view = *s->opt.budget;
+    if (!s->progressed) s->view.has_deadline = 0;
+  }
   const cp_search_node *f = &s->nodes[from];
   int rc = s->p.expand(s->p.ctx, s->x + (size_t)from * (size_t)s->p.n, f->time,
                        s->warm[from], s->warm_size[from], a, y, info);
@@ -245,7 +249,7 @@ int cp_search_flag(cp_search *s, long id, int set, int clear) {
 }
 
 int cp_search_stop_requested(const cp_search *s) {
-  return cp_search_budget_spent(s->opt.budget);
+  return s->progressed && cp_search_budget_spent(s->opt.budget);
 }
 
 void cp_search_mark(cp_search *s) {
@@ -411,7 +415,7 @@ cp_search *cp_search_create(const cp_search_problem *p,
     if (add_node(s, &n, x0, NULL, 0) < 0) goto nomem;
     if (impl->init(s)) goto fail;
   }
-  if (p->set_budget) p->set_budget(p->ctx, o.budget);
+  if (p->set_budget) p->set_budget(p->ctx, o.budget ? &s->view : NULL);
   return s;
 nomem:
   snprintf(s->message, sizeof s->message, "out of memory");
@@ -486,7 +490,9 @@ cp_search_status cp_search_iterate(cp_search *s) {
   if (s->n_nodes >= s->opt.max_nodes) return CP_SEARCH_NODE_LIMIT;
   cp_search_mark(s);
   s->stats.iterations++;
-  return s->impl->iterate(s);
+  cp_search_status st = s->impl->iterate(s);
+  if (st != CP_SEARCH_STOPPED) s->progressed = 1;
+  return st;
 }
 
 long cp_search_node_count(const cp_search *s) { return s->n_nodes; }

@@ -31,6 +31,11 @@ struct cp_search {
   const cp_planner_impl *impl;
   void *state;              /* the planner's */
   int resuming;             /* set by cp_search_resume: init builds nothing */
+  /* 0 until this session's first action (rrt: iteration) is done: until
+   * then the deadline is not polled, so that every session makes progress
+   * (a resumed run whose time is spent still takes one step). */
+  int progressed;
+  cp_search_budget view;    /* the budget as the problem sees it */
   cp_rng rng;
   cp_search_node *nodes;
   double *x;                /* [cap * n] states */
@@ -79,7 +84,8 @@ long cp_search_record(cp_search *s, long from, long a, const double *y,
                       const cp_expansion *info);
 /// Records a flag change of node id for the journal. Returns 0 or -1.
 int cp_search_flag(cp_search *s, long id, int set, int clear);
-/// 1 when the search's budget says stop (polled after every action).
+/// 1 when the search's budget says stop (polled after every action); 0
+/// before the session has made progress (s->progressed).
 int cp_search_stop_requested(const cp_search *s);
 /// Remembers the search's state at the start of an iteration, and goes
 /// back to it: nodes created since are dropped, the generator, the totals,

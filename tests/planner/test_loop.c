@@ -1,0 +1,574 @@
+/* The planning loop's budgets, crash windows and accounting (issue 21
+ * items 2 and 4, M1, M4; issue 20 items 4 and 5), on synthetic problems and
+ * the bundled push task:
+ * - a search stopped by its time limit after every single action (or
+ *   inside an iteration, or inside a long action) resumes into exactly the
+ *   search that ran uninterrupted: same nodes, flags, costs and state bits;
+ * - SST interrupted at several node counts resumes into the uninterrupted
+ *   tree (the witnesses are stored), and does not without them;
+ * - the cancel flag stops, commits and stores the run "interrupted";
+ * - a kill right after the run row exists leaves a resumable run;
+ * - a search whose space ran out with failed expansions is not not_found,
+ *   and failure messages are stored whole;
+ * - a process killed at its k-th file write, for every k, leaves a database
+ *   that passes integrity_check, resumes, and replays its plan bitwise.
+ * No test reads a wall clock: the time limits run on injected clocks. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "planner/plan.h"
+#include "planner/replay.h"
+#include "planner/store.h"
+#include "tests/support.h"
+#include "synth.h"
+
+static cp_store *open_store(const char *path) {
+  cp_store *st;
+  char msg[512];
+  cr_assert_eq(cp_store_open(path, 0, &st, msg, sizeof msg), CP_STORE_OK, "%s",
+               msg);
+  return st;
+}
+
+static void assert_integrity(sqlite3 *db) {
+  sqlite3_stmt *q;
+  cr_assert_eq(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &q, NULL),
+               SQLITE_OK);
+  cr_assert_eq(sqlite3_step(q), SQLITE_ROW);
+  cr_assert_str_eq((const char *)sqlite3_column_text(q, 0), "ok");
+  sqlite3_finalize(q);
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM pragma_foreign_key_check"),
+               0);
+}
+
+/* Digest of one run's nodes: id, parent, flags, outcome, cost and state
+ * bits, in id order; *n receives the count. */
+static unsigned long long run_digest(sqlite3 *db, long long run, long long *n) {
+  sqlite3_stmt *q;
+  cr_assert_eq(sqlite3_prepare_v2(
+                   db,
+                   "SELECT id, ifnull(parent, -1), flags, outcome, cost, state"
+                   " FROM nodes WHERE search_id = ? ORDER BY id",
+                   -1, &q, NULL),
+               SQLITE_OK);
+  sqlite3_bind_int64(q, 1, run);
+  unsigned long long h = 1469598103934665603ull;
+  *n = 0;
+  while (sqlite3_step(q) == SQLITE_ROW) {
+    long long v[3] = {sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1),
+                      sqlite3_column_int64(q, 2)};
+    double c = sqlite3_column_double(q, 4);
+    const unsigned char *parts[4] = {(const void *)v, (const void *)&c,
+                                     sqlite3_column_text(q, 3),
+                                     sqlite3_column_blob(q, 5)};
+    size_t lens[4] = {sizeof v, sizeof c, (size_t)sqlite3_column_bytes(q, 3),
+                      (size_t)sqlite3_column_bytes(q, 5)};
+    for (int k = 0; k < 4; ++k)
+      for (size_t i = 0; i < lens[k]; ++i) h = (h ^ parts[k][i]) * 1099511628211ull;
+    ++*n;
+  }
+  sqlite3_finalize(q);
+  return h;
+}
+
+static long long run_int(sqlite3 *db, const char *col, long long run) {
+  char sql[256];
+  snprintf(sql, sizeof sql, "SELECT %s FROM searches WHERE id = %lld", col, run);
+  return synth_query_int(db, sql);
+}
+
+static char *run_text(sqlite3 *db, const char *col, long long run) {
+  char sql[256];
+  snprintf(sql, sizeof sql, "SELECT %s FROM searches WHERE id = %lld", col, run);
+  sqlite3_stmt *q;
+  cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
+  cr_assert_eq(sqlite3_step(q), SQLITE_ROW);
+  char *t = strdup((const char *)sqlite3_column_text(q, 0));
+  sqlite3_finalize(q);
+  return t;
+}
+
+static sqlite3 *open_db(const char *path) {
+  sqlite3 *db;
+  cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+  sqlite3_busy_timeout(db, 5000);
+  return db;
+}
+
+/* A clock that advances by one second at every reading. */
+static double ticking(void *ctx) { return (double)++*(long *)ctx; }
+
+/* A clock that reads a counter the test advances (expansions). */
+static double counter_clock(void *ctx) { return (double)*(long *)ctx; }
+
+static const char *const maze[] = {
+    "..........", ".########.", ".#......#.", ".#.####.#.", ".#.#..#.#.",
+    ".#.#......", ".#.####.##", ".#........", ".########.", ".........."};
+
+static synth_grid maze_grid(void) {
+  synth_grid g = {.w = 10, .h = 10, .rows = maze, .start = {0, 0},
+                  .goal = {4, 4}, .cost = {1.0, 1.3, 0.7, 2.1}};
+  return g;
+}
+
+/* --- time limits per action ------------------------------------------------ */
+
+Test(loop, astar_stops_after_one_action_and_resumes_into_the_same_search) {
+  cp_task task;
+  synth_load_task(&task);
+  task.weight = 1.0;
+  char *path = synth_temp_db();
+  cp_store *st = open_store(path);
+  synth_grid g = maze_grid();
+  cp_search_problem p = synth_grid_problem(&g);
+  double x0[2] = {0, 0};
+  cp_plan_options o = cp_plan_defaults();
+  o.method = "astar";
+  cp_plan_result ref, r;
+  cp_error e;
+  cr_assert_eq(cp_plan_search(st, &task, &p, x0, &o, &ref, &e), CP_PLAN_SOLVED,
+               "%s", e.msg);
+  cr_assert(ref.stats.expansions > 20);
+
+  /* The same search, each session's time limit spent from its start: every
+   * session simulates exactly one action, commits and stops. */
+  long ticks = 0;
+  o.clock = ticking;
+  o.clock_ctx = &ticks;
+  o.max_seconds = 1e-9;
+  int sessions = 0;
+  long expansions = 0;
+  cp_plan_status s;
+  do {
+    s = cp_plan_search(st, &task, &p, x0, &o, &r, &e);
+    cr_assert(s == CP_PLAN_LIMIT || s == CP_PLAN_SOLVED, "%s: %s",
+              cp_plan_status_name(s), e.msg);
+    if (sessions == 0) {
+      cr_assert_eq(s, CP_PLAN_LIMIT);
+      cr_assert_eq(r.stats.expansions, 1, "exactly one action");
+      cr_assert_eq(r.nodes, 2);
+      sqlite3 *db = open_db(path);
+      char *status = run_text(db, "status", r.run_id);
+      cr_assert_str_eq(status, "limit");
+      free(status);
+      cr_assert_eq(run_int(db, "nodes", r.run_id), 2);
+      cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM nodes WHERE"
+                                       " search_id = 2"), 2);
+      assert_integrity(db);
+      sqlite3_close(db);
+    } else {
+      cr_assert_eq(r.resumed, 1);
+      cr_assert(r.stats.expansions - expansions <= 1, "one action a session");
+    }
+    expansions = r.stats.expansions;
+    o.resume = 1;
+  } while (s == CP_PLAN_LIMIT && ++sessions < 10000);
+  cr_assert_eq(s, CP_PLAN_SOLVED);
+  cr_assert_eq(sessions, ref.stats.expansions, "one session per action");
+  cr_assert_eq(r.run_id, 2);
+  cr_assert_eq(r.nodes, ref.nodes);
+  cr_assert_eq(r.stats.expansions, ref.stats.expansions);
+  cr_assert_eq(r.stats.duplicates, ref.stats.duplicates);
+  cr_assert_eq(r.goal_node, ref.goal_node);
+  cr_assert(r.cost == ref.cost);
+  cp_store_close(st);
+  sqlite3 *db = open_db(path);
+  long long n1, n2;
+  unsigned long long d1 = run_digest(db, 1, &n1), d2 = run_digest(db, 2, &n2);
+  cr_assert_eq(n1, n2);
+  cr_assert_eq(d1, d2, "the interrupted search is the uninterrupted one");
+  assert_integrity(db);
+  sqlite3_close(db);
+  cp_task_free(&task);
+  synth_remove_db(path);
+}
+
+/* synth_point with a clock that reads its expansion count. */
+typedef struct timed_point {
+  synth_point pt; /* first: the point's callbacks take ctx as theirs */
+  long *clock;
+} timed_point;
+
+Test(loop, rrt_stopped_inside_an_iteration_drops_it_and_resumes_the_same) {
+  cp_task task;
+  synth_load_task(&task);
+  task.goal_bias = 0.1;
+  task.candidates = 8;
+  char *path = synth_temp_db();
+  cp_store *st = open_store(path);
+  synth_point pt = {0};
+  cp_search_problem p = synth_point_problem(&pt);
+  double x0[2] = {0.1, 0.1};
+  cp_plan_options o = cp_plan_defaults();
+  o.method = "rrt";
+  o.has_seed = 1;
+  o.seed = 5;
+  cp_plan_result ref, r;
+  cp_error e;
+  cr_assert_eq(cp_plan_search(st, &task, &p, x0, &o, &ref, &e), CP_PLAN_SOLVED,
+               "%s", e.msg);
+  /* Time is the expansion count. Each session may spend its time so far
+   * plus 12.5 expansions: the first iteration (8 candidates) runs, the
+   * second is stopped after its 5th candidate and undone. */
+  o.clock = counter_clock;
+  o.clock_ctx = &pt.expand_calls;
+  cp_plan_status s;
+  int sessions = 0;
+  long expansions = 0;
+  double spent = 0;
+  do {
+    long calls0 = pt.expand_calls;
+    o.max_seconds = spent + 12.5;
+    s = cp_plan_search(st, &task, &p, x0, &o, &r, &e);
+    cr_assert(s == CP_PLAN_LIMIT || s == CP_PLAN_SOLVED, "%s", e.msg);
+    if (s == CP_PLAN_LIMIT) {
+      cr_assert_eq(pt.expand_calls - calls0, 13, "8 kept, 5 undone");
+      cr_assert_eq(r.stats.expansions - expansions, 8, "one whole iteration");
+    }
+    expansions = r.stats.expansions;
+    spent = r.seconds;
+    o.resume = 1;
+  } while (s == CP_PLAN_LIMIT && ++sessions < 10000);
+  cr_assert_eq(s, CP_PLAN_SOLVED);
+  cr_assert(sessions >= 2);
+  cr_assert_eq(r.nodes, ref.nodes);
+  cr_assert_eq(r.stats.expansions, ref.stats.expansions);
+  cr_assert_eq(r.stats.iterations, ref.stats.iterations);
+  cr_assert(r.cost == ref.cost);
+  cp_store_close(st);
+  sqlite3 *db = open_db(path);
+  long long n1, n2;
+  unsigned long long d1 = run_digest(db, 1, &n1), d2 = run_digest(db, 2, &n2);
+  cr_assert_eq(n1, n2);
+  cr_assert_eq(d1, d2);
+  assert_integrity(db);
+  sqlite3_close(db);
+  cp_task_free(&task);
+  synth_remove_db(path);
+}
+
+/* --- SST resumes bit-identically (M4) ----------------------------------- */
+
+/* SST on the point, max_nodes n, resuming the task's last run when resume. */
+static cp_plan_result sst_session(cp_store *st, const cp_task *task, long n,
+                                  int resume, long *ticks) {
+  synth_point pt = {0};
+  cp_search_problem p = synth_point_problem(&pt);
+  double x0[2] = {0.1, 0.1};
+  cp_plan_options o = cp_plan_defaults();
+  o.method = "sst";
+  o.has_seed = 1;
+  o.seed = 9;
+  o.max_nodes = n;
+  o.resume = resume;
+  if (ticks) { /* the time limit spent from the start: one action */
+    o.clock = ticking;
+    o.clock_ctx = ticks;
+    o.max_seconds = 1e-9;
+  }
+  cp_plan_result r;
+  cp_error e;
+  cp_plan_status s = cp_plan_search(st, task, &p, x0, &o, &r, &e);
+  cr_assert(s == CP_PLAN_LIMIT || s == CP_PLAN_SOLVED, "%s: %s",
+            cp_plan_status_name(s), e.msg);
+  return r;
+}
+
+Test(loop, sst_interrupted_at_node_counts_resumes_into_the_same_tree) {
+  cp_task task;
+  synth_load_task(&task);
+  task.goal_bias = 0.1;
+  task.delta_bn = 0.1;
+  task.delta_s = 0.03;
+  char *path = synth_temp_db();
+  cp_store *st = open_store(path);
+  const long N = 1500;
+  cp_plan_result ref = sst_session(st, &task, N, 0, NULL);
+  cr_assert_eq(ref.nodes, N);
+  cr_assert(ref.goal_node >= 0, "the reference run found a plan");
+  sqlite3 *db = open_db(path);
+  long long nref;
+  unsigned long long dref = run_digest(db, 1, &nref);
+  cr_assert_eq(nref, N);
+  cr_assert(synth_query_int(db, "SELECT count(*) FROM witnesses WHERE"
+                                " search_id = 1") > 10);
+  cr_assert(synth_query_int(db, "SELECT count(*) FROM nodes WHERE search_id = 1"
+                                " AND flags & 8") > 0, "some nodes went inactive");
+  /* The first kept goal node: a run stopped before it has no plan and stays
+   * resumable. */
+  long long first_goal = synth_query_int(
+      db, "SELECT min(id) FROM nodes WHERE search_id = 1 AND flags & 32 AND"
+          " NOT flags & 4");
+  cr_assert(first_goal > 40, "%lld", first_goal);
+  /* Interrupted at several node counts (and by the time limit after single
+   * actions), then resumed to N. */
+  long stops[] = {2, 3, 17, first_goal / 3, first_goal / 2, first_goal - 1};
+  cp_plan_result r = sst_session(st, &task, stops[0], 0, NULL);
+  long long run = r.run_id;
+  long ticks = 0;
+  for (int k = 0; k < 3; ++k) { /* three sessions of one action each */
+    long before = r.stats.expansions;
+    r = sst_session(st, &task, N, 1, &ticks);
+    cr_assert_eq(r.run_id, run);
+    cr_assert_eq(r.stats.expansions, before + 1);
+  }
+  for (size_t k = 1; k < sizeof stops / sizeof *stops; ++k) {
+    if (stops[k] <= r.nodes) continue;
+    r = sst_session(st, &task, stops[k], 1, NULL);
+    cr_assert_eq(r.run_id, run);
+    cr_assert_eq(r.status, CP_PLAN_LIMIT);
+    cr_assert_eq(r.nodes, stops[k]);
+  }
+  r = sst_session(st, &task, N, 1, NULL);
+  cr_assert_eq(r.run_id, run);
+  cr_assert_eq(r.nodes, N);
+  cr_assert(r.cost == ref.cost);
+  long long n;
+  cr_assert_eq(run_digest(db, run, &n), dref, "the uninterrupted tree");
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM witnesses WHERE"
+                                   " search_id = 1"),
+               synth_query_int(db, "SELECT count(*) FROM witnesses WHERE"
+                                   " search_id = 2"));
+
+  /* Control: the same interruption with the witnesses thrown away (as
+   * before they were stored) grows another tree. */
+  r = sst_session(st, &task, first_goal / 2, 0, NULL);
+  run = r.run_id;
+  char sql[128];
+  snprintf(sql, sizeof sql, "DELETE FROM witnesses WHERE search_id = %lld", run);
+  cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+  r = sst_session(st, &task, N, 1, NULL);
+  cr_assert_eq(r.run_id, run);
+  cr_assert_neq(run_digest(db, run, &n), dref);
+  assert_integrity(db);
+  sqlite3_close(db);
+  cp_store_close(st);
+  cp_task_free(&task);
+  synth_remove_db(path);
+}
+
+/* --- the cancel flag ------------------------------------------------------ */
+
+typedef struct cancelling_grid {
+  synth_grid g; /* first: the grid's callbacks take ctx as theirs */
+  int (*expand)(void *, const double *, double, const void *, size_t, long,
+                double *, cp_expansion *);
+  long after;   /* raise the flag after this many expansions */
+  volatile sig_atomic_t flag;
+} cancelling_grid;
+
+static int cancelling_expand(void *ctx, const double *x, double t,
+                             const void *warm, size_t ws, long a, double *y,
+                             cp_expansion *info) {
+  cancelling_grid *c = ctx;
+  int rc = c->expand(ctx, x, t, warm, ws, a, y, info);
+  if (c->g.expand_calls == c->after) c->flag = SIGINT;
+  return rc;
+}
+
+Test(loop, the_cancel_flag_stops_commits_and_the_run_resumes) {
+  cp_task task;
+  synth_load_task(&task);
+  task.weight = 1.0;
+  char *path = synth_temp_db();
+  cp_store *st = open_store(path);
+  cancelling_grid c = {.g = maze_grid(), .after = 23};
+  cp_search_problem p = synth_grid_problem(&c.g);
+  c.expand = p.expand;
+  p.expand = cancelling_expand;
+  double x0[2] = {0, 0};
+  cp_plan_options o = cp_plan_defaults();
+  o.method = "astar";
+  o.cancel = &c.flag;
+  cp_plan_result r, ref;
+  cp_error e;
+  cr_assert_eq(cp_plan_search(st, &task, &p, x0, &o, &r, &e),
+               CP_PLAN_INTERRUPTED, "%s", e.msg);
+  cr_assert_eq(r.status, CP_PLAN_INTERRUPTED);
+  cr_assert_str_eq(cp_plan_status_name(r.status), "interrupted");
+  cr_assert_eq(r.stats.expansions, 23, "stopped after the action in progress");
+  cr_assert_eq(r.plan_id, -1);
+  sqlite3 *db = open_db(path);
+  char *status = run_text(db, "status", r.run_id);
+  cr_assert_str_eq(status, "interrupted");
+  free(status);
+  cr_assert_eq(run_int(db, "expansions", r.run_id), 23, "committed");
+  cr_assert_eq(run_int(db, "nodes", r.run_id),
+               synth_query_int(db, "SELECT count(*) FROM nodes"));
+  assert_integrity(db);
+  /* Resumed (flag down): the same run, to the uninterrupted search's end. */
+  c.flag = 0;
+  c.after = -1;
+  o.resume = 1;
+  cr_assert_eq(cp_plan_search(st, &task, &p, x0, &o, &r, &e), CP_PLAN_SOLVED,
+               "%s", e.msg);
+  cr_assert_eq(r.resumed, 1);
+  cr_assert_eq(r.run_id, 1);
+  o.resume = 0;
+  cr_assert_eq(cp_plan_search(st, &task, &p, x0, &o, &ref, &e), CP_PLAN_SOLVED);
+  long long n1, n2;
+  cr_assert_eq(run_digest(db, 1, &n1), run_digest(db, 2, &n2));
+  cr_assert_eq(n1, n2);
+  sqlite3_close(db);
+  cp_store_close(st);
+  cp_task_free(&task);
+  synth_remove_db(path);
+}
+
+/* --- the crash window before the first batch ------------------------------ */
+
+Test(loop, a_kill_right_after_the_run_row_leaves_a_resumable_run) {
+  cp_task task;
+  synth_load_task(&task);
+  task.weight = 1.0;
+  char *path = synth_temp_db();
+  cp_store_close(open_store(path)); /* the schema exists before the fork */
+  pid_t pid = fork();
+  cr_assert(pid >= 0);
+  if (pid == 0) {
+    cp_store *st;
+    char msg[512];
+    if (cp_store_open(path, 0, &st, msg, sizeof msg)) _exit(3);
+    synth_grid g = maze_grid();
+    g.delay_us = 900000; /* the first expansion outlasts the test's poll */
+    cp_search_problem p = synth_grid_problem(&g);
+    double x0[2] = {0, 0};
+    cp_plan_options o = cp_plan_defaults();
+    o.method = "astar";
+    cp_plan_result r;
+    cp_error e;
+    cp_plan_search(st, &task, &p, x0, &o, &r, &e);
+    _exit(4);
+  }
+  /* Killed as soon as the run row is visible: inside its first expansion,
+   * before any batch. */
+  sqlite3 *db = open_db(path);
+  long long runs = 0;
+  for (int k = 0; k < 20000 && runs == 0; ++k) {
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM searches", -1, &q, NULL) ==
+        SQLITE_OK) {
+      if (sqlite3_step(q) == SQLITE_ROW) runs = sqlite3_column_int64(q, 0);
+      sqlite3_finalize(q);
+    }
+    if (!runs) nanosleep(&(struct timespec){0, 200000L}, NULL);
+  }
+  kill(pid, SIGKILL);
+  int wst;
+  waitpid(pid, &wst, 0);
+  cr_assert(WIFSIGNALED(wst), "the search ended before it was killed");
+  cr_assert_eq(runs, 1);
+  assert_integrity(db);
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM nodes"), 1,
+               "the start node came with the run row");
+  cr_assert_eq(synth_query_int(db, "SELECT expansions FROM searches"), 0);
+  cp_store *st = open_store(path);
+  synth_grid g = maze_grid();
+  cp_search_problem p = synth_grid_problem(&g);
+  double x0[2] = {0, 0};
+  cp_plan_options o = cp_plan_defaults();
+  o.resume = 1;
+  cp_plan_result r;
+  cp_error e;
+  cr_assert_eq(cp_plan_search(st, &task, &p, x0, &o, &r, &e), CP_PLAN_SOLVED,
+               "%s", e.msg);
+  cr_assert_eq(r.resumed, 1);
+  cr_assert_eq(r.run_id, 1);
+  cr_assert_float_eq(r.cost, synth_grid_dijkstra(&g), 1e-12);
+  cp_store_close(st);
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM searches"), 1);
+  cr_assert_eq(synth_query_int(db, "SELECT max(id) + 1 FROM nodes"), r.nodes);
+  assert_integrity(db);
+  sqlite3_close(db);
+  cp_task_free(&task);
+  synth_remove_db(path);
+}
+
+/* --- failed expansions ---------------------------------------------------- */
+
+typedef struct failing_grid {
+  synth_grid g; /* first */
+  int (*expand)(void *, const double *, double, const void *, size_t, long,
+                double *, cp_expansion *);
+  int fail_x;   /* moves into this column fail (solver_failed) */
+} failing_grid;
+
+static int failing_expand(void *ctx, const double *x, double t,
+                          const void *warm, size_t ws, long a, double *y,
+                          cp_expansion *info) {
+  failing_grid *f = ctx;
+  int rc = f->expand(ctx, x, t, warm, ws, a, y, info);
+  if (!rc && info->outcome == CP_OUTCOME_OK && (int)y[0] == f->fail_x) {
+    info->outcome = CP_OUTCOME_SOLVER_FAILED;
+    int n = snprintf(info->message, sizeof info->message,
+                     "step 1: t = 0.005: the velocity LCP (size 403) was not "
+                     "solved: certify: undecided: GLPK finds no solution");
+    while (n < 300) info->message[n++] = '.';
+    snprintf(info->message + n, sizeof info->message - (size_t)n, "END");
+  }
+  return rc;
+}
+
+static const char *const walled[] = {"...#......", "...#......", "...#......"};
+
+Test(loop, failed_expansions_are_not_not_found_and_messages_are_whole) {
+  cp_task task;
+  synth_load_task(&task);
+  char *path = synth_temp_db();
+  cp_store *st = open_store(path);
+  /* The goal is behind a wall: the space is finite and runs out. */
+  synth_grid g0 = {.w = 10, .h = 3, .rows = walled, .start = {0, 0},
+                   .goal = {8, 1}, .cost = {1, 1, 1, 1}};
+  failing_grid f = {.g = g0, .fail_x = 99};
+  cp_search_problem p = synth_grid_problem(&f.g);
+  f.expand = p.expand;
+  p.expand = failing_expand;
+  double x0[2] = {0, 0};
+  cp_plan_options o = cp_plan_defaults();
+  o.method = "astar";
+  cp_plan_result r;
+  cp_error e;
+  /* No expansion fails: not_found, space exhausted. */
+  cr_assert_eq(cp_plan_search(st, &task, &p, x0, &o, &r, &e),
+               CP_PLAN_NOT_FOUND, "%s", e.msg);
+  cr_assert_eq(r.failed, 0);
+  /* Moves into column 2 fail: 3 cells of column 1 each fail once. */
+  f.fail_x = 2;
+  cr_assert_eq(cp_plan_search(st, &task, &p, x0, &o, &r, &e),
+               CP_PLAN_FAILED_EXPANSIONS, "%s", e.msg);
+  cr_assert_str_eq(cp_plan_status_name(r.status), "failed_expansions");
+  cr_assert_eq(r.failed, 3);
+  cr_assert_eq(r.failed_by[CP_OUTCOME_SOLVER_FAILED], 3);
+  cr_assert_eq(r.failed_by[CP_OUTCOME_NONFINITE], 0);
+  cp_store_close(st);
+  sqlite3 *db = open_db(path);
+  char *status = run_text(db, "status", r.run_id);
+  cr_assert_str_eq(status, "failed_expansions");
+  free(status);
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM nodes WHERE search_id"
+                                   " = 2 AND outcome = 'solver_failed'"),
+               3);
+  /* Whole: 300 characters and the end marker. */
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM nodes WHERE search_id"
+                                   " = 2 AND length(message) = 303 AND"
+                                   " message LIKE 'step 1:%GLPK%END'"),
+               3);
+  sqlite3_close(db);
+  /* Not resumable: the space is exhausted. */
+  st = open_store(path);
+  o.resume = 1;
+  cr_assert_eq(cp_plan_search(st, &task, &p, x0, &o, &r, &e),
+               CP_PLAN_FAILED_EXPANSIONS);
+  cr_assert_eq(r.resumed, 0);
+  cp_store_close(st);
+  cp_task_free(&task);
+  synth_remove_db(path);
+}
