@@ -14,6 +14,7 @@
  *   that passes integrity_check, resumes, and replays its plan bitwise.
  * No test reads a wall clock: the time limits run on injected clocks. */
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include <math.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -571,4 +572,385 @@ Test(loop, failed_expansions_are_not_not_found_and_messages_are_whole) {
   cp_store_close(st);
   cp_task_free(&task);
   synth_remove_db(path);
+}
+
+/* --- a long action is cut by the budget ------------------------------------ */
+
+static const char *push_path(void) {
+  static char buf[1024];
+  snprintf(buf, sizeof buf, "%s/planner/tasks/push.json",
+           getenv("CP_SOURCE_ROOT"));
+  return buf;
+}
+
+/* The push task with actions of 2 s (400 steps). */
+static void load_long_push(cp_task *task) {
+  char *text = cpt_read_file(push_path(), NULL);
+  char *sp = strstr(text, "\"../../models/scenes/");
+  char *du = strstr(text, "\"duration\": 0.1");
+  cr_assert(sp && du && sp < du);
+  char out[8192];
+  snprintf(out, sizeof out, "%.*s\"%s/%.*s\"duration\": 2.0%s",
+           (int)(sp - text), text, getenv("CP_SOURCE_ROOT"),
+           (int)(du - sp - 7), sp + 7, du + strlen("\"duration\": 0.1"));
+  free(text);
+  char *path = cpt_temp_file(out, ".json");
+  cp_error e;
+  cr_assert_eq(cp_task_load(path, task, &e), 0, "%s: %s", e.where, e.msg);
+  unlink(path);
+  free(path);
+  cr_assert_eq(task->steps, 400);
+}
+
+static void count_step(void *ctx, const cp_world *w) {
+  (void)w;
+  ++*(long *)ctx;
+}
+
+Test(loop, a_long_action_is_cut_inside_and_simulated_again_on_resume) {
+  cp_task task;
+  load_long_push(&task);
+  char *path = synth_temp_db();
+  cp_store *st = open_store(path);
+  cp_plan_world *pw;
+  cp_error e;
+  cr_assert_eq(cp_plan_world_create(&task, 1, &pw, &e), 0, "%s", e.msg);
+  long steps = 0;
+  cp_plan_world_observe(pw, count_step, &steps);
+  const cp_search_problem *p = cp_plan_world_problem(pw);
+  const double *x0 = cp_plan_world_start(pw);
+  cp_plan_options o = cp_plan_defaults();
+  o.world_options = cp_plan_world_options(pw);
+  o.max_nodes = 9;
+  o.max_seconds = 3600;
+  cp_plan_result ref, r;
+  /* Reference: uninterrupted to 9 nodes. */
+  cr_assert_eq(cp_plan_search(st, &task, p, x0, &o, &ref, &e), CP_PLAN_LIMIT,
+               "%s", e.msg);
+  /* Reads of the ticking clock: 1 the session's start (deadline 3.5); the
+   * first action is the session's own (not polled); 2 after it; 3 when the
+   * second action starts (the world's deadline); 4 at its step 16: spent,
+   * so the action stops there without an outcome. */
+  long ticks = 0;
+  o.clock = ticking;
+  o.clock_ctx = &ticks;
+  o.max_seconds = 2.5;
+  steps = 0;
+  cr_assert_eq(cp_plan_search(st, &task, p, x0, &o, &r, &e), CP_PLAN_LIMIT,
+               "%s", e.msg);
+  cr_assert_eq(r.stats.expansions, 1);
+  cr_assert_eq(r.nodes, 2);
+  cr_assert_eq(r.stats.steps, 400, "the first action whole");
+  cr_assert_eq(steps, 400 + CP_PLAN_BUDGET_STEPS, "the second cut at step 16");
+  /* Resumed without a time limit: the cut action again, then on to the
+   * reference's 9 nodes, bit for bit. */
+  o.clock = NULL;
+  o.max_seconds = 3600;
+  o.resume = 1;
+  cr_assert_eq(cp_plan_search(st, &task, p, x0, &o, &r, &e), CP_PLAN_LIMIT,
+               "%s", e.msg);
+  cr_assert_eq(r.run_id, 2);
+  cr_assert_eq(r.stats.expansions, ref.stats.expansions);
+  cp_plan_world_destroy(pw);
+  cp_store_close(st);
+  sqlite3 *db = open_db(path);
+  long long n1, n2;
+  cr_assert_eq(run_digest(db, 1, &n1), run_digest(db, 2, &n2));
+  cr_assert_eq(n1, 9);
+  cr_assert_eq(n2, 9);
+  sqlite3_close(db);
+  cp_task_free(&task);
+  synth_remove_db(path);
+}
+
+/* --- a kill at every write (SQLite's crash tests, by a VFS shim) ----------- */
+
+/* The default VFS wrapped: every xWrite is counted, and the write numbered
+ * fault_at ends the process before it happens (die) or fails with an I/O
+ * error (the process goes on). */
+typedef struct shim_file {
+  sqlite3_file base;
+  sqlite3_file *real; /* follows this struct in the same allocation */
+} shim_file;
+
+static sqlite3_vfs *real_vfs;
+static sqlite3_vfs shim_vfs;
+static sqlite3_io_methods shim_io;
+static long shim_writes, fault_at;
+static int fault_dies;
+
+#define REAL(f) (((shim_file *)(f))->real)
+static int sh_close(sqlite3_file *f) { return REAL(f)->pMethods->xClose(REAL(f)); }
+static int sh_read(sqlite3_file *f, void *b, int n, sqlite3_int64 o) {
+  return REAL(f)->pMethods->xRead(REAL(f), b, n, o);
+}
+static int sh_write(sqlite3_file *f, const void *b, int n, sqlite3_int64 o) {
+  if (++shim_writes == fault_at) {
+    if (fault_dies) _exit(0);
+    return SQLITE_IOERR_WRITE;
+  }
+  return REAL(f)->pMethods->xWrite(REAL(f), b, n, o);
+}
+static int sh_truncate(sqlite3_file *f, sqlite3_int64 s) {
+  return REAL(f)->pMethods->xTruncate(REAL(f), s);
+}
+static int sh_sync(sqlite3_file *f, int fl) { return REAL(f)->pMethods->xSync(REAL(f), fl); }
+static int sh_size(sqlite3_file *f, sqlite3_int64 *s) {
+  return REAL(f)->pMethods->xFileSize(REAL(f), s);
+}
+static int sh_lock(sqlite3_file *f, int l) { return REAL(f)->pMethods->xLock(REAL(f), l); }
+static int sh_unlock(sqlite3_file *f, int l) { return REAL(f)->pMethods->xUnlock(REAL(f), l); }
+static int sh_reserved(sqlite3_file *f, int *r) {
+  return REAL(f)->pMethods->xCheckReservedLock(REAL(f), r);
+}
+static int sh_control(sqlite3_file *f, int op, void *a) {
+  return REAL(f)->pMethods->xFileControl(REAL(f), op, a);
+}
+static int sh_sector(sqlite3_file *f) { return REAL(f)->pMethods->xSectorSize(REAL(f)); }
+static int sh_device(sqlite3_file *f) {
+  return REAL(f)->pMethods->xDeviceCharacteristics(REAL(f));
+}
+static int sh_shm_map(sqlite3_file *f, int pg, int sz, int ext, void volatile **p) {
+  return REAL(f)->pMethods->xShmMap(REAL(f), pg, sz, ext, p);
+}
+static int sh_shm_lock(sqlite3_file *f, int o, int n, int fl) {
+  return REAL(f)->pMethods->xShmLock(REAL(f), o, n, fl);
+}
+static void sh_shm_barrier(sqlite3_file *f) { REAL(f)->pMethods->xShmBarrier(REAL(f)); }
+static int sh_shm_unmap(sqlite3_file *f, int d) {
+  return REAL(f)->pMethods->xShmUnmap(REAL(f), d);
+}
+
+static int sh_open(sqlite3_vfs *v, const char *name, sqlite3_file *f, int fl,
+                   int *out) {
+  (void)v;
+  shim_file *s = (shim_file *)f;
+  s->real = (sqlite3_file *)(s + 1);
+  int rc = real_vfs->xOpen(real_vfs, name, s->real, fl, out);
+  s->base.pMethods = rc == SQLITE_OK && s->real->pMethods ? &shim_io : NULL;
+  return rc;
+}
+
+static int sh_delete(sqlite3_vfs *v, const char *n, int d) {
+  (void)v;
+  return real_vfs->xDelete(real_vfs, n, d);
+}
+static int sh_access(sqlite3_vfs *v, const char *n, int fl, int *r) {
+  (void)v;
+  return real_vfs->xAccess(real_vfs, n, fl, r);
+}
+static int sh_full(sqlite3_vfs *v, const char *n, int sz, char *out) {
+  (void)v;
+  return real_vfs->xFullPathname(real_vfs, n, sz, out);
+}
+
+static void shim_install(void) {
+  real_vfs = sqlite3_vfs_find(NULL);
+  cr_assert_not_null(real_vfs);
+  shim_vfs = *real_vfs;
+  shim_vfs.iVersion = 1; /* xOpen .. xCurrentTime: the rest from SQLite */
+  shim_vfs.zName = "complan-fault-shim";
+  shim_vfs.szOsFile = (int)sizeof(shim_file) + real_vfs->szOsFile;
+  shim_vfs.xOpen = sh_open;
+  shim_vfs.xDelete = sh_delete;
+  shim_vfs.xAccess = sh_access;
+  shim_vfs.xFullPathname = sh_full;
+  shim_vfs.pAppData = NULL;
+  shim_io = (sqlite3_io_methods){2,        sh_close,    sh_read,   sh_write,
+                                 sh_truncate, sh_sync,  sh_size,   sh_lock,
+                                 sh_unlock, sh_reserved, sh_control, sh_sector,
+                                 sh_device, sh_shm_map, sh_shm_lock,
+                                 sh_shm_barrier, sh_shm_unmap, NULL, NULL};
+  cr_assert_eq(sqlite3_vfs_register(&shim_vfs, 1), SQLITE_OK);
+}
+
+static void shim_remove(void) { sqlite3_vfs_unregister(&shim_vfs); }
+
+/* Plans the push task (astar, batches of 3 expansions) into path; resume
+ * continues its unfinished run. Returns the status. */
+static cp_plan_status plan_push(const char *path, int resume,
+                                cp_plan_result *r) {
+  cp_task task;
+  cp_error e;
+  if (cp_task_load(push_path(), &task, &e)) return CP_PLAN_BAD_INPUT;
+  cp_store *st;
+  char msg[512];
+  cp_plan_status s = CP_PLAN_FAILED;
+  if (cp_store_open(path, 0, &st, msg, sizeof msg) == CP_STORE_OK) {
+    cp_plan_options o = cp_plan_defaults();
+    o.batch = 3;
+    o.resume = resume;
+    o.max_seconds = 3600;
+    s = cp_plan_task(st, &task, &o, r, &e);
+    cp_store_close(st);
+  }
+  cp_task_free(&task);
+  return s;
+}
+
+Test(loop, a_kill_or_failure_at_every_write_leaves_a_database_that_resumes,
+     .timeout = 600) {
+  /* The reference, counting its writes. */
+  char *ref = synth_temp_db();
+  cp_store_close(open_store(ref));
+  shim_install();
+  shim_writes = 0;
+  fault_at = -1;
+  cp_plan_result rr;
+  cr_assert_eq(plan_push(ref, 0, &rr), CP_PLAN_SOLVED);
+  long total = shim_writes;
+  shim_remove();
+  cr_assert(total > 10, "%ld writes", total);
+  sqlite3 *rdb = open_db(ref);
+  long long nref;
+  unsigned long long dref = run_digest(rdb, 1, &nref);
+  sqlite3_close(rdb);
+  for (int dies = 1; dies >= 0; --dies)
+    for (long k = 1; k <= total; ++k) {
+      char *path = synth_temp_db();
+      cp_store_close(open_store(path));
+      pid_t pid = fork();
+      cr_assert(pid >= 0);
+      if (pid == 0) {
+        shim_install();
+        shim_writes = 0;
+        fault_at = k;
+        fault_dies = dies;
+        cp_plan_result r;
+        cp_plan_status s = plan_push(path, 0, &r);
+        _exit(s == CP_PLAN_FAILED ? 10 : s == CP_PLAN_SOLVED ? 11 : 12);
+      }
+      int wst;
+      waitpid(pid, &wst, 0);
+      cr_assert(WIFEXITED(wst), "write %ld: %d", k, wst);
+      int code = WEXITSTATUS(wst);
+      /* Died at write k, or failed cleanly (the write's transaction rolled
+       * back; SQLite may also absorb a failed write into a later retry). */
+      cr_assert(dies ? code == 0 : code == 10 || code == 11,
+                "write %ld (%s): exit %d", k, dies ? "kill" : "I/O error",
+                code);
+      sqlite3 *db = open_db(path);
+      assert_integrity(db);
+      long long runs = synth_query_int(db, "SELECT count(*) FROM searches");
+      long long nodes = synth_query_int(db, "SELECT count(*) FROM nodes");
+      cr_assert(runs <= 1);
+      cr_assert(runs == 0 || nodes >= 1, "a run always has its start node");
+      int solved = runs == 1 && synth_query_int(db, "SELECT count(*) FROM"
+                                                " searches WHERE status ="
+                                                " 'solved'") == 1;
+      cr_assert(code != 11 || solved);
+      cp_plan_result r;
+      if (!solved) { /* finish it: resumed (or new when no run) */
+        cr_assert_eq(plan_push(path, 1, &r), CP_PLAN_SOLVED, "write %ld", k);
+        cr_assert_eq(r.resumed, runs == 1, "write %ld", k);
+        cr_assert_eq(r.run_id, 1);
+      }
+      assert_integrity(db);
+      long long n;
+      cr_assert_eq(run_digest(db, 1, &n), dref, "write %ld: the same search",
+                   k);
+      cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM plans"), 1);
+      sqlite3_close(db);
+      /* The plan replays bitwise from the database. */
+      cp_store *st = open_store(path);
+      cp_replay *rp;
+      cp_error e;
+      cr_assert_eq(cp_replay_open(st, 0, &rp, &e), CP_REPLAY_OK, "%s", e.msg);
+      cp_replay_options ro = cp_replay_defaults();
+      ro.verify = 1;
+      cp_replay_result res;
+      cr_assert_eq(cp_replay_run(rp, &ro, &res), CP_REPLAY_OK, "write %ld: %s",
+                   k, res.message);
+      cr_assert(res.verified && res.max_deviation == 0);
+      cp_replay_close(rp);
+      cp_store_close(st);
+      synth_remove_db(path);
+    }
+  synth_remove_db(ref);
+}
+
+/* --- SIGINT / SIGTERM on `complan plan` ------------------------------------ */
+
+static json_t *plan_json(const char *db, const char *extra, int rc) {
+  const char *argv[] = {"complan", "plan", push_path(), "--db", db,
+                        "--method", "sst", "--seed", "4", "--max-nodes",
+                        "3000", "--max-seconds", "3600", "--json", extra,
+                        NULL};
+  return cpt_run_json(argv, rc);
+}
+
+static void signal_stops_and_resumes(int sig, const char *name) {
+  char *db = synth_temp_db();
+  char *err = cpt_temp_file("", ".txt");
+  const char *exe = getenv("CP_COMPLAN");
+  pid_t pid = fork();
+  cr_assert(pid >= 0);
+  if (pid == 0) {
+    if (!freopen("/dev/null", "w", stdout) || !freopen(err, "w", stderr))
+      _exit(126);
+    execl(exe, exe, "plan", push_path(), "--db", db, "--method", "sst",
+          "--seed", "4", "--max-nodes", "3000", "--max-seconds", "3600",
+          NULL);
+    _exit(127);
+  }
+  /* Signalled once batches are committed (the handler is in place). */
+  sqlite3 *s = NULL;
+  long long n = 0;
+  for (int k = 0; k < 20000 && n < 100; ++k) {
+    nanosleep(&(struct timespec){0, 1000000L}, NULL);
+    if (!s && access(db, F_OK) == 0) s = open_db(db);
+    sqlite3_stmt *q;
+    if (s && sqlite3_prepare_v2(s, "SELECT count(*) FROM nodes", -1, &q,
+                                NULL) == SQLITE_OK) {
+      if (sqlite3_step(q) == SQLITE_ROW) n = sqlite3_column_int64(q, 0);
+      sqlite3_finalize(q);
+    }
+  }
+  kill(pid, sig);
+  int wst;
+  waitpid(pid, &wst, 0);
+  cr_assert(WIFEXITED(wst), "%s ended the process: %d", name, wst);
+  cr_assert_eq(WEXITSTATUS(wst), 1, "%s: exit status 1", name);
+  char *text = cpt_read_file(err, NULL);
+  char want[64];
+  snprintf(want, sizeof want, "interrupted by %s", name);
+  cr_assert(strstr(text, want) && strstr(text, "--resume"), "%s", text);
+  free(text);
+  cr_assert_not_null(s);
+  assert_integrity(s);
+  char *status = run_text(s, "status", 1);
+  cr_assert_str_eq(status, "interrupted");
+  free(status);
+  long long n1 = synth_query_int(s, "SELECT count(*) FROM nodes");
+  cr_assert(n1 >= 100 && n1 < 3000, "%lld", n1);
+  cr_assert_eq(run_int(s, "nodes", 1), n1, "the last actions committed");
+  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM plans"), 0);
+  /* Resumed: the same run to its node limit, the uninterrupted tree. */
+  json_t *doc = plan_json(db, "--resume", 0);
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "solved");
+  cr_assert(json_is_true(json_object_get(doc, "resumed")));
+  cr_assert_eq(json_integer_value(json_object_get(doc, "run_id")), 1);
+  cr_assert_eq(json_integer_value(json_object_get(doc, "nodes")), 3000);
+  json_decref(doc);
+  char *db2 = synth_temp_db();
+  json_decref(plan_json(db2, NULL, 0));
+  sqlite3 *s2 = open_db(db2);
+  long long na, nb;
+  cr_assert_eq(run_digest(s, 1, &na), run_digest(s2, 1, &nb),
+               "the interrupted run is the uninterrupted one");
+  cr_assert_eq(na, 3000);
+  sqlite3_close(s2);
+  sqlite3_close(s);
+  synth_remove_db(db2);
+  synth_remove_db(db);
+  unlink(err);
+  free(err);
+}
+
+Test(loop, sigint_stops_commits_exits_1_and_resumes, .timeout = 600) {
+  signal_stops_and_resumes(SIGINT, "SIGINT");
+}
+
+Test(loop, sigterm_stops_commits_exits_1_and_resumes, .timeout = 600) {
+  signal_stops_and_resumes(SIGTERM, "SIGTERM");
 }
