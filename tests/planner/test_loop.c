@@ -110,33 +110,55 @@ static double ticking(void *ctx) { return (double)++*(long *)ctx; }
 /* A clock that reads a counter the test advances (expansions). */
 static double counter_clock(void *ctx) { return (double)*(long *)ctx; }
 
-static const char *const maze[] = {
-    "..........", ".########.", ".#......#.", ".#.####.#.", ".#.#..#.#.",
-    ".#.#......", ".#.####.##", ".#........", ".########.", ".........."};
+/* Runs a and b of the database at path have the same nodes (flags, costs
+ * and state bits too); the database passes its checks. */
+static void assert_same_runs(const char *path, long long a, long long b) {
+  sqlite3 *db = open_db(path);
+  long long na, nb;
+  unsigned long long da = run_digest(db, a, &na), db_ = run_digest(db, b, &nb);
+  cr_assert_eq(na, nb);
+  cr_assert(na > 0);
+  cr_assert_eq(da, db_, "run %lld is run %lld", b, a);
+  assert_integrity(db);
+  sqlite3_close(db);
+}
 
-static synth_grid maze_grid(void) {
-  synth_grid g = {.w = 10, .h = 10, .rows = maze, .start = {0, 0},
-                  .goal = {4, 4}, .cost = {1.0, 1.3, 0.7, 2.1}};
-  return g;
+/* A test's task (synth_task_json), fresh database and plan options. */
+typedef struct fixture {
+  cp_task task;
+  char *path;
+  cp_store *st;
+  cp_plan_options o;
+} fixture;
+
+static void fixture_open(fixture *f, const char *method) {
+  synth_load_task(&f->task);
+  f->task.weight = 1.0;
+  f->path = synth_temp_db();
+  f->st = open_store(f->path);
+  f->o = cp_plan_defaults();
+  f->o.method = method;
+}
+
+static void fixture_close(fixture *f) {
+  if (f->st) cp_store_close(f->st);
+  cp_task_free(&f->task);
+  synth_remove_db(f->path);
 }
 
 /* --- time limits per action ------------------------------------------------ */
 
 Test(loop, astar_stops_after_one_action_and_resumes_into_the_same_search) {
-  cp_task task;
-  synth_load_task(&task);
-  task.weight = 1.0;
-  char *path = synth_temp_db();
-  cp_store *st = open_store(path);
-  synth_grid g = maze_grid();
+  fixture f;
+  fixture_open(&f, "astar");
+  synth_grid g = synth_maze_grid();
   cp_search_problem p = synth_grid_problem(&g);
   double x0[2] = {0, 0};
-  cp_plan_options o = cp_plan_defaults();
-  o.method = "astar";
+  cp_plan_options o = f.o;
   cp_plan_result ref, r;
   cp_error e;
-  cr_assert_eq(cp_plan_search(st, &task, &p, x0, &o, &ref, &e), CP_PLAN_SOLVED,
-               "%s", e.msg);
+  cr_assert_eq(cp_plan_search(f.st, &f.task, &p, x0, &o, &ref, &e),
+               CP_PLAN_SOLVED, "%s", e.msg);
   cr_assert(ref.stats.expansions > 20);
 
   /* The same search, each session's time limit spent from its start: every
@@ -149,14 +171,14 @@ Test(loop, astar_stops_after_one_action_and_resumes_into_the_same_search) {
   long expansions = 0;
   cp_plan_status s;
   do {
-    s = cp_plan_search(st, &task, &p, x0, &o, &r, &e);
+    s = cp_plan_search(f.st, &f.task, &p, x0, &o, &r, &e);
     cr_assert(s == CP_PLAN_LIMIT || s == CP_PLAN_SOLVED, "%s: %s",
               cp_plan_status_name(s), e.msg);
     if (sessions == 0) {
       cr_assert_eq(s, CP_PLAN_LIMIT);
       cr_assert_eq(r.stats.expansions, 1, "exactly one action");
       cr_assert_eq(r.nodes, 2);
-      sqlite3 *db = open_db(path);
+      sqlite3 *db = open_db(f.path);
       char *status = run_text(db, "status", r.run_id);
       cr_assert_str_eq(status, "limit");
       free(status);
@@ -180,16 +202,8 @@ Test(loop, astar_stops_after_one_action_and_resumes_into_the_same_search) {
   cr_assert_eq(r.stats.duplicates, ref.stats.duplicates);
   cr_assert_eq(r.goal_node, ref.goal_node);
   cr_assert(r.cost == ref.cost);
-  cp_store_close(st);
-  sqlite3 *db = open_db(path);
-  long long n1, n2;
-  unsigned long long d1 = run_digest(db, 1, &n1), d2 = run_digest(db, 2, &n2);
-  cr_assert_eq(n1, n2);
-  cr_assert_eq(d1, d2, "the interrupted search is the uninterrupted one");
-  assert_integrity(db);
-  sqlite3_close(db);
-  cp_task_free(&task);
-  synth_remove_db(path);
+  assert_same_runs(f.path, 1, 2);
+  fixture_close(&f);
 }
 
 /* synth_point with a clock that reads its expansion count. */
@@ -199,23 +213,20 @@ typedef struct timed_point {
 } timed_point;
 
 Test(loop, rrt_stopped_inside_an_iteration_drops_it_and_resumes_the_same) {
-  cp_task task;
-  synth_load_task(&task);
-  task.goal_bias = 0.1;
-  task.candidates = 8;
-  char *path = synth_temp_db();
-  cp_store *st = open_store(path);
+  fixture f;
+  fixture_open(&f, "rrt");
+  f.task.goal_bias = 0.1;
+  f.task.candidates = 8;
   synth_point pt = {0};
   cp_search_problem p = synth_point_problem(&pt);
   double x0[2] = {0.1, 0.1};
-  cp_plan_options o = cp_plan_defaults();
-  o.method = "rrt";
+  cp_plan_options o = f.o;
   o.has_seed = 1;
   o.seed = 5;
   cp_plan_result ref, r;
   cp_error e;
-  cr_assert_eq(cp_plan_search(st, &task, &p, x0, &o, &ref, &e), CP_PLAN_SOLVED,
-               "%s", e.msg);
+  cr_assert_eq(cp_plan_search(f.st, &f.task, &p, x0, &o, &ref, &e),
+               CP_PLAN_SOLVED, "%s", e.msg);
   /* Time is the expansion count. Each session may spend its time so far
    * plus 12.5 expansions: the first iteration (8 candidates) runs, the
    * second is stopped after its 5th candidate and undone. */
@@ -228,7 +239,7 @@ Test(loop, rrt_stopped_inside_an_iteration_drops_it_and_resumes_the_same) {
   do {
     long calls0 = pt.expand_calls;
     o.max_seconds = spent + 12.5;
-    s = cp_plan_search(st, &task, &p, x0, &o, &r, &e);
+    s = cp_plan_search(f.st, &f.task, &p, x0, &o, &r, &e);
     cr_assert(s == CP_PLAN_LIMIT || s == CP_PLAN_SOLVED, "%s", e.msg);
     if (s == CP_PLAN_LIMIT) {
       cr_assert_eq(pt.expand_calls - calls0, 13, "8 kept, 5 undone");
@@ -244,16 +255,8 @@ Test(loop, rrt_stopped_inside_an_iteration_drops_it_and_resumes_the_same) {
   cr_assert_eq(r.stats.expansions, ref.stats.expansions);
   cr_assert_eq(r.stats.iterations, ref.stats.iterations);
   cr_assert(r.cost == ref.cost);
-  cp_store_close(st);
-  sqlite3 *db = open_db(path);
-  long long n1, n2;
-  unsigned long long d1 = run_digest(db, 1, &n1), d2 = run_digest(db, 2, &n2);
-  cr_assert_eq(n1, n2);
-  cr_assert_eq(d1, d2);
-  assert_integrity(db);
-  sqlite3_close(db);
-  cp_task_free(&task);
-  synth_remove_db(path);
+  assert_same_runs(f.path, 1, 2);
+  fixture_close(&f);
 }
 
 /* --- SST resumes bit-identically (M4) ----------------------------------- */
@@ -284,13 +287,14 @@ static cp_plan_result sst_session(cp_store *st, const cp_task *task, long n,
 }
 
 Test(loop, sst_interrupted_at_node_counts_resumes_into_the_same_tree) {
-  cp_task task;
-  synth_load_task(&task);
+  fixture f;
+  fixture_open(&f, "sst");
+  cp_task task = f.task;
   task.goal_bias = 0.1;
   task.delta_bn = 0.1;
   task.delta_s = 0.03;
-  char *path = synth_temp_db();
-  cp_store *st = open_store(path);
+  cp_store *st = f.st;
+  const char *path = f.path;
   const long N = 1500;
   cp_plan_result ref = sst_session(st, &task, N, 0, NULL);
   cr_assert_eq(ref.nodes, N);
@@ -351,53 +355,69 @@ Test(loop, sst_interrupted_at_node_counts_resumes_into_the_same_tree) {
   cr_assert_neq(run_digest(db, run, &n), dref);
   assert_integrity(db);
   sqlite3_close(db);
-  cp_store_close(st);
-  cp_task_free(&task);
-  synth_remove_db(path);
+  fixture_close(&f);
 }
 
 /* --- the cancel flag ------------------------------------------------------ */
 
-typedef struct cancelling_grid {
+/* The maze (or another grid) whose expansions can raise a cancel flag
+ * after a count, or fail (solver_failed, with a long message) when they
+ * move into a column. */
+typedef struct wrapped_grid {
   synth_grid g; /* first: the grid's callbacks take ctx as theirs */
   int (*expand)(void *, const double *, double, const void *, size_t, long,
                 double *, cp_expansion *);
-  long after;   /* raise the flag after this many expansions */
+  long after;   /* raise the flag after this many expansions (-1 never) */
   volatile sig_atomic_t flag;
-} cancelling_grid;
+  int fail_x;   /* moves into this column fail (-1 none) */
+} wrapped_grid;
 
-static int cancelling_expand(void *ctx, const double *x, double t,
-                             const void *warm, size_t ws, long a, double *y,
-                             cp_expansion *info) {
-  cancelling_grid *c = ctx;
-  int rc = c->expand(ctx, x, t, warm, ws, a, y, info);
-  if (c->g.expand_calls == c->after) c->flag = SIGINT;
+static int wrapped_expand(void *ctx, const double *x, double t,
+                          const void *warm, size_t ws, long a, double *y,
+                          cp_expansion *info) {
+  wrapped_grid *w = ctx;
+  int rc = w->expand(ctx, x, t, warm, ws, a, y, info);
+  if (w->g.expand_calls == w->after) w->flag = SIGINT;
+  if (!rc && info->outcome == CP_OUTCOME_OK && (int)y[0] == w->fail_x) {
+    info->outcome = CP_OUTCOME_SOLVER_FAILED;
+    int n = snprintf(info->message, sizeof info->message,
+                     "step 1: t = 0.005: the velocity LCP (size 403) was not "
+                     "solved: certify: undecided: GLPK finds no solution");
+    while (n < 300) info->message[n++] = '.';
+    snprintf(info->message + n, sizeof info->message - (size_t)n, "END");
+  }
   return rc;
 }
 
+static cp_search_problem wrapped_problem(wrapped_grid *w, synth_grid g) {
+  w->g = g;
+  w->after = -1;
+  w->flag = 0;
+  w->fail_x = -1;
+  cp_search_problem p = synth_grid_problem(&w->g);
+  w->expand = p.expand;
+  p.expand = wrapped_expand;
+  return p;
+}
+
 Test(loop, the_cancel_flag_stops_commits_and_the_run_resumes) {
-  cp_task task;
-  synth_load_task(&task);
-  task.weight = 1.0;
-  char *path = synth_temp_db();
-  cp_store *st = open_store(path);
-  cancelling_grid c = {.g = maze_grid(), .after = 23};
-  cp_search_problem p = synth_grid_problem(&c.g);
-  c.expand = p.expand;
-  p.expand = cancelling_expand;
+  fixture f;
+  fixture_open(&f, "astar");
+  wrapped_grid c;
+  cp_search_problem p = wrapped_problem(&c, synth_maze_grid());
+  c.after = 23;
   double x0[2] = {0, 0};
-  cp_plan_options o = cp_plan_defaults();
-  o.method = "astar";
+  cp_plan_options o = f.o;
   o.cancel = &c.flag;
   cp_plan_result r, ref;
   cp_error e;
-  cr_assert_eq(cp_plan_search(st, &task, &p, x0, &o, &r, &e),
+  cr_assert_eq(cp_plan_search(f.st, &f.task, &p, x0, &o, &r, &e),
                CP_PLAN_INTERRUPTED, "%s", e.msg);
   cr_assert_eq(r.status, CP_PLAN_INTERRUPTED);
   cr_assert_str_eq(cp_plan_status_name(r.status), "interrupted");
   cr_assert_eq(r.stats.expansions, 23, "stopped after the action in progress");
   cr_assert_eq(r.plan_id, -1);
-  sqlite3 *db = open_db(path);
+  sqlite3 *db = open_db(f.path);
   char *status = run_text(db, "status", r.run_id);
   cr_assert_str_eq(status, "interrupted");
   free(status);
@@ -408,45 +428,41 @@ Test(loop, the_cancel_flag_stops_commits_and_the_run_resumes) {
   /* Resumed (flag down): the same run, to the uninterrupted search's end. */
   c.flag = 0;
   c.after = -1;
+  sqlite3_close(db);
   o.resume = 1;
-  cr_assert_eq(cp_plan_search(st, &task, &p, x0, &o, &r, &e), CP_PLAN_SOLVED,
-               "%s", e.msg);
+  cr_assert_eq(cp_plan_search(f.st, &f.task, &p, x0, &o, &r, &e),
+               CP_PLAN_SOLVED, "%s", e.msg);
   cr_assert_eq(r.resumed, 1);
   cr_assert_eq(r.run_id, 1);
   o.resume = 0;
-  cr_assert_eq(cp_plan_search(st, &task, &p, x0, &o, &ref, &e), CP_PLAN_SOLVED);
-  long long n1, n2;
-  cr_assert_eq(run_digest(db, 1, &n1), run_digest(db, 2, &n2));
-  cr_assert_eq(n1, n2);
-  sqlite3_close(db);
-  cp_store_close(st);
-  cp_task_free(&task);
-  synth_remove_db(path);
+  cr_assert_eq(cp_plan_search(f.st, &f.task, &p, x0, &o, &ref, &e),
+               CP_PLAN_SOLVED);
+  assert_same_runs(f.path, 2, 1);
+  fixture_close(&f);
 }
 
 /* --- the crash window before the first batch ------------------------------ */
 
 Test(loop, a_kill_right_after_the_run_row_leaves_a_resumable_run) {
-  cp_task task;
-  synth_load_task(&task);
-  task.weight = 1.0;
-  char *path = synth_temp_db();
-  cp_store_close(open_store(path)); /* the schema exists before the fork */
+  fixture f;
+  fixture_open(&f, "astar"); /* the schema exists before the fork */
+  cp_store_close(f.st);
+  f.st = NULL;
+  const cp_task task = f.task;
+  const char *path = f.path;
   pid_t pid = fork();
   cr_assert(pid >= 0);
   if (pid == 0) {
     cp_store *st;
     char msg[512];
     if (cp_store_open(path, 0, &st, msg, sizeof msg)) _exit(3);
-    synth_grid g = maze_grid();
+    synth_grid g = synth_maze_grid();
     g.delay_us = 900000; /* the first expansion outlasts the test's poll */
     cp_search_problem p = synth_grid_problem(&g);
     double x0[2] = {0, 0};
-    cp_plan_options o = cp_plan_defaults();
-    o.method = "astar";
     cp_plan_result r;
     cp_error e;
-    cp_plan_search(st, &task, &p, x0, &o, &r, &e);
+    cp_plan_search(st, &task, &p, x0, &f.o, &r, &e);
     _exit(4);
   }
   /* Killed as soon as the run row is visible: inside its first expansion,
@@ -472,7 +488,7 @@ Test(loop, a_kill_right_after_the_run_row_leaves_a_resumable_run) {
                "the start node came with the run row");
   cr_assert_eq(synth_query_int(db, "SELECT expansions FROM searches"), 0);
   cp_store *st = open_store(path);
-  synth_grid g = maze_grid();
+  synth_grid g = synth_maze_grid();
   cp_search_problem p = synth_grid_problem(&g);
   double x0[2] = {0, 0};
   cp_plan_options o = cp_plan_defaults();
@@ -489,52 +505,26 @@ Test(loop, a_kill_right_after_the_run_row_leaves_a_resumable_run) {
   cr_assert_eq(synth_query_int(db, "SELECT max(id) + 1 FROM nodes"), r.nodes);
   assert_integrity(db);
   sqlite3_close(db);
-  cp_task_free(&task);
-  synth_remove_db(path);
+  fixture_close(&f);
 }
 
 /* --- failed expansions ---------------------------------------------------- */
 
-typedef struct failing_grid {
-  synth_grid g; /* first */
-  int (*expand)(void *, const double *, double, const void *, size_t, long,
-                double *, cp_expansion *);
-  int fail_x;   /* moves into this column fail (solver_failed) */
-} failing_grid;
-
-static int failing_expand(void *ctx, const double *x, double t,
-                          const void *warm, size_t ws, long a, double *y,
-                          cp_expansion *info) {
-  failing_grid *f = ctx;
-  int rc = f->expand(ctx, x, t, warm, ws, a, y, info);
-  if (!rc && info->outcome == CP_OUTCOME_OK && (int)y[0] == f->fail_x) {
-    info->outcome = CP_OUTCOME_SOLVER_FAILED;
-    int n = snprintf(info->message, sizeof info->message,
-                     "step 1: t = 0.005: the velocity LCP (size 403) was not "
-                     "solved: certify: undecided: GLPK finds no solution");
-    while (n < 300) info->message[n++] = '.';
-    snprintf(info->message + n, sizeof info->message - (size_t)n, "END");
-  }
-  return rc;
-}
-
 static const char *const walled[] = {"...#......", "...#......", "...#......"};
 
 Test(loop, failed_expansions_are_not_not_found_and_messages_are_whole) {
-  cp_task task;
-  synth_load_task(&task);
-  char *path = synth_temp_db();
-  cp_store *st = open_store(path);
+  fixture f;
+  fixture_open(&f, "astar");
+  cp_task task = f.task;
+  cp_store *st = f.st;
+  const char *path = f.path;
   /* The goal is behind a wall: the space is finite and runs out. */
   synth_grid g0 = {.w = 10, .h = 3, .rows = walled, .start = {0, 0},
                    .goal = {8, 1}, .cost = {1, 1, 1, 1}};
-  failing_grid f = {.g = g0, .fail_x = 99};
-  cp_search_problem p = synth_grid_problem(&f.g);
-  f.expand = p.expand;
-  p.expand = failing_expand;
+  wrapped_grid fg;
+  cp_search_problem p = wrapped_problem(&fg, g0);
   double x0[2] = {0, 0};
-  cp_plan_options o = cp_plan_defaults();
-  o.method = "astar";
+  cp_plan_options o = f.o;
   cp_plan_result r;
   cp_error e;
   /* No expansion fails: not_found, space exhausted. */
@@ -542,7 +532,7 @@ Test(loop, failed_expansions_are_not_not_found_and_messages_are_whole) {
                CP_PLAN_NOT_FOUND, "%s", e.msg);
   cr_assert_eq(r.failed, 0);
   /* Moves into column 2 fail: 3 cells of column 1 each fail once. */
-  f.fail_x = 2;
+  fg.fail_x = 2;
   cr_assert_eq(cp_plan_search(st, &task, &p, x0, &o, &r, &e),
                CP_PLAN_FAILED_EXPANSIONS, "%s", e.msg);
   cr_assert_str_eq(cp_plan_status_name(r.status), "failed_expansions");
@@ -569,9 +559,8 @@ Test(loop, failed_expansions_are_not_not_found_and_messages_are_whole) {
   cr_assert_eq(cp_plan_search(st, &task, &p, x0, &o, &r, &e),
                CP_PLAN_FAILED_EXPANSIONS);
   cr_assert_eq(r.resumed, 0);
-  cp_store_close(st);
-  cp_task_free(&task);
-  synth_remove_db(path);
+  f.st = st;
+  fixture_close(&f);
 }
 
 /* --- a long action is cut by the budget ------------------------------------ */
