@@ -53,7 +53,7 @@ static void catch_signals(void) {
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESETHAND;
+  sa.sa_flags = SA_RESETHAND | SA_RESTART;
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
 }
@@ -309,8 +309,8 @@ int cp_cli_plan(int argc, char **argv) {
             r.nodes);
   if (s == CP_PLAN_FAILED_EXPANSIONS)
     fprintf(stderr, "complan: %s: the search space ran out, but %ld "
-            "expansion%s failed (%ld solver_failed, %ld nonfinite): no plan "
-            "is not proven (the nodes' messages say why)\n",
+            "expansion%s failed (%ld solver_failed, %ld nonfinite): not a "
+            "proof that no plan exists (the nodes' messages say why)\n",
             file, r.failed, r.failed == 1 ? "" : "s",
             r.failed_by[CP_OUTCOME_SOLVER_FAILED],
             r.failed_by[CP_OUTCOME_NONFINITE]);

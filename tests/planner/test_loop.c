@@ -572,23 +572,63 @@ static const char *push_path(void) {
   return buf;
 }
 
-/* The push task with actions of 2 s (400 steps). */
-static void load_long_push(cp_task *task) {
+/* A copy of the push task with its scene path made absolute and `from`
+ * replaced by `to` (a temporary file; malloc'd path). */
+static char *push_variant(const char *from, const char *to) {
   char *text = cpt_read_file(push_path(), NULL);
   char *sp = strstr(text, "\"../../models/scenes/");
-  char *du = strstr(text, "\"duration\": 0.1");
-  cr_assert(sp && du && sp < du);
+  char *at = strstr(text, from);
+  cr_assert(sp && at && sp < at, "no %s", from);
   char out[8192];
-  snprintf(out, sizeof out, "%.*s\"%s/%.*s\"duration\": 2.0%s",
-           (int)(sp - text), text, getenv("CP_SOURCE_ROOT"),
-           (int)(du - sp - 7), sp + 7, du + strlen("\"duration\": 0.1"));
+  snprintf(out, sizeof out, "%.*s\"%s/%.*s%s%s", (int)(sp - text), text,
+           getenv("CP_SOURCE_ROOT"), (int)(at - sp - 7), sp + 7, to,
+           at + strlen(from));
   free(text);
-  char *path = cpt_temp_file(out, ".json");
+  return cpt_temp_file(out, ".json");
+}
+
+/* The push task with actions of 2 s (400 steps). */
+static void load_long_push(cp_task *task) {
+  char *path = push_variant("\"duration\": 0.1", "\"duration\": 2.0");
   cp_error e;
   cr_assert_eq(cp_task_load(path, task, &e), 0, "%s: %s", e.where, e.msg);
   unlink(path);
   free(path);
   cr_assert_eq(task->steps, 400);
+}
+
+Test(loop, cli_reports_failed_expansions_with_exit_1) {
+  /* Efforts near DBL_MAX: every expansion's state goes non-finite. */
+  char *task = push_variant("[-2, 0, 2, 4]", "[1.7e308, -1.7e308]");
+  char *db = synth_temp_db();
+  const char *argv[] = {"complan", "plan", task, "--db", db, "--json", NULL};
+  json_t *doc = cpt_run_json(argv, 1);
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")),
+                   "failed_expansions");
+  cr_assert_eq(json_integer_value(json_object_get(doc, "failed_expansions")), 2);
+  json_t *why = json_object_get(doc, "failures");
+  cr_assert_eq(json_integer_value(json_object_get(why, "nonfinite")), 2);
+  cr_assert_eq(json_integer_value(json_object_get(why, "solver_failed")), 0);
+  json_decref(doc);
+  const char *tv[] = {"complan", "plan", task, "--db", db, NULL};
+  char *out, *err;
+  cr_assert_eq(cpt_run(tv, &out, &err), 1);
+  cr_assert(strstr(out, "failed_expansions by astar") && strstr(out, "(2 failed)"),
+            "%s", out);
+  cr_assert(strstr(err, "2 expansions failed (0 solver_failed, 2 nonfinite)"),
+            "%s", err);
+  free(out);
+  free(err);
+  sqlite3 *s = open_db(db);
+  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM searches WHERE status ="
+                                  " 'failed_expansions'"), 2);
+  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM nodes WHERE outcome ="
+                                  " 'nonfinite' AND message LIKE '%not finite%'"),
+               4);
+  sqlite3_close(s);
+  synth_remove_db(db);
+  unlink(task);
+  free(task);
 }
 
 static void count_step(void *ctx, const cp_world *w) {
