@@ -37,9 +37,9 @@ static const char tail[] =
     "(not_found: no expansion failed); 1 a limit ended the search first, it\n"
     "was interrupted by a signal, the space was exhausted but some\n"
     "expansions failed (failed_expansions: the solver failed or the state\n"
-    "went non-finite, so no plan is not proven), or the database could not\n"
-    "be written; 2 bad input or usage (the task's JSON path is named; a\n"
-    "database of another kind or version is refused).\n";
+    "went non-finite, so it is no proof that no plan exists), or the\n"
+    "database could not be written; 2 bad input or usage (the task's JSON\n"
+    "path is named; a database of another kind or version is refused).\n";
 
 /* Set by SIGINT/SIGTERM; the search polls it after every action. */
 static volatile sig_atomic_t cancelled;
