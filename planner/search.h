@@ -23,10 +23,17 @@
 ///
 /// Journal. The nodes created since the last cp_search_journal_clear are
 /// the ids [journal_first, node_count); the ids whose flags changed since are
-/// listed by cp_search_journal_updates. The caller writes both in one
-/// transaction, with cp_search_rng, so that a resumed search (nodes given
-/// back to cp_search_adopt in id order, then cp_search_resume) continues
-/// from exactly what was committed.
+/// listed by cp_search_journal_updates; likewise SST's witnesses
+/// (cp_search_witness_first, cp_search_witness_updates). The caller writes
+/// them in one transaction, with cp_search_rng and the totals, so that a
+/// resumed search (nodes given back to cp_search_adopt in id order, the
+/// witnesses to cp_search_adopt_witness, then cp_search_resume) continues
+/// from exactly what was committed into the search the uninterrupted run
+/// makes.
+///
+/// Budgets: cp_search_options.budget is polled after every simulated
+/// action; a stop leaves the search at a point it resumes from exactly
+/// (CP_SEARCH_STOPPED; see the option).
 ///
 /// Warm starts: an expansion's warm-start data (the world's LCP basis) is
 /// kept on the child node and handed to the expansions from it, so that
