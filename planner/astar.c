@@ -2,7 +2,17 @@
  * candidate actions, with duplicate detection by the state's cell at the
  * task's resolution. A node is expanded with every action at once; the goal
  * test is made when a node is popped, so that with w = 1 and a consistent h
- * the first goal popped is an optimal one. */
+ * the first goal popped is an optimal one.
+ *
+ * A node is flagged EXPANDED once every action has been simulated from it.
+ * A limit or the budget may stop the search between two of its actions:
+ * the node and its next action are then the cursor, and the next iteration
+ * goes on from there. A resumed search finds the cursor again from what the
+ * store keeps (astar_rebuild): the next action is the expansion count
+ * modulo the action count (every finished node took all actions), and the
+ * node is the one that was popped -- the least (f, id) among the open nodes
+ * whose parent is expanded (the unfinished node's own children are the only
+ * open nodes whose parent is not). */
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -23,6 +33,8 @@ typedef struct astar {
   int64_t *keys;    /* [key_cap * key_n] cell keys of the nodes */
   long key_cap;
   int64_t *key;     /* scratch [key_n] */
+  long cursor;      /* node being expanded, -1 none */
+  long next_action; /* its next action */
 } astar;
 
 static int heap_push(astar *a, double f, long id) {
@@ -157,7 +169,8 @@ static int astar_init(cp_search *s) {
     return -1;
   }
   s->state = a;
-  if (s->n_nodes == 1) { /* a fresh search: the start node */
+  a->cursor = -1;
+  if (!s->resuming) { /* a fresh search: the start node */
     s->p.discretise(s->p.ctx, cp_search_state(s, 0), a->key);
     if (admit(s, a, 0, a->key)) {
       snprintf(s->message, sizeof s->message, "out of memory");
@@ -180,26 +193,58 @@ static int astar_rebuild(cp_search *s) {
       return -1;
     }
   }
+  /* The unfinished node, if the last session stopped inside one. */
+  long done = s->stats.expansions % s->p.n_actions;
+  if (done == 0) return 0;
+  double best_f = 0;
+  for (long id = 0; id < s->n_nodes; ++id) {
+    const cp_search_node *n = &s->nodes[id];
+    if (n->outcome != CP_OUTCOME_OK ||
+        (n->flags & (CP_NODE_SUPERSEDED | CP_NODE_DISCARDED |
+                     CP_NODE_EXPANDED)) ||
+        (n->parent >= 0 && !(s->nodes[n->parent].flags & CP_NODE_EXPANDED)))
+      continue;
+    double f = f_of(s, id);
+    if (a->cursor < 0 || f < best_f) { /* ids ascend: ties keep the older */
+      a->cursor = id;
+      best_f = f;
+    }
+  }
+  if (a->cursor < 0) {
+    snprintf(s->message, sizeof s->message,
+             "resume: %ld expansions leave a node unfinished, but no open "
+             "node can be it", s->stats.expansions);
+    return -1;
+  }
+  a->next_action = done;
   return 0;
 }
 
 static cp_search_status astar_iterate(cp_search *s) {
   astar *a = s->state;
-  long id;
-  do {
-    id = heap_pop(a);
-    if (id < 0) return CP_SEARCH_EXHAUSTED;
-  } while (s->nodes[id].flags & (CP_NODE_EXPANDED | CP_NODE_SUPERSEDED));
-  if (s->nodes[id].flags & CP_NODE_GOAL) {
-    s->best = id;
-    return CP_SEARCH_SOLVED;
+  long id = a->cursor, act = a->next_action;
+  if (id < 0) {
+    do {
+      id = heap_pop(a);
+      if (id < 0) return CP_SEARCH_EXHAUSTED;
+    } while (s->nodes[id].flags & (CP_NODE_EXPANDED | CP_NODE_SUPERSEDED));
+    if (s->nodes[id].flags & CP_NODE_GOAL) {
+      s->best = id;
+      return CP_SEARCH_SOLVED;
+    }
+    act = 0;
   }
-  if (cp_search_flag(s, id, CP_NODE_EXPANDED, 0)) return CP_SEARCH_ERROR;
+  a->cursor = id;
   double *y = s->scratch_y;
-  for (long act = 0; act < s->p.n_actions; ++act) {
+  for (; act < s->p.n_actions; ++act) {
+    a->next_action = act;
     if (s->n_nodes >= s->opt.max_nodes) return CP_SEARCH_NODE_LIMIT;
     cp_expansion info;
-    if (cp_search_simulate(s, id, act, y, &info)) return CP_SEARCH_ERROR;
+    int rc = cp_search_simulate(s, id, act, y, &info);
+    if (rc == 1) return CP_SEARCH_STOPPED; /* this action again on resume */
+    if (rc) return CP_SEARCH_ERROR;
+    s->progressed = 1;
+    int stop = act + 1 < s->p.n_actions && cp_search_stop_requested(s);
     long old = -1;
     if (info.outcome == CP_OUTCOME_OK) {
       s->p.discretise(s->p.ctx, y, a->key);
@@ -210,16 +255,24 @@ static cp_search_status astar_iterate(cp_search *s) {
       if (old >= 0 && (s->nodes[old].cost <= g ||
                        (s->nodes[old].flags & CP_NODE_EXPANDED))) {
         s->stats.duplicates++;
-        continue;
+        goto next;
       }
     }
     long child = cp_search_record(s, id, act, y, &info);
     if (child < 0) return CP_SEARCH_ERROR;
-    if (info.outcome != CP_OUTCOME_OK) continue;
-    if (old >= 0 && cp_search_flag(s, old, CP_NODE_SUPERSEDED, 0))
-      return CP_SEARCH_ERROR;
-    if (admit(s, a, child, a->key)) goto nomem;
+    if (info.outcome == CP_OUTCOME_OK) {
+      if (old >= 0 && cp_search_flag(s, old, CP_NODE_SUPERSEDED, 0))
+        return CP_SEARCH_ERROR;
+      if (admit(s, a, child, a->key)) goto nomem;
+    }
+  next:
+    if (stop) {
+      a->next_action = act + 1;
+      return CP_SEARCH_STOPPED;
+    }
   }
+  a->cursor = -1;
+  if (cp_search_flag(s, id, CP_NODE_EXPANDED, 0)) return CP_SEARCH_ERROR;
   return CP_SEARCH_RUNNING;
 nomem:
   snprintf(s->message, sizeof s->message, "out of memory");

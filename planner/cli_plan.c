@@ -3,6 +3,7 @@
  * Thin: planner/plan.h does the work. */
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,10 +30,39 @@ static const char head[] =
     "\n";
 static const char tail[] =
     "\n"
+    "SIGINT or SIGTERM stops the search after the action it is simulating:\n"
+    "what it explored is committed, the run is stored as interrupted and\n"
+    "--resume continues it (a second signal ends the process at once).\n"
+    "\n"
     "exit status: 0 solved, or the search space exhausted without a plan\n"
-    "(not_found); 1 a limit ended the search first, or the database could not\n"
-    "be written; 2 bad input or usage (the task's JSON path is named; a\n"
-    "database of another kind or version is refused).\n";
+    "(not_found: no expansion failed); 1 a limit ended the search first, it\n"
+    "was interrupted by a signal, the space was exhausted but some\n"
+    "expansions failed (failed_expansions: the solver failed or the state\n"
+    "went non-finite, so it is no proof that no plan exists), or the\n"
+    "database could not be written; 2 bad input or usage (the task's JSON\n"
+    "path is named; a database of another kind or version is refused).\n";
+
+/* Set by SIGINT/SIGTERM; the search polls it after every action. */
+static volatile sig_atomic_t cancelled;
+
+static void on_signal(int sig) { cancelled = sig; }
+
+/* SIGINT and SIGTERM set `cancelled` once; the handler resets itself so
+ * that a second signal ends the process at once. */
+static void catch_signals(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND | SA_RESTART;
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+}
+
+static void release_signals(void) {
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+}
 
 typedef struct progress_ctx {
   int shown;
@@ -272,9 +302,24 @@ int cp_cli_plan(int argc, char **argv) {
     o.progress = show_progress;
     o.progress_ctx = &pc;
   }
+  o.cancel = &cancelled;
   cp_plan_result r;
+  catch_signals();
   cp_plan_status s = cp_plan_task(st, &task, &o, &r, &err);
+  release_signals();
   if (pc.shown) fputc('\n', stderr);
+  if (s == CP_PLAN_INTERRUPTED)
+    fprintf(stderr, "complan: interrupted by %s: run %lld stopped and "
+            "committed with %ld nodes; continue it with --resume\n",
+            cancelled == SIGTERM ? "SIGTERM" : "SIGINT", (long long)r.run_id,
+            r.nodes);
+  if (s == CP_PLAN_FAILED_EXPANSIONS)
+    fprintf(stderr, "complan: %s: the search space ran out, but %ld "
+            "expansion%s failed (%ld solver_failed, %ld nonfinite): not a "
+            "proof that no plan exists (the nodes' messages say why)\n",
+            file, r.failed, r.failed == 1 ? "" : "s",
+            r.failed_by[CP_OUTCOME_SOLVER_FAILED],
+            r.failed_by[CP_OUTCOME_NONFINITE]);
   if (r.resumed && method && strcmp(method, r.planner))
     fprintf(stderr, "complan: note: resumed run %lld keeps its planner %s "
             "(--method %s ignored)\n", (long long)r.run_id, r.planner, method);
@@ -305,17 +350,25 @@ int cp_cli_plan(int argc, char **argv) {
     json_object_set_new(doc, "fallbacks", json_integer(r.stats.fallbacks));
     json_object_set_new(doc, "rejected", json_integer(r.stats.rejected));
     json_object_set_new(doc, "duplicates", json_integer(r.stats.duplicates));
+    json_object_set_new(doc, "failed_expansions", json_integer(r.failed));
+    json_t *why = json_object();
+    for (int k = 0; k < CP_OUTCOME_COUNT; ++k)
+      if (cp_expand_outcome_is_failure((cp_expand_outcome)k))
+        json_object_set_new(why, cp_expand_outcome_name((cp_expand_outcome)k),
+                            json_integer(r.failed_by[k]));
+    json_object_set_new(doc, "failures", why);
     json_object_set_new(doc, "best_distance", cp_json_num(r.best_distance));
     json_object_set_new(doc, "store_seconds", json_real(r.store_seconds));
     json_object_set_new(doc, "database", json_string(db));
     if (cp_json_print(doc)) rc = CP_EXIT_UNDECIDED;
     json_decref(doc);
   } else {
-    printf("%s: %s by %s%s: %ld nodes, %ld expansions, %lld simulation "
-           "steps, %lld LCP solves, %.2f s (%.2f s storing)\n",
+    printf("%s: %s by %s%s: %ld nodes, %ld expansions (%ld failed), %lld "
+           "simulation steps, %lld LCP solves, %.2f s (%.2f s storing)\n",
            file, cp_plan_status_name(s), r.planner,
            r.resumed ? " (resumed)" : "", r.nodes, r.stats.expansions,
-           r.stats.steps, r.stats.lcp_solves, r.seconds, r.store_seconds);
+           r.failed, r.stats.steps, r.stats.lcp_solves, r.seconds,
+           r.store_seconds);
     if (s == CP_PLAN_SOLVED) {
       if (print_plan(st, &task, &r, db)) rc = CP_EXIT_UNDECIDED;
     } else {

@@ -6,11 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+static double now(void) { return cp_search_budget_now(NULL); }
 
 cp_plan_options cp_plan_defaults(void) {
   cp_plan_options o;
@@ -21,8 +17,9 @@ cp_plan_options cp_plan_defaults(void) {
 
 const char *cp_plan_status_name(cp_plan_status s) {
   static const char *const names[] = {"solved", "not_found", "limit",
-                                      "bad_input", "failed"};
-  return (unsigned)s < 5 ? names[s] : "unknown";
+                                      "bad_input", "failed", "interrupted",
+                                      "failed_expansions"};
+  return (unsigned)s < sizeof names / sizeof *names ? names[s] : "unknown";
 }
 
 static cp_plan_status store_fail(cp_store *st, cp_store_status s,
@@ -45,11 +42,18 @@ static int adopt_one(void *ctx, const cp_search_node *node, const double *x,
 
 static const char *run_status(cp_plan_status s) {
   switch (s) {
-  case CP_PLAN_SOLVED: return "solved";
-  case CP_PLAN_NOT_FOUND: return "not_found";
-  case CP_PLAN_LIMIT: return "limit";
+  case CP_PLAN_SOLVED:
+  case CP_PLAN_NOT_FOUND:
+  case CP_PLAN_LIMIT:
+  case CP_PLAN_INTERRUPTED:
+  case CP_PLAN_FAILED_EXPANSIONS: return cp_plan_status_name(s);
   default: return "error";
   }
+}
+
+static int adopt_witness(void *ctx, long id, const double *point, int m,
+                         long rep) {
+  return cp_search_adopt_witness(ctx, id, point, m, rep);
 }
 
 cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
@@ -62,7 +66,10 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
   res->plan_id = -1;
   res->goal_node = -1;
   res->cost = NAN;
-  double t_start = now(), store0 = cp_store_seconds(st);
+  cp_search_budget budget = {.clock = opt.clock, .clock_ctx = opt.clock_ctx,
+                             .cancel = opt.cancel};
+  double t_start = cp_search_budget_now(&budget),
+         store0 = cp_store_seconds(st);
   int64_t task_id, run_id = -1;
   cp_store_status ss = cp_store_task(st, task, opt.task_path, &task_id);
   if (ss) return res->status = store_fail(st, ss, err);
@@ -76,6 +83,7 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
   so.delta_s = task->delta_s;
   so.seed = opt.has_seed ? opt.seed : task->seed;
   so.max_nodes = opt.max_nodes > 0 ? opt.max_nodes : task->max_nodes;
+  so.budget = &budget;
   double max_seconds = opt.max_seconds > 0 ? opt.max_seconds : task->max_seconds;
   int batch = opt.batch > 0 ? opt.batch : task->batch;
 
@@ -105,6 +113,7 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
       }
       adopt_ctx ac = {s, 0};
       ss = cp_store_load_nodes(st, run_id, adopt_one, &ac);
+      if (!ss) ss = cp_store_load_witnesses(st, run_id, adopt_witness, s);
       if (ss || cp_search_resume(s, run.has_rng ? &run.rng : NULL, &run.stats)) {
         if (ss) store_fail(st, ss, err);
         else cp_error_set(err, "", "run %lld: %s", (long long)run_id,
@@ -140,8 +149,9 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
              cp_search_method(s), so.weight, so.goal_bias, so.candidates,
              so.delta_bn, so.delta_s, so.max_nodes, max_seconds, batch,
              opt.world_options ? opt.world_options : "{}");
-    if ((ss = cp_store_run_begin(st, task_id, cp_search_method(s), options,
-                                 so.seed, p->n, &run_id))) {
+    /* The run with its start node: resumable from the first commit on. */
+    if ((ss = cp_store_run_start(st, task_id, options, so.seed, task, s,
+                                 &run_id))) {
       cp_search_destroy(s);
       return res->status = store_fail(st, ss, err);
     }
@@ -149,19 +159,22 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
   snprintf(res->planner, sizeof res->planner, "%s", cp_search_method(s));
   res->run_id = run_id;
 
-  /* The loop: iterate, commit every `batch` expansions. */
+  /* The loop: iterate, commit every `batch` expansions; the budget (the
+   * time limit, the cancel flag) is polled by the search after every
+   * action and here after every iteration. */
+  budget.has_deadline = 1;
+  budget.deadline = t_start + (max_seconds - seconds_before);
   cp_search_status status = CP_SEARCH_RUNNING;
   long last_flush = cp_search_get_stats(s)->expansions;
-  double t_loop = now(), next_progress = t_loop + opt.progress_interval;
-  int time_up = 0;
+  double t_loop = t_start, next_progress = t_loop + opt.progress_interval;
   cp_store_progress pr = {"running", seconds_before};
   while (status == CP_SEARCH_RUNNING) {
     status = cp_search_iterate(s);
+    if (status == CP_SEARCH_RUNNING && cp_search_budget_spent(&budget))
+      status = CP_SEARCH_STOPPED;
     const cp_search_stats *stats = cp_search_get_stats(s);
-    double t = now();
-    if (seconds_before + (t - t_start) >= max_seconds) time_up = 1;
-    if (status == CP_SEARCH_RUNNING && !time_up &&
-        stats->expansions - last_flush >= batch) {
+    double t = cp_search_budget_now(&budget);
+    if (status == CP_SEARCH_RUNNING && stats->expansions - last_flush >= batch) {
       pr.seconds = seconds_before + (t - t_start);
       if ((ss = cp_store_write_batch(st, run_id, task, s, &pr, -1, NULL)))
         break;
@@ -177,7 +190,6 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
       opt.progress(opt.progress_ctx, &pg);
       next_progress = t + opt.progress_interval;
     }
-    if (time_up) break;
   }
   if (ss) {
     cp_plan_status r = store_fail(st, ss, err);
@@ -185,18 +197,25 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
     return res->status = r;
   }
   long best = cp_search_best(s);
+  long failed = cp_search_failures(s, res->failed_by);
   cp_plan_status result;
   switch (status) {
   case CP_SEARCH_SOLVED: result = CP_PLAN_SOLVED; break;
-  case CP_SEARCH_EXHAUSTED: result = CP_PLAN_NOT_FOUND; break;
+  case CP_SEARCH_EXHAUSTED:
+    result = failed ? CP_PLAN_FAILED_EXPANSIONS : CP_PLAN_NOT_FOUND;
+    break;
   case CP_SEARCH_ERROR: result = CP_PLAN_FAILED; break;
   default: /* node or time limit: an anytime planner's plan counts */
     result = best >= 0 ? CP_PLAN_SOLVED : CP_PLAN_LIMIT;
     break;
   }
+  /* Cancelled (not by the time limit): resumable, no plan stored yet. */
+  if (status == CP_SEARCH_STOPPED && opt.cancel && *opt.cancel)
+    result = CP_PLAN_INTERRUPTED;
+  res->failed = failed;
   if (result != CP_PLAN_SOLVED) best = -1;
   pr.status = run_status(result);
-  pr.seconds = seconds_before + (now() - t_start);
+  pr.seconds = seconds_before + (cp_search_budget_now(&budget) - t_start);
   if ((ss = cp_store_write_batch(st, run_id, task, s, &pr, best,
                                  &res->plan_id))) {
     cp_plan_status r = store_fail(st, ss, err);
@@ -208,7 +227,7 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
   res->status = result;
   res->nodes = cp_search_node_count(s);
   res->stats = *cp_search_get_stats(s);
-  res->session_seconds = now() - t_start;
+  res->session_seconds = cp_search_budget_now(&budget) - t_start;
   res->seconds = seconds_before + res->session_seconds;
   res->store_seconds = cp_store_seconds(st) - store0;
   res->best_distance = cp_search_best_distance(s);

@@ -16,6 +16,7 @@
 #ifndef CP_PLANNER_PLAN_H
 #define CP_PLANNER_PLAN_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "models/error.h"
@@ -50,6 +51,15 @@ typedef struct cp_plan_options {
   void (*progress)(void *ctx, const cp_plan_progress *p);
   void *progress_ctx;
   double progress_interval; ///< seconds (default 0.5)
+  /// Cancel flag (NULL: none), typically set by the caller's SIGINT/SIGTERM
+  /// handler (the library installs none): once *cancel != 0 the search
+  /// stops after the action it is simulating, commits, and the run is
+  /// stored "interrupted" (resumable); the status is CP_PLAN_INTERRUPTED.
+  volatile sig_atomic_t *cancel;
+  /// The clock of the time limit, the progress reports and the stored
+  /// seconds (NULL: CLOCK_MONOTONIC, wall time). Tests inject one.
+  double (*clock)(void *ctx);
+  void *clock_ctx;
 } cp_plan_options;
 
 cp_plan_options cp_plan_defaults(void);
@@ -59,10 +69,15 @@ typedef enum cp_plan_status {
   CP_PLAN_NOT_FOUND,      ///< the search space was exhausted
   CP_PLAN_LIMIT,          ///< a limit ended the search first
   CP_PLAN_BAD_INPUT,      ///< bad task, or a database of another kind
-  CP_PLAN_FAILED          ///< storage or memory failure (message says which)
+  CP_PLAN_FAILED,         ///< storage or memory failure (message says which)
+  CP_PLAN_INTERRUPTED,    ///< the cancel flag stopped it (resumable)
+  CP_PLAN_FAILED_EXPANSIONS ///< the space ran out, but some expansions
+                          ///< failed (cp_expand_outcome_is_failure): no
+                          ///< proof that no plan exists
 } cp_plan_status;
 
-/// "solved", "not_found", "limit", "bad_input", "failed".
+/// "solved", "not_found", "limit", "bad_input", "failed", "interrupted",
+/// "failed_expansions".
 const char *cp_plan_status_name(cp_plan_status s);
 
 typedef struct cp_plan_result {
@@ -79,6 +94,9 @@ typedef struct cp_plan_result {
   long length;                ///< plan actions (0 when none)
   double best_distance;
   long goal_node;             ///< -1 when none
+  long failed;                ///< failed expansions over all sessions
+  long failed_by[CP_OUTCOME_COUNT]; ///< per outcome (solver_failed,
+                                    ///< nonfinite)
 } cp_plan_result;
 
 /// Runs (or resumes) a search of the problem p from x0 for task, writing
@@ -98,12 +116,20 @@ typedef struct cp_plan_world cp_plan_world;
 /// came more than 64 impacts after the first).
 #define CP_PLAN_IMPACT_MEMO 1024
 
+/// Simulation steps between two polls of the search's budget inside an
+/// action (docs/planner.md, "Budgets").
+#define CP_PLAN_BUDGET_STEPS 16
+
 /// Creates the world of the task's scene (stepper, dt, fallback policy,
 /// warm starts on unless warm_start = 0) and the search problem over it:
 /// states are cp_world_get_state vectors; an expansion sets the state, the
 /// parent's LCP basis and the action's inputs, steps round(T / h) times and
 /// rejects on a world status, a body leaving the bounds or a fallback step
-/// when the task forbids them. Returns 0, or -1 with err.
+/// when the task forbids them. Given a budget (the search's, through
+/// set_budget), an expansion bounds every solver of its steps by the time
+/// left (cp_world_set_deadline) and polls the budget every
+/// CP_PLAN_BUDGET_STEPS steps, stopping the action when it is spent.
+/// Returns 0, or -1 with err.
 int cp_plan_world_create(const cp_task *task, int warm_start,
                          cp_plan_world **out, cp_error *err);
 void cp_plan_world_destroy(cp_plan_world *pw);

@@ -30,6 +30,7 @@ struct cp_plan_world {
   char options[256];
   void (*observe)(void *ctx, const cp_world *world); /* replay's hook */
   void *observe_ctx;
+  const cp_search_budget *budget; /* the search's (NULL: none) */
 };
 
 /* Simulation time is the thread's CPU time: on a shared machine wall-clock
@@ -79,6 +80,8 @@ static int expand(void *ctx, const double *x, double t, const void *warm,
     return 0;
   }
   cp_world_set_time(w, t);
+  /* The solvers of the action's steps get the time left (certify's MIP). */
+  cp_world_set_deadline(w, cp_search_budget_left(pw->budget));
   if (warm && warm_size) cp_world_warm_set(w, warm, warm_size);
   cp_task_action_values(task, a, pw->values);
   for (int i = 0; i < task->n_inputs; ++i) {
@@ -93,6 +96,13 @@ static int expand(void *ctx, const double *x, double t, const void *warm,
   }
   info->outcome = CP_OUTCOME_OK;
   for (int k = 0; k < task->steps; ++k) {
+    /* A long action polls the budget every CP_PLAN_BUDGET_STEPS steps: cut
+     * short, it has no outcome (the search simulates it again on resume). */
+    if (k > 0 && k % CP_PLAN_BUDGET_STEPS == 0 &&
+        cp_search_budget_spent(pw->budget)) {
+      pw->seconds += now() - t0;
+      return 1;
+    }
     cp_step_info si;
     memset(&si, 0, sizeof si);
     st = cp_world_step(w, &si);
@@ -143,6 +153,12 @@ static int expand(void *ctx, const double *x, double t, const void *warm,
   }
   pw->seconds += now() - t0;
   return 0;
+}
+
+static void set_budget(void *ctx, const cp_search_budget *budget) {
+  cp_plan_world *pw = ctx;
+  pw->budget = budget;
+  if (!budget) cp_world_set_deadline(pw->world, INFINITY);
 }
 
 static double action_cost(void *ctx, long a) {
@@ -346,6 +362,7 @@ int cp_plan_world_create(const cp_task *task, int warm_start,
   p->discretise = discretise;
   p->sample_bounds = sample_bounds;
   p->goal_sample = goal_sample;
+  p->set_budget = set_budget;
   snprintf(pw->options, sizeof pw->options,
            "{\"stepper\": \"%s\", \"dt\": %.17g, \"steps_per_action\": %d, "
            "\"warm_start\": %d, \"allow_fallback\": %d, \"solver\": \"%s\"}",

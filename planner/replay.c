@@ -355,7 +355,7 @@ cp_replay_status cp_replay_run(cp_replay *r, const cp_replay_options *opt,
     if (rc != 0 || info.outcome != CP_OUTCOME_OK) {
       snprintf(res->message, sizeof res->message,
                "plan step %ld (node %ld, action %ld): the re-simulated action "
-               "%s: %s", k, r->ids[k], a,
+               "%s: %.380s", k, r->ids[k], a,
                rc ? "failed" : "was rejected", info.message);
       status = CP_REPLAY_FAILED;
       break;

@@ -3,7 +3,9 @@
  * weighted metric (k-d tree, planner/nn.h), simulate k candidate actions
  * from it and keep the one ending nearest the sample. The other candidates
  * are stored as DISCARDED nodes (every explored state is data). The search
- * stops at the first node in the goal region. */
+ * stops at the first node in the goal region. When the budget stops it
+ * between two candidates, the iteration is undone (cp_search_rollback) and
+ * drawn again when the search resumes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +28,7 @@ static int rrt_init(cp_search *s) {
   r->actions = malloc((size_t)(s->opt.candidates > 0 ? s->opt.candidates : 1) *
                       sizeof(long));
   if (!r->nn || !r->sample || !r->e || !r->actions) goto nomem;
-  if (s->n_nodes == 1) {
+  if (!s->resuming) {
     s->p.embed(s->p.ctx, cp_search_state(s, 0), r->e);
     if (cp_nn_add(r->nn, r->e, 0)) goto nomem;
   }
@@ -87,8 +89,13 @@ static cp_search_status rrt_iterate(cp_search *s) {
     if (s->n_nodes >= s->opt.max_nodes) break;
     cp_expansion info;
     double *y = s->scratch_y;
-    if (cp_search_simulate(s, near, r->actions[c], y, &info))
-      return CP_SEARCH_ERROR;
+    int rc = cp_search_simulate(s, near, r->actions[c], y, &info);
+    if (rc < 0) return CP_SEARCH_ERROR;
+    /* Stopped inside the iteration: undone, drawn again on resume. */
+    if (rc == 1 || (c + 1 < k && cp_search_stop_requested(s))) {
+      cp_search_rollback(s);
+      return CP_SEARCH_STOPPED;
+    }
     long id = cp_search_record(s, near, r->actions[c], y, &info);
     if (id < 0) return CP_SEARCH_ERROR;
     if (info.outcome != CP_OUTCOME_OK) continue;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "planner/search_impl.h"
 
@@ -55,6 +56,30 @@ const char *cp_expand_outcome_name(cp_expand_outcome o) {
   return (unsigned)o < CP_OUTCOME_COUNT ? outcome_names[o] : "unknown";
 }
 
+int cp_expand_outcome_is_failure(cp_expand_outcome o) {
+  return o == CP_OUTCOME_SOLVER_FAILED || o == CP_OUTCOME_NONFINITE;
+}
+
+/* --- budget --------------------------------------------------------------- */
+
+double cp_search_budget_now(const cp_search_budget *b) {
+  if (b && b->clock) return b->clock(b->clock_ctx);
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int cp_search_budget_spent(const cp_search_budget *b) {
+  if (!b) return 0;
+  if (b->cancel && *b->cancel) return 1;
+  return b->has_deadline && cp_search_budget_now(b) >= b->deadline;
+}
+
+double cp_search_budget_left(const cp_search_budget *b) {
+  if (!b || !b->has_deadline) return INFINITY;
+  return b->deadline - cp_search_budget_now(b);
+}
+
 int cp_expand_outcome_parse(const char *name, cp_expand_outcome *o) {
   for (int k = 0; k < CP_OUTCOME_COUNT; ++k)
     if (!strcmp(name, outcome_names[k])) {
@@ -98,9 +123,19 @@ static int grow_nodes(cp_search *s) {
   return 0;
 }
 
+/* The message of a node without one (never freed). */
+static const char no_message[] = "";
+
+static void free_node(cp_search *s, long id) {
+  free(s->warm[id]);
+  if (s->nodes[id].message != no_message) free((char *)s->nodes[id].message);
+}
+
 static long add_node(cp_search *s, const cp_search_node *node, const double *y,
                      const void *warm, size_t warm_size) {
-  if (grow_nodes(s)) {
+  char *msg = NULL;
+  if (grow_nodes(s) ||
+      (node->message && node->message[0] && !(msg = strdup(node->message)))) {
     snprintf(s->message, sizeof s->message, "out of memory at %ld nodes",
              s->n_nodes);
     return -1;
@@ -108,6 +143,7 @@ static long add_node(cp_search *s, const cp_search_node *node, const double *y,
   long id = s->n_nodes;
   s->nodes[id] = *node;
   s->nodes[id].id = id;
+  s->nodes[id].message = msg ? msg : no_message;
   memcpy(s->x + (size_t)id * (size_t)s->p.n, y, (size_t)s->p.n * sizeof *y);
   s->warm[id] = NULL;
   s->warm_size[id] = 0;
@@ -117,6 +153,9 @@ static long add_node(cp_search *s, const cp_search_node *node, const double *y,
   }
   s->n_nodes++;
   const cp_search_node *n = &s->nodes[id];
+  if ((unsigned)n->outcome < CP_OUTCOME_COUNT &&
+      cp_expand_outcome_is_failure(n->outcome))
+    s->failed[n->outcome]++;
   if (n->outcome == CP_OUTCOME_OK) {
     if (n->goal_distance < s->best_distance) {
       s->best_distance = n->goal_distance;
@@ -135,11 +174,16 @@ static long add_node(cp_search *s, const cp_search_node *node, const double *y,
 int cp_search_simulate(cp_search *s, long from, long a, double *y,
                        cp_expansion *info) {
   memset(info, 0, sizeof *info);
+  if (s->opt.budget) { /* the deadline waits for the session's progress */
+    s->view = *s->opt.budget;
+    if (!s->progressed) s->view.has_deadline = 0;
+  }
   const cp_search_node *f = &s->nodes[from];
   int rc = s->p.expand(s->p.ctx, s->x + (size_t)from * (size_t)s->p.n, f->time,
                        s->warm[from], s->warm_size[from], a, y, info);
+  if (rc == 1) return 1; /* the budget stopped it mid-action */
   if (rc) {
-    snprintf(s->message, sizeof s->message, "expansion failed: %s",
+    snprintf(s->message, sizeof s->message, "expansion failed: %.200s",
              info->message[0] ? info->message : "out of memory");
     return -1;
   }
@@ -170,11 +214,30 @@ long cp_search_record(cp_search *s, long from, long a, const double *y,
   n.fallbacks = info->fallbacks;
   n.warm_steps = info->warm_steps;
   n.goal_distance = s->p.goal_distance(s->p.ctx, y);
-  snprintf(n.message, sizeof n.message, "%s", info->message);
+  n.message = info->message;
   if (n.outcome == CP_OUTCOME_OK && s->p.in_goal(s->p.ctx, y))
     n.flags |= CP_NODE_GOAL;
   return add_node(s, &n, y, n.outcome == CP_OUTCOME_OK ? info->warm : NULL,
                   info->warm_size);
+}
+
+/* Appends id to a journal list (once). */
+static int journal_add(cp_search *s, long **list, long *n, long *cap,
+                       long id) {
+  for (long k = 0; k < *n; ++k)
+    if ((*list)[k] == id) return 0;
+  if (*n == *cap) {
+    long c = *cap ? 2 * *cap : 256;
+    long *u = realloc(*list, (size_t)c * sizeof *u);
+    if (!u) {
+      snprintf(s->message, sizeof s->message, "out of memory");
+      return -1;
+    }
+    *list = u;
+    *cap = c;
+  }
+  (*list)[(*n)++] = id;
+  return 0;
 }
 
 int cp_search_flag(cp_search *s, long id, int set, int clear) {
@@ -182,20 +245,101 @@ int cp_search_flag(cp_search *s, long id, int set, int clear) {
   if (f == s->nodes[id].flags) return 0;
   s->nodes[id].flags = f;
   if (id >= s->journal_first) return 0; /* new rows carry their flags */
-  for (long k = 0; k < s->n_updates; ++k)
-    if (s->updates[k] == id) return 0;
-  if (s->n_updates == s->cap_updates) {
-    long cap = s->cap_updates ? 2 * s->cap_updates : 256;
-    long *u = realloc(s->updates, (size_t)cap * sizeof *u);
-    if (!u) {
+  return journal_add(s, &s->updates, &s->n_updates, &s->cap_updates, id);
+}
+
+int cp_search_stop_requested(const cp_search *s) {
+  return s->progressed && cp_search_budget_spent(s->opt.budget);
+}
+
+void cp_search_mark(cp_search *s) {
+  s->mark.n_nodes = s->n_nodes;
+  s->mark.best = s->best;
+  s->mark.nearest_goal = s->nearest_goal;
+  s->mark.iterations = s->stats.iterations;
+  s->mark.best_distance = s->best_distance;
+  s->mark.rng = s->rng;
+  s->mark.stats = s->stats;
+  memcpy(s->mark.failed, s->failed, sizeof s->failed);
+  memcpy(s->mark_lo, s->lo, (size_t)s->p.m * sizeof *s->lo);
+  memcpy(s->mark_hi, s->hi, (size_t)s->p.m * sizeof *s->hi);
+}
+
+void cp_search_rollback(cp_search *s) {
+  for (long id = s->mark.n_nodes; id < s->n_nodes; ++id) free_node(s, id);
+  s->n_nodes = s->mark.n_nodes;
+  if (s->journal_first > s->n_nodes) s->journal_first = s->n_nodes;
+  s->best = s->mark.best;
+  s->nearest_goal = s->mark.nearest_goal;
+  s->best_distance = s->mark.best_distance;
+  s->rng = s->mark.rng;
+  s->stats = s->mark.stats;
+  memcpy(s->failed, s->mark.failed, sizeof s->failed);
+  memcpy(s->lo, s->mark_lo, (size_t)s->p.m * sizeof *s->lo);
+  memcpy(s->hi, s->mark_hi, (size_t)s->p.m * sizeof *s->hi);
+}
+
+long cp_search_witness_add(cp_search *s, const double *e) {
+  if (s->n_w == s->cap_w) {
+    long cap = s->cap_w ? 2 * s->cap_w : 256;
+    double *x = realloc(s->w_x, (size_t)cap * (size_t)s->p.m * sizeof *x);
+    if (x) s->w_x = x;
+    long *r = x ? realloc(s->w_rep, (size_t)cap * sizeof *r) : NULL;
+    if (!r) {
       snprintf(s->message, sizeof s->message, "out of memory");
       return -1;
     }
-    s->updates = u;
-    s->cap_updates = cap;
+    s->w_rep = r;
+    s->cap_w = cap;
   }
-  s->updates[s->n_updates++] = id;
+  memcpy(s->w_x + (size_t)s->n_w * (size_t)s->p.m, e,
+         (size_t)s->p.m * sizeof *e);
+  s->w_rep[s->n_w] = -1;
+  return s->n_w++;
+}
+
+int cp_search_witness_set_rep(cp_search *s, long w, long rep) {
+  s->w_rep[w] = rep;
+  if (w >= s->w_first) return 0; /* new rows carry their representative */
+  return journal_add(s, &s->w_updates, &s->n_wu, &s->cap_wu, w);
+}
+
+long cp_search_witness_count(const cp_search *s) { return s->n_w; }
+
+const double *cp_search_witness(const cp_search *s, long id, long *rep) {
+  if (id < 0 || id >= s->n_w) return NULL;
+  if (rep) *rep = s->w_rep[id];
+  return s->w_x + (size_t)id * (size_t)s->p.m;
+}
+
+long cp_search_witness_first(const cp_search *s) { return s->w_first; }
+
+const long *cp_search_witness_updates(const cp_search *s, long *n) {
+  *n = s->n_wu;
+  return s->w_updates;
+}
+
+int cp_search_adopt_witness(cp_search *s, long id, const double *point,
+                            int m, long rep) {
+  if (id != s->n_w || m != s->p.m || rep < -1 || rep >= s->n_nodes) {
+    snprintf(s->message, sizeof s->message,
+             "resume: witness %ld (%d numbers, representative %ld) given "
+             "where witness %ld of %d numbers was expected",
+             id, m, rep, s->n_w, s->p.m);
+    return -1;
+  }
+  if (cp_search_witness_add(s, point) < 0) return -1;
+  s->w_rep[id] = rep;
   return 0;
+}
+
+long cp_search_failures(const cp_search *s, long *by_outcome) {
+  long total = 0;
+  for (int k = 0; k < CP_OUTCOME_COUNT; ++k) {
+    total += s->failed[k];
+    if (by_outcome) by_outcome[k] = s->failed[k];
+  }
+  return total;
 }
 
 void cp_search_sample(cp_search *s, double *e) {
@@ -252,7 +396,11 @@ cp_search *cp_search_create(const cp_search_problem *p,
   s->lo = malloc((size_t)p->m * sizeof(double));
   s->hi = malloc((size_t)p->m * sizeof(double));
   s->scratch_e = malloc(2 * (size_t)p->m * sizeof(double));
-  if (!s->scratch_y || !s->lo || !s->hi || !s->scratch_e) goto nomem;
+  s->mark_lo = malloc((size_t)p->m * sizeof(double));
+  s->mark_hi = malloc((size_t)p->m * sizeof(double));
+  if (!s->scratch_y || !s->lo || !s->hi || !s->scratch_e || !s->mark_lo ||
+      !s->mark_hi)
+    goto nomem;
   for (int k = 0; k < p->m; ++k) {
     s->lo[k] = INFINITY;
     s->hi[k] = -INFINITY;
@@ -267,6 +415,7 @@ cp_search *cp_search_create(const cp_search_problem *p,
     if (add_node(s, &n, x0, NULL, 0) < 0) goto nomem;
     if (impl->init(s)) goto fail;
   }
+  if (p->set_budget) p->set_budget(p->ctx, o.budget ? &s->view : NULL);
   return s;
 nomem:
   snprintf(s->message, sizeof s->message, "out of memory");
@@ -278,8 +427,9 @@ fail:
 
 void cp_search_destroy(cp_search *s) {
   if (!s) return;
+  if (s->p.set_budget) s->p.set_budget(s->p.ctx, NULL);
   if (s->impl && s->impl->destroy) s->impl->destroy(s);
-  for (long k = 0; k < s->n_nodes; ++k) free(s->warm[k]);
+  for (long k = 0; k < s->n_nodes; ++k) free_node(s, k);
   free(s->warm);
   free(s->warm_size);
   free(s->nodes);
@@ -289,6 +439,11 @@ void cp_search_destroy(cp_search *s) {
   free(s->scratch_e);
   free(s->lo);
   free(s->hi);
+  free(s->mark_lo);
+  free(s->mark_hi);
+  free(s->w_x);
+  free(s->w_rep);
+  free(s->w_updates);
   free(s);
 }
 
@@ -317,6 +472,8 @@ int cp_search_resume(cp_search *s, const cp_rng *rng,
   if (rng) s->rng = *rng;
   if (stats) s->stats = *stats;
   s->journal_first = s->n_nodes;
+  s->w_first = s->n_w;
+  s->resuming = 1;
   for (long k = 0; k < s->n_nodes; ++k) {
     const cp_search_node *n = &s->nodes[k];
     if ((n->flags & CP_NODE_GOAL) &&
@@ -331,8 +488,11 @@ int cp_search_resume(cp_search *s, const cp_rng *rng,
 
 cp_search_status cp_search_iterate(cp_search *s) {
   if (s->n_nodes >= s->opt.max_nodes) return CP_SEARCH_NODE_LIMIT;
+  cp_search_mark(s);
   s->stats.iterations++;
-  return s->impl->iterate(s);
+  cp_search_status st = s->impl->iterate(s);
+  if (st != CP_SEARCH_STOPPED) s->progressed = 1;
+  return st;
 }
 
 long cp_search_node_count(const cp_search *s) { return s->n_nodes; }
@@ -347,6 +507,7 @@ const double *cp_search_state(const cp_search *s, long id) {
 }
 
 int cp_search_state_size(const cp_search *s) { return s->p.n; }
+int cp_search_embedding_size(const cp_search *s) { return s->p.m; }
 
 const void *cp_search_warm(const cp_search *s, long id, size_t *size) {
   *size = id >= 0 && id < s->n_nodes ? s->warm_size[id] : 0;
@@ -380,4 +541,6 @@ const long *cp_search_journal_updates(const cp_search *s, long *n) {
 void cp_search_journal_clear(cp_search *s) {
   s->journal_first = s->n_nodes;
   s->n_updates = 0;
+  s->w_first = s->n_w;
+  s->n_wu = 0;
 }

@@ -23,10 +23,17 @@
 ///
 /// Journal. The nodes created since the last cp_search_journal_clear are
 /// the ids [journal_first, node_count); the ids whose flags changed since are
-/// listed by cp_search_journal_updates. The caller writes both in one
-/// transaction, with cp_search_rng, so that a resumed search (nodes given
-/// back to cp_search_adopt in id order, then cp_search_resume) continues
-/// from exactly what was committed.
+/// listed by cp_search_journal_updates; likewise SST's witnesses
+/// (cp_search_witness_first, cp_search_witness_updates). The caller writes
+/// them in one transaction, with cp_search_rng and the totals, so that a
+/// resumed search (nodes given back to cp_search_adopt in id order, the
+/// witnesses to cp_search_adopt_witness, then cp_search_resume) continues
+/// from exactly what was committed into the search the uninterrupted run
+/// makes.
+///
+/// Budgets: cp_search_options.budget is polled after every simulated
+/// action; a stop leaves the search at a point it resumes from exactly
+/// (CP_SEARCH_STOPPED; see the option).
 ///
 /// Warm starts: an expansion's warm-start data (the world's LCP basis) is
 /// kept on the child node and handed to the expansions from it, so that
@@ -39,6 +46,7 @@
 #ifndef CP_PLANNER_SEARCH_H
 #define CP_PLANNER_SEARCH_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -71,6 +79,10 @@ typedef enum cp_expand_outcome {
 /// "ok", "joint_limit", "out_of_bounds", "penetration", "fallback",
 /// "nonfinite", "solver_failed".
 const char *cp_expand_outcome_name(cp_expand_outcome o);
+/// 1 for the outcomes that are failures of the prediction rather than
+/// answers about the action (solver_failed, nonfinite): a search whose
+/// space ran out with such expansions has not shown that no plan exists.
+int cp_expand_outcome_is_failure(cp_expand_outcome o);
 /// Parses a name; returns 0 and sets *o, or -1.
 int cp_expand_outcome_parse(const char *name, cp_expand_outcome *o);
 
@@ -83,12 +95,33 @@ typedef struct cp_expansion {
   int fallbacks;        ///< steps taken by the impulsive fallback
   int warm_steps;       ///< steps whose main LCP started warm
   int lcp_reused;       ///< LCPs answered by the impact memo (in lcp_solves)
-  char message[120];    ///< rejection reason ("" when OK)
+  char message[1024];   ///< rejection reason, whole ("" when OK)
   const void *warm;     ///< warm-start data of the final state (owned by
   size_t warm_size;     ///< the problem, valid until its next call)
 } cp_expansion;
 
 /// The problem the search explores (callbacks get ctx first).
+/// When a search must stop (docs/planner.md, "Budgets"): a deadline on a
+/// clock and a cancel flag (set by a signal handler: the library installs
+/// none). The search polls it after every simulated action; a problem whose
+/// actions are long polls it inside them (cp_search_problem.set_budget).
+typedef struct cp_search_budget {
+  int has_deadline;               ///< 0: no deadline
+  double deadline;                ///< stop once clock() >= deadline
+  double (*clock)(void *ctx);     ///< seconds; NULL: CLOCK_MONOTONIC
+  void *clock_ctx;
+  volatile sig_atomic_t *cancel;  ///< stop once *cancel != 0 (NULL: none)
+} cp_search_budget;
+
+/// The budget's clock now (CLOCK_MONOTONIC seconds when b or its clock is
+/// NULL).
+double cp_search_budget_now(const cp_search_budget *b);
+/// 1 when b (may be NULL: never) says stop: cancelled, or its deadline
+/// reached.
+int cp_search_budget_spent(const cp_search_budget *b);
+/// Seconds left before the deadline (INFINITY without one; may be < 0).
+double cp_search_budget_left(const cp_search_budget *b);
+
 typedef struct cp_search_problem {
   int n;              ///< state size
   int m;              ///< embedding (metric) size
@@ -97,8 +130,11 @@ typedef struct cp_search_problem {
   double duration;    ///< time an action lasts
   void *ctx;
   /// Simulates action a from x at time t starting from warm-start data
-  /// (may be NULL); writes the final state y and info. Returns 0, or -1 on
-  /// a fatal error (out of memory: the search stops with an error).
+  /// (may be NULL); writes the final state y and info. Returns 0; 1 when
+  /// the budget (set_budget) stopped it before the action ended (no
+  /// outcome: the search stops and the action is simulated again when it
+  /// resumes); or -1 on a fatal error (out of memory: the search stops with
+  /// an error).
   int (*expand)(void *ctx, const double *x, double t, const void *warm,
                 size_t warm_size, long a, double *y, cp_expansion *info);
   /// Cost of action a (> 0).
@@ -119,6 +155,10 @@ typedef struct cp_search_problem {
   /// Turns an embedding into a goal sample (the goal body's coordinates
   /// moved to the goal).
   void (*goal_sample)(void *ctx, double *e);
+  /// Optional: receives the search's budget (cp_search_options.budget) at
+  /// cp_search_create and NULL at cp_search_destroy, so that expand can
+  /// poll it inside a long action and bound its solvers by the time left.
+  void (*set_budget)(void *ctx, const cp_search_budget *budget);
 } cp_search_problem;
 
 typedef struct cp_search_options {
@@ -130,6 +170,13 @@ typedef struct cp_search_options {
   double delta_s;       ///< sst: witness radius (0.02)
   uint64_t seed;        ///< (1)
   long max_nodes;       ///< stop when this many nodes exist (100000)
+  /// Polled after every simulated action (NULL: none); the caller's, it
+  /// must outlive the search. When it says stop, cp_search_iterate returns
+  /// CP_SEARCH_STOPPED with the nodes in a state that resumes exactly
+  /// (astar: the node being expanded continues with its next action; rrt:
+  /// the unfinished iteration's candidates are dropped; sst: an iteration
+  /// is one action).
+  const cp_search_budget *budget;
 } cp_search_options;
 
 cp_search_options cp_search_defaults(void);
@@ -154,7 +201,10 @@ typedef struct cp_search_node {
   int steps, lcp_solves, pivots, fallbacks, warm_steps;
   int flags;
   double goal_distance;
-  char message[120];
+  /// Rejection reason, whole ("" when none). Owned by the search (or, from
+  /// cp_store_load_node, by the store until its next call); cp_search_adopt
+  /// copies it.
+  const char *message;
 } cp_search_node;
 
 typedef enum cp_search_status {
@@ -162,7 +212,8 @@ typedef enum cp_search_status {
   CP_SEARCH_SOLVED,       ///< a plan was found and this planner stops
   CP_SEARCH_EXHAUSTED,    ///< nothing left to expand (A*)
   CP_SEARCH_NODE_LIMIT,   ///< max_nodes reached
-  CP_SEARCH_ERROR         ///< out of memory or a bad setup (message)
+  CP_SEARCH_ERROR,        ///< out of memory or a bad setup (message)
+  CP_SEARCH_STOPPED       ///< the budget stopped it (resumable)
 } cp_search_status;
 
 typedef struct cp_search cp_search;
@@ -207,9 +258,17 @@ long cp_search_node_count(const cp_search *s);
 const cp_search_node *cp_search_node_get(const cp_search *s, long id);
 const double *cp_search_state(const cp_search *s, long id);
 int cp_search_state_size(const cp_search *s);
+/// The metric embedding's size (the problem's m).
+int cp_search_embedding_size(const cp_search *s);
 /// Node id's warm-start data (the world's LCP basis at its state; NULL and
 /// *size 0 when none).
 const void *cp_search_warm(const cp_search *s, long id, size_t *size);
+
+/// Expansions that failed (cp_expand_outcome_is_failure) among the nodes:
+/// the total, and per outcome in by_outcome[CP_OUTCOME_COUNT] (may be
+/// NULL). Counted from the nodes, so a resumed search counts its earlier
+/// sessions' too.
+long cp_search_failures(const cp_search *s, long *by_outcome);
 
 /// The cheapest goal node so far (-1 when none). For astar and rrt the
 /// node that ended the search.
@@ -231,6 +290,22 @@ long cp_search_journal_first(const cp_search *s);
 /// before journal_first); *n receives the count.
 const long *cp_search_journal_updates(const cp_search *s, long *n);
 void cp_search_journal_clear(cp_search *s);
+
+/// Witnesses (sst; none for the other planners): witness id's point in the
+/// embedding (m numbers) and its representative node (*rep, -1 when none).
+/// Created since the last journal clear: [cp_search_witness_first,
+/// cp_search_witness_count); existing ones whose representative changed:
+/// cp_search_witness_updates. The store keeps them with the nodes so that a
+/// resumed sst grows exactly the tree of the uninterrupted run.
+long cp_search_witness_count(const cp_search *s);
+const double *cp_search_witness(const cp_search *s, long id, long *rep);
+long cp_search_witness_first(const cp_search *s);
+const long *cp_search_witness_updates(const cp_search *s, long *n);
+/// Resume: gives back stored witness id (in order 0, 1, ...; point of m
+/// numbers), before cp_search_resume. Returns 0, or -1 (out of order, a
+/// point of another size, a representative that is no node, memory).
+int cp_search_adopt_witness(cp_search *s, long id, const double *point,
+                            int m, long rep);
 
 #ifdef __cplusplus
 }

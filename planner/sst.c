@@ -7,7 +7,14 @@
  * node that is not cheaper than its witness's representative is DISCARDED;
  * a cheaper one replaces it, the old one becomes INACTIVE, and inactive
  * leaves are PRUNED recursively up the tree. The search keeps improving the
- * best goal cost until a limit ends it (asymptotically near-optimal). */
+ * best goal cost until a limit ends it (asymptotically near-optimal).
+ *
+ * The witnesses and their representatives live in the search (cp_search
+ * witnesses) so that the store keeps them: a resumed search rebuilds the
+ * same witness index (points inserted in id order) and the same index of
+ * active nodes (every node that was ever active inserted in id order, the
+ * inactive ones then removed: the k-d tree's shape depends only on the
+ * insertion order), hence grows the uninterrupted run's tree bit for bit. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +24,6 @@
 typedef struct sst {
   cp_nn *active;     /* embeddings of the active nodes */
   cp_nn *witnesses;  /* witness points, ids = witness index */
-  long *rep;         /* [n_w] representative node, -1 none */
-  long n_w, cap_w;
   long *children;    /* [cap_c] live (non-pruned, kept) children per node */
   long cap_c;
   double *sample, *e;
@@ -38,25 +43,14 @@ static int grow_children(sst *t, long n) {
   return 0;
 }
 
-static long add_witness(sst *t, const double *e) {
-  if (t->n_w == t->cap_w) {
-    long cap = t->cap_w ? 2 * t->cap_w : 256;
-    long *r = realloc(t->rep, (size_t)cap * sizeof *r);
-    if (!r) return -1;
-    t->rep = r;
-    t->cap_w = cap;
-  }
-  if (cp_nn_add(t->witnesses, e, t->n_w)) return -1;
-  t->rep[t->n_w] = -1;
-  return t->n_w++;
-}
-
 /* The witness of embedding e: the nearest within delta_s, else a new one. */
 static long witness_of(cp_search *s, sst *t, const double *e) {
   double d2;
   long w = cp_nn_nearest(t->witnesses, e, &d2);
   if (w >= 0 && d2 <= s->opt.delta_s * s->opt.delta_s) return w;
-  return add_witness(t, e);
+  w = cp_search_witness_add(s, e);
+  if (w >= 0 && cp_nn_add(t->witnesses, e, w)) return -1;
+  return w;
 }
 
 static int sst_init(cp_search *s) {
@@ -72,11 +66,11 @@ static int sst_init(cp_search *s) {
   if (!t->active || !t->witnesses || !t->sample || !t->e || !t->near ||
       grow_children(t, 1024))
     goto nomem;
-  if (s->n_nodes == 1) {
+  if (!s->resuming) {
     s->p.embed(s->p.ctx, cp_search_state(s, 0), t->e);
     long w = witness_of(s, t, t->e);
     if (w < 0 || cp_nn_add(t->active, t->e, 0)) goto nomem;
-    t->rep[w] = 0;
+    if (cp_search_witness_set_rep(s, w, 0)) goto nomem;
     if (s->nodes[0].flags & CP_NODE_GOAL) s->best = 0;
   }
   return 0;
@@ -90,19 +84,44 @@ static int in_tree(const cp_search_node *n) {
          !(n->flags & (CP_NODE_DISCARDED | CP_NODE_PRUNED));
 }
 
+static int ever_active(const cp_search_node *n) {
+  return n->outcome == CP_OUTCOME_OK && !(n->flags & CP_NODE_DISCARDED);
+}
+
 static int sst_rebuild(cp_search *s) {
   sst *t = s->state;
   if (grow_children(t, s->n_nodes)) goto nomem;
   for (long id = 1; id < s->n_nodes; ++id)
     if (in_tree(&s->nodes[id])) t->children[s->nodes[id].parent]++;
+  /* Every node that was ever active, in id order; the inactive removed. */
+  for (long id = 0; id < s->n_nodes; ++id) {
+    if (!ever_active(&s->nodes[id])) continue;
+    s->p.embed(s->p.ctx, cp_search_state(s, id), t->e);
+    if (cp_nn_add(t->active, t->e, id)) goto nomem;
+  }
+  for (long id = 0; id < s->n_nodes; ++id)
+    if (ever_active(&s->nodes[id]) && (s->nodes[id].flags & CP_NODE_INACTIVE))
+      cp_nn_remove(t->active, id);
+  long n_w = cp_search_witness_count(s);
+  if (n_w > 0) { /* the stored witnesses */
+    for (long w = 0; w < n_w; ++w)
+      if (cp_nn_add(t->witnesses, cp_search_witness(s, w, NULL), w))
+        goto nomem;
+    return 0;
+  }
+  /* A run stored without its witnesses: rebuilt from the active nodes (a
+   * search that goes on, but not the uninterrupted run's). */
   for (long id = 0; id < s->n_nodes; ++id) {
     const cp_search_node *n = &s->nodes[id];
     if (!in_tree(n) || (n->flags & CP_NODE_INACTIVE)) continue;
     s->p.embed(s->p.ctx, cp_search_state(s, id), t->e);
-    if (cp_nn_add(t->active, t->e, id)) goto nomem;
     long w = witness_of(s, t, t->e);
     if (w < 0) goto nomem;
-    if (t->rep[w] < 0 || n->cost < s->nodes[t->rep[w]].cost) t->rep[w] = id;
+    long rep;
+    cp_search_witness(s, w, &rep);
+    if ((rep < 0 || n->cost < s->nodes[rep].cost) &&
+        cp_search_witness_set_rep(s, w, id))
+      goto nomem;
   }
   return 0;
 nomem:
@@ -141,14 +160,20 @@ static cp_search_status sst_iterate(cp_search *s) {
   long act = (long)(cp_rng_next(&s->rng) % (uint64_t)s->p.n_actions);
   cp_expansion info;
   double *y = s->scratch_y;
-  if (cp_search_simulate(s, from, act, y, &info)) return CP_SEARCH_ERROR;
+  int rc = cp_search_simulate(s, from, act, y, &info);
+  if (rc == 1) { /* cut short: drawn again on resume */
+    cp_search_rollback(s);
+    return CP_SEARCH_STOPPED;
+  }
+  if (rc) return CP_SEARCH_ERROR;
   long id = cp_search_record(s, from, act, y, &info);
   if (id < 0 || grow_children(t, s->n_nodes)) goto nomem;
   if (info.outcome != CP_OUTCOME_OK) return CP_SEARCH_RUNNING;
   s->p.embed(s->p.ctx, y, t->e);
   long w = witness_of(s, t, t->e);
   if (w < 0) goto nomem;
-  long old = t->rep[w];
+  long old;
+  cp_search_witness(s, w, &old);
   double cost = s->nodes[id].cost;
   if (old >= 0 && s->nodes[old].cost <= cost) {
     s->nodes[id].flags |= CP_NODE_DISCARDED; /* new row: no journal entry */
@@ -156,7 +181,7 @@ static cp_search_status sst_iterate(cp_search *s) {
   }
   if (cp_nn_add(t->active, t->e, id)) goto nomem;
   t->children[from]++;
-  t->rep[w] = id;
+  if (cp_search_witness_set_rep(s, w, id)) return CP_SEARCH_ERROR;
   if (old >= 0) {
     if (cp_search_flag(s, old, CP_NODE_INACTIVE, 0)) return CP_SEARCH_ERROR;
     cp_nn_remove(t->active, old);
@@ -185,7 +210,6 @@ static void sst_destroy(cp_search *s) {
   if (!t) return;
   cp_nn_destroy(t->active);
   cp_nn_destroy(t->witnesses);
-  free(t->rep);
   free(t->children);
   free(t->sample);
   free(t->e);

@@ -21,7 +21,8 @@
   " options TEXT NOT NULL,"                                                 \
   " seed INTEGER NOT NULL,"                                                 \
   " status TEXT NOT NULL CHECK (status IN"                                  \
-  "   ('running', 'solved', 'not_found', 'limit', 'error', 'interrupted')),"\
+  "   ('running', 'solved', 'not_found', 'limit', 'error', 'interrupted',"  \
+  "    'failed_expansions')),"                                            \
   " state_size INTEGER NOT NULL,"                                           \
   " started TEXT NOT NULL DEFAULT (datetime('now')),"                       \
   " updated TEXT,"                                                          \
@@ -92,6 +93,16 @@ static const char schema_sql[] =
     " warm BLOB,"
     " PRIMARY KEY (search_id, id),"
     " FOREIGN KEY (search_id, parent) REFERENCES nodes(search_id, id));"
+    /* SST's witnesses (docs/database.md): kept so that a resumed SST run
+     * grows exactly the tree of the uninterrupted run. */
+    "CREATE TABLE IF NOT EXISTS witnesses ("
+    " search_id INTEGER NOT NULL REFERENCES searches(id),"
+    " id INTEGER NOT NULL,"
+    " point BLOB NOT NULL,"
+    " representative INTEGER,"
+    " PRIMARY KEY (search_id, id),"
+    " FOREIGN KEY (search_id, representative)"
+    "  REFERENCES nodes(search_id, id));"
     "CREATE TABLE IF NOT EXISTS plans ("
     " id INTEGER PRIMARY KEY,"
     " search_id INTEGER NOT NULL REFERENCES searches(id),"
@@ -181,6 +192,8 @@ enum {
   S_FLAGS,
   S_RUN,
   S_PLAN,
+  S_WITNESS,
+  S_WITNESS_REP,
   S_BEGIN,
   S_COMMIT,
   S_COUNT
@@ -199,6 +212,10 @@ static const char *const stmt_sql[S_COUNT] = {
     " warm_steps = ?13, rng = ?14, updated = datetime('now') WHERE id = ?1",
     "INSERT INTO plans (search_id, node, cost, length, duration)"
     " VALUES (?1, ?2, ?3, ?4, ?5)",
+    "INSERT INTO witnesses (search_id, id, point, representative)"
+    " VALUES (?1, ?2, ?3, ?4)",
+    "UPDATE witnesses SET representative = ?3 WHERE search_id = ?1 AND"
+    " id = ?2",
     "BEGIN IMMEDIATE",
     "COMMIT"};
 
@@ -211,6 +228,7 @@ struct cp_store {
   double *scratch;
   size_t scratch_n;
   int version;           /* the file's schema version (1 read-only, or 2) */
+  char *node_message;  /* cp_store_load_node's message */
 };
 
 /* How long a second process waits for a lock (ms). */
@@ -539,6 +557,7 @@ void cp_store_close(cp_store *st) {
   for (int k = 0; k < S_COUNT; ++k) sqlite3_finalize(st->stmt[k]);
   sqlite3_close(st->db);
   free(st->scratch);
+  free(st->node_message);
   free(st);
 }
 
@@ -831,7 +850,7 @@ cp_store_status cp_store_find_resumable(cp_store *st, int64_t task_id,
   sqlite3_stmt *q;
   cp_store_status s = one_row(st,
                               "SELECT id FROM searches WHERE task_id = ? AND"
-                              " status IN ('running', 'limit')"
+                              " status IN ('running', 'limit', 'interrupted')"
                               " ORDER BY id DESC LIMIT 1",
                               &task_id, 1, "cannot look for a run to resume", &q);
   if (s == CP_STORE_NOT_FOUND) return failf(st, s, "no unfinished run of this task");
@@ -958,7 +977,7 @@ cp_store_status cp_store_load_nodes(cp_store *st, int64_t run_id,
       break;
     }
     const char *m = (const char *)sqlite3_column_text(q, 13);
-    snprintf(n.message, sizeof n.message, "%s", m ? m : "");
+    n.message = m ? m : "";
     n.flags = sqlite3_column_int(q, 14);
     n.goal_distance = sqlite3_column_type(q, 15) == SQLITE_NULL
                           ? INFINITY
@@ -1043,7 +1062,9 @@ cp_store_status cp_store_load_node(cp_store *st, int64_t run_id, long id,
     return s;
   }
   const char *m = (const char *)sqlite3_column_text(q, 13);
-  snprintf(n->message, sizeof n->message, "%s", m ? m : "");
+  free(st->node_message);
+  st->node_message = strdup(m ? m : "");
+  n->message = st->node_message ? st->node_message : "";
   n->flags = sqlite3_column_int(q, 14);
   n->goal_distance = sqlite3_column_double(q, 15);
   sqlite3_finalize(q);
@@ -1098,31 +1119,56 @@ static int bind_node(cp_store *st, int64_t run_id, const cp_task *task,
   return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-cp_store_status cp_store_write_batch(cp_store *st, int64_t run_id,
-                                     const cp_task *task, cp_search *search,
-                                     const cp_store_progress *pr,
-                                     long plan_node, int64_t *plan_id) {
-  double t0 = now();
+/* Writes the search's journal (new nodes, flag changes, new witnesses and
+ * changed representatives) and the run's row inside the open transaction;
+ * *what says what failed. Returns the SQLite code. */
+static int write_journal(cp_store *st, int64_t run_id, const cp_task *task,
+                         cp_search *search, const cp_store_progress *pr,
+                         long plan_node, int64_t *plan_id, const char **what) {
   int rc;
-  sqlite3_reset(st->stmt[S_BEGIN]);
-  if ((rc = sqlite3_step(st->stmt[S_BEGIN])) != SQLITE_DONE)
-    return fail(st, rc, "cannot begin a transaction");
-  const char *what = "cannot write nodes";
+  *what = "cannot write nodes";
   long n = cp_search_node_count(search);
   for (long id = cp_search_journal_first(search); id < n; ++id)
-    if ((rc = bind_node(st, run_id, task, search, id))) goto rollback;
+    if ((rc = bind_node(st, run_id, task, search, id))) return rc;
   long nu;
   const long *upd = cp_search_journal_updates(search, &nu);
   sqlite3_stmt *q = st->stmt[S_FLAGS];
-  what = "cannot update nodes";
+  *what = "cannot update nodes";
   for (long k = 0; k < nu; ++k) {
     sqlite3_reset(q);
     sqlite3_bind_int64(q, 1, run_id);
     sqlite3_bind_int64(q, 2, upd[k]);
     sqlite3_bind_int(q, 3, cp_search_node_get(search, upd[k])->flags);
-    if ((rc = sqlite3_step(q)) != SQLITE_DONE) goto rollback;
+    if ((rc = sqlite3_step(q)) != SQLITE_DONE) return rc;
   }
-  what = "cannot update the run";
+  *what = "cannot write witnesses";
+  long nw = cp_search_witness_count(search);
+  for (long w = cp_search_witness_first(search); w < nw; ++w) {
+    long rep;
+    const double *e = cp_search_witness(search, w, &rep);
+    q = st->stmt[S_WITNESS];
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    sqlite3_bind_int64(q, 1, run_id);
+    sqlite3_bind_int64(q, 2, w);
+    sqlite3_bind_blob(q, 3, e,
+                      cp_search_embedding_size(search) * (int)sizeof(double),
+                      SQLITE_STATIC);
+    if (rep >= 0) sqlite3_bind_int64(q, 4, rep);
+    if ((rc = sqlite3_step(q)) != SQLITE_DONE) return rc;
+  }
+  upd = cp_search_witness_updates(search, &nu);
+  q = st->stmt[S_WITNESS_REP];
+  for (long k = 0; k < nu; ++k) {
+    long rep;
+    cp_search_witness(search, upd[k], &rep);
+    sqlite3_reset(q);
+    sqlite3_bind_int64(q, 1, run_id);
+    sqlite3_bind_int64(q, 2, upd[k]);
+    sqlite3_bind_int64(q, 3, rep);
+    if ((rc = sqlite3_step(q)) != SQLITE_DONE) return rc;
+  }
+  *what = "cannot update the run";
   const cp_search_stats *s = cp_search_get_stats(search);
   q = st->stmt[S_RUN];
   sqlite3_reset(q);
@@ -1141,9 +1187,9 @@ cp_store_status cp_store_write_batch(cp_store *st, int64_t run_id,
   sqlite3_bind_int64(q, 13, s->warm_steps);
   sqlite3_bind_blob(q, 14, cp_search_rng(search), (int)sizeof(cp_rng),
                     SQLITE_STATIC);
-  if ((rc = sqlite3_step(q)) != SQLITE_DONE) goto rollback;
+  if ((rc = sqlite3_step(q)) != SQLITE_DONE) return rc;
   if (plan_node >= 0) {
-    what = "cannot store the plan";
+    *what = "cannot store the plan";
     const cp_search_node *g = cp_search_node_get(search, plan_node);
     q = st->stmt[S_PLAN];
     sqlite3_reset(q);
@@ -1152,9 +1198,34 @@ cp_store_status cp_store_write_batch(cp_store *st, int64_t run_id,
     sqlite3_bind_double(q, 3, g->cost);
     sqlite3_bind_int(q, 4, g->depth);
     sqlite3_bind_double(q, 5, g->time);
-    if ((rc = sqlite3_step(q)) != SQLITE_DONE) goto rollback;
+    if ((rc = sqlite3_step(q)) != SQLITE_DONE) return rc;
     if (plan_id) *plan_id = sqlite3_last_insert_rowid(st->db);
   }
+  return SQLITE_OK;
+}
+
+/* One transaction: body (the run's row when starting), then the journal.
+ * Clears the journal on success. */
+static cp_store_status journal_transaction(
+    cp_store *st, int64_t *run_id, const char *insert_run, const char *types,
+    const char *planner, const char *options, int64_t task_id, uint64_t seed,
+    const cp_task *task, cp_search *search, const cp_store_progress *pr,
+    long plan_node, int64_t *plan_id) {
+  double t0 = now();
+  int rc;
+  const char *what = "cannot begin a transaction";
+  sqlite3_reset(st->stmt[S_BEGIN]);
+  if ((rc = sqlite3_step(st->stmt[S_BEGIN])) != SQLITE_DONE) goto rollback;
+  if (insert_run) {
+    what = "cannot start a search run";
+    if ((rc = run_sql(st, insert_run, types, task_id, planner, options,
+                      (int64_t)seed, (int64_t)cp_search_state_size(search))))
+      goto rollback;
+    *run_id = sqlite3_last_insert_rowid(st->db);
+  }
+  if ((rc = write_journal(st, *run_id, task, search, pr, plan_node, plan_id,
+                          &what)))
+    goto rollback;
   sqlite3_reset(st->stmt[S_COMMIT]);
   what = "cannot commit";
   if ((rc = sqlite3_step(st->stmt[S_COMMIT])) != SQLITE_DONE) goto rollback;
@@ -1168,6 +1239,78 @@ rollback: {
   st->seconds += now() - t0;
   return ret;
 }
+}
+
+cp_store_status cp_store_write_batch(cp_store *st, int64_t run_id,
+                                     const cp_task *task, cp_search *search,
+                                     const cp_store_progress *pr,
+                                     long plan_node, int64_t *plan_id) {
+  return journal_transaction(st, &run_id, NULL, NULL, NULL, NULL, 0, 0, task,
+                             search, pr, plan_node, plan_id);
+}
+
+cp_store_status cp_store_run_start(cp_store *st, int64_t task_id,
+                                   const char *options, uint64_t seed,
+                                   const cp_task *task, cp_search *search,
+                                   int64_t *run_id) {
+  const cp_store_progress pr = {"running", 0};
+  return journal_transaction(
+      st, run_id,
+      "INSERT INTO searches (task_id, planner, options, seed, status,"
+      " state_size) VALUES (?, ?, ?, ?, 'running', ?)",
+      "ittii", cp_search_method(search), options, task_id, seed, task,
+      search, &pr, -1, NULL);
+}
+
+cp_store_status cp_store_load_witnesses(
+    cp_store *st, int64_t run_id,
+    int (*fn)(void *ctx, long id, const double *point, int m, long rep),
+    void *ctx) {
+  sqlite3_stmt *q;
+  cp_store_status s = prepare_ids(
+      st,
+      "SELECT id, point, representative FROM witnesses WHERE search_id = ?1"
+      " ORDER BY id",
+      &run_id, 1, "cannot read the witnesses", &q);
+  if (s) return s;
+  int rc;
+  double *buf = NULL;
+  size_t cap = 0;
+  while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+    long id = (long)sqlite3_column_int64(q, 0);
+    int bytes = sqlite3_column_bytes(q, 1);
+    if (bytes <= 0 || bytes % (int)sizeof(double)) {
+      s = failf(st, CP_STORE_BAD_FILE,
+                "witness %ld of run %lld: a point of %d bytes", id,
+                (long long)run_id, bytes);
+      break;
+    }
+    size_t m = (size_t)bytes / sizeof(double);
+    if (m > cap) { /* a copy: the blob need not be aligned for doubles */
+      double *p = realloc(buf, m * sizeof *p);
+      if (!p) {
+        s = failf(st, CP_STORE_NOMEM, "out of memory");
+        break;
+      }
+      buf = p;
+      cap = m;
+    }
+    memcpy(buf, sqlite3_column_blob(q, 1), (size_t)bytes);
+    long rep = sqlite3_column_type(q, 2) == SQLITE_NULL
+                   ? -1
+                   : (long)sqlite3_column_int64(q, 2);
+    if (fn(ctx, id, buf, (int)m, rep)) {
+      s = failf(st, CP_STORE_BAD_FILE,
+                "witness %ld of run %lld could not be restored", id,
+                (long long)run_id);
+      break;
+    }
+  }
+  if (s == CP_STORE_OK && rc != SQLITE_DONE)
+    s = fail(st, rc, "cannot read the witnesses");
+  sqlite3_finalize(q);
+  free(buf);
+  return s;
 }
 
 cp_store_status cp_store_list(cp_store *st, json_t **out) {

@@ -113,6 +113,15 @@ cp_store_status cp_store_run_begin(cp_store *st, int64_t task_id,
                                    uint64_t seed, int state_size,
                                    int64_t *run_id);
 
+/// A search run being started, in one transaction with the search's journal
+/// (the start node): a run in the database always has its start node, so a
+/// process killed at any moment leaves a run that --resume continues.
+/// The planner is the search's; the status "running".
+cp_store_status cp_store_run_start(cp_store *st, int64_t task_id,
+                                   const char *options, uint64_t seed,
+                                   const cp_task *task, cp_search *search,
+                                   int64_t *run_id);
+
 /// A stored run as read back for resume and listing.
 typedef struct cp_store_run {
   int64_t id, task_id;
@@ -132,7 +141,8 @@ typedef struct cp_store_run {
 /// resumed.
 cp_store_status cp_store_run_resumed(cp_store *st, int64_t run_id);
 
-/// The latest run of task_id whose status is "running" or "limit";
+/// The latest run of task_id whose status is "running", "limit" or
+/// "interrupted";
 /// CP_STORE_NOT_FOUND when none.
 cp_store_status cp_store_find_resumable(cp_store *st, int64_t task_id,
                                         int64_t *run_id);
@@ -149,12 +159,21 @@ cp_store_status cp_store_load_nodes(cp_store *st, int64_t run_id,
                                               size_t warm_size),
                                     void *ctx);
 
+/// Calls fn for every witness of the run (sst) in id order: its point (m
+/// numbers) and representative node (-1 when none). fn returns 0 to go
+/// on, else the load stops with CP_STORE_BAD_FILE naming the witness.
+cp_store_status cp_store_load_witnesses(
+    cp_store *st, int64_t run_id,
+    int (*fn)(void *ctx, long id, const double *point, int m, long rep),
+    void *ctx);
+
 /// One node of a run: its record, its state (x: cap doubles, may be NULL)
 /// and its action's input values (values: cap_v doubles, may be NULL; *n_v
 /// receives their count, 0 for the start). A state blob that is not the
 /// run's state_size doubles, and with values an input blob that is not
 /// cap_v doubles (pass the task's input count), an unknown outcome: each is
-/// CP_STORE_BAD_FILE naming the node (a damaged database).
+/// CP_STORE_BAD_FILE naming the node (a damaged database). node->message is
+/// the store's, valid until the next call.
 cp_store_status cp_store_load_node(cp_store *st, int64_t run_id, long id,
                                    cp_search_node *node, double *x, int cap,
                                    double *values, int cap_v, int *n_v);
@@ -162,7 +181,7 @@ cp_store_status cp_store_load_node(cp_store *st, int64_t run_id, long id,
 /// The run's progress written with a batch.
 typedef struct cp_store_progress {
   const char *status;     ///< "running", "solved", "not_found", "limit",
-                          ///< "error"
+                          ///< "error", "interrupted", "failed_expansions"
   double seconds;         ///< search time over all sessions
 } cp_store_progress;
 

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <lapacke.h>
 
@@ -79,6 +80,8 @@ typedef struct memo_slot {
 struct cp_world {
   cp_scene sc;
   cp_world_options opt;
+  int has_deadline;  // cp_world_set_deadline: bounds the solvers' time
+  double deadline;   // CLOCK_MONOTONIC seconds
   double t;
   uint64_t hash;
   char msg[512];
@@ -1108,6 +1111,22 @@ static int warm_accept(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
   return 1;
 }
 
+// The solver options for a call made now: certify's time limit cut to
+// the time left before the deadline (cp_world_set_deadline), at least
+// 1 ms (certify reads <= 0 as no limit).
+static cp_solve_options solve_options_now(const cp_world *w) {
+  cp_solve_options so = w->opt.solve;
+  if (w->has_deadline) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double left = w->deadline - ((double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec);
+    if (!(left > 1e-3)) left = 1e-3;
+    if (!(so.certify.time_limit_s > 0) || so.certify.time_limit_s > left)
+      so.certify.time_limit_s = left;
+  }
+  return so;
+}
+
 // Solves the LCP in w->M, w->q (size n) with the world's solver, cold.
 // Returns 0 when solved; adds pivots to *piv.
 static int solve_lcp(cp_world *w, int n, int *piv, cp_lcp_info *info) {
@@ -1122,8 +1141,8 @@ static int solve_lcp(cp_world *w, int n, int *piv, cp_lcp_info *info) {
                         w->w, info);
     if (st == CP_LCP_SOLVED) cp_lemke_basis(w->ws, w->basis);
   } else {
-    st = cp_lcp_solve(w->ws, n, w->M, w->q, &w->opt.solve, w->z, w->w, info,
-                      NULL);
+    cp_solve_options so = solve_options_now(w);
+    st = cp_lcp_solve(w->ws, n, w->M, w->q, &so, w->z, w->w, info, NULL);
     for (int i = 0; i < n; ++i) w->basis[i] = w->z[i] > 0;
   }
   *piv += info->iterations;
@@ -1724,7 +1743,7 @@ static cp_world_status step_velocity(cp_world *w, stepsys *s,
     // would repeat it (same data, same path) before FIP, and on a 10-box
     // stack that repeat was two thirds of the velocity stepper's time.
     // FIP alone first gives auto's answer bit for bit when it solves.
-    cp_solve_options so = w->opt.solve;
+    cp_solve_options so = solve_options_now(w);
     int lemke_failed = so.solver == CP_SOLVER_LEMKE;
     so.solver = lemke_failed ? CP_SOLVER_FIP : CP_SOLVER_AUTO;
     info->lcp_solves++;
@@ -2038,7 +2057,7 @@ static cp_world_status step_quasistatic(cp_world *w, cp_step_info *info) {
   if (cp_system_build_ws(sc, &w->sys_ws, &sys, &err))
     return fail(w, CP_WORLD_NOMEM, "%s", err.msg);
   cp_problem_options po = cp_problem_defaults();
-  po.solve = w->opt.solve;
+  po.solve = solve_options_now(w);
   // Lemke may end on a secondary ray without proof here (quasistatic.h):
   // the MIP decides those.
   if (po.solve.solver == CP_SOLVER_LEMKE) po.solve.solver = CP_SOLVER_AUTO;
@@ -2171,4 +2190,12 @@ restore:
   w->nwarm_next = 0;
   if (out) *out = info;
   return st;
+}
+
+void cp_world_set_deadline(cp_world *w, double seconds) {
+  w->has_deadline = seconds < INFINITY;
+  if (!w->has_deadline) return;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  w->deadline = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec + seconds;
 }

@@ -157,6 +157,14 @@ double cp_world_time(const cp_world *w);
 double cp_world_dt(const cp_world *w);
 void cp_world_set_time(cp_world *w, double t);
 
+/// Bounds the time of the solvers of the steps that follow: every solver
+/// call gets what is left of `seconds` from now (certify's MIP time limit,
+/// cp_certify_options.time_limit_s, is cut to it, and to 1 ms once it is
+/// spent: such a step then fails rather than runs on). INFINITY: no bound
+/// (the default). The planner sets it from its time limit before every
+/// action.
+void cp_world_set_deadline(cp_world *w, double seconds);
+
 /// Resizes the impact memo (cp_world_options.impact_memo) to slots >= 0
 /// (0: off), dropping what it kept. CP_WORLD_BAD_INPUT for slots < 0,
 /// CP_WORLD_NOMEM (memo then off) when out of memory.

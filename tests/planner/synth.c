@@ -44,6 +44,16 @@ static int grid_expand(void *ctx, const double *x, double t, const void *warm,
   return 0;
 }
 
+static const char *const maze[] = {
+    "..........", ".########.", ".#......#.", ".#.####.#.", ".#.#..#.#.",
+    ".#.#......", ".#.####.##", ".#........", ".########.", ".........."};
+
+synth_grid synth_maze_grid(void) {
+  synth_grid g = {.w = 10, .h = 10, .rows = maze, .start = {0, 0},
+                  .goal = {4, 4}, .cost = {1.0, 1.3, 0.7, 2.1}};
+  return g;
+}
+
 static double grid_cost(void *ctx, long a) { return ((synth_grid *)ctx)->cost[a]; }
 
 static int grid_in_goal(void *ctx, const double *x) {

@@ -20,6 +20,10 @@ typedef struct synth_grid {
   int delay_us;        ///< sleep per expansion (kill-and-resume tests)
 } synth_grid;
 
+/// The 10 x 10 maze of the search and store tests: start (0, 0), goal
+/// (4, 4), action costs 1.0, 1.3, 0.7, 2.1.
+synth_grid synth_maze_grid(void);
+
 /// The problem over a grid (ctx = g).
 cp_search_problem synth_grid_problem(synth_grid *g);
 
