@@ -15,7 +15,9 @@
 #include <unistd.h>
 
 #include "models/chain.h"
+#include "models/collide.h"
 #include "models/contactgen.h"
+#include "models/mesh.h"
 #include "models/scene.h"
 #include "models/vec3.h"
 #include "tests/support.h"
@@ -376,4 +378,45 @@ Test(mesh_links, cli_lists_wrist_contacts) {
   json_decref(doc);
   unlink(f);
   free(f);
+}
+
+// A mesh bar (2 x 2 x 20 cm) standing 7 mm beside a box, collided with a
+// touch tolerance of 1.4 cm (a simulator's look-ahead at 1 m/s and 5 ms
+// steps): the contacts are the facing faces' points at a gap of 7 mm,
+// normal along x. (Shifting the box by the whole tolerance buried the bar's
+// side faces in it, and ODE reported them as overlaps along +-y.)
+Test(mesh_links, mesh_beside_box_with_a_wide_touch_tolerance) {
+  static const double V[24] = {-0.01, -0.01, 0,    0.01, -0.01, 0,
+                               0.01,  0.01,  0,    -0.01, 0.01, 0,
+                               -0.01, -0.01, -0.2, 0.01, -0.01, -0.2,
+                               0.01,  0.01,  -0.2, -0.01, 0.01, -0.2};
+  static const int T[36] = {0, 2, 1, 0, 3, 2, 4, 5, 6, 4, 6, 7,
+                            0, 1, 5, 0, 5, 4, 1, 2, 6, 1, 6, 5,
+                            2, 3, 7, 2, 7, 6, 3, 0, 4, 3, 4, 7};
+  cp_mesh *m;
+  cp_error err = {{0}, {0}};
+  cr_assert_eq(cp_mesh_from_arrays(V, 8, T, 12, &m, &err), 0, "%s", err.msg);
+  cp_shape bar = {.type = CP_SHAPE_MESH, .mesh = m};
+  cp_shape box = {.type = CP_SHAPE_BOX, .size = {0.05, 0.05, 0.05}};
+  const double gap = 0.007;
+  for (int order = 0; order < 2; ++order) {
+    // The bar's -x face at x = 0, the box's +x face at -gap.
+    cp_collide_object ob = {&box, {-gap - 0.025, 0, 0.025}, {1, 0, 0, 0}},
+                      om = {&bar, {0.01, 0, 0.23}, {1, 0, 0, 0}};
+    cp_collide_options o = cp_collide_defaults();
+    o.touch_tol = 0.0137;
+    cp_collide_contact pts[CP_COLLIDE_MAX_POINTS];
+    int n = order ? cp_collide_pair(&om, &ob, &o, pts, CP_COLLIDE_MAX_POINTS, &err)
+                  : cp_collide_pair(&ob, &om, &o, pts, CP_COLLIDE_MAX_POINTS, &err);
+    cr_assert(n >= 1, "order %d: %d contacts: %s", order, n, err.msg);
+    for (int j = 0; j < n; ++j) {
+      cr_assert(fabs(fabs(pts[j].n[0]) - 1) < 1e-9, "order %d: normal [%g, %g, %g]",
+                order, pts[j].n[0], pts[j].n[1], pts[j].n[2]);
+      cr_assert(fabs(pts[j].depth + gap) < 1e-8, "order %d: depth %g", order,
+                pts[j].depth);
+      cr_assert(fabs(pts[j].p[0] + 0.5 * gap) < 1e-8, "order %d: x %g", order,
+                pts[j].p[0]);
+    }
+  }
+  cp_mesh_release(m);
 }
