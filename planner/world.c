@@ -2171,10 +2171,12 @@ static cp_world_status settle(cp_world *w, cp_step_info *info) {
       stepsys_free(w, &s);
       return fail(w, CP_WORLD_NOMEM, "out of memory");
     }
+    // Gaps within CP_WORLD_HOLD of zero count as zero: at rounding level
+    // (1e-15) they made Lemke's solution check fail on its own noise.
     int ns = 0;
     for (int j = 0; j < w->ncon; ++j) {
       w->sel[ns] = j;
-      g[ns++] = w->cons[j].gap;
+      g[ns++] = fabs(w->cons[j].gap) <= CP_WORLD_HOLD ? 0.0 : w->cons[j].gap;
     }
     st = project(w, &s, ns, w->sel, g, info);
     if (g != gs) free(g);
