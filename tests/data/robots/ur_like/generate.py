@@ -13,6 +13,7 @@ must compose the collision origin with the link pose.
 Run from this folder: python3 generate.py (pure Python, no packages).
 """
 import math
+import os
 import struct
 
 SIDES = 16
@@ -72,6 +73,8 @@ MESHES = {
     "wrist3": ("stl", 1, 0.0375, -0.02, 0.03),
 }
 
+os.makedirs("meshes", exist_ok=True)
+os.makedirs("urdf", exist_ok=True)
 for name, (fmt, axis, r, lo, hi) in MESHES.items():
     v, t = prism(axis, r, lo, hi)
     (write_stl if fmt == "stl" else write_obj)("meshes/%s.%s" % (name, fmt), v, t)
