@@ -15,6 +15,9 @@
 
 // Positions are rounded to this grid (m) for the deterministic output order.
 #define SORT_QUANTUM 1e-9
+// How far beyond the closest feature a mesh-primitive pair looks for more
+// points when touch_tol is larger (m; see step 1).
+#define CP_COLLIDE_MESH_REACH 1e-4
 
 // ---------------------------------------------------------------------------
 // Validated object: the shape, its world pose, and for a plane its world
@@ -947,6 +950,7 @@ int cp_collide_pair_ws(const cp_collide_object *a, const cp_collide_object *b,
 
   // 1. Direction n (from b into a).
   double n[3];
+  double shift = tol; // step 2's (below)
   int b_posed = 0; // ws's geom of b already has step 2's parameters
   if (tb == CP_SHAPE_PLANE) {
     cp_v3_copy(n, wb.N);
@@ -974,11 +978,22 @@ int cp_collide_pair_ws(const cp_collide_object *a, const cp_collide_object *b,
     if (!isfinite(nn) || nn < 0.5)
       return cp_error_set(err, "", "ODE returned a degenerate normal");
     cp_v3_scale(n, n, 1.0 / nn);
+    // A triangle mesh against a primitive: ODE gives each triangle that
+    // overlaps the other shape the axis of its least overlap, so a shift
+    // by a tol larger than the mesh's features (a simulator's look-ahead:
+    // centimetres) buries whole faces and reports their sides as overlaps
+    // along the sides' normals (a bar passing beside a box "1.3 mm into"
+    // it across its width). The shift is cut to the gap step 1 measured
+    // (tol - its depth) plus CP_COLLIDE_MESH_REACH: the closest features
+    // and those within that reach of them.
+    if (has_mesh)
+      shift = fmin(tol, fmax(0.0, tol - c[deepest].depth) +
+                            fmin(tol, CP_COLLIDE_MESH_REACH));
   }
 
-  // 2. Contacts with a moved by -tol n, part by part (see parts()).
+  // 2. Contacts with a moved by -shift n, part by part (see parts()).
   double t[3];
-  cp_v3_scale(t, n, -tol);
+  cp_v3_scale(t, n, -shift);
   const obj *pa[3], *pb[3];
   obj enda[2], endb[2];
   cp_shape balla, ballb;
@@ -1019,7 +1034,7 @@ int cp_collide_pair_ws(const cp_collide_object *a, const cp_collide_object *b,
       o->p[j] = (double)c[i].pos[j];
       o->n[j] = (double)c[i].normal[j];
     }
-    o->depth = (double)c[i].depth - tol;
+    o->depth = (double)c[i].depth - shift;
     double nn = cp_v3_norm(o->n);
     if (!cp_v3_isfinite(o->p) || !isfinite(o->depth) || !isfinite(nn) ||
         nn < 0.5)
@@ -1028,7 +1043,7 @@ int cp_collide_pair_ws(const cp_collide_object *a, const cp_collide_object *b,
     // 0 after the shift, up to rounding): a gap of exactly touch_tol,
     // duplicates of the true points. Keep what overlaps after the shift by
     // more than a thousandth of it.
-    if (has_mesh && !(c[i].depth > 1e-3 * tol)) continue;
+    if (has_mesh && !(c[i].depth > 1e-3 * shift)) continue;
     cp_v3_scale(o->n, o->n, 1.0 / nn);
     if (ta == CP_SHAPE_CYLINDER) onto_cylinder(&was, o->p); // as ODE saw a
     if (tb == CP_SHAPE_CYLINDER) onto_cylinder(&wb, o->p);

@@ -89,6 +89,13 @@
 /// shape's surface, or left where ODE put it for mesh-mesh); and ODE gives
 /// one point per penetrating triangle feature, which step 4 merges and
 /// culls. A cube mesh on a plane gives its 4 bottom corners, as a box does.
+/// A mesh against a primitive other than a plane is shifted in step 2 by
+/// min(touch_tol, gap + min(touch_tol, 1e-4 m)) with the gap step 1
+/// measured, not by touch_tol: ODE scores each buried triangle by its axis
+/// of least overlap, so a shift larger than the mesh's features (a
+/// simulator's look-ahead margin) turned the sides of a bar standing beside
+/// a box into overlaps across its width. Points farther than 1e-4 m beyond
+/// the closest feature are then not reported when touch_tol is larger.
 /// Triangle meshes were chosen over convex hulls by measurement (see
 /// docs/robots.md and experiments/results/collide.md).
 ///
