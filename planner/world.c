@@ -700,6 +700,17 @@ static cp_world_status gen_contacts(cp_world *w, double pen_limit) {
     cp_world_status s = strstr(err.msg, "overlap") ? CP_WORLD_PENETRATION
                         : strstr(err.msg, "memory") ? CP_WORLD_NOMEM
                                                     : CP_WORLD_BAD_INPUT;
+    char *ex = strstr(err.msg, " exceeds");
+    if (s == CP_WORLD_PENETRATION && ex && pen_limit != w->sc.penetration_tolerance) {
+      // During a run the generator's limit is the simulator's rejection
+      // threshold, not the scene's key: both named, each with its value.
+      *ex = 0;
+      return fail(w, s,
+                  "t = %.9g: %s exceeds the simulator's rejection threshold "
+                  "%g m (max(100 x penetration_tolerance, 1 cm); the scene's "
+                  "penetration_tolerance is %g m)",
+                  w->t, err.msg, pen_limit, w->sc.penetration_tolerance);
+    }
     return fail(w, s, "t = %.9g: %s", w->t, err.msg);
   }
   drop_collinear(&w->sc);
