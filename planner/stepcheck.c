@@ -47,14 +47,6 @@ static cp_stepcheck_law failed(cp_stepcheck_report *rep, cp_stepcheck_law l,
   return l;
 }
 
-// Column c of G (nu) dotted with u.
-static double gdot(const double *G, int nu, int c, const double *u) {
-  const double *g = G + (size_t)c * (size_t)nu;
-  double s = 0;
-  for (int i = 0; i < nu; ++i) s += g[i] * u[i];
-  return s;
-}
-
 // Angle between unit quaternions a and b (rad): 2 atan2(|v|, |w|) of
 // a^-1 b (acos of the dot product loses half the digits at small angles).
 static double quat_angle(const double *a, const double *b) {
@@ -74,32 +66,56 @@ cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
   const int nu = s->nu, nc = s->nc, n3 = 3 * nc, nb = s->nbody;
   const int j0 = nu - s->njoint;
   const double h = s->h;
-  double *r = scratch, *sc = scratch + nu, *vel = scratch + 2 * nu;
+  double *r = scratch, *sc = scratch + nu, *vel = scratch + 2 * nu,
+         *vel0 = vel + n3;
 
   // 1. Newton-Euler: r = H (u1 - u0) - h f - G p, row scale sc.
   for (int i = 0; i < nu; ++i) {
     r[i] = -h * s->f[i];
     sc[i] = fabs(h * s->f[i]);
   }
-  for (int j = 0; j < nu; ++j) {
-    const double d = s->u1[j] - s->u0[j], ad = fabs(d);
-    if (d == 0) continue;
-    const double *col = s->H + (size_t)j * (size_t)nu; // H symmetric
-    for (int i = 0; i < nu; ++i) {
-      r[i] += col[i] * d;
-      sc[i] += fabs(col[i]) * ad;
+  // H by its diagonal blocks (rows outside a column's block are zero).
+  const int nblk = s->block ? s->nblock : 1;
+  for (int bk = 0; bk < nblk; ++bk) {
+    const int b0 = s->block ? s->block[bk] : 0, b1 = s->block ? s->block[bk + 1] : nu;
+    for (int j = b0; j < b1; ++j) {
+      const double d = s->u1[j] - s->u0[j], ad = fabs(d);
+      if (d == 0) continue;
+      const double *col = s->H + (size_t)j * (size_t)nu; // H symmetric
+      for (int i = b0; i < b1; ++i) {
+        r[i] += col[i] * d;
+        sc[i] += fabs(col[i]) * ad;
+      }
     }
   }
+  // One pass down each column of G: its share of G p and the constraint
+  // velocities G^T u0, G^T u1.
   double pmax = 0;
   for (int c = 0; c < n3; ++c) {
     const double pc = s->p[c], ap = fabs(pc);
     if (ap > pmax) pmax = ap;
-    if (pc == 0) continue;
     const double *col = s->G + (size_t)c * (size_t)nu;
-    for (int i = 0; i < nu; ++i) {
-      r[i] -= col[i] * pc;
-      sc[i] += fabs(col[i]) * ap;
+    const int *rg = s->range ? s->range + 4 * (c / 3) : NULL;
+    double v0 = 0, v1 = 0;
+    for (int part = 0; part < 2; ++part) {
+      const int lo = rg ? rg[2 * part] : part ? 0 : 0,
+                hi = rg ? rg[2 * part + 1] : part ? 0 : nu;
+      if (pc == 0) {
+        for (int i = lo; i < hi; ++i) {
+          v0 += col[i] * s->u0[i];
+          v1 += col[i] * s->u1[i];
+        }
+      } else {
+        for (int i = lo; i < hi; ++i) {
+          v0 += col[i] * s->u0[i];
+          v1 += col[i] * s->u1[i];
+          r[i] -= col[i] * pc;
+          sc[i] += fabs(col[i]) * ap;
+        }
+      }
     }
+    vel0[c] = v0;
+    vel[c] = v1;
   }
   for (int i = 0; i < nu; ++i) {
     if (s->driven && s->driven[i]) continue;
@@ -110,10 +126,9 @@ cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
 
   // 2, 3. Constraints: normal law and friction.
   const double ptol = opt->imp_rel * pmax + opt->imp_abs;
-  for (int c = 0; c < n3; ++c) vel[c] = gdot(s->G, nu, c, s->u1);
   for (int j = 0; j < nc; ++j) {
     const double pn = s->p[3 * j], pt = s->p[3 * j + 1], po = s->p[3 * j + 2];
-    const double vn1 = vel[3 * j], vn0 = gdot(s->G, nu, 3 * j, s->u0);
+    const double vn1 = vel[3 * j], vn0 = vel0[3 * j];
     const double kn = s->accel_k && s->k ? s->k[3 * j] : 0;
     const double g0 = s->gap0[j], comp = s->comp_n ? s->comp_n[j] : 0;
     const double g = g0 + h * vn1 + h * h * kn, gc = g + comp * h * pn;
@@ -142,8 +157,7 @@ cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
     const double kt = s->accel_k && s->k ? h * s->k[3 * j + 1] : 0,
                  ko = s->accel_k && s->k ? h * s->k[3 * j + 2] : 0;
     const double vt1 = vel[3 * j + 1] + kt, vo1 = vel[3 * j + 2] + ko;
-    const double vt0 = gdot(s->G, nu, 3 * j + 1, s->u0),
-                 vo0 = gdot(s->G, nu, 3 * j + 2, s->u0);
+    const double vt0 = vel0[3 * j + 1], vo0 = vel0[3 * j + 2];
     const double s1 = sqrt(vt1 * vt1 + vo1 * vo1), s0 = sqrt(vt0 * vt0 + vo0 * vo0);
     const double ct = s->comp_t ? s->comp_t[j] : 0;
     const double vtol = opt->vel_abs + s->slide_tol +

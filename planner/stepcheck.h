@@ -123,6 +123,13 @@ typedef struct cp_stepcheck_step {
   const double *H;        ///< nu x nu mass matrix at the step's start
   const double *f;        ///< nu, forces of the (last) system build
   const double *G;        ///< nu x 3 nc
+  const int *range;       ///< NULL, or 4 per constraint: two dof ranges
+                          ///< [lo, hi) holding every nonzero of its three
+                          ///< columns of G (the two sides' bodies or
+                          ///< joints; an empty range is lo = hi)
+  int nblock;             ///< diagonal blocks of H (0 with block NULL)
+  const int *block;       ///< NULL, or nblock + 1 starts: H is zero outside
+                          ///< the diagonal blocks [block[b], block[b+1])
   const double *k;        ///< 3 nc velocity products (may be NULL if
                           ///< accel_k is 0)
   const unsigned char *driven; ///< nu, 1: acceleration-driven dof
@@ -154,7 +161,7 @@ typedef struct cp_stepcheck_report {
 } cp_stepcheck_report;
 
 /// Checks one step; returns rep->law (CP_CHECK_OK when every law holds).
-/// opt NULL: defaults. scratch: at least 2 nu + 3 nc doubles.
+/// opt NULL: defaults. scratch: at least 2 nu + 6 nc doubles.
 cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
                                   const cp_stepcheck_options *opt,
                                   double *scratch, cp_stepcheck_report *rep);

@@ -128,8 +128,14 @@ struct cp_world {
   double *ck_u0, *ck_u1, *ck_p, *ck_x0, *ck_x1, *ck_xm, *ck_buf;
   int ck_cap;               // doubles of ck_p and ck_buf
   double ck_drift;
+  double ck_e1;             // energy after the step (the check's, kept)
   int ck_two_phase;         // the step had an impulse phase
   double *lim_lo, *lim_hi;  // [nl] joint limits (-inf, inf when none)
+  int *free_idx;            // [n_bodies] index among free bodies, or -1
+  int *manip_r0;            // [n_manips + 1] first joint row of each
+  int *ck_blk, nblk;        // diagonal blocks of H (starts, nblk + 1)
+  int *ck_rng;              // [4 ncon] dof ranges of G's columns
+  int ck_rng_cap;
   double weight;            // total weight of the moving parts (N)
   int all_limits;           // 1: every limit side is a constraint of the
                             // step and a row of its LCPs (a step taken again
@@ -459,6 +465,10 @@ void cp_world_destroy(cp_world *w) {
   free(w->ck_buf);
   free(w->lim_lo);
   free(w->lim_hi);
+  free(w->free_idx);
+  free(w->manip_r0);
+  free(w->ck_blk);
+  free(w->ck_rng);
   cp_contact_space_free(&w->cs_keep);
   cp_contactgen_ws_free(&w->cg_ws);
   cp_system_ws_free(&w->sys_ws);
@@ -535,15 +545,31 @@ cp_world_status cp_world_create(const cp_scene *scene,
   w->ck_xm = malloc(sizeof(double) * (size_t)(cp_world_state_size(w) + 1));
   w->lim_lo = malloc(sizeof(double) * (size_t)n1);
   w->lim_hi = malloc(sizeof(double) * (size_t)n1);
+  w->free_idx = malloc(sizeof(int) * (size_t)(w->sc.n_bodies + 1));
+  w->manip_r0 = malloc(sizeof(int) * (size_t)(w->sc.n_manips + 1));
+  w->ck_blk = malloc(sizeof(int) * (size_t)(w->nobj + w->sc.n_manips + 1));
   if (!w->row_manip || !w->row_joint || !w->state0 || !w->udot || !w->u0 ||
       !w->du || !w->ud || !w->driven || !w->ck_u0 || !w->ck_u1 || !w->ck_x0 ||
-      !w->ck_x1 || !w->ck_xm || !w->lim_lo || !w->lim_hi) {
+      !w->ck_x1 || !w->ck_xm || !w->lim_lo || !w->lim_hi || !w->free_idx ||
+      !w->manip_r0 || !w->ck_blk) {
     cp_world_destroy(w);
     cp_error_set(err, "", "out of memory");
     return CP_WORLD_NOMEM;
   }
   // Joint rows: each chain's independent (non-mimic) joints in chain order
   // (models/system.h); mimic followers are moved with their leaders.
+  // The dof structure of the per-step check: H's diagonal blocks (each
+  // free body, each manipulator) and which dofs a contact's side moves.
+  for (int i = 0, k = 0; i < w->sc.n_bodies; ++i)
+    w->free_idx[i] = w->sc.bodies[i].fixed ? -1 : k++;
+  for (int k = 0; k <= w->nobj; ++k) w->ck_blk[k] = 6 * k;
+  w->nblk = w->nobj;
+  for (int m = 0, r = 0; m < w->sc.n_manips; ++m) {
+    w->manip_r0[m] = r;
+    for (int k = 0; k < w->sc.manips[m].n; ++k) r += !w->sc.manips[m].joints[k].is_mimic;
+    w->manip_r0[m + 1] = r;
+    if (w->manip_r0[m + 1] > w->manip_r0[m]) w->ck_blk[++w->nblk] = 6 * w->nobj + r;
+  }
   for (int m = 0, r = 0; m < w->sc.n_manips; ++m)
     for (int k = 0; k < w->sc.manips[m].n; ++k) {
       if (w->sc.manips[m].joints[k].is_mimic) continue;
@@ -2226,7 +2252,7 @@ static const char *joint_name(const cp_world *w, int r, char *buf, size_t n) {
 static cp_world_status check_step(cp_world *w, stepsys *s, int accel_k) {
   const int nc = w->ncon, nu = w->nu;
   // Per constraint: gap, mu, compliance (scratch after 2 nu + 3 nc).
-  double *gap = w->ck_buf + 2 * nu + 3 * nc, *mu = gap + nc, *cn = mu + nc,
+  double *gap = w->ck_buf + 2 * nu + 6 * nc, *mu = gap + nc, *cn = mu + nc,
          *ct = cn + nc, *e = ct + nc;
   const double kap = w->opt.compliance;
   const double *A = s->cs.A;
@@ -2241,16 +2267,41 @@ static cp_world_status check_step(cp_world *w, stepsys *s, int accel_k) {
     const double att = A[d + 1 + (d + 1) * n3], aoo = A[d + 2 + (d + 2) * n3];
     ct[j] = kap * (att > aoo ? att : aoo);
   }
+  if (cp_grow((void **)&w->ck_rng, &w->ck_rng_cap, 4 * nc + 4, sizeof(int)))
+    return fail(w, CP_WORLD_NOMEM, "out of memory");
+  const int no = 6 * w->nobj;
+  for (int j = 0; j < nc; ++j) {
+    const con *c = &w->cons[j];
+    int *rg = w->ck_rng + 4 * j;
+    rg[0] = rg[1] = rg[2] = rg[3] = 0;
+    if (c->contact < 0) {
+      rg[0] = no + c->row, rg[1] = no + c->row + 1;
+      continue;
+    }
+    const cp_contact *ct = &w->sc.contacts[c->contact];
+    for (int side = 0; side < 2; ++side) {
+      const cp_ref r = side ? ct->b : ct->a;
+      if (r.body >= 0 && w->free_idx[r.body] >= 0) {
+        rg[2 * side] = 6 * w->free_idx[r.body];
+        rg[2 * side + 1] = rg[2 * side] + 6;
+      } else if (r.body < 0 && r.manip >= 0) {
+        rg[2 * side] = no + w->manip_r0[r.manip];
+        rg[2 * side + 1] = no + w->manip_r0[r.manip + 1];
+      }
+    }
+    if (rg[2] == rg[0] && rg[3] == rg[1]) rg[2] = rg[3] = 0; // one manipulator
+  }
   cp_world_get_state(w, w->ck_x1);
   cp_stepcheck_step cs = {
       .nu = nu, .nc = nc, .nbody = w->nobj, .njoint = w->nl,
       .h = w->opt.dt, .accel_k = accel_k, .two_phase = w->ck_two_phase, .slide_tol = s->sys.tol, .H = s->sys.H, .f = s->sys.f,
-      .G = w->Gx, .k = w->kx, .driven = w->driven, .u0 = w->ck_u0,
+      .G = w->Gx, .range = w->ck_rng, .nblock = w->nblk, .block = w->ck_blk,
+      .k = w->kx, .driven = w->driven, .u0 = w->ck_u0,
       .u1 = w->ck_u1, .p = w->ck_p, .gap0 = gap, .mu = mu, .rest = e, .comp_n = cn,
       .comp_t = ct, .x0 = w->ck_x0, .x1 = w->ck_x1,
       .xm = w->ck_drift > 0 ? w->ck_xm : w->ck_x1, .lower = w->lim_lo,
       .upper = w->lim_hi, .effort = s->sys.tau, .e0 = w->energy,
-      .e1 = energy_of(w), .drift_depth = w->ck_drift, .weight = w->weight};
+      .e1 = w->ck_e1, .drift_depth = w->ck_drift, .weight = w->weight};
   cp_stepcheck_report rep;
   if (cp_stepcheck_run(&cs, NULL, w->ck_buf, &rep) == CP_CHECK_OK)
     return CP_WORLD_OK;
@@ -2295,7 +2346,7 @@ static int limit_crossed(const cp_world *w) {
 }
 
 static cp_world_status grow_check(cp_world *w) {
-  const int need = 2 * w->nu + 8 * w->ncon + 1;
+  const int need = 2 * w->nu + 11 * w->ncon + 1;
   if (need <= w->ck_cap) return CP_WORLD_OK;
   int cap = 2 * need;
   double *p = realloc(w->ck_p, sizeof(double) * (size_t)cap);
@@ -2372,6 +2423,7 @@ static cp_world_status take(cp_world *w, cp_stepper stp, cp_step_info *info) {
     }
     if (st == CP_WORLD_OK) st = check_finite(w);
     if (st == CP_WORLD_OK && w->opt.check) {
+      w->ck_e1 = energy_of(w);
       st = check_step(w, &s, accel_k);
       checked = st == CP_WORLD_OK;
     }
@@ -2383,7 +2435,7 @@ static cp_world_status take(cp_world *w, cp_stepper stp, cp_step_info *info) {
   if ((st = gen_contacts(w, pen_limit(w))) != CP_WORLD_OK) return st;
   warm_commit(w);
   w->t += w->opt.dt;
-  w->energy = energy_of(w);
+  w->energy = checked ? w->ck_e1 : energy_of(w);
   info->checked = checked;
   return CP_WORLD_OK;
 }
