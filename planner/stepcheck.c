@@ -8,10 +8,11 @@ cp_stepcheck_options cp_stepcheck_defaults(void) {
   cp_stepcheck_options o;
   o.ne_rel = 1e-8;
   o.ne_abs = 1e-12;
-  o.imp_rel = 1e-9;
+  o.imp_rel = 1e-7;
   o.imp_abs = 1e-12;
   o.gap_abs = 1e-9;
   o.gap_rel = 1e-9;
+  o.vel_lcp = 1e-5;
   o.vel_abs = 1e-7;
   o.vel_rel = 1e-6;
   o.move_tol = 1e-9;
@@ -47,6 +48,10 @@ static cp_stepcheck_law failed(cp_stepcheck_report *rep, cp_stepcheck_law l,
   return l;
 }
 
+// v <= lim with a finite bound: a bound made infinite by an exploded
+// state must not let that state pass.
+static int within(double v, double lim) { return isfinite(lim) && v <= lim; }
+
 // Angle between unit quaternions a and b (rad): 2 atan2(|v|, |w|) of
 // a^-1 b (acos of the dot product loses half the digits at small angles).
 static double quat_angle(const double *a, const double *b) {
@@ -67,7 +72,7 @@ cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
   const int j0 = nu - s->njoint;
   const double h = s->h;
   double *r = scratch, *sc = scratch + nu, *vel = scratch + 2 * nu,
-         *vel0 = vel + n3;
+         *vel0 = vel + n3, *gdu = vel0 + n3;
 
   // 1. Newton-Euler: r = H (u1 - u0) - h f - G p, row scale sc.
   for (int i = 0; i < nu; ++i) {
@@ -88,6 +93,11 @@ cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
       }
     }
   }
+  // The kinetic energy exchanged in the step, (H du) . (u0 + u1) / 2 (H of
+  // the start), for the energy law's allowance.
+  double dke = 0;
+  for (int i = 0; i < nu; ++i) dke += (r[i] + h * s->f[i]) * (s->u0[i] + s->u1[i]);
+  dke = 0.5 * fabs(dke);
   // One pass down each column of G: its share of G p and the constraint
   // velocities G^T u0, G^T u1.
   double pmax = 0;
@@ -96,10 +106,13 @@ cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
     if (ap > pmax) pmax = ap;
     const double *col = s->G + (size_t)c * (size_t)nu;
     const int *rg = s->range ? s->range + 4 * (c / 3) : NULL;
-    double v0 = 0, v1 = 0;
+    double v0 = 0, v1 = 0, gd = 0;
     for (int part = 0; part < 2; ++part) {
       const int lo = rg ? rg[2 * part] : part ? 0 : 0,
                 hi = rg ? rg[2 * part + 1] : part ? 0 : nu;
+      if (c % 3 == 0) { // normal columns: |G_n| |du|, the row's own scale
+        for (int i = lo; i < hi; ++i) gd += fabs(col[i] * (s->u1[i] - s->u0[i]));
+      }
       if (pc == 0) {
         for (int i = lo; i < hi; ++i) {
           v0 += col[i] * s->u0[i];
@@ -116,28 +129,33 @@ cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
     }
     vel0[c] = v0;
     vel[c] = v1;
+    if (c % 3 == 0) gdu[c / 3] = gd;
   }
   for (int i = 0; i < nu; ++i) {
     if (s->driven && s->driven[i]) continue;
     const double lim = opt->ne_rel * sc[i] + opt->ne_abs;
-    if (!(fabs(r[i]) <= lim))
+    if (!within(fabs(r[i]), lim))
       return failed(rep, CP_CHECK_NEWTON_EULER, i, r[i], lim);
   }
 
   // 2, 3. Constraints: normal law and friction.
-  const double ptol = opt->imp_rel * pmax + opt->imp_abs;
+  // Impulses are compared at the step's momentum scale: the largest
+  // impulse and the largest Newton-Euler row scale (|H du| + h |f| + ...).
+  double pscale = pmax;
+  for (int i = 0; i < nu; ++i) pscale = sc[i] > pscale ? sc[i] : pscale;
+  const double ptol = opt->imp_rel * pscale + opt->imp_abs;
   for (int j = 0; j < nc; ++j) {
     const double pn = s->p[3 * j], pt = s->p[3 * j + 1], po = s->p[3 * j + 2];
     const double vn1 = vel[3 * j], vn0 = vel0[3 * j];
     const double kn = s->accel_k && s->k ? s->k[3 * j] : 0;
     const double g0 = s->gap0[j], comp = s->comp_n ? s->comp_n[j] : 0;
     const double g = g0 + h * vn1 + h * h * kn, gc = g + comp * h * pn;
-    const double gtol = opt->gap_abs +
-                        opt->gap_rel * (fabs(g0) + h * fabs(vn0) + h * fabs(vn1)) +
+    const double gtol = opt->gap_abs + opt->gap_rel * fabs(g0) +
+                        opt->vel_lcp * h * (fabs(vn0) + fabs(vn1) + gdu[j]) +
                         h * h * fabs(kn) + comp * h * fabs(pn);
     if (!(pn >= -ptol)) return failed(rep, CP_CHECK_NORMAL_SIGN, j, pn, -ptol);
     const double floor = (g0 < 0 ? g0 : 0) - gtol;
-    if (!(gc >= floor)) return failed(rep, CP_CHECK_PENETRATION, j, gc, floor);
+    if (!within(-gc, -floor)) return failed(rep, CP_CHECK_PENETRATION, j, gc, floor);
     // Restitution e: the impact's law is v+_n >= -e v-_n, so a pushing
     // constraint may open at up to e times its approach speed.
     const double e = s->rest ? s->rest[j] : 0;
@@ -150,7 +168,7 @@ cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
       return failed(rep, CP_CHECK_COMPLEMENTARITY, j, gc, open);
     const double mu = s->mu ? s->mu[j] : 0;
     const double bound = mu * (pn > 0 ? pn : 0) + ptol;
-    if (!(fabs(pt) <= bound) || !(fabs(po) <= bound))
+    if (!within(fabs(pt), bound) || !within(fabs(po), bound))
       return failed(rep, CP_CHECK_FRICTION_CONE, j,
                     fabs(pt) > fabs(po) ? fabs(pt) : fabs(po), bound);
     if (mu == 0 || s->two_phase) continue;
@@ -182,11 +200,11 @@ cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
       w2 += v[3 + i] * v[3 + i];
     }
     const double lim = h * sqrt(v2) * (1 + 1e-12) + extra;
-    if (!(sqrt(d2) <= lim))
+    if (!within(sqrt(d2), lim))
       return failed(rep, CP_CHECK_MOTION, b, sqrt(d2), lim);
     const double ang = quat_angle(a + 3, e + 3),
                  alim = h * sqrt(w2) * (1 + 1e-9) + opt->move_tol;
-    if (!(ang <= alim))
+    if (!within(ang, alim))
       return failed(rep, CP_CHECK_MOTION, b, ang, alim);
   }
   double work = 0;
@@ -194,13 +212,13 @@ cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
     const double a = s->x0[13 * nb + 2 * q], e = s->x1[13 * nb + 2 * q],
                  em = xm[13 * nb + 2 * q];
     const double lim = h * fabs(s->u1[j0 + q]) * (1 + 1e-12) + extra;
-    if (!(fabs(em - a) <= lim))
+    if (!within(fabs(em - a), lim))
       return failed(rep, CP_CHECK_MOTION, nb + q, fabs(em - a), lim);
     if (s->lower) {
       const double lo = s->lower[q], hi = s->upper[q];
       const double b0 = fmax(lo - a, a - hi), b1 = fmax(lo - e, e - hi);
       const double blim = (b0 > 0 ? b0 : 0) + opt->gap_abs;
-      if (!(b1 <= blim)) return failed(rep, CP_CHECK_JOINT_LIMIT, q, b1, blim);
+      if (!within(b1, blim)) return failed(rep, CP_CHECK_JOINT_LIMIT, q, b1, blim);
     }
     // Work of the joint's input: its effort, or its drive's force (the
     // Newton-Euler residual of a driven dof).
@@ -221,16 +239,18 @@ cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
   // the forces f with the velocity after the step, the kinetic energy
   // changes with their mean; the two differ by up to h |f_i| |du_i| / 2 per
   // dof (and the drive forces likewise).
-  double disc = 0;
+  double disc = 0, gross = 0;
   for (int i = 0; i < nu; ++i) {
-    const double fi = s->driven && s->driven[i] ? r[i] / h : s->f[i];
-    disc += fabs(fi) * fabs(s->u1[i] - s->u0[i]);
+    const double fi = fabs(s->driven && s->driven[i] ? r[i] / h : s->f[i]);
+    disc += fi * fabs(s->u1[i] - s->u0[i]);
+    gross += fi * (fabs(s->u0[i]) + fabs(s->u1[i]));
   }
   disc *= 0.5 * h;
+  gross *= 0.5 * h;
   const double elim = work + disc + opt->energy_abs +
                       opt->energy_rel * (fabs(s->e0) + fabs(s->e1)) +
-                      opt->work_rel * (fabs(work) + disc);
-  if (!(s->e1 - s->e0 <= elim))
+                      opt->work_rel * (fabs(work) + gross + dke);
+  if (!within(s->e1 - s->e0, elim))
     return failed(rep, CP_CHECK_ENERGY, -1, s->e1 - s->e0, elim);
   return CP_CHECK_OK;
 }

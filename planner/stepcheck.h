@@ -27,8 +27,11 @@
 ///      constraint (p_n > p_tol) ends closed, gc <= g_tol (with restitution
 ///      e: gc <= g_tol + max(gap0, 0) + h e max(0, -vn0), Newton's law
 ///      of an impact, which for e > 0 may come before the contact touches).
-///      g_tol = gap_abs + gap_rel (|gap0| + h |vn0| + h |vn1|) + h^2 |k_n|
-///      + comp h |p_n|; p_tol = imp_rel max |p| + imp_abs.
+///      g_tol = gap_abs + gap_rel |gap0| + vel_lcp h (|vn0| + |vn1| +
+///      |G_n| |u1 - u0|) + h^2 |k_n| + comp h |p_n| (the row's velocities at
+///      the LCP's own relative accuracy); p_tol = imp_rel P + imp_abs, P the
+///      larger of the largest impulse and the largest Newton-Euler row
+///      scale.
 ///   3. Friction (contacts): the four-sided pyramid |p_t|, |p_o| <= mu p_n
 ///      + p_tol; and a contact that slides at the end of the step
 ///      (|v_tan1| > v_tol) has its friction at the bound against that
@@ -55,12 +58,16 @@
 ///      energy_rel (|E0| + |E1| + |W|) + the integrator's own term
 ///      h/2 sum_i |f_i| |u1_i - u0_i| (semi-implicit Euler takes the work
 ///      of f with u1, the kinetic energy changes with the mean velocity;
-///      drive forces in place of f on driven dofs) + work_rel (|W| + that
-///      term): the work is a first-order estimate, and a joint's potential
-///      and kinetic energy are not linear in its angle (a finger swinging
-///      free at dt 1 ms gained 1.6 % more than the estimate). An
-///      explosion's energy grows with the square of the velocity change,
-///      these terms linearly.
+///      drive forces in place of f on driven dofs) + work_rel (|W| + F +
+///      |dKE|), F = h/2 sum_i |f_i| (|u0_i| + |u1_i|) the energy the forces
+///      move in the step and dKE = (H du) . (u0 + u1) / 2 the kinetic
+///      energy exchanged: the work is a first-order estimate, a joint's
+///      potential and kinetic energy are not linear in its angle, and
+///      semi-implicit Euler is not symplectic for a chain whose mass matrix
+///      depends on its configuration (the Allegro's thumb swinging at 15 to
+///      30 rad/s at dt 5 ms gained 1e-4 J a step, with no input). Energy
+///      from nothing still fails: it shows as kinetic energy, and a rise
+///      must stay below work_rel of it.
 ///
 /// The cost is a few matrix-vector products of the step's own size (no
 /// factorisation); experiments/bench_sim shows it per step.
@@ -73,8 +80,12 @@ extern "C" {
 
 typedef struct cp_stepcheck_options {
   double ne_rel, ne_abs;       ///< 1e-8, 1e-12 (N s)
-  double imp_rel, imp_abs;     ///< 1e-9 of the largest impulse, 1e-12 N s
+  double imp_rel, imp_abs;     ///< 1e-7 of the momentum scale, 1e-12 N s
   double gap_abs, gap_rel;     ///< 1e-9 m, 1e-9
+  double vel_lcp;              ///< 1e-5: ten times the LCP solution's own
+                               ///< relative accuracy (rel_tol 1e-6,
+                               ///< docs/math.md section 5), on the
+                               ///< velocities of a constraint's row
   double vel_abs, vel_rel;     ///< 1e-7 m/s, 1e-6
   double move_tol;             ///< 1e-9 (m or rad)
   double energy_abs, energy_rel; ///< 1e-9 J, 1e-8
@@ -161,7 +172,7 @@ typedef struct cp_stepcheck_report {
 } cp_stepcheck_report;
 
 /// Checks one step; returns rep->law (CP_CHECK_OK when every law holds).
-/// opt NULL: defaults. scratch: at least 2 nu + 6 nc doubles.
+/// opt NULL: defaults. scratch: at least 2 nu + 7 nc doubles.
 cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
                                   const cp_stepcheck_options *opt,
                                   double *scratch, cp_stepcheck_report *rep);

@@ -2252,7 +2252,7 @@ static const char *joint_name(const cp_world *w, int r, char *buf, size_t n) {
 static cp_world_status check_step(cp_world *w, stepsys *s, int accel_k) {
   const int nc = w->ncon, nu = w->nu;
   // Per constraint: gap, mu, compliance (scratch after 2 nu + 3 nc).
-  double *gap = w->ck_buf + 2 * nu + 6 * nc, *mu = gap + nc, *cn = mu + nc,
+  double *gap = w->ck_buf + 2 * nu + 7 * nc, *mu = gap + nc, *cn = mu + nc,
          *ct = cn + nc, *e = ct + nc;
   const double kap = w->opt.compliance;
   const double *A = s->cs.A;
@@ -2346,7 +2346,7 @@ static int limit_crossed(const cp_world *w) {
 }
 
 static cp_world_status grow_check(cp_world *w) {
-  const int need = 2 * w->nu + 11 * w->ncon + 1;
+  const int need = 2 * w->nu + 12 * w->ncon + 1;
   if (need <= w->ck_cap) return CP_WORLD_OK;
   int cap = 2 * need;
   double *p = realloc(w->ck_p, sizeof(double) * (size_t)cap);
