@@ -1806,6 +1806,8 @@ static cp_world_status step_velocity(cp_world *w, stepsys *s,
   int warm = 0;
   info->lcp_solves++;
   if (solve_friction(w, m, &info->pivots, &warm, &li)) {
+    // (Out of memory is not retried: the step fails with it.)
+    if (li.status == CP_LCP_NOMEM) return fail(w, CP_WORLD_NOMEM, "out of memory");
     // The LCP always has a solution; a Lemke failure is numerical. Let
     // the auto strategy (FIP, more restarts, the MIP) have it -- without
     // its first step when that is the Lemke run that just failed: auto
@@ -1822,6 +1824,7 @@ static cp_world_status step_velocity(cp_world *w, stepsys *s,
       so.solver = CP_SOLVER_AUTO;
       fs = cp_lcp_solve(w->ws, m, w->M, w->q, &so, w->z, w->w, &li, NULL);
     }
+    if (fs == CP_LCP_NOMEM) return fail(w, CP_WORLD_NOMEM, "out of memory");
     if (fs != CP_LCP_SOLVED)
       return fail(w, CP_WORLD_SOLVER_FAILED,
                   "t = %.9g: the velocity LCP (size %d) was not solved: %s",
@@ -1990,7 +1993,8 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
     } else {
       lcp_fill(w, m);
       if (solve_lcp(w, m, &info->pivots, &li))
-        return fail(w, CP_WORLD_NEEDS_FALLBACK,
+        return li.status == CP_LCP_NOMEM ? fail(w, CP_WORLD_NOMEM, "out of memory") :
+        fail(w, CP_WORLD_NEEDS_FALLBACK,
                     "t = %.9g: the impact LCP (size %d) was not solved: %s",
                     w->t, m, li.reason);
       if (slot) memo_keep(w, slot, key, ns, m);
@@ -2071,7 +2075,8 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
     lcp_warm(w, ns, w->sel, 0, m);
     info->lcp_solves++;
     if (solve_friction(w, m, &info->pivots, pass ? NULL : &warm, &li))
-      return fail(w, CP_WORLD_NEEDS_FALLBACK,
+      return li.status == CP_LCP_NOMEM ? fail(w, CP_WORLD_NOMEM, "out of memory") :
+      fail(w, CP_WORLD_NEEDS_FALLBACK,
                   "t = %.9g: the acceleration LCP (size %d) has no solution "
                   "found (%s)",
                   w->t, m, li.reason);
