@@ -30,8 +30,8 @@
 ///      g_tol = gap_abs + gap_rel |gap0| + vel_lcp h (|vn0| + |vn1| +
 ///      |G_n| |u1 - u0|) + h^2 |k_n| + comp h |p_n| (the row's velocities at
 ///      the LCP's own relative accuracy); p_tol = imp_rel P + imp_abs, P the
-///      larger of the largest impulse and the largest Newton-Euler row
-///      scale.
+///      larger of the largest impulse and the largest |H du| + h |f| of a
+///      row.
 ///   3. Friction (contacts): the four-sided pyramid |p_t|, |p_o| <= mu p_n
 ///      + p_tol; and a contact that slides at the end of the step
 ///      (|v_tan1| > v_tol) has its friction at the bound against that
