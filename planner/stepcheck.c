@@ -54,14 +54,30 @@ static cp_stepcheck_law failed(cp_stepcheck_report *rep, cp_stepcheck_law l,
 // state must not let that state pass.
 static int within(double v, double lim) { return isfinite(lim) && v <= lim; }
 
-// Angle between unit quaternions a and b (rad): 2 atan2(|v|, |w|) of
-// a^-1 b (acos of the dot product loses half the digits at small angles).
-static double quat_angle(const double *a, const double *b) {
+// The rotation a^-1 b of unit quaternions: |w| and |v| into wv[0], wv[1].
+static void quat_rel(const double *a, const double *b, double *wv) {
   const double w = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3];
   const double v0 = a[0] * b[1] - b[0] * a[1] - (a[2] * b[3] - a[3] * b[2]),
                v1 = a[0] * b[2] - b[0] * a[2] - (a[3] * b[1] - a[1] * b[3]),
                v2 = a[0] * b[3] - b[0] * a[3] - (a[1] * b[2] - a[2] * b[1]);
-  return 2 * atan2(sqrt(v0 * v0 + v1 * v1 + v2 * v2), fabs(w));
+  wv[0] = fabs(w);
+  wv[1] = sqrt(v0 * v0 + v1 * v1 + v2 * v2);
+}
+
+// Angle between unit quaternions a and b (rad): 2 atan2(|v|, |w|) of
+// a^-1 b (acos of the dot product loses half the digits at small angles).
+static double quat_angle(const double *a, const double *b) {
+  double wv[2];
+  quat_rel(a, b, wv);
+  return 2 * atan2(wv[1], wv[0]);
+}
+
+// Whether the angle is at most lim, without atan2 when it clearly is:
+// atan(x) <= x, so |v| <= |w| lim / 2 means an angle <= lim.
+static int quat_within(const double *a, const double *b, double lim) {
+  double wv[2];
+  quat_rel(a, b, wv);
+  return wv[1] <= wv[0] * 0.5 * lim;
 }
 
 cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
@@ -73,22 +89,26 @@ cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
   const int nu = s->nu, nc = s->nc, n3 = 3 * nc, nb = s->nbody;
   const int j0 = nu - s->njoint;
   const double h = s->h;
-  double *r = scratch, *sc = scratch + nu, *vel = scratch + 2 * nu,
+  // Local restrict pointers: the stores to the scratch rows cannot alias
+  // the step's arrays (without this the loops reload every input).
+  const double *restrict u0 = s->u0, *restrict u1 = s->u1, *restrict f = s->f,
+                         *restrict G = s->G, *restrict H = s->H;
+  double *restrict r = scratch, *restrict sc = scratch + nu, *vel = scratch + 2 * nu,
          *vel0 = vel + n3, *gdu = vel0 + n3;
 
   // 1. Newton-Euler: r = H (u1 - u0) - h f - G p, row scale sc.
   for (int i = 0; i < nu; ++i) {
-    r[i] = -h * s->f[i];
-    sc[i] = fabs(h * s->f[i]);
+    r[i] = -h * f[i];
+    sc[i] = fabs(h * f[i]);
   }
   // H by its diagonal blocks (rows outside a column's block are zero).
   const int nblk = s->block ? s->nblock : 1;
   for (int bk = 0; bk < nblk; ++bk) {
     const int b0 = s->block ? s->block[bk] : 0, b1 = s->block ? s->block[bk + 1] : nu;
     for (int j = b0; j < b1; ++j) {
-      const double d = s->u1[j] - s->u0[j], ad = fabs(d);
+      const double d = u1[j] - u0[j], ad = fabs(d);
       if (d == 0) continue;
-      const double *col = s->H + (size_t)j * (size_t)nu; // H symmetric
+      const double *restrict col = H + (size_t)j * (size_t)nu; // symmetric
       for (int i = b0; i < b1; ++i) {
         r[i] += col[i] * d;
         sc[i] += fabs(col[i]) * ad;
@@ -98,7 +118,7 @@ cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
   // The kinetic energy exchanged in the step, (H du) . (u0 + u1) / 2 (H of
   // the start), for the energy law's allowance.
   double dke = 0;
-  for (int i = 0; i < nu; ++i) dke += (r[i] + h * s->f[i]) * (s->u0[i] + s->u1[i]);
+  for (int i = 0; i < nu; ++i) dke += (r[i] + h * f[i]) * (u0[i] + u1[i]);
   dke = 0.5 * fabs(dke);
   // One pass down a constraint's three columns of G (over the dofs of its
   // two sides): their share of G p and the constraint velocities G^T u0,
@@ -106,14 +126,16 @@ cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
   double pmax = 0;
   for (int j = 0; j < nc; ++j) {
     const double *pj = s->p + 3 * j;
-    const double *cn = s->G + (size_t)(3 * j) * (size_t)nu, *ct = cn + nu, *co = ct + nu;
+    const double *restrict cn = G + (size_t)(3 * j) * (size_t)nu, *restrict ct = cn + nu,
+                           *restrict co = ct + nu;
+    const double p0 = pj[0], p1 = pj[1], p2 = pj[2];
     pmax = MAXD(pmax, MAXD(fabs(pj[0]), MAXD(fabs(pj[1]), fabs(pj[2]))));
     const int *rg = s->range ? s->range + 4 * j : NULL;
     double n0 = 0, n1 = 0, t0 = 0, t1 = 0, o0 = 0, o1 = 0, gd = 0;
     for (int part = 0; part < 2; ++part) {
       const int lo = rg ? rg[2 * part] : 0, hi = rg ? rg[2 * part + 1] : part ? 0 : nu;
       for (int i = lo; i < hi; ++i) {
-        const double a = cn[i], b = ct[i], c = co[i], x0 = s->u0[i], x1 = s->u1[i];
+        const double a = cn[i], b = ct[i], c = co[i], x0 = u0[i], x1 = u1[i];
         n0 += a * x0;
         n1 += a * x1;
         t0 += b * x0;
@@ -121,7 +143,7 @@ cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
         o0 += c * x0;
         o1 += c * x1;
         gd += fabs(a * (x1 - x0));
-        r[i] -= a * pj[0] + b * pj[1] + c * pj[2];
+        r[i] -= a * p0 + b * p1 + c * p2;
       }
     }
     vel0[3 * j] = n0, vel0[3 * j + 1] = t0, vel0[3 * j + 2] = o0;
@@ -205,10 +227,11 @@ cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
     const double lim = h * sqrt(v2) * (1 + 1e-12) + extra;
     if (!within(sqrt(d2), lim))
       return failed(rep, CP_CHECK_MOTION, b, sqrt(d2), lim);
-    const double ang = quat_angle(a + 3, e + 3),
-                 alim = h * sqrt(w2) * (1 + 1e-9) + opt->move_tol;
-    if (!within(ang, alim))
-      return failed(rep, CP_CHECK_MOTION, b, ang, alim);
+    const double alim = h * sqrt(w2) * (1 + 1e-9) + opt->move_tol;
+    if (!quat_within(a + 3, e + 3, alim)) {
+      const double ang = quat_angle(a + 3, e + 3);
+      if (!within(ang, alim)) return failed(rep, CP_CHECK_MOTION, b, ang, alim);
+    }
   }
   double work = 0;
   for (int q = 0; q < s->njoint; ++q) {
@@ -244,9 +267,9 @@ cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
   // dof (and the drive forces likewise).
   double disc = 0, gross = 0;
   for (int i = 0; i < nu; ++i) {
-    const double fi = fabs(s->driven && s->driven[i] ? r[i] / h : s->f[i]);
-    disc += fi * fabs(s->u1[i] - s->u0[i]);
-    gross += fi * (fabs(s->u0[i]) + fabs(s->u1[i]));
+    const double fi = fabs(s->driven && s->driven[i] ? r[i] / h : f[i]);
+    disc += fi * fabs(u1[i] - u0[i]);
+    gross += fi * (fabs(u0[i]) + fabs(u1[i]));
   }
   disc *= 0.5 * h;
   gross *= 0.5 * h;

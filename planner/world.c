@@ -126,6 +126,7 @@ struct cp_world {
   // after the step before drift (nu), total impulses (3 ncon), the state
   // at the (sub)step's start, the overlap the drift removed, scratch
   double *ck_u0, *ck_u1, *ck_p, *ck_x0, *ck_x1, *ck_xm, *ck_buf;
+  const double *ck_x0p;     // the (sub)step's start: state0 or ck_x0
   int ck_cap;               // doubles of ck_p and ck_buf
   double ck_drift;
   double ck_e1;             // energy after the step (the check's, kept)
@@ -2303,7 +2304,7 @@ static cp_world_status check_step(cp_world *w, stepsys *s, int accel_k) {
       .G = w->Gx, .range = w->ck_rng, .nblock = w->nblk, .block = w->ck_blk,
       .k = w->kx, .driven = w->driven, .u0 = w->ck_u0,
       .u1 = w->ck_u1, .p = w->ck_p, .gap0 = gap, .mu = mu, .rest = e, .comp_n = cn,
-      .comp_t = ct, .x0 = w->ck_x0, .x1 = w->ck_x1,
+      .comp_t = ct, .x0 = w->ck_x0p, .x1 = w->ck_x1,
       .xm = w->ck_drift > 0 ? w->ck_xm : w->ck_x1, .lower = w->lim_lo,
       .upper = w->lim_hi, .effort = s->sys.tau, .e0 = w->energy,
       .e1 = w->ck_e1, .drift_depth = w->ck_drift, .weight = w->weight};
@@ -2342,7 +2343,7 @@ static cp_world_status check_step(cp_world *w, stepsys *s, int accel_k) {
 // than it started.
 static int limit_crossed(const cp_world *w) {
   for (int r = 0; r < w->nl; ++r) {
-    const double q1 = cjoint_of(w, r)->position, q0 = w->ck_x0[13 * w->nobj + 2 * r];
+    const double q1 = cjoint_of(w, r)->position, q0 = w->ck_x0p[13 * w->nobj + 2 * r];
     const double b0 = fmax(w->lim_lo[r] - q0, q0 - w->lim_hi[r]);
     const double b1 = fmax(w->lim_lo[r] - q1, q1 - w->lim_hi[r]);
     if (b1 > 1e-9 && b1 > b0) return 1;
@@ -2370,8 +2371,16 @@ static cp_world_status grow_check(cp_world *w) {
 // independent checks, the contacts of the new state (penetration). On
 // success the warm records are committed and the time advanced; on failure
 // the state is whatever the attempt left (the caller restores it).
-static cp_world_status take(cp_world *w, cp_stepper stp, cp_step_info *info) {
-  cp_world_get_state(w, w->ck_x0);
+static cp_world_status take(cp_world *w, cp_stepper stp, cp_step_info *info,
+                            int whole) {
+  // whole: the step is taken in one piece from w->state0 (its start state
+  // is already there)
+  if (whole) {
+    w->ck_x0p = w->state0;
+  } else {
+    cp_world_get_state(w, w->ck_x0);
+    w->ck_x0p = w->ck_x0;
+  }
   cp_world_status st = CP_WORLD_OK;
   if (!w->contacts_valid && (st = gen_contacts(w, pen_limit(w))) != CP_WORLD_OK)
     return st;
@@ -2404,7 +2413,7 @@ static cp_world_status take(cp_world *w, cp_stepper stp, cp_step_info *info) {
     if (st == CP_WORLD_NEEDS_FALLBACK && w->opt.allow_fallback) {
       // Painleve / inconsistent: the velocity stepper from the start.
       stepsys_free(w, &s);
-      put_state(w, w->ck_x0);
+      put_state(w, w->ck_x0p);
       w->contacts_valid = 1; // the constraints are the start state's
       w->nwarm_next = 0;
       memset(w->ck_p, 0, sizeof(double) * 3 * (size_t)w->ncon);
@@ -2419,10 +2428,10 @@ static cp_world_status take(cp_world *w, cp_stepper stp, cp_step_info *info) {
       // A limit outside the window (or not selected) was crossed: the step
       // again with every limit a constraint and a row of its LCPs.
       stepsys_free(w, &s);
-      put_state(w, w->ck_x0);
+      put_state(w, w->ck_x0p);
       w->all_limits = 1;
       info->limits_redone = 1;
-      st = take(w, stp, info);
+      st = take(w, stp, info, whole);
       w->all_limits = 0;
       return st;
     }
@@ -2492,7 +2501,7 @@ cp_world_status cp_world_step(cp_world *w, cp_step_info *out) {
     for (int k = 0; k < tries[a].n; ++k) {
       cp_step_info sub;
       memset(&sub, 0, sizeof sub);
-      st = take(w, tries[a].s, &sub);
+      st = take(w, tries[a].s, &sub, tries[a].n == 1);
       info.contacts = k == 0 ? sub.contacts : info.contacts;
       info.impacts += sub.impacts;
       info.lcp_solves += sub.lcp_solves;
