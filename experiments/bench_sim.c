@@ -42,13 +42,15 @@ typedef struct res {
 
 /* ---- complan ------------------------------------------------------- */
 
-static res run_complan(int n, double mu, double v0, int steps, int warm,
-                       cp_stepper stepper) {
+/* check: the per-step check (planner/stepcheck.h), on by default. */
+static res run_complan_check(int n, double mu, double v0, int steps, int warm,
+                             cp_stepper stepper, int check) {
   res r = {0};
   cp_world_options o = cp_world_defaults();
   o.dt = DT;
   o.warm_start = warm;
   o.stepper = stepper;
+  o.check = check;
   cp_world *w = bench_stack_world(n, mu, v0, &o, "bench_sim");
   int ns = cp_world_state_size(w), top = 13 * (n - 1);
   double *x0 = malloc(sizeof(double) * (size_t)ns), *x = malloc(sizeof(double) * (size_t)ns);
@@ -76,6 +78,11 @@ static res run_complan(int n, double mu, double v0, int steps, int warm,
   free(x);
   cp_world_destroy(w);
   return r;
+}
+
+static res run_complan(int n, double mu, double v0, int steps, int warm,
+                       cp_stepper stepper) {
+  return run_complan_check(n, mu, v0, steps, warm, stepper, 1);
 }
 
 /* Rounds of the resting-stack comparison (each engine's best time). */
@@ -235,6 +242,25 @@ int main(int argc, char **argv) {
            w.pivots > 0 ? c.pivots / w.pivots : INFINITY, w.us, c.us);
     fflush(stdout);
   }
+  printf("\n## The per-step check's cost (resting stacks, warm, %d steps; "
+         "turns over %d rounds, best of each)\n\n", steps, REPS);
+  printf("| boxes | stepper | us/step checked | us/step unchecked | check (us/step) | "
+         "check (%% of the step) |\n|---|---|---|---|---|---|\n");
+  for (int s = 0; s < 4; ++s)
+    for (int v = 0; v < 2; ++v) {
+      int n = sizes[s];
+      cp_stepper st = v ? CP_STEPPER_VELOCITY : CP_STEPPER_ACCELERATION;
+      double on = INFINITY, off = INFINITY;
+      for (int rep = 0; rep < REPS; ++rep) {
+        res a = run_complan_check(n, 0.5, 0, steps, 1, st, 1),
+            b = run_complan_check(n, 0.5, 0, steps, 1, st, 0);
+        if (a.us < on) on = a.us;
+        if (b.us < off) off = b.us;
+      }
+      printf("| %d | %s | %.2f | %.2f | %.2f | %.1f |\n", n, cp_stepper_name(st), on,
+             off, on - off, 100 * (on - off) / on);
+      fflush(stdout);
+    }
   printf("\n## Sliding box (v0 = 1 m/s, mu = 0.3, dt = %g s, 1 s)\n\n", DT);
   printf("| engine | us/step | stopping distance error (relative) |\n|---|---|---|\n");
   res cs = best_complan(1, 0.3, 1.0, 200, 1, CP_STEPPER_ACCELERATION),

@@ -30,12 +30,14 @@ static uint64_t hash_doubles(uint64_t h, const double *v, int n) {
 int main(int argc, char **argv) {
   int n = argc > 1 ? atoi(argv[1]) : 1;
   int steps = argc > 2 ? atoi(argv[2]) : 2000;
-  if (n < 1 || n > 40 || steps < 1) {
-    fprintf(stderr, "usage: stack_steps N(1..40) [steps]\n");
+  const int check = !(argc > 3 && !strcmp(argv[3], "nocheck"));
+  if (n < 1 || n > 40 || steps < 1 || (argc > 3 && check)) {
+    fprintf(stderr, "usage: stack_steps N(1..40) [steps [nocheck]]\n");
     return 2;
   }
   cp_world_options o = cp_world_defaults();
   o.dt = 0.005;
+  o.check = check; // nocheck: without the per-step check (its cost)
   cp_world *w = bench_stack_world(n, 0.5, 0, &o, "stack_steps");
   long pivots = 0;
   double t0 = bench_now();

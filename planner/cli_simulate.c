@@ -291,6 +291,8 @@ int cp_cli_simulate(int argc, char **argv) {
     json_object_set_new(doc, "dt", cp_json_num(wo.dt));
     json_object_set_new(doc, "time_us_per_step", cp_json_num(res.time_us_per_step));
     json_object_set_new(doc, "fallback_steps", json_integer(res.fallback_steps));
+    json_object_set_new(doc, "checked_steps", json_integer(res.checked_steps));
+    json_object_set_new(doc, "retried_steps", json_integer(res.retried_steps));
     json_object_set_new(doc, "lcp_pivots", json_integer(res.lcp_pivots));
     json_object_set_new(doc, "max_penetration", cp_json_num(res.max_penetration));
     json_t *en = json_object();
@@ -311,6 +313,8 @@ int cp_cli_simulate(int argc, char **argv) {
            "(%.3g per step)\n",
            res.time_us_per_step, res.fallback_steps, res.lcp_pivots,
            res.steps ? (double)res.lcp_pivots / (double)res.steps : 0.0);
+    printf("  %ld steps checked, %ld taken again\n", res.checked_steps,
+           res.retried_steps);
     printf("  max penetration %.3g m; energy %.9g -> %.9g J (largest rise "
            "in a step %.3g J)\n",
            res.max_penetration, res.energy_initial, res.energy_final,

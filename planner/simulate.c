@@ -56,6 +56,8 @@ cp_world_status cp_simulate(cp_world *w, const cp_sim_options *opt,
     res->lcp_pivots += info.pivots;
     res->lcp_solves += info.lcp_solves;
     res->warm_steps += info.warm_started;
+    res->checked_steps += info.checked;
+    res->retried_steps += info.retried;
     if (info.max_penetration > res->max_penetration)
       res->max_penetration = info.max_penetration;
     if (info.energy - e > res->max_step_increase)

@@ -48,6 +48,8 @@ typedef struct cp_sim_result {
   long lcp_pivots;            ///< Lemke pivots over the run
   long warm_steps;            ///< steps whose main LCP started warm
   long lcp_solves;
+  long checked_steps;         ///< steps that passed the per-step check
+  long retried_steps;         ///< steps taken again after a failed attempt
   double max_penetration;     ///< deepest overlap after any step (m)
   double energy_initial, energy_final, max_step_increase;
   uint64_t hash;              ///< cp_world_hash at the end

@@ -37,6 +37,7 @@
 #include "models/grow.h"
 #include "models/system.h"
 #include "models/vec3.h"
+#include "planner/stepcheck.h"
 
 // ---------------------------------------------------------------------------
 // Types
@@ -124,10 +125,31 @@ struct cp_world {
   cp_contactgen_ws cg_ws;   // contact generation's buffers and ODE geoms
   cp_system_ws sys_ws;      // the step's system arrays (build borrows them)
   memo_slot *memo;          // the impact memo (opt.impact_memo slots)
+  // the per-step check (planner/stepcheck.h): velocities at the start and
+  // after the step before drift (nu), total impulses (3 ncon), the state
+  // at the (sub)step's start, the overlap the drift removed, scratch
+  double *ck_u0, *ck_u1, *ck_p, *ck_x0, *ck_x1, *ck_xm, *ck_buf;
+  const double *ck_x0p;     // the (sub)step's start: state0 or ck_x0
+  int ck_cap;               // doubles of ck_p and ck_buf
+  double ck_drift;
+  double ck_e1;             // energy after the step (the check's, kept)
+  int ck_two_phase;         // the step had an impulse phase
+  double *lim_lo, *lim_hi;  // [nl] joint limits (-inf, inf when none)
+  int *free_idx;            // [n_bodies] index among free bodies, or -1
+  int *manip_r0;            // [n_manips + 1] first joint row of each
+  int *ck_blk, nblk;        // diagonal blocks of H (starts, nblk + 1)
+  int *ck_rng;              // [4 ncon] dof ranges of G's columns
+  int ck_rng_cap;
+  double weight;            // total weight of the moving parts (N)
+  int all_limits;           // 1: every limit side is a constraint of the
+                            // step and a row of its LCPs (a step taken again
+                            // after it crossed a limit outside the window)
 };
 
 // ---------------------------------------------------------------------------
 // Small helpers
+
+static double energy_of(const cp_world *w);
 
 static cp_world_status fail(cp_world *w, cp_world_status s, const char *fmt,
                             ...) {
@@ -168,6 +190,7 @@ const char *cp_world_status_name(cp_world_status s) {
   case CP_WORLD_SOLVER_FAILED: return "solver_failed";
   case CP_WORLD_NOMEM: return "out_of_memory";
   case CP_WORLD_BAD_INPUT: return "bad_input";
+  case CP_WORLD_CHECK_FAILED: return "check_failed";
   }
   return "?";
 }
@@ -184,6 +207,7 @@ cp_world_options cp_world_defaults(void) {
   o.warm_start = 1;
   o.allow_fallback = 1;
   o.compliance = 1e-6;
+  o.check = 1;
   return o;
 }
 
@@ -292,6 +316,7 @@ cp_world_status cp_world_set_state(cp_world *w, const double *x) {
   hash_state(w);
   w->nwarm = 0;
   w->msg[0] = 0;
+  w->energy = energy_of(w);
   return CP_WORLD_OK;
 }
 
@@ -334,6 +359,7 @@ cp_world_status cp_world_set_joint_velocity(cp_world *w, int joint,
     return fail(w, CP_WORLD_NONFINITE, "joint %d: velocity is not finite",
                 joint);
   joint_of(w, joint)->velocity = velocity;
+  w->energy = energy_of(w);
   return CP_WORLD_OK;
 }
 
@@ -434,6 +460,19 @@ void cp_world_destroy(cp_world *w) {
   free(w->rank);
   free(w->pc);
   free(w->state0);
+  free(w->ck_u0);
+  free(w->ck_u1);
+  free(w->ck_p);
+  free(w->ck_x0);
+  free(w->ck_x1);
+  free(w->ck_xm);
+  free(w->ck_buf);
+  free(w->lim_lo);
+  free(w->lim_hi);
+  free(w->free_idx);
+  free(w->manip_r0);
+  free(w->ck_blk);
+  free(w->ck_rng);
   cp_contact_space_free(&w->cs_keep);
   cp_contactgen_ws_free(&w->cg_ws);
   cp_system_ws_free(&w->sys_ws);
@@ -503,21 +542,53 @@ cp_world_status cp_world_create(const cp_scene *scene,
   w->du = malloc(sizeof(double) * nu1);
   w->ud = calloc(nu1, sizeof(double));
   w->driven = calloc(nu1, 1);
+  w->ck_u0 = malloc(sizeof(double) * nu1);
+  w->ck_u1 = malloc(sizeof(double) * nu1);
+  w->ck_x0 = malloc(sizeof(double) * (size_t)(cp_world_state_size(w) + 1));
+  w->ck_x1 = malloc(sizeof(double) * (size_t)(cp_world_state_size(w) + 1));
+  w->ck_xm = malloc(sizeof(double) * (size_t)(cp_world_state_size(w) + 1));
+  w->lim_lo = malloc(sizeof(double) * (size_t)n1);
+  w->lim_hi = malloc(sizeof(double) * (size_t)n1);
+  w->free_idx = malloc(sizeof(int) * (size_t)(w->sc.n_bodies + 1));
+  w->manip_r0 = malloc(sizeof(int) * (size_t)(w->sc.n_manips + 1));
+  w->ck_blk = malloc(sizeof(int) * (size_t)(w->nobj + w->sc.n_manips + 1));
   if (!w->row_manip || !w->row_joint || !w->state0 || !w->udot || !w->u0 ||
-      !w->du || !w->ud || !w->driven) {
+      !w->du || !w->ud || !w->driven || !w->ck_u0 || !w->ck_u1 || !w->ck_x0 ||
+      !w->ck_x1 || !w->ck_xm || !w->lim_lo || !w->lim_hi || !w->free_idx ||
+      !w->manip_r0 || !w->ck_blk) {
     cp_world_destroy(w);
     cp_error_set(err, "", "out of memory");
     return CP_WORLD_NOMEM;
   }
   // Joint rows: each chain's independent (non-mimic) joints in chain order
   // (models/system.h); mimic followers are moved with their leaders.
+  // The dof structure of the per-step check: H's diagonal blocks (each
+  // free body, each manipulator) and which dofs a contact's side moves.
+  for (int i = 0, k = 0; i < w->sc.n_bodies; ++i)
+    w->free_idx[i] = w->sc.bodies[i].fixed ? -1 : k++;
+  for (int k = 0; k <= w->nobj; ++k) w->ck_blk[k] = 6 * k;
+  w->nblk = w->nobj;
+  for (int m = 0, r = 0; m < w->sc.n_manips; ++m) {
+    w->manip_r0[m] = r;
+    for (int k = 0; k < w->sc.manips[m].n; ++k) r += !w->sc.manips[m].joints[k].is_mimic;
+    w->manip_r0[m + 1] = r;
+    if (w->manip_r0[m + 1] > w->manip_r0[m]) w->ck_blk[++w->nblk] = 6 * w->nobj + r;
+  }
   for (int m = 0, r = 0; m < w->sc.n_manips; ++m)
     for (int k = 0; k < w->sc.manips[m].n; ++k) {
       if (w->sc.manips[m].joints[k].is_mimic) continue;
       w->row_manip[r] = m;
       w->row_joint[r] = k;
+      const cp_joint *jt = &w->sc.manips[m].joints[k];
+      w->lim_lo[r] = jt->has_limits ? jt->lower : -INFINITY;
+      w->lim_hi[r] = jt->has_limits ? jt->upper : INFINITY;
       ++r;
     }
+  for (int i = 0; i < w->sc.n_bodies; ++i)
+    if (!w->sc.bodies[i].fixed) w->weight += w->sc.bodies[i].mass * w->grav_norm;
+  for (int m = 0; m < w->sc.n_manips; ++m)
+    for (int k = 0; k < w->sc.manips[m].n; ++k)
+      w->weight += w->sc.manips[m].joints[k].link.mass * w->grav_norm;
   w->hash = 1469598103934665603ull;
   // The scene must start without deep overlap (its own tolerance).
   cp_world_status st = gen_contacts(w, w->sc.penetration_tolerance);
@@ -654,6 +725,17 @@ static cp_world_status gen_contacts(cp_world *w, double pen_limit) {
     cp_world_status s = strstr(err.msg, "overlap") ? CP_WORLD_PENETRATION
                         : strstr(err.msg, "memory") ? CP_WORLD_NOMEM
                                                     : CP_WORLD_BAD_INPUT;
+    char *ex = strstr(err.msg, " exceeds");
+    if (s == CP_WORLD_PENETRATION && ex && pen_limit != w->sc.penetration_tolerance) {
+      // During a run the generator's limit is the simulator's rejection
+      // threshold, not the scene's key: both named, each with its value.
+      *ex = 0;
+      return fail(w, s,
+                  "t = %.9g: %s exceeds the simulator's rejection threshold "
+                  "%g m (max(100 x penetration_tolerance, 1 cm); the scene's "
+                  "penetration_tolerance is %g m)",
+                  w->t, err.msg, pen_limit, w->sc.penetration_tolerance);
+    }
     return fail(w, s, "t = %.9g: %s", w->t, err.msg);
   }
   drop_collinear(&w->sc);
@@ -682,11 +764,16 @@ static cp_world_status gen_contacts(cp_world *w, double pen_limit) {
   for (int r = 0; r < w->nl; ++r) {
     const cp_joint *jt = cjoint_of(w, r);
     if (!jt->has_limits) continue;
+    // The window counts the joint's speed only, not what its effort and the
+    // contacts may add within the step (a 15 g finger pushed by 10 N covers
+    // 8 mm in 5 ms from rest): a side outside it that the step crosses is
+    // caught after the step, which is then taken again with every limit
+    // (all_limits; cp_world_step).
     double jm = w->sc.touch_tolerance + 2 * w->opt.dt * fabs(jt->velocity) +
                 1e-9;
     for (int side = 0; side < 2; ++side) {
       double gap = side ? jt->upper - jt->position : jt->position - jt->lower;
-      if (gap > jm) continue;
+      if (gap > jm && !w->all_limits) continue;
       con *c = &w->cons[n++];
       memset(c, 0, sizeof *c);
       c->key.a[0] = -2, c->key.a[1] = r, c->key.a[2] = side;
@@ -1477,7 +1564,9 @@ static void lcp_column(const cp_world *w, int col, double *out) {
   for (int f = 0; f < nr; ++f) out[nb + f] = 0;
   if (col < ns) {
     if (ridx[col] >= 0) out[nb + ridx[col]] = w->pc[col].mu;
-    if (kap > 0) out[col] += kap * an[3 * col];
+    // Joint limits get no compliance: a limit is one constraint on one
+    // coordinate (nothing to spread), and it holds to rounding.
+    if (kap > 0 && w->cons[w->sel[col]].contact >= 0) out[col] += kap * an[3 * col];
   } else {
     const int f = ridx[k0];
     out[nb + f] = -1.0;
@@ -1732,6 +1821,8 @@ static cp_world_status step_velocity(cp_world *w, stepsys *s,
   int warm = 0;
   info->lcp_solves++;
   if (solve_friction(w, m, &info->pivots, &warm, &li)) {
+    // (Out of memory is not retried: the step fails with it.)
+    if (li.status == CP_LCP_NOMEM) return fail(w, CP_WORLD_NOMEM, "out of memory");
     // The LCP always has a solution; a Lemke failure is numerical. Let
     // the auto strategy (FIP, more restarts, the MIP) have it -- without
     // its first step when that is the Lemke run that just failed: auto
@@ -1748,6 +1839,7 @@ static cp_world_status step_velocity(cp_world *w, stepsys *s,
       so.solver = CP_SOLVER_AUTO;
       fs = cp_lcp_solve(w->ws, m, w->M, w->q, &so, w->z, w->w, &li, NULL);
     }
+    if (fs == CP_LCP_NOMEM) return fail(w, CP_WORLD_NOMEM, "out of memory");
     if (fs != CP_LCP_SOLVED)
       return fail(w, CP_WORLD_SOLVER_FAILED,
                   "t = %.9g: the velocity LCP (size %d) was not solved: %s",
@@ -1758,12 +1850,16 @@ static cp_world_status step_velocity(cp_world *w, stepsys *s,
   if (lcp_record(w, ns, w->sel, 1)) return fail(w, CP_WORLD_NOMEM, "out of memory");
   lcp_forces(w, ns, w->c);
   scatter(w, ns, w->sel, w->c, w->cfull);
-  for (int i = 0; i < n3; ++i) w->cfull[i] /= h; // impulse over the step -> force
+  for (int i = 0; i < n3; ++i) {
+    w->ck_p[i] += w->cfull[i];
+    w->cfull[i] /= h; // impulse over the step -> force
+  }
   cp_world_status st = accel(w, s, w->cfull, w->udot);
   if (st != CP_WORLD_OK) return st;
   get_u(w, w->u0);
   for (int i = 0; i < w->nu; ++i) w->u0[i] += h * w->udot[i];
   set_u(w, w->u0);
+  memcpy(w->ck_u1, w->u0, sizeof(double) * (size_t)w->nu);
   move(w, w->u0, h);
   return record_contacts(w, w->cfull);
 }
@@ -1830,6 +1926,11 @@ static cp_world_status project(cp_world *w, stepsys *s, int ns,
   cp_lcp_info li;
   info->lcp_solves++;
   if (solve_lcp(w, ns, &info->pivots, &li)) return CP_WORLD_OK;
+  double worst = 0; // the deepest predicted gap (the check's drift depth)
+  for (int k = 0; k < ns; ++k)
+    if (gp[k] < worst) worst = gp[k];
+  w->ck_drift = -worst;
+  cp_world_get_state(w, w->ck_xm); // before the projection (the check)
   // delta = H^-1 G_n lambda: the difference of two accelerations.
   memset(w->c, 0, sizeof(double) * (size_t)n3);
   for (int k = 0; k < ns; ++k) w->c[3 * sel[k]] = w->z[k];
@@ -1949,7 +2050,8 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
     } else {
       lcp_fill(w, m);
       if (solve_lcp(w, m, &info->pivots, &li))
-        return fail(w, CP_WORLD_NEEDS_FALLBACK,
+        return li.status == CP_LCP_NOMEM ? fail(w, CP_WORLD_NOMEM, "out of memory") :
+        fail(w, CP_WORLD_NEEDS_FALLBACK,
                     "t = %.9g: the impact LCP (size %d) was not solved: %s",
                     w->t, m, li.reason);
       if (slot) memo_keep(w, slot, key, ns, m);
@@ -1958,6 +2060,8 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
     for (int k = 0; k < ns; ++k) info->impacts += w->z[k] > 0;
     lcp_forces(w, ns, w->c);
     scatter(w, ns, w->sel, w->c, w->cfull);
+    for (int i = 0; i < n3; ++i) w->ck_p[i] += w->cfull[i];
+    w->ck_two_phase = 1;
     // u += H^-1 G p: the difference of two accelerations.
     double *d0 = w->du;
     if ((st = accel(w, s, w->cfull, w->udot)) != CP_WORLD_OK) return st;
@@ -1979,9 +2083,15 @@ static cp_world_status step_acceleration(cp_world *w, stepsys *s,
   // down): after a solve, those left out whose gap at the end of the step
   // would be negative join as speculative rows and it is solved again
   // (join_closing).
+  // A touching constraint that separates now may still close within the
+  // step (a rod resting on its limit under an effort: rounding gives it a
+  // separating speed above tol, and without its row the effort carried it
+  // 1.25 mm through the limit in one step); it is selected as speculative.
+  // With all_limits every limit side is selected.
   ns = 0;
   for (int j = 0; j < w->ncon; ++j)
-    if (touching(w, &w->cons[j]) ? w->vc[3 * j] <= tol : closes(w, s, j))
+    if ((touching(w, &w->cons[j]) && w->vc[3 * j] <= tol) || closes(w, s, j) ||
+        (w->all_limits && w->cons[j].contact < 0))
       w->sel[ns++] = j;
   int m3, warm = 0, joins = 0;
   cp_lcp_info li;
@@ -2028,7 +2138,8 @@ again:
     lcp_warm(w, ns, w->sel, 0, m);
     info->lcp_solves++;
     if (solve_friction(w, m, &info->pivots, pass || joins ? NULL : &warm, &li))
-      return fail(w, CP_WORLD_NEEDS_FALLBACK,
+      return li.status == CP_LCP_NOMEM ? fail(w, CP_WORLD_NOMEM, "out of memory") :
+      fail(w, CP_WORLD_NEEDS_FALLBACK,
                   "t = %.9g: the acceleration LCP (size %d) has no solution "
                   "found (%s)",
                   w->t, m, li.reason);
@@ -2059,6 +2170,7 @@ again:
   info->warm_started = warm;
   if (lcp_record(w, ns, w->sel, 0)) return fail(w, CP_WORLD_NOMEM, "out of memory");
   scatter(w, ns, w->sel, w->c, w->cfull);
+  for (int i = 0; i < n3; ++i) w->ck_p[i] += h * w->cfull[i];
   if ((st = accel(w, s, w->cfull, w->udot)) != CP_WORLD_OK) return st;
   // Normal velocity after the step of each persistent constraint:
   // v_n + h a_n = h (A c + b + v_n / h)_n (the shifted rows above).
@@ -2076,6 +2188,7 @@ again:
   get_u(w, w->u0);
   for (int i = 0; i < w->nu; ++i) w->u0[i] += h * w->udot[i];
   set_u(w, w->u0);
+  memcpy(w->ck_u1, w->u0, sizeof(double) * (size_t)w->nu);
   move(w, w->u0, h);
   // 4. Drift.
   st = drift(w, s, ns, w->sel, vn, info);
@@ -2183,21 +2296,32 @@ static double pen_limit(const cp_world *w) {
 #define CP_WORLD_SETTLE_MIN 1e-7 /* m: above the compliance's settling */
 #define CP_WORLD_SETTLE_ROUNDS 8
 #define CP_WORLD_NO_LIMIT 1e300 /* m: contacts of any depth, no error */
-static cp_world_status settle(cp_world *w, cp_step_info *info) {
+static cp_world_status settle(cp_world *w, cp_step_info *info, int *moved) {
+  *moved = 0;
   if (w->opt.stepper == CP_STEPPER_QUASISTATIC)
     return gen_contacts(w, pen_limit(w));
   const double lim =
       fmax(CP_WORLD_SETTLE * w->sc.penetration_tolerance, CP_WORLD_SETTLE_MIN);
+  const int all_limits = w->all_limits;
   cp_world_status st = gen_contacts(w, CP_WORLD_NO_LIMIT);
   for (int r = 0; st == CP_WORLD_OK && r < CP_WORLD_SETTLE_ROUNDS &&
                   max_depth(w) > lim;
        ++r) {
+    if (!w->all_limits) {
+      // Every limit side constrains the push-out, not only those within
+      // the step's window: a finger pushed out of a box must not be pushed
+      // through its limit.
+      w->all_limits = 1;
+      w->contacts_valid = 0;
+      if ((st = gen_contacts(w, CP_WORLD_NO_LIMIT)) != CP_WORLD_OK) break;
+    }
     stepsys s;
-    if ((st = build(w, &s)) != CP_WORLD_OK) return st;
+    if ((st = build(w, &s)) != CP_WORLD_OK) break;
     double gs[256], *g = w->ncon <= 256 ? gs : malloc(sizeof(double) * (size_t)w->ncon);
     if (!g) {
       stepsys_free(w, &s);
-      return fail(w, CP_WORLD_NOMEM, "out of memory");
+      st = fail(w, CP_WORLD_NOMEM, "out of memory");
+      break;
     }
     // Gaps within CP_WORLD_HOLD of zero count as zero: at rounding level
     // (1e-15) they made Lemke's solution check fail on its own noise.
@@ -2209,80 +2333,354 @@ static cp_world_status settle(cp_world *w, cp_step_info *info) {
     st = project(w, &s, ns, w->sel, g, info);
     if (g != gs) free(g);
     stepsys_free(w, &s);
-    if (st != CP_WORLD_OK) return st;
+    if (st != CP_WORLD_OK) break;
+    *moved = 1;
     w->contacts_valid = 0;
     st = gen_contacts(w, CP_WORLD_NO_LIMIT);
+  }
+  if (w->all_limits != all_limits) { // the next step's constraints
+    w->all_limits = all_limits;
+    w->contacts_valid = 0;
+    if (st == CP_WORLD_OK) st = gen_contacts(w, CP_WORLD_NO_LIMIT);
   }
   if (st == CP_WORLD_OK && max_depth(w) > pen_limit(w))
     st = gen_contacts(w, pen_limit(w)); // the error naming the pair
   return st;
 }
 
+// The name of constraint j of the step ("box"/"table" point 2, or joint
+// "m/j" lower limit) into buf.
+static const char *con_name(const cp_world *w, int j, char *buf, size_t n) {
+  const con *c = &w->cons[j];
+  if (c->contact < 0) {
+    snprintf(buf, n, "joint \"%s/%s\" %s limit",
+             w->sc.manips[w->row_manip[c->row]].name, cjoint_of(w, c->row)->name,
+             c->sign > 0 ? "lower" : "upper");
+    return buf;
+  }
+  const cp_contact *ct = &w->sc.contacts[c->contact];
+  char a[128], b[128];
+  cp_scene_ref_name(&w->sc, ct->a, a, sizeof a);
+  cp_scene_ref_name(&w->sc, ct->b, b, sizeof b);
+  snprintf(buf, n, "contact \"%s\"/\"%s\" point %d", a, b, c->key.idx);
+  return buf;
+}
+
+// The name of free body b (0-based among the free bodies) into buf.
+static const char *free_body_name(const cp_world *w, int b, char *buf, size_t n) {
+  for (int i = 0, k = 0; i < w->sc.n_bodies; ++i) {
+    if (w->sc.bodies[i].fixed) continue;
+    if (k++ == b) {
+      snprintf(buf, n, "body \"%s\"", w->sc.bodies[i].name);
+      return buf;
+    }
+  }
+  snprintf(buf, n, "body %d", b);
+  return buf;
+}
+
+static const char *joint_name(const cp_world *w, int r, char *buf, size_t n) {
+  snprintf(buf, n, "joint \"%s/%s\"", w->sc.manips[w->row_manip[r]].name,
+           cjoint_of(w, r)->name);
+  return buf;
+}
+
+// The independent check (planner/stepcheck.h) of the step just taken over
+// the system s. CP_WORLD_CHECK_FAILED names the law and where.
+static cp_world_status check_step(cp_world *w, stepsys *s, int accel_k) {
+  const int nc = w->ncon, nu = w->nu;
+  // Per constraint: gap, mu, compliance (scratch after 2 nu + 3 nc).
+  double *gap = w->ck_buf + 2 * nu + 7 * nc, *mu = gap + nc, *cn = mu + nc,
+         *ct = cn + nc, *e = ct + nc;
+  const double kap = w->opt.compliance;
+  const double *A = s->cs.A;
+  const size_t n3 = 3 * (size_t)nc;
+  for (int j = 0; j < nc; ++j) {
+    const con *c = &w->cons[j];
+    gap[j] = c->gap;
+    mu[j] = c->contact >= 0 ? c->mu : 0;
+    e[j] = c->e;
+    const size_t d = 3 * (size_t)j;
+    cn[j] = c->contact >= 0 ? kap * A[d + d * n3] : 0;
+    const double att = A[d + 1 + (d + 1) * n3], aoo = A[d + 2 + (d + 2) * n3];
+    ct[j] = kap * (att > aoo ? att : aoo);
+  }
+  if (cp_grow((void **)&w->ck_rng, &w->ck_rng_cap, 4 * nc + 4, sizeof(int)))
+    return fail(w, CP_WORLD_NOMEM, "out of memory");
+  const int no = 6 * w->nobj;
+  for (int j = 0; j < nc; ++j) {
+    const con *c = &w->cons[j];
+    int *rg = w->ck_rng + 4 * j;
+    rg[0] = rg[1] = rg[2] = rg[3] = 0;
+    if (c->contact < 0) {
+      rg[0] = no + c->row, rg[1] = no + c->row + 1;
+      continue;
+    }
+    const cp_contact *ct = &w->sc.contacts[c->contact];
+    for (int side = 0; side < 2; ++side) {
+      const cp_ref r = side ? ct->b : ct->a;
+      if (r.body >= 0 && w->free_idx[r.body] >= 0) {
+        rg[2 * side] = 6 * w->free_idx[r.body];
+        rg[2 * side + 1] = rg[2 * side] + 6;
+      } else if (r.body < 0 && r.manip >= 0) {
+        rg[2 * side] = no + w->manip_r0[r.manip];
+        rg[2 * side + 1] = no + w->manip_r0[r.manip + 1];
+      }
+    }
+    if (rg[2] == rg[0] && rg[3] == rg[1]) rg[2] = rg[3] = 0; // one manipulator
+  }
+  cp_world_get_state(w, w->ck_x1);
+  cp_stepcheck_step cs = {
+      .nu = nu, .nc = nc, .nbody = w->nobj, .njoint = w->nl,
+      .h = w->opt.dt, .accel_k = accel_k, .two_phase = w->ck_two_phase, .slide_tol = s->sys.tol, .H = s->sys.H, .f = s->sys.f,
+      .G = w->Gx, .range = w->ck_rng, .nblock = w->nblk, .block = w->ck_blk,
+      .k = w->kx, .driven = w->driven, .u0 = w->ck_u0,
+      .u1 = w->ck_u1, .p = w->ck_p, .gap0 = gap, .mu = mu, .rest = e, .comp_n = cn,
+      .comp_t = ct, .x0 = w->ck_x0p, .x1 = w->ck_x1,
+      .xm = w->ck_drift > 0 ? w->ck_xm : w->ck_x1, .lower = w->lim_lo,
+      .upper = w->lim_hi, .effort = s->sys.tau, .e0 = w->energy,
+      .e1 = w->ck_e1, .drift_depth = w->ck_drift, .weight = w->weight};
+  cp_stepcheck_report rep;
+  if (cp_stepcheck_run(&cs, NULL, w->ck_buf, &rep) == CP_CHECK_OK)
+    return CP_WORLD_OK;
+  char where[300];
+  switch (rep.law) {
+  case CP_CHECK_NEWTON_EULER:
+    if (rep.index < 6 * w->nobj) {
+      char b[200];
+      snprintf(where, sizeof where, "%s, %s component %d",
+               free_body_name(w, rep.index / 6, b, sizeof b),
+               rep.index % 6 < 3 ? "linear" : "angular", rep.index % 3);
+    } else {
+      joint_name(w, rep.index - 6 * w->nobj, where, sizeof where);
+    }
+    break;
+  case CP_CHECK_MOTION:
+    if (rep.index < w->nobj) free_body_name(w, rep.index, where, sizeof where);
+    else joint_name(w, rep.index - w->nobj, where, sizeof where);
+    break;
+  case CP_CHECK_JOINT_LIMIT: joint_name(w, rep.index, where, sizeof where); break;
+  case CP_CHECK_ENERGY: snprintf(where, sizeof where, "whole scene"); break;
+  default: con_name(w, rep.index, where, sizeof where); break;
+  }
+  return fail(w, CP_WORLD_CHECK_FAILED,
+              "t = %.9g: the step check failed: %s at %s: %.6g against the "
+              "bound %.6g (%s stepper%s)",
+              w->t, cp_stepcheck_law_name(rep.law), where, rep.value, rep.limit,
+              accel_k ? "acceleration" : "velocity",
+              rep.law == CP_CHECK_ENERGY ? ", inputs' work included" : "");
+}
+
+// Whether a joint ended beyond a limit by more than 1e-9 m (rad) and more
+// than it started.
+static int limit_crossed(const cp_world *w) {
+  for (int r = 0; r < w->nl; ++r) {
+    const double q1 = cjoint_of(w, r)->position, q0 = w->ck_x0p[13 * w->nobj + 2 * r];
+    const double b0 = fmax(w->lim_lo[r] - q0, q0 - w->lim_hi[r]);
+    const double b1 = fmax(w->lim_lo[r] - q1, q1 - w->lim_hi[r]);
+    if (b1 > 1e-9 && b1 > b0) return 1;
+  }
+  return 0;
+}
+
+static cp_world_status grow_check(cp_world *w) {
+  const int need = 2 * w->nu + 12 * w->ncon + 1;
+  if (need <= w->ck_cap) return CP_WORLD_OK;
+  int cap = 2 * need;
+  double *p = realloc(w->ck_p, sizeof(double) * (size_t)cap);
+  if (!p) return fail(w, CP_WORLD_NOMEM, "out of memory");
+  w->ck_p = p;
+  p = realloc(w->ck_buf, sizeof(double) * (size_t)cap);
+  if (!p) return fail(w, CP_WORLD_NOMEM, "out of memory");
+  w->ck_buf = p;
+  w->ck_cap = cap;
+  return CP_WORLD_OK;
+}
+
+// One step of w->opt.dt by stepper stp from the current state: contacts,
+// the system, the stepper (the acceleration stepper's fallback), a step
+// that crossed a joint limit taken again with every limit, the finite and
+// independent checks, the contacts of the new state (penetration). On
+// success the warm records are committed and the time advanced; on failure
+// the state is whatever the attempt left (the caller restores it).
+static cp_world_status take(cp_world *w, cp_stepper stp, cp_step_info *info,
+                            int whole) {
+  // whole: the step is taken in one piece from w->state0 (its start state
+  // is already there)
+  if (whole) {
+    w->ck_x0p = w->state0;
+  } else {
+    cp_world_get_state(w, w->ck_x0);
+    w->ck_x0p = w->ck_x0;
+  }
+  cp_world_status st = CP_WORLD_OK;
+  if (!w->contacts_valid && (st = gen_contacts(w, pen_limit(w))) != CP_WORLD_OK)
+    return st;
+  info->contacts = w->sc.n_contacts;
+  w->nwarm_next = 0;
+  int checked = 0;
+  if (stp == CP_STEPPER_QUASISTATIC) {
+    if ((st = step_quasistatic(w, info)) != CP_WORLD_OK) return st;
+    if ((st = check_finite(w)) != CP_WORLD_OK) return st;
+    for (int r = 0; r < w->nl; ++r) {
+      const cp_joint *j = cjoint_of(w, r);
+      double slack = 1e-3 * fmax(1.0, fabs(j->upper - j->lower));
+      if (j->has_limits &&
+          (j->position < j->lower - slack || j->position > j->upper + slack))
+        return fail(w, CP_WORLD_JOINT_LIMIT,
+                    "t = %.9g: joint \"%s/%s\" at %.9g left its limits [%g, %g]",
+                    w->t, w->sc.manips[w->row_manip[r]].name, j->name,
+                    j->position, j->lower, j->upper);
+    }
+  } else {
+    if ((st = grow_check(w)) != CP_WORLD_OK) return st;
+    get_u(w, w->ck_u0);
+    memset(w->ck_p, 0, sizeof(double) * 3 * (size_t)w->ncon);
+    w->ck_drift = 0;
+    w->ck_two_phase = 0;
+    stepsys s;
+    if ((st = build(w, &s)) != CP_WORLD_OK) return st;
+    int accel_k = stp == CP_STEPPER_ACCELERATION;
+    st = accel_k ? step_acceleration(w, &s, info) : step_velocity(w, &s, info);
+    if (st == CP_WORLD_NEEDS_FALLBACK && w->opt.allow_fallback) {
+      // Painleve / inconsistent: the velocity stepper from the start.
+      stepsys_free(w, &s);
+      put_state(w, w->ck_x0p);
+      w->contacts_valid = 1; // the constraints are the start state's
+      w->nwarm_next = 0;
+      memset(w->ck_p, 0, sizeof(double) * 3 * (size_t)w->ncon);
+      w->ck_drift = 0;
+    w->ck_two_phase = 0;
+      accel_k = 0;
+      st = build(w, &s);
+      if (st == CP_WORLD_OK) st = step_velocity(w, &s, info);
+      info->fallback = 1;
+    }
+    if (st == CP_WORLD_OK && !w->all_limits && limit_crossed(w)) {
+      // A limit outside the window (or not selected) was crossed: the step
+      // again with every limit a constraint and a row of its LCPs.
+      stepsys_free(w, &s);
+      put_state(w, w->ck_x0p);
+      w->all_limits = 1;
+      info->limits_redone = 1;
+      st = take(w, stp, info, whole);
+      w->all_limits = 0;
+      return st;
+    }
+    if (st == CP_WORLD_OK) st = check_finite(w);
+    if (st == CP_WORLD_OK && w->opt.check) {
+      w->ck_e1 = energy_of(w);
+      st = check_step(w, &s, accel_k);
+      checked = st == CP_WORLD_OK;
+    }
+    stepsys_free(w, &s);
+    if (st != CP_WORLD_OK) return st;
+  }
+  // Contacts of the new state (the penetration check and the next step's),
+  // the step's overlap settled; a settled state's energy is its own (the
+  // next step's check starts from it).
+  w->contacts_valid = 0;
+  int moved;
+  if ((st = settle(w, info, &moved)) != CP_WORLD_OK) return st;
+  warm_commit(w);
+  w->t += w->opt.dt;
+  w->energy = checked && !moved ? w->ck_e1 : energy_of(w);
+  info->checked = checked;
+  return CP_WORLD_OK;
+}
+
+// Statuses after which a step is taken again (retry) rather than refused.
+static int retryable(cp_world_status st) {
+  return st == CP_WORLD_CHECK_FAILED || st == CP_WORLD_NONFINITE ||
+         st == CP_WORLD_PENETRATION || st == CP_WORLD_JOINT_LIMIT ||
+         st == CP_WORLD_SOLVER_FAILED;
+}
+
+#define CP_WORLD_SUBSTEPS 4
+
+typedef struct try_t {
+  cp_stepper s;
+  int n; // substeps
+} try_t;
+
 cp_world_status cp_world_step(cp_world *w, cp_step_info *out) {
   cp_step_info info;
   memset(&info, 0, sizeof info);
   w->msg[0] = 0;
   cp_world_get_state(w, w->state0);
-  cp_world_status st = CP_WORLD_OK;
-  if (!w->contacts_valid) st = gen_contacts(w, pen_limit(w));
-  if (st != CP_WORLD_OK) goto restore;
-  info.contacts = w->sc.n_contacts;
-  w->nwarm_next = 0;
-  if (w->opt.stepper == CP_STEPPER_QUASISTATIC) {
-    st = step_quasistatic(w, &info);
-  } else {
-    stepsys s;
-    st = build(w, &s);
-    if (st != CP_WORLD_OK) goto restore;
-    if (w->opt.stepper == CP_STEPPER_VELOCITY) {
-      st = step_velocity(w, &s, &info);
-    } else {
-      st = step_acceleration(w, &s, &info);
-      if (st == CP_WORLD_NEEDS_FALLBACK && w->opt.allow_fallback) {
-        // Painleve / inconsistent: the velocity stepper from the start.
-        stepsys_free(w, &s);
-        put_state(w, w->state0);
-        w->contacts_valid = 1; // the constraints are the start state's
-        w->nwarm_next = 0;
-        st = build(w, &s);
-        if (st == CP_WORLD_OK) st = step_velocity(w, &s, &info);
-        info.fallback = 1;
-      }
-    }
-    stepsys_free(w, &s);
-  }
-  if (st != CP_WORLD_OK) goto restore;
-  if ((st = check_finite(w)) != CP_WORLD_OK) goto restore;
-  for (int r = 0; r < w->nl; ++r) {
-    const cp_joint *j = cjoint_of(w, r);
-    double slack = 1e-3 * fmax(1.0, fabs(j->upper - j->lower));
-    if (j->has_limits &&
-        (j->position < j->lower - slack || j->position > j->upper + slack)) {
-      st = fail(w, CP_WORLD_JOINT_LIMIT,
-                "t = %.9g: joint \"%s/%s\" at %.9g left its limits [%g, %g]",
-                w->t, w->sc.manips[w->row_manip[r]].name, j->name, j->position,
-                j->lower, j->upper);
-      goto restore;
+  const double t0 = w->t, h = w->opt.dt;
+  const cp_stepper primary = w->opt.stepper;
+  // Attempts: the step as asked; then (checked dynamic steppers) in
+  // substeps, then by the velocity stepper whole and in substeps (it always
+  // has a solution), each with every joint limit a constraint.
+  try_t tries[4] = {{primary, 1}};
+  int ntries = 1;
+  if (w->opt.check && primary != CP_STEPPER_QUASISTATIC) {
+    tries[ntries++] = (try_t){primary, CP_WORLD_SUBSTEPS};
+    if (primary == CP_STEPPER_ACCELERATION && w->opt.allow_fallback) {
+      tries[ntries++] = (try_t){CP_STEPPER_VELOCITY, 1};
+      tries[ntries++] = (try_t){CP_STEPPER_VELOCITY, CP_WORLD_SUBSTEPS};
     }
   }
-  // Contacts of the new state: the penetration check and the next step's.
-  w->contacts_valid = 0;
-  if ((st = settle(w, &info)) != CP_WORLD_OK) goto restore;
-  warm_commit(w);
-  w->t += w->opt.dt;
+  char first[512] = "";
+  cp_world_status st = CP_WORLD_OK, st0 = CP_WORLD_OK;
+  int a;
+  for (a = 0; a < ntries; ++a) {
+    if (a > 0) {
+      put_state(w, w->state0);
+      w->t = t0;
+      w->all_limits = 1;
+      info.retried = 1;
+    }
+    w->opt.dt = h / tries[a].n;
+    for (int k = 0; k < tries[a].n; ++k) {
+      cp_step_info sub;
+      memset(&sub, 0, sizeof sub);
+      st = take(w, tries[a].s, &sub, tries[a].n == 1);
+      info.contacts = k == 0 ? sub.contacts : info.contacts;
+      info.impacts += sub.impacts;
+      info.lcp_solves += sub.lcp_solves;
+      info.pivots += sub.pivots;
+      info.lcp_reused += sub.lcp_reused;
+      info.warm_started |= sub.warm_started;
+      info.fallback |= sub.fallback || tries[a].s != primary;
+      info.limits_redone |= sub.limits_redone;
+      info.checked = sub.checked;
+      if (st != CP_WORLD_OK) break;
+    }
+    w->opt.dt = h;
+    if (st == CP_WORLD_OK) break;
+    if (a == 0) {
+      st0 = st;
+      snprintf(first, sizeof first, "%s", w->msg);
+    }
+    if (!retryable(st)) break;
+  }
+  w->all_limits = 0;
+  if (st != CP_WORLD_OK) {
+    if (a > 0 && a >= ntries) {
+      // Every retry failed: the first failure, and what the last said.
+      char last[512];
+      snprintf(last, sizeof last, "%s", w->msg);
+      snprintf(w->msg, sizeof w->msg,
+               "%.240s; taken again in %d substeps and by the velocity "
+               "stepper: %.200s",
+               first, CP_WORLD_SUBSTEPS, last);
+      st = st0;
+    }
+    put_state(w, w->state0);
+    w->t = t0;
+    w->nwarm_next = 0;
+    w->energy = energy_of(w);
+    if (out) *out = info;
+    return st;
+  }
+  w->t = t0 + h;
   hash_state(w);
-  double e0 = w->energy;
-  w->energy = energy_of(w);
-  (void)e0;
   info.max_penetration = max_depth(w);
   info.energy = w->energy;
   if (out) *out = info;
   return CP_WORLD_OK;
-restore:
-  put_state(w, w->state0);
-  w->nwarm_next = 0;
-  if (out) *out = info;
-  return st;
 }
 
 void cp_world_set_deadline(cp_world *w, double seconds) {

@@ -83,6 +83,14 @@ typedef struct cp_world_options {
                            ///< the velocity stepper; 0: such a step returns
                            ///< CP_WORLD_NEEDS_FALLBACK and the state is
                            ///< unchanged
+  int check;               ///< 1 (default): every step of the acceleration
+                           ///< and velocity steppers passes the independent
+                           ///< check of planner/stepcheck.h or is taken
+                           ///< again (4 substeps, then the velocity stepper,
+                           ///< whole and in 4 substeps); a step none of
+                           ///< them gets through is CP_WORLD_CHECK_FAILED
+                           ///< naming the law and the body, contact or
+                           ///< joint (docs/simulate.md). 0: unchecked
   int impact_memo;         ///< slots (>= 0) of the impact memo; 0 (default):
                            ///< none. An impact LCP identical bit for bit to
                            ///< one solved before (kept in its slot) takes
@@ -105,11 +113,13 @@ typedef enum cp_world_status {
   CP_WORLD_NONFINITE,      ///< a NaN or infinity appeared (message says where)
   CP_WORLD_SOLVER_FAILED,  ///< no stepper could produce an answer
   CP_WORLD_NOMEM,
-  CP_WORLD_BAD_INPUT       ///< bad argument (message says which)
+  CP_WORLD_BAD_INPUT,      ///< bad argument (message says which)
+  CP_WORLD_CHECK_FAILED    ///< the step failed the per-step check in every
+                           ///< retry (message names the law and where)
 } cp_world_status;
 
 /// "ok", "needs_fallback", "penetration", "joint_limit", "nonfinite",
-/// "solver_failed", "out_of_memory", "bad_input".
+/// "solver_failed", "out_of_memory", "bad_input", "check_failed".
 const char *cp_world_status_name(cp_world_status s);
 
 /// What one step did.
@@ -127,6 +137,15 @@ typedef struct cp_step_info {
   double energy;           ///< total energy after the step (J)
   int lcp_reused;          ///< LCPs of this step answered by the impact memo
                            ///< (counted in lcp_solves, no pivots)
+  int checked;             ///< 1 when the accepted step passed the
+                           ///< independent check (opt.check, dynamic
+                           ///< steppers)
+  int retried;             ///< 1 when a first attempt failed (the check, a
+                           ///< limit, penetration, a non-finite number) and
+                           ///< the step was taken again (docs/simulate.md)
+  int limits_redone;       ///< 1 when the step crossed a joint limit outside
+                           ///< the window and was taken again with every
+                           ///< limit as a constraint
 } cp_step_info;
 
 typedef struct cp_world cp_world;
