@@ -1840,6 +1840,19 @@ static cp_world_status step_velocity(cp_world *w, stepsys *s,
       fs = cp_lcp_solve(w->ws, m, w->M, w->q, &so, w->z, w->w, &li, NULL);
     }
     if (fs == CP_LCP_NOMEM) return fail(w, CP_WORLD_NOMEM, "out of memory");
+    if (fs != CP_LCP_SOLVED) {
+      // Data that overflowed (efforts or speeds near DBL_MAX) is not a
+      // solver's failure: the state's numbers are what went wrong.
+      int finite = 1;
+      for (int i = 0; i < m && finite; ++i) finite = isfinite(w->q[i]);
+      for (size_t i = 0; i < (size_t)m * (size_t)m && finite; ++i)
+        finite = isfinite(w->M[i]);
+      if (!finite)
+        return fail(w, CP_WORLD_NONFINITE,
+                    "t = %.9g: the velocity LCP (size %d) has data that is not "
+                    "finite: the efforts or velocities overflowed (%s)",
+                    w->t, m, li.reason);
+    }
     if (fs != CP_LCP_SOLVED)
       return fail(w, CP_WORLD_SOLVER_FAILED,
                   "t = %.9g: the velocity LCP (size %d) was not solved: %s",
