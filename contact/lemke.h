@@ -106,6 +106,9 @@ typedef struct cp_lemke_stats {
   int lu_polish;       ///< 1: final z came from an LU solve of its basis
   int pivot_refactors; ///< re-factorisations before a tiny pivot or a ray
   int small_starts;    ///< starts run on the small path's dense tableau
+  int z0_backups;      ///< z0 exits from a tie undone after a failed check
+  int rescue_starts;   ///< 1: the cover's start failed, later starts ran
+                       ///< with the tight tie rules (docs/solvers.md)
 } cp_lemke_stats;
 
 /// One pivot, as seen by a trace observer. Variables are numbered w_i = i,
