@@ -147,6 +147,7 @@ cp_lemke_options cp_lemke_defaults(void) {
   o.pivot_tol = 1e-12;
   o.lexicographic = 1;
   o.small_n = 0;
+  o.rescue = 0;
   o.check = cp_check_defaults();
   return o;
 }
@@ -1136,7 +1137,8 @@ static cp_lcp_status small_start(cp_lemke_ws *ws, const run *R,
       const cp_lcp_status st = small_finish(ws, R, chk, z, w, info);
       /* As run_start: a z0 exit from a tie that fails the check is undone
        * (pivot z0 back into row r) and another tied row leaves. */
-      if (st != CP_LCP_CHECK_FAILED || !ws->z0tie || backups >= Z0_BACKUPS ||
+      if (st != CP_LCP_CHECK_FAILED || !ws->tight || !ws->z0tie ||
+          backups >= Z0_BACKUPS ||
           *piv >= R->cap)
         return st;
       memcpy(pc, T + (size_t)vz0 * ld, sizeof(double) * ld);
@@ -1254,7 +1256,8 @@ static cp_lcp_status run_start(cp_lemke_ws *ws, const run *R,
        * not real (a basic value whose exact ratio is smaller went negative
        * beyond its row's tolerance). Back up one pivot and let another of
        * the tied rows leave instead (diagnosis: docs/solvers.md). */
-      if (st != CP_LCP_CHECK_FAILED || !ws->z0tie || backups >= Z0_BACKUPS ||
+      if (st != CP_LCP_CHECK_FAILED || !ws->tight || !ws->z0tie ||
+          backups >= Z0_BACKUPS ||
           *piv >= R->cap || unpivot_z0(ws, R, r, v, &amax) != 0)
         return st;
       backups++;
@@ -1381,6 +1384,7 @@ cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M,
     if (cp_lcp_check(n, M, q, z, w, chk, info)) {
       memset(ws->basis, 0, (size_t)n);
       ws->basis_valid = 1;
+      info->polished = 1;
       return info->status = CP_LCP_SOLVED;
     }
     return info->status = CP_LCP_CHECK_FAILED;
@@ -1395,17 +1399,21 @@ cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M,
   cp_lcp_status st = CP_LCP_NUMERICAL;
   int cover_used = 0;
   ws->tight = 0;
-  for (int s = 0; s <= restarts; s++) {
+  const int last = opt->rescue ? 2 * restarts + 1 : restarts;
+  for (int s = 0; s <= last; s++) {
     info->reason[0] = '\0';
     int ready = 0;
-    if (s > 0 && cover_used && !ws->tight) {
-      /* The cold start with the caller's cover failed under the error-bound
-       * tie rules: rescue. The next start takes the same cover with the
-       * tight rules (ratio_test_tight) and tie windows scaled by |q|
-       * itself (the floor of 1 in R.qscale makes every row of a problem
-       * with |q| ~ 1e-15 tie), and so do the random restarts after it. */
+    if (s == restarts + 1) {
+      /* Every start failed under the error-bound tie rules: the rescue
+       * pass. The same sequence of starts again (the caller's cover, then
+       * the same random covers) with the tight ratio test
+       * (ratio_test_tight) and tie windows scaled by |q| itself (the floor
+       * of 1 in R.qscale makes every row of a problem with |q| ~ 1e-15
+       * tie). A solve that succeeded before never gets here: its pivots,
+       * answer and cost are unchanged (docs/solvers.md, issue 24). */
       ws->tight = 1;
       cover_used = 0;
+      rng = opt->seed;
       R.qscale = qabs > 0.0 ? qabs : 1.0;
       testcase(ws, rescue_starts);
     }
@@ -1488,5 +1496,6 @@ solved:
   for (int i = 0; i < n; i++) ws->basis[i] = ws->zrow[i] >= 0;
   ws->basis_valid = 1;
   info->reason[0] = '\0';
+  info->polished = 1; /* basic values of a complementary basis */
   return info->status = CP_LCP_SOLVED;
 }

@@ -4,7 +4,8 @@
  *                              into an LCP in Siconos' LCP .dat form, which
  *                              `complan lcp solve` reads
  *   fc2lcp --solve IN.dat ...  solve each converted problem with Lemke
- *                              (library defaults) and print one Markdown
+ *                              (as complan lcp solve: library defaults and
+ *                              the rescue pass) and print one Markdown
  *                              row per problem: size, status, starts,
  *                              pivots of the first start and in all, thread
  *                              CPU time, the LCP check's complementarity and
@@ -59,8 +60,10 @@ static int solve_one(const char *path) {
     return 2;
   }
   cp_lcp_info info;
+  cp_lemke_options o = cp_lemke_defaults();
+  o.rescue = 1; /* as complan lcp solve */
   const double t0 = bench_now();
-  cp_lemke_solve(ws, n, L.M, L.q, NULL, NULL, z, w, &info);
+  cp_lemke_solve(ws, n, L.M, L.q, &o, NULL, z, w, &info);
   const double dt = bench_now() - t0;
   const char *name = strrchr(path, '/');
   name = name ? name + 1 : path;

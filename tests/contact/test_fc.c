@@ -90,7 +90,9 @@ static cp_lcp_status solve(const fc_problem *p, double *r, double *u,
   cr_assert_eq(n, (p->d == 3 ? 6 : 4) * p->nc);
   double *z = malloc(sizeof(double) * (size_t)n), *w = malloc(sizeof(double) * (size_t)n);
   cp_lemke_ws *ws = cp_lemke_ws_create(n);
-  cp_lcp_status s = cp_lemke_solve(ws, n, L.M, L.q, NULL, NULL, z, w, info);
+  cp_lemke_options o = cp_lemke_defaults();
+  o.rescue = 1; /* as complan lcp solve */
+  cp_lcp_status s = cp_lemke_solve(ws, n, L.M, L.q, &o, NULL, z, w, info);
   if (st) cp_lemke_get_stats(ws, st);
   if (s == CP_LCP_SOLVED) {
     double zmax = 0.0, mmax = 0.0, qmax = 0.0;
