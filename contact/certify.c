@@ -786,10 +786,29 @@ static cp_lcp_status certify_once(int n, const double *M, const double *q,
  * an alpha* = 0 verdict of the retry is reported as "no solution" with the
  * reason saying that q was cleaned (the two LCPs differ by less than 1e-12
  * of the check tolerance's scale). */
+static cp_lcp_status certify_main(int n, const double *M, const double *q,
+                                  const cp_certify_options *opt, double *z,
+                                  double *w, double *z2, double *w2,
+                                  cp_certify_result *res, cp_lcp_info *info);
+
+/* The answer is exact to rounding or flagged (info->polished, lcp.h): a
+ * solution that is not its support's basis solution gets that crossover. */
 cp_lcp_status cp_certify(int n, const double *M, const double *q,
                          const cp_certify_options *opt, double *z, double *w,
                          double *z2, double *w2, cp_certify_result *res,
                          cp_lcp_info *info) {
+  const cp_lcp_status st = certify_main(n, M, q, opt, z, w, z2, w2, res, info);
+  if (st == CP_LCP_SOLVED && !info->polished) {
+    const cp_check_options chk = opt ? opt->check : cp_certify_defaults().check;
+    (void)cp_lcp_crossover(n, M, q, z, w, &chk, info);
+  }
+  return st;
+}
+
+static cp_lcp_status certify_main(int n, const double *M, const double *q,
+                                  const cp_certify_options *opt, double *z,
+                                  double *w, double *z2, double *w2,
+                                  cp_certify_result *res, cp_lcp_info *info) {
   cp_certify_result res_local;
   if (!res) res = &res_local;
   cp_lcp_status st = certify_once(n, M, q, opt, z, w, z2, w2, res, info);

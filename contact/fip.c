@@ -375,15 +375,15 @@ static void fill_measures(int n, const double *M, const double *q,
 /// nonnegative up to a rounding bound eps = 64 u (|q| + |M| |z|). (Once
 /// cp_lcp_polish accepts such pairs this path is simply never taken.)
 /// zz, ww [n], basis [n]: workspace.
-static void polish_fallback(int n, const double *M, const double *q,
-                            double *z, double *w, const cp_check_options *chk,
-                            unsigned char *basis, double *zz, double *ww) {
+static int polish_fallback(int n, const double *M, const double *q,
+                           double *z, double *w, const cp_check_options *chk,
+                           unsigned char *basis, double *zz, double *ww) {
   for (int i = 0; i < n; i++) basis[i] = z[i] > w[i];
-  if (cp_lcp_solve_basis(n, M, q, basis, zz, ww) != 0) return;
+  if (cp_lcp_solve_basis(n, M, q, basis, zz, ww) != 0) return 0;
   cp_lcp_info a, b;
   cp_lcp_info_clear(&a);
   cp_lcp_info_clear(&b);
-  if (!cp_lcp_check(n, M, q, zz, ww, chk, &b)) return;
+  if (!cp_lcp_check(n, M, q, zz, ww, chk, &b)) return 0;
   (void)cp_lcp_check(n, M, q, z, w, chk, &a);
   double qn = 0.0, mn = 0.0, zn = 0.0;
   for (int i = 0; i < n; i++) {
@@ -398,15 +398,18 @@ static void polish_fallback(int n, const double *M, const double *q,
       b.min_w >= -eps) {
     memcpy(z, zz, sizeof(double) * (size_t)n);
     memcpy(w, ww, sizeof(double) * (size_t)n);
+    return 1;
   }
+  return 0;
 }
 
 /// The crossover (file comment): partition P = {i : z_i > w_i} from the
 /// converged iterate (z, w), a vertex of F(P) by face_lp, then two exact
 /// candidates: the vertex's own basis solved by cp_lcp_solve_basis, and the
 /// vertex itself polished (cp_lcp_polish). The first that passes the check
-/// replaces (z, w) and fills *info; returns 1. Otherwise (z, w) and *info
-/// are left as they were; returns 0. basis: 2n bytes; zt, wt, zb, wb [n];
+/// replaces (z, w) and fills *info; returns 2 for a basis solution (exact to
+/// rounding), 1 for the LP vertex that polishing declined. Otherwise (z, w)
+/// and *info are left as they were; returns 0. basis: 2n bytes; zt, wt, zb, wb [n];
 /// ia, ja, ar as for phase1_lp.
 static int crossover(int n, const double *M, const double *q,
                      const cp_check_options *chk, unsigned char *basis, int *ia,
@@ -417,13 +420,14 @@ static int crossover(int n, const double *M, const double *q,
   if (face_lp(n, M, q, P, ia, ja, ar, zt, lpb) != LP_OK) return 0;
   cp_lcp_info ci;
   cp_lcp_info_clear(&ci);
+  int exact = 1;
   if (cp_lcp_solve_basis(n, M, q, lpb, zb, wb) == 0 &&
       cp_lcp_check(n, M, q, zb, wb, chk, &ci)) {
     memcpy(z, zb, sizeof(double) * (size_t)n);
     memcpy(w, wb, sizeof(double) * (size_t)n);
   } else {
     cp_lcp_eval(n, M, q, zt, wt);
-    (void)cp_lcp_polish(n, M, q, zt, wt, chk);
+    exact = cp_lcp_polish(n, M, q, zt, wt, chk);
     if (!cp_lcp_check(n, M, q, zt, wt, chk, &ci)) return 0;
     memcpy(z, zt, sizeof(double) * (size_t)n);
     memcpy(w, wt, sizeof(double) * (size_t)n);
@@ -431,7 +435,7 @@ static int crossover(int n, const double *M, const double *q,
   const int iters = info->iterations;
   (void)cp_lcp_check(n, M, q, z, w, chk, info);
   info->iterations = iters;
-  return 1;
+  return exact ? 2 : 1;
 }
 
 static cp_lcp_status finish(cp_lcp_info *info, cp_lcp_status st) {
@@ -686,16 +690,29 @@ cp_lcp_status cp_fip_solve(int n, const double *M, const double *q,
   }
 
   /* ---- Converged: polish, check, cross over ------------------------------- */
-  if (o.polish && !cp_lcp_polish(n, M, q, z, w, &o.check))
-    polish_fallback(n, M, q, z, w, &o.check, basis, zt, wt);
+  int polished = 0;
+  if (o.polish)
+    polished = cp_lcp_polish(n, M, q, z, w, &o.check) ||
+               polish_fallback(n, M, q, z, w, &o.check, basis, zt, wt);
   if (cp_lcp_check(n, M, q, z, w, &o.check, info)) {
     status = CP_LCP_SOLVED;
   } else {
     status = CP_LCP_CHECK_FAILED; /* cp_lcp_check wrote the reason */
-    if (o.polish && o.crossover && crossover(n, M, q, &o.check, basis, ia, ja, ar, z, w, zt,
-                                 wt, dz, dw, info))
-      status = CP_LCP_SOLVED;
+    const int c = o.polish && o.crossover
+                      ? crossover(n, M, q, &o.check, basis, ia, ja, ar, z, w,
+                                  zt, wt, dz, dw, info)
+                      : 0;
+    if (c) status = CP_LCP_SOLVED;
+    polished = c == 2;
   }
+  /* Accepted but not exact (the iterate inside a face of solutions, whose
+   * support basis is singular): the crossover's vertex, if it is a basis
+   * solution, replaces it; else the answer stays, flagged unpolished. */
+  if (status == CP_LCP_SOLVED && !polished && o.polish && o.crossover &&
+      crossover(n, M, q, &o.check, basis, ia, ja, ar, z, w, zt, wt, dz, dw,
+                info) == 2)
+    polished = 1;
+  info->polished = status == CP_LCP_SOLVED && polished;
   free(A); free(piv); free(basis); free(ia); free(ja); free(ar);
   return finish(info, status);
 

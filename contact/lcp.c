@@ -64,6 +64,29 @@ void cp_lcp_info_clear(cp_lcp_info *info) {
   info->status = CP_LCP_NUMERICAL;
 }
 
+int cp_lcp_crossover(int n, const double *M, const double *q, double *z,
+                     double *w, const cp_check_options *opt, cp_lcp_info *info) {
+  unsigned char *basis = malloc((size_t)n);
+  double *zz = malloc(sizeof(double) * (size_t)n * 2);
+  int ok = 0;
+  if (basis && zz) {
+    double *ww = zz + n;
+    for (int i = 0; i < n; i++) basis[i] = z[i] > w[i];
+    cp_lcp_info ci = *info;
+    if (cp_lcp_solve_basis(n, M, q, basis, zz, ww) == 0 &&
+        cp_lcp_check(n, M, q, zz, ww, opt, &ci)) {
+      memcpy(z, zz, sizeof(double) * (size_t)n);
+      memcpy(w, ww, sizeof(double) * (size_t)n);
+      *info = ci;
+      info->polished = 1;
+      ok = 1;
+    }
+  }
+  free(basis);
+  free(zz);
+  return ok;
+}
+
 cp_check_options cp_check_defaults(void) {
   return (cp_check_options){.rel_tol = 1e-6};
 }

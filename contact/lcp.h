@@ -86,6 +86,10 @@ typedef struct cp_lcp_info {
   double residual;        ///< ||w - (M z + q)||_inf of the reported pair
   double min_z;           ///< min_i z_i of the reported pair
   double min_w;           ///< min_i w_i of the reported pair
+  int polished;           ///< 1: the reported pair solves its complementary
+                          ///< basis system (a linear solve: exact to
+                          ///< rounding); 0: an approximate answer that passed
+                          ///< the check only (complementarity as measured)
   char reason[160];       ///< human-readable detail when not solved
 } cp_lcp_info;
 
@@ -134,6 +138,15 @@ int cp_lcp_solve_basis(int n, const double *M, const double *q,
 /// semidefinite (smallest eigenvalue >= -1e-10 of the largest in modulus).
 /// For such a monotone LCP M z is the same for every solution.
 int cp_lcp_symmetric_psd(int n, const double *M);
+
+/// Crossover of an accepted but approximate answer (an interior point's):
+/// the support basis[i] = (z_i > w_i) is solved exactly (cp_lcp_solve_basis)
+/// and its solution verified with cp_lcp_check. If it passes, it replaces
+/// (z, w), *info's measures are refreshed and info->polished = 1; returns 1.
+/// Otherwise (singular basis, or a basis solution that fails the check: the
+/// support is degenerate) nothing changes and 0 is returned. Allocates O(n^2).
+int cp_lcp_crossover(int n, const double *M, const double *q, double *z,
+                     double *w, const cp_check_options *opt, cp_lcp_info *info);
 
 /// Polishes an approximate solution: takes basis[i] = (z_i > w_i), solves
 /// that basis exactly and keeps the result if it passes the check with a

@@ -67,6 +67,7 @@
 #define SMALL_N_MAX 64        /* largest size the small path is built for */
 #define SMALL_N_AUTO 4        /* automatic crossover, measured (docs/solvers.md) */
 #define LEX_EPS 1e-11         /* error bound of B^-1 entries, x column max */
+#define Z0_BACKUPS 16         /* z0 exits undone per start (failed check) */
 
 /* SQLite-style coverage marker: counts how often a rare branch is taken. */
 #define testcase(ws, field) ((ws)->st.field++)
@@ -122,6 +123,9 @@ struct cp_lemke_ws {
   int nstarts;
   int ties;                /* rows tied in the last ratio test (trace) */
   int npiv;                /* pivots so far in this start (tie window) */
+  int z0tie;               /* 1: the last ratio test chose z0 from a tie */
+  int z0skip;              /* 1: the next ratio test gives z0 no priority */
+  int tight;               /* 1: this start uses the tight tie rules */
   double cscale;           /* scale of the last ratio test's column */
   double qbmax;            /* max |qbar| after the last update */
   double *tab;             /* [scap*(2 scap+1)] small path: dense tableau */
@@ -143,6 +147,7 @@ cp_lemke_options cp_lemke_defaults(void) {
   o.pivot_tol = 1e-12;
   o.lexicographic = 1;
   o.small_n = 0;
+  o.rescue = 0;
   o.check = cp_check_defaults();
   return o;
 }
@@ -621,6 +626,39 @@ static int lex_min(cp_lemke_ws *ws, int nc, const double *col, double sg) {
   return best;
 }
 
+static int z0_or_lex(cp_lemke_ws *ws, const run *R, int nc,
+                     const double *col);
+
+/* The ratio test of a rescue start (ws->tight): point ratios
+ * t_i = max(qbar_i, 0) / col_i, rows tied within TIE_EPS of the smallest
+ * (relative to it or to |q| / |col|), no interval for the noise and no
+ * preference for large pivots; ties then go to z0 or to lex_min as in
+ * ratio_test. This is the ratio test the error bounds replaced: it loses
+ * resting stacks (noise decides their exact ties) but solves contact
+ * problems whose near-ties are real differences that the error bounds'
+ * window (1e-10 max |qbar| wide) calls ties (docs/solvers.md, issue 24). */
+static int ratio_test_tight(cp_lemke_ws *ws, const run *R, double tol,
+                            double cmax) {
+  const int n = R->n;
+  const double *restrict col = ws->col, *restrict qb = ws->qbar;
+  double *restrict t = ws->ratio;
+  double theta = HUGE_VAL;
+  for (int i = 0; i < n; i++) {
+    const int ok = col[i] > tol;
+    t[i] = ok ? (qb[i] > 0.0 ? qb[i] : 0.0) / col[i] : HUGE_VAL;
+    theta = fmin(theta, t[i]);
+  }
+  if (!(theta < HUGE_VAL)) return -1;
+  const double sc = R->qscale / cmax;
+  const double thr = theta + TIE_EPS * (theta > sc ? theta : sc);
+  int nc = 0;
+  for (int i = 0; i < n; i++)
+    if (t[i] <= thr) ws->cand[nc++] = i;
+  ws->ties = nc;
+  if (nc == 1) return ws->cand[0];
+  return z0_or_lex(ws, R, nc, col);
+}
+
 /* Ratio test for the entering column ws->col (scale amax). Returns the pivot
  * row, or -1 when no entry is positive enough (secondary ray). */
 static int ratio_test(cp_lemke_ws *ws, const run *R, double amax) {
@@ -631,6 +669,8 @@ static int ratio_test(cp_lemke_ws *ws, const run *R, double amax) {
   if (!(cmax <= HUGE_VAL) || !(amax <= HUGE_VAL)) return -2; /* NaN */
   const double tol = R->pivot_tol * (amax > cmax ? amax : cmax);
   ws->cscale = amax > cmax ? amax : cmax;
+  ws->z0tie = 0;
+  if (ws->tight) return ratio_test_tight(ws, R, tol, cmax);
   /* Basic values that are zero in exact arithmetic (degenerate rows) come
    * out of the updates as roundoff of either sign, about 1e-15 of the
    * largest basic value (3e-13 against 91 on a resting stack of 10 boxes).
@@ -700,10 +740,29 @@ static int ratio_test(cp_lemke_ws *ws, const run *R, double amax) {
       if (col[ws->cand[c]] >= big) ws->cand[m++] = ws->cand[c];
     nc = m;
   }
-  /* z0 among the tied rows: let it leave (ends the start with a solution). */
-  if (ws->z0row >= 0)
-    for (int c = 0; c < nc; c++)
-      if (ws->cand[c] == ws->z0row) { testcase(ws, z0_ties); return ws->z0row; }
+  return z0_or_lex(ws, R, nc, col);
+}
+
+/* Among the tied rows cand[0..nc): z0 if it is there, else the
+ * lexicographic choice. */
+static int z0_or_lex(cp_lemke_ws *ws, const run *R, int nc,
+                     const double *col) {
+  /* z0 among the tied rows: let it leave (ends the start with a solution).
+   * After such an exit failed the check (run_start backs up), z0 is taken
+   * out of the tie instead: its ratio was not the smallest after all. */
+  if (ws->z0row >= 0) {
+    int m = 0;
+    for (int c = 0; c < nc; c++) {
+      if (ws->cand[c] != ws->z0row) ws->cand[m++] = ws->cand[c];
+      else if (!ws->z0skip) {
+        testcase(ws, z0_ties);
+        ws->z0tie = 1;
+        return ws->z0row;
+      }
+    }
+    if (m == 0) return ws->z0row;
+    nc = m;
+  }
   if (!R->lex) return ws->cand[0];
   testcase(ws, lex_ties);
   return lex_min(ws, nc, col, 1.0);
@@ -1003,6 +1062,27 @@ static cp_lcp_status small_finish(cp_lemke_ws *ws, const run *R,
   return check_or_lu(ws, R, chk, z, w, info);
 }
 
+/* A pivot of the small path's tableau on row r with pivot p, the pivot
+ * column in ws->col (consumed: the column itself becomes e_r). */
+static void small_pivot(cp_lemke_ws *ws, int n, int r, double p) {
+  const int ncol = 2 * n + 1;
+  double *restrict T = ws->tab, *restrict qb = ws->qbar;
+  const double *restrict pc = ws->col;
+  const double inv = 1.0 / p;
+  for (int j = 0; j < ncol; j++) {
+    double *restrict tj = T + (size_t)j * (size_t)n;
+    const double t = tj[r];
+    if (t == 0.0) continue; /* most unit columns of basic variables */
+    const double f = t * inv;
+    for (int i = 0; i < n; i++) tj[i] -= pc[i] * f;
+    tj[r] = f;
+  }
+  const double f = qb[r] * inv;
+  for (int i = 0; i < n; i++) qb[i] -= pc[i] * f;
+  qb[r] = f;
+  ws->qbmax = max_abs(n, qb);
+}
+
 /* One cold start on the dense tableau [I, -M, -d] (rhs in qbar), for small
  * n: the same decisions as run_start (first_row, ratio_test and lex_min read
  * B^-1 from the tableau's w columns while ws->small is set), but a pivot is
@@ -1014,9 +1094,10 @@ static cp_lcp_status small_finish(cp_lemke_ws *ws, const run *R,
 static cp_lcp_status small_start(cp_lemke_ws *ws, const run *R,
                                  const cp_check_options *chk, double *z,
                                  double *w, cp_lcp_info *info, int *piv) {
-  const int n = R->n, ncol = 2 * n + 1, vz0 = VZ0(n);
+  const int n = R->n, vz0 = VZ0(n);
   const size_t ld = (size_t)n;
   double *restrict T = ws->tab, *restrict qb = ws->qbar, *restrict pc = ws->col;
+  int backups = 0;
   *piv = 0;
   memset(T, 0, sizeof(double) * ld * ld);
   for (int i = 0; i < n; i++) {
@@ -1047,26 +1128,35 @@ static cp_lcp_status small_start(cp_lemke_ws *ws, const run *R,
                "zero or non-finite pivot at pivot %d", *piv);
       return CP_LCP_NUMERICAL;
     }
-    const double inv = 1.0 / p;
-    for (int j = 0; j < ncol; j++) {
-      double *restrict tj = T + (size_t)j * ld;
-      const double t = tj[r];
-      if (t == 0.0) continue; /* most unit columns of basic variables */
-      const double f = t * inv;
-      for (int i = 0; i < n; i++) tj[i] -= pc[i] * f;
-      tj[r] = f;
-    }
-    {
-      const double f = qb[r] * inv;
-      for (int i = 0; i < n; i++) qb[i] -= pc[i] * f;
-      qb[r] = f;
-      ws->qbmax = max_abs(n, qb);
-    }
+    small_pivot(ws, n, r, p);
     ++*piv;
     const int u = ws->basic[r];
     ws->basic[r] = v;
     if (v == vz0) ws->z0row = r;
-    if (u == vz0) return small_finish(ws, R, chk, z, w, info);
+    if (u == vz0) {
+      const cp_lcp_status st = small_finish(ws, R, chk, z, w, info);
+      /* As run_start: a z0 exit from a tie that fails the check is undone
+       * (pivot z0 back into row r) and another tied row leaves. */
+      if (st != CP_LCP_CHECK_FAILED || !ws->tight || !ws->z0tie ||
+          backups >= Z0_BACKUPS ||
+          *piv >= R->cap)
+        return st;
+      memcpy(pc, T + (size_t)vz0 * ld, sizeof(double) * ld);
+      if (!(fabs(pc[r]) > 0.0)) return st;
+      small_pivot(ws, n, r, pc[r]);
+      ws->basic[r] = vz0;
+      ws->z0row = r;
+      ws->st.lu_polish = 0;
+      backups++;
+      testcase(ws, z0_backups);
+      memcpy(pc, T + (size_t)v * ld, sizeof(double) * ld);
+      const double am = v < n ? 1.0 : max_abs(n, R->M + (size_t)(v - n) * ld);
+      ws->z0skip = 1;
+      r = ratio_test(ws, R, am);
+      ws->z0skip = 0;
+      if (r < 0) return st;
+      continue;
+    }
     if (*piv >= R->cap) {
       snprintf(R->reason, sizeof info->reason, "pivot cap %d reached", R->cap);
       return CP_LCP_PIVOT_CAP;
@@ -1102,12 +1192,40 @@ static void small_iterate(const cp_lemke_ws *ws, int n, double *z, double *w) {
   }
 }
 
+/* Undoes the pivot that brought v into row r and took z0 out: z0 basic in
+ * row r again, v nonbasic (a w_v entering had dropped its column of B^-1
+ * from the active block: it rejoins), B^-1 rebuilt from the basis, qbar
+ * recomputed and v's column formed in ws->col (scale in *amax). Returns 0,
+ * or -1 if the basis cannot be refactored. */
+static int unpivot_z0(cp_lemke_ws *ws, const run *R, int r, int v,
+                      double *amax) {
+  const int n = R->n;
+  ws->basic[r] = VZ0(n);
+  ws->gidx[r] = 0;
+  ws->wbas[r] = 0;
+  ws->z0row = r;
+  if (v < n) {
+    ws->wrow[v] = -1;
+    const int s = ws->k++;
+    ws->slot_col[s] = v;
+    ws->col_slot[v] = s;
+  } else {
+    ws->zrow[v - n] = -1;
+  }
+  ws->st.lu_polish = 0;
+  if (refactor(ws, R) != 0) return -1;
+  recompute_qbar(ws, R);
+  *amax = entering_column(ws, R, v, ws->col);
+  return 0;
+}
+
 /* One start from the basis already set up in ws (z0 about to enter with
  * column -dbar in ws->col). Counts pivots in *piv. */
 static cp_lcp_status run_start(cp_lemke_ws *ws, const run *R,
                                const cp_check_options *chk, double *z,
                                double *w, cp_lcp_info *info, int *piv) {
   const int n = R->n;
+  int backups = 0;
   *piv = 0;
   int v = VZ0(n);
   double amax = 0.0;
@@ -1132,7 +1250,25 @@ static cp_lcp_status run_start(cp_lemke_ws *ws, const run *R,
     }
     int vn = pivot(ws, R, r, v, &amax);
     ++*piv;
-    if (vn < 0) return finish(ws, R, chk, z, w, info);
+    if (vn < 0) {
+      const cp_lcp_status st = finish(ws, R, chk, z, w, info);
+      /* z0 left from a tie and the answer fails the check: the tie was
+       * not real (a basic value whose exact ratio is smaller went negative
+       * beyond its row's tolerance). Back up one pivot and let another of
+       * the tied rows leave instead (diagnosis: docs/solvers.md). */
+      if (st != CP_LCP_CHECK_FAILED || !ws->tight || !ws->z0tie ||
+          backups >= Z0_BACKUPS ||
+          *piv >= R->cap || unpivot_z0(ws, R, r, v, &amax) != 0)
+        return st;
+      backups++;
+      testcase(ws, z0_backups);
+      ws->z0skip = 1;
+      ws->npiv = *piv;
+      r = ratio_test(ws, R, amax);
+      ws->z0skip = 0;
+      if (r < 0) return st;
+      continue;
+    }
     if (*piv >= R->cap) {
       snprintf(R->reason, sizeof info->reason, "pivot cap %d reached", R->cap);
       read_iterate(ws, n, z, w);
@@ -1220,15 +1356,16 @@ cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M,
   R.cap = opt->max_pivots > 0 ? opt->max_pivots : 50 * (n + 1) + 100;
   R.reason = info->reason;
   R.qscale = 1.0;
-  double qmin = INFINITY;
+  double qmin = INFINITY, qabs = 0.0;
   for (int i = 0; i < n; i++) {
     if (!isfinite(q[i])) {
       snprintf(info->reason, sizeof info->reason, "q[%d] is not finite", i);
       return info->status = CP_LCP_NUMERICAL;
     }
-    R.qscale = fmax(R.qscale, fabs(q[i]));
+    qabs = fmax(qabs, fabs(q[i]));
     qmin = fmin(qmin, q[i]);
   }
+  R.qscale = fmax(1.0, qabs);
   if (opt->cover)
     for (int i = 0; i < n; i++)
       if (!(opt->cover[i] > 0.0) || !isfinite(opt->cover[i])) {
@@ -1247,6 +1384,7 @@ cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M,
     if (cp_lcp_check(n, M, q, z, w, chk, info)) {
       memset(ws->basis, 0, (size_t)n);
       ws->basis_valid = 1;
+      info->polished = 1;
       return info->status = CP_LCP_SOLVED;
     }
     return info->status = CP_LCP_CHECK_FAILED;
@@ -1260,9 +1398,25 @@ cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M,
   const int restarts = opt->restarts > 0 ? opt->restarts : 0;
   cp_lcp_status st = CP_LCP_NUMERICAL;
   int cover_used = 0;
-  for (int s = 0; s <= restarts; s++) {
+  ws->tight = 0;
+  const int last = opt->rescue ? 2 * restarts + 1 : restarts;
+  for (int s = 0; s <= last; s++) {
     info->reason[0] = '\0';
     int ready = 0;
+    if (s == restarts + 1) {
+      /* Every start failed under the error-bound tie rules: the rescue
+       * pass. The same sequence of starts again (the caller's cover, then
+       * the same random covers) with the tight ratio test
+       * (ratio_test_tight) and tie windows scaled by |q| itself (the floor
+       * of 1 in R.qscale makes every row of a problem with |q| ~ 1e-15
+       * tie). A solve that succeeded before never gets here: its pivots,
+       * answer and cost are unchanged (docs/solvers.md, issue 24). */
+      ws->tight = 1;
+      cover_used = 0;
+      rng = opt->seed;
+      R.qscale = qabs > 0.0 ? qabs : 1.0;
+      testcase(ws, rescue_starts);
+    }
     if (s == 0 && warm) {
       if (warm_basis(ws, &R, warm, z, w) == 0) {
         /* The warm basis may already be feasible (up to roundoff): then
@@ -1342,5 +1496,6 @@ solved:
   for (int i = 0; i < n; i++) ws->basis[i] = ws->zrow[i] >= 0;
   ws->basis_valid = 1;
   info->reason[0] = '\0';
+  info->polished = 1; /* basic values of a complementary basis */
   return info->status = CP_LCP_SOLVED;
 }

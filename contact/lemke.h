@@ -32,7 +32,10 @@
 /// numerical failure, or an answer that fails the check), up to `restarts`
 /// further starts with covering vectors drawn uniformly from [0.1, 1.1)^n by a
 /// generator seeded with `seed` (deterministic). After a failed warm start,
-/// the first further start is the cold start with `cover`.
+/// the first further start is the cold start with `cover`. If all of these
+/// fail and `rescue` is set, a rescue pass repeats the cold starts (cover,
+/// then the same random covers) with tighter tie rules (docs/solvers.md): up
+/// to 2 (restarts + 1) starts in all.
 ///
 /// Warm start: given a complementary basis (basis[i] != 0: z_i basic), the
 /// method factors the basis, sets d := B e so that d̄ = B^-1 d = e, and runs
@@ -66,11 +69,16 @@ typedef struct cp_lemke_options {
                        ///< small n); 0 = automatic (the measured crossover),
                        ///< -1 = never; at most 64
   cp_check_options check; ///< acceptance check
+  int rescue;          ///< 1: when every start failed, the rescue pass
+                       ///< repeats them with tighter tie rules (issue 24's
+                       ///< contact problems; docs/solvers.md); default 0
+                       ///< (the simulator's solves stay as they are),
+                       ///< `complan lcp solve` turns it on
 } cp_lemke_options;
 
 /// Defaults: cover NULL (ones), max_pivots 0 (automatic), restarts 3, seed 1,
 /// pivot_tol 1e-12, lexicographic 1, small_n 0 (automatic), check =
-/// cp_check_defaults().
+/// cp_check_defaults(), rescue 0.
 cp_lemke_options cp_lemke_defaults(void);
 
 typedef struct cp_lemke_ws cp_lemke_ws;
@@ -106,6 +114,9 @@ typedef struct cp_lemke_stats {
   int lu_polish;       ///< 1: final z came from an LU solve of its basis
   int pivot_refactors; ///< re-factorisations before a tiny pivot or a ray
   int small_starts;    ///< starts run on the small path's dense tableau
+  int z0_backups;      ///< z0 exits from a tie undone after a failed check
+  int rescue_starts;   ///< 1: every start failed, the rescue pass ran
+                       ///< (the tight tie rules, docs/solvers.md)
 } cp_lemke_stats;
 
 /// One pivot, as seen by a trace observer. Variables are numbered w_i = i,

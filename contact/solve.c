@@ -97,6 +97,16 @@ cp_lcp_status cp_lcp_solve(cp_lemke_ws *ws, int n, const double *M,
     break;
   }
   }
+  /* Every solved answer is exact to rounding or flagged: an approximate one
+   * (an interior point's that polishing could not improve, or certify's)
+   * gets one more crossover, its support's basis solved exactly and
+   * verified; if that fails it stays, with info->polished = 0. */
+  if (info->status == CP_LCP_SOLVED && !info->polished) {
+    const cp_check_options *chk = info->solver == CP_SOLVER_FIP ? &opt->fip.check
+                                  : info->solver == CP_SOLVER_CERTIFY ? &opt->certify.check
+                                                                       : &opt->lemke.check;
+    (void)cp_lcp_crossover(n, M, q, z, w, chk, info);
+  }
   cp_lemke_ws_destroy(own);
   return info->status;
 }

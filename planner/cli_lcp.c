@@ -73,6 +73,7 @@ static int parse_args(int argc, char **argv, int certify, lcp_args *a) {
   memset(a, 0, sizeof *a);
   a->repeat = 1;
   a->opt = cp_solve_defaults();
+  a->opt.lemke.rescue = 1; /* issue 24: Lemke's rescue pass for raw LCPs */
   if (certify) a->opt.solver = CP_SOLVER_CERTIFY;
   int solver = (int)a->opt.solver, verbose = 0;
   double tol = NAN; // NAN: not given, each solver keeps its own default
@@ -186,6 +187,12 @@ static int run(int argc, char **argv, int certify) {
     json_object_set_new(doc, "starts", json_integer(info.starts));
     json_object_set_new(doc, "complementarity",
                         solved ? cp_json_num(info.complementarity) : json_null());
+    /* Issue 24: exact to rounding (a basis solution) or flagged, with the
+     * pair's measured residuals. */
+    json_object_set_new(doc, "polished", solved ? json_boolean(info.polished) : json_null());
+    json_object_set_new(doc, "residual", solved ? cp_json_num(info.residual) : json_null());
+    json_object_set_new(doc, "min_z", solved ? cp_json_num(info.min_z) : json_null());
+    json_object_set_new(doc, "min_w", solved ? cp_json_num(info.min_w) : json_null());
     json_object_set_new(doc, "time_us", json_real(time_us));
     if (!solved)
       json_object_set_new(doc, "reason", json_string(info.reason[0] ? info.reason

@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+#include <stdio.h>
+
 #include "contact/fip.h"
 #include "tests/support.h"
 
@@ -446,4 +449,76 @@ Test(fip, trivial_and_scaled) {
   cr_assert_eq(cp_fip_solve(n, M, q, NULL, z, w, &info), CP_LCP_SOLVED, "%s",
                info.reason);
   cpt_assert_lcp_solution(n, M, q, z, 1e-6 * qscale(n, q));
+}
+
+/* ---- crossover: exact to rounding, or flagged (issue 24) ---------------- */
+
+/* z1 + z2 = 1 is a whole face of solutions of M = [[1,1],[1,1]], q = -e: the
+ * interior point ends inside it, where the support basis {1, 2} is
+ * singular. */
+static const double face_M[4] = {1, 1, 1, 1}, face_q[2] = {-1, -1};
+
+Test(fip_crossover, face_of_solutions_ends_on_a_polished_vertex) {
+  double z[2], w[2];
+  cp_lcp_info info;
+  cp_fip_options o = cp_fip_defaults();
+  cr_assert_eq(cp_fip_solve(2, face_M, face_q, &o, z, w, &info), CP_LCP_SOLVED, "%s",
+               info.reason);
+  cr_assert_eq(info.polished, 1);
+  /* A vertex of the face, exactly: one of (1, 0), (0, 1). */
+  cr_assert(z[0] * z[1] == 0.0 && z[0] + z[1] == 1.0, "z = (%g, %g)", z[0], z[1]);
+  cr_assert_eq(info.complementarity, 0.0);
+}
+
+Test(fip_crossover, unpolishable_answer_is_flagged_with_its_complementarity) {
+  double z[2], w[2];
+  cp_lcp_info info;
+  cp_fip_options o = cp_fip_defaults();
+  o.polish = 0; /* the raw interior answer */
+  cr_assert_eq(cp_fip_solve(2, face_M, face_q, &o, z, w, &info), CP_LCP_SOLVED, "%s",
+               info.reason);
+  cr_assert_eq(info.polished, 0);
+  cr_assert(z[0] > 0.1 && z[1] > 0.1, "inside the face: z = (%g, %g)", z[0], z[1]);
+  cr_assert_gt(info.complementarity, 0.0);
+  double wr[2];
+  cp_lcp_eval(2, face_M, face_q, z, wr);
+  const double c = fmax(fabs(z[0] * wr[0]), fabs(z[1] * wr[1]));
+  cr_assert(fabs(info.complementarity - c) <= 1e-3 * c, "%g vs %g", info.complementarity, c);
+  /* Its support basis is singular: the generic crossover declines and
+   * leaves everything as it was. */
+  const double z0 = z[0];
+  cr_assert_eq(cp_lcp_crossover(2, face_M, face_q, z, w, &o.check, &info), 0);
+  cr_assert_eq(info.polished, 0);
+  cr_assert_eq(z[0], z0);
+}
+
+Test(fip_crossover, generic_crossover_solves_the_support_exactly) {
+  /* M = I, q = (-1, 1): z = (1, 0), w = (0, 1). An approximate answer
+   * accepted by the check becomes the exact one. */
+  const double M[4] = {1, 0, 0, 1}, q[2] = {-1, 1};
+  double z[2] = {1 + 1e-9, 1e-9}, w[2];
+  cp_lcp_eval(2, M, q, z, w);
+  cp_lcp_info info;
+  cp_lcp_info_clear(&info);
+  cp_check_options chk = cp_check_defaults();
+  cr_assert(cp_lcp_check(2, M, q, z, w, &chk, &info));
+  cr_assert_eq(info.polished, 0);
+  cr_assert_eq(cp_lcp_crossover(2, M, q, z, w, &chk, &info), 1);
+  cr_assert_eq(info.polished, 1);
+  cr_assert(z[0] == 1.0 && z[1] == 0.0 && w[0] == 0.0 && w[1] == 1.0);
+  cr_assert_eq(info.complementarity, 0.0);
+}
+
+Test(fip_crossover, cli_json_reports_polished_and_residuals) {
+  char *path = cpt_temp_file("{\"M\": [[1,1],[1,1]], \"q\": [-1,-1]}", ".json");
+  const char *argv[] = {"complan", "lcp", "solve", path, "--solver", "fip", "--json", NULL};
+  json_t *doc = cpt_run_json(argv, 0);
+  cr_assert(json_is_true(json_object_get(doc, "polished")));
+  cr_assert_eq(json_real_value(json_object_get(doc, "complementarity")), 0.0);
+  cr_assert(json_is_number(json_object_get(doc, "residual")));
+  cr_assert_geq(json_number_value(json_object_get(doc, "min_z")), 0.0);
+  cr_assert_geq(json_number_value(json_object_get(doc, "min_w")), 0.0);
+  json_decref(doc);
+  remove(path);
+  free(path);
 }
