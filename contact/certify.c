@@ -800,7 +800,11 @@ cp_lcp_status cp_certify(int n, const double *M, const double *q,
   const cp_lcp_status st = certify_main(n, M, q, opt, z, w, z2, w2, res, info);
   if (st == CP_LCP_SOLVED && !info->polished) {
     const cp_check_options chk = opt ? opt->check : cp_certify_defaults().check;
-    (void)cp_lcp_crossover(n, M, q, z, w, &chk, info);
+    if (cp_lcp_crossover(n, M, q, z, w, &chk, info) < 0) {
+      info->status = CP_LCP_NOMEM;
+      snprintf(info->reason, sizeof info->reason, "certify: out of memory");
+      return CP_LCP_NOMEM;
+    }
   }
   return st;
 }

@@ -68,13 +68,14 @@ int cp_lcp_crossover(int n, const double *M, const double *q, double *z,
                      double *w, const cp_check_options *opt, cp_lcp_info *info) {
   unsigned char *basis = malloc((size_t)n);
   double *zz = malloc(sizeof(double) * (size_t)n * 2);
-  int ok = 0;
+  int ok = basis && zz ? 0 : -1;
   if (basis && zz) {
     double *ww = zz + n;
     for (int i = 0; i < n; i++) basis[i] = z[i] > w[i];
     cp_lcp_info ci = *info;
-    if (cp_lcp_solve_basis(n, M, q, basis, zz, ww) == 0 &&
-        cp_lcp_check(n, M, q, zz, ww, opt, &ci)) {
+    const int sb = cp_lcp_solve_basis(n, M, q, basis, zz, ww);
+    if (sb == -2) ok = -1;
+    if (sb == 0 && cp_lcp_check(n, M, q, zz, ww, opt, &ci)) {
       memcpy(z, zz, sizeof(double) * (size_t)n);
       memcpy(w, ww, sizeof(double) * (size_t)n);
       *info = ci;
@@ -221,7 +222,7 @@ int cp_lcp_solve_basis(int n, const double *M, const double *q,
   size_t nn = (size_t)n * (size_t)n;
   double *B = malloc(sizeof(double) * (nn + (size_t)n));
   lapack_int *piv = malloc(sizeof(lapack_int) * (size_t)n);
-  if (!B || !piv) { free(B); free(piv); return -1; }
+  if (!B || !piv) { free(B); free(piv); return -2; }
   double *x = B + nn;
   for (int j = 0; j < n; j++) {
     double *col = B + (size_t)j * (size_t)n;

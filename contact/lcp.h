@@ -128,8 +128,8 @@ void cp_lcp_eval(int n, const double *M, const double *q, const double *z,
 
 /// Solves the linear system of a complementary basis: for each i, z_i is
 /// basic if basis[i] != 0, else w_i is basic; nonbasic variables are 0.
-/// Writes (z, w). Returns 0, or -1 if the basis matrix is singular or memory
-/// runs out. Used to polish approximate answers (FIP, certify).
+/// Writes (z, w). Returns 0, -1 if the basis matrix is singular, or -2 if
+/// memory runs out. Used to polish approximate answers (FIP, certify).
 int cp_lcp_solve_basis(int n, const double *M, const double *q,
                        const unsigned char *basis /*[n]*/, double *z,
                        double *w);
@@ -144,7 +144,9 @@ int cp_lcp_symmetric_psd(int n, const double *M);
 /// and its solution verified with cp_lcp_check. If it passes, it replaces
 /// (z, w), *info's measures are refreshed and info->polished = 1; returns 1.
 /// Otherwise (singular basis, or a basis solution that fails the check: the
-/// support is degenerate) nothing changes and 0 is returned. Allocates O(n^2).
+/// support is degenerate) nothing changes and 0 is returned; -1 when memory
+/// ran out (nothing changes either: the caller reports CP_LCP_NOMEM rather
+/// than a result that depends on the allocator). Allocates O(n^2).
 int cp_lcp_crossover(int n, const double *M, const double *q, double *z,
                      double *w, const cp_check_options *opt, cp_lcp_info *info);
 

@@ -105,7 +105,10 @@ cp_lcp_status cp_lcp_solve(cp_lemke_ws *ws, int n, const double *M,
     const cp_check_options *chk = info->solver == CP_SOLVER_FIP ? &opt->fip.check
                                   : info->solver == CP_SOLVER_CERTIFY ? &opt->certify.check
                                                                        : &opt->lemke.check;
-    (void)cp_lcp_crossover(n, M, q, z, w, chk, info);
+    if (cp_lcp_crossover(n, M, q, z, w, chk, info) < 0) {
+      info->status = CP_LCP_NOMEM;
+      snprintf(info->reason, sizeof info->reason, "out of memory");
+    }
   }
   cp_lemke_ws_destroy(own);
   return info->status;
