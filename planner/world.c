@@ -329,11 +329,14 @@ uint64_t cp_world_hash(const cp_world *w) { return w->hash; }
 int cp_world_joint_count(const cp_world *w) { return w->nl; }
 
 int cp_world_joint_index(const cp_world *w, const char *name) {
-  char buf[256];
+  // "manipulator/joint" compared in place: names of any length, and no
+  // truncated name that would match another's prefix.
   for (int r = 0; r < w->nl; ++r) {
-    snprintf(buf, sizeof buf, "%s/%s", w->sc.manips[w->row_manip[r]].name,
-             cjoint_of(w, r)->name);
-    if (!strcmp(buf, name)) return r;
+    const char *m = w->sc.manips[w->row_manip[r]].name;
+    const size_t lm = strlen(m);
+    if (!strncmp(name, m, lm) && name[lm] == '/' &&
+        !strcmp(name + lm + 1, cjoint_of(w, r)->name))
+      return r;
   }
   return -1;
 }

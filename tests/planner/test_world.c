@@ -93,6 +93,29 @@ Test(world, resting_box) {
   }
 }
 
+// Joints are found by "manipulator/joint" names of any length (a 300-byte
+// joint name was cut by a 256-byte buffer, so its cut prefix matched and the
+// whole name did not).
+Test(world, joint_index_long_names) {
+  char jn[301], text[2048], full[400];
+  memset(jn, 'j', 300);
+  jn[300] = '\0';
+  snprintf(text, sizeof text,
+           "{\"bodies\": [], \"manipulators\": [{\"name\": \"arm\", \"joints\": "
+           "[{\"name\": \"%s\", \"type\": \"revolute\", \"axis\": [0, 1, 0], "
+           "\"link\": {\"name\": \"l\", \"mass\": 1, \"com\": [0, 0, 0.1], "
+           "\"inertia\": [[0.001, 0, 0], [0, 0.001, 0], [0, 0, 0.001]]}}]}]}",
+           jn);
+  cp_world *w = wt_world(text, CP_STEPPER_ACCELERATION, 1e-3);
+  snprintf(full, sizeof full, "arm/%s", jn);
+  cr_assert_eq(cp_world_joint_index(w, full), 0);
+  full[255] = '\0'; // the prefix the old buffer kept
+  cr_assert_eq(cp_world_joint_index(w, full), -1);
+  cr_assert_eq(cp_world_joint_index(w, "arm"), -1);
+  cr_assert_eq(cp_world_joint_index(w, "ar/j"), -1);
+  cp_world_destroy(w);
+}
+
 // A one-link pendulum falling onto its joint limit: the limit is a
 // unilateral constraint in the LCP, so the joint stops at it (to the drift
 // tolerance) instead of passing it, and stays there.
