@@ -81,8 +81,8 @@ typedef struct memo_slot {
 struct cp_world {
   cp_scene sc;
   cp_world_options opt;
-  int has_deadline;  // cp_world_set_deadline: bounds the solvers' time
-  double deadline;   // CLOCK_MONOTONIC seconds
+  double deadline;   // CLOCK_MONOTONIC seconds (cp_world_set_deadline: bounds
+                     // the solvers' time); INFINITY: none
   double t;
   uint64_t hash;
   char msg[512];
@@ -526,6 +526,7 @@ cp_world_status cp_world_create(const cp_scene *scene,
     return CP_WORLD_NOMEM;
   }
   w->opt = *opt;
+  w->deadline = INFINITY;
   if (cp_world_set_impact_memo(w, opt->impact_memo) != CP_WORLD_OK) {
     cp_world_destroy(w);
     cp_error_set(err, "", "out of memory");
@@ -1199,12 +1200,16 @@ static int warm_accept(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
 // The solver options for a call made now: certify's time limit cut to
 // the time left before the deadline (cp_world_set_deadline), at least
 // 1 ms (certify reads <= 0 as no limit).
+static double mono_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static cp_solve_options solve_options_now(const cp_world *w) {
   cp_solve_options so = w->opt.solve;
-  if (w->has_deadline) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double left = w->deadline - ((double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec);
+  if (w->deadline < INFINITY) {
+    double left = w->deadline - mono_now();
     if (!(left > 1e-3)) left = 1e-3;
     if (!(so.certify.time_limit_s > 0) || so.certify.time_limit_s > left)
       so.certify.time_limit_s = left;
@@ -2700,9 +2705,5 @@ cp_world_status cp_world_step(cp_world *w, cp_step_info *out) {
 }
 
 void cp_world_set_deadline(cp_world *w, double seconds) {
-  w->has_deadline = seconds < INFINITY;
-  if (!w->has_deadline) return;
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  w->deadline = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec + seconds;
+  w->deadline = seconds < INFINITY ? mono_now() + seconds : INFINITY;
 }
