@@ -692,7 +692,7 @@ static int ratio_test(cp_lemke_ws *ws, const run *R, double amax) {
    * tied rows whose exact ratios differ by ~1e-12 and left bases that are
    * infeasible by that much; the simulator kept them as warm bases, a
    * resting stack of 10 boxes tipped at 1e-11 rad/s and after 0.8 s its
-   * velocity LCPs ended on rays (planner/world.c). All upper ends are >= +0:
+   * velocity LCPs ended on rays (planner/sim/world.c). All upper ends are >= +0:
    * reduce on the bit patterns. */
   const double qbm = ws->qbmax; /* max |qbar|, kept by the updates */
   const double ramp = fmin(1.0, fmax(QTIE_RAMP_MIN, ws->npiv / QTIE_RAMP));

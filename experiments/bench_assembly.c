@@ -1,5 +1,5 @@
 /* Assembly stability and sequence planning against the number of parts
- * (issue 11; planner/assembly.h). Scenes: towers of n blocks, and walls of
+ * (issue 11; planner/assembly/assembly.h). Scenes: towers of n blocks, and walls of
  * n blocks laid in rows of up to 6 side by side (every neighbour touches),
  * 0.2 x 0.2 x 0.1 m, 1 kg, mu 0.5, on a ground plane; contacts generated
  * from the shapes. For each scene, side by side in one run:
@@ -26,7 +26,7 @@
 #include <time.h>
 
 #include "models/scene.h"
-#include "planner/assembly.h"
+#include "planner/assembly/assembly.h"
 
 static double now(void) {
   struct timespec t;

@@ -24,13 +24,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "planner/nn.h"
-#include "planner/plan.h"
-#include "planner/store.h"
-#include "planner/task.h"
+#include "planner/search/nn.h"
+#include "planner/plan/plan.h"
+#include "planner/store/store.h"
+#include "planner/search/task.h"
 #include "experiments/bench_util.h"
 
-/* OpenBLAS (as complan's CLI runs it: planner/cli.c). Without this its
+/* OpenBLAS (as complan's CLI runs it: planner/cli/cli.c). Without this its
  * worker threads spin on this shared machine, and the thread's CPU time per
  * expansion rose 5-10x in a run of this benchmark. */
 void openblas_set_num_threads(int n);

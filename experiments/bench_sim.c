@@ -1,4 +1,4 @@
-/* bench_sim: the simulator (planner/world.h) against ODE's dWorldStep and
+/* bench_sim: the simulator (planner/sim/world.h) against ODE's dWorldStep and
  * dWorldQuickStep on the same scenes, side by side in one run:
  *   - stacks of 1, 3, 5 and 10 boxes (0.2 x 0.2 x 0.1 m, 1 kg, mu 0.5) at
  *     rest on a table, dt = 5 ms, 2000 steps (10 s): us per step (collision
@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "models/scene.h"
-#include "planner/world.h"
+#include "planner/sim/world.h"
 #include "experiments/bench_stack.h"
 #include "experiments/bench_util.h"
 
@@ -42,7 +42,7 @@ typedef struct res {
 
 /* ---- complan ------------------------------------------------------- */
 
-/* check: the per-step check (planner/stepcheck.h), on by default. */
+/* check: the per-step check (planner/sim/stepcheck.h), on by default. */
 static res run_complan_check(int n, double mu, double v0, int steps, int warm,
                              cp_stepper stepper, int check) {
   res r = {0};

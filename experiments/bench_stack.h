@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "models/scene.h"
-#include "planner/world.h"
+#include "planner/sim/world.h"
 
 #define BENCH_STACK_SX 0.2
 #define BENCH_STACK_SY 0.2

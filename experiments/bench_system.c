@@ -20,7 +20,7 @@
 #include "experiments/bench_util.h"
 #include "models/scene.h"
 #include "models/system.h"
-#include "planner/world.h"
+#include "planner/sim/world.h"
 
 // The benchmarks' stack at rest (experiments/bench_stack.h), mu 0.5,
 // stepped at 5 ms.

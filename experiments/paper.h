@@ -342,7 +342,7 @@ char *cp_paper_svg_iterations_mu(const cp_paper_study *st);
 char *cp_paper_svg_fraction_mu(const cp_paper_study *st);
 
 /// Writes text (plus a final newline if missing) to dir/name, atomically
-/// with the user's umask (planner/outfile.h). Returns 0 or -1 with *err
+/// with the user's umask (planner/io/outfile.h). Returns 0 or -1 with *err
 /// (where = the path, msg "cannot create|write: REASON").
 int cp_paper_write_file(const char *dir, const char *name, const char *text,
                         cp_error *err);

@@ -18,7 +18,7 @@
 
 #include "contact/lcpio.h"
 #include "contact/solve.h"
-#include "planner/outfile.h"
+#include "planner/io/outfile.h"
 
 cp_paper_options cp_paper_defaults(void) {
   cp_paper_options o;
@@ -456,7 +456,7 @@ int cp_paper_write_file(const char *dir, const char *name, const char *text, cp_
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, name);
   if (!text) return cp_error_set(err, path, "out of memory");
-  /* Written to a temporary file and renamed (planner/outfile.h); its
+  /* Written to a temporary file and renamed (planner/io/outfile.h); its
    * message "PATH: cannot ...: REASON" loses the path, now in where. */
   cp_error e;
   cp_outfile *o = cp_outfile_open(path, &e);

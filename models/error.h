@@ -39,7 +39,7 @@ static inline void cp_error_clear(cp_error *err) { err->where[0] = err->msg[0] =
 char *cp_read_file(const char *path, size_t *len, cp_error *err);
 
 /// Where the loaders (scene, URDF, mesh) get the bytes of the files they
-/// read: a caller may record every file (planner/task.c stores them with a
+/// read: a caller may record every file (planner/search/task.c stores them with a
 /// plan) or serve them from elsewhere (replay serves them from the
 /// database), without models/ knowing where they come from.
 ///

@@ -40,7 +40,7 @@ json_t *cp_json_loadb(const char *text, size_t len, size_t flags,
 /// Number of jansson allocations that failed so far in this thread (since
 /// jansson's allocator was set, which this call also does). jansson drops a
 /// key or element silently when it cannot allocate it: a document built
-/// while this number moved is incomplete (planner/output.h's cp_json_print
+/// while this number moved is incomplete (planner/cli/output.h's cp_json_print
 /// refuses to print it).
 unsigned long cp_json_alloc_failures(void);
 /// Counts a failed allocation of a document's part made outside jansson

@@ -4,7 +4,7 @@
 // Data flows one way: scene.c parses and answers queries about a scene;
 // contactgen.c turns a scene's shapes at its current state into contacts
 // (using those queries); this file composes the two for the callers that
-// want a scene with its contacts, and the simulator (planner/world.c) calls
+// want a scene with its contacts, and the simulator (planner/sim/world.c) calls
 // contactgen.c itself at every step.
 #include <stdlib.h>
 #include <string.h>

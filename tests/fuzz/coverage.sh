@@ -20,7 +20,7 @@ for t in lcp_json lcp_dat scene urdf task; do
     lcp_json|lcp_dat) files=(contact/lcpio.c) ;;
     scene) files=(models/scene.c models/ranges.c models/jsonread.c models/error.c) ;;
     urdf) files=(models/urdf.c) ;;
-    task) files=(planner/task.c) ;;
+    task) files=(planner/search/task.c) ;;
   esac
   rm -f "$dir/$t.profraw"
   CP_FUZZ_SCENE_DIR=$PWD/models/scenes CP_FUZZ_TASK_DIR=$PWD/planner/tasks LLVM_PROFILE_FILE="$dir/$t.profraw" \

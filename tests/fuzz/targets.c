@@ -13,7 +13,7 @@
 #include "models/scene.h"
 #include "models/system.h"
 #include "models/urdf.h"
-#include "planner/task.h"
+#include "planner/search/task.h"
 
 /* libFuzzer target: the JSON LCP reader (contact/lcpio.h). Anything may come
  * in; the reader must return 0 with a well-formed LCP or -1 with a message,
@@ -104,7 +104,7 @@ int cpf_urdf(const uint8_t *data, size_t size) {
   return 0;
 }
 
-/* libFuzzer target: the planner's task reader (planner/task.h), with its
+/* libFuzzer target: the planner's task reader (planner/search/task.h), with its
  * scene (inline, or a path resolved against the task's directory:
  * CP_FUZZ_TASK_DIR, planner/tasks in run.sh, so that the bundled tasks'
  * "../../models/scenes/..." paths reach real scenes). A parsed task must

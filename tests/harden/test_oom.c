@@ -31,9 +31,9 @@
 #include "models/scene.h"
 #include "models/system.h"
 #include "models/urdf.h"
-#include "planner/cli.h"
-#include "planner/task.h"
-#include "planner/world.h"
+#include "planner/cli/cli.h"
+#include "planner/search/task.h"
+#include "planner/sim/world.h"
 #include "tests/harden/oomhook.h"
 #include "tests/support.h"
 

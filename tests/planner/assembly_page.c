@@ -1,14 +1,14 @@
 /* Test helper for browser_assembly.py: plans SCENE's assembly sequence,
  * writes its viewer page and the part poses the page must show after
- * seek(i), from the animation's closed form (planner/assembly_view.h): in
+ * seek(i), from the animation's closed form (planner/view/assembly.h): in
  * step k part P_k is at final - (1 - s) D d_k, s = (i - k F) / F clamped to
  * [0, 1], its orientation the scene's.
  * usage: assembly_page SCENE OUTDIR -> OUTDIR/page.html, OUTDIR/expected.json */
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "planner/assembly.h"
-#include "planner/assembly_view.h"
+#include "planner/assembly/assembly.h"
+#include "planner/view/assembly.h"
 
 int main(int argc, char **argv) {
   if (argc != 3) {

@@ -5,7 +5,7 @@ through Selenium), reusing browser_viewer.py's browser start and checks.
 usage: browser_assembly.py ASSEMBLY_PAGE_EXE SCENE OUTDIR [COMPLAN]
 
 ASSEMBLY_PAGE_EXE (tests/planner/assembly_page.c) plans SCENE's sequence and
-writes OUTDIR/page.html with the library (planner/assembly_view.h) and
+writes OUTDIR/page.html with the library (planner/view/assembly.h) and
 OUTDIR/expected.json with the part poses of the animation's closed form. The
 test opens the page from disk and checks:
   - window.complan has one frame per the animation's count;

@@ -6,8 +6,8 @@
 #ifndef CP_TESTS_PLANNER_SYNTH_H
 #define CP_TESTS_PLANNER_SYNTH_H
 
-#include "planner/search.h"
-#include "planner/task.h"
+#include "planner/search/search.h"
+#include "planner/search/task.h"
 
 /// Grid W x H, walls marked '#' in rows (row 0 at y = 0); the start and goal
 /// are cells. Actions: +x, -x, +y, -y, costs cost[4].

@@ -1,4 +1,4 @@
-// Assembly stability and sequences (planner/assembly.h, contact/stability.h;
+// Assembly stability and sequences (planner/assembly/assembly.h, contact/stability.h;
 // docs/math.md §9): closed forms on a slope and an overhang, the arch that
 // stands only complete, bottom-up towers, brute-force agreement of the
 // sequence planner on small assemblies, the removal sweep, the database.
@@ -13,9 +13,9 @@
 #include "contact/stability.h"
 #include "models/scene.h"
 #include "models/system.h"
-#include "planner/assembly.h"
-#include "planner/assembly_store.h"
-#include "planner/store.h"
+#include "planner/assembly/assembly.h"
+#include "planner/store/assembly.h"
+#include "planner/store/store.h"
 #include "tests/planner/asm_support.h"
 #include "tests/support.h"
 
@@ -729,9 +729,9 @@ Test(assembly, one_milp_agrees_with_mode_enumeration) {
   }
 }
 
-/* ---- The sequence in the viewer page (planner/assembly_view.h) ---- */
+/* ---- The sequence in the viewer page (planner/view/assembly.h) ---- */
 
-#include "planner/assembly_view.h"
+#include "planner/view/assembly.h"
 
 Test(assembly, animation_moves_each_part_along_its_approach) {
   cp_scene sc;

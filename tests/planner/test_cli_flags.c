@@ -1,4 +1,4 @@
-/* The table-driven flag parser (planner/cli.h, cp_cli_parse): every kind of
+/* The table-driven flag parser (planner/cli/cli.h, cp_cli_parse): every kind of
  * flag stored from both spellings, every usage error with its message, the
  * --help text made from the table; then each command's table through the
  * executable (unknown flags, missing values, bool flags given a value). */
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "planner/cli.h"
+#include "planner/cli/cli.h"
 #include "tests/support.h"
 
 /* The variables of the test table, reset before every parse. */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "planner/output.h"
+#include "planner/cli/output.h"
 #include "tests/harden/harden.h"
 
 Test(cli_numbers, integers) {

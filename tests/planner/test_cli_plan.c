@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "planner/task.h"
-#include "planner/world.h"
+#include "planner/search/task.h"
+#include "planner/sim/world.h"
 #include "tests/support.h"
 #include "synth.h"
 

@@ -25,9 +25,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "planner/plan.h"
-#include "planner/replay.h"
-#include "planner/store.h"
+#include "planner/plan/plan.h"
+#include "planner/replay/replay.h"
+#include "planner/store/store.h"
 #include "tests/support.h"
 #include "synth.h"
 

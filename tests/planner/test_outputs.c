@@ -1,8 +1,8 @@
 /* Output files (issue 21, item 6): the state layout against the world's own
- * state (planner/statelayout.h); RFC 4180 CSV from `simulate --csv` and
+ * state (planner/sim/statelayout.h); RFC 4180 CSV from `simulate --csv` and
  * `replay --csv` read back by a strict reader written here (bodies named
  * `a,b`, `q"x` and one with CR LF in it, joints with ',' and '"', a mimic
- * joint; the Panda); atomic outputs (planner/outfile.h): nothing on stdout
+ * joint; the Panda); atomic outputs (planner/io/outfile.h): nothing on stdout
  * with exit 2, no temporary file after SIGINT/SIGTERM during a write (held
  * deterministically by the COMPLAN_TEST_HOLD_OUTPUT hook), the umask. */
 #include <criterion/criterion.h>
@@ -20,10 +20,10 @@
 #include <unistd.h>
 
 #include "experiments/paper.h"
-#include "planner/csv.h"
-#include "planner/outfile.h"
-#include "planner/statelayout.h"
-#include "planner/world.h"
+#include "planner/io/csv.h"
+#include "planner/io/outfile.h"
+#include "planner/sim/statelayout.h"
+#include "planner/sim/world.h"
 #include "tests/support.h"
 
 static char dir[64];
@@ -76,7 +76,7 @@ static int strays(const char *const *keep, char *list, size_t size) {
   return n;
 }
 
-/* ---- a strict RFC 4180 reader (independent of planner/csv.c) ---------- */
+/* ---- a strict RFC 4180 reader (independent of planner/io/csv.c) ---------- */
 
 typedef struct csv_doc {
   int n;          /* records */

@@ -1,4 +1,4 @@
-/* `complan replay` (planner/replay.h, planner/cli_replay.c): every bundled
+/* `complan replay` (planner/replay/replay.h, planner/cli/replay.c): every bundled
  * task's plan re-simulates bitwise (--verify), its CSV ends in the stored
  * final state and its page holds every step; a tampered database fails
  * naming the step, body and component; --tolerance; --tree; bad input. */
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "planner/store.h"
+#include "planner/store/store.h"
 #include "tests/support.h"
 
 static char dir[64];

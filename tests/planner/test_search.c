@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "planner/nn.h"
-#include "planner/search.h"
+#include "planner/search/nn.h"
+#include "planner/search/search.h"
 #include "tests/support.h"
 #include "synth.h"
 

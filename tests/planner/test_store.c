@@ -15,9 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "planner/assembly_store.h"
-#include "planner/plan.h"
-#include "planner/store.h"
+#include "planner/store/assembly.h"
+#include "planner/plan/plan.h"
+#include "planner/store/store.h"
 #include "tests/support.h"
 #include "synth.h"
 

@@ -1,4 +1,4 @@
-/* The store's lookups of one row by id (planner/store.c, one_row): each
+/* The store's lookups of one row by id (planner/store/store.c, one_row): each
  * finds its row, says what is missing when there is none (NOT_FOUND, the
  * database and the id in the message), and reports SQLite's failure as
  * "cannot read ..." when the query itself fails. */
@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "planner/store.h"
-#include "planner/task.h"
+#include "planner/store/store.h"
+#include "planner/search/task.h"
 #include "tests/support.h"
 #include "synth.h"
 

@@ -1,4 +1,4 @@
-/* Task files (planner/task.h): the documented example, inputs and actions,
+/* Task files (planner/search/task.h): the documented example, inputs and actions,
  * defaults, and every bad input with its JSON path. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "planner/task.h"
+#include "planner/search/task.h"
 #include "tests/support.h"
 
 #define SCENE                                                                 \

@@ -1,4 +1,4 @@
-/* The viewer page's content (planner/viewer.h): the data the C side writes
+/* The viewer page's content (planner/view/viewer.h): the data the C side writes
  * into the page, read back with jansson and compared with closed forms
  * written without models/ kinematics; the page is self-contained; bad input
  * and write failures leave nothing behind. The page in a browser:

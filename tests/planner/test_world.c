@@ -1,4 +1,4 @@
-// The simulator's basics: free fall, rest, API contracts (planner/world.h).
+// The simulator's basics: free fall, rest, API contracts (planner/sim/world.h).
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "planner/world.h"
+#include "planner/sim/world.h"
 #include "wtest.h"
 
 static const char *table =

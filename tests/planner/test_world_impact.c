@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "models/vec3.h"
-#include "planner/world.h"
+#include "planner/sim/world.h"
 #include "tests/support.h"
 #include "wtest.h"
 

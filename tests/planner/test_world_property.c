@@ -2,7 +2,7 @@
 // (random joint positions within the limits, random efforts up to the
 // URDF's effort limits) on the Panda, the Allegro hand and the bundled
 // chains, stepped 0.5 s at dt 5 ms (100 steps). Every step either passes
-// the independent per-step check (planner/stepcheck.h) -- and then holds
+// the independent per-step check (planner/sim/stepcheck.h) -- and then holds
 // the joint limits and gives finite numbers -- or fails with a status that
 // names what failed; never an "ok" step that was not checked.
 // Deterministic: sample i draws from a generator seeded with i.
@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "models/chain.h"
-#include "planner/world.h"
+#include "planner/sim/world.h"
 
 #define SAMPLES 1000
 #define STEPS 100

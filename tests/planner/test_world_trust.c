@@ -1,13 +1,13 @@
 // Trustworthy steps (issue 20): joint limits held at any effort, the Panda's
-// squeeze, and the independent per-step check (planner/stepcheck.h).
+// squeeze, and the independent per-step check (planner/sim/stepcheck.h).
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "planner/stepcheck.h"
-#include "planner/world.h"
+#include "planner/sim/stepcheck.h"
+#include "planner/sim/world.h"
 #include "wtest.h"
 
 // The Panda of example-robot-data (panda.urdf as published), arm held by

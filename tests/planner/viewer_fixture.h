@@ -7,7 +7,7 @@
 #define CP_TESTS_VIEWER_FIXTURE_H
 
 #include "models/scene.h"
-#include "planner/viewer.h"
+#include "planner/view/viewer.h"
 
 #define VF_FRAMES 50
 #define VF_STATE 30   /* 2 free bodies x 13 + 2 joints x 2 */

@@ -5,7 +5,7 @@
 #define CP_TESTS_PLANNER_WTEST_H
 
 #include "models/scene.h"
-#include "planner/world.h"
+#include "planner/sim/world.h"
 
 /// Parses scene text (asserts success).
 void wt_scene(const char *text, cp_scene *sc);

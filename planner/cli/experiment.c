@@ -1,0 +1,144 @@
+/* `complan experiment paper`: the paper's computational study (section 6),
+ * reproduced (experiments/paper.h does the work; this file parses flags and
+ * draws the progress bar). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "experiments/paper.h"
+#include "planner/cli/cli.h"
+#include "planner/cli/output.h"
+
+static const char usage_top[] =
+    "usage: complan experiment paper [options]\n"
+    "\n"
+    "experiments:\n"
+    "  paper    the computational study of Trinkle, Pang, Sudarsky and Lo (1995),\n"
+    "           section 6, reproduced, with certificates for every data set\n";
+
+static const char paper_head[] =
+    "usage: complan experiment paper [--out DIR] [--seed S] [--jobs N] [options]\n"
+    "\n"
+    "Generates the paper's random contact problems (33 problems, LCP sizes 2..170,\n"
+    "each at mu = 0.1, ..., 1.0: 330 data sets), runs Lemke (ones, then up to 3\n"
+    "random restarts, 100 pivots per start) and FIP (300 iterations, gap 1e-6) as\n"
+    "the paper did, the auto strategy, an existence certificate (a verified\n"
+    "solution, or the MIP) and a uniqueness check on each, and writes under DIR:\n"
+    "  summary.md                 headline numbers against the paper's\n"
+    "  table1.md, table1.csv      Table 1 (by size), with the paper's rows\n"
+    "  problems.md                every problem in the form of Tables 2-4\n"
+    "  datasets.csv               one row per data set\n"
+    "  fraction_solved_size.svg, fraction_solved_mu.svg, iterations_mu.svg\n"
+    "  data/pNN/muX.scene.json    each data set as a scene ('complan solve' input)\n"
+    "  data/pNN/muX.lcp.json      ... and as its LCP ('complan lcp solve' input)\n"
+    "\n";
+static const char paper_tail[] =
+    "\n"
+    "exit status: 0 the study ran, 1 it could not finish (a worker died),\n"
+    "2 bad usage or an output directory that cannot be written.\n";
+
+typedef struct bar {
+  int on;
+  double t0;
+} bar;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void progress(void *ctx, int done, int total) {
+  bar *b = ctx;
+  if (!b->on) return;
+  const int width = 30;
+  int k = total ? done * width / total : width;
+  char fill[64];
+  for (int i = 0; i < width; i++) fill[i] = i < k ? '#' : '.';
+  fill[width] = '\0';
+  double el = now_s() - b->t0;
+  fprintf(stderr, "\r[%s] %d/%d data sets, %d:%02d elapsed", fill, done, total,
+          (int)el / 60, (int)el % 60);
+  if (done == total) fputc('\n', stderr);
+  fflush(stderr);
+}
+
+int cp_cli_experiment(int argc, char **argv) {
+  if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+    fputs(usage_top, argc < 2 ? stderr : stdout);
+    return argc < 2 ? CP_EXIT_BAD_INPUT : CP_EXIT_ANSWERED;
+  }
+  if (strcmp(argv[1], "paper"))
+    return cp_cli_usage_error("experiment ", "unknown experiment '%s' (expected paper)", argv[1]);
+  cp_paper_options opt = cp_paper_defaults();
+  const char *out = "experiments/results/paper";
+  int force_progress = 0, no_data = 0;
+  const cp_cli_flag flags[] = {
+      {"--out", "DIR", CP_FLAG_PATH, &out, "output directory (default experiments/results/paper)",
+       .expect = "a directory name"},
+      CP_CLI_VALUE("--seed", "S", CP_FLAG_U64, &opt.seed,
+                   "generator seed (default 1995); same seed, same data sets"),
+      {"--jobs", "N", CP_FLAG_INT, &opt.jobs,
+       "worker processes (default: the number of online cores);\n"
+       "the results do not depend on N (up to the time limits)",
+       .imin = 1, .imax = 256},
+      {"--time-limit", "T", CP_FLAG_DOUBLE, &opt.time_limit_s,
+       "certificate MIP limit per data set in s (default 20)", .dmin = 0.01, .dmax = 86400.0,
+       .expect = "seconds in [0.01, 86400]"},
+      {"--unique-time-limit", "T", CP_FLAG_DOUBLE, &opt.unique_time_limit_s,
+       "per MIP solve of the uniqueness search (default 5)", .dmin = 0.01, .dmax = 86400.0,
+       .expect = "seconds in [0.01, 86400]"},
+      CP_CLI_BOOL("--mip-all", &opt.mip_all,
+                  "run the certificate MIP on every data set (default: only\n"
+                  "where no solver found a verified solution)"),
+      CP_CLI_BOOL("--no-data", &no_data, "do not write the data/ files"),
+      CP_CLI_BOOL("--progress", &force_progress,
+                  "progress bar on stderr even when it is not a terminal"),
+      {"--problems", "N", CP_FLAG_INT, &opt.problems,
+       "only the N smallest problems (for tests; default 33)", .imin = 1,
+       .imax = CP_PAPER_PROBLEMS},
+  };
+  const cp_cli_spec spec = {"experiment paper", paper_head, paper_tail, NULL, NULL, flags,
+                            sizeof flags / sizeof *flags, 0};
+  int prc = cp_cli_parse(&spec, argc - 1, argv + 1);
+  if (prc != CP_CLI_GO) return prc;
+  if (no_data) opt.write_data = 0;
+  /* The command line, for the reports. */
+  char cmd[512] = "complan";
+  for (int i = 0; i < argc; i++) {
+    size_t l = strlen(cmd);
+    snprintf(cmd + l, sizeof cmd - l, " %s", argv[i]);
+  }
+  bar b = {force_progress || isatty(STDERR_FILENO), now_s()};
+  cp_paper_study st;
+  cp_error err;
+  if (cp_paper_study_run(&opt, out, cmd, progress, &b, &st, &err)) {
+    if (b.on) fputc('\n', stderr);
+    fprintf(stderr, "complan: experiment paper: %s%s%s\n", err.where, err.where[0] ? ": " : "",
+            err.msg);
+    /* An unwritable output is bad input; anything else could not finish. */
+    return err.where[0] ? CP_EXIT_BAD_INPUT : CP_EXIT_UNDECIDED;
+  }
+  int solved1 = 0, lem = 0, fip = 0, either = 0, aut = 0, sol = 0, none = 0, und = 0;
+  for (int i = 0; i < st.n_rows; i++) {
+    const cp_paper_row *r = &st.rows[i];
+    solved1 += r->lemke == CP_PAPER_SOLVED && r->lemke_starts == 1;
+    lem += r->lemke == CP_PAPER_SOLVED;
+    fip += r->fip == CP_PAPER_SOLVED;
+    either += r->lemke == CP_PAPER_SOLVED || r->fip == CP_PAPER_SOLVED;
+    aut += r->autos == CP_PAPER_SOLVED;
+    sol += r->cert == CP_PAPER_CERT_SOLVABLE;
+    none += r->cert == CP_PAPER_CERT_NONE;
+    und += r->cert == CP_PAPER_CERT_UNDECIDED;
+  }
+  printf("%d data sets from %d problems (seed %llu): Lemke 1st start %d, with restarts %d, "
+         "FIP %d, either %d, auto %d; certificate: %d solvable, %d none, %d undecided.\n"
+         "Solving took %.1f s on %d worker%s; reports in %s/\n",
+         st.n_rows, st.n_problems, (unsigned long long)opt.seed, solved1, lem, fip, either, aut,
+         sol, none, und, st.run_s, st.opt.jobs, st.opt.jobs == 1 ? "" : "s", out);
+  cp_paper_study_free(&st);
+  return CP_EXIT_ANSWERED;
+}

@@ -1,0 +1,128 @@
+#include "planner/cli/output.h"
+#include "models/jsonread.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int cp_cli_read_input(const char *path, char **text, size_t *len) {
+  cp_error err;
+  *text = cp_read_file(path, len, &err);
+  if (*text) return 0;
+  /* err.msg is "cannot open|read PATH: REASON": print the file first, as
+   * every input error does. */
+  const char *p = strstr(err.msg, path);
+  const char *reason = p ? p + strlen(path) + (p[strlen(path)] == ':' ? 2 : 0) : err.msg;
+  fprintf(stderr, "complan: %s: cannot read: %s\n", path, reason);
+  return strstr(reason, "out of memory") ? CP_EXIT_UNDECIDED : CP_EXIT_BAD_INPUT;
+}
+
+char *cp_cli_read_file(const char *path, size_t *len) {
+  char *text;
+  (void)cp_cli_read_input(path, &text, len);
+  return text;
+}
+
+int cp_cli_input_error(const char *file, const cp_error *err) {
+  if (err->where[0])
+    fprintf(stderr, "complan: %s: %s: %s\n", file, err->where, err->msg);
+  else
+    fprintf(stderr, "complan: %s: %s\n", file, err->msg);
+  // Running out of memory is not the input's fault (docs/outputs.md: 1).
+  return strstr(err->msg, "out of memory") ? CP_EXIT_UNDECIDED : CP_EXIT_BAD_INPUT;
+}
+
+void cp_cli_scene_warnings(const char *file, const cp_scene *scene) {
+  for (int i = 0; i < scene->n_warnings; i++)
+    fprintf(stderr, "complan: %s: warning: %s\n", file, scene->warnings[i]);
+}
+
+int cp_cli_open_store(const char *db, int read_only, cp_store **st) {
+  *st = NULL;
+  if (read_only && access(db, F_OK) != 0) {
+    fprintf(stderr, "complan: %s: no such database (%s)\n", db, strerror(errno));
+    return CP_EXIT_BAD_INPUT;
+  }
+  char msg[600];
+  cp_store_status s = cp_store_open(db, read_only, st, msg, sizeof msg);
+  if (s == CP_STORE_OK) return 0;
+  fprintf(stderr, "complan: %s\n", msg);
+  return s == CP_STORE_BAD_FILE ? CP_EXIT_BAD_INPUT : CP_EXIT_UNDECIDED;
+}
+
+/* Names of any length (docs/ranges.md): growable buffers, one per slot. */
+static const char *name_in_slot(int slot, const char *a, const char *b) {
+  static struct {
+    char *buf;
+    size_t cap;
+  } slots[CP_CLI_NAME_SLOTS];
+  if (slot < 0 || slot >= CP_CLI_NAME_SLOTS) slot = 0;
+  size_t need = strlen(a) + (b ? strlen(b) + 1 : 0) + 1;
+  if (need > slots[slot].cap) {
+    char *p = realloc(slots[slot].buf, need);
+    if (!p) {
+      cp_json_note_alloc_failure();
+      return "(name: out of memory)";
+    }
+    slots[slot].buf = p;
+    slots[slot].cap = need;
+  }
+  snprintf(slots[slot].buf, need, b ? "%s/%s" : "%s", a, b);
+  return slots[slot].buf;
+}
+
+const char *cp_cli_ref_name(const cp_scene *s, cp_ref r, int slot) {
+  if (r.body >= 0) return name_in_slot(slot, s->bodies[r.body].name, NULL);
+  return name_in_slot(slot, s->manips[r.manip].name,
+                      s->manips[r.manip].joints[r.link].link.name);
+}
+
+const char *cp_cli_joint_name(const cp_scene *s, int m, int k, int slot) {
+  return name_in_slot(slot, s->manips[m].name, s->manips[m].joints[k].name);
+}
+
+int cp_cli_usage_error(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("complan: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\n(see 'complan %s--help')\n", cmd ? cmd : "");
+  return CP_EXIT_BAD_INPUT;
+}
+
+json_t *cp_json_num(double x) {
+  return isfinite(x) ? json_real(x) : json_null();
+}
+
+json_t *cp_json_vec(const double *v, int n) {
+  json_t *a = json_array();
+  for (int i = 0; i < n; i++) json_array_append_new(a, cp_json_num(v[i]));
+  return a;
+}
+
+static unsigned long json_failures_base;
+
+void cp_cli_output_begin(void) { json_failures_base = cp_json_alloc_failures(); }
+
+int cp_json_print(json_t *doc) {
+  /* Serialised in memory first: stdout gets the whole document or nothing. */
+  char *s = cp_json_alloc_failures() == json_failures_base
+                ? json_dumps(doc, JSON_REAL_PRECISION(17) | JSON_INDENT(0) | JSON_COMPACT)
+                : NULL;
+  if (s && cp_json_alloc_failures() != json_failures_base) { /* while dumping */
+    free(s);
+    s = NULL;
+  }
+  if (!s) {
+    fprintf(stderr, "complan: out of memory writing the JSON document\n");
+    return -1;
+  }
+  int rc = fputs(s, stdout) == EOF || fputc('\n', stdout) == EOF ? -1 : 0;
+  free(s);
+  return rc;
+}

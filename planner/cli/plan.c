@@ -1,0 +1,382 @@
+/* `complan plan TASK ...`: plan a task into the database and print the plan
+ * (docs/planner.md, docs/database.md); with --benchmark, repeated runs in OMPL's tables.
+ * Thin: planner/plan/plan.h does the work. */
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "planner/cli/cli.h"
+#include "planner/cli/output.h"
+#include "planner/plan/plan.h"
+#include "planner/sim/statelayout.h"
+#include "planner/store/store.h"
+#include "planner/search/task.h"
+
+static const char head[] =
+    "usage: complan plan TASK [options]\n"
+    "       complan plan TASK --benchmark RUNS [--planners a,b] [--db FILE]\n"
+    "\n"
+    "Search for a sequence of joint efforts (or, in quasistatic mode, joint\n"
+    "velocities) that brings the task's goal body into its goal region,\n"
+    "predicting every action's outcome with the contact simulator. Every\n"
+    "explored state and the plan go to an SQLite database (docs/database.md).\n"
+    "The task file format is in docs/planner.md; bundled tasks are in\n"
+    "planner/tasks/.\n"
+    "\n";
+static const char tail[] =
+    "\n"
+    "SIGINT or SIGTERM stops the search after the action it is simulating:\n"
+    "what it explored is committed, the run is stored as interrupted and\n"
+    "--resume continues it (a second signal ends the process at once).\n"
+    "\n"
+    "exit status: 0 solved, or the search space exhausted without a plan\n"
+    "(not_found: no expansion failed); 1 a limit ended the search first, it\n"
+    "was interrupted by a signal, the space was exhausted but some\n"
+    "expansions failed (failed_expansions: the solver failed or the state\n"
+    "went non-finite, so it is no proof that no plan exists), or the\n"
+    "database could not be written; 2 bad input or usage (the task's JSON\n"
+    "path is named; a database of another kind or version is refused).\n";
+
+/* Set by SIGINT/SIGTERM; the search polls it after every action. */
+static volatile sig_atomic_t cancelled;
+
+static void on_signal(int sig) { cancelled = sig; }
+
+/* SIGINT and SIGTERM set `cancelled` once; the handler resets itself so
+ * that a second signal ends the process at once. */
+static void catch_signals(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND | SA_RESTART;
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+}
+
+static void release_signals(void) {
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+}
+
+typedef struct progress_ctx {
+  int shown;
+} progress_ctx;
+
+static void show_progress(void *ctx, const cp_plan_progress *p) {
+  progress_ctx *pc = ctx;
+  char cost[32] = "none";
+  if (isfinite(p->best_cost)) snprintf(cost, sizeof cost, "%.4g", p->best_cost);
+  fprintf(stderr,
+          "\rnodes %ld  expansions %ld (%.0f/s)  best distance %.4g m  best "
+          "cost %s  %.1f s   ",
+          p->nodes, p->expansions, p->expansions_per_second, p->best_distance,
+          cost, p->elapsed);
+  pc->shown = 1;
+}
+
+static int exit_of(cp_plan_status s) {
+  switch (s) {
+  case CP_PLAN_SOLVED:
+  case CP_PLAN_NOT_FOUND: return CP_EXIT_ANSWERED;
+  case CP_PLAN_BAD_INPUT: return CP_EXIT_BAD_INPUT;
+  default: return CP_EXIT_UNDECIDED;
+  }
+}
+
+/* Prints the plan read back from the database: one line per action. */
+static int print_plan(cp_store *st, const cp_task *task,
+                      const cp_plan_result *r, const char *db) {
+  long *ids = NULL, n = 0;
+  int64_t run;
+  if (cp_store_plan_nodes(st, r->plan_id, &run, &ids, &n)) {
+    fprintf(stderr, "complan: %s\n", cp_store_message(st));
+    return -1;
+  }
+  cp_state_layout lay;
+  int nomem = cp_state_layout_init(&lay, &task->scene);
+  int size = lay.n, slot = cp_state_body_at(&lay, task->goal.body_index);
+  cp_state_layout_free(&lay);
+  double *x = nomem ? NULL : malloc((size_t)(size + 1) * sizeof *x);
+  double *v = malloc((size_t)(task->n_inputs + 1) * sizeof *v);
+  if (slot < 0) slot = 0; /* a free body (cp_plan_world checks) */
+  printf("plan %lld (run %lld in %s): %ld action%s, cost %.6g, %.3g s of "
+         "motion\n",
+         (long long)r->plan_id, (long long)r->run_id, db, n - 1,
+         n == 2 ? "" : "s", r->cost, (double)(n - 1) * task->duration);
+  printf("  %4s %8s  %-*s  %s\n", "step", "t (s)", 14 * task->n_inputs,
+         "inputs", task->goal.body);
+  int rc = 0;
+  for (long k = 0; k < n && x && v; ++k) {
+    cp_search_node node;
+    int nv = 0;
+    if (cp_store_load_node(st, run, ids[k], &node, x, size, v,
+                           task->n_inputs, &nv)) {
+      fprintf(stderr, "complan: %s\n", cp_store_message(st));
+      rc = -1;
+      break;
+    }
+    /* The inputs whole (names of any length), padded to their column. */
+    printf("  %4ld %8.3f  ", k, node.time);
+    int w = k == 0 ? printf("(start)") : 0;
+    for (int i = 0; k > 0 && i < nv && i < task->n_inputs; ++i)
+      w += printf("%s%s=%.4g", i ? " " : "", task->inputs[i].joint, v[i]);
+    const double *p = x + slot;
+    printf("%*s  (%.4f, %.4f, %.4f)\n", w < 14 * task->n_inputs ? 14 * task->n_inputs - w : 0,
+           "", p[0], p[1], p[2]);
+  }
+  free(x);
+  free(v);
+  free(ids);
+  return rc;
+}
+
+static void show_run(void *ctx, const char *planner, int run,
+                     const cp_plan_result *r) {
+  (void)ctx;
+  fprintf(stderr, "%s run %d: %s, %ld nodes, %.2f s\n", planner, run + 1,
+          cp_plan_status_name(r->status), r->nodes, r->session_seconds);
+}
+
+static int benchmark(const char *file, const cp_task *task, const char *db,
+                     long runs, const char *planners, double max_seconds,
+                     int json, int progress) {
+  char buf[256];
+  const char *list[8];
+  int n = 0;
+  if (planners) {
+    snprintf(buf, sizeof buf, "%s", planners);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+      int ok = 0;
+      for (const char *const *m = cp_search_methods(); *m; ++m)
+        ok |= !strcmp(*m, tok);
+      if (!ok)
+        return cp_cli_usage_error("plan ", "unknown planner '%s' in "
+                                  "--planners (astar, rrt, sst)", tok);
+      if (n < 7) list[n++] = tok;
+    }
+  }
+  list[n] = NULL;
+  cp_plan_world *pw;
+  cp_error err;
+  if (cp_plan_world_create(task, 1, &pw, &err))
+    return cp_cli_input_error(file, &err);
+  cp_store *st;
+  int rc = cp_cli_open_store(db, 0, &st);
+  if (rc) {
+    cp_plan_world_destroy(pw);
+    return rc;
+  }
+  cp_bench_options bo = {.runs = (int)runs,
+                         .planners = n ? list : NULL,
+                         .max_seconds = max_seconds,
+                         .task_path = file,
+                         .progress = progress ? show_run : NULL};
+  int64_t eid = -1;
+  cp_plan_status s =
+      cp_plan_benchmark(st, task, cp_plan_world_problem(pw),
+                        cp_plan_world_start(pw), cp_plan_world_options(pw),
+                        &bo, &eid, &err);
+  cp_plan_world_destroy(pw);
+  if (s != CP_PLAN_SOLVED) {
+    fprintf(stderr, "complan: %s: %s\n", file, err.msg);
+    cp_store_close(st);
+    return exit_of(s);
+  }
+  json_t *summary = NULL;
+  /* Summaries straight from OMPL's tables (what Planner Arena shows). */
+  cp_store_status ss = cp_store_bench_summary(st, eid, &summary);
+  cp_store_close(st);
+  if (ss || !summary) {
+    fprintf(stderr, "complan: %s: cannot summarise the benchmark\n", db);
+    json_decref(summary);
+    return CP_EXIT_UNDECIDED;
+  }
+  if (json) {
+    rc = cp_json_print(summary) ? CP_EXIT_UNDECIDED : CP_EXIT_ANSWERED;
+  } else {
+    printf("experiment %lld in %s (OMPL benchmark tables): %ld run%s per "
+           "planner\n",
+           (long long)eid, db, runs, runs == 1 ? "" : "s");
+    printf("  %-8s %7s %10s %10s %10s %12s\n", "planner", "solved",
+           "time (s)", "cost", "states", "lcp solves");
+    size_t i;
+    json_t *p;
+    json_array_foreach(json_object_get(summary, "planners"), i, p) {
+      printf("  %-8s %3lld/%-3lld %10.3f %10.4g %10.0f %12.0f\n",
+             json_string_value(json_object_get(p, "planner")),
+             json_integer_value(json_object_get(p, "solved")),
+             json_integer_value(json_object_get(p, "runs")),
+             json_number_value(json_object_get(p, "time")),
+             json_number_value(json_object_get(p, "best_cost")),
+             json_number_value(json_object_get(p, "graph_states")),
+             json_number_value(json_object_get(p, "lcp_solves")));
+    }
+  }
+  json_decref(summary);
+  return rc;
+}
+
+int cp_cli_plan(int argc, char **argv) {
+  const char *file = NULL, *db = "complan.sqlite", *method = NULL,
+             *planners = NULL;
+  int json = 0, resume = 0, progress = 0, method_k = -1;
+  long max_nodes = 0, bench = 0;
+  const char *seed_text = NULL; /* --seed: any of 0 .. 2^64 - 1 */
+  uint64_t seed = 0;
+  double max_seconds = 0;
+  const cp_cli_flag flags[] = {
+      CP_CLI_VALUE("--db", "FILE", CP_FLAG_PATH, &db,
+                   "database (default complan.sqlite; created if absent)"),
+      CP_CLI_BOOL("--resume", &resume,
+                  "continue the task's last unfinished run (stopped by a\n"
+                  "limit or killed) from what the database committed"),
+      CP_CLI_VALUE("--seed", "S", CP_FLAG_STRING, &seed_text,
+                   "random seed, 0 to 18446744073709551615 (default:\nthe task's search.seed)"),
+      {"--method", "M", CP_FLAG_ENUM, &method_k,
+       "astar, rrt or sst (default: the task's search.method)", .names = cp_search_methods()},
+      {"--max-seconds", "S", CP_FLAG_DOUBLE, &max_seconds,
+       "time limit (default: the task's limits.seconds)", .dmin = 1e-6, .dmax = 1e7,
+       .expect = "a number > 0"},
+      {"--max-nodes", "N", CP_FLAG_LONG, &max_nodes, "node limit (default: the task's limits.nodes)",
+       .imin = 1, .imax = 100000000, .expect = "an integer >= 1"},
+      CP_CLI_BOOL("--json", &json,
+                  "print one JSON document: {\"status\", \"run_id\",\n"
+                  "\"plan_id\", \"planner\", \"nodes\", \"expansions\",\n"
+                  "\"lcp_solves\", \"seconds\", \"cost\", \"length\", ...}"),
+      CP_CLI_BOOL("--progress", &progress, "progress on stderr even when it is not a terminal"),
+      {"--benchmark", "RUNS", CP_FLAG_LONG, &bench,
+       "RUNS runs per planner (seeds S, S+1, ...; S from\n"
+       "--seed or the task) written to\n"
+       "OMPL's benchmark tables (Planner Arena reads them)",
+       .imin = 1, .imax = 100000, .expect = "a number of runs >= 1"},
+      CP_CLI_VALUE("--planners", "LIST", CP_FLAG_STRING, &planners,
+                   "comma-separated planners for --benchmark"),
+  };
+  const cp_cli_spec spec = {"plan", head, tail, "TASK", &file, flags, sizeof flags / sizeof *flags, 0};
+  int prc = cp_cli_parse(&spec, argc, argv);
+  if (prc != CP_CLI_GO) return prc;
+  const int has_seed = seed_text != NULL;
+  if (has_seed && cp_parse_u64(seed_text, &seed))
+    return cp_cli_usage_error("plan ", "--seed: expected a whole number from 0 to "
+                              "18446744073709551615, found '%s'", seed_text);
+  if (method_k >= 0) method = cp_search_methods()[method_k];
+  if (planners && !bench)
+    return cp_cli_usage_error("plan ", "--planners goes with --benchmark");
+  if (bench && resume)
+    return cp_cli_usage_error("plan ", "--benchmark and --resume exclude "
+                              "each other");
+
+  cp_task task;
+  cp_error err;
+  if (cp_task_load(file, &task, &err)) return cp_cli_input_error(file, &err);
+  cp_cli_scene_warnings(file, &task.scene);
+  if (bench) {
+    if (has_seed) task.seed = (uint64_t)seed;
+    int rc = benchmark(file, &task, db, bench, planners, max_seconds, json,
+                       progress || isatty(STDERR_FILENO));
+    cp_task_free(&task);
+    return rc;
+  }
+  cp_store *st;
+  int rc = cp_cli_open_store(db, 0, &st);
+  if (rc) {
+    cp_task_free(&task);
+    return rc;
+  }
+  progress_ctx pc = {0};
+  cp_plan_options o = cp_plan_defaults();
+  o.resume = resume;
+  o.has_seed = has_seed;
+  o.seed = has_seed ? (uint64_t)seed : 0;
+  o.method = method;
+  o.max_seconds = max_seconds;
+  o.max_nodes = max_nodes;
+  o.task_path = file;
+  if (progress || isatty(STDERR_FILENO)) {
+    o.progress = show_progress;
+    o.progress_ctx = &pc;
+  }
+  o.cancel = &cancelled;
+  cp_plan_result r;
+  catch_signals();
+  cp_plan_status s = cp_plan_task(st, &task, &o, &r, &err);
+  release_signals();
+  if (pc.shown) fputc('\n', stderr);
+  if (s == CP_PLAN_INTERRUPTED)
+    fprintf(stderr, "complan: interrupted by %s: run %lld stopped and "
+            "committed with %ld nodes; continue it with --resume\n",
+            cancelled == SIGTERM ? "SIGTERM" : "SIGINT", (long long)r.run_id,
+            r.nodes);
+  if (s == CP_PLAN_FAILED_EXPANSIONS)
+    fprintf(stderr, "complan: %s: the search space ran out, but %ld "
+            "expansion%s failed (%ld solver_failed, %ld nonfinite): not a "
+            "proof that no plan exists (the nodes' messages say why)\n",
+            file, r.failed, r.failed == 1 ? "" : "s",
+            r.failed_by[CP_OUTCOME_SOLVER_FAILED],
+            r.failed_by[CP_OUTCOME_NONFINITE]);
+  if (r.resumed && method && strcmp(method, r.planner))
+    fprintf(stderr, "complan: note: resumed run %lld keeps its planner %s "
+            "(--method %s ignored)\n", (long long)r.run_id, r.planner, method);
+  rc = exit_of(s);
+  if (s == CP_PLAN_BAD_INPUT || s == CP_PLAN_FAILED) {
+    if (err.where[0]) cp_cli_input_error(file, &err);
+    else fprintf(stderr, "complan: %s\n", err.msg);
+    cp_store_close(st);
+    cp_task_free(&task);
+    return rc;
+  }
+  if (json) {
+    json_t *doc = json_object();
+    json_object_set_new(doc, "status", json_string(cp_plan_status_name(s)));
+    json_object_set_new(doc, "run_id", json_integer(r.run_id));
+    json_object_set_new(doc, "plan_id",
+                        r.plan_id >= 0 ? json_integer(r.plan_id) : json_null());
+    json_object_set_new(doc, "planner", json_string(r.planner));
+    json_object_set_new(doc, "nodes", json_integer(r.nodes));
+    json_object_set_new(doc, "expansions", json_integer(r.stats.expansions));
+    json_object_set_new(doc, "lcp_solves", json_integer(r.stats.lcp_solves));
+    json_object_set_new(doc, "seconds", json_real(r.seconds));
+    json_object_set_new(doc, "cost", cp_json_num(r.cost));
+    json_object_set_new(doc, "length", json_integer(r.length));
+    json_object_set_new(doc, "resumed", json_boolean(r.resumed));
+    json_object_set_new(doc, "steps", json_integer(r.stats.steps));
+    json_object_set_new(doc, "lemke_pivots", json_integer(r.stats.pivots));
+    json_object_set_new(doc, "fallbacks", json_integer(r.stats.fallbacks));
+    json_object_set_new(doc, "rejected", json_integer(r.stats.rejected));
+    json_object_set_new(doc, "duplicates", json_integer(r.stats.duplicates));
+    json_object_set_new(doc, "failed_expansions", json_integer(r.failed));
+    json_t *why = json_object();
+    for (int k = 0; k < CP_OUTCOME_COUNT; ++k)
+      if (cp_expand_outcome_is_failure((cp_expand_outcome)k))
+        json_object_set_new(why, cp_expand_outcome_name((cp_expand_outcome)k),
+                            json_integer(r.failed_by[k]));
+    json_object_set_new(doc, "failures", why);
+    json_object_set_new(doc, "best_distance", cp_json_num(r.best_distance));
+    json_object_set_new(doc, "store_seconds", json_real(r.store_seconds));
+    json_object_set_new(doc, "database", json_string(db));
+    if (cp_json_print(doc)) rc = CP_EXIT_UNDECIDED;
+    json_decref(doc);
+  } else {
+    printf("%s: %s by %s%s: %ld nodes, %ld expansions (%ld failed), %lld "
+           "simulation steps, %lld LCP solves, %.2f s (%.2f s storing)\n",
+           file, cp_plan_status_name(s), r.planner,
+           r.resumed ? " (resumed)" : "", r.nodes, r.stats.expansions,
+           r.failed, r.stats.steps, r.stats.lcp_solves, r.seconds,
+           r.store_seconds);
+    if (s == CP_PLAN_SOLVED) {
+      if (print_plan(st, &task, &r, db)) rc = CP_EXIT_UNDECIDED;
+    } else {
+      printf("no plan; the goal body came within %.4g m of the goal "
+             "region\n", r.best_distance);
+    }
+  }
+  cp_store_close(st);
+  cp_task_free(&task);
+  return rc;
+}

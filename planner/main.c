@@ -1,2 +1,0 @@
-#include "planner/cli.h"
-int main(int argc, char **argv) { return cp_cli_main(argc, argv); }

@@ -1,0 +1,352 @@
+#include "planner/plan/plan.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void) { return cp_search_budget_now(NULL); }
+
+cp_plan_options cp_plan_defaults(void) {
+  cp_plan_options o;
+  memset(&o, 0, sizeof o);
+  o.progress_interval = 0.5;
+  return o;
+}
+
+const char *cp_plan_status_name(cp_plan_status s) {
+  static const char *const names[] = {"solved", "not_found", "limit",
+                                      "bad_input", "failed", "interrupted",
+                                      "failed_expansions"};
+  return (unsigned)s < sizeof names / sizeof *names ? names[s] : "unknown";
+}
+
+static cp_plan_status store_fail(cp_store *st, cp_store_status s,
+                                 cp_error *err) {
+  cp_error_set(err, "", "%s", cp_store_message(st));
+  return s == CP_STORE_BAD_FILE || s == CP_STORE_CHANGED ? CP_PLAN_BAD_INPUT
+                                                         : CP_PLAN_FAILED;
+}
+
+typedef struct adopt_ctx {
+  cp_search *s;
+  int n;
+} adopt_ctx;
+
+static int adopt_one(void *ctx, const cp_search_node *node, const double *x,
+                     const void *warm, size_t warm_size) {
+  adopt_ctx *a = ctx;
+  return cp_search_adopt(a->s, node, x, warm, warm_size);
+}
+
+static const char *run_status(cp_plan_status s) {
+  switch (s) {
+  case CP_PLAN_SOLVED:
+  case CP_PLAN_NOT_FOUND:
+  case CP_PLAN_LIMIT:
+  case CP_PLAN_INTERRUPTED:
+  case CP_PLAN_FAILED_EXPANSIONS: return cp_plan_status_name(s);
+  default: return "error";
+  }
+}
+
+static int adopt_witness(void *ctx, long id, const double *point, int m,
+                         long rep) {
+  return cp_search_adopt_witness(ctx, id, point, m, rep);
+}
+
+cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
+                              const cp_search_problem *p, const double *x0,
+                              const cp_plan_options *optp, cp_plan_result *res,
+                              cp_error *err) {
+  cp_plan_options opt = optp ? *optp : cp_plan_defaults();
+  if (opt.progress_interval <= 0) opt.progress_interval = 0.5;
+  memset(res, 0, sizeof *res);
+  res->plan_id = -1;
+  res->goal_node = -1;
+  res->cost = NAN;
+  cp_search_budget budget = {.clock = opt.clock, .clock_ctx = opt.clock_ctx,
+                             .cancel = opt.cancel};
+  double t_start = cp_search_budget_now(&budget),
+         store0 = cp_store_seconds(st);
+  int64_t task_id, run_id = -1;
+  cp_store_status ss = cp_store_task(st, task, opt.task_path, &task_id);
+  if (ss) return res->status = store_fail(st, ss, err);
+
+  cp_search_options so = cp_search_defaults();
+  so.method = opt.method ? opt.method : task->method;
+  so.weight = task->weight;
+  so.goal_bias = task->goal_bias;
+  so.candidates = task->candidates;
+  so.delta_bn = task->delta_bn;
+  so.delta_s = task->delta_s;
+  so.seed = opt.has_seed ? opt.seed : task->seed;
+  so.max_nodes = opt.max_nodes > 0 ? opt.max_nodes : task->max_nodes;
+  so.budget = &budget;
+  double max_seconds = opt.max_seconds > 0 ? opt.max_seconds : task->max_seconds;
+  int batch = opt.batch > 0 ? opt.batch : task->batch;
+
+  char msg[256], planner[16];
+  cp_search *s = NULL;
+  double seconds_before = 0;
+  if (opt.resume) {
+    ss = cp_store_find_resumable(st, task_id, &run_id);
+    if (ss == CP_STORE_OK) {
+      cp_store_run run;
+      if ((ss = cp_store_load_run(st, run_id, &run)))
+        return res->status = store_fail(st, ss, err);
+      free(run.options);
+      if (run.state_size != p->n) {
+        cp_error_set(err, "", "run %lld stores states of %d numbers; this "
+                     "task's have %d", (long long)run_id, run.state_size, p->n);
+        return res->status = CP_PLAN_BAD_INPUT;
+      }
+      /* The same run: its planner and seed, whatever the flags say. */
+      snprintf(planner, sizeof planner, "%s", run.planner);
+      so.method = planner;
+      so.seed = run.seed;
+      s = cp_search_create(p, &so, x0, 1, msg, sizeof msg);
+      if (!s) {
+        cp_error_set(err, "", "%s", msg);
+        return res->status = CP_PLAN_BAD_INPUT;
+      }
+      adopt_ctx ac = {s, 0};
+      ss = cp_store_load_nodes(st, run_id, adopt_one, &ac);
+      if (!ss) ss = cp_store_load_witnesses(st, run_id, adopt_witness, s);
+      if (ss || cp_search_resume(s, run.has_rng ? &run.rng : NULL, &run.stats)) {
+        if (ss) store_fail(st, ss, err);
+        else cp_error_set(err, "", "run %lld: %s", (long long)run_id,
+                          cp_search_message(s));
+        cp_search_destroy(s);
+        return res->status = ss == CP_STORE_OK || ss == CP_STORE_BAD_FILE
+                                 ? CP_PLAN_BAD_INPUT
+                                 : CP_PLAN_FAILED;
+      }
+      seconds_before = run.seconds;
+      res->resumed = 1;
+      if ((ss = cp_store_run_resumed(st, run_id))) {
+        cp_search_destroy(s);
+        return res->status = store_fail(st, ss, err);
+      }
+    } else if (ss != CP_STORE_NOT_FOUND ||
+               (ss = cp_store_resume_check(st, task, opt.task_path, task_id))) {
+      return res->status = store_fail(st, ss, err);
+    }
+  }
+  if (!s) {
+    s = cp_search_create(p, &so, x0, 0, msg, sizeof msg);
+    if (!s) {
+      cp_error_set(err, "search.method", "%s", msg);
+      return res->status = CP_PLAN_BAD_INPUT;
+    }
+    char options[512];
+    snprintf(options, sizeof options,
+             "{\"method\": \"%s\", \"weight\": %.17g, \"goal_bias\": %.17g, "
+             "\"candidates\": %d, \"delta_bn\": %.17g, \"delta_s\": %.17g, "
+             "\"max_nodes\": %ld, \"max_seconds\": %.17g, \"batch\": %d, "
+             "\"world\": %s}",
+             cp_search_method(s), so.weight, so.goal_bias, so.candidates,
+             so.delta_bn, so.delta_s, so.max_nodes, max_seconds, batch,
+             opt.world_options ? opt.world_options : "{}");
+    /* The run with its start node: resumable from the first commit on. */
+    if ((ss = cp_store_run_start(st, task_id, options, so.seed, task, s,
+                                 &run_id))) {
+      cp_search_destroy(s);
+      return res->status = store_fail(st, ss, err);
+    }
+  }
+  snprintf(res->planner, sizeof res->planner, "%s", cp_search_method(s));
+  res->run_id = run_id;
+
+  /* The loop: iterate, commit every `batch` expansions; the budget (the
+   * time limit, the cancel flag) is polled by the search after every
+   * action and here after every iteration. */
+  budget.has_deadline = 1;
+  budget.deadline = t_start + (max_seconds - seconds_before);
+  cp_search_status status = CP_SEARCH_RUNNING;
+  long last_flush = cp_search_get_stats(s)->expansions;
+  double t_loop = t_start, next_progress = t_loop + opt.progress_interval;
+  cp_store_progress pr = {"running", seconds_before};
+  while (status == CP_SEARCH_RUNNING) {
+    status = cp_search_iterate(s);
+    if (status == CP_SEARCH_RUNNING && cp_search_budget_spent(&budget))
+      status = CP_SEARCH_STOPPED;
+    const cp_search_stats *stats = cp_search_get_stats(s);
+    double t = cp_search_budget_now(&budget);
+    if (status == CP_SEARCH_RUNNING && stats->expansions - last_flush >= batch) {
+      pr.seconds = seconds_before + (t - t_start);
+      if ((ss = cp_store_write_batch(st, run_id, task, s, &pr, -1, NULL)))
+        break;
+      last_flush = stats->expansions;
+    }
+    if (opt.progress && t >= next_progress) {
+      long b = cp_search_best(s);
+      cp_plan_progress pg = {
+          cp_search_node_count(s), stats->expansions,
+          (double)stats->expansions / (t - t_loop > 0 ? t - t_loop : 1e-9),
+          cp_search_best_distance(s),
+          b >= 0 ? cp_search_node_get(s, b)->cost : NAN, t - t_start};
+      opt.progress(opt.progress_ctx, &pg);
+      next_progress = t + opt.progress_interval;
+    }
+  }
+  if (ss) {
+    cp_plan_status r = store_fail(st, ss, err);
+    cp_search_destroy(s);
+    return res->status = r;
+  }
+  long best = cp_search_best(s);
+  long failed = cp_search_failures(s, res->failed_by);
+  cp_plan_status result;
+  switch (status) {
+  case CP_SEARCH_SOLVED: result = CP_PLAN_SOLVED; break;
+  case CP_SEARCH_EXHAUSTED:
+    result = failed ? CP_PLAN_FAILED_EXPANSIONS : CP_PLAN_NOT_FOUND;
+    break;
+  case CP_SEARCH_ERROR: result = CP_PLAN_FAILED; break;
+  default: /* node or time limit: an anytime planner's plan counts */
+    result = best >= 0 ? CP_PLAN_SOLVED : CP_PLAN_LIMIT;
+    break;
+  }
+  /* Cancelled (not by the time limit): resumable, no plan stored yet. */
+  if (status == CP_SEARCH_STOPPED && opt.cancel && *opt.cancel)
+    result = CP_PLAN_INTERRUPTED;
+  res->failed = failed;
+  if (result != CP_PLAN_SOLVED) best = -1;
+  pr.status = run_status(result);
+  pr.seconds = seconds_before + (cp_search_budget_now(&budget) - t_start);
+  if ((ss = cp_store_write_batch(st, run_id, task, s, &pr, best,
+                                 &res->plan_id))) {
+    cp_plan_status r = store_fail(st, ss, err);
+    cp_search_destroy(s);
+    return res->status = r;
+  }
+  if (status == CP_SEARCH_ERROR)
+    cp_error_set(err, "", "search failed: %s", cp_search_message(s));
+  res->status = result;
+  res->nodes = cp_search_node_count(s);
+  res->stats = *cp_search_get_stats(s);
+  res->session_seconds = cp_search_budget_now(&budget) - t_start;
+  res->seconds = seconds_before + res->session_seconds;
+  res->store_seconds = cp_store_seconds(st) - store0;
+  res->best_distance = cp_search_best_distance(s);
+  if (best >= 0) {
+    const cp_search_node *g = cp_search_node_get(s, best);
+    res->goal_node = best;
+    res->cost = g->cost;
+    res->length = g->depth;
+  }
+  cp_search_destroy(s);
+  return result;
+}
+
+/* --- benchmark ------------------------------------------------------------ */
+
+typedef struct sample {
+  double t, cost, dist;
+  long nodes, expansions;
+} sample;
+
+typedef struct series {
+  sample *v;
+  int n, cap;
+} series;
+
+static void record(void *ctx, const cp_plan_progress *p) {
+  series *s = ctx;
+  if (s->n == s->cap) {
+    int cap = s->cap ? 2 * s->cap : 64;
+    sample *v = realloc(s->v, (size_t)cap * sizeof *v);
+    if (!v) return;
+    s->v = v;
+    s->cap = cap;
+  }
+  s->v[s->n++] = (sample){p->elapsed, p->best_cost, p->best_distance,
+                          p->nodes, p->expansions};
+}
+
+cp_plan_status cp_plan_benchmark(cp_store *st, const cp_task *task,
+                                 const cp_search_problem *p, const double *x0,
+                                 const char *world_options,
+                                 const cp_bench_options *bo,
+                                 int64_t *experiment_id, cp_error *err) {
+  const char *const own[] = {task->method, NULL};
+  const char *const *planners = bo->planners ? bo->planners : own;
+  double limit = bo->max_seconds > 0 ? bo->max_seconds : task->max_seconds;
+  char hash[CP_TASK_KEY_SIZE], name[96];
+  cp_task_hash(task, hash);
+  snprintf(name, sizeof name, "complan task %s", hash);
+  cp_store_status ss = cp_store_bench_experiment(
+      st, name, task->text, limit, bo->runs, task->seed, experiment_id);
+  cp_plan_status result = CP_PLAN_SOLVED;
+  double t0 = now();
+  series ser = {0};
+  for (int pi = 0; !ss && planners[pi] && result == CP_PLAN_SOLVED; ++pi) {
+    int64_t pid;
+    char pname[64], settings[256];
+    snprintf(pname, sizeof pname, "control_complan_%s", planners[pi]);
+    snprintf(settings, sizeof settings,
+             "{\"method\": \"%s\", \"weight\": %g, \"goal_bias\": %g, "
+             "\"candidates\": %d, \"delta_bn\": %g, \"delta_s\": %g}",
+             planners[pi], task->weight, task->goal_bias, task->candidates,
+             task->delta_bn, task->delta_s);
+    if ((ss = cp_store_bench_planner(st, pname, settings, &pid))) break;
+    for (int r = 0; r < bo->runs; ++r) {
+      cp_plan_options o = cp_plan_defaults();
+      o.method = planners[pi];
+      o.has_seed = 1;
+      o.seed = task->seed + (uint64_t)r;
+      o.max_seconds = limit;
+      o.task_path = bo->task_path;
+      o.world_options = world_options;
+      o.progress = record;
+      o.progress_ctx = &ser;
+      o.progress_interval = 0.05;
+      ser.n = 0;
+      cp_plan_result res;
+      cp_plan_status s = cp_plan_search(st, task, p,
+                                        x0, &o, &res, err);
+      if (s == CP_PLAN_BAD_INPUT || s == CP_PLAN_FAILED) {
+        result = s;
+        break;
+      }
+      cp_bench_run br = {0};
+      br.search_id = res.run_id;
+      br.time = res.session_seconds;
+      br.memory = (double)res.nodes *
+                  (double)(sizeof(cp_search_node) +
+                           (size_t)p->n * sizeof(double)) /
+                  1048576.0;
+      br.solved = s == CP_PLAN_SOLVED;
+      br.status = s == CP_PLAN_SOLVED ? 6 : s == CP_PLAN_LIMIT ? 4 : 0;
+      br.graph_states = res.nodes;
+      br.solution_length = (double)res.length;
+      br.best_cost = res.cost;
+      br.expansions = res.stats.expansions;
+      br.lcp_solves = (long)res.stats.lcp_solves;
+      br.lemke_pivots = (long)res.stats.pivots;
+      br.fallbacks = (long)res.stats.fallbacks;
+      br.steps = (long)res.stats.steps;
+      br.duplicates = res.stats.duplicates;
+      br.rejected = res.stats.rejected;
+      br.best_distance = res.best_distance;
+      int64_t rid;
+      if ((ss = cp_store_bench_run(st, *experiment_id, pid, &br, &rid))) break;
+      for (int k = 0; k < ser.n && !ss; ++k)
+        ss = cp_store_bench_progress(st, rid, ser.v[k].t, ser.v[k].cost,
+                                     ser.v[k].nodes, ser.v[k].expansions,
+                                     ser.v[k].dist);
+      if (!ss)
+        ss = cp_store_bench_progress(st, rid, res.session_seconds, res.cost,
+                                     res.nodes, res.stats.expansions,
+                                     res.best_distance);
+      if (bo->progress) bo->progress(bo->progress_ctx, planners[pi], r, &res);
+      if (ss) break;
+    }
+  }
+  free(ser.v);
+  if (!ss) ss = cp_store_bench_finish(st, *experiment_id, now() - t0);
+  if (ss) return store_fail(st, ss, err);
+  return result;
+}

@@ -1,0 +1,186 @@
+/// \file planner/plan/plan.h
+/// Planning a task: the loop that drives a search (planner/search/search.h) and
+/// writes what it explores to the database (planner/store/store.h) in batches, so
+/// that a killed search resumes from what was committed; the binding of a
+/// task to the simulator (cp_plan_world: the search problem whose
+/// expansions step a cp_world); and repeated runs in OMPL's benchmark
+/// tables.
+///
+/// Data flows task -> world -> search -> store: the search sees only the
+/// problem's callbacks, the store only finished nodes.
+///
+/// Ownership: nothing here keeps the caller's pointers beyond a call except
+/// cp_plan_world, which owns its world and scratch and borrows the task
+/// (the task must outlive it). No function prints; progress goes to the
+/// caller's callback.
+#ifndef CP_PLANNER_PLAN_H
+#define CP_PLANNER_PLAN_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "models/error.h"
+#include "planner/search/search.h"
+#include "planner/store/store.h"
+#include "planner/search/task.h"
+#include "planner/sim/world.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// A progress report (every progress_interval seconds).
+typedef struct cp_plan_progress {
+  long nodes, expansions;
+  double expansions_per_second;
+  double best_distance;   ///< least goal distance so far (m)
+  double best_cost;       ///< cheapest plan so far (NaN when none)
+  double elapsed;         ///< seconds in this session
+} cp_plan_progress;
+
+typedef struct cp_plan_options {
+  int resume;             ///< continue the task's last unfinished run
+  int has_seed;           ///< 1: seed overrides the task's
+  uint64_t seed;
+  const char *method;     ///< NULL: the task's
+  double max_seconds;     ///< 0: the task's limit
+  long max_nodes;         ///< 0: the task's limit
+  int batch;              ///< expansions per transaction (0: the task's)
+  const char *task_path;  ///< recorded in the tasks table (may be NULL)
+  const char *world_options; ///< JSON text recorded with the run (NULL: {})
+  void (*progress)(void *ctx, const cp_plan_progress *p);
+  void *progress_ctx;
+  double progress_interval; ///< seconds (default 0.5)
+  /// Cancel flag (NULL: none), typically set by the caller's SIGINT/SIGTERM
+  /// handler (the library installs none): once *cancel != 0 the search
+  /// stops after the action it is simulating, commits, and the run is
+  /// stored "interrupted" (resumable); the status is CP_PLAN_INTERRUPTED.
+  volatile sig_atomic_t *cancel;
+  /// The clock of the time limit, the progress reports and the stored
+  /// seconds (NULL: CLOCK_MONOTONIC, wall time). Tests inject one.
+  double (*clock)(void *ctx);
+  void *clock_ctx;
+} cp_plan_options;
+
+cp_plan_options cp_plan_defaults(void);
+
+typedef enum cp_plan_status {
+  CP_PLAN_SOLVED = 0,
+  CP_PLAN_NOT_FOUND,      ///< the search space was exhausted
+  CP_PLAN_LIMIT,          ///< a limit ended the search first
+  CP_PLAN_BAD_INPUT,      ///< bad task, or a database of another kind
+  CP_PLAN_FAILED,         ///< storage or memory failure (message says which)
+  CP_PLAN_INTERRUPTED,    ///< the cancel flag stopped it (resumable)
+  CP_PLAN_FAILED_EXPANSIONS ///< the space ran out, but some expansions
+                          ///< failed (cp_expand_outcome_is_failure): no
+                          ///< proof that no plan exists
+} cp_plan_status;
+
+/// "solved", "not_found", "limit", "bad_input", "failed", "interrupted",
+/// "failed_expansions".
+const char *cp_plan_status_name(cp_plan_status s);
+
+typedef struct cp_plan_result {
+  cp_plan_status status;
+  int64_t run_id, plan_id;    ///< plan_id -1 when none
+  char planner[16];
+  int resumed;                ///< 1 when an unfinished run was continued
+  long nodes;
+  cp_search_stats stats;
+  double seconds;             ///< search time over all sessions of the run
+  double session_seconds;     ///< this call
+  double store_seconds;       ///< part of session_seconds spent writing
+  double cost;                ///< plan cost (NaN when none)
+  long length;                ///< plan actions (0 when none)
+  double best_distance;
+  long goal_node;             ///< -1 when none
+  long failed;                ///< failed expansions over all sessions
+  long failed_by[CP_OUTCOME_COUNT]; ///< per outcome (solver_failed,
+                                    ///< nonfinite)
+} cp_plan_result;
+
+/// Runs (or resumes) a search of the problem p from x0 for task, writing
+/// every node to st. Returns the status (also in res->status); err has the
+/// message for BAD_INPUT and FAILED.
+cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
+                              const cp_search_problem *p, const double *x0,
+                              const cp_plan_options *opt, cp_plan_result *res,
+                              cp_error *err);
+
+/// The task bound to the simulator.
+typedef struct cp_plan_world cp_plan_world;
+
+/// Slots of the world's impact memo when warm starts are on (docs/
+/// simulate.md): the siblings of a node are expanded far apart in a search
+/// (in a 3000-node SST on the push, half of the repeated impact problems
+/// came more than 64 impacts after the first).
+#define CP_PLAN_IMPACT_MEMO 1024
+
+/// Simulation steps between two polls of the search's budget inside an
+/// action (docs/planner.md, "Budgets").
+#define CP_PLAN_BUDGET_STEPS 16
+
+/// Creates the world of the task's scene (stepper, dt, fallback policy,
+/// warm starts on unless warm_start = 0) and the search problem over it:
+/// states are cp_world_get_state vectors; an expansion sets the state, the
+/// parent's LCP basis and the action's inputs, steps round(T / h) times and
+/// rejects on a world status, a body leaving the bounds or a fallback step
+/// when the task forbids them. Given a budget (the search's, through
+/// set_budget), an expansion bounds every solver of its steps by the time
+/// left (cp_world_set_deadline) and polls the budget every
+/// CP_PLAN_BUDGET_STEPS steps, stopping the action when it is spent.
+/// Returns 0, or -1 with err.
+int cp_plan_world_create(const cp_task *task, int warm_start,
+                         cp_plan_world **out, cp_error *err);
+void cp_plan_world_destroy(cp_plan_world *pw);
+/// Resizes the world's impact memo (cp_world_set_impact_memo; with warm
+/// starts it has CP_PLAN_IMPACT_MEMO slots, else none): the benchmark
+/// measures warm starts with and without it. 0, or -1 (bad size, memory).
+int cp_plan_world_set_impact_memo(cp_plan_world *pw, int slots);
+/// The problem (ctx = pw) and the start state.
+const cp_search_problem *cp_plan_world_problem(const cp_plan_world *pw);
+const double *cp_plan_world_start(const cp_plan_world *pw);
+/// JSON text of the world options (stepper, dt, warm_start,
+/// allow_fallback, solver), for the run's record.
+const char *cp_plan_world_options(const cp_plan_world *pw);
+/// Seconds spent simulating so far (CPU time of the calling thread).
+double cp_plan_world_seconds(const cp_plan_world *pw);
+/// Calls fn(ctx, world) after every simulation step of the expansions that
+/// follow (fn NULL: none), with the world after the step: replay records
+/// per-step states and contacts through it while the expansion itself stays
+/// the search's own. The world must not be changed by fn.
+void cp_plan_world_observe(cp_plan_world *pw,
+                           void (*fn)(void *ctx, const cp_world *world),
+                           void *ctx);
+
+/// Plans task with the simulator: cp_plan_world_create + cp_plan_search.
+cp_plan_status cp_plan_task(cp_store *st, const cp_task *task,
+                            const cp_plan_options *opt, cp_plan_result *res,
+                            cp_error *err);
+
+/// Benchmark: runs x planners, seeds seed, seed+1, ...; each run is a full
+/// search stored as usual, summarised in OMPL's tables (one experiment).
+typedef struct cp_bench_options {
+  int runs;                   ///< per planner (>= 1)
+  const char *const *planners;///< NULL-terminated; NULL: the task's method
+  double max_seconds;         ///< per run (0: the task's limit)
+  const char *task_path;
+  void (*progress)(void *ctx, const char *planner, int run,
+                   const cp_plan_result *r);
+  void *progress_ctx;
+} cp_bench_options;
+
+/// Benchmarks the problem p from x0 (world_options: JSON text recorded with
+/// every run). Returns the experiment id in *experiment_id; CP_PLAN_SOLVED
+/// when every run finished (solved or not), else the first failure's
+/// status.
+cp_plan_status cp_plan_benchmark(cp_store *st, const cp_task *task,
+                                 const cp_search_problem *p, const double *x0,
+                                 const char *world_options,
+                                 const cp_bench_options *opt,
+                                 int64_t *experiment_id, cp_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

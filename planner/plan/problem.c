@@ -1,0 +1,422 @@
+/* A task bound to the simulator: the search problem whose expansions step a
+ * cp_world (planner/plan/plan.h). States are cp_world_get_state vectors:
+ * per free body x[3], q[4], v[3], w[3]; per joint position, rate. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "models/jsonread.h"
+#include "planner/plan/plan.h"
+#include "planner/sim/statelayout.h"
+#include "planner/sim/world.h"
+
+struct cp_plan_world {
+  const cp_task *task;
+  cp_world *world;
+  cp_search_problem problem;
+  int n;               /* state size */
+  int n_free;          /* free bodies */
+  int *free_body;      /* [n_free] scene body index */
+  int goal_slot;       /* the goal body's position in the state (offset) */
+  int n_joints;
+  int *prismatic;      /* [n_joints] 1 when prismatic */
+  double *x0;          /* [n] start */
+  double *values;      /* [n_inputs] */
+  unsigned char *warm; /* the last expansion's basis */
+  size_t warm_cap;
+  double seconds;
+  char options[256];
+  void (*observe)(void *ctx, const cp_world *world); /* replay's hook */
+  void *observe_ctx;
+  const cp_search_budget *budget; /* the search's (NULL: none) */
+};
+
+/* Simulation time is the thread's CPU time: on a shared machine wall-clock
+ * time mostly measures the other jobs. */
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static cp_expand_outcome outcome_of(cp_world_status s) {
+  switch (s) {
+  case CP_WORLD_NEEDS_FALLBACK: return CP_OUTCOME_FALLBACK;
+  case CP_WORLD_PENETRATION: return CP_OUTCOME_PENETRATION;
+  case CP_WORLD_JOINT_LIMIT: return CP_OUTCOME_JOINT_LIMIT;
+  case CP_WORLD_NONFINITE:
+  case CP_WORLD_BAD_INPUT: return CP_OUTCOME_NONFINITE;
+  default: return CP_OUTCOME_SOLVER_FAILED;
+  }
+}
+
+/* First free body out of the task's bounds, or -1. */
+static int out_of_bounds(const cp_plan_world *pw, const double *x) {
+  const cp_task *t = pw->task;
+  if (!t->has_bounds) return -1;
+  for (int b = 0; b < pw->n_free; ++b)
+    for (int k = 0; k < 3; ++k) {
+      double v = x[13 * b + k];
+      if (v < t->bounds_min[k] || v > t->bounds_max[k]) return b;
+    }
+  return -1;
+}
+
+static int expand(void *ctx, const double *x, double t, const void *warm,
+                  size_t warm_size, long a, double *y, cp_expansion *info) {
+  cp_plan_world *pw = ctx;
+  const cp_task *task = pw->task;
+  double t0 = now();
+  cp_world *w = pw->world;
+  cp_world_status st = cp_world_set_state(w, x);
+  memcpy(y, x, (size_t)pw->n * sizeof *y);
+  if (st != CP_WORLD_OK) {
+    info->outcome = outcome_of(st);
+    snprintf(info->message, sizeof info->message, "start state: %s",
+             cp_world_message(w));
+    pw->seconds += now() - t0;
+    return 0;
+  }
+  cp_world_set_time(w, t);
+  /* The solvers of the action's steps get the time left (certify's MIP). */
+  cp_world_set_deadline(w, cp_search_budget_left(pw->budget));
+  if (warm && warm_size) cp_world_warm_set(w, warm, warm_size);
+  cp_task_action_values(task, a, pw->values);
+  for (int i = 0; i < task->n_inputs; ++i) {
+    st = task->mode == CP_TASK_QUASISTATIC
+             ? cp_world_set_joint_velocity(w, task->inputs[i].row, pw->values[i])
+             : cp_world_set_effort(w, task->inputs[i].row, pw->values[i]);
+    if (st != CP_WORLD_OK) {
+      snprintf(info->message, sizeof info->message, "input %s: %s",
+               task->inputs[i].joint, cp_world_message(w));
+      return -1; /* the task was checked against the scene: a bug */
+    }
+  }
+  info->outcome = CP_OUTCOME_OK;
+  for (int k = 0; k < task->steps; ++k) {
+    /* A long action polls the budget every CP_PLAN_BUDGET_STEPS steps: cut
+     * short, it has no outcome (the search simulates it again on resume). */
+    if (k > 0 && k % CP_PLAN_BUDGET_STEPS == 0 &&
+        cp_search_budget_spent(pw->budget)) {
+      pw->seconds += now() - t0;
+      return 1;
+    }
+    cp_step_info si;
+    memset(&si, 0, sizeof si);
+    st = cp_world_step(w, &si);
+    info->lcp_solves += si.lcp_solves;
+    info->lcp_reused += si.lcp_reused;
+    info->pivots += si.pivots;
+    if (st == CP_WORLD_NOMEM) {
+      snprintf(info->message, sizeof info->message, "out of memory");
+      return -1;
+    }
+    if (st != CP_WORLD_OK) {
+      info->outcome = outcome_of(st);
+      snprintf(info->message, sizeof info->message, "step %d: %s", k + 1,
+               cp_world_message(w));
+      break;
+    }
+    info->steps++;
+    info->fallbacks += si.fallback;
+    info->warm_steps += si.warm_started;
+    cp_world_get_state(w, y);
+    if (pw->observe) pw->observe(pw->observe_ctx, w);
+    int b = out_of_bounds(pw, y);
+    if (b >= 0) {
+      info->outcome = CP_OUTCOME_OUT_OF_BOUNDS;
+      snprintf(info->message, sizeof info->message,
+               "step %d: body \"%s\" at (%.4g, %.4g, %.4g) left the bounds",
+               k + 1, task->scene.bodies[pw->free_body[b]].name, y[13 * b],
+               y[13 * b + 1], y[13 * b + 2]);
+      break;
+    }
+  }
+  info->warm = NULL;
+  info->warm_size = 0;
+  size_t ws = cp_world_warm_size(w);
+  if (info->outcome == CP_OUTCOME_OK && ws > 0) {
+    if (ws > pw->warm_cap) {
+      unsigned char *p = realloc(pw->warm, ws);
+      if (p) {
+        pw->warm = p;
+        pw->warm_cap = ws;
+      }
+    }
+    if (ws <= pw->warm_cap) {
+      cp_world_warm_get(w, pw->warm, ws);
+      info->warm = pw->warm;
+      info->warm_size = ws;
+    }
+  }
+  pw->seconds += now() - t0;
+  return 0;
+}
+
+static void set_budget(void *ctx, const cp_search_budget *budget) {
+  cp_plan_world *pw = ctx;
+  pw->budget = budget;
+  if (!budget) cp_world_set_deadline(pw->world, INFINITY);
+}
+
+static double action_cost(void *ctx, long a) {
+  return cp_task_action_cost(((cp_plan_world *)ctx)->task, a);
+}
+
+static double goal_dist(void *ctx, const double *x) {
+  cp_plan_world *pw = ctx;
+  const cp_task_goal *g = &pw->task->goal;
+  const double *p = x + pw->goal_slot;
+  double d = sqrt((p[0] - g->position[0]) * (p[0] - g->position[0]) +
+                  (p[1] - g->position[1]) * (p[1] - g->position[1]) +
+                  (p[2] - g->position[2]) * (p[2] - g->position[2])) -
+             g->tolerance;
+  return d > 0 ? d : 0;
+}
+
+static int in_goal(void *ctx, const double *x) {
+  cp_plan_world *pw = ctx;
+  const cp_task_goal *g = &pw->task->goal;
+  if (goal_dist(ctx, x) > 0) return 0;
+  const double *q = x + pw->goal_slot + 3;
+  if (g->has_orientation) {
+    double dot = fabs(q[0] * g->orientation[0] + q[1] * g->orientation[1] +
+                      q[2] * g->orientation[2] + q[3] * g->orientation[3]);
+    if (2 * acos(dot > 1 ? 1 : dot) > g->angle_tolerance) return 0;
+  }
+  if (g->at_rest) {
+    double vmax = g->rest_speed, wmax = g->rest_speed / 0.1;
+    for (int b = 0; b < pw->n_free; ++b) {
+      const double *v = x + 13 * b + 7, *w = x + 13 * b + 10;
+      if (sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) > vmax) return 0;
+      if (sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) > wmax) return 0;
+    }
+    for (int j = 0; j < pw->n_joints; ++j)
+      if (fabs(x[13 * pw->n_free + 2 * j + 1]) > wmax) return 0;
+  }
+  return 1;
+}
+
+static double heuristic(void *ctx, const double *x) {
+  cp_plan_world *pw = ctx;
+  return pw->task->cost_time * goal_dist(ctx, x) / pw->task->speed;
+}
+
+/* The quaternion's sign chosen with w >= 0 (q and -q are one rotation). */
+static double qsign(const double *q) { return q[0] < 0 ? -1.0 : 1.0; }
+
+static void embed(void *ctx, const double *x, double *e) {
+  cp_plan_world *pw = ctx;
+  const double *m = pw->task->metric;
+  for (int b = 0; b < pw->n_free; ++b) {
+    const double *s = x + 13 * b;
+    double *o = e + 13 * b, sg = qsign(s + 3);
+    for (int k = 0; k < 3; ++k) o[k] = m[0] * s[k];
+    for (int k = 0; k < 4; ++k) o[3 + k] = m[1] * sg * s[3 + k];
+    for (int k = 0; k < 3; ++k) o[7 + k] = m[2] * s[7 + k];
+    for (int k = 0; k < 3; ++k) o[10 + k] = m[2] * 0.1 * s[10 + k];
+  }
+  for (int j = 0; j < pw->n_joints; ++j) {
+    const double *s = x + 13 * pw->n_free + 2 * j;
+    double *o = e + 13 * pw->n_free + 2 * j;
+    o[0] = (pw->prismatic[j] ? m[0] : m[3]) * s[0];
+    o[1] = (pw->prismatic[j] ? m[2] : m[4]) * s[1];
+  }
+}
+
+static int64_t cell(double v, double res) { return (int64_t)floor(v / res); }
+
+static void discretise(void *ctx, const double *x, int64_t *key) {
+  cp_plan_world *pw = ctx;
+  const cp_task *t = pw->task;
+  double rp = t->res_position, ra = t->res_angle, rv = t->res_velocity;
+  for (int b = 0; b < pw->n_free; ++b) {
+    const double *s = x + 13 * b;
+    int64_t *o = key + 13 * b;
+    double sg = qsign(s + 3);
+    for (int k = 0; k < 3; ++k) o[k] = cell(s[k], rp);
+    /* A quaternion component moves by about half the angle. */
+    for (int k = 0; k < 4; ++k) o[3 + k] = cell(sg * s[3 + k], 0.5 * ra);
+    for (int k = 0; k < 3; ++k) o[7 + k] = cell(s[7 + k], rv);
+    for (int k = 0; k < 3; ++k) o[10 + k] = cell(s[10 + k], rv / 0.1);
+  }
+  for (int j = 0; j < pw->n_joints; ++j) {
+    const double *s = x + 13 * pw->n_free + 2 * j;
+    int64_t *o = key + 13 * pw->n_free + 2 * j;
+    o[0] = cell(s[0], pw->prismatic[j] ? rp : ra);
+    o[1] = cell(s[1], pw->prismatic[j] ? rv : rv / 0.1);
+  }
+}
+
+static void sample_bounds(void *ctx, double *lo, double *hi) {
+  cp_plan_world *pw = ctx;
+  const cp_task *t = pw->task;
+  if (!t->has_bounds) return;
+  for (int b = 0; b < pw->n_free; ++b)
+    for (int k = 0; k < 3; ++k) {
+      lo[13 * b + k] = t->metric[0] * t->bounds_min[k];
+      hi[13 * b + k] = t->metric[0] * t->bounds_max[k];
+    }
+}
+
+static void goal_sample(void *ctx, double *e) {
+  cp_plan_world *pw = ctx;
+  const cp_task *t = pw->task;
+  double *o = e + pw->goal_slot;
+  for (int k = 0; k < 3; ++k) o[k] = t->metric[0] * t->goal.position[k];
+  if (t->goal.has_orientation) {
+    double sg = qsign(t->goal.orientation);
+    for (int k = 0; k < 4; ++k)
+      o[3 + k] = t->metric[1] * sg * t->goal.orientation[k];
+  }
+  if (t->goal.at_rest)
+    for (int k = 7; k < 13; ++k) o[k] = 0;
+}
+
+int cp_plan_world_create(const cp_task *task, int warm_start,
+                         cp_plan_world **out, cp_error *err) {
+  *out = NULL;
+  cp_plan_world *pw = calloc(1, sizeof *pw);
+  if (!pw) return cp_error_set(err, "", "out of memory");
+  pw->task = task;
+  cp_world_options wo = cp_world_defaults();
+  wo.stepper = (cp_stepper)task->stepper;
+  wo.dt = task->dt;
+  wo.warm_start = warm_start;
+  // Siblings share the first step's impacts (they depend on the state, not
+  // the action): with warm starts on, each is solved once (docs/plan.md).
+  wo.impact_memo = warm_start ? CP_PLAN_IMPACT_MEMO : 0;
+  wo.allow_fallback = task->allow_fallback;
+  cp_error e;
+  memset(&e, 0, sizeof e);
+  cp_world_status st = cp_world_create(&task->scene, &wo, &pw->world, &e);
+  if (st != CP_WORLD_OK) {
+    cp_error_set(err, "scene", "cannot simulate the scene: %s%s%s",
+                 e.where[0] ? e.where : "", e.where[0] ? ": " : "",
+                 e.msg[0] ? e.msg : cp_world_status_name(st));
+    free(pw);
+    return -1;
+  }
+  const cp_scene *sc = &task->scene;
+  pw->n = cp_world_state_size(pw->world);
+  pw->free_body = malloc((size_t)(sc->n_bodies + 1) * sizeof(int));
+  pw->n_joints = cp_world_joint_count(pw->world);
+  pw->prismatic = calloc((size_t)pw->n_joints + 1, sizeof(int));
+  pw->x0 = malloc((size_t)pw->n * sizeof(double));
+  pw->values = malloc((size_t)task->n_inputs * sizeof(double));
+  if (!pw->free_body || !pw->prismatic || !pw->x0 || !pw->values) {
+    cp_plan_world_destroy(pw);
+    return cp_error_set(err, "", "out of memory");
+  }
+  pw->goal_slot = -1;
+  for (int b = 0; b < sc->n_bodies; ++b) {
+    if (sc->bodies[b].fixed) continue;
+    if (b == task->goal.body_index) pw->goal_slot = 13 * pw->n_free;
+    pw->free_body[pw->n_free++] = b;
+  }
+  /* Joint rows and input rows from the state layout (planner/sim/statelayout.h:
+   * mimic followers have no row; names of any length). */
+  cp_state_layout lay;
+  if (cp_state_layout_init(&lay, cp_world_scene(pw->world))) {
+    cp_plan_world_destroy(pw);
+    return cp_error_set(err, "", "out of memory");
+  }
+  for (int r = 0; r < lay.n_joints && r < pw->n_joints; ++r)
+    pw->prismatic[r] = sc->manips[lay.row_manip[r]].joints[lay.row_joint[r]]
+                           .type == CP_JOINT_PRISMATIC;
+  int bad_input = -1;
+  for (int i = 0; i < task->n_inputs && bad_input < 0; ++i)
+    if (cp_state_joint_row(&lay, cp_world_scene(pw->world),
+                           task->inputs[i].joint, NULL) != task->inputs[i].row)
+      bad_input = i;
+  int layout_n = lay.n;
+  cp_state_layout_free(&lay);
+  if (pw->n != layout_n || pw->n != 13 * pw->n_free + 2 * pw->n_joints ||
+      pw->goal_slot < 0) {
+    cp_plan_world_destroy(pw);
+    return cp_error_set(err, "scene",
+                        "the world's state layout (%d numbers) does not match "
+                        "the scene", pw->n);
+  }
+  if (bad_input >= 0) {
+    char where[CP_JSON_PATH_MAX];
+    snprintf(where, sizeof where, "inputs.%.150s",
+             task->inputs[bad_input].joint);
+    cp_plan_world_destroy(pw);
+    return cp_error_set(err, where, "the world does not know this joint");
+  }
+  cp_world_get_state(pw->world, pw->x0);
+  cp_search_problem *p = &pw->problem;
+  p->n = p->m = p->key_n = pw->n;
+  p->n_actions = task->n_actions;
+  p->duration = task->duration;
+  p->ctx = pw;
+  p->expand = expand;
+  p->action_cost = action_cost;
+  p->in_goal = in_goal;
+  p->heuristic = heuristic;
+  p->goal_distance = goal_dist;
+  p->embed = embed;
+  p->discretise = discretise;
+  p->sample_bounds = sample_bounds;
+  p->goal_sample = goal_sample;
+  p->set_budget = set_budget;
+  snprintf(pw->options, sizeof pw->options,
+           "{\"stepper\": \"%s\", \"dt\": %.17g, \"steps_per_action\": %d, "
+           "\"warm_start\": %d, \"allow_fallback\": %d, \"solver\": \"%s\"}",
+           cp_stepper_name(wo.stepper), wo.dt, task->steps, wo.warm_start,
+           wo.allow_fallback, cp_lcp_solver_name(wo.solve.solver));
+  *out = pw;
+  return 0;
+}
+
+int cp_plan_world_set_impact_memo(cp_plan_world *pw, int slots) {
+  return cp_world_set_impact_memo(pw->world, slots) == CP_WORLD_OK ? 0 : -1;
+}
+
+void cp_plan_world_destroy(cp_plan_world *pw) {
+  if (!pw) return;
+  cp_world_destroy(pw->world);
+  free(pw->free_body);
+  free(pw->prismatic);
+  free(pw->x0);
+  free(pw->values);
+  free(pw->warm);
+  free(pw);
+}
+
+const cp_search_problem *cp_plan_world_problem(const cp_plan_world *pw) {
+  return &pw->problem;
+}
+const double *cp_plan_world_start(const cp_plan_world *pw) { return pw->x0; }
+const char *cp_plan_world_options(const cp_plan_world *pw) {
+  return pw->options;
+}
+double cp_plan_world_seconds(const cp_plan_world *pw) { return pw->seconds; }
+
+cp_plan_status cp_plan_task(cp_store *st, const cp_task *task,
+                            const cp_plan_options *opt, cp_plan_result *res,
+                            cp_error *err) {
+  cp_plan_world *pw;
+  if (cp_plan_world_create(task, 1, &pw, err)) {
+    memset(res, 0, sizeof *res);
+    res->plan_id = -1;
+    return res->status = CP_PLAN_BAD_INPUT;
+  }
+  cp_plan_options o = opt ? *opt : cp_plan_defaults();
+  o.world_options = cp_plan_world_options(pw);
+  cp_plan_status s = cp_plan_search(st, task, cp_plan_world_problem(pw),
+                                    cp_plan_world_start(pw), &o, res, err);
+  cp_plan_world_destroy(pw);
+  return s;
+}
+
+
+void cp_plan_world_observe(cp_plan_world *pw,
+                           void (*fn)(void *ctx, const cp_world *world),
+                           void *ctx) {
+  pw->observe = fn;
+  pw->observe_ctx = ctx;
+}

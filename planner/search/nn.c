@@ -1,0 +1,257 @@
+#include "planner/search/nn.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { LEAF_SIZE = 16 };
+
+/* A tree cell: an inner cell splits on coordinate dim at value split (points
+ * with p[dim] < split go left); a leaf (dim < 0) lists point indices. */
+typedef struct cell {
+  int dim;
+  double split;
+  int left, right;
+  int *idx, n, cap;
+} cell;
+
+struct cp_nn {
+  int d;
+  double *pts;       /* [cap * d] */
+  long *ids;         /* [cap] */
+  int *leaf_of;      /* [cap] leaf holding the point */
+  unsigned char *dead;
+  long n, cap, live;
+  cell *cells;
+  int n_cells, cap_cells;
+  long long evals;
+};
+
+cp_nn *cp_nn_create(int d) {
+  if (d < 1) return NULL;
+  cp_nn *nn = calloc(1, sizeof *nn);
+  if (!nn) return NULL;
+  nn->d = d;
+  nn->cells = calloc(8, sizeof *nn->cells);
+  if (!nn->cells) {
+    free(nn);
+    return NULL;
+  }
+  nn->cap_cells = 8;
+  nn->n_cells = 1;
+  nn->cells[0].dim = -1;
+  return nn;
+}
+
+void cp_nn_destroy(cp_nn *nn) {
+  if (!nn) return;
+  for (int c = 0; c < nn->n_cells; ++c) free(nn->cells[c].idx);
+  free(nn->cells);
+  free(nn->pts);
+  free(nn->ids);
+  free(nn->leaf_of);
+  free(nn->dead);
+  free(nn);
+}
+
+static int grow_points(cp_nn *nn) {
+  if (nn->n < nn->cap) return 0;
+  long cap = nn->cap ? 2 * nn->cap : 256;
+  double *p = realloc(nn->pts, (size_t)cap * (size_t)nn->d * sizeof *p);
+  if (!p) return -1;
+  nn->pts = p;
+  long *ids = realloc(nn->ids, (size_t)cap * sizeof *ids);
+  if (!ids) return -1;
+  nn->ids = ids;
+  int *lo = realloc(nn->leaf_of, (size_t)cap * sizeof *lo);
+  if (!lo) return -1;
+  nn->leaf_of = lo;
+  unsigned char *dd = realloc(nn->dead, (size_t)cap);
+  if (!dd) return -1;
+  nn->dead = dd;
+  nn->cap = cap;
+  return 0;
+}
+
+static int leaf_push(cell *c, int i) {
+  if (c->n == c->cap) {
+    int cap = c->cap ? 2 * c->cap : LEAF_SIZE;
+    int *p = realloc(c->idx, (size_t)cap * sizeof *p);
+    if (!p) return -1;
+    c->idx = p;
+    c->cap = cap;
+  }
+  c->idx[c->n++] = i;
+  return 0;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Splits leaf c at the median of its widest coordinate. Leaves whose points
+ * all coincide stay leaves (they cannot be separated). */
+static void split_leaf(cp_nn *nn, int c) {
+  if (nn->n_cells + 2 > nn->cap_cells) {
+    int cap = 2 * nn->cap_cells;
+    cell *p = realloc(nn->cells, (size_t)cap * sizeof *p);
+    if (!p) return; /* stays a (large) leaf: still correct */
+    nn->cells = p;
+    nn->cap_cells = cap;
+  }
+  cell *leaf = &nn->cells[c];
+  int d = nn->d, best = -1;
+  double spread = 0;
+  for (int k = 0; k < d; ++k) {
+    double lo = INFINITY, hi = -INFINITY;
+    for (int j = 0; j < leaf->n; ++j) {
+      double v = nn->pts[(size_t)leaf->idx[j] * (size_t)d + (size_t)k];
+      lo = v < lo ? v : lo;
+      hi = v > hi ? v : hi;
+    }
+    if (hi - lo > spread) {
+      spread = hi - lo;
+      best = k;
+    }
+  }
+  if (best < 0) return;
+  double vals[256];
+  int m = leaf->n < 256 ? leaf->n : 256;
+  for (int j = 0; j < m; ++j)
+    vals[j] = nn->pts[(size_t)leaf->idx[j] * (size_t)d + (size_t)best];
+  qsort(vals, (size_t)m, sizeof *vals, cmp_double);
+  double split = vals[m / 2];
+  if (split <= vals[0]) { /* median equals the minimum: split above it */
+    for (int j = m / 2; j < m; ++j)
+      if (vals[j] > vals[0]) {
+        split = vals[j];
+        break;
+      }
+  }
+  int L = nn->n_cells, R = nn->n_cells + 1;
+  memset(&nn->cells[L], 0, 2 * sizeof(cell));
+  nn->cells[L].dim = nn->cells[R].dim = -1;
+  for (int j = 0; j < leaf->n; ++j) {
+    int i = leaf->idx[j];
+    int to = nn->pts[(size_t)i * (size_t)d + (size_t)best] < split ? L : R;
+    if (leaf_push(&nn->cells[to], i)) { /* undo: keep the leaf */
+      free(nn->cells[L].idx);
+      free(nn->cells[R].idx);
+      return;
+    }
+  }
+  for (int j = 0; j < nn->cells[L].n; ++j) nn->leaf_of[nn->cells[L].idx[j]] = L;
+  for (int j = 0; j < nn->cells[R].n; ++j) nn->leaf_of[nn->cells[R].idx[j]] = R;
+  nn->n_cells += 2;
+  free(leaf->idx);
+  leaf->idx = NULL;
+  leaf->n = leaf->cap = 0;
+  leaf->dim = best;
+  leaf->split = split;
+  leaf->left = L;
+  leaf->right = R;
+}
+
+int cp_nn_add(cp_nn *nn, const double *p, long id) {
+  if (grow_points(nn)) return -1;
+  int c = 0;
+  while (nn->cells[c].dim >= 0)
+    c = p[nn->cells[c].dim] < nn->cells[c].split ? nn->cells[c].left
+                                                 : nn->cells[c].right;
+  int i = (int)nn->n;
+  if (leaf_push(&nn->cells[c], i)) return -1;
+  memcpy(nn->pts + (size_t)i * (size_t)nn->d, p, (size_t)nn->d * sizeof *p);
+  nn->ids[i] = id;
+  nn->dead[i] = 0;
+  nn->leaf_of[i] = c;
+  nn->n++;
+  nn->live++;
+  if (nn->cells[c].n > LEAF_SIZE && nn->cells[c].n % LEAF_SIZE == 1)
+    split_leaf(nn, c);
+  return 0;
+}
+
+int cp_nn_remove(cp_nn *nn, long id) {
+  /* Ids are usually added in increasing order: try the index first. */
+  long i = -1;
+  if (id >= 0 && id < nn->n && nn->ids[id] == id && !nn->dead[id]) i = id;
+  for (long j = 0; i < 0 && j < nn->n; ++j)
+    if (nn->ids[j] == id && !nn->dead[j]) i = j;
+  if (i < 0) return -1;
+  nn->dead[i] = 1;
+  nn->live--;
+  return 0;
+}
+
+long cp_nn_size(const cp_nn *nn) { return nn->live; }
+
+long long cp_nn_evaluations(const cp_nn *nn) { return nn->evals; }
+
+static double dist2(const cp_nn *nn, int i, const double *q) {
+  const double *p = nn->pts + (size_t)i * (size_t)nn->d;
+  double s = 0;
+  for (int k = 0; k < nn->d; ++k) {
+    double e = p[k] - q[k];
+    s += e * e;
+  }
+  return s;
+}
+
+static void nearest_rec(cp_nn *nn, int c, const double *q, int *best,
+                        double *bd2) {
+  const cell *x = &nn->cells[c];
+  if (x->dim < 0) {
+    for (int j = 0; j < x->n; ++j) {
+      int i = x->idx[j];
+      if (nn->dead[i]) continue;
+      nn->evals++;
+      double d2 = dist2(nn, i, q);
+      if (d2 < *bd2) {
+        *bd2 = d2;
+        *best = i;
+      }
+    }
+    return;
+  }
+  double diff = q[x->dim] - x->split;
+  int near = diff < 0 ? x->left : x->right, far = diff < 0 ? x->right : x->left;
+  nearest_rec(nn, near, q, best, bd2);
+  if (diff * diff < *bd2) nearest_rec(nn, far, q, best, bd2);
+}
+
+long cp_nn_nearest(const cp_nn *nn, const double *q, double *d2) {
+  int best = -1;
+  double bd2 = INFINITY;
+  /* Queries count evaluations: the statistic is the one mutable field. */
+  nearest_rec((cp_nn *)nn, 0, q, &best, &bd2);
+  if (d2) *d2 = bd2;
+  return best < 0 ? -1 : nn->ids[best];
+}
+
+static void radius_rec(cp_nn *nn, int c, const double *q, double r2,
+                       long *ids, long cap, long *count) {
+  const cell *x = &nn->cells[c];
+  if (x->dim < 0) {
+    for (int j = 0; j < x->n; ++j) {
+      int i = x->idx[j];
+      if (nn->dead[i]) continue;
+      nn->evals++;
+      if (dist2(nn, i, q) <= r2) {
+        if (*count < cap) ids[*count] = nn->ids[i];
+        ++*count;
+      }
+    }
+    return;
+  }
+  double diff = q[x->dim] - x->split;
+  if (diff < 0 || diff * diff <= r2) radius_rec(nn, x->left, q, r2, ids, cap, count);
+  if (diff >= 0 || diff * diff <= r2) radius_rec(nn, x->right, q, r2, ids, cap, count);
+}
+
+long cp_nn_radius(const cp_nn *nn, const double *q, double r, long *ids,
+                  long cap) {
+  long count = 0;
+  radius_rec((cp_nn *)nn, 0, q, r * r, ids, cap, &count);
+  return count;
+}

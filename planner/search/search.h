@@ -1,0 +1,313 @@
+/// \file planner/search/search.h
+/// Search over actions through contact (docs/math.md §8): one interface
+/// over three planners (astar.c, rrt.c, sst.c), each a table of functions
+/// registered in search.c's planner table -- a fourth planner is one more
+/// file and one more table row.
+///
+/// The search knows nothing of worlds, files or SQL. It sees the problem
+/// through cp_search_problem: a state size, an action count, an expansion
+/// function (simulate action a from state x for the task's duration; the
+/// outcome is a value: accepted, or rejected with a reason) and the
+/// metric/goal functions. planner/plan/plan.h binds it to a cp_world and to the
+/// database.
+///
+/// Nodes. Every simulated outcome becomes a node: id (0, 1, 2, ... in
+/// creation order; 0 is the start), parent, depth, time, cost g (sum of the
+/// action costs from the start), the state, the action, what the simulation
+/// did, and flags. Rejected outcomes are nodes too (outcome != OK; their
+/// state is the last accepted state of the action) but never enter the
+/// tree. A* drops exact duplicates: a state whose discretised key equals an
+/// existing node's is not a new node (counted in duplicates) unless it is
+/// cheaper and the old node is not expanded yet (the old node is then
+/// flagged SUPERSEDED).
+///
+/// Journal. The nodes created since the last cp_search_journal_clear are
+/// the ids [journal_first, node_count); the ids whose flags changed since are
+/// listed by cp_search_journal_updates; likewise SST's witnesses
+/// (cp_search_witness_first, cp_search_witness_updates). The caller writes
+/// them in one transaction, with cp_search_rng and the totals, so that a
+/// resumed search (nodes given back to cp_search_adopt in id order, the
+/// witnesses to cp_search_adopt_witness, then cp_search_resume) continues
+/// from exactly what was committed into the search the uninterrupted run
+/// makes.
+///
+/// Budgets: cp_search_options.budget is polled after every simulated
+/// action; a stop leaves the search at a point it resumes from exactly
+/// (CP_SEARCH_STOPPED; see the option).
+///
+/// Warm starts: an expansion's warm-start data (the world's LCP basis) is
+/// kept on the child node and handed to the expansions from it, so that
+/// siblings start from their parent's basis. The store keeps it with the
+/// node (replay needs it to re-simulate bitwise; resume restores it).
+///
+/// Ownership: cp_search copies the problem struct (the callbacks' ctx stays
+/// the caller's) and owns its nodes; pointers it returns are valid until the
+/// next call that adds nodes.
+#ifndef CP_PLANNER_SEARCH_H
+#define CP_PLANNER_SEARCH_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// xoshiro256** generator: the whole state is 4 words (stored for resume).
+typedef struct cp_rng {
+  uint64_t s[4];
+} cp_rng;
+
+void cp_rng_seed(cp_rng *r, uint64_t seed);
+uint64_t cp_rng_next(cp_rng *r);
+/// Uniform in [0, 1).
+double cp_rng_uniform(cp_rng *r);
+
+/// What an expansion led to. Rejections are values, not errors.
+typedef enum cp_expand_outcome {
+  CP_OUTCOME_OK = 0,
+  CP_OUTCOME_JOINT_LIMIT,   ///< a joint left its limits
+  CP_OUTCOME_OUT_OF_BOUNDS, ///< a free body left the task's bounds
+  CP_OUTCOME_PENETRATION,   ///< overlap beyond the scene's tolerance
+  CP_OUTCOME_FALLBACK,      ///< needed the impulsive fallback, not allowed
+  CP_OUTCOME_NONFINITE,     ///< NaN or infinity in the state
+  CP_OUTCOME_SOLVER_FAILED, ///< no stepper produced an answer
+  CP_OUTCOME_COUNT
+} cp_expand_outcome;
+
+/// "ok", "joint_limit", "out_of_bounds", "penetration", "fallback",
+/// "nonfinite", "solver_failed".
+const char *cp_expand_outcome_name(cp_expand_outcome o);
+/// 1 for the outcomes that are failures of the prediction rather than
+/// answers about the action (solver_failed, nonfinite): a search whose
+/// space ran out with such expansions has not shown that no plan exists.
+int cp_expand_outcome_is_failure(cp_expand_outcome o);
+/// Parses a name; returns 0 and sets *o, or -1.
+int cp_expand_outcome_parse(const char *name, cp_expand_outcome *o);
+
+/// What one expansion (one action, several steps) did.
+typedef struct cp_expansion {
+  cp_expand_outcome outcome;
+  int steps;            ///< steps taken (up to the rejection)
+  int lcp_solves;
+  int pivots;
+  int fallbacks;        ///< steps taken by the impulsive fallback
+  int warm_steps;       ///< steps whose main LCP started warm
+  int lcp_reused;       ///< LCPs answered by the impact memo (in lcp_solves)
+  char message[1024];   ///< rejection reason, whole ("" when OK)
+  const void *warm;     ///< warm-start data of the final state (owned by
+  size_t warm_size;     ///< the problem, valid until its next call)
+} cp_expansion;
+
+/// The problem the search explores (callbacks get ctx first).
+/// When a search must stop (docs/planner.md, "Budgets"): a deadline on a
+/// clock and a cancel flag (set by a signal handler: the library installs
+/// none). The search polls it after every simulated action; a problem whose
+/// actions are long polls it inside them (cp_search_problem.set_budget).
+typedef struct cp_search_budget {
+  int has_deadline;               ///< 0: no deadline
+  double deadline;                ///< stop once clock() >= deadline
+  double (*clock)(void *ctx);     ///< seconds; NULL: CLOCK_MONOTONIC
+  void *clock_ctx;
+  volatile sig_atomic_t *cancel;  ///< stop once *cancel != 0 (NULL: none)
+} cp_search_budget;
+
+/// The budget's clock now (CLOCK_MONOTONIC seconds when b or its clock is
+/// NULL).
+double cp_search_budget_now(const cp_search_budget *b);
+/// 1 when b (may be NULL: never) says stop: cancelled, or its deadline
+/// reached.
+int cp_search_budget_spent(const cp_search_budget *b);
+/// Seconds left before the deadline (INFINITY without one; may be < 0).
+double cp_search_budget_left(const cp_search_budget *b);
+
+typedef struct cp_search_problem {
+  int n;              ///< state size
+  int m;              ///< embedding (metric) size
+  int key_n;          ///< discretised key size (A*)
+  long n_actions;     ///< actions 0 .. n_actions-1
+  double duration;    ///< time an action lasts
+  void *ctx;
+  /// Simulates action a from x at time t starting from warm-start data
+  /// (may be NULL); writes the final state y and info. Returns 0; 1 when
+  /// the budget (set_budget) stopped it before the action ended (no
+  /// outcome: the search stops and the action is simulated again when it
+  /// resumes); or -1 on a fatal error (out of memory: the search stops with
+  /// an error).
+  int (*expand)(void *ctx, const double *x, double t, const void *warm,
+                size_t warm_size, long a, double *y, cp_expansion *info);
+  /// Cost of action a (> 0).
+  double (*action_cost)(void *ctx, long a);
+  /// 1 when x is in the goal region.
+  int (*in_goal)(void *ctx, const double *x);
+  /// A lower-bound-in-spirit estimate of the cost to go (A*), >= 0.
+  double (*heuristic)(void *ctx, const double *x);
+  /// Distance to the goal region (m, >= 0; progress reports).
+  double (*goal_distance)(void *ctx, const double *x);
+  /// The metric embedding e [m] of x (weighted coordinates).
+  void (*embed)(void *ctx, const double *x, double *e);
+  /// The cell key [key_n] of x at the task's resolution (A*).
+  void (*discretise)(void *ctx, const double *x, int64_t *key);
+  /// Sampling box: lo/hi [m] arrive as the tree's bounding box (widened);
+  /// the problem may override coordinates it bounds (workspace bounds).
+  void (*sample_bounds)(void *ctx, double *lo, double *hi);
+  /// Turns an embedding into a goal sample (the goal body's coordinates
+  /// moved to the goal).
+  void (*goal_sample)(void *ctx, double *e);
+  /// Optional: receives the search's budget (cp_search_options.budget) at
+  /// cp_search_create and NULL at cp_search_destroy, so that expand can
+  /// poll it inside a long action and bound its solvers by the time left.
+  void (*set_budget)(void *ctx, const cp_search_budget *budget);
+} cp_search_problem;
+
+typedef struct cp_search_options {
+  const char *method;   ///< "astar" (default), "rrt", "sst"
+  double weight;        ///< astar: w in g + w h (1.5)
+  double goal_bias;     ///< rrt/sst: probability of a goal sample (0.05)
+  int candidates;       ///< rrt: actions tried per iteration (8)
+  double delta_bn;      ///< sst: selection radius (0.05)
+  double delta_s;       ///< sst: witness radius (0.02)
+  uint64_t seed;        ///< (1)
+  long max_nodes;       ///< stop when this many nodes exist (100000)
+  /// Polled after every simulated action (NULL: none); the caller's, it
+  /// must outlive the search. When it says stop, cp_search_iterate returns
+  /// CP_SEARCH_STOPPED with the nodes in a state that resumes exactly
+  /// (astar: the node being expanded continues with its next action; rrt:
+  /// the unfinished iteration's candidates are dropped; sst: an iteration
+  /// is one action).
+  const cp_search_budget *budget;
+} cp_search_options;
+
+cp_search_options cp_search_defaults(void);
+
+/// Node flags.
+enum {
+  CP_NODE_EXPANDED = 1,    ///< astar: popped and expanded
+  CP_NODE_SUPERSEDED = 2,  ///< astar: a cheaper node took its cell
+  CP_NODE_DISCARDED = 4,   ///< rrt: a candidate not kept; sst: dominated
+                           ///< in its witness cell on arrival
+  CP_NODE_INACTIVE = 8,    ///< sst: dominated later (kept for its subtree)
+  CP_NODE_PRUNED = 16,     ///< sst: inactive leaf removed from the tree
+  CP_NODE_GOAL = 32        ///< in the goal region
+};
+
+typedef struct cp_search_node {
+  long id, parent;        ///< parent -1 for the start
+  int depth;
+  double time, cost;
+  long action;            ///< -1 for the start
+  cp_expand_outcome outcome;
+  int steps, lcp_solves, pivots, fallbacks, warm_steps;
+  int flags;
+  double goal_distance;
+  /// Rejection reason, whole ("" when none). Owned by the search (or, from
+  /// cp_store_load_node, by the store until its next call); cp_search_adopt
+  /// copies it.
+  const char *message;
+} cp_search_node;
+
+typedef enum cp_search_status {
+  CP_SEARCH_RUNNING = 0,  ///< call cp_search_iterate again
+  CP_SEARCH_SOLVED,       ///< a plan was found and this planner stops
+  CP_SEARCH_EXHAUSTED,    ///< nothing left to expand (A*)
+  CP_SEARCH_NODE_LIMIT,   ///< max_nodes reached
+  CP_SEARCH_ERROR,        ///< out of memory or a bad setup (message)
+  CP_SEARCH_STOPPED       ///< the budget stopped it (resumable)
+} cp_search_status;
+
+typedef struct cp_search cp_search;
+
+/// Totals over the search's life in this process (plus those given to
+/// cp_search_resume).
+typedef struct cp_search_stats {
+  long expansions;        ///< actions simulated
+  long iterations;        ///< planner iterations
+  long duplicates;        ///< astar: outcomes dropped as duplicates
+  long rejected;          ///< outcomes rejected
+  long long steps, lcp_solves, pivots, fallbacks, warm_steps;
+} cp_search_stats;
+
+/// Creates a search from the start state x0 (node 0 is created unless the
+/// search is to be resumed: resume = 1, then give the nodes to
+/// cp_search_adopt). Returns NULL with msg (size bytes) filled on failure
+/// (unknown method, out of memory).
+cp_search *cp_search_create(const cp_search_problem *p,
+                            const cp_search_options *opt, const double *x0,
+                            int resume, char *msg, size_t size);
+void cp_search_destroy(cp_search *s);
+
+/// The planner names, NULL-terminated.
+const char *const *cp_search_methods(void);
+
+/// Resume: gives back stored node `node` (ids in order 0, 1, 2, ...) with
+/// its state x and its warm-start data (may be NULL). Returns 0, or -1 (out
+/// of memory or an id out of order).
+int cp_search_adopt(cp_search *s, const cp_search_node *node,
+                    const double *x, const void *warm, size_t warm_size);
+/// Resume: rebuilds the planner's structures from the adopted nodes and
+/// restores the generator and the totals. Returns 0 or -1 (no nodes).
+int cp_search_resume(cp_search *s, const cp_rng *rng,
+                     const cp_search_stats *stats);
+
+/// One planner iteration (astar: expand one node with every action; rrt:
+/// one sample and its candidates; sst: one sample, one action).
+cp_search_status cp_search_iterate(cp_search *s);
+
+long cp_search_node_count(const cp_search *s);
+const cp_search_node *cp_search_node_get(const cp_search *s, long id);
+const double *cp_search_state(const cp_search *s, long id);
+int cp_search_state_size(const cp_search *s);
+/// The metric embedding's size (the problem's m).
+int cp_search_embedding_size(const cp_search *s);
+/// Node id's warm-start data (the world's LCP basis at its state; NULL and
+/// *size 0 when none).
+const void *cp_search_warm(const cp_search *s, long id, size_t *size);
+
+/// Expansions that failed (cp_expand_outcome_is_failure) among the nodes:
+/// the total, and per outcome in by_outcome[CP_OUTCOME_COUNT] (may be
+/// NULL). Counted from the nodes, so a resumed search counts its earlier
+/// sessions' too.
+long cp_search_failures(const cp_search *s, long *by_outcome);
+
+/// The cheapest goal node so far (-1 when none). For astar and rrt the
+/// node that ended the search.
+long cp_search_best(const cp_search *s);
+/// The smallest goal distance over the nodes so far.
+double cp_search_best_distance(const cp_search *s);
+const cp_search_stats *cp_search_get_stats(const cp_search *s);
+const cp_rng *cp_search_rng(const cp_search *s);
+const char *cp_search_message(const cp_search *s);
+const char *cp_search_method(const cp_search *s);
+
+/// The path from the start to node id: writes up to cap ids (start first)
+/// into ids; returns the path's node count.
+long cp_search_path(const cp_search *s, long id, long *ids, long cap);
+
+/// Journal (see the file comment).
+long cp_search_journal_first(const cp_search *s);
+/// Ids whose flags changed since the last clear (and that were created
+/// before journal_first); *n receives the count.
+const long *cp_search_journal_updates(const cp_search *s, long *n);
+void cp_search_journal_clear(cp_search *s);
+
+/// Witnesses (sst; none for the other planners): witness id's point in the
+/// embedding (m numbers) and its representative node (*rep, -1 when none).
+/// Created since the last journal clear: [cp_search_witness_first,
+/// cp_search_witness_count); existing ones whose representative changed:
+/// cp_search_witness_updates. The store keeps them with the nodes so that a
+/// resumed sst grows exactly the tree of the uninterrupted run.
+long cp_search_witness_count(const cp_search *s);
+const double *cp_search_witness(const cp_search *s, long id, long *rep);
+long cp_search_witness_first(const cp_search *s);
+const long *cp_search_witness_updates(const cp_search *s, long *n);
+/// Resume: gives back stored witness id (in order 0, 1, ...; point of m
+/// numbers), before cp_search_resume. Returns 0, or -1 (out of order, a
+/// point of another size, a representative that is no node, memory).
+int cp_search_adopt_witness(cp_search *s, long id, const double *point,
+                            int m, long rep);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

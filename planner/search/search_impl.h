@@ -1,0 +1,110 @@
+/// \file planner/search/search_impl.h
+/// Inside planner/search: the search struct shared by search.c and the
+/// planners (astar.c, rrt.c, sst.c), and the table a planner fills. Not a
+/// public header.
+#ifndef CP_PLANNER_SEARCH_IMPL_H
+#define CP_PLANNER_SEARCH_IMPL_H
+
+#include "planner/search/nn.h"
+#include "planner/search/search.h"
+
+/// A planner: its name and its functions. state: the planner's own data.
+typedef struct cp_planner_impl {
+  const char *name;
+  /// Sets up s->state; a fresh search (s->resuming 0) also takes in the
+  /// start node.
+  int (*init)(cp_search *s);
+  /// Rebuilds the planner's structures from the nodes (resume).
+  int (*rebuild)(cp_search *s);
+  /// One iteration.
+  cp_search_status (*iterate)(cp_search *s);
+  void (*destroy)(cp_search *s);
+} cp_planner_impl;
+
+extern const cp_planner_impl cp_planner_astar;
+extern const cp_planner_impl cp_planner_rrt;
+extern const cp_planner_impl cp_planner_sst;
+
+struct cp_search {
+  cp_search_problem p;
+  cp_search_options opt;
+  const cp_planner_impl *impl;
+  void *state;              /* the planner's */
+  int resuming;             /* set by cp_search_resume: init builds nothing */
+  /* 0 until this session's first action (rrt: iteration) is done: until
+   * then the deadline is not polled, so that every session makes progress
+   * (a resumed run whose time is spent still takes one step). */
+  int progressed;
+  cp_search_budget view;    /* the budget as the problem sees it */
+  cp_rng rng;
+  cp_search_node *nodes;
+  double *x;                /* [cap * n] states */
+  void **warm;              /* [cap] warm-start blobs (may be NULL) */
+  size_t *warm_size;
+  long n_nodes, cap;
+  long best;                /* cheapest goal node, -1 */
+  double best_distance;
+  cp_search_stats stats;
+  long journal_first;
+  long *updates;
+  long n_updates, cap_updates;
+  double *scratch_y;        /* [n] */
+  double *lo, *hi;          /* [m] bounding box of accepted embeddings */
+  double *scratch_e;        /* [m] */
+  long nearest_goal;        /* accepted node of least goal distance */
+  long failed[CP_OUTCOME_COUNT]; /* failed expansions among the nodes */
+  /* Witnesses (sst): points [cap_w * m], representatives, journal. */
+  double *w_x;
+  long *w_rep;
+  long n_w, cap_w, w_first;
+  long *w_updates;
+  long n_wu, cap_wu;
+  /* The state at the start of the current iteration (cp_search_mark). */
+  struct {
+    long n_nodes, best, nearest_goal, iterations;
+    double best_distance;
+    cp_rng rng;
+    cp_search_stats stats;
+    long failed[CP_OUTCOME_COUNT];
+  } mark;
+  double *mark_lo, *mark_hi; /* [m] */
+  char message[256];
+};
+
+/// Simulates action a from node `from` into y [n] (the problem's expand
+/// with the node's warm-start data); counts it in the totals. Returns 0; 1
+/// when the budget stopped the action before it ended (nothing counted);
+/// or -1 on a fatal error (message set).
+int cp_search_simulate(cp_search *s, long from, long a, double *y,
+                       cp_expansion *info);
+/// Records the outcome of cp_search_simulate as a new node (child of from,
+/// flags GOAL set when accepted and in the goal) and returns its id, or -1
+/// when out of memory (message set).
+long cp_search_record(cp_search *s, long from, long a, const double *y,
+                      const cp_expansion *info);
+/// Records a flag change of node id for the journal. Returns 0 or -1.
+int cp_search_flag(cp_search *s, long id, int set, int clear);
+/// 1 when the search's budget says stop (polled after every action); 0
+/// before the session has made progress (s->progressed).
+int cp_search_stop_requested(const cp_search *s);
+/// Remembers the search's state at the start of an iteration, and goes
+/// back to it: nodes created since are dropped, the generator, the totals,
+/// the best node and the bounding box restored (rrt and sst, whose
+/// iterations draw random numbers before they simulate: an iteration the
+/// budget cuts short is undone so that the resumed search draws them
+/// again). Flag changes and the planner's own structures are not undone:
+/// a planner rolls back only before it has changed either.
+void cp_search_mark(cp_search *s);
+void cp_search_rollback(cp_search *s);
+/// A new witness at point e [m] without representative: its id, or -1
+/// when out of memory (message set).
+long cp_search_witness_add(cp_search *s, const double *e);
+/// Sets witness w's representative (journalled). 0, or -1 (memory).
+int cp_search_witness_set_rep(cp_search *s, long w, long rep);
+
+/// Uniform sample in the bounding box of the accepted nodes' embeddings (widened and given
+/// to the problem's sample_bounds); goal sample with probability goal_bias
+/// (the embedding of the node nearest the goal moved to the goal).
+void cp_search_sample(cp_search *s, double *e);
+
+#endif

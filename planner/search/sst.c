@@ -1,0 +1,222 @@
+/* Stable Sparse RRT (Li, Littlefield and Bekris 2016; docs/math.md §8).
+ *
+ * Selection: sample s; among the ACTIVE nodes within delta_bn of s take the
+ * cheapest (best-near), or the nearest when none is that close. Propagation:
+ * one random action. Sparsity: witnesses are points at least delta_s apart;
+ * each holds a representative, the cheapest node seen in its cell. A new
+ * node that is not cheaper than its witness's representative is DISCARDED;
+ * a cheaper one replaces it, the old one becomes INACTIVE, and inactive
+ * leaves are PRUNED recursively up the tree. The search keeps improving the
+ * best goal cost until a limit ends it (asymptotically near-optimal).
+ *
+ * The witnesses and their representatives live in the search (cp_search
+ * witnesses) so that the store keeps them: a resumed search rebuilds the
+ * same witness index (points inserted in id order) and the same index of
+ * active nodes (every node that was ever active inserted in id order, the
+ * inactive ones then removed: the k-d tree's shape depends only on the
+ * insertion order), hence grows the uninterrupted run's tree bit for bit. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner/search/search_impl.h"
+
+typedef struct sst {
+  cp_nn *active;     /* embeddings of the active nodes */
+  cp_nn *witnesses;  /* witness points, ids = witness index */
+  long *children;    /* [cap_c] live (non-pruned, kept) children per node */
+  long cap_c;
+  double *sample, *e;
+  long *near;        /* radius query buffer */
+  long cap_near;
+} sst;
+
+static int grow_children(sst *t, long n) {
+  if (n <= t->cap_c) return 0;
+  long cap = t->cap_c ? t->cap_c : 1024;
+  while (cap < n) cap *= 2;
+  long *c = realloc(t->children, (size_t)cap * sizeof *c);
+  if (!c) return -1;
+  memset(c + t->cap_c, 0, (size_t)(cap - t->cap_c) * sizeof *c);
+  t->children = c;
+  t->cap_c = cap;
+  return 0;
+}
+
+/* The witness of embedding e: the nearest within delta_s, else a new one. */
+static long witness_of(cp_search *s, sst *t, const double *e) {
+  double d2;
+  long w = cp_nn_nearest(t->witnesses, e, &d2);
+  if (w >= 0 && d2 <= s->opt.delta_s * s->opt.delta_s) return w;
+  w = cp_search_witness_add(s, e);
+  if (w >= 0 && cp_nn_add(t->witnesses, e, w)) return -1;
+  return w;
+}
+
+static int sst_init(cp_search *s) {
+  sst *t = calloc(1, sizeof *t);
+  if (!t) goto nomem;
+  s->state = t;
+  t->active = cp_nn_create(s->p.m);
+  t->witnesses = cp_nn_create(s->p.m);
+  t->sample = malloc((size_t)s->p.m * sizeof(double));
+  t->e = malloc((size_t)s->p.m * sizeof(double));
+  t->cap_near = 256;
+  t->near = malloc((size_t)t->cap_near * sizeof(long));
+  if (!t->active || !t->witnesses || !t->sample || !t->e || !t->near ||
+      grow_children(t, 1024))
+    goto nomem;
+  if (!s->resuming) {
+    s->p.embed(s->p.ctx, cp_search_state(s, 0), t->e);
+    long w = witness_of(s, t, t->e);
+    if (w < 0 || cp_nn_add(t->active, t->e, 0)) goto nomem;
+    if (cp_search_witness_set_rep(s, w, 0)) goto nomem;
+    if (s->nodes[0].flags & CP_NODE_GOAL) s->best = 0;
+  }
+  return 0;
+nomem:
+  snprintf(s->message, sizeof s->message, "out of memory");
+  return -1;
+}
+
+static int in_tree(const cp_search_node *n) {
+  return n->outcome == CP_OUTCOME_OK &&
+         !(n->flags & (CP_NODE_DISCARDED | CP_NODE_PRUNED));
+}
+
+static int ever_active(const cp_search_node *n) {
+  return n->outcome == CP_OUTCOME_OK && !(n->flags & CP_NODE_DISCARDED);
+}
+
+static int sst_rebuild(cp_search *s) {
+  sst *t = s->state;
+  if (grow_children(t, s->n_nodes)) goto nomem;
+  for (long id = 1; id < s->n_nodes; ++id)
+    if (in_tree(&s->nodes[id])) t->children[s->nodes[id].parent]++;
+  /* Every node that was ever active, in id order; the inactive removed. */
+  for (long id = 0; id < s->n_nodes; ++id) {
+    if (!ever_active(&s->nodes[id])) continue;
+    s->p.embed(s->p.ctx, cp_search_state(s, id), t->e);
+    if (cp_nn_add(t->active, t->e, id)) goto nomem;
+  }
+  for (long id = 0; id < s->n_nodes; ++id)
+    if (ever_active(&s->nodes[id]) && (s->nodes[id].flags & CP_NODE_INACTIVE))
+      cp_nn_remove(t->active, id);
+  long n_w = cp_search_witness_count(s);
+  if (n_w > 0) { /* the stored witnesses */
+    for (long w = 0; w < n_w; ++w)
+      if (cp_nn_add(t->witnesses, cp_search_witness(s, w, NULL), w))
+        goto nomem;
+    return 0;
+  }
+  /* A run stored without its witnesses: rebuilt from the active nodes (a
+   * search that goes on, but not the uninterrupted run's). */
+  for (long id = 0; id < s->n_nodes; ++id) {
+    const cp_search_node *n = &s->nodes[id];
+    if (!in_tree(n) || (n->flags & CP_NODE_INACTIVE)) continue;
+    s->p.embed(s->p.ctx, cp_search_state(s, id), t->e);
+    long w = witness_of(s, t, t->e);
+    if (w < 0) goto nomem;
+    long rep;
+    cp_search_witness(s, w, &rep);
+    if ((rep < 0 || n->cost < s->nodes[rep].cost) &&
+        cp_search_witness_set_rep(s, w, id))
+      goto nomem;
+  }
+  return 0;
+nomem:
+  snprintf(s->message, sizeof s->message, "out of memory");
+  return -1;
+}
+
+/* Best-near selection. */
+static long select_node(cp_search *s, sst *t) {
+  long cnt = cp_nn_radius(t->active, t->sample, s->opt.delta_bn, t->near,
+                          t->cap_near);
+  if (cnt > t->cap_near) {
+    long *p = realloc(t->near, (size_t)cnt * sizeof *p);
+    if (p) {
+      t->near = p;
+      t->cap_near = cnt;
+      cnt = cp_nn_radius(t->active, t->sample, s->opt.delta_bn, t->near, cnt);
+    } else {
+      cnt = t->cap_near;
+    }
+  }
+  long best = -1;
+  for (long k = 0; k < cnt; ++k)
+    if (best < 0 || s->nodes[t->near[k]].cost < s->nodes[best].cost ||
+        (s->nodes[t->near[k]].cost == s->nodes[best].cost && t->near[k] < best))
+      best = t->near[k];
+  if (best < 0) best = cp_nn_nearest(t->active, t->sample, NULL);
+  return best;
+}
+
+static cp_search_status sst_iterate(cp_search *s) {
+  sst *t = s->state;
+  cp_search_sample(s, t->sample);
+  long from = select_node(s, t);
+  if (from < 0) return CP_SEARCH_EXHAUSTED;
+  long act = (long)(cp_rng_next(&s->rng) % (uint64_t)s->p.n_actions);
+  cp_expansion info;
+  double *y = s->scratch_y;
+  int rc = cp_search_simulate(s, from, act, y, &info);
+  if (rc == 1) { /* cut short: drawn again on resume */
+    cp_search_rollback(s);
+    return CP_SEARCH_STOPPED;
+  }
+  if (rc) return CP_SEARCH_ERROR;
+  long id = cp_search_record(s, from, act, y, &info);
+  if (id < 0 || grow_children(t, s->n_nodes)) goto nomem;
+  if (info.outcome != CP_OUTCOME_OK) return CP_SEARCH_RUNNING;
+  s->p.embed(s->p.ctx, y, t->e);
+  long w = witness_of(s, t, t->e);
+  if (w < 0) goto nomem;
+  long old;
+  cp_search_witness(s, w, &old);
+  double cost = s->nodes[id].cost;
+  if (old >= 0 && s->nodes[old].cost <= cost) {
+    s->nodes[id].flags |= CP_NODE_DISCARDED; /* new row: no journal entry */
+    return CP_SEARCH_RUNNING;
+  }
+  if (cp_nn_add(t->active, t->e, id)) goto nomem;
+  t->children[from]++;
+  if (cp_search_witness_set_rep(s, w, id)) return CP_SEARCH_ERROR;
+  if (old >= 0) {
+    if (cp_search_flag(s, old, CP_NODE_INACTIVE, 0)) return CP_SEARCH_ERROR;
+    cp_nn_remove(t->active, old);
+    /* Prune inactive leaves up the tree. */
+    long v = old;
+    while (v > 0 && t->children[v] == 0 &&
+           (s->nodes[v].flags & CP_NODE_INACTIVE) &&
+           !(s->nodes[v].flags & CP_NODE_PRUNED)) {
+      if (cp_search_flag(s, v, CP_NODE_PRUNED, 0)) return CP_SEARCH_ERROR;
+      long p = s->nodes[v].parent;
+      t->children[p]--;
+      v = p;
+    }
+  }
+  if ((s->nodes[id].flags & CP_NODE_GOAL) &&
+      (s->best < 0 || cost < s->nodes[s->best].cost))
+    s->best = id;
+  return CP_SEARCH_RUNNING;
+nomem:
+  snprintf(s->message, sizeof s->message, "out of memory");
+  return CP_SEARCH_ERROR;
+}
+
+static void sst_destroy(cp_search *s) {
+  sst *t = s->state;
+  if (!t) return;
+  cp_nn_destroy(t->active);
+  cp_nn_destroy(t->witnesses);
+  free(t->children);
+  free(t->sample);
+  free(t->e);
+  free(t->near);
+  free(t);
+  s->state = NULL;
+}
+
+const cp_planner_impl cp_planner_sst = {"sst", sst_init, sst_rebuild,
+                                        sst_iterate, sst_destroy};

@@ -1,0 +1,661 @@
+#include "planner/search/task.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "models/jsonread.h"
+#include "planner/sim/statelayout.h"
+
+static char *dupn(const char *s, size_t n) {
+  char *d = malloc(n + 1);
+  if (d) {
+    memcpy(d, s, n);
+    d[n] = '\0';
+  }
+  return d;
+}
+
+static char *dupstr(const char *s) { return dupn(s, strlen(s)); }
+
+/* Directory of a path ("." for a bare name); malloc'd. */
+static char *dir_of(const char *path) {
+  const char *slash = path ? strrchr(path, '/') : NULL;
+  if (!slash) return dupstr(".");
+  if (slash == path) return dupstr("/");
+  return dupn(path, (size_t)(slash - path));
+}
+
+static int number_in(const json_t *v, const char *path, double lo, double hi,
+                     int open_lo, double *out, cp_error *err) {
+  if (cp_json_number(v, path, out, err)) return -1;
+  if (*out < lo || *out > hi || (open_lo && *out == lo))
+    return cp_error_set(err, path, "expected a number %s %g%s, got %g",
+                        open_lo ? ">" : ">=", lo,
+                        isinf(hi) ? "" : " and within range", *out);
+  return 0;
+}
+
+static int int_in(const json_t *v, const char *path, long lo, long hi,
+                  long *out, cp_error *err) {
+  if (!json_is_integer(v))
+    return cp_error_set(err, path, "expected an integer in [%ld, %ld]", lo, hi);
+  json_int_t x = json_integer_value(v);
+  if (x < lo || x > hi)
+    return cp_error_set(err, path, "expected an integer in [%ld, %ld], got %lld",
+                        lo, hi, (long long)x);
+  *out = (long)x;
+  return 0;
+}
+
+/* A joint name "manip/joint" -> its row in the world's state
+ * (planner/sim/statelayout.h: mimic followers have none); -1 when no such joint,
+ * -2 for a mimic follower (*leader: its leader's name), -3 out of memory. */
+static int joint_row(const cp_scene *s, const char *name, const char **leader) {
+  cp_state_layout l;
+  if (cp_state_layout_init(&l, s)) return -3;
+  int row = cp_state_joint_row(&l, s, name, leader);
+  cp_state_layout_free(&l);
+  return row;
+}
+
+/* Every file read for a task goes through record(): read from the caller's
+ * source (or the file system) and kept in the task's files, once per
+ * path. */
+typedef struct recorder {
+  cp_task *t;
+  const cp_file_source *src;
+} recorder;
+
+static int keep_file(cp_task *t, const char *kind, const char *path,
+                     const char *data, size_t n) {
+  for (int i = 0; i < t->n_files; ++i)
+    if (!strcmp(t->files[i].path, path)) return 0;
+  cp_task_file *f = realloc(t->files, (size_t)(t->n_files + 1) * sizeof *f);
+  if (!f) return -1;
+  t->files = f;
+  f += t->n_files;
+  memset(f, 0, sizeof *f);
+  snprintf(f->kind, sizeof f->kind, "%s", kind);
+  f->path = dupstr(path);
+  f->data = dupn(data, n);
+  f->size = n;
+  if (!f->path || !f->data) {
+    free(f->path);
+    free(f->data);
+    return -1;
+  }
+  cp_sha256_hex(data, n, f->sha256);
+  t->n_files++;
+  return 0;
+}
+
+static char *record(void *ctx, const char *path, const char *kind,
+                    size_t *len, cp_error *err) {
+  recorder *r = ctx;
+  char *b = cp_file_source_read(r->src, path, kind, len, err);
+  if (b && keep_file(r->t, kind, path, b, *len)) {
+    free(b);
+    cp_error_set(err, "", "out of memory");
+    return NULL;
+  }
+  return b;
+}
+
+static int rec_is_dir(void *ctx, const char *path) {
+  recorder *r = ctx;
+  return r->src->is_dir(r->src->ctx, path);
+}
+
+static int parse_scene(cp_task *t, const json_t *v, const char *task_dir,
+                       const cp_file_source *files, cp_error *err) {
+  cp_scene_options so = cp_scene_options_defaults();
+  so.files = files;
+  /* A planning start state may hold moving contacts: time stepping treats
+   * approaching ones as impacts (docs/math.md §6). */
+  so.check_normal_speed = 0;
+  cp_error e;
+  if (json_is_string(v)) {
+    const char *rel = json_string_value(v);
+    char *path;
+    if (rel[0] == '/' || !task_dir) {
+      path = dupstr(rel);
+    } else {
+      size_t n = strlen(task_dir) + strlen(rel) + 2;
+      path = malloc(n);
+      if (path) snprintf(path, n, "%s/%s", task_dir, rel);
+    }
+    if (!path) return cp_error_set(err, "scene", "out of memory");
+    size_t len;
+    t->scene_text = cp_file_source_read(files, path, "scene", &len, &e);
+    if (!t->scene_text) {
+      free(path);
+      return cp_error_set(err, "scene", "%s", e.msg);
+    }
+    t->scene_base = dir_of(path);
+    if (!t->scene_base) {
+      free(path);
+      return cp_error_set(err, "scene", "out of memory");
+    }
+    int rc = cp_scene_parse(t->scene_text, len, t->scene_base, &so, &t->scene,
+                            &e);
+    if (rc) {
+      char where[CP_JSON_PATH_MAX];
+      snprintf(where, sizeof where, "scene");
+      cp_error_set(err, where, "scene file %.100s: %.60s: %.200s", path,
+                   e.where[0] ? e.where : "-", e.msg);
+    }
+    free(path);
+    return rc;
+  }
+  if (!json_is_object(v))
+    return cp_error_set(err, "scene",
+                        "expected a path (string) or a scene object");
+  t->scene_text = json_dumps(v, JSON_COMPACT | JSON_REAL_PRECISION(17));
+  t->scene_base = task_dir ? dupstr(task_dir) : NULL;
+  if (!t->scene_text || (task_dir && !t->scene_base))
+    return cp_error_set(err, "scene", "out of memory");
+  if (cp_scene_parse(t->scene_text, strlen(t->scene_text), t->scene_base, &so,
+                     &t->scene, &e)) {
+    char where[CP_JSON_PATH_MAX];
+    cp_json_path_key(where, "scene", e.where[0] ? e.where : "");
+    if (!e.where[0]) snprintf(where, sizeof where, "scene");
+    return cp_error_set(err, where, "%s", e.msg);
+  }
+  return 0;
+}
+
+static int parse_inputs(cp_task *t, const json_t *v, cp_error *err) {
+  if (!json_is_object(v) || json_object_size(v) == 0)
+    return cp_error_set(err, "inputs",
+                        "expected a non-empty object {\"manip/joint\": ...}");
+  t->n_inputs = (int)json_object_size(v);
+  t->inputs = calloc((size_t)t->n_inputs, sizeof *t->inputs);
+  if (!t->inputs) return cp_error_set(err, "inputs", "out of memory");
+  const char *key;
+  json_t *in;
+  int i = 0;
+  t->n_actions = 1;
+  json_object_foreach((json_t *)v, key, in) {
+    char p[CP_JSON_PATH_MAX], q[CP_JSON_PATH_MAX];
+    cp_json_path_key(p, "inputs", key);
+    cp_task_input *ti = &t->inputs[i++];
+    if (!(ti->joint = dupstr(key))) return cp_error_set(err, p, "out of memory");
+    const char *leader = NULL;
+    ti->row = joint_row(&t->scene, key, &leader);
+    if (ti->row == -3) return cp_error_set(err, p, "out of memory");
+    if (ti->row == -2)
+      return cp_error_set(err, p,
+                          "joint \"%.60s\" mimics \"%.60s\": an input goes "
+                          "on the leader (the follower moves with it)",
+                          key, leader);
+    if (ti->row < 0)
+      return cp_error_set(err, p,
+                          "no joint \"%.60s\" in the scene (expected "
+                          "\"manipulator/joint\")",
+                          key);
+    for (int k = 0; k < i - 1; ++k)
+      if (t->inputs[k].row == ti->row)
+        return cp_error_set(err, p, "joint given twice");
+    static const char *const keys[] = {"values", "range", "samples", NULL};
+    if (cp_json_check_object(in, p, keys, err)) return -1;
+    const json_t *vals = json_object_get(in, "values");
+    const json_t *range = json_object_get(in, "range");
+    const json_t *samples = json_object_get(in, "samples");
+    if (!!vals == !!range)
+      return cp_error_set(err, p,
+                          "expected exactly one of \"values\" and \"range\"");
+    if (vals) {
+      cp_json_path_key(q, p, "values");
+      if (samples)
+        return cp_error_set(err, cp_json_path_key(q, p, "samples"),
+                            "\"samples\" goes with \"range\", not \"values\"");
+      size_t n = json_is_array(vals) ? json_array_size(vals) : 0;
+      if (n == 0 || n > 1000)
+        return cp_error_set(err, q, "expected an array of 1 to 1000 numbers");
+      ti->n_values = (int)n;
+      if (!(ti->values = malloc(n * sizeof *ti->values)))
+        return cp_error_set(err, q, "out of memory");
+      if (cp_json_vector(vals, q, (int)n, ti->values, err)) return -1;
+    } else {
+      double r[2];
+      long ns = 0;
+      if (cp_json_vector(range, cp_json_path_key(q, p, "range"), 2, r, err))
+        return -1;
+      if (r[0] > r[1])
+        return cp_error_set(err, q, "expected [lo, hi] with lo <= hi");
+      if (!samples)
+        return cp_error_set(err, cp_json_path_key(q, p, "samples"),
+                            "required with \"range\"");
+      if (int_in(samples, cp_json_path_key(q, p, "samples"), 1, 1000, &ns, err))
+        return -1;
+      ti->n_values = (int)ns;
+      if (!(ti->values = malloc((size_t)ns * sizeof *ti->values)))
+        return cp_error_set(err, q, "out of memory");
+      for (long k = 0; k < ns; ++k)
+        ti->values[k] = ns == 1 ? 0.5 * (r[0] + r[1])
+                                : r[0] + (r[1] - r[0]) * (double)k /
+                                             (double)(ns - 1);
+    }
+    if (t->n_actions > 1000000 / ti->n_values)
+      return cp_error_set(err, p,
+                          "more than 10^6 candidate actions in all (the "
+                          "product of the inputs' value counts)");
+    t->n_actions *= ti->n_values;
+  }
+  return 0;
+}
+
+static int parse_action(cp_task *t, const json_t *v, cp_error *err) {
+  static const char *const keys[] = {"duration", "dt", NULL};
+  if (cp_json_check_object(v, "action", keys, err)) return -1;
+  const json_t *d = json_object_get(v, "duration"), *h = json_object_get(v, "dt");
+  if (!d) return cp_error_set(err, "action.duration", "required (seconds > 0)");
+  if (number_in(d, "action.duration", 0, 1e6, 1, &t->duration, err)) return -1;
+  t->dt = t->duration;
+  if (h && number_in(h, "action.dt", 0, t->duration, 1, &t->dt, err))
+    return -1;
+  double n = round(t->duration / t->dt);
+  if (n > 1e6)
+    return cp_error_set(err, "action.dt", "more than 10^6 steps per action");
+  t->steps = n < 1 ? 1 : (int)n;
+  return 0;
+}
+
+static int parse_goal(cp_task *t, const json_t *v, cp_error *err) {
+  static const char *const keys[] = {"body",        "position", "tolerance",
+                                     "orientation", "angle_tolerance",
+                                     "at_rest",     "rest_speed", NULL};
+  cp_task_goal *g = &t->goal;
+  if (cp_json_check_object(v, "goal", keys, err)) return -1;
+  const char *body;
+  const json_t *x;
+  if (!(x = json_object_get(v, "body")))
+    return cp_error_set(err, "goal.body", "required (a free body's name)");
+  if (cp_json_string(x, "goal.body", &body, err)) return -1;
+  g->body_index = -1;
+  for (int b = 0; b < t->scene.n_bodies; ++b)
+    if (!strcmp(t->scene.bodies[b].name, body)) g->body_index = b;
+  if (g->body_index < 0 || t->scene.bodies[g->body_index].fixed)
+    return cp_error_set(err, "goal.body", "no free body \"%.60s\" in the scene",
+                        body);
+  if (!(g->body = dupstr(body))) return cp_error_set(err, "goal", "out of memory");
+  if (!(x = json_object_get(v, "position")))
+    return cp_error_set(err, "goal.position", "required ([x, y, z])");
+  if (cp_json_vector(x, "goal.position", 3, g->position, err)) return -1;
+  if (!(x = json_object_get(v, "tolerance")))
+    return cp_error_set(err, "goal.tolerance", "required (m > 0)");
+  if (number_in(x, "goal.tolerance", 0, INFINITY, 1, &g->tolerance, err))
+    return -1;
+  if ((x = json_object_get(v, "orientation"))) {
+    if (cp_json_vector(x, "goal.orientation", 4, g->orientation, err)) return -1;
+    double n = sqrt(g->orientation[0] * g->orientation[0] +
+                    g->orientation[1] * g->orientation[1] +
+                    g->orientation[2] * g->orientation[2] +
+                    g->orientation[3] * g->orientation[3]);
+    if (fabs(n - 1) > 1e-3)
+      return cp_error_set(err, "goal.orientation",
+                          "expected a unit quaternion [w, x, y, z], norm %g", n);
+    for (int k = 0; k < 4; ++k) g->orientation[k] /= n;
+    g->has_orientation = 1;
+    g->angle_tolerance = 0.1;
+  }
+  if ((x = json_object_get(v, "angle_tolerance"))) {
+    if (!g->has_orientation)
+      return cp_error_set(err, "goal.angle_tolerance",
+                          "needs \"orientation\"");
+    if (number_in(x, "goal.angle_tolerance", 0, 3.14159265358979323846, 1, &g->angle_tolerance,
+                  err))
+      return -1;
+  }
+  if ((x = json_object_get(v, "at_rest")) &&
+      cp_json_bool(x, "goal.at_rest", &g->at_rest, err))
+    return -1;
+  g->rest_speed = 0.01;
+  if ((x = json_object_get(v, "rest_speed")) &&
+      number_in(x, "goal.rest_speed", 0, INFINITY, 1, &g->rest_speed, err))
+    return -1;
+  return 0;
+}
+
+static int parse_search(cp_task *t, const json_t *v, cp_error *err) {
+  static const char *const keys[] = {
+      "method", "weight",  "resolution", "goal_bias", "seed",  "candidates",
+      "speed",  "delta_bn", "delta_s",   "metric",    NULL};
+  if (cp_json_check_object(v, "search", keys, err)) return -1;
+  const json_t *x;
+  if ((x = json_object_get(v, "method"))) {
+    const char *m;
+    if (cp_json_string(x, "search.method", &m, err)) return -1;
+    if (strcmp(m, "astar") && strcmp(m, "rrt") && strcmp(m, "sst"))
+      return cp_error_set(err, "search.method",
+                          "expected \"astar\", \"rrt\" or \"sst\", got "
+                          "\"%.40s\"",
+                          m);
+    snprintf(t->method, sizeof t->method, "%s", m);
+  }
+  if ((x = json_object_get(v, "weight")) &&
+      number_in(x, "search.weight", 0, 1e6, 0, &t->weight, err))
+    return -1;
+  if ((x = json_object_get(v, "resolution"))) {
+    static const char *const rk[] = {"position", "angle", "velocity", NULL};
+    if (cp_json_check_object(x, "search.resolution", rk, err)) return -1;
+    const json_t *y;
+    if ((y = json_object_get(x, "position")) &&
+        number_in(y, "search.resolution.position", 0, INFINITY, 1,
+                  &t->res_position, err))
+      return -1;
+    if ((y = json_object_get(x, "angle")) &&
+        number_in(y, "search.resolution.angle", 0, INFINITY, 1, &t->res_angle,
+                  err))
+      return -1;
+    if ((y = json_object_get(x, "velocity")) &&
+        number_in(y, "search.resolution.velocity", 0, INFINITY, 1,
+                  &t->res_velocity, err))
+      return -1;
+  }
+  if ((x = json_object_get(v, "goal_bias")) &&
+      number_in(x, "search.goal_bias", 0, 1, 0, &t->goal_bias, err))
+    return -1;
+  long l = 0;
+  if ((x = json_object_get(v, "seed"))) {
+    if (int_in(x, "search.seed", 0, 0x7fffffffffffffffL, &l, err)) return -1;
+    t->seed = (uint64_t)l;
+  }
+  if ((x = json_object_get(v, "candidates"))) {
+    if (int_in(x, "search.candidates", 1, 10000, &l, err)) return -1;
+    t->candidates = (int)l;
+  }
+  if ((x = json_object_get(v, "speed")) &&
+      number_in(x, "search.speed", 0, INFINITY, 1, &t->speed, err))
+    return -1;
+  if ((x = json_object_get(v, "delta_bn")) &&
+      number_in(x, "search.delta_bn", 0, INFINITY, 1, &t->delta_bn, err))
+    return -1;
+  if ((x = json_object_get(v, "delta_s")) &&
+      number_in(x, "search.delta_s", 0, INFINITY, 1, &t->delta_s, err))
+    return -1;
+  if ((x = json_object_get(v, "metric"))) {
+    static const char *const mk[] = {"position", "orientation", "velocity",
+                                     "joint_position", "joint_velocity", NULL};
+    if (cp_json_check_object(x, "search.metric", mk, err)) return -1;
+    for (int k = 0; mk[k]; ++k) {
+      const json_t *y = json_object_get(x, mk[k]);
+      char p[CP_JSON_PATH_MAX];
+      if (y && number_in(y, cp_json_path_key(p, "search.metric", mk[k]), 0,
+                         INFINITY, 0, &t->metric[k], err))
+        return -1;
+    }
+  }
+  return 0;
+}
+
+static int parse_root(cp_task *t, const json_t *root, const char *dir,
+                      const cp_file_source *files, cp_error *err) {
+  static const char *const keys[] = {
+      "scene",  "mode",  "stepper", "inputs",  "action", "goal",
+      "bounds", "cost",  "search",  "limits",  "allow_fallback", "storage",
+      "name",   "comment", NULL};
+  if (cp_json_check_object(root, "", keys, err)) return -1;
+  static const char *const required[] = {"scene", "inputs", "action", "goal",
+                                         "limits"};
+  for (int k = 0; k < 5; ++k)
+    if (!json_object_get(root, required[k]))
+      return cp_error_set(err, required[k], "required key missing");
+  const json_t *x;
+  if (parse_scene(t, json_object_get(root, "scene"), dir, files, err)) return -1;
+  if (t->scene.n_manips == 0)
+    return cp_error_set(err, "scene", "the scene has no manipulator to plan for");
+  if ((x = json_object_get(root, "mode"))) {
+    const char *m;
+    if (cp_json_string(x, "mode", &m, err)) return -1;
+    if (!strcmp(m, "dynamic")) t->mode = CP_TASK_DYNAMIC;
+    else if (!strcmp(m, "quasistatic")) t->mode = CP_TASK_QUASISTATIC;
+    else
+      return cp_error_set(err, "mode",
+                          "expected \"dynamic\" or \"quasistatic\", got "
+                          "\"%.40s\"",
+                          m);
+  }
+  t->stepper = t->mode == CP_TASK_QUASISTATIC ? CP_TASK_STEPPER_QUASISTATIC
+                                              : CP_TASK_STEPPER_ACCELERATION;
+  if ((x = json_object_get(root, "stepper"))) {
+    const char *s;
+    if (cp_json_string(x, "stepper", &s, err)) return -1;
+    if (!strcmp(s, "acceleration")) t->stepper = CP_TASK_STEPPER_ACCELERATION;
+    else if (!strcmp(s, "velocity")) t->stepper = CP_TASK_STEPPER_VELOCITY;
+    else if (!strcmp(s, "quasistatic")) t->stepper = CP_TASK_STEPPER_QUASISTATIC;
+    else
+      return cp_error_set(err, "stepper",
+                          "expected \"acceleration\", \"velocity\" or "
+                          "\"quasistatic\", got \"%.40s\"",
+                          s);
+    if ((t->stepper == CP_TASK_STEPPER_QUASISTATIC) !=
+        (t->mode == CP_TASK_QUASISTATIC))
+      return cp_error_set(err, "stepper",
+                          "the quasistatic stepper goes with \"mode\": "
+                          "\"quasistatic\" and only with it");
+  }
+  if (parse_inputs(t, json_object_get(root, "inputs"), err)) return -1;
+  if (parse_action(t, json_object_get(root, "action"), err)) return -1;
+  if (parse_goal(t, json_object_get(root, "goal"), err)) return -1;
+  if ((x = json_object_get(root, "bounds"))) {
+    static const char *const bk[] = {"min", "max", NULL};
+    if (cp_json_check_object(x, "bounds", bk, err)) return -1;
+    const json_t *lo = json_object_get(x, "min"), *hi = json_object_get(x, "max");
+    if (!lo || !hi)
+      return cp_error_set(err, lo ? "bounds.max" : "bounds.min",
+                          "required ([x, y, z])");
+    if (cp_json_vector(lo, "bounds.min", 3, t->bounds_min, err) ||
+        cp_json_vector(hi, "bounds.max", 3, t->bounds_max, err))
+      return -1;
+    for (int k = 0; k < 3; ++k)
+      if (t->bounds_min[k] >= t->bounds_max[k])
+        return cp_error_set(err, "bounds", "expected min < max on every axis");
+    t->has_bounds = 1;
+    const cp_body *b = &t->scene.bodies[t->goal.body_index];
+    for (int k = 0; k < 3; ++k)
+      if (b->x[k] < t->bounds_min[k] || b->x[k] > t->bounds_max[k])
+        return cp_error_set(err, "bounds",
+                            "the goal body starts outside the bounds");
+  }
+  if ((x = json_object_get(root, "cost"))) {
+    static const char *const ck[] = {"time", "effort", NULL};
+    if (cp_json_check_object(x, "cost", ck, err)) return -1;
+    const json_t *y;
+    if ((y = json_object_get(x, "time")) &&
+        number_in(y, "cost.time", 0, INFINITY, 0, &t->cost_time, err))
+      return -1;
+    if ((y = json_object_get(x, "effort")) &&
+        number_in(y, "cost.effort", 0, INFINITY, 0, &t->cost_effort, err))
+      return -1;
+    if (t->cost_time == 0 && t->cost_effort == 0)
+      return cp_error_set(err, "cost", "time and effort weights are both 0");
+  }
+  if ((x = json_object_get(root, "search")) && parse_search(t, x, err))
+    return -1;
+  x = json_object_get(root, "limits");
+  static const char *const lk[] = {"nodes", "seconds", NULL};
+  if (cp_json_check_object(x, "limits", lk, err)) return -1;
+  const json_t *y;
+  if ((y = json_object_get(x, "nodes")) &&
+      int_in(y, "limits.nodes", 1, 100000000, &t->max_nodes, err))
+    return -1;
+  if ((y = json_object_get(x, "seconds")) &&
+      number_in(y, "limits.seconds", 0, 1e7, 1, &t->max_seconds, err))
+    return -1;
+  if ((x = json_object_get(root, "allow_fallback")) &&
+      cp_json_bool(x, "allow_fallback", &t->allow_fallback, err))
+    return -1;
+  if ((x = json_object_get(root, "storage"))) {
+    static const char *const sk[] = {"batch", NULL};
+    long b = 0;
+    if (cp_json_check_object(x, "storage", sk, err)) return -1;
+    if ((y = json_object_get(x, "batch"))) {
+      if (int_in(y, "storage.batch", 1, 1000000, &b, err)) return -1;
+      t->batch = (int)b;
+    }
+  }
+  if ((x = json_object_get(root, "name")) && !json_is_string(x))
+    return cp_error_set(err, "name", "expected a string");
+  if ((x = json_object_get(root, "comment")) && !json_is_string(x))
+    return cp_error_set(err, "comment", "expected a string");
+  return 0;
+}
+
+int cp_task_parse(const char *text, size_t len, const char *path,
+                  cp_task *task, cp_error *err) {
+  return cp_task_parse_from(text, len, path, NULL, task, err);
+}
+
+/* cp_task_parse_from, keeping the files already recorded in *task (the
+ * task file itself, read by cp_task_load_from). */
+static int parse_keeping(const char *text, size_t len, const char *path,
+                         const cp_file_source *src, cp_task *task,
+                         cp_error *err) {
+  int n_files = task->n_files;
+  cp_task_file *files = task->files;
+  memset(task, 0, sizeof *task);
+  task->n_files = n_files;
+  task->files = files;
+  recorder rec = {task, src};
+  const cp_file_source recording = {record, src && src->is_dir ? rec_is_dir : NULL,
+                                    &rec};
+  task->mode = CP_TASK_DYNAMIC;
+  task->duration = task->dt = 0.1;
+  task->cost_time = 1.0;
+  task->cost_effort = 0.0;
+  snprintf(task->method, sizeof task->method, "astar");
+  task->weight = 1.5;
+  task->res_position = 0.01;
+  task->res_angle = 0.05;
+  task->res_velocity = 0.05;
+  task->goal_bias = 0.05;
+  task->seed = 1;
+  task->candidates = 8;
+  task->speed = 0.5;
+  task->delta_bn = 0.05;
+  task->delta_s = 0.02;
+  task->metric[0] = 1.0;   /* m per m */
+  task->metric[1] = 0.05;  /* m per quaternion component (about rad / 2) */
+  task->metric[2] = 0.1;   /* m per m/s */
+  task->metric[3] = 0.02;  /* m per rad */
+  task->metric[4] = 0.005; /* m per rad/s */
+  task->max_nodes = 100000;
+  task->max_seconds = 60;
+  task->allow_fallback = 1;
+  task->batch = 64;
+  json_t *root;
+  if (cp_json_parse(text, len, &root, err)) {
+    cp_task_free(task);
+    return -1;
+  }
+  char *dir = path ? dir_of(path) : NULL;
+  int rc = path && !dir ? cp_error_set(err, "", "out of memory")
+                        : parse_root(task, root, dir, &recording, err);
+  free(dir);
+  json_decref(root);
+  if (!rc && !(task->text = dupn(text, len)))
+    rc = cp_error_set(err, "", "out of memory");
+  if (rc) cp_task_free(task);
+  return rc;
+}
+
+int cp_task_parse_from(const char *text, size_t len, const char *path,
+                       const cp_file_source *src, cp_task *task,
+                       cp_error *err) {
+  memset(task, 0, sizeof *task);
+  return parse_keeping(text, len, path, src, task, err);
+}
+
+int cp_task_load(const char *path, cp_task *task, cp_error *err) {
+  return cp_task_load_from(path, NULL, task, err);
+}
+
+int cp_task_load_from(const char *path, const cp_file_source *src,
+                      cp_task *task, cp_error *err) {
+  memset(task, 0, sizeof *task);
+  size_t len;
+  char *text = cp_file_source_read(src, path, "task", &len, err);
+  if (!text) {
+    if (err) err->where[0] = '\0';
+    return -1;
+  }
+  int rc = keep_file(task, "task", path, text, len)
+               ? cp_error_set(err, "", "out of memory")
+               : parse_keeping(text, len, path, src, task, err);
+  free(text);
+  return rc;
+}
+
+void cp_task_free(cp_task *t) {
+  if (!t) return;
+  free(t->text);
+  free(t->scene_text);
+  free(t->scene_base);
+  cp_scene_free(&t->scene);
+  for (int i = 0; i < t->n_inputs && t->inputs; ++i) {
+    free(t->inputs[i].joint);
+    free(t->inputs[i].values);
+  }
+  free(t->inputs);
+  free(t->goal.body);
+  for (int i = 0; i < t->n_files; ++i) {
+    free(t->files[i].path);
+    free(t->files[i].data);
+  }
+  free(t->files);
+  memset(t, 0, sizeof *t);
+}
+
+void cp_task_action_values(const cp_task *t, long a, double *out) {
+  for (int i = 0; i < t->n_inputs; ++i) {
+    const cp_task_input *in = &t->inputs[i];
+    out[i] = in->values[a % in->n_values];
+    a /= in->n_values;
+  }
+}
+
+double cp_task_action_cost(const cp_task *t, long a) {
+  double sq = 0;
+  for (int i = 0; i < t->n_inputs; ++i) {
+    const cp_task_input *in = &t->inputs[i];
+    double v = in->values[a % in->n_values];
+    sq += v * v;
+    a /= in->n_values;
+  }
+  return (t->cost_time + t->cost_effort * sq) * t->duration;
+}
+
+void cp_sha256_hex(const void *data, size_t n, char out[CP_TASK_KEY_SIZE]) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned len = 0;
+  if (!EVP_Digest(data, n, md, &len, EVP_sha256(), NULL) || len != 32) {
+    out[0] = '\0'; /* libcrypto failed (out of memory): no key */
+    return;
+  }
+  for (unsigned i = 0; i < 32; ++i) snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+void cp_task_hash(const cp_task *t, char out[CP_TASK_KEY_SIZE]) {
+  /* A manifest of digests, itself digested: the text's, then each file's
+   * with its kind (the task file's bytes are the text). */
+  size_t cap = 96 + (size_t)t->n_files * 80, n = 0;
+  char *m = malloc(cap);
+  if (!m) {
+    out[0] = '\0';
+    return;
+  }
+  char h[CP_TASK_KEY_SIZE];
+  cp_sha256_hex(t->text ? t->text : "", t->text ? strlen(t->text) : 0, h);
+  n += (size_t)snprintf(m + n, cap - n, "complan task 2\ntext %s\n", h);
+  for (int i = 0; i < t->n_files; ++i)
+    if (strcmp(t->files[i].kind, "task"))
+      n += (size_t)snprintf(m + n, cap - n, "%s %s\n", t->files[i].kind,
+                            t->files[i].sha256);
+  cp_sha256_hex(m, n, out);
+  free(m);
+}

@@ -1,0 +1,162 @@
+/// \file planner/search/task.h
+/// Planning task files (docs/planner.md): the scene and its start state, the
+/// candidate inputs, the action's duration and step, the goal region, the
+/// workspace bounds, the cost, the search method with its parameters and the
+/// limits.
+///
+/// Actions. Input i (a joint, "manip/joint") has n_i candidate values (a
+/// list, or `samples` values evenly spaced over a range). The candidate
+/// actions are the Cartesian product of the inputs' values: action index a
+/// decodes in mixed radix, input 0 varying fastest:
+///     value_i = values_i[(a / (n_0 ... n_{i-1})) mod n_i].
+/// An action holds its values for `duration` seconds, simulated in steps of
+/// `dt` (round(duration / dt) steps). In dynamic mode the values are joint
+/// efforts, in quasistatic mode joint velocities.
+///
+/// Cost of an action (docs/math.md §8): cost.time * T + cost.effort *
+/// |values|^2 * T (the effort's squared norm integrated over the action).
+///
+/// Goal: the body's centre within `tolerance` of `position`; with
+/// `orientation`, the rotation from it to the body's below `angle_tolerance`;
+/// with `at_rest`, every free body's linear speed below rest_speed and
+/// angular speed below rest_speed / 0.1 m and every joint rate below
+/// rest_speed / 0.1 m.
+///
+/// Ownership: a cp_task owns every string and array it points to and its
+/// parsed scene; cp_task_free releases them. On failure cp_task_parse leaves
+/// the task zeroed.
+#ifndef CP_PLANNER_TASK_H
+#define CP_PLANNER_TASK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "models/error.h"
+#include "models/scene.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum cp_task_mode {
+  CP_TASK_DYNAMIC = 0,     ///< inputs are joint efforts
+  CP_TASK_QUASISTATIC      ///< inputs are joint velocities
+} cp_task_mode;
+
+/// Stepper names as in planner/sim/world.h's cp_stepper (same values).
+enum { CP_TASK_STEPPER_ACCELERATION = 0, CP_TASK_STEPPER_VELOCITY = 1,
+       CP_TASK_STEPPER_QUASISTATIC = 2 };
+
+/// One input: a joint and its candidate values.
+typedef struct cp_task_input {
+  char *joint;        ///< "manip/joint" (owned)
+  int row;            ///< the joint's system row (models/system.h order)
+  int n_values;
+  double *values;     ///< [n_values] (owned)
+} cp_task_input;
+
+typedef struct cp_task_goal {
+  char *body;             ///< a free body's name (owned)
+  int body_index;         ///< index into scene.bodies
+  double position[3];
+  double tolerance;       ///< m, > 0
+  int has_orientation;
+  double orientation[4];  ///< unit quaternion [w, x, y, z]
+  double angle_tolerance; ///< rad, > 0
+  int at_rest;
+  double rest_speed;      ///< m/s, > 0 (default 0.01)
+} cp_task_goal;
+
+/// A file the task was built from, as read: the task file itself, the
+/// scene file, every URDF and mesh file (planner/store/store.h stores them with
+/// each run, so that replay needs nothing but the database).
+typedef struct cp_task_file {
+  char kind[8];           ///< "task", "scene", "urdf" or "mesh"
+  char *path;             ///< as the loader asked for it (owned)
+  char *data;             ///< the bytes (owned, NUL appended)
+  size_t size;            ///< bytes, the NUL not counted
+  char sha256[65];        ///< SHA-256 of the bytes, lowercase hex
+} cp_task_file;
+
+/// SHA-256 hex digests: 64 digits and the NUL.
+#define CP_TASK_KEY_SIZE 65
+
+typedef struct cp_task {
+  char *text;             ///< the task file's text (owned, NUL-terminated)
+  char *scene_text;       ///< the scene's JSON text (owned)
+  char *scene_base;       ///< directory for the scene's relative paths (owned)
+  cp_scene scene;         ///< parsed start scene (normal speeds not checked)
+  cp_task_mode mode;
+  int stepper;            ///< CP_TASK_STEPPER_* (= cp_stepper)
+  int n_inputs;
+  cp_task_input *inputs;  ///< [n_inputs] (owned)
+  long n_actions;         ///< product of the inputs' value counts
+  double duration;        ///< T (s), > 0
+  double dt;              ///< h (s), 0 < h <= T
+  int steps;              ///< round(T / h) >= 1
+  cp_task_goal goal;
+  int has_bounds;
+  double bounds_min[3], bounds_max[3];
+  double cost_time, cost_effort;
+  char method[16];        ///< "astar", "rrt", "sst"
+  double weight;          ///< astar's w (default 1.5)
+  double res_position, res_angle, res_velocity; ///< duplicate-detection cells
+  double goal_bias;       ///< rrt/sst (default 0.05)
+  uint64_t seed;          ///< default 1
+  int candidates;         ///< rrt/sst: actions tried per iteration (default 8)
+  double speed;           ///< astar: speed bound of the heuristic (m/s, 0.5)
+  double delta_bn;        ///< sst: selection radius (metric units, 0.05)
+  double delta_s;         ///< sst: witness radius (metric units, 0.02)
+  double metric[5];       ///< weights: position, orientation, velocity,
+                          ///< joint position, joint velocity
+  long max_nodes;         ///< > 0
+  double max_seconds;     ///< > 0 (default 60)
+  int allow_fallback;     ///< 1 (default): impulsive fallback steps accepted
+  int batch;              ///< expansions per database transaction (64)
+  int n_files;
+  cp_task_file *files;    ///< [n_files] every file read, in reading order
+                          ///< (owned); none for an inline task without
+                          ///< files
+} cp_task;
+
+/// Parses a task from JSON text. path (may be NULL) is the file's path: its
+/// directory resolves the relative scene path. Returns 0, or -1 with err
+/// (where = the JSON path, e.g. "inputs.finger/j1.samples") and the task
+/// zeroed.
+int cp_task_parse(const char *text, size_t len, const char *path,
+                  cp_task *task, cp_error *err);
+
+/// Reads and parses a task file; a read failure has err->where "".
+int cp_task_load(const char *path, cp_task *task, cp_error *err);
+
+/// cp_task_parse and cp_task_load with every file read through src
+/// (models/error.h; NULL: the file system). Either way each file read is
+/// kept in task->files.
+int cp_task_parse_from(const char *text, size_t len, const char *path,
+                       const cp_file_source *src, cp_task *task,
+                       cp_error *err);
+int cp_task_load_from(const char *path, const cp_file_source *src,
+                      cp_task *task, cp_error *err);
+
+/// Releases what the task owns and zeroes it. Safe on a zeroed task.
+void cp_task_free(cp_task *task);
+
+/// The values of action a (n_inputs of them) into out.
+void cp_task_action_values(const cp_task *task, long a, double *out);
+
+/// Cost of action a held for the task's duration.
+double cp_task_action_cost(const cp_task *task, long a);
+
+/// The task's key: SHA-256 (hex) of its text and of the bytes of every
+/// other file it was built from, in reading order (the paths are not part
+/// of it: the same inputs from another folder give the same key).
+void cp_task_hash(const cp_task *task, char out[CP_TASK_KEY_SIZE]);
+
+/// SHA-256 of n bytes as 64 lowercase hex digits and a NUL (OpenSSL's
+/// libcrypto).
+void cp_sha256_hex(const void *data, size_t n, char out[CP_TASK_KEY_SIZE]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

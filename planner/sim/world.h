@@ -1,0 +1,243 @@
+/// \file planner/sim/world.h
+/// The simulation handle: a scene's state stepped in time with the contact
+/// model (formulation §6). The simulator command, the planner's expansions
+/// and replay all drive a cp_world; it is the only place in complan that
+/// advances time.
+///
+/// CONTRACT NOTE (for the modules built on it): the declarations below are
+/// the API that planner/search, planner/replay and the CLI call. Functions
+/// may be added; the ones here keep their meaning.
+///
+/// Steppers (formulation §6):
+///   CP_STEPPER_ACCELERATION  the paper's model: impulse LCP for approaching
+///       contacts (Newton restitution), then the acceleration LCP with the
+///       sliding/rolling split, semi-implicit Euler, quaternions by the
+///       exponential map, drift correction of persistent contacts. When the
+///       acceleration LCP has no solution (Painleve) the step is taken by the
+///       velocity stepper and counted as a fallback.
+///   CP_STEPPER_VELOCITY      Stewart-Trinkle / Anitescu-Potra impulse-velocity
+///       LCP with gap/h stabilisation: always solvable.
+///   CP_STEPPER_QUASISTATIC   the quasistatic problem per step; joint
+///       velocities are the inputs (cp_world_set_joint_velocity).
+///
+/// State vector (cp_world_get_state / cp_world_set_state), length
+/// cp_world_state_size() = 13 n_obj + 2 n_l:
+///   for each FREE body in scene order: x[3], q[4] (w, x, y, z), v[3], w[3]
+///   then for each joint in system order (models/system.h: manipulators in
+///   scene order, each chain's joints in order): position, velocity.
+/// Time is separate (cp_world_time / cp_world_set_time).
+///
+/// Determinism: a world created from the same scene and options, given the
+/// same calls, produces bitwise identical states on the same build;
+/// cp_world_hash digests every state bit after every step.
+///
+/// Ownership: cp_world_create copies the scene (the caller keeps its own);
+/// cp_world_scene returns the world's copy, valid until the next step,
+/// set_state or destroy. No function prints.
+#ifndef CP_PLANNER_WORLD_H
+#define CP_PLANNER_WORLD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "contact/solve.h"
+#include "models/error.h"
+#include "models/scene.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum cp_stepper {
+  CP_STEPPER_ACCELERATION = 0,
+  CP_STEPPER_VELOCITY,
+  CP_STEPPER_QUASISTATIC
+} cp_stepper;
+
+/// "acceleration", "velocity", "quasistatic".
+const char *cp_stepper_name(cp_stepper s);
+/// Parses a stepper name; returns 0 and sets *s, or -1.
+int cp_stepper_parse(const char *name, cp_stepper *s);
+
+typedef struct cp_world_options {
+  cp_stepper stepper;      ///< default CP_STEPPER_ACCELERATION
+  double dt;               ///< step (s), > 0; default 1e-3
+  cp_solve_options solve;  ///< LCP solver options (default: Lemke with the
+                           ///< paper's restarts; a failure falls back)
+  int warm_start;          ///< 1 (default): each LCP starts from the
+                           ///< previous step's basis of its persisting
+                           ///< contacts (taken as it is, repaired by
+                           ///< principal pivots, or Lemke's warm start:
+                           ///< docs/simulate.md); 0: Lemke cold
+  double compliance;       ///< relative normal compliance kappa >= 0,
+                           ///< default 1e-6 (docs/simulate.md): each
+                           ///< contact's normal row of the steppers' LCPs
+                           ///< gets kappa * (its diagonal entry) added, so
+                           ///< that where the rigid model leaves the
+                           ///< distribution of a face's pressure over its
+                           ///< corner points open, the stepper takes the
+                           ///< stiff-compliant limit (pressure spread, not
+                           ///< piled on one corner); 0: the rigid model as
+                           ///< it is (any of its solutions may be taken)
+  int allow_fallback;      ///< 1 (default): acceleration stepper falls back to
+                           ///< the velocity stepper; 0: such a step returns
+                           ///< CP_WORLD_NEEDS_FALLBACK and the state is
+                           ///< unchanged
+  int check;               ///< 1 (default): every step of the acceleration
+                           ///< and velocity steppers passes the independent
+                           ///< check of planner/sim/stepcheck.h or is taken
+                           ///< again (4 substeps, then the velocity stepper,
+                           ///< whole and in 4 substeps); a step none of
+                           ///< them gets through is CP_WORLD_CHECK_FAILED
+                           ///< naming the law and the body, contact or
+                           ///< joint (docs/simulate.md). 0: unchecked
+  int impact_memo;         ///< slots (>= 0) of the impact memo; 0 (default):
+                           ///< none. An impact LCP identical bit for bit to
+                           ///< one solved before (kept in its slot) takes
+                           ///< that solution instead of a solve: the same
+                           ///< answer, as Lemke's starts are deterministic.
+                           ///< Worth it where states recur, as in a
+                           ///< planner expanding one node with several
+                           ///< actions (the first step's impacts depend on
+                           ///< the state only); the planner turns it on
+                           ///< with warm starts (docs/simulate.md)
+} cp_world_options;
+
+cp_world_options cp_world_defaults(void);
+
+typedef enum cp_world_status {
+  CP_WORLD_OK = 0,
+  CP_WORLD_NEEDS_FALLBACK, ///< allow_fallback = 0 and the step needed it
+  CP_WORLD_PENETRATION,    ///< a pair overlaps beyond penetration_tolerance
+  CP_WORLD_JOINT_LIMIT,    ///< a joint left its limits beyond tolerance
+  CP_WORLD_NONFINITE,      ///< a NaN or infinity appeared (message says where)
+  CP_WORLD_SOLVER_FAILED,  ///< no stepper could produce an answer
+  CP_WORLD_NOMEM,
+  CP_WORLD_BAD_INPUT,      ///< bad argument (message says which)
+  CP_WORLD_CHECK_FAILED    ///< the step failed the per-step check in every
+                           ///< retry (message names the law and where)
+} cp_world_status;
+
+/// "ok", "needs_fallback", "penetration", "joint_limit", "nonfinite",
+/// "solver_failed", "out_of_memory", "bad_input", "check_failed".
+const char *cp_world_status_name(cp_world_status s);
+
+/// What one step did.
+typedef struct cp_step_info {
+  int contacts;            ///< contacts generated at the start of the step
+  int impacts;             ///< contacts treated as impacts
+  int lcp_solves;          ///< LCPs solved in this step
+  int pivots;              ///< pivots in this step (all solves; Lemke's
+                           ///< and the warm basis's principal pivots)
+  int warm_started;        ///< 1 when the step's main LCP was solved from
+                           ///< the warm basis (as it is or repaired)
+  int fallback;            ///< 1 when the step was taken by the velocity
+                           ///< stepper as a fallback
+  double max_penetration;  ///< deepest overlap after the step (m, >= 0)
+  double energy;           ///< total energy after the step (J)
+  int lcp_reused;          ///< LCPs of this step answered by the impact memo
+                           ///< (counted in lcp_solves, no pivots)
+  int checked;             ///< 1 when the accepted step passed the
+                           ///< independent check (opt.check, dynamic
+                           ///< steppers)
+  int retried;             ///< 1 when a first attempt failed (the check, a
+                           ///< limit, penetration, a non-finite number) and
+                           ///< the step was taken again (docs/simulate.md)
+  int limits_redone;       ///< 1 when the step crossed a joint limit outside
+                           ///< the window and was taken again with every
+                           ///< limit as a constraint
+} cp_step_info;
+
+typedef struct cp_world cp_world;
+
+/// Creates a world from a scene whose contacts come from shapes
+/// (scene->contacts_auto); an explicit contact list is CP_WORLD_BAD_INPUT
+/// with the message saying why. opt NULL: defaults. Returns a status and
+/// *out (NULL on failure, with err filled when err is not NULL).
+cp_world_status cp_world_create(const cp_scene *scene,
+                                const cp_world_options *opt, cp_world **out,
+                                cp_error *err);
+
+void cp_world_destroy(cp_world *w);
+
+/// Advances the world by one step of opt.dt. On a status other than
+/// CP_WORLD_OK the state is unchanged and cp_world_message says what
+/// happened and where (body, joint or contact pair). info may be NULL.
+cp_world_status cp_world_step(cp_world *w, cp_step_info *info);
+
+/// The message of the last non-OK status ("" when none).
+const char *cp_world_message(const cp_world *w);
+
+/// The world's current scene (state and contacts of the last step).
+const cp_scene *cp_world_scene(const cp_world *w);
+
+double cp_world_time(const cp_world *w);
+/// The world's step (opt.dt).
+double cp_world_dt(const cp_world *w);
+void cp_world_set_time(cp_world *w, double t);
+
+/// Bounds the time of the solvers of the steps that follow: every solver
+/// call gets what is left of `seconds` from now (certify's MIP time limit,
+/// cp_certify_options.time_limit_s, is cut to it, and to 1 ms once it is
+/// spent: such a step then fails rather than runs on). INFINITY: no bound
+/// (the default). The planner sets it from its time limit before every
+/// action.
+void cp_world_set_deadline(cp_world *w, double seconds);
+
+/// Resizes the impact memo (cp_world_options.impact_memo) to slots >= 0
+/// (0: off), dropping what it kept. CP_WORLD_BAD_INPUT for slots < 0,
+/// CP_WORLD_NOMEM (memo then off) when out of memory.
+cp_world_status cp_world_set_impact_memo(cp_world *w, int slots);
+
+int cp_world_state_size(const cp_world *w);
+void cp_world_get_state(const cp_world *w, double *x);
+/// Sets the state (layout above); quaternions are renormalised. Returns
+/// CP_WORLD_NONFINITE or CP_WORLD_BAD_INPUT (non-unit quaternion beyond
+/// 1e-6) without changing anything.
+cp_world_status cp_world_set_state(cp_world *w, const double *x);
+
+/// Inputs. joint is the system row of the joint (0..n_l-1, models/system.h
+/// order). Effort of an effort-driven joint; acceleration of an
+/// acceleration-driven one; joint velocity for the quasistatic stepper.
+cp_world_status cp_world_set_effort(cp_world *w, int joint, double effort);
+cp_world_status cp_world_set_joint_velocity(cp_world *w, int joint,
+                                            double velocity);
+/// Looks up a joint row by its name "manip/joint"; -1 if none.
+int cp_world_joint_index(const cp_world *w, const char *name);
+int cp_world_joint_count(const cp_world *w);
+
+/// Total energy (kinetic + gravitational potential) of the current state.
+double cp_world_energy(const cp_world *w);
+
+/// Running 64-bit digest of every state bit after every step (and of
+/// set_state calls), from the world's creation.
+uint64_t cp_world_hash(const cp_world *w);
+
+/// Warm-start data (the last LCP basis and the contact identities it
+/// belongs to), so that a planner can start siblings from a node's basis.
+/// cp_world_warm_size: bytes needed (0 when there is none);
+/// cp_world_warm_get copies it into buf (size bytes); cp_world_warm_set
+/// installs a blob from warm_get (possibly of another world of the same
+/// scene); a blob that does not fit the current contacts is ignored.
+size_t cp_world_warm_size(const cp_world *w);
+void cp_world_warm_get(const cp_world *w, void *buf, size_t size);
+void cp_world_warm_set(cp_world *w, const void *buf, size_t size);
+
+/// The contacts of the last step with their forces, for viewers and logs.
+typedef struct cp_world_contact {
+  cp_ref a, b;
+  double p[3];      ///< world point
+  double n[3];      ///< normal, from b into a
+  double force[3];  ///< force on a, world frame (impulse / dt for impulsive
+                    ///< steps)
+  double depth;     ///< penetration at the start of the step
+} cp_world_contact;
+
+/// Returns the number of contacts of the last step and sets *out to an
+/// array owned by the world (valid until the next step).
+int cp_world_contacts(const cp_world *w, const cp_world_contact **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
