@@ -38,7 +38,7 @@ int cp_lcp_parse_json(const char *text, size_t len, cp_lcp *out,
   json_t *root = cp_json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
                                &jerr, &nomem);
   if (!root) {
-    if (nomem) return cp_error_set(err, "", "out of memory reading JSON");
+    if (nomem) return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory reading JSON");
     char where[64];
     snprintf(where, sizeof where, "line %d, column %d", jerr.line,
              jerr.column);
@@ -98,7 +98,7 @@ int cp_lcp_parse_json(const char *text, size_t len, cp_lcp *out,
       goto done;
     }
   }
-  if (cp_lcp_init(out, (int)n) != 0) { cp_error_set(err, "", "out of memory"); goto done; }
+  if (cp_lcp_init(out, (int)n) != 0) { cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory"); goto done; }
   for (size_t i = 0; i < n; i++) {
     snprintf(where, sizeof where, "q[%zu]", i);
     if (json_number(json_array_get(jq, i), &out->q[i])) {
@@ -118,7 +118,7 @@ int cp_lcp_parse_json(const char *text, size_t len, cp_lcp *out,
   }
   json_t *jn = json_object_get(root, "name");
   if (jn && !(out->name = strdup(json_string_value(jn)))) {
-    cp_error_set(err, "", "out of memory");
+    cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
     goto done;
   }
   rc = 0;
@@ -244,7 +244,7 @@ int cp_lcp_parse_dat(const char *text, size_t len, cp_lcp *out,
                         "n = %ld needs %zu numbers (M and q) but the rest of the file "
                         "has only %zu bytes", n, need, left);
   }
-  if (cp_lcp_init(out, (int)n) != 0) return cp_error_set(err, "", "out of memory");
+  if (cp_lcp_init(out, (int)n) != 0) return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   char what[128];
   for (long k = 0; k < n * n; k++) {
     snprintf(what, sizeof what, "M[%ld][%ld] (column-major entry %ld of %ld)",

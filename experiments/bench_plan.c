@@ -170,7 +170,7 @@ static int replay_all(const cp_task *task, const nodes *a, int warm, int memo,
     out->reused += e.lcp_reused;
     out->pivots += e.pivots;
     out->warm_steps += e.warm_steps;
-    out->ok += e.outcome == CP_OUTCOME_OK;
+    out->ok += e.outcome == CP_EXPAND_OK;
   }
   out->cpu = cpu_now() - c0;
   free(y);

@@ -1075,7 +1075,7 @@ int cp_paper_instance_build(const char *text, cp_paper_instance *in, cp_error *e
   in->rank = malloc(sizeof(int) * (size_t)nc);
   if (!in->driven || !in->udot_driven || !in->pc || !in->order || !in->rank) {
     cp_paper_instance_free(in);
-    return cp_error_set(err, "", "out of memory");
+    return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   }
   /* Exactly contact/problem.c's steps. */
   for (int r = 0; r < sys->n_l; r++)
@@ -1094,7 +1094,7 @@ int cp_paper_instance_build(const char *text, cp_paper_instance *in, cp_error *e
   cp_pyramid_layout_make(nc, in->pc, in->order, in->rank, &in->lay);
   if (cp_lcp_init(&in->lcp, in->lay.m)) {
     cp_paper_instance_free(in);
-    return cp_error_set(err, "", "out of memory");
+    return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   }
   cp_pyramid_build(&in->lay, in->pc, in->cs.A, in->cs.b, in->lcp.M, in->lcp.q);
   in->nb = sys->n_obj;
@@ -1247,7 +1247,7 @@ int cp_paper_generate(int k, uint64_t seed, cp_paper_problem *p, cp_error *err) 
     return cp_error_set(err, "", "problem %d out of range 1..%d", k + 1, CP_PAPER_PROBLEMS);
   const cp_paper_spec sp = specs[k];
   world *W = malloc(sizeof *W);
-  if (!W) return cp_error_set(err, "", "out of memory");
+  if (!W) return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   const uint64_t base = mix2(seed ^ 0x5452494E4B4C4531ull /* "TRINKLE1" */, (uint64_t)k);
   /* size = nS + 5 nR = 5 nc - 4 nS: nS = size (mod 5), nc = (size + 4 nS) / 5.
    * The candidates: nS = size mod 5 + 5 i, i = 0, 1, 2 (the paper's examples

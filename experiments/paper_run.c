@@ -242,7 +242,7 @@ int cp_paper_run_dataset(const cp_paper_problem *p, int j, const cp_paper_option
   row->mu_index = j;
   row->mu = cp_paper_mu(j);
   char *text = cp_paper_scene_text(p, row->mu);
-  if (!text) return cp_error_set(err, "", "out of memory");
+  if (!text) return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   cp_paper_instance in;
   int rc = cp_paper_instance_build(text, &in, err);
   free(text);
@@ -265,7 +265,7 @@ int cp_paper_run_dataset(const cp_paper_problem *p, int j, const cp_paper_option
     free(sl);
     cp_lemke_ws_destroy(ws);
     cp_paper_instance_free(&in);
-    return cp_error_set(err, "", "out of memory");
+    return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   }
   double *zL = buf, *wL = zL + n, *zF = wL + n, *wF = zF + n, *zA = wF + n, *wA = zA + n;
   double *zC = wA + n, *wC = zC + n, *zP = wC + n, *wP = zP + n;
@@ -455,7 +455,7 @@ static int outfile_error(cp_error *err, const char *path, const cp_error *e) {
 int cp_paper_write_file(const char *dir, const char *name, const char *text, cp_error *err) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, name);
-  if (!text) return cp_error_set(err, path, "out of memory");
+  if (!text) return cp_error_setc(err, CP_ERR_NOMEM, path, "out of memory");
   /* Written to a temporary file and renamed (planner/io/outfile.h); its
    * message "PATH: cannot ...: REASON" loses the path, now in where. */
   cp_error e;
@@ -560,7 +560,7 @@ static int run_forked(cp_paper_study *st, cp_paper_progress_fn progress, void *p
   if (!W || !pf) {
     free(W);
     free(pf);
-    return cp_error_set(err, "", "out of memory");
+    return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   }
   /* A worker that dies must not kill the parent with SIGPIPE. */
   struct sigaction sa, old;
@@ -704,7 +704,7 @@ int cp_paper_study_run(const cp_paper_options *opt, const char *out_dir, const c
   if (mkdir_p(out_dir, err)) return -1;
   double t = now_s();
   st->problems = calloc((size_t)st->opt.problems, sizeof *st->problems);
-  if (!st->problems) return cp_error_set(err, "", "out of memory");
+  if (!st->problems) return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   for (int k = 0; k < st->opt.problems; k++) {
     if (cp_paper_generate(k, st->opt.seed, &st->problems[k], err)) {
       cp_paper_study_free(st);
@@ -721,7 +721,7 @@ int cp_paper_study_run(const cp_paper_options *opt, const char *out_dir, const c
   st->rows = calloc((size_t)st->n_rows, sizeof *st->rows);
   if (!st->rows) {
     cp_paper_study_free(st);
-    return cp_error_set(err, "", "out of memory");
+    return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   }
   t = now_s();
   int rc = 0;

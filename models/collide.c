@@ -553,7 +553,7 @@ int cp_collide_mesh_prepare(cp_mesh *m, cp_error *err) {
   m->collide = trimesh_data(m->vertices, m->n_vertices, m->triangles,
                             m->n_triangles);
   if (!m->collide)
-    return cp_error_set(err, "", "out of memory preparing mesh %s", m->path);
+    return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory preparing mesh %s", m->path);
   return 0;
 }
 
@@ -877,7 +877,7 @@ static int mesh_pair(obj *wa, obj *wb, const cp_collide_options *opt,
   double n[3];
   wa->hull = wb->hull = 1;
   int k = hull_pair(wa, wb, opt->touch_tol, n, raw, NBUF);
-  if (k < 0) return cp_error_set(err, "", "out of memory");
+  if (k < 0) return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   int m = 0;
   for (int i = 0; i < k; ++i) {
     cp_collide_contact *o = &r[m];

@@ -188,7 +188,7 @@ static int generate(cp_scene *s, const cp_contactgen_options *opt,
   }
   if (check_options(opt, err)) return -1;
   int n;
-  if (collect(s, ws, &n)) return cp_error_set(err, "contacts", "out of memory");
+  if (collect(s, ws, &n)) return cp_error_setc(err, CP_ERR_NOMEM, "contacts", "out of memory");
   const gobj *g = ws->obj;
 
   cp_collide_options co = cp_collide_defaults();
@@ -228,7 +228,7 @@ static int generate(cp_scene *s, const cp_contactgen_options *opt,
       int old_cap = ws->list_cap;
       if (m > 0 && cp_grow((void **)&ws->list, &ws->list_cap, count + m,
                            sizeof *ws->list)) {
-        rc = cp_error_set(err, "contacts", "out of memory");
+        rc = cp_error_setc(err, CP_ERR_NOMEM, "contacts", "out of memory");
         break;
       }
       if (ws->list_cap > old_cap) // zero padding (see below)
@@ -247,8 +247,8 @@ static int generate(cp_scene *s, const cp_contactgen_options *opt,
       for (int k = 0; k < m && !rc; ++k) {
         const cp_collide_contact *pc = &pts[k];
         if (pc->depth > opt->penetration_tol) {
-          rc = cp_error_set(
-              err, "contacts",
+          rc = cp_error_setc(
+              err, CP_ERR_OVERLAP, "contacts",
               "\"%s\" and \"%s\" overlap: penetration %.6g m at [%.6g, %.6g, "
               "%.6g] exceeds the penetration tolerance %g m "
               "(\"penetration_tolerance\")",
@@ -289,7 +289,7 @@ static int generate(cp_scene *s, const cp_contactgen_options *opt,
     s->contacts = NULL;
   } else if (!in_place || count > s->n_contacts || !s->contacts) {
     cp_contact *t = malloc((size_t)count * sizeof *t);
-    if (!t) return cp_error_set(err, "contacts", "out of memory");
+    if (!t) return cp_error_setc(err, CP_ERR_NOMEM, "contacts", "out of memory");
     free(s->contacts);
     s->contacts = t;
   }

@@ -9,14 +9,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void vset(cp_error *err, cp_error_code code, const char *where,
+                 const char *fmt, va_list ap) {
+  err->code = code;
+  snprintf(err->where, sizeof err->where, "%s", where ? where : "");
+  vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+}
+
 int cp_error_set(cp_error *err, const char *where, const char *fmt, ...) {
   if (!err) return -1;
-  snprintf(err->where, sizeof err->where, "%s", where ? where : "");
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+  vset(err, CP_ERR_INPUT, where, fmt, ap);
   va_end(ap);
   return -1;
+}
+
+int cp_error_setc(cp_error *err, cp_error_code code, const char *where,
+                  const char *fmt, ...) {
+  if (!err) return -1;
+  va_list ap;
+  va_start(ap, fmt);
+  vset(err, code, where, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+const char *cp_error_code_name(cp_error_code code) {
+  static const char *const names[CP_ERR_CODE_COUNT] = {
+      "none", "input", "nomem", "overlap", "io", "unsupported", "numerical"};
+  return (unsigned)code < CP_ERR_CODE_COUNT ? names[code] : "unknown";
 }
 
 static const char *file_kind(mode_t m) {
@@ -39,12 +61,12 @@ char *cp_read_file(const char *path, size_t *len, cp_error *err) {
    * checked on the open descriptor (no race with a rename in between). */
   int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
-    cp_error_set(err, "", "cannot open %s: %s", path, strerror(errno));
+    cp_error_setc(err, CP_ERR_IO, "", "cannot open %s: %s", path, strerror(errno));
     return NULL;
   }
   struct stat st;
   if (fstat(fd, &st) != 0) {
-    cp_error_set(err, "", "cannot read %s: %s", path, strerror(errno));
+    cp_error_setc(err, CP_ERR_IO, "", "cannot read %s: %s", path, strerror(errno));
     close(fd);
     return NULL;
   }
@@ -87,7 +109,7 @@ char *cp_read_file(const char *path, size_t *len, cp_error *err) {
       cp_error_set(err, "", "cannot read %s: it grew beyond the limit of %d MiB", path,
                    CP_READ_FILE_MAX >> 20);
     else
-      cp_error_set(err, "", "cannot read %s: %s", path, buf ? strerror(e) : "out of memory");
+      cp_error_setc(err, buf ? CP_ERR_IO : CP_ERR_NOMEM, "", "cannot read %s: %s", path, buf ? strerror(e) : "out of memory");
     return NULL;
   }
   buf[n] = '\0';

@@ -9,20 +9,47 @@
 extern "C" {
 #endif
 
+/// What kind of failure an error record holds: the one error-code space of
+/// complan (as SQLite's result codes). A caller decides what to do from the
+/// code, never from the message text, which is for people.
+typedef enum cp_error_code {
+  CP_ERR_NONE = 0,     ///< no error (a cleared record)
+  CP_ERR_INPUT,        ///< the input is wrong (the message says where and what)
+  CP_ERR_NOMEM,        ///< out of memory
+  CP_ERR_OVERLAP,      ///< bodies overlap beyond the scene's tolerance
+  CP_ERR_IO,           ///< a file or the database could not be read or written
+  CP_ERR_UNSUPPORTED,  ///< valid input that complan does not handle
+  CP_ERR_NUMERICAL,    ///< a computation failed (singular, not finite, ...)
+  CP_ERR_CODE_COUNT
+} cp_error_code;
+
 typedef struct cp_error {
-  char where[192]; ///< JSON path or "line N" ("" when not applicable)
-  char msg[384];   ///< what is wrong / what was expected
+  cp_error_code code; ///< the kind; CP_ERR_NONE when nothing failed
+  char where[192];    ///< JSON path or "line N" ("" when not applicable)
+  char msg[384];      ///< what is wrong / what was expected
 } cp_error;
 
-/// Sets err->where and a printf-formatted err->msg; returns -1 so that parsers
-/// can `return cp_error_set(err, path, "...")`. err may be NULL.
+/// Sets err->code to CP_ERR_INPUT, err->where and a printf-formatted
+/// err->msg; returns -1 so that parsers can `return cp_error_set(err, path,
+/// "...")`. err may be NULL.
 int cp_error_set(cp_error *err, const char *where, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/// Empties err (both strings) without zeroing the whole record: on a hot
-/// path (the simulator's per-step calls) that memset was most of their own
-/// time. cp_error_set fills both strings when something fails.
-static inline void cp_error_clear(cp_error *err) { err->where[0] = err->msg[0] = 0; }
+/// cp_error_set with the kind given.
+int cp_error_setc(cp_error *err, cp_error_code code, const char *where,
+                  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/// "none", "input", "nomem", "overlap", "io", "unsupported", "numerical"
+/// (the names the JSON outputs use); "unknown" for other values.
+const char *cp_error_code_name(cp_error_code code);
+
+/// Empties err (code and both strings) without zeroing the whole record: on
+/// a hot path (the simulator's per-step calls) that memset was most of their
+/// own time. cp_error_set fills all three when something fails.
+static inline void cp_error_clear(cp_error *err) {
+  err->code = CP_ERR_NONE;
+  err->where[0] = err->msg[0] = 0;
+}
 
 /// Largest input file complan reads: 256 MiB (docs/ranges.md). Scene, URDF
 /// and LCP files are far smaller; the cap keeps a wrong path from filling

@@ -49,7 +49,7 @@ int cp_json_parse(const char *text, size_t len, json_t **root, cp_error *err) {
   int nomem;
   json_t *r = cp_json_loadb(text, len, JSON_REJECT_DUPLICATES, &je, &nomem);
   if (!r) {
-    if (nomem) return cp_error_set(err, "", "out of memory reading JSON");
+    if (nomem) return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory reading JSON");
     char where[32];
     snprintf(where, sizeof where, "line %d", je.line);
     return cp_error_set(err, where, "invalid JSON at column %d: %s", je.column,

@@ -132,7 +132,7 @@ static int make(build *b, const char *path, cp_mesh **out, cp_error *err) {
   char *pc = malloc(strlen(path) + 1);
   if (!m || !refs || !pc) {
     free(m), free(refs), free(pc), free(b->v), free(b->t);
-    return cp_error_set(err, "", "out of memory reading mesh %s", path);
+    return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory reading mesh %s", path);
   }
   strcpy(pc, path);
   atomic_init(refs, 1);
@@ -169,7 +169,7 @@ int cp_mesh_from_arrays(const double *vertices, int nv, const int *triangles,
   b.t = malloc((size_t)nt * 3 * sizeof *b.t);
   if (!b.v || !b.t) {
     free(b.v), free(b.t);
-    return cp_error_set(err, "", "out of memory");
+    return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   }
   memcpy(b.v, vertices, (size_t)nv * 3 * sizeof *b.v);
   memcpy(b.t, triangles, (size_t)nt * 3 * sizeof *b.t);
@@ -254,7 +254,7 @@ int cp_mesh_load_from(const cp_file_source *files, const char *path,
   aiReleaseImport(sc);
   if (rc) {
     free(b.v), free(b.t);
-    return cp_error_set(err, "", "out of memory reading mesh %s", path);
+    return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory reading mesh %s", path);
   }
   return make(&b, path, out, err);
 }

@@ -207,7 +207,7 @@ static void ref_ball(const cp_scene *s, cp_ref r, cp_link_state **ks, double *c,
 static int contacts_ok(const cp_scene *s, cp_error *err) {
   if (s->contacts_auto) return 0;
   cp_link_state **ks = calloc((size_t)(s->n_manips > 0 ? s->n_manips : 1), sizeof *ks);
-  if (!ks) return cp_error_set(err, "contacts", "out of memory");
+  if (!ks) return cp_error_setc(err, CP_ERR_NOMEM, "contacts", "out of memory");
   int rc = 0;
   char p[CP_JSON_PATH_MAX], p2[CP_JSON_PATH_MAX];
   for (int k = 0; k < s->n_contacts && !rc; k++) {

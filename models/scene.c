@@ -144,7 +144,7 @@ static int read_name(const json_t *obj, const char *path, char **out,
     return cp_error_set(err, p,
                         "names may not contain '/' (it separates manipulator "
                         "and link names)");
-  if (!(*out = dupstr(s))) return cp_error_set(err, p, "out of memory");
+  if (!(*out = dupstr(s))) return cp_error_setc(err, CP_ERR_NOMEM, p, "out of memory");
   return 0;
 }
 
@@ -303,7 +303,7 @@ static int read_link_shapes(const json_t *v, const char *path, cp_link *L,
                         "\"origin\"} objects");
   if (n > 100000) return cp_error_set(err, path, "too many shapes");
   if (n > 1 && !(L->extra_shapes = calloc(n - 1, sizeof *L->extra_shapes)))
-    return cp_error_set(err, path, "out of memory");
+    return cp_error_setc(err, CP_ERR_NOMEM, path, "out of memory");
   for (size_t i = 0; i < n; ++i) {
     const json_t *e = json_array_get(v, i);
     cp_json_path_index(p, path, i);
@@ -532,13 +532,13 @@ static int parse_urdf_manip(cp_scene *sc, const json_t *v, const char *path,
   if (cp_json_string(member(v, "urdf"), p, &file, err)) return -1;
   size_t nd = base_dir && file[0] != '/' ? strlen(base_dir) : 0;
   char *full = malloc(nd + strlen(file) + 2);
-  if (!full) return cp_error_set(err, p, "out of memory");
+  if (!full) return cp_error_setc(err, CP_ERR_NOMEM, p, "out of memory");
   if (nd)
     sprintf(full, "%s/%s", base_dir, file);
   else
     strcpy(full, file);
   cp_urdf_model um;
-  cp_error uerr = {{0}, {0}};
+  cp_error uerr = {0};
   int rc = cp_urdf_load_opts(full, uo, &um, &uerr);
   free(full);
   if (rc) {
@@ -675,7 +675,7 @@ static int parse_manip(cp_scene *sc, const json_t *v, const char *path,
   size_t n = json_array_size(js);
   if (n > 100000) return cp_error_set(err, p, "too many joints");
   c->joints = calloc(n, sizeof *c->joints);
-  if (!c->joints) return cp_error_set(err, p, "out of memory");
+  if (!c->joints) return cp_error_setc(err, CP_ERR_NOMEM, p, "out of memory");
   c->n = (int)n;
   for (size_t i = 0; i < n; ++i) {
     char q[PATHBUF];
@@ -852,7 +852,7 @@ int cp_scene_check_normal_speeds(const cp_scene *s, cp_error *err) {
     cp_scene_contact_velocity(s, j, vc);
     // The state is finite (ranges): NaN is cp_scene_point_velocity's sign
     // that its scratch allocation failed.
-    if (isnan(vc[0])) return cp_error_set(err, "", "out of memory checking contact speeds");
+    if (isnan(vc[0])) return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory checking contact speeds");
     if (!(fabs(vc[0]) <= s->velocity_tolerance)) {
       char p[PATHBUF], an[96], bn[96];
       cp_json_path_index(p, "contacts", (size_t)j);
@@ -1021,7 +1021,7 @@ static int parse_pair_table(cp_scene *s, const json_t *v, const char *section,
   size_t n = json_array_size(pairs);
   if (n == 0) return 0;
   cp_friction_pair *tab = calloc(n, sizeof *tab);
-  if (!tab) return cp_error_set(err, pp, "out of memory");
+  if (!tab) return cp_error_setc(err, CP_ERR_NOMEM, pp, "out of memory");
   *pairs_out = tab;
   for (size_t i = 0; i < n; ++i) {
     const json_t *e = json_array_get(pairs, i);
@@ -1046,7 +1046,7 @@ static int parse_pair_table(cp_scene *s, const json_t *v, const char *section,
                             names[k]);
     }
     if (!(fp->a = dupstr(names[0])) || !(fp->b = dupstr(names[1])))
-      return cp_error_set(err, p, "out of memory");
+      return cp_error_setc(err, CP_ERR_NOMEM, p, "out of memory");
     cp_json_path_key(q, p, key);
     const json_t *x = member(e, key);
     if (!x) return cp_error_set(err, q, "missing required key \"%s\"", key);
@@ -1085,7 +1085,7 @@ static int parse_packages(const json_t *v, const char *base_dir,
   size_t n = json_object_size(v);
   if (n == 0) return 0;
   cp_urdf_package *pk = calloc(n, sizeof *pk);
-  if (!pk) return cp_error_set(err, "packages", "out of memory");
+  if (!pk) return cp_error_setc(err, CP_ERR_NOMEM, "packages", "out of memory");
   *out = pk;
   const char *key;
   const json_t *d;
@@ -1099,7 +1099,7 @@ static int parse_packages(const json_t *v, const char *base_dir,
     if (!*dir) return cp_error_set(err, p, "expected a folder, got \"\"");
     size_t nb = base_dir && dir[0] != '/' ? strlen(base_dir) : 0;
     char *full = malloc(nb + strlen(dir) + 2);
-    if (!full) return cp_error_set(err, p, "out of memory");
+    if (!full) return cp_error_setc(err, CP_ERR_NOMEM, p, "out of memory");
     if (nb) sprintf(full, "%s/%s", base_dir, dir);
     else strcpy(full, dir);
     pk[*n_out].name = key;
@@ -1166,7 +1166,7 @@ static int parse_scene_body(const json_t *root, const cp_scene_options *opts,
     if (n > 1000000) return cp_error_set(err, "bodies", "too many bodies");
     if (n) {
       s->bodies = calloc(n, sizeof *s->bodies);
-      if (!s->bodies) return cp_error_set(err, "bodies", "out of memory");
+      if (!s->bodies) return cp_error_setc(err, CP_ERR_NOMEM, "bodies", "out of memory");
     }
     for (size_t i = 0; i < n; ++i) {
       char p[PATHBUF];
@@ -1186,7 +1186,7 @@ static int parse_scene_body(const json_t *root, const cp_scene_options *opts,
       return cp_error_set(err, "manipulators", "too many manipulators");
     if (n) {
       s->manips = calloc(n, sizeof *s->manips);
-      if (!s->manips) return cp_error_set(err, "manipulators", "out of memory");
+      if (!s->manips) return cp_error_setc(err, CP_ERR_NOMEM, "manipulators", "out of memory");
     }
     for (size_t i = 0; i < n; ++i) {
       char p[PATHBUF];
@@ -1221,7 +1221,7 @@ static int parse_scene_body(const json_t *root, const cp_scene_options *opts,
   if (n > 1000000) return cp_error_set(err, "contacts", "too many contacts");
   if (n) {
     s->contacts = calloc(n, sizeof *s->contacts);
-    if (!s->contacts) return cp_error_set(err, "contacts", "out of memory");
+    if (!s->contacts) return cp_error_setc(err, CP_ERR_NOMEM, "contacts", "out of memory");
   }
   s->n_contacts = (int)n;
   for (size_t i = 0; i < n; ++i) {
@@ -1249,7 +1249,7 @@ int cp_scene_parse_geometry(const char *text, size_t len, const char *base_dir,
   if (!rc) rc = cp_scene_check_ranges(scene, root, err);
   json_decref(root);
   if (!rc && base_dir && !(scene->base_dir = dupstr(base_dir)))
-    rc = cp_error_set(err, "", "out of memory");
+    rc = cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   if (rc) cp_scene_free(scene);
   return rc;
 }

@@ -45,7 +45,7 @@ int cp_scene_load(const char *path, const cp_scene_options *opts,
   char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path))
                     : strdup(".");
   int rc = dir ? cp_scene_parse(buf, n, dir, opts, scene, err)
-               : cp_error_set(err, "", "out of memory");
+               : cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   free(dir);
   free(buf);
   return rc;

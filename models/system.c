@@ -366,7 +366,7 @@ int cp_system_build_ws(const cp_scene *sc, cp_system_ws *ws, cp_system *s,
   }
   if (ok) ok = !alloc_all(s, ws, sc->n_bodies, sc->n_manips, n_full);
   if (!ok) {
-    cp_error_set(err, "", "out of memory building the system");
+    cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory building the system");
     goto done;
   }
 
@@ -430,7 +430,7 @@ int cp_system_build_ws(const cp_scene *sc, cp_system_ws *ws, cp_system *s,
     cp_chain_bias_efforts(c, st, sc->gravity, gf, hf);
     // Both say "out of memory" by NaN (models/chain.h); inputs are finite.
     if (isnan(Mm[0]) || isnan(gf[0]) || isnan(hf[0])) {
-      cp_error_set(err, "", "out of memory building the system");
+      cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory building the system");
       ok = 0;
       goto done;
     }

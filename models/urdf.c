@@ -321,7 +321,7 @@ static int read_mesh(ctx *c, const xmlNode *e, cp_shape *s) {
   cp_mesh *m = xmlHashLookup(c->meshes, BAD_CAST key);
   int rc = 0;
   if (!m) {
-    cp_error merr = {{0}, {0}};
+    cp_error merr = {0};
     if (cp_mesh_load_from(c->opt->files, path, scale, &m, &merr))
       rc = xerr(c->err, e, "%s", merr.msg);
     else if (xmlHashAddEntry(c->meshes, BAD_CAST key, m)) {
@@ -1039,7 +1039,7 @@ int cp_urdf_parse_opts(const char *text, size_t len,
   pthread_once(&g_once, init_once);
   xml_nomem = 0;
   xmlParserCtxtPtr px = xmlNewParserCtxt();
-  if (!px) return cp_error_set(err, "", "out of memory");
+  if (!px) return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   first_error fe = {0, 0, 0, ""};
   px->_private = &fe;
   px->sax->serror = keep_first_error; // called with data = px (userData)
@@ -1059,19 +1059,19 @@ int cp_urdf_parse_opts(const char *text, size_t len,
     if (fe.have && !nomem) snprintf(where, sizeof where, "line %d", fe.line);
     xmlFreeDoc(doc);
     xmlFreeParserCtxt(px);
-    if (nomem) return cp_error_set(err, where, "out of memory reading XML");
+    if (nomem) return cp_error_setc(err, CP_ERR_NOMEM, where, "out of memory reading XML");
     return cp_error_set(err, where, "invalid XML: %s",
                         fe.have ? fe.msg : "unknown error");
   }
   ctx c = {.err = err, .opt = opt, .model = m, .meshes = xmlHashCreate(16)};
   int rc = c.meshes ? read_robot(&c, xmlDocGetRootElement(doc), m)
-                    : cp_error_set(err, "", "out of memory");
+                    : cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   free_ctx(&c);
   xmlFreeDoc(doc);
   xmlFreeParserCtxt(px);
   if (!rc && xml_nomem) rc = -1; /* libxml2 absorbed a failure: parts may be missing */
   if (rc) cp_urdf_free(m);
-  if (rc && xml_nomem) cp_error_set(err, "", "out of memory reading the URDF");
+  if (rc && xml_nomem) cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory reading the URDF");
   return rc ? -1 : 0;
 }
 
@@ -1094,7 +1094,7 @@ int cp_urdf_load_opts(const char *path, const cp_urdf_options *opt,
                 : strdup(".");
     if (!dir) {
       free(buf);
-      return cp_error_set(err, "", "out of memory");
+      return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
     }
     o.base_dir = dir;
   }

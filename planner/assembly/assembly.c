@@ -152,7 +152,7 @@ static int view_make(const cp_scene *sc, uint64_t mask, int gen, view *v, cp_err
   return 0;
 nomem:
   view_free(v);
-  return cp_error_set(err, "", "out of memory");
+  return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
 }
 
 int cp_assembly_stability(const cp_scene *scene, uint64_t mask,
@@ -173,7 +173,7 @@ int cp_assembly_stability(const cp_scene *scene, uint64_t mask,
   if (!mut) {
     cp_system_free(&sys);
     view_free(&v);
-    return cp_error_set(err, "", "out of memory");
+    return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   }
   o.mu_torsion = cp_problem_torsion_from_scene(&v.s, mut) > 0 ? mut : NULL;
   cp_stability_decide(&sys, &o, res);
@@ -280,7 +280,7 @@ int cp_assembly_removable(const cp_scene *scene, uint64_t mask, int part,
   if (!oth || !rad) {
     free(oth);
     free(rad);
-    return cp_error_set(err, "", "out of memory");
+    return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   }
   int no = 0;
   const double rp = bound_radius(&mb->shape);

@@ -318,8 +318,8 @@ int cp_cli_plan(int argc, char **argv) {
             "expansion%s failed (%ld solver_failed, %ld nonfinite): not a "
             "proof that no plan exists (the nodes' messages say why)\n",
             file, r.failed, r.failed == 1 ? "" : "s",
-            r.failed_by[CP_OUTCOME_SOLVER_FAILED],
-            r.failed_by[CP_OUTCOME_NONFINITE]);
+            r.failed_by[CP_EXPAND_SOLVER_FAILED],
+            r.failed_by[CP_EXPAND_NONFINITE]);
   if (r.resumed && method && strcmp(method, r.planner))
     fprintf(stderr, "complan: note: resumed run %lld keeps its planner %s "
             "(--method %s ignored)\n", (long long)r.run_id, r.planner, method);
@@ -352,7 +352,7 @@ int cp_cli_plan(int argc, char **argv) {
     json_object_set_new(doc, "duplicates", json_integer(r.stats.duplicates));
     json_object_set_new(doc, "failed_expansions", json_integer(r.failed));
     json_t *why = json_object();
-    for (int k = 0; k < CP_OUTCOME_COUNT; ++k)
+    for (int k = 0; k < CP_EXPAND_COUNT; ++k)
       if (cp_expand_outcome_is_failure((cp_expand_outcome)k))
         json_object_set_new(why, cp_expand_outcome_name((cp_expand_outcome)k),
                             json_integer(r.failed_by[k]));

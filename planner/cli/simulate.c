@@ -176,7 +176,7 @@ int cp_cli_simulate(int argc, char **argv) {
   cp_scene_options po = cp_scene_options_defaults();
   po.check_normal_speed = 0; // approaching contacts are impacts here
   cp_scene scene;
-  cp_error err = {{0}, {0}};
+  cp_error err = {0};
   if (cp_scene_load(file, &po, &scene, &err)) return cp_cli_input_error(file, &err);
   cp_cli_scene_warnings(file, &scene);
   if (auto_contacts && !scene.contacts_auto) {

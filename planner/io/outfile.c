@@ -102,7 +102,7 @@ cp_outfile *cp_outfile_open(const char *path, cp_error *err) {
   }
   if (!o || !o->path || !o->tmp) {
     if (o) free_outfile(o);
-    cp_error_set(err, "", "out of memory");
+    cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
     return NULL;
   }
   /* A folder in the way: said now, before any work is done for it (a

@@ -204,7 +204,7 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
   case CP_SEARCH_EXHAUSTED:
     result = failed ? CP_PLAN_FAILED_EXPANSIONS : CP_PLAN_NOT_FOUND;
     break;
-  case CP_SEARCH_ERROR: result = CP_PLAN_FAILED; break;
+  case CP_SEARCH_FAILED: result = CP_PLAN_FAILED; break;
   default: /* node or time limit: an anytime planner's plan counts */
     result = best >= 0 ? CP_PLAN_SOLVED : CP_PLAN_LIMIT;
     break;
@@ -222,7 +222,7 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
     cp_search_destroy(s);
     return res->status = r;
   }
-  if (status == CP_SEARCH_ERROR)
+  if (status == CP_SEARCH_FAILED)
     cp_error_set(err, "", "search failed: %s", cp_search_message(s));
   res->status = result;
   res->nodes = cp_search_node_count(s);

@@ -95,7 +95,7 @@ typedef struct cp_plan_result {
   double best_distance;
   long goal_node;             ///< -1 when none
   long failed;                ///< failed expansions over all sessions
-  long failed_by[CP_OUTCOME_COUNT]; ///< per outcome (solver_failed,
+  long failed_by[CP_EXPAND_COUNT]; ///< per outcome (solver_failed,
                                     ///< nonfinite)
 } cp_plan_result;
 

@@ -43,12 +43,12 @@ static double now(void) {
 
 static cp_expand_outcome outcome_of(cp_world_status s) {
   switch (s) {
-  case CP_WORLD_NEEDS_FALLBACK: return CP_OUTCOME_FALLBACK;
-  case CP_WORLD_PENETRATION: return CP_OUTCOME_PENETRATION;
-  case CP_WORLD_JOINT_LIMIT: return CP_OUTCOME_JOINT_LIMIT;
+  case CP_WORLD_NEEDS_FALLBACK: return CP_EXPAND_FALLBACK;
+  case CP_WORLD_PENETRATION: return CP_EXPAND_PENETRATION;
+  case CP_WORLD_JOINT_LIMIT: return CP_EXPAND_JOINT_LIMIT;
   case CP_WORLD_NONFINITE:
-  case CP_WORLD_BAD_INPUT: return CP_OUTCOME_NONFINITE;
-  default: return CP_OUTCOME_SOLVER_FAILED;
+  case CP_WORLD_BAD_INPUT: return CP_EXPAND_NONFINITE;
+  default: return CP_EXPAND_SOLVER_FAILED;
   }
 }
 
@@ -94,7 +94,7 @@ static int expand(void *ctx, const double *x, double t, const void *warm,
       return -1; /* the task was checked against the scene: a bug */
     }
   }
-  info->outcome = CP_OUTCOME_OK;
+  info->outcome = CP_EXPAND_OK;
   for (int k = 0; k < task->steps; ++k) {
     /* A long action polls the budget every CP_PLAN_BUDGET_STEPS steps: cut
      * short, it has no outcome (the search simulates it again on resume). */
@@ -126,7 +126,7 @@ static int expand(void *ctx, const double *x, double t, const void *warm,
     if (pw->observe) pw->observe(pw->observe_ctx, w);
     int b = out_of_bounds(pw, y);
     if (b >= 0) {
-      info->outcome = CP_OUTCOME_OUT_OF_BOUNDS;
+      info->outcome = CP_EXPAND_OUT_OF_BOUNDS;
       snprintf(info->message, sizeof info->message,
                "step %d: body \"%s\" at (%.4g, %.4g, %.4g) left the bounds",
                k + 1, task->scene.bodies[pw->free_body[b]].name, y[13 * b],
@@ -137,7 +137,7 @@ static int expand(void *ctx, const double *x, double t, const void *warm,
   info->warm = NULL;
   info->warm_size = 0;
   size_t ws = cp_world_warm_size(w);
-  if (info->outcome == CP_OUTCOME_OK && ws > 0) {
+  if (info->outcome == CP_EXPAND_OK && ws > 0) {
     if (ws > pw->warm_cap) {
       unsigned char *p = realloc(pw->warm, ws);
       if (p) {
@@ -279,7 +279,7 @@ int cp_plan_world_create(const cp_task *task, int warm_start,
                          cp_plan_world **out, cp_error *err) {
   *out = NULL;
   cp_plan_world *pw = calloc(1, sizeof *pw);
-  if (!pw) return cp_error_set(err, "", "out of memory");
+  if (!pw) return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   pw->task = task;
   cp_world_options wo = cp_world_defaults();
   wo.stepper = (cp_stepper)task->stepper;
@@ -308,7 +308,7 @@ int cp_plan_world_create(const cp_task *task, int warm_start,
   pw->values = malloc((size_t)task->n_inputs * sizeof(double));
   if (!pw->free_body || !pw->prismatic || !pw->x0 || !pw->values) {
     cp_plan_world_destroy(pw);
-    return cp_error_set(err, "", "out of memory");
+    return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   }
   pw->goal_slot = -1;
   for (int b = 0; b < sc->n_bodies; ++b) {
@@ -321,7 +321,7 @@ int cp_plan_world_create(const cp_task *task, int warm_start,
   cp_state_layout lay;
   if (cp_state_layout_init(&lay, cp_world_scene(pw->world))) {
     cp_plan_world_destroy(pw);
-    return cp_error_set(err, "", "out of memory");
+    return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   }
   for (int r = 0; r < lay.n_joints && r < pw->n_joints; ++r)
     pw->prismatic[r] = sc->manips[lay.row_manip[r]].joints[lay.row_joint[r]]

@@ -97,7 +97,7 @@ static char *stored_read(void *ctx, const char *path, const char *kind,
     if (!strcmp(s->f[i].path, path)) {
       char *b = malloc(s->f[i].size + 1);
       if (!b) {
-        cp_error_set(err, "", "out of memory");
+        cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
         return NULL;
       }
       memcpy(b, s->f[i].data, s->f[i].size + 1);
@@ -133,7 +133,7 @@ static int rebuild_task(const cp_store_task_row *row,
     cp_error_set(err, "tasks", "the stored task or scene is not JSON: %s",
                  je.text);
   } else if (json_object_set(t, "scene", s)) {
-    cp_error_set(err, "", "out of memory");
+    cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   } else {
     char *text = json_dumps(t, JSON_COMPACT | JSON_REAL_PRECISION(17));
     char *path = NULL;
@@ -143,7 +143,7 @@ static int rebuild_task(const cp_store_task_row *row,
       if (path) snprintf(path, n, "%s/task.json", row->scene_dir);
     }
     if (!text || (row->scene_dir[0] && !path))
-      cp_error_set(err, "", "out of memory");
+      cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
     else
       rc = cp_task_parse_from(text, strlen(text), path, files, task, err);
     free(text);
@@ -159,7 +159,7 @@ cp_replay_status cp_replay_open(cp_store *st, int64_t plan_id,
   *out = NULL;
   cp_replay *r = calloc(1, sizeof *r);
   if (!r) {
-    cp_error_set(err, "", "out of memory");
+    cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
     return CP_REPLAY_NOMEM;
   }
   r->st = st;
@@ -248,7 +248,7 @@ cp_replay_status cp_replay_open(cp_store *st, int64_t plan_id,
   r->step_state = malloc((size_t)r->n * sizeof *r->step_state);
   if (!r->states || !r->times || !r->actions || !r->values || !r->x ||
       !r->y || !r->step_state) {
-    cp_error_set(err, "", "out of memory");
+    cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
     return open_fail(r, CP_REPLAY_NOMEM);
   }
   for (long k = 0; k < r->n_nodes; ++k) {
@@ -271,7 +271,7 @@ cp_replay_status cp_replay_open(cp_store *st, int64_t plan_id,
     }
   }
   if (cp_state_layout_init(&r->layout, &r->task.scene)) {
-    cp_error_set(err, "", "out of memory");
+    cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
     return open_fail(r, CP_REPLAY_NOMEM);
   }
   if (r->layout.n != r->n) {
@@ -352,7 +352,7 @@ cp_replay_status cp_replay_run(cp_replay *r, const cp_replay_options *opt,
     int rc = r->prob->expand(r->prob->ctx, r->x, r->times[k - 1], warm,
                              warm_size, a, r->y, &info);
     res->steps += info.steps;
-    if (rc != 0 || info.outcome != CP_OUTCOME_OK) {
+    if (rc != 0 || info.outcome != CP_EXPAND_OK) {
       snprintf(res->message, sizeof res->message,
                "plan step %ld (node %ld, action %ld): the re-simulated action "
                "%s: %.380s", k, r->ids[k], a,
@@ -473,7 +473,7 @@ cp_replay_status cp_replay_tree(cp_replay *r, double **points, int **parent,
     par = malloc((size_t)(t.n + 1) * sizeof *par);
     pth = malloc((size_t)(r->n_nodes + 1) * sizeof *pth);
     if (!par || !pth) {
-      cp_error_set(err, "", "out of memory");
+      cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
       status = CP_REPLAY_NOMEM;
     }
   }

@@ -184,7 +184,7 @@ static int astar_rebuild(cp_search *s) {
   astar *a = s->state;
   for (long id = 0; id < s->n_nodes; ++id) {
     const cp_search_node *n = &s->nodes[id];
-    if (n->outcome != CP_OUTCOME_OK ||
+    if (n->outcome != CP_EXPAND_OK ||
         (n->flags & (CP_NODE_SUPERSEDED | CP_NODE_DISCARDED)))
       continue;
     s->p.discretise(s->p.ctx, cp_search_state(s, id), a->key);
@@ -199,7 +199,7 @@ static int astar_rebuild(cp_search *s) {
   double best_f = 0;
   for (long id = 0; id < s->n_nodes; ++id) {
     const cp_search_node *n = &s->nodes[id];
-    if (n->outcome != CP_OUTCOME_OK ||
+    if (n->outcome != CP_EXPAND_OK ||
         (n->flags & (CP_NODE_SUPERSEDED | CP_NODE_DISCARDED |
                      CP_NODE_EXPANDED)) ||
         (n->parent >= 0 && !(s->nodes[n->parent].flags & CP_NODE_EXPANDED)))
@@ -242,11 +242,11 @@ static cp_search_status astar_iterate(cp_search *s) {
     cp_expansion info;
     int rc = cp_search_simulate(s, id, act, y, &info);
     if (rc == 1) return CP_SEARCH_STOPPED; /* this action again on resume */
-    if (rc) return CP_SEARCH_ERROR;
+    if (rc) return CP_SEARCH_FAILED;
     s->progressed = 1;
     int stop = act + 1 < s->p.n_actions && cp_search_stop_requested(s);
     long old = -1;
-    if (info.outcome == CP_OUTCOME_OK) {
+    if (info.outcome == CP_EXPAND_OK) {
       s->p.discretise(s->p.ctx, y, a->key);
       if (table_grow(s, a)) goto nomem;
       long slot = slot_of(s, a, a->key);
@@ -259,10 +259,10 @@ static cp_search_status astar_iterate(cp_search *s) {
       }
     }
     long child = cp_search_record(s, id, act, y, &info);
-    if (child < 0) return CP_SEARCH_ERROR;
-    if (info.outcome == CP_OUTCOME_OK) {
+    if (child < 0) return CP_SEARCH_FAILED;
+    if (info.outcome == CP_EXPAND_OK) {
       if (old >= 0 && cp_search_flag(s, old, CP_NODE_SUPERSEDED, 0))
-        return CP_SEARCH_ERROR;
+        return CP_SEARCH_FAILED;
       if (admit(s, a, child, a->key)) goto nomem;
     }
   next:
@@ -272,11 +272,11 @@ static cp_search_status astar_iterate(cp_search *s) {
     }
   }
   a->cursor = -1;
-  if (cp_search_flag(s, id, CP_NODE_EXPANDED, 0)) return CP_SEARCH_ERROR;
+  if (cp_search_flag(s, id, CP_NODE_EXPANDED, 0)) return CP_SEARCH_FAILED;
   return CP_SEARCH_RUNNING;
 nomem:
   snprintf(s->message, sizeof s->message, "out of memory");
-  return CP_SEARCH_ERROR;
+  return CP_SEARCH_FAILED;
 }
 
 static void astar_destroy(cp_search *s) {

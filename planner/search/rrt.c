@@ -42,7 +42,7 @@ static int rrt_rebuild(cp_search *s) {
   rrt *r = s->state;
   for (long id = 0; id < s->n_nodes; ++id) {
     const cp_search_node *n = &s->nodes[id];
-    if (n->outcome != CP_OUTCOME_OK || (n->flags & CP_NODE_DISCARDED)) continue;
+    if (n->outcome != CP_EXPAND_OK || (n->flags & CP_NODE_DISCARDED)) continue;
     s->p.embed(s->p.ctx, cp_search_state(s, id), r->e);
     if (cp_nn_add(r->nn, r->e, id)) {
       snprintf(s->message, sizeof s->message, "out of memory");
@@ -90,15 +90,15 @@ static cp_search_status rrt_iterate(cp_search *s) {
     cp_expansion info;
     double *y = s->scratch_y;
     int rc = cp_search_simulate(s, near, r->actions[c], y, &info);
-    if (rc < 0) return CP_SEARCH_ERROR;
+    if (rc < 0) return CP_SEARCH_FAILED;
     /* Stopped inside the iteration: undone, drawn again on resume. */
     if (rc == 1 || (c + 1 < k && cp_search_stop_requested(s))) {
       cp_search_rollback(s);
       return CP_SEARCH_STOPPED;
     }
     long id = cp_search_record(s, near, r->actions[c], y, &info);
-    if (id < 0) return CP_SEARCH_ERROR;
-    if (info.outcome != CP_OUTCOME_OK) continue;
+    if (id < 0) return CP_SEARCH_FAILED;
+    if (info.outcome != CP_EXPAND_OK) continue;
     /* A candidate in the goal is kept whatever the sample. */
     s->p.embed(s->p.ctx, y, r->e);
     double d2 = (s->nodes[id].flags & CP_NODE_GOAL) ? -1 : dist2(r->e, r->sample, m);
@@ -108,13 +108,13 @@ static cp_search_status rrt_iterate(cp_search *s) {
     }
   }
   for (long id = first; id < s->n_nodes; ++id)
-    if (id != kept && s->nodes[id].outcome == CP_OUTCOME_OK)
+    if (id != kept && s->nodes[id].outcome == CP_EXPAND_OK)
       s->nodes[id].flags |= CP_NODE_DISCARDED; /* new rows: no journal entry */
   if (kept >= 0) {
     s->p.embed(s->p.ctx, cp_search_state(s, kept), r->e);
     if (cp_nn_add(r->nn, r->e, kept)) {
       snprintf(s->message, sizeof s->message, "out of memory");
-      return CP_SEARCH_ERROR;
+      return CP_SEARCH_FAILED;
     }
     if (s->nodes[kept].flags & CP_NODE_GOAL) {
       s->best = kept;

@@ -48,16 +48,16 @@ double cp_rng_uniform(cp_rng *r) {
 
 /* --- outcomes ------------------------------------------------------------- */
 
-static const char *const outcome_names[CP_OUTCOME_COUNT] = {
+static const char *const outcome_names[CP_EXPAND_COUNT] = {
     "ok",       "joint_limit", "out_of_bounds", "penetration",
     "fallback", "nonfinite",   "solver_failed"};
 
 const char *cp_expand_outcome_name(cp_expand_outcome o) {
-  return (unsigned)o < CP_OUTCOME_COUNT ? outcome_names[o] : "unknown";
+  return (unsigned)o < CP_EXPAND_COUNT ? outcome_names[o] : "unknown";
 }
 
 int cp_expand_outcome_is_failure(cp_expand_outcome o) {
-  return o == CP_OUTCOME_SOLVER_FAILED || o == CP_OUTCOME_NONFINITE;
+  return o == CP_EXPAND_SOLVER_FAILED || o == CP_EXPAND_NONFINITE;
 }
 
 /* --- budget --------------------------------------------------------------- */
@@ -81,7 +81,7 @@ double cp_search_budget_left(const cp_search_budget *b) {
 }
 
 int cp_expand_outcome_parse(const char *name, cp_expand_outcome *o) {
-  for (int k = 0; k < CP_OUTCOME_COUNT; ++k)
+  for (int k = 0; k < CP_EXPAND_COUNT; ++k)
     if (!strcmp(name, outcome_names[k])) {
       *o = (cp_expand_outcome)k;
       return 0;
@@ -153,10 +153,10 @@ static long add_node(cp_search *s, const cp_search_node *node, const double *y,
   }
   s->n_nodes++;
   const cp_search_node *n = &s->nodes[id];
-  if ((unsigned)n->outcome < CP_OUTCOME_COUNT &&
+  if ((unsigned)n->outcome < CP_EXPAND_COUNT &&
       cp_expand_outcome_is_failure(n->outcome))
     s->failed[n->outcome]++;
-  if (n->outcome == CP_OUTCOME_OK) {
+  if (n->outcome == CP_EXPAND_OK) {
     if (n->goal_distance < s->best_distance) {
       s->best_distance = n->goal_distance;
       s->nearest_goal = id;
@@ -193,7 +193,7 @@ int cp_search_simulate(cp_search *s, long from, long a, double *y,
   s->stats.pivots += info->pivots;
   s->stats.fallbacks += info->fallbacks;
   s->stats.warm_steps += info->warm_steps;
-  if (info->outcome != CP_OUTCOME_OK) s->stats.rejected++;
+  if (info->outcome != CP_EXPAND_OK) s->stats.rejected++;
   return 0;
 }
 
@@ -215,9 +215,9 @@ long cp_search_record(cp_search *s, long from, long a, const double *y,
   n.warm_steps = info->warm_steps;
   n.goal_distance = s->p.goal_distance(s->p.ctx, y);
   n.message = info->message;
-  if (n.outcome == CP_OUTCOME_OK && s->p.in_goal(s->p.ctx, y))
+  if (n.outcome == CP_EXPAND_OK && s->p.in_goal(s->p.ctx, y))
     n.flags |= CP_NODE_GOAL;
-  return add_node(s, &n, y, n.outcome == CP_OUTCOME_OK ? info->warm : NULL,
+  return add_node(s, &n, y, n.outcome == CP_EXPAND_OK ? info->warm : NULL,
                   info->warm_size);
 }
 
@@ -335,7 +335,7 @@ int cp_search_adopt_witness(cp_search *s, long id, const double *point,
 
 long cp_search_failures(const cp_search *s, long *by_outcome) {
   long total = 0;
-  for (int k = 0; k < CP_OUTCOME_COUNT; ++k) {
+  for (int k = 0; k < CP_EXPAND_COUNT; ++k) {
     total += s->failed[k];
     if (by_outcome) by_outcome[k] = s->failed[k];
   }

@@ -66,14 +66,14 @@ double cp_rng_uniform(cp_rng *r);
 
 /// What an expansion led to. Rejections are values, not errors.
 typedef enum cp_expand_outcome {
-  CP_OUTCOME_OK = 0,
-  CP_OUTCOME_JOINT_LIMIT,   ///< a joint left its limits
-  CP_OUTCOME_OUT_OF_BOUNDS, ///< a free body left the task's bounds
-  CP_OUTCOME_PENETRATION,   ///< overlap beyond the scene's tolerance
-  CP_OUTCOME_FALLBACK,      ///< needed the impulsive fallback, not allowed
-  CP_OUTCOME_NONFINITE,     ///< NaN or infinity in the state
-  CP_OUTCOME_SOLVER_FAILED, ///< no stepper produced an answer
-  CP_OUTCOME_COUNT
+  CP_EXPAND_OK = 0,
+  CP_EXPAND_JOINT_LIMIT,   ///< a joint left its limits
+  CP_EXPAND_OUT_OF_BOUNDS, ///< a free body left the task's bounds
+  CP_EXPAND_PENETRATION,   ///< overlap beyond the scene's tolerance
+  CP_EXPAND_FALLBACK,      ///< needed the impulsive fallback, not allowed
+  CP_EXPAND_NONFINITE,     ///< NaN or infinity in the state
+  CP_EXPAND_SOLVER_FAILED, ///< no stepper produced an answer
+  CP_EXPAND_COUNT
 } cp_expand_outcome;
 
 /// "ok", "joint_limit", "out_of_bounds", "penetration", "fallback",
@@ -212,7 +212,7 @@ typedef enum cp_search_status {
   CP_SEARCH_SOLVED,       ///< a plan was found and this planner stops
   CP_SEARCH_EXHAUSTED,    ///< nothing left to expand (A*)
   CP_SEARCH_NODE_LIMIT,   ///< max_nodes reached
-  CP_SEARCH_ERROR,        ///< out of memory or a bad setup (message)
+  CP_SEARCH_FAILED,        ///< out of memory or a bad setup (message)
   CP_SEARCH_STOPPED       ///< the budget stopped it (resumable)
 } cp_search_status;
 
@@ -265,7 +265,7 @@ int cp_search_embedding_size(const cp_search *s);
 const void *cp_search_warm(const cp_search *s, long id, size_t *size);
 
 /// Expansions that failed (cp_expand_outcome_is_failure) among the nodes:
-/// the total, and per outcome in by_outcome[CP_OUTCOME_COUNT] (may be
+/// the total, and per outcome in by_outcome[CP_EXPAND_COUNT] (may be
 /// NULL). Counted from the nodes, so a resumed search counts its earlier
 /// sessions' too.
 long cp_search_failures(const cp_search *s, long *by_outcome);

@@ -52,7 +52,7 @@ struct cp_search {
   double *lo, *hi;          /* [m] bounding box of accepted embeddings */
   double *scratch_e;        /* [m] */
   long nearest_goal;        /* accepted node of least goal distance */
-  long failed[CP_OUTCOME_COUNT]; /* failed expansions among the nodes */
+  long failed[CP_EXPAND_COUNT]; /* failed expansions among the nodes */
   /* Witnesses (sst): points [cap_w * m], representatives, journal. */
   double *w_x;
   long *w_rep;
@@ -65,7 +65,7 @@ struct cp_search {
     double best_distance;
     cp_rng rng;
     cp_search_stats stats;
-    long failed[CP_OUTCOME_COUNT];
+    long failed[CP_EXPAND_COUNT];
   } mark;
   double *mark_lo, *mark_hi; /* [m] */
   char message[256];

@@ -80,12 +80,12 @@ nomem:
 }
 
 static int in_tree(const cp_search_node *n) {
-  return n->outcome == CP_OUTCOME_OK &&
+  return n->outcome == CP_EXPAND_OK &&
          !(n->flags & (CP_NODE_DISCARDED | CP_NODE_PRUNED));
 }
 
 static int ever_active(const cp_search_node *n) {
-  return n->outcome == CP_OUTCOME_OK && !(n->flags & CP_NODE_DISCARDED);
+  return n->outcome == CP_EXPAND_OK && !(n->flags & CP_NODE_DISCARDED);
 }
 
 static int sst_rebuild(cp_search *s) {
@@ -165,10 +165,10 @@ static cp_search_status sst_iterate(cp_search *s) {
     cp_search_rollback(s);
     return CP_SEARCH_STOPPED;
   }
-  if (rc) return CP_SEARCH_ERROR;
+  if (rc) return CP_SEARCH_FAILED;
   long id = cp_search_record(s, from, act, y, &info);
   if (id < 0 || grow_children(t, s->n_nodes)) goto nomem;
-  if (info.outcome != CP_OUTCOME_OK) return CP_SEARCH_RUNNING;
+  if (info.outcome != CP_EXPAND_OK) return CP_SEARCH_RUNNING;
   s->p.embed(s->p.ctx, y, t->e);
   long w = witness_of(s, t, t->e);
   if (w < 0) goto nomem;
@@ -181,16 +181,16 @@ static cp_search_status sst_iterate(cp_search *s) {
   }
   if (cp_nn_add(t->active, t->e, id)) goto nomem;
   t->children[from]++;
-  if (cp_search_witness_set_rep(s, w, id)) return CP_SEARCH_ERROR;
+  if (cp_search_witness_set_rep(s, w, id)) return CP_SEARCH_FAILED;
   if (old >= 0) {
-    if (cp_search_flag(s, old, CP_NODE_INACTIVE, 0)) return CP_SEARCH_ERROR;
+    if (cp_search_flag(s, old, CP_NODE_INACTIVE, 0)) return CP_SEARCH_FAILED;
     cp_nn_remove(t->active, old);
     /* Prune inactive leaves up the tree. */
     long v = old;
     while (v > 0 && t->children[v] == 0 &&
            (s->nodes[v].flags & CP_NODE_INACTIVE) &&
            !(s->nodes[v].flags & CP_NODE_PRUNED)) {
-      if (cp_search_flag(s, v, CP_NODE_PRUNED, 0)) return CP_SEARCH_ERROR;
+      if (cp_search_flag(s, v, CP_NODE_PRUNED, 0)) return CP_SEARCH_FAILED;
       long p = s->nodes[v].parent;
       t->children[p]--;
       v = p;
@@ -202,7 +202,7 @@ static cp_search_status sst_iterate(cp_search *s) {
   return CP_SEARCH_RUNNING;
 nomem:
   snprintf(s->message, sizeof s->message, "out of memory");
-  return CP_SEARCH_ERROR;
+  return CP_SEARCH_FAILED;
 }
 
 static void sst_destroy(cp_search *s) {

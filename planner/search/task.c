@@ -99,7 +99,7 @@ static char *record(void *ctx, const char *path, const char *kind,
   char *b = cp_file_source_read(r->src, path, kind, len, err);
   if (b && keep_file(r->t, kind, path, b, *len)) {
     free(b);
-    cp_error_set(err, "", "out of memory");
+    cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
     return NULL;
   }
   return b;
@@ -128,7 +128,7 @@ static int parse_scene(cp_task *t, const json_t *v, const char *task_dir,
       path = malloc(n);
       if (path) snprintf(path, n, "%s/%s", task_dir, rel);
     }
-    if (!path) return cp_error_set(err, "scene", "out of memory");
+    if (!path) return cp_error_setc(err, CP_ERR_NOMEM, "scene", "out of memory");
     size_t len;
     t->scene_text = cp_file_source_read(files, path, "scene", &len, &e);
     if (!t->scene_text) {
@@ -138,7 +138,7 @@ static int parse_scene(cp_task *t, const json_t *v, const char *task_dir,
     t->scene_base = dir_of(path);
     if (!t->scene_base) {
       free(path);
-      return cp_error_set(err, "scene", "out of memory");
+      return cp_error_setc(err, CP_ERR_NOMEM, "scene", "out of memory");
     }
     int rc = cp_scene_parse(t->scene_text, len, t->scene_base, &so, &t->scene,
                             &e);
@@ -157,7 +157,7 @@ static int parse_scene(cp_task *t, const json_t *v, const char *task_dir,
   t->scene_text = json_dumps(v, JSON_COMPACT | JSON_REAL_PRECISION(17));
   t->scene_base = task_dir ? dupstr(task_dir) : NULL;
   if (!t->scene_text || (task_dir && !t->scene_base))
-    return cp_error_set(err, "scene", "out of memory");
+    return cp_error_setc(err, CP_ERR_NOMEM, "scene", "out of memory");
   if (cp_scene_parse(t->scene_text, strlen(t->scene_text), t->scene_base, &so,
                      &t->scene, &e)) {
     char where[CP_JSON_PATH_MAX];
@@ -174,7 +174,7 @@ static int parse_inputs(cp_task *t, const json_t *v, cp_error *err) {
                         "expected a non-empty object {\"manip/joint\": ...}");
   t->n_inputs = (int)json_object_size(v);
   t->inputs = calloc((size_t)t->n_inputs, sizeof *t->inputs);
-  if (!t->inputs) return cp_error_set(err, "inputs", "out of memory");
+  if (!t->inputs) return cp_error_setc(err, CP_ERR_NOMEM, "inputs", "out of memory");
   const char *key;
   json_t *in;
   int i = 0;
@@ -183,10 +183,10 @@ static int parse_inputs(cp_task *t, const json_t *v, cp_error *err) {
     char p[CP_JSON_PATH_MAX], q[CP_JSON_PATH_MAX];
     cp_json_path_key(p, "inputs", key);
     cp_task_input *ti = &t->inputs[i++];
-    if (!(ti->joint = dupstr(key))) return cp_error_set(err, p, "out of memory");
+    if (!(ti->joint = dupstr(key))) return cp_error_setc(err, CP_ERR_NOMEM, p, "out of memory");
     const char *leader = NULL;
     ti->row = joint_row(&t->scene, key, &leader);
-    if (ti->row == -3) return cp_error_set(err, p, "out of memory");
+    if (ti->row == -3) return cp_error_setc(err, CP_ERR_NOMEM, p, "out of memory");
     if (ti->row == -2)
       return cp_error_set(err, p,
                           "joint \"%.60s\" mimics \"%.60s\": an input goes "
@@ -218,7 +218,7 @@ static int parse_inputs(cp_task *t, const json_t *v, cp_error *err) {
         return cp_error_set(err, q, "expected an array of 1 to 1000 numbers");
       ti->n_values = (int)n;
       if (!(ti->values = malloc(n * sizeof *ti->values)))
-        return cp_error_set(err, q, "out of memory");
+        return cp_error_setc(err, CP_ERR_NOMEM, q, "out of memory");
       if (cp_json_vector(vals, q, (int)n, ti->values, err)) return -1;
     } else {
       double r[2];
@@ -234,7 +234,7 @@ static int parse_inputs(cp_task *t, const json_t *v, cp_error *err) {
         return -1;
       ti->n_values = (int)ns;
       if (!(ti->values = malloc((size_t)ns * sizeof *ti->values)))
-        return cp_error_set(err, q, "out of memory");
+        return cp_error_setc(err, CP_ERR_NOMEM, q, "out of memory");
       for (long k = 0; k < ns; ++k)
         ti->values[k] = ns == 1 ? 0.5 * (r[0] + r[1])
                                 : r[0] + (r[1] - r[0]) * (double)k /
@@ -282,7 +282,7 @@ static int parse_goal(cp_task *t, const json_t *v, cp_error *err) {
   if (g->body_index < 0 || t->scene.bodies[g->body_index].fixed)
     return cp_error_set(err, "goal.body", "no free body \"%.60s\" in the scene",
                         body);
-  if (!(g->body = dupstr(body))) return cp_error_set(err, "goal", "out of memory");
+  if (!(g->body = dupstr(body))) return cp_error_setc(err, CP_ERR_NOMEM, "goal", "out of memory");
   if (!(x = json_object_get(v, "position")))
     return cp_error_set(err, "goal.position", "required ([x, y, z])");
   if (cp_json_vector(x, "goal.position", 3, g->position, err)) return -1;
@@ -554,12 +554,12 @@ static int parse_keeping(const char *text, size_t len, const char *path,
     return -1;
   }
   char *dir = path ? dir_of(path) : NULL;
-  int rc = path && !dir ? cp_error_set(err, "", "out of memory")
+  int rc = path && !dir ? cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory")
                         : parse_root(task, root, dir, &recording, err);
   free(dir);
   json_decref(root);
   if (!rc && !(task->text = dupn(text, len)))
-    rc = cp_error_set(err, "", "out of memory");
+    rc = cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   if (rc) cp_task_free(task);
   return rc;
 }
@@ -585,7 +585,7 @@ int cp_task_load_from(const char *path, const cp_file_source *src,
     return -1;
   }
   int rc = keep_file(task, "task", path, text, len)
-               ? cp_error_set(err, "", "out of memory")
+               ? cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory")
                : parse_keeping(text, len, path, src, task, err);
   free(text);
   return rc;

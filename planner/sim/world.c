@@ -522,14 +522,14 @@ cp_world_status cp_world_create(const cp_scene *scene,
   cp_world *w = calloc(1, sizeof *w);
   if (!w || cp_scene_copy(scene, &w->sc)) {
     free(w);
-    cp_error_set(err, "", "out of memory");
+    cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
     return CP_WORLD_NOMEM;
   }
   w->opt = *opt;
   w->deadline = INFINITY;
   if (cp_world_set_impact_memo(w, opt->impact_memo) != CP_WORLD_OK) {
     cp_world_destroy(w);
-    cp_error_set(err, "", "out of memory");
+    cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
     return CP_WORLD_NOMEM;
   }
   for (int i = 0; i < w->sc.n_bodies; ++i) w->nobj += !w->sc.bodies[i].fixed;
@@ -561,7 +561,7 @@ cp_world_status cp_world_create(const cp_scene *scene,
       !w->ck_x1 || !w->ck_xm || !w->lim_lo || !w->lim_hi || !w->free_idx ||
       !w->manip_r0 || !w->ck_blk) {
     cp_world_destroy(w);
-    cp_error_set(err, "", "out of memory");
+    cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
     return CP_WORLD_NOMEM;
   }
   // Joint rows: each chain's independent (non-mimic) joints in chain order
@@ -726,9 +726,9 @@ static cp_world_status gen_contacts(cp_world *w, double pen_limit) {
   cp_error err;
   cp_error_clear(&err);
   if (cp_scene_generate_contacts_ws(&w->sc, &cg, &w->cg_ws, &err)) {
-    cp_world_status s = strstr(err.msg, "overlap") ? CP_WORLD_PENETRATION
-                        : strstr(err.msg, "memory") ? CP_WORLD_NOMEM
-                                                    : CP_WORLD_BAD_INPUT;
+    cp_world_status s = err.code == CP_ERR_OVERLAP ? CP_WORLD_PENETRATION
+                        : err.code == CP_ERR_NOMEM ? CP_WORLD_NOMEM
+                                                   : CP_WORLD_BAD_INPUT;
     char *ex = strstr(err.msg, " exceeds");
     if (s == CP_WORLD_PENETRATION && ex && pen_limit != w->sc.penetration_tolerance) {
       // During a run the generator's limit is the simulator's rejection

@@ -45,7 +45,7 @@ int cp_assembly_store(const char *db_path, const char *scene_label,
     goto out;
   }
   if (res->has_blocked && !(blocked = cp_assembly_mask_names(scene, res, res->blocked))) {
-    cp_error_set(err, "", "out of memory");
+    cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
     goto rollback;
   }
   if (sqlite3_prepare_v2(db,

@@ -243,7 +243,7 @@ static double now(void) {
 /* Maps an SQLite result code to a store status, with the message. */
 static cp_store_status fail(cp_store *st, int rc, const char *what) {
   int base = rc & 0xff;
-  cp_store_status s = CP_STORE_ERROR;
+  cp_store_status s = CP_STORE_FAILED;
   const char *hint = "";
   switch (base) {
   case SQLITE_NOTADB:
@@ -657,7 +657,7 @@ cp_store_status cp_store_task(cp_store *st, const cp_task *task,
   }
   return task_by_key(st, key, task_id) == CP_STORE_OK
              ? CP_STORE_OK
-             : failf(st, CP_STORE_ERROR, "the stored task vanished");
+             : failf(st, CP_STORE_FAILED, "the stored task vanished");
 }
 
 cp_store_status cp_store_task_files(cp_store *st, int64_t task_id,

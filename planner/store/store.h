@@ -42,7 +42,7 @@ typedef enum cp_store_status {
   CP_STORE_NOT_FOUND,  ///< no such run / plan
   CP_STORE_NOMEM,
   CP_STORE_CHANGED,    ///< a resume whose inputs changed (message: which)
-  CP_STORE_ERROR       ///< any other SQLite failure (message says which)
+  CP_STORE_FAILED       ///< any other SQLite failure (message says which)
 } cp_store_status;
 
 typedef struct cp_store cp_store;
@@ -150,7 +150,7 @@ cp_store_status cp_store_load_run(cp_store *st, int64_t run_id,
                                   cp_store_run *run);
 /// Calls fn for every node of the run in id order (x: state_size doubles;
 /// warm: its warm-start blob, NULL when none). fn returns 0 to go on, else
-/// the load stops with CP_STORE_ERROR.
+/// the load stops with CP_STORE_FAILED.
 cp_store_status cp_store_load_nodes(cp_store *st, int64_t run_id,
                                     int (*fn)(void *ctx,
                                               const cp_search_node *node,

@@ -111,7 +111,7 @@ cp_viewer_status cp_assembly_write_page(const cp_scene *scene, const cp_assembly
   double *x = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
   if (!x) {
     cp_viewer_destroy(v);
-    cp_error_set(err, path, "out of memory");
+    cp_error_setc(err, CP_ERR_NOMEM, path, "out of memory");
     return CP_VIEWER_NOMEM;
   }
   for (int f = 0; f < nf && st == CP_VIEWER_OK; f++) {

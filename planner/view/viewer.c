@@ -186,7 +186,7 @@ cp_viewer_status cp_viewer_create(const cp_scene *scene,
   }
   cp_viewer *v = calloc(1, sizeof *v);
   if (!v) {
-    cp_error_set(err, "", "out of memory");
+    cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
     return CP_VIEWER_NOMEM;
   }
   int n_links = 0, max_n = 1; /* every joint has a link, mimic or not */

@@ -145,7 +145,7 @@ Test(lcpio, malformed_inputs) {
   };
   for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
     cp_lcp lcp;
-    cp_error err = {{0}, {0}};
+    cp_error err = {0};
     cr_assert_eq(parse_str(cases[k].text, &lcp, &err), -1, "case %zu accepted", k);
     cr_assert(strncmp(err.where, cases[k].where, strlen(cases[k].where)) == 0,
               "case %zu: where '%s', expected '%s'", k, err.where, cases[k].where);

@@ -130,7 +130,7 @@ static int lcp_round_trip(uint64_t *h, char *msg, size_t cap,
                           int (*parse)(const char *, size_t, cp_lcp *, cp_error *),
                           char *(*format)(const cp_lcp *), const char *format_name) {
   cp_lcp l;
-  cp_error e = {{0}, {0}};
+  cp_error e = {0};
   if (parse(in.text, in.len, &l, &e)) return fail(msg, cap, e.where, e.msg);
   char *s = format(&l);
   if (!s) {
@@ -164,7 +164,7 @@ static void digest_system(uint64_t *h, const cp_system *sys) {
 
 static int op_scene(uint64_t *h, char *msg, size_t cap) {
   cp_scene s;
-  cp_error e = {{0}, {0}};
+  cp_error e = {0};
   if (cp_scene_parse(in.text, in.len, in.dir, NULL, &s, &e)) return fail(msg, cap, e.where, e.msg);
   cp_system sys;
   if (cp_system_build(&s, &sys, &e)) {
@@ -181,7 +181,7 @@ static int op_scene(uint64_t *h, char *msg, size_t cap) {
 
 static int op_urdf(uint64_t *h, char *msg, size_t cap) {
   cp_urdf_model m;
-  cp_error e = {{0}, {0}};
+  cp_error e = {0};
   if (cp_urdf_parse(in.text, in.len, &m, &e)) return fail(msg, cap, e.where, e.msg);
   mix(h, m.robot, strlen(m.robot));
   mix(h, m.root, strlen(m.root));
@@ -193,7 +193,7 @@ static int op_urdf(uint64_t *h, char *msg, size_t cap) {
 
 static int op_task(uint64_t *h, char *msg, size_t cap) {
   cp_task t;
-  cp_error e = {{0}, {0}};
+  cp_error e = {0};
   if (cp_task_parse(in.text, in.len, in.path, &t, &e)) return fail(msg, cap, e.where, e.msg);
   mix(h, &t.n_actions, sizeof t.n_actions);
   mix(h, &t.steps, sizeof t.steps);
@@ -234,7 +234,7 @@ static cp_lcp lcp; /* parsed before any injection */
 
 static void load_lcp(const char *rel) {
   load_input(rel);
-  cp_error e = {{0}, {0}};
+  cp_error e = {0};
   cr_assert_eq(cp_lcp_parse(in.text, in.len, &lcp, &e), 0, "%s", e.msg);
 }
 
@@ -305,7 +305,7 @@ static cp_system sys;
 
 static void load_scene(const char *rel, int build) {
   load_input(rel);
-  cp_error e = {{0}, {0}};
+  cp_error e = {0};
   cp_scene_options so = cp_scene_options_defaults();
   so.check_normal_speed = 0;
   cr_assert_eq(cp_scene_parse(in.text, in.len, in.dir, &so, &scene, &e), 0, "%s", e.msg);
@@ -330,7 +330,7 @@ static int op_problem(uint64_t *h, char *msg, size_t cap) {
 
 static int op_world(uint64_t *h, char *msg, size_t cap) {
   cp_world *w = NULL;
-  cp_error e = {{0}, {0}};
+  cp_error e = {0};
   cp_world_status st = cp_world_create(&scene, NULL, &w, &e);
   if (st != CP_WORLD_OK) {
     snprintf(msg, cap, "%s: %s", cp_world_status_name(st), e.msg);

@@ -22,7 +22,7 @@
 #include "tests/support.h"
 
 void mt_parse_ok(const char *text, int check, cp_scene *s) {
-  cp_error err = {{0}, {0}};
+  cp_error err = {0};
   cp_scene_options o = cp_scene_options_defaults();
   o.check_normal_speed = check;
   int rc = cp_scene_parse(text, strlen(text), NULL, &o, s, &err);
@@ -30,7 +30,7 @@ void mt_parse_ok(const char *text, int check, cp_scene *s) {
 }
 
 void mt_parse_fails(const char *text, const char *where, const char *msg_part) {
-  cp_error err = {{0}, {0}};
+  cp_error err = {0};
   cp_scene s;
   int rc = cp_scene_parse(text, strlen(text), NULL, NULL, &s, &err);
   if (rc == 0) cp_scene_free(&s);

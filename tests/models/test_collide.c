@@ -48,7 +48,7 @@ static void quat(double *q, double ax, double ay, double az, double angle) {
 // Collides with default options; asserts success.
 static int collide(const cp_collide_object *a, const cp_collide_object *b,
                    cp_collide_contact *c) {
-  cp_error err = {{0}, {0}};
+  cp_error err = {0};
   int n = cp_collide_pair(a, b, NULL, c, CP_COLLIDE_MAX_POINTS, &err);
   cr_assert_geq(n, 0, "cp_collide_pair failed: %s: %s", err.where, err.msg);
   return n;

@@ -403,7 +403,7 @@ Test(contactgen, pairs_within_a_manipulator) {
   // at (0, 0.1, 1); the ball at (0.2, 0.2, 1) touches s2 at (0.1, 0.2, 1)
   // and is 0.206 from s1 (no contact).
   cp_scene s;
-  cp_error err = {{0}, {0}};
+  cp_error err = {0};
   cp_scene_options o = cp_scene_options_defaults();
   int rc = cp_scene_parse(chain_scene, strlen(chain_scene), NULL, &o, &s, &err);
   cr_assert_eq(rc, 0, "%s: %s", err.where, err.msg);

@@ -219,7 +219,7 @@ static char *arm_scene(const double *q, const char *table, double pen) {
 }
 
 static void parse(const char *text, cp_scene *s) {
-  cp_error err = {{0}, {0}};
+  cp_error err = {0};
   cr_assert_eq(cp_scene_parse(text, strlen(text), NULL, NULL, s, &err), 0,
                "%s: %s", err.where, err.msg);
 }
@@ -394,7 +394,7 @@ Test(mesh_links, mesh_beside_box_with_a_wide_touch_tolerance) {
                             0, 1, 5, 0, 5, 4, 1, 2, 6, 1, 6, 5,
                             2, 3, 7, 2, 7, 6, 3, 0, 4, 3, 4, 7};
   cp_mesh *m;
-  cp_error err = {{0}, {0}};
+  cp_error err = {0};
   cr_assert_eq(cp_mesh_from_arrays(V, 8, T, 12, &m, &err), 0, "%s", err.msg);
   cp_shape bar = {.type = CP_SHAPE_MESH, .mesh = m};
   cp_shape box = {.type = CP_SHAPE_BOX, .size = {0.05, 0.05, 0.05}};

@@ -64,7 +64,7 @@ Test(reuse, collide_ws_matches_collide_pair) {
     cp_collide_contact c1[CP_COLLIDE_MAX_POINTS], c2[CP_COLLIDE_MAX_POINTS];
     memset(c1, 0, sizeof c1);
     memset(c2, 0, sizeof c2);
-    cp_error e1 = {{0}, {0}}, e2 = {{0}, {0}};
+    cp_error e1 = {0}, e2 = {0};
     int n1 = cp_collide_pair(&a, &b, &o, c1, CP_COLLIDE_MAX_POINTS, &e1);
     int n2 = cp_collide_pair_ws(&a, &b, &o, &ws, c2, CP_COLLIDE_MAX_POINTS, &e2);
     cr_assert_eq(n1, n2, "pair %d (%s-%s): %d vs %d points", it,
@@ -109,7 +109,7 @@ Test(reuse, collide_ws_errors_as_collide_pair) {
                     ob = {&b, {0, 0, 0.05}, {1, 0, 0, 0}},
                     obad = {&bad, {0, 0, 0}, {1, 0, 0, 0}};
   cp_collide_contact c[8];
-  cp_error err = {{0}, {0}};
+  cp_error err = {0};
   cr_assert_eq(cp_collide_pair_ws(&op, &oq, NULL, &ws, c, 8, &err), -1);
   cr_assert(strstr(err.msg, "plane-plane"), "%s", err.msg);
   cr_assert_eq(cp_collide_pair_ws(&ob, &obad, NULL, &ws, c, 8, &err), -1);
@@ -130,7 +130,7 @@ static int same_as_fresh(const cp_collide_object *a, const cp_collide_object *b,
   cp_collide_contact c1[CP_COLLIDE_MAX_POINTS], c2[CP_COLLIDE_MAX_POINTS];
   memset(c1, 0, sizeof c1);
   memset(c2, 0, sizeof c2);
-  cp_error e1 = {{0}, {0}}, e2 = {{0}, {0}};
+  cp_error e1 = {0}, e2 = {0};
   int n1 = cp_collide_pair(a, b, o, c1, CP_COLLIDE_MAX_POINTS, &e1);
   int n2 = cp_collide_pair_ws(a, b, o, ws, c2, CP_COLLIDE_MAX_POINTS, &e2);
   cr_assert_eq(n1, n2, "%s: %d vs %d points (%s)", what, n1, n2, e1.msg);
@@ -280,7 +280,7 @@ Test(reuse, generate_ws_matches_generate) {
         cp_contactgen_options o = cp_contactgen_scene_options(&a);
         o.touch_tol = cpt_uniform(&rng, 1e-6, 5e-3);
         o.penetration_tol = 2e-3;
-        cp_error e1 = {{0}, {0}}, e2 = {{0}, {0}};
+        cp_error e1 = {0}, e2 = {0};
         int r1 = cp_scene_generate_contacts(&a, &o, &e1);
         int r2 = cp_scene_generate_contacts_ws(&b, &o, &ws, &e2);
         cr_assert_eq(r1, r2, "%s rep %d: %s / %s", scenes[i], rep, e1.msg,
@@ -305,7 +305,7 @@ Test(reuse, generate_ws_reuses_the_array_and_keeps_it_on_error) {
   cp_scene s;
   load("models/scenes/stack5.json", &s);
   cp_contactgen_ws ws = {0};
-  cp_error err = {{0}, {0}};
+  cp_error err = {0};
   cr_assert_eq(cp_scene_generate_contacts_ws(&s, NULL, &ws, &err), 0, "%s",
                err.msg);
   int n = s.n_contacts;
@@ -405,7 +405,7 @@ Test(reuse, system_ws_matches_build) {
     mt_parse_ok(text, 0, &sc);
     free(text);
     cp_system x, y;
-    cp_error err = {{0}, {0}};
+    cp_error err = {0};
     cr_assert_eq(cp_system_build(&sc, &x, &err), 0, "%s", err.msg);
     cr_assert_eq(cp_system_build_ws(&sc, &ws, &y, &err), 0, "%s", err.msg);
     cr_assert_not_null(x.own);
@@ -432,7 +432,7 @@ Test(reuse, system_ws_matches_build) {
     cp_scene sc;
     load(scenes[i], &sc);
     cp_system x, y;
-    cp_error err = {{0}, {0}};
+    cp_error err = {0};
     cr_assert_eq(cp_system_build(&sc, &x, &err), 0, "%s", err.msg);
     cr_assert_eq(cp_system_build_ws(&sc, &ws, &y, &err), 0, "%s", err.msg);
     assert_same_system(&x, &y, &sc, 100 + i);
@@ -501,7 +501,7 @@ Test(reuse, system_columns_as_defined) {
         shared += 2;
       }
       cp_system s;
-      cp_error err = {{0}, {0}};
+      cp_error err = {0};
       // Garbage (NaN bits) where the last build was: every element the
       // build does not write shows.
       if (ws.block) memset(ws.block, 0xA5, ws.block_size);

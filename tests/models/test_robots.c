@@ -68,7 +68,7 @@ static char *robot_scene(const char *rel, const char *manip_extra,
 }
 
 static void parse_ok(const char *text, cp_scene *s) {
-  cp_error err = {{0}, {0}};
+  cp_error err = {0};
   cr_assert_eq(cp_scene_parse(text, strlen(text), NULL, NULL, s, &err), 0,
                "%s: %s", err.where, err.msg);
 }
@@ -404,7 +404,7 @@ Test(robots, packages_map_and_ros_package_path) {
            "\"contacts\": [], \"manipulators\": [{\"name\": \"r\", \"urdf\": "
            "\"example-robot-data/robots/panda_description/urdf/panda.urdf\", "
            J4 "}]}");
-  cp_error err = {{0}, {0}};
+  cp_error err = {0};
   cr_assert_eq(cp_scene_parse(text, strlen(text), cpt_data("robots"), NULL, &s,
                               &err), 0, "%s: %s", err.where, err.msg);
   cp_scene_free(&s);
@@ -542,7 +542,7 @@ Test(robots, mesh_files_stl_obj_dae) {
     char *path = cube_file(exts[e]);
     double scale[3] = {2, 1, 0.5};
     cp_mesh *m;
-    cp_error err = {{0}, {0}};
+    cp_error err = {0};
     cr_assert_eq(cp_mesh_load(path, scale, &m, &err), 0, "%s: %s", exts[e], err.msg);
     cr_assert_eq(m->n_triangles, 12, "%s: %d triangles", exts[e], m->n_triangles);
     double dz = !strcmp(exts[e], "dae") ? 0.5 * 0.5 : 0; // the node's move
@@ -557,7 +557,7 @@ Test(robots, mesh_files_stl_obj_dae) {
     free(path);
   }
   cp_mesh *m;
-  cp_error err = {{0}, {0}};
+  cp_error err = {0};
   cr_assert_eq(cp_mesh_load("/nonexistent/x.stl", NULL, &m, &err), -1);
   cr_assert(strstr(err.msg, "/nonexistent/x.stl"), "%s", err.msg);
   mt_assert_no_leaks();
@@ -862,7 +862,7 @@ Test(robots, large_urdf_reads_in_linear_time, .timeout = 60) {
                         "link=\"l%d\"/><child link=\"l%d\"/></joint>\n</robot>\n",
                         nf, nf + 1);
   cp_urdf_model m;
-  cp_error err = {{0}, {0}};
+  cp_error err = {0};
   cr_assert_eq(cp_urdf_parse(t, w, &m, &err), 0, "%s: %s", err.where, err.msg);
   cr_assert_eq(m.chain.n, 2);
   cr_assert_float_eq(m.chain.joints[0].link.mass, 0.001 * (nf + 1), 1e-9);

@@ -68,7 +68,7 @@ static void urdf_fails(const char *urdf, int line, const char *part1,
   char *path = temp_urdf(urdf);
   char *scene = urdf_scene(path, NULL);
   cp_scene s;
-  cp_error err = {{0}, {0}};
+  cp_error err = {0};
   int rc = cp_scene_parse(scene, strlen(scene), NULL, NULL, &s, &err);
   if (rc == 0) cp_scene_free(&s);
   cr_assert_eq(rc, -1, "accepted: %s", urdf);
@@ -84,7 +84,7 @@ static void urdf_fails(const char *urdf, int line, const char *part1,
   if (part2) cr_assert(strstr(err.msg, part2), "'%s' lacks '%s'", err.msg, part2);
   // The standalone reader reports the same line.
   cp_urdf_model m;
-  cp_error e2 = {{0}, {0}};
+  cp_error e2 = {0};
   cr_assert_eq(cp_urdf_load(path, &m, &e2), -1);
   if (line > 0) {
     char l[32];
@@ -296,7 +296,7 @@ Test(urdf, same_chain_as_json) {
 
 Test(urdf, model_limits_and_lines) {
   cp_urdf_model m;
-  cp_error err = {{0}, {0}};
+  cp_error err = {0};
   cr_assert_eq(cp_urdf_parse(arm_urdf, strlen(arm_urdf), &m, &err), 0,
                "%s: %s", err.where, err.msg);
   cr_assert_str_eq(m.robot, "arm");
@@ -366,7 +366,7 @@ static const char *merge_urdf =
 
 Test(urdf, fixed_joints_merge_mass_properties) {
   cp_urdf_model m;
-  cp_error err = {{0}, {0}};
+  cp_error err = {0};
   cr_assert_eq(cp_urdf_parse(merge_urdf, strlen(merge_urdf), &m, &err), 0,
                "%s: %s", err.where, err.msg);
   cr_assert_eq(m.chain.n, 1);
@@ -428,7 +428,7 @@ static char *frame_urdf(const char *coll_rpy, const char *geometry,
 }
 
 static void load_model(const char *text, cp_urdf_model *m) {
-  cp_error err = {{0}, {0}};
+  cp_error err = {0};
   cr_assert_eq(cp_urdf_parse(text, strlen(text), m, &err), 0, "%s: %s",
                err.where, err.msg);
 }

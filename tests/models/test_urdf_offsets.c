@@ -153,7 +153,7 @@ static char *json_scene_text(const char *link_extra, const char *joint_extra,
 
 Test(urdf_offsets, urdf_offset_rotated_box_on_plane) {
   cp_urdf_model m;
-  cp_error err = {{0}, {0}};
+  cp_error err = {0};
   cr_assert_eq(cp_urdf_parse(offset_urdf, strlen(offset_urdf), &m, &err), 0,
                "%s: %s", err.where, err.msg);
   const cp_link *lk = &m.chain.joints[0].link;
@@ -380,7 +380,7 @@ Test(urdf_offsets, merged_fixed_link_shape_pose) {
       "link=\"tip\"/><origin xyz=\"0 0 0.5\" rpy=\"0 0 1.5707963267948966\"/>"
       "</joint></robot>";
   cp_urdf_model m;
-  cp_error err = {{0}, {0}};
+  cp_error err = {0};
   cr_assert_eq(cp_urdf_parse(u, strlen(u), &m, &err), 0, "%s: %s", err.where,
                err.msg);
   const cp_link *lk = &m.chain.joints[0].link;

@@ -32,7 +32,7 @@ static int grid_expand(void *ctx, const double *x, double t, const void *warm,
   int cx = (int)x[0] + dirs[a][0], cy = (int)x[1] + dirs[a][1];
   info->steps = 1;
   if (!grid_free(g, cx, cy)) {
-    info->outcome = CP_OUTCOME_OUT_OF_BOUNDS;
+    info->outcome = CP_EXPAND_OUT_OF_BOUNDS;
     snprintf(info->message, sizeof info->message, "cell (%d, %d) blocked", cx,
              cy);
     y[0] = x[0];
@@ -151,12 +151,12 @@ static int point_expand(void *ctx, const double *x, double t, const void *warm,
   y[0] = x[0];
   y[1] = x[1];
   if (nx < 0 || ny < 0 || nx > 1 || ny > 1) {
-    info->outcome = CP_OUTCOME_OUT_OF_BOUNDS;
+    info->outcome = CP_EXPAND_OUT_OF_BOUNDS;
     snprintf(info->message, sizeof info->message, "left the square");
     return 0;
   }
   if (nx >= 0.45 && nx <= 0.55 && ny < 0.7) {
-    info->outcome = CP_OUTCOME_PENETRATION;
+    info->outcome = CP_EXPAND_PENETRATION;
     snprintf(info->message, sizeof info->message, "into the wall");
     return 0;
   }

@@ -378,8 +378,8 @@ static int wrapped_expand(void *ctx, const double *x, double t,
   wrapped_grid *w = ctx;
   int rc = w->expand(ctx, x, t, warm, ws, a, y, info);
   if (w->g.expand_calls == w->after) w->flag = SIGINT;
-  if (!rc && info->outcome == CP_OUTCOME_OK && (int)y[0] == w->fail_x) {
-    info->outcome = CP_OUTCOME_SOLVER_FAILED;
+  if (!rc && info->outcome == CP_EXPAND_OK && (int)y[0] == w->fail_x) {
+    info->outcome = CP_EXPAND_SOLVER_FAILED;
     int n = snprintf(info->message, sizeof info->message,
                      "step 1: t = 0.005: the velocity LCP (size 403) was not "
                      "solved: certify: undecided: GLPK finds no solution");
@@ -537,8 +537,8 @@ Test(loop, failed_expansions_are_not_not_found_and_messages_are_whole) {
                CP_PLAN_FAILED_EXPANSIONS, "%s", e.msg);
   cr_assert_str_eq(cp_plan_status_name(r.status), "failed_expansions");
   cr_assert_eq(r.failed, 3);
-  cr_assert_eq(r.failed_by[CP_OUTCOME_SOLVER_FAILED], 3);
-  cr_assert_eq(r.failed_by[CP_OUTCOME_NONFINITE], 0);
+  cr_assert_eq(r.failed_by[CP_EXPAND_SOLVER_FAILED], 3);
+  cr_assert_eq(r.failed_by[CP_EXPAND_NONFINITE], 0);
   cp_store_close(st);
   sqlite3 *db = open_db(path);
   char *status = run_text(db, "status", r.run_id);

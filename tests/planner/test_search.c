@@ -49,7 +49,7 @@ static void check_grid_path(const synth_grid *g, cp_search *s, long goal) {
   for (long k = 1; k < len; ++k) {
     const cp_search_node *n = cp_search_node_get(s, ids[k]);
     cr_assert_eq(n->parent, ids[k - 1]);
-    cr_assert_eq(n->outcome, CP_OUTCOME_OK);
+    cr_assert_eq(n->outcome, CP_EXPAND_OK);
     x += d[n->action][0];
     y += d[n->action][1];
     cr_assert(g->rows[y][x] != '#');
@@ -111,7 +111,7 @@ Test(search, astar_same_state_twice_is_one_node) {
   long accepted = 0, rejected = 0;
   for (long id = 0; id < cp_search_node_count(s); ++id) {
     const cp_search_node *n = cp_search_node_get(s, id);
-    if (n->outcome != CP_OUTCOME_OK) {
+    if (n->outcome != CP_EXPAND_OK) {
       ++rejected;
       continue;
     }
@@ -144,9 +144,9 @@ Test(search, rejected_outcomes_are_nodes_with_their_reason) {
   long rejected = 0;
   for (long id = 0; id < cp_search_node_count(s); ++id) {
     const cp_search_node *n = cp_search_node_get(s, id);
-    if (n->outcome == CP_OUTCOME_OK) continue;
+    if (n->outcome == CP_EXPAND_OK) continue;
     ++rejected;
-    cr_assert_eq(n->outcome, CP_OUTCOME_OUT_OF_BOUNDS);
+    cr_assert_eq(n->outcome, CP_EXPAND_OUT_OF_BOUNDS);
     cr_assert(strstr(n->message, "blocked"), "%s", n->message);
     /* The state is the parent's (the move did not happen). */
     const double *x = cp_search_state(s, id), *px = cp_search_state(s, n->parent);
@@ -164,7 +164,7 @@ static void check_point_path(cp_search *s, long goal) {
   double x = 0.1, y = 0.1;
   for (long k = 1; k < len; ++k) {
     const cp_search_node *n = cp_search_node_get(s, ids[k]);
-    cr_assert_eq(n->outcome, CP_OUTCOME_OK);
+    cr_assert_eq(n->outcome, CP_EXPAND_OK);
     x += 0.05 * cos((double)n->action * 0.78539816339744831);
     y += 0.05 * sin((double)n->action * 0.78539816339744831);
     cr_assert(!(x >= 0.45 && x <= 0.55 && y < 0.7), "path crosses the wall");

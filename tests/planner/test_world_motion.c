@@ -159,7 +159,7 @@ Test(world_motion, warm_matches_cold) {
       o.stepper = dyn[s];
       o.dt = h;
       o.warm_start = warm;
-      cp_error err = {{0}, {0}};
+      cp_error err = {0};
       cr_assert_eq(cp_world_create(&sc, &o, &w[warm], &err), CP_WORLD_OK, "%s", err.msg);
       cp_scene_free(&sc);
     }
@@ -198,7 +198,7 @@ Test(world_motion, impact_memo_same_answer) {
     cp_world_options o = cp_world_defaults();
     o.dt = 1e-3;
     o.impact_memo = 8 * i;
-    cp_error err = {{0}, {0}};
+    cp_error err = {0};
     cr_assert_eq(cp_world_create(&sc, &o, &w[i], &err), CP_WORLD_OK, "%s", err.msg);
     cp_scene_free(&sc);
   }
@@ -257,7 +257,7 @@ Test(world_motion, impact_memo_same_answer) {
   wt_scene_file("box_drop.json", &sc);
   cp_world_options o = cp_world_defaults();
   o.impact_memo = -1;
-  cp_error err = {{0}, {0}};
+  cp_error err = {0};
   cp_world *bad = NULL;
   cr_assert_eq(cp_world_create(&sc, &o, &bad, &err), CP_WORLD_BAD_INPUT);
   cr_assert(bad == NULL);

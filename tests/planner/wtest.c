@@ -8,7 +8,7 @@
 #include "support.h"
 
 void wt_scene(const char *text, cp_scene *sc) {
-  cp_error err = {{0}, {0}};
+  cp_error err = {0};
   int rc = cp_scene_parse(text, strlen(text), NULL, NULL, sc, &err);
   cr_assert_eq(rc, 0, "scene: %s: %s", err.where, err.msg);
 }
@@ -17,7 +17,7 @@ void wt_scene_file(const char *rel, cp_scene *sc) {
   char path[1024];
   snprintf(path, sizeof path, "%s/models/scenes/%s", getenv("CP_SOURCE_ROOT"),
            rel);
-  cp_error err = {{0}, {0}};
+  cp_error err = {0};
   int rc = cp_scene_load(path, NULL, sc, &err);
   cr_assert_eq(rc, 0, "%s: %s: %s", rel, err.where, err.msg);
 }
@@ -27,7 +27,7 @@ static cp_world *world_of(cp_scene *sc, cp_stepper stepper, double dt) {
   o.stepper = stepper;
   o.dt = dt;
   cp_world *w = NULL;
-  cp_error err = {{0}, {0}};
+  cp_error err = {0};
   cp_world_status st = cp_world_create(sc, &o, &w, &err);
   cp_scene_free(sc);
   cr_assert_eq(st, CP_WORLD_OK, "world: %s: %s", err.where, err.msg);
