@@ -10,12 +10,11 @@
 #include "planner/assembly/assembly.h"
 #include "planner/store/assembly.h"
 #include "planner/view/assembly.h"
-#include "planner/cli/cli.h"
+#include "planner/cli/commands.h"
+#include "planner/cli/flags.h"
 #include "planner/cli/output.h"
 
 static const char head[] =
-    "usage: complan assemble SCENE [options]\n"
-    "\n"
     "Plan an order in which to place the scene's free bodies (the parts) so that\n"
     "every intermediate subassembly is stable (has equilibrium contact forces at\n"
     "rest). The search runs backwards: it removes one part at a time along a\n"
@@ -33,7 +32,7 @@ static void show_progress(void *ctx, int explored, int present) {
   if (explored % 16 == 0) fprintf(stderr, "\rassemble: %d subassemblies explored (%d parts)   ", explored, present);
 }
 
-int cp_cli_assemble(int argc, char **argv) {
+int cp_cli_assemble(const cp_cli_command *cmd, int argc, char **argv) {
   const char *file = NULL, *db = "complan.sqlite", *html = NULL;
   int json = 0, no_db = 0, progress = 0, verbose = 0;
   long ndir = 0;
@@ -58,8 +57,8 @@ int cp_cli_assemble(int argc, char **argv) {
                    "part along its approach direction; docs/assembly.md)"),
       CP_CLI_BOOL("--verbose", &verbose, "GLPK's own messages on stderr (dropped otherwise)"),
   };
-  const cp_cli_spec spec = {"assemble", head, tail, "SCENE", &file, flags,
-                            sizeof flags / sizeof *flags, 0};
+  const cp_cli_spec spec = {cmd->name, head, tail, "SCENE", &file, flags,
+                            sizeof flags / sizeof *flags, 0, cmd->usage};
   int prc = cp_cli_parse(&spec, argc, argv);
   if (prc != CP_CLI_GO) return prc;
   if (verbose) cp_cli_verbose();

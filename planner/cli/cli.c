@@ -1,275 +1,152 @@
+/* The dispatcher of `complan` (planner/cli/cli.h): the command table and
+ * the help made from it. The commands live one per file
+ * (planner/cli/commands.h). */
 #include "planner/cli/cli.h"
 
 #include <cblas.h>
-#include <ctype.h>
-#include <errno.h>
-#include <inttypes.h>
-#include <limits.h>
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "contact/glpkout.h"
+#include "planner/cli/commands.h"
+#include "planner/cli/flags.h"
 #include "planner/cli/output.h"
 #include "planner/io/outfile.h"
 
-static const char usage[] =
-    "usage: complan COMMAND [ARGS]\n"
-    "\n"
+/* One row per command, in the order of `complan --help`. */
+const cp_cli_command cp_cli_commands[] = {
+    {"solve", "SCENE", "the contact problem: accelerations and contact forces",
+     "solve SCENE [options]", cp_cli_solve},
+    {"contacts", "SCENE", "list the contacts generated from the shapes",
+     "contacts SCENE [options]", cp_cli_contacts},
+    {"simulate", "SCENE", "step a scene in time (contacts, impacts, friction)",
+     "simulate SCENE [options]", cp_cli_simulate},
+    {"lcp solve", "FILE", "solve a raw LCP (JSON or Siconos .dat)",
+     "lcp solve FILE [options]", cp_cli_lcp_solve},
+    {"lcp certify", "FILE", "decide exactly whether an LCP has a solution (MILP)",
+     "lcp certify FILE [--second] [options]", cp_cli_lcp_certify},
+    {"experiment paper", "", "reproduce the paper's computational study (section 6)",
+     "experiment paper [--out DIR] [--seed S] [--jobs N] [options]",
+     cp_cli_experiment_paper},
+    {"plan", "TASK", "plan a task; every explored state goes to SQLite",
+     "plan TASK [options]\n"
+     "plan TASK --benchmark RUNS [--planners a,b] [--db FILE]",
+     cp_cli_plan},
+    {"plans", "", "list the runs and plans in a planner database",
+     "plans [--db FILE] [--json]", cp_cli_plans},
+    {"replay", "", "re-simulate a stored plan, verify, export, view", "replay [options]",
+     cp_cli_replay},
+    {"stability", "SCENE", "is the assembly at rest strongly/weakly stable or not",
+     "stability SCENE [options]", cp_cli_stability},
+    {"assemble", "SCENE", "plan a stable assembly sequence (SQLite, --db)",
+     "assemble SCENE [options]", cp_cli_assemble},
+};
+const int cp_cli_n_commands = (int)(sizeof cp_cli_commands / sizeof *cp_cli_commands);
+
+static const char intro[] =
     "Planning robot manipulation through contact: the rigid-body contact model\n"
     "of Trinkle, Pang, Sudarsky and Lo (1995) with Coulomb friction, solved as a\n"
     "linear complementarity problem (LCP).\n"
-    "\n"
-    "commands:\n"
-    "  solve SCENE        the contact problem: accelerations and contact forces\n"
-    "  contacts SCENE     list the contacts generated from the shapes\n"
-    "  simulate SCENE     step a scene in time (contacts, impacts, friction)\n"
-    "  lcp solve FILE     solve a raw LCP (JSON or Siconos .dat)\n"
-    "  lcp certify FILE   decide exactly whether an LCP has a solution (MILP)\n"
-    "  experiment paper   reproduce the paper's computational study (section 6)\n"
-    "  plan TASK          plan a task; every explored state goes to SQLite\n"
-    "  plans              list the runs and plans in a planner database\n"
-    "  replay             re-simulate a stored plan, verify, export, view\n"
-    "  stability SCENE    is the assembly at rest strongly/weakly stable or not\n"
-    "  assemble SCENE     plan a stable assembly sequence (SQLite, --db)\n"
+    "\n";
+static const char options[] =
     "\n"
     "options:\n"
     "  -h, --help         this text; 'complan COMMAND --help' for a command\n"
+    "  help COMMAND       the same as 'complan COMMAND --help'\n"
     "  --version          print the version\n"
     "\n"
     "exit status: 0 answered (including a proof that no solution exists),\n"
     "1 undecided (iteration cap, numerical failure), 2 bad input or usage.\n";
 
-/* strtol and friends skip leading spaces and accept '+', hexadecimal, inf
- * and nan, and strtoull wraps "-1" to 2^64 - 1: all of that is refused here
- * before they are called. */
-static int plain_integer(const char *s, int allow_minus) {
-  if (!s) return 0;
-  if (allow_minus && *s == '-') s++;
-  if (!*s) return 0;
-  for (; *s; s++)
-    if (!isdigit((unsigned char)*s)) return 0;
-  return 1;
+/* Length of a name's first word ("lcp" of "lcp solve"). */
+static size_t group_len(const char *name) { return strcspn(name, " "); }
+
+/* The command's word within its group ("solve" of "lcp solve"); "" for a
+ * command of one word. */
+static const char *sub_name(const cp_cli_command *c) {
+  const char *sp = strchr(c->name, ' ');
+  return sp ? sp + 1 : "";
 }
 
-int cp_parse_int(const char *s, long lo, long hi, long *out) {
-  if (!plain_integer(s, 1)) return -1;
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (*end || errno == ERANGE || v < lo || v > hi) return -1;
-  *out = v;
-  return 0;
+/* Does row c belong to the group (first word) g? */
+static int in_group(const cp_cli_command *c, const char *g) {
+  size_t n = group_len(c->name);
+  return strlen(g) == n && !strncmp(c->name, g, n);
 }
 
-int cp_parse_u64(const char *s, uint64_t *out) {
-  if (!plain_integer(s, 0)) return -1;
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (*end || errno == ERANGE || v > UINT64_MAX) return -1;
-  *out = (uint64_t)v;
-  return 0;
-}
-
-int cp_parse_double(const char *s, double lo, double hi, double *out) {
-  if (!s || !*s) return -1;
-  /* digits, one '.', an exponent: [-]D*[.D*][(e|E)[+|-]D+] with a digit */
-  const char *p = s;
-  int digits = 0;
-  if (*p == '-') p++;
-  while (isdigit((unsigned char)*p)) p++, digits++;
-  if (*p == '.') {
-    p++;
-    while (isdigit((unsigned char)*p)) p++, digits++;
+/* The list of commands: every row, or those of group g. */
+static void list_commands(const char *g, FILE *out) {
+  fputs("commands:\n", out);
+  for (int k = 0; k < cp_cli_n_commands; k++) {
+    const cp_cli_command *c = &cp_cli_commands[k];
+    if (g && !in_group(c, g)) continue;
+    char left[64];
+    snprintf(left, sizeof left, "%s%s%s", c->name, c->operand[0] ? " " : "", c->operand);
+    fprintf(out, "  %-18s %s\n", left, c->summary);
   }
-  if (!digits) return -1;
-  if (*p == 'e' || *p == 'E') {
-    p++;
-    if (*p == '+' || *p == '-') p++;
-    if (!isdigit((unsigned char)*p)) return -1;
-    while (isdigit((unsigned char)*p)) p++;
-  }
-  if (*p) return -1;
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (*end || !isfinite(v) || (errno == ERANGE && fabs(v) > 1.0) || v < lo || v > hi)
-    return -1;
-  *out = v;
-  return 0;
 }
 
-static void glpk_to_stderr(void *ctx, const char *text) {
-  (void)ctx;
-  fputs(text, stderr);
+/* `complan --help`, and `complan` alone (on stderr). */
+static void top_usage(FILE *out) {
+  fputs("usage: complan COMMAND [ARGS]\n\n", out);
+  fputs(intro, out);
+  list_commands(NULL, out);
+  fputs(options, out);
 }
 
-void cp_cli_verbose(void) { cp_glpk_set_sink(glpk_to_stderr, NULL); }
-
-/* --- the flag parser (cli.h) ------------------------------------------------ */
-
-const char *const cp_cli_solver_names[] = {"lemke", "fip", "certify", "auto", NULL};
-
-static int flag_active(const cp_cli_spec *spec, const cp_cli_flag *f) {
-  return !f->modes || (f->modes & spec->mode);
-}
-
-/* What a value of f must be, for messages: the table's words, else said
- * from the kind and range. */
-static const char *expectation(const cp_cli_flag *f, char *buf, size_t n) {
-  if (f->expect) return f->expect;
-  switch (f->kind) {
-  case CP_FLAG_INT:
-  case CP_FLAG_LONG:
-    snprintf(buf, n, "a whole number from %ld to %ld", f->imin, f->imax);
-    break;
-  case CP_FLAG_U64:
-    snprintf(buf, n, "a whole number from 0 to %" PRIu64, UINT64_MAX);
-    break;
-  case CP_FLAG_DOUBLE:
-    snprintf(buf, n, "a number in [%g, %g]", f->dmin, f->dmax);
-    break;
-  case CP_FLAG_ENUM: {
-    size_t k = 0, used = 0;
-    buf[0] = '\0';
-    for (; f->names[k]; k++) {
-      const char *sep = k == 0 ? "" : f->names[k + 1] ? ", " : " or ";
-      int w = snprintf(buf + used, n - used, "%s%s", sep, f->names[k]);
-      if (w < 0 || (size_t)w >= n - used) break;
-      used += (size_t)w;
+/* A group's usage (`complan lcp`): its rows' usage lines and list. */
+static void group_usage(const char *g, FILE *out) {
+  int first = 1;
+  for (int k = 0; k < cp_cli_n_commands; k++)
+    if (in_group(&cp_cli_commands[k], g)) {
+      cp_cli_usage_lines(cp_cli_commands[k].usage, first, out);
+      first = 0;
     }
-    break;
-  }
-  case CP_FLAG_PATH:
-    snprintf(buf, n, "a file name");
-    break;
-  default:
-    snprintf(buf, n, "%s", f->arg ? f->arg : "a value");
-  }
-  return buf;
-}
-
-/* Stores value v of flag f; returns 0, or -1 when v is not acceptable. */
-static int store(const cp_cli_flag *f, const char *v) {
-  long l;
-  double d;
-  switch (f->kind) {
-  case CP_FLAG_STRING:
-    *(const char **)f->dest = v;
-    return 0;
-  case CP_FLAG_PATH:
-    if (!*v) return -1;
-    *(const char **)f->dest = v;
-    return 0;
-  case CP_FLAG_INT:
-    if (cp_parse_int(v, f->imin, f->imax, &l) || l < INT_MIN || l > INT_MAX) return -1;
-    *(int *)f->dest = (int)l;
-    return 0;
-  case CP_FLAG_LONG:
-    if (cp_parse_int(v, f->imin, f->imax, &l)) return -1;
-    *(long *)f->dest = l;
-    return 0;
-  case CP_FLAG_U64:
-    return cp_parse_u64(v, (uint64_t *)f->dest);
-  case CP_FLAG_DOUBLE:
-    if (cp_parse_double(v, f->dmin, f->dmax, &d)) return -1;
-    *(double *)f->dest = d;
-    return 0;
-  case CP_FLAG_ENUM:
-    for (int k = 0; f->names[k]; k++)
-      if (!strcmp(v, f->names[k])) {
-        *(int *)f->dest = k;
-        return 0;
-      }
-    return -1;
-  case CP_FLAG_BOOL:
-    break;
-  }
-  return -1;
-}
-
-int cp_cli_parse(const cp_cli_spec *spec, int argc, char **argv) {
-  char cmd[64], buf[256];
-  snprintf(cmd, sizeof cmd, "%s ", spec->cmd);
-  /* Which path flags were given: a second one would silently replace the
-   * first output or input. */
-  unsigned char seen[64] = {0};
-  if (spec->operand_dest) *spec->operand_dest = NULL;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      cp_cli_help(spec, stdout);
-      return CP_EXIT_ANSWERED;
-    }
-    if (a[0] != '-' || a[1] == '\0') { // an operand ("-" is one: stdin-like)
-      if (!spec->operand) return cp_cli_usage_error(cmd, "unexpected argument '%s'", a);
-      if (*spec->operand_dest)
-        return cp_cli_usage_error(cmd, "one %s expected, found a second: '%s'",
-                                  spec->operand, a);
-      *spec->operand_dest = a;
-      continue;
-    }
-    const cp_cli_flag *f = NULL;
-    size_t len = 0;
-    int k = 0;
-    for (; k < spec->n_flags; k++) {
-      const cp_cli_flag *g = &spec->flags[k];
-      len = strlen(g->name);
-      if (flag_active(spec, g) && !strncmp(a, g->name, len) && (a[len] == '\0' || a[len] == '=')) {
-        f = g;
-        break;
-      }
-    }
-    if (!f) return cp_cli_usage_error(cmd, "unknown option '%s'", a);
-    if (f->kind == CP_FLAG_BOOL) {
-      if (a[len] == '=') return cp_cli_usage_error(cmd, "%s takes no value, found '%s'", f->name, a);
-      *(int *)f->dest = 1;
-      continue;
-    }
-    const char *v;
-    if (a[len] == '=') v = a + len + 1;
-    else if (i + 1 < argc) v = argv[++i];
-    else return cp_cli_usage_error(cmd, "%s needs a value: %s", f->name, expectation(f, buf, sizeof buf));
-    if (f->kind == CP_FLAG_PATH && k < (int)sizeof seen && seen[k]++)
-      return cp_cli_usage_error(cmd, "%s given twice (second: '%s')", f->name, v);
-    if (store(f, v))
-      return cp_cli_usage_error(cmd, "%s: expected %s, found '%s'", f->name,
-                                expectation(f, buf, sizeof buf), v);
-  }
-  if (spec->operand && !*spec->operand_dest)
-    return cp_cli_usage_error(cmd, "missing %s", spec->operand);
-  return CP_CLI_GO;
-}
-
-/* One entry of the flag list: "  --name ARG", padded to col, then the help,
- * its continuation lines indented to col. */
-static void help_entry(FILE *out, const char *name, const char *arg, const char *help, int col) {
-  int w = fprintf(out, "  %s%s%s", name, arg ? " " : "", arg ? arg : "");
-  fprintf(out, "%*s", w < col ? col - w : 2, "");
-  for (const char *p = help; *p; p++) {
-    fputc(*p, out);
-    if (*p == '\n' && p[1]) fprintf(out, "%*s", col, "");
-  }
   fputc('\n', out);
+  list_commands(g, out);
+  fprintf(out, "\n'complan %s COMMAND --help' for a command's flags.\n", g);
 }
 
-void cp_cli_help(const cp_cli_spec *spec, FILE *out) {
-  /* The help column: past the longest "--name ARG" up to 20 characters;
-   * longer ones keep two spaces. */
-  int col = 20;
-  for (int k = 0; k < spec->n_flags; k++) {
-    const cp_cli_flag *f = &spec->flags[k];
-    int w = 2 + (int)strlen(f->name) + (f->arg ? 1 + (int)strlen(f->arg) : 0) + 2;
-    if (flag_active(spec, f) && w > col && w <= 24) col = w;
+/* The second words of group g's rows, "solve or certify", for a message. */
+static void group_words(const char *g, char *buf, size_t n) {
+  int count = 0, seen = 0;
+  for (int k = 0; k < cp_cli_n_commands; k++) count += in_group(&cp_cli_commands[k], g);
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int k = 0; k < cp_cli_n_commands && used < n; k++) {
+    const cp_cli_command *c = &cp_cli_commands[k];
+    if (!in_group(c, g)) continue;
+    const char *sep = seen == 0 ? "" : seen == count - 1 ? " or " : ", ";
+    int w = snprintf(buf + used, n - used, "%s%s", sep, sub_name(c));
+    if (w < 0) break;
+    used += (size_t)w;
+    seen++;
   }
-  fputs(spec->head, out);
-  for (int k = 0; k < spec->n_flags; k++)
-    if (flag_active(spec, &spec->flags[k]))
-      help_entry(out, spec->flags[k].name, spec->flags[k].arg, spec->flags[k].help, col);
-  help_entry(out, "-h, --help", NULL, "this text", col);
-  fputs(spec->tail, out);
+}
+
+static int is_help(const char *a) { return !strcmp(a, "-h") || !strcmp(a, "--help"); }
+
+/* Runs the command named by argv[1] (and argv[2] for a group). */
+static int dispatch(int argc, char **argv) {
+  const char *first = argv[1];
+  const cp_cli_command *row = NULL;
+  for (int k = 0; k < cp_cli_n_commands && !row; k++)
+    if (in_group(&cp_cli_commands[k], first)) row = &cp_cli_commands[k];
+  if (!row) return cp_cli_usage_error(NULL, "unknown command '%s'", first);
+  if (!*sub_name(row)) return row->run(row, argc - 1, argv + 1);
+  /* A group: its command is the next word. */
+  if (argc < 3 || is_help(argv[2])) {
+    group_usage(first, argc < 3 ? stderr : stdout);
+    return argc < 3 ? CP_EXIT_BAD_INPUT : CP_EXIT_ANSWERED;
+  }
+  for (int k = 0; k < cp_cli_n_commands; k++) {
+    const cp_cli_command *c = &cp_cli_commands[k];
+    if (in_group(c, first) && !strcmp(sub_name(c), argv[2]))
+      return c->run(c, argc - 2, argv + 2);
+  }
+  char words[256], cmd[64];
+  group_words(first, words, sizeof words);
+  snprintf(cmd, sizeof cmd, "%s ", first);
+  return cp_cli_usage_error(cmd, "unknown %s command '%s' (expected %s)", first, argv[2], words);
 }
 
 int cp_cli_main(int argc, char **argv) {
@@ -280,27 +157,26 @@ int cp_cli_main(int argc, char **argv) {
   /* An interrupted command leaves no temporary file (planner/io/outfile.h). */
   cp_outfile_catch_signals();
   if (argc < 2) {
-    fputs(usage, stderr);
+    top_usage(stderr);
     return CP_EXIT_BAD_INPUT;
   }
   const char *cmd = argv[1];
-  if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
-    fputs(usage, stdout);
-    return 0;
+  if (is_help(cmd) || (!strcmp(cmd, "help") && argc == 2)) {
+    top_usage(stdout);
+    return CP_EXIT_ANSWERED;
   }
   if (!strcmp(cmd, "--version")) {
     printf("complan 0.1.0\n");
-    return 0;
+    return CP_EXIT_ANSWERED;
   }
-  if (!strcmp(cmd, "lcp")) return cp_cli_lcp(argc - 1, argv + 1);
-  if (!strcmp(cmd, "solve")) return cp_cli_solve(argc - 1, argv + 1);
-  if (!strcmp(cmd, "contacts")) return cp_cli_contacts(argc - 1, argv + 1);
-  if (!strcmp(cmd, "simulate")) return cp_cli_simulate(argc - 1, argv + 1);
-  if (!strcmp(cmd, "experiment")) return cp_cli_experiment(argc - 1, argv + 1);
-  if (!strcmp(cmd, "plan")) return cp_cli_plan(argc - 1, argv + 1);
-  if (!strcmp(cmd, "plans")) return cp_cli_plans(argc - 1, argv + 1);
-  if (!strcmp(cmd, "replay")) return cp_cli_replay(argc - 1, argv + 1);
-  if (!strcmp(cmd, "stability")) return cp_cli_stability(argc - 1, argv + 1);
-  if (!strcmp(cmd, "assemble")) return cp_cli_assemble(argc - 1, argv + 1);
-  return cp_cli_usage_error(NULL, "unknown command '%s'", cmd);
+  if (!strcmp(cmd, "help")) {
+    /* `complan help A [B]` is `complan A [B] --help`. */
+    if (argc > 4) return cp_cli_usage_error(NULL, "help takes a command, found '%s'", argv[4]);
+    char *args[5] = {argv[0]};
+    int n = 1;
+    for (int i = 2; i < argc; i++) args[n++] = argv[i];
+    args[n++] = "--help";
+    return dispatch(n, args);
+  }
+  return dispatch(argc, argv);
 }

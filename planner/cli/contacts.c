@@ -6,12 +6,11 @@
 #include <string.h>
 
 #include "models/scene.h"
-#include "planner/cli/cli.h"
+#include "planner/cli/commands.h"
+#include "planner/cli/flags.h"
 #include "planner/cli/output.h"
 
 static const char head[] =
-    "usage: complan contacts SCENE [options]\n"
-    "\n"
     "List the contacts of a scene: generated from the shapes' geometry when the\n"
     "scene's \"contacts\" is \"auto\" or absent, else its explicit list (depth 0).\n"
     "Each contact joins a and b (bodies by name, links as \"manipulator/link\");\n"
@@ -23,7 +22,7 @@ static const char tail[] =
     "exit status: 0 listed, 2 bad input or usage (penetration deeper than the\n"
     "scene's penetration_tolerance is bad input).\n";
 
-int cp_cli_contacts(int argc, char **argv) {
+int cp_cli_contacts(const cp_cli_command *cmd, int argc, char **argv) {
   const char *file = NULL;
   int json = 0, no_speed_check = 0;
   const cp_cli_flag flags[] = {
@@ -34,7 +33,7 @@ int cp_cli_contacts(int argc, char **argv) {
                   "list the contacts even when a contact's normal\n"
                   "relative speed is not zero (an impact or separation)"),
   };
-  const cp_cli_spec spec = {"contacts", head, tail, "SCENE", &file, flags, sizeof flags / sizeof *flags, 0};
+  const cp_cli_spec spec = {cmd->name, head, tail, "SCENE", &file, flags, sizeof flags / sizeof *flags, 0, cmd->usage};
   int rc = cp_cli_parse(&spec, argc, argv);
   if (rc != CP_CLI_GO) return rc;
 

@@ -9,19 +9,11 @@
 #include <unistd.h>
 
 #include "experiments/paper.h"
-#include "planner/cli/cli.h"
+#include "planner/cli/commands.h"
+#include "planner/cli/flags.h"
 #include "planner/cli/output.h"
 
-static const char usage_top[] =
-    "usage: complan experiment paper [options]\n"
-    "\n"
-    "experiments:\n"
-    "  paper    the computational study of Trinkle, Pang, Sudarsky and Lo (1995),\n"
-    "           section 6, reproduced, with certificates for every data set\n";
-
 static const char paper_head[] =
-    "usage: complan experiment paper [--out DIR] [--seed S] [--jobs N] [options]\n"
-    "\n"
     "Generates the paper's random contact problems (33 problems, LCP sizes 2..170,\n"
     "each at mu = 0.1, ..., 1.0: 330 data sets), runs Lemke (ones, then up to 3\n"
     "random restarts, 100 pivots per start) and FIP (300 iterations, gap 1e-6) as\n"
@@ -66,13 +58,7 @@ static void progress(void *ctx, int done, int total) {
   fflush(stderr);
 }
 
-int cp_cli_experiment(int argc, char **argv) {
-  if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-    fputs(usage_top, argc < 2 ? stderr : stdout);
-    return argc < 2 ? CP_EXIT_BAD_INPUT : CP_EXIT_ANSWERED;
-  }
-  if (strcmp(argv[1], "paper"))
-    return cp_cli_usage_error("experiment ", "unknown experiment '%s' (expected paper)", argv[1]);
+int cp_cli_experiment_paper(const cp_cli_command *cmd, int argc, char **argv) {
   cp_paper_options opt = cp_paper_defaults();
   const char *out = "experiments/results/paper";
   int force_progress = 0, no_data = 0;
@@ -101,21 +87,22 @@ int cp_cli_experiment(int argc, char **argv) {
        "only the N smallest problems (for tests; default 33)", .imin = 1,
        .imax = CP_PAPER_PROBLEMS},
   };
-  const cp_cli_spec spec = {"experiment paper", paper_head, paper_tail, NULL, NULL, flags,
-                            sizeof flags / sizeof *flags, 0};
-  int prc = cp_cli_parse(&spec, argc - 1, argv + 1);
+  const cp_cli_spec spec = {cmd->name, paper_head, paper_tail, NULL, NULL, flags,
+                            sizeof flags / sizeof *flags, 0, cmd->usage};
+  int prc = cp_cli_parse(&spec, argc, argv);
   if (prc != CP_CLI_GO) return prc;
   if (no_data) opt.write_data = 0;
-  /* The command line, for the reports. */
-  char cmd[512] = "complan";
-  for (int i = 0; i < argc; i++) {
-    size_t l = strlen(cmd);
-    snprintf(cmd + l, sizeof cmd - l, " %s", argv[i]);
+  /* The command line, for the reports: "complan experiment paper ARGS". */
+  char line[512];
+  snprintf(line, sizeof line, "complan %s", cmd->name);
+  for (int i = 1; i < argc; i++) {
+    size_t l = strlen(line);
+    snprintf(line + l, sizeof line - l, " %s", argv[i]);
   }
   bar b = {force_progress || isatty(STDERR_FILENO), now_s()};
   cp_paper_study st;
   cp_error err;
-  if (cp_paper_study_run(&opt, out, cmd, progress, &b, &st, &err)) {
+  if (cp_paper_study_run(&opt, out, line, progress, &b, &st, &err)) {
     if (b.on) fputc('\n', stderr);
     fprintf(stderr, "complan: experiment paper: %s%s%s\n", err.where, err.where[0] ? ": " : "",
             err.msg);

@@ -9,33 +9,29 @@
 
 #include "contact/lcpio.h"
 #include "contact/solve.h"
-#include "planner/cli/cli.h"
+#include "planner/cli/commands.h"
+#include "planner/cli/flags.h"
 #include "planner/cli/output.h"
 
-static const char lcp_usage[] =
-    "usage: complan lcp solve FILE [options]\n"
-    "       complan lcp certify FILE [--second] [options]\n"
-    "\n"
-    "FILE is a JSON LCP {\"M\": [[row], ...], \"q\": [...]} or a Siconos .dat file\n"
-    "(dense storage). The problem: find z >= 0 with w = M z + q >= 0, z'w = 0.\n"
-    "Run 'complan lcp solve --help' or 'complan lcp certify --help' for flags.\n";
+/* The input of both commands, in their --help. */
+#define LCP_FILE_TEXT                                                                   \
+  "FILE is a JSON LCP {\"M\": [[row], ...], \"q\": [...]} or a Siconos .dat file\n"    \
+  "(dense storage). The problem: find z >= 0 with w = M z + q >= 0, z'w = 0.\n"
 
 static const char solve_head[] =
-    "usage: complan lcp solve FILE [options]\n"
-    "\n"
     "Solve a raw LCP (JSON or Siconos .dat). Every reported solution has passed\n"
     "an independent residual check (z >= 0, w >= 0, z_i w_i = 0, w = M z + q).\n"
+    LCP_FILE_TEXT
     "\n";
 static const char solve_tail[] =
     "\n"
     "exit status: 0 solved or proven to have no solution, 1 not solved,\n"
     "2 bad input or usage.\n";
 static const char certify_head[] =
-    "usage: complan lcp certify FILE [--second] [options]\n"
-    "\n"
     "Decide whether the LCP has a solution with a mixed-integer program\n"
     "(Pardalos-Rosen scaled form, GLPK): prints a verified solution, or a proof\n"
     "that none exists (status no_solution).\n"
+    LCP_FILE_TEXT
     "\n";
 static const char certify_tail[] =
     "\n"
@@ -68,7 +64,8 @@ typedef struct lcp_args {
 
 /* Parses the flags of `lcp solve` / `lcp certify`. Returns -1 to continue,
  * or an exit status (help printed, or a usage error). */
-static int parse_args(int argc, char **argv, int certify, lcp_args *a) {
+static int parse_args(const cp_cli_command *cmd, int argc, char **argv, int certify,
+                      lcp_args *a) {
   enum { SOLVE = 1, CERTIFY = 2 }; // the flags' modes
   memset(a, 0, sizeof *a);
   a->repeat = 1;
@@ -116,11 +113,11 @@ static int parse_args(int argc, char **argv, int certify, lcp_args *a) {
        .dmin = 1e-300, .dmax = 1.0, .expect = "a number in (0, 1]"},
       CP_CLI_BOOL("--verbose", &verbose, "GLPK's own messages on stderr (dropped otherwise)"),
   };
-  const cp_cli_spec spec = {certify ? "lcp certify" : "lcp solve",
+  const cp_cli_spec spec = {cmd->name,
                             certify ? certify_head : solve_head,
                             certify ? certify_tail : solve_tail,
                             "FILE", &a->file, flags, sizeof flags / sizeof *flags,
-                            certify ? CERTIFY : SOLVE};
+                            certify ? CERTIFY : SOLVE, cmd->usage};
   int rc = cp_cli_parse(&spec, argc, argv);
   if (rc != CP_CLI_GO) return rc;
   if (verbose) cp_cli_verbose();
@@ -132,9 +129,9 @@ static int parse_args(int argc, char **argv, int certify, lcp_args *a) {
   return CP_CLI_GO;
 }
 
-static int run(int argc, char **argv, int certify) {
+static int run(const cp_cli_command *cmd, int argc, char **argv, int certify) {
   lcp_args a;
-  int rc = parse_args(argc, argv, certify, &a);
+  int rc = parse_args(cmd, argc, argv, certify, &a);
   if (rc >= 0) return rc;
 
   size_t len;
@@ -255,16 +252,10 @@ static int run(int argc, char **argv, int certify) {
   return rc;
 }
 
-int cp_cli_lcp(int argc, char **argv) {
-  if (argc < 2) {
-    fputs(lcp_usage, stderr);
-    return CP_EXIT_BAD_INPUT;
-  }
-  if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-    fputs(lcp_usage, stdout);
-    return 0;
-  }
-  if (!strcmp(argv[1], "solve")) return run(argc - 1, argv + 1, 0);
-  if (!strcmp(argv[1], "certify")) return run(argc - 1, argv + 1, 1);
-  return cp_cli_usage_error("lcp ", "unknown lcp command '%s' (expected solve or certify)", argv[1]);
+int cp_cli_lcp_solve(const cp_cli_command *cmd, int argc, char **argv) {
+  return run(cmd, argc, argv, 0);
+}
+
+int cp_cli_lcp_certify(const cp_cli_command *cmd, int argc, char **argv) {
+  return run(cmd, argc, argv, 1);
 }

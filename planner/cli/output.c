@@ -1,4 +1,5 @@
 #include "planner/cli/output.h"
+#include "contact/glpkout.h"
 #include "models/jsonread.h"
 
 #include <errno.h>
@@ -35,6 +36,13 @@ int cp_cli_input_error(const char *file, const cp_error *err) {
   // Running out of memory is not the input's fault (docs/outputs.md: 1).
   return strstr(err->msg, "out of memory") ? CP_EXIT_UNDECIDED : CP_EXIT_BAD_INPUT;
 }
+
+static void glpk_to_stderr(void *ctx, const char *text) {
+  (void)ctx;
+  fputs(text, stderr);
+}
+
+void cp_cli_verbose(void) { cp_glpk_set_sink(glpk_to_stderr, NULL); }
 
 void cp_cli_scene_warnings(const char *file, const cp_scene *scene) {
   for (int i = 0; i < scene->n_warnings; i++)

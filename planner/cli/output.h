@@ -69,17 +69,9 @@ int cp_json_print(json_t *doc);
 /// Marks the start of a command for cp_json_print (called by cp_cli_main).
 void cp_cli_output_begin(void);
 
-/* The numeric flag parsers (defined in planner/cli/cli.c, the one place that
- * parses numbers on the command line). All are strict: the whole string is
- * the number, in plain decimal; no leading or trailing spaces, no '+',
- * no hexadecimal, no inf or nan; out of range or overflow is an error. */
-
-/// A whole number in [lo, hi] (an optional leading '-'). Returns 0 or -1.
-int cp_parse_int(const char *s, long lo, long hi, long *out);
-/// A whole number in [0, 2^64 - 1] (e.g. a seed). Returns 0 or -1.
-#include <stdint.h>
-int cp_parse_u64(const char *s, uint64_t *out);
-/// A finite decimal number (123, -1.5, 2e-3) in [lo, hi]. Returns 0 or -1.
-int cp_parse_double(const char *s, double lo, double hi, double *out);
+/// Sends GLPK's terminal output to stderr (it is dropped otherwise; stdout
+/// only ever holds the command's own output): `--verbose` of every command
+/// that solves.
+void cp_cli_verbose(void);
 
 #endif

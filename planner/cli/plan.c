@@ -10,7 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "planner/cli/cli.h"
+#include "planner/cli/commands.h"
+#include "planner/cli/flags.h"
 #include "planner/cli/output.h"
 #include "planner/plan/plan.h"
 #include "planner/sim/statelayout.h"
@@ -18,9 +19,6 @@
 #include "planner/search/task.h"
 
 static const char head[] =
-    "usage: complan plan TASK [options]\n"
-    "       complan plan TASK --benchmark RUNS [--planners a,b] [--db FILE]\n"
-    "\n"
     "Search for a sequence of joint efforts (or, in quasistatic mode, joint\n"
     "velocities) that brings the task's goal body into its goal region,\n"
     "predicting every action's outcome with the contact simulator. Every\n"
@@ -222,7 +220,7 @@ static int benchmark(const char *file, const cp_task *task, const char *db,
   return rc;
 }
 
-int cp_cli_plan(int argc, char **argv) {
+int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
   const char *file = NULL, *db = "complan.sqlite", *method = NULL,
              *planners = NULL;
   int json = 0, resume = 0, progress = 0, method_k = -1;
@@ -258,7 +256,7 @@ int cp_cli_plan(int argc, char **argv) {
       CP_CLI_VALUE("--planners", "LIST", CP_FLAG_STRING, &planners,
                    "comma-separated planners for --benchmark"),
   };
-  const cp_cli_spec spec = {"plan", head, tail, "TASK", &file, flags, sizeof flags / sizeof *flags, 0};
+  const cp_cli_spec spec = {cmd->name, head, tail, "TASK", &file, flags, sizeof flags / sizeof *flags, 0, cmd->usage};
   int prc = cp_cli_parse(&spec, argc, argv);
   if (prc != CP_CLI_GO) return prc;
   const int has_seed = seed_text != NULL;

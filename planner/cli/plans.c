@@ -3,13 +3,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "planner/cli/cli.h"
+#include "planner/cli/commands.h"
+#include "planner/cli/flags.h"
 #include "planner/cli/output.h"
 #include "planner/store/store.h"
 
 static const char head[] =
-    "usage: complan plans [--db FILE] [--json]\n"
-    "\n"
     "List the search runs in a planner database (docs/database.md) and the\n"
     "plans each found: run id, task, planner, status, seed, nodes,\n"
     "expansions, LCP solves, search time; plan id, final node, cost and\n"
@@ -20,7 +19,7 @@ static const char tail[] =
     "exit status: 0 listed; 1 the database could not be read (busy, I/O);\n"
     "2 bad usage, no such file, or not a complan database.\n";
 
-int cp_cli_plans(int argc, char **argv) {
+int cp_cli_plans(const cp_cli_command *cmd, int argc, char **argv) {
   const char *db = "complan.sqlite";
   int json = 0;
   const cp_cli_flag flags[] = {
@@ -32,7 +31,7 @@ int cp_cli_plans(int argc, char **argv) {
                   "\"expansions\", \"lcp_solves\", \"plans\": [{\"id\",\n"
                   "\"node\", \"cost\", \"length\", \"duration\"}]}]}"),
   };
-  const cp_cli_spec spec = {"plans", head, tail, NULL, NULL, flags, sizeof flags / sizeof *flags, 0};
+  const cp_cli_spec spec = {cmd->name, head, tail, NULL, NULL, flags, sizeof flags / sizeof *flags, 0, cmd->usage};
   int prc = cp_cli_parse(&spec, argc, argv);
   if (prc != CP_CLI_GO) return prc;
   cp_store *st;

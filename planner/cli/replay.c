@@ -5,15 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "planner/cli/cli.h"
+#include "planner/cli/commands.h"
+#include "planner/cli/flags.h"
 #include "planner/io/outfile.h"
 #include "planner/cli/output.h"
 #include "planner/replay/replay.h"
 #include "planner/view/viewer.h"
 
 static const char head[] =
-    "usage: complan replay [options]\n"
-    "\n"
     "Re-simulate a stored plan offline: its task is rebuilt from the database\n"
     "(the stored task and scene texts, not the files), and its actions are\n"
     "simulated one after the other from the stored start state, each exactly\n"
@@ -88,7 +87,7 @@ static int make_viewer(cp_replay *r, int tree, cp_viewer **out) {
   return 0;
 }
 
-int cp_cli_replay(int argc, char **argv) {
+int cp_cli_replay(const cp_cli_command *cmd, int argc, char **argv) {
   const char *db = "complan.sqlite", *csv_path = NULL, *html_path = NULL;
   int json = 0, verify = 0, tree = 0;
   long plan_id = 0;
@@ -123,7 +122,7 @@ int cp_cli_replay(int argc, char **argv) {
                   "\"steps\", \"duration\", \"deviation\", \"verified\",\n"
                   "\"mismatch\"}"),
   };
-  const cp_cli_spec spec = {"replay", head, tail, NULL, NULL, flags, sizeof flags / sizeof *flags, 0};
+  const cp_cli_spec spec = {cmd->name, head, tail, NULL, NULL, flags, sizeof flags / sizeof *flags, 0, cmd->usage};
   int prc = cp_cli_parse(&spec, argc, argv);
   if (prc != CP_CLI_GO) return prc;
   if (tree && !html_path)

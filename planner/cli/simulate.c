@@ -10,7 +10,8 @@
 #include <unistd.h>
 
 #include "models/scene.h"
-#include "planner/cli/cli.h"
+#include "planner/cli/commands.h"
+#include "planner/cli/flags.h"
 #include "planner/io/csv.h"
 #include "planner/io/outfile.h"
 #include "planner/cli/output.h"
@@ -20,8 +21,6 @@
 #include "planner/sim/world.h"
 
 static const char head[] =
-    "usage: complan simulate SCENE [options]\n"
-    "\n"
     "Steps a scene in time with the contact model (formulation 6): contacts\n"
     "are generated from the shapes at every step, impacts are resolved, and\n"
     "the contact LCP moves the bodies and joints.\n"
@@ -110,7 +109,7 @@ static json_t *final_json(const cp_world *w) {
   return fin;
 }
 
-int cp_cli_simulate(int argc, char **argv) {
+int cp_cli_simulate(const cp_cli_command *cmd, int argc, char **argv) {
   const char *file = NULL, *csv = NULL, *html = NULL;
   int json = 0, force_progress = 0, auto_contacts = 0, cold = 0;
   cp_world_options wo = cp_world_defaults();
@@ -165,8 +164,8 @@ int cp_cli_simulate(int argc, char **argv) {
       CP_CLI_BOOL("--progress", &force_progress,
                   "progress on stderr even when it is not a terminal"),
   };
-  const cp_cli_spec spec = {"simulate", head, tail, "SCENE", &file, flags,
-                            sizeof flags / sizeof *flags, 0};
+  const cp_cli_spec spec = {cmd->name, head, tail, "SCENE", &file, flags,
+                            sizeof flags / sizeof *flags, 0, cmd->usage};
   int prc = cp_cli_parse(&spec, argc, argv);
   if (prc != CP_CLI_GO) return prc;
   wo.stepper = (cp_stepper)stepper;

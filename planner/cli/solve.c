@@ -10,7 +10,8 @@
 #include "contact/quasistatic.h"
 #include "models/scene.h"
 #include "models/system.h"
-#include "planner/cli/cli.h"
+#include "planner/cli/commands.h"
+#include "planner/cli/flags.h"
 #include "planner/cli/output.h"
 
 /* The tables for people show rounding-level values (|x| < 1e-10 in SI units)
@@ -18,8 +19,6 @@
 static double tidy(double x) { return fabs(x) < 1e-10 ? 0.0 : x; }
 
 static const char head[] =
-    "usage: complan solve SCENE [options]\n"
-    "\n"
     "The contact problem of a scene file: accelerations and contact forces, with\n"
     "the model deciding which contacts keep rolling, start sliding, keep sliding\n"
     "or break (the LCP of Trinkle, Pang, Sudarsky and Lo 1995).\n"
@@ -192,7 +191,7 @@ static int quasistatic(const char *file, const cp_scene *scene, const cp_system 
   return rc;
 }
 
-int cp_cli_solve(int argc, char **argv) {
+int cp_cli_solve(const cp_cli_command *cmd, int argc, char **argv) {
   const char *file = NULL;
   int json = 0, quasi = 0, verbose = 0;
   cp_problem_options opt = cp_problem_defaults();
@@ -221,7 +220,7 @@ int cp_cli_solve(int argc, char **argv) {
                   "a table for people (values below 1e-10 shown as 0)"),
       CP_CLI_BOOL("--verbose", &verbose, "GLPK's own messages on stderr (dropped otherwise)"),
   };
-  const cp_cli_spec spec = {"solve", head, tail, "SCENE", &file, flags, sizeof flags / sizeof *flags, 0};
+  const cp_cli_spec spec = {cmd->name, head, tail, "SCENE", &file, flags, sizeof flags / sizeof *flags, 0, cmd->usage};
   int prc = cp_cli_parse(&spec, argc, argv);
   if (prc != CP_CLI_GO) return prc;
   if (verbose) cp_cli_verbose();

@@ -10,12 +10,11 @@
 #include "models/scene.h"
 #include "models/system.h"
 #include "planner/assembly/assembly.h"
-#include "planner/cli/cli.h"
+#include "planner/cli/commands.h"
+#include "planner/cli/flags.h"
 #include "planner/cli/output.h"
 
 static const char head[] =
-    "usage: complan stability SCENE [options]\n"
-    "\n"
     "Is the assembly stable at rest? With every velocity set to zero, under\n"
     "gravity, the applied loads and the joint efforts, the contact problem is\n"
     "asked whether its solutions have zero accelerations:\n"
@@ -57,7 +56,7 @@ static const char *row_owner(const cp_scene *sc, const cp_system *sys, int r) {
   return cp_cli_joint_name(sc, sys->joint_manip[r], sys->joint_index[r], 2);
 }
 
-int cp_cli_stability(int argc, char **argv) {
+int cp_cli_stability(const cp_cli_command *cmd, int argc, char **argv) {
   const char *file = NULL;
   int json = 0, progress = 0, verbose = 0;
   double tlim = 60.0;
@@ -72,8 +71,8 @@ int cp_cli_stability(int argc, char **argv) {
                   "show the MILPs' progress on stderr even when it is not\na terminal"),
       CP_CLI_BOOL("--verbose", &verbose, "GLPK's own messages on stderr (dropped otherwise)"),
   };
-  const cp_cli_spec spec = {"stability", head, tail, "SCENE", &file, flags,
-                            sizeof flags / sizeof *flags, 0};
+  const cp_cli_spec spec = {cmd->name, head, tail, "SCENE", &file, flags,
+                            sizeof flags / sizeof *flags, 0, cmd->usage};
   int prc = cp_cli_parse(&spec, argc, argv);
   if (prc != CP_CLI_GO) return prc;
   if (verbose) cp_cli_verbose();

@@ -1,4 +1,4 @@
-/* The table-driven flag parser (planner/cli/cli.h, cp_cli_parse): every kind of
+/* The table-driven flag parser (planner/cli/flags.h, cp_cli_parse): every kind of
  * flag stored from both spellings, every usage error with its message, the
  * --help text made from the table; then each command's table through the
  * executable (unknown flags, missing values, bool flags given a value). */
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "planner/cli/cli.h"
+#include "planner/cli/flags.h"
 #include "tests/support.h"
 
 /* The variables of the test table, reset before every parse. */
@@ -37,7 +37,7 @@ static const cp_cli_flag table[] = {
 
 static cp_cli_spec spec(const char *opd, unsigned mode) {
   cp_cli_spec sp = {"test", "usage: complan test X\n\n", "\nthe end\n", opd,
-                    opd ? &operand : NULL, table, sizeof table / sizeof *table, mode};
+                    opd ? &operand : NULL, table, sizeof table / sizeof *table, mode, NULL};
   return sp;
 }
 
@@ -248,6 +248,99 @@ Test(cli_flags, every_command) {
     char needs[64];
     snprintf(needs, sizeof needs, "%s needs a value", cmds[k].value_flag);
     cr_assert(strstr(err, needs), "%s: %s", name, err);
+    free(out);
+    free(err);
+  }
+}
+
+/* The command table (planner/cli/commands.h) is the one source of the
+ * command list, `complan help CMD` and the usage of an incomplete command
+ * line: every command is listed once with its operand, `help CMD` prints
+ * exactly `CMD --help`, and a group alone prints its commands' usage lines
+ * (stderr, exit 2; stdout, exit 0 with --help or through `help`). */
+Test(cli_flags, command_table) {
+  static const char *const names[][2] = {
+      {"solve", "SCENE"},   {"contacts", "SCENE"},   {"simulate", "SCENE"},
+      {"lcp solve", "FILE"}, {"lcp certify", "FILE"}, {"experiment paper", ""},
+      {"plan", "TASK"},     {"plans", ""},           {"replay", ""},
+      {"stability", "SCENE"}, {"assemble", "SCENE"},
+  };
+  char *top, *err;
+  const char *h[] = {"complan", "--help", NULL};
+  cr_assert_eq(cpt_run(h, &top, &err), 0);
+  free(err);
+  const char *bare[] = {"complan", NULL};
+  char *out;
+  cr_assert_eq(cpt_run(bare, &out, &err), 2);
+  cr_assert_str_empty(out);
+  cr_assert_str_eq(err, top, "'complan' alone: the list on stderr");
+  free(out);
+  free(err);
+  const char *word[] = {"complan", "help", NULL};
+  cr_assert_eq(cpt_run(word, &out, &err), 0);
+  cr_assert_str_eq(out, top);
+  free(out);
+  free(err);
+  const char *prev = top;
+  for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+    char line[96];
+    snprintf(line, sizeof line, "\n  %s%s%s ", names[k][0], *names[k][1] ? " " : "",
+             names[k][1]);
+    const char *at = strstr(top, line);
+    cr_assert(at, "'%s' not listed:\n%s", line + 1, top);
+    cr_assert(at > prev, "'%s' out of order", names[k][0]);
+    cr_assert_null(strstr(at + 1, line), "'%s' listed twice", names[k][0]);
+    prev = at;
+    /* help CMD == CMD --help, word for word */
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", names[k][0]);
+    char *sub = strchr(buf, ' ');
+    if (sub) *sub++ = '\0';
+    const char *a[] = {"complan", buf, sub ? sub : "--help", sub ? "--help" : NULL, NULL};
+    const char *b[] = {"complan", "help", buf, sub, NULL};
+    char *o1, *o2, *e1, *e2;
+    cr_assert_eq(cpt_run(a, &o1, &e1), 0, "%s --help", names[k][0]);
+    cr_assert_eq(cpt_run(b, &o2, &e2), 0, "help %s", names[k][0]);
+    cr_assert_str_eq(o1, o2, "help %s differs from --help", names[k][0]);
+    char usage[96];
+    snprintf(usage, sizeof usage, "usage: complan %s", names[k][0]);
+    cr_assert(!strncmp(o1, usage, strlen(usage)), "%s", o1);
+    free(o1);
+    free(o2);
+    free(e1);
+    free(e2);
+  }
+  free(top);
+  /* A group alone: its commands' usage lines, on stderr with exit 2. */
+  const char *lcp[] = {"complan", "lcp", NULL};
+  cr_assert_eq(cpt_run(lcp, &out, &err), 2);
+  cr_assert_str_empty(out);
+  const char *lines = "usage: complan lcp solve FILE [options]\n"
+                      "       complan lcp certify FILE [--second] [options]\n\n";
+  cr_assert(!strncmp(err, lines, strlen(lines)), "%s", err);
+  char *group = err;
+  free(out);
+  const char *lcph[] = {"complan", "help", "lcp", NULL};
+  cr_assert_eq(cpt_run(lcph, &out, &err), 0);
+  cr_assert_str_eq(out, group);
+  free(out);
+  free(err);
+  free(group);
+  const char *bad[][5] = {{"complan", "help", "nonsense", NULL},
+                          {"complan", "lcp", "frobnicate", NULL},
+                          {"complan", "experiment", "nonsense", NULL},
+                          {"complan", "help", "plan", "x", "y"}};
+  const char *msg[] = {"unknown command 'nonsense'\n(see 'complan --help')",
+                       "unknown lcp command 'frobnicate' (expected solve or certify)\n"
+                       "(see 'complan lcp --help')",
+                       "unknown experiment command 'nonsense' (expected paper)",
+                       "help takes a command, found 'y'"};
+  for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+    const char *argv[6] = {0};
+    memcpy(argv, bad[k], sizeof bad[k]);
+    cr_assert_eq(cpt_run(argv, &out, &err), 2, "case %zu", k);
+    cr_assert_str_empty(out);
+    cr_assert(strstr(err, msg[k]), "case %zu: %s", k, err);
     free(out);
     free(err);
   }

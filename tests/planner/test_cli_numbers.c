@@ -2,12 +2,13 @@
  * leading spaces, '+', hexadecimal, inf/nan, junk and absurd values are
  * usage errors (exit 2), never silently clamped or truncated. */
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "planner/cli/output.h"
+#include "planner/cli/flags.h"
 #include "tests/harden/harden.h"
 
 Test(cli_numbers, integers) {
