@@ -218,10 +218,11 @@ static int generate(cp_scene *s, const cp_contactgen_options *opt,
                                  CP_COLLIDE_MAX_POINTS, &cerr);
       char an[160], bn[160];
       if (m < 0) {
-        rc = cp_error_set(err, "contacts", "cannot collide \"%s\" with \"%s\": %s%s%s",
-                          cp_scene_ref_name(s, a->ref, an, sizeof an),
-                          cp_scene_ref_name(s, b->ref, bn, sizeof bn),
-                          cerr.where, cerr.where[0] ? ": " : "", cerr.msg);
+        rc = cp_error_setc(err, cerr.code ? cerr.code : CP_ERR_INPUT, "contacts",
+                           "cannot collide \"%s\" with \"%s\": %s%s%s",
+                           cp_scene_ref_name(s, a->ref, an, sizeof an),
+                           cp_scene_ref_name(s, b->ref, bn, sizeof bn),
+                           cerr.where, cerr.where[0] ? ": " : "", cerr.msg);
         break;
       }
       if (m > CP_COLLIDE_MAX_POINTS) m = CP_COLLIDE_MAX_POINTS;

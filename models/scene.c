@@ -543,9 +543,9 @@ static int parse_urdf_manip(cp_scene *sc, const json_t *v, const char *path,
   free(full);
   if (rc) {
     if (uerr.where[0])
-      return cp_error_set(err, p, "%.100s %.30s: %s", file, uerr.where,
-                          uerr.msg);
-    return cp_error_set(err, p, "%s", uerr.msg);
+      return cp_error_setc(err, uerr.code, p, "%.100s %.30s: %s", file, uerr.where,
+                           uerr.msg);
+    return cp_error_setc(err, uerr.code, p, "%s", uerr.msg);
   }
   for (int i = 0; i < um.n_warnings; ++i)
     scene_warn(sc, "%s: %s %s", p, file, um.warnings[i]);

@@ -27,7 +27,7 @@ int cp_scene_parse(const char *text, size_t len, const char *base_dir,
   cp_error serr;
   if (opts->check_normal_speed && cp_scene_check_normal_speeds(scene, &serr)) {
     // There is no contacts[j] in the file: point at "contacts" instead.
-    cp_error_set(err, "contacts", "generated %s", serr.msg);
+    cp_error_setc(err, serr.code, "contacts", "generated %s", serr.msg);
     cp_scene_free(scene);
     return -1;
   }

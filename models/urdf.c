@@ -107,6 +107,13 @@ static int xerr(cp_error *err, const xmlNode *n, const char *fmt, ...) {
   return cp_error_set(err, where, "%s: %s", elem, what);
 }
 
+/* xerr's "out of memory", with the code that says so. */
+static int xnomem(cp_error *err, const xmlNode *n) {
+  xerr(err, n, "out of memory");
+  if (err) err->code = CP_ERR_NOMEM;
+  return -1;
+}
+
 // Parses exactly n finite numbers separated by white space.
 static int parse_numbers(const char *s, int n, double *out) {
   const char *p = s;
@@ -237,7 +244,7 @@ static char *resolve_mesh(ctx *c, const xmlNode *e, const char *fn) {
   if (!strncmp(fn, "file://", 7)) fn += 7;
   if (strncmp(fn, "package://", 10)) {
     char *r = fn[0] == '/' || !o->base_dir ? dupstr(fn) : join2(o->base_dir, fn);
-    if (!r) xerr(c->err, e, "out of memory");
+    if (!r) xnomem(c->err, e);
     return r;
   }
   const char *name = fn + 10, *slash = strchr(name, '/');
@@ -256,7 +263,7 @@ static char *resolve_mesh(ctx *c, const xmlNode *e, const char *fn) {
   for (int i = 0; i < o->n_packages; ++i)
     if (!strcmp(o->packages[i].name, pkg)) {
       char *r = join2(o->packages[i].dir, slash + 1);
-      if (!r) xerr(c->err, e, "out of memory");
+      if (!r) xnomem(c->err, e);
       return r;
     }
   const char *rpp = o->ros_package_path ? o->ros_package_path
@@ -272,7 +279,7 @@ static char *resolve_mesh(ctx *c, const xmlNode *e, const char *fn) {
         if (o->files && o->files->is_dir ? o->files->is_dir(o->files->ctx, dir)
                                          : is_dir(dir)) {
           char *r = join2(dir, slash + 1);
-          if (!r) xerr(c->err, e, "out of memory");
+          if (!r) xnomem(c->err, e);
           return r;
         }
         size_t tl = strlen(tried);
@@ -315,18 +322,20 @@ static int read_mesh(ctx *c, const xmlNode *e, cp_shape *s) {
   char *key = malloc(kn);
   if (!key) {
     free(path);
-    return xerr(c->err, e, "out of memory");
+    return xnomem(c->err, e);
   }
   snprintf(key, kn, "%s|%.17g|%.17g|%.17g", path, scale[0], scale[1], scale[2]);
   cp_mesh *m = xmlHashLookup(c->meshes, BAD_CAST key);
   int rc = 0;
   if (!m) {
     cp_error merr = {0};
-    if (cp_mesh_load_from(c->opt->files, path, scale, &m, &merr))
+    if (cp_mesh_load_from(c->opt->files, path, scale, &m, &merr)) {
       rc = xerr(c->err, e, "%s", merr.msg);
+      if (c->err) c->err->code = merr.code; /* out of memory stays so */
+    }
     else if (xmlHashAddEntry(c->meshes, BAD_CAST key, m)) {
       cp_mesh_release(m);
-      rc = xerr(c->err, e, "out of memory");
+      rc = xnomem(c->err, e);
     }
   }
   free(key);
@@ -418,7 +427,7 @@ static int read_link(ctx *c, xmlNode *n, ulink *L) {
   int nc = 0;
   for (xmlNode *k = n->children; k; k = k->next) nc += is_elem(k, "collision");
   if (nc && !(L->coll = calloc((size_t)nc, sizeof *L->coll)))
-    return xerr(err, n, "out of memory");
+    return xnomem(err, n);
   for (xmlNode *k = n->children; k; k = k->next) {
     if (is_elem(k, "inertial")) {
       if (L->has_inertial)
@@ -589,7 +598,7 @@ static int check_name(cp_error *err, const xmlNode *n, char **out) {
               "names may not contain '/' (it separates manipulator and link "
               "names)");
   else if (!(*out = dupstr((const char *)v)))
-    rc = xerr(err, n, "out of memory");
+    rc = xnomem(err, n);
   xmlFree(v);
   return rc;
 }
@@ -622,7 +631,7 @@ static int build(ctx *c, xmlNode *robot, cp_urdf_model *m) {
   // Tree structure: each link has at most one parent joint; children are
   // kept in document order (a list through next_sibling).
   int *last_child = malloc((size_t)c->nl * sizeof *last_child);
-  if (!last_child) return xerr(err, robot, "out of memory");
+  if (!last_child) return xnomem(err, robot);
   for (int i = 0; i < c->nl; ++i) last_child[i] = -1;
   for (int j = 0; j < c->nj; ++j) {
     ujoint *J = &c->joints[j];
@@ -664,7 +673,7 @@ static int build(ctx *c, xmlNode *robot, cp_urdf_model *m) {
   double *T = malloc((size_t)c->nl * 7 * sizeof *T);    // pos[3], quat[4]
   int rc = 0, ns = 0, n_mov = 0, sp = 0;
   if (!seq || !stack || !owner || !mov || !T) {
-    rc = xerr(err, robot, "out of memory");
+    rc = xnomem(err, robot);
     goto done;
   }
   for (int j = c->links[root].first_child; j >= 0; j = c->joints[j].next_sibling)
@@ -688,7 +697,7 @@ static int build(ctx *c, xmlNode *robot, cp_urdf_model *m) {
   }
   if (ns != c->nj) { // some link hangs off a cycle, unreachable from the root
     char *seen = calloc((size_t)c->nl, 1);
-    if (!seen) { rc = xerr(err, robot, "out of memory"); goto done; }
+    if (!seen) { rc = xnomem(err, robot); goto done; }
     seen[root] = 1;
     for (int s = 0; s < ns; ++s) seen[c->joints[seq[s]].child] = 1;
     for (int i = 0; i < c->nl; ++i)
@@ -725,7 +734,7 @@ static int build(ctx *c, xmlNode *robot, cp_urdf_model *m) {
   if (!ch->joints || !ch->parent || !m->limits || !m->joint_line ||
       !first_link || !msum || !single) {
     free(first_link), free(msum), free(single);
-    rc = xerr(err, robot, "out of memory");
+    rc = xnomem(err, robot);
     goto done;
   }
   ch->n = n_mov;
@@ -770,7 +779,7 @@ static int build(ctx *c, xmlNode *robot, cp_urdf_model *m) {
     m->joint_line[k] = (int)xmlGetLineNo(J->node);
     if (!(cj->name = dupstr(J->name)) ||
         !(cj->link.name = dupstr(c->links[J->child].name)))
-      rc = xerr(err, J->node, "out of memory");
+      rc = xnomem(err, J->node);
   }
 
   // Mass properties, one pass over the links for the sums and one for the
@@ -859,7 +868,7 @@ static int build(ctx *c, xmlNode *robot, cp_urdf_model *m) {
       compose(T + 7 * L, T + 7 * L + 3, u->coll[e].pos, u->coll[e].quat, pos,
               quat);
       if (link_add_shape(&ch->joints[k].link, &u->coll[e].shape, pos, quat))
-        rc = xerr(err, u->coll[e].node, "out of memory");
+        rc = xnomem(err, u->coll[e].node);
     }
   }
   for (int k = 0; k < n_mov; ++k) {
@@ -872,7 +881,7 @@ static int build(ctx *c, xmlNode *robot, cp_urdf_model *m) {
   }
   free(first_link);
   if (!rc && !(m->root = dupstr(c->links[root].name)))
-    rc = xerr(err, robot, "out of memory");
+    rc = xnomem(err, robot);
 done:
   free(seq);
   free(stack);
@@ -891,7 +900,7 @@ static int add_name(ctx *c, xmlHashTablePtr t, const char *name, int index,
     return xerr(c->err, n, "duplicate %s name (also at line %ld)", what,
                 xmlGetLineNo(node_of(c, old)));
   if (xmlHashAddEntry(t, BAD_CAST name, (void *)(intptr_t)(index + 1)))
-    return xerr(c->err, n, "out of memory");
+    return xnomem(c->err, n);
   return 0;
 }
 static xmlNode *link_node(ctx *c, int i) { return c->links[i].node; }
@@ -904,7 +913,7 @@ static int read_robot(ctx *c, xmlNode *robot, cp_urdf_model *m) {
   xmlChar *rn = xmlGetProp(robot, BAD_CAST "name");
   m->robot = dupstr(rn ? (const char *)rn : "");
   xmlFree(rn);
-  if (!m->robot) return xerr(err, robot, "out of memory");
+  if (!m->robot) return xnomem(err, robot);
   int nl = 0, nj = 0;
   for (xmlNode *k = robot->children; k; k = k->next)
     nl += is_elem(k, "link"), nj += is_elem(k, "joint");
@@ -914,7 +923,7 @@ static int read_robot(ctx *c, xmlNode *robot, cp_urdf_model *m) {
   c->link_index = xmlHashCreate(nl);
   c->joint_index = xmlHashCreate(nj ? nj : 1);
   if (!c->links || !c->joints || !c->link_index || !c->joint_index)
-    return xerr(err, robot, "out of memory");
+    return xnomem(err, robot);
   for (xmlNode *k = robot->children; k; k = k->next) {
     if (!is_elem(k, "link")) continue;
     ulink *L = &c->links[c->nl];

@@ -13,13 +13,9 @@
 int cp_cli_read_input(const char *path, char **text, size_t *len) {
   cp_error err;
   *text = cp_read_file(path, len, &err);
-  if (*text) return 0;
-  /* err.msg is "cannot open|read PATH: REASON": print the file first, as
-   * every input error does. */
-  const char *p = strstr(err.msg, path);
-  const char *reason = p ? p + strlen(path) + (p[strlen(path)] == ':' ? 2 : 0) : err.msg;
-  fprintf(stderr, "complan: %s: cannot read: %s\n", path, reason);
-  return strstr(reason, "out of memory") ? CP_EXIT_UNDECIDED : CP_EXIT_BAD_INPUT;
+  /* The reader's message names the file and says why, as a scene's does:
+   * `complan: PATH: cannot open PATH: REASON`. */
+  return *text ? CP_EXIT_ANSWERED : cp_cli_input_error(path, &err);
 }
 
 char *cp_cli_read_file(const char *path, size_t *len) {
@@ -33,8 +29,7 @@ int cp_cli_input_error(const char *file, const cp_error *err) {
     fprintf(stderr, "complan: %s: %s: %s\n", file, err->where, err->msg);
   else
     fprintf(stderr, "complan: %s: %s\n", file, err->msg);
-  // Running out of memory is not the input's fault (docs/outputs.md: 1).
-  return strstr(err->msg, "out of memory") ? CP_EXIT_UNDECIDED : CP_EXIT_BAD_INPUT;
+  return cp_cli_exit_of(err);
 }
 
 static void glpk_to_stderr(void *ctx, const char *text) {
@@ -43,6 +38,11 @@ static void glpk_to_stderr(void *ctx, const char *text) {
 }
 
 void cp_cli_verbose(void) { cp_glpk_set_sink(glpk_to_stderr, NULL); }
+
+int cp_cli_exit_of(const cp_error *err) {
+  // Running out of memory is not the input's fault (docs/outputs.md: 1).
+  return err->code == CP_ERR_NOMEM ? CP_EXIT_UNDECIDED : CP_EXIT_BAD_INPUT;
+}
 
 void cp_cli_scene_warnings(const char *file, const cp_scene *scene) {
   for (int i = 0; i < scene->n_warnings; i++)

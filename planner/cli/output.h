@@ -16,15 +16,21 @@
 enum { CP_EXIT_ANSWERED = 0, CP_EXIT_UNDECIDED = 1, CP_EXIT_BAD_INPUT = 2 };
 
 /// Reads a whole file into a NUL-terminated malloc'd buffer. On failure
-/// prints `complan: PATH: cannot read: REASON` and returns NULL.
+/// prints `complan: PATH: cannot open PATH: REASON` (or `cannot read`: the
+/// message of cp_read_file, models/error.h) and returns NULL.
 char *cp_cli_read_file(const char *path, size_t *len);
 
 /// As cp_cli_read_file, with the exit status of a failure: 0 (read), 2
 /// (cannot read) or 1 (out of memory, not the input's fault).
 int cp_cli_read_input(const char *path, char **text, size_t *len);
 
-/// Prints `complan: FILE: WHERE: MSG` (WHERE omitted when empty); returns 2,
-/// or 1 when the message says "out of memory" (not the input's fault).
+/// The exit status of a failure with err: 1 when its code is CP_ERR_NOMEM
+/// (not the input's fault), else 2 (bad input, or a file that cannot be
+/// read or written: docs/outputs.md).
+int cp_cli_exit_of(const cp_error *err);
+
+/// Prints `complan: FILE: WHERE: MSG` (WHERE omitted when empty); returns
+/// cp_cli_exit_of(err).
 int cp_cli_input_error(const char *file, const cp_error *err);
 
 /// Prints the scene loader's warnings (input accepted despite URDF habits,

@@ -138,8 +138,8 @@ int cp_cli_replay(const cp_cli_command *cmd, int argc, char **argv) {
   memset(&err, 0, sizeof err);
   cp_replay_status rs = cp_replay_open(st, plan_id, &r, &err);
   if (rs != CP_REPLAY_OK) {
-    /* the store's messages name the file already */
-    const int named = !strncmp(err.msg, db, strlen(db));
+    /* the store's messages (CP_ERR_IO) name the file already */
+    const int named = err.code == CP_ERR_IO;
     fprintf(stderr, "complan: %s%s%s%s%s\n", named ? "" : db, named ? "" : ": ",
             err.where, err.where[0] ? ": " : "", err.msg);
     cp_store_close(st);
@@ -155,8 +155,7 @@ int cp_cli_replay(const cp_cli_command *cmd, int argc, char **argv) {
     s.csv_out = cp_outfile_open(csv_path, &err);
     if (!s.csv_out) {
       fprintf(stderr, "complan: %s\n", err.msg);
-      rc = strstr(err.msg, "out of memory") ? CP_EXIT_UNDECIDED
-                                            : CP_EXIT_BAD_INPUT;
+      rc = cp_cli_exit_of(&err);
     } else {
       s.csv = cp_outfile_stream(s.csv_out);
       if (cp_replay_csv_header(r, s.csv)) {

@@ -184,6 +184,9 @@ int cp_cli_simulate(const cp_cli_command *cmd, int argc, char **argv) {
     scene.n_contacts = 0;
     scene.contacts_auto = 1;
   }
+  /* The world refuses an explicit contact list (planner/sim/world.h): the
+   * scene says whether it has one, and the refusal names the "contacts". */
+  const int explicit_list = !scene.contacts_auto;
   cp_world *w = NULL;
   cp_world_status ws = cp_world_create(&scene, &wo, &w, &err);
   cp_scene_free(&scene);
@@ -192,7 +195,7 @@ int cp_cli_simulate(const cp_cli_command *cmd, int argc, char **argv) {
       fprintf(stderr, "complan: out of memory\n");
       return CP_EXIT_UNDECIDED;
     }
-    if (!strcmp(err.where, "contacts") && strstr(err.msg, "explicit"))
+    if (explicit_list && !strcmp(err.where, "contacts"))
       snprintf(err.msg + strlen(err.msg), sizeof err.msg - strlen(err.msg),
                " (or pass --auto-contacts)");
     return cp_cli_input_error(file, &err);
@@ -205,12 +208,11 @@ int cp_cli_simulate(const cp_cli_command *cmd, int argc, char **argv) {
                 !(rec.x = malloc(sizeof(double) * (size_t)(rec.layout.n + 1)));
     rec.csv_out = nomem ? NULL : cp_outfile_open(csv, &err);
     if (!rec.csv_out) {
-      if (nomem) snprintf(err.msg, sizeof err.msg, "out of memory");
+      if (nomem) cp_error_setc(&err, CP_ERR_NOMEM, "", "out of memory");
       fprintf(stderr, "complan: %s\n", err.msg);
       free_recorders(&rec);
       cp_world_destroy(w);
-      return strstr(err.msg, "out of memory") ? CP_EXIT_UNDECIDED
-                                              : CP_EXIT_BAD_INPUT;
+      return cp_cli_exit_of(&err);
     }
     rec.csv = cp_outfile_stream(rec.csv_out);
     if (cp_csv_state_header(rec.csv, &rec.layout, cp_world_scene(w))) {
@@ -269,8 +271,7 @@ int cp_cli_simulate(const cp_cli_command *cmd, int argc, char **argv) {
     rec.csv_out = NULL; /* committed or removed: not discarded again */
     if (cp_outfile_commit(o, &err)) {
       fprintf(stderr, "complan: %s\n", err.msg);
-      rc = strstr(err.msg, "out of memory") ? CP_EXIT_UNDECIDED
-                                            : CP_EXIT_BAD_INPUT;
+      rc = cp_cli_exit_of(&err);
     }
   }
   if (rc == CP_EXIT_BAD_INPUT) {

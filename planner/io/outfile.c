@@ -109,7 +109,7 @@ cp_outfile *cp_outfile_open(const char *path, cp_error *err) {
    * rename onto it would fail at the end). */
   struct stat st;
   if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-    cp_error_set(err, "", "%s: cannot create: %s", path, strerror(EISDIR));
+    cp_error_setc(err, CP_ERR_IO, "", "%s: cannot create: %s", path, strerror(EISDIR));
     free_outfile(o);
     return NULL;
   }
@@ -123,7 +123,7 @@ cp_outfile *cp_outfile_open(const char *path, cp_error *err) {
     e = fd < 0 ? errno : 0;
   }
   if (fd < 0) {
-    cp_error_set(err, "", "%s: cannot create: %s", path, strerror(e));
+    cp_error_setc(err, CP_ERR_IO, "", "%s: cannot create: %s", path, strerror(e));
     free_outfile(o);
     return NULL;
   }
@@ -134,7 +134,7 @@ cp_outfile *cp_outfile_open(const char *path, cp_error *err) {
     close(fd);
     unlink(o->tmp);
     release(o->slot);
-    cp_error_set(err, "", "%s: cannot create: %s", path,
+    cp_error_setc(err, CP_ERR_IO, "", "%s: cannot create: %s", path,
                  o->slot < 0 ? "too many output files at once" : strerror(e));
     free_outfile(o);
     return NULL;
@@ -175,7 +175,7 @@ int cp_outfile_commit(cp_outfile *o, cp_error *err) {
   }
   if (bad) {
     unlink(o->tmp);
-    cp_error_set(err, "", "%s: cannot write: %s", o->path, strerror(e));
+    cp_error_setc(err, CP_ERR_IO, "", "%s: cannot write: %s", o->path, strerror(e));
   }
   release(o->slot);
   free_outfile(o);

@@ -42,8 +42,9 @@ enum { CP_OUTFILE_MAX_PENDING = 32 };
 typedef struct cp_outfile cp_outfile;
 
 /// Creates the temporary file for path. Returns the handle, or NULL with
-/// err->msg "PATH: cannot create: REASON" (or "out of memory"); a folder
-/// at path is refused here ("Is a directory"), before anything is written.
+/// err->msg "PATH: cannot create: REASON" (code CP_ERR_IO; CP_ERR_NOMEM
+/// with "out of memory", CP_ERR_INPUT for an empty path); a folder at path
+/// is refused here ("Is a directory"), before anything is written.
 cp_outfile *cp_outfile_open(const char *path, cp_error *err);
 
 /// The stream to write to (buffered; errors stay on it until commit).
@@ -51,7 +52,7 @@ FILE *cp_outfile_stream(cp_outfile *o);
 
 /// Flushes the stream, syncs the file to disk (fsync), closes it, renames
 /// the temporary file to the target and frees o. Returns 0, or -1 with err->msg "PATH: cannot
-/// write: REASON" (any write, close or rename error); the temporary file is
+/// write: REASON" (CP_ERR_IO: any write, close or rename error); the temporary file is
 /// removed then and the target is untouched.
 int cp_outfile_commit(cp_outfile *o, cp_error *err);
 

@@ -64,6 +64,17 @@ static cp_replay_status store_status(cp_store_status s) {
              : CP_REPLAY_FAILED;
 }
 
+/* A store failure as the replay's error: its status, and in *err the kind
+ * (CP_ERR_NOMEM; CP_ERR_IO with the store's message, which names the
+ * database file; a missing row: bad input) -- replay.h. */
+static cp_replay_status store_fail(cp_error *err, const cp_store *st, cp_store_status s) {
+  if (s == CP_STORE_NOMEM) cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
+  else if (s == CP_STORE_NOT_FOUND)
+    cp_error_set(err, "", "a row the plan refers to is missing (a damaged database)");
+  else cp_error_setc(err, CP_ERR_IO, "", "%s", cp_store_message(st));
+  return store_status(s);
+}
+
 /* The latest plan's id (the largest), or 0 when the database has none. */
 static cp_store_status latest_plan(cp_store *st, int64_t *id) {
   json_t *list;
@@ -166,8 +177,7 @@ cp_replay_status cp_replay_open(cp_store *st, int64_t plan_id,
   cp_store_status ss;
   if (plan_id <= 0) {
     if ((ss = latest_plan(st, &plan_id)) != CP_STORE_OK) {
-      cp_error_set(err, "", "%s", cp_store_message(st));
-      return open_fail(r, store_status(ss));
+      return open_fail(r, store_fail(err, st, ss));
     }
     if (plan_id <= 0) {
       cp_error_set(err, "", "the database holds no plan (run 'complan plan' "
@@ -178,18 +188,14 @@ cp_replay_status cp_replay_open(cp_store *st, int64_t plan_id,
   r->plan_id = plan_id;
   ss = cp_store_plan_nodes(st, plan_id, &r->run_id, &r->ids, &r->n_nodes);
   if (ss != CP_STORE_OK || r->n_nodes == 0) {
-    if (ss == CP_STORE_OK || ss == CP_STORE_NOT_FOUND)
-      cp_error_set(err, "--plan", "no plan %lld in the database",
-                   (long long)plan_id);
-    else
-      cp_error_set(err, "", "%s", cp_store_message(st));
-    return open_fail(r, ss == CP_STORE_OK ? CP_REPLAY_BAD_INPUT
-                                          : store_status(ss));
+    if (ss != CP_STORE_OK && ss != CP_STORE_NOT_FOUND)
+      return open_fail(r, store_fail(err, st, ss));
+    cp_error_set(err, "--plan", "no plan %lld in the database", (long long)plan_id);
+    return open_fail(r, CP_REPLAY_BAD_INPUT);
   }
   cp_store_run run;
   if ((ss = cp_store_load_run(st, r->run_id, &run)) != CP_STORE_OK) {
-    cp_error_set(err, "", "%s", cp_store_message(st));
-    return open_fail(r, store_status(ss));
+    return open_fail(r, store_fail(err, st, ss));
   }
   /* The run's world options: warm starts as the search had them. */
   int warm_start = 1;
@@ -201,16 +207,14 @@ cp_replay_status cp_replay_open(cp_store *st, int64_t plan_id,
   free(run.options);
   cp_store_task_row row;
   if ((ss = cp_store_load_task(st, run.task_id, &row)) != CP_STORE_OK) {
-    cp_error_set(err, "", "%s", cp_store_message(st));
-    return open_fail(r, store_status(ss));
+    return open_fail(r, store_fail(err, st, ss));
   }
   stored_files sf = {NULL, 0, run.task_id};
   cp_store_file *files = NULL;
   if (row.inputs_stored &&
       (ss = cp_store_task_files(st, run.task_id, &files, &sf.n)) != CP_STORE_OK) {
     cp_store_task_row_free(&row);
-    cp_error_set(err, "", "%s", cp_store_message(st));
-    return open_fail(r, store_status(ss));
+    return open_fail(r, store_fail(err, st, ss));
   }
   sf.f = files;
   const cp_file_source src = {stored_read, stored_is_dir, &sf};
@@ -219,16 +223,19 @@ cp_replay_status cp_replay_open(cp_store *st, int64_t plan_id,
   int rc = rebuild_task(&row, row.inputs_stored ? &src : NULL, &r->task, &e);
   cp_store_task_row_free(&row);
   cp_store_files_free(files, sf.n);
+  /* Out of memory stays out of memory; anything else is the stored
+   * input's fault. */
   if (rc) {
-    cp_error_set(err, "", "the stored task of plan %lld no longer parses: "
-                 "%s%s%s", (long long)plan_id, e.where,
-                 e.where[0] ? ": " : "", e.msg);
-    return open_fail(r, CP_REPLAY_BAD_INPUT);
+    cp_error_setc(err, e.code == CP_ERR_NOMEM ? CP_ERR_NOMEM : CP_ERR_INPUT, "",
+                  "the stored task of plan %lld no longer parses: %s%s%s",
+                  (long long)plan_id, e.where, e.where[0] ? ": " : "", e.msg);
+    return open_fail(r, e.code == CP_ERR_NOMEM ? CP_REPLAY_NOMEM : CP_REPLAY_BAD_INPUT);
   }
   if (cp_plan_world_create(&r->task, warm_start, &r->pw, &e)) {
-    cp_error_set(err, "", "cannot simulate the stored task: %s%s%s", e.where,
-                 e.where[0] ? ": " : "", e.msg);
-    return open_fail(r, CP_REPLAY_BAD_INPUT);
+    cp_error_setc(err, e.code == CP_ERR_NOMEM ? CP_ERR_NOMEM : CP_ERR_INPUT, "",
+                  "cannot simulate the stored task: %s%s%s", e.where,
+                  e.where[0] ? ": " : "", e.msg);
+    return open_fail(r, e.code == CP_ERR_NOMEM ? CP_REPLAY_NOMEM : CP_REPLAY_BAD_INPUT);
   }
   r->prob = cp_plan_world_problem(r->pw);
   r->n = r->prob->n;
@@ -258,8 +265,7 @@ cp_replay_status cp_replay_open(cp_store *st, int64_t plan_id,
                             r->states + (size_t)k * (size_t)r->n, r->n, NULL,
                             0, &nv);
     if (ss != CP_STORE_OK) {
-      cp_error_set(err, "", "%s", cp_store_message(st));
-      return open_fail(r, store_status(ss));
+      return open_fail(r, store_fail(err, st, ss));
     }
     r->times[k] = node.time;
     r->actions[k] = node.action;
@@ -467,8 +473,7 @@ cp_replay_status cp_replay_tree(cp_replay *r, double **points, int **parent,
   cp_replay_status status = CP_REPLAY_OK;
   int *par = NULL, *pth = NULL;
   if (ss != CP_STORE_OK) {
-    cp_error_set(err, "", "%s", cp_store_message(r->st));
-    status = store_status(ss);
+    status = store_fail(err, r->st, ss);
   } else {
     par = malloc((size_t)(t.n + 1) * sizeof *par);
     pth = malloc((size_t)(r->n_nodes + 1) * sizeof *pth);

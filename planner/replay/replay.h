@@ -50,6 +50,10 @@ typedef enum cp_replay_status {
 typedef struct cp_replay cp_replay;
 
 /// Opens plan plan_id (<= 0: the latest plan in the database) for replay.
+/// On failure *err says why; its code: CP_ERR_IO when the store failed (the
+/// message is the store's and names the database file), CP_ERR_NOMEM, or
+/// CP_ERR_INPUT (no such plan, a stored task that no longer works: the
+/// message does not name the file).
 cp_replay_status cp_replay_open(cp_store *st, int64_t plan_id,
                                 cp_replay **out, cp_error *err);
 void cp_replay_close(cp_replay *r);

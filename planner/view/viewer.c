@@ -676,7 +676,6 @@ cp_viewer_status cp_viewer_write(cp_viewer *v, const char *path) {
     write_page(v, cp_outfile_stream(o));
     if (!cp_outfile_commit(o, &err)) return CP_VIEWER_OK;
   }
-  return fail(v, strstr(err.msg, "out of memory") ? CP_VIEWER_NOMEM
-                                                   : CP_VIEWER_IO,
+  return fail(v, err.code == CP_ERR_NOMEM ? CP_VIEWER_NOMEM : CP_VIEWER_IO,
               "%s", err.msg);
 }

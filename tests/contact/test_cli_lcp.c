@@ -112,7 +112,8 @@ Test(cli_lcp, bad_input) {
   const char *missing[] = {"complan", "lcp", "solve", "/nonexistent/x.json", NULL};
   char *out, *err;
   cr_assert_eq(cpt_run(missing, &out, &err), 2);
-  cr_assert(strstr(err, "/nonexistent/x.json: cannot read"), "%s", err);
+  cr_assert(strstr(err, "complan: /nonexistent/x.json: cannot open /nonexistent/x.json: "), "%s",
+            err);
   cr_assert_str_empty(out);
   free(out);
   free(err);

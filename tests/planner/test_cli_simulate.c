@@ -188,7 +188,7 @@ static void bad(const char *const *argv, const char *expect1, const char *expect
 Test(cli_simulate, bad_input) {
   const char *s1 = scene("box_on_table.json");
   const char *explicit_[] = {"complan", "simulate", s1, "--json", NULL};
-  bad(explicit_, "box_on_table.json: contacts:", "explicit contact list");
+  bad(explicit_, "box_on_table.json: contacts:", "with the bodies (or pass --auto-contacts)");
   const char *dt0[] = {"complan", "simulate", scene("box_drop.json"), "--dt", "0", NULL};
   bad(dt0, "--dt", "> 0");
   const char *dtneg[] = {"complan", "simulate", scene("box_drop.json"), "--dt", "-1e-3", NULL};
