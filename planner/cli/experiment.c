@@ -1,5 +1,5 @@
 /* `complan experiment paper`: the paper's computational study (section 6),
- * reproduced (experiments/paper.h does the work; this file parses flags and
+ * reproduced (experiments/study/study.h does the work; this file parses flags and
  * draws the progress bar). */
 #include <math.h>
 #include <stdio.h>
@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "experiments/paper.h"
+#include "experiments/study/study.h"
 #include "planner/cli/commands.h"
 #include "planner/cli/flags.h"
 #include "planner/cli/output.h"
@@ -106,26 +106,18 @@ int cp_cli_experiment_paper(const cp_cli_command *cmd, int argc, char **argv) {
     if (b.on) fputc('\n', stderr);
     fprintf(stderr, "complan: experiment paper: %s%s%s\n", err.where, err.where[0] ? ": " : "",
             err.msg);
-    /* An unwritable output is bad input; anything else could not finish. */
-    return err.where[0] ? CP_EXIT_BAD_INPUT : CP_EXIT_UNDECIDED;
+    /* An output that cannot be written is bad input; anything else
+     * (memory, a worker) could not finish. */
+    return err.code == CP_ERR_IO || err.code == CP_ERR_INPUT ? CP_EXIT_BAD_INPUT
+                                                             : CP_EXIT_UNDECIDED;
   }
-  int solved1 = 0, lem = 0, fip = 0, either = 0, aut = 0, sol = 0, none = 0, und = 0;
-  for (int i = 0; i < st.n_rows; i++) {
-    const cp_paper_row *r = &st.rows[i];
-    solved1 += r->lemke == CP_PAPER_SOLVED && r->lemke_starts == 1;
-    lem += r->lemke == CP_PAPER_SOLVED;
-    fip += r->fip == CP_PAPER_SOLVED;
-    either += r->lemke == CP_PAPER_SOLVED || r->fip == CP_PAPER_SOLVED;
-    aut += r->autos == CP_PAPER_SOLVED;
-    sol += r->cert == CP_PAPER_CERT_SOLVABLE;
-    none += r->cert == CP_PAPER_CERT_NONE;
-    und += r->cert == CP_PAPER_CERT_UNDECIDED;
-  }
-  printf("%d data sets from %d problems (seed %llu): Lemke 1st start %d, with restarts %d, "
-         "FIP %d, either %d, auto %d; certificate: %d solvable, %d none, %d undecided.\n"
-         "Solving took %.1f s on %d worker%s; reports in %s/\n",
-         st.n_rows, st.n_problems, (unsigned long long)opt.seed, solved1, lem, fip, either, aut,
-         sol, none, und, st.run_s, st.opt.jobs, st.opt.jobs == 1 ? "" : "s", out);
+  char *headline = cp_paper_format_headline(&st, out);
   cp_paper_study_free(&st);
+  if (!headline) {
+    fprintf(stderr, "complan: experiment paper: out of memory (the reports are written)\n");
+    return CP_EXIT_UNDECIDED;
+  }
+  fputs(headline, stdout);
+  free(headline);
   return CP_EXIT_ANSWERED;
 }

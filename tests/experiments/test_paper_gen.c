@@ -1,4 +1,4 @@
-/* The paper's problem generator (experiments/paper.h): determinism, sizes,
+/* The paper's problem generator (experiments/study/study.h): determinism, sizes,
  * scenes that pass the scene checker and rebuild to the same LCP, geometry
  * that is physically consistent, and the size-2 problem of Table 3. */
 #include <criterion/criterion.h>
@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "contact/lcpio.h"
-#include "experiments/paper.h"
+#include "experiments/study/study.h"
 #include "models/vec3.h"
 #include "tests/support.h"
 

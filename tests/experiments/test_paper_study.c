@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "experiments/paper.h"
+#include "experiments/study/study.h"
 #include "tests/support.h"
 
 static char *temp_dir(void) {

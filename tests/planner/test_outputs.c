@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "experiments/paper.h"
+#include "experiments/study/study.h"
 #include "planner/io/csv.h"
 #include "planner/io/outfile.h"
 #include "planner/sim/statelayout.h"
@@ -955,6 +955,7 @@ Test(outputs, paper_files_are_atomic_outputs) {
   cr_assert_eq(cp_paper_write_file(dir, "sub", "x", &err), -1);
   cr_assert_str_eq(err.where, in_dir("sub"));
   cr_assert_str_eq(err.msg, "cannot create: Is a directory");
+  cr_assert_eq(err.code, CP_ERR_IO, "a file that cannot be made is an I/O error");
   const char *keep[] = {"r.md", "sub", NULL};
   char list[1024];
   cr_assert_eq(strays(keep, list, sizeof list), 0, "left:%s", list);

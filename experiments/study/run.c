@@ -1,6 +1,6 @@
 /* The paper's protocol on one data set, and the study driver (generation,
- * data files, fork()ed workers, reports). See experiments/paper.h. */
-#include "experiments/paper.h"
+ * data files, fork()ed workers, reports). See experiments/study/study.h. */
+#include "experiments/study/study.h"
 
 #include <errno.h>
 #include <lapacke.h>
@@ -39,54 +39,6 @@ cp_paper_options cp_paper_defaults(void) {
   o.fip_gap_tol = 1e-6;
   o.write_data = 1;
   return o;
-}
-
-const char *cp_paper_status_word(cp_paper_status s) {
-  switch (s) {
-  case CP_PAPER_SOLVED: return "solved";
-  case CP_PAPER_FAILED: return "failed";
-  case CP_PAPER_NO_SOLUTION: return "no_solution";
-  }
-  return "?";
-}
-
-const char *cp_paper_cert_word(cp_paper_cert c) {
-  switch (c) {
-  case CP_PAPER_CERT_SOLVABLE: return "solvable";
-  case CP_PAPER_CERT_NONE: return "none";
-  case CP_PAPER_CERT_UNDECIDED: return "undecided";
-  }
-  return "?";
-}
-
-const char *cp_paper_unique_word(cp_paper_unique u) {
-  switch (u) {
-  case CP_PAPER_UNIQUE: return "unique";
-  case CP_PAPER_NOT_UNIQUE: return "not unique";
-  case CP_PAPER_UNIQUE_UNDECIDED: return "undecided";
-  case CP_PAPER_UNIQUE_NA: return "n/a";
-  }
-  return "?";
-}
-
-const char *cp_paper_source_word(cp_paper_cert_source s) {
-  switch (s) {
-  case CP_PAPER_SRC_NONE: return "";
-  case CP_PAPER_SRC_MIP: return "mip";
-  case CP_PAPER_SRC_LEMKE: return "lemke";
-  case CP_PAPER_SRC_FIP: return "fip";
-  case CP_PAPER_SRC_AUTO: return "auto";
-  case CP_PAPER_SRC_PERSIST: return "persistent-lemke";
-  }
-  return "?";
-}
-
-const char *cp_paper_fip_cell(const cp_paper_row *r, char *buf, int size) {
-  if (r->fip == CP_PAPER_SOLVED) snprintf(buf, (size_t)size, "%d", r->fip_iters);
-  else if (r->fip_raw == CP_LCP_NO_STRICT_FEASIBLE) snprintf(buf, (size_t)size, "NFP");
-  else if (r->fip_raw == CP_LCP_ITERATION_CAP) snprintf(buf, (size_t)size, "MAX");
-  else snprintf(buf, (size_t)size, "NUM");
-  return buf;
 }
 
 static double now_s(void) {
@@ -246,7 +198,12 @@ int cp_paper_run_dataset(const cp_paper_problem *p, int j, const cp_paper_option
   cp_paper_instance in;
   int rc = cp_paper_instance_build(text, &in, err);
   free(text);
-  if (rc) return -1;
+  if (rc) {
+    /* A generated data set that cannot be built is the study's failure,
+     * not the user's input. */
+    if (err && err->code == CP_ERR_INPUT) err->code = CP_ERR_NUMERICAL;
+    return -1;
+  }
   const int n = in.lcp.n, nu = in.sys.n_u, nc = in.sys.n_c;
   const double *M = in.lcp.M, *q = in.lcp.q;
   row->size = n;
@@ -433,7 +390,7 @@ static int mkdir_p(const char *path, cp_error *err) {
       char c = *s;
       *s = '\0';
       if (mkdir(buf, 0777) && errno != EEXIST)
-        return cp_error_set(err, buf, "cannot create directory: %s", strerror(errno));
+        return cp_error_setc(err, CP_ERR_IO, buf, "cannot create directory: %s", strerror(errno));
       *s = c;
       if (!c) break;
     }
@@ -444,12 +401,12 @@ static int mkdir_p(const char *path, cp_error *err) {
   return 0;
 }
 
-/* The output helper's message without its leading "PATH: " (the path goes
- * to err->where). */
+/* The output helper's error, its kind kept, its message without the
+ * leading "PATH: " (the path goes to err->where). */
 static int outfile_error(cp_error *err, const char *path, const cp_error *e) {
   size_t n = strlen(path);
   const char *m = strncmp(e->msg, path, n) || e->msg[n] != ':' ? e->msg : e->msg + n + 2;
-  return cp_error_set(err, path, "%s", m);
+  return cp_error_setc(err, e->code, path, "%s", m);
 }
 
 int cp_paper_write_file(const char *dir, const char *name, const char *text, cp_error *err) {
@@ -571,17 +528,17 @@ static int run_forked(cp_paper_study *st, cp_paper_progress_fn progress, void *p
   int started = 0, rc = 0;
   for (int w = 0; w < nw; w++) {
     int tp[2], rp[2];
-    if (pipe(tp)) { rc = cp_error_set(err, "", "pipe: %s", strerror(errno)); break; }
+    if (pipe(tp)) { rc = cp_error_setc(err, CP_ERR_NUMERICAL, "", "pipe: %s", strerror(errno)); break; }
     if (pipe(rp)) {
       close(tp[0]);
       close(tp[1]);
-      rc = cp_error_set(err, "", "pipe: %s", strerror(errno));
+      rc = cp_error_setc(err, CP_ERR_NUMERICAL, "", "pipe: %s", strerror(errno));
       break;
     }
     pid_t pid = fork();
     if (pid < 0) {
       close(tp[0]); close(tp[1]); close(rp[0]); close(rp[1]);
-      rc = cp_error_set(err, "", "fork: %s", strerror(errno));
+      rc = cp_error_setc(err, CP_ERR_NUMERICAL, "", "fork: %s", strerror(errno));
       break;
     }
     if (pid == 0) {
@@ -620,12 +577,12 @@ static int run_forked(cp_paper_study *st, cp_paper_progress_fn progress, void *p
         np += W[w].busy;
       }
       if (!np) {
-        rc = cp_error_set(err, "", "all workers stopped with %d data sets left", total - done);
+        rc = cp_error_setc(err, CP_ERR_NUMERICAL, "", "all workers stopped with %d data sets left", total - done);
         break;
       }
       if (poll(pf, (nfds_t)started, -1) < 0) {
         if (errno == EINTR) continue;
-        rc = cp_error_set(err, "", "poll: %s", strerror(errno));
+        rc = cp_error_setc(err, CP_ERR_NUMERICAL, "", "poll: %s", strerror(errno));
         break;
       }
       for (int w = 0; w < started && !rc; w++) {
@@ -634,11 +591,11 @@ static int run_forked(cp_paper_study *st, cp_paper_progress_fn progress, void *p
         cp_paper_row row;
         if (read_all(W[w].res_r, &idx, sizeof idx) || read_all(W[w].res_r, &row, sizeof row) ||
             idx < 0 || idx >= total) {
-          rc = cp_error_set(err, "", "worker %d (pid %d) died", w, (int)W[w].pid);
+          rc = cp_error_setc(err, CP_ERR_NUMERICAL, "", "worker %d (pid %d) died", w, (int)W[w].pid);
           break;
         }
         if (row.problem < 0) {
-          rc = cp_error_set(err, "", "data set p%02d mu%.1f: %s", idx / CP_PAPER_NMU + 1,
+          rc = cp_error_setc(err, CP_ERR_NUMERICAL, "", "data set p%02d mu%.1f: %s", idx / CP_PAPER_NMU + 1,
                             cp_paper_mu(idx % CP_PAPER_NMU), row.mip_reason);
           break;
         }

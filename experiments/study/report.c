@@ -1,7 +1,8 @@
-/* Reports of the paper's study (experiments/paper.h): the CSV, Table 1, the
- * per-problem tables, the summary and the SVG plots. Pure formatting: every
- * function turns a cp_paper_study into a malloc'd string. */
-#include "experiments/paper.h"
+/* Reports of the paper's study (experiments/study/study.h): the words of the
+ * tables, the CSV, Table 1, the per-problem tables, the summary, the
+ * one-paragraph headline and the SVG plots. Pure formatting: every function
+ * turns a cp_paper_study (or a row) into a malloc'd string or a word. */
+#include "experiments/study/study.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -54,6 +55,58 @@ static char *sb_done(sb *b) {
   }
   if (!b->s) return calloc(1, 1);
   return b->s;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Words of the tables                                                      */
+/* ------------------------------------------------------------------------ */
+
+const char *cp_paper_status_word(cp_paper_status s) {
+  switch (s) {
+  case CP_PAPER_SOLVED: return "solved";
+  case CP_PAPER_FAILED: return "failed";
+  case CP_PAPER_NO_SOLUTION: return "no_solution";
+  }
+  return "?";
+}
+
+const char *cp_paper_cert_word(cp_paper_cert c) {
+  switch (c) {
+  case CP_PAPER_CERT_SOLVABLE: return "solvable";
+  case CP_PAPER_CERT_NONE: return "none";
+  case CP_PAPER_CERT_UNDECIDED: return "undecided";
+  }
+  return "?";
+}
+
+const char *cp_paper_unique_word(cp_paper_unique u) {
+  switch (u) {
+  case CP_PAPER_UNIQUE: return "unique";
+  case CP_PAPER_NOT_UNIQUE: return "not unique";
+  case CP_PAPER_UNIQUE_UNDECIDED: return "undecided";
+  case CP_PAPER_UNIQUE_NA: return "n/a";
+  }
+  return "?";
+}
+
+const char *cp_paper_source_word(cp_paper_cert_source s) {
+  switch (s) {
+  case CP_PAPER_SRC_NONE: return "";
+  case CP_PAPER_SRC_MIP: return "mip";
+  case CP_PAPER_SRC_LEMKE: return "lemke";
+  case CP_PAPER_SRC_FIP: return "fip";
+  case CP_PAPER_SRC_AUTO: return "auto";
+  case CP_PAPER_SRC_PERSIST: return "persistent-lemke";
+  }
+  return "?";
+}
+
+const char *cp_paper_fip_cell(const cp_paper_row *r, char *buf, int size) {
+  if (r->fip == CP_PAPER_SOLVED) snprintf(buf, (size_t)size, "%d", r->fip_iters);
+  else if (r->fip_raw == CP_LCP_NO_STRICT_FEASIBLE) snprintf(buf, (size_t)size, "NFP");
+  else if (r->fip_raw == CP_LCP_ITERATION_CAP) snprintf(buf, (size_t)size, "MAX");
+  else snprintf(buf, (size_t)size, "NUM");
+  return buf;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -789,6 +842,20 @@ char *cp_paper_svg_iterations_mu(const cp_paper_study *st) {
   for (int s = 0; s < 3; s++) S[s].n = CP_PAPER_NMU;
   svg_plot(&b, "Average iterations of the solved data sets against mu", "friction coefficient mu",
            "average iterations (solved data sets)", 0, 1.05, 0, ymax * 1.1, S, 3);
+  return sb_done(&b);
+}
+
+char *cp_paper_format_headline(const cp_paper_study *st, const char *out_dir) {
+  sb b = {0};
+  agg a = {0};
+  for (int i = 0; i < st->n_rows; i++) agg_add(&a, &st->rows[i]);
+  sbf(&b,
+      "%d data sets from %d problems (seed %llu): Lemke 1st start %d, with restarts %d, "
+      "FIP %d, either %d, auto %d; certificate: %d solvable, %d none, %d undecided.\n"
+      "Solving took %.1f s on %d worker%s; reports in %s/\n",
+      st->n_rows, st->n_problems, (unsigned long long)st->opt.seed, a.lemke1, a.lemke, a.fip,
+      a.either, a.autos, a.solvable, a.none, a.undecided, st->run_s, st->opt.jobs,
+      st->opt.jobs == 1 ? "" : "s", out_dir);
   return sb_done(&b);
 }
 

@@ -1,9 +1,9 @@
-/// \file experiments/paper.h
+/// \file experiments/study/study.h
 /// The computational study of Trinkle, Pang, Sudarsky and Lo (1995), §6,
 /// reproduced -- and the question it left open answered: which of the data
 /// sets its solvers failed on have a solution at all.
 ///
-/// Generator (experiments/paper_gen.c). Problem k (0-based, CP_PAPER_PROBLEMS
+/// Generator (experiments/study/gen.c). Problem k (0-based, CP_PAPER_PROBLEMS
 /// of them) is a random, physically consistent scene built from the seed:
 /// free boxes resting on the ground (a fixed plane) face-, edge- or vertex-
 /// down, on fixed pedestals, stacked on each other (on their most upward
@@ -32,7 +32,7 @@
 /// CP_PAPER_NMU data sets, mu = 0.1, 0.2, ..., 1.0 (the scene's friction
 /// default; same geometry and velocities, so nb, nS, nR are the problem's).
 ///
-/// Protocol per data set (experiments/paper_run.c):
+/// Protocol per data set (experiments/study/run.c):
 ///   Lemke   the paper's: covering vector of ones, up to 3 restarts with
 ///           random covering vectors (seeded per data set), at most 100
 ///           pivots per start;
@@ -54,10 +54,10 @@
 ///           random covering vectors are compared (different u' = not unique).
 ///
 /// Results are values of cp_paper_row (plain data: workers send them through
-/// pipes); reports are formatted by experiments/paper_report.c; the driver
+/// pipes); reports are formatted by experiments/study/report.c; the driver
 /// cp_paper_study_run writes everything under an output directory.
-#ifndef CP_EXPERIMENTS_PAPER_H
-#define CP_EXPERIMENTS_PAPER_H
+#ifndef CP_EXPERIMENTS_STUDY_H
+#define CP_EXPERIMENTS_STUDY_H
 
 #include <stdint.h>
 
@@ -250,7 +250,7 @@ typedef struct cp_paper_row {
   int mip_hit_limit;         ///< 1: stopped by the time limit
   int mip_from_auto;         ///< 1: the auto strategy's own MIP run was reused
   int mip_denoised;          ///< 1: the verdict is from the retry with q's
-                             ///< rounding noise zeroed (see paper_run.c)
+                             ///< rounding noise zeroed (see run.c)
   int persist_ran;           ///< 1: the persistent Lemke ran
   cp_lcp_status persist_raw; ///< its status
   int persist_iters;         ///< its pivots over all starts
@@ -281,7 +281,7 @@ int cp_paper_run_dataset(const cp_paper_problem *p, int j,
                          const cp_paper_options *opt, cp_paper_row *row,
                          cp_error *err);
 
-/// Short words for the tables and the CSV.
+/// Short words for the tables and the CSV (experiments/study/report.c).
 const char *cp_paper_status_word(cp_paper_status s);   ///< solved|failed|no_solution
 const char *cp_paper_cert_word(cp_paper_cert c);       ///< solvable|none|undecided
 const char *cp_paper_unique_word(cp_paper_unique u);   ///< unique|not unique|undecided|n/a
@@ -310,14 +310,18 @@ typedef void (*cp_paper_progress_fn)(void *ctx, int done, int total);
 /// opt->jobs fork()ed workers (results gathered through pipes, stored by
 /// index: the output order does not depend on jobs), then writes the
 /// reports (cp_paper_write_reports). progress may be NULL. Returns 0, or -1
-/// with *err (where = a path) on generation or I/O failure.
+/// with *err: CP_ERR_IO or CP_ERR_INPUT (where = the path) when the output
+/// directory or a file in it cannot be made, CP_ERR_NOMEM, or
+/// CP_ERR_NUMERICAL when the study could not finish (a problem not
+/// generated, a data set not built, a worker that could not be started or
+/// died).
 int cp_paper_study_run(const cp_paper_options *opt, const char *out_dir,
                        const char *command, cp_paper_progress_fn progress,
                        void *progress_ctx, cp_paper_study *st, cp_error *err);
 
 void cp_paper_study_free(cp_paper_study *st);
 
-/* Reports (experiments/paper_report.c): each returns a malloc'd string, or
+/* Reports (experiments/study/report.c): each returns a malloc'd string, or
  * NULL when out of memory. */
 
 /// One row per data set; header starts with the required columns
@@ -340,6 +344,9 @@ char *cp_paper_svg_fraction_size(const cp_paper_study *st);
 char *cp_paper_svg_iterations_mu(const cp_paper_study *st);
 /// SVG: fraction solved against mu, per solver.
 char *cp_paper_svg_fraction_mu(const cp_paper_study *st);
+/// What `complan experiment paper` prints at the end: the counts of solved
+/// data sets per solver and of certificates, the solving time and out_dir.
+char *cp_paper_format_headline(const cp_paper_study *st, const char *out_dir);
 
 /// Writes text (plus a final newline if missing) to dir/name, atomically
 /// with the user's umask (planner/io/outfile.h). Returns 0 or -1 with *err

@@ -1,4 +1,4 @@
-/* The paper's random problems (experiments/paper.h): geometry, velocities,
+/* The paper's random problems (experiments/study/study.h): geometry, velocities,
  * the scene as JSON, and the LCP through models/ and contact/.
  *
  * Every random draw comes from a splitmix64 stream seeded by (seed, problem,
@@ -6,7 +6,7 @@
  * scene text. The geometry is built move by move; a move that overlaps
  * anything, touches anything it does not list a contact with, or overshoots
  * the contact budget is undone. */
-#include "experiments/paper.h"
+#include "experiments/study/study.h"
 
 #include <jansson.h>
 #include <lapacke.h>
@@ -1087,8 +1087,9 @@ int cp_paper_instance_build(const char *text, cp_paper_instance *in, cp_error *e
                                   in->udot_driven, &in->cs);
   if (rc) {
     cp_paper_instance_free(in);
-    return cp_error_set(err, "", rc == -1 ? "the mass matrix is not positive definite"
-                                          : "out of memory");
+    return rc == -1 ? cp_error_setc(err, CP_ERR_NUMERICAL, "",
+                                    "the mass matrix is not positive definite")
+                    : cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   }
   cp_problem_pyramid_contacts(sys, in->pc);
   cp_pyramid_layout_make(nc, in->pc, in->order, in->rank, &in->lay);
@@ -1332,7 +1333,7 @@ int cp_paper_generate(int k, uint64_t seed, cp_paper_problem *p, cp_error *err) 
   }
   free(W);
   if (!done)
-    return cp_error_set(err, "", "problem %d: no attempt met the target size %d", k + 1,
+    return cp_error_setc(err, CP_ERR_NUMERICAL, "", "problem %d: no attempt met the target size %d", k + 1,
                         sp.size);
   return 0;
 }
