@@ -5,10 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "experiments/study/study.h"
+#include "models/clock.h"
 #include "planner/cli/commands.h"
 #include "planner/cli/flags.h"
 #include "planner/cli/output.h"
@@ -37,12 +37,6 @@ typedef struct bar {
   double t0;
 } bar;
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void progress(void *ctx, int done, int total) {
   bar *b = ctx;
   if (!b->on) return;
@@ -51,7 +45,7 @@ static void progress(void *ctx, int done, int total) {
   char fill[64];
   for (int i = 0; i < width; i++) fill[i] = i < k ? '#' : '.';
   fill[width] = '\0';
-  double el = now_s() - b->t0;
+  double el = cp_clock_now() - b->t0;
   fprintf(stderr, "\r[%s] %d/%d data sets, %d:%02d elapsed", fill, done, total,
           (int)el / 60, (int)el % 60);
   if (done == total) fputc('\n', stderr);
@@ -99,7 +93,7 @@ int cp_cli_experiment_paper(const cp_cli_command *cmd, int argc, char **argv) {
     size_t l = strlen(line);
     snprintf(line + l, sizeof line - l, " %s", argv[i]);
   }
-  bar b = {force_progress || isatty(STDERR_FILENO), now_s()};
+  bar b = {force_progress || isatty(STDERR_FILENO), cp_clock_now()};
   cp_paper_study st;
   cp_error err;
   if (cp_paper_study_run(&opt, out, line, progress, &b, &st, &err)) {
