@@ -691,6 +691,15 @@ Test(replay, damaged_rows_exit_2_not_1) {
   expect_2(pv, "no such table", "damaged");
   const char *rv2[] = {"complan", "replay", "--db", db, NULL};
   expect_2(rv2, "no such table", "damaged");
+  /* The store's message names the database: once, first (its code says
+   * so, planner/replay/replay.h). */
+  char *out, *err;
+  cr_assert_eq(cpt_run(rv2, &out, &err), 2);
+  size_t n = strlen("complan: ");
+  cr_assert(!strncmp(err, "complan: ", n) && !strncmp(err + n, db, strlen(db)), "%s", err);
+  cr_assert_null(strstr(err + n + 1, db), "the database named twice: %s", err);
+  free(out);
+  free(err);
 }
 
 Test(replay, a_fifo_as_the_database_is_refused_at_once) {
