@@ -70,6 +70,12 @@ static void load_input(const char *rel) {
 
 typedef int (*op_fn)(uint64_t *digest, char *msg, size_t cap);
 
+/* The code of the last error record an operation failed with (fail_err);
+ * CP_ERR_CODE_COUNT when it failed without one. */
+static cp_error_code fail_code = CP_ERR_CODE_COUNT;
+/* 0: a sweep does not check the code (see Test(oom, task)). */
+static int check_code = 1;
+
 static int says_oom(const char *msg) { return strstr(msg, "out of memory") != NULL; }
 
 static void sweep(const char *name, op_fn op) {
@@ -89,6 +95,7 @@ static void sweep(const char *name, op_fn op) {
   for (long k = 1; k <= total; k += stride) {
     uint64_t d = 0xcbf29ce484222325ull;
     msg[0] = '\0';
+    fail_code = CP_ERR_CODE_COUNT;
     cpt_oom_arm(k);
     rc = op(&d, msg, sizeof msg);
     cpt_oom_disarm();
@@ -103,6 +110,10 @@ static void sweep(const char *name, op_fn op) {
     } else {
       cr_assert(cpt_oom.failed && says_oom(msg), "%s: allocation %ld of %ld failed; message \"%s\" does not "
                 "say out of memory", name, k, total, msg);
+      /* The caller decides from the code, never from the words. */
+      cr_assert(!check_code || fail_code == CP_ERR_CODE_COUNT || fail_code == CP_ERR_NOMEM,
+                "%s: allocation %ld of %ld failed; \"%s\" has code %s, not nomem", name, k,
+                total, msg, cp_error_code_name(fail_code));
       failed++;
     }
   }
@@ -114,6 +125,12 @@ static void sweep(const char *name, op_fn op) {
 static int fail(char *msg, size_t cap, const char *what, const char *why) {
   snprintf(msg, cap, "%s: %s", what, why);
   return -1;
+}
+
+/* fail() with a library error record: its code is checked as well. */
+static int fail_err(char *msg, size_t cap, const cp_error *e) {
+  fail_code = e->code;
+  return fail(msg, cap, e->where, e->msg);
 }
 
 /* ---- parsers ------------------------------------------------------------- */
@@ -131,7 +148,7 @@ static int lcp_round_trip(uint64_t *h, char *msg, size_t cap,
                           char *(*format)(const cp_lcp *), const char *format_name) {
   cp_lcp l;
   cp_error e = {0};
-  if (parse(in.text, in.len, &l, &e)) return fail(msg, cap, e.where, e.msg);
+  if (parse(in.text, in.len, &l, &e)) return fail_err(msg, cap, &e);
   char *s = format(&l);
   if (!s) {
     cp_lcp_free(&l);
@@ -165,11 +182,11 @@ static void digest_system(uint64_t *h, const cp_system *sys) {
 static int op_scene(uint64_t *h, char *msg, size_t cap) {
   cp_scene s;
   cp_error e = {0};
-  if (cp_scene_parse(in.text, in.len, in.dir, NULL, &s, &e)) return fail(msg, cap, e.where, e.msg);
+  if (cp_scene_parse(in.text, in.len, in.dir, NULL, &s, &e)) return fail_err(msg, cap, &e);
   cp_system sys;
   if (cp_system_build(&s, &sys, &e)) {
     cp_scene_free(&s);
-    return fail(msg, cap, e.where, e.msg);
+    return fail_err(msg, cap, &e);
   }
   mix(h, &s.n_bodies, sizeof s.n_bodies);
   mix(h, &s.n_contacts, sizeof s.n_contacts);
@@ -182,7 +199,7 @@ static int op_scene(uint64_t *h, char *msg, size_t cap) {
 static int op_urdf(uint64_t *h, char *msg, size_t cap) {
   cp_urdf_model m;
   cp_error e = {0};
-  if (cp_urdf_parse(in.text, in.len, &m, &e)) return fail(msg, cap, e.where, e.msg);
+  if (cp_urdf_parse(in.text, in.len, &m, &e)) return fail_err(msg, cap, &e);
   mix(h, m.robot, strlen(m.robot));
   mix(h, m.root, strlen(m.root));
   mix(h, &m.chain.n, sizeof m.chain.n);
@@ -194,7 +211,7 @@ static int op_urdf(uint64_t *h, char *msg, size_t cap) {
 static int op_task(uint64_t *h, char *msg, size_t cap) {
   cp_task t;
   cp_error e = {0};
-  if (cp_task_parse(in.text, in.len, in.path, &t, &e)) return fail(msg, cap, e.where, e.msg);
+  if (cp_task_parse(in.text, in.len, in.path, &t, &e)) return fail_err(msg, cap, &e);
   mix(h, &t.n_actions, sizeof t.n_actions);
   mix(h, &t.steps, sizeof t.steps);
   mix(h, t.scene_text, strlen(t.scene_text));
@@ -226,6 +243,10 @@ Test(oom, urdf) {
 }
 Test(oom, task) {
   load_input("planner/tasks/grasp_lift.json");
+  /* Not yet: planner/search/task.c rewraps its scene's error as bad input
+   * (cp_error_set), losing nomem -- the search room's part of issue 22
+   * item 5. Set to 1 when it keeps the code. */
+  check_code = 0;
   sweep("task", op_task);
 }
 
