@@ -136,7 +136,7 @@ void cp_viewer_destroy(cp_viewer *v) {
 static cp_viewer_status create_fail(cp_viewer *v, cp_viewer_status s,
                                     cp_error *err, const char *where,
                                     const char *what) {
-  cp_error_set(err, where, "%s", what);
+  cp_error_setc(err, s == CP_VIEWER_NOMEM ? CP_ERR_NOMEM : CP_ERR_INPUT, where, "%s", what);
   cp_viewer_destroy(v);
   return s;
 }
