@@ -144,6 +144,29 @@ Test(paper_study, tiny_run_rows_and_reports) {
   char *pm = read_in(dir, "problems.md");
   cr_assert(strstr(pm, "| size | nb | nS | nR | mu | L-starts | L-iter | FIP-iter |"));
   free(pm);
+  /* The command's summary line (report.c) counts the rows as they are. */
+  int l1 = 0, lem = 0, fip = 0, either = 0, aut = 0, sol = 0, none = 0, und = 0;
+  for (int i = 0; i < st.n_rows; i++) {
+    const cp_paper_row *r = &st.rows[i];
+    l1 += r->lemke == CP_PAPER_SOLVED && r->lemke_starts == 1;
+    lem += r->lemke == CP_PAPER_SOLVED;
+    fip += r->fip == CP_PAPER_SOLVED;
+    either += r->lemke == CP_PAPER_SOLVED || r->fip == CP_PAPER_SOLVED;
+    aut += r->autos == CP_PAPER_SOLVED;
+    sol += r->cert == CP_PAPER_CERT_SOLVABLE;
+    none += r->cert == CP_PAPER_CERT_NONE;
+    und += r->cert == CP_PAPER_CERT_UNDECIDED;
+  }
+  char want[512];
+  snprintf(want, sizeof want,
+           "20 data sets from 2 problems (seed 1995): Lemke 1st start %d, with restarts %d, "
+           "FIP %d, either %d, auto %d; certificate: %d solvable, %d none, %d undecided.\n",
+           l1, lem, fip, either, aut, sol, none, und);
+  char *head = cp_paper_format_headline(&st, dir);
+  cr_assert_not_null(head);
+  cr_assert(!strncmp(head, want, strlen(want)), "%s\nexpected %s", head, want);
+  cr_assert(strstr(head, " on 1 worker; reports in ") && strstr(head, dir), "%s", head);
+  free(head);
   /* The same study on two workers: the same rows in the same order. */
   char *dir2 = temp_dir();
   cp_paper_study st2;
@@ -198,6 +221,19 @@ static int run(const char *const *argv, char **err_out) {
   if (err_out) *err_out = err;
   else free(err);
   return rc;
+}
+
+/* A study that cannot write its output says so with an I/O code and the
+ * path (the command's exit 2), before any data set is solved. */
+Test(paper_study, unwritable_output_is_an_io_error) {
+  cp_paper_options o = cp_paper_defaults();
+  o.problems = 1;
+  o.jobs = 1;
+  cp_paper_study st;
+  cp_error e;
+  cr_assert_eq(cp_paper_study_run(&o, "/proc/no/such/dir", "test", NULL, NULL, &st, &e), -1);
+  cr_assert_eq(e.code, CP_ERR_IO, "%s: %s (%s)", e.where, e.msg, cp_error_code_name(e.code));
+  cr_assert(strstr(e.where, "/proc/no"), "%s", e.where);
 }
 
 Test(paper_study, cli_tiny_configuration) {
