@@ -293,7 +293,11 @@ int cp_plan_world_create(const cp_task *task, int warm_start,
   memset(&e, 0, sizeof e);
   cp_world_status st = cp_world_create(&task->scene, &wo, &pw->world, &e);
   if (st != CP_WORLD_OK) {
-    cp_error_set(err, "scene", "cannot simulate the scene: %s%s%s",
+    cp_error_setc(err,
+                  st == CP_WORLD_NOMEM ? CP_ERR_NOMEM
+                  : e.code != CP_ERR_NONE ? e.code
+                                          : CP_ERR_INPUT,
+                  "scene", "cannot simulate the scene: %s%s%s",
                  e.where[0] ? e.where : "", e.where[0] ? ": " : "",
                  e.msg[0] ? e.msg : cp_world_status_name(st));
     free(pw);

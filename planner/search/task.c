@@ -133,7 +133,7 @@ static int parse_scene(cp_task *t, const json_t *v, const char *task_dir,
     t->scene_text = cp_file_source_read(files, path, "scene", &len, &e);
     if (!t->scene_text) {
       free(path);
-      return cp_error_set(err, "scene", "%s", e.msg);
+      return cp_error_setc(err, e.code, "scene", "%s", e.msg);
     }
     t->scene_base = dir_of(path);
     if (!t->scene_base) {
@@ -145,7 +145,7 @@ static int parse_scene(cp_task *t, const json_t *v, const char *task_dir,
     if (rc) {
       char where[CP_JSON_PATH_MAX];
       snprintf(where, sizeof where, "scene");
-      cp_error_set(err, where, "scene file %.100s: %.60s: %.200s", path,
+      cp_error_setc(err, e.code, where, "scene file %.100s: %.60s: %.200s", path,
                    e.where[0] ? e.where : "-", e.msg);
     }
     free(path);
@@ -163,7 +163,7 @@ static int parse_scene(cp_task *t, const json_t *v, const char *task_dir,
     char where[CP_JSON_PATH_MAX];
     cp_json_path_key(where, "scene", e.where[0] ? e.where : "");
     if (!e.where[0]) snprintf(where, sizeof where, "scene");
-    return cp_error_set(err, where, "%s", e.msg);
+    return cp_error_setc(err, e.code, where, "%s", e.msg);
   }
   return 0;
 }

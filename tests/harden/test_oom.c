@@ -243,10 +243,6 @@ Test(oom, urdf) {
 }
 Test(oom, task) {
   load_input("planner/tasks/grasp_lift.json");
-  /* Not yet: planner/search/task.c rewraps its scene's error as bad input
-   * (cp_error_set), losing nomem -- the search room's part of issue 22
-   * item 5. Set to 1 when it keeps the code. */
-  check_code = 0;
   sweep("task", op_task);
 }
 
