@@ -74,16 +74,21 @@ cp_world_status cpw_gen_contacts(cp_world *w, double pen_limit) {
     cp_world_status s = err.code == CP_ERR_OVERLAP ? CP_WORLD_PENETRATION
                         : err.code == CP_ERR_NOMEM ? CP_WORLD_NOMEM
                                                    : CP_WORLD_BAD_INPUT;
-    char *ex = strstr(err.msg, " exceeds");
-    if (s == CP_WORLD_PENETRATION && ex && pen_limit != w->sc.penetration_tolerance) {
+    if (s == CP_WORLD_PENETRATION && pen_limit != w->sc.penetration_tolerance) {
       // During a run the generator's limit is the simulator's rejection
-      // threshold, not the scene's key: both named, each with its value.
-      *ex = 0;
-      return cpw_fail(w, s,
-                  "t = %.9g: %s exceeds the simulator's rejection threshold "
-                  "%g m (max(100 x penetration_tolerance, 1 cm); the scene's "
-                  "penetration_tolerance is %g m)",
-                  w->t, err.msg, pen_limit, w->sc.penetration_tolerance);
+      // threshold, not the scene's key: both named, each with its value
+      // (the pair, depth and point from the generator's overlap report).
+      const cp_contactgen_overlap *o = &w->cg_ws.overlap;
+      char an[160], bn[160];
+      return cpw_fail(
+          w, s,
+          "t = %.9g: \"%s\" and \"%s\" overlap: penetration %.6g m at [%.6g, "
+          "%.6g, %.6g] exceeds the simulator's rejection threshold %g m "
+          "(max(100 x penetration_tolerance, 1 cm); the scene's "
+          "penetration_tolerance is %g m)",
+          w->t, cp_scene_ref_name(&w->sc, o->a, an, sizeof an),
+          cp_scene_ref_name(&w->sc, o->b, bn, sizeof bn), o->depth, o->p[0],
+          o->p[1], o->p[2], pen_limit, w->sc.penetration_tolerance);
     }
     return cpw_fail(w, s, "t = %.9g: %s", w->t, err.msg);
   }
