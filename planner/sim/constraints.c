@@ -70,7 +70,9 @@ cp_world_status cpw_gen_contacts(cp_world *w, double pen_limit) {
   cg.penetration_tol = pen_limit;
   cp_error err;
   cp_error_clear(&err);
+  const double t0 = cpw_tic(w);
   if (cp_scene_generate_contacts_ws(&w->sc, &cg, &w->cg_ws, &err)) {
+    cpw_toc(w, &w->prof.collide, t0);
     cp_world_status s = err.code == CP_ERR_OVERLAP ? CP_WORLD_PENETRATION
                         : err.code == CP_ERR_NOMEM ? CP_WORLD_NOMEM
                                                    : CP_WORLD_BAD_INPUT;
@@ -94,6 +96,8 @@ cp_world_status cpw_gen_contacts(cp_world *w, double pen_limit) {
   }
   w->sc.n_contacts =
       cp_manifold_reduce(w->sc.contacts, w->sc.n_contacts, CP_MANIFOLD_MERGE_TOL);
+  const double t1 = cpw_tic(w);
+  if (w->opt.profile) w->prof.collide += t1 - t0;
   const cp_scene *s = &w->sc;
   int nlim = 0;
   for (int r = 0; r < w->nl; ++r) nlim += 2 * cpw_cjoint_of(w, r)->has_limits;
@@ -141,6 +145,7 @@ cp_world_status cpw_gen_contacts(cp_world *w, double pen_limit) {
   }
   w->ncon = n;
   w->contacts_valid = 1;
+  cpw_toc(w, &w->prof.constraints, t1);
   return CP_WORLD_OK;
 }
 
@@ -180,6 +185,7 @@ cp_world_status cpw_settle(cp_world *w, cp_step_info *info, int *moved) {
   const double lim =
       fmax(CP_WORLD_SETTLE * w->sc.penetration_tolerance, CP_WORLD_SETTLE_MIN);
   const int all_limits = w->all_limits;
+  const double t0 = cpw_tic(w), in0 = cpw_phases(w);
   cp_world_status st = cpw_gen_contacts(w, CP_WORLD_NO_LIMIT);
   for (int r = 0; st == CP_WORLD_OK && r < CP_WORLD_SETTLE_ROUNDS &&
                   cpw_max_depth(w) > lim;
@@ -222,6 +228,7 @@ cp_world_status cpw_settle(cp_world *w, cp_step_info *info, int *moved) {
   }
   if (st == CP_WORLD_OK && cpw_max_depth(w) > cpw_pen_limit(w))
     st = cpw_gen_contacts(w, cpw_pen_limit(w)); // the error naming the pair
+  cpw_toc_rest(w, &w->prof.constraints, t0, in0);
   return st;
 }
 

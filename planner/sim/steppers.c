@@ -22,6 +22,7 @@ cp_world_status cpw_step_velocity(cp_world *w, stepsys *s,
   for (int i = 0; i < n3; ++i) bv[i] = w->vc[i] + h * (s->cs.b[i] - w->kx[i]);
   for (int j = 0; j < w->ncon; ++j) bv[3 * j] += w->cons[j].gap / h;
   for (int j = 0; j < ns; ++j) w->sel[j] = j;
+  const double t0 = cpw_tic(w);
   cpw_extract(w, s->cs.A, bv, ns, w->sel);
   cpw_all_rolling(w, ns, w->sel);
   int m = cpw_lcp_setup(w, ns);
@@ -69,6 +70,7 @@ cp_world_status cpw_step_velocity(cp_world *w, stepsys *s,
                   w->t, m, li.reason);
     for (int i = 0; i < m; ++i) w->basis[i] = w->z[i] > 0;
   }
+  cpw_toc(w, &w->prof.solve, t0);
   if (w->opt.stepper == CP_STEPPER_VELOCITY) info->warm_started = warm;
   if (cpw_lcp_record(w, ns, w->sel, 1)) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
   cpw_lcp_forces(w, ns, w->c);
@@ -143,7 +145,10 @@ cp_world_status cpw_project(cp_world *w, stepsys *s, int ns,
   }
   cp_lcp_info li;
   info->lcp_solves++;
-  if (cpw_solve_lcp(w, ns, &info->pivots, &li)) return CP_WORLD_OK;
+  const double t0 = cpw_tic(w);
+  const int unsolved = cpw_solve_lcp(w, ns, &info->pivots, &li);
+  cpw_toc(w, &w->prof.solve, t0);
+  if (unsolved) return CP_WORLD_OK;
   double worst = 0; // the deepest predicted gap (the check's drift depth)
   for (int k = 0; k < ns; ++k)
     if (gp[k] < worst) worst = gp[k];
@@ -255,6 +260,7 @@ cp_world_status cpw_step_acceleration(cp_world *w, stepsys *s,
       // v+_n >= -e v-_n (touching and approaching, or closing with e > 0)
       if (!touching(w, c) || vn < -tol) bv[3 * j] += c->e * vn;
     }
+    const double t0 = cpw_tic(w);
     cpw_extract(w, s->cs.A, bv, ns, w->sel);
     cpw_all_rolling(w, ns, w->sel);
     int m = cpw_lcp_setup(w, ns), hit;
@@ -274,6 +280,7 @@ cp_world_status cpw_step_acceleration(cp_world *w, stepsys *s,
                     w->t, m, li.reason);
       if (slot) cpw_memo_keep(w, slot, key, ns, m);
     }
+    cpw_toc(w, &w->prof.solve, t0);
     info->impacts = 0;
     for (int k = 0; k < ns; ++k) info->impacts += w->z[k] > 0;
     cpw_lcp_forces(w, ns, w->c);
@@ -351,6 +358,7 @@ again:
     }
   }
   for (int pass = 0;; ++pass) {
+    const double t0 = cpw_tic(w);
     int m = cpw_lcp_setup(w, ns);
     if (m < 0) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
     cpw_lcp_warm(w, ns, w->sel, 0, m);
@@ -362,6 +370,7 @@ again:
                   "found (%s)",
                   w->t, m, li.reason);
     cpw_lcp_forces(w, ns, w->c);
+    cpw_toc(w, &w->prof.solve, t0);
     // A sliding contact whose tangential velocity would reverse within the
     // step stops in it instead: it is made rolling (velocity-consistent)
     // and the problem solved again.
@@ -426,8 +435,11 @@ cp_world_status cpw_step_quasistatic(cp_world *w, cp_step_info *info) {
   cp_system sys;
   cp_error err;
   cp_error_clear(&err);
+  const double t0 = cpw_tic(w);
   if (cp_system_build_ws(sc, &w->sys_ws, &sys, &err))
     return cpw_fail(w, CP_WORLD_NOMEM, "%s", err.msg);
+  const double t1 = cpw_tic(w);
+  if (w->opt.profile) w->prof.assembly += t1 - t0;
   cp_problem_options po = cp_problem_defaults();
   po.solve = cpw_solve_options_now(w);
   // Lemke may end on a secondary ray without proof here (quasistatic.h):
@@ -435,6 +447,7 @@ cp_world_status cpw_step_quasistatic(cp_world *w, cp_step_info *info) {
   if (po.solve.solver == CP_SOLVER_LEMKE) po.solve.solver = CP_SOLVER_AUTO;
   cp_quasistatic_result res;
   cp_lcp_status ls = cp_problem_quasistatic(&sys, &po, &res);
+  cpw_toc(w, &w->prof.solve, t1);
   info->lcp_solves++;
   info->pivots += res.info.iterations;
   cp_world_status st = CP_WORLD_OK;

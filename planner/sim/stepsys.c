@@ -96,7 +96,7 @@ void cpw_stepsys_free(cp_world *w, stepsys *s) {
 
 // H, f, G, k of the scene's contacts extended by the limit columns; A, b;
 // the constraint velocities vc = G^T u.
-cp_world_status cpw_build(cp_world *w, stepsys *s) {
+static cp_world_status build(cp_world *w, stepsys *s) {
   cp_error err;
   cp_error_clear(&err);
   memset(s, 0, sizeof *s);
@@ -161,6 +161,13 @@ cp_world_status cpw_build(cp_world *w, stepsys *s) {
   }
   s->built = 1;
   return CP_WORLD_OK;
+}
+
+cp_world_status cpw_build(cp_world *w, stepsys *s) {
+  const double t0 = cpw_tic(w);
+  const cp_world_status st = build(w, s);
+  cpw_toc(w, &w->prof.assembly, t0);
+  return st;
 }
 
 // udot = H^-1 (f + G c) (driven dofs: their given acceleration).

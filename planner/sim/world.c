@@ -185,6 +185,7 @@ double cp_world_time(const cp_world *w) { return w->t; }
 double cp_world_dt(const cp_world *w) { return w->opt.dt; }
 void cp_world_set_time(cp_world *w, double t) { w->t = t; }
 const char *cp_world_message(const cp_world *w) { return w->msg; }
+cp_step_profile cp_world_profile(const cp_world *w) { return w->prof; }
 const cp_scene *cp_world_scene(const cp_world *w) { return &w->sc; }
 uint64_t cp_world_hash(const cp_world *w) { return w->hash; }
 int cp_world_joint_count(const cp_world *w) { return w->nl; }
@@ -462,6 +463,7 @@ cp_world_status cp_world_create(const cp_scene *scene,
   }
   w->energy = cpw_energy_of(w);
   hash_state(w);
+  memset(&w->prof, 0, sizeof w->prof); // the first step's profile starts here
   *out = w;
   return CP_WORLD_OK;
 }
@@ -519,9 +521,15 @@ static cp_world_status take(cp_world *w, cp_stepper stp, cp_step_info *info,
   info->contacts = w->sc.n_contacts;
   w->nwarm_next = 0;
   int checked = 0;
+  double t0 = cpw_tic(w), in0 = cpw_phases(w);
   if (stp == CP_STEPPER_QUASISTATIC) {
-    if ((st = cpw_step_quasistatic(w, info)) != CP_WORLD_OK) return st;
-    if ((st = check_finite(w)) != CP_WORLD_OK) return st;
+    st = cpw_step_quasistatic(w, info);
+    cpw_toc_rest(w, &w->prof.integrate, t0, in0);
+    if (st != CP_WORLD_OK) return st;
+    t0 = cpw_tic(w);
+    st = check_finite(w);
+    cpw_toc(w, &w->prof.check, t0);
+    if (st != CP_WORLD_OK) return st;
     for (int r = 0; r < w->nl; ++r) {
       const cp_joint *j = cpw_cjoint_of(w, r);
       double slack = 1e-3 * fmax(1.0, fabs(j->upper - j->lower));
@@ -556,6 +564,7 @@ static cp_world_status take(cp_world *w, cp_stepper stp, cp_step_info *info,
       if (st == CP_WORLD_OK) st = cpw_step_velocity(w, &s, info);
       info->fallback = 1;
     }
+    cpw_toc_rest(w, &w->prof.integrate, t0, in0);
     if (st == CP_WORLD_OK && !w->all_limits && cpw_limit_crossed(w)) {
       // A limit outside the window (or not selected) was crossed: the step
       // again with every limit a constraint and a row of its LCPs.
@@ -567,12 +576,14 @@ static cp_world_status take(cp_world *w, cp_stepper stp, cp_step_info *info,
       w->all_limits = 0;
       return st;
     }
+    t0 = cpw_tic(w);
     if (st == CP_WORLD_OK) st = check_finite(w);
     if (st == CP_WORLD_OK && w->opt.check) {
       w->ck_e1 = cpw_energy_of(w);
       st = cpw_check_step(w, &s, accel_k);
       checked = st == CP_WORLD_OK;
     }
+    cpw_toc(w, &w->prof.check, t0);
     cpw_stepsys_free(w, &s);
     if (st != CP_WORLD_OK) return st;
   }
@@ -607,6 +618,8 @@ cp_world_status cp_world_step(cp_world *w, cp_step_info *out) {
   cp_step_info info;
   memset(&info, 0, sizeof info);
   w->msg[0] = 0;
+  const double tstep = cpw_tic(w);
+  if (w->opt.profile) memset(&w->prof, 0, sizeof w->prof);
   cp_world_get_state(w, w->state0);
   const double t0 = w->t, h = w->opt.dt;
   const cp_stepper primary = w->opt.stepper;
@@ -672,6 +685,7 @@ cp_world_status cp_world_step(cp_world *w, cp_step_info *out) {
     w->t = t0;
     w->nwarm_next = 0;
     w->energy = cpw_energy_of(w);
+    cpw_toc(w, &w->prof.total, tstep);
     if (out) *out = info;
     return st;
   }
@@ -679,6 +693,7 @@ cp_world_status cp_world_step(cp_world *w, cp_step_info *out) {
   hash_state(w);
   info.max_penetration = cpw_max_depth(w);
   info.energy = w->energy;
+  cpw_toc(w, &w->prof.total, tstep);
   if (out) *out = info;
   return CP_WORLD_OK;
 }

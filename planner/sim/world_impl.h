@@ -25,6 +25,7 @@
 
 #include "contact/dynamics.h"
 #include "contact/pyramid.h"
+#include "models/clock.h"
 #include "models/contactgen.h"
 #include "models/system.h"
 #include "planner/sim/world.h"
@@ -138,6 +139,8 @@ struct cp_world {
   int *ck_rng;              // worldcheck.c: [4 ncon] dof ranges of G's columns
   int ck_rng_cap;
   double weight;            // total weight of the moving parts (N)
+  cp_step_profile prof;     // every phase (cpw_tic, cpw_toc): the step's
+                            // phase timings (opt.profile)
   int all_limits;           // world.c: 1: every limit side is a constraint
                             // of the step and a row of its LCPs (a step
                             // taken again after it crossed a limit outside
@@ -180,6 +183,32 @@ static inline const cp_joint *cpw_cjoint_of(const cp_world *w, int r) {
 }
 
 static inline int cpw_rolling(const cp_pyramid_contact *p) { return !p->sliding; }
+
+// Phase timings (opt.profile, w->prof): cpw_tic reads the clock only when
+// profiling; cpw_toc adds the time since t0 to a phase; cpw_toc_rest adds
+// it less what the phases took meanwhile (in0 = cpw_phases at t0), for a
+// phase that encloses others. Off, each costs a test of opt.profile.
+static inline double cpw_tic(const cp_world *w) {
+  return w->opt.profile ? cp_clock_now() : 0.0;
+}
+
+static inline void cpw_toc(cp_world *w, double *phase, double t0) {
+  if (w->opt.profile) *phase += cp_clock_now() - t0;
+}
+
+static inline double cpw_phases(const cp_world *w) {
+  if (!w->opt.profile) return 0.0;
+  const cp_step_profile *p = &w->prof;
+  return p->collide + p->constraints + p->assembly + p->solve + p->check +
+         p->integrate;
+}
+
+static inline void cpw_toc_rest(cp_world *w, double *phase, double t0,
+                                double in0) {
+  if (!w->opt.profile) return;
+  const double d = (cp_clock_now() - t0) - (cpw_phases(w) - in0);
+  if (d > 0) *phase += d;
+}
 
 // ---------------------------------------------------------------------------
 // world.c
