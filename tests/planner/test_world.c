@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "planner/sim/simulate.h"
 #include "planner/sim/world.h"
 #include "wtest.h"
 
@@ -297,6 +298,43 @@ Test(world, profile_phases) {
     cp_world_destroy(w[0]);
     cp_world_destroy(w[1]);
   }
+  cp_scene_free(&sc);
+  free(text);
+}
+
+// A run's profile (cp_sim_result.profile) is the sum of its steps': zeros
+// without opt.profile, and the same run (hash) either way.
+Test(world, simulate_sums_profile) {
+  char b[512], bodies[1024];
+  snprintf(bodies, sizeof bodies, "%s, %s", table,
+           wt_box(b, sizeof b, "box", 1.0, 0.2, 0.2, 0.1, 0, 0, 0.05, 0));
+  char *text = scene_of(bodies, 0.5);
+  cp_scene sc;
+  wt_scene(text, &sc);
+  cp_sim_result r[2];
+  for (int p = 0; p < 2; ++p) {
+    cp_world_options o = cp_world_defaults();
+    o.dt = 5e-3;
+    o.profile = p;
+    cp_world *w;
+    cp_error err;
+    cr_assert_eq(cp_world_create(&sc, &o, &w, &err), CP_WORLD_OK, "%s", err.msg);
+    cp_sim_options so = cp_sim_defaults();
+    so.duration = 0.25;
+    cr_assert_eq(cp_simulate(w, &so, &r[p]), CP_WORLD_OK, "%s", r[p].message);
+    cr_assert_eq(r[p].steps, 50);
+    cp_world_destroy(w);
+  }
+  const cp_step_profile zero = {0}, *q = &r[1].profile;
+  cr_assert(!memcmp(&r[0].profile, &zero, sizeof zero));
+  cr_assert_eq(r[0].hash, r[1].hash);
+  const double parts = q->collide + q->constraints + q->assembly + q->solve +
+                       q->check + q->integrate;
+  cr_assert(q->collide > 0 && q->assembly > 0 && q->solve > 0 && q->check > 0 &&
+                q->integrate >= 0 && q->constraints >= 0,
+            "collide %g assembly %g solve %g check %g", q->collide, q->assembly,
+            q->solve, q->check);
+  cr_assert(parts <= q->total * (1 + 1e-12), "%.17g > %.17g", parts, q->total);
   cp_scene_free(&sc);
   free(text);
 }
