@@ -244,18 +244,24 @@ Test(world, restitution_key) {
   cp_scene_free(&sc);
 }
 
+// A 1 kg box resting on the table (mu 0.5), parsed into sc.
+static void resting_box(cp_scene *sc) {
+  char b[512], bodies[1024];
+  snprintf(bodies, sizeof bodies, "%s, %s", table,
+           wt_box(b, sizeof b, "box", 1.0, 0.2, 0.2, 0.1, 0, 0, 0.05, 0));
+  char *text = scene_of(bodies, 0.5);
+  wt_scene(text, sc);
+  free(text);
+}
+
 // Phase timings (opt.profile, cp_world_profile): off, the profile is all
 // zeros; on, zeros before the first step, then the same
 // trajectory bit for bit, every phase >= 0, the phases a resting box's step
 // goes through (contact generation, its system, an LCP, the check) took
 // time, and the phases never add up to more than the whole step.
 Test(world, profile_phases) {
-  char b[512], bodies[1024];
-  snprintf(bodies, sizeof bodies, "%s, %s", table,
-           wt_box(b, sizeof b, "box", 1.0, 0.2, 0.2, 0.1, 0, 0, 0.05, 0));
-  char *text = scene_of(bodies, 0.5);
   cp_scene sc;
-  wt_scene(text, &sc);
+  resting_box(&sc);
   for (int s = 0; s < 2; ++s) {
     cp_world *w[2];
     for (int p = 0; p < 2; ++p) {
@@ -299,18 +305,13 @@ Test(world, profile_phases) {
     cp_world_destroy(w[1]);
   }
   cp_scene_free(&sc);
-  free(text);
 }
 
 // A run's profile (cp_sim_result.profile) is the sum of its steps': zeros
 // without opt.profile, and the same run (hash) either way.
 Test(world, simulate_sums_profile) {
-  char b[512], bodies[1024];
-  snprintf(bodies, sizeof bodies, "%s, %s", table,
-           wt_box(b, sizeof b, "box", 1.0, 0.2, 0.2, 0.1, 0, 0, 0.05, 0));
-  char *text = scene_of(bodies, 0.5);
   cp_scene sc;
-  wt_scene(text, &sc);
+  resting_box(&sc);
   cp_sim_result r[2];
   for (int p = 0; p < 2; ++p) {
     cp_world_options o = cp_world_defaults();
@@ -336,5 +337,4 @@ Test(world, simulate_sums_profile) {
             q->solve, q->check);
   cr_assert(parts <= q->total * (1 + 1e-12), "%.17g > %.17g", parts, q->total);
   cp_scene_free(&sc);
-  free(text);
 }
