@@ -96,7 +96,8 @@ struct cp_world {
   wrec *warm, *warm_next;
   int nwarm, nwarm_next, warm_cap;
 
-  // lcp.c: the LCP's workspaces (grown by cpw_ensure, never shrunk)
+  // lcp.c: the LCP's workspaces (grown by cpw_ensure of stepsys.c, never
+  // shrunk)
   cp_lemke_ws *ws;
   int ws_cap;
   double *M, *q, *z, *w, *LU, *MB;
