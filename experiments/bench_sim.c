@@ -7,7 +7,8 @@
  *   - a box sliding at 1 m/s with mu 0.3: stopping-distance error against
  *     v0^2 / (2 mu g);
  *   - warm against cold Lemke starts on the resting stacks: pivots per step;
- *   - complan's velocity stepper on the same stacks.
+ *   - complan's velocity stepper on the same stacks;
+ *   - where a complan step's time goes, phase by phase (cp_world_profile).
  * Times are thread CPU time: for the resting stacks the best of REPS (7)
  * rounds in which the four engines take turns, elsewhere the best of three
  * identical runs (the runs are
@@ -83,6 +84,28 @@ static res run_complan_check(int n, double mu, double v0, int steps, int warm,
 static res run_complan(int n, double mu, double v0, int steps, int warm,
                        cp_stepper stepper) {
   return run_complan_check(n, mu, v0, steps, warm, stepper, 1);
+}
+
+/* Phase timings (cp_world_profile) summed over a resting stack's steps,
+ * acceleration stepper, warm, check on: into ph[0..6] (collide, constraints,
+ * assembly, solve, check, integrate, total), seconds. */
+static void run_phases(int n, int steps, double ph[7]) {
+  cp_world_options o = cp_world_defaults();
+  o.dt = DT;
+  o.profile = 1;
+  cp_world *w = bench_stack_world(n, 0.5, 0, &o, "bench_sim");
+  for (int i = 0; i < 7; ++i) ph[i] = 0;
+  for (int k = 0; k < steps; ++k) {
+    if (cp_world_step(w, NULL)) {
+      fprintf(stderr, "step %d: %s\n", k, cp_world_message(w));
+      exit(1);
+    }
+    const cp_step_profile p = cp_world_profile(w);
+    const double v[7] = {p.collide, p.constraints, p.assembly, p.solve,
+                         p.check, p.integrate, p.total};
+    for (int i = 0; i < 7; ++i) ph[i] += v[i];
+  }
+  cp_world_destroy(w);
 }
 
 /* Rounds of the resting-stack comparison (each engine's best time). */
@@ -261,6 +284,22 @@ int main(int argc, char **argv) {
              off, on - off, 100 * (on - off) / on);
       fflush(stdout);
     }
+  printf("\n## Where a step's time goes (resting stacks, acceleration, warm, "
+         "%d steps; cp_world_profile, %% of the step)\n\n", steps);
+  printf("| boxes | us/step | collide | constraints | assembly | solve | check | "
+         "integrate | other |\n|---|---|---|---|---|---|---|---|---|\n");
+  for (int s = 0; s < 4; ++s) {
+    double ph[7];
+    run_phases(sizes[s], steps, ph);
+    double rest = ph[6];
+    printf("| %d | %.2f |", sizes[s], 1e6 * ph[6] / steps);
+    for (int i = 0; i < 6; ++i) {
+      printf(" %.1f |", 100 * ph[i] / ph[6]);
+      rest -= ph[i];
+    }
+    printf(" %.1f |\n", 100 * rest / ph[6]);
+    fflush(stdout);
+  }
   printf("\n## Sliding box (v0 = 1 m/s, mu = 0.3, dt = %g s, 1 s)\n\n", DT);
   printf("| engine | us/step | stopping distance error (relative) |\n|---|---|---|\n");
   res cs = best_complan(1, 0.3, 1.0, 200, 1, CP_STEPPER_ACCELERATION),

@@ -248,6 +248,10 @@ static int generate(cp_scene *s, const cp_contactgen_options *opt,
       for (int k = 0; k < m && !rc; ++k) {
         const cp_collide_contact *pc = &pts[k];
         if (pc->depth > opt->penetration_tol) {
+          ws->overlap.a = a->ref;
+          ws->overlap.b = b->ref;
+          ws->overlap.depth = pc->depth;
+          cp_v3_copy(ws->overlap.p, pc->p);
           rc = cp_error_setc(
               err, CP_ERR_OVERLAP, "contacts",
               "\"%s\" and \"%s\" overlap: penetration %.6g m at [%.6g, %.6g, "

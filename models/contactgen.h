@@ -109,6 +109,15 @@ int cp_scene_generate_contacts(cp_scene *scene,
 /// (cp_collide_ws). Ownership: the caller owns it; zero-initialise it
 /// ({0}), use it from one thread at a time (with any scenes), release it
 /// with cp_contactgen_ws_free. The scene's contacts are never in it.
+/// The overlap that made a generation fail with CP_ERR_OVERLAP: the pair
+/// (a, b as a contact's), the depth and the point, so that a caller can say
+/// it in its own words (the simulator names its own threshold).
+typedef struct cp_contactgen_overlap {
+  cp_ref a, b;
+  double depth;         ///< penetration (m), > the penetration_tol used
+  double p[3];          ///< world point
+} cp_contactgen_overlap;
+
 typedef struct cp_contactgen_ws {
   void *obj;            ///< object list (private), obj_cap entries
   int obj_cap;
@@ -117,6 +126,8 @@ typedef struct cp_contactgen_ws {
   cp_contact *list;     ///< contacts being built, list_cap entries
   int list_cap;
   cp_collide_ws collide;///< geoms for cp_collide_pair_ws
+  cp_contactgen_overlap overlap; ///< the last call's overlap (set when it
+                                 ///< failed with CP_ERR_OVERLAP)
 } cp_contactgen_ws;
 
 /// cp_scene_generate_contacts reusing ws's buffers and geoms (a simulator

@@ -1,10 +1,11 @@
-// A simulation run; see planner/simulate.h.
+// A simulation run; see planner/sim/simulate.h.
 #include "planner/sim/simulate.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
+
+#include "models/clock.h"
 
 cp_sim_options cp_sim_defaults(void) {
   cp_sim_options o;
@@ -12,12 +13,6 @@ cp_sim_options cp_sim_defaults(void) {
   o.duration = 1.0;
   o.every = 1;
   return o;
-}
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 cp_world_status cp_simulate(cp_world *w, const cp_sim_options *opt,
@@ -41,7 +36,7 @@ cp_world_status cp_simulate(cp_world *w, const cp_sim_options *opt,
              "stopped by the frame recorder");
     return res->status;
   }
-  double e = res->energy_initial, t0 = now(), tick = t0;
+  double e = res->energy_initial, t0 = cp_clock_now(), tick = t0;
   for (long k = 1; k <= steps; ++k) {
     cp_step_info info;
     cp_world_status st = cp_world_step(w, &info);
@@ -63,6 +58,14 @@ cp_world_status cp_simulate(cp_world *w, const cp_sim_options *opt,
     if (info.energy - e > res->max_step_increase)
       res->max_step_increase = info.energy - e;
     e = info.energy;
+    const cp_step_profile p = cp_world_profile(w);
+    res->profile.collide += p.collide;
+    res->profile.constraints += p.constraints;
+    res->profile.assembly += p.assembly;
+    res->profile.solve += p.solve;
+    res->profile.check += p.check;
+    res->profile.integrate += p.integrate;
+    res->profile.total += p.total;
     if (opt->frame && (k % opt->every == 0 || k == steps) &&
         opt->frame(w, k, opt->user)) {
       res->status = CP_WORLD_BAD_INPUT;
@@ -71,14 +74,14 @@ cp_world_status cp_simulate(cp_world *w, const cp_sim_options *opt,
       break;
     }
     if (opt->progress && (k & 63) == 0) {
-      double t = now();
+      double t = cp_clock_now();
       if (t - tick >= 0.05) {
         opt->progress(k, steps, opt->user);
         tick = t;
       }
     }
   }
-  double t1 = now();
+  double t1 = cp_clock_now();
   res->time_us_per_step = res->steps ? 1e6 * (t1 - t0) / (double)res->steps : 0;
   res->energy_final = e;
   res->hash = cp_world_hash(w);

@@ -53,6 +53,9 @@ typedef struct cp_sim_result {
   double max_penetration;     ///< deepest overlap after any step (m)
   double energy_initial, energy_final, max_step_increase;
   uint64_t hash;              ///< cp_world_hash at the end
+  cp_step_profile profile;    ///< the steps' phase timings summed
+                              ///< (cp_world_profile; zeros unless the world
+                              ///< was created with opt.profile)
 } cp_sim_result;
 
 /// Runs round(duration / dt) steps of w. Returns res->status.

@@ -101,6 +101,9 @@ typedef struct cp_world_options {
                            ///< actions (the first step's impacts depend on
                            ///< the state only); the planner turns it on
                            ///< with warm starts (docs/simulate.md)
+  int profile;             ///< 1: time each step's phases
+                           ///< (cp_world_profile); 0 (default): no clock
+                           ///< is read and the profile stays zero
 } cp_world_options;
 
 cp_world_options cp_world_defaults(void);
@@ -121,6 +124,27 @@ typedef enum cp_world_status {
 /// "ok", "needs_fallback", "penetration", "joint_limit", "nonfinite",
 /// "solver_failed", "out_of_memory", "bad_input", "check_failed".
 const char *cp_world_status_name(cp_world_status s);
+
+/// Where one step's time went (opt.profile; as Box2D's b2Profile, read by
+/// cp_world_profile): seconds of the monotonic clock per phase, over every
+/// attempt and substep of the step (docs/simulate.md, "Phase timings"). The phases do not overlap; what
+/// is left of total is bookkeeping (state saves and restores, warm records,
+/// the step's attempts).
+typedef struct cp_step_profile {
+  double collide;     ///< contact generation and manifold reduction
+  double constraints; ///< the constraint rows (contacts, joint limits) and
+                      ///< the settling of a step's overlap, less its own
+                      ///< phases
+  double assembly;    ///< the step's system: H, f, G, k and the contact
+                      ///< space A, b
+  double solve;       ///< forming and solving the LCPs (the warm basis,
+                      ///< Lemke, fallbacks, the drift projection's LCP)
+  double check;       ///< finite numbers, the energy and the independent
+                      ///< step check
+  double integrate;   ///< the steppers' other work: velocities, positions,
+                      ///< drift correction
+  double total;       ///< the whole cp_world_step call
+} cp_step_profile;
 
 /// What one step did.
 typedef struct cp_step_info {
@@ -164,6 +188,11 @@ void cp_world_destroy(cp_world *w);
 /// CP_WORLD_OK the state is unchanged and cp_world_message says what
 /// happened and where (body, joint or contact pair). info may be NULL.
 cp_world_status cp_world_step(cp_world *w, cp_step_info *info);
+
+/// Phase timings of the last cp_world_step (its status OK or not) when the
+/// world was created with opt.profile; all zeros without it or before the
+/// first step.
+cp_step_profile cp_world_profile(const cp_world *w);
 
 /// The message of the last non-OK status ("" when none).
 const char *cp_world_message(const cp_world *w);

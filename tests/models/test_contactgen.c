@@ -293,6 +293,35 @@ Test(contactgen, penetration_error_names_pair_and_depth) {
   mt_assert_no_leaks();
 }
 
+// The overlap report of the workspace (cp_contactgen_ws.overlap): the
+// pair as a contact's a and b, the depth and the point, for a caller that
+// words the error itself.
+Test(contactgen, overlap_report) {
+  cp_scene s;
+  scene_with(&s,
+             "{\"name\": \"box\", \"mass\": 1, \"shape\": {\"type\": "
+             "\"box\", \"size\": [0.2, 0.1, 0.1]}, \"position\": [0, 0, 0.049]}",
+             "\"penetration_tolerance\": 0.002");
+  cp_contactgen_options o = cp_contactgen_scene_options(&s);
+  o.penetration_tol = 5e-4;
+  cp_contactgen_ws ws = {0};
+  cp_error err;
+  cp_error_clear(&err);
+  cr_assert_eq(cp_scene_generate_contacts_ws(&s, &o, &ws, &err), -1);
+  cr_assert_eq(err.code, CP_ERR_OVERLAP);
+  char a[64], b[64];
+  cr_assert_str_eq(cp_scene_ref_name(&s, ws.overlap.a, a, sizeof a), "box");
+  cr_assert_str_eq(cp_scene_ref_name(&s, ws.overlap.b, b, sizeof b), "table");
+  cr_assert_float_eq(ws.overlap.depth, 0.001, 1e-12);
+  cr_assert_float_eq(ws.overlap.p[2], -0.0005, 1e-12); // midway
+  cr_assert_float_eq(fabs(ws.overlap.p[0]), 0.1, 1e-12); // a corner
+  cr_assert_float_eq(fabs(ws.overlap.p[1]), 0.05, 1e-12);
+  cr_assert_eq(s.n_contacts, 4); // the scene keeps its contacts
+  cp_contactgen_ws_free(&ws);
+  cp_scene_free(&s);
+  mt_assert_no_leaks();
+}
+
 Test(contactgen, fixed_pairs_are_skipped) {
   // Two overlapping fixed boxes and a fixed box sunk into the (fixed)
   // table: no contacts, no penetration error.

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "planner/sim/simulate.h"
 #include "planner/sim/world.h"
 #include "wtest.h"
 
@@ -240,5 +241,100 @@ Test(world, restitution_key) {
   cr_assert_eq(copy.n_epairs, 1);
   cr_assert_str_eq(copy.epairs[0].b, "table");
   cp_scene_free(&copy);
+  cp_scene_free(&sc);
+}
+
+// A 1 kg box resting on the table (mu 0.5), parsed into sc.
+static void resting_box(cp_scene *sc) {
+  char b[512], bodies[1024];
+  snprintf(bodies, sizeof bodies, "%s, %s", table,
+           wt_box(b, sizeof b, "box", 1.0, 0.2, 0.2, 0.1, 0, 0, 0.05, 0));
+  char *text = scene_of(bodies, 0.5);
+  wt_scene(text, sc);
+  free(text);
+}
+
+// Phase timings (opt.profile, cp_world_profile): off, the profile is all
+// zeros; on, zeros before the first step, then the same
+// trajectory bit for bit, every phase >= 0, the phases a resting box's step
+// goes through (contact generation, its system, an LCP, the check) took
+// time, and the phases never add up to more than the whole step.
+Test(world, profile_phases) {
+  cp_scene sc;
+  resting_box(&sc);
+  for (int s = 0; s < 2; ++s) {
+    cp_world *w[2];
+    for (int p = 0; p < 2; ++p) {
+      cp_world_options o = cp_world_defaults();
+      o.stepper = dyn[s];
+      o.dt = 5e-3;
+      o.profile = p;
+      cp_error err;
+      cr_assert_eq(cp_world_create(&sc, &o, &w[p], &err), CP_WORLD_OK, "%s", err.msg);
+    }
+    const cp_step_profile zero = {0}, first = cp_world_profile(w[1]);
+    cr_assert(!memcmp(&first, &zero, sizeof zero));
+    cp_step_profile sum = {0};
+    for (int k = 0; k < 50; ++k) {
+      cp_step_info off, on;
+      cr_assert_eq(cp_world_step(w[0], &off), CP_WORLD_OK);
+      cr_assert_eq(cp_world_step(w[1], &on), CP_WORLD_OK);
+      const cp_step_profile poff = cp_world_profile(w[0]), pon = cp_world_profile(w[1]);
+      cr_assert(!memcmp(&poff, &zero, sizeof zero), "step %d: profile off", k);
+      const cp_step_profile *q = &pon;
+      const double ph[6] = {q->collide, q->constraints, q->assembly,
+                            q->solve, q->check, q->integrate};
+      double parts = 0;
+      for (int i = 0; i < 6; ++i) {
+        cr_assert(ph[i] >= 0, "step %d phase %d: %g", k, i, ph[i]);
+        parts += ph[i];
+      }
+      cr_assert(parts <= q->total * (1 + 1e-12), "step %d: %.17g > %.17g", k,
+                parts, q->total);
+      sum.collide += q->collide;
+      sum.assembly += q->assembly;
+      sum.solve += q->solve;
+      sum.check += q->check;
+      cr_assert(on.contacts == 4 && on.checked && off.contacts == 4, "step %d", k);
+    }
+    cr_assert(sum.collide > 0 && sum.assembly > 0 && sum.solve > 0 && sum.check > 0,
+              "%s: collide %g assembly %g solve %g check %g", cp_stepper_name(dyn[s]),
+              sum.collide, sum.assembly, sum.solve, sum.check);
+    cr_assert_eq(cp_world_hash(w[0]), cp_world_hash(w[1]));
+    cp_world_destroy(w[0]);
+    cp_world_destroy(w[1]);
+  }
+  cp_scene_free(&sc);
+}
+
+// A run's profile (cp_sim_result.profile) is the sum of its steps': zeros
+// without opt.profile, and the same run (hash) either way.
+Test(world, simulate_sums_profile) {
+  cp_scene sc;
+  resting_box(&sc);
+  cp_sim_result r[2];
+  for (int p = 0; p < 2; ++p) {
+    cp_world_options o = cp_world_defaults();
+    o.dt = 5e-3;
+    o.profile = p;
+    cp_world *w;
+    cp_error err;
+    cr_assert_eq(cp_world_create(&sc, &o, &w, &err), CP_WORLD_OK, "%s", err.msg);
+    cp_sim_options so = cp_sim_defaults();
+    so.duration = 0.25;
+    cr_assert_eq(cp_simulate(w, &so, &r[p]), CP_WORLD_OK, "%s", r[p].message);
+    cr_assert_eq(r[p].steps, 50);
+    cp_world_destroy(w);
+  }
+  const cp_step_profile zero = {0}, *q = &r[1].profile;
+  cr_assert(!memcmp(&r[0].profile, &zero, sizeof zero));
+  cr_assert_eq(r[0].hash, r[1].hash);
+  const double parts = q->collide + q->constraints + q->assembly + q->solve +
+                       q->check + q->integrate;
+  cr_assert(q->collide > 0 && q->assembly > 0 && q->solve > 0 && q->check > 0 &&
+                q->integrate >= 0 && q->constraints >= 0,
+            "collide %g assembly %g solve %g check %g", q->collide, q->assembly,
+            q->solve, q->check);
+  cr_assert(parts <= q->total * (1 + 1e-12), "%.17g > %.17g", parts, q->total);
   cp_scene_free(&sc);
 }

@@ -213,5 +213,14 @@ Test(world_trust, penetration_message_names_both) {
   cr_assert(strstr(m, "rejection threshold 0.01 m") &&
                 strstr(m, "penetration_tolerance is 0.0001 m"),
             "%s", m);
+  // The pair, its depth and the point come from the generator's report;
+  // the generator's own threshold wording is not in the message.
+  cr_assert(!strncmp(m, "t = 0: \"box\" and \"table\" overlap: penetration 0.02 m at [", 57),
+            "%s", m);
+  cr_assert(strstr(m, "] exceeds the simulator's rejection threshold 0.01 m "
+                      "(max(100 x penetration_tolerance, 1 cm); the scene's "
+                      "penetration_tolerance is 0.0001 m)"),
+            "%s", m);
+  cr_assert(!strstr(m, "exceeds the penetration tolerance"), "%s", m);
   cp_world_destroy(w);
 }

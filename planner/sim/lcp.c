@@ -1,0 +1,538 @@
+// The friction LCP of every stepper (planner/sim/world_impl.h): its rows
+// and columns formed from the selected contact-space block (lcp_column), and
+// solved from the warm basis by a small LU and principal pivots
+// (warm_accept), by Lemke warm then cold, or by the world's solver.
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "contact/lemke.h"
+#include "models/clock.h"
+#include "planner/sim/world_impl.h"
+
+// ---------------------------------------------------------------------------
+// LCP solving
+
+static void lcp_column(const cp_world *w, int col, double *out);
+
+// Dense LU with partial pivoting of the k x k column-major A, in place, for
+// the warm basis's small systems (a resting box's k is 4, a 3-box stack's
+// 12): OpenBLAS's dgesv costs more in call overhead than the factorisation
+// there (measured: 2 900 instructions of a 4 x 4 solve). Larger k go to
+// LAPACK. Returns 0, or -1 when a pivot is zero (or not a number).
+#define CP_WORLD_SMALL_LU 48
+// Nonbasic rows of a warm basis: w_i >= -CP_WORLD_WARM_W s_i (s_i the row's
+// scale), far inside the solution check's rel_tol (1e-6): what an
+// ill-conditioned stack basis leaves is 1e-11 of the row's terms.
+#define CP_WORLD_WARM_W 1e-10
+static int lu_small(int k, double *A, lapack_int *piv) {
+  for (int j = 0; j < k; ++j) {
+    double *cj = A + (size_t)j * k;
+    int p = j;
+    double best = fabs(cj[j]);
+    for (int i = j + 1; i < k; ++i)
+      if (fabs(cj[i]) > best) best = fabs(cj[p = i]);
+    if (!(best > 0)) return -1;
+    piv[j] = p;
+    if (p != j)
+      for (int c = 0; c < k; ++c) {
+        double *cc = A + (size_t)c * k, t = cc[j];
+        cc[j] = cc[p];
+        cc[p] = t;
+      }
+    const double d = cj[j];
+    for (int i = j + 1; i < k; ++i) cj[i] /= d;
+    for (int c = j + 1; c < k; ++c) {
+      double *cc = A + (size_t)c * k;
+      const double f = cc[j];
+      if (f != 0)
+        for (int i = j + 1; i < k; ++i) cc[i] -= cj[i] * f;
+    }
+  }
+  return 0;
+}
+
+static void lu_small_solve(int k, const double *A, const lapack_int *piv,
+                           double *x) {
+  for (int j = 0; j < k; ++j)
+    if (piv[j] != j) {
+      double t = x[j];
+      x[j] = x[piv[j]];
+      x[piv[j]] = t;
+    }
+  for (int j = 0; j < k; ++j) { // L, unit diagonal, by columns
+    const double *cj = A + (size_t)j * k, xj = x[j];
+    if (xj != 0)
+      for (int i = j + 1; i < k; ++i) x[i] -= cj[i] * xj;
+  }
+  for (int j = k - 1; j >= 0; --j) { // U
+    const double *cj = A + (size_t)j * k;
+    x[j] /= cj[j];
+    const double xj = x[j];
+    for (int i = 0; i < j; ++i) x[i] -= cj[i] * xj;
+  }
+}
+
+static int lu_factor(int k, double *A, lapack_int *piv) {
+  if (k <= CP_WORLD_SMALL_LU) return lu_small(k, A, piv);
+  return LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, k, k, A, k, piv) ? -1 : 0;
+}
+
+static int lu_solve(int k, const double *A, const lapack_int *piv, double *x) {
+  if (k <= CP_WORLD_SMALL_LU) {
+    lu_small_solve(k, A, piv, x);
+    return 0;
+  }
+  return LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', k, 1, A, k, piv, x, k) ? -1
+                                                                           : 0;
+}
+
+// The previous step's basis, repaired by a few principal pivots: z_B =
+// -M_BB^-1 q_B, z_N = 0 (a small LU of the basic columns, one step of
+// iterative refinement: with the compliance a stack's basis is regular but
+// ill-conditioned, its redundant corner rows differing by kappa), accepted
+// when z_B >= -tol (tol = 1e-11 max(1, |q|_inf); negative parts clamped to
+// 0) and, row by row, w = M z + q passes the solution check of docs/math.md
+// section 5 with its own scale s_i = sum_j |M_ij| |z_j| + |q_i|: nonbasic
+// w_i >= -1e-10 s_i, basic |w_i| <= rel_tol s_i (then reported as 0;
+// complementarity is exact by construction), each widened by the check's
+// rounding allowance only where the row fails without it (below).
+// When the basis does not fit (a contact starts or stops sliding, a new
+// contact closes, or in an ill-conditioned resting basis a degenerate
+// variable's rounding noise crosses the tolerance), the most negative basic
+// z_j leaves the basis, or else the nonbasic w_i most negative relative to
+// its scale enters it, and the system is solved again: Murty's principal
+// pivoting, at most CP_WORLD_WARM_PIVOTS times (it is not guaranteed to
+// terminate on these matrices; on the planner's push most changed bases
+// are repaired in one to three pivots instead of a cold solve of twenty),
+// and then solve_friction runs Lemke from the recorded basis, then cold.
+// At rest the basis fits as it
+// is, and that matters beyond saving pivots: with redundant contacts (four
+// corners on a face) it holds variables at exactly zero, which rounding in q
+// makes -1e-18, and Lemke's warm start would then pivot (and on the paper's
+// non-copositive pyramid sometimes end on a secondary ray) for nothing.
+// Only the basic columns of M are needed, and M is not formed here: they
+// come from lcp_column (the whole n x n matrix and the check's three passes
+// over it were a third of a resting stack's step). Call after lcp_setup;
+// the principal pivots taken go to *pivots (also when it gives up).
+#define CP_WORLD_WARM_PIVOTS 16
+// sum_b |M_iB_b| over the k basic columns MB (n x k).
+static double row_l1(const double *MB, int n, int k, int i) {
+  double s = 0;
+  for (int b = 0; b < k; ++b) s += fabs(MB[i + (size_t)b * n]);
+  return s;
+}
+
+static int warm_accept(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
+  int k = 0;
+  for (int i = 0; i < n; ++i)
+    if (w->basis[i]) w->zidx[k++] = i;
+  double *MB = w->MB; // M[:, B], n x k (columns in zidx order)
+  for (int b = 0; b < k; ++b) lcp_column(w, w->zidx[b], MB + (size_t)b * n);
+  double *zb = w->z, *r = w->w, *sc = w->LU; // z_B in z[0..k); scratch
+  double qmax = 1;
+  for (int i = 0; i < n; ++i) qmax = MAXD(qmax, fabs(w->q[i]));
+  const double tol = 1e-11 * qmax, rel = w->opt.solve.lemke.check.rel_tol;
+  *pivots = 0; // also when the repair gives up: they were done
+  for (;; ++*pivots) {
+    if (k > 0) {
+      for (int b = 0; b < k; ++b)
+        for (int a = 0; a < k; ++a)
+          w->LU[a + (size_t)b * k] = MB[w->zidx[a] + (size_t)b * n];
+      for (int a = 0; a < k; ++a) zb[a] = -w->q[w->zidx[a]];
+      if (lu_factor(k, w->LU, w->ipiv) || lu_solve(k, w->LU, w->ipiv, zb)) return 0;
+      for (int a = 0; a < k; ++a) r[a] = -w->q[w->zidx[a]];
+      for (int b = 0; b < k; ++b) {
+        const double zv = zb[b], *col = MB + (size_t)b * n;
+        for (int a = 0; a < k; ++a) r[a] -= col[w->zidx[a]] * zv;
+      }
+      if (lu_solve(k, w->LU, w->ipiv, r)) return 0;
+    }
+    int worst = -1;
+    for (int a = 0; a < k; ++a) {
+      zb[a] += r[a];
+      if (!isfinite(zb[a])) return 0;
+      if (!(zb[a] >= -tol) && (worst < 0 || zb[a] < zb[worst])) worst = a;
+    }
+    if (worst >= 0) { // z_j leaves
+      if (*pivots == CP_WORLD_WARM_PIVOTS) return 0;
+      w->basis[w->zidx[worst]] = 0;
+      for (int b = worst; b + 1 < k; ++b) {
+        w->zidx[b] = w->zidx[b + 1];
+        zb[b] = zb[b + 1];
+        memcpy(MB + (size_t)b * n, MB + (size_t)(b + 1) * n, sizeof(double) * (size_t)n);
+      }
+      --k;
+      continue;
+    }
+    double zmax = 0;
+    for (int a = 0; a < k; ++a) {
+      zb[a] = zb[a] > 0 ? zb[a] : 0;
+      zmax = MAXD(zmax, zb[a]);
+    }
+    // w = M_B z_B + q and the row scales, in one pass over the k columns
+    // (r = w->w takes w, sc the LU block's storage).
+    for (int i = 0; i < n; ++i) {
+      r[i] = w->q[i];
+      sc[i] = fabs(w->q[i]);
+    }
+    for (int b = 0; b < k; ++b) {
+      const double zv = zb[b], az = fabs(zv), *col = MB + (size_t)b * n;
+      if (zv == 0) continue;
+      for (int i = 0; i < n; ++i) {
+        r[i] += col[i] * zv;
+        sc[i] += fabs(col[i]) * az;
+      }
+    }
+    // The check's rounding allowance, 8 n eps |z|_inf |M_iB|_1, added to a
+    // row's tolerance when the row fails without it (so formed only then):
+    // a row that reads only variables that are 0 up to the solve's noise (a
+    // contact without load whose lambda is basic: mu c_n - sum beta, all
+    // 1e-30) has a scale of that noise and would fail (or, nonbasic, pivot)
+    // on rounding alone. Over the basic columns only, it is never larger
+    // than the full check's.
+    const double ulp = 8.0 * (double)n * DBL_EPSILON * zmax;
+    int enter = -1;
+    double most = 0;
+    for (int i = 0; i < n; ++i) {
+      const double wi = r[i], ti = rel * sc[i];
+      if (!isfinite(wi) || !isfinite(ti)) return 0;
+      if (w->basis[i]) {
+        if (!(fabs(wi) <= ti) && !(fabs(wi) <= ti + ulp * row_l1(MB, n, k, i)))
+          return 0; // the solve itself is off
+      } else if (!(wi >= -CP_WORLD_WARM_W * sc[i]) &&
+                 !(wi >= -(CP_WORLD_WARM_W * sc[i] + ulp * row_l1(MB, n, k, i))) &&
+                 wi / sc[i] < most) {
+        most = wi / sc[i];
+        enter = i;
+      }
+    }
+    if (enter < 0) break;
+    // z_i enters, in order (zidx stays increasing).
+    if (*pivots == CP_WORLD_WARM_PIVOTS) return 0;
+    int at = k;
+    while (at > 0 && w->zidx[at - 1] > enter) {
+      w->zidx[at] = w->zidx[at - 1];
+      memcpy(MB + (size_t)at * n, MB + (size_t)(at - 1) * n, sizeof(double) * (size_t)n);
+      --at;
+    }
+    w->zidx[at] = enter;
+    w->basis[enter] = 1;
+    lcp_column(w, enter, MB + (size_t)at * n);
+    ++k;
+  }
+  double res = 0, minw = INFINITY;
+  for (int i = 0; i < n; ++i) {
+    if (w->basis[i]) {
+      res = MAXD(res, fabs(r[i]));
+      r[i] = 0;
+    } else if (r[i] < 0) {
+      r[i] = 0;
+    }
+    minw = MIND(minw, r[i]);
+  }
+  // Scatter z_B (z[0..k)) from the back: zidx is increasing.
+  for (int a = k - 1; a >= 0; --a) {
+    const double v = zb[a];
+    const int i = w->zidx[a];
+    for (int j = a > 0 ? w->zidx[a - 1] + 1 : 0; j < i; ++j) w->z[j] = 0;
+    w->z[i] = v;
+  }
+  for (int j = k > 0 ? w->zidx[k - 1] + 1 : 0; j < n; ++j) w->z[j] = 0;
+  cp_lcp_info_clear(info);
+  info->status = CP_LCP_SOLVED;
+  info->solver = CP_SOLVER_LEMKE;
+  info->starts = 1;
+  info->iterations = *pivots;
+  info->residual = res;
+  info->min_z = 0; // z_B was clamped to >= 0, z_N = 0
+  info->min_w = minw;
+  return 1;
+}
+
+// The solver options for a call made now: certify's time limit cut to
+// the time left before the deadline (cp_world_set_deadline), at least
+// 1 ms (certify reads <= 0 as no limit).
+cp_solve_options cpw_solve_options_now(const cp_world *w) {
+  cp_solve_options so = w->opt.solve;
+  if (w->deadline < INFINITY) {
+    double left = w->deadline - cp_clock_now();
+    if (!(left > 1e-3)) left = 1e-3;
+    if (!(so.certify.time_limit_s > 0) || so.certify.time_limit_s > left)
+      so.certify.time_limit_s = left;
+  }
+  return so;
+}
+
+// Solves the LCP in w->M, w->q (size n) with the world's solver, cold.
+// Returns 0 when solved; adds pivots to *piv.
+int cpw_solve_lcp(cp_world *w, int n, int *piv, cp_lcp_info *info) {
+  cp_lcp_info_clear(info);
+  if (n == 0) {
+    info->status = CP_LCP_SOLVED;
+    return 0;
+  }
+  cp_lcp_status st;
+  if (w->opt.solve.solver == CP_SOLVER_LEMKE) {
+    st = cp_lemke_solve(w->ws, n, w->M, w->q, &w->opt.solve.lemke, NULL, w->z,
+                        w->w, info);
+    if (st == CP_LCP_SOLVED) cp_lemke_basis(w->ws, w->basis);
+  } else {
+    cp_solve_options so = cpw_solve_options_now(w);
+    st = cp_lcp_solve(w->ws, n, w->M, w->q, &so, w->z, w->w, info, NULL);
+    for (int i = 0; i < n; ++i) w->basis[i] = w->z[i] > 0;
+  }
+  *piv += info->iterations;
+  return st == CP_LCP_SOLVED ? 0 : -1;
+}
+
+// The friction LCP of lcp_setup (size m), with warm starts on: from the
+// warm basis in w->basis (lcp_warm) when warm_accept takes or repairs it (M
+// is then never formed), else M is formed for Lemke from that basis, then
+// cold. Returns 0 when solved; pivots are added to *piv.
+int cpw_solve_friction(cp_world *w, int m, int *piv,
+                          int *warm_used, cp_lcp_info *info) {
+  cp_lcp_info_clear(info);
+  if (m == 0) {
+    info->status = CP_LCP_SOLVED;
+    return 0;
+  }
+  if (w->opt.warm_start) {
+    memcpy(w->basis0, w->basis, (size_t)m);
+    int repair = 0;
+    if (warm_accept(w, m, info, &repair)) {
+      if (warm_used) *warm_used = 1;
+      *piv += repair;
+      return 0;
+    }
+    *piv += repair;
+    // Lemke from the recorded basis: once the principal pivots have not
+    // repaired it, a warm Lemke start still pivots less than a cold one on
+    // the planner's tasks (same expansions: grasp 7.0 -> 5.4 pivots per
+    // solve, push 3.8 -> 3.3); a failed warm run is retried cold.
+    if (w->opt.solve.solver == CP_SOLVER_LEMKE) {
+      cpw_lcp_fill(w, m);
+      cp_lcp_status st = cp_lemke_solve(w->ws, m, w->M, w->q, &w->opt.solve.lemke,
+                                        w->basis0, w->z, w->w, info);
+      *piv += info->iterations;
+      if (st == CP_LCP_SOLVED) {
+        cp_lemke_basis(w->ws, w->basis);
+        return 0;
+      }
+      return cpw_solve_lcp(w, m, piv, info);
+    }
+  }
+  cpw_lcp_fill(w, m);
+  return cpw_solve_lcp(w, m, piv, info);
+}
+
+// The corner directions of the pyramid |c_t| <= mu c_n, |c_o| <= mu c_n:
+// its four edges are mu c_n (+-1, +-1) in (t, o).
+static const double corner[4][2] = {{1, 1}, {1, -1}, {-1, 1}, {-1, -1}};
+
+// The rows/columns of the constraints sel[0..ns) of A (3 ncon square) and b
+// (3 ncon): w->Asel (3 ns square) and w->bs. When every constraint is
+// selected in order (the velocity stepper; a resting acceleration step),
+// Asel is A itself: copying it was a twentieth of a 10-box stack's step.
+void cpw_extract(cp_world *w, const double *A, const double *b, int ns,
+                    const int *sel) {
+  const int n3 = 3 * w->ncon, m3 = 3 * ns;
+  int identity = ns == w->ncon;
+  for (int k = 0; identity && k < ns; ++k) identity = sel[k] == k;
+  w->Asel = identity ? A : w->As;
+  if (identity) {
+    memcpy(w->bs, b, sizeof(double) * (size_t)m3);
+    return;
+  }
+  for (int a = 0; a < m3; ++a) w->bs[a] = b[3 * sel[a / 3] + a % 3];
+  for (int bcol = 0; bcol < m3; ++bcol) {
+    const double *col = A + (size_t)(3 * sel[bcol / 3] + bcol % 3) * (size_t)n3;
+    for (int a = 0; a < m3; ++a)
+      w->As[a + (size_t)bcol * m3] = col[3 * sel[a / 3] + a % 3];
+  }
+}
+
+// The friction LCP of every stepper, over the ns constraints whose
+// contact-space quantities are in w->Asel, w->bs (y = Asel c + bs: accelerations
+// for the acceleration problem, velocities after the step for the impulse
+// and velocity problems) and whose friction data are in w->pc:
+//   sliding k (also frictionless: d = 0):  c_t = -d_t c_n, c_o = -d_o c_n
+//       (the paper's substitution), one unknown c_n _|_ y_n;
+//   rolling k: the pyramid by its four corner directions D (Stewart-Trinkle,
+//       Anitescu-Potra): c_tan = D beta, unknowns c_n, beta (4), lambda,
+//       0 <= c_n _|_ y_n >= 0,
+//       0 <= beta _|_ D^T y_tan + lambda >= 0,
+//       0 <= lambda _|_ mu c_n - sum beta >= 0,
+//   i.e. each tangential component at full magnitude against its own y
+//   when y_tan != 0 (maximal dissipation over the four-sided pyramid: the
+//   paper's rolling law). For A positive semidefinite and no sliding
+//   contact this LCP is copositive-plus, so Lemke solves it whenever it is
+//   solvable, and at the velocity level (gap/h) it always is -- unlike the
+//   paper's slack form of the same pyramid, on which Lemke ends on secondary
+//   rays for stacks of boxes. Unknowns: z = [c_n (ns); beta (4 nr);
+//   lambda (nr)] in constraint order. Fills w->M, w->q; returns the size or
+//   -1 (memory).
+// lcp_setup fills q and the indexing (w->lns, w->lnr, w->rank: index among
+// rolling constraints or -1, w->order: constraint of rolling index f) and
+// returns the size (-1: memory); lcp_column writes one column of M in full
+// (the warm start needs only its basis's columns); lcp_fill forms M.
+int cpw_lcp_setup(cp_world *w, int ns) {
+  int nr = 0;
+  for (int k = 0; k < ns; ++k) nr += cpw_rolling(&w->pc[k]);
+  const int m = ns + 5 * nr;
+  w->lns = ns;
+  w->lnr = nr;
+  if (m == 0) return 0;
+  if (cpw_ensure(w, w->ncon, m) != CP_WORLD_OK) return -1;
+  int *ridx = w->rank, *rk = w->order;
+  for (int k = 0, f = 0; k < ns; ++k) {
+    ridx[k] = cpw_rolling(&w->pc[k]) ? f : -1;
+    if (ridx[k] >= 0) rk[f++] = k;
+  }
+  double *q = w->q;
+  for (int k = 0; k < ns; ++k) {
+    q[k] = w->bs[3 * k];
+    int f = ridx[k];
+    if (f < 0) continue;
+    for (int e = 0; e < 4; ++e)
+      q[ns + 4 * f + e] =
+          corner[e][0] * w->bs[3 * k + 1] + corner[e][1] * w->bs[3 * k + 2];
+    q[ns + 4 * nr + f] = 0;
+  }
+  return m;
+}
+
+// Compliance (docs/simulate.md, "Compliance"): y_n gains kappa A_nn c_n.
+// The rigid problem leaves the split of a face's pressure over its corner
+// points open (the rows of coplanar points are dependent), and a pivoting
+// solver returns a vertex of that set: the whole load on one corner, about
+// which a grasped box is then free to twist or hinge -- a motion the rigid
+// model allows and no real face does. The small diagonal makes the split
+// unique (spread as on a stiff elastic foundation); what it costs is an
+// approach of kappa A_nn c_n per loaded contact, kappa relative to the
+// contact's own acceleration scale, which drift correction removes.
+// The same holds for the friction of a rolling contact whose tangential
+// motion other constraints already fix (a pusher on a prismatic joint
+// pressing a box onto the table: how much of the box's weight the pusher's
+// friction carries is open, and with it the table's sliding friction): the
+// tangential rows get kappa A_tt c_tan too, through the pyramid's corner
+// form (y_beta += kappa D^T diag(A_tt, A_oo) D beta), so that such friction
+// is the least the motion needs.
+static void lcp_column(const cp_world *w, int col, double *out) {
+  const int ns = w->lns, nr = w->lnr, m3 = 3 * ns, nb = ns + 4 * nr;
+  const int *ridx = w->rank, *rk = w->order;
+  const double kap = w->opt.compliance;
+  if (col >= nb) { // lambda_f: + lambda in rolling f's four corner rows
+    const int f = col - nb;
+    memset(out, 0, sizeof(double) * (size_t)(nb + nr));
+    for (int e = 0; e < 4; ++e) out[ns + 4 * f + e] = 1.0;
+    return;
+  }
+  // The column of Asel C (C: the unknown's direction in contact space)
+  // computed row by row into the rows of M that read it.
+  int k0, i = 0;
+  double ct = 0, co = 0, s0 = 0, s1 = 0;
+  const double *an = NULL, *at, *ao;
+  if (col < ns) {
+    k0 = col;
+    const cp_pyramid_contact *p = &w->pc[k0];
+    ct = p->sliding ? -p->d[0] : 0;
+    co = p->sliding ? -p->d[1] : 0;
+    an = w->Asel + (size_t)(3 * k0) * m3;
+    at = an + m3;
+  } else {
+    k0 = rk[(col - ns) / 4];
+    i = (col - ns) % 4;
+    s0 = corner[i][0];
+    s1 = corner[i][1];
+    at = w->Asel + (size_t)(3 * k0 + 1) * m3;
+  }
+  ao = at + m3;
+  for (int k = 0; k < ns; ++k) {
+    // The +-1 products written as signs (exact: the same bits).
+    double cn, a, b;
+    if (an) {
+      cn = an[3 * k] + ct * at[3 * k] + co * ao[3 * k];
+      a = an[3 * k + 1] + ct * at[3 * k + 1] + co * ao[3 * k + 1];
+      b = an[3 * k + 2] + ct * at[3 * k + 2] + co * ao[3 * k + 2];
+    } else {
+      cn = (s0 > 0 ? at[3 * k] : -at[3 * k]) + (s1 > 0 ? ao[3 * k] : -ao[3 * k]);
+      a = (s0 > 0 ? at[3 * k + 1] : -at[3 * k + 1]) +
+          (s1 > 0 ? ao[3 * k + 1] : -ao[3 * k + 1]);
+      b = (s0 > 0 ? at[3 * k + 2] : -at[3 * k + 2]) +
+          (s1 > 0 ? ao[3 * k + 2] : -ao[3 * k + 2]);
+    }
+    out[k] = cn;
+    if (ridx[k] < 0) continue;
+    double *rows = out + ns + 4 * ridx[k];
+    rows[0] = a + b;
+    rows[1] = a + -b;
+    rows[2] = -a + b;
+    rows[3] = -a + -b;
+  }
+  // The lambda rows: mu c_n - sum beta.
+  for (int f = 0; f < nr; ++f) out[nb + f] = 0;
+  if (col < ns) {
+    if (ridx[col] >= 0) out[nb + ridx[col]] = w->pc[col].mu;
+    // Joint limits get no compliance: a limit is one constraint on one
+    // coordinate (nothing to spread), and it holds to rounding.
+    if (kap > 0 && w->cons[w->sel[col]].contact >= 0) out[col] += kap * an[3 * col];
+  } else {
+    const int f = ridx[k0];
+    out[nb + f] = -1.0;
+    if (kap > 0) {
+      const double *a = w->Asel + (size_t)(3 * k0) * m3 + 3 * k0;
+      const double att = kap * a[m3 + 1], aoo = kap * a[2 * m3 + 2];
+      for (int e = 0; e < 4; ++e)
+        out[ns + 4 * f + e] += corner[e][0] * s0 * att + corner[e][1] * s1 * aoo;
+    }
+  }
+}
+
+void cpw_lcp_fill(cp_world *w, int m) {
+  for (int col = 0; col < m; ++col) lcp_column(w, col, w->M + (size_t)col * m);
+}
+
+// Contact-space forces (or impulses) c [3 ns] from the LCP's z.
+void cpw_lcp_forces(cp_world *w, int ns, double *c) {
+  for (int k = 0, f = 0; k < ns; ++k) {
+    const cp_pyramid_contact *p = &w->pc[k];
+    double cn = w->z[k];
+    c[3 * k] = cn;
+    if (p->sliding) {
+      c[3 * k + 1] = -p->d[0] * cn;
+      c[3 * k + 2] = -p->d[1] * cn;
+      continue;
+    }
+    c[3 * k + 1] = c[3 * k + 2] = 0;
+    for (int e = 0; e < 4; ++e) {
+      double b = w->z[ns + 4 * f + e];
+      c[3 * k + 1] += corner[e][0] * b;
+      c[3 * k + 2] += corner[e][1] * b;
+    }
+    ++f;
+  }
+}
+
+// Friction data with every frictional constraint rolling (impulse and
+// velocity problems).
+void cpw_all_rolling(cp_world *w, int ns, const int *sel) {
+  for (int k = 0; k < ns; ++k) {
+    const con *c = &w->cons[sel[k]];
+    cp_pyramid_contact *p = &w->pc[k];
+    memset(p, 0, sizeof *p);
+    p->mu = c->contact >= 0 ? c->mu : 0;
+    p->sliding = p->mu == 0; // frictionless: c_n only
+  }
+}
+
+// Scatters subset forces c [3 ns] into cfull [3 ncon].
+void cpw_scatter(cp_world *w, int ns, const int *sel, const double *c,
+                    double *cfull) {
+  memset(cfull, 0, sizeof(double) * 3 * (size_t)w->ncon);
+  for (int k = 0; k < ns; ++k)
+    for (int d = 0; d < 3; ++d) cfull[3 * sel[k] + d] = c[3 * k + d];
+}
+
+

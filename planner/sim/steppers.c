@@ -1,0 +1,476 @@
+// The steppers (planner/sim/world.h, docs/simulate.md): acceleration
+// (impulses, the acceleration LCP with speculative rows, semi-implicit
+// Euler, drift correction), velocity (Stewart-Trinkle / Anitescu-Potra) and
+// quasistatic, over the system of stepsys.c and the LCP of lcp.c.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "contact/quasistatic.h"
+#include "models/grow.h"
+#include "planner/sim/world_impl.h"
+
+// ---------------------------------------------------------------------------
+// Steppers
+
+// The velocity stepper (also the acceleration stepper's fallback).
+cp_world_status cpw_step_velocity(cp_world *w, stepsys *s,
+                                     cp_step_info *info) {
+  const double h = w->opt.dt;
+  const int n3 = 3 * w->ncon, ns = w->ncon;
+  double *bv = w->cfull; // velocity of free motion + gap/h on the normals
+  for (int i = 0; i < n3; ++i) bv[i] = w->vc[i] + h * (s->cs.b[i] - w->kx[i]);
+  for (int j = 0; j < w->ncon; ++j) bv[3 * j] += w->cons[j].gap / h;
+  for (int j = 0; j < ns; ++j) w->sel[j] = j;
+  const double t0 = cpw_tic(w);
+  cpw_extract(w, s->cs.A, bv, ns, w->sel);
+  cpw_all_rolling(w, ns, w->sel);
+  int m = cpw_lcp_setup(w, ns);
+  if (m < 0) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+  cpw_lcp_warm(w, ns, w->sel, 1, m);
+  cp_lcp_info li;
+  int warm = 0;
+  info->lcp_solves++;
+  if (cpw_solve_friction(w, m, &info->pivots, &warm, &li)) {
+    // (Out of memory is not retried: the step fails with it.)
+    if (li.status == CP_LCP_NOMEM) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    // The LCP always has a solution; a Lemke failure is numerical. Let
+    // the auto strategy (FIP, more restarts, the MIP) have it -- without
+    // its first step when that is the Lemke run that just failed: auto
+    // would repeat it (same data, same path) before FIP, and on a 10-box
+    // stack that repeat was two thirds of the velocity stepper's time.
+    // FIP alone first gives auto's answer bit for bit when it solves.
+    cp_solve_options so = cpw_solve_options_now(w);
+    int lemke_failed = so.solver == CP_SOLVER_LEMKE;
+    so.solver = lemke_failed ? CP_SOLVER_FIP : CP_SOLVER_AUTO;
+    info->lcp_solves++;
+    cp_lcp_status fs =
+        cp_lcp_solve(w->ws, m, w->M, w->q, &so, w->z, w->w, &li, NULL);
+    if (fs != CP_LCP_SOLVED && lemke_failed) {
+      so.solver = CP_SOLVER_AUTO;
+      fs = cp_lcp_solve(w->ws, m, w->M, w->q, &so, w->z, w->w, &li, NULL);
+    }
+    if (fs == CP_LCP_NOMEM) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    if (fs != CP_LCP_SOLVED) {
+      // Data that overflowed (efforts or speeds near DBL_MAX) is not a
+      // solver's failure: the state's numbers are what went wrong.
+      int finite = 1;
+      for (int i = 0; i < m && finite; ++i) finite = isfinite(w->q[i]);
+      for (size_t i = 0; i < (size_t)m * (size_t)m && finite; ++i)
+        finite = isfinite(w->M[i]);
+      if (!finite)
+        return cpw_fail(w, CP_WORLD_NONFINITE,
+                    "t = %.9g: the velocity LCP (size %d) has data that is not "
+                    "finite: the efforts or velocities overflowed (%s)",
+                    w->t, m, li.reason);
+    }
+    if (fs != CP_LCP_SOLVED)
+      return cpw_fail(w, CP_WORLD_SOLVER_FAILED,
+                  "t = %.9g: the velocity LCP (size %d) was not solved: %s",
+                  w->t, m, li.reason);
+    for (int i = 0; i < m; ++i) w->basis[i] = w->z[i] > 0;
+  }
+  cpw_toc(w, &w->prof.solve, t0);
+  if (w->opt.stepper == CP_STEPPER_VELOCITY) info->warm_started = warm;
+  if (cpw_lcp_record(w, ns, w->sel, 1)) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+  cpw_lcp_forces(w, ns, w->c);
+  cpw_scatter(w, ns, w->sel, w->c, w->cfull);
+  for (int i = 0; i < n3; ++i) {
+    w->ck_p[i] += w->cfull[i];
+    w->cfull[i] /= h; // impulse over the step -> force
+  }
+  cp_world_status st = cpw_accel(w, s, w->cfull, w->udot);
+  if (st != CP_WORLD_OK) return st;
+  cpw_get_u(w, w->u0);
+  for (int i = 0; i < w->nu; ++i) w->u0[i] += h * w->udot[i];
+  cpw_set_u(w, w->u0);
+  memcpy(w->ck_u1, w->u0, sizeof(double) * (size_t)w->nu);
+  cpw_move(w, w->u0, h);
+  return cpw_record_contacts(w, w->cfull);
+}
+
+static int touching(const cp_world *w, const con *c) {
+  return c->gap <= w->sc.touch_tolerance;
+}
+
+// u^T H u with H of the step's start (the mass matrix of models/system.h).
+static double kinetic(const cp_world *w, const stepsys *s, const double *u) {
+  const int nu = w->nu;
+  double e = 0;
+  for (int j = 0; j < nu; ++j) {
+    double hu = 0;
+    for (int i = 0; i < nu; ++i) hu += s->sys.H[i + (size_t)j * nu] * u[i];
+    e += u[j] * hu;
+  }
+  return e;
+}
+
+// Drift correction (formulation §6 step 4): the predicted gaps of the
+// persistent constraints sel after the step, g = gap + h v+_n; if any is
+// below -CP_WORLD_DRIFT_TOL the positions are projected back along the
+// normals: delta = H^-1 G_n lambda, 0 <= lambda _|_ A_nn lambda + g >= 0
+// (velocities untouched, so rest stays rest and no kinetic energy is made).
+static cp_world_status drift(cp_world *w, stepsys *s, int ns, const int *sel,
+                             const double *vn_new, cp_step_info *info) {
+  const double h = w->opt.dt;
+  double worst = 0;
+  double gs[1024], *gp = ns <= 1024 ? gs : malloc(sizeof(double) * (size_t)ns);
+  if (!gp) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+  for (int k = 0; k < ns; ++k) {
+    gp[k] = w->cons[sel[k]].gap + h * vn_new[k];
+    if (gp[k] < worst) worst = gp[k];
+  }
+  cp_world_status st = worst >= -CP_WORLD_DRIFT_TOL
+                           ? CP_WORLD_OK
+                           : cpw_project(w, s, ns, sel, gp, info);
+  if (gp != gs) free(gp);
+  return st;
+}
+
+// Moves the positions by delta = H^-1 G_n lambda, 0 <= lambda _|_ A_nn
+// lambda + g >= 0, for the constraints sel[0..ns) with gaps g (s: the system
+// of the positions being moved); the potential energy this adds is taken
+// from the kinetic energy.
+cp_world_status cpw_project(cp_world *w, stepsys *s, int ns,
+                               const int *sel, const double *gp,
+                               cp_step_info *info) {
+  cp_world_status st = cpw_ensure(w, w->ncon, ns);
+  if (st != CP_WORLD_OK) return st;
+  const int n3 = 3 * w->ncon;
+  for (int a = 0; a < ns; ++a) {
+    for (int b = 0; b < ns; ++b)
+      w->M[a + (size_t)b * ns] =
+          s->cs.A[3 * sel[a] + (size_t)(3 * sel[b]) * (size_t)n3];
+    w->q[a] = gp[a];
+  }
+  cp_lcp_info li;
+  info->lcp_solves++;
+  const double t0 = cpw_tic(w);
+  const int unsolved = cpw_solve_lcp(w, ns, &info->pivots, &li);
+  cpw_toc(w, &w->prof.solve, t0);
+  if (unsolved) return CP_WORLD_OK;
+  double worst = 0; // the deepest predicted gap (the check's drift depth)
+  for (int k = 0; k < ns; ++k)
+    if (gp[k] < worst) worst = gp[k];
+  w->ck_drift = -worst;
+  cp_world_get_state(w, w->ck_xm); // before the projection (the check)
+  // delta = H^-1 G_n lambda: the difference of two accelerations.
+  memset(w->c, 0, sizeof(double) * (size_t)n3);
+  for (int k = 0; k < ns; ++k) w->c[3 * sel[k]] = w->z[k];
+  double *d0 = w->du;
+  if ((st = cpw_accel(w, s, w->c, w->udot)) != CP_WORLD_OK) return st;
+  memset(w->c, 0, sizeof(double) * (size_t)n3);
+  if ((st = cpw_accel(w, s, w->c, d0)) != CP_WORLD_OK) return st;
+  for (int i = 0; i < w->nu; ++i) d0[i] = w->udot[i] - d0[i];
+  for (int r = 0; r < w->nl; ++r)
+    if (w->driven[6 * w->nobj + r]) d0[6 * w->nobj + r] = 0;
+  // The projection must not make energy: what it adds to the potential
+  // energy is taken from the kinetic energy (velocities scaled), so that a
+  // step without input never gains energy (at rest there is none to take,
+  // and the overlap removed there is at rounding level).
+  double e0 = cpw_energy_of(w);
+  cpw_move(w, d0, 1.0);
+  double rise = cpw_energy_of(w) - e0;
+  if (rise > 0) {
+    cpw_get_u(w, w->u0);
+    double ke = 0.5 * kinetic(w, s, w->u0);
+    double f = ke > rise ? sqrt((ke - rise) / ke) : 0.0;
+    if (ke > 0) {
+      for (int i = 0; i < w->nu; ++i) w->u0[i] *= f;
+      cpw_set_u(w, w->u0);
+    }
+  }
+  return CP_WORLD_OK;
+}
+
+// Whether open constraint j would close within the step at its current
+// normal speed and free acceleration.
+static int closes(const cp_world *w, const stepsys *s, int j) {
+  const double h = w->opt.dt;
+  return w->cons[j].gap + h * (w->vc[3 * j] + h * s->cs.b[3 * j]) < 0;
+}
+
+// The constraints left out of the acceleration problem over sel[0..ns)
+// (its forces in w->c) whose gap at the end of the step, gap + h (v_n + h
+// a_n) with a_n under those forces, would be negative join it: sel gains
+// them, in constraint order, and *ns its new count. Returns how many
+// joined. (w->rank is lcp_setup's, rewritten before it is read again.)
+#define CP_WORLD_SPEC_ROUNDS 8
+static int join_closing(cp_world *w, const stepsys *s, int *ns) {
+  const double h = w->opt.dt;
+  const size_t n3 = 3 * (size_t)w->ncon;
+  int *out = w->rank, m = 0, p = 0;
+  for (int j = 0; j < w->ncon; ++j) {
+    if (p < *ns && w->sel[p] == j) {
+      out[m++] = j;
+      ++p;
+      continue;
+    }
+    double a = s->cs.b[3 * j];
+    for (int k = 0; k < *ns; ++k) {
+      const double *col = s->cs.A + (size_t)(3 * w->sel[k]) * n3 + 3 * j;
+      a += col[0] * w->c[3 * k] + col[n3] * w->c[3 * k + 1] +
+           col[2 * n3] * w->c[3 * k + 2];
+    }
+    if (w->cons[j].gap + h * (w->vc[3 * j] + h * a) < 0) out[m++] = j;
+  }
+  int joined = m - *ns;
+  if (joined) memcpy(w->sel, out, sizeof(int) * (size_t)m);
+  *ns = m;
+  return joined;
+}
+
+// The acceleration stepper. Returns CP_WORLD_NEEDS_FALLBACK when a problem
+// had no answer (the caller restores the state and takes a velocity step).
+cp_world_status cpw_step_acceleration(cp_world *w, stepsys *s,
+                                         cp_step_info *info) {
+  const double h = w->opt.dt, tol = s->sys.tol;
+  const int n3 = 3 * w->ncon;
+  cp_world_status st;
+  // 1. Impacts: touching constraints approaching faster than tol, and
+  // constraints with a gap that would close within the step. The impulse
+  // problem holds every touching, non-separating constraint too, so that an
+  // impact propagates through a stack.
+  // A constraint that is not touching but would close within the step
+  // bounces off it when it has restitution (an impact now, Newton's law
+  // applied to its approach speed); without restitution it is left to the
+  // acceleration problem (step 2), which stops it at zero gap only if the
+  // forces of the step really bring it there (b alone, the free
+  // acceleration, ignores what holds the body: a box lifted in a grasp
+  // would be kicked upwards off the table it has just left).
+  int ns = 0, any = 0;
+  for (int j = 0; j < w->ncon; ++j) {
+    const con *c = &w->cons[j];
+    double vn = w->vc[3 * j];
+    if (touching(w, c)) {
+      if (vn <= tol) w->sel[ns++] = j;
+      any |= vn < -tol;
+    } else if (c->e > 0 && closes(w, s, j)) {
+      w->sel[ns++] = j;
+      any = 1;
+    }
+  }
+  if (any) {
+    double *bv = w->cfull;
+    for (int i = 0; i < n3; ++i) bv[i] = w->vc[i];
+    for (int k = 0; k < ns; ++k) {
+      int j = w->sel[k];
+      const con *c = &w->cons[j];
+      double vn = w->vc[3 * j];
+      // v+_n >= -e v-_n (touching and approaching, or closing with e > 0)
+      if (!touching(w, c) || vn < -tol) bv[3 * j] += c->e * vn;
+    }
+    const double t0 = cpw_tic(w);
+    cpw_extract(w, s->cs.A, bv, ns, w->sel);
+    cpw_all_rolling(w, ns, w->sel);
+    int m = cpw_lcp_setup(w, ns), hit;
+    if (m < 0) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    cp_lcp_info li;
+    info->lcp_solves++;
+    uint64_t key = 0;
+    memo_slot *slot = cpw_memo_find(w, ns, m, &key, &hit);
+    if (hit) {
+      info->lcp_reused++;
+    } else {
+      cpw_lcp_fill(w, m);
+      if (cpw_solve_lcp(w, m, &info->pivots, &li))
+        return li.status == CP_LCP_NOMEM ? cpw_fail(w, CP_WORLD_NOMEM, "out of memory") :
+        cpw_fail(w, CP_WORLD_NEEDS_FALLBACK,
+                    "t = %.9g: the impact LCP (size %d) was not solved: %s",
+                    w->t, m, li.reason);
+      if (slot) cpw_memo_keep(w, slot, key, ns, m);
+    }
+    cpw_toc(w, &w->prof.solve, t0);
+    info->impacts = 0;
+    for (int k = 0; k < ns; ++k) info->impacts += w->z[k] > 0;
+    cpw_lcp_forces(w, ns, w->c);
+    cpw_scatter(w, ns, w->sel, w->c, w->cfull);
+    for (int i = 0; i < n3; ++i) w->ck_p[i] += w->cfull[i];
+    w->ck_two_phase = 1;
+    // u += H^-1 G p: the difference of two accelerations.
+    double *d0 = w->du;
+    if ((st = cpw_accel(w, s, w->cfull, w->udot)) != CP_WORLD_OK) return st;
+    memset(w->cfull, 0, sizeof(double) * (size_t)n3);
+    if ((st = cpw_accel(w, s, w->cfull, d0)) != CP_WORLD_OK) return st;
+    cpw_get_u(w, w->u0);
+    for (int i = 0; i < w->nu; ++i) w->u0[i] += w->udot[i] - d0[i];
+    cpw_set_u(w, w->u0);
+    // New velocities: new b, k, sliding split.
+    cpw_stepsys_free(w, s);
+    if ((st = cpw_build(w, s)) != CP_WORLD_OK) return st;
+  }
+  // 2. The acceleration LCP over the touching, non-separating constraints
+  // and the open ones that would close within the step (speculative: their
+  // row asks for gap + h v+_n >= 0 at the end of the step, so they push only
+  // if the step's motion would carry them through).
+  // Which open constraints close depends on the forces found, not only on
+  // the free motion (a box landing on one corner swings its other corners
+  // down): after a solve, those left out whose gap at the end of the step
+  // would be negative join as speculative rows and it is solved again
+  // (join_closing).
+  // A touching constraint that separates now may still close within the
+  // step (a rod resting on its limit under an effort: rounding gives it a
+  // separating speed above tol, and without its row the effort carried it
+  // 1.25 mm through the limit in one step); it is selected as speculative.
+  // With all_limits every limit side is selected.
+  ns = 0;
+  for (int j = 0; j < w->ncon; ++j)
+    if ((touching(w, &w->cons[j]) && w->vc[3 * j] <= tol) || closes(w, s, j) ||
+        (w->all_limits && w->cons[j].contact < 0))
+      w->sel[ns++] = j;
+  int m3, warm = 0, joins = 0;
+  cp_lcp_info li;
+again:
+  if ((st = cpw_ensure(w, w->ncon, 6 * ns)) != CP_WORLD_OK) return st;
+  m3 = 3 * ns;
+  cpw_extract(w, s->cs.A, s->cs.b, ns, w->sel);
+  // Velocity-consistent right-hand side: the normal rows and the rolling
+  // contacts' tangential rows ask for v + h a (not a) to be complementary,
+  // so residual speeds within the tolerance are removed instead of
+  // integrated (rest stays rest; a stopping contact stops at zero).
+  // Open constraints (speculative) and touching ones within
+  // CP_WORLD_HOLD of zero gap also ask for gap + h v+_n >= 0 at the end of
+  // the step: the compliance's small settling (kappa A_nn c_n h^2) is held
+  // at that depth instead of accumulating; deeper overlaps are left to the
+  // drift projection (step 4), which makes no energy.
+  for (int k = 0; k < ns; ++k) {
+    const con *c = &w->cons[w->sel[k]];
+    w->bs[3 * k] += w->vc[3 * w->sel[k]] / h;
+    if (c->gap >= -CP_WORLD_HOLD) w->bs[3 * k] += c->gap / (h * h);
+  }
+  for (int k = 0; k < ns; ++k) {
+    int j = w->sel[k];
+    const con *c = &w->cons[j];
+    cp_pyramid_contact *p = &w->pc[k];
+    memset(p, 0, sizeof *p);
+    double vt = w->vc[3 * j + 1], vo = w->vc[3 * j + 2];
+    double sp = sqrt(vt * vt + vo * vo);
+    p->mu = c->contact >= 0 ? c->mu : 0;
+    if (p->mu == 0) {
+      p->sliding = 1; // frictionless: c_n only (contact/problem.h)
+    } else if (sp > tol) {
+      p->sliding = 1;
+      p->d[0] = p->mu * vt / sp;
+      p->d[1] = p->mu * vo / sp;
+    } else {
+      w->bs[3 * k + 1] += vt / h;
+      w->bs[3 * k + 2] += vo / h;
+    }
+  }
+  for (int pass = 0;; ++pass) {
+    const double t0 = cpw_tic(w);
+    int m = cpw_lcp_setup(w, ns);
+    if (m < 0) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    cpw_lcp_warm(w, ns, w->sel, 0, m);
+    info->lcp_solves++;
+    if (cpw_solve_friction(w, m, &info->pivots, pass || joins ? NULL : &warm, &li))
+      return li.status == CP_LCP_NOMEM ? cpw_fail(w, CP_WORLD_NOMEM, "out of memory") :
+      cpw_fail(w, CP_WORLD_NEEDS_FALLBACK,
+                  "t = %.9g: the acceleration LCP (size %d) has no solution "
+                  "found (%s)",
+                  w->t, m, li.reason);
+    cpw_lcp_forces(w, ns, w->c);
+    cpw_toc(w, &w->prof.solve, t0);
+    // A sliding contact whose tangential velocity would reverse within the
+    // step stops in it instead: it is made rolling (velocity-consistent)
+    // and the problem solved again.
+    int changed = 0;
+    for (int k = 0; k < ns && pass < 4; ++k) {
+      if (!w->pc[k].sliding || w->pc[k].mu == 0) continue;
+      int j = w->sel[k];
+      double vt = w->vc[3 * j + 1], vo = w->vc[3 * j + 2], at = w->bs[3 * k + 1],
+             ao = w->bs[3 * k + 2];
+      for (int i = 0; i < m3; ++i) {
+        at += w->Asel[i + (size_t)(3 * k + 1) * m3] * w->c[i]; // A symmetric:
+        ao += w->Asel[i + (size_t)(3 * k + 2) * m3] * w->c[i]; // the column
+      }
+      if ((vt + h * at) * vt + (vo + h * ao) * vo > 0) continue;
+      w->pc[k].sliding = 0;
+      w->pc[k].d[0] = w->pc[k].d[1] = 0;
+      w->bs[3 * k + 1] += vt / h;
+      w->bs[3 * k + 2] += vo / h;
+      changed = 1;
+    }
+    if (!changed) break;
+  }
+  if (joins++ < CP_WORLD_SPEC_ROUNDS && join_closing(w, s, &ns)) goto again;
+  info->warm_started = warm;
+  if (cpw_lcp_record(w, ns, w->sel, 0)) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+  cpw_scatter(w, ns, w->sel, w->c, w->cfull);
+  for (int i = 0; i < n3; ++i) w->ck_p[i] += h * w->cfull[i];
+  if ((st = cpw_accel(w, s, w->cfull, w->udot)) != CP_WORLD_OK) return st;
+  // Normal velocity after the step of each persistent constraint:
+  // v_n + h a_n = h (A c + b + v_n / h)_n (the shifted rows above).
+  double vns[1024], *vn = ns <= 1024 ? vns : malloc(sizeof(double) * (size_t)ns);
+  if (!vn) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+  for (int k = 0; k < ns; ++k) {
+    double a = w->bs[3 * k];
+    // Row 3k of A c, read down column 3k (A is symmetric: the same terms).
+    for (int i = 0; i < m3; ++i) a += w->Asel[i + (size_t)(3 * k) * m3] * w->c[i];
+    vn[k] = h * a;
+    const con *c = &w->cons[w->sel[k]];
+    if (c->gap >= -CP_WORLD_HOLD) vn[k] -= c->gap / h; // the rows' gap shift
+  }
+  // 3. Semi-implicit Euler.
+  cpw_get_u(w, w->u0);
+  for (int i = 0; i < w->nu; ++i) w->u0[i] += h * w->udot[i];
+  cpw_set_u(w, w->u0);
+  memcpy(w->ck_u1, w->u0, sizeof(double) * (size_t)w->nu);
+  cpw_move(w, w->u0, h);
+  // 4. Drift.
+  st = drift(w, s, ns, w->sel, vn, info);
+  if (vn != vns) free(vn);
+  if (st != CP_WORLD_OK) return st;
+  return cpw_record_contacts(w, w->cfull);
+}
+cp_world_status cpw_step_quasistatic(cp_world *w, cp_step_info *info) {
+  // Only touching contacts: the quasistatic problem has no gaps.
+  cp_scene *sc = &w->sc;
+  int k = 0;
+  for (int j = 0; j < sc->n_contacts; ++j)
+    if (-sc->contacts[j].depth <= sc->touch_tolerance)
+      sc->contacts[k++] = sc->contacts[j];
+  sc->n_contacts = k;
+  w->contacts_valid = 0;
+  cp_system sys;
+  cp_error err;
+  cp_error_clear(&err);
+  const double t0 = cpw_tic(w);
+  if (cp_system_build_ws(sc, &w->sys_ws, &sys, &err))
+    return cpw_fail(w, CP_WORLD_NOMEM, "%s", err.msg);
+  const double t1 = cpw_tic(w);
+  if (w->opt.profile) w->prof.assembly += t1 - t0;
+  cp_problem_options po = cp_problem_defaults();
+  po.solve = cpw_solve_options_now(w);
+  // Lemke may end on a secondary ray without proof here (quasistatic.h):
+  // the MIP decides those.
+  if (po.solve.solver == CP_SOLVER_LEMKE) po.solve.solver = CP_SOLVER_AUTO;
+  cp_quasistatic_result res;
+  cp_lcp_status ls = cp_problem_quasistatic(&sys, &po, &res);
+  cpw_toc(w, &w->prof.solve, t1);
+  info->lcp_solves++;
+  info->pivots += res.info.iterations;
+  cp_world_status st = CP_WORLD_OK;
+  if (ls != CP_LCP_SOLVED) {
+    st = cpw_fail(w, CP_WORLD_SOLVER_FAILED,
+              "t = %.9g: the quasistatic problem has no answer (%s%s%s)", w->t,
+              cp_lcp_status_name(ls), res.info.reason[0] ? ": " : "",
+              res.info.reason);
+  } else {
+    cpw_set_u(w, res.velocity);
+    cpw_move(w, res.velocity, w->opt.dt);
+    // record contacts: forces in contact frames
+    w->ncon = 0;
+    for (int j = 0; j < sc->n_contacts; ++j) {
+      if (cp_grow((void **)&w->cons, &w->con_cap, j + 1, sizeof *w->cons)) break;
+      memset(&w->cons[j], 0, sizeof(con));
+      w->cons[j].contact = j;
+      w->ncon = j + 1;
+    }
+    st = cpw_record_contacts(w, res.force);
+  }
+  cp_quasistatic_result_free(&res);
+  cp_system_free(&sys);
+  return st;
+}
+

@@ -1,0 +1,224 @@
+// The system of a step (planner/sim/world_impl.h): H, f, G, k of the scene
+// (models/system.h) extended by the joint-limit columns, A = G^T H^-1 G and
+// b by contact/dynamics.h, the workspaces the steppers and the LCP share,
+// and the generalised velocities and positions moved in and out of the
+// scene.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/vec3.h"
+#include "planner/sim/world_impl.h"
+
+// ---------------------------------------------------------------------------
+// Workspaces
+
+cp_world_status cpw_ensure(cp_world *w, int ncon, int lcp_n) {
+  size_t nu = (size_t)(w->nu > 0 ? w->nu : 1);
+  int n3 = 3 * (ncon > 0 ? ncon : 1);
+  if (n3 > w->csz_cap) {
+    int cap = n3 * 2;
+    double *p[6];
+    size_t sz[6] = {nu * (size_t)cap, (size_t)cap, (size_t)cap * (size_t)cap,
+                    (size_t)cap, (size_t)cap, (size_t)cap};
+    double **dst[6] = {&w->Gx, &w->kx, &w->As, &w->bs, &w->c, &w->cfull};
+    for (int i = 0; i < 6; ++i) {
+      p[i] = realloc(*dst[i], sizeof(double) * sz[i]);
+      if (!p[i]) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+      *dst[i] = p[i];
+    }
+    int *si = realloc(w->sel, sizeof(int) * (size_t)cap);
+    if (!si) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    w->sel = si;
+    si = realloc(w->order, sizeof(int) * (size_t)cap);
+    if (!si) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    w->order = si;
+    si = realloc(w->rank, sizeof(int) * (size_t)cap);
+    if (!si) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    w->rank = si;
+    cp_pyramid_contact *pc = realloc(w->pc, sizeof *pc * (size_t)cap);
+    if (!pc) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    w->pc = pc;
+    double *vc = realloc(w->vc, sizeof(double) * (size_t)cap);
+    if (!vc) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    w->vc = vc;
+    w->csz_cap = cap;
+  }
+  if (lcp_n > w->lcp_cap) {
+    int cap = lcp_n * 2;
+    double **dst[4] = {&w->M, &w->q, &w->z, &w->w};
+    size_t sz[4] = {(size_t)cap * (size_t)cap, (size_t)cap, (size_t)cap,
+                    (size_t)cap};
+    for (int i = 0; i < 4; ++i) {
+      double *p = realloc(*dst[i], sizeof(double) * sz[i]);
+      if (!p) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+      *dst[i] = p;
+    }
+    double *lu = realloc(w->LU, sizeof(double) * (size_t)cap * (size_t)cap);
+    if (!lu) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    w->LU = lu;
+    lu = realloc(w->MB, sizeof(double) * (size_t)cap * (size_t)cap);
+    if (!lu) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    w->MB = lu;
+    lapack_int *ip = realloc(w->ipiv, sizeof(lapack_int) * (size_t)cap);
+    if (!ip) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    w->ipiv = ip;
+    int *zi = realloc(w->zidx, sizeof(int) * (size_t)cap);
+    if (!zi) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    w->zidx = zi;
+    unsigned char *b = realloc(w->basis, (size_t)cap);
+    if (!b) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    w->basis = b;
+    b = realloc(w->basis0, (size_t)cap);
+    if (!b) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    w->basis0 = b;
+    cp_lemke_ws_destroy(w->ws);
+    w->ws = cp_lemke_ws_create(cap);
+    if (!w->ws) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    w->lcp_cap = cap;
+  }
+  return CP_WORLD_OK;
+}
+
+// ---------------------------------------------------------------------------
+// The system of a step
+
+// The contact space's arrays go back to the world (w->cs_keep) for the
+// next build instead of the allocator.
+void cpw_stepsys_free(cp_world *w, stepsys *s) {
+  if (!s->built) return;
+  cp_contact_space_free(&w->cs_keep);
+  w->cs_keep = s->cs;
+  memset(&s->cs, 0, sizeof s->cs);
+  cp_system_free(&s->sys);
+  s->built = 0;
+}
+
+// H, f, G, k of the scene's contacts extended by the limit columns; A, b;
+// the constraint velocities vc = G^T u.
+static cp_world_status build(cp_world *w, stepsys *s) {
+  cp_error err;
+  cp_error_clear(&err);
+  memset(s, 0, sizeof *s);
+  if (cp_system_build_ws(&w->sc, &w->sys_ws, &s->sys, &err))
+    return cpw_fail(w, CP_WORLD_NOMEM, "%s", err.msg);
+  cp_world_status st = cpw_ensure(w, w->ncon, 0);
+  if (st != CP_WORLD_OK) {
+    cp_system_free(&s->sys);
+    return st;
+  }
+  const int nu = w->nu, nc = s->sys.n_c, nca = w->ncon, no = 6 * w->nobj;
+  const size_t nuz = (size_t)nu;
+  if (nc)
+    memcpy(w->Gx, s->sys.G, sizeof(double) * nuz * 3 * (size_t)nc);
+  if (nc) {
+    memcpy(w->kx, s->sys.k, sizeof(double) * 3 * (size_t)nc);
+    memcpy(w->vc, s->sys.v, sizeof(double) * 3 * (size_t)nc);
+  }
+  // A sphere's contact point is not a material point: it stays under the
+  // centre. The normal velocity-product term of models/system.h (the
+  // material point's centripetal acceleration w x (w x r), r = p - x) would
+  // report the rolling sphere's surface as leaving the plane at R w^2 and
+  // the stepper would push the centre into it; for a sphere the gap's
+  // second derivative has no such term, so it is taken out.
+  for (int j = 0; j < nc; ++j) {
+    const cp_contact *ct = &w->sc.contacts[j];
+    for (int side = 0; side < 2; ++side) {
+      cp_ref r = side ? ct->b : ct->a;
+      if (r.body < 0) continue;
+      const cp_body *b = &w->sc.bodies[r.body];
+      if (b->fixed || b->shape.type != CP_SHAPE_SPHERE) continue;
+      double rr[3], wr[3], wwr[3];
+      cp_v3_sub(rr, ct->p, b->x);
+      cp_v3_cross(wr, b->w, rr);
+      cp_v3_cross(wwr, b->w, wr);
+      w->kx[3 * j] -= (side ? -1.0 : 1.0) * cp_v3_dot(ct->n, wwr);
+    }
+  }
+  for (int j = nc; j < nca; ++j) {
+    const con *c = &w->cons[j];
+    double *g = w->Gx + nuz * 3 * (size_t)j;
+    memset(g, 0, sizeof(double) * nuz * 3);
+    g[no + c->row] = c->sign;
+    w->kx[3 * j] = w->kx[3 * j + 1] = w->kx[3 * j + 2] = 0;
+    w->vc[3 * j] = c->sign * cpw_cjoint_of(w, c->row)->velocity;
+    w->vc[3 * j + 1] = w->vc[3 * j + 2] = 0;
+  }
+  for (int r = 0; r < w->nl; ++r) {
+    w->driven[no + r] = s->sys.drive[r] == CP_DRIVE_ACCELERATION;
+    w->ud[no + r] = s->sys.qdd[r];
+  }
+  s->cs = w->cs_keep;
+  memset(&w->cs_keep, 0, sizeof w->cs_keep);
+  int rc = cp_contact_space_rebuild(nu, nca, s->sys.H, w->Gx, s->sys.f, w->kx,
+                                    w->driven, w->ud, &s->cs);
+  if (rc) {
+    cp_system_free(&s->sys);
+    return rc == -1 ? cpw_fail(w, CP_WORLD_SOLVER_FAILED,
+                           "t = %.9g: the mass matrix is not positive definite",
+                           w->t)
+                    : cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+  }
+  s->built = 1;
+  return CP_WORLD_OK;
+}
+
+cp_world_status cpw_build(cp_world *w, stepsys *s) {
+  const double t0 = cpw_tic(w);
+  const cp_world_status st = build(w, s);
+  cpw_toc(w, &w->prof.assembly, t0);
+  return st;
+}
+
+// udot = H^-1 (f + G c) (driven dofs: their given acceleration).
+cp_world_status cpw_accel(cp_world *w, stepsys *s, const double *c,
+                             double *udot) {
+  if (cp_contact_space_accel(&s->cs, c, udot, NULL))
+    return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+  return CP_WORLD_OK;
+}
+
+// Generalised velocity u of the scene's state (the layout of models/system.h).
+void cpw_get_u(const cp_world *w, double *u) {
+  int k = 0;
+  for (int i = 0; i < w->sc.n_bodies; ++i) {
+    const cp_body *b = &w->sc.bodies[i];
+    if (b->fixed) continue;
+    memcpy(u + 6 * k, b->v, 3 * sizeof *u);
+    memcpy(u + 6 * k + 3, b->w, 3 * sizeof *u);
+    ++k;
+  }
+  for (int r = 0; r < w->nl; ++r) u[6 * w->nobj + r] = cpw_cjoint_of(w, r)->velocity;
+}
+
+void cpw_set_u(cp_world *w, const double *u) {
+  int k = 0;
+  for (int i = 0; i < w->sc.n_bodies; ++i) {
+    cp_body *b = &w->sc.bodies[i];
+    if (b->fixed) continue;
+    memcpy(b->v, u + 6 * k, 3 * sizeof *u);
+    memcpy(b->w, u + 6 * k + 3, 3 * sizeof *u);
+    ++k;
+  }
+  for (int r = 0; r < w->nl; ++r) cpw_joint_of(w, r)->velocity = u[6 * w->nobj + r];
+}
+
+// Positions moved by the generalised displacement h u (quaternions by the
+// exponential map, renormalised).
+void cpw_move(cp_world *w, const double *u, double h) {
+  int k = 0;
+  for (int i = 0; i < w->sc.n_bodies; ++i) {
+    cp_body *b = &w->sc.bodies[i];
+    if (b->fixed) continue;
+    cp_v3_axpy(b->x, b->x, h, u + 6 * k);
+    cp_quat_integrate(b->q, b->q, u + 6 * k + 3, h);
+    double n = sqrt(b->q[0] * b->q[0] + b->q[1] * b->q[1] +
+                    b->q[2] * b->q[2] + b->q[3] * b->q[3]);
+    for (int t = 0; t < 4; ++t) b->q[t] /= n;
+    ++k;
+  }
+  for (int r = 0; r < w->nl; ++r)
+    cpw_joint_of(w, r)->position += h * u[6 * w->nobj + r];
+  for (int m = 0; m < w->sc.n_manips; ++m) cp_chain_apply_mimic(&w->sc.manips[m]);
+}
+

@@ -1,0 +1,294 @@
+/// \file planner/sim/world_impl.h
+/// The world's private parts, shared by the files of planner/sim/ that take
+/// a step (not installed; nothing outside planner/sim/ includes it). One
+/// step, by phase and file (cp_world_step in world.c is the table of
+/// contents):
+///
+///   world.c        the API: creation, state, inputs, the step's attempts
+///                  (take: one attempt; cp_world_step: retries)
+///   constraints.c  contacts and joint-limit rows of the current state with
+///                  the look-ahead margin; the settling of a step's overlap
+///   stepsys.c      the step's system (H, f, G, k; A, b) and workspaces;
+///                  velocities and positions in and out of the scene
+///   lcp.c          the friction LCP formed and solved (the warm basis's
+///                  principal pivots, Lemke, the fallbacks)
+///   warm.c         warm-start records across steps, the impact memo
+///   steppers.c     the acceleration, velocity and quasistatic steppers
+///   worldcheck.c   the world's side of the independent step check
+///
+/// The comment on each field of struct cp_world says which phase fills it
+/// (as MuJoCo's mjData); "step" fields live for one step (or substep).
+#ifndef CP_PLANNER_SIM_WORLD_IMPL_H
+#define CP_PLANNER_SIM_WORLD_IMPL_H
+
+#include <lapacke.h>
+
+#include "contact/dynamics.h"
+#include "contact/pyramid.h"
+#include "models/clock.h"
+#include "models/contactgen.h"
+#include "models/system.h"
+#include "planner/sim/world.h"
+
+// ---------------------------------------------------------------------------
+// Types
+
+// Contact identity: the pair (a, b) plus the index of the point within the
+// pair's list (models/manifold.h); a joint limit is (joint row, lower/upper).
+typedef struct ckey {
+  int a[3], b[3]; // refs (body, manip, link); limits: a = {-2, row, side}
+  int idx;        // point index within the pair
+} ckey;
+
+// One constraint of a step: a generated contact or an active joint limit.
+typedef struct con {
+  ckey key;
+  int contact;    // index into sc.contacts, or -1 for a limit
+  int row;        // limit: joint row (0..n_l-1)
+  double sign;    // limit: +1 lower, -1 upper
+  double gap;     // >= 0 separation, < 0 overlap
+  double mu, e;
+} con;
+
+// Warm-start record: a constraint's identity and which of its LCP unknowns
+// were basic (slots: acceleration LCP c_n, s+_t, s+_o, a-_t, a-_o;
+// velocity LCP p_n, beta_1..4, lambda).
+typedef struct wrec {
+  ckey key;
+  unsigned char kind; // 0 acceleration LCP, 1 velocity LCP
+  unsigned char flag[6];
+} wrec;
+
+// A slot of the impact memo (warm.c).
+#define CP_WORLD_MEMO_KEY 4096
+typedef struct memo_slot {
+  uint64_t h;
+  int ns, m; // ns = 0: empty
+  size_t cap; // doubles at d
+  double *d;  // key: Asel (3 ns square), bs (3 ns), mu (ns); then z (m)
+} memo_slot;
+
+#define WARM_MAGIC 0x636d7731u /* "cmw1" */
+
+struct cp_world {
+  // creation (world.c): the scene copy whose state the steps advance
+  cp_scene sc;
+  cp_world_options opt;
+  double deadline;   // CLOCK_MONOTONIC seconds (cp_world_set_deadline: bounds
+                     // the solvers' time); INFINITY: none
+  double t;
+  uint64_t hash;     // world.c, after every step
+  char msg[512];     // any phase: the last failure's message (cpw_fail)
+  int nobj, nl, nu;
+  int *row_manip, *row_joint; // [nl]
+  double grav_norm;
+
+  // constraints.c: contacts of the current state (valid until the state
+  // changes) and the step's constraints
+  int contacts_valid;
+  con *cons;
+  int ncon, con_cap;
+  // constraints.c (cpw_record_contacts, called by the steppers): last
+  // step's contacts for viewers
+  cp_world_contact *wc;
+  int nwc, wc_cap;
+  // warm.c: the records of the last step (warm) and of this one (warm_next)
+  wrec *warm, *warm_next;
+  int nwarm, nwarm_next, warm_cap;
+
+  // lcp.c: the LCP's workspaces (grown by cpw_ensure of stepsys.c, never
+  // shrunk)
+  cp_lemke_ws *ws;
+  int ws_cap;
+  double *M, *q, *z, *w, *LU, *MB;
+  lapack_int *ipiv;
+  int lns, lnr; // the friction LCP of lcp_setup: constraints, rolling ones
+  int *zidx;
+  int lcp_cap;
+  unsigned char *basis, *basis0; // basis0: the warm basis as recorded
+  // stepsys.c (cpw_build): G, k, v of the constraints; lcp.c (extract) the
+  // selected block As, bs; steppers.c the forces c, cfull and velocities
+  double *Gx, *kx, *As, *bs, *c, *cfull, *udot, *u0, *du, *vc, *ud;
+  const double *Asel; // the selected A: w->As, or A itself when every
+                      // constraint is selected (no copy)
+  unsigned char *driven;
+  int *sel, *order, *rank; // steppers.c: selected constraints; lcp.c: rank
+  cp_pyramid_contact *pc;  // steppers.c: each selected row's friction data
+  size_t gx_cap;
+  int csz_cap;
+  double *state0; // world.c: state at the step's start
+  double energy;  // world.c: energy of the current state
+  cp_contact_space cs_keep; // stepsys.c: arrays of the last contact space
+  cp_contactgen_ws cg_ws;   // constraints.c: contact generation's buffers
+  cp_system_ws sys_ws;      // stepsys.c: the step's system arrays
+  memo_slot *memo;          // warm.c: the impact memo (opt.impact_memo slots)
+  // worldcheck.c, filled by the steppers (planner/sim/stepcheck.h):
+  // velocities at the start and after the step before drift (nu), total
+  // impulses (3 ncon), the state at the (sub)step's start, the overlap the
+  // drift removed, scratch
+  double *ck_u0, *ck_u1, *ck_p, *ck_x0, *ck_x1, *ck_xm, *ck_buf;
+  const double *ck_x0p;     // the (sub)step's start: state0 or ck_x0
+  int ck_cap;               // doubles of ck_p and ck_buf
+  double ck_drift;
+  double ck_e1;             // energy after the step (the check's, kept)
+  int ck_two_phase;         // the step had an impulse phase
+  // creation (world.c): the dof structure the check and limits read
+  double *lim_lo, *lim_hi;  // [nl] joint limits (-inf, inf when none)
+  int *free_idx;            // [n_bodies] index among free bodies, or -1
+  int *manip_r0;            // [n_manips + 1] first joint row of each
+  int *ck_blk, nblk;        // diagonal blocks of H (starts, nblk + 1)
+  int *ck_rng;              // worldcheck.c: [4 ncon] dof ranges of G's columns
+  int ck_rng_cap;
+  double weight;            // total weight of the moving parts (N)
+  cp_step_profile prof;     // every phase (cpw_tic, cpw_toc): the step's
+                            // phase timings (opt.profile)
+  int all_limits;           // world.c: 1: every limit side is a constraint
+                            // of the step and a row of its LCPs (a step
+                            // taken again after it crossed a limit outside
+                            // the window)
+};
+
+// The system of a step (stepsys.c): the scene's system and its contact
+// space; built marks arrays to hand back (cpw_stepsys_free).
+typedef struct stepsys {
+  cp_system sys;
+  cp_contact_space cs;
+  int built;
+} stepsys;
+
+// Larger / smaller of two doubles without libm's fmax/fmin calls (not
+// inlined under ISO C; a NaN is caught by the isfinite tests after them).
+#define MAXD(a, b) ((b) > (a) ? (b) : (a))
+#define MIND(a, b) ((b) < (a) ? (b) : (a))
+
+// Drift correction's tolerance (steppers.c): predicted gaps below
+// -CP_WORLD_DRIFT_TOL are projected out; touching rows within CP_WORLD_HOLD
+// of zero gap hold their gap (steppers.c, constraints.c).
+#define CP_WORLD_DRIFT_TOL 1e-8
+#define CP_WORLD_HOLD CP_WORLD_DRIFT_TOL
+
+// The shared functions below are the library's internals: hidden, so that
+// calls within a file stay direct (and inlinable) under -fPIC, as the
+// static functions they were.
+#define CPW_HIDDEN __attribute__((visibility("hidden")))
+
+// ---------------------------------------------------------------------------
+// Small helpers (inline: on the step's path)
+
+static inline cp_joint *cpw_joint_of(cp_world *w, int r) {
+  return &w->sc.manips[w->row_manip[r]].joints[w->row_joint[r]];
+}
+
+static inline const cp_joint *cpw_cjoint_of(const cp_world *w, int r) {
+  return &w->sc.manips[w->row_manip[r]].joints[w->row_joint[r]];
+}
+
+static inline int cpw_rolling(const cp_pyramid_contact *p) { return !p->sliding; }
+
+// Phase timings (opt.profile, w->prof): cpw_tic reads the clock only when
+// profiling; cpw_toc adds the time since t0 to a phase; cpw_toc_rest adds
+// it less what the phases took meanwhile (in0 = cpw_phases at t0), for a
+// phase that encloses others. Off, each costs a test of opt.profile.
+static inline double cpw_tic(const cp_world *w) {
+  return w->opt.profile ? cp_clock_now() : 0.0;
+}
+
+static inline void cpw_toc(cp_world *w, double *phase, double t0) {
+  if (w->opt.profile) *phase += cp_clock_now() - t0;
+}
+
+static inline double cpw_phases(const cp_world *w) {
+  if (!w->opt.profile) return 0.0;
+  const cp_step_profile *p = &w->prof;
+  return p->collide + p->constraints + p->assembly + p->solve + p->check +
+         p->integrate;
+}
+
+static inline void cpw_toc_rest(cp_world *w, double *phase, double t0,
+                                double in0) {
+  if (!w->opt.profile) return;
+  const double d = (cp_clock_now() - t0) - (cpw_phases(w) - in0);
+  if (d > 0) *phase += d;
+}
+
+// ---------------------------------------------------------------------------
+// world.c
+
+/// Formats the world's message; returns s.
+CPW_HIDDEN cp_world_status cpw_fail(cp_world *w, cp_world_status s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/// Kinetic plus gravitational potential energy of the current state.
+CPW_HIDDEN double cpw_energy_of(const cp_world *w);
+
+// ---------------------------------------------------------------------------
+// constraints.c
+
+/// The scene's contacts at the current state (look-ahead margin) and the
+/// step's constraint list (contacts, then joint limits within the margin);
+/// overlaps deeper than pen_limit are CP_WORLD_PENETRATION.
+CPW_HIDDEN cp_world_status cpw_gen_contacts(cp_world *w, double pen_limit);
+/// Deepest overlap of the scene's contacts (>= 0).
+CPW_HIDDEN double cpw_max_depth(const cp_world *w);
+/// Overlap accepted during a simulation before a step is refused.
+CPW_HIDDEN double cpw_pen_limit(const cp_world *w);
+/// Contacts of the state a step reached, its overlap settled; *moved: 1
+/// when the positions were projected.
+CPW_HIDDEN cp_world_status cpw_settle(cp_world *w, cp_step_info *info, int *moved);
+/// The viewers' record of the step's contacts with their forces.
+CPW_HIDDEN cp_world_status cpw_record_contacts(cp_world *w, const double *force);
+
+// ---------------------------------------------------------------------------
+// stepsys.c
+
+CPW_HIDDEN cp_world_status cpw_ensure(cp_world *w, int ncon, int lcp_n);
+CPW_HIDDEN cp_world_status cpw_build(cp_world *w, stepsys *s);
+CPW_HIDDEN void cpw_stepsys_free(cp_world *w, stepsys *s);
+CPW_HIDDEN cp_world_status cpw_accel(cp_world *w, stepsys *s, const double *c,
+                          double *udot);
+CPW_HIDDEN void cpw_get_u(const cp_world *w, double *u);
+CPW_HIDDEN void cpw_set_u(cp_world *w, const double *u);
+CPW_HIDDEN void cpw_move(cp_world *w, const double *u, double h);
+
+// ---------------------------------------------------------------------------
+// lcp.c
+
+CPW_HIDDEN cp_solve_options cpw_solve_options_now(const cp_world *w);
+CPW_HIDDEN int cpw_solve_lcp(cp_world *w, int n, int *piv, cp_lcp_info *info);
+CPW_HIDDEN int cpw_solve_friction(cp_world *w, int m, int *piv, int *warm_used,
+                       cp_lcp_info *info);
+CPW_HIDDEN void cpw_extract(cp_world *w, const double *A, const double *b, int ns,
+                 const int *sel);
+CPW_HIDDEN int cpw_lcp_setup(cp_world *w, int ns);
+CPW_HIDDEN void cpw_lcp_fill(cp_world *w, int m);
+CPW_HIDDEN void cpw_lcp_forces(cp_world *w, int ns, double *c);
+CPW_HIDDEN void cpw_all_rolling(cp_world *w, int ns, const int *sel);
+CPW_HIDDEN void cpw_scatter(cp_world *w, int ns, const int *sel, const double *c,
+                 double *cfull);
+
+// ---------------------------------------------------------------------------
+// warm.c
+
+CPW_HIDDEN void cpw_warm_commit(cp_world *w);
+CPW_HIDDEN void cpw_lcp_warm(cp_world *w, int ns, const int *sel, int kind, int m);
+CPW_HIDDEN int cpw_lcp_record(cp_world *w, int ns, const int *sel, int kind);
+CPW_HIDDEN memo_slot *cpw_memo_find(cp_world *w, int ns, int m, uint64_t *h, int *hit);
+CPW_HIDDEN void cpw_memo_keep(cp_world *w, memo_slot *e, uint64_t h, int ns, int m);
+
+// ---------------------------------------------------------------------------
+// steppers.c
+
+CPW_HIDDEN cp_world_status cpw_step_velocity(cp_world *w, stepsys *s, cp_step_info *info);
+CPW_HIDDEN cp_world_status cpw_step_acceleration(cp_world *w, stepsys *s,
+                                      cp_step_info *info);
+CPW_HIDDEN cp_world_status cpw_step_quasistatic(cp_world *w, cp_step_info *info);
+CPW_HIDDEN cp_world_status cpw_project(cp_world *w, stepsys *s, int ns, const int *sel,
+                            const double *gp, cp_step_info *info);
+
+// ---------------------------------------------------------------------------
+// worldcheck.c
+
+CPW_HIDDEN cp_world_status cpw_grow_check(cp_world *w);
+CPW_HIDDEN cp_world_status cpw_check_step(cp_world *w, stepsys *s, int accel_k);
+CPW_HIDDEN int cpw_limit_crossed(const cp_world *w);
+
+#endif
