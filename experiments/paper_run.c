@@ -13,10 +13,10 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "contact/lcpio.h"
+#include "models/clock.h"
 #include "contact/solve.h"
 #include "planner/io/outfile.h"
 
@@ -89,11 +89,7 @@ const char *cp_paper_fip_cell(const cp_paper_row *r, char *buf, int size) {
   return buf;
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+static double now_s(void) { return cp_clock_now(); }
 
 static uint64_t mix(uint64_t a, uint64_t b) {
   uint64_t x = a ^ (b + 0x9E3779B97F4A7C15ull + (a << 6) + (a >> 2));
