@@ -13,59 +13,61 @@ static cp_store_status task_by_key(cp_store *st, const char *key,
   sqlite3_stmt *q;
   int rc = sqlite3_prepare_v2(st->db, "SELECT id FROM tasks WHERE hash = ?",
                               -1, &q, NULL);
-  if (rc) return store_fail(st, rc, "cannot read the task");
+  if (rc) return cp_store_fail(st, rc, "cannot read the task");
   sqlite3_bind_text(q, 1, key, -1, SQLITE_TRANSIENT);
   rc = sqlite3_step(q);
   if (rc == SQLITE_ROW) *task_id = sqlite3_column_int64(q, 0);
   sqlite3_finalize(q);
-  return rc == SQLITE_ROW   ? CP_STORE_OK
+  return rc == SQLITE_ROW    ? CP_STORE_OK
          : rc == SQLITE_DONE ? CP_STORE_NOT_FOUND
-                             : store_fail(st, rc, "cannot read the task");
+                             : cp_store_fail(st, rc, "cannot read the task");
 }
 
 cp_store_status cp_store_task(cp_store *st, const cp_task *task,
                               const char *path, int64_t *task_id) {
   char key[CP_TASK_KEY_SIZE];
   cp_task_hash(task, key);
-  if (!key[0]) return store_failf(st, CP_STORE_NOMEM, "out of memory");
+  if (!key[0]) return cp_store_failf(st, CP_STORE_NOMEM, "out of memory");
   cp_store_status s = task_by_key(st, key, task_id);
   if (s != CP_STORE_NOT_FOUND) return s;
   /* New inputs: the row, each file's bytes (once per content) and the
    * list of files, in one transaction. */
   int rc;
-  if ((rc = store_exec(st, "BEGIN IMMEDIATE")))
-    return store_fail(st, rc, "cannot store the task");
+  if ((rc = cp_store_exec(st, "BEGIN IMMEDIATE")))
+    return cp_store_fail(st, rc, "cannot store the task");
   const char *what = "cannot store the task";
-  rc = store_run_sql(st,
-               "INSERT OR IGNORE INTO tasks (hash, text, scene, scene_dir,"
-               " path, inputs_stored) VALUES (?, ?, ?, ?, ?, 1)",
-               "ttttt", key, task->text, task->scene_text,
-               task->scene_base ? task->scene_base : "", path ? path : "");
+  rc = cp_store_run_sql(
+      st,
+      "INSERT OR IGNORE INTO tasks (hash, text, scene, scene_dir,"
+      " path, inputs_stored) VALUES (?, ?, ?, ?, ?, 1)",
+      "ttttt", key, task->text, task->scene_text,
+      task->scene_base ? task->scene_base : "", path ? path : "");
   int fresh = !rc && sqlite3_changes(st->db) == 1;
   int64_t id = sqlite3_last_insert_rowid(st->db);
   what = "cannot store the task's files";
   for (int i = 0; !rc && fresh && i < task->n_files; ++i) {
     const cp_task_file *f = &task->files[i];
-    rc = store_run_sql(st,
-                 "INSERT OR IGNORE INTO blobs (sha256, size, data)"
-                 " VALUES (?, ?, ?)",
-                 "tib", f->sha256, (int64_t)f->size, (const void *)f->data,
-                 f->size);
+    rc = cp_store_run_sql(st,
+                          "INSERT OR IGNORE INTO blobs (sha256, size, data)"
+                          " VALUES (?, ?, ?)",
+                          "tib", f->sha256, (int64_t)f->size,
+                          (const void *)f->data, f->size);
     if (!rc)
-      rc = store_run_sql(st,
-                   "INSERT INTO task_files (task_id, seq, kind, path, sha256)"
-                   " VALUES (?, ?, ?, ?, ?)",
-                   "iittt", id, (int64_t)i, f->kind, f->path, f->sha256);
+      rc = cp_store_run_sql(
+          st,
+          "INSERT INTO task_files (task_id, seq, kind, path, sha256)"
+          " VALUES (?, ?, ?, ?, ?)",
+          "iittt", id, (int64_t)i, f->kind, f->path, f->sha256);
   }
-  if (!rc) rc = store_exec(st, "COMMIT");
+  if (!rc) rc = cp_store_exec(st, "COMMIT");
   if (rc) {
-    s = store_fail(st, rc, what);
-    if (!sqlite3_get_autocommit(st->db)) store_exec(st, "ROLLBACK");
+    s = cp_store_fail(st, rc, what);
+    if (!sqlite3_get_autocommit(st->db)) cp_store_exec(st, "ROLLBACK");
     return s;
   }
   return task_by_key(st, key, task_id) == CP_STORE_OK
              ? CP_STORE_OK
-             : store_failf(st, CP_STORE_FAILED, "the stored task vanished");
+             : cp_store_failf(st, CP_STORE_FAILED, "the stored task vanished");
 }
 
 cp_store_status cp_store_task_files(cp_store *st, int64_t task_id,
@@ -74,7 +76,7 @@ cp_store_status cp_store_task_files(cp_store *st, int64_t task_id,
   *n = 0;
   if (st->version < 2) return CP_STORE_OK; /* read-only version 1 */
   sqlite3_stmt *q;
-  cp_store_status s = store_prepare_ids(
+  cp_store_status s = cp_store_prepare_ids(
       st,
       "SELECT f.kind, f.path, f.sha256, b.data, b.size FROM task_files f"
       " LEFT JOIN blobs b ON b.sha256 = f.sha256 WHERE f.task_id = ?"
@@ -92,17 +94,18 @@ cp_store_status cp_store_task_files(cp_store *st, int64_t task_id,
     cp_sha256_hex(data ? data : "", size, check);
     if (!path || !sha || sqlite3_column_type(q, 3) == SQLITE_NULL ||
         strcmp(check, sha) || sqlite3_column_int64(q, 4) != (int64_t)size) {
-      s = store_failf(st, CP_STORE_BAD_FILE,
-                "task %lld: the stored file %.200s is missing or does not "
-                "match its SHA-256 (damaged database)",
-                (long long)task_id, path ? path : "(no path)");
+      s = cp_store_failf(
+          st, CP_STORE_BAD_FILE,
+          "task %lld: the stored file %.200s is missing or does not "
+          "match its SHA-256 (damaged database)",
+          (long long)task_id, path ? path : "(no path)");
       break;
     }
     if (*n == cap) {
       cap = cap ? 2 * cap : 8;
       cp_store_file *p = realloc(*files, (size_t)cap * sizeof *p);
       if (!p) {
-        s = store_failf(st, CP_STORE_NOMEM, "out of memory");
+        s = cp_store_failf(st, CP_STORE_NOMEM, "out of memory");
         break;
       }
       *files = p;
@@ -116,7 +119,7 @@ cp_store_status cp_store_task_files(cp_store *st, int64_t task_id,
     if (!f->path || !f->data) {
       free(f->path);
       free(f->data);
-      s = store_failf(st, CP_STORE_NOMEM, "out of memory");
+      s = cp_store_failf(st, CP_STORE_NOMEM, "out of memory");
       break;
     }
     if (size) memcpy(f->data, data, size);
@@ -124,7 +127,8 @@ cp_store_status cp_store_task_files(cp_store *st, int64_t task_id,
     f->size = size;
     ++*n;
   }
-  if (!s && rc != SQLITE_DONE) s = store_fail(st, rc, "cannot read the task's files");
+  if (!s && rc != SQLITE_DONE)
+    s = cp_store_fail(st, rc, "cannot read the task's files");
   sqlite3_finalize(q);
   if (s) {
     cp_store_files_free(*files, *n);
@@ -183,25 +187,26 @@ cp_store_status cp_store_resume_check(cp_store *st, const cp_task *task,
       " AND (t.text = ?2 OR (?3 <> '' AND t.path = ?3))"
       " ORDER BY s.id DESC LIMIT 1",
       -1, &q, NULL);
-  if (rc) return store_fail(st, rc, "cannot look for a run to resume");
+  if (rc) return cp_store_fail(st, rc, "cannot look for a run to resume");
   sqlite3_bind_int64(q, 1, task_id);
   sqlite3_bind_text(q, 2, task->text ? task->text : "", -1, SQLITE_STATIC);
   sqlite3_bind_text(q, 3, path ? path : "", -1, SQLITE_STATIC);
   rc = sqlite3_step(q);
   if (rc != SQLITE_ROW) {
     sqlite3_finalize(q);
-    return rc == SQLITE_DONE ? CP_STORE_OK
-                             : store_fail(st, rc, "cannot look for a run to resume");
+    return rc == SQLITE_DONE
+               ? CP_STORE_OK
+               : cp_store_fail(st, rc, "cannot look for a run to resume");
   }
   int64_t run = sqlite3_column_int64(q, 0), old = sqlite3_column_int64(q, 1);
   const char *t = (const char *)sqlite3_column_text(q, 2);
   char *text = strdup(t ? t : "");
   int stored = sqlite3_column_int(q, 3);
-  int scene_same = task->scene_text &&
-                   !strcmp((const char *)sqlite3_column_text(q, 4),
-                           task->scene_text);
+  int scene_same =
+      task->scene_text &&
+      !strcmp((const char *)sqlite3_column_text(q, 4), task->scene_text);
   sqlite3_finalize(q);
-  if (!text) return store_failf(st, CP_STORE_NOMEM, "out of memory");
+  if (!text) return cp_store_failf(st, CP_STORE_NOMEM, "out of memory");
   char what[400];
   cp_store_file *f = NULL;
   int n = 0;
@@ -221,25 +226,27 @@ cp_store_status cp_store_resume_check(cp_store *st, const cp_task *task,
   }
   free(text);
   if (s) return s;
-  return store_failf(st, CP_STORE_CHANGED,
-               "--resume: run %lld was planned from other inputs: %s; "
-               "resuming would mix two problems in one run (plan without "
-               "--resume for a new run)",
-               (long long)run, what);
+  return cp_store_failf(
+      st, CP_STORE_CHANGED,
+      "--resume: run %lld was planned from other inputs: %s; "
+      "resuming would mix two problems in one run (plan without "
+      "--resume for a new run)",
+      (long long)run, what);
 }
 
 cp_store_status cp_store_load_task(cp_store *st, int64_t task_id,
                                    cp_store_task_row *row) {
   memset(row, 0, sizeof *row);
   sqlite3_stmt *q;
-  cp_store_status rs = store_one_row(
+  cp_store_status rs = cp_store_one_row(
       st,
       st->version >= 2
           ? "SELECT text, scene, scene_dir, path, inputs_stored FROM tasks"
             " WHERE id = ?"
           : "SELECT text, scene, scene_dir, path, 0 FROM tasks WHERE id = ?",
       &task_id, 1, "cannot read the task", &q);
-  if (rs == CP_STORE_NOT_FOUND) return store_failf(st, rs, "no task %lld", (long long)task_id);
+  if (rs == CP_STORE_NOT_FOUND)
+    return cp_store_failf(st, rs, "no task %lld", (long long)task_id);
   if (rs) return rs;
   char **out[4] = {&row->text, &row->scene, &row->scene_dir, &row->path};
   int bad = 0;
@@ -252,7 +259,7 @@ cp_store_status cp_store_load_task(cp_store *st, int64_t task_id,
   sqlite3_finalize(q);
   if (bad) {
     cp_store_task_row_free(row);
-    return store_failf(st, CP_STORE_NOMEM, "out of memory");
+    return cp_store_failf(st, CP_STORE_NOMEM, "out of memory");
   }
   return CP_STORE_OK;
 }

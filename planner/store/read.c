@@ -11,12 +11,14 @@
 cp_store_status cp_store_find_resumable(cp_store *st, int64_t task_id,
                                         int64_t *run_id) {
   sqlite3_stmt *q;
-  cp_store_status s = store_one_row(st,
-                              "SELECT id FROM searches WHERE task_id = ? AND"
-                              " status IN ('running', 'limit', 'interrupted')"
-                              " ORDER BY id DESC LIMIT 1",
-                              &task_id, 1, "cannot look for a run to resume", &q);
-  if (s == CP_STORE_NOT_FOUND) return store_failf(st, s, "no unfinished run of this task");
+  cp_store_status s =
+      cp_store_one_row(st,
+                       "SELECT id FROM searches WHERE task_id = ? AND"
+                       " status IN ('running', 'limit', 'interrupted')"
+                       " ORDER BY id DESC LIMIT 1",
+                       &task_id, 1, "cannot look for a run to resume", &q);
+  if (s == CP_STORE_NOT_FOUND)
+    return cp_store_failf(st, s, "no unfinished run of this task");
   if (s) return s;
   *run_id = sqlite3_column_int64(q, 0);
   sqlite3_finalize(q);
@@ -27,7 +29,7 @@ cp_store_status cp_store_load_run(cp_store *st, int64_t run_id,
                                   cp_store_run *run) {
   memset(run, 0, sizeof *run);
   sqlite3_stmt *q;
-  cp_store_status rs = store_one_row(
+  cp_store_status rs = cp_store_one_row(
       st,
       "SELECT id, task_id, planner, status, options, seed, state_size,"
       " seconds, rng, expansions, iterations, duplicates, rejected, steps,"
@@ -35,7 +37,8 @@ cp_store_status cp_store_load_run(cp_store *st, int64_t run_id,
       " (SELECT count(*) FROM nodes WHERE search_id = searches.id)"
       " FROM searches WHERE id = ?",
       &run_id, 1, "cannot read the run", &q);
-  if (rs == CP_STORE_NOT_FOUND) return store_failf(st, rs, "no run %lld", (long long)run_id);
+  if (rs == CP_STORE_NOT_FOUND)
+    return cp_store_failf(st, rs, "no run %lld", (long long)run_id);
   if (rs) return rs;
   run->id = sqlite3_column_int64(q, 0);
   run->task_id = sqlite3_column_int64(q, 1);
@@ -64,7 +67,7 @@ cp_store_status cp_store_load_run(cp_store *st, int64_t run_id,
   s->warm_steps = sqlite3_column_int64(q, 17);
   run->nodes = (long)sqlite3_column_int64(q, 18);
   sqlite3_finalize(q);
-  if (!run->options) return store_failf(st, CP_STORE_NOMEM, "out of memory");
+  if (!run->options) return cp_store_failf(st, CP_STORE_NOMEM, "out of memory");
   return CP_STORE_OK;
 }
 
@@ -74,7 +77,7 @@ cp_store_status cp_store_load_nodes(cp_store *st, int64_t run_id,
                                               size_t),
                                     void *ctx) {
   sqlite3_stmt *q;
-  cp_store_status s = store_prepare_ids(
+  cp_store_status s = cp_store_prepare_ids(
       st,
       "SELECT id, parent, depth, time, cost, state, action, steps,"
       " lcp_solves, pivots, fallbacks, warm_steps, outcome, message, flags,"
@@ -95,12 +98,13 @@ cp_store_status cp_store_load_nodes(cp_store *st, int64_t run_id,
      * damaged file cannot give the search a cycle or a gap. */
     if (n.id != expect++ || (n.id > 0 && (n.parent < 0 || n.parent >= n.id)) ||
         (n.id == 0 && n.parent >= 0)) {
-      s = store_failf(st, CP_STORE_BAD_FILE,
-                "node %ld of run %lld: %s (a damaged database)", n.id,
-                (long long)run_id,
-                n.id != expect - 1 ? "ids are not 0, 1, 2, ... in order"
-                : n.id == 0        ? "the start node has a parent"
-                                   : "its parent is not an earlier node");
+      s = cp_store_failf(st, CP_STORE_BAD_FILE,
+                         "node %ld of run %lld: %s (a damaged database)", n.id,
+                         (long long)run_id,
+                         n.id != expect - 1
+                             ? "ids are not 0, 1, 2, ... in order"
+                         : n.id == 0 ? "the start node has a parent"
+                                     : "its parent is not an earlier node");
       break;
     }
     n.depth = sqlite3_column_int(q, 2);
@@ -109,16 +113,17 @@ cp_store_status cp_store_load_nodes(cp_store *st, int64_t run_id,
     int bytes = sqlite3_column_bytes(q, 5);
     int size = sqlite3_column_int(q, 16);
     if (bytes != size * (int)sizeof(double)) {
-      s = store_failf(st, CP_STORE_BAD_FILE,
-                "node %ld of run %lld: state of %d bytes where %d doubles "
-                "were expected",
-                n.id, (long long)run_id, bytes, size);
+      s = cp_store_failf(
+          st, CP_STORE_BAD_FILE,
+          "node %ld of run %lld: state of %d bytes where %d doubles "
+          "were expected",
+          n.id, (long long)run_id, bytes, size);
       break;
     }
     if ((size_t)size > st->scratch_n) {
       double *p = realloc(st->scratch, (size_t)size * sizeof *p);
       if (!p) {
-        s = store_failf(st, CP_STORE_NOMEM, "out of memory");
+        s = cp_store_failf(st, CP_STORE_NOMEM, "out of memory");
         break;
       }
       st->scratch = p;
@@ -135,8 +140,9 @@ cp_store_status cp_store_load_nodes(cp_store *st, int64_t run_id,
     n.warm_steps = sqlite3_column_int(q, 11);
     const char *oc = (const char *)sqlite3_column_text(q, 12);
     if (!oc || cp_expand_outcome_parse(oc, &n.outcome)) {
-      s = store_failf(st, CP_STORE_BAD_FILE, "node %ld: unknown outcome \"%s\"",
-                n.id, oc ? oc : "");
+      s = cp_store_failf(st, CP_STORE_BAD_FILE,
+                         "node %ld: unknown outcome \"%s\"", n.id,
+                         oc ? oc : "");
       break;
     }
     const char *m = (const char *)sqlite3_column_text(q, 13);
@@ -147,13 +153,16 @@ cp_store_status cp_store_load_nodes(cp_store *st, int64_t run_id,
                           : sqlite3_column_double(q, 15);
     if (fn(ctx, &n, st->scratch, sqlite3_column_blob(q, 17),
            (size_t)sqlite3_column_bytes(q, 17))) {
-      s = store_failf(st, CP_STORE_BAD_FILE,
-                "node %ld of run %lld could not be restored (its row does not "
-                "fit the run: a damaged database)", n.id, (long long)run_id);
+      s = cp_store_failf(
+          st, CP_STORE_BAD_FILE,
+          "node %ld of run %lld could not be restored (its row does not "
+          "fit the run: a damaged database)",
+          n.id, (long long)run_id);
       break;
     }
   }
-  if (s == CP_STORE_OK && rc != SQLITE_DONE) s = store_fail(st, rc, "cannot read the nodes");
+  if (s == CP_STORE_OK && rc != SQLITE_DONE)
+    s = cp_store_fail(st, rc, "cannot read the nodes");
   sqlite3_finalize(q);
   return s;
 }
@@ -163,7 +172,7 @@ cp_store_status cp_store_load_node(cp_store *st, int64_t run_id, long id,
                                    double *values, int cap_v, int *n_v) {
   sqlite3_stmt *q;
   const int64_t ids[2] = {run_id, id};
-  cp_store_status rs = store_one_row(
+  cp_store_status rs = cp_store_one_row(
       st,
       "SELECT parent, depth, time, cost, state, action, inputs, steps,"
       " lcp_solves, pivots, fallbacks, warm_steps, outcome, message, flags,"
@@ -171,12 +180,14 @@ cp_store_status cp_store_load_node(cp_store *st, int64_t run_id, long id,
       " FROM nodes WHERE search_id = ? AND id = ?",
       ids, 2, "cannot read a node", &q);
   if (rs == CP_STORE_NOT_FOUND)
-    return store_failf(st, rs, "no node %ld in run %lld", id, (long long)run_id);
+    return cp_store_failf(st, rs, "no node %ld in run %lld", id,
+                          (long long)run_id);
   if (rs) return rs;
   memset(n, 0, sizeof *n);
   n->id = id;
   n->parent = sqlite3_column_type(q, 0) == SQLITE_NULL
-                  ? -1 : (long)sqlite3_column_int64(q, 0);
+                  ? -1
+                  : (long)sqlite3_column_int64(q, 0);
   n->depth = sqlite3_column_int(q, 1);
   n->time = sqlite3_column_double(q, 2);
   n->cost = sqlite3_column_double(q, 3);
@@ -197,14 +208,16 @@ cp_store_status cp_store_load_node(cp_store *st, int64_t run_id, long id,
   }
   if (bad) {
     sqlite3_finalize(q);
-    return store_failf(st, CP_STORE_BAD_FILE,
-                 "node %ld of run %lld: %s of %d bytes where %d doubles were "
-                 "expected (a damaged database)",
-                 id, (long long)run_id, bad, got, want);
+    return cp_store_failf(
+        st, CP_STORE_BAD_FILE,
+        "node %ld of run %lld: %s of %d bytes where %d doubles were "
+        "expected (a damaged database)",
+        id, (long long)run_id, bad, got, want);
   }
   int nx = xb / (int)sizeof(double);
-  if (x) memcpy(x, sqlite3_column_blob(q, 4),
-                (size_t)(nx < cap ? nx : cap) * sizeof(double));
+  if (x)
+    memcpy(x, sqlite3_column_blob(q, 4),
+           (size_t)(nx < cap ? nx : cap) * sizeof(double));
   int nv = vb / (int)sizeof(double);
   if (n_v) *n_v = nv;
   if (values && nv > 0)
@@ -217,10 +230,11 @@ cp_store_status cp_store_load_node(cp_store *st, int64_t run_id, long id,
   n->warm_steps = sqlite3_column_int(q, 11);
   const char *oc = (const char *)sqlite3_column_text(q, 12);
   if (!oc || cp_expand_outcome_parse(oc, &n->outcome)) {
-    cp_store_status s = store_failf(st, CP_STORE_BAD_FILE,
-                              "node %ld of run %lld: unknown outcome \"%.40s\" "
-                              "(a damaged database)",
-                              id, (long long)run_id, oc ? oc : "");
+    cp_store_status s =
+        cp_store_failf(st, CP_STORE_BAD_FILE,
+                       "node %ld of run %lld: unknown outcome \"%.40s\" "
+                       "(a damaged database)",
+                       id, (long long)run_id, oc ? oc : "");
     sqlite3_finalize(q);
     return s;
   }
@@ -239,7 +253,7 @@ cp_store_status cp_store_load_witnesses(
     int (*fn)(void *ctx, long id, const double *point, int m, long rep),
     void *ctx) {
   sqlite3_stmt *q;
-  cp_store_status s = store_prepare_ids(
+  cp_store_status s = cp_store_prepare_ids(
       st,
       "SELECT id, point, representative FROM witnesses WHERE search_id = ?1"
       " ORDER BY id",
@@ -252,16 +266,16 @@ cp_store_status cp_store_load_witnesses(
     long id = (long)sqlite3_column_int64(q, 0);
     int bytes = sqlite3_column_bytes(q, 1);
     if (bytes <= 0 || bytes % (int)sizeof(double)) {
-      s = store_failf(st, CP_STORE_BAD_FILE,
-                "witness %ld of run %lld: a point of %d bytes", id,
-                (long long)run_id, bytes);
+      s = cp_store_failf(st, CP_STORE_BAD_FILE,
+                         "witness %ld of run %lld: a point of %d bytes", id,
+                         (long long)run_id, bytes);
       break;
     }
     size_t m = (size_t)bytes / sizeof(double);
     if (m > cap) { /* a copy: the blob need not be aligned for doubles */
       double *p = realloc(buf, m * sizeof *p);
       if (!p) {
-        s = store_failf(st, CP_STORE_NOMEM, "out of memory");
+        s = cp_store_failf(st, CP_STORE_NOMEM, "out of memory");
         break;
       }
       buf = p;
@@ -272,14 +286,14 @@ cp_store_status cp_store_load_witnesses(
                    ? -1
                    : (long)sqlite3_column_int64(q, 2);
     if (fn(ctx, id, buf, (int)m, rep)) {
-      s = store_failf(st, CP_STORE_BAD_FILE,
-                "witness %ld of run %lld could not be restored", id,
-                (long long)run_id);
+      s = cp_store_failf(st, CP_STORE_BAD_FILE,
+                         "witness %ld of run %lld could not be restored", id,
+                         (long long)run_id);
       break;
     }
   }
   if (s == CP_STORE_OK && rc != SQLITE_DONE)
-    s = store_fail(st, rc, "cannot read the witnesses");
+    s = cp_store_fail(st, rc, "cannot read the witnesses");
   sqlite3_finalize(q);
   free(buf);
   return s;
@@ -294,14 +308,14 @@ cp_store_status cp_store_list(cp_store *st, json_t **out) {
       " s.seconds, s.nodes, s.expansions, s.lcp_solves, t.path"
       " FROM searches s JOIN tasks t ON t.id = s.task_id ORDER BY s.id",
       -1, &q, NULL);
-  if (rc) return store_fail(st, rc, "cannot list the runs");
+  if (rc) return cp_store_fail(st, rc, "cannot list the runs");
   rc = sqlite3_prepare_v2(st->db,
                           "SELECT id, node, cost, length, duration FROM plans"
                           " WHERE search_id = ? ORDER BY id",
                           -1, &p, NULL);
   if (rc) {
     sqlite3_finalize(q);
-    return store_fail(st, rc, "cannot list the plans");
+    return cp_store_fail(st, rc, "cannot list the plans");
   }
   json_t *runs = json_array();
   while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -344,7 +358,7 @@ cp_store_status cp_store_list(cp_store *st, json_t **out) {
   sqlite3_finalize(q);
   if (rc != SQLITE_DONE) {
     json_decref(runs);
-    return store_fail(st, rc, "cannot list the runs");
+    return cp_store_fail(st, rc, "cannot list the runs");
   }
   *out = json_object();
   json_object_set_new(*out, "runs", runs);
@@ -360,7 +374,7 @@ cp_store_status cp_store_plan_nodes(cp_store *st, int64_t plan_id,
    * or damaged file: each step must go to a smaller id (nodes are stored in
    * creation order, a parent before its children), so a cycle cannot be
    * followed, and it stops after as many steps as the run has nodes. */
-  cp_store_status ps = store_prepare_ids(
+  cp_store_status ps = cp_store_prepare_ids(
       st,
       "WITH RECURSIVE path(id, parent, k) AS ("
       " SELECT n.id, n.parent, 0 FROM nodes n JOIN plans p"
@@ -370,7 +384,8 @@ cp_store_status cp_store_plan_nodes(cp_store *st, int64_t plan_id,
       "  AND n.search_id = (SELECT search_id FROM plans WHERE id = ?1)"
       "  WHERE path.k < (SELECT count(*) FROM nodes WHERE search_id ="
       "   (SELECT search_id FROM plans WHERE id = ?1)))"
-      " SELECT id, (SELECT search_id FROM plans WHERE id = ?1), parent FROM path"
+      " SELECT id, (SELECT search_id FROM plans WHERE id = ?1), parent FROM "
+      "path"
       " ORDER BY k DESC",
       &plan_id, 1, "cannot read the plan", &q);
   if (ps) return ps;
@@ -385,13 +400,14 @@ cp_store_status cp_store_plan_nodes(cp_store *st, int64_t plan_id,
         sqlite3_finalize(q);
         free(*ids);
         *ids = NULL;
-        return store_failf(st, CP_STORE_NOMEM, "out of memory");
+        return cp_store_failf(st, CP_STORE_NOMEM, "out of memory");
       }
       *ids = p;
     }
     if (*n == 0)
       first_parent = sqlite3_column_type(q, 2) == SQLITE_NULL
-                         ? -1 : sqlite3_column_int64(q, 2);
+                         ? -1
+                         : sqlite3_column_int64(q, 2);
     (*ids)[(*n)++] = (long)sqlite3_column_int64(q, 0);
     *run_id = sqlite3_column_int64(q, 1);
   }
@@ -400,22 +416,23 @@ cp_store_status cp_store_plan_nodes(cp_store *st, int64_t plan_id,
     free(*ids);
     *ids = NULL;
     *n = 0;
-    return store_fail(st, rc, "cannot read the plan");
+    return cp_store_fail(st, rc, "cannot read the plan");
   }
   if (*n > 0 && (first_parent >= 0 || (*ids)[0] != 0)) {
     long at = (*ids)[0];
     free(*ids);
     *ids = NULL;
     *n = 0;
-    return store_failf(st, CP_STORE_BAD_FILE,
-                 "plan %lld: the path does not lead back to the start node 0: "
-                 "node %ld's parent %lld is %s (a damaged database)",
-                 (long long)plan_id, at, (long long)first_parent,
-                 first_parent >= at ? "not an earlier node (a cycle)"
-                                    : "missing");
+    return cp_store_failf(
+        st, CP_STORE_BAD_FILE,
+        "plan %lld: the path does not lead back to the start node 0: "
+        "node %ld's parent %lld is %s (a damaged database)",
+        (long long)plan_id, at, (long long)first_parent,
+        first_parent >= at ? "not an earlier node (a cycle)" : "missing");
   }
   if (*n == 0)
-    return store_failf(st, CP_STORE_NOT_FOUND, "no plan %lld", (long long)plan_id);
+    return cp_store_failf(st, CP_STORE_NOT_FOUND, "no plan %lld",
+                          (long long)plan_id);
   return CP_STORE_OK;
 }
 
@@ -423,7 +440,7 @@ cp_store_status cp_store_bench_summary(cp_store *st, int64_t experiment_id,
                                        json_t **out) {
   *out = NULL;
   sqlite3_stmt *q;
-  cp_store_status ps = store_prepare_ids(
+  cp_store_status ps = cp_store_prepare_ids(
       st,
       "SELECT c.name, count(*), sum(r.solved), avg(r.time),"
       " avg(CASE WHEN r.solved THEN r.best_cost END), avg(r.graph_states),"
@@ -455,7 +472,7 @@ cp_store_status cp_store_bench_summary(cp_store *st, int64_t experiment_id,
   sqlite3_finalize(q);
   if (rc != SQLITE_DONE) {
     json_decref(list);
-    return store_fail(st, rc, "cannot summarise the benchmark");
+    return cp_store_fail(st, rc, "cannot summarise the benchmark");
   }
   *out = json_object();
   json_object_set_new(*out, "experiment", json_integer(experiment_id));

@@ -219,24 +219,29 @@ static cp_store_status classify(cp_store *st, file_kind *kind) {
                        " 'assembly\\_%' ESCAPE '\\' AND name NOT LIKE"
                        " 'sqlite\\_autoindex\\_assembly\\_%' ESCAPE '\\'",
                        &others)))
-    return store_fail(st, rc, "cannot read the database");
+    return cp_store_fail(st, rc, "cannot read the database");
   st->version = version;
-  if (tables == 0 && app == 0 && version == 0) *kind = FILE_EMPTY;
+  if (tables == 0 && app == 0 && version == 0)
+    *kind = FILE_EMPTY;
   else if (app == CP_STORE_APPLICATION_ID && version == CP_STORE_SCHEMA_VERSION)
     *kind = FILE_CURRENT;
-  else if (app == CP_STORE_APPLICATION_ID && version == 1) *kind = FILE_V1;
-  else if (app == 0 && version == 0 && others == 0) *kind = FILE_ASSEMBLY;
+  else if (app == CP_STORE_APPLICATION_ID && version == 1)
+    *kind = FILE_V1;
+  else if (app == 0 && version == 0 && others == 0)
+    *kind = FILE_ASSEMBLY;
   else {
     *kind = FILE_FOREIGN;
     if (app != CP_STORE_APPLICATION_ID)
-      return store_failf(st, CP_STORE_BAD_FILE,
-                   "an SQLite database of another application (application_id"
-                   " %d, user_version %d), not complan's; it is left untouched",
-                   app, version);
-    return store_failf(st, CP_STORE_BAD_FILE,
-                 "complan database schema version %d; this complan reads "
-                 "versions 1 to %d only; it is left untouched",
-                 version, CP_STORE_SCHEMA_VERSION);
+      return cp_store_failf(
+          st, CP_STORE_BAD_FILE,
+          "an SQLite database of another application (application_id"
+          " %d, user_version %d), not complan's; it is left untouched",
+          app, version);
+    return cp_store_failf(
+        st, CP_STORE_BAD_FILE,
+        "complan database schema version %d; this complan reads "
+        "versions 1 to %d only; it is left untouched",
+        version, CP_STORE_SCHEMA_VERSION);
   }
   return CP_STORE_OK;
 }
@@ -245,7 +250,7 @@ static cp_store_status classify(cp_store *st, file_kind *kind) {
 static cp_store_status quick_check(cp_store *st) {
   sqlite3_stmt *q;
   int rc = sqlite3_prepare_v2(st->db, "PRAGMA quick_check(1)", -1, &q, NULL);
-  if (rc) return store_fail(st, rc, "cannot check the database");
+  if (rc) return cp_store_fail(st, rc, "cannot check the database");
   rc = sqlite3_step(q);
   char first[256] = "";
   if (rc == SQLITE_ROW) {
@@ -253,12 +258,14 @@ static cp_store_status quick_check(cp_store *st) {
     snprintf(first, sizeof first, "%s", t ? t : "");
   }
   sqlite3_finalize(q);
-  if (rc != SQLITE_ROW) return store_fail(st, rc, "cannot check the database");
+  if (rc != SQLITE_ROW)
+    return cp_store_fail(st, rc, "cannot check the database");
   if (strcmp(first, "ok"))
-    return store_failf(st, CP_STORE_BAD_FILE,
-                 "damaged: PRAGMA quick_check says \"%.200s\"; nothing was "
-                 "written (copy what you need with sqlite3's .recover)",
-                 first);
+    return cp_store_failf(
+        st, CP_STORE_BAD_FILE,
+        "damaged: PRAGMA quick_check says \"%.200s\"; nothing was "
+        "written (copy what you need with sqlite3's .recover)",
+        first);
   return CP_STORE_OK;
 }
 
@@ -267,11 +274,11 @@ static cp_store_status quick_check(cp_store *st) {
 static cp_store_status classify_read(cp_store *st, file_kind *kind,
                                      int check) {
   int rc;
-  if ((rc = store_exec(st, "BEGIN")))
-    return store_fail(st, rc, "cannot read the database");
+  if ((rc = cp_store_exec(st, "BEGIN")))
+    return cp_store_fail(st, rc, "cannot read the database");
   cp_store_status s = classify(st, kind);
   if (!s && check && *kind == FILE_CURRENT) s = quick_check(st);
-  store_exec(st, "COMMIT");
+  cp_store_exec(st, "COMMIT");
   return s;
 }
 
@@ -279,7 +286,7 @@ static cp_store_status classify_read(cp_store *st, file_kind *kind,
  * the first read (BEGIN IMMEDIATE waits for a writer under the busy
  * timeout): two processes creating the same file both succeed, one after
  * the other; a foreign file is rolled back untouched. */
-cp_store_status store_schema_write(cp_store *st) {
+cp_store_status cp_store_schema_write(cp_store *st) {
   int rc;
   file_kind kind = FILE_FOREIGN;
   cp_store_status s;
@@ -287,39 +294,39 @@ cp_store_status store_schema_write(cp_store *st) {
   s = classify_read(st, &kind, 1);
   if (s || kind == FILE_CURRENT) return s;
   /* Anything to write: decided again under the write lock. */
-  if ((rc = store_exec(st, "BEGIN IMMEDIATE")))
-    return store_fail(st, rc, "cannot open for writing");
+  if ((rc = cp_store_exec(st, "BEGIN IMMEDIATE")))
+    return cp_store_fail(st, rc, "cannot open for writing");
   s = classify(st, &kind);
   if (!s && kind != FILE_EMPTY) s = quick_check(st);
   const char *what = "cannot create the schema";
   if (!s && kind != FILE_CURRENT) {
     if (kind == FILE_V1) {
       what = "cannot migrate the database from schema version 1";
-      rc = store_exec(st, migrate_v1_sql);
+      rc = cp_store_exec(st, migrate_v1_sql);
     }
     char sql[96];
     snprintf(sql, sizeof sql,
              "PRAGMA user_version = %d; PRAGMA application_id = %d;",
              CP_STORE_SCHEMA_VERSION, CP_STORE_APPLICATION_ID);
-    if (!rc) rc = store_exec(st, schema_sql);
-    if (!rc) rc = store_exec(st, sql);
-    if (rc) s = store_fail(st, rc, what);
+    if (!rc) rc = cp_store_exec(st, schema_sql);
+    if (!rc) rc = cp_store_exec(st, sql);
+    if (rc) s = cp_store_fail(st, rc, what);
     st->version = CP_STORE_SCHEMA_VERSION;
   }
-  if (!s && (rc = store_exec(st, "COMMIT"))) s = store_fail(st, rc, what);
-  if (s && !sqlite3_get_autocommit(st->db)) store_exec(st, "ROLLBACK");
+  if (!s && (rc = cp_store_exec(st, "COMMIT"))) s = cp_store_fail(st, rc, what);
+  if (s && !sqlite3_get_autocommit(st->db)) cp_store_exec(st, "ROLLBACK");
   return s;
 }
 
 /* A file opened read-only: complan's planner database of version 1 or the
  * current one (nothing is migrated or written). */
-cp_store_status store_schema_read(cp_store *st) {
+cp_store_status cp_store_schema_read(cp_store *st) {
   file_kind kind = FILE_FOREIGN;
   cp_store_status s = classify_read(st, &kind, 0);
   if (s) return s;
   if (kind == FILE_EMPTY || kind == FILE_ASSEMBLY)
-    return store_failf(st, CP_STORE_BAD_FILE,
-                 "%s: not a complan planner database",
-                 kind == FILE_EMPTY ? "empty" : "only assembly runs");
+    return cp_store_failf(st, CP_STORE_BAD_FILE,
+                          "%s: not a complan planner database",
+                          kind == FILE_EMPTY ? "empty" : "only assembly runs");
   return CP_STORE_OK;
 }

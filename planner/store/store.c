@@ -35,7 +35,7 @@ static const char *const stmt_sql[S_COUNT] = {
     "COMMIT"};
 
 /* Maps an SQLite result code to a store status, with the message. */
-cp_store_status store_fail(cp_store *st, int rc, const char *what) {
+cp_store_status cp_store_fail(cp_store *st, int rc, const char *what) {
   int base = rc & 0xff;
   cp_store_status s = CP_STORE_FAILED;
   const char *hint = "";
@@ -83,9 +83,8 @@ cp_store_status store_fail(cp_store *st, int rc, const char *what) {
   return s;
 }
 
-
-cp_store_status store_failf(cp_store *st, cp_store_status s, const char *fmt,
-                             ...) {
+cp_store_status cp_store_failf(cp_store *st, cp_store_status s, const char *fmt,
+                               ...) {
   char buf[400];
   va_list ap;
   va_start(ap, fmt);
@@ -98,10 +97,11 @@ cp_store_status store_failf(cp_store *st, cp_store_status s, const char *fmt,
 /* A query by id: prepares sql and binds ids[0..n-1] to its parameters.
  * Returns CP_STORE_OK with *q ready to step, or the SQLite failure with
  * its message starting with what ("cannot read the run"). */
-cp_store_status store_prepare_ids(cp_store *st, const char *sql, const int64_t *ids, int n,
-                                   const char *what, sqlite3_stmt **q) {
+cp_store_status cp_store_prepare_ids(cp_store *st, const char *sql,
+                                     const int64_t *ids, int n,
+                                     const char *what, sqlite3_stmt **q) {
   int rc = sqlite3_prepare_v2(st->db, sql, -1, q, NULL);
-  if (rc) return store_fail(st, rc, what);
+  if (rc) return cp_store_fail(st, rc, what);
   for (int i = 0; i < n; i++) sqlite3_bind_int64(*q, i + 1, ids[i]);
   return CP_STORE_OK;
 }
@@ -111,18 +111,19 @@ cp_store_status store_prepare_ids(cp_store *st, const char *sql, const int64_t *
  * CP_STORE_NOT_FOUND without a row and without a message (the caller says
  * what is missing); or the SQLite failure as prepare_ids. *q is finalized
  * unless CP_STORE_OK. */
-cp_store_status store_one_row(cp_store *st, const char *sql, const int64_t *ids, int n,
-                               const char *what, sqlite3_stmt **q) {
-  cp_store_status s = store_prepare_ids(st, sql, ids, n, what, q);
+cp_store_status cp_store_one_row(cp_store *st, const char *sql,
+                                 const int64_t *ids, int n, const char *what,
+                                 sqlite3_stmt **q) {
+  cp_store_status s = cp_store_prepare_ids(st, sql, ids, n, what, q);
   if (s) return s;
   int rc = sqlite3_step(*q);
   if (rc == SQLITE_ROW) return CP_STORE_OK;
   sqlite3_finalize(*q);
   *q = NULL;
-  return rc == SQLITE_DONE ? CP_STORE_NOT_FOUND : store_fail(st, rc, what);
+  return rc == SQLITE_DONE ? CP_STORE_NOT_FOUND : cp_store_fail(st, rc, what);
 }
 
-int store_exec(cp_store *st, const char *sql) {
+int cp_store_exec(cp_store *st, const char *sql) {
   return sqlite3_exec(st->db, sql, NULL, NULL, NULL);
 }
 
@@ -139,7 +140,7 @@ static cp_store_status switch_to_wal(cp_store *st) {
     sqlite3_stmt *q;
     int rc = sqlite3_prepare_v2(st->db, "PRAGMA journal_mode = WAL", -1, &q,
                                 NULL);
-    if (rc) return store_fail(st, rc, "cannot switch to WAL");
+    if (rc) return cp_store_fail(st, rc, "cannot switch to WAL");
     rc = sqlite3_step(q);
     int wal = rc == SQLITE_ROW &&
               !sqlite3_stricmp((const char *)sqlite3_column_text(q, 0), "wal");
@@ -147,13 +148,14 @@ static cp_store_status switch_to_wal(cp_store *st) {
     if (wal) return CP_STORE_OK;
     int base = rc & 0xff;
     int retry = rc == SQLITE_ROW || base == SQLITE_BUSY || base == SQLITE_LOCKED;
-    if (!retry) return store_fail(st, rc, "cannot switch to WAL");
+    if (!retry) return cp_store_fail(st, rc, "cannot switch to WAL");
     if (cp_clock_now() - t0 > BUSY_MS / 1000.0)
       return rc == SQLITE_ROW
-                 ? store_failf(st, CP_STORE_BUSY,
-                         "cannot switch to WAL: another process keeps the "
-                         "database open in another journal mode")
-                 : store_fail(st, rc, "cannot switch to WAL");
+                 ? cp_store_failf(
+                       st, CP_STORE_BUSY,
+                       "cannot switch to WAL: another process keeps the "
+                       "database open in another journal mode")
+                 : cp_store_fail(st, rc, "cannot switch to WAL");
     sqlite3_sleep(5);
   }
 }
@@ -162,18 +164,18 @@ static cp_store_status setup(cp_store *st, int read_only) {
   int rc;
   sqlite3_busy_timeout(st->db, BUSY_MS);
   cp_store_status s;
-  if (read_only) return store_schema_read(st);
-  if ((s = store_schema_write(st))) return s;
+  if (read_only) return cp_store_schema_read(st);
+  if ((s = cp_store_schema_write(st))) return s;
   if ((s = switch_to_wal(st))) return s;
-  if ((rc = store_exec(st, "PRAGMA synchronous = NORMAL")))
-    return store_fail(st, rc, "cannot set synchronous");
-  if ((rc = store_exec(st, "PRAGMA foreign_keys = ON")))
-    return store_fail(st, rc, "cannot enable foreign keys");
+  if ((rc = cp_store_exec(st, "PRAGMA synchronous = NORMAL")))
+    return cp_store_fail(st, rc, "cannot set synchronous");
+  if ((rc = cp_store_exec(st, "PRAGMA foreign_keys = ON")))
+    return cp_store_fail(st, rc, "cannot enable foreign keys");
   for (int k = 0; k < S_COUNT; ++k)
-    if ((rc = sqlite3_prepare_v3(st->db, stmt_sql[k], -1,
-                                 SQLITE_PREPARE_PERSISTENT, &st->stmt[k],
-                                 NULL)))
-      return store_fail(st, rc, "cannot prepare a statement");
+    if ((rc =
+             sqlite3_prepare_v3(st->db, stmt_sql[k], -1,
+                                SQLITE_PREPARE_PERSISTENT, &st->stmt[k], NULL)))
+      return cp_store_fail(st, rc, "cannot prepare a statement");
   return CP_STORE_OK;
 }
 
@@ -189,12 +191,12 @@ static cp_store_status check_file_type(cp_store *st, const char *path) {
                      : S_ISBLK(sb.st_mode) ? "a block device"
                      : S_ISSOCK(sb.st_mode) ? "a socket"
                                             : "not a regular file";
-  return store_failf(st, CP_STORE_BAD_FILE,
-               "it is %s; a database is a regular file", what);
+  return cp_store_failf(st, CP_STORE_BAD_FILE,
+                        "it is %s; a database is a regular file", what);
 }
 
-cp_store_status cp_store_open(const char *path, int read_only,
-                              cp_store **out, char *msg, size_t size) {
+cp_store_status cp_store_open(const char *path, int read_only, cp_store **out,
+                              char *msg, size_t size) {
   *out = NULL;
   cp_store *st = calloc(1, sizeof *st);
   if (!st) {
@@ -207,7 +209,7 @@ cp_store_status cp_store_open(const char *path, int read_only,
     int flags = read_only ? SQLITE_OPEN_READONLY
                           : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
     int rc = sqlite3_open_v2(path, &st->db, flags, NULL);
-    s = rc ? store_fail(st, rc, "cannot open") : setup(st, read_only);
+    s = rc ? cp_store_fail(st, rc, "cannot open") : setup(st, read_only);
   }
   if (s != CP_STORE_OK) {
     snprintf(msg, size, "%s", st->message);
@@ -233,9 +235,10 @@ const char *cp_store_message(const cp_store *st) { return st->message; }
 double cp_store_seconds(const cp_store *st) { return st->seconds; }
 
 /* Runs a one-row statement with text/int bindings given as a format: 't'
- * text, 'i' int64, 'd' double, 'b' blob (pointer and size_t), 'n' null. Returns the SQLite code
+ * text, 'i' int64, 'd' double, 'b' blob (pointer and size_t), 'n' null.
+ * Returns the SQLite code
  * (SQLITE_DONE / SQLITE_ROW are mapped to SQLITE_OK). */
-int store_run_sql(cp_store *st, const char *sql, const char *fmt, ...) {
+int cp_store_run_sql(cp_store *st, const char *sql, const char *fmt, ...) {
   sqlite3_stmt *q;
   int rc = sqlite3_prepare_v2(st->db, sql, -1, &q, NULL);
   if (rc) return rc;

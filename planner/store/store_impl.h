@@ -43,26 +43,26 @@ enum { BUSY_MS = 5000 };
 
 /* Maps an SQLite result code to a store status and keeps the message
  * ("path: what: SQLite's words (hint)") on the handle. */
-cp_store_status store_fail(cp_store *st, int rc, const char *what);
+cp_store_status cp_store_fail(cp_store *st, int rc, const char *what);
 /* A failure of status s with a formatted message after the path. */
-cp_store_status store_failf(cp_store *st, cp_store_status s, const char *fmt,
+cp_store_status cp_store_failf(cp_store *st, cp_store_status s, const char *fmt,
                             ...) __attribute__((format(printf, 3, 4)));
 /* A query by id, and the one row of a lookup by id (store.c says more). */
-cp_store_status store_prepare_ids(cp_store *st, const char *sql,
+cp_store_status cp_store_prepare_ids(cp_store *st, const char *sql,
                                   const int64_t *ids, int n, const char *what,
                                   sqlite3_stmt **q);
-cp_store_status store_one_row(cp_store *st, const char *sql,
+cp_store_status cp_store_one_row(cp_store *st, const char *sql,
                               const int64_t *ids, int n, const char *what,
                               sqlite3_stmt **q);
 /* sqlite3_exec without callbacks: the SQLite code. */
-int store_exec(cp_store *st, const char *sql);
+int cp_store_exec(cp_store *st, const char *sql);
 /* A one-row statement with bindings given as a format (store.c). */
-int store_run_sql(cp_store *st, const char *sql, const char *fmt, ...);
+int cp_store_run_sql(cp_store *st, const char *sql, const char *fmt, ...);
 
 /* schema.c: a file opened for writing gets the current schema (created,
  * migrated from version 1, or checked), in one transaction; a file opened
  * read-only is checked to be complan's planner database. */
-cp_store_status store_schema_write(cp_store *st);
-cp_store_status store_schema_read(cp_store *st);
+cp_store_status cp_store_schema_write(cp_store *st);
+cp_store_status cp_store_schema_read(cp_store *st);
 
 #endif

@@ -15,23 +15,24 @@ cp_store_status cp_store_run_begin(cp_store *st, int64_t task_id,
                                    int64_t *run_id) {
   char build[200];
   snprintf(build, sizeof build, "%s, SQLite %s", CP_BUILD, sqlite3_libversion());
-  int rc = store_run_sql(st,
-                   "INSERT INTO searches (task_id, planner, options, seed,"
-                   " status, state_size, complan) VALUES (?, ?, ?, ?,"
-                   " 'running', ?, ?)",
-                   "ittiit", task_id, planner, options, (int64_t)seed,
-                   (int64_t)state_size, build);
-  if (rc) return store_fail(st, rc, "cannot start a search run");
+  int rc =
+      cp_store_run_sql(st,
+                       "INSERT INTO searches (task_id, planner, options, seed,"
+                       " status, state_size, complan) VALUES (?, ?, ?, ?,"
+                       " 'running', ?, ?)",
+                       "ittiit", task_id, planner, options, (int64_t)seed,
+                       (int64_t)state_size, build);
+  if (rc) return cp_store_fail(st, rc, "cannot start a search run");
   *run_id = sqlite3_last_insert_rowid(st->db);
   return CP_STORE_OK;
 }
 
 cp_store_status cp_store_run_resumed(cp_store *st, int64_t run_id) {
-  int rc = store_run_sql(st,
-                   "UPDATE searches SET sessions = sessions + 1,"
-                   " updated = datetime('now') WHERE id = ?",
-                   "i", run_id);
-  return rc ? store_fail(st, rc, "cannot count the session") : CP_STORE_OK;
+  int rc = cp_store_run_sql(st,
+                            "UPDATE searches SET sessions = sessions + 1,"
+                            " updated = datetime('now') WHERE id = ?",
+                            "i", run_id);
+  return rc ? cp_store_fail(st, rc, "cannot count the session") : CP_STORE_OK;
 }
 
 static int bind_node(cp_store *st, int64_t run_id, const cp_task *task,
@@ -181,8 +182,9 @@ static cp_store_status journal_transaction(
   if ((rc = sqlite3_step(st->stmt[S_BEGIN])) != SQLITE_DONE) goto rollback;
   if (insert_run) {
     what = "cannot start a search run";
-    if ((rc = store_run_sql(st, insert_run, types, task_id, planner, options,
-                      (int64_t)seed, (int64_t)cp_search_state_size(search))))
+    if ((rc = cp_store_run_sql(st, insert_run, types, task_id, planner, options,
+                               (int64_t)seed,
+                               (int64_t)cp_search_state_size(search))))
       goto rollback;
     *run_id = sqlite3_last_insert_rowid(st->db);
   }
@@ -196,9 +198,9 @@ static cp_store_status journal_transaction(
   st->seconds += cp_clock_now() - t0;
   return CP_STORE_OK;
 rollback: {
-  cp_store_status ret = store_fail(st, rc, what);
+  cp_store_status ret = cp_store_fail(st, rc, what);
   for (int k = 0; k < S_COUNT; ++k) sqlite3_reset(st->stmt[k]);
-  if (!sqlite3_get_autocommit(st->db)) store_exec(st, "ROLLBACK");
+  if (!sqlite3_get_autocommit(st->db)) cp_store_exec(st, "ROLLBACK");
   st->seconds += cp_clock_now() - t0;
   return ret;
 }
@@ -237,14 +239,14 @@ cp_store_status cp_store_bench_experiment(cp_store *st, const char *name,
     if (fgets(host, sizeof host, f)) host[strcspn(host, "\n")] = '\0';
     fclose(f);
   }
-  int rc = store_run_sql(st,
-                   "INSERT INTO experiments (name, totaltime, timelimit,"
-                   " memorylimit, runcount, version, hostname, cpuinfo, date,"
-                   " seed, setup) VALUES (?, 0, ?, 0, ?, 'complan 0.1.0', ?,"
-                   " '', datetime('now'), ?, ?)",
-                   "tditit", name, timelimit, (int64_t)runcount, host,
-                   (int64_t)seed, setup);
-  if (rc) return store_fail(st, rc, "cannot store the experiment");
+  int rc = cp_store_run_sql(
+      st,
+      "INSERT INTO experiments (name, totaltime, timelimit,"
+      " memorylimit, runcount, version, hostname, cpuinfo, date,"
+      " seed, setup) VALUES (?, 0, ?, 0, ?, 'complan 0.1.0', ?,"
+      " '', datetime('now'), ?, ?)",
+      "tditit", name, timelimit, (int64_t)runcount, host, (int64_t)seed, setup);
+  if (rc) return cp_store_fail(st, rc, "cannot store the experiment");
   *experiment_id = sqlite3_last_insert_rowid(st->db);
   return CP_STORE_OK;
 }
@@ -252,9 +254,11 @@ cp_store_status cp_store_bench_experiment(cp_store *st, const char *name,
 cp_store_status cp_store_bench_planner(cp_store *st, const char *name,
                                        const char *settings,
                                        int64_t *planner_id) {
-  int rc = store_run_sql(st, "INSERT INTO plannerConfigs (name, settings) VALUES (?, ?)",
-                   "tt", name, settings);
-  if (rc) return store_fail(st, rc, "cannot store the planner");
+  int rc = cp_store_run_sql(st,
+                            "INSERT INTO plannerConfigs (name, settings)"
+                            " VALUES (?, ?)",
+                            "tt", name, settings);
+  if (rc) return cp_store_fail(st, rc, "cannot store the planner");
   *planner_id = sqlite3_last_insert_rowid(st->db);
   return CP_STORE_OK;
 }
@@ -262,7 +266,7 @@ cp_store_status cp_store_bench_planner(cp_store *st, const char *name,
 cp_store_status cp_store_bench_run(cp_store *st, int64_t experiment_id,
                                    int64_t planner_id, const cp_bench_run *r,
                                    int64_t *run_id) {
-  int rc = store_run_sql(
+  int rc = cp_store_run_sql(
       st,
       "INSERT INTO runs (experimentid, plannerid, time, memory, status,"
       " solved, graph_states, solution_length, solution_clearance,"
@@ -276,7 +280,7 @@ cp_store_status cp_store_bench_run(cp_store *st, int64_t experiment_id,
       r->search_id, (int64_t)r->expansions, (int64_t)r->lcp_solves,
       (int64_t)r->lemke_pivots, (int64_t)r->fallbacks, (int64_t)r->steps,
       (int64_t)r->duplicates, (int64_t)r->rejected, r->best_distance);
-  if (rc) return store_fail(st, rc, "cannot store the benchmark run");
+  if (rc) return cp_store_fail(st, rc, "cannot store the benchmark run");
   *run_id = sqlite3_last_insert_rowid(st->db);
   return CP_STORE_OK;
 }
@@ -285,18 +289,21 @@ cp_store_status cp_store_bench_progress(cp_store *st, int64_t run_id,
                                         double time, double best_cost,
                                         long nodes, long expansions,
                                         double best_distance) {
-  int rc = store_run_sql(st,
-                   "INSERT OR REPLACE INTO progress (runid, time, best_cost,"
-                   " graph_states, expansions, best_goal_distance)"
-                   " VALUES (?, ?, ?, ?, ?, ?)",
-                   "iddiid", run_id, time, best_cost, (int64_t)nodes,
-                   (int64_t)expansions, best_distance);
-  return rc ? store_fail(st, rc, "cannot store progress") : CP_STORE_OK;
+  int rc = cp_store_run_sql(
+      st,
+      "INSERT OR REPLACE INTO progress (runid, time, best_cost,"
+      " graph_states, expansions, best_goal_distance)"
+      " VALUES (?, ?, ?, ?, ?, ?)",
+      "iddiid", run_id, time, best_cost, (int64_t)nodes, (int64_t)expansions,
+      best_distance);
+  return rc ? cp_store_fail(st, rc, "cannot store progress") : CP_STORE_OK;
 }
 
 cp_store_status cp_store_bench_finish(cp_store *st, int64_t experiment_id,
                                       double totaltime) {
-  int rc = store_run_sql(st, "UPDATE experiments SET totaltime = ? WHERE id = ?",
-                   "di", totaltime, experiment_id);
-  return rc ? store_fail(st, rc, "cannot finish the experiment") : CP_STORE_OK;
+  int rc =
+      cp_store_run_sql(st, "UPDATE experiments SET totaltime = ? WHERE id = ?",
+                       "di", totaltime, experiment_id);
+  return rc ? cp_store_fail(st, rc, "cannot finish the experiment")
+            : CP_STORE_OK;
 }

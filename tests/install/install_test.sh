@@ -2,8 +2,8 @@
 # Installs complan into a temporary DESTDIR and builds a program against it
 # the way a user would: only <complan/complan.h>, the flags of the generated
 # complan.pc (pkg-config, PKG_CONFIG_SYSROOT_DIR pointing into the DESTDIR).
-# Also checks that complan.h includes every installed header and that no
-# internal header is installed.
+# Also checks that complan.h includes every installed header, that no
+# internal header is installed and that the library's global names are cp_.
 # Usage: install_test.sh BUILD_DIR CONSUMER_C CC [CC_ARGS...]
 set -eu
 build=$1
@@ -38,6 +38,13 @@ done
 for h in $(sed -n 's/^#include "\(.*\)"$/\1/p' "$top"); do
   [ -f "$incdir/$h" ] || fail "complan.h includes $h, which is not installed"
 done
+
+# The library's global names all start with cp_: a program's own names
+# cannot clash with complan's internals.
+lib=$(find "$dest" -name 'libcomplan.a' -o -name 'libcomplan.so' | head -n 1)
+[ -n "$lib" ] || fail "no libcomplan installed"
+stray=$(nm -g --defined-only "$lib" 2>/dev/null | awk 'NF == 3 {print $3}' | grep -v '^cp_' | sort -u | head -n 5)
+[ -z "$stray" ] || fail "global names outside cp_ in $(basename "$lib"): $stray"
 
 export PKG_CONFIG_PATH="$(dirname "$pc")"
 export PKG_CONFIG_SYSROOT_DIR="$dest"
