@@ -40,10 +40,11 @@ for h in $(sed -n 's/^#include "\(.*\)"$/\1/p' "$top"); do
 done
 
 # The library's global names all start with cp_: a program's own names
-# cannot clash with complan's internals.
+# cannot clash with complan's internals. (Names starting with __ are the
+# compiler's, e.g. AddressSanitizer's __odr_asan.*.)
 lib=$(find "$dest" -name 'libcomplan.a' -o -name 'libcomplan.so' | head -n 1)
 [ -n "$lib" ] || fail "no libcomplan installed"
-stray=$(nm -g --defined-only "$lib" 2>/dev/null | awk 'NF == 3 {print $3}' | grep -v '^cp_' | sort -u | head -n 5)
+stray=$(nm -g --defined-only "$lib" 2>/dev/null | awk 'NF == 3 {print $3}' | grep -v '^cp_\|^__' | sort -u | head -n 5)
 [ -z "$stray" ] || fail "global names outside cp_ in $(basename "$lib"): $stray"
 
 export PKG_CONFIG_PATH="$(dirname "$pc")"
