@@ -7,11 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "contact/glpkout.h"
 #include "contact/lcp.h"
 #include "contact/problem.h"
+#include "models/clock.h"
 
 cp_stability_options cp_stability_defaults(void) {
   cp_stability_options o;
@@ -710,8 +710,7 @@ static milp_outcome moving_milp(const stab *S, const cp_stability_options *opt,
     eps_E *= opt->energy_band;
   }
   res = M_NONE;
-  struct timespec t_start;
-  clock_gettime(CLOCK_MONOTONIC, &t_start);
+  const double t_start = cp_clock_now();
   const int nruns = (energy ? 1 : 0) + 2 * nF;
   int band = 0; /* phase 1 proved f^T u' < eps_E for every moving solution */
   for (int run = 0; run < nruns && res == M_NONE; run++) {
@@ -733,10 +732,7 @@ static milp_outcome moving_milp(const stab *S, const cp_stability_options *opt,
     s.maximize = 1;
     s.time_limit_s = 0.0;
     if (opt->time_limit_s > 0) {
-      struct timespec t_now;
-      clock_gettime(CLOCK_MONOTONIC, &t_now);
-      double left = opt->time_limit_s - ((double)(t_now.tv_sec - t_start.tv_sec) +
-                                         1e-9 * (double)(t_now.tv_nsec - t_start.tv_nsec));
+      double left = opt->time_limit_s - (cp_clock_now() - t_start);
       s.time_limit_s = left > 0.001 ? left : 0.001;
     }
     s.stop_above = opt->mip_tol;

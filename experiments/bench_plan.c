@@ -35,11 +35,7 @@
  * expansion rose 5-10x in a run of this benchmark. */
 void openblas_set_num_threads(int n);
 
-static double cpu_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+static double cpu_now(void) { return cp_clock_thread_cpu(); }
 
 typedef struct run {
   cp_plan_result r;

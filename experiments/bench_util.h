@@ -5,14 +5,11 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "models/clock.h"
 
 /* Seconds of CPU time used by the calling thread. */
-static inline double bench_now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+static inline double bench_now(void) { return cp_clock_thread_cpu(); }
 
 static inline int bench_cmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;

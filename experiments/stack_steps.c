@@ -15,17 +15,8 @@
 #include <string.h>
 
 #include "experiments/bench_stack.h"
+#include "models/hash.h"
 #include "experiments/bench_util.h"
-
-/* FNV-1a over the bytes of n doubles. */
-static uint64_t hash_doubles(uint64_t h, const double *v, int n) {
-  const unsigned char *p = (const unsigned char *)v;
-  for (size_t i = 0; i < (size_t)n * sizeof *v; ++i) {
-    h ^= p[i];
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 int main(int argc, char **argv) {
   int n = argc > 1 ? atoi(argv[1]) : 1;
@@ -52,10 +43,10 @@ int main(int argc, char **argv) {
   }
   double t = bench_now() - t0;
   const cp_scene *ws = cp_world_scene(w);
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = CP_FNV_OFFSET; /* FNV-1a over the bytes of the poses */
   for (int i = 0; i < ws->n_bodies; ++i) {
-    h = hash_doubles(h, ws->bodies[i].x, 3);
-    h = hash_doubles(h, ws->bodies[i].q, 4);
+    h = cp_fnv_bytes(h, ws->bodies[i].x, sizeof ws->bodies[i].x);
+    h = cp_fnv_bytes(h, ws->bodies[i].q, sizeof ws->bodies[i].q);
   }
   printf("boxes %d steps %d us/step %.2f pivots %ld hash %016llx\n", n, steps,
          1e6 * t / steps, pivots, (unsigned long long)h);

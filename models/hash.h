@@ -12,7 +12,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#define CP_FNV_OFFSET 1469598103934665603ull ///< FNV-1a 64-bit offset basis
+/// complan's FNV start value. It is the published FNV-1a 64-bit offset
+/// basis (14695981039346656037) with its last digit missing -- a slip made
+/// long ago and kept on purpose: stored hashes and the determinism
+/// fingerprints were all made with it, and the hash is as good with it.
+#define CP_FNV_OFFSET 1469598103934665603ull
 #define CP_FNV_PRIME 1099511628211ull        ///< FNV-1a 64-bit prime
 
 /// FNV-1a over n bytes, continuing from h (start with CP_FNV_OFFSET).

@@ -18,6 +18,7 @@
 
 #include "contact/lcpio.h"
 #include "contact/solve.h"
+#include "models/clock.h"
 #include "planner/io/outfile.h"
 
 cp_paper_options cp_paper_defaults(void) {
@@ -41,11 +42,7 @@ cp_paper_options cp_paper_defaults(void) {
   return o;
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+static double now_s(void) { return cp_clock_now(); }
 
 static uint64_t mix(uint64_t a, uint64_t b) {
   uint64_t x = a ^ (b + 0x9E3779B97F4A7C15ull + (a << 6) + (a >> 2));

@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "contact/problem.h"
+#include "models/clock.h"
 #include "models/collide.h"
 #include "models/contactgen.h"
 #include "models/mesh.h"
@@ -388,16 +388,12 @@ typedef struct search {
   int explored, checks;
   int failed, limit;
   char msg[256];
-  struct timespec t0;
+  double t0; /* cp_clock_now() at the start */
   int has_blocked;
   uint64_t blocked;
 } search;
 
-static double elapsed(const struct timespec *t0) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
-}
+static double elapsed(const double *t0) { return cp_clock_now() - *t0; }
 
 static size_t hash64(uint64_t x) {
   x ^= x >> 33;
@@ -542,7 +538,7 @@ cp_assembly_status cp_assembly_plan(const cp_scene *scene,
   memset(&S, 0, sizeof S);
   S.scene = scene;
   S.opt = opt;
-  clock_gettime(CLOCK_MONOTONIC, &S.t0);
+  S.t0 = cp_clock_now();
   S.np = cp_assembly_parts(scene, NULL);
   if (S.np < 0) {
     res->status = CP_ASSEMBLY_FAILED;

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <stdio.h>
 
+#include "models/hash.h"
 #include "planner/search/search_impl.h"
 
 typedef struct entry {
@@ -80,11 +81,13 @@ static long heap_pop(astar *a) {
   return top;
 }
 
+/* FNV-1a over the key's words, with a shift mixed in after each word (the
+ * high bits reach the low ones the table indexes by). */
 static uint64_t key_hash(const int64_t *k, int n) {
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = CP_FNV_OFFSET;
   for (int i = 0; i < n; ++i) {
     h ^= (uint64_t)k[i];
-    h *= 1099511628211ull;
+    h *= CP_FNV_PRIME;
     h ^= h >> 29;
   }
   return h;

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "models/clock.h"
 #include "planner/search/search_impl.h"
 
 /* The planner table: adding a planner is one more file and one more row. */
@@ -64,9 +64,7 @@ int cp_expand_outcome_is_failure(cp_expand_outcome o) {
 
 double cp_search_budget_now(const cp_search_budget *b) {
   if (b && b->clock) return b->clock(b->clock_ctx);
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+  return cp_clock_now();
 }
 
 int cp_search_budget_spent(const cp_search_budget *b) {

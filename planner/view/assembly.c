@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "models/chain.h"
+#include "planner/sim/statelayout.h"
 
 cp_assembly_anim_options cp_assembly_anim_defaults(void) {
   cp_assembly_anim_options o;
@@ -67,13 +68,18 @@ int cp_assembly_anim_state(const cp_scene *scene, const cp_assembly_result *res,
   const double dt = (opt->step_seconds > 0 ? opt->step_seconds : 1.0) / F;
   const double D = cp_assembly_anim_distance(scene, opt);
   *t = frame * dt;
-  /* Where each body is in the sequence: step index, or -1 (stays). */
-  int at = 0;
+  /* Offsets from the state layout (fixed bodies and mimic followers have
+   * none). */
+  cp_state_layout l;
+  if (cp_state_layout_init(&l, scene)) {
+    cp_state_layout_free(&l);
+    return -1;
+  }
   for (int i = 0; i < scene->n_bodies; i++) {
     const cp_body *b = &scene->bodies[i];
-    if (b->fixed) continue;
+    const int at = cp_state_body_at(&l, i);
+    if (at < 0) continue;
     double *x = state + at;
-    at += 13;
     memcpy(x, b->x, 3 * sizeof *x);
     memcpy(x + 3, b->q, 4 * sizeof *x);
     memset(x + 7, 0, 6 * sizeof *x);
@@ -89,11 +95,13 @@ int cp_assembly_anim_state(const cp_scene *scene, const cp_assembly_result *res,
   for (int m = 0; m < scene->n_manips; m++) {
     const cp_chain *c = &scene->manips[m];
     for (int j = 0; j < c->n; j++) {
-      if (c->joints[j].is_mimic) continue;
-      state[at++] = c->joints[j].position;
-      state[at++] = 0.0;
+      const int at = cp_state_joint_at(&l, m, j);
+      if (at < 0) continue;
+      state[at] = c->joints[j].position;
+      state[at + 1] = 0.0;
     }
   }
+  cp_state_layout_free(&l);
   return 0;
 }
 
@@ -114,13 +122,19 @@ cp_viewer_status cp_assembly_write_page(const cp_scene *scene, const cp_assembly
     cp_error_setc(err, CP_ERR_NOMEM, path, "out of memory");
     return CP_VIEWER_NOMEM;
   }
-  for (int f = 0; f < nf && st == CP_VIEWER_OK; f++) {
+  int nomem = 0; /* the frames are in range: a failure is the layout's memory */
+  for (int f = 0; f < nf && st == CP_VIEWER_OK && !nomem; f++) {
     double t = 0.0;
-    cp_assembly_anim_state(scene, res, opt, f, &t, x);
-    st = cp_viewer_add_frame(v, t, x, 0, NULL);
+    nomem = cp_assembly_anim_state(scene, res, opt, f, &t, x) != 0;
+    if (!nomem) st = cp_viewer_add_frame(v, t, x, 0, NULL);
   }
-  if (st == CP_VIEWER_OK) st = cp_viewer_write(v, path);
-  if (st != CP_VIEWER_OK) cp_error_set(err, path, "%s", cp_viewer_message(v));
+  if (nomem) {
+    st = CP_VIEWER_NOMEM;
+    cp_error_setc(err, CP_ERR_NOMEM, path, "out of memory");
+  } else {
+    if (st == CP_VIEWER_OK) st = cp_viewer_write(v, path);
+    if (st != CP_VIEWER_OK) cp_error_set(err, path, "%s", cp_viewer_message(v));
+  }
   free(x);
   cp_viewer_destroy(v);
   return st;

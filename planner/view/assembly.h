@@ -51,7 +51,8 @@ int cp_assembly_anim_frames(const cp_assembly_result *res, const cp_assembly_ani
 double cp_assembly_anim_distance(const cp_scene *scene, const cp_assembly_anim_options *opt);
 
 /// Time *t and state (cp_viewer_state_size numbers, see header) of frame
-/// `frame` (0 .. frames - 1). 0 ok, -1 frame out of range.
+/// `frame` (0 .. frames - 1), at the offsets of the state layout
+/// (planner/sim/statelayout.h). 0 ok, -1 frame out of range or out of memory.
 int cp_assembly_anim_state(const cp_scene *scene, const cp_assembly_result *res,
                            const cp_assembly_anim_options *opt, int frame, double *t,
                            double *state);
