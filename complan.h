@@ -20,6 +20,7 @@
 #include "models/system.h"
 #include "models/collide.h"
 #include "models/contactgen.h"
+#include "models/manifold.h"
 #include "models/urdf.h"
 #include "models/ranges.h"
 #include "models/mesh.h"
