@@ -4,7 +4,7 @@
 // radius) so that approaching surfaces are seen one step before they meet,
 // reduced by models/manifold.h; joint limits within the same margin as
 // frictionless unilateral rows (a column +-e_r of G). After a step: its
-// contacts again, deep overlap settled (cpw_settle), and the record of the
+// contacts again, deep overlap settled (cp_wi_settle), and the record of the
 // contacts with their forces for viewers.
 #include <math.h>
 #include <stdlib.h>
@@ -63,16 +63,16 @@ static double contact_margin(const cp_world *w) {
 
 // Generates the scene's contacts at the current state (margin above) and the
 // step's constraint list (contacts, then joint limits within the margin).
-cp_world_status cpw_gen_contacts(cp_world *w, double pen_limit) {
+cp_world_status cp_wi_gen_contacts(cp_world *w, double pen_limit) {
   cp_contactgen_options cg = cp_contactgen_scene_options(&w->sc);
   double margin = contact_margin(w);
   cg.touch_tol = margin;
   cg.penetration_tol = pen_limit;
   cp_error err;
   cp_error_clear(&err);
-  const double t0 = cpw_tic(w);
+  const double t0 = cp_wi_tic(w);
   if (cp_scene_generate_contacts_ws(&w->sc, &cg, &w->cg_ws, &err)) {
-    cpw_toc(w, &w->prof.collide, t0);
+    cp_wi_toc(w, &w->prof.collide, t0);
     cp_world_status s = err.code == CP_ERR_OVERLAP ? CP_WORLD_PENETRATION
                         : err.code == CP_ERR_NOMEM ? CP_WORLD_NOMEM
                                                    : CP_WORLD_BAD_INPUT;
@@ -82,7 +82,7 @@ cp_world_status cpw_gen_contacts(cp_world *w, double pen_limit) {
       // (the pair, depth and point from the generator's overlap report).
       const cp_contactgen_overlap *o = &w->cg_ws.overlap;
       char an[160], bn[160];
-      return cpw_fail(
+      return cp_wi_fail(
           w, s,
           "t = %.9g: \"%s\" and \"%s\" overlap: penetration %.6g m at [%.6g, "
           "%.6g, %.6g] exceeds the simulator's rejection threshold %g m "
@@ -92,18 +92,18 @@ cp_world_status cpw_gen_contacts(cp_world *w, double pen_limit) {
           cp_scene_ref_name(&w->sc, o->b, bn, sizeof bn), o->depth, o->p[0],
           o->p[1], o->p[2], pen_limit, w->sc.penetration_tolerance);
     }
-    return cpw_fail(w, s, "t = %.9g: %s", w->t, err.msg);
+    return cp_wi_fail(w, s, "t = %.9g: %s", w->t, err.msg);
   }
   w->sc.n_contacts =
       cp_manifold_reduce(w->sc.contacts, w->sc.n_contacts, CP_MANIFOLD_MERGE_TOL);
-  const double t1 = cpw_tic(w);
+  const double t1 = cp_wi_tic(w);
   if (w->opt.profile) w->prof.collide += t1 - t0;
   const cp_scene *s = &w->sc;
   int nlim = 0;
-  for (int r = 0; r < w->nl; ++r) nlim += 2 * cpw_cjoint_of(w, r)->has_limits;
+  for (int r = 0; r < w->nl; ++r) nlim += 2 * cp_wi_cjoint_of(w, r)->has_limits;
   if (cp_grow((void **)&w->cons, &w->con_cap, s->n_contacts + nlim + 1,
             sizeof *w->cons))
-    return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
   int n = 0;
   for (int j = 0; j < s->n_contacts; ++j) {
     const cp_contact *ct = &s->contacts[j];
@@ -121,7 +121,7 @@ cp_world_status cpw_gen_contacts(cp_world *w, double pen_limit) {
     c->e = ct->restitution;
   }
   for (int r = 0; r < w->nl; ++r) {
-    const cp_joint *jt = cpw_cjoint_of(w, r);
+    const cp_joint *jt = cp_wi_cjoint_of(w, r);
     if (!jt->has_limits) continue;
     // The window counts the joint's speed only, not what its effort and the
     // contacts may add within the step (a 15 g finger pushed by 10 N covers
@@ -145,11 +145,11 @@ cp_world_status cpw_gen_contacts(cp_world *w, double pen_limit) {
   }
   w->ncon = n;
   w->contacts_valid = 1;
-  cpw_toc(w, &w->prof.constraints, t1);
+  cp_wi_toc(w, &w->prof.constraints, t1);
   return CP_WORLD_OK;
 }
 
-double cpw_max_depth(const cp_world *w) {
+double cp_wi_max_depth(const cp_world *w) {
   double d = 0;
   for (int j = 0; j < w->sc.n_contacts; ++j)
     if (w->sc.contacts[j].depth > d) d = w->sc.contacts[j].depth;
@@ -157,7 +157,7 @@ double cpw_max_depth(const cp_world *w) {
 }
 
 // Overlap accepted during a simulation before the step is refused.
-double cpw_pen_limit(const cp_world *w) {
+double cp_wi_pen_limit(const cp_world *w) {
   return fmax(100 * w->sc.penetration_tolerance, 1e-2);
 }
 
@@ -178,17 +178,17 @@ double cpw_pen_limit(const cp_world *w) {
 #define CP_WORLD_SETTLE_MIN 1e-7 /* m: above the compliance's settling */
 #define CP_WORLD_SETTLE_ROUNDS 8
 #define CP_WORLD_NO_LIMIT 1e300 /* m: contacts of any depth, no error */
-cp_world_status cpw_settle(cp_world *w, cp_step_info *info, int *moved) {
+cp_world_status cp_wi_settle(cp_world *w, cp_step_info *info, int *moved) {
   *moved = 0;
   if (w->opt.stepper == CP_STEPPER_QUASISTATIC)
-    return cpw_gen_contacts(w, cpw_pen_limit(w));
+    return cp_wi_gen_contacts(w, cp_wi_pen_limit(w));
   const double lim =
       fmax(CP_WORLD_SETTLE * w->sc.penetration_tolerance, CP_WORLD_SETTLE_MIN);
   const int all_limits = w->all_limits;
-  const double t0 = cpw_tic(w), in0 = cpw_phases(w);
-  cp_world_status st = cpw_gen_contacts(w, CP_WORLD_NO_LIMIT);
+  const double t0 = cp_wi_tic(w), in0 = cp_wi_phases(w);
+  cp_world_status st = cp_wi_gen_contacts(w, CP_WORLD_NO_LIMIT);
   for (int r = 0; st == CP_WORLD_OK && r < CP_WORLD_SETTLE_ROUNDS &&
-                  cpw_max_depth(w) > lim;
+                  cp_wi_max_depth(w) > lim;
        ++r) {
     if (!w->all_limits) {
       // Every limit side constrains the push-out, not only those within
@@ -196,14 +196,14 @@ cp_world_status cpw_settle(cp_world *w, cp_step_info *info, int *moved) {
       // through its limit.
       w->all_limits = 1;
       w->contacts_valid = 0;
-      if ((st = cpw_gen_contacts(w, CP_WORLD_NO_LIMIT)) != CP_WORLD_OK) break;
+      if ((st = cp_wi_gen_contacts(w, CP_WORLD_NO_LIMIT)) != CP_WORLD_OK) break;
     }
     stepsys s;
-    if ((st = cpw_build(w, &s)) != CP_WORLD_OK) break;
+    if ((st = cp_wi_build(w, &s)) != CP_WORLD_OK) break;
     double gs[256], *g = w->ncon <= 256 ? gs : malloc(sizeof(double) * (size_t)w->ncon);
     if (!g) {
-      cpw_stepsys_free(w, &s);
-      st = cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+      cp_wi_stepsys_free(w, &s);
+      st = cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
       break;
     }
     // Gaps within CP_WORLD_HOLD of zero count as zero: at rounding level
@@ -213,32 +213,32 @@ cp_world_status cpw_settle(cp_world *w, cp_step_info *info, int *moved) {
       w->sel[ns] = j;
       g[ns++] = fabs(w->cons[j].gap) <= CP_WORLD_HOLD ? 0.0 : w->cons[j].gap;
     }
-    st = cpw_project(w, &s, ns, w->sel, g, info);
+    st = cp_wi_project(w, &s, ns, w->sel, g, info);
     if (g != gs) free(g);
-    cpw_stepsys_free(w, &s);
+    cp_wi_stepsys_free(w, &s);
     if (st != CP_WORLD_OK) break;
     *moved = 1;
     w->contacts_valid = 0;
-    st = cpw_gen_contacts(w, CP_WORLD_NO_LIMIT);
+    st = cp_wi_gen_contacts(w, CP_WORLD_NO_LIMIT);
   }
   if (w->all_limits != all_limits) { // the next step's constraints
     w->all_limits = all_limits;
     w->contacts_valid = 0;
-    if (st == CP_WORLD_OK) st = cpw_gen_contacts(w, CP_WORLD_NO_LIMIT);
+    if (st == CP_WORLD_OK) st = cp_wi_gen_contacts(w, CP_WORLD_NO_LIMIT);
   }
-  if (st == CP_WORLD_OK && cpw_max_depth(w) > cpw_pen_limit(w))
-    st = cpw_gen_contacts(w, cpw_pen_limit(w)); // the error naming the pair
-  cpw_toc_rest(w, &w->prof.constraints, t0, in0);
+  if (st == CP_WORLD_OK && cp_wi_max_depth(w) > cp_wi_pen_limit(w))
+    st = cp_wi_gen_contacts(w, cp_wi_pen_limit(w)); // the error naming the pair
+  cp_wi_toc_rest(w, &w->prof.constraints, t0, in0);
   return st;
 }
 
 // Viewer/log record of the step's constraints with their forces (contacts
 // only; limits are not contacts).
-cp_world_status cpw_record_contacts(cp_world *w, const double *force) {
+cp_world_status cp_wi_record_contacts(cp_world *w, const double *force) {
   int nc = 0;
   for (int j = 0; j < w->ncon; ++j) nc += w->cons[j].contact >= 0;
   if (cp_grow((void **)&w->wc, &w->wc_cap, nc + 1, sizeof *w->wc))
-    return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
   w->nwc = 0;
   for (int j = 0; j < w->ncon; ++j) {
     const con *c = &w->cons[j];

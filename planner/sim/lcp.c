@@ -254,7 +254,7 @@ static int warm_accept(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
 // The solver options for a call made now: certify's time limit cut to
 // the time left before the deadline (cp_world_set_deadline), at least
 // 1 ms (certify reads <= 0 as no limit).
-cp_solve_options cpw_solve_options_now(const cp_world *w) {
+cp_solve_options cp_wi_solve_options_now(const cp_world *w) {
   cp_solve_options so = w->opt.solve;
   if (w->deadline < INFINITY) {
     double left = w->deadline - cp_clock_now();
@@ -267,7 +267,7 @@ cp_solve_options cpw_solve_options_now(const cp_world *w) {
 
 // Solves the LCP in w->M, w->q (size n) with the world's solver, cold.
 // Returns 0 when solved; adds pivots to *piv.
-int cpw_solve_lcp(cp_world *w, int n, int *piv, cp_lcp_info *info) {
+int cp_wi_solve_lcp(cp_world *w, int n, int *piv, cp_lcp_info *info) {
   cp_lcp_info_clear(info);
   if (n == 0) {
     info->status = CP_LCP_SOLVED;
@@ -279,7 +279,7 @@ int cpw_solve_lcp(cp_world *w, int n, int *piv, cp_lcp_info *info) {
                         w->w, info);
     if (st == CP_LCP_SOLVED) cp_lemke_basis(w->ws, w->basis);
   } else {
-    cp_solve_options so = cpw_solve_options_now(w);
+    cp_solve_options so = cp_wi_solve_options_now(w);
     st = cp_lcp_solve(w->ws, n, w->M, w->q, &so, w->z, w->w, info, NULL);
     for (int i = 0; i < n; ++i) w->basis[i] = w->z[i] > 0;
   }
@@ -291,7 +291,7 @@ int cpw_solve_lcp(cp_world *w, int n, int *piv, cp_lcp_info *info) {
 // warm basis in w->basis (lcp_warm) when warm_accept takes or repairs it (M
 // is then never formed), else M is formed for Lemke from that basis, then
 // cold. Returns 0 when solved; pivots are added to *piv.
-int cpw_solve_friction(cp_world *w, int m, int *piv,
+int cp_wi_solve_friction(cp_world *w, int m, int *piv,
                           int *warm_used, cp_lcp_info *info) {
   cp_lcp_info_clear(info);
   if (m == 0) {
@@ -312,7 +312,7 @@ int cpw_solve_friction(cp_world *w, int m, int *piv,
     // the planner's tasks (same expansions: grasp 7.0 -> 5.4 pivots per
     // solve, push 3.8 -> 3.3); a failed warm run is retried cold.
     if (w->opt.solve.solver == CP_SOLVER_LEMKE) {
-      cpw_lcp_fill(w, m);
+      cp_wi_lcp_fill(w, m);
       cp_lcp_status st = cp_lemke_solve(w->ws, m, w->M, w->q, &w->opt.solve.lemke,
                                         w->basis0, w->z, w->w, info);
       *piv += info->iterations;
@@ -320,11 +320,11 @@ int cpw_solve_friction(cp_world *w, int m, int *piv,
         cp_lemke_basis(w->ws, w->basis);
         return 0;
       }
-      return cpw_solve_lcp(w, m, piv, info);
+      return cp_wi_solve_lcp(w, m, piv, info);
     }
   }
-  cpw_lcp_fill(w, m);
-  return cpw_solve_lcp(w, m, piv, info);
+  cp_wi_lcp_fill(w, m);
+  return cp_wi_solve_lcp(w, m, piv, info);
 }
 
 // The corner directions of the pyramid |c_t| <= mu c_n, |c_o| <= mu c_n:
@@ -335,7 +335,7 @@ static const double corner[4][2] = {{1, 1}, {1, -1}, {-1, 1}, {-1, -1}};
 // (3 ncon): w->Asel (3 ns square) and w->bs. When every constraint is
 // selected in order (the velocity stepper; a resting acceleration step),
 // Asel is A itself: copying it was a twentieth of a 10-box stack's step.
-void cpw_extract(cp_world *w, const double *A, const double *b, int ns,
+void cp_wi_extract(cp_world *w, const double *A, const double *b, int ns,
                     const int *sel) {
   const int n3 = 3 * w->ncon, m3 = 3 * ns;
   int identity = ns == w->ncon;
@@ -377,17 +377,17 @@ void cpw_extract(cp_world *w, const double *A, const double *b, int ns,
 // rolling constraints or -1, w->order: constraint of rolling index f) and
 // returns the size (-1: memory); lcp_column writes one column of M in full
 // (the warm start needs only its basis's columns); lcp_fill forms M.
-int cpw_lcp_setup(cp_world *w, int ns) {
+int cp_wi_lcp_setup(cp_world *w, int ns) {
   int nr = 0;
-  for (int k = 0; k < ns; ++k) nr += cpw_rolling(&w->pc[k]);
+  for (int k = 0; k < ns; ++k) nr += cp_wi_rolling(&w->pc[k]);
   const int m = ns + 5 * nr;
   w->lns = ns;
   w->lnr = nr;
   if (m == 0) return 0;
-  if (cpw_ensure(w, w->ncon, m) != CP_WORLD_OK) return -1;
+  if (cp_wi_ensure(w, w->ncon, m) != CP_WORLD_OK) return -1;
   int *ridx = w->rank, *rk = w->order;
   for (int k = 0, f = 0; k < ns; ++k) {
-    ridx[k] = cpw_rolling(&w->pc[k]) ? f : -1;
+    ridx[k] = cp_wi_rolling(&w->pc[k]) ? f : -1;
     if (ridx[k] >= 0) rk[f++] = k;
   }
   double *q = w->q;
@@ -490,12 +490,12 @@ static void lcp_column(const cp_world *w, int col, double *out) {
   }
 }
 
-void cpw_lcp_fill(cp_world *w, int m) {
+void cp_wi_lcp_fill(cp_world *w, int m) {
   for (int col = 0; col < m; ++col) lcp_column(w, col, w->M + (size_t)col * m);
 }
 
 // Contact-space forces (or impulses) c [3 ns] from the LCP's z.
-void cpw_lcp_forces(cp_world *w, int ns, double *c) {
+void cp_wi_lcp_forces(cp_world *w, int ns, double *c) {
   for (int k = 0, f = 0; k < ns; ++k) {
     const cp_pyramid_contact *p = &w->pc[k];
     double cn = w->z[k];
@@ -517,7 +517,7 @@ void cpw_lcp_forces(cp_world *w, int ns, double *c) {
 
 // Friction data with every frictional constraint rolling (impulse and
 // velocity problems).
-void cpw_all_rolling(cp_world *w, int ns, const int *sel) {
+void cp_wi_all_rolling(cp_world *w, int ns, const int *sel) {
   for (int k = 0; k < ns; ++k) {
     const con *c = &w->cons[sel[k]];
     cp_pyramid_contact *p = &w->pc[k];
@@ -528,7 +528,7 @@ void cpw_all_rolling(cp_world *w, int ns, const int *sel) {
 }
 
 // Scatters subset forces c [3 ns] into cfull [3 ncon].
-void cpw_scatter(cp_world *w, int ns, const int *sel, const double *c,
+void cp_wi_scatter(cp_world *w, int ns, const int *sel, const double *c,
                     double *cfull) {
   memset(cfull, 0, sizeof(double) * 3 * (size_t)w->ncon);
   for (int k = 0; k < ns; ++k)

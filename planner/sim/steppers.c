@@ -14,7 +14,7 @@
 // Steppers
 
 // The velocity stepper (also the acceleration stepper's fallback).
-cp_world_status cpw_step_velocity(cp_world *w, stepsys *s,
+cp_world_status cp_wi_step_velocity(cp_world *w, stepsys *s,
                                      cp_step_info *info) {
   const double h = w->opt.dt;
   const int n3 = 3 * w->ncon, ns = w->ncon;
@@ -22,25 +22,25 @@ cp_world_status cpw_step_velocity(cp_world *w, stepsys *s,
   for (int i = 0; i < n3; ++i) bv[i] = w->vc[i] + h * (s->cs.b[i] - w->kx[i]);
   for (int j = 0; j < w->ncon; ++j) bv[3 * j] += w->cons[j].gap / h;
   for (int j = 0; j < ns; ++j) w->sel[j] = j;
-  const double t0 = cpw_tic(w);
-  cpw_extract(w, s->cs.A, bv, ns, w->sel);
-  cpw_all_rolling(w, ns, w->sel);
-  int m = cpw_lcp_setup(w, ns);
-  if (m < 0) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
-  cpw_lcp_warm(w, ns, w->sel, 1, m);
+  const double t0 = cp_wi_tic(w);
+  cp_wi_extract(w, s->cs.A, bv, ns, w->sel);
+  cp_wi_all_rolling(w, ns, w->sel);
+  int m = cp_wi_lcp_setup(w, ns);
+  if (m < 0) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
+  cp_wi_lcp_warm(w, ns, w->sel, 1, m);
   cp_lcp_info li;
   int warm = 0;
   info->lcp_solves++;
-  if (cpw_solve_friction(w, m, &info->pivots, &warm, &li)) {
+  if (cp_wi_solve_friction(w, m, &info->pivots, &warm, &li)) {
     // (Out of memory is not retried: the step fails with it.)
-    if (li.status == CP_LCP_NOMEM) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    if (li.status == CP_LCP_NOMEM) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
     // The LCP always has a solution; a Lemke failure is numerical. Let
     // the auto strategy (FIP, more restarts, the MIP) have it -- without
     // its first step when that is the Lemke run that just failed: auto
     // would repeat it (same data, same path) before FIP, and on a 10-box
     // stack that repeat was two thirds of the velocity stepper's time.
     // FIP alone first gives auto's answer bit for bit when it solves.
-    cp_solve_options so = cpw_solve_options_now(w);
+    cp_solve_options so = cp_wi_solve_options_now(w);
     int lemke_failed = so.solver == CP_SOLVER_LEMKE;
     so.solver = lemke_failed ? CP_SOLVER_FIP : CP_SOLVER_AUTO;
     info->lcp_solves++;
@@ -50,7 +50,7 @@ cp_world_status cpw_step_velocity(cp_world *w, stepsys *s,
       so.solver = CP_SOLVER_AUTO;
       fs = cp_lcp_solve(w->ws, m, w->M, w->q, &so, w->z, w->w, &li, NULL);
     }
-    if (fs == CP_LCP_NOMEM) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    if (fs == CP_LCP_NOMEM) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
     if (fs != CP_LCP_SOLVED) {
       // Data that overflowed (efforts or speeds near DBL_MAX) is not a
       // solver's failure: the state's numbers are what went wrong.
@@ -59,34 +59,34 @@ cp_world_status cpw_step_velocity(cp_world *w, stepsys *s,
       for (size_t i = 0; i < (size_t)m * (size_t)m && finite; ++i)
         finite = isfinite(w->M[i]);
       if (!finite)
-        return cpw_fail(w, CP_WORLD_NONFINITE,
+        return cp_wi_fail(w, CP_WORLD_NONFINITE,
                     "t = %.9g: the velocity LCP (size %d) has data that is not "
                     "finite: the efforts or velocities overflowed (%s)",
                     w->t, m, li.reason);
     }
     if (fs != CP_LCP_SOLVED)
-      return cpw_fail(w, CP_WORLD_SOLVER_FAILED,
+      return cp_wi_fail(w, CP_WORLD_SOLVER_FAILED,
                   "t = %.9g: the velocity LCP (size %d) was not solved: %s",
                   w->t, m, li.reason);
     for (int i = 0; i < m; ++i) w->basis[i] = w->z[i] > 0;
   }
-  cpw_toc(w, &w->prof.solve, t0);
+  cp_wi_toc(w, &w->prof.solve, t0);
   if (w->opt.stepper == CP_STEPPER_VELOCITY) info->warm_started = warm;
-  if (cpw_lcp_record(w, ns, w->sel, 1)) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
-  cpw_lcp_forces(w, ns, w->c);
-  cpw_scatter(w, ns, w->sel, w->c, w->cfull);
+  if (cp_wi_lcp_record(w, ns, w->sel, 1)) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
+  cp_wi_lcp_forces(w, ns, w->c);
+  cp_wi_scatter(w, ns, w->sel, w->c, w->cfull);
   for (int i = 0; i < n3; ++i) {
     w->ck_p[i] += w->cfull[i];
     w->cfull[i] /= h; // impulse over the step -> force
   }
-  cp_world_status st = cpw_accel(w, s, w->cfull, w->udot);
+  cp_world_status st = cp_wi_accel(w, s, w->cfull, w->udot);
   if (st != CP_WORLD_OK) return st;
-  cpw_get_u(w, w->u0);
+  cp_wi_get_u(w, w->u0);
   for (int i = 0; i < w->nu; ++i) w->u0[i] += h * w->udot[i];
-  cpw_set_u(w, w->u0);
+  cp_wi_set_u(w, w->u0);
   memcpy(w->ck_u1, w->u0, sizeof(double) * (size_t)w->nu);
-  cpw_move(w, w->u0, h);
-  return cpw_record_contacts(w, w->cfull);
+  cp_wi_move(w, w->u0, h);
+  return cp_wi_record_contacts(w, w->cfull);
 }
 
 static int touching(const cp_world *w, const con *c) {
@@ -115,14 +115,14 @@ static cp_world_status drift(cp_world *w, stepsys *s, int ns, const int *sel,
   const double h = w->opt.dt;
   double worst = 0;
   double gs[1024], *gp = ns <= 1024 ? gs : malloc(sizeof(double) * (size_t)ns);
-  if (!gp) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+  if (!gp) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
   for (int k = 0; k < ns; ++k) {
     gp[k] = w->cons[sel[k]].gap + h * vn_new[k];
     if (gp[k] < worst) worst = gp[k];
   }
   cp_world_status st = worst >= -CP_WORLD_DRIFT_TOL
                            ? CP_WORLD_OK
-                           : cpw_project(w, s, ns, sel, gp, info);
+                           : cp_wi_project(w, s, ns, sel, gp, info);
   if (gp != gs) free(gp);
   return st;
 }
@@ -131,10 +131,10 @@ static cp_world_status drift(cp_world *w, stepsys *s, int ns, const int *sel,
 // lambda + g >= 0, for the constraints sel[0..ns) with gaps g (s: the system
 // of the positions being moved); the potential energy this adds is taken
 // from the kinetic energy.
-cp_world_status cpw_project(cp_world *w, stepsys *s, int ns,
+cp_world_status cp_wi_project(cp_world *w, stepsys *s, int ns,
                                const int *sel, const double *gp,
                                cp_step_info *info) {
-  cp_world_status st = cpw_ensure(w, w->ncon, ns);
+  cp_world_status st = cp_wi_ensure(w, w->ncon, ns);
   if (st != CP_WORLD_OK) return st;
   const int n3 = 3 * w->ncon;
   for (int a = 0; a < ns; ++a) {
@@ -145,9 +145,9 @@ cp_world_status cpw_project(cp_world *w, stepsys *s, int ns,
   }
   cp_lcp_info li;
   info->lcp_solves++;
-  const double t0 = cpw_tic(w);
-  const int unsolved = cpw_solve_lcp(w, ns, &info->pivots, &li);
-  cpw_toc(w, &w->prof.solve, t0);
+  const double t0 = cp_wi_tic(w);
+  const int unsolved = cp_wi_solve_lcp(w, ns, &info->pivots, &li);
+  cp_wi_toc(w, &w->prof.solve, t0);
   if (unsolved) return CP_WORLD_OK;
   double worst = 0; // the deepest predicted gap (the check's drift depth)
   for (int k = 0; k < ns; ++k)
@@ -158,9 +158,9 @@ cp_world_status cpw_project(cp_world *w, stepsys *s, int ns,
   memset(w->c, 0, sizeof(double) * (size_t)n3);
   for (int k = 0; k < ns; ++k) w->c[3 * sel[k]] = w->z[k];
   double *d0 = w->du;
-  if ((st = cpw_accel(w, s, w->c, w->udot)) != CP_WORLD_OK) return st;
+  if ((st = cp_wi_accel(w, s, w->c, w->udot)) != CP_WORLD_OK) return st;
   memset(w->c, 0, sizeof(double) * (size_t)n3);
-  if ((st = cpw_accel(w, s, w->c, d0)) != CP_WORLD_OK) return st;
+  if ((st = cp_wi_accel(w, s, w->c, d0)) != CP_WORLD_OK) return st;
   for (int i = 0; i < w->nu; ++i) d0[i] = w->udot[i] - d0[i];
   for (int r = 0; r < w->nl; ++r)
     if (w->driven[6 * w->nobj + r]) d0[6 * w->nobj + r] = 0;
@@ -168,16 +168,16 @@ cp_world_status cpw_project(cp_world *w, stepsys *s, int ns,
   // energy is taken from the kinetic energy (velocities scaled), so that a
   // step without input never gains energy (at rest there is none to take,
   // and the overlap removed there is at rounding level).
-  double e0 = cpw_energy_of(w);
-  cpw_move(w, d0, 1.0);
-  double rise = cpw_energy_of(w) - e0;
+  double e0 = cp_wi_energy_of(w);
+  cp_wi_move(w, d0, 1.0);
+  double rise = cp_wi_energy_of(w) - e0;
   if (rise > 0) {
-    cpw_get_u(w, w->u0);
+    cp_wi_get_u(w, w->u0);
     double ke = 0.5 * kinetic(w, s, w->u0);
     double f = ke > rise ? sqrt((ke - rise) / ke) : 0.0;
     if (ke > 0) {
       for (int i = 0; i < w->nu; ++i) w->u0[i] *= f;
-      cpw_set_u(w, w->u0);
+      cp_wi_set_u(w, w->u0);
     }
   }
   return CP_WORLD_OK;
@@ -222,7 +222,7 @@ static int join_closing(cp_world *w, const stepsys *s, int *ns) {
 
 // The acceleration stepper. Returns CP_WORLD_NEEDS_FALLBACK when a problem
 // had no answer (the caller restores the state and takes a velocity step).
-cp_world_status cpw_step_acceleration(cp_world *w, stepsys *s,
+cp_world_status cp_wi_step_acceleration(cp_world *w, stepsys *s,
                                          cp_step_info *info) {
   const double h = w->opt.dt, tol = s->sys.tol;
   const int n3 = 3 * w->ncon;
@@ -260,44 +260,44 @@ cp_world_status cpw_step_acceleration(cp_world *w, stepsys *s,
       // v+_n >= -e v-_n (touching and approaching, or closing with e > 0)
       if (!touching(w, c) || vn < -tol) bv[3 * j] += c->e * vn;
     }
-    const double t0 = cpw_tic(w);
-    cpw_extract(w, s->cs.A, bv, ns, w->sel);
-    cpw_all_rolling(w, ns, w->sel);
-    int m = cpw_lcp_setup(w, ns), hit;
-    if (m < 0) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    const double t0 = cp_wi_tic(w);
+    cp_wi_extract(w, s->cs.A, bv, ns, w->sel);
+    cp_wi_all_rolling(w, ns, w->sel);
+    int m = cp_wi_lcp_setup(w, ns), hit;
+    if (m < 0) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
     cp_lcp_info li;
     info->lcp_solves++;
     uint64_t key = 0;
-    memo_slot *slot = cpw_memo_find(w, ns, m, &key, &hit);
+    memo_slot *slot = cp_wi_memo_find(w, ns, m, &key, &hit);
     if (hit) {
       info->lcp_reused++;
     } else {
-      cpw_lcp_fill(w, m);
-      if (cpw_solve_lcp(w, m, &info->pivots, &li))
-        return li.status == CP_LCP_NOMEM ? cpw_fail(w, CP_WORLD_NOMEM, "out of memory") :
-        cpw_fail(w, CP_WORLD_NEEDS_FALLBACK,
+      cp_wi_lcp_fill(w, m);
+      if (cp_wi_solve_lcp(w, m, &info->pivots, &li))
+        return li.status == CP_LCP_NOMEM ? cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory") :
+        cp_wi_fail(w, CP_WORLD_NEEDS_FALLBACK,
                     "t = %.9g: the impact LCP (size %d) was not solved: %s",
                     w->t, m, li.reason);
-      if (slot) cpw_memo_keep(w, slot, key, ns, m);
+      if (slot) cp_wi_memo_keep(w, slot, key, ns, m);
     }
-    cpw_toc(w, &w->prof.solve, t0);
+    cp_wi_toc(w, &w->prof.solve, t0);
     info->impacts = 0;
     for (int k = 0; k < ns; ++k) info->impacts += w->z[k] > 0;
-    cpw_lcp_forces(w, ns, w->c);
-    cpw_scatter(w, ns, w->sel, w->c, w->cfull);
+    cp_wi_lcp_forces(w, ns, w->c);
+    cp_wi_scatter(w, ns, w->sel, w->c, w->cfull);
     for (int i = 0; i < n3; ++i) w->ck_p[i] += w->cfull[i];
     w->ck_two_phase = 1;
     // u += H^-1 G p: the difference of two accelerations.
     double *d0 = w->du;
-    if ((st = cpw_accel(w, s, w->cfull, w->udot)) != CP_WORLD_OK) return st;
+    if ((st = cp_wi_accel(w, s, w->cfull, w->udot)) != CP_WORLD_OK) return st;
     memset(w->cfull, 0, sizeof(double) * (size_t)n3);
-    if ((st = cpw_accel(w, s, w->cfull, d0)) != CP_WORLD_OK) return st;
-    cpw_get_u(w, w->u0);
+    if ((st = cp_wi_accel(w, s, w->cfull, d0)) != CP_WORLD_OK) return st;
+    cp_wi_get_u(w, w->u0);
     for (int i = 0; i < w->nu; ++i) w->u0[i] += w->udot[i] - d0[i];
-    cpw_set_u(w, w->u0);
+    cp_wi_set_u(w, w->u0);
     // New velocities: new b, k, sliding split.
-    cpw_stepsys_free(w, s);
-    if ((st = cpw_build(w, s)) != CP_WORLD_OK) return st;
+    cp_wi_stepsys_free(w, s);
+    if ((st = cp_wi_build(w, s)) != CP_WORLD_OK) return st;
   }
   // 2. The acceleration LCP over the touching, non-separating constraints
   // and the open ones that would close within the step (speculative: their
@@ -321,9 +321,9 @@ cp_world_status cpw_step_acceleration(cp_world *w, stepsys *s,
   int m3, warm = 0, joins = 0;
   cp_lcp_info li;
 again:
-  if ((st = cpw_ensure(w, w->ncon, 6 * ns)) != CP_WORLD_OK) return st;
+  if ((st = cp_wi_ensure(w, w->ncon, 6 * ns)) != CP_WORLD_OK) return st;
   m3 = 3 * ns;
-  cpw_extract(w, s->cs.A, s->cs.b, ns, w->sel);
+  cp_wi_extract(w, s->cs.A, s->cs.b, ns, w->sel);
   // Velocity-consistent right-hand side: the normal rows and the rolling
   // contacts' tangential rows ask for v + h a (not a) to be complementary,
   // so residual speeds within the tolerance are removed instead of
@@ -358,19 +358,19 @@ again:
     }
   }
   for (int pass = 0;; ++pass) {
-    const double t0 = cpw_tic(w);
-    int m = cpw_lcp_setup(w, ns);
-    if (m < 0) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
-    cpw_lcp_warm(w, ns, w->sel, 0, m);
+    const double t0 = cp_wi_tic(w);
+    int m = cp_wi_lcp_setup(w, ns);
+    if (m < 0) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
+    cp_wi_lcp_warm(w, ns, w->sel, 0, m);
     info->lcp_solves++;
-    if (cpw_solve_friction(w, m, &info->pivots, pass || joins ? NULL : &warm, &li))
-      return li.status == CP_LCP_NOMEM ? cpw_fail(w, CP_WORLD_NOMEM, "out of memory") :
-      cpw_fail(w, CP_WORLD_NEEDS_FALLBACK,
+    if (cp_wi_solve_friction(w, m, &info->pivots, pass || joins ? NULL : &warm, &li))
+      return li.status == CP_LCP_NOMEM ? cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory") :
+      cp_wi_fail(w, CP_WORLD_NEEDS_FALLBACK,
                   "t = %.9g: the acceleration LCP (size %d) has no solution "
                   "found (%s)",
                   w->t, m, li.reason);
-    cpw_lcp_forces(w, ns, w->c);
-    cpw_toc(w, &w->prof.solve, t0);
+    cp_wi_lcp_forces(w, ns, w->c);
+    cp_wi_toc(w, &w->prof.solve, t0);
     // A sliding contact whose tangential velocity would reverse within the
     // step stops in it instead: it is made rolling (velocity-consistent)
     // and the problem solved again.
@@ -395,14 +395,14 @@ again:
   }
   if (joins++ < CP_WORLD_SPEC_ROUNDS && join_closing(w, s, &ns)) goto again;
   info->warm_started = warm;
-  if (cpw_lcp_record(w, ns, w->sel, 0)) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
-  cpw_scatter(w, ns, w->sel, w->c, w->cfull);
+  if (cp_wi_lcp_record(w, ns, w->sel, 0)) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
+  cp_wi_scatter(w, ns, w->sel, w->c, w->cfull);
   for (int i = 0; i < n3; ++i) w->ck_p[i] += h * w->cfull[i];
-  if ((st = cpw_accel(w, s, w->cfull, w->udot)) != CP_WORLD_OK) return st;
+  if ((st = cp_wi_accel(w, s, w->cfull, w->udot)) != CP_WORLD_OK) return st;
   // Normal velocity after the step of each persistent constraint:
   // v_n + h a_n = h (A c + b + v_n / h)_n (the shifted rows above).
   double vns[1024], *vn = ns <= 1024 ? vns : malloc(sizeof(double) * (size_t)ns);
-  if (!vn) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+  if (!vn) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
   for (int k = 0; k < ns; ++k) {
     double a = w->bs[3 * k];
     // Row 3k of A c, read down column 3k (A is symmetric: the same terms).
@@ -412,18 +412,18 @@ again:
     if (c->gap >= -CP_WORLD_HOLD) vn[k] -= c->gap / h; // the rows' gap shift
   }
   // 3. Semi-implicit Euler.
-  cpw_get_u(w, w->u0);
+  cp_wi_get_u(w, w->u0);
   for (int i = 0; i < w->nu; ++i) w->u0[i] += h * w->udot[i];
-  cpw_set_u(w, w->u0);
+  cp_wi_set_u(w, w->u0);
   memcpy(w->ck_u1, w->u0, sizeof(double) * (size_t)w->nu);
-  cpw_move(w, w->u0, h);
+  cp_wi_move(w, w->u0, h);
   // 4. Drift.
   st = drift(w, s, ns, w->sel, vn, info);
   if (vn != vns) free(vn);
   if (st != CP_WORLD_OK) return st;
-  return cpw_record_contacts(w, w->cfull);
+  return cp_wi_record_contacts(w, w->cfull);
 }
-cp_world_status cpw_step_quasistatic(cp_world *w, cp_step_info *info) {
+cp_world_status cp_wi_step_quasistatic(cp_world *w, cp_step_info *info) {
   // Only touching contacts: the quasistatic problem has no gaps.
   cp_scene *sc = &w->sc;
   int k = 0;
@@ -435,30 +435,30 @@ cp_world_status cpw_step_quasistatic(cp_world *w, cp_step_info *info) {
   cp_system sys;
   cp_error err;
   cp_error_clear(&err);
-  const double t0 = cpw_tic(w);
+  const double t0 = cp_wi_tic(w);
   if (cp_system_build_ws(sc, &w->sys_ws, &sys, &err))
-    return cpw_fail(w, CP_WORLD_NOMEM, "%s", err.msg);
-  const double t1 = cpw_tic(w);
+    return cp_wi_fail(w, CP_WORLD_NOMEM, "%s", err.msg);
+  const double t1 = cp_wi_tic(w);
   if (w->opt.profile) w->prof.assembly += t1 - t0;
   cp_problem_options po = cp_problem_defaults();
-  po.solve = cpw_solve_options_now(w);
+  po.solve = cp_wi_solve_options_now(w);
   // Lemke may end on a secondary ray without proof here (quasistatic.h):
   // the MIP decides those.
   if (po.solve.solver == CP_SOLVER_LEMKE) po.solve.solver = CP_SOLVER_AUTO;
   cp_quasistatic_result res;
   cp_lcp_status ls = cp_problem_quasistatic(&sys, &po, &res);
-  cpw_toc(w, &w->prof.solve, t1);
+  cp_wi_toc(w, &w->prof.solve, t1);
   info->lcp_solves++;
   info->pivots += res.info.iterations;
   cp_world_status st = CP_WORLD_OK;
   if (ls != CP_LCP_SOLVED) {
-    st = cpw_fail(w, CP_WORLD_SOLVER_FAILED,
+    st = cp_wi_fail(w, CP_WORLD_SOLVER_FAILED,
               "t = %.9g: the quasistatic problem has no answer (%s%s%s)", w->t,
               cp_lcp_status_name(ls), res.info.reason[0] ? ": " : "",
               res.info.reason);
   } else {
-    cpw_set_u(w, res.velocity);
-    cpw_move(w, res.velocity, w->opt.dt);
+    cp_wi_set_u(w, res.velocity);
+    cp_wi_move(w, res.velocity, w->opt.dt);
     // record contacts: forces in contact frames
     w->ncon = 0;
     for (int j = 0; j < sc->n_contacts; ++j) {
@@ -467,7 +467,7 @@ cp_world_status cpw_step_quasistatic(cp_world *w, cp_step_info *info) {
       w->cons[j].contact = j;
       w->ncon = j + 1;
     }
-    st = cpw_record_contacts(w, res.force);
+    st = cp_wi_record_contacts(w, res.force);
   }
   cp_quasistatic_result_free(&res);
   cp_system_free(&sys);

@@ -13,7 +13,7 @@
 // ---------------------------------------------------------------------------
 // Workspaces
 
-cp_world_status cpw_ensure(cp_world *w, int ncon, int lcp_n) {
+cp_world_status cp_wi_ensure(cp_world *w, int ncon, int lcp_n) {
   size_t nu = (size_t)(w->nu > 0 ? w->nu : 1);
   int n3 = 3 * (ncon > 0 ? ncon : 1);
   if (n3 > w->csz_cap) {
@@ -24,23 +24,23 @@ cp_world_status cpw_ensure(cp_world *w, int ncon, int lcp_n) {
     double **dst[6] = {&w->Gx, &w->kx, &w->As, &w->bs, &w->c, &w->cfull};
     for (int i = 0; i < 6; ++i) {
       p[i] = realloc(*dst[i], sizeof(double) * sz[i]);
-      if (!p[i]) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+      if (!p[i]) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
       *dst[i] = p[i];
     }
     int *si = realloc(w->sel, sizeof(int) * (size_t)cap);
-    if (!si) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    if (!si) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
     w->sel = si;
     si = realloc(w->order, sizeof(int) * (size_t)cap);
-    if (!si) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    if (!si) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
     w->order = si;
     si = realloc(w->rank, sizeof(int) * (size_t)cap);
-    if (!si) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    if (!si) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
     w->rank = si;
     cp_pyramid_contact *pc = realloc(w->pc, sizeof *pc * (size_t)cap);
-    if (!pc) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    if (!pc) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
     w->pc = pc;
     double *vc = realloc(w->vc, sizeof(double) * (size_t)cap);
-    if (!vc) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    if (!vc) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
     w->vc = vc;
     w->csz_cap = cap;
   }
@@ -51,30 +51,30 @@ cp_world_status cpw_ensure(cp_world *w, int ncon, int lcp_n) {
                     (size_t)cap};
     for (int i = 0; i < 4; ++i) {
       double *p = realloc(*dst[i], sizeof(double) * sz[i]);
-      if (!p) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+      if (!p) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
       *dst[i] = p;
     }
     double *lu = realloc(w->LU, sizeof(double) * (size_t)cap * (size_t)cap);
-    if (!lu) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    if (!lu) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
     w->LU = lu;
     lu = realloc(w->MB, sizeof(double) * (size_t)cap * (size_t)cap);
-    if (!lu) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    if (!lu) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
     w->MB = lu;
     lapack_int *ip = realloc(w->ipiv, sizeof(lapack_int) * (size_t)cap);
-    if (!ip) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    if (!ip) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
     w->ipiv = ip;
     int *zi = realloc(w->zidx, sizeof(int) * (size_t)cap);
-    if (!zi) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    if (!zi) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
     w->zidx = zi;
     unsigned char *b = realloc(w->basis, (size_t)cap);
-    if (!b) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    if (!b) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
     w->basis = b;
     b = realloc(w->basis0, (size_t)cap);
-    if (!b) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    if (!b) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
     w->basis0 = b;
     cp_lemke_ws_destroy(w->ws);
     w->ws = cp_lemke_ws_create(cap);
-    if (!w->ws) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    if (!w->ws) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
     w->lcp_cap = cap;
   }
   return CP_WORLD_OK;
@@ -85,7 +85,7 @@ cp_world_status cpw_ensure(cp_world *w, int ncon, int lcp_n) {
 
 // The contact space's arrays go back to the world (w->cs_keep) for the
 // next build instead of the allocator.
-void cpw_stepsys_free(cp_world *w, stepsys *s) {
+void cp_wi_stepsys_free(cp_world *w, stepsys *s) {
   if (!s->built) return;
   cp_contact_space_free(&w->cs_keep);
   w->cs_keep = s->cs;
@@ -101,8 +101,8 @@ static cp_world_status build(cp_world *w, stepsys *s) {
   cp_error_clear(&err);
   memset(s, 0, sizeof *s);
   if (cp_system_build_ws(&w->sc, &w->sys_ws, &s->sys, &err))
-    return cpw_fail(w, CP_WORLD_NOMEM, "%s", err.msg);
-  cp_world_status st = cpw_ensure(w, w->ncon, 0);
+    return cp_wi_fail(w, CP_WORLD_NOMEM, "%s", err.msg);
+  cp_world_status st = cp_wi_ensure(w, w->ncon, 0);
   if (st != CP_WORLD_OK) {
     cp_system_free(&s->sys);
     return st;
@@ -141,7 +141,7 @@ static cp_world_status build(cp_world *w, stepsys *s) {
     memset(g, 0, sizeof(double) * nuz * 3);
     g[no + c->row] = c->sign;
     w->kx[3 * j] = w->kx[3 * j + 1] = w->kx[3 * j + 2] = 0;
-    w->vc[3 * j] = c->sign * cpw_cjoint_of(w, c->row)->velocity;
+    w->vc[3 * j] = c->sign * cp_wi_cjoint_of(w, c->row)->velocity;
     w->vc[3 * j + 1] = w->vc[3 * j + 2] = 0;
   }
   for (int r = 0; r < w->nl; ++r) {
@@ -154,32 +154,32 @@ static cp_world_status build(cp_world *w, stepsys *s) {
                                     w->driven, w->ud, &s->cs);
   if (rc) {
     cp_system_free(&s->sys);
-    return rc == -1 ? cpw_fail(w, CP_WORLD_SOLVER_FAILED,
+    return rc == -1 ? cp_wi_fail(w, CP_WORLD_SOLVER_FAILED,
                            "t = %.9g: the mass matrix is not positive definite",
                            w->t)
-                    : cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+                    : cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
   }
   s->built = 1;
   return CP_WORLD_OK;
 }
 
-cp_world_status cpw_build(cp_world *w, stepsys *s) {
-  const double t0 = cpw_tic(w);
+cp_world_status cp_wi_build(cp_world *w, stepsys *s) {
+  const double t0 = cp_wi_tic(w);
   const cp_world_status st = build(w, s);
-  cpw_toc(w, &w->prof.assembly, t0);
+  cp_wi_toc(w, &w->prof.assembly, t0);
   return st;
 }
 
 // udot = H^-1 (f + G c) (driven dofs: their given acceleration).
-cp_world_status cpw_accel(cp_world *w, stepsys *s, const double *c,
+cp_world_status cp_wi_accel(cp_world *w, stepsys *s, const double *c,
                              double *udot) {
   if (cp_contact_space_accel(&s->cs, c, udot, NULL))
-    return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
   return CP_WORLD_OK;
 }
 
 // Generalised velocity u of the scene's state (the layout of models/system.h).
-void cpw_get_u(const cp_world *w, double *u) {
+void cp_wi_get_u(const cp_world *w, double *u) {
   int k = 0;
   for (int i = 0; i < w->sc.n_bodies; ++i) {
     const cp_body *b = &w->sc.bodies[i];
@@ -188,10 +188,10 @@ void cpw_get_u(const cp_world *w, double *u) {
     memcpy(u + 6 * k + 3, b->w, 3 * sizeof *u);
     ++k;
   }
-  for (int r = 0; r < w->nl; ++r) u[6 * w->nobj + r] = cpw_cjoint_of(w, r)->velocity;
+  for (int r = 0; r < w->nl; ++r) u[6 * w->nobj + r] = cp_wi_cjoint_of(w, r)->velocity;
 }
 
-void cpw_set_u(cp_world *w, const double *u) {
+void cp_wi_set_u(cp_world *w, const double *u) {
   int k = 0;
   for (int i = 0; i < w->sc.n_bodies; ++i) {
     cp_body *b = &w->sc.bodies[i];
@@ -200,12 +200,12 @@ void cpw_set_u(cp_world *w, const double *u) {
     memcpy(b->w, u + 6 * k + 3, 3 * sizeof *u);
     ++k;
   }
-  for (int r = 0; r < w->nl; ++r) cpw_joint_of(w, r)->velocity = u[6 * w->nobj + r];
+  for (int r = 0; r < w->nl; ++r) cp_wi_joint_of(w, r)->velocity = u[6 * w->nobj + r];
 }
 
 // Positions moved by the generalised displacement h u (quaternions by the
 // exponential map, renormalised).
-void cpw_move(cp_world *w, const double *u, double h) {
+void cp_wi_move(cp_world *w, const double *u, double h) {
   int k = 0;
   for (int i = 0; i < w->sc.n_bodies; ++i) {
     cp_body *b = &w->sc.bodies[i];
@@ -218,7 +218,7 @@ void cpw_move(cp_world *w, const double *u, double h) {
     ++k;
   }
   for (int r = 0; r < w->nl; ++r)
-    cpw_joint_of(w, r)->position += h * u[6 * w->nobj + r];
+    cp_wi_joint_of(w, r)->position += h * u[6 * w->nobj + r];
   for (int m = 0; m < w->sc.n_manips; ++m) cp_chain_apply_mimic(&w->sc.manips[m]);
 }
 

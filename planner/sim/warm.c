@@ -1,6 +1,6 @@
 // Warm starts across steps (planner/sim/world_impl.h): each constraint's
-// basic LCP unknowns recorded under its identity (cpw_lcp_record), a new
-// step's warm basis mapped back through them (cpw_lcp_warm), the records
+// basic LCP unknowns recorded under its identity (cp_wi_lcp_record), a new
+// step's warm basis mapped back through them (cp_wi_lcp_warm), the records
 // exported for a planner's siblings (cp_world_warm_*), and the impact memo.
 #include <math.h>
 #include <stdlib.h>
@@ -56,7 +56,7 @@ static int warm_push(cp_world *w, const ckey *k, int kind,
   return 0;
 }
 
-void cpw_warm_commit(cp_world *w) {
+void cp_wi_warm_commit(cp_world *w) {
   wrec *t = w->warm;
   w->warm = w->warm_next;
   w->warm_next = t;
@@ -95,14 +95,14 @@ void cp_world_warm_set(cp_world *w, const void *buf, size_t size) {
 
 // Warm basis of lcp_setup's problem from the previous step's flags (slots:
 // 0 c_n, 1-4 beta, 5 lambda) of the same LCP kind.
-void cpw_lcp_warm(cp_world *w, int ns, const int *sel, int kind, int m) {
+void cp_wi_lcp_warm(cp_world *w, int ns, const int *sel, int kind, int m) {
   int nr = (m - ns) / 5, hint = 0;
   if (m == 0) return;
   memset(w->basis, 0, (size_t)m);
   for (int k = 0, f = 0; k < ns; ++k) {
     const wrec *rec = warm_find(w, &w->cons[sel[k]].key, kind, &hint);
     const unsigned char *fl = rec ? rec->flag : NULL;
-    int r = cpw_rolling(&w->pc[k]);
+    int r = cp_wi_rolling(&w->pc[k]);
     if (fl) {
       w->basis[k] = fl[0];
       for (int e = 0; r && e < 4; ++e) w->basis[ns + 4 * f + e] = fl[1 + e];
@@ -116,7 +116,7 @@ void cpw_lcp_warm(cp_world *w, int ns, const int *sel, int kind, int m) {
 // would change the next step's warm start, hence its answer).
 // Call after the solve of lcp_setup's problem over these ns constraints
 // (its rolling count w->lnr).
-int cpw_lcp_record(cp_world *w, int ns, const int *sel, int kind) {
+int cp_wi_lcp_record(cp_world *w, int ns, const int *sel, int kind) {
   const int nr = w->lnr;
   // Degenerate basic variables (z_i = 0 at rounding level, w_i = 0 too)
   // are recorded as nonbasic: the same answer, with w_i basic instead. The
@@ -137,7 +137,7 @@ int cpw_lcp_record(cp_world *w, int ns, const int *sel, int kind) {
 #define DEGEN(i) (w->basis[i] && !(w->z[i] > zt))
   for (int k = 0, f = 0; k < ns; ++k) {
     int fric = 0;
-    if (cpw_rolling(&w->pc[k])) {
+    if (cp_wi_rolling(&w->pc[k])) {
       const int lam = ns + 4 * nr + f, b0 = ns + 4 * f;
       if (!w->basis[lam] || DEGEN(lam)) {
         for (int e = 0; e < 4; ++e)
@@ -162,7 +162,7 @@ int cpw_lcp_record(cp_world *w, int ns, const int *sel, int kind) {
 #undef DEGEN
   for (int k = 0, f = 0; k < ns; ++k) {
     unsigned char fl[6] = {w->basis[k], 0, 0, 0, 0, 0};
-    if (cpw_rolling(&w->pc[k])) {
+    if (cp_wi_rolling(&w->pc[k])) {
       for (int e = 0; e < 4; ++e) fl[1 + e] = w->basis[ns + 4 * f + e];
       fl[5] = w->basis[ns + 4 * nr + f];
       ++f;
@@ -197,7 +197,7 @@ static uint64_t memo_hash(const cp_world *w, int ns) {
 // The slot of the problem of size m over ns constraints (its hash in *h),
 // or NULL when the memo is off or the key too long; *hit tells whether it
 // holds that very problem (its z then copied to w->z).
-memo_slot *cpw_memo_find(cp_world *w, int ns, int m, uint64_t *h, int *hit) {
+memo_slot *cp_wi_memo_find(cp_world *w, int ns, int m, uint64_t *h, int *hit) {
   *hit = 0;
   if (!w->memo || ns == 0 || memo_key_len(ns) > CP_WORLD_MEMO_KEY) return NULL;
   *h = memo_hash(w, ns);
@@ -219,7 +219,7 @@ memo_slot *cpw_memo_find(cp_world *w, int ns, int m, uint64_t *h, int *hit) {
 
 // Keeps the solved problem (w->z, hash h) in its slot (from memo_find, same
 // step); out of memory, the slot is left empty (the memo only saves work).
-void cpw_memo_keep(cp_world *w, memo_slot *e, uint64_t h, int ns, int m) {
+void cp_wi_memo_keep(cp_world *w, memo_slot *e, uint64_t h, int ns, int m) {
   const size_t m3 = 3 * (size_t)ns, a = m3 * m3, kl = memo_key_len(ns);
   const size_t need = kl + (size_t)m;
   e->ns = 0;

@@ -35,7 +35,7 @@
 // ---------------------------------------------------------------------------
 // Small helpers
 
-cp_world_status cpw_fail(cp_world *w, cp_world_status s, const char *fmt, ...) {
+cp_world_status cp_wi_fail(cp_world *w, cp_world_status s, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(w->msg, sizeof w->msg, fmt, ap);
@@ -110,7 +110,7 @@ void cp_world_get_state(const cp_world *w, double *x) {
     x += 13;
   }
   for (int r = 0; r < w->nl; ++r) {
-    const cp_joint *j = cpw_cjoint_of(w, r);
+    const cp_joint *j = cp_wi_cjoint_of(w, r);
     *x++ = j->position;
     *x++ = j->velocity;
   }
@@ -128,7 +128,7 @@ static void put_state(cp_world *w, const double *x) {
     x += 13;
   }
   for (int r = 0; r < w->nl; ++r) {
-    cp_joint *j = cpw_joint_of(w, r);
+    cp_joint *j = cp_wi_joint_of(w, r);
     j->position = *x++;
     j->velocity = *x++;
   }
@@ -145,7 +145,7 @@ static void hash_state(cp_world *w) {
     w->hash = cp_fnv_words(w->hash, b->w, sizeof b->w);
   }
   for (int r = 0; r < w->nl; ++r) {
-    const cp_joint *j = cpw_cjoint_of(w, r);
+    const cp_joint *j = cp_wi_cjoint_of(w, r);
     w->hash = cp_fnv_words(w->hash, &j->position, sizeof j->position);
     w->hash = cp_fnv_words(w->hash, &j->velocity, sizeof j->velocity);
   }
@@ -155,13 +155,13 @@ cp_world_status cp_world_set_state(cp_world *w, const double *x) {
   int n = cp_world_state_size(w);
   for (int i = 0; i < n; ++i)
     if (!isfinite(x[i]))
-      return cpw_fail(w, CP_WORLD_NONFINITE, "state[%d] is not finite", i);
+      return cp_wi_fail(w, CP_WORLD_NONFINITE, "state[%d] is not finite", i);
   for (int i = 0, k = 0; i < w->sc.n_bodies; ++i) {
     if (w->sc.bodies[i].fixed) continue;
     const double *q = x + 13 * k + 3;
     double nq = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
     if (fabs(nq - 1) > 1e-6)
-      return cpw_fail(w, CP_WORLD_BAD_INPUT,
+      return cp_wi_fail(w, CP_WORLD_BAD_INPUT,
                   "body \"%s\": orientation norm %.9g is not 1 (state[%d..%d])",
                   w->sc.bodies[i].name, nq, 13 * k + 3, 13 * k + 6);
     ++k;
@@ -177,7 +177,7 @@ cp_world_status cp_world_set_state(cp_world *w, const double *x) {
   hash_state(w);
   w->nwarm = 0;
   w->msg[0] = 0;
-  w->energy = cpw_energy_of(w);
+  w->energy = cp_wi_energy_of(w);
   return CP_WORLD_OK;
 }
 
@@ -197,7 +197,7 @@ int cp_world_joint_index(const cp_world *w, const char *name) {
     const char *m = w->sc.manips[w->row_manip[r]].name;
     const size_t lm = strlen(m);
     if (!strncmp(name, m, lm) && name[lm] == '/' &&
-        !strcmp(name + lm + 1, cpw_cjoint_of(w, r)->name))
+        !strcmp(name + lm + 1, cp_wi_cjoint_of(w, r)->name))
       return r;
   }
   return -1;
@@ -205,11 +205,11 @@ int cp_world_joint_index(const cp_world *w, const char *name) {
 
 cp_world_status cp_world_set_effort(cp_world *w, int joint, double effort) {
   if (joint < 0 || joint >= w->nl)
-    return cpw_fail(w, CP_WORLD_BAD_INPUT, "joint %d: no such joint (0..%d)", joint,
+    return cp_wi_fail(w, CP_WORLD_BAD_INPUT, "joint %d: no such joint (0..%d)", joint,
                 w->nl - 1);
   if (!isfinite(effort))
-    return cpw_fail(w, CP_WORLD_NONFINITE, "joint %d: effort is not finite", joint);
-  cp_joint *j = cpw_joint_of(w, joint);
+    return cp_wi_fail(w, CP_WORLD_NONFINITE, "joint %d: effort is not finite", joint);
+  cp_joint *j = cp_wi_joint_of(w, joint);
   if (j->drive == CP_DRIVE_ACCELERATION) j->acceleration = effort;
   else j->effort = effort;
   return CP_WORLD_OK;
@@ -218,19 +218,19 @@ cp_world_status cp_world_set_effort(cp_world *w, int joint, double effort) {
 cp_world_status cp_world_set_joint_velocity(cp_world *w, int joint,
                                             double velocity) {
   if (joint < 0 || joint >= w->nl)
-    return cpw_fail(w, CP_WORLD_BAD_INPUT, "joint %d: no such joint (0..%d)", joint,
+    return cp_wi_fail(w, CP_WORLD_BAD_INPUT, "joint %d: no such joint (0..%d)", joint,
                 w->nl - 1);
   if (!isfinite(velocity))
-    return cpw_fail(w, CP_WORLD_NONFINITE, "joint %d: velocity is not finite",
+    return cp_wi_fail(w, CP_WORLD_NONFINITE, "joint %d: velocity is not finite",
                 joint);
-  cpw_joint_of(w, joint)->velocity = velocity;
-  w->energy = cpw_energy_of(w);
+  cp_wi_joint_of(w, joint)->velocity = velocity;
+  w->energy = cp_wi_energy_of(w);
   return CP_WORLD_OK;
 }
 
 // Kinetic plus gravitational potential energy (fixed bodies excluded: they
 // never move). Links from their world kinematics.
-double cpw_energy_of(const cp_world *w) {
+double cp_wi_energy_of(const cp_world *w) {
   const cp_scene *s = &w->sc;
   double e = 0;
   for (int i = 0; i < s->n_bodies; ++i) {
@@ -264,7 +264,7 @@ double cpw_energy_of(const cp_world *w) {
   return e;
 }
 
-double cp_world_energy(const cp_world *w) { return cpw_energy_of(w); }
+double cp_world_energy(const cp_world *w) { return cp_wi_energy_of(w); }
 
 // ---------------------------------------------------------------------------
 // Creation
@@ -277,12 +277,12 @@ static void memo_free(cp_world *w) {
 
 cp_world_status cp_world_set_impact_memo(cp_world *w, int slots) {
   if (slots < 0)
-    return cpw_fail(w, CP_WORLD_BAD_INPUT, "impact_memo: must be >= 0, got %d", slots);
+    return cp_wi_fail(w, CP_WORLD_BAD_INPUT, "impact_memo: must be >= 0, got %d", slots);
   memo_free(w);
   w->opt.impact_memo = 0;
   if (slots == 0) return CP_WORLD_OK;
   if (!(w->memo = calloc((size_t)slots, sizeof *w->memo)))
-    return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
   w->opt.impact_memo = slots;
   return CP_WORLD_OK;
 }
@@ -455,13 +455,13 @@ cp_world_status cp_world_create(const cp_scene *scene,
       w->weight += w->sc.manips[m].joints[k].link.mass * w->grav_norm;
   w->hash = CP_FNV_OFFSET;
   // The scene must start without deep overlap (its own tolerance).
-  cp_world_status st = cpw_gen_contacts(w, w->sc.penetration_tolerance);
+  cp_world_status st = cp_wi_gen_contacts(w, w->sc.penetration_tolerance);
   if (st != CP_WORLD_OK) {
     cp_error_set(err, "contacts", "%s", w->msg);
     cp_world_destroy(w);
     return st == CP_WORLD_PENETRATION ? CP_WORLD_BAD_INPUT : st;
   }
-  w->energy = cpw_energy_of(w);
+  w->energy = cp_wi_energy_of(w);
   hash_state(w);
   memset(&w->prof, 0, sizeof w->prof); // the first step's profile starts here
   *out = w;
@@ -484,14 +484,14 @@ static cp_world_status check_finite(cp_world *w) {
                        : !cp_v3_isfinite(b->w) ? "angular velocity"
                                                : NULL;
     if (what)
-      return cpw_fail(w, CP_WORLD_NONFINITE,
+      return cp_wi_fail(w, CP_WORLD_NONFINITE,
                   "t = %.9g: body \"%s\": %s is not finite after the step",
                   w->t, b->name, what);
   }
   for (int r = 0; r < w->nl; ++r) {
-    const cp_joint *j = cpw_cjoint_of(w, r);
+    const cp_joint *j = cp_wi_cjoint_of(w, r);
     if (!isfinite(j->position) || !isfinite(j->velocity))
-      return cpw_fail(w, CP_WORLD_NONFINITE,
+      return cp_wi_fail(w, CP_WORLD_NONFINITE,
                   "t = %.9g: joint \"%s/%s\": %s is not finite after the step",
                   w->t, w->sc.manips[w->row_manip[r]].name, j->name,
                   isfinite(j->position) ? "velocity" : "position");
@@ -516,43 +516,43 @@ static cp_world_status take(cp_world *w, cp_stepper stp, cp_step_info *info,
     w->ck_x0p = w->ck_x0;
   }
   cp_world_status st = CP_WORLD_OK;
-  if (!w->contacts_valid && (st = cpw_gen_contacts(w, cpw_pen_limit(w))) != CP_WORLD_OK)
+  if (!w->contacts_valid && (st = cp_wi_gen_contacts(w, cp_wi_pen_limit(w))) != CP_WORLD_OK)
     return st;
   info->contacts = w->sc.n_contacts;
   w->nwarm_next = 0;
   int checked = 0;
-  double t0 = cpw_tic(w), in0 = cpw_phases(w);
+  double t0 = cp_wi_tic(w), in0 = cp_wi_phases(w);
   if (stp == CP_STEPPER_QUASISTATIC) {
-    st = cpw_step_quasistatic(w, info);
-    cpw_toc_rest(w, &w->prof.integrate, t0, in0);
+    st = cp_wi_step_quasistatic(w, info);
+    cp_wi_toc_rest(w, &w->prof.integrate, t0, in0);
     if (st != CP_WORLD_OK) return st;
-    t0 = cpw_tic(w);
+    t0 = cp_wi_tic(w);
     st = check_finite(w);
-    cpw_toc(w, &w->prof.check, t0);
+    cp_wi_toc(w, &w->prof.check, t0);
     if (st != CP_WORLD_OK) return st;
     for (int r = 0; r < w->nl; ++r) {
-      const cp_joint *j = cpw_cjoint_of(w, r);
+      const cp_joint *j = cp_wi_cjoint_of(w, r);
       double slack = 1e-3 * fmax(1.0, fabs(j->upper - j->lower));
       if (j->has_limits &&
           (j->position < j->lower - slack || j->position > j->upper + slack))
-        return cpw_fail(w, CP_WORLD_JOINT_LIMIT,
+        return cp_wi_fail(w, CP_WORLD_JOINT_LIMIT,
                     "t = %.9g: joint \"%s/%s\" at %.9g left its limits [%g, %g]",
                     w->t, w->sc.manips[w->row_manip[r]].name, j->name,
                     j->position, j->lower, j->upper);
     }
   } else {
-    if ((st = cpw_grow_check(w)) != CP_WORLD_OK) return st;
-    cpw_get_u(w, w->ck_u0);
+    if ((st = cp_wi_grow_check(w)) != CP_WORLD_OK) return st;
+    cp_wi_get_u(w, w->ck_u0);
     memset(w->ck_p, 0, sizeof(double) * 3 * (size_t)w->ncon);
     w->ck_drift = 0;
     w->ck_two_phase = 0;
     stepsys s;
-    if ((st = cpw_build(w, &s)) != CP_WORLD_OK) return st;
+    if ((st = cp_wi_build(w, &s)) != CP_WORLD_OK) return st;
     int accel_k = stp == CP_STEPPER_ACCELERATION;
-    st = accel_k ? cpw_step_acceleration(w, &s, info) : cpw_step_velocity(w, &s, info);
+    st = accel_k ? cp_wi_step_acceleration(w, &s, info) : cp_wi_step_velocity(w, &s, info);
     if (st == CP_WORLD_NEEDS_FALLBACK && w->opt.allow_fallback) {
       // Painleve / inconsistent: the velocity stepper from the start.
-      cpw_stepsys_free(w, &s);
+      cp_wi_stepsys_free(w, &s);
       put_state(w, w->ck_x0p);
       w->contacts_valid = 1; // the constraints are the start state's
       w->nwarm_next = 0;
@@ -560,15 +560,15 @@ static cp_world_status take(cp_world *w, cp_stepper stp, cp_step_info *info,
       w->ck_drift = 0;
     w->ck_two_phase = 0;
       accel_k = 0;
-      st = cpw_build(w, &s);
-      if (st == CP_WORLD_OK) st = cpw_step_velocity(w, &s, info);
+      st = cp_wi_build(w, &s);
+      if (st == CP_WORLD_OK) st = cp_wi_step_velocity(w, &s, info);
       info->fallback = 1;
     }
-    cpw_toc_rest(w, &w->prof.integrate, t0, in0);
-    if (st == CP_WORLD_OK && !w->all_limits && cpw_limit_crossed(w)) {
+    cp_wi_toc_rest(w, &w->prof.integrate, t0, in0);
+    if (st == CP_WORLD_OK && !w->all_limits && cp_wi_limit_crossed(w)) {
       // A limit outside the window (or not selected) was crossed: the step
       // again with every limit a constraint and a row of its LCPs.
-      cpw_stepsys_free(w, &s);
+      cp_wi_stepsys_free(w, &s);
       put_state(w, w->ck_x0p);
       w->all_limits = 1;
       info->limits_redone = 1;
@@ -576,15 +576,15 @@ static cp_world_status take(cp_world *w, cp_stepper stp, cp_step_info *info,
       w->all_limits = 0;
       return st;
     }
-    t0 = cpw_tic(w);
+    t0 = cp_wi_tic(w);
     if (st == CP_WORLD_OK) st = check_finite(w);
     if (st == CP_WORLD_OK && w->opt.check) {
-      w->ck_e1 = cpw_energy_of(w);
-      st = cpw_check_step(w, &s, accel_k);
+      w->ck_e1 = cp_wi_energy_of(w);
+      st = cp_wi_check_step(w, &s, accel_k);
       checked = st == CP_WORLD_OK;
     }
-    cpw_toc(w, &w->prof.check, t0);
-    cpw_stepsys_free(w, &s);
+    cp_wi_toc(w, &w->prof.check, t0);
+    cp_wi_stepsys_free(w, &s);
     if (st != CP_WORLD_OK) return st;
   }
   // Contacts of the new state (the penetration check and the next step's),
@@ -592,10 +592,10 @@ static cp_world_status take(cp_world *w, cp_stepper stp, cp_step_info *info,
   // next step's check starts from it).
   w->contacts_valid = 0;
   int moved;
-  if ((st = cpw_settle(w, info, &moved)) != CP_WORLD_OK) return st;
-  cpw_warm_commit(w);
+  if ((st = cp_wi_settle(w, info, &moved)) != CP_WORLD_OK) return st;
+  cp_wi_warm_commit(w);
   w->t += w->opt.dt;
-  w->energy = checked && !moved ? w->ck_e1 : cpw_energy_of(w);
+  w->energy = checked && !moved ? w->ck_e1 : cp_wi_energy_of(w);
   info->checked = checked;
   return CP_WORLD_OK;
 }
@@ -618,7 +618,7 @@ cp_world_status cp_world_step(cp_world *w, cp_step_info *out) {
   cp_step_info info;
   memset(&info, 0, sizeof info);
   w->msg[0] = 0;
-  const double tstep = cpw_tic(w);
+  const double tstep = cp_wi_tic(w);
   if (w->opt.profile) memset(&w->prof, 0, sizeof w->prof);
   cp_world_get_state(w, w->state0);
   const double t0 = w->t, h = w->opt.dt;
@@ -684,16 +684,16 @@ cp_world_status cp_world_step(cp_world *w, cp_step_info *out) {
     put_state(w, w->state0);
     w->t = t0;
     w->nwarm_next = 0;
-    w->energy = cpw_energy_of(w);
-    cpw_toc(w, &w->prof.total, tstep);
+    w->energy = cp_wi_energy_of(w);
+    cp_wi_toc(w, &w->prof.total, tstep);
     if (out) *out = info;
     return st;
   }
   w->t = t0 + h;
   hash_state(w);
-  info.max_penetration = cpw_max_depth(w);
+  info.max_penetration = cp_wi_max_depth(w);
   info.energy = w->energy;
-  cpw_toc(w, &w->prof.total, tstep);
+  cp_wi_toc(w, &w->prof.total, tstep);
   if (out) *out = info;
   return CP_WORLD_OK;
 }

@@ -78,7 +78,7 @@ struct cp_world {
                      // the solvers' time); INFINITY: none
   double t;
   uint64_t hash;     // world.c, after every step
-  char msg[512];     // any phase: the last failure's message (cpw_fail)
+  char msg[512];     // any phase: the last failure's message (cp_wi_fail)
   int nobj, nl, nu;
   int *row_manip, *row_joint; // [nl]
   double grav_norm;
@@ -88,7 +88,7 @@ struct cp_world {
   int contacts_valid;
   con *cons;
   int ncon, con_cap;
-  // constraints.c (cpw_record_contacts, called by the steppers): last
+  // constraints.c (cp_wi_record_contacts, called by the steppers): last
   // step's contacts for viewers
   cp_world_contact *wc;
   int nwc, wc_cap;
@@ -96,7 +96,7 @@ struct cp_world {
   wrec *warm, *warm_next;
   int nwarm, nwarm_next, warm_cap;
 
-  // lcp.c: the LCP's workspaces (grown by cpw_ensure of stepsys.c, never
+  // lcp.c: the LCP's workspaces (grown by cp_wi_ensure of stepsys.c, never
   // shrunk)
   cp_lemke_ws *ws;
   int ws_cap;
@@ -106,7 +106,7 @@ struct cp_world {
   int *zidx;
   int lcp_cap;
   unsigned char *basis, *basis0; // basis0: the warm basis as recorded
-  // stepsys.c (cpw_build): G, k, v of the constraints; lcp.c (extract) the
+  // stepsys.c (cp_wi_build): G, k, v of the constraints; lcp.c (extract) the
   // selected block As, bs; steppers.c the forces c, cfull and velocities
   double *Gx, *kx, *As, *bs, *c, *cfull, *udot, *u0, *du, *vc, *ud;
   const double *Asel; // the selected A: w->As, or A itself when every
@@ -140,7 +140,7 @@ struct cp_world {
   int *ck_rng;              // worldcheck.c: [4 ncon] dof ranges of G's columns
   int ck_rng_cap;
   double weight;            // total weight of the moving parts (N)
-  cp_step_profile prof;     // every phase (cpw_tic, cpw_toc): the step's
+  cp_step_profile prof;     // every phase (cp_wi_tic, cp_wi_toc): the step's
                             // phase timings (opt.profile)
   int all_limits;           // world.c: 1: every limit side is a constraint
                             // of the step and a row of its LCPs (a step
@@ -149,7 +149,7 @@ struct cp_world {
 };
 
 // The system of a step (stepsys.c): the scene's system and its contact
-// space; built marks arrays to hand back (cpw_stepsys_free).
+// space; built marks arrays to hand back (cp_wi_stepsys_free).
 typedef struct stepsys {
   cp_system sys;
   cp_contact_space cs;
@@ -175,39 +175,39 @@ typedef struct stepsys {
 // ---------------------------------------------------------------------------
 // Small helpers (inline: on the step's path)
 
-static inline cp_joint *cpw_joint_of(cp_world *w, int r) {
+static inline cp_joint *cp_wi_joint_of(cp_world *w, int r) {
   return &w->sc.manips[w->row_manip[r]].joints[w->row_joint[r]];
 }
 
-static inline const cp_joint *cpw_cjoint_of(const cp_world *w, int r) {
+static inline const cp_joint *cp_wi_cjoint_of(const cp_world *w, int r) {
   return &w->sc.manips[w->row_manip[r]].joints[w->row_joint[r]];
 }
 
-static inline int cpw_rolling(const cp_pyramid_contact *p) { return !p->sliding; }
+static inline int cp_wi_rolling(const cp_pyramid_contact *p) { return !p->sliding; }
 
-// Phase timings (opt.profile, w->prof): cpw_tic reads the clock only when
-// profiling; cpw_toc adds the time since t0 to a phase; cpw_toc_rest adds
-// it less what the phases took meanwhile (in0 = cpw_phases at t0), for a
+// Phase timings (opt.profile, w->prof): cp_wi_tic reads the clock only when
+// profiling; cp_wi_toc adds the time since t0 to a phase; cp_wi_toc_rest adds
+// it less what the phases took meanwhile (in0 = cp_wi_phases at t0), for a
 // phase that encloses others. Off, each costs a test of opt.profile.
-static inline double cpw_tic(const cp_world *w) {
+static inline double cp_wi_tic(const cp_world *w) {
   return w->opt.profile ? cp_clock_now() : 0.0;
 }
 
-static inline void cpw_toc(cp_world *w, double *phase, double t0) {
+static inline void cp_wi_toc(cp_world *w, double *phase, double t0) {
   if (w->opt.profile) *phase += cp_clock_now() - t0;
 }
 
-static inline double cpw_phases(const cp_world *w) {
+static inline double cp_wi_phases(const cp_world *w) {
   if (!w->opt.profile) return 0.0;
   const cp_step_profile *p = &w->prof;
   return p->collide + p->constraints + p->assembly + p->solve + p->check +
          p->integrate;
 }
 
-static inline void cpw_toc_rest(cp_world *w, double *phase, double t0,
+static inline void cp_wi_toc_rest(cp_world *w, double *phase, double t0,
                                 double in0) {
   if (!w->opt.profile) return;
-  const double d = (cp_clock_now() - t0) - (cpw_phases(w) - in0);
+  const double d = (cp_clock_now() - t0) - (cp_wi_phases(w) - in0);
   if (d > 0) *phase += d;
 }
 
@@ -215,10 +215,10 @@ static inline void cpw_toc_rest(cp_world *w, double *phase, double t0,
 // world.c
 
 /// Formats the world's message; returns s.
-CPW_HIDDEN cp_world_status cpw_fail(cp_world *w, cp_world_status s, const char *fmt, ...)
+CPW_HIDDEN cp_world_status cp_wi_fail(cp_world *w, cp_world_status s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /// Kinetic plus gravitational potential energy of the current state.
-CPW_HIDDEN double cpw_energy_of(const cp_world *w);
+CPW_HIDDEN double cp_wi_energy_of(const cp_world *w);
 
 // ---------------------------------------------------------------------------
 // constraints.c
@@ -226,69 +226,69 @@ CPW_HIDDEN double cpw_energy_of(const cp_world *w);
 /// The scene's contacts at the current state (look-ahead margin) and the
 /// step's constraint list (contacts, then joint limits within the margin);
 /// overlaps deeper than pen_limit are CP_WORLD_PENETRATION.
-CPW_HIDDEN cp_world_status cpw_gen_contacts(cp_world *w, double pen_limit);
+CPW_HIDDEN cp_world_status cp_wi_gen_contacts(cp_world *w, double pen_limit);
 /// Deepest overlap of the scene's contacts (>= 0).
-CPW_HIDDEN double cpw_max_depth(const cp_world *w);
+CPW_HIDDEN double cp_wi_max_depth(const cp_world *w);
 /// Overlap accepted during a simulation before a step is refused.
-CPW_HIDDEN double cpw_pen_limit(const cp_world *w);
+CPW_HIDDEN double cp_wi_pen_limit(const cp_world *w);
 /// Contacts of the state a step reached, its overlap settled; *moved: 1
 /// when the positions were projected.
-CPW_HIDDEN cp_world_status cpw_settle(cp_world *w, cp_step_info *info, int *moved);
+CPW_HIDDEN cp_world_status cp_wi_settle(cp_world *w, cp_step_info *info, int *moved);
 /// The viewers' record of the step's contacts with their forces.
-CPW_HIDDEN cp_world_status cpw_record_contacts(cp_world *w, const double *force);
+CPW_HIDDEN cp_world_status cp_wi_record_contacts(cp_world *w, const double *force);
 
 // ---------------------------------------------------------------------------
 // stepsys.c
 
-CPW_HIDDEN cp_world_status cpw_ensure(cp_world *w, int ncon, int lcp_n);
-CPW_HIDDEN cp_world_status cpw_build(cp_world *w, stepsys *s);
-CPW_HIDDEN void cpw_stepsys_free(cp_world *w, stepsys *s);
-CPW_HIDDEN cp_world_status cpw_accel(cp_world *w, stepsys *s, const double *c,
+CPW_HIDDEN cp_world_status cp_wi_ensure(cp_world *w, int ncon, int lcp_n);
+CPW_HIDDEN cp_world_status cp_wi_build(cp_world *w, stepsys *s);
+CPW_HIDDEN void cp_wi_stepsys_free(cp_world *w, stepsys *s);
+CPW_HIDDEN cp_world_status cp_wi_accel(cp_world *w, stepsys *s, const double *c,
                           double *udot);
-CPW_HIDDEN void cpw_get_u(const cp_world *w, double *u);
-CPW_HIDDEN void cpw_set_u(cp_world *w, const double *u);
-CPW_HIDDEN void cpw_move(cp_world *w, const double *u, double h);
+CPW_HIDDEN void cp_wi_get_u(const cp_world *w, double *u);
+CPW_HIDDEN void cp_wi_set_u(cp_world *w, const double *u);
+CPW_HIDDEN void cp_wi_move(cp_world *w, const double *u, double h);
 
 // ---------------------------------------------------------------------------
 // lcp.c
 
-CPW_HIDDEN cp_solve_options cpw_solve_options_now(const cp_world *w);
-CPW_HIDDEN int cpw_solve_lcp(cp_world *w, int n, int *piv, cp_lcp_info *info);
-CPW_HIDDEN int cpw_solve_friction(cp_world *w, int m, int *piv, int *warm_used,
+CPW_HIDDEN cp_solve_options cp_wi_solve_options_now(const cp_world *w);
+CPW_HIDDEN int cp_wi_solve_lcp(cp_world *w, int n, int *piv, cp_lcp_info *info);
+CPW_HIDDEN int cp_wi_solve_friction(cp_world *w, int m, int *piv, int *warm_used,
                        cp_lcp_info *info);
-CPW_HIDDEN void cpw_extract(cp_world *w, const double *A, const double *b, int ns,
+CPW_HIDDEN void cp_wi_extract(cp_world *w, const double *A, const double *b, int ns,
                  const int *sel);
-CPW_HIDDEN int cpw_lcp_setup(cp_world *w, int ns);
-CPW_HIDDEN void cpw_lcp_fill(cp_world *w, int m);
-CPW_HIDDEN void cpw_lcp_forces(cp_world *w, int ns, double *c);
-CPW_HIDDEN void cpw_all_rolling(cp_world *w, int ns, const int *sel);
-CPW_HIDDEN void cpw_scatter(cp_world *w, int ns, const int *sel, const double *c,
+CPW_HIDDEN int cp_wi_lcp_setup(cp_world *w, int ns);
+CPW_HIDDEN void cp_wi_lcp_fill(cp_world *w, int m);
+CPW_HIDDEN void cp_wi_lcp_forces(cp_world *w, int ns, double *c);
+CPW_HIDDEN void cp_wi_all_rolling(cp_world *w, int ns, const int *sel);
+CPW_HIDDEN void cp_wi_scatter(cp_world *w, int ns, const int *sel, const double *c,
                  double *cfull);
 
 // ---------------------------------------------------------------------------
 // warm.c
 
-CPW_HIDDEN void cpw_warm_commit(cp_world *w);
-CPW_HIDDEN void cpw_lcp_warm(cp_world *w, int ns, const int *sel, int kind, int m);
-CPW_HIDDEN int cpw_lcp_record(cp_world *w, int ns, const int *sel, int kind);
-CPW_HIDDEN memo_slot *cpw_memo_find(cp_world *w, int ns, int m, uint64_t *h, int *hit);
-CPW_HIDDEN void cpw_memo_keep(cp_world *w, memo_slot *e, uint64_t h, int ns, int m);
+CPW_HIDDEN void cp_wi_warm_commit(cp_world *w);
+CPW_HIDDEN void cp_wi_lcp_warm(cp_world *w, int ns, const int *sel, int kind, int m);
+CPW_HIDDEN int cp_wi_lcp_record(cp_world *w, int ns, const int *sel, int kind);
+CPW_HIDDEN memo_slot *cp_wi_memo_find(cp_world *w, int ns, int m, uint64_t *h, int *hit);
+CPW_HIDDEN void cp_wi_memo_keep(cp_world *w, memo_slot *e, uint64_t h, int ns, int m);
 
 // ---------------------------------------------------------------------------
 // steppers.c
 
-CPW_HIDDEN cp_world_status cpw_step_velocity(cp_world *w, stepsys *s, cp_step_info *info);
-CPW_HIDDEN cp_world_status cpw_step_acceleration(cp_world *w, stepsys *s,
+CPW_HIDDEN cp_world_status cp_wi_step_velocity(cp_world *w, stepsys *s, cp_step_info *info);
+CPW_HIDDEN cp_world_status cp_wi_step_acceleration(cp_world *w, stepsys *s,
                                       cp_step_info *info);
-CPW_HIDDEN cp_world_status cpw_step_quasistatic(cp_world *w, cp_step_info *info);
-CPW_HIDDEN cp_world_status cpw_project(cp_world *w, stepsys *s, int ns, const int *sel,
+CPW_HIDDEN cp_world_status cp_wi_step_quasistatic(cp_world *w, cp_step_info *info);
+CPW_HIDDEN cp_world_status cp_wi_project(cp_world *w, stepsys *s, int ns, const int *sel,
                             const double *gp, cp_step_info *info);
 
 // ---------------------------------------------------------------------------
 // worldcheck.c
 
-CPW_HIDDEN cp_world_status cpw_grow_check(cp_world *w);
-CPW_HIDDEN cp_world_status cpw_check_step(cp_world *w, stepsys *s, int accel_k);
-CPW_HIDDEN int cpw_limit_crossed(const cp_world *w);
+CPW_HIDDEN cp_world_status cp_wi_grow_check(cp_world *w);
+CPW_HIDDEN cp_world_status cp_wi_check_step(cp_world *w, stepsys *s, int accel_k);
+CPW_HIDDEN int cp_wi_limit_crossed(const cp_world *w);
 
 #endif

@@ -15,7 +15,7 @@ static const char *con_name(const cp_world *w, int j, char *buf, size_t n) {
   const con *c = &w->cons[j];
   if (c->contact < 0) {
     snprintf(buf, n, "joint \"%s/%s\" %s limit",
-             w->sc.manips[w->row_manip[c->row]].name, cpw_cjoint_of(w, c->row)->name,
+             w->sc.manips[w->row_manip[c->row]].name, cp_wi_cjoint_of(w, c->row)->name,
              c->sign > 0 ? "lower" : "upper");
     return buf;
   }
@@ -42,13 +42,13 @@ static const char *free_body_name(const cp_world *w, int b, char *buf, size_t n)
 
 static const char *joint_name(const cp_world *w, int r, char *buf, size_t n) {
   snprintf(buf, n, "joint \"%s/%s\"", w->sc.manips[w->row_manip[r]].name,
-           cpw_cjoint_of(w, r)->name);
+           cp_wi_cjoint_of(w, r)->name);
   return buf;
 }
 
 // The independent check (planner/sim/stepcheck.h) of the step just taken over
 // the system s. CP_WORLD_CHECK_FAILED names the law and where.
-cp_world_status cpw_check_step(cp_world *w, stepsys *s, int accel_k) {
+cp_world_status cp_wi_check_step(cp_world *w, stepsys *s, int accel_k) {
   const int nc = w->ncon, nu = w->nu;
   // Per constraint: gap, mu, compliance (scratch after 2 nu + 3 nc).
   double *gap = w->ck_buf + 2 * nu + 7 * nc, *mu = gap + nc, *cn = mu + nc,
@@ -67,7 +67,7 @@ cp_world_status cpw_check_step(cp_world *w, stepsys *s, int accel_k) {
     ct[j] = kap * (att > aoo ? att : aoo);
   }
   if (cp_grow((void **)&w->ck_rng, &w->ck_rng_cap, 4 * nc + 4, sizeof(int)))
-    return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+    return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
   const int no = 6 * w->nobj;
   for (int j = 0; j < nc; ++j) {
     const con *c = &w->cons[j];
@@ -124,7 +124,7 @@ cp_world_status cpw_check_step(cp_world *w, stepsys *s, int accel_k) {
   case CP_CHECK_ENERGY: snprintf(where, sizeof where, "whole scene"); break;
   default: con_name(w, rep.index, where, sizeof where); break;
   }
-  return cpw_fail(w, CP_WORLD_CHECK_FAILED,
+  return cp_wi_fail(w, CP_WORLD_CHECK_FAILED,
               "t = %.9g: the step check failed: %s at %s: %.6g against the "
               "bound %.6g (%s stepper%s)",
               w->t, cp_stepcheck_law_name(rep.law), where, rep.value, rep.limit,
@@ -134,9 +134,9 @@ cp_world_status cpw_check_step(cp_world *w, stepsys *s, int accel_k) {
 
 // Whether a joint ended beyond a limit by more than 1e-9 m (rad) and more
 // than it started.
-int cpw_limit_crossed(const cp_world *w) {
+int cp_wi_limit_crossed(const cp_world *w) {
   for (int r = 0; r < w->nl; ++r) {
-    const double q1 = cpw_cjoint_of(w, r)->position, q0 = w->ck_x0p[13 * w->nobj + 2 * r];
+    const double q1 = cp_wi_cjoint_of(w, r)->position, q0 = w->ck_x0p[13 * w->nobj + 2 * r];
     const double b0 = fmax(w->lim_lo[r] - q0, q0 - w->lim_hi[r]);
     const double b1 = fmax(w->lim_lo[r] - q1, q1 - w->lim_hi[r]);
     if (b1 > 1e-9 && b1 > b0) return 1;
@@ -144,15 +144,15 @@ int cpw_limit_crossed(const cp_world *w) {
   return 0;
 }
 
-cp_world_status cpw_grow_check(cp_world *w) {
+cp_world_status cp_wi_grow_check(cp_world *w) {
   const int need = 2 * w->nu + 12 * w->ncon + 1;
   if (need <= w->ck_cap) return CP_WORLD_OK;
   int cap = 2 * need;
   double *p = realloc(w->ck_p, sizeof(double) * (size_t)cap);
-  if (!p) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+  if (!p) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
   w->ck_p = p;
   p = realloc(w->ck_buf, sizeof(double) * (size_t)cap);
-  if (!p) return cpw_fail(w, CP_WORLD_NOMEM, "out of memory");
+  if (!p) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
   w->ck_buf = p;
   w->ck_cap = cap;
   return CP_WORLD_OK;
