@@ -71,8 +71,9 @@ int cp_plan_actions_init(cp_plan_actions *a, const cp_task *t, cp_error *err) {
       cp_actuator *c = &a->act[a->n_act];
       c->manip = in->manip;
       c->joint = k;
-      double inertia = cp_actuate_inertia(ch, k, &a->work);
-      cp_actuate_default_gains(inertia, t->duration, t->dt, &c->kp, &c->kd);
+      double held, inertia = cp_actuate_inertia(ch, k, &a->work, &held);
+      cp_actuate_default_gains(held, inertia, t->duration, t->dt, &c->kp,
+                               &c->kd);
       c->limit = j->effort_limit;
       a->row[a->n_act] =
           (l.joint_at[l.manip_first[in->manip] + k] - 13 * l.n_free) / 2;

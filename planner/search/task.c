@@ -353,15 +353,15 @@ static int resolve_gains(cp_task *t, cp_error *err) {
     if (ti->kind != CP_INPUT_TARGET) continue;
     char p[CP_JSON_PATH_MAX], q[CP_JSON_PATH_MAX];
     cp_json_path_key(p, "inputs", ti->joint);
-    double inertia =
-        cp_actuate_inertia(&t->scene.manips[ti->manip], ti->index, &w);
+    double held, inertia =
+        cp_actuate_inertia(&t->scene.manips[ti->manip], ti->index, &w, &held);
     if (!(inertia > 0)) {
       rc = cp_error_set(err, p, "the chain's mass matrix is not positive "
                                 "definite at the start");
       break;
     }
     double kp, kd;
-    cp_actuate_default_gains(inertia, t->duration, t->dt, &kp, &kd);
+    cp_actuate_default_gains(held, inertia, t->duration, t->dt, &kp, &kd);
     int given = !isnan(ti->stiffness);
     if (given) {
       kp = ti->stiffness;

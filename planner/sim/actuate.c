@@ -109,7 +109,8 @@ static void chol_solve(int n, const double *L, double *b) {
   }
 }
 
-double cp_actuate_inertia(const cp_chain *c, int k, cp_actuate_work *w) {
+double cp_actuate_inertia(const cp_chain *c, int k, cp_actuate_work *w,
+                          double *held) {
   int n = c->n, nd = cp_chain_dofs(c);
   cp_chain_kinematics(c, w->s);
   cp_chain_mass_matrix(c, w->s, w->M);
@@ -119,10 +120,11 @@ double cp_actuate_inertia(const cp_chain *c, int k, cp_actuate_work *w) {
     for (int i = 0; i < n; ++i)
       w->Mq[w->dof[i] + nd * w->dof[j]] +=
           w->scale[i] * w->scale[j] * w->M[i + n * j];
+  int d = w->dof[k];
+  if (held) *held = w->Mq[d + nd * d];
   if (cholesky(nd, w->Mq)) return NAN;
   /* (M_q^-1)_kk = |L^-1 e_k|^2. */
   double *y = w->g;
-  int d = w->dof[k];
   for (int i = 0; i < nd; ++i) y[i] = i == d;
   double sum = 0;
   for (int i = 0; i < nd; ++i) {
@@ -133,11 +135,14 @@ double cp_actuate_inertia(const cp_chain *c, int k, cp_actuate_work *w) {
   return 1.0 / sum;
 }
 
-void cp_actuate_default_gains(double inertia, double duration, double dt,
-                              double *kp, double *kd) {
-  double wn = fmin(10.0 / duration, 0.2 / dt);
-  *kp = inertia * wn * wn;
-  *kd = 2.0 * inertia * wn;
+void cp_actuate_default_gains(double held, double least, double duration,
+                              double dt, double *kp, double *kd) {
+  /* s = (held / least) (x^2 + 4 x) with x = w h: x^2 + 4 x <= 0.84 r. */
+  double r = least / held;
+  double x = -2.0 + sqrt(4.0 + 0.84 * r);
+  double wn = fmin(10.0 / duration, x / dt);
+  *kp = held * wn * wn;
+  *kd = 2.0 * held * wn;
 }
 
 double cp_actuate_stability(double kp, double kd, double inertia, double dt) {

@@ -20,9 +20,11 @@
 ///     s = Kp h^2 / I + 2 Kd h / I < 4;
 /// cp_actuate_stability returns s and complan accepts s < 2 (a margin for
 /// the inertia changing with the configuration). Default gains are
-/// critically damped: Kp = I w^2, Kd = 2 I w with w = min(10 / T, 0.2 / h)
-/// (T the action's duration): 99.9 % of a step is reached within the action
-/// and s <= 0.84.
+/// critically damped for the inertia the joint presents with the other
+/// joints held (M_q)_kk, the usual case when every joint of the arm is
+/// driven: Kp = M_kk w^2, Kd = 2 M_kk w with w = 10 / T (T the action's
+/// duration: 99.9 % of a step is reached within the action), lowered where
+/// needed so that s <= 0.84 at the least inertia.
 ///
 /// Cartesian goals: the link point's (and optionally the link's
 /// orientation) error e is resolved to joint targets by damped least
@@ -77,14 +79,20 @@ void cp_actuate_bias(const cp_scene *s, int m, cp_actuate_work *w,
 void cp_actuate_pd(const cp_scene *s, int n, const cp_actuator *a,
                    cp_actuate_work *w, double *effort);
 
-/// Effective inertia 1 / (M_q^-1)_kk of independent joint k (a chain joint
-/// index, not a follower) of chain c at its current configuration. NaN
-/// when the mass matrix is not positive definite.
-double cp_actuate_inertia(const cp_chain *c, int k, cp_actuate_work *w);
+/// Inertias of independent joint k (a chain joint index, not a follower)
+/// of chain c at its current configuration: returns the smallest it
+/// presents, 1 / (M_q^-1)_kk (the other joints free), and sets *held to
+/// (M_q)_kk (the other joints held). NaN when the mass matrix is not
+/// positive definite.
+double cp_actuate_inertia(const cp_chain *c, int k, cp_actuate_work *w,
+                          double *held);
 
-/// Default gains for a joint of inertia I, actions of duration T, steps h.
-void cp_actuate_default_gains(double inertia, double duration, double dt,
-                              double *kp, double *kd);
+/// Default gains for a joint of inertias `held` and `least`
+/// (cp_actuate_inertia), actions of duration T, steps h: critically damped
+/// for `held`, Kp = held w^2, Kd = 2 held w, with w = 10 / T or less, so
+/// that the stability number at `least` stays <= 0.84.
+void cp_actuate_default_gains(double held, double least, double duration,
+                              double dt, double *kp, double *kd);
 
 /// The stability number s = Kp h^2 / I + 2 Kd h / I (stable below 4).
 double cp_actuate_stability(double kp, double kd, double inertia, double dt);
