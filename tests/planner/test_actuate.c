@@ -10,6 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
 
 #include "models/vec3.h"
 #include "planner/plan/plan.h"
@@ -435,4 +438,27 @@ Test(actuate, acceleration_driven_inputs_need_saying_so) {
   parse_task(text, &t);
   cr_assert_eq(t.inputs[0].acceleration, 1);
   cp_task_free(&t);
+}
+
+/* The bundled target task: A* solves it and the plan replays bitwise from
+ * the database (the PD law runs inside every replayed step). */
+Test(actuate, a_target_plan_replays_bitwise) {
+  char task[2048], db[256];
+  snprintf(task, sizeof task, "%s/planner/tasks/grasp_lift_targets.json",
+           getenv("CP_SOURCE_ROOT"));
+  snprintf(db, sizeof db, "/tmp/cp_actuate_%d.sqlite", (int)getpid());
+  unlink(db);
+  const char *a1[] = {"complan", "plan", task, "--db", db, "--max-seconds",
+                      "3600", "--json", NULL};
+  json_t *doc = cpt_run_json(a1, 0);
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "solved");
+  cr_assert(json_integer_value(json_object_get(doc, "length")) >= 2);
+  json_decref(doc);
+  const char *a2[] = {"complan", "replay", "--db", db, "--verify", NULL};
+  char *out, *err;
+  cr_assert_eq(cpt_run(a2, &out, &err), 0, "%s", err);
+  cr_assert(strstr(out, "bitwise"), "%s", out);
+  free(out);
+  free(err);
+  unlink(db);
 }
