@@ -462,3 +462,52 @@ Test(actuate, a_target_plan_replays_bitwise) {
   free(err);
   unlink(db);
 }
+
+/* complan plan on bad task files: exit 2, the file and the JSON path on
+ * stderr, nothing on stdout, no database written. */
+Test(actuate, bad_task_files_exit_2_with_the_json_path) {
+  char task[2048];
+  snprintf(task, sizeof task, "%s/planner/tasks/grasp_lift_targets.json",
+           getenv("CP_SOURCE_ROOT"));
+  char *text = cpt_read_file(task, NULL);
+  cr_assert(text);
+  const char *cases[][3] = {
+      {"\"kind\": \"target\", \"relative\"", "\"kind\": \"position\", \"relative\"",
+       "inputs.hand/lift.kind"},
+      {"\"values\": [0, -0.03]", "\"values\": [0, -0.3]", "inputs.hand/gap.values"},
+      {"\"stiffness\": 300", "\"stiffness\": 3e5", "inputs.hand/gap.stiffness"},
+      {"\"hand/lift\": {\"kind\": \"target\", \"relative\": true, \"values\": [0, 0.02]},",
+       "\"hand/lift\": {\"kind\": \"target\", \"relative\": true, \"values\": [0, 0.02]},"
+       " \"hand/left\": {\"values\": [0], \"acceleration\": true},",
+       "inputs.hand/left.acceleration"},
+  };
+  char db[256];
+  snprintf(db, sizeof db, "/tmp/cp_actuate_bad_%d.sqlite", (int)getpid());
+  for (int i = 0; i < 4; ++i) {
+    const char *at = strstr(text, cases[i][0]);
+    cr_assert(at, "%s", cases[i][0]);
+    char *edited = malloc(strlen(text) + 512);
+    sprintf(edited, "%.*s%s%s", (int)(at - text), text, cases[i][1],
+            at + strlen(cases[i][0]));
+    /* The scene path made absolute (the copy lives in /tmp). */
+    char *sp = strstr(edited, "\"../../models/");
+    char *abs = malloc(strlen(edited) + 2048);
+    sprintf(abs, "%.*s\"%s/%s", (int)(sp - edited), edited,
+            getenv("CP_SOURCE_ROOT"), sp + strlen("\"../../"));
+    char *path = cpt_temp_file(abs, ".json");
+    const char *argv[] = {"complan", "plan", path, "--db", db, NULL};
+    char *out, *err;
+    cr_assert_eq(cpt_run(argv, &out, &err), 2, "%s", err);
+    cr_assert_str_eq(out, "");
+    cr_assert(strstr(err, path), "%s", err);
+    cr_assert(strstr(err, cases[i][2]), "'%s' not in: %s", cases[i][2], err);
+    cr_assert_neq(access(db, F_OK), 0, "no database for a bad task");
+    free(out);
+    free(err);
+    unlink(path);
+    free(path);
+    free(abs);
+    free(edited);
+  }
+  free(text);
+}
