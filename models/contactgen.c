@@ -121,9 +121,31 @@ static int collect(const cp_scene *s, cp_contactgen_ws *ws, int *n_out) {
   return 0;
 }
 
+static int same_ref(cp_ref a, cp_ref b) {
+  return a.body == b.body && a.manip == b.manip && a.link == b.link;
+}
+
+// A fixed body that is manipulator m's root-link geometry against one of
+// m's links: skipped where the chain skips its own pairs, and for the links
+// on the base (they meet it at their joint by design).
+static int skip_base(const cp_scene *s, const gobj *base, const gobj *link) {
+  if (base->ref.body < 0 || link->ref.body >= 0) return 0;
+  int m = s->bodies[base->ref.body].base_of - 1;
+  if (m < 0 || m != link->ref.manip) return 0;
+  const cp_chain *c = &s->manips[m];
+  return c->no_self_contacts || cp_chain_parent(c, link->ref.link) < 0;
+}
+
 static int skip_pair(const cp_scene *s, const gobj *a, const gobj *b,
                      const cp_contactgen_options *opt) {
   if (a->fixed && b->fixed) return 1;
+  if (skip_base(s, a, b) || skip_base(s, b, a)) return 1;
+  for (int i = 0; i < s->n_ignore; ++i) {
+    cp_ref x = s->ignore[2 * i], y = s->ignore[2 * i + 1];
+    if ((same_ref(x, a->ref) && same_ref(y, b->ref)) ||
+        (same_ref(x, b->ref) && same_ref(y, a->ref)))
+      return 1;
+  }
   if (a->ref.body < 0 && b->ref.body < 0 && a->ref.manip == b->ref.manip) {
     // Two shapes of one link, or of a link and its parent (they meet at
     // the joint between them by design).

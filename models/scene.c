@@ -2,6 +2,7 @@
 #include "models/ranges.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "models/jsonread.h"
+#include "models/mesh.h"
 #include "models/urdf.h"
 #include "models/vec3.h"
 
@@ -521,6 +523,49 @@ static void scene_warn(cp_scene *s, const char *fmt, ...) {
 // A manipulator from a URDF file (models/urdf.h): the chain, then the
 // "state" map of joint states (mimic followers are not in it: they move
 // with their leaders), then the URDF position limits of every joint.
+// The URDF root link's collision shapes (and those of links fixed to it)
+// as fixed bodies "MANIP:LINK" of manipulator m (cp_body.base_of), placed
+// by the manipulator's base.
+static int add_base_bodies(cp_scene *sc, int m, cp_urdf_model *um,
+                           const char *path, cp_error *err) {
+  if (um->n_base_shapes == 0) return 0;
+  const cp_chain *c = &sc->manips[m];
+  char p[PATHBUF];
+  cp_json_path_key(p, path, "urdf");
+  cp_body *b = realloc(sc->bodies, (size_t)(sc->n_bodies + um->n_base_shapes) *
+                                       sizeof *b);
+  if (!b) return cp_error_setc(err, CP_ERR_NOMEM, p, "out of memory");
+  sc->bodies = b;
+  double R[9];
+  cp_quat_to_mat(R, c->base_quat);
+  for (int e = 0; e < um->n_base_shapes; ++e) {
+    const cp_link_shape *ls = &um->base_shapes[e];
+    cp_body *d = &sc->bodies[sc->n_bodies];
+    memset(d, 0, sizeof *d);
+    size_t n = strlen(c->name) + strlen(um->root) + 24;
+    if (!(d->name = malloc(n)))
+      return cp_error_setc(err, CP_ERR_NOMEM, p, "out of memory");
+    if (e == 0) snprintf(d->name, n, "%s:%s", c->name, um->root);
+    else snprintf(d->name, n, "%s:%s:%d", c->name, um->root, e + 1);
+    sc->n_bodies++;
+    for (int k = 0; k < sc->n_bodies - 1; ++k)
+      if (!strcmp(sc->bodies[k].name, d->name))
+        return cp_error_set(err, p,
+                            "the root link's geometry would be the fixed body "
+                            "\"%.100s\", a name bodies[%d] has already",
+                            d->name, k);
+    d->fixed = 1;
+    d->base_of = m + 1;
+    d->shape = ls->shape;
+    if (d->shape.type == CP_SHAPE_MESH) cp_mesh_retain(d->shape.mesh);
+    double r[3];
+    cp_m3_mulv(r, R, ls->pos);
+    cp_v3_add(d->x, c->base_pos, r);
+    cp_quat_mul(d->q, c->base_quat, ls->quat);
+  }
+  return 0;
+}
+
 static int parse_urdf_manip(cp_scene *sc, const json_t *v, const char *path,
                             const char *base_dir, const cp_urdf_options *uo,
                             cp_chain *c, cp_error *err) {
@@ -631,6 +676,7 @@ static int parse_urdf_manip(cp_scene *sc, const json_t *v, const char *path,
                       lim->lower, lim->upper, file, um.joint_line[k]);
     break;
   }
+  if (!rc) rc = add_base_bodies(sc, (int)(c - sc->manips), &um, path, err);
   cp_urdf_free(&um);
   return rc;
 }
@@ -1128,13 +1174,93 @@ static int parse_scene(const json_t *root, const cp_scene_options *opts,
   return rc;
 }
 
+// The objects (bodies, "manip/link" links) whose names match pattern
+// (fnmatch: *, ?, [..]) into refs (up to cap); returns how many, -1 when
+// more than cap.
+static int match_objects(const cp_scene *s, const char *pattern, cp_ref *refs,
+                         int cap) {
+  int n = 0;
+  for (int i = 0; i < s->n_bodies; ++i)
+    if (!fnmatch(pattern, s->bodies[i].name, 0)) {
+      if (n == cap) return -1;
+      refs[n++] = (cp_ref){i, -1, -1};
+    }
+  for (int m = 0; m < s->n_manips; ++m)
+    for (int k = 0; k < s->manips[m].n; ++k) {
+      char name[512];
+      snprintf(name, sizeof name, "%s/%s", s->manips[m].name,
+               s->manips[m].joints[k].link.name);
+      if (!fnmatch(pattern, name, 0)) {
+        if (n == cap) return -1;
+        refs[n++] = (cp_ref){-1, m, k};
+      }
+    }
+  return n;
+}
+
+// "ignore_pairs": [[A, B], ...], each name a body, "manip/link" or a
+// pattern of them: every matching pair (an object with itself excepted) is
+// kept in s->ignore for contact generation to skip.
+static int parse_ignore_pairs(cp_scene *s, const json_t *v, cp_error *err) {
+  if (!json_is_array(v))
+    return cp_error_set(err, "ignore_pairs",
+                        "expected an array of [name, name] pairs");
+  int cap = s->n_bodies + 1;
+  for (int m = 0; m < s->n_manips; ++m) cap += s->manips[m].n;
+  cp_ref *ra = malloc(2 * (size_t)cap * sizeof *ra), *rb = ra + cap;
+  if (!ra) return cp_error_setc(err, CP_ERR_NOMEM, "ignore_pairs", "out of memory");
+  int rc = 0;
+  for (size_t i = 0; i < json_array_size(v) && !rc; ++i) {
+    char p[PATHBUF], q[PATHBUF];
+    cp_json_path_index(p, "ignore_pairs", i);
+    const json_t *pr = json_array_get(v, i);
+    if (!json_is_array(pr) || json_array_size(pr) != 2 ||
+        !json_is_string(json_array_get(pr, 0)) ||
+        !json_is_string(json_array_get(pr, 1))) {
+      rc = cp_error_set(err, p, "expected [name, name] (bodies, "
+                                "\"manipulator/link\", * patterns)");
+      break;
+    }
+    int na = 0, nb = 0;
+    for (int side = 0; side < 2 && !rc; ++side) {
+      const char *pat = json_string_value(json_array_get(pr, (size_t)side));
+      int n = match_objects(s, pat, side ? rb : ra, cap);
+      if (n == 0)
+        rc = cp_error_set(err, cp_json_path_index(q, p, (size_t)side),
+                          "\"%.100s\" names no body and no link of the scene",
+                          pat);
+      if (side) nb = n;
+      else na = n;
+    }
+    if (rc) break;
+    if ((long)s->n_ignore + (long)na * nb > 1000000) {
+      rc = cp_error_set(err, p, "more than 10^6 ignored pairs in all");
+      break;
+    }
+    cp_ref *g = realloc(s->ignore, 2 * (size_t)(s->n_ignore + na * nb) * sizeof *g);
+    if (!g) {
+      rc = cp_error_setc(err, CP_ERR_NOMEM, p, "out of memory");
+      break;
+    }
+    s->ignore = g;
+    for (int a = 0; a < na; ++a)
+      for (int b = 0; b < nb; ++b) {
+        g[2 * s->n_ignore] = ra[a];
+        g[2 * s->n_ignore + 1] = rb[b];
+        s->n_ignore++;
+      }
+  }
+  free(ra);
+  return rc;
+}
+
 static int parse_scene_body(const json_t *root, const cp_scene_options *opts,
                             const char *base_dir, const cp_urdf_options *uo,
                             cp_scene *s, cp_error *err) {
   static const char *const keys[] = {
       "gravity", "friction", "bodies", "manipulators", "contacts",
       "velocity_tolerance", "penetration_tolerance", "touch_tolerance", "name",
-      "comment", "packages", "restitution", NULL};
+      "comment", "packages", "restitution", "ignore_pairs", NULL};
   if (cp_json_check_object(root, "", keys, err)) return -1;
   const char *str;
   if (member(root, "name") && cp_json_string(member(root, "name"), "name", &str, err))
@@ -1198,6 +1324,8 @@ static int parse_scene_body(const json_t *root, const cp_scene_options *opts,
     }
   }
   if (check_names(s, err)) return -1;
+  const json_t *ig = member(root, "ignore_pairs");
+  if (ig && parse_ignore_pairs(s, ig, err)) return -1;
   const json_t *fr = member(root, "friction");
   if (fr && parse_friction(s, fr, err)) return -1;
   const json_t *rs = member(root, "restitution");
@@ -1256,8 +1384,13 @@ int cp_scene_parse_geometry(const char *text, size_t len, const char *base_dir,
 
 void cp_scene_free(cp_scene *s) {
   if (!s) return;
-  for (int i = 0; i < s->n_bodies; ++i) free(s->bodies[i].name);
+  for (int i = 0; i < s->n_bodies; ++i) {
+    free(s->bodies[i].name);
+    if (s->bodies[i].shape.type == CP_SHAPE_MESH)
+      cp_mesh_release(s->bodies[i].shape.mesh);
+  }
   free(s->bodies);
+  free(s->ignore);
   for (int i = 0; i < s->n_manips; ++i) cp_chain_free(&s->manips[i]);
   free(s->manips);
   for (int i = 0; i < s->n_pairs; ++i) {

@@ -119,6 +119,12 @@ typedef struct cp_body {
   double q[4];         ///< orientation, unit quaternion [w, x, y, z]
   double v[3];         ///< velocity of the centre of mass (world)
   double w[3];         ///< angular velocity (world)
+  int base_of;         ///< 0, or 1 + the manipulator whose URDF root link
+                       ///< (with the links fixed to it) this fixed body's
+                       ///< shape is: named "MANIP:LINK" ("MANIP:LINK:2"
+                       ///< for its second shape), added after the bodies
+                       ///< of the file; contact generation treats it as
+                       ///< the chain's base (models/contactgen.h)
 } cp_body;
 
 /// Names a body or a manipulator link.
@@ -169,6 +175,10 @@ typedef struct cp_scene {
   int n_warnings;              ///< input accepted with a warning (URDF habits)
   char **warnings;             ///< [n_warnings] messages with their JSON path
                                ///< and URDF line (owned)
+  int n_ignore;                ///< pairs of "ignore_pairs", resolved
+  cp_ref *ignore;              ///< [2 n_ignore]: pair i is ignore[2i],
+                               ///< ignore[2i+1] (owned); contact generation
+                               ///< skips them
 } cp_scene;
 
 /// Parser options; initialise with cp_scene_options_defaults().

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "models/contactgen.h"
+#include "models/mesh.h"
 #include "models/scene.h"
 
 int cp_scene_parse(const char *text, size_t len, const char *base_dir,
@@ -81,8 +82,18 @@ int cp_scene_copy(const cp_scene *src, cp_scene *dst) {
   d.contacts = NULL;
   d.base_dir = NULL;
   d.warnings = NULL;
+  d.ignore = NULL;
+  d.n_ignore = 0;
   d.n_pairs = d.n_epairs = d.n_bodies = d.n_manips = d.n_contacts = d.n_warnings = 0;
   int rc = copy_pairs(src->pairs, src->n_pairs, &d.pairs, &d.n_pairs);
+  if (!rc && src->n_ignore) {
+    size_t n = 2 * (size_t)src->n_ignore * sizeof *d.ignore;
+    if (!(d.ignore = malloc(n))) rc = -1;
+    else {
+      memcpy(d.ignore, src->ignore, n);
+      d.n_ignore = src->n_ignore;
+    }
+  }
   if (!rc) rc = copy_pairs(src->epairs, src->n_epairs, &d.epairs, &d.n_epairs);
   if (!rc && src->n_bodies) {
     d.bodies = calloc((size_t)src->n_bodies, sizeof *d.bodies);
@@ -91,6 +102,8 @@ int cp_scene_copy(const cp_scene *src, cp_scene *dst) {
       d.n_bodies = i + 1;
       d.bodies[i] = src->bodies[i];
       d.bodies[i].name = NULL;
+      if (d.bodies[i].shape.type == CP_SHAPE_MESH)
+        cp_mesh_retain(d.bodies[i].shape.mesh);
       if (dup_to(&d.bodies[i].name, src->bodies[i].name)) rc = -1;
     }
   }

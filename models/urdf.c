@@ -626,6 +626,22 @@ static int link_add_shape(cp_link *lk, const cp_shape *sh, const double *pos,
   return 0;
 }
 
+// A collision shape of the root (or a link fixed to it), in the base frame.
+static int base_add_shape(cp_urdf_model *m, const cp_shape *sh,
+                          const double *pos, const double *quat) {
+  if (sh->type == CP_SHAPE_NONE) return 0;
+  cp_link_shape *e =
+      realloc(m->base_shapes, (size_t)(m->n_base_shapes + 1) * sizeof *e);
+  if (!e) return -1;
+  m->base_shapes = e;
+  e += m->n_base_shapes++;
+  e->shape = *sh;
+  cp_v3_copy(e->pos, pos);
+  memcpy(e->quat, quat, 4 * sizeof *quat);
+  if (sh->type == CP_SHAPE_MESH) cp_mesh_retain(sh->mesh);
+  return 0;
+}
+
 static int build(ctx *c, xmlNode *robot, cp_urdf_model *m) {
   cp_error *err = c->err;
   // Tree structure: each link has at most one parent joint; children are
@@ -857,17 +873,18 @@ static int build(ctx *c, xmlNode *robot, cp_urdf_model *m) {
 
   // Shapes: every <collision> of every URDF link merged into a chain link,
   // in depth-first link order, each posed in the chain link's frame by its
-  // <origin> composed with the fixed-joint origins. Links merged into the
-  // base have no geometry in a cp_chain (model fixed obstacles as bodies).
+  // <origin> composed with the fixed-joint origins. Shapes of links merged
+  // into the base go to m->base_shapes (fixed geometry of the manipulator).
   for (int s = -1; s < ns && !rc; ++s) {
     int L = s < 0 ? root : c->joints[seq[s]].child, k = owner[L];
     const ulink *u = &c->links[L];
-    if (k < 0) continue;
     for (int e = 0; e < u->ncoll && !rc; ++e) {
       double pos[3], quat[4];
       compose(T + 7 * L, T + 7 * L + 3, u->coll[e].pos, u->coll[e].quat, pos,
               quat);
-      if (link_add_shape(&ch->joints[k].link, &u->coll[e].shape, pos, quat))
+      if (k < 0 ? base_add_shape(m, &u->coll[e].shape, pos, quat)
+                : link_add_shape(&ch->joints[k].link, &u->coll[e].shape, pos,
+                                 quat))
         rc = xnomem(err, u->coll[e].node);
     }
   }
@@ -1122,5 +1139,9 @@ void cp_urdf_free(cp_urdf_model *m) {
   free(m->joint_line);
   for (int i = 0; i < m->n_warnings; ++i) free(m->warnings[i]);
   free(m->warnings);
+  for (int i = 0; i < m->n_base_shapes; ++i)
+    if (m->base_shapes[i].shape.type == CP_SHAPE_MESH)
+      cp_mesh_release(m->base_shapes[i].shape.mesh);
+  free(m->base_shapes);
   memset(m, 0, sizeof *m);
 }

@@ -50,8 +50,9 @@
 /// the movable joint (links merged into it keep no name). Links merged into
 /// the ROOT join the fixed base: their fixed-joint origins are composed into
 /// the first movable joints' origins, and their inertial and collision data
-/// are ignored (a base does not move and cp_chain has no base geometry; model
-/// fixed obstacles as scene bodies).
+/// are not part of the chain (a base does not move): they are kept in
+/// base_shapes, which the scene makes fixed bodies of the manipulator
+/// (models/scene.h, cp_body.base_of).
 ///
 /// Mass. A movable link may be massless (no <inertial>, or mass 0: links
 /// that only carry a frame) when something it carries has mass; a joint
@@ -149,6 +150,10 @@ typedef struct cp_urdf_model {
   int *joint_line;        ///< [chain.n] line of each movable <joint> (owned)
   int n_warnings;         ///< habits accepted with a warning (see above)
   char **warnings;        ///< [n_warnings] "line L: ..." (owned)
+  int n_base_shapes;      ///< <collision> shapes of the root link and the
+                          ///< links fixed to it
+  cp_link_shape *base_shapes; ///< [n_base_shapes], posed in the base frame
+                          ///< (owned; one reference to each mesh)
 } cp_urdf_model;
 
 /// Parses URDF text (len bytes) with options opt (NULL: defaults). Returns

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "models/jsonread.h"
+#include "planner/plan/actions.h"
 #include "planner/plan/plan.h"
 #include "planner/sim/statelayout.h"
 #include "planner/sim/world.h"
@@ -31,6 +32,7 @@ struct cp_plan_world {
   void (*observe)(void *ctx, const cp_world *world); /* replay's hook */
   void *observe_ctx;
   const cp_search_budget *budget; /* the search's (NULL: none) */
+  cp_plan_actions actions; /* target and Cartesian inputs (none: n_act 0) */
 };
 
 /* Simulation time is the thread's CPU time: on a shared machine wall-clock
@@ -84,7 +86,10 @@ static int expand(void *ctx, const double *x, double t, const void *warm,
   cp_world_set_deadline(w, cp_search_budget_left(pw->budget));
   if (warm && warm_size) cp_world_warm_set(w, warm, warm_size);
   cp_task_action_values(task, a, pw->values);
+  if (pw->actions.n_act)
+    cp_plan_actions_start(&pw->actions, task, cp_world_scene(w), pw->values);
   for (int i = 0; i < task->n_inputs; ++i) {
+    if (task->inputs[i].kind != CP_INPUT_EFFORT) continue;
     st = task->mode == CP_TASK_QUASISTATIC
              ? cp_world_set_joint_velocity(w, task->inputs[i].row, pw->values[i])
              : cp_world_set_effort(w, task->inputs[i].row, pw->values[i]);
@@ -105,7 +110,9 @@ static int expand(void *ctx, const double *x, double t, const void *warm,
     }
     cp_step_info si;
     memset(&si, 0, sizeof si);
-    st = cp_world_step(w, &si);
+    st = pw->actions.n_act ? cp_plan_actions_apply(&pw->actions, w)
+                           : CP_WORLD_OK;
+    if (st == CP_WORLD_OK) st = cp_world_step(w, &si);
     info->lcp_solves += si.lcp_solves;
     info->lcp_reused += si.lcp_reused;
     info->pivots += si.pivots;
@@ -332,7 +339,8 @@ int cp_plan_world_create(const cp_task *task, int warm_start,
                            .type == CP_JOINT_PRISMATIC;
   int bad_input = -1;
   for (int i = 0; i < task->n_inputs && bad_input < 0; ++i)
-    if (cp_state_joint_row(&lay, cp_world_scene(pw->world),
+    if (task->inputs[i].kind != CP_INPUT_CARTESIAN &&
+        cp_state_joint_row(&lay, cp_world_scene(pw->world),
                            task->inputs[i].joint, NULL) != task->inputs[i].row)
       bad_input = i;
   int layout_n = lay.n;
@@ -350,6 +358,10 @@ int cp_plan_world_create(const cp_task *task, int warm_start,
              task->inputs[bad_input].joint);
     cp_plan_world_destroy(pw);
     return cp_error_set(err, where, "the world does not know this joint");
+  }
+  if (cp_plan_actions_init(&pw->actions, task, err)) {
+    cp_plan_world_destroy(pw);
+    return -1;
   }
   cp_world_get_state(pw->world, pw->x0);
   cp_search_problem *p = &pw->problem;
@@ -383,6 +395,7 @@ int cp_plan_world_set_impact_memo(cp_plan_world *pw, int slots) {
 void cp_plan_world_destroy(cp_plan_world *pw) {
   if (!pw) return;
   cp_world_destroy(pw->world);
+  cp_plan_actions_free(&pw->actions);
   free(pw->free_body);
   free(pw->prismatic);
   free(pw->x0);

@@ -8,6 +8,7 @@
 #include <openssl/evp.h>
 
 #include "models/jsonread.h"
+#include "planner/sim/actuate.h"
 #include "planner/sim/statelayout.h"
 
 static char *dupn(const char *s, size_t n) {
@@ -168,6 +169,220 @@ static int parse_scene(cp_task *t, const json_t *v, const char *task_dir,
   return 0;
 }
 
+/* ---- Input kinds (docs/planner.md, "Input kinds") ---- */
+
+static const char *const effort_keys[] = {"kind", "values", "range", "samples",
+                                          "acceleration", NULL};
+static const char *const target_keys[] = {
+    "kind",     "values",  "range",        "samples", "relative",
+    "stiffness", "damping", "effort_limit", NULL};
+static const char *const cartesian_keys[] = {
+    "kind", "values", "range", "samples", "link", "point", "direction", "axis",
+    NULL};
+static const char *const *const input_keys[] = {effort_keys, target_keys,
+                                                cartesian_keys};
+
+/* The input's "kind" and, for a Cartesian input, its link, point and
+ * direction (or axis). */
+static int parse_input_kind(cp_task *t, cp_task_input *ti, const json_t *in,
+                            const char *p, cp_error *err) {
+  char q[CP_JSON_PATH_MAX];
+  ti->kind = CP_INPUT_EFFORT;
+  if (!json_is_object(in)) return 0; /* refused by the keys' check */
+  const json_t *k = json_object_get(in, "kind");
+  ti->kind = CP_INPUT_EFFORT;
+  ti->stiffness = ti->damping = ti->effort_limit = NAN;
+  if (k) {
+    const char *s;
+    if (cp_json_string(k, cp_json_path_key(q, p, "kind"), &s, err)) return -1;
+    if (!strcmp(s, "effort")) ti->kind = CP_INPUT_EFFORT;
+    else if (!strcmp(s, "target")) ti->kind = CP_INPUT_TARGET;
+    else if (!strcmp(s, "cartesian")) ti->kind = CP_INPUT_CARTESIAN;
+    else
+      return cp_error_set(err, q,
+                          "unknown input kind \"%.40s\" (expected \"effort\", "
+                          "\"target\" or \"cartesian\")",
+                          s);
+  }
+  if (ti->kind != CP_INPUT_EFFORT && t->mode == CP_TASK_QUASISTATIC)
+    return cp_error_set(err, q,
+                        "a %s input needs \"mode\": \"dynamic\" (quasistatic "
+                        "inputs are joint velocities)",
+                        ti->kind == CP_INPUT_TARGET ? "target" : "cartesian");
+  if (ti->kind != CP_INPUT_CARTESIAN) return 0;
+  ti->row = -1;
+  const json_t *x = json_object_get(in, "link");
+  const char *link;
+  cp_json_path_key(q, p, "link");
+  if (!x) return cp_error_set(err, q, "required (\"manipulator/link\")");
+  if (cp_json_string(x, q, &link, err)) return -1;
+  cp_ref r;
+  if (cp_scene_find(&t->scene, link, &r) || r.manip < 0)
+    return cp_error_set(err, q, "no link \"%.60s\" in the scene (expected "
+                                "\"manipulator/link\")", link);
+  ti->manip = r.manip;
+  ti->index = r.link;
+  if ((x = json_object_get(in, "point")) &&
+      cp_json_vector(x, cp_json_path_key(q, p, "point"), 3, ti->point, err))
+    return -1;
+  const json_t *d = json_object_get(in, "direction"), *a = json_object_get(in, "axis");
+  if (!!d == !!a)
+    return cp_error_set(err, p, "expected exactly one of \"direction\" "
+                                "(a displacement in m) and \"axis\" (a "
+                                "rotation in rad)");
+  ti->rotation = a != NULL;
+  cp_json_path_key(q, p, a ? "axis" : "direction");
+  if (cp_json_vector(a ? a : d, q, 3, ti->direction, err)) return -1;
+  double n = sqrt(ti->direction[0] * ti->direction[0] +
+                  ti->direction[1] * ti->direction[1] +
+                  ti->direction[2] * ti->direction[2]);
+  if (!(n > 0)) return cp_error_set(err, q, "expected a non-zero vector");
+  for (int c = 0; c < 3; ++c) ti->direction[c] /= n;
+  return 0;
+}
+
+/* A joint input's drive: the joint's drive mode against the kind, target
+ * limits, relative flag, stiffness, damping and effort limit (gains are
+ * resolved once the action's step is known: resolve_gains). */
+static int parse_input_drive(cp_task *t, cp_task_input *ti, const json_t *in,
+                             const char *p, cp_error *err) {
+  if (ti->kind == CP_INPUT_CARTESIAN) return 0;
+  char q[CP_JSON_PATH_MAX];
+  cp_state_layout l;
+  if (cp_state_layout_init(&l, &t->scene))
+    return cp_error_setc(err, CP_ERR_NOMEM, p, "out of memory");
+  ti->manip = l.row_manip[ti->row];
+  ti->index = l.row_joint[ti->row];
+  cp_state_layout_free(&l);
+  const cp_joint *j = &t->scene.manips[ti->manip].joints[ti->index];
+  int accel = j->drive == CP_DRIVE_ACCELERATION;
+  const json_t *x;
+  if (ti->kind == CP_INPUT_EFFORT) {
+    if ((x = json_object_get(in, "acceleration")) &&
+        cp_json_bool(x, cp_json_path_key(q, p, "acceleration"),
+                     &ti->acceleration, err))
+      return -1;
+    if (t->mode == CP_TASK_QUASISTATIC) {
+      if (x) return cp_error_set(err, q, "quasistatic inputs are velocities");
+      return 0;
+    }
+    if (accel && !ti->acceleration)
+      return cp_error_set(err, p,
+                          "joint \"%.60s\" is acceleration-driven in the scene: "
+                          "its input would be an acceleration, not an effort "
+                          "(say \"acceleration\": true to mean that, or make "
+                          "the joint effort-driven)",
+                          ti->joint);
+    if (!accel && ti->acceleration)
+      return cp_error_set(err, q, "joint \"%.60s\" is effort-driven",
+                          ti->joint);
+    return 0;
+  }
+  if (accel)
+    return cp_error_set(err, p,
+                        "joint \"%.60s\" is acceleration-driven in the scene: "
+                        "a target input needs an effort-driven joint",
+                        ti->joint);
+  if ((x = json_object_get(in, "relative")) &&
+      cp_json_bool(x, cp_json_path_key(q, p, "relative"), &ti->relative, err))
+    return -1;
+  if (!ti->relative && j->has_limits)
+    for (int k = 0; k < ti->n_values; ++k)
+      if (ti->values[k] < j->lower || ti->values[k] > j->upper)
+        return cp_error_set(
+            err, cp_json_path_key(q, p, json_object_get(in, "values") ? "values" : "range"),
+            "target %g is outside the joint's limits [%g, %g]", ti->values[k],
+            j->lower, j->upper);
+  if ((x = json_object_get(in, "stiffness")) &&
+      number_in(x, cp_json_path_key(q, p, "stiffness"), 0, INFINITY, 1,
+                &ti->stiffness, err))
+    return -1;
+  if ((x = json_object_get(in, "damping")) &&
+      number_in(x, cp_json_path_key(q, p, "damping"), 0, INFINITY, 0,
+                &ti->damping, err))
+    return -1;
+  ti->effort_limit = j->effort_limit;
+  if ((x = json_object_get(in, "effort_limit")) &&
+      number_in(x, cp_json_path_key(q, p, "effort_limit"), 0, INFINITY, 1,
+                &ti->effort_limit, err))
+    return -1;
+  return 0;
+}
+
+/* Cartesian inputs on one link form a group: one point, and no joint on
+ * the link's path driven by another input. */
+static int parse_cartesian_groups(cp_task *t, cp_error *err) {
+  for (int i = 0; i < t->n_inputs; ++i) {
+    const cp_task_input *a = &t->inputs[i];
+    if (a->kind != CP_INPUT_CARTESIAN) continue;
+    char p[CP_JSON_PATH_MAX];
+    cp_json_path_key(p, "inputs", a->joint);
+    for (int k = 0; k < i; ++k) {
+      const cp_task_input *b = &t->inputs[k];
+      if (b->kind == CP_INPUT_CARTESIAN && b->manip == a->manip &&
+          b->index == a->index &&
+          memcmp(a->point, b->point, sizeof a->point))
+        return cp_error_set(err, p,
+                            "Cartesian inputs on one link take one \"point\" "
+                            "(\"%.60s\" has another)", b->joint);
+    }
+    const cp_chain *c = &t->scene.manips[a->manip];
+    for (int k = 0; k < t->n_inputs; ++k) {
+      const cp_task_input *b = &t->inputs[k];
+      if (b->kind == CP_INPUT_CARTESIAN || b->manip != a->manip) continue;
+      if (cp_chain_is_ancestor(c, b->index, a->index))
+        return cp_error_set(err, p,
+                            "joint \"%.60s\" moves this link and is an input "
+                            "itself: a Cartesian input drives every joint on "
+                            "its link's path", b->joint);
+    }
+  }
+  return 0;
+}
+
+/* Resolves target inputs' gains (the action's step known): defaults
+ * critically damped at the start configuration, and every gain pair
+ * checked for the explicit law's stability (planner/sim/actuate.h). */
+static int resolve_gains(cp_task *t, cp_error *err) {
+  cp_actuate_work w;
+  if (cp_actuate_work_init(&w, &t->scene))
+    return cp_error_setc(err, CP_ERR_NOMEM, "inputs", "out of memory");
+  int rc = 0;
+  for (int i = 0; i < t->n_inputs && !rc; ++i) {
+    cp_task_input *ti = &t->inputs[i];
+    if (ti->kind != CP_INPUT_TARGET) continue;
+    char p[CP_JSON_PATH_MAX], q[CP_JSON_PATH_MAX];
+    cp_json_path_key(p, "inputs", ti->joint);
+    double held, inertia =
+        cp_actuate_inertia(&t->scene.manips[ti->manip], ti->index, &w, &held);
+    if (!(inertia > 0)) {
+      rc = cp_error_set(err, p, "the chain's mass matrix is not positive "
+                                "definite at the start");
+      break;
+    }
+    double kp, kd;
+    cp_actuate_default_gains(held, inertia, t->duration, t->dt, &kp, &kd);
+    int given = !isnan(ti->stiffness);
+    if (given) {
+      kp = ti->stiffness;
+      kd = 2 * sqrt(kp * inertia);
+    }
+    if (!isnan(ti->damping)) kd = ti->damping;
+    ti->stiffness = kp;
+    ti->damping = kd;
+    double s = cp_actuate_stability(kp, kd, inertia, t->dt);
+    if (!(s < CP_ACTUATE_STABILITY_MAX))
+      rc = cp_error_set(err, cp_json_path_key(q, p, given ? "stiffness" : "damping"),
+                        "unstable gains at dt %g: Kp dt^2/I + 2 Kd dt/I = %.3g "
+                        "with the joint's inertia I = %.4g at the start "
+                        "(explicit PD needs < 4; complan takes < %g): lower "
+                        "the gains or the step",
+                        t->dt, s, inertia, CP_ACTUATE_STABILITY_MAX);
+  }
+  cp_actuate_work_free(&w);
+  return rc;
+}
+
 static int parse_inputs(cp_task *t, const json_t *v, cp_error *err) {
   if (!json_is_object(v) || json_object_size(v) == 0)
     return cp_error_set(err, "inputs",
@@ -184,24 +399,26 @@ static int parse_inputs(cp_task *t, const json_t *v, cp_error *err) {
     cp_json_path_key(p, "inputs", key);
     cp_task_input *ti = &t->inputs[i++];
     if (!(ti->joint = dupstr(key))) return cp_error_setc(err, CP_ERR_NOMEM, p, "out of memory");
-    const char *leader = NULL;
-    ti->row = joint_row(&t->scene, key, &leader);
-    if (ti->row == -3) return cp_error_setc(err, CP_ERR_NOMEM, p, "out of memory");
-    if (ti->row == -2)
-      return cp_error_set(err, p,
-                          "joint \"%.60s\" mimics \"%.60s\": an input goes "
-                          "on the leader (the follower moves with it)",
-                          key, leader);
-    if (ti->row < 0)
-      return cp_error_set(err, p,
-                          "no joint \"%.60s\" in the scene (expected "
-                          "\"manipulator/joint\")",
-                          key);
-    for (int k = 0; k < i - 1; ++k)
-      if (t->inputs[k].row == ti->row)
-        return cp_error_set(err, p, "joint given twice");
-    static const char *const keys[] = {"values", "range", "samples", NULL};
-    if (cp_json_check_object(in, p, keys, err)) return -1;
+    if (parse_input_kind(t, ti, in, p, err)) return -1;
+    if (ti->kind != CP_INPUT_CARTESIAN) {
+      const char *leader = NULL;
+      ti->row = joint_row(&t->scene, key, &leader);
+      if (ti->row == -3) return cp_error_setc(err, CP_ERR_NOMEM, p, "out of memory");
+      if (ti->row == -2)
+        return cp_error_set(err, p,
+                            "joint \"%.60s\" mimics \"%.60s\": an input goes "
+                            "on the leader (the follower moves with it)",
+                            key, leader);
+      if (ti->row < 0)
+        return cp_error_set(err, p,
+                            "no joint \"%.60s\" in the scene (expected "
+                            "\"manipulator/joint\")",
+                            key);
+      for (int k = 0; k < i - 1; ++k)
+        if (t->inputs[k].row == ti->row)
+          return cp_error_set(err, p, "joint given twice");
+    }
+    if (cp_json_check_object(in, p, input_keys[ti->kind], err)) return -1;
     const json_t *vals = json_object_get(in, "values");
     const json_t *range = json_object_get(in, "range");
     const json_t *samples = json_object_get(in, "samples");
@@ -245,8 +462,9 @@ static int parse_inputs(cp_task *t, const json_t *v, cp_error *err) {
                           "more than 10^6 candidate actions in all (the "
                           "product of the inputs' value counts)");
     t->n_actions *= ti->n_values;
+    if (parse_input_drive(t, ti, in, p, err)) return -1;
   }
-  return 0;
+  return parse_cartesian_groups(t, err);
 }
 
 static int parse_action(cp_task *t, const json_t *v, cp_error *err) {
@@ -441,6 +659,7 @@ static int parse_root(cp_task *t, const json_t *root, const char *dir,
   }
   if (parse_inputs(t, json_object_get(root, "inputs"), err)) return -1;
   if (parse_action(t, json_object_get(root, "action"), err)) return -1;
+  if (resolve_gains(t, err)) return -1;
   if (parse_goal(t, json_object_get(root, "goal"), err)) return -1;
   if ((x = json_object_get(root, "bounds"))) {
     static const char *const bk[] = {"min", "max", NULL};

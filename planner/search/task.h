@@ -47,12 +47,39 @@ typedef enum cp_task_mode {
 enum { CP_TASK_STEPPER_ACCELERATION = 0, CP_TASK_STEPPER_VELOCITY = 1,
        CP_TASK_STEPPER_QUASISTATIC = 2 };
 
-/// One input: a joint and its candidate values.
+/// What an input's values are (docs/planner.md, "Input kinds").
+typedef enum cp_task_input_kind {
+  CP_INPUT_EFFORT = 0,  ///< joint effort (dynamic) or velocity (quasistatic)
+  CP_INPUT_TARGET,      ///< joint position target, tracked by PD
+  CP_INPUT_CARTESIAN    ///< displacement (m) or rotation (rad) of a link
+} cp_task_input_kind;
+
+/// One input: a joint (or, for a Cartesian input, a link) and its
+/// candidate values.
 typedef struct cp_task_input {
-  char *joint;        ///< "manip/joint" (owned)
-  int row;            ///< the joint's system row (models/system.h order)
+  char *joint;        ///< the input's key: "manip/joint" (a Cartesian
+                      ///< input: any label) (owned)
+  int row;            ///< the joint's system row (models/system.h order);
+                      ///< -1 for a Cartesian input
   int n_values;
   double *values;     ///< [n_values] (owned)
+  int kind;           ///< cp_task_input_kind
+  int manip, index;   ///< target: chain and joint index; Cartesian: chain
+                      ///< and link index
+  int relative;       ///< target: values are offsets from the joint's
+                      ///< position when the action starts
+  int acceleration;   ///< effort: the joint is acceleration-driven and the
+                      ///< task said so ("acceleration": true)
+  double stiffness;   ///< target: Kp (default: critically damped, see
+                      ///< planner/sim/actuate.h)
+  double damping;     ///< target: Kd
+  double effort_limit;///< target: |effort| bound (URDF's, or the task's;
+                      ///< 0: none)
+  double point[3];    ///< Cartesian: the controlled point, link frame
+  double direction[3];///< Cartesian: unit world direction of the
+                      ///< displacement, or rotation axis
+  int rotation;       ///< Cartesian: 1 when values are angles about
+                      ///< direction ("axis"), 0 displacements
 } cp_task_input;
 
 typedef struct cp_task_goal {

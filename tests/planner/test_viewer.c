@@ -469,12 +469,16 @@ Test(viewer, mesh_links_of_a_urdf_robot) {
   char *dir;
   char *page = write_and_read(v, &data, &dir);
   json_t *bodies = json_object_get(data, "bodies");
-  cr_assert_eq((int)json_array_size(bodies), c->n);
+  /* The scene's bodies first: here the root link's geometry (issue 23),
+   * one fixed body per collision shape of panda_link0. */
+  cr_assert_eq(s.n_bodies, 1);
+  cr_assert_str_eq(s.bodies[0].name, "r:panda_link0");
+  cr_assert_eq((int)json_array_size(bodies), s.n_bodies + c->n);
   int meshes = 0;
   for (int j = 0; j < c->n; ++j) {
     const cp_link *l = &c->joints[j].link;
-    json_t *shapes = json_object_get(json_array_get(bodies, (size_t)j),
-                                     "shapes");
+    json_t *shapes = json_object_get(
+        json_array_get(bodies, (size_t)(s.n_bodies + j)), "shapes");
     int want = 0;
     for (int k = 0; k < cp_link_shape_count(l); ++k) {
       cp_link_shape ls;

@@ -1,0 +1,155 @@
+/* Target and Cartesian inputs applied to a world (planner/plan/actions.h). */
+#include "planner/plan/actions.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/vec3.h"
+#include "planner/sim/statelayout.h"
+
+/* DLS damping (m; rad for rotation rows): below it a singular direction's
+ * gain falls off as sigma^2 / (sigma^2 + lambda^2). */
+#define CP_PLAN_DLS_LAMBDA 0.01
+
+static int nomem(cp_plan_actions *a, cp_error *err) {
+  cp_plan_actions_free(a);
+  return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
+}
+
+int cp_plan_actions_init(cp_plan_actions *a, const cp_task *t, cp_error *err) {
+  memset(a, 0, sizeof *a);
+  const cp_scene *s = &t->scene;
+  int n_target = 0, cap = 0;
+  for (int i = 0; i < t->n_inputs; ++i) n_target += t->inputs[i].kind == CP_INPUT_TARGET;
+  for (int i = 0; i < t->n_inputs; ++i)
+    if (t->inputs[i].kind == CP_INPUT_CARTESIAN)
+      cap += s->manips[t->inputs[i].manip].n;
+  if (n_target + cap == 0) return 0;
+  size_t n = (size_t)(n_target + cap);
+  a->act = calloc(n, sizeof *a->act);
+  a->row = calloc(n, sizeof *a->row);
+  a->input = calloc(n, sizeof *a->input);
+  a->effort = calloc(n, sizeof *a->effort);
+  a->cart = calloc((size_t)t->n_inputs, sizeof *a->cart);
+  if (!a->act || !a->row || !a->input || !a->effort || !a->cart ||
+      cp_actuate_work_init(&a->work, s))
+    return nomem(a, err);
+  a->targets = malloc((size_t)a->work.cap * sizeof *a->targets);
+  cp_state_layout l;
+  if (!a->targets || cp_state_layout_init(&l, s)) return nomem(a, err);
+  for (int i = 0; i < t->n_inputs; ++i) {
+    const cp_task_input *in = &t->inputs[i];
+    if (in->kind != CP_INPUT_TARGET) continue;
+    cp_actuator *c = &a->act[a->n_act];
+    c->manip = in->manip;
+    c->joint = in->index;
+    c->kp = in->stiffness;
+    c->kd = in->damping;
+    c->limit = in->effort_limit;
+    a->row[a->n_act] = in->row;
+    a->input[a->n_act++] = i;
+  }
+  for (int i = 0; i < t->n_inputs; ++i) {
+    const cp_task_input *in = &t->inputs[i];
+    if (in->kind != CP_INPUT_CARTESIAN) continue;
+    int g = 0;
+    while (g < a->n_cart && (a->cart[g].goal.manip != in->manip ||
+                             a->cart[g].goal.link != in->index))
+      ++g;
+    if (g < a->n_cart) continue; /* the group exists */
+    cp_plan_cartesian *cg = &a->cart[a->n_cart++];
+    cg->goal.manip = in->manip;
+    cg->goal.link = in->index;
+    memcpy(cg->goal.point, in->point, sizeof in->point);
+    cg->goal.lambda = CP_PLAN_DLS_LAMBDA;
+    cg->first = a->n_act;
+    const cp_chain *ch = &s->manips[in->manip];
+    for (int k = 0; k < ch->n; ++k) {
+      const cp_joint *j = &ch->joints[k];
+      if (j->is_mimic || !cp_chain_is_ancestor(ch, k, in->index)) continue;
+      cp_actuator *c = &a->act[a->n_act];
+      c->manip = in->manip;
+      c->joint = k;
+      double held, inertia = cp_actuate_inertia(ch, k, &a->work, &held);
+      cp_actuate_default_gains(held, inertia, t->duration, t->dt, &c->kp,
+                               &c->kd);
+      c->limit = j->effort_limit;
+      a->row[a->n_act] =
+          (l.joint_at[l.manip_first[in->manip] + k] - 13 * l.n_free) / 2;
+      a->input[a->n_act++] = -1;
+      cg->n++;
+    }
+  }
+  cp_state_layout_free(&l);
+  return 0;
+}
+
+void cp_plan_actions_free(cp_plan_actions *a) {
+  free(a->act);
+  free(a->row);
+  free(a->input);
+  free(a->effort);
+  free(a->cart);
+  free(a->targets);
+  cp_actuate_work_free(&a->work);
+  memset(a, 0, sizeof *a);
+}
+
+void cp_plan_actions_start(cp_plan_actions *a, const cp_task *t,
+                           const cp_scene *s, const double *values) {
+  for (int k = 0; k < a->n_act; ++k) {
+    if (a->input[k] < 0) continue;
+    const cp_task_input *in = &t->inputs[a->input[k]];
+    const cp_joint *j = &s->manips[in->manip].joints[in->index];
+    double q = values[a->input[k]];
+    if (in->relative) {
+      q += j->position;
+      if (j->has_limits) q = q < j->lower ? j->lower : q > j->upper ? j->upper : q;
+    }
+    a->act[k].target = q;
+  }
+  for (int g = 0; g < a->n_cart; ++g) {
+    cp_cartesian_goal *goal = &a->cart[g].goal;
+    double R0[9], rot[3] = {0, 0, 0};
+    cp_actuate_link_pose(s, goal->manip, goal->link, goal->point, &a->work,
+                         goal->position, R0);
+    goal->has_rotation = 0;
+    for (int i = 0; i < t->n_inputs; ++i) {
+      const cp_task_input *in = &t->inputs[i];
+      if (in->kind != CP_INPUT_CARTESIAN || in->manip != goal->manip ||
+          in->index != goal->link)
+        continue;
+      if (in->rotation) {
+        goal->has_rotation = 1;
+        cp_v3_axpy(rot, rot, values[i], in->direction);
+      } else {
+        cp_v3_axpy(goal->position, goal->position, values[i], in->direction);
+      }
+    }
+    if (goal->has_rotation) {
+      double ang = cp_v3_norm(rot), axis[3] = {1, 0, 0}, q[4], D[9];
+      if (ang > 0) cp_v3_scale(axis, rot, 1.0 / ang);
+      cp_quat_axis_angle(q, axis, ang);
+      cp_quat_to_mat(D, q);
+      cp_m3_mul(goal->rotation, D, R0);
+    }
+  }
+}
+
+cp_world_status cp_plan_actions_apply(cp_plan_actions *a, cp_world *w) {
+  if (a->n_act == 0) return CP_WORLD_OK;
+  const cp_scene *s = cp_world_scene(w);
+  for (int g = 0; g < a->n_cart; ++g) {
+    const cp_plan_cartesian *cg = &a->cart[g];
+    cp_actuate_cartesian(s, &cg->goal, &a->work, a->targets);
+    for (int k = cg->first; k < cg->first + cg->n; ++k)
+      a->act[k].target = a->targets[a->act[k].joint];
+  }
+  cp_actuate_pd(s, a->n_act, a->act, &a->work, a->effort);
+  for (int k = 0; k < a->n_act; ++k) {
+    cp_world_status st = cp_world_set_effort(w, a->row[k], a->effort[k]);
+    if (st != CP_WORLD_OK) return st;
+  }
+  return CP_WORLD_OK;
+}

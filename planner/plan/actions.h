@@ -1,0 +1,45 @@
+/* Applying a task's target and Cartesian inputs to a world (docs/planner.md,
+ * "Input kinds"): the joint targets set when an action starts and the PD
+ * efforts of planner/sim/actuate.h put into the world before every step.
+ * Internal to planner/plan (problem.c); not installed. */
+#ifndef CP_PLANNER_PLAN_ACTIONS_H
+#define CP_PLANNER_PLAN_ACTIONS_H
+
+#include "models/error.h"
+#include "planner/search/task.h"
+#include "planner/sim/actuate.h"
+#include "planner/sim/world.h"
+
+/* A Cartesian group: the Cartesian inputs on one link and the actuators of
+ * the joints on its path. */
+typedef struct cp_plan_cartesian {
+  cp_cartesian_goal goal;
+  int first, n;        /* its actuators: act[first .. first + n - 1] */
+} cp_plan_cartesian;
+
+typedef struct cp_plan_actions {
+  int n_act;           /* 0: the task has no target or Cartesian input */
+  cp_actuator *act;    /* [n_act]: target inputs, then Cartesian joints */
+  int *row;            /* [n_act] the joints' system rows */
+  int *input;          /* [n_act] the target input, -1 for a Cartesian one */
+  double *effort;      /* [n_act] */
+  int n_cart;
+  cp_plan_cartesian *cart;
+  double *targets;     /* [largest chain] */
+  cp_actuate_work work;
+} cp_plan_actions;
+
+/* Builds the actuators of task t (gains of Cartesian joints: the defaults
+ * at the start configuration). Returns 0, or -1 with err (out of memory). */
+int cp_plan_actions_init(cp_plan_actions *a, const cp_task *t, cp_error *err);
+void cp_plan_actions_free(cp_plan_actions *a);
+
+/* At an action's start, s the world's scene in the action's start state
+ * and values the action's input values: targets and Cartesian goals. */
+void cp_plan_actions_start(cp_plan_actions *a, const cp_task *t,
+                           const cp_scene *s, const double *values);
+
+/* Before each step: the PD efforts of the current state into the world. */
+cp_world_status cp_plan_actions_apply(cp_plan_actions *a, cp_world *w);
+
+#endif
