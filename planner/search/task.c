@@ -265,59 +265,54 @@ static int parse_action(cp_task *t, const json_t *v, cp_error *err) {
   return 0;
 }
 
-static int parse_goal(cp_task *t, const json_t *v, cp_error *err) {
-  static const char *const keys[] = {"body",        "position", "tolerance",
-                                     "orientation", "angle_tolerance",
-                                     "at_rest",     "rest_speed", NULL};
-  cp_task_goal *g = &t->goal;
-  if (cp_json_check_object(v, "goal", keys, err)) return -1;
-  const char *body;
-  const json_t *x;
-  if (!(x = json_object_get(v, "body")))
-    return cp_error_set(err, "goal.body", "required (a free body's name)");
-  if (cp_json_string(x, "goal.body", &body, err)) return -1;
-  g->body_index = -1;
-  for (int b = 0; b < t->scene.n_bodies; ++b)
-    if (!strcmp(t->scene.bodies[b].name, body)) g->body_index = b;
-  if (g->body_index < 0 || t->scene.bodies[g->body_index].fixed)
-    return cp_error_set(err, "goal.body", "no free body \"%.60s\" in the scene",
-                        body);
-  if (!(g->body = dupstr(body))) return cp_error_setc(err, CP_ERR_NOMEM, "goal", "out of memory");
-  if (!(x = json_object_get(v, "position")))
-    return cp_error_set(err, "goal.position", "required ([x, y, z])");
-  if (cp_json_vector(x, "goal.position", 3, g->position, err)) return -1;
-  if (!(x = json_object_get(v, "tolerance")))
-    return cp_error_set(err, "goal.tolerance", "required (m > 0)");
-  if (number_in(x, "goal.tolerance", 0, INFINITY, 1, &g->tolerance, err))
-    return -1;
-  if ((x = json_object_get(v, "orientation"))) {
-    if (cp_json_vector(x, "goal.orientation", 4, g->orientation, err)) return -1;
-    double n = sqrt(g->orientation[0] * g->orientation[0] +
-                    g->orientation[1] * g->orientation[1] +
-                    g->orientation[2] * g->orientation[2] +
-                    g->orientation[3] * g->orientation[3]);
-    if (fabs(n - 1) > 1e-3)
-      return cp_error_set(err, "goal.orientation",
-                          "expected a unit quaternion [w, x, y, z], norm %g", n);
-    for (int k = 0; k < 4; ++k) g->orientation[k] /= n;
-    g->has_orientation = 1;
-    g->angle_tolerance = 0.1;
-  }
-  if ((x = json_object_get(v, "angle_tolerance"))) {
-    if (!g->has_orientation)
-      return cp_error_set(err, "goal.angle_tolerance",
-                          "needs \"orientation\"");
-    if (number_in(x, "goal.angle_tolerance", 0, 3.14159265358979323846, 1, &g->angle_tolerance,
-                  err))
+/* The goal ("goal": one phase) or the phases ("phases": a list of goals),
+ * planner/search/goal.h; then the one-body summary (task.h). */
+static int parse_goal(cp_task *t, const json_t *goal, const json_t *phases,
+                      cp_error *err) {
+  if (!!goal == !!phases)
+    return cp_error_set(err, goal ? "phases" : "goal",
+                        goal ? "give \"goal\" or \"phases\", not both"
+                             : "required key missing (or \"phases\")");
+  if (phases && (!json_is_array(phases) || json_array_size(phases) == 0 ||
+                 json_array_size(phases) > 100))
+    return cp_error_set(err, "phases",
+                        "expected a non-empty array of 1 to 100 goals");
+  int n = phases ? (int)json_array_size(phases) : 1;
+  if (!(t->phases = calloc((size_t)n, sizeof *t->phases)))
+    return cp_error_setc(err, CP_ERR_NOMEM, "goal", "out of memory");
+  for (int k = 0; k < n; ++k) {
+    char p[CP_JSON_PATH_MAX];
+    if (phases) cp_json_path_index(p, "phases", (size_t)k);
+    else snprintf(p, sizeof p, "goal");
+    if (cp_goal_parse(phases ? json_array_get(phases, (size_t)k) : goal, p,
+                      &t->scene, &t->pairs, &t->phases[k], err))
       return -1;
+    t->n_phases = k + 1;
   }
-  if ((x = json_object_get(v, "at_rest")) &&
-      cp_json_bool(x, "goal.at_rest", &g->at_rest, err))
-    return -1;
-  g->rest_speed = 0.01;
-  if ((x = json_object_get(v, "rest_speed")) &&
-      number_in(x, "goal.rest_speed", 0, INFINITY, 1, &g->rest_speed, err))
-    return -1;
+  /* The summary: the last phase's first body term. */
+  const cp_goal *last = &t->phases[n - 1];
+  cp_task_goal *g = &t->goal;
+  g->body_index = -1;
+  for (int b = 0; b < t->scene.n_bodies && g->body_index < 0; ++b)
+    if (!t->scene.bodies[b].fixed) g->body_index = b;
+  if (g->body_index < 0)
+    return cp_error_set(err, phases ? "phases" : "goal",
+                        "the scene has no free body");
+  const cp_body *start = &t->scene.bodies[g->body_index];
+  memcpy(g->position, start->x, sizeof g->position);
+  if (last->n_bodies > 0) {
+    const cp_goal_body *b = &last->bodies[0];
+    g->body_index = b->body_index;
+    cp_goal_body_target(b, t->scene.bodies[b->body_index].x, g->position);
+    g->tolerance = b->has_ball ? b->tolerance : 0;
+    g->has_orientation = b->has_orientation;
+    memcpy(g->orientation, b->orientation, sizeof g->orientation);
+    g->angle_tolerance = b->angle_tolerance;
+  }
+  g->at_rest = last->at_rest;
+  g->rest_speed = last->rest_speed;
+  if (!(g->body = dupstr(t->scene.bodies[g->body_index].name)))
+    return cp_error_setc(err, CP_ERR_NOMEM, "goal", "out of memory");
   return 0;
 }
 
@@ -380,9 +375,14 @@ static int parse_search(cp_task *t, const json_t *v, cp_error *err) {
     return -1;
   if ((x = json_object_get(v, "metric"))) {
     static const char *const mk[] = {"position", "orientation", "velocity",
-                                     "joint_position", "joint_velocity", NULL};
+                                     "joint_position", "joint_velocity",
+                                     "angle", NULL};
     if (cp_json_check_object(x, "search.metric", mk, err)) return -1;
-    for (int k = 0; mk[k]; ++k) {
+    const json_t *ang = json_object_get(x, "angle");
+    if (ang && number_in(ang, "search.metric.angle", 0, INFINITY, 1,
+                         &t->angle_scale, err))
+      return -1;
+    for (int k = 0; k < 5; ++k) {
       const json_t *y = json_object_get(x, mk[k]);
       char p[CP_JSON_PATH_MAX];
       if (y && number_in(y, cp_json_path_key(p, "search.metric", mk[k]), 0,
@@ -398,11 +398,11 @@ static int parse_root(cp_task *t, const json_t *root, const char *dir,
   static const char *const keys[] = {
       "scene",  "mode",  "stepper", "inputs",  "action", "goal",
       "bounds", "cost",  "search",  "limits",  "allow_fallback", "storage",
-      "name",   "comment", NULL};
+      "name",   "comment", "phases", NULL};
   if (cp_json_check_object(root, "", keys, err)) return -1;
-  static const char *const required[] = {"scene", "inputs", "action", "goal",
+  static const char *const required[] = {"scene", "inputs", "action",
                                          "limits"};
-  for (int k = 0; k < 5; ++k)
+  for (int k = 0; k < 4; ++k)
     if (!json_object_get(root, required[k]))
       return cp_error_set(err, required[k], "required key missing");
   const json_t *x;
@@ -441,7 +441,9 @@ static int parse_root(cp_task *t, const json_t *root, const char *dir,
   }
   if (parse_inputs(t, json_object_get(root, "inputs"), err)) return -1;
   if (parse_action(t, json_object_get(root, "action"), err)) return -1;
-  if (parse_goal(t, json_object_get(root, "goal"), err)) return -1;
+  if (parse_goal(t, json_object_get(root, "goal"),
+                 json_object_get(root, "phases"), err))
+    return -1;
   if ((x = json_object_get(root, "bounds"))) {
     static const char *const bk[] = {"min", "max", NULL};
     if (cp_json_check_object(x, "bounds", bk, err)) return -1;
@@ -456,11 +458,15 @@ static int parse_root(cp_task *t, const json_t *root, const char *dir,
       if (t->bounds_min[k] >= t->bounds_max[k])
         return cp_error_set(err, "bounds", "expected min < max on every axis");
     t->has_bounds = 1;
-    const cp_body *b = &t->scene.bodies[t->goal.body_index];
-    for (int k = 0; k < 3; ++k)
-      if (b->x[k] < t->bounds_min[k] || b->x[k] > t->bounds_max[k])
-        return cp_error_set(err, "bounds",
-                            "the goal body starts outside the bounds");
+    for (int ph = 0; ph < t->n_phases; ++ph)
+      for (int i = 0; i < t->phases[ph].n_bodies; ++i) {
+        const cp_body *b = &t->scene.bodies[t->phases[ph].bodies[i].body_index];
+        for (int k = 0; k < 3; ++k)
+          if (b->x[k] < t->bounds_min[k] || b->x[k] > t->bounds_max[k])
+            return cp_error_set(err, "bounds",
+                                "goal body \"%.60s\" starts outside the "
+                                "bounds", b->name);
+      }
   }
   if ((x = json_object_get(root, "cost"))) {
     static const char *const ck[] = {"time", "effort", NULL};
@@ -544,6 +550,7 @@ static int parse_keeping(const char *text, size_t len, const char *path,
   task->metric[2] = 0.1;   /* m per m/s */
   task->metric[3] = 0.02;  /* m per rad */
   task->metric[4] = 0.005; /* m per rad/s */
+  task->angle_scale = 0.1; /* m per rad of a goal's angle (a 10 cm arm) */
   task->max_nodes = 100000;
   task->max_seconds = 60;
   task->allow_fallback = 1;
@@ -603,6 +610,9 @@ void cp_task_free(cp_task *t) {
   }
   free(t->inputs);
   free(t->goal.body);
+  for (int k = 0; k < t->n_phases; ++k) cp_goal_free(&t->phases[k]);
+  free(t->phases);
+  cp_goal_pairs_free(&t->pairs);
   for (int i = 0; i < t->n_files; ++i) {
     free(t->files[i].path);
     free(t->files[i].data);

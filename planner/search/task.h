@@ -16,11 +16,9 @@
 /// Cost of an action (docs/math.md §8): cost.time * T + cost.effort *
 /// |values|^2 * T (the effort's squared norm integrated over the action).
 ///
-/// Goal: the body's centre within `tolerance` of `position`; with
-/// `orientation`, the rotation from it to the body's below `angle_tolerance`;
-/// with `at_rest`, every free body's linear speed below rest_speed and
-/// angular speed below rest_speed / 0.1 m and every joint rate below
-/// rest_speed / 0.1 m.
+/// Goal: one goal ("goal") or an ordered list of them ("phases"), each a
+/// conjunction of body, joint, contact and rest terms (planner/search/goal.h);
+/// a plan passes through the phases in order and ends in the last.
 ///
 /// Ownership: a cp_task owns every string and array it points to and its
 /// parsed scene; cp_task_free releases them. On failure cp_task_parse leaves
@@ -33,6 +31,7 @@
 
 #include "models/error.h"
 #include "models/scene.h"
+#include "planner/search/goal.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,6 +54,10 @@ typedef struct cp_task_input {
   double *values;     ///< [n_values] (owned)
 } cp_task_input;
 
+/// A one-body summary of the goal for displays (the plan printout, the
+/// viewer): the first body term of the last phase (its ball, else its box's
+/// nearest point to the start; tolerance 0 without a ball). A goal without
+/// body terms shows the first free body.
 typedef struct cp_task_goal {
   char *body;             ///< a free body's name (owned)
   int body_index;         ///< index into scene.bodies
@@ -94,7 +97,11 @@ typedef struct cp_task {
   double duration;        ///< T (s), > 0
   double dt;              ///< h (s), 0 < h <= T
   int steps;              ///< round(T / h) >= 1
-  cp_task_goal goal;
+  cp_task_goal goal;       ///< summary (above)
+  int n_phases;            ///< >= 1 (a plain "goal" is one phase)
+  cp_goal *phases;         ///< [n_phases] (owned)
+  cp_goal_pairs pairs;     ///< the contact pairs the goals name
+  double angle_scale;      ///< search.metric.angle: m per rad (0.1)
   int has_bounds;
   double bounds_min[3], bounds_max[3];
   double cost_time, cost_effort;
