@@ -65,6 +65,7 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
   memset(res, 0, sizeof *res);
   res->plan_id = -1;
   res->goal_node = -1;
+  res->best_node = -1;
   res->cost = NAN;
   cp_search_budget budget = {.clock = opt.clock, .clock_ctx = opt.clock_ctx,
                              .cancel = opt.cancel};
@@ -231,6 +232,7 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
   res->seconds = seconds_before + res->session_seconds;
   res->store_seconds = cp_store_seconds(st) - store0;
   res->best_distance = cp_search_best_distance(s);
+  res->best_node = cp_search_nearest(s);
   if (best >= 0) {
     const cp_search_node *g = cp_search_node_get(s, best);
     res->goal_node = best;

@@ -1,8 +1,10 @@
 /* Weighted A* (docs/math.md §8): best-first on f = g + w h over the
  * candidate actions, with duplicate detection by the state's cell at the
- * task's resolution. A node is expanded with every action at once; the goal
- * test is made when a node is popped, so that with w = 1 and a consistent h
- * the first goal popped is an optimal one.
+ * task's resolution. A node is expanded with every action at once. The
+ * goal test is made twice: when a node is generated (the cheapest goal node
+ * generated so far is the search's best: a limit that ends the search
+ * returns it) and when it is popped (the search stops: with w = 1 and a
+ * consistent h the first goal popped is an optimal one).
  *
  * A node is flagged EXPANDED once every action has been simulated from it.
  * A limit or the budget may stop the search between two of its actions:
@@ -229,7 +231,9 @@ static cp_search_status astar_iterate(cp_search *s) {
       if (id < 0) return CP_SEARCH_EXHAUSTED;
     } while (s->nodes[id].flags & (CP_NODE_EXPANDED | CP_NODE_SUPERSEDED));
     if (s->nodes[id].flags & CP_NODE_GOAL) {
-      s->best = id;
+      /* A goal node generated earlier may be cheaper (w > 1). */
+      if (s->best < 0 || s->nodes[id].cost <= s->nodes[s->best].cost)
+        s->best = id;
       return CP_SEARCH_SOLVED;
     }
     act = 0;
@@ -260,6 +264,12 @@ static cp_search_status astar_iterate(cp_search *s) {
     }
     long child = cp_search_record(s, id, act, y, &info);
     if (child < 0) return CP_SEARCH_FAILED;
+    /* The goal test at generation: the cheapest goal node generated is the
+     * plan a limit returns; the search still stops only when it pops one
+     * (so that w = 1 keeps its optimality). */
+    if ((s->nodes[child].flags & CP_NODE_GOAL) &&
+        (s->best < 0 || s->nodes[child].cost < s->nodes[s->best].cost))
+      s->best = child;
     if (info.outcome == CP_EXPAND_OK) {
       if (old >= 0 && cp_search_flag(s, old, CP_NODE_SUPERSEDED, 0))
         return CP_SEARCH_FAILED;

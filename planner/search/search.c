@@ -476,9 +476,11 @@ int cp_search_resume(cp_search *s, const cp_rng *rng,
   s->resuming = 1;
   for (long k = 0; k < s->n_nodes; ++k) {
     const cp_search_node *n = &s->nodes[k];
-    if ((n->flags & CP_NODE_GOAL) &&
-        !(n->flags & (CP_NODE_DISCARDED | CP_NODE_SUPERSEDED)) &&
-        strcmp(s->impl->name, "astar") &&
+    /* astar's best is the cheapest goal node generated, superseded or not
+     * (its path is a plan all the same); the others' a node of the tree. */
+    int astar = !strcmp(s->impl->name, "astar");
+    if ((n->flags & CP_NODE_GOAL) && n->outcome == CP_EXPAND_OK &&
+        !(n->flags & (CP_NODE_DISCARDED | (astar ? 0 : CP_NODE_SUPERSEDED))) &&
         (s->best < 0 || n->cost < s->nodes[s->best].cost))
       s->best = k;
   }
@@ -515,6 +517,7 @@ const void *cp_search_warm(const cp_search *s, long id, size_t *size) {
 }
 long cp_search_best(const cp_search *s) { return s->best; }
 double cp_search_best_distance(const cp_search *s) { return s->best_distance; }
+long cp_search_nearest(const cp_search *s) { return s->nearest_goal; }
 const cp_search_stats *cp_search_get_stats(const cp_search *s) {
   return &s->stats;
 }

@@ -270,11 +270,15 @@ const void *cp_search_warm(const cp_search *s, long id, size_t *size);
 /// sessions' too.
 long cp_search_failures(const cp_search *s, long *by_outcome);
 
-/// The cheapest goal node so far (-1 when none). For astar and rrt the
-/// node that ended the search.
+/// The cheapest goal node so far (-1 when none): for astar the cheapest
+/// goal node generated (the node that ended a solved search), for rrt the
+/// node that ended the search, for sst the cheapest in the tree.
 long cp_search_best(const cp_search *s);
-/// The smallest goal distance over the nodes so far.
+/// The smallest goal distance over the accepted nodes so far (the problem's
+/// goal_distance: position and orientation), and the first node that has
+/// it (-1 when none): the best near-miss of a search without a plan.
 double cp_search_best_distance(const cp_search *s);
+long cp_search_nearest(const cp_search *s);
 const cp_search_stats *cp_search_get_stats(const cp_search *s);
 const cp_rng *cp_search_rng(const cp_search *s);
 const char *cp_search_message(const cp_search *s);
