@@ -222,6 +222,21 @@ static double action_cost(void *ctx, long a) {
   return cp_task_action_cost(((cp_plan_world *)ctx)->task, a);
 }
 
+/* The action's cost plus cost.path times the distance the chosen bodies'
+ * centres moved from x to y. */
+static double edge_cost(void *ctx, const double *x, long a, const double *y) {
+  cp_plan_world *pw = ctx;
+  const cp_task *t = pw->task;
+  double len = 0;
+  for (int i = 0; i < t->n_path_bodies; ++i) {
+    int o = cp_state_body_at(&pw->lay, t->path_bodies[i]);
+    len += sqrt((y[o] - x[o]) * (y[o] - x[o]) +
+                (y[o + 1] - x[o + 1]) * (y[o + 1] - x[o + 1]) +
+                (y[o + 2] - x[o + 2]) * (y[o + 2] - x[o + 2]));
+  }
+  return cp_task_action_cost(t, a) + t->cost_path * len;
+}
+
 /* Distance to the goal: the current phase's and every later one's, each
  * measured from x (planner/search/goal.h), summed. */
 static double goal_dist(void *ctx, const double *x) {
@@ -427,6 +442,7 @@ int cp_plan_world_create(const cp_task *task, int warm_start,
   p->ctx = pw;
   p->expand = expand;
   p->action_cost = action_cost;
+  if (task->cost_path > 0) p->edge_cost = edge_cost;
   p->in_goal = in_goal;
   p->heuristic = heuristic;
   p->goal_distance = goal_dist;

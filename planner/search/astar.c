@@ -255,7 +255,7 @@ static cp_search_status astar_iterate(cp_search *s) {
       if (table_grow(s, a)) goto nomem;
       long slot = slot_of(s, a, a->key);
       old = a->table[slot];
-      double g = s->nodes[id].cost + s->p.action_cost(s->p.ctx, act);
+      double g = s->nodes[id].cost + cp_search_edge_cost(s, id, act, y);
       if (old >= 0 && (s->nodes[old].cost <= g ||
                        (s->nodes[old].flags & CP_NODE_EXPANDED))) {
         s->stats.duplicates++;

@@ -197,6 +197,12 @@ int cp_search_simulate(cp_search *s, long from, long a, double *y,
   return 0;
 }
 
+double cp_search_edge_cost(const cp_search *s, long from, long a,
+                           const double *y) {
+  if (!s->p.edge_cost) return s->p.action_cost(s->p.ctx, a);
+  return s->p.edge_cost(s->p.ctx, s->x + (size_t)from * (size_t)s->p.n, a, y);
+}
+
 long cp_search_record(cp_search *s, long from, long a, const double *y,
                       const cp_expansion *info) {
   const cp_search_node *f = &s->nodes[from];
@@ -205,7 +211,7 @@ long cp_search_record(cp_search *s, long from, long a, const double *y,
   n.parent = from;
   n.depth = f->depth + 1;
   n.time = f->time + s->p.duration;
-  n.cost = f->cost + s->p.action_cost(s->p.ctx, a);
+  n.cost = f->cost + cp_search_edge_cost(s, from, a, y);
   n.action = a;
   n.outcome = info->outcome;
   n.steps = info->steps;

@@ -139,6 +139,9 @@ typedef struct cp_search_problem {
                 size_t warm_size, long a, double *y, cp_expansion *info);
   /// Cost of action a (> 0).
   double (*action_cost)(void *ctx, long a);
+  /// Optional: the cost of action a taken from state x and ending in y
+  /// (>= action_cost(a); e.g. plus a path length). NULL: action_cost.
+  double (*edge_cost)(void *ctx, const double *x, long a, const double *y);
   /// 1 when x is in the goal region.
   int (*in_goal)(void *ctx, const double *x);
   /// A lower-bound-in-spirit estimate of the cost to go (A*), >= 0.

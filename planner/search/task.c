@@ -316,6 +316,34 @@ static int parse_goal(cp_task *t, const json_t *goal, const json_t *phases,
   return 0;
 }
 
+/* cost.path_bodies: free body names (absent: every free body). */
+static int parse_path_bodies(cp_task *t, const json_t *v, cp_error *err) {
+  const cp_scene *s = &t->scene;
+  size_t n = v ? json_array_size(v) : (size_t)s->n_bodies;
+  if (v && (!json_is_array(v) || n == 0))
+    return cp_error_set(err, "cost.path_bodies",
+                        "expected a non-empty array of free body names");
+  if (!(t->path_bodies = malloc((n + 1) * sizeof *t->path_bodies)))
+    return cp_error_setc(err, CP_ERR_NOMEM, "cost", "out of memory");
+  for (size_t k = 0; k < n; ++k) {
+    if (!v) {
+      if (!s->bodies[k].fixed) t->path_bodies[t->n_path_bodies++] = (int)k;
+      continue;
+    }
+    char p[CP_JSON_PATH_MAX];
+    const char *name;
+    cp_json_path_index(p, "cost.path_bodies", k);
+    if (cp_json_string(json_array_get(v, k), p, &name, err)) return -1;
+    int b = -1;
+    for (int i = 0; i < s->n_bodies; ++i)
+      if (!s->bodies[i].fixed && !strcmp(s->bodies[i].name, name)) b = i;
+    if (b < 0)
+      return cp_error_set(err, p, "no free body \"%.60s\" in the scene", name);
+    t->path_bodies[t->n_path_bodies++] = b;
+  }
+  return 0;
+}
+
 static int parse_search(cp_task *t, const json_t *v, cp_error *err) {
   static const char *const keys[] = {
       "method", "weight",  "resolution", "goal_bias", "seed",  "candidates",
@@ -469,7 +497,8 @@ static int parse_root(cp_task *t, const json_t *root, const char *dir,
       }
   }
   if ((x = json_object_get(root, "cost"))) {
-    static const char *const ck[] = {"time", "effort", NULL};
+    static const char *const ck[] = {"time", "effort", "path", "path_bodies",
+                                     NULL};
     if (cp_json_check_object(x, "cost", ck, err)) return -1;
     const json_t *y;
     if ((y = json_object_get(x, "time")) &&
@@ -477,6 +506,11 @@ static int parse_root(cp_task *t, const json_t *root, const char *dir,
       return -1;
     if ((y = json_object_get(x, "effort")) &&
         number_in(y, "cost.effort", 0, INFINITY, 0, &t->cost_effort, err))
+      return -1;
+    if ((y = json_object_get(x, "path")) &&
+        number_in(y, "cost.path", 0, INFINITY, 0, &t->cost_path, err))
+      return -1;
+    if (parse_path_bodies(t, json_object_get(x, "path_bodies"), err))
       return -1;
     if (t->cost_time == 0 && t->cost_effort == 0)
       return cp_error_set(err, "cost", "time and effort weights are both 0");
@@ -613,6 +647,7 @@ void cp_task_free(cp_task *t) {
   for (int k = 0; k < t->n_phases; ++k) cp_goal_free(&t->phases[k]);
   free(t->phases);
   cp_goal_pairs_free(&t->pairs);
+  free(t->path_bodies);
   for (int i = 0; i < t->n_files; ++i) {
     free(t->files[i].path);
     free(t->files[i].data);

@@ -14,7 +14,9 @@
 /// efforts, in quasistatic mode joint velocities.
 ///
 /// Cost of an action (docs/math.md §8): cost.time * T + cost.effort *
-/// |values|^2 * T (the effort's squared norm integrated over the action).
+/// |values|^2 * T (the effort's squared norm integrated over the action),
+/// plus cost.path times the distance each chosen body's centre moved from
+/// the action's start to its end (planner/plan/problem.c).
 ///
 /// Goal: one goal ("goal") or an ordered list of them ("phases"), each a
 /// conjunction of body, joint, contact and rest terms (planner/search/goal.h);
@@ -105,6 +107,9 @@ typedef struct cp_task {
   int has_bounds;
   double bounds_min[3], bounds_max[3];
   double cost_time, cost_effort;
+  double cost_path;        ///< cost.path: weight of the path length (1/m)
+  int n_path_bodies;       ///< cost.path_bodies (default: every free body)
+  int *path_bodies;        ///< [n_path_bodies] scene indices (owned)
   char method[16];        ///< "astar", "rrt", "sst"
   double weight;          ///< astar's w (default 1.5)
   double res_position, res_angle, res_velocity; ///< duplicate-detection cells

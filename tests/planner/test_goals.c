@@ -310,3 +310,38 @@ Test(goals, phases_lift_then_set_down_in_order) {
   cr_assert_eq(cp_search_state(r.s, r.path[r.len - 1])[r.nw], 1);
   planned_free(&r);
 }
+
+Test(goals, path_length_cost_is_the_chosen_bodys_chord_per_action) {
+  planned r;
+  plan("\"goal\": {\"body\": \"box\", \"min\": [null, null, 0.04]},"
+       " \"cost\": {\"time\": 1.0, \"path\": 10.0, \"path_bodies\": [\"box\"]}",
+       &r);
+  cr_assert(r.len >= 2);
+  double total = 0;
+  for (long k = 1; k < r.len; ++k) {
+    const double *a = cp_search_state(r.s, r.path[k - 1]);
+    const double *b = cp_search_state(r.s, r.path[k]);
+    /* The box is free body 0: its centre is entries 0..2. */
+    double moved = sqrt((b[0] - a[0]) * (b[0] - a[0]) +
+                        (b[1] - a[1]) * (b[1] - a[1]) +
+                        (b[2] - a[2]) * (b[2] - a[2]));
+    double step = cp_search_node_get(r.s, r.path[k])->cost -
+                  cp_search_node_get(r.s, r.path[k - 1])->cost;
+    cr_assert_float_eq(step, 1.0 * 0.1 + 10.0 * moved, 1e-12);
+    total += moved;
+  }
+  cr_assert_gt(total, 0.01, "the box rose 1 cm at least");
+  planned_free(&r);
+}
+
+Test(goals, bad_costs_name_their_json_path) {
+  parse_bad("\"goal\": {\"body\": \"box\", \"min\": [0, 0, 0]}, \"cost\":"
+            " {\"path\": 1, \"path_bodies\": [\"table\"]}",
+            "cost.path_bodies[0]", "no free body");
+  parse_bad("\"goal\": {\"body\": \"box\", \"min\": [0, 0, 0]}, \"cost\":"
+            " {\"path\": -1}",
+            "cost.path", NULL);
+  parse_bad("\"goal\": {\"body\": \"box\", \"min\": [0, 0, 0]}, \"cost\":"
+            " {\"path_bodies\": []}",
+            "cost.path_bodies", "non-empty");
+}
