@@ -163,11 +163,15 @@ static int astar_init(cp_search *s) {
     snprintf(s->message, sizeof s->message, "out of memory");
     return -1;
   }
-  if (s->p.key_n < 1 || !s->p.discretise || !s->p.heuristic) {
+  if (s->p.key_n < 1 || !s->p.discretise || !s->p.heuristic ||
+      s->p.n_actions > 1000000) {
     free(a->key);
     free(a);
     snprintf(s->message, sizeof s->message,
-             "astar needs a discretisation and a heuristic");
+             s->p.n_actions > 1000000
+                 ? "astar expands every action: it needs a grid of at most "
+                   "10^6 actions (continuous sampling is for rrt and sst)"
+                 : "astar needs a discretisation and a heuristic");
     return -1;
   }
   s->state = a;

@@ -348,12 +348,12 @@ long cp_search_failures(const cp_search *s, long *by_outcome) {
   return total;
 }
 
-void cp_search_sample(cp_search *s, double *e) {
+int cp_search_sample(cp_search *s, double *e) {
   int m = s->p.m;
   if (s->nearest_goal >= 0 && cp_rng_uniform(&s->rng) < s->opt.goal_bias) {
     s->p.embed(s->p.ctx, s->x + (size_t)s->nearest_goal * (size_t)s->p.n, e);
     s->p.goal_sample(s->p.ctx, e);
-    return;
+    return 1;
   }
   double *lo = s->scratch_e, *hi = s->scratch_e + m;
   for (int k = 0; k < m; ++k) {
@@ -365,6 +365,7 @@ void cp_search_sample(cp_search *s, double *e) {
   s->p.sample_bounds(s->p.ctx, lo, hi);
   for (int k = 0; k < m; ++k)
     e[k] = lo[k] + (hi[k] - lo[k]) * cp_rng_uniform(&s->rng);
+  return 0;
 }
 
 /* --- life cycle ----------------------------------------------------------- */

@@ -108,7 +108,8 @@ int cp_search_witness_set_rep(cp_search *s, long w, long rep);
 
 /// Uniform sample in the bounding box of the accepted nodes' embeddings (widened and given
 /// to the problem's sample_bounds); goal sample with probability goal_bias
-/// (the embedding of the node nearest the goal moved to the goal).
-void cp_search_sample(cp_search *s, double *e);
+/// (the embedding of the node nearest the goal moved to the goal). Returns
+/// 1 for a goal sample, else 0.
+int cp_search_sample(cp_search *s, double *e);
 
 #endif

@@ -8,6 +8,7 @@
 #include <openssl/evp.h>
 
 #include "models/jsonread.h"
+#include "planner/search/search.h"
 #include "planner/sim/statelayout.h"
 
 static char *dupn(const char *s, size_t n) {
@@ -232,6 +233,9 @@ static int parse_inputs(cp_task *t, const json_t *v, cp_error *err) {
                             "required with \"range\"");
       if (int_in(samples, cp_json_path_key(q, p, "samples"), 1, 1000, &ns, err))
         return -1;
+      ti->has_range = 1; /* continuous sampling draws from [lo, hi] */
+      ti->lo = r[0];
+      ti->hi = r[1];
       ti->n_values = (int)ns;
       if (!(ti->values = malloc((size_t)ns * sizeof *ti->values)))
         return cp_error_setc(err, CP_ERR_NOMEM, q, "out of memory");
@@ -347,7 +351,7 @@ static int parse_path_bodies(cp_task *t, const json_t *v, cp_error *err) {
 static int parse_search(cp_task *t, const json_t *v, cp_error *err) {
   static const char *const keys[] = {
       "method", "weight",  "resolution", "goal_bias", "seed",  "candidates",
-      "speed",  "delta_bn", "delta_s",   "metric",    NULL};
+      "speed",  "delta_bn", "delta_s",   "metric",    "sampling", NULL};
   if (cp_json_check_object(v, "search", keys, err)) return -1;
   const json_t *x;
   if ((x = json_object_get(v, "method"))) {
@@ -359,6 +363,20 @@ static int parse_search(cp_task *t, const json_t *v, cp_error *err) {
                           "\"%.40s\"",
                           m);
     snprintf(t->method, sizeof t->method, "%s", m);
+  }
+  if ((x = json_object_get(v, "sampling"))) {
+    const char *m;
+    if (cp_json_string(x, "search.sampling", &m, err)) return -1;
+    if (strcmp(m, "grid") && strcmp(m, "continuous"))
+      return cp_error_set(err, "search.sampling",
+                          "expected \"grid\" or \"continuous\", got "
+                          "\"%.40s\"", m);
+    t->continuous = !strcmp(m, "continuous");
+    if (t->continuous && !strcmp(t->method, "astar"))
+      return cp_error_set(err, "search.sampling",
+                          "continuous sampling goes with \"rrt\" or \"sst\" "
+                          "(astar expands every action of a grid)");
+    if (t->continuous) t->n_actions = CP_TASK_CONTINUOUS_ACTIONS;
   }
   if ((x = json_object_get(v, "weight")) &&
       number_in(x, "search.weight", 0, 1e6, 0, &t->weight, err))
@@ -656,21 +674,34 @@ void cp_task_free(cp_task *t) {
   memset(t, 0, sizeof *t);
 }
 
-void cp_task_action_values(const cp_task *t, long a, double *out) {
-  for (int i = 0; i < t->n_inputs; ++i) {
-    const cp_task_input *in = &t->inputs[i];
-    out[i] = in->values[a % in->n_values];
-    a /= in->n_values;
+/* Input i's value in action a; *rest carries the mixed-radix remainder
+ * (grid) or the generator (continuous) from one input to the next. */
+static double input_value(const cp_task *t, int i, long *rest, cp_rng *r) {
+  const cp_task_input *in = &t->inputs[i];
+  if (!t->continuous) {
+    double v = in->values[*rest % in->n_values];
+    *rest /= in->n_values;
+    return v;
   }
+  double u = cp_rng_uniform(r);
+  if (in->has_range) return in->lo + (in->hi - in->lo) * u;
+  int k = (int)(u * in->n_values);
+  return in->values[k < in->n_values ? k : in->n_values - 1];
+}
+
+void cp_task_action_values(const cp_task *t, long a, double *out) {
+  cp_rng r;
+  if (t->continuous) cp_rng_seed(&r, (uint64_t)a);
+  for (int i = 0; i < t->n_inputs; ++i) out[i] = input_value(t, i, &a, &r);
 }
 
 double cp_task_action_cost(const cp_task *t, long a) {
   double sq = 0;
+  cp_rng r;
+  if (t->continuous) cp_rng_seed(&r, (uint64_t)a);
   for (int i = 0; i < t->n_inputs; ++i) {
-    const cp_task_input *in = &t->inputs[i];
-    double v = in->values[a % in->n_values];
+    double v = input_value(t, i, &a, &r);
     sq += v * v;
-    a /= in->n_values;
   }
   return (t->cost_time + t->cost_effort * sq) * t->duration;
 }

@@ -54,7 +54,13 @@ typedef struct cp_task_input {
   int row;            ///< the joint's system row (models/system.h order)
   int n_values;
   double *values;     ///< [n_values] (owned)
+  int has_range;      ///< given as "range": [lo, hi] (continuous sampling
+  double lo, hi;      ///< draws from it)
 } cp_task_input;
+
+/// search.sampling "continuous" (rrt and sst): an action index is a seed
+/// and there are this many of them (see cp_task_action_values).
+#define CP_TASK_CONTINUOUS_ACTIONS (1L << 52)
 
 /// A one-body summary of the goal for displays (the plan printout, the
 /// viewer): the first body term of the last phase (its ball, else its box's
@@ -115,6 +121,7 @@ typedef struct cp_task {
   double res_position, res_angle, res_velocity; ///< duplicate-detection cells
   double goal_bias;       ///< rrt/sst (default 0.05)
   uint64_t seed;          ///< default 1
+  int continuous;         ///< search.sampling "continuous" (default "grid")
   int candidates;         ///< rrt/sst: actions tried per iteration (default 8)
   double speed;           ///< astar: speed bound of the heuristic (m/s, 0.5)
   double delta_bn;        ///< sst: selection radius (metric units, 0.05)
@@ -153,7 +160,11 @@ int cp_task_load_from(const char *path, const cp_file_source *src,
 /// Releases what the task owns and zeroes it. Safe on a zeroed task.
 void cp_task_free(cp_task *task);
 
-/// The values of action a (n_inputs of them) into out.
+/// The values of action a (n_inputs of them) into out. On the grid (the
+/// default) a is the mixed-radix index above; with continuous sampling a
+/// is a seed: the generator of planner/search/search.h seeded with a draws
+/// one uniform u_i per input in input order, and input i takes lo + (hi -
+/// lo) u_i for a range, values[floor(u_i n_i)] for a list.
 void cp_task_action_values(const cp_task *task, long a, double *out);
 
 /// Cost of action a held for the task's duration.

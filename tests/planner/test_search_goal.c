@@ -1,11 +1,12 @@
 /* The search's goal handling (planner/search/search.h): the goal test at
- * generation under a node limit, the best near-miss. Synthetic problems
- * (tests/planner/synth.h), no simulation. */
+ * generation under a node limit, the best near-miss (synthetic problems,
+ * tests/planner/synth.h); continuous sampling on the push task. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "planner/plan/plan.h"
 #include "planner/search/search.h"
 #include "synth.h"
 
@@ -86,4 +87,116 @@ Test(search_goal, the_best_near_miss_is_the_nearest_node) {
   cr_assert_float_eq(cp_search_best_distance(s), best, 1e-12);
   cr_assert_eq(near, at);
   cp_search_destroy(s);
+}
+
+/* --- continuous sampling (search.sampling "continuous") ------------------- */
+
+
+static char *push_text(const char *method, const char *extra) {
+  static char buf[4096];
+  snprintf(buf, sizeof buf,
+           "{\"scene\": \"%s/models/scenes/plan_push.json\","
+           " \"inputs\": {\"finger/slide\": {\"range\": [-2, 4], \"samples\":"
+           " 4}}, \"action\": {\"duration\": 0.1, \"dt\": 0.005},"
+           " \"goal\": {\"body\": \"box\", \"position\": [0.15, 0, 0.05],"
+           " \"tolerance\": 0.02},"
+           " \"bounds\": {\"min\": [-0.5, -0.5, 0], \"max\": [0.5, 0.5, 0.5]},"
+           " \"search\": {\"method\": \"%s\", \"sampling\": \"continuous\"%s},"
+           " \"limits\": {\"nodes\": 60}}",
+           getenv("CP_SOURCE_ROOT"), method, extra);
+  return buf;
+}
+
+static void load(const char *text, cp_task *t) {
+  cp_error e;
+  cr_assert_eq(cp_task_parse(text, strlen(text), NULL, t, &e), 0, "%s: %s",
+               e.where, e.msg);
+}
+
+Test(search_goal, continuous_actions_are_seeds_of_values_in_range) {
+  cp_task t;
+  load(push_text("rrt", ""), &t);
+  cr_assert(t.continuous);
+  cr_assert_eq(t.n_actions, CP_TASK_CONTINUOUS_ACTIONS);
+  double lo = INFINITY, hi = -INFINITY, sum = 0;
+  int on_grid = 0;
+  for (long a = 0; a < 4000; ++a) {
+    double v, w;
+    cp_task_action_values(&t, a * 7919 + 3, &v);
+    cp_task_action_values(&t, a * 7919 + 3, &w);
+    cr_assert(v == w, "action %ld is not one value", a);
+    cr_assert(v >= -2 && v <= 4);
+    /* The cost follows the value: time 1, effort 0 by default. */
+    cr_assert_float_eq(cp_task_action_cost(&t, a * 7919 + 3), 0.1, 1e-15);
+    lo = fmin(lo, v);
+    hi = fmax(hi, v);
+    sum += v;
+    on_grid += v == -2 || v == 0 || v == 2 || v == 4;
+  }
+  /* Uniform over [-2, 4]: spread to both ends, mean 1 (sd of the mean of
+   * 4000 is 0.027), none on the 4-sample grid. */
+  cr_assert(lo < -1.99 && hi > 3.99, "%g .. %g", lo, hi);
+  cr_assert_float_eq(sum / 4000, 1.0, 0.15);
+  cr_assert_eq(on_grid, 0);
+  cp_task_free(&t);
+  /* astar keeps the grid. */
+  cp_error e;
+  const char *bad = push_text("astar", "");
+  cr_assert_eq(cp_task_parse(bad, strlen(bad), NULL, &t, &e), -1);
+  cr_assert_str_eq(e.where, "search.sampling");
+  bad = push_text("rrt", ", \"sampling\": \"fine\"");
+  cr_assert_eq(cp_task_parse(bad, strlen(bad), NULL, &t, &e), -1);
+}
+
+/* An rrt or sst search of the continuous push to its node limit: the ids,
+ * parents, actions and state bits, digested. */
+static uint64_t continuous_run(const char *method, uint64_t seed, long *n) {
+  cp_task t;
+  load(push_text(method, ""), &t);
+  cp_plan_world *pw;
+  cp_error e;
+  cr_assert_eq(cp_plan_world_create(&t, 1, &pw, &e), 0, "%s", e.msg);
+  cp_search_options o = cp_search_defaults();
+  o.method = method;
+  o.seed = seed;
+  o.max_nodes = t.max_nodes;
+  char msg[256];
+  cp_search *s = cp_search_create(cp_plan_world_problem(pw), &o,
+                                  cp_plan_world_start(pw), 0, msg, sizeof msg);
+  cr_assert(s, "%s", msg);
+  run(s);
+  uint64_t h = 1469598103934665603ull;
+  *n = cp_search_node_count(s);
+  for (long k = 0; k < *n; ++k) {
+    const cp_search_node *nd = cp_search_node_get(s, k);
+    long v[2] = {nd->parent, nd->action};
+    const unsigned char *p = (const unsigned char *)v;
+    for (size_t i = 0; i < sizeof v; ++i) h = (h ^ p[i]) * 1099511628211ull;
+    p = (const unsigned char *)cp_search_state(s, k);
+    for (size_t i = 0; i < (size_t)cp_search_state_size(s) * sizeof(double); ++i)
+      h = (h ^ p[i]) * 1099511628211ull;
+    if (k > 0) { /* a sampled value, within the range */
+      double u;
+      cp_task_action_values(&t, nd->action, &u);
+      cr_assert(u >= -2 && u <= 4);
+    }
+  }
+  cp_search_destroy(s);
+  cp_plan_world_destroy(pw);
+  cp_task_free(&t);
+  return h;
+}
+
+Test(search_goal, continuous_sampling_is_reproducible_from_the_seed) {
+  const char *methods[] = {"rrt", "sst"};
+  for (int m = 0; m < 2; ++m) {
+    long n1, n2, n3;
+    uint64_t a = continuous_run(methods[m], 7, &n1);
+    uint64_t b = continuous_run(methods[m], 7, &n2);
+    uint64_t c = continuous_run(methods[m], 8, &n3);
+    cr_assert_gt(n1, 10);
+    cr_assert_eq(n1, n2);
+    cr_assert_eq(a, b, "%s: seed 7 twice, two searches", methods[m]);
+    cr_assert_neq(a, c, "%s: seeds 7 and 8, one search", methods[m]);
+  }
 }
