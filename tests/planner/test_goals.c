@@ -7,12 +7,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "planner/plan/plan.h"
 #include "planner/search/goal.h"
 #include "planner/search/search.h"
 #include "planner/search/task.h"
 #include "planner/sim/statelayout.h"
+#include "synth.h"
+#include "tests/support.h"
 
 #define PI 3.14159265358979323846
 
@@ -344,4 +347,32 @@ Test(goals, bad_costs_name_their_json_path) {
   parse_bad("\"goal\": {\"body\": \"box\", \"min\": [0, 0, 0]}, \"cost\":"
             " {\"path_bodies\": []}",
             "cost.path_bodies", "non-empty");
+}
+
+/* The command: a bad phase list exits 2 naming the file and the JSON path,
+ * and writes no database. */
+static void cli_bad(const char *goal, const char *where) {
+  char *task = cpt_temp_file(grasp_task(goal), ".json");
+  char *db = synth_temp_db();
+  const char *argv[] = {"complan", "plan", task, "--db", db, NULL};
+  char *out, *err;
+  cr_assert_eq(cpt_run(argv, &out, &err), 2, "stderr: %s", err);
+  cr_assert_str_eq(out, "");
+  cr_assert(strstr(err, task), "no file name in: %s", err);
+  cr_assert(strstr(err, where), "'%s' not in: %s", where, err);
+  cr_assert_neq(access(db, F_OK), 0, "a database was written");
+  free(out);
+  free(err);
+  unlink(task);
+  free(task);
+  synth_remove_db(db);
+}
+
+Test(goals, cli_bad_phases_exit_2_with_the_json_path) {
+  cli_bad("\"phases\": []", "phases");
+  cli_bad("\"phases\": [{\"body\": \"box\", \"min\": [0, 0, 0]},"
+          " {\"body\": \"box\", \"bogus\": 1}]",
+          "phases[1].bogus");
+  cli_bad("\"phases\": [{\"contacts\": [[\"box\", 7]]}]",
+          "phases[0].contacts[0][1]");
 }
