@@ -215,6 +215,16 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
     result = CP_PLAN_INTERRUPTED;
   res->failed = failed;
   if (result != CP_PLAN_SOLVED) best = -1;
+  /* Shortcutting (docs/planner.md): the plan only gets shorter, and only
+   * to another goal node; the new nodes go out with the last batch. */
+  if (best >= 0 && task->shortcut > 0 && status != CP_SEARCH_STOPPED) {
+    best = cp_search_shortcut(s, best, task->shortcut);
+    if (best < 0) {
+      cp_error_set(err, "", "shortcutting failed: %s", cp_search_message(s));
+      cp_search_destroy(s);
+      return res->status = CP_PLAN_FAILED;
+    }
+  }
   pr.status = run_status(result);
   pr.seconds = seconds_before + (cp_search_budget_now(&budget) - t_start);
   if ((ss = cp_store_write_batch(st, run_id, task, s, &pr, best,

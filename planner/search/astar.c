@@ -191,7 +191,7 @@ static int astar_rebuild(cp_search *s) {
   for (long id = 0; id < s->n_nodes; ++id) {
     const cp_search_node *n = &s->nodes[id];
     if (n->outcome != CP_EXPAND_OK ||
-        (n->flags & (CP_NODE_SUPERSEDED | CP_NODE_DISCARDED)))
+        (n->flags & (CP_NODE_SUPERSEDED | CP_NODE_DISCARDED | CP_NODE_SHORTCUT)))
       continue;
     s->p.discretise(s->p.ctx, cp_search_state(s, id), a->key);
     if (admit(s, a, id, a->key)) {

@@ -43,7 +43,9 @@ static int rrt_rebuild(cp_search *s) {
   rrt *r = s->state;
   for (long id = 0; id < s->n_nodes; ++id) {
     const cp_search_node *n = &s->nodes[id];
-    if (n->outcome != CP_EXPAND_OK || (n->flags & CP_NODE_DISCARDED)) continue;
+    if (n->outcome != CP_EXPAND_OK ||
+        (n->flags & (CP_NODE_DISCARDED | CP_NODE_SHORTCUT)))
+      continue;
     s->p.embed(s->p.ctx, cp_search_state(s, id), r->e);
     if (cp_nn_add(r->nn, r->e, id)) {
       snprintf(s->message, sizeof s->message, "out of memory");

@@ -192,7 +192,9 @@ enum {
                            ///< in its witness cell on arrival
   CP_NODE_INACTIVE = 8,    ///< sst: dominated later (kept for its subtree)
   CP_NODE_PRUNED = 16,     ///< sst: inactive leaf removed from the tree
-  CP_NODE_GOAL = 32        ///< in the goal region
+  CP_NODE_GOAL = 32,       ///< in the goal region
+  CP_NODE_SHORTCUT = 64    ///< made by cp_search_shortcut (not part of the
+                           ///< planner's own structures)
 };
 
 typedef struct cp_search_node {
@@ -287,8 +289,20 @@ const cp_rng *cp_search_rng(const cp_search *s);
 const char *cp_search_message(const cp_search *s);
 const char *cp_search_method(const cp_search *s);
 
+/// Shortcutting (docs/planner.md): tries to shorten the plan ending at goal
+/// node `goal` by cutting stretches out of it (actions i+1..j, longest
+/// first), putting nothing or one action (each of the first 64) in their
+/// place and simulating the actions after them again from node i; a
+/// result is kept when one of its nodes is in the goal and cheaper than the
+/// plan. Repeats until no cut helps or max_sims actions were simulated (the
+/// budget may stop it sooner). The simulated outcomes are new nodes flagged
+/// SHORTCUT. Returns the (possibly unchanged) best goal node, which becomes
+/// cp_search_best; -1 on a fatal error (message). A node that is not a goal
+/// node is returned as it is.
+long cp_search_shortcut(cp_search *s, long goal, long max_sims);
+
 /// The path from the start to node id: writes up to cap ids (start first)
-/// into ids; returns the path's node count.
+/// into ids (may be NULL with cap 0); returns the path's node count.
 long cp_search_path(const cp_search *s, long id, long *ids, long cap);
 
 /// Journal (see the file comment).

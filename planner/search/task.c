@@ -351,7 +351,8 @@ static int parse_path_bodies(cp_task *t, const json_t *v, cp_error *err) {
 static int parse_search(cp_task *t, const json_t *v, cp_error *err) {
   static const char *const keys[] = {
       "method", "weight",  "resolution", "goal_bias", "seed",  "candidates",
-      "speed",  "delta_bn", "delta_s",   "metric",    "sampling", NULL};
+      "speed",  "delta_bn", "delta_s",   "metric",    "sampling",
+      "shortcut", NULL};
   if (cp_json_check_object(v, "search", keys, err)) return -1;
   const json_t *x;
   if ((x = json_object_get(v, "method"))) {
@@ -410,6 +411,9 @@ static int parse_search(cp_task *t, const json_t *v, cp_error *err) {
     if (int_in(x, "search.candidates", 1, 10000, &l, err)) return -1;
     t->candidates = (int)l;
   }
+  if ((x = json_object_get(v, "shortcut")) &&
+      int_in(x, "search.shortcut", 0, 100000000, &t->shortcut, err))
+    return -1;
   if ((x = json_object_get(v, "speed")) &&
       number_in(x, "search.speed", 0, INFINITY, 1, &t->speed, err))
     return -1;

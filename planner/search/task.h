@@ -122,6 +122,8 @@ typedef struct cp_task {
   double goal_bias;       ///< rrt/sst (default 0.05)
   uint64_t seed;          ///< default 1
   int continuous;         ///< search.sampling "continuous" (default "grid")
+  long shortcut;          ///< search.shortcut: simulations spent shortening
+                          ///< a plan (0: none, the default)
   int candidates;         ///< rrt/sst: actions tried per iteration (default 8)
   double speed;           ///< astar: speed bound of the heuristic (m/s, 0.5)
   double delta_bn;        ///< sst: selection radius (metric units, 0.05)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "planner/plan/plan.h"
+#include "planner/replay/replay.h"
 #include "planner/search/goal.h"
 #include "planner/search/search.h"
 #include "planner/search/task.h"
@@ -375,4 +376,51 @@ Test(goals, cli_bad_phases_exit_2_with_the_json_path) {
           "phases[1].bogus");
   cli_bad("\"phases\": [{\"contacts\": [[\"box\", 7]]}]",
           "phases[0].contacts[0][1]");
+}
+
+/* --- a stored plan with phases, shortened, replayed bitwise ---------------- */
+
+
+Test(goals, phased_shortcut_plan_is_stored_and_replays_bitwise) {
+  cp_task t;
+  cp_error e;
+  char goal[1024];
+  snprintf(goal, sizeof goal,
+           "\"phases\": [{\"body\": \"box\", \"min\": [null, null, 0.05]},"
+           " {\"body\": \"box\", \"max\": [null, null, 0.0305]}]");
+  const char *text = grasp_task(goal);
+  /* rrt with continuous sampling and shortcutting (the grasp task's
+   * search section is replaced: the last key wins in no JSON, so build it
+   * anew). */
+  char buf[8192];
+  const char *at = strstr(text, "\"search\":");
+  cr_assert(at);
+  snprintf(buf, sizeof buf,
+           "%.*s\"search\": {\"method\": \"rrt\", \"seed\": 3, \"goal_bias\":"
+           " 0.2, \"shortcut\": 400, \"sampling\": \"continuous\"},"
+           " \"limits\": {\"nodes\": 4000, \"seconds\": 600}}",
+           (int)(at - text), text);
+  cr_assert_eq(cp_task_parse(buf, strlen(buf), NULL, &t, &e), 0, "%s: %s",
+               e.where, e.msg);
+  char *db = synth_temp_db();
+  cp_store *st;
+  char msg[512];
+  cr_assert_eq(cp_store_open(db, 0, &st, msg, sizeof msg), CP_STORE_OK, "%s",
+               msg);
+  cp_plan_result res;
+  cr_assert_eq(cp_plan_task(st, &t, NULL, &res, &e), CP_PLAN_SOLVED,
+               "%s (%ld nodes)", e.msg, res.nodes);
+  cp_replay *r;
+  cr_assert_eq(cp_replay_open(st, res.plan_id, &r, &e), CP_REPLAY_OK, "%s",
+               e.msg);
+  cp_replay_options o = cp_replay_defaults();
+  o.verify = 1;
+  cp_replay_result rr;
+  cr_assert_eq(cp_replay_run(r, &o, &rr), CP_REPLAY_OK, "%s", rr.message);
+  cr_assert(rr.verified, "%s", rr.message);
+  cr_assert_eq(cp_replay_length(r), res.length);
+  cp_replay_close(r);
+  cp_store_close(st);
+  synth_remove_db(db);
+  cp_task_free(&t);
 }

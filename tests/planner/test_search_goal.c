@@ -200,3 +200,90 @@ Test(search_goal, continuous_sampling_is_reproducible_from_the_seed) {
     cr_assert_neq(a, c, "%s: seeds 7 and 8, one search", methods[m]);
   }
 }
+
+/* --- shortcutting --------------------------------------------------------- */
+
+/* Re-simulates the path to `goal` from the start with the problem's own
+ * expansion: every state as stored, every outcome accepted, the end in the
+ * goal, the cost the sum of the action costs. Returns the cost. */
+static double resimulate(const cp_search_problem *p, cp_search *s, long goal) {
+  long ids[4096];
+  long len = cp_search_path(s, goal, ids, 4096);
+  cr_assert(len >= 1 && len <= 4096);
+  double x[8], y[8], cost = 0;
+  int n = cp_search_state_size(s);
+  cr_assert(n <= 8);
+  memcpy(x, cp_search_state(s, 0), (size_t)n * sizeof *x);
+  for (long k = 1; k < len; ++k) {
+    const cp_search_node *nd = cp_search_node_get(s, ids[k]);
+    cr_assert_eq(nd->parent, ids[k - 1]);
+    cp_expansion info;
+    memset(&info, 0, sizeof info);
+    cr_assert_eq(p->expand(p->ctx, x, 0, NULL, 0, nd->action, y, &info), 0);
+    cr_assert_eq(info.outcome, CP_EXPAND_OK);
+    cr_assert_eq(memcmp(y, cp_search_state(s, ids[k]), (size_t)n * sizeof *y),
+                 0, "step %ld differs from its node", k);
+    cost += p->action_cost(p->ctx, nd->action);
+    memcpy(x, y, sizeof x);
+  }
+  cr_assert(p->in_goal(p->ctx, x), "the plan ends outside the goal");
+  cr_assert_float_eq(cost, cp_search_node_get(s, goal)->cost, 1e-9);
+  return cost;
+}
+
+Test(search_goal, shortcutting_keeps_only_plans_that_reach_the_goal) {
+  int shortened = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    synth_point pt = {0};
+    cp_search_problem p = synth_point_problem(&pt);
+    cp_search_options o = cp_search_defaults();
+    o.method = seed % 2 ? "rrt" : "sst";
+    o.seed = seed;
+    o.max_nodes = 3000;
+    char msg[256];
+    cp_search *s = cp_search_create(&p, &o, (double[]){0.1, 0.1}, 0, msg,
+                                    sizeof msg);
+    cr_assert(s, "%s", msg);
+    run(s);
+    long goal = cp_search_best(s);
+    cr_assert_geq(goal, 0, "seed %lu: no plan", (unsigned long)seed);
+    double before = resimulate(&p, s, goal);
+    long n0 = cp_search_node_count(s);
+    long got = cp_search_shortcut(s, goal, 20000);
+    cr_assert_geq(got, 0, "%s", cp_search_message(s));
+    cr_assert_eq(cp_search_best(s), got);
+    /* Whatever happened: a plan that re-simulates into the goal, never
+     * costlier; the new nodes are all flagged (rejected cuts are stored as
+     * data too). */
+    cr_assert(cp_search_node_get(s, got)->flags & CP_NODE_GOAL);
+    double after = resimulate(&p, s, got);
+    cr_assert_leq(after, before);
+    for (long k = n0; k < cp_search_node_count(s); ++k)
+      cr_assert(cp_search_node_get(s, k)->flags & CP_NODE_SHORTCUT);
+    if (got != goal) {
+      cr_assert_lt(after, before);
+      cr_assert_geq(got, n0);
+      shortened++;
+    }
+    /* No plan beats the straight line: 0.8 sqrt 2 - 0.06 at 0.05 per unit
+     * cost along the diagonal, around the wall or not. */
+    cr_assert_geq(after, (0.8 * sqrt(2) - 0.06) / 0.05 - 1e-9);
+    cp_search_destroy(s);
+  }
+  cr_assert_gt(shortened, 0, "no plan of six was shortened");
+}
+
+Test(search_goal, shortcut_of_a_non_goal_node_changes_nothing) {
+  synth_grid g = synth_maze_grid();
+  cp_search_problem p = synth_grid_problem(&g);
+  cp_search_options o = cp_search_defaults();
+  o.max_nodes = 10;
+  char msg[256];
+  cp_search *s = cp_search_create(&p, &o, (double[]){0, 0}, 0, msg, sizeof msg);
+  cr_assert(s);
+  cr_assert_eq(run(s), CP_SEARCH_NODE_LIMIT);
+  cr_assert_eq(cp_search_shortcut(s, 3, 100), 3);
+  cr_assert_eq(cp_search_node_count(s), 10);
+  cr_assert_eq(cp_search_best(s), -1);
+  cp_search_destroy(s);
+}
