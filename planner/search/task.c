@@ -304,11 +304,18 @@ static int parse_goal(cp_task *t, const json_t *goal, const json_t *phases,
                         "the scene has no free body");
   const cp_body *start = &t->scene.bodies[g->body_index];
   memcpy(g->position, start->x, sizeof g->position);
+  g->tolerance = 0.01; /* shown as a 1 cm ball (the viewer draws spheres) */
   if (last->n_bodies > 0) {
     const cp_goal_body *b = &last->bodies[0];
     g->body_index = b->body_index;
     cp_goal_body_target(b, t->scene.bodies[b->body_index].x, g->position);
-    g->tolerance = b->has_ball ? b->tolerance : 0;
+    /* A box shows as a ball of half its narrowest finite side (1 cm when
+     * it has none): the viewer draws the goal as a sphere. */
+    for (int k = 0; k < 3 && !b->has_ball; ++k)
+      if (isfinite(b->hi[k] - b->lo[k]) && b->hi[k] > b->lo[k] &&
+          0.5 * (b->hi[k] - b->lo[k]) < g->tolerance)
+        g->tolerance = 0.5 * (b->hi[k] - b->lo[k]);
+    if (b->has_ball) g->tolerance = b->tolerance;
     g->has_orientation = b->has_orientation;
     memcpy(g->orientation, b->orientation, sizeof g->orientation);
     g->angle_tolerance = b->angle_tolerance;

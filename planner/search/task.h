@@ -64,8 +64,9 @@ typedef struct cp_task_input {
 
 /// A one-body summary of the goal for displays (the plan printout, the
 /// viewer): the first body term of the last phase (its ball, else its box's
-/// nearest point to the start; tolerance 0 without a ball). A goal without
-/// body terms shows the first free body.
+/// nearest point to the start with half the box's narrowest finite side as
+/// the radius, at most 1 cm). A goal without body terms shows the first
+/// free body.
 typedef struct cp_task_goal {
   char *body;             ///< a free body's name (owned)
   int body_index;         ///< index into scene.bodies
