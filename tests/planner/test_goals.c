@@ -380,6 +380,19 @@ Test(goals, cli_bad_phases_exit_2_with_the_json_path) {
 
 /* --- a stored plan with phases, shortened, replayed bitwise ---------------- */
 
+/* Parses text into *t and opens a fresh database (*db its path). */
+static cp_store *task_and_store(const char *text, cp_task *t, char **db) {
+  cp_error e;
+  cr_assert_eq(cp_task_parse(text, strlen(text), NULL, t, &e), 0, "%s: %s",
+               e.where, e.msg);
+  *db = synth_temp_db();
+  cp_store *st;
+  char msg[512];
+  cr_assert_eq(cp_store_open(*db, 0, &st, msg, sizeof msg), CP_STORE_OK, "%s",
+               msg);
+  return st;
+}
+
 
 Test(goals, phased_shortcut_plan_is_stored_and_replays_bitwise) {
   cp_task t;
@@ -400,13 +413,8 @@ Test(goals, phased_shortcut_plan_is_stored_and_replays_bitwise) {
            " 0.2, \"shortcut\": 400, \"sampling\": \"continuous\"},"
            " \"limits\": {\"nodes\": 4000, \"seconds\": 600}}",
            (int)(at - text), text);
-  cr_assert_eq(cp_task_parse(buf, strlen(buf), NULL, &t, &e), 0, "%s: %s",
-               e.where, e.msg);
-  char *db = synth_temp_db();
-  cp_store *st;
-  char msg[512];
-  cr_assert_eq(cp_store_open(db, 0, &st, msg, sizeof msg), CP_STORE_OK, "%s",
-               msg);
+  char *db;
+  cp_store *st = task_and_store(buf, &t, &db);
   cp_plan_result res;
   cr_assert_eq(cp_plan_task(st, &t, NULL, &res, &e), CP_PLAN_SOLVED,
                "%s (%ld nodes)", e.msg, res.nodes);
@@ -420,6 +428,48 @@ Test(goals, phased_shortcut_plan_is_stored_and_replays_bitwise) {
   cr_assert(rr.verified, "%s", rr.message);
   cr_assert_eq(cp_replay_length(r), res.length);
   cp_replay_close(r);
+  cp_store_close(st);
+  synth_remove_db(db);
+  cp_task_free(&t);
+}
+
+/* A phased run stopped by its node limit resumes into the run that was not
+ * stopped: the phase entries come back with the stored states. */
+Test(goals, a_phased_run_resumes_into_the_uninterrupted_one) {
+  cp_task t;
+  cp_error e;
+  const char *text = grasp_task(
+      "\"phases\": [{\"body\": \"box\", \"min\": [null, null, 0.05]},"
+      " {\"body\": \"box\", \"max\": [null, null, 0.0305]}]");
+  char *db;
+  cp_store *st = task_and_store(text, &t, &db);
+  cp_plan_result whole, part;
+  cr_assert_eq(cp_plan_task(st, &t, NULL, &whole, &e), CP_PLAN_SOLVED, "%s",
+               e.msg);
+  cr_assert_gt(whole.nodes, 40);
+  cp_plan_options o = cp_plan_defaults();
+  o.max_nodes = 20; /* before the first goal node (75 here) */
+  cp_plan_status s = cp_plan_task(st, &t, &o, &part, &e);
+  cr_assert_eq(s, CP_PLAN_LIMIT, "%s: %s (%ld of %ld nodes)",
+               cp_plan_status_name(s), e.msg, part.nodes, whole.nodes);
+  o.max_nodes = 0;
+  o.resume = 1;
+  cr_assert_eq(cp_plan_task(st, &t, &o, &part, &e), CP_PLAN_SOLVED, "%s",
+               e.msg);
+  cr_assert_eq(part.resumed, 1);
+  cr_assert_eq(part.run_id, whole.run_id + 1);
+  cr_assert_eq(part.nodes, whole.nodes);
+  cr_assert_eq(part.goal_node, whole.goal_node);
+  cr_assert(part.cost == whole.cost);
+  /* The goal node's stored state, phase entry included, is the same. */
+  cp_search_node n;
+  double a[32], b[32];
+  cr_assert_eq(cp_store_load_node(st, whole.run_id, whole.goal_node, &n, a, 32,
+                                  NULL, 0, NULL), CP_STORE_OK);
+  cr_assert_eq(cp_store_load_node(st, part.run_id, part.goal_node, &n, b, 32,
+                                  NULL, 0, NULL), CP_STORE_OK);
+  cr_assert_eq(memcmp(a, b, 20 * sizeof *a), 0);
+  cr_assert_eq(a[19], 1.0, "the goal node is in the last phase");
   cp_store_close(st);
   synth_remove_db(db);
   cp_task_free(&t);
