@@ -356,6 +356,9 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
                             json_integer(r.failed_by[k]));
     json_object_set_new(doc, "failures", why);
     json_object_set_new(doc, "best_distance", cp_json_num(r.best_distance));
+    json_object_set_new(doc, "best_node", r.best_node >= 0
+                                              ? json_integer(r.best_node)
+                                              : json_null());
     json_object_set_new(doc, "store_seconds", json_real(r.store_seconds));
     json_object_set_new(doc, "database", json_string(db));
     if (cp_json_print(doc)) rc = CP_EXIT_UNDECIDED;
@@ -370,8 +373,9 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
     if (s == CP_PLAN_SOLVED) {
       if (print_plan(st, &task, &r, db)) rc = CP_EXIT_UNDECIDED;
     } else {
-      printf("no plan; the goal body came within %.4g m of the goal "
-             "region\n", r.best_distance);
+      printf("no plan; node %ld came nearest the goal: %.4g m away "
+             "(position and angle, docs/planner.md)\n", r.best_node,
+             r.best_distance);
     }
   }
   cp_store_close(st);

@@ -65,6 +65,7 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
   memset(res, 0, sizeof *res);
   res->plan_id = -1;
   res->goal_node = -1;
+  res->best_node = -1;
   res->cost = NAN;
   cp_search_budget budget = {.clock = opt.clock, .clock_ctx = opt.clock_ctx,
                              .cancel = opt.cancel};
@@ -214,6 +215,16 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
     result = CP_PLAN_INTERRUPTED;
   res->failed = failed;
   if (result != CP_PLAN_SOLVED) best = -1;
+  /* Shortcutting (docs/planner.md): the plan only gets shorter, and only
+   * to another goal node; the new nodes go out with the last batch. */
+  if (best >= 0 && task->shortcut > 0 && status != CP_SEARCH_STOPPED) {
+    best = cp_search_shortcut(s, best, task->shortcut);
+    if (best < 0) {
+      cp_error_set(err, "", "shortcutting failed: %s", cp_search_message(s));
+      cp_search_destroy(s);
+      return res->status = CP_PLAN_FAILED;
+    }
+  }
   pr.status = run_status(result);
   pr.seconds = seconds_before + (cp_search_budget_now(&budget) - t_start);
   if ((ss = cp_store_write_batch(st, run_id, task, s, &pr, best,
@@ -231,6 +242,7 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
   res->seconds = seconds_before + res->session_seconds;
   res->store_seconds = cp_store_seconds(st) - store0;
   res->best_distance = cp_search_best_distance(s);
+  res->best_node = cp_search_nearest(s);
   if (best >= 0) {
     const cp_search_node *g = cp_search_node_get(s, best);
     res->goal_node = best;

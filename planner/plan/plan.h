@@ -92,7 +92,8 @@ typedef struct cp_plan_result {
   double store_seconds;       ///< part of session_seconds spent writing
   double cost;                ///< plan cost (NaN when none)
   long length;                ///< plan actions (0 when none)
-  double best_distance;
+  double best_distance;       ///< least goal distance over the nodes (m)
+  long best_node;             ///< the node that has it (-1 when none)
   long goal_node;             ///< -1 when none
   long failed;                ///< failed expansions over all sessions
   long failed_by[CP_EXPAND_COUNT]; ///< per outcome (solver_failed,

@@ -1,6 +1,11 @@
 /* A task bound to the simulator: the search problem whose expansions step a
- * cp_world (planner/plan/plan.h). States are cp_world_get_state vectors:
- * per free body x[3], q[4], v[3], w[3]; per joint position, rate. */
+ * cp_world (planner/plan/plan.h). States are cp_world_get_state vectors
+ * (planner/sim/statelayout.h: per free body x[3], q[4], v[3], w[3]; per
+ * joint position, rate), followed, for a task with phases or contact goals,
+ * by the goal's own entries: the index of the phase reached, then one flag
+ * per contact pair of the goals (1 when the pair touched in the last step).
+ * Those are part of the state the search stores, so that resume and replay
+ * see them without a column of their own. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,10 +22,12 @@ struct cp_plan_world {
   const cp_task *task;
   cp_world *world;
   cp_search_problem problem;
-  int n;               /* state size */
+  int n;               /* state size: nw + extra */
+  int nw;              /* the world's state size */
+  int extra;           /* goal entries: 0, or 1 + contact pairs */
+  cp_state_layout lay; /* the world's state layout */
+  cp_goal_view view;
   int n_free;          /* free bodies */
-  int *free_body;      /* [n_free] scene body index */
-  int goal_slot;       /* the goal body's position in the state (offset) */
   int n_joints;
   int *prismatic;      /* [n_joints] 1 when prismatic */
   double *x0;          /* [n] start */
@@ -54,16 +61,60 @@ static cp_expand_outcome outcome_of(cp_world_status s) {
   }
 }
 
-/* First free body out of the task's bounds, or -1. */
+/* Offset of the f-th free body and of joint row j in the state. */
+static int body_at(const cp_plan_world *pw, int f) {
+  return cp_state_body_at(&pw->lay, pw->lay.free_body[f]);
+}
+static int joint_at(const cp_plan_world *pw, int j) {
+  return CP_STATE_BODY_SIZE * pw->n_free + CP_STATE_JOINT_SIZE * j;
+}
+
+/* First free body (its free index) out of the task's bounds, or -1. */
 static int out_of_bounds(const cp_plan_world *pw, const double *x) {
   const cp_task *t = pw->task;
   if (!t->has_bounds) return -1;
   for (int b = 0; b < pw->n_free; ++b)
     for (int k = 0; k < 3; ++k) {
-      double v = x[13 * b + k];
+      double v = x[body_at(pw, b) + k];
       if (v < t->bounds_min[k] || v > t->bounds_max[k]) return b;
     }
   return -1;
+}
+
+/* --- goals ---------------------------------------------------------------- */
+
+/* The phase state x has reached (0 without phases). */
+static int phase_of(const cp_plan_world *pw, const double *x) {
+  return pw->extra ? (int)x[pw->nw] : 0;
+}
+static const double *contact_flags(const cp_plan_world *pw, const double *x) {
+  return pw->extra ? x + pw->nw + 1 : NULL;
+}
+
+/* Records in y's goal entries which contact pairs touch in the world's last
+ * step, then moves y's phase on past every phase y meets (the last phase
+ * is the goal itself: it is judged at the node, not passed through). */
+static void goal_update(const cp_plan_world *pw, int n_contacts, const cp_world_contact *wc,
+                        double *y) {
+  const cp_task *t = pw->task;
+  if (!pw->extra) return;
+  double *flags = y + pw->nw + 1;
+  for (int k = 0; k < t->pairs.n; ++k) flags[k] = 0;
+  for (int c = 0; c < n_contacts; ++c)
+    for (int k = 0; k < t->pairs.n; ++k) {
+      cp_ref a = t->pairs.a[k], b = t->pairs.b[k];
+      const cp_ref *p = &wc[c].a, *q = &wc[c].b;
+      int ab = p->body == a.body && p->manip == a.manip && p->link == a.link &&
+               q->body == b.body && q->manip == b.manip && q->link == b.link;
+      int ba = p->body == b.body && p->manip == b.manip && p->link == b.link &&
+               q->body == a.body && q->manip == a.manip && q->link == a.link;
+      if (ab || ba) flags[k] = 1;
+    }
+  int ph = phase_of(pw, y);
+  while (ph < t->n_phases - 1 &&
+         cp_goal_met(&t->phases[ph], &pw->view, y, flags))
+    ++ph;
+  y[pw->nw] = ph;
 }
 
 static int expand(void *ctx, const double *x, double t, const void *warm,
@@ -130,14 +181,20 @@ static int expand(void *ctx, const double *x, double t, const void *warm,
     info->fallbacks += si.fallback;
     info->warm_steps += si.warm_started;
     cp_world_get_state(w, y);
+    if (pw->extra) {
+      const cp_world_contact *wc;
+      int nc = cp_world_contacts(w, &wc);
+      goal_update(pw, nc, wc, y);
+    }
     if (pw->observe) pw->observe(pw->observe_ctx, w);
     int b = out_of_bounds(pw, y);
     if (b >= 0) {
       info->outcome = CP_EXPAND_OUT_OF_BOUNDS;
       snprintf(info->message, sizeof info->message,
                "step %d: body \"%s\" at (%.4g, %.4g, %.4g) left the bounds",
-               k + 1, task->scene.bodies[pw->free_body[b]].name, y[13 * b],
-               y[13 * b + 1], y[13 * b + 2]);
+               k + 1, task->scene.bodies[pw->lay.free_body[b]].name,
+               y[body_at(pw, b)], y[body_at(pw, b) + 1],
+               y[body_at(pw, b) + 2]);
       break;
     }
   }
@@ -172,38 +229,39 @@ static double action_cost(void *ctx, long a) {
   return cp_task_action_cost(((cp_plan_world *)ctx)->task, a);
 }
 
+/* The action's cost plus cost.path times the distance the chosen bodies'
+ * centres moved from x to y. */
+static double edge_cost(void *ctx, const double *x, long a, const double *y) {
+  cp_plan_world *pw = ctx;
+  const cp_task *t = pw->task;
+  double len = 0;
+  for (int i = 0; i < t->n_path_bodies; ++i) {
+    int o = cp_state_body_at(&pw->lay, t->path_bodies[i]);
+    len += sqrt((y[o] - x[o]) * (y[o] - x[o]) +
+                (y[o + 1] - x[o + 1]) * (y[o + 1] - x[o + 1]) +
+                (y[o + 2] - x[o + 2]) * (y[o + 2] - x[o + 2]));
+  }
+  return cp_task_action_cost(t, a) + t->cost_path * len;
+}
+
+/* Distance to the goal: the current phase's and every later one's, each
+ * measured from x (planner/search/goal.h), summed. */
 static double goal_dist(void *ctx, const double *x) {
   cp_plan_world *pw = ctx;
-  const cp_task_goal *g = &pw->task->goal;
-  const double *p = x + pw->goal_slot;
-  double d = sqrt((p[0] - g->position[0]) * (p[0] - g->position[0]) +
-                  (p[1] - g->position[1]) * (p[1] - g->position[1]) +
-                  (p[2] - g->position[2]) * (p[2] - g->position[2])) -
-             g->tolerance;
-  return d > 0 ? d : 0;
+  const cp_task *t = pw->task;
+  const double *flags = contact_flags(pw, x);
+  double d = 0;
+  for (int k = phase_of(pw, x); k < t->n_phases; ++k)
+    d += cp_goal_distance(&t->phases[k], &pw->view, x, flags);
+  return d;
 }
 
 static int in_goal(void *ctx, const double *x) {
   cp_plan_world *pw = ctx;
-  const cp_task_goal *g = &pw->task->goal;
-  if (goal_dist(ctx, x) > 0) return 0;
-  const double *q = x + pw->goal_slot + 3;
-  if (g->has_orientation) {
-    double dot = fabs(q[0] * g->orientation[0] + q[1] * g->orientation[1] +
-                      q[2] * g->orientation[2] + q[3] * g->orientation[3]);
-    if (2 * acos(dot > 1 ? 1 : dot) > g->angle_tolerance) return 0;
-  }
-  if (g->at_rest) {
-    double vmax = g->rest_speed, wmax = g->rest_speed / 0.1;
-    for (int b = 0; b < pw->n_free; ++b) {
-      const double *v = x + 13 * b + 7, *w = x + 13 * b + 10;
-      if (sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) > vmax) return 0;
-      if (sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) > wmax) return 0;
-    }
-    for (int j = 0; j < pw->n_joints; ++j)
-      if (fabs(x[13 * pw->n_free + 2 * j + 1]) > wmax) return 0;
-  }
-  return 1;
+  const cp_task *t = pw->task;
+  return phase_of(pw, x) == t->n_phases - 1 &&
+         cp_goal_met(&t->phases[t->n_phases - 1], &pw->view, x,
+                     contact_flags(pw, x));
 }
 
 static double heuristic(void *ctx, const double *x) {
@@ -214,23 +272,30 @@ static double heuristic(void *ctx, const double *x) {
 /* The quaternion's sign chosen with w >= 0 (q and -q are one rotation). */
 static double qsign(const double *q) { return q[0] < 0 ? -1.0 : 1.0; }
 
+/* The goal entries' embedding: a phase is 1 m (position units) away from
+ * the next, a contact flag res_position. */
+static double extra_scale(const cp_plan_world *pw, int i) {
+  return i == pw->nw ? pw->task->metric[0] : pw->task->res_position;
+}
+
 static void embed(void *ctx, const double *x, double *e) {
   cp_plan_world *pw = ctx;
   const double *m = pw->task->metric;
   for (int b = 0; b < pw->n_free; ++b) {
-    const double *s = x + 13 * b;
-    double *o = e + 13 * b, sg = qsign(s + 3);
+    const double *s = x + body_at(pw, b);
+    double *o = e + body_at(pw, b), sg = qsign(s + 3);
     for (int k = 0; k < 3; ++k) o[k] = m[0] * s[k];
     for (int k = 0; k < 4; ++k) o[3 + k] = m[1] * sg * s[3 + k];
     for (int k = 0; k < 3; ++k) o[7 + k] = m[2] * s[7 + k];
     for (int k = 0; k < 3; ++k) o[10 + k] = m[2] * 0.1 * s[10 + k];
   }
   for (int j = 0; j < pw->n_joints; ++j) {
-    const double *s = x + 13 * pw->n_free + 2 * j;
-    double *o = e + 13 * pw->n_free + 2 * j;
+    const double *s = x + joint_at(pw, j);
+    double *o = e + joint_at(pw, j);
     o[0] = (pw->prismatic[j] ? m[0] : m[3]) * s[0];
     o[1] = (pw->prismatic[j] ? m[2] : m[4]) * s[1];
   }
+  for (int i = pw->nw; i < pw->n; ++i) e[i] = extra_scale(pw, i) * x[i];
 }
 
 static int64_t cell(double v, double res) { return (int64_t)floor(v / res); }
@@ -240,8 +305,8 @@ static void discretise(void *ctx, const double *x, int64_t *key) {
   const cp_task *t = pw->task;
   double rp = t->res_position, ra = t->res_angle, rv = t->res_velocity;
   for (int b = 0; b < pw->n_free; ++b) {
-    const double *s = x + 13 * b;
-    int64_t *o = key + 13 * b;
+    const double *s = x + body_at(pw, b);
+    int64_t *o = key + body_at(pw, b);
     double sg = qsign(s + 3);
     for (int k = 0; k < 3; ++k) o[k] = cell(s[k], rp);
     /* A quaternion component moves by about half the angle. */
@@ -250,11 +315,12 @@ static void discretise(void *ctx, const double *x, int64_t *key) {
     for (int k = 0; k < 3; ++k) o[10 + k] = cell(s[10 + k], rv / 0.1);
   }
   for (int j = 0; j < pw->n_joints; ++j) {
-    const double *s = x + 13 * pw->n_free + 2 * j;
-    int64_t *o = key + 13 * pw->n_free + 2 * j;
+    const double *s = x + joint_at(pw, j);
+    int64_t *o = key + joint_at(pw, j);
     o[0] = cell(s[0], pw->prismatic[j] ? rp : ra);
     o[1] = cell(s[1], pw->prismatic[j] ? rv : rv / 0.1);
   }
+  for (int i = pw->nw; i < pw->n; ++i) key[i] = (int64_t)x[i];
 }
 
 static void sample_bounds(void *ctx, double *lo, double *hi) {
@@ -263,23 +329,44 @@ static void sample_bounds(void *ctx, double *lo, double *hi) {
   if (!t->has_bounds) return;
   for (int b = 0; b < pw->n_free; ++b)
     for (int k = 0; k < 3; ++k) {
-      lo[13 * b + k] = t->metric[0] * t->bounds_min[k];
-      hi[13 * b + k] = t->metric[0] * t->bounds_max[k];
+      lo[body_at(pw, b) + k] = t->metric[0] * t->bounds_min[k];
+      hi[body_at(pw, b) + k] = t->metric[0] * t->bounds_max[k];
     }
 }
 
+/* e (the embedding of the node nearest the goal) moved into the goal of
+ * the phase it has reached: each body term's body to the nearest point of
+ * its region, turned to its orientation; the rest bodies stopped; the
+ * joints of joint terms to their targets. */
 static void goal_sample(void *ctx, double *e) {
   cp_plan_world *pw = ctx;
   const cp_task *t = pw->task;
-  double *o = e + pw->goal_slot;
-  for (int k = 0; k < 3; ++k) o[k] = t->metric[0] * t->goal.position[k];
-  if (t->goal.has_orientation) {
-    double sg = qsign(t->goal.orientation);
-    for (int k = 0; k < 4; ++k)
-      o[3 + k] = t->metric[1] * sg * t->goal.orientation[k];
+  const double *m = t->metric;
+  int ph = pw->extra ? (int)(e[pw->nw] / extra_scale(pw, pw->nw) + 0.5) : 0;
+  if (ph < 0) ph = 0;
+  if (ph > t->n_phases - 1) ph = t->n_phases - 1;
+  const cp_goal *g = &t->phases[ph];
+  for (int i = 0; i < g->n_bodies; ++i) {
+    const cp_goal_body *b = &g->bodies[i];
+    double *o = e + cp_state_body_at(&pw->lay, b->body_index), p[3];
+    for (int k = 0; k < 3; ++k) p[k] = o[k] / m[0];
+    cp_goal_body_target(b, p, p);
+    for (int k = 0; k < 3; ++k) o[k] = m[0] * p[k];
+    if (b->has_orientation) {
+      double sg = qsign(b->orientation);
+      for (int k = 0; k < 4; ++k) o[3 + k] = m[1] * sg * b->orientation[k];
+    }
   }
-  if (t->goal.at_rest)
-    for (int k = 7; k < 13; ++k) o[k] = 0;
+  for (int i = 0; i < g->n_joints; ++i) {
+    const cp_goal_joint *j = &g->joints[i];
+    e[joint_at(pw, j->row)] = (j->prismatic ? m[0] : m[3]) * j->position;
+  }
+  for (int i = 0; i < g->n_bodies; ++i)
+    for (int r = 0; g->at_rest && r < g->n_rest; ++r)
+      if (g->rest_bodies[r] == g->bodies[i].body_index) {
+        double *o = e + cp_state_body_at(&pw->lay, g->rest_bodies[r]);
+        for (int k = 7; k < 13; ++k) o[k] = 0;
+      }
 }
 
 int cp_plan_world_create(const cp_task *task, int warm_start,
@@ -311,29 +398,30 @@ int cp_plan_world_create(const cp_task *task, int warm_start,
     return -1;
   }
   const cp_scene *sc = &task->scene;
-  pw->n = cp_world_state_size(pw->world);
-  pw->free_body = malloc((size_t)(sc->n_bodies + 1) * sizeof(int));
+  pw->nw = cp_world_state_size(pw->world);
+  pw->extra = task->n_phases > 1 || task->pairs.n > 0 ? 1 + task->pairs.n : 0;
+  pw->n = pw->nw + pw->extra;
   pw->n_joints = cp_world_joint_count(pw->world);
   pw->prismatic = calloc((size_t)pw->n_joints + 1, sizeof(int));
   pw->x0 = malloc((size_t)pw->n * sizeof(double));
   pw->values = malloc((size_t)task->n_inputs * sizeof(double));
-  if (!pw->free_body || !pw->prismatic || !pw->x0 || !pw->values) {
+  if (!pw->prismatic || !pw->x0 || !pw->values) {
     cp_plan_world_destroy(pw);
     return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   }
-  pw->goal_slot = -1;
-  for (int b = 0; b < sc->n_bodies; ++b) {
-    if (sc->bodies[b].fixed) continue;
-    if (b == task->goal.body_index) pw->goal_slot = 13 * pw->n_free;
-    pw->free_body[pw->n_free++] = b;
-  }
-  /* Joint rows and input rows from the state layout (planner/sim/statelayout.h:
-   * mimic followers have no row; names of any length). */
+  /* Bodies, joint rows and input rows from the state layout
+   * (planner/sim/statelayout.h: mimic followers have no row; names of any
+   * length). */
   cp_state_layout lay;
-  if (cp_state_layout_init(&lay, cp_world_scene(pw->world))) {
+  if (cp_state_layout_init(&pw->lay, cp_world_scene(pw->world))) {
     cp_plan_world_destroy(pw);
     return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   }
+  lay = pw->lay;
+  pw->n_free = lay.n_free;
+  pw->view.layout = &pw->lay;
+  pw->view.angle_scale = task->angle_scale;
+  pw->view.contact_miss = task->res_position;
   for (int r = 0; r < lay.n_joints && r < pw->n_joints; ++r)
     pw->prismatic[r] = sc->manips[lay.row_manip[r]].joints[lay.row_joint[r]]
                            .type == CP_JOINT_PRISMATIC;
@@ -343,14 +431,11 @@ int cp_plan_world_create(const cp_task *task, int warm_start,
         cp_state_joint_row(&lay, cp_world_scene(pw->world),
                            task->inputs[i].joint, NULL) != task->inputs[i].row)
       bad_input = i;
-  int layout_n = lay.n;
-  cp_state_layout_free(&lay);
-  if (pw->n != layout_n || pw->n != 13 * pw->n_free + 2 * pw->n_joints ||
-      pw->goal_slot < 0) {
+  if (pw->nw != lay.n || lay.n_joints != pw->n_joints) {
     cp_plan_world_destroy(pw);
     return cp_error_set(err, "scene",
                         "the world's state layout (%d numbers) does not match "
-                        "the scene", pw->n);
+                        "the scene", pw->nw);
   }
   if (bad_input >= 0) {
     char where[CP_JSON_PATH_MAX];
@@ -364,6 +449,8 @@ int cp_plan_world_create(const cp_task *task, int warm_start,
     return -1;
   }
   cp_world_get_state(pw->world, pw->x0);
+  for (int i = pw->nw; i < pw->n; ++i) pw->x0[i] = 0;
+  goal_update(pw, 0, NULL, pw->x0); /* phases the start already meets */
   cp_search_problem *p = &pw->problem;
   p->n = p->m = p->key_n = pw->n;
   p->n_actions = task->n_actions;
@@ -371,6 +458,7 @@ int cp_plan_world_create(const cp_task *task, int warm_start,
   p->ctx = pw;
   p->expand = expand;
   p->action_cost = action_cost;
+  if (task->cost_path > 0) p->edge_cost = edge_cost;
   p->in_goal = in_goal;
   p->heuristic = heuristic;
   p->goal_distance = goal_dist;
@@ -396,7 +484,7 @@ void cp_plan_world_destroy(cp_plan_world *pw) {
   if (!pw) return;
   cp_world_destroy(pw->world);
   cp_plan_actions_free(&pw->actions);
-  free(pw->free_body);
+  cp_state_layout_free(&pw->lay);
   free(pw->prismatic);
   free(pw->x0);
   free(pw->values);

@@ -280,7 +280,7 @@ cp_replay_status cp_replay_open(cp_store *st, int64_t plan_id,
     cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
     return open_fail(r, CP_REPLAY_NOMEM);
   }
-  if (r->layout.n != r->n) {
+  if (r->layout.n > r->n) { /* goal entries may follow (plan/problem.c) */
     cp_error_set(err, "", "plan %lld: the scene's state layout has %d "
                  "numbers, the world's %d", (long long)plan_id, r->layout.n,
                  r->n);

@@ -1,8 +1,10 @@
 /* Weighted A* (docs/math.md §8): best-first on f = g + w h over the
  * candidate actions, with duplicate detection by the state's cell at the
- * task's resolution. A node is expanded with every action at once; the goal
- * test is made when a node is popped, so that with w = 1 and a consistent h
- * the first goal popped is an optimal one.
+ * task's resolution. A node is expanded with every action at once. The
+ * goal test is made twice: when a node is generated (the cheapest goal node
+ * generated so far is the search's best: a limit that ends the search
+ * returns it) and when it is popped (the search stops: with w = 1 and a
+ * consistent h the first goal popped is an optimal one).
  *
  * A node is flagged EXPANDED once every action has been simulated from it.
  * A limit or the budget may stop the search between two of its actions:
@@ -164,11 +166,15 @@ static int astar_init(cp_search *s) {
     snprintf(s->message, sizeof s->message, "out of memory");
     return -1;
   }
-  if (s->p.key_n < 1 || !s->p.discretise || !s->p.heuristic) {
+  if (s->p.key_n < 1 || !s->p.discretise || !s->p.heuristic ||
+      s->p.n_actions > 1000000) {
     free(a->key);
     free(a);
     snprintf(s->message, sizeof s->message,
-             "astar needs a discretisation and a heuristic");
+             s->p.n_actions > 1000000
+                 ? "astar expands every action: it needs a grid of at most "
+                   "10^6 actions (continuous sampling is for rrt and sst)"
+                 : "astar needs a discretisation and a heuristic");
     return -1;
   }
   s->state = a;
@@ -188,7 +194,7 @@ static int astar_rebuild(cp_search *s) {
   for (long id = 0; id < s->n_nodes; ++id) {
     const cp_search_node *n = &s->nodes[id];
     if (n->outcome != CP_EXPAND_OK ||
-        (n->flags & (CP_NODE_SUPERSEDED | CP_NODE_DISCARDED)))
+        (n->flags & (CP_NODE_SUPERSEDED | CP_NODE_DISCARDED | CP_NODE_SHORTCUT)))
       continue;
     s->p.discretise(s->p.ctx, cp_search_state(s, id), a->key);
     if (admit(s, a, id, a->key)) {
@@ -232,7 +238,9 @@ static cp_search_status astar_iterate(cp_search *s) {
       if (id < 0) return CP_SEARCH_EXHAUSTED;
     } while (s->nodes[id].flags & (CP_NODE_EXPANDED | CP_NODE_SUPERSEDED));
     if (s->nodes[id].flags & CP_NODE_GOAL) {
-      s->best = id;
+      /* A goal node generated earlier may be cheaper (w > 1). */
+      if (s->best < 0 || s->nodes[id].cost <= s->nodes[s->best].cost)
+        s->best = id;
       return CP_SEARCH_SOLVED;
     }
     act = 0;
@@ -254,7 +262,7 @@ static cp_search_status astar_iterate(cp_search *s) {
       if (table_grow(s, a)) goto nomem;
       long slot = slot_of(s, a, a->key);
       old = a->table[slot];
-      double g = s->nodes[id].cost + s->p.action_cost(s->p.ctx, act);
+      double g = s->nodes[id].cost + cp_search_edge_cost(s, id, act, y);
       if (old >= 0 && (s->nodes[old].cost <= g ||
                        (s->nodes[old].flags & CP_NODE_EXPANDED))) {
         s->stats.duplicates++;
@@ -263,6 +271,12 @@ static cp_search_status astar_iterate(cp_search *s) {
     }
     long child = cp_search_record(s, id, act, y, &info);
     if (child < 0) return CP_SEARCH_FAILED;
+    /* The goal test at generation: the cheapest goal node generated is the
+     * plan a limit returns; the search still stops only when it pops one
+     * (so that w = 1 keeps its optimality). */
+    if ((s->nodes[child].flags & CP_NODE_GOAL) &&
+        (s->best < 0 || s->nodes[child].cost < s->nodes[s->best].cost))
+      s->best = child;
     if (info.outcome == CP_EXPAND_OK) {
       if (old >= 0 && cp_search_flag(s, old, CP_NODE_SUPERSEDED, 0))
         return CP_SEARCH_FAILED;

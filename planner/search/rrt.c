@@ -1,7 +1,8 @@
 /* Kinodynamic RRT (LaValle and Kuffner 2001; docs/math.md §8): sample a
  * state embedding (goal-biased), take the nearest tree node under the
  * weighted metric (k-d tree, planner/search/nn.h), simulate k candidate actions
- * from it and keep the one ending nearest the sample. The other candidates
+ * from it and keep the one ending nearest the sample (for a goal sample:
+ * the one of least goal distance, i.e. steering by the goal metric). The other candidates
  * are stored as DISCARDED nodes (every explored state is data). The search
  * stops at the first node in the goal region. When the budget stops it
  * between two candidates, the iteration is undone (cp_search_rollback) and
@@ -42,7 +43,9 @@ static int rrt_rebuild(cp_search *s) {
   rrt *r = s->state;
   for (long id = 0; id < s->n_nodes; ++id) {
     const cp_search_node *n = &s->nodes[id];
-    if (n->outcome != CP_EXPAND_OK || (n->flags & CP_NODE_DISCARDED)) continue;
+    if (n->outcome != CP_EXPAND_OK ||
+        (n->flags & (CP_NODE_DISCARDED | CP_NODE_SHORTCUT)))
+      continue;
     s->p.embed(s->p.ctx, cp_search_state(s, id), r->e);
     if (cp_nn_add(r->nn, r->e, id)) {
       snprintf(s->message, sizeof s->message, "out of memory");
@@ -78,7 +81,7 @@ static int pick_actions(cp_search *s, long *out, int k) {
 static cp_search_status rrt_iterate(cp_search *s) {
   rrt *r = s->state;
   int m = s->p.m;
-  cp_search_sample(s, r->sample);
+  int to_goal = cp_search_sample(s, r->sample);
   long near = cp_nn_nearest(r->nn, r->sample, NULL);
   if (near < 0) return CP_SEARCH_EXHAUSTED;
   int k = pick_actions(s, r->actions, s->opt.candidates);
@@ -99,9 +102,13 @@ static cp_search_status rrt_iterate(cp_search *s) {
     long id = cp_search_record(s, near, r->actions[c], y, &info);
     if (id < 0) return CP_SEARCH_FAILED;
     if (info.outcome != CP_EXPAND_OK) continue;
-    /* A candidate in the goal is kept whatever the sample. */
+    /* A candidate in the goal is kept whatever the sample. Towards a goal
+     * sample the candidates are steered by the goal distance (position and
+     * angle) instead of the whole embedding's. */
     s->p.embed(s->p.ctx, y, r->e);
-    double d2 = (s->nodes[id].flags & CP_NODE_GOAL) ? -1 : dist2(r->e, r->sample, m);
+    double d2 = (s->nodes[id].flags & CP_NODE_GOAL) ? -1
+                : to_goal ? s->nodes[id].goal_distance
+                          : dist2(r->e, r->sample, m);
     if (kept < 0 || d2 < kept_d2) {
       kept = id;
       kept_d2 = d2;

@@ -195,6 +195,12 @@ int cp_search_simulate(cp_search *s, long from, long a, double *y,
   return 0;
 }
 
+double cp_search_edge_cost(const cp_search *s, long from, long a,
+                           const double *y) {
+  if (!s->p.edge_cost) return s->p.action_cost(s->p.ctx, a);
+  return s->p.edge_cost(s->p.ctx, s->x + (size_t)from * (size_t)s->p.n, a, y);
+}
+
 long cp_search_record(cp_search *s, long from, long a, const double *y,
                       const cp_expansion *info) {
   const cp_search_node *f = &s->nodes[from];
@@ -203,7 +209,7 @@ long cp_search_record(cp_search *s, long from, long a, const double *y,
   n.parent = from;
   n.depth = f->depth + 1;
   n.time = f->time + s->p.duration;
-  n.cost = f->cost + s->p.action_cost(s->p.ctx, a);
+  n.cost = f->cost + cp_search_edge_cost(s, from, a, y);
   n.action = a;
   n.outcome = info->outcome;
   n.steps = info->steps;
@@ -340,12 +346,12 @@ long cp_search_failures(const cp_search *s, long *by_outcome) {
   return total;
 }
 
-void cp_search_sample(cp_search *s, double *e) {
+int cp_search_sample(cp_search *s, double *e) {
   int m = s->p.m;
   if (s->nearest_goal >= 0 && cp_rng_uniform(&s->rng) < s->opt.goal_bias) {
     s->p.embed(s->p.ctx, s->x + (size_t)s->nearest_goal * (size_t)s->p.n, e);
     s->p.goal_sample(s->p.ctx, e);
-    return;
+    return 1;
   }
   double *lo = s->scratch_e, *hi = s->scratch_e + m;
   for (int k = 0; k < m; ++k) {
@@ -357,6 +363,7 @@ void cp_search_sample(cp_search *s, double *e) {
   s->p.sample_bounds(s->p.ctx, lo, hi);
   for (int k = 0; k < m; ++k)
     e[k] = lo[k] + (hi[k] - lo[k]) * cp_rng_uniform(&s->rng);
+  return 0;
 }
 
 /* --- life cycle ----------------------------------------------------------- */
@@ -474,9 +481,11 @@ int cp_search_resume(cp_search *s, const cp_rng *rng,
   s->resuming = 1;
   for (long k = 0; k < s->n_nodes; ++k) {
     const cp_search_node *n = &s->nodes[k];
-    if ((n->flags & CP_NODE_GOAL) &&
-        !(n->flags & (CP_NODE_DISCARDED | CP_NODE_SUPERSEDED)) &&
-        strcmp(s->impl->name, "astar") &&
+    /* astar's best is the cheapest goal node generated, superseded or not
+     * (its path is a plan all the same); the others' a node of the tree. */
+    int astar = !strcmp(s->impl->name, "astar");
+    if ((n->flags & CP_NODE_GOAL) && n->outcome == CP_EXPAND_OK &&
+        !(n->flags & (CP_NODE_DISCARDED | (astar ? 0 : CP_NODE_SUPERSEDED))) &&
         (s->best < 0 || n->cost < s->nodes[s->best].cost))
       s->best = k;
   }
@@ -513,6 +522,7 @@ const void *cp_search_warm(const cp_search *s, long id, size_t *size) {
 }
 long cp_search_best(const cp_search *s) { return s->best; }
 double cp_search_best_distance(const cp_search *s) { return s->best_distance; }
+long cp_search_nearest(const cp_search *s) { return s->nearest_goal; }
 const cp_search_stats *cp_search_get_stats(const cp_search *s) {
   return &s->stats;
 }

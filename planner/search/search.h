@@ -139,6 +139,9 @@ typedef struct cp_search_problem {
                 size_t warm_size, long a, double *y, cp_expansion *info);
   /// Cost of action a (> 0).
   double (*action_cost)(void *ctx, long a);
+  /// Optional: the cost of action a taken from state x and ending in y
+  /// (>= action_cost(a); e.g. plus a path length). NULL: action_cost.
+  double (*edge_cost)(void *ctx, const double *x, long a, const double *y);
   /// 1 when x is in the goal region.
   int (*in_goal)(void *ctx, const double *x);
   /// A lower-bound-in-spirit estimate of the cost to go (A*), >= 0.
@@ -189,7 +192,9 @@ enum {
                            ///< in its witness cell on arrival
   CP_NODE_INACTIVE = 8,    ///< sst: dominated later (kept for its subtree)
   CP_NODE_PRUNED = 16,     ///< sst: inactive leaf removed from the tree
-  CP_NODE_GOAL = 32        ///< in the goal region
+  CP_NODE_GOAL = 32,       ///< in the goal region
+  CP_NODE_SHORTCUT = 64    ///< made by cp_search_shortcut (not part of the
+                           ///< planner's own structures)
 };
 
 typedef struct cp_search_node {
@@ -270,18 +275,34 @@ const void *cp_search_warm(const cp_search *s, long id, size_t *size);
 /// sessions' too.
 long cp_search_failures(const cp_search *s, long *by_outcome);
 
-/// The cheapest goal node so far (-1 when none). For astar and rrt the
-/// node that ended the search.
+/// The cheapest goal node so far (-1 when none): for astar the cheapest
+/// goal node generated (the node that ended a solved search), for rrt the
+/// node that ended the search, for sst the cheapest in the tree.
 long cp_search_best(const cp_search *s);
-/// The smallest goal distance over the nodes so far.
+/// The smallest goal distance over the accepted nodes so far (the problem's
+/// goal_distance: position and orientation), and the first node that has
+/// it (-1 when none): the best near-miss of a search without a plan.
 double cp_search_best_distance(const cp_search *s);
+long cp_search_nearest(const cp_search *s);
 const cp_search_stats *cp_search_get_stats(const cp_search *s);
 const cp_rng *cp_search_rng(const cp_search *s);
 const char *cp_search_message(const cp_search *s);
 const char *cp_search_method(const cp_search *s);
 
+/// Shortcutting (docs/planner.md): tries to shorten the plan ending at goal
+/// node `goal` by cutting stretches out of it (actions i+1..j, longest
+/// first), putting nothing or one action (each of the first 64) in their
+/// place and simulating the actions after them again from node i; a
+/// result is kept when one of its nodes is in the goal and cheaper than the
+/// plan. Repeats until no cut helps or max_sims actions were simulated (the
+/// budget may stop it sooner). The simulated outcomes are new nodes flagged
+/// SHORTCUT. Returns the (possibly unchanged) best goal node, which becomes
+/// cp_search_best; -1 on a fatal error (message). A node that is not a goal
+/// node is returned as it is.
+long cp_search_shortcut(cp_search *s, long goal, long max_sims);
+
 /// The path from the start to node id: writes up to cap ids (start first)
-/// into ids; returns the path's node count.
+/// into ids (may be NULL with cap 0); returns the path's node count.
 long cp_search_path(const cp_search *s, long id, long *ids, long cap);
 
 /// Journal (see the file comment).

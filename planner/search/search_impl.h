@@ -82,6 +82,10 @@ int cp_search_simulate(cp_search *s, long from, long a, double *y,
 /// when out of memory (message set).
 long cp_search_record(cp_search *s, long from, long a, const double *y,
                       const cp_expansion *info);
+/// Cost of action a from node `from` ending in y (the problem's edge_cost,
+/// else its action_cost).
+double cp_search_edge_cost(const cp_search *s, long from, long a,
+                           const double *y);
 /// Records a flag change of node id for the journal. Returns 0 or -1.
 int cp_search_flag(cp_search *s, long id, int set, int clear);
 /// 1 when the search's budget says stop (polled after every action); 0
@@ -104,7 +108,8 @@ int cp_search_witness_set_rep(cp_search *s, long w, long rep);
 
 /// Uniform sample in the bounding box of the accepted nodes' embeddings (widened and given
 /// to the problem's sample_bounds); goal sample with probability goal_bias
-/// (the embedding of the node nearest the goal moved to the goal).
-void cp_search_sample(cp_search *s, double *e);
+/// (the embedding of the node nearest the goal moved to the goal). Returns
+/// 1 for a goal sample, else 0.
+int cp_search_sample(cp_search *s, double *e);
 
 #endif

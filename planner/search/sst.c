@@ -81,11 +81,12 @@ nomem:
 
 static int in_tree(const cp_search_node *n) {
   return n->outcome == CP_EXPAND_OK &&
-         !(n->flags & (CP_NODE_DISCARDED | CP_NODE_PRUNED));
+         !(n->flags & (CP_NODE_DISCARDED | CP_NODE_PRUNED | CP_NODE_SHORTCUT));
 }
 
 static int ever_active(const cp_search_node *n) {
-  return n->outcome == CP_EXPAND_OK && !(n->flags & CP_NODE_DISCARDED);
+  return n->outcome == CP_EXPAND_OK &&
+         !(n->flags & (CP_NODE_DISCARDED | CP_NODE_SHORTCUT));
 }
 
 static int sst_rebuild(cp_search *s) {

@@ -9,6 +9,7 @@
 
 #include "models/jsonread.h"
 #include "planner/sim/actuate.h"
+#include "planner/search/search.h"
 #include "planner/sim/statelayout.h"
 
 static char *dupn(const char *s, size_t n) {
@@ -449,6 +450,9 @@ static int parse_inputs(cp_task *t, const json_t *v, cp_error *err) {
                             "required with \"range\"");
       if (int_in(samples, cp_json_path_key(q, p, "samples"), 1, 1000, &ns, err))
         return -1;
+      ti->has_range = 1; /* continuous sampling draws from [lo, hi] */
+      ti->lo = r[0];
+      ti->hi = r[1];
       ti->n_values = (int)ns;
       if (!(ti->values = malloc((size_t)ns * sizeof *ti->values)))
         return cp_error_setc(err, CP_ERR_NOMEM, q, "out of memory");
@@ -483,66 +487,97 @@ static int parse_action(cp_task *t, const json_t *v, cp_error *err) {
   return 0;
 }
 
-static int parse_goal(cp_task *t, const json_t *v, cp_error *err) {
-  static const char *const keys[] = {"body",        "position", "tolerance",
-                                     "orientation", "angle_tolerance",
-                                     "at_rest",     "rest_speed", NULL};
-  cp_task_goal *g = &t->goal;
-  if (cp_json_check_object(v, "goal", keys, err)) return -1;
-  const char *body;
-  const json_t *x;
-  if (!(x = json_object_get(v, "body")))
-    return cp_error_set(err, "goal.body", "required (a free body's name)");
-  if (cp_json_string(x, "goal.body", &body, err)) return -1;
-  g->body_index = -1;
-  for (int b = 0; b < t->scene.n_bodies; ++b)
-    if (!strcmp(t->scene.bodies[b].name, body)) g->body_index = b;
-  if (g->body_index < 0 || t->scene.bodies[g->body_index].fixed)
-    return cp_error_set(err, "goal.body", "no free body \"%.60s\" in the scene",
-                        body);
-  if (!(g->body = dupstr(body))) return cp_error_setc(err, CP_ERR_NOMEM, "goal", "out of memory");
-  if (!(x = json_object_get(v, "position")))
-    return cp_error_set(err, "goal.position", "required ([x, y, z])");
-  if (cp_json_vector(x, "goal.position", 3, g->position, err)) return -1;
-  if (!(x = json_object_get(v, "tolerance")))
-    return cp_error_set(err, "goal.tolerance", "required (m > 0)");
-  if (number_in(x, "goal.tolerance", 0, INFINITY, 1, &g->tolerance, err))
-    return -1;
-  if ((x = json_object_get(v, "orientation"))) {
-    if (cp_json_vector(x, "goal.orientation", 4, g->orientation, err)) return -1;
-    double n = sqrt(g->orientation[0] * g->orientation[0] +
-                    g->orientation[1] * g->orientation[1] +
-                    g->orientation[2] * g->orientation[2] +
-                    g->orientation[3] * g->orientation[3]);
-    if (fabs(n - 1) > 1e-3)
-      return cp_error_set(err, "goal.orientation",
-                          "expected a unit quaternion [w, x, y, z], norm %g", n);
-    for (int k = 0; k < 4; ++k) g->orientation[k] /= n;
-    g->has_orientation = 1;
-    g->angle_tolerance = 0.1;
-  }
-  if ((x = json_object_get(v, "angle_tolerance"))) {
-    if (!g->has_orientation)
-      return cp_error_set(err, "goal.angle_tolerance",
-                          "needs \"orientation\"");
-    if (number_in(x, "goal.angle_tolerance", 0, 3.14159265358979323846, 1, &g->angle_tolerance,
-                  err))
+/* The goal ("goal": one phase) or the phases ("phases": a list of goals),
+ * planner/search/goal.h; then the one-body summary (task.h). */
+static int parse_goal(cp_task *t, const json_t *goal, const json_t *phases,
+                      cp_error *err) {
+  if (!!goal == !!phases)
+    return cp_error_set(err, goal ? "phases" : "goal",
+                        goal ? "give \"goal\" or \"phases\", not both"
+                             : "required key missing (or \"phases\")");
+  if (phases && (!json_is_array(phases) || json_array_size(phases) == 0 ||
+                 json_array_size(phases) > 100))
+    return cp_error_set(err, "phases",
+                        "expected a non-empty array of 1 to 100 goals");
+  int n = phases ? (int)json_array_size(phases) : 1;
+  if (!(t->phases = calloc((size_t)n, sizeof *t->phases)))
+    return cp_error_setc(err, CP_ERR_NOMEM, "goal", "out of memory");
+  for (int k = 0; k < n; ++k) {
+    char p[CP_JSON_PATH_MAX];
+    if (phases) cp_json_path_index(p, "phases", (size_t)k);
+    else snprintf(p, sizeof p, "goal");
+    if (cp_goal_parse(phases ? json_array_get(phases, (size_t)k) : goal, p,
+                      &t->scene, &t->pairs, &t->phases[k], err))
       return -1;
+    t->n_phases = k + 1;
   }
-  if ((x = json_object_get(v, "at_rest")) &&
-      cp_json_bool(x, "goal.at_rest", &g->at_rest, err))
-    return -1;
-  g->rest_speed = 0.01;
-  if ((x = json_object_get(v, "rest_speed")) &&
-      number_in(x, "goal.rest_speed", 0, INFINITY, 1, &g->rest_speed, err))
-    return -1;
+  /* The summary: the last phase's first body term. */
+  const cp_goal *last = &t->phases[n - 1];
+  cp_task_goal *g = &t->goal;
+  g->body_index = -1;
+  for (int b = 0; b < t->scene.n_bodies && g->body_index < 0; ++b)
+    if (!t->scene.bodies[b].fixed) g->body_index = b;
+  if (g->body_index < 0)
+    return cp_error_set(err, phases ? "phases" : "goal",
+                        "the scene has no free body");
+  const cp_body *start = &t->scene.bodies[g->body_index];
+  memcpy(g->position, start->x, sizeof g->position);
+  g->tolerance = 0.01; /* shown as a 1 cm ball (the viewer draws spheres) */
+  if (last->n_bodies > 0) {
+    const cp_goal_body *b = &last->bodies[0];
+    g->body_index = b->body_index;
+    cp_goal_body_target(b, t->scene.bodies[b->body_index].x, g->position);
+    /* A box shows as a ball of half its narrowest finite side (1 cm when
+     * it has none): the viewer draws the goal as a sphere. */
+    for (int k = 0; k < 3 && !b->has_ball; ++k)
+      if (isfinite(b->hi[k] - b->lo[k]) && b->hi[k] > b->lo[k] &&
+          0.5 * (b->hi[k] - b->lo[k]) < g->tolerance)
+        g->tolerance = 0.5 * (b->hi[k] - b->lo[k]);
+    if (b->has_ball) g->tolerance = b->tolerance;
+    g->has_orientation = b->has_orientation;
+    memcpy(g->orientation, b->orientation, sizeof g->orientation);
+    g->angle_tolerance = b->angle_tolerance;
+  }
+  g->at_rest = last->at_rest;
+  g->rest_speed = last->rest_speed;
+  if (!(g->body = dupstr(t->scene.bodies[g->body_index].name)))
+    return cp_error_setc(err, CP_ERR_NOMEM, "goal", "out of memory");
+  return 0;
+}
+
+/* cost.path_bodies: free body names (absent: every free body). */
+static int parse_path_bodies(cp_task *t, const json_t *v, cp_error *err) {
+  const cp_scene *s = &t->scene;
+  size_t n = v ? json_array_size(v) : (size_t)s->n_bodies;
+  if (v && (!json_is_array(v) || n == 0))
+    return cp_error_set(err, "cost.path_bodies",
+                        "expected a non-empty array of free body names");
+  if (!(t->path_bodies = malloc((n + 1) * sizeof *t->path_bodies)))
+    return cp_error_setc(err, CP_ERR_NOMEM, "cost", "out of memory");
+  for (size_t k = 0; k < n; ++k) {
+    if (!v) {
+      if (!s->bodies[k].fixed) t->path_bodies[t->n_path_bodies++] = (int)k;
+      continue;
+    }
+    char p[CP_JSON_PATH_MAX];
+    const char *name;
+    cp_json_path_index(p, "cost.path_bodies", k);
+    if (cp_json_string(json_array_get(v, k), p, &name, err)) return -1;
+    int b = -1;
+    for (int i = 0; i < s->n_bodies; ++i)
+      if (!s->bodies[i].fixed && !strcmp(s->bodies[i].name, name)) b = i;
+    if (b < 0)
+      return cp_error_set(err, p, "no free body \"%.60s\" in the scene", name);
+    t->path_bodies[t->n_path_bodies++] = b;
+  }
   return 0;
 }
 
 static int parse_search(cp_task *t, const json_t *v, cp_error *err) {
   static const char *const keys[] = {
       "method", "weight",  "resolution", "goal_bias", "seed",  "candidates",
-      "speed",  "delta_bn", "delta_s",   "metric",    NULL};
+      "speed",  "delta_bn", "delta_s",   "metric",    "sampling",
+      "shortcut", NULL};
   if (cp_json_check_object(v, "search", keys, err)) return -1;
   const json_t *x;
   if ((x = json_object_get(v, "method"))) {
@@ -554,6 +589,20 @@ static int parse_search(cp_task *t, const json_t *v, cp_error *err) {
                           "\"%.40s\"",
                           m);
     snprintf(t->method, sizeof t->method, "%s", m);
+  }
+  if ((x = json_object_get(v, "sampling"))) {
+    const char *m;
+    if (cp_json_string(x, "search.sampling", &m, err)) return -1;
+    if (strcmp(m, "grid") && strcmp(m, "continuous"))
+      return cp_error_set(err, "search.sampling",
+                          "expected \"grid\" or \"continuous\", got "
+                          "\"%.40s\"", m);
+    t->continuous = !strcmp(m, "continuous");
+    if (t->continuous && !strcmp(t->method, "astar"))
+      return cp_error_set(err, "search.sampling",
+                          "continuous sampling goes with \"rrt\" or \"sst\" "
+                          "(astar expands every action of a grid)");
+    if (t->continuous) t->n_actions = CP_TASK_CONTINUOUS_ACTIONS;
   }
   if ((x = json_object_get(v, "weight")) &&
       number_in(x, "search.weight", 0, 1e6, 0, &t->weight, err))
@@ -587,6 +636,9 @@ static int parse_search(cp_task *t, const json_t *v, cp_error *err) {
     if (int_in(x, "search.candidates", 1, 10000, &l, err)) return -1;
     t->candidates = (int)l;
   }
+  if ((x = json_object_get(v, "shortcut")) &&
+      int_in(x, "search.shortcut", 0, 100000000, &t->shortcut, err))
+    return -1;
   if ((x = json_object_get(v, "speed")) &&
       number_in(x, "search.speed", 0, INFINITY, 1, &t->speed, err))
     return -1;
@@ -598,9 +650,14 @@ static int parse_search(cp_task *t, const json_t *v, cp_error *err) {
     return -1;
   if ((x = json_object_get(v, "metric"))) {
     static const char *const mk[] = {"position", "orientation", "velocity",
-                                     "joint_position", "joint_velocity", NULL};
+                                     "joint_position", "joint_velocity",
+                                     "angle", NULL};
     if (cp_json_check_object(x, "search.metric", mk, err)) return -1;
-    for (int k = 0; mk[k]; ++k) {
+    const json_t *ang = json_object_get(x, "angle");
+    if (ang && number_in(ang, "search.metric.angle", 0, INFINITY, 1,
+                         &t->angle_scale, err))
+      return -1;
+    for (int k = 0; k < 5; ++k) {
       const json_t *y = json_object_get(x, mk[k]);
       char p[CP_JSON_PATH_MAX];
       if (y && number_in(y, cp_json_path_key(p, "search.metric", mk[k]), 0,
@@ -616,11 +673,11 @@ static int parse_root(cp_task *t, const json_t *root, const char *dir,
   static const char *const keys[] = {
       "scene",  "mode",  "stepper", "inputs",  "action", "goal",
       "bounds", "cost",  "search",  "limits",  "allow_fallback", "storage",
-      "name",   "comment", NULL};
+      "name",   "comment", "phases", NULL};
   if (cp_json_check_object(root, "", keys, err)) return -1;
-  static const char *const required[] = {"scene", "inputs", "action", "goal",
+  static const char *const required[] = {"scene", "inputs", "action",
                                          "limits"};
-  for (int k = 0; k < 5; ++k)
+  for (int k = 0; k < 4; ++k)
     if (!json_object_get(root, required[k]))
       return cp_error_set(err, required[k], "required key missing");
   const json_t *x;
@@ -660,7 +717,9 @@ static int parse_root(cp_task *t, const json_t *root, const char *dir,
   if (parse_inputs(t, json_object_get(root, "inputs"), err)) return -1;
   if (parse_action(t, json_object_get(root, "action"), err)) return -1;
   if (resolve_gains(t, err)) return -1;
-  if (parse_goal(t, json_object_get(root, "goal"), err)) return -1;
+  if (parse_goal(t, json_object_get(root, "goal"),
+                 json_object_get(root, "phases"), err))
+    return -1;
   if ((x = json_object_get(root, "bounds"))) {
     static const char *const bk[] = {"min", "max", NULL};
     if (cp_json_check_object(x, "bounds", bk, err)) return -1;
@@ -675,14 +734,19 @@ static int parse_root(cp_task *t, const json_t *root, const char *dir,
       if (t->bounds_min[k] >= t->bounds_max[k])
         return cp_error_set(err, "bounds", "expected min < max on every axis");
     t->has_bounds = 1;
-    const cp_body *b = &t->scene.bodies[t->goal.body_index];
-    for (int k = 0; k < 3; ++k)
-      if (b->x[k] < t->bounds_min[k] || b->x[k] > t->bounds_max[k])
-        return cp_error_set(err, "bounds",
-                            "the goal body starts outside the bounds");
+    for (int ph = 0; ph < t->n_phases; ++ph)
+      for (int i = 0; i < t->phases[ph].n_bodies; ++i) {
+        const cp_body *b = &t->scene.bodies[t->phases[ph].bodies[i].body_index];
+        for (int k = 0; k < 3; ++k)
+          if (b->x[k] < t->bounds_min[k] || b->x[k] > t->bounds_max[k])
+            return cp_error_set(err, "bounds",
+                                "goal body \"%.60s\" starts outside the "
+                                "bounds", b->name);
+      }
   }
   if ((x = json_object_get(root, "cost"))) {
-    static const char *const ck[] = {"time", "effort", NULL};
+    static const char *const ck[] = {"time", "effort", "path", "path_bodies",
+                                     NULL};
     if (cp_json_check_object(x, "cost", ck, err)) return -1;
     const json_t *y;
     if ((y = json_object_get(x, "time")) &&
@@ -690,6 +754,11 @@ static int parse_root(cp_task *t, const json_t *root, const char *dir,
       return -1;
     if ((y = json_object_get(x, "effort")) &&
         number_in(y, "cost.effort", 0, INFINITY, 0, &t->cost_effort, err))
+      return -1;
+    if ((y = json_object_get(x, "path")) &&
+        number_in(y, "cost.path", 0, INFINITY, 0, &t->cost_path, err))
+      return -1;
+    if (parse_path_bodies(t, json_object_get(x, "path_bodies"), err))
       return -1;
     if (t->cost_time == 0 && t->cost_effort == 0)
       return cp_error_set(err, "cost", "time and effort weights are both 0");
@@ -763,6 +832,7 @@ static int parse_keeping(const char *text, size_t len, const char *path,
   task->metric[2] = 0.1;   /* m per m/s */
   task->metric[3] = 0.02;  /* m per rad */
   task->metric[4] = 0.005; /* m per rad/s */
+  task->angle_scale = 0.1; /* m per rad of a goal's angle (a 10 cm arm) */
   task->max_nodes = 100000;
   task->max_seconds = 60;
   task->allow_fallback = 1;
@@ -822,6 +892,10 @@ void cp_task_free(cp_task *t) {
   }
   free(t->inputs);
   free(t->goal.body);
+  for (int k = 0; k < t->n_phases; ++k) cp_goal_free(&t->phases[k]);
+  free(t->phases);
+  cp_goal_pairs_free(&t->pairs);
+  free(t->path_bodies);
   for (int i = 0; i < t->n_files; ++i) {
     free(t->files[i].path);
     free(t->files[i].data);
@@ -830,21 +904,34 @@ void cp_task_free(cp_task *t) {
   memset(t, 0, sizeof *t);
 }
 
-void cp_task_action_values(const cp_task *t, long a, double *out) {
-  for (int i = 0; i < t->n_inputs; ++i) {
-    const cp_task_input *in = &t->inputs[i];
-    out[i] = in->values[a % in->n_values];
-    a /= in->n_values;
+/* Input i's value in action a; *rest carries the mixed-radix remainder
+ * (grid) or the generator (continuous) from one input to the next. */
+static double input_value(const cp_task *t, int i, long *rest, cp_rng *r) {
+  const cp_task_input *in = &t->inputs[i];
+  if (!t->continuous) {
+    double v = in->values[*rest % in->n_values];
+    *rest /= in->n_values;
+    return v;
   }
+  double u = cp_rng_uniform(r);
+  if (in->has_range) return in->lo + (in->hi - in->lo) * u;
+  int k = (int)(u * in->n_values);
+  return in->values[k < in->n_values ? k : in->n_values - 1];
+}
+
+void cp_task_action_values(const cp_task *t, long a, double *out) {
+  cp_rng r;
+  if (t->continuous) cp_rng_seed(&r, (uint64_t)a);
+  for (int i = 0; i < t->n_inputs; ++i) out[i] = input_value(t, i, &a, &r);
 }
 
 double cp_task_action_cost(const cp_task *t, long a) {
   double sq = 0;
+  cp_rng r;
+  if (t->continuous) cp_rng_seed(&r, (uint64_t)a);
   for (int i = 0; i < t->n_inputs; ++i) {
-    const cp_task_input *in = &t->inputs[i];
-    double v = in->values[a % in->n_values];
+    double v = input_value(t, i, &a, &r);
     sq += v * v;
-    a /= in->n_values;
   }
   return (t->cost_time + t->cost_effort * sq) * t->duration;
 }

@@ -14,13 +14,13 @@
 /// efforts, in quasistatic mode joint velocities.
 ///
 /// Cost of an action (docs/math.md §8): cost.time * T + cost.effort *
-/// |values|^2 * T (the effort's squared norm integrated over the action).
+/// |values|^2 * T (the effort's squared norm integrated over the action),
+/// plus cost.path times the distance each chosen body's centre moved from
+/// the action's start to its end (planner/plan/problem.c).
 ///
-/// Goal: the body's centre within `tolerance` of `position`; with
-/// `orientation`, the rotation from it to the body's below `angle_tolerance`;
-/// with `at_rest`, every free body's linear speed below rest_speed and
-/// angular speed below rest_speed / 0.1 m and every joint rate below
-/// rest_speed / 0.1 m.
+/// Goal: one goal ("goal") or an ordered list of them ("phases"), each a
+/// conjunction of body, joint, contact and rest terms (planner/search/goal.h);
+/// a plan passes through the phases in order and ends in the last.
 ///
 /// Ownership: a cp_task owns every string and array it points to and its
 /// parsed scene; cp_task_free releases them. On failure cp_task_parse leaves
@@ -33,6 +33,7 @@
 
 #include "models/error.h"
 #include "models/scene.h"
+#include "planner/search/goal.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -80,8 +81,19 @@ typedef struct cp_task_input {
                       ///< displacement, or rotation axis
   int rotation;       ///< Cartesian: 1 when values are angles about
                       ///< direction ("axis"), 0 displacements
+  int has_range;      ///< given as "range": [lo, hi] (continuous sampling
+  double lo, hi;      ///< draws from it)
 } cp_task_input;
 
+/// search.sampling "continuous" (rrt and sst): an action index is a seed
+/// and there are this many of them (see cp_task_action_values).
+#define CP_TASK_CONTINUOUS_ACTIONS (1L << 52)
+
+/// A one-body summary of the goal for displays (the plan printout, the
+/// viewer): the first body term of the last phase (its ball, else its box's
+/// nearest point to the start with half the box's narrowest finite side as
+/// the radius, at most 1 cm). A goal without body terms shows the first
+/// free body.
 typedef struct cp_task_goal {
   char *body;             ///< a free body's name (owned)
   int body_index;         ///< index into scene.bodies
@@ -121,15 +133,25 @@ typedef struct cp_task {
   double duration;        ///< T (s), > 0
   double dt;              ///< h (s), 0 < h <= T
   int steps;              ///< round(T / h) >= 1
-  cp_task_goal goal;
+  cp_task_goal goal;       ///< summary (above)
+  int n_phases;            ///< >= 1 (a plain "goal" is one phase)
+  cp_goal *phases;         ///< [n_phases] (owned)
+  cp_goal_pairs pairs;     ///< the contact pairs the goals name
+  double angle_scale;      ///< search.metric.angle: m per rad (0.1)
   int has_bounds;
   double bounds_min[3], bounds_max[3];
   double cost_time, cost_effort;
+  double cost_path;        ///< cost.path: weight of the path length (1/m)
+  int n_path_bodies;       ///< cost.path_bodies (default: every free body)
+  int *path_bodies;        ///< [n_path_bodies] scene indices (owned)
   char method[16];        ///< "astar", "rrt", "sst"
   double weight;          ///< astar's w (default 1.5)
   double res_position, res_angle, res_velocity; ///< duplicate-detection cells
   double goal_bias;       ///< rrt/sst (default 0.05)
   uint64_t seed;          ///< default 1
+  int continuous;         ///< search.sampling "continuous" (default "grid")
+  long shortcut;          ///< search.shortcut: simulations spent shortening
+                          ///< a plan (0: none, the default)
   int candidates;         ///< rrt/sst: actions tried per iteration (default 8)
   double speed;           ///< astar: speed bound of the heuristic (m/s, 0.5)
   double delta_bn;        ///< sst: selection radius (metric units, 0.05)
@@ -168,7 +190,11 @@ int cp_task_load_from(const char *path, const cp_file_source *src,
 /// Releases what the task owns and zeroes it. Safe on a zeroed task.
 void cp_task_free(cp_task *task);
 
-/// The values of action a (n_inputs of them) into out.
+/// The values of action a (n_inputs of them) into out. On the grid (the
+/// default) a is the mixed-radix index above; with continuous sampling a
+/// is a seed: the generator of planner/search/search.h seeded with a draws
+/// one uniform u_i per input in input order, and input i takes lo + (hi -
+/// lo) u_i for a range, values[floor(u_i n_i)] for a list.
 void cp_task_action_values(const cp_task *task, long a, double *out);
 
 /// Cost of action a held for the task's duration.

@@ -120,15 +120,17 @@ static const struct {
   const char *task;
   int steps_per_action;
 } tasks[] = {{"push.json", 20}, {"grasp_lift.json", 20},
-             {"slide_to_wall.json", 20}, {"quasistatic_push.json", 10}};
+             {"slide_to_wall.json", 20}, {"quasistatic_push.json", 10},
+             {"grasp_place.json", 20}};
+enum { N_TASKS = sizeof tasks / sizeof *tasks };
 
 TestSuite(replay, .init = setup, .fini = teardown, .timeout = 600);
 
 Test(replay, every_bundled_task_replays_bitwise_with_csv_and_page) {
   const char *db = in_dir("all.sqlite");
-  long length[4];
-  for (int k = 0; k < 4; ++k) length[k] = plan(tasks[k].task, db);
-  for (int k = 0; k < 4; ++k) {
+  long length[N_TASKS];
+  for (int k = 0; k < N_TASKS; ++k) length[k] = plan(tasks[k].task, db);
+  for (int k = 0; k < N_TASKS; ++k) {
     char plan_id[16];
     snprintf(plan_id, sizeof plan_id, "%d", k + 1);
     char csv[256], html[256];

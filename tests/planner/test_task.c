@@ -9,21 +9,7 @@
 
 #include "planner/search/task.h"
 #include "tests/support.h"
-
-#define SCENE                                                                 \
-  "{\"bodies\": ["                                                            \
-  " {\"name\": \"table\", \"fixed\": true, \"shape\": {\"type\": \"plane\","  \
-  "  \"normal\": [0, 0, 1], \"offset\": 0}},"                                 \
-  " {\"name\": \"box\", \"mass\": 1, \"shape\": {\"type\": \"box\","          \
-  "  \"size\": [0.1, 0.1, 0.1]}, \"position\": [0, 0, 0.05]}],"               \
-  " \"manipulators\": [{\"name\": \"finger\", \"base\": {\"position\":"       \
-  "  [-0.3, 0, 0.05]}, \"joints\": ["                                         \
-  "  {\"name\": \"j1\", \"type\": \"prismatic\", \"axis\": [1, 0, 0],"        \
-  "   \"link\": {\"name\": \"a\", \"mass\": 0.1, \"shape\": {\"type\":"       \
-  "   \"box\", \"size\": [0.1, 0.01, 0.01]}}},"                               \
-  "  {\"name\": \"j2\", \"type\": \"revolute\", \"axis\": [0, 0, 1],"         \
-  "   \"link\": {\"name\": \"b\", \"mass\": 0.1, \"shape\": {\"type\":"       \
-  "   \"box\", \"size\": [0.1, 0.01, 0.01]}}}]}]}"
+#include "tests/planner/finger_scene.h"
 
 static const char good[] =
     "{\"scene\": " SCENE ","
