@@ -78,6 +78,38 @@ static void progress(long step, long steps, void *user) {
   fflush(stderr);
 }
 
+/* The phases of cp_step_profile with their names, in step order. */
+static int profile_phases(const cp_step_profile *p, const char **names,
+                          double *v) {
+  static const char *const n[] = {"collide", "constraints", "assembly",
+                                  "solve", "check", "integrate"};
+  const double x[] = {p->collide, p->constraints, p->assembly,
+                      p->solve, p->check, p->integrate};
+  for (int i = 0; i < 6; ++i) names[i] = n[i], v[i] = x[i];
+  return 6;
+}
+
+static json_t *profile_json(const cp_step_profile *p) {
+  const char *names[6];
+  double v[6];
+  int n = profile_phases(p, names, v);
+  json_t *o = json_object();
+  for (int i = 0; i < n; ++i) json_object_set_new(o, names[i], cp_json_num(v[i]));
+  json_object_set_new(o, "total", cp_json_num(p->total));
+  return o;
+}
+
+static void print_profile(const cp_step_profile *p) {
+  const char *names[6];
+  double v[6];
+  int n = profile_phases(p, names, v);
+  printf("  phases (%% of %.3g s):", p->total);
+  for (int i = 0; i < n; ++i)
+    printf("%s %s %.0f", i ? "," : "", names[i],
+           p->total > 0 ? 100 * v[i] / p->total : 0.0);
+  printf("\n");
+}
+
 static json_t *final_json(const cp_world *w) {
   const cp_scene *s = cp_world_scene(w);
   json_t *fin = json_object();
@@ -111,7 +143,7 @@ static json_t *final_json(const cp_world *w) {
 
 int cp_cli_simulate(const cp_cli_command *cmd, int argc, char **argv) {
   const char *file = NULL, *csv = NULL, *html = NULL;
-  int json = 0, force_progress = 0, auto_contacts = 0, cold = 0;
+  int json = 0, force_progress = 0, auto_contacts = 0, cold = 0, profile = 0;
   cp_world_options wo = cp_world_defaults();
   cp_sim_options so = cp_sim_defaults();
   int stepper = (int)wo.stepper, solver = (int)wo.solve.solver;
@@ -163,6 +195,10 @@ int cp_cli_simulate(const cp_cli_command *cmd, int argc, char **argv) {
       CP_CLI_BOOL("--json", &json, "print one JSON document (docs/simulate.md)"),
       CP_CLI_BOOL("--progress", &force_progress,
                   "progress on stderr even when it is not a terminal"),
+      CP_CLI_BOOL("--profile", &profile,
+                  "time each step's phases (collide, constraints,\n"
+                  "assembly, solve, check, integrate) and report\n"
+                  "their sums (docs/simulate.md, Phase timings)"),
   };
   const cp_cli_spec spec = {cmd->name, head, tail, "SCENE", &file, flags,
                             sizeof flags / sizeof *flags, 0, cmd->usage};
@@ -171,6 +207,7 @@ int cp_cli_simulate(const cp_cli_command *cmd, int argc, char **argv) {
   wo.stepper = (cp_stepper)stepper;
   wo.solve.solver = (cp_lcp_solver)solver;
   if (cold) wo.warm_start = 0;
+  wo.profile = profile;
 
   cp_scene_options po = cp_scene_options_defaults();
   po.check_normal_speed = 0; // approaching contacts are impacts here
@@ -301,6 +338,7 @@ int cp_cli_simulate(const cp_cli_command *cmd, int argc, char **argv) {
     json_object_set_new(en, "max_step_increase", cp_json_num(res.max_step_increase));
     json_object_set_new(doc, "energy", en);
     json_object_set_new(doc, "hash", json_string(hash));
+    if (profile) json_object_set_new(doc, "profile", profile_json(&res.profile));
     json_object_set_new(doc, "final", final_json(w));
     if (cp_json_print(doc)) rc = CP_EXIT_UNDECIDED;
     json_decref(doc);
@@ -320,6 +358,7 @@ int cp_cli_simulate(const cp_cli_command *cmd, int argc, char **argv) {
            res.max_penetration, res.energy_initial, res.energy_final,
            res.max_step_increase);
     printf("  hash %s\n", hash);
+    if (profile) print_profile(&res.profile);
     const cp_scene *s = cp_world_scene(w);
     for (int i = 0; i < s->n_bodies; ++i) {
       const cp_body *b = &s->bodies[i];

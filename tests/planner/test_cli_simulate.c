@@ -90,6 +90,33 @@ Test(cli_simulate, hash_repeats) {
   json_decref(b);
 }
 
+// --profile: the phase sums are there, non-negative, add up to at most the
+// total, and timing changes nothing (same hash); without it, no "profile".
+Test(cli_simulate, profile_flag) {
+  const char *on[] = {"complan", "simulate", scene("box_drop.json"), "--duration",
+                      "0.05", "--profile", "--json", NULL};
+  const char *off[] = {"complan", "simulate", scene("box_drop.json"), "--duration",
+                       "0.05", "--json", NULL};
+  json_t *a = cpt_run_json(on, 0), *b = cpt_run_json(off, 0);
+  cr_assert_str_eq(json_string_value(json_object_get(a, "hash")),
+                   json_string_value(json_object_get(b, "hash")));
+  cr_assert_null(json_object_get(b, "profile"));
+  json_t *p = json_object_get(a, "profile");
+  cr_assert(json_is_object(p));
+  const char *ph[] = {"collide", "constraints", "assembly", "solve", "check", "integrate"};
+  double sum = 0, total = json_number_value(json_object_get(p, "total"));
+  for (int i = 0; i < 6; ++i) {
+    json_t *v = json_object_get(p, ph[i]);
+    cr_assert(json_is_number(v), "profile.%s", ph[i]);
+    cr_assert_geq(json_number_value(v), 0.0);
+    sum += json_number_value(v);
+  }
+  cr_assert_gt(total, 0.0);
+  cr_assert_leq(sum, total * (1 + 1e-9), "phases %g > total %g", sum, total);
+  json_decref(a);
+  json_decref(b);
+}
+
 // --compliance reaches the stepper: the box lands and rests on the table in
 // both runs (to 1e-9 m), and the rigid run's numbers differ from the
 // default's (another hash).
