@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "models/clock.h"
 #include "models/jsonread.h"
 #include "planner/plan/actions.h"
 #include "planner/plan/plan.h"
@@ -44,11 +45,7 @@ struct cp_plan_world {
 
 /* Simulation time is the thread's CPU time: on a shared machine wall-clock
  * time mostly measures the other jobs. */
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+static double now(void) { return cp_clock_thread_cpu(); }
 
 static cp_expand_outcome outcome_of(cp_world_status s) {
   switch (s) {
