@@ -132,13 +132,34 @@ class CStepInfo(Structure):  # planner/sim/world.h
                 ("limits_redone", c_int)]
 
 
+class CStepProfile(Structure):  # planner/sim/world.h
+    _fields_ = [(k, c_double) for k in ("collide", "constraints", "assembly", "solve",
+                                        "check", "integrate", "total")]
+
+
+class CSimOptions(Structure):  # planner/sim/simulate.h
+    _fields_ = [("duration", c_double), ("every", c_int), ("frame", c_void_p),
+                ("progress", c_void_p), ("user", c_void_p)]
+
+
+class CSimResult(Structure):  # planner/sim/simulate.h
+    _fields_ = [("status", c_int), ("message", c_char * 512), ("steps", c_long),
+                ("time_us_per_step", c_double), ("fallback_steps", c_long),
+                ("lcp_pivots", c_long), ("warm_steps", c_long), ("lcp_solves", c_long),
+                ("checked_steps", c_long), ("retried_steps", c_long),
+                ("max_penetration", c_double), ("energy_initial", c_double),
+                ("energy_final", c_double), ("max_step_increase", c_double),
+                ("hash", c_uint64), ("profile", CStepProfile)]
+
+
 _MIRRORS = {
     "cp_error": CError, "cp_lcp": CLcp, "cp_check_options": CCheckOptions,
     "cp_lemke_options": CLemkeOptions, "cp_fip_options": CFipOptions,
     "cp_certify_options": CCertifyOptions, "cp_solve_options": CSolveOptions,
     "cp_lcp_info": CLcpInfo, "cp_certify_result": CCertifyResult,
     "cp_scene_options": CSceneOptions, "cp_world_options": CWorldOptions,
-    "cp_step_info": CStepInfo,
+    "cp_step_info": CStepInfo, "cp_step_profile": CStepProfile,
+    "cp_sim_options": CSimOptions, "cp_sim_result": CSimResult,
 }
 
 
@@ -227,6 +248,8 @@ world_joint_index = _sig("cp_world_joint_index", c_int, c_void_p, c_char_p)
 world_joint_count = _sig("cp_world_joint_count", c_int, c_void_p)
 world_energy = _sig("cp_world_energy", c_double, c_void_p)
 world_hash = _sig("cp_world_hash", c_uint64, c_void_p)
+sim_defaults = _sig("cp_sim_defaults", CSimOptions)
+simulate = _sig("cp_simulate", c_int, c_void_p, POINTER(CSimOptions), POINTER(CSimResult))
 state_layout_init = _sig("cp_state_layout_init", c_int, c_void_p, c_void_p)
 state_layout_free = _sig("cp_state_layout_free", None, c_void_p)
 state_column_name = _sig("cp_state_column_name", c_int, c_void_p, c_void_p, c_int,

@@ -54,6 +54,8 @@ class World:
         self._scene = scene
         self._info = L.CStepInfo()
         self._info_ref = byref(self._info)
+        self._wp = c_void_p(self._w)  # converted once, not at every step
+        self._step = L.world_step
         self._n = L.world_state_size(self._w)
         self._nj = L.world_joint_count(self._w)
 
@@ -63,22 +65,42 @@ class World:
             self._w = None
 
     def step(self, efforts=None, n=1):
-        """Advances n steps of dt. efforts: (joint_count,) array of joint
+        """Advances n steps of dt (a Python loop over cp_world_step; for
+        long runs without Python in between see simulate). efforts: (joint_count,) array of joint
         inputs (N or N m for effort-driven joints, the acceleration of an
         acceleration-driven one, the joint velocity for the quasistatic
         stepper), set before the first step and kept. On a failed step the
         state stays at the last good step and Error is raised with the
         world's status name as its code ("penetration", "check_failed",
         ...) and the C message."""
-        w = self._w
+        if efforts is None and n == 1:  # the common call: keep it short
+            st = self._step(self._wp, self._info_ref)
+            if st:
+                raise _status_error(st, L.world_message(self._w).decode(errors="replace"))
+            return
         if efforts is not None:
             self.set_efforts(efforts)
-        info = self._info_ref
-        step = L.world_step
+        step, w, info = self._step, self._wp, self._info_ref
         for _ in range(n):
             st = step(w, info)
             if st:
-                raise _status_error(st, L.world_message(w).decode(errors="replace"))
+                raise _status_error(st, L.world_message(self._w).decode(errors="replace"))
+
+    def simulate(self, duration):
+        """Runs round(duration / dt) steps in C (cp_simulate: no Python
+        between the steps) and returns its summary as a dict: steps,
+        time_us_per_step, fallback_steps, lcp_pivots, warm_steps,
+        lcp_solves, checked_steps, retried_steps, max_penetration (m),
+        energy_initial, energy_final, max_step_increase (J), hash. A step
+        that fails raises Error (the state stays at the last good step)."""
+        opt = L.sim_defaults()
+        opt.duration = float(duration)
+        res = L.CSimResult()
+        st = L.simulate(self._w, byref(opt), byref(res))
+        if st:
+            raise _status_error(st, res.message.decode(errors="replace"))
+        return {k: getattr(res, k) for k, _ in L.CSimResult._fields_
+                if k not in ("status", "message", "profile")}
 
     def set_efforts(self, efforts):
         e = np.asarray(efforts, dtype=np.float64)

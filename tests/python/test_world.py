@@ -157,3 +157,13 @@ def test_many_worlds_are_freed():
         complan.Scene.load(BOX_DROP, check_normal_speed=False)
     grown = rss_bytes() - before
     assert grown < 1 << 20, "RSS grew by %d bytes over 5000 worlds" % grown
+
+
+def test_simulate_in_c_equals_python_steps():
+    a = box_world()
+    b = box_world()
+    res = a.simulate(0.4)
+    b.step(n=400)
+    assert res["steps"] == 400 and res["hash"] == a.hash() == b.hash()
+    assert np.array_equal(a.state, b.state)
+    assert res["energy_final"] == pytest.approx(a.energy(), rel=1e-12)
