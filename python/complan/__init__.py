@@ -9,6 +9,6 @@ from . import lcp
 from .scene import Scene
 from .world import World
 
-__version__ = "0.1.0"  # the library's version (meson.build's project version)
+__version__ = "0.1.0"  # meson.build's project version (tests/python checks they agree)
 
 __all__ = ["Error", "Scene", "World", "lcp", "lib_path", "ENV_VAR", "__version__"]

@@ -167,3 +167,11 @@ def test_simulate_in_c_equals_python_steps():
     assert res["steps"] == 400 and res["hash"] == a.hash() == b.hash()
     assert np.array_equal(a.state, b.state)
     assert res["energy_final"] == pytest.approx(a.energy(), rel=1e-12)
+
+
+def test_version_is_the_librarys():
+    import re
+    from conftest import ROOT
+    with open(os.path.join(ROOT, "meson.build")) as f:
+        v = re.search(r"version: '([^']+)'", f.read()).group(1)
+    assert complan.__version__ == v
