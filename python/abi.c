@@ -62,6 +62,10 @@ static const struct {
     OF(cp_sim_result, max_penetration), OF(cp_sim_result, energy_initial),
     OF(cp_sim_result, energy_final), OF(cp_sim_result, max_step_increase),
     OF(cp_sim_result, hash), OF(cp_sim_result, profile),
+    SZ(cp_ref), OF(cp_ref, body), OF(cp_ref, manip), OF(cp_ref, link),
+    SZ(cp_world_contact), OF(cp_world_contact, a), OF(cp_world_contact, b),
+    OF(cp_world_contact, p), OF(cp_world_contact, n), OF(cp_world_contact, force),
+    OF(cp_world_contact, depth),
     SZ(cp_scene_options), OF(cp_scene_options, check_normal_speed),
     OF(cp_scene_options, files),
     /* held as opaque buffers of this size */

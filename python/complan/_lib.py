@@ -152,6 +152,15 @@ class CSimResult(Structure):  # planner/sim/simulate.h
                 ("hash", c_uint64), ("profile", CStepProfile)]
 
 
+class CRef(Structure):  # models/scene.h
+    _fields_ = [("body", c_int), ("manip", c_int), ("link", c_int)]
+
+
+class CWorldContact(Structure):  # planner/sim/world.h
+    _fields_ = [("a", CRef), ("b", CRef), ("p", c_double * 3), ("n", c_double * 3),
+                ("force", c_double * 3), ("depth", c_double)]
+
+
 _MIRRORS = {
     "cp_error": CError, "cp_lcp": CLcp, "cp_check_options": CCheckOptions,
     "cp_lemke_options": CLemkeOptions, "cp_fip_options": CFipOptions,
@@ -160,6 +169,7 @@ _MIRRORS = {
     "cp_scene_options": CSceneOptions, "cp_world_options": CWorldOptions,
     "cp_step_info": CStepInfo, "cp_step_profile": CStepProfile,
     "cp_sim_options": CSimOptions, "cp_sim_result": CSimResult,
+    "cp_ref": CRef, "cp_world_contact": CWorldContact,
 }
 
 
@@ -250,6 +260,11 @@ world_energy = _sig("cp_world_energy", c_double, c_void_p)
 world_hash = _sig("cp_world_hash", c_uint64, c_void_p)
 sim_defaults = _sig("cp_sim_defaults", CSimOptions)
 simulate = _sig("cp_simulate", c_int, c_void_p, POINTER(CSimOptions), POINTER(CSimResult))
+world_contacts = _sig("cp_world_contacts", c_int, c_void_p, POINTER(POINTER(CWorldContact)))
+world_warm_size = _sig("cp_world_warm_size", c_size_t, c_void_p)
+world_warm_get = _sig("cp_world_warm_get", None, c_void_p, c_char_p, c_size_t)
+world_warm_set = _sig("cp_world_warm_set", None, c_void_p, c_char_p, c_size_t)
+scene_ref_name = _sig("cp_scene_ref_name", c_char_p, c_void_p, CRef, c_char_p, c_size_t)
 state_layout_init = _sig("cp_state_layout_init", c_int, c_void_p, c_void_p)
 state_layout_free = _sig("cp_state_layout_free", None, c_void_p)
 state_column_name = _sig("cp_state_column_name", c_int, c_void_p, c_void_p, c_int,

@@ -170,6 +170,44 @@ class World:
         finally:
             L.state_layout_free(lay)
 
+    def contacts(self):
+        """The contacts of the last step with their forces, as a dict of
+        arrays (k contacts): "a", "b" (lists of k names, "box" or
+        "manip/link"), "point" (k, 3) world point (m), "normal" (k, 3) from
+        b into a, "force" (k, 3) force on a in the world frame (N; impulse
+        / dt on an impulsive step), "depth" (k,) penetration at the start
+        of the step (m)."""
+        arr = ctypes.POINTER(L.CWorldContact)()
+        k = L.world_contacts(self._w, byref(arr))
+        sc = L.world_scene(self._w)
+        buf = ctypes.create_string_buffer(256)
+        out = {"a": [], "b": [], "point": np.empty((k, 3)), "normal": np.empty((k, 3)),
+               "force": np.empty((k, 3)), "depth": np.empty(k)}
+        for i in range(k):
+            c = arr[i]
+            out["a"].append(L.scene_ref_name(sc, c.a, buf, len(buf)).decode())
+            out["b"].append(L.scene_ref_name(sc, c.b, buf, len(buf)).decode())
+            out["point"][i] = c.p[:]
+            out["normal"][i] = c.n[:]
+            out["force"][i] = c.force[:]
+            out["depth"][i] = c.depth
+        return out
+
+    def warm_get(self):
+        """The warm-start data of the last step (its LCP basis and the
+        contacts it belongs to) as bytes; b"" when there is none."""
+        n = L.world_warm_size(self._w)
+        buf = ctypes.create_string_buffer(n)
+        if n:
+            L.world_warm_get(self._w, buf, n)
+        return buf.raw
+
+    def warm_set(self, blob):
+        """Installs bytes from warm_get (of this world or another of the same
+        scene); a blob that does not fit the current contacts is ignored."""
+        blob = bytes(blob)
+        L.world_warm_set(self._w, blob, len(blob))
+
     @property
     def time(self):
         """Simulated time (s)."""

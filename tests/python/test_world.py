@@ -175,3 +175,38 @@ def test_version_is_the_librarys():
     with open(os.path.join(ROOT, "meson.build")) as f:
         v = re.search(r"version: '([^']+)'", f.read()).group(1)
     assert complan.__version__ == v
+
+
+def test_resting_contacts_carry_the_weight():
+    w = box_world()
+    w.simulate(2.0)
+    w.step()
+    c = w.contacts()
+    k = len(c["a"])
+    assert k == w.info["contacts"] > 0
+    assert c["point"].shape == c["normal"].shape == c["force"].shape == (k, 3)
+    assert c["depth"].shape == (k,) and c["force"].dtype == np.float64
+    assert set(c["a"]) | set(c["b"]) == {"box", "table"}
+    # at rest the contact forces on the box balance its weight (1 kg, g = 9.81)
+    sign = np.array([1.0 if a == "box" else -1.0 for a in c["a"]])
+    total = (c["force"] * sign[:, None]).sum(axis=0)
+    assert total[2] == pytest.approx(9.81, rel=1e-6)
+    assert abs(total[0]) < 1e-9 and abs(total[1]) < 1e-9
+    np.testing.assert_allclose(np.linalg.norm(c["normal"], axis=1), 1.0, rtol=1e-12)
+
+
+def test_warm_blob_moves_between_worlds():
+    a = box_world()
+    a.simulate(2.0)
+    blob = a.warm_get()
+    assert len(blob) > 0
+    floating = box_world()
+    assert floating.warm_get() == b""
+    b = box_world()
+    b.set_state(a.state)
+    b.warm_set(blob)
+    b.warm_set(b"not a blob")  # ignored: wrong magic and size
+    a.step()
+    b.step()
+    assert b.info["warm_started"] == a.info["warm_started"] == 1
+    assert np.array_equal(a.state, b.state)
