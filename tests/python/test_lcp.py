@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import complan
-from conftest import DATA, cli_json, rss_bytes
+from conftest import no_rss_under_sanitizers, DATA, cli_json, rss_bytes
 
 FILES = sorted(f for f in glob.glob(os.path.join(DATA, "siconos", "*.dat"))
                + glob.glob(os.path.join(DATA, "lcp", "*.json"))
@@ -130,6 +130,7 @@ def test_parse_text():
     assert p.M.tolist() == [[1, 2], [3, 4]] and p.q.tolist() == [5, 6] and p.name == "t"
 
 
+@no_rss_under_sanitizers
 def test_repeated_solves_keep_rss_flat():
     M = np.array([[2.0, 1.0], [1.0, 2.0]])
     q = np.array([-1.0, -1.0])

@@ -10,7 +10,7 @@ import pytest
 
 import complan
 from complan import _lib
-from conftest import SCENES, cli_json, rss_bytes
+from conftest import no_rss_under_sanitizers, SCENES, cli_json, rss_bytes
 
 BOX_DROP = os.path.join(SCENES, "box_drop.json")
 
@@ -132,6 +132,7 @@ def test_library_variable_is_obeyed():
     assert complan.lib_path == os.environ.get("COMPLAN_LIB", complan.lib_path)
 
 
+@no_rss_under_sanitizers
 def test_repeated_steps_keep_rss_flat():
     scene = complan.Scene.load(BOX_DROP, check_normal_speed=False)
     w = complan.World(scene, dt=1e-3)
@@ -147,6 +148,7 @@ def test_repeated_steps_keep_rss_flat():
     assert w.info["contacts"] > 0
 
 
+@no_rss_under_sanitizers
 def test_many_worlds_are_freed():
     scene = complan.Scene.load(BOX_DROP, check_normal_speed=False)
     for _ in range(200):
