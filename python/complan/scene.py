@@ -57,7 +57,7 @@ class Scene:
         o = cls._options(check_normal_speed)
         bd = os.fspath(base_dir).encode() if base_dir is not None else None
         if L.scene_parse(text, len(text), bd, byref(o), s._buf, byref(err)):
-            L.raise_error(err, "<scene>")
+            L.raise_error(err)
         s._ok = True
         return s
 
@@ -75,6 +75,6 @@ class Scene:
         return ctypes.addressof(self._buf)
 
     def __del__(self):
-        if getattr(self, "_ok", False):
+        if getattr(self, "_ok", False) and L.scene_free is not None:
             L.scene_free(self._buf)
             self._ok = False

@@ -60,7 +60,7 @@ class World:
         self._nj = L.world_joint_count(self._w)
 
     def __del__(self):
-        if getattr(self, "_w", None):
+        if getattr(self, "_w", None) and L.world_destroy is not None:
             L.world_destroy(self._w)
             self._w = None
 
