@@ -1,0 +1,306 @@
+"""The shared libcomplan, its functions' signatures and the ctypes mirrors of
+the C structs the package fills or reads (docs/python.md).
+
+Loading: the file named by the environment variable COMPLAN_LIB (a build
+tree's libcomplan.so), else the libcomplan.so installed next to this
+package, else the system's. Every mirrored struct is checked against the
+library's own sizes and offsets (cp_abi_size, python/abi.c) at import: a
+header change that moves a field fails here, loudly.
+"""
+import ctypes
+import ctypes.util
+import os
+from ctypes import (POINTER, Structure, c_char, c_char_p, c_double,
+                    c_int, c_long, c_size_t, c_uint64, c_void_p)
+
+ENV_VAR = "COMPLAN_LIB"
+
+
+class Error(Exception):
+    """A complan failure: `code` is the error kind's name ("input", "io",
+    "nomem", "overlap", "unsupported", "numerical", or a world status such
+    as "penetration"), `where` the JSON path or line ("" when none),
+    `message` the C message, `path` the file concerned (or None)."""
+
+    def __init__(self, code, message, where="", path=None):
+        self.code = code
+        self.where = where
+        self.message = message
+        self.path = path
+        parts = [p for p in (path, where) if p]
+        super().__init__(": ".join(parts + [message]) + " [" + code + "]")
+
+
+def _candidates():
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return [env], True
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libcomplan.so")
+    found = [here] if os.path.exists(here) else []
+    system = ctypes.util.find_library("complan")
+    if system:
+        found.append(system)
+    return found, False
+
+
+def _load():
+    paths, from_env = _candidates()
+    if not paths:
+        raise ImportError(
+            "complan: no libcomplan.so next to the package and none on the system; "
+            "set %s to a build tree's libcomplan.so (docs/python.md)" % ENV_VAR)
+    errors = []
+    for p in paths:
+        try:
+            return ctypes.CDLL(p), p
+        except OSError as e:
+            errors.append("%s: %s" % (p, e))
+    where = " (from %s)" % ENV_VAR if from_env else ""
+    raise ImportError("complan: cannot load libcomplan%s: %s" % (where, "; ".join(errors)))
+
+
+lib, lib_path = _load()
+
+
+# --- struct mirrors (field order and types as in the C headers) -------------
+
+class CError(Structure):  # models/error.h
+    _fields_ = [("code", c_int), ("where", c_char * 192), ("msg", c_char * 384)]
+
+
+class CLcp(Structure):  # contact/lcp.h
+    _fields_ = [("n", c_int), ("M", POINTER(c_double)), ("q", POINTER(c_double)),
+                ("name", c_void_p)]
+
+
+class CCheckOptions(Structure):
+    _fields_ = [("rel_tol", c_double)]
+
+
+class CLemkeOptions(Structure):  # contact/lemke.h
+    _fields_ = [("cover", c_void_p), ("max_pivots", c_int), ("restarts", c_int),
+                ("seed", c_uint64), ("pivot_tol", c_double), ("lexicographic", c_int),
+                ("small_n", c_int), ("check", CCheckOptions), ("rescue", c_int)]
+
+
+class CFipOptions(Structure):  # contact/fip.h
+    _fields_ = [("max_iter", c_int), ("gap_tol", c_double), ("beta", c_double),
+                ("zeta", c_double), ("kappa", c_double), ("rho", c_double),
+                ("sigma", c_double), ("nfp_tol", c_double), ("polish", c_int),
+                ("crossover", c_int), ("check", CCheckOptions)]
+
+
+class CCertifyOptions(Structure):  # contact/certify.h
+    _fields_ = [("time_limit_s", c_double), ("alpha_tol", c_double), ("second", c_int),
+                ("max_cuts", c_int), ("check", CCheckOptions)]
+
+
+class CSolveOptions(Structure):  # contact/solve.h
+    _fields_ = [("solver", c_int), ("lemke", CLemkeOptions), ("fip", CFipOptions),
+                ("certify", CCertifyOptions), ("extra_restarts", c_int)]
+
+
+class CLcpInfo(Structure):  # contact/lcp.h
+    _fields_ = [("status", c_int), ("solver", c_int), ("iterations", c_int),
+                ("starts", c_int), ("first_start_iterations", c_int),
+                ("complementarity", c_double), ("residual", c_double),
+                ("min_z", c_double), ("min_w", c_double), ("polished", c_int),
+                ("reason", c_char * 160)]
+
+
+class CCertifyResult(Structure):  # contact/certify.h
+    _fields_ = [("alpha", c_double), ("has_second", c_int), ("second_decided", c_int),
+                ("mip_solves", c_int), ("q_cleaned", c_int)]
+
+
+class CSceneOptions(Structure):  # models/scene.h
+    _fields_ = [("check_normal_speed", c_int), ("files", c_void_p)]
+
+
+class CWorldOptions(Structure):  # planner/sim/world.h
+    _fields_ = [("stepper", c_int), ("dt", c_double), ("solve", CSolveOptions),
+                ("warm_start", c_int), ("compliance", c_double),
+                ("allow_fallback", c_int), ("check", c_int), ("impact_memo", c_int),
+                ("profile", c_int)]
+
+
+class CStepInfo(Structure):  # planner/sim/world.h
+    _fields_ = [("contacts", c_int), ("impacts", c_int), ("lcp_solves", c_int),
+                ("pivots", c_int), ("warm_started", c_int), ("fallback", c_int),
+                ("max_penetration", c_double), ("energy", c_double),
+                ("lcp_reused", c_int), ("checked", c_int), ("retried", c_int),
+                ("limits_redone", c_int)]
+
+
+class CStepProfile(Structure):  # planner/sim/world.h
+    _fields_ = [(k, c_double) for k in ("collide", "constraints", "assembly", "solve",
+                                        "check", "integrate", "total")]
+
+
+class CSimOptions(Structure):  # planner/sim/simulate.h
+    _fields_ = [("duration", c_double), ("every", c_int), ("frame", c_void_p),
+                ("progress", c_void_p), ("user", c_void_p)]
+
+
+class CSimResult(Structure):  # planner/sim/simulate.h
+    _fields_ = [("status", c_int), ("message", c_char * 512), ("steps", c_long),
+                ("time_us_per_step", c_double), ("fallback_steps", c_long),
+                ("lcp_pivots", c_long), ("warm_steps", c_long), ("lcp_solves", c_long),
+                ("checked_steps", c_long), ("retried_steps", c_long),
+                ("max_penetration", c_double), ("energy_initial", c_double),
+                ("energy_final", c_double), ("max_step_increase", c_double),
+                ("hash", c_uint64), ("profile", CStepProfile)]
+
+
+class CRef(Structure):  # models/scene.h
+    _fields_ = [("body", c_int), ("manip", c_int), ("link", c_int)]
+
+
+class CWorldContact(Structure):  # planner/sim/world.h
+    _fields_ = [("a", CRef), ("b", CRef), ("p", c_double * 3), ("n", c_double * 3),
+                ("force", c_double * 3), ("depth", c_double)]
+
+
+_MIRRORS = {
+    "cp_error": CError, "cp_lcp": CLcp, "cp_check_options": CCheckOptions,
+    "cp_lemke_options": CLemkeOptions, "cp_fip_options": CFipOptions,
+    "cp_certify_options": CCertifyOptions, "cp_solve_options": CSolveOptions,
+    "cp_lcp_info": CLcpInfo, "cp_certify_result": CCertifyResult,
+    "cp_scene_options": CSceneOptions, "cp_world_options": CWorldOptions,
+    "cp_step_info": CStepInfo, "cp_step_profile": CStepProfile,
+    "cp_sim_options": CSimOptions, "cp_sim_result": CSimResult,
+    "cp_ref": CRef, "cp_world_contact": CWorldContact,
+}
+
+
+def _sig(name, restype, *argtypes):
+    f = getattr(lib, name)
+    f.restype = restype
+    f.argtypes = list(argtypes)
+    return f
+
+
+try:
+    abi_size = _sig("cp_abi_size", c_long, c_char_p)
+except AttributeError:
+    raise ImportError("complan: %s has no cp_abi_size: not the shared library "
+                      "meson builds for Python (meson.build)" % lib_path) from None
+
+
+def check_abi():
+    """Compares every mirror's size and field offsets with the library's;
+    raises ImportError naming the first difference."""
+    for cname, py in _MIRRORS.items():
+        size = abi_size(cname.encode())
+        if size != ctypes.sizeof(py):
+            raise ImportError("complan: struct %s is %d bytes in %s but %d in the "
+                              "package's mirror (python/complan/_lib.py)"
+                              % (cname, size, lib_path, ctypes.sizeof(py)))
+        for field, _ in py._fields_:
+            off = abi_size(("%s.%s" % (cname, field)).encode())
+            if off != getattr(py, field).offset:
+                raise ImportError("complan: %s.%s is at offset %d in %s but %d in the "
+                                  "package's mirror" % (cname, field, off, lib_path,
+                                                        getattr(py, field).offset))
+
+
+check_abi()
+SCENE_SIZE = abi_size(b"cp_scene")
+LAYOUT_SIZE = abi_size(b"cp_state_layout")
+
+dptr = POINTER(c_double)
+
+# models/
+error_code_name = _sig("cp_error_code_name", c_char_p, c_int)
+read_file = _sig("cp_read_file", c_void_p, c_char_p, POINTER(c_size_t), POINTER(CError))
+scene_options_defaults = _sig("cp_scene_options_defaults", CSceneOptions)
+scene_load = _sig("cp_scene_load", c_int, c_char_p, POINTER(CSceneOptions), c_void_p,
+                  POINTER(CError))
+scene_parse = _sig("cp_scene_parse", c_int, c_char_p, c_size_t, c_char_p,
+                   POINTER(CSceneOptions), c_void_p, POINTER(CError))
+scene_copy = _sig("cp_scene_copy", c_int, c_void_p, c_void_p)
+scene_free = _sig("cp_scene_free", None, c_void_p)
+
+# contact/
+lcp_free = _sig("cp_lcp_free", None, POINTER(CLcp))
+lcp_parse = _sig("cp_lcp_parse", c_int, c_char_p, c_size_t, POINTER(CLcp), POINTER(CError))
+lcp_status_name = _sig("cp_lcp_status_name", c_char_p, c_int)
+lcp_solver_name = _sig("cp_lcp_solver_name", c_char_p, c_int)
+lcp_solver_parse = _sig("cp_lcp_solver_parse", c_int, c_char_p, POINTER(c_int))
+solve_defaults = _sig("cp_solve_defaults", CSolveOptions)
+certify_defaults = _sig("cp_certify_defaults", CCertifyOptions)
+lcp_solve = _sig("cp_lcp_solve", c_int, c_void_p, c_int, dptr, dptr,
+                 POINTER(CSolveOptions), dptr, dptr, POINTER(CLcpInfo), c_void_p)
+certify = _sig("cp_certify", c_int, c_int, dptr, dptr, POINTER(CCertifyOptions),
+               dptr, dptr, dptr, dptr, POINTER(CCertifyResult), POINTER(CLcpInfo))
+
+# planner/sim/
+stepper_parse = _sig("cp_stepper_parse", c_int, c_char_p, POINTER(c_int))
+stepper_name = _sig("cp_stepper_name", c_char_p, c_int)
+world_defaults = _sig("cp_world_defaults", CWorldOptions)
+world_status_name = _sig("cp_world_status_name", c_char_p, c_int)
+world_create = _sig("cp_world_create", c_int, c_void_p, POINTER(CWorldOptions),
+                    POINTER(c_void_p), POINTER(CError))
+world_destroy = _sig("cp_world_destroy", None, c_void_p)
+world_step = _sig("cp_world_step", c_int, c_void_p, POINTER(CStepInfo))
+world_message = _sig("cp_world_message", c_char_p, c_void_p)
+world_scene = _sig("cp_world_scene", c_void_p, c_void_p)
+world_time = _sig("cp_world_time", c_double, c_void_p)
+world_dt = _sig("cp_world_dt", c_double, c_void_p)
+world_set_time = _sig("cp_world_set_time", None, c_void_p, c_double)
+world_state_size = _sig("cp_world_state_size", c_int, c_void_p)
+world_get_state = _sig("cp_world_get_state", None, c_void_p, dptr)
+world_set_state = _sig("cp_world_set_state", c_int, c_void_p, dptr)
+world_set_effort = _sig("cp_world_set_effort", c_int, c_void_p, c_int, c_double)
+world_set_joint_velocity = _sig("cp_world_set_joint_velocity", c_int, c_void_p, c_int,
+                                c_double)
+world_joint_index = _sig("cp_world_joint_index", c_int, c_void_p, c_char_p)
+world_joint_count = _sig("cp_world_joint_count", c_int, c_void_p)
+world_energy = _sig("cp_world_energy", c_double, c_void_p)
+world_hash = _sig("cp_world_hash", c_uint64, c_void_p)
+sim_defaults = _sig("cp_sim_defaults", CSimOptions)
+simulate = _sig("cp_simulate", c_int, c_void_p, POINTER(CSimOptions), POINTER(CSimResult))
+world_contacts = _sig("cp_world_contacts", c_int, c_void_p, POINTER(POINTER(CWorldContact)))
+world_warm_size = _sig("cp_world_warm_size", c_size_t, c_void_p)
+world_warm_get = _sig("cp_world_warm_get", None, c_void_p, c_char_p, c_size_t)
+world_warm_set = _sig("cp_world_warm_set", None, c_void_p, c_char_p, c_size_t)
+scene_ref_name = _sig("cp_scene_ref_name", c_char_p, c_void_p, CRef, c_char_p, c_size_t)
+state_layout_init = _sig("cp_state_layout_init", c_int, c_void_p, c_void_p)
+state_layout_free = _sig("cp_state_layout_free", None, c_void_p)
+state_column_name = _sig("cp_state_column_name", c_int, c_void_p, c_void_p, c_int,
+                         c_char_p, c_size_t)
+
+_libc = ctypes.CDLL(None)
+c_free = _libc.free
+c_free.restype = None
+c_free.argtypes = [c_void_p]
+
+
+def raise_error(err, path=None):
+    """Raises Error from a filled cp_error."""
+    raise Error(error_code_name(err.code).decode(), err.msg.decode(errors="replace"),
+                err.where.decode(errors="replace"), path)
+
+
+def set_fields(struct, values, what):
+    """Sets the fields of a ctypes struct from a dict; nested structs take
+    dicts. Unknown names raise Error naming them."""
+    names = dict(struct._fields_)
+    for key, value in values.items():
+        if key not in names or key in ("cover", "files"):
+            raise Error("input", "unknown option %r of %s (known: %s)"
+                        % (key, what, ", ".join(n for n in names if n not in ("cover", "files"))))
+        sub = getattr(struct, key)
+        if isinstance(sub, Structure):
+            if not isinstance(value, dict):
+                raise Error("input", "option %r of %s takes a dict" % (key, what))
+            set_fields(sub, value, what + "." + key)
+        else:
+            try:
+                setattr(struct, key, value)
+            except TypeError:
+                raise Error("input", "option %r of %s: cannot take %r" % (key, what, value)) \
+                    from None
+
+
+__all__ = ["Error", "lib", "lib_path", "ENV_VAR"]

@@ -1,0 +1,34 @@
+"""Shared helpers of the Python package's tests: the CLI, the data."""
+import json
+import os
+import subprocess
+
+import pytest
+
+ROOT = os.environ.get("CP_SOURCE_ROOT",
+                      os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+DATA = os.environ.get("CP_TEST_DATA", os.path.join(ROOT, "tests", "data"))
+SCENES = os.path.join(ROOT, "models", "scenes")
+
+
+def cli_json(*args):
+    """Runs the complan executable (CP_COMPLAN) and parses its --json output."""
+    exe = os.environ.get("CP_COMPLAN")
+    if not exe:
+        pytest.skip("CP_COMPLAN (the complan executable) is not set: run through meson test")
+    r = subprocess.run([exe, *args, "--json"], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+    assert r.stdout, "complan %s printed nothing: %s" % (" ".join(args), r.stderr)
+    return json.loads(r.stdout), r.returncode
+
+
+# A sanitizer build (meson.build sets COMPLAN_SANITIZED): AddressSanitizer's
+# quarantine holds freed memory, so resident memory says nothing of leaks.
+no_rss_under_sanitizers = pytest.mark.skipif(
+    os.environ.get("COMPLAN_SANITIZED") == "1",
+    reason="resident memory is not a leak measure under AddressSanitizer")
+
+
+def rss_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")

@@ -1,0 +1,214 @@
+"""complan.Scene and complan.World: the CLI's hash, state layout, errors,
+the ABI check and memory."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import complan
+from complan import _lib
+from conftest import no_rss_under_sanitizers, SCENES, cli_json, rss_bytes
+
+BOX_DROP = os.path.join(SCENES, "box_drop.json")
+
+
+def box_world(**kw):
+    return complan.World(complan.Scene.load(BOX_DROP, check_normal_speed=False), **kw)
+
+
+def test_box_drop_hash_equals_cli():
+    doc, rc = cli_json("simulate", "--duration", "0.5", BOX_DROP)
+    assert rc == 0
+    w = box_world(dt=1e-3)
+    w.step(n=500)
+    assert "%016x" % w.hash() == doc["hash"]
+    assert abs(w.time - 0.5) < 1e-12
+
+
+def test_velocity_stepper_hash_equals_cli():
+    doc, _ = cli_json("simulate", "--duration", "0.2", "--dt", "0.002",
+                      "--stepper", "velocity", BOX_DROP)
+    w = box_world(dt=0.002, stepper="velocity")
+    for _ in range(100):
+        w.step()
+    assert "%016x" % w.hash() == doc["hash"]
+
+
+def test_state_layout_shapes_and_names():
+    w = box_world()
+    x = w.state
+    assert x.dtype == np.float64 and x.shape == (13,) and w.state_size == 13
+    assert w.state_names() == ["box." + c for c in
+                               "x y z qw qx qy qz vx vy vz wx wy wz".split()]
+    assert x[2] == pytest.approx(0.3) and w.joint_count == 0
+    w.step(n=10)
+    # free fall for 10 ms: vz = -g t exactly as the semi-implicit Euler makes it
+    assert w.state[9] == pytest.approx(-9.81 * 0.01, rel=1e-12)
+    assert w.info["contacts"] == 0
+
+
+def test_set_state_replays_the_same_steps():
+    w = box_world(warm_start=False)
+    x0 = w.state
+    w.step(n=300)
+    x1 = w.state
+    w.set_state(x0)
+    w.set_time(0.0)
+    w.step(n=300)
+    assert np.array_equal(w.state, x1)
+
+
+def test_state_errors():
+    w = box_world()
+    x = w.state
+    with pytest.raises(complan.Error, match=r"shape \(13,\)"):
+        w.set_state(x[:5])
+    bad = x.copy()
+    bad[0] = np.nan
+    with pytest.raises(complan.Error) as e:
+        w.set_state(bad)
+    assert e.value.code == "nonfinite"
+    bad = x.copy()
+    bad[3] = 2.0
+    with pytest.raises(complan.Error) as e:
+        w.set_state(bad)
+    assert e.value.code == "bad_input" and "orientation norm" in e.value.message
+    assert np.array_equal(w.state, x)
+    with pytest.raises(complan.Error, match=r"shape \(0,\)"):
+        w.step(efforts=[1.0])
+
+
+def test_scene_from_dict_equals_file():
+    with open(BOX_DROP) as f:
+        d = json.load(f)
+    a = complan.World(complan.Scene.from_dict(d, check_normal_speed=False))
+    b = box_world()
+    a.step(n=200)
+    b.step(n=200)
+    assert a.hash() == b.hash()
+
+
+def test_scene_errors_name_the_place(tmp_path):
+    with open(BOX_DROP) as f:
+        d = json.load(f)
+    d["bodies"][1]["mass"] = -1
+    with pytest.raises(complan.Error) as e:
+        complan.Scene.from_dict(d)
+    assert e.value.code == "input" and e.value.where == "bodies[1].mass"
+    p = tmp_path / "s.json"
+    p.write_text(json.dumps(d))
+    with pytest.raises(complan.Error) as e:
+        complan.Scene.load(p)
+    assert e.value.path == str(p) and e.value.where == "bodies[1].mass"
+    with pytest.raises(complan.Error) as e:
+        complan.Scene.load(tmp_path / "none.json")
+    assert "none.json" in e.value.message
+    with pytest.raises(complan.Error, match="unknown stepper"):
+        box_world(stepper="rk4")
+    with pytest.raises(complan.Error, match="dt"):
+        box_world(dt=0)
+    with pytest.raises(complan.Error, match="unknown option 'warmstart'"):
+        box_world(warmstart=0)
+
+
+def test_abi_check_catches_a_moved_field(monkeypatch):
+    class Wrong(_lib.Structure):
+        _fields_ = [("code", _lib.c_int), ("msg", _lib.c_char * 384),
+                    ("where", _lib.c_char * 192)]
+    _lib.check_abi()
+    monkeypatch.setitem(_lib._MIRRORS, "cp_error", Wrong)
+    with pytest.raises(ImportError, match=r"cp_error\.msg is at offset 196"):
+        _lib.check_abi()
+
+
+def test_library_variable_is_obeyed():
+    env = dict(os.environ, COMPLAN_LIB="/nonexistent/libcomplan.so")
+    r = subprocess.run([sys.executable, "-c", "import complan"], env=env,
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "COMPLAN_LIB" in r.stderr
+    assert complan.lib_path == os.environ.get("COMPLAN_LIB", complan.lib_path)
+
+
+@no_rss_under_sanitizers
+def test_repeated_steps_keep_rss_flat():
+    scene = complan.Scene.load(BOX_DROP, check_normal_speed=False)
+    w = complan.World(scene, dt=1e-3)
+    w.step(n=2000)  # the box has landed: contacts every step from here
+    for _ in range(2000):
+        w.state
+    before = rss_bytes()
+    for _ in range(100000):
+        w.step()
+        w.state
+    grown = rss_bytes() - before
+    assert grown < 1 << 20, "RSS grew by %d bytes over 10^5 steps" % grown
+    assert w.info["contacts"] > 0
+
+
+@no_rss_under_sanitizers
+def test_many_worlds_are_freed():
+    scene = complan.Scene.load(BOX_DROP, check_normal_speed=False)
+    for _ in range(200):
+        complan.World(scene).step(n=5)
+    before = rss_bytes()
+    for _ in range(5000):
+        complan.World(scene).step(n=5)
+        complan.Scene.load(BOX_DROP, check_normal_speed=False)
+    grown = rss_bytes() - before
+    assert grown < 1 << 20, "RSS grew by %d bytes over 5000 worlds" % grown
+
+
+def test_simulate_in_c_equals_python_steps():
+    a = box_world()
+    b = box_world()
+    res = a.simulate(0.4)
+    b.step(n=400)
+    assert res["steps"] == 400 and res["hash"] == a.hash() == b.hash()
+    assert np.array_equal(a.state, b.state)
+    assert res["energy_final"] == pytest.approx(a.energy(), rel=1e-12)
+
+
+def test_version_is_the_librarys():
+    import re
+    from conftest import ROOT
+    with open(os.path.join(ROOT, "meson.build")) as f:
+        v = re.search(r"version: '([^']+)'", f.read()).group(1)
+    assert complan.__version__ == v
+
+
+def test_resting_contacts_carry_the_weight():
+    w = box_world()
+    w.simulate(2.0)
+    w.step()
+    c = w.contacts()
+    k = len(c["a"])
+    assert k == w.info["contacts"] > 0
+    assert c["point"].shape == c["normal"].shape == c["force"].shape == (k, 3)
+    assert c["depth"].shape == (k,) and c["force"].dtype == np.float64
+    assert set(c["a"]) | set(c["b"]) == {"box", "table"}
+    # at rest the contact forces on the box balance its weight (1 kg, g = 9.81)
+    sign = np.array([1.0 if a == "box" else -1.0 for a in c["a"]])
+    total = (c["force"] * sign[:, None]).sum(axis=0)
+    assert total[2] == pytest.approx(9.81, rel=1e-6)
+    assert abs(total[0]) < 1e-9 and abs(total[1]) < 1e-9
+    np.testing.assert_allclose(np.linalg.norm(c["normal"], axis=1), 1.0, rtol=1e-12)
+
+
+def test_warm_blob_moves_between_worlds():
+    a = box_world()
+    a.simulate(2.0)
+    blob = a.warm_get()
+    assert len(blob) > 0
+    floating = box_world()
+    assert floating.warm_get() == b""
+    b = box_world()
+    b.set_state(a.state)
+    b.warm_set(blob)
+    b.warm_set(b"not a blob")  # ignored: wrong magic and size
+    a.step()
+    b.step()
+    assert b.info["warm_started"] == a.info["warm_started"] == 1
+    assert np.array_equal(a.state, b.state)
