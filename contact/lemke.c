@@ -68,6 +68,8 @@
 #define SMALL_N_AUTO 4        /* automatic crossover, measured (docs/solvers.md) */
 #define LEX_EPS 1e-11         /* error bound of B^-1 entries, x column max */
 #define Z0_BACKUPS 16         /* z0 exits undone per start (failed check) */
+#define RESCUE_STARTS 12      /* starts of the rescue pass (at least) */
+#define RESCUE_CAP 5          /* its pivot cap per start: RESCUE_CAP (n + 1) + 100 */
 
 /* SQLite-style coverage marker: counts how often a rare branch is taken. */
 #define testcase(ws, field) ((ws)->st.field++)
@@ -1425,7 +1427,13 @@ cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M,
   cp_lcp_status st = CP_LCP_NUMERICAL;
   int cover_used = 0;
   ws->tight = 0;
-  const int last = opt->rescue ? 2 * restarts + 1 : restarts;
+  /* The rescue pass: the cover, then random covers (the first ones the
+   * same as the ordinary pass's), at least RESCUE_STARTS starts, each
+   * capped at RESCUE_CAP (n + 1) + 100 pivots unless the caller set a cap
+   * (a start that wanders costs little; docs/solvers.md). */
+  const int nrescue = !opt->rescue ? 0
+                      : restarts + 1 > RESCUE_STARTS ? restarts + 1 : RESCUE_STARTS;
+  const int last = restarts + nrescue;
   for (int s = 0; s <= last; s++) {
     info->reason[0] = '\0';
     int ready = 0;
@@ -1441,6 +1449,8 @@ cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M,
       cover_used = 0;
       rng = opt->seed;
       R.qscale = qabs > 0.0 ? qabs : 1.0;
+      if (opt->max_pivots <= 0 && RESCUE_CAP * (n + 1) + 100 < R.cap)
+        R.cap = RESCUE_CAP * (n + 1) + 100;
       testcase(ws, rescue_starts);
     }
     if (s == 0 && warm) {
