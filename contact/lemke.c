@@ -88,6 +88,12 @@ static inline double bitsd(uint64_t u) {
   memcpy(&x, &u, sizeof x);
   return x;
 }
+/* max and min of an accumulator a (never NaN) and a value b: b when it is
+ * larger (smaller), so a NaN b is passed over as fmax/fmin do, without
+ * their library calls (which x86-64 makes for the NaN rules). */
+static inline double maxacc(double a, double b) { return b > a ? b : a; }
+static inline double minacc(double a, double b) { return b < a ? b : a; }
+
 static double max_abs(int n, const double *restrict x) {
   uint64_t m = 0;
   for (int i = 0; i < n; i++) {
@@ -665,10 +671,13 @@ static int ratio_test_tight(cp_lemke_ws *ws, const run *R, double tol,
   return z0_or_lex(ws, R, nc, col);
 }
 
-/* Ratio test for the entering column ws->col (scale amax). Returns the pivot
- * row, or -1 when no entry is positive enough (secondary ray). */
-static int ratio_test(cp_lemke_ws *ws, const run *R, double amax) {
-  const int n = R->n;
+/* Ratio test for the entering column ws->col (scale amax) over rows
+ * [0, n): n is R->n, or on the small path the padded length (padding rows
+ * have col = 0 and qbar = 0: never candidates, no effect on any maximum).
+ * Returns the pivot row, or -1 when no entry is positive enough (secondary
+ * ray). */
+static inline __attribute__((always_inline)) int
+ratio_test_rows(cp_lemke_ws *ws, const run *R, double amax, const int n) {
   const double *restrict col = ws->col, *restrict qb = ws->qbar;
   double *restrict t = ws->ratio;
   const double cmax = max_abs(n, col);
@@ -701,7 +710,7 @@ static int ratio_test(cp_lemke_ws *ws, const run *R, double amax) {
    * velocity LCPs ended on rays (planner/sim/world.c). All upper ends are >= +0:
    * reduce on the bit patterns. */
   const double qbm = ws->qbmax; /* max |qbar|, kept by the updates */
-  const double ramp = fmin(1.0, fmax(QTIE_RAMP_MIN, ws->npiv / QTIE_RAMP));
+  const double ramp = minacc(1.0, maxacc(QTIE_RAMP_MIN, ws->npiv / QTIE_RAMP));
   const double del = ramp * QTIE_EPS * (R->qscale > qbm ? R->qscale : qbm);
   uint64_t umin = dbits(HUGE_VAL);
   for (int i = 0; i < n; i++) {
@@ -749,6 +758,14 @@ static int ratio_test(cp_lemke_ws *ws, const run *R, double amax) {
   return z0_or_lex(ws, R, nc, col);
 }
 
+/* The ratio test; the small path's padded lengths 4 and 8 get copies with
+ * constant trip counts. */
+static int ratio_test(cp_lemke_ws *ws, const run *R, double amax) {
+  if (ws->small && ws->tld == 4) return ratio_test_rows(ws, R, amax, 4);
+  if (ws->small && ws->tld == 8) return ratio_test_rows(ws, R, amax, 8);
+  return ratio_test_rows(ws, R, amax, R->n);
+}
+
 /* Among the tied rows cand[0..nc): z0 if it is there, else the
  * lexicographic choice. */
 static int z0_or_lex(cp_lemke_ws *ws, const run *R, int nc,
@@ -783,7 +800,7 @@ static int first_row(cp_lemke_ws *ws, const run *R) {
   int best = -1;
   for (int i = 0; i < n; i++) {
     const double t = qb[i] / -col[i];
-    dmax = fmax(dmax, -col[i]);
+    dmax = maxacc(dmax, -col[i]);
     if (t < theta) { theta = t; best = i; }
   }
   if (best < 0 || !(theta < 0.0)) return -2;
@@ -1055,7 +1072,7 @@ static cp_lcp_status small_finish(cp_lemke_ws *ws, const run *R,
   eval_w(ws, R, z, w);
   double rmax = 0.0;
   for (int j = 0; j < n; j++)
-    if (ws->zrow[j] >= 0) rmax = fmax(rmax, fabs(w[j]));
+    if (ws->zrow[j] >= 0) rmax = maxacc(rmax, fabs(w[j]));
   if (rmax > 8.0 * DBL_EPSILON * R->qscale) {
     for (int j = 0; j < n; j++) {
       if (ws->zrow[j] < 0) continue;
@@ -1390,10 +1407,10 @@ cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M,
       snprintf(info->reason, sizeof info->reason, "q[%d] is not finite", i);
       return info->status = CP_LCP_NUMERICAL;
     }
-    qabs = fmax(qabs, fabs(q[i]));
-    qmin = fmin(qmin, q[i]);
+    qabs = maxacc(qabs, fabs(q[i])); /* q is finite here */
+    qmin = minacc(qmin, q[i]);
   }
-  R.qscale = fmax(1.0, qabs);
+  R.qscale = maxacc(1.0, qabs);
   if (opt->cover)
     for (int i = 0; i < n; i++)
       if (!(opt->cover[i] > 0.0) || !isfinite(opt->cover[i])) {
