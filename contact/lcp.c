@@ -142,23 +142,27 @@ int cp_lcp_check(int n, const double *M, const double *q, const double *z,
     return 0;
   }
   double *sc = mw + n, *l1 = sc + n;
-  cp_lcp_eval(n, M, q, z, mw);
   double zmax = 0.0;
   for (int i = 0; i < n; i++) {
+    mw[i] = q[i];
     sc[i] = fabs(q[i]);
     l1[i] = 0.0;
-    zmax = fmax(zmax, fabs(z[i]));
+    const double az = fabs(z[i]);
+    zmax = az > zmax ? az : zmax; /* as fmax: a NaN is passed over */
   }
+  /* One pass over M: w (as cp_lcp_eval sums it, same order), the row
+   * scales and the row norms. */
   for (int j = 0; j < n; j++) {
-    const double azj = fabs(z[j]);
+    const double zj = z[j], azj = fabs(zj);
     const double *col = M + (size_t)j * (size_t)n;
     /* Most z_j of a contact answer are 0: their columns only add to the
      * row norms (a non-finite M_ij still reaches sc through l1). */
-    if (azj == 0.0) {
+    if (zj == 0.0) {
       for (int i = 0; i < n; i++) l1[i] += fabs(col[i]);
       continue;
     }
     for (int i = 0; i < n; i++) {
+      mw[i] += col[i] * zj;
       sc[i] += fabs(col[i]) * azj;
       l1[i] += fabs(col[i]);
     }

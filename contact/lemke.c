@@ -68,6 +68,8 @@
 #define SMALL_N_AUTO 4        /* automatic crossover, measured (docs/solvers.md) */
 #define LEX_EPS 1e-11         /* error bound of B^-1 entries, x column max */
 #define Z0_BACKUPS 16         /* z0 exits undone per start (failed check) */
+#define RESCUE_STARTS 12      /* starts of the rescue pass (at least) */
+#define RESCUE_CAP 5          /* its pivot cap per start: RESCUE_CAP (n + 1) + 100 */
 
 /* SQLite-style coverage marker: counts how often a rare branch is taken. */
 #define testcase(ws, field) ((ws)->st.field++)
@@ -86,6 +88,12 @@ static inline double bitsd(uint64_t u) {
   memcpy(&x, &u, sizeof x);
   return x;
 }
+/* max and min of an accumulator a (never NaN) and a value b: b when it is
+ * larger (smaller), so a NaN b is passed over as fmax/fmin do, without
+ * their library calls (which x86-64 makes for the NaN rules). */
+static inline double maxacc(double a, double b) { return b > a ? b : a; }
+static inline double minacc(double a, double b) { return b < a ? b : a; }
+
 static double max_abs(int n, const double *restrict x) {
   uint64_t m = 0;
   for (int i = 0; i < n; i++) {
@@ -130,6 +138,7 @@ struct cp_lemke_ws {
   double qbmax;            /* max |qbar| after the last update */
   double *tab;             /* [scap*(2 scap+1)] small path: dense tableau */
   int scap;                /* largest n the small path can take */
+  int tld;                 /* leading dimension of tab: n rounded up to 4 */
   int small;               /* 1 while a start runs on the dense tableau */
   cp_lemke_trace_fn trace; /* per-pivot observer, NULL: none */
   void *trace_ctx;
@@ -157,29 +166,32 @@ cp_lemke_ws *cp_lemke_ws_create(int capacity) {
   cp_lemke_ws *ws = calloc(1, sizeof *ws);
   if (!ws) return NULL;
   const size_t c = (size_t)capacity, cc = c * c;
+  /* Vectors of the small path's tableau are padded to a multiple of 4
+   * (tld): each vector of the qbar block gets a stride of c + 3 or more. */
+  const size_t cv = (c + 7) & ~(size_t)7;
   ws->cap = capacity;
   ws->Bact = malloc(sizeof(double) * cc);
   ws->T1 = malloc(sizeof(double) * cc);
   ws->T2 = malloc(sizeof(double) * cc);
-  ws->qbar = malloc(sizeof(double) * c * 11);
+  ws->qbar = calloc(cv * 11, sizeof(double));
   ws->basic = malloc(sizeof(int) * c * 11);
   ws->ipiv = malloc(sizeof(lapack_int) * c * 2);
   ws->basis = calloc(2 * c, 1);
   ws->scap = capacity < SMALL_N_MAX ? capacity : SMALL_N_MAX;
   const size_t sc = (size_t)ws->scap;
-  ws->tab = malloc(sizeof(double) * sc * (2 * sc + 1));
+  ws->tab = malloc(sizeof(double) * (sc + 3) * (2 * sc + 1));
   if (!ws->Bact || !ws->T1 || !ws->T2 || !ws->qbar || !ws->basic ||
       !ws->ipiv || !ws->basis || !ws->tab) {
     cp_lemke_ws_destroy(ws);
     return NULL;
   }
   /* Carve the vectors out of two blocks (fewer allocations, same sizes). */
-  ws->col = ws->qbar + c;
-  ws->nxt = ws->col + c;
-  ws->d = ws->nxt + c;
-  ws->as = ws->d + c;
-  ws->lexv = ws->as + c;
-  ws->work = ws->lexv + c; /* 4c */
+  ws->col = ws->qbar + cv;
+  ws->nxt = ws->col + cv;
+  ws->d = ws->nxt + cv;
+  ws->as = ws->d + cv;
+  ws->lexv = ws->as + cv;
+  ws->work = ws->lexv + cv; /* 4c */
   ws->wrow = ws->basic + c;
   ws->zrow = ws->wrow + c;
   ws->slot_col = ws->zrow + c;
@@ -189,7 +201,7 @@ cp_lemke_ws *cp_lemke_ws_create(int capacity) {
   ws->kidx = ws->cand2 + c;
   ws->widx = ws->kidx + c;
   ws->gidx = ws->widx + c;
-  ws->ratio = ws->work + 4 * c;
+  ws->ratio = ws->work + 4 * cv;
   ws->wbas = ws->basis + c;
   ws->iwork = ws->ipiv + c;
   return ws;
@@ -256,7 +268,7 @@ static inline double acol(const cp_lemke_ws *ws, const run *R, int v, int i) {
 
 /* Entry (r, c) of B^-1. */
 static inline double binv(const cp_lemke_ws *ws, int r, int c) {
-  if (ws->small) return ws->tab[(size_t)r + (size_t)c * (size_t)ws->n];
+  if (ws->small) return ws->tab[(size_t)r + (size_t)c * (size_t)ws->tld];
   const int s = ws->col_slot[c];
   if (s >= 0) return ws->Bact[(size_t)r + (size_t)s * (size_t)ws->n];
   return ws->wrow[c] == r ? 1.0 : 0.0;
@@ -603,7 +615,7 @@ static int lex_min(cp_lemke_ws *ws, int nc, const double *col, double sg) {
   for (int c = 0; c < n && nc > 1; c++) {
     const int sl = ws->small ? -1 : ws->col_slot[c];
     const double cs =
-        ws->small ? max_abs(n, ws->tab + (size_t)c * (size_t)n)
+        ws->small ? max_abs(n, ws->tab + (size_t)c * (size_t)ws->tld)
         : sl >= 0 ? max_abs(n, ws->Bact + (size_t)sl * (size_t)n) : 1.0;
     const double del = LEX_EPS * cs;
     double up = INFINITY;
@@ -659,10 +671,13 @@ static int ratio_test_tight(cp_lemke_ws *ws, const run *R, double tol,
   return z0_or_lex(ws, R, nc, col);
 }
 
-/* Ratio test for the entering column ws->col (scale amax). Returns the pivot
- * row, or -1 when no entry is positive enough (secondary ray). */
-static int ratio_test(cp_lemke_ws *ws, const run *R, double amax) {
-  const int n = R->n;
+/* Ratio test for the entering column ws->col (scale amax) over rows
+ * [0, n): n is R->n, or on the small path the padded length (padding rows
+ * have col = 0 and qbar = 0: never candidates, no effect on any maximum).
+ * Returns the pivot row, or -1 when no entry is positive enough (secondary
+ * ray). */
+static inline __attribute__((always_inline)) int
+ratio_test_rows(cp_lemke_ws *ws, const run *R, double amax, const int n) {
   const double *restrict col = ws->col, *restrict qb = ws->qbar;
   double *restrict t = ws->ratio;
   const double cmax = max_abs(n, col);
@@ -695,7 +710,7 @@ static int ratio_test(cp_lemke_ws *ws, const run *R, double amax) {
    * velocity LCPs ended on rays (planner/sim/world.c). All upper ends are >= +0:
    * reduce on the bit patterns. */
   const double qbm = ws->qbmax; /* max |qbar|, kept by the updates */
-  const double ramp = fmin(1.0, fmax(QTIE_RAMP_MIN, ws->npiv / QTIE_RAMP));
+  const double ramp = minacc(1.0, maxacc(QTIE_RAMP_MIN, ws->npiv / QTIE_RAMP));
   const double del = ramp * QTIE_EPS * (R->qscale > qbm ? R->qscale : qbm);
   uint64_t umin = dbits(HUGE_VAL);
   for (int i = 0; i < n; i++) {
@@ -743,6 +758,14 @@ static int ratio_test(cp_lemke_ws *ws, const run *R, double amax) {
   return z0_or_lex(ws, R, nc, col);
 }
 
+/* The ratio test; the small path's padded lengths 4 and 8 get copies with
+ * constant trip counts. */
+static int ratio_test(cp_lemke_ws *ws, const run *R, double amax) {
+  if (ws->small && ws->tld == 4) return ratio_test_rows(ws, R, amax, 4);
+  if (ws->small && ws->tld == 8) return ratio_test_rows(ws, R, amax, 8);
+  return ratio_test_rows(ws, R, amax, R->n);
+}
+
 /* Among the tied rows cand[0..nc): z0 if it is there, else the
  * lexicographic choice. */
 static int z0_or_lex(cp_lemke_ws *ws, const run *R, int nc,
@@ -777,7 +800,7 @@ static int first_row(cp_lemke_ws *ws, const run *R) {
   int best = -1;
   for (int i = 0; i < n; i++) {
     const double t = qb[i] / -col[i];
-    dmax = fmax(dmax, -col[i]);
+    dmax = maxacc(dmax, -col[i]);
     if (t < theta) { theta = t; best = i; }
   }
   if (best < 0 || !(theta < 0.0)) return -2;
@@ -1049,11 +1072,11 @@ static cp_lcp_status small_finish(cp_lemke_ws *ws, const run *R,
   eval_w(ws, R, z, w);
   double rmax = 0.0;
   for (int j = 0; j < n; j++)
-    if (ws->zrow[j] >= 0) rmax = fmax(rmax, fabs(w[j]));
+    if (ws->zrow[j] >= 0) rmax = maxacc(rmax, fabs(w[j]));
   if (rmax > 8.0 * DBL_EPSILON * R->qscale) {
     for (int j = 0; j < n; j++) {
       if (ws->zrow[j] < 0) continue;
-      const double rho = w[j], *b = ws->tab + (size_t)j * (size_t)n;
+      const double rho = w[j], *b = ws->tab + (size_t)j * (size_t)ws->tld;
       for (int i = 0; i < n; i++)
         if (ws->zrow[i] >= 0) z[i] += b[ws->zrow[i]] * rho;
     }
@@ -1062,25 +1085,43 @@ static cp_lcp_status small_finish(cp_lemke_ws *ws, const run *R,
   return check_or_lu(ws, R, chk, z, w, info);
 }
 
-/* A pivot of the small path's tableau on row r with pivot p, the pivot
- * column in ws->col (consumed: the column itself becomes e_r). */
-static void small_pivot(cp_lemke_ws *ws, int n, int r, double p) {
-  const int ncol = 2 * n + 1;
-  double *restrict T = ws->tab, *restrict qb = ws->qbar;
-  const double *restrict pc = ws->col;
-  const double inv = 1.0 / p;
+/* Column updates of a small pivot, L rows (the padded leading dimension;
+ * a constant in the specialised copies, so each column is a few vector
+ * operations): t_j -= pc t_j[r] / p on every column with t_j[r] != 0,
+ * t_j[r] = t_j[r] / p; the same on qb, whose largest |entry| is returned.
+ * Padding rows are 0 in pc, the tableau and qb, and stay 0. */
+static inline __attribute__((always_inline)) double
+small_update(double *restrict T, double *restrict qb,
+             const double *restrict pc, int ncol, int L, int r, double inv) {
   for (int j = 0; j < ncol; j++) {
-    double *restrict tj = T + (size_t)j * (size_t)n;
+    double *restrict tj = T + (size_t)j * (size_t)L;
     const double t = tj[r];
     if (t == 0.0) continue; /* most unit columns of basic variables */
     const double f = t * inv;
-    for (int i = 0; i < n; i++) tj[i] -= pc[i] * f;
+    for (int i = 0; i < L; i++) tj[i] -= pc[i] * f;
     tj[r] = f;
   }
   const double f = qb[r] * inv;
-  for (int i = 0; i < n; i++) qb[i] -= pc[i] * f;
-  qb[r] = f;
-  ws->qbmax = max_abs(n, qb);
+  uint64_t m = 0;
+  for (int i = 0; i < L; i++) {
+    const double v = i == r ? f : qb[i] - pc[i] * f;
+    qb[i] = v;
+    const uint64_t u = dbits(v) & 0x7FFFFFFFFFFFFFFFull;
+    m = u > m ? u : m;
+  }
+  return bitsd(m);
+}
+
+/* A pivot of the small path's tableau on row r with pivot p, the pivot
+ * column in ws->col (consumed: the column itself becomes e_r). */
+static void small_pivot(cp_lemke_ws *ws, int n, int r, double p) {
+  const int ncol = 2 * n + 1, L = ws->tld;
+  double *restrict T = ws->tab, *restrict qb = ws->qbar;
+  const double *restrict pc = ws->col;
+  const double inv = 1.0 / p;
+  ws->qbmax = L == 4   ? small_update(T, qb, pc, ncol, 4, r, inv)
+              : L == 8 ? small_update(T, qb, pc, ncol, 8, r, inv)
+                       : small_update(T, qb, pc, ncol, L, r, inv);
 }
 
 /* One cold start on the dense tableau [I, -M, -d] (rhs in qbar), for small
@@ -1095,11 +1136,15 @@ static cp_lcp_status small_start(cp_lemke_ws *ws, const run *R,
                                  const cp_check_options *chk, double *z,
                                  double *w, cp_lcp_info *info, int *piv) {
   const int n = R->n, vz0 = VZ0(n);
-  const size_t ld = (size_t)n;
+  const size_t ld = (size_t)((n + 3) & ~3), nn = (size_t)n;
   double *restrict T = ws->tab, *restrict qb = ws->qbar, *restrict pc = ws->col;
   int backups = 0;
   *piv = 0;
-  memset(T, 0, sizeof(double) * ld * ld);
+  ws->tld = (int)ld;
+  /* [I, -M, -d], rows padded with zeros to ld. */
+  memset(T, 0, sizeof(double) * ld * (2 * nn + 1));
+  memset(qb, 0, sizeof(double) * ld);
+  memset(pc, 0, sizeof(double) * ld);
   for (int i = 0; i < n; i++) {
     T[(size_t)i + (size_t)i * ld] = 1.0;
     ws->basic[i] = i;
@@ -1107,8 +1152,8 @@ static cp_lcp_status small_start(cp_lemke_ws *ws, const run *R,
     qb[i] = R->q[i];
     pc[i] = -ws->d[i];
   }
-  for (size_t j = 0; j < ld; j++)
-    for (size_t i = 0; i < ld; i++) T[i + (ld + j) * ld] = -R->M[i + j * ld];
+  for (size_t j = 0; j < nn; j++)
+    for (size_t i = 0; i < nn; i++) T[i + (nn + j) * ld] = -R->M[i + j * nn];
   ws->z0row = -1;
   int v = vz0;
   int r = first_row(ws, R);
@@ -1150,7 +1195,7 @@ static cp_lcp_status small_start(cp_lemke_ws *ws, const run *R,
       backups++;
       testcase(ws, z0_backups);
       memcpy(pc, T + (size_t)v * ld, sizeof(double) * ld);
-      const double am = v < n ? 1.0 : max_abs(n, R->M + (size_t)(v - n) * ld);
+      const double am = v < n ? 1.0 : max_abs(n, R->M + (size_t)(v - n) * nn);
       ws->z0skip = 1;
       r = ratio_test(ws, R, am);
       ws->z0skip = 0;
@@ -1164,7 +1209,7 @@ static cp_lcp_status small_start(cp_lemke_ws *ws, const run *R,
     v = u < n ? u + n : u - n;
     memcpy(pc, T + (size_t)v * ld, sizeof(double) * ld);
     const double amax =
-        v < n ? 1.0 : max_abs(n, R->M + (size_t)(v - n) * ld);
+        v < n ? 1.0 : max_abs(n, R->M + (size_t)(v - n) * nn);
     ws->npiv = *piv;
     r = ratio_test(ws, R, amax);
     if (r == -1) {
@@ -1362,10 +1407,10 @@ cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M,
       snprintf(info->reason, sizeof info->reason, "q[%d] is not finite", i);
       return info->status = CP_LCP_NUMERICAL;
     }
-    qabs = fmax(qabs, fabs(q[i]));
-    qmin = fmin(qmin, q[i]);
+    qabs = maxacc(qabs, fabs(q[i])); /* q is finite here */
+    qmin = minacc(qmin, q[i]);
   }
-  R.qscale = fmax(1.0, qabs);
+  R.qscale = maxacc(1.0, qabs);
   if (opt->cover)
     for (int i = 0; i < n; i++)
       if (!(opt->cover[i] > 0.0) || !isfinite(opt->cover[i])) {
@@ -1399,7 +1444,13 @@ cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M,
   cp_lcp_status st = CP_LCP_NUMERICAL;
   int cover_used = 0;
   ws->tight = 0;
-  const int last = opt->rescue ? 2 * restarts + 1 : restarts;
+  /* The rescue pass: the cover, then random covers (the first ones the
+   * same as the ordinary pass's), at least RESCUE_STARTS starts, each
+   * capped at RESCUE_CAP (n + 1) + 100 pivots unless the caller set a cap
+   * (a start that wanders costs little; docs/solvers.md). */
+  const int nrescue = !opt->rescue ? 0
+                      : restarts + 1 > RESCUE_STARTS ? restarts + 1 : RESCUE_STARTS;
+  const int last = restarts + nrescue;
   for (int s = 0; s <= last; s++) {
     info->reason[0] = '\0';
     int ready = 0;
@@ -1415,6 +1466,8 @@ cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M,
       cover_used = 0;
       rng = opt->seed;
       R.qscale = qabs > 0.0 ? qabs : 1.0;
+      if (opt->max_pivots <= 0 && RESCUE_CAP * (n + 1) + 100 < R.cap)
+        R.cap = RESCUE_CAP * (n + 1) + 100;
       testcase(ws, rescue_starts);
     }
     if (s == 0 && warm) {

@@ -33,9 +33,10 @@
 /// further starts with covering vectors drawn uniformly from [0.1, 1.1)^n by a
 /// generator seeded with `seed` (deterministic). After a failed warm start,
 /// the first further start is the cold start with `cover`. If all of these
-/// fail and `rescue` is set, a rescue pass repeats the cold starts (cover,
-/// then the same random covers) with tighter tie rules (docs/solvers.md): up
-/// to 2 (restarts + 1) starts in all.
+/// fail and `rescue` is set, a rescue pass runs cold starts (cover, then the
+/// same random covers and further ones) with tighter tie rules
+/// (docs/solvers.md): max(restarts + 1, 12) starts, each capped at
+/// 5 (n + 1) + 100 pivots unless max_pivots is set.
 ///
 /// Warm start: given a complementary basis (basis[i] != 0: z_i basic), the
 /// method factors the basis, sets d := B e so that d̄ = B^-1 d = e, and runs

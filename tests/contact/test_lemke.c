@@ -200,6 +200,20 @@ Test(lemke, kostreva_cycling_example_plain_rule_cycles_into_the_cap) {
   cr_assert_eq(st, CP_LCP_PIVOT_CAP, "plain rule ended with %s after %d",
                cp_lcp_status_name(st), info.iterations);
   cr_assert_eq(info.iterations, 1000);
+  /* With the automatic cap the ordinary start runs into 50 (n+1) + 100 =
+   * 300 pivots, each start of the rescue pass into 5 (n+1) + 100 = 120 at
+   * most (there may be a random cover that solves it). */
+  o.max_pivots = 0;
+  o.rescue = 1;
+  o.small_n = -1;
+  st = cp_lemke_solve(ws, 3, M, q, &o, NULL, z, w, &info);
+  int pps[16];
+  const int ns = cp_lemke_pivots_per_start(ws, pps, 16);
+  cr_assert_geq(ns, 2);
+  if (st != CP_LCP_SOLVED) cr_assert_eq(ns, 1 + 12);
+  else cpt_assert_lcp_solution(3, M, q, z, 1e-12);
+  cr_assert_eq(pps[0], 300, "first start: %d pivots", pps[0]);
+  for (int i = 1; i < ns; i++) cr_assert_leq(pps[i], 120, "start %d: %d pivots", i, pps[i]);
   cp_lemke_ws_destroy(ws);
 }
 
@@ -299,6 +313,28 @@ Test(lemke, pivot_cap_status_and_counts) {
   cpt_assert_lcp_solution(n, M, q, z, 1e-8);
   cp_lemke_ws_destroy(ws);
   free(M);
+}
+
+Test(lemke, rescue_pass_runs_at_least_twelve_capped_starts) {
+  /* No solution: every start ends on a ray. With the rescue pass, the four
+   * ordinary starts are followed by max(restarts + 1, 12) rescue starts;
+   * with restarts 15, by 16. */
+  const double rows[4] = {-1, 0, 1, 1};
+  double M[4], q[2] = {-1, 2}, z[2], w[2];
+  colmajor(2, rows, M);
+  cp_lemke_ws *ws = cp_lemke_ws_create(2);
+  cp_lemke_options o = cp_lemke_defaults();
+  o.rescue = 1;
+  cp_lcp_info info;
+  cp_lemke_stats st;
+  cr_assert_eq(cp_lemke_solve(ws, 2, M, q, &o, NULL, z, w, &info), CP_LCP_SECONDARY_RAY);
+  cr_assert_eq(info.starts, 4 + 12, "got %d", info.starts);
+  cp_lemke_get_stats(ws, &st);
+  cr_assert_eq(st.rescue_starts, 1);
+  o.restarts = 15;
+  cr_assert_eq(cp_lemke_solve(ws, 2, M, q, &o, NULL, z, w, &info), CP_LCP_SECONDARY_RAY);
+  cr_assert_eq(info.starts, 16 + 16, "got %d", info.starts);
+  cp_lemke_ws_destroy(ws);
 }
 
 Test(lemke, restarts_are_deterministic_under_a_seed) {
