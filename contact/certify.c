@@ -749,11 +749,13 @@ typedef struct cert_state {
   cp_certify_result *res;
   long nodes;
   int glpk_errors;  /* solves that ended in a GLPK internal error */
+  int *glpk_errors_out; /* the caller's count of them (may be NULL) */
 } cert_state;
 
 static mip_outcome solve_counted(mip_job *job, cert_state *st) {
   mip_outcome o = run_mip(job);
   st->glpk_errors += o == MIP_GLPK_ERROR;
+  if (st->glpk_errors_out) *st->glpk_errors_out += o == MIP_GLPK_ERROR;
   st->res->mip_solves++;
   st->nodes += job->nodes > 1 ? job->nodes : 1;
   return o;
@@ -773,7 +775,8 @@ static void set_reason_mip(cp_lcp_info *info, const char *what,
 static cp_lcp_status certify_once(int n, const double *M, const double *q,
                                   const cp_certify_options *opt, double *z, double *w,
                                   double *z2, double *w2, cp_certify_result *res,
-                                  cp_lcp_info *info);
+                                  cp_lcp_info *info,
+                                  int *glpk_errors);
 
 /* GLPK sometimes returns an "optimal" point of (C1) that violates its own
  * equality rows when q holds rounding noise (entries ~1e-15 |q|: the b_t of
@@ -815,7 +818,9 @@ static cp_lcp_status certify_main(int n, const double *M, const double *q,
                                   cp_certify_result *res, cp_lcp_info *info) {
   cp_certify_result res_local;
   if (!res) res = &res_local;
-  cp_lcp_status st = certify_once(n, M, q, opt, z, w, z2, w2, res, info);
+  int glpk_errors = 0;
+  cp_lcp_status st =
+      certify_once(n, M, q, opt, z, w, z2, w2, res, info, &glpk_errors);
   if ((st != CP_LCP_CHECK_FAILED && st != CP_LCP_NUMERICAL) || n < 1 || !M || !q || !z || !w)
     return st;
   double *qd = malloc(sizeof(double) * (size_t)n);
@@ -833,11 +838,11 @@ static cp_lcp_status certify_main(int n, const double *M, const double *q,
     return st;
   }
   const int mip_solves = res->mip_solves, nodes = info->iterations;
-  /* The first attempt ended in a GLPK internal error (its reason says so):
+  /* The first attempt had a GLPK internal error (counted by its solves):
    * the retry may still find a verified solution, but after an error no
    * "no solution" verdict is given. */
-  const int had_error = strstr(info->reason, "GLPK internal error") != NULL;
-  st = certify_once(n, M, qd, opt, z, w, z2, w2, res, info);
+  const int had_error = glpk_errors > 0;
+  st = certify_once(n, M, qd, opt, z, w, z2, w2, res, info, NULL);
   res->mip_solves += mip_solves;
   info->iterations += nodes;
   res->q_cleaned = changed;
@@ -870,7 +875,8 @@ static cp_lcp_status certify_main(int n, const double *M, const double *q,
 static cp_lcp_status certify_once(int n, const double *M, const double *q,
                                   const cp_certify_options *opt, double *z, double *w,
                                   double *z2, double *w2, cp_certify_result *res,
-                                  cp_lcp_info *info) {
+                                  cp_lcp_info *info,
+                                  int *glpk_errors) {
   cp_certify_options def = cp_certify_defaults();
   cp_certify_result res_local;
   if (!opt) opt = &def;
@@ -955,7 +961,7 @@ static cp_lcp_status certify_once(int n, const double *M, const double *q,
                   .supp_tol = chk.rel_tol * qmax, .basis = basis, .zr = zr,
                   .wr = wr, .Ms = Ms, .qs = qs, .A = Ab, .rhs = rhs, .sv = sv,
                   .zs = zs, .idx = idx, .piv = piv};
-  cert_state st = {.res = res, .nodes = 0};
+  cert_state st = {.res = res, .nodes = 0, .glpk_errors_out = glpk_errors};
   const double atol = opt->alpha_tol;
 
   /* The main solves: our root LP, no MIP presolver, so that the callback
