@@ -1,0 +1,367 @@
+/* bench_tasks: the field's benchmark tasks (planner/tasks/bench/, issue 23)
+ * with complan's planners.
+ *
+ * Every task file in the folder (the *.json files directly in it; scenes
+ * live in its scenes/ subfolder) is planned with each planner over S seeds
+ * (1 .. S), each run a full stored search in its own SQLite database in a
+ * temporary folder (removed afterwards), under the node and time limits
+ * given here (they override the task's). Each plan found is re-simulated
+ * and compared with the stored states bit for bit (cp_replay_run with
+ * verify: what `complan replay --verify` does). The Markdown table goes to
+ * stdout; progress to stderr when it is a terminal.
+ *
+ * Usage (from the source root):
+ *   build/experiments/bench_tasks [--seeds S] [--seconds T] [--nodes N]
+ *       [--planners astar,rrt,sst] [--tasks ID,ID] [--dir DIR]
+ * Defaults: 10 seeds, 600 s and 100000 nodes per run, all three planners,
+ * every task of planner/tasks/bench.
+ */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "planner/plan/plan.h"
+#include "planner/replay/replay.h"
+#include "planner/search/task.h"
+#include "planner/store/store.h"
+#include "experiments/bench_util.h"
+
+/* OpenBLAS as the CLI runs it (one thread: see bench_plan.c). */
+void openblas_set_num_threads(int n);
+
+#define MAX_TASKS 64
+#define MAX_PLANNERS 3
+#define MAX_SEEDS 1000
+
+static const char *const USAGE =
+    "bench_tasks [--seeds S] [--seconds T] [--nodes N] "
+    "[--planners astar,rrt,sst] [--tasks ID,ID] [--dir DIR]";
+
+/* What the sources report, per task id (docs in each task's comment). */
+static const struct {
+  const char *id, *figure;
+} PUBLISHED[] = {
+    {"cmgmp-pick-card", "CMGMP (ICRA 2022): 500 samples, goal bias 0.7"},
+    {"cmgmp-bookshelf", "CMGMP (ICRA 2022): see paper, Table I"},
+    {"cmgmp-peg-out", "CMGMP (ICRA 2022): see paper, Table I"},
+    {"cmgmp-cube-flip", "CMGMP (ICRA 2022): see paper, Table I"},
+    {"cmgmp-ledge", "CMGMP (ICRA 2022): 100 samples"},
+    {"hidex-corner-pivot", "HiDex: MCTS 5-10 s"},
+    {"pang-planar-hand", "Pang et al. (T-RO 2023): RRT 1000 nodes, 5.2 s (16 cores)"},
+    {"pang-allegro-ball", "Pang et al. (T-RO 2023): RRT 1000 nodes, 19.6 s (16 cores)"},
+    {"pang-bimanual-planar", "Pang et al. (T-RO 2023): RRT 3000 nodes"},
+    {"panda-pick-place", "(complan's own)"},
+};
+
+static const char *published(const char *id) {
+  for (size_t i = 0; i < sizeof PUBLISHED / sizeof PUBLISHED[0]; ++i)
+    if (!strcmp(PUBLISHED[i].id, id)) return PUBLISHED[i].figure;
+  return "-";
+}
+
+typedef struct outcome {
+  int ok;             /* the run finished (any status but a failure) */
+  int solved, verified;
+  double seconds, cost, duration, best_distance;
+  long nodes;
+  long long lcp_solves;
+  char status[24];
+} outcome;
+
+static void rm_db(const char *db) {
+  char side[1100];
+  unlink(db);
+  snprintf(side, sizeof side, "%s-wal", db);
+  unlink(side);
+  snprintf(side, sizeof side, "%s-shm", db);
+  unlink(side);
+}
+
+/* One stored search of task with method and seed into a fresh database db;
+ * its plan (if any) replayed with verification. 0, or -1 (message printed)
+ * when the run could not be made at all. */
+static int one_run(const cp_task *task, const char *path, const char *method,
+                   uint64_t seed, double seconds, long nodes, const char *db,
+                   outcome *o) {
+  memset(o, 0, sizeof *o);
+  o->cost = o->duration = NAN;
+  cp_error err;
+  cp_plan_world *pw;
+  if (cp_plan_world_create(task, 1, &pw, &err)) {
+    fprintf(stderr, "bench_tasks: %s: %s: %s\n", path, err.where, err.msg);
+    return -1;
+  }
+  cp_store *st;
+  char msg[600];
+  rm_db(db);
+  if (cp_store_open(db, 0, &st, msg, sizeof msg)) {
+    fprintf(stderr, "bench_tasks: %s\n", msg);
+    cp_plan_world_destroy(pw);
+    return -1;
+  }
+  cp_plan_options opt = cp_plan_defaults();
+  opt.method = method;
+  opt.has_seed = 1;
+  opt.seed = seed;
+  opt.max_seconds = seconds;
+  opt.max_nodes = nodes;
+  opt.task_path = path;
+  opt.world_options = cp_plan_world_options(pw);
+  cp_plan_result r;
+  cp_plan_status s = cp_plan_search(st, task, cp_plan_world_problem(pw),
+                                    cp_plan_world_start(pw), &opt, &r, &err);
+  cp_plan_world_destroy(pw);
+  int rc = 0;
+  if (s == CP_PLAN_BAD_INPUT || s == CP_PLAN_FAILED) {
+    fprintf(stderr, "bench_tasks: %s (%s, seed %llu): %s\n", path, method,
+            (unsigned long long)seed, err.msg);
+    rc = -1;
+  } else {
+    o->ok = 1;
+    snprintf(o->status, sizeof o->status, "%s", cp_plan_status_name(s));
+    o->seconds = r.seconds;
+    o->nodes = r.nodes;
+    o->lcp_solves = r.stats.lcp_solves;
+    o->best_distance = r.best_distance;
+    if (r.plan_id > 0) {
+      o->solved = 1;
+      o->cost = r.cost;
+      cp_replay *rp;
+      if (cp_replay_open(st, r.plan_id, &rp, &err) == CP_REPLAY_OK) {
+        cp_replay_options ro = cp_replay_defaults();
+        ro.verify = 1;
+        cp_replay_result rr;
+        if (cp_replay_run(rp, &ro, &rr) == CP_REPLAY_OK) {
+          o->verified = rr.verified;
+          o->duration = rr.duration;
+        } else {
+          fprintf(stderr, "bench_tasks: %s (%s, seed %llu): replay: %s\n",
+                  path, method, (unsigned long long)seed, rr.message);
+        }
+        cp_replay_close(rp);
+      } else {
+        fprintf(stderr, "bench_tasks: %s: replay: %s\n", path, err.msg);
+      }
+    }
+  }
+  cp_store_close(st);
+  rm_db(db);
+  return rc;
+}
+
+/* Median and max of the values v[i] for the runs where pick[i] holds, as
+ * "median / max" with fmt (or "-" when none). */
+static void med_max(const double *v, const int *pick, int n, const char *fmt,
+                    char *out, size_t size) {
+  double w[MAX_SEEDS];
+  int k = 0;
+  double mx = -INFINITY;
+  for (int i = 0; i < n; ++i)
+    if (pick[i] && isfinite(v[i])) {
+      w[k++] = v[i];
+      if (v[i] > mx) mx = v[i];
+    }
+  if (!k) {
+    snprintf(out, size, "-");
+    return;
+  }
+  char a[64], b[64];
+  snprintf(a, sizeof a, fmt, bench_median(w, k));
+  snprintf(b, sizeof b, fmt, mx);
+  snprintf(out, size, "%s / %s", a, b);
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int in_list(const char *list, const char *id) {
+  if (!list) return 1;
+  size_t n = strlen(id);
+  for (const char *p = list; *p;) {
+    const char *e = strchr(p, ',');
+    size_t k = e ? (size_t)(e - p) : strlen(p);
+    if (k == n && !strncmp(p, id, n)) return 1;
+    if (!e) break;
+    p = e + 1;
+  }
+  return 0;
+}
+
+static int split_planners(char *list, const char *planners[MAX_PLANNERS]) {
+  int n = 0;
+  for (char *p = strtok(list, ","); p; p = strtok(NULL, ",")) {
+    if (strcmp(p, "astar") && strcmp(p, "rrt") && strcmp(p, "sst")) return -1;
+    if (n == MAX_PLANNERS) return -1;
+    planners[n++] = p;
+  }
+  return n ? n : -1;
+}
+
+static void usage_exit(const char *bad) {
+  fprintf(stderr, "bench_tasks: bad argument '%s'\nusage: %s\n", bad, USAGE);
+  exit(2);
+}
+
+int main(int argc, char **argv) {
+  int seeds = 10;
+  double seconds = 600;
+  long nodes = 100000;
+  char planner_text[64] = "astar,rrt,sst";
+  const char *tasks_filter = NULL, *dir = "planner/tasks/bench";
+  for (int i = 1; i < argc; ++i) {
+    const char *a = argv[i];
+    if (i + 1 >= argc) usage_exit(a);
+    const char *v = argv[++i];
+    char *end;
+    if (!strcmp(a, "--seeds")) {
+      long s = strtol(v, &end, 10);
+      if (*end || s < 1 || s > MAX_SEEDS) usage_exit(v);
+      seeds = (int)s;
+    } else if (!strcmp(a, "--seconds")) {
+      seconds = strtod(v, &end);
+      if (*end || !(seconds > 0)) usage_exit(v);
+    } else if (!strcmp(a, "--nodes")) {
+      nodes = strtol(v, &end, 10);
+      if (*end || nodes < 1) usage_exit(v);
+    } else if (!strcmp(a, "--planners")) {
+      if (strlen(v) >= sizeof planner_text) usage_exit(v);
+      snprintf(planner_text, sizeof planner_text, "%s", v);
+    } else if (!strcmp(a, "--tasks")) {
+      tasks_filter = v;
+    } else if (!strcmp(a, "--dir")) {
+      dir = v;
+    } else {
+      usage_exit(a);
+    }
+  }
+  char planner_list[64];
+  snprintf(planner_list, sizeof planner_list, "%s", planner_text);
+  const char *planners[MAX_PLANNERS];
+  int n_planners = split_planners(planner_text, planners);
+  if (n_planners < 0) usage_exit(planner_text);
+  openblas_set_num_threads(1);
+
+  /* The task files: *.json directly in dir, sorted. */
+  DIR *d = opendir(dir);
+  if (!d) {
+    fprintf(stderr, "bench_tasks: cannot open %s (run from the source root)\n", dir);
+    return 2;
+  }
+  char *ids[MAX_TASKS];
+  int n_tasks = 0;
+  for (struct dirent *e; (e = readdir(d));) {
+    size_t n = strlen(e->d_name);
+    if (n <= 5 || strcmp(e->d_name + n - 5, ".json")) continue;
+    char id[256];
+    snprintf(id, sizeof id, "%.*s", (int)(n - 5), e->d_name);
+    if (!in_list(tasks_filter, id)) continue;
+    if (n_tasks == MAX_TASKS) break;
+    ids[n_tasks++] = strdup(id);
+  }
+  closedir(d);
+  qsort(ids, (size_t)n_tasks, sizeof ids[0], cmp_str);
+  if (!n_tasks) {
+    fprintf(stderr, "bench_tasks: no task files in %s\n", dir);
+    return 2;
+  }
+
+  char tmpdir[] = "/tmp/bench_tasks_XXXXXX";
+  if (!mkdtemp(tmpdir)) {
+    perror("bench_tasks: mkdtemp");
+    return 1;
+  }
+  char db[1024];
+  snprintf(db, sizeof db, "%s/run.sqlite", tmpdir);
+  int tty = isatty(2);
+
+  time_t now = time(NULL);
+  char date[64];
+  strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
+  printf("# bench_tasks: the field's benchmark tasks (planner/tasks/bench/)\n\n");
+  printf("date: %s; %d seed(s) per planner (seeds 1..%d); limits per run: "
+         "%ld nodes, %.4g s (wall clock, one thread); planners: %s. Each run "
+         "is a stored search in its own database; each plan found is "
+         "re-simulated and compared bitwise with the stored states "
+         "(replay --verify).\n\n",
+         date, seeds, seeds, nodes, seconds, planner_list);
+  printf("Columns: success = runs that found a plan; time = planning seconds "
+         "of the successful runs (median / max); nodes and LCP solves = "
+         "median / max over all runs; duration = simulated seconds of the "
+         "plan and cost = plan cost (median / max over successes); best d = "
+         "median least goal distance (m) over all runs; verified = plans "
+         "that replay bitwise / plans found.\n\n");
+  printf("| task | planner | success | time (s) | nodes | LCP solves | "
+         "duration (s) | cost | best d (m) | verified | published (source) |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|\n");
+  fflush(stdout);
+
+  int failures = 0;
+  outcome *runs = malloc(sizeof *runs * (size_t)seeds);
+  if (!runs) return 1;
+  for (int t = 0; t < n_tasks; ++t) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s.json", dir, ids[t]);
+    cp_task task;
+    cp_error err;
+    if (cp_task_load(path, &task, &err)) {
+      fprintf(stderr, "bench_tasks: %s: %s: %s\n", path, err.where, err.msg);
+      printf("| %s | - | does not load: %s | | | | | | | | %s |\n", ids[t],
+             err.msg, published(ids[t]));
+      ++failures;
+      continue;
+    }
+    for (int p = 0; p < n_planners; ++p) {
+      int solved = 0, verified = 0, finished = 0;
+      for (int s = 0; s < seeds; ++s) {
+        if (tty)
+          fprintf(stderr, "\rbench_tasks: %s %s seed %d/%d ...        ",
+                  ids[t], planners[p], s + 1, seeds);
+        if (one_run(&task, path, planners[p], (uint64_t)(s + 1), seconds,
+                    nodes, db, &runs[s]))
+          ++failures;
+        solved += runs[s].solved;
+        verified += runs[s].verified;
+        finished += runs[s].ok;
+      }
+      double secs[MAX_SEEDS], nd[MAX_SEEDS], lcp[MAX_SEEDS], dur[MAX_SEEDS],
+          cost[MAX_SEEDS], best[MAX_SEEDS];
+      int is_solved[MAX_SEEDS], is_ok[MAX_SEEDS];
+      for (int s = 0; s < seeds; ++s) {
+        secs[s] = runs[s].seconds;
+        nd[s] = (double)runs[s].nodes;
+        lcp[s] = (double)runs[s].lcp_solves;
+        dur[s] = runs[s].duration;
+        cost[s] = runs[s].cost;
+        best[s] = runs[s].best_distance;
+        is_solved[s] = runs[s].solved;
+        is_ok[s] = runs[s].ok;
+      }
+      char c_time[160], c_nodes[160], c_lcp[160], c_dur[160], c_cost[160];
+      med_max(secs, is_solved, seeds, "%.3g", c_time, sizeof c_time);
+      med_max(nd, is_ok, seeds, "%.0f", c_nodes, sizeof c_nodes);
+      med_max(lcp, is_ok, seeds, "%.0f", c_lcp, sizeof c_lcp);
+      med_max(dur, is_solved, seeds, "%.3g", c_dur, sizeof c_dur);
+      med_max(cost, is_solved, seeds, "%.3g", c_cost, sizeof c_cost);
+      int k = 0;
+      for (int s = 0; s < seeds; ++s)
+        if (runs[s].ok) best[k++] = runs[s].best_distance;
+      char c_best[40] = "-";
+      if (k) snprintf(c_best, sizeof c_best, "%.3g", bench_median(best, k));
+      printf("| %s | %s | %d/%d | %s | %s | %s | %s | %s | %s | %d/%d | %s |\n",
+             ids[t], planners[p], solved, finished, c_time, c_nodes, c_lcp,
+             c_dur, c_cost, c_best, verified, solved, published(ids[t]));
+      fflush(stdout);
+    }
+    cp_task_free(&task);
+  }
+  if (tty) fprintf(stderr, "\rbench_tasks: done.%40s\n", "");
+  free(runs);
+  for (int t = 0; t < n_tasks; ++t) free(ids[t]);
+  rmdir(tmpdir);
+  return failures ? 1 : 0;
+}
