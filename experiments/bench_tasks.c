@@ -46,9 +46,9 @@ static const struct {
   const char *id, *figure;
 } PUBLISHED[] = {
     {"cmgmp-pick-card", "CMGMP (ICRA 2022): 500 samples, goal bias 0.7"},
-    {"cmgmp-bookshelf", "CMGMP (ICRA 2022): see paper, Table I"},
-    {"cmgmp-peg-out", "CMGMP (ICRA 2022): see paper, Table I"},
-    {"cmgmp-cube-flip", "CMGMP (ICRA 2022): see paper, Table I"},
+    {"cmgmp-bookshelf", "CMGMP (ICRA 2022): reported in the paper, not transcribed here"},
+    {"cmgmp-peg-out", "CMGMP (ICRA 2022): reported in the paper, not transcribed here"},
+    {"cmgmp-cube-flip", "CMGMP (ICRA 2022): reported in the paper, not transcribed here"},
     {"cmgmp-ledge", "CMGMP (ICRA 2022): 100 samples"},
     {"hidex-corner-pivot", "HiDex: MCTS 5-10 s"},
     {"pang-planar-hand", "Pang et al. (T-RO 2023): RRT 1000 nodes, 5.2 s (16 cores)"},
