@@ -67,6 +67,7 @@ typedef struct outcome {
   int ok;             /* the run finished (any status but a failure) */
   int solved, verified;
   double seconds, cost, duration, best_distance;
+  double changes, relocations; /* along the plan (NaN without one) */
   long nodes;
   long long lcp_solves;
   char status[24];
@@ -81,6 +82,70 @@ static void rm_db(const char *db) {
   unlink(side);
 }
 
+/* Contact changes along a replayed plan. A pair of the scene's bodies or
+ * links "touches" in a step when one of its contacts carries a normal
+ * force; a change is a pair that starts or stops touching between two
+ * steps; a relocation is a pair of a manipulator link and a free body that
+ * touches again after having let go (a finger put down somewhere else).
+ * Sticking and sliding are not told apart (the contacts given to a replay
+ * observer carry forces, not the LCP's modes). */
+#define MAX_PAIRS 512
+typedef struct contact_track {
+  const cp_scene *scene;
+  long long now[MAX_PAIRS], prev[MAX_PAIRS], broken[MAX_PAIRS];
+  int n_now, n_prev, n_broken;
+  long changes, relocations;
+} contact_track;
+
+static long long ref_key(const cp_ref *r) {
+  return r->body >= 0 ? r->body : 1000000LL + 1000LL * r->manip + r->link;
+}
+
+static int has_key(const long long *v, int n, long long k) {
+  for (int i = 0; i < n; ++i)
+    if (v[i] == k) return 1;
+  return 0;
+}
+
+/* 1 when the pair is a manipulator link against a free body. */
+static int finger_pair(const contact_track *t, const cp_ref *a, const cp_ref *b) {
+  const cp_ref *link = a->body < 0 ? a : b->body < 0 ? b : NULL;
+  const cp_ref *body = a->body >= 0 ? a : b->body >= 0 ? b : NULL;
+  return link && body && body->body < t->scene->n_bodies &&
+         !t->scene->bodies[body->body].fixed;
+}
+
+static void on_frame(void *ctx, const cp_replay_frame *f) {
+  contact_track *t = ctx;
+  t->n_now = 0;
+  for (int i = 0; i < f->n_contacts; ++i) {
+    const cp_world_contact *c = &f->contacts[i];
+    double fn = c->force[0] * c->n[0] + c->force[1] * c->n[1] +
+                c->force[2] * c->n[2];
+    if (!(fn > 1e-9)) continue;
+    long long ka = ref_key(&c->a), kb = ref_key(&c->b);
+    long long k = ka < kb ? ka * 4000000LL + kb : kb * 4000000LL + ka;
+    if (has_key(t->now, t->n_now, k) || t->n_now == MAX_PAIRS) continue;
+    t->now[t->n_now++] = k;
+    if (!has_key(t->prev, t->n_prev, k) && f->step > 0 &&
+        has_key(t->broken, t->n_broken, k) && finger_pair(t, &c->a, &c->b))
+      ++t->relocations;
+  }
+  if (f->step > 0) {
+    for (int i = 0; i < t->n_now; ++i)
+      t->changes += !has_key(t->prev, t->n_prev, t->now[i]);
+    for (int i = 0; i < t->n_prev; ++i)
+      if (!has_key(t->now, t->n_now, t->prev[i])) {
+        ++t->changes;
+        if (!has_key(t->broken, t->n_broken, t->prev[i]) &&
+            t->n_broken < MAX_PAIRS)
+          t->broken[t->n_broken++] = t->prev[i];
+      }
+  }
+  memcpy(t->prev, t->now, sizeof(long long) * (size_t)t->n_now);
+  t->n_prev = t->n_now;
+}
+
 /* One stored search of task with method and seed into a fresh database db;
  * its plan (if any) replayed with verification. 0, or -1 (message printed)
  * when the run could not be made at all. */
@@ -88,7 +153,7 @@ static int one_run(const cp_task *task, const char *path, const char *method,
                    uint64_t seed, double seconds, long nodes, const char *db,
                    outcome *o) {
   memset(o, 0, sizeof *o);
-  o->cost = o->duration = NAN;
+  o->cost = o->duration = o->changes = o->relocations = NAN;
   cp_error err;
   cp_plan_world *pw;
   if (cp_plan_world_create(task, 1, &pw, &err)) {
@@ -134,14 +199,25 @@ static int one_run(const cp_task *task, const char *path, const char *method,
       if (cp_replay_open(st, r.plan_id, &rp, &err) == CP_REPLAY_OK) {
         cp_replay_options ro = cp_replay_defaults();
         ro.verify = 1;
+        contact_track *ct = calloc(1, sizeof *ct);
+        if (ct) {
+          ct->scene = &cp_replay_task(rp)->scene;
+          ro.frame = on_frame;
+          ro.ctx = ct;
+        }
         cp_replay_result rr;
         if (cp_replay_run(rp, &ro, &rr) == CP_REPLAY_OK) {
           o->verified = rr.verified;
           o->duration = rr.duration;
+          if (ct) {
+            o->changes = (double)ct->changes;
+            o->relocations = (double)ct->relocations;
+          }
         } else {
           fprintf(stderr, "bench_tasks: %s (%s, seed %llu): replay: %s\n",
                   path, method, (unsigned long long)seed, rr.message);
         }
+        free(ct);
         cp_replay_close(rp);
       } else {
         fprintf(stderr, "bench_tasks: %s: replay: %s\n", path, err.msg);
@@ -292,12 +368,16 @@ int main(int argc, char **argv) {
   printf("Columns: success = runs that found a plan; time = planning seconds "
          "of the successful runs (median / max); nodes and LCP solves = "
          "median / max over all runs; duration = simulated seconds of the "
-         "plan and cost = plan cost (median / max over successes); best d = "
+         "plan and cost = plan cost, contact changes = pairs of bodies or links "
+         "that start or stop touching (normal force > 0) between two steps of "
+         "the replayed plan, relocations = link-free body pairs touching again "
+         "after letting go (each median / max over successes); best d = "
          "median least goal distance (m) over all runs; verified = plans "
          "that replay bitwise / plans found.\n\n");
   printf("| task | planner | success | time (s) | nodes | LCP solves | "
-         "duration (s) | cost | best d (m) | verified | published (source) |\n"
-         "|---|---|---|---|---|---|---|---|---|---|---|\n");
+         "duration (s) | cost | contact changes | relocations | best d (m) | "
+         "verified | published (source) |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   fflush(stdout);
 
   int failures = 0;
@@ -310,7 +390,7 @@ int main(int argc, char **argv) {
     cp_error err;
     if (cp_task_load(path, &task, &err)) {
       fprintf(stderr, "bench_tasks: %s: %s: %s\n", path, err.where, err.msg);
-      printf("| %s | - | does not load: %s | | | | | | | | %s |\n", ids[t],
+      printf("| %s | - | does not load: %s | | | | | | | | | | %s |\n", ids[t],
              err.msg, published(ids[t]));
       ++failures;
       continue;
@@ -329,7 +409,7 @@ int main(int argc, char **argv) {
         finished += runs[s].ok;
       }
       double secs[MAX_SEEDS], nd[MAX_SEEDS], lcp[MAX_SEEDS], dur[MAX_SEEDS],
-          cost[MAX_SEEDS], best[MAX_SEEDS];
+          cost[MAX_SEEDS], best[MAX_SEEDS], chg[MAX_SEEDS], rel[MAX_SEEDS];
       int is_solved[MAX_SEEDS], is_ok[MAX_SEEDS];
       for (int s = 0; s < seeds; ++s) {
         secs[s] = runs[s].seconds;
@@ -338,23 +418,30 @@ int main(int argc, char **argv) {
         dur[s] = runs[s].duration;
         cost[s] = runs[s].cost;
         best[s] = runs[s].best_distance;
+        chg[s] = runs[s].changes;
+        rel[s] = runs[s].relocations;
         is_solved[s] = runs[s].solved;
         is_ok[s] = runs[s].ok;
       }
-      char c_time[160], c_nodes[160], c_lcp[160], c_dur[160], c_cost[160];
+      char c_time[160], c_nodes[160], c_lcp[160], c_dur[160], c_cost[160],
+          c_chg[160], c_rel[160];
       med_max(secs, is_solved, seeds, "%.3g", c_time, sizeof c_time);
       med_max(nd, is_ok, seeds, "%.0f", c_nodes, sizeof c_nodes);
       med_max(lcp, is_ok, seeds, "%.0f", c_lcp, sizeof c_lcp);
       med_max(dur, is_solved, seeds, "%.3g", c_dur, sizeof c_dur);
       med_max(cost, is_solved, seeds, "%.3g", c_cost, sizeof c_cost);
+      med_max(chg, is_solved, seeds, "%.0f", c_chg, sizeof c_chg);
+      med_max(rel, is_solved, seeds, "%.0f", c_rel, sizeof c_rel);
       int k = 0;
       for (int s = 0; s < seeds; ++s)
         if (runs[s].ok) best[k++] = runs[s].best_distance;
       char c_best[40] = "-";
       if (k) snprintf(c_best, sizeof c_best, "%.3g", bench_median(best, k));
-      printf("| %s | %s | %d/%d | %s | %s | %s | %s | %s | %s | %d/%d | %s |\n",
+      printf("| %s | %s | %d/%d | %s | %s | %s | %s | %s | %s | %s | %s | "
+             "%d/%d | %s |\n",
              ids[t], planners[p], solved, finished, c_time, c_nodes, c_lcp,
-             c_dur, c_cost, c_best, verified, solved, published(ids[t]));
+             c_dur, c_cost, c_chg, c_rel, c_best, verified, solved,
+             published(ids[t]));
       fflush(stdout);
     }
     cp_task_free(&task);
