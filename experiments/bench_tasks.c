@@ -1,0 +1,454 @@
+/* bench_tasks: the field's benchmark tasks (planner/tasks/bench/, issue 23)
+ * with complan's planners.
+ *
+ * Every task file in the folder (the *.json files directly in it; scenes
+ * live in its scenes/ subfolder) is planned with each planner over S seeds
+ * (1 .. S), each run a full stored search in its own SQLite database in a
+ * temporary folder (removed afterwards), under the node and time limits
+ * given here (they override the task's). Each plan found is re-simulated
+ * and compared with the stored states bit for bit (cp_replay_run with
+ * verify: what `complan replay --verify` does). The Markdown table goes to
+ * stdout; progress to stderr when it is a terminal.
+ *
+ * Usage (from the source root):
+ *   build/experiments/bench_tasks [--seeds S] [--seconds T] [--nodes N]
+ *       [--planners astar,rrt,sst] [--tasks ID,ID] [--dir DIR]
+ * Defaults: 10 seeds, 600 s and 100000 nodes per run, all three planners,
+ * every task of planner/tasks/bench.
+ */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "planner/plan/plan.h"
+#include "planner/replay/replay.h"
+#include "planner/search/task.h"
+#include "planner/store/store.h"
+#include "experiments/bench_util.h"
+
+/* OpenBLAS as the CLI runs it (one thread: see bench_plan.c). */
+void openblas_set_num_threads(int n);
+
+#define MAX_TASKS 64
+#define MAX_PLANNERS 3
+#define MAX_SEEDS 1000
+
+static const char *const USAGE =
+    "bench_tasks [--seeds S] [--seconds T] [--nodes N] "
+    "[--planners astar,rrt,sst] [--tasks ID,ID] [--dir DIR]";
+
+/* What the sources report, per task id (docs in each task's comment). */
+static const struct {
+  const char *id, *figure;
+} PUBLISHED[] = {
+    {"cmgmp-pick-card", "CMGMP (ICRA 2022): 500 samples, goal bias 0.7"},
+    {"cmgmp-bookshelf", "CMGMP (ICRA 2022): reported in the paper, not transcribed here"},
+    {"cmgmp-peg-out", "CMGMP (ICRA 2022): reported in the paper, not transcribed here"},
+    {"cmgmp-cube-flip", "CMGMP (ICRA 2022): reported in the paper, not transcribed here"},
+    {"cmgmp-ledge", "CMGMP (ICRA 2022): 100 samples"},
+    {"hidex-corner-pivot", "HiDex: MCTS 5-10 s"},
+    {"pang-planar-hand", "Pang et al. (T-RO 2023): RRT 1000 nodes, 5.2 s (16 cores)"},
+    {"pang-allegro-ball", "Pang et al. (T-RO 2023): RRT 1000 nodes, 19.6 s (16 cores)"},
+    {"pang-bimanual-planar", "Pang et al. (T-RO 2023): RRT 3000 nodes"},
+    {"panda-pick-place", "(complan's own)"},
+};
+
+static const char *published(const char *id) {
+  for (size_t i = 0; i < sizeof PUBLISHED / sizeof PUBLISHED[0]; ++i)
+    if (!strcmp(PUBLISHED[i].id, id)) return PUBLISHED[i].figure;
+  return "-";
+}
+
+typedef struct outcome {
+  int ok;             /* the run finished (any status but a failure) */
+  int solved, verified;
+  double seconds, cost, duration, best_distance;
+  double changes, relocations; /* along the plan (NaN without one) */
+  long nodes;
+  long long lcp_solves;
+  char status[24];
+} outcome;
+
+static void rm_db(const char *db) {
+  char side[1100];
+  unlink(db);
+  snprintf(side, sizeof side, "%s-wal", db);
+  unlink(side);
+  snprintf(side, sizeof side, "%s-shm", db);
+  unlink(side);
+}
+
+/* Contact changes along a replayed plan. A pair of the scene's bodies or
+ * links "touches" in a step when one of its contacts carries a normal
+ * force; a change is a pair that starts or stops touching between two
+ * steps; a relocation is a pair of a manipulator link and a free body that
+ * touches again after having let go (a finger put down somewhere else).
+ * Sticking and sliding are not told apart (the contacts given to a replay
+ * observer carry forces, not the LCP's modes). */
+#define MAX_PAIRS 512
+typedef struct contact_track {
+  const cp_scene *scene;
+  long long now[MAX_PAIRS], prev[MAX_PAIRS], broken[MAX_PAIRS];
+  int n_now, n_prev, n_broken;
+  long changes, relocations;
+} contact_track;
+
+static long long ref_key(const cp_ref *r) {
+  return r->body >= 0 ? r->body : 1000000LL + 1000LL * r->manip + r->link;
+}
+
+static int has_key(const long long *v, int n, long long k) {
+  for (int i = 0; i < n; ++i)
+    if (v[i] == k) return 1;
+  return 0;
+}
+
+/* 1 when the pair is a manipulator link against a free body. */
+static int finger_pair(const contact_track *t, const cp_ref *a, const cp_ref *b) {
+  const cp_ref *link = a->body < 0 ? a : b->body < 0 ? b : NULL;
+  const cp_ref *body = a->body >= 0 ? a : b->body >= 0 ? b : NULL;
+  return link && body && body->body < t->scene->n_bodies &&
+         !t->scene->bodies[body->body].fixed;
+}
+
+static void on_frame(void *ctx, const cp_replay_frame *f) {
+  contact_track *t = ctx;
+  t->n_now = 0;
+  for (int i = 0; i < f->n_contacts; ++i) {
+    const cp_world_contact *c = &f->contacts[i];
+    double fn = c->force[0] * c->n[0] + c->force[1] * c->n[1] +
+                c->force[2] * c->n[2];
+    if (!(fn > 1e-9)) continue;
+    long long ka = ref_key(&c->a), kb = ref_key(&c->b);
+    long long k = ka < kb ? ka * 4000000LL + kb : kb * 4000000LL + ka;
+    if (has_key(t->now, t->n_now, k) || t->n_now == MAX_PAIRS) continue;
+    t->now[t->n_now++] = k;
+    if (!has_key(t->prev, t->n_prev, k) && f->step > 0 &&
+        has_key(t->broken, t->n_broken, k) && finger_pair(t, &c->a, &c->b))
+      ++t->relocations;
+  }
+  if (f->step > 0) {
+    for (int i = 0; i < t->n_now; ++i)
+      t->changes += !has_key(t->prev, t->n_prev, t->now[i]);
+    for (int i = 0; i < t->n_prev; ++i)
+      if (!has_key(t->now, t->n_now, t->prev[i])) {
+        ++t->changes;
+        if (!has_key(t->broken, t->n_broken, t->prev[i]) &&
+            t->n_broken < MAX_PAIRS)
+          t->broken[t->n_broken++] = t->prev[i];
+      }
+  }
+  memcpy(t->prev, t->now, sizeof(long long) * (size_t)t->n_now);
+  t->n_prev = t->n_now;
+}
+
+/* One stored search of task with method and seed into a fresh database db;
+ * its plan (if any) replayed with verification. 0, or -1 (message printed)
+ * when the run could not be made at all. */
+static int one_run(const cp_task *task, const char *path, const char *method,
+                   uint64_t seed, double seconds, long nodes, const char *db,
+                   outcome *o) {
+  memset(o, 0, sizeof *o);
+  o->cost = o->duration = o->changes = o->relocations = NAN;
+  cp_error err;
+  cp_plan_world *pw;
+  if (cp_plan_world_create(task, 1, &pw, &err)) {
+    fprintf(stderr, "bench_tasks: %s: %s: %s\n", path, err.where, err.msg);
+    return -1;
+  }
+  cp_store *st;
+  char msg[600];
+  rm_db(db);
+  if (cp_store_open(db, 0, &st, msg, sizeof msg)) {
+    fprintf(stderr, "bench_tasks: %s\n", msg);
+    cp_plan_world_destroy(pw);
+    return -1;
+  }
+  cp_plan_options opt = cp_plan_defaults();
+  opt.method = method;
+  opt.has_seed = 1;
+  opt.seed = seed;
+  opt.max_seconds = seconds;
+  opt.max_nodes = nodes;
+  opt.task_path = path;
+  opt.world_options = cp_plan_world_options(pw);
+  cp_plan_result r;
+  cp_plan_status s = cp_plan_search(st, task, cp_plan_world_problem(pw),
+                                    cp_plan_world_start(pw), &opt, &r, &err);
+  cp_plan_world_destroy(pw);
+  int rc = 0;
+  if (s == CP_PLAN_BAD_INPUT || s == CP_PLAN_FAILED) {
+    fprintf(stderr, "bench_tasks: %s (%s, seed %llu): %s\n", path, method,
+            (unsigned long long)seed, err.msg);
+    rc = -1;
+  } else {
+    o->ok = 1;
+    snprintf(o->status, sizeof o->status, "%s", cp_plan_status_name(s));
+    o->seconds = r.seconds;
+    o->nodes = r.nodes;
+    o->lcp_solves = r.stats.lcp_solves;
+    o->best_distance = r.best_distance;
+    if (r.plan_id > 0) {
+      o->solved = 1;
+      o->cost = r.cost;
+      cp_replay *rp;
+      if (cp_replay_open(st, r.plan_id, &rp, &err) == CP_REPLAY_OK) {
+        cp_replay_options ro = cp_replay_defaults();
+        ro.verify = 1;
+        contact_track *ct = calloc(1, sizeof *ct);
+        if (ct) {
+          ct->scene = &cp_replay_task(rp)->scene;
+          ro.frame = on_frame;
+          ro.ctx = ct;
+        }
+        cp_replay_result rr;
+        if (cp_replay_run(rp, &ro, &rr) == CP_REPLAY_OK) {
+          o->verified = rr.verified;
+          o->duration = rr.duration;
+          if (ct) {
+            o->changes = (double)ct->changes;
+            o->relocations = (double)ct->relocations;
+          }
+        } else {
+          fprintf(stderr, "bench_tasks: %s (%s, seed %llu): replay: %s\n",
+                  path, method, (unsigned long long)seed, rr.message);
+        }
+        free(ct);
+        cp_replay_close(rp);
+      } else {
+        fprintf(stderr, "bench_tasks: %s: replay: %s\n", path, err.msg);
+      }
+    }
+  }
+  cp_store_close(st);
+  rm_db(db);
+  return rc;
+}
+
+/* Median and max of the values v[i] for the runs where pick[i] holds, as
+ * "median / max" with fmt (or "-" when none). */
+static void med_max(const double *v, const int *pick, int n, const char *fmt,
+                    char *out, size_t size) {
+  double w[MAX_SEEDS];
+  int k = 0;
+  double mx = -INFINITY;
+  for (int i = 0; i < n; ++i)
+    if (pick[i] && isfinite(v[i])) {
+      w[k++] = v[i];
+      if (v[i] > mx) mx = v[i];
+    }
+  if (!k) {
+    snprintf(out, size, "-");
+    return;
+  }
+  char a[64], b[64];
+  snprintf(a, sizeof a, fmt, bench_median(w, k));
+  snprintf(b, sizeof b, fmt, mx);
+  snprintf(out, size, "%s / %s", a, b);
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int in_list(const char *list, const char *id) {
+  if (!list) return 1;
+  size_t n = strlen(id);
+  for (const char *p = list; *p;) {
+    const char *e = strchr(p, ',');
+    size_t k = e ? (size_t)(e - p) : strlen(p);
+    if (k == n && !strncmp(p, id, n)) return 1;
+    if (!e) break;
+    p = e + 1;
+  }
+  return 0;
+}
+
+static int split_planners(char *list, const char *planners[MAX_PLANNERS]) {
+  int n = 0;
+  for (char *p = strtok(list, ","); p; p = strtok(NULL, ",")) {
+    if (strcmp(p, "astar") && strcmp(p, "rrt") && strcmp(p, "sst")) return -1;
+    if (n == MAX_PLANNERS) return -1;
+    planners[n++] = p;
+  }
+  return n ? n : -1;
+}
+
+static void usage_exit(const char *bad) {
+  fprintf(stderr, "bench_tasks: bad argument '%s'\nusage: %s\n", bad, USAGE);
+  exit(2);
+}
+
+int main(int argc, char **argv) {
+  int seeds = 10;
+  double seconds = 600;
+  long nodes = 100000;
+  char planner_text[64] = "astar,rrt,sst";
+  const char *tasks_filter = NULL, *dir = "planner/tasks/bench";
+  for (int i = 1; i < argc; ++i) {
+    const char *a = argv[i];
+    if (i + 1 >= argc) usage_exit(a);
+    const char *v = argv[++i];
+    char *end;
+    if (!strcmp(a, "--seeds")) {
+      long s = strtol(v, &end, 10);
+      if (*end || s < 1 || s > MAX_SEEDS) usage_exit(v);
+      seeds = (int)s;
+    } else if (!strcmp(a, "--seconds")) {
+      seconds = strtod(v, &end);
+      if (*end || !(seconds > 0)) usage_exit(v);
+    } else if (!strcmp(a, "--nodes")) {
+      nodes = strtol(v, &end, 10);
+      if (*end || nodes < 1) usage_exit(v);
+    } else if (!strcmp(a, "--planners")) {
+      if (strlen(v) >= sizeof planner_text) usage_exit(v);
+      snprintf(planner_text, sizeof planner_text, "%s", v);
+    } else if (!strcmp(a, "--tasks")) {
+      tasks_filter = v;
+    } else if (!strcmp(a, "--dir")) {
+      dir = v;
+    } else {
+      usage_exit(a);
+    }
+  }
+  char planner_list[64];
+  snprintf(planner_list, sizeof planner_list, "%s", planner_text);
+  const char *planners[MAX_PLANNERS];
+  int n_planners = split_planners(planner_text, planners);
+  if (n_planners < 0) usage_exit(planner_text);
+  openblas_set_num_threads(1);
+
+  /* The task files: *.json directly in dir, sorted. */
+  DIR *d = opendir(dir);
+  if (!d) {
+    fprintf(stderr, "bench_tasks: cannot open %s (run from the source root)\n", dir);
+    return 2;
+  }
+  char *ids[MAX_TASKS];
+  int n_tasks = 0;
+  for (struct dirent *e; (e = readdir(d));) {
+    size_t n = strlen(e->d_name);
+    if (n <= 5 || strcmp(e->d_name + n - 5, ".json")) continue;
+    char id[256];
+    snprintf(id, sizeof id, "%.*s", (int)(n - 5), e->d_name);
+    if (!in_list(tasks_filter, id)) continue;
+    if (n_tasks == MAX_TASKS) break;
+    ids[n_tasks++] = strdup(id);
+  }
+  closedir(d);
+  qsort(ids, (size_t)n_tasks, sizeof ids[0], cmp_str);
+  if (!n_tasks) {
+    fprintf(stderr, "bench_tasks: no task files in %s\n", dir);
+    return 2;
+  }
+
+  char tmpdir[] = "/tmp/bench_tasks_XXXXXX";
+  if (!mkdtemp(tmpdir)) {
+    perror("bench_tasks: mkdtemp");
+    return 1;
+  }
+  char db[1024];
+  snprintf(db, sizeof db, "%s/run.sqlite", tmpdir);
+  int tty = isatty(2);
+
+  time_t now = time(NULL);
+  char date[64];
+  strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
+  printf("# bench_tasks: the field's benchmark tasks (planner/tasks/bench/)\n\n");
+  printf("date: %s; %d seed(s) per planner (seeds 1..%d); limits per run: "
+         "%ld nodes, %.4g s (wall clock, one thread); planners: %s. Each run "
+         "is a stored search in its own database; each plan found is "
+         "re-simulated and compared bitwise with the stored states "
+         "(replay --verify).\n\n",
+         date, seeds, seeds, nodes, seconds, planner_list);
+  printf("Columns: success = runs that found a plan; time = planning seconds "
+         "of the successful runs (median / max); nodes and LCP solves = "
+         "median / max over all runs; duration = simulated seconds of the "
+         "plan and cost = plan cost, contact changes = pairs of bodies or links "
+         "that start or stop touching (normal force > 0) between two steps of "
+         "the replayed plan, relocations = link-free body pairs touching again "
+         "after letting go (each median / max over successes); best d = "
+         "median least goal distance (m) over all runs; verified = plans "
+         "that replay bitwise / plans found.\n\n");
+  printf("| task | planner | success | time (s) | nodes | LCP solves | "
+         "duration (s) | cost | contact changes | relocations | best d (m) | "
+         "verified | published (source) |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  fflush(stdout);
+
+  int failures = 0;
+  outcome *runs = malloc(sizeof *runs * (size_t)seeds);
+  if (!runs) return 1;
+  for (int t = 0; t < n_tasks; ++t) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s.json", dir, ids[t]);
+    cp_task task;
+    cp_error err;
+    if (cp_task_load(path, &task, &err)) {
+      fprintf(stderr, "bench_tasks: %s: %s: %s\n", path, err.where, err.msg);
+      printf("| %s | - | does not load: %s | | | | | | | | | | %s |\n", ids[t],
+             err.msg, published(ids[t]));
+      ++failures;
+      continue;
+    }
+    for (int p = 0; p < n_planners; ++p) {
+      int solved = 0, verified = 0, finished = 0;
+      for (int s = 0; s < seeds; ++s) {
+        if (tty)
+          fprintf(stderr, "\rbench_tasks: %s %s seed %d/%d ...        ",
+                  ids[t], planners[p], s + 1, seeds);
+        if (one_run(&task, path, planners[p], (uint64_t)(s + 1), seconds,
+                    nodes, db, &runs[s]))
+          ++failures;
+        solved += runs[s].solved;
+        verified += runs[s].verified;
+        finished += runs[s].ok;
+      }
+      double secs[MAX_SEEDS], nd[MAX_SEEDS], lcp[MAX_SEEDS], dur[MAX_SEEDS],
+          cost[MAX_SEEDS], best[MAX_SEEDS], chg[MAX_SEEDS], rel[MAX_SEEDS];
+      int is_solved[MAX_SEEDS], is_ok[MAX_SEEDS];
+      for (int s = 0; s < seeds; ++s) {
+        secs[s] = runs[s].seconds;
+        nd[s] = (double)runs[s].nodes;
+        lcp[s] = (double)runs[s].lcp_solves;
+        dur[s] = runs[s].duration;
+        cost[s] = runs[s].cost;
+        best[s] = runs[s].best_distance;
+        chg[s] = runs[s].changes;
+        rel[s] = runs[s].relocations;
+        is_solved[s] = runs[s].solved;
+        is_ok[s] = runs[s].ok;
+      }
+      char c_time[160], c_nodes[160], c_lcp[160], c_dur[160], c_cost[160],
+          c_chg[160], c_rel[160];
+      med_max(secs, is_solved, seeds, "%.3g", c_time, sizeof c_time);
+      med_max(nd, is_ok, seeds, "%.0f", c_nodes, sizeof c_nodes);
+      med_max(lcp, is_ok, seeds, "%.0f", c_lcp, sizeof c_lcp);
+      med_max(dur, is_solved, seeds, "%.3g", c_dur, sizeof c_dur);
+      med_max(cost, is_solved, seeds, "%.3g", c_cost, sizeof c_cost);
+      med_max(chg, is_solved, seeds, "%.0f", c_chg, sizeof c_chg);
+      med_max(rel, is_solved, seeds, "%.0f", c_rel, sizeof c_rel);
+      int k = 0;
+      for (int s = 0; s < seeds; ++s)
+        if (runs[s].ok) best[k++] = runs[s].best_distance;
+      char c_best[40] = "-";
+      if (k) snprintf(c_best, sizeof c_best, "%.3g", bench_median(best, k));
+      printf("| %s | %s | %d/%d | %s | %s | %s | %s | %s | %s | %s | %s | "
+             "%d/%d | %s |\n",
+             ids[t], planners[p], solved, finished, c_time, c_nodes, c_lcp,
+             c_dur, c_cost, c_chg, c_rel, c_best, verified, solved,
+             published(ids[t]));
+      fflush(stdout);
+    }
+    cp_task_free(&task);
+  }
+  if (tty) fprintf(stderr, "\rbench_tasks: done.%40s\n", "");
+  free(runs);
+  for (int t = 0; t < n_tasks; ++t) free(ids[t]);
+  rmdir(tmpdir);
+  return failures ? 1 : 0;
+}
