@@ -155,17 +155,11 @@ static int one_run(const cp_task *task, const char *path, const char *method,
   memset(o, 0, sizeof *o);
   o->cost = o->duration = o->changes = o->relocations = NAN;
   cp_error err;
-  cp_plan_world *pw;
-  if (cp_plan_world_create(task, 1, &pw, &err)) {
-    fprintf(stderr, "bench_tasks: %s: %s: %s\n", path, err.where, err.msg);
-    return -1;
-  }
   cp_store *st;
   char msg[600];
   rm_db(db);
   if (cp_store_open(db, 0, &st, msg, sizeof msg)) {
     fprintf(stderr, "bench_tasks: %s\n", msg);
-    cp_plan_world_destroy(pw);
     return -1;
   }
   cp_plan_options opt = cp_plan_defaults();
@@ -175,11 +169,8 @@ static int one_run(const cp_task *task, const char *path, const char *method,
   opt.max_seconds = seconds;
   opt.max_nodes = nodes;
   opt.task_path = path;
-  opt.world_options = cp_plan_world_options(pw);
   cp_plan_result r;
-  cp_plan_status s = cp_plan_search(st, task, cp_plan_world_problem(pw),
-                                    cp_plan_world_start(pw), &opt, &r, &err);
-  cp_plan_world_destroy(pw);
+  cp_plan_status s = cp_plan_task(st, task, &opt, &r, &err);
   int rc = 0;
   if (s == CP_PLAN_BAD_INPUT || s == CP_PLAN_FAILED) {
     fprintf(stderr, "bench_tasks: %s (%s, seed %llu): %s\n", path, method,

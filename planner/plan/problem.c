@@ -43,9 +43,6 @@ struct cp_plan_world {
   cp_plan_actions actions; /* target and Cartesian inputs (none: n_act 0) */
 };
 
-/* Simulation time is the thread's CPU time: on a shared machine wall-clock
- * time mostly measures the other jobs. */
-static double now(void) { return cp_clock_thread_cpu(); }
 
 static cp_expand_outcome outcome_of(cp_world_status s) {
   switch (s) {
@@ -118,7 +115,9 @@ static int expand(void *ctx, const double *x, double t, const void *warm,
                   size_t warm_size, long a, double *y, cp_expansion *info) {
   cp_plan_world *pw = ctx;
   const cp_task *task = pw->task;
-  double t0 = now();
+  /* Simulation time is the thread's CPU time: on a shared machine
+   * wall-clock time mostly measures the other jobs. */
+  double t0 = cp_clock_thread_cpu();
   cp_world *w = pw->world;
   cp_world_status st = cp_world_set_state(w, x);
   memcpy(y, x, (size_t)pw->n * sizeof *y);
@@ -126,7 +125,7 @@ static int expand(void *ctx, const double *x, double t, const void *warm,
     info->outcome = outcome_of(st);
     snprintf(info->message, sizeof info->message, "start state: %s",
              cp_world_message(w));
-    pw->seconds += now() - t0;
+    pw->seconds += cp_clock_thread_cpu() - t0;
     return 0;
   }
   cp_world_set_time(w, t);
@@ -153,7 +152,7 @@ static int expand(void *ctx, const double *x, double t, const void *warm,
      * short, it has no outcome (the search simulates it again on resume). */
     if (k > 0 && k % CP_PLAN_BUDGET_STEPS == 0 &&
         cp_search_budget_spent(pw->budget)) {
-      pw->seconds += now() - t0;
+      pw->seconds += cp_clock_thread_cpu() - t0;
       return 1;
     }
     cp_step_info si;
@@ -212,7 +211,7 @@ static int expand(void *ctx, const double *x, double t, const void *warm,
       info->warm_size = ws;
     }
   }
-  pw->seconds += now() - t0;
+  pw->seconds += cp_clock_thread_cpu() - t0;
   return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "models/jsonread.h"
+#include "models/vec3.h"
 
 static char *dupstr(const char *s) {
   size_t n = strlen(s) + 1;
@@ -416,15 +417,11 @@ double cp_goal_distance(const cp_goal *g, const cp_goal_view *v,
   return sqrt(d2);
 }
 
-static double norm3(const double *a) {
-  return sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
-}
-
 static int at_rest(const cp_goal *g, const cp_goal_view *v, const double *x) {
   double vmax = g->rest_speed, wmax = g->rest_speed / 0.1;
   for (int k = 0; k < g->n_rest; ++k) {
     const double *s = x + cp_state_body_at(v->layout, g->rest_bodies[k]);
-    if (norm3(s + 7) > vmax || norm3(s + 10) > wmax) return 0;
+    if (cp_v3_norm(s + 7) > vmax || cp_v3_norm(s + 10) > wmax) return 0;
   }
   if (g->rest_joints) {
     const double *q = x + CP_STATE_BODY_SIZE * v->layout->n_free;

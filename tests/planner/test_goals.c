@@ -215,7 +215,7 @@ static char *grasp_task(const char *goal) {
            " \"action\": {\"duration\": 0.1, \"dt\": 0.005}, %s,"
            " \"bounds\": {\"min\": [-0.3, -0.3, 0], \"max\": [0.3, 0.3, 0.4]},"
            " \"search\": {\"weight\": 2.0, \"resolution\": {\"position\":"
-           " 0.005}}, \"limits\": {\"nodes\": 3000}}",
+           " 0.005}}, \"limits\": {\"nodes\": 3000, \"seconds\": 3600}}",
            getenv("CP_SOURCE_ROOT"), goal);
   return buf;
 }
