@@ -10,6 +10,7 @@
 #include "complan.h"
 
 long cp_abi_size(const char *name);
+int cp_abi_defaults(const char *name, void *out);
 
 #define SZ(T) {#T, (long)sizeof(T)}
 #define OF(T, f) {#T "." #f, (long)offsetof(T, f)}
@@ -68,6 +69,104 @@ static const struct {
     OF(cp_world_contact, depth),
     SZ(cp_scene_options), OF(cp_scene_options, check_normal_speed),
     OF(cp_scene_options, files),
+    /* scene contacts, the contact problem (complan.Scene.contacts/solve) */
+    SZ(cp_contact), OF(cp_contact, a), OF(cp_contact, b), OF(cp_contact, p), OF(cp_contact, n),
+    OF(cp_contact, t), OF(cp_contact, o), OF(cp_contact, mu), OF(cp_contact, mu_torsion),
+    OF(cp_contact, has_torsion), OF(cp_contact, restitution), OF(cp_contact, depth),
+    OF(cp_scene, n_contacts), OF(cp_scene, contacts), OF(cp_scene, n_bodies),
+    SZ(cp_contact_diag), OF(cp_contact_diag, jacobian_rank), OF(cp_contact_diag, full_column_rank),
+    OF(cp_contact_diag, a_positive_definite), OF(cp_contact_diag, friction_bound),
+    OF(cp_contact_diag, within_friction_bound),
+    SZ(cp_problem_options), OF(cp_problem_options, solve), OF(cp_problem_options, friction),
+    OF(cp_problem_options, cone_k0), OF(cp_problem_options, cone_kmax),
+    OF(cp_problem_options, cone_tol), OF(cp_problem_options, rel_tol),
+    OF(cp_problem_options, check_unique), OF(cp_problem_options, mu_torsion),
+    SZ(cp_problem_result), OF(cp_problem_result, info), OF(cp_problem_result, lcp_size),
+    OF(cp_problem_result, nu), OF(cp_problem_result, nc), OF(cp_problem_result, force),
+    OF(cp_problem_result, accel), OF(cp_problem_result, udot), OF(cp_problem_result, effort),
+    OF(cp_problem_result, outcome), OF(cp_problem_result, diag), OF(cp_problem_result, cone_edges),
+    OF(cp_problem_result, cone_violation), OF(cp_problem_result, unique_decided),
+    OF(cp_problem_result, unique), OF(cp_problem_result, udot_other), OF(cp_problem_result, soft),
+    OF(cp_problem_result, torsion), OF(cp_problem_result, spin_accel),
+    SZ(cp_quasistatic_result), OF(cp_quasistatic_result, info),
+    OF(cp_quasistatic_result, lcp_size), OF(cp_quasistatic_result, nu),
+    OF(cp_quasistatic_result, nc), OF(cp_quasistatic_result, n_obj),
+    OF(cp_quasistatic_result, n_l), OF(cp_quasistatic_result, velocity),
+    OF(cp_quasistatic_result, force), OF(cp_quasistatic_result, contact_velocity),
+    OF(cp_quasistatic_result, soft), OF(cp_quasistatic_result, torsion),
+    OF(cp_quasistatic_result, spin), OF(cp_quasistatic_result, effort),
+    OF(cp_quasistatic_result, outcome), OF(cp_quasistatic_result, jacobian_rank),
+    OF(cp_quasistatic_result, full_row_rank), OF(cp_quasistatic_result, balance_residual),
+    /* read by offset from an opaque cp_system */
+    SZ(cp_system), OF(cp_system, n_obj), OF(cp_system, n_l), OF(cp_system, n_u),
+    OF(cp_system, n_c), OF(cp_system, obj_body), OF(cp_system, joint_manip),
+    OF(cp_system, joint_index), OF(cp_system, sliding),
+    /* stability (complan.stability) */
+    SZ(cp_stability_options), OF(cp_stability_options, depth), OF(cp_stability_options, rel_tol),
+    OF(cp_stability_options, energy_tol), OF(cp_stability_options, mip_tol),
+    OF(cp_stability_options, time_limit_s), OF(cp_stability_options, try_solve),
+    OF(cp_stability_options, milp), OF(cp_stability_options, energy_band),
+    OF(cp_stability_options, mu_torsion), OF(cp_stability_options, progress),
+    OF(cp_stability_options, progress_ctx),
+    SZ(cp_stability_result), OF(cp_stability_result, kind), OF(cp_stability_result, method),
+    OF(cp_stability_result, reason), OF(cp_stability_result, nu), OF(cp_stability_result, nc),
+    OF(cp_stability_result, has_equilibrium), OF(cp_stability_result, force),
+    OF(cp_stability_result, torsion), OF(cp_stability_result, residual),
+    OF(cp_stability_result, has_motion), OF(cp_stability_result, udot),
+    OF(cp_stability_result, motion_force), OF(cp_stability_result, lp_solves),
+    OF(cp_stability_result, mip_solves), OF(cp_stability_result, acc_tol),
+    /* assembly sequences: read by offset (complan.assemble) */
+    SZ(cp_assembly_options), OF(cp_assembly_options, stability),
+    OF(cp_assembly_options, directions), OF(cp_assembly_options, time_limit_s),
+    SZ(cp_assembly_result), OF(cp_assembly_result, status), OF(cp_assembly_result, n_parts),
+    OF(cp_assembly_result, n_steps), OF(cp_assembly_result, steps),
+    OF(cp_assembly_result, explored), OF(cp_assembly_result, stability_checks),
+    OF(cp_assembly_result, has_blocked), OF(cp_assembly_result, blocked),
+    OF(cp_assembly_result, seconds), OF(cp_assembly_result, message),
+    SZ(cp_assembly_step), OF(cp_assembly_step, body), OF(cp_assembly_step, direction),
+    OF(cp_assembly_step, stability),
+    /* planning, the database, replay (complan.plan, Database, replay) */
+    SZ(cp_task), OF(cp_task, scene), OF(cp_task, n_inputs), OF(cp_task, inputs),
+    OF(cp_task, duration), OF(cp_task, dt),
+    SZ(cp_task_input), OF(cp_task_input, joint),
+    SZ(cp_search_stats), OF(cp_search_stats, expansions), OF(cp_search_stats, iterations),
+    OF(cp_search_stats, duplicates), OF(cp_search_stats, rejected), OF(cp_search_stats, steps),
+    OF(cp_search_stats, lcp_solves), OF(cp_search_stats, pivots), OF(cp_search_stats, fallbacks),
+    OF(cp_search_stats, warm_steps),
+    SZ(cp_search_node), OF(cp_search_node, id), OF(cp_search_node, parent),
+    OF(cp_search_node, depth), OF(cp_search_node, time), OF(cp_search_node, cost),
+    OF(cp_search_node, action), OF(cp_search_node, outcome), OF(cp_search_node, steps),
+    OF(cp_search_node, lcp_solves), OF(cp_search_node, pivots), OF(cp_search_node, fallbacks),
+    OF(cp_search_node, warm_steps), OF(cp_search_node, flags),
+    OF(cp_search_node, goal_distance), OF(cp_search_node, message),
+    SZ(cp_plan_options), OF(cp_plan_options, resume), OF(cp_plan_options, has_seed),
+    OF(cp_plan_options, seed), OF(cp_plan_options, method), OF(cp_plan_options, max_seconds),
+    OF(cp_plan_options, max_nodes), OF(cp_plan_options, batch), OF(cp_plan_options, task_path),
+    OF(cp_plan_options, world_options), OF(cp_plan_options, progress),
+    OF(cp_plan_options, progress_ctx), OF(cp_plan_options, progress_interval),
+    OF(cp_plan_options, cancel), OF(cp_plan_options, clock), OF(cp_plan_options, clock_ctx),
+    SZ(cp_plan_result), OF(cp_plan_result, status), OF(cp_plan_result, run_id),
+    OF(cp_plan_result, plan_id), OF(cp_plan_result, planner), OF(cp_plan_result, resumed),
+    OF(cp_plan_result, nodes), OF(cp_plan_result, stats), OF(cp_plan_result, seconds),
+    OF(cp_plan_result, session_seconds), OF(cp_plan_result, store_seconds),
+    OF(cp_plan_result, cost), OF(cp_plan_result, length), OF(cp_plan_result, best_distance),
+    OF(cp_plan_result, best_node), OF(cp_plan_result, goal_node), OF(cp_plan_result, failed),
+    OF(cp_plan_result, failed_by),
+    SZ(cp_store_run), OF(cp_store_run, id), OF(cp_store_run, task_id),
+    OF(cp_store_run, options), OF(cp_store_run, state_size),
+    SZ(cp_replay_options), OF(cp_replay_options, verify), OF(cp_replay_options, tolerance),
+    OF(cp_replay_options, frame), OF(cp_replay_options, ctx),
+    SZ(cp_replay_frame), OF(cp_replay_frame, step), OF(cp_replay_frame, plan_step),
+    OF(cp_replay_frame, action), OF(cp_replay_frame, values), OF(cp_replay_frame, n_values),
+    OF(cp_replay_frame, time), OF(cp_replay_frame, state), OF(cp_replay_frame, n),
+    OF(cp_replay_frame, n_contacts), OF(cp_replay_frame, contacts),
+    SZ(cp_replay_result), OF(cp_replay_result, steps), OF(cp_replay_result, duration),
+    OF(cp_replay_result, max_deviation), OF(cp_replay_result, max_plan_step),
+    OF(cp_replay_result, compared), OF(cp_replay_result, verified),
+    OF(cp_replay_result, first_plan_step), OF(cp_replay_result, first_entry),
+    OF(cp_replay_result, first_where), OF(cp_replay_result, first_deviation),
+    OF(cp_replay_result, message),
+    {"CP_EXPAND_COUNT", CP_EXPAND_COUNT}, OF(cp_state_layout, n),
     /* held as opaque buffers of this size */
     SZ(cp_scene), SZ(cp_state_layout),
 };
@@ -77,5 +176,18 @@ static const struct {
 long cp_abi_size(const char *name) {
   for (size_t i = 0; i < sizeof abi_table / sizeof *abi_table; i++)
     if (!strcmp(abi_table[i].name, name)) return abi_table[i].value;
+  return -1;
+}
+
+/// Writes the defaults of struct `name` (its cp_*_defaults()) into out (a
+/// buffer of cp_abi_size(name) bytes), for the structs the package reads
+/// and writes by offset rather than through a mirror. 0, or -1 for a name
+/// without defaults here.
+int cp_abi_defaults(const char *name, void *out) {
+  if (!strcmp(name, "cp_assembly_options")) {
+    cp_assembly_options o = cp_assembly_defaults();
+    memcpy(out, &o, sizeof o);
+    return 0;
+  }
   return -1;
 }

@@ -1,14 +1,20 @@
-"""complan from Python: LCPs, scenes and the simulator over the shared
-libcomplan through ctypes, numpy arrays in and out (docs/python.md).
+"""complan from Python: LCPs, scenes, the simulator, contact problems,
+stability and assembly, planning, the plan database and replay, over the
+shared libcomplan through ctypes, numpy arrays in and out (docs/python.md).
 
 The library is found through the environment variable COMPLAN_LIB (a build
 tree's libcomplan.so) or next to this package when installed.
 """
-from ._lib import ENV_VAR, Error, lib_path
+from ._lib import ENV_VAR, Error, build, lib_path
 from . import lcp
-from .scene import Scene
+from .scene import Result, Scene
 from .world import World
+from .assembly import assemble, stability
+from .planner import Database, Task, plan, replay
 
-__version__ = "0.1.0"  # meson.build's project version (tests/python checks they agree)
+# The library's version (meson.build's project version), read from the
+# library itself: "complan 0.1.0 (release, gcc ...)".
+__version__ = build.split()[1]
 
-__all__ = ["Error", "Scene", "World", "lcp", "lib_path", "ENV_VAR", "__version__"]
+__all__ = ["Error", "Result", "Scene", "World", "Task", "Database", "lcp", "plan", "replay",
+           "stability", "assemble", "lib_path", "build", "ENV_VAR", "__version__"]

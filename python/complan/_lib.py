@@ -10,8 +10,9 @@ header change that moves a field fails here, loudly.
 import ctypes
 import ctypes.util
 import os
-from ctypes import (POINTER, Structure, c_char, c_char_p, c_double,
-                    c_int, c_long, c_size_t, c_uint64, c_void_p)
+from ctypes import (CFUNCTYPE, POINTER, Structure, c_char, c_char_p, c_double,
+                    c_int, c_int64, c_long, c_longlong, c_size_t, c_ubyte, c_uint64,
+                    c_void_p)
 
 ENV_VAR = "COMPLAN_LIB"
 
@@ -61,6 +62,14 @@ def _load():
 
 lib, lib_path = _load()
 
+
+try:
+    _abi_size = lib.cp_abi_size
+    _abi_size.restype = c_long
+    _abi_size.argtypes = [c_char_p]
+except AttributeError:
+    raise ImportError("complan: %s has no cp_abi_size: not the shared library "
+                      "meson builds for Python (meson.build)" % lib_path) from None
 
 # --- struct mirrors (field order and types as in the C headers) -------------
 
@@ -161,6 +170,125 @@ class CWorldContact(Structure):  # planner/sim/world.h
                 ("force", c_double * 3), ("depth", c_double)]
 
 
+class CContact(Structure):  # models/scene.h
+    _fields_ = [("a", CRef), ("b", CRef), ("p", c_double * 3), ("n", c_double * 3),
+                ("t", c_double * 3), ("o", c_double * 3), ("mu", c_double),
+                ("mu_torsion", c_double), ("has_torsion", c_int), ("restitution", c_double),
+                ("depth", c_double)]
+
+
+class CContactDiag(Structure):  # contact/dynamics.h
+    _fields_ = [("jacobian_rank", c_int), ("full_column_rank", c_int),
+                ("a_positive_definite", c_int), ("friction_bound", c_double),
+                ("within_friction_bound", c_int)]
+
+
+class CProblemOptions(Structure):  # contact/problem.h
+    _fields_ = [("solve", CSolveOptions), ("friction", c_int), ("cone_k0", c_int),
+                ("cone_kmax", c_int), ("cone_tol", c_double), ("rel_tol", c_double),
+                ("check_unique", c_int), ("mu_torsion", POINTER(c_double))]
+
+
+class CProblemResult(Structure):  # contact/problem.h
+    _fields_ = [("info", CLcpInfo), ("lcp_size", c_int), ("nu", c_int), ("nc", c_int),
+                ("force", POINTER(c_double)), ("accel", POINTER(c_double)),
+                ("udot", POINTER(c_double)), ("effort", POINTER(c_double)),
+                ("outcome", POINTER(c_int)), ("diag", CContactDiag), ("cone_edges", c_int),
+                ("cone_violation", c_double), ("unique_decided", c_int), ("unique", c_int),
+                ("udot_other", POINTER(c_double)), ("soft", POINTER(c_ubyte)),
+                ("torsion", POINTER(c_double)), ("spin_accel", POINTER(c_double))]
+
+
+class CQuasistaticResult(Structure):  # contact/quasistatic.h
+    _fields_ = [("info", CLcpInfo), ("lcp_size", c_int), ("nu", c_int), ("nc", c_int),
+                ("n_obj", c_int), ("n_l", c_int), ("velocity", POINTER(c_double)),
+                ("force", POINTER(c_double)), ("contact_velocity", POINTER(c_double)),
+                ("soft", POINTER(c_ubyte)), ("torsion", POINTER(c_double)),
+                ("spin", POINTER(c_double)), ("effort", POINTER(c_double)),
+                ("outcome", POINTER(c_int)), ("jacobian_rank", c_int),
+                ("full_row_rank", c_int), ("balance_residual", c_double)]
+
+
+class CStabilityOptions(Structure):  # contact/stability.h
+    _fields_ = [("depth", c_int), ("rel_tol", c_double), ("energy_tol", c_double),
+                ("mip_tol", c_double), ("time_limit_s", c_double), ("try_solve", c_int),
+                ("milp", c_int), ("energy_band", c_double), ("mu_torsion", POINTER(c_double)),
+                ("progress", c_void_p), ("progress_ctx", c_void_p)]
+
+
+class CStabilityResult(Structure):  # contact/stability.h
+    _fields_ = [("kind", c_int), ("method", c_char_p), ("reason", c_char * 200),
+                ("nu", c_int), ("nc", c_int), ("has_equilibrium", c_int),
+                ("force", POINTER(c_double)), ("torsion", POINTER(c_double)),
+                ("residual", c_double), ("has_motion", c_int), ("udot", POINTER(c_double)),
+                ("motion_force", POINTER(c_double)), ("lp_solves", c_int),
+                ("mip_solves", c_int), ("acc_tol", c_double)]
+
+
+class CSearchStats(Structure):  # planner/search/search.h
+    _fields_ = [("expansions", c_long), ("iterations", c_long), ("duplicates", c_long),
+                ("rejected", c_long), ("steps", c_longlong), ("lcp_solves", c_longlong),
+                ("pivots", c_longlong), ("fallbacks", c_longlong), ("warm_steps", c_longlong)]
+
+
+class CSearchNode(Structure):  # planner/search/search.h
+    _fields_ = [("id", c_long), ("parent", c_long), ("depth", c_int), ("time", c_double),
+                ("cost", c_double), ("action", c_long), ("outcome", c_int), ("steps", c_int),
+                ("lcp_solves", c_int), ("pivots", c_int), ("fallbacks", c_int),
+                ("warm_steps", c_int), ("flags", c_int), ("goal_distance", c_double),
+                ("message", c_char_p)]
+
+
+PLAN_PROGRESS = CFUNCTYPE(None, c_void_p, c_void_p)
+
+
+class CPlanOptions(Structure):  # planner/plan/plan.h
+    _fields_ = [("resume", c_int), ("has_seed", c_int), ("seed", c_uint64),
+                ("method", c_char_p), ("max_seconds", c_double), ("max_nodes", c_long),
+                ("batch", c_int), ("task_path", c_char_p), ("world_options", c_char_p),
+                ("progress", PLAN_PROGRESS), ("progress_ctx", c_void_p),
+                ("progress_interval", c_double), ("cancel", POINTER(c_int)),
+                ("clock", c_void_p), ("clock_ctx", c_void_p)]
+
+
+class CPlanProgress(Structure):  # planner/plan/plan.h (read in the callback only)
+    _fields_ = [("nodes", c_long), ("expansions", c_long),
+                ("expansions_per_second", c_double), ("best_distance", c_double),
+                ("best_cost", c_double), ("elapsed", c_double)]
+
+
+class CPlanResult(Structure):  # planner/plan/plan.h
+    _fields_ = [("status", c_int), ("run_id", c_int64), ("plan_id", c_int64),
+                ("planner", c_char * 16), ("resumed", c_int), ("nodes", c_long),
+                ("stats", CSearchStats), ("seconds", c_double), ("session_seconds", c_double),
+                ("store_seconds", c_double), ("cost", c_double), ("length", c_long),
+                ("best_distance", c_double), ("best_node", c_long), ("goal_node", c_long),
+                ("failed", c_long), ("failed_by", c_long * _abi_size(b"CP_EXPAND_COUNT"))]
+
+
+class CReplayFrame(Structure):  # planner/replay/replay.h
+    _fields_ = [("step", c_long), ("plan_step", c_long), ("action", c_long),
+                ("values", POINTER(c_double)), ("n_values", c_int), ("time", c_double),
+                ("state", POINTER(c_double)), ("n", c_int), ("n_contacts", c_int),
+                ("contacts", POINTER(CWorldContact))]
+
+
+REPLAY_FRAME = CFUNCTYPE(None, c_void_p, POINTER(CReplayFrame))
+
+
+class CReplayOptions(Structure):  # planner/replay/replay.h
+    _fields_ = [("verify", c_int), ("tolerance", c_double), ("frame", REPLAY_FRAME),
+                ("ctx", c_void_p)]
+
+
+class CReplayResult(Structure):  # planner/replay/replay.h
+    _fields_ = [("steps", c_long), ("duration", c_double), ("max_deviation", c_double),
+                ("max_plan_step", c_long), ("compared", c_int), ("verified", c_int),
+                ("first_plan_step", c_long), ("first_entry", c_int),
+                ("first_where", c_char * 160), ("first_deviation", c_double),
+                ("message", c_char * 512)]
+
+
 _MIRRORS = {
     "cp_error": CError, "cp_lcp": CLcp, "cp_check_options": CCheckOptions,
     "cp_lemke_options": CLemkeOptions, "cp_fip_options": CFipOptions,
@@ -170,6 +298,14 @@ _MIRRORS = {
     "cp_step_info": CStepInfo, "cp_step_profile": CStepProfile,
     "cp_sim_options": CSimOptions, "cp_sim_result": CSimResult,
     "cp_ref": CRef, "cp_world_contact": CWorldContact,
+    "cp_contact": CContact, "cp_contact_diag": CContactDiag,
+    "cp_problem_options": CProblemOptions, "cp_problem_result": CProblemResult,
+    "cp_quasistatic_result": CQuasistaticResult,
+    "cp_stability_options": CStabilityOptions, "cp_stability_result": CStabilityResult,
+    "cp_search_stats": CSearchStats, "cp_search_node": CSearchNode,
+    "cp_plan_options": CPlanOptions, "cp_plan_result": CPlanResult,
+    "cp_replay_frame": CReplayFrame, "cp_replay_options": CReplayOptions,
+    "cp_replay_result": CReplayResult,
 }
 
 
@@ -180,11 +316,7 @@ def _sig(name, restype, *argtypes):
     return f
 
 
-try:
-    abi_size = _sig("cp_abi_size", c_long, c_char_p)
-except AttributeError:
-    raise ImportError("complan: %s has no cp_abi_size: not the shared library "
-                      "meson builds for Python (meson.build)" % lib_path) from None
+abi_size = _abi_size
 
 
 def check_abi():
@@ -270,10 +402,115 @@ state_layout_free = _sig("cp_state_layout_free", None, c_void_p)
 state_column_name = _sig("cp_state_column_name", c_int, c_void_p, c_void_p, c_int,
                          c_char_p, c_size_t)
 
+# models/, contact/: a scene's contacts and contact problem
+system_build = _sig("cp_system_build", c_int, c_void_p, c_void_p, POINTER(CError))
+system_free = _sig("cp_system_free", None, c_void_p)
+problem_defaults = _sig("cp_problem_defaults", CProblemOptions)
+problem_torsion_from_scene = _sig("cp_problem_torsion_from_scene", c_int, c_void_p,
+                                  POINTER(c_double))
+problem_solve = _sig("cp_problem_solve", c_int, c_void_p, POINTER(CProblemOptions),
+                     POINTER(CProblemResult))
+problem_result_free = _sig("cp_problem_result_free", None, POINTER(CProblemResult))
+problem_quasistatic = _sig("cp_problem_quasistatic", c_int, c_void_p,
+                           POINTER(CProblemOptions), POINTER(CQuasistaticResult))
+quasistatic_result_free = _sig("cp_quasistatic_result_free", None,
+                               POINTER(CQuasistaticResult))
+outcome_name = _sig("cp_outcome_name", c_char_p, c_int)
+joint_name = _sig("cp_py_joint_name", c_int, c_void_p, c_int, c_int, c_char_p, c_size_t)
+
+# contact/stability.h, planner/assembly/, planner/store/assembly.h
+stability_defaults = _sig("cp_stability_defaults", CStabilityOptions)
+stability_kind_name = _sig("cp_stability_kind_name", c_char_p, c_int)
+stability_result_free = _sig("cp_stability_result_free", None, POINTER(CStabilityResult))
+assembly_load_scene = _sig("cp_assembly_load_scene", c_int, c_char_p, c_void_p,
+                           POINTER(CError))
+assembly_parts = _sig("cp_assembly_parts", c_int, c_void_p, c_void_p)
+assembly_stability = _sig("cp_assembly_stability", c_int, c_void_p, c_uint64,
+                          POINTER(CStabilityOptions), POINTER(CStabilityResult), c_void_p,
+                          POINTER(POINTER(CContact)), POINTER(c_int), POINTER(CError))
+abi_defaults = _sig("cp_abi_defaults", c_int, c_char_p, c_void_p)
+assembly_plan = _sig("cp_assembly_plan", c_int, c_void_p, c_void_p, c_void_p)
+assembly_result_free = _sig("cp_assembly_result_free", None, c_void_p)
+assembly_status_name = _sig("cp_assembly_status_name", c_char_p, c_int)
+assembly_store = _sig("cp_assembly_store", c_int, c_char_p, c_char_p, c_void_p, c_void_p,
+                      c_int, POINTER(c_int64), POINTER(CError))
+assembly_mask_names = _sig("cp_assembly_mask_names", c_void_p, c_void_p, c_void_p, c_uint64)
+
+# planner/search, planner/store, planner/plan, planner/replay
+task_load = _sig("cp_task_load", c_int, c_char_p, c_void_p, POINTER(CError))
+task_parse = _sig("cp_task_parse", c_int, c_char_p, c_size_t, c_char_p, c_void_p,
+                  POINTER(CError))
+task_free = _sig("cp_task_free", None, c_void_p)
+expand_outcome_name = _sig("cp_expand_outcome_name", c_char_p, c_int)
+expand_outcome_is_failure = _sig("cp_expand_outcome_is_failure", c_int, c_int)
+store_open = _sig("cp_store_open", c_int, c_char_p, c_int, POINTER(c_void_p), c_char_p,
+                  c_size_t)
+store_close = _sig("cp_store_close", None, c_void_p)
+store_message = _sig("cp_store_message", c_char_p, c_void_p)
+store_list = _sig("cp_store_list", c_int, c_void_p, POINTER(c_void_p))
+store_load_run = _sig("cp_store_load_run", c_int, c_void_p, c_int64, c_void_p)
+NODE_FN = CFUNCTYPE(c_int, c_void_p, POINTER(CSearchNode), POINTER(c_double), c_void_p,
+                    c_size_t)
+store_load_nodes = _sig("cp_store_load_nodes", c_int, c_void_p, c_int64, NODE_FN, c_void_p)
+store_load_node = _sig("cp_store_load_node", c_int, c_void_p, c_int64, c_long,
+                       POINTER(CSearchNode), POINTER(c_double), c_int, POINTER(c_double),
+                       c_int, POINTER(c_int))
+store_plan_nodes = _sig("cp_store_plan_nodes", c_int, c_void_p, c_int64, POINTER(c_int64),
+                        POINTER(POINTER(c_long)), POINTER(c_long))
+plan_defaults = _sig("cp_plan_defaults", CPlanOptions)
+plan_task = _sig("cp_plan_task", c_int, c_void_p, c_void_p, POINTER(CPlanOptions),
+                 POINTER(CPlanResult), POINTER(CError))
+plan_status_name = _sig("cp_plan_status_name", c_char_p, c_int)
+replay_open = _sig("cp_replay_open", c_int, c_void_p, c_int64, POINTER(c_void_p),
+                   POINTER(CError))
+replay_close = _sig("cp_replay_close", None, c_void_p)
+replay_task = _sig("cp_replay_task", c_void_p, c_void_p)
+replay_plan_id = _sig("cp_replay_plan_id", c_int64, c_void_p)
+replay_run_id = _sig("cp_replay_run_id", c_int64, c_void_p)
+replay_length = _sig("cp_replay_length", c_long, c_void_p)
+replay_defaults = _sig("cp_replay_defaults", CReplayOptions)
+replay_run = _sig("cp_replay_run", c_int, c_void_p, POINTER(CReplayOptions),
+                  POINTER(CReplayResult))
+# jansson, linked into libcomplan: cp_store_list's document as text
+json_dumps = _sig("json_dumps", c_void_p, c_void_p, c_size_t)
+json_delete = _sig("json_delete", None, c_void_p)
+build = _sig("cp_py_build", c_char_p)().decode()
+
 _libc = ctypes.CDLL(None)
 c_free = _libc.free
 c_free.restype = None
 c_free.argtypes = [c_void_p]
+
+
+def offset(name):
+    """The offset of "struct.field" in the library (python/abi.c); the
+    package reads the structs it holds as opaque buffers with it."""
+    off = abi_size(name.encode())
+    if off < 0:
+        raise ImportError("complan: %s has no offset of %s (python/abi.c)" % (lib_path, name))
+    return off
+
+
+def field(base, name, ctype):
+    """The value of field "struct.field" (a ctypes type) of the struct at
+    address base."""
+    return ctype.from_address(base + offset(name)).value
+
+
+def set_field(base, name, ctype, value):
+    ctype.from_address(base + offset(name)).value = value
+
+
+def c_array(ptr, n, shape=None):
+    """A numpy copy of n doubles at a ctypes pointer (an empty array for n 0)."""
+    import numpy as np
+    a = np.ctypeslib.as_array(ptr, shape=(n,)).copy() if n > 0 else np.empty(0)
+    return a.reshape(shape) if shape is not None else a
+
+
+def num(x):
+    """A number as the command line's JSON has it: None when not finite."""
+    return x if x == x and x not in (float("inf"), float("-inf")) else None
 
 
 def raise_error(err, path=None):

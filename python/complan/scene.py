@@ -3,11 +3,26 @@ from a Python dict in the scene JSON format."""
 import ctypes
 import json
 import os
-from ctypes import byref
+from ctypes import byref, c_double, c_int, c_void_p
+
+import numpy as np
 
 from . import _lib as L
 
-__all__ = ["Scene"]
+__all__ = ["Scene", "Result"]
+
+
+class Result(dict):
+    """A result: the keys and values of the command line's --json document
+    (dicts and lists of plain numbers, None where the JSON has null), with
+    numpy arrays of the same numbers as attributes."""
+
+    def __repr__(self):
+        return "<complan.%s %s>" % (type(self).__name__, dict.__repr__(self)[:200])
+
+
+_FRICTIONS = {"pyramid": 0, "cone": 1}
+_STATUS = {0: "solved", 5: "no_solution"}  # cp_lcp_status: SOLVED, INFEASIBLE
 
 
 class Scene:
@@ -69,6 +84,236 @@ class Scene:
         except (TypeError, ValueError) as e:
             raise L.Error("input", "the scene dict is not JSON: %s" % e) from None
         return cls.from_json(text, base_dir, check_normal_speed)
+
+    def _ref_name(self, ref):
+        buf = ctypes.create_string_buffer(512)
+        return L.scene_ref_name(self._buf, ref, buf, len(buf)).decode()
+
+    def _joint_name(self, m, k):
+        buf = ctypes.create_string_buffer(256)
+        need = L.joint_name(self._buf, m, k, buf, len(buf))
+        if need >= len(buf):
+            buf = ctypes.create_string_buffer(need + 1)
+            L.joint_name(self._buf, m, k, buf, len(buf))
+        return buf.value.decode()
+
+    def _body_name(self, i):
+        return self._ref_name(L.CRef(i, -1, -1))
+
+    def contacts(self):
+        """The scene's contacts, as `complan contacts --json` lists them:
+        generated from the shapes ("contacts": "auto" or absent) or the
+        explicit list (depth 0). Returns a Result {"contacts": [{"a", "b",
+        "point", "normal", "depth"}]} with the arrays a, b (names), point
+        (k, 3) world point (m), normal (k, 3) unit normal from b into a,
+        depth (k,) penetration (m; > 0 overlap, <= 0 touching) and mu (k,)
+        the resolved friction coefficients."""
+        k = L.field(self._ptr, "cp_scene.n_contacts", c_int)
+        base = L.field(self._ptr, "cp_scene.contacts", c_void_p)
+        arr = ctypes.cast(base, ctypes.POINTER(L.CContact)) if k else None
+        r = Result(contacts=[])
+        r.a, r.b = [], []
+        r.point, r.normal = np.empty((k, 3)), np.empty((k, 3))
+        r.depth, r.mu = np.empty(k), np.empty(k)
+        for j in range(k):
+            c = arr[j]
+            a, b = self._ref_name(c.a), self._ref_name(c.b)
+            r.a.append(a)
+            r.b.append(b)
+            r.point[j], r.normal[j] = c.p[:], c.n[:]
+            r.depth[j], r.mu[j] = c.depth, c.mu
+            r["contacts"].append({"a": a, "b": b, "point": [L.num(x) for x in c.p],
+                                  "normal": [L.num(x) for x in c.n],
+                                  "depth": L.num(c.depth)})
+        return r
+
+    def solve(self, friction="pyramid", quasistatic=False, solver="auto", cone_tol=None,
+              **options):
+        """The contact problem of the scene, as `complan solve --json`
+        (docs/outputs.md): the same keys and numbers, bit for bit.
+
+        friction: "pyramid" (the paper's four-sided pyramid) or "cone"
+        (polygons refined until every rolling force lies in the Coulomb
+        cone to cone_tol, default 1e-3). quasistatic=True: the quasistatic
+        problem (inertia dropped; pyramid only; make the scene with
+        check_normal_speed=False as the command does). solver: "auto",
+        "lemke", "fip" or "certify" (certify also decides whether the
+        accelerations are unique). options: fields of cp_solve_options as
+        in complan.lcp.solve.
+
+        Returns a Result with the JSON's keys (status "solved",
+        "no_solution" or "failed"; bodies, joints and contacts as named
+        records) and the arrays: udot (n_u,) the generalised acceleration
+        (6 per free body: linear m/s^2 then angular rad/s^2, then one per
+        joint row) -- velocity (n_u,) in quasistatic mode --; effort (n_l,)
+        the joint efforts (N or N m); force (k, 3) the contact forces
+        (n, t, o) on body a (N); contact_acceleration (k, 3) (or
+        contact_velocity) relative (n, t, o); outcome (list of "rolling",
+        "sliding", "breaking"); joint_names."""
+        if friction not in _FRICTIONS:
+            raise L.Error("input", "unknown friction %r: expected pyramid or cone" % (friction,))
+        if quasistatic and friction != "pyramid":
+            raise L.Error("input", "quasistatic uses the friction pyramid: friction 'cone' "
+                          "is not supported")
+        opt = L.problem_defaults()
+        s = c_int()
+        if not isinstance(solver, str) or L.lcp_solver_parse(solver.encode(), byref(s)):
+            raise L.Error("input", "unknown solver %r: expected auto, lemke, fip or certify"
+                          % (solver,))
+        opt.solve.solver = s.value
+        opt.friction = _FRICTIONS[friction]
+        if cone_tol is not None:
+            if not (isinstance(cone_tol, (int, float)) and 1e-12 <= cone_tol <= 1):
+                raise L.Error("input", "cone_tol must be a number in (0, 1], got %r"
+                              % (cone_tol,))
+            opt.cone_tol = cone_tol
+        L.set_fields(opt.solve, options, "solve options")
+        opt.check_unique = int(solver == "certify" and not quasistatic)
+        sys_buf = ctypes.create_string_buffer(L.abi_size(b"cp_system"))
+        err = L.CError()
+        if L.system_build(self._buf, sys_buf, byref(err)):
+            L.raise_error(err, self.path)
+        try:
+            nc = L.field(self._ptr, "cp_scene.n_contacts", c_int)
+            mu_tor = (c_double * max(nc, 1))()
+            if L.problem_torsion_from_scene(self._buf, mu_tor) > 0:
+                opt.mu_torsion = mu_tor
+            if quasistatic:
+                return self._quasistatic(sys_buf, opt)
+            return self._dynamic(sys_buf, opt, friction)
+        finally:
+            L.system_free(sys_buf)
+
+    def _system(self, sys_buf):
+        """The system's sizes and the names of its objects and joint rows."""
+        base = ctypes.addressof(sys_buf)
+        n_obj = L.field(base, "cp_system.n_obj", c_int)
+        n_l = L.field(base, "cp_system.n_l", c_int)
+        n_c = L.field(base, "cp_system.n_c", c_int)
+
+        def ints(name, n):
+            p = ctypes.cast(L.field(base, "cp_system." + name, c_void_p),
+                            ctypes.POINTER(c_int))
+            return [p[i] for i in range(n)] if n else []
+
+        bodies = [self._body_name(i) for i in ints("obj_body", n_obj)]
+        jm, ji = ints("joint_manip", n_l), ints("joint_index", n_l)
+        joints = [self._joint_name(jm[r], ji[r]) for r in range(n_l)]
+        return n_obj, n_l, n_c, bodies, joints, ints("sliding", n_c)
+
+    def _contact_names(self, n_c):
+        arr = ctypes.cast(L.field(self._ptr, "cp_scene.contacts", c_void_p),
+                          ctypes.POINTER(L.CContact))
+        return [(self._ref_name(arr[j].a), self._ref_name(arr[j].b)) for j in range(n_c)]
+
+    def _contact_records(self, r, n_c, sliding, motion, spin, res):
+        """The contacts as the JSON lists them: a, b, initial (dynamic only),
+        outcome, force, the relative motion (key, (k, 3) array) and, for
+        soft fingers, torsion and the spin (key, C array)."""
+        cl = []
+        for j, (a, b) in enumerate(self._contact_names(n_c)):
+            c = {"a": a, "b": b}
+            if sliding is not None:
+                c["initial"] = "sliding" if sliding[j] else "rolling"
+            c["outcome"] = r.outcome[j]
+            c["force"] = [L.num(x) for x in r.force[j]]
+            c[motion[0]] = [L.num(x) for x in motion[1][j]]
+            if res.soft[j]:
+                c["torsion"] = L.num(res.torsion[j])
+                c[spin[0]] = L.num(spin[1][j])
+            cl.append(c)
+        return cl
+
+    @staticmethod
+    def _head(r, info, friction, lcp_size):
+        solved = info.status == 0
+        r["status"] = _STATUS.get(info.status, "failed")
+        r["solver"] = L.lcp_solver_name(info.solver).decode()
+        r["friction"] = friction
+        r["lcp_size"] = lcp_size
+        r["iterations"] = info.iterations
+        r["starts"] = info.starts
+        if not solved:
+            r["reason"] = (info.reason.decode(errors="replace") if info.reason
+                           else L.lcp_status_name(info.status).decode())
+        return solved
+
+    def _records(self, r, names, u, lin, ang, key, values, effort):
+        bodies, joints = names
+        n_obj = len(bodies)
+        r["bodies"] = [{"name": bodies[i], lin: [L.num(x) for x in u[6 * i:6 * i + 3]],
+                        ang: [L.num(x) for x in u[6 * i + 3:6 * i + 6]]}
+                       for i in range(n_obj)]
+        r["joints"] = [{"name": joints[k], key: L.num(values[k]), "effort": L.num(effort[k])}
+                       for k in range(len(joints))]
+
+    def _dynamic(self, sys_buf, opt, friction):
+        n_obj, n_l, n_c, bodies, joints, sliding = self._system(sys_buf)
+        res = L.CProblemResult()
+        L.problem_solve(sys_buf, byref(opt), byref(res))
+        try:
+            r = Result()
+            solved = self._head(r, res.info, friction, res.lcp_size)
+            r.joint_names = joints
+            if solved:
+                nu = 6 * n_obj + n_l
+                r.udot = L.c_array(res.udot, nu)
+                r.effort = L.c_array(res.effort, nu)[6 * n_obj:]
+                r.force = L.c_array(res.force, 3 * n_c, (n_c, 3))
+                r.contact_acceleration = L.c_array(res.accel, 3 * n_c, (n_c, 3))
+                r.outcome = [L.outcome_name(res.outcome[j]).decode() for j in range(n_c)]
+                self._records(r, (bodies, joints), r.udot, "linear_acceleration",
+                              "angular_acceleration", "acceleration", r.udot[6 * n_obj:],
+                              r.effort)
+                r["contacts"] = self._contact_records(
+                    r, n_c, sliding, ("acceleration", r.contact_acceleration),
+                    ("spin_acceleration", res.spin_accel), res)
+                if friction == "cone":
+                    r["cone_edges"] = res.cone_edges
+                    r["cone_violation"] = res.cone_violation
+                if opt.check_unique:
+                    r["unique"] = bool(res.unique) if res.unique_decided else None
+                    if res.udot_other:
+                        r.other_acceleration = L.c_array(res.udot_other, nu)
+                        r["other_acceleration"] = [L.num(x) for x in r.other_acceleration]
+            d = res.diag
+            r["diagnostics"] = {"jacobian_rank": d.jacobian_rank,
+                                "full_column_rank": bool(d.full_column_rank),
+                                "a_positive_definite": bool(d.a_positive_definite),
+                                "friction_bound": L.num(d.friction_bound),
+                                "within_friction_bound": bool(d.within_friction_bound)}
+            return r
+        finally:
+            L.problem_result_free(byref(res))
+
+    def _quasistatic(self, sys_buf, opt):
+        n_obj, n_l, n_c, bodies, joints, _ = self._system(sys_buf)
+        res = L.CQuasistaticResult()
+        L.problem_quasistatic(sys_buf, byref(opt), byref(res))
+        try:
+            r = Result()
+            solved = self._head(r, res.info, "pyramid", res.lcp_size)
+            r["quasistatic"] = True
+            r.joint_names = joints
+            if solved:
+                nu = 6 * n_obj + n_l
+                r.velocity = L.c_array(res.velocity, nu)
+                r.effort = L.c_array(res.effort, n_l)
+                r.force = L.c_array(res.force, 3 * n_c, (n_c, 3))
+                r.contact_velocity = L.c_array(res.contact_velocity, 3 * n_c, (n_c, 3))
+                r.outcome = [L.outcome_name(res.outcome[j]).decode() for j in range(n_c)]
+                self._records(r, (bodies, joints), r.velocity, "linear_velocity",
+                              "angular_velocity", "velocity", r.velocity[6 * n_obj:],
+                              r.effort)
+                r["contacts"] = self._contact_records(
+                    r, n_c, None, ("velocity", r.contact_velocity),
+                    ("spin_velocity", res.spin), res)
+                r["diagnostics"] = {"jacobian_rank": res.jacobian_rank,
+                                    "full_row_rank": bool(res.full_row_rank),
+                                    "balance_residual": L.num(res.balance_residual)}
+            return r
+        finally:
+            L.quasistatic_result_free(byref(res))
 
     @property
     def _ptr(self):

@@ -14,6 +14,27 @@ def _status_error(code, message):
     return Error(L.world_status_name(code).decode(), message)
 
 
+def state_names(scene_ptr):
+    """The state layout's entry names of the scene at scene_ptr
+    (cp_state_layout, planner/sim/statelayout.h)."""
+    lay = ctypes.create_string_buffer(L.LAYOUT_SIZE)
+    if L.state_layout_init(lay, scene_ptr):
+        L.state_layout_free(lay)
+        raise Error("nomem", "out of memory for the state layout")
+    try:
+        names = []
+        buf = ctypes.create_string_buffer(256)
+        for i in range(L.field(ctypes.addressof(lay), "cp_state_layout.n", c_int)):
+            k = L.state_column_name(lay, scene_ptr, i, buf, len(buf))
+            if k >= len(buf):
+                buf = ctypes.create_string_buffer(k + 1)
+                L.state_column_name(lay, scene_ptr, i, buf, len(buf))
+            names.append(buf.value.decode())
+        return names
+    finally:
+        L.state_layout_free(lay)
+
+
 class World:
     """World(scene, dt=1e-3, stepper="acceleration", solver=None, **options)
 
@@ -152,23 +173,7 @@ class World:
     def state_names(self):
         """Names of the state entries ("box.x", "arm/elbow.q"), from
         cp_state_layout."""
-        lay = ctypes.create_string_buffer(L.LAYOUT_SIZE)
-        sc = L.world_scene(self._w)
-        if L.state_layout_init(lay, sc):
-            L.state_layout_free(lay)
-            raise Error("nomem", "out of memory for the state layout")
-        try:
-            names = []
-            buf = ctypes.create_string_buffer(256)
-            for i in range(self._n):
-                k = L.state_column_name(lay, sc, i, buf, len(buf))
-                if k >= len(buf):
-                    buf = ctypes.create_string_buffer(k + 1)
-                    L.state_column_name(lay, sc, i, buf, len(buf))
-                names.append(buf.value.decode())
-            return names
-        finally:
-            L.state_layout_free(lay)
+        return state_names(L.world_scene(self._w))
 
     def contacts(self):
         """The contacts of the last step with their forces, as a dict of

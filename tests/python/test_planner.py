@@ -1,0 +1,210 @@
+"""complan.plan, complan.Database and complan.replay: the answers of
+`complan plan --json`, `complan plans --json` and `complan replay --json`;
+arrays checked against the stored plan; errors; memory."""
+import json
+import os
+import sqlite3
+
+import numpy as np
+import pytest
+
+import complan
+from conftest import ROOT, SCENES, cli_json, no_rss_under_sanitizers, rss_bytes
+
+TASKS = os.path.join(ROOT, "planner", "tasks")
+PUSH = os.path.join(TASKS, "push.json")
+# Limits a slow machine cannot reach first: the node limit decides.
+BIG = ["--max-seconds", "1000000"]
+
+# Fields that measure time, or name the database file.
+TIMES = ("seconds", "store_seconds", "database")
+
+
+def same(a, b):
+    return ({k: v for k, v in a.items() if k not in TIMES}
+            == {k: v for k, v in b.items() if k not in TIMES})
+
+
+@pytest.fixture(scope="module")
+def planned(tmp_path_factory):
+    """push.json planned by the command and by Python into two databases."""
+    d = tmp_path_factory.mktemp("plan")
+    cli_db, py_db = str(d / "cli.sqlite"), str(d / "py.sqlite")
+    doc, rc = cli_json("plan", PUSH, "--db", cli_db, *BIG)
+    assert rc == 0 and doc["status"] == "solved", doc
+    r = complan.plan(PUSH, db=py_db, max_seconds=1e6)
+    return doc, r, cli_db, py_db
+
+
+def test_plan_equals_cli(planned):
+    doc, r, cli_db, py_db = planned
+    assert same(r, doc) and set(r) == set(doc)
+    assert r["status"] == "solved" and r["plan_id"] == 1 and r["database"] == py_db
+    assert r["length"] >= 1 and r["cost"] > 0
+
+
+def test_database_lists_as_the_cli(planned):
+    _, r, _, py_db = planned
+    doc, rc = cli_json("plans", "--db", py_db)
+    assert rc == 0
+    with complan.Database(py_db) as db:
+        runs = db.runs()
+        assert runs == doc["runs"]
+        plans = db.plans()
+        assert [p["id"] for p in plans] == [r["plan_id"]] and plans[0]["run"] == r["run_id"]
+
+
+def test_plan_arrays_match_the_store(planned):
+    _, r, _, py_db = planned
+    with complan.Database(py_db) as db:
+        p = db.plan(r["plan_id"])
+        latest = db.plan()
+        nodes = db.nodes(r["run_id"])
+    n = r["length"]
+    assert p["plan"] == latest["plan"] == r["plan_id"] and p["length"] == n
+    size = len(p.state_names)
+    assert p.states.shape == (n + 1, size) and p.states.dtype == np.float64
+    assert p.values.shape == (n, len(p.input_names)) and p.input_names == ["finger/slide"]
+    assert p.action.shape == (n,) and p.action.dtype == np.int64
+    assert p.state_names[:3] == ["box.x", "box.y", "box.z"]
+    # the task's inputs are efforts from {-2, 0, 2, 4} held 0.1 s
+    assert set(p.values[:, 0]) <= {-2.0, 0.0, 2.0, 4.0}
+    np.testing.assert_allclose(np.diff(p.time), 0.1, rtol=1e-12)
+    # the tree holds the plan's nodes with the same states, bit for bit
+    assert nodes["nodes"] == r["nodes"] and nodes.states.shape == (r["nodes"], size)
+    assert np.array_equal(nodes.states[p.node], p.states)
+    assert nodes.parent[0] == -1 and nodes.action[0] == -1
+    assert all(nodes.parent[p.node[1:]] == p.node[:-1])
+    # the goal: the box within 2 cm of (0.15, 0, 0.05)
+    assert np.linalg.norm(p.states[-1, :3] - [0.15, 0, 0.05]) <= 0.02
+    assert nodes.goal_distance[p.node[-1]] <= 0.02
+
+
+def test_replay_equals_cli_and_the_stored_plan(planned):
+    _, r, _, py_db = planned
+    doc, rc = cli_json("replay", "--db", py_db, "--verify")
+    assert rc == 0
+    rep = complan.replay(py_db, verify=True)
+    assert dict(rep) == doc and rep["verified"] is True and rep["deviation"] == 0.0
+    k = rep["steps"] + 1
+    assert rep.states.shape == (k, len(rep.state_names)) and rep.time.shape == (k,)
+    assert rep.action[0] == -1 and rep.plan_step[-1] == rep["length"]
+    with complan.Database(py_db) as db:
+        p = db.plan()
+    # the trajectory passes through the stored node states, bit for bit
+    steps = rep["steps"] // rep["length"]
+    assert np.array_equal(rep.states[::steps], p.states)
+    unverified = complan.replay(py_db, plan=r["plan_id"], verify=False)
+    assert unverified["verified"] is None and unverified["deviation"] is None
+    assert np.array_equal(unverified.states, rep.states)
+
+
+def test_replay_reports_a_changed_database(planned, tmp_path):
+    _, r, _, py_db = planned
+    db = tmp_path / "changed.sqlite"
+    with open(py_db, "rb") as f:
+        db.write_bytes(f.read())
+    for suffix in ("-wal", "-shm"):
+        assert not os.path.exists(str(db) + suffix)
+    con = sqlite3.connect(str(db))
+    # nudge the last plan node's stored state (x of the box) by one bit
+    (plan_node,) = con.execute("SELECT node FROM plans WHERE id = ?", (r["plan_id"],)).fetchone()
+    (blob,) = con.execute("SELECT state FROM nodes WHERE search_id = ? AND id = ?",
+                          (r["run_id"], plan_node)).fetchone()
+    x = np.frombuffer(blob, dtype=np.float64).copy()
+    x[0] = np.nextafter(x[0], 1.0)
+    con.execute("UPDATE nodes SET state = ? WHERE search_id = ? AND id = ?",
+                (x.tobytes(), r["run_id"], plan_node))
+    con.commit()
+    con.close()
+    doc, rc = cli_json("replay", "--db", str(db), "--verify")
+    rep = complan.replay(db)
+    assert rc == 1 and dict(rep) == doc
+    assert rep["verified"] is False and rep["mismatch"]["plan_step"] == r["length"]
+    assert rep["mismatch"]["entry"] == 0
+
+
+def test_plan_from_a_dict_with_overrides(tmp_path):
+    with open(PUSH) as f:
+        task = json.load(f)
+    task["scene"] = os.path.join(SCENES, "plan_push.json")
+    r = complan.plan(task, db=tmp_path / "d.sqlite", max_nodes=5, max_seconds=1e6,
+                     method="rrt", seed=7)
+    assert r["status"] == "limit" and r["planner"] == "rrt" and r["plan_id"] is None
+    assert r["nodes"] >= 5 and r["best_node"] is not None
+    with complan.Database(tmp_path / "d.sqlite") as db:
+        (run,) = db.runs()
+        assert run["seed"] == 7 and run["status"] == "limit" and run["plans"] == []
+        assert db.nodes(run["id"])["nodes"] == r["nodes"]
+    # resume continues the same run
+    again = complan.plan(task, db=tmp_path / "d.sqlite", max_nodes=10, max_seconds=1e6,
+                         method="rrt", seed=7, resume=True)
+    assert again["resumed"] is True and again["run_id"] == r["run_id"]
+    assert again["nodes"] >= 10
+
+
+def test_plan_progress_callback_and_errors(tmp_path):
+    with pytest.raises(complan.Error) as e:
+        complan.plan(os.path.join(TASKS, "nothing.json"), db=tmp_path / "x.sqlite")
+    assert "nothing.json" in str(e.value)
+    with open(PUSH) as f:
+        task = json.load(f)
+    task["scene"] = os.path.join(SCENES, "plan_push.json")
+    task["action"]["dt"] = -1
+    with pytest.raises(complan.Error) as e:
+        complan.plan(task, db=tmp_path / "x.sqlite")
+    assert e.value.code == "input" and e.value.where.startswith("action")
+    for kw, msg in (({"method": "dfs"}, "unknown method"), ({"seed": -1}, "seed"),
+                    ({"max_nodes": 0}, "max_nodes"), ({"max_seconds": "1"}, "max_seconds")):
+        with pytest.raises(complan.Error, match=msg):
+            complan.plan(PUSH, db=tmp_path / "x.sqlite", **kw)
+    bad = tmp_path / "other.sqlite"
+    con = sqlite3.connect(str(bad))
+    con.execute("CREATE TABLE t (x)")
+    con.commit()
+    con.close()
+    with pytest.raises(complan.Error) as e:
+        complan.plan(PUSH, db=bad)
+    assert e.value.code == "input" and "other.sqlite" in e.value.message
+    with pytest.raises(complan.Error) as e:
+        complan.Database(tmp_path / "absent.sqlite")
+    assert "absent.sqlite" in e.value.message
+    with pytest.raises(complan.Error) as e:
+        complan.replay(tmp_path / "x.sqlite", plan=99)
+
+
+@no_rss_under_sanitizers
+def test_repeated_database_reads_keep_rss_flat(planned):
+    _, r, _, py_db = planned
+    for _ in range(20):
+        with complan.Database(py_db) as db:
+            db.runs()
+            db.plan()
+    before = rss_bytes()
+    for _ in range(300):
+        with complan.Database(py_db) as db:
+            db.runs()
+            db.plan()
+            db.nodes(r["run_id"])
+    grown = rss_bytes() - before
+    assert grown < 1 << 20, "RSS grew by %d bytes over 300 database reads" % grown
+
+
+@no_rss_under_sanitizers
+def test_repeated_plans_keep_rss_flat(tmp_path):
+    with open(PUSH) as f:
+        task = json.load(f)
+    task["scene"] = os.path.join(SCENES, "plan_push.json")
+    t = complan.Task.from_dict(task)
+    for i in range(10):
+        complan.plan(t, db=tmp_path / "m.sqlite", max_nodes=3, max_seconds=1e6)
+    os.remove(tmp_path / "m.sqlite")
+    before = rss_bytes()
+    for i in range(100):
+        db = tmp_path / ("m%d.sqlite" % (i % 2))
+        complan.plan(t, db=db, max_nodes=3, max_seconds=1e6)
+        if i % 2:
+            os.remove(tmp_path / "m0.sqlite")
+            os.remove(tmp_path / "m1.sqlite")
+    grown = rss_bytes() - before
+    assert grown < 2 << 20, "RSS grew by %d bytes over 100 plans" % grown
