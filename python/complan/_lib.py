@@ -240,6 +240,7 @@ class CSearchNode(Structure):  # planner/search/search.h
 
 
 PLAN_PROGRESS = CFUNCTYPE(None, c_void_p, c_void_p)
+PLAN_CLOCK = CFUNCTYPE(c_double, c_void_p)
 
 
 class CPlanOptions(Structure):  # planner/plan/plan.h

@@ -125,7 +125,8 @@ class _Cancel:
 
 
 def plan(task, db="complan.sqlite", seed=None, method=None, max_seconds=None,
-         max_nodes=None, resume=False, batch=None, progress=None, base_dir=None):
+         max_nodes=None, resume=False, batch=None, progress=None, base_dir=None,
+         clock=None):
     """Plans a task (`complan plan --json`): task is a Task, a task file's
     path or a dict in the task format (base_dir resolves its relative scene
     path). Every node and the plan go to the SQLite database db (created
@@ -134,8 +135,11 @@ def plan(task, db="complan.sqlite", seed=None, method=None, max_seconds=None,
     (expansions per transaction); resume=True continues the task's last
     unfinished run. progress: a function called about every 0.5 s with a
     dict (nodes, expansions, expansions_per_second, best_distance (m),
-    best_cost, elapsed (s)). Ctrl-C stops the search after the action it
-    simulates (status "interrupted", resumable).
+    best_cost, elapsed (s)); an exception it raises stops the search (the
+    run is committed as "interrupted", resumable) and is raised. clock: a
+    function returning seconds for the time limit and the progress
+    reports (default: the monotonic wall clock). Ctrl-C stops the search
+    after the action it simulates (status "interrupted", resumable).
 
     Returns a Result with the JSON's keys: status ("solved", "not_found",
     "limit", "interrupted", "failed_expansions"), run_id, plan_id (None
@@ -178,23 +182,31 @@ def plan(task, db="complan.sqlite", seed=None, method=None, max_seconds=None,
     cancel = c_int(0)
     o.cancel = ctypes.pointer(cancel)
 
+    raised = []
+
     def on_progress(ctx, p):
-        if progress is not None:
-            q = ctypes.cast(p, ctypes.POINTER(L.CPlanProgress))[0]
-            try:
-                progress({k: getattr(q, k) for k, _ in L.CPlanProgress._fields_})
-            except Exception:  # noqa: BLE001 - a failing callback must not
-                cancel.value = 1  # unwind through C: stop the search instead
-                raise
+        if progress is None or raised:
+            return
+        q = ctypes.cast(p, ctypes.POINTER(L.CPlanProgress))[0]
+        try:
+            progress({k: getattr(q, k) for k, _ in L.CPlanProgress._fields_})
+        except BaseException as e:  # noqa: BLE001 - never unwind through C:
+            raised.append(e)        # stop the search (committed, resumable)
+            cancel.value = 1        # and raise it once the call returns
 
     cb = L.PLAN_PROGRESS(on_progress)
     o.progress = cb
+    if clock is not None:
+        ccb = L.PLAN_CLOCK(lambda ctx: float(clock()))
+        o.clock = ctypes.cast(ccb, c_void_p)
     st = _open_store(db, False)
     try:
         r = L.CPlanResult()
         err = L.CError()
         with _Cancel(cancel):
             s = L.plan_task(st, t._buf, byref(o), byref(r), byref(err))
+        if raised:
+            raise raised[0]
         if s in (3, 4):  # CP_PLAN_BAD_INPUT, CP_PLAN_FAILED
             where = err.where.decode(errors="replace")
             raise Error(L.error_code_name(err.code).decode(), err.msg.decode(errors="replace"),

@@ -208,3 +208,60 @@ def test_repeated_plans_keep_rss_flat(tmp_path):
             os.remove(tmp_path / "m1.sqlite")
     grown = rss_bytes() - before
     assert grown < 2 << 20, "RSS grew by %d bytes over 100 plans" % grown
+
+
+def test_progress_reports_and_a_raising_callback_interrupts(tmp_path):
+    """A clock that advances 1 s per reading makes the progress callback run
+    after every iteration (reports every 0.5 s), whatever the machine's
+    speed; the callback's exception stops the search, the run is committed
+    as interrupted and resume continues it."""
+    ticks = [0.0]
+
+    def clock():
+        ticks[0] += 1.0
+        return ticks[0]
+
+    seen = []
+
+    def progress(p):
+        seen.append(p)
+        if len(seen) == 2:  # of push's three A* iterations
+            raise KeyboardInterrupt
+
+    db = tmp_path / "i.sqlite"
+    with pytest.raises(KeyboardInterrupt):
+        complan.plan(PUSH, db=db, max_seconds=1e6, progress=progress, clock=clock)
+    assert len(seen) == 2
+    assert set(seen[0]) == {"nodes", "expansions", "expansions_per_second",
+                            "best_distance", "best_cost", "elapsed"}
+    assert seen[0]["nodes"] >= 1 and seen[1]["expansions"] > seen[0]["expansions"]
+    with complan.Database(db) as d:
+        (run,) = d.runs()
+    assert run["status"] == "interrupted" and run["plans"] == []
+    r = complan.plan(PUSH, db=db, max_seconds=1e6, resume=True, clock=clock)
+    assert r["resumed"] is True and r["run_id"] == run["id"] and r["status"] == "solved"
+
+
+def test_sigint_interrupts_the_search(tmp_path):
+    """SIGINT during the search (sent from the first progress report, the
+    fake clock making that the first iteration): the run stops, is stored
+    as interrupted and the call returns status "interrupted"; Python's own
+    SIGINT handler is back afterwards."""
+    import signal
+    ticks = [0.0]
+
+    def clock():
+        ticks[0] += 1.0
+        return ticks[0]
+
+    def progress(p):
+        if p["expansions"] and not sent:
+            sent.append(1)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    sent = []
+    before = signal.getsignal(signal.SIGINT)
+    r = complan.plan(PUSH, db=tmp_path / "s.sqlite", max_seconds=1e6, progress=progress,
+                     clock=clock)
+    assert sent and r["status"] == "interrupted" and r["plan_id"] is None
+    assert signal.getsignal(signal.SIGINT) is before
