@@ -212,3 +212,16 @@ def test_warm_blob_moves_between_worlds():
     b.step()
     assert b.info["warm_started"] == a.info["warm_started"] == 1
     assert np.array_equal(a.state, b.state)
+
+
+def test_every_module_is_installed():
+    """meson.build's install_sources lists every module of the package (an
+    installed package without one fails at import)."""
+    import glob
+    import re
+    from conftest import ROOT
+    with open(os.path.join(ROOT, "meson.build")) as f:
+        listed = set(re.findall(r"'python/complan/([a-z_]+\.py)'", f.read()))
+    present = {os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "python", "complan",
+                                                                    "*.py"))}
+    assert present and listed == present
