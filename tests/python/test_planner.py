@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import complan
-from conftest import ROOT, SCENES, cli_json, no_rss_under_sanitizers, rss_bytes
+from conftest import ROOT, SCENES, cli_json, heap_bytes, no_rss_under_sanitizers, rss_bytes
 
 TASKS = os.path.join(ROOT, "planner", "tasks")
 PUSH = os.path.join(TASKS, "push.json")
@@ -174,40 +174,44 @@ def test_plan_progress_callback_and_errors(tmp_path):
 
 
 @no_rss_under_sanitizers
-def test_repeated_database_reads_keep_rss_flat(planned):
+def test_repeated_database_reads_leak_nothing(planned):
     _, r, _, py_db = planned
-    for _ in range(20):
-        with complan.Database(py_db) as db:
-            db.runs()
-            db.plan()
-    before = rss_bytes()
-    for _ in range(300):
-        with complan.Database(py_db) as db:
-            db.runs()
-            db.plan()
-            db.nodes(r["run_id"])
-    grown = rss_bytes() - before
-    assert grown < 1 << 20, "RSS grew by %d bytes over 300 database reads" % grown
+
+    def reads(n):
+        for _ in range(n):
+            with complan.Database(py_db) as db:
+                db.runs()
+                db.plan()
+                db.nodes(r["run_id"])
+            complan.replay(py_db)
+
+    reads(20)
+    before, rss = heap_bytes(), rss_bytes()
+    reads(200)
+    grown = heap_bytes() - before
+    assert grown < 32 << 10, "the heap grew by %d bytes over 200 reads" % grown
+    assert rss_bytes() - rss < 1 << 20
 
 
 @no_rss_under_sanitizers
-def test_repeated_plans_keep_rss_flat(tmp_path):
+def test_repeated_plans_leak_nothing(tmp_path):
     with open(PUSH) as f:
         task = json.load(f)
     task["scene"] = os.path.join(SCENES, "plan_push.json")
     t = complan.Task.from_dict(task)
-    for i in range(10):
-        complan.plan(t, db=tmp_path / "m.sqlite", max_nodes=3, max_seconds=1e6)
-    os.remove(tmp_path / "m.sqlite")
-    before = rss_bytes()
-    for i in range(100):
-        db = tmp_path / ("m%d.sqlite" % (i % 2))
-        complan.plan(t, db=db, max_nodes=3, max_seconds=1e6)
-        if i % 2:
-            os.remove(tmp_path / "m0.sqlite")
-            os.remove(tmp_path / "m1.sqlite")
-    grown = rss_bytes() - before
-    assert grown < 2 << 20, "RSS grew by %d bytes over 100 plans" % grown
+    db = tmp_path / "m.sqlite"
+
+    def plans(n):
+        for _ in range(n):
+            complan.plan(t, db=db, max_nodes=3, max_seconds=1e6)
+            os.remove(db)
+
+    plans(10)
+    before, rss = heap_bytes(), rss_bytes()
+    plans(100)
+    grown = heap_bytes() - before
+    assert grown < 32 << 10, "the heap grew by %d bytes over 100 plans" % grown
+    assert rss_bytes() - rss < 1 << 20
 
 
 def test_progress_reports_and_a_raising_callback_interrupts(tmp_path):
