@@ -49,3 +49,14 @@ def heap_bytes():
     f.restype = _Mallinfo2
     m = f()
     return m.uordblks + m.hblkhd
+
+
+def assert_no_leak(rounds, warm, n, what):
+    """Runs rounds(warm) to settle the caches, then rounds(n): the C heap
+    may grow by under 32 KiB and the resident size by under 1 MiB."""
+    rounds(warm)
+    before, rss = heap_bytes(), rss_bytes()
+    rounds(n)
+    grown = heap_bytes() - before
+    assert grown < 32 << 10, "the heap grew by %d bytes over %d %s" % (grown, n, what)
+    assert rss_bytes() - rss < 1 << 20, "RSS grew over %d %s" % (n, what)

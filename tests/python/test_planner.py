@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import complan
-from conftest import ROOT, SCENES, cli_json, heap_bytes, no_rss_under_sanitizers, rss_bytes
+from conftest import ROOT, SCENES, assert_no_leak, cli_json, no_rss_under_sanitizers
 
 TASKS = os.path.join(ROOT, "planner", "tasks")
 PUSH = os.path.join(TASKS, "push.json")
@@ -185,12 +185,7 @@ def test_repeated_database_reads_leak_nothing(planned):
                 db.nodes(r["run_id"])
             complan.replay(py_db)
 
-    reads(20)
-    before, rss = heap_bytes(), rss_bytes()
-    reads(200)
-    grown = heap_bytes() - before
-    assert grown < 32 << 10, "the heap grew by %d bytes over 200 reads" % grown
-    assert rss_bytes() - rss < 1 << 20
+    assert_no_leak(reads, 20, 200, "database reads")
 
 
 @no_rss_under_sanitizers
@@ -206,12 +201,7 @@ def test_repeated_plans_leak_nothing(tmp_path):
             complan.plan(t, db=db, max_nodes=3, max_seconds=1e6)
             os.remove(db)
 
-    plans(10)
-    before, rss = heap_bytes(), rss_bytes()
-    plans(100)
-    grown = heap_bytes() - before
-    assert grown < 32 << 10, "the heap grew by %d bytes over 100 plans" % grown
-    assert rss_bytes() - rss < 1 << 20
+    assert_no_leak(plans, 10, 100, "plans")
 
 
 def test_progress_reports_and_a_raising_callback_interrupts(tmp_path):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import complan
-from conftest import SCENES, cli_json, heap_bytes, no_rss_under_sanitizers, rss_bytes
+from conftest import SCENES, assert_no_leak, cli_json, no_rss_under_sanitizers
 
 
 def scene(name, **kw):
@@ -109,18 +109,13 @@ def test_solve_errors():
 @no_rss_under_sanitizers
 def test_repeated_solves_leak_nothing():
     s = scene("finger_push.json")
-    for _ in range(50):
-        s.solve()
-        s.solve(quasistatic=True)
-        s.contacts()
-        complan.stability(s)
-    before, rss = heap_bytes(), rss_bytes()
-    for _ in range(1000):
-        s.solve()
-        s.solve(quasistatic=True)
-        s.contacts()
-        complan.stability(s)
+
+    def rounds(n):
+        for _ in range(n):
+            s.solve()
+            s.solve(quasistatic=True)
+            s.contacts()
+            complan.stability(s)
+
     # a result left unfreed is ~500 bytes a call: 500 kB here
-    grown = heap_bytes() - before
-    assert grown < 32 << 10, "the heap grew by %d bytes over 1000 solves" % grown
-    assert rss_bytes() - rss < 1 << 20
+    assert_no_leak(rounds, 50, 1000, "solves")
