@@ -127,7 +127,10 @@ static const struct {
     OF(cp_assembly_step, stability),
     /* planning, the database, replay (complan.plan, Database, replay) */
     SZ(cp_task), OF(cp_task, scene), OF(cp_task, n_inputs), OF(cp_task, inputs),
-    OF(cp_task, duration), OF(cp_task, dt),
+    OF(cp_task, duration), OF(cp_task, dt), OF(cp_task, seed),
+    SZ(cp_bench_options), OF(cp_bench_options, runs), OF(cp_bench_options, planners),
+    OF(cp_bench_options, max_seconds), OF(cp_bench_options, task_path),
+    OF(cp_bench_options, progress), OF(cp_bench_options, progress_ctx),
     SZ(cp_task_input), OF(cp_task_input, joint),
     SZ(cp_search_stats), OF(cp_search_stats, expansions), OF(cp_search_stats, iterations),
     OF(cp_search_stats, duplicates), OF(cp_search_stats, rejected), OF(cp_search_stats, steps),

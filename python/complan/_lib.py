@@ -267,6 +267,11 @@ class CPlanResult(Structure):  # planner/plan/plan.h
                 ("failed", c_long), ("failed_by", c_long * _abi_size(b"CP_EXPAND_COUNT"))]
 
 
+class CBenchOptions(Structure):  # planner/plan/plan.h
+    _fields_ = [("runs", c_int), ("planners", POINTER(c_char_p)), ("max_seconds", c_double),
+                ("task_path", c_char_p), ("progress", c_void_p), ("progress_ctx", c_void_p)]
+
+
 class CReplayFrame(Structure):  # planner/replay/replay.h
     _fields_ = [("step", c_long), ("plan_step", c_long), ("action", c_long),
                 ("values", POINTER(c_double)), ("n_values", c_int), ("time", c_double),
@@ -305,6 +310,7 @@ _MIRRORS = {
     "cp_stability_options": CStabilityOptions, "cp_stability_result": CStabilityResult,
     "cp_search_stats": CSearchStats, "cp_search_node": CSearchNode,
     "cp_plan_options": CPlanOptions, "cp_plan_result": CPlanResult,
+    "cp_bench_options": CBenchOptions,
     "cp_replay_frame": CReplayFrame, "cp_replay_options": CReplayOptions,
     "cp_replay_result": CReplayResult,
 }
@@ -461,6 +467,16 @@ store_plan_nodes = _sig("cp_store_plan_nodes", c_int, c_void_p, c_int64, POINTER
 plan_defaults = _sig("cp_plan_defaults", CPlanOptions)
 plan_task = _sig("cp_plan_task", c_int, c_void_p, c_void_p, POINTER(CPlanOptions),
                  POINTER(CPlanResult), POINTER(CError))
+plan_world_create = _sig("cp_plan_world_create", c_int, c_void_p, c_int, POINTER(c_void_p),
+                         POINTER(CError))
+plan_world_destroy = _sig("cp_plan_world_destroy", None, c_void_p)
+plan_world_problem = _sig("cp_plan_world_problem", c_void_p, c_void_p)
+plan_world_start = _sig("cp_plan_world_start", c_void_p, c_void_p)
+plan_world_options = _sig("cp_plan_world_options", c_void_p, c_void_p)
+plan_benchmark = _sig("cp_plan_benchmark", c_int, c_void_p, c_void_p, c_void_p, c_void_p,
+                      c_void_p, POINTER(CBenchOptions), POINTER(c_int64), POINTER(CError))
+store_bench_summary = _sig("cp_store_bench_summary", c_int, c_void_p, c_int64,
+                           POINTER(c_void_p))
 plan_status_name = _sig("cp_plan_status_name", c_char_p, c_int)
 replay_open = _sig("cp_replay_open", c_int, c_void_p, c_int64, POINTER(c_void_p),
                    POINTER(CError))

@@ -17,7 +17,7 @@ from ._lib import Error
 from .scene import Result
 from .world import state_names
 
-__all__ = ["plan", "Database", "replay", "Task"]
+__all__ = ["plan", "benchmark", "Database", "replay", "Task"]
 
 
 class Task:
@@ -87,6 +87,33 @@ def _input_names(task_ptr):
             for i in range(n)]
 
 
+def _task(task, base_dir):
+    """A Task and its path (None for a dict) from what plan() accepts."""
+    if isinstance(task, Task):
+        return task, task.path
+    if isinstance(task, dict):
+        return Task.from_dict(task, base_dir), None
+    if isinstance(task, (str, os.PathLike)):
+        t = Task.load(task)
+        return t, t.path
+    raise Error("input", "task must be a complan.Task, a path or a dict, got %r"
+                % type(task).__name__)
+
+
+def _json_doc(doc, what):
+    """The jansson document doc (owned: deleted here) as Python objects."""
+    try:
+        text = L.json_dumps(doc, 0)
+        if not text:
+            raise Error("nomem", "out of memory reading %s" % what)
+        try:
+            return json.loads(ctypes.string_at(text).decode())
+        finally:
+            L.c_free(text)
+    finally:
+        L.json_delete(doc)
+
+
 def _open_store(path, read_only):
     st = c_void_p()
     msg = ctypes.create_string_buffer(512)
@@ -148,16 +175,7 @@ def plan(task, db="complan.sqlite", seed=None, method=None, max_seconds=None,
     failed_expansions, failures {outcome: count}, best_distance, best_node,
     store_seconds, database. Bad input (the task, a database of another
     kind) and storage failures raise Error."""
-    if isinstance(task, Task):
-        t, path = task, task.path
-    elif isinstance(task, dict):
-        t, path = Task.from_dict(task, base_dir), None
-    elif isinstance(task, (str, os.PathLike)):
-        t = Task.load(task)
-        path = t.path
-    else:
-        raise Error("input", "task must be a complan.Task, a path or a dict, got %r"
-                    % type(task).__name__)
+    t, path = _task(task, base_dir)
     o = L.plan_defaults()
     o.resume = int(bool(resume))
     if seed is not None:
@@ -240,6 +258,62 @@ def plan(task, db="complan.sqlite", seed=None, method=None, max_seconds=None,
         L.store_close(st)
 
 
+def benchmark(task, runs, planners=None, db="complan.sqlite", max_seconds=None, seed=None,
+              base_dir=None):
+    """Repeated runs into OMPL's benchmark tables (`complan plan --benchmark
+    RUNS --json`, docs/planner.md): runs per planner with seeds seed,
+    seed+1, ... (seed: the task's unless given); planners: a list of
+    "astar", "rrt", "sst" (None: the task's method); max_seconds per run
+    (None: the task's limit). Every run is also an ordinary search run in
+    db. Returns the summary read back from OMPL's tables, as the command
+    prints it: a Result {"experiment": id, "planners": [{"planner", "runs",
+    "solved", "time" (s), "best_cost", "graph_states", "expansions",
+    "lcp_solves", "simulation_steps"}]} (means over the runs)."""
+    if not (isinstance(runs, int) and 1 <= runs <= 100000):
+        raise Error("input", "runs must be a number of runs in [1, 100000], got %r" % (runs,))
+    names = list(planners) if planners is not None else []
+    for m in names:
+        if m not in ("astar", "rrt", "sst"):
+            raise Error("input", "unknown planner %r: expected astar, rrt or sst" % (m,))
+    if planners is not None and not 1 <= len(names) <= 7:
+        raise Error("input", "planners: expected 1 to 7 planners, got %d" % len(names))
+    if max_seconds is not None and not (isinstance(max_seconds, (int, float))
+                                        and 1e-6 <= max_seconds <= 1e7):
+        raise Error("input", "max_seconds must be a number in [1e-06, 1e+07], got %r"
+                    % (max_seconds,))
+    t, path = _task(task, base_dir)
+    if seed is not None:
+        if not (isinstance(seed, int) and 0 <= seed < 1 << 64):
+            raise Error("input", "seed: expected a whole number from 0 to "
+                        "18446744073709551615, got %r" % (seed,))
+        L.set_field(t._ptr, "cp_task.seed", ctypes.c_uint64, seed)
+    pw = c_void_p()
+    err = L.CError()
+    if L.plan_world_create(t._buf, 1, byref(pw), byref(err)):
+        L.raise_error(err, path)
+    st = None
+    try:
+        st = _open_store(db, False)
+        lst = (c_char_p * (len(names) + 1))(*[m.encode() for m in names], None)
+        bo = L.CBenchOptions(runs=runs, planners=lst if names else None,
+                             max_seconds=float(max_seconds or 0),
+                             task_path=path.encode() if path else None)
+        eid = c_int64(-1)
+        s = L.plan_benchmark(st, t._buf, L.plan_world_problem(pw), L.plan_world_start(pw),
+                             L.plan_world_options(pw), byref(bo), byref(eid), byref(err))
+        if s:
+            raise Error(L.error_code_name(err.code).decode(), err.msg.decode(errors="replace"),
+                        err.where.decode(errors="replace"), path)
+        doc = c_void_p()
+        if L.store_bench_summary(st, eid.value, byref(doc)) or not doc.value:
+            raise Error("io", "%s: cannot summarise the benchmark" % os.fspath(db))
+        return Result(_json_doc(doc, os.fspath(db)))
+    finally:
+        if st:
+            L.store_close(st)
+        L.plan_world_destroy(pw)
+
+
 class Database:
     """A planner database (docs/database.md), opened read-only:
     runs(), plans(), plan(id) and nodes(run) read it through planner/store's
@@ -278,16 +352,7 @@ class Database:
         s = L.store_list(st, byref(doc))
         if s:
             raise _store_error(st, s)
-        try:
-            text = L.json_dumps(doc, 0)
-            if not text:
-                raise Error("nomem", "out of memory listing %s" % self.path)
-            try:
-                return json.loads(ctypes.string_at(text).decode())["runs"]
-            finally:
-                L.c_free(text)
-        finally:
-            L.json_delete(doc)
+        return _json_doc(doc, self.path)["runs"]
 
     def plans(self):
         """Every plan: [{"id", "run", "node", "cost", "length", "duration"}]."""

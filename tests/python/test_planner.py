@@ -259,3 +259,36 @@ def test_sigint_interrupts_the_search(tmp_path):
                      clock=clock)
     assert sent and r["status"] == "interrupted" and r["plan_id"] is None
     assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_benchmark_equals_cli(tmp_path):
+    """`plan --benchmark`: the summary of OMPL's tables, the command's and
+    Python's equal but for the mean times; a node limit (not the time
+    limit) ends the runs that find nothing, whatever the machine's speed."""
+    with open(PUSH) as f:
+        task = json.load(f)
+    task["scene"] = os.path.join(SCENES, "plan_push.json")
+    task["limits"] = {"nodes": 40, "seconds": 1000000}
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps(task))
+    doc, rc = cli_json("plan", str(path), "--benchmark", "2", "--planners", "astar,rrt",
+                       "--seed", "3", "--db", str(tmp_path / "cli.sqlite"))
+    assert rc == 0
+    r = complan.benchmark(str(path), 2, planners=["astar", "rrt"], seed=3,
+                          db=tmp_path / "py.sqlite")
+
+    def no_time(d):
+        return [{k: v for k, v in p.items() if k != "time"} for p in d["planners"]]
+
+    assert r["experiment"] == doc["experiment"] == 1
+    assert no_time(r) == no_time(doc) and [p["planner"] for p in r["planners"]] == \
+        ["astar", "rrt"]
+    assert r["planners"][0]["runs"] == 2 and r["planners"][0]["solved"] == 2
+    with complan.Database(tmp_path / "py.sqlite") as db:
+        runs = db.runs()
+    assert len(runs) == 4 and [x["seed"] for x in runs] == [3, 4, 3, 4]
+    for kw, msg in (({"runs": 0}, "runs"), ({"planners": ["bfs"]}, "unknown planner"),
+                    ({"max_seconds": 0}, "max_seconds")):
+        args = dict({"runs": 1}, **kw)
+        with pytest.raises(complan.Error, match=msg):
+            complan.benchmark(str(path), db=tmp_path / "x.sqlite", **args)
