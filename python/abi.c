@@ -169,6 +169,13 @@ static const struct {
     OF(cp_replay_result, first_plan_step), OF(cp_replay_result, first_entry),
     OF(cp_replay_result, first_where), OF(cp_replay_result, first_deviation),
     OF(cp_replay_result, message),
+    SZ(cp_viewer_tree), OF(cp_viewer_tree, n), OF(cp_viewer_tree, points),
+    OF(cp_viewer_tree, parent), OF(cp_viewer_tree, n_path), OF(cp_viewer_tree, path),
+    SZ(cp_viewer_options), OF(cp_viewer_options, title), OF(cp_viewer_options, has_goal),
+    OF(cp_viewer_options, goal_body), OF(cp_viewer_options, goal_centre),
+    OF(cp_viewer_options, goal_tolerance), OF(cp_viewer_options, tree),
+    OF(cp_task, goal), OF(cp_task_goal, body), OF(cp_task_goal, position),
+    OF(cp_task_goal, tolerance),
     {"CP_EXPAND_COUNT", CP_EXPAND_COUNT}, OF(cp_state_layout, n),
     /* held as opaque buffers of this size */
     SZ(cp_scene), SZ(cp_state_layout),

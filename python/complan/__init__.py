@@ -10,12 +10,14 @@ from . import lcp
 from .scene import Result, Scene
 from .world import World
 from .assembly import assemble, stability
-from .planner import Database, Task, benchmark, plan, replay
+from .planner import Database, Task, benchmark, plan
+from .replaying import replay
+from .viewer import Viewer
 
 # The library's version (meson.build's project version), read from the
 # library itself: "complan 0.1.0 (release, gcc ...)".
 __version__ = build.split()[1]
 
-__all__ = ["Error", "Result", "Scene", "World", "Task", "Database", "lcp", "plan", "benchmark",
+__all__ = ["Error", "Result", "Scene", "World", "Viewer", "Task", "Database", "lcp", "plan", "benchmark",
            "replay",
            "stability", "assemble", "lib_path", "build", "ENV_VAR", "__version__"]

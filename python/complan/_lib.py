@@ -272,6 +272,17 @@ class CBenchOptions(Structure):  # planner/plan/plan.h
                 ("task_path", c_char_p), ("progress", c_void_p), ("progress_ctx", c_void_p)]
 
 
+class CViewerTree(Structure):  # planner/view/viewer.h
+    _fields_ = [("n", c_int), ("points", POINTER(c_double)), ("parent", POINTER(c_int)),
+                ("n_path", c_int), ("path", POINTER(c_int))]
+
+
+class CViewerOptions(Structure):  # planner/view/viewer.h
+    _fields_ = [("title", c_char_p), ("has_goal", c_int), ("goal_body", c_char_p),
+                ("goal_centre", c_double * 3), ("goal_tolerance", c_double),
+                ("tree", POINTER(CViewerTree))]
+
+
 class CReplayFrame(Structure):  # planner/replay/replay.h
     _fields_ = [("step", c_long), ("plan_step", c_long), ("action", c_long),
                 ("values", POINTER(c_double)), ("n_values", c_int), ("time", c_double),
@@ -310,7 +321,8 @@ _MIRRORS = {
     "cp_stability_options": CStabilityOptions, "cp_stability_result": CStabilityResult,
     "cp_search_stats": CSearchStats, "cp_search_node": CSearchNode,
     "cp_plan_options": CPlanOptions, "cp_plan_result": CPlanResult,
-    "cp_bench_options": CBenchOptions,
+    "cp_bench_options": CBenchOptions, "cp_viewer_tree": CViewerTree,
+    "cp_viewer_options": CViewerOptions,
     "cp_replay_frame": CReplayFrame, "cp_replay_options": CReplayOptions,
     "cp_replay_result": CReplayResult,
 }
@@ -488,6 +500,26 @@ replay_length = _sig("cp_replay_length", c_long, c_void_p)
 replay_defaults = _sig("cp_replay_defaults", CReplayOptions)
 replay_run = _sig("cp_replay_run", c_int, c_void_p, POINTER(CReplayOptions),
                   POINTER(CReplayResult))
+viewer_defaults = _sig("cp_viewer_defaults", CViewerOptions)
+viewer_create = _sig("cp_viewer_create", c_int, c_void_p, POINTER(CViewerOptions),
+                     POINTER(c_void_p), POINTER(CError))
+viewer_destroy = _sig("cp_viewer_destroy", None, c_void_p)
+viewer_state_size = _sig("cp_viewer_state_size", c_int, c_void_p)
+viewer_add_frame = _sig("cp_viewer_add_frame", c_int, c_void_p, c_double, POINTER(c_double),
+                        c_int, c_void_p)
+viewer_add_world = _sig("cp_viewer_add_world", c_int, c_void_p, c_void_p)
+viewer_frame_count = _sig("cp_viewer_frame_count", c_int, c_void_p)
+viewer_write = _sig("cp_viewer_write", c_int, c_void_p, c_char_p)
+viewer_message = _sig("cp_viewer_message", c_char_p, c_void_p)
+replay_tree = _sig("cp_replay_tree", c_int, c_void_p, POINTER(POINTER(c_double)),
+                   POINTER(POINTER(c_int)), POINTER(c_int), POINTER(POINTER(c_int)),
+                   POINTER(c_int), POINTER(CError))
+replay_csv_header = _sig("cp_replay_csv_header", c_int, c_void_p, c_void_p)
+replay_csv_row = _sig("cp_replay_csv_row", None, c_void_p, c_void_p, c_void_p)
+outfile_open = _sig("cp_outfile_open", c_void_p, c_char_p, POINTER(CError))
+outfile_stream = _sig("cp_outfile_stream", c_void_p, c_void_p)
+outfile_commit = _sig("cp_outfile_commit", c_int, c_void_p, POINTER(CError))
+outfile_discard = _sig("cp_outfile_discard", None, c_void_p)
 # jansson, linked into libcomplan: cp_store_list's document as text
 json_dumps = _sig("json_dumps", c_void_p, c_void_p, c_size_t)
 json_delete = _sig("json_delete", None, c_void_p)

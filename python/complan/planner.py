@@ -1,8 +1,7 @@
-"""Planning with the simulator, the plan database and replay
-(planner/plan, planner/store, planner/replay; docs/planner.md,
-docs/database.md, docs/replay.md): complan.plan, complan.Database and
-complan.replay, the answers of `complan plan --json`, `complan plans --json`
-and `complan replay --json`."""
+"""Planning with the simulator and the plan database (planner/plan,
+planner/store; docs/planner.md, docs/database.md): complan.plan,
+complan.benchmark, complan.Task and complan.Database, the answers of
+`complan plan --json` and `complan plans --json`."""
 import ctypes
 import json
 import os
@@ -17,7 +16,7 @@ from ._lib import Error
 from .scene import Result
 from .world import state_names
 
-__all__ = ["plan", "benchmark", "Database", "replay", "Task"]
+__all__ = ["plan", "benchmark", "Database", "Task"]
 
 
 class Task:
@@ -456,70 +455,3 @@ class Database:
                 setattr(r, k, np.array(vals, dtype=dt))
         r.states = np.array(xs).reshape(len(xs), size)
         return r
-
-
-def replay(db="complan.sqlite", plan=None, verify=True, tolerance=0.0):
-    """Re-simulates a stored plan (`complan replay --json`): the task rebuilt
-    from the database, each action simulated as the search did; with verify
-    every node state is compared with the stored one (bitwise at tolerance
-    0). plan: its id, None for the latest.
-
-    Returns a Result with the JSON's keys: plan, run, length, steps,
-    duration (s), deviation (largest, None without verify), verified (None
-    without verify), tolerance, mismatch (None, or {"plan_step", "where",
-    "entry", "deviation"}); and the trajectory at every simulation step:
-    time (k,), states (k, state_size), action (k,) (-1 at the start),
-    plan_step (k,), state_names. A mismatch is reported, not raised; an
-    action that cannot be re-simulated raises Error (code "failed")."""
-    if not (isinstance(tolerance, (int, float)) and tolerance >= 0):
-        raise Error("input", "tolerance must be a number >= 0, got %r" % (tolerance,))
-    if tolerance > 0 and not verify:
-        raise Error("input", "tolerance goes with verify=True")
-    path = os.fspath(db)
-    st = _open_store(path, True)
-    rp = c_void_p()
-    try:
-        err = L.CError()
-        s = L.replay_open(st, int(plan or 0), byref(rp), byref(err))
-        if s:
-            raise Error(L.error_code_name(err.code).decode(), err.msg.decode(errors="replace"),
-                        err.where.decode(errors="replace"), None if err.code == 4 else path)
-        t, x, a, ps = [], [], [], []
-
-        def on_frame(ctx, f):
-            q = f[0]
-            t.append(q.time)
-            x.append(np.ctypeslib.as_array(q.state, shape=(q.n,)).copy())
-            a.append(q.action)
-            ps.append(q.plan_step)
-
-        o = L.replay_defaults()
-        o.verify = int(bool(verify))
-        o.tolerance = float(tolerance)
-        o.frame = L.REPLAY_FRAME(on_frame)
-        res = L.CReplayResult()
-        s = L.replay_run(rp, byref(o), byref(res))
-        if s not in (0, 1):  # OK, MISMATCH
-            raise Error("failed" if s == 2 else "nomem", res.message.decode(errors="replace"))
-        r = Result()
-        r["plan"] = L.replay_plan_id(rp)
-        r["run"] = L.replay_run_id(rp)
-        r["length"] = L.replay_length(rp)
-        r["steps"] = res.steps
-        r["duration"] = L.num(res.duration)
-        r["deviation"] = L.num(res.max_deviation) if verify else None
-        r["verified"] = bool(res.verified) if verify else None
-        r["tolerance"] = float(tolerance)
-        r["mismatch"] = ({"plan_step": res.first_plan_step,
-                          "where": res.first_where.decode(errors="replace"),
-                          "entry": res.first_entry,
-                          "deviation": L.num(res.first_deviation)}
-                         if verify and not res.verified else None)
-        r.time, r.states = np.array(t), np.array(x)
-        r.action, r.plan_step = np.array(a, dtype=np.int64), np.array(ps, dtype=np.int64)
-        r.state_names = state_names(L.replay_task(rp) + L.offset("cp_task.scene"))
-        return r
-    finally:
-        if rp.value:
-            L.replay_close(rp)
-        L.store_close(st)

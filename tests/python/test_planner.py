@@ -292,3 +292,50 @@ def test_benchmark_equals_cli(tmp_path):
         args = dict({"runs": 1}, **kw)
         with pytest.raises(complan.Error, match=msg):
             complan.benchmark(str(path), db=tmp_path / "x.sqlite", **args)
+
+
+def test_replay_files_equal_the_clis(planned, tmp_path):
+    """replay(csv=, html=, tree=True) writes the command's CSV and page,
+    byte for byte."""
+    _, r, _, py_db = planned
+    c1, h1 = tmp_path / "cli.csv", tmp_path / "cli.html"
+    doc, rc = cli_json("replay", "--db", py_db, "--verify", "--csv", str(c1), "--html", str(h1),
+                       "--tree")
+    assert rc == 0
+    c2, h2 = tmp_path / "py.csv", tmp_path / "py.html"
+    rep = complan.replay(py_db, csv=c2, html=h2, tree=True)
+    assert rep["csv"] == str(c2) and rep["html"] == str(h2)
+    assert {k: v for k, v in rep.items() if k not in ("csv", "html")} == \
+        {k: v for k, v in doc.items() if k not in ("csv", "html")}
+    assert c2.read_bytes() == c1.read_bytes() and h2.read_bytes() == h1.read_bytes()
+    rows = c2.read_text().splitlines()
+    assert len(rows) == rep["steps"] + 2 and rows[0].startswith("t,")
+    # a CSV that cannot be written: an error naming it, no page left either
+    with pytest.raises(complan.Error) as e:
+        complan.replay(py_db, csv=tmp_path / "no" / "x.csv", html=tmp_path / "p.html")
+    assert "x.csv" in str(e.value) and not (tmp_path / "p.html").exists()
+    with pytest.raises(complan.Error, match="tree=True goes with html"):
+        complan.replay(py_db, tree=True)
+
+
+def test_viewer_of_a_world_equals_simulate_html(tmp_path):
+    path = os.path.join(SCENES, "box_drop.json")
+    page = tmp_path / "cli.html"
+    doc, rc = cli_json("simulate", "--duration", "0.05", "--html", str(page), path)
+    assert rc == 0
+    w = complan.World(complan.Scene.load(path, check_normal_speed=False))
+    v = complan.Viewer(w, title="complan simulate: %s" % path)
+    v.add_world(w)
+    for _ in range(50):
+        w.step()
+        v.add_world(w)
+    assert v.frame_count == 51
+    v.write(tmp_path / "py.html")
+    assert (tmp_path / "py.html").read_bytes() == page.read_bytes()
+    with pytest.raises(complan.Error, match=r"shape \(13,\)"):
+        v.add_frame(0.0, [0.0])
+    with pytest.raises(complan.Error) as e:
+        v.write(tmp_path / "none" / "x.html")
+    assert "x.html" in str(e.value)
+    with pytest.raises(complan.Error, match="goal must be"):
+        complan.Viewer(w, goal={"body": "box"})

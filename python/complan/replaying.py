@@ -1,0 +1,197 @@
+"""Replay of stored plans (planner/replay, docs/replay.md): complan.replay,
+the answer of `complan replay --json`, with its CSV and viewer page."""
+import ctypes
+import os
+from ctypes import byref, c_char_p, c_double, c_int, c_void_p
+
+import numpy as np
+
+from . import _lib as L
+from ._lib import Error
+from .planner import _open_store
+from .scene import Result
+from .viewer import Viewer
+from .world import state_names
+
+__all__ = ["replay"]
+
+
+def _viewer(rp, tree):
+    """The page of the replay: its goal region and, with tree, the run's
+    explored tree (as `complan replay --html [--tree]`)."""
+    task = L.replay_task(rp)
+    g = task + L.offset("cp_task.goal")
+    goal = {"body": L.field(g, "cp_task_goal.body", c_char_p).decode(),
+            "centre": list((c_double * 3).from_address(g + L.offset("cp_task_goal.position"))),
+            "tolerance": L.field(g, "cp_task_goal.tolerance", c_double)}
+    t = None
+    if tree:
+        pts, par, path = (ctypes.POINTER(c_double)(), ctypes.POINTER(c_int)(),
+                          ctypes.POINTER(c_int)())
+        n, n_path = c_int(), c_int()
+        err = L.CError()
+        s = L.replay_tree(rp, byref(pts), byref(par), byref(n), byref(path), byref(n_path),
+                          byref(err))
+        if s:
+            raise Error("input" if s == 3 else "io", err.msg.decode(errors="replace"))
+        try:
+            t = {"points": L.c_array(pts, 3 * n.value, (n.value, 3)),
+                 "parent": [par[i] for i in range(n.value)],
+                 "path": [path[i] for i in range(n_path.value)]}
+        finally:
+            for a in (pts, par, path):
+                L.c_free(a)
+    title = "complan replay: plan %d (run %d)" % (L.replay_plan_id(rp), L.replay_run_id(rp))
+    return Viewer._of_scene_at(task + L.offset("cp_task.scene"), rp, title, goal, t)
+
+
+class _Outputs:
+    """The CSV (through planner/io's atomic output file) and the page of a
+    replay, written only when the re-simulation is complete."""
+
+    def __init__(self, rp, csv, html, tree):
+        self.rp, self.csv, self.html = rp, csv, html
+        self.viewer = self.out = self.stream = None
+        self.failed = None
+        if html is not None:
+            self.viewer = _viewer(rp, tree)
+        if csv is not None:
+            err = L.CError()
+            self.out = L.outfile_open(os.fspath(csv).encode(), byref(err))
+            if not self.out:
+                raise Error(L.error_code_name(err.code).decode(), err.msg.decode(errors="replace"),
+                            path=os.fspath(csv))
+            self.stream = L.outfile_stream(self.out)
+            if L.replay_csv_header(rp, self.stream):
+                raise Error("nomem", "out of memory writing the CSV header")
+
+    def frame(self, f):
+        q = f[0]
+        if self.stream:
+            L.replay_csv_row(self.rp, f, self.stream)
+        if self.viewer and self.failed is None:
+            try:
+                self.viewer.add_frame(q.time, np.ctypeslib.as_array(q.state, shape=(q.n,)),
+                                      (q.n_contacts, q.contacts))
+            except Error as e:
+                self.failed = e
+
+    def finish(self, complete):
+        """Writes the page, then commits the CSV (discarded when the page
+        cannot be written or the run is incomplete)."""
+        written = complete
+        try:
+            if self.viewer and complete:
+                if self.failed is not None:
+                    raise self.failed
+                self.viewer.write(self.html)
+        except Error:
+            written = False
+            raise
+        finally:
+            if self.viewer:
+                self.viewer.close()
+            self._csv(written)
+
+    def _csv(self, written):
+        if not self.out:
+            return
+        out, self.out = self.out, None
+        if not written:
+            L.outfile_discard(out)
+            return
+        err = L.CError()
+        if L.outfile_commit(out, byref(err)):
+            raise Error(L.error_code_name(err.code).decode(), err.msg.decode(errors="replace"),
+                        path=os.fspath(self.csv))
+
+    def discard(self):
+        if self.viewer:
+            self.viewer.close()
+        self._csv(False)
+
+
+def replay(db="complan.sqlite", plan=None, verify=True, tolerance=0.0, csv=None, html=None,
+           tree=False):
+    """Re-simulates a stored plan (`complan replay --json`): the task rebuilt
+    from the database, each action simulated as the search did; with verify
+    every node state is compared with the stored one (bitwise at tolerance
+    0). plan: its id, None for the latest. csv: a file for the trajectory
+    at every step (the command's columns); html: a file for the viewer
+    page, with tree=True also the run's explored tree. The files are
+    written when the re-simulation is complete (also after a mismatch),
+    else nothing is left.
+
+    Returns a Result with the JSON's keys: plan, run, length, steps,
+    duration (s), deviation (largest, None without verify), verified (None
+    without verify), tolerance, mismatch (None, or {"plan_step", "where",
+    "entry", "deviation"}), csv and html (when given); and the trajectory
+    at every simulation step: time (k,), states (k, state_size), action (k,)
+    (-1 at the start), plan_step (k,), state_names. A mismatch is
+    reported, not raised; an action that cannot be re-simulated raises
+    Error (code "failed")."""
+    if not (isinstance(tolerance, (int, float)) and tolerance >= 0):
+        raise Error("input", "tolerance must be a number >= 0, got %r" % (tolerance,))
+    if tolerance > 0 and not verify:
+        raise Error("input", "tolerance goes with verify=True")
+    if tree and html is None:
+        raise Error("input", "tree=True goes with html=FILE")
+    path = os.fspath(db)
+    st = _open_store(path, True)
+    rp = c_void_p()
+    outs = None
+    try:
+        err = L.CError()
+        s = L.replay_open(st, int(plan or 0), byref(rp), byref(err))
+        if s:
+            raise Error(L.error_code_name(err.code).decode(), err.msg.decode(errors="replace"),
+                        err.where.decode(errors="replace"), None if err.code == 4 else path)
+        outs = _Outputs(rp, csv, html, tree)
+        t, x, a, ps = [], [], [], []
+
+        def on_frame(ctx, f):
+            q = f[0]
+            t.append(q.time)
+            x.append(np.ctypeslib.as_array(q.state, shape=(q.n,)).copy())
+            a.append(q.action)
+            ps.append(q.plan_step)
+            outs.frame(f)
+
+        o = L.replay_defaults()
+        o.verify = int(bool(verify))
+        o.tolerance = float(tolerance)
+        o.frame = L.REPLAY_FRAME(on_frame)
+        res = L.CReplayResult()
+        s = L.replay_run(rp, byref(o), byref(res))
+        o_, outs = outs, None
+        o_.finish(s in (0, 1))
+        if s not in (0, 1):  # OK, MISMATCH
+            raise Error("failed" if s == 2 else "nomem", res.message.decode(errors="replace"))
+        r = Result()
+        r["plan"] = L.replay_plan_id(rp)
+        r["run"] = L.replay_run_id(rp)
+        r["length"] = L.replay_length(rp)
+        r["steps"] = res.steps
+        r["duration"] = L.num(res.duration)
+        r["deviation"] = L.num(res.max_deviation) if verify else None
+        r["verified"] = bool(res.verified) if verify else None
+        r["tolerance"] = float(tolerance)
+        r["mismatch"] = ({"plan_step": res.first_plan_step,
+                          "where": res.first_where.decode(errors="replace"),
+                          "entry": res.first_entry,
+                          "deviation": L.num(res.first_deviation)}
+                         if verify and not res.verified else None)
+        if csv is not None:
+            r["csv"] = os.fspath(csv)
+        if html is not None:
+            r["html"] = os.fspath(html)
+        r.time, r.states = np.array(t), np.array(x)
+        r.action, r.plan_step = np.array(a, dtype=np.int64), np.array(ps, dtype=np.int64)
+        r.state_names = state_names(L.replay_task(rp) + L.offset("cp_task.scene"))
+        return r
+    finally:
+        if outs is not None:
+            outs.discard()
+        if rp.value:
+            L.replay_close(rp)
+        L.store_close(st)
