@@ -176,6 +176,9 @@ static const struct {
     OF(cp_viewer_options, goal_tolerance), OF(cp_viewer_options, tree),
     OF(cp_task, goal), OF(cp_task_goal, body), OF(cp_task_goal, position),
     OF(cp_task_goal, tolerance),
+    SZ(cp_assembly_anim_options), OF(cp_assembly_anim_options, frames_per_step),
+    OF(cp_assembly_anim_options, step_seconds), OF(cp_assembly_anim_options, distance),
+    OF(cp_assembly_anim_options, title),
     {"CP_EXPAND_COUNT", CP_EXPAND_COUNT}, OF(cp_state_layout, n),
     /* held as opaque buffers of this size */
     SZ(cp_scene), SZ(cp_state_layout),

@@ -151,6 +151,9 @@ class CSimOptions(Structure):  # planner/sim/simulate.h
                 ("progress", c_void_p), ("user", c_void_p)]
 
 
+SIM_FRAME = CFUNCTYPE(c_int, c_void_p, c_long, c_void_p)
+
+
 class CSimResult(Structure):  # planner/sim/simulate.h
     _fields_ = [("status", c_int), ("message", c_char * 512), ("steps", c_long),
                 ("time_us_per_step", c_double), ("fallback_steps", c_long),
@@ -283,6 +286,11 @@ class CViewerOptions(Structure):  # planner/view/viewer.h
                 ("tree", POINTER(CViewerTree))]
 
 
+class CAssemblyAnimOptions(Structure):  # planner/view/assembly.h
+    _fields_ = [("frames_per_step", c_int), ("step_seconds", c_double),
+                ("distance", c_double), ("title", c_char_p)]
+
+
 class CReplayFrame(Structure):  # planner/replay/replay.h
     _fields_ = [("step", c_long), ("plan_step", c_long), ("action", c_long),
                 ("values", POINTER(c_double)), ("n_values", c_int), ("time", c_double),
@@ -322,7 +330,7 @@ _MIRRORS = {
     "cp_search_stats": CSearchStats, "cp_search_node": CSearchNode,
     "cp_plan_options": CPlanOptions, "cp_plan_result": CPlanResult,
     "cp_bench_options": CBenchOptions, "cp_viewer_tree": CViewerTree,
-    "cp_viewer_options": CViewerOptions,
+    "cp_viewer_options": CViewerOptions, "cp_assembly_anim_options": CAssemblyAnimOptions,
     "cp_replay_frame": CReplayFrame, "cp_replay_options": CReplayOptions,
     "cp_replay_result": CReplayResult,
 }
@@ -453,6 +461,9 @@ assembly_result_free = _sig("cp_assembly_result_free", None, c_void_p)
 assembly_status_name = _sig("cp_assembly_status_name", c_char_p, c_int)
 assembly_store = _sig("cp_assembly_store", c_int, c_char_p, c_char_p, c_void_p, c_void_p,
                       c_int, POINTER(c_int64), POINTER(CError))
+assembly_anim_defaults = _sig("cp_assembly_anim_defaults", CAssemblyAnimOptions)
+assembly_write_page = _sig("cp_assembly_write_page", c_int, c_void_p, c_void_p,
+                           POINTER(CAssemblyAnimOptions), c_char_p, POINTER(CError))
 assembly_mask_names = _sig("cp_assembly_mask_names", c_void_p, c_void_p, c_void_p, c_uint64)
 
 # planner/search, planner/store, planner/plan, planner/replay
@@ -514,6 +525,8 @@ viewer_message = _sig("cp_viewer_message", c_char_p, c_void_p)
 replay_tree = _sig("cp_replay_tree", c_int, c_void_p, POINTER(POINTER(c_double)),
                    POINTER(POINTER(c_int)), POINTER(c_int), POINTER(POINTER(c_int)),
                    POINTER(c_int), POINTER(CError))
+csv_state_header = _sig("cp_csv_state_header", c_int, c_void_p, c_void_p, c_void_p)
+csv_state_row = _sig("cp_csv_state_row", None, c_void_p, c_void_p, c_double, POINTER(c_double))
 replay_csv_header = _sig("cp_replay_csv_header", c_int, c_void_p, c_void_p)
 replay_csv_row = _sig("cp_replay_csv_row", None, c_void_p, c_void_p, c_void_p)
 outfile_open = _sig("cp_outfile_open", c_void_p, c_char_p, POINTER(CError))
@@ -529,6 +542,9 @@ _libc = ctypes.CDLL(None)
 c_free = _libc.free
 c_free.restype = None
 c_free.argtypes = [c_void_p]
+c_fputc = _libc.fputc
+c_fputc.restype = c_int
+c_fputc.argtypes = [c_int, c_void_p]
 
 
 def offset(name):

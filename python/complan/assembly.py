@@ -121,13 +121,16 @@ def stability(scene, time_limit=60.0):
         L.stability_result_free(byref(res))
 
 
-def assemble(scene, directions=0, time_limit=0.0, db=None):
+def assemble(scene, directions=0, time_limit=0.0, db=None, html=None, title=None):
     """A stable assembly sequence (`complan assemble`, docs/assembly.md) of
     the scene's free bodies. scene: a complan.Scene or a scene file's path;
     directions: candidate removal directions beyond the six axes (>= 0);
     time_limit: seconds for the whole search (0: none); db: an SQLite file
     to store the run in (tables assembly_*), None (the default, unlike the
-    command) for none.
+    command) for none; html: a file for the viewer page animating the
+    sequence (each part along its approach direction), title its title
+    (default "complan assemble"). The page is written before the run is
+    stored, as the command does.
 
     Returns a Result with the JSON's keys: status ("found", "none",
     "limit", "failed"), sequence (body names, first placed first), steps
@@ -151,6 +154,15 @@ def assemble(scene, directions=0, time_limit=0.0, db=None):
     try:
         run_id = c_int64(-1)
         err = L.CError()
+        if html is not None:
+            ao = L.assembly_anim_defaults()
+            t = str(title).encode() if title is not None else None
+            if t is not None:
+                ao.title = t
+            if L.assembly_write_page(sc._buf, res, byref(ao), os.fspath(html).encode(),
+                                     byref(err)):
+                raise Error(L.error_code_name(err.code).decode(),
+                            err.msg.decode(errors="replace"), path=os.fspath(html))
         if db is not None and L.assembly_store(os.fspath(db).encode(), label.encode(), sc._buf,
                                                res, 6 + directions, byref(run_id), byref(err)):
             where = err.where.decode()

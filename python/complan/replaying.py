@@ -9,6 +9,7 @@ import numpy as np
 from . import _lib as L
 from ._lib import Error
 from .planner import _open_store
+from .recording import OutFile
 from .scene import Result
 from .viewer import Viewer
 from .world import state_names
@@ -46,29 +47,24 @@ def _viewer(rp, tree):
 
 
 class _Outputs:
-    """The CSV (through planner/io's atomic output file) and the page of a
-    replay, written only when the re-simulation is complete."""
+    """The CSV and the page of a replay, written only when the
+    re-simulation is complete."""
 
     def __init__(self, rp, csv, html, tree):
-        self.rp, self.csv, self.html = rp, csv, html
-        self.viewer = self.out = self.stream = None
+        self.rp, self.html = rp, html
+        self.viewer = self.csv = None
         self.failed = None
         if html is not None:
             self.viewer = _viewer(rp, tree)
         if csv is not None:
-            err = L.CError()
-            self.out = L.outfile_open(os.fspath(csv).encode(), byref(err))
-            if not self.out:
-                raise Error(L.error_code_name(err.code).decode(), err.msg.decode(errors="replace"),
-                            path=os.fspath(csv))
-            self.stream = L.outfile_stream(self.out)
-            if L.replay_csv_header(rp, self.stream):
+            self.csv = OutFile(csv)
+            if L.replay_csv_header(rp, self.csv.stream):
                 raise Error("nomem", "out of memory writing the CSV header")
 
     def frame(self, f):
         q = f[0]
-        if self.stream:
-            L.replay_csv_row(self.rp, f, self.stream)
+        if self.csv:
+            L.replay_csv_row(self.rp, f, self.csv.stream)
         if self.viewer and self.failed is None:
             try:
                 self.viewer.add_frame(q.time, np.ctypeslib.as_array(q.state, shape=(q.n,)),
@@ -79,36 +75,21 @@ class _Outputs:
     def finish(self, complete):
         """Writes the page, then commits the CSV (discarded when the page
         cannot be written or the run is incomplete)."""
-        written = complete
         try:
             if self.viewer and complete:
                 if self.failed is not None:
                     raise self.failed
                 self.viewer.write(self.html)
-        except Error:
-            written = False
-            raise
+            if self.csv and complete:
+                self.csv.commit()
         finally:
-            if self.viewer:
-                self.viewer.close()
-            self._csv(written)
-
-    def _csv(self, written):
-        if not self.out:
-            return
-        out, self.out = self.out, None
-        if not written:
-            L.outfile_discard(out)
-            return
-        err = L.CError()
-        if L.outfile_commit(out, byref(err)):
-            raise Error(L.error_code_name(err.code).decode(), err.msg.decode(errors="replace"),
-                        path=os.fspath(self.csv))
+            self.discard()
 
     def discard(self):
         if self.viewer:
             self.viewer.close()
-        self._csv(False)
+        if self.csv:
+            self.csv.discard()
 
 
 def replay(db="complan.sqlite", plan=None, verify=True, tolerance=0.0, csv=None, html=None,

@@ -107,17 +107,37 @@ class World:
             if st:
                 raise _status_error(st, L.world_message(self._w).decode(errors="replace"))
 
-    def simulate(self, duration):
+    def simulate(self, duration, every=1, csv=None, html=None, title=None):
         """Runs round(duration / dt) steps in C (cp_simulate: no Python
         between the steps) and returns its summary as a dict: steps,
         time_us_per_step, fallback_steps, lcp_pivots, warm_steps,
         lcp_solves, checked_steps, retried_steps, max_penetration (m),
         energy_initial, energy_final, max_step_increase (J), hash. A step
-        that fails raises Error (the state stays at the last good step)."""
+        that fails raises Error (the state stays at the last good step).
+        csv, html: files for the frames (the start and every every-th
+        step), as `complan simulate --csv --html` writes them (title: the
+        page's, default "complan"); written up to where the run stopped,
+        whole or not at all."""
         opt = L.sim_defaults()
         opt.duration = float(duration)
+        if not (isinstance(every, int) and every >= 1):
+            raise Error("input", "every must be an integer >= 1, got %r" % (every,))
+        opt.every = every
+        rec = None
+        if csv is not None or html is not None:
+            from .recording import Recorder
+            rec = Recorder(self, csv, html, "complan" if title is None else title)
+            cb = L.SIM_FRAME(rec.frame)
+            opt.frame = ctypes.cast(cb, ctypes.c_void_p)
         res = L.CSimResult()
-        st = L.simulate(self._w, byref(opt), byref(res))
+        try:
+            st = L.simulate(self._w, byref(opt), byref(res))
+        except BaseException:
+            if rec:
+                rec.close(False)
+            raise
+        if rec:
+            rec.close(True)
         if st:
             raise _status_error(st, res.message.decode(errors="replace"))
         return {k: getattr(res, k) for k, _ in L.CSimResult._fields_

@@ -86,3 +86,15 @@ def test_assembly_errors(tmp_path):
         complan.assemble(os.path.join(SCENES, "stack.json"), db=bad)
     assert e.value.code in ("input", "io") and "bad.sqlite" in str(e.value)
     assert bad.read_text().startswith("not a database")
+
+
+def test_assemble_page_equals_the_clis(tmp_path):
+    path = os.path.join(SCENES, "stack.json")
+    h1, h2 = tmp_path / "cli.html", tmp_path / "py.html"
+    doc, rc = cli_json("assemble", "--no-db", "--html", str(h1), path)
+    assert rc == 0
+    r = complan.assemble(path, html=h2, title="complan assemble " + path)
+    assert r["sequence"] == doc["sequence"] and h2.read_bytes() == h1.read_bytes()
+    with pytest.raises(complan.Error) as e:
+        complan.assemble(path, html=tmp_path / "no" / "x.html", db=tmp_path / "a.sqlite")
+    assert "x.html" in str(e.value) and not (tmp_path / "a.sqlite").exists()

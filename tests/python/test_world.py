@@ -225,3 +225,26 @@ def test_every_module_is_installed():
     present = {os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "python", "complan",
                                                                     "*.py"))}
     assert present and listed == present
+
+
+def test_simulate_files_equal_the_clis(tmp_path):
+    """World.simulate(csv=, html=, every=) writes complan simulate's CSV
+    and page byte for byte."""
+    c1, h1 = tmp_path / "cli.csv", tmp_path / "cli.html"
+    doc, rc = cli_json("simulate", "--duration", "0.3", "--every", "7", "--csv", str(c1),
+                       "--html", str(h1), BOX_DROP)
+    assert rc == 0
+    w = box_world()
+    c2, h2 = tmp_path / "py.csv", tmp_path / "py.html"
+    res = w.simulate(0.3, every=7, csv=c2, html=h2, title="complan simulate: " + BOX_DROP)
+    assert "%016x" % res["hash"] == doc["hash"]
+    assert c2.read_bytes() == c1.read_bytes() and h2.read_bytes() == h1.read_bytes()
+    rows = c2.read_text().splitlines()
+    assert rows[0].split(",")[:4] == ["t", "box.x", "box.y", "box.z"]
+    assert len(rows) == 1 + 1 + 300 // 7 + 1  # header, start, every 7th, the last
+    # a page that cannot be written: an error naming it, and no CSV either
+    with pytest.raises(complan.Error) as e:
+        box_world().simulate(0.01, csv=tmp_path / "x.csv", html=tmp_path / "no" / "x.html")
+    assert "x.html" in str(e.value) and not (tmp_path / "x.csv").exists()
+    with pytest.raises(complan.Error, match="every"):
+        box_world().simulate(0.01, every=0)
