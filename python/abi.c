@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "complan.h"
+#include "experiments/study/study.h"
 
 long cp_abi_size(const char *name);
 int cp_abi_defaults(const char *name, void *out);
@@ -179,6 +180,13 @@ static const struct {
     SZ(cp_assembly_anim_options), OF(cp_assembly_anim_options, frames_per_step),
     OF(cp_assembly_anim_options, step_seconds), OF(cp_assembly_anim_options, distance),
     OF(cp_assembly_anim_options, title),
+    SZ(cp_paper_options), OF(cp_paper_options, seed), OF(cp_paper_options, problems),
+    OF(cp_paper_options, jobs), OF(cp_paper_options, time_limit_s),
+    OF(cp_paper_options, unique_time_limit_s), OF(cp_paper_options, unique_max_cuts),
+    OF(cp_paper_options, unique_lemke_covers), OF(cp_paper_options, persist_restarts),
+    OF(cp_paper_options, lemke_max_pivots), OF(cp_paper_options, lemke_restarts),
+    OF(cp_paper_options, fip_max_iter), OF(cp_paper_options, fip_gap_tol),
+    OF(cp_paper_options, write_data), OF(cp_paper_options, mip_all), SZ(cp_paper_study),
     {"CP_EXPAND_COUNT", CP_EXPAND_COUNT}, OF(cp_state_layout, n),
     /* held as opaque buffers of this size */
     SZ(cp_scene), SZ(cp_state_layout),

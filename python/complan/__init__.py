@@ -13,6 +13,7 @@ from .assembly import assemble, stability
 from .planner import Database, Task, benchmark, plan
 from .replaying import replay
 from .viewer import Viewer
+from .study import experiment_paper
 
 # The library's version (meson.build's project version), read from the
 # library itself: "complan 0.1.0 (release, gcc ...)".
@@ -20,4 +21,4 @@ __version__ = build.split()[1]
 
 __all__ = ["Error", "Result", "Scene", "World", "Viewer", "Task", "Database", "lcp", "plan", "benchmark",
            "replay",
-           "stability", "assemble", "lib_path", "build", "ENV_VAR", "__version__"]
+           "stability", "assemble", "experiment_paper", "lib_path", "build", "ENV_VAR", "__version__"]

@@ -291,6 +291,18 @@ class CAssemblyAnimOptions(Structure):  # planner/view/assembly.h
                 ("distance", c_double), ("title", c_char_p)]
 
 
+class CPaperOptions(Structure):  # experiments/study/study.h
+    _fields_ = [("seed", c_uint64), ("problems", c_int), ("jobs", c_int),
+                ("time_limit_s", c_double), ("unique_time_limit_s", c_double),
+                ("unique_max_cuts", c_int), ("unique_lemke_covers", c_int),
+                ("persist_restarts", c_int), ("lemke_max_pivots", c_int),
+                ("lemke_restarts", c_int), ("fip_max_iter", c_int), ("fip_gap_tol", c_double),
+                ("write_data", c_int), ("mip_all", c_int)]
+
+
+PAPER_PROGRESS = CFUNCTYPE(None, c_void_p, c_int, c_int)
+
+
 class CReplayFrame(Structure):  # planner/replay/replay.h
     _fields_ = [("step", c_long), ("plan_step", c_long), ("action", c_long),
                 ("values", POINTER(c_double)), ("n_values", c_int), ("time", c_double),
@@ -331,6 +343,7 @@ _MIRRORS = {
     "cp_plan_options": CPlanOptions, "cp_plan_result": CPlanResult,
     "cp_bench_options": CBenchOptions, "cp_viewer_tree": CViewerTree,
     "cp_viewer_options": CViewerOptions, "cp_assembly_anim_options": CAssemblyAnimOptions,
+    "cp_paper_options": CPaperOptions,
     "cp_replay_frame": CReplayFrame, "cp_replay_options": CReplayOptions,
     "cp_replay_result": CReplayResult,
 }
@@ -533,6 +546,14 @@ outfile_open = _sig("cp_outfile_open", c_void_p, c_char_p, POINTER(CError))
 outfile_stream = _sig("cp_outfile_stream", c_void_p, c_void_p)
 outfile_commit = _sig("cp_outfile_commit", c_int, c_void_p, POINTER(CError))
 outfile_discard = _sig("cp_outfile_discard", None, c_void_p)
+# experiments/study/study.h
+paper_defaults = _sig("cp_paper_defaults", CPaperOptions)
+paper_study_run = _sig("cp_paper_study_run", c_int, POINTER(CPaperOptions), c_char_p, c_char_p,
+                       PAPER_PROGRESS, c_void_p, c_void_p, POINTER(CError))
+paper_study_free = _sig("cp_paper_study_free", None, c_void_p)
+paper_format_headline = _sig("cp_paper_format_headline", c_void_p, c_void_p, c_char_p)
+paper_format_csv = _sig("cp_paper_format_csv", c_void_p, c_void_p)
+paper_format_table1_csv = _sig("cp_paper_format_table1_csv", c_void_p, c_void_p)
 # jansson, linked into libcomplan: cp_store_list's document as text
 json_dumps = _sig("json_dumps", c_void_p, c_void_p, c_size_t)
 json_delete = _sig("json_delete", None, c_void_p)
