@@ -75,6 +75,7 @@ static const struct {
     OF(cp_contact, t), OF(cp_contact, o), OF(cp_contact, mu), OF(cp_contact, mu_torsion),
     OF(cp_contact, has_torsion), OF(cp_contact, restitution), OF(cp_contact, depth),
     OF(cp_scene, n_contacts), OF(cp_scene, contacts), OF(cp_scene, n_bodies),
+    OF(cp_scene, n_warnings), OF(cp_scene, warnings),
     SZ(cp_contact_diag), OF(cp_contact_diag, jacobian_rank), OF(cp_contact_diag, full_column_rank),
     OF(cp_contact_diag, a_positive_definite), OF(cp_contact_diag, friction_bound),
     OF(cp_contact_diag, within_friction_bound),

@@ -15,10 +15,37 @@ from .replaying import replay
 from .viewer import Viewer
 from .study import experiment_paper
 
+_glpk_sink = None  # the installed callback, kept alive
+
+
+def set_glpk_output(fn):
+    """Sends GLPK's terminal output (the MIP and LP solvers of certify,
+    FIP and stability; what `--verbose` shows) to fn(text), e.g.
+    sys.stderr.write; None drops it again (the default). Process-wide: set
+    it before solving, not while another thread solves."""
+    global _glpk_sink
+    from . import _lib
+    if fn is None:
+        _lib.glpk_set_sink(_lib.GLPK_SINK(), None)
+        _glpk_sink = None
+        return
+    if not callable(fn):
+        raise Error("input", "set_glpk_output takes a function of one string, or None")
+
+    def sink(ctx, text):
+        try:
+            fn(text.decode(errors="replace"))
+        except Exception:  # noqa: BLE001 - never unwind through C
+            pass
+
+    _glpk_sink = _lib.GLPK_SINK(sink)
+    _lib.glpk_set_sink(_glpk_sink, None)
+
+
 # The library's version (meson.build's project version), read from the
 # library itself: "complan 0.1.0 (release, gcc ...)".
 __version__ = build.split()[1]
 
 __all__ = ["Error", "Result", "Scene", "World", "Viewer", "Task", "Database", "lcp", "plan", "benchmark",
            "replay",
-           "stability", "assemble", "experiment_paper", "lib_path", "build", "ENV_VAR", "__version__"]
+           "stability", "assemble", "experiment_paper", "set_glpk_output", "lib_path", "build", "ENV_VAR", "__version__"]

@@ -554,6 +554,8 @@ paper_study_free = _sig("cp_paper_study_free", None, c_void_p)
 paper_format_headline = _sig("cp_paper_format_headline", c_void_p, c_void_p, c_char_p)
 paper_format_csv = _sig("cp_paper_format_csv", c_void_p, c_void_p)
 paper_format_table1_csv = _sig("cp_paper_format_table1_csv", c_void_p, c_void_p)
+GLPK_SINK = CFUNCTYPE(None, c_void_p, c_char_p)
+glpk_set_sink = _sig("cp_glpk_set_sink", None, GLPK_SINK, c_void_p)
 # jansson, linked into libcomplan: cp_store_list's document as text
 json_dumps = _sig("json_dumps", c_void_p, c_void_p, c_size_t)
 json_delete = _sig("json_delete", None, c_void_p)

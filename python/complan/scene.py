@@ -85,6 +85,15 @@ class Scene:
             raise L.Error("input", "the scene dict is not JSON: %s" % e) from None
         return cls.from_json(text, base_dir, check_normal_speed)
 
+    @property
+    def warnings(self):
+        """What the loader accepted with a warning (URDF habits), each with
+        its JSON path and file: the lines `complan` prints as "warning"."""
+        n = L.field(self._ptr, "cp_scene.n_warnings", c_int)
+        arr = ctypes.cast(L.field(self._ptr, "cp_scene.warnings", c_void_p),
+                          ctypes.POINTER(ctypes.c_char_p))
+        return [arr[i].decode(errors="replace") for i in range(n)]
+
     def _ref_name(self, ref):
         buf = ctypes.create_string_buffer(512)
         return L.scene_ref_name(self._buf, ref, buf, len(buf)).decode()

@@ -119,3 +119,42 @@ def test_repeated_solves_leak_nothing():
 
     # a result left unfreed is ~500 bytes a call: 500 kB here
     assert_no_leak(rounds, 50, 1000, "solves")
+
+
+def test_scene_warnings_as_the_cli_prints_them(tmp_path):
+    from conftest import DATA
+    urdf = os.path.join(DATA, "robots", "habits.urdf")
+    d = {"bodies": [{"name": "table", "fixed": True,
+                     "shape": {"type": "plane", "normal": [0, 0, 1], "offset": 0}}],
+         "manipulators": [{"name": "h", "urdf": urdf}]}
+    p = tmp_path / "s.json"
+    import json
+    p.write_text(json.dumps(d))
+    import subprocess
+    err = subprocess.run([os.environ["CP_COMPLAN"], "contacts", str(p)], capture_output=True,
+                         text=True).stderr
+    w = complan.Scene.load(p).warnings
+    assert w and [l for l in err.splitlines() if "warning" in l] == \
+        ["complan: %s: warning: %s" % (p, x) for x in w]
+    assert "limit" in w[0] and scene("box_on_table.json").warnings == []
+
+
+def test_glpk_output_goes_where_asked():
+    """GLPK's messages (the stability LPs talk) reach the function, the same
+    text `complan stability --verbose` writes to stderr; None drops them."""
+    import subprocess
+    path = os.path.join(SCENES, "stack.json")
+    err = subprocess.run([os.environ["CP_COMPLAN"], "stability", "--verbose", path],
+                         capture_output=True, text=True).stderr
+    got = []
+    complan.set_glpk_output(got.append)
+    try:
+        a = complan.stability(path)
+    finally:
+        complan.set_glpk_output(None)
+    assert got and "".join(got) == err
+    n = len(got)
+    b = complan.stability(path)
+    assert len(got) == n and dict(a) == dict(b)
+    with pytest.raises(complan.Error, match="function"):
+        complan.set_glpk_output(3)
