@@ -115,7 +115,7 @@ def test_repeated_solves_leak_nothing():
             s.solve()
             s.solve(quasistatic=True)
             s.contacts()
-            complan.stability(s)
+            complan.stability(s, time_limit=0)
 
     # a result left unfreed is ~500 bytes a call: 500 kB here
     assert_no_leak(rounds, 50, 1000, "solves")
@@ -144,17 +144,17 @@ def test_glpk_output_goes_where_asked():
     text `complan stability --verbose` writes to stderr; None drops them."""
     import subprocess
     path = os.path.join(SCENES, "stack.json")
-    err = subprocess.run([os.environ["CP_COMPLAN"], "stability", "--verbose", path],
-                         capture_output=True, text=True).stderr
+    err = subprocess.run([os.environ["CP_COMPLAN"], "stability", "--verbose", "--time-limit",
+                          "0", path], capture_output=True, text=True).stderr
     got = []
     complan.set_glpk_output(got.append)
     try:
-        a = complan.stability(path)
+        a = complan.stability(path, time_limit=0)
     finally:
         complan.set_glpk_output(None)
     assert got and "".join(got) == err
     n = len(got)
-    b = complan.stability(path)
+    b = complan.stability(path, time_limit=0)
     assert len(got) == n and dict(a) == dict(b)
     with pytest.raises(complan.Error, match="function"):
         complan.set_glpk_output(3)

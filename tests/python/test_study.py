@@ -24,11 +24,14 @@ def test_study_equals_cli(tmp_path):
     import subprocess
     cli = tmp_path / "cli"
     p = subprocess.run([exe, "experiment", "paper", "--problems", "2", "--jobs", "1",
-                        "--no-data", "--out", str(cli)], capture_output=True, text=True,
+                        "--no-data", "--time-limit", "86400", "--unique-time-limit", "86400",
+                        "--out", str(cli)], capture_output=True, text=True,
                        timeout=600)
     assert p.returncode == 0, p.stderr
     seen = []
+    # the longest limits: the answers cannot depend on the machine's speed
     r = complan.experiment_paper(tmp_path / "py", problems=2, jobs=1, data=False,
+                                 time_limit=86400, unique_time_limit=86400,
                                  progress=lambda d, t: seen.append((d, t)))
     assert r["out"] == str(tmp_path / "py")
     assert read(tmp_path / "py" / "datasets.csv") == read(cli / "datasets.csv")
