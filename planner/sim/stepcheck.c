@@ -4,24 +4,14 @@
 #include <math.h>
 #include <string.h>
 
-cp_stepcheck_options cp_stepcheck_defaults(void) {
-  cp_stepcheck_options o;
-  o.ne_rel = 1e-8;
-  o.ne_abs = 1e-12;
-  o.imp_rel = 1e-7;
-  o.imp_abs = 1e-12;
-  o.gap_abs = 1e-9;
-  o.gap_rel = 1e-9;
-  o.vel_lcp = 1e-5;
-  o.vel_abs = 1e-7;
-  o.vel_rel = 1e-6;
-  o.move_tol = 1e-9;
-  o.energy_abs = 1e-9;
-  o.energy_rel = 1e-8;
-  o.work_rel = 0.25;
-  o.sat_rel = 1e-2;
-  return o;
-}
+// The defaults (a constant: cp_stepcheck_run takes them without a copy).
+static const cp_stepcheck_options defaults = {
+    .ne_rel = 1e-8, .ne_abs = 1e-12, .imp_rel = 1e-7, .imp_abs = 1e-12,
+    .gap_abs = 1e-9, .gap_rel = 1e-9, .vel_lcp = 1e-5, .vel_abs = 1e-7,
+    .vel_rel = 1e-6, .move_tol = 1e-9, .energy_abs = 1e-9, .energy_rel = 1e-8,
+    .work_rel = 0.25, .sat_rel = 1e-2};
+
+cp_stepcheck_options cp_stepcheck_defaults(void) { return defaults; }
 
 const char *cp_stepcheck_law_name(cp_stepcheck_law l) {
   switch (l) {
@@ -80,11 +70,45 @@ static int quat_within(const double *a, const double *b, double lim) {
   return wv[1] <= wv[0] * 0.5 * lim;
 }
 
+// r += col d, sc += |col| |d| over a block of 6 (a free body's).
+static inline void h_column6(double *restrict r, double *restrict sc,
+                             const double *restrict col, double d, double ad) {
+  for (int i = 0; i < 6; ++i) {
+    r[i] += col[i] * d;
+    sc[i] += fabs(col[i]) * ad;
+  }
+}
+
+// One side's n dofs of a constraint's columns cn, ct, co of G: acc gets
+// G^T u0 and G^T u1 (n, t, o interleaved: n0 n1 t0 t1 o0 o1) and |G_n||du|
+// in acc[6]; r loses the side's share of G p. Inlined with n = 6 for a free
+// body (a loop of fixed length, unrolled: the same sums in the same order).
+static inline __attribute__((always_inline)) void
+g_columns(int n, const double *restrict cn, const double *restrict ct,
+          const double *restrict co, const double *restrict u0,
+          const double *restrict u1, double *restrict r, double p0, double p1,
+          double p2, double *restrict acc) {
+  double n0 = acc[0], n1 = acc[1], t0 = acc[2], t1 = acc[3], o0 = acc[4], o1 = acc[5],
+         gd = acc[6];
+  for (int i = 0; i < n; ++i) {
+    const double a = cn[i], b = ct[i], c = co[i], x0 = u0[i], x1 = u1[i];
+    n0 += a * x0;
+    n1 += a * x1;
+    t0 += b * x0;
+    t1 += b * x1;
+    o0 += c * x0;
+    o1 += c * x1;
+    gd += fabs(a * (x1 - x0));
+    r[i] -= a * p0 + b * p1 + c * p2;
+  }
+  acc[0] = n0, acc[1] = n1, acc[2] = t0, acc[3] = t1, acc[4] = o0, acc[5] = o1;
+  acc[6] = gd;
+}
+
 cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
                                   const cp_stepcheck_options *opt,
                                   double *scratch, cp_stepcheck_report *rep) {
-  cp_stepcheck_options def = cp_stepcheck_defaults();
-  if (!opt) opt = &def;
+  if (!opt) opt = &defaults;
   memset(rep, 0, sizeof *rep);
   const int nu = s->nu, nc = s->nc, n3 = 3 * nc, nb = s->nbody;
   const int j0 = nu - s->njoint;
@@ -101,7 +125,9 @@ cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
     r[i] = -h * f[i];
     sc[i] = fabs(h * f[i]);
   }
-  // H by its diagonal blocks (rows outside a column's block are zero).
+  // H by its diagonal blocks (rows outside a column's block are zero); a
+  // free body's block of 6 by a loop of fixed length (unrolled; the same
+  // operations in the same order).
   const int nblk = s->block ? s->nblock : 1;
   for (int bk = 0; bk < nblk; ++bk) {
     const int b0 = s->block ? s->block[bk] : 0, b1 = s->block ? s->block[bk + 1] : nu;
@@ -109,6 +135,10 @@ cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
       const double d = u1[j] - u0[j], ad = fabs(d);
       if (d == 0) continue;
       const double *restrict col = H + (size_t)j * (size_t)nu; // symmetric
+      if (b1 - b0 == 6) {
+        h_column6(r + b0, sc + b0, col + b0, d, ad);
+        continue;
+      }
       for (int i = b0; i < b1; ++i) {
         r[i] += col[i] * d;
         sc[i] += fabs(col[i]) * ad;
@@ -131,24 +161,18 @@ cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
     const double p0 = pj[0], p1 = pj[1], p2 = pj[2];
     pmax = MAXD(pmax, MAXD(fabs(pj[0]), MAXD(fabs(pj[1]), fabs(pj[2]))));
     const int *rg = s->range ? s->range + 4 * j : NULL;
-    double n0 = 0, n1 = 0, t0 = 0, t1 = 0, o0 = 0, o1 = 0, gd = 0;
+    double acc[7] = {0, 0, 0, 0, 0, 0, 0};
     for (int part = 0; part < 2; ++part) {
       const int lo = rg ? rg[2 * part] : 0, hi = rg ? rg[2 * part + 1] : part ? 0 : nu;
-      for (int i = lo; i < hi; ++i) {
-        const double a = cn[i], b = ct[i], c = co[i], x0 = u0[i], x1 = u1[i];
-        n0 += a * x0;
-        n1 += a * x1;
-        t0 += b * x0;
-        t1 += b * x1;
-        o0 += c * x0;
-        o1 += c * x1;
-        gd += fabs(a * (x1 - x0));
-        r[i] -= a * p0 + b * p1 + c * p2;
-      }
+      if (hi - lo == 6) // a free body's side
+        g_columns(6, cn + lo, ct + lo, co + lo, u0 + lo, u1 + lo, r + lo, p0, p1, p2, acc);
+      else
+        g_columns(hi - lo, cn + lo, ct + lo, co + lo, u0 + lo, u1 + lo, r + lo, p0, p1,
+                  p2, acc);
     }
-    vel0[3 * j] = n0, vel0[3 * j + 1] = t0, vel0[3 * j + 2] = o0;
-    vel[3 * j] = n1, vel[3 * j + 1] = t1, vel[3 * j + 2] = o1;
-    gdu[j] = gd;
+    vel0[3 * j] = acc[0], vel0[3 * j + 1] = acc[2], vel0[3 * j + 2] = acc[4];
+    vel[3 * j] = acc[1], vel[3 * j + 1] = acc[3], vel[3 * j + 2] = acc[5];
+    gdu[j] = acc[6];
   }
   // The row scale's |G||p| part is formed only for a row that fails
   // without it (rounding leaves most rows far inside ne_abs).
@@ -256,9 +280,9 @@ cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
   }
 
   // 5. Energy.
-  for (int j = 0; j < nc; ++j)
-    if (s->gap0[j] < 0 && s->p[3 * j] > 0 && !s->accel_k)
-      work += s->p[3 * j] * -s->gap0[j] / h;
+  if (!s->accel_k)
+    for (int j = 0; j < nc; ++j)
+      if (s->gap0[j] < 0 && s->p[3 * j] > 0) work += s->p[3 * j] * -s->gap0[j] / h;
   work += s->drift_depth * s->weight;
   rep->work = work;
   // The integrator's own term: semi-implicit Euler measures the work of

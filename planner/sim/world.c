@@ -636,7 +636,8 @@ cp_world_status cp_world_step(cp_world *w, cp_step_info *out) {
       tries[ntries++] = (try_t){CP_STEPPER_VELOCITY, CP_WORLD_SUBSTEPS};
     }
   }
-  char first[512] = "";
+  char first[512];
+  first[0] = 0;
   cp_world_status st = CP_WORLD_OK, st0 = CP_WORLD_OK;
   w->deadline_hit = 0;
   int a;
