@@ -80,29 +80,44 @@ static inline void h_column6(double *restrict r, double *restrict sc,
 }
 
 // One side's n dofs of a constraint's columns cn, ct, co of G: acc gets
-// G^T u0 and G^T u1 (n, t, o interleaved: n0 n1 t0 t1 o0 o1) and |G_n||du|
-// in acc[6]; r loses the side's share of G p. Inlined with n = 6 for a free
-// body (a loop of fixed length, unrolled: the same sums in the same order).
+// G_n^T u0, G^T u1 (n, t, o) and |G_n||du| (n0 n1 t1 o1 gd); r loses the
+// side's share of G p. Inlined with n = 6 for a free body (a loop of fixed
+// length, unrolled: the same sums in the same order). G_t^T u0 and G_o^T u0
+// are formed only for a contact that slides (start_tangent).
 static inline __attribute__((always_inline)) void
 g_columns(int n, const double *restrict cn, const double *restrict ct,
           const double *restrict co, const double *restrict u0,
           const double *restrict u1, double *restrict r, double p0, double p1,
           double p2, double *restrict acc) {
-  double n0 = acc[0], n1 = acc[1], t0 = acc[2], t1 = acc[3], o0 = acc[4], o1 = acc[5],
-         gd = acc[6];
+  double n0 = acc[0], n1 = acc[1], t1 = acc[2], o1 = acc[3], gd = acc[4];
   for (int i = 0; i < n; ++i) {
     const double a = cn[i], b = ct[i], c = co[i], x0 = u0[i], x1 = u1[i];
     n0 += a * x0;
     n1 += a * x1;
-    t0 += b * x0;
     t1 += b * x1;
-    o0 += c * x0;
     o1 += c * x1;
     gd += fabs(a * (x1 - x0));
     r[i] -= a * p0 + b * p1 + c * p2;
   }
-  acc[0] = n0, acc[1] = n1, acc[2] = t0, acc[3] = t1, acc[4] = o0, acc[5] = o1;
-  acc[6] = gd;
+  acc[0] = n0, acc[1] = n1, acc[2] = t1, acc[3] = o1, acc[4] = gd;
+}
+
+// G_t^T u0 and G_o^T u0 of constraint j, over its dof ranges in the order
+// of the sums above.
+static void start_tangent(const cp_stepcheck_step *s, int j, double *vt0, double *vo0) {
+  const int nu = s->nu;
+  const double *ct = s->G + (size_t)(3 * j + 1) * (size_t)nu, *co = ct + nu;
+  const int *rg = s->range ? s->range + 4 * j : NULL;
+  double t0 = 0, o0 = 0;
+  for (int part = 0; part < 2; ++part) {
+    const int lo = rg ? rg[2 * part] : 0, hi = rg ? rg[2 * part + 1] : part ? 0 : nu;
+    for (int i = lo; i < hi; ++i) {
+      t0 += ct[i] * s->u0[i];
+      o0 += co[i] * s->u0[i];
+    }
+  }
+  *vt0 = t0;
+  *vo0 = o0;
 }
 
 cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
@@ -161,7 +176,7 @@ cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
     const double p0 = pj[0], p1 = pj[1], p2 = pj[2];
     pmax = MAXD(pmax, MAXD(fabs(pj[0]), MAXD(fabs(pj[1]), fabs(pj[2]))));
     const int *rg = s->range ? s->range + 4 * j : NULL;
-    double acc[7] = {0, 0, 0, 0, 0, 0, 0};
+    double acc[5] = {0, 0, 0, 0, 0};
     for (int part = 0; part < 2; ++part) {
       const int lo = rg ? rg[2 * part] : 0, hi = rg ? rg[2 * part + 1] : part ? 0 : nu;
       if (hi - lo == 6) // a free body's side
@@ -170,9 +185,9 @@ cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
         g_columns(hi - lo, cn + lo, ct + lo, co + lo, u0 + lo, u1 + lo, r + lo, p0, p1,
                   p2, acc);
     }
-    vel0[3 * j] = acc[0], vel0[3 * j + 1] = acc[2], vel0[3 * j + 2] = acc[4];
-    vel[3 * j] = acc[1], vel[3 * j + 1] = acc[3], vel[3 * j + 2] = acc[5];
-    gdu[j] = acc[6];
+    vel0[3 * j] = acc[0];
+    vel[3 * j] = acc[1], vel[3 * j + 1] = acc[2], vel[3 * j + 2] = acc[3];
+    gdu[j] = acc[4];
   }
   // The row scale's |G||p| part is formed only for a row that fails
   // without it (rounding leaves most rows far inside ne_abs).
@@ -224,11 +239,16 @@ cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
     const double kt = s->accel_k && s->k ? h * s->k[3 * j + 1] : 0,
                  ko = s->accel_k && s->k ? h * s->k[3 * j + 2] : 0;
     const double vt1 = vel[3 * j + 1] + kt, vo1 = vel[3 * j + 2] + ko;
-    const double vt0 = vel0[3 * j + 1], vo0 = vel0[3 * j + 2];
-    const double s1 = sqrt(vt1 * vt1 + vo1 * vo1), s0 = sqrt(vt0 * vt0 + vo0 * vo0);
+    const double s1 = sqrt(vt1 * vt1 + vo1 * vo1);
     const double ct = s->comp_t ? s->comp_t[j] : 0;
-    const double vtol = opt->vel_abs + s->slide_tol +
-                        opt->vel_rel * (s0 + s1) + ct * sqrt(pt * pt + po * po);
+    // v_tol's first two terms, the rest adding >= 0: a contact that rolls
+    // by them rolls by v_tol (the same decision, without the rest).
+    const double vtol_lo = opt->vel_abs + s->slide_tol;
+    if (s1 <= vtol_lo && ct >= 0 && opt->vel_rel >= 0) continue;
+    double vt0, vo0;
+    start_tangent(s, j, &vt0, &vo0);
+    const double s0 = sqrt(vt0 * vt0 + vo0 * vo0);
+    const double vtol = vtol_lo + opt->vel_rel * (s0 + s1) + ct * sqrt(pt * pt + po * po);
     if (!(s1 > vtol)) continue;
     const double at_end = (pt * vt1 + po * vo1) / s1;
     const double at_start = s0 > vtol ? (pt * vt0 + po * vo0) / s0 : INFINITY;
