@@ -340,6 +340,33 @@ Test(world_trust, deadline_cuts_certify) {
   }
 }
 
+// The quasistatic stepper (whose problem goes to the auto strategy, certify
+// included): after the deadline its step calls no solver and is refused
+// with time_limit, state unchanged; without a deadline it is taken.
+Test(world_trust, deadline_quasistatic) {
+  tclock c;
+  cp_world *w = certify_world(CP_STEPPER_QUASISTATIC, &c);
+  cp_world_set_deadline(w, 10);
+  cp_step_info info;
+  cr_assert_eq(cp_world_step(w, &info), CP_WORLD_OK, "%s", cp_world_message(w));
+  double x0[13], x1[13];
+  cp_world_get_state(w, x0);
+  const int seen = c.certify;
+  c.now = 10; // the deadline
+  cp_world_status st = cp_world_step(w, &info);
+  cr_assert_eq(st, CP_WORLD_TIME_LIMIT, "%s: %s", cp_world_status_name(st),
+               cp_world_message(w));
+  cr_assert(strstr(cp_world_message(w), "deadline"), "%s", cp_world_message(w));
+  cr_assert_eq(c.certify, seen);
+  cr_assert_eq(c.fip, 0);
+  cp_world_get_state(w, x1);
+  cr_assert(!memcmp(x0, x1, sizeof x0), "the state changed");
+  cp_world_set_deadline(w, INFINITY);
+  cr_assert_eq(cp_world_step(w, &info), CP_WORLD_OK, "%s", cp_world_message(w));
+  cp_glpk_set_fault(NULL, NULL);
+  cp_world_destroy(w);
+}
+
 // Without the deadline, the step whose certify calls fail goes on to the
 // velocity stepper and its auto strategy (Lemke first), which takes it: the
 // cut above is the deadline's.
