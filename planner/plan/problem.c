@@ -167,6 +167,12 @@ static int expand(void *ctx, const double *x, double t, const void *warm,
       snprintf(info->message, sizeof info->message, "out of memory");
       return -1;
     }
+    if (st == CP_WORLD_TIME_LIMIT) {
+      /* The world's deadline (the budget) stopped a solver call: cut
+       * short like the budget poll above, no outcome. */
+      pw->seconds += cp_clock_thread_cpu() - t0;
+      return 1;
+    }
     if (st != CP_WORLD_OK) {
       info->outcome = outcome_of(st);
       snprintf(info->message, sizeof info->message, "step %d: %s", k + 1,

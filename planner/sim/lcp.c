@@ -4,6 +4,7 @@
 // (warm_accept), by Lemke warm then cold, or by the world's solver.
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -252,17 +253,30 @@ static int warm_accept(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
 }
 
 // The solver options for a call made now: certify's time limit cut to
-// the time left before the deadline (cp_world_set_deadline), at least
-// 1 ms (certify reads <= 0 as no limit).
-cp_solve_options cp_wi_solve_options_now(const cp_world *w) {
-  cp_solve_options so = w->opt.solve;
+// the time left before the deadline (cp_world_set_deadline, read with the
+// world's clock). Once the deadline has passed no such call is made
+// (certify reads a limit <= 0 as none, and GLPK's shortest is 1 ms): -1,
+// and the step is marked so that cp_world_step does not retry it.
+int cp_wi_solve_options_now(cp_world *w, cp_solve_options *so) {
+  *so = w->opt.solve;
   if (w->deadline < INFINITY) {
-    double left = w->deadline - cp_clock_now();
-    if (!(left > 1e-3)) left = 1e-3;
-    if (!(so.certify.time_limit_s > 0) || so.certify.time_limit_s > left)
-      so.certify.time_limit_s = left;
+    const double left = w->deadline - cp_wi_now(w);
+    if (!(left > 0)) {
+      w->deadline_hit = 1;
+      return -1;
+    }
+    if (!(so->certify.time_limit_s > 0) || so->certify.time_limit_s > left)
+      so->certify.time_limit_s = left;
   }
-  return so;
+  return 0;
+}
+
+// An LCP that was not solved because the deadline had passed.
+static int refused(cp_lcp_info *info) {
+  info->status = CP_LCP_TIME_LIMIT;
+  snprintf(info->reason, sizeof info->reason,
+           "not solved: the deadline had passed (cp_world_set_deadline)");
+  return -1;
 }
 
 // Solves the LCP in w->M, w->q (size n) with the world's solver, cold.
@@ -279,7 +293,8 @@ int cp_wi_solve_lcp(cp_world *w, int n, int *piv, cp_lcp_info *info) {
                         w->w, info);
     if (st == CP_LCP_SOLVED) cp_lemke_basis(w->ws, w->basis);
   } else {
-    cp_solve_options so = cp_wi_solve_options_now(w);
+    cp_solve_options so;
+    if (cp_wi_solve_options_now(w, &so)) return refused(info);
     st = cp_lcp_solve(w->ws, n, w->M, w->q, &so, w->z, w->w, info, NULL);
     for (int i = 0; i < n; ++i) w->basis[i] = w->z[i] > 0;
   }

@@ -4,24 +4,14 @@
 #include <math.h>
 #include <string.h>
 
-cp_stepcheck_options cp_stepcheck_defaults(void) {
-  cp_stepcheck_options o;
-  o.ne_rel = 1e-8;
-  o.ne_abs = 1e-12;
-  o.imp_rel = 1e-7;
-  o.imp_abs = 1e-12;
-  o.gap_abs = 1e-9;
-  o.gap_rel = 1e-9;
-  o.vel_lcp = 1e-5;
-  o.vel_abs = 1e-7;
-  o.vel_rel = 1e-6;
-  o.move_tol = 1e-9;
-  o.energy_abs = 1e-9;
-  o.energy_rel = 1e-8;
-  o.work_rel = 0.25;
-  o.sat_rel = 1e-2;
-  return o;
-}
+// The defaults (a constant: cp_stepcheck_run takes them without a copy).
+static const cp_stepcheck_options defaults = {
+    .ne_rel = 1e-8, .ne_abs = 1e-12, .imp_rel = 1e-7, .imp_abs = 1e-12,
+    .gap_abs = 1e-9, .gap_rel = 1e-9, .vel_lcp = 1e-5, .vel_abs = 1e-7,
+    .vel_rel = 1e-6, .move_tol = 1e-9, .energy_abs = 1e-9, .energy_rel = 1e-8,
+    .work_rel = 0.25, .sat_rel = 1e-2};
+
+cp_stepcheck_options cp_stepcheck_defaults(void) { return defaults; }
 
 const char *cp_stepcheck_law_name(cp_stepcheck_law l) {
   switch (l) {
@@ -80,11 +70,60 @@ static int quat_within(const double *a, const double *b, double lim) {
   return wv[1] <= wv[0] * 0.5 * lim;
 }
 
+// r += col d, sc += |col| |d| over a block of 6 (a free body's).
+static inline void h_column6(double *restrict r, double *restrict sc,
+                             const double *restrict col, double d, double ad) {
+  for (int i = 0; i < 6; ++i) {
+    r[i] += col[i] * d;
+    sc[i] += fabs(col[i]) * ad;
+  }
+}
+
+// One side's n dofs of a constraint's columns cn, ct, co of G: acc gets
+// G_n^T u0, G^T u1 (n, t, o) and |G_n||du| (n0 n1 t1 o1 gd); r loses the
+// side's share of G p. Inlined with n = 6 for a free body (a loop of fixed
+// length, unrolled: the same sums in the same order). G_t^T u0 and G_o^T u0
+// are formed only for a contact that slides (start_tangent).
+static inline __attribute__((always_inline)) void
+g_columns(int n, const double *restrict cn, const double *restrict ct,
+          const double *restrict co, const double *restrict u0,
+          const double *restrict u1, double *restrict r, double p0, double p1,
+          double p2, double *restrict acc) {
+  double n0 = acc[0], n1 = acc[1], t1 = acc[2], o1 = acc[3], gd = acc[4];
+  for (int i = 0; i < n; ++i) {
+    const double a = cn[i], b = ct[i], c = co[i], x0 = u0[i], x1 = u1[i];
+    n0 += a * x0;
+    n1 += a * x1;
+    t1 += b * x1;
+    o1 += c * x1;
+    gd += fabs(a * (x1 - x0));
+    r[i] -= a * p0 + b * p1 + c * p2;
+  }
+  acc[0] = n0, acc[1] = n1, acc[2] = t1, acc[3] = o1, acc[4] = gd;
+}
+
+// G_t^T u0 and G_o^T u0 of constraint j, over its dof ranges in the order
+// of the sums above.
+static void start_tangent(const cp_stepcheck_step *s, int j, double *vt0, double *vo0) {
+  const int nu = s->nu;
+  const double *ct = s->G + (size_t)(3 * j + 1) * (size_t)nu, *co = ct + nu;
+  const int *rg = s->range ? s->range + 4 * j : NULL;
+  double t0 = 0, o0 = 0;
+  for (int part = 0; part < 2; ++part) {
+    const int lo = rg ? rg[2 * part] : 0, hi = rg ? rg[2 * part + 1] : part ? 0 : nu;
+    for (int i = lo; i < hi; ++i) {
+      t0 += ct[i] * s->u0[i];
+      o0 += co[i] * s->u0[i];
+    }
+  }
+  *vt0 = t0;
+  *vo0 = o0;
+}
+
 cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
                                   const cp_stepcheck_options *opt,
                                   double *scratch, cp_stepcheck_report *rep) {
-  cp_stepcheck_options def = cp_stepcheck_defaults();
-  if (!opt) opt = &def;
+  if (!opt) opt = &defaults;
   memset(rep, 0, sizeof *rep);
   const int nu = s->nu, nc = s->nc, n3 = 3 * nc, nb = s->nbody;
   const int j0 = nu - s->njoint;
@@ -101,7 +140,9 @@ cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
     r[i] = -h * f[i];
     sc[i] = fabs(h * f[i]);
   }
-  // H by its diagonal blocks (rows outside a column's block are zero).
+  // H by its diagonal blocks (rows outside a column's block are zero); a
+  // free body's block of 6 by a loop of fixed length (unrolled; the same
+  // operations in the same order).
   const int nblk = s->block ? s->nblock : 1;
   for (int bk = 0; bk < nblk; ++bk) {
     const int b0 = s->block ? s->block[bk] : 0, b1 = s->block ? s->block[bk + 1] : nu;
@@ -109,6 +150,10 @@ cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
       const double d = u1[j] - u0[j], ad = fabs(d);
       if (d == 0) continue;
       const double *restrict col = H + (size_t)j * (size_t)nu; // symmetric
+      if (b1 - b0 == 6) {
+        h_column6(r + b0, sc + b0, col + b0, d, ad);
+        continue;
+      }
       for (int i = b0; i < b1; ++i) {
         r[i] += col[i] * d;
         sc[i] += fabs(col[i]) * ad;
@@ -131,24 +176,18 @@ cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
     const double p0 = pj[0], p1 = pj[1], p2 = pj[2];
     pmax = MAXD(pmax, MAXD(fabs(pj[0]), MAXD(fabs(pj[1]), fabs(pj[2]))));
     const int *rg = s->range ? s->range + 4 * j : NULL;
-    double n0 = 0, n1 = 0, t0 = 0, t1 = 0, o0 = 0, o1 = 0, gd = 0;
+    double acc[5] = {0, 0, 0, 0, 0};
     for (int part = 0; part < 2; ++part) {
       const int lo = rg ? rg[2 * part] : 0, hi = rg ? rg[2 * part + 1] : part ? 0 : nu;
-      for (int i = lo; i < hi; ++i) {
-        const double a = cn[i], b = ct[i], c = co[i], x0 = u0[i], x1 = u1[i];
-        n0 += a * x0;
-        n1 += a * x1;
-        t0 += b * x0;
-        t1 += b * x1;
-        o0 += c * x0;
-        o1 += c * x1;
-        gd += fabs(a * (x1 - x0));
-        r[i] -= a * p0 + b * p1 + c * p2;
-      }
+      if (hi - lo == 6) // a free body's side
+        g_columns(6, cn + lo, ct + lo, co + lo, u0 + lo, u1 + lo, r + lo, p0, p1, p2, acc);
+      else
+        g_columns(hi - lo, cn + lo, ct + lo, co + lo, u0 + lo, u1 + lo, r + lo, p0, p1,
+                  p2, acc);
     }
-    vel0[3 * j] = n0, vel0[3 * j + 1] = t0, vel0[3 * j + 2] = o0;
-    vel[3 * j] = n1, vel[3 * j + 1] = t1, vel[3 * j + 2] = o1;
-    gdu[j] = gd;
+    vel0[3 * j] = acc[0];
+    vel[3 * j] = acc[1], vel[3 * j + 1] = acc[2], vel[3 * j + 2] = acc[3];
+    gdu[j] = acc[4];
   }
   // The row scale's |G||p| part is formed only for a row that fails
   // without it (rounding leaves most rows far inside ne_abs).
@@ -200,11 +239,16 @@ cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
     const double kt = s->accel_k && s->k ? h * s->k[3 * j + 1] : 0,
                  ko = s->accel_k && s->k ? h * s->k[3 * j + 2] : 0;
     const double vt1 = vel[3 * j + 1] + kt, vo1 = vel[3 * j + 2] + ko;
-    const double vt0 = vel0[3 * j + 1], vo0 = vel0[3 * j + 2];
-    const double s1 = sqrt(vt1 * vt1 + vo1 * vo1), s0 = sqrt(vt0 * vt0 + vo0 * vo0);
+    const double s1 = sqrt(vt1 * vt1 + vo1 * vo1);
     const double ct = s->comp_t ? s->comp_t[j] : 0;
-    const double vtol = opt->vel_abs + s->slide_tol +
-                        opt->vel_rel * (s0 + s1) + ct * sqrt(pt * pt + po * po);
+    // v_tol's first two terms, the rest adding >= 0: a contact that rolls
+    // by them rolls by v_tol (the same decision, without the rest).
+    const double vtol_lo = opt->vel_abs + s->slide_tol;
+    if (s1 <= vtol_lo && ct >= 0 && opt->vel_rel >= 0) continue;
+    double vt0, vo0;
+    start_tangent(s, j, &vt0, &vo0);
+    const double s0 = sqrt(vt0 * vt0 + vo0 * vo0);
+    const double vtol = vtol_lo + opt->vel_rel * (s0 + s1) + ct * sqrt(pt * pt + po * po);
     if (!(s1 > vtol)) continue;
     const double at_end = (pt * vt1 + po * vo1) / s1;
     const double at_start = s0 > vtol ? (pt * vt0 + po * vo0) / s0 : INFINITY;
@@ -256,9 +300,9 @@ cp_stepcheck_law cp_stepcheck_run(const cp_stepcheck_step *s,
   }
 
   // 5. Energy.
-  for (int j = 0; j < nc; ++j)
-    if (s->gap0[j] < 0 && s->p[3 * j] > 0 && !s->accel_k)
-      work += s->p[3 * j] * -s->gap0[j] / h;
+  if (!s->accel_k)
+    for (int j = 0; j < nc; ++j)
+      if (s->gap0[j] < 0 && s->p[3 * j] > 0) work += s->p[3 * j] * -s->gap0[j] / h;
   work += s->drift_depth * s->weight;
   rep->work = work;
   // The integrator's own term: semi-implicit Euler measures the work of

@@ -40,7 +40,15 @@ cp_world_status cp_wi_step_velocity(cp_world *w, stepsys *s,
     // would repeat it (same data, same path) before FIP, and on a 10-box
     // stack that repeat was two thirds of the velocity stepper's time.
     // FIP alone first gives auto's answer bit for bit when it solves.
-    cp_solve_options so = cp_wi_solve_options_now(w);
+    cp_solve_options so;
+    if (cp_wi_solve_options_now(w, &so))
+      return cp_wi_fail(w, CP_WORLD_SOLVER_FAILED,
+                        li.status == CP_LCP_TIME_LIMIT
+                            ? "t = %.9g: the velocity LCP (size %d) was %s"
+                            : "t = %.9g: the velocity LCP (size %d) was not "
+                              "solved (%s), and the deadline had passed: no "
+                              "other solver was tried",
+                        w->t, m, li.reason);
     int lemke_failed = so.solver == CP_SOLVER_LEMKE;
     so.solver = lemke_failed ? CP_SOLVER_FIP : CP_SOLVER_AUTO;
     info->lcp_solves++;
@@ -441,7 +449,13 @@ cp_world_status cp_wi_step_quasistatic(cp_world *w, cp_step_info *info) {
   const double t1 = cp_wi_tic(w);
   if (w->opt.profile) w->prof.assembly += t1 - t0;
   cp_problem_options po = cp_problem_defaults();
-  po.solve = cp_wi_solve_options_now(w);
+  if (cp_wi_solve_options_now(w, &po.solve)) {
+    cp_system_free(&sys);
+    return cp_wi_fail(w, CP_WORLD_SOLVER_FAILED,
+                      "t = %.9g: the quasistatic problem was not solved: the "
+                      "deadline had passed",
+                      w->t);
+  }
   // Lemke may end on a secondary ray without proof here (quasistatic.h):
   // the MIP decides those.
   if (po.solve.solver == CP_SOLVER_LEMKE) po.solve.solver = CP_SOLVER_AUTO;

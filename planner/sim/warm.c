@@ -131,8 +131,18 @@ int cp_wi_lcp_record(cp_world *w, int ns, const int *sel, int kind) {
   // the lambda row); a degenerate c_n when nothing of its contact's
   // friction stays basic.
   const int m = ns + 5 * nr;
-  double zmax = 0;
-  for (int i = 0; i < m; ++i) zmax = MAXD(zmax, fabs(w->z[i]));
+  // The largest |z_i| in four independent chains (a maximum does not
+  // depend on the order; NaN is skipped by MAXD in any order).
+  double z0 = 0, z1 = 0, z2 = 0, z3 = 0;
+  int i4 = 0;
+  for (; i4 + 4 <= m; i4 += 4) {
+    z0 = MAXD(z0, fabs(w->z[i4]));
+    z1 = MAXD(z1, fabs(w->z[i4 + 1]));
+    z2 = MAXD(z2, fabs(w->z[i4 + 2]));
+    z3 = MAXD(z3, fabs(w->z[i4 + 3]));
+  }
+  for (; i4 < m; ++i4) z0 = MAXD(z0, fabs(w->z[i4]));
+  const double zmax = MAXD(MAXD(z0, z1), MAXD(z2, z3));
   const double zt = 1e-12 * zmax;
 #define DEGEN(i) (w->basis[i] && !(w->z[i] > zt))
   for (int k = 0, f = 0; k < ns; ++k) {

@@ -74,6 +74,7 @@ const char *cp_world_status_name(cp_world_status s) {
   case CP_WORLD_NOMEM: return "out_of_memory";
   case CP_WORLD_BAD_INPUT: return "bad_input";
   case CP_WORLD_CHECK_FAILED: return "check_failed";
+  case CP_WORLD_TIME_LIMIT: return "time_limit";
   }
   return "?";
 }
@@ -635,8 +636,10 @@ cp_world_status cp_world_step(cp_world *w, cp_step_info *out) {
       tries[ntries++] = (try_t){CP_STEPPER_VELOCITY, CP_WORLD_SUBSTEPS};
     }
   }
-  char first[512] = "";
+  char first[512];
+  first[0] = 0;
   cp_world_status st = CP_WORLD_OK, st0 = CP_WORLD_OK;
+  w->deadline_hit = 0;
   int a;
   for (a = 0; a < ntries; ++a) {
     if (a > 0) {
@@ -667,11 +670,23 @@ cp_world_status cp_world_step(cp_world *w, cp_step_info *out) {
       st0 = st;
       snprintf(first, sizeof first, "%s", w->msg);
     }
+    if (w->deadline_hit && st != CP_WORLD_NOMEM) {
+      // A solver call was refused: the deadline has passed, so no retry
+      // (each would meet it again).
+      char why[512];
+      snprintf(why, sizeof why, "%s", w->msg);
+      cp_wi_fail(w, CP_WORLD_TIME_LIMIT,
+                 "t = %.9g: the step was stopped at its deadline "
+                 "(cp_world_set_deadline) after %d attempt%s: %.400s",
+                 t0, a + 1, a ? "s" : "", why);
+      st = CP_WORLD_TIME_LIMIT;
+      break;
+    }
     if (!retryable(st)) break;
   }
   w->all_limits = 0;
   if (st != CP_WORLD_OK) {
-    if (a > 0 && a >= ntries) {
+    if (st != CP_WORLD_TIME_LIMIT && a > 0 && a >= ntries) {
       // Every retry failed: the first failure, and what the last said.
       char last[512];
       snprintf(last, sizeof last, "%s", w->msg);
@@ -699,5 +714,10 @@ cp_world_status cp_world_step(cp_world *w, cp_step_info *out) {
 }
 
 void cp_world_set_deadline(cp_world *w, double seconds) {
-  w->deadline = seconds < INFINITY ? cp_clock_now() + seconds : INFINITY;
+  w->deadline = seconds < INFINITY ? cp_wi_now(w) + seconds : INFINITY;
+}
+
+void cp_world_set_clock(cp_world *w, double (*clock)(void *ctx), void *ctx) {
+  w->clock = clock;
+  w->clock_ctx = clock ? ctx : NULL;
 }

@@ -117,12 +117,16 @@ typedef enum cp_world_status {
   CP_WORLD_SOLVER_FAILED,  ///< no stepper could produce an answer
   CP_WORLD_NOMEM,
   CP_WORLD_BAD_INPUT,      ///< bad argument (message says which)
-  CP_WORLD_CHECK_FAILED    ///< the step failed the per-step check in every
+  CP_WORLD_CHECK_FAILED,   ///< the step failed the per-step check in every
                            ///< retry (message names the law and where)
+  CP_WORLD_TIME_LIMIT      ///< the step needed a solver call (certify, FIP)
+                           ///< after the deadline (cp_world_set_deadline)
+                           ///< had passed: not made, the step not retried
 } cp_world_status;
 
 /// "ok", "needs_fallback", "penetration", "joint_limit", "nonfinite",
-/// "solver_failed", "out_of_memory", "bad_input", "check_failed".
+/// "solver_failed", "out_of_memory", "bad_input", "check_failed",
+/// "time_limit".
 const char *cp_world_status_name(cp_world_status s);
 
 /// Where one step's time went (opt.profile; as Box2D's b2Profile, read by
@@ -207,11 +211,20 @@ void cp_world_set_time(cp_world *w, double t);
 
 /// Bounds the time of the solvers of the steps that follow: every solver
 /// call gets what is left of `seconds` from now (certify's MIP time limit,
-/// cp_certify_options.time_limit_s, is cut to it, and to 1 ms once it is
-/// spent: such a step then fails rather than runs on). INFINITY: no bound
-/// (the default). The planner sets it from its time limit before every
-/// action.
+/// cp_certify_options.time_limit_s, is cut to it). Once it is spent no
+/// such call is made (Lemke's, which are bounded by their pivot cap, still
+/// are): a step that needs one fails with CP_WORLD_TIME_LIMIT, at once,
+/// without the retries of other failures, and its state is unchanged.
+/// INFINITY: no bound (the default). The planner sets it from its time
+/// limit before every action.
 void cp_world_set_deadline(cp_world *w, double seconds);
+
+/// The clock the deadline is read with (seconds, any origin, never going
+/// back): clock(ctx). NULL: the monotonic clock of models/clock.h (the
+/// default). For tests that need a deadline to pass at a given point of a
+/// step without depending on the machine's speed; set it before
+/// cp_world_set_deadline.
+void cp_world_set_clock(cp_world *w, double (*clock)(void *ctx), void *ctx);
 
 /// Resizes the impact memo (cp_world_options.impact_memo) to slots >= 0
 /// (0: off), dropping what it kept. CP_WORLD_BAD_INPUT for slots < 0,

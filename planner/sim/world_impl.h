@@ -74,8 +74,12 @@ struct cp_world {
   // creation (world.c): the scene copy whose state the steps advance
   cp_scene sc;
   cp_world_options opt;
-  double deadline;   // CLOCK_MONOTONIC seconds (cp_world_set_deadline: bounds
-                     // the solvers' time); INFINITY: none
+  double deadline;   // seconds of the world's clock (cp_world_set_deadline:
+                     // bounds the solvers' time); INFINITY: none
+  double (*clock)(void *ctx); // the deadline's clock (cp_world_set_clock);
+  void *clock_ctx;            // NULL: models/clock.h's monotonic clock
+  int deadline_hit;  // lcp.c: a solver call of this step was refused because
+                     // the deadline had passed (cp_world_step: not retried)
   double t;
   uint64_t hash;     // world.c, after every step
   char msg[512];     // any phase: the last failure's message (cp_wi_fail)
@@ -185,6 +189,11 @@ static inline const cp_joint *cp_wi_cjoint_of(const cp_world *w, int r) {
 
 static inline int cp_wi_rolling(const cp_pyramid_contact *p) { return !p->sliding; }
 
+// The world's clock (cp_world_set_clock): what the deadline is read with.
+static inline double cp_wi_now(const cp_world *w) {
+  return w->clock ? w->clock(w->clock_ctx) : cp_clock_now();
+}
+
 // Phase timings (opt.profile, w->prof): cp_wi_tic reads the clock only when
 // profiling; cp_wi_toc adds the time since t0 to a phase; cp_wi_toc_rest adds
 // it less what the phases took meanwhile (in0 = cp_wi_phases at t0), for a
@@ -252,7 +261,10 @@ CPW_HIDDEN void cp_wi_move(cp_world *w, const double *u, double h);
 // ---------------------------------------------------------------------------
 // lcp.c
 
-CPW_HIDDEN cp_solve_options cp_wi_solve_options_now(const cp_world *w);
+/// The world's solver options for a call made now, certify's time limit
+/// cut to what is left before the deadline. Returns -1 (and marks the step
+/// w->deadline_hit) when the deadline has passed: no such call is made.
+CPW_HIDDEN int cp_wi_solve_options_now(cp_world *w, cp_solve_options *so);
 CPW_HIDDEN int cp_wi_solve_lcp(cp_world *w, int n, int *piv, cp_lcp_info *info);
 CPW_HIDDEN int cp_wi_solve_friction(cp_world *w, int m, int *piv, int *warm_used,
                        cp_lcp_info *info);

@@ -224,3 +224,161 @@ Test(world_trust, penetration_message_names_both) {
   cr_assert(!strstr(m, "exceeds the penetration tolerance"), "%s", m);
   cp_world_destroy(w);
 }
+
+// --- The deadline inside a step (cp_world_set_deadline, issue 20 item 4) ---
+// No wall clock: the world reads an injected clock, and a GLPK test hook
+// (contact/glpkout.h) sees every certify and FIP solve, so the test knows at
+// which point of the step the deadline passes and which solver calls were
+// made.
+
+typedef struct tclock {
+  double now;       // what the clock reads (s)
+  double jump;      // added to now when certify's GLPK solve starts
+  int fail;         // 1: that solve fails as a GLPK internal error would
+  int certify, fip; // solves seen
+  double last;      // the clock at the last solve
+} tclock;
+
+static double tclock_read(void *ctx) { return ((tclock *)ctx)->now; }
+
+#include "contact/glpkout.h"
+
+static int tclock_fault(void *ctx, const char *where) {
+  tclock *c = ctx;
+  c->last = c->now;
+  if (strncmp(where, "certify", 7)) {
+    c->fip++;
+    return 0;
+  }
+  c->certify++;
+  c->now += c->jump; // the call runs long
+  return c->fail;
+}
+
+// A 1 kg box resting on a table; every LCP of a step goes to certify
+// (solver certify, cold starts), as a hard LCP would after Lemke failed.
+static cp_world *certify_world(cp_stepper stepper, tclock *c) {
+  const char *text =
+      "{\"bodies\": [{\"name\": \"table\", \"fixed\": true, \"shape\": "
+      "{\"type\": \"plane\", \"normal\": [0, 0, 1], \"offset\": 0}}, "
+      "{\"name\": \"box\", \"mass\": 1, \"shape\": {\"type\": \"box\", "
+      "\"size\": [0.2, 0.2, 0.1]}, \"position\": [0, 0, 0.05]}]}";
+  cp_scene sc;
+  wt_scene(text, &sc);
+  cp_world_options o = cp_world_defaults();
+  o.stepper = stepper;
+  o.dt = 5e-3;
+  o.warm_start = 0;
+  o.solve.solver = CP_SOLVER_CERTIFY;
+  cp_world *w;
+  cp_error err;
+  cp_error_clear(&err);
+  cr_assert_eq(cp_world_create(&sc, &o, &w, &err), CP_WORLD_OK, "%s", err.msg);
+  cp_scene_free(&sc);
+  memset(c, 0, sizeof *c);
+  cp_world_set_clock(w, tclock_read, c);
+  cp_glpk_set_fault(tclock_fault, c);
+  return w;
+}
+
+// Before the deadline the steps go through certify; a step whose certify
+// call runs past the deadline (the clock jumps by 100 s inside it, and it
+// ends undecided) returns CP_WORLD_TIME_LIMIT at once: no solver call after
+// the deadline (the velocity stepper's FIP and auto, and three retries,
+// would have followed), not retried, the state and time as before the
+// step. A step that starts after the deadline makes no solver call at all.
+Test(world_trust, deadline_cuts_certify) {
+  for (int stp = 0; stp < 2; ++stp) {
+    tclock c;
+    cp_world *w = certify_world(stp ? CP_STEPPER_VELOCITY : CP_STEPPER_ACCELERATION, &c);
+    cp_world_set_deadline(w, 10); // at clock 0: the deadline is clock 10
+    cp_step_info info;
+    for (int k = 0; k < 3; ++k) {
+      cr_assert_eq(cp_world_step(w, &info), CP_WORLD_OK, "stepper %d step %d: %s",
+                   stp, k, cp_world_message(w));
+      cr_assert_eq(info.checked, 1);
+    }
+    cr_assert(c.certify >= 3, "stepper %d: %d certify solves", stp, c.certify);
+    const int n = cp_world_state_size(w);
+    double x0[13], x1[13];
+    cr_assert_eq(n, 13);
+    cp_world_get_state(w, x0);
+    const double t0 = cp_world_time(w);
+    const uint64_t h0 = cp_world_hash(w);
+    const int seen = c.certify;
+    c.jump = 100;
+    c.fail = 1;
+    c.fip = 0;
+    cp_world_status st = cp_world_step(w, &info);
+    cr_assert_eq(st, CP_WORLD_TIME_LIMIT, "stepper %d: %s: %s", stp,
+                 cp_world_status_name(st), cp_world_message(w));
+    cr_assert_str_eq(cp_world_status_name(st), "time_limit");
+    cr_assert(strstr(cp_world_message(w), "deadline"), "%s", cp_world_message(w));
+    // One certify call (its GLPK solve, and at most certify's own retry of
+    // it on cleaned data), started before the deadline; nothing after.
+    cr_assert(c.certify - seen >= 1 && c.certify - seen <= 2, "%d certify solves",
+              c.certify - seen);
+    cr_assert_eq(c.fip, 0, "%d FIP solves after the deadline", c.fip);
+    cr_assert_eq(info.retried, 0);
+    cp_world_get_state(w, x1);
+    cr_assert(!memcmp(x0, x1, sizeof x0), "the state changed");
+    cr_assert_eq(cp_world_time(w), t0);
+    cr_assert_eq(cp_world_hash(w), h0);
+    // After the deadline: refused before any solver is called.
+    const int seen2 = c.certify;
+    c.fail = 0;
+    cr_assert_eq(cp_world_step(w, &info), CP_WORLD_TIME_LIMIT, "%s",
+                 cp_world_message(w));
+    cr_assert_eq(c.certify, seen2);
+    cr_assert_eq(c.fip, 0);
+    // Without a deadline the same step is taken (by certify).
+    cp_world_set_deadline(w, INFINITY);
+    cr_assert_eq(cp_world_step(w, &info), CP_WORLD_OK, "%s", cp_world_message(w));
+    cr_assert(c.certify > seen2);
+    cp_glpk_set_fault(NULL, NULL);
+    cp_world_destroy(w);
+  }
+}
+
+// The quasistatic stepper (whose problem goes to the auto strategy, certify
+// included): after the deadline its step calls no solver and is refused
+// with time_limit, state unchanged; without a deadline it is taken.
+Test(world_trust, deadline_quasistatic) {
+  tclock c;
+  cp_world *w = certify_world(CP_STEPPER_QUASISTATIC, &c);
+  cp_world_set_deadline(w, 10);
+  cp_step_info info;
+  cr_assert_eq(cp_world_step(w, &info), CP_WORLD_OK, "%s", cp_world_message(w));
+  double x0[13], x1[13];
+  cp_world_get_state(w, x0);
+  const int seen = c.certify;
+  c.now = 10; // the deadline
+  cp_world_status st = cp_world_step(w, &info);
+  cr_assert_eq(st, CP_WORLD_TIME_LIMIT, "%s: %s", cp_world_status_name(st),
+               cp_world_message(w));
+  cr_assert(strstr(cp_world_message(w), "deadline"), "%s", cp_world_message(w));
+  cr_assert_eq(c.certify, seen);
+  cr_assert_eq(c.fip, 0);
+  cp_world_get_state(w, x1);
+  cr_assert(!memcmp(x0, x1, sizeof x0), "the state changed");
+  cp_world_set_deadline(w, INFINITY);
+  cr_assert_eq(cp_world_step(w, &info), CP_WORLD_OK, "%s", cp_world_message(w));
+  cp_glpk_set_fault(NULL, NULL);
+  cp_world_destroy(w);
+}
+
+// Without the deadline, the step whose certify calls fail goes on to the
+// velocity stepper and its auto strategy (Lemke first), which takes it: the
+// cut above is the deadline's.
+Test(world_trust, certify_failure_without_deadline_goes_on) {
+  tclock c;
+  cp_world *w = certify_world(CP_STEPPER_ACCELERATION, &c);
+  c.fail = 1;
+  cp_step_info info;
+  cp_world_status st = cp_world_step(w, &info);
+  cr_assert_eq(st, CP_WORLD_OK, "%s: %s", cp_world_status_name(st), cp_world_message(w));
+  cr_assert_eq(info.fallback, 1);
+  cr_assert(c.certify >= 2, "%d certify solves", c.certify);
+  cp_glpk_set_fault(NULL, NULL);
+  cp_world_destroy(w);
+}
