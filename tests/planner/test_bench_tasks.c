@@ -69,14 +69,34 @@ Test(bench_tasks, every_task_loads_cites_its_source_and_starts_off_goal) {
   cr_expect_geq(n, 6, "only %d task files in %s", n, dir);
 }
 
-Test(bench_tasks, a_goal_put_at_the_start_is_met) {
-  char dir[1024], path[1400], scene[1400];
+/* The bench task ID's file (path) and its scene's (scene), and the task
+ * parsed (json_decref when done). */
+static json_t *bench_task_json(const char *id, char *path, char *scene, size_t n) {
+  char dir[1024];
   bench_dir(dir, sizeof dir);
-  snprintf(path, sizeof path, "%s/cmgmp-ledge.json", dir);
-  snprintf(scene, sizeof scene, "%s/scenes/cmgmp-ledge.json", dir);
+  snprintf(path, n, "%s/%s.json", dir, id);
+  snprintf(scene, n, "%s/scenes/%s.json", dir, id);
   json_error_t je;
   json_t *doc = json_load_file(path, 0, &je);
   cr_assert(doc, "%s: %s", path, je.text);
+  return doc;
+}
+
+/* doc, its scene made the absolute path scene, written to a fresh
+ * temporary file tmp (a "/tmp/..._XXXXXX" template); doc is released. */
+static void write_variant(json_t *doc, const char *scene, char *tmp) {
+  json_object_set_new(doc, "scene", json_string(scene));
+  int fd = mkstemp(tmp);
+  cr_assert(fd >= 0);
+  close(fd);
+  cr_assert_eq(json_dump_file(doc, tmp, 0), 0);
+  json_decref(doc);
+}
+
+Test(bench_tasks, a_goal_put_at_the_start_is_met) {
+  char path[1400], scene[1400];
+  json_t *doc = bench_task_json("cmgmp-ledge", path, scene, sizeof path);
+  json_error_t je;
   json_t *sc = json_load_file(scene, 0, &je);
   cr_assert(sc, "%s: %s", scene, je.text);
   /* The cube's start position (the scene's body named "cube"). */
@@ -88,13 +108,8 @@ Test(bench_tasks, a_goal_put_at_the_start_is_met) {
   cr_assert(pos);
   json_t *goal = json_object_get(doc, "goal");
   json_object_set(goal, "position", pos);
-  json_object_set_new(doc, "scene", json_string(scene));
   char tmp[] = "/tmp/test_bench_tasks_XXXXXX";
-  int fd = mkstemp(tmp);
-  cr_assert(fd >= 0);
-  close(fd);
-  cr_assert_eq(json_dump_file(doc, tmp, 0), 0);
-  json_decref(doc);
+  write_variant(doc, scene, tmp);
   json_decref(sc);
   int met;
   double dist;
@@ -114,13 +129,8 @@ Test(bench_tasks, a_goal_put_at_the_start_is_met) {
  * exactly those of the start. By symmetry the squeeze leaves it on the x
  * axis (1e-5 m: the two sides' forces agree to rounding, not bitwise). */
 Test(bench_tasks, bimanual_cylinder_stays_in_its_plane) {
-  char dir[1024], path[1400], scene[1400];
-  bench_dir(dir, sizeof dir);
-  snprintf(path, sizeof path, "%s/pang-bimanual-planar.json", dir);
-  snprintf(scene, sizeof scene, "%s/scenes/pang-bimanual-planar.json", dir);
-  json_error_t je;
-  json_t *doc = json_load_file(path, 0, &je);
-  cr_assert(doc, "%s: %s", path, je.text);
+  char path[1400], scene[1400];
+  json_t *doc = bench_task_json("pang-bimanual-planar", path, scene, sizeof path);
   json_t *in = json_object_get(doc, "inputs"), *v;
   const char *name;
   json_object_foreach(in, name, v) {
@@ -130,13 +140,8 @@ Test(bench_tasks, bimanual_cylinder_stays_in_its_plane) {
     json_object_set_new(v, "values", json_pack("[f]", val));
   }
   json_object_set_new(json_object_get(doc, "search"), "sampling", json_string("grid"));
-  json_object_set_new(doc, "scene", json_string(scene));
   char tmp[] = "/tmp/test_bench_tasks_XXXXXX";
-  int fd = mkstemp(tmp);
-  cr_assert(fd >= 0);
-  close(fd);
-  cr_assert_eq(json_dump_file(doc, tmp, 0), 0);
-  json_decref(doc);
+  write_variant(doc, scene, tmp);
   cp_task task;
   cp_error err;
   int rc = cp_task_load(tmp, &task, &err);
