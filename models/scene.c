@@ -240,11 +240,65 @@ static int read_pose(const json_t *v, const char *path, double *pos,
 
 // ----------------------------------------------------------------- bodies --
 
+// "planar": {"normal": [..]} of the body at path (velocities read): a
+// coordinate axis of the world (either sign); the body's velocity along it
+// and its angular velocity about the other two axes must be zero.
+static int read_planar(const json_t *v, const char *path, const char *bpath,
+                       cp_body *b, cp_error *err) {
+  static const char *const keys[] = {"normal", NULL};
+  char p[PATHBUF];
+  if (b->fixed)
+    return cp_error_set(err, path, "a fixed body cannot be planar (it never "
+                                   "moves)");
+  if (!json_is_object(v))
+    return cp_error_set(err, path, "expected an object {\"normal\": [x, y, z]}");
+  if (cp_json_check_object(v, path, keys, err)) return -1;
+  const json_t *nv = member(v, "normal");
+  cp_json_path_key(p, path, "normal");
+  if (!nv) return cp_error_set(err, p, "missing required key \"normal\"");
+  double n[3];
+  if (read_direction(nv, p, n, err)) return -1;
+  int axis = -1;
+  for (int a = 0; a < 3; ++a)
+    if (fabs(n[a]) == 1 && n[(a + 1) % 3] == 0 && n[(a + 2) % 3] == 0) axis = a;
+  if (axis < 0)
+    return cp_error_set(err, p,
+                        "expected a world axis ([1, 0, 0], [0, 1, 0] or "
+                        "[0, 0, 1], either sign): a tilted plane is not "
+                        "supported (turn the scene instead)");
+  if (b->v[axis] != 0)
+    return cp_error_set(err, cp_json_path_key(p, bpath, "velocity"),
+                        "a planar body cannot move along its normal: "
+                        "component %d must be 0, got %g", axis, b->v[axis]);
+  for (int a = 0; a < 3; ++a)
+    if (a != axis && b->w[a] != 0)
+      return cp_error_set(err, cp_json_path_key(p, bpath, "angular_velocity"),
+                          "a planar body turns only about its normal: "
+                          "component %d must be 0, got %g", a, b->w[a]);
+  b->planar = 1 + axis;
+  return 0;
+}
+
+int cp_scene_refuse_planar(const cp_scene *sc, const char *what,
+                           cp_error *err) {
+  char p[PATHBUF];
+  for (int i = 0; i < sc->n_bodies; ++i)
+    if (sc->bodies[i].planar) {
+      snprintf(p, sizeof p, "bodies[%d].planar", i);
+      return cp_error_setc(err, CP_ERR_UNSUPPORTED, p,
+                           "body \"%s\" is planar: %s does not support "
+                           "planar bodies (the constraint is the "
+                           "simulator's: simulate, plan, replay)",
+                           sc->bodies[i].name, what);
+    }
+  return 0;
+}
+
 static int parse_body(const json_t *v, const char *path, cp_body *b,
                       cp_error *err) {
   static const char *const keys[] = {
       "name", "fixed", "shape", "mass", "inertia", "position", "orientation",
-      "velocity", "angular_velocity", NULL};
+      "velocity", "angular_velocity", "planar", NULL};
   char p[PATHBUF];
   b->q[0] = 1;
   if (cp_json_check_object(v, path, keys, err)) return -1;
@@ -286,6 +340,9 @@ static int parse_body(const json_t *v, const char *path, cp_body *b,
                           "a fixed body cannot move: angular velocity must be "
                           "zero");
   }
+  const json_t *pl = member(v, "planar");
+  if (pl && read_planar(pl, cp_json_path_key(p, path, "planar"), path, b, err))
+    return -1;
   return 0;
 }
 

@@ -125,6 +125,11 @@ typedef struct cp_body {
                        ///< for its second shape), added after the bodies
                        ///< of the file; contact generation treats it as
                        ///< the chain's base (models/contactgen.h)
+  int planar;          ///< 0: free in 3D; 1 + a: a planar body, kept by
+                       ///< the simulator in the plane through its position
+                       ///< normal to world axis a (0 x, 1 y, 2 z): no
+                       ///< velocity along the axis, angular velocity about
+                       ///< it only ("planar" key; docs/formats.md §2)
 } cp_body;
 
 /// Names a body or a manipulator link.
@@ -202,6 +207,13 @@ cp_scene_options cp_scene_options_defaults(void);
 int cp_scene_parse(const char *text, size_t len, const char *base_dir,
                    const cp_scene_options *opts, cp_scene *scene,
                    cp_error *err);
+
+/// For a single-state analysis (`solve`, `stability`), which treats every
+/// free body as free in 3D: 0 when no body is planar, else -1 with *err at
+/// "bodies[i].planar" saying that `what` does not support the key (the
+/// planar constraint is the simulator's).
+int cp_scene_refuse_planar(const cp_scene *scene, const char *what,
+                           cp_error *err);
 
 /// Only the parsing and checking of cp_scene_parse (models/scene.c): an
 /// automatic scene comes back with contacts_auto = 1 and no contacts (the

@@ -245,6 +245,10 @@ int cp_cli_solve(const cp_cli_command *cmd, int argc, char **argv) {
   free(text);
   free(dircopy);
   if (prc) return cp_cli_input_error(file, &err);
+  if (cp_scene_refuse_planar(&scene, "solve", &err)) {
+    cp_scene_free(&scene);
+    return cp_cli_input_error(file, &err);
+  }
   cp_cli_scene_warnings(file, &scene);
   cp_system sys;
   if (cp_system_build(&scene, &sys, &err)) {

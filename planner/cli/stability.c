@@ -80,6 +80,10 @@ int cp_cli_stability(const cp_cli_command *cmd, int argc, char **argv) {
   cp_error err;
   memset(&err, 0, sizeof err);
   if (cp_assembly_load_scene(file, &scene, &err)) return cp_cli_input_error(file, &err);
+  if (cp_scene_refuse_planar(&scene, "stability", &err)) {
+    cp_scene_free(&scene);
+    return cp_cli_input_error(file, &err);
+  }
   cp_cli_scene_warnings(file, &scene);
   const int np = cp_assembly_parts(&scene, NULL);
   const uint64_t all = np >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << np) - 1);

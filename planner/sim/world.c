@@ -157,6 +157,8 @@ cp_world_status cp_world_set_state(cp_world *w, const double *x) {
   for (int i = 0; i < n; ++i)
     if (!isfinite(x[i]))
       return cp_wi_fail(w, CP_WORLD_NONFINITE, "state[%d] is not finite", i);
+  cp_world_status pst = cp_wi_planar_check_state(w, x); // planar.c
+  if (pst != CP_WORLD_OK) return pst;
   for (int i = 0, k = 0; i < w->sc.n_bodies; ++i) {
     if (w->sc.bodies[i].fixed) continue;
     const double *q = x + 13 * k + 3;
@@ -455,8 +457,13 @@ cp_world_status cp_world_create(const cp_scene *scene,
     for (int k = 0; k < w->sc.manips[m].n; ++k)
       w->weight += w->sc.manips[m].joints[k].link.mass * w->grav_norm;
   w->hash = CP_FNV_OFFSET;
+  cp_world_status st = cp_wi_planar_init(w, err); // planar.c
+  if (st != CP_WORLD_OK) {
+    cp_world_destroy(w);
+    return st;
+  }
   // The scene must start without deep overlap (its own tolerance).
-  cp_world_status st = cp_wi_gen_contacts(w, w->sc.penetration_tolerance);
+  st = cp_wi_gen_contacts(w, w->sc.penetration_tolerance);
   if (st != CP_WORLD_OK) {
     cp_error_set(err, "contacts", "%s", w->msg);
     cp_world_destroy(w);

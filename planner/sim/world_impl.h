@@ -15,6 +15,7 @@
 ///   warm.c         warm-start records across steps, the impact memo
 ///   steppers.c     the acceleration, velocity and quasistatic steppers
 ///   worldcheck.c   the world's side of the independent step check
+///   planar.c       planar bodies: their locked coordinates made driven
 ///
 /// The comment on each field of struct cp_world says which phase fills it
 /// (as MuJoCo's mjData); "step" fields live for one step (or substep).
@@ -295,6 +296,17 @@ CPW_HIDDEN cp_world_status cp_wi_step_acceleration(cp_world *w, stepsys *s,
 CPW_HIDDEN cp_world_status cp_wi_step_quasistatic(cp_world *w, cp_step_info *info);
 CPW_HIDDEN cp_world_status cp_wi_project(cp_world *w, stepsys *s, int ns, const int *sel,
                             const double *gp, cp_step_info *info);
+
+// ---------------------------------------------------------------------------
+// planar.c
+
+/// Marks the planar bodies' locked coordinates driven (zero acceleration);
+/// CP_WORLD_BAD_INPUT (err filled) for the quasistatic stepper or a
+/// velocity out of a body's plane.
+CPW_HIDDEN cp_world_status cp_wi_planar_init(cp_world *w, cp_error *err);
+/// CP_WORLD_BAD_INPUT (w->msg) when the state x (NULL: the world's) moves a
+/// planar body out of its plane.
+CPW_HIDDEN cp_world_status cp_wi_planar_check_state(cp_world *w, const double *x);
 
 // ---------------------------------------------------------------------------
 // worldcheck.c
