@@ -101,6 +101,39 @@ static int touching(const cp_world *w, const con *c) {
   return c->gap <= w->sc.touch_tolerance;
 }
 
+// The compliance's settling allowance of constraint j (m): the hold and
+// drift tolerances of the acceleration stepper are CP_WORLD_HOLD plus it.
+// Under load a contact settles kappa A_nn c_n h^2 deep per step and is held
+// there (docs/simulate.md, "Compliance"); at the foot of a tall stack that
+// is past the fixed 1e-8 m (at 5 ms from about 20 boxes), and the contact,
+// no longer held, sank by that much every step and was projected back by a
+// cold drift LCP on every step. The bound takes c_n <= the whole weight W
+// of the scene's moving parts: 2 kappa h^2 W A_nn, stateless, so that
+// replays and restored states decide alike; in a 1 kg scene at 5 ms it is
+// about 2e-9 m. Limits (no compliance) get none. *wk caches 2 kappa h^2 W
+// over a step (< 0: not yet formed); only gaps deeper than CP_WORLD_HOLD
+// need it (hold_deeper), so a shallow step never forms it.
+static double hold_tol(const cp_world *w, const stepsys *s, double *wk, int j) {
+  if (w->cons[j].contact < 0) return CP_WORLD_HOLD;
+  if (*wk < 0) {
+    const cp_scene *sc = &w->sc;
+    double m = 0;
+    for (int i = 0; i < sc->n_bodies; ++i)
+      if (!sc->bodies[i].fixed) m += sc->bodies[i].mass;
+    for (int i = 0; i < sc->n_manips; ++i)
+      for (int k = 0; k < sc->manips[i].n; ++k) m += sc->manips[i].joints[k].link.mass;
+    const double *g = sc->gravity, h = w->opt.dt;
+    *wk = 2 * w->opt.compliance * h * h * m * sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
+  }
+  const size_t d = 3 * (size_t)j;
+  return CP_WORLD_HOLD + *wk * s->cs.A[d + d * 3 * (size_t)w->ncon];
+}
+
+// Whether gap g of constraint j is held (within its hold tolerance).
+static int held(const cp_world *w, const stepsys *s, double *wk, int j, double g) {
+  return g >= -CP_WORLD_HOLD || g >= -hold_tol(w, s, wk, j);
+}
+
 // u^T H u with H of the step's start (the mass matrix of models/system.h).
 static double kinetic(const cp_world *w, const stepsys *s, const double *u) {
   const int nu = w->nu;
@@ -115,22 +148,22 @@ static double kinetic(const cp_world *w, const stepsys *s, const double *u) {
 
 // Drift correction (formulation §6 step 4): the predicted gaps of the
 // persistent constraints sel after the step, g = gap + h v+_n; if any is
-// below -CP_WORLD_DRIFT_TOL the positions are projected back along the
+// below -CP_WORLD_DRIFT_TOL (plus its settling allowance, hold_tol) the
+// positions are projected back along the
 // normals: delta = H^-1 G_n lambda, 0 <= lambda _|_ A_nn lambda + g >= 0
 // (velocities untouched, so rest stays rest and no kinetic energy is made).
 static cp_world_status drift(cp_world *w, stepsys *s, int ns, const int *sel,
-                             const double *vn_new, cp_step_info *info) {
+                             const double *vn_new, double *wk, cp_step_info *info) {
   const double h = w->opt.dt;
-  double worst = 0;
+  int deep = 0;
   double gs[1024], *gp = ns <= 1024 ? gs : malloc(sizeof(double) * (size_t)ns);
   if (!gp) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
   for (int k = 0; k < ns; ++k) {
     gp[k] = w->cons[sel[k]].gap + h * vn_new[k];
-    if (gp[k] < worst) worst = gp[k];
+    deep |= gp[k] < -CP_WORLD_DRIFT_TOL &&
+            gp[k] < -(CP_WORLD_DRIFT_TOL - CP_WORLD_HOLD + hold_tol(w, s, wk, sel[k]));
   }
-  cp_world_status st = worst >= -CP_WORLD_DRIFT_TOL
-                           ? CP_WORLD_OK
-                           : cp_wi_project(w, s, ns, sel, gp, info);
+  cp_world_status st = !deep ? CP_WORLD_OK : cp_wi_project(w, s, ns, sel, gp, info);
   if (gp != gs) free(gp);
   return st;
 }
@@ -233,6 +266,7 @@ static int join_closing(cp_world *w, const stepsys *s, int *ns) {
 cp_world_status cp_wi_step_acceleration(cp_world *w, stepsys *s,
                                          cp_step_info *info) {
   const double h = w->opt.dt, tol = s->sys.tol;
+  double wk = -1; // hold_tol's cache
   const int n3 = 3 * w->ncon;
   cp_world_status st;
   // 1. Impacts: touching constraints approaching faster than tol, and
@@ -344,7 +378,7 @@ again:
   for (int k = 0; k < ns; ++k) {
     const con *c = &w->cons[w->sel[k]];
     w->bs[3 * k] += w->vc[3 * w->sel[k]] / h;
-    if (c->gap >= -CP_WORLD_HOLD) w->bs[3 * k] += c->gap / (h * h);
+    if (held(w, s, &wk, w->sel[k], c->gap)) w->bs[3 * k] += c->gap / (h * h);
   }
   for (int k = 0; k < ns; ++k) {
     int j = w->sel[k];
@@ -417,7 +451,7 @@ again:
     for (int i = 0; i < m3; ++i) a += w->Asel[i + (size_t)(3 * k) * m3] * w->c[i];
     vn[k] = h * a;
     const con *c = &w->cons[w->sel[k]];
-    if (c->gap >= -CP_WORLD_HOLD) vn[k] -= c->gap / h; // the rows' gap shift
+    if (held(w, s, &wk, w->sel[k], c->gap)) vn[k] -= c->gap / h; // the rows' gap shift
   }
   // 3. Semi-implicit Euler.
   cp_wi_get_u(w, w->u0);
@@ -426,7 +460,7 @@ again:
   memcpy(w->ck_u1, w->u0, sizeof(double) * (size_t)w->nu);
   cp_wi_move(w, w->u0, h);
   // 4. Drift.
-  st = drift(w, s, ns, w->sel, vn, info);
+  st = drift(w, s, ns, w->sel, vn, &wk, info);
   if (vn != vns) free(vn);
   if (st != CP_WORLD_OK) return st;
   return cp_wi_record_contacts(w, w->cfull);

@@ -1,0 +1,433 @@
+/* bench_mujoco: complan's simulator against MuJoCo (libmujoco-dev) on the
+ * same scenes, interleaved in one run (issue 26).
+ *
+ * Each scene is a complan scene (JSON text or a bundled file); MuJoCo gets
+ * the same scene written as MJCF by experiments/mjcf.c (masses, inertias,
+ * shapes, poses, chains, joint efforts, friction). dt = 5 ms in both.
+ * Engines: complan's acceleration and velocity steppers (default options,
+ * warm starts, the per-step check on), MuJoCo with its defaults (pyramidal
+ * cone, impratio 1, no noslip) and MuJoCo tuned for accuracy (elliptic
+ * cone, impratio 10, noslip 10 iterations). Every round runs the four in
+ * turn; each keeps its best thread CPU time over the rounds (the machine
+ * is shared; taking turns exposes all of them to the same drift). The runs
+ * are deterministic, so the fidelity figures are those of any round.
+ *
+ * Fidelity figures per scene: the tracked body's displacement against the
+ * closed form (0 for a scene at rest: its drift; v0^2 / (2 mu g) for the
+ * sliding box; g (sin a - mu cos a) t^2 / 2 down a 30 degree incline;
+ * (5/7) g sin a t^2 / 2 for a rolling sphere), the deepest overlap seen
+ * (complan: after each step; MuJoCo: its contacts' distances), and the
+ * translational kinetic energy at the end (a settled scene's is ~0).
+ *
+ * Usage: bench_mujoco [ROUNDS [SECONDS [MAXBOXES]]] (defaults 5, 10, 100):
+ * scenes at rest run SECONDS of simulated time, moving ones min(1, SECONDS)
+ * (the bin min(2, SECONDS)); stacks up to MAXBOXES boxes. Run from the
+ * source root (the grasp and the hand are bundled scene files; or set
+ * CP_SOURCE_ROOT). Prints Markdown; progress on stderr when a terminal. */
+#include <math.h>
+#include <mujoco/mujoco.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "experiments/bench_stack.h"
+#include "experiments/bench_util.h"
+#include "experiments/mjcf.h"
+#include "models/scene.h"
+#include "planner/sim/world.h"
+
+void openblas_set_num_threads(int n);
+
+#define DT 5e-3
+#define G 9.81
+#define DEG30 0.52359877559829876 /* pi / 6 */
+
+typedef struct scene_def {
+  char name[64];
+  char *text;        /* scene JSON (owned), or NULL: path */
+  char path[512];    /* a bundled scene file */
+  double seconds;    /* simulated time */
+  int track;         /* free body whose displacement is checked */
+  double expect[3];  /* its closed-form displacement over the run */
+  int boxes;         /* > 0: a resting stack of that many boxes */
+  int open;          /* 1: no closed form (the error column is the
+                        tracked body's displacement) */
+} scene_def;
+
+typedef struct res {
+  double us, fid, pen, ke, pivots;
+  int failed_at; /* -1, or the step that failed (complan) */
+  int warnings;  /* MuJoCo's warnings (unstable simulation, ...) */
+} res;
+
+/* ---- scenes ---------------------------------------------------------- */
+
+/* open_memstream's text (exits on out of memory). */
+static char *text_end(FILE *f, char **buf) {
+  if (fclose(f) || !*buf) {
+    fprintf(stderr, "bench_mujoco: out of memory\n");
+    exit(1);
+  }
+  return *buf;
+}
+
+/* A body on the 30 degree incline (plane through 0, normal (sin, 0, cos),
+ * downhill +x): its centre h above the plane, axes turned with it. */
+static char *incline_text(const char *shape, double h, double mu, double *down) {
+  char *buf = NULL;
+  size_t len;
+  FILE *f = open_memstream(&buf, &len);
+  const double s = sin(DEG30), c = cos(DEG30);
+  fprintf(f,
+          "{\"friction\": {\"default\": %.17g}, \"bodies\": [{\"name\": \"ramp\", \"fixed\": "
+          "true, \"shape\": {\"type\": \"plane\", \"normal\": [%.17g, 0, %.17g], \"offset\": 0}},"
+          " {\"name\": \"body\", \"mass\": 1, \"shape\": %s, \"position\": [%.17g, 0, %.17g], "
+          "\"orientation\": [%.17g, 0, %.17g, 0]}]}",
+          mu, s, c, shape, h * s, h * c, cos(DEG30 / 2), sin(DEG30 / 2));
+  down[0] = c, down[1] = 0, down[2] = -s;
+  return text_end(f, &buf);
+}
+
+/* The bin: a floor, four walls (fixed boxes) round a 0.66 m square, 50 boxes
+ * of 0.1 x 0.1 x 0.05 m in two loose layers, each turned a little about z,
+ * released 5 mm above the floor and 25 mm above the first layer. */
+static char *bin_text(void) {
+  char *buf = NULL;
+  size_t len;
+  FILE *f = open_memstream(&buf, &len);
+  fprintf(f, "{\"friction\": {\"default\": 0.5}, \"bodies\": [{\"name\": \"floor\", \"fixed\": "
+             "true, \"shape\": {\"type\": \"plane\", \"normal\": [0, 0, 1], \"offset\": 0}}");
+  static const double wall[4][3] = {{0.36, 0, 0}, {-0.36, 0, 0}, {0, 0.36, 0}, {0, -0.36, 0}};
+  for (int i = 0; i < 4; ++i)
+    fprintf(f, ", {\"name\": \"wall%d\", \"fixed\": true, \"shape\": {\"type\": \"box\", "
+               "\"size\": [%g, %g, 0.3]}, \"position\": [%g, %g, 0.15]}",
+            i, i < 2 ? 0.06 : 0.78, i < 2 ? 0.78 : 0.06, wall[i][0], wall[i][1]);
+  int k = 0;
+  for (int layer = 0; layer < 2; ++layer)
+    for (int r = 0; r < 5; ++r)
+      for (int c = 0; c < 5; ++c, ++k) {
+        double a = 0.05 * ((k * 7) % 5 - 2); /* turn about z, rad */
+        fprintf(f, ", {\"name\": \"p%d\", \"mass\": 0.2, \"shape\": {\"type\": \"box\", "
+                   "\"size\": [0.1, 0.1, 0.05]}, \"position\": [%.17g, %.17g, %.17g], "
+                   "\"orientation\": [%.17g, 0, 0, %.17g]}",
+                k, -0.24 + 0.12 * c + 0.01 * layer, -0.24 + 0.12 * r - 0.01 * layer,
+                0.03 + 0.08 * layer, cos(a / 2), sin(a / 2));
+      }
+  fprintf(f, "]}");
+  return text_end(f, &buf);
+}
+
+/* MuJoCo prints its warnings on stdout (into the Markdown): they are
+ * counted per run from mjData's warning statistics and reported in the
+ * fidelity table instead. */
+static void quiet_warning(const char *msg) { (void)msg; }
+
+static const char *source_root(void) {
+  const char *r = getenv("CP_SOURCE_ROOT");
+  return r && *r ? r : ".";
+}
+
+/* The benchmark's scenes; returns their number. */
+static int make_scenes(scene_def *d, double seconds, int max_boxes) {
+  int n = 0;
+  const double tmove = fmin(1.0, seconds);
+  static const int stacks[] = {1, 3, 5, 10, 20, 40, 100};
+  for (int i = 0; i < 7; ++i) {
+    if (stacks[i] > max_boxes) break;
+    scene_def *s = &d[n++];
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "stack of %d", stacks[i]);
+    s->text = bench_stack_text(stacks[i], 0.5, 0);
+    s->seconds = seconds;
+    s->track = stacks[i] - 1;
+    s->boxes = stacks[i];
+  }
+  scene_def *s = &d[n++]; /* sliding box: stops after v0^2 / (2 mu g) */
+  memset(s, 0, sizeof *s);
+  snprintf(s->name, sizeof s->name, "sliding box");
+  s->text = bench_stack_text(1, 0.3, 1.0);
+  s->seconds = tmove;
+  s->expect[0] = tmove >= 1.0 / (0.3 * G) ? 1.0 / (2 * 0.3 * G) : tmove - 0.5 * 0.3 * G * tmove * tmove;
+  static const char box[] = "{\"type\": \"box\", \"size\": [0.2, 0.1, 0.1]}";
+  static const char ball[] = "{\"type\": \"sphere\", \"radius\": 0.05}";
+  const struct { const char *name, *shape; double h, mu, acc; } inc[3] = {
+      {"box resting on 30 deg incline", box, 0.05, 0.7, 0},
+      {"box sliding down 30 deg incline", box, 0.05, 0.3, G * (sin(DEG30) - 0.3 * cos(DEG30))},
+      {"sphere rolling down 30 deg incline", ball, 0.05, 0.5, 5.0 / 7 * G * sin(DEG30)}};
+  for (int i = 0; i < 3; ++i) {
+    s = &d[n++];
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "%s", inc[i].name);
+    double down[3];
+    s->text = incline_text(inc[i].shape, inc[i].h, inc[i].mu, down);
+    s->seconds = inc[i].acc > 0 ? tmove : seconds;
+    for (int k = 0; k < 3; ++k) s->expect[k] = 0.5 * inc[i].acc * s->seconds * s->seconds * down[k];
+  }
+  s = &d[n++];
+  memset(s, 0, sizeof *s);
+  snprintf(s->name, sizeof s->name, "squeeze grasp (2 fingers)");
+  snprintf(s->path, sizeof s->path, "%s/models/scenes/grasp_hold.json", source_root());
+  /* at dt = 5 ms this grasp does not stay at rest in complan: the box
+   * creeps up and meets a proximal link at t = 0.91 s (results/mujoco.md) */
+  s->seconds = fmin(0.8, seconds);
+  s = &d[n++];
+  memset(s, 0, sizeof *s);
+  snprintf(s->name, sizeof s->name, "Allegro hand (16 joints) limp on a cube");
+  snprintf(s->path, sizeof s->path, "%s/tests/data/robots/allegro_cube.json", source_root());
+  s->seconds = tmove;
+  s->open = 1;
+  s = &d[n++];
+  memset(s, 0, sizeof *s);
+  snprintf(s->name, sizeof s->name, "bin of 50 boxes settling");
+  s->open = 1;
+  s->text = bin_text();
+  s->seconds = fmin(2.0, seconds);
+  s->track = 49;
+  return n;
+}
+
+static int load_scene(const scene_def *d, cp_scene *sc) {
+  cp_error err;
+  int rc = d->text ? cp_scene_parse(d->text, strlen(d->text), NULL, NULL, sc, &err)
+                   : cp_scene_load(d->path, NULL, sc, &err);
+  if (rc) fprintf(stderr, "bench_mujoco: %s: %s: %s\n", d->name, err.where, err.msg);
+  return rc;
+}
+
+/* Scene index of free body k. */
+static int free_body(const cp_scene *sc, int k) {
+  for (int i = 0; i < sc->n_bodies; ++i)
+    if (!sc->bodies[i].fixed && k-- == 0) return i;
+  return -1;
+}
+
+static double dist3(const double *a, const double *b, const double *e) {
+  return sqrt(pow(a[0] - b[0] - e[0], 2) + pow(a[1] - b[1] - e[1], 2) + pow(a[2] - b[2] - e[2], 2));
+}
+
+/* ---- complan --------------------------------------------------------- */
+
+static res run_complan(const cp_scene *sc, const scene_def *d, cp_stepper st) {
+  res r = {.failed_at = -1};
+  cp_world_options o = cp_world_defaults();
+  o.dt = DT;
+  o.stepper = st;
+  cp_world *w = NULL;
+  cp_error err;
+  if (cp_world_create(sc, &o, &w, &err) != CP_WORLD_OK) {
+    fprintf(stderr, "bench_mujoco: %s: world: %s: %s\n", d->name, err.where, err.msg);
+    exit(1);
+  }
+  const int steps = (int)lround(d->seconds / DT), ib = free_body(sc, d->track);
+  double x0[3];
+  memcpy(x0, cp_world_scene(w)->bodies[ib].x, sizeof x0);
+  long piv = 0;
+  int k = 0;
+  double t0 = bench_now();
+  for (; k < steps; ++k) {
+    cp_step_info info;
+    if (cp_world_step(w, &info)) {
+      r.failed_at = k;
+      fprintf(stderr, "bench_mujoco: %s: %s stepper: step %d: %s\n", d->name,
+              cp_stepper_name(st), k, cp_world_message(w));
+      break;
+    }
+    piv += info.pivots;
+    if (info.max_penetration > r.pen) r.pen = info.max_penetration;
+  }
+  r.us = 1e6 * (bench_now() - t0) / (k ? k : 1);
+  r.pivots = (double)piv / (k ? k : 1);
+  const cp_scene *ws = cp_world_scene(w);
+  r.fid = dist3(ws->bodies[ib].x, x0, d->expect);
+  for (int i = 0; i < ws->n_bodies; ++i) {
+    const cp_body *b = &ws->bodies[i];
+    if (!b->fixed) r.ke += 0.5 * b->mass * (b->v[0] * b->v[0] + b->v[1] * b->v[1] + b->v[2] * b->v[2]);
+  }
+  cp_world_destroy(w);
+  return r;
+}
+
+/* ---- MuJoCo ---------------------------------------------------------- */
+
+/* The scene as a MuJoCo model (through a temporary MJCF file). */
+static mjModel *mujoco_model(const cp_scene *sc, const char *name) {
+  char *xml = bench_mjcf(sc, DT);
+  char path[] = "/tmp/bench_mujoco_XXXXXX";
+  int fd = xml ? mkstemp(path) : -1;
+  if (fd < 0 || write(fd, xml, strlen(xml)) != (ssize_t)strlen(xml) || close(fd)) {
+    fprintf(stderr, "bench_mujoco: %s: cannot write the MJCF file\n", name);
+    exit(1);
+  }
+  char err[1000] = "";
+  mjModel *m = mj_loadXML(path, NULL, err, sizeof err);
+  unlink(path);
+  if (!m) {
+    fprintf(stderr, "bench_mujoco: %s: MuJoCo: %s\n%s", name, err, xml);
+    exit(1);
+  }
+  free(xml);
+  return m;
+}
+
+/* The scene's state into d: joint positions, velocities and efforts, free
+ * bodies' velocities (MuJoCo's free joint takes the angular velocity in
+ * the body frame). */
+static void mujoco_state(const mjModel *m, mjData *d, const cp_scene *sc) {
+  char name[64];
+  for (int mi = 0; mi < sc->n_manips; ++mi)
+    for (int j = 0; j < sc->manips[mi].n; ++j) {
+      const cp_joint *jt = &sc->manips[mi].joints[j];
+      snprintf(name, sizeof name, "m%dj%d", mi, j);
+      int id = mj_name2id(m, mjOBJ_JOINT, name);
+      d->qpos[m->jnt_qposadr[id]] = jt->position;
+      d->qvel[m->jnt_dofadr[id]] = jt->velocity;
+      d->qfrc_applied[m->jnt_dofadr[id]] = jt->effort;
+    }
+  for (int k = 0;; ++k) {
+    int i = free_body(sc, k);
+    if (i < 0) break;
+    const cp_body *b = &sc->bodies[i];
+    snprintf(name, sizeof name, "b%d", k);
+    int dof = m->jnt_dofadr[m->body_jntadr[mj_name2id(m, mjOBJ_BODY, name)]];
+    double R[9];
+    mju_quat2Mat(R, b->q);
+    for (int r = 0; r < 3; ++r) {
+      d->qvel[dof + r] = b->v[r];
+      d->qvel[dof + 3 + r] = R[r] * b->w[0] + R[3 + r] * b->w[1] + R[6 + r] * b->w[2];
+    }
+  }
+}
+
+static const double *mujoco_pos(const mjModel *m, const mjData *d, int k) {
+  char name[32];
+  snprintf(name, sizeof name, "b%d", k);
+  return d->qpos + m->jnt_qposadr[m->body_jntadr[mj_name2id(m, mjOBJ_BODY, name)]];
+}
+
+static res run_mujoco(const mjModel *m, const cp_scene *sc, const scene_def *def) {
+  res r = {.failed_at = -1};
+  mjData *d = mj_makeData(m);
+  mujoco_state(m, d, sc);
+  const int steps = (int)lround(def->seconds / DT);
+  double x0[3];
+  memcpy(x0, mujoco_pos(m, d, def->track), sizeof x0);
+  double t0 = bench_now();
+  for (int k = 0; k < steps; ++k) {
+    mj_step(m, d);
+    for (int c = 0; c < d->ncon; ++c)
+      if (-d->contact[c].dist > r.pen) r.pen = -d->contact[c].dist;
+  }
+  r.us = 1e6 * (bench_now() - t0) / steps;
+  for (int i = 0; i < mjNWARNING; ++i) r.warnings += d->warning[i].number;
+  r.fid = dist3(mujoco_pos(m, d, def->track), x0, def->expect);
+  for (int b = 1; b < m->nbody; ++b)
+    if (m->body_jntnum[b] == 1 && m->jnt_type[m->body_jntadr[b]] == mjJNT_FREE) {
+      const double *v = d->qvel + m->jnt_dofadr[m->body_jntadr[b]];
+      r.ke += 0.5 * m->body_mass[b] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    }
+  mj_deleteData(d);
+  return r;
+}
+
+/* ---- the run ----------------------------------------------------------- */
+
+enum { ACC, VEL, MJD, MJT, NENG };
+static const char *engine_name[NENG] = {"complan acceleration", "complan velocity",
+                                        "MuJoCo default", "MuJoCo tuned"};
+
+static void run_scene(const scene_def *def, int rounds, res out[NENG], int tty) {
+  cp_scene sc;
+  if (load_scene(def, &sc)) exit(1);
+  mjModel *md = mujoco_model(&sc, def->name), *mt = mj_copyModel(NULL, md);
+  mt->opt.cone = mjCONE_ELLIPTIC;
+  mt->opt.impratio = 10;
+  mt->opt.noslip_iterations = 10;
+  for (int r = 0; r < rounds; ++r) {
+    if (tty) fprintf(stderr, "\r%-40s round %d/%d   ", def->name, r + 1, rounds);
+    res t[NENG] = {run_complan(&sc, def, CP_STEPPER_ACCELERATION), run_mujoco(md, &sc, def),
+                   run_complan(&sc, def, CP_STEPPER_VELOCITY), run_mujoco(mt, &sc, def)};
+    /* t's order is the turn order; out's is the engines' */
+    res e[NENG] = {t[0], t[2], t[1], t[3]};
+    for (int i = 0; i < NENG; ++i) {
+      if (r == 0 || e[i].us < out[i].us) {
+        double us = e[i].us;
+        if (r == 0) out[i] = e[i];
+        out[i].us = us;
+      }
+    }
+  }
+  mj_deleteModel(md);
+  mj_deleteModel(mt);
+  cp_scene_free(&sc);
+}
+
+static void print_fid(double v, int failed) {
+  if (failed >= 0) printf(" failed at step %d |", failed);
+  else printf(" %.2g |", v);
+}
+
+int main(int argc, char **argv) {
+  const char *usage = "bench_mujoco [ROUNDS [SECONDS [MAXBOXES]]]  (defaults 5, 10, 100)";
+  const int rounds = (int)bench_positive_arg(argc, argv, 1, 5, usage);
+  const double seconds = bench_positive_arg(argc, argv, 2, 10, usage);
+  const int max_boxes = (int)bench_positive_arg(argc, argv, 3, 100, usage);
+  openblas_set_num_threads(1);
+  mju_user_warning = quiet_warning;
+  const int tty = isatty(2);
+  scene_def defs[16];
+  const int n = make_scenes(defs, seconds, max_boxes);
+  static res r[16][NENG];
+  for (int i = 0; i < n; ++i) run_scene(&defs[i], rounds, r[i], tty);
+  if (tty) fprintf(stderr, "\r%60s\r", "");
+
+  printf("## Time per step (dt = %g s; thread CPU time, best of %d interleaved rounds)\n\n",
+         DT, rounds);
+  printf("| scene | steps | complan acc. (us) | complan vel. (us) | MuJoCo default (us) | "
+         "MuJoCo tuned (us) | acc. / MJ default | vel. / MJ default | acc. / MJ tuned | "
+         "pivots/step acc. | pivots/step vel. |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (int i = 0; i < n; ++i) {
+    const res *e = r[i];
+    printf("| %s | %ld | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f | %.2f |\n",
+           defs[i].name, lround(defs[i].seconds / DT), e[ACC].us, e[VEL].us, e[MJD].us,
+           e[MJT].us, e[ACC].us / e[MJD].us, e[VEL].us / e[MJD].us, e[ACC].us / e[MJT].us,
+           e[ACC].pivots, e[VEL].pivots);
+  }
+  /* growth of the step with the stack's size, 10 -> largest */
+  int i10 = -1, ibig = -1;
+  for (int i = 0; i < n; ++i)
+    if (defs[i].boxes >= 10) {
+      if (defs[i].boxes == 10) i10 = i;
+      ibig = i;
+    }
+  if (i10 >= 0 && ibig > i10) {
+    double lb = log((double)defs[ibig].boxes / 10);
+    printf("\nStep time growth from 10 to %d boxes, as N^p:", defs[ibig].boxes);
+    for (int e = 0; e < NENG; ++e)
+      printf(" %s p = %.2f%s", engine_name[e], log(r[ibig][e].us / r[i10][e].us) / lb,
+             e + 1 < NENG ? ";" : ".\n");
+  }
+  printf("\n## Fidelity (the tracked body: top box, the box, the sphere, the bin's last box)\n\n"
+         "Error: distance of the tracked body's final position from the closed form "
+         "(at rest: its drift). Overlap: deepest seen (m). KE: translational kinetic energy at the "
+         "end (J).\n\n");
+  printf("| scene | seconds | closed-form displacement (m) | error acc. | error vel. | "
+         "error MJ default | error MJ tuned | overlap acc. | overlap vel. | overlap MJ default | "
+         "overlap MJ tuned | KE acc. | KE vel. | KE MJ default | KE MJ tuned | MuJoCo warnings "
+         "(default, tuned) |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (int i = 0; i < n; ++i) {
+    const res *e = r[i];
+    const double *x = defs[i].expect;
+    if (defs[i].open) printf("| %s | %g | (none) |", defs[i].name, defs[i].seconds);
+    else
+      printf("| %s | %g | %.4g |", defs[i].name, defs[i].seconds,
+             sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]));
+    for (int k = 0; k < NENG; ++k) print_fid(e[k].fid, e[k].failed_at);
+    for (int k = 0; k < NENG; ++k) printf(" %.2g |", e[k].pen);
+    for (int k = 0; k < NENG; ++k) printf(" %.2g |", e[k].ke);
+    printf(" %d, %d |\n", e[MJD].warnings, e[MJT].warnings);
+    free(defs[i].text);
+  }
+  return 0;
+}

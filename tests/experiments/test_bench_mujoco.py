@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""experiments/bench_mujoco on a tiny setting (1 round, 0.2 s, stacks of 1
+and 3 boxes): every scene runs in both engines and the fidelity figures are
+sane. Timings are printed by the bench but never asserted (they depend on
+the machine). Usage: test_bench_mujoco.py BENCH SOURCE_ROOT"""
+import math
+import os
+import subprocess
+import sys
+
+DT, T = 0.005, 0.2
+
+
+def table(text, title):
+    """Rows of the Markdown table under the heading starting with title."""
+    lines = text.splitlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith("## " + title))
+    rows = []
+    for l in lines[start + 1:]:
+        if l.startswith("## "):
+            break
+        if l.startswith("| ") and not l.startswith("| scene"):
+            rows.append([c.strip() for c in l.strip("|").split("|")])
+    return {r[0]: r[1:] for r in rows}
+
+
+def main():
+    bench, root = sys.argv[1], sys.argv[2]
+    out = subprocess.run([bench, "1", str(T), "3"], cwd=root, capture_output=True,
+                         text=True, timeout=1200, env=dict(os.environ, CP_SOURCE_ROOT=root))
+    failures = []
+
+    def check(ok, what):
+        if not ok:
+            failures.append(what)
+
+    check(out.returncode == 0, "exit status %d: %s" % (out.returncode, out.stderr))
+    if out.returncode:
+        print("\n".join(failures))
+        return 1
+    times = table(out.stdout, "Time per step")
+    fid = table(out.stdout, "Fidelity")
+    scenes = ["stack of 1", "stack of 3", "sliding box", "box resting on 30 deg incline",
+              "box sliding down 30 deg incline", "sphere rolling down 30 deg incline",
+              "squeeze grasp (2 fingers)", "Allegro hand (16 joints) limp on a cube",
+              "bin of 50 boxes settling"]
+    check(sorted(times) == sorted(scenes), "time rows %s" % sorted(times))
+    check(sorted(fid) == sorted(scenes), "fidelity rows %s" % sorted(fid))
+    for s in scenes:
+        if s not in times or s not in fid:
+            continue
+        t = times[s]
+        check(int(t[0]) == round(T / DT), "%s: steps %s" % (s, t[0]))
+        us = [float(x) for x in t[1:5]]
+        check(all(math.isfinite(u) and u > 0 for u in us), "%s: times %s" % (s, us))
+        f = fid[s]
+        closed = None if f[1] == "(none)" else float(f[1])
+        err = [float(x) for x in f[2:6]]
+        pen = [float(x) for x in f[6:10]]
+        ke = [float(x) for x in f[10:14]]
+        check(all(math.isfinite(v) and v >= 0 for v in err + pen + ke), "%s: %s" % (s, f))
+        # complan: no overlap beyond the scene's penetration tolerance
+        check(max(pen[:2]) <= 1e-4, "%s: complan overlap %s" % (s, pen[:2]))
+        if closed == 0:
+            # at rest: complan holds it (drift well below a micrometre)
+            check(max(err[:2]) <= 1e-6, "%s: complan drift %s" % (s, err[:2]))
+            # (the squeeze grasp creeps at dt = 5 ms: 3e-12 J after 0.2 s)
+            check(max(ke[:2]) <= 1e-9, "%s: complan kinetic energy %s" % (s, ke[:2]))
+        elif closed is not None:
+            # moving: the closed form to the time discretisation's first-order
+            # error (a t dt / 2 here is 1-2 % of the displacement); both engines
+            # (MuJoCo's sliding friction is exact on these scenes too)
+            for e, who in zip(err, ["acc", "vel", "MuJoCo default", "MuJoCo tuned"]):
+                check(e <= 0.05 * closed, "%s: %s error %g of %g" % (s, who, e, closed))
+    # the closed forms themselves: v0^2 / (2 mu g) is not reached in 0.2 s,
+    # so the sliding box's is v0 t - mu g t^2 / 2
+    if "sliding box" in fid:
+        check(abs(float(fid["sliding box"][1]) - (T - 0.5 * 0.3 * 9.81 * T * T)) < 1e-3,
+              "sliding box closed form %s" % fid["sliding box"][1])
+    if "sphere rolling down 30 deg incline" in fid:
+        a = 5 / 7 * 9.81 * 0.5
+        check(abs(float(fid["sphere rolling down 30 deg incline"][1]) - a * T * T / 2) < 1e-3,
+              "sphere closed form")
+    # the bin: complan's boxes have settled to rest on the first layer
+    if "bin of 50 boxes settling" in fid:
+        check(max(float(x) for x in fid["bin of 50 boxes settling"][10:12]) < 1e-6,
+              "bin not settled in complan: %s" % fid["bin of 50 boxes settling"])
+    print(out.stdout)
+    if failures:
+        print("FAILED:\n" + "\n".join(failures))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
