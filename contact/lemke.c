@@ -46,6 +46,7 @@
  * allocates nothing (LAPACK/CBLAS are called through their *_work forms).
  */
 #include "contact/lemke.h"
+#include "contact/check_impl.h"
 
 #include <cblas.h>
 #include <float.h>
@@ -122,6 +123,7 @@ struct cp_lemke_ws {
   int *gidx;               /* [cap] row r holds w_gidx[r] (0 if not a w) */
   unsigned char *wbas;     /* [cap] 1 if row r holds a w */
   double *ratio;           /* [cap] ratio-test values */
+  double *chk;             /* [3*cap] the check's scan (small path) */
   lapack_int *ipiv;        /* [cap] */
   lapack_int *iwork;       /* [cap] */
   unsigned char *basis;    /* [cap] final complementary basis */
@@ -173,7 +175,7 @@ cp_lemke_ws *cp_lemke_ws_create(int capacity) {
   ws->Bact = malloc(sizeof(double) * cc);
   ws->T1 = malloc(sizeof(double) * cc);
   ws->T2 = malloc(sizeof(double) * cc);
-  ws->qbar = calloc(cv * 11, sizeof(double));
+  ws->qbar = calloc(cv * 14, sizeof(double));
   ws->basic = malloc(sizeof(int) * c * 11);
   ws->ipiv = malloc(sizeof(lapack_int) * c * 2);
   ws->basis = calloc(2 * c, 1);
@@ -202,6 +204,7 @@ cp_lemke_ws *cp_lemke_ws_create(int capacity) {
   ws->widx = ws->kidx + c;
   ws->gidx = ws->widx + c;
   ws->ratio = ws->work + 4 * cv;
+  ws->chk = ws->ratio + cv; /* 3 cv */
   ws->wbas = ws->basis + c;
   ws->iwork = ws->ipiv + c;
   return ws;
@@ -638,6 +641,43 @@ static int lex_min(cp_lemke_ws *ws, int nc, const double *col, double sg) {
   return best;
 }
 
+/* lex_min when B^-1 is the identity (the first pivot of a cold start, on
+ * either path), with the same arithmetic and therefore the same choice:
+ * column c of the identity is zero on every candidate row but row c, so a
+ * column that is not a candidate's ties them all (each value 0 with its
+ * bound e_t = LEX_EPS / p_t > 0 reaches below the smallest upper end) and
+ * is skipped; on candidate c's column, c stays iff (1 - LEX_EPS) / p_c, as
+ * the general loop computes it, is at most the smallest upper end, the
+ * others stay. Columns in increasing order while more than one row is
+ * left, then the largest pivot, as in lex_min. p_t = sg col[r_t] > 0 for
+ * every candidate (the ratio tests admit only such rows). */
+static int lex_min_identity(cp_lemke_ws *ws, int nc, const double *col,
+                            double sg) {
+  int *cand = ws->cand;
+  double *e = ws->lexv;
+  const double del = LEX_EPS * 1.0;
+  for (int t = 0; t < nc; t++) e[t] = del / (sg * col[cand[t]]);
+  for (int t = 0; t < nc && nc > 1;) {
+    const double p = sg * col[cand[t]];
+    double up = 1.0 / p + e[t];
+    for (int u = 0; u < nc; u++)
+      if (u != t && e[u] < up) up = e[u];
+    if (1.0 / p - e[t] <= up) {
+      t++;
+      continue;
+    }
+    for (int u = t + 1; u < nc; u++) {
+      cand[u - 1] = cand[u];
+      e[u - 1] = e[u];
+    }
+    nc--;
+  }
+  int best = cand[0];
+  for (int t = 1; t < nc; t++)
+    if (fabs(col[cand[t]]) > fabs(col[best])) best = cand[t];
+  return best;
+}
+
 static int z0_or_lex(cp_lemke_ws *ws, const run *R, int nc,
                      const double *col);
 
@@ -806,13 +846,15 @@ static int first_row(cp_lemke_ws *ws, const run *R) {
   if (best < 0 || !(theta < 0.0)) return -2;
   /* Only rows with qbar_i < 0 can leave: a tie window must not make z0
    * negative (a warm basis can carry roundoff-level negatives). */
-  const double tau = TIE_EPS * fmax(fabs(theta), R->qscale / dmax);
+  const double tau = TIE_EPS * maxacc(fabs(theta), R->qscale / dmax);
   int nc = 0;
   for (int i = 0; i < n; i++)
     if (qb[i] < 0.0 && qb[i] / -col[i] <= theta + tau) ws->cand[nc++] = i;
   ws->ties = nc;
   if (nc <= 1 || !R->lex) return nc >= 1 ? ws->cand[0] : best;
   testcase(ws, lex_ties);
+  /* From the start basis B^-1 is the identity, unless it is a warm one. */
+  if (ws->small || ws->k == 0) return lex_min_identity(ws, nc, col, -1.0);
   return lex_min(ws, nc, col, -1.0);
 }
 
@@ -1000,6 +1042,10 @@ static int warm_inverse(cp_lemke_ws *ws, const run *R, int m) {
   return 0;
 }
 
+static cp_lcp_status lu_retry(cp_lemke_ws *ws, const run *R,
+                              const cp_check_options *chk, double *z,
+                              double *w, cp_lcp_info *info);
+
 /* The end of a start at a complementary basis (zrow set): w_i = 0 where
  * z_i is basic, the check, and if it fails an LU solve of the basis system
  * M_ZZ z_Z = -q_Z and the check again. */
@@ -1010,6 +1056,15 @@ static cp_lcp_status check_or_lu(cp_lemke_ws *ws, const run *R,
   for (int j = 0; j < n; j++)
     if (ws->zrow[j] >= 0) w[j] = 0.0; /* nonbasic: exactly zero */
   if (cp_lcp_check(n, R->M, R->q, z, w, chk, info)) return CP_LCP_SOLVED;
+  return lu_retry(ws, R, chk, z, w, info);
+}
+
+/* The answer of a complementary basis failed the check: z again by an LU
+ * solve of the basis system M_ZZ z_Z = -q_Z, and the check again. */
+static cp_lcp_status lu_retry(cp_lemke_ws *ws, const run *R,
+                              const cp_check_options *chk, double *z,
+                              double *w, cp_lcp_info *info) {
+  const int n = R->n;
   const int mz = factor_mzz(ws, R, 0);
   if (mz >= 0) {
     solve_mzz(ws, R, mz, z, w);
@@ -1057,32 +1112,44 @@ static cp_lcp_status finish(cp_lemke_ws *ws, const run *R,
 
 /* z, w of the small path's complementary basis: z from the tableau, one
  * step of iterative refinement with its B^-1 (as in finish()), w = M z + q;
- * then the check, and the LU fallback of finish(). */
+ * then the check, and the LU fallback of finish(). M z + q is formed once,
+ * by the check's own scan (contact/check_impl.h: the same sums as eval_w
+ * and as cp_lcp_check, so the same numbers and the same verdict), and
+ * serves the refinement test, w and the check. */
 static cp_lcp_status small_finish(cp_lemke_ws *ws, const run *R,
                                   const cp_check_options *chk, double *z,
                                   double *w, cp_lcp_info *info) {
   const int n = R->n;
-  for (int i = 0; i < n; i++) ws->zrow[i] = ws->wrow[i] = -1;
+  double *buf = ws->chk;
+  for (int i = 0; i < n; i++) {
+    ws->zrow[i] = ws->wrow[i] = -1;
+    z[i] = 0.0;
+  }
   for (int r = 0; r < n; r++) {
     const int v = ws->basic[r];
     if (v < n) ws->wrow[v] = r;
-    else ws->zrow[v - n] = r; /* z0 has left: every row is a w or a z */
+    else { /* z0 has left: every row is a w or a z */
+      ws->zrow[v - n] = r;
+      z[v - n] = ws->qbar[r];
+    }
   }
-  read_iterate(ws, n, z, w);
-  eval_w(ws, R, z, w);
+  double zmax = cp_lcp_check_scan(n, R->M, R->q, z, buf);
   double rmax = 0.0;
   for (int j = 0; j < n; j++)
-    if (ws->zrow[j] >= 0) rmax = maxacc(rmax, fabs(w[j]));
+    if (ws->zrow[j] >= 0) rmax = maxacc(rmax, fabs(buf[j]));
   if (rmax > 8.0 * DBL_EPSILON * R->qscale) {
     for (int j = 0; j < n; j++) {
       if (ws->zrow[j] < 0) continue;
-      const double rho = w[j], *b = ws->tab + (size_t)j * (size_t)ws->tld;
+      const double rho = buf[j], *b = ws->tab + (size_t)j * (size_t)ws->tld;
       for (int i = 0; i < n; i++)
         if (ws->zrow[i] >= 0) z[i] += b[ws->zrow[i]] * rho;
     }
-    eval_w(ws, R, z, w);
+    zmax = cp_lcp_check_scan(n, R->M, R->q, z, buf);
   }
-  return check_or_lu(ws, R, chk, z, w, info);
+  for (int j = 0; j < n; j++) w[j] = ws->zrow[j] >= 0 ? 0.0 : buf[j];
+  if (cp_lcp_check_judge(n, R->M, z, w, buf, zmax, chk, info))
+    return CP_LCP_SOLVED;
+  return lu_retry(ws, R, chk, z, w, info);
 }
 
 /* Column updates of a small pivot, L rows (the padded leading dimension;
@@ -1274,7 +1341,7 @@ static cp_lcp_status run_start(cp_lemke_ws *ws, const run *R,
   *piv = 0;
   int v = VZ0(n);
   double amax = 0.0;
-  for (int i = 0; i < n; i++) amax = fmax(amax, fabs(ws->d[i]));
+  for (int i = 0; i < n; i++) amax = maxacc(amax, fabs(ws->d[i])); /* d > 0, finite */
   int r = first_row(ws, R);
   if (r < 0) {
     snprintf(R->reason, sizeof info->reason, "non-finite data at the start");

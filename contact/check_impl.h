@@ -1,0 +1,22 @@
+/* contact/check_impl.h: internal (not installed). cp_lcp_check in its two
+ * parts, for a solver that needs M z + q at its end anyway (Lemke's small
+ * path): the scan forms it once, and the same numbers serve the solver's
+ * refinement test and the check. cp_lcp_check(...) is exactly
+ * cp_lcp_check_scan followed by cp_lcp_check_judge. */
+#ifndef CP_CONTACT_CHECK_IMPL_H
+#define CP_CONTACT_CHECK_IMPL_H
+
+#include "contact/lcp.h"
+
+/* buf[3n] := (M z + q, the row scales s_i of cp_check_options, the row
+ * norms |M_i|_1); returns max |z_i| (NaN passed over). */
+double cp_lcp_check_scan(int n, const double *M, const double *q,
+                         const double *z, double *buf);
+
+/* The verdict of cp_lcp_check on (z, w) from a scan of z (buf, zmax as
+ * cp_lcp_check_scan left them; buf's scales are overwritten). */
+int cp_lcp_check_judge(int n, const double *M, const double *z,
+                       const double *w, double *buf, double zmax,
+                       const cp_check_options *opt, cp_lcp_info *info);
+
+#endif
