@@ -135,35 +135,62 @@ static double z_units(int n, const double *M, const double *tol, int j, double z
   return u < 0.0 ? INFINITY : u;
 }
 
-double cp_lcp_check_scan(int n, const double *M, const double *q,
-                         const double *z, double *buf) {
-  double *restrict mw = buf, *restrict sc = buf + n, *restrict l1 = sc + n;
-  double zmax = 0.0;
-  for (int i = 0; i < n; i++) {
-    mw[i] = q[i];
-    sc[i] = fabs(q[i]);
-    l1[i] = 0.0;
-    const double az = fabs(z[i]);
-    zmax = az > zmax ? az : zmax; /* as fmax: a NaN is passed over */
-  }
-  /* One pass over M: w (as cp_lcp_eval sums it, same order), the row
-   * scales and the row norms. */
-  for (int j = 0; j < n; j++) {
-    const double zj = z[j], azj = fabs(zj);
-    const double *restrict col = M + (size_t)j * (size_t)n;
-    /* Most z_j of a contact answer are 0: their columns only add to the
-     * row norms (a non-finite M_ij still reaches sc through l1). */
-    if (zj == 0.0) {
-      for (int i = 0; i < n; i++) l1[i] += fabs(col[i]);
-      continue;
-    }
-    for (int i = 0; i < n; i++) {
-      mw[i] += col[i] * zj;
-      sc[i] += fabs(col[i]) * azj;
-      l1[i] += fabs(col[i]);
-    }
-  }
+/* The scan's one text, compiled twice: vectorised, and plainly for tiny n,
+ * where the vectorised loops' set-up costs more than the loops (callgrind:
+ * 145 against 100 instructions per scan at n = 3; the plain form is 30 %
+ * slower at n = 26). The same operations in the same order either way. */
+#define CHECK_SCAN_BODY                                                        \
+  double *restrict mw = buf, *restrict sc = buf + n, *restrict l1 = sc + n;   \
+  double zmax = 0.0;                                                           \
+  for (int i = 0; i < n; i++) {                                                \
+    mw[i] = q[i];                                                              \
+    sc[i] = fabs(q[i]);                                                        \
+    if (norms) l1[i] = 0.0;                                                    \
+    const double az = fabs(z[i]);                                              \
+    zmax = az > zmax ? az : zmax; /* as fmax: a NaN is passed over */          \
+  }                                                                            \
+  /* One pass over M: w (as cp_lcp_eval sums it, same order), the row        \
+   * scales and the row norms. Most z_j of a contact answer are 0: their      \
+   * columns only add to the row norms (a non-finite M_ij still reaches sc    \
+   * through l1). */                                                           \
+  for (int j = 0; j < n; j++) {                                                \
+    const double zj = z[j], azj = fabs(zj);                                    \
+    const double *restrict col = M + (size_t)j * (size_t)n;                    \
+    if (zj == 0.0) {                                                           \
+      if (norms)                                                               \
+        for (int i = 0; i < n; i++) l1[i] += fabs(col[i]);                     \
+      continue;                                                                \
+    }                                                                          \
+    if (!norms) {                                                              \
+      for (int i = 0; i < n; i++) {                                            \
+        mw[i] += col[i] * zj;                                                  \
+        sc[i] += fabs(col[i]) * azj;                                           \
+      }                                                                        \
+      continue;                                                                \
+    }                                                                          \
+    for (int i = 0; i < n; i++) {                                              \
+      mw[i] += col[i] * zj;                                                    \
+      sc[i] += fabs(col[i]) * azj;                                             \
+      l1[i] += fabs(col[i]);                                                   \
+    }                                                                          \
+  }                                                                            \
   return zmax;
+
+static double scan_vec(int n, const double *M, const double *q,
+                       const double *z, double *buf, int norms) {
+  CHECK_SCAN_BODY
+}
+
+__attribute__((optimize("no-tree-vectorize"))) static double
+scan_plain(int n, const double *M, const double *q, const double *z,
+           double *buf, int norms) {
+  CHECK_SCAN_BODY
+}
+
+double cp_lcp_check_scan(int n, const double *M, const double *q,
+                         const double *z, double *buf, int norms) {
+  return n <= 8 ? scan_plain(n, M, q, z, buf, norms)
+                : scan_vec(n, M, q, z, buf, norms);
 }
 
 int cp_lcp_check(int n, const double *M, const double *q, const double *z,
@@ -178,7 +205,7 @@ int cp_lcp_check(int n, const double *M, const double *q, const double *z,
     snprintf(info->reason, sizeof info->reason, "solution check: out of memory");
     return 0;
   }
-  const double zmax = cp_lcp_check_scan(n, M, q, z, buf);
+  const double zmax = cp_lcp_check_scan(n, M, q, z, buf, 1);
   const int ok = cp_lcp_check_judge(n, M, z, w, buf, zmax, opt, info);
   if (buf != stackbuf) free(buf);
   return ok;
@@ -191,9 +218,8 @@ int cp_lcp_check_judge(int n, const double *M, const double *z,
   const double *mw = buf;
   double *sc = buf + n;
   const double *l1 = sc + n;
-  /* From here on sc holds the row tolerances. */
+  /* From here on sc holds the row tolerances (set by the fast pass). */
   const double ulp = 8.0 * (double)n * 2.220446049250313e-16 * zmax;
-  for (int i = 0; i < n; i++) sc[i] = rel * sc[i] + ulp * l1[i];
   double comp = 0.0, res = 0.0, minz = INFINITY, minw = INFINITY;
   /* Fast pass: the measures, and whether every row passes by the plain
    * tests (finite values, z_i >= 0, w_i >= -tol_i, the residual, and
@@ -205,7 +231,9 @@ int cp_lcp_check_judge(int n, const double *M, const double *z,
    * negligible; a failure to report) goes through the full loop. */
   int odd = 0;
   for (int i = 0; i < n; i++) {
-    const double wi = mw[i], wr = w ? w[i] : wi, tol = sc[i], zi = z[i];
+    const double tol = rel * sc[i] + ulp * l1[i];
+    sc[i] = tol;
+    const double wi = mw[i], wr = w ? w[i] : wi, zi = z[i];
     const double r = fabs(wr - wi), c = fabs(zi * wi);
     res = r > res ? r : res;
     comp = c > comp ? c : comp;

@@ -1116,7 +1116,8 @@ static cp_lcp_status finish(cp_lemke_ws *ws, const run *R,
  * by the check's own scan (contact/check_impl.h: the same sums as eval_w
  * and as cp_lcp_check, so the same numbers and the same verdict), and
  * serves the refinement test, w and the check. */
-static cp_lcp_status small_finish(cp_lemke_ws *ws, const run *R,
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) static cp_lcp_status
+small_finish(cp_lemke_ws *ws, const run *R,
                                   const cp_check_options *chk, double *z,
                                   double *w, cp_lcp_info *info) {
   const int n = R->n;
@@ -1133,7 +1134,7 @@ static cp_lcp_status small_finish(cp_lemke_ws *ws, const run *R,
       z[v - n] = ws->qbar[r];
     }
   }
-  double zmax = cp_lcp_check_scan(n, R->M, R->q, z, buf);
+  double zmax = cp_lcp_check_scan(n, R->M, R->q, z, buf, 1);
   double rmax = 0.0;
   for (int j = 0; j < n; j++)
     if (ws->zrow[j] >= 0) rmax = maxacc(rmax, fabs(buf[j]));
@@ -1144,7 +1145,7 @@ static cp_lcp_status small_finish(cp_lemke_ws *ws, const run *R,
       for (int i = 0; i < n; i++)
         if (ws->zrow[i] >= 0) z[i] += b[ws->zrow[i]] * rho;
     }
-    zmax = cp_lcp_check_scan(n, R->M, R->q, z, buf);
+    zmax = cp_lcp_check_scan(n, R->M, R->q, z, buf, 0); /* same norms */
   }
   for (int j = 0; j < n; j++) w[j] = ws->zrow[j] >= 0 ? 0.0 : buf[j];
   if (cp_lcp_check_judge(n, R->M, z, w, buf, zmax, chk, info))
@@ -1177,6 +1178,15 @@ small_update(double *restrict T, double *restrict qb,
     m = u > m ? u : m;
   }
   return bitsd(m);
+}
+
+/* A tableau column into the pivot column: constant lengths for the padded
+ * sizes 4 and 8 (inline moves instead of a library call per pivot). */
+static inline void copy_col(double *restrict dst, const double *restrict src,
+                            size_t ld) {
+  if (ld == 4) memcpy(dst, src, 4 * sizeof(double));
+  else if (ld == 8) memcpy(dst, src, 8 * sizeof(double));
+  else memcpy(dst, src, ld * sizeof(double));
 }
 
 /* A pivot of the small path's tableau on row r with pivot p, the pivot
@@ -1235,7 +1245,7 @@ static cp_lcp_status small_start(cp_lemke_ws *ws, const run *R,
       ws->trace(ws->trace_ctx, &step);
     }
     const double p = pc[r];
-    if (!isfinite(p) || p == 0.0) {
+    if (!(fabs(p) > 0.0 && fabs(p) <= DBL_MAX)) { /* zero or not finite */
       snprintf(R->reason, sizeof info->reason,
                "zero or non-finite pivot at pivot %d", *piv);
       return CP_LCP_NUMERICAL;
@@ -1274,7 +1284,7 @@ static cp_lcp_status small_start(cp_lemke_ws *ws, const run *R,
       return CP_LCP_PIVOT_CAP;
     }
     v = u < n ? u + n : u - n;
-    memcpy(pc, T + (size_t)v * ld, sizeof(double) * ld);
+    copy_col(pc, T + (size_t)v * ld, ld);
     const double amax =
         v < n ? 1.0 : max_abs(n, R->M + (size_t)(v - n) * nn);
     ws->npiv = *piv;
