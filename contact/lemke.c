@@ -1190,15 +1190,11 @@ static inline void copy_col(double *restrict dst, const double *restrict src,
 }
 
 /* A pivot of the small path's tableau on row r with pivot p, the pivot
- * column in ws->col (consumed: the column itself becomes e_r). */
-static void small_pivot(cp_lemke_ws *ws, int n, int r, double p) {
-  const int ncol = 2 * n + 1, L = ws->tld;
-  double *restrict T = ws->tab, *restrict qb = ws->qbar;
-  const double *restrict pc = ws->col;
-  const double inv = 1.0 / p;
-  ws->qbmax = L == 4   ? small_update(T, qb, pc, ncol, 4, r, inv)
-              : L == 8 ? small_update(T, qb, pc, ncol, 8, r, inv)
-                       : small_update(T, qb, pc, ncol, L, r, inv);
+ * column in ws->col (consumed: the column itself becomes e_r); L is the
+ * padded length ws->tld. */
+static inline __attribute__((always_inline)) void
+small_pivot_ld(cp_lemke_ws *ws, int n, int r, double p, const int L) {
+  ws->qbmax = small_update(ws->tab, ws->qbar, ws->col, 2 * n + 1, L, r, 1.0 / p);
 }
 
 /* One cold start on the dense tableau [I, -M, -d] (rhs in qbar), for small
@@ -1209,11 +1205,13 @@ static void small_pivot(cp_lemke_ws *ws, int n, int r, double p) {
  * faster on contact LCPs with n <= 4, no faster from n = 5 up (the
  * structured form's O(n k) pivots win), hence SMALL_N_AUTO. No refactoring:
  * small starts are short. Counts pivots in *piv. */
-static cp_lcp_status small_start(cp_lemke_ws *ws, const run *R,
-                                 const cp_check_options *chk, double *z,
-                                 double *w, cp_lcp_info *info, int *piv) {
+static inline __attribute__((always_inline)) cp_lcp_status
+small_start_ld(cp_lemke_ws *ws, const run *R, const cp_check_options *chk,
+               double *z, double *w, cp_lcp_info *info, int *piv,
+               const int L) {
   const int n = R->n, vz0 = VZ0(n);
-  const size_t ld = (size_t)((n + 3) & ~3), nn = (size_t)n;
+  const size_t ld = (size_t)L, nn = (size_t)n;
+  const int rows = L == 4 || L == 8 ? L : n; /* as ratio_test() */
   double *restrict T = ws->tab, *restrict qb = ws->qbar, *restrict pc = ws->col;
   int backups = 0;
   *piv = 0;
@@ -1250,7 +1248,7 @@ static cp_lcp_status small_start(cp_lemke_ws *ws, const run *R,
                "zero or non-finite pivot at pivot %d", *piv);
       return CP_LCP_NUMERICAL;
     }
-    small_pivot(ws, n, r, p);
+    small_pivot_ld(ws, n, r, p, L);
     ++*piv;
     const int u = ws->basic[r];
     ws->basic[r] = v;
@@ -1265,7 +1263,7 @@ static cp_lcp_status small_start(cp_lemke_ws *ws, const run *R,
         return st;
       memcpy(pc, T + (size_t)vz0 * ld, sizeof(double) * ld);
       if (!(fabs(pc[r]) > 0.0)) return st;
-      small_pivot(ws, n, r, pc[r]);
+      small_pivot_ld(ws, n, r, pc[r], L);
       ws->basic[r] = vz0;
       ws->z0row = r;
       ws->st.lu_polish = 0;
@@ -1274,7 +1272,7 @@ static cp_lcp_status small_start(cp_lemke_ws *ws, const run *R,
       memcpy(pc, T + (size_t)v * ld, sizeof(double) * ld);
       const double am = v < n ? 1.0 : max_abs(n, R->M + (size_t)(v - n) * nn);
       ws->z0skip = 1;
-      r = ratio_test(ws, R, am);
+      r = ratio_test_rows(ws, R, am, rows);
       ws->z0skip = 0;
       if (r < 0) return st;
       continue;
@@ -1288,7 +1286,7 @@ static cp_lcp_status small_start(cp_lemke_ws *ws, const run *R,
     const double amax =
         v < n ? 1.0 : max_abs(n, R->M + (size_t)(v - n) * nn);
     ws->npiv = *piv;
-    r = ratio_test(ws, R, amax);
+    r = ratio_test_rows(ws, R, amax, rows);
     if (r == -1) {
       snprintf(R->reason, sizeof info->reason,
                "secondary ray at pivot %d (entering %c%d)", *piv,
@@ -1301,6 +1299,18 @@ static cp_lcp_status small_start(cp_lemke_ws *ws, const run *R,
       return CP_LCP_NUMERICAL;
     }
   }
+}
+
+/* The small path's start with the padded length L a constant for 4 and 8
+ * (n <= 8: the pivots, column copies and ratio tests then inline with
+ * constant trip counts, without a dispatch per pivot). */
+static cp_lcp_status small_start(cp_lemke_ws *ws, const run *R,
+                                 const cp_check_options *chk, double *z,
+                                 double *w, cp_lcp_info *info, int *piv) {
+  const int ld = (R->n + 3) & ~3;
+  if (ld == 4) return small_start_ld(ws, R, chk, z, w, info, piv, 4);
+  if (ld == 8) return small_start_ld(ws, R, chk, z, w, info, piv, 8);
+  return small_start_ld(ws, R, chk, z, w, info, piv, ld);
 }
 
 /* The small path's iterate (for a failed start's diagnosis). */
