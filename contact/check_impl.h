@@ -8,17 +8,25 @@
 
 #include "contact/lcp.h"
 
+/* Library internals: hidden from a shared library's exported symbols (as
+ * planner/sim/world_impl.h's), still linked by the tests from the static
+ * library. */
+#define CP_CHECK_HIDDEN __attribute__((visibility("hidden")))
+
 /* buf[3n] := (M z + q, the row scales s_i of cp_check_options, the row
  * norms |M_i|_1); returns max |z_i| (NaN passed over). With norms = 0 the
  * row norms (which depend on M alone) are those of an earlier scan of the
  * same M, kept in buf, and the zero columns of z are skipped. */
-double cp_lcp_check_scan(int n, const double *M, const double *q,
-                         const double *z, double *buf, int norms);
+CP_CHECK_HIDDEN double cp_lcp_check_scan(int n, const double *M,
+                                         const double *q, const double *z,
+                                         double *buf, int norms);
 
 /* The verdict of cp_lcp_check on (z, w) from a scan of z (buf, zmax as
  * cp_lcp_check_scan left them; buf's scales are overwritten). */
-int cp_lcp_check_judge(int n, const double *M, const double *z,
-                       const double *w, double *buf, double zmax,
-                       const cp_check_options *opt, cp_lcp_info *info);
+CP_CHECK_HIDDEN int cp_lcp_check_judge(int n, const double *M,
+                                       const double *z, const double *w,
+                                       double *buf, double zmax,
+                                       const cp_check_options *opt,
+                                       cp_lcp_info *info);
 
 #endif
