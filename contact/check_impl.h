@@ -13,6 +13,15 @@
  * library. */
 #define CP_CHECK_HIDDEN __attribute__((visibility("hidden")))
 
+/* A function's own optimisation flags (lcp.c's plain scan, lemke.c's small
+ * path): GCC's attribute; other compilers (clang, for the fuzzers) warn
+ * about it and get the function as it is. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define CP_GCC_OPTIMIZE(flags) __attribute__((optimize(flags)))
+#else
+#define CP_GCC_OPTIMIZE(flags)
+#endif
+
 /* buf[3n] := (M z + q, the row scales s_i of cp_check_options, the row
  * norms |M_i|_1); returns max |z_i| (NaN passed over). With norms = 0 the
  * row norms (which depend on M alone) are those of an earlier scan of the

@@ -181,7 +181,7 @@ static double scan_vec(int n, const double *M, const double *q,
   CHECK_SCAN_BODY
 }
 
-__attribute__((optimize("no-tree-vectorize"))) static double
+CP_GCC_OPTIMIZE("no-tree-vectorize") static double
 scan_plain(int n, const double *M, const double *q, const double *z,
            double *buf, int norms) {
   CHECK_SCAN_BODY

@@ -1116,7 +1116,7 @@ static cp_lcp_status finish(cp_lemke_ws *ws, const run *R,
  * by the check's own scan (contact/check_impl.h: the same sums as eval_w
  * and as cp_lcp_check, so the same numbers and the same verdict), and
  * serves the refinement test, w and the check. */
-__attribute__((optimize("no-tree-loop-distribute-patterns"))) static cp_lcp_status
+CP_GCC_OPTIMIZE("no-tree-loop-distribute-patterns") static cp_lcp_status
 small_finish(cp_lemke_ws *ws, const run *R,
                                   const cp_check_options *chk, double *z,
                                   double *w, cp_lcp_info *info) {
