@@ -46,6 +46,7 @@
  * allocates nothing (LAPACK/CBLAS are called through their *_work forms).
  */
 #include "contact/lemke.h"
+#include "contact/check_impl.h"
 
 #include <cblas.h>
 #include <float.h>
@@ -122,6 +123,7 @@ struct cp_lemke_ws {
   int *gidx;               /* [cap] row r holds w_gidx[r] (0 if not a w) */
   unsigned char *wbas;     /* [cap] 1 if row r holds a w */
   double *ratio;           /* [cap] ratio-test values */
+  double *chk;             /* [3*cap] the check's scan (small path) */
   lapack_int *ipiv;        /* [cap] */
   lapack_int *iwork;       /* [cap] */
   unsigned char *basis;    /* [cap] final complementary basis */
@@ -173,7 +175,7 @@ cp_lemke_ws *cp_lemke_ws_create(int capacity) {
   ws->Bact = malloc(sizeof(double) * cc);
   ws->T1 = malloc(sizeof(double) * cc);
   ws->T2 = malloc(sizeof(double) * cc);
-  ws->qbar = calloc(cv * 11, sizeof(double));
+  ws->qbar = calloc(cv * 14, sizeof(double));
   ws->basic = malloc(sizeof(int) * c * 11);
   ws->ipiv = malloc(sizeof(lapack_int) * c * 2);
   ws->basis = calloc(2 * c, 1);
@@ -202,6 +204,7 @@ cp_lemke_ws *cp_lemke_ws_create(int capacity) {
   ws->widx = ws->kidx + c;
   ws->gidx = ws->widx + c;
   ws->ratio = ws->work + 4 * cv;
+  ws->chk = ws->ratio + cv; /* 3 cv */
   ws->wbas = ws->basis + c;
   ws->iwork = ws->ipiv + c;
   return ws;
@@ -638,6 +641,43 @@ static int lex_min(cp_lemke_ws *ws, int nc, const double *col, double sg) {
   return best;
 }
 
+/* lex_min when B^-1 is the identity (the first pivot of a cold start, on
+ * either path), with the same arithmetic and therefore the same choice:
+ * column c of the identity is zero on every candidate row but row c, so a
+ * column that is not a candidate's ties them all (each value 0 with its
+ * bound e_t = LEX_EPS / p_t > 0 reaches below the smallest upper end) and
+ * is skipped; on candidate c's column, c stays iff (1 - LEX_EPS) / p_c, as
+ * the general loop computes it, is at most the smallest upper end, the
+ * others stay. Columns in increasing order while more than one row is
+ * left, then the largest pivot, as in lex_min. p_t = sg col[r_t] > 0 for
+ * every candidate (the ratio tests admit only such rows). */
+static int lex_min_identity(cp_lemke_ws *ws, int nc, const double *col,
+                            double sg) {
+  int *cand = ws->cand;
+  double *e = ws->lexv;
+  const double del = LEX_EPS * 1.0;
+  for (int t = 0; t < nc; t++) e[t] = del / (sg * col[cand[t]]);
+  for (int t = 0; t < nc && nc > 1;) {
+    const double p = sg * col[cand[t]];
+    double up = 1.0 / p + e[t];
+    for (int u = 0; u < nc; u++)
+      if (u != t && e[u] < up) up = e[u];
+    if (1.0 / p - e[t] <= up) {
+      t++;
+      continue;
+    }
+    for (int u = t + 1; u < nc; u++) {
+      cand[u - 1] = cand[u];
+      e[u - 1] = e[u];
+    }
+    nc--;
+  }
+  int best = cand[0];
+  for (int t = 1; t < nc; t++)
+    if (fabs(col[cand[t]]) > fabs(col[best])) best = cand[t];
+  return best;
+}
+
 static int z0_or_lex(cp_lemke_ws *ws, const run *R, int nc,
                      const double *col);
 
@@ -806,13 +846,15 @@ static int first_row(cp_lemke_ws *ws, const run *R) {
   if (best < 0 || !(theta < 0.0)) return -2;
   /* Only rows with qbar_i < 0 can leave: a tie window must not make z0
    * negative (a warm basis can carry roundoff-level negatives). */
-  const double tau = TIE_EPS * fmax(fabs(theta), R->qscale / dmax);
+  const double tau = TIE_EPS * maxacc(fabs(theta), R->qscale / dmax);
   int nc = 0;
   for (int i = 0; i < n; i++)
     if (qb[i] < 0.0 && qb[i] / -col[i] <= theta + tau) ws->cand[nc++] = i;
   ws->ties = nc;
   if (nc <= 1 || !R->lex) return nc >= 1 ? ws->cand[0] : best;
   testcase(ws, lex_ties);
+  /* From the start basis B^-1 is the identity, unless it is a warm one. */
+  if (ws->small || ws->k == 0) return lex_min_identity(ws, nc, col, -1.0);
   return lex_min(ws, nc, col, -1.0);
 }
 
@@ -1000,6 +1042,10 @@ static int warm_inverse(cp_lemke_ws *ws, const run *R, int m) {
   return 0;
 }
 
+static cp_lcp_status lu_retry(cp_lemke_ws *ws, const run *R,
+                              const cp_check_options *chk, double *z,
+                              double *w, cp_lcp_info *info);
+
 /* The end of a start at a complementary basis (zrow set): w_i = 0 where
  * z_i is basic, the check, and if it fails an LU solve of the basis system
  * M_ZZ z_Z = -q_Z and the check again. */
@@ -1010,6 +1056,15 @@ static cp_lcp_status check_or_lu(cp_lemke_ws *ws, const run *R,
   for (int j = 0; j < n; j++)
     if (ws->zrow[j] >= 0) w[j] = 0.0; /* nonbasic: exactly zero */
   if (cp_lcp_check(n, R->M, R->q, z, w, chk, info)) return CP_LCP_SOLVED;
+  return lu_retry(ws, R, chk, z, w, info);
+}
+
+/* The answer of a complementary basis failed the check: z again by an LU
+ * solve of the basis system M_ZZ z_Z = -q_Z, and the check again. */
+static cp_lcp_status lu_retry(cp_lemke_ws *ws, const run *R,
+                              const cp_check_options *chk, double *z,
+                              double *w, cp_lcp_info *info) {
+  const int n = R->n;
   const int mz = factor_mzz(ws, R, 0);
   if (mz >= 0) {
     solve_mzz(ws, R, mz, z, w);
@@ -1057,32 +1112,45 @@ static cp_lcp_status finish(cp_lemke_ws *ws, const run *R,
 
 /* z, w of the small path's complementary basis: z from the tableau, one
  * step of iterative refinement with its B^-1 (as in finish()), w = M z + q;
- * then the check, and the LU fallback of finish(). */
-static cp_lcp_status small_finish(cp_lemke_ws *ws, const run *R,
+ * then the check, and the LU fallback of finish(). M z + q is formed once,
+ * by the check's own scan (contact/check_impl.h: the same sums as eval_w
+ * and as cp_lcp_check, so the same numbers and the same verdict), and
+ * serves the refinement test, w and the check. */
+CP_GCC_OPTIMIZE("no-tree-loop-distribute-patterns") static cp_lcp_status
+small_finish(cp_lemke_ws *ws, const run *R,
                                   const cp_check_options *chk, double *z,
                                   double *w, cp_lcp_info *info) {
   const int n = R->n;
-  for (int i = 0; i < n; i++) ws->zrow[i] = ws->wrow[i] = -1;
+  double *buf = ws->chk;
+  for (int i = 0; i < n; i++) {
+    ws->zrow[i] = ws->wrow[i] = -1;
+    z[i] = 0.0;
+  }
   for (int r = 0; r < n; r++) {
     const int v = ws->basic[r];
     if (v < n) ws->wrow[v] = r;
-    else ws->zrow[v - n] = r; /* z0 has left: every row is a w or a z */
+    else { /* z0 has left: every row is a w or a z */
+      ws->zrow[v - n] = r;
+      z[v - n] = ws->qbar[r];
+    }
   }
-  read_iterate(ws, n, z, w);
-  eval_w(ws, R, z, w);
+  double zmax = cp_lcp_check_scan(n, R->M, R->q, z, buf, 1);
   double rmax = 0.0;
   for (int j = 0; j < n; j++)
-    if (ws->zrow[j] >= 0) rmax = maxacc(rmax, fabs(w[j]));
+    if (ws->zrow[j] >= 0) rmax = maxacc(rmax, fabs(buf[j]));
   if (rmax > 8.0 * DBL_EPSILON * R->qscale) {
     for (int j = 0; j < n; j++) {
       if (ws->zrow[j] < 0) continue;
-      const double rho = w[j], *b = ws->tab + (size_t)j * (size_t)ws->tld;
+      const double rho = buf[j], *b = ws->tab + (size_t)j * (size_t)ws->tld;
       for (int i = 0; i < n; i++)
         if (ws->zrow[i] >= 0) z[i] += b[ws->zrow[i]] * rho;
     }
-    eval_w(ws, R, z, w);
+    zmax = cp_lcp_check_scan(n, R->M, R->q, z, buf, 0); /* same norms */
   }
-  return check_or_lu(ws, R, chk, z, w, info);
+  for (int j = 0; j < n; j++) w[j] = ws->zrow[j] >= 0 ? 0.0 : buf[j];
+  if (cp_lcp_check_judge(n, R->M, z, w, buf, zmax, chk, info))
+    return CP_LCP_SOLVED;
+  return lu_retry(ws, R, chk, z, w, info);
 }
 
 /* Column updates of a small pivot, L rows (the padded leading dimension;
@@ -1112,16 +1180,21 @@ small_update(double *restrict T, double *restrict qb,
   return bitsd(m);
 }
 
+/* A tableau column into the pivot column: constant lengths for the padded
+ * sizes 4 and 8 (inline moves instead of a library call per pivot). */
+static inline void copy_col(double *restrict dst, const double *restrict src,
+                            size_t ld) {
+  if (ld == 4) memcpy(dst, src, 4 * sizeof(double));
+  else if (ld == 8) memcpy(dst, src, 8 * sizeof(double));
+  else memcpy(dst, src, ld * sizeof(double));
+}
+
 /* A pivot of the small path's tableau on row r with pivot p, the pivot
- * column in ws->col (consumed: the column itself becomes e_r). */
-static void small_pivot(cp_lemke_ws *ws, int n, int r, double p) {
-  const int ncol = 2 * n + 1, L = ws->tld;
-  double *restrict T = ws->tab, *restrict qb = ws->qbar;
-  const double *restrict pc = ws->col;
-  const double inv = 1.0 / p;
-  ws->qbmax = L == 4   ? small_update(T, qb, pc, ncol, 4, r, inv)
-              : L == 8 ? small_update(T, qb, pc, ncol, 8, r, inv)
-                       : small_update(T, qb, pc, ncol, L, r, inv);
+ * column in ws->col (consumed: the column itself becomes e_r); L is the
+ * padded length ws->tld. */
+static inline __attribute__((always_inline)) void
+small_pivot_ld(cp_lemke_ws *ws, int n, int r, double p, const int L) {
+  ws->qbmax = small_update(ws->tab, ws->qbar, ws->col, 2 * n + 1, L, r, 1.0 / p);
 }
 
 /* One cold start on the dense tableau [I, -M, -d] (rhs in qbar), for small
@@ -1132,11 +1205,13 @@ static void small_pivot(cp_lemke_ws *ws, int n, int r, double p) {
  * faster on contact LCPs with n <= 4, no faster from n = 5 up (the
  * structured form's O(n k) pivots win), hence SMALL_N_AUTO. No refactoring:
  * small starts are short. Counts pivots in *piv. */
-static cp_lcp_status small_start(cp_lemke_ws *ws, const run *R,
-                                 const cp_check_options *chk, double *z,
-                                 double *w, cp_lcp_info *info, int *piv) {
+static inline __attribute__((always_inline)) cp_lcp_status
+small_start_ld(cp_lemke_ws *ws, const run *R, const cp_check_options *chk,
+               double *z, double *w, cp_lcp_info *info, int *piv,
+               const int L) {
   const int n = R->n, vz0 = VZ0(n);
-  const size_t ld = (size_t)((n + 3) & ~3), nn = (size_t)n;
+  const size_t ld = (size_t)L, nn = (size_t)n;
+  const int rows = L == 4 || L == 8 ? L : n; /* as ratio_test() */
   double *restrict T = ws->tab, *restrict qb = ws->qbar, *restrict pc = ws->col;
   int backups = 0;
   *piv = 0;
@@ -1168,12 +1243,12 @@ static cp_lcp_status small_start(cp_lemke_ws *ws, const run *R,
       ws->trace(ws->trace_ctx, &step);
     }
     const double p = pc[r];
-    if (!isfinite(p) || p == 0.0) {
+    if (!(fabs(p) > 0.0 && fabs(p) <= DBL_MAX)) { /* zero or not finite */
       snprintf(R->reason, sizeof info->reason,
                "zero or non-finite pivot at pivot %d", *piv);
       return CP_LCP_NUMERICAL;
     }
-    small_pivot(ws, n, r, p);
+    small_pivot_ld(ws, n, r, p, L);
     ++*piv;
     const int u = ws->basic[r];
     ws->basic[r] = v;
@@ -1188,7 +1263,7 @@ static cp_lcp_status small_start(cp_lemke_ws *ws, const run *R,
         return st;
       memcpy(pc, T + (size_t)vz0 * ld, sizeof(double) * ld);
       if (!(fabs(pc[r]) > 0.0)) return st;
-      small_pivot(ws, n, r, pc[r]);
+      small_pivot_ld(ws, n, r, pc[r], L);
       ws->basic[r] = vz0;
       ws->z0row = r;
       ws->st.lu_polish = 0;
@@ -1197,7 +1272,7 @@ static cp_lcp_status small_start(cp_lemke_ws *ws, const run *R,
       memcpy(pc, T + (size_t)v * ld, sizeof(double) * ld);
       const double am = v < n ? 1.0 : max_abs(n, R->M + (size_t)(v - n) * nn);
       ws->z0skip = 1;
-      r = ratio_test(ws, R, am);
+      r = ratio_test_rows(ws, R, am, rows);
       ws->z0skip = 0;
       if (r < 0) return st;
       continue;
@@ -1207,11 +1282,11 @@ static cp_lcp_status small_start(cp_lemke_ws *ws, const run *R,
       return CP_LCP_PIVOT_CAP;
     }
     v = u < n ? u + n : u - n;
-    memcpy(pc, T + (size_t)v * ld, sizeof(double) * ld);
+    copy_col(pc, T + (size_t)v * ld, ld);
     const double amax =
         v < n ? 1.0 : max_abs(n, R->M + (size_t)(v - n) * nn);
     ws->npiv = *piv;
-    r = ratio_test(ws, R, amax);
+    r = ratio_test_rows(ws, R, amax, rows);
     if (r == -1) {
       snprintf(R->reason, sizeof info->reason,
                "secondary ray at pivot %d (entering %c%d)", *piv,
@@ -1224,6 +1299,18 @@ static cp_lcp_status small_start(cp_lemke_ws *ws, const run *R,
       return CP_LCP_NUMERICAL;
     }
   }
+}
+
+/* The small path's start with the padded length L a constant for 4 and 8
+ * (n <= 8: the pivots, column copies and ratio tests then inline with
+ * constant trip counts, without a dispatch per pivot). */
+static cp_lcp_status small_start(cp_lemke_ws *ws, const run *R,
+                                 const cp_check_options *chk, double *z,
+                                 double *w, cp_lcp_info *info, int *piv) {
+  const int ld = (R->n + 3) & ~3;
+  if (ld == 4) return small_start_ld(ws, R, chk, z, w, info, piv, 4);
+  if (ld == 8) return small_start_ld(ws, R, chk, z, w, info, piv, 8);
+  return small_start_ld(ws, R, chk, z, w, info, piv, ld);
 }
 
 /* The small path's iterate (for a failed start's diagnosis). */
@@ -1274,7 +1361,7 @@ static cp_lcp_status run_start(cp_lemke_ws *ws, const run *R,
   *piv = 0;
   int v = VZ0(n);
   double amax = 0.0;
-  for (int i = 0; i < n; i++) amax = fmax(amax, fabs(ws->d[i]));
+  for (int i = 0; i < n; i++) amax = maxacc(amax, fabs(ws->d[i])); /* d > 0, finite */
   int r = first_row(ws, R);
   if (r < 0) {
     snprintf(R->reason, sizeof info->reason, "non-finite data at the start");

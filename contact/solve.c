@@ -86,6 +86,12 @@ cp_lcp_status cp_lcp_solve(cp_lemke_ws *ws, int n, const double *M,
       cp_lemke_options lo = opt->lemke;
       lo.restarts = opt->extra_restarts;
       lo.seed = opt->lemke.seed ^ 0x9E3779B97F4A7C15ull; /* other covering vectors */
+      /* Step 1 has run the rescue pass already (when it is on): here it
+       * would repeat its tight rules over max(extra_restarts + 1, 12)
+       * more starts, doubling what an LCP without solution costs
+       * (4 + 12 + 201 + 201 = 418 starts with `lcp solve`'s defaults;
+       * now 4 + 12 + 201 = 217). docs/solvers.md, "auto". */
+      lo.rescue = 0;
       cp_lemke_solve(ws, n, M, q, &lo, NULL, z, w, info);
       if (trail) { /* the trail counts both Lemke runs */
         trail->status[CP_SOLVER_LEMKE] = info->status;

@@ -9,6 +9,7 @@
 ///      without solution: 26 ms; the MIP: seconds to its time limit), and it
 ///      finds solutions that only unlucky starts missed (the paper study's
 ///      problem 31 at mu = 0.8: solved at start 74; the MIP timed out);
+///      without Lemke's rescue pass, which step 1 has run if it is on;
 ///   4. certify (MIP): a solution, or a proof that none exists.
 /// info->solver names the solver whose answer is reported; info->iterations
 /// and info->starts are those of that solver.

@@ -2,9 +2,11 @@
  * assembly checked against a direct evaluation of docs/math.md §4. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "contact/check_impl.h"
 #include "contact/lcp.h"
 #include "contact/pyramid.h"
 #include "tests/support.h"
@@ -166,4 +168,62 @@ Test(lcp, pyramid_rows_match_their_definitions) {
   }
   free(M);
   free(q);
+}
+
+/* The check in two parts (contact/check_impl.h, Lemke's small path uses
+ * it): scan then judge gives cp_lcp_check's verdict, measures and reason;
+ * a rescan that keeps the row norms (norms = 0) leaves the same buffer as a
+ * fresh one; accepted pairs report the measures of a direct evaluation,
+ * also when a negligible negative z_i sends the judge through its full
+ * row rules. Sizes 5 (the plain scan) and 12 (the vectorised one). */
+Test(lcp, check_in_two_parts_matches_the_check) {
+  for (int n = 5; n <= 12; n += 7) {
+    double *M = malloc(sizeof(double) * (size_t)(n * n));
+    double q[12], z[12], w[12], buf[36], buf2[36];
+    uint64_t s = 12345;
+    for (int i = 0; i < n * n; i++) {
+      s = s * 6364136223846793005ull + 1442695040888963407ull;
+      M[i] = (double)(s >> 11) * 0x1.0p-53 - 0.5;
+    }
+    for (int i = 0; i < n; i++) M[i + i * n] += n; /* positive definite */
+    /* z > 0 on the even rows with w = 0 there, z = 0 and w = 1 on the odd:
+     * q = w - M z. Row 1 then gets z = -1e-14, negligible. */
+    for (int i = 0; i < n; i++) z[i] = i % 2 ? 0.0 : 1.0 + i;
+    for (int i = 0; i < n; i++) {
+      q[i] = i % 2 ? 1.0 : 0.0;
+      for (int j = 0; j < n; j++) q[i] -= M[i + j * n] * z[j];
+    }
+    for (int pass = 0; pass < 3; pass++) {
+      if (pass == 1) z[1] = -1e-14;          /* negligible: accepted */
+      if (pass == 2) z[1] = -1e-3;           /* not negligible: rejected */
+      cp_lcp_eval(n, M, q, z, w);
+      cp_lcp_info a, b;
+      cp_lcp_info_clear(&a);
+      cp_lcp_info_clear(&b);
+      const int ok = cp_lcp_check(n, M, q, z, w, NULL, &a);
+      const double zmax = cp_lcp_check_scan(n, M, q, z, buf, 1);
+      memcpy(buf2, buf, sizeof buf);
+      cr_assert_eq(cp_lcp_check_scan(n, M, q, z, buf2, 0), zmax);
+      cr_assert_eq(memcmp(buf, buf2, sizeof(double) * 3 * (size_t)n), 0);
+      cr_assert_eq(cp_lcp_check_judge(n, M, z, w, buf, zmax, NULL, &b), ok);
+      cr_assert_eq(ok, pass < 2, "n %d pass %d: %s", n, pass, a.reason);
+      cr_assert_eq(a.complementarity, b.complementarity);
+      cr_assert_eq(a.residual, b.residual);
+      cr_assert_eq(a.min_z, b.min_z);
+      cr_assert_eq(a.min_w, b.min_w);
+      cr_assert_str_eq(a.reason, b.reason);
+      double comp = 0.0, minz = INFINITY, minw = INFINITY;
+      for (int i = 0; i < n; i++) {
+        comp = fmax(comp, fabs(z[i] * w[i]));
+        minz = fmin(minz, z[i]);
+        minw = fmin(minw, w[i]);
+      }
+      cr_assert_float_eq(a.complementarity, comp, 1e-12 * (1.0 + comp));
+      cr_assert_eq(a.min_z, minz);
+      cr_assert_float_eq(a.min_w, minw, 1e-12);
+      cr_assert_eq(a.residual, 0.0); /* w is what the check recomputes */
+      if (pass == 2) cr_assert(strstr(a.reason, "solution check failed at row"), "%s", a.reason);
+    }
+    free(M);
+  }
 }

@@ -617,3 +617,38 @@ Test(lemke, non_finite_data_is_never_reported_solved) {
   cr_assert_neq(info.reason[0], '\0');
   cp_lemke_ws_destroy(ws);
 }
+
+/* The first pivot's lexicographic tie from the all-w basis (B^-1 = I,
+ * decided without reading B^-1 on both paths): q = -(1, 2, 1.5) over the
+ * cover d = (1, 2, 1.5) ties all three rows at q_i / d_i = -1; the rows of
+ * B^-1 / d are e_i / d_i, whose lexicographic minimum is the last row (rows
+ * 1 and 2 lose at their own columns). Then M = I solves it: z = -q. */
+typedef struct first_piv { int seen, row, ties; } first_piv;
+static void note_first(void *ctx, const cp_lemke_step *s) {
+  first_piv *f = ctx;
+  if (f->seen++) return;
+  f->row = s->row;
+  f->ties = s->ties;
+}
+Test(lemke, first_pivot_tie_on_the_identity_basis) {
+  const double M[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, q[3] = {-1, -2, -1.5};
+  const double d[3] = {1, 2, 1.5};
+  for (int small = -1; small <= 3; small += 4) { /* structured, tableau */
+    cp_lemke_ws *ws = cp_lemke_ws_create(3);
+    cp_lemke_options o = cp_lemke_defaults();
+    o.cover = d;
+    o.small_n = small;
+    first_piv f = {0, -1, 0};
+    cp_lemke_set_trace(ws, note_first, &f);
+    double z[3], w[3];
+    cp_lcp_info info;
+    cr_assert_eq(cp_lemke_solve(ws, 3, M, q, &o, NULL, z, w, &info), CP_LCP_SOLVED);
+    cr_assert_eq(f.ties, 3, "small_n %d", small);
+    cr_assert_eq(f.row, 2, "small_n %d: row %d", small, f.row);
+    cp_lemke_stats st;
+    cp_lemke_get_stats(ws, &st);
+    cr_assert_eq(st.small_starts, small > 0);
+    for (int i = 0; i < 3; i++) cr_assert_float_eq(z[i], -q[i], 1e-14);
+    cp_lemke_ws_destroy(ws);
+  }
+}

@@ -120,3 +120,33 @@ Test(solve, no_solution_is_proven) {
   cr_assert_eq(trail.status[CP_SOLVER_LEMKE], CP_LCP_SECONDARY_RAY);
   cr_assert_eq(trail.status[CP_SOLVER_FIP], CP_LCP_NO_STRICT_FEASIBLE);
 }
+
+/* With Lemke's rescue pass on (as `complan lcp solve` sets it), an LCP
+ * without solution costs step 1's starts (restarts + 1, then the rescue
+ * pass's max(restarts + 1, 12)) and step 3's extra_restarts + 1 ordinary
+ * ones: step 3 does not repeat the rescue pass (it used to: 418 starts with
+ * the defaults). The workspace keeps the count of its last Lemke run. */
+Test(solve, auto_bounds_lemke_starts_without_solution) {
+  double M[1] = {-1}, q[1] = {-1}, z[1], w[1];
+  cp_solve_options opt = cp_solve_defaults();
+  opt.lemke.rescue = 1;
+  cp_lemke_ws *ws = cp_lemke_ws_create(1);
+  cr_assert_not_null(ws);
+  cp_lcp_info info;
+  cp_solve_trail trail;
+  int per[512];
+  /* Step 1 alone: 4 ordinary starts and 12 rescue starts. */
+  cp_lcp_info li;
+  cr_assert_eq(cp_lemke_solve(ws, 1, M, q, &opt.lemke, NULL, z, w, &li),
+               CP_LCP_SECONDARY_RAY);
+  cr_assert_eq(cp_lemke_pivots_per_start(ws, per, 512), 16);
+  cp_lcp_solve(ws, 1, M, q, &opt, z, w, &info, &trail);
+  cr_assert_eq(info.status, CP_LCP_INFEASIBLE, "%s", cp_lcp_status_name(info.status));
+  cr_assert(trail.ran[CP_SOLVER_LEMKE] && trail.ran[CP_SOLVER_FIP]);
+  /* The last Lemke run is step 3's: extra_restarts + 1 starts, no rescue. */
+  cr_assert_eq(cp_lemke_pivots_per_start(ws, per, 512), opt.extra_restarts + 1);
+  cp_lemke_stats st;
+  cp_lemke_get_stats(ws, &st);
+  cr_assert_eq(st.rescue_starts, 0);
+  cp_lemke_ws_destroy(ws);
+}
