@@ -31,6 +31,8 @@
 ///     non-finite) is invalid.
 ///   - TaskGoal: the task's goal terms (distanceGoal: complan's goal
 ///     distance; satisfied: complan's in_goal, at_rest and phases included).
+///   - an optimisation objective of complan's cost (the action that made a
+///     state, plus cost.path), which OMPL's SST minimises.
 ///   - Problem: all of it over one cp_plan_world, with OMPL's SimpleSetup.
 ///
 /// Ownership: a Problem owns its cp_plan_world; it borrows the task, which

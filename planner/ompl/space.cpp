@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include <ompl/base/OptimizationObjective.h>
 #include <ompl/control/planners/est/EST.h>
 #include <ompl/control/planners/kpiece/KPIECE1.h>
 #include <ompl/control/planners/pdst/PDST.h>
@@ -76,6 +77,33 @@ public:
 private:
   const ActionControlSpace *cs_;
   const cp_task *task_;
+};
+
+// complan's cost (planner/search/task.h): a motion costs the action that
+// made its end state (which the state carries), plus cost.path times the
+// path bodies' travel; OMPL's SST optimises it (its default is the
+// state-space length).
+class ActionCostObjective : public ob::OptimizationObjective {
+public:
+  ActionCostObjective(const ob::SpaceInformationPtr &si, const Problem *p)
+      : ob::OptimizationObjective(si), p_(p), x_((size_t)p->space()->size()),
+        y_(x_.size()) {
+    description_ = "complan's action cost";
+  }
+  ob::Cost stateCost(const ob::State *) const override { return identityCost(); }
+  ob::Cost motionCost(const ob::State *a, const ob::State *b) const override {
+    long act = static_cast<const WorldStateSpace::StateType *>(b)->action;
+    if (act < 0) return identityCost();
+    const cp_search_problem *sp = cp_plan_world_problem(p_->world());
+    if (!sp->edge_cost) return ob::Cost(sp->action_cost(sp->ctx, act));
+    p_->space()->toVector(a, x_.data());
+    p_->space()->toVector(b, y_.data());
+    return ob::Cost(sp->edge_cost(sp->ctx, x_.data(), act, y_.data()));
+  }
+
+private:
+  const Problem *p_;
+  mutable std::vector<double> x_, y_;
 };
 
 } // namespace
@@ -454,6 +482,8 @@ std::unique_ptr<Problem> Problem::create(const cp_task *task, Mode mode,
   p->space_->fromVector(cp_plan_world_start(p->pw_), start.get());
   p->ss_->setStartState(start);
   p->ss_->setGoal(std::make_shared<TaskGoal>(si, raw));
+  p->ss_->setOptimizationObjective(
+      std::make_shared<ActionCostObjective>(si, raw));
   return p;
 }
 

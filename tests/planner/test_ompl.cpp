@@ -9,12 +9,14 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include <ompl/base/OptimizationObjective.h>
 #include <ompl/util/Console.h>
 
 #include "planner/ompl/ompl.hpp"
@@ -290,6 +292,85 @@ Test(ompl, goal_is_the_task_goal) {
   cr_assert_float_eq(si->distance(s, q), task.metric[0] * 0.03, 1e-12);
   si->freeState(q);
   si->freeState(s);
+  p.reset();
+  cp_task_free(&task);
+}
+
+/* The optimisation objective (OMPL's SST) is complan's cost: a motion
+ * costs the action that made its end state; push's actions cost
+ * cost.time T + cost.effort u^2 T = 0.1 + 0.01 u^2 0.1. */
+Test(ompl, objective_is_the_task_cost) {
+  cp_task task;
+  load("push.json", &task);
+  cr_assert_eq(task.cost_path, 0);
+  auto p = problem(&task, Mode::ACTION);
+  const oc::SpaceInformationPtr &si = p->setup().getSpaceInformation();
+  const ob::OptimizationObjectivePtr &obj =
+      p->setup().getProblemDefinition()->getOptimizationObjective();
+  cr_assert(obj);
+  ob::State *a = si->allocState(), *b = si->allocState();
+  si->copyState(a, p->setup().getProblemDefinition()->getStartState(0));
+  cr_assert_eq(obj->motionCost(a, a).value(), 0.0, "the start: no action");
+  oc::Control *c = si->allocControl();
+  for (long k = 0; k < task.n_actions; ++k) {
+    p->controls()->setAction(c, k);
+    si->propagate(a, c, 1, b);
+    double u;
+    cp_task_action_values(&task, k, &u);
+    cr_assert_float_eq(obj->motionCost(a, b).value(),
+                       task.cost_time * 0.1 + task.cost_effort * u * u * 0.1,
+                       1e-12, "action %ld", k);
+  }
+  si->freeControl(c);
+  si->freeState(a);
+  si->freeState(b);
+  p.reset();
+  cp_task_free(&task);
+}
+
+/* With continuous sampling a control is a seed of the task's generator:
+ * the sampler draws seeds, and a control's values are the seed's (inside
+ * the range, which is the control space's bounds). */
+Test(ompl, continuous_controls_are_seeds) {
+  char *text = cpt_read_file(task_path("push.json").c_str(), nullptr);
+  std::string s(text);
+  free(text);
+  const char *from[] = {"{\"values\": [-2, 0, 2, 4]}",
+                        "\"method\": \"astar\""};
+  const char *to[] = {"{\"range\": [-2, 4], \"samples\": 7}",
+                      "\"method\": \"rrt\", \"sampling\": \"continuous\""};
+  for (int k = 0; k < 2; ++k) {
+    size_t at = s.find(from[k]);
+    cr_assert_neq(at, std::string::npos, "%s", from[k]);
+    s.replace(at, std::strlen(from[k]), to[k]);
+  }
+  cp_task task;
+  cp_error e;
+  cr_assert_eq(cp_task_parse(s.c_str(), s.size(), task_path("push.json").c_str(),
+                             &task, &e), 0, "%s: %s", e.where, e.msg);
+  cr_assert(task.continuous);
+  auto p = problem(&task, Mode::STEP);
+  const oc::SpaceInformationPtr &si = p->setup().getSpaceInformation();
+  const ob::RealVectorBounds &b = p->controls()->getBounds();
+  cr_assert_eq(b.low[0], -2.0);
+  cr_assert_eq(b.high[0], 4.0);
+  oc::ControlSamplerPtr cs = si->allocControlSampler();
+  oc::Control *c = si->allocControl();
+  double lo = 4, hi = -2;
+  for (int k = 0; k < 200; ++k) {
+    cs->sample(c);
+    long a = static_cast<cp_ompl::ActionControlSpace::ControlType *>(c)->action;
+    cr_assert(a >= 0 && a < task.n_actions);
+    double u, v = c->as<oc::RealVectorControlSpace::ControlType>()->values[0];
+    cp_task_action_values(&task, a, &u);
+    cr_assert_eq(u, v);
+    cr_assert(v >= -2 && v <= 4);
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  cr_assert(lo < -1.5 && hi > 3.5, "spread over the range: [%g, %g]", lo, hi);
+  si->freeControl(c);
+  cs.reset();
   p.reset();
   cp_task_free(&task);
 }
