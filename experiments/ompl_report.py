@@ -10,7 +10,8 @@ runs: the run's time for planners that stop at their first plan, the first
 progress sample with a plan for complan's sst; OMPL's SST keeps no such
 record and runs to the limit); best cost (mean over solved runs); states
 kept (graph_states: complan's nodes; OMPL's motions); actions simulated
-(expansions) and LCP solves (means over all runs)."""
+(expansions), LCP solves and the least goal distance reached (means over
+all runs; OMPL's: its approximate solution's distance, 0 when solved)."""
 import sqlite3
 import sys
 
@@ -32,15 +33,15 @@ def main(path):
         print(f"### {name}\n")
         print(f"{runcount} runs per planner, {limit:g} s each.\n")
         print("| planner | solved | first plan (s) | best cost | states "
-              "| actions simulated | LCP solves |")
-        print("|---|---|---|---|---|---|---|")
+              "| actions simulated | LCP solves | nearest (m) |")
+        print("|---|---|---|---|---|---|---|---|")
         for pid, pname in db.execute(
                 "SELECT DISTINCT c.id, c.name FROM plannerConfigs c JOIN runs r"
                 " ON r.plannerid = c.id WHERE r.experimentid = ? ORDER BY c.id",
                 (eid,)):
             rows = db.execute(
                 "SELECT id, time, solved, best_cost, graph_states, expansions,"
-                " lcp_solves FROM runs WHERE experimentid = ? AND plannerid = ?",
+                " lcp_solves, best_goal_distance FROM runs WHERE experimentid = ? AND plannerid = ?",
                 (eid, pid)).fetchall()
             solved = [r for r in rows if r[2]]
             first = []
@@ -57,7 +58,8 @@ def main(path):
                   f"| {fmt(mean([r[3] for r in solved]), '.3g')} "
                   f"| {fmt(mean([r[4] for r in rows]), '.0f')} "
                   f"| {fmt(mean([r[5] for r in rows]), '.0f')} "
-                  f"| {fmt(mean([r[6] for r in rows]), '.0f')} |")
+                  f"| {fmt(mean([r[6] for r in rows]), '.0f')} "
+                  f"| {fmt(mean([r[7] for r in rows]), '.3g')} |")
         print()
 
 

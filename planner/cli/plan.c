@@ -347,9 +347,11 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
   if (pc.shown) fputc('\n', stderr);
   if (s == CP_PLAN_INTERRUPTED)
     fprintf(stderr, "complan: interrupted by %s: run %lld stopped and "
-            "committed with %ld nodes; continue it with --resume\n",
+            "committed with %ld nodes; %s\n",
             cancelled == SIGTERM ? "SIGTERM" : "SIGINT", (long long)r.run_id,
-            r.nodes);
+            r.nodes, method && is_ompl(method)
+                         ? "an OMPL planner's run cannot be resumed"
+                         : "continue it with --resume");
   if (s == CP_PLAN_FAILED_EXPANSIONS)
     fprintf(stderr, "complan: %s: the search space ran out, but %ld "
             "expansion%s failed (%ld solver_failed, %ld nonfinite): not a "
@@ -412,9 +414,13 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
     if (s == CP_PLAN_SOLVED) {
       if (print_plan(st, &task, &r, db)) rc = CP_EXIT_UNDECIDED;
     } else {
-      printf("no plan; node %ld came nearest the goal: %.4g m away "
-             "(position and angle, docs/planner.md)\n", r.best_node,
-             r.best_distance);
+      if (r.best_node >= 0)
+        printf("no plan; node %ld came nearest the goal: %.4g m away "
+               "(position and angle, docs/planner.md)\n", r.best_node,
+               r.best_distance);
+      else /* an OMPL planner: its tree is not stored */
+        printf("no plan; %s came within %.4g m of the goal (position and "
+               "angle, docs/planner.md)\n", r.planner, r.best_distance);
     }
   }
   cp_store_close(st);

@@ -123,7 +123,7 @@ cp_plan_status store_run(cp_store *st, Problem &p, const oc::PathControl *path,
   stats.pivots = c.pivots;
   stats.fallbacks = c.fallbacks;
   stats.warm_steps = c.warm_steps;
-  cp_search_resume(s, nullptr, &stats);
+  cp_search_set_stats(s, &stats);
 
   /* Each action re-simulated by the search's expansion from its parent. */
   std::vector<double> x(x0, x0 + sp->n), y((size_t)sp->n), z((size_t)sp->n);
