@@ -7,7 +7,39 @@
 #ifndef CP_PLANNER_CLI_H
 #define CP_PLANNER_CLI_H
 
+#include <stdint.h>
+
+#include "planner/plan/plan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /// Runs complan with the given arguments; returns the exit status.
 int cp_cli_main(int argc, char **argv);
+
+/// Planners from outside the C library: OMPL's, through the adapter
+/// (planner/ompl/run.h, C++). The executable registers them at start when
+/// it is built with OMPL (planner/cli/main.c); without them `plan` refuses
+/// the "ompl:" methods with exit status 2, and the C library never depends
+/// on C++.
+typedef struct cp_cli_ompl {
+  const char *const *(*methods)(void);
+  cp_plan_status (*plan)(cp_store *st, const cp_task *task,
+                         const char *method, const cp_plan_options *opt,
+                         cp_plan_result *res, cp_error *err);
+  cp_plan_status (*benchmark)(cp_store *st, const cp_task *task,
+                              const char *const *methods,
+                              const cp_bench_options *bo,
+                              double seconds_before, int64_t *experiment_id,
+                              cp_error *err);
+} cp_cli_ompl;
+
+/// Registers (NULL: removes) the OMPL planners.
+void cp_cli_set_ompl(const cp_cli_ompl *ompl);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

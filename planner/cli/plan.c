@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "planner/cli/cli.h"
 #include "planner/cli/commands.h"
 #include "planner/cli/flags.h"
 #include "planner/cli/output.h"
@@ -39,6 +40,29 @@ static const char tail[] =
     "went non-finite, so it is no proof that no plan exists), or the\n"
     "database could not be written; 2 bad input or usage (the task's JSON\n"
     "path is named; a database of another kind or version is refused).\n";
+
+/* OMPL's planners, when the executable has them (cli.h). */
+static const cp_cli_ompl *ompl_planners;
+
+void cp_cli_set_ompl(const cp_cli_ompl *ompl) { ompl_planners = ompl; }
+
+static int is_ompl(const char *m) { return !strncmp(m, "ompl:", 5); }
+
+/* 0 when m is a planner this complan has (complan's or OMPL's), else a
+ * usage error naming `flag` (exit status 2). */
+static int check_method(const char *flag, const char *m) {
+  for (const char *const *k = cp_search_methods(); *k; ++k)
+    if (!strcmp(*k, m)) return 0;
+  if (is_ompl(m) && !ompl_planners)
+    return cp_cli_usage_error("plan ", "%s %s: this complan was built without "
+                              "OMPL (install libompl-dev and rebuild)", flag, m);
+  if (is_ompl(m))
+    for (const char *const *k = ompl_planners->methods(); *k; ++k)
+      if (!strcmp(*k, m)) return 0;
+  return cp_cli_usage_error("plan ", "unknown planner '%s' in %s (astar, rrt, "
+                            "sst, or ompl:RRT, ompl:EST, ompl:KPIECE1, "
+                            "ompl:PDST, ompl:SST)", m, flag);
+}
 
 /* Set by SIGINT/SIGTERM; the search polls it after every action. */
 static volatile sig_atomic_t cancelled;
@@ -145,21 +169,19 @@ static int benchmark(const char *file, const cp_task *task, const char *db,
                      long runs, const char *planners, double max_seconds,
                      int json, int progress) {
   char buf[256];
-  const char *list[8];
-  int n = 0;
+  const char *list[16], *olist[16];
+  int n = 0, no = 0;
   if (planners) {
     snprintf(buf, sizeof buf, "%s", planners);
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-      int ok = 0;
-      for (const char *const *m = cp_search_methods(); *m; ++m)
-        ok |= !strcmp(*m, tok);
-      if (!ok)
-        return cp_cli_usage_error("plan ", "unknown planner '%s' in "
-                                  "--planners (astar, rrt, sst)", tok);
-      if (n < 7) list[n++] = tok;
+      int bad = check_method("--planners", tok);
+      if (bad) return bad;
+      if (is_ompl(tok) && no < 15) olist[no++] = tok;
+      else if (!is_ompl(tok) && n < 15) list[n++] = tok;
     }
   }
   list[n] = NULL;
+  olist[no] = NULL;
   cp_plan_world *pw;
   cp_error err;
   if (cp_plan_world_create(task, 1, &pw, &err))
@@ -176,11 +198,18 @@ static int benchmark(const char *file, const cp_task *task, const char *db,
                          .task_path = file,
                          .progress = progress ? show_run : NULL};
   int64_t eid = -1;
-  cp_plan_status s =
-      cp_plan_benchmark(st, task, cp_plan_world_problem(pw),
-                        cp_plan_world_start(pw), cp_plan_world_options(pw),
-                        &bo, &eid, &err);
+  /* complan's planners (or the task's method when only OMPL's are not
+   * listed), then OMPL's into the same experiment. */
+  double t0 = cp_search_budget_now(NULL);
+  cp_plan_status s = CP_PLAN_SOLVED;
+  if (n || !no)
+    s = cp_plan_benchmark(st, task, cp_plan_world_problem(pw),
+                          cp_plan_world_start(pw), cp_plan_world_options(pw),
+                          &bo, &eid, &err);
   cp_plan_world_destroy(pw);
+  if (s == CP_PLAN_SOLVED && no)
+    s = ompl_planners->benchmark(st, task, olist, &bo,
+                                 cp_search_budget_now(NULL) - t0, &eid, &err);
   if (s != CP_PLAN_SOLVED) {
     fprintf(stderr, "complan: %s: %s\n", file, err.msg);
     cp_store_close(st);
@@ -223,7 +252,7 @@ static int benchmark(const char *file, const cp_task *task, const char *db,
 int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
   const char *file = NULL, *db = "complan.sqlite", *method = NULL,
              *planners = NULL;
-  int json = 0, resume = 0, progress = 0, method_k = -1;
+  int json = 0, resume = 0, progress = 0;
   long max_nodes = 0, bench = 0;
   const char *seed_text = NULL; /* --seed: any of 0 .. 2^64 - 1 */
   uint64_t seed = 0;
@@ -236,8 +265,11 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
                   "limit or killed) from what the database committed"),
       CP_CLI_VALUE("--seed", "S", CP_FLAG_STRING, &seed_text,
                    "random seed, 0 to 18446744073709551615 (default:\nthe task's search.seed)"),
-      {"--method", "M", CP_FLAG_ENUM, &method_k,
-       "astar, rrt or sst (default: the task's search.method)", .names = cp_search_methods()},
+      CP_CLI_VALUE("--method", "M", CP_FLAG_STRING, &method,
+                   "astar, rrt or sst (default: the task's search.method);\n"
+                   "or an OMPL planner through complan's simulator:\n"
+                   "ompl:RRT, ompl:EST, ompl:KPIECE1, ompl:PDST, ompl:SST\n"
+                   "(when complan is built with OMPL, docs/ompl.md)"),
       {"--max-seconds", "S", CP_FLAG_DOUBLE, &max_seconds,
        "time limit (default: the task's limits.seconds)", .dmin = 1e-6, .dmax = 1e7,
        .expect = "a number > 0"},
@@ -254,7 +286,8 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
        "OMPL's benchmark tables (Planner Arena reads them)",
        .imin = 1, .imax = 100000, .expect = "a number of runs >= 1"},
       CP_CLI_VALUE("--planners", "LIST", CP_FLAG_STRING, &planners,
-                   "comma-separated planners for --benchmark"),
+                   "comma-separated planners for --benchmark (complan's\n"
+                   "and OMPL's, e.g. astar,sst,ompl:KPIECE1)"),
   };
   const cp_cli_spec spec = {cmd->name, head, tail, "TASK", &file, flags, sizeof flags / sizeof *flags, 0, cmd->usage};
   int prc = cp_cli_parse(&spec, argc, argv);
@@ -263,7 +296,10 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
   if (has_seed && cp_parse_u64(seed_text, &seed))
     return cp_cli_usage_error("plan ", "--seed: expected a whole number from 0 to "
                               "18446744073709551615, found '%s'", seed_text);
-  if (method_k >= 0) method = cp_search_methods()[method_k];
+  if (method && (prc = check_method("--method", method))) return prc;
+  if (method && is_ompl(method) && resume)
+    return cp_cli_usage_error("plan ", "--resume: an OMPL planner's run "
+                              "cannot be resumed");
   if (planners && !bench)
     return cp_cli_usage_error("plan ", "--planners goes with --benchmark");
   if (bench && resume)
@@ -303,14 +339,19 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
   o.cancel = &cancelled;
   cp_plan_result r;
   catch_signals();
-  cp_plan_status s = cp_plan_task(st, &task, &o, &r, &err);
+  cp_plan_status s =
+      method && is_ompl(method)
+          ? ompl_planners->plan(st, &task, method, &o, &r, &err)
+          : cp_plan_task(st, &task, &o, &r, &err);
   release_signals();
   if (pc.shown) fputc('\n', stderr);
   if (s == CP_PLAN_INTERRUPTED)
     fprintf(stderr, "complan: interrupted by %s: run %lld stopped and "
-            "committed with %ld nodes; continue it with --resume\n",
+            "committed with %ld nodes; %s\n",
             cancelled == SIGTERM ? "SIGTERM" : "SIGINT", (long long)r.run_id,
-            r.nodes);
+            r.nodes, method && is_ompl(method)
+                         ? "an OMPL planner's run cannot be resumed"
+                         : "continue it with --resume");
   if (s == CP_PLAN_FAILED_EXPANSIONS)
     fprintf(stderr, "complan: %s: the search space ran out, but %ld "
             "expansion%s failed (%ld solver_failed, %ld nonfinite): not a "
@@ -373,9 +414,13 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
     if (s == CP_PLAN_SOLVED) {
       if (print_plan(st, &task, &r, db)) rc = CP_EXIT_UNDECIDED;
     } else {
-      printf("no plan; node %ld came nearest the goal: %.4g m away "
-             "(position and angle, docs/planner.md)\n", r.best_node,
-             r.best_distance);
+      if (r.best_node >= 0)
+        printf("no plan; node %ld came nearest the goal: %.4g m away "
+               "(position and angle, docs/planner.md)\n", r.best_node,
+               r.best_distance);
+      else /* an OMPL planner: its tree is not stored */
+        printf("no plan; %s came within %.4g m of the goal (position and "
+               "angle, docs/planner.md)\n", r.planner, r.best_distance);
     }
   }
   cp_store_close(st);

@@ -278,6 +278,29 @@ static void record(void *ctx, const cp_plan_progress *p) {
                           p->nodes, p->expansions};
 }
 
+cp_bench_run cp_plan_bench_row(const cp_plan_result *res, double memory) {
+  cp_bench_run br = {0};
+  br.search_id = res->run_id;
+  br.time = res->session_seconds;
+  br.memory = memory;
+  br.solved = res->status == CP_PLAN_SOLVED;
+  br.status = res->status == CP_PLAN_SOLVED  ? 6
+              : res->status == CP_PLAN_LIMIT ? 4
+                                             : 0;
+  br.graph_states = res->nodes;
+  br.solution_length = (double)res->length;
+  br.best_cost = res->cost;
+  br.expansions = res->stats.expansions;
+  br.lcp_solves = (long)res->stats.lcp_solves;
+  br.lemke_pivots = (long)res->stats.pivots;
+  br.fallbacks = (long)res->stats.fallbacks;
+  br.steps = (long)res->stats.steps;
+  br.duplicates = res->stats.duplicates;
+  br.rejected = res->stats.rejected;
+  br.best_distance = res->best_distance;
+  return br;
+}
+
 cp_plan_status cp_plan_benchmark(cp_store *st, const cp_task *task,
                                  const cp_search_problem *p, const double *x0,
                                  const char *world_options,
@@ -323,26 +346,11 @@ cp_plan_status cp_plan_benchmark(cp_store *st, const cp_task *task,
         result = s;
         break;
       }
-      cp_bench_run br = {0};
-      br.search_id = res.run_id;
-      br.time = res.session_seconds;
-      br.memory = (double)res.nodes *
-                  (double)(sizeof(cp_search_node) +
-                           (size_t)p->n * sizeof(double)) /
-                  1048576.0;
-      br.solved = s == CP_PLAN_SOLVED;
-      br.status = s == CP_PLAN_SOLVED ? 6 : s == CP_PLAN_LIMIT ? 4 : 0;
-      br.graph_states = res.nodes;
-      br.solution_length = (double)res.length;
-      br.best_cost = res.cost;
-      br.expansions = res.stats.expansions;
-      br.lcp_solves = (long)res.stats.lcp_solves;
-      br.lemke_pivots = (long)res.stats.pivots;
-      br.fallbacks = (long)res.stats.fallbacks;
-      br.steps = (long)res.stats.steps;
-      br.duplicates = res.stats.duplicates;
-      br.rejected = res.stats.rejected;
-      br.best_distance = res.best_distance;
+      cp_bench_run br = cp_plan_bench_row(
+          &res, (double)res.nodes *
+                    (double)(sizeof(cp_search_node) +
+                             (size_t)p->n * sizeof(double)) /
+                    1048576.0);
       int64_t rid;
       if ((ss = cp_store_bench_run(st, *experiment_id, pid, &br, &rid))) break;
       for (int k = 0; k < ser.n && !ss; ++k)

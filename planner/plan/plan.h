@@ -121,6 +121,12 @@ typedef struct cp_plan_world cp_plan_world;
 /// action (docs/planner.md, "Budgets").
 #define CP_PLAN_BUDGET_STEPS 16
 
+/// The world options the planner simulates task with (stepper, dt,
+/// fallback policy, warm starts with CP_PLAN_IMPACT_MEMO impact-memo slots,
+/// or neither when warm_start = 0): a bare cp_world made with them steps
+/// as cp_plan_world's does.
+cp_world_options cp_plan_world_options_of(const cp_task *task, int warm_start);
+
 /// Creates the world of the task's scene (stepper, dt, fallback policy,
 /// warm starts on unless warm_start = 0) and the search problem over it:
 /// states are cp_world_get_state vectors; an expansion sets the state, the
@@ -154,6 +160,28 @@ void cp_plan_world_observe(cp_plan_world *pw,
                            void (*fn)(void *ctx, const cp_world *world),
                            void *ctx);
 
+/// One action stepped by the caller (the search's expansion is exactly
+/// this; the OMPL adapter, planner/ompl/, steps it one world step at a
+/// time). cp_plan_world_begin sets the world to state x (the problem's n
+/// numbers) at time t, installs the warm-start data (may be NULL) and
+/// action a's inputs; cp_plan_world_advance takes world step k (0, 1, ...)
+/// of the action: y holds the state before the step (its goal entries are
+/// read) and receives the state after it, and the step's counts are added
+/// to info; cp_plan_world_end puts the world's warm-start data into
+/// info->warm (the world's copy, valid until the next call) when the
+/// outcome is OK. begin and advance return 0 (go on), 1 (rejected:
+/// info->outcome and info->message say why), 2 (advance only: the world's
+/// deadline, cp_world_set_deadline, stopped a solver call; the search
+/// treats the action as cut short by its budget, with no outcome) or -1
+/// (fatal: out of memory, or a task the world does not fit; info->message
+/// says which).
+int cp_plan_world_begin(cp_plan_world *pw, const double *x, double t,
+                        const void *warm, size_t warm_size, long a,
+                        cp_expansion *info);
+int cp_plan_world_advance(cp_plan_world *pw, int k, double *y,
+                          cp_expansion *info);
+void cp_plan_world_end(cp_plan_world *pw, cp_expansion *info);
+
 /// Plans task with the simulator: cp_plan_world_create + cp_plan_search.
 cp_plan_status cp_plan_task(cp_store *st, const cp_task *task,
                             const cp_plan_options *opt, cp_plan_result *res,
@@ -170,6 +198,10 @@ typedef struct cp_bench_options {
                    const cp_plan_result *r);
   void *progress_ctx;
 } cp_bench_options;
+
+/// The OMPL benchmark row of one finished run (status 6 solved, 4 limit,
+/// else 0; memory in MB).
+cp_bench_run cp_plan_bench_row(const cp_plan_result *res, double memory);
 
 /// Benchmarks the problem p from x0 (world_options: JSON text recorded with
 /// every run). Returns the experiment id in *experiment_id; CP_PLAN_SOLVED

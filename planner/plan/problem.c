@@ -111,22 +111,20 @@ static void goal_update(const cp_plan_world *pw, int n_contacts, const cp_world_
   y[pw->nw] = ph;
 }
 
-static int expand(void *ctx, const double *x, double t, const void *warm,
-                  size_t warm_size, long a, double *y, cp_expansion *info) {
-  cp_plan_world *pw = ctx;
+/* The steps of one action (plan.h): static and inlined into the search's
+ * expansion, so that its per-step path has no call more than before; the
+ * cp_plan_world_* wrappers below give them to the OMPL adapter. */
+static inline __attribute__((always_inline)) int
+begin(cp_plan_world *pw, const double *x, double t, const void *warm,
+      size_t warm_size, long a, cp_expansion *info) {
   const cp_task *task = pw->task;
-  /* Simulation time is the thread's CPU time: on a shared machine
-   * wall-clock time mostly measures the other jobs. */
-  double t0 = cp_clock_thread_cpu();
   cp_world *w = pw->world;
   cp_world_status st = cp_world_set_state(w, x);
-  memcpy(y, x, (size_t)pw->n * sizeof *y);
   if (st != CP_WORLD_OK) {
     info->outcome = outcome_of(st);
     snprintf(info->message, sizeof info->message, "start state: %s",
              cp_world_message(w));
-    pw->seconds += cp_clock_thread_cpu() - t0;
-    return 0;
+    return 1;
   }
   cp_world_set_time(w, t);
   /* The solvers of the action's steps get the time left (certify's MIP). */
@@ -147,59 +145,65 @@ static int expand(void *ctx, const double *x, double t, const void *warm,
     }
   }
   info->outcome = CP_EXPAND_OK;
-  for (int k = 0; k < task->steps; ++k) {
-    /* A long action polls the budget every CP_PLAN_BUDGET_STEPS steps: cut
-     * short, it has no outcome (the search simulates it again on resume). */
-    if (k > 0 && k % CP_PLAN_BUDGET_STEPS == 0 &&
-        cp_search_budget_spent(pw->budget)) {
-      pw->seconds += cp_clock_thread_cpu() - t0;
-      return 1;
-    }
-    cp_step_info si;
-    memset(&si, 0, sizeof si);
-    st = pw->actions.n_act ? cp_plan_actions_apply(&pw->actions, w)
+  return 0;
+}
+
+static inline __attribute__((always_inline)) int
+advance(cp_plan_world *pw, int k, double *y, cp_expansion *info) {
+  const cp_task *task = pw->task;
+  cp_world *w = pw->world;
+  cp_step_info si;
+  memset(&si, 0, sizeof si);
+  cp_world_status st = pw->actions.n_act
+                           ? cp_plan_actions_apply(&pw->actions, w)
                            : CP_WORLD_OK;
-    if (st == CP_WORLD_OK) st = cp_world_step(w, &si);
-    info->lcp_solves += si.lcp_solves;
-    info->lcp_reused += si.lcp_reused;
-    info->pivots += si.pivots;
-    if (st == CP_WORLD_NOMEM) {
-      snprintf(info->message, sizeof info->message, "out of memory");
-      return -1;
-    }
-    if (st == CP_WORLD_TIME_LIMIT) {
-      /* The world's deadline (the budget) stopped a solver call: cut
-       * short like the budget poll above, no outcome. */
-      pw->seconds += cp_clock_thread_cpu() - t0;
-      return 1;
-    }
-    if (st != CP_WORLD_OK) {
-      info->outcome = outcome_of(st);
-      snprintf(info->message, sizeof info->message, "step %d: %s", k + 1,
-               cp_world_message(w));
-      break;
-    }
-    info->steps++;
-    info->fallbacks += si.fallback;
-    info->warm_steps += si.warm_started;
-    cp_world_get_state(w, y);
-    if (pw->extra) {
-      const cp_world_contact *wc;
-      int nc = cp_world_contacts(w, &wc);
-      goal_update(pw, nc, wc, y);
-    }
-    if (pw->observe) pw->observe(pw->observe_ctx, w);
-    int b = out_of_bounds(pw, y);
-    if (b >= 0) {
-      info->outcome = CP_EXPAND_OUT_OF_BOUNDS;
-      snprintf(info->message, sizeof info->message,
-               "step %d: body \"%s\" at (%.4g, %.4g, %.4g) left the bounds",
-               k + 1, task->scene.bodies[pw->lay.free_body[b]].name,
-               y[body_at(pw, b)], y[body_at(pw, b) + 1],
-               y[body_at(pw, b) + 2]);
-      break;
-    }
+  if (st == CP_WORLD_OK) st = cp_world_step(w, &si);
+  info->lcp_solves += si.lcp_solves;
+  info->lcp_reused += si.lcp_reused;
+  info->pivots += si.pivots;
+  if (st == CP_WORLD_NOMEM) {
+    snprintf(info->message, sizeof info->message, "out of memory");
+    return -1;
   }
+  if (st == CP_WORLD_TIME_LIMIT) {
+    /* The world's deadline (the budget) stopped a solver call: the action
+     * is cut short like the budget poll in expand, with no outcome. */
+    info->outcome = CP_EXPAND_SOLVER_FAILED;
+    snprintf(info->message, sizeof info->message, "step %d: %s", k + 1,
+             cp_world_message(w));
+    return 2;
+  }
+  if (st != CP_WORLD_OK) {
+    info->outcome = outcome_of(st);
+    snprintf(info->message, sizeof info->message, "step %d: %s", k + 1,
+             cp_world_message(w));
+    return 1;
+  }
+  info->steps++;
+  info->fallbacks += si.fallback;
+  info->warm_steps += si.warm_started;
+  cp_world_get_state(w, y);
+  if (pw->extra) {
+    const cp_world_contact *wc;
+    int nc = cp_world_contacts(w, &wc);
+    goal_update(pw, nc, wc, y);
+  }
+  if (pw->observe) pw->observe(pw->observe_ctx, w);
+  int b = out_of_bounds(pw, y);
+  if (b >= 0) {
+    info->outcome = CP_EXPAND_OUT_OF_BOUNDS;
+    snprintf(info->message, sizeof info->message,
+             "step %d: body \"%s\" at (%.4g, %.4g, %.4g) left the bounds",
+             k + 1, task->scene.bodies[pw->lay.free_body[b]].name,
+             y[body_at(pw, b)], y[body_at(pw, b) + 1], y[body_at(pw, b) + 2]);
+    return 1;
+  }
+  return 0;
+}
+
+static inline __attribute__((always_inline)) void
+end(cp_plan_world *pw, cp_expansion *info) {
+  cp_world *w = pw->world;
   info->warm = NULL;
   info->warm_size = 0;
   size_t ws = cp_world_warm_size(w);
@@ -217,6 +221,55 @@ static int expand(void *ctx, const double *x, double t, const void *warm,
       info->warm_size = ws;
     }
   }
+}
+
+int cp_plan_world_begin(cp_plan_world *pw, const double *x, double t,
+                        const void *warm, size_t warm_size, long a,
+                        cp_expansion *info) {
+  return begin(pw, x, t, warm, warm_size, a, info);
+}
+
+int cp_plan_world_advance(cp_plan_world *pw, int k, double *y,
+                          cp_expansion *info) {
+  return advance(pw, k, y, info);
+}
+
+void cp_plan_world_end(cp_plan_world *pw, cp_expansion *info) {
+  end(pw, info);
+}
+
+/* One action: begin, task->steps advances (polling the budget every
+ * CP_PLAN_BUDGET_STEPS steps), end. */
+static int expand(void *ctx, const double *x, double t, const void *warm,
+                  size_t warm_size, long a, double *y, cp_expansion *info) {
+  cp_plan_world *pw = ctx;
+  /* Simulation time is the thread's CPU time: on a shared machine
+   * wall-clock time mostly measures the other jobs. */
+  double t0 = cp_clock_thread_cpu();
+  memcpy(y, x, (size_t)pw->n * sizeof *y);
+  int r = begin(pw, x, t, warm, warm_size, a, info);
+  if (r < 0) return -1;
+  if (r > 0) {
+    pw->seconds += cp_clock_thread_cpu() - t0;
+    return 0;
+  }
+  for (int k = 0; k < pw->task->steps; ++k) {
+    /* A long action polls the budget every CP_PLAN_BUDGET_STEPS steps: cut
+     * short, it has no outcome (the search simulates it again on resume). */
+    if (k > 0 && k % CP_PLAN_BUDGET_STEPS == 0 &&
+        cp_search_budget_spent(pw->budget)) {
+      pw->seconds += cp_clock_thread_cpu() - t0;
+      return 1;
+    }
+    r = advance(pw, k, y, info);
+    if (r < 0) return -1;
+    if (r == 2) { /* cut short by the world's deadline: no outcome */
+      pw->seconds += cp_clock_thread_cpu() - t0;
+      return 1;
+    }
+    if (r > 0) break;
+  }
+  end(pw, info);
   pw->seconds += cp_clock_thread_cpu() - t0;
   return 0;
 }
@@ -371,12 +424,7 @@ static void goal_sample(void *ctx, double *e) {
       }
 }
 
-int cp_plan_world_create(const cp_task *task, int warm_start,
-                         cp_plan_world **out, cp_error *err) {
-  *out = NULL;
-  cp_plan_world *pw = calloc(1, sizeof *pw);
-  if (!pw) return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
-  pw->task = task;
+cp_world_options cp_plan_world_options_of(const cp_task *task, int warm_start) {
   cp_world_options wo = cp_world_defaults();
   wo.stepper = (cp_stepper)task->stepper;
   wo.dt = task->dt;
@@ -385,6 +433,16 @@ int cp_plan_world_create(const cp_task *task, int warm_start,
   // the action): with warm starts on, each is solved once (docs/plan.md).
   wo.impact_memo = warm_start ? CP_PLAN_IMPACT_MEMO : 0;
   wo.allow_fallback = task->allow_fallback;
+  return wo;
+}
+
+int cp_plan_world_create(const cp_task *task, int warm_start,
+                         cp_plan_world **out, cp_error *err) {
+  *out = NULL;
+  cp_plan_world *pw = calloc(1, sizeof *pw);
+  if (!pw) return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
+  pw->task = task;
+  cp_world_options wo = cp_plan_world_options_of(task, warm_start);
   cp_error e;
   memset(&e, 0, sizeof e);
   cp_world_status st = cp_world_create(&task->scene, &wo, &pw->world, &e);

@@ -493,6 +493,10 @@ int cp_search_resume(cp_search *s, const cp_rng *rng,
   return 0;
 }
 
+void cp_search_set_stats(cp_search *s, const cp_search_stats *stats) {
+  s->stats = *stats;
+}
+
 cp_search_status cp_search_iterate(cp_search *s) {
   if (s->n_nodes >= s->opt.max_nodes) return CP_SEARCH_NODE_LIMIT;
   cp_search_mark(s);

@@ -255,6 +255,11 @@ int cp_search_adopt(cp_search *s, const cp_search_node *node,
 int cp_search_resume(cp_search *s, const cp_rng *rng,
                      const cp_search_stats *stats);
 
+/// Sets the totals, for a search whose nodes were simulated elsewhere and
+/// given to cp_search_adopt (the OMPL adapter's plans, planner/ompl/): the
+/// store writes them with the run.
+void cp_search_set_stats(cp_search *s, const cp_search_stats *stats);
+
 /// One planner iteration (astar: expand one node with every action; rrt:
 /// one sample and its candidates; sst: one sample, one action).
 cp_search_status cp_search_iterate(cp_search *s);

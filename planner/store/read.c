@@ -14,7 +14,8 @@ cp_store_status cp_store_find_resumable(cp_store *st, int64_t task_id,
   cp_store_status s =
       cp_store_one_row(st,
                        "SELECT id FROM searches WHERE task_id = ? AND"
-                       " status IN ('running', 'limit', 'interrupted')"
+                       " status IN ('running', 'limit', 'interrupted') AND"
+                       " planner NOT LIKE 'ompl:%'" /* OMPL's: not resumable */
                        " ORDER BY id DESC LIMIT 1",
                        &task_id, 1, "cannot look for a run to resume", &q);
   if (s == CP_STORE_NOT_FOUND)

@@ -142,8 +142,9 @@ typedef struct cp_store_run {
 cp_store_status cp_store_run_resumed(cp_store *st, int64_t run_id);
 
 /// The latest run of task_id whose status is "running", "limit" or
-/// "interrupted";
-/// CP_STORE_NOT_FOUND when none.
+/// "interrupted" and whose planner is complan's (an OMPL planner's run,
+/// "ompl:...", keeps no state to resume from); CP_STORE_NOT_FOUND when
+/// none.
 cp_store_status cp_store_find_resumable(cp_store *st, int64_t task_id,
                                         int64_t *run_id);
 cp_store_status cp_store_load_run(cp_store *st, int64_t run_id,

@@ -60,4 +60,23 @@ cp "$consumer" "$dest/consumer.c"
 "$@" -std=c17 -Wall -Wextra -Werror -o "$dest/consumer" "$dest/consumer.c" $cflags $libs ||
   fail "the consumer does not compile or link with: $cflags $libs"
 OPENBLAS_NUM_THREADS=1 "$dest/consumer" || fail "the consumer failed"
-echo "install_test: $n headers installed, all in complan.h; consumer built and ran"
+# The OMPL adapter (docs/ompl.md), when complan was built with it: its one
+# C++ header is installed and a C++ program built with complan-ompl.pc
+# plans a task with OMPL's RRT (CP_CXX, CP_OMPL_CONSUMER: tests/meson.build).
+# OMPL's include folders are the system's, not under the DESTDIR (the
+# DESTDIR's copies of them are absent).
+ompl=""
+if [ -n "${CP_OMPL_CONSUMER:-}" ]; then
+  [ -f "$incdir/planner/ompl/ompl.hpp" ] || fail "no planner/ompl/ompl.hpp installed"
+  ocflags=$(pkg-config --cflags complan-ompl) || fail "pkg-config --cflags complan-ompl"
+  olibs=$(pkg-config --static --libs complan-ompl) || fail "pkg-config --libs complan-ompl"
+  sys=$(PKG_CONFIG_SYSROOT_DIR='' pkg-config --cflags-only-I ompl) || fail "pkg-config --cflags ompl"
+  cp "$CP_OMPL_CONSUMER" "$dest/ompl_consumer.cpp"
+  # shellcheck disable=SC2086 # the flags are words
+  $CP_CXX $ocflags $sys -std=c++17 -Wall -o "$dest/ompl_consumer" "$dest/ompl_consumer.cpp" $olibs ||
+    fail "the OMPL consumer does not compile or link with: $ocflags $sys $olibs"
+  OPENBLAS_NUM_THREADS=1 "$dest/ompl_consumer" "$CP_SOURCE_ROOT/planner/tasks/quasistatic_push.json" ||
+    fail "the OMPL consumer failed"
+  ompl="; the OMPL consumer built and planned"
+fi
+echo "install_test: $n headers installed, all in complan.h; consumer built and ran$ompl"

@@ -1,0 +1,388 @@
+// OMPL's planners on a complan task: one run stored as a complan search run
+// (its plan re-simulated by complan's expansion), benchmark runs in OMPL's
+// tables (planner/ompl/run.h, planner/ompl/ompl.hpp).
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+
+#include <ompl/base/PlannerData.h>
+#include <ompl/base/PlannerTerminationCondition.h>
+#include <ompl/util/Console.h>
+#include <ompl/util/Exception.h>
+#include <ompl/util/RandomNumbers.h>
+
+#include "planner/ompl/ompl.hpp"
+#include "planner/ompl/run.h"
+
+namespace ob = ompl::base;
+namespace oc = ompl::control;
+
+namespace cp_ompl {
+
+namespace {
+
+const char *const METHODS[] = {"ompl:RRT", "ompl:EST", "ompl:KPIECE1",
+                               "ompl:PDST", "ompl:SST", nullptr};
+const char PREFIX[] = "ompl:";
+
+/* KPIECE1 and PDST cut a motion at any of its propagation steps and grow
+ * new controls from there; complan's plans are whole actions, so those two
+ * propagate one action per step. */
+Mode mode_of(const std::string &name) {
+  return name == "KPIECE1" || name == "PDST" ? Mode::ACTION : Mode::STEP;
+}
+
+cp_plan_status store_failed(cp_store *st, cp_store_status s, cp_error *err) {
+  cp_error_setc(err, CP_ERR_IO, "", "%s", cp_store_message(st));
+  return s == CP_STORE_BAD_FILE ? CP_PLAN_BAD_INPUT : CP_PLAN_FAILED;
+}
+
+// JSON string of s (names and values of OMPL's parameters: plain text).
+std::string quoted(const std::string &s) {
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    if ((unsigned char)c >= 0x20) o += c;
+  }
+  return o + "\"";
+}
+
+std::string params_json(const ob::PlannerPtr &planner) {
+  std::map<std::string, std::string> params;
+  planner->params().getParams(params);
+  std::string o = "{";
+  for (const auto &kv : params) {
+    if (o.size() > 1) o += ", ";
+    o += quoted(kv.first) + ": " + quoted(kv.second);
+  }
+  return o + "}";
+}
+
+/* The run of p (status, with path's actions as its plan when path is not
+ * null) as a complan search run: see storePath. */
+cp_plan_status store_run(cp_store *st, Problem &p, const oc::PathControl *path,
+                         const char *planner, const char *options,
+                         const char *task_path, std::uint64_t seed,
+                         const char *status, double seconds,
+                         cp_plan_result *res, cp_error *err) {
+  const cp_task *task = p.task();
+  const cp_search_problem *sp = cp_plan_world_problem(p.world());
+  const double *x0 = cp_plan_world_start(p.world());
+  /* The path's actions, and for each the index of the path state it ends
+   * in (-1 inside a control held for several actions). */
+  std::vector<long> acts;
+  std::vector<long> ends;
+  double h = p.setup().getSpaceInformation()->getPropagationStepSize();
+  unsigned int per = p.actionSteps();
+  for (size_t i = 0; path && i < path->getControlCount(); ++i) {
+    long steps = std::lround(path->getControlDuration(i) / h);
+    if (steps <= 0 || steps % per) {
+      cp_error_set(err, "", "%s held control %zu for %ld steps of %g s, not "
+                   "whole actions of %u steps: not a complan plan",
+                   planner, i, steps, h, per);
+      return CP_PLAN_FAILED;
+    }
+    long a = static_cast<const ActionControlSpace::ControlType *>(
+                 path->getControl(i))->action;
+    for (long r = 0; r < steps / per; ++r) {
+      acts.push_back(a);
+      ends.push_back(r == steps / per - 1 ? (long)i + 1 : -1);
+    }
+  }
+  int64_t task_id, run_id;
+  cp_store_status ss = cp_store_task(st, task, task_path, &task_id);
+  if (!ss)
+    ss = cp_store_run_begin(st, task_id, planner, options, seed, sp->n, &run_id);
+  if (ss) return store_failed(st, ss, err);
+  res->run_id = run_id;
+  cp_search_options so = cp_search_defaults();
+  so.method = "rrt"; // a container of nodes: it never iterates
+  so.seed = seed;
+  so.max_nodes = LONG_MAX;
+  char msg[256];
+  cp_search *s = cp_search_create(sp, &so, x0, 0, msg, sizeof msg);
+  if (!s) {
+    cp_error_setc(err, CP_ERR_NOMEM, "", "%s", msg);
+    return CP_PLAN_FAILED;
+  }
+  cp_store_progress pr = {"running", seconds};
+  if ((ss = cp_store_write_batch(st, run_id, task, s, &pr, -1, nullptr))) {
+    cp_search_destroy(s);
+    return store_failed(st, ss, err);
+  }
+  const Counts &c = p.counts();
+  cp_search_stats stats;
+  std::memset(&stats, 0, sizeof stats);
+  stats.expansions = c.actions;
+  stats.rejected = c.rejected;
+  stats.steps = c.steps;
+  stats.lcp_solves = c.lcp_solves;
+  stats.pivots = c.pivots;
+  stats.fallbacks = c.fallbacks;
+  stats.warm_steps = c.warm_steps;
+  cp_search_set_stats(s, &stats);
+
+  /* Each action re-simulated by the search's expansion from its parent. */
+  std::vector<double> x(x0, x0 + sp->n), y((size_t)sp->n), z((size_t)sp->n);
+  cp_expansion info;
+  double t = 0, cost = 0;
+  cp_plan_status result = CP_PLAN_SOLVED;
+  for (size_t j = 0; j < acts.size() && result == CP_PLAN_SOLVED; ++j) {
+    std::memset(&info, 0, sizeof info);
+    size_t ws = 0;
+    const void *warm = cp_search_warm(s, (long)j, &ws);
+    int r = sp->expand(sp->ctx, x.data(), t, warm, ws, acts[j], y.data(), &info);
+    if (r != 0 || info.outcome != CP_EXPAND_OK) {
+      cp_error_set(err, "", "%s's action %zu (%ld) is rejected when complan "
+                   "simulates it again: %s", planner, j + 1, acts[j],
+                   r < 0 ? info.message : cp_expand_outcome_name(info.outcome));
+      result = CP_PLAN_FAILED;
+      break;
+    }
+    if (ends[j] >= 0) {
+      p.space()->toVector(path->getState((size_t)ends[j]), z.data());
+      if (std::memcmp(z.data(), y.data(), y.size() * sizeof(double))) {
+        cp_error_set(err, "", "%s's state after action %zu differs from "
+                     "complan's simulation of it (the propagator is not the "
+                     "search's expansion)", planner, j + 1);
+        result = CP_PLAN_FAILED;
+        break;
+      }
+    }
+    cost += sp->edge_cost ? sp->edge_cost(sp->ctx, x.data(), acts[j], y.data())
+                          : sp->action_cost(sp->ctx, acts[j]);
+    cp_search_node n;
+    std::memset(&n, 0, sizeof n);
+    n.id = (long)j + 1;
+    n.parent = (long)j;
+    n.depth = (int)j + 1;
+    n.time = t + sp->duration;
+    n.cost = cost;
+    n.action = acts[j];
+    n.outcome = CP_EXPAND_OK;
+    n.steps = info.steps;
+    n.lcp_solves = info.lcp_solves;
+    n.pivots = info.pivots;
+    n.fallbacks = info.fallbacks;
+    n.warm_steps = info.warm_steps;
+    n.flags = sp->in_goal(sp->ctx, y.data()) ? CP_NODE_GOAL : 0;
+    n.goal_distance = sp->goal_distance(sp->ctx, y.data());
+    n.message = "";
+    if (cp_search_adopt(s, &n, y.data(), info.warm, info.warm_size)) {
+      cp_error_setc(err, CP_ERR_NOMEM, "", "%s", cp_search_message(s));
+      result = CP_PLAN_FAILED;
+    }
+    x.swap(y);
+    t = n.time;
+  }
+  long goal = acts.empty() ? -1 : (long)acts.size();
+  if (result == CP_PLAN_SOLVED && goal >= 0 &&
+      !(cp_search_node_get(s, goal)->flags & CP_NODE_GOAL)) {
+    cp_error_set(err, "", "%s's path does not end in the goal when complan "
+                 "simulates it", planner);
+    result = CP_PLAN_FAILED;
+  }
+  if (result != CP_PLAN_SOLVED) goal = -1;
+  pr.status = result == CP_PLAN_SOLVED ? status : "error";
+  ss = cp_store_write_batch(st, run_id, task, s, &pr, goal, &res->plan_id);
+  if (goal >= 0 && !ss) {
+    const cp_search_node *g = cp_search_node_get(s, goal);
+    res->goal_node = goal;
+    res->cost = g->cost;
+    res->length = g->depth;
+  }
+  cp_search_destroy(s);
+  if (ss) return store_failed(st, ss, err);
+  return result;
+}
+
+/* One run: OMPL's planner `name` on a fresh Problem; *settings gets the
+ * planner's parameters (JSON) when not null. */
+cp_plan_status run(cp_store *st, const cp_task *task, const char *method,
+                   const cp_plan_options *opt, cp_plan_result *res,
+                   std::string *settings, cp_error *err) {
+  cp_plan_options o = opt ? *opt : cp_plan_defaults();
+  std::memset(res, 0, sizeof *res);
+  res->plan_id = res->goal_node = res->best_node = -1;
+  res->cost = NAN;
+  res->best_distance = NAN;
+  std::snprintf(res->planner, sizeof res->planner, "%s", method);
+  if (std::strncmp(method, PREFIX, sizeof PREFIX - 1)) {
+    cp_error_set(err, "search.method", "\"%s\" is not an OMPL planner", method);
+    return res->status = CP_PLAN_BAD_INPUT;
+  }
+  if (o.resume) {
+    cp_error_set(err, "", "an OMPL planner's run cannot be resumed (OMPL "
+                 "keeps nothing to resume from)");
+    return res->status = CP_PLAN_BAD_INPUT;
+  }
+  std::string name = method + sizeof PREFIX + -1;
+  ompl::msg::setLogLevel(ompl::msg::LOG_NONE);
+  std::uint64_t seed = o.has_seed ? o.seed : task->seed;
+  /* OMPL seeds every generator from one sequence, whose seed counts only
+   * before the process's first generator exists. */
+  static bool seeded = false;
+  if (!seeded && (std::uint32_t)seed) ompl::RNG::setSeed((std::uint32_t)seed);
+  seeded = true;
+  std::unique_ptr<Problem> p = Problem::create(task, mode_of(name), err);
+  if (!p) return res->status = CP_PLAN_BAD_INPUT;
+  ob::PlannerPtr planner = p->planner(name);
+  if (!planner) {
+    cp_error_set(err, "search.method", "unknown OMPL planner \"%s\" (expected "
+                 "ompl:RRT, ompl:EST, ompl:KPIECE1, ompl:PDST or ompl:SST)",
+                 method);
+    return res->status = CP_PLAN_BAD_INPUT;
+  }
+  p->setup().setPlanner(planner);
+  p->setup().setup();
+  std::string params = params_json(planner);
+  if (settings) *settings = params;
+  double max_seconds = o.max_seconds > 0 ? o.max_seconds : task->max_seconds;
+  long max_nodes = o.max_nodes > 0 ? o.max_nodes : task->max_nodes;
+  volatile sig_atomic_t *cancel = o.cancel;
+  Problem *raw = p.get();
+  ob::PlannerTerminationCondition ptc = ob::plannerOrTerminationCondition(
+      ob::timedPlannerTerminationCondition(max_seconds),
+      ob::PlannerTerminationCondition([cancel, raw, max_nodes] {
+        return (cancel && *cancel) || raw->counts().actions >= max_nodes;
+      }));
+  double t0 = cp_search_budget_now(nullptr);
+  ob::PlannerStatus ps = p->setup().solve(ptc);
+  double seconds = cp_search_budget_now(nullptr) - t0;
+  bool exact = ps == ob::PlannerStatus::EXACT_SOLUTION;
+  char options[2048];
+  std::snprintf(options, sizeof options,
+                "{\"method\": \"%s\", \"propagation\": \"%s\", \"step_size\": "
+                "%.17g, \"control_steps\": %u, \"max_seconds\": %.17g, "
+                "\"max_nodes\": %ld, \"ompl\": %s, \"world\": %s}",
+                method, p->mode() == Mode::STEP ? "step" : "action",
+                p->setup().getSpaceInformation()->getPropagationStepSize(),
+                p->actionSteps(), max_seconds, max_nodes, params.c_str(),
+                cp_plan_world_options(p->world()));
+  cp_plan_status status =
+      exact ? CP_PLAN_SOLVED
+            : cancel && *cancel ? CP_PLAN_INTERRUPTED : CP_PLAN_LIMIT;
+  const oc::PathControl *path = nullptr;
+  if (exact) path = &p->setup().getSolutionPath();
+  ob::PlannerData pd(p->setup().getSpaceInformation());
+  p->setup().getPlannerData(pd);
+  cp_plan_status s = store_run(st, *p, path, method, options, o.task_path,
+                               seed, cp_plan_status_name(status), seconds,
+                               res, err);
+  const Counts &c = p->counts();
+  res->nodes = (long)pd.numVertices();
+  res->stats.expansions = c.actions;
+  res->stats.rejected = c.rejected;
+  res->stats.steps = c.steps;
+  res->stats.lcp_solves = c.lcp_solves;
+  res->stats.pivots = c.pivots;
+  res->stats.fallbacks = c.fallbacks;
+  res->stats.warm_steps = c.warm_steps;
+  res->seconds = res->session_seconds = seconds;
+  const ob::ProblemDefinitionPtr &pdef = p->setup().getProblemDefinition();
+  res->best_distance = exact ? 0.0
+                       : pdef->hasSolution() ? pdef->getSolutionDifference()
+                                             : NAN;
+  if (s != CP_PLAN_SOLVED) return res->status = s;
+  return res->status = status;
+}
+
+} // namespace
+
+cp_plan_status storePath(cp_store *st, Problem &p, const oc::PathControl &path,
+                         const char *planner, const char *options,
+                         const char *task_path, std::uint64_t seed,
+                         double seconds, cp_plan_result *res, cp_error *err) {
+  std::memset(res, 0, sizeof *res);
+  res->plan_id = res->goal_node = -1;
+  res->cost = NAN;
+  return res->status = store_run(st, p, &path, planner, options, task_path,
+                                 seed, "solved", seconds, res, err);
+}
+
+} // namespace cp_ompl
+
+extern "C" {
+
+const char *const *cp_ompl_methods(void) { return cp_ompl::METHODS; }
+
+cp_plan_status cp_ompl_plan_task(cp_store *st, const cp_task *task,
+                                 const char *method,
+                                 const cp_plan_options *opt,
+                                 cp_plan_result *res, cp_error *err) {
+  try {
+    return cp_ompl::run(st, task, method, opt, res, nullptr, err);
+  } catch (const std::bad_alloc &) {
+    cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
+  } catch (const std::exception &e) {
+    cp_error_setc(err, CP_ERR_UNSUPPORTED, "", "OMPL: %s", e.what());
+  }
+  return res->status = CP_PLAN_FAILED;
+}
+
+cp_plan_status cp_ompl_benchmark(cp_store *st, const cp_task *task,
+                                 const char *const *methods,
+                                 const cp_bench_options *bo,
+                                 double seconds_before,
+                                 int64_t *experiment_id, cp_error *err) {
+  double limit = bo->max_seconds > 0 ? bo->max_seconds : task->max_seconds;
+  double t0 = cp_search_budget_now(nullptr);
+  cp_store_status ss = CP_STORE_OK;
+  if (*experiment_id <= 0) {
+    char hash[CP_TASK_KEY_SIZE], name[96];
+    cp_task_hash(task, hash);
+    std::snprintf(name, sizeof name, "complan task %s", hash);
+    ss = cp_store_bench_experiment(st, name, task->text, limit, bo->runs,
+                                   task->seed, experiment_id);
+  }
+  cp_plan_status result = CP_PLAN_SOLVED;
+  for (int pi = 0; !ss && methods[pi] && result == CP_PLAN_SOLVED; ++pi) {
+    int64_t pid = -1;
+    for (int r = 0; r < bo->runs; ++r) {
+      cp_plan_options o = cp_plan_defaults();
+      o.has_seed = 1;
+      o.seed = task->seed + (uint64_t)r;
+      o.max_seconds = limit;
+      o.task_path = bo->task_path;
+      cp_plan_result res;
+      std::string settings;
+      cp_plan_status s;
+      try {
+        s = cp_ompl::run(st, task, methods[pi], &o, &res, &settings, err);
+      } catch (const std::exception &e) {
+        cp_error_setc(err, CP_ERR_UNSUPPORTED, "", "OMPL: %s", e.what());
+        s = CP_PLAN_FAILED;
+      }
+      if (s == CP_PLAN_BAD_INPUT || s == CP_PLAN_FAILED) {
+        result = s;
+        break;
+      }
+      if (pid < 0) { // OMPL's name for the planner, its parameters
+        std::string pname = std::string("control_") + (methods[pi] + 5);
+        if ((ss = cp_store_bench_planner(st, pname.c_str(), settings.c_str(),
+                                         &pid)))
+          break;
+      }
+      cp_bench_run br = cp_plan_bench_row(&res, 0);
+      if (s != CP_PLAN_SOLVED) // OMPL's approximate solution, or none
+        br.status = std::isfinite(res.best_distance) ? 5 : 4;
+      int64_t rid;
+      if ((ss = cp_store_bench_run(st, *experiment_id, pid, &br, &rid))) break;
+      ss = cp_store_bench_progress(st, rid, res.session_seconds, res.cost,
+                                   res.nodes, res.stats.expansions,
+                                   res.best_distance);
+      if (bo->progress) bo->progress(bo->progress_ctx, methods[pi], r, &res);
+      if (ss) break;
+    }
+  }
+  if (!ss)
+    ss = cp_store_bench_finish(st, *experiment_id,
+                               seconds_before + cp_search_budget_now(nullptr) - t0);
+  if (ss) return cp_ompl::store_failed(st, ss, err);
+  return result;
+}
+
+} // extern "C"
