@@ -1,0 +1,456 @@
+/* Executing an assembly sequence with the gripper (planner/sequence/
+ * sequence.h): the order, then per part the grasps in rank order, each
+ * tried through seven planned and simulated phases and certified. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/clock.h"
+#include "models/vec3.h"
+#include "planner/assembly/assembly.h"
+#include "planner/plan/plan.h"
+#include "planner/sequence/sequence_impl.h"
+#include "planner/sim/statelayout.h"
+
+#define GRIPPER "gripper"
+#define ACTION_T 0.2
+#define ACTION_DT 0.002
+
+static const char *const phase_names[CP_SEQUENCE_PHASES] = {"approach", "grasp", "lift", "transport",
+                                                            "place", "release", "retreat"};
+
+const char *cp_sequence_phase_name(int k) {
+  return k >= 0 && k < CP_SEQUENCE_PHASES ? phase_names[k] : "?";
+}
+
+const char *cp_sequence_status_name(cp_sequence_status s) {
+  static const char *const n[] = {"solved", "none", "limit", "failed"};
+  return s <= CP_SEQUENCE_FAILED ? n[s] : "?";
+}
+
+void cp_sequence_result_free(cp_sequence_result *res) {
+  free(res->order);
+  free(res->stages);
+  memset(res, 0, sizeof *res);
+}
+
+/* The simulated world between phases: each part's 13 state numbers (x, q,
+ * v, w; placed parts and the part carried), the gripper's joints. */
+typedef struct world_state {
+  double *part;        /* [13 n_parts] */
+  uint64_t placed;     /* parts standing in the assembly */
+  int carried;         /* the part being handled */
+  double q[4], qd[4];  /* gripper x, y, z, gap */
+} world_state;
+
+typedef struct attempt {
+  const cp_sequence_task *t;
+  cp_store *st;
+  const cp_sequence_grasp *g;
+  world_state *w;
+  double t0, zt, close, fs[3];
+  cp_sequence_result *res;
+  int64_t plan_ids[CP_SEQUENCE_PHASES];
+  char why[512];
+  int limit;
+} attempt;
+
+static json_t *gripper_json(const attempt *a) {
+  const cp_sequence_task *t = a->t;
+  const cp_sequence_gripper *gr = &t->gripper;
+  const double M = gr->carriage_mass, I = 1e-3 * M, zero[3] = {0, 0, 0};
+  const double off = a->g->width / 2 + gr->clearance + a->fs[0] / 2;
+  double qf[4], lx[3], rx[3];
+  cp_seq_yaw_quat(a->g->dir, qf);
+  cp_v3_scale(lx, a->g->dir, -off);
+  cp_v3_scale(rx, a->g->dir, off);
+  const double ax[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+  static const char *const names[] = {"x", "y", "z", "gap"};
+  static const char *const links[] = {"carriage_x", "carriage_y", "lfinger", "rfinger"};
+  json_t *joints = json_array();
+  for (int k = 0; k < 4; k++) {
+    const double m = k == 3 ? 0.05 : M, in = k == 3 ? 1e-5 : I;
+    json_t *link = json_pack("{s:s, s:f, s:o, s:[[f,f,f],[f,f,f],[f,f,f]]}", "name", links[k], "mass", m, "com",
+                             cp_seq_vec(zero, 3), "inertia", in, 0.0, 0.0, 0.0, in, 0.0, 0.0, 0.0, in);
+    if (k >= 2) {
+      json_object_set_new(link, "shape", json_pack("{s:s, s:o}", "type", "box", "size", cp_seq_vec(a->fs, 3)));
+      json_object_set_new(link, "shape_origin", json_pack("{s:o, s:o}", "position",
+                                                          cp_seq_vec(k == 2 ? lx : zero, 3), "orientation",
+                                                          cp_seq_vec(qf, 4)));
+    }
+    json_t *j = json_pack("{s:s, s:s, s:o, s:f, s:f, s:o}", "name", names[k], "type", "prismatic", "axis",
+                          cp_seq_vec(k == 3 ? a->g->dir : ax[k], 3), "position", a->w->q[k], "velocity",
+                          a->w->qd[k], "link", link);
+    if (k == 3) json_object_set_new(j, "origin", json_pack("{s:o}", "position", cp_seq_vec(rx, 3)));
+    json_array_append_new(joints, j);
+  }
+  return json_pack("{s:s, s:o}", "name", GRIPPER, "joints", joints);
+}
+
+/* The phase's scene: fixed bodies as designed, the placed parts and the
+ * carried one as simulated, the gripper. */
+static json_t *scene_json(const attempt *a) {
+  const cp_sequence_task *t = a->t;
+  json_t *sc = json_object(), *bodies = json_array();
+  json_object_set_new(sc, "gravity", cp_seq_vec(t->scene.gravity, 3));
+  for (int b = 0; b < t->scene.n_bodies; b++) {
+    const cp_body *bd = &t->scene.bodies[b];
+    if (bd->fixed) json_array_append_new(bodies, cp_seq_body_json(bd, bd->x, bd->q, NULL, NULL));
+  }
+  for (int k = 0; k < t->n_parts; k++) {
+    if (!(a->w->placed >> k & 1) && k != a->w->carried) continue;
+    const double *s = a->w->part + 13 * k;
+    json_array_append_new(bodies, cp_seq_body_json(&t->scene.bodies[t->part_body[k]], s, s + 3, s + 7, s + 10));
+  }
+  json_object_set_new(sc, "friction", cp_seq_friction_json(&t->scene, bodies, GRIPPER, t->gripper.mu));
+  json_object_set_new(sc, "bodies", bodies);
+  json_object_set_new(sc, "manipulators", json_pack("[o]", gripper_json(a)));
+  return sc;
+}
+
+/* A target input: relative steps (values, n of them) or absolute. */
+static json_t *input(const double *values, int n, int relative, double stiffness) {
+  json_t *in = json_pack("{s:s, s:o}", "kind", "target", "values", cp_seq_vec(values, n));
+  if (relative) json_object_set_new(in, "relative", json_true());
+  if (stiffness > 0) json_object_set_new(in, "stiffness", json_real(stiffness));
+  return in;
+}
+
+/* Inputs of a phase: per carriage axis the relative step (0: held), the
+ * gap's absolute target. A moving axis may also hold (choice 0) and, with
+ * both_ways, step back. Every carriage joint is critically damped at
+ * w = sqrt(acceleration / step): a step from rest starts at the transport
+ * acceleration (w^2 step) and, over an action of 0.2 s, covers all but
+ * (1 + 0.2 w) e^(-0.2 w) of itself (5e-4 at the defaults, w = 50). */
+static json_t *inputs_json(const attempt *a, const double *step, double gap, int both_ways) {
+  const cp_sequence_task *t = a->t;
+  json_t *in = json_object();
+  static const char *const names[] = {GRIPPER "/x", GRIPPER "/y", GRIPPER "/z"};
+  const double M = t->gripper.carriage_mass, finger = 0.05, w = sqrt(t->acceleration / t->step);
+  for (int k = 0; k < 3; k++) {
+    const double v[3] = {step[k], 0, -step[k]};
+    const double held = (3 - k) * M + finger;
+    const int n = fabs(step[k]) > 1e-12 ? (both_ways ? 3 : 2) : 1;
+    json_object_set_new(in, names[k], input(v, n, 1, held * w * w));
+  }
+  json_object_set_new(in, GRIPPER "/gap", input(&gap, 1, 0, t->gripper.stiffness));
+  return in;
+}
+
+static const char *part_name(const attempt *a) {
+  return a->t->scene.bodies[a->t->part_body[a->w->carried]].name;
+}
+
+/* Plans one phase and moves the world to its plan's last state. */
+static int run_phase(attempt *a, int phase, json_t *inputs, json_t *goal) {
+  const cp_sequence_task *t = a->t;
+  const double left = t->seconds - (cp_clock_now() - a->t0);
+  if (left <= 0) {
+    json_decref(inputs);
+    json_decref(goal);
+    a->limit = 1;
+    snprintf(a->why, sizeof a->why, "the time limit (%.4g s) ran out", t->seconds);
+    return -1;
+  }
+  char name[128];
+  snprintf(name, sizeof name, "%s %s", part_name(a), phase_names[phase]);
+  double lo[3], hi[3];
+  for (int i = 0; i < 3; i++) lo[i] = -10, hi[i] = 10;
+  lo[2] = -0.05;
+  json_t *task = json_pack("{s:s, s:o, s:s, s:o, s:{s:f, s:f}, s:o, s:{s:o, s:o}, s:{s:f},"
+                           " s:{s:s, s:f, s:{s:f, s:f, s:f}, s:f, s:i}, s:{s:i, s:f}}",
+                           "name", name, "scene", scene_json(a), "mode", "dynamic", "inputs", inputs, "action",
+                           "duration", ACTION_T, "dt", ACTION_DT, "goal", goal, "bounds", "min", cp_seq_vec(lo, 3),
+                           "max", cp_seq_vec(hi, 3), "cost", "time", 1.0, "search", "method", "astar", "weight",
+                           2.0, "resolution", "position", 0.001, "angle", 0.02, "velocity", 0.02, "speed", t->step / ACTION_T,
+                           "seed", 1, "limits", "nodes", (int)t->nodes, "seconds", left);
+  char *text = task ? json_dumps(task, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
+  json_decref(task);
+  if (!text) {
+    snprintf(a->why, sizeof a->why, "out of memory");
+    return -2;
+  }
+  cp_task pt;
+  cp_error e;
+  int rc = cp_task_parse(text, strlen(text), t->path, &pt, &e);
+  free(text);
+  if (rc) {
+    snprintf(a->why, sizeof a->why, "%s: phase task refused at %.60s: %.100s", name, e.where, e.msg);
+    return -2;
+  }
+  cp_plan_options po = cp_plan_defaults();
+  po.task_path = t->path;
+  cp_plan_result pr;
+  cp_plan_status ps = cp_plan_task(a->st, &pt, &po, &pr, &e);
+  a->res->plans++;
+  a->res->lcp_solves += pr.stats.lcp_solves;
+  if (ps == CP_PLAN_FAILED || ps == CP_PLAN_BAD_INPUT) {
+    snprintf(a->why, sizeof a->why, "%s: %.150s", name, e.msg);
+    cp_task_free(&pt);
+    return -2;
+  }
+  if (ps != CP_PLAN_SOLVED) {
+    snprintf(a->why, sizeof a->why, "%s: no plan (%s after %ld nodes)", name, cp_plan_status_name(ps), pr.nodes);
+    a->limit = ps == CP_PLAN_LIMIT && cp_clock_now() - a->t0 >= t->seconds;
+    cp_task_free(&pt);
+    return -1;
+  }
+  a->plan_ids[phase] = pr.plan_id;
+  /* The plan's last state. */
+  cp_state_layout l;
+  long *ids = NULL, n = 0;
+  int64_t run;
+  double *x = NULL;
+  rc = -2;
+  if (!cp_state_layout_init(&l, &pt.scene) && (x = malloc(sizeof *x * (size_t)l.n)) &&
+      cp_store_plan_nodes(a->st, pr.plan_id, &run, &ids, &n) == CP_STORE_OK && n > 0) {
+    cp_search_node node;
+    if (cp_store_load_node(a->st, run, ids[n - 1], &node, x, l.n, NULL, 0, NULL) == CP_STORE_OK) {
+      for (int b = 0; b < pt.scene.n_bodies; b++) {
+        const int at = cp_state_body_at(&l, b);
+        if (at < 0) continue;
+        for (int k = 0; k < t->n_parts; k++)
+          if (!strcmp(t->scene.bodies[t->part_body[k]].name, pt.scene.bodies[b].name))
+            memcpy(a->w->part + 13 * k, x + at, sizeof *x * 13);
+      }
+      for (int k = 0; k < 4; k++) {
+        const int at = cp_state_joint_at(&l, 0, k);
+        a->w->q[k] = x[at];
+        a->w->qd[k] = x[at + 1];
+      }
+      rc = 0;
+    }
+  }
+  if (rc) snprintf(a->why, sizeof a->why, "%s: reading the plan back failed: %.120s", name, cp_store_message(a->st));
+  free(ids);
+  free(x);
+  cp_state_layout_free(&l);
+  cp_task_free(&pt);
+  return rc;
+}
+
+static json_t *joint_goal(const char *joint, double position, json_t *extra) {
+  json_t *g = json_pack("{s:[{s:s, s:f, s:f}]}", "joints", "joint", joint, "position", position, "tolerance",
+                        0.001);
+  if (extra) {
+    json_object_update(g, extra);
+    json_decref(extra);
+  }
+  return g;
+}
+
+/* n equal relative steps covering d with none longer than step. */
+static double step_of(double d, double step) {
+  const double n = fmax(1, ceil(fabs(d) / step - 1e-9));
+  return d / n;
+}
+
+/* The seven phases of one grasp. 0, -1 (a phase found no plan: the
+ * grasp fails) or -2 (storage, memory: the whole sequence fails). */
+static int execute(attempt *a) {
+  const cp_sequence_task *t = a->t;
+  world_state *w = a->w;
+  const int p = w->carried;
+  const cp_body *b = &t->scene.bodies[t->part_body[p]];
+  const char *part = b->name;
+  double *s = w->part + 13 * p, dz[3] = {0, 0, 0};
+  const double open = 0;
+  char lf[64], rf[64];
+  snprintf(lf, sizeof lf, GRIPPER "/lfinger");
+  snprintf(rf, sizeof rf, GRIPPER "/rfinger");
+  int rc;
+  /* approach: down to the part's centre */
+  dz[2] = step_of(s[2] - w->q[2], t->step);
+  if ((rc = run_phase(a, 0, inputs_json(a, dz, open, 0), joint_goal(GRIPPER "/z", s[2], NULL)))) return rc;
+  /* grasp: close until both fingers touch and the part is at rest */
+  dz[2] = 0;
+  json_t *g = json_pack("{s:[[s,s],[s,s]], s:[s]}", "contacts", part, lf, part, rf, "at_rest", part);
+  if ((rc = run_phase(a, 1, inputs_json(a, dz, a->close, 0), g))) return rc;
+  /* lift to the transport height */
+  dz[2] = step_of(a->zt - w->q[2], t->step);
+  g = json_pack("{s:s, s:[n,n,f]}", "body", part, "min", a->zt - 0.005);
+  if ((rc = run_phase(a, 2, inputs_json(a, dz, a->close, 0), g))) return rc;
+  /* transport above the design pose */
+  const double tol = 0.5 * t->tol_position;
+  double mv[3] = {step_of(b->x[0] - s[0], t->step), step_of(b->x[1] - s[1], t->step), 0};
+  g = json_pack("{s:s, s:[f,f,n], s:[f,f,n]}", "body", part, "min", b->x[0] - tol, b->x[1] - tol, "max",
+                b->x[0] + tol, b->x[1] + tol);
+  if ((rc = run_phase(a, 3, inputs_json(a, mv, a->close, 1), g))) return rc;
+  /* place: down along the approach direction to the design pose */
+  dz[2] = step_of(b->x[2] - s[2], t->step);
+  g = json_pack("{s:s, s:o, s:f, s:[s]}", "body", part, "position", cp_seq_vec(b->x, 3), "tolerance", tol,
+                "at_rest", part);
+  if ((rc = run_phase(a, 4, inputs_json(a, dz, a->close, 0), g))) return rc;
+  /* release: open, everything at rest */
+  dz[2] = 0;
+  if ((rc = run_phase(a, 5, inputs_json(a, dz, open, 0), joint_goal(GRIPPER "/gap", open, json_pack("{s:b}", "at_rest", 1)))))
+    return rc;
+  /* retreat: back up to the transport height */
+  dz[2] = step_of(a->zt - w->q[2], t->step);
+  return run_phase(a, 6, inputs_json(a, dz, open, 0), joint_goal(GRIPPER "/z", a->zt, NULL));
+}
+
+/* The certificate after a stage: the subassembly's verdict on the
+ * simulated poses and every placed part's pose error. 0 certified, -1
+ * not (a->why says why), -2 failure. */
+static int certify(attempt *a, cp_sequence_stage *stage, double *worst_pos, double *worst_ang) {
+  const cp_sequence_task *t = a->t;
+  cp_scene s = t->scene; /* shallow: only the bodies array is replaced */
+  s.bodies = malloc(sizeof *s.bodies * (size_t)t->scene.n_bodies);
+  if (!s.bodies) return -2;
+  memcpy(s.bodies, t->scene.bodies, sizeof *s.bodies * (size_t)t->scene.n_bodies);
+  *worst_pos = *worst_ang = 0;
+  for (int k = 0; k < t->n_parts; k++) {
+    if (!(a->w->placed >> k & 1)) continue;
+    cp_body *bd = &s.bodies[t->part_body[k]];
+    const double *x = a->w->part + 13 * k, *d = t->scene.bodies[t->part_body[k]].x;
+    const double e[3] = {x[0] - d[0], x[1] - d[1], x[2] - d[2]};
+    const double ep = cp_v3_norm(e), ea = cp_seq_quat_angle(x + 3, bd->q);
+    *worst_pos = fmax(*worst_pos, ep);
+    *worst_ang = fmax(*worst_ang, ea);
+    if (k == stage->part) {
+      stage->position_error = ep;
+      stage->angle_error = ea;
+      memcpy(stage->pose, x, sizeof stage->pose);
+    }
+    memcpy(bd->x, x, sizeof bd->x);
+    memcpy(bd->q, x + 3, sizeof bd->q);
+  }
+  /* Resting contacts sit within the simulator's drift of touching. */
+  s.touch_tolerance = fmax(s.touch_tolerance, 1e-4);
+  s.contacts = NULL;
+  s.n_contacts = 0;
+  cp_assembly_options ao = cp_assembly_defaults();
+  cp_stability_result r;
+  cp_error e;
+  int rc = cp_assembly_stability(&s, a->w->placed, &ao.stability, &r, NULL, NULL, NULL, &e);
+  free(s.bodies);
+  if (rc) {
+    snprintf(a->why, sizeof a->why, "stability of the stage: %.150s", e.msg);
+    return -1;
+  }
+  stage->stability = r.kind;
+  cp_stability_result_free(&r);
+  if (stage->stability == CP_STABILITY_UNSTABLE || stage->stability == CP_STABILITY_FAILED) {
+    snprintf(a->why, sizeof a->why, "the subassembly after placing %.60s is %s", part_name(a),
+             cp_stability_kind_name(stage->stability));
+    return -1;
+  }
+  if (*worst_pos > t->tol_position || *worst_ang > t->tol_angle) {
+    snprintf(a->why, sizeof a->why, "a placed part is %.3g mm / %.3g deg from its design pose", 1e3 * *worst_pos,
+             *worst_ang * (180 / 3.14159265358979323846));
+    return -1;
+  }
+  return 0;
+}
+
+/* One stage: the grasps of the carried part in rank order. 0 certified,
+ * -1 none worked, -2 failure, -3 time limit. */
+static int stage_run(cp_store *st, const cp_sequence_task *t, world_state *w, double t0, cp_sequence_result *res,
+                     cp_sequence_stage *stage, char *why, size_t why_size, cp_error *err) {
+  const int p = w->carried;
+  stage->n_candidates = cp_sequence_grasps(t, p, w->placed, stage->candidates, 6, err);
+  if (stage->n_candidates < 0) return -2;
+  snprintf(why, why_size, "no usable grasp of %s", t->scene.bodies[t->part_body[p]].name);
+  for (int c = 0; c < stage->n_candidates; c++) {
+    cp_sequence_grasp *g = &stage->candidates[c];
+    if (g->rejected) continue;
+    /* Fresh start: the part as staged, the gripper open above it. */
+    const double *sp = t->staged + 7 * p;
+    double *s = w->part + 13 * p;
+    memset(s, 0, sizeof *s * 13);
+    memcpy(s, sp, sizeof *s * 7);
+    attempt a = {.t = t, .st = st, .g = g, .w = w, .t0 = t0, .res = res};
+    a.zt = cp_seq_transport_height(t, p);
+    const double h = cp_seq_part_height(t, p, sp + 3);
+    memcpy(a.fs, t->gripper.finger, sizeof a.fs);
+    a.fs[2] = fmin(a.fs[2], 0.6 * h);
+    a.close = -2 * t->gripper.clearance - t->gripper.squeeze / t->gripper.stiffness;
+    w->q[0] = sp[0];
+    w->q[1] = sp[1];
+    w->q[2] = a.zt;
+    w->q[3] = 0;
+    memset(w->qd, 0, sizeof w->qd);
+    stage->attempts++;
+    int rc = execute(&a);
+    if (rc == 0) {
+      w->placed |= (uint64_t)1 << p;
+      double wp, wa;
+      rc = certify(&a, stage, &wp, &wa);
+      if (rc == 0) {
+        stage->grasp = *g;
+        stage->certified = 1;
+        memcpy(stage->plan_ids, a.plan_ids, sizeof a.plan_ids);
+        res->final_position_error = wp;
+        res->final_angle_error = wa;
+        return 0;
+      }
+      w->placed &= ~((uint64_t)1 << p);
+    }
+    snprintf(g->reason, sizeof g->reason, "%.95s", a.why);
+    snprintf(why, why_size, "%s", a.why);
+    if (rc == -2) return cp_error_setc(err, CP_ERR_IO, "", "%s", a.why), -2;
+    if (a.limit) return -3;
+  }
+  return -1;
+}
+
+cp_sequence_status cp_sequence_plan(cp_store *st, const cp_sequence_task *t,
+                                    cp_sequence_result *res, cp_error *err) {
+  memset(res, 0, sizeof *res);
+  const double t0 = cp_clock_now();
+  cp_assembly_options ao = cp_assembly_defaults();
+  ao.time_limit_s = t->seconds;
+  cp_assembly_result ar;
+  cp_assembly_plan(&t->scene, &ao, &ar);
+  world_state w = {.carried = -1};
+  res->order = malloc(sizeof *res->order * (size_t)t->n_parts);
+  res->stages = calloc((size_t)t->n_parts, sizeof *res->stages);
+  w.part = calloc((size_t)t->n_parts * 13, sizeof *w.part);
+  if (!res->order || !res->stages || !w.part) {
+    cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
+    res->status = CP_SEQUENCE_FAILED;
+    goto done;
+  }
+  if (ar.status != CP_ASSEMBLY_FOUND) {
+    res->status = ar.status == CP_ASSEMBLY_NONE ? CP_SEQUENCE_NONE
+                  : ar.status == CP_ASSEMBLY_LIMIT ? CP_SEQUENCE_LIMIT : CP_SEQUENCE_FAILED;
+    snprintf(res->message, sizeof res->message, "order search: %s%s%.200s", cp_assembly_status_name(ar.status),
+             ar.message[0] ? ": " : "", ar.message);
+    if (res->status == CP_SEQUENCE_FAILED) cp_error_setc(err, CP_ERR_NUMERICAL, "", "%s", res->message);
+    goto done;
+  }
+  res->n_order = ar.n_steps;
+  for (int k = 0; k < ar.n_steps; k++) res->order[k] = ar.steps[k].part;
+  res->status = CP_SEQUENCE_SOLVED;
+  for (int k = 0; k < ar.n_steps; k++) {
+    cp_sequence_stage *stage = &res->stages[k];
+    stage->part = ar.steps[k].part;
+    stage->body = ar.steps[k].body;
+    const double *d = ar.steps[k].direction;
+    if (fabs(d[0]) > 1e-9 || fabs(d[1]) > 1e-9 || d[2] > -1 + 1e-9) {
+      res->status = CP_SEQUENCE_NONE;
+      snprintf(res->message, sizeof res->message,
+               "%s must be placed along [%.3g, %.3g, %.3g]: only vertical placing is planned so far",
+               t->scene.bodies[stage->body].name, d[0], d[1], d[2]);
+      break;
+    }
+    w.carried = stage->part;
+    char why[512];
+    int rc = stage_run(st, t, &w, t0, res, stage, why, sizeof why, err);
+    if (rc) {
+      res->status = rc == -2 ? CP_SEQUENCE_FAILED : rc == -3 ? CP_SEQUENCE_LIMIT : CP_SEQUENCE_NONE;
+      snprintf(res->message, sizeof res->message, "stage %d (%s): %.200s", k + 1,
+               t->scene.bodies[stage->body].name, why);
+      res->n_stages = k + 1; /* the failed stage is reported with its candidates */
+      break;
+    }
+    res->n_stages = k + 1;
+  }
+done:
+  res->seconds = cp_clock_now() - t0;
+  free(w.part);
+  cp_assembly_result_free(&ar);
+  return res->status;
+}
