@@ -37,7 +37,7 @@ static int lp_scene(const cp_sequence_task *t, int p, const double *q, const dou
                                           cp_seq_vec(lx, 3), "orientation", cp_seq_vec(qf, 4)));
   json_t *joint = json_pack("{s:s, s:s, s:o, s:f, s:{s:s, s:f, s:{s:s, s:o}, s:{s:o, s:o}}}", "name", "squeeze",
                             "type", "prismatic", "axis", cp_seq_vec(ax, 3), "effort", gr->squeeze, "link",
-                            "name", "finger", "mass", 0.05, "shape", "type", "box", "size", cp_seq_vec(fs, 3),
+                            "name", "finger", "mass", CP_SEQ_FINGER_MASS, "shape", "type", "box", "size", cp_seq_vec(fs, 3),
                             "shape_origin", "position", cp_seq_vec(zero, 3), "orientation", cp_seq_vec(qf, 4));
   json_array_append_new(manips, json_pack("{s:s, s:{s:o}, s:[o]}", "name", "grasp_right", "base", "position",
                                           cp_seq_vec(rx, 3), "joints", joint));

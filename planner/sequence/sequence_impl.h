@@ -7,6 +7,10 @@
 
 #include "planner/sequence/sequence.h"
 
+/* Mass of the sliding (right) finger, kg: in the grasp LP and in the
+ * phases' gripper alike. */
+#define CP_SEQ_FINGER_MASS 0.05
+
 /* A JSON array of n doubles. */
 json_t *cp_seq_vec(const double *a, int n);
 /* The JSON object of body b (shape, mass, inertia) at pose x, q with
