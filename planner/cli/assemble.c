@@ -72,6 +72,7 @@ static json_t *grasp_json(const cp_sequence_grasp *g) {
   json_object_set_new(o, "axis", json_string(axes[g->axis]));
   json_object_set_new(o, "direction", cp_json_vec(g->dir, 3));
   json_object_set_new(o, "width", cp_json_num(g->width));
+  json_object_set_new(o, "offset", cp_json_num(g->offset));
   json_object_set_new(o, "hold", cp_json_num(g->hold));
   if (g->reason[0]) json_object_set_new(o, "reason", json_string(g->reason));
   return o;

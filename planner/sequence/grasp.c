@@ -17,7 +17,7 @@
  * fixed box on its -g face, the right finger on a prismatic joint along -g
  * pushing with the squeeze force. */
 static int lp_scene(const cp_sequence_task *t, int p, const double *q, const double *g, double width,
-                    cp_scene *out, cp_error *err) {
+                    double offset, cp_scene *out, cp_error *err) {
   const cp_sequence_gripper *gr = &t->gripper;
   const cp_body *b = &t->scene.bodies[t->part_body[p]];
   const double zero[3] = {0, 0, 0};
@@ -28,6 +28,8 @@ static int lp_scene(const cp_sequence_task *t, int p, const double *q, const dou
   cp_v3_scale(lx, g, -(width + fs[0]) / 2);
   cp_v3_scale(rx, g, (width + fs[0]) / 2);
   cp_v3_scale(ax, g, -1);
+  lx[2] += offset;
+  rx[2] += offset;
   json_t *sc = json_object(), *bodies = json_array(), *manips = json_array();
   json_object_set_new(sc, "gravity", cp_seq_vec(t->scene.gravity, 3));
   json_object_set_new(sc, "friction", json_pack("{s:f}", "default", gr->mu));
@@ -68,10 +70,10 @@ static int holds(cp_scene *s, const double *g0, const double *acc, double lam, c
   return 1;
 }
 
-static int hold_factor(const cp_sequence_task *t, int p, const double *q, const double *g, double width,
+static int hold_factor(const cp_sequence_task *t, int p, const double *q, const cp_sequence_grasp *g,
                        const double *acc, double *hold, cp_error *err) {
   cp_scene s;
-  if (lp_scene(t, p, q, g, width, &s, err)) return -1;
+  if (lp_scene(t, p, q, g->dir, g->width, g->offset, &s, err)) return -1;
   double lo = 0, hi = HOLD_MAX;
   int rc = holds(&s, t->scene.gravity, acc, hi, err);
   if (rc == 1) lo = hi;
@@ -109,11 +111,47 @@ static int overlaps(const cp_sequence_task *t, int p, uint64_t placed, const dou
   return 0;
 }
 
+/* The geometric refusals (see cp_sequence_grasps): 1 and g->reason set
+ * when refused. fs: the finger's size. */
+static int check(const cp_sequence_task *t, int p, uint64_t placed, cp_sequence_grasp *g, double turn, double zt,
+                 const double *fs) {
+  const cp_body *b = &t->scene.bodies[t->part_body[p]];
+  const cp_sequence_gripper *gr = &t->gripper;
+  g->rejected = 1;
+  if (turn > t->tol_angle) {
+    snprintf(g->reason, sizeof g->reason, "staged %.3g rad from its design orientation (regrasp not planned)",
+             turn);
+    return 1;
+  }
+  if (g->width + 2 * gr->clearance > gr->max_opening) {
+    snprintf(g->reason, sizeof g->reason, "%.4g m wide: the gripper opens %.4g m", g->width, gr->max_opening);
+    return 1;
+  }
+  /* The fingers at the design pose, swept up to the transport height. */
+  double qf[4], fh[3];
+  cp_seq_yaw_quat(g->dir, qf);
+  cp_seq_box_aabb(fs, qf, fh);
+  for (int side = -1; side <= 1; side += 2) {
+    double c[3], hh[3] = {fh[0], fh[1], 0};
+    cp_v3_axpy(c, b->x, side * (g->width / 2 + gr->clearance + fs[0] / 2), g->dir);
+    const double lo = c[2] + g->offset - fh[2], hi = zt + g->offset + fh[2];
+    c[2] = 0.5 * (lo + hi);
+    hh[2] = 0.5 * (hi - lo);
+    if (overlaps(t, p, placed, c, hh)) {
+      snprintf(g->reason, sizeof g->reason, "a finger would meet a placed part or a support");
+      return 1;
+    }
+  }
+  g->rejected = 0;
+  return 0;
+}
+
 static int cmp_grasp(const void *a, const void *b) {
   const cp_sequence_grasp *x = a, *y = b;
   if (x->rejected != y->rejected) return x->rejected - y->rejected;
   if (x->hold != y->hold) return x->hold < y->hold ? 1 : -1;
-  return x->axis - y->axis;
+  if (x->axis != y->axis) return x->axis - y->axis;
+  return (x->offset > y->offset) - (x->offset < y->offset);
 }
 
 int cp_sequence_grasps(const cp_sequence_task *t, int p, uint64_t placed,
@@ -129,53 +167,27 @@ int cp_sequence_grasps(const cp_sequence_task *t, int p, uint64_t placed,
   const double zt = cp_seq_transport_height(t, p);
   const double h = cp_seq_part_height(t, p, st + 3);
   int n = 0;
-  for (int k = 0; k < 3 && n < cap; k++) {
-    cp_sequence_grasp *g = &out[n];
-    memset(g, 0, sizeof *g);
-    g->axis = k;
-    for (int i = 0; i < 3; i++) g->dir[i] = R[3 * i + k];
-    if (fabs(g->dir[2]) > 1e-6) continue; /* not an antipodal pair of side faces */
-    n++;
-    g->width = b->shape.size[k];
-    if (h < 0) {
-      g->rejected = 1;
-      snprintf(g->reason, sizeof g->reason, "no face of the staged part is horizontal");
-      continue;
-    }
-    if (turn > t->tol_angle) {
-      g->rejected = 1;
-      snprintf(g->reason, sizeof g->reason, "staged %.3g rad from its design orientation (regrasp not planned)",
-               turn);
-      continue;
-    }
-    if (g->width + 2 * gr->clearance > gr->max_opening) {
-      g->rejected = 1;
-      snprintf(g->reason, sizeof g->reason, "%.4g m wide: the gripper opens %.4g m", g->width, gr->max_opening);
-      continue;
-    }
-    /* The fingers at the design pose, swept up to the transport height. */
-    double qf[4], fh[3], fs[3] = {gr->finger[0], gr->finger[1], fmin(gr->finger[2], 0.6 * h)};
-    cp_seq_yaw_quat(g->dir, qf);
-    cp_seq_box_aabb(fs, qf, fh);
-    int blocked = 0;
-    for (int side = -1; side <= 1; side += 2) {
-      double c[3], hh[3] = {fh[0], fh[1], 0};
-      cp_v3_axpy(c, b->x, side * (g->width / 2 + gr->clearance + fs[0] / 2), g->dir);
-      const double lo = c[2] - fh[2], hi = zt + (c[2] - b->x[2]) + fh[2];
-      c[2] = 0.5 * (lo + hi);
-      hh[2] = 0.5 * (hi - lo);
-      if (overlaps(t, p, placed, c, hh)) blocked = 1;
-    }
-    if (blocked) {
-      g->rejected = 1;
-      snprintf(g->reason, sizeof g->reason, "a finger would meet a placed part or a support");
-      continue;
-    }
-    if (hold_factor(t, p, st + 3, g->dir, g->width, acc, &g->hold, err)) return -1;
-    if (g->hold < 1) {
-      g->rejected = 1;
-      snprintf(g->reason, sizeof g->reason,
-               "the contact model holds only %.3g x the weight and transport load (friction)", g->hold);
+  if (h < 0) return 0; /* no face of the staged part is horizontal */
+  double fs[3] = {gr->finger[0], gr->finger[1], fmin(gr->finger[2], 0.6 * h)};
+  const double top = 0.5 * h - 0.5 * fs[2] - 0.002; /* fingers 2 mm below the top */
+  for (int k = 0; k < 3; k++) {
+    double dir[3] = {R[k], R[3 + k], R[6 + k]};
+    if (fabs(dir[2]) > 1e-6) continue; /* not a pair of side faces */
+    for (int level = 0; level < 2 && n < cap; level++) {
+      if (level == 1 && !(top > 1e-3)) continue;
+      cp_sequence_grasp *g = &out[n++];
+      memset(g, 0, sizeof *g);
+      g->axis = k;
+      memcpy(g->dir, dir, sizeof dir);
+      g->width = b->shape.size[k];
+      g->offset = level ? top : 0.0;
+      if (check(t, p, placed, g, turn, zt, fs)) continue;
+      if (hold_factor(t, p, st + 3, g, acc, &g->hold, err)) return -1;
+      if (g->hold < 1) {
+        g->rejected = 1;
+        snprintf(g->reason, sizeof g->reason,
+                 "the contact model holds only %.3g x the weight and transport load (friction)", g->hold);
+      }
     }
   }
   qsort(out, (size_t)n, sizeof *out, cmp_grasp);

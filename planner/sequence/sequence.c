@@ -260,15 +260,16 @@ static int execute(attempt *a) {
   snprintf(lf, sizeof lf, GRIPPER "/lfinger");
   snprintf(rf, sizeof rf, GRIPPER "/rfinger");
   int rc;
-  /* approach: down to the part's centre */
-  dz[2] = step_of(s[2] - w->q[2], t->step);
-  if ((rc = run_phase(a, 0, inputs_json(a, dz, open, 0), joint_goal(GRIPPER "/z", s[2], NULL)))) return rc;
+  const double off = a->g->offset;
+  /* approach: down to the grasp height */
+  dz[2] = step_of(s[2] + off - w->q[2], t->step);
+  if ((rc = run_phase(a, 0, inputs_json(a, dz, open, 0), joint_goal(GRIPPER "/z", s[2] + off, NULL)))) return rc;
   /* grasp: close until both fingers touch and the part is at rest */
   dz[2] = 0;
   json_t *g = json_pack("{s:[[s,s],[s,s]], s:[s]}", "contacts", part, lf, part, rf, "at_rest", part);
   if ((rc = run_phase(a, 1, inputs_json(a, dz, a->close, 0), g))) return rc;
   /* lift to the transport height */
-  dz[2] = step_of(a->zt - w->q[2], t->step);
+  dz[2] = step_of(a->zt + off - w->q[2], t->step);
   g = json_pack("{s:s, s:[n,n,f]}", "body", part, "min", a->zt - 0.005);
   if ((rc = run_phase(a, 2, inputs_json(a, dz, a->close, 0), g))) return rc;
   /* transport above the design pose */
@@ -289,8 +290,8 @@ static int execute(attempt *a) {
   if ((rc = run_phase(a, 5, inputs_json(a, dz, open, 0), joint_goal(GRIPPER "/gap", open, json_pack("{s:b}", "at_rest", 1)))))
     return rc;
   /* retreat: back up to the transport height */
-  dz[2] = step_of(a->zt - w->q[2], t->step);
-  return run_phase(a, 6, inputs_json(a, dz, open, 0), joint_goal(GRIPPER "/z", a->zt, NULL));
+  dz[2] = step_of(a->zt + off - w->q[2], t->step);
+  return run_phase(a, 6, inputs_json(a, dz, open, 0), joint_goal(GRIPPER "/z", a->zt + off, NULL));
 }
 
 /* The certificate after a stage: the subassembly's verdict on the
@@ -371,7 +372,7 @@ static int stage_run(cp_store *st, const cp_sequence_task *t, world_state *w, do
     a.close = -2 * t->gripper.clearance - t->gripper.squeeze / t->gripper.stiffness;
     w->q[0] = sp[0];
     w->q[1] = sp[1];
-    w->q[2] = a.zt;
+    w->q[2] = a.zt + g->offset;
     w->q[3] = 0;
     memset(w->qd, 0, sizeof w->qd);
     stage->attempts++;

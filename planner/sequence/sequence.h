@@ -84,6 +84,8 @@ typedef struct cp_sequence_grasp {
   int axis;                ///< the part's local axis (0 x, 1 y, 2 z)
   double dir[3];           ///< world grasp axis (left finger -> right)
   double width;            ///< part extent along it (m)
+  double offset;           ///< height of the fingers' centre above the
+                           ///< part's (m): 0, or near its top
   double hold;             ///< largest multiple of (weight + transport
                            ///< inertia) the grasp holds in the LP (0..8)
   int rejected;            ///< 1: not tried (reason says why)
@@ -133,7 +135,9 @@ typedef struct cp_sequence_result {
 } cp_sequence_result;
 
 /// Ranks the grasp candidates of part p as staged (transport towards its
-/// design pose): each box face pair with a horizontal normal, refused when
+/// design pose): each box face pair with a horizontal normal, held at the
+/// part's centre height or (when the part is taller than the fingers) with
+/// the fingers 2 mm below its top, refused when
 /// wider than the gripper opens or when a finger at the design pose (or on
 /// the way down to it) would meet a part placed before (placed: bitmask of
 /// parts) or a fixed body; else its hold factor from the stability LP of

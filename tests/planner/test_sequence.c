@@ -75,24 +75,30 @@ Test(sequence, grasp_hold_factors_match_friction_limits) {
   cr_assert_eq(cp_sequence_task_parse(text, strlen(text), NULL, &t, &err), 0, "%s: %s", err.where, err.msg);
   cp_sequence_grasp gr[6];
   int n = cp_sequence_grasps(&t, 0, 0, gr, 6, &err);
-  cr_assert_eq(n, 2, "%s", err.msg);
-  // Ranked: the usable grasp (across y) first, then the rejected one.
-  cr_assert_eq(gr[0].axis, 1);
-  cr_assert_eq(gr[0].rejected, 0);
-  cr_assert_float_eq(gr[0].hold, 2 * mu * F / (m * g + mu * (m + 2 * mf) * a), 0.004);
-  cr_assert_float_eq(gr[0].width, 0.08, 1e-15);
-  cr_assert_eq(gr[1].axis, 0);
-  cr_assert_eq(gr[1].rejected, 1);
-  cr_assert_float_eq(gr[1].hold, 2 * mu * F / (m * a), 0.004);
-  cr_assert(strstr(gr[1].reason, "friction"), "%s", gr[1].reason);
+  // Two face pairs, each at the centre and near the top (4 cm tall part,
+  // 2.4 cm fingers: 6 mm up): the fingers' height does not change what the
+  // pyramids hold (the weight's line passes between the patches).
+  cr_assert_eq(n, 4, "%s", err.msg);
+  // Ranked: the usable grasps (across y) first, then the rejected ones.
+  for (int k = 0; k < 4; k++) {
+    const int across_y = k < 2;
+    cr_assert_eq(gr[k].axis, across_y ? 1 : 0);
+    cr_assert_eq(gr[k].rejected, !across_y);
+    cr_assert_float_eq(gr[k].hold, across_y ? 2 * mu * F / (m * g + mu * (m + 2 * mf) * a) : 2 * mu * F / (m * a),
+                       0.004);
+    cr_assert_float_eq(gr[k].width, across_y ? 0.08 : 0.02, 1e-15);
+    if (!across_y) cr_assert(strstr(gr[k].reason, "friction"), "%s", gr[k].reason);
+  }
+  cr_assert(gr[0].offset == 0.0 || gr[1].offset == 0.0);
+  cr_assert_float_eq(gr[0].offset + gr[1].offset, 0.02 - 0.012 - 0.002, 1e-12);
   cp_sequence_task_free(&t);
   // With enough friction both hold, and the x grasp ranks by its factor.
   long_part_task(0.8, text, sizeof text);
   cr_assert_eq(cp_sequence_task_parse(text, strlen(text), NULL, &t, &err), 0);
   n = cp_sequence_grasps(&t, 0, 0, gr, 6, &err);
-  cr_assert_eq(n, 2);
-  cr_assert(!gr[0].rejected && !gr[1].rejected);
-  cr_assert_geq(gr[0].hold, gr[1].hold);
+  cr_assert_eq(n, 4);
+  for (int k = 0; k < 4; k++) cr_assert(!gr[k].rejected);
+  for (int k = 0; k + 1 < 4; k++) cr_assert_geq(gr[k].hold, gr[k + 1].hold);
   cp_sequence_task_free(&t);
 }
 
@@ -145,7 +151,13 @@ Test(sequence, stage_outside_tolerance_not_returned) {
   cr_assert_eq(json_array_size(stages), 1);
   json_t *s0 = json_array_get(stages, 0);
   cr_assert(json_is_false(json_object_get(s0, "certified")));
-  cr_assert_eq(json_integer_value(json_object_get(s0, "attempts")), 2);
+  // Every grasp (two face pairs, each at the centre and near the top) was
+  // executed and failed its certificate.
+  json_t *cand = json_object_get(s0, "candidates");
+  cr_assert_eq(json_integer_value(json_object_get(s0, "attempts")), 4);
+  cr_assert_eq(json_array_size(cand), 4);
+  for (size_t k = 0; k < 4; k++)
+    cr_assert(strstr(json_string_value(json_object_get(json_array_get(cand, k), "reason")), "from its design pose"));
   cr_assert(json_is_null(json_object_get(doc, "final_error")));
   cr_assert(strstr(json_string_value(json_object_get(doc, "message")), "from its design pose"));
   sqlite3 *h;
@@ -282,4 +294,34 @@ Test(sequence, bad_tasks_exit_2_with_json_path) {
       " \"staging\": {}, " ROBOT "}", "assembly.bodies[0].mass");
   bad("{\"assembly\": " SCENE ", \"staging\": {\"b\": {\"position\": [0.1, 0, 0.02]}}, " ROBOT ", \"extra\": 1}",
       "extra");
+}
+
+// The peg goes into a hole with 1 mm of clearance per side: grasps at the
+// peg's centre are refused (a finger would meet the hole's walls on the
+// way down), the grasp near its top places it within the 1 mm tolerance.
+Test(sequence, peg_inserted_with_the_top_grasp) {
+  char *db = temp_db(), path[4096];
+  const char *root = getenv("CP_SOURCE_ROOT");
+  snprintf(path, sizeof path, "%s/planner/tasks/assembly/peg_hole.json", root ? root : ".");
+  const char *argv[] = {"complan", "assemble", path, "--db", db, "--json", NULL};
+  json_t *doc = cpt_run_json(argv, 0);
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "solved");
+  json_t *s = json_array_get(json_object_get(doc, "stages"), 0);
+  cr_assert_float_eq(json_number_value(json_object_get(json_object_get(s, "grasp"), "offset")),
+                     0.04 - 0.012 - 0.002, 1e-12);
+  int refused = 0;
+  size_t i;
+  json_t *c;
+  json_array_foreach(json_object_get(s, "candidates"), i, c) {
+    const json_t *r = json_object_get(c, "reason");
+    if (json_number_value(json_object_get(c, "offset")) == 0.0) {
+      cr_assert(r && strstr(json_string_value(r), "finger would meet"));
+      refused++;
+    }
+  }
+  cr_assert_eq(refused, 2);
+  cr_assert_leq(json_number_value(json_object_get(json_object_get(s, "pose_error"), "position")), 0.001);
+  cr_assert(json_is_true(json_object_get(doc, "replay_verified")));
+  json_decref(doc);
+  remove_db(db);
 }
