@@ -44,7 +44,7 @@ static void show_progress(void *ctx, int explored, int present) {
 static int verify_plans(cp_store *st, const cp_sequence_result *res, char *why, size_t size) {
   for (int k = 0; k < res->n_stages; k++) {
     const cp_sequence_stage *s = &res->stages[k];
-    for (int ph = 0; s->certified && ph < CP_SEQUENCE_PHASES; ph++) {
+    for (int ph = 0; s->certified && ph < s->n_plans; ph++) {
       cp_replay *r;
       cp_error e;
       if (cp_replay_open(st, s->plan_ids[ph], &r, &e) != CP_REPLAY_OK) {
@@ -73,6 +73,7 @@ static json_t *grasp_json(const cp_sequence_grasp *g) {
   json_object_set_new(o, "direction", cp_json_vec(g->dir, 3));
   json_object_set_new(o, "width", cp_json_num(g->width));
   json_object_set_new(o, "offset", cp_json_num(g->offset));
+  json_object_set_new(o, "turn", cp_json_num(g->turn));
   json_object_set_new(o, "hold", cp_json_num(g->hold));
   if (g->reason[0]) json_object_set_new(o, "reason", json_string(g->reason));
   return o;
@@ -87,7 +88,7 @@ static json_t *error_json(double position, double angle) {
 
 static json_t *plan_ids_json(const cp_sequence_stage *s) {
   json_t *a = json_array();
-  for (int ph = 0; s->certified && ph < CP_SEQUENCE_PHASES; ph++) json_array_append_new(a, json_integer(s->plan_ids[ph]));
+  for (int ph = 0; s->certified && ph < s->n_plans; ph++) json_array_append_new(a, json_integer(s->plan_ids[ph]));
   return a;
 }
 
@@ -194,7 +195,7 @@ static int assemble_task(const char *file, const char *text, size_t len, const c
       printf("  %2d. %-16s grasp across %c (holds %.3g x), %s, placed %.3g mm / %.3g deg off, plans %lld-%lld\n",
              k + 1, t.scene.bodies[s->body].name, "xyz"[s->grasp.axis], s->grasp.hold,
              cp_stability_kind_name(s->stability), 1e3 * s->position_error, s->angle_error * (180 / 3.14159265358979323846),
-             (long long)s->plan_ids[0], (long long)s->plan_ids[CP_SEQUENCE_PHASES - 1]);
+             (long long)s->plan_ids[0], (long long)s->plan_ids[s->n_plans - 1]);
     }
     if (res.message[0]) printf("  note: %s\n", res.message);
     printf("  replay: %s\n", verified ? "every phase re-simulated bitwise" : why);

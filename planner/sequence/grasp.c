@@ -16,14 +16,13 @@
 /* The scene of the grasp LP: the part at the origin, the left finger a
  * fixed box on its -g face, the right finger on a prismatic joint along -g
  * pushing with the squeeze force. */
-static int lp_scene(const cp_sequence_task *t, int p, const double *q, const double *g, double width,
-                    double offset, cp_scene *out, cp_error *err) {
+static int lp_scene(const cp_sequence_task *t, int p, const double *q, const cp_sequence_grasp *gr_,
+                    cp_scene *out, cp_error *err) {
+  const double *g = gr_->dir, width = gr_->width, offset = gr_->offset;
   const cp_sequence_gripper *gr = &t->gripper;
   const cp_body *b = &t->scene.bodies[t->part_body[p]];
   const double zero[3] = {0, 0, 0};
-  double qf[4], fs[3] = {gr->finger[0], gr->finger[1], gr->finger[2]}, lx[3], rx[3], ax[3];
-  const double h = cp_seq_part_height(t, p, q);
-  if (fs[2] > 0.6 * h) fs[2] = 0.6 * h;
+  double qf[4], fs[3] = {gr_->finger[0], gr_->finger[1], gr_->finger[2]}, lx[3], rx[3], ax[3];
   cp_seq_yaw_quat(g, qf);
   cp_v3_scale(lx, g, -(width + fs[0]) / 2);
   cp_v3_scale(rx, g, (width + fs[0]) / 2);
@@ -73,7 +72,7 @@ static int holds(cp_scene *s, const double *g0, const double *acc, double lam, c
 static int hold_factor(const cp_sequence_task *t, int p, const double *q, const cp_sequence_grasp *g,
                        const double *acc, double *hold, cp_error *err) {
   cp_scene s;
-  if (lp_scene(t, p, q, g->dir, g->width, g->offset, &s, err)) return -1;
+  if (lp_scene(t, p, q, g, &s, err)) return -1;
   double lo = 0, hi = HOLD_MAX;
   int rc = holds(&s, t->scene.gravity, acc, hi, err);
   if (rc == 1) lo = hi;
@@ -113,15 +112,29 @@ static int overlaps(const cp_sequence_task *t, int p, uint64_t placed, const dou
 
 /* The geometric refusals (see cp_sequence_grasps): 1 and g->reason set
  * when refused. fs: the finger's size. */
-static int check(const cp_sequence_task *t, int p, uint64_t placed, cp_sequence_grasp *g, double turn, double zt,
-                 const double *fs) {
+static int check(const cp_sequence_task *t, int p, uint64_t placed, cp_sequence_grasp *g, double turn, double zt) {
+  const double *fs = g->finger;
   const cp_body *b = &t->scene.bodies[t->part_body[p]];
   const cp_sequence_gripper *gr = &t->gripper;
   g->rejected = 1;
   if (turn > t->tol_angle) {
-    snprintf(g->reason, sizeof g->reason, "staged %.3g rad from its design orientation (regrasp not planned)",
-             turn);
-    return 1;
+    /* Staged in another orientation: the wrist turns the part about the
+     * grasp axis, when the rotation is one about it (grasped at the
+     * centre). q_rel = q_design q_staged^-1 = (cos a/2, sin a/2 u). */
+    const double *qs = t->staged + 7 * p + 3, *qd = b->q;
+    const double cs[4] = {qs[0], -qs[1], -qs[2], -qs[3]};
+    double qr[4];
+    cp_quat_mul(qr, qd, cs);
+    const double along = cp_v3_dot(qr + 1, g->dir);
+    double perp[3];
+    cp_v3_axpy(perp, qr + 1, -along, g->dir);
+    if (cp_v3_norm(perp) > 1e-6 || g->offset != 0.0) {
+      snprintf(g->reason, sizeof g->reason,
+               "staged %.3g rad off its design pose, not about this grasp axis (regrasp not planned)",
+               turn);
+      return 1;
+    }
+    g->turn = 2 * atan2(along, qr[0]);
   }
   if (g->width + 2 * gr->clearance > gr->max_opening) {
     snprintf(g->reason, sizeof g->reason, "%.4g m wide: the gripper opens %.4g m", g->width, gr->max_opening);
@@ -181,7 +194,14 @@ int cp_sequence_grasps(const cp_sequence_task *t, int p, uint64_t placed,
       memcpy(g->dir, dir, sizeof dir);
       g->width = b->shape.size[k];
       g->offset = level ? top : 0.0;
-      if (check(t, p, placed, g, turn, zt, fs)) continue;
+      memcpy(g->finger, fs, sizeof fs);
+      if (turn > t->tol_angle) {
+        /* Turned fingers: a square section no taller than 0.6 of the part
+         * either way up. */
+        const double hd = cp_seq_part_height(t, p, b->q);
+        g->finger[1] = g->finger[2] = fmin(fmin(fs[1], fs[2]), 0.6 * (hd > 0 ? fmin(h, hd) : h));
+      }
+      if (check(t, p, placed, g, turn, zt)) continue;
       if (hold_factor(t, p, st + 3, g, acc, &g->hold, err)) return -1;
       if (g->hold < 1) {
         g->rejected = 1;

@@ -17,7 +17,7 @@
 #define ACTION_T 0.2
 #define ACTION_DT 0.002
 
-static const char *const phase_names[CP_SEQUENCE_PHASES] = {"approach", "grasp", "lift", "transport",
+static const char *const phase_names[CP_SEQUENCE_PHASES] = {"approach", "grasp", "lift", "turn", "transport",
                                                             "place", "release", "retreat"};
 
 const char *cp_sequence_phase_name(int k) {
@@ -41,7 +41,7 @@ typedef struct world_state {
   double *part;        /* [13 n_parts] */
   uint64_t placed;     /* parts standing in the assembly */
   int carried;         /* the part being handled */
-  double q[4], qd[4];  /* gripper x, y, z, gap */
+  double q[5], qd[5];  /* gripper x, y, z, gap, roll (the wrist) */
 } world_state;
 
 typedef struct attempt {
@@ -49,40 +49,54 @@ typedef struct attempt {
   cp_store *st;
   const cp_sequence_grasp *g;
   world_state *w;
-  double t0, zt, close, fs[3];
+  double t0, zt, close;
+  int wrist;           /* the grasp turns the part: the chain has a roll joint */
   cp_sequence_result *res;
+  int n_plans;
   int64_t plan_ids[CP_SEQUENCE_PHASES];
   char why[512];
   int limit;
 } attempt;
 
+/* Joint k of the gripper's chain -> index into world_state.q. */
+static int joint_slot(const attempt *a, int k) {
+  static const int plain[] = {0, 1, 2, 3}, wrist[] = {0, 1, 2, 4, 3};
+  return a->wrist ? wrist[k] : plain[k];
+}
+
 static json_t *gripper_json(const attempt *a) {
   const cp_sequence_task *t = a->t;
   const cp_sequence_gripper *gr = &t->gripper;
-  const double M = gr->carriage_mass, I = 1e-3 * M, zero[3] = {0, 0, 0};
-  const double off = a->g->width / 2 + gr->clearance + a->fs[0] / 2;
+  const double M = gr->carriage_mass, zero[3] = {0, 0, 0}, *fs = a->g->finger;
+  const double off = a->g->width / 2 + gr->clearance + fs[0] / 2;
   double qf[4], lx[3], rx[3];
   cp_seq_yaw_quat(a->g->dir, qf);
   cp_v3_scale(lx, a->g->dir, -off);
   cp_v3_scale(rx, a->g->dir, off);
   const double ax[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
-  static const char *const names[] = {"x", "y", "z", "gap"};
-  static const char *const links[] = {"carriage_x", "carriage_y", "lfinger", "rfinger"};
+  /* x, y, z carriages; [roll: the wrist about the grasp axis]; the left
+   * finger on the last of them; the gap. */
+  const int n = a->wrist ? 5 : 4, left = n - 2;
   json_t *joints = json_array();
-  for (int k = 0; k < 4; k++) {
-    const double m = k == 3 ? CP_SEQ_FINGER_MASS : M, in = k == 3 ? 1e-5 : I;
-    json_t *link = json_pack("{s:s, s:f, s:o, s:[[f,f,f],[f,f,f],[f,f,f]]}", "name", links[k], "mass", m, "com",
+  for (int k = 0; k < n; k++) {
+    const int gap = k == n - 1, roll = a->wrist && k == 3;
+    const double m = gap ? CP_SEQ_FINGER_MASS : M, in = gap ? 1e-5 : 1e-3 * M;
+    const char *name = gap ? "gap" : roll ? "roll" : k == 0 ? "x" : k == 1 ? "y" : "z";
+    const char *lname = gap ? "rfinger" : k == left ? "lfinger" : k == 0 ? "carriage_x" : k == 1 ? "carriage_y"
+                                                                                               : "carriage_z";
+    json_t *link = json_pack("{s:s, s:f, s:o, s:[[f,f,f],[f,f,f],[f,f,f]]}", "name", lname, "mass", m, "com",
                              cp_seq_vec(zero, 3), "inertia", in, 0.0, 0.0, 0.0, in, 0.0, 0.0, 0.0, in);
-    if (k >= 2) {
-      json_object_set_new(link, "shape", json_pack("{s:s, s:o}", "type", "box", "size", cp_seq_vec(a->fs, 3)));
+    if (k >= left) {
+      json_object_set_new(link, "shape", json_pack("{s:s, s:o}", "type", "box", "size", cp_seq_vec(fs, 3)));
       json_object_set_new(link, "shape_origin", json_pack("{s:o, s:o}", "position",
-                                                          cp_seq_vec(k == 2 ? lx : zero, 3), "orientation",
+                                                          cp_seq_vec(k == left ? lx : zero, 3), "orientation",
                                                           cp_seq_vec(qf, 4)));
     }
-    json_t *j = json_pack("{s:s, s:s, s:o, s:f, s:f, s:o}", "name", names[k], "type", "prismatic", "axis",
-                          cp_seq_vec(k == 3 ? a->g->dir : ax[k], 3), "position", a->w->q[k], "velocity",
-                          a->w->qd[k], "link", link);
-    if (k == 3) json_object_set_new(j, "origin", json_pack("{s:o}", "position", cp_seq_vec(rx, 3)));
+    const int slot = joint_slot(a, k);
+    json_t *j = json_pack("{s:s, s:s, s:o, s:f, s:f, s:o}", "name", name, "type", roll ? "revolute" : "prismatic",
+                          "axis", cp_seq_vec(gap || roll ? a->g->dir : ax[k], 3), "position", a->w->q[slot],
+                          "velocity", a->w->qd[slot], "link", link);
+    if (gap) json_object_set_new(j, "origin", json_pack("{s:o}", "position", cp_seq_vec(rx, 3)));
     json_array_append_new(joints, j);
   }
   return json_pack("{s:s, s:o}", "name", GRIPPER, "joints", joints);
@@ -130,9 +144,14 @@ static json_t *inputs_json(const attempt *a, const double *step, double gap, int
   const double M = t->gripper.carriage_mass, finger = CP_SEQ_FINGER_MASS, w = sqrt(t->acceleration / t->step);
   for (int k = 0; k < 3; k++) {
     const double v[3] = {step[k], 0, -step[k]};
-    const double held = (3 - k) * M + finger;
+    const double held = (3 - k + a->wrist) * M + finger;
     const int n = fabs(step[k]) > 1e-12 ? (both_ways ? 3 : 2) : 1;
     json_object_set_new(in, names[k], input(v, n, 1, held * w * w));
+  }
+  if (a->wrist) {
+    /* The wrist: default gains (docs/planner.md), steps or holds. */
+    const double v[2] = {step[3], 0};
+    json_object_set_new(in, GRIPPER "/roll", input(v, fabs(step[3]) > 1e-12 ? 2 : 1, 1, 0));
   }
   json_object_set_new(in, GRIPPER "/gap", input(&gap, 1, 0, t->gripper.stiffness));
   return in;
@@ -196,7 +215,7 @@ static int run_phase(attempt *a, int phase, json_t *inputs, json_t *goal) {
     cp_task_free(&pt);
     return -1;
   }
-  a->plan_ids[phase] = pr.plan_id;
+  a->plan_ids[a->n_plans++] = pr.plan_id;
   /* The plan's last state. */
   cp_state_layout l;
   long *ids = NULL, n = 0;
@@ -214,10 +233,10 @@ static int run_phase(attempt *a, int phase, json_t *inputs, json_t *goal) {
           if (!strcmp(t->scene.bodies[t->part_body[k]].name, pt.scene.bodies[b].name))
             memcpy(a->w->part + 13 * k, x + at, sizeof *x * 13);
       }
-      for (int k = 0; k < 4; k++) {
-        const int at = cp_state_joint_at(&l, 0, k);
-        a->w->q[k] = x[at];
-        a->w->qd[k] = x[at + 1];
+      for (int k = 0; k < pt.scene.manips[0].n; k++) {
+        const int at = cp_state_joint_at(&l, 0, k), slot = joint_slot(a, k);
+        a->w->q[slot] = x[at];
+        a->w->qd[slot] = x[at + 1];
       }
       rc = 0;
     }
@@ -254,7 +273,7 @@ static int execute(attempt *a) {
   const int p = w->carried;
   const cp_body *b = &t->scene.bodies[t->part_body[p]];
   const char *part = b->name;
-  double *s = w->part + 13 * p, dz[3] = {0, 0, 0};
+  double *s = w->part + 13 * p, dz[4] = {0, 0, 0, 0};
   const double open = 0;
   char lf[64], rf[64];
   snprintf(lf, sizeof lf, GRIPPER "/lfinger");
@@ -272,26 +291,35 @@ static int execute(attempt *a) {
   dz[2] = step_of(a->zt + off - w->q[2], t->step);
   g = json_pack("{s:s, s:[n,n,f]}", "body", part, "min", a->zt - 0.005);
   if ((rc = run_phase(a, 2, inputs_json(a, dz, a->close, 0), g))) return rc;
+  dz[2] = 0;
+  /* turn: the wrist rolls the part into its design orientation */
+  if (a->wrist) {
+    dz[3] = step_of(a->g->turn, 0.2);
+    g = json_pack("{s:s, s:o, s:f}", "body", part, "orientation", cp_seq_vec(b->q, 4), "angle_tolerance",
+                  fmax(0.5 * t->tol_angle, 0.005));
+    if ((rc = run_phase(a, 3, inputs_json(a, dz, a->close, 0), g))) return rc;
+    dz[3] = 0;
+  }
   /* transport above the design pose */
   /* The phases aim at half the placement tolerance (at least 0.5 mm, what
    * the carriage's steps resolve); the certificate checks the tolerance. */
   const double tol = fmax(0.5 * t->tol_position, 5e-4);
-  double mv[3] = {step_of(b->x[0] - s[0], t->step), step_of(b->x[1] - s[1], t->step), 0};
+  double mv[4] = {step_of(b->x[0] - s[0], t->step), step_of(b->x[1] - s[1], t->step), 0, 0};
   g = json_pack("{s:s, s:[f,f,n], s:[f,f,n]}", "body", part, "min", b->x[0] - tol, b->x[1] - tol, "max",
                 b->x[0] + tol, b->x[1] + tol);
-  if ((rc = run_phase(a, 3, inputs_json(a, mv, a->close, 1), g))) return rc;
+  if ((rc = run_phase(a, 4, inputs_json(a, mv, a->close, 1), g))) return rc;
   /* place: down along the approach direction to the design pose */
   dz[2] = step_of(b->x[2] - s[2], t->step);
   g = json_pack("{s:s, s:o, s:f, s:[s]}", "body", part, "position", cp_seq_vec(b->x, 3), "tolerance", tol,
                 "at_rest", part);
-  if ((rc = run_phase(a, 4, inputs_json(a, dz, a->close, 0), g))) return rc;
+  if ((rc = run_phase(a, 5, inputs_json(a, dz, a->close, 0), g))) return rc;
   /* release: open, everything at rest */
   dz[2] = 0;
-  if ((rc = run_phase(a, 5, inputs_json(a, dz, open, 0), joint_goal(GRIPPER "/gap", open, json_pack("{s:b}", "at_rest", 1)))))
+  if ((rc = run_phase(a, 6, inputs_json(a, dz, open, 0), joint_goal(GRIPPER "/gap", open, json_pack("{s:b}", "at_rest", 1)))))
     return rc;
   /* retreat: back up to the transport height */
   dz[2] = step_of(a->zt + off - w->q[2], t->step);
-  return run_phase(a, 6, inputs_json(a, dz, open, 0), joint_goal(GRIPPER "/z", a->zt + off, NULL));
+  return run_phase(a, 7, inputs_json(a, dz, open, 0), joint_goal(GRIPPER "/z", a->zt + off, NULL));
 }
 
 /* The certificate after a stage: the subassembly's verdict on the
@@ -364,16 +392,19 @@ static int stage_run(cp_store *st, const cp_sequence_task *t, world_state *w, do
     double *s = w->part + 13 * p;
     memset(s, 0, sizeof *s * 13);
     memcpy(s, sp, sizeof *s * 7);
-    attempt a = {.t = t, .st = st, .g = g, .w = w, .t0 = t0, .res = res};
+    attempt a = {.t = t, .st = st, .g = g, .w = w, .t0 = t0, .res = res, .wrist = g->turn != 0.0};
     a.zt = cp_seq_transport_height(t, p);
-    const double h = cp_seq_part_height(t, p, sp + 3);
-    memcpy(a.fs, t->gripper.finger, sizeof a.fs);
-    a.fs[2] = fmin(a.fs[2], 0.6 * h);
+    if (a.wrist) {
+      /* Turning sweeps the part's half diagonal across the grasp axis. */
+      const double *sz = t->scene.bodies[t->part_body[p]].shape.size;
+      const double u = sz[(g->axis + 1) % 3], v = sz[(g->axis + 2) % 3];
+      a.zt += fmax(0, 0.5 * sqrt(u * u + v * v) - 0.5 * cp_seq_part_height(t, p, t->scene.bodies[t->part_body[p]].q));
+    }
     a.close = -2 * t->gripper.clearance - t->gripper.squeeze / t->gripper.stiffness;
     w->q[0] = sp[0];
     w->q[1] = sp[1];
     w->q[2] = a.zt + g->offset;
-    w->q[3] = 0;
+    w->q[3] = w->q[4] = 0;
     memset(w->qd, 0, sizeof w->qd);
     stage->attempts++;
     int rc = execute(&a);
@@ -385,6 +416,7 @@ static int stage_run(cp_store *st, const cp_sequence_task *t, world_state *w, do
         stage->grasp = *g;
         stage->certified = 1;
         memcpy(stage->plan_ids, a.plan_ids, sizeof a.plan_ids);
+        stage->n_plans = a.n_plans;
         res->final_position_error = wp;
         res->final_angle_error = wa;
         return 0;

@@ -86,14 +86,20 @@ typedef struct cp_sequence_grasp {
   double width;            ///< part extent along it (m)
   double offset;           ///< height of the fingers' centre above the
                            ///< part's (m): 0, or near its top
+  double turn;             ///< rotation about dir from the staged to the
+                           ///< design orientation (rad): the gripper's
+                           ///< wrist turns the part in the grasp
+  double finger[3];        ///< the fingers' size for this grasp (m)
   double hold;             ///< largest multiple of (weight + transport
                            ///< inertia) the grasp holds in the LP (0..8)
   int rejected;            ///< 1: not tried (reason says why)
   char reason[96];
 } cp_sequence_grasp;
 
-#define CP_SEQUENCE_PHASES 7
-/// "approach", "grasp", "lift", "transport", "place", "release", "retreat".
+/// Phases of a stage, at most: "approach", "grasp", "lift", "turn" (only
+/// when the grasp turns the part), "transport", "place", "release",
+/// "retreat".
+#define CP_SEQUENCE_PHASES 8
 const char *cp_sequence_phase_name(int k);
 
 typedef struct cp_sequence_stage {
@@ -104,7 +110,8 @@ typedef struct cp_sequence_stage {
   int certified;           ///< 1: placed, verdict stable, within tolerance
   int n_candidates;
   cp_sequence_grasp candidates[6]; ///< every candidate, ranked
-  int64_t plan_ids[CP_SEQUENCE_PHASES];
+  int n_plans;              ///< phases planned (7, or 8 with a turn)
+  int64_t plan_ids[CP_SEQUENCE_PHASES]; ///< [n_plans] in phase order
   cp_stability_kind stability; ///< of the subassembly after release
   double position_error;   ///< placed part vs design (m)
   double angle_error;      ///< rad
