@@ -41,6 +41,22 @@ static void remove_db(char *db) {
   free(db);
 }
 
+/* Runs `complan assemble` on a task whose "assembly" is the bundled scene
+ * planner/tasks/assembly/SCENE and whose other keys are rest (JSON members
+ * after a comma); returns the JSON document (exit 0 asserted). */
+static json_t *run_task(const char *scene, const char *rest, const char *db) {
+  char text[4096];
+  const char *root = getenv("CP_SOURCE_ROOT");
+  snprintf(text, sizeof text, "{\"assembly\": \"%s/planner/tasks/assembly/%s\", %s}", root ? root : ".", scene,
+           rest);
+  char *file = cpt_temp_file(text, ".json");
+  const char *argv[] = {"complan", "assemble", file, "--db", db, "--json", NULL};
+  json_t *doc = cpt_run_json(argv, 0);
+  unlink(file);
+  free(file);
+  return doc;
+}
+
 /* One 0.1 kg part 2 x 8 x 4 cm staged 15 cm along -y of its design pose:
  * transport is along y. Gripper squeeze 5 N, friction mu. */
 static const char *long_part_task(double mu, char *buf, size_t n) {
@@ -135,18 +151,13 @@ Test(sequence, low_friction_grasp_rejected_other_used) {
 // grasp is tried, then the sequence is not returned (none), and the
 // stored row says so.
 Test(sequence, stage_outside_tolerance_not_returned) {
-  char text[4096], *db = temp_db();
-  const char *root = getenv("CP_SOURCE_ROOT");
-  snprintf(text, sizeof text,
-           "{\"assembly\": \"%s/planner/tasks/assembly/tower3_scene.json\","
-           " \"staging\": {\"block0\": {\"position\": [0.12, -0.08, 0.02]},"
-           " \"block1\": {\"position\": [0.12, 0, 0.02]}, \"block2\": {\"position\": [0.12, 0.08, 0.02]}},"
-           " \"robot\": {\"type\": \"parallel_gripper\", \"finger\": [0.01, 0.03, 0.024]},"
-           " \"tolerance\": {\"position\": 1e-6}}",
-           root ? root : ".");
-  char *file = cpt_temp_file(text, ".json");
-  const char *argv[] = {"complan", "assemble", file, "--db", db, "--json", NULL};
-  json_t *doc = cpt_run_json(argv, 0);
+  char *db = temp_db();
+  json_t *doc = run_task("tower3_scene.json",
+                         "\"staging\": {\"block0\": {\"position\": [0.12, -0.08, 0.02]},"
+                         " \"block1\": {\"position\": [0.12, 0, 0.02]}, \"block2\": {\"position\": [0.12, 0.08, 0.02]}},"
+                         " \"robot\": {\"type\": \"parallel_gripper\", \"finger\": [0.01, 0.03, 0.024]},"
+                         " \"tolerance\": {\"position\": 1e-6}",
+                         db);
   cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "none");
   json_t *stages = json_object_get(doc, "stages");
   cr_assert_eq(json_array_size(stages), 1);
@@ -172,8 +183,6 @@ Test(sequence, stage_outside_tolerance_not_returned) {
   sqlite3_finalize(q);
   sqlite3_close(h);
   json_decref(doc);
-  unlink(file);
-  free(file);
   remove_db(db);
 }
 
@@ -331,16 +340,11 @@ Test(sequence, peg_inserted_with_the_top_grasp) {
 // axis of that rotation), lifted, turned by the wrist, and placed upright:
 // eight phases, the final state read back from the database upright.
 Test(sequence, upside_down_part_turned) {
-  char text[4096], *db = temp_db();
-  const char *root = getenv("CP_SOURCE_ROOT");
-  snprintf(text, sizeof text,
-           "{\"assembly\": \"%s/planner/tasks/assembly/bar_turn_scene.json\","
-           " \"staging\": {\"bar\": {\"position\": [0.1, -0.05, 0.03], \"orientation\": [0, 1, 0, 0]}},"
-           " \"robot\": {\"type\": \"parallel_gripper\", \"finger\": [0.01, 0.03, 0.024]}}",
-           root ? root : ".");
-  char *file = cpt_temp_file(text, ".json");
-  const char *argv[] = {"complan", "assemble", file, "--db", db, "--json", NULL};
-  json_t *doc = cpt_run_json(argv, 0);
+  char *db = temp_db();
+  json_t *doc = run_task("bar_turn_scene.json",
+                         "\"staging\": {\"bar\": {\"position\": [0.1, -0.05, 0.03], \"orientation\": [0, 1, 0, 0]}},"
+                         " \"robot\": {\"type\": \"parallel_gripper\", \"finger\": [0.01, 0.03, 0.024]}",
+                         db);
   cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "solved",
                    "%s", json_string_value(json_object_get(doc, "message")));
   json_t *s = json_array_get(json_object_get(doc, "stages"), 0);
@@ -359,7 +363,5 @@ Test(sequence, upside_down_part_turned) {
   cr_assert_float_eq(x[2], 0.03, 0.002);
   sqlite3_close(h);
   json_decref(doc);
-  unlink(file);
-  free(file);
   remove_db(db);
 }
