@@ -112,16 +112,16 @@ static int overlaps(const cp_sequence_task *t, int p, uint64_t placed, const dou
 
 /* The geometric refusals (see cp_sequence_grasps): 1 and g->reason set
  * when refused. fs: the finger's size. */
-static int check(const cp_sequence_task *t, int p, uint64_t placed, cp_sequence_grasp *g, double turn, double zt) {
+static int check(const cp_sequence_task *t, int p, const double *from, const double *to, uint64_t placed,
+                 cp_sequence_grasp *g, double turn, double zt) {
   const double *fs = g->finger;
-  const cp_body *b = &t->scene.bodies[t->part_body[p]];
   const cp_sequence_gripper *gr = &t->gripper;
   g->rejected = 1;
   if (turn > t->tol_angle) {
     /* Staged in another orientation: the wrist turns the part about the
      * grasp axis, when the rotation is one about it (grasped at the
      * centre). q_rel = q_design q_staged^-1 = (cos a/2, sin a/2 u). */
-    const double *qs = t->staged + 7 * p + 3, *qd = b->q;
+    const double *qs = from + 3, *qd = to + 3;
     const double cs[4] = {qs[0], -qs[1], -qs[2], -qs[3]};
     double qr[4];
     cp_quat_mul(qr, qd, cs);
@@ -130,7 +130,7 @@ static int check(const cp_sequence_task *t, int p, uint64_t placed, cp_sequence_
     cp_v3_axpy(perp, qr + 1, -along, g->dir);
     if (cp_v3_norm(perp) > 1e-6 || g->offset != 0.0) {
       snprintf(g->reason, sizeof g->reason,
-               "staged %.3g rad off its design pose, not about this grasp axis (regrasp not planned)",
+               "staged %.3g rad from where it goes, not about this grasp axis (needs a regrasp)",
                turn);
       return 1;
     }
@@ -146,7 +146,7 @@ static int check(const cp_sequence_task *t, int p, uint64_t placed, cp_sequence_
   cp_seq_box_aabb(fs, qf, fh);
   for (int side = -1; side <= 1; side += 2) {
     double c[3], hh[3] = {fh[0], fh[1], 0};
-    cp_v3_axpy(c, b->x, side * (g->width / 2 + gr->clearance + fs[0] / 2), g->dir);
+    cp_v3_axpy(c, to, side * (g->width / 2 + gr->clearance + fs[0] / 2), g->dir);
     const double lo = c[2] + g->offset - fh[2], hi = zt + g->offset + fh[2];
     c[2] = 0.5 * (lo + hi);
     hh[2] = 0.5 * (hi - lo);
@@ -167,16 +167,20 @@ static int cmp_grasp(const void *a, const void *b) {
   return (x->offset > y->offset) - (x->offset < y->offset);
 }
 
-int cp_sequence_grasps(const cp_sequence_task *t, int p, uint64_t placed,
+int cp_sequence_grasps(const cp_sequence_task *t, int p, const double *from, const double *to, uint64_t placed,
                        cp_sequence_grasp *out, int cap, cp_error *err) {
   const cp_body *b = &t->scene.bodies[t->part_body[p]];
-  const double *st = t->staged + 7 * p;
+  double design[7];
+  memcpy(design, b->x, sizeof b->x);
+  memcpy(design + 3, b->q, sizeof b->q);
+  const double *st = from ? from : t->staged + 7 * p;
+  if (!to) to = design;
   const cp_sequence_gripper *gr = &t->gripper;
-  double R[9], acc[3] = {b->x[0] - st[0], b->x[1] - st[1], 0};
+  double R[9], acc[3] = {to[0] - st[0], to[1] - st[1], 0};
   cp_quat_to_mat(R, st + 3);
   const double d = cp_v3_norm(acc);
   cp_v3_scale(acc, acc, d > 1e-9 ? t->acceleration / d : 0.0);
-  const double turn = cp_seq_quat_angle(st + 3, b->q);
+  const double turn = cp_seq_quat_angle(st + 3, to + 3);
   const double zt = cp_seq_transport_height(t, p);
   const double h = cp_seq_part_height(t, p, st + 3);
   int n = 0;
@@ -198,10 +202,10 @@ int cp_sequence_grasps(const cp_sequence_task *t, int p, uint64_t placed,
       if (turn > t->tol_angle) {
         /* Turned fingers: a square section no taller than 0.6 of the part
          * either way up. */
-        const double hd = cp_seq_part_height(t, p, b->q);
+        const double hd = cp_seq_part_height(t, p, to + 3);
         g->finger[1] = g->finger[2] = fmin(fmin(fs[1], fs[2]), 0.6 * (hd > 0 ? fmin(h, hd) : h));
       }
-      if (check(t, p, placed, g, turn, zt)) continue;
+      if (check(t, p, st, to, placed, g, turn, zt)) continue;
       if (hold_factor(t, p, st + 3, g, acc, &g->hold, err)) return -1;
       if (g->hold < 1) {
         g->rejected = 1;

@@ -48,6 +48,7 @@ typedef struct attempt {
   const cp_sequence_task *t;
   cp_store *st;
   const cp_sequence_grasp *g;
+  const double *to;    /* where the part goes: x y z qw qx qy qz */
   world_state *w;
   double t0, zt, close;
   int wrist;           /* the grasp turns the part: the chain has a roll joint */
@@ -271,8 +272,8 @@ static int execute(attempt *a) {
   const cp_sequence_task *t = a->t;
   world_state *w = a->w;
   const int p = w->carried;
-  const cp_body *b = &t->scene.bodies[t->part_body[p]];
-  const char *part = b->name;
+  const char *part = t->scene.bodies[t->part_body[p]].name;
+  const double *to = a->to;
   double *s = w->part + 13 * p, dz[4] = {0, 0, 0, 0};
   const double open = 0;
   char lf[64], rf[64];
@@ -295,7 +296,7 @@ static int execute(attempt *a) {
   /* turn: the wrist rolls the part into its design orientation */
   if (a->wrist) {
     dz[3] = step_of(a->g->turn, 0.2);
-    g = json_pack("{s:s, s:o, s:f}", "body", part, "orientation", cp_seq_vec(b->q, 4), "angle_tolerance",
+    g = json_pack("{s:s, s:o, s:f}", "body", part, "orientation", cp_seq_vec(to + 3, 4), "angle_tolerance",
                   fmax(0.5 * t->tol_angle, 0.005));
     if ((rc = run_phase(a, 3, inputs_json(a, dz, a->close, 0), g))) return rc;
     dz[3] = 0;
@@ -304,13 +305,13 @@ static int execute(attempt *a) {
   /* The phases aim at half the placement tolerance (at least 0.5 mm, what
    * the carriage's steps resolve); the certificate checks the tolerance. */
   const double tol = fmax(0.5 * t->tol_position, 5e-4);
-  double mv[4] = {step_of(b->x[0] - s[0], t->step), step_of(b->x[1] - s[1], t->step), 0, 0};
-  g = json_pack("{s:s, s:[f,f,n], s:[f,f,n]}", "body", part, "min", b->x[0] - tol, b->x[1] - tol, "max",
-                b->x[0] + tol, b->x[1] + tol);
+  double mv[4] = {step_of(to[0] - s[0], t->step), step_of(to[1] - s[1], t->step), 0, 0};
+  g = json_pack("{s:s, s:[f,f,n], s:[f,f,n]}", "body", part, "min", to[0] - tol, to[1] - tol, "max",
+                to[0] + tol, to[1] + tol);
   if ((rc = run_phase(a, 4, inputs_json(a, mv, a->close, 1), g))) return rc;
   /* place: down along the approach direction to the design pose */
-  dz[2] = step_of(b->x[2] - s[2], t->step);
-  g = json_pack("{s:s, s:o, s:f, s:[s]}", "body", part, "position", cp_seq_vec(b->x, 3), "tolerance", tol,
+  dz[2] = step_of(to[2] - s[2], t->step);
+  g = json_pack("{s:s, s:o, s:f, s:[s]}", "body", part, "position", cp_seq_vec(to, 3), "tolerance", tol,
                 "at_rest", part);
   if ((rc = run_phase(a, 5, inputs_json(a, dz, a->close, 0), g))) return rc;
   /* release: open, everything at rest */
@@ -376,23 +377,22 @@ static int certify(attempt *a, cp_sequence_stage *stage, double *worst_pos, doub
   return 0;
 }
 
-/* One stage: the grasps of the carried part in rank order. 0 certified,
- * -1 none worked, -2 failure, -3 time limit. */
-static int stage_run(cp_store *st, const cp_sequence_task *t, world_state *w, double t0, cp_sequence_result *res,
-                     cp_sequence_stage *stage, char *why, size_t why_size, cp_error *err) {
+/* One move of the carried part from `from` (its simulated state, 13
+ * numbers) to `to` (pose) with the grasps g[0..n) in rank order, every
+ * attempt from the same start. final: the move into the assembly,
+ * certified with the subassembly; otherwise a placement on the table,
+ * checked for its orientation. 0 done, -1 no grasp worked (why), -2
+ * failure, -3 time limit. */
+static int move(cp_store *st, const cp_sequence_task *t, world_state *w, double t0, cp_sequence_result *res,
+                const double *from, const double *to, int final, cp_sequence_grasp *gs, int n,
+                cp_sequence_stage *stage, char *why, size_t why_size, cp_error *err) {
   const int p = w->carried;
-  stage->n_candidates = cp_sequence_grasps(t, p, w->placed, stage->candidates, 6, err);
-  if (stage->n_candidates < 0) return -2;
-  snprintf(why, why_size, "no usable grasp of %s", t->scene.bodies[t->part_body[p]].name);
-  for (int c = 0; c < stage->n_candidates; c++) {
-    cp_sequence_grasp *g = &stage->candidates[c];
+  for (int c = 0; c < n; c++) {
+    cp_sequence_grasp *g = &gs[c];
     if (g->rejected) continue;
-    /* Fresh start: the part as staged, the gripper open above it. */
-    const double *sp = t->staged + 7 * p;
-    double *s = w->part + 13 * p;
-    memset(s, 0, sizeof *s * 13);
-    memcpy(s, sp, sizeof *s * 7);
-    attempt a = {.t = t, .st = st, .g = g, .w = w, .t0 = t0, .res = res, .wrist = g->turn != 0.0};
+    /* Fresh start: the part where it lies, the gripper open above it. */
+    memcpy(w->part + 13 * p, from, sizeof *from * 13);
+    attempt a = {.t = t, .st = st, .g = g, .to = to, .w = w, .t0 = t0, .res = res, .wrist = g->turn != 0.0};
     a.zt = cp_seq_transport_height(t, p);
     if (a.wrist) {
       /* Turning sweeps the part's half diagonal across the grasp axis. */
@@ -401,27 +401,35 @@ static int stage_run(cp_store *st, const cp_sequence_task *t, world_state *w, do
       a.zt += fmax(0, 0.5 * sqrt(u * u + v * v) - 0.5 * cp_seq_part_height(t, p, t->scene.bodies[t->part_body[p]].q));
     }
     a.close = -2 * t->gripper.clearance - t->gripper.squeeze / t->gripper.stiffness;
-    w->q[0] = sp[0];
-    w->q[1] = sp[1];
+    w->q[0] = from[0];
+    w->q[1] = from[1];
     w->q[2] = a.zt + g->offset;
     w->q[3] = w->q[4] = 0;
     memset(w->qd, 0, sizeof w->qd);
     stage->attempts++;
     int rc = execute(&a);
-    if (rc == 0) {
+    if (rc == 0 && final) {
       w->placed |= (uint64_t)1 << p;
       double wp, wa;
       rc = certify(&a, stage, &wp, &wa);
       if (rc == 0) {
-        stage->grasp = *g;
-        stage->certified = 1;
-        memcpy(stage->plan_ids, a.plan_ids, sizeof a.plan_ids);
-        stage->n_plans = a.n_plans;
         res->final_position_error = wp;
         res->final_angle_error = wa;
-        return 0;
+      } else {
+        w->placed &= ~((uint64_t)1 << p);
       }
-      w->placed &= ~((uint64_t)1 << p);
+    } else if (rc == 0) {
+      const double ang = cp_seq_quat_angle(w->part + 13 * p + 3, to + 3);
+      if (ang > t->tol_angle) {
+        snprintf(a.why, sizeof a.why, "the part came to rest %.3g rad from the intermediate orientation", ang);
+        rc = -1;
+      }
+    }
+    if (rc == 0) {
+      if (final) stage->grasp = *g;
+      memcpy(stage->plan_ids + stage->n_plans, a.plan_ids, sizeof *a.plan_ids * (size_t)a.n_plans);
+      stage->n_plans += a.n_plans;
+      return 0;
     }
     snprintf(g->reason, sizeof g->reason, "%.95s", a.why);
     snprintf(why, why_size, "%s", a.why);
@@ -429,6 +437,75 @@ static int stage_run(cp_store *st, const cp_sequence_task *t, world_state *w, do
     if (a.limit) return -3;
   }
   return -1;
+}
+
+static int usable(const cp_sequence_grasp *g, int n) {
+  int k = 0;
+  for (int c = 0; c < n; c++) k += !g[c].rejected;
+  return k;
+}
+
+/* A regrasp: an orientation q1 one wrist turn (+-90 or 180 degrees about
+ * world x or y) from the part's, resting at the same place, from which
+ * the design orientation is one turn away with a usable grasp. Fills to1
+ * (pose on the table) and the grasps of both moves. 1 found, 0 none, -1
+ * failure. */
+static int plan_regrasp(const cp_sequence_task *t, int p, uint64_t placed, const double *from, double *to1,
+                        cp_sequence_grasp *g1, int *n1, cp_sequence_grasp *g2, int *n2, cp_error *err) {
+  static const double axes[2][3] = {{1, 0, 0}, {0, 1, 0}};
+  static const double angles[3] = {1.5707963267948966, -1.5707963267948966, 3.141592653589793};
+  for (int i = 0; i < 2; i++) {
+    for (int j = 0; j < 3; j++) {
+      double r[4], q1[4];
+      cp_quat_axis_angle(r, axes[i], angles[j]);
+      cp_quat_mul(q1, r, from + 3);
+      double mid[7] = {from[0], from[1], 0, q1[0], q1[1], q1[2], q1[3]};
+      const double h = cp_seq_part_height(t, p, q1);
+      if (h < 0) continue;
+      /* resting on the table the part stands on now */
+      mid[2] = from[2] - 0.5 * cp_seq_part_height(t, p, from + 3) + 0.5 * h + 1e-4;
+      if ((*n1 = cp_sequence_grasps(t, p, from, mid, placed, g1, 6, err)) < 0) return -1;
+      if (!usable(g1, *n1)) continue;
+      if ((*n2 = cp_sequence_grasps(t, p, mid, NULL, placed, g2, 6, err)) < 0) return -1;
+      if (!usable(g2, *n2)) continue;
+      memcpy(to1, mid, sizeof mid);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* One stage: the carried part into the assembly, through one regrasp
+ * when no grasp takes it there directly. 0 certified, -1 none worked, -2
+ * failure, -3 time limit. */
+static int stage_run(cp_store *st, const cp_sequence_task *t, world_state *w, double t0, cp_sequence_result *res,
+                     cp_sequence_stage *stage, char *why, size_t why_size, cp_error *err) {
+  const int p = w->carried;
+  const cp_body *b = &t->scene.bodies[t->part_body[p]];
+  double from[13] = {0}, design[7];
+  memcpy(from, t->staged + 7 * p, sizeof *from * 7);
+  memcpy(design, b->x, sizeof b->x);
+  memcpy(design + 3, b->q, sizeof b->q);
+  stage->n_candidates = cp_sequence_grasps(t, p, from, NULL, w->placed, stage->candidates, 6, err);
+  if (stage->n_candidates < 0) return -2;
+  snprintf(why, why_size, "no usable grasp of %s", t->scene.bodies[t->part_body[p]].name);
+  if (!usable(stage->candidates, stage->n_candidates)) {
+    double mid[7];
+    cp_sequence_grasp g1[6], g2[6];
+    int n1, n2;
+    int r = plan_regrasp(t, p, w->placed, from, mid, g1, &n1, g2, &n2, err);
+    if (r < 0) return -2;
+    if (r == 0) return -1;
+    int rc = move(st, t, w, t0, res, from, mid, 0, g1, n1, stage, why, why_size, err);
+    if (rc) return rc;
+    stage->regrasps = 1;
+    memcpy(from, w->part + 13 * p, sizeof from);
+    memcpy(stage->candidates, g2, sizeof *g2 * (size_t)n2);
+    stage->n_candidates = n2;
+  }
+  int rc = move(st, t, w, t0, res, from, design, 1, stage->candidates, stage->n_candidates, stage, why, why_size, err);
+  if (rc == 0) stage->certified = 1;
+  return rc;
 }
 
 cp_sequence_status cp_sequence_plan(cp_store *st, const cp_sequence_task *t,

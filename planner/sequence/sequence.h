@@ -105,13 +105,14 @@ const char *cp_sequence_phase_name(int k);
 typedef struct cp_sequence_stage {
   int part, body;          ///< part index, scene body index
   cp_sequence_grasp grasp; ///< the grasp used
-  int regrasps;            ///< intermediate placements (none yet: 0)
+  int regrasps;            ///< intermediate placements on the table
   int attempts;            ///< grasps tried (executed) for this part
   int certified;           ///< 1: placed, verdict stable, within tolerance
   int n_candidates;
   cp_sequence_grasp candidates[6]; ///< every candidate, ranked
-  int n_plans;              ///< phases planned (7, or 8 with a turn)
-  int64_t plan_ids[CP_SEQUENCE_PHASES]; ///< [n_plans] in phase order
+  int n_plans;              ///< phases planned: 7, or 8 with a turn, per
+                            ///< move (a regrasp adds a move)
+  int64_t plan_ids[2 * CP_SEQUENCE_PHASES]; ///< [n_plans] in order
   cp_stability_kind stability; ///< of the subassembly after release
   double position_error;   ///< placed part vs design (m)
   double angle_error;      ///< rad
@@ -151,7 +152,9 @@ typedef struct cp_sequence_result {
 /// the part between a fixed finger and one pressing with the squeeze force,
 /// under gravity plus the transport acceleration, refused below 1. Sorted:
 /// usable first, by hold descending. Returns the count, or -1 with err.
-int cp_sequence_grasps(const cp_sequence_task *t, int p, uint64_t placed,
+/// from and to (x y z qw qx qy qz; NULL: the staged pose, the design pose)
+/// say where the part is picked and where it goes.
+int cp_sequence_grasps(const cp_sequence_task *t, int p, const double *from, const double *to, uint64_t placed,
                        cp_sequence_grasp *out, int cap, cp_error *err);
 
 /// Plans and executes the whole sequence, every phase a plan in st.
