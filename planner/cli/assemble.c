@@ -28,6 +28,12 @@ static const char head[] =
     "collision-free straight line (the part's shape swept with the collision\n"
     "library) from a set of candidate directions, keeping only stable\n"
     "remainders, and memoises subassemblies. Fixed bodies and manipulators stay.\n"
+    "\n"
+    "Given an assembly TASK instead (a file with the key \"assembly\": the design\n"
+    "scene, staging poses, a parallel gripper, tolerances), the sequence is also\n"
+    "executed: every part carried by the gripper through planned, simulated\n"
+    "phases, every stage certified (docs/assembly.md, \"Assembly tasks\"); it\n"
+    "takes --db and --json only.\n"
     "\n";
 static const char tail[] =
     "\n"
