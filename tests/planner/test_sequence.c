@@ -400,3 +400,44 @@ Test(sequence, bar_regrasped_through_an_intermediate_pose) {
   json_decref(doc);
   remove_db(db);
 }
+
+// One database for both forms: a file written by `assemble SCENE` (no
+// sequence tables yet) takes a sequence (the tables are created in the
+// write's transaction) and keeps its scene run.
+Test(sequence, scene_database_gains_sequence_tables) {
+  char *db = temp_db();
+  const char *root = getenv("CP_SOURCE_ROOT");
+  char scene[4096];
+  snprintf(scene, sizeof scene, "%s/planner/tasks/assembly/bar_turn_scene.json", root ? root : ".");
+  const char *a1[] = {"complan", "assemble", scene, "--db", db, "--json", NULL};
+  json_t *doc = cpt_run_json(a1, 0);
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "found");
+  json_decref(doc);
+  sqlite3 *h;
+  sqlite3_stmt *q;
+  cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+  cr_assert_eq(sqlite3_prepare_v2(h, "SELECT count(*) FROM sqlite_master WHERE name = 'assembly_sequences'", -1, &q,
+                                  NULL), SQLITE_OK);
+  cr_assert_eq(sqlite3_step(q), SQLITE_ROW);
+  cr_assert_eq(sqlite3_column_int(q, 0), 0);
+  sqlite3_finalize(q);
+  sqlite3_close(h);
+  doc = run_task("bar_turn_scene.json",
+                 "\"staging\": {\"bar\": {\"position\": [0.1, 0.05, 0.03]}},"
+                 " \"robot\": {\"type\": \"parallel_gripper\", \"finger\": [0.01, 0.03, 0.024]}",
+                 db);
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "solved");
+  cr_assert_eq(json_integer_value(json_object_get(doc, "sequence_id")), 1);
+  json_decref(doc);
+  cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+  cr_assert_eq(sqlite3_prepare_v2(h, "SELECT (SELECT count(*) FROM assembly_runs), (SELECT count(*) FROM"
+                                     " assembly_sequences), (SELECT count(*) FROM assembly_stages)", -1, &q, NULL),
+               SQLITE_OK);
+  cr_assert_eq(sqlite3_step(q), SQLITE_ROW);
+  cr_assert_eq(sqlite3_column_int(q, 0), 1);
+  cr_assert_eq(sqlite3_column_int(q, 1), 1);
+  cr_assert_eq(sqlite3_column_int(q, 2), 1);
+  sqlite3_finalize(q);
+  sqlite3_close(h);
+  remove_db(db);
+}
