@@ -30,6 +30,7 @@ FLOORS = [
     ["planner/search", "planner/assembly"],
     ["planner/store"],
     ["planner/plan"],
+    ["planner/sequence"],
     ["planner/view", "planner/ompl"],  # ompl: the OMPL adapter (C++)
     ["planner/replay"],
     ["experiments/study"],

@@ -1,0 +1,568 @@
+/* Executing an assembly sequence with the gripper (planner/sequence/
+ * sequence.h): the order, then per part the grasps in rank order, each
+ * tried through seven planned and simulated phases and certified. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/clock.h"
+#include "models/vec3.h"
+#include "planner/assembly/assembly.h"
+#include "planner/plan/plan.h"
+#include "planner/sequence/sequence_impl.h"
+#include "planner/sim/statelayout.h"
+
+#define GRIPPER "gripper"
+#define ACTION_T 0.2
+#define ACTION_DT 0.002
+
+static const char *const phase_names[CP_SEQUENCE_PHASES] = {"approach", "grasp", "lift", "turn", "transport",
+                                                            "place", "release", "retreat"};
+
+const char *cp_sequence_phase_name(int k) {
+  return k >= 0 && k < CP_SEQUENCE_PHASES ? phase_names[k] : "?";
+}
+
+const char *cp_sequence_status_name(cp_sequence_status s) {
+  static const char *const n[] = {"solved", "none", "limit", "failed"};
+  return s <= CP_SEQUENCE_FAILED ? n[s] : "?";
+}
+
+void cp_sequence_result_free(cp_sequence_result *res) {
+  free(res->order);
+  free(res->stages);
+  memset(res, 0, sizeof *res);
+}
+
+/* The simulated world between phases: each part's 13 state numbers (x, q,
+ * v, w; placed parts and the part carried), the gripper's joints. */
+typedef struct world_state {
+  double *part;        /* [13 n_parts] */
+  uint64_t placed;     /* parts standing in the assembly */
+  int carried;         /* the part being handled */
+  double q[5], qd[5];  /* gripper x, y, z, gap, roll (the wrist) */
+} world_state;
+
+typedef struct attempt {
+  const cp_sequence_task *t;
+  cp_store *st;
+  const cp_sequence_grasp *g;
+  const double *to;    /* where the part goes: x y z qw qx qy qz */
+  world_state *w;
+  double t0, zt, close;
+  int wrist;           /* the grasp turns the part: the chain has a roll joint */
+  cp_sequence_result *res;
+  int n_plans;
+  int64_t plan_ids[CP_SEQUENCE_PHASES];
+  char why[512];
+  int limit;
+} attempt;
+
+/* Joint k of the gripper's chain -> index into world_state.q. */
+static int joint_slot(const attempt *a, int k) {
+  static const int plain[] = {0, 1, 2, 3}, wrist[] = {0, 1, 2, 4, 3};
+  return a->wrist ? wrist[k] : plain[k];
+}
+
+static json_t *gripper_json(const attempt *a) {
+  const cp_sequence_task *t = a->t;
+  const cp_sequence_gripper *gr = &t->gripper;
+  const double M = gr->carriage_mass, zero[3] = {0, 0, 0}, *fs = a->g->finger;
+  const double off = a->g->width / 2 + gr->clearance + fs[0] / 2;
+  double qf[4], lx[3], rx[3];
+  cp_seq_yaw_quat(a->g->dir, qf);
+  cp_v3_scale(lx, a->g->dir, -off);
+  cp_v3_scale(rx, a->g->dir, off);
+  const double ax[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+  /* x, y, z carriages; [roll: the wrist about the grasp axis]; the left
+   * finger on the last of them; the gap. */
+  const int n = a->wrist ? 5 : 4, left = n - 2;
+  json_t *joints = json_array();
+  for (int k = 0; k < n; k++) {
+    const int gap = k == n - 1, roll = a->wrist && k == 3;
+    const double m = gap ? CP_SEQ_FINGER_MASS : M, in = gap ? 1e-5 : 1e-3 * M;
+    const char *name = gap ? "gap" : roll ? "roll" : k == 0 ? "x" : k == 1 ? "y" : "z";
+    const char *lname = gap ? "rfinger" : k == left ? "lfinger" : k == 0 ? "carriage_x" : k == 1 ? "carriage_y"
+                                                                                               : "carriage_z";
+    json_t *link = json_pack("{s:s, s:f, s:o, s:[[f,f,f],[f,f,f],[f,f,f]]}", "name", lname, "mass", m, "com",
+                             cp_seq_vec(zero, 3), "inertia", in, 0.0, 0.0, 0.0, in, 0.0, 0.0, 0.0, in);
+    if (k >= left) {
+      json_object_set_new(link, "shape", json_pack("{s:s, s:o}", "type", "box", "size", cp_seq_vec(fs, 3)));
+      json_object_set_new(link, "shape_origin", json_pack("{s:o, s:o}", "position",
+                                                          cp_seq_vec(k == left ? lx : zero, 3), "orientation",
+                                                          cp_seq_vec(qf, 4)));
+    }
+    const int slot = joint_slot(a, k);
+    json_t *j = json_pack("{s:s, s:s, s:o, s:f, s:f, s:o}", "name", name, "type", roll ? "revolute" : "prismatic",
+                          "axis", cp_seq_vec(gap || roll ? a->g->dir : ax[k], 3), "position", a->w->q[slot],
+                          "velocity", a->w->qd[slot], "link", link);
+    if (gap) json_object_set_new(j, "origin", json_pack("{s:o}", "position", cp_seq_vec(rx, 3)));
+    json_array_append_new(joints, j);
+  }
+  return json_pack("{s:s, s:o}", "name", GRIPPER, "joints", joints);
+}
+
+/* The phase's scene: fixed bodies as designed, the placed parts and the
+ * carried one as simulated, the gripper. */
+static json_t *scene_json(const attempt *a) {
+  const cp_sequence_task *t = a->t;
+  json_t *sc = json_object(), *bodies = json_array();
+  json_object_set_new(sc, "gravity", cp_seq_vec(t->scene.gravity, 3));
+  for (int b = 0; b < t->scene.n_bodies; b++) {
+    const cp_body *bd = &t->scene.bodies[b];
+    if (bd->fixed) json_array_append_new(bodies, cp_seq_body_json(bd, bd->x, bd->q, NULL, NULL));
+  }
+  for (int k = 0; k < t->n_parts; k++) {
+    if (!(a->w->placed >> k & 1) && k != a->w->carried) continue;
+    const double *s = a->w->part + 13 * k;
+    json_array_append_new(bodies, cp_seq_body_json(&t->scene.bodies[t->part_body[k]], s, s + 3, s + 7, s + 10));
+  }
+  json_object_set_new(sc, "friction", cp_seq_friction_json(&t->scene, bodies, GRIPPER, t->gripper.mu));
+  json_object_set_new(sc, "bodies", bodies);
+  json_object_set_new(sc, "manipulators", json_pack("[o]", gripper_json(a)));
+  return sc;
+}
+
+/* A target input: relative steps (values, n of them) or absolute. */
+static json_t *input(const double *values, int n, int relative, double stiffness) {
+  json_t *in = json_pack("{s:s, s:o}", "kind", "target", "values", cp_seq_vec(values, n));
+  if (relative) json_object_set_new(in, "relative", json_true());
+  if (stiffness > 0) json_object_set_new(in, "stiffness", json_real(stiffness));
+  return in;
+}
+
+/* Inputs of a phase: per carriage axis the relative step (0: held), the
+ * gap's absolute target. A moving axis may also hold (choice 0) and, with
+ * both_ways, step back. Every carriage joint is critically damped at
+ * w = sqrt(acceleration / step): a step from rest starts at the transport
+ * acceleration (w^2 step) and, over an action of 0.2 s, covers all but
+ * (1 + 0.2 w) e^(-0.2 w) of itself (5e-4 at the defaults, w = 50). */
+static json_t *inputs_json(const attempt *a, const double *step, double gap, int both_ways) {
+  const cp_sequence_task *t = a->t;
+  json_t *in = json_object();
+  static const char *const names[] = {GRIPPER "/x", GRIPPER "/y", GRIPPER "/z"};
+  const double M = t->gripper.carriage_mass, finger = CP_SEQ_FINGER_MASS, w = sqrt(t->acceleration / t->step);
+  for (int k = 0; k < 3; k++) {
+    const double v[3] = {step[k], 0, -step[k]};
+    const double held = (3 - k + a->wrist) * M + finger;
+    const int n = fabs(step[k]) > 1e-12 ? (both_ways ? 3 : 2) : 1;
+    json_object_set_new(in, names[k], input(v, n, 1, held * w * w));
+  }
+  if (a->wrist) {
+    /* The wrist: default gains (docs/planner.md), steps or holds. */
+    const double v[2] = {step[3], 0};
+    json_object_set_new(in, GRIPPER "/roll", input(v, fabs(step[3]) > 1e-12 ? 2 : 1, 1, 0));
+  }
+  json_object_set_new(in, GRIPPER "/gap", input(&gap, 1, 0, t->gripper.stiffness));
+  return in;
+}
+
+static const char *part_name(const attempt *a) {
+  return a->t->scene.bodies[a->t->part_body[a->w->carried]].name;
+}
+
+/* Plans one phase and moves the world to its plan's last state. */
+static int run_phase(attempt *a, int phase, json_t *inputs, json_t *goal) {
+  const cp_sequence_task *t = a->t;
+  const double left = t->seconds - (cp_clock_now() - a->t0);
+  if (left <= 0) {
+    json_decref(inputs);
+    json_decref(goal);
+    a->limit = 1;
+    snprintf(a->why, sizeof a->why, "the time limit (%.4g s) ran out", t->seconds);
+    return -1;
+  }
+  char name[128];
+  snprintf(name, sizeof name, "%s %s", part_name(a), phase_names[phase]);
+  double lo[3], hi[3];
+  for (int i = 0; i < 3; i++) lo[i] = -10, hi[i] = 10;
+  lo[2] = -0.05;
+  json_t *task = json_pack("{s:s, s:o, s:s, s:o, s:{s:f, s:f}, s:o, s:{s:o, s:o}, s:{s:f},"
+                           " s:{s:s, s:f, s:{s:f, s:f, s:f}, s:f, s:i}, s:{s:i, s:f}}",
+                           "name", name, "scene", scene_json(a), "mode", "dynamic", "inputs", inputs, "action",
+                           "duration", ACTION_T, "dt", ACTION_DT, "goal", goal, "bounds", "min", cp_seq_vec(lo, 3),
+                           "max", cp_seq_vec(hi, 3), "cost", "time", 1.0, "search", "method", "astar", "weight",
+                           2.0, "resolution", "position", 0.001, "angle", 0.02, "velocity", 0.02, "speed", t->step / ACTION_T,
+                           "seed", 1, "limits", "nodes", (int)t->nodes, "seconds", left);
+  char *text = task ? json_dumps(task, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
+  json_decref(task);
+  if (!text) {
+    snprintf(a->why, sizeof a->why, "out of memory");
+    return -2;
+  }
+  cp_task pt;
+  cp_error e;
+  int rc = cp_task_parse(text, strlen(text), t->path, &pt, &e);
+  free(text);
+  if (rc) {
+    snprintf(a->why, sizeof a->why, "%s: phase task refused at %.60s: %.100s", name, e.where, e.msg);
+    return -2;
+  }
+  cp_plan_options po = cp_plan_defaults();
+  po.task_path = t->path;
+  cp_plan_result pr;
+  cp_plan_status ps = cp_plan_task(a->st, &pt, &po, &pr, &e);
+  a->res->plans++;
+  a->res->lcp_solves += pr.stats.lcp_solves;
+  if (ps == CP_PLAN_FAILED || ps == CP_PLAN_BAD_INPUT) {
+    snprintf(a->why, sizeof a->why, "%s: %.150s", name, e.msg);
+    cp_task_free(&pt);
+    return -2;
+  }
+  if (ps != CP_PLAN_SOLVED) {
+    snprintf(a->why, sizeof a->why, "%s: no plan (%s after %ld nodes)", name, cp_plan_status_name(ps), pr.nodes);
+    a->limit = ps == CP_PLAN_LIMIT && cp_clock_now() - a->t0 >= t->seconds;
+    cp_task_free(&pt);
+    return -1;
+  }
+  a->plan_ids[a->n_plans++] = pr.plan_id;
+  /* The plan's last state. */
+  cp_state_layout l;
+  long *ids = NULL, n = 0;
+  int64_t run;
+  double *x = NULL;
+  rc = -2;
+  if (!cp_state_layout_init(&l, &pt.scene) && (x = malloc(sizeof *x * (size_t)l.n)) &&
+      cp_store_plan_nodes(a->st, pr.plan_id, &run, &ids, &n) == CP_STORE_OK && n > 0) {
+    cp_search_node node;
+    if (cp_store_load_node(a->st, run, ids[n - 1], &node, x, l.n, NULL, 0, NULL) == CP_STORE_OK) {
+      for (int b = 0; b < pt.scene.n_bodies; b++) {
+        const int at = cp_state_body_at(&l, b);
+        if (at < 0) continue;
+        for (int k = 0; k < t->n_parts; k++)
+          if (!strcmp(t->scene.bodies[t->part_body[k]].name, pt.scene.bodies[b].name))
+            memcpy(a->w->part + 13 * k, x + at, sizeof *x * 13);
+      }
+      for (int k = 0; k < pt.scene.manips[0].n; k++) {
+        const int at = cp_state_joint_at(&l, 0, k), slot = joint_slot(a, k);
+        a->w->q[slot] = x[at];
+        a->w->qd[slot] = x[at + 1];
+      }
+      rc = 0;
+    }
+  }
+  if (rc) snprintf(a->why, sizeof a->why, "%s: reading the plan back failed: %.120s", name, cp_store_message(a->st));
+  free(ids);
+  free(x);
+  cp_state_layout_free(&l);
+  cp_task_free(&pt);
+  return rc;
+}
+
+static json_t *joint_goal(const char *joint, double position, json_t *extra) {
+  json_t *g = json_pack("{s:[{s:s, s:f, s:f}]}", "joints", "joint", joint, "position", position, "tolerance",
+                        0.001);
+  if (extra) {
+    json_object_update(g, extra);
+    json_decref(extra);
+  }
+  return g;
+}
+
+/* n equal relative steps covering d with none longer than step. */
+static double step_of(double d, double step) {
+  const double n = fmax(1, ceil(fabs(d) / step - 1e-9));
+  return d / n;
+}
+
+/* The seven phases of one grasp. 0, -1 (a phase found no plan: the
+ * grasp fails) or -2 (storage, memory: the whole sequence fails). */
+static int execute(attempt *a) {
+  const cp_sequence_task *t = a->t;
+  world_state *w = a->w;
+  const int p = w->carried;
+  const char *part = t->scene.bodies[t->part_body[p]].name;
+  const double *to = a->to;
+  double *s = w->part + 13 * p, dz[4] = {0, 0, 0, 0};
+  const double open = 0;
+  char lf[64], rf[64];
+  snprintf(lf, sizeof lf, GRIPPER "/lfinger");
+  snprintf(rf, sizeof rf, GRIPPER "/rfinger");
+  int rc;
+  const double off = a->g->offset;
+  /* approach: down to the grasp height */
+  dz[2] = step_of(s[2] + off - w->q[2], t->step);
+  if ((rc = run_phase(a, 0, inputs_json(a, dz, open, 0), joint_goal(GRIPPER "/z", s[2] + off, NULL)))) return rc;
+  /* grasp: close until both fingers touch and the part is at rest */
+  dz[2] = 0;
+  json_t *g = json_pack("{s:[[s,s],[s,s]], s:[s]}", "contacts", part, lf, part, rf, "at_rest", part);
+  if ((rc = run_phase(a, 1, inputs_json(a, dz, a->close, 0), g))) return rc;
+  /* lift to the transport height */
+  dz[2] = step_of(a->zt + off - w->q[2], t->step);
+  g = json_pack("{s:s, s:[n,n,f]}", "body", part, "min", a->zt - 0.005);
+  if ((rc = run_phase(a, 2, inputs_json(a, dz, a->close, 0), g))) return rc;
+  dz[2] = 0;
+  /* turn: the wrist rolls the part into its design orientation */
+  if (a->wrist) {
+    dz[3] = step_of(a->g->turn, 0.2);
+    g = json_pack("{s:s, s:o, s:f}", "body", part, "orientation", cp_seq_vec(to + 3, 4), "angle_tolerance",
+                  fmax(0.5 * t->tol_angle, 0.005));
+    if ((rc = run_phase(a, 3, inputs_json(a, dz, a->close, 0), g))) return rc;
+    dz[3] = 0;
+  }
+  /* transport above the design pose */
+  /* The phases aim at half the placement tolerance (at least 0.5 mm, what
+   * the carriage's steps resolve); the certificate checks the tolerance. */
+  const double tol = fmax(0.5 * t->tol_position, 5e-4);
+  double mv[4] = {step_of(to[0] - s[0], t->step), step_of(to[1] - s[1], t->step), 0, 0};
+  g = json_pack("{s:s, s:[f,f,n], s:[f,f,n]}", "body", part, "min", to[0] - tol, to[1] - tol, "max",
+                to[0] + tol, to[1] + tol);
+  if ((rc = run_phase(a, 4, inputs_json(a, mv, a->close, 1), g))) return rc;
+  /* place: down along the approach direction to the design pose */
+  dz[2] = step_of(to[2] - s[2], t->step);
+  g = json_pack("{s:s, s:o, s:f, s:[s]}", "body", part, "position", cp_seq_vec(to, 3), "tolerance", tol,
+                "at_rest", part);
+  if ((rc = run_phase(a, 5, inputs_json(a, dz, a->close, 0), g))) return rc;
+  /* release: open, everything at rest */
+  dz[2] = 0;
+  if ((rc = run_phase(a, 6, inputs_json(a, dz, open, 0), joint_goal(GRIPPER "/gap", open, json_pack("{s:b}", "at_rest", 1)))))
+    return rc;
+  /* retreat: back up to the transport height */
+  dz[2] = step_of(a->zt + off - w->q[2], t->step);
+  return run_phase(a, 7, inputs_json(a, dz, open, 0), joint_goal(GRIPPER "/z", a->zt + off, NULL));
+}
+
+/* The certificate after a stage: the subassembly's verdict on the
+ * simulated poses and every placed part's pose error. 0 certified, -1
+ * not (a->why says why), -2 failure. */
+static int certify(attempt *a, cp_sequence_stage *stage, double *worst_pos, double *worst_ang) {
+  const cp_sequence_task *t = a->t;
+  cp_scene s = t->scene; /* shallow: only the bodies array is replaced */
+  s.bodies = malloc(sizeof *s.bodies * (size_t)t->scene.n_bodies);
+  if (!s.bodies) return -2;
+  memcpy(s.bodies, t->scene.bodies, sizeof *s.bodies * (size_t)t->scene.n_bodies);
+  *worst_pos = *worst_ang = 0;
+  for (int k = 0; k < t->n_parts; k++) {
+    if (!(a->w->placed >> k & 1)) continue;
+    cp_body *bd = &s.bodies[t->part_body[k]];
+    const double *x = a->w->part + 13 * k, *d = t->scene.bodies[t->part_body[k]].x;
+    const double e[3] = {x[0] - d[0], x[1] - d[1], x[2] - d[2]};
+    const double ep = cp_v3_norm(e), ea = cp_seq_quat_angle(x + 3, bd->q);
+    *worst_pos = fmax(*worst_pos, ep);
+    *worst_ang = fmax(*worst_ang, ea);
+    if (k == stage->part) {
+      stage->position_error = ep;
+      stage->angle_error = ea;
+      memcpy(stage->pose, x, sizeof stage->pose);
+    }
+    memcpy(bd->x, x, sizeof bd->x);
+    memcpy(bd->q, x + 3, sizeof bd->q);
+  }
+  /* Resting contacts sit within the simulator's drift of touching. */
+  s.touch_tolerance = fmax(s.touch_tolerance, 1e-4);
+  s.contacts = NULL;
+  s.n_contacts = 0;
+  cp_assembly_options ao = cp_assembly_defaults();
+  cp_stability_result r;
+  cp_error e;
+  int rc = cp_assembly_stability(&s, a->w->placed, &ao.stability, &r, NULL, NULL, NULL, &e);
+  free(s.bodies);
+  if (rc) {
+    snprintf(a->why, sizeof a->why, "stability of the stage: %.150s", e.msg);
+    return -1;
+  }
+  stage->stability = r.kind;
+  cp_stability_result_free(&r);
+  if (stage->stability == CP_STABILITY_UNSTABLE || stage->stability == CP_STABILITY_FAILED) {
+    snprintf(a->why, sizeof a->why, "the subassembly after placing %.60s is %s", part_name(a),
+             cp_stability_kind_name(stage->stability));
+    return -1;
+  }
+  if (*worst_pos > t->tol_position || *worst_ang > t->tol_angle) {
+    snprintf(a->why, sizeof a->why, "a placed part is %.3g mm / %.3g deg from its design pose", 1e3 * *worst_pos,
+             *worst_ang * (180 / 3.14159265358979323846));
+    return -1;
+  }
+  return 0;
+}
+
+/* One move of the carried part from `from` (its simulated state, 13
+ * numbers) to `to` (pose) with the grasps g[0..n) in rank order, every
+ * attempt from the same start. final: the move into the assembly,
+ * certified with the subassembly; otherwise a placement on the table,
+ * checked for its orientation. 0 done, -1 no grasp worked (why), -2
+ * failure, -3 time limit. */
+static int move(cp_store *st, const cp_sequence_task *t, world_state *w, double t0, cp_sequence_result *res,
+                const double *from, const double *to, int final, cp_sequence_grasp *gs, int n,
+                cp_sequence_stage *stage, char *why, size_t why_size, cp_error *err) {
+  const int p = w->carried;
+  for (int c = 0; c < n; c++) {
+    cp_sequence_grasp *g = &gs[c];
+    if (g->rejected) continue;
+    /* Fresh start: the part where it lies, the gripper open above it. */
+    memcpy(w->part + 13 * p, from, sizeof *from * 13);
+    attempt a = {.t = t, .st = st, .g = g, .to = to, .w = w, .t0 = t0, .res = res, .wrist = g->turn != 0.0};
+    a.zt = cp_seq_transport_height(t, p);
+    if (a.wrist) {
+      /* Turning sweeps the part's half diagonal across the grasp axis. */
+      const double *sz = t->scene.bodies[t->part_body[p]].shape.size;
+      const double u = sz[(g->axis + 1) % 3], v = sz[(g->axis + 2) % 3];
+      a.zt += fmax(0, 0.5 * sqrt(u * u + v * v) - 0.5 * cp_seq_part_height(t, p, t->scene.bodies[t->part_body[p]].q));
+    }
+    a.close = -2 * t->gripper.clearance - t->gripper.squeeze / t->gripper.stiffness;
+    w->q[0] = from[0];
+    w->q[1] = from[1];
+    w->q[2] = a.zt + g->offset;
+    w->q[3] = w->q[4] = 0;
+    memset(w->qd, 0, sizeof w->qd);
+    stage->attempts++;
+    int rc = execute(&a);
+    if (rc == 0 && final) {
+      w->placed |= (uint64_t)1 << p;
+      double wp, wa;
+      rc = certify(&a, stage, &wp, &wa);
+      if (rc == 0) {
+        res->final_position_error = wp;
+        res->final_angle_error = wa;
+      } else {
+        w->placed &= ~((uint64_t)1 << p);
+      }
+    } else if (rc == 0) {
+      const double ang = cp_seq_quat_angle(w->part + 13 * p + 3, to + 3);
+      if (ang > t->tol_angle) {
+        snprintf(a.why, sizeof a.why, "the part came to rest %.3g rad from the intermediate orientation", ang);
+        rc = -1;
+      }
+    }
+    if (rc == 0) {
+      if (final) stage->grasp = *g;
+      memcpy(stage->plan_ids + stage->n_plans, a.plan_ids, sizeof *a.plan_ids * (size_t)a.n_plans);
+      stage->n_plans += a.n_plans;
+      return 0;
+    }
+    snprintf(g->reason, sizeof g->reason, "%.95s", a.why);
+    snprintf(why, why_size, "%s", a.why);
+    if (rc == -2) return cp_error_setc(err, CP_ERR_IO, "", "%s", a.why), -2;
+    if (a.limit) return -3;
+  }
+  return -1;
+}
+
+static int usable(const cp_sequence_grasp *g, int n) {
+  int k = 0;
+  for (int c = 0; c < n; c++) k += !g[c].rejected;
+  return k;
+}
+
+/* A regrasp: an orientation q1 one wrist turn (+-90 or 180 degrees about
+ * world x or y) from the part's, resting at the same place, from which
+ * the design orientation is one turn away with a usable grasp. Fills to1
+ * (pose on the table) and the grasps of both moves. 1 found, 0 none, -1
+ * failure. */
+static int plan_regrasp(const cp_sequence_task *t, int p, uint64_t placed, const double *from, double *to1,
+                        cp_sequence_grasp *g1, int *n1, cp_sequence_grasp *g2, int *n2, cp_error *err) {
+  static const double axes[2][3] = {{1, 0, 0}, {0, 1, 0}};
+  static const double angles[3] = {1.5707963267948966, -1.5707963267948966, 3.141592653589793};
+  for (int i = 0; i < 2; i++) {
+    for (int j = 0; j < 3; j++) {
+      double r[4], q1[4];
+      cp_quat_axis_angle(r, axes[i], angles[j]);
+      cp_quat_mul(q1, r, from + 3);
+      double mid[7] = {from[0], from[1], 0, q1[0], q1[1], q1[2], q1[3]};
+      const double h = cp_seq_part_height(t, p, q1);
+      if (h < 0) continue;
+      /* resting on the table the part stands on now */
+      mid[2] = from[2] - 0.5 * cp_seq_part_height(t, p, from + 3) + 0.5 * h + 1e-4;
+      if ((*n1 = cp_sequence_grasps(t, p, from, mid, placed, g1, 6, err)) < 0) return -1;
+      if (!usable(g1, *n1)) continue;
+      if ((*n2 = cp_sequence_grasps(t, p, mid, NULL, placed, g2, 6, err)) < 0) return -1;
+      if (!usable(g2, *n2)) continue;
+      memcpy(to1, mid, sizeof mid);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* One stage: the carried part into the assembly, through one regrasp
+ * when no grasp takes it there directly. 0 certified, -1 none worked, -2
+ * failure, -3 time limit. */
+static int stage_run(cp_store *st, const cp_sequence_task *t, world_state *w, double t0, cp_sequence_result *res,
+                     cp_sequence_stage *stage, char *why, size_t why_size, cp_error *err) {
+  const int p = w->carried;
+  const cp_body *b = &t->scene.bodies[t->part_body[p]];
+  double from[13] = {0}, design[7];
+  memcpy(from, t->staged + 7 * p, sizeof *from * 7);
+  memcpy(design, b->x, sizeof b->x);
+  memcpy(design + 3, b->q, sizeof b->q);
+  stage->n_candidates = cp_sequence_grasps(t, p, from, NULL, w->placed, stage->candidates, 6, err);
+  if (stage->n_candidates < 0) return -2;
+  snprintf(why, why_size, "no usable grasp of %s", t->scene.bodies[t->part_body[p]].name);
+  if (!usable(stage->candidates, stage->n_candidates)) {
+    double mid[7];
+    cp_sequence_grasp g1[6], g2[6];
+    int n1, n2;
+    int r = plan_regrasp(t, p, w->placed, from, mid, g1, &n1, g2, &n2, err);
+    if (r < 0) return -2;
+    if (r == 0) return -1;
+    int rc = move(st, t, w, t0, res, from, mid, 0, g1, n1, stage, why, why_size, err);
+    if (rc) return rc;
+    stage->regrasps = 1;
+    memcpy(from, w->part + 13 * p, sizeof from);
+    memcpy(stage->candidates, g2, sizeof *g2 * (size_t)n2);
+    stage->n_candidates = n2;
+  }
+  int rc = move(st, t, w, t0, res, from, design, 1, stage->candidates, stage->n_candidates, stage, why, why_size, err);
+  if (rc == 0) stage->certified = 1;
+  return rc;
+}
+
+cp_sequence_status cp_sequence_plan(cp_store *st, const cp_sequence_task *t,
+                                    cp_sequence_result *res, cp_error *err) {
+  memset(res, 0, sizeof *res);
+  const double t0 = cp_clock_now();
+  cp_assembly_options ao = cp_assembly_defaults();
+  ao.time_limit_s = t->seconds;
+  cp_assembly_result ar;
+  cp_assembly_plan(&t->scene, &ao, &ar);
+  world_state w = {.carried = -1};
+  res->order = malloc(sizeof *res->order * (size_t)t->n_parts);
+  res->stages = calloc((size_t)t->n_parts, sizeof *res->stages);
+  w.part = calloc((size_t)t->n_parts * 13, sizeof *w.part);
+  if (!res->order || !res->stages || !w.part) {
+    cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
+    res->status = CP_SEQUENCE_FAILED;
+    goto done;
+  }
+  if (ar.status != CP_ASSEMBLY_FOUND) {
+    res->status = ar.status == CP_ASSEMBLY_NONE ? CP_SEQUENCE_NONE
+                  : ar.status == CP_ASSEMBLY_LIMIT ? CP_SEQUENCE_LIMIT : CP_SEQUENCE_FAILED;
+    snprintf(res->message, sizeof res->message, "order search: %s%s%.200s", cp_assembly_status_name(ar.status),
+             ar.message[0] ? ": " : "", ar.message);
+    if (res->status == CP_SEQUENCE_FAILED) cp_error_setc(err, CP_ERR_NUMERICAL, "", "%s", res->message);
+    goto done;
+  }
+  res->n_order = ar.n_steps;
+  for (int k = 0; k < ar.n_steps; k++) res->order[k] = ar.steps[k].part;
+  res->status = CP_SEQUENCE_SOLVED;
+  for (int k = 0; k < ar.n_steps; k++) {
+    cp_sequence_stage *stage = &res->stages[k];
+    stage->part = ar.steps[k].part;
+    stage->body = ar.steps[k].body;
+    const double *d = ar.steps[k].direction;
+    if (fabs(d[0]) > 1e-9 || fabs(d[1]) > 1e-9 || d[2] > -1 + 1e-9) {
+      res->status = CP_SEQUENCE_NONE;
+      snprintf(res->message, sizeof res->message,
+               "%s must be placed along [%.3g, %.3g, %.3g]: only vertical placing is planned so far",
+               t->scene.bodies[stage->body].name, d[0], d[1], d[2]);
+      break;
+    }
+    w.carried = stage->part;
+    char why[512];
+    int rc = stage_run(st, t, &w, t0, res, stage, why, sizeof why, err);
+    if (rc) {
+      res->status = rc == -2 ? CP_SEQUENCE_FAILED : rc == -3 ? CP_SEQUENCE_LIMIT : CP_SEQUENCE_NONE;
+      snprintf(res->message, sizeof res->message, "stage %d (%s): %.200s", k + 1,
+               t->scene.bodies[stage->body].name, why);
+      res->n_stages = k + 1; /* the failed stage is reported with its candidates */
+      break;
+    }
+    res->n_stages = k + 1;
+  }
+done:
+  res->seconds = cp_clock_now() - t0;
+  free(w.part);
+  cp_assembly_result_free(&ar);
+  return res->status;
+}

@@ -1,0 +1,60 @@
+/// \file planner/store/sequence.h
+/// Writes an executed assembly sequence (planner/sequence/sequence.h) to the
+/// planner's database, next to the plans of its phases (each phase is an
+/// ordinary stored plan: tasks, searches, nodes, plans). Two tables, created
+/// on first use with CREATE TABLE IF NOT EXISTS inside the write's own
+/// transaction, so that a database of the current schema version gains
+/// them without a migration and one without them stays readable:
+///
+///   assembly_sequences(id, created, task, status, parts, part_order,
+///       final_position_error, final_angle_error, seconds, lcp_solves,
+///       plans, message)
+///   assembly_stages(sequence_id -> assembly_sequences.id, stage, part,
+///       certified, grasp (JSON), regrasps, attempts, plan_ids (JSON
+///       array, one per phase), stability, position_error, angle_error)
+///
+/// docs/assembly.md gives every column's meaning.
+#ifndef CP_PLANNER_STORE_SEQUENCE_H
+#define CP_PLANNER_STORE_SEQUENCE_H
+
+#include <stdint.h>
+
+#include "models/error.h"
+#include "planner/store/store.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cp_store_sequence_row {
+  const char *task;          ///< the task file as given
+  const char *status;        ///< "solved", "none", "limit", "failed"
+  int parts;
+  const char *order;         ///< JSON array of part names
+  double final_position_error, final_angle_error, seconds;
+  long long lcp_solves;
+  long plans;
+  const char *message;       ///< NULL or why
+} cp_store_sequence_row;
+
+typedef struct cp_store_stage_row {
+  const char *part;
+  int certified;
+  const char *grasp;         ///< JSON object
+  int regrasps, attempts;
+  const char *plan_ids;      ///< JSON array
+  const char *stability;
+  double position_error, angle_error;
+} cp_store_stage_row;
+
+/// Stores one sequence and its stages in one transaction. Returns 0 with
+/// the new id in *id (may be NULL), or -1 with err (CP_ERR_IO, the message
+/// naming the table and SQLite's reason).
+int cp_store_sequence(cp_store *st, const cp_store_sequence_row *row,
+                      const cp_store_stage_row *stages, int n_stages,
+                      int64_t *id, cp_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,443 @@
+// Assembly tasks executed by the gripper (planner/sequence/sequence.h,
+// `complan assemble TASK`, docs/assembly.md "Assembly tasks"): grasp
+// ranking against the analytic friction limits, a stage that fails its
+// certificate not returned, the bundled tower built end to end (JSON
+// contract, database rows, final poses read back from the stored states),
+// bad tasks refused with their JSON path and nothing written.
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "planner/sequence/sequence.h"
+#include "tests/support.h"
+
+static const char *tower_task(void) {
+  static char path[4096];
+  const char *root = getenv("CP_SOURCE_ROOT");
+  snprintf(path, sizeof path, "%s/planner/tasks/assembly/tower3.json", root ? root : ".");
+  return path;
+}
+
+static char *temp_db(void) {
+  char *db = strdup("/tmp/cp_seq_XXXXXX");
+  int fd = mkstemp(db);
+  close(fd);
+  unlink(db);
+  return db;
+}
+
+static void remove_db(char *db) {
+  char p[64];
+  unlink(db);
+  snprintf(p, sizeof p, "%s-wal", db);
+  unlink(p);
+  snprintf(p, sizeof p, "%s-shm", db);
+  unlink(p);
+  free(db);
+}
+
+/* Runs `complan assemble` on a task whose "assembly" is the bundled scene
+ * planner/tasks/assembly/SCENE and whose other keys are rest (JSON members
+ * after a comma); returns the JSON document (exit 0 asserted). */
+static json_t *run_task(const char *scene, const char *rest, const char *db) {
+  char text[4096];
+  const char *root = getenv("CP_SOURCE_ROOT");
+  snprintf(text, sizeof text, "{\"assembly\": \"%s/planner/tasks/assembly/%s\", %s}", root ? root : ".", scene,
+           rest);
+  char *file = cpt_temp_file(text, ".json");
+  const char *argv[] = {"complan", "assemble", file, "--db", db, "--json", NULL};
+  json_t *doc = cpt_run_json(argv, 0);
+  unlink(file);
+  free(file);
+  return doc;
+}
+
+/* One 0.1 kg part 2 x 8 x 4 cm staged 15 cm along -y of its design pose:
+ * transport is along y. Gripper squeeze 5 N, friction mu. */
+static const char *long_part_task(double mu, char *buf, size_t n) {
+  snprintf(buf, n,
+           "{\"assembly\": {\"bodies\": ["
+           "{\"name\": \"table\", \"fixed\": true, \"shape\": {\"type\": \"plane\", \"normal\": [0, 0, 1], \"offset\": 0}},"
+           "{\"name\": \"bar\", \"mass\": 0.1, \"shape\": {\"type\": \"box\", \"size\": [0.02, 0.08, 0.04]},"
+           " \"position\": [0, 0, 0.02]}]},"
+           " \"staging\": {\"bar\": {\"position\": [0, -0.15, 0.02]}},"
+           " \"robot\": {\"type\": \"parallel_gripper\", \"squeeze\": 5, \"mu\": %.17g, \"finger\": [0.01, 0.015, 0.024]},"
+           " \"transport\": {\"acceleration\": 25}}",
+           mu);
+  return buf;
+}
+
+// The LP's load factor of each side-face pair against the analytic
+// answer. Across x (normals +-x) the weight (z) and the transport load
+// (y, 25 m/s^2) both lie in the faces: with the friction pyramid each
+// tangential component is bounded by mu N on its own, so the factor is
+// 2 mu F / (m max(g, a)) = 2 mu F / (m a). Across y the transport load
+// lies along the fingers' axis. In the worse direction it pushes the part
+// and the sliding finger (mass mf = 0.05 kg) against that finger's effort
+// F: the finger presses with F - lam mf a, the other with
+// F - lam (m + mf) a, and friction on both holds the weight:
+// lam = 2 mu F / (m g + mu (m + 2 mf) a).
+Test(sequence, grasp_hold_factors_match_friction_limits) {
+  char text[2048];
+  cp_sequence_task t;
+  cp_error err;
+  const double mu = 0.2, F = 5, m = 0.1, mf = 0.05, g = 9.81, a = 25;
+  long_part_task(mu, text, sizeof text);
+  cr_assert_eq(cp_sequence_task_parse(text, strlen(text), NULL, &t, &err), 0, "%s: %s", err.where, err.msg);
+  cp_sequence_grasp gr[6];
+  int n = cp_sequence_grasps(&t, 0, NULL, NULL, 0, gr, 6, &err);
+  // Two face pairs, each at the centre and near the top (4 cm tall part,
+  // 2.4 cm fingers: 6 mm up): the fingers' height does not change what the
+  // pyramids hold (the weight's line passes between the patches).
+  cr_assert_eq(n, 4, "%s", err.msg);
+  // Ranked: the usable grasps (across y) first, then the rejected ones.
+  for (int k = 0; k < 4; k++) {
+    const int across_y = k < 2;
+    cr_assert_eq(gr[k].axis, across_y ? 1 : 0);
+    cr_assert_eq(gr[k].rejected, !across_y);
+    cr_assert_float_eq(gr[k].hold, across_y ? 2 * mu * F / (m * g + mu * (m + 2 * mf) * a) : 2 * mu * F / (m * a),
+                       0.004);
+    cr_assert_float_eq(gr[k].width, across_y ? 0.08 : 0.02, 1e-15);
+    if (!across_y) cr_assert(strstr(gr[k].reason, "friction"), "%s", gr[k].reason);
+  }
+  cr_assert(gr[0].offset == 0.0 || gr[1].offset == 0.0);
+  cr_assert_float_eq(gr[0].offset + gr[1].offset, 0.02 - 0.012 - 0.002, 1e-12);
+  cp_sequence_task_free(&t);
+  // With enough friction both hold, and the x grasp ranks by its factor.
+  long_part_task(0.8, text, sizeof text);
+  cr_assert_eq(cp_sequence_task_parse(text, strlen(text), NULL, &t, &err), 0);
+  n = cp_sequence_grasps(&t, 0, NULL, NULL, 0, gr, 6, &err);
+  cr_assert_eq(n, 4);
+  for (int k = 0; k < 4; k++) cr_assert(!gr[k].rejected);
+  for (int k = 0; k + 1 < 4; k++) cr_assert_geq(gr[k].hold, gr[k + 1].hold);
+  cp_sequence_task_free(&t);
+}
+
+// The grasp with too little friction is rejected by the contact model and
+// the part is carried with the other one: planned, simulated, certified.
+Test(sequence, low_friction_grasp_rejected_other_used) {
+  char text[2048], *db = temp_db();
+  cp_sequence_task t;
+  cp_error err;
+  long_part_task(0.2, text, sizeof text);
+  cr_assert_eq(cp_sequence_task_parse(text, strlen(text), NULL, &t, &err), 0, "%s: %s", err.where, err.msg);
+  cp_store *st;
+  char msg[600];
+  cr_assert_eq(cp_store_open(db, 0, &st, msg, sizeof msg), CP_STORE_OK, "%s", msg);
+  cp_sequence_result res;
+  cr_assert_eq(cp_sequence_plan(st, &t, &res, &err), CP_SEQUENCE_SOLVED, "%s", res.message);
+  cr_assert_eq(res.n_stages, 1);
+  const cp_sequence_stage *s = &res.stages[0];
+  cr_assert(s->certified);
+  cr_assert_eq(s->grasp.axis, 1);
+  cr_assert_eq(s->attempts, 1); // the x grasp was never executed
+  cr_assert_leq(s->position_error, t.tol_position);
+  cr_assert_leq(s->angle_error, t.tol_angle);
+  cr_assert(s->stability == CP_STABILITY_STRONG);
+  cr_assert_eq(res.plans, 7);
+  cr_assert_eq(s->n_plans, 7);
+  cp_sequence_result_free(&res);
+  cp_store_close(st);
+  cp_sequence_task_free(&t);
+  remove_db(db);
+}
+
+// A stage outside the placement tolerance is a failed certificate: every
+// grasp is tried, then the sequence is not returned (none), and the
+// stored row says so.
+Test(sequence, stage_outside_tolerance_not_returned) {
+  char *db = temp_db();
+  json_t *doc = run_task("tower3_scene.json",
+                         "\"staging\": {\"block0\": {\"position\": [0.12, -0.08, 0.02]},"
+                         " \"block1\": {\"position\": [0.12, 0, 0.02]}, \"block2\": {\"position\": [0.12, 0.08, 0.02]}},"
+                         " \"robot\": {\"type\": \"parallel_gripper\", \"finger\": [0.01, 0.03, 0.024]},"
+                         " \"tolerance\": {\"position\": 1e-6}",
+                         db);
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "none");
+  json_t *stages = json_object_get(doc, "stages");
+  cr_assert_eq(json_array_size(stages), 1);
+  json_t *s0 = json_array_get(stages, 0);
+  cr_assert(json_is_false(json_object_get(s0, "certified")));
+  // Every grasp (two face pairs, each at the centre and near the top) was
+  // executed and failed its certificate.
+  json_t *cand = json_object_get(s0, "candidates");
+  cr_assert_eq(json_integer_value(json_object_get(s0, "attempts")), 4);
+  cr_assert_eq(json_array_size(cand), 4);
+  for (size_t k = 0; k < 4; k++)
+    cr_assert(strstr(json_string_value(json_object_get(json_array_get(cand, k), "reason")), "from its design pose"));
+  cr_assert(json_is_null(json_object_get(doc, "final_error")));
+  cr_assert(strstr(json_string_value(json_object_get(doc, "message")), "from its design pose"));
+  sqlite3 *h;
+  cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+  sqlite3_stmt *q;
+  cr_assert_eq(sqlite3_prepare_v2(h, "SELECT status, (SELECT count(*) FROM assembly_stages WHERE certified = 1)"
+                                     " FROM assembly_sequences", -1, &q, NULL), SQLITE_OK);
+  cr_assert_eq(sqlite3_step(q), SQLITE_ROW);
+  cr_assert_str_eq((const char *)sqlite3_column_text(q, 0), "none");
+  cr_assert_eq(sqlite3_column_int(q, 1), 0);
+  sqlite3_finalize(q);
+  sqlite3_close(h);
+  json_decref(doc);
+  remove_db(db);
+}
+
+/* The stored state of the last node of plan plan_id. */
+static void last_state(sqlite3 *h, long long plan_id, double *x, int n) {
+  sqlite3_stmt *q;
+  cr_assert_eq(sqlite3_prepare_v2(h, "SELECT n.state FROM plans p JOIN nodes n ON n.search_id = p.search_id"
+                                     " AND n.id = p.node WHERE p.id = ?", -1, &q, NULL), SQLITE_OK,
+               "%s", sqlite3_errmsg(h));
+  sqlite3_bind_int64(q, 1, plan_id);
+  cr_assert_eq(sqlite3_step(q), SQLITE_ROW);
+  cr_assert_geq(sqlite3_column_bytes(q, 0), (int)sizeof *x * n);
+  memcpy(x, sqlite3_column_blob(q, 0), sizeof *x * (size_t)n);
+  sqlite3_finalize(q);
+}
+
+Test(sequence, tower_built_certified_and_replayed) {
+  char *db = temp_db();
+  const char *argv[] = {"complan", "assemble", tower_task(), "--db", db, "--json", NULL};
+  json_t *doc = cpt_run_json(argv, 0);
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "solved");
+  json_t *order = json_object_get(doc, "order");
+  cr_assert_eq(json_array_size(order), 3);
+  for (int k = 0; k < 3; k++) {
+    char name[16];
+    snprintf(name, sizeof name, "block%d", k);
+    cr_assert_str_eq(json_string_value(json_array_get(order, (size_t)k)), name);
+  }
+  json_t *stages = json_object_get(doc, "stages");
+  cr_assert_eq(json_array_size(stages), 3);
+  long long last_plan = -1;
+  for (size_t k = 0; k < 3; k++) {
+    json_t *s = json_array_get(stages, k);
+    cr_assert_str_eq(json_string_value(json_object_get(s, "part")), json_string_value(json_array_get(order, k)));
+    cr_assert_str_eq(json_string_value(json_object_get(s, "stability")), "strong");
+    cr_assert_eq(json_integer_value(json_object_get(s, "regrasps")), 0);
+    json_t *ids = json_object_get(s, "plan_ids");
+    cr_assert_eq(json_array_size(ids), 7); // no turn
+    last_plan = json_integer_value(json_array_get(ids, 6));
+    json_t *pe = json_object_get(s, "pose_error");
+    cr_assert_leq(json_number_value(json_object_get(pe, "position")), 0.002);
+    cr_assert_leq(json_number_value(json_object_get(pe, "angle")), 0.0175);
+    cr_assert(json_is_object(json_object_get(s, "grasp")));
+  }
+  json_t *fe = json_object_get(doc, "final_error");
+  cr_assert_leq(json_number_value(json_object_get(fe, "position")), 0.002);
+  cr_assert_gt(json_integer_value(json_object_get(doc, "lcp_solves")), 0);
+  cr_assert(json_is_number(json_object_get(doc, "seconds")));
+  cr_assert(json_is_true(json_object_get(doc, "replay_verified")));
+  // Independently of the sequence's own bookkeeping: the last stored state
+  // holds the three blocks (13 numbers each, ground fixed) at the tower's
+  // design positions to 2 mm, upright.
+  sqlite3 *h;
+  cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+  double x[3 * 13];
+  last_state(h, last_plan, x, 3 * 13);
+  for (int k = 0; k < 3; k++) {
+    const double *b = x + 13 * k;
+    cr_assert_leq(hypot(b[0], b[1]), 0.002, "block%d at %g %g", k, b[0], b[1]);
+    cr_assert_float_eq(b[2], 0.02 + 0.04 * k, 0.002);
+    cr_assert_geq(fabs(b[3]), cos(0.0175 / 2));
+  }
+  sqlite3_stmt *q;
+  cr_assert_eq(sqlite3_prepare_v2(h, "SELECT count(*), sum(certified), min(stability), max(stability)"
+                                     " FROM assembly_stages", -1, &q, NULL), SQLITE_OK);
+  cr_assert_eq(sqlite3_step(q), SQLITE_ROW);
+  cr_assert_eq(sqlite3_column_int(q, 0), 3);
+  cr_assert_eq(sqlite3_column_int(q, 1), 3);
+  cr_assert_str_eq((const char *)sqlite3_column_text(q, 2), "strong");
+  cr_assert_str_eq((const char *)sqlite3_column_text(q, 3), "strong");
+  sqlite3_finalize(q);
+  sqlite3_close(h);
+  json_decref(doc);
+  // complan replay re-simulates a phase plan bitwise from the database.
+  char id[32], *out, *err;
+  snprintf(id, sizeof id, "%lld", last_plan);
+  const char *rv[] = {"complan", "replay", "--db", db, "--plan", id, "--verify", NULL};
+  int rc = cpt_run(rv, &out, &err);
+  cr_assert_eq(rc, 0, "%s%s", out, err);
+  free(out);
+  free(err);
+  remove_db(db);
+}
+
+static void bad(const char *text, const char *where) {
+  char *db = temp_db();
+  char *file = cpt_temp_file(text, ".json");
+  const char *argv[] = {"complan", "assemble", file, "--db", db, "--json", NULL};
+  char *out, *err;
+  cr_assert_eq(cpt_run(argv, &out, &err), 2, "%s: %s", text, err);
+  cr_assert_str_eq(out, "");
+  char expect[512];
+  snprintf(expect, sizeof expect, "%s: %s:", file, where);
+  cr_assert(strstr(err, expect), "expected \"%s\" in: %s", expect, err);
+  cr_assert_neq(access(db, F_OK), 0, "nothing written");
+  free(out);
+  free(err);
+  unlink(file);
+  free(file);
+  remove_db(db);
+}
+
+#define SCENE "{\"bodies\": [{\"name\": \"t\", \"fixed\": true, \"shape\": {\"type\": \"plane\", \"normal\": [0,0,1], \"offset\": 0}}," \
+              " {\"name\": \"b\", \"mass\": 0.1, \"shape\": {\"type\": \"box\", \"size\": [0.04,0.04,0.04]}, \"position\": [0,0,0.02]}]}"
+#define ROBOT "\"robot\": {\"type\": \"parallel_gripper\"}"
+
+Test(sequence, bad_tasks_exit_2_with_json_path) {
+  bad("{\"assembly\": " SCENE ", " ROBOT "}", "staging");
+  bad("{\"assembly\": " SCENE ", \"staging\": {\"b\": {\"position\": [0.1, 0, 0.02]}, \"c\": {\"position\": [0,0,0]}}, " ROBOT "}",
+      "staging.c");
+  bad("{\"assembly\": " SCENE ", \"staging\": {\"b\": {\"position\": [0.1, 0]}}, " ROBOT "}", "staging.b.position");
+  bad("{\"assembly\": " SCENE ", \"staging\": {\"b\": {\"position\": [0.1, 0, 0.02]}},"
+      " \"robot\": {\"type\": \"panda\"}}", "robot.type");
+  bad("{\"assembly\": " SCENE ", \"staging\": {\"b\": {\"position\": [0.1, 0, 0.02]}}, " ROBOT ","
+      " \"tolerance\": {\"position\": -1}}", "tolerance.position");
+  bad("{\"assembly\": " SCENE ", \"staging\": {\"b\": {\"position\": [0.1, 0, 0.02]}}, "
+      "\"robot\": {\"type\": \"parallel_gripper\", \"finger\": [0.01, 0, 0.02]}}", "robot.finger");
+  bad("{\"assembly\": {\"bodies\": [{\"name\": \"b\", \"mass\": -1, \"shape\": {\"type\": \"box\", \"size\": [1,1,1]}}]},"
+      " \"staging\": {}, " ROBOT "}", "assembly.bodies[0].mass");
+  bad("{\"assembly\": " SCENE ", \"staging\": {\"b\": {\"position\": [0.1, 0, 0.02]}}, " ROBOT ", \"extra\": 1}",
+      "extra");
+}
+
+// The peg goes into a hole with 1 mm of clearance per side: grasps at the
+// peg's centre are refused (a finger would meet the hole's walls on the
+// way down), the grasp near its top places it within the 1 mm tolerance.
+Test(sequence, peg_inserted_with_the_top_grasp) {
+  char *db = temp_db(), path[4096];
+  const char *root = getenv("CP_SOURCE_ROOT");
+  snprintf(path, sizeof path, "%s/planner/tasks/assembly/peg_hole.json", root ? root : ".");
+  const char *argv[] = {"complan", "assemble", path, "--db", db, "--json", NULL};
+  json_t *doc = cpt_run_json(argv, 0);
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "solved");
+  json_t *s = json_array_get(json_object_get(doc, "stages"), 0);
+  cr_assert_float_eq(json_number_value(json_object_get(json_object_get(s, "grasp"), "offset")),
+                     0.04 - 0.012 - 0.002, 1e-12);
+  int refused = 0;
+  size_t i;
+  json_t *c;
+  json_array_foreach(json_object_get(s, "candidates"), i, c) {
+    const json_t *r = json_object_get(c, "reason");
+    if (json_number_value(json_object_get(c, "offset")) == 0.0) {
+      cr_assert(r && strstr(json_string_value(r), "finger would meet"));
+      refused++;
+    }
+  }
+  cr_assert_eq(refused, 2);
+  cr_assert_leq(json_number_value(json_object_get(json_object_get(s, "pose_error"), "position")), 0.001);
+  cr_assert(json_is_true(json_object_get(doc, "replay_verified")));
+  json_decref(doc);
+  remove_db(db);
+}
+
+// A bar staged upside down (180 degrees about x) is grasped across x (the
+// axis of that rotation), lifted, turned by the wrist, and placed upright:
+// eight phases, the final state read back from the database upright.
+Test(sequence, upside_down_part_turned) {
+  char *db = temp_db();
+  json_t *doc = run_task("bar_turn_scene.json",
+                         "\"staging\": {\"bar\": {\"position\": [0.1, -0.05, 0.03], \"orientation\": [0, 1, 0, 0]}},"
+                         " \"robot\": {\"type\": \"parallel_gripper\", \"finger\": [0.01, 0.03, 0.024]}",
+                         db);
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "solved",
+                   "%s", json_string_value(json_object_get(doc, "message")));
+  json_t *s = json_array_get(json_object_get(doc, "stages"), 0);
+  json_t *g = json_object_get(s, "grasp");
+  cr_assert_str_eq(json_string_value(json_object_get(g, "axis")), "x");
+  cr_assert_float_eq(fabs(json_number_value(json_object_get(g, "turn"))), 3.14159265358979323846, 1e-9);
+  json_t *ids = json_object_get(s, "plan_ids");
+  cr_assert_eq(json_array_size(ids), 8);
+  cr_assert_leq(json_number_value(json_object_get(json_object_get(s, "pose_error"), "angle")), 0.0175);
+  cr_assert(json_is_true(json_object_get(doc, "replay_verified")));
+  sqlite3 *h;
+  cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+  double x[13];
+  last_state(h, json_integer_value(json_array_get(ids, 7)), x, 13);
+  cr_assert_geq(fabs(x[3]), cos(0.0175 / 2), "q = %g %g %g %g", x[3], x[4], x[5], x[6]);
+  cr_assert_float_eq(x[2], 0.03, 0.002);
+  sqlite3_close(h);
+  json_decref(doc);
+  remove_db(db);
+}
+
+// The bundled regrasp: the bar is staged lying along x with its 3 cm side
+// vertical; no one turn about a horizontal face axis stands it up, so it is
+// set down once in between (one regrasp: two moves, 16 plans) and then
+// placed upright within the tolerances.
+Test(sequence, bar_regrasped_through_an_intermediate_pose) {
+  char *db = temp_db(), path[4096];
+  const char *root = getenv("CP_SOURCE_ROOT");
+  snprintf(path, sizeof path, "%s/planner/tasks/assembly/bar_regrasp.json", root ? root : ".");
+  const char *argv[] = {"complan", "assemble", path, "--db", db, "--json", NULL};
+  json_t *doc = cpt_run_json(argv, 0);
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "solved",
+                   "%s", json_string_value(json_object_get(doc, "message")));
+  json_t *s = json_array_get(json_object_get(doc, "stages"), 0);
+  cr_assert_eq(json_integer_value(json_object_get(s, "regrasps")), 1);
+  json_t *ids = json_object_get(s, "plan_ids");
+  cr_assert_eq(json_array_size(ids), 16);
+  cr_assert_str_eq(json_string_value(json_object_get(s, "stability")), "strong");
+  cr_assert_leq(json_number_value(json_object_get(json_object_get(s, "pose_error"), "position")), 0.002);
+  cr_assert(json_is_true(json_object_get(doc, "replay_verified")));
+  sqlite3 *h;
+  cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+  double x[13];
+  // After the first move (8 plans) the bar rests in between, turned away
+  // from both its staged and its design orientation; at the end upright.
+  last_state(h, json_integer_value(json_array_get(ids, 7)), x, 13);
+  cr_assert_lt(fabs(x[3] * 0.5 + x[4] * 0.5 + x[5] * 0.5 + x[6] * 0.5), cos(0.1));
+  cr_assert_lt(fabs(x[3]), cos(0.1));
+  last_state(h, json_integer_value(json_array_get(ids, 15)), x, 13);
+  cr_assert_geq(fabs(x[3]), cos(0.0175 / 2), "q = %g %g %g %g", x[3], x[4], x[5], x[6]);
+  cr_assert_float_eq(x[2], 0.03, 0.002);
+  sqlite3_close(h);
+  json_decref(doc);
+  remove_db(db);
+}
+
+// One database for both forms: a file written by `assemble SCENE` (no
+// sequence tables yet) takes a sequence (the tables are created in the
+// write's transaction) and keeps its scene run.
+Test(sequence, scene_database_gains_sequence_tables) {
+  char *db = temp_db();
+  const char *root = getenv("CP_SOURCE_ROOT");
+  char scene[4096];
+  snprintf(scene, sizeof scene, "%s/planner/tasks/assembly/bar_turn_scene.json", root ? root : ".");
+  const char *a1[] = {"complan", "assemble", scene, "--db", db, "--json", NULL};
+  json_t *doc = cpt_run_json(a1, 0);
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "found");
+  json_decref(doc);
+  sqlite3 *h;
+  sqlite3_stmt *q;
+  cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+  cr_assert_eq(sqlite3_prepare_v2(h, "SELECT count(*) FROM sqlite_master WHERE name = 'assembly_sequences'", -1, &q,
+                                  NULL), SQLITE_OK);
+  cr_assert_eq(sqlite3_step(q), SQLITE_ROW);
+  cr_assert_eq(sqlite3_column_int(q, 0), 0);
+  sqlite3_finalize(q);
+  sqlite3_close(h);
+  doc = run_task("bar_turn_scene.json",
+                 "\"staging\": {\"bar\": {\"position\": [0.1, 0.05, 0.03]}},"
+                 " \"robot\": {\"type\": \"parallel_gripper\", \"finger\": [0.01, 0.03, 0.024]}",
+                 db);
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "solved");
+  cr_assert_eq(json_integer_value(json_object_get(doc, "sequence_id")), 1);
+  json_decref(doc);
+  cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+  cr_assert_eq(sqlite3_prepare_v2(h, "SELECT (SELECT count(*) FROM assembly_runs), (SELECT count(*) FROM"
+                                     " assembly_sequences), (SELECT count(*) FROM assembly_stages)", -1, &q, NULL),
+               SQLITE_OK);
+  cr_assert_eq(sqlite3_step(q), SQLITE_ROW);
+  cr_assert_eq(sqlite3_column_int(q, 0), 1);
+  cr_assert_eq(sqlite3_column_int(q, 1), 1);
+  cr_assert_eq(sqlite3_column_int(q, 2), 1);
+  sqlite3_finalize(q);
+  sqlite3_close(h);
+  remove_db(db);
+}
