@@ -188,19 +188,21 @@ Test(actuate, gravity_compensation_holds_the_allegro_still) {
               3);
 }
 
+#define ONE_JOINT                                                            \
+  "{\"gravity\": [0, 0, -9.81], \"bodies\": [], \"manipulators\": [{"        \
+  "\"name\": \"arm\", \"base\": {\"position\": [0, 0, 0]}, \"joints\": [{"   \
+  "\"name\": \"j\", \"type\": \"revolute\", \"axis\": [0, 0, 1],"            \
+  "\"origin\": {\"position\": [0, 0, 0]}, \"position\": 0,"                  \
+  "\"link\": {\"name\": \"l\", \"mass\": 2.0, \"com\": [0.3, 0, 0],"         \
+  "\"inertia\": [[0.01, 0, 0], [0, 0.02, 0], [0, 0, 0.03]]}}]}]}"
+
 /* One revolute joint about the vertical (no gravity effort, h = 0): the
- * PD response against the analytic under-damped second-order one, and the
- * effective inertia against I_zz + m r^2. */
-Test(actuate, single_joint_matches_the_analytic_response) {
-  const char *text =
-      "{\"gravity\": [0, 0, -9.81], \"bodies\": [], \"manipulators\": [{"
-      "\"name\": \"arm\", \"base\": {\"position\": [0, 0, 0]}, \"joints\": [{"
-      "\"name\": \"j\", \"type\": \"revolute\", \"axis\": [0, 0, 1],"
-      "\"origin\": {\"position\": [0, 0, 0]}, \"position\": 0,"
-      "\"link\": {\"name\": \"l\", \"mass\": 2.0, \"com\": [0.3, 0, 0],"
-      "\"inertia\": [[0.01, 0, 0], [0, 0.02, 0], [0, 0, 0.03]]}}]}]}";
+ * PD response (explicit law, or the implicit one: it adds the damping
+ * h Kp, first order in dt) against the analytic under-damped second-order
+ * one, and the effective inertia against I_zz + m r^2. */
+static void single_joint_response(int implicit) {
   const double dt = 1e-4;
-  cp_world *w = world_of(text, dt);
+  cp_world *w = world_of(ONE_JOINT, dt);
   cp_actuate_work aw;
   cr_assert_eq(cp_actuate_work_init(&aw, cp_world_scene(w)), 0);
   double held, I = cp_actuate_inertia(&cp_world_scene(w)->manips[0], 0, &aw, &held);
@@ -211,7 +213,10 @@ Test(actuate, single_joint_matches_the_analytic_response) {
   double wd = wn * sqrt(1 - zeta * zeta), worst = 0;
   for (int k = 1; k <= 10000; ++k) {
     double e;
-    cp_actuate_pd(cp_world_scene(w), 1, &a, &aw, &e);
+    if (implicit)
+      cp_actuate_pd_implicit(cp_world_scene(w), 1, &a, dt, &aw, &e);
+    else
+      cp_actuate_pd(cp_world_scene(w), 1, &a, &aw, &e);
     cr_assert_eq(cp_world_set_effort(w, 0, e), CP_WORLD_OK);
     cr_assert_eq(cp_world_step(w, NULL), CP_WORLD_OK, "%s", cp_world_message(w));
     double t = k * dt;
@@ -226,6 +231,10 @@ Test(actuate, single_joint_matches_the_analytic_response) {
   cr_assert(worst > 0, "the simulation is not the formula");
   cp_actuate_work_free(&aw);
   cp_world_destroy(w);
+}
+
+Test(actuate, single_joint_matches_the_analytic_response) {
+  single_joint_response(0);
 }
 
 /* ---- Tasks with target and Cartesian inputs ---- */
@@ -514,41 +523,8 @@ Test(actuate, bad_task_files_exit_2_with_the_json_path) {
 
 /* ---- The implicit law (action.pd "implicit") ---- */
 
-#define ONE_JOINT                                                            \
-  "{\"gravity\": [0, 0, -9.81], \"bodies\": [], \"manipulators\": [{"        \
-  "\"name\": \"arm\", \"base\": {\"position\": [0, 0, 0]}, \"joints\": [{"   \
-  "\"name\": \"j\", \"type\": \"revolute\", \"axis\": [0, 0, 1],"            \
-  "\"origin\": {\"position\": [0, 0, 0]}, \"position\": 0,"                  \
-  "\"link\": {\"name\": \"l\", \"mass\": 2.0, \"com\": [0.3, 0, 0],"         \
-  "\"inertia\": [[0.01, 0, 0], [0, 0.02, 0], [0, 0, 0.03]]}}]}]}"
-
-/* Moderate gains: the continuous second-order response, as the explicit
- * law (the implicit one adds the damping h Kp: first order in dt). */
 Test(actuate, implicit_single_joint_matches_the_analytic_response) {
-  const double dt = 1e-4;
-  cp_world *w = world_of(ONE_JOINT, dt);
-  cp_actuate_work aw;
-  cr_assert_eq(cp_actuate_work_init(&aw, cp_world_scene(w)), 0);
-  double I = 0.03 + 2.0 * 0.09;
-  double wn = 8.0, zeta = 0.3, target = 0.7;
-  cp_actuator a = {0, 0, target, I * wn * wn, 2 * zeta * wn * I, 0};
-  double wd = wn * sqrt(1 - zeta * zeta), worst = 0;
-  for (int k = 1; k <= 10000; ++k) {
-    double e;
-    cp_actuate_pd_implicit(cp_world_scene(w), 1, &a, dt, &aw, &e);
-    cr_assert_eq(cp_world_set_effort(w, 0, e), CP_WORLD_OK);
-    cr_assert_eq(cp_world_step(w, NULL), CP_WORLD_OK, "%s", cp_world_message(w));
-    double t = k * dt;
-    double q = target - target * exp(-zeta * wn * t) *
-                            (cos(wd * t) + zeta * wn / wd * sin(wd * t));
-    double x[2];
-    cp_world_get_state(w, x);
-    worst = fmax(worst, fabs(x[0] - q));
-  }
-  cr_assert(worst < 2e-3 * target, "worst deviation %g rad", worst);
-  cr_assert(worst > 0, "the simulation is not the formula");
-  cp_actuate_work_free(&aw);
-  cp_world_destroy(w);
+  single_joint_response(1);
 }
 
 /* Stiff gains (Kp h^2 / I = 400, a hundred times the explicit law's
