@@ -364,11 +364,12 @@ int main(int argc, char **argv) {
          "the replayed plan, relocations = link-free body pairs touching again "
          "after letting go (each median / max over successes); best d = "
          "median least goal distance (m) over all runs; verified = plans "
-         "that replay bitwise / plans found.\n\n");
+         "that replay bitwise / plans found; ends = how the runs without a "
+         "plan ended (plan statuses, with counts).\n\n");
   printf("| task | planner | success | time (s) | nodes | LCP solves | "
          "duration (s) | cost | contact changes | relocations | best d (m) | "
-         "verified | published (source) |\n"
-         "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+         "verified | ends | published (source) |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   fflush(stdout);
 
   int failures = 0;
@@ -381,7 +382,7 @@ int main(int argc, char **argv) {
     cp_error err;
     if (cp_task_load(path, &task, &err)) {
       fprintf(stderr, "bench_tasks: %s: %s: %s\n", path, err.where, err.msg);
-      printf("| %s | - | does not load: %s | | | | | | | | | | %s |\n", ids[t],
+      printf("| %s | - | does not load: %s | | | | | | | | | | | %s |\n", ids[t],
              err.msg, published(ids[t]));
       ++failures;
       continue;
@@ -428,10 +429,28 @@ int main(int argc, char **argv) {
         if (runs[s].ok) best[k++] = runs[s].best_distance;
       char c_best[40] = "-";
       if (k) snprintf(c_best, sizeof c_best, "%.3g", bench_median(best, k));
+      /* How the runs without a plan ended: "status xN", distinct ones in
+       * order of first appearance. */
+      char c_ends[200] = "-";
+      size_t used = 0;
+      for (int s = 0; s < seeds; ++s) {
+        if (!runs[s].ok || runs[s].solved) continue;
+        int seen = 0, count = 0;
+        for (int q = 0; q < seeds; ++q)
+          if (runs[q].ok && !runs[q].solved &&
+              !strcmp(runs[q].status, runs[s].status)) {
+            seen |= q < s;
+            ++count;
+          }
+        if (seen) continue;
+        int w = snprintf(c_ends + used, sizeof c_ends - used, "%s%s x%d",
+                         used ? ", " : "", runs[s].status, count);
+        if (w > 0 && (size_t)w < sizeof c_ends - used) used += (size_t)w;
+      }
       printf("| %s | %s | %d/%d | %s | %s | %s | %s | %s | %s | %s | %s | "
-             "%d/%d | %s |\n",
+             "%d/%d | %s | %s |\n",
              ids[t], planners[p], solved, finished, c_time, c_nodes, c_lcp,
-             c_dur, c_cost, c_chg, c_rel, c_best, verified, solved,
+             c_dur, c_cost, c_chg, c_rel, c_best, verified, solved, c_ends,
              published(ids[t]));
       fflush(stdout);
     }

@@ -26,6 +26,8 @@ int cp_plan_actions_init(cp_plan_actions *a, const cp_task *t, cp_error *err) {
     if (t->inputs[i].kind == CP_INPUT_CARTESIAN)
       cap += s->manips[t->inputs[i].manip].n;
   if (n_target + cap == 0) return 0;
+  a->implicit = t->pd_implicit;
+  a->dt = t->dt;
   size_t n = (size_t)(n_target + cap);
   a->act = calloc(n, sizeof *a->act);
   a->row = calloc(n, sizeof *a->row);
@@ -72,8 +74,10 @@ int cp_plan_actions_init(cp_plan_actions *a, const cp_task *t, cp_error *err) {
       c->manip = in->manip;
       c->joint = k;
       double held, inertia = cp_actuate_inertia(ch, k, &a->work, &held);
-      cp_actuate_default_gains(held, inertia, t->duration, t->dt, &c->kp,
-                               &c->kd);
+      /* The implicit law is stable at any gain: no cap from the least
+       * inertia. */
+      cp_actuate_default_gains(held, t->pd_implicit ? INFINITY : inertia,
+                               t->duration, t->dt, &c->kp, &c->kd);
       c->limit = j->effort_limit;
       a->row[a->n_act] =
           (l.joint_at[l.manip_first[in->manip] + k] - 13 * l.n_free) / 2;
@@ -146,7 +150,10 @@ cp_world_status cp_plan_actions_apply(cp_plan_actions *a, cp_world *w) {
     for (int k = cg->first; k < cg->first + cg->n; ++k)
       a->act[k].target = a->targets[a->act[k].joint];
   }
-  cp_actuate_pd(s, a->n_act, a->act, &a->work, a->effort);
+  if (a->implicit)
+    cp_actuate_pd_implicit(s, a->n_act, a->act, a->dt, &a->work, a->effort);
+  else
+    cp_actuate_pd(s, a->n_act, a->act, &a->work, a->effort);
   for (int k = 0; k < a->n_act; ++k) {
     cp_world_status st = cp_world_set_effort(w, a->row[k], a->effort[k]);
     if (st != CP_WORLD_OK) return st;

@@ -26,6 +26,8 @@ typedef struct cp_plan_actions {
   int n_cart;
   cp_plan_cartesian *cart;
   double *targets;     /* [largest chain] */
+  int implicit;        /* the task's action.pd is "implicit" */
+  double dt;           /* the step (implicit law) */
   cp_actuate_work work;
 } cp_plan_actions;
 

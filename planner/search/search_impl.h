@@ -106,6 +106,24 @@ long cp_search_witness_add(cp_search *s, const double *e);
 /// Sets witness w's representative (journalled). 0, or -1 (memory).
 int cp_search_witness_set_rep(cp_search *s, long w, long rep);
 
+/// k distinct random actions into out (all of them, in order, when the
+/// problem has at most k); returns how many.
+int cp_search_pick_actions(cp_search *s, long *out, int k);
+/// Steering (rrt, sst): simulates actions acts[0..k) from node `from` and
+/// records each; keeps a candidate in the goal, else the one of least goal
+/// distance (to_goal), else the one whose embedding is nearest the sample
+/// [m]; the other accepted candidates are flagged DISCARDED. *kept: its id
+/// (its embedding in e [m]), or -1 when none was accepted. Returns
+/// CP_SEARCH_RUNNING; CP_SEARCH_STOPPED when the budget stopped the
+/// iteration between or inside candidates (the iteration is rolled back:
+/// the planner must not have changed its own structures yet); or
+/// CP_SEARCH_NODE_LIMIT when the k candidates would pass the node limit
+/// (nothing simulated; the iteration rolled back); or CP_SEARCH_FAILED
+/// (message set).
+cp_search_status cp_search_steer(cp_search *s, long from, const long *acts,
+                                 int k, const double *sample, int to_goal,
+                                 double *e, long *kept);
+
 /// Uniform sample in the bounding box of the accepted nodes' embeddings (widened and given
 /// to the problem's sample_bounds); goal sample with probability goal_bias
 /// (the embedding of the node nearest the goal moved to the goal). Returns

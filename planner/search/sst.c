@@ -2,7 +2,9 @@
  *
  * Selection: sample s; among the ACTIVE nodes within delta_bn of s take the
  * cheapest (best-near), or the nearest when none is that close. Propagation:
- * one random action. Sparsity: witnesses are points at least delta_s apart;
+ * one random action; for a goal sample (goal_bias), the best of `candidates`
+ * random actions by the goal distance (goal steering, cp_search_steer; the
+ * others are DISCARDED nodes). Sparsity: witnesses are points at least delta_s apart;
  * each holds a representative, the cheapest node seen in its cell. A new
  * node that is not cheaper than its witness's representative is DISCARDED;
  * a cheaper one replaces it, the old one becomes INACTIVE, and inactive
@@ -27,6 +29,7 @@ typedef struct sst {
   long *children;    /* [cap_c] live (non-pruned, kept) children per node */
   long cap_c;
   double *sample, *e;
+  long *actions;     /* [candidates] */
   long *near;        /* radius query buffer */
   long cap_near;
 } sst;
@@ -61,9 +64,11 @@ static int sst_init(cp_search *s) {
   t->witnesses = cp_nn_create(s->p.m);
   t->sample = malloc((size_t)s->p.m * sizeof(double));
   t->e = malloc((size_t)s->p.m * sizeof(double));
+  t->actions = malloc((size_t)(s->opt.candidates > 0 ? s->opt.candidates : 1) *
+                      sizeof(long));
   t->cap_near = 256;
   t->near = malloc((size_t)t->cap_near * sizeof(long));
-  if (!t->active || !t->witnesses || !t->sample || !t->e || !t->near ||
+  if (!t->active || !t->witnesses || !t->sample || !t->e || !t->actions || !t->near ||
       grow_children(t, 1024))
     goto nomem;
   if (!s->resuming) {
@@ -155,22 +160,23 @@ static long select_node(cp_search *s, sst *t) {
 
 static cp_search_status sst_iterate(cp_search *s) {
   sst *t = s->state;
-  cp_search_sample(s, t->sample);
+  int to_goal = cp_search_sample(s, t->sample);
   long from = select_node(s, t);
   if (from < 0) return CP_SEARCH_EXHAUSTED;
-  long act = (long)(cp_rng_next(&s->rng) % (uint64_t)s->p.n_actions);
-  cp_expansion info;
-  double *y = s->scratch_y;
-  int rc = cp_search_simulate(s, from, act, y, &info);
-  if (rc == 1) { /* cut short: drawn again on resume */
-    cp_search_rollback(s);
-    return CP_SEARCH_STOPPED;
+  /* Propagation: one random action; towards a goal sample, the best of
+   * `candidates` by the goal distance (goal steering, as rrt). */
+  long id;
+  cp_search_status st;
+  if (to_goal && s->opt.candidates > 1) {
+    int k = cp_search_pick_actions(s, t->actions, s->opt.candidates);
+    st = cp_search_steer(s, from, t->actions, k, t->sample, 1, t->e, &id);
+  } else {
+    t->actions[0] = (long)(cp_rng_next(&s->rng) % (uint64_t)s->p.n_actions);
+    st = cp_search_steer(s, from, t->actions, 1, t->sample, 0, t->e, &id);
   }
-  if (rc) return CP_SEARCH_FAILED;
-  long id = cp_search_record(s, from, act, y, &info);
-  if (id < 0 || grow_children(t, s->n_nodes)) goto nomem;
-  if (info.outcome != CP_EXPAND_OK) return CP_SEARCH_RUNNING;
-  s->p.embed(s->p.ctx, y, t->e);
+  if (st != CP_SEARCH_RUNNING) return st;
+  if (grow_children(t, s->n_nodes)) goto nomem;
+  if (id < 0) return CP_SEARCH_RUNNING;
   long w = witness_of(s, t, t->e);
   if (w < 0) goto nomem;
   long old;
@@ -214,6 +220,7 @@ static void sst_destroy(cp_search *s) {
   free(t->children);
   free(t->sample);
   free(t->e);
+  free(t->actions);
   free(t->near);
   free(t);
   s->state = NULL;

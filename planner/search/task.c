@@ -362,7 +362,9 @@ static int resolve_gains(cp_task *t, cp_error *err) {
       break;
     }
     double kp, kd;
-    cp_actuate_default_gains(held, inertia, t->duration, t->dt, &kp, &kd);
+    /* The implicit law is stable at any gain: no cap, no refusal. */
+    cp_actuate_default_gains(held, t->pd_implicit ? INFINITY : inertia,
+                             t->duration, t->dt, &kp, &kd);
     int given = !isnan(ti->stiffness);
     if (given) {
       kp = ti->stiffness;
@@ -372,12 +374,13 @@ static int resolve_gains(cp_task *t, cp_error *err) {
     ti->stiffness = kp;
     ti->damping = kd;
     double s = cp_actuate_stability(kp, kd, inertia, t->dt);
-    if (!(s < CP_ACTUATE_STABILITY_MAX))
+    if (!t->pd_implicit && !(s < CP_ACTUATE_STABILITY_MAX))
       rc = cp_error_set(err, cp_json_path_key(q, p, given ? "stiffness" : "damping"),
                         "unstable gains at dt %g: Kp dt^2/I + 2 Kd dt/I = %.3g "
                         "with the joint's inertia I = %.4g at the start "
                         "(explicit PD needs < 4; complan takes < %g): lower "
-                        "the gains or the step",
+                        "the gains or the step, or take \"action\": {\"pd\": "
+                        "\"implicit\"}",
                         t->dt, s, inertia, CP_ACTUATE_STABILITY_MAX);
   }
   cp_actuate_work_free(&w);
@@ -472,8 +475,16 @@ static int parse_inputs(cp_task *t, const json_t *v, cp_error *err) {
 }
 
 static int parse_action(cp_task *t, const json_t *v, cp_error *err) {
-  static const char *const keys[] = {"duration", "dt", NULL};
+  static const char *const keys[] = {"duration", "dt", "pd", NULL};
   if (cp_json_check_object(v, "action", keys, err)) return -1;
+  const json_t *pd = json_object_get(v, "pd");
+  if (pd) {
+    const char *law = json_string_value(pd);
+    if (!law || (strcmp(law, "explicit") && strcmp(law, "implicit")))
+      return cp_error_set(err, "action.pd",
+                          "expected \"explicit\" or \"implicit\"");
+    t->pd_implicit = !strcmp(law, "implicit");
+  }
   const json_t *d = json_object_get(v, "duration"), *h = json_object_get(v, "dt");
   if (!d) return cp_error_set(err, "action.duration", "required (seconds > 0)");
   if (number_in(d, "action.duration", 0, 1e6, 1, &t->duration, err)) return -1;

@@ -133,6 +133,8 @@ typedef struct cp_task {
   double duration;        ///< T (s), > 0
   double dt;              ///< h (s), 0 < h <= T
   int steps;              ///< round(T / h) >= 1
+  int pd_implicit;        ///< action.pd "implicit" (1) or "explicit" (0,
+                          ///< the default): the target inputs' PD law
   cp_task_goal goal;       ///< summary (above)
   int n_phases;            ///< >= 1 (a plain "goal" is one phase)
   cp_goal *phases;         ///< [n_phases] (owned)

@@ -26,7 +26,8 @@ int cp_actuate_work_init(cp_actuate_work *w, const cp_scene *s) {
   w->Mq = malloc(n * n * sizeof(double));
   w->dof = malloc(n * sizeof(int));
   w->scale = malloc(n * sizeof(double));
-  if (!w->s || !w->g || !w->h || !w->comp || !w->J || !w->Jq || !w->M ||
+  w->act = malloc(n * sizeof(int));
+  if (!w->act || !w->s || !w->g || !w->h || !w->comp || !w->J || !w->Jq || !w->M ||
       !w->Mq || !w->dof || !w->scale) {
     cp_actuate_work_free(w);
     return -1;
@@ -45,6 +46,7 @@ void cp_actuate_work_free(cp_actuate_work *w) {
   free(w->Mq);
   free(w->dof);
   free(w->scale);
+  free(w->act);
   memset(w, 0, sizeof *w);
 }
 
@@ -109,10 +111,12 @@ static void chol_solve(int n, const double *L, double *b) {
   }
 }
 
-double cp_actuate_inertia(const cp_chain *c, int k, cp_actuate_work *w,
-                          double *held) {
+/* M_q = P^T M P of chain c at its current configuration into w->Mq (nd x
+ * nd, column-major; w->dof and w->scale set); the link states w->s are
+ * computed first unless kin_done. Returns nd. */
+static int mass_q(const cp_chain *c, cp_actuate_work *w, int kin_done) {
   int n = c->n, nd = cp_chain_dofs(c);
-  cp_chain_kinematics(c, w->s);
+  if (!kin_done) cp_chain_kinematics(c, w->s);
   cp_chain_mass_matrix(c, w->s, w->M);
   cp_chain_dof_map(c, w->dof, w->scale);
   for (int i = 0; i < nd * nd; ++i) w->Mq[i] = 0;
@@ -120,6 +124,82 @@ double cp_actuate_inertia(const cp_chain *c, int k, cp_actuate_work *w,
     for (int i = 0; i < n; ++i)
       w->Mq[w->dof[i] + nd * w->dof[j]] +=
           w->scale[i] * w->scale[j] * w->M[i + n * j];
+  return nd;
+}
+
+/* Solves the ns x ns system B x = b (column-major) in place by Gaussian
+ * elimination with partial pivoting; B is overwritten. */
+static void lu_solve(int ns, double *B, double *b) {
+  for (int k = 0; k < ns; ++k) {
+    int p = k;
+    for (int i = k + 1; i < ns; ++i)
+      if (fabs(B[i + ns * k]) > fabs(B[p + ns * k])) p = i;
+    if (p != k) {
+      for (int j = 0; j < ns; ++j) {
+        double v = B[k + ns * j];
+        B[k + ns * j] = B[p + ns * j];
+        B[p + ns * j] = v;
+      }
+      double v = b[k];
+      b[k] = b[p];
+      b[p] = v;
+    }
+    for (int i = k + 1; i < ns; ++i) {
+      double f = B[i + ns * k] / B[k + ns * k];
+      for (int j = k + 1; j < ns; ++j) B[i + ns * j] -= f * B[k + ns * j];
+      b[i] -= f * b[k];
+    }
+  }
+  for (int i = ns - 1; i >= 0; --i) {
+    for (int j = i + 1; j < ns; ++j) b[i] -= B[i + ns * j] * b[j];
+    b[i] /= B[i + ns * i];
+  }
+}
+
+void cp_actuate_pd_implicit(const cp_scene *s, int n, const cp_actuator *a,
+                            double h, cp_actuate_work *w, double *effort) {
+  for (int i = 0; i < n; ++i) {
+    int m = a[i].manip, first = 1;
+    for (int k = 0; k < i; ++k) first &= a[k].manip != m;
+    if (!first) continue; /* chain m done with its first actuator */
+    const cp_chain *c = &s->manips[m];
+    int ns = 0;
+    for (int k = i; k < n; ++k)
+      if (a[k].manip == m) w->act[ns++] = k;
+    cp_actuate_bias(s, m, w, w->comp); /* kinematics, dof map */
+    int nd = mass_q(c, w, 1);
+    double *B = w->M, *r = w->g, *y = w->h;
+    int ok = cholesky(nd, w->Mq) == 0;
+    /* r = Kp e - (Kd + h Kp) q'; B = I + C (M_q^-1)_SS, C = h Kd + h^2 Kp. */
+    for (int jj = 0; jj < ns; ++jj) {
+      const cp_actuator *aj = &a[w->act[jj]];
+      const cp_joint *j = &c->joints[aj->joint];
+      r[jj] = aj->kp * (aj->target - j->position) -
+              (aj->kd + h * aj->kp) * j->velocity;
+      for (int d = 0; d < nd; ++d) y[d] = d == w->dof[aj->joint];
+      if (ok) chol_solve(nd, w->Mq, y);
+      for (int ii = 0; ii < ns; ++ii) {
+        const cp_actuator *ai = &a[w->act[ii]];
+        double cii = h * ai->kd + h * h * ai->kp;
+        B[ii + ns * jj] = (ii == jj) + (ok ? cii * y[w->dof[ai->joint]] : 0);
+      }
+    }
+    lu_solve(ns, B, r);
+    for (int ii = 0; ii < ns; ++ii) {
+      const cp_actuator *ai = &a[w->act[ii]];
+      double tau = r[ii] + w->comp[w->dof[ai->joint]];
+      if (ai->limit > 0) {
+        if (tau > ai->limit) tau = ai->limit;
+        if (tau < -ai->limit) tau = -ai->limit;
+      }
+      effort[w->act[ii]] = tau;
+    }
+  }
+}
+
+double cp_actuate_inertia(const cp_chain *c, int k, cp_actuate_work *w,
+                          double *held) {
+  int nd = mass_q(c, w, 0);
   int d = w->dof[k];
   if (held) *held = w->Mq[d + nd * d];
   if (cholesky(nd, w->Mq)) return NAN;

@@ -14,7 +14,8 @@
 /// leader carries its followers' efforts times their multipliers). With
 /// q* = q and q' = 0 the joint is held exactly against gravity.
 ///
-/// Stability. Explicit PD on the semi-implicit Euler step of size h, for a
+/// Stability (the explicit law, cp_actuate_pd; the implicit one,
+/// cp_actuate_pd_implicit, has no bound). Explicit PD on the semi-implicit Euler step of size h, for a
 /// joint of effective inertia I (the smallest the joint presents:
 /// 1 / (M_q^-1)_kk, the other joints free), is stable iff
 ///     s = Kp h^2 / I + 2 Kd h / I < 4;
@@ -61,6 +62,7 @@ typedef struct cp_actuate_work {
   double *M, *Mq;          ///< [cap * cap] each
   int *dof;                ///< [cap]
   double *scale;           ///< [cap]
+  int *act;                ///< [cap] one chain's actuators (implicit law)
 } cp_actuate_work;
 
 /// Sizes the scratch for scene s. Returns 0, or -1 when out of memory (w
@@ -78,6 +80,22 @@ void cp_actuate_bias(const cp_scene *s, int m, cp_actuate_work *w,
 /// per run of them).
 void cp_actuate_pd(const cp_scene *s, int n, const cp_actuator *a,
                    cp_actuate_work *w, double *effort);
+
+/// The law evaluated implicitly for a step of size h (a task's
+/// `"action": {"pd": "implicit"}`): the PD terms act on the joints' rates
+/// and positions at the END of the step, as if stiffness and damping were
+/// folded into the step's mass matrix. Per chain, with S its actuated
+/// coordinates, e = q* - q, C = diag(h Kd + h^2 Kp) over S and the
+/// semi-implicit step q'+ = q' + h M_q^-1 tau (contact and other efforts
+/// left out of the prediction), the efforts tau_S solve
+///     (I + C (M_q^-1)_SS) tau_S = Kp e - (Kd + h Kp) q',
+/// then the compensation is added and the effort clamped. For a lone joint
+/// of inertia I: tau = (Kp e - (Kd + h Kp) q') / (1 + (h Kd + h^2 Kp) / I),
+/// stable for all gains and steps (the step's map has spectral radius < 1
+/// for Kp, Kd >= 0, I > 0); with Kp h^2 >> I it tends to moving the joint
+/// onto its target in one step. Actuators need not be grouped by chain.
+void cp_actuate_pd_implicit(const cp_scene *s, int n, const cp_actuator *a,
+                            double h, cp_actuate_work *w, double *effort);
 
 /// Inertias of independent joint k (a chain joint index, not a follower)
 /// of chain c at its current configuration: returns the smallest it

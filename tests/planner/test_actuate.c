@@ -188,19 +188,21 @@ Test(actuate, gravity_compensation_holds_the_allegro_still) {
               3);
 }
 
+#define ONE_JOINT                                                            \
+  "{\"gravity\": [0, 0, -9.81], \"bodies\": [], \"manipulators\": [{"        \
+  "\"name\": \"arm\", \"base\": {\"position\": [0, 0, 0]}, \"joints\": [{"   \
+  "\"name\": \"j\", \"type\": \"revolute\", \"axis\": [0, 0, 1],"            \
+  "\"origin\": {\"position\": [0, 0, 0]}, \"position\": 0,"                  \
+  "\"link\": {\"name\": \"l\", \"mass\": 2.0, \"com\": [0.3, 0, 0],"         \
+  "\"inertia\": [[0.01, 0, 0], [0, 0.02, 0], [0, 0, 0.03]]}}]}]}"
+
 /* One revolute joint about the vertical (no gravity effort, h = 0): the
- * PD response against the analytic under-damped second-order one, and the
- * effective inertia against I_zz + m r^2. */
-Test(actuate, single_joint_matches_the_analytic_response) {
-  const char *text =
-      "{\"gravity\": [0, 0, -9.81], \"bodies\": [], \"manipulators\": [{"
-      "\"name\": \"arm\", \"base\": {\"position\": [0, 0, 0]}, \"joints\": [{"
-      "\"name\": \"j\", \"type\": \"revolute\", \"axis\": [0, 0, 1],"
-      "\"origin\": {\"position\": [0, 0, 0]}, \"position\": 0,"
-      "\"link\": {\"name\": \"l\", \"mass\": 2.0, \"com\": [0.3, 0, 0],"
-      "\"inertia\": [[0.01, 0, 0], [0, 0.02, 0], [0, 0, 0.03]]}}]}]}";
+ * PD response (explicit law, or the implicit one: it adds the damping
+ * h Kp, first order in dt) against the analytic under-damped second-order
+ * one, and the effective inertia against I_zz + m r^2. */
+static void single_joint_response(int implicit) {
   const double dt = 1e-4;
-  cp_world *w = world_of(text, dt);
+  cp_world *w = world_of(ONE_JOINT, dt);
   cp_actuate_work aw;
   cr_assert_eq(cp_actuate_work_init(&aw, cp_world_scene(w)), 0);
   double held, I = cp_actuate_inertia(&cp_world_scene(w)->manips[0], 0, &aw, &held);
@@ -211,7 +213,10 @@ Test(actuate, single_joint_matches_the_analytic_response) {
   double wd = wn * sqrt(1 - zeta * zeta), worst = 0;
   for (int k = 1; k <= 10000; ++k) {
     double e;
-    cp_actuate_pd(cp_world_scene(w), 1, &a, &aw, &e);
+    if (implicit)
+      cp_actuate_pd_implicit(cp_world_scene(w), 1, &a, dt, &aw, &e);
+    else
+      cp_actuate_pd(cp_world_scene(w), 1, &a, &aw, &e);
     cr_assert_eq(cp_world_set_effort(w, 0, e), CP_WORLD_OK);
     cr_assert_eq(cp_world_step(w, NULL), CP_WORLD_OK, "%s", cp_world_message(w));
     double t = k * dt;
@@ -226,6 +231,10 @@ Test(actuate, single_joint_matches_the_analytic_response) {
   cr_assert(worst > 0, "the simulation is not the formula");
   cp_actuate_work_free(&aw);
   cp_world_destroy(w);
+}
+
+Test(actuate, single_joint_matches_the_analytic_response) {
+  single_joint_response(0);
 }
 
 /* ---- Tasks with target and Cartesian inputs ---- */
@@ -510,4 +519,130 @@ Test(actuate, bad_task_files_exit_2_with_the_json_path) {
     free(edited);
   }
   free(text);
+}
+
+/* ---- The implicit law (action.pd "implicit") ---- */
+
+Test(actuate, implicit_single_joint_matches_the_analytic_response) {
+  single_joint_response(1);
+}
+
+/* Stiff gains (Kp h^2 / I = 400, a hundred times the explicit law's
+ * bound): the explicit law diverges; the implicit one follows its
+ * closed-form step v+ = (I v + h Kp e) / (I + h Kd + h^2 Kp), q+ = q + h v+
+ * and settles on the target. */
+Test(actuate, implicit_law_is_stable_where_the_explicit_one_diverges) {
+  const double dt = 2e-3, I = 0.21, target = 0.5;
+  double kp = 400 * I / (dt * dt), kd = 2 * sqrt(kp * I);
+  cr_assert_gt(cp_actuate_stability(kp, kd, I, dt), 4);
+  for (int implicit = 0; implicit < 2; ++implicit) {
+    cp_world *w = world_of(ONE_JOINT, dt);
+    cp_actuate_work aw;
+    cr_assert_eq(cp_actuate_work_init(&aw, cp_world_scene(w)), 0);
+    cp_actuator a = {0, 0, target, kp, kd, 0};
+    double q = 0, v = 0, worst = 0, x[2] = {0, 0};
+    int diverged = 0;
+    for (int k = 1; k <= 500 && !diverged; ++k) {
+      double e;
+      if (implicit)
+        cp_actuate_pd_implicit(cp_world_scene(w), 1, &a, dt, &aw, &e);
+      else
+        cp_actuate_pd(cp_world_scene(w), 1, &a, &aw, &e);
+      cr_assert_eq(cp_world_set_effort(w, 0, e), CP_WORLD_OK);
+      if (cp_world_step(w, NULL) != CP_WORLD_OK) {
+        diverged = 1;
+        break;
+      }
+      cp_world_get_state(w, x);
+      if (!(fabs(x[0]) < 100)) diverged = 1;
+      v = (I * v + dt * kp * (target - q)) / (I + dt * kd + dt * dt * kp);
+      q += dt * v;
+      worst = fmax(worst, fabs(x[0] - q));
+    }
+    if (!implicit) {
+      cr_assert(diverged, "explicit PD at s = %g stayed at %g",
+                cp_actuate_stability(kp, kd, I, dt), x[0]);
+    } else {
+      cr_assert(!diverged);
+      cr_assert(worst < 1e-9, "off the closed-form step by %g", worst);
+      cr_assert(fabs(x[0] - target) < 1e-6, "ended at %.9g", x[0]);
+    }
+    cp_actuate_work_free(&aw);
+    cp_world_destroy(w);
+  }
+}
+
+/* Two coupled links (vertical axes, no gravity torque), both stiff: the
+ * chain's matrix form settles both joints on their targets without ever
+ * overshooting past the starting error. */
+Test(actuate, implicit_law_settles_a_coupled_chain) {
+  const char *text =
+      "{\"gravity\": [0, 0, -9.81], \"bodies\": [], \"manipulators\": [{"
+      "\"name\": \"arm\", \"base\": {\"position\": [0, 0, 0]}, \"joints\": ["
+      "{\"name\": \"j1\", \"type\": \"revolute\", \"axis\": [0, 0, 1],"
+      " \"origin\": {\"position\": [0, 0, 0]}, \"position\": 0,"
+      " \"link\": {\"name\": \"l1\", \"mass\": 1.0, \"com\": [0.15, 0, 0],"
+      " \"inertia\": [[0.001, 0, 0], [0, 0.002, 0], [0, 0, 0.002]]}},"
+      "{\"name\": \"j2\", \"type\": \"revolute\", \"axis\": [0, 0, 1],"
+      " \"origin\": {\"position\": [0.3, 0, 0]}, \"position\": 0.4,"
+      " \"link\": {\"name\": \"l2\", \"mass\": 0.05, \"com\": [0.05, 0, 0],"
+      " \"inertia\": [[1e-5, 0, 0], [0, 1e-5, 0], [0, 0, 1e-5]]}}]}]}";
+  const double dt = 2e-3;
+  cp_world *w = world_of(text, dt);
+  cp_actuate_work aw;
+  cr_assert_eq(cp_actuate_work_init(&aw, cp_world_scene(w)), 0);
+  const cp_chain *c = &cp_world_scene(w)->manips[0];
+  double held, least = cp_actuate_inertia(c, 1, &aw, &held);
+  cp_actuator a[2] = {{0, 0, 0.3, 100, 0, 0}, {0, 1, -0.2, 100, 0, 0}};
+  for (int k = 0; k < 2; ++k) a[k].kd = 2 * sqrt(a[k].kp * least);
+  cr_assert_gt(cp_actuate_stability(a[1].kp, a[1].kd, least, dt), 4,
+               "stiff for the light link");
+  double x[4], start = fmax(0.3, 0.6), worst = 0;
+  for (int k = 0; k < 1000; ++k) {
+    double e[2];
+    cp_actuate_pd_implicit(cp_world_scene(w), 2, a, dt, &aw, e);
+    cr_assert_eq(cp_world_set_effort(w, 0, e[0]), CP_WORLD_OK);
+    cr_assert_eq(cp_world_set_effort(w, 1, e[1]), CP_WORLD_OK);
+    cr_assert_eq(cp_world_step(w, NULL), CP_WORLD_OK, "%s", cp_world_message(w));
+    cp_world_get_state(w, x);
+    worst = fmax(worst, fmax(fabs(x[0] - 0.3), fabs(x[2] + 0.2)));
+  }
+  cr_assert(worst <= start, "error grew to %g", worst);
+  cr_assert(fabs(x[0] - 0.3) < 1e-6 && fabs(x[2] + 0.2) < 1e-6,
+            "ended at %.9g, %.9g", x[0], x[2]);
+  cp_actuate_work_free(&aw);
+  cp_world_destroy(w);
+}
+
+/* A task: gains past the explicit bound are refused unless the action says
+ * "pd": "implicit"; then the target is reached; a bad law is refused. */
+Test(actuate, implicit_law_in_a_task) {
+  const char *stiff = "{\"r/panda_joint7\": {\"kind\": \"target\","
+                      " \"values\": [1.2], \"stiffness\": 1e5}}";
+  refused(stiff, "inputs.r/panda_joint7.stiffness", "\"pd\": \"implicit\"");
+  char *text = panda_task(stiff, 0.5);
+  const char *at = "\"dt\": 0.001}";
+  char *p = strstr(text, at);
+  cr_assert(p);
+  char *imp = malloc(strlen(text) + 64), *bad = malloc(strlen(text) + 64);
+  sprintf(imp, "%.*s\"dt\": 0.001, \"pd\": \"implicit\"}%s", (int)(p - text),
+          text, p + strlen(at));
+  sprintf(bad, "%.*s\"dt\": 0.001, \"pd\": \"stiff\"}%s", (int)(p - text),
+          text, p + strlen(at));
+  cp_task t;
+  cp_error e;
+  cr_assert_neq(cp_task_parse(bad, strlen(bad), NULL, &t, &e), 0);
+  cr_assert_str_eq(e.where, "action.pd");
+  parse_task(imp, &t);
+  cr_assert_eq(t.pd_implicit, 1);
+  cr_assert_float_eq(t.inputs[0].stiffness, 1e5, 0);
+  cp_plan_world *pw;
+  double *y = run_action(&t, 0, &pw);
+  cr_assert(fabs(y[13 + 2 * 6] - 1.2) < 1e-3, "joint 7 at %.6g", y[13 + 2 * 6]);
+  free(y);
+  cp_plan_world_destroy(pw);
+  cp_task_free(&t);
+  free(text);
+  free(imp);
+  free(bad);
 }
