@@ -140,8 +140,8 @@ def _task_text(task):
     try:
         with open(path, "rb") as f:
             text = f.read()
-    except OSError as e:
-        raise Error("io", "cannot read: %s" % (e.strerror or e), path=path) from None
+    except OSError:
+        return None  # the scene loader reports it, as before
     return (text, path) if L.sequence_is_task(text, len(text)) else None
 
 
