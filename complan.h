@@ -60,5 +60,6 @@
 #include "planner/view/viewer.h"
 #include "planner/view/assembly.h"
 #include "planner/replay/replay.h"
+#include "planner/replay/sequence_run.h"
 
 #endif

@@ -2,8 +2,8 @@
  * assembly sequence (docs/assembly.md). Thin: planner/assembly/assembly.h searches,
  * planner/store/assembly.h writes the run to SQLite. Given an assembly TASK
  * (a file with the key "assembly") it plans and executes the sequence with
- * the gripper instead: planner/sequence/sequence.h plans, planner/store/
- * sequence.h stores, planner/replay/replay.h verifies every phase's plan. */
+ * the gripper instead: planner/replay/sequence_run.h plans, verifies every
+ * phase's plan by replay, stores the sequence and builds the document. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,9 +12,7 @@
 
 #include "models/scene.h"
 #include "planner/assembly/assembly.h"
-#include "planner/replay/replay.h"
-#include "planner/sequence/sequence.h"
-#include "planner/store/sequence.h"
+#include "planner/replay/sequence_run.h"
 #include "planner/store/assembly.h"
 #include "planner/view/assembly.h"
 #include "planner/cli/commands.h"
@@ -45,172 +43,55 @@ static void show_progress(void *ctx, int explored, int present) {
   if (explored % 16 == 0) fprintf(stderr, "\rassemble: %d subassemblies explored (%d parts)   ", explored, present);
 }
 
-/* Every phase plan of the certified stages re-simulated and compared
- * bitwise with the stored nodes: 1 all verified, 0 not (why says which). */
-static int verify_plans(cp_store *st, const cp_sequence_result *res, char *why, size_t size) {
-  for (int k = 0; k < res->n_stages; k++) {
-    const cp_sequence_stage *s = &res->stages[k];
-    for (int ph = 0; s->certified && ph < s->n_plans; ph++) {
-      cp_replay *r;
-      cp_error e;
-      if (cp_replay_open(st, s->plan_ids[ph], &r, &e) != CP_REPLAY_OK) {
-        snprintf(why, size, "plan %lld: %s", (long long)s->plan_ids[ph], e.msg);
-        return 0;
-      }
-      cp_replay_options o = cp_replay_defaults();
-      o.verify = 1;
-      cp_replay_result rr;
-      cp_replay_status rs = cp_replay_run(r, &o, &rr);
-      cp_replay_close(r);
-      if (rs != CP_REPLAY_OK || !rr.verified) {
-        snprintf(why, size, "plan %lld does not replay: %s", (long long)s->plan_ids[ph],
-                 rr.message[0] ? rr.message : rr.first_where);
-        return 0;
-      }
-    }
-  }
-  return 1;
-}
-
-static json_t *grasp_json(const cp_sequence_grasp *g) {
-  static const char *const axes[] = {"x", "y", "z"};
-  json_t *o = json_object();
-  json_object_set_new(o, "axis", json_string(axes[g->axis]));
-  json_object_set_new(o, "direction", cp_json_vec(g->dir, 3));
-  json_object_set_new(o, "width", cp_json_num(g->width));
-  json_object_set_new(o, "offset", cp_json_num(g->offset));
-  json_object_set_new(o, "turn", cp_json_num(g->turn));
-  json_object_set_new(o, "hold", cp_json_num(g->hold));
-  if (g->reason[0]) json_object_set_new(o, "reason", json_string(g->reason));
-  return o;
-}
-
-static json_t *error_json(double position, double angle) {
-  json_t *o = json_object();
-  json_object_set_new(o, "position", cp_json_num(position));
-  json_object_set_new(o, "angle", cp_json_num(angle));
-  return o;
-}
-
-static json_t *plan_ids_json(const cp_sequence_stage *s) {
-  json_t *a = json_array();
-  for (int ph = 0; s->certified && ph < s->n_plans; ph++) json_array_append_new(a, json_integer(s->plan_ids[ph]));
-  return a;
-}
-
-/* The result document (docs/assembly.md, "Assembly tasks"). */
-static json_t *sequence_json(const cp_sequence_task *t, const cp_sequence_result *res) {
-  json_t *doc = json_object(), *order = json_array(), *stages = json_array();
-  json_object_set_new(doc, "status", json_string(cp_sequence_status_name(res->status)));
-  for (int k = 0; k < res->n_order; k++)
-    json_array_append_new(order, json_string(t->scene.bodies[t->part_body[res->order[k]]].name));
-  for (int k = 0; k < res->n_stages; k++) {
-    const cp_sequence_stage *s = &res->stages[k];
-    json_t *o = json_object(), *cand = json_array();
-    json_object_set_new(o, "part", json_string(t->scene.bodies[s->body].name));
-    json_object_set_new(o, "certified", json_boolean(s->certified));
-    json_object_set_new(o, "grasp", s->certified ? grasp_json(&s->grasp) : json_null());
-    json_object_set_new(o, "regrasps", json_integer(s->regrasps));
-    json_object_set_new(o, "attempts", json_integer(s->attempts));
-    json_object_set_new(o, "plan_ids", plan_ids_json(s));
-    json_object_set_new(o, "stability", s->certified ? json_string(cp_stability_kind_name(s->stability)) : json_null());
-    json_object_set_new(o, "pose_error", s->certified ? error_json(s->position_error, s->angle_error) : json_null());
-    for (int c = 0; c < s->n_candidates; c++) json_array_append_new(cand, grasp_json(&s->candidates[c]));
-    json_object_set_new(o, "candidates", cand);
-    json_array_append_new(stages, o);
-  }
-  json_object_set_new(doc, "order", order);
-  json_object_set_new(doc, "stages", stages);
-  json_object_set_new(doc, "final_error", res->status == CP_SEQUENCE_SOLVED
-                                              ? error_json(res->final_position_error, res->final_angle_error)
-                                              : json_null());
-  json_object_set_new(doc, "seconds", cp_json_num(res->seconds));
-  json_object_set_new(doc, "lcp_solves", json_integer(res->lcp_solves));
-  json_object_set_new(doc, "plans", json_integer(res->plans));
-  if (res->message[0]) json_object_set_new(doc, "message", json_string(res->message));
-  return doc;
-}
-
-static int store_sequence(cp_store *st, const cp_sequence_task *t, const char *file, const cp_sequence_result *res,
-                          json_t *doc, int64_t *id, cp_error *err) {
-  cp_store_stage_row rows[CP_ASSEMBLY_MAX_PARTS];
-  char *texts[2 * CP_ASSEMBLY_MAX_PARTS + 1] = {0};
-  json_t *stages = json_object_get(doc, "stages");
-  for (int k = 0; k < res->n_stages; k++) {
-    const cp_sequence_stage *s = &res->stages[k];
-    json_t *o = json_array_get(stages, (size_t)k);
-    texts[2 * k] = s->certified ? json_dumps(json_object_get(o, "grasp"), JSON_COMPACT) : NULL;
-    texts[2 * k + 1] = json_dumps(json_object_get(o, "plan_ids"), JSON_COMPACT);
-    rows[k] = (cp_store_stage_row){.part = t->scene.bodies[s->body].name, .certified = s->certified,
-                                   .grasp = texts[2 * k], .regrasps = s->regrasps, .attempts = s->attempts,
-                                   .plan_ids = texts[2 * k + 1] ? texts[2 * k + 1] : "[]",
-                                   .stability = s->certified ? cp_stability_kind_name(s->stability) : NULL,
-                                   .position_error = s->position_error, .angle_error = s->angle_error};
-  }
-  texts[2 * CP_ASSEMBLY_MAX_PARTS] = json_dumps(json_object_get(doc, "order"), JSON_COMPACT);
-  const int solved = res->status == CP_SEQUENCE_SOLVED;
-  cp_store_sequence_row row = {.task = file, .status = cp_sequence_status_name(res->status), .parts = t->n_parts,
-                               .order = texts[2 * CP_ASSEMBLY_MAX_PARTS] ? texts[2 * CP_ASSEMBLY_MAX_PARTS] : "[]",
-                               .final_position_error = solved ? res->final_position_error : NAN,
-                               .final_angle_error = solved ? res->final_angle_error : NAN,
-                               .seconds = res->seconds, .lcp_solves = res->lcp_solves, .plans = res->plans,
-                               .message = res->message[0] ? res->message : NULL};
-  int rc = cp_store_sequence(st, &row, rows, res->n_stages, id, err);
-  for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) free(texts[i]);
-  return rc;
-}
-
-/* `complan assemble TASK`: the sequence executed with the gripper. */
+/* `complan assemble TASK`: the sequence executed with the gripper
+ * (cp_sequence_run), its document printed or summarised. */
 static int assemble_task(const char *file, const char *text, size_t len, const char *db, int json) {
-  cp_sequence_task t;
+  cp_sequence_run_options o = cp_sequence_run_defaults();
+  o.path = file;
+  cp_sequence_run_result out;
   cp_error err;
-  memset(&err, 0, sizeof err);
-  if (cp_sequence_task_parse(text, len, file, &t, &err)) return cp_cli_input_error(file, &err);
-  cp_store *st = NULL;
-  char msg[600];
-  if (cp_store_open(db, 0, &st, msg, sizeof msg) != CP_STORE_OK) {
-    fprintf(stderr, "complan: %s\n", msg);
-    cp_sequence_task_free(&t);
+  cp_sequence_run_status rs = cp_sequence_run(text, len, db, &o, &out, &err);
+  if (rs == CP_SEQUENCE_RUN_BAD_TASK) return cp_cli_input_error(file, &err);
+  if (rs == CP_SEQUENCE_RUN_BAD_STORE) {
+    fprintf(stderr, "complan: %s\n", err.msg);
     return CP_EXIT_BAD_INPUT;
   }
-  cp_sequence_result res;
-  cp_sequence_status ss = cp_sequence_plan(st, &t, &res, &err);
-  int rc = ss == CP_SEQUENCE_SOLVED || ss == CP_SEQUENCE_NONE ? CP_EXIT_ANSWERED : CP_EXIT_UNDECIDED;
-  char why[700] = "";
-  const int verified = verify_plans(st, &res, why, sizeof why);
-  if (!verified) rc = CP_EXIT_UNDECIDED;
-  json_t *doc = sequence_json(&t, &res);
-  json_object_set_new(doc, "replay_verified", json_boolean(verified));
-  int64_t id = -1;
-  if (store_sequence(st, &t, file, &res, doc, &id, &err)) {
-    fprintf(stderr, "complan: %s: %s\n", db, err.msg);
+  int rc = rs == CP_SEQUENCE_RUN_ANSWERED ? CP_EXIT_ANSWERED : CP_EXIT_UNDECIDED;
+  if (out.store_failed) fprintf(stderr, "complan: %s: %s\n", db, out.store_error.msg);
+  if (out.sequence == CP_SEQUENCE_FAILED) fprintf(stderr, "complan: %s: %s\n", file, out.plan_error.msg);
+  json_t *doc = out.json ? json_loads(out.json, 0, NULL) : NULL;
+  if (!doc) {
+    fprintf(stderr, "complan: out of memory writing the JSON document\n");
     rc = CP_EXIT_UNDECIDED;
-  }
-  json_object_set_new(doc, "sequence_id", id >= 0 ? json_integer(id) : json_null());
-  if (ss == CP_SEQUENCE_FAILED) fprintf(stderr, "complan: %s: %s\n", file, err.msg);
-  if (json) {
-    if (cp_json_print(doc)) rc = CP_EXIT_UNDECIDED;
+  } else if (json) {
+    if (fputs(out.json, stdout) == EOF || fputc('\n', stdout) == EOF) rc = CP_EXIT_UNDECIDED;
   } else {
+    json_t *stages = json_object_get(doc, "stages"), *s;
+    size_t k;
     int placed = 0;
-    for (int k = 0; k < res.n_stages; k++) placed += res.stages[k].certified;
-    printf("%s: %s (%d of %d parts placed and certified, %ld plans, %.3g s)\n", file,
-           cp_sequence_status_name(res.status), placed, t.n_parts, res.plans, res.seconds);
-    for (int k = 0; k < res.n_stages; k++) {
-      const cp_sequence_stage *s = &res.stages[k];
-      if (!s->certified) continue;
-      printf("  %2d. %-16s grasp across %c (holds %.3g x), %s, placed %.3g mm / %.3g deg off, plans %lld-%lld\n",
-             k + 1, t.scene.bodies[s->body].name, "xyz"[s->grasp.axis], s->grasp.hold,
-             cp_stability_kind_name(s->stability), 1e3 * s->position_error, s->angle_error * (180 / 3.14159265358979323846),
-             (long long)s->plan_ids[0], (long long)s->plan_ids[s->n_plans - 1]);
+    json_array_foreach(stages, k, s) placed += json_is_true(json_object_get(s, "certified"));
+    printf("%s: %s (%d of %d parts placed and certified, %lld plans, %.3g s)\n", file,
+           cp_sequence_status_name(out.sequence), placed, out.parts,
+           (long long)json_integer_value(json_object_get(doc, "plans")),
+           json_real_value(json_object_get(doc, "seconds")));
+    json_array_foreach(stages, k, s) {
+      if (!json_is_true(json_object_get(s, "certified"))) continue;
+      json_t *g = json_object_get(s, "grasp"), *e = json_object_get(s, "pose_error"), *ids = json_object_get(s, "plan_ids");
+      printf("  %2d. %-16s grasp across %s (holds %.3g x), %s, placed %.3g mm / %.3g deg off, plans %lld-%lld\n",
+             (int)k + 1, json_string_value(json_object_get(s, "part")), json_string_value(json_object_get(g, "axis")),
+             json_real_value(json_object_get(g, "hold")), json_string_value(json_object_get(s, "stability")),
+             1e3 * json_real_value(json_object_get(e, "position")),
+             json_real_value(json_object_get(e, "angle")) * (180 / 3.14159265358979323846),
+             (long long)json_integer_value(json_array_get(ids, 0)),
+             (long long)json_integer_value(json_array_get(ids, json_array_size(ids) - 1)));
     }
-    if (res.message[0]) printf("  note: %s\n", res.message);
-    printf("  replay: %s\n", verified ? "every phase re-simulated bitwise" : why);
-    if (id >= 0) printf("  stored as sequence %lld in %s\n", (long long)id, db);
+    json_t *msg = json_object_get(doc, "message");
+    if (msg) printf("  note: %s\n", json_string_value(msg));
+    printf("  replay: %s\n", out.verified ? "every phase re-simulated bitwise" : out.why);
+    if (out.sequence_id >= 0) printf("  stored as sequence %lld in %s\n", (long long)out.sequence_id, db);
   }
   json_decref(doc);
-  cp_sequence_result_free(&res);
-  cp_store_close(st);
-  cp_sequence_task_free(&t);
+  free(out.json);
   return rc;
 }
 

@@ -318,6 +318,16 @@ class CReplayOptions(Structure):  # planner/replay/replay.h
                 ("ctx", c_void_p)]
 
 
+class CSequenceRunOptions(Structure):  # planner/replay/sequence_run.h
+    _fields_ = [("path", c_char_p), ("label", c_char_p), ("verify", c_int)]
+
+
+class CSequenceRunResult(Structure):  # planner/replay/sequence_run.h
+    _fields_ = [("json", c_void_p), ("sequence", c_int), ("parts", c_int), ("verified", c_int),
+                ("why", c_char * 700), ("sequence_id", c_int64), ("store_failed", c_int),
+                ("store_error", CError), ("plan_error", CError)]
+
+
 class CReplayResult(Structure):  # planner/replay/replay.h
     _fields_ = [("steps", c_long), ("duration", c_double), ("max_deviation", c_double),
                 ("max_plan_step", c_long), ("compared", c_int), ("verified", c_int),
@@ -346,6 +356,7 @@ _MIRRORS = {
     "cp_paper_options": CPaperOptions,
     "cp_replay_frame": CReplayFrame, "cp_replay_options": CReplayOptions,
     "cp_replay_result": CReplayResult,
+    "cp_sequence_run_options": CSequenceRunOptions, "cp_sequence_run_result": CSequenceRunResult,
 }
 
 
@@ -522,6 +533,10 @@ replay_plan_id = _sig("cp_replay_plan_id", c_int64, c_void_p)
 replay_run_id = _sig("cp_replay_run_id", c_int64, c_void_p)
 replay_length = _sig("cp_replay_length", c_long, c_void_p)
 replay_defaults = _sig("cp_replay_defaults", CReplayOptions)
+sequence_run_defaults = _sig("cp_sequence_run_defaults", CSequenceRunOptions)
+sequence_run = _sig("cp_sequence_run", c_int, c_char_p, c_size_t, c_char_p,
+                    POINTER(CSequenceRunOptions), POINTER(CSequenceRunResult), POINTER(CError))
+sequence_is_task = _sig("cp_sequence_is_task", c_int, c_char_p, c_size_t)
 replay_run = _sig("cp_replay_run", c_int, c_void_p, POINTER(CReplayOptions),
                   POINTER(CReplayResult))
 viewer_defaults = _sig("cp_viewer_defaults", CViewerOptions)

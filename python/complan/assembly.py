@@ -1,9 +1,12 @@
 """Stability at rest and assembly sequences (planner/assembly,
-docs/assembly.md): complan.stability(scene) and complan.assemble(scene), the
-answers of `complan stability --json` and `complan assemble --json`."""
+docs/assembly.md): complan.stability(scene) and complan.assemble(scene or
+task), the answers of `complan stability --json` and `complan assemble
+--json`."""
 import ctypes
 import json
 import os
+import shutil
+import tempfile
 from ctypes import byref, c_double, c_int, c_int64, c_uint64, c_void_p
 
 from . import _lib as L
@@ -121,9 +124,89 @@ def stability(scene, time_limit=60.0):
         L.stability_result_free(byref(res))
 
 
+def _task_text(task):
+    """(text bytes, path or None) of an assembly task given as a dict or a
+    file's path, or None when it is a scene (a Scene, or a file without the
+    key "assembly")."""
+    if isinstance(task, dict):
+        text = json.dumps(task).encode()
+        if not L.sequence_is_task(text, len(text)):
+            raise Error("input", "an assembly task needs the key \"assembly\" (the design "
+                        "scene's path); a scene is given as a path or a complan.Scene")
+        return text, None
+    if not isinstance(task, (str, os.PathLike)):
+        return None
+    path = os.fspath(task)
+    try:
+        with open(path, "rb") as f:
+            text = f.read()
+    except OSError:
+        return None  # the scene loader reports it, as before
+    return (text, path) if L.sequence_is_task(text, len(text)) else None
+
+
+def _assemble_task(text, path, db):
+    """`complan assemble TASK --json` (cp_sequence_run): the sequence
+    planned, executed, verified by replay and stored in db (a temporary
+    database, removed afterwards, when None)."""
+    tmp = None
+    if db is None:
+        tmp = tempfile.mkdtemp(prefix="complan-assemble-")
+        dbpath = os.path.join(tmp, "sequence.sqlite")
+    else:
+        dbpath = os.fspath(db)
+    try:
+        opt = L.sequence_run_defaults()
+        if path is not None:
+            opt.path = path.encode()
+        else:
+            opt.label = b"(python)"
+        out = L.CSequenceRunResult()
+        err = L.CError()
+        rs = L.sequence_run(text, len(text), dbpath.encode(), byref(opt), byref(out), byref(err))
+        try:
+            if rs == 2:  # CP_SEQUENCE_RUN_BAD_TASK
+                L.raise_error(err, path)
+            if rs == 3:  # CP_SEQUENCE_RUN_BAD_STORE
+                raise Error(L.error_code_name(err.code).decode(),
+                            err.msg.decode(errors="replace"), path=dbpath)
+            if out.store_failed:
+                L.raise_error(out.store_error, dbpath)
+            if out.sequence == 3:  # CP_SEQUENCE_FAILED
+                L.raise_error(out.plan_error, path)
+            if not out.json:
+                L.raise_error(err)
+            doc = json.loads(ctypes.string_at(out.json).decode())
+        finally:
+            L.c_free(out.json)
+        r = Result()
+        r.update(doc)
+        if tmp is not None:
+            r["sequence_id"] = None
+        return r
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
 def assemble(scene, directions=0, time_limit=0.0, db=None, html=None, title=None):
     """A stable assembly sequence (`complan assemble`, docs/assembly.md) of
-    the scene's free bodies. scene: a complan.Scene or a scene file's path;
+    the scene's free bodies, or an assembly task executed with the gripper.
+
+    Given an assembly task (a dict, or a file's path, with the key
+    "assembly"; docs/assembly.md, "Assembly tasks"), the sequence is
+    planned, every part carried through simulated phases, every phase plan
+    verified by replay and the sequence stored in db (None: a temporary
+    database, removed afterwards, and sequence_id None). It takes db only
+    (its limits are the task's). Returns a Result with the keys of `complan
+    assemble TASK --json`: status ("solved", "none", "limit"), order,
+    stages [{"part", "certified", "grasp", "regrasps", "attempts",
+    "plan_ids", "stability", "pose_error", "candidates"}], final_error,
+    seconds, lcp_solves, plans, message (when set), replay_verified,
+    sequence_id. A bad task raises Error with the JSON path in `where`;
+    a storage failure raises Error too.
+
+    Given a scene: scene is a complan.Scene or a scene file's path;
     directions: candidate removal directions beyond the six axes (>= 0);
     time_limit: seconds for the whole search (0: none); db: an SQLite file
     to store the run in (tables assembly_*), None (the default, unlike the
@@ -137,6 +220,12 @@ def assemble(scene, directions=0, time_limit=0.0, db=None, html=None, title=None
     [{"place", "direction", "stability"}], explored, blocked (names, or
     None), stability_checks, seconds, run_id (None without db), message
     (when set)."""
+    task = _task_text(scene)
+    if task is not None:
+        if directions or time_limit or html is not None or title is not None:
+            raise Error("input", "an assembly task takes db only (its limits are the task's; "
+                        "directions, time_limit, html, title are for a scene)", path=task[1])
+        return _assemble_task(task[0], task[1], db)
     if not (isinstance(directions, int) and 0 <= directions <= 10000):
         raise Error("input", "directions must be an integer in [0, 10000], got %r"
                     % (directions,))

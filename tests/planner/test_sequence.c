@@ -3,7 +3,8 @@
 // ranking against the analytic friction limits, a stage that fails its
 // certificate not returned, the bundled tower built end to end (JSON
 // contract, database rows, final poses read back from the stored states),
-// bad tasks refused with their JSON path and nothing written.
+// bad tasks refused with their JSON path and nothing written; the library
+// call cp_sequence_run giving the command's document.
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <math.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "planner/replay/sequence_run.h"
 #include "planner/sequence/sequence.h"
 #include "tests/support.h"
 
@@ -439,5 +441,90 @@ Test(sequence, scene_database_gains_sequence_tables) {
   cr_assert_eq(sqlite3_column_int(q, 2), 1);
   sqlite3_finalize(q);
   sqlite3_close(h);
+  remove_db(db);
+}
+
+// The library call behind `complan assemble TASK` (planner/replay/
+// sequence_run.h): the CLI's document exactly (timing aside), verification
+// off reported as null, a bad task and an unusable database refused before
+// anything is written.
+static json_t *without_seconds(const char *text) {
+  json_t *doc = json_loads(text, 0, NULL);
+  cr_assert(doc, "the document parses: %s", text);
+  cr_assert(json_is_number(json_object_get(doc, "seconds")));
+  json_object_del(doc, "seconds");
+  return doc;
+}
+
+Test(sequence, run_api_gives_the_commands_document) {
+  char *db = temp_db(), *db2 = temp_db();
+  const char *argv[] = {"complan", "assemble", tower_task(), "--db", db, "--json", NULL};
+  json_t *cli = cpt_run_json(argv, 0);
+  json_object_del(cli, "seconds");
+  size_t len;
+  char *text = cpt_read_file(tower_task(), &len);
+  cp_sequence_run_options o = cp_sequence_run_defaults();
+  cr_assert(o.verify == 1 && o.path == NULL);
+  o.path = tower_task();
+  cp_sequence_run_result out;
+  cp_error err;
+  cr_assert_eq(cp_sequence_run(text, len, db2, &o, &out, &err), CP_SEQUENCE_RUN_ANSWERED);
+  cr_assert(out.json && out.verified && !out.store_failed);
+  cr_assert_eq(out.sequence, CP_SEQUENCE_SOLVED);
+  cr_assert_eq(out.parts, 3);
+  cr_assert_eq(out.sequence_id, 1);
+  json_t *lib = without_seconds(out.json);
+  cr_assert(json_equal(lib, cli), "library: %s", out.json);
+  json_decref(lib);
+  free(out.json);
+  // verification off: the same plans, "replay_verified" null, stored again
+  o.verify = 0;
+  cr_assert_eq(cp_sequence_run(text, len, db2, &o, &out, &err), CP_SEQUENCE_RUN_ANSWERED);
+  lib = without_seconds(out.json);
+  cr_assert(json_is_null(json_object_get(lib, "replay_verified")));
+  cr_assert_eq(json_integer_value(json_object_get(lib, "sequence_id")), 2);
+  cr_assert_eq(out.sequence_id, 2);
+  json_object_del(lib, "replay_verified");
+  json_object_del(lib, "sequence_id");
+  json_object_del(lib, "stages"); // plan ids continue from the first run's
+  json_object_del(cli, "replay_verified");
+  json_object_del(cli, "sequence_id");
+  json_object_del(cli, "stages");
+  cr_assert(json_equal(lib, cli), "library: %s", out.json);
+  json_decref(lib);
+  free(out.json);
+  json_decref(cli);
+  free(text);
+  remove_db(db);
+  remove_db(db2);
+}
+
+Test(sequence, run_api_refuses_bad_task_and_database) {
+  char *db = temp_db();
+  const char *task = "{\"assembly\": " SCENE ", \"staging\": {\"b\": {\"position\": [0.1, 0]}}, " ROBOT "}";
+  cp_sequence_run_result out;
+  cp_error err;
+  cr_assert_eq(cp_sequence_run(task, strlen(task), db, NULL, &out, &err), CP_SEQUENCE_RUN_BAD_TASK);
+  cr_assert_eq(err.code, CP_ERR_INPUT);
+  cr_assert_str_eq(err.where, "staging.b.position");
+  cr_assert(!out.json && out.sequence_id == -1);
+  cr_assert_neq(access(db, F_OK), 0, "nothing written");
+  // a file that is not a complan database: refused, left as it was
+  char *notdb = cpt_temp_file("not a database\n", ".sqlite");
+  const char *good = "{\"assembly\": " SCENE ", \"staging\": {\"b\": {\"position\": [0.1, 0, 0.02]}}, " ROBOT "}";
+  cr_assert_eq(cp_sequence_run(good, strlen(good), notdb, NULL, &out, &err), CP_SEQUENCE_RUN_BAD_STORE);
+  cr_assert_eq(err.code, CP_ERR_INPUT);
+  cr_assert(strstr(err.msg, notdb), "the message names the file: %s", err.msg);
+  cr_assert(!out.json);
+  size_t len;
+  char *kept = cpt_read_file(notdb, &len);
+  cr_assert_str_eq(kept, "not a database\n");
+  free(kept);
+  // a database in a folder that does not exist: an I/O failure
+  cr_assert_eq(cp_sequence_run(good, strlen(good), "/nonexistent-cp/x.sqlite", NULL, &out, &err),
+               CP_SEQUENCE_RUN_BAD_STORE);
+  cr_assert_eq(err.code, CP_ERR_IO);
+  unlink(notdb);
+  free(notdb);
   remove_db(db);
 }

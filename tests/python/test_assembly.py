@@ -2,6 +2,7 @@
 stability --json` and `complan assemble --json`; errors."""
 import json
 import os
+import subprocess
 
 import numpy as np
 import pytest
@@ -100,3 +101,65 @@ def test_assemble_page_equals_the_clis(tmp_path):
     with pytest.raises(complan.Error) as e:
         complan.assemble(path, html=tmp_path / "no" / "x.html", db=tmp_path / "a.sqlite")
     assert "x.html" in str(e.value) and not (tmp_path / "a.sqlite").exists()
+
+
+TASKS = os.path.join(os.path.dirname(SCENES), "..", "planner", "tasks", "assembly")
+
+
+def drop_task(doc):
+    """An assembly task's document without what differs between runs: the
+    timing and the stored sequence's id (its database)."""
+    return {k: v for k, v in doc.items() if k not in ("seconds", "sequence_id")}
+
+
+def test_assemble_task_equals_cli(tmp_path):
+    path = os.path.normpath(os.path.join(TASKS, "tower3.json"))
+    doc, rc = cli_json("assemble", "--db", str(tmp_path / "cli.sqlite"), path)
+    assert rc == 0 and doc["status"] == "solved" and doc["replay_verified"] is True
+    r = complan.assemble(path, db=tmp_path / "py.sqlite")
+    assert isinstance(r, complan.Result)
+    assert drop_task(dict(r)) == drop_task(doc)
+    assert sorted(r["order"]) == ["block0", "block1", "block2"] and len(r["stages"]) == 3
+    assert r["sequence_id"] == doc["sequence_id"] == 1  # each the first in a new database
+    # every certified stage placed within the task's tolerance
+    with open(path) as f:
+        task = json.load(f)
+    for s in r["stages"]:
+        assert s["certified"]
+        assert s["pose_error"]["position"] <= task["tolerance"]["position"]
+        assert s["pose_error"]["angle"] <= task["tolerance"]["angle"]
+    # the same task as a dict (its scene path made absolute: a dict has no
+    # file to resolve it from), without a database: nothing kept, no id
+    task["assembly"] = os.path.join(os.path.dirname(path), task["assembly"])
+    r2 = complan.assemble(task)
+    assert r2["sequence_id"] is None
+    assert drop_task(dict(r2)) == drop_task(doc)
+
+
+def test_assemble_bad_task_names_the_json_path(tmp_path):
+    path = os.path.normpath(os.path.join(TASKS, "tower3.json"))
+    with open(path) as f:
+        task = json.load(f)
+    task["assembly"] = os.path.join(os.path.dirname(path), task["assembly"])
+    task["staging"]["block1"]["position"] = [0.12, "zero", 0.02]
+    with pytest.raises(complan.Error) as e:
+        complan.assemble(task, db=tmp_path / "a.sqlite")
+    assert e.value.code == "input" and e.value.where.startswith("staging.block1.position")
+    assert not (tmp_path / "a.sqlite").exists()  # nothing written for a bad task
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(task))
+    with pytest.raises(complan.Error) as e:
+        complan.assemble(bad)
+    assert e.value.path == str(bad) and e.value.where.startswith("staging.block1.position")
+    # the CLI names the same place, exit status 2
+    exe = os.environ.get("CP_COMPLAN")
+    if exe:
+        c = subprocess.run([exe, "assemble", "--db", str(tmp_path / "c.sqlite"), str(bad), "--json"],
+                           capture_output=True, text=True, timeout=120)
+        assert c.returncode == 2 and c.stdout == ""
+        assert "%s: %s: %s" % (bad, e.value.where, e.value.message) in c.stderr
+    # a task takes db only
+    with pytest.raises(complan.Error, match="db only"):
+        complan.assemble(path, directions=2)
+    with pytest.raises(complan.Error, match="key \"assembly\""):
+        complan.assemble({"staging": {}})
