@@ -62,6 +62,19 @@ def _load():
 
 lib, lib_path = _load()
 
+# The command-line tool runs OpenBLAS on one thread (planner/cli/cli.c): at
+# complan's sizes BLAS threads cost more than they give, and the summation
+# order they choose changes the last bits of an answer. Python does the
+# same, so that its answers equal the CLI's bit for bit (docs/python.md).
+# The setting is OpenBLAS's own and process-wide: it also applies to numpy
+# when numpy uses the same OpenBLAS.
+try:
+    lib.openblas_set_num_threads.argtypes = [ctypes.c_int]
+    lib.openblas_set_num_threads.restype = None
+    lib.openblas_set_num_threads(1)
+except AttributeError:  # a BLAS that is not OpenBLAS: nothing to set
+    pass
+
 
 try:
     _abi_size = lib.cp_abi_size
