@@ -69,14 +69,7 @@ static int one(const cp_task *task, const char *method, const char *db,
   out->sim = cp_plan_world_seconds(pw);
   cp_store_close(st);
   cp_plan_world_destroy(pw);
-  if (strcmp(db, ":memory:")) {
-    char side[600];
-    unlink(db);
-    snprintf(side, sizeof side, "%s-wal", db);
-    unlink(side);
-    snprintf(side, sizeof side, "%s-shm", db);
-    unlink(side);
-  }
+  if (strcmp(db, ":memory:")) bench_remove_db(db);
   if (s == CP_PLAN_BAD_INPUT || s == CP_PLAN_FAILED) {
     fprintf(stderr, "bench_plan: %s\n", err.msg);
     return -1;

@@ -73,14 +73,6 @@ typedef struct outcome {
   char status[24];
 } outcome;
 
-static void rm_db(const char *db) {
-  char side[1100];
-  unlink(db);
-  snprintf(side, sizeof side, "%s-wal", db);
-  unlink(side);
-  snprintf(side, sizeof side, "%s-shm", db);
-  unlink(side);
-}
 
 /* Contact changes along a replayed plan. A pair of the scene's bodies or
  * links "touches" in a step when one of its contacts carries a normal
@@ -157,7 +149,7 @@ static int one_run(const cp_task *task, const char *path, const char *method,
   cp_error err;
   cp_store *st;
   char msg[600];
-  rm_db(db);
+  bench_remove_db(db);
   if (cp_store_open(db, 0, &st, msg, sizeof msg)) {
     fprintf(stderr, "bench_tasks: %s\n", msg);
     return -1;
@@ -216,7 +208,7 @@ static int one_run(const cp_task *task, const char *path, const char *method,
     }
   }
   cp_store_close(st);
-  rm_db(db);
+  bench_remove_db(db);
   return rc;
 }
 

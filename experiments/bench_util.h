@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "models/clock.h"
 
@@ -14,6 +15,16 @@ static inline double bench_now(void) { return cp_clock_thread_cpu(); }
 static inline int bench_cmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
+}
+
+/* Removes an SQLite database file and its -wal and -shm side files. */
+static inline void bench_remove_db(const char *db) {
+  char side[1100];
+  unlink(db);
+  snprintf(side, sizeof side, "%s-wal", db);
+  unlink(side);
+  snprintf(side, sizeof side, "%s-shm", db);
+  unlink(side);
 }
 
 /* Median of v[0..n) (sorts v). */

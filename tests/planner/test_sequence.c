@@ -16,6 +16,7 @@
 
 #include "planner/replay/sequence_run.h"
 #include "planner/sequence/sequence.h"
+#include "synth.h"
 #include "tests/support.h"
 
 static const char *tower_task(void) {
@@ -33,15 +34,6 @@ static char *temp_db(void) {
   return db;
 }
 
-static void remove_db(char *db) {
-  char p[64];
-  unlink(db);
-  snprintf(p, sizeof p, "%s-wal", db);
-  unlink(p);
-  snprintf(p, sizeof p, "%s-shm", db);
-  unlink(p);
-  free(db);
-}
 
 /* Runs `complan assemble` on a task whose "assembly" is the bundled scene
  * planner/tasks/assembly/SCENE and whose other keys are rest (JSON members
@@ -146,7 +138,7 @@ Test(sequence, low_friction_grasp_rejected_other_used) {
   cp_sequence_result_free(&res);
   cp_store_close(st);
   cp_sequence_task_free(&t);
-  remove_db(db);
+  synth_remove_db(db);
 }
 
 // A stage outside the placement tolerance is a failed certificate: every
@@ -185,7 +177,7 @@ Test(sequence, stage_outside_tolerance_not_returned) {
   sqlite3_finalize(q);
   sqlite3_close(h);
   json_decref(doc);
-  remove_db(db);
+  synth_remove_db(db);
 }
 
 /* The stored state of the last node of plan plan_id. */
@@ -266,7 +258,7 @@ Test(sequence, tower_built_certified_and_replayed) {
   cr_assert_eq(rc, 0, "%s%s", out, err);
   free(out);
   free(err);
-  remove_db(db);
+  synth_remove_db(db);
 }
 
 static void bad(const char *text, const char *where) {
@@ -284,7 +276,7 @@ static void bad(const char *text, const char *where) {
   free(err);
   unlink(file);
   free(file);
-  remove_db(db);
+  synth_remove_db(db);
 }
 
 #define SCENE "{\"bodies\": [{\"name\": \"t\", \"fixed\": true, \"shape\": {\"type\": \"plane\", \"normal\": [0,0,1], \"offset\": 0}}," \
@@ -335,7 +327,7 @@ Test(sequence, peg_inserted_with_the_top_grasp) {
   cr_assert_leq(json_number_value(json_object_get(json_object_get(s, "pose_error"), "position")), 0.001);
   cr_assert(json_is_true(json_object_get(doc, "replay_verified")));
   json_decref(doc);
-  remove_db(db);
+  synth_remove_db(db);
 }
 
 // A bar staged upside down (180 degrees about x) is grasped across x (the
@@ -365,7 +357,7 @@ Test(sequence, upside_down_part_turned) {
   cr_assert_float_eq(x[2], 0.03, 0.002);
   sqlite3_close(h);
   json_decref(doc);
-  remove_db(db);
+  synth_remove_db(db);
 }
 
 // The bundled regrasp: the bar is staged lying along x with its 3 cm side
@@ -400,7 +392,7 @@ Test(sequence, bar_regrasped_through_an_intermediate_pose) {
   cr_assert_float_eq(x[2], 0.03, 0.002);
   sqlite3_close(h);
   json_decref(doc);
-  remove_db(db);
+  synth_remove_db(db);
 }
 
 // One database for both forms: a file written by `assemble SCENE` (no
@@ -441,7 +433,7 @@ Test(sequence, scene_database_gains_sequence_tables) {
   cr_assert_eq(sqlite3_column_int(q, 2), 1);
   sqlite3_finalize(q);
   sqlite3_close(h);
-  remove_db(db);
+  synth_remove_db(db);
 }
 
 // The library call behind `complan assemble TASK` (planner/replay/
@@ -495,8 +487,8 @@ Test(sequence, run_api_gives_the_commands_document) {
   free(out.json);
   json_decref(cli);
   free(text);
-  remove_db(db);
-  remove_db(db2);
+  synth_remove_db(db);
+  synth_remove_db(db2);
 }
 
 Test(sequence, run_api_refuses_bad_task_and_database) {
@@ -526,5 +518,5 @@ Test(sequence, run_api_refuses_bad_task_and_database) {
   cr_assert_eq(err.code, CP_ERR_IO);
   unlink(notdb);
   free(notdb);
-  remove_db(db);
+  synth_remove_db(db);
 }
