@@ -120,6 +120,7 @@ static const struct {
     /* assembly sequences: read by offset (complan.assemble) */
     SZ(cp_assembly_options), OF(cp_assembly_options, stability),
     OF(cp_assembly_options, directions), OF(cp_assembly_options, time_limit_s),
+    OF(cp_assembly_options, progress), OF(cp_assembly_options, progress_ctx),
     SZ(cp_assembly_result), OF(cp_assembly_result, status), OF(cp_assembly_result, n_parts),
     OF(cp_assembly_result, n_steps), OF(cp_assembly_result, steps),
     OF(cp_assembly_result, explored), OF(cp_assembly_result, stability_checks),

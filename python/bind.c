@@ -3,6 +3,7 @@
 /// C structs from ctypes would mean mirroring deep chains of them. Compiled
 /// into the shared libcomplan only (meson.build), like python/abi.c.
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "complan.h"
 
@@ -22,3 +23,37 @@ const char *cp_py_build(void);
 /// gcc 14.2.0)", meson.build's CP_BUILD): the package's __version__ is read
 /// from it, so the two cannot disagree.
 const char *cp_py_build(void) { return CP_BUILD; }
+
+int cp_py_joints(const cp_scene *scene, double *pv, int *manip, int *index);
+
+/// Every joint of every manipulator in scene order, mimic followers
+/// included (as `complan simulate --json` lists them under "final"): for
+/// joint i its position and velocity in pv[2i], pv[2i+1] and its
+/// manipulator and index in manip[i], index[i] (each array may be NULL).
+/// Returns the number of joints.
+int cp_py_joints(const cp_scene *scene, double *pv, int *manip, int *index) {
+  int n = 0;
+  for (int m = 0; m < scene->n_manips; m++)
+    for (int k = 0; k < scene->manips[m].n; k++, n++) {
+      if (pv) {
+        pv[2 * n] = scene->manips[m].joints[k].position;
+        pv[2 * n + 1] = scene->manips[m].joints[k].velocity;
+      }
+      if (manip) manip[n] = m;
+      if (index) index[n] = k;
+    }
+  return n;
+}
+
+void cp_py_scene_auto_contacts(cp_scene *scene);
+
+/// Drops the scene's explicit contact list: its contacts are generated from
+/// the shapes from now on (what `complan simulate --auto-contacts` does to
+/// the scene it loaded). A scene whose contacts are automatic is unchanged.
+void cp_py_scene_auto_contacts(cp_scene *scene) {
+  if (scene->contacts_auto) return;
+  free(scene->contacts);
+  scene->contacts = NULL;
+  scene->n_contacts = 0;
+  scene->contacts_auto = 1;
+}

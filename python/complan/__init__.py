@@ -8,7 +8,7 @@ tree's libcomplan.so) or next to this package when installed.
 from ._lib import ENV_VAR, Error, build, lib_path
 from . import lcp
 from .scene import Result, Scene
-from .world import World
+from .world import World, simulate
 from .assembly import assemble, stability
 from .planner import Database, Task, benchmark, plan
 from .replaying import replay
@@ -46,6 +46,6 @@ def set_glpk_output(fn):
 # library itself: "complan 0.1.0 (release, gcc ...)".
 __version__ = build.split()[1]
 
-__all__ = ["Error", "Result", "Scene", "World", "Viewer", "Task", "Database", "lcp", "plan", "benchmark",
+__all__ = ["Error", "Result", "Scene", "World", "simulate", "Viewer", "Task", "Database", "lcp", "plan", "benchmark",
            "replay",
            "stability", "assemble", "experiment_paper", "set_glpk_output", "lib_path", "build", "ENV_VAR", "__version__"]

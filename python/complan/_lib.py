@@ -456,6 +456,17 @@ world_energy = _sig("cp_world_energy", c_double, c_void_p)
 world_hash = _sig("cp_world_hash", c_uint64, c_void_p)
 sim_defaults = _sig("cp_sim_defaults", CSimOptions)
 simulate = _sig("cp_simulate", c_int, c_void_p, POINTER(CSimOptions), POINTER(CSimResult))
+SIM_PROGRESS = CFUNCTYPE(None, c_long, c_long, c_void_p)
+# The per-step calls of World.step and World.get_state(out): second function
+# objects of the same symbols without argtypes, so that ctypes does not run
+# its argument converters at every call (about 0.4 us of a step's overhead,
+# experiments/bench_python.py). They are called only with a c_void_p world
+# and a byref() or a c_void_p of the right type: with no argtypes a plain
+# int would go through as a C int.
+world_step_raw = lib["cp_world_step"]
+world_step_raw.restype = c_int
+world_get_state_raw = lib["cp_world_get_state"]
+world_get_state_raw.restype = None
 world_contacts = _sig("cp_world_contacts", c_int, c_void_p, POINTER(POINTER(CWorldContact)))
 world_warm_size = _sig("cp_world_warm_size", c_size_t, c_void_p)
 world_warm_get = _sig("cp_world_warm_get", None, c_void_p, c_char_p, c_size_t)
@@ -481,6 +492,8 @@ quasistatic_result_free = _sig("cp_quasistatic_result_free", None,
                                POINTER(CQuasistaticResult))
 outcome_name = _sig("cp_outcome_name", c_char_p, c_int)
 joint_name = _sig("cp_py_joint_name", c_int, c_void_p, c_int, c_int, c_char_p, c_size_t)
+py_joints = _sig("cp_py_joints", c_int, c_void_p, dptr, POINTER(c_int), POINTER(c_int))
+scene_auto_contacts = _sig("cp_py_scene_auto_contacts", None, c_void_p)
 
 # contact/stability.h, planner/assembly/, planner/store/assembly.h
 stability_defaults = _sig("cp_stability_defaults", CStabilityOptions)
@@ -492,6 +505,8 @@ assembly_parts = _sig("cp_assembly_parts", c_int, c_void_p, c_void_p)
 assembly_stability = _sig("cp_assembly_stability", c_int, c_void_p, c_uint64,
                           POINTER(CStabilityOptions), POINTER(CStabilityResult), c_void_p,
                           POINTER(POINTER(CContact)), POINTER(c_int), POINTER(CError))
+# progress(ctx, done, total) of cp_stability_options and cp_assembly_options
+COUNT_PROGRESS = CFUNCTYPE(None, c_void_p, c_int, c_int)
 abi_defaults = _sig("cp_abi_defaults", c_int, c_char_p, c_void_p)
 assembly_plan = _sig("cp_assembly_plan", c_int, c_void_p, c_void_p, c_void_p)
 assembly_result_free = _sig("cp_assembly_result_free", None, c_void_p)
@@ -633,6 +648,35 @@ def raise_error(err, path=None):
     """Raises Error from a filled cp_error."""
     raise Error(error_code_name(err.code).decode(), err.msg.decode(errors="replace"),
                 err.where.decode(errors="replace"), path)
+
+
+class Progress:
+    """A progress function of the caller's handed to C as a callback of
+    type proto: fn(*pick(C arguments)). An exception it raises is never
+    unwound through C: it is kept, later calls are skipped, and raise_kept()
+    raises it once the C call has returned. fn None: ptr is None."""
+
+    def __init__(self, fn, proto, pick, what):
+        self.raised = None
+        self.ptr = None
+        if fn is None:
+            return
+        if not callable(fn):
+            raise Error("input", "progress must be a function of %s, or None" % what)
+
+        def call(*args):
+            if self.raised is None:
+                try:
+                    fn(*pick(args))
+                except BaseException as e:  # noqa: BLE001 - kept, raised after the call
+                    self.raised = e
+
+        self._cb = proto(call)  # kept alive as long as this object
+        self.ptr = ctypes.cast(self._cb, c_void_p)
+
+    def raise_kept(self):
+        if self.raised is not None:
+            raise self.raised
 
 
 def set_fields(struct, values, what):

@@ -40,7 +40,7 @@ def _row_owner(scene, bodies, joints, r):
     return bodies[r // 6] if r < 6 * len(bodies) else joints[r - 6 * len(bodies)]
 
 
-def stability(scene, time_limit=60.0):
+def stability(scene, time_limit=60.0, progress=None):
     """Is the assembly stable at rest? (`complan stability`, docs/math.md §9.)
     scene: a complan.Scene or a scene file's path. time_limit: seconds for
     all the exact MILPs together (0: none).
@@ -53,14 +53,19 @@ def stability(scene, time_limit=60.0):
     equilibrium_residual (when an equilibrium exists), motion (None, or
     {"bodies", "joints", "forces"} of a moving solution); and the arrays
     force (k, 3) (NaN rows without an equilibrium) and udot (n_u,) of the
-    moving solution (None without one)."""
+    moving solution (None without one). progress: a function called with
+    (done, total) as the exact MILPs are solved (what `--progress` prints:
+    "exact MILP done of at most total"); an exception it raises is raised
+    when the answer is in."""
     if not (isinstance(time_limit, (int, float)) and 0 <= time_limit <= 1e9):
         raise Error("input", "time_limit must be seconds >= 0, got %r" % (time_limit,))
+    prog = L.Progress(progress, L.COUNT_PROGRESS, lambda a: a[1:], "(done, total)")
     sc, _ = _scene(scene)
     np_ = L.assembly_parts(sc._buf, None)
     mask = (1 << 64) - 1 if np_ >= 64 else (1 << np_) - 1
     opt = L.stability_defaults()
     opt.time_limit_s = float(time_limit)
+    opt.progress = prog.ptr
     res = L.CStabilityResult()
     sys_buf = ctypes.create_string_buffer(L.abi_size(b"cp_system"))
     con = ctypes.POINTER(L.CContact)()
@@ -117,6 +122,7 @@ def stability(scene, time_limit=60.0):
         import numpy as np
         r.force = force if eq else np.full((k, 3), np.nan)
         r.udot = udot
+        prog.raise_kept()
         return r
     finally:
         L.c_free(con)
@@ -189,7 +195,8 @@ def _assemble_task(text, path, db):
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def assemble(scene, directions=0, time_limit=0.0, db=None, html=None, title=None):
+def assemble(scene, directions=0, time_limit=0.0, db=None, html=None, title=None,
+             progress=None):
     """A stable assembly sequence (`complan assemble`, docs/assembly.md) of
     the scene's free bodies, or an assembly task executed with the gripper.
 
@@ -219,24 +226,30 @@ def assemble(scene, directions=0, time_limit=0.0, db=None, html=None, title=None
     "limit", "failed"), sequence (body names, first placed first), steps
     [{"place", "direction", "stability"}], explored, blocked (names, or
     None), stability_checks, seconds, run_id (None without db), message
-    (when set)."""
+    (when set). progress: a function called with (explored, parts) after
+    every explored subassembly (the command's `--progress` line shows
+    every 16th); an exception it raises is raised when the search is
+    over."""
     task = _task_text(scene)
     if task is not None:
-        if directions or time_limit or html is not None or title is not None:
+        if directions or time_limit or html is not None or title is not None or \
+                progress is not None:
             raise Error("input", "an assembly task takes db only (its limits are the task's; "
-                        "directions, time_limit, html, title are for a scene)", path=task[1])
+                        "directions, time_limit, html, title, progress are for a scene)", path=task[1])
         return _assemble_task(task[0], task[1], db)
     if not (isinstance(directions, int) and 0 <= directions <= 10000):
         raise Error("input", "directions must be an integer in [0, 10000], got %r"
                     % (directions,))
     if not (isinstance(time_limit, (int, float)) and 0 <= time_limit <= 1e9):
         raise Error("input", "time_limit must be seconds >= 0, got %r" % (time_limit,))
+    prog = L.Progress(progress, L.COUNT_PROGRESS, lambda a: a[1:], "(explored, parts)")
     sc, label = _scene(scene)
     opt = ctypes.create_string_buffer(L.abi_size(b"cp_assembly_options"))
     L.abi_defaults(b"cp_assembly_options", opt)
     o = ctypes.addressof(opt)
     L.set_field(o, "cp_assembly_options.directions", c_int, directions)
     L.set_field(o, "cp_assembly_options.time_limit_s", c_double, float(time_limit))
+    L.set_field(o, "cp_assembly_options.progress", c_void_p, prog.ptr.value if prog.ptr else None)
     res = ctypes.create_string_buffer(L.abi_size(b"cp_assembly_result"))
     b = ctypes.addressof(res)
     L.assembly_plan(sc._buf, opt, res)
@@ -294,6 +307,7 @@ def assemble(scene, directions=0, time_limit=0.0, db=None, html=None, title=None
         msg = ctypes.string_at(b + L.offset("cp_assembly_result.message")).decode(errors="replace")
         if msg:
             r["message"] = msg
+        prog.raise_kept()
         return r
     finally:
         L.assembly_result_free(res)

@@ -25,6 +25,16 @@ _FRICTIONS = {"pyramid": 0, "cone": 1}
 _STATUS = {0: "solved", 5: "no_solution"}  # cp_lcp_status: SOLVED, INFEASIBLE
 
 
+def joint_name(scene_ptr, m, k):
+    """"manipulator/joint" of joint k of manipulator m (python/bind.c)."""
+    buf = ctypes.create_string_buffer(256)
+    need = L.joint_name(scene_ptr, m, k, buf, len(buf))
+    if need >= len(buf):
+        buf = ctypes.create_string_buffer(need + 1)
+        L.joint_name(scene_ptr, m, k, buf, len(buf))
+    return buf.value.decode()
+
+
 class Scene:
     """A parsed and checked scene. Make one with Scene.load(path) or
     Scene.from_dict(d); a World copies it, so a Scene may make many worlds."""
@@ -99,12 +109,18 @@ class Scene:
         return L.scene_ref_name(self._buf, ref, buf, len(buf)).decode()
 
     def _joint_name(self, m, k):
-        buf = ctypes.create_string_buffer(256)
-        need = L.joint_name(self._buf, m, k, buf, len(buf))
-        if need >= len(buf):
-            buf = ctypes.create_string_buffer(need + 1)
-            L.joint_name(self._buf, m, k, buf, len(buf))
-        return buf.value.decode()
+        return joint_name(self._buf, m, k)
+
+    def _auto_contacts(self):
+        """A copy whose contacts are generated from the shapes, the
+        explicit list dropped (`complan simulate --auto-contacts`)."""
+        s = Scene._empty()
+        s.path = self.path
+        if L.scene_copy(self._buf, s._buf):
+            raise L.Error("nomem", "out of memory copying the scene")
+        s._ok = True
+        L.scene_auto_contacts(s._buf)
+        return s
 
     def _body_name(self, i):
         return self._ref_name(L.CRef(i, -1, -1))

@@ -1,13 +1,15 @@
 """The simulator (planner/sim/world.h): a scene's state stepped in time."""
 import ctypes
+import os
 from ctypes import byref, c_int, c_void_p
 
 import numpy as np
 
 from . import _lib as L
 from ._lib import Error
+from .scene import Result, joint_name
 
-__all__ = ["World"]
+__all__ = ["World", "simulate"]
 
 
 def _status_error(code, message):
@@ -40,11 +42,15 @@ class World:
 
     stepper: "acceleration" (the paper's model), "velocity" or
     "quasistatic". solver: the LCP solver of the steps ("lemke", the
-    default, "auto", "fip", "certify"). options: fields of cp_world_options
-    (warm_start, compliance, allow_fallback, check, impact_memo, profile;
-    solve={...} as in complan.lcp.solve). Units: SI (s, m, kg, N, rad)."""
+    default, "auto", "fip", "certify"). auto_contacts: ignore the scene's
+    explicit contact list and generate contacts from the shapes (`complan
+    simulate --auto-contacts`; the Scene itself is not changed). options:
+    fields of cp_world_options (warm_start, compliance, allow_fallback,
+    check, impact_memo, profile; solve={...} as in complan.lcp.solve).
+    Units: SI (s, m, kg, N, rad)."""
 
-    def __init__(self, scene, dt=1e-3, stepper="acceleration", solver=None, **options):
+    def __init__(self, scene, dt=1e-3, stepper="acceleration", solver=None,
+                 auto_contacts=False, **options):
         self._w = None
         opt = L.world_defaults()
         s = c_int()
@@ -67,16 +73,21 @@ class World:
         L.set_fields(opt, options, "world options")
         out = c_void_p()
         err = L.CError()
-        st = L.world_create(scene._ptr, byref(opt), byref(out), byref(err))
+        src = scene._auto_contacts() if auto_contacts else scene
+        st = L.world_create(src._ptr, byref(opt), byref(out), byref(err))
         if st != 0:
-            raise Error(L.world_status_name(st).decode(), err.msg.decode(errors="replace"),
-                        err.where.decode(errors="replace"))
+            msg, where = err.msg.decode(errors="replace"), err.where.decode(errors="replace")
+            if where == "contacts" and not auto_contacts:  # an explicit contact list
+                msg += " (or pass auto_contacts=True)"
+            raise Error(L.world_status_name(st).decode(), msg, where, scene.path)
         self._w = out.value
         self._scene = scene
+        self._stepper = L.stepper_name(opt.stepper).decode()
+        self._profile = bool(opt.profile)
         self._info = L.CStepInfo()
         self._info_ref = byref(self._info)
         self._wp = c_void_p(self._w)  # converted once, not at every step
-        self._step = L.world_step
+        self._step = L.world_step_raw
         self._n = L.world_state_size(self._w)
         self._nj = L.world_joint_count(self._w)
 
@@ -93,11 +104,12 @@ class World:
         stepper), set before the first step and kept. On a failed step the
         state stays at the last good step and Error is raised with the
         world's status name as its code ("penetration", "check_failed",
-        ...) and the C message."""
+        ...) and the C message. The call without arguments is the cheap
+        one (docs/python.md, "Cost of a step from Python")."""
         if efforts is None and n == 1:  # the common call: keep it short
             st = self._step(self._wp, self._info_ref)
             if st:
-                raise _status_error(st, L.world_message(self._w).decode(errors="replace"))
+                self._failed(st)
             return
         if efforts is not None:
             self.set_efforts(efforts)
@@ -105,24 +117,50 @@ class World:
         for _ in range(n):
             st = step(w, info)
             if st:
-                raise _status_error(st, L.world_message(self._w).decode(errors="replace"))
+                self._failed(st)
 
-    def simulate(self, duration, every=1, csv=None, html=None, title=None):
+    def _failed(self, st):
+        raise _status_error(st, L.world_message(self._w).decode(errors="replace"))
+
+    def simulate(self, duration, every=1, csv=None, html=None, title=None, progress=None):
         """Runs round(duration / dt) steps in C (cp_simulate: no Python
-        between the steps) and returns its summary as a dict: steps,
-        time_us_per_step, fallback_steps, lcp_pivots, warm_steps,
-        lcp_solves, checked_steps, retried_steps, max_penetration (m),
-        energy_initial, energy_final, max_step_increase (J), hash. A step
-        that fails raises Error (the state stays at the last good step).
-        csv, html: files for the frames (the start and every every-th
-        step), as `complan simulate --csv --html` writes them (title: the
-        page's, default "complan"); written up to where the run stopped,
-        whole or not at all."""
-        opt = L.sim_defaults()
-        opt.duration = float(duration)
+        between the steps) and returns `complan simulate --json`'s document
+        of the run as a Result (the same keys and numbers, bit for bit but
+        for the measured time_us_per_step and profile): status, stepper,
+        steps, dt, time_us_per_step, fallback_steps, checked_steps,
+        retried_steps, lcp_pivots, max_penetration (m), energy {initial,
+        final, max_step_increase} (J), hash ('%016x'), profile (s per
+        phase; only for a world made with profile=True) and final {time,
+        bodies, joints}; attributes warm_steps, lcp_solves, state (the
+        final state) and hash (the int). A step that fails raises Error
+        (the state stays at the last good step) with the document as its
+        `result`. csv, html: files for the frames (the start and every
+        every-th step), as `complan simulate --csv --html` writes them
+        (title: the page's, default "complan"); written up to where the run
+        stopped, whole or not at all. progress: a function called about
+        every 1/20 s of stepping with (step, steps) (what `--progress`
+        prints); an exception it raises is raised when the run is over
+        (the run is not stopped)."""
+        r = self._run(duration, every, csv, html, title, progress)
+        if r["status"] != "ok":
+            e = _status_error(r._status, r["message"])
+            e.result = r
+            raise e
+        return r
+
+    def _run(self, duration, every, csv, html, title, progress):
+        """cp_simulate with the recorders and the progress callback; the
+        document whatever the status (bad arguments and files raise)."""
+        if not (isinstance(duration, (int, float)) and 0 <= duration <= 1e9):
+            raise Error("input", "duration must be a finite number of seconds >= 0, got %r"
+                        % (duration,))
         if not (isinstance(every, int) and every >= 1):
             raise Error("input", "every must be an integer >= 1, got %r" % (every,))
+        prog = L.Progress(progress, L.SIM_PROGRESS, lambda a: a[:2], "(step, steps)")
+        opt = L.sim_defaults()
+        opt.duration = float(duration)
         opt.every = every
+        opt.progress = prog.ptr
         rec = None
         if csv is not None or html is not None:
             from .recording import Recorder
@@ -131,17 +169,61 @@ class World:
             opt.frame = ctypes.cast(cb, ctypes.c_void_p)
         res = L.CSimResult()
         try:
-            st = L.simulate(self._w, byref(opt), byref(res))
+            L.simulate(self._w, byref(opt), byref(res))
         except BaseException:
             if rec:
                 rec.close(False)
             raise
         if rec:
             rec.close(True)
-        if st:
-            raise _status_error(st, res.message.decode(errors="replace"))
-        return {k: getattr(res, k) for k, _ in L.CSimResult._fields_
-                if k not in ("status", "message", "profile")}
+        prog.raise_kept()
+        return self._document(res)
+
+    def _document(self, res):
+        """`complan simulate --json`'s document of a cp_sim_result."""
+        num = L.num
+        r = Result()
+        r._status = res.status
+        r["status"] = L.world_status_name(res.status).decode()
+        if res.status:
+            r["message"] = res.message.decode(errors="replace")
+        r["stepper"] = self._stepper
+        r["steps"] = res.steps
+        r["dt"] = num(self.dt)
+        r["time_us_per_step"] = num(res.time_us_per_step)
+        for k in ("fallback_steps", "checked_steps", "retried_steps", "lcp_pivots"):
+            r[k] = getattr(res, k)
+        r["max_penetration"] = num(res.max_penetration)
+        r["energy"] = {"initial": num(res.energy_initial), "final": num(res.energy_final),
+                       "max_step_increase": num(res.max_step_increase)}
+        r["hash"] = "%016x" % res.hash
+        if self._profile:
+            r["profile"] = {k: num(getattr(res.profile, k)) for k, _ in L.CStepProfile._fields_}
+        r.warm_steps, r.lcp_solves, r.hash = res.warm_steps, res.lcp_solves, res.hash
+        r.state = self.state
+        r["final"] = self._final(r.state)
+        return r
+
+    def _final(self, x):
+        """The document's "final": the time, every free body's pose and
+        velocity (from the state x) and every joint of the scene, mimic
+        followers included (python/bind.c: cp_py_joints)."""
+        num = L.num
+        names = self.state_names()
+        bodies = [{"name": names[o][:-2],  # "box.x" -> "box"
+                   "position": [num(v) for v in x[o:o + 3]],
+                   "orientation": [num(v) for v in x[o + 3:o + 7]],
+                   "linear_velocity": [num(v) for v in x[o + 7:o + 10]],
+                   "angular_velocity": [num(v) for v in x[o + 10:o + 13]]}
+                  for o in range(0, self._n - 2 * self._nj, 13)]
+        sc = L.world_scene(self._w)
+        nj = L.py_joints(sc, None, None, None)
+        pv = (ctypes.c_double * (2 * nj + 1))()
+        jm, jk = (c_int * (nj + 1))(), (c_int * (nj + 1))()
+        L.py_joints(sc, pv, jm, jk)
+        joints = [{"name": joint_name(sc, jm[j], jk[j]), "position": num(pv[2 * j]),
+                   "velocity": num(pv[2 * j + 1])} for j in range(nj)]
+        return {"time": num(self.time), "bodies": bodies, "joints": joints}
 
     def set_efforts(self, efforts):
         e = np.asarray(efforts, dtype=np.float64)
@@ -253,3 +335,37 @@ class World:
         """The running 64-bit digest of every state bit after every step
         (cp_world_hash); as `complan simulate --json` prints it: '%016x'."""
         return L.world_hash(self._w)
+
+
+def simulate(scene, duration=1.0, dt=1e-3, stepper="acceleration", solver=None,
+             compliance=None, warm_start=True, auto_contacts=False, csv=None, html=None,
+             every=1, profile=False, progress=None, title=None):
+    """`complan simulate SCENE --json` from Python: a world made from scene
+    (a Scene, or a scene file's path, loaded as the command does: normal
+    speeds not checked) with the command's options, run for duration
+    seconds in C; returns the document World.simulate returns. Unlike
+    World.simulate a failed step does not raise: the document says so
+    (status, message), as the command prints it (exit status 1).
+    dt, stepper, solver, compliance, warm_start, auto_contacts, csv, html,
+    every, profile: the command's --dt, --stepper, --solver, --compliance,
+    --no-warm-start (False), --auto-contacts, --csv, --html, --every,
+    --profile. title: the page's (default "complan simulate: PATH", as the
+    command's). progress: as in World.simulate. Bad input raises Error."""
+    from .scene import Scene
+    if isinstance(scene, Scene):
+        sc = scene
+    elif isinstance(scene, (str, os.PathLike)):
+        sc = Scene.load(os.fspath(scene), check_normal_speed=False)
+    else:
+        raise Error("input", "expected a complan.Scene or a scene file's path, got %r"
+                    % type(scene).__name__)
+    opts = {"warm_start": bool(warm_start), "profile": bool(profile)}
+    if compliance is not None:
+        if not (isinstance(compliance, (int, float)) and 0 <= compliance <= 1e-2):
+            raise Error("input", "compliance must be a number in [0, 0.01], got %r"
+                        % (compliance,))
+        opts["compliance"] = float(compliance)
+    w = World(sc, dt=dt, stepper=stepper, solver=solver, auto_contacts=auto_contacts, **opts)
+    if title is None:
+        title = "complan simulate: %s" % (sc.path or "(python)")
+    return w._run(duration, every, csv, html, title, progress)

@@ -163,3 +163,33 @@ def test_assemble_bad_task_names_the_json_path(tmp_path):
         complan.assemble(path, directions=2)
     with pytest.raises(complan.Error, match="key \"assembly\""):
         complan.assemble({"staging": {}})
+
+
+def test_progress_of_stability_and_assemble():
+    """progress gets the command's --progress numbers: stability (done,
+    total) after each exact MILP, assemble (explored, parts present) after
+    each subassembly; the answers are those without it."""
+    path = os.path.join(SCENES, "incline_rest.json")  # decided by 13 MILPs
+    seen = []
+    r = complan.stability(path, time_limit=0, progress=lambda d, t: seen.append((d, t)))
+    assert r["method"] == "milp" and dict(r) == dict(complan.stability(path, time_limit=0))
+    total = seen[0][1]
+    assert seen == [(k, total) for k in range(1, len(seen) + 1)] and len(seen) <= total
+    path = os.path.join(SCENES, "stack.json")
+    seen = []
+    r = complan.assemble(path, progress=lambda e, p: seen.append((e, p)))
+    assert [e for e, _ in seen] == list(range(1, r["explored"] + 1))
+    n = len(r["sequence"])
+    assert seen[0] == (1, n) and all(1 <= p <= n for _, p in seen)
+
+    def boom(*a):
+        raise KeyError("stop")
+    with pytest.raises(KeyError):
+        complan.stability(os.path.join(SCENES, "incline_rest.json"), time_limit=0,
+                          progress=boom)
+    with pytest.raises(KeyError):
+        complan.assemble(path, progress=boom)
+    with pytest.raises(complan.Error, match="progress"):
+        complan.stability(path, progress="no")
+    with pytest.raises(complan.Error, match="progress"):
+        complan.assemble(path, progress=1)

@@ -166,9 +166,10 @@ def test_simulate_in_c_equals_python_steps():
     b = box_world()
     res = a.simulate(0.4)
     b.step(n=400)
-    assert res["steps"] == 400 and res["hash"] == a.hash() == b.hash()
-    assert np.array_equal(a.state, b.state)
-    assert res["energy_final"] == pytest.approx(a.energy(), rel=1e-12)
+    assert res["steps"] == 400 and res.hash == a.hash() == b.hash()
+    assert res["hash"] == "%016x" % b.hash()
+    assert np.array_equal(a.state, b.state) and np.array_equal(res.state, b.state)
+    assert res["energy"]["final"] == a.energy() == b.energy()
 
 
 def test_version_is_the_librarys():
@@ -237,7 +238,7 @@ def test_simulate_files_equal_the_clis(tmp_path):
     w = box_world()
     c2, h2 = tmp_path / "py.csv", tmp_path / "py.html"
     res = w.simulate(0.3, every=7, csv=c2, html=h2, title="complan simulate: " + BOX_DROP)
-    assert "%016x" % res["hash"] == doc["hash"]
+    assert res["hash"] == doc["hash"]
     assert c2.read_bytes() == c1.read_bytes() and h2.read_bytes() == h1.read_bytes()
     rows = c2.read_text().splitlines()
     assert rows[0].split(",")[:4] == ["t", "box.x", "box.y", "box.z"]
@@ -248,3 +249,116 @@ def test_simulate_files_equal_the_clis(tmp_path):
     assert "x.html" in str(e.value) and not (tmp_path / "x.csv").exists()
     with pytest.raises(complan.Error, match="every"):
         box_world().simulate(0.01, every=0)
+
+
+def without_times(doc):
+    """A simulate document without what is measured (the wall time per
+    step and the phase timings); the phase names are kept."""
+    d = {k: v for k, v in doc.items() if k not in ("time_us_per_step", "profile")}
+    if "profile" in doc:
+        d["profile"] = sorted(doc["profile"])
+    return d
+
+
+@pytest.mark.parametrize("scene,args,kw", [
+    ("box_drop.json", ["--duration", "0.5"], {"duration": 0.5}),
+    # joints (two), the explicit contact list dropped, the phase timings
+    ("finger_push.json", ["--duration", "0.3", "--auto-contacts", "--profile"],
+     {"duration": 0.3, "auto_contacts": True, "profile": True}),
+    # a gripper: four joints, the velocity stepper, another dt, a cold start
+    ("gripper_box.json", ["--duration", "0.2", "--dt", "0.002", "--stepper", "velocity",
+                          "--no-warm-start", "--compliance", "0"],
+     {"duration": 0.2, "dt": 0.002, "stepper": "velocity", "warm_start": False,
+      "compliance": 0.0}),
+    # a step that fails: the document says so (exit status 1), nothing raised
+    ("box_drop.json", ["--duration", "0.1", "--stepper", "quasistatic"],
+     {"duration": 0.1, "stepper": "quasistatic"}),
+])
+def test_simulate_document_equals_clis(scene, args, kw):
+    """complan.simulate returns `complan simulate --json`'s document: the
+    same keys and numbers bit for bit, but for the measured times."""
+    path = os.path.join(SCENES, scene)
+    doc, rc = cli_json("simulate", *args, path)
+    r = complan.simulate(path, **kw)
+    assert without_times(dict(r)) == without_times(doc)
+    assert (rc == 0) == (r["status"] == "ok")
+    assert r["time_us_per_step"] > 0 or r["steps"] == 0
+    if "profile" in r:
+        p = r["profile"]
+        assert all(v >= 0 for v in p.values()) and p["total"] > 0
+        assert sum(v for k, v in p.items() if k != "total") <= p["total"] * (1 + 1e-9)
+    # the same run from a world made in Python: the same document
+    if r["status"] == "ok":
+        sc = complan.Scene.load(path, check_normal_speed=False)
+        opts = {k: kw[k] for k in ("dt", "stepper", "auto_contacts") if k in kw}
+        if kw.get("warm_start") is False:
+            opts["warm_start"] = False
+        if "compliance" in kw:
+            opts["compliance"] = kw["compliance"]
+        w = complan.World(sc, profile=kw.get("profile", False), **opts)
+        assert without_times(dict(w.simulate(kw["duration"]))) == without_times(doc)
+        njoints = {"box_drop.json": 0, "finger_push.json": 2, "gripper_box.json": 4}[scene]
+        assert len(r["final"]["joints"]) == njoints and w.joint_count == njoints
+
+
+def test_failed_simulate_raises_with_the_document():
+    w = box_world(stepper="quasistatic")
+    with pytest.raises(complan.Error) as e:
+        w.simulate(0.1)
+    assert e.value.code == "solver_failed" and e.value.message.startswith("step 1: ")
+    r = e.value.result
+    assert r["status"] == "solver_failed" and r["steps"] == 0
+    assert r["message"] == e.value.message and r["final"]["time"] == 0.0
+
+
+def test_simulate_progress_and_its_errors(tmp_path):
+    """progress gets (step, steps) while the C loop runs (as --progress
+    prints them); what it raises comes out after the run; bad arguments
+    raise before anything is written."""
+    seen = []
+    w = box_world()
+    r = w.simulate(3.0, progress=lambda k, n: seen.append((k, n)))
+    # the callback is time-driven (every 1/20 s of stepping): how many calls
+    # depends on the machine, what they carry does not
+    assert all(n == 3000 and 0 < k <= n and k % 64 == 0 for k, n in seen)
+    assert [k for k, _ in seen] == sorted({k for k, _ in seen})
+    assert r["steps"] == 3000
+    doc, _ = cli_json("simulate", "--duration", "3", BOX_DROP)
+    assert r["hash"] == doc["hash"]
+
+    calls = []
+
+    def boom(k, n):
+        calls.append(k)
+        raise KeyError("stop")
+    try:
+        box_world().simulate(3.0, progress=boom)
+        raised = None
+    except KeyError as e:
+        raised = e
+    # raised exactly when it was called (how often depends on the machine's
+    # speed), and never called again after raising
+    assert (raised is not None) == bool(calls) and len(calls) <= 1
+    # the same mechanism called by hand: kept, later calls skipped, raised after
+    p = _lib.Progress(boom, _lib.SIM_PROGRESS, lambda a: a[:2], "(step, steps)")
+    calls.clear()
+    p._cb(64, 100, None)
+    p._cb(128, 100, None)
+    assert calls == [64]
+    with pytest.raises(KeyError):
+        p.raise_kept()
+    with pytest.raises(complan.Error, match="progress"):
+        box_world().simulate(0.1, progress=3, csv=tmp_path / "p.csv")
+    assert not (tmp_path / "p.csv").exists()
+    for bad in (-1.0, float("nan"), float("inf"), "1"):
+        with pytest.raises(complan.Error, match="duration"):
+            complan.simulate(BOX_DROP, duration=bad)
+    with pytest.raises(complan.Error, match="compliance"):
+        complan.simulate(BOX_DROP, compliance=1.0)
+    with pytest.raises(complan.Error) as e:
+        complan.simulate(os.path.join(SCENES, "finger_push.json"), duration=0.01)
+    assert e.value.where == "contacts" and "auto_contacts=True" in e.value.message
+    assert e.value.path.endswith("finger_push.json")
+    with pytest.raises(complan.Error) as e:
+        complan.simulate(tmp_path / "none.json")
+    assert e.value.path.endswith("none.json")
