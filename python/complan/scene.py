@@ -203,9 +203,7 @@ class Scene:
             mu_tor = (c_double * max(nc, 1))()
             if L.problem_torsion_from_scene(self._buf, mu_tor) > 0:
                 opt.mu_torsion = mu_tor
-            if quasistatic:
-                return self._quasistatic(sys_buf, opt)
-            return self._dynamic(sys_buf, opt, friction)
+            return self._answer(sys_buf, opt, friction, quasistatic)
         finally:
             L.system_free(sys_buf)
 
@@ -272,73 +270,40 @@ class Scene:
         r["joints"] = [{"name": joints[k], key: L.num(values[k]), "effort": L.num(effort[k])}
                        for k in range(len(joints))]
 
-    def _dynamic(self, sys_buf, opt, friction):
+    def _answer(self, sys_buf, opt, friction, quasistatic):
+        """The Result of the dynamic or the quasistatic problem (`complan
+        solve --json` with or without --quasistatic): one builder, the
+        differences in _KINDS."""
+        k = _KINDS[quasistatic]
         n_obj, n_l, n_c, bodies, joints, sliding = self._system(sys_buf)
-        res = L.CProblemResult()
-        L.problem_solve(sys_buf, byref(opt), byref(res))
+        res = k["result"]()
+        k["run"](sys_buf, byref(opt), byref(res))
         try:
             r = Result()
             solved = self._head(r, res.info, friction, res.lcp_size)
+            if quasistatic:
+                r["quasistatic"] = True
             r.joint_names = joints
             if solved:
                 nu = 6 * n_obj + n_l
-                r.udot = L.c_array(res.udot, nu)
-                r.effort = L.c_array(res.effort, nu)[6 * n_obj:]
+                u = L.c_array(getattr(res, k["u"]), nu)
+                # the dynamic result's efforts are per generalised row
+                r.effort = L.c_array(res.effort, n_l) if quasistatic else \
+                    L.c_array(res.effort, nu)[6 * n_obj:]
                 r.force = L.c_array(res.force, 3 * n_c, (n_c, 3))
-                r.contact_acceleration = L.c_array(res.accel, 3 * n_c, (n_c, 3))
+                motion = L.c_array(getattr(res, k["motion"]), 3 * n_c, (n_c, 3))
+                setattr(r, k["u_attr"], u)
+                setattr(r, k["motion_attr"], motion)
                 r.outcome = [L.outcome_name(res.outcome[j]).decode() for j in range(n_c)]
-                self._records(r, (bodies, joints), r.udot, "linear_acceleration",
-                              "angular_acceleration", "acceleration", r.udot[6 * n_obj:],
-                              r.effort)
+                self._records(r, (bodies, joints), u, k["linear"], k["angular"], k["joint"],
+                              u[6 * n_obj:], r.effort)
                 r["contacts"] = self._contact_records(
-                    r, n_c, sliding, ("acceleration", r.contact_acceleration),
-                    ("spin_acceleration", res.spin_accel), res)
-                if friction == "cone":
-                    r["cone_edges"] = res.cone_edges
-                    r["cone_violation"] = res.cone_violation
-                if opt.check_unique:
-                    r["unique"] = bool(res.unique) if res.unique_decided else None
-                    if res.udot_other:
-                        r.other_acceleration = L.c_array(res.udot_other, nu)
-                        r["other_acceleration"] = [L.num(x) for x in r.other_acceleration]
-            d = res.diag
-            r["diagnostics"] = {"jacobian_rank": d.jacobian_rank,
-                                "full_column_rank": bool(d.full_column_rank),
-                                "a_positive_definite": bool(d.a_positive_definite),
-                                "friction_bound": L.num(d.friction_bound),
-                                "within_friction_bound": bool(d.within_friction_bound)}
+                    r, n_c, None if quasistatic else sliding, (k["joint"], motion),
+                    (k["spin_key"], getattr(res, k["spin"])), res)
+            k["extras"](r, res, opt, friction, solved, 6 * n_obj + n_l)
             return r
         finally:
-            L.problem_result_free(byref(res))
-
-    def _quasistatic(self, sys_buf, opt):
-        n_obj, n_l, n_c, bodies, joints, _ = self._system(sys_buf)
-        res = L.CQuasistaticResult()
-        L.problem_quasistatic(sys_buf, byref(opt), byref(res))
-        try:
-            r = Result()
-            solved = self._head(r, res.info, "pyramid", res.lcp_size)
-            r["quasistatic"] = True
-            r.joint_names = joints
-            if solved:
-                nu = 6 * n_obj + n_l
-                r.velocity = L.c_array(res.velocity, nu)
-                r.effort = L.c_array(res.effort, n_l)
-                r.force = L.c_array(res.force, 3 * n_c, (n_c, 3))
-                r.contact_velocity = L.c_array(res.contact_velocity, 3 * n_c, (n_c, 3))
-                r.outcome = [L.outcome_name(res.outcome[j]).decode() for j in range(n_c)]
-                self._records(r, (bodies, joints), r.velocity, "linear_velocity",
-                              "angular_velocity", "velocity", r.velocity[6 * n_obj:],
-                              r.effort)
-                r["contacts"] = self._contact_records(
-                    r, n_c, None, ("velocity", r.contact_velocity),
-                    ("spin_velocity", res.spin), res)
-                r["diagnostics"] = {"jacobian_rank": res.jacobian_rank,
-                                    "full_row_rank": bool(res.full_row_rank),
-                                    "balance_residual": L.num(res.balance_residual)}
-            return r
-        finally:
-            L.quasistatic_result_free(byref(res))
+            k["free"](byref(res))
 
     @property
     def _ptr(self):
@@ -348,3 +313,45 @@ class Scene:
         if getattr(self, "_ok", False) and L.scene_free is not None:
             L.scene_free(self._buf)
             self._ok = False
+
+
+def _dynamic_extras(r, res, opt, friction, solved, nu):
+    if solved:
+        if friction == "cone":
+            r["cone_edges"] = res.cone_edges
+            r["cone_violation"] = res.cone_violation
+        if opt.check_unique:
+            r["unique"] = bool(res.unique) if res.unique_decided else None
+            if res.udot_other:
+                r.other_acceleration = L.c_array(res.udot_other, nu)
+                r["other_acceleration"] = [L.num(x) for x in r.other_acceleration]
+    d = res.diag
+    r["diagnostics"] = {"jacobian_rank": d.jacobian_rank,
+                        "full_column_rank": bool(d.full_column_rank),
+                        "a_positive_definite": bool(d.a_positive_definite),
+                        "friction_bound": L.num(d.friction_bound),
+                        "within_friction_bound": bool(d.within_friction_bound)}
+
+
+def _quasistatic_extras(r, res, opt, friction, solved, nu):
+    if solved:
+        r["diagnostics"] = {"jacobian_rank": res.jacobian_rank,
+                            "full_row_rank": bool(res.full_row_rank),
+                            "balance_residual": L.num(res.balance_residual)}
+
+
+# What differs between the dynamic and the quasistatic problem's answers:
+# the C result and its functions, the fields and the JSON names of the
+# generalised motion (u), the contacts' relative motion and spin.
+_KINDS = {
+    False: {"result": L.CProblemResult, "run": L.problem_solve, "free": L.problem_result_free,
+            "u": "udot", "u_attr": "udot", "motion": "accel",
+            "motion_attr": "contact_acceleration", "linear": "linear_acceleration",
+            "angular": "angular_acceleration", "joint": "acceleration",
+            "spin": "spin_accel", "spin_key": "spin_acceleration", "extras": _dynamic_extras},
+    True: {"result": L.CQuasistaticResult, "run": L.problem_quasistatic,
+           "free": L.quasistatic_result_free, "u": "velocity", "u_attr": "velocity",
+           "motion": "contact_velocity", "motion_attr": "contact_velocity",
+           "linear": "linear_velocity", "angular": "angular_velocity", "joint": "velocity",
+           "spin": "spin", "spin_key": "spin_velocity", "extras": _quasistatic_extras},
+}

@@ -88,6 +88,8 @@ class World:
         self._info_ref = byref(self._info)
         self._wp = c_void_p(self._w)  # converted once, not at every step
         self._step = L.world_step_raw
+        self._get = L.world_get_state_raw
+        self._out = self._outp = None  # get_state's last buffer (kept: see there)
         self._n = L.world_state_size(self._w)
         self._nj = L.world_joint_count(self._w)
 
@@ -249,6 +251,25 @@ class World:
         x = np.empty(self._n)
         L.world_get_state(self._w, x.ctypes.data_as(L.dptr))
         return x
+
+    def get_state(self, out=None):
+        """The state as `state` gives it, written into out when given (a
+        C-contiguous, writeable float64 array of shape (state_size,), reused
+        from call to call: no allocation) and returned. The world keeps a
+        reference to the last out, so that the next call with the same
+        array skips its checks (numpy then refuses to resize it in place)."""
+        if out is self._out:  # the buffer of the last call: checked then
+            self._get(self._wp, self._outp)
+            return out
+        if out is None:
+            return self.state
+        if not (type(out) is np.ndarray and out.dtype == np.float64 and
+                out.shape == (self._n,) and out.flags.c_contiguous and out.flags.writeable):
+            raise Error("input", "out must be a writeable C-contiguous float64 array of "
+                        "shape (%d,)" % self._n)
+        self._out, self._outp = out, c_void_p(out.ctypes.data)
+        self._get(self._wp, self._outp)
+        return out
 
     def set_state(self, x):
         """Sets the state (quaternions renormalised). Raises Error

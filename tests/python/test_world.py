@@ -10,7 +10,7 @@ import pytest
 
 import complan
 from complan import _lib
-from conftest import no_rss_under_sanitizers, SCENES, cli_json, rss_bytes
+from conftest import assert_no_leak, no_rss_under_sanitizers, SCENES, cli_json, rss_bytes
 
 BOX_DROP = os.path.join(SCENES, "box_drop.json")
 
@@ -146,6 +146,34 @@ def test_repeated_steps_keep_rss_flat():
     grown = rss_bytes() - before
     assert grown < 1 << 20, "RSS grew by %d bytes over 10^5 steps" % grown
     assert w.info["contacts"] > 0
+    # the cheap calls (docs/python.md): the C heap too stays where it was
+    buf = np.empty(w.state_size)
+
+    def rounds(n):
+        for _ in range(n):
+            w.step()
+            w.get_state(buf)
+    assert_no_leak(rounds, 2000, 100000, "steps and get_state(buf)")
+
+
+def test_get_state_into_a_buffer():
+    w = box_world()
+    buf = np.full(w.state_size, np.nan)
+    assert w.get_state(buf) is buf and np.array_equal(buf, w.state)
+    w.step(n=3)
+    assert w.get_state(buf) is buf and np.array_equal(buf, w.state)  # the same buffer again
+    other = np.empty(w.state_size)
+    assert np.array_equal(w.get_state(other), buf)  # another buffer, checked
+    assert np.array_equal(w.get_state(), buf) and w.get_state() is not buf
+    for bad in (np.empty(w.state_size, dtype=np.float32), np.empty(w.state_size + 1),
+                np.empty((w.state_size, 2))[:, 0], list(range(w.state_size)),
+                np.empty(w.state_size)[::-1]):
+        with pytest.raises(complan.Error, match="float64 array of shape"):
+            w.get_state(bad)
+    ro = np.empty(w.state_size)
+    ro.flags.writeable = False
+    with pytest.raises(complan.Error):
+        w.get_state(ro)
 
 
 @no_rss_under_sanitizers
