@@ -5,6 +5,7 @@ C without a copy, others are copied once into column-major), q an (n,)
 float64 array. Results are float64 arrays of shape (n,).
 """
 import ctypes
+import time
 from ctypes import byref, c_int, c_size_t, c_char_p
 
 import numpy as np
@@ -25,8 +26,11 @@ class Result:
     memory"); solved: status == "solved"; solver:
     the solver that produced the answer; iterations, starts; residuals: dict
     of complementarity (max |z_i w_i|), residual (||w - (Mz+q)||_inf), min_z,
-    min_w; polished; reason (the detail when not solved). certify adds alpha,
-    second ((z2, w2) or None), second_decided, mip_solves.
+    min_w; polished; reason (the detail when not solved); time_us: the mean
+    wall time of one solve over the call's `repeat` solves (us); n.
+    certify adds alpha, second ((z2, w2) or None), second_decided,
+    mip_solves. document(): `complan lcp solve --json`'s (or `lcp certify
+    --json`'s) document of this answer.
     """
 
     def __init__(self, info, z, w):
@@ -42,10 +46,54 @@ class Result:
                           "min_z": info.min_z, "min_w": info.min_w}
         self.polished = bool(info.polished)
         self.reason = info.reason.decode(errors="replace")
+        self.n = len(z)
+        self.time_us = None
+        self._certify = None  # certify: whether a second solution was asked for
+        self._info = (info.status, info.complementarity, info.residual, info.min_z,
+                      info.min_w)
+
+    def document(self):
+        """The command's JSON document (docs/outputs.md) of this answer as a
+        dict: status ("solved", "no_solution", "failed"), solver, n, z, w,
+        iterations, starts, complementarity, polished, residual, min_z,
+        min_w, time_us, reason (unless solved); certify adds alpha, and
+        with second=True second ({"z", "w"} or None) and second_decided.
+        Equal to the command's output but for the measured time_us."""
+        status, compl, resid, min_z, min_w = self._info
+        ok = self.solved
+        vec = (lambda a: [L.num(x) for x in a])  # noqa: E731
+        d = {"status": _WORDS.get(status, "failed"), "solver": self.solver, "n": self.n,
+             "z": vec(self.z) if ok else None, "w": vec(self.w) if ok else None,
+             "iterations": self.iterations, "starts": self.starts,
+             "complementarity": L.num(compl) if ok else None,
+             "polished": self.polished if ok else None,
+             "residual": L.num(resid) if ok else None,
+             "min_z": L.num(min_z) if ok else None, "min_w": L.num(min_w) if ok else None,
+             "time_us": self.time_us}
+        if not ok:
+            d["reason"] = self.reason or L.lcp_status_name(status).decode()
+        if self._certify is not None:
+            d["alpha"] = L.num(self.alpha)
+            if self._certify and ok:
+                d["second"] = None if self.second is None else {
+                    "z": vec(self.second[0]), "w": vec(self.second[1])}
+                d["second_decided"] = self.second_decided
+        return d
 
     def __repr__(self):
         return "<complan.lcp.Result %s by %s, %d iterations>" % (
             self.status, self.solver, self.iterations)
+
+
+# the command's status words (planner/cli/lcp.c): any other status is "failed"
+_WORDS = {0: "solved", 5: "no_solution"}  # CP_LCP_SOLVED, CP_LCP_INFEASIBLE
+
+
+def _repeat(repeat):
+    if not (isinstance(repeat, int) and 1 <= repeat <= 1000000):
+        raise Error("input", "repeat must be a whole number from 1 to 1000000, got %r"
+                    % (repeat,))
+    return repeat
 
 
 class Problem:
@@ -92,7 +140,7 @@ def _set_tol(opts, tol):
         s.check.rel_tol = tol
 
 
-def solve(M, q, solver="auto", tol=None, **options):
+def solve(M, q, solver="auto", tol=None, repeat=1, **options):
     """Solves z >= 0, w = M z + q >= 0, z'w = 0 with solver "auto" (Lemke,
     then FIP, more Lemke starts, then the MIP certificate), "lemke", "fip"
     or "certify". tol: relative tolerance of the acceptance check (default
@@ -100,8 +148,10 @@ def solve(M, q, solver="auto", tol=None, **options):
     lemke={"max_pivots": 500, "restarts": 0}, fip={"max_iter": 50},
     certify={"time_limit_s": 10}, extra_restarts=0. As `complan lcp solve`,
     Lemke's rescue pass is on (lemke={"rescue": 0} turns it off).
-    Returns a Result."""
+    repeat: solve that many times (1 to 10^6, `--repeat`) and report the
+    mean time of one solve in time_us. Returns a Result."""
     M, q, n = _arrays(M, q)
+    _repeat(repeat)
     opt = L.solve_defaults()
     opt.lemke.rescue = 1
     s = c_int()
@@ -114,19 +164,27 @@ def solve(M, q, solver="auto", tol=None, **options):
     z = np.empty(n)
     w = np.empty(n)
     info = L.CLcpInfo()
-    L.lcp_solve(None, n, M.ctypes.data_as(L.dptr), q.ctypes.data_as(L.dptr), byref(opt),
-                z.ctypes.data_as(L.dptr), w.ctypes.data_as(L.dptr), byref(info), None)
-    return Result(info, z, w)
+    args = (None, n, M.ctypes.data_as(L.dptr), q.ctypes.data_as(L.dptr), byref(opt),
+            z.ctypes.data_as(L.dptr), w.ctypes.data_as(L.dptr), byref(info), None)
+    f = L.lcp_solve
+    t0 = time.perf_counter()
+    for _ in range(repeat):
+        f(*args)
+    dt = time.perf_counter() - t0
+    r = Result(info, z, w)
+    r.time_us = 1e6 * dt / repeat
+    return r
 
 
-def certify(M, q, second=False, tol=None, **options):
+def certify(M, q, second=False, tol=None, repeat=1, **options):
     """Decides the LCP by the mixed-integer program of docs/math.md §5: a
     verified solution, or status "no solution" (proven, in floating point).
     second: also look for a solution with another support. options: fields
-    of cp_certify_options (time_limit_s, alpha_tol, max_cuts). Returns a
-    Result with alpha, second ((z2, w2) or None), second_decided and
-    mip_solves."""
+    of cp_certify_options (time_limit_s, alpha_tol, max_cuts). repeat: as
+    in solve. Returns a Result with alpha, second ((z2, w2) or None),
+    second_decided and mip_solves."""
     M, q, n = _arrays(M, q)
+    _repeat(repeat)
     opt = L.certify_defaults()
     _set_tol((opt,), tol)
     L.set_fields(opt, options, "certify options")
@@ -135,8 +193,14 @@ def certify(M, q, second=False, tol=None, **options):
     res = L.CCertifyResult()
     info = L.CLcpInfo()
     p = lambda a: a.ctypes.data_as(L.dptr)  # noqa: E731
-    L.certify(n, p(M), p(q), byref(opt), p(z), p(w), p(z2), p(w2), byref(res), byref(info))
+    args = (n, p(M), p(q), byref(opt), p(z), p(w), p(z2), p(w2), byref(res), byref(info))
+    t0 = time.perf_counter()
+    for _ in range(repeat):
+        L.certify(*args)
+    dt = time.perf_counter() - t0
     r = Result(info, z, w)
+    r.time_us = 1e6 * dt / repeat
+    r._certify = bool(second)
     r.alpha = res.alpha
     r.second = (z2, w2) if (r.solved and second and res.has_second) else None
     r.second_decided = bool(res.second_decided)

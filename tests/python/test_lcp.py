@@ -65,6 +65,11 @@ def test_solve_equals_cli(path):
         assert np.array_equal(r.w, np.array(doc["w"], dtype=np.float64))
         assert r.residuals["residual"] == doc["residual"]
         assert r.polished == doc["polished"]
+    # the whole document, but for the measured time
+    d = r.document()
+    assert d["time_us"] > 0 and doc["time_us"] > 0
+    d["time_us"] = doc["time_us"]
+    assert d == doc
 
 
 @pytest.mark.parametrize("name", ["lcp_CPS_4.dat", "lcp_Pang_isolated_sol_perturbed.dat"])
@@ -82,6 +87,26 @@ def test_certify_equals_cli(name):
         assert r.second_decided == doc["second_decided"]
     else:
         assert r.status == "no solution" and r.z is None
+    d = r.document()
+    d["time_us"] = doc["time_us"]
+    assert d == doc
+    # without --second: no second keys
+    doc, _ = cli_json("lcp", "certify", path)
+    d = complan.lcp.load(path).certify().document()
+    d["time_us"] = doc["time_us"]
+    assert d == doc and "second" not in d
+
+
+def test_repeat_solves_again_and_times_one_solve():
+    """repeat (`--repeat`): the same answer, time_us the mean of one solve."""
+    p = complan.lcp.load(os.path.join(DATA, "siconos", "lcp_exp_murty2.dat"))
+    one, many = p.solve("lemke"), p.solve("lemke", repeat=50)
+    assert np.array_equal(one.z, many.z) and one.iterations == many.iterations
+    assert many.time_us > 0 and many.document()["time_us"] == many.time_us
+    assert p.certify(repeat=2).solved
+    for bad in (0, 1000001, 2.5, "3"):
+        with pytest.raises(complan.Error, match="repeat"):
+            p.solve(repeat=bad)
 
 
 def test_options_reach_the_solver():
