@@ -15,7 +15,7 @@
   figure (caches, frequency).
 
 Usage (from a build tree, docs/python.md):
-  COMPLAN_LIB=build/libcomplan.so PYTHONPATH=python OPENBLAS_NUM_THREADS=1 \\
+  PYTHONPATH=build/python OPENBLAS_NUM_THREADS=1 \\
     /usr/bin/python3 experiments/bench_python.py [--steps N] [--rounds R] [--clock cpu|wall]
 """
 import argparse

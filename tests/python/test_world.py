@@ -132,6 +132,27 @@ def test_library_variable_is_obeyed():
     assert complan.lib_path == os.environ.get("COMPLAN_LIB", complan.lib_path)
 
 
+def test_the_build_tree_needs_one_variable(tmp_path):
+    """PYTHONPATH=build/python alone: the package there finds the build's
+    libcomplan.so beside it, and answers as the CLI does."""
+    tree = os.environ.get("CP_PYTHON_TREE")
+    if not tree:
+        pytest.skip("CP_PYTHON_TREE (the build's python folder) is not set: run through "
+                    "meson test")
+    env = {k: v for k, v in os.environ.items() if k not in ("COMPLAN_LIB", "PYTHONPATH")}
+    env["PYTHONPATH"] = tree
+    code = ("import complan; w = complan.World(complan.Scene.load(%r, "
+            "check_normal_speed=False)); w.step(n=500); "
+            "print(complan.lib_path); print('%%016x' %% w.hash())" % BOX_DROP)
+    r = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    lib, digest = r.stdout.split()
+    assert lib == os.path.join(tree, "complan", "libcomplan.so")
+    doc, _ = cli_json("simulate", "--duration", "0.5", BOX_DROP)
+    assert digest == doc["hash"]
+
+
 @no_rss_under_sanitizers
 def test_repeated_steps_keep_rss_flat():
     scene = complan.Scene.load(BOX_DROP, check_normal_speed=False)
