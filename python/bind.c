@@ -57,3 +57,22 @@ void cp_py_scene_auto_contacts(cp_scene *scene) {
   scene->n_contacts = 0;
   scene->contacts_auto = 1;
 }
+
+int cp_py_world_set_inputs(cp_world *w, const double *u, int n, int velocity, int *failed);
+
+/// Sets the inputs of joint rows 0..n-1 from u in one call (World.step's
+/// efforts from Python): cp_world_set_joint_velocity when velocity is
+/// non-zero (the quasistatic stepper), else cp_world_set_effort. Stops at
+/// the first row refused and returns its status with the row in *failed;
+/// the rows before it keep their new inputs. CP_WORLD_OK when all are set.
+int cp_py_world_set_inputs(cp_world *w, const double *u, int n, int velocity, int *failed) {
+  for (int j = 0; j < n; j++) {
+    cp_world_status st = velocity ? cp_world_set_joint_velocity(w, j, u[j])
+                                  : cp_world_set_effort(w, j, u[j]);
+    if (st != CP_WORLD_OK) {
+      *failed = j;
+      return (int)st;
+    }
+  }
+  return CP_WORLD_OK;
+}

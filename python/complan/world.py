@@ -92,6 +92,11 @@ class World:
         self._out = self._outp = None  # get_state's last buffer (kept: see there)
         self._n = L.world_state_size(self._w)
         self._nj = L.world_joint_count(self._w)
+        self._earr = (ctypes.c_double * max(self._nj, 1))()  # set_efforts' inputs
+        self._eview = np.frombuffer(self._earr, dtype=np.float64, count=self._nj)
+        self._eref = byref(self._earr)
+        self._failed_row = c_int()
+        self._failed_ref = byref(self._failed_row)
 
     def __del__(self):
         if getattr(self, "_w", None) and L.world_destroy is not None:
@@ -228,15 +233,21 @@ class World:
         return {"time": num(self.time), "bodies": bodies, "joints": joints}
 
     def set_efforts(self, efforts):
-        e = np.asarray(efforts, dtype=np.float64)
-        if e.shape != (self._nj,):
-            raise Error("input", "efforts must have shape (%d,) (one per joint row), got %s"
-                        % (self._nj, e.shape))
-        setter = L.world_set_joint_velocity if self._quasi else L.world_set_effort
-        for j in range(self._nj):
-            st = setter(self._w, j, float(e[j]))
-            if st:
-                raise _status_error(st, L.world_message(self._w).decode(errors="replace"))
+        """Sets every joint row's input (see step), kept for the steps that
+        follow: (joint_count,) numbers. Raises Error ("input" for a wrong
+        shape; the world's status, e.g. "bad_input" for a non-finite value,
+        naming the joint row) with the rows before the refused one set."""
+        try:
+            if len(efforts) != self._nj:
+                raise ValueError
+            self._eview[:] = efforts  # into the C array the call reads
+        except (TypeError, ValueError):
+            raise Error("input", "efforts: expected %d number(s), one per joint row, got %.60r"
+                        % (self._nj, efforts)) from None
+        st = L.world_set_inputs_raw(self._wp, self._eref, self._nj, self._quasi,
+                                    self._failed_ref)
+        if st:
+            self._failed(st)
 
     @property
     def info(self):

@@ -77,7 +77,7 @@ def test_state_errors():
         w.set_state(bad)
     assert e.value.code == "bad_input" and "orientation norm" in e.value.message
     assert np.array_equal(w.state, x)
-    with pytest.raises(complan.Error, match=r"shape \(0,\)"):
+    with pytest.raises(complan.Error, match=r"expected 0 number\(s\)"):
         w.step(efforts=[1.0])
 
 
@@ -411,3 +411,38 @@ def test_simulate_progress_and_its_errors(tmp_path):
     with pytest.raises(complan.Error) as e:
         complan.simulate(tmp_path / "none.json")
     assert e.value.path.endswith("none.json")
+
+
+FINGER = {  # a 0.1 kg rod on a prismatic joint along x, nothing to touch
+    "gravity": [0, 0, -9.81],
+    "bodies": [{"name": "table", "fixed": True,
+                "shape": {"type": "plane", "normal": [0, 0, 1], "offset": 0}}],
+    "manipulators": [
+        {"name": "finger", "base": {"position": [0, 0, 0.5]},
+         "joints": [{"name": "slide", "type": "prismatic", "axis": [1, 0, 0],
+                     "link": {"name": "rod", "mass": 0.1, "com": [0.1, 0, 0],
+                              "shape": {"type": "box", "size": [0.2, 0.02, 0.02]}}}]}],
+}
+
+
+def test_efforts_reach_the_joint():
+    """A push F on a free prismatic joint of mass m: qd = n h F / m after n
+    steps (semi-implicit Euler), whether the efforts go by step() or
+    set_efforts(); bad efforts raise, naming what was expected."""
+    a = complan.World(complan.Scene.from_dict(FINGER), dt=1e-3)
+    b = complan.World(complan.Scene.from_dict(FINGER), dt=1e-3)
+    a.step(efforts=[0.2], n=50)
+    for _ in range(50):
+        b.set_efforts(np.array([0.2]))
+        b.step()
+    names = a.state_names()
+    qd = a.state[names.index("finger/slide.qd")]
+    assert qd == pytest.approx(50 * 1e-3 * 0.2 / 0.1, rel=1e-12)
+    assert np.array_equal(a.state, b.state) and a.hash() == b.hash()
+    for bad in ([0.2, 0.1], 0.2, [[0.2]], ["x"], []):
+        with pytest.raises(complan.Error, match=r"expected 1 number\(s\)") as e:
+            a.set_efforts(bad)
+        assert e.value.code == "input"
+    with pytest.raises(complan.Error) as e:
+        a.set_efforts([float("nan")])
+    assert e.value.code == "nonfinite" and "joint 0" in e.value.message
