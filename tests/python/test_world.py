@@ -10,7 +10,8 @@ import pytest
 
 import complan
 from complan import _lib
-from conftest import assert_no_leak, no_rss_under_sanitizers, SCENES, cli_json, rss_bytes
+from conftest import (assert_no_leak, no_rss_under_sanitizers, DATA, SCENES, cli_json,
+                      rss_bytes)
 
 BOX_DROP = os.path.join(SCENES, "box_drop.json")
 
@@ -446,3 +447,20 @@ def test_efforts_reach_the_joint():
     with pytest.raises(complan.Error) as e:
         a.set_efforts([float("nan")])
     assert e.value.code == "nonfinite" and "joint 0" in e.value.message
+
+
+@no_rss_under_sanitizers
+def test_repeated_simulate_documents_leak_nothing():
+    """complan.simulate (a world made and dropped, its document, a progress
+    callback, the final joints) and an LCP's document, 1000 times."""
+    sc = complan.Scene.load(os.path.join(SCENES, "finger_push.json"), check_normal_speed=False)
+    p = complan.lcp.load(os.path.join(DATA, "siconos", "lcp_exp_murty2.dat"))
+
+    def rounds(n):
+        for _ in range(n):
+            r = complan.simulate(sc, duration=0.003, auto_contacts=True,
+                                 progress=lambda k, m: None)
+            assert r["status"] == "ok" and len(r["final"]["joints"]) == 2
+            p.solve().document()
+
+    assert_no_leak(rounds, 50, 1000, "simulate documents")
