@@ -38,7 +38,8 @@ def state_names(scene_ptr):
 
 
 class World:
-    """World(scene, dt=1e-3, stepper="acceleration", solver=None, **options)
+    """World(scene, dt=1e-3, stepper="acceleration", solver=None, auto_contacts=False,
+    **options)
 
     stepper: "acceleration" (the paper's model), "velocity" or
     "quasistatic". solver: the LCP solver of the steps ("lemke", the
