@@ -16,7 +16,10 @@ def cli_json(*args):
     exe = os.environ.get("CP_COMPLAN")
     if not exe:
         pytest.skip("CP_COMPLAN (the complan executable) is not set: run through meson test")
-    r = subprocess.run([exe, *args, "--json"], capture_output=True, text=True, timeout=120,
+    # a guard against a hung command, not a measure: a sanitizer build runs
+    # several times slower (and the machine may be shared)
+    timeout = 900 if os.environ.get("COMPLAN_SANITIZED") == "1" else 120
+    r = subprocess.run([exe, *args, "--json"], capture_output=True, text=True, timeout=timeout,
                        env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
     assert r.stdout, "complan %s printed nothing: %s" % (" ".join(args), r.stderr)
     return json.loads(r.stdout), r.returncode
