@@ -61,6 +61,68 @@ std::string params_json(const ob::PlannerPtr &planner) {
   return o + "}";
 }
 
+/* OMPL's seed for a run's 64-bit seed: its two halves XORed (OMPL's seeds
+ * are 32-bit and never 0; 0 becomes 0x9e3779b9). */
+std::uint32_t ompl_seed(std::uint64_t seed) {
+  std::uint32_t s = (std::uint32_t)seed ^ (std::uint32_t)(seed >> 32);
+  return s ? s : 0x9e3779b9u;
+}
+
+/* One progress sample of a run (the benchmark's progress table). */
+struct Sample {
+  double t, cost, dist;
+  long nodes, expansions;
+};
+
+/* A run's progress. The termination condition polls it (in the planner's
+ * own thread, once per iteration): every interval seconds it reports to the
+ * caller's progress function and keeps a sample for the benchmark. Each
+ * plan the goal sees found (the first, and SST's cheaper ones: OMPL 1.5's
+ * control planners report none themselves) is a sample at once, so that
+ * the progress table has the time it was found. */
+class Tracker {
+public:
+  Tracker(Problem &p, const cp_plan_options &o, std::vector<Sample> *series)
+      : p_(p), o_(o), series_(series),
+        goal_(static_cast<const TaskGoal *>(p.setup().getGoal().get())),
+        on_(o.progress || series), t0_(cp_search_budget_now(nullptr)),
+        next_(t0_ + o.progress_interval) {}
+  void poll() {
+    if (!on_) return;
+    double t = cp_search_budget_now(nullptr);
+    if (t < next_) return;
+    report(t - t0_);
+    next_ = t + o_.progress_interval;
+  }
+  /* A plan (or a cheaper one) found while the planner goes on: a sample
+   * at once, so that the progress table has the time it was found. */
+  void solution() {
+    if (on_) report(cp_search_budget_now(nullptr) - t0_);
+  }
+  void report(double elapsed) {
+    const Counts &c = p_.counts();
+    cp_plan_progress pg;
+    pg.nodes = c.actions - c.rejected;
+    pg.expansions = c.actions;
+    pg.expansions_per_second = elapsed > 0 ? c.actions / elapsed : 0;
+    pg.best_distance = goal_->bestDistance();
+    pg.best_cost = goal_->bestCost();
+    pg.elapsed = elapsed;
+    if (o_.progress) o_.progress(o_.progress_ctx, &pg);
+    if (series_)
+      series_->push_back({elapsed, pg.best_cost, pg.best_distance, pg.nodes,
+                          pg.expansions});
+  }
+
+private:
+  const Problem &p_;
+  const cp_plan_options &o_;
+  std::vector<Sample> *series_;
+  const TaskGoal *goal_;
+  bool on_;
+  double t0_, next_;
+};
+
 /* The run of p (status, with path's actions as its plan when path is not
  * null) as a complan search run: see storePath. */
 cp_plan_status store_run(cp_store *st, Problem &p, const oc::PathControl *path,
@@ -200,10 +262,12 @@ cp_plan_status store_run(cp_store *st, Problem &p, const oc::PathControl *path,
 }
 
 /* One run: OMPL's planner `name` on a fresh Problem; *settings gets the
- * planner's parameters (JSON) when not null. */
+ * planner's parameters (JSON) when not null, *series the run's progress
+ * samples (every opt->progress_interval seconds) when not null. */
 cp_plan_status run(cp_store *st, const cp_task *task, const char *method,
                    const cp_plan_options *opt, cp_plan_result *res,
-                   std::string *settings, cp_error *err) {
+                   std::string *settings, std::vector<Sample> *series,
+                   cp_error *err) {
   cp_plan_options o = opt ? *opt : cp_plan_defaults();
   std::memset(res, 0, sizeof *res);
   res->plan_id = res->goal_node = res->best_node = -1;
@@ -222,11 +286,14 @@ cp_plan_status run(cp_store *st, const cp_task *task, const char *method,
   std::string name = method + sizeof PREFIX + -1;
   ompl::msg::setLogLevel(ompl::msg::LOG_NONE);
   std::uint64_t seed = o.has_seed ? o.seed : task->seed;
-  /* OMPL seeds every generator from one sequence, whose seed counts only
-   * before the process's first generator exists. */
-  static bool seeded = false;
-  if (!seeded && (std::uint32_t)seed) ompl::RNG::setSeed((std::uint32_t)seed);
-  seeded = true;
+  if (o.progress_interval <= 0) o.progress_interval = 0.5;
+  /* OMPL seeds every generator (the planner's, the samplers', ours) from
+   * one process-wide sequence, as each is made. Seeding that sequence
+   * again here, before this run makes any, gives the run the same
+   * generators whatever ran before it in the process (OMPL 1.5 reseeds the
+   * sequence even after its first use, logging an error we silence). Not
+   * for two runs at once in one process: the sequence is shared. */
+  ompl::RNG::setSeed(ompl_seed(seed));
   std::unique_ptr<Problem> p = Problem::create(task, mode_of(name), err);
   if (!p) return res->status = CP_PLAN_BAD_INPUT;
   ob::PlannerPtr planner = p->planner(name);
@@ -244,14 +311,20 @@ cp_plan_status run(cp_store *st, const cp_task *task, const char *method,
   long max_nodes = o.max_nodes > 0 ? o.max_nodes : task->max_nodes;
   volatile sig_atomic_t *cancel = o.cancel;
   Problem *raw = p.get();
+  Tracker tracker(*p, o, series);
+  Tracker *tr = &tracker;
+  static_cast<TaskGoal *>(p->setup().getGoal().get())->onPlan =
+      [tr](double) { tr->solution(); };
   ob::PlannerTerminationCondition ptc = ob::plannerOrTerminationCondition(
       ob::timedPlannerTerminationCondition(max_seconds),
-      ob::PlannerTerminationCondition([cancel, raw, max_nodes] {
+      ob::PlannerTerminationCondition([cancel, raw, max_nodes, tr] {
+        tr->poll();
         return (cancel && *cancel) || raw->counts().actions >= max_nodes;
       }));
   double t0 = cp_search_budget_now(nullptr);
   ob::PlannerStatus ps = p->setup().solve(ptc);
   double seconds = cp_search_budget_now(nullptr) - t0;
+  static_cast<TaskGoal *>(p->setup().getGoal().get())->onPlan = nullptr;
   bool exact = ps == ob::PlannerStatus::EXACT_SOLUTION;
   char options[2048];
   std::snprintf(options, sizeof options,
@@ -282,10 +355,9 @@ cp_plan_status run(cp_store *st, const cp_task *task, const char *method,
   res->stats.fallbacks = c.fallbacks;
   res->stats.warm_steps = c.warm_steps;
   res->seconds = res->session_seconds = seconds;
-  const ob::ProblemDefinitionPtr &pdef = p->setup().getProblemDefinition();
-  res->best_distance = exact ? 0.0
-                       : pdef->hasSolution() ? pdef->getSolutionDifference()
-                                             : NAN;
+  double best = static_cast<const TaskGoal *>(p->setup().getGoal().get())
+                    ->bestDistance();
+  res->best_distance = exact ? 0.0 : std::isfinite(best) ? best : NAN;
   if (s != CP_PLAN_SOLVED) return res->status = s;
   return res->status = status;
 }
@@ -314,7 +386,7 @@ cp_plan_status cp_ompl_plan_task(cp_store *st, const cp_task *task,
                                  const cp_plan_options *opt,
                                  cp_plan_result *res, cp_error *err) {
   try {
-    return cp_ompl::run(st, task, method, opt, res, nullptr, err);
+    return cp_ompl::run(st, task, method, opt, res, nullptr, nullptr, err);
   } catch (const std::bad_alloc &) {
     cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   } catch (const std::exception &e) {
@@ -347,11 +419,14 @@ cp_plan_status cp_ompl_benchmark(cp_store *st, const cp_task *task,
       o.seed = task->seed + (uint64_t)r;
       o.max_seconds = limit;
       o.task_path = bo->task_path;
+      o.progress_interval = 0.05; // as complan's planners' benchmark runs
       cp_plan_result res;
       std::string settings;
+      std::vector<cp_ompl::Sample> series;
       cp_plan_status s;
       try {
-        s = cp_ompl::run(st, task, methods[pi], &o, &res, &settings, err);
+        s = cp_ompl::run(st, task, methods[pi], &o, &res, &settings, &series,
+                         err);
       } catch (const std::exception &e) {
         cp_error_setc(err, CP_ERR_UNSUPPORTED, "", "OMPL: %s", e.what());
         s = CP_PLAN_FAILED;
@@ -371,9 +446,14 @@ cp_plan_status cp_ompl_benchmark(cp_store *st, const cp_task *task,
         br.status = std::isfinite(res.best_distance) ? 5 : 4;
       int64_t rid;
       if ((ss = cp_store_bench_run(st, *experiment_id, pid, &br, &rid))) break;
-      ss = cp_store_bench_progress(st, rid, res.session_seconds, res.cost,
-                                   res.nodes, res.stats.expansions,
-                                   res.best_distance);
+      for (size_t k = 0; k < series.size() && !ss; ++k)
+        ss = cp_store_bench_progress(st, rid, series[k].t, series[k].cost,
+                                     series[k].nodes, series[k].expansions,
+                                     series[k].dist);
+      if (!ss)
+        ss = cp_store_bench_progress(st, rid, res.session_seconds, res.cost,
+                                     res.nodes, res.stats.expansions,
+                                     res.best_distance);
       if (bo->progress) bo->progress(bo->progress_ctx, methods[pi], r, &res);
       if (ss) break;
     }
