@@ -7,6 +7,8 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include <ompl/base/PlannerData.h>
 #include <ompl/base/PlannerTerminationCondition.h>
@@ -123,13 +125,132 @@ private:
   double t0_, next_;
 };
 
+/* The bits of a state vector: the key of a stored node by its state. */
+std::string state_key(const double *x, int n) {
+  return std::string(reinterpret_cast<const char *>(x), (size_t)n * sizeof *x);
+}
+
+/* One action of the plan, simulated again by complan: its node (id and
+ * parent not yet set), the state it ends in, its warm start. */
+struct PlanStep {
+  cp_search_node node;
+  std::vector<double> y;
+  std::vector<unsigned char> warm;
+};
+
+int adopt_step(cp_search *s, PlanStep &step, long parent) {
+  step.node.id = cp_search_node_count(s);
+  step.node.parent = parent;
+  return cp_search_adopt(s, &step.node, step.y.data(), step.warm.data(),
+                         step.warm.size());
+}
+
+/* OMPL's tree (tree: planner data of p's planner) as nodes of s after its
+ * start, node 0: each vertex reached from the start by the tree's edges
+ * that is a state between actions, parents first, with what its state
+ * carries (the action that made it, complan's cost, its warm start; its
+ * time as the search counts it). The plan's actions are the tree's
+ * vertices that end in the plan's states one after the other from the
+ * start (OMPL's path is a branch of its tree): those nodes get the plan's
+ * records (the simulation counts of each action); the others' counts are
+ * not known (0: the run's totals are). Returns the plan's last node (-1
+ * when the plan is no branch of the tree; 0 for an empty plan), or -2 out
+ * of memory. */
+long adopt_tree(cp_search *s, const Problem &p, const ob::PlannerData &tree,
+                std::vector<PlanStep> &plan) {
+  const cp_search_problem *sp = cp_plan_world_problem(p.world());
+  if (tree.numStartVertices() == 0) return plan.empty() ? 0 : -1;
+  /* The vertices to store, parents first, with their states' keys. A
+   * state is one node however many vertices hold it (PDST keeps a copy of
+   * its parent's end state as each motion's start). */
+  unsigned nv = tree.numVertices();
+  std::vector<long> parent(nv, -1), depth(nv, 0), step(nv, -1);
+  std::vector<std::string> key(nv);
+  std::vector<double> x((size_t)sp->n);
+  std::unordered_map<std::string, std::vector<unsigned>> holders;
+  for (unsigned v = 0; v < nv; ++v) {
+    const auto *ws = static_cast<const WorldStateSpace::StateType *>(
+        tree.getVertex(v).getState());
+    if (ws->outcome != CP_EXPAND_OK || ws->step != 0) continue;
+    p.space()->toVector(ws, x.data());
+    key[v] = state_key(x.data(), sp->n);
+    holders[key[v]].push_back(v);
+  }
+  std::vector<unsigned> order(1, tree.getStartIndex(0)), out;
+  std::vector<char> seen(nv, 0);
+  for (unsigned h : holders[key[order[0]]]) seen[h] = 1;
+  for (size_t q = 0; q < order.size(); ++q)
+    for (unsigned u : holders[key[order[q]]]) {
+      tree.getEdges(u, out);
+      for (unsigned v : out) {
+        const auto *ws = static_cast<const WorldStateSpace::StateType *>(
+            tree.getVertex(v).getState());
+        if (seen[v] || key[v].empty() || ws->action < 0) continue;
+        for (unsigned h : holders[key[v]]) seen[h] = 1;
+        parent[v] = order[q];
+        depth[v] = depth[order[q]] + 1;
+        order.push_back(v);
+      }
+    }
+  /* The branch that is the plan, found from its end. */
+  long end = plan.empty() ? (long)order[0] : -1;
+  if (!plan.empty()) {
+    std::string last = state_key(plan.back().y.data(), sp->n);
+    for (size_t k = 1; k < order.size() && end < 0; ++k) {
+      long v = order[k], j = (long)plan.size() - 1;
+      if (depth[v] != (long)plan.size() || key[v] != last) continue;
+      while (j >= 0 && key[v] == state_key(plan[j].y.data(), sp->n)) {
+        v = parent[v];
+        --j;
+      }
+      if (j < 0) end = order[k];
+    }
+    for (long v = end, j = (long)plan.size() - 1; v >= 0 && j >= 0; --j) {
+      step[v] = j;
+      v = parent[v];
+    }
+  }
+  std::vector<long> node(nv, -1);
+  node[order[0]] = 0;
+  for (size_t k = 1; k < order.size(); ++k) {
+    unsigned v = order[k];
+    long pid = node[parent[v]];
+    if (step[v] >= 0) {
+      if (adopt_step(s, plan[step[v]], pid)) return -2;
+      node[v] = plan[step[v]].node.id;
+      continue;
+    }
+    const auto *ws = static_cast<const WorldStateSpace::StateType *>(
+        tree.getVertex(v).getState());
+    std::memcpy(x.data(), key[v].data(), key[v].size());
+    const cp_search_node *pn = cp_search_node_get(s, pid);
+    cp_search_node n;
+    std::memset(&n, 0, sizeof n);
+    n.id = cp_search_node_count(s);
+    n.parent = pid;
+    n.depth = pn->depth + 1;
+    n.time = pn->time + sp->duration;
+    n.cost = ws->cost;
+    n.action = ws->action;
+    n.outcome = CP_EXPAND_OK;
+    n.flags = sp->in_goal(sp->ctx, x.data()) ? CP_NODE_GOAL : 0;
+    n.goal_distance = sp->goal_distance(sp->ctx, x.data());
+    n.message = "";
+    if (cp_search_adopt(s, &n, x.data(), ws->warm.data(), ws->warm.size()))
+      return -2;
+    node[v] = n.id;
+  }
+  return end < 0 ? -1 : node[end];
+}
+
 /* The run of p (status, with path's actions as its plan when path is not
- * null) as a complan search run: see storePath. */
+ * null, with OMPL's tree when tree is not null) as a complan search run:
+ * see storePath. */
 cp_plan_status store_run(cp_store *st, Problem &p, const oc::PathControl *path,
-                         const char *planner, const char *options,
-                         const char *task_path, std::uint64_t seed,
-                         const char *status, double seconds,
-                         cp_plan_result *res, cp_error *err) {
+                         const ob::PlannerData *tree, const char *planner,
+                         const char *options, const char *task_path,
+                         std::uint64_t seed, const char *status,
+                         double seconds, cp_plan_result *res, cp_error *err) {
   const cp_task *task = p.task();
   const cp_search_problem *sp = cp_plan_world_problem(p.world());
   const double *x0 = cp_plan_world_start(p.world());
@@ -187,16 +308,21 @@ cp_plan_status store_run(cp_store *st, Problem &p, const oc::PathControl *path,
   stats.warm_steps = c.warm_steps;
   cp_search_set_stats(s, &stats);
 
-  /* Each action re-simulated by the search's expansion from its parent. */
-  std::vector<double> x(x0, x0 + sp->n), y((size_t)sp->n), z((size_t)sp->n);
+  /* Each action re-simulated by the search's expansion from its parent
+   * (with its warm start) and compared with OMPL's state. */
+  std::vector<double> x(x0, x0 + sp->n), z((size_t)sp->n);
+  std::vector<PlanStep> plan(acts.size());
   cp_expansion info;
   double t = 0, cost = 0;
+  const unsigned char *warm = nullptr;
+  size_t warm_size = 0;
   cp_plan_status result = CP_PLAN_SOLVED;
   for (size_t j = 0; j < acts.size() && result == CP_PLAN_SOLVED; ++j) {
     std::memset(&info, 0, sizeof info);
-    size_t ws = 0;
-    const void *warm = cp_search_warm(s, (long)j, &ws);
-    int r = sp->expand(sp->ctx, x.data(), t, warm, ws, acts[j], y.data(), &info);
+    std::vector<double> &y = plan[j].y;
+    y.resize((size_t)sp->n);
+    int r = sp->expand(sp->ctx, x.data(), t, warm, warm_size, acts[j], y.data(),
+                       &info);
     if (r != 0 || info.outcome != CP_EXPAND_OK) {
       cp_error_set(err, "", "%s's action %zu (%ld) is rejected when complan "
                    "simulates it again: %s", planner, j + 1, acts[j],
@@ -216,10 +342,12 @@ cp_plan_status store_run(cp_store *st, Problem &p, const oc::PathControl *path,
     }
     cost += sp->edge_cost ? sp->edge_cost(sp->ctx, x.data(), acts[j], y.data())
                           : sp->action_cost(sp->ctx, acts[j]);
-    cp_search_node n;
+    const auto *w = static_cast<const unsigned char *>(info.warm);
+    plan[j].warm.assign(w, w + info.warm_size);
+    warm = plan[j].warm.data();
+    warm_size = plan[j].warm.size();
+    cp_search_node &n = plan[j].node;
     std::memset(&n, 0, sizeof n);
-    n.id = (long)j + 1;
-    n.parent = (long)j;
     n.depth = (int)j + 1;
     n.time = t + sp->duration;
     n.cost = cost;
@@ -233,14 +361,23 @@ cp_plan_status store_run(cp_store *st, Problem &p, const oc::PathControl *path,
     n.flags = sp->in_goal(sp->ctx, y.data()) ? CP_NODE_GOAL : 0;
     n.goal_distance = sp->goal_distance(sp->ctx, y.data());
     n.message = "";
-    if (cp_search_adopt(s, &n, y.data(), info.warm, info.warm_size)) {
-      cp_error_setc(err, CP_ERR_NOMEM, "", "%s", cp_search_message(s));
-      result = CP_PLAN_FAILED;
-    }
-    x.swap(y);
+    x = y;
     t = n.time;
   }
-  long goal = acts.empty() ? -1 : (long)acts.size();
+  if (result != CP_PLAN_SOLVED) plan.clear();
+  /* OMPL's tree with the plan as its branch; or the plan alone. */
+  long prev = tree ? adopt_tree(s, p, *tree, plan) : -1;
+  if (prev == -1) { // the plan alone, from the start
+    prev = 0;
+    for (size_t j = 0; j < plan.size() && prev >= 0; ++j)
+      prev = adopt_step(s, plan[j], prev) ? -2 : plan[j].node.id;
+  }
+  if (prev == -2) {
+    cp_search_destroy(s);
+    cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory storing the run");
+    return CP_PLAN_FAILED;
+  }
+  long goal = acts.empty() ? -1 : prev;
   if (result == CP_PLAN_SOLVED && goal >= 0 &&
       !(cp_search_node_get(s, goal)->flags & CP_NODE_GOAL)) {
     cp_error_set(err, "", "%s's path does not end in the goal when complan "
@@ -342,7 +479,7 @@ cp_plan_status run(cp_store *st, const cp_task *task, const char *method,
   if (exact) path = &p->setup().getSolutionPath();
   ob::PlannerData pd(p->setup().getSpaceInformation());
   p->setup().getPlannerData(pd);
-  cp_plan_status s = store_run(st, *p, path, method, options, o.task_path,
+  cp_plan_status s = store_run(st, *p, path, &pd, method, options, o.task_path,
                                seed, cp_plan_status_name(status), seconds,
                                res, err);
   const Counts &c = p->counts();
@@ -371,7 +508,7 @@ cp_plan_status storePath(cp_store *st, Problem &p, const oc::PathControl &path,
   std::memset(res, 0, sizeof *res);
   res->plan_id = res->goal_node = -1;
   res->cost = NAN;
-  return res->status = store_run(st, p, &path, planner, options, task_path,
+  return res->status = store_run(st, p, &path, nullptr, planner, options, task_path,
                                  seed, "solved", seconds, res, err);
 }
 
