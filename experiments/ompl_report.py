@@ -8,16 +8,19 @@ Usage: ompl_report.py DB [TASK_NAME ...]
 TASK_NAMEs label the experiments in order (default: the experiment's name).
 
 Per planner: runs solved; time to the first plan (mean over the solved
-runs: the first progress row with a plan, for every planner: complan's
-planners sample every 0.05 s, OMPL's runs too and add a row the moment
-OMPL's SST reports a plan; a planner that stops at its first plan has it in
-its last row); best cost (mean over solved runs); states kept (graph_states:
-complan's nodes; OMPL's motions); actions simulated (expansions), LCP
-solves and the least goal distance reached (means over all runs).
+runs of the first progress row with a plan: complan's planners sample
+every 0.05 s, OMPL's runs too and add a row the moment the adapter's goal
+sees a plan, or SST's cheaper one; a planner that stops at its first plan
+has it in its last row); the run's time (mean over all runs: a run can
+overrun its limit by what one iteration takes); best cost (mean over
+solved runs); states kept (graph_states: complan's nodes; OMPL's
+motions); actions simulated (expansions), LCP solves and the least goal
+distance reached (means over all runs).
 
-Then the best cost over time, from the progress table: at a quarter, half
+Then the best cost over time, from the progress table: at 1/50, 1/10, 1/5
 and all of the time limit, the mean over the runs that had a plan by then
-of the cheapest plan so far, and how many runs had one."""
+of the cheapest plan so far, and how many runs had one (left out when no
+run found a plan)."""
 import sqlite3
 import sys
 
@@ -43,14 +46,14 @@ def main(path, names):
         name = names[k] if k < len(names) else f"experiment {eid}"
         print(f"#### {name}\n")
         print(f"{runcount} runs per planner, {limit:g} s each.\n")
-        print("| planner | solved | first plan (s) | best cost | states "
+        print("| planner | solved | first plan (s) | run (s) | best cost | states "
               "| actions simulated | LCP solves | nearest (m) |")
-        print("|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|")
         planners = db.execute(
             "SELECT DISTINCT c.id, c.name FROM plannerConfigs c JOIN runs r"
             " ON r.plannerid = c.id WHERE r.experimentid = ? ORDER BY c.id",
             (eid,)).fetchall()
-        marks = (0.25 * limit, 0.5 * limit, limit)
+        marks = (limit / 50, limit / 10, limit / 5, limit)
         over_time = []
         for pid, pname in planners:
             rows = db.execute(
@@ -63,6 +66,7 @@ def main(path, names):
                                 ).fetchone()[0] for r in solved]
             print(f"| {label(pname)} | {len(solved)}/{len(rows)} "
                   f"| {fmt(mean(first), '.3f')} "
+                  f"| {fmt(mean([r[1] for r in rows]), '.3g')} "
                   f"| {fmt(mean([r[3] for r in solved]), '.3g')} "
                   f"| {fmt(mean([r[4] for r in rows]), '.0f')} "
                   f"| {fmt(mean([r[5] for r in rows]), '.0f')} "
@@ -76,13 +80,15 @@ def main(path, names):
                     ).fetchone()[0] for r in rows]
                 costs = [c for c in costs if c is not None]
                 cells.append(f"{fmt(mean(costs), '.3g')} ({len(costs)}/{len(rows)})")
-            over_time.append((label(pname), cells))
+            over_time.append((label(pname), cells, len(costs)))
         print()
+        if not any(c for _, _, c in over_time):
+            continue  # no plan: no cost over time
         print("Best cost over time (mean cost of the runs with a plan by then, "
               "and how many):\n")
         print("| planner | " + " | ".join(f"{t:g} s" for t in marks) + " |")
         print("|---|" + "---|" * len(marks))
-        for lab, cells in over_time:
+        for lab, cells, _ in over_time:
             print(f"| {lab} | " + " | ".join(cells) + " |")
         print()
 
