@@ -459,8 +459,19 @@ cp_plan_status run(cp_store *st, const cp_task *task, const char *method,
         return (cancel && *cancel) || raw->counts().actions >= max_nodes;
       }));
   double t0 = cp_search_budget_now(nullptr);
+  /* The simulator's solvers get the time left too (certify's MIP would
+   * take up to a minute per call): a step stopped by it makes an invalid
+   * state, and OMPL's planner stops at its next check. */
+  const cp_search_problem *sp = cp_plan_world_problem(p->world());
+  cp_search_budget budget;
+  std::memset(&budget, 0, sizeof budget);
+  budget.has_deadline = 1;
+  budget.deadline = t0 + max_seconds;
+  budget.cancel = cancel;
+  if (sp->set_budget) sp->set_budget(sp->ctx, &budget);
   ob::PlannerStatus ps = p->setup().solve(ptc);
   double seconds = cp_search_budget_now(nullptr) - t0;
+  if (sp->set_budget) sp->set_budget(sp->ctx, nullptr); // storing: no limit
   static_cast<TaskGoal *>(p->setup().getGoal().get())->onPlan = nullptr;
   bool exact = ps == ob::PlannerStatus::EXACT_SOLUTION;
   char options[2048];

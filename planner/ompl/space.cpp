@@ -383,7 +383,8 @@ void WorldPropagator::propagate(const ob::State *state, const oc::Control *contr
     n.actions++;
     r = sp_->expand(sp_->ctx, p.x_.data(), t, in->warm.data(), in->warm.size(),
                     a, p.y_.data(), &info);
-    if (r == 0 && info.outcome != CP_EXPAND_OK) r = 1;
+    if (r == 1) r = 2; // the run's budget cut the action short
+    else if (r == 0 && info.outcome != CP_EXPAND_OK) r = 1;
     k = task->steps - 1;
     t += task->duration;
   } else {
@@ -408,11 +409,13 @@ void WorldPropagator::propagate(const ob::State *state, const oc::Control *contr
   n.pivots += info.pivots;
   n.fallbacks += info.fallbacks;
   n.warm_steps += info.warm_steps;
-  if (r != 0) { // rejected (or a fatal error: no outcome to build on)
+  /* Rejected (1), cut short by the run's budget (2: no outcome; the run
+   * ends) or a fatal error (-1): no state to build on. */
+  if (r != 0) {
     p.has_cur_ = false;
-    n.rejected++;
+    if (r == 1) n.rejected++;
     if (result != state) sp.copyState(result, state);
-    out->outcome = r < 0 ? CP_EXPAND_SOLVER_FAILED : info.outcome;
+    out->outcome = r == 1 ? info.outcome : CP_EXPAND_SOLVER_FAILED;
     return;
   }
   sp.fromVector(p.y_.data(), result);

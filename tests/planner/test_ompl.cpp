@@ -259,6 +259,45 @@ Test(ompl, rejected_outcomes_are_invalid) {
   cp_task_free(&task);
 }
 
+/* A run's budget reaches into the simulator: once it is spent, a whole
+ * action (ACTION mode: the search's expansion, which polls the budget
+ * every CP_PLAN_BUDGET_STEPS steps) is cut short, which makes an invalid
+ * state but no rejection (no outcome); without the budget the same
+ * propagation is valid. (In STEP mode the budget bounds the certify
+ * solver's calls, which push never makes; OMPL checks the limit between
+ * actions.) */
+Test(ompl, spent_budget_cuts_an_action) {
+  cp_task task;
+  load("push.json", &task);
+  cr_assert_gt(task.steps, CP_PLAN_BUDGET_STEPS);
+  {
+    auto p = problem(&task, Mode::ACTION);
+    const oc::SpaceInformationPtr &si = p->setup().getSpaceInformation();
+    const cp_search_problem *sp = cp_plan_world_problem(p->world());
+    cr_assert(sp->set_budget);
+    cp_search_budget spent;
+    std::memset(&spent, 0, sizeof spent);
+    spent.has_deadline = 1;
+    spent.deadline = cp_search_budget_now(nullptr) - 1;
+    ob::State *r = si->allocState();
+    oc::Control *c = si->allocControl();
+    p->controls()->setAction(c, 3);
+    const ob::State *start = p->setup().getProblemDefinition()->getStartState(0);
+    sp->set_budget(sp->ctx, &spent);
+    unsigned cd = si->propagateWhileValid(start, c, (int)p->actionSteps(), r);
+    cr_assert_lt(cd, p->actionSteps());
+    cr_assert_eq(p->counts().rejected, 0);
+    cr_assert_eq(p->counts().actions, 1);
+    sp->set_budget(sp->ctx, nullptr);
+    cd = si->propagateWhileValid(start, c, (int)p->actionSteps(), r);
+    cr_assert_eq(cd, p->actionSteps());
+    cr_assert(si->isValid(r));
+    si->freeControl(c);
+    si->freeState(r);
+  }
+  cp_task_free(&task);
+}
+
 /* The goal is complan's: distance and membership of the search's problem. */
 Test(ompl, goal_is_the_task_goal) {
   cp_task task;
