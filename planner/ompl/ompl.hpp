@@ -42,6 +42,7 @@
 #define CP_PLANNER_OMPL_HPP
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -81,6 +82,10 @@ public:
     long action = -1;  ///< the action in progress, or that made the state
     int outcome = 0;   ///< cp_expand_outcome of the step that made it
     double time = 0;   ///< s
+    /// complan's cost of the path to this state from the start (the
+    /// actions that made it, cost.path included; inside an action: the
+    /// cost before it)
+    double cost = 0;
     std::vector<unsigned char> warm; ///< LCP warm start (after an action)
   };
 
@@ -165,10 +170,20 @@ public:
   TaskGoal(const ompl::base::SpaceInformationPtr &si, Problem *p);
   double distanceGoal(const ompl::base::State *s) const override;
   bool isSatisfied(const ompl::base::State *s, double *distance) const override;
+  /// The least goal distance of the valid states isSatisfied was asked
+  /// about (every planner asks about each state it keeps; infinity before
+  /// any): a run's progress, at no extra cost.
+  double bestDistance() const { return best_; }
+  /// The cheapest plan so far: the least cost of a state between actions
+  /// found in the goal (NaN before any). A planner that goes on after a
+  /// plan (SST) finds cheaper ones; each calls onPlan(cost) when set.
+  double bestCost() const { return best_cost_; }
+  std::function<void(double)> onPlan;
 
 private:
   Problem *p_;
   mutable std::vector<double> x_;
+  mutable double best_, best_cost_;
 };
 
 /// A task as an OMPL control problem. After create(), setup() is OMPL's
@@ -216,6 +231,9 @@ private:
    * again), scratch vectors, the last expansion's record. */
   mutable Counts counts_;
   mutable std::vector<double> cur_, x_, y_;
+  /* The action in progress (STEP): the state it began in, and its cost. */
+  mutable std::vector<double> start_;
+  mutable double start_cost_ = 0;
   mutable bool has_cur_ = false;
   mutable long cur_action_ = -1;
   mutable cp_expansion info_;

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include <ompl/base/PlannerData.h>
 #include <ompl/base/PlannerTerminationCondition.h>
@@ -61,13 +63,194 @@ std::string params_json(const ob::PlannerPtr &planner) {
   return o + "}";
 }
 
+/* OMPL's seed for a run's 64-bit seed: its two halves XORed (OMPL's seeds
+ * are 32-bit and never 0; 0 becomes 0x9e3779b9). */
+std::uint32_t ompl_seed(std::uint64_t seed) {
+  std::uint32_t s = (std::uint32_t)seed ^ (std::uint32_t)(seed >> 32);
+  return s ? s : 0x9e3779b9u;
+}
+
+/* One progress sample of a run (the benchmark's progress table). */
+struct Sample {
+  double t, cost, dist;
+  long nodes, expansions;
+};
+
+/* A run's progress. The termination condition polls it (in the planner's
+ * own thread, once per iteration): every interval seconds it reports to the
+ * caller's progress function and keeps a sample for the benchmark. Each
+ * plan the goal sees found (the first, and SST's cheaper ones: OMPL 1.5's
+ * control planners report none themselves) is a sample at once, so that
+ * the progress table has the time it was found. */
+class Tracker {
+public:
+  Tracker(Problem &p, const cp_plan_options &o, std::vector<Sample> *series)
+      : p_(p), o_(o), series_(series),
+        goal_(static_cast<const TaskGoal *>(p.setup().getGoal().get())),
+        on_(o.progress || series), t0_(cp_search_budget_now(nullptr)),
+        next_(t0_ + o.progress_interval) {}
+  void poll() {
+    if (!on_) return;
+    double t = cp_search_budget_now(nullptr);
+    if (t < next_) return;
+    report(t - t0_);
+    next_ = t + o_.progress_interval;
+  }
+  /* A plan (or a cheaper one) found while the planner goes on: a sample
+   * at once, so that the progress table has the time it was found. */
+  void solution() {
+    if (on_) report(cp_search_budget_now(nullptr) - t0_);
+  }
+  void report(double elapsed) {
+    const Counts &c = p_.counts();
+    cp_plan_progress pg;
+    pg.nodes = c.actions - c.rejected;
+    pg.expansions = c.actions;
+    pg.expansions_per_second = elapsed > 0 ? c.actions / elapsed : 0;
+    pg.best_distance = goal_->bestDistance();
+    pg.best_cost = goal_->bestCost();
+    pg.elapsed = elapsed;
+    if (o_.progress) o_.progress(o_.progress_ctx, &pg);
+    if (series_)
+      series_->push_back({elapsed, pg.best_cost, pg.best_distance, pg.nodes,
+                          pg.expansions});
+  }
+
+private:
+  const Problem &p_;
+  const cp_plan_options &o_;
+  std::vector<Sample> *series_;
+  const TaskGoal *goal_;
+  bool on_;
+  double t0_, next_;
+};
+
+/* The bits of a state vector: the key of a stored node by its state. */
+std::string state_key(const double *x, int n) {
+  return std::string(reinterpret_cast<const char *>(x), (size_t)n * sizeof *x);
+}
+
+/* One action of the plan, simulated again by complan: its node (id and
+ * parent not yet set), the state it ends in, its warm start. */
+struct PlanStep {
+  cp_search_node node;
+  std::vector<double> y;
+  std::vector<unsigned char> warm;
+};
+
+int adopt_step(cp_search *s, PlanStep &step, long parent) {
+  step.node.id = cp_search_node_count(s);
+  step.node.parent = parent;
+  return cp_search_adopt(s, &step.node, step.y.data(), step.warm.data(),
+                         step.warm.size());
+}
+
+/* OMPL's tree (tree: planner data of p's planner) as nodes of s after its
+ * start, node 0: each vertex reached from the start by the tree's edges
+ * that is a state between actions, parents first, with what its state
+ * carries (the action that made it, complan's cost, its warm start; its
+ * time as the search counts it). The plan's actions are the tree's
+ * vertices that end in the plan's states one after the other from the
+ * start (OMPL's path is a branch of its tree): those nodes get the plan's
+ * records (the simulation counts of each action); the others' counts are
+ * not known (0: the run's totals are). Returns the plan's last node (-1
+ * when the plan is no branch of the tree; 0 for an empty plan), or -2 out
+ * of memory. */
+long adopt_tree(cp_search *s, const Problem &p, const ob::PlannerData &tree,
+                std::vector<PlanStep> &plan) {
+  const cp_search_problem *sp = cp_plan_world_problem(p.world());
+  if (tree.numStartVertices() == 0) return plan.empty() ? 0 : -1;
+  /* The vertices to store, parents first, with their states' keys. A
+   * state is one node however many vertices hold it (PDST keeps a copy of
+   * its parent's end state as each motion's start). */
+  unsigned nv = tree.numVertices();
+  std::vector<long> parent(nv, -1), depth(nv, 0), step(nv, -1);
+  std::vector<std::string> key(nv);
+  std::vector<double> x((size_t)sp->n);
+  std::unordered_map<std::string, std::vector<unsigned>> holders;
+  for (unsigned v = 0; v < nv; ++v) {
+    const auto *ws = static_cast<const WorldStateSpace::StateType *>(
+        tree.getVertex(v).getState());
+    if (ws->outcome != CP_EXPAND_OK || ws->step != 0) continue;
+    p.space()->toVector(ws, x.data());
+    key[v] = state_key(x.data(), sp->n);
+    holders[key[v]].push_back(v);
+  }
+  std::vector<unsigned> order(1, tree.getStartIndex(0)), out;
+  std::vector<char> seen(nv, 0);
+  for (unsigned h : holders[key[order[0]]]) seen[h] = 1;
+  for (size_t q = 0; q < order.size(); ++q)
+    for (unsigned u : holders[key[order[q]]]) {
+      tree.getEdges(u, out);
+      for (unsigned v : out) {
+        const auto *ws = static_cast<const WorldStateSpace::StateType *>(
+            tree.getVertex(v).getState());
+        if (seen[v] || key[v].empty() || ws->action < 0) continue;
+        for (unsigned h : holders[key[v]]) seen[h] = 1;
+        parent[v] = order[q];
+        depth[v] = depth[order[q]] + 1;
+        order.push_back(v);
+      }
+    }
+  /* The branch that is the plan, found from its end. */
+  long end = plan.empty() ? (long)order[0] : -1;
+  if (!plan.empty()) {
+    std::string last = state_key(plan.back().y.data(), sp->n);
+    for (size_t k = 1; k < order.size() && end < 0; ++k) {
+      long v = order[k], j = (long)plan.size() - 1;
+      if (depth[v] != (long)plan.size() || key[v] != last) continue;
+      while (j >= 0 && key[v] == state_key(plan[j].y.data(), sp->n)) {
+        v = parent[v];
+        --j;
+      }
+      if (j < 0) end = order[k];
+    }
+    for (long v = end, j = (long)plan.size() - 1; v >= 0 && j >= 0; --j) {
+      step[v] = j;
+      v = parent[v];
+    }
+  }
+  std::vector<long> node(nv, -1);
+  node[order[0]] = 0;
+  for (size_t k = 1; k < order.size(); ++k) {
+    unsigned v = order[k];
+    long pid = node[parent[v]];
+    if (step[v] >= 0) {
+      if (adopt_step(s, plan[step[v]], pid)) return -2;
+      node[v] = plan[step[v]].node.id;
+      continue;
+    }
+    const auto *ws = static_cast<const WorldStateSpace::StateType *>(
+        tree.getVertex(v).getState());
+    std::memcpy(x.data(), key[v].data(), key[v].size());
+    const cp_search_node *pn = cp_search_node_get(s, pid);
+    cp_search_node n;
+    std::memset(&n, 0, sizeof n);
+    n.id = cp_search_node_count(s);
+    n.parent = pid;
+    n.depth = pn->depth + 1;
+    n.time = pn->time + sp->duration;
+    n.cost = ws->cost;
+    n.action = ws->action;
+    n.outcome = CP_EXPAND_OK;
+    n.flags = sp->in_goal(sp->ctx, x.data()) ? CP_NODE_GOAL : 0;
+    n.goal_distance = sp->goal_distance(sp->ctx, x.data());
+    n.message = "";
+    if (cp_search_adopt(s, &n, x.data(), ws->warm.data(), ws->warm.size()))
+      return -2;
+    node[v] = n.id;
+  }
+  return end < 0 ? -1 : node[end];
+}
+
 /* The run of p (status, with path's actions as its plan when path is not
- * null) as a complan search run: see storePath. */
+ * null, with OMPL's tree when tree is not null) as a complan search run:
+ * see storePath. */
 cp_plan_status store_run(cp_store *st, Problem &p, const oc::PathControl *path,
-                         const char *planner, const char *options,
-                         const char *task_path, std::uint64_t seed,
-                         const char *status, double seconds,
-                         cp_plan_result *res, cp_error *err) {
+                         const ob::PlannerData *tree, const char *planner,
+                         const char *options, const char *task_path,
+                         std::uint64_t seed, const char *status,
+                         double seconds, cp_plan_result *res, cp_error *err) {
   const cp_task *task = p.task();
   const cp_search_problem *sp = cp_plan_world_problem(p.world());
   const double *x0 = cp_plan_world_start(p.world());
@@ -125,16 +308,21 @@ cp_plan_status store_run(cp_store *st, Problem &p, const oc::PathControl *path,
   stats.warm_steps = c.warm_steps;
   cp_search_set_stats(s, &stats);
 
-  /* Each action re-simulated by the search's expansion from its parent. */
-  std::vector<double> x(x0, x0 + sp->n), y((size_t)sp->n), z((size_t)sp->n);
+  /* Each action re-simulated by the search's expansion from its parent
+   * (with its warm start) and compared with OMPL's state. */
+  std::vector<double> x(x0, x0 + sp->n), z((size_t)sp->n);
+  std::vector<PlanStep> plan(acts.size());
   cp_expansion info;
   double t = 0, cost = 0;
+  const unsigned char *warm = nullptr;
+  size_t warm_size = 0;
   cp_plan_status result = CP_PLAN_SOLVED;
   for (size_t j = 0; j < acts.size() && result == CP_PLAN_SOLVED; ++j) {
     std::memset(&info, 0, sizeof info);
-    size_t ws = 0;
-    const void *warm = cp_search_warm(s, (long)j, &ws);
-    int r = sp->expand(sp->ctx, x.data(), t, warm, ws, acts[j], y.data(), &info);
+    std::vector<double> &y = plan[j].y;
+    y.resize((size_t)sp->n);
+    int r = sp->expand(sp->ctx, x.data(), t, warm, warm_size, acts[j], y.data(),
+                       &info);
     if (r != 0 || info.outcome != CP_EXPAND_OK) {
       cp_error_set(err, "", "%s's action %zu (%ld) is rejected when complan "
                    "simulates it again: %s", planner, j + 1, acts[j],
@@ -154,10 +342,12 @@ cp_plan_status store_run(cp_store *st, Problem &p, const oc::PathControl *path,
     }
     cost += sp->edge_cost ? sp->edge_cost(sp->ctx, x.data(), acts[j], y.data())
                           : sp->action_cost(sp->ctx, acts[j]);
-    cp_search_node n;
+    const auto *w = static_cast<const unsigned char *>(info.warm);
+    plan[j].warm.assign(w, w + info.warm_size);
+    warm = plan[j].warm.data();
+    warm_size = plan[j].warm.size();
+    cp_search_node &n = plan[j].node;
     std::memset(&n, 0, sizeof n);
-    n.id = (long)j + 1;
-    n.parent = (long)j;
     n.depth = (int)j + 1;
     n.time = t + sp->duration;
     n.cost = cost;
@@ -171,14 +361,23 @@ cp_plan_status store_run(cp_store *st, Problem &p, const oc::PathControl *path,
     n.flags = sp->in_goal(sp->ctx, y.data()) ? CP_NODE_GOAL : 0;
     n.goal_distance = sp->goal_distance(sp->ctx, y.data());
     n.message = "";
-    if (cp_search_adopt(s, &n, y.data(), info.warm, info.warm_size)) {
-      cp_error_setc(err, CP_ERR_NOMEM, "", "%s", cp_search_message(s));
-      result = CP_PLAN_FAILED;
-    }
-    x.swap(y);
+    x = y;
     t = n.time;
   }
-  long goal = acts.empty() ? -1 : (long)acts.size();
+  if (result != CP_PLAN_SOLVED) plan.clear();
+  /* OMPL's tree with the plan as its branch; or the plan alone. */
+  long prev = tree ? adopt_tree(s, p, *tree, plan) : -1;
+  if (prev == -1) { // the plan alone, from the start
+    prev = 0;
+    for (size_t j = 0; j < plan.size() && prev >= 0; ++j)
+      prev = adopt_step(s, plan[j], prev) ? -2 : plan[j].node.id;
+  }
+  if (prev == -2) {
+    cp_search_destroy(s);
+    cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory storing the run");
+    return CP_PLAN_FAILED;
+  }
+  long goal = acts.empty() ? -1 : prev;
   if (result == CP_PLAN_SOLVED && goal >= 0 &&
       !(cp_search_node_get(s, goal)->flags & CP_NODE_GOAL)) {
     cp_error_set(err, "", "%s's path does not end in the goal when complan "
@@ -200,10 +399,12 @@ cp_plan_status store_run(cp_store *st, Problem &p, const oc::PathControl *path,
 }
 
 /* One run: OMPL's planner `name` on a fresh Problem; *settings gets the
- * planner's parameters (JSON) when not null. */
+ * planner's parameters (JSON) when not null, *series the run's progress
+ * samples (every opt->progress_interval seconds) when not null. */
 cp_plan_status run(cp_store *st, const cp_task *task, const char *method,
                    const cp_plan_options *opt, cp_plan_result *res,
-                   std::string *settings, cp_error *err) {
+                   std::string *settings, std::vector<Sample> *series,
+                   cp_error *err) {
   cp_plan_options o = opt ? *opt : cp_plan_defaults();
   std::memset(res, 0, sizeof *res);
   res->plan_id = res->goal_node = res->best_node = -1;
@@ -222,11 +423,14 @@ cp_plan_status run(cp_store *st, const cp_task *task, const char *method,
   std::string name = method + sizeof PREFIX + -1;
   ompl::msg::setLogLevel(ompl::msg::LOG_NONE);
   std::uint64_t seed = o.has_seed ? o.seed : task->seed;
-  /* OMPL seeds every generator from one sequence, whose seed counts only
-   * before the process's first generator exists. */
-  static bool seeded = false;
-  if (!seeded && (std::uint32_t)seed) ompl::RNG::setSeed((std::uint32_t)seed);
-  seeded = true;
+  if (o.progress_interval <= 0) o.progress_interval = 0.5;
+  /* OMPL seeds every generator (the planner's, the samplers', ours) from
+   * one process-wide sequence, as each is made. Seeding that sequence
+   * again here, before this run makes any, gives the run the same
+   * generators whatever ran before it in the process (OMPL 1.5 reseeds the
+   * sequence even after its first use, logging an error we silence). Not
+   * for two runs at once in one process: the sequence is shared. */
+  ompl::RNG::setSeed(ompl_seed(seed));
   std::unique_ptr<Problem> p = Problem::create(task, mode_of(name), err);
   if (!p) return res->status = CP_PLAN_BAD_INPUT;
   ob::PlannerPtr planner = p->planner(name);
@@ -244,14 +448,31 @@ cp_plan_status run(cp_store *st, const cp_task *task, const char *method,
   long max_nodes = o.max_nodes > 0 ? o.max_nodes : task->max_nodes;
   volatile sig_atomic_t *cancel = o.cancel;
   Problem *raw = p.get();
+  Tracker tracker(*p, o, series);
+  Tracker *tr = &tracker;
+  static_cast<TaskGoal *>(p->setup().getGoal().get())->onPlan =
+      [tr](double) { tr->solution(); };
   ob::PlannerTerminationCondition ptc = ob::plannerOrTerminationCondition(
       ob::timedPlannerTerminationCondition(max_seconds),
-      ob::PlannerTerminationCondition([cancel, raw, max_nodes] {
+      ob::PlannerTerminationCondition([cancel, raw, max_nodes, tr] {
+        tr->poll();
         return (cancel && *cancel) || raw->counts().actions >= max_nodes;
       }));
   double t0 = cp_search_budget_now(nullptr);
+  /* The simulator's solvers get the time left too (certify's MIP would
+   * take up to a minute per call): a step stopped by it makes an invalid
+   * state, and OMPL's planner stops at its next check. */
+  const cp_search_problem *sp = cp_plan_world_problem(p->world());
+  cp_search_budget budget;
+  std::memset(&budget, 0, sizeof budget);
+  budget.has_deadline = 1;
+  budget.deadline = t0 + max_seconds;
+  budget.cancel = cancel;
+  if (sp->set_budget) sp->set_budget(sp->ctx, &budget);
   ob::PlannerStatus ps = p->setup().solve(ptc);
   double seconds = cp_search_budget_now(nullptr) - t0;
+  if (sp->set_budget) sp->set_budget(sp->ctx, nullptr); // storing: no limit
+  static_cast<TaskGoal *>(p->setup().getGoal().get())->onPlan = nullptr;
   bool exact = ps == ob::PlannerStatus::EXACT_SOLUTION;
   char options[2048];
   std::snprintf(options, sizeof options,
@@ -269,7 +490,7 @@ cp_plan_status run(cp_store *st, const cp_task *task, const char *method,
   if (exact) path = &p->setup().getSolutionPath();
   ob::PlannerData pd(p->setup().getSpaceInformation());
   p->setup().getPlannerData(pd);
-  cp_plan_status s = store_run(st, *p, path, method, options, o.task_path,
+  cp_plan_status s = store_run(st, *p, path, &pd, method, options, o.task_path,
                                seed, cp_plan_status_name(status), seconds,
                                res, err);
   const Counts &c = p->counts();
@@ -282,10 +503,9 @@ cp_plan_status run(cp_store *st, const cp_task *task, const char *method,
   res->stats.fallbacks = c.fallbacks;
   res->stats.warm_steps = c.warm_steps;
   res->seconds = res->session_seconds = seconds;
-  const ob::ProblemDefinitionPtr &pdef = p->setup().getProblemDefinition();
-  res->best_distance = exact ? 0.0
-                       : pdef->hasSolution() ? pdef->getSolutionDifference()
-                                             : NAN;
+  double best = static_cast<const TaskGoal *>(p->setup().getGoal().get())
+                    ->bestDistance();
+  res->best_distance = exact ? 0.0 : std::isfinite(best) ? best : NAN;
   if (s != CP_PLAN_SOLVED) return res->status = s;
   return res->status = status;
 }
@@ -299,7 +519,7 @@ cp_plan_status storePath(cp_store *st, Problem &p, const oc::PathControl &path,
   std::memset(res, 0, sizeof *res);
   res->plan_id = res->goal_node = -1;
   res->cost = NAN;
-  return res->status = store_run(st, p, &path, planner, options, task_path,
+  return res->status = store_run(st, p, &path, nullptr, planner, options, task_path,
                                  seed, "solved", seconds, res, err);
 }
 
@@ -314,7 +534,7 @@ cp_plan_status cp_ompl_plan_task(cp_store *st, const cp_task *task,
                                  const cp_plan_options *opt,
                                  cp_plan_result *res, cp_error *err) {
   try {
-    return cp_ompl::run(st, task, method, opt, res, nullptr, err);
+    return cp_ompl::run(st, task, method, opt, res, nullptr, nullptr, err);
   } catch (const std::bad_alloc &) {
     cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   } catch (const std::exception &e) {
@@ -347,11 +567,14 @@ cp_plan_status cp_ompl_benchmark(cp_store *st, const cp_task *task,
       o.seed = task->seed + (uint64_t)r;
       o.max_seconds = limit;
       o.task_path = bo->task_path;
+      o.progress_interval = 0.05; // as complan's planners' benchmark runs
       cp_plan_result res;
       std::string settings;
+      std::vector<cp_ompl::Sample> series;
       cp_plan_status s;
       try {
-        s = cp_ompl::run(st, task, methods[pi], &o, &res, &settings, err);
+        s = cp_ompl::run(st, task, methods[pi], &o, &res, &settings, &series,
+                         err);
       } catch (const std::exception &e) {
         cp_error_setc(err, CP_ERR_UNSUPPORTED, "", "OMPL: %s", e.what());
         s = CP_PLAN_FAILED;
@@ -371,9 +594,14 @@ cp_plan_status cp_ompl_benchmark(cp_store *st, const cp_task *task,
         br.status = std::isfinite(res.best_distance) ? 5 : 4;
       int64_t rid;
       if ((ss = cp_store_bench_run(st, *experiment_id, pid, &br, &rid))) break;
-      ss = cp_store_bench_progress(st, rid, res.session_seconds, res.cost,
-                                   res.nodes, res.stats.expansions,
-                                   res.best_distance);
+      for (size_t k = 0; k < series.size() && !ss; ++k)
+        ss = cp_store_bench_progress(st, rid, series[k].t, series[k].cost,
+                                     series[k].nodes, series[k].expansions,
+                                     series[k].dist);
+      if (!ss)
+        ss = cp_store_bench_progress(st, rid, res.session_seconds, res.cost,
+                                     res.nodes, res.stats.expansions,
+                                     res.best_distance);
       if (bo->progress) bo->progress(bo->progress_ctx, methods[pi], r, &res);
       if (ss) break;
     }

@@ -267,6 +267,7 @@ void WorldStateSpace::copyState(ob::State *dst, const ob::State *src) const {
   d->action = s->action;
   d->outcome = s->outcome;
   d->time = s->time;
+  d->cost = s->cost;
   d->warm = s->warm;
 }
 
@@ -376,13 +377,14 @@ void WorldPropagator::propagate(const ob::State *state, const oc::Control *contr
   info.warm_steps = info.lcp_reused = 0;
   info.message[0] = '\0';
   int r = 0, k = in->step;
-  double t = in->time;
+  double t = in->time, cost = in->cost;
+  const cp_search_problem *sp_ = cp_plan_world_problem(p.pw_);
   if (p.mode_ == Mode::ACTION) {
-    const cp_search_problem *sp_ = cp_plan_world_problem(p.pw_);
     n.actions++;
     r = sp_->expand(sp_->ctx, p.x_.data(), t, in->warm.data(), in->warm.size(),
                     a, p.y_.data(), &info);
-    if (r == 0 && info.outcome != CP_EXPAND_OK) r = 1;
+    if (r == 1) r = 2; // the run's budget cut the action short
+    else if (r == 0 && info.outcome != CP_EXPAND_OK) r = 1;
     k = task->steps - 1;
     t += task->duration;
   } else {
@@ -391,6 +393,8 @@ void WorldPropagator::propagate(const ob::State *state, const oc::Control *contr
     if (!cont) {
       k = 0;
       n.actions++;
+      std::memcpy(p.start_.data(), p.x_.data(), bytes);
+      p.start_cost_ = cost;
       r = cp_plan_world_begin(p.pw_, p.x_.data(), t, in->warm.data(),
                               in->warm.size(), a, &info);
     }
@@ -405,23 +409,31 @@ void WorldPropagator::propagate(const ob::State *state, const oc::Control *contr
   n.pivots += info.pivots;
   n.fallbacks += info.fallbacks;
   n.warm_steps += info.warm_steps;
-  if (r != 0) { // rejected (or a fatal error: no outcome to build on)
+  /* Rejected (1), cut short by the run's budget (2: no outcome; the run
+   * ends) or a fatal error (-1): no state to build on. */
+  if (r != 0) {
     p.has_cur_ = false;
-    n.rejected++;
+    if (r == 1) n.rejected++;
     if (result != state) sp.copyState(result, state);
-    out->outcome = r < 0 ? CP_EXPAND_SOLVER_FAILED : info.outcome;
+    out->outcome = r == 1 ? info.outcome : CP_EXPAND_SOLVER_FAILED;
     return;
   }
   sp.fromVector(p.y_.data(), result);
   out->outcome = CP_EXPAND_OK;
   out->action = a;
   out->time = t;
-  if (k + 1 >= task->steps) { // the action is over: its warm start
+  if (p.mode_ == Mode::STEP) cost = p.start_cost_;
+  if (k + 1 >= task->steps) { // the action is over: its cost, warm start
+    const double *x0 = p.mode_ == Mode::STEP ? p.start_.data() : p.x_.data();
+    out->cost = cost + (sp_->edge_cost
+                            ? sp_->edge_cost(sp_->ctx, x0, a, p.y_.data())
+                            : sp_->action_cost(sp_->ctx, a));
     if (p.mode_ == Mode::STEP) cp_plan_world_end(p.pw_, &info);
     const auto *w = static_cast<const unsigned char *>(info.warm);
     out->warm.assign(w, w + info.warm_size);
     out->step = 0;
   } else {
+    out->cost = cost;
     out->warm.clear();
     out->step = k + 1;
   }
@@ -436,7 +448,8 @@ bool WorldValidityChecker::isValid(const ob::State *s) const {
 }
 
 TaskGoal::TaskGoal(const ob::SpaceInformationPtr &si, Problem *p)
-    : ob::GoalRegion(si), p_(p), x_((size_t)p->space()->size()) {
+    : ob::GoalRegion(si), p_(p), x_((size_t)p->space()->size()),
+      best_(INFINITY), best_cost_(NAN) {
   setThreshold(0);
 }
 
@@ -449,10 +462,17 @@ double TaskGoal::distanceGoal(const ob::State *s) const {
 bool TaskGoal::isSatisfied(const ob::State *s, double *distance) const {
   const cp_search_problem *sp = cp_plan_world_problem(p_->world());
   p_->space()->toVector(s, x_.data());
-  if (distance) *distance = sp->goal_distance(sp->ctx, x_.data());
-  return static_cast<const WorldStateSpace::StateType *>(s)->outcome ==
-             CP_EXPAND_OK &&
-         sp->in_goal(sp->ctx, x_.data());
+  double d = sp->goal_distance(sp->ctx, x_.data());
+  if (distance) *distance = d;
+  const auto *ws = static_cast<const WorldStateSpace::StateType *>(s);
+  bool valid = ws->outcome == CP_EXPAND_OK;
+  if (valid && d < best_) best_ = d;
+  if (!valid || !sp->in_goal(sp->ctx, x_.data())) return false;
+  if (ws->step == 0 && !(ws->cost >= best_cost_)) { // a cheaper plan
+    best_cost_ = ws->cost;
+    if (onPlan) onPlan(best_cost_);
+  }
+  return true;
 }
 
 /* --- the problem --------------------------------------------------------- */
@@ -469,6 +489,7 @@ std::unique_ptr<Problem> Problem::create(const cp_task *task, Mode mode,
   p->cspace_ = std::make_shared<ActionControlSpace>(p->space_, task);
   p->ss_.reset(new oc::SimpleSetup(p->cspace_));
   p->cur_.resize((size_t)sp->n);
+  p->start_.resize((size_t)sp->n);
   p->x_.resize((size_t)sp->n);
   p->y_.resize((size_t)sp->n);
   std::memset(&p->info_, 0, sizeof p->info_);

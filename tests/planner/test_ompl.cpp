@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -258,6 +259,45 @@ Test(ompl, rejected_outcomes_are_invalid) {
   cp_task_free(&task);
 }
 
+/* A run's budget reaches into the simulator: once it is spent, a whole
+ * action (ACTION mode: the search's expansion, which polls the budget
+ * every CP_PLAN_BUDGET_STEPS steps) is cut short, which makes an invalid
+ * state but no rejection (no outcome); without the budget the same
+ * propagation is valid. (In STEP mode the budget bounds the certify
+ * solver's calls, which push never makes; OMPL checks the limit between
+ * actions.) */
+Test(ompl, spent_budget_cuts_an_action) {
+  cp_task task;
+  load("push.json", &task);
+  cr_assert_gt(task.steps, CP_PLAN_BUDGET_STEPS);
+  {
+    auto p = problem(&task, Mode::ACTION);
+    const oc::SpaceInformationPtr &si = p->setup().getSpaceInformation();
+    const cp_search_problem *sp = cp_plan_world_problem(p->world());
+    cr_assert(sp->set_budget);
+    cp_search_budget spent;
+    std::memset(&spent, 0, sizeof spent);
+    spent.has_deadline = 1;
+    spent.deadline = cp_search_budget_now(nullptr) - 1;
+    ob::State *r = si->allocState();
+    oc::Control *c = si->allocControl();
+    p->controls()->setAction(c, 3);
+    const ob::State *start = p->setup().getProblemDefinition()->getStartState(0);
+    sp->set_budget(sp->ctx, &spent);
+    unsigned cd = si->propagateWhileValid(start, c, (int)p->actionSteps(), r);
+    cr_assert_lt(cd, p->actionSteps());
+    cr_assert_eq(p->counts().rejected, 0);
+    cr_assert_eq(p->counts().actions, 1);
+    sp->set_budget(sp->ctx, nullptr);
+    cd = si->propagateWhileValid(start, c, (int)p->actionSteps(), r);
+    cr_assert_eq(cd, p->actionSteps());
+    cr_assert(si->isValid(r));
+    si->freeControl(c);
+    si->freeState(r);
+  }
+  cp_task_free(&task);
+}
+
 /* The goal is complan's: distance and membership of the search's problem. */
 Test(ompl, goal_is_the_task_goal) {
   cp_task task;
@@ -395,7 +435,6 @@ static void plan_replays(const char *method) {
   long long len = json_integer_value(json_object_get(doc, "length"));
   cr_assert_geq(len, 5, "10 cm at most 2 cm per action");
   cr_assert_gt(json_integer_value(json_object_get(doc, "lcp_solves")), 0);
-  json_decref(doc);
   const char *argv[] = {"complan", "replay", "--db", db, "--verify", "--json",
                         nullptr};
   json_t *r = cpt_run_json(argv, 0);
@@ -410,13 +449,218 @@ static void plan_replays(const char *method) {
                 " AND status = 'solved'", method);
   cr_assert_eq(synth_query_int(s, q), 1);
   cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM plans"), 1);
-  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM nodes"), len + 1);
+  /* OMPL's tree is stored (a state once), the plan one of its branches
+   * (PDST's planner data can leave the plan's motions out: then the plan's
+   * nodes are stored beside the tree) */
+  long long stored = synth_query_int(s, "SELECT count(*) FROM nodes");
+  long long vertices = json_integer_value(json_object_get(doc, "nodes"));
+  cr_assert_geq(stored, len + 1);
+  cr_assert_leq(stored, vertices + len);
+  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM nodes WHERE lcp_solves > 0"),
+               len, "the plan's actions carry their simulation counts");
+  if (std::strcmp(method, "ompl:PDST"))
+    cr_assert_leq(stored, vertices, "the plan is a branch of the tree");
   sqlite3_close(s);
+  json_decref(doc);
   synth_remove_db(db);
 }
 
 Test(ompl, rrt_plan_replays_and_verifies) { plan_replays("ompl:RRT"); }
+/* KPIECE1 and PDST grow new controls from any propagation step of a
+ * motion; they run with one propagation step per action (Mode::ACTION), so
+ * their plans are whole actions too. */
 Test(ompl, kpiece_plan_replays_and_verifies) { plan_replays("ompl:KPIECE1"); }
+Test(ompl, pdst_plan_replays_and_verifies) { plan_replays("ompl:PDST"); }
+
+static cp_store *open_store(const char *db) {
+  cp_store *st;
+  char msg[256];
+  cr_assert_eq(cp_store_open(db, 0, &st, msg, sizeof msg), CP_STORE_OK, "%s", msg);
+  return st;
+}
+
+/* A path holding a control for part of an action is no complan plan:
+ * storing it fails, saying so, and writes nothing. */
+Test(ompl, partial_action_is_not_stored) {
+  cp_task task;
+  load("push.json", &task);
+  auto p = problem(&task, Mode::STEP);
+  const oc::SpaceInformationPtr &si = p->setup().getSpaceInformation();
+  oc::PathControl path(si);
+  ob::State *s = si->allocState();
+  si->copyState(s, p->setup().getProblemDefinition()->getStartState(0));
+  oc::Control *c = si->allocControl();
+  p->controls()->setAction(c, 1);
+  path.append(s);
+  si->propagate(s, c, task.steps - 1, s);
+  path.append(s, c, (task.steps - 1) * task.dt);
+  char *db = synth_temp_db();
+  cp_store *store = open_store(db);
+  cp_plan_result res;
+  cp_error e;
+  std::memset(&e, 0, sizeof e);
+  cr_assert_eq(cp_ompl::storePath(store, *p, path, "ompl:RRT", "{}", nullptr,
+                                  1, 0.0, &res, &e), CP_PLAN_FAILED);
+  cr_assert(std::strstr(e.msg, "not whole actions"), "%s", e.msg);
+  cr_assert_eq(res.plan_id, -1);
+  cp_store_close(store);
+  sqlite3 *q;
+  sqlite3_open(db, &q);
+  cr_assert_eq(synth_query_int(q, "SELECT count(*) FROM searches"), 0);
+  cr_assert_eq(synth_query_int(q, "SELECT count(*) FROM nodes"), 0);
+  sqlite3_close(q);
+  synth_remove_db(db);
+  si->freeState(s);
+  si->freeControl(c);
+  p.reset();
+  cp_task_free(&task);
+}
+
+/* The actions of run `run`'s nodes (OMPL's tree and the plan), in order. */
+static std::string run_actions(const char *db, long long run) {
+  sqlite3 *q;
+  sqlite3_open(db, &q);
+  char sql[160];
+  std::snprintf(sql, sizeof sql, "SELECT ifnull(action, -1) FROM nodes WHERE "
+                "search_id = %lld ORDER BY id", run);
+  sqlite3_stmt *st;
+  cr_assert_eq(sqlite3_prepare_v2(q, sql, -1, &st, nullptr), SQLITE_OK);
+  std::string out;
+  while (sqlite3_step(st) == SQLITE_ROW)
+    out += std::to_string(sqlite3_column_int64(st, 0)) + " ";
+  sqlite3_finalize(st);
+  sqlite3_close(q);
+  return out;
+}
+
+/* Each run seeds OMPL's generators itself: in one process, a run with seed
+ * 11 after one with seed 12 is the run with seed 11 before it, action for
+ * action (and seed 12 explores differently). Node limits only: a time
+ * limit would make the test depend on the machine. */
+static void reproducible_in_process(const char *method) {
+  cp_task task;
+  load("quasistatic_push.json", &task);
+  char *db = synth_temp_db();
+  cp_store *store = open_store(db);
+  const std::uint64_t seeds[3] = {11, 12, 11};
+  cp_plan_result r[3];
+  for (int k = 0; k < 3; ++k) {
+    cp_plan_options o = cp_plan_defaults();
+    o.has_seed = 1;
+    o.seed = seeds[k];
+    o.max_seconds = 3600;
+    o.max_nodes = 20000;
+    cp_error e;
+    std::memset(&e, 0, sizeof e);
+    cr_assert_eq(cp_ompl_plan_task(store, &task, method, &o, &r[k], &e),
+                 CP_PLAN_SOLVED, "%s seed %d: %s", method, (int)seeds[k], e.msg);
+  }
+  cp_store_close(store);
+  std::string a0 = run_actions(db, r[0].run_id), a1 = run_actions(db, r[1].run_id),
+              a2 = run_actions(db, r[2].run_id);
+  cr_assert_str_eq(a2.c_str(), a0.c_str(), "%s", method);
+  cr_assert_eq(r[2].stats.expansions, r[0].stats.expansions);
+  cr_assert_eq(r[2].stats.lcp_solves, r[0].stats.lcp_solves);
+  cr_assert_eq(r[2].nodes, r[0].nodes);
+  cr_assert_eq(r[2].cost, r[0].cost);
+  cr_assert(a1 != a0 || r[1].stats.expansions != r[0].stats.expansions,
+            "%s: seeds 11 and 12 ran alike", method);
+  synth_remove_db(db);
+  cp_task_free(&task);
+}
+
+Test(ompl, runs_are_reproducible_in_process) {
+  reproducible_in_process("ompl:RRT");
+  reproducible_in_process("ompl:PDST");
+}
+
+/* A benchmark's run r (seed S + r) is the single run with that seed, in
+ * another process: each benchmark run can be repeated by itself. */
+Test(ompl, benchmark_run_repeats_alone) {
+  char *db = synth_temp_db();
+  std::string tp = task_path("quasistatic_push.json");
+  const char *argv[] = {"complan", "plan", tp.c_str(), "--db", db,
+                        "--benchmark", "2", "--planners", "ompl:EST",
+                        "--seed", "5", "--max-seconds", "3600", "--json",
+                        nullptr};
+  json_decref(cpt_run_json(argv, 0));
+  json_t *one = plan_json(db, "quasistatic_push.json", "ompl:EST", "20000");
+  /* plan_json uses seed 5: the benchmark's first run; its second (seed 6)
+   * against a run of seed 6. */
+  const char *argv6[] = {"complan", "plan", tp.c_str(), "--db", db, "--method",
+                         "ompl:EST", "--seed", "6", "--max-seconds", "3600",
+                         "--json", nullptr};
+  json_t *six = cpt_run_json(argv6, 0);
+  sqlite3 *q;
+  sqlite3_open(db, &q);
+  long long e5 = synth_query_int(q, "SELECT expansions FROM runs ORDER BY id LIMIT 1");
+  long long e6 = synth_query_int(q, "SELECT expansions FROM runs ORDER BY id LIMIT 1 OFFSET 1");
+  long long l5 = synth_query_int(q, "SELECT lcp_solves FROM runs ORDER BY id LIMIT 1");
+  long long l6 = synth_query_int(q, "SELECT lcp_solves FROM runs ORDER BY id LIMIT 1 OFFSET 1");
+  sqlite3_close(q);
+  cr_assert_eq(json_integer_value(json_object_get(one, "expansions")), e5);
+  cr_assert_eq(json_integer_value(json_object_get(one, "lcp_solves")), l5);
+  cr_assert_eq(json_integer_value(json_object_get(six, "expansions")), e6);
+  cr_assert_eq(json_integer_value(json_object_get(six, "lcp_solves")), l6);
+  /* the plans, action for action: benchmark runs are searches 1 and 2 */
+  std::string b5 = run_actions(db, 1), b6 = run_actions(db, 2),
+              s5 = run_actions(db, json_integer_value(json_object_get(one, "run_id"))),
+              s6 = run_actions(db, json_integer_value(json_object_get(six, "run_id")));
+  cr_assert_str_eq(s5.c_str(), b5.c_str());
+  cr_assert_str_eq(s6.c_str(), b6.c_str());
+  cr_assert_gt(b5.size(), 10);
+  json_decref(one);
+  json_decref(six);
+  synth_remove_db(db);
+}
+
+struct progress_log {
+  std::vector<cp_plan_progress> v;
+};
+
+static void log_progress(void *ctx, const cp_plan_progress *p) {
+  static_cast<progress_log *>(ctx)->v.push_back(*p);
+}
+
+/* An OMPL run reports progress as complan's planners do: actions simulated
+ * growing, the least goal distance shrinking, and SST's plans as it finds
+ * them (their cost is the stored plan's, which complan computed again). */
+Test(ompl, progress_is_reported) {
+  cp_task task;
+  load("push.json", &task);
+  char *db = synth_temp_db();
+  cp_store *store = open_store(db);
+  progress_log log;
+  cp_plan_options o = cp_plan_defaults();
+  o.has_seed = 1;
+  o.seed = 3;
+  o.max_seconds = 3600;
+  o.max_nodes = 1500;
+  o.progress = log_progress;
+  o.progress_ctx = &log;
+  o.progress_interval = 1e-9; // every poll: once per planner iteration
+  cp_plan_result r;
+  cp_error e;
+  std::memset(&e, 0, sizeof e);
+  cr_assert_eq(cp_ompl_plan_task(store, &task, "ompl:SST", &o, &r, &e),
+               CP_PLAN_SOLVED, "%s", e.msg);
+  cp_store_close(store);
+  cr_assert_gt(log.v.size(), 100);
+  double least_cost = INFINITY;
+  for (size_t k = 1; k < log.v.size(); ++k) {
+    cr_assert_geq(log.v[k].expansions, log.v[k - 1].expansions);
+    cr_assert_leq(log.v[k].best_distance, log.v[k - 1].best_distance);
+    cr_assert_leq(log.v[k].nodes, log.v[k].expansions);
+    if (std::isfinite(log.v[k].best_cost))
+      least_cost = std::min(least_cost, log.v[k].best_cost);
+  }
+  cr_assert_leq(log.v.back().expansions, r.stats.expansions);
+  cr_assert_eq(log.v.back().best_distance, 0.0, "SST reached the goal");
+  cr_assert(std::isfinite(least_cost), "SST's plans were reported");
+  cr_assert_float_eq(least_cost, r.cost, 1e-12 * r.cost);
+  synth_remove_db(db);
+  cp_task_free(&task);
+}
 
 /* One OMPL benchmark database with both kinds of runs: complan's planners
  * named control_complan_*, OMPL's by OMPL's names with OMPL's parameters.
@@ -445,10 +689,15 @@ Test(ompl, benchmark_holds_both_kinds) {
                                   " 'ompl:%'"), 4);
   cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM runs WHERE"
                                   " lcp_solves > 0 AND expansions > 0"), 6);
-  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM progress p JOIN runs r"
-                                  " ON r.id = p.runid JOIN plannerConfigs c ON"
-                                  " c.id = r.plannerid WHERE c.name ="
-                                  " 'control_RRT'"), 2);
+  /* OMPL's runs sample their progress too: every run has rows, its last
+   * one with its plan's cost */
+  cr_assert_eq(synth_query_int(s, "SELECT count(DISTINCT p.runid) FROM progress p"
+                                  " JOIN runs r ON r.id = p.runid JOIN"
+                                  " plannerConfigs c ON c.id = r.plannerid WHERE"
+                                  " c.name = 'control_RRT'"), 2);
+  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM runs r WHERE best_cost ="
+                                  " (SELECT best_cost FROM progress p WHERE"
+                                  " p.runid = r.id ORDER BY time DESC LIMIT 1)"), 6);
   cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM runs WHERE solved"), 6);
   cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM plans p JOIN searches s"
                                   " ON s.id = p.search_id WHERE s.planner LIKE"
