@@ -267,6 +267,10 @@ int cp_wi_solve_options_now(cp_world *w, cp_solve_options *so) {
     }
     if (!(so->certify.time_limit_s > 0) || so->certify.time_limit_s > left)
       so->certify.time_limit_s = left;
+    // certify measures that limit with the world's clock, so that its own
+    // later solves (its retry on cleaned data) see the same deadline.
+    so->certify.clock = w->clock;
+    so->certify.clock_ctx = w->clock_ctx;
   }
   return 0;
 }
