@@ -134,7 +134,8 @@ static double row_l1(const double *MB, int n, int k, int i) {
   return s;
 }
 
-static int warm_accept(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
+static inline __attribute__((always_inline)) int
+warm_accept_n(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
   int k = 0;
   for (int i = 0; i < n; ++i)
     if (w->basis[i]) w->zidx[k++] = i;
@@ -259,6 +260,14 @@ static int warm_accept(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
   info->min_z = 0; // z_B was clamped to >= 0, z_N = 0
   info->min_w = minw;
   return 1;
+}
+
+// A resting box's LCP has n = 24 (four rolling contacts: 4 normals, 16
+// corner betas, 4 lambdas): its passes over the rows with n a constant
+// (unrolled, the same operations in the same order: the same bits).
+static int warm_accept(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
+  if (n == 24) return warm_accept_n(w, 24, info, pivots);
+  return warm_accept_n(w, n, info, pivots);
 }
 
 // The solver options for a call made now: certify's time limit cut to
