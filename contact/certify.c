@@ -83,6 +83,7 @@
 /// at least 1 per solve (a solve that the presolver finishes has no tree).
 #include "contact/certify.h"
 #include "contact/glpkout.h"
+#include "models/clock.h"
 
 /* Largest spread max|M'| / min|M'| (nonzeros, after equilibration) at
  * which an infeasibility verdict is reported: 1 / GLPK's primal
@@ -378,7 +379,15 @@ typedef struct mip_job {
   double alpha_lb;           /* lower bound on alpha */
   double relax;              /* > 0: rows 1..n relaxed to the check's row
                                 tolerance (see run_mip); 0: exact */
-  double time_limit_s;
+  double deadline;           /* the call's end on clock (INFINITY: none):
+                                each solve gets only what is left of it */
+  double (*clock)(void *);   /* the options' clock, or NULL: cp_clock_now */
+  void *clock_ctx;
+  int may_refuse;            /* 0: the call's first solve, made even when
+                                setting up used the budget (GLPK's shortest
+                                limit, 1 ms, as before); 1: later solves */
+  int refused;               /* output: 1 when the deadline had passed before
+                                the solve, which then never reached GLPK */
   int presolve;              /* 1: GLPK's MIP presolver; 0: our own root LP */
   int br_tech, bt_tech;      /* GLPK branching and backtracking rules */
   /* Early stop (only without presolve, where the callback sees the
@@ -473,6 +482,11 @@ static void mip_callback(glp_tree *T, void *info) {
   glp_ios_terminate(T);
 }
 
+/* The options' clock (models/clock.h's monotonic one by default). */
+static double clock_of(double (*clock)(void *), void *ctx) {
+  return clock ? clock(ctx) : cp_clock_now();
+}
+
 static int ms_limit(double s) {
   if (!(s > 0.0)) return INT_MAX;
   double ms = s * 1000.0;
@@ -491,20 +505,31 @@ static mip_outcome run_mip(mip_job *job) {
   const int ncuts = job->fix ? 0 : job->ncuts;
   const int relaxed = job->relax > 0.0;
   const int ncol = 3 * n + 1;
-  size_t cap = (size_t)n * (size_t)n + 6 * (size_t)n +
-               (size_t)ncuts * (size_t)n + 1;
-  if (relaxed) cap += (size_t)n * (size_t)n + 2 * (size_t)n;
-  int *ia = malloc(sizeof(int) * cap);
-  int *ja = malloc(sizeof(int) * cap);
-  double *ar = malloc(sizeof(double) * cap);
   job->ret = 0;
   job->mip_status = GLP_UNDEF;
   job->obj = job->alpha = 0.0;
   job->nodes = 0;
   job->early_found = 0;
   job->have_last = 0;
+  job->refused = 0;
   job->guard.len = 0;
   job->guard.text[0] = '\0';
+  /* What is left of the call's time (cp_certify_options.time_limit_s is
+   * per call): a solve that would start after the deadline is not made. */
+  const double left = job->deadline < INFINITY
+                          ? job->deadline - clock_of(job->clock, job->clock_ctx)
+                          : INFINITY;
+  if (!(left > 0.0) && job->may_refuse) {
+    job->ret = GLP_ETMLIM;
+    job->refused = 1;
+    return MIP_TIME;
+  }
+  size_t cap = (size_t)n * (size_t)n + 6 * (size_t)n +
+               (size_t)ncuts * (size_t)n + 1;
+  if (relaxed) cap += (size_t)n * (size_t)n + 2 * (size_t)n;
+  int *ia = malloc(sizeof(int) * cap);
+  int *ja = malloc(sizeof(int) * cap);
+  double *ar = malloc(sizeof(double) * cap);
   if (!ia || !ja || !ar || (size_t)INT_MAX < cap) {
     free(ia); free(ja); free(ar);
     return MIP_NOMEM;
@@ -608,7 +633,7 @@ static mip_outcome run_mip(mip_job *job) {
   glp_iocp ip;
   glp_init_iocp(&ip);
   ip.msg_lev = GLP_MSG_OFF;
-  ip.tm_lim = ms_limit(job->time_limit_s);
+  ip.tm_lim = ms_limit(left > 0.0 ? left : 1e-9); /* >= 1 ms */
   /* x is binary: 1e-9 keeps GLPK from accepting x_i = 1e-6 as 0, which
    * would let y_i (hence z_i) be nonzero with w_i too. */
   ip.tol_int = 1e-9;
@@ -754,6 +779,7 @@ typedef struct cert_state {
 
 static mip_outcome solve_counted(mip_job *job, cert_state *st) {
   mip_outcome o = run_mip(job);
+  if (job->refused) return o; /* past the deadline: no solve was made */
   st->glpk_errors += o == MIP_GLPK_ERROR;
   if (st->glpk_errors_out) *st->glpk_errors_out += o == MIP_GLPK_ERROR;
   st->res->mip_solves++;
@@ -776,7 +802,7 @@ static cp_lcp_status certify_once(int n, const double *M, const double *q,
                                   const cp_certify_options *opt, double *z, double *w,
                                   double *z2, double *w2, cp_certify_result *res,
                                   cp_lcp_info *info,
-                                  int *glpk_errors);
+                                  int *glpk_errors, double deadline, int first);
 
 /* GLPK sometimes returns an "optimal" point of (C1) that violates its own
  * equality rows when q holds rounding noise (entries ~1e-15 |q|: the b_t of
@@ -792,7 +818,8 @@ static cp_lcp_status certify_once(int n, const double *M, const double *q,
 static cp_lcp_status certify_main(int n, const double *M, const double *q,
                                   const cp_certify_options *opt, double *z,
                                   double *w, double *z2, double *w2,
-                                  cp_certify_result *res, cp_lcp_info *info);
+                                  cp_certify_result *res, cp_lcp_info *info,
+                                  double deadline);
 
 /* The answer is exact to rounding or flagged (info->polished, lcp.h): a
  * solution that is not its support's basis solution gets that crossover. */
@@ -800,7 +827,14 @@ cp_lcp_status cp_certify(int n, const double *M, const double *q,
                          const cp_certify_options *opt, double *z, double *w,
                          double *z2, double *w2, cp_certify_result *res,
                          cp_lcp_info *info) {
-  const cp_lcp_status st = certify_main(n, M, q, opt, z, w, z2, w2, res, info);
+  /* One deadline for the whole call: its MIP solves (the confirming one,
+   * the retry on cleaned q, the second solution's) share time_limit_s. */
+  double deadline = INFINITY;
+  if (opt && opt->time_limit_s > 0.0)
+    deadline = clock_of(opt->clock, opt->clock_ctx) + opt->time_limit_s;
+  else if (!opt)
+    deadline = cp_clock_now() + cp_certify_defaults().time_limit_s;
+  const cp_lcp_status st = certify_main(n, M, q, opt, z, w, z2, w2, res, info, deadline);
   if (st == CP_LCP_SOLVED && !info->polished) {
     const cp_check_options chk = opt ? opt->check : cp_certify_defaults().check;
     if (cp_lcp_crossover(n, M, q, z, w, &chk, info) < 0) {
@@ -815,12 +849,13 @@ cp_lcp_status cp_certify(int n, const double *M, const double *q,
 static cp_lcp_status certify_main(int n, const double *M, const double *q,
                                   const cp_certify_options *opt, double *z,
                                   double *w, double *z2, double *w2,
-                                  cp_certify_result *res, cp_lcp_info *info) {
+                                  cp_certify_result *res, cp_lcp_info *info,
+                                  double deadline) {
   cp_certify_result res_local;
   if (!res) res = &res_local;
   int glpk_errors = 0;
   cp_lcp_status st =
-      certify_once(n, M, q, opt, z, w, z2, w2, res, info, &glpk_errors);
+      certify_once(n, M, q, opt, z, w, z2, w2, res, info, &glpk_errors, deadline, 1);
   if ((st != CP_LCP_CHECK_FAILED && st != CP_LCP_NUMERICAL) || n < 1 || !M || !q || !z || !w)
     return st;
   double *qd = malloc(sizeof(double) * (size_t)n);
@@ -842,7 +877,8 @@ static cp_lcp_status certify_main(int n, const double *M, const double *q,
    * the retry may still find a verified solution, but after an error no
    * "no solution" verdict is given. */
   const int had_error = glpk_errors > 0;
-  st = certify_once(n, M, qd, opt, z, w, z2, w2, res, info, NULL);
+  /* The retry gets what is left of the call's time, not a new budget. */
+  st = certify_once(n, M, qd, opt, z, w, z2, w2, res, info, NULL, deadline, 0);
   res->mip_solves += mip_solves;
   info->iterations += nodes;
   res->q_cleaned = changed;
@@ -876,7 +912,7 @@ static cp_lcp_status certify_once(int n, const double *M, const double *q,
                                   const cp_certify_options *opt, double *z, double *w,
                                   double *z2, double *w2, cp_certify_result *res,
                                   cp_lcp_info *info,
-                                  int *glpk_errors) {
+                                  int *glpk_errors, double deadline, int first) {
   cp_certify_options def = cp_certify_defaults();
   cp_certify_result res_local;
   if (!opt) opt = &def;
@@ -971,7 +1007,10 @@ static cp_lcp_status certify_once(int n, const double *M, const double *q,
   job.n = n;
   job.M = Ms;
   job.q = qs;
-  job.time_limit_s = opt->time_limit_s;
+  job.deadline = deadline;
+  job.clock = opt->clock;
+  job.clock_ctx = opt->clock_ctx;
+  job.may_refuse = !first;
   job.presolve = 0;
   job.br_tech = GLP_BR_DTH;
   job.bt_tech = GLP_BT_BLB;
@@ -988,6 +1027,7 @@ static cp_lcp_status certify_once(int n, const double *M, const double *q,
   cp_lcp_info why;
   cp_lcp_info_clear(&why);
   mip_outcome o = solve_counted(&job, &st);
+  job.may_refuse = 1; /* every later solve of the call */
   res->alpha = fmax(job.alpha, 0.0);
   if (o == MIP_EARLY) {
     status = CP_LCP_SOLVED;

@@ -36,11 +36,20 @@ extern "C" {
 #endif
 
 typedef struct cp_certify_options {
-  double time_limit_s;   ///< per MIP solve; default 60 s; <= 0 means none
+  double time_limit_s;   ///< per call: every MIP solve of one cp_certify
+                         ///< call (the confirming solve, the retry on
+                         ///< cleaned q, --second's cuts) gets only what is
+                         ///< left of it; default 60 s; <= 0 means none
   double alpha_tol;      ///< alpha* <= alpha_tol counts as 0; default 1e-9
   int second;            ///< 1: look for a second solution (--second)
   int max_cuts;          ///< cap on no-good cuts for --second; default 64
   cp_check_options check;
+  /// The clock time_limit_s is measured with (seconds, any origin; read
+  /// once at the call's start and before each MIP solve); NULL (the
+  /// default): the monotonic clock of models/clock.h. The simulator passes
+  /// its world clock (cp_world_set_clock), tests a scripted one.
+  double (*clock)(void *ctx);
+  void *clock_ctx;       ///< passed to clock
 } cp_certify_options;
 
 cp_certify_options cp_certify_defaults(void);

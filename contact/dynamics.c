@@ -39,8 +39,7 @@ static double free_rhs(const cp_contact_space *cs, int i) {
  * body's 6 x 6) by plain loops: OpenBLAS's dpotrf costs microseconds of call
  * overhead at that size (experiments/bench_contact); larger ones by LAPACK.
  * Returns 0, or -1 when not positive definite. */
-static int chol_lower(int s, double *L) {
-  if (s > 24) return LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', s, L, s) == 0 ? 0 : -1;
+static inline __attribute__((always_inline)) int chol_small(int s, double *L) {
   for (int j = 0; j < s; j++) {
     double d = L[j + (size_t)j * s];
     for (int t = 0; t < j; t++) d -= L[j + (size_t)t * s] * L[j + (size_t)t * s];
@@ -55,6 +54,15 @@ static int chol_lower(int s, double *L) {
     for (int i = 0; i < j; i++) L[i + (size_t)j * s] = 0.0; /* upper part */
   }
   return 0;
+}
+
+/* A body's rotational block (s = 3) and a single dof with s a constant:
+ * the loops unrolled, the same operations in the same order. */
+static int chol_lower(int s, double *L) {
+  if (s > 24) return LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', s, L, s) == 0 ? 0 : -1;
+  if (s == 3) return chol_small(3, L);
+  if (s == 1) return chol_small(1, L);
+  return chol_small(s, L);
 }
 
 /* x := L^-1 x and x := L^-T x for a lower factor L (s x s, column-major). */
@@ -77,12 +85,19 @@ static void lower_solve(int s, const double *L, double *x) {
   }
 }
 
-static void lower_t_solve(int s, const double *L, double *x) {
+static inline __attribute__((always_inline)) void lower_t_small(int s, const double *L,
+                                                                double *x) {
   for (int r = s - 1; r >= 0; r--) {
     double v = x[r];
     for (int t = r + 1; t < s; t++) v -= L[t + (size_t)r * s] * x[t];
     x[r] = v / L[r + (size_t)r * s];
   }
+}
+
+static void lower_t_solve(int s, const double *L, double *x) {
+  if (s == 3) lower_t_small(3, L, x); /* unrolled, as lower_solve's */
+  else if (s == 1) lower_t_small(1, L, x);
+  else lower_t_small(s, L, x);
 }
 
 static int uf_find(int *parent, int a) {

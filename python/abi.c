@@ -33,6 +33,7 @@ static const struct {
     OF(cp_fip_options, polish), OF(cp_fip_options, crossover), OF(cp_fip_options, check),
     SZ(cp_certify_options), OF(cp_certify_options, time_limit_s), OF(cp_certify_options, alpha_tol),
     OF(cp_certify_options, second), OF(cp_certify_options, max_cuts), OF(cp_certify_options, check),
+    OF(cp_certify_options, clock), OF(cp_certify_options, clock_ctx),
     SZ(cp_solve_options), OF(cp_solve_options, solver), OF(cp_solve_options, lemke),
     OF(cp_solve_options, fip), OF(cp_solve_options, certify), OF(cp_solve_options, extra_restarts),
     SZ(cp_lcp_info), OF(cp_lcp_info, status), OF(cp_lcp_info, solver), OF(cp_lcp_info, iterations),

@@ -69,7 +69,7 @@ int cp_cli_experiment_paper(const cp_cli_command *cmd, int argc, char **argv) {
        "certificate MIP limit per data set in s (default 20)", .dmin = 0.01, .dmax = 86400.0,
        .expect = "seconds in [0.01, 86400]"},
       {"--unique-time-limit", "T", CP_FLAG_DOUBLE, &opt.unique_time_limit_s,
-       "per MIP solve of the uniqueness search (default 5)", .dmin = 0.01, .dmax = 86400.0,
+       "per certify call of the uniqueness search (default 5)", .dmin = 0.01, .dmax = 86400.0,
        .expect = "seconds in [0.01, 86400]"},
       CP_CLI_BOOL("--mip-all", &opt.mip_all,
                   "run the certificate MIP on every data set (default: only\n"

@@ -27,7 +27,8 @@ static void lcp_column(const cp_world *w, int col, double *out);
 // scale), far inside the solution check's rel_tol (1e-6): what an
 // ill-conditioned stack basis leaves is 1e-11 of the row's terms.
 #define CP_WORLD_WARM_W 1e-10
-static int lu_small(int k, double *A, lapack_int *piv) {
+static inline __attribute__((always_inline)) int lu_small(int k, double *A,
+                                                          lapack_int *piv) {
   for (int j = 0; j < k; ++j) {
     double *cj = A + (size_t)j * k;
     int p = j;
@@ -54,8 +55,8 @@ static int lu_small(int k, double *A, lapack_int *piv) {
   return 0;
 }
 
-static void lu_small_solve(int k, const double *A, const lapack_int *piv,
-                           double *x) {
+static inline __attribute__((always_inline)) void
+lu_small_solve(int k, const double *A, const lapack_int *piv, double *x) {
   for (int j = 0; j < k; ++j)
     if (piv[j] != j) {
       double t = x[j];
@@ -75,12 +76,20 @@ static void lu_small_solve(int k, const double *A, const lapack_int *piv,
   }
 }
 
+// A resting box's basis has k = 4 (its four corners' normals): the loops
+// unrolled at that size (a constant k: the same operations in the same
+// order, so the same bits) take a third of the instructions.
 static int lu_factor(int k, double *A, lapack_int *piv) {
+  if (k == 4) return lu_small(4, A, piv);
   if (k <= CP_WORLD_SMALL_LU) return lu_small(k, A, piv);
   return LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, k, k, A, k, piv) ? -1 : 0;
 }
 
 static int lu_solve(int k, const double *A, const lapack_int *piv, double *x) {
+  if (k == 4) {
+    lu_small_solve(4, A, piv, x);
+    return 0;
+  }
   if (k <= CP_WORLD_SMALL_LU) {
     lu_small_solve(k, A, piv, x);
     return 0;
@@ -125,7 +134,8 @@ static double row_l1(const double *MB, int n, int k, int i) {
   return s;
 }
 
-static int warm_accept(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
+static inline __attribute__((always_inline)) int
+warm_accept_n(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
   int k = 0;
   for (int i = 0; i < n; ++i)
     if (w->basis[i]) w->zidx[k++] = i;
@@ -252,6 +262,14 @@ static int warm_accept(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
   return 1;
 }
 
+// A resting box's LCP has n = 24 (four rolling contacts: 4 normals, 16
+// corner betas, 4 lambdas): its passes over the rows with n a constant
+// (unrolled, the same operations in the same order: the same bits).
+static int warm_accept(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
+  if (n == 24) return warm_accept_n(w, 24, info, pivots);
+  return warm_accept_n(w, n, info, pivots);
+}
+
 // The solver options for a call made now: certify's time limit cut to
 // the time left before the deadline (cp_world_set_deadline, read with the
 // world's clock). Once the deadline has passed no such call is made
@@ -267,6 +285,10 @@ int cp_wi_solve_options_now(cp_world *w, cp_solve_options *so) {
     }
     if (!(so->certify.time_limit_s > 0) || so->certify.time_limit_s > left)
       so->certify.time_limit_s = left;
+    // certify measures that limit with the world's clock, so that its own
+    // later solves (its retry on cleaned data) see the same deadline.
+    so->certify.clock = w->clock;
+    so->certify.clock_ctx = w->clock_ctx;
   }
   return 0;
 }

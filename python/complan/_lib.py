@@ -114,7 +114,8 @@ class CFipOptions(Structure):  # contact/fip.h
 
 class CCertifyOptions(Structure):  # contact/certify.h
     _fields_ = [("time_limit_s", c_double), ("alpha_tol", c_double), ("second", c_int),
-                ("max_cuts", c_int), ("check", CCheckOptions)]
+                ("max_cuts", c_int), ("check", CCheckOptions), ("clock", c_void_p),
+                ("clock_ctx", c_void_p)]
 
 
 class CSolveOptions(Structure):  # contact/solve.h

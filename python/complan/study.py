@@ -33,7 +33,7 @@ def experiment_paper(out="experiments/results/paper", seed=None, problems=None, 
     N smallest (default all 33); jobs: worker processes (default: the
     online cores; the answers do not depend on it, up to the time
     limits); time_limit: the certificate MIP's limit per data set (s,
-    default 20); unique_time_limit: per MIP solve of the uniqueness search
+    default 20); unique_time_limit: per certify call of the uniqueness search
     (s, default 5); mip_all: the certificate MIP on every data set;
     progress: a function called with (done, total) data sets.
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "contact/certify.h"
+#include "contact/glpkout.h"
 #include "contact/lcpio.h"
 #include "tests/support.h"
 
@@ -505,4 +506,106 @@ Test(certify, rounding_noise_in_q) {
   cpt_assert_lcp_solution(lcp.n, lcp.M, lcp.q, z, 1e-6 * fmax(1, qmax));
   free(z);
   cp_lcp_free(&lcp);
+}
+
+/* ---- one time budget per call ---------------------------------------- */
+
+/* A scripted clock: reads return now; the GLPK test hook (contact/glpkout.h),
+ * asked once per MIP solve with its problem loaded, moves it on by jump (the
+ * solve "takes" jump seconds) and fails the first solve with a GLPK error,
+ * so that cp_certify retries on cleaned q (its second MIP). */
+typedef struct {
+  double now, jump;
+  int solves;
+} script_clock;
+
+static double script_read(void *ctx) { return ((script_clock *)ctx)->now; }
+
+static int script_fault(void *ctx, const char *where) {
+  script_clock *c = ctx;
+  if (strcmp(where, "certify")) return 0;
+  c->now += c->jump;
+  return c->solves++ == 0;
+}
+
+/* M = diag(2, 1), q = (-1, 1e-15): q's second entry is rounding-level, so a
+ * failed first solve is retried on q = (-1, 0). */
+static cp_lcp_status budget_run(double limit, double jump, script_clock *c,
+                                cp_certify_result *res, cp_lcp_info *info, double *z) {
+  static const double M[4] = {2, 0, 0, 1}, q[2] = {-1, 1e-15};
+  double w[2];
+  memset(c, 0, sizeof *c);
+  c->jump = jump;
+  cp_certify_options opt = cp_certify_defaults();
+  opt.time_limit_s = limit;
+  opt.clock = script_read;
+  opt.clock_ctx = c;
+  cp_glpk_set_fault(script_fault, c);
+  cp_lcp_status st = cp_certify(2, M, q, &opt, z, w, NULL, NULL, res, info);
+  cp_glpk_set_fault(NULL, NULL);
+  return st;
+}
+
+/* The retry's MIP gets only what is left of the call's time_limit_s: after a
+ * first solve that used 11 of 10 s it is not made at all (TIME_LIMIT, one
+ * solve, GLPK asked once); after one that used 4 s it runs and solves. With
+ * no limit the retry always runs. No wall time is measured. */
+Test(certify, retry_shares_the_call_budget) {
+  script_clock c;
+  cp_certify_result res;
+  cp_lcp_info info;
+  double z[2];
+  cp_lcp_status st = budget_run(10, 11, &c, &res, &info, z);
+  cr_assert_eq(st, CP_LCP_TIME_LIMIT, "%s: %s", cp_lcp_status_name(st), info.reason);
+  cr_assert(strstr(info.reason, "time limit"), "%s", info.reason);
+  cr_assert_eq(c.solves, 1, "GLPK asked %d times", c.solves);
+  cr_assert_eq(res.mip_solves, 1);
+
+  st = budget_run(10, 4, &c, &res, &info, z);
+  cr_assert_eq(st, CP_LCP_SOLVED, "%s: %s", cp_lcp_status_name(st), info.reason);
+  cr_assert_eq(c.solves, 2);
+  cr_assert_eq(res.mip_solves, 2);
+  cr_assert_gt(res.q_cleaned, 0);
+  cr_assert_float_eq(z[0], 0.5, 1e-12);
+  cr_assert_eq(z[1], 0);
+
+  st = budget_run(0, 1e9, &c, &res, &info, z); /* no limit */
+  cr_assert_eq(st, CP_LCP_SOLVED, "%s: %s", cp_lcp_status_name(st), info.reason);
+  cr_assert_eq(c.solves, 2);
+}
+
+/* The confirming solve of an alpha* = 0 verdict (the second MIP of one
+ * attempt) is bounded by the same deadline: the infeasible M = [-1],
+ * q = [-1] needs both MIPs for its proof, and when the first used the whole
+ * budget the answer is TIME_LIMIT, not a verdict. */
+static int jump_only(void *ctx, const char *where) {
+  script_clock *c = ctx;
+  if (!strcmp(where, "certify")) {
+    c->now += c->jump;
+    c->solves++;
+  }
+  return 0;
+}
+
+Test(certify, confirming_solve_shares_the_call_budget) {
+  const double M[1] = {-1}, q[1] = {-1};
+  double z[1], w[1];
+  script_clock c;
+  cp_certify_result res;
+  cp_lcp_info info;
+  for (int late = 0; late < 2; ++late) {
+    memset(&c, 0, sizeof c);
+    c.jump = late ? 11 : 4;
+    cp_certify_options opt = cp_certify_defaults();
+    opt.time_limit_s = 10;
+    opt.clock = script_read;
+    opt.clock_ctx = &c;
+    cp_glpk_set_fault(jump_only, &c);
+    cp_lcp_status st = cp_certify(1, M, q, &opt, z, w, NULL, NULL, &res, &info);
+    cp_glpk_set_fault(NULL, NULL);
+    cr_assert_eq(st, late ? CP_LCP_TIME_LIMIT : CP_LCP_INFEASIBLE, "late %d: %s: %s",
+                 late, cp_lcp_status_name(st), info.reason);
+    cr_assert_eq(c.solves, late ? 1 : 2, "late %d: %d solves", late, c.solves);
+    cr_assert_eq(res.mip_solves, late ? 1 : 2);
+  }
 }
