@@ -21,7 +21,8 @@ static int reach_init(cp_plan_actions *a, const cp_task *t) {
   if (!n) return 0;
   a->reach = calloc((size_t)n, sizeof *a->reach);
   a->path = calloc((size_t)n * (size_t)(a->n_act + 1), sizeof *a->path);
-  if (!a->reach || !a->path) return -1;
+  a->rel = calloc((size_t)a->n_act + 1, sizeof *a->rel);
+  if (!a->reach || !a->path || !a->rel) return -1;
   int used = 0;
   for (int i = 0; i < t->n_inputs; ++i) {
     const cp_task_input *in = &t->inputs[i];
@@ -43,21 +44,44 @@ static int reach_init(cp_plan_actions *a, const cp_task *t) {
   return 0;
 }
 
-/* At an action's start: the contact of each active reach input, from its
- * body's pose now. */
+/* A reach input with a value < 0 and a hold distance: the face nearest its
+ * point when that is within offset + hold (body frame pb, nb, with the
+ * squeeze push[1] as the depth). */
+static int reach_held(cp_plan_actions *a, const cp_scene *s,
+                      const cp_task_input *in, const double *R, double *pb,
+                      double *nb, double *depth) {
+  double pw[3], d[3], dist;
+  const cp_body *b = &s->bodies[in->body];
+  cp_actuate_link_pose(s, in->manip, in->index, in->point, &a->work, pw, NULL);
+  cp_v3_sub(d, pw, b->x);
+  cp_m3_tmulv(pw, R, d);
+  unsigned f = cp_reach_nearest(&b->shape, pw, pb, nb, &dist);
+  *depth = in->push[1];
+  return (f & in->faces) && dist <= in->offset + in->hold;
+}
+
+/* At an action's start: the contact of each active or held reach input,
+ * from its body's pose now. */
 static void reach_start(cp_plan_actions *a, const cp_task *t,
                         const cp_scene *s, const double *values) {
   a->step = 0;
+  if (!a->n_reach) return;
+  for (int k = 0; k < a->n_act; ++k)
+    a->rel[k] = a->input[k] >= 0 && t->inputs[a->input[k]].relative
+                    ? values[a->input[k]]
+                    : 0;
   for (int g = 0; g < a->n_reach; ++g) {
     cp_plan_reach *r = &a->reach[g];
     const cp_task_input *in = &t->inputs[r->input];
-    double pb[3], nb[3], depth, R[9], pw[3], nw[3];
-    r->active = values[r->input] >= 0 &&
-                cp_reach_sample(&t->scene.bodies[in->body].shape, in->faces,
-                                values[r->input], in->push, pb, nb, &depth);
-    if (!r->active) continue;
     const cp_body *b = &s->bodies[in->body];
+    double pb[3], nb[3], depth, R[9], pw[3], nw[3];
     cp_quat_to_mat(R, b->q);
+    r->active = values[r->input] >= 0 &&
+                cp_reach_sample(&b->shape, in->faces, values[r->input],
+                                in->push, pb, nb, &depth);
+    r->held = !r->active && in->hold > 0 &&
+              reach_held(a, s, in, R, pb, nb, &depth);
+    if (!r->active && !r->held) continue;
     cp_m3_mulv(pw, R, pb);
     cp_v3_add(pw, pw, b->x);
     cp_m3_mulv(nw, R, nb);
@@ -72,12 +96,14 @@ static void reach_apply(cp_plan_actions *a, const cp_scene *s) {
   int pushing = 2 * a->step >= a->steps;
   for (int g = 0; g < a->n_reach; ++g) {
     cp_plan_reach *r = &a->reach[g];
-    if (!r->active) continue;
-    memcpy(r->goal.position, pushing ? r->push : r->approach,
+    if (!r->active && !r->held) continue;
+    memcpy(r->goal.position, pushing || r->held ? r->push : r->approach,
            sizeof r->goal.position);
     cp_actuate_cartesian(s, &r->goal, &a->work, a->targets);
-    for (int k = r->first; k < r->first + r->n; ++k)
-      a->act[a->path[k]].target = a->targets[a->act[a->path[k]].joint];
+    for (int k = r->first; k < r->first + r->n; ++k) {
+      int i = a->path[k];
+      a->act[i].target = a->targets[a->act[i].joint] + (r->held ? a->rel[i] : 0);
+    }
   }
   a->step++;
 }
@@ -170,6 +196,7 @@ void cp_plan_actions_free(cp_plan_actions *a) {
   free(a->targets);
   free(a->reach);
   free(a->path);
+  free(a->rel);
   cp_actuate_work_free(&a->work);
   memset(a, 0, sizeof *a);
 }

@@ -24,6 +24,8 @@ typedef struct cp_plan_cartesian {
 typedef struct cp_plan_reach {
   int input;           /* the task input */
   int active;          /* this action's value is >= 0 */
+  int held;            /* value < 0 and the point near the body: held at
+                          push, moved by its target inputs' relative values */
   cp_cartesian_goal goal;
   double approach[3], push[3]; /* the point's goals (world) */
   int first, n;        /* its path's actuators: act[path[first .. +n-1]] */
@@ -41,6 +43,7 @@ typedef struct cp_plan_actions {
   int n_reach;
   cp_plan_reach *reach;
   int *path;           /* reach actuator indices, concatenated */
+  double *rel;         /* [n_act] relative target values of this action */
   int step, steps;     /* the step within the action, steps per action */
   int implicit;        /* the task's action.pd is "implicit" */
   double dt;           /* the step (implicit law) */

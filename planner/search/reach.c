@@ -87,6 +87,50 @@ unsigned cp_reach_sample(const cp_shape *sh, unsigned faces, double v,
   return 1u << face;
 }
 
+unsigned cp_reach_nearest(const cp_shape *sh, const double q[3], double p[3],
+                          double n[3], double *dist) {
+  memset(n, 0, 3 * sizeof *n);
+  if (sh->type == CP_SHAPE_SPHERE) {
+    double r = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
+    for (int k = 0; k < 3; ++k) n[k] = r > 0 ? q[k] / r : k == 2;
+    for (int k = 0; k < 3; ++k) p[k] = sh->radius * n[k];
+    *dist = r - sh->radius;
+    return CP_REACH_FACE_SURFACE;
+  }
+  if (sh->type == CP_SHAPE_BOX) {
+    int a = 0;
+    double best = -INFINITY;
+    for (int k = 0; k < 3; ++k) {
+      double h = 0.5 * sh->size[k], e = fabs(q[k]) - h;
+      p[k] = q[k] < -h ? -h : q[k] > h ? h : q[k];
+      if (e > best) best = e, a = k;
+    }
+    n[a] = q[a] < 0 ? -1 : 1;
+    p[a] = n[a] * 0.5 * sh->size[a];
+    *dist = best;
+    return 1u << (2 * a + (q[a] < 0));
+  }
+  if (sh->type != CP_SHAPE_CYLINDER) return 0;
+  double rho = hypot(q[0], q[1]), er = rho - sh->radius,
+         ez = fabs(q[2]) - 0.5 * sh->length;
+  double s = rho > sh->radius ? sh->radius / rho : 1;
+  p[0] = q[0] * s;
+  p[1] = q[1] * s;
+  p[2] = fmax(-0.5 * sh->length, fmin(0.5 * sh->length, q[2]));
+  if (er > ez) {
+    n[0] = rho > 0 ? q[0] / rho : 1;
+    n[1] = rho > 0 ? q[1] / rho : 0;
+    p[0] = sh->radius * n[0];
+    p[1] = sh->radius * n[1];
+    *dist = er;
+    return CP_REACH_FACE_SIDE;
+  }
+  n[2] = q[2] < 0 ? -1 : 1;
+  p[2] = n[2] * 0.5 * sh->length;
+  *dist = ez;
+  return q[2] < 0 ? CP_REACH_FACE_ZN : CP_REACH_FACE_ZP;
+}
+
 static int exclude_faces(cp_task_input *ti, const cp_shape *sh,
                          const json_t *x, const char *p, cp_error *err) {
   char q[CP_JSON_PATH_MAX];
@@ -151,9 +195,10 @@ int cp_reach_parse(cp_task *t, cp_task_input *ti, const json_t *in,
   ti->approach = 0.02;
   ti->push[0] = 0;
   ti->push[1] = 0.01;
-  static const char *const dist_keys[2] = {"offset", "approach"};
-  double *dist[2] = {&ti->offset, &ti->approach};
-  for (int k = 0; k < 2; ++k) {
+  static const char *const dist_keys[3] = {"offset", "approach", "hold"};
+  double *dist[3] = {&ti->offset, &ti->approach, &ti->hold};
+  ti->hold = 0;
+  for (int k = 0; k < 3; ++k) {
     if (!(x = json_object_get(in, dist_keys[k]))) continue;
     if (cp_json_number(x, cp_json_path_key(q, p, dist_keys[k]), dist[k], err))
       return -1;

@@ -46,4 +46,14 @@ unsigned cp_reach_sample(const cp_shape *sh, unsigned faces, double v,
                          const double push[2], double p[3], double n[3],
                          double *depth);
 
+/* The face of the shape nearest to point q (body frame): the face whose
+ * plane (cap, side; a sphere's surface) q is farthest outside of, or least
+ * inside of; p the point of that face nearest to q, n its outward normal.
+ * Returns the face's bit (0 for a shape reach cannot sample) and sets *dist
+ * to q's signed distance from the face's plane (negative inside; at an
+ * edge or corner it is the largest of the planes' distances, which is at
+ * most the Euclidean distance). */
+unsigned cp_reach_nearest(const cp_shape *sh, const double q[3], double p[3],
+                          double n[3], double *dist);
+
 #endif

@@ -183,7 +183,7 @@ static const char *const cartesian_keys[] = {
     NULL};
 static const char *const reach_keys[] = {
     "kind", "values", "range", "samples", "link", "point", "body", "exclude",
-    "offset", "approach", "push", NULL};
+    "offset", "approach", "push", "hold", NULL};
 static const char *const *const input_keys[] = {effort_keys, target_keys,
                                                 cartesian_keys, reach_keys};
 
@@ -673,11 +673,15 @@ static int parse_search(cp_task *t, const json_t *v, cp_error *err) {
   if ((x = json_object_get(v, "metric"))) {
     static const char *const mk[] = {"position", "orientation", "velocity",
                                      "joint_position", "joint_velocity",
-                                     "angle", NULL};
+                                     "angle", "robot", NULL};
     if (cp_json_check_object(x, "search.metric", mk, err)) return -1;
     const json_t *ang = json_object_get(x, "angle");
     if (ang && number_in(ang, "search.metric.angle", 0, INFINITY, 1,
                          &t->angle_scale, err))
+      return -1;
+    const json_t *rob = json_object_get(x, "robot");
+    if (rob && number_in(rob, "search.metric.robot", 0, 1, 0, &t->metric_robot,
+                         err))
       return -1;
     for (int k = 0; k < 5; ++k) {
       const json_t *y = json_object_get(x, mk[k]);
@@ -854,6 +858,7 @@ static int parse_keeping(const char *text, size_t len, const char *path,
   task->metric[2] = 0.1;   /* m per m/s */
   task->metric[3] = 0.02;  /* m per rad */
   task->metric[4] = 0.005; /* m per rad/s */
+  task->metric_robot = 1.0;
   task->angle_scale = 0.1; /* m per rad of a goal's angle (a 10 cm arm) */
   task->max_nodes = 100000;
   task->max_seconds = 60;

@@ -93,6 +93,8 @@ typedef struct cp_task_input {
   double approach;    ///< reach: extra standoff in the action's first half
   double push[2];     ///< reach: depth past touching in the second half,
                       ///< drawn from [push[0], push[1]]
+  double hold;        ///< reach: a value < 0 holds a contact the point is
+                      ///< within offset + hold of (0: never)
 } cp_task_input;
 
 /// search.sampling "continuous" (rrt and sst): an action index is a seed
@@ -170,6 +172,9 @@ typedef struct cp_task {
   double delta_s;         ///< sst: witness radius (metric units, 0.02)
   double metric[5];       ///< weights: position, orientation, velocity,
                           ///< joint position, joint velocity
+  double metric_robot;    ///< search.metric.robot: a further factor on
+                          ///< every joint coordinate (1; small values key
+                          ///< the metric on the bodies' states)
   long max_nodes;         ///< > 0
   double max_seconds;     ///< > 0 (default 60)
   int allow_fallback;     ///< 1 (default): impulsive fallback steps accepted

@@ -88,14 +88,15 @@ Test(reach, cylinder_and_sphere_points_lie_on_their_surfaces) {
 
 /* A point finger (three prismatic joints along the world axes, no shape:
  * it touches nothing) above a fixed box turned 30 degrees about z. */
-static char *finger_task(const char *reach) {
+static char *finger_task_at(const char *block, const char *xvalue,
+                            const char *reach) {
   char *t = malloc(8192);
   const char *lim = "\"limits\": {\"lower\": -0.5, \"upper\": 0.5, \"effort\": 20}";
   const char *in = "\"mass\": 0.01, \"inertia\": [[1e-6, 0, 0], [0, 1e-6, 0], [0, 0, 1e-6]]";
   int n = snprintf(t, 8192,
       "{\"scene\": {\"gravity\": [0, 0, -9.81], \"bodies\": ["
       " {\"name\": \"block\", \"fixed\": true, \"shape\": {\"type\": \"box\","
-      "  \"size\": [0.1, 0.08, 0.06]}, \"position\": [0.2, 0.05, 0.1],"
+      "  \"size\": [0.1, 0.08, 0.06]}, \"position\": %s,"
       "  \"orientation\": [0.9659258262890683, 0, 0, 0.25881904510252074]},"
       " {\"name\": \"ball\", \"mass\": 0.1, \"shape\": {\"type\": \"sphere\","
       "  \"radius\": 0.02}, \"position\": [-3, 0, 0]}],"
@@ -105,16 +106,20 @@ static char *finger_task(const char *reach) {
       "   {\"name\": \"y\", \"type\": \"prismatic\", \"axis\": [0, 1, 0], %s, \"link\": {\"name\": \"cy\", %s}},"
       "   {\"name\": \"z\", \"type\": \"prismatic\", \"axis\": [0, 0, 1], %s, \"link\": {\"name\": \"tip\", %s}}]}]},"
       " \"inputs\": {"
-      "  \"f/x\": {\"kind\": \"target\", \"relative\": true, \"values\": [0], \"stiffness\": 100},"
+      "  \"f/x\": {\"kind\": \"target\", \"relative\": true, \"values\": [%s], \"stiffness\": 100},"
       "  \"f/y\": {\"kind\": \"target\", \"relative\": true, \"values\": [0], \"stiffness\": 100},"
       "  \"f/z\": {\"kind\": \"target\", \"relative\": true, \"values\": [0], \"stiffness\": 100},"
       "  \"reach\": {\"kind\": \"reach\", \"link\": \"f/tip\", \"body\": \"block\"%s}},"
       " \"action\": {\"duration\": 1, \"dt\": 0.001},"
       " \"goal\": {\"body\": \"ball\", \"position\": [0, 0, 0], \"tolerance\": 0.01},"
       " \"limits\": {\"nodes\": 10}}",
-      lim, in, lim, in, lim, in, reach);
+      block, lim, in, lim, in, lim, in, xvalue, reach);
   cr_assert(n < 8192);
   return t;
+}
+
+static char *finger_task(const char *reach) {
+  return finger_task_at("[0.2, 0.05, 0.1]", "0", reach);
 }
 
 /* Each action value puts the tip (offset 2 cm) on the drawn face: in the
@@ -245,4 +250,109 @@ Test(reach, bad_reach_inputs_are_refused_with_their_path) {
   cr_assert_str_eq(e.where, "inputs.reach", "%s: %s", e.where, e.msg);
   cr_assert(strstr(e.msg, "\"f/y\" moves this link"), "%s", e.msg);
   free(text);
+}
+
+/* Hold: a value < 0 with the tip 2.5 cm above the turned block's top face
+ * (offset 2 cm, hold 1 cm): the tip is held on the face's nearest point at
+ * the squeeze depth push[1] = 4 mm and moved by its relative target (x +1
+ * cm): it ends at (0.01, 0, 0.245 + 0.03 + 0.02 - 0.004). With hold 1 mm it
+ * is too far: the targets alone move it to (0.01, 0, 0.3). */
+static void held_at(const char *hold, double want_z) {
+  char reach[256];
+  snprintf(reach, sizeof reach,
+           ", \"offset\": 0.02, \"push\": [0, 0.004], \"hold\": %s,"
+           " \"values\": [-1]", hold);
+  char *text = finger_task_at("[0, 0, 0.245]", "0.01", reach);
+  cp_task t;
+  cp_error e;
+  cr_assert_eq(cp_task_parse(text, strlen(text), NULL, &t, &e), 0, "%s", e.msg);
+  free(text);
+  cp_plan_world *pw;
+  cr_assert_eq(cp_plan_world_create(&t, 1, &pw, &e), 0, "%s", e.msg);
+  const cp_search_problem *p = cp_plan_world_problem(pw);
+  double *y = malloc((size_t)p->n * sizeof *y);
+  cp_expansion info;
+  memset(&info, 0, sizeof info);
+  cr_assert_eq(p->expand(p->ctx, cp_plan_world_start(pw), 0, NULL, 0, 0, y,
+                         &info), 0, "%s", info.message);
+  const double want[3] = {0.01, 0, want_z - 0.3};
+  for (int r = 0; r < 3; ++r)
+    cr_assert(fabs(y[13 + 2 * r] - want[r]) < 1e-4, "joint %d at %g, want %g",
+              r, y[13 + 2 * r], want[r]);
+  free(y);
+  cp_plan_world_destroy(pw);
+  cp_task_free(&t);
+}
+
+Test(reach, a_near_contact_is_held_and_moved) {
+  held_at("0.01", 0.245 + 0.03 + 0.02 - 0.004);
+  held_at("0.001", 0.3);
+}
+
+Test(reach, nearest_face_of_each_shape) {
+  cp_shape box = {.type = CP_SHAPE_BOX, .size = {0.1, 0.2, 0.4}};
+  double q[3] = {0.02, 0.13, -0.1}, p[3], n[3], d;
+  cr_assert_eq(cp_reach_nearest(&box, q, p, n, &d), CP_REACH_FACE_YP);
+  cr_assert(fabs(d - 0.03) < 1e-15 && p[1] == 0.1 && p[0] == 0.02 && n[1] == 1);
+  q[1] = -0.09; /* inside: the -y face is 1 cm away, +-x 3 cm */
+  cr_assert_eq(cp_reach_nearest(&box, q, p, n, &d), CP_REACH_FACE_YN);
+  cr_assert(fabs(d + 0.01) < 1e-15 && p[1] == -0.1 && n[1] == -1);
+  cp_shape cyl = {.type = CP_SHAPE_CYLINDER, .radius = 0.05, .length = 0.3};
+  double c[3] = {0.06, 0.08, 0.1};
+  cr_assert_eq(cp_reach_nearest(&cyl, c, p, n, &d), CP_REACH_FACE_SIDE);
+  cr_assert(fabs(d - 0.05) < 1e-15 && fabs(p[0] - 0.03) < 1e-15 &&
+            fabs(p[1] - 0.04) < 1e-15 && p[2] == 0.1);
+  c[0] = c[1] = 0.01, c[2] = -0.17;
+  cr_assert_eq(cp_reach_nearest(&cyl, c, p, n, &d), CP_REACH_FACE_ZN);
+  cr_assert(fabs(d - 0.02) < 1e-15 && p[2] == -0.15 && n[2] == -1);
+}
+
+/* search.metric.robot scales every joint coordinate of the embedding (the
+ * finger's prismatic joints weigh as positions: 1 m per m by default) and
+ * leaves the bodies' alone; outside [0, 1] it is refused at its path. */
+static void embed_with(const char *robot, double *e, int *m) {
+  char *text = finger_task(", \"values\": [-1]");
+  char *lim = strstr(text, " \"limits\": {\"nodes\"");
+  char *t2 = malloc(9000);
+  snprintf(t2, 9000, "%.*s \"search\": {\"method\": \"rrt\", \"metric\": "
+           "{\"robot\": %s}},%s", (int)(lim - text), text, robot, lim);
+  free(text);
+  cp_task t;
+  cp_error err;
+  cr_assert_eq(cp_task_parse(t2, strlen(t2), NULL, &t, &err), 0, "%s", err.msg);
+  free(t2);
+  cp_plan_world *pw;
+  cr_assert_eq(cp_plan_world_create(&t, 1, &pw, &err), 0, "%s", err.msg);
+  const cp_search_problem *p = cp_plan_world_problem(pw);
+  double *x = malloc((size_t)p->n * sizeof *x);
+  memcpy(x, cp_plan_world_start(pw), (size_t)p->n * sizeof *x);
+  x[13] = 0.2; /* joint f/x at 0.2 m; the ball's x at -3 */
+  p->embed(p->ctx, x, e);
+  *m = p->m;
+  free(x);
+  cp_plan_world_destroy(pw);
+  cp_task_free(&t);
+}
+
+Test(reach, metric_robot_scales_the_joint_coordinates) {
+  double e1[64], e2[64];
+  int m1, m2;
+  embed_with("1", e1, &m1);
+  embed_with("0.25", e2, &m2);
+  cr_assert_eq(m1, m2);
+  cr_assert_eq(e1[0], -3);
+  cr_assert_eq(e2[0], -3);
+  cr_assert_eq(e1[13], 0.2);
+  cr_assert_eq(e2[13], 0.25 * 0.2);
+  char *text = finger_task(", \"values\": [-1]");
+  char *lim = strstr(text, " \"limits\": {\"nodes\"");
+  char *t2 = malloc(9000);
+  snprintf(t2, 9000, "%.*s \"search\": {\"metric\": {\"robot\": 2}},%s",
+           (int)(lim - text), text, lim);
+  cp_task t;
+  cp_error err;
+  cr_assert_neq(cp_task_parse(t2, strlen(t2), NULL, &t, &err), 0);
+  cr_assert_str_eq(err.where, "search.metric.robot");
+  free(text);
+  free(t2);
 }
