@@ -6,11 +6,107 @@
 #include <string.h>
 
 #include "models/vec3.h"
+#include "planner/search/reach.h"
 #include "planner/sim/statelayout.h"
 
 /* DLS damping (m; rad for rotation rows): below it a singular direction's
  * gain falls off as sigma^2 / (sigma^2 + lambda^2). */
 #define CP_PLAN_DLS_LAMBDA 0.01
+
+/* The reach inputs: each one's goal and the target actuators on its link's
+ * path (cp_reach_check made sure there is one per joint). */
+static int reach_init(cp_plan_actions *a, const cp_task *t) {
+  int n = 0;
+  for (int i = 0; i < t->n_inputs; ++i) n += t->inputs[i].kind == CP_INPUT_REACH;
+  if (!n) return 0;
+  a->reach = calloc((size_t)n, sizeof *a->reach);
+  a->path = calloc((size_t)n * (size_t)(a->n_act + 1), sizeof *a->path);
+  a->rel = calloc((size_t)a->n_act + 1, sizeof *a->rel);
+  if (!a->reach || !a->path || !a->rel) return -1;
+  int used = 0;
+  for (int i = 0; i < t->n_inputs; ++i) {
+    const cp_task_input *in = &t->inputs[i];
+    if (in->kind != CP_INPUT_REACH) continue;
+    cp_plan_reach *r = &a->reach[a->n_reach++];
+    const cp_chain *ch = &t->scene.manips[in->manip];
+    r->input = i;
+    r->goal.manip = in->manip;
+    r->goal.link = in->index;
+    memcpy(r->goal.point, in->point, sizeof in->point);
+    r->goal.lambda = CP_PLAN_DLS_LAMBDA;
+    r->first = used;
+    for (int k = 0; k < a->n_act; ++k)
+      if (a->act[k].manip == in->manip &&
+          cp_chain_is_ancestor(ch, a->act[k].joint, in->index))
+        a->path[used++] = k;
+    r->n = used - r->first;
+  }
+  return 0;
+}
+
+/* A reach input with a value < 0 and a hold distance: the face nearest its
+ * point when that is within offset + hold (body frame pb, nb, with the
+ * squeeze push[1] as the depth). */
+static int reach_held(cp_plan_actions *a, const cp_scene *s,
+                      const cp_task_input *in, const double *R, double *pb,
+                      double *nb, double *depth) {
+  double pw[3], d[3], dist;
+  const cp_body *b = &s->bodies[in->body];
+  cp_actuate_link_pose(s, in->manip, in->index, in->point, &a->work, pw, NULL);
+  cp_v3_sub(d, pw, b->x);
+  cp_m3_tmulv(pw, R, d);
+  unsigned f = cp_reach_nearest(&b->shape, pw, pb, nb, &dist);
+  *depth = in->push[1];
+  return (f & in->faces) && dist <= in->offset + in->hold;
+}
+
+/* At an action's start: the contact of each active or held reach input,
+ * from its body's pose now. */
+static void reach_start(cp_plan_actions *a, const cp_task *t,
+                        const cp_scene *s, const double *values) {
+  a->step = 0;
+  if (!a->n_reach) return;
+  for (int k = 0; k < a->n_act; ++k)
+    a->rel[k] = a->input[k] >= 0 && t->inputs[a->input[k]].relative
+                    ? values[a->input[k]]
+                    : 0;
+  for (int g = 0; g < a->n_reach; ++g) {
+    cp_plan_reach *r = &a->reach[g];
+    const cp_task_input *in = &t->inputs[r->input];
+    const cp_body *b = &s->bodies[in->body];
+    double pb[3], nb[3], depth, R[9], pw[3], nw[3];
+    cp_quat_to_mat(R, b->q);
+    r->active = values[r->input] >= 0 &&
+                cp_reach_sample(&b->shape, in->faces, values[r->input],
+                                in->push, pb, nb, &depth);
+    r->held = !r->active && in->hold > 0 &&
+              reach_held(a, s, in, R, pb, nb, &depth);
+    if (!r->active && !r->held) continue;
+    cp_m3_mulv(pw, R, pb);
+    cp_v3_add(pw, pw, b->x);
+    cp_m3_mulv(nw, R, nb);
+    cp_v3_axpy(r->approach, pw, in->offset + in->approach, nw);
+    cp_v3_axpy(r->push, pw, in->offset - depth, nw);
+  }
+}
+
+/* Before a step: the active reach inputs' joint targets, by damped least
+ * squares towards the approach point (first half) or the push point. */
+static void reach_apply(cp_plan_actions *a, const cp_scene *s) {
+  int pushing = 2 * a->step >= a->steps;
+  for (int g = 0; g < a->n_reach; ++g) {
+    cp_plan_reach *r = &a->reach[g];
+    if (!r->active && !r->held) continue;
+    memcpy(r->goal.position, pushing || r->held ? r->push : r->approach,
+           sizeof r->goal.position);
+    cp_actuate_cartesian(s, &r->goal, &a->work, a->targets);
+    for (int k = r->first; k < r->first + r->n; ++k) {
+      int i = a->path[k];
+      a->act[i].target = a->targets[a->act[i].joint] + (r->held ? a->rel[i] : 0);
+    }
+  }
+  a->step++;
+}
 
 static int nomem(cp_plan_actions *a, cp_error *err) {
   cp_plan_actions_free(a);
@@ -28,6 +124,7 @@ int cp_plan_actions_init(cp_plan_actions *a, const cp_task *t, cp_error *err) {
   if (n_target + cap == 0) return 0;
   a->implicit = t->pd_implicit;
   a->dt = t->dt;
+  a->steps = t->steps;
   size_t n = (size_t)(n_target + cap);
   a->act = calloc(n, sizeof *a->act);
   a->row = calloc(n, sizeof *a->row);
@@ -86,6 +183,7 @@ int cp_plan_actions_init(cp_plan_actions *a, const cp_task *t, cp_error *err) {
     }
   }
   cp_state_layout_free(&l);
+  if (reach_init(a, t)) return nomem(a, err);
   return 0;
 }
 
@@ -96,6 +194,9 @@ void cp_plan_actions_free(cp_plan_actions *a) {
   free(a->effort);
   free(a->cart);
   free(a->targets);
+  free(a->reach);
+  free(a->path);
+  free(a->rel);
   cp_actuate_work_free(&a->work);
   memset(a, 0, sizeof *a);
 }
@@ -139,6 +240,7 @@ void cp_plan_actions_start(cp_plan_actions *a, const cp_task *t,
       cp_m3_mul(goal->rotation, D, R0);
     }
   }
+  reach_start(a, t, s, values);
 }
 
 cp_world_status cp_plan_actions_apply(cp_plan_actions *a, cp_world *w) {
@@ -150,6 +252,7 @@ cp_world_status cp_plan_actions_apply(cp_plan_actions *a, cp_world *w) {
     for (int k = cg->first; k < cg->first + cg->n; ++k)
       a->act[k].target = a->targets[a->act[k].joint];
   }
+  if (a->n_reach) reach_apply(a, s);
   if (a->implicit)
     cp_actuate_pd_implicit(s, a->n_act, a->act, a->dt, &a->work, a->effort);
   else

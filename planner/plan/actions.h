@@ -17,6 +17,20 @@ typedef struct cp_plan_cartesian {
   int first, n;        /* its actuators: act[first .. first + n - 1] */
 } cp_plan_cartesian;
 
+/* A reach input (planner/search/reach.h): when its value is >= 0 its link
+ * point is driven to the approach point for the action's first half and
+ * to the push point for the rest, overriding the targets of its path's
+ * target inputs. */
+typedef struct cp_plan_reach {
+  int input;           /* the task input */
+  int active;          /* this action's value is >= 0 */
+  int held;            /* value < 0 and the point near the body: held at
+                          push, moved by its target inputs' relative values */
+  cp_cartesian_goal goal;
+  double approach[3], push[3]; /* the point's goals (world) */
+  int first, n;        /* its path's actuators: act[path[first .. +n-1]] */
+} cp_plan_reach;
+
 typedef struct cp_plan_actions {
   int n_act;           /* 0: the task has no target or Cartesian input */
   cp_actuator *act;    /* [n_act]: target inputs, then Cartesian joints */
@@ -26,6 +40,11 @@ typedef struct cp_plan_actions {
   int n_cart;
   cp_plan_cartesian *cart;
   double *targets;     /* [largest chain] */
+  int n_reach;
+  cp_plan_reach *reach;
+  int *path;           /* reach actuator indices, concatenated */
+  double *rel;         /* [n_act] relative target values of this action */
+  int step, steps;     /* the step within the action, steps per action */
   int implicit;        /* the task's action.pd is "implicit" */
   double dt;           /* the step (implicit law) */
   cp_actuate_work work;

@@ -347,8 +347,8 @@ static void embed(void *ctx, const double *x, double *e) {
   for (int j = 0; j < pw->n_joints; ++j) {
     const double *s = x + joint_at(pw, j);
     double *o = e + joint_at(pw, j);
-    o[0] = (pw->prismatic[j] ? m[0] : m[3]) * s[0];
-    o[1] = (pw->prismatic[j] ? m[2] : m[4]) * s[1];
+    o[0] = (pw->prismatic[j] ? m[0] : m[3]) * s[0] * pw->task->metric_robot;
+    o[1] = (pw->prismatic[j] ? m[2] : m[4]) * s[1] * pw->task->metric_robot;
   }
   for (int i = pw->nw; i < pw->n; ++i) e[i] = extra_scale(pw, i) * x[i];
 }
@@ -414,7 +414,8 @@ static void goal_sample(void *ctx, double *e) {
   }
   for (int i = 0; i < g->n_joints; ++i) {
     const cp_goal_joint *j = &g->joints[i];
-    e[joint_at(pw, j->row)] = (j->prismatic ? m[0] : m[3]) * j->position;
+    e[joint_at(pw, j->row)] =
+        (j->prismatic ? m[0] : m[3]) * j->position * pw->task->metric_robot;
   }
   for (int i = 0; i < g->n_bodies; ++i)
     for (int r = 0; g->at_rest && r < g->n_rest; ++r)
@@ -488,6 +489,7 @@ int cp_plan_world_create(const cp_task *task, int warm_start,
   int bad_input = -1;
   for (int i = 0; i < task->n_inputs && bad_input < 0; ++i)
     if (task->inputs[i].kind != CP_INPUT_CARTESIAN &&
+        task->inputs[i].kind != CP_INPUT_REACH &&
         cp_state_joint_row(&lay, cp_world_scene(pw->world),
                            task->inputs[i].joint, NULL) != task->inputs[i].row)
       bad_input = i;

@@ -9,6 +9,7 @@
 
 #include "models/jsonread.h"
 #include "planner/sim/actuate.h"
+#include "planner/search/reach.h"
 #include "planner/search/search.h"
 #include "planner/sim/statelayout.h"
 
@@ -180,8 +181,11 @@ static const char *const target_keys[] = {
 static const char *const cartesian_keys[] = {
     "kind", "values", "range", "samples", "link", "point", "direction", "axis",
     NULL};
+static const char *const reach_keys[] = {
+    "kind", "values", "range", "samples", "link", "point", "body", "exclude",
+    "offset", "approach", "push", "hold", NULL};
 static const char *const *const input_keys[] = {effort_keys, target_keys,
-                                                cartesian_keys};
+                                                cartesian_keys, reach_keys};
 
 /* The input's "kind" and, for a Cartesian input, its link, point and
  * direction (or axis). */
@@ -199,17 +203,21 @@ static int parse_input_kind(cp_task *t, cp_task_input *ti, const json_t *in,
     if (!strcmp(s, "effort")) ti->kind = CP_INPUT_EFFORT;
     else if (!strcmp(s, "target")) ti->kind = CP_INPUT_TARGET;
     else if (!strcmp(s, "cartesian")) ti->kind = CP_INPUT_CARTESIAN;
+    else if (!strcmp(s, "reach")) ti->kind = CP_INPUT_REACH;
     else
       return cp_error_set(err, q,
                           "unknown input kind \"%.40s\" (expected \"effort\", "
-                          "\"target\" or \"cartesian\")",
+                          "\"target\", \"cartesian\" or \"reach\")",
                           s);
   }
   if (ti->kind != CP_INPUT_EFFORT && t->mode == CP_TASK_QUASISTATIC)
     return cp_error_set(err, q,
                         "a %s input needs \"mode\": \"dynamic\" (quasistatic "
                         "inputs are joint velocities)",
-                        ti->kind == CP_INPUT_TARGET ? "target" : "cartesian");
+                        ti->kind == CP_INPUT_TARGET      ? "target"
+                        : ti->kind == CP_INPUT_CARTESIAN ? "cartesian"
+                                                         : "reach");
+  if (ti->kind == CP_INPUT_REACH) return cp_reach_parse(t, ti, in, p, err);
   if (ti->kind != CP_INPUT_CARTESIAN) return 0;
   ti->row = -1;
   const json_t *x = json_object_get(in, "link");
@@ -247,7 +255,7 @@ static int parse_input_kind(cp_task *t, cp_task_input *ti, const json_t *in,
  * resolved once the action's step is known: resolve_gains). */
 static int parse_input_drive(cp_task *t, cp_task_input *ti, const json_t *in,
                              const char *p, cp_error *err) {
-  if (ti->kind == CP_INPUT_CARTESIAN) return 0;
+  if (ti->kind == CP_INPUT_CARTESIAN || ti->kind == CP_INPUT_REACH) return 0;
   char q[CP_JSON_PATH_MAX];
   cp_state_layout l;
   if (cp_state_layout_init(&l, &t->scene))
@@ -330,7 +338,9 @@ static int parse_cartesian_groups(cp_task *t, cp_error *err) {
     const cp_chain *c = &t->scene.manips[a->manip];
     for (int k = 0; k < t->n_inputs; ++k) {
       const cp_task_input *b = &t->inputs[k];
-      if (b->kind == CP_INPUT_CARTESIAN || b->manip != a->manip) continue;
+      if (b->kind == CP_INPUT_CARTESIAN || b->kind == CP_INPUT_REACH ||
+          b->manip != a->manip)
+        continue;
       if (cp_chain_is_ancestor(c, b->index, a->index))
         return cp_error_set(err, p,
                             "joint \"%.60s\" moves this link and is an input "
@@ -404,7 +414,7 @@ static int parse_inputs(cp_task *t, const json_t *v, cp_error *err) {
     cp_task_input *ti = &t->inputs[i++];
     if (!(ti->joint = dupstr(key))) return cp_error_setc(err, CP_ERR_NOMEM, p, "out of memory");
     if (parse_input_kind(t, ti, in, p, err)) return -1;
-    if (ti->kind != CP_INPUT_CARTESIAN) {
+    if (ti->kind != CP_INPUT_CARTESIAN && ti->kind != CP_INPUT_REACH) {
       const char *leader = NULL;
       ti->row = joint_row(&t->scene, key, &leader);
       if (ti->row == -3) return cp_error_setc(err, CP_ERR_NOMEM, p, "out of memory");
@@ -471,7 +481,8 @@ static int parse_inputs(cp_task *t, const json_t *v, cp_error *err) {
     t->n_actions *= ti->n_values;
     if (parse_input_drive(t, ti, in, p, err)) return -1;
   }
-  return parse_cartesian_groups(t, err);
+  if (parse_cartesian_groups(t, err)) return -1;
+  return cp_reach_check(t, err);
 }
 
 static int parse_action(cp_task *t, const json_t *v, cp_error *err) {
@@ -662,11 +673,15 @@ static int parse_search(cp_task *t, const json_t *v, cp_error *err) {
   if ((x = json_object_get(v, "metric"))) {
     static const char *const mk[] = {"position", "orientation", "velocity",
                                      "joint_position", "joint_velocity",
-                                     "angle", NULL};
+                                     "angle", "robot", NULL};
     if (cp_json_check_object(x, "search.metric", mk, err)) return -1;
     const json_t *ang = json_object_get(x, "angle");
     if (ang && number_in(ang, "search.metric.angle", 0, INFINITY, 1,
                          &t->angle_scale, err))
+      return -1;
+    const json_t *rob = json_object_get(x, "robot");
+    if (rob && number_in(rob, "search.metric.robot", 0, 1, 0, &t->metric_robot,
+                         err))
       return -1;
     for (int k = 0; k < 5; ++k) {
       const json_t *y = json_object_get(x, mk[k]);
@@ -843,6 +858,7 @@ static int parse_keeping(const char *text, size_t len, const char *path,
   task->metric[2] = 0.1;   /* m per m/s */
   task->metric[3] = 0.02;  /* m per rad */
   task->metric[4] = 0.005; /* m per rad/s */
+  task->metric_robot = 1.0;
   task->angle_scale = 0.1; /* m per rad of a goal's angle (a 10 cm arm) */
   task->max_nodes = 100000;
   task->max_seconds = 60;
@@ -942,7 +958,7 @@ double cp_task_action_cost(const cp_task *t, long a) {
   if (t->continuous) cp_rng_seed(&r, (uint64_t)a);
   for (int i = 0; i < t->n_inputs; ++i) {
     double v = input_value(t, i, &a, &r);
-    sq += v * v;
+    if (t->inputs[i].kind != CP_INPUT_REACH) sq += v * v; /* a label */
   }
   return (t->cost_time + t->cost_effort * sq) * t->duration;
 }

@@ -52,7 +52,9 @@ enum { CP_TASK_STEPPER_ACCELERATION = 0, CP_TASK_STEPPER_VELOCITY = 1,
 typedef enum cp_task_input_kind {
   CP_INPUT_EFFORT = 0,  ///< joint effort (dynamic) or velocity (quasistatic)
   CP_INPUT_TARGET,      ///< joint position target, tracked by PD
-  CP_INPUT_CARTESIAN    ///< displacement (m) or rotation (rad) of a link
+  CP_INPUT_CARTESIAN,   ///< displacement (m) or rotation (rad) of a link
+  CP_INPUT_REACH        ///< a link point put on a sampled point of a body's
+                        ///< surface (planner/search/reach.h)
 } cp_task_input_kind;
 
 /// One input: a joint (or, for a Cartesian input, a link) and its
@@ -83,6 +85,16 @@ typedef struct cp_task_input {
                       ///< direction ("axis"), 0 displacements
   int has_range;      ///< given as "range": [lo, hi] (continuous sampling
   double lo, hi;      ///< draws from it)
+  int body;           ///< reach: the free body touched (scene index)
+  unsigned faces;     ///< reach: faces it may touch (bit set,
+                      ///< planner/search/reach.h CP_REACH_FACE_*)
+  double offset;      ///< reach: distance of the point from the surface
+                      ///< when touching (e.g. the fingertip's radius)
+  double approach;    ///< reach: extra standoff in the action's first half
+  double push[2];     ///< reach: depth past touching in the second half,
+                      ///< drawn from [push[0], push[1]]
+  double hold;        ///< reach: a value < 0 holds a contact the point is
+                      ///< within offset + hold of (0: never)
 } cp_task_input;
 
 /// search.sampling "continuous" (rrt and sst): an action index is a seed
@@ -160,6 +172,9 @@ typedef struct cp_task {
   double delta_s;         ///< sst: witness radius (metric units, 0.02)
   double metric[5];       ///< weights: position, orientation, velocity,
                           ///< joint position, joint velocity
+  double metric_robot;    ///< search.metric.robot: a further factor on
+                          ///< every joint coordinate (1; small values key
+                          ///< the metric on the bodies' states)
   long max_nodes;         ///< > 0
   double max_seconds;     ///< > 0 (default 60)
   int allow_fallback;     ///< 1 (default): impulsive fallback steps accepted
