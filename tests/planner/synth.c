@@ -282,3 +282,10 @@ void synth_remove_db(char *p) {
   unlink(p);
   free(p);
 }
+
+cp_search_status synth_run(cp_search *s, long max_iter) {
+  cp_search_status st = CP_SEARCH_RUNNING;
+  for (long k = 0; k < max_iter && st == CP_SEARCH_RUNNING; ++k)
+    st = cp_search_iterate(s);
+  return st;
+}

@@ -39,6 +39,9 @@ typedef struct synth_point {
 
 cp_search_problem synth_point_problem(synth_point *p);
 
+/// Iterates s until it stops running or max_iter iterations were made.
+cp_search_status synth_run(cp_search *s, long max_iter);
+
 /// Test helpers over a planner database (sqlite3 *): the integer result of
 /// a one-row query (asserting it runs), and a digest of the committed node
 /// rows with id < n (id, parent, cost, state bits), asserting there are n.
