@@ -56,6 +56,12 @@ extern const char synth_task_json[];
 /// Parses synth_task_json into *t (asserting it parses).
 void synth_load_task(cp_task *t);
 
+/// Polls the database at path (every ms, up to `seconds`) until it holds
+/// at least n node rows; returns it open (NULL when the file never
+/// appeared), for tests that kill a run once batches are committed.
+struct sqlite3 *synth_wait_nodes(const char *path, long long n,
+                                 double seconds);
+
 /// A fresh database path (no file yet: the store creates it; malloc'd), and
 /// its removal with SQLite's -wal and -shm files (frees the path).
 char *synth_temp_db(void);
