@@ -67,7 +67,7 @@ static int check_method(const char *flag, const char *m) {
 /* Set by SIGINT/SIGTERM; the search polls it after every action. */
 static volatile sig_atomic_t cancelled;
 
-static void on_signal(int sig) { cancelled = sig; }
+static void on_signal(int sig) { cp_search_cancel(&cancelled, sig); }
 
 /* SIGINT and SIGTERM set `cancelled` once; the handler resets itself so
  * that a second signal ends the process at once. */
@@ -367,7 +367,9 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
   if (s == CP_PLAN_INTERRUPTED)
     fprintf(stderr, "complan: interrupted by %s: run %lld stopped and "
             "committed with %ld nodes; %s\n",
-            cancelled == SIGTERM ? "SIGTERM" : "SIGINT", (long long)r.run_id,
+            __atomic_load_n(&cancelled, __ATOMIC_RELAXED) == SIGTERM
+                ? "SIGTERM"
+                : "SIGINT", (long long)r.run_id,
             r.nodes, method && is_ompl(method)
                          ? "an OMPL planner's run cannot be resumed"
                          : "continue it with --resume");

@@ -229,7 +229,7 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
     break;
   }
   /* Cancelled (not by the time limit): resumable, no plan stored yet. */
-  if (status == CP_SEARCH_STOPPED && opt.cancel && *opt.cancel)
+  if (status == CP_SEARCH_STOPPED && opt.cancel && cp_search_cancelled(opt.cancel))
     result = CP_PLAN_INTERRUPTED;
   res->failed = failed;
   if (result != CP_PLAN_SOLVED) best = -1;

@@ -69,8 +69,12 @@ double cp_search_budget_now(const cp_search_budget *b) {
 
 int cp_search_budget_spent(const cp_search_budget *b) {
   if (!b) return 0;
-  if (b->cancel && *b->cancel) return 1;
+  if (b->cancel && cp_search_cancelled(b->cancel)) return 1;
   return b->has_deadline && cp_search_budget_now(b) >= b->deadline;
+}
+
+int cp_search_cancelled(const volatile sig_atomic_t *flag) {
+  return __atomic_load_n(flag, __ATOMIC_RELAXED) != 0;
 }
 
 double cp_search_budget_left(const cp_search_budget *b) {

@@ -143,6 +143,13 @@ double cp_search_budget_now(const cp_search_budget *b);
 /// 1 when b (may be NULL: never) says stop: cancelled, or its deadline
 /// reached.
 int cp_search_budget_spent(const cp_search_budget *b);
+/// *flag != 0, read atomically: the workers of a threaded search poll the
+/// cancel flag while a signal handler on any thread may set it (the handler
+/// should set it with cp_search_cancel, a lock-free atomic store).
+int cp_search_cancelled(const volatile sig_atomic_t *flag);
+static inline void cp_search_cancel(volatile sig_atomic_t *flag, int value) {
+  __atomic_store_n(flag, value, __ATOMIC_RELAXED);
+}
 /// Seconds left before the deadline (INFINITY without one; may be < 0).
 double cp_search_budget_left(const cp_search_budget *b);
 
