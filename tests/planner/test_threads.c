@@ -264,3 +264,68 @@ Test(threads, bad_thread_counts_and_batches_are_refused) {
   remove(task);
   free(task);
 }
+
+/* Cancels the run once it has `stop_at` nodes (a progress callback). */
+static volatile sig_atomic_t stop_flag;
+static long stop_at;
+static void stop_at_nodes(void *ctx, const cp_plan_progress *p) {
+  (void)ctx;
+  if (stop_at > 0 && p->nodes >= stop_at) cp_search_cancel(&stop_flag, 1);
+}
+
+/* Runs the push task (batch 1 in the file) with search batch `batch`
+ * (0: the task's), sst, to `nodes` nodes into path (cancelled at `cancel_at`
+ * nodes when > 0); returns the result. */
+static cp_plan_result plan_push(const cp_task *task, const char *path,
+                                int batch, long nodes, int resume,
+                                long cancel_at) {
+  cp_store *st;
+  char msg[512];
+  cr_assert_eq(cp_store_open(path, 0, &st, msg, sizeof msg), CP_STORE_OK,
+               "%s", msg);
+  cp_plan_options o = cp_plan_defaults();
+  o.method = "sst";
+  o.max_nodes = nodes;
+  o.max_seconds = 3600;
+  o.search_batch = batch;
+  o.resume = resume;
+  o.threads = 2;
+  stop_flag = 0;
+  stop_at = cancel_at;
+  o.cancel = &stop_flag;
+  o.progress = stop_at_nodes;
+  o.progress_interval = 1e-9; /* after every iteration */
+  cp_plan_result r;
+  cp_error e;
+  cp_plan_status s = cp_plan_task(st, task, &o, &r, &e);
+  cr_assert(s == (cancel_at > 0 ? CP_PLAN_INTERRUPTED : CP_PLAN_SOLVED),
+            "%s: %s", cp_plan_status_name(s), e.msg);
+  cp_store_close(st);
+  return r;
+}
+
+Test(threads, a_resumed_run_keeps_the_batch_it_was_started_with,
+     .timeout = 600) {
+  char *file = push_task(1);
+  cp_task task;
+  cp_error e;
+  cr_assert_eq(cp_task_load(file, &task, &e), 0, "%s", e.msg);
+  char *a = synth_temp_db(), *b = synth_temp_db();
+  plan_push(&task, a, 4, 400, 0, 0); /* the reference: batch 4, 400 nodes */
+  plan_push(&task, b, 4, 400, 0, 200); /* cancelled at 200, resumed with */
+  cp_plan_result r = plan_push(&task, b, 0, 400, 1, 0); /* the task's 1 */
+  cr_assert_eq(r.resumed, 1);
+  sqlite3 *da = open_db(a), *db = open_db(b);
+  long long na, nb;
+  cr_assert_eq(run_digest(da, 1, &na), run_digest(db, 1, &nb),
+               "the resumed run went on in batches of 4");
+  cr_assert_eq(na, nb);
+  cr_assert(na > 300, "%lld nodes", na);
+  sqlite3_close(da);
+  sqlite3_close(db);
+  synth_remove_db(a);
+  synth_remove_db(b);
+  cp_task_free(&task);
+  remove(file);
+  free(file);
+}
