@@ -1,15 +1,18 @@
 /* The workers of a threaded search (planner/plan/pool.h): threads - 1
  * POSIX threads, each owning a cp_plan_world of the task, and the calling
  * thread, which works too. A batch is handed over under the mutex (a new
- * generation); the jobs are taken one at a time from an atomic counter, so
- * a slow expansion does not hold the others up; the caller waits until
- * every worker has left the generation. Which thread ran a job changes
+ * generation); the jobs are taken one at a time from an atomic ticket, so
+ * a slow expansion does not hold the others up; the caller waits only for
+ * the jobs being run (a worker the scheduler has not woken yet holds
+ * nothing up: on a loaded machine waiting for every worker to pass through
+ * each batch made 2 threads slower than 1). Which thread ran a job changes
  * nothing in its outcome (its inputs are the parent's stored data), so the
  * search's nodes are the same for any number of threads. */
 #include "planner/plan/pool.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,20 +28,41 @@ struct cp_plan_pool {
   worker *workers;
   pthread_mutex_t mu;
   pthread_cond_t go, done;
-  unsigned long generation;
+  unsigned long generation; /* the current batch (under mu) */
   int quit;
-  int finished;          /* workers through the current generation */
-  cp_expand_job *jobs;   /* the current batch */
+  cp_expand_job *jobs;   /* the current batch (under mu) */
   int n_jobs;
-  atomic_int next;       /* its next job */
+  /* The next job of the current batch, tagged with the batch's generation
+   * (high 32 bits): a worker that wakes after its batch is over takes no
+   * job of the next one with the old batch's jobs. */
+  _Atomic uint64_t ticket;
+  int finished;          /* jobs of the current batch done (under mu) */
 };
 
-/* Takes jobs until none is left. */
-static void work(cp_plan_pool *pool, cp_plan_world *w) {
+/* Takes jobs of generation gen (jobs[0..n)) until none is left; returns
+ * how many it ran. */
+static int work(cp_plan_pool *pool, cp_plan_world *w, uint32_t gen,
+                cp_expand_job *jobs, int n) {
   const cp_search_problem *p = cp_plan_world_problem(w);
-  int k;
-  while ((k = atomic_fetch_add(&pool->next, 1)) < pool->n_jobs)
-    cp_expand_job_run(p->expand, w, &pool->jobs[k]);
+  int ran = 0;
+  uint64_t t = atomic_load(&pool->ticket);
+  for (;;) {
+    if ((uint32_t)(t >> 32) != gen || (int)(uint32_t)t >= n) return ran;
+    if (!atomic_compare_exchange_weak(&pool->ticket, &t, t + 1)) continue;
+    cp_expand_job_run(p->expand, w, &jobs[(uint32_t)t]);
+    ++ran;
+    t = atomic_load(&pool->ticket);
+  }
+}
+
+/* Counts `ran` jobs of the current batch as done (wakes the caller when
+ * they are all done). */
+static void finish(cp_plan_pool *pool, int ran) {
+  if (!ran) return;
+  pthread_mutex_lock(&pool->mu);
+  pool->finished += ran;
+  if (pool->finished == pool->n_jobs) pthread_cond_signal(&pool->done);
+  pthread_mutex_unlock(&pool->mu);
 }
 
 static void *worker_main(void *arg) {
@@ -51,10 +75,11 @@ static void *worker_main(void *arg) {
       pthread_cond_wait(&pool->go, &pool->mu);
     if (pool->quit) break;
     seen = pool->generation;
+    cp_expand_job *jobs = pool->jobs;
+    int n = pool->n_jobs;
     pthread_mutex_unlock(&pool->mu);
-    work(pool, me->world);
+    finish(pool, work(pool, me->world, (uint32_t)seen, jobs, n));
     pthread_mutex_lock(&pool->mu);
-    if (++pool->finished == pool->n_workers) pthread_cond_signal(&pool->done);
   }
   pthread_mutex_unlock(&pool->mu);
   return NULL;
@@ -119,17 +144,17 @@ int cp_plan_pool_run(cp_plan_pool *pool, cp_plan_world *own,
   pthread_mutex_lock(&pool->mu);
   pool->jobs = jobs;
   pool->n_jobs = n;
-  atomic_store(&pool->next, 0);
   pool->finished = 0;
-  pool->generation++;
+  uint32_t gen = (uint32_t)++pool->generation;
+  atomic_store(&pool->ticket, (uint64_t)gen << 32);
   pthread_cond_broadcast(&pool->go);
   pthread_mutex_unlock(&pool->mu);
-  work(pool, own);
+  /* The caller works too, and waits only for jobs a worker is running
+   * (a worker that has not woken yet holds nothing up). */
+  int ran = work(pool, own, gen, jobs, n);
   pthread_mutex_lock(&pool->mu);
-  while (pool->finished < pool->n_workers)
-    pthread_cond_wait(&pool->done, &pool->mu);
-  pool->jobs = NULL;
-  pool->n_jobs = 0;
+  pool->finished += ran;
+  while (pool->finished < n) pthread_cond_wait(&pool->done, &pool->mu);
   pthread_mutex_unlock(&pool->mu);
   return 0;
 }
