@@ -67,7 +67,7 @@ static int check_method(const char *flag, const char *m) {
 /* Set by SIGINT/SIGTERM; the search polls it after every action. */
 static volatile sig_atomic_t cancelled;
 
-static void on_signal(int sig) { cancelled = sig; }
+static void on_signal(int sig) { cp_search_cancel(&cancelled, sig); }
 
 /* SIGINT and SIGTERM set `cancelled` once; the handler resets itself so
  * that a second signal ends the process at once. */
@@ -165,9 +165,15 @@ static void show_run(void *ctx, const char *planner, int run,
           cp_plan_status_name(r->status), r->nodes, r->session_seconds);
 }
 
+/* --threads' default: the machine's cores (online processors). */
+static long default_threads(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : n > CP_PLAN_MAX_THREADS ? CP_PLAN_MAX_THREADS : n;
+}
+
 static int benchmark(const char *file, const cp_task *task, const char *db,
                      long runs, const char *planners, double max_seconds,
-                     int json, int progress) {
+                     int json, int progress, int threads) {
   char buf[256];
   const char *list[16], *olist[16];
   int n = 0, no = 0;
@@ -186,6 +192,12 @@ static int benchmark(const char *file, const cp_task *task, const char *db,
   cp_error err;
   if (cp_plan_world_create(task, 1, &pw, &err))
     return cp_cli_input_error(file, &err);
+  if (task->search_batch > 1 && threads > 1 &&
+      cp_plan_world_set_threads(pw, threads, &err)) {
+    cp_plan_world_destroy(pw);
+    fprintf(stderr, "complan: %s: %s\n", file, err.msg);
+    return CP_EXIT_UNDECIDED;
+  }
   cp_store *st;
   int rc = cp_cli_open_store(db, 0, &st);
   if (rc) {
@@ -253,7 +265,7 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
   const char *file = NULL, *db = "complan.sqlite", *method = NULL,
              *planners = NULL;
   int json = 0, resume = 0, progress = 0;
-  long max_nodes = 0, bench = 0;
+  long max_nodes = 0, bench = 0, threads = 0;
   const char *seed_text = NULL; /* --seed: any of 0 .. 2^64 - 1 */
   uint64_t seed = 0;
   double max_seconds = 0;
@@ -275,6 +287,11 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
        .expect = "a number > 0"},
       {"--max-nodes", "N", CP_FLAG_LONG, &max_nodes, "node limit (default: the task's limits.nodes)",
        .imin = 1, .imax = 100000000, .expect = "an integer >= 1"},
+      {"--threads", "N", CP_FLAG_LONG, &threads,
+       "threads simulating the task's search.batch (default:\n"
+       "the machine's cores; the answers do not depend on it)",
+       .imin = 1, .imax = CP_PLAN_MAX_THREADS,
+       .expect = "a number of threads from 1 to 256"},
       CP_CLI_BOOL("--json", &json,
                   "print one JSON document: {\"status\", \"run_id\",\n"
                   "\"plan_id\", \"planner\", \"nodes\", \"expansions\",\n"
@@ -306,6 +323,7 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
     return cp_cli_usage_error("plan ", "--benchmark and --resume exclude "
                               "each other");
 
+  if (!threads) threads = default_threads();
   cp_task task;
   cp_error err;
   if (cp_task_load(file, &task, &err)) return cp_cli_input_error(file, &err);
@@ -313,7 +331,7 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
   if (bench) {
     if (has_seed) task.seed = (uint64_t)seed;
     int rc = benchmark(file, &task, db, bench, planners, max_seconds, json,
-                       progress || isatty(STDERR_FILENO));
+                       progress || isatty(STDERR_FILENO), (int)threads);
     cp_task_free(&task);
     return rc;
   }
@@ -332,6 +350,7 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
   o.max_seconds = max_seconds;
   o.max_nodes = max_nodes;
   o.task_path = file;
+  o.threads = (int)threads;
   if (progress || isatty(STDERR_FILENO)) {
     o.progress = show_progress;
     o.progress_ctx = &pc;
@@ -348,7 +367,9 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
   if (s == CP_PLAN_INTERRUPTED)
     fprintf(stderr, "complan: interrupted by %s: run %lld stopped and "
             "committed with %ld nodes; %s\n",
-            cancelled == SIGTERM ? "SIGTERM" : "SIGINT", (long long)r.run_id,
+            __atomic_load_n(&cancelled, __ATOMIC_RELAXED) == SIGTERM
+                ? "SIGTERM"
+                : "SIGINT", (long long)r.run_id,
             r.nodes, method && is_ompl(method)
                          ? "an OMPL planner's run cannot be resumed"
                          : "continue it with --resume");

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <jansson.h>
+
 static double now(void) { return cp_search_budget_now(NULL); }
 
 cp_plan_options cp_plan_defaults(void) {
@@ -56,6 +58,19 @@ static int adopt_witness(void *ctx, long id, const double *point, int m,
   return cp_search_adopt_witness(ctx, id, point, m, rep);
 }
 
+/* The search batch a run was started with (its options' "search_batch";
+ * 1 for runs stored before there were batches). */
+static int run_search_batch(const char *options) {
+  json_t *o = options ? json_loads(options, 0, NULL) : NULL;
+  json_t *b = json_object_get(o, "search_batch");
+  int batch = json_is_integer(b) && json_integer_value(b) >= 1 &&
+                      json_integer_value(b) <= CP_SEARCH_MAX_BATCH
+                  ? (int)json_integer_value(b)
+                  : 1;
+  json_decref(o);
+  return batch;
+}
+
 cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
                               const cp_search_problem *p, const double *x0,
                               const cp_plan_options *optp, cp_plan_result *res,
@@ -87,6 +102,7 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
   so.budget = &budget;
   double max_seconds = opt.max_seconds > 0 ? opt.max_seconds : task->max_seconds;
   int batch = opt.batch > 0 ? opt.batch : task->batch;
+  so.batch = opt.search_batch > 0 ? opt.search_batch : task->search_batch;
 
   char msg[256], planner[16];
   cp_search *s = NULL;
@@ -97,6 +113,7 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
       cp_store_run run;
       if ((ss = cp_store_load_run(st, run_id, &run)))
         return res->status = store_fail(st, ss, err);
+      so.batch = run_search_batch(run.options);
       free(run.options);
       if (run.state_size != p->n) {
         cp_error_set(err, "", "run %lld stores states of %d numbers; this "
@@ -146,9 +163,10 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
              "{\"method\": \"%s\", \"weight\": %.17g, \"goal_bias\": %.17g, "
              "\"candidates\": %d, \"delta_bn\": %.17g, \"delta_s\": %.17g, "
              "\"max_nodes\": %ld, \"max_seconds\": %.17g, \"batch\": %d, "
-             "\"world\": %s}",
+             "\"search_batch\": %d, \"world\": %s}",
              cp_search_method(s), so.weight, so.goal_bias, so.candidates,
              so.delta_bn, so.delta_s, so.max_nodes, max_seconds, batch,
+             so.batch,
              opt.world_options ? opt.world_options : "{}");
     /* The run with its start node: resumable from the first commit on. */
     if ((ss = cp_store_run_start(st, task_id, options, so.seed, task, s,
@@ -211,7 +229,7 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
     break;
   }
   /* Cancelled (not by the time limit): resumable, no plan stored yet. */
-  if (status == CP_SEARCH_STOPPED && opt.cancel && *opt.cancel)
+  if (status == CP_SEARCH_STOPPED && opt.cancel && cp_search_cancelled(opt.cancel))
     result = CP_PLAN_INTERRUPTED;
   res->failed = failed;
   if (result != CP_PLAN_SOLVED) best = -1;

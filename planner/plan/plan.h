@@ -46,6 +46,12 @@ typedef struct cp_plan_options {
   double max_seconds;     ///< 0: the task's limit
   long max_nodes;         ///< 0: the task's limit
   int batch;              ///< expansions per transaction (0: the task's)
+  /// Expansions chosen and simulated together (search.batch; 0: the
+  /// task's). A resumed run keeps the batch it was started with.
+  int search_batch;
+  /// cp_plan_task only: workers simulating a batch (0, 1: the calling
+  /// thread alone; see cp_plan_world_set_threads).
+  int threads;
   const char *task_path;  ///< recorded in the tasks table (may be NULL)
   const char *world_options; ///< JSON text recorded with the run (NULL: {})
   void (*progress)(void *ctx, const cp_plan_progress *p);
@@ -144,13 +150,24 @@ void cp_plan_world_destroy(cp_plan_world *pw);
 /// starts it has CP_PLAN_IMPACT_MEMO slots, else none): the benchmark
 /// measures warm starts with and without it. 0, or -1 (bad size, memory).
 int cp_plan_world_set_impact_memo(cp_plan_world *pw, int slots);
+/// Simulates the batches of a search (search.batch > 1) on `threads`
+/// threads: the calling thread and threads - 1 workers, each with a world
+/// of its own made like pw's (docs/parallel.md). The problem then has
+/// expand_batch; its answers are the same for any number of threads (every
+/// expansion starts from its parent's state and stored warm-start data
+/// only). threads 1 removes the workers. With a budget the workers poll it
+/// too: its clock must be safe to call from several threads. 0, or -1 with
+/// err (memory, threads out of 1 .. CP_PLAN_MAX_THREADS, no thread).
+int cp_plan_world_set_threads(cp_plan_world *pw, int threads, cp_error *err);
+#define CP_PLAN_MAX_THREADS 256
 /// The problem (ctx = pw) and the start state.
 const cp_search_problem *cp_plan_world_problem(const cp_plan_world *pw);
 const double *cp_plan_world_start(const cp_plan_world *pw);
 /// JSON text of the world options (stepper, dt, warm_start,
 /// allow_fallback, solver), for the run's record.
 const char *cp_plan_world_options(const cp_plan_world *pw);
-/// Seconds spent simulating so far (CPU time of the calling thread).
+/// Seconds spent simulating so far (CPU time of the threads that simulated,
+/// summed over pw's workers).
 double cp_plan_world_seconds(const cp_plan_world *pw);
 /// Calls fn(ctx, world) after every simulation step of the expansions that
 /// follow (fn NULL: none), with the world after the step: replay records

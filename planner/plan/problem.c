@@ -16,6 +16,7 @@
 #include "models/jsonread.h"
 #include "planner/plan/actions.h"
 #include "planner/plan/plan.h"
+#include "planner/plan/pool.h"
 #include "planner/sim/statelayout.h"
 #include "planner/sim/world.h"
 
@@ -41,6 +42,8 @@ struct cp_plan_world {
   void *observe_ctx;
   const cp_search_budget *budget; /* the search's (NULL: none) */
   cp_plan_actions actions; /* target and Cartesian inputs (none: n_act 0) */
+  int warm_start;          /* as created (the workers' worlds likewise) */
+  cp_plan_pool *pool;      /* threads > 1: the batch workers (pool.c) */
 };
 
 
@@ -278,6 +281,27 @@ static void set_budget(void *ctx, const cp_search_budget *budget) {
   cp_plan_world *pw = ctx;
   pw->budget = budget;
   if (!budget) cp_world_set_deadline(pw->world, INFINITY);
+  cp_plan_pool_set_budget(pw->pool, budget);
+}
+
+static int expand_batch(void *ctx, cp_expand_job *jobs, int n) {
+  cp_plan_world *pw = ctx;
+  return cp_plan_pool_run(pw->pool, pw, jobs, n);
+}
+
+int cp_plan_world_set_threads(cp_plan_world *pw, int threads, cp_error *err) {
+  if (threads < 1 || threads > CP_PLAN_MAX_THREADS)
+    return cp_error_set(err, "threads", "expected 1 to %d threads, got %d",
+                        CP_PLAN_MAX_THREADS, threads);
+  cp_plan_pool_destroy(pw->pool);
+  pw->pool = NULL;
+  pw->problem.expand_batch = NULL;
+  if (threads == 1) return 0;
+  if (cp_plan_pool_create(pw->task, pw->warm_start, threads, &pw->pool, err))
+    return -1;
+  cp_plan_pool_set_budget(pw->pool, pw->budget);
+  pw->problem.expand_batch = expand_batch;
+  return 0;
 }
 
 static double action_cost(void *ctx, long a) {
@@ -443,6 +467,7 @@ int cp_plan_world_create(const cp_task *task, int warm_start,
   cp_plan_world *pw = calloc(1, sizeof *pw);
   if (!pw) return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   pw->task = task;
+  pw->warm_start = warm_start;
   cp_world_options wo = cp_plan_world_options_of(task, warm_start);
   cp_error e;
   memset(&e, 0, sizeof e);
@@ -539,11 +564,13 @@ int cp_plan_world_create(const cp_task *task, int warm_start,
 }
 
 int cp_plan_world_set_impact_memo(cp_plan_world *pw, int slots) {
-  return cp_world_set_impact_memo(pw->world, slots) == CP_WORLD_OK ? 0 : -1;
+  if (cp_world_set_impact_memo(pw->world, slots) != CP_WORLD_OK) return -1;
+  return cp_plan_pool_set_impact_memo(pw->pool, slots);
 }
 
 void cp_plan_world_destroy(cp_plan_world *pw) {
   if (!pw) return;
+  cp_plan_pool_destroy(pw->pool);
   cp_world_destroy(pw->world);
   cp_plan_actions_free(&pw->actions);
   cp_state_layout_free(&pw->lay);
@@ -561,7 +588,9 @@ const double *cp_plan_world_start(const cp_plan_world *pw) { return pw->x0; }
 const char *cp_plan_world_options(const cp_plan_world *pw) {
   return pw->options;
 }
-double cp_plan_world_seconds(const cp_plan_world *pw) { return pw->seconds; }
+double cp_plan_world_seconds(const cp_plan_world *pw) {
+  return pw->seconds + cp_plan_pool_seconds(pw->pool);
+}
 
 cp_plan_status cp_plan_task(cp_store *st, const cp_task *task,
                             const cp_plan_options *opt, cp_plan_result *res,
@@ -573,6 +602,15 @@ cp_plan_status cp_plan_task(cp_store *st, const cp_task *task,
     return res->status = CP_PLAN_BAD_INPUT;
   }
   cp_plan_options o = opt ? *opt : cp_plan_defaults();
+  int batch = o.search_batch > 0 ? o.search_batch : task->search_batch;
+  if (o.threads > 1 && batch > 1 &&
+      cp_plan_world_set_threads(pw, o.threads, err)) {
+    cp_plan_world_destroy(pw);
+    memset(res, 0, sizeof *res);
+    res->plan_id = -1;
+    return res->status = err->code == CP_ERR_NOMEM ? CP_PLAN_FAILED
+                                                    : CP_PLAN_BAD_INPUT;
+  }
   o.world_options = cp_plan_world_options(pw);
   cp_plan_status s = cp_plan_search(st, task, cp_plan_world_problem(pw),
                                     cp_plan_world_start(pw), &o, res, err);

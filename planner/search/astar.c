@@ -229,6 +229,76 @@ static int astar_rebuild(cp_search *s) {
   return 0;
 }
 
+/* The outcome of action act from node id (ending in y): a duplicate is
+ * dropped, else recorded (superseding a costlier node of its cell) and
+ * opened. 0, or -1 (message set). */
+static int merge(cp_search *s, astar *a, long id, long act, const double *y,
+                 const cp_expansion *info) {
+  long old = -1;
+  if (info->outcome == CP_EXPAND_OK) {
+    s->p.discretise(s->p.ctx, y, a->key);
+    if (table_grow(s, a)) goto nomem;
+    long slot = slot_of(s, a, a->key);
+    old = a->table[slot];
+    double g = s->nodes[id].cost + cp_search_edge_cost(s, id, act, y);
+    if (old >= 0 && (s->nodes[old].cost <= g ||
+                     (s->nodes[old].flags & CP_NODE_EXPANDED))) {
+      s->stats.duplicates++;
+      return 0;
+    }
+  }
+  long child = cp_search_record(s, id, act, y, info);
+  if (child < 0) return -1;
+  /* The goal test at generation: the cheapest goal node generated is the
+   * plan a limit returns; the search still stops only when it pops one
+   * (so that w = 1 keeps its optimality). */
+  if ((s->nodes[child].flags & CP_NODE_GOAL) &&
+      (s->best < 0 || s->nodes[child].cost < s->nodes[s->best].cost))
+    s->best = child;
+  if (info->outcome == CP_EXPAND_OK) {
+    if (old >= 0 && cp_search_flag(s, old, CP_NODE_SUPERSEDED, 0)) return -1;
+    if (admit(s, a, child, a->key)) goto nomem;
+  }
+  return 0;
+nomem:
+  snprintf(s->message, sizeof s->message, "out of memory");
+  return -1;
+}
+
+/* Batches (search.batch > 1): the popped node's actions `batch` at a time,
+ * simulated together and merged in action order -- the nodes of batch 1,
+ * since siblings do not depend on one another. */
+static cp_search_status expand_batched(cp_search *s, astar *a, long id,
+                                       long act) {
+  while (act < s->p.n_actions) {
+    a->next_action = act;
+    long room = s->opt.max_nodes - s->n_nodes, k = s->opt.batch;
+    if (room <= 0) return CP_SEARCH_NODE_LIMIT;
+    if (k > s->p.n_actions - act) k = s->p.n_actions - act;
+    if (k > room) k = room; /* a merge adds at most one node */
+    cp_search_batch_clear(s);
+    for (long j = 0; j < k; ++j)
+      if (cp_search_batch_add(s, id, act + j) < 0) return CP_SEARCH_FAILED;
+    int done = cp_search_batch_run(s);
+    if (done < 0) return CP_SEARCH_FAILED;
+    for (int j = 0; j < done; ++j) {
+      cp_expand_job *job = cp_search_batch_job(s, j);
+      cp_search_count(s, &job->info);
+      s->progressed = 1;
+      if (merge(s, a, id, act + j, job->y, &job->info))
+        return CP_SEARCH_FAILED;
+    }
+    act += done;
+    if (done < k || (act < s->p.n_actions && cp_search_stop_requested(s))) {
+      a->next_action = act; /* this action again on resume */
+      return CP_SEARCH_STOPPED;
+    }
+  }
+  a->cursor = -1;
+  if (cp_search_flag(s, id, CP_NODE_EXPANDED, 0)) return CP_SEARCH_FAILED;
+  return CP_SEARCH_RUNNING;
+}
+
 static cp_search_status astar_iterate(cp_search *s) {
   astar *a = s->state;
   long id = a->cursor, act = a->next_action;
@@ -246,6 +316,7 @@ static cp_search_status astar_iterate(cp_search *s) {
     act = 0;
   }
   a->cursor = id;
+  if (s->opt.batch > 1) return expand_batched(s, a, id, act);
   double *y = s->scratch_y;
   for (; act < s->p.n_actions; ++act) {
     a->next_action = act;
@@ -256,33 +327,7 @@ static cp_search_status astar_iterate(cp_search *s) {
     if (rc) return CP_SEARCH_FAILED;
     s->progressed = 1;
     int stop = act + 1 < s->p.n_actions && cp_search_stop_requested(s);
-    long old = -1;
-    if (info.outcome == CP_EXPAND_OK) {
-      s->p.discretise(s->p.ctx, y, a->key);
-      if (table_grow(s, a)) goto nomem;
-      long slot = slot_of(s, a, a->key);
-      old = a->table[slot];
-      double g = s->nodes[id].cost + cp_search_edge_cost(s, id, act, y);
-      if (old >= 0 && (s->nodes[old].cost <= g ||
-                       (s->nodes[old].flags & CP_NODE_EXPANDED))) {
-        s->stats.duplicates++;
-        goto next;
-      }
-    }
-    long child = cp_search_record(s, id, act, y, &info);
-    if (child < 0) return CP_SEARCH_FAILED;
-    /* The goal test at generation: the cheapest goal node generated is the
-     * plan a limit returns; the search still stops only when it pops one
-     * (so that w = 1 keeps its optimality). */
-    if ((s->nodes[child].flags & CP_NODE_GOAL) &&
-        (s->best < 0 || s->nodes[child].cost < s->nodes[s->best].cost))
-      s->best = child;
-    if (info.outcome == CP_EXPAND_OK) {
-      if (old >= 0 && cp_search_flag(s, old, CP_NODE_SUPERSEDED, 0))
-        return CP_SEARCH_FAILED;
-      if (admit(s, a, child, a->key)) goto nomem;
-    }
-  next:
+    if (merge(s, a, id, act, y, &info)) return CP_SEARCH_FAILED;
     if (stop) {
       a->next_action = act + 1;
       return CP_SEARCH_STOPPED;
@@ -291,9 +336,6 @@ static cp_search_status astar_iterate(cp_search *s) {
   a->cursor = -1;
   if (cp_search_flag(s, id, CP_NODE_EXPANDED, 0)) return CP_SEARCH_FAILED;
   return CP_SEARCH_RUNNING;
-nomem:
-  snprintf(s->message, sizeof s->message, "out of memory");
-  return CP_SEARCH_FAILED;
 }
 
 static void astar_destroy(cp_search *s) {

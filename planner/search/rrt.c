@@ -55,16 +55,8 @@ static int rrt_rebuild(cp_search *s) {
   return 0;
 }
 
-static cp_search_status rrt_iterate(cp_search *s) {
-  rrt *r = s->state;
-  int to_goal = cp_search_sample(s, r->sample);
-  long near = cp_nn_nearest(r->nn, r->sample, NULL);
-  if (near < 0) return CP_SEARCH_EXHAUSTED;
-  int k = cp_search_pick_actions(s, r->actions, s->opt.candidates);
-  long kept;
-  cp_search_status st =
-      cp_search_steer(s, near, r->actions, k, r->sample, to_goal, r->e, &kept);
-  if (st != CP_SEARCH_RUNNING) return st;
+/* The candidate kept by an iteration (-1: none) joins the tree. */
+static cp_search_status rrt_keep(cp_search *s, rrt *r, long kept) {
   if (kept >= 0) {
     if (cp_nn_add(r->nn, r->e, kept)) {
       snprintf(s->message, sizeof s->message, "out of memory");
@@ -77,6 +69,41 @@ static cp_search_status rrt_iterate(cp_search *s) {
   }
   if (s->n_nodes >= s->opt.max_nodes) return CP_SEARCH_NODE_LIMIT;
   return CP_SEARCH_RUNNING;
+}
+
+/* Batches (search.batch > 1): iteration i drawn from the tree as it was
+ * before the batch, merged in order. */
+static int rrt_draw(cp_search *s, int i) {
+  rrt *r = s->state;
+  double *sample;
+  long *acts;
+  if (!cp_search_batch_iter(s, i, &sample, &acts)) return -1;
+  int to_goal = cp_search_sample(s, sample);
+  long near = cp_nn_nearest(r->nn, sample, NULL);
+  if (near < 0) return 1;
+  int k = cp_search_pick_actions(s, acts, s->opt.candidates);
+  return cp_search_batch_iter_end(s, i, near, k, to_goal);
+}
+
+static cp_search_status rrt_merge(cp_search *s, const cp_batch_iter *it,
+                                  const double *sample) {
+  rrt *r = s->state;
+  long kept;
+  cp_search_status st = cp_search_steer_merge(s, it, sample, r->e, &kept);
+  return st != CP_SEARCH_RUNNING ? st : rrt_keep(s, r, kept);
+}
+
+static cp_search_status rrt_iterate(cp_search *s) {
+  rrt *r = s->state;
+  if (s->opt.batch > 1) return cp_search_batch_iterate(s, rrt_draw, rrt_merge);
+  int to_goal = cp_search_sample(s, r->sample);
+  long near = cp_nn_nearest(r->nn, r->sample, NULL);
+  if (near < 0) return CP_SEARCH_EXHAUSTED;
+  int k = cp_search_pick_actions(s, r->actions, s->opt.candidates);
+  long kept;
+  cp_search_status st =
+      cp_search_steer(s, near, r->actions, k, r->sample, to_goal, r->e, &kept);
+  return st != CP_SEARCH_RUNNING ? st : rrt_keep(s, r, kept);
 }
 
 static void rrt_destroy(cp_search *s) {

@@ -69,8 +69,12 @@ double cp_search_budget_now(const cp_search_budget *b) {
 
 int cp_search_budget_spent(const cp_search_budget *b) {
   if (!b) return 0;
-  if (b->cancel && *b->cancel) return 1;
+  if (b->cancel && cp_search_cancelled(b->cancel)) return 1;
   return b->has_deadline && cp_search_budget_now(b) >= b->deadline;
+}
+
+int cp_search_cancelled(const volatile sig_atomic_t *flag) {
+  return __atomic_load_n(flag, __ATOMIC_RELAXED) != 0;
 }
 
 double cp_search_budget_left(const cp_search_budget *b) {
@@ -95,7 +99,8 @@ cp_search_options cp_search_defaults(void) {
                          .delta_bn = 0.05,
                          .delta_s = 0.02,
                          .seed = 1,
-                         .max_nodes = 100000};
+                         .max_nodes = 100000,
+                         .batch = 1};
   return o;
 }
 
@@ -172,10 +177,7 @@ static long add_node(cp_search *s, const cp_search_node *node, const double *y,
 int cp_search_simulate(cp_search *s, long from, long a, double *y,
                        cp_expansion *info) {
   memset(info, 0, sizeof *info);
-  if (s->opt.budget) { /* the deadline waits for the session's progress */
-    s->view = *s->opt.budget;
-    if (!s->progressed) s->view.has_deadline = 0;
-  }
+  cp_search_view_budget(s);
   const cp_search_node *f = &s->nodes[from];
   int rc = s->p.expand(s->p.ctx, s->x + (size_t)from * (size_t)s->p.n, f->time,
                        s->warm[from], s->warm_size[from], a, y, info);
@@ -185,6 +187,11 @@ int cp_search_simulate(cp_search *s, long from, long a, double *y,
              info->message[0] ? info->message : "out of memory");
     return -1;
   }
+  cp_search_count(s, info);
+  return 0;
+}
+
+void cp_search_count(cp_search *s, const cp_expansion *info) {
   s->stats.expansions++;
   s->stats.steps += info->steps;
   s->stats.lcp_solves += info->lcp_solves;
@@ -192,7 +199,13 @@ int cp_search_simulate(cp_search *s, long from, long a, double *y,
   s->stats.fallbacks += info->fallbacks;
   s->stats.warm_steps += info->warm_steps;
   if (info->outcome != CP_EXPAND_OK) s->stats.rejected++;
-  return 0;
+}
+
+void cp_search_view_budget(cp_search *s) {
+  if (s->opt.budget) { /* the deadline waits for the session's progress */
+    s->view = *s->opt.budget;
+    if (!s->progressed) s->view.has_deadline = 0;
+  }
 }
 
 double cp_search_edge_cost(const cp_search *s, long from, long a,
@@ -372,6 +385,11 @@ cp_search *cp_search_create(const cp_search_problem *p,
                             const cp_search_options *opt, const double *x0,
                             int resume, char *msg, size_t size) {
   cp_search_options o = opt ? *opt : cp_search_defaults();
+  if (o.batch < 1 || o.batch > CP_SEARCH_MAX_BATCH) {
+    snprintf(msg, size, "search batch %d is not in 1 .. %d", o.batch,
+             CP_SEARCH_MAX_BATCH);
+    return NULL;
+  }
   const cp_planner_impl *impl = NULL;
   for (size_t k = 0; k < sizeof planners / sizeof *planners; ++k)
     if (o.method && !strcmp(o.method, planners[k]->name)) impl = planners[k];
@@ -434,6 +452,7 @@ void cp_search_destroy(cp_search *s) {
   if (!s) return;
   if (s->p.set_budget) s->p.set_budget(s->p.ctx, NULL);
   if (s->impl && s->impl->destroy) s->impl->destroy(s);
+  cp_search_batch_free(s);
   for (long k = 0; k < s->n_nodes; ++k) free_node(s, k);
   free(s->warm);
   free(s->warm_size);

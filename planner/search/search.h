@@ -100,6 +100,30 @@ typedef struct cp_expansion {
   size_t warm_size;     ///< the problem, valid until its next call)
 } cp_expansion;
 
+/// One expansion of a batch (search.batch; cp_search_problem.expand_batch):
+/// the search fills the inputs, a worker runs it (cp_expand_job_run) and the
+/// search merges the outcomes in job order once the whole batch is back.
+typedef struct cp_expand_job {
+  const double *x;       ///< [n] the parent's state (the search's)
+  double t;              ///< the parent's time
+  const void *warm;      ///< the parent's stored warm-start data (or NULL)
+  size_t warm_size;
+  long a;                ///< the action
+  double *y;             ///< [n] receives the final state
+  cp_expansion info;     ///< what it did; info.warm points into keep
+  int rc;                ///< expand's return: 0, 1 (budget), -1 (fatal)
+  void *keep;            ///< the job's own copy of the final warm-start
+  size_t keep_cap;       ///< data (owned by the search, reused)
+} cp_expand_job;
+
+/// Runs job j with the expand function and ctx given (a worker's own
+/// world) and copies its warm-start data into the job, so that it stays
+/// valid while the worker runs its next job. Out of memory: rc -1.
+void cp_expand_job_run(int (*expand)(void *ctx, const double *x, double t,
+                                     const void *warm, size_t warm_size,
+                                     long a, double *y, cp_expansion *info),
+                       void *ctx, cp_expand_job *j);
+
 /// The problem the search explores (callbacks get ctx first).
 /// When a search must stop (docs/planner.md, "Budgets"): a deadline on a
 /// clock and a cancel flag (set by a signal handler: the library installs
@@ -119,6 +143,13 @@ double cp_search_budget_now(const cp_search_budget *b);
 /// 1 when b (may be NULL: never) says stop: cancelled, or its deadline
 /// reached.
 int cp_search_budget_spent(const cp_search_budget *b);
+/// *flag != 0, read atomically: the workers of a threaded search poll the
+/// cancel flag while a signal handler on any thread may set it (the handler
+/// should set it with cp_search_cancel, a lock-free atomic store).
+int cp_search_cancelled(const volatile sig_atomic_t *flag);
+static inline void cp_search_cancel(volatile sig_atomic_t *flag, int value) {
+  __atomic_store_n(flag, value, __ATOMIC_RELAXED);
+}
 /// Seconds left before the deadline (INFINITY without one; may be < 0).
 double cp_search_budget_left(const cp_search_budget *b);
 
@@ -162,6 +193,12 @@ typedef struct cp_search_problem {
   /// cp_search_create and NULL at cp_search_destroy, so that expand can
   /// poll it inside a long action and bound its solvers by the time left.
   void (*set_budget)(void *ctx, const cp_search_budget *budget);
+  /// Optional: runs the n jobs of a batch, in any order and on any number
+  /// of workers, each with cp_expand_job_run on a world of its own (a job's
+  /// outcome must depend on its inputs only). Returns 0 once every job has
+  /// run (each job's rc says how), or -1 when the batch could not be run
+  /// (the search fails). NULL: the jobs run one by one with expand.
+  int (*expand_batch)(void *ctx, cp_expand_job *jobs, int n);
 } cp_search_problem;
 
 typedef struct cp_search_options {
@@ -180,7 +217,17 @@ typedef struct cp_search_options {
   /// the unfinished iteration's candidates are dropped; sst: an iteration
   /// is one action).
   const cp_search_budget *budget;
+  /// Expansions chosen together from the search as it is before them,
+  /// simulated (in parallel when the problem has expand_batch) and merged
+  /// in a fixed order (docs/planner.md, "Batches"): astar takes the popped
+  /// node's actions `batch` at a time, rrt and sst draw `batch` iterations.
+  /// The nodes depend on batch, never on the workers. 1 (default): one at a
+  /// time, as always.
+  int batch;
 } cp_search_options;
+
+/// Upper bound of cp_search_options.batch.
+#define CP_SEARCH_MAX_BATCH 4096
 
 cp_search_options cp_search_defaults(void);
 

@@ -68,6 +68,7 @@ struct cp_search {
     long failed[CP_EXPAND_COUNT];
   } mark;
   double *mark_lo, *mark_hi; /* [m] */
+  struct cp_batch *batch;   /* search.batch > 1: the jobs (batch.c) */
   char message[256];
 };
 
@@ -77,6 +78,10 @@ struct cp_search {
 /// or -1 on a fatal error (message set).
 int cp_search_simulate(cp_search *s, long from, long a, double *y,
                        cp_expansion *info);
+/// Adds what an expansion did to the totals (cp_search_simulate does).
+void cp_search_count(cp_search *s, const cp_expansion *info);
+/// Sets the budget the problem sees (s->view) before actions are simulated.
+void cp_search_view_budget(cp_search *s);
 /// Records the outcome of cp_search_simulate as a new node (child of from,
 /// flags GOAL set when accepted and in the goal) and returns its id, or -1
 /// when out of memory (message set).
@@ -129,5 +134,52 @@ cp_search_status cp_search_steer(cp_search *s, long from, const long *acts,
 /// (the embedding of the node nearest the goal moved to the goal). Returns
 /// 1 for a goal sample, else 0.
 int cp_search_sample(cp_search *s, double *e);
+
+/* --- batches (batch.c; search.batch > 1) --------------------------------- */
+
+/// One iteration of a rrt/sst batch: its node, its jobs [first, first + k)
+/// and whether its sample is a goal sample.
+typedef struct cp_batch_iter {
+  long from;
+  int first, k, to_goal;
+} cp_batch_iter;
+
+/// Empties the batch (jobs and iterations).
+void cp_search_batch_clear(cp_search *s);
+/// Appends the job "action a from node from"; its index, or -1 (memory,
+/// message set).
+int cp_search_batch_add(cp_search *s, long from, long a);
+/// Job k of the batch.
+cp_expand_job *cp_search_batch_job(cp_search *s, int k);
+int cp_search_batch_jobs(const cp_search *s);
+/// rrt/sst: starts iteration i of the batch (from node `from`): its sample
+/// buffer [m] and action buffer [candidates]; the planner then adds its k
+/// jobs and calls cp_search_batch_iter_end.
+cp_batch_iter *cp_search_batch_iter(cp_search *s, int i, double **sample,
+                                    long **acts);
+int cp_search_batch_iter_end(cp_search *s, int i, long from, int k,
+                             int to_goal);
+/// Simulates every job of the batch. Returns the number of jobs that
+/// finished before the first one the budget stopped (all: the job count),
+/// or -1 on a fatal error (message set). Nothing is counted or recorded.
+int cp_search_batch_run(cp_search *s);
+/// rrt/sst: draws the batch's iterations with draw(s, i) (each fills its
+/// iteration), checks the node limit, simulates the jobs, and hands each
+/// iteration to merge(s, i) in order until one returns anything but
+/// CP_SEARCH_RUNNING. A batch that would pass the node limit or that the
+/// budget stops is undone (cp_search_rollback), so that a resumed search
+/// draws it again.
+cp_search_status cp_search_batch_iterate(
+    cp_search *s, int (*draw)(cp_search *s, int i),
+    cp_search_status (*merge)(cp_search *s, const cp_batch_iter *it,
+                              const double *sample));
+/// Frees the batch.
+void cp_search_batch_free(cp_search *s);
+/// Steering from a simulated batch iteration: counts and records its jobs
+/// in order and keeps one candidate as cp_search_steer does.
+/// Returns CP_SEARCH_RUNNING or CP_SEARCH_FAILED (memory, message set).
+cp_search_status cp_search_steer_merge(cp_search *s, const cp_batch_iter *it,
+                                       const double *sample, double *e,
+                                       long *kept);
 
 #endif

@@ -136,15 +136,15 @@ nomem:
 }
 
 /* Best-near selection. */
-static long select_node(cp_search *s, sst *t) {
-  long cnt = cp_nn_radius(t->active, t->sample, s->opt.delta_bn, t->near,
+static long select_node(cp_search *s, sst *t, const double *sample) {
+  long cnt = cp_nn_radius(t->active, sample, s->opt.delta_bn, t->near,
                           t->cap_near);
   if (cnt > t->cap_near) {
     long *p = realloc(t->near, (size_t)cnt * sizeof *p);
     if (p) {
       t->near = p;
       t->cap_near = cnt;
-      cnt = cp_nn_radius(t->active, t->sample, s->opt.delta_bn, t->near, cnt);
+      cnt = cp_nn_radius(t->active, sample, s->opt.delta_bn, t->near, cnt);
     } else {
       cnt = t->cap_near;
     }
@@ -154,14 +154,45 @@ static long select_node(cp_search *s, sst *t) {
     if (best < 0 || s->nodes[t->near[k]].cost < s->nodes[best].cost ||
         (s->nodes[t->near[k]].cost == s->nodes[best].cost && t->near[k] < best))
       best = t->near[k];
-  if (best < 0) best = cp_nn_nearest(t->active, t->sample, NULL);
+  if (best < 0) best = cp_nn_nearest(t->active, sample, NULL);
   return best;
+}
+
+static cp_search_status sst_accept(cp_search *s, sst *t, long from, long id);
+
+/* Batches (search.batch > 1): iteration i selected from the tree as it was
+ * before the batch, merged in order (a node made inactive or pruned by an
+ * earlier iteration of the batch keeps the child it was already given). */
+static int sst_draw(cp_search *s, int i) {
+  sst *t = s->state;
+  double *sample;
+  long *acts;
+  if (!cp_search_batch_iter(s, i, &sample, &acts)) return -1;
+  int to_goal = cp_search_sample(s, sample);
+  long from = select_node(s, t, sample);
+  if (from < 0) return 1;
+  int k = 1;
+  if (to_goal && s->opt.candidates > 1)
+    k = cp_search_pick_actions(s, acts, s->opt.candidates);
+  else
+    acts[0] = (long)(cp_rng_next(&s->rng) % (uint64_t)s->p.n_actions);
+  return cp_search_batch_iter_end(s, i, from, k,
+                                  to_goal && s->opt.candidates > 1);
+}
+
+static cp_search_status sst_merge(cp_search *s, const cp_batch_iter *it,
+                                  const double *sample) {
+  sst *t = s->state;
+  long id;
+  cp_search_status st = cp_search_steer_merge(s, it, sample, t->e, &id);
+  return st != CP_SEARCH_RUNNING ? st : sst_accept(s, t, it->from, id);
 }
 
 static cp_search_status sst_iterate(cp_search *s) {
   sst *t = s->state;
+  if (s->opt.batch > 1) return cp_search_batch_iterate(s, sst_draw, sst_merge);
   int to_goal = cp_search_sample(s, t->sample);
-  long from = select_node(s, t);
+  long from = select_node(s, t, t->sample);
   if (from < 0) return CP_SEARCH_EXHAUSTED;
   /* Propagation: one random action; towards a goal sample, the best of
    * `candidates` by the goal distance (goal steering, as rrt). */
@@ -175,6 +206,13 @@ static cp_search_status sst_iterate(cp_search *s) {
     st = cp_search_steer(s, from, t->actions, 1, t->sample, 0, t->e, &id);
   }
   if (st != CP_SEARCH_RUNNING) return st;
+  return sst_accept(s, t, from, id);
+}
+
+/* Node id (-1: none), propagated from `from`, against its witness's
+ * representative: kept (the old one made inactive, inactive leaves pruned)
+ * or discarded. */
+static cp_search_status sst_accept(cp_search *s, sst *t, long from, long id) {
   if (grow_children(t, s->n_nodes)) goto nomem;
   if (id < 0) return CP_SEARCH_RUNNING;
   long w = witness_of(s, t, t->e);

@@ -27,6 +27,32 @@ static double dist2(const double *a, const double *b, int m) {
   return d;
 }
 
+/* Candidate id (recorded, ending in y) against the one kept so far: a
+ * candidate in the goal is kept whatever the sample; towards a goal sample
+ * the candidates are steered by the goal distance (position and angle)
+ * instead of the whole embedding's. */
+static void consider(cp_search *s, long id, const double *y,
+                     const double *sample, int to_goal, double *e, long *kept,
+                     double *kept_d2) {
+  if (s->nodes[id].outcome != CP_EXPAND_OK) return;
+  double d2 = (s->nodes[id].flags & CP_NODE_GOAL) ? -1
+              : to_goal ? s->nodes[id].goal_distance
+                        : (s->p.embed(s->p.ctx, y, e), dist2(e, sample, s->p.m));
+  if (*kept < 0 || d2 < *kept_d2) {
+    *kept = id;
+    *kept_d2 = d2;
+  }
+}
+
+/* The other accepted candidates since `first` are discarded; e receives
+ * the kept one's embedding. */
+static void keep(cp_search *s, long first, long kept, double *e) {
+  for (long id = first; id < s->n_nodes; ++id)
+    if (id != kept && s->nodes[id].outcome == CP_EXPAND_OK)
+      s->nodes[id].flags |= CP_NODE_DISCARDED; /* new rows: no journal entry */
+  if (kept >= 0) s->p.embed(s->p.ctx, cp_search_state(s, kept), e);
+}
+
 cp_search_status cp_search_steer(cp_search *s, long from, const long *acts,
                                  int k, const double *sample, int to_goal,
                                  double *e, long *kept) {
@@ -53,21 +79,25 @@ cp_search_status cp_search_steer(cp_search *s, long from, const long *acts,
     }
     long id = cp_search_record(s, from, acts[c], y, &info);
     if (id < 0) return CP_SEARCH_FAILED;
-    if (info.outcome != CP_EXPAND_OK) continue;
-    /* A candidate in the goal is kept whatever the sample. Towards a goal
-     * sample the candidates are steered by the goal distance (position and
-     * angle) instead of the whole embedding's. */
-    double d2 = (s->nodes[id].flags & CP_NODE_GOAL) ? -1
-                : to_goal ? s->nodes[id].goal_distance
-                          : (s->p.embed(s->p.ctx, y, e), dist2(e, sample, s->p.m));
-    if (*kept < 0 || d2 < kept_d2) {
-      *kept = id;
-      kept_d2 = d2;
-    }
+    consider(s, id, y, sample, to_goal, e, kept, &kept_d2);
   }
-  for (long id = first; id < s->n_nodes; ++id)
-    if (id != *kept && s->nodes[id].outcome == CP_EXPAND_OK)
-      s->nodes[id].flags |= CP_NODE_DISCARDED; /* new rows: no journal entry */
-  if (*kept >= 0) s->p.embed(s->p.ctx, cp_search_state(s, *kept), e);
+  keep(s, first, *kept, e);
+  return CP_SEARCH_RUNNING;
+}
+
+cp_search_status cp_search_steer_merge(cp_search *s, const cp_batch_iter *it,
+                                       const double *sample, double *e,
+                                       long *kept) {
+  long first = s->n_nodes;
+  double kept_d2 = 0;
+  *kept = -1;
+  for (int c = 0; c < it->k; ++c) {
+    cp_expand_job *j = cp_search_batch_job(s, it->first + c);
+    cp_search_count(s, &j->info);
+    long id = cp_search_record(s, it->from, j->a, j->y, &j->info);
+    if (id < 0) return CP_SEARCH_FAILED;
+    consider(s, id, j->y, sample, it->to_goal, e, kept, &kept_d2);
+  }
+  keep(s, first, *kept, e);
   return CP_SEARCH_RUNNING;
 }

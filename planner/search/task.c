@@ -599,7 +599,7 @@ static int parse_search(cp_task *t, const json_t *v, cp_error *err) {
   static const char *const keys[] = {
       "method", "weight",  "resolution", "goal_bias", "seed",  "candidates",
       "speed",  "delta_bn", "delta_s",   "metric",    "sampling",
-      "shortcut", NULL};
+      "shortcut", "batch", NULL};
   if (cp_json_check_object(v, "search", keys, err)) return -1;
   const json_t *x;
   if ((x = json_object_get(v, "method"))) {
@@ -657,6 +657,10 @@ static int parse_search(cp_task *t, const json_t *v, cp_error *err) {
   if ((x = json_object_get(v, "candidates"))) {
     if (int_in(x, "search.candidates", 1, 10000, &l, err)) return -1;
     t->candidates = (int)l;
+  }
+  if ((x = json_object_get(v, "batch"))) {
+    if (int_in(x, "search.batch", 1, 4096, &l, err)) return -1;
+    t->search_batch = (int)l;
   }
   if ((x = json_object_get(v, "shortcut")) &&
       int_in(x, "search.shortcut", 0, 100000000, &t->shortcut, err))
@@ -850,6 +854,7 @@ static int parse_keeping(const char *text, size_t len, const char *path,
   task->goal_bias = 0.05;
   task->seed = 1;
   task->candidates = 8;
+  task->search_batch = 1;
   task->speed = 0.5;
   task->delta_bn = 0.05;
   task->delta_s = 0.02;

@@ -167,6 +167,7 @@ typedef struct cp_task {
   long shortcut;          ///< search.shortcut: simulations spent shortening
                           ///< a plan (0: none, the default)
   int candidates;         ///< rrt/sst: actions tried per iteration (default 8)
+  int search_batch;       ///< search.batch: expansions chosen together (1)
   double speed;           ///< astar: speed bound of the heuristic (m/s, 0.5)
   double delta_bn;        ///< sst: selection radius (metric units, 0.05)
   double delta_s;         ///< sst: witness radius (metric units, 0.02)

@@ -152,14 +152,18 @@ class _Cancel:
 
 def plan(task, db="complan.sqlite", seed=None, method=None, max_seconds=None,
          max_nodes=None, resume=False, batch=None, progress=None, base_dir=None,
-         clock=None):
+         clock=None, search_batch=None, threads=None):
     """Plans a task (`complan plan --json`): task is a Task, a task file's
     path or a dict in the task format (base_dir resolves its relative scene
     path). Every node and the plan go to the SQLite database db (created
     when absent). Overrides of the task's own settings: seed (0 .. 2^64-1),
     method ("astar", "rrt", "sst"), max_seconds, max_nodes, batch
-    (expansions per transaction); resume=True continues the task's last
-    unfinished run. progress: a function called about every 0.5 s with a
+    (expansions per transaction), search_batch (expansions chosen and
+    simulated together, the task's search.batch; a resumed run keeps its
+    own); threads: threads simulating those batches (default 1; the nodes
+    and the plan do not depend on it, docs/parallel.md; a clock function
+    is then also called from the worker threads); resume=True continues
+    the task's last unfinished run. progress: a function called about every 0.5 s with a
     dict (nodes, expansions, expansions_per_second, best_distance (m),
     best_cost, elapsed (s)); an exception it raises stops the search (the
     run is committed as "interrupted", resumable) and is raised. clock: a
@@ -188,7 +192,9 @@ def plan(task, db="complan.sqlite", seed=None, method=None, max_seconds=None,
         o.method = method.encode()
     for key, val, lo, hi, kind in (("max_seconds", max_seconds, 1e-6, 1e7, (int, float)),
                                    ("max_nodes", max_nodes, 1, 100000000, int),
-                                   ("batch", batch, 1, 1 << 30, int)):
+                                   ("batch", batch, 1, 1 << 30, int),
+                                   ("search_batch", search_batch, 1, 4096, int),
+                                   ("threads", threads, 1, 256, int)):
         if val is None:
             continue
         if not (isinstance(val, kind) and not isinstance(val, bool) and lo <= val <= hi):

@@ -282,3 +282,33 @@ void synth_remove_db(char *p) {
   unlink(p);
   free(p);
 }
+
+cp_search_status synth_run(cp_search *s, long max_iter) {
+  cp_search_status st = CP_SEARCH_RUNNING;
+  for (long k = 0; k < max_iter && st == CP_SEARCH_RUNNING; ++k)
+    st = cp_search_iterate(s);
+  return st;
+}
+
+sqlite3 *synth_wait_nodes(const char *path, long long n, double seconds) {
+  sqlite3 *s = NULL;
+  long long have = 0;
+  for (long k = 0; k < (long)(seconds * 1000) && have < n; ++k) {
+    nanosleep(&(struct timespec){0, 1000000L}, NULL);
+    if (!s && access(path, F_OK) == 0) {
+      if (sqlite3_open(path, &s) != SQLITE_OK) {
+        sqlite3_close(s);
+        s = NULL;
+        continue;
+      }
+      sqlite3_busy_timeout(s, 5000);
+    }
+    sqlite3_stmt *q;
+    if (s && sqlite3_prepare_v2(s, "SELECT count(*) FROM nodes", -1, &q,
+                                NULL) == SQLITE_OK) {
+      if (sqlite3_step(q) == SQLITE_ROW) have = sqlite3_column_int64(q, 0);
+      sqlite3_finalize(q);
+    }
+  }
+  return s;
+}

@@ -39,6 +39,9 @@ typedef struct synth_point {
 
 cp_search_problem synth_point_problem(synth_point *p);
 
+/// Iterates s until it stops running or max_iter iterations were made.
+cp_search_status synth_run(cp_search *s, long max_iter);
+
 /// Test helpers over a planner database (sqlite3 *): the integer result of
 /// a one-row query (asserting it runs), and a digest of the committed node
 /// rows with id < n (id, parent, cost, state bits), asserting there are n.
@@ -52,6 +55,12 @@ unsigned long long synth_rows_digest(struct sqlite3 *db, long long n);
 extern const char synth_task_json[];
 /// Parses synth_task_json into *t (asserting it parses).
 void synth_load_task(cp_task *t);
+
+/// Polls the database at path (every ms, up to `seconds`) until it holds
+/// at least n node rows; returns it open (NULL when the file never
+/// appeared), for tests that kill a run once batches are committed.
+struct sqlite3 *synth_wait_nodes(const char *path, long long n,
+                                 double seconds);
 
 /// A fresh database path (no file yet: the store creates it; malloc'd), and
 /// its removal with SQLite's -wal and -shm files (frees the path).

@@ -30,12 +30,6 @@ static synth_grid maze_grid(void) {
   return g;
 }
 
-static cp_search_status run(cp_search *s, long max_iter) {
-  cp_search_status st = CP_SEARCH_RUNNING;
-  for (long k = 0; k < max_iter && st == CP_SEARCH_RUNNING; ++k)
-    st = cp_search_iterate(s);
-  return st;
-}
 
 /* Follows the path's actions from the start with the grid's own rules. */
 static void check_grid_path(const synth_grid *g, cp_search *s, long goal) {
@@ -69,7 +63,7 @@ Test(search, astar_finds_the_enumerated_optimum) {
   double x0[2] = {g.start[0], g.start[1]};
   cp_search *s = cp_search_create(&p, &o, x0, 0, msg, sizeof msg);
   cr_assert(s, "%s", msg);
-  cr_assert_eq(run(s, 100000), CP_SEARCH_SOLVED);
+  cr_assert_eq(synth_run(s, 100000), CP_SEARCH_SOLVED);
   long goal = cp_search_best(s);
   double opt = synth_grid_dijkstra(&g);
   cr_assert(isfinite(opt));
@@ -88,7 +82,7 @@ Test(search, weighted_astar_is_within_its_bound) {
   char msg[256];
   double x0[2] = {0, 0};
   cp_search *s = cp_search_create(&p, &o, x0, 0, msg, sizeof msg);
-  cr_assert_eq(run(s, 100000), CP_SEARCH_SOLVED);
+  cr_assert_eq(synth_run(s, 100000), CP_SEARCH_SOLVED);
   double c = cp_search_node_get(s, cp_search_best(s))->cost;
   cr_assert(c <= 3.0 * synth_grid_dijkstra(&g) + 1e-12);
   check_grid_path(&g, s, cp_search_best(s));
@@ -106,7 +100,7 @@ Test(search, astar_same_state_twice_is_one_node) {
   char msg[256];
   double x0[2] = {2, 2};
   cp_search *s = cp_search_create(&p, &o, x0, 0, msg, sizeof msg);
-  cr_assert_eq(run(s, 100000), CP_SEARCH_EXHAUSTED);
+  cr_assert_eq(synth_run(s, 100000), CP_SEARCH_EXHAUSTED);
   int seen[36] = {0};
   long accepted = 0, rejected = 0;
   for (long id = 0; id < cp_search_node_count(s); ++id) {
@@ -140,7 +134,7 @@ Test(search, rejected_outcomes_are_nodes_with_their_reason) {
   char msg[256];
   double x0[2] = {0, 0};
   cp_search *s = cp_search_create(&p, NULL, x0, 0, msg, sizeof msg);
-  run(s, 100000);
+  synth_run(s, 100000);
   long rejected = 0;
   for (long id = 0; id < cp_search_node_count(s); ++id) {
     const cp_search_node *n = cp_search_node_get(s, id);
@@ -184,7 +178,7 @@ Test(search, rrt_solves_the_point_around_the_wall) {
   double x0[2] = {0.1, 0.1};
   cp_search *s = cp_search_create(&p, &o, x0, 0, msg, sizeof msg);
   cr_assert(s, "%s", msg);
-  cr_assert_eq(run(s, 20000), CP_SEARCH_SOLVED);
+  cr_assert_eq(synth_run(s, 20000), CP_SEARCH_SOLVED);
   check_point_path(s, cp_search_best(s));
   cp_search_destroy(s);
 }
@@ -252,16 +246,16 @@ static int resume_matches(const char *method, long first_iters) {
   double x0[2] = {0.1, 0.1};
   /* Uninterrupted. */
   cp_search *a = cp_search_create(&p, &o, x0, 0, msg, sizeof msg);
-  cp_search_status sa = run(a, 200000);
+  cp_search_status sa = synth_run(a, 200000);
   /* Interrupted after first_iters, rebuilt from its nodes, continued. */
   cp_search *b = cp_search_create(&p, &o, x0, 0, msg, sizeof msg);
-  run(b, first_iters);
+  synth_run(b, first_iters);
   cp_search *c = cp_search_create(&p, &o, x0, 1, msg, sizeof msg);
   for (long id = 0; id < cp_search_node_count(b); ++id)
     cr_assert_eq(cp_search_adopt(c, cp_search_node_get(b, id),
                                  cp_search_state(b, id), NULL, 0), 0);
   cr_assert_eq(cp_search_resume(c, cp_search_rng(b), cp_search_get_stats(b)), 0);
-  cp_search_status sc = run(c, 200000);
+  cp_search_status sc = synth_run(c, 200000);
   cr_assert_eq(sa, CP_SEARCH_SOLVED);
   cr_assert_eq(sc, CP_SEARCH_SOLVED);
   double ca = cp_search_node_get(a, cp_search_best(a))->cost;

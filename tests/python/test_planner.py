@@ -145,6 +145,24 @@ def test_plan_from_a_dict_with_overrides(tmp_path):
     assert r["nodes"] < again["nodes"] <= 10
 
 
+def test_threads_give_the_same_search(tmp_path):
+    # search_batch 4 on 1 and 2 threads: the same nodes and plan (every node
+    # column but pivots: tests/planner/test_threads.c); bad counts refused
+    runs = []
+    for t in (1, 2):
+        db = tmp_path / ("t%d.sqlite" % t)
+        r = complan.plan(PUSH, db=db, method="sst", max_nodes=300, max_seconds=1e6,
+                         search_batch=4, threads=t)
+        with sqlite3.connect(str(db)) as c:
+            rows = c.execute("SELECT id, parent, action, flags, cost, state, warm"
+                             " FROM nodes ORDER BY id").fetchall()
+        runs.append((r["nodes"], r["expansions"], r["cost"], rows))
+    assert runs[0] == runs[1] and runs[0][0] > 250
+    for bad in ({"threads": 0}, {"threads": 257}, {"search_batch": 0}):
+        with pytest.raises(complan.Error):
+            complan.plan(PUSH, db=tmp_path / "bad.sqlite", **bad)
+
+
 def test_plan_progress_callback_and_errors(tmp_path):
     with pytest.raises(complan.Error) as e:
         complan.plan(os.path.join(TASKS, "nothing.json"), db=tmp_path / "x.sqlite")

@@ -1,0 +1,182 @@
+/* The workers of a threaded search (planner/plan/pool.h): threads - 1
+ * POSIX threads, each owning a cp_plan_world of the task, and the calling
+ * thread, which works too. A batch is handed over under the mutex (a new
+ * generation); the jobs are taken one at a time from an atomic ticket, so
+ * a slow expansion does not hold the others up; the caller waits only for
+ * the jobs being run (a worker the scheduler has not woken yet holds
+ * nothing up: on a loaded machine waiting for every worker to pass through
+ * each batch made 2 threads slower than 1). Which thread ran a job changes
+ * nothing in its outcome (its inputs are the parent's stored data), so the
+ * search's nodes are the same for any number of threads. */
+#include "planner/plan/pool.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct worker {
+  cp_plan_pool *pool;
+  cp_plan_world *world;
+  pthread_t tid;
+} worker;
+
+struct cp_plan_pool {
+  int n_worlds;          /* workers with a world */
+  int n_workers;         /* workers started */
+  worker *workers;
+  pthread_mutex_t mu;
+  pthread_cond_t go, done;
+  unsigned long generation; /* the current batch (under mu) */
+  int quit;
+  cp_expand_job *jobs;   /* the current batch (under mu) */
+  int n_jobs;
+  /* The next job of the current batch, tagged with the batch's generation
+   * (high 32 bits): a worker that wakes after its batch is over takes no
+   * job of the next one with the old batch's jobs. */
+  _Atomic uint64_t ticket;
+  int finished;          /* jobs of the current batch done (under mu) */
+};
+
+/* Takes jobs of generation gen (jobs[0..n)) until none is left; returns
+ * how many it ran. */
+static int work(cp_plan_pool *pool, cp_plan_world *w, uint32_t gen,
+                cp_expand_job *jobs, int n) {
+  const cp_search_problem *p = cp_plan_world_problem(w);
+  int ran = 0;
+  uint64_t t = atomic_load(&pool->ticket);
+  for (;;) {
+    if ((uint32_t)(t >> 32) != gen || (int)(uint32_t)t >= n) return ran;
+    if (!atomic_compare_exchange_weak(&pool->ticket, &t, t + 1)) continue;
+    cp_expand_job_run(p->expand, w, &jobs[(uint32_t)t]);
+    ++ran;
+    t = atomic_load(&pool->ticket);
+  }
+}
+
+/* Counts `ran` jobs of the current batch as done (wakes the caller when
+ * they are all done). */
+static void finish(cp_plan_pool *pool, int ran) {
+  if (!ran) return;
+  pthread_mutex_lock(&pool->mu);
+  pool->finished += ran;
+  if (pool->finished == pool->n_jobs) pthread_cond_signal(&pool->done);
+  pthread_mutex_unlock(&pool->mu);
+}
+
+static void *worker_main(void *arg) {
+  worker *me = arg;
+  cp_plan_pool *pool = me->pool;
+  unsigned long seen = 0;
+  pthread_mutex_lock(&pool->mu);
+  for (;;) {
+    while (!pool->quit && pool->generation == seen)
+      pthread_cond_wait(&pool->go, &pool->mu);
+    if (pool->quit) break;
+    seen = pool->generation;
+    cp_expand_job *jobs = pool->jobs;
+    int n = pool->n_jobs;
+    pthread_mutex_unlock(&pool->mu);
+    finish(pool, work(pool, me->world, (uint32_t)seen, jobs, n));
+    pthread_mutex_lock(&pool->mu);
+  }
+  pthread_mutex_unlock(&pool->mu);
+  return NULL;
+}
+
+int cp_plan_pool_create(const cp_task *task, int warm_start, int threads,
+                        cp_plan_pool **out, cp_error *err) {
+  *out = NULL;
+  cp_plan_pool *pool = calloc(1, sizeof *pool);
+  if (!pool) return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
+  int n = threads - 1, started = 0;
+  pool->workers = calloc((size_t)(n > 0 ? n : 1), sizeof *pool->workers);
+  if (!pool->workers) {
+    free(pool);
+    return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
+  }
+  pthread_mutex_init(&pool->mu, NULL);
+  pthread_cond_init(&pool->go, NULL);
+  pthread_cond_init(&pool->done, NULL);
+  for (; pool->n_worlds < n; ++pool->n_worlds)
+    if (cp_plan_world_create(task, warm_start,
+                             &pool->workers[pool->n_worlds].world, err))
+      goto fail;
+  for (; started < n; ++started) {
+    worker *w = &pool->workers[started];
+    w->pool = pool;
+    if (pthread_create(&w->tid, NULL, worker_main, w)) {
+      cp_error_setc(err, CP_ERR_NOMEM, "threads",
+                    "cannot start worker thread %d of %d", started + 2,
+                    threads);
+      goto fail;
+    }
+    pool->n_workers = started + 1;
+  }
+  *out = pool;
+  return 0;
+fail:
+  pool->n_workers = started;
+  cp_plan_pool_destroy(pool);
+  return -1;
+}
+
+void cp_plan_pool_destroy(cp_plan_pool *pool) {
+  if (!pool) return;
+  pthread_mutex_lock(&pool->mu);
+  pool->quit = 1;
+  pthread_cond_broadcast(&pool->go);
+  pthread_mutex_unlock(&pool->mu);
+  for (int k = 0; k < pool->n_workers; ++k)
+    pthread_join(pool->workers[k].tid, NULL);
+  for (int k = 0; k < pool->n_worlds; ++k)
+    cp_plan_world_destroy(pool->workers[k].world);
+  pthread_mutex_destroy(&pool->mu);
+  pthread_cond_destroy(&pool->go);
+  pthread_cond_destroy(&pool->done);
+  free(pool->workers);
+  free(pool);
+}
+
+int cp_plan_pool_run(cp_plan_pool *pool, cp_plan_world *own,
+                     cp_expand_job *jobs, int n) {
+  pthread_mutex_lock(&pool->mu);
+  pool->jobs = jobs;
+  pool->n_jobs = n;
+  pool->finished = 0;
+  uint32_t gen = (uint32_t)++pool->generation;
+  atomic_store(&pool->ticket, (uint64_t)gen << 32);
+  pthread_cond_broadcast(&pool->go);
+  pthread_mutex_unlock(&pool->mu);
+  /* The caller works too, and waits only for jobs a worker is running
+   * (a worker that has not woken yet holds nothing up). */
+  int ran = work(pool, own, gen, jobs, n);
+  pthread_mutex_lock(&pool->mu);
+  pool->finished += ran;
+  while (pool->finished < n) pthread_cond_wait(&pool->done, &pool->mu);
+  pthread_mutex_unlock(&pool->mu);
+  return 0;
+}
+
+void cp_plan_pool_set_budget(cp_plan_pool *pool,
+                             const cp_search_budget *budget) {
+  for (int k = 0; pool && k < pool->n_workers; ++k) {
+    cp_plan_world *w = pool->workers[k].world;
+    cp_plan_world_problem(w)->set_budget(w, budget);
+  }
+}
+
+int cp_plan_pool_set_impact_memo(cp_plan_pool *pool, int slots) {
+  for (int k = 0; pool && k < pool->n_workers; ++k)
+    if (cp_plan_world_set_impact_memo(pool->workers[k].world, slots))
+      return -1;
+  return 0;
+}
+
+double cp_plan_pool_seconds(const cp_plan_pool *pool) {
+  double t = 0;
+  for (int k = 0; pool && k < pool->n_workers; ++k)
+    t += cp_plan_world_seconds(pool->workers[k].world);
+  return t;
+}

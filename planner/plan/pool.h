@@ -1,0 +1,29 @@
+/// \file planner/plan/pool.h
+/// Inside planner/plan: the workers that simulate a search's batches
+/// (cp_plan_world_set_threads). Not a public header.
+#ifndef CP_PLANNER_PLAN_POOL_H
+#define CP_PLANNER_PLAN_POOL_H
+
+#include "planner/plan/plan.h"
+
+typedef struct cp_plan_pool cp_plan_pool;
+
+/// threads - 1 workers, each with a world of task made like
+/// cp_plan_world_create(task, warm_start). 0, or -1 with err.
+int cp_plan_pool_create(const cp_task *task, int warm_start, int threads,
+                        cp_plan_pool **out, cp_error *err);
+void cp_plan_pool_destroy(cp_plan_pool *pool);
+/// Runs the n jobs on the workers and on the calling thread with `own`
+/// (the caller's world); returns when all have run. 0 always (a job's
+/// failure is its rc).
+int cp_plan_pool_run(cp_plan_pool *pool, cp_plan_world *own,
+                     cp_expand_job *jobs, int n);
+/// Hands the search's budget (NULL: none) to every worker's world.
+void cp_plan_pool_set_budget(cp_plan_pool *pool,
+                             const cp_search_budget *budget);
+/// The impact memo of every worker's world (cp_plan_world_set_impact_memo).
+int cp_plan_pool_set_impact_memo(cp_plan_pool *pool, int slots);
+/// Simulation seconds of the workers' worlds, summed.
+double cp_plan_pool_seconds(const cp_plan_pool *pool);
+
+#endif

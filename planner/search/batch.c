@@ -1,0 +1,217 @@
+/* Batches (search.batch > 1; planner/search/search_impl.h): the jobs a
+ * planner chose from the search as it was before them, simulated together
+ * -- by the problem's expand_batch on its workers, else one by one -- and
+ * handed back to the planner, which merges them in job order. Nothing in a
+ * job's outcome depends on which worker ran it or when (its inputs are the
+ * parent's stored state and warm-start data), so the merged nodes are the
+ * same for any number of workers. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner/search/search_impl.h"
+
+struct cp_batch {
+  cp_expand_job *jobs;
+  long *from;         /* [cap] each job's parent */
+  double *y;          /* [cap * n] final states */
+  int n_jobs, cap;
+  cp_batch_iter *iters;
+  double *samples;    /* [batch * m] */
+  long *acts;         /* [batch * candidates] */
+  int n_iters;
+};
+
+void cp_expand_job_run(int (*expand)(void *ctx, const double *x, double t,
+                                     const void *warm, size_t warm_size,
+                                     long a, double *y, cp_expansion *info),
+                       void *ctx, cp_expand_job *j) {
+  memset(&j->info, 0, sizeof j->info);
+  j->rc = expand(ctx, j->x, j->t, j->warm, j->warm_size, j->a, j->y, &j->info);
+  size_t size = j->info.warm_size;
+  if (j->rc || !j->info.warm || !size) return;
+  if (size > j->keep_cap) {
+    void *p = realloc(j->keep, size);
+    if (!p) {
+      j->rc = -1;
+      snprintf(j->info.message, sizeof j->info.message, "out of memory");
+      return;
+    }
+    j->keep = p;
+    j->keep_cap = size;
+  }
+  memcpy(j->keep, j->info.warm, size);
+  j->info.warm = j->keep;
+}
+
+static struct cp_batch *batch_of(cp_search *s) {
+  if (s->batch) return s->batch;
+  struct cp_batch *b = calloc(1, sizeof *b);
+  int nb = s->opt.batch, k = s->opt.candidates > 0 ? s->opt.candidates : 1;
+  if (b) {
+    b->iters = malloc((size_t)nb * sizeof *b->iters);
+    b->samples = malloc((size_t)nb * (size_t)s->p.m * sizeof *b->samples);
+    b->acts = malloc((size_t)nb * (size_t)k * sizeof *b->acts);
+  }
+  if (!b || !b->iters || !b->samples || !b->acts) {
+    if (b) {
+      free(b->iters);
+      free(b->samples);
+      free(b->acts);
+      free(b);
+    }
+    snprintf(s->message, sizeof s->message, "out of memory");
+    return NULL;
+  }
+  return s->batch = b;
+}
+
+void cp_search_batch_free(cp_search *s) {
+  struct cp_batch *b = s->batch;
+  if (!b) return;
+  for (int k = 0; k < b->cap; ++k) free(b->jobs[k].keep);
+  free(b->jobs);
+  free(b->from);
+  free(b->y);
+  free(b->iters);
+  free(b->samples);
+  free(b->acts);
+  free(b);
+  s->batch = NULL;
+}
+
+void cp_search_batch_clear(cp_search *s) {
+  if (s->batch) s->batch->n_jobs = s->batch->n_iters = 0;
+}
+
+int cp_search_batch_add(cp_search *s, long from, long a) {
+  struct cp_batch *b = batch_of(s);
+  if (!b) return -1;
+  if (b->n_jobs == b->cap) {
+    int cap = b->cap ? 2 * b->cap : 16;
+    cp_expand_job *j = realloc(b->jobs, (size_t)cap * sizeof *j);
+    if (j) {
+      memset(j + b->cap, 0, (size_t)(cap - b->cap) * sizeof *j);
+      b->jobs = j;
+    }
+    long *f = j ? realloc(b->from, (size_t)cap * sizeof *f) : NULL;
+    if (f) b->from = f;
+    double *y = f ? realloc(b->y, (size_t)cap * (size_t)s->p.n * sizeof *y)
+                  : NULL;
+    if (!y) {
+      snprintf(s->message, sizeof s->message, "out of memory");
+      return -1;
+    }
+    b->y = y;
+    b->cap = cap;
+  }
+  int k = b->n_jobs++;
+  b->from[k] = from;
+  b->jobs[k].a = a;
+  return k;
+}
+
+cp_expand_job *cp_search_batch_job(cp_search *s, int k) {
+  return &s->batch->jobs[k];
+}
+
+int cp_search_batch_jobs(const cp_search *s) {
+  return s->batch ? s->batch->n_jobs : 0;
+}
+
+cp_batch_iter *cp_search_batch_iter(cp_search *s, int i, double **sample,
+                                    long **acts) {
+  struct cp_batch *b = batch_of(s);
+  if (!b) return NULL;
+  int k = s->opt.candidates > 0 ? s->opt.candidates : 1;
+  *sample = b->samples + (size_t)i * (size_t)s->p.m;
+  *acts = b->acts + (size_t)i * (size_t)k;
+  return &b->iters[i];
+}
+
+int cp_search_batch_iter_end(cp_search *s, int i, long from, int k,
+                             int to_goal) {
+  struct cp_batch *b = s->batch;
+  int kc = s->opt.candidates > 0 ? s->opt.candidates : 1;
+  cp_batch_iter *it = &b->iters[i];
+  it->from = from;
+  it->first = b->n_jobs;
+  it->k = k;
+  it->to_goal = to_goal;
+  for (int c = 0; c < k; ++c)
+    if (cp_search_batch_add(s, from, b->acts[(size_t)i * (size_t)kc + c]) < 0)
+      return -1;
+  b->n_iters = i + 1;
+  return 0;
+}
+
+int cp_search_batch_run(cp_search *s) {
+  struct cp_batch *b = s->batch;
+  int n = b ? b->n_jobs : 0;
+  cp_search_view_budget(s);
+  for (int k = 0; k < n; ++k) { /* the inputs: the parents' stored data */
+    cp_expand_job *j = &b->jobs[k];
+    long f = b->from[k];
+    j->x = cp_search_state(s, f);
+    j->t = s->nodes[f].time;
+    j->warm = cp_search_warm(s, f, &j->warm_size);
+    j->y = b->y + (size_t)k * (size_t)s->p.n;
+    j->rc = 1; /* not run */
+  }
+  if (s->p.expand_batch && n > 1) {
+    if (s->p.expand_batch(s->p.ctx, b->jobs, n)) {
+      snprintf(s->message, sizeof s->message,
+               "the batch's workers could not run it");
+      return -1;
+    }
+  } else {
+    for (int k = 0; k < n; ++k) {
+      cp_expand_job_run(s->p.expand, s->p.ctx, &b->jobs[k]);
+      if (b->jobs[k].rc) break;
+    }
+  }
+  for (int k = 0; k < n; ++k)
+    if (b->jobs[k].rc < 0) {
+      snprintf(s->message, sizeof s->message, "expansion failed: %.200s",
+               b->jobs[k].info.message[0] ? b->jobs[k].info.message
+                                          : "out of memory");
+      return -1;
+    }
+  for (int k = 0; k < n; ++k)
+    if (b->jobs[k].rc) return k;
+  return n;
+}
+
+cp_search_status cp_search_batch_iterate(
+    cp_search *s, int (*draw)(cp_search *s, int i),
+    cp_search_status (*merge)(cp_search *s, const cp_batch_iter *it,
+                              const double *sample)) {
+  if (!batch_of(s)) return CP_SEARCH_FAILED;
+  struct cp_batch *b = s->batch;
+  cp_search_batch_clear(s);
+  for (int i = 0; i < s->opt.batch; ++i) {
+    int r = draw(s, i);
+    if (r < 0) return CP_SEARCH_FAILED;
+    if (r > 0) return CP_SEARCH_EXHAUSTED;
+  }
+  /* A batch is whole or not at all (as an iteration is): one the node
+   * limit would cut is undone, and a resumed run draws it again. */
+  if (s->n_nodes + b->n_jobs > s->opt.max_nodes) {
+    cp_search_rollback(s);
+    return CP_SEARCH_NODE_LIMIT;
+  }
+  int done = cp_search_batch_run(s);
+  if (done < 0) return CP_SEARCH_FAILED;
+  if (done < b->n_jobs) {
+    cp_search_rollback(s);
+    return CP_SEARCH_STOPPED;
+  }
+  int m = s->p.m;
+  for (int i = 0; i < b->n_iters; ++i) {
+    if (i > 0) s->stats.iterations++;
+    cp_search_status st =
+        merge(s, &b->iters[i], b->samples + (size_t)i * (size_t)m);
+    if (st != CP_SEARCH_RUNNING) return st;
+  }
+  return CP_SEARCH_RUNNING;
+}

@@ -1,0 +1,331 @@
+/* Threads (cp_plan_world_set_threads, `complan plan --threads`): with
+ * search.batch 4 the database -- every node's id, parent, action, flags,
+ * outcome, cost, state, goal distance, step counts, message and warm-start
+ * data -- and the plan are the same for 1, 2 and 4 threads (astar, rrt,
+ * sst on the push task); a threaded run killed with SIGKILL resumes (with
+ * another thread count) into the uninterrupted run; bad thread counts and
+ * batches are usage and input errors. */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "planner/plan/plan.h"
+#include "tests/support.h"
+#include "synth.h"
+
+/* The push task with search.batch `batch` (its scene path made absolute),
+ * in a temporary file. */
+static char *push_task(int batch) {
+  char path[1024], scenes[1024];
+  const char *root = getenv("CP_SOURCE_ROOT");
+  snprintf(path, sizeof path, "%s/planner/tasks/push.json", root);
+  snprintf(scenes, sizeof scenes, "\"%s/models/scenes/", root);
+  char *text = cpt_read_file(path, NULL);
+  const char *from = "\"../../models/scenes/", *seed = "\"seed\": 1}";
+  char *sp = strstr(text, from), *sd = strstr(text, seed);
+  cr_assert(sp && sd && sp < sd);
+  size_t n = strlen(text) + strlen(scenes) + 64;
+  char *out = malloc(n);
+  snprintf(out, n, "%.*s%s%.*s\"seed\": 1, \"batch\": %d}%s", (int)(sp - text),
+           text, scenes, (int)(sd - sp - strlen(from)), sp + strlen(from),
+           batch, sd + strlen(seed));
+  free(text);
+  char *file = cpt_temp_file(out, ".json");
+  free(out);
+  return file;
+}
+
+static sqlite3 *open_db(const char *path) {
+  sqlite3 *db;
+  cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+  sqlite3_busy_timeout(db, 5000);
+  return db;
+}
+
+/* Digest of a run's node rows, every column but pivots (a work count: an
+ * impact LCP found in a worker's memo counts none); *n the count. */
+static unsigned long long run_digest(sqlite3 *db, long long run,
+                                     long long *n) {
+  sqlite3_stmt *q;
+  cr_assert_eq(sqlite3_prepare_v2(
+                   db,
+                   "SELECT id, ifnull(parent, -1), depth, ifnull(action, -1),"
+                   " flags, steps, lcp_solves, fallbacks, warm_steps, time,"
+                   " cost, goal_distance, outcome, ifnull(message, ''), state,"
+                   " ifnull(warm, x'') FROM nodes WHERE search_id = ?"
+                   " ORDER BY id",
+                   -1, &q, NULL),
+               SQLITE_OK);
+  sqlite3_bind_int64(q, 1, run);
+  unsigned long long h = 1469598103934665603ull;
+  *n = 0;
+  while (sqlite3_step(q) == SQLITE_ROW) {
+    long long v[9];
+    double d[3];
+    for (int k = 0; k < 9; ++k) v[k] = sqlite3_column_int64(q, k);
+    for (int k = 0; k < 3; ++k) d[k] = sqlite3_column_double(q, 9 + k);
+    const unsigned char *parts[6] = {
+        (const void *)v, (const void *)d, sqlite3_column_text(q, 12),
+        sqlite3_column_text(q, 13), sqlite3_column_blob(q, 14),
+        sqlite3_column_blob(q, 15)};
+    size_t lens[6] = {sizeof v, sizeof d, (size_t)sqlite3_column_bytes(q, 12),
+                      (size_t)sqlite3_column_bytes(q, 13),
+                      (size_t)sqlite3_column_bytes(q, 14),
+                      (size_t)sqlite3_column_bytes(q, 15)};
+    for (int k = 0; k < 6; ++k)
+      for (size_t i = 0; i < lens[k]; ++i)
+        h = (h ^ parts[k][i]) * 1099511628211ull;
+    ++*n;
+  }
+  sqlite3_finalize(q);
+  return h;
+}
+
+/* The plans of run `run` ("node:cost:length", comma-separated; "" when
+ * none). */
+static void plan_of(sqlite3 *db, long long run, char *out, size_t size) {
+  char sql[256];
+  snprintf(sql, sizeof sql,
+           "SELECT group_concat(node || ':' || cost || ':' || length, ',')"
+           " FROM plans WHERE search_id = %lld", run);
+  sqlite3_stmt *q;
+  cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK, "%s",
+               sqlite3_errmsg(db));
+  cr_assert_eq(sqlite3_step(q), SQLITE_ROW);
+  const unsigned char *t = sqlite3_column_text(q, 0);
+  snprintf(out, size, "%s", t ? (const char *)t : "");
+  sqlite3_finalize(q);
+}
+
+static void same_for_any_thread_count(const char *method, long max_nodes) {
+  char *file = push_task(4);
+  cp_task task;
+  cp_error e;
+  cr_assert_eq(cp_task_load(file, &task, &e), 0, "%s", e.msg);
+  cr_assert_eq(task.search_batch, 4);
+  task.weight = 0.1; /* astar: a wide search (the task's w = 2 takes 13 nodes) */
+  char *path = synth_temp_db();
+  cp_store *st;
+  char msg[512];
+  cr_assert_eq(cp_store_open(path, 0, &st, msg, sizeof msg), CP_STORE_OK,
+               "%s", msg);
+  const int threads[3] = {1, 2, 4};
+  cp_plan_result r[3];
+  for (int k = 0; k < 3; ++k) {
+    cp_plan_options o = cp_plan_defaults();
+    o.method = method;
+    o.max_nodes = max_nodes;
+    o.max_seconds = 3600;
+    o.threads = threads[k];
+    cp_plan_status s = cp_plan_task(st, &task, &o, &r[k], &e);
+    cr_assert(s == CP_PLAN_SOLVED || s == CP_PLAN_LIMIT, "%s: %s", method,
+              e.msg);
+    cr_assert_eq(r[k].run_id, k + 1);
+  }
+  cp_store_close(st);
+  sqlite3 *db = open_db(path);
+  long long n0, n;
+  unsigned long long d0 = run_digest(db, 1, &n0);
+  char plan0[4096], plan[4096];
+  plan_of(db, 1, plan0, sizeof plan0);
+  cr_assert(n0 > 40, "%s: a real search (%lld nodes)", method, n0);
+  if (!strcmp(method, "astar")) cr_assert(plan0[0], "astar: a plan");
+  for (int k = 1; k < 3; ++k) {
+    cr_assert_eq(run_digest(db, k + 1, &n), d0, "%s: %d threads", method,
+                 threads[k]);
+    cr_assert_eq(n, n0);
+    plan_of(db, k + 1, plan, sizeof plan);
+    cr_assert_str_eq(plan, plan0, "%s: %d threads", method, threads[k]);
+    cr_assert_eq(r[k].cost, r[0].cost);
+    cr_assert_eq(r[k].stats.expansions, r[0].stats.expansions);
+    cr_assert_eq(r[k].stats.lcp_solves, r[0].stats.lcp_solves);
+  }
+  /* Warm starts travel with the nodes: most accepted nodes carry one. */
+  cr_assert(synth_query_int(db, "SELECT count(*) FROM nodes WHERE search_id ="
+                                " 1 AND warm IS NOT NULL") > n0 / 4);
+  sqlite3_close(db);
+  synth_remove_db(path);
+  cp_task_free(&task);
+  remove(file);
+  free(file);
+}
+
+Test(threads, astar_database_is_the_same_for_1_2_4_threads, .timeout = 600) {
+  same_for_any_thread_count("astar", 400);
+}
+Test(threads, rrt_database_is_the_same_for_1_2_4_threads, .timeout = 600) {
+  same_for_any_thread_count("rrt", 400);
+}
+Test(threads, sst_database_is_the_same_for_1_2_4_threads, .timeout = 600) {
+  same_for_any_thread_count("sst", 400);
+}
+
+static json_t *plan_json(const char *task, const char *db, const char *threads,
+                         const char *extra, int rc) {
+  const char *argv[] = {"complan", "plan", task, "--db", db, "--method",
+                        "sst", "--seed", "4", "--max-nodes", "1500",
+                        "--max-seconds", "3600", "--threads", threads,
+                        "--json", extra, NULL};
+  return cpt_run_json(argv, rc);
+}
+
+Test(threads, a_killed_threaded_run_resumes_into_the_uninterrupted_one,
+     .timeout = 600) {
+  char *task = push_task(4);
+  char *db = synth_temp_db();
+  const char *exe = getenv("CP_COMPLAN");
+  pid_t pid = fork();
+  cr_assert(pid >= 0);
+  if (pid == 0) {
+    if (!freopen("/dev/null", "w", stdout) ||
+        !freopen("/dev/null", "w", stderr))
+      _exit(126);
+    execl(exe, exe, "plan", task, "--db", db, "--method", "sst", "--seed",
+          "4", "--max-nodes", "1500", "--max-seconds", "3600", "--threads",
+          "2", NULL);
+    _exit(127);
+  }
+  /* Killed once batches are committed. */
+  sqlite3 *s = synth_wait_nodes(db, 100, 60);
+  kill(pid, SIGKILL);
+  int wst;
+  waitpid(pid, &wst, 0);
+  cr_assert(WIFSIGNALED(wst), "the run ended before it was killed");
+  cr_assert_not_null(s);
+  long long n1 = synth_query_int(s, "SELECT count(*) FROM nodes");
+  cr_assert(n1 >= 100 && n1 < 1500, "%lld nodes", n1);
+  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM plans"), 0);
+  /* Resumed on one thread (the batch is the run's, not the threads'). */
+  json_t *doc = plan_json(task, db, "1", "--resume", 0);
+  cr_assert(json_is_true(json_object_get(doc, "resumed")));
+  cr_assert_eq(json_integer_value(json_object_get(doc, "run_id")), 1);
+  json_decref(doc);
+  char *db2 = synth_temp_db();
+  json_decref(plan_json(task, db2, "2", NULL, 0));
+  sqlite3 *s2 = open_db(db2);
+  long long na, nb;
+  cr_assert_eq(run_digest(s, 1, &na), run_digest(s2, 1, &nb),
+               "the killed run, resumed, is the uninterrupted one");
+  cr_assert_eq(na, nb);
+  char pa[4096], pb[4096];
+  plan_of(s, 1, pa, sizeof pa);
+  plan_of(s2, 1, pb, sizeof pb);
+  cr_assert_str_eq(pa, pb);
+  sqlite3_close(s);
+  sqlite3_close(s2);
+  synth_remove_db(db);
+  synth_remove_db(db2);
+  remove(task);
+  free(task);
+}
+
+Test(threads, bad_thread_counts_and_batches_are_refused) {
+  char *task = push_task(4);
+  char *db = synth_temp_db();
+  const char *argv[] = {"complan", "plan", task, "--db", db, "--threads", "0",
+                        NULL};
+  char *err = NULL;
+  cr_assert_eq(cpt_run(argv, NULL, &err), 2);
+  cr_assert(strstr(err, "--threads"), "%s", err);
+  free(err);
+  cr_assert(access(db, F_OK) != 0, "nothing written");
+  remove(task);
+  free(task);
+  task = push_task(0);
+  const char *argv2[] = {"complan", "plan", task, "--db", db, NULL};
+  cr_assert_eq(cpt_run(argv2, NULL, &err), 2);
+  cr_assert(strstr(err, "search.batch") && strstr(err, task), "%s", err);
+  free(err);
+  cp_error e;
+  cp_plan_world *pw;
+  cp_task t;
+  remove(task);
+  free(task);
+  task = push_task(2);
+  cr_assert_eq(cp_task_load(task, &t, &e), 0, "%s", e.msg);
+  cr_assert_eq(cp_plan_world_create(&t, 1, &pw, &e), 0, "%s", e.msg);
+  cr_assert_eq(cp_plan_world_set_threads(pw, 0, &e), -1);
+  cr_assert(strstr(e.msg, "threads"), "%s", e.msg);
+  cr_assert_eq(cp_plan_world_set_threads(pw, 3, &e), 0, "%s", e.msg);
+  cr_assert_not_null(cp_plan_world_problem(pw)->expand_batch);
+  cr_assert_eq(cp_plan_world_set_threads(pw, 1, &e), 0);
+  cr_assert_null(cp_plan_world_problem(pw)->expand_batch);
+  cp_plan_world_destroy(pw);
+  cp_task_free(&t);
+  synth_remove_db(db);
+  remove(task);
+  free(task);
+}
+
+/* Cancels the run once it has `stop_at` nodes (a progress callback). */
+static volatile sig_atomic_t stop_flag;
+static long stop_at;
+static void stop_at_nodes(void *ctx, const cp_plan_progress *p) {
+  (void)ctx;
+  if (stop_at > 0 && p->nodes >= stop_at) cp_search_cancel(&stop_flag, 1);
+}
+
+/* Runs the push task (batch 1 in the file) with search batch `batch`
+ * (0: the task's), sst, to `nodes` nodes into path (cancelled at `cancel_at`
+ * nodes when > 0); returns the result. */
+static cp_plan_result plan_push(const cp_task *task, const char *path,
+                                int batch, long nodes, int resume,
+                                long cancel_at) {
+  cp_store *st;
+  char msg[512];
+  cr_assert_eq(cp_store_open(path, 0, &st, msg, sizeof msg), CP_STORE_OK,
+               "%s", msg);
+  cp_plan_options o = cp_plan_defaults();
+  o.method = "sst";
+  o.max_nodes = nodes;
+  o.max_seconds = 3600;
+  o.search_batch = batch;
+  o.resume = resume;
+  o.threads = 2;
+  stop_flag = 0;
+  stop_at = cancel_at;
+  o.cancel = &stop_flag;
+  o.progress = stop_at_nodes;
+  o.progress_interval = 1e-9; /* after every iteration */
+  cp_plan_result r;
+  cp_error e;
+  cp_plan_status s = cp_plan_task(st, task, &o, &r, &e);
+  cr_assert(s == (cancel_at > 0 ? CP_PLAN_INTERRUPTED : CP_PLAN_SOLVED),
+            "%s: %s", cp_plan_status_name(s), e.msg);
+  cp_store_close(st);
+  return r;
+}
+
+Test(threads, a_resumed_run_keeps_the_batch_it_was_started_with,
+     .timeout = 600) {
+  char *file = push_task(1);
+  cp_task task;
+  cp_error e;
+  cr_assert_eq(cp_task_load(file, &task, &e), 0, "%s", e.msg);
+  char *a = synth_temp_db(), *b = synth_temp_db();
+  plan_push(&task, a, 4, 400, 0, 0); /* the reference: batch 4, 400 nodes */
+  plan_push(&task, b, 4, 400, 0, 200); /* cancelled at 200, resumed with */
+  cp_plan_result r = plan_push(&task, b, 0, 400, 1, 0); /* the task's 1 */
+  cr_assert_eq(r.resumed, 1);
+  sqlite3 *da = open_db(a), *db = open_db(b);
+  long long na, nb;
+  cr_assert_eq(run_digest(da, 1, &na), run_digest(db, 1, &nb),
+               "the resumed run went on in batches of 4");
+  cr_assert_eq(na, nb);
+  cr_assert(na > 300, "%lld nodes", na);
+  sqlite3_close(da);
+  sqlite3_close(db);
+  synth_remove_db(a);
+  synth_remove_db(b);
+  cp_task_free(&task);
+  remove(file);
+  free(file);
+}
