@@ -387,10 +387,18 @@ static int move(cp_store *st, const cp_sequence_task *t, world_state *w, double 
                 const double *from, const double *to, int final, cp_sequence_grasp *gs, int n,
                 cp_sequence_stage *stage, char *why, size_t why_size, cp_error *err) {
   const int p = w->carried;
+  /* Every attempt starts from the world as it stands now: a failed one may
+   * have moved placed parts, and those moves are undone. */
+  const size_t bytes = sizeof *w->part * 13 * (size_t)t->n_parts;
+  double *before = malloc(bytes);
+  if (!before) return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory"), -2;
+  memcpy(before, w->part, bytes);
+  int out = -1;
   for (int c = 0; c < n; c++) {
     cp_sequence_grasp *g = &gs[c];
     if (g->rejected) continue;
     /* Fresh start: the part where it lies, the gripper open above it. */
+    memcpy(w->part, before, bytes);
     memcpy(w->part + 13 * p, from, sizeof *from * 13);
     attempt a = {.t = t, .st = st, .g = g, .to = to, .w = w, .t0 = t0, .res = res, .wrist = g->turn != 0.0};
     a.zt = cp_seq_transport_height(t, p);
@@ -429,14 +437,24 @@ static int move(cp_store *st, const cp_sequence_task *t, world_state *w, double 
       if (final) stage->grasp = *g;
       memcpy(stage->plan_ids + stage->n_plans, a.plan_ids, sizeof *a.plan_ids * (size_t)a.n_plans);
       stage->n_plans += a.n_plans;
-      return 0;
+      out = 0;
+      break;
     }
     snprintf(g->reason, sizeof g->reason, "%.95s", a.why);
     snprintf(why, why_size, "%s", a.why);
-    if (rc == -2) return cp_error_setc(err, CP_ERR_IO, "", "%s", a.why), -2;
-    if (a.limit) return -3;
+    if (rc == -2) {
+      cp_error_setc(err, CP_ERR_IO, "", "%s", a.why);
+      out = -2;
+      break;
+    }
+    if (a.limit) {
+      out = -3;
+      break;
+    }
   }
-  return -1;
+  if (out) memcpy(w->part, before, bytes);
+  free(before);
+  return out;
 }
 
 static int usable(const cp_sequence_grasp *g, int n) {
