@@ -107,7 +107,8 @@ int cp_viewer_frame_count(const cp_viewer *v);
 
 /// A note shown on the page (under its title) from the next frame added on,
 /// until the next note: what a sequence of phases says about each
-/// (window.complan.note is the note of the frame shown). NULL or "": none.
+/// (window.complan.note is the note of the frame shown, noteAt(i) frame
+/// i's). NULL or "": none.
 cp_viewer_status cp_viewer_note(cp_viewer *v, const char *text);
 
 /// From the next frame added on, the body or link ("manip/link") `name` is

@@ -377,6 +377,7 @@
     bodyPose: bodyPose,
     get frame() { return frame; },
     get note() { return noteAt(frame); },
+    noteAt: (i) => noteAt(i),
     visible: (name) => (objects[name] ? objects[name].visible : null),
     play: () => setPlaying(true),
     pause: () => setPlaying(false)
