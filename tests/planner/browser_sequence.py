@@ -25,7 +25,6 @@ import math
 import os
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import browser_viewer as bv  # noqa: E402
@@ -98,16 +97,7 @@ def check_page(driver, page, doc, parts, tol, name):
     if not got["__fingers"] or not any(got["__fingers"]):
         bv.fail("%s: no finger drawn at the end: %r" % (name, got["__fingers"]))
     print("%s: last frame: every part within %.3g mm of its design" % (name, 1e3 * worst))
-    stats = [driver.execute_script(bv.CANVAS_STATS, i) for i in (0, frames - 1)]
-    for i, s in zip((0, frames - 1), stats):
-        if s is None or s["drawn"] < 0.02 or s["colours"] < 50:
-            bv.fail("%s: the canvas looks blank at frame %d: %r" % (name, i, s))
-    if stats[0]["hash"] == stats[1]["hash"]:
-        bv.fail("%s: the picture did not change between the first and last frame" % name)
-    driver.execute_script("complan.play();")
-    time.sleep(0.5)
-    driver.execute_script("complan.pause();")
-    bv.dump_console(driver, fail_on_error=True)
+    bv.check_first_last_and_play(driver, frames, name)
 
 
 def main():
