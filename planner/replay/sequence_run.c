@@ -106,6 +106,7 @@ static json_t *sequence_json(const cp_sequence_task *t, const cp_sequence_result
   json_object_set_new(doc, "seconds", num(res->seconds));
   json_object_set_new(doc, "lcp_solves", json_integer(res->lcp_solves));
   json_object_set_new(doc, "plans", json_integer(res->plans));
+  json_object_set_new(doc, "backtracks", json_integer(res->backtracks));
   if (res->message[0]) json_object_set_new(doc, "message", json_string(res->message));
   return doc;
 }
