@@ -425,6 +425,12 @@ cp_replay_status cp_sequence_replay(cp_store *st, int64_t id, const cp_sequence_
   page *pp = NULL;
   cp_replay_status rs = CP_REPLAY_OK;
   char title[200];
+  if (o.html && total == 0) {
+    cp_error_setc(err, CP_ERR_INPUT, "assembly_stages", "sequence %lld has no certified stage: nothing to draw",
+                  (long long)info.id);
+    cp_store_sequence_info_free(&info);
+    return CP_REPLAY_BAD_INPUT;
+  }
   if (o.html) {
     pp = &pg;
     pg.bodies = json_array();

@@ -239,9 +239,33 @@ Test(sequence_replay, bad_requests_exit_2) {
   const char *mixed[] = {"complan", "replay", "--db", db, "--sequence", "1", "--plan", "1", NULL};
   refused(mixed, "--sequence goes with");
   synth_remove_db(db);
+  // A sequence without a certified stage replays (nothing) but has nothing
+  // to draw.
+  char task[4096];
+  const char *root = getenv("CP_SOURCE_ROOT");
+  snprintf(task, sizeof task,
+           "{\"assembly\": {\"bodies\": [{\"name\": \"t\", \"fixed\": true, \"shape\": {\"type\": \"plane\","
+           " \"normal\": [0, 0, 1], \"offset\": 0}}, {\"name\": \"wide\", \"mass\": 0.1, \"shape\": {\"type\": \"box\","
+           " \"size\": [0.2, 0.2, 0.04]}, \"position\": [0, 0, 0.02]}]}, \"staging\": {\"wide\": {\"position\":"
+           " [0.4, 0, 0.02]}}, \"robot\": {\"type\": \"parallel_gripper\"}}");
+  char *file = cpt_temp_file(task, ".json");
+  db = temp_path(".sqlite");
+  const char *none_task[] = {"complan", "assemble", file, "--db", db, "--json", NULL};
+  json_t *doc = cpt_run_json(none_task, 0);
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "none");
+  json_decref(doc);
+  const char *plain[] = {"complan", "replay", "--db", db, "--sequence", "1", "--json", NULL};
+  doc = cpt_run_json(plain, 0);
+  cr_assert_eq(json_integer_value(json_object_get(doc, "plans")), 0);
+  json_decref(doc);
+  const char *drawn[] = {"complan", "replay", "--db", db, "--sequence", "1", "--html", "/tmp/cp_never.html", NULL};
+  refused(drawn, "sequence 1 has no certified stage: nothing to draw");
+  cr_assert_neq(access("/tmp/cp_never.html", F_OK), 0);
+  unlink(file);
+  free(file);
+  synth_remove_db(db);
   // A planner database without sequences.
   char scene[4096];
-  const char *root = getenv("CP_SOURCE_ROOT");
   snprintf(scene, sizeof scene, "%s/models/scenes/tower.json", root ? root : ".");
   db = temp_path(".sqlite");
   const char *assemble[] = {"complan", "assemble", scene, "--db", db, NULL};
@@ -254,7 +278,6 @@ Test(sequence_replay, bad_requests_exit_2) {
   synth_remove_db(db);
   // `assemble TASK --html` into a folder that does not exist: refused
   // before anything is planned, no database made.
-  char task[4096];
   snprintf(task, sizeof task, "%s/planner/tasks/assembly/tower3.json", root ? root : ".");
   db = temp_path(".sqlite");
   const char *page[] = {"complan", "assemble", task, "--db", db, "--html", "/nonexistent/dir/p.html", NULL};
