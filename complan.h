@@ -61,5 +61,6 @@
 #include "planner/view/assembly.h"
 #include "planner/replay/replay.h"
 #include "planner/replay/sequence_run.h"
+#include "planner/replay/sequence_replay.h"
 
 #endif

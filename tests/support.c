@@ -120,3 +120,20 @@ uint64_t cpt_rand(uint64_t *s) {
 double cpt_uniform(uint64_t *s, double lo, double hi) {
   return lo + (hi - lo) * (double)(cpt_rand(s) >> 11) * 0x1.0p-53;
 }
+
+json_t *cpt_page_data(const char *path) {
+  size_t len;
+  char *page = cpt_read_file(path, &len);
+  cr_assert(page, "no page %s", path);
+  const char *tag = "id=\"complan-data\">";
+  char *a = strstr(page, tag);
+  cr_assert(a, "%s: no data", path);
+  a += strlen(tag);
+  char *b = strstr(a, "</script>");
+  cr_assert(b, "%s: the data does not end", path);
+  json_error_t je;
+  json_t *d = json_loadb(a, (size_t)(b - a), 0, &je);
+  cr_assert(d, "%s", je.text);
+  free(page);
+  return d;
+}

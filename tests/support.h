@@ -28,6 +28,10 @@ int cpt_run(const char *const *argv, char **out, char **err);
 struct json_t;
 struct json_t *cpt_run_json(const char *const *argv, int expect_rc);
 
+/// The JSON data embedded in a viewer page (planner/view/viewer.h) at path
+/// (asserted to be there and to parse).
+struct json_t *cpt_page_data(const char *path);
+
 /// Independent check of an LCP solution with a given absolute tolerance:
 /// asserts (Criterion) z >= -tol, w = M z + q >= -tol, |z_i w_i| <= tol.
 /// M column-major.

@@ -31,7 +31,7 @@ static const char head[] =
     "scene, staging poses, a parallel gripper, tolerances), the sequence is also\n"
     "executed: every part carried by the gripper through planned, simulated\n"
     "phases, every stage certified (docs/assembly.md, \"Assembly tasks\"); it\n"
-    "takes --db and --json only.\n"
+    "takes --db, --json and --html (the page of the whole executed sequence).\n"
     "\n";
 static const char tail[] =
     "\n"
@@ -45,14 +45,16 @@ static void show_progress(void *ctx, int explored, int present) {
 
 /* `complan assemble TASK`: the sequence executed with the gripper
  * (cp_sequence_run), its document printed or summarised. */
-static int assemble_task(const char *file, const char *text, size_t len, const char *db, int json) {
+static int assemble_task(const char *file, const char *text, size_t len, const char *db, const char *html,
+                         int json) {
   cp_sequence_run_options o = cp_sequence_run_defaults();
   o.path = file;
+  o.html = html;
   cp_sequence_run_result out;
   cp_error err;
   cp_sequence_run_status rs = cp_sequence_run(text, len, db, &o, &out, &err);
   if (rs == CP_SEQUENCE_RUN_BAD_TASK) return cp_cli_input_error(file, &err);
-  if (rs == CP_SEQUENCE_RUN_BAD_STORE) {
+  if (rs == CP_SEQUENCE_RUN_BAD_STORE || rs == CP_SEQUENCE_RUN_BAD_OUTPUT) {
     fprintf(stderr, "complan: %s\n", err.msg);
     return CP_EXIT_BAD_INPUT;
   }
@@ -89,6 +91,7 @@ static int assemble_task(const char *file, const char *text, size_t len, const c
     if (msg) printf("  note: %s\n", json_string_value(msg));
     printf("  replay: %s\n", out.verified ? "every phase re-simulated bitwise" : out.why);
     if (out.sequence_id >= 0) printf("  stored as sequence %lld in %s\n", (long long)out.sequence_id, db);
+    if (html) printf("  page: %s\n", out.page_written ? html : "none (no certified stage to show)");
   }
   json_decref(doc);
   free(out.json);
@@ -130,12 +133,12 @@ int cp_cli_assemble(const cp_cli_command *cmd, int argc, char **argv) {
   if (!text) return CP_EXIT_BAD_INPUT;
   if (cp_sequence_is_task(text, len)) {
     int trc;
-    if (no_db || html || ndir || tlim > 0) {
-      fprintf(stderr, "complan: %s: an assembly task takes --db, --json%s\n", file,
-              " (and its limits from the task; --no-db, --html, --directions, --time-limit are for a scene)");
+    if (no_db || ndir || tlim > 0) {
+      fprintf(stderr, "complan: %s: an assembly task takes --db, --json, --html%s\n", file,
+              " (and its limits from the task; --no-db, --directions, --time-limit are for a scene)");
       trc = CP_EXIT_BAD_INPUT;
     } else {
-      trc = assemble_task(file, text, len, db, json);
+      trc = assemble_task(file, text, len, db, html, json);
     }
     free(text);
     return trc;

@@ -10,6 +10,7 @@
 #include "planner/io/outfile.h"
 #include "planner/cli/output.h"
 #include "planner/replay/replay.h"
+#include "planner/replay/sequence_replay.h"
 #include "planner/view/viewer.h"
 
 static const char head[] =
@@ -87,15 +88,68 @@ static int make_viewer(cp_replay *r, int tree, cp_viewer **out) {
   return 0;
 }
 
+/* `replay --sequence ID`: every phase plan of a stored assembly sequence
+ * (planner/replay/sequence_replay.h). */
+static int replay_sequence(cp_store *st, const char *db, long id, int verify, double tolerance, const char *html,
+                           int json) {
+  cp_sequence_replay_options o = cp_sequence_replay_defaults();
+  o.verify = verify;
+  o.tolerance = tolerance;
+  o.html = html;
+  cp_sequence_replay_result res;
+  cp_error err;
+  memset(&err, 0, sizeof err);
+  cp_replay_status rs = cp_sequence_replay(st, id, &o, &res, &err);
+  cp_store_close(st);
+  if (rs == CP_REPLAY_BAD_INPUT || rs == CP_REPLAY_NOMEM || (rs == CP_REPLAY_FAILED && err.msg[0])) {
+    const int page = html && !strcmp(err.where, html);
+    fprintf(stderr, "complan: %s%s%s\n", page ? "" : db, page ? "" : ": ", err.msg);
+    return rs == CP_REPLAY_BAD_INPUT ? CP_EXIT_BAD_INPUT : CP_EXIT_UNDECIDED;
+  }
+  if (rs != CP_REPLAY_OK) fprintf(stderr, "complan: replay --sequence %lld: %s\n", (long long)res.sequence_id, res.message);
+  if (rs == CP_REPLAY_FAILED) return CP_EXIT_UNDECIDED;
+  if (json) {
+    json_t *doc = json_object();
+    json_object_set_new(doc, "sequence", json_integer(res.sequence_id));
+    json_object_set_new(doc, "stages", json_integer(res.stages));
+    json_object_set_new(doc, "plans", json_integer(res.plans));
+    json_object_set_new(doc, "steps", json_integer(res.steps));
+    json_object_set_new(doc, "duration", cp_json_num(res.duration));
+    json_object_set_new(doc, "deviation", verify ? cp_json_num(res.max_deviation) : json_null());
+    json_object_set_new(doc, "verified", verify ? json_boolean(res.verified == 1) : json_null());
+    json_object_set_new(doc, "chained", json_boolean(res.chained));
+    json_object_set_new(doc, "mismatch", rs == CP_REPLAY_MISMATCH ? json_string(res.message) : json_null());
+    if (html) json_object_set_new(doc, "html", json_string(html));
+    if (cp_json_print(doc)) rs = CP_REPLAY_FAILED;
+    json_decref(doc);
+  } else {
+    printf("sequence %lld: %d stages, %d phase plans, %ld simulation steps, %.6g s\n", (long long)res.sequence_id,
+           res.stages, res.plans, res.steps, res.duration);
+    if (verify)
+      printf("verify: %s (largest deviation %.3g)\n", res.verified == 1 ? "every node state as stored" : "MISMATCH",
+             res.max_deviation);
+    printf("chain: %s\n", res.chained ? "every phase starts where the previous one left its bodies and joints"
+                                       : "BROKEN");
+    if (html) printf("html: %s\n", html);
+  }
+  return rs == CP_REPLAY_OK ? CP_EXIT_ANSWERED : CP_EXIT_UNDECIDED;
+}
+
 int cp_cli_replay(const cp_cli_command *cmd, int argc, char **argv) {
   const char *db = "complan.sqlite", *csv_path = NULL, *html_path = NULL;
   int json = 0, verify = 0, tree = 0;
-  long plan_id = 0;
+  long plan_id = 0, sequence_id = 0;
   double tolerance = 0;
   const cp_cli_flag flags[] = {
       CP_CLI_VALUE("--db", "FILE", CP_FLAG_PATH, &db, "database (default complan.sqlite)"),
       {"--plan", "ID", CP_FLAG_LONG, &plan_id, "the plan (default: the latest)", .imin = 1,
        .imax = 1L << 62, .expect = "a plan id >= 1"},
+      {"--sequence", "ID", CP_FLAG_LONG, &sequence_id,
+       "a stored assembly sequence (complan assemble TASK):\n"
+       "replay its phase plans in order, check that each\n"
+       "starts where the last left its bodies, --html draws\n"
+       "the whole sequence (docs/assembly.md)",
+       .imin = 1, .imax = 1L << 62, .expect = "a sequence id >= 1"},
       CP_CLI_BOOL("--verify", &verify,
                   "compare every re-simulated node state with the stored\n"
                   "one; on the same build they must be bitwise equal.\n"
@@ -130,9 +184,13 @@ int cp_cli_replay(const cp_cli_command *cmd, int argc, char **argv) {
   if (tolerance > 0 && !verify)
     return cp_cli_usage_error("replay ", "--tolerance goes with --verify");
 
+  if (sequence_id && (plan_id || csv_path || tree))
+    return cp_cli_usage_error("replay ", "--sequence goes with --verify, --tolerance, --html and --json only");
+
   cp_store *st;
   int orc = cp_cli_open_store(db, 1, &st);
   if (orc) return orc;
+  if (sequence_id) return replay_sequence(st, db, sequence_id, verify, tolerance, html_path, json);
   cp_replay *r;
   cp_error err;
   memset(&err, 0, sizeof err);

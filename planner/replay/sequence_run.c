@@ -11,11 +11,13 @@
 
 #include "models/jsonread.h"
 #include "planner/assembly/assembly.h"
+#include "planner/io/outfile.h"
 #include "planner/replay/replay.h"
+#include "planner/replay/sequence_replay.h"
 #include "planner/store/sequence.h"
 
 cp_sequence_run_options cp_sequence_run_defaults(void) {
-  return (cp_sequence_run_options){.path = NULL, .label = "(task)", .verify = 1};
+  return (cp_sequence_run_options){.path = NULL, .label = "(task)", .verify = 1, .html = NULL};
 }
 
 /* Every phase plan of the certified stages re-simulated and compared
@@ -104,6 +106,7 @@ static json_t *sequence_json(const cp_sequence_task *t, const cp_sequence_result
   json_object_set_new(doc, "seconds", num(res->seconds));
   json_object_set_new(doc, "lcp_solves", json_integer(res->lcp_solves));
   json_object_set_new(doc, "plans", json_integer(res->plans));
+  json_object_set_new(doc, "backtracks", json_integer(res->backtracks));
   if (res->message[0]) json_object_set_new(doc, "message", json_string(res->message));
   return doc;
 }
@@ -150,6 +153,15 @@ cp_sequence_run_status cp_sequence_run(const char *text, size_t len, const char 
   cp_sequence_task t;
   if (cp_sequence_task_parse(text, len, o.path, &t, err)) return CP_SEQUENCE_RUN_BAD_TASK;
   out->parts = t.n_parts;
+  if (o.html) {
+    /* The page's file must be writable before hours are spent planning. */
+    cp_outfile *probe = cp_outfile_open(o.html, err);
+    if (!probe) {
+      cp_sequence_task_free(&t);
+      return CP_SEQUENCE_RUN_BAD_OUTPUT;
+    }
+    cp_outfile_discard(probe);
+  }
   cp_store *st = NULL;
   cp_store_status os = cp_store_open(db, 0, &st, err->msg, sizeof err->msg);
   if (os != CP_STORE_OK) {
@@ -175,6 +187,24 @@ cp_sequence_run_status cp_sequence_run(const char *text, size_t len, const char 
     rc = CP_SEQUENCE_RUN_UNDECIDED;
   }
   json_object_set_new(doc, "sequence_id", out->sequence_id >= 0 ? json_integer(out->sequence_id) : json_null());
+  int shown = 0;
+  for (int k = 0; k < res.n_stages; k++) shown += res.stages[k].certified;
+  if (o.html && out->sequence_id >= 0 && shown) {
+    cp_sequence_replay_options po = cp_sequence_replay_defaults();
+    po.html = o.html;
+    cp_sequence_replay_result pr;
+    cp_replay_status ps = cp_sequence_replay(st, out->sequence_id, &po, &pr, err);
+    out->page_written = ps == CP_REPLAY_OK;
+    if (ps != CP_REPLAY_OK) {
+      if (!err->msg[0]) cp_error_setc(err, CP_ERR_IO, o.html, "%s: %s", o.html, pr.message);
+      json_decref(doc);
+      cp_sequence_result_free(&res);
+      cp_store_close(st);
+      cp_sequence_task_free(&t);
+      return CP_SEQUENCE_RUN_BAD_OUTPUT;
+    }
+  }
+  json_object_set_new(doc, "html", out->page_written ? json_string(o.html) : json_null());
   /* The whole document or none: jansson drops keys silently when short of memory. */
   out->json = cp_json_alloc_failures() == failures
                   ? json_dumps(doc, JSON_REAL_PRECISION(17) | JSON_INDENT(0) | JSON_COMPACT)

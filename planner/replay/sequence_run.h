@@ -31,6 +31,12 @@ typedef struct cp_sequence_run_options {
   /// bitwise with the stored nodes ("replay_verified"); 0: skip it
   /// ("replay_verified": null).
   int verify;
+  /// The page of the whole sequence (planner/replay/sequence_replay.h) is
+  /// written here after the sequence is stored (NULL, the default: none).
+  /// The file is tried for writing before anything is planned (BAD_OUTPUT
+  /// then, nothing planned or stored); a sequence without a certified
+  /// stage has nothing to show and writes no page (page_written 0).
+  const char *html;
 } cp_sequence_run_options;
 
 cp_sequence_run_options cp_sequence_run_defaults(void);
@@ -39,7 +45,8 @@ typedef enum cp_sequence_run_status {
   CP_SEQUENCE_RUN_ANSWERED = 0,  ///< solved, or no sequence exists
   CP_SEQUENCE_RUN_UNDECIDED,     ///< time limit, failure, a plan that does not replay, storing failed
   CP_SEQUENCE_RUN_BAD_TASK,      ///< the task does not parse (err: where = the JSON path)
-  CP_SEQUENCE_RUN_BAD_STORE      ///< the database cannot be opened (err.msg names it)
+  CP_SEQUENCE_RUN_BAD_STORE,     ///< the database cannot be opened (err.msg names it)
+  CP_SEQUENCE_RUN_BAD_OUTPUT     ///< the page cannot be written (err.msg names the file)
 } cp_sequence_run_status;
 
 typedef struct cp_sequence_run_result {
@@ -55,6 +62,7 @@ typedef struct cp_sequence_run_result {
   int store_failed;             ///< 1: storing the sequence failed (store_error says why)
   cp_error store_error;
   cp_error plan_error;          ///< sequence == CP_SEQUENCE_FAILED: why
+  int page_written;             ///< 1: the page is at opt->html
 } cp_sequence_run_result;
 
 /// Runs the task text (len bytes) with the planner database db (created

@@ -387,10 +387,18 @@ static int move(cp_store *st, const cp_sequence_task *t, world_state *w, double 
                 const double *from, const double *to, int final, cp_sequence_grasp *gs, int n,
                 cp_sequence_stage *stage, char *why, size_t why_size, cp_error *err) {
   const int p = w->carried;
+  /* Every attempt starts from the world as it stands now: a failed one may
+   * have moved placed parts, and those moves are undone. */
+  const size_t bytes = sizeof *w->part * 13 * (size_t)t->n_parts;
+  double *before = malloc(bytes);
+  if (!before) return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory"), -2;
+  memcpy(before, w->part, bytes);
+  int out = -1;
   for (int c = 0; c < n; c++) {
     cp_sequence_grasp *g = &gs[c];
     if (g->rejected) continue;
     /* Fresh start: the part where it lies, the gripper open above it. */
+    memcpy(w->part, before, bytes);
     memcpy(w->part + 13 * p, from, sizeof *from * 13);
     attempt a = {.t = t, .st = st, .g = g, .to = to, .w = w, .t0 = t0, .res = res, .wrist = g->turn != 0.0};
     a.zt = cp_seq_transport_height(t, p);
@@ -429,14 +437,24 @@ static int move(cp_store *st, const cp_sequence_task *t, world_state *w, double 
       if (final) stage->grasp = *g;
       memcpy(stage->plan_ids + stage->n_plans, a.plan_ids, sizeof *a.plan_ids * (size_t)a.n_plans);
       stage->n_plans += a.n_plans;
-      return 0;
+      out = 0;
+      break;
     }
     snprintf(g->reason, sizeof g->reason, "%.95s", a.why);
     snprintf(why, why_size, "%s", a.why);
-    if (rc == -2) return cp_error_setc(err, CP_ERR_IO, "", "%s", a.why), -2;
-    if (a.limit) return -3;
+    if (rc == -2) {
+      cp_error_setc(err, CP_ERR_IO, "", "%s", a.why);
+      out = -2;
+      break;
+    }
+    if (a.limit) {
+      out = -3;
+      break;
+    }
   }
-  return -1;
+  if (out) memcpy(w->part, before, bytes);
+  free(before);
+  return out;
 }
 
 static int usable(const cp_sequence_grasp *g, int n) {
@@ -508,6 +526,150 @@ static int stage_run(cp_store *st, const cp_sequence_task *t, world_state *w, do
   return rc;
 }
 
+/* The order search: depth first over placing orders. At depth d (the parts
+ * of `placed` standing), the candidates are the order search's d-th part
+ * when the parts placed so far are its first d, then every other part not
+ * placed, lowest design centre first; a candidate is tried only when the
+ * subassembly it completes has an equilibrium at the design poses (the LP)
+ * and it can come down from straight above into it (the removal sweep
+ * upwards). A candidate whose stage is not certified, or after which the
+ * rest cannot be completed, is taken back (the world restored) and the
+ * next one tried. Subassemblies from which no completion was found are
+ * remembered and not tried again. */
+typedef struct order_search {
+  cp_store *st;
+  const cp_sequence_task *t;
+  world_state *w;
+  double t0;
+  cp_sequence_result *res;
+  cp_error *err;
+  const cp_assembly_result *ar;
+  cp_assembly_options ao;
+  uint64_t *dead;              /* subassemblies without a completion */
+  int n_dead, cap_dead;
+  cp_sequence_stage *best;     /* the deepest failed path: stages 0..best_n-1 */
+  int *best_order, best_n;
+  char best_msg[256];
+} order_search;
+
+static int is_dead(const order_search *o, uint64_t m) {
+  for (int i = 0; i < o->n_dead; i++)
+    if (o->dead[i] == m) return 1;
+  return 0;
+}
+
+/* 1: part p may be placed onto the parts of `placed` (equilibrium and a
+ * way down from above), 0 not, -1 failure (err). */
+static int placeable(order_search *o, uint64_t placed, int p) {
+  const cp_sequence_task *t = o->t;
+  const uint64_t m = placed | (uint64_t)1 << p;
+  static const double up[3] = {0, 0, 1};
+  int r = cp_assembly_removable(&t->scene, m, p, up, &o->ao, o->err);
+  if (r != 1) return r;
+  cp_stability_options so = o->ao.stability;
+  so.depth = CP_STABILITY_EQUILIBRIUM;
+  cp_stability_result sr;
+  if (cp_assembly_stability(&t->scene, m, &so, &sr, NULL, NULL, NULL, o->err)) return -1;
+  r = sr.kind != CP_STABILITY_UNSTABLE && sr.kind != CP_STABILITY_FAILED;
+  cp_stability_result_free(&sr);
+  return r;
+}
+
+/* The candidates at depth d, in the order tried; returns their count. */
+static int candidates(const order_search *o, int d, int *c) {
+  const cp_sequence_task *t = o->t;
+  const uint64_t placed = o->w->placed;
+  int n = 0, first = -1;
+  uint64_t prefix = 0;
+  for (int k = 0; k < d && k < o->ar->n_steps; k++) prefix |= (uint64_t)1 << o->ar->steps[k].part;
+  if (d < o->ar->n_steps && prefix == placed) c[n++] = first = o->ar->steps[d].part;
+  for (int p = 0; p < t->n_parts; p++) {
+    if (placed >> p & 1 || p == first) continue;
+    /* insertion by design height, then index */
+    const double z = t->scene.bodies[t->part_body[p]].x[2];
+    int at = n;
+    while (at > (first >= 0) && t->scene.bodies[t->part_body[c[at - 1]]].x[2] > z) at--;
+    memmove(c + at + 1, c + at, sizeof *c * (size_t)(n - at));
+    c[at] = p;
+    n++;
+  }
+  return n;
+}
+
+/* Keeps the path of a failed stage at depth d when it is the deepest so far. */
+static void keep_failure(order_search *o, int d, const char *why) {
+  if (d + 1 < o->best_n) return;
+  o->best_n = d + 1;
+  memcpy(o->best, o->res->stages, sizeof *o->best * (size_t)(d + 1));
+  memcpy(o->best_order, o->res->order, sizeof *o->best_order * (size_t)(d + 1));
+  const cp_sequence_task *t = o->t;
+  snprintf(o->best_msg, sizeof o->best_msg, "stage %d (%s): %.200s", d + 1,
+           t->scene.bodies[o->res->stages[d].body].name, why);
+}
+
+/* Places parts from depth d on. 0 all placed, -1 no completion, -2
+ * failure, -3 time limit. */
+static int place_from(order_search *o, int d) {
+  const cp_sequence_task *t = o->t;
+  world_state *w = o->w;
+  if (d == t->n_parts) return 0;
+  if (is_dead(o, w->placed)) return -1;
+  int *c = malloc(sizeof *c * (size_t)t->n_parts);
+  double *saved = malloc(sizeof *saved * 13 * (size_t)t->n_parts);
+  if (!c || !saved) {
+    free(c);
+    free(saved);
+    cp_error_setc(o->err, CP_ERR_NOMEM, "", "out of memory");
+    return -2;
+  }
+  const uint64_t placed = w->placed;
+  memcpy(saved, w->part, sizeof *saved * 13 * (size_t)t->n_parts);
+  const int n = candidates(o, d, c);
+  int rc = -1, tried = 0;
+  for (int i = 0; i < n && rc == -1; i++) {
+    const int p = c[i];
+    if (is_dead(o, placed | (uint64_t)1 << p)) continue;
+    const int ok = placeable(o, placed, p);
+    if (ok < 0) {
+      rc = -2;
+      o->best_n = 0;
+      snprintf(o->best_msg, sizeof o->best_msg, "placing %.60s: %.180s", t->scene.bodies[t->part_body[p]].name,
+               o->err->msg);
+      break;
+    }
+    if (!ok) continue;
+    tried++;
+    cp_sequence_stage *stage = &o->res->stages[d];
+    memset(stage, 0, sizeof *stage);
+    stage->part = p;
+    stage->body = t->part_body[p];
+    o->res->order[d] = p;
+    w->carried = p;
+    char why[512];
+    rc = stage_run(o->st, t, w, o->t0, o->res, stage, why, sizeof why, o->err);
+    if (rc == -1) keep_failure(o, d, why);
+    if (rc == -2 || rc == -3) {
+      o->best_n = 0; /* the path where it stopped */
+      keep_failure(o, d, why);
+    }
+    if (rc == 0) {
+      rc = place_from(o, d + 1);
+      if (rc == -1) o->res->backtracks++;
+    }
+    if (rc == -1) {
+      /* take the stage back */
+      w->placed = placed;
+      memcpy(w->part, saved, sizeof *saved * 13 * (size_t)t->n_parts);
+    }
+  }
+  if (rc == -1 && !tried && d + 1 > o->best_n && o->best_n == 0)
+    snprintf(o->best_msg, sizeof o->best_msg, "no part can be placed from straight above onto a stable subassembly");
+  if (rc == -1 && o->n_dead < o->cap_dead) o->dead[o->n_dead++] = placed;
+  free(c);
+  free(saved);
+  return rc;
+}
+
 cp_sequence_status cp_sequence_plan(cp_store *st, const cp_sequence_task *t,
                                     cp_sequence_result *res, cp_error *err) {
   memset(res, 0, sizeof *res);
@@ -517,10 +679,15 @@ cp_sequence_status cp_sequence_plan(cp_store *st, const cp_sequence_task *t,
   cp_assembly_result ar;
   cp_assembly_plan(&t->scene, &ao, &ar);
   world_state w = {.carried = -1};
+  order_search o = {.st = st, .t = t, .w = &w, .t0 = t0, .res = res, .err = err, .ar = &ar, .ao = ao,
+                    .cap_dead = 4096};
   res->order = malloc(sizeof *res->order * (size_t)t->n_parts);
   res->stages = calloc((size_t)t->n_parts, sizeof *res->stages);
   w.part = calloc((size_t)t->n_parts * 13, sizeof *w.part);
-  if (!res->order || !res->stages || !w.part) {
+  o.dead = malloc(sizeof *o.dead * (size_t)o.cap_dead);
+  o.best = calloc((size_t)t->n_parts, sizeof *o.best);
+  o.best_order = calloc((size_t)t->n_parts, sizeof *o.best_order);
+  if (!res->order || !res->stages || !w.part || !o.dead || !o.best || !o.best_order) {
     cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
     res->status = CP_SEQUENCE_FAILED;
     goto done;
@@ -533,36 +700,24 @@ cp_sequence_status cp_sequence_plan(cp_store *st, const cp_sequence_task *t,
     if (res->status == CP_SEQUENCE_FAILED) cp_error_setc(err, CP_ERR_NUMERICAL, "", "%s", res->message);
     goto done;
   }
-  res->n_order = ar.n_steps;
-  for (int k = 0; k < ar.n_steps; k++) res->order[k] = ar.steps[k].part;
-  res->status = CP_SEQUENCE_SOLVED;
-  for (int k = 0; k < ar.n_steps; k++) {
-    cp_sequence_stage *stage = &res->stages[k];
-    stage->part = ar.steps[k].part;
-    stage->body = ar.steps[k].body;
-    const double *d = ar.steps[k].direction;
-    if (fabs(d[0]) > 1e-9 || fabs(d[1]) > 1e-9 || d[2] > -1 + 1e-9) {
-      res->status = CP_SEQUENCE_NONE;
-      snprintf(res->message, sizeof res->message,
-               "%s must be placed along [%.3g, %.3g, %.3g]: only vertical placing is planned so far",
-               t->scene.bodies[stage->body].name, d[0], d[1], d[2]);
-      break;
-    }
-    w.carried = stage->part;
-    char why[512];
-    int rc = stage_run(st, t, &w, t0, res, stage, why, sizeof why, err);
-    if (rc) {
-      res->status = rc == -2 ? CP_SEQUENCE_FAILED : rc == -3 ? CP_SEQUENCE_LIMIT : CP_SEQUENCE_NONE;
-      snprintf(res->message, sizeof res->message, "stage %d (%s): %.200s", k + 1,
-               t->scene.bodies[stage->body].name, why);
-      res->n_stages = k + 1; /* the failed stage is reported with its candidates */
-      break;
-    }
-    res->n_stages = k + 1;
+  const int rc = place_from(&o, 0);
+  if (rc == 0) {
+    res->status = CP_SEQUENCE_SOLVED;
+    res->n_order = res->n_stages = t->n_parts;
+  } else {
+    res->status = rc == -2 ? CP_SEQUENCE_FAILED : rc == -3 ? CP_SEQUENCE_LIMIT : CP_SEQUENCE_NONE;
+    /* the deepest failed path, the failed stage last with its candidates */
+    memcpy(res->stages, o.best, sizeof *o.best * (size_t)o.best_n);
+    memcpy(res->order, o.best_order, sizeof *o.best_order * (size_t)o.best_n);
+    res->n_order = res->n_stages = o.best_n;
+    snprintf(res->message, sizeof res->message, "%s", o.best_msg);
   }
 done:
   res->seconds = cp_clock_now() - t0;
   free(w.part);
+  free(o.dead);
+  free(o.best);
+  free(o.best_order);
   cp_assembly_result_free(&ar);
   return res->status;
 }

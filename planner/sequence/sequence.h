@@ -139,6 +139,8 @@ typedef struct cp_sequence_result {
   double seconds;
   long long lcp_solves;
   long plans;              ///< planner runs made (phases of every attempt)
+  int backtracks;          ///< placed stages taken back because the rest
+                           ///< of the order could not be completed
   char message[256];       ///< why NONE / LIMIT / FAILED
 } cp_sequence_result;
 

@@ -1,8 +1,12 @@
 /* Assembly sequences in the database (planner/store/sequence.h). */
 #include "planner/store/sequence.h"
 
+#include <jansson.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static const char sequence_sql[] =
     "CREATE TABLE IF NOT EXISTS assembly_sequences ("
@@ -118,5 +122,130 @@ int cp_store_sequence(cp_store *store, const cp_store_sequence_row *row,
 rollback:
   sqlite3_finalize(st);
   sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+  return -1;
+}
+
+/* Reading a sequence back. */
+
+static char *dup_text(sqlite3_stmt *st, int col) {
+  const unsigned char *s = sqlite3_column_text(st, col);
+  if (!s) return NULL;
+  const size_t n = strlen((const char *)s) + 1;
+  char *d = malloc(n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+static double real_or_nan(sqlite3_stmt *st, int col) {
+  return sqlite3_column_type(st, col) == SQLITE_NULL ? NAN : sqlite3_column_double(st, col);
+}
+
+void cp_store_sequence_info_free(cp_store_sequence_info *info) {
+  for (int k = 0; info->stages && k < info->n_stages; k++) {
+    free(info->stages[k].part);
+    free(info->stages[k].stability);
+    free(info->stages[k].plan_ids);
+  }
+  free(info->stages);
+  free(info->task);
+  free(info->status);
+  memset(info, 0, sizeof *info);
+}
+
+/* A stage's plan_ids text: a JSON array of positive integers. */
+static int parse_plan_ids(const char *text, cp_store_stage_info *s) {
+  json_t *a = text ? json_loads(text, 0, NULL) : NULL;
+  int rc = -1;
+  if (json_is_array(a)) {
+    s->n_plans = (int)json_array_size(a);
+    s->plan_ids = malloc(sizeof *s->plan_ids * (size_t)(s->n_plans + 1));
+    rc = s->plan_ids ? 0 : -2;
+    for (int i = 0; rc == 0 && i < s->n_plans; i++) {
+      json_t *v = json_array_get(a, (size_t)i);
+      if (!json_is_integer(v) || json_integer_value(v) <= 0) rc = -1;
+      else s->plan_ids[i] = json_integer_value(v);
+    }
+  }
+  json_decref(a);
+  return rc;
+}
+
+int cp_store_sequence_read(cp_store *store, int64_t id, cp_store_sequence_info *out, cp_error *err) {
+  sqlite3 *db = cp_store_sqlite(store);
+  sqlite3_stmt *st = NULL;
+  memset(out, 0, sizeof *out);
+  int has = 0;
+  if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'assembly_stages'", -1,
+                         &st, NULL) != SQLITE_OK)
+    return fail(db, "assembly_sequences", err);
+  has = sqlite3_step(st) == SQLITE_ROW;
+  sqlite3_finalize(st);
+  if (!has) return cp_error_setc(err, CP_ERR_INPUT, "assembly_sequences", "no assembly sequence is stored"), -1;
+  const char *q = id > 0 ? "SELECT id, task, status, parts, final_position_error, final_angle_error"
+                           " FROM assembly_sequences WHERE id = ?"
+                         : "SELECT id, task, status, parts, final_position_error, final_angle_error"
+                           " FROM assembly_sequences ORDER BY id DESC LIMIT 1";
+  if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) return fail(db, "assembly_sequences", err);
+  if (id > 0) sqlite3_bind_int64(st, 1, id);
+  int rc = sqlite3_step(st);
+  if (rc != SQLITE_ROW) {
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return fail(db, "assembly_sequences", err);
+    if (id > 0) cp_error_setc(err, CP_ERR_INPUT, "assembly_sequences", "no assembly sequence %lld", (long long)id);
+    else cp_error_setc(err, CP_ERR_INPUT, "assembly_sequences", "no assembly sequence is stored");
+    return -1;
+  }
+  out->id = sqlite3_column_int64(st, 0);
+  out->task = dup_text(st, 1);
+  out->status = dup_text(st, 2);
+  out->parts = sqlite3_column_int(st, 3);
+  out->final_position_error = real_or_nan(st, 4);
+  out->final_angle_error = real_or_nan(st, 5);
+  sqlite3_finalize(st);
+  st = NULL;
+  if (!out->task || !out->status) goto nomem;
+  if (sqlite3_prepare_v2(db,
+                         "SELECT stage, part, certified, stability, plan_ids, position_error, angle_error"
+                         " FROM assembly_stages WHERE sequence_id = ? ORDER BY stage",
+                         -1, &st, NULL) != SQLITE_OK) {
+    fail(db, "assembly_stages", err);
+    goto failed;
+  }
+  sqlite3_bind_int64(st, 1, out->id);
+  int cap = 0;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (out->n_stages == cap) {
+      cap = cap ? 2 * cap : 8;
+      cp_store_stage_info *g = realloc(out->stages, sizeof *g * (size_t)cap);
+      if (!g) goto nomem;
+      out->stages = g;
+    }
+    cp_store_stage_info *s = &out->stages[out->n_stages++];
+    memset(s, 0, sizeof *s);
+    s->part = dup_text(st, 1);
+    s->certified = sqlite3_column_int(st, 2);
+    s->stability = dup_text(st, 3);
+    s->position_error = real_or_nan(st, 5);
+    s->angle_error = real_or_nan(st, 6);
+    const int prc = parse_plan_ids((const char *)sqlite3_column_text(st, 4), s);
+    if (!s->part || prc == -2) goto nomem;
+    if (prc) {
+      cp_error_setc(err, CP_ERR_INPUT, "assembly_stages",
+                    "sequence %lld, stage %d: plan_ids is not a JSON array of plan ids", (long long)out->id,
+                    sqlite3_column_int(st, 0));
+      goto failed;
+    }
+  }
+  if (rc != SQLITE_DONE) {
+    fail(db, "assembly_stages", err);
+    goto failed;
+  }
+  sqlite3_finalize(st);
+  return 0;
+nomem:
+  cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
+failed:
+  sqlite3_finalize(st);
+  cp_store_sequence_info_free(out);
   return -1;
 }

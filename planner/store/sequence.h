@@ -54,6 +54,36 @@ int cp_store_sequence(cp_store *st, const cp_store_sequence_row *row,
                       const cp_store_stage_row *stages, int n_stages,
                       int64_t *id, cp_error *err);
 
+/// A stored sequence read back (cp_store_sequence_read): what the replay
+/// of the whole sequence needs. Owned arrays; free with
+/// cp_store_sequence_info_free.
+typedef struct cp_store_stage_info {
+  char *part;                ///< part name
+  int certified;
+  char *stability;           ///< NULL when not certified
+  int n_plans;
+  int64_t *plan_ids;         ///< [n_plans] the phase plans in order
+  double position_error, angle_error; ///< NaN when not certified
+} cp_store_stage_info;
+
+typedef struct cp_store_sequence_info {
+  int64_t id;
+  char *task;                ///< the task file as given
+  char *status;              ///< "solved", "none", "limit", "failed"
+  int parts;
+  double final_position_error, final_angle_error; ///< NaN unless solved
+  int n_stages;
+  cp_store_stage_info *stages;
+} cp_store_sequence_info;
+
+/// Reads sequence id (<= 0: the latest one) and its stages. Returns 0, or
+/// -1 with err: CP_ERR_INPUT when the database holds no sequences, no
+/// sequence id, or a stage whose plan_ids is not a JSON array of positive
+/// integers (err->where "assembly_stages"); CP_ERR_IO when SQLite fails;
+/// CP_ERR_NOMEM. *out is zeroed on failure.
+int cp_store_sequence_read(cp_store *st, int64_t id, cp_store_sequence_info *out, cp_error *err);
+void cp_store_sequence_info_free(cp_store_sequence_info *info);
+
 #ifdef __cplusplus
 }
 #endif

@@ -62,6 +62,12 @@ struct cp_viewer {
   int tree_n, tree_npath;
   double *tree_pts;
   int *tree_parent, *tree_path;
+  /* notes and visibility changes, from a frame on */
+  int n_notes;
+  int *note_frame;
+  char **note_text;
+  int n_toggles;
+  int *toggle_frame, *toggle_entry, *toggle_visible;
   char msg[512];
 };
 
@@ -130,6 +136,12 @@ void cp_viewer_destroy(cp_viewer *v) {
   free(v->tree_pts);
   free(v->tree_parent);
   free(v->tree_path);
+  for (int i = 0; i < v->n_notes; ++i) free(v->note_text[i]);
+  free(v->note_text);
+  free(v->note_frame);
+  free(v->toggle_frame);
+  free(v->toggle_entry);
+  free(v->toggle_visible);
   free(v);
 }
 
@@ -413,6 +425,39 @@ cp_viewer_status cp_viewer_add_world(cp_viewer *v, const cp_world *w) {
 
 /* Shortest of %.15g, %.16g, %.17g that reads back as the same double, so
  * that the page holds exactly the numbers computed here. */
+cp_viewer_status cp_viewer_note(cp_viewer *v, const char *text) {
+  v->msg[0] = '\0';
+  const int n = v->n_notes;
+  char *t = strdup(text ? text : "");
+  if (!t || grow((void **)&v->note_text, (size_t)n + 1, sizeof *v->note_text) ||
+      grow((void **)&v->note_frame, (size_t)n + 1, sizeof *v->note_frame)) {
+    free(t);
+    return fail(v, CP_VIEWER_NOMEM, "out of memory");
+  }
+  v->note_text[n] = t;
+  v->note_frame[n] = v->n_frames;
+  v->n_notes++;
+  return CP_VIEWER_OK;
+}
+
+cp_viewer_status cp_viewer_show(cp_viewer *v, const char *name, int visible) {
+  v->msg[0] = '\0';
+  int i = 0;
+  while (i < v->n_entries && (!name || strcmp(v->e[i].name, name))) ++i;
+  if (i == v->n_entries)
+    return fail(v, CP_VIEWER_BAD_INPUT, "no body or link \"%s\" to show or hide", name ? name : "(null)");
+  const int n = v->n_toggles;
+  if (grow((void **)&v->toggle_frame, (size_t)n + 1, sizeof(int)) ||
+      grow((void **)&v->toggle_entry, (size_t)n + 1, sizeof(int)) ||
+      grow((void **)&v->toggle_visible, (size_t)n + 1, sizeof(int)))
+    return fail(v, CP_VIEWER_NOMEM, "out of memory");
+  v->toggle_frame[n] = v->n_frames;
+  v->toggle_entry[n] = i;
+  v->toggle_visible[n] = visible != 0;
+  v->n_toggles++;
+  return CP_VIEWER_OK;
+}
+
 static void put_num(FILE *f, double x) {
   char buf[40];
   for (int prec = 15; prec <= 17; ++prec) {
@@ -639,7 +684,16 @@ static void write_data(const cp_viewer *v, FILE *f) {
   } else {
     fputs("null", f);
   }
-  fputs("}", f);
+  fputs(",\"notes\":[", f);
+  for (int i = 0; i < v->n_notes; ++i) {
+    fprintf(f, i ? ",[%d," : "[%d,", v->note_frame[i]);
+    put_str(f, v->note_text[i]);
+    fputc(']', f);
+  }
+  fputs("],\"visibility\":[", f);
+  for (int i = 0; i < v->n_toggles; ++i)
+    fprintf(f, i ? ",[%d,%d,%d]" : "[%d,%d,%d]", v->toggle_frame[i], v->toggle_entry[i], v->toggle_visible[i]);
+  fputs("]}", f);
 }
 
 static void write_page(const cp_viewer *v, FILE *f) {

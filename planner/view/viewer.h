@@ -105,6 +105,17 @@ cp_viewer_status cp_viewer_add_world(cp_viewer *v, const cp_world *w);
 /// Number of frames added so far.
 int cp_viewer_frame_count(const cp_viewer *v);
 
+/// A note shown on the page (under its title) from the next frame added on,
+/// until the next note: what a sequence of phases says about each
+/// (window.complan.note is the note of the frame shown, noteAt(i) frame
+/// i's). NULL or "": none.
+cp_viewer_status cp_viewer_note(cp_viewer *v, const char *text);
+
+/// From the next frame added on, the body or link ("manip/link") `name` is
+/// drawn (visible 1, the default) or hidden (0); window.complan.visible(name)
+/// says which at the frame shown. An unknown name is CP_VIEWER_BAD_INPUT.
+cp_viewer_status cp_viewer_show(cp_viewer *v, const char *name, int visible);
+
 /// Writes the page to path (through a temporary file in the same folder,
 /// renamed into place: on failure nothing is left behind). A page needs at
 /// least one frame.

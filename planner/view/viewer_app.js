@@ -48,6 +48,7 @@
   const info = el('div', { id: 'cp-info' }, document.body);
   el('h1', { text: data.title }, info);
   const legend = el('div', {}, info);
+  const noteBox = el('div', { id: 'cp-note' }, info);
   el('div', { class: 'k', text: 'drag: orbit \u00b7 right-drag: pan \u00b7 wheel: zoom \u00b7 space: play/pause \u00b7 \u2190 \u2192: step' }, info);
   const errBox = el('div', { id: 'cp-error' }, document.body);
   const bar = el('div', { id: 'cp-bar' }, document.body);
@@ -271,8 +272,23 @@
     if (renderer) renderer.render(scene, camera);
   }
 
+  /* Notes and hidden bodies from a frame on (cp_viewer_note, cp_viewer_show). */
+  const notes = data.notes || [], toggles = data.visibility || [];
+  function noteAt(i) {
+    let text = '';
+    for (const [f, t] of notes) if (f <= i) text = t;
+    return text;
+  }
+  function applyVisibility(i) {
+    const vis = {};
+    for (const [f, e, v] of toggles) if (f <= i) vis[e] = v;
+    data.bodies.forEach((b, e) => { if (e in vis) objects[b.name].visible = vis[e] === 1; });
+  }
+
   function show(i) {
     frame = i;
+    if (notes.length) noteBox.textContent = noteAt(i);
+    if (toggles.length) applyVisibility(i);
     const P = data.poses[i];
     for (const [obj, k] of moving) setPose(obj, P, 7 * k);
     showContactsOf(i);
@@ -360,6 +376,9 @@
     seek: seek,
     bodyPose: bodyPose,
     get frame() { return frame; },
+    get note() { return noteAt(frame); },
+    noteAt: (i) => noteAt(i),
+    visible: (name) => (objects[name] ? objects[name].visible : null),
     play: () => setPlaying(true),
     pause: () => setPlaying(false)
   };

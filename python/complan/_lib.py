@@ -334,13 +334,13 @@ class CReplayOptions(Structure):  # planner/replay/replay.h
 
 
 class CSequenceRunOptions(Structure):  # planner/replay/sequence_run.h
-    _fields_ = [("path", c_char_p), ("label", c_char_p), ("verify", c_int)]
+    _fields_ = [("path", c_char_p), ("label", c_char_p), ("verify", c_int), ("html", c_char_p)]
 
 
 class CSequenceRunResult(Structure):  # planner/replay/sequence_run.h
     _fields_ = [("json", c_void_p), ("sequence", c_int), ("parts", c_int), ("verified", c_int),
                 ("why", c_char * 700), ("sequence_id", c_int64), ("store_failed", c_int),
-                ("store_error", CError), ("plan_error", CError)]
+                ("store_error", CError), ("plan_error", CError), ("page_written", c_int)]
 
 
 class CReplayResult(Structure):  # planner/replay/replay.h

@@ -21,7 +21,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import browser_viewer as bv  # noqa: E402
@@ -53,22 +52,7 @@ def check_page(driver, page, expected, name):
                         bv.fail("%s: frame %s, %s %s: page %r, closed form %r"
                                 % (name, frame, part, key, pose[key], want[key]))
     print("%s: %d frames, part poses within %.3g of the closed form" % (name, frames, worst))
-    stats = []
-    for i in (0, frames - 1):
-        s = driver.execute_script(bv.CANVAS_STATS, i)
-        if s is None:
-            bv.fail("%s: no WebGL canvas on the page" % name)
-        print("%s: frame %d: %.1f %% of pixels drawn, %d colours"
-              % (name, i, 100 * s["drawn"], s["colours"]))
-        if s["drawn"] < 0.02 or s["colours"] < 50:
-            bv.fail("%s: the canvas looks blank at frame %d: %r" % (name, i, s))
-        stats.append(s)
-    if stats[0]["hash"] == stats[1]["hash"]:
-        bv.fail("%s: the picture did not change between the first and last frame" % name)
-    driver.execute_script("complan.play();")
-    time.sleep(0.5)
-    driver.execute_script("complan.pause();")
-    bv.dump_console(driver, fail_on_error=True)
+    bv.check_first_last_and_play(driver, frames, name)
 
 
 def main():

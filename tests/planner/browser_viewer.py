@@ -277,6 +277,27 @@ return {w: w, h: h, drawn: drawn / (w * h), colours: colours.size, hash: hash};
 """
 
 
+def check_first_last_and_play(driver, frames, name):
+    """The canvas draws at the first and the last frame (not blank) and the
+    picture differs between them; playing runs; no console errors."""
+    stats = []
+    for i in (0, frames - 1):
+        s = driver.execute_script(CANVAS_STATS, i)
+        if s is None:
+            fail("%s: no WebGL canvas on the page" % name)
+        print("%s: frame %d: %.1f %% of pixels drawn, %d colours"
+              % (name, i, 100 * s["drawn"], s["colours"]))
+        if s["drawn"] < 0.02 or s["colours"] < 50:
+            fail("%s: the canvas looks blank at frame %d: %r" % (name, i, s))
+        stats.append(s)
+    if stats[0]["hash"] == stats[1]["hash"]:
+        fail("%s: the picture did not change between the first and last frame" % name)
+    driver.execute_script("complan.play();")
+    time.sleep(0.5)
+    driver.execute_script("complan.pause();")
+    dump_console(driver, fail_on_error=True)
+
+
 def dump_console(driver, fail_on_error=False):
     errors = []
     for entry in driver.get_log("browser"):

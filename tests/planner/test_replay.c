@@ -99,21 +99,6 @@ static int csv_last_row(const char *path, double *v, int cap, long *rows,
   return n;
 }
 
-static json_t *page_data(const char *path) {
-  size_t len;
-  char *page = cpt_read_file(path, &len);
-  cr_assert(page, "no page %s", path);
-  const char *tag = "id=\"complan-data\">";
-  char *a = strstr(page, tag);
-  cr_assert(a);
-  a += strlen(tag);
-  char *b = strstr(a, "</script>");
-  json_error_t je;
-  json_t *d = json_loadb(a, (size_t)(b - a), 0, &je);
-  cr_assert(d, "%s", je.text);
-  free(page);
-  return d;
-}
 
 /* The bundled tasks and their steps per action (duration / dt). */
 static const struct {
@@ -173,7 +158,7 @@ Test(replay, every_bundled_task_replays_bitwise_with_csv_and_page) {
 
     /* The page: a frame per row, the first free body (column 1..7) at the
      * stored final pose in the last frame. */
-    json_t *d = page_data(html);
+    json_t *d = cpt_page_data(html);
     json_t *time = json_object_get(d, "time");
     cr_assert_eq((long)json_array_size(time), steps + 1);
     json_t *poses = json_object_get(d, "poses");
@@ -339,7 +324,7 @@ Test(replay, tree_page_and_latest_plan) {
       json_object_get(json_array_get(json_object_get(doc, "runs"), 0),
                       "nodes"));
   json_decref(doc);
-  json_t *d = page_data(html);
+  json_t *d = cpt_page_data(html);
   json_t *tree = json_object_get(d, "tree");
   cr_assert_eq((long)json_array_size(json_object_get(tree, "points")),
                3 * nodes);
