@@ -98,7 +98,7 @@ int cp_lcp_crossover(int n, const double *M, const double *q, double *z,
 }
 
 cp_check_options cp_check_defaults(void) {
-  return (cp_check_options){.rel_tol = 1e-6};
+  return (cp_check_options){.rel_tol = CP_CHECK_REL_TOL_DEFAULT};
 }
 
 void cp_lcp_eval(int n, const double *M, const double *q, const double *z,
@@ -187,10 +187,29 @@ scan_plain(int n, const double *M, const double *q, const double *z,
   CHECK_SCAN_BODY
 }
 
-double cp_lcp_check_scan(int n, const double *M, const double *q,
-                         const double *z, double *buf, int norms) {
+/* And with n a constant (2, 3, 4: Lemke's small path), where the loops
+ * unroll completely; again the same operations in the same order. */
+static inline __attribute__((always_inline)) double
+scan_fixed(const int n, const double *M, const double *q, const double *z,
+           double *buf, int norms) {
+  CHECK_SCAN_BODY
+}
+
+static inline double scan_any(int n, const double *M, const double *q,
+                              const double *z, double *buf, int norms) {
   return n <= 8 ? scan_plain(n, M, q, z, buf, norms)
                 : scan_vec(n, M, q, z, buf, norms);
+}
+
+/* The scan for Lemke's small path (cp_lcp_check keeps scan_any inlined). */
+double cp_lcp_check_scan(int n, const double *M, const double *q,
+                         const double *z, double *buf, int norms) {
+  switch (n) {
+  case 2: return scan_fixed(2, M, q, z, buf, norms);
+  case 3: return scan_fixed(3, M, q, z, buf, norms);
+  case 4: return scan_fixed(4, M, q, z, buf, norms);
+  default: return scan_any(n, M, q, z, buf, norms);
+  }
 }
 
 int cp_lcp_check(int n, const double *M, const double *q, const double *z,
@@ -205,7 +224,7 @@ int cp_lcp_check(int n, const double *M, const double *q, const double *z,
     snprintf(info->reason, sizeof info->reason, "solution check: out of memory");
     return 0;
   }
-  const double zmax = cp_lcp_check_scan(n, M, q, z, buf, 1);
+  const double zmax = scan_any(n, M, q, z, buf, 1);
   const int ok = cp_lcp_check_judge(n, M, z, w, buf, zmax, opt, info);
   if (buf != stackbuf) free(buf);
   return ok;
