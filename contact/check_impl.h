@@ -22,6 +22,10 @@
 #define CP_GCC_OPTIMIZE(flags)
 #endif
 
+/* The default of cp_check_options.rel_tol (cp_check_defaults; Lemke's
+ * static default options use it too). */
+#define CP_CHECK_REL_TOL_DEFAULT 1e-6
+
 /* buf[3n] := (M z + q, the row scales s_i of cp_check_options, the row
  * norms |M_i|_1); returns max |z_i| (NaN passed over). With norms = 0 the
  * row norms (which depend on M alone) are those of an earlier scan of the

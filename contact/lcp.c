@@ -98,7 +98,7 @@ int cp_lcp_crossover(int n, const double *M, const double *q, double *z,
 }
 
 cp_check_options cp_check_defaults(void) {
-  return (cp_check_options){.rel_tol = 1e-6};
+  return (cp_check_options){.rel_tol = CP_CHECK_REL_TOL_DEFAULT};
 }
 
 void cp_lcp_eval(int n, const double *M, const double *q, const double *z,
@@ -187,10 +187,29 @@ scan_plain(int n, const double *M, const double *q, const double *z,
   CHECK_SCAN_BODY
 }
 
-double cp_lcp_check_scan(int n, const double *M, const double *q,
-                         const double *z, double *buf, int norms) {
+/* And with n a constant (2, 3, 4: Lemke's small path), where the loops
+ * unroll completely; again the same operations in the same order. */
+static inline __attribute__((always_inline)) double
+scan_fixed(const int n, const double *M, const double *q, const double *z,
+           double *buf, int norms) {
+  CHECK_SCAN_BODY
+}
+
+static inline double scan_any(int n, const double *M, const double *q,
+                              const double *z, double *buf, int norms) {
   return n <= 8 ? scan_plain(n, M, q, z, buf, norms)
                 : scan_vec(n, M, q, z, buf, norms);
+}
+
+/* The scan for Lemke's small path (cp_lcp_check keeps scan_any inlined). */
+double cp_lcp_check_scan(int n, const double *M, const double *q,
+                         const double *z, double *buf, int norms) {
+  switch (n) {
+  case 2: return scan_fixed(2, M, q, z, buf, norms);
+  case 3: return scan_fixed(3, M, q, z, buf, norms);
+  case 4: return scan_fixed(4, M, q, z, buf, norms);
+  default: return scan_any(n, M, q, z, buf, norms);
+  }
 }
 
 int cp_lcp_check(int n, const double *M, const double *q, const double *z,
@@ -205,30 +224,30 @@ int cp_lcp_check(int n, const double *M, const double *q, const double *z,
     snprintf(info->reason, sizeof info->reason, "solution check: out of memory");
     return 0;
   }
-  const double zmax = cp_lcp_check_scan(n, M, q, z, buf, 1);
+  const double zmax = scan_any(n, M, q, z, buf, 1);
   const int ok = cp_lcp_check_judge(n, M, z, w, buf, zmax, opt, info);
   if (buf != stackbuf) free(buf);
   return ok;
 }
 
-int cp_lcp_check_judge(int n, const double *M, const double *z,
-                       const double *w, double *buf, double zmax,
-                       const cp_check_options *opt, cp_lcp_info *info) {
-  const double rel = opt ? opt->rel_tol : cp_check_defaults().rel_tol;
+/* The judge's fast pass: the measures, and whether every row passes by the
+ * plain tests (finite values, z_i >= 0, w_i >= -tol_i, the residual, and
+ * z_i w_i <= tol_i |z|_inf where w_i > tol_i), branch-free; the row
+ * tolerances are left in sc. A row passed here is passed by the full rules
+ * too, and on finite rows the measures are those the full loop computes
+ * (the same comparisons in the same order), so a pair accepted here gets
+ * the same verdict and the same figures. Anything else (a negative z_i,
+ * which may still be negligible; a failure to report) goes through the
+ * full loop. Returns 1 when accepted (measures in info). Inlined with n a
+ * constant for Lemke's small path (n = 2, 3, 4; the same operations). */
+static inline __attribute__((always_inline)) int
+judge_fast(const int n, const double *z, const double *w, double *buf,
+           double zmax, double rel, cp_lcp_info *info) {
   const double *mw = buf;
   double *sc = buf + n;
   const double *l1 = sc + n;
-  /* From here on sc holds the row tolerances (set by the fast pass). */
   const double ulp = 8.0 * (double)n * 2.220446049250313e-16 * zmax;
   double comp = 0.0, res = 0.0, minz = INFINITY, minw = INFINITY;
-  /* Fast pass: the measures, and whether every row passes by the plain
-   * tests (finite values, z_i >= 0, w_i >= -tol_i, the residual, and
-   * z_i w_i <= tol_i |z|_inf where w_i > tol_i), branch-free. A row passed
-   * here is passed by the full rules below too, and on finite rows the
-   * measures are those the full loop computes (the same comparisons in
-   * the same order), so a pair accepted here gets the same verdict and the
-   * same figures. Anything else (a negative z_i, which may still be
-   * negligible; a failure to report) goes through the full loop. */
   int odd = 0;
   for (int i = 0; i < n; i++) {
     const double tol = rel * sc[i] + ulp * l1[i];
@@ -243,14 +262,30 @@ int cp_lcp_check_judge(int n, const double *M, const double *z,
              (zi <= DBL_MAX) & (wi <= DBL_MAX) &
              ((wi <= tol) | (zi * wi <= tol * zmax)));
   }
-  if (!odd) {
-    info->complementarity = comp;
-    info->residual = res;
-    info->min_z = n ? minz : 0.0;
-    info->min_w = n ? minw : 0.0;
-    return 1;
+  if (odd) return 0;
+  info->complementarity = comp;
+  info->residual = res;
+  info->min_z = n ? minz : 0.0;
+  info->min_w = n ? minw : 0.0;
+  return 1;
+}
+
+int cp_lcp_check_judge(int n, const double *M, const double *z,
+                       const double *w, double *buf, double zmax,
+                       const cp_check_options *opt, cp_lcp_info *info) {
+  const double rel = opt ? opt->rel_tol : CP_CHECK_REL_TOL_DEFAULT;
+  int ok;
+  switch (n) {
+  case 2: ok = judge_fast(2, z, w, buf, zmax, rel, info); break;
+  case 3: ok = judge_fast(3, z, w, buf, zmax, rel, info); break;
+  case 4: ok = judge_fast(4, z, w, buf, zmax, rel, info); break;
+  default: ok = judge_fast(n, z, w, buf, zmax, rel, info);
   }
-  comp = 0.0, res = 0.0, minz = INFINITY, minw = INFINITY;
+  if (ok) return 1;
+  /* The full rules; sc holds the row tolerances (set by the fast pass). */
+  const double *mw = buf;
+  const double *sc = buf + n;
+  double comp = 0.0, res = 0.0, minz = INFINITY, minw = INFINITY;
   int bad = -1;
   const char *why = NULL;
   double badtol = 0.0;

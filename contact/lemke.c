@@ -148,20 +148,21 @@ struct cp_lemke_ws {
   cp_lemke_stats st;
 };
 
-cp_lemke_options cp_lemke_defaults(void) {
-  cp_lemke_options o;
-  memset(&o, 0, sizeof o);
-  o.cover = NULL;
-  o.max_pivots = 0;
-  o.restarts = 3;
-  o.seed = 1;
-  o.pivot_tol = 1e-12;
-  o.lexicographic = 1;
-  o.small_n = 0;
-  o.rescue = 0;
-  o.check = cp_check_defaults();
-  return o;
-}
+/* The defaults, once: cp_lemke_solve(..., NULL, ...) reads them here
+ * instead of building the struct on every solve. */
+static const cp_lemke_options lemke_defaults = {
+    .cover = NULL,
+    .max_pivots = 0,
+    .restarts = 3,
+    .seed = 1,
+    .pivot_tol = 1e-12,
+    .lexicographic = 1,
+    .small_n = 0,
+    .rescue = 0,
+    .check = {.rel_tol = CP_CHECK_REL_TOL_DEFAULT},
+};
+
+cp_lemke_options cp_lemke_defaults(void) { return lemke_defaults; }
 
 cp_lemke_ws *cp_lemke_ws_create(int capacity) {
   if (capacity < 1) return NULL;
@@ -651,8 +652,8 @@ static int lex_min(cp_lemke_ws *ws, int nc, const double *col, double sg) {
  * others stay. Columns in increasing order while more than one row is
  * left, then the largest pivot, as in lex_min. p_t = sg col[r_t] > 0 for
  * every candidate (the ratio tests admit only such rows). */
-static int lex_min_identity(cp_lemke_ws *ws, int nc, const double *col,
-                            double sg) {
+CP_GCC_OPTIMIZE("no-tree-loop-distribute-patterns") static int
+lex_min_identity(cp_lemke_ws *ws, int nc, const double *col, double sg) {
   int *cand = ws->cand;
   double *e = ws->lexv;
   const double del = LEX_EPS * 1.0;
@@ -833,7 +834,8 @@ static int z0_or_lex(cp_lemke_ws *ws, const run *R, int nc,
 
 /* The first pivot: z0 enters with column -dbar (dbar > 0), the row of the
  * lexicographically smallest (qbar_r, B^-1_r) / dbar_r leaves. */
-static int first_row(cp_lemke_ws *ws, const run *R) {
+CP_GCC_OPTIMIZE("no-tree-loop-distribute-patterns") static int
+first_row(cp_lemke_ws *ws, const run *R) {
   const int n = R->n;
   const double *col = ws->col, *qb = ws->qbar; /* col = -dbar */
   double theta = INFINITY, dmax = 0.0;
@@ -1473,11 +1475,7 @@ cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M,
              "problem size %d exceeds the workspace capacity %d", n, ws->cap);
     return info->status = CP_LCP_NOMEM;
   }
-  cp_lemke_options def;
-  if (!opt) {
-    def = cp_lemke_defaults();
-    opt = &def;
-  }
+  if (!opt) opt = &lemke_defaults;
   ws->n = n;
   run R;
   R.n = n;
@@ -1593,7 +1591,8 @@ cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M,
       if (!ready) testcase(ws, warm_fallbacks);
     }
     if (!ready) {
-      cold_basis(ws, &R);
+      /* The small path sets up its own tableau and basis. */
+      if (n > small_n) cold_basis(ws, &R);
       /* The first cold start uses the caller's cover (ones by default);
        * after a failed warm start that is start 2. Then random covers. */
       const int first_cold = !cover_used;

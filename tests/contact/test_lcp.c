@@ -175,9 +175,12 @@ Test(lcp, pyramid_rows_match_their_definitions) {
  * a rescan that keeps the row norms (norms = 0) leaves the same buffer as a
  * fresh one; accepted pairs report the measures of a direct evaluation,
  * also when a negligible negative z_i sends the judge through its full
- * row rules. Sizes 5 (the plain scan) and 12 (the vectorised one). */
+ * row rules. Sizes 2-4 (the constant-size copies), 5 (the plain scan) and
+ * 12 (the vectorised one). */
 Test(lcp, check_in_two_parts_matches_the_check) {
-  for (int n = 5; n <= 12; n += 7) {
+  static const int sizes[] = {2, 3, 4, 5, 12};
+  for (int k = 0; k < 5; k++) {
+    const int n = sizes[k];
     double *M = malloc(sizeof(double) * (size_t)(n * n));
     double q[12], z[12], w[12], buf[36], buf2[36];
     uint64_t s = 12345;
