@@ -313,6 +313,8 @@ int cp_wi_solve_friction(cp_world *w, int m, int *piv,
     info->status = CP_LCP_SOLVED;
     return 0;
   }
+  // Independent groups of constraints solved apart (islands.c).
+  if (!cp_wi_solve_islands(w, m, piv, warm_used, info)) return 0;
   if (w->opt.warm_start) {
     memcpy(w->basis0, w->basis, (size_t)m);
     int repair = 0;

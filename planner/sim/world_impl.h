@@ -12,6 +12,7 @@
 ///                  velocities and positions in and out of the scene
 ///   lcp.c          the friction LCP formed and solved (the warm basis's
 ///                  principal pivots, Lemke, the fallbacks)
+///   islands.c      the friction LCP split into independent groups
 ///   warm.c         warm-start records across steps, the impact memo
 ///   steppers.c     the acceleration, velocity and quasistatic steppers
 ///   worldcheck.c   the world's side of the independent step check
@@ -147,6 +148,8 @@ struct cp_world {
   double weight;            // total weight of the moving parts (N)
   cp_step_profile prof;     // every phase (cp_wi_tic, cp_wi_toc): the step's
                             // phase timings (opt.profile)
+  struct cp_wi_islands *isl; // islands.c: the split LCP's workspace (NULL
+                             // until a step has several groups)
   int all_limits;           // world.c: 1: every limit side is a constraint
                             // of the step and a row of its LCPs (a step
                             // taken again after it crossed a limit outside
@@ -277,6 +280,20 @@ CPW_HIDDEN void cp_wi_lcp_forces(cp_world *w, int ns, double *c);
 CPW_HIDDEN void cp_wi_all_rolling(cp_world *w, int ns, const int *sel);
 CPW_HIDDEN void cp_wi_scatter(cp_world *w, int ns, const int *sel, const double *c,
                  double *cfull);
+
+// ---------------------------------------------------------------------------
+// islands.c
+
+/// The friction LCP of lcp_setup (size m) solved group by group when its
+/// constraints fall into several independent groups (islands.c): 0 when
+/// solved (z, w, basis as cp_wi_solve_friction leaves them), 1 when not
+/// split or not solved so (the world's LCP state untouched: solve it whole).
+CPW_HIDDEN int cp_wi_solve_islands(cp_world *w, int m, int *piv, int *warm_used,
+                                   cp_lcp_info *info);
+CPW_HIDDEN void cp_wi_islands_free(cp_world *w);
+/// The most groups an LCP was split into since the last call (0: none);
+/// resets the count (cp_world_step's info.islands).
+CPW_HIDDEN int cp_wi_islands_taken(cp_world *w);
 
 // ---------------------------------------------------------------------------
 // warm.c
