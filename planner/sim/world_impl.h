@@ -13,6 +13,7 @@
 ///   lcp.c          the friction LCP formed and solved (the warm basis's
 ///                  principal pivots, Lemke, the fallbacks)
 ///   islands.c      the friction LCP split into independent groups
+///   sparse.c       the band LU of a large banded warm basis
 ///   warm.c         warm-start records across steps, the impact memo
 ///   steppers.c     the acceleration, velocity and quasistatic steppers
 ///   worldcheck.c   the world's side of the independent step check
@@ -294,6 +295,17 @@ CPW_HIDDEN void cp_wi_islands_free(cp_world *w);
 /// The most groups an LCP was split into since the last call (0: none);
 /// resets the count (cp_world_step's info.islands).
 CPW_HIDDEN int cp_wi_islands_taken(cp_world *w);
+
+// ---------------------------------------------------------------------------
+// sparse.c
+
+/// LU of the k x k column-major A when it is banded narrowly enough to pay
+/// (then A holds LAPACK's band factor, band[] its widths kl, ku; returns 0),
+/// 1 when it is not (A untouched, band[] = -1), -1 when singular.
+CPW_HIDDEN int cp_wi_band_factor(int k, double *A, lapack_int *piv, int band[2]);
+/// x := A^-1 x with a band factor of cp_wi_band_factor; 0, or -1.
+CPW_HIDDEN int cp_wi_band_solve(int k, const double *A, const lapack_int *piv,
+                                const int band[2], double *x);
 
 // ---------------------------------------------------------------------------
 // warm.c
