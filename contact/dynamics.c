@@ -100,6 +100,10 @@ static void lower_t_solve(int s, const double *L, double *x) {
   else lower_t_small(s, L, x);
 }
 
+/* From this many rows (3 per contact) a rebuilt A is cleared on its last
+ * footprint rather than in full. */
+#define CP_CONTACT_SPACE_SPARSE_M 96
+
 static int uf_find(int *parent, int a) {
   while (parent[a] != a) a = parent[a] = parent[parent[a]];
   return a;
@@ -125,12 +129,25 @@ int cp_contact_space_rebuild(int nu, int nc, const double *H, const double *G,
   return build_space(nu, nc, H, G, f, k, driven, udot_driven, cs, 1);
 }
 
+/* Zeroes A (m x m) on the footprint of the build whose colmin is given:
+ * column c's rows colmin[c]..c and their mirror. */
+static void clear_footprint(int m, const int *colmin, double *A) {
+  for (int c = 0; c < m; c++) {
+    double *Ac = A + (size_t)c * m;
+    memset(Ac + colmin[c], 0, sizeof(double) * (size_t)(c + 1 - colmin[c]));
+    for (int r = colmin[c]; r < c; r++) A[c + (size_t)r * m] = 0.0;
+  }
+}
+
 static int build_space(int nu, int nc, const double *H, const double *G,
                        const double *f, const double *k,
                        const unsigned char *driven, const double *udot_driven,
                        cp_contact_space *cs, int reuse) {
   void *own_keep = cs->A, *scratch_keep = cs->scratch;
   size_t own_cap = cs->own_cap, scratch_cap = cs->scratch_cap;
+  /* The previous build's sizes: with the same ones its A (zero outside its
+   * footprint, colmin) is cleared on that footprint only (below). */
+  const int prev_nu = own_keep ? cs->nu : -1, prev_nc = own_keep ? cs->nc : -1;
   memset(cs, 0, sizeof *cs);
   /* No dof driven is the same as no mask, and the loops over the mask
    * (nu per contact column and per free dof) were a tenth of a stack's
@@ -160,6 +177,7 @@ static int build_space(int nu, int nc, const double *H, const double *G,
   const size_t scratch_bytes = sizeof(double) * nd + sizeof(int) * ni;
   /* Reused: scratch and colmin in the kept block (colmin after the rest). */
   const size_t keep_bytes = scratch_bytes + sizeof(int) * m1;
+  const int scratch_kept = scratch_keep && scratch_cap >= keep_bytes; /* colmin kept */
   double *scratch = reuse ? keep_block(&scratch_keep, &scratch_cap, keep_bytes)
                     : scratch_bytes <= sizeof stack_scratch ? stack_scratch
                                                             : malloc(scratch_bytes);
@@ -211,9 +229,21 @@ static int build_space(int nu, int nc, const double *H, const double *G,
   double *own;
   if (reuse) {
     /* Only A and b accumulate; L, loff, free_idx and bstart are written in
-     * full below. */
+     * full below. A large A is cleared where the previous build of the same
+     * sizes wrote it (its footprint: colmin, kept in the scratch block); the
+     * rest is still zero (a stack of 100 boxes' A is 11 MB, of which a few
+     * per cent is written). */
+    /* (Decided before keep_block: a block it frees and mallocs again may
+     * come back at the same address, holding anything.) */
+    const int kept = own_keep && own_cap >= own_bytes;
     own = keep_block(&own_keep, &own_cap, own_bytes);
-    if (own) memset(own, 0, sizeof(double) * (m1 * m1 + m1));
+    if (own && kept && scratch_kept && prev_nu == nu && prev_nc == nc &&
+        m >= CP_CONTACT_SPACE_SPARSE_M) {
+      clear_footprint(m, colmin, own);
+      memset(own + m1 * m1, 0, sizeof(double) * m1);
+    } else if (own) {
+      memset(own, 0, sizeof(double) * (m1 * m1 + m1));
+    }
     cs->own_cap = own_cap;
   } else {
     own = calloc(1, own_bytes);

@@ -19,7 +19,8 @@
  * (complan: after each step; MuJoCo: its contacts' distances), and the
  * translational kinetic energy at the end (a settled scene's is ~0).
  *
- * Usage: bench_mujoco [ROUNDS [SECONDS [MAXBOXES]]] (defaults 5, 10, 100):
+ * Usage: bench_mujoco [ROUNDS [SECONDS [MAXBOXES [SCENE]]]] (defaults 5, 10,
+ * 100, every scene; SCENE: only the scenes whose name contains it):
  * scenes at rest run SECONDS of simulated time, moving ones min(1, SECONDS)
  * (the bin min(2, SECONDS)); stacks up to MAXBOXES boxes. Run from the
  * source root (the grasp and the hand are bundled scene files; or set
@@ -368,7 +369,7 @@ static void print_fid(double v, int failed) {
 }
 
 int main(int argc, char **argv) {
-  const char *usage = "bench_mujoco [ROUNDS [SECONDS [MAXBOXES]]]  (defaults 5, 10, 100)";
+  const char *usage = "bench_mujoco [ROUNDS [SECONDS [MAXBOXES [SCENE]]]]  (defaults 5, 10, 100)";
   const int rounds = (int)bench_positive_arg(argc, argv, 1, 5, usage);
   const double seconds = bench_positive_arg(argc, argv, 2, 10, usage);
   const int max_boxes = (int)bench_positive_arg(argc, argv, 3, 100, usage);
@@ -376,7 +377,19 @@ int main(int argc, char **argv) {
   mju_user_warning = quiet_warning;
   const int tty = isatty(2);
   scene_def defs[16];
-  const int n = make_scenes(defs, seconds, max_boxes);
+  int n = make_scenes(defs, seconds, max_boxes);
+  if (argc > 4) { /* only the scenes whose name contains argv[4] */
+    int k = 0;
+    for (int i = 0; i < n; ++i) {
+      if (strstr(defs[i].name, argv[4])) defs[k++] = defs[i];
+      else free(defs[i].text);
+    }
+    n = k;
+    if (!n) {
+      fprintf(stderr, "%s: no scene's name contains '%s'\nusage: %s\n", argv[0], argv[4], usage);
+      return 2;
+    }
+  }
   static res r[16][NENG];
   for (int i = 0; i < n; ++i) run_scene(&defs[i], rounds, r[i], tty);
   if (tty) fprintf(stderr, "\r%60s\r", "");

@@ -22,8 +22,8 @@ int main(int argc, char **argv) {
   int n = argc > 1 ? atoi(argv[1]) : 1;
   int steps = argc > 2 ? atoi(argv[2]) : 2000;
   const int check = !(argc > 3 && !strcmp(argv[3], "nocheck"));
-  if (n < 1 || n > 40 || steps < 1 || (argc > 3 && check)) {
-    fprintf(stderr, "usage: stack_steps N(1..40) [steps [nocheck]]\n");
+  if (n < 1 || n > 200 || steps < 1 || (argc > 3 && check)) {
+    fprintf(stderr, "usage: stack_steps N(1..200) [steps [nocheck]]\n");
     return 2;
   }
   cp_world_options o = cp_world_defaults();

@@ -51,7 +51,7 @@ static const struct {
     OF(cp_step_info, lcp_solves), OF(cp_step_info, pivots), OF(cp_step_info, warm_started),
     OF(cp_step_info, fallback), OF(cp_step_info, max_penetration), OF(cp_step_info, energy),
     OF(cp_step_info, lcp_reused), OF(cp_step_info, checked), OF(cp_step_info, retried),
-    OF(cp_step_info, limits_redone),
+    OF(cp_step_info, limits_redone), OF(cp_step_info, islands),
     SZ(cp_step_profile), OF(cp_step_profile, collide), OF(cp_step_profile, constraints),
     OF(cp_step_profile, assembly), OF(cp_step_profile, solve), OF(cp_step_profile, check),
     OF(cp_step_profile, integrate), OF(cp_step_profile, total),

@@ -79,13 +79,18 @@ lu_small_solve(int k, const double *A, const lapack_int *piv, double *x) {
 // A resting box's basis has k = 4 (its four corners' normals): the loops
 // unrolled at that size (a constant k: the same operations in the same
 // order, so the same bits) take a third of the instructions.
-static int lu_factor(int k, double *A, lapack_int *piv) {
+// band: the band factor's widths (sparse.c: a large banded basis), or -1.
+static int lu_factor(int k, double *A, lapack_int *piv, int band[2]) {
+  band[0] = -1;
   if (k == 4) return lu_small(4, A, piv);
   if (k <= CP_WORLD_SMALL_LU) return lu_small(k, A, piv);
+  const int rc = cp_wi_band_factor(k, A, piv, band);
+  if (rc <= 0) return rc;
   return LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, k, k, A, k, piv) ? -1 : 0;
 }
 
-static int lu_solve(int k, const double *A, const lapack_int *piv, double *x) {
+static int lu_solve(int k, const double *A, const lapack_int *piv, const int band[2],
+                    double *x) {
   if (k == 4) {
     lu_small_solve(4, A, piv, x);
     return 0;
@@ -94,6 +99,7 @@ static int lu_solve(int k, const double *A, const lapack_int *piv, double *x) {
     lu_small_solve(k, A, piv, x);
     return 0;
   }
+  if (band[0] >= 0) return cp_wi_band_solve(k, A, piv, band, x);
   return LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', k, 1, A, k, piv, x, k) ? -1
                                                                            : 0;
 }
@@ -152,13 +158,15 @@ warm_accept_n(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
         for (int a = 0; a < k; ++a)
           w->LU[a + (size_t)b * k] = MB[w->zidx[a] + (size_t)b * n];
       for (int a = 0; a < k; ++a) zb[a] = -w->q[w->zidx[a]];
-      if (lu_factor(k, w->LU, w->ipiv) || lu_solve(k, w->LU, w->ipiv, zb)) return 0;
+      int band[2];
+      if (lu_factor(k, w->LU, w->ipiv, band) || lu_solve(k, w->LU, w->ipiv, band, zb))
+        return 0;
       for (int a = 0; a < k; ++a) r[a] = -w->q[w->zidx[a]];
       for (int b = 0; b < k; ++b) {
         const double zv = zb[b], *col = MB + (size_t)b * n;
         for (int a = 0; a < k; ++a) r[a] -= col[w->zidx[a]] * zv;
       }
-      if (lu_solve(k, w->LU, w->ipiv, r)) return 0;
+      if (lu_solve(k, w->LU, w->ipiv, band, r)) return 0;
     }
     int worst = -1;
     for (int a = 0; a < k; ++a) {
@@ -335,6 +343,8 @@ int cp_wi_solve_friction(cp_world *w, int m, int *piv,
     info->status = CP_LCP_SOLVED;
     return 0;
   }
+  // Independent groups of constraints solved apart (islands.c).
+  if (!cp_wi_solve_islands(w, m, piv, warm_used, info)) return 0;
   if (w->opt.warm_start) {
     memcpy(w->basis0, w->basis, (size_t)m);
     int repair = 0;

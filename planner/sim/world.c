@@ -293,6 +293,7 @@ cp_world_status cp_world_set_impact_memo(cp_world *w, int slots) {
 void cp_world_destroy(cp_world *w) {
   if (!w) return;
   memo_free(w);
+  cp_wi_islands_free(w);
   cp_scene_free(&w->sc);
   free(w->row_manip);
   free(w->row_joint);
@@ -692,6 +693,7 @@ cp_world_status cp_world_step(cp_world *w, cp_step_info *out) {
     if (!retryable(st)) break;
   }
   w->all_limits = 0;
+  info.islands = cp_wi_islands_taken(w);
   if (st != CP_WORLD_OK) {
     if (st != CP_WORLD_TIME_LIMIT && a > 0 && a >= ntries) {
       // Every retry failed: the first failure, and what the last said.

@@ -174,6 +174,10 @@ typedef struct cp_step_info {
   int limits_redone;       ///< 1 when the step crossed a joint limit outside
                            ///< the window and was taken again with every
                            ///< limit as a constraint
+  int islands;             ///< most independent groups of touching bodies a
+                           ///< friction LCP of the step was split into and
+                           ///< solved group by group (docs/simulate.md,
+                           ///< "Islands"); 0: every LCP was solved whole
 } cp_step_info;
 
 typedef struct cp_world cp_world;

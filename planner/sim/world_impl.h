@@ -12,6 +12,8 @@
 ///                  velocities and positions in and out of the scene
 ///   lcp.c          the friction LCP formed and solved (the warm basis's
 ///                  principal pivots, Lemke, the fallbacks)
+///   islands.c      the friction LCP split into independent groups
+///   sparse.c       the band LU of a large banded warm basis
 ///   warm.c         warm-start records across steps, the impact memo
 ///   steppers.c     the acceleration, velocity and quasistatic steppers
 ///   worldcheck.c   the world's side of the independent step check
@@ -147,6 +149,8 @@ struct cp_world {
   double weight;            // total weight of the moving parts (N)
   cp_step_profile prof;     // every phase (cp_wi_tic, cp_wi_toc): the step's
                             // phase timings (opt.profile)
+  struct cp_wi_islands *isl; // islands.c: the split LCP's workspace (NULL
+                             // until a step has several groups)
   int all_limits;           // world.c: 1: every limit side is a constraint
                             // of the step and a row of its LCPs (a step
                             // taken again after it crossed a limit outside
@@ -277,6 +281,31 @@ CPW_HIDDEN void cp_wi_lcp_forces(cp_world *w, int ns, double *c);
 CPW_HIDDEN void cp_wi_all_rolling(cp_world *w, int ns, const int *sel);
 CPW_HIDDEN void cp_wi_scatter(cp_world *w, int ns, const int *sel, const double *c,
                  double *cfull);
+
+// ---------------------------------------------------------------------------
+// islands.c
+
+/// The friction LCP of lcp_setup (size m) solved group by group when its
+/// constraints fall into several independent groups (islands.c): 0 when
+/// solved (z, w, basis as cp_wi_solve_friction leaves them), 1 when not
+/// split or not solved so (the world's LCP state untouched: solve it whole).
+CPW_HIDDEN int cp_wi_solve_islands(cp_world *w, int m, int *piv, int *warm_used,
+                                   cp_lcp_info *info);
+CPW_HIDDEN void cp_wi_islands_free(cp_world *w);
+/// The most groups an LCP was split into since the last call (0: none);
+/// resets the count (cp_world_step's info.islands).
+CPW_HIDDEN int cp_wi_islands_taken(cp_world *w);
+
+// ---------------------------------------------------------------------------
+// sparse.c
+
+/// LU of the k x k column-major A when it is banded narrowly enough to pay
+/// (then A holds LAPACK's band factor, band[] its widths kl, ku; returns 0),
+/// 1 when it is not (A untouched, band[] = -1), -1 when singular.
+CPW_HIDDEN int cp_wi_band_factor(int k, double *A, lapack_int *piv, int band[2]);
+/// x := A^-1 x with a band factor of cp_wi_band_factor; 0, or -1.
+CPW_HIDDEN int cp_wi_band_solve(int k, const double *A, const lapack_int *piv,
+                                const int band[2], double *x);
 
 // ---------------------------------------------------------------------------
 // warm.c

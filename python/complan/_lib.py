@@ -152,7 +152,7 @@ class CStepInfo(Structure):  # planner/sim/world.h
                 ("pivots", c_int), ("warm_started", c_int), ("fallback", c_int),
                 ("max_penetration", c_double), ("energy", c_double),
                 ("lcp_reused", c_int), ("checked", c_int), ("retried", c_int),
-                ("limits_redone", c_int)]
+                ("limits_redone", c_int), ("islands", c_int)]
 
 
 class CStepProfile(Structure):  # planner/sim/world.h
