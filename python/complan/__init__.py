@@ -11,7 +11,7 @@ from .scene import Result, Scene
 from .world import World, simulate
 from .assembly import assemble, stability
 from .planner import Database, Task, benchmark, plan
-from .replaying import replay
+from .replaying import replay, replay_sequence
 from .viewer import Viewer
 from .study import experiment_paper
 
@@ -47,5 +47,5 @@ def set_glpk_output(fn):
 __version__ = build.split()[1]
 
 __all__ = ["Error", "Result", "Scene", "World", "simulate", "Viewer", "Task", "Database", "lcp", "plan", "benchmark",
-           "replay",
+           "replay", "replay_sequence",
            "stability", "assemble", "experiment_paper", "set_glpk_output", "lib_path", "build", "ENV_VAR", "__version__"]

@@ -343,6 +343,18 @@ class CSequenceRunResult(Structure):  # planner/replay/sequence_run.h
                 ("store_error", CError), ("plan_error", CError), ("page_written", c_int)]
 
 
+class CSequenceReplayOptions(Structure):  # planner/replay/sequence_replay.h
+    _fields_ = [("verify", c_int), ("tolerance", c_double), ("html", c_char_p),
+                ("title", c_char_p)]
+
+
+class CSequenceReplayResult(Structure):  # planner/replay/sequence_replay.h
+    _fields_ = [("sequence_id", c_int64), ("stages", c_int), ("plans", c_int), ("steps", c_long),
+                ("duration", c_double), ("max_deviation", c_double), ("verified", c_int),
+                ("chained", c_int), ("first_plan", c_int64), ("frames", c_int),
+                ("message", c_char * 700)]
+
+
 class CReplayResult(Structure):  # planner/replay/replay.h
     _fields_ = [("steps", c_long), ("duration", c_double), ("max_deviation", c_double),
                 ("max_plan_step", c_long), ("compared", c_int), ("verified", c_int),
@@ -372,6 +384,8 @@ _MIRRORS = {
     "cp_replay_frame": CReplayFrame, "cp_replay_options": CReplayOptions,
     "cp_replay_result": CReplayResult,
     "cp_sequence_run_options": CSequenceRunOptions, "cp_sequence_run_result": CSequenceRunResult,
+    "cp_sequence_replay_options": CSequenceReplayOptions,
+    "cp_sequence_replay_result": CSequenceReplayResult,
 }
 
 
@@ -568,6 +582,10 @@ replay_defaults = _sig("cp_replay_defaults", CReplayOptions)
 sequence_run_defaults = _sig("cp_sequence_run_defaults", CSequenceRunOptions)
 sequence_run = _sig("cp_sequence_run", c_int, c_char_p, c_size_t, c_char_p,
                     POINTER(CSequenceRunOptions), POINTER(CSequenceRunResult), POINTER(CError))
+sequence_replay_defaults = _sig("cp_sequence_replay_defaults", CSequenceReplayOptions)
+sequence_replay = _sig("cp_sequence_replay", c_int, c_void_p, c_int64,
+                       POINTER(CSequenceReplayOptions), POINTER(CSequenceReplayResult),
+                       POINTER(CError))
 sequence_is_task = _sig("cp_sequence_is_task", c_int, c_char_p, c_size_t)
 replay_run = _sig("cp_replay_run", c_int, c_void_p, POINTER(CReplayOptions),
                   POINTER(CReplayResult))

@@ -151,10 +151,11 @@ def _task_text(task):
     return (text, path) if L.sequence_is_task(text, len(text)) else None
 
 
-def _assemble_task(text, path, db):
-    """`complan assemble TASK --json` (cp_sequence_run): the sequence
-    planned, executed, verified by replay and stored in db (a temporary
-    database, removed afterwards, when None)."""
+def _assemble_task(text, path, db, html):
+    """`complan assemble TASK [--html FILE] --json` (cp_sequence_run): the
+    sequence planned, executed, verified by replay and stored in db (a
+    temporary database, removed afterwards, when None), its page written
+    to html (when not None)."""
     tmp = None
     if db is None:
         tmp = tempfile.mkdtemp(prefix="complan-assemble-")
@@ -167,6 +168,9 @@ def _assemble_task(text, path, db):
             opt.path = path.encode()
         else:
             opt.label = b"(python)"
+        hpath = os.fspath(html) if html is not None else None
+        if hpath is not None:
+            opt.html = hpath.encode()
         out = L.CSequenceRunResult()
         err = L.CError()
         rs = L.sequence_run(text, len(text), dbpath.encode(), byref(opt), byref(out), byref(err))
@@ -176,6 +180,9 @@ def _assemble_task(text, path, db):
             if rs == 3:  # CP_SEQUENCE_RUN_BAD_STORE
                 raise Error(L.error_code_name(err.code).decode(),
                             err.msg.decode(errors="replace"), path=dbpath)
+            if rs == 4:  # CP_SEQUENCE_RUN_BAD_OUTPUT: the page (the message names it)
+                raise Error(L.error_code_name(err.code).decode(),
+                            err.msg.decode(errors="replace"), path=hpath)
             if out.store_failed:
                 L.raise_error(out.store_error, dbpath)
             if out.sequence == 3:  # CP_SEQUENCE_FAILED
@@ -187,6 +194,7 @@ def _assemble_task(text, path, db):
             L.c_free(out.json)
         r = Result()
         r.update(doc)
+        r.page_written = bool(out.page_written)
         if tmp is not None:
             r["sequence_id"] = None
         return r
@@ -204,14 +212,20 @@ def assemble(scene, directions=0, time_limit=0.0, db=None, html=None, title=None
     "assembly"; docs/assembly.md, "Assembly tasks"), the sequence is
     planned, every part carried through simulated phases, every phase plan
     verified by replay and the sequence stored in db (None: a temporary
-    database, removed afterwards, and sequence_id None). It takes db only
-    (its limits are the task's). Returns a Result with the keys of `complan
+    database, removed afterwards, and sequence_id None). It takes db and
+    html only (its limits are the task's): html is a file for the viewer
+    page of the whole executed sequence (the page of
+    complan.replay_sequence, written after the sequence is stored; none
+    when no stage was certified); the file is tried for writing before
+    anything is planned. Returns a Result with the keys of `complan
     assemble TASK --json`: status ("solved", "none", "limit"), order,
     stages [{"part", "certified", "grasp", "regrasps", "attempts",
     "plan_ids", "stability", "pose_error", "candidates"}], final_error,
     seconds, lcp_solves, plans, message (when set), replay_verified,
-    sequence_id. A bad task raises Error with the JSON path in `where`;
-    a storage failure raises Error too.
+    sequence_id, html (the page's path, None without one); and the
+    attribute page_written (bool). A bad task raises Error with the JSON
+    path in `where`; a storage failure or a page that cannot be written
+    raises Error too.
 
     Given a scene: scene is a complan.Scene or a scene file's path;
     directions: candidate removal directions beyond the six axes (>= 0);
@@ -232,11 +246,11 @@ def assemble(scene, directions=0, time_limit=0.0, db=None, html=None, title=None
     over."""
     task = _task_text(scene)
     if task is not None:
-        if directions or time_limit or html is not None or title is not None or \
-                progress is not None:
-            raise Error("input", "an assembly task takes db only (its limits are the task's; "
-                        "directions, time_limit, html, title, progress are for a scene)", path=task[1])
-        return _assemble_task(task[0], task[1], db)
+        if directions or time_limit or title is not None or progress is not None:
+            raise Error("input", "an assembly task takes db and html only (its limits are the "
+                        "task's; directions, time_limit, title, progress are for a scene)",
+                        path=task[1])
+        return _assemble_task(task[0], task[1], db, html)
     if not (isinstance(directions, int) and 0 <= directions <= 10000):
         raise Error("input", "directions must be an integer in [0, 10000], got %r"
                     % (directions,))

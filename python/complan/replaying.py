@@ -1,5 +1,7 @@
 """Replay of stored plans (planner/replay, docs/replay.md): complan.replay,
-the answer of `complan replay --json`, with its CSV and viewer page."""
+the answer of `complan replay --json`, with its CSV and viewer page; and
+complan.replay_sequence, `complan replay --sequence ID --json` (a stored
+assembly sequence, docs/assembly.md)."""
 import ctypes
 import os
 from ctypes import byref, c_char_p, c_double, c_int, c_void_p
@@ -14,7 +16,7 @@ from .scene import Result
 from .viewer import Viewer
 from .world import state_names
 
-__all__ = ["replay"]
+__all__ = ["replay", "replay_sequence"]
 
 
 def _viewer(rp, tree):
@@ -92,6 +94,13 @@ class _Outputs:
             self.csv.discard()
 
 
+def _check_verify(verify, tolerance):
+    if not (isinstance(tolerance, (int, float)) and tolerance >= 0):
+        raise Error("input", "tolerance must be a number >= 0, got %r" % (tolerance,))
+    if tolerance > 0 and not verify:
+        raise Error("input", "tolerance goes with verify=True")
+
+
 def replay(db="complan.sqlite", plan=None, verify=True, tolerance=0.0, csv=None, html=None,
            tree=False):
     """Re-simulates a stored plan (`complan replay --json`): the task rebuilt
@@ -111,10 +120,7 @@ def replay(db="complan.sqlite", plan=None, verify=True, tolerance=0.0, csv=None,
     (-1 at the start), plan_step (k,), state_names. A mismatch is
     reported, not raised; an action that cannot be re-simulated raises
     Error (code "failed")."""
-    if not (isinstance(tolerance, (int, float)) and tolerance >= 0):
-        raise Error("input", "tolerance must be a number >= 0, got %r" % (tolerance,))
-    if tolerance > 0 and not verify:
-        raise Error("input", "tolerance goes with verify=True")
+    _check_verify(verify, tolerance)
     if tree and html is None:
         raise Error("input", "tree=True goes with html=FILE")
     path = os.fspath(db)
@@ -176,3 +182,68 @@ def replay(db="complan.sqlite", plan=None, verify=True, tolerance=0.0, csv=None,
         if rp.value:
             L.replay_close(rp)
         L.store_close(st)
+
+
+def replay_sequence(db="complan.sqlite", sequence=None, verify=True, tolerance=0.0, html=None,
+                    title=None):
+    """Re-simulates a stored assembly sequence (`complan replay --sequence
+    ID --json`, docs/assembly.md "Replaying a sequence"): every phase plan
+    of every certified stage, in order, and checks that each phase starts
+    where the previous one left its bodies (and, inside one move, the
+    gripper's joints). sequence: its id (`complan.assemble(task, db=...)`
+    returns it as "sequence_id"), None for the latest. verify: compare
+    every node state with the stored one (bitwise at tolerance 0; unlike
+    the command, on by default). html: a file for the viewer page of the
+    whole sequence, title its title (default "complan replay: sequence
+    ID"); written only after a complete replay, whole or not at all.
+
+    Returns a Result with the JSON's keys: sequence (its id), stages,
+    plans (phase plans replayed), steps, duration (s, all phases),
+    deviation (largest, None without verify), verified (None without
+    verify), chained, mismatch (None, or the message naming the plan that
+    does not replay as stored or the phases that do not chain), html (when
+    given). A mismatch is reported, not raised; an unknown sequence, a
+    damaged row or a page that cannot be written raises Error with the C
+    message (an unknown sequence: code "input", where the table); a plan
+    that cannot be re-simulated raises Error (code "failed")."""
+    _check_verify(verify, tolerance)
+    if sequence is not None and not (isinstance(sequence, int) and not isinstance(sequence, bool)
+                                     and 1 <= sequence <= 1 << 62):
+        raise Error("input", "sequence must be a sequence id >= 1 (or None: the latest), got %r"
+                    % (sequence,))
+    path = os.fspath(db)
+    hpath = os.fspath(html) if html is not None else None
+    st = _open_store(path, True)
+    try:
+        o = L.sequence_replay_defaults()
+        o.verify = int(bool(verify))
+        o.tolerance = float(tolerance)
+        hb = hpath.encode() if hpath is not None else None
+        tb = str(title).encode() if title is not None else None
+        o.html, o.title = hb, tb
+        res = L.CSequenceReplayResult()
+        err = L.CError()
+        s = L.sequence_replay(st, int(sequence or 0), byref(o), byref(res), byref(err))
+    finally:
+        L.store_close(st)
+    msg = err.msg.decode(errors="replace")
+    if s in (3, 4) or (s == 2 and msg):  # BAD_INPUT, NOMEM, FAILED with its error
+        where = err.where.decode(errors="replace")
+        if hpath is not None and where == hpath:  # the page: the message names it
+            raise Error(L.error_code_name(err.code).decode(), msg, "", hpath)
+        raise Error(L.error_code_name(err.code).decode(), msg, where, path)
+    if s == 2:  # CP_REPLAY_FAILED
+        raise Error("failed", res.message.decode(errors="replace"), path=path)
+    r = Result()
+    r["sequence"] = res.sequence_id
+    r["stages"] = res.stages
+    r["plans"] = res.plans
+    r["steps"] = res.steps
+    r["duration"] = L.num(res.duration)
+    r["deviation"] = L.num(res.max_deviation) if verify else None
+    r["verified"] = res.verified == 1 if verify else None
+    r["chained"] = bool(res.chained)
+    r["mismatch"] = res.message.decode(errors="replace") if s == 1 else None
+    if hpath is not None:
+        r["html"] = hpath
+    return r

@@ -159,7 +159,7 @@ def test_assemble_bad_task_names_the_json_path(tmp_path):
         assert c.returncode == 2 and c.stdout == ""
         assert "%s: %s: %s" % (bad, e.value.where, e.value.message) in c.stderr
     # a task takes db only
-    with pytest.raises(complan.Error, match="db only"):
+    with pytest.raises(complan.Error, match="db and html only"):
         complan.assemble(path, directions=2)
     with pytest.raises(complan.Error, match="key \"assembly\""):
         complan.assemble({"staging": {}})
