@@ -435,6 +435,8 @@ static pid_t spawn_search(const char *db, long fsize) {
   cp_plan_status s = cp_plan_search(st, &task, &p, x0, &o, &r, &e);
   cp_store_close(st);
   if (s == CP_PLAN_SOLVED) _exit(0);
+  /* Say why in the test's log (the parent sees only the status). */
+  fprintf(stderr, "spawn_search: status %d: %s\n", (int)s, e.msg);
   if (s == CP_PLAN_FAILED && strstr(e.msg, db)) _exit(10);
   _exit(1);
 }
