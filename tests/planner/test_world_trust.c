@@ -10,11 +10,11 @@
 #include "planner/sim/world.h"
 #include "wtest.h"
 
-// The Panda of example-robot-data (panda.urdf as published), arm held by
-// zero accelerations, fingers closing with -10 N (tests/data/robots/).
-static cp_world *panda(int warm) {
+// A world of tests/data/robots/NAME at dt 5 ms, with these warm start and
+// check settings.
+static cp_world *robot_world(const char *name, int warm, int check) {
   char path[1024];
-  snprintf(path, sizeof path, "%s/robots/panda_squeeze.json", getenv("CP_TEST_DATA"));
+  snprintf(path, sizeof path, "%s/robots/%s", getenv("CP_TEST_DATA"), name);
   cp_scene sc;
   cp_error err;
   cp_error_clear(&err);
@@ -22,10 +22,17 @@ static cp_world *panda(int warm) {
   cp_world_options o = cp_world_defaults();
   o.dt = 5e-3;
   o.warm_start = warm;
+  o.check = check;
   cp_world *w;
   cr_assert_eq(cp_world_create(&sc, &o, &w, &err), CP_WORLD_OK, "%s", err.msg);
   cp_scene_free(&sc);
   return w;
+}
+
+// The Panda of example-robot-data (panda.urdf as published), arm held by
+// zero accelerations, fingers closing with -10 N (tests/data/robots/).
+static cp_world *panda(int warm) {
+  return robot_world("panda_squeeze.json", warm, cp_world_defaults().check);
 }
 
 // A Panda finger g from its lower limit (box moved away) with -10 N: the
@@ -392,19 +399,8 @@ Test(world_trust, certify_failure_without_deadline_goes_on) {
 // step ok and checked, exactly that one retried. Without the check the same
 // step is accepted as first taken.
 Test(world_trust, failed_check_is_retried_and_passes) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/robots/finger3_retried.json", getenv("CP_TEST_DATA"));
   for (int check = 1; check >= 0; --check) {
-    cp_scene sc;
-    cp_error err;
-    cp_error_clear(&err);
-    cr_assert_eq(cp_scene_load(path, NULL, &sc, &err), 0, "%s", err.msg);
-    cp_world_options o = cp_world_defaults();
-    o.dt = 5e-3;
-    o.check = check;
-    cp_world *w;
-    cr_assert_eq(cp_world_create(&sc, &o, &w, &err), CP_WORLD_OK, "%s", err.msg);
-    cp_scene_free(&sc);
+    cp_world *w = robot_world("finger3_retried.json", cp_world_defaults().warm_start, check);
     int retried = 0;
     for (int k = 0; k < 100; ++k) {
       cp_step_info info;
