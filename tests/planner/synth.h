@@ -67,4 +67,16 @@ struct sqlite3 *synth_wait_nodes(const char *path, long long n,
 char *synth_temp_db(void);
 void synth_remove_db(char *path);
 
+/// Helpers of the parallel tests (threads, MPI): the push task
+/// (planner/tasks/push.json, its scene path made absolute) with
+/// search.batch `batch`, in a temporary file (malloc'd path); a database
+/// opened with a busy timeout; a digest of a run's node rows, every column
+/// but pivots (*n the count); and its plans ("node:cost:length", comma-
+/// separated, "" when none).
+char *synth_push_task(int batch);
+struct sqlite3 *synth_open_db(const char *path);
+unsigned long long synth_run_digest(struct sqlite3 *db, long long run,
+                                    long long *n);
+void synth_plan_of(struct sqlite3 *db, long long run, char *out, size_t size);
+
 #endif
