@@ -2,10 +2,15 @@
  * with search.batch 4, rank 0's database -- every node column but pivots,
  * warm-start blobs included -- and the plans are those of `--threads 1`
  * (astar, rrt, sst on the push task), the ranks sent one job per
- * expansion; --mpi without other ranks, with --benchmark, and a task a
- * worker cannot load are errors with exit status 2 and no run stored. */
+ * expansion; --mpi without other ranks and with --benchmark are errors
+ * with exit status 2 and no run stored; a worker rank killed mid-run ends
+ * the run with mpirun's error naming it, and the database resumes (on
+ * threads) into the uninterrupted run. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <jansson.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,9 +21,10 @@
 #include "tests/support.h"
 #include "synth.h"
 
-/* Runs `mpirun --oversubscribe -n ranks complan ARGS` (args NULL-ended);
- * returns the exit status and *err its stderr (malloc'd). */
-static int mpirun(int ranks, const char *const *args, char **err) {
+/* Starts `mpirun --oversubscribe -n ranks complan ARGS` (args NULL-ended)
+ * with stderr to the file errpath (a mkstemp template, filled in); returns
+ * mpirun's pid. */
+static pid_t mpirun_start(int ranks, const char *const *args, char *errpath) {
   const char *mpi = getenv("CP_MPIRUN"), *exe = getenv("CP_COMPLAN");
   cr_assert(mpi && exe, "CP_MPIRUN and CP_COMPLAN (run with meson test)");
   const char *argv[32];
@@ -32,10 +38,10 @@ static int mpirun(int ranks, const char *const *args, char **err) {
   argv[k++] = exe;
   for (int i = 0; args[i]; ++i) argv[k++] = args[i];
   argv[k] = NULL;
-  char path[] = "/tmp/cpmpiXXXXXX";
-  int fd = mkstemp(path);
+  int fd = mkstemp(errpath);
   cr_assert(fd >= 0);
   pid_t pid = fork();
+  cr_assert(pid >= 0);
   if (pid == 0) {
     /* CI runs as root; Open MPI refuses that unless told. */
     setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
@@ -47,12 +53,22 @@ static int mpirun(int ranks, const char *const *args, char **err) {
     execv(mpi, (char *const *)argv);
     _exit(127);
   }
+  close(fd);
+  return pid;
+}
+
+/* Waits for mpirun; its exit status (-1: killed) and *err its stderr. */
+static int mpirun_wait(pid_t pid, char *errpath, char **err) {
   int st = 0;
   waitpid(pid, &st, 0);
-  close(fd);
-  *err = cpt_read_file(path, NULL);
-  unlink(path);
+  *err = cpt_read_file(errpath, NULL);
+  unlink(errpath);
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int mpirun(int ranks, const char *const *args, char **err) {
+  char path[] = "/tmp/cpmpiXXXXXX";
+  return mpirun_wait(mpirun_start(ranks, args, path), path, err);
 }
 
 static void same_as_threads(const char *method) {
@@ -119,6 +135,92 @@ Test(mpi, errors, .timeout = 600) {
   cr_expect(strstr(err, "without --benchmark"), "%s", err);
   free(err);
   synth_remove_db(db);
+  remove(task);
+  free(task);
+}
+
+/* The pid of MPI rank `rank` among mpirun's children (Open MPI gives each
+ * OMPI_COMM_WORLD_RANK in its environment); -1 when none. */
+static pid_t rank_pid(pid_t mpirun_pid, int rank) {
+  char want[64];
+  snprintf(want, sizeof want, "OMPI_COMM_WORLD_RANK=%d", rank);
+  DIR *d = opendir("/proc");
+  cr_assert_not_null(d);
+  pid_t found = -1;
+  struct dirent *e;
+  while (found < 0 && (e = readdir(d))) {
+    char path[300];
+    long pid = atol(e->d_name), ppid = 0;
+    if (pid <= 0) continue;
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    /* pid (comm) state ppid: comm may hold spaces, so from the last ')'. */
+    char line[1024];
+    char *r = fgets(line, sizeof line, f) ? strrchr(line, ')') : NULL;
+    fclose(f);
+    if (!r || sscanf(r + 1, " %*c %ld", &ppid) != 1 || ppid != mpirun_pid)
+      continue;
+    snprintf(path, sizeof path, "/proc/%ld/environ", pid);
+    size_t len = 0;
+    char *env = cpt_read_file(path, &len);
+    for (size_t at = 0; env && at < len; at += strlen(env + at) + 1)
+      if (!strcmp(env + at, want)) found = (pid_t)pid;
+    free(env);
+  }
+  closedir(d);
+  return found;
+}
+
+static json_t *threads_run(const char *task, const char *db,
+                           const char *extra) {
+  const char *argv[] = {"complan", "plan", task, "--db", db, "--method",
+                        "sst", "--seed", "4", "--max-nodes", "1500",
+                        "--max-seconds", "3600", "--threads", "1",
+                        "--json", extra, NULL};
+  return cpt_run_json(argv, 0);
+}
+
+/* A worker rank killed mid-run: mpirun ends the run with an error naming
+ * the rank; the database holds whole batches and --resume (on threads)
+ * grows it into the uninterrupted run. */
+Test(mpi, a_dead_rank_leaves_a_resumable_run, .timeout = 600) {
+  char *task = synth_push_task(4), *db = synth_temp_db(), *err = NULL;
+  const char *args[] = {"plan", task, "--db", db, "--method", "sst",
+                        "--seed", "4", "--max-nodes", "1500",
+                        "--max-seconds", "3600", "--mpi", NULL};
+  char path[] = "/tmp/cpmpiXXXXXX";
+  pid_t pid = mpirun_start(3, args, path);
+  sqlite3 *s = synth_wait_nodes(db, 100, 120);
+  cr_assert_not_null(s, "no nodes committed");
+  pid_t w = rank_pid(pid, 1);
+  cr_assert(w > 0, "rank 1 not found among mpirun's children");
+  kill(w, SIGKILL);
+  int rc = mpirun_wait(pid, path, &err);
+  cr_assert_neq(rc, 0, "the run ended before the rank was killed: %s", err);
+  cr_expect(strstr(err, "rank 1"), "mpirun names the rank: %s", err);
+  free(err);
+  long long n1 = synth_query_int(s, "SELECT count(*) FROM nodes");
+  cr_assert(n1 >= 100 && n1 < 1500, "%lld nodes", n1);
+  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM plans"), 0);
+  json_t *doc = threads_run(task, db, "--resume");
+  cr_assert(json_is_true(json_object_get(doc, "resumed")));
+  json_decref(doc);
+  char *db2 = synth_temp_db();
+  json_decref(threads_run(task, db2, NULL));
+  sqlite3 *s2 = synth_open_db(db2);
+  long long na, nb;
+  cr_assert_eq(synth_run_digest(s, 1, &na), synth_run_digest(s2, 1, &nb),
+               "the run, resumed, is the uninterrupted one");
+  cr_assert_eq(na, nb);
+  char pa[4096], pb[4096];
+  synth_plan_of(s, 1, pa, sizeof pa);
+  synth_plan_of(s2, 1, pb, sizeof pb);
+  cr_assert_str_eq(pa, pb);
+  sqlite3_close(s);
+  sqlite3_close(s2);
+  synth_remove_db(db);
+  synth_remove_db(db2);
   remove(task);
   free(task);
 }
