@@ -396,3 +396,16 @@ void synth_plan_of(sqlite3 *db, long long run, char *out, size_t size) {
   snprintf(out, size, "%s", t ? (const char *)t : "");
   sqlite3_finalize(q);
 }
+
+long long synth_assert_same_run(sqlite3 *a, long long ra, sqlite3 *b,
+                                long long rb, const char *what) {
+  long long na, nb;
+  cr_assert_eq(synth_run_digest(a, ra, &na), synth_run_digest(b, rb, &nb),
+               "%s: the node rows differ", what);
+  cr_assert_eq(na, nb, "%s", what);
+  char pa[4096], pb[4096];
+  synth_plan_of(a, ra, pa, sizeof pa);
+  synth_plan_of(b, rb, pb, sizeof pb);
+  cr_assert_str_eq(pa, pb, "%s: the plans differ", what);
+  return na;
+}

@@ -78,5 +78,11 @@ struct sqlite3 *synth_open_db(const char *path);
 unsigned long long synth_run_digest(struct sqlite3 *db, long long run,
                                     long long *n);
 void synth_plan_of(struct sqlite3 *db, long long run, char *out, size_t size);
+/// Asserts that run ra of a and run rb of b have the same node rows
+/// (synth_run_digest) and plans (`what` in the message); returns the node
+/// count.
+long long synth_assert_same_run(struct sqlite3 *a, long long ra,
+                                struct sqlite3 *b, long long rb,
+                                const char *what);
 
 #endif

@@ -91,15 +91,8 @@ static void same_as_threads(const char *method) {
   if (at) jobs = atoll(at + 10);
   free(err);
   sqlite3 *da = synth_open_db(a), *db = synth_open_db(b);
-  long long na, nb;
-  unsigned long long ha = synth_run_digest(da, 1, &na);
+  long long na = synth_assert_same_run(da, 1, db, 1, method);
   cr_assert(na > 10, "%s: a real search (%lld nodes)", method, na);
-  cr_assert_eq(synth_run_digest(db, 1, &nb), ha, "%s: same nodes", method);
-  cr_assert_eq(nb, na);
-  char pa[4096], pb[4096];
-  synth_plan_of(da, 1, pa, sizeof pa);
-  synth_plan_of(db, 1, pb, sizeof pb);
-  cr_assert_str_eq(pb, pa, "%s: same plans", method);
   /* Every expansion but the start's went to a worker (batches of 1, the
    * last ones of a search, run on rank 0). */
   long long expansions =
@@ -209,14 +202,8 @@ Test(mpi, a_dead_rank_leaves_a_resumable_run, .timeout = 600) {
   char *db2 = synth_temp_db();
   json_decref(threads_run(task, db2, NULL));
   sqlite3 *s2 = synth_open_db(db2);
-  long long na, nb;
-  cr_assert_eq(synth_run_digest(s, 1, &na), synth_run_digest(s2, 1, &nb),
-               "the run, resumed, is the uninterrupted one");
-  cr_assert_eq(na, nb);
-  char pa[4096], pb[4096];
-  synth_plan_of(s, 1, pa, sizeof pa);
-  synth_plan_of(s2, 1, pb, sizeof pb);
-  cr_assert_str_eq(pa, pb);
+  synth_assert_same_run(s, 1, s2, 1,
+                        "the run, resumed, is the uninterrupted one");
   sqlite3_close(s);
   sqlite3_close(s2);
   synth_remove_db(db);

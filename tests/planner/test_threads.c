@@ -127,14 +127,8 @@ Test(threads, a_killed_threaded_run_resumes_into_the_uninterrupted_one,
   char *db2 = synth_temp_db();
   json_decref(plan_json(task, db2, "2", NULL, 0));
   sqlite3 *s2 = synth_open_db(db2);
-  long long na, nb;
-  cr_assert_eq(synth_run_digest(s, 1, &na), synth_run_digest(s2, 1, &nb),
-               "the killed run, resumed, is the uninterrupted one");
-  cr_assert_eq(na, nb);
-  char pa[4096], pb[4096];
-  synth_plan_of(s, 1, pa, sizeof pa);
-  synth_plan_of(s2, 1, pb, sizeof pb);
-  cr_assert_str_eq(pa, pb);
+  synth_assert_same_run(s, 1, s2, 1,
+                        "the killed run, resumed, is the uninterrupted one");
   sqlite3_close(s);
   sqlite3_close(s2);
   synth_remove_db(db);
