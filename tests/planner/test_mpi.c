@@ -2,8 +2,9 @@
  * with search.batch 4, rank 0's database -- every node column but pivots,
  * warm-start blobs included -- and the plans are those of `--threads 1`
  * (astar, rrt, sst on the push task), the ranks sent one job per
- * expansion; --mpi without other ranks and with --benchmark are errors
- * with exit status 2 and no run stored; a worker rank killed mid-run ends
+ * expansion; --mpi without other ranks, with --benchmark, with a task or
+ * a database that cannot be opened are errors with exit status 2 (no run
+ * stored, no rank left waiting); a worker rank killed mid-run ends
  * the run with mpirun's error naming it, and the database resumes (on
  * threads) into the uninterrupted run. */
 #include <criterion/criterion.h>
@@ -127,6 +128,22 @@ Test(mpi, errors, .timeout = 600) {
   cr_assert_eq(mpirun(2, bench, &err), 2, "%s", err);
   cr_expect(strstr(err, "without --benchmark"), "%s", err);
   free(err);
+  /* A task no rank can load: rank 0 says so once (the workers, told to
+   * stop, are silent), and nothing hangs. */
+  const char *missing[] = {"plan", "/nonexistent/task.json", "--db", db,
+                           "--mpi", NULL};
+  cr_assert_eq(mpirun(3, missing, &err), 2, "%s", err);
+  const char *at = strstr(err, "cannot open /nonexistent/task.json");
+  cr_expect(at && !strstr(at + 1, "cannot open /nonexistent"), "%s", err);
+  free(err);
+  /* A database rank 0 cannot open: the workers are stopped too. */
+  char dir[] = "/tmp/cpmpidirXXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  const char *baddb[] = {"plan", task, "--db", dir, "--mpi", NULL};
+  cr_assert_eq(mpirun(3, baddb, &err), 2, "%s", err);
+  cr_expect(strstr(err, "is a directory"), "%s", err);
+  free(err);
+  rmdir(dir);
   synth_remove_db(db);
   remove(task);
   free(task);
