@@ -1,6 +1,7 @@
 #include "synth.h"
 
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include <sqlite3.h>
 
 #include <math.h>
@@ -408,4 +409,36 @@ long long synth_assert_same_run(sqlite3 *a, long long ra, sqlite3 *b,
   synth_plan_of(b, rb, pb, sizeof pb);
   cr_assert_str_eq(pa, pb, "%s: the plans differ", what);
   return na;
+}
+
+static json_t *push_plan_json(const char *task, const char *db,
+                              const char *threads, const char *extra) {
+  const char *argv[] = {"complan", "plan", task, "--db", db, "--method",
+                        "sst", "--seed", "4", "--max-nodes", "1500",
+                        "--max-seconds", "3600", "--threads", threads,
+                        "--json", extra, NULL};
+  return cpt_run_json(argv, 0);
+}
+
+void synth_killed_push_resumes(sqlite3 *s, char *task, char *db,
+                               const char *threads) {
+  long long n1 = synth_query_int(s, "SELECT count(*) FROM nodes");
+  cr_assert(n1 >= 100 && n1 < 1500, "%lld nodes", n1);
+  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM plans"), 0);
+  /* Resumed on one thread (the batch is the run's, not the threads'). */
+  json_t *doc = push_plan_json(task, db, "1", "--resume");
+  cr_assert(json_is_true(json_object_get(doc, "resumed")));
+  cr_assert_eq(json_integer_value(json_object_get(doc, "run_id")), 1);
+  json_decref(doc);
+  char *db2 = synth_temp_db();
+  json_decref(push_plan_json(task, db2, threads, NULL));
+  sqlite3 *s2 = synth_open_db(db2);
+  synth_assert_same_run(s, 1, s2, 1,
+                        "the killed run, resumed, is the uninterrupted one");
+  sqlite3_close(s);
+  sqlite3_close(s2);
+  synth_remove_db(db);
+  synth_remove_db(db2);
+  remove(task);
+  free(task);
 }

@@ -182,15 +182,6 @@ static pid_t rank_pid(pid_t mpirun_pid, int rank) {
   return found;
 }
 
-static json_t *threads_run(const char *task, const char *db,
-                           const char *extra) {
-  const char *argv[] = {"complan", "plan", task, "--db", db, "--method",
-                        "sst", "--seed", "4", "--max-nodes", "1500",
-                        "--max-seconds", "3600", "--threads", "1",
-                        "--json", extra, NULL};
-  return cpt_run_json(argv, 0);
-}
-
 /* A worker rank killed mid-run: mpirun ends the run with an error naming
  * the rank; the database holds whole batches and --resume (on threads)
  * grows it into the uninterrupted run. */
@@ -210,21 +201,5 @@ Test(mpi, a_dead_rank_leaves_a_resumable_run, .timeout = 600) {
   cr_assert_neq(rc, 0, "the run ended before the rank was killed: %s", err);
   cr_expect(strstr(err, "rank 1"), "mpirun names the rank: %s", err);
   free(err);
-  long long n1 = synth_query_int(s, "SELECT count(*) FROM nodes");
-  cr_assert(n1 >= 100 && n1 < 1500, "%lld nodes", n1);
-  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM plans"), 0);
-  json_t *doc = threads_run(task, db, "--resume");
-  cr_assert(json_is_true(json_object_get(doc, "resumed")));
-  json_decref(doc);
-  char *db2 = synth_temp_db();
-  json_decref(threads_run(task, db2, NULL));
-  sqlite3 *s2 = synth_open_db(db2);
-  synth_assert_same_run(s, 1, s2, 1,
-                        "the run, resumed, is the uninterrupted one");
-  sqlite3_close(s);
-  sqlite3_close(s2);
-  synth_remove_db(db);
-  synth_remove_db(db2);
-  remove(task);
-  free(task);
+  synth_killed_push_resumes(s, task, db, "1");
 }

@@ -84,15 +84,6 @@ Test(threads, sst_database_is_the_same_for_1_2_4_threads, .timeout = 600) {
   same_for_any_thread_count("sst", 400);
 }
 
-static json_t *plan_json(const char *task, const char *db, const char *threads,
-                         const char *extra, int rc) {
-  const char *argv[] = {"complan", "plan", task, "--db", db, "--method",
-                        "sst", "--seed", "4", "--max-nodes", "1500",
-                        "--max-seconds", "3600", "--threads", threads,
-                        "--json", extra, NULL};
-  return cpt_run_json(argv, rc);
-}
-
 Test(threads, a_killed_threaded_run_resumes_into_the_uninterrupted_one,
      .timeout = 600) {
   char *task = synth_push_task(4);
@@ -116,25 +107,7 @@ Test(threads, a_killed_threaded_run_resumes_into_the_uninterrupted_one,
   waitpid(pid, &wst, 0);
   cr_assert(WIFSIGNALED(wst), "the run ended before it was killed");
   cr_assert_not_null(s);
-  long long n1 = synth_query_int(s, "SELECT count(*) FROM nodes");
-  cr_assert(n1 >= 100 && n1 < 1500, "%lld nodes", n1);
-  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM plans"), 0);
-  /* Resumed on one thread (the batch is the run's, not the threads'). */
-  json_t *doc = plan_json(task, db, "1", "--resume", 0);
-  cr_assert(json_is_true(json_object_get(doc, "resumed")));
-  cr_assert_eq(json_integer_value(json_object_get(doc, "run_id")), 1);
-  json_decref(doc);
-  char *db2 = synth_temp_db();
-  json_decref(plan_json(task, db2, "2", NULL, 0));
-  sqlite3 *s2 = synth_open_db(db2);
-  synth_assert_same_run(s, 1, s2, 1,
-                        "the killed run, resumed, is the uninterrupted one");
-  sqlite3_close(s);
-  sqlite3_close(s2);
-  synth_remove_db(db);
-  synth_remove_db(db2);
-  remove(task);
-  free(task);
+  synth_killed_push_resumes(s, task, db, "2");
 }
 
 Test(threads, bad_thread_counts_and_batches_are_refused) {
