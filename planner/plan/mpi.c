@@ -93,6 +93,22 @@ static int receive(cp_wire_buf *b, const MPI_Status *st, cp_error *err) {
   return 0;
 }
 
+/* MPI_Probe that naps 20 us between MPI_Iprobe calls instead of spinning
+ * (Open MPI's blocking calls busy-wait: a rank waiting would take the core
+ * of the ranks at work). Returns MPI_SUCCESS with st, an MPI error, or -1
+ * once *cancel (may be NULL) is set. */
+static int wait_for(int source, int tag, MPI_Status *st,
+                    volatile sig_atomic_t *cancel) {
+  const struct timespec nap = {0, 20000};
+  for (;;) {
+    int got = 0;
+    int rc = MPI_Iprobe(source, tag, MPI_COMM_WORLD, &got, st);
+    if (rc != MPI_SUCCESS || got) return rc;
+    if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED)) return -1;
+    nanosleep(&nap, NULL);
+  }
+}
+
 /* ---- workers ---------------------------------------------------------- */
 
 static int hello(int status, int n, const char *why, cp_error *err) {
@@ -126,7 +142,7 @@ int cp_plan_mpi_serve(const cp_task *task, const cp_error *load_err,
   int rc = 0;
   for (;;) {
     MPI_Status st;
-    int r = MPI_Probe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+    int r = wait_for(0, MPI_ANY_TAG, &st, NULL);
     if (r != MPI_SUCCESS) {
       rc = mpi_fail(err, r, "waiting for rank 0");
       break;
@@ -212,25 +228,17 @@ static int run_batch(void *ctx, int n, cp_expand_job *jobs, int count) {
   }
   for (int w = 1; w < n_ranks && next < count; ++w, ++next, ++running)
     if (send_job(r, w, n, jobs, next)) return 0;
-  const struct timespec nap = {0, 20000};
   while (running) {
     MPI_Status st;
-    int got = 0;
-    int rc = MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &got,
-                        &st);
     cp_error e;
+    int rc = wait_for(MPI_ANY_SOURCE, MPI_ANY_TAG, &st, r->cancel);
+    /* Stopped (a signal): the jobs not back are not run; the search rolls
+     * the batch back. */
+    if (rc == -1) return 0;
     if (rc != MPI_SUCCESS) {
       mpi_fail(&e, rc, "waiting for the workers");
       job_failed(&jobs[0], 0, "%s", e.msg);
       return 0;
-    }
-    if (!got) {
-      /* Stopped (a signal, or mpirun ending the job): the jobs not back
-       * are not run; the search rolls the batch back. */
-      if (r->cancel && __atomic_load_n(r->cancel, __ATOMIC_RELAXED))
-        return 0;
-      nanosleep(&nap, NULL);
-      continue;
     }
     int w = st.MPI_SOURCE, k = w > 0 && w < n_ranks ? r->busy[w] : -1;
     if (receive(&r->in, &st, &e)) {
