@@ -7,7 +7,8 @@
  * are the parent's stored data), so the nodes are those of --threads.
  *
  * Messages (MPI_BYTE on MPI_COMM_WORLD), by tag: HELLO (worker -> 0 at
- * start: i32 status, i32 state size, then the reason when status != 0),
+ * start: i32 status, i32 state size, then the task's key, cp_task_hash,
+ * or the reason it could not load it when status != 0),
  * JOB and OUTCOME (planner/plan/wire.h), FAIL (worker -> 0: the reason a
  * job could not be run), STOP (0 -> worker, empty).
  *
@@ -128,9 +129,11 @@ int cp_plan_mpi_serve(const cp_task *task, const cp_error *load_err,
                       cp_error *err) {
   cp_plan_world *pw = NULL;
   cp_error e;
-  const char *why = "";
+  char key[CP_TASK_KEY_SIZE];
+  const char *why = key;
   if (!task) why = load_err->msg;
   else if (cp_plan_world_create(task, 1, &pw, &e)) why = e.msg;
+  else cp_task_hash(task, key);
   int n = pw ? cp_plan_world_problem(pw)->n : 0;
   if (hello(pw ? 0 : -1, n, why, err)) {
     cp_plan_world_destroy(pw);
@@ -272,9 +275,12 @@ static int run_batch(void *ctx, int n, cp_expand_job *jobs, int count) {
 }
 
 /* Rank 0: every worker's hello; 0, or -1 with err naming the first that
- * could not load the task. */
-static int greet(cp_error *err) {
+ * could not load the task or loaded another one (its key, cp_task_hash:
+ * the bytes of the task and every file it read, differs from task's). */
+static int greet(const cp_task *task, cp_error *err) {
   cp_wire_buf in = {0};
+  char key[CP_TASK_KEY_SIZE];
+  cp_task_hash(task, key);
   int rc = 0;
   for (int w = 1; w < n_ranks; ++w) {
     MPI_Status st;
@@ -286,10 +292,13 @@ static int greet(cp_error *err) {
     if ((rc = receive(&in, &st, err))) break;
     int32_t h[2] = {-1, 0};
     if (in.len >= 8) memcpy(h, in.p, 8);
-    if (!h[0] && w > 1 && h[1] != worker_n) {
+    const char *text = in.len > 8 ? (const char *)in.p + 8 : "";
+    size_t len = in.len > 8 ? in.len - 8 : 0;
+    if (!h[0] && (len != strlen(key) || memcmp(text, key, len))) {
       rc = cp_error_setc(err, CP_ERR_INPUT, "mpi",
-                         "rank %d has a state of %d numbers, rank 1 of %d "
-                         "(not the same task?)", w, (int)h[1], worker_n);
+                         "rank %d loaded another task than rank 0 (the task "
+                         "or a file it reads differs: key %.12s... against "
+                         "%.12s...)", w, len >= 12 ? text : "?", key);
       break;
     }
     worker_n = h[1];
@@ -317,7 +326,7 @@ cp_plan_status cp_plan_mpi_task(cp_store *st, const cp_task *task,
                   my_rank, n_ranks);
     return res->status = CP_PLAN_BAD_INPUT;
   }
-  if (greet(err)) {
+  if (greet(task, err)) {
     stop_workers();
     return res->status =
                err->code == CP_ERR_INPUT ? CP_PLAN_BAD_INPUT : CP_PLAN_FAILED;

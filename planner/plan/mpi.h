@@ -23,9 +23,9 @@ int cp_plan_mpi_start(int *rank, int *ranks, cp_error *err);
 void cp_plan_mpi_stop(void);
 
 /// Rank 0: cp_plan_task with the batches simulated by ranks 1 .. R-1 (at
-/// least one). First every worker reports that it loaded the task into a
-/// world of the same state size (else CP_PLAN_BAD_INPUT naming the rank
-/// and what it said). A worker that fails or dies mid-run ends the search
+/// least one). First every worker reports that it loaded the same task
+/// (cp_task_hash) into a world (else CP_PLAN_BAD_INPUT naming the rank and
+/// what it said). A worker that fails or dies mid-run ends the search
 /// like a failed expansion (CP_PLAN_FAILED, the rank named): the batches
 /// committed before stay in the database and --resume continues the run.
 cp_plan_status cp_plan_mpi_task(cp_store *st, const cp_task *task,

@@ -3,8 +3,9 @@
  * warm-start blobs included -- and the plans are those of `--threads 1`
  * (astar, rrt, sst on the push task), the ranks sent one job per
  * expansion; --mpi without other ranks, with --benchmark, with a task or
- * a database that cannot be opened are errors with exit status 2 (no run
- * stored, no rank left waiting); a worker rank killed mid-run ends
+ * a database that cannot be opened, a worker that cannot load its task or
+ * loaded another one are errors with exit status 2 (no run stored, no rank
+ * left waiting); a worker rank killed mid-run ends
  * the run with mpirun's error naming it, and the database resumes (on
  * threads) into the uninterrupted run. */
 #include <criterion/criterion.h>
@@ -22,22 +23,18 @@
 #include "tests/support.h"
 #include "synth.h"
 
-/* Starts `mpirun --oversubscribe -n ranks complan ARGS` (args NULL-ended)
- * with stderr to the file errpath (a mkstemp template, filled in); returns
- * mpirun's pid. */
-static pid_t mpirun_start(int ranks, const char *const *args, char *errpath) {
+/* Starts `mpirun --oversubscribe ARGS` (NULL-ended; "@" stands for the
+ * complan executable) with stderr to the file errpath (a mkstemp
+ * template, filled in); returns mpirun's pid. */
+static pid_t mpirun_args(const char *const *args, char *errpath) {
   const char *mpi = getenv("CP_MPIRUN"), *exe = getenv("CP_COMPLAN");
   cr_assert(mpi && exe, "CP_MPIRUN and CP_COMPLAN (run with meson test)");
-  const char *argv[32];
-  char n[16];
-  snprintf(n, sizeof n, "%d", ranks);
+  const char *argv[48];
   int k = 0;
   argv[k++] = mpi;
   argv[k++] = "--oversubscribe";
-  argv[k++] = "-n";
-  argv[k++] = n;
-  argv[k++] = exe;
-  for (int i = 0; args[i]; ++i) argv[k++] = args[i];
+  for (int i = 0; args[i] && k < 47; ++i)
+    argv[k++] = strcmp(args[i], "@") ? args[i] : exe;
   argv[k] = NULL;
   int fd = mkstemp(errpath);
   cr_assert(fd >= 0);
@@ -71,6 +68,16 @@ static int mpirun_wait(pid_t pid, char *errpath, char **err) {
   *err = cpt_read_file(errpath, NULL);
   unlink(errpath);
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* `mpirun --oversubscribe -n ranks complan ARGS` started. */
+static pid_t mpirun_start(int ranks, const char *const *args, char *errpath) {
+  const char *argv[40] = {"-n", NULL, "@"};
+  char n[16];
+  snprintf(n, sizeof n, "%d", ranks);
+  argv[1] = n;
+  for (int i = 0; args[i] && i < 36; ++i) argv[3 + i] = args[i];
+  return mpirun_args(argv, errpath);
 }
 
 static int mpirun(int ranks, const char *const *args, char **err) {
@@ -142,6 +149,37 @@ Test(mpi, errors, .timeout = 600) {
   const char *at = strstr(err, "cannot open /nonexistent/task.json");
   cr_expect(at && !strstr(at + 1, "cannot open /nonexistent"), "%s", err);
   free(err);
+  /* Ranks given other tasks (mpirun's MPMD form): a worker that cannot
+   * load its task, and one whose task differs from rank 0's (here only in
+   * its search seed: any byte of the task or its files counts). */
+  char path[] = "/tmp/cpmpiXXXXXX";
+  const char *lost[] = {"-n", "1", "@", "plan", task, "--db", db, "--mpi",
+                        ":", "-n", "1", "@", "plan", "/nonexistent/t.json",
+                        "--db", db, "--mpi", NULL};
+  cr_assert_eq(mpirun_wait(mpirun_args(lost, path), path, &err), 2, "%s",
+               err);
+  cr_expect(strstr(err, "rank 1 could not load the task: cannot open "
+                        "/nonexistent/t.json"), "%s", err);
+  free(err);
+  char *text = cpt_read_file(task, NULL), *seed = strstr(text, "\"seed\": 1");
+  cr_assert_not_null(seed);
+  seed[8] = '2';
+  char *other = cpt_temp_file(text, ".json");
+  free(text);
+  const char *differ[] = {"-n", "2", "@", "plan", task, "--db", db, "--mpi",
+                          ":", "-n", "1", "@", "plan", other, "--db", db,
+                          "--mpi", NULL};
+  char path2[] = "/tmp/cpmpiXXXXXX";
+  cr_assert_eq(mpirun_wait(mpirun_args(differ, path2), path2, &err), 2,
+               "%s", err);
+  cr_expect(strstr(err, "rank 2 loaded another task than rank 0"), "%s",
+            err);
+  free(err);
+  remove(other);
+  free(other);
+  s = synth_open_db(db);
+  cr_expect_eq(synth_query_int(s, "SELECT count(*) FROM searches"), 0);
+  sqlite3_close(s);
   /* A database rank 0 cannot open: the workers are stopped too. */
   char dir[] = "/tmp/cpmpidirXXXXXX";
   cr_assert_not_null(mkdtemp(dir));
