@@ -83,11 +83,14 @@ void synth_plan_of(struct sqlite3 *db, long long run, char *out, size_t size);
 /// count.
 /// After a run `plan TASK --db DB --method sst --seed 4 --max-nodes 1500`
 /// of the push task (s open on db) was killed: asserts it committed 100 to
-/// 1499 nodes and no plan, resumes it on one thread (--json, status 0) and
-/// asserts it is then the uninterrupted run made on `threads` threads.
-/// Closes s, removes db and task, frees both paths.
+/// 1499 nodes and no plan, resumes it (with `resume`, NULL: on one
+/// thread, --json, status 0) and asserts it is then the same run, equal to
+/// the uninterrupted run made on `threads` threads. Closes s, removes db
+/// and task, frees both paths.
 void synth_killed_push_resumes(struct sqlite3 *s, char *task, char *db,
-                               const char *threads);
+                               const char *threads,
+                               void (*resume)(const char *task,
+                                              const char *db));
 long long synth_assert_same_run(struct sqlite3 *a, long long ra,
                                 struct sqlite3 *b, long long rb,
                                 const char *what);

@@ -6,8 +6,8 @@
  * a database that cannot be opened, a worker that cannot load its task or
  * loaded another one are errors with exit status 2 (no run stored, no rank
  * left waiting); a worker rank killed mid-run ends
- * the run with mpirun's error naming it, and the database resumes (on
- * threads) into the uninterrupted run. */
+ * the run with mpirun's error naming it, and the database resumes (under
+ * mpirun) into the uninterrupted run. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -226,9 +226,19 @@ static pid_t rank_pid(pid_t mpirun_pid, int rank) {
   return found;
 }
 
+/* The killed run resumed under mpirun. */
+static void resume_mpi(const char *task, const char *db) {
+  const char *args[] = {"plan", task, "--db", db, "--method", "sst",
+                        "--seed", "4", "--max-nodes", "1500",
+                        "--max-seconds", "3600", "--mpi", "--resume", NULL};
+  char *err = NULL;
+  cr_assert_eq(mpirun(3, args, &err), 0, "%s", err);
+  free(err);
+}
+
 /* A worker rank killed mid-run: mpirun ends the run with an error naming
- * the rank; the database holds whole batches and --resume (on threads)
- * grows it into the uninterrupted run. */
+ * the rank; the database holds whole batches and --resume under mpirun
+ * grows it into the uninterrupted run (made on one thread). */
 Test(mpi, a_dead_rank_leaves_a_resumable_run, .timeout = 600) {
   char *task = synth_push_task(4), *db = synth_temp_db(), *err = NULL;
   const char *args[] = {"plan", task, "--db", db, "--method", "sst",
@@ -245,5 +255,5 @@ Test(mpi, a_dead_rank_leaves_a_resumable_run, .timeout = 600) {
   cr_assert_neq(rc, 0, "the run ended before the rank was killed: %s", err);
   cr_expect(strstr(err, "rank 1"), "mpirun names the rank: %s", err);
   free(err);
-  synth_killed_push_resumes(s, task, db, "1");
+  synth_killed_push_resumes(s, task, db, "1", resume_mpi);
 }

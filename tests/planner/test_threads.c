@@ -107,7 +107,7 @@ Test(threads, a_killed_threaded_run_resumes_into_the_uninterrupted_one,
   waitpid(pid, &wst, 0);
   cr_assert(WIFSIGNALED(wst), "the run ended before it was killed");
   cr_assert_not_null(s);
-  synth_killed_push_resumes(s, task, db, "2");
+  synth_killed_push_resumes(s, task, db, "2", NULL);
 }
 
 Test(threads, bad_thread_counts_and_batches_are_refused) {
