@@ -7,7 +7,8 @@
  * loaded another one are errors with exit status 2 (no run stored, no rank
  * left waiting); a worker rank killed mid-run ends
  * the run with mpirun's error naming it, and the database resumes (under
- * mpirun) into the uninterrupted run. */
+ * mpirun) into the uninterrupted run; SIGTERM to rank 0 stores the run as
+ * interrupted. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -236,24 +237,52 @@ static void resume_mpi(const char *task, const char *db) {
   free(err);
 }
 
+/* Runs the push task (sst, seed 4, max_nodes) under `mpirun -n 3 --mpi`
+ * until 100 nodes are committed, sends MPI rank `rank` the signal sig and
+ * waits for mpirun: its exit status, *err its stderr, *s the database. */
+static int signal_mid_run(const char *task, const char *db,
+                          const char *max_nodes, int rank, int sig,
+                          sqlite3 **s, char **err) {
+  const char *args[] = {"plan", task, "--db", db, "--method", "sst",
+                        "--seed", "4", "--max-nodes", max_nodes,
+                        "--max-seconds", "3600", "--mpi", NULL};
+  char path[] = "/tmp/cpmpiXXXXXX";
+  pid_t pid = mpirun_start(3, args, path);
+  *s = synth_wait_nodes(db, 100, 120);
+  cr_assert_not_null(*s, "no nodes committed");
+  pid_t r = rank_pid(pid, rank);
+  cr_assert(r > 0, "rank %d not found among mpirun's children", rank);
+  kill(r, sig);
+  return mpirun_wait(pid, path, err);
+}
+
 /* A worker rank killed mid-run: mpirun ends the run with an error naming
  * the rank; the database holds whole batches and --resume under mpirun
  * grows it into the uninterrupted run (made on one thread). */
 Test(mpi, a_dead_rank_leaves_a_resumable_run, .timeout = 600) {
   char *task = synth_push_task(4), *db = synth_temp_db(), *err = NULL;
-  const char *args[] = {"plan", task, "--db", db, "--method", "sst",
-                        "--seed", "4", "--max-nodes", "1500",
-                        "--max-seconds", "3600", "--mpi", NULL};
-  char path[] = "/tmp/cpmpiXXXXXX";
-  pid_t pid = mpirun_start(3, args, path);
-  sqlite3 *s = synth_wait_nodes(db, 100, 120);
-  cr_assert_not_null(s, "no nodes committed");
-  pid_t w = rank_pid(pid, 1);
-  cr_assert(w > 0, "rank 1 not found among mpirun's children");
-  kill(w, SIGKILL);
-  int rc = mpirun_wait(pid, path, &err);
+  sqlite3 *s;
+  int rc = signal_mid_run(task, db, "1500", 1, SIGKILL, &s, &err);
   cr_assert_neq(rc, 0, "the run ended before the rank was killed: %s", err);
   cr_expect(strstr(err, "rank 1"), "mpirun names the rank: %s", err);
   free(err);
   synth_killed_push_resumes(s, task, db, "1", resume_mpi);
+}
+
+/* SIGTERM to rank 0 stops the search between its polls: the run is stored
+ * as interrupted (resumable) and the workers are told to stop. */
+Test(mpi, sigterm_to_rank_0_interrupts_the_run, .timeout = 600) {
+  char *task = synth_push_task(4), *db = synth_temp_db(), *err = NULL;
+  sqlite3 *s;
+  cr_assert_eq(signal_mid_run(task, db, "20000", 0, SIGTERM, &s, &err), 1,
+               "%s", err);
+  cr_expect(strstr(err, "interrupted by SIGTERM: run 1 stopped and "
+                        "committed"), "%s", err);
+  free(err);
+  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM searches WHERE "
+                                  "status = 'interrupted'"), 1);
+  sqlite3_close(s);
+  synth_remove_db(db);
+  remove(task);
+  free(task);
 }
