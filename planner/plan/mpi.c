@@ -164,8 +164,9 @@ int cp_plan_mpi_serve(const cp_task *task, const cp_error *load_err,
       if (cp_wire_outcome_encode(&slot.job, n, &out, &e)) tag = TAG_FAIL;
     }
     if (tag == TAG_FAIL) {
-      snprintf((char *)in.p, in.cap, "%s: %s", e.where, e.msg);
-      r = MPI_Send(in.p, (int)strlen((char *)in.p), MPI_BYTE, 0, TAG_FAIL,
+      char why[sizeof e.where + sizeof e.msg + 2];
+      snprintf(why, sizeof why, "%s: %s", e.where, e.msg);
+      r = MPI_Send(why, (int)strlen(why), MPI_BYTE, 0, TAG_FAIL,
                    MPI_COMM_WORLD);
     } else {
       r = MPI_Send(out.p, (int)out.len, MPI_BYTE, 0, TAG_OUTCOME,
