@@ -150,6 +150,7 @@ static const struct {
     OF(cp_plan_options, seed), OF(cp_plan_options, method), OF(cp_plan_options, max_seconds),
     OF(cp_plan_options, max_nodes), OF(cp_plan_options, batch),
     OF(cp_plan_options, search_batch), OF(cp_plan_options, threads),
+    OF(cp_plan_options, run_batch), OF(cp_plan_options, run_batch_ctx),
     OF(cp_plan_options, task_path),
     OF(cp_plan_options, world_options), OF(cp_plan_options, progress),
     OF(cp_plan_options, progress_ctx), OF(cp_plan_options, progress_interval),

@@ -38,6 +38,21 @@ typedef struct cp_cli_ompl {
 /// Registers (NULL: removes) the OMPL planners.
 void cp_cli_set_ompl(const cp_cli_ompl *ompl);
 
+/// MPI planning (planner/plan/mpi.h), registered by an executable built
+/// with MPI; without it `plan --mpi` is a usage error (exit status 2).
+typedef struct cp_cli_mpi {
+  int (*start)(int *rank, int *ranks, cp_error *err);
+  void (*stop)(void);
+  cp_plan_status (*plan)(cp_store *st, const cp_task *task,
+                         const cp_plan_options *opt, cp_plan_result *res,
+                         cp_error *err);
+  int (*serve)(const cp_task *task, const cp_error *load_err, cp_error *err);
+  void (*traffic)(long long *jobs, long long *sent, long long *received);
+} cp_cli_mpi;
+
+/// Registers (NULL: removes) MPI planning.
+void cp_cli_set_mpi(const cp_cli_mpi *mpi);
+
 #ifdef __cplusplus
 }
 #endif

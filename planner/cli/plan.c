@@ -46,6 +46,23 @@ static const cp_cli_ompl *ompl_planners;
 
 void cp_cli_set_ompl(const cp_cli_ompl *ompl) { ompl_planners = ompl; }
 
+/* MPI planning, when the executable has it (cli.h). */
+static const cp_cli_mpi *mpi_impl;
+
+void cp_cli_set_mpi(const cp_cli_mpi *mpi) { mpi_impl = mpi; }
+
+/* --mpi on a rank other than 0: simulates rank 0's batches (the task as
+ * this rank loaded it, or why it could not); nothing is printed unless MPI
+ * itself fails. */
+static int mpi_worker(const char *file, const cp_task *task,
+                      const cp_error *load_err) {
+  cp_error err;
+  int rc = mpi_impl->serve(task, load_err, &err);
+  mpi_impl->stop();
+  if (rc) fprintf(stderr, "complan: %s: %s\n", file, err.msg);
+  return rc ? CP_EXIT_UNDECIDED : CP_EXIT_ANSWERED;
+}
+
 static int is_ompl(const char *m) { return !strncmp(m, "ompl:", 5); }
 
 /* 0 when m is a planner this complan has (complan's or OMPL's), else a
@@ -264,7 +281,8 @@ static int benchmark(const char *file, const cp_task *task, const char *db,
 int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
   const char *file = NULL, *db = "complan.sqlite", *method = NULL,
              *planners = NULL;
-  int json = 0, resume = 0, progress = 0;
+  int json = 0, resume = 0, progress = 0, use_mpi = 0;
+  int rc = 0;
   long max_nodes = 0, bench = 0, threads = 0;
   const char *seed_text = NULL; /* --seed: any of 0 .. 2^64 - 1 */
   uint64_t seed = 0;
@@ -292,6 +310,10 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
        "the machine's cores; the answers do not depend on it)",
        .imin = 1, .imax = CP_PLAN_MAX_THREADS,
        .expect = "a number of threads from 1 to 256"},
+      CP_CLI_BOOL("--mpi", &use_mpi,
+                  "run under mpirun: rank 0 searches and writes the\n"
+                  "database, the other ranks simulate its search.batch\n"
+                  "(docs/parallel.md; the answers do not depend on it)"),
       CP_CLI_BOOL("--json", &json,
                   "print one JSON document: {\"status\", \"run_id\",\n"
                   "\"plan_id\", \"planner\", \"nodes\", \"expansions\",\n"
@@ -323,21 +345,44 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
     return cp_cli_usage_error("plan ", "--benchmark and --resume exclude "
                               "each other");
 
+  if (use_mpi && !mpi_impl)
+    return cp_cli_usage_error("plan ", "--mpi: this complan was built "
+                              "without MPI (install libopenmpi-dev and "
+                              "rebuild)");
+  if (use_mpi && (bench || (method && is_ompl(method))))
+    return cp_cli_usage_error("plan ", "--mpi runs complan's own planners, "
+                              "without --benchmark");
+
   if (!threads) threads = default_threads();
   cp_task task;
   cp_error err;
-  if (cp_task_load(file, &task, &err)) return cp_cli_input_error(file, &err);
+  int rank = 0, ranks = 1;
+  if (use_mpi && mpi_impl->start(&rank, &ranks, &err)) {
+    fprintf(stderr, "complan: %s\n", err.msg);
+    return CP_EXIT_UNDECIDED;
+  }
+  if (cp_task_load(file, &task, &err)) {
+    if (rank > 0) return mpi_worker(file, NULL, &err);
+    if (use_mpi) mpi_impl->stop();
+    return cp_cli_input_error(file, &err);
+  }
+  if (rank > 0) {
+    rc = mpi_worker(file, &task, NULL);
+    cp_task_free(&task);
+    return rc;
+  }
   cp_cli_scene_warnings(file, &task.scene);
   if (bench) {
     if (has_seed) task.seed = (uint64_t)seed;
-    int rc = benchmark(file, &task, db, bench, planners, max_seconds, json,
-                       progress || isatty(STDERR_FILENO), (int)threads);
+    rc = benchmark(file, &task, db, bench, planners, max_seconds, json,
+                   progress || isatty(STDERR_FILENO), (int)threads);
     cp_task_free(&task);
     return rc;
   }
   cp_store *st;
-  int rc = cp_cli_open_store(db, 0, &st);
+  rc = cp_cli_open_store(db, 0, &st);
   if (rc) {
+    if (use_mpi) mpi_impl->stop();
     cp_task_free(&task);
     return rc;
   }
@@ -359,10 +404,20 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
   cp_plan_result r;
   catch_signals();
   cp_plan_status s =
-      method && is_ompl(method)
+      use_mpi ? mpi_impl->plan(st, &task, &o, &r, &err)
+      : method && is_ompl(method)
           ? ompl_planners->plan(st, &task, method, &o, &r, &err)
           : cp_plan_task(st, &task, &o, &r, &err);
   release_signals();
+  if (use_mpi) {
+    long long jobs, sent, received;
+    mpi_impl->traffic(&jobs, &sent, &received);
+    mpi_impl->stop();
+    fprintf(stderr, "complan: mpi: %d worker rank%s ran %lld expansions; "
+            "%lld bytes sent, %lld received (%.0f per expansion)\n",
+            ranks - 1, ranks == 2 ? "" : "s", jobs, sent, received,
+            jobs ? (double)(sent + received) / (double)jobs : 0.0);
+  }
   if (pc.shown) fputc('\n', stderr);
   if (s == CP_PLAN_INTERRUPTED)
     fprintf(stderr, "complan: interrupted by %s: run %lld stopped and "

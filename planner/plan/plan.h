@@ -52,6 +52,11 @@ typedef struct cp_plan_options {
   /// cp_plan_task only: workers simulating a batch (0, 1: the calling
   /// thread alone; see cp_plan_world_set_threads).
   int threads;
+  /// cp_plan_task only: runs the batches instead of threads when not NULL
+  /// (MPI's ranks: planner/plan/mpi.h), like cp_search_problem's
+  /// expand_batch; n is the problem's state size.
+  int (*run_batch)(void *ctx, int n, cp_expand_job *jobs, int count);
+  void *run_batch_ctx;
   const char *task_path;  ///< recorded in the tasks table (may be NULL)
   const char *world_options; ///< JSON text recorded with the run (NULL: {})
   void (*progress)(void *ctx, const cp_plan_progress *p);

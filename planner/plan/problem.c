@@ -44,6 +44,9 @@ struct cp_plan_world {
   cp_plan_actions actions; /* target and Cartesian inputs (none: n_act 0) */
   int warm_start;          /* as created (the workers' worlds likewise) */
   cp_plan_pool *pool;      /* threads > 1: the batch workers (pool.c) */
+  /* cp_plan_options.run_batch (MPI), instead of the pool */
+  int (*run_batch)(void *ctx, int n, cp_expand_job *jobs, int count);
+  void *run_batch_ctx;
 };
 
 
@@ -286,6 +289,7 @@ static void set_budget(void *ctx, const cp_search_budget *budget) {
 
 static int expand_batch(void *ctx, cp_expand_job *jobs, int n) {
   cp_plan_world *pw = ctx;
+  if (pw->run_batch) return pw->run_batch(pw->run_batch_ctx, pw->n, jobs, n);
   return cp_plan_pool_run(pw->pool, pw, jobs, n);
 }
 
@@ -295,6 +299,7 @@ int cp_plan_world_set_threads(cp_plan_world *pw, int threads, cp_error *err) {
                         CP_PLAN_MAX_THREADS, threads);
   cp_plan_pool_destroy(pw->pool);
   pw->pool = NULL;
+  pw->run_batch = NULL;
   pw->problem.expand_batch = NULL;
   if (threads == 1) return 0;
   if (cp_plan_pool_create(pw->task, pw->warm_start, threads, &pw->pool, err))
@@ -603,13 +608,18 @@ cp_plan_status cp_plan_task(cp_store *st, const cp_task *task,
   }
   cp_plan_options o = opt ? *opt : cp_plan_defaults();
   int batch = o.search_batch > 0 ? o.search_batch : task->search_batch;
-  if (o.threads > 1 && batch > 1 &&
+  if (!o.run_batch && o.threads > 1 && batch > 1 &&
       cp_plan_world_set_threads(pw, o.threads, err)) {
     cp_plan_world_destroy(pw);
     memset(res, 0, sizeof *res);
     res->plan_id = -1;
     return res->status = err->code == CP_ERR_NOMEM ? CP_PLAN_FAILED
                                                     : CP_PLAN_BAD_INPUT;
+  }
+  if (o.run_batch) {
+    pw->run_batch = o.run_batch;
+    pw->run_batch_ctx = o.run_batch_ctx;
+    pw->problem.expand_batch = expand_batch;
   }
   o.world_options = cp_plan_world_options(pw);
   cp_plan_status s = cp_plan_search(st, task, cp_plan_world_problem(pw),

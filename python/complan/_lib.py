@@ -264,6 +264,7 @@ class CPlanOptions(Structure):  # planner/plan/plan.h
     _fields_ = [("resume", c_int), ("has_seed", c_int), ("seed", c_uint64),
                 ("method", c_char_p), ("max_seconds", c_double), ("max_nodes", c_long),
                 ("batch", c_int), ("search_batch", c_int), ("threads", c_int),
+                ("run_batch", c_void_p), ("run_batch_ctx", c_void_p),
                 ("task_path", c_char_p), ("world_options", c_char_p),
                 ("progress", PLAN_PROGRESS), ("progress_ctx", c_void_p),
                 ("progress_interval", c_double), ("cancel", POINTER(c_int)),

@@ -1,6 +1,7 @@
 #include "synth.h"
 
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include <sqlite3.h>
 
 #include <math.h>
@@ -311,4 +312,139 @@ sqlite3 *synth_wait_nodes(const char *path, long long n, double seconds) {
     }
   }
   return s;
+}
+
+/* The push task with search.batch `batch` (its scene path made absolute),
+ * in a temporary file. */
+char *synth_push_task(int batch) {
+  char path[1024], scenes[1024];
+  const char *root = getenv("CP_SOURCE_ROOT");
+  snprintf(path, sizeof path, "%s/planner/tasks/push.json", root);
+  snprintf(scenes, sizeof scenes, "\"%s/models/scenes/", root);
+  char *text = cpt_read_file(path, NULL);
+  const char *from = "\"../../models/scenes/", *seed = "\"seed\": 1}";
+  char *sp = strstr(text, from), *sd = strstr(text, seed);
+  cr_assert(sp && sd && sp < sd);
+  size_t n = strlen(text) + strlen(scenes) + 64;
+  char *out = malloc(n);
+  snprintf(out, n, "%.*s%s%.*s\"seed\": 1, \"batch\": %d}%s", (int)(sp - text),
+           text, scenes, (int)(sd - sp - strlen(from)), sp + strlen(from),
+           batch, sd + strlen(seed));
+  free(text);
+  char *file = cpt_temp_file(out, ".json");
+  free(out);
+  return file;
+}
+
+sqlite3 *synth_open_db(const char *path) {
+  sqlite3 *db;
+  cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+  sqlite3_busy_timeout(db, 5000);
+  return db;
+}
+
+/* Digest of a run's node rows, every column but pivots (a work count: an
+ * impact LCP found in a worker's memo counts none); *n the count. */
+unsigned long long synth_run_digest(sqlite3 *db, long long run,
+                                     long long *n) {
+  sqlite3_stmt *q;
+  cr_assert_eq(sqlite3_prepare_v2(
+                   db,
+                   "SELECT id, ifnull(parent, -1), depth, ifnull(action, -1),"
+                   " flags, steps, lcp_solves, fallbacks, warm_steps, time,"
+                   " cost, goal_distance, outcome, ifnull(message, ''), state,"
+                   " ifnull(warm, x'') FROM nodes WHERE search_id = ?"
+                   " ORDER BY id",
+                   -1, &q, NULL),
+               SQLITE_OK);
+  sqlite3_bind_int64(q, 1, run);
+  unsigned long long h = 1469598103934665603ull;
+  *n = 0;
+  while (sqlite3_step(q) == SQLITE_ROW) {
+    long long v[9];
+    double d[3];
+    for (int k = 0; k < 9; ++k) v[k] = sqlite3_column_int64(q, k);
+    for (int k = 0; k < 3; ++k) d[k] = sqlite3_column_double(q, 9 + k);
+    const unsigned char *parts[6] = {
+        (const void *)v, (const void *)d, sqlite3_column_text(q, 12),
+        sqlite3_column_text(q, 13), sqlite3_column_blob(q, 14),
+        sqlite3_column_blob(q, 15)};
+    size_t lens[6] = {sizeof v, sizeof d, (size_t)sqlite3_column_bytes(q, 12),
+                      (size_t)sqlite3_column_bytes(q, 13),
+                      (size_t)sqlite3_column_bytes(q, 14),
+                      (size_t)sqlite3_column_bytes(q, 15)};
+    for (int k = 0; k < 6; ++k)
+      for (size_t i = 0; i < lens[k]; ++i)
+        h = (h ^ parts[k][i]) * 1099511628211ull;
+    ++*n;
+  }
+  sqlite3_finalize(q);
+  return h;
+}
+
+/* The plans of run `run` ("node:cost:length", comma-separated; "" when
+ * none). */
+void synth_plan_of(sqlite3 *db, long long run, char *out, size_t size) {
+  char sql[256];
+  snprintf(sql, sizeof sql,
+           "SELECT group_concat(node || ':' || cost || ':' || length, ',')"
+           " FROM plans WHERE search_id = %lld", run);
+  sqlite3_stmt *q;
+  cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK, "%s",
+               sqlite3_errmsg(db));
+  cr_assert_eq(sqlite3_step(q), SQLITE_ROW);
+  const unsigned char *t = sqlite3_column_text(q, 0);
+  snprintf(out, size, "%s", t ? (const char *)t : "");
+  sqlite3_finalize(q);
+}
+
+long long synth_assert_same_run(sqlite3 *a, long long ra, sqlite3 *b,
+                                long long rb, const char *what) {
+  long long na, nb;
+  cr_assert_eq(synth_run_digest(a, ra, &na), synth_run_digest(b, rb, &nb),
+               "%s: the node rows differ", what);
+  cr_assert_eq(na, nb, "%s", what);
+  char pa[4096], pb[4096];
+  synth_plan_of(a, ra, pa, sizeof pa);
+  synth_plan_of(b, rb, pb, sizeof pb);
+  cr_assert_str_eq(pa, pb, "%s: the plans differ", what);
+  return na;
+}
+
+static json_t *push_plan_json(const char *task, const char *db,
+                              const char *threads, const char *extra) {
+  const char *argv[] = {"complan", "plan", task, "--db", db, "--method",
+                        "sst", "--seed", "4", "--max-nodes", "1500",
+                        "--max-seconds", "3600", "--threads", threads,
+                        "--json", extra, NULL};
+  return cpt_run_json(argv, 0);
+}
+
+void synth_killed_push_resumes(sqlite3 *s, char *task, char *db,
+                               const char *threads,
+                               void (*resume)(const char *task,
+                                              const char *db)) {
+  long long n1 = synth_query_int(s, "SELECT count(*) FROM nodes");
+  cr_assert(n1 >= 100 && n1 < 1500, "%lld nodes", n1);
+  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM plans"), 0);
+  if (resume) {
+    resume(task, db);
+  } else { /* on one thread (the batch is the run's, not the threads') */
+    json_t *doc = push_plan_json(task, db, "1", "--resume");
+    cr_assert(json_is_true(json_object_get(doc, "resumed")));
+    json_decref(doc);
+  }
+  /* The same run went on (no second run). */
+  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM searches"), 1);
+  char *db2 = synth_temp_db();
+  json_decref(push_plan_json(task, db2, threads, NULL));
+  sqlite3 *s2 = synth_open_db(db2);
+  synth_assert_same_run(s, 1, s2, 1,
+                        "the killed run, resumed, is the uninterrupted one");
+  sqlite3_close(s);
+  sqlite3_close(s2);
+  synth_remove_db(db);
+  synth_remove_db(db2);
+  remove(task);
+  free(task);
 }

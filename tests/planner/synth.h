@@ -67,4 +67,32 @@ struct sqlite3 *synth_wait_nodes(const char *path, long long n,
 char *synth_temp_db(void);
 void synth_remove_db(char *path);
 
+/// Helpers of the parallel tests (threads, MPI): the push task
+/// (planner/tasks/push.json, its scene path made absolute) with
+/// search.batch `batch`, in a temporary file (malloc'd path); a database
+/// opened with a busy timeout; a digest of a run's node rows, every column
+/// but pivots (*n the count); and its plans ("node:cost:length", comma-
+/// separated, "" when none).
+char *synth_push_task(int batch);
+struct sqlite3 *synth_open_db(const char *path);
+unsigned long long synth_run_digest(struct sqlite3 *db, long long run,
+                                    long long *n);
+void synth_plan_of(struct sqlite3 *db, long long run, char *out, size_t size);
+/// Asserts that run ra of a and run rb of b have the same node rows
+/// (synth_run_digest) and plans (`what` in the message); returns the node
+/// count.
+/// After a run `plan TASK --db DB --method sst --seed 4 --max-nodes 1500`
+/// of the push task (s open on db) was killed: asserts it committed 100 to
+/// 1499 nodes and no plan, resumes it (with `resume`, NULL: on one
+/// thread, --json, status 0) and asserts it is then the same run, equal to
+/// the uninterrupted run made on `threads` threads. Closes s, removes db
+/// and task, frees both paths.
+void synth_killed_push_resumes(struct sqlite3 *s, char *task, char *db,
+                               const char *threads,
+                               void (*resume)(const char *task,
+                                              const char *db));
+long long synth_assert_same_run(struct sqlite3 *a, long long ra,
+                                struct sqlite3 *b, long long rb,
+                                const char *what);
+
 #endif

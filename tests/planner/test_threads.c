@@ -21,92 +21,8 @@
 #include "tests/support.h"
 #include "synth.h"
 
-/* The push task with search.batch `batch` (its scene path made absolute),
- * in a temporary file. */
-static char *push_task(int batch) {
-  char path[1024], scenes[1024];
-  const char *root = getenv("CP_SOURCE_ROOT");
-  snprintf(path, sizeof path, "%s/planner/tasks/push.json", root);
-  snprintf(scenes, sizeof scenes, "\"%s/models/scenes/", root);
-  char *text = cpt_read_file(path, NULL);
-  const char *from = "\"../../models/scenes/", *seed = "\"seed\": 1}";
-  char *sp = strstr(text, from), *sd = strstr(text, seed);
-  cr_assert(sp && sd && sp < sd);
-  size_t n = strlen(text) + strlen(scenes) + 64;
-  char *out = malloc(n);
-  snprintf(out, n, "%.*s%s%.*s\"seed\": 1, \"batch\": %d}%s", (int)(sp - text),
-           text, scenes, (int)(sd - sp - strlen(from)), sp + strlen(from),
-           batch, sd + strlen(seed));
-  free(text);
-  char *file = cpt_temp_file(out, ".json");
-  free(out);
-  return file;
-}
-
-static sqlite3 *open_db(const char *path) {
-  sqlite3 *db;
-  cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
-  sqlite3_busy_timeout(db, 5000);
-  return db;
-}
-
-/* Digest of a run's node rows, every column but pivots (a work count: an
- * impact LCP found in a worker's memo counts none); *n the count. */
-static unsigned long long run_digest(sqlite3 *db, long long run,
-                                     long long *n) {
-  sqlite3_stmt *q;
-  cr_assert_eq(sqlite3_prepare_v2(
-                   db,
-                   "SELECT id, ifnull(parent, -1), depth, ifnull(action, -1),"
-                   " flags, steps, lcp_solves, fallbacks, warm_steps, time,"
-                   " cost, goal_distance, outcome, ifnull(message, ''), state,"
-                   " ifnull(warm, x'') FROM nodes WHERE search_id = ?"
-                   " ORDER BY id",
-                   -1, &q, NULL),
-               SQLITE_OK);
-  sqlite3_bind_int64(q, 1, run);
-  unsigned long long h = 1469598103934665603ull;
-  *n = 0;
-  while (sqlite3_step(q) == SQLITE_ROW) {
-    long long v[9];
-    double d[3];
-    for (int k = 0; k < 9; ++k) v[k] = sqlite3_column_int64(q, k);
-    for (int k = 0; k < 3; ++k) d[k] = sqlite3_column_double(q, 9 + k);
-    const unsigned char *parts[6] = {
-        (const void *)v, (const void *)d, sqlite3_column_text(q, 12),
-        sqlite3_column_text(q, 13), sqlite3_column_blob(q, 14),
-        sqlite3_column_blob(q, 15)};
-    size_t lens[6] = {sizeof v, sizeof d, (size_t)sqlite3_column_bytes(q, 12),
-                      (size_t)sqlite3_column_bytes(q, 13),
-                      (size_t)sqlite3_column_bytes(q, 14),
-                      (size_t)sqlite3_column_bytes(q, 15)};
-    for (int k = 0; k < 6; ++k)
-      for (size_t i = 0; i < lens[k]; ++i)
-        h = (h ^ parts[k][i]) * 1099511628211ull;
-    ++*n;
-  }
-  sqlite3_finalize(q);
-  return h;
-}
-
-/* The plans of run `run` ("node:cost:length", comma-separated; "" when
- * none). */
-static void plan_of(sqlite3 *db, long long run, char *out, size_t size) {
-  char sql[256];
-  snprintf(sql, sizeof sql,
-           "SELECT group_concat(node || ':' || cost || ':' || length, ',')"
-           " FROM plans WHERE search_id = %lld", run);
-  sqlite3_stmt *q;
-  cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK, "%s",
-               sqlite3_errmsg(db));
-  cr_assert_eq(sqlite3_step(q), SQLITE_ROW);
-  const unsigned char *t = sqlite3_column_text(q, 0);
-  snprintf(out, size, "%s", t ? (const char *)t : "");
-  sqlite3_finalize(q);
-}
-
 static void same_for_any_thread_count(const char *method, long max_nodes) {
-  char *file = push_task(4);
+  char *file = synth_push_task(4);
   cp_task task;
   cp_error e;
   cr_assert_eq(cp_task_load(file, &task, &e), 0, "%s", e.msg);
@@ -131,18 +47,18 @@ static void same_for_any_thread_count(const char *method, long max_nodes) {
     cr_assert_eq(r[k].run_id, k + 1);
   }
   cp_store_close(st);
-  sqlite3 *db = open_db(path);
+  sqlite3 *db = synth_open_db(path);
   long long n0, n;
-  unsigned long long d0 = run_digest(db, 1, &n0);
+  unsigned long long d0 = synth_run_digest(db, 1, &n0);
   char plan0[4096], plan[4096];
-  plan_of(db, 1, plan0, sizeof plan0);
+  synth_plan_of(db, 1, plan0, sizeof plan0);
   cr_assert(n0 > 40, "%s: a real search (%lld nodes)", method, n0);
   if (!strcmp(method, "astar")) cr_assert(plan0[0], "astar: a plan");
   for (int k = 1; k < 3; ++k) {
-    cr_assert_eq(run_digest(db, k + 1, &n), d0, "%s: %d threads", method,
+    cr_assert_eq(synth_run_digest(db, k + 1, &n), d0, "%s: %d threads", method,
                  threads[k]);
     cr_assert_eq(n, n0);
-    plan_of(db, k + 1, plan, sizeof plan);
+    synth_plan_of(db, k + 1, plan, sizeof plan);
     cr_assert_str_eq(plan, plan0, "%s: %d threads", method, threads[k]);
     cr_assert_eq(r[k].cost, r[0].cost);
     cr_assert_eq(r[k].stats.expansions, r[0].stats.expansions);
@@ -168,18 +84,9 @@ Test(threads, sst_database_is_the_same_for_1_2_4_threads, .timeout = 600) {
   same_for_any_thread_count("sst", 400);
 }
 
-static json_t *plan_json(const char *task, const char *db, const char *threads,
-                         const char *extra, int rc) {
-  const char *argv[] = {"complan", "plan", task, "--db", db, "--method",
-                        "sst", "--seed", "4", "--max-nodes", "1500",
-                        "--max-seconds", "3600", "--threads", threads,
-                        "--json", extra, NULL};
-  return cpt_run_json(argv, rc);
-}
-
 Test(threads, a_killed_threaded_run_resumes_into_the_uninterrupted_one,
      .timeout = 600) {
-  char *task = push_task(4);
+  char *task = synth_push_task(4);
   char *db = synth_temp_db();
   const char *exe = getenv("CP_COMPLAN");
   pid_t pid = fork();
@@ -200,35 +107,11 @@ Test(threads, a_killed_threaded_run_resumes_into_the_uninterrupted_one,
   waitpid(pid, &wst, 0);
   cr_assert(WIFSIGNALED(wst), "the run ended before it was killed");
   cr_assert_not_null(s);
-  long long n1 = synth_query_int(s, "SELECT count(*) FROM nodes");
-  cr_assert(n1 >= 100 && n1 < 1500, "%lld nodes", n1);
-  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM plans"), 0);
-  /* Resumed on one thread (the batch is the run's, not the threads'). */
-  json_t *doc = plan_json(task, db, "1", "--resume", 0);
-  cr_assert(json_is_true(json_object_get(doc, "resumed")));
-  cr_assert_eq(json_integer_value(json_object_get(doc, "run_id")), 1);
-  json_decref(doc);
-  char *db2 = synth_temp_db();
-  json_decref(plan_json(task, db2, "2", NULL, 0));
-  sqlite3 *s2 = open_db(db2);
-  long long na, nb;
-  cr_assert_eq(run_digest(s, 1, &na), run_digest(s2, 1, &nb),
-               "the killed run, resumed, is the uninterrupted one");
-  cr_assert_eq(na, nb);
-  char pa[4096], pb[4096];
-  plan_of(s, 1, pa, sizeof pa);
-  plan_of(s2, 1, pb, sizeof pb);
-  cr_assert_str_eq(pa, pb);
-  sqlite3_close(s);
-  sqlite3_close(s2);
-  synth_remove_db(db);
-  synth_remove_db(db2);
-  remove(task);
-  free(task);
+  synth_killed_push_resumes(s, task, db, "2", NULL);
 }
 
 Test(threads, bad_thread_counts_and_batches_are_refused) {
-  char *task = push_task(4);
+  char *task = synth_push_task(4);
   char *db = synth_temp_db();
   const char *argv[] = {"complan", "plan", task, "--db", db, "--threads", "0",
                         NULL};
@@ -239,7 +122,7 @@ Test(threads, bad_thread_counts_and_batches_are_refused) {
   cr_assert(access(db, F_OK) != 0, "nothing written");
   remove(task);
   free(task);
-  task = push_task(0);
+  task = synth_push_task(0);
   const char *argv2[] = {"complan", "plan", task, "--db", db, NULL};
   cr_assert_eq(cpt_run(argv2, NULL, &err), 2);
   cr_assert(strstr(err, "search.batch") && strstr(err, task), "%s", err);
@@ -249,7 +132,7 @@ Test(threads, bad_thread_counts_and_batches_are_refused) {
   cp_task t;
   remove(task);
   free(task);
-  task = push_task(2);
+  task = synth_push_task(2);
   cr_assert_eq(cp_task_load(task, &t, &e), 0, "%s", e.msg);
   cr_assert_eq(cp_plan_world_create(&t, 1, &pw, &e), 0, "%s", e.msg);
   cr_assert_eq(cp_plan_world_set_threads(pw, 0, &e), -1);
@@ -306,7 +189,7 @@ static cp_plan_result plan_push(const cp_task *task, const char *path,
 
 Test(threads, a_resumed_run_keeps_the_batch_it_was_started_with,
      .timeout = 600) {
-  char *file = push_task(1);
+  char *file = synth_push_task(1);
   cp_task task;
   cp_error e;
   cr_assert_eq(cp_task_load(file, &task, &e), 0, "%s", e.msg);
@@ -315,9 +198,9 @@ Test(threads, a_resumed_run_keeps_the_batch_it_was_started_with,
   plan_push(&task, b, 4, 400, 0, 200); /* cancelled at 200, resumed with */
   cp_plan_result r = plan_push(&task, b, 0, 400, 1, 0); /* the task's 1 */
   cr_assert_eq(r.resumed, 1);
-  sqlite3 *da = open_db(a), *db = open_db(b);
+  sqlite3 *da = synth_open_db(a), *db = synth_open_db(b);
   long long na, nb;
-  cr_assert_eq(run_digest(da, 1, &na), run_digest(db, 1, &nb),
+  cr_assert_eq(synth_run_digest(da, 1, &na), synth_run_digest(db, 1, &nb),
                "the resumed run went on in batches of 4");
   cr_assert_eq(na, nb);
   cr_assert(na > 300, "%lld nodes", na);

@@ -1,0 +1,51 @@
+/// \file planner/plan/mpi.h
+/// Planning with MPI (docs/parallel.md, "MPI"): rank 0 runs the search and
+/// owns the database, as cp_plan_task does; ranks 1 .. R-1 each own a world
+/// of the task and simulate the jobs of its batches (search.batch), sent as
+/// messages (planner/plan/wire.h). The answers are those of
+/// cp_plan_task with any number of threads. Built as its own library
+/// (libcomplan-mpi) when meson finds MPI (-Dmpi=auto); the C library does
+/// not depend on MPI. Not installed yet.
+#ifndef CP_PLANNER_PLAN_MPI_H
+#define CP_PLANNER_PLAN_MPI_H
+
+#include "planner/plan/plan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Initialises MPI (MPI_Init) and gives this process's rank and the number
+/// of ranks. 0, or -1 with err.
+int cp_plan_mpi_start(int *rank, int *ranks, cp_error *err);
+/// Rank 0: tells every worker still waiting to stop; then every rank:
+/// MPI_Finalize.
+void cp_plan_mpi_stop(void);
+
+/// Rank 0: cp_plan_task with the batches simulated by ranks 1 .. R-1 (at
+/// least one). First every worker reports that it loaded the same task
+/// (cp_task_hash) into a world (else CP_PLAN_BAD_INPUT naming the rank and
+/// what it said). A worker that fails or dies mid-run ends the search
+/// like a failed expansion (CP_PLAN_FAILED, the rank named): the batches
+/// committed before stay in the database and --resume continues the run.
+cp_plan_status cp_plan_mpi_task(cp_store *st, const cp_task *task,
+                                const cp_plan_options *opt,
+                                cp_plan_result *res, cp_error *err);
+
+/// Rank 0: the jobs sent to the workers so far and the bytes of the job
+/// and outcome messages (docs/parallel.md measures them per expansion).
+void cp_plan_mpi_traffic(long long *jobs, long long *sent,
+                         long long *received);
+
+/// Ranks 1 ..: simulates rank 0's jobs for task until rank 0 says stop.
+/// task NULL: this rank could not load the task (load_err says why); it
+/// tells rank 0 so and waits for the stop. 0, or -1 with err (an MPI
+/// failure or a malformed message).
+int cp_plan_mpi_serve(const cp_task *task, const cp_error *load_err,
+                      cp_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

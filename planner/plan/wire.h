@@ -1,0 +1,61 @@
+/// \file planner/plan/wire.h
+/// Inside planner/plan: a batch job (cp_expand_job) as bytes, for workers
+/// in other processes (MPI ranks, docs/parallel.md). A job message carries
+/// the inputs (parent state, time, action, the parent's warm-start data); an
+/// outcome message carries what the worker's expansion gave back (rc, the
+/// final state, the counters, the outcome and its message, the new
+/// warm-start data). Doubles travel as their bytes in the sender's byte
+/// order: every message starts with a tag that a process of the other byte
+/// order (or a message of another kind or version) fails to decode, rather
+/// than reading wrong numbers. Not a public header.
+#ifndef CP_PLANNER_PLAN_WIRE_H
+#define CP_PLANNER_PLAN_WIRE_H
+
+#include <stddef.h>
+
+#include "models/error.h"
+#include "planner/search/search.h"
+
+/// A growable byte buffer (the messages are built and read in it).
+typedef struct cp_wire_buf {
+  unsigned char *p;
+  size_t len, cap;
+} cp_wire_buf;
+
+void cp_wire_buf_free(cp_wire_buf *b);
+
+/// Writes job j's inputs (state of n doubles) to b (replacing its bytes).
+/// 0, or -1 with err (out of memory).
+int cp_wire_job_encode(const cp_expand_job *j, int n, cp_wire_buf *b,
+                       cp_error *err);
+
+/// A job as a worker decodes it: its inputs point into the slot's own
+/// buffers (x, warm), its outputs (y, keep) are the slot's too. Reused from
+/// job to job; zero it before the first use.
+typedef struct cp_wire_slot {
+  cp_expand_job job;
+  double *x, *y;
+  int n_cap;
+  unsigned char *warm;
+  size_t warm_cap;
+} cp_wire_slot;
+
+void cp_wire_slot_free(cp_wire_slot *s);
+
+/// Reads a job message of len bytes into slot s (a state of n doubles is
+/// expected). 0, or -1 with err naming what is wrong (CP_ERR_INPUT for a
+/// malformed message, CP_ERR_NOMEM).
+int cp_wire_job_decode(const void *msg, size_t len, int n, cp_wire_slot *s,
+                       cp_error *err);
+
+/// Writes what job j gave back (after cp_expand_job_run) to b.
+int cp_wire_outcome_encode(const cp_expand_job *j, int n, cp_wire_buf *b,
+                           cp_error *err);
+
+/// Reads an outcome message into job j, as cp_expand_job_run would have
+/// left it: j->y (n doubles), j->rc, j->info (its warm pointing into
+/// j->keep, grown as needed). 0, or -1 with err.
+int cp_wire_outcome_decode(const void *msg, size_t len, int n,
+                           cp_expand_job *j, cp_error *err);
+
+#endif

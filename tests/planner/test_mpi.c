@@ -1,0 +1,288 @@
+/* MPI planning (`mpirun -n 3 complan plan TASK --mpi`, planner/plan/mpi.c):
+ * with search.batch 4, rank 0's database -- every node column but pivots,
+ * warm-start blobs included -- and the plans are those of `--threads 1`
+ * (astar, rrt, sst on the push task), the ranks sent one job per
+ * expansion; --mpi without other ranks, with --benchmark, with a task or
+ * a database that cannot be opened, a worker that cannot load its task or
+ * loaded another one are errors with exit status 2 (no run stored, no rank
+ * left waiting); a worker rank killed mid-run ends
+ * the run with mpirun's error naming it, and the database resumes (under
+ * mpirun) into the uninterrupted run; SIGTERM to rank 0 stores the run as
+ * interrupted. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/support.h"
+#include "synth.h"
+
+/* Starts `mpirun --oversubscribe ARGS` (NULL-ended; "@" stands for the
+ * complan executable) with stderr to the file errpath (a mkstemp
+ * template, filled in); returns mpirun's pid. */
+static pid_t mpirun_args(const char *const *args, char *errpath) {
+  const char *mpi = getenv("CP_MPIRUN"), *exe = getenv("CP_COMPLAN");
+  cr_assert(mpi && exe, "CP_MPIRUN and CP_COMPLAN (run with meson test)");
+  const char *argv[48];
+  int k = 0;
+  argv[k++] = mpi;
+  argv[k++] = "--oversubscribe";
+  for (int i = 0; args[i] && k < 47; ++i)
+    argv[k++] = strcmp(args[i], "@") ? args[i] : exe;
+  argv[k] = NULL;
+  int fd = mkstemp(errpath);
+  cr_assert(fd >= 0);
+  pid_t pid = fork();
+  cr_assert(pid >= 0);
+  if (pid == 0) {
+    /* CI runs as root; Open MPI refuses that unless told. */
+    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    /* A sanitizer build: Open MPI's own allocations (in MCA components it
+     * has unloaded by exit, so no suppression can name them) and OMPL's
+     * static ones would fail every rank's leak check. The ranks keep
+     * AddressSanitizer's other checks and UBSan; wire.c's memory is
+     * leak-checked in process by test_wire. */
+    setenv("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=0", 1);
+    int nul = open("/dev/null", O_RDWR);
+    dup2(nul, 0);
+    dup2(nul, 1);
+    dup2(fd, 2);
+    execv(mpi, (char *const *)argv);
+    _exit(127);
+  }
+  close(fd);
+  return pid;
+}
+
+/* Waits for mpirun; its exit status (-1: killed) and *err its stderr. */
+static int mpirun_wait(pid_t pid, char *errpath, char **err) {
+  int st = 0;
+  waitpid(pid, &st, 0);
+  *err = cpt_read_file(errpath, NULL);
+  unlink(errpath);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* `mpirun --oversubscribe -n ranks complan ARGS` started. */
+static pid_t mpirun_start(int ranks, const char *const *args, char *errpath) {
+  const char *argv[40] = {"-n", NULL, "@"};
+  char n[16];
+  snprintf(n, sizeof n, "%d", ranks);
+  argv[1] = n;
+  for (int i = 0; args[i] && i < 36; ++i) argv[3 + i] = args[i];
+  return mpirun_args(argv, errpath);
+}
+
+static int mpirun(int ranks, const char *const *args, char **err) {
+  char path[] = "/tmp/cpmpiXXXXXX";
+  return mpirun_wait(mpirun_start(ranks, args, path), path, err);
+}
+
+static void same_as_threads(const char *method) {
+  char *task = synth_push_task(4), *a = synth_temp_db(), *b = synth_temp_db();
+  const char *one[] = {"complan", "plan", task, "--db", a, "--method",
+                       method, "--max-nodes", "60", "--threads", "1",
+                       "--json", NULL};
+  char *err = NULL;
+  int rc = cpt_run(one, NULL, &err);
+  cr_assert(rc == 0 || rc == 1, "exit %d: %s", rc, err);
+  free(err);
+  const char *mp[] = {"plan", task, "--db", b, "--method", method,
+                      "--max-nodes", "60", "--mpi", NULL};
+  int rm = mpirun(3, mp, &err);
+  cr_assert_eq(rm, rc, "%s: mpirun exit %d (threads: %d): %s", method, rm,
+               rc, err);
+  cr_expect(strstr(err, "complan: mpi: 2 worker ranks ran"), "%s", err);
+  long long jobs = 0;
+  const char *at = strstr(err, "ranks ran ");
+  if (at) jobs = atoll(at + 10);
+  free(err);
+  sqlite3 *da = synth_open_db(a), *db = synth_open_db(b);
+  long long na = synth_assert_same_run(da, 1, db, 1, method);
+  cr_assert(na > 10, "%s: a real search (%lld nodes)", method, na);
+  /* Every expansion but the start's went to a worker (batches of 1, the
+   * last ones of a search, run on rank 0). */
+  long long expansions =
+      synth_query_int(db, "SELECT count(*) FROM nodes WHERE search_id = 1 "
+                          "AND parent IS NOT NULL");
+  cr_expect(jobs > 0 && jobs <= expansions + 4, "%lld jobs, %lld expansions",
+            jobs, expansions);
+  sqlite3_close(da);
+  sqlite3_close(db);
+  synth_remove_db(a);
+  synth_remove_db(b);
+  remove(task);
+  free(task);
+}
+
+Test(mpi, astar_as_threads, .timeout = 600) { same_as_threads("astar"); }
+Test(mpi, rrt_as_threads, .timeout = 600) { same_as_threads("rrt"); }
+Test(mpi, sst_as_threads, .timeout = 600) { same_as_threads("sst"); }
+
+Test(mpi, errors, .timeout = 600) {
+  char *task = synth_push_task(4), *db = synth_temp_db(), *err = NULL;
+  /* One rank: nobody to simulate. */
+  const char *alone[] = {"complan", "plan", task, "--db", db, "--mpi", NULL};
+  cr_assert_eq(mpirun(1, alone + 1, &err), 2, "%s", err);
+  cr_expect(strstr(err, "at least 2 ranks"), "%s", err);
+  free(err);
+  sqlite3 *s = synth_open_db(db);
+  cr_expect_eq(synth_query_int(s, "SELECT count(*) FROM searches"), 0);
+  sqlite3_close(s);
+  const char *bench[] = {"plan", task, "--db", db, "--mpi", "--benchmark",
+                         "2", NULL};
+  cr_assert_eq(mpirun(2, bench, &err), 2, "%s", err);
+  cr_expect(strstr(err, "without --benchmark"), "%s", err);
+  free(err);
+  /* A task no rank can load: rank 0 says so once (the workers, told to
+   * stop, are silent), and nothing hangs. */
+  const char *missing[] = {"plan", "/nonexistent/task.json", "--db", db,
+                           "--mpi", NULL};
+  cr_assert_eq(mpirun(3, missing, &err), 2, "%s", err);
+  const char *at = strstr(err, "cannot open /nonexistent/task.json");
+  cr_expect(at && !strstr(at + 1, "cannot open /nonexistent"), "%s", err);
+  free(err);
+  /* Ranks given other tasks (mpirun's MPMD form): a worker that cannot
+   * load its task, and one whose task differs from rank 0's (here only in
+   * its search seed: any byte of the task or its files counts). */
+  char path[] = "/tmp/cpmpiXXXXXX";
+  const char *lost[] = {"-n", "1", "@", "plan", task, "--db", db, "--mpi",
+                        ":", "-n", "1", "@", "plan", "/nonexistent/t.json",
+                        "--db", db, "--mpi", NULL};
+  cr_assert_eq(mpirun_wait(mpirun_args(lost, path), path, &err), 2, "%s",
+               err);
+  cr_expect(strstr(err, "rank 1 could not load the task: cannot open "
+                        "/nonexistent/t.json"), "%s", err);
+  free(err);
+  char *text = cpt_read_file(task, NULL), *seed = strstr(text, "\"seed\": 1");
+  cr_assert_not_null(seed);
+  seed[8] = '2';
+  char *other = cpt_temp_file(text, ".json");
+  free(text);
+  const char *differ[] = {"-n", "2", "@", "plan", task, "--db", db, "--mpi",
+                          ":", "-n", "1", "@", "plan", other, "--db", db,
+                          "--mpi", NULL};
+  char path2[] = "/tmp/cpmpiXXXXXX";
+  cr_assert_eq(mpirun_wait(mpirun_args(differ, path2), path2, &err), 2,
+               "%s", err);
+  cr_expect(strstr(err, "rank 2 loaded another task than rank 0"), "%s",
+            err);
+  free(err);
+  remove(other);
+  free(other);
+  s = synth_open_db(db);
+  cr_expect_eq(synth_query_int(s, "SELECT count(*) FROM searches"), 0);
+  sqlite3_close(s);
+  /* A database rank 0 cannot open: the workers are stopped too. */
+  char dir[] = "/tmp/cpmpidirXXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  const char *baddb[] = {"plan", task, "--db", dir, "--mpi", NULL};
+  cr_assert_eq(mpirun(3, baddb, &err), 2, "%s", err);
+  cr_expect(strstr(err, "is a directory"), "%s", err);
+  free(err);
+  rmdir(dir);
+  synth_remove_db(db);
+  remove(task);
+  free(task);
+}
+
+/* The pid of MPI rank `rank` among mpirun's children (Open MPI gives each
+ * OMPI_COMM_WORLD_RANK in its environment); -1 when none. */
+static pid_t rank_pid(pid_t mpirun_pid, int rank) {
+  char want[64];
+  snprintf(want, sizeof want, "OMPI_COMM_WORLD_RANK=%d", rank);
+  DIR *d = opendir("/proc");
+  cr_assert_not_null(d);
+  pid_t found = -1;
+  struct dirent *e;
+  while (found < 0 && (e = readdir(d))) {
+    char path[300];
+    long pid = atol(e->d_name), ppid = 0;
+    if (pid <= 0) continue;
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    /* pid (comm) state ppid: comm may hold spaces, so from the last ')'. */
+    char line[1024];
+    char *r = fgets(line, sizeof line, f) ? strrchr(line, ')') : NULL;
+    fclose(f);
+    if (!r || sscanf(r + 1, " %*c %ld", &ppid) != 1 || ppid != mpirun_pid)
+      continue;
+    snprintf(path, sizeof path, "/proc/%ld/environ", pid);
+    size_t len = 0;
+    char *env = cpt_read_file(path, &len);
+    for (size_t at = 0; env && at < len; at += strlen(env + at) + 1)
+      if (!strcmp(env + at, want)) found = (pid_t)pid;
+    free(env);
+  }
+  closedir(d);
+  return found;
+}
+
+/* The killed run resumed under mpirun. */
+static void resume_mpi(const char *task, const char *db) {
+  const char *args[] = {"plan", task, "--db", db, "--method", "sst",
+                        "--seed", "4", "--max-nodes", "1500",
+                        "--max-seconds", "3600", "--mpi", "--resume", NULL};
+  char *err = NULL;
+  cr_assert_eq(mpirun(3, args, &err), 0, "%s", err);
+  free(err);
+}
+
+/* Runs the push task (sst, seed 4, max_nodes) under `mpirun -n 3 --mpi`
+ * until 100 nodes are committed, sends MPI rank `rank` the signal sig and
+ * waits for mpirun: its exit status, *err its stderr, *s the database. */
+static int signal_mid_run(const char *task, const char *db,
+                          const char *max_nodes, int rank, int sig,
+                          sqlite3 **s, char **err) {
+  const char *args[] = {"plan", task, "--db", db, "--method", "sst",
+                        "--seed", "4", "--max-nodes", max_nodes,
+                        "--max-seconds", "3600", "--mpi", NULL};
+  char path[] = "/tmp/cpmpiXXXXXX";
+  pid_t pid = mpirun_start(3, args, path);
+  *s = synth_wait_nodes(db, 100, 120);
+  cr_assert_not_null(*s, "no nodes committed");
+  pid_t r = rank_pid(pid, rank);
+  cr_assert(r > 0, "rank %d not found among mpirun's children", rank);
+  kill(r, sig);
+  return mpirun_wait(pid, path, err);
+}
+
+/* A worker rank killed mid-run: mpirun ends the run with an error naming
+ * the rank; the database holds whole batches and --resume under mpirun
+ * grows it into the uninterrupted run (made on one thread). */
+Test(mpi, a_dead_rank_leaves_a_resumable_run, .timeout = 600) {
+  char *task = synth_push_task(4), *db = synth_temp_db(), *err = NULL;
+  sqlite3 *s;
+  int rc = signal_mid_run(task, db, "1500", 1, SIGKILL, &s, &err);
+  cr_assert_neq(rc, 0, "the run ended before the rank was killed: %s", err);
+  cr_expect(strstr(err, "rank 1"), "mpirun names the rank: %s", err);
+  free(err);
+  synth_killed_push_resumes(s, task, db, "1", resume_mpi);
+}
+
+/* SIGTERM to rank 0 stops the search between its polls: the run is stored
+ * as interrupted (resumable) and the workers are told to stop. */
+Test(mpi, sigterm_to_rank_0_interrupts_the_run, .timeout = 600) {
+  char *task = synth_push_task(4), *db = synth_temp_db(), *err = NULL;
+  sqlite3 *s;
+  cr_assert_eq(signal_mid_run(task, db, "20000", 0, SIGTERM, &s, &err), 1,
+               "%s", err);
+  cr_expect(strstr(err, "interrupted by SIGTERM: run 1 stopped and "
+                        "committed"), "%s", err);
+  free(err);
+  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM searches WHERE "
+                                  "status = 'interrupted'"), 1);
+  sqlite3_close(s);
+  synth_remove_db(db);
+  remove(task);
+  free(task);
+}
