@@ -119,7 +119,9 @@ Test(sequence_order, order_through_an_unstable_stage_never_tried) {
  * it (within the scene's touch tolerance), on two fixed pillars either
  * side of the plank. At the design poses the pillars can carry the lintel
  * alone, so the order plank, lintel passes the order search's equilibrium
- * check; in the simulation the lintel lands on the plank's end first. */
+ * check; in the simulation the lintel lands on the plank's end first. No
+ * time limit a slow (sanitizer) run could reach: the outcome must not
+ * depend on the machine's speed. */
 static const char *seesaw_task(double ridge, char *buf, size_t n) {
   snprintf(buf, n,
            "{\"assembly\": {\"touch_tolerance\": 5e-4, \"bodies\": ["
@@ -135,7 +137,8 @@ static const char *seesaw_task(double ridge, char *buf, size_t n) {
            "{\"name\": \"lintel\", \"mass\": 0.2, \"shape\": {\"type\": \"box\", \"size\": [0.03, 0.09, 0.03]},"
            " \"position\": [0.065, 0, 0.0653]}]},"
            " \"staging\": {\"plank\": {\"position\": [0.3, -0.1, 0.005]}, \"lintel\": {\"position\": [0.3, 0.15, 0.015]}},"
-           " \"robot\": {\"type\": \"parallel_gripper\", \"finger\": [0.01, 0.03, 0.024]}}",
+           " \"robot\": {\"type\": \"parallel_gripper\", \"finger\": [0.01, 0.03, 0.024]},"
+           " \"limits\": {\"seconds\": 1e5}}",
            ridge);
   return buf;
 }
