@@ -333,6 +333,10 @@ static int certify(attempt *a, cp_sequence_stage *stage, double *worst_pos, doub
   if (!s.bodies) return -2;
   memcpy(s.bodies, t->scene.bodies, sizeof *s.bodies * (size_t)t->scene.n_bodies);
   *worst_pos = *worst_ang = 0;
+  /* The placed part moved most beyond the tolerances (relative to them),
+   * other than this stage's: a part the stage knocked. */
+  int knocked = -1;
+  double knocked_by = 1, knocked_pos = 0, knocked_ang = 0;
   for (int k = 0; k < t->n_parts; k++) {
     if (!(a->w->placed >> k & 1)) continue;
     cp_body *bd = &s.bodies[t->part_body[k]];
@@ -341,6 +345,13 @@ static int certify(attempt *a, cp_sequence_stage *stage, double *worst_pos, doub
     const double ep = cp_v3_norm(e), ea = cp_seq_quat_angle(x + 3, bd->q);
     *worst_pos = fmax(*worst_pos, ep);
     *worst_ang = fmax(*worst_ang, ea);
+    const double by = fmax(ep / t->tol_position, ea / t->tol_angle);
+    if (k != stage->part && by > knocked_by) {
+      knocked = k;
+      knocked_by = by;
+      knocked_pos = ep;
+      knocked_ang = ea;
+    }
     if (k == stage->part) {
       stage->position_error = ep;
       stage->angle_error = ea;
@@ -348,6 +359,15 @@ static int certify(attempt *a, cp_sequence_stage *stage, double *worst_pos, doub
     }
     memcpy(bd->x, x, sizeof bd->x);
     memcpy(bd->q, x + 3, sizeof bd->q);
+  }
+  if (knocked >= 0) {
+    /* Named before the verdict: a knocked part also leaves the
+     * subassembly unstable, and the knock is the cause. */
+    free(s.bodies);
+    snprintf(a->why, sizeof a->why, "placing %.60s knocked %.60s: it is %.3g mm / %.3g deg from its design pose",
+             part_name(a), t->scene.bodies[t->part_body[knocked]].name, 1e3 * knocked_pos,
+             knocked_ang * (180 / 3.14159265358979323846));
+    return -1;
   }
   /* Resting contacts sit within the simulator's drift of touching. */
   s.touch_tolerance = fmax(s.touch_tolerance, 1e-4);
