@@ -149,7 +149,7 @@ static cp_store_status switch_to_wal(cp_store *st) {
     int base = rc & 0xff;
     int retry = rc == SQLITE_ROW || base == SQLITE_BUSY || base == SQLITE_LOCKED;
     if (!retry) return cp_store_fail(st, rc, "cannot switch to WAL");
-    if (cp_clock_now() - t0 > BUSY_MS / 1000.0)
+    if (cp_clock_now() - t0 > st->busy_ms / 1000.0)
       return rc == SQLITE_ROW
                  ? cp_store_failf(
                        st, CP_STORE_BUSY,
@@ -162,7 +162,8 @@ static cp_store_status switch_to_wal(cp_store *st) {
 
 static cp_store_status setup(cp_store *st, int read_only) {
   int rc;
-  sqlite3_busy_timeout(st->db, BUSY_MS);
+  st->busy_ms = BUSY_MS;
+  sqlite3_busy_timeout(st->db, st->busy_ms);
   cp_store_status s;
   if (read_only) return cp_store_schema_read(st);
   if ((s = cp_store_schema_write(st))) return s;
@@ -233,6 +234,12 @@ void cp_store_close(cp_store *st) {
 
 const char *cp_store_message(const cp_store *st) { return st->message; }
 double cp_store_seconds(const cp_store *st) { return st->seconds; }
+
+void cp_store_set_busy_timeout(cp_store *st, double seconds) {
+  if (!(seconds >= 0)) seconds = 0;
+  st->busy_ms = seconds > 86400 ? 86400000 : (int)(seconds * 1000 + 0.5);
+  sqlite3_busy_timeout(st->db, st->busy_ms);
+}
 
 /* Runs a one-row statement with text/int bindings given as a format: 't'
  * text, 'i' int64, 'd' double, 'b' blob (pointer and size_t), 'n' null.

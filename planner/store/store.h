@@ -71,6 +71,10 @@ void cp_store_close(cp_store *st);
 const char *cp_store_message(const cp_store *st);
 /// Seconds spent inside the store's writes so far.
 double cp_store_seconds(const cp_store *st);
+/// How long this connection waits for another process's lock before a
+/// write fails with CP_STORE_BUSY (seconds; 60 by default, capped at a day;
+/// 0 fails at once). Opening waits the default.
+void cp_store_set_busy_timeout(cp_store *st, double seconds);
 
 /// The task row for these inputs (cp_task_hash: the task text and every
 /// file it was built from), inserted when new together with the bytes of

@@ -36,10 +36,14 @@ struct cp_store {
   size_t scratch_n;
   int version;           /* the file's schema version (1 read-only, or 2) */
   char *node_message;  /* cp_store_load_node's message */
+  int busy_ms;         /* lock wait (ms), BUSY_MS unless set */
 };
 
-/* How long a second process waits for a lock (ms). */
-enum { BUSY_MS = 5000 };
+/* How long a process waits by default for another one's lock (ms):
+ * cp_store_set_busy_timeout changes it per connection. A minute, because a
+ * writer's transactions are short (one batch of nodes) and a wait only
+ * grows that long on a machine loaded far beyond its cores. */
+enum { BUSY_MS = 60000 };
 
 /* Maps an SQLite result code to a store status and keeps the message
  * ("path: what: SQLite's words (hint)") on the handle. */

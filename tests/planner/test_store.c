@@ -352,6 +352,7 @@ Test(store, read_only_and_busy_databases_fail_cleanly) {
   sqlite3_open(path, &db);
   cr_assert_eq(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
   st = open_store(path);
+  cp_store_set_busy_timeout(st, 0.2);
   cr_assert_eq(cp_store_task(st, &task, NULL, &tid), CP_STORE_BUSY);
   cr_assert(strstr(cp_store_message(st), "another process"), "%s",
             cp_store_message(st));
