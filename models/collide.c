@@ -631,6 +631,27 @@ static void sort_contacts(cp_collide_contact *r, int m) {
   }
 }
 
+// 1 when box lies on the plane pl with a face down: that face within
+// CP_COLLIDE_FLAT rad of parallel to the plane, its sides at least
+// CP_COLLIDE_FLAT_SIDE long and projecting onto the plane's normal less
+// than half as far as the box's height does (so that ODE's box-plane
+// collider, which starts at the deepest corner and walks along the two
+// sides of least projection, reports that face's corners).
+#define CP_COLLIDE_FLAT 1e-9
+static int face_down(const obj *box, const obj *pl) {
+  const double *N = pl->N, *R = box->R, *sz = box->s->size;
+  double aQ[3];
+  int k = 0; // the axis along N
+  for (int j = 0; j < 3; ++j) {
+    aQ[j] = fabs(N[0] * R[j] + N[1] * R[3 + j] + N[2] * R[6 + j]);
+    if (aQ[j] > aQ[k]) k = j;
+  }
+  const int i1 = k == 0 ? 1 : 0, i2 = k == 2 ? 1 : 2;
+  return aQ[i1] <= CP_COLLIDE_FLAT && aQ[i2] <= CP_COLLIDE_FLAT &&
+         sz[i1] >= CP_COLLIDE_FLAT_SIDE && sz[i2] >= CP_COLLIDE_FLAT_SIDE &&
+         sz[k] * aQ[k] > 2 * (sz[i1] * aQ[i1] + sz[i2] * aQ[i2]);
+}
+
 // 1 when a and b are certainly farther apart than tol, so that ODE finds
 // no contact: for two boxes, step 1's box-box test of a grown by tol and b
 // (ODE's dBoxBox returns nothing as soon as one axis separates them; these
@@ -1063,5 +1084,12 @@ int cp_collide_pair_ws(const cp_collide_object *a, const cp_collide_object *b,
     // 4. Merge with an earlier point closer than merge_tol (keep the deeper).
     m = merge_last(r, m, opt->merge_tol);
   }
-  return finish(r, m, opt, out, cap);
+  m = finish(r, m, opt, out, cap);
+  // A box face down on a plane: its four corners, a rectangle that no
+  // merge (merge_tol below half its shortest side) has touched. Counted for
+  // the caller (cp_collide_ws.flat).
+  if (ws && m == 4 && ta == CP_SHAPE_BOX && tb == CP_SHAPE_PLANE &&
+      opt->merge_tol < 0.5 * CP_COLLIDE_FLAT_SIDE && face_down(&wa, &wb))
+    ++ws->flat;
+  return m;
 }

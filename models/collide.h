@@ -119,6 +119,10 @@ extern "C" {
 
 /// Upper bound of cp_collide_options.max_points.
 #define CP_COLLIDE_MAX_POINTS 64
+/// The shortest side of a box face whose four corners on a plane
+/// cp_collide_ws.flat counts (m): they are then farther apart than any
+/// merge or reduction tolerance used with them (<= half of it).
+#define CP_COLLIDE_FLAT_SIDE 1e-4
 
 /// A shape at a world pose (not owned: shape must outlive the call).
 typedef struct cp_collide_object {
@@ -202,6 +206,10 @@ typedef struct cp_collide_ws {
   double param[CP_COLLIDE_WS_KINDS][CP_COLLIDE_WS_TYPES][CP_COLLIDE_WS_NPARAMS];
   double pose[2][17]; ///< per side: q given, q normalised, R(q) (private)
   int pose_set[2];    ///< per side: pose[] holds a pose
+  long flat;          ///< calls whose answer was a box face down on a plane
+                      ///< (within 1e-9 rad): its four corners, a rectangle
+                      ///< with sides >= CP_COLLIDE_FLAT_SIDE, unmerged
+                      ///< (merge_tol < half of that)
 } cp_collide_ws;
 
 /// cp_collide_pair with the geoms of ws (NULL: exactly cp_collide_pair).

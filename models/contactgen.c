@@ -219,7 +219,9 @@ static int generate(cp_scene *s, const cp_contactgen_options *opt,
   co.max_points = opt->max_points;
   co.mesh_hull = opt->mesh_hull;
 
-  int count = 0, rc = 0;
+  int count = 0, rc = 0, touching = 0; // touching: pairs with points
+  const long flat0 = ws->collide.flat;
+  ws->all_flat = 0;
   cp_collide_contact pts[CP_COLLIDE_MAX_POINTS];
   for (int i = 0; i < n && !rc; ++i) {
     for (int j = i + 1; j < n && !rc; ++j) {
@@ -248,6 +250,7 @@ static int generate(cp_scene *s, const cp_contactgen_options *opt,
         break;
       }
       if (m > CP_COLLIDE_MAX_POINTS) m = CP_COLLIDE_MAX_POINTS;
+      touching += m > 0;
       int old_cap = ws->list_cap;
       if (m > 0 && cp_grow((void **)&ws->list, &ws->list_cap, count + m,
                            sizeof *ws->list)) {
@@ -309,6 +312,7 @@ static int generate(cp_scene *s, const cp_contactgen_options *opt,
     }
   }
   if (rc) return -1;
+  ws->all_flat = ws->collide.flat - flat0 == touching;
   // Into the scene: in place when its array is long enough (it holds at
   // least n_contacts), else a new exact-size array; none for no contacts.
   if (count == 0) {

@@ -128,6 +128,11 @@ typedef struct cp_contactgen_ws {
   cp_collide_ws collide;///< geoms for cp_collide_pair_ws
   cp_contactgen_overlap overlap; ///< the last call's overlap (set when it
                                  ///< failed with CP_ERR_OVERLAP)
+  int all_flat;         ///< the last call's contacts all came from pairs
+                        ///< of a box face down on a plane (counted by
+                        ///< cp_collide_ws.flat): rectangles with sides >=
+                        ///< CP_COLLIDE_FLAT_SIDE, which cp_manifold_reduce
+                        ///< at a tolerance <= half of that leaves unchanged
 } cp_contactgen_ws;
 
 /// cp_scene_generate_contacts reusing ws's buffers and geoms (a simulator

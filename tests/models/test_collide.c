@@ -9,6 +9,7 @@
 #include <ode/ode.h>
 
 #include "models/collide.h"
+#include "models/manifold.h"
 #include "models/vec3.h"
 
 #define PI 3.14159265358979323846
@@ -222,6 +223,118 @@ Test(collide, box_on_inclined_plane) {
   expect(c, n, (const double(*)[3])pts, 4, N, 0, 1e-12);
   for (int i = 0; i < n; ++i)
     cr_assert_leq(fabs(cp_v3_dot(c[i].p, N)), 1e-12, "off the plane");
+}
+
+// cp_collide_ws.flat: counts a box face down on a plane (random planes,
+// boxes turned about the plane's normal, lying on any of their six faces,
+// tilted below 1e-9 rad, from a gap of 0.9 touch_tol to 1 mm of
+// penetration): four points, the face's corners, which the manifold
+// reduction keeps. Not counted: a tilt of 1e-6 rad, a face side below
+// CP_COLLIDE_FLAT_SIDE, a merge_tol of half that or more, a box on a box.
+static double urand(unsigned long long *s) {
+  *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+  return (double)(*s >> 11) / 9007199254740992.0;
+}
+
+Test(collide, face_down_box_counted_flat) {
+  unsigned long long seed = 20;
+  cp_collide_ws ws = {0};
+  cp_collide_options opt = cp_collide_defaults(), coarse = opt;
+  opt.touch_tol = coarse.touch_tol = 1e-3;
+  coarse.merge_tol = 0.5 * CP_COLLIDE_FLAT_SIDE;
+  long flat = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    // The plane: a random unit normal N (upper half-sphere), offset D.
+    const double az = 2 * PI * urand(&seed), el = 0.3 + 1.2 * urand(&seed);
+    const double N[3] = {cos(az) * cos(el), sin(az) * cos(el), sin(el)};
+    const double D = urand(&seed) - 0.5;
+    cp_shape p = plane(2 * N[0], 2 * N[1], 2 * N[2], 2 * D); // not unit
+    cp_shape b = box(0.05 + urand(&seed), 0.05 + urand(&seed), 0.05 + urand(&seed));
+    // The box: face f (axis k = f / 2, outward normal e) turned onto -N,
+    // yawed about N, tilted by < 1e-9 rad about a random axis (not at all
+    // in every third trial).
+    const int f = trial % 6, k = f / 2;
+    double e[3] = {0, 0, 0}, q0[4], q1[4], q2[4], q[4], ax[3];
+    e[k] = f % 2 ? 1 : -1;
+    cp_v3_cross(ax, e, N);
+    const double sn = cp_v3_norm(ax), cs = cp_v3_dot(e, N);
+    cr_assert_gt(sn, 1e-6); // (N is never along an axis here)
+    cp_v3_scale(ax, ax, 1 / sn);
+    cp_quat_axis_angle(q0, ax, atan2(sn, cs) - PI); // e onto -N
+    cp_quat_axis_angle(q1, N, 2 * PI * urand(&seed));
+    double ta[3] = {urand(&seed) - 0.5, urand(&seed) - 0.5, urand(&seed) - 0.5};
+    cp_v3_scale(ta, ta, 1 / cp_v3_norm(ta));
+    cp_quat_axis_angle(q2, ta, 0.5e-9 * urand(&seed) * (trial % 3));
+    cp_quat_mul(q, q1, q0);
+    cp_quat_mul(q, q2, q);
+    // Its centre: half its height above the plane, less the depth, moved
+    // along the plane.
+    const double depth = -0.9e-3 + 1.9e-3 * urand(&seed);
+    double x[3] = {urand(&seed) - 0.5, urand(&seed) - 0.5, 0};
+    const double xn = cp_v3_dot(x, N) - (D + 0.5 * b.size[k] - depth);
+    for (int i = 0; i < 3; ++i) x[i] -= xn * N[i];
+    cp_collide_object oa = at(&b, x[0], x[1], x[2], q), ob = at(&p, 0, 0, 0, NULL);
+    cp_collide_contact c[CP_COLLIDE_MAX_POINTS];
+    cp_error err = {0};
+    cr_assert_eq(cp_collide_pair_ws(&oa, &ob, &opt, &ws, c, CP_COLLIDE_MAX_POINTS, &err), 4,
+                 "trial %d", trial);
+    cr_assert_eq(ws.flat, ++flat, "trial %d: not counted", trial);
+    cr_assert_eq(cp_collide_pair_ws(&oa, &ob, &coarse, &ws, c, CP_COLLIDE_MAX_POINTS, &err), 4);
+    cr_assert_eq(ws.flat, flat, "trial %d: counted with merge_tol %g", trial, coarse.merge_tol);
+    // Independently: the face's corners w from the pose. Along the plane
+    // the points are the corners; along N halfway between corner and plane
+    // (when tilted, step 3's line test divides the rounding of a corner's
+    // coordinates by the tilt: not compared), depth D - N.w.
+    double R[9], qn[4], nq = 0;
+    for (int i = 0; i < 4; ++i) nq += q[i] * q[i];
+    for (int i = 0; i < 4; ++i) qn[i] = q[i] / sqrt(nq);
+    cp_quat_to_mat(R, qn);
+    const int i1 = (k + 1) % 3, i2 = (k + 2) % 3;
+    cp_contact ct[4];
+    memset(ct, 0, sizeof ct);
+    for (int cnr = 0; cnr < 4; ++cnr) {
+      double w[3], want[3];
+      for (int i = 0; i < 3; ++i)
+        w[i] = x[i] + 0.5 * b.size[k] * e[k] * R[3 * i + k] +
+               (cnr & 1 ? 0.5 : -0.5) * b.size[i1] * R[3 * i + i1] +
+               (cnr & 2 ? 0.5 : -0.5) * b.size[i2] * R[3 * i + i2];
+      const double d = D - cp_v3_dot(N, w);
+      cp_v3_axpy(want, w, 0.5 * d, N);
+      int hits = 0;
+      for (int j = 0; j < 4; ++j) {
+        double dv[3];
+        cp_v3_sub(dv, c[j].p, want);
+        const double along = cp_v3_dot(dv, N);
+        cp_v3_axpy(dv, dv, -along, N);
+        if (cp_v3_norm(dv) <= 1e-12 && fabs(c[j].depth - d) <= 1e-12 &&
+            (trial % 3 || fabs(along) <= 1e-12))
+          ++hits;
+      }
+      cr_assert_eq(hits, 1, "trial %d: corner %d matched %d times", trial, cnr, hits);
+    }
+    // The reduction keeps them (what constraints.c relies on to skip it).
+    for (int j = 0; j < 4; ++j) {
+      ct[j].a = (cp_ref){1, -1, -1};
+      ct[j].b = (cp_ref){0, -1, -1};
+      cp_v3_copy(ct[j].p, c[j].p);
+    }
+    cr_assert_eq(cp_manifold_reduce(ct, 4, 0.5 * CP_COLLIDE_FLAT_SIDE), 4, "trial %d", trial);
+  }
+  // Not counted: tilted 1e-6 rad; a face thinner than CP_COLLIDE_FLAT_SIDE
+  // (both still four corners); a box on a box.
+  cp_shape b = box(0.2, 0.1, 0.1), thin = box(0.2, 0.5e-4, 0.1), p = plane(0, 0, 1, 0);
+  cp_collide_object ob = at(&p, 0, 0, 0, NULL), base = at(&b, 0, 0, -0.05, NULL);
+  double q[4];
+  quat(q, 1, 0, 0, 1e-6);
+  cp_collide_object tilted = at(&b, 0, 0, 0.05, q), slab = at(&thin, 0, 0, 0.05, NULL),
+                    top = at(&b, 0.05, 0, 0.05, NULL);
+  cp_collide_contact c[CP_COLLIDE_MAX_POINTS];
+  cp_error err = {0};
+  cr_assert_eq(cp_collide_pair_ws(&tilted, &ob, &opt, &ws, c, CP_COLLIDE_MAX_POINTS, &err), 4);
+  cr_assert_eq(cp_collide_pair_ws(&slab, &ob, &opt, &ws, c, CP_COLLIDE_MAX_POINTS, &err), 4);
+  cr_assert_eq(cp_collide_pair_ws(&top, &base, &opt, &ws, c, CP_COLLIDE_MAX_POINTS, &err), 4);
+  cr_assert_eq(ws.flat, flat, "counted a pair it must not");
+  cp_collide_ws_free(&ws);
 }
 
 // ---------------------------------------------------------------------------

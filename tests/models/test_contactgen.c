@@ -12,6 +12,7 @@
 
 #include "contact/problem.h"
 #include "models/contactgen.h"
+#include "models/manifold.h"
 #include "models/system.h"
 #include "models/vec3.h"
 #include "tests/models/mtest.h"
@@ -156,6 +157,51 @@ Test(contactgen, box_on_larger_box_overlap_patch) {
   for (int j = 0; j < 4; ++j) cr_assert_eq(s.contacts[j].b.body, 0);
   for (int j = 4; j < 8; ++j) cr_assert_eq(s.contacts[j].b.body, 2);
   cp_scene_free(&s);
+  mt_assert_no_leaks();
+}
+
+// all_flat: set when every touching pair is a box face down on a plane
+// (cp_collide_ws.flat), whose rectangles the manifold reduction keeps whole
+// (constraints.c then skips it); not for a box on a box.
+Test(contactgen, all_flat_marks_face_down_boxes_only) {
+  const char *two_on_table =
+      "{\"name\": \"a\", \"mass\": 1, \"shape\": {\"type\": \"box\", "
+      "\"size\": [0.2, 0.1, 0.1]}, \"position\": [0.3, -0.2, 0.05]}, "
+      "{\"name\": \"b\", \"mass\": 1, \"shape\": {\"type\": \"box\", "
+      "\"size\": [0.1, 0.1, 0.3]}, \"position\": [-0.3, 0.2, 0.15], "
+      "\"orientation\": [0.8, 0, 0, 0.6]}";
+  const char *stacked =
+      "{\"name\": \"base\", \"mass\": 2, \"shape\": {\"type\": \"box\", "
+      "\"size\": [0.4, 0.4, 0.1]}, \"position\": [0, 0, 0.05]}, "
+      "{\"name\": \"top\", \"mass\": 1, \"shape\": {\"type\": \"box\", "
+      "\"size\": [0.2, 0.2, 0.1]}, \"position\": [0.25, 0.1, 0.15]}";
+  const char *scenes[2] = {two_on_table, stacked};
+  for (int k = 0; k < 2; ++k) {
+    cp_scene s;
+    scene_with(&s, scenes[k], NULL);
+    cp_contactgen_ws ws = {0};
+    cp_contactgen_options o = cp_contactgen_scene_options(&s);
+    cp_error err;
+    cr_assert_eq(cp_scene_generate_contacts_ws(&s, &o, &ws, &err), 0, "%s", err.msg);
+    cr_assert_eq(s.n_contacts, 8);
+    cr_assert_eq(ws.all_flat, k == 0, "scene %d: all_flat %d", k, ws.all_flat);
+    cr_assert_eq(ws.collide.flat, k == 0 ? 2 : 1); // base-table is one
+    if (k == 0) {
+      // The reduction's own answer: nothing to drop.
+      cr_assert_eq(cp_manifold_reduce(s.contacts, s.n_contacts, CP_MANIFOLD_MERGE_TOL), 8);
+      for (int sx = -1; sx <= 1; sx += 2)
+        for (int sy = -1; sy <= 1; sy += 2) {
+          assert_contact(&s, 0.3 + 0.1 * sx, -0.2 + 0.05 * sy, 0, "a", "table", 0, 0, 1);
+          // b turned 73.74 deg about z (cos 0.28, sin 0.96): corners of its
+          // 0.1 x 0.1 base.
+          const double cx = 0.05 * sx, cy = 0.05 * sy;
+          assert_contact(&s, -0.3 + 0.28 * cx - 0.96 * cy, 0.2 + 0.96 * cx + 0.28 * cy, 0,
+                         "b", "table", 0, 0, 1);
+        }
+    }
+    cp_contactgen_ws_free(&ws);
+    cp_scene_free(&s);
+  }
   mt_assert_no_leaks();
 }
 
