@@ -188,10 +188,14 @@ static int count_mode(const char *solver, const char *reps, const char *file) {
   size_t len;
   cp_error err;
   cp_lcp l;
+  if (s < 0 || s >= NSOLVERS || r < 0) {
+    fprintf(stderr, "bench_peers --count: SOLVER must be 0..%d and REPS >= 0\n", NSOLVERS - 1);
+    return 2;
+  }
   char *text = cp_read_file(file, &len, &err);
-  if (s < 0 || s >= NSOLVERS || r < 0 || !text || cp_lcp_parse(text, len, &l, &err)) {
-    fprintf(stderr, "bench_peers --count: solver 0..%d, REPS >= 0 and a readable LCP file "
-            "(%s)\n", NSOLVERS - 1, file);
+  if (!text || cp_lcp_parse(text, len, &l, &err)) {
+    fprintf(stderr, "bench_peers --count: %s: %s%s%s\n", file, err.where, err.where[0] ? ": " : "",
+            err.msg);
     free(text);
     return 2;
   }
@@ -228,7 +232,8 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[a], "--quick")) quick = 1;
     else if (!strcmp(argv[a], "--only") && a + 1 < argc) only = argv[++a];
     else {
-      fprintf(stderr, "usage: bench_peers [--quick] [--only siconos|paper|stack]\n");
+      fprintf(stderr, "usage: bench_peers [--quick] [--only siconos|paper|stack]\n"
+                      "       bench_peers --count SOLVER(0 complan, 1 dense, 2 siconos) REPS FILE\n");
       return 2;
     }
   }
