@@ -11,7 +11,12 @@
  * time of repeated solves. Time ratios complan / peer are taken per
  * instance (both solved) and summarised by their median per size bin.
  * Run from the source root: ./build/experiments/bench_peers [--quick]
- * [--only FAMILY] (siconos, paper or stack: that family alone). */
+ * [--only FAMILY] (siconos, paper or stack: that family alone).
+ * Instruction counts: `bench_peers --count SOLVER REPS FILE` only solves FILE
+ * REPS times with solver 0 (complan), 1 (dense) or 2 (Siconos; exit status
+ * 1 when the first answer fails the independent check), for a run
+ * under callgrind; experiments/peers_ir.sh takes the difference of two such
+ * runs (instructions per solve, start-up and parsing cancelled). */
 #define _DEFAULT_SOURCE 1 /* getloadavg */
 #include <cblas.h>
 #include <dirent.h>
@@ -176,6 +181,45 @@ static int solve_once(workspaces *W, int s, const inst *x, int chk) {
   return piv;
 }
 
+/* --count SOLVER REPS FILE: REPS solves of FILE by one solver, nothing
+ * printed (the instructions are counted from outside, by callgrind). */
+static int count_mode(const char *solver, const char *reps, const char *file) {
+  const int s = atoi(solver), r = atoi(reps);
+  size_t len;
+  cp_error err;
+  cp_lcp l;
+  if (s < 0 || s >= NSOLVERS || r < 0) {
+    fprintf(stderr, "bench_peers --count: SOLVER must be 0..%d and REPS >= 0\n", NSOLVERS - 1);
+    return 2;
+  }
+  char *text = cp_read_file(file, &len, &err);
+  if (!text || cp_lcp_parse(text, len, &l, &err)) {
+    fprintf(stderr, "bench_peers --count: %s: %s%s%s\n", file, err.where, err.where[0] ? ": " : "",
+            err.msg);
+    free(text);
+    return 2;
+  }
+  free(text);
+  inst x = {.family = "count", .n = l.n, .M = l.M, .q = l.q};
+  workspaces W = {cp_lemke_ws_create(l.n), cp_dense_lemke_create(l.n),
+                  malloc(sizeof(double) * (size_t)l.n), malloc(sizeof(double) * (size_t)l.n)
+#ifdef HAVE_SICONOS
+                  , solver_options_create(SICONOS_LCP_LEMKE)
+#endif
+  };
+  int ok = 1;
+  for (int k = 0; k < r; k++) ok &= solve_once(&W, s, &x, k == 0) != -1; /* first: checked */
+  cp_lemke_ws_destroy(W.lw);
+  cp_dense_lemke_destroy(W.dl);
+  free(W.z);
+  free(W.w);
+#ifdef HAVE_SICONOS
+  solver_options_delete(W.so);
+#endif
+  cp_lcp_free(&l);
+  return ok ? 0 : 1;
+}
+
 static int bin_of(int n) { return n <= 10 ? 0 : n <= 40 ? 1 : n <= 150 ? 2 : n <= 500 ? 3 : 4; }
 static const char *bin_names[5] = {"n <= 10", "11-40", "41-150", "151-500", "> 500"};
 
@@ -183,11 +227,13 @@ int main(int argc, char **argv) {
   openblas_set_num_threads(1);
   int quick = 0;
   const char *only = NULL;
+  if (argc == 5 && !strcmp(argv[1], "--count")) return count_mode(argv[2], argv[3], argv[4]);
   for (int a = 1; a < argc; a++) {
     if (!strcmp(argv[a], "--quick")) quick = 1;
     else if (!strcmp(argv[a], "--only") && a + 1 < argc) only = argv[++a];
     else {
-      fprintf(stderr, "usage: bench_peers [--quick] [--only siconos|paper|stack]\n");
+      fprintf(stderr, "usage: bench_peers [--quick] [--only siconos|paper|stack]\n"
+                      "       bench_peers --count SOLVER(0 complan, 1 dense, 2 siconos) REPS FILE\n");
       return 2;
     }
   }

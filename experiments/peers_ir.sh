@@ -1,0 +1,33 @@
+#!/bin/sh
+# Instructions per solve (callgrind) of complan's Lemke, the dense tableau and
+# Siconos' lexicolemke on the Siconos test LCPs with n <= 40 (issue 24's
+# small-n targets): the difference of 1100 and 100 solves in
+# `bench_peers --count`, divided by 1000, so start-up and parsing cancel.
+# Siconos' figure includes what bench_peers times with it (wrapping M in a
+# NumericsMatrix and freeing it). Run from the source root after building:
+#   sh experiments/peers_ir.sh [FILE.dat ...]     (default: the n <= 40 set)
+set -e
+B=./build/experiments/bench_peers
+[ -x "$B" ] || { echo "peers_ir.sh: build $B first (run from the source root)" >&2; exit 2; }
+command -v valgrind > /dev/null || { echo "peers_ir.sh: valgrind not found" >&2; exit 2; }
+if [ $# -eq 0 ]; then
+  set -- $(for f in tests/data/siconos/*.dat; do
+    n=$(sed -n 1p "$f" | tr -d ' \r'); [ "$n" -le 40 ] 2>/dev/null && echo "$f"; done)
+fi
+ir() { # solver reps file -> instructions
+  valgrind --tool=callgrind --callgrind-out-file=/dev/null "$B" --count "$1" "$2" "$3" 2>&1 |
+    sed -n 's/.*Collected : *//p' | tr -d ,
+}
+echo "| instance | n | complan | dense | siconos | complan/dense | complan/siconos |"
+echo "|---|---|---|---|---|---|---|"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-") print "-"; else printf "%.2f", a / b }'; }
+for f in "$@"; do
+  n=$(sed -n 1p "$f" | tr -d ' \r')
+  c0=-; c1=-; c2=-
+  for s in 0 1 2; do
+    "$B" --count $s 1 "$f" 2> /dev/null || continue # not solved: -
+    a=$(ir $s 100 "$f"); b=$(ir $s 1100 "$f")
+    eval c$s=$(( (b - a) / 1000 ))
+  done
+  echo "| $(basename "$f" .dat) | $n | $c0 | $c1 | $c2 | $(ratio $c0 $c1) | $(ratio $c0 $c2) |"
+done
