@@ -312,7 +312,7 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
        .expect = "a number of threads from 1 to 256"},
       CP_CLI_BOOL("--mpi", &use_mpi,
                   "run under mpirun: rank 0 searches and writes the\n"
-                  "database, the other ranks simulate its search.batch\n"
+                  "database, all ranks simulate its search.batch\n"
                   "(docs/parallel.md; the answers do not depend on it)"),
       CP_CLI_BOOL("--json", &json,
                   "print one JSON document: {\"status\", \"run_id\",\n"
@@ -410,12 +410,13 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
           : cp_plan_task(st, &task, &o, &r, &err);
   release_signals();
   if (use_mpi) {
-    long long jobs, sent, received;
-    mpi_impl->traffic(&jobs, &sent, &received);
+    long long jobs, own, sent, received;
+    mpi_impl->traffic(&jobs, &own, &sent, &received);
     mpi_impl->stop();
-    fprintf(stderr, "complan: mpi: %d worker rank%s ran %lld expansions; "
-            "%lld bytes sent, %lld received (%.0f per expansion)\n",
-            ranks - 1, ranks == 2 ? "" : "s", jobs, sent, received,
+    fprintf(stderr, "complan: mpi: %d worker rank%s ran %lld expansions, "
+            "rank 0 ran %lld; %lld bytes sent, %lld received "
+            "(%.0f per worker expansion)\n",
+            ranks - 1, ranks == 2 ? "" : "s", jobs, own, sent, received,
             jobs ? (double)(sent + received) / (double)jobs : 0.0);
   }
   if (pc.shown) fputc('\n', stderr);

@@ -54,8 +54,13 @@ typedef struct cp_plan_options {
   int threads;
   /// cp_plan_task only: runs the batches instead of threads when not NULL
   /// (MPI's ranks: planner/plan/mpi.h), like cp_search_problem's
-  /// expand_batch; n is the problem's state size.
-  int (*run_batch)(void *ctx, int n, cp_expand_job *jobs, int count);
+  /// expand_batch. own is the calling thread's problem (own->expand with
+  /// own->ctx runs a job on the caller's world, which polls the search's
+  /// budget; own->n is the state size); budget is the search's (NULL:
+  /// none), for the time left that jobs run elsewhere must respect.
+  int (*run_batch)(void *ctx, const cp_search_problem *own,
+                   const cp_search_budget *budget, cp_expand_job *jobs,
+                   int count);
   void *run_batch_ctx;
   const char *task_path;  ///< recorded in the tasks table (may be NULL)
   const char *world_options; ///< JSON text recorded with the run (NULL: {})
