@@ -4,8 +4,9 @@
 /// of the task and simulate the jobs of its batches (search.batch), sent as
 /// messages (planner/plan/wire.h), while rank 0 simulates the rest. The answers are those of
 /// cp_plan_task with any number of threads. Built as its own library
-/// (libcomplan-mpi) when meson finds MPI (-Dmpi=auto); the C library does
-/// not depend on MPI. Not installed yet.
+/// (libcomplan-mpi, complan-mpi.pc) when meson finds MPI (-Dmpi=auto); the
+/// C library does not depend on MPI, and this header needs no MPI header:
+/// a program calls these functions when linked with complan-mpi.
 #ifndef CP_PLANNER_PLAN_MPI_H
 #define CP_PLANNER_PLAN_MPI_H
 
