@@ -193,10 +193,12 @@ static void *runner(void *arg) {
     pthread_mutex_unlock(&pl->mu);
     run_slot *slot = &pl->slots[k];
     starter s = {pl, k};
-    if (!ok || skip) {
+    if (!ok) { /* this thread has no connection or world */
       slot->status = CP_PLAN_FAILED;
-      slot->err = ok ? (cp_error){0} : setup;
-      if (ok) cp_error_set(&slot->err, "", "benchmark stopped");
+      slot->err = setup;
+    } else if (skip) { /* an earlier run failed: the benchmark ends there */
+      slot->status = CP_PLAN_FAILED;
+      cp_error_set(&slot->err, "", "benchmark stopped");
     } else {
       search_run(b, st, cp_plan_world_problem(pw), cp_plan_world_start(pw),
                  k, slot, mark_started, &s);
