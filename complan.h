@@ -56,6 +56,7 @@
 #include "planner/store/assembly.h"
 #include "planner/store/sequence.h"
 #include "planner/plan/plan.h"
+#include "planner/plan/mpi.h"
 #include "planner/sequence/sequence.h"
 #include "planner/view/viewer.h"
 #include "planner/view/assembly.h"

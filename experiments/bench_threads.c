@@ -24,19 +24,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "experiments/bench_util.h"
-#include "planner/plan/plan.h"
-#include "planner/search/task.h"
-#include "planner/store/store.h"
+#include "experiments/bench_search.h"
 
 /* OpenBLAS on one thread, as complan's CLI runs it. */
 void openblas_set_num_threads(int n);
 
-typedef struct spec {
-  const char *task, *method;
-  long nodes;
-  int batch;
-} spec;
+typedef bench_spec spec;
 
 static const spec specs[] = {
     {"planner/tasks/push.json", "sst", 3000, 4},
@@ -48,44 +41,12 @@ static const spec specs[] = {
 
 static int one(const cp_task *task, const spec *sp, int threads,
                cp_plan_result *r, double *cpu, double *sim) {
-  char db[] = "/tmp/bench_threads_XXXXXX";
-  int fd = mkstemp(db);
-  if (fd < 0) return -1;
-  close(fd);
+  char db[64];
+  if (bench_temp_db(db, "bench_threads")) return -1;
+  int rc = bench_search_run("bench_threads", task, sp, threads, db, r, cpu,
+                            sim);
   bench_remove_db(db);
-  cp_store *st;
-  char msg[600];
-  if (cp_store_open(db, 0, &st, msg, sizeof msg)) {
-    fprintf(stderr, "bench_threads: %s\n", msg);
-    return -1;
-  }
-  cp_plan_options o = cp_plan_defaults();
-  o.method = sp->method;
-  o.max_nodes = sp->nodes;
-  o.max_seconds = 1e6;
-  o.search_batch = sp->batch;
-  cp_error err;
-  cp_plan_world *pw;
-  if (cp_plan_world_create(task, 1, &pw, &err) ||
-      cp_plan_world_set_threads(pw, threads, &err)) {
-    fprintf(stderr, "bench_threads: %s: %s\n", sp->task, err.msg);
-    cp_store_close(st);
-    return -1;
-  }
-  o.world_options = cp_plan_world_options(pw);
-  double c0 = bench_now();
-  cp_plan_status s = cp_plan_search(st, task, cp_plan_world_problem(pw),
-                                    cp_plan_world_start(pw), &o, r, &err);
-  *cpu = bench_now() - c0;
-  *sim = cp_plan_world_seconds(pw);
-  cp_plan_world_destroy(pw);
-  cp_store_close(st);
-  bench_remove_db(db);
-  if (s != CP_PLAN_SOLVED && s != CP_PLAN_LIMIT) {
-    fprintf(stderr, "bench_threads: %s: %s\n", sp->task, err.msg);
-    return -1;
-  }
-  return 0;
+  return rc;
 }
 
 static int same(const cp_plan_result *a, const cp_plan_result *b) {

@@ -47,7 +47,8 @@ typedef struct cp_cli_mpi {
                          const cp_plan_options *opt, cp_plan_result *res,
                          cp_error *err);
   int (*serve)(const cp_task *task, const cp_error *load_err, cp_error *err);
-  void (*traffic)(long long *jobs, long long *sent, long long *received);
+  void (*traffic)(long long *jobs, long long *own, long long *sent,
+                  long long *received);
 } cp_cli_mpi;
 
 /// Registers (NULL: removes) MPI planning.

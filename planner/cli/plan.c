@@ -209,7 +209,10 @@ static int benchmark(const char *file, const cp_task *task, const char *db,
   cp_error err;
   if (cp_plan_world_create(task, 1, &pw, &err))
     return cp_cli_input_error(file, &err);
-  if (task->search_batch > 1 && threads > 1 &&
+  /* Several runs: they are spread over the threads (one world each);
+   * one run: its search.batch is. */
+  long total = runs * (n ? n : !no);
+  if (total < 2 && task->search_batch > 1 && threads > 1 &&
       cp_plan_world_set_threads(pw, threads, &err)) {
     cp_plan_world_destroy(pw);
     fprintf(stderr, "complan: %s: %s\n", file, err.msg);
@@ -225,7 +228,9 @@ static int benchmark(const char *file, const cp_task *task, const char *db,
                          .planners = n ? list : NULL,
                          .max_seconds = max_seconds,
                          .task_path = file,
-                         .progress = progress ? show_run : NULL};
+                         .progress = progress ? show_run : NULL,
+                         .threads = total > 1 ? threads : 1,
+                         .db = db};
   int64_t eid = -1;
   /* complan's planners (or the task's method when only OMPL's are not
    * listed), then OMPL's into the same experiment. */
@@ -306,13 +311,14 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
       {"--max-nodes", "N", CP_FLAG_LONG, &max_nodes, "node limit (default: the task's limits.nodes)",
        .imin = 1, .imax = 100000000, .expect = "an integer >= 1"},
       {"--threads", "N", CP_FLAG_LONG, &threads,
-       "threads simulating the task's search.batch (default:\n"
-       "the machine's cores; the answers do not depend on it)",
+       "threads simulating the task's search.batch, or with\n"
+       "--benchmark running its runs (default: the machine's\n"
+       "cores; the answers do not depend on it)",
        .imin = 1, .imax = CP_PLAN_MAX_THREADS,
        .expect = "a number of threads from 1 to 256"},
       CP_CLI_BOOL("--mpi", &use_mpi,
                   "run under mpirun: rank 0 searches and writes the\n"
-                  "database, the other ranks simulate its search.batch\n"
+                  "database, all ranks simulate its search.batch\n"
                   "(docs/parallel.md; the answers do not depend on it)"),
       CP_CLI_BOOL("--json", &json,
                   "print one JSON document: {\"status\", \"run_id\",\n"
@@ -374,6 +380,7 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
   cp_cli_scene_warnings(file, &task.scene);
   if (bench) {
     if (has_seed) task.seed = (uint64_t)seed;
+    if (max_nodes > 0) task.max_nodes = max_nodes; /* every run's limit */
     rc = benchmark(file, &task, db, bench, planners, max_seconds, json,
                    progress || isatty(STDERR_FILENO), (int)threads);
     cp_task_free(&task);
@@ -410,12 +417,13 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
           : cp_plan_task(st, &task, &o, &r, &err);
   release_signals();
   if (use_mpi) {
-    long long jobs, sent, received;
-    mpi_impl->traffic(&jobs, &sent, &received);
+    long long jobs, own, sent, received;
+    mpi_impl->traffic(&jobs, &own, &sent, &received);
     mpi_impl->stop();
-    fprintf(stderr, "complan: mpi: %d worker rank%s ran %lld expansions; "
-            "%lld bytes sent, %lld received (%.0f per expansion)\n",
-            ranks - 1, ranks == 2 ? "" : "s", jobs, sent, received,
+    fprintf(stderr, "complan: mpi: %d worker rank%s ran %lld expansions, "
+            "rank 0 ran %lld; %lld bytes sent, %lld received "
+            "(%.0f per worker expansion)\n",
+            ranks - 1, ranks == 2 ? "" : "s", jobs, own, sent, received,
             jobs ? (double)(sent + received) / (double)jobs : 0.0);
   }
   if (pc.shown) fputc('\n', stderr);

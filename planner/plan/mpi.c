@@ -1,8 +1,10 @@
 /* Planning with MPI (planner/plan/mpi.h, docs/parallel.md): rank 0 runs
  * cp_plan_task with a batch runner that hands the jobs to ranks 1 .. R-1,
  * one job per worker at a time (the next goes to whichever answers
- * first, so a slow expansion holds no one else up); the workers decode a
- * job, run it on their own world (cp_expand_job_run) and send the outcome
+ * first, so a slow expansion holds no one else up), and runs the jobs not
+ * handed out on its own world between looks at the workers' answers; the
+ * workers decode a job, run it on their own world under the time the
+ * search had left when it was sent (cp_wire_job_run) and send the outcome
  * back. Which rank ran a job changes nothing in its outcome (its inputs
  * are the parent's stored data), so the nodes are those of --threads.
  *
@@ -36,7 +38,7 @@ enum { TAG_HELLO = 1, TAG_JOB, TAG_OUTCOME, TAG_FAIL, TAG_STOP };
 static int my_rank = -1, n_ranks, stopped;
 /* Rank 0: the workers' state size (from their hellos) and the traffic. */
 static int worker_n;
-static long long traffic_out, traffic_in, traffic_jobs;
+static long long traffic_out, traffic_in, traffic_jobs, own_jobs;
 
 static int mpi_fail(cp_error *err, int rc, const char *what) {
   char text[MPI_MAX_ERROR_STRING];
@@ -47,6 +49,12 @@ static int mpi_fail(cp_error *err, int rc, const char *what) {
 }
 
 int cp_plan_mpi_start(int *rank, int *ranks, cp_error *err) {
+  /* Open MPI polls hard in every call unless it thinks the machine is
+   * oversubscribed: our waits (MPI_Iprobe between naps) then cost a rank
+   * and its neighbour their cores (mpirun -n 2 on this loaded 2-core
+   * machine: push sst 600 nodes 10.5 s against 2.9 s yielding). Asked
+   * for here unless the user set it (other MPIs ignore the variable). */
+  setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
   int rc = MPI_Init(NULL, NULL);
   if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "MPI_Init");
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -65,9 +73,10 @@ static void stop_workers(void) {
     MPI_Send(NULL, 0, MPI_BYTE, w, TAG_STOP, MPI_COMM_WORLD);
 }
 
-void cp_plan_mpi_traffic(long long *jobs, long long *sent,
+void cp_plan_mpi_traffic(long long *jobs, long long *own, long long *sent,
                          long long *received) {
   *jobs = traffic_jobs;
+  *own = own_jobs;
   *sent = traffic_out;
   *received = traffic_in;
 }
@@ -160,7 +169,7 @@ int cp_plan_mpi_serve(const cp_task *task, const cp_error *load_err,
     } else if (cp_wire_job_decode(in.p, in.len, n, &slot, &e)) {
       tag = TAG_FAIL;
     } else {
-      cp_expand_job_run(p->expand, p->ctx, &slot.job);
+      cp_wire_job_run(p, &slot);
       if (cp_wire_outcome_encode(&slot.job, n, &out, &e)) tag = TAG_FAIL;
     }
     if (tag == TAG_FAIL) {
@@ -201,9 +210,11 @@ static void job_failed(cp_expand_job *j, int w, const char *fmt,
   snprintf(j->info.message, sizeof j->info.message, "rank %d: %s", w, text);
 }
 
-static int send_job(remote *r, int w, int n, cp_expand_job *jobs, int k) {
+static int send_job(remote *r, int w, int n, const cp_search_budget *budget,
+                    cp_expand_job *jobs, int k) {
   cp_error e;
-  if (cp_wire_job_encode(&jobs[k], n, &r->out, &e)) {
+  if (cp_wire_job_encode(&jobs[k], n, cp_search_budget_left(budget), &r->out,
+                         &e)) {
     job_failed(&jobs[k], 0, "%s", e.msg);
     return -1;
   }
@@ -220,10 +231,53 @@ static int send_job(remote *r, int w, int n, cp_expand_job *jobs, int k) {
   return 0;
 }
 
-static int run_batch(void *ctx, int n, cp_expand_job *jobs, int count) {
+/* Receives the message announced in st (an outcome or a failure of the
+ * job worker st->MPI_SOURCE runs) into its job; hands that worker the
+ * next job, if any. 0, or -1 when the batch must end (the job that says
+ * why has rc -1). */
+static int collect(remote *r, const MPI_Status *st, int n,
+                   const cp_search_budget *budget, cp_expand_job *jobs,
+                   int count, int *next, int *running) {
+  cp_error e;
+  int w = st->MPI_SOURCE, k = w > 0 && w < n_ranks ? r->busy[w] : -1;
+  if (receive(&r->in, st, &e)) {
+    job_failed(&jobs[k >= 0 ? k : 0], w, "%s", e.msg);
+    return -1;
+  }
+  traffic_in += (long long)r->in.len;
+  if (k < 0 || (st->MPI_TAG != TAG_OUTCOME && st->MPI_TAG != TAG_FAIL)) {
+    job_failed(&jobs[0], w, "unexpected %s message",
+               st->MPI_TAG == TAG_HELLO ? "hello" : "out-of-turn");
+    return -1;
+  }
+  r->busy[w] = -1;
+  --*running;
+  if (st->MPI_TAG == TAG_FAIL) {
+    char why[512];
+    snprintf(why, sizeof why, "%.*s", (int)r->in.len, (char *)r->in.p);
+    job_failed(&jobs[k], w, "%s", why);
+    return -1;
+  }
+  if (cp_wire_outcome_decode(r->in.p, r->in.len, n, &jobs[k], &e)) {
+    job_failed(&jobs[k], w, "%s", e.msg);
+    return -1;
+  }
+  if (*next < count) {
+    if (send_job(r, w, n, budget, jobs, (*next)++)) return -1;
+    ++*running;
+  }
+  return 0;
+}
+
+/* One job to every worker; then, until the batch is back: an answer that
+ * has arrived is collected (its worker gets the next job), else rank 0
+ * runs the next job itself, else it waits for an answer. */
+static int run_batch(void *ctx, const cp_search_problem *own,
+                     const cp_search_budget *budget, cp_expand_job *jobs,
+                     int count) {
   remote *r = ctx;
-  int next = 0, running = 0;
-  if (n != worker_n) {
+  int n = own->n, next = 0, running = 0;
+  if (n_ranks > 1 && n != worker_n) {
     char why[128];
     snprintf(why, sizeof why, "its world has a state of %d numbers, rank "
              "0's %d (not the same task?)", worker_n, n);
@@ -231,11 +285,21 @@ static int run_batch(void *ctx, int n, cp_expand_job *jobs, int count) {
     return 0;
   }
   for (int w = 1; w < n_ranks && next < count; ++w, ++next, ++running)
-    if (send_job(r, w, n, jobs, next)) return 0;
-  while (running) {
+    if (send_job(r, w, n, budget, jobs, next)) return 0;
+  while (next < count || running) {
     MPI_Status st;
     cp_error e;
-    int rc = wait_for(MPI_ANY_SOURCE, MPI_ANY_TAG, &st, r->cancel);
+    int got = 0, rc = MPI_SUCCESS;
+    if (running) rc = MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
+                                 &got, &st);
+    if (rc == MPI_SUCCESS && !got) {
+      if (next < count) {
+        cp_expand_job_run(own->expand, own->ctx, &jobs[next++]);
+        ++own_jobs;
+        continue;
+      }
+      rc = wait_for(MPI_ANY_SOURCE, MPI_ANY_TAG, &st, r->cancel);
+    }
     /* Stopped (a signal): the jobs not back are not run; the search rolls
      * the batch back. */
     if (rc == -1) return 0;
@@ -244,33 +308,7 @@ static int run_batch(void *ctx, int n, cp_expand_job *jobs, int count) {
       job_failed(&jobs[0], 0, "%s", e.msg);
       return 0;
     }
-    int w = st.MPI_SOURCE, k = w > 0 && w < n_ranks ? r->busy[w] : -1;
-    if (receive(&r->in, &st, &e)) {
-      job_failed(&jobs[k >= 0 ? k : 0], w, "%s", e.msg);
-      return 0;
-    }
-    traffic_in += (long long)r->in.len;
-    if (k < 0 || (st.MPI_TAG != TAG_OUTCOME && st.MPI_TAG != TAG_FAIL)) {
-      job_failed(&jobs[0], w, "unexpected %s message",
-                 st.MPI_TAG == TAG_HELLO ? "hello" : "out-of-turn");
-      return 0;
-    }
-    r->busy[w] = -1;
-    --running;
-    if (st.MPI_TAG == TAG_FAIL) {
-      char why[512];
-      snprintf(why, sizeof why, "%.*s", (int)r->in.len, (char *)r->in.p);
-      job_failed(&jobs[k], w, "%s", why);
-      return 0;
-    }
-    if (cp_wire_outcome_decode(r->in.p, r->in.len, n, &jobs[k], &e)) {
-      job_failed(&jobs[k], w, "%s", e.msg);
-      return 0;
-    }
-    if (next < count) {
-      if (send_job(r, w, n, jobs, next++)) return 0;
-      ++running;
-    }
+    if (collect(r, &st, n, budget, jobs, count, &next, &running)) return 0;
   }
   return 0;
 }
@@ -320,10 +358,10 @@ cp_plan_status cp_plan_mpi_task(cp_store *st, const cp_task *task,
                                 cp_plan_result *res, cp_error *err) {
   memset(res, 0, sizeof *res);
   res->plan_id = -1;
-  if (my_rank != 0 || n_ranks < 2) {
+  if (my_rank != 0) {
     cp_error_setc(err, CP_ERR_INPUT, "mpi",
-                  "planning with MPI needs rank 0 of at least 2 ranks "
-                  "(this is rank %d of %d)",
+                  "planning with MPI runs the search on rank 0 (this is "
+                  "rank %d of %d)",
                   my_rank, n_ranks);
     return res->status = CP_PLAN_BAD_INPUT;
   }

@@ -2,10 +2,11 @@
 /// Planning with MPI (docs/parallel.md, "MPI"): rank 0 runs the search and
 /// owns the database, as cp_plan_task does; ranks 1 .. R-1 each own a world
 /// of the task and simulate the jobs of its batches (search.batch), sent as
-/// messages (planner/plan/wire.h). The answers are those of
+/// messages (planner/plan/wire.h), while rank 0 simulates the rest. The answers are those of
 /// cp_plan_task with any number of threads. Built as its own library
-/// (libcomplan-mpi) when meson finds MPI (-Dmpi=auto); the C library does
-/// not depend on MPI. Not installed yet.
+/// (libcomplan-mpi, complan-mpi.pc) when meson finds MPI (-Dmpi=auto); the
+/// C library does not depend on MPI, and this header needs no MPI header:
+/// a program calls these functions when linked with complan-mpi.
 #ifndef CP_PLANNER_PLAN_MPI_H
 #define CP_PLANNER_PLAN_MPI_H
 
@@ -22,8 +23,11 @@ int cp_plan_mpi_start(int *rank, int *ranks, cp_error *err);
 /// MPI_Finalize.
 void cp_plan_mpi_stop(void);
 
-/// Rank 0: cp_plan_task with the batches simulated by ranks 1 .. R-1 (at
-/// least one). First every worker reports that it loaded the same task
+/// Rank 0: cp_plan_task with the batches simulated by ranks 1 .. R-1 and
+/// by rank 0 itself (the jobs no worker is free for; one rank alone runs
+/// them all). A job carries the seconds the search had left when it was
+/// sent: a worker stops a long action at that deadline as rank 0 would.
+/// First every worker reports that it loaded the same task
 /// (cp_task_hash) into a world (else CP_PLAN_BAD_INPUT naming the rank and
 /// what it said). A worker that fails or dies mid-run ends the search
 /// like a failed expansion (CP_PLAN_FAILED, the rank named): the batches
@@ -32,9 +36,10 @@ cp_plan_status cp_plan_mpi_task(cp_store *st, const cp_task *task,
                                 const cp_plan_options *opt,
                                 cp_plan_result *res, cp_error *err);
 
-/// Rank 0: the jobs sent to the workers so far and the bytes of the job
-/// and outcome messages (docs/parallel.md measures them per expansion).
-void cp_plan_mpi_traffic(long long *jobs, long long *sent,
+/// Rank 0: the jobs sent to the workers so far, the jobs rank 0 ran
+/// itself, and the bytes of the job and outcome messages (docs/parallel.md
+/// measures them per expansion).
+void cp_plan_mpi_traffic(long long *jobs, long long *own, long long *sent,
                          long long *received);
 
 /// Ranks 1 ..: simulates rank 0's jobs for task until rank 0 says stop.

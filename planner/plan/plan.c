@@ -8,8 +8,6 @@
 
 #include <jansson.h>
 
-static double now(void) { return cp_search_budget_now(NULL); }
-
 cp_plan_options cp_plan_defaults(void) {
   cp_plan_options o;
   memset(&o, 0, sizeof o);
@@ -177,6 +175,7 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
   }
   snprintf(res->planner, sizeof res->planner, "%s", cp_search_method(s));
   res->run_id = run_id;
+  if (opt.started) opt.started(opt.started_ctx, run_id);
 
   /* The loop: iterate, commit every `batch` expansions; the budget (the
    * time limit, the cancel flag) is polled by the search after every
@@ -268,123 +267,5 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
     res->length = g->depth;
   }
   cp_search_destroy(s);
-  return result;
-}
-
-/* --- benchmark ------------------------------------------------------------ */
-
-typedef struct sample {
-  double t, cost, dist;
-  long nodes, expansions;
-} sample;
-
-typedef struct series {
-  sample *v;
-  int n, cap;
-} series;
-
-static void record(void *ctx, const cp_plan_progress *p) {
-  series *s = ctx;
-  if (s->n == s->cap) {
-    int cap = s->cap ? 2 * s->cap : 64;
-    sample *v = realloc(s->v, (size_t)cap * sizeof *v);
-    if (!v) return;
-    s->v = v;
-    s->cap = cap;
-  }
-  s->v[s->n++] = (sample){p->elapsed, p->best_cost, p->best_distance,
-                          p->nodes, p->expansions};
-}
-
-cp_bench_run cp_plan_bench_row(const cp_plan_result *res, double memory) {
-  cp_bench_run br = {0};
-  br.search_id = res->run_id;
-  br.time = res->session_seconds;
-  br.memory = memory;
-  br.solved = res->status == CP_PLAN_SOLVED;
-  br.status = res->status == CP_PLAN_SOLVED  ? 6
-              : res->status == CP_PLAN_LIMIT ? 4
-                                             : 0;
-  br.graph_states = res->nodes;
-  br.solution_length = (double)res->length;
-  br.best_cost = res->cost;
-  br.expansions = res->stats.expansions;
-  br.lcp_solves = (long)res->stats.lcp_solves;
-  br.lemke_pivots = (long)res->stats.pivots;
-  br.fallbacks = (long)res->stats.fallbacks;
-  br.steps = (long)res->stats.steps;
-  br.duplicates = res->stats.duplicates;
-  br.rejected = res->stats.rejected;
-  br.best_distance = res->best_distance;
-  return br;
-}
-
-cp_plan_status cp_plan_benchmark(cp_store *st, const cp_task *task,
-                                 const cp_search_problem *p, const double *x0,
-                                 const char *world_options,
-                                 const cp_bench_options *bo,
-                                 int64_t *experiment_id, cp_error *err) {
-  const char *const own[] = {task->method, NULL};
-  const char *const *planners = bo->planners ? bo->planners : own;
-  double limit = bo->max_seconds > 0 ? bo->max_seconds : task->max_seconds;
-  char hash[CP_TASK_KEY_SIZE], name[96];
-  cp_task_hash(task, hash);
-  snprintf(name, sizeof name, "complan task %s", hash);
-  cp_store_status ss = cp_store_bench_experiment(
-      st, name, task->text, limit, bo->runs, task->seed, experiment_id);
-  cp_plan_status result = CP_PLAN_SOLVED;
-  double t0 = now();
-  series ser = {0};
-  for (int pi = 0; !ss && planners[pi] && result == CP_PLAN_SOLVED; ++pi) {
-    int64_t pid;
-    char pname[64], settings[256];
-    snprintf(pname, sizeof pname, "control_complan_%s", planners[pi]);
-    snprintf(settings, sizeof settings,
-             "{\"method\": \"%s\", \"weight\": %g, \"goal_bias\": %g, "
-             "\"candidates\": %d, \"delta_bn\": %g, \"delta_s\": %g}",
-             planners[pi], task->weight, task->goal_bias, task->candidates,
-             task->delta_bn, task->delta_s);
-    if ((ss = cp_store_bench_planner(st, pname, settings, &pid))) break;
-    for (int r = 0; r < bo->runs; ++r) {
-      cp_plan_options o = cp_plan_defaults();
-      o.method = planners[pi];
-      o.has_seed = 1;
-      o.seed = task->seed + (uint64_t)r;
-      o.max_seconds = limit;
-      o.task_path = bo->task_path;
-      o.world_options = world_options;
-      o.progress = record;
-      o.progress_ctx = &ser;
-      o.progress_interval = 0.05;
-      ser.n = 0;
-      cp_plan_result res;
-      cp_plan_status s = cp_plan_search(st, task, p,
-                                        x0, &o, &res, err);
-      if (s == CP_PLAN_BAD_INPUT || s == CP_PLAN_FAILED) {
-        result = s;
-        break;
-      }
-      cp_bench_run br = cp_plan_bench_row(
-          &res, (double)res.nodes *
-                    (double)(sizeof(cp_search_node) +
-                             (size_t)p->n * sizeof(double)) /
-                    1048576.0);
-      int64_t rid;
-      if ((ss = cp_store_bench_run(st, *experiment_id, pid, &br, &rid))) break;
-      for (int k = 0; k < ser.n && !ss; ++k)
-        ss = cp_store_bench_progress(st, rid, ser.v[k].t, ser.v[k].cost,
-                                     ser.v[k].nodes, ser.v[k].expansions,
-                                     ser.v[k].dist);
-      if (!ss)
-        ss = cp_store_bench_progress(st, rid, res.session_seconds, res.cost,
-                                     res.nodes, res.stats.expansions,
-                                     res.best_distance);
-      if (bo->progress) bo->progress(bo->progress_ctx, planners[pi], r, &res);
-      if (ss) break;
-    }
-  }
-  free(ser.v);
-  if (!ss) ss = cp_store_bench_finish(st, *experiment_id, now() - t0);
-  if (ss) return store_fail(st, ss, err);
   return result;
 }

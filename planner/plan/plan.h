@@ -54,8 +54,13 @@ typedef struct cp_plan_options {
   int threads;
   /// cp_plan_task only: runs the batches instead of threads when not NULL
   /// (MPI's ranks: planner/plan/mpi.h), like cp_search_problem's
-  /// expand_batch; n is the problem's state size.
-  int (*run_batch)(void *ctx, int n, cp_expand_job *jobs, int count);
+  /// expand_batch. own is the calling thread's problem (own->expand with
+  /// own->ctx runs a job on the caller's world, which polls the search's
+  /// budget; own->n is the state size); budget is the search's (NULL:
+  /// none), for the time left that jobs run elsewhere must respect.
+  int (*run_batch)(void *ctx, const cp_search_problem *own,
+                   const cp_search_budget *budget, cp_expand_job *jobs,
+                   int count);
   void *run_batch_ctx;
   const char *task_path;  ///< recorded in the tasks table (may be NULL)
   const char *world_options; ///< JSON text recorded with the run (NULL: {})
@@ -71,6 +76,11 @@ typedef struct cp_plan_options {
   /// seconds (NULL: CLOCK_MONOTONIC, wall time). Tests inject one.
   double (*clock)(void *ctx);
   void *clock_ctx;
+  /// Called (NULL: not) once the run's row exists in the store, before its
+  /// first expansion, with its id: cp_plan_benchmark's threads start their
+  /// runs in order through it.
+  void (*started)(void *ctx, int64_t run_id);
+  void *started_ctx;
 } cp_plan_options;
 
 cp_plan_options cp_plan_defaults(void);
@@ -219,6 +229,16 @@ typedef struct cp_bench_options {
   void (*progress)(void *ctx, const char *planner, int run,
                    const cp_plan_result *r);
   void *progress_ctx;
+  /// Runs searched at once (0, 1: one after another). With more, each
+  /// running search has a world of its own (cp_plan_world_create(task, 1):
+  /// p must be such a world's problem) and a connection of its own to the
+  /// database file `db` (the one st was opened from); the runs still start
+  /// in order, and the benchmark's rows are written in order by the
+  /// calling thread, so the database has the same rows as with one thread
+  /// (docs/parallel.md: only the plans' row ids and the times differ).
+  /// progress is called from the calling thread, in run order.
+  int threads;
+  const char *db;
 } cp_bench_options;
 
 /// The OMPL benchmark row of one finished run (status 6 solved, 4 limit,
@@ -226,9 +246,9 @@ typedef struct cp_bench_options {
 cp_bench_run cp_plan_bench_row(const cp_plan_result *res, double memory);
 
 /// Benchmarks the problem p from x0 (world_options: JSON text recorded with
-/// every run). Returns the experiment id in *experiment_id; CP_PLAN_SOLVED
-/// when every run finished (solved or not), else the first failure's
-/// status.
+/// every run), on opt->threads threads when more than one. Returns the
+/// experiment id in *experiment_id; CP_PLAN_SOLVED when every run finished
+/// (solved or not), else the first failure's status.
 cp_plan_status cp_plan_benchmark(cp_store *st, const cp_task *task,
                                  const cp_search_problem *p, const double *x0,
                                  const char *world_options,

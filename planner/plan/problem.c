@@ -45,7 +45,9 @@ struct cp_plan_world {
   int warm_start;          /* as created (the workers' worlds likewise) */
   cp_plan_pool *pool;      /* threads > 1: the batch workers (pool.c) */
   /* cp_plan_options.run_batch (MPI), instead of the pool */
-  int (*run_batch)(void *ctx, int n, cp_expand_job *jobs, int count);
+  int (*run_batch)(void *ctx, const cp_search_problem *own,
+                   const cp_search_budget *budget, cp_expand_job *jobs,
+                   int count);
   void *run_batch_ctx;
 };
 
@@ -289,7 +291,8 @@ static void set_budget(void *ctx, const cp_search_budget *budget) {
 
 static int expand_batch(void *ctx, cp_expand_job *jobs, int n) {
   cp_plan_world *pw = ctx;
-  if (pw->run_batch) return pw->run_batch(pw->run_batch_ctx, pw->n, jobs, n);
+  if (pw->run_batch)
+    return pw->run_batch(pw->run_batch_ctx, &pw->problem, pw->budget, jobs, n);
   return cp_plan_pool_run(pw->pool, pw, jobs, n);
 }
 

@@ -1,7 +1,7 @@
 /* Batch jobs and their outcomes as messages (planner/plan/wire.h).
  *
- * Job:     tag "CPJ1", u32 n, f64 t, i64 action, u64 warm bytes,
- *          f64 x[n], warm.
+ * Job:     tag "CPJ2", u32 n, f64 t, f64 seconds left, i64 action,
+ *          u64 warm bytes, f64 x[n], warm.
  * Outcome: tag "CPO1", u32 n, i32 rc, outcome, steps, lcp_solves, pivots,
  *          fallbacks, warm_steps, lcp_reused, u32 message bytes, u64 warm
  *          bytes, f64 y[n], message, warm.
@@ -9,11 +9,12 @@
  * receiver of the other byte order sees a wrong tag. */
 #include "planner/plan/wire.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define TAG_JOB 0x314a5043u     /* "CPJ1" read little-endian */
+#define TAG_JOB 0x324a5043u     /* "CPJ2" read little-endian */
 #define TAG_OUTCOME 0x314f5043u /* "CPO1" */
 
 void cp_wire_buf_free(cp_wire_buf *b) {
@@ -98,18 +99,19 @@ static int done(reader *r) {
                        r->len - r->at, r->at);
 }
 
-int cp_wire_job_encode(const cp_expand_job *j, int n, cp_wire_buf *b,
-                       cp_error *err) {
+int cp_wire_job_encode(const cp_expand_job *j, int n, double left,
+                       cp_wire_buf *b, cp_error *err) {
   size_t warm = j->warm ? j->warm_size : 0;
   int64_t a = j->a;
   uint64_t w = warm;
-  if (start(b, 8 + sizeof j->t + sizeof a + sizeof w +
+  if (start(b, 8 + sizeof j->t + sizeof left + sizeof a + sizeof w +
                    (size_t)n * sizeof(double) + warm,
             err))
     return -1;
   put_u32(b, TAG_JOB);
   put_u32(b, (uint32_t)n);
   put(b, &j->t, sizeof j->t);
+  put(b, &left, sizeof left);
   put(b, &a, sizeof a);
   put(b, &w, sizeof w);
   put(b, j->x, (size_t)n * sizeof(double));
@@ -134,10 +136,14 @@ int cp_wire_job_decode(const void *msg, size_t len, int n, cp_wire_slot *s,
   reader r = {msg, len, 0, "job", err};
   int64_t a = 0;
   uint64_t w = 0;
-  double t = 0;
+  double t = 0, left = 0;
   if (head(&r, TAG_JOB, n) || get(&r, &t, sizeof t) ||
-      get(&r, &a, sizeof a) || get(&r, &w, sizeof w))
+      get(&r, &left, sizeof left) || get(&r, &a, sizeof a) ||
+      get(&r, &w, sizeof w))
     return -1;
+  if (isnan(left))
+    return cp_error_setc(err, CP_ERR_INPUT, "job",
+                         "expected the seconds left, got NaN");
   if (w > len - r.at)
     return cp_error_setc(err, CP_ERR_INPUT, "job",
                          "warm-start data of %llu bytes in a message of %zu",
@@ -158,7 +164,19 @@ int cp_wire_job_decode(const void *msg, size_t len, int n, cp_wire_slot *s,
   j->a = (long)a;
   j->y = s->y;
   j->rc = 0;
+  s->left = left;
   return 0;
+}
+
+void cp_wire_job_run(const cp_search_problem *p, cp_wire_slot *s) {
+  cp_search_budget b = {0};
+  if (isfinite(s->left) && p->set_budget) {
+    b.has_deadline = 1;
+    b.deadline = cp_search_budget_now(&b) + s->left;
+    p->set_budget(p->ctx, &b);
+  }
+  cp_expand_job_run(p->expand, p->ctx, &s->job);
+  if (b.has_deadline) p->set_budget(p->ctx, NULL);
 }
 
 int cp_wire_outcome_encode(const cp_expand_job *j, int n, cp_wire_buf *b,

@@ -24,16 +24,18 @@ typedef struct cp_wire_buf {
 
 void cp_wire_buf_free(cp_wire_buf *b);
 
-/// Writes job j's inputs (state of n doubles) to b (replacing its bytes).
-/// 0, or -1 with err (out of memory).
-int cp_wire_job_encode(const cp_expand_job *j, int n, cp_wire_buf *b,
-                       cp_error *err);
+/// Writes job j's inputs (state of n doubles) and the seconds left of the
+/// search's time limit (INFINITY: none) to b (replacing its bytes). 0, or
+/// -1 with err (out of memory).
+int cp_wire_job_encode(const cp_expand_job *j, int n, double left,
+                       cp_wire_buf *b, cp_error *err);
 
 /// A job as a worker decodes it: its inputs point into the slot's own
 /// buffers (x, warm), its outputs (y, keep) are the slot's too. Reused from
 /// job to job; zero it before the first use.
 typedef struct cp_wire_slot {
   cp_expand_job job;
+  double left; ///< the seconds the job's search had left when it was sent
   double *x, *y;
   int n_cap;
   unsigned char *warm;
@@ -47,6 +49,13 @@ void cp_wire_slot_free(cp_wire_slot *s);
 /// malformed message, CP_ERR_NOMEM).
 int cp_wire_job_decode(const void *msg, size_t len, int n, cp_wire_slot *s,
                        cp_error *err);
+
+/// Runs the decoded job of slot s with problem p (a worker's world) under
+/// a time limit of s->left seconds from now on this process's clock (none
+/// when infinite): a long action polls it as the search's own budget
+/// (CP_PLAN_BUDGET_STEPS), so a job the deadline overtakes comes back with
+/// rc 1 (no outcome), as on rank 0's threads.
+void cp_wire_job_run(const cp_search_problem *p, cp_wire_slot *s);
 
 /// Writes what job j gave back (after cp_expand_job_run) to b.
 int cp_wire_outcome_encode(const cp_expand_job *j, int n, cp_wire_buf *b,

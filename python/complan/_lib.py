@@ -268,7 +268,8 @@ class CPlanOptions(Structure):  # planner/plan/plan.h
                 ("task_path", c_char_p), ("world_options", c_char_p),
                 ("progress", PLAN_PROGRESS), ("progress_ctx", c_void_p),
                 ("progress_interval", c_double), ("cancel", POINTER(c_int)),
-                ("clock", c_void_p), ("clock_ctx", c_void_p)]
+                ("clock", c_void_p), ("clock_ctx", c_void_p),
+                ("started", c_void_p), ("started_ctx", c_void_p)]
 
 
 class CPlanProgress(Structure):  # planner/plan/plan.h (read in the callback only)
@@ -288,7 +289,8 @@ class CPlanResult(Structure):  # planner/plan/plan.h
 
 class CBenchOptions(Structure):  # planner/plan/plan.h
     _fields_ = [("runs", c_int), ("planners", POINTER(c_char_p)), ("max_seconds", c_double),
-                ("task_path", c_char_p), ("progress", c_void_p), ("progress_ctx", c_void_p)]
+                ("task_path", c_char_p), ("progress", c_void_p), ("progress_ctx", c_void_p),
+                ("threads", c_int), ("db", c_char_p)]
 
 
 class CViewerTree(Structure):  # planner/view/viewer.h

@@ -79,4 +79,20 @@ if [ -n "${CP_OMPL_CONSUMER:-}" ]; then
     fail "the OMPL consumer failed"
   ompl="; the OMPL consumer built and planned"
 fi
-echo "install_test: $n headers installed, all in complan.h; consumer built and ran$ompl"
+# MPI planning (docs/parallel.md), when complan was built with it: a program
+# calling planner/plan/mpi.h builds and links with complan-mpi.pc (not run:
+# that takes mpirun).
+mpi=""
+if [ -n "${CP_MPI:-}" ]; then
+  mcflags=$(pkg-config --cflags complan-mpi) || fail "pkg-config --cflags complan-mpi"
+  mlibs=$(pkg-config --static --libs complan-mpi) || fail "pkg-config --libs complan-mpi"
+  printf '%s\n' '#include <complan/complan.h>' 'int main(void) {' \
+    '  int rank = 0, ranks = 0;' '  cp_error err;' \
+    '  if (cp_plan_mpi_start(&rank, &ranks, &err)) return 1;' \
+    '  cp_plan_mpi_stop();' '  return 0;' '}' >"$dest/mpi_consumer.c"
+  # shellcheck disable=SC2086 # the flags are words
+  "$@" -std=c17 -Wall -Wextra -Werror -o "$dest/mpi_consumer" "$dest/mpi_consumer.c" $mcflags $mlibs ||
+    fail "the MPI consumer does not compile or link with: $mcflags $mlibs"
+  mpi="; the MPI consumer built"
+fi
+echo "install_test: $n headers installed, all in complan.h; consumer built and ran$ompl$mpi"

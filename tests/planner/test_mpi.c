@@ -1,8 +1,8 @@
 /* MPI planning (`mpirun -n 3 complan plan TASK --mpi`, planner/plan/mpi.c):
  * with search.batch 4, rank 0's database -- every node column but pivots,
  * warm-start blobs included -- and the plans are those of `--threads 1`
- * (astar, rrt, sst on the push task), the ranks sent one job per
- * expansion; --mpi without other ranks, with --benchmark, with a task or
+ * (astar, rrt, sst on the push task) with 1, 2 and 3 ranks, each
+ * expansion run once (by a worker or rank 0); --mpi with --benchmark, with a task or
  * a database that cannot be opened, a worker that cannot load its task or
  * loaded another one are errors with exit status 2 (no run stored, no rank
  * left waiting); a worker rank killed mid-run ends
@@ -86,6 +86,18 @@ static int mpirun(int ranks, const char *const *args, char **err) {
   return mpirun_wait(mpirun_start(ranks, args, path), path, err);
 }
 
+/* The counts of the `complan: mpi:` line: jobs sent to the workers and
+ * jobs rank 0 ran itself (-1: no such line). */
+static void traffic_of(const char *err, long long *jobs, long long *own) {
+  const char *at = strstr(err, "complan: mpi: ");
+  *jobs = *own = -1;
+  if (at && (at = strstr(at, " ran "))) *jobs = atoll(at + 5);
+  if (at && (at = strstr(at, "rank 0 ran "))) *own = atoll(at + 11);
+}
+
+/* The run of --threads 1, then of `mpirun -n R ... --mpi` for R = 1, 2, 3
+ * (rank 0 alone runs every job; with workers it runs the jobs no worker
+ * is free for): the same database rows and plan each time. */
 static void same_as_threads(const char *method) {
   char *task = synth_push_task(4), *a = synth_temp_db(), *b = synth_temp_db();
   const char *one[] = {"complan", "plan", task, "--db", a, "--method",
@@ -95,28 +107,38 @@ static void same_as_threads(const char *method) {
   int rc = cpt_run(one, NULL, &err);
   cr_assert(rc == 0 || rc == 1, "exit %d: %s", rc, err);
   free(err);
-  const char *mp[] = {"plan", task, "--db", b, "--method", method,
-                      "--max-nodes", "60", "--mpi", NULL};
-  int rm = mpirun(3, mp, &err);
-  cr_assert_eq(rm, rc, "%s: mpirun exit %d (threads: %d): %s", method, rm,
-               rc, err);
-  cr_expect(strstr(err, "complan: mpi: 2 worker ranks ran"), "%s", err);
-  long long jobs = 0;
-  const char *at = strstr(err, "ranks ran ");
-  if (at) jobs = atoll(at + 10);
-  free(err);
-  sqlite3 *da = synth_open_db(a), *db = synth_open_db(b);
-  long long na = synth_assert_same_run(da, 1, db, 1, method);
-  cr_assert(na > 10, "%s: a real search (%lld nodes)", method, na);
-  /* Every expansion but the start's went to a worker (batches of 1, the
-   * last ones of a search, run on rank 0). */
-  long long expansions =
-      synth_query_int(db, "SELECT count(*) FROM nodes WHERE search_id = 1 "
-                          "AND parent IS NOT NULL");
-  cr_expect(jobs > 0 && jobs <= expansions + 4, "%lld jobs, %lld expansions",
-            jobs, expansions);
+  sqlite3 *da = synth_open_db(a);
+  for (int ranks = 1; ranks <= 3; ++ranks) {
+    const char *mp[] = {"plan", task, "--db", b, "--method", method,
+                        "--max-nodes", "60", "--mpi", NULL};
+    int rm = mpirun(ranks, mp, &err);
+    cr_assert_eq(rm, rc, "%s: %d ranks: mpirun exit %d (threads: %d): %s",
+                 method, ranks, rm, rc, err);
+    char line[64];
+    snprintf(line, sizeof line, "complan: mpi: %d worker rank", ranks - 1);
+    cr_expect(strstr(err, line), "%s", err);
+    long long jobs, own;
+    traffic_of(err, &jobs, &own);
+    free(err);
+    sqlite3 *db = synth_open_db(b);
+    long long na = synth_assert_same_run(da, 1, db, ranks, method);
+    cr_assert(na > 10, "%s: a real search (%lld nodes)", method, na);
+    /* Every expansion of a batch ran once, on a worker or on rank 0
+     * (batches of 1, the last ones of a search, run on rank 0 outside
+     * the counts). */
+    char sql[128];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM nodes WHERE search_id = "
+             "%d AND parent IS NOT NULL", ranks);
+    long long expansions = synth_query_int(db, sql);
+    cr_expect(jobs >= 0 && own >= 0 && jobs + own <= expansions + 4 &&
+                  jobs + own > expansions / 2,
+              "%d ranks: %lld + %lld jobs, %lld expansions", ranks, jobs,
+              own, expansions);
+    if (ranks == 1) cr_expect_eq(jobs, 0, "no worker, no job sent");
+    else cr_expect_gt(jobs, 0, "%d ranks: the workers ran jobs", ranks);
+    sqlite3_close(db);
+  }
   sqlite3_close(da);
-  sqlite3_close(db);
   synth_remove_db(a);
   synth_remove_db(b);
   remove(task);
@@ -129,14 +151,7 @@ Test(mpi, sst_as_threads, .timeout = 600) { same_as_threads("sst"); }
 
 Test(mpi, errors, .timeout = 600) {
   char *task = synth_push_task(4), *db = synth_temp_db(), *err = NULL;
-  /* One rank: nobody to simulate. */
-  const char *alone[] = {"complan", "plan", task, "--db", db, "--mpi", NULL};
-  cr_assert_eq(mpirun(1, alone + 1, &err), 2, "%s", err);
-  cr_expect(strstr(err, "at least 2 ranks"), "%s", err);
-  free(err);
-  sqlite3 *s = synth_open_db(db);
-  cr_expect_eq(synth_query_int(s, "SELECT count(*) FROM searches"), 0);
-  sqlite3_close(s);
+  sqlite3 *s;
   const char *bench[] = {"plan", task, "--db", db, "--mpi", "--benchmark",
                          "2", NULL};
   cr_assert_eq(mpirun(2, bench, &err), 2, "%s", err);

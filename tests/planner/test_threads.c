@@ -212,3 +212,137 @@ Test(threads, a_resumed_run_keeps_the_batch_it_was_started_with,
   remove(file);
   free(file);
 }
+
+/* The rows of query in db as text, one line each. */
+static char *rows_text(sqlite3 *db, const char *query) {
+  sqlite3_stmt *q;
+  cr_assert_eq(sqlite3_prepare_v2(db, query, -1, &q, NULL), SQLITE_OK, "%s",
+               sqlite3_errmsg(db));
+  size_t cap = 4096, len = 0;
+  char *out = calloc(cap, 1);
+  while (sqlite3_step(q) == SQLITE_ROW) {
+    for (int k = 0; k < sqlite3_column_count(q); ++k) {
+      const char *v = (const char *)sqlite3_column_text(q, k);
+      size_t need = len + (v ? strlen(v) : 4) + 2;
+      if (need >= cap) {
+        cap = 2 * need;
+        out = realloc(out, cap);
+      }
+      len += (size_t)sprintf(out + len, "%s%c", v ? v : "NULL",
+                             k + 1 < sqlite3_column_count(q) ? ' ' : '\n');
+    }
+  }
+  sqlite3_finalize(q);
+  return out;
+}
+
+typedef struct bench_calls {
+  int n, run[16];
+  char planner[16][8];
+} bench_calls;
+
+static void bench_progress(void *ctx, const char *planner, int run,
+                           const cp_plan_result *r) {
+  (void)r;
+  bench_calls *c = ctx;
+  if (c->n < 16) {
+    c->run[c->n] = run;
+    snprintf(c->planner[c->n], sizeof c->planner[0], "%s", planner);
+  }
+  c->n++;
+}
+
+/* A benchmark of task (astar and sst, 3 seeds each) into a new database
+ * on `threads` threads; the calls of the progress callback in *calls. */
+static char *bench_on(const cp_task *task, int threads, bench_calls *calls) {
+  char *path = synth_temp_db();
+  cp_store *st;
+  char msg[512];
+  cr_assert_eq(cp_store_open(path, 0, &st, msg, sizeof msg), CP_STORE_OK,
+               "%s", msg);
+  cp_plan_world *pw;
+  cp_error e;
+  cr_assert_eq(cp_plan_world_create(task, 1, &pw, &e), 0, "%s", e.msg);
+  const char *planners[] = {"astar", "sst", NULL};
+  cp_bench_options bo = {.runs = 3, .planners = planners,
+                         .max_seconds = 3600, .progress = bench_progress,
+                         .progress_ctx = calls, .threads = threads,
+                         .db = path};
+  int64_t eid = -1;
+  cp_plan_status s = cp_plan_benchmark(
+      st, task, cp_plan_world_problem(pw), cp_plan_world_start(pw),
+      cp_plan_world_options(pw), &bo, &eid, &e);
+  cr_assert_eq(s, CP_PLAN_SOLVED, "%d threads: %s", threads, e.msg);
+  cr_assert_eq(eid, 1);
+  cp_plan_world_destroy(pw);
+  cp_store_close(st);
+  return path;
+}
+
+/* cp_bench_options.threads (plan --benchmark --threads): six runs (node
+ * limits, so no run depends on the clock) on 3 threads give the database of
+ * one thread: the same searches under the same ids, every node row and
+ * plan equal, the benchmark's run rows (planner, search, status, states,
+ * expansions, LCP solves, steps, cost) in the same order, and the
+ * progress callback called in run order; without the database's path
+ * threads are refused. */
+Test(threads, benchmark_runs_on_threads_give_the_one_thread_database,
+     .timeout = 600) {
+  char *file = synth_push_task(1);
+  cp_task task;
+  cp_error e;
+  cr_assert_eq(cp_task_load(file, &task, &e), 0, "%s", e.msg);
+  task.max_nodes = 120;
+  task.weight = 0.5;
+  bench_calls c1 = {0}, c3 = {0};
+  char *a = bench_on(&task, 1, &c1), *b = bench_on(&task, 3, &c3);
+  cr_assert_eq(c1.n, 6);
+  cr_assert_eq(c3.n, 6);
+  for (int k = 0; k < 6; ++k) {
+    cr_expect_eq(c3.run[k], k % 3);
+    cr_expect_str_eq(c3.planner[k], k < 3 ? "astar" : "sst");
+  }
+  sqlite3 *da = synth_open_db(a), *db = synth_open_db(b);
+  for (int run = 1; run <= 6; ++run) {
+    char what[32];
+    snprintf(what, sizeof what, "run %d", run);
+    synth_assert_same_run(da, run, db, run, what);
+  }
+  const char *q =
+      "SELECT r.id, p.name, r.search_id, r.status, r.solved, r.graph_states,"
+      " r.expansions, r.lcp_solves, r.simulation_steps, r.best_cost,"
+      " s.planner, s.seed FROM runs r JOIN plannerConfigs p ON"
+      " p.id = r.plannerid JOIN searches s ON s.id = r.search_id ORDER BY"
+      " r.id";
+  char *ra = rows_text(da, q), *rb = rows_text(db, q);
+  cr_assert_str_eq(rb, ra);
+  cr_assert(strstr(ra, "control_complan_sst 6 "), "%s", ra);
+  free(ra);
+  free(rb);
+  cr_expect_eq(synth_query_int(db, "SELECT count(*) FROM searches WHERE "
+                                   "status = 'running'"), 0);
+  sqlite3_close(da);
+  sqlite3_close(db);
+  synth_remove_db(a);
+  synth_remove_db(b);
+  /* Threads without the database's path. */
+  char *path = synth_temp_db();
+  cp_store *st;
+  char msg[512];
+  cr_assert_eq(cp_store_open(path, 0, &st, msg, sizeof msg), CP_STORE_OK);
+  cp_plan_world *pw;
+  cr_assert_eq(cp_plan_world_create(&task, 1, &pw, &e), 0, "%s", e.msg);
+  cp_bench_options bo = {.runs = 2, .threads = 2};
+  int64_t eid;
+  cr_assert_eq(cp_plan_benchmark(st, &task, cp_plan_world_problem(pw),
+                                 cp_plan_world_start(pw), "{}", &bo, &eid,
+                                 &e),
+               CP_PLAN_BAD_INPUT);
+  cr_expect(strstr(e.msg, "database's path"), "%s", e.msg);
+  cp_plan_world_destroy(pw);
+  cp_store_close(st);
+  synth_remove_db(path);
+  cp_task_free(&task);
+  remove(file);
+  free(file);
+}

@@ -7,6 +7,7 @@
  * impossible codes are input errors. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,13 +38,14 @@ Test(wire, job_round_trip) {
   cp_wire_buf b = {0};
   cp_wire_slot s = {0};
   cp_error err;
-  cr_assert_eq(cp_wire_job_encode(&j, 4, &b, &err), 0);
-  cr_expect_eq(b.len, 8 + 8 + 8 + 8 + 4 * 8 + 5);
+  cr_assert_eq(cp_wire_job_encode(&j, 4, 2.5, &b, &err), 0);
+  cr_expect_eq(b.len, 8 + 8 + 8 + 8 + 8 + 4 * 8 + 5);
   cr_assert_eq(cp_wire_job_decode(b.p, b.len, 4, &s, &err), 0, "%s",
                err.msg);
   cr_expect_eq(memcmp(s.job.x, x, sizeof x), 0);
   cr_expect(signbit(s.job.x[0]));
   cr_expect_eq(s.job.t, 0.125);
+  cr_expect_eq(s.left, 2.5);
   cr_expect_eq(s.job.a, 123456789012L);
   cr_assert_eq(s.job.warm_size, 5);
   cr_expect_eq(memcmp(s.job.warm, warm, 5), 0);
@@ -51,11 +53,21 @@ Test(wire, job_round_trip) {
   /* No warm start: NULL again, and the slot is reused. */
   j.warm = NULL;
   j.t = 2;
-  cr_assert_eq(cp_wire_job_encode(&j, 4, &b, &err), 0);
+  cr_assert_eq(cp_wire_job_encode(&j, 4, 2.5, &b, &err), 0);
   cr_assert_eq(cp_wire_job_decode(b.p, b.len, 4, &s, &err), 0);
   cr_expect_null(s.job.warm);
   cr_expect_eq(s.job.warm_size, 0);
   cr_expect_eq(s.job.t, 2);
+  cr_expect_eq(s.left, 2.5);
+  /* No time limit travels as infinity. */
+  cr_assert_eq(cp_wire_job_encode(&j, 4, INFINITY, &b, &err), 0);
+  cr_assert_eq(cp_wire_job_decode(b.p, b.len, 4, &s, &err), 0);
+  cr_expect(isinf(s.left) && s.left > 0);
+  /* NaN seconds left are refused (bytes 16..23). */
+  double nan_left = NAN;
+  memcpy(b.p + 16, &nan_left, sizeof nan_left);
+  cr_expect_eq(cp_wire_job_decode(b.p, b.len, 4, &s, &err), -1);
+  cr_expect(strstr(err.msg, "seconds left"), "%s", err.msg);
   cp_wire_slot_free(&s);
   cp_wire_buf_free(&b);
 }
@@ -101,10 +113,10 @@ static void through_wire(cp_plan_world *own, cp_plan_world *other,
   cp_wire_buf b = {0};
   cp_wire_slot s = {0};
   cp_error err;
-  cr_assert_eq(cp_wire_job_encode(j, n, &b, &err), 0);
+  cr_assert_eq(cp_wire_job_encode(j, n, INFINITY, &b, &err), 0);
   cr_assert_eq(cp_wire_job_decode(b.p, b.len, n, &s, &err), 0, "%s",
                err.msg);
-  cp_expand_job_run(q->expand, q->ctx, &s.job);
+  cp_wire_job_run(q, &s);
   cr_assert_eq(cp_wire_outcome_encode(&s.job, n, &b, &err), 0);
   double *y = calloc((size_t)n, sizeof *y);
   cp_expand_job r = {.y = y};
@@ -163,7 +175,7 @@ Test(wire, malformed_messages) {
   cp_wire_slot s = {0};
   cp_expand_job r = {.y = y};
   cp_error err;
-  cr_assert_eq(cp_wire_job_encode(&j, 2, &job, &err), 0);
+  cr_assert_eq(cp_wire_job_encode(&j, 2, 1.0, &job, &err), 0);
   cr_assert_eq(cp_wire_outcome_encode(&j, 2, &out, &err), 0);
   for (size_t len = 0; len < job.len; ++len) {
     cr_assert_eq(cp_wire_job_decode(job.p, len, 2, &s, &err), -1);
@@ -191,13 +203,64 @@ Test(wire, malformed_messages) {
   memcpy(out.p + 12, &bad, sizeof bad);
   cr_expect_eq(cp_wire_outcome_decode(out.p, out.len, 2, &r, &err), -1);
   cr_expect(strstr(err.msg, "outcome below"), "%s", err.msg);
-  /* A warm size beyond the message (job: bytes 24..31). */
+  /* A warm size beyond the message (job: bytes 32..39). */
   uint64_t huge = (uint64_t)1 << 60;
-  memcpy(job.p + 24, &huge, sizeof huge);
+  memcpy(job.p + 32, &huge, sizeof huge);
   cr_expect_eq(cp_wire_job_decode(job.p, job.len, 2, &s, &err), -1);
   cr_expect(strstr(err.msg, "warm-start data"), "%s", err.msg);
   free(r.keep);
   cp_wire_slot_free(&s);
   cp_wire_buf_free(&job);
   cp_wire_buf_free(&out);
+}
+
+/* The time limit travels with the job: a job sent with no seconds left
+ * stops at the worker's first poll inside the action (step
+ * CP_PLAN_BUDGET_STEPS of the push task's 20) with rc 1 and no
+ * outcome, as the search's own expansion does when its budget is spent;
+ * the same job with time left runs to the end; and the worker's world has
+ * no deadline left over for its next job. */
+Test(wire, a_job_keeps_the_time_limit_of_its_search) {
+  char *file = synth_push_task(4);
+  cp_task task;
+  cp_error err;
+  cr_assert_eq(cp_task_load(file, &task, &err), 0, "%s", err.msg);
+  cr_assert_gt(task.steps, CP_PLAN_BUDGET_STEPS, "a long enough action");
+  cp_plan_world *pw;
+  cr_assert_eq(cp_plan_world_create(&task, 1, &pw, &err), 0, "%s", err.msg);
+  const cp_search_problem *p = cp_plan_world_problem(pw);
+  int n = p->n;
+  cp_expand_job j = {.x = cp_plan_world_start(pw), .t = 0, .a = 1};
+  cp_wire_buf b = {0};
+  cp_wire_slot s = {0};
+  const double left[3] = {0, -1, 1e9}, expect_rc[3] = {1, 1, 0};
+  for (int k = 0; k < 3; ++k) {
+    cr_assert_eq(cp_wire_job_encode(&j, n, left[k], &b, &err), 0);
+    cr_assert_eq(cp_wire_job_decode(b.p, b.len, n, &s, &err), 0, "%s",
+                 err.msg);
+    cp_wire_job_run(p, &s);
+    cr_expect_eq(s.job.rc, expect_rc[k], "left %g: rc %d", left[k],
+                 s.job.rc);
+    if (k < 2)
+      cr_expect_eq(s.job.info.steps, CP_PLAN_BUDGET_STEPS, "left %g",
+                   left[k]);
+    else
+      cr_expect_eq(s.job.info.steps, task.steps);
+  }
+  /* Then a job with no limit: the previous deadline is gone. */
+  cr_assert_eq(cp_wire_job_encode(&j, n, 0, &b, &err), 0);
+  cr_assert_eq(cp_wire_job_decode(b.p, b.len, n, &s, &err), 0);
+  cp_wire_job_run(p, &s);
+  cr_assert_eq(s.job.rc, 1);
+  cr_assert_eq(cp_wire_job_encode(&j, n, INFINITY, &b, &err), 0);
+  cr_assert_eq(cp_wire_job_decode(b.p, b.len, n, &s, &err), 0);
+  cp_wire_job_run(p, &s);
+  cr_expect_eq(s.job.rc, 0);
+  cr_expect_eq(s.job.info.steps, task.steps);
+  cp_wire_slot_free(&s);
+  cp_wire_buf_free(&b);
+  cp_plan_world_destroy(pw);
+  cp_task_free(&task);
+  remove(file);
+  free(file);
 }

@@ -1,0 +1,366 @@
+/* bench_parallel: a search's expansions per second on 1 and 2 threads and
+ * on 1, 2 and 4 MPI ranks (issue 27), with the answers checked equal in the
+ * same run, the bytes that travel per expansion, and a model of the
+ * efficiency at 16 and 64 ranks built from the measured numbers.
+ *
+ * For each task: the task with search.batch B is written to a temporary
+ * file next to the original (so its relative paths hold); the threads runs
+ * are made in this process (cp_plan_search on a world with
+ * cp_plan_world_set_threads), the ranks runs by `mpirun --oversubscribe
+ * --bind-to none -n R complan plan TMP --mpi --threads 1 --json` (stdout:
+ * the run; stderr: the `complan: mpi:` traffic line; no binding: on a
+ * shared machine a rank pinned to a busy core cannot move). Every run's nodes (every column the
+ * tests compare: tests/planner/synth.c) are hashed; "same" means the hash,
+ * the node count and the plan cost equal the first 1-thread run's.
+ * Expansions per second are wall-clock (the search's own seconds), medians
+ * of REPEATS alternated runs: on a shared machine they say what the load
+ * allowed. Load-independent: the 1-thread run's CPU time per expansion and
+ * its serial share (CPU outside the simulations: search, merge, store) and
+ * the bytes per expansion, which feed the model (printed with its
+ * assumptions).
+ *
+ * Usage (from the source root, after ninja -C build):
+ *   build/experiments/bench_parallel [REPEATS]
+ * CP_COMPLAN (default build/complan) and CP_MPIRUN (default mpirun) name
+ * the programs; as root, Open MPI needs OMPI_ALLOW_RUN_AS_ROOT=1 and
+ * OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1.
+ */
+#include <fcntl.h>
+#include <jansson.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "experiments/bench_search.h"
+#include "models/hash.h"
+
+void openblas_set_num_threads(int n);
+
+typedef bench_spec spec;
+
+static const spec specs[] = {
+    {"planner/tasks/push.json", "sst", 1500, 4},
+    {"planner/tasks/grasp_lift.json", "sst", 400, 4},
+    {"planner/tasks/bench/cmgmp-bookshelf.json", "sst", 400, 4},
+};
+
+/* The configurations: threads (in process) or MPI ranks. */
+typedef struct config {
+  int threads, ranks;
+} config;
+static const config configs[] = {{1, 0}, {2, 0}, {0, 1}, {0, 2}, {0, 4}};
+enum { N_CONFIGS = sizeof configs / sizeof *configs, MAX_REPEATS = 16 };
+
+/* What one run gave. */
+typedef struct outcome {
+  double rate;            /* expansions per wall second */
+  long nodes, expansions;
+  double cost;
+  uint64_t digest;        /* of the node rows */
+  long long jobs, own, bytes; /* MPI: worker jobs, rank-0 jobs, bytes */
+  double cpu, sim;        /* threads: CPU seconds of the run, simulating */
+} outcome;
+
+/* FNV-1a over every node row of run 1 in db (the columns the tests
+ * compare, pivots aside); -1 when the database cannot be read. */
+static int digest_of(const char *db, uint64_t *h, long *n) {
+  sqlite3 *s;
+  sqlite3_stmt *q = NULL;
+  int rc = -1;
+  if (sqlite3_open_v2(db, &s, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+      sqlite3_prepare_v2(
+          s, "SELECT id, ifnull(parent, -1), depth, ifnull(action, -1), flags,"
+             " steps, lcp_solves, fallbacks, warm_steps, time, cost,"
+             " goal_distance, outcome, ifnull(message, ''), state,"
+             " ifnull(warm, x'') FROM nodes WHERE search_id = 1 ORDER BY id",
+          -1, &q, NULL) == SQLITE_OK) {
+    *h = CP_FNV_OFFSET;
+    *n = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+      for (int k = 0; k < 16; ++k) {
+        int type = sqlite3_column_type(q, k);
+        if (type == SQLITE_INTEGER || type == SQLITE_FLOAT) {
+          double d = sqlite3_column_double(q, k);
+          long long v = sqlite3_column_int64(q, k);
+          *h = type == SQLITE_FLOAT ? cp_fnv_bytes(*h, &d, sizeof d)
+                                    : cp_fnv_bytes(*h, &v, sizeof v);
+        } else {
+          const void *p = sqlite3_column_blob(q, k);
+          *h = cp_fnv_bytes(*h, p, (size_t)sqlite3_column_bytes(q, k));
+        }
+      }
+      ++*n;
+    }
+    rc = 0;
+  }
+  sqlite3_finalize(q);
+  sqlite3_close(s);
+  return rc;
+}
+
+/* A threads run in this process. */
+static int run_threads(const cp_task *task, const spec *sp, int threads,
+                       outcome *out) {
+  char db[64];
+  cp_plan_result r;
+  long n;
+  if (bench_temp_db(db, "bench_parallel") ||
+      bench_search_run("bench_parallel", task, sp, threads, db, &r, &out->cpu,
+                       &out->sim) ||
+      digest_of(db, &out->digest, &n)) {
+    bench_remove_db(db);
+    return -1;
+  }
+  bench_remove_db(db);
+  out->rate = (double)r.stats.expansions / r.session_seconds;
+  out->nodes = r.nodes;
+  out->expansions = r.stats.expansions;
+  out->cost = r.cost;
+  out->jobs = out->own = out->bytes = 0;
+  return 0;
+}
+
+/* Runs argv with stdout and stderr into files; exit status (-1: not run). */
+static int spawn(char *const *argv, const char *out, const char *err) {
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int nul = open("/dev/null", O_RDONLY);
+    if (o < 0 || e < 0 || nul < 0) _exit(127);
+    dup2(nul, 0);
+    dup2(o, 1);
+    dup2(e, 2);
+    execvp(argv[0], argv);
+    _exit(127);
+  }
+  int st;
+  if (waitpid(pid, &st, 0) < 0) return -1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *buf = NULL;
+  size_t len = 0, cap = 0, got;
+  char chunk[4096];
+  while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
+    if (len + got + 1 > cap) {
+      cap = 2 * (len + got + 1);
+      char *p = realloc(buf, cap);
+      if (!p) break;
+      buf = p;
+    }
+    memcpy(buf + len, chunk, got);
+    len += got;
+  }
+  fclose(f);
+  if (buf) buf[len] = 0;
+  return buf;
+}
+
+/* An MPI run: mpirun -n ranks complan plan task_file --mpi. */
+static int run_ranks(const char *task_file, const spec *sp, int ranks,
+                     outcome *out) {
+  const char *complan = getenv("CP_COMPLAN"), *mpirun = getenv("CP_MPIRUN");
+  char n[16], nodes[32], dbp[64];
+  if (bench_temp_db(dbp, "bench_parallel")) return -1;
+  snprintf(n, sizeof n, "%d", ranks);
+  snprintf(nodes, sizeof nodes, "%ld", sp->nodes);
+  char *argv[] = {(char *)(mpirun ? mpirun : "mpirun"), "--oversubscribe",
+                  "--bind-to", "none", "-n", n, (char *)(complan ? complan : "build/complan"),
+                  "plan", (char *)task_file, "--db", dbp, "--method",
+                  (char *)sp->method, "--max-nodes", nodes, "--max-seconds",
+                  "1000000", "--threads", "1", "--mpi", "--json", NULL};
+  char outp[80], errp[80];
+  snprintf(outp, sizeof outp, "%s.out", dbp);
+  snprintf(errp, sizeof errp, "%s.err", dbp);
+  int rc = spawn(argv, outp, errp);
+  char *text = slurp(outp), *err = slurp(errp);
+  json_t *doc = text ? json_loads(text, 0, NULL) : NULL;
+  const char *line = err ? strstr(err, "complan: mpi: ") : NULL;
+  int ok = (rc == 0 || rc == 1) && doc && line;
+  if (ok) {
+    double secs = json_number_value(json_object_get(doc, "seconds"));
+    out->expansions =
+        (long)json_integer_value(json_object_get(doc, "expansions"));
+    out->nodes = (long)json_integer_value(json_object_get(doc, "nodes"));
+    json_t *c = json_object_get(doc, "cost");
+    out->cost = json_is_number(c) ? json_number_value(c) : NAN;
+    out->rate = (double)out->expansions / secs;
+    long long sent = 0, received = 0;
+    const char *at = strstr(line, " ran ");
+    out->jobs = at ? atoll(at + 5) : 0;
+    at = strstr(line, "rank 0 ran ");
+    out->own = at ? atoll(at + 11) : 0;
+    at = at ? strstr(at, "; ") : NULL;
+    if (at) sscanf(at, "; %lld bytes sent, %lld received", &sent, &received);
+    out->bytes = sent + received;
+    long nn;
+    ok = !digest_of(dbp, &out->digest, &nn);
+  } else {
+    fprintf(stderr, "bench_parallel: mpirun -n %d: exit %d\n%s\n", ranks, rc,
+            err ? err : "");
+  }
+  json_decref(doc);
+  free(text);
+  free(err);
+  unlink(outp);
+  unlink(errp);
+  bench_remove_db(dbp);
+  out->cpu = out->sim = 0;
+  return ok ? 0 : -1;
+}
+
+/* The task with search.batch = batch, in a temporary file next to it. */
+static char *task_with_batch(const char *path, int batch) {
+  json_error_t je;
+  json_t *t = json_load_file(path, 0, &je);
+  json_t *s = t ? json_object_get(t, "search") : NULL;
+  if (!s) {
+    fprintf(stderr, "bench_parallel: %s: no search object\n", path);
+    json_decref(t);
+    return NULL;
+  }
+  json_object_set_new(s, "batch", json_integer(batch));
+  const char *slash = strrchr(path, '/');
+  size_t len = strlen(path) + 40;
+  char *tmp = malloc(len);
+  snprintf(tmp, len, "%.*s.bench_parallel_XXXXXX", (int)(slash - path + 1),
+           path);
+  int fd = mkstemp(tmp);
+  if (fd < 0 || json_dumpfd(t, fd, JSON_INDENT(1))) {
+    fprintf(stderr, "bench_parallel: cannot write %s\n", tmp);
+    if (fd >= 0) close(fd);
+    free(tmp);
+    json_decref(t);
+    return NULL;
+  }
+  close(fd);
+  json_decref(t);
+  return tmp;
+}
+
+static int same(const outcome *a, const outcome *b) {
+  return a->digest == b->digest && a->nodes == b->nodes &&
+         a->expansions == b->expansions &&
+         (a->cost == b->cost || (isnan(a->cost) && isnan(b->cost)));
+}
+
+/* Efficiency model (docs/parallel.md): R ranks, rank 0 dispatches and
+ * merges, workers simulate one job at a time. t: CPU s per expansion on
+ * one thread, s: its serial share, b: bytes per expansion, lat: a job's
+ * network round trip (s), bw: rank 0's link (bytes/s), o: rank 0's CPU
+ * per message pair (s), batch: jobs in flight at most. */
+static double efficiency(int R, double t, double s, double b, double lat,
+                         double bw, double o, int batch) {
+  double tc = (1 - s) * t, ts = s * t;
+  int busy = R - 1 < batch ? R - 1 : batch;
+  double workers = busy / (tc + lat);    /* expansions/s the workers give */
+  double rank0 = 1 / (ts + o + b / bw);  /* expansions/s rank 0 can take */
+  double x = workers < rank0 ? workers : rank0;
+  return x * t / R;
+}
+
+int main(int argc, char **argv) {
+  int repeats = (int)bench_positive_arg(argc, argv, 1, 3,
+                                        "bench_parallel [REPEATS]");
+  if (repeats > MAX_REPEATS) repeats = MAX_REPEATS;
+  openblas_set_num_threads(1);
+  printf("| task | planner | batch | nodes | run | processes/threads on 2 "
+         "cores | expansions/s (median) | vs 1 thread | same nodes and plan "
+         "| jobs: workers / rank 0 | bytes per worker expansion |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|\n");
+  double model_in[sizeof specs / sizeof *specs][3];
+  for (size_t k = 0; k < sizeof specs / sizeof *specs; ++k) {
+    const spec *sp = &specs[k];
+    cp_task task;
+    cp_error err;
+    if (cp_task_load(sp->task, &task, &err)) {
+      fprintf(stderr, "bench_parallel: %s: %s: %s\n", sp->task, err.where,
+              err.msg);
+      return 1;
+    }
+    char *tmp = task_with_batch(sp->task, sp->batch);
+    if (!tmp) return 1;
+    outcome res[N_CONFIGS][MAX_REPEATS];
+    int ok[N_CONFIGS];
+    for (int c = 0; c < N_CONFIGS; ++c) ok[c] = 1;
+    for (int i = 0; i < repeats; ++i)
+      for (int c = 0; c < N_CONFIGS; ++c) {
+        outcome *o = &res[c][i];
+        int rc = configs[c].threads
+                     ? run_threads(&task, sp, configs[c].threads, o)
+                     : run_ranks(tmp, sp, configs[c].ranks, o);
+        if (rc) {
+          unlink(tmp);
+          return 1;
+        }
+        ok[c] &= same(&res[0][0], o);
+      }
+    unlink(tmp);
+    free(tmp);
+    double r1 = 0, cpu[MAX_REPEATS], serial[MAX_REPEATS], bytes = 0;
+    for (int i = 0; i < repeats; ++i) {
+      cpu[i] = res[0][i].cpu / (double)res[0][i].expansions;
+      serial[i] = 1 - res[0][i].sim / res[0][i].cpu;
+    }
+    for (int c = 0; c < N_CONFIGS; ++c) {
+      double rate[MAX_REPEATS];
+      for (int i = 0; i < repeats; ++i) rate[i] = res[c][i].rate;
+      double r = bench_median(rate, repeats);
+      if (c == 0) r1 = r;
+      const outcome *o = &res[c][0];
+      char run[32], procs[48], jobs[48], per[32];
+      int count = configs[c].threads ? configs[c].threads : configs[c].ranks;
+      snprintf(run, sizeof run, "%d %s", count,
+               configs[c].threads ? (count == 1 ? "thread" : "threads")
+                                  : (count == 1 ? "rank" : "ranks"));
+      snprintf(procs, sizeof procs, "%d%s", count,
+               count > 2 ? " (oversubscribed)" : "");
+      snprintf(jobs, sizeof jobs, "%s", "-");
+      snprintf(per, sizeof per, "%s", "-");
+      if (configs[c].ranks) {
+        snprintf(jobs, sizeof jobs, "%lld / %lld", o->jobs, o->own);
+        if (o->jobs) {
+          snprintf(per, sizeof per, "%.0f", (double)o->bytes / (double)o->jobs);
+          if (configs[c].ranks == 2) bytes = (double)o->bytes / (double)o->jobs;
+        }
+      }
+      printf("| %s | %s | %d | %ld | %s | %s | %.0f | %.2fx | %s | %s | %s |\n",
+             strrchr(sp->task, '/') + 1, sp->method, sp->batch, o->nodes, run,
+             procs, r, r / r1, ok[c] ? "yes" : "NO", jobs, per);
+      fflush(stdout);
+    }
+    model_in[k][0] = bench_median(cpu, repeats);
+    model_in[k][1] = bench_median(serial, repeats);
+    model_in[k][2] = bytes;
+    cp_task_free(&task);
+  }
+  /* The model: two networks, batch 4 (as measured) and batch = ranks. */
+  printf("\nModel (see docs/parallel.md): rank 0 per message pair o = 5 us "
+         "CPU; gigabit Ethernet: 50 us round trip, 117 MB/s; InfiniBand-"
+         "class: 3 us, 10 GB/s.\n\n"
+         "| task | CPU ms/expansion (1 thread) | serial share | bytes/"
+         "expansion | E(16), 1 GbE, batch 4 | E(16), 1 GbE, batch 16 | "
+         "E(64), 1 GbE, batch 64 | E(64), IB, batch 64 |\n"
+         "|---|---|---|---|---|---|---|---|\n");
+  for (size_t k = 0; k < sizeof specs / sizeof *specs; ++k) {
+    double t = model_in[k][0], s = model_in[k][1], b = model_in[k][2];
+    printf("| %s | %.3f | %.1f%% | %.0f | %.0f%% | %.0f%% | %.0f%% | %.0f%% "
+           "|\n",
+           strrchr(specs[k].task, '/') + 1, 1e3 * t, 100 * s, b,
+           100 * efficiency(16, t, s, b, 50e-6, 117e6, 5e-6, 4),
+           100 * efficiency(16, t, s, b, 50e-6, 117e6, 5e-6, 16),
+           100 * efficiency(64, t, s, b, 50e-6, 117e6, 5e-6, 64),
+           100 * efficiency(64, t, s, b, 3e-6, 10e9, 5e-6, 64));
+  }
+  return 0;
+}
