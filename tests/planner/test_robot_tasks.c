@@ -1,12 +1,13 @@
-/* The robot benchmark tasks (planner/tasks/bench/panda-pick-place.json,
- * issue 23) played by hand: a fixed sequence of the task's own actions
+/* The robot benchmark tasks (planner/tasks/bench/, issue 23) played by
+ * hand. panda-pick-place: a fixed sequence of the task's own actions
  * (grasp, lift, turn, carry, lower, open; written out as input values)
  * takes the Panda through every phase in order, the cube follows each 2 cm
  * step of the hand to within a millimetre, and the goal is met after the
  * last action and not before. The same sequence played twice
  * gives the same states bit for bit. What this proves: the action set can
  * do the task (Cartesian steps of the hand resolved by damped least
- * squares, the finger's target), independently of any search. */
+ * squares, the finger's target), independently of any search.
+ * pang-allegro-ball: the ball laid in the cupped hand comes to rest there. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
