@@ -12,6 +12,10 @@
 /// verdict comes from the LP/MILP on the simulated poses; an unstable stage
 /// or a part outside the tolerances rejects the grasp and the next one is
 /// tried; when none is left the sequence is not returned (status NONE).
+/// Temporary parts (a centering) are placed like the others and, after the
+/// last permanent part, removed in removal stages of eight phases (the
+/// withdrawal along a free horizontal axis third), each certified on the
+/// parts left standing.
 ///
 /// The gripper: a gantry carriage on three prismatic joints (x, y, z) whose
 /// link carries the left finger; the right finger slides on a prismatic
