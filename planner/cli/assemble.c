@@ -71,7 +71,8 @@ static int assemble_task(const char *file, const char *text, size_t len, const c
     json_t *stages = json_object_get(doc, "stages"), *s;
     size_t k;
     int placed = 0;
-    json_array_foreach(stages, k, s) placed += json_is_true(json_object_get(s, "certified"));
+    json_array_foreach(stages, k, s) placed += json_is_true(json_object_get(s, "certified")) &&
+                                               !json_is_true(json_object_get(s, "removal"));
     printf("%s: %s (%d of %d parts placed and certified, %lld plans, %.3g s)\n", file,
            cp_sequence_status_name(out.sequence), placed, out.parts,
            (long long)json_integer_value(json_object_get(doc, "plans")),
@@ -79,6 +80,15 @@ static int assemble_task(const char *file, const char *text, size_t len, const c
     json_array_foreach(stages, k, s) {
       if (!json_is_true(json_object_get(s, "certified"))) continue;
       json_t *g = json_object_get(s, "grasp"), *e = json_object_get(s, "pose_error"), *ids = json_object_get(s, "plan_ids");
+      if (json_is_true(json_object_get(s, "removal"))) {
+        /* a temporary part taken out: the verdict is on the rest */
+        json_t *wd = json_object_get(s, "withdraw");
+        const double wx = json_real_value(json_array_get(wd, 0)), wy = json_real_value(json_array_get(wd, 1));
+        printf("  %2d. %-16s removed along %s%s, rest %s, put down %.3g mm off its staging pose\n", (int)k + 1,
+               json_string_value(json_object_get(s, "part")), wx + wy > 0 ? "+" : "-", fabs(wx) > 0.5 ? "x" : "y",
+               json_string_value(json_object_get(s, "stability")), 1e3 * json_real_value(json_object_get(e, "position")));
+        continue;
+      }
       printf("  %2d. %-16s grasp across %s (holds %.3g x), %s, placed %.3g mm / %.3g deg off, plans %lld-%lld\n",
              (int)k + 1, json_string_value(json_object_get(s, "part")), json_string_value(json_object_get(g, "axis")),
              json_real_value(json_object_get(g, "hold")), json_string_value(json_object_get(s, "stability")),

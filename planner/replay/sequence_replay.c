@@ -395,16 +395,28 @@ static cp_replay_status replay_phase(cp_store *st, int64_t pid, int j, int compa
   return rs;
 }
 
+/* A removal stage (docs/assembly.md, "Temporary parts"): its part was
+ * placed by an earlier stage of the sequence. Its one move has eight
+ * phases, the withdrawal third. */
+static int is_removal(const cp_store_sequence_info *info, int k) {
+  for (int i = 0; i < k; i++)
+    if (!strcmp(info->stages[i].part, info->stages[k].part)) return 1;
+  return 0;
+}
+
 /* The page's note for phase `in_move` of a move of stage k. */
-static void note(const cp_store_sequence_info *info, int k, int move, int moves, int in_move, int len, char *buf,
-                 size_t n) {
+static void note(const cp_store_sequence_info *info, int k, int move, int moves, int in_move, int len, int removal,
+                 char *buf, size_t n) {
+  static const int removal_phase[8] = {0, 1, CP_SEQUENCE_WITHDRAW, 2, 4, 5, 6, 7};
   const cp_store_stage_info *s = &info->stages[k];
   int w = snprintf(buf, n, "stage %d of %d: %s, %s%s", k + 1, info->n_stages, s->part,
-                   moves > 1 ? (move + 1 < moves ? "regrasp move, " : "final move, ") : "", phase_label(in_move, len));
+                   removal ? "removal, " : moves > 1 ? (move + 1 < moves ? "regrasp move, " : "final move, ") : "",
+                   removal ? cp_sequence_phase_name(removal_phase[in_move & 7]) : phase_label(in_move, len));
   const int released = move + 1 == moves && in_move >= len - 2;
   if (released && s->certified && w > 0 && (size_t)w < n)
-    snprintf(buf + w, n - (size_t)w, " -- certified %s, %.3g mm / %.3g deg from design", s->stability ? s->stability : "?",
-             1e3 * s->position_error, s->angle_error * (180 / 3.14159265358979323846));
+    snprintf(buf + w, n - (size_t)w, " -- certified %s, %.3g mm / %.3g deg from %s", s->stability ? s->stability : "?",
+             1e3 * s->position_error, s->angle_error * (180 / 3.14159265358979323846),
+             removal ? "its staging pose" : "design");
 }
 
 cp_replay_status cp_sequence_replay(cp_store *st, int64_t id, const cp_sequence_replay_options *opt,
@@ -458,13 +470,15 @@ cp_replay_status cp_sequence_replay(cp_store *st, int64_t id, const cp_sequence_
   int mismatch = 0;
   for (int k = 0, j = 0; (rs == CP_REPLAY_OK || rs == CP_REPLAY_MISMATCH) && k < info.n_stages; k++) {
     const cp_store_stage_info *s = &info.stages[k];
-    int in_move = 0, len = 7, move = 0, moves = 1;
-    /* moves of this stage: plans / 7 or 8 (a regrasp is a second move) */
+    const int removal = is_removal(&info, k);
+    int in_move = 0, len = removal ? 8 : 7, move = 0, moves = 1;
+    /* moves of this stage: plans / 7 or 8 (a regrasp is a second move);
+     * a removal is one move of 8 */
     for (int i = 0; (rs == CP_REPLAY_OK || rs == CP_REPLAY_MISMATCH) && i < s->n_plans; i++, j++) {
       if (pp) {
         char text[400];
         moves = s->n_plans > 8 ? 2 : 1;
-        note(&info, k, move, moves, in_move, len, text, sizeof text);
+        note(&info, k, move, moves, in_move, len, removal, text, sizeof text);
         const int p = pg.plan_pair[j];
         if (p != pg.shown_pair) {
           char name[64];
@@ -478,6 +492,7 @@ cp_replay_status cp_sequence_replay(cp_store *st, int64_t id, const cp_sequence_
         cp_viewer_note(pg.v, text);
       }
       rs = replay_phase(st, s->plan_ids[i], j, in_move > 0, &sh, pp, &o, res, &len, err);
+      if (removal) len = 8;
       if (rs == CP_REPLAY_MISMATCH) mismatch = 1, rs = CP_REPLAY_OK;
       if (++in_move == len) in_move = 0, move++;
     }

@@ -88,6 +88,12 @@ static json_t *sequence_json(const cp_sequence_task *t, const cp_sequence_result
     json_t *o = json_object(), *cand = json_array();
     json_object_set_new(o, "part", json_string(t->scene.bodies[s->body].name));
     json_object_set_new(o, "certified", json_boolean(s->certified));
+    if (s->removal) {
+      json_t *wd = json_array();
+      for (int i = 0; i < 3; i++) json_array_append_new(wd, num(s->withdraw[i]));
+      json_object_set_new(o, "removal", json_true());
+      json_object_set_new(o, "withdraw", wd);
+    }
     json_object_set_new(o, "grasp", s->certified ? grasp_json(&s->grasp) : json_null());
     json_object_set_new(o, "regrasps", json_integer(s->regrasps));
     json_object_set_new(o, "attempts", json_integer(s->attempts));
@@ -113,8 +119,9 @@ static json_t *sequence_json(const cp_sequence_task *t, const cp_sequence_result
 
 static int store_sequence(cp_store *st, const cp_sequence_task *t, const char *name, const cp_sequence_result *res,
                           json_t *doc, int64_t *id, cp_error *err) {
-  cp_store_stage_row rows[CP_ASSEMBLY_MAX_PARTS];
-  char *texts[2 * CP_ASSEMBLY_MAX_PARTS + 1] = {0};
+  /* a stage per part, and a removal stage per temporary part */
+  cp_store_stage_row rows[2 * CP_ASSEMBLY_MAX_PARTS];
+  char *texts[4 * CP_ASSEMBLY_MAX_PARTS + 1] = {0};
   json_t *stages = json_object_get(doc, "stages");
   for (int k = 0; k < res->n_stages; k++) {
     const cp_sequence_stage *s = &res->stages[k];
@@ -127,10 +134,10 @@ static int store_sequence(cp_store *st, const cp_sequence_task *t, const char *n
                                    .stability = s->certified ? cp_stability_kind_name(s->stability) : NULL,
                                    .position_error = s->position_error, .angle_error = s->angle_error};
   }
-  texts[2 * CP_ASSEMBLY_MAX_PARTS] = json_dumps(json_object_get(doc, "order"), JSON_COMPACT);
+  texts[4 * CP_ASSEMBLY_MAX_PARTS] = json_dumps(json_object_get(doc, "order"), JSON_COMPACT);
   const int solved = res->status == CP_SEQUENCE_SOLVED;
   cp_store_sequence_row row = {.task = name, .status = cp_sequence_status_name(res->status), .parts = t->n_parts,
-                               .order = texts[2 * CP_ASSEMBLY_MAX_PARTS] ? texts[2 * CP_ASSEMBLY_MAX_PARTS] : "[]",
+                               .order = texts[4 * CP_ASSEMBLY_MAX_PARTS] ? texts[4 * CP_ASSEMBLY_MAX_PARTS] : "[]",
                                .final_position_error = solved ? res->final_position_error : NAN,
                                .final_angle_error = solved ? res->final_angle_error : NAN,
                                .seconds = res->seconds, .lcp_solves = res->lcp_solves, .plans = res->plans,

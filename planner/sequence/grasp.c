@@ -199,6 +199,13 @@ int cp_sequence_grasps(const cp_sequence_task *t, int p, const double *from, con
       g->width = b->shape.size[k];
       g->offset = level ? top : 0.0;
       memcpy(g->finger, fs, sizeof fs);
+      /* A finger wider than the face it presses on is narrowed to the
+       * face less the clearance on either side: sticking out past the
+       * face, it would slide along the faces of the part's neighbours
+       * (a keystone between voussoirs). */
+      for (int j = 0; j < 3; j++)
+        if (j != k && fabs(R[6 + j]) < 1e-6 && g->finger[1] > b->shape.size[j])
+          g->finger[1] = fmax(b->shape.size[j] - 2 * gr->clearance, 0.5 * b->shape.size[j]);
       if (turn > t->tol_angle) {
         /* Turned fingers: a square section no taller than 0.6 of the part
          * either way up. */

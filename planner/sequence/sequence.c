@@ -17,11 +17,11 @@
 #define ACTION_T 0.2
 #define ACTION_DT 0.002
 
-static const char *const phase_names[CP_SEQUENCE_PHASES] = {"approach", "grasp", "lift", "turn", "transport",
-                                                            "place", "release", "retreat"};
+static const char *const phase_names[CP_SEQUENCE_WITHDRAW + 1] = {
+    "approach", "grasp", "lift", "turn", "transport", "place", "release", "retreat", "withdraw"};
 
 const char *cp_sequence_phase_name(int k) {
-  return k >= 0 && k < CP_SEQUENCE_PHASES ? phase_names[k] : "?";
+  return k >= 0 && k <= CP_SEQUENCE_WITHDRAW ? phase_names[k] : "?";
 }
 
 const char *cp_sequence_status_name(cp_sequence_status s) {
@@ -52,6 +52,8 @@ typedef struct attempt {
   world_state *w;
   double t0, zt, close;
   int wrist;           /* the grasp turns the part: the chain has a roll joint */
+  const double *withdraw; /* a removal: the horizontal way out (else NULL) */
+  double withdraw_dist;   /* how far the part's centre goes along it */
   cp_sequence_result *res;
   int n_plans;
   int64_t plan_ids[CP_SEQUENCE_PHASES];
@@ -288,6 +290,17 @@ static int execute(attempt *a) {
   dz[2] = 0;
   json_t *g = json_pack("{s:[[s,s],[s,s]], s:[s]}", "contacts", part, lf, part, rf, "at_rest", part);
   if ((rc = run_phase(a, 1, inputs_json(a, dz, a->close, 0), g))) return rc;
+  if (a->withdraw) {
+    /* withdraw: along the free horizontal axis until the part is clear */
+    const int ax = fabs(a->withdraw[0]) > 0.5 ? 0 : 1;
+    const double sign = a->withdraw[ax] > 0 ? 1 : -1, target = s[ax] + sign * a->withdraw_dist;
+    double mv[4] = {0, 0, 0, 0};
+    mv[ax] = step_of(sign * a->withdraw_dist, t->step);
+    json_t *lim = json_pack("[n,n,n]");
+    json_array_set_new(lim, (size_t)ax, json_real(target - sign * 0.005));
+    g = json_pack("{s:s, s:o}", "body", part, sign > 0 ? "min" : "max", lim);
+    if ((rc = run_phase(a, CP_SEQUENCE_WITHDRAW, inputs_json(a, mv, a->close, 0), g))) return rc;
+  }
   /* lift to the transport height */
   dz[2] = step_of(a->zt + off - w->q[2], t->step);
   g = json_pack("{s:s, s:[n,n,f]}", "body", part, "min", a->zt - 0.005);
@@ -364,8 +377,8 @@ static int certify(attempt *a, cp_sequence_stage *stage, double *worst_pos, doub
     /* Named before the verdict: a knocked part also leaves the
      * subassembly unstable, and the knock is the cause. */
     free(s.bodies);
-    snprintf(a->why, sizeof a->why, "placing %.60s knocked %.60s: it is %.3g mm / %.3g deg from its design pose",
-             part_name(a), t->scene.bodies[t->part_body[knocked]].name, 1e3 * knocked_pos,
+    snprintf(a->why, sizeof a->why, "%s %.60s knocked %.60s: it is %.3g mm / %.3g deg from its design pose",
+             a->withdraw ? "removing" : "placing", part_name(a), t->scene.bodies[t->part_body[knocked]].name, 1e3 * knocked_pos,
              knocked_ang * (180 / 3.14159265358979323846));
     return -1;
   }
@@ -385,7 +398,8 @@ static int certify(attempt *a, cp_sequence_stage *stage, double *worst_pos, doub
   stage->stability = r.kind;
   cp_stability_result_free(&r);
   if (stage->stability == CP_STABILITY_UNSTABLE || stage->stability == CP_STABILITY_FAILED) {
-    snprintf(a->why, sizeof a->why, "the subassembly after placing %.60s is %s", part_name(a),
+    snprintf(a->why, sizeof a->why, "the subassembly after %s %.60s is %s", a->withdraw ? "removing" : "placing",
+             part_name(a),
              cp_stability_kind_name(stage->stability));
     return -1;
   }
@@ -397,12 +411,47 @@ static int certify(attempt *a, cp_sequence_stage *stage, double *worst_pos, doub
   return 0;
 }
 
+/* How far part p's centre must go along the horizontal axis direction d
+ * for its box to be clear of every other body's in the world (fixed ones
+ * as designed, placed parts as simulated) that overlaps it across d, plus
+ * a finger's thickness and clearance, so that the trailing finger clears
+ * too and the part can then be lifted. */
+static double withdraw_distance(const cp_sequence_task *t, const world_state *w, int p, const double *d) {
+  const int ax = fabs(d[0]) > 0.5 ? 0 : 1, across = 1 - ax;
+  const double sign = d[ax] > 0 ? 1 : -1, *x = w->part + 13 * p;
+  double h[3], need = 0;
+  cp_seq_box_aabb(t->scene.bodies[t->part_body[p]].shape.size, x + 3, h);
+  for (int b = 0; b < t->scene.n_bodies; b++) {
+    const cp_body *bd = &t->scene.bodies[b];
+    if (bd->shape.type == CP_SHAPE_PLANE || b == t->part_body[p]) continue;
+    const double *c = bd->x, *q = bd->q;
+    if (!bd->fixed) {
+      int k = 0;
+      while (k < t->n_parts && t->part_body[k] != b) k++;
+      if (!(w->placed >> k & 1)) continue;
+      c = w->part + 13 * k;
+      q = c + 3;
+    }
+    double bh[3];
+    if (bd->shape.type == CP_SHAPE_BOX) cp_seq_box_aabb(bd->shape.size, q, bh);
+    else bh[0] = bh[1] = bh[2] = bd->shape.radius + bd->shape.length;
+    if (fabs(c[across] - x[across]) >= h[across] + bh[across]) continue;
+    need = fmax(need, sign * (c[ax] - x[ax]) + bh[ax] + h[ax]);
+  }
+  return need + t->gripper.finger[0] + t->gripper.clearance + 0.005;
+}
+
+/* Kinds of a move. */
+enum { MOVE_TABLE, MOVE_PLACE, MOVE_REMOVE };
+
 /* One move of the carried part from `from` (its simulated state, 13
  * numbers) to `to` (pose) with the grasps g[0..n) in rank order, every
- * attempt from the same start. final: the move into the assembly,
- * certified with the subassembly; otherwise a placement on the table,
- * checked for its orientation. 0 done, -1 no grasp worked (why), -2
- * failure, -3 time limit. */
+ * attempt from the same start. final: MOVE_PLACE the move into the
+ * assembly, certified with the subassembly; MOVE_TABLE a placement on the
+ * table, checked for its orientation; MOVE_REMOVE a placed temporary part
+ * withdrawn along stage->withdraw and put down at `to`, the rest
+ * certified without it. 0 done, -1 no grasp worked (why), -2 failure, -3
+ * time limit. */
 static int move(cp_store *st, const cp_sequence_task *t, world_state *w, double t0, cp_sequence_result *res,
                 const double *from, const double *to, int final, cp_sequence_grasp *gs, int n,
                 cp_sequence_stage *stage, char *why, size_t why_size, cp_error *err) {
@@ -413,6 +462,7 @@ static int move(cp_store *st, const cp_sequence_task *t, world_state *w, double 
   double *before = malloc(bytes);
   if (!before) return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory"), -2;
   memcpy(before, w->part, bytes);
+  const uint64_t placed = w->placed;
   int out = -1;
   for (int c = 0; c < n; c++) {
     cp_sequence_grasp *g = &gs[c];
@@ -421,6 +471,12 @@ static int move(cp_store *st, const cp_sequence_task *t, world_state *w, double 
     memcpy(w->part, before, bytes);
     memcpy(w->part + 13 * p, from, sizeof *from * 13);
     attempt a = {.t = t, .st = st, .g = g, .to = to, .w = w, .t0 = t0, .res = res, .wrist = g->turn != 0.0};
+    w->placed = placed;
+    if (final == MOVE_REMOVE) {
+      a.withdraw = stage->withdraw;
+      a.withdraw_dist = withdraw_distance(t, w, p, stage->withdraw);
+      w->placed &= ~((uint64_t)1 << p);
+    }
     a.zt = cp_seq_transport_height(t, p);
     if (a.wrist) {
       /* Turning sweeps the part's half diagonal across the grasp axis. */
@@ -436,7 +492,18 @@ static int move(cp_store *st, const cp_sequence_task *t, world_state *w, double 
     memset(w->qd, 0, sizeof w->qd);
     stage->attempts++;
     int rc = execute(&a);
-    if (rc == 0 && final) {
+    if (rc == 0 && final == MOVE_REMOVE) {
+      double wp, wa;
+      rc = certify(&a, stage, &wp, &wa);
+      if (rc == 0) {
+        res->final_position_error = wp;
+        res->final_angle_error = wa;
+        const double *x = w->part + 13 * p, e[3] = {x[0] - to[0], x[1] - to[1], x[2] - to[2]};
+        stage->position_error = cp_v3_norm(e);
+        stage->angle_error = cp_seq_quat_angle(x + 3, to + 3);
+        memcpy(stage->pose, x, sizeof stage->pose);
+      }
+    } else if (rc == 0 && final) {
       w->placed |= (uint64_t)1 << p;
       double wp, wa;
       rc = certify(&a, stage, &wp, &wa);
@@ -455,6 +522,7 @@ static int move(cp_store *st, const cp_sequence_task *t, world_state *w, double 
     }
     if (rc == 0) {
       if (final) stage->grasp = *g;
+
       memcpy(stage->plan_ids + stage->n_plans, a.plan_ids, sizeof *a.plan_ids * (size_t)a.n_plans);
       stage->n_plans += a.n_plans;
       out = 0;
@@ -472,7 +540,10 @@ static int move(cp_store *st, const cp_sequence_task *t, world_state *w, double 
       break;
     }
   }
-  if (out) memcpy(w->part, before, bytes);
+  if (out) {
+    memcpy(w->part, before, bytes);
+    w->placed = placed;
+  }
   free(before);
   return out;
 }
@@ -542,6 +613,51 @@ static int stage_run(cp_store *st, const cp_sequence_task *t, world_state *w, do
     stage->n_candidates = n2;
   }
   int rc = move(st, t, w, t0, res, from, design, 1, stage->candidates, stage->n_candidates, stage, why, why_size, err);
+  if (rc == 0) stage->certified = 1;
+  return rc;
+}
+
+/* The horizontal axis direction (+-x, +-y) along which temporary part p
+ * leaves the parts placed (the removal sweep of planner/assembly at the
+ * design poses) with the shortest withdrawal. 1 found, 0 none, -1 failure. */
+static int withdraw_way(const cp_sequence_task *t, const world_state *w, int p, double *dir, cp_error *err) {
+  static const double ways[4][3] = {{0, 1, 0}, {0, -1, 0}, {1, 0, 0}, {-1, 0, 0}};
+  cp_assembly_options ao = cp_assembly_defaults();
+  double best = INFINITY;
+  for (int i = 0; i < 4; i++) {
+    const int r = cp_assembly_removable(&t->scene, w->placed, p, ways[i], &ao, err);
+    if (r < 0) return -1;
+    const double dist = r ? withdraw_distance(t, w, p, ways[i]) : INFINITY;
+    if (dist < best) {
+      best = dist;
+      memcpy(dir, ways[i], sizeof ways[i]);
+    }
+  }
+  return best < INFINITY;
+}
+
+/* The removal stage of temporary part p (placed): grasped where it
+ * stands, withdrawn along a free horizontal direction, lifted, put down at
+ * its staging pose; the rest is certified without it. 0, -1 (why), -2, -3
+ * as stage_run. */
+static int removal_run(cp_store *st, const cp_sequence_task *t, world_state *w, double t0, cp_sequence_result *res,
+                       cp_sequence_stage *stage, char *why, size_t why_size, cp_error *err) {
+  const int p = w->carried;
+  const char *name = t->scene.bodies[t->part_body[p]].name;
+  const int r = withdraw_way(t, w, p, stage->withdraw, err);
+  if (r < 0) return -2;
+  if (r == 0) {
+    snprintf(why, why_size, "no horizontal way out of the assembly for %s", name);
+    return -1;
+  }
+  double from[13], to[7];
+  memcpy(from, w->part + 13 * p, sizeof from);
+  memcpy(to, t->staged + 7 * p, sizeof to);
+  stage->n_candidates = cp_sequence_grasps(t, p, from, from, w->placed & ~((uint64_t)1 << p), stage->candidates, 6, err);
+  if (stage->n_candidates < 0) return -2;
+  snprintf(why, why_size, "no usable grasp of %s where it stands", name);
+  const int rc = move(st, t, w, t0, res, from, to, MOVE_REMOVE, stage->candidates, stage->n_candidates, stage, why,
+                      why_size, err);
   if (rc == 0) stage->certified = 1;
   return rc;
 }
@@ -627,12 +743,39 @@ static void keep_failure(order_search *o, int d, const char *why) {
            t->scene.bodies[o->res->stages[d].body].name, why);
 }
 
+/* With every part placed (stages 0..d-1), the temporary ones removed in
+ * the reverse of their placing order, one stage each. 0 done, -1 a removal
+ * failed (the caller takes the last stage back), -2, -3. */
+static int remove_temporary(order_search *o, int d) {
+  const cp_sequence_task *t = o->t;
+  for (int i = t->n_parts - 1; i >= 0; i--) {
+    const int p = o->res->order[i];
+    if (!(t->temporary >> p & 1)) continue;
+    cp_sequence_stage *stage = &o->res->stages[d];
+    memset(stage, 0, sizeof *stage);
+    stage->part = p;
+    stage->body = t->part_body[p];
+    stage->removal = 1;
+    o->res->order[d] = p;
+    o->w->carried = p;
+    char why[512];
+    const int rc = removal_run(o->st, t, o->w, o->t0, o->res, stage, why, sizeof why, o->err);
+    if (rc) {
+      if (rc != -1) o->best_n = 0;
+      keep_failure(o, d, why);
+      return rc;
+    }
+    d++;
+  }
+  return 0;
+}
+
 /* Places parts from depth d on. 0 all placed, -1 no completion, -2
  * failure, -3 time limit. */
 static int place_from(order_search *o, int d) {
   const cp_sequence_task *t = o->t;
   world_state *w = o->w;
-  if (d == t->n_parts) return 0;
+  if (d == t->n_parts) return remove_temporary(o, d);
   if (is_dead(o, w->placed)) return -1;
   int *c = malloc(sizeof *c * (size_t)t->n_parts);
   double *saved = malloc(sizeof *saved * 13 * (size_t)t->n_parts);
@@ -701,12 +844,16 @@ cp_sequence_status cp_sequence_plan(cp_store *st, const cp_sequence_task *t,
   world_state w = {.carried = -1};
   order_search o = {.st = st, .t = t, .w = &w, .t0 = t0, .res = res, .err = err, .ar = &ar, .ao = ao,
                     .cap_dead = 4096};
-  res->order = malloc(sizeof *res->order * (size_t)t->n_parts);
-  res->stages = calloc((size_t)t->n_parts, sizeof *res->stages);
+  /* a stage per part, then one per temporary part (its removal) */
+  int n_temp = 0;
+  for (int p = 0; p < t->n_parts; p++) n_temp += (int)(t->temporary >> p & 1);
+  const size_t n_st = (size_t)(t->n_parts + n_temp);
+  res->order = malloc(sizeof *res->order * n_st);
+  res->stages = calloc(n_st, sizeof *res->stages);
   w.part = calloc((size_t)t->n_parts * 13, sizeof *w.part);
   o.dead = malloc(sizeof *o.dead * (size_t)o.cap_dead);
-  o.best = calloc((size_t)t->n_parts, sizeof *o.best);
-  o.best_order = calloc((size_t)t->n_parts, sizeof *o.best_order);
+  o.best = calloc(n_st, sizeof *o.best);
+  o.best_order = calloc(n_st, sizeof *o.best_order);
   if (!res->order || !res->stages || !w.part || !o.dead || !o.best || !o.best_order) {
     cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
     res->status = CP_SEQUENCE_FAILED;
@@ -723,13 +870,15 @@ cp_sequence_status cp_sequence_plan(cp_store *st, const cp_sequence_task *t,
   const int rc = place_from(&o, 0);
   if (rc == 0) {
     res->status = CP_SEQUENCE_SOLVED;
-    res->n_order = res->n_stages = t->n_parts;
+    res->n_order = t->n_parts;
+    res->n_stages = t->n_parts + n_temp;
   } else {
     res->status = rc == -2 ? CP_SEQUENCE_FAILED : rc == -3 ? CP_SEQUENCE_LIMIT : CP_SEQUENCE_NONE;
     /* the deepest failed path, the failed stage last with its candidates */
     memcpy(res->stages, o.best, sizeof *o.best * (size_t)o.best_n);
     memcpy(res->order, o.best_order, sizeof *o.best_order * (size_t)o.best_n);
-    res->n_order = res->n_stages = o.best_n;
+    res->n_stages = o.best_n;
+    res->n_order = o.best_n < t->n_parts ? o.best_n : t->n_parts;
     snprintf(res->message, sizeof res->message, "%s", o.best_msg);
   }
 done:

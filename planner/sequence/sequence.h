@@ -12,6 +12,10 @@
 /// verdict comes from the LP/MILP on the simulated poses; an unstable stage
 /// or a part outside the tolerances rejects the grasp and the next one is
 /// tried; when none is left the sequence is not returned (status NONE).
+/// Temporary parts (a centering) are placed like the others and, after the
+/// last permanent part, removed in removal stages of eight phases (the
+/// withdrawal along a free horizontal axis third), each certified on the
+/// parts left standing.
 ///
 /// The gripper: a gantry carriage on three prismatic joints (x, y, z) whose
 /// link carries the left finger; the right finger slides on a prismatic
@@ -64,6 +68,9 @@ typedef struct cp_sequence_task {
                            ///< besides the weight
   double seconds;          ///< time limit of the whole sequence (s), 600
   long nodes;              ///< node limit of each phase, default 2000
+  uint64_t temporary;      ///< parts (bit k: part k) placed like the
+                           ///< others and removed again after the last
+                           ///< permanent part ("temporary": a centering)
 } cp_sequence_task;
 
 /// 1 when the JSON document text is an assembly task (an object with the
@@ -98,8 +105,10 @@ typedef struct cp_sequence_grasp {
 
 /// Phases of a stage, at most: "approach", "grasp", "lift", "turn" (only
 /// when the grasp turns the part), "transport", "place", "release",
-/// "retreat".
+/// "retreat"; a removal stage has "withdraw" (index CP_SEQUENCE_WITHDRAW)
+/// after the grasp instead of a turn.
 #define CP_SEQUENCE_PHASES 8
+#define CP_SEQUENCE_WITHDRAW 8
 const char *cp_sequence_phase_name(int k);
 
 typedef struct cp_sequence_stage {
@@ -117,6 +126,11 @@ typedef struct cp_sequence_stage {
   double position_error;   ///< placed part vs design (m)
   double angle_error;      ///< rad
   double pose[7];          ///< its simulated pose after the stage
+  int removal;             ///< 1: a temporary part taken out of the
+                           ///< assembly and put down at its staging pose
+                           ///< (the verdict is then on the rest; the
+                           ///< pose error is from the staging pose)
+  double withdraw[3];      ///< removal: the horizontal direction it left in
 } cp_sequence_stage;
 
 typedef enum cp_sequence_status {
@@ -133,7 +147,8 @@ typedef struct cp_sequence_result {
   cp_sequence_status status;
   int n_order;
   int *order;              ///< [n_order] part indices in placing order
-  int n_stages;            ///< certified stages (= n_order when solved)
+  int n_stages;            ///< certified stages (when solved: n_order,
+                           ///< then one removal stage per temporary part)
   cp_sequence_stage *stages;
   double final_position_error, final_angle_error; ///< worst part at the end
   double seconds;

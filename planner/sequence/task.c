@@ -161,8 +161,35 @@ static int parse_robot(cp_sequence_task *t, const json_t *v, cp_error *err) {
   return 0;
 }
 
+/* "temporary": names of parts removed after the last permanent one. */
+static int parse_temporary(cp_sequence_task *t, const json_t *v, cp_error *err) {
+  if (!json_is_array(v)) return cp_error_set(err, "temporary", "expected an array of part names");
+  size_t i;
+  json_t *e;
+  char p[CP_JSON_PATH_MAX];
+  json_array_foreach((json_t *)v, i, e) {
+    snprintf(p, sizeof p, "temporary[%zu]", i);
+    const char *name;
+    if (cp_json_string(e, p, &name, err)) return -1;
+    int part = -1;
+    for (int k = 0; k < t->n_parts; k++)
+      if (!strcmp(t->scene.bodies[t->part_body[k]].name, name)) part = k;
+    if (part < 0) return cp_error_set(err, p, "no part (free body) \"%.60s\" in the assembly", name);
+    if (t->temporary >> part & 1) return cp_error_set(err, p, "part \"%.60s\" is listed twice", name);
+    t->temporary |= (uint64_t)1 << part;
+    /* It is put back where it was staged, as it was staged. */
+    const double *sq = t->staged + 7 * part + 3, *dq = t->scene.bodies[t->part_body[part]].q;
+    if (fabs(sq[0] * dq[0] + sq[1] * dq[1] + sq[2] * dq[2] + sq[3] * dq[3]) < 1 - 1e-9)
+      return cp_error_set(err, p, "part \"%.60s\" is staged in another orientation than its design one:"
+                          " a temporary part must be staged as it stands in the assembly", name);
+  }
+  const uint64_t all = t->n_parts == 64 ? ~(uint64_t)0 : ((uint64_t)1 << t->n_parts) - 1;
+  if (t->temporary == all) return cp_error_set(err, "temporary", "expected at least one part to stay (not temporary)");
+  return 0;
+}
+
 static int parse_root(cp_sequence_task *t, const json_t *root, const char *path, cp_error *err) {
-  static const char *const keys[] = {"name", "comment", "assembly", "staging", "robot",
+  static const char *const keys[] = {"name", "comment", "assembly", "staging", "robot", "temporary",
                                      "tolerance", "transport", "limits", NULL};
   if (cp_json_check_object(root, "", keys, err)) return -1;
   char *dir = dir_of(path);
@@ -174,6 +201,8 @@ static int parse_root(cp_sequence_task *t, const json_t *root, const char *path,
   const json_t *s = json_object_get(root, "staging");
   if (!s) return cp_error_set(err, "staging", "missing: where each part starts");
   if (parse_staging(t, s, err)) return -1;
+  const json_t *tmp = json_object_get(root, "temporary");
+  if (tmp && parse_temporary(t, tmp, err)) return -1;
   const json_t *r = json_object_get(root, "robot");
   if (!r) return cp_error_set(err, "robot", "missing: the gripper");
   if (parse_robot(t, r, err)) return -1;

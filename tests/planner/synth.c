@@ -448,3 +448,14 @@ void synth_killed_push_resumes(sqlite3 *s, char *task, char *db,
   remove(task);
   free(task);
 }
+
+void synth_assert_sequence_replays(const char *db, json_t *doc, long long plans) {
+  char sid[32];
+  snprintf(sid, sizeof sid, "%lld", (long long)json_integer_value(json_object_get(doc, "sequence_id")));
+  const char *rv[] = {"complan", "replay", "--db", db, "--sequence", sid, "--verify", "--json", NULL};
+  json_t *r = cpt_run_json(rv, 0);
+  cr_assert_eq(json_integer_value(json_object_get(r, "plans")), plans);
+  cr_assert(json_is_true(json_object_get(r, "verified")));
+  cr_assert(json_is_true(json_object_get(r, "chained")));
+  json_decref(r);
+}

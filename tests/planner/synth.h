@@ -67,6 +67,11 @@ struct sqlite3 *synth_wait_nodes(const char *path, long long n,
 char *synth_temp_db(void);
 void synth_remove_db(char *path);
 
+/// Asserts that the sequence of the `assemble TASK --json` document doc,
+/// stored in db, replays whole with `complan replay --sequence --verify`:
+/// `plans` phase plans, verified bitwise, its phases chained.
+void synth_assert_sequence_replays(const char *db, struct json_t *doc, long long plans);
+
 /// Helpers of the parallel tests (threads, MPI): the push task
 /// (planner/tasks/push.json, its scene path made absolute) with
 /// search.batch `batch`, in a temporary file (malloc'd path); a database

@@ -297,7 +297,17 @@ Test(sequence, bad_tasks_exit_2_with_json_path) {
   bad("{\"assembly\": {\"bodies\": [{\"name\": \"b\", \"mass\": -1, \"shape\": {\"type\": \"box\", \"size\": [1,1,1]}}]},"
       " \"staging\": {}, " ROBOT "}", "assembly.bodies[0].mass");
   bad("{\"assembly\": " SCENE ", \"staging\": {\"b\": {\"position\": [0.1, 0, 0.02]}}, " ROBOT ", \"extra\": 1}",
-      "extra");
+      "extra");  // "temporary": an array of part names, each once, staged as designed,
+  // and at least one part left that stays
+#define STAGED_B "\"staging\": {\"b\": {\"position\": [0.1, 0, 0.02]}}, "
+  bad("{\"assembly\": " SCENE ", " STAGED_B ROBOT ", \"temporary\": \"b\"}", "temporary");
+  bad("{\"assembly\": " SCENE ", " STAGED_B ROBOT ", \"temporary\": [1]}", "temporary[0]");
+  bad("{\"assembly\": " SCENE ", " STAGED_B ROBOT ", \"temporary\": [\"c\"]}", "temporary[0]");
+  bad("{\"assembly\": " SCENE ", " STAGED_B ROBOT ", \"temporary\": [\"b\", \"b\"]}", "temporary[1]");
+  bad("{\"assembly\": " SCENE ", " STAGED_B ROBOT ", \"temporary\": [\"b\"]}", "temporary");
+  bad("{\"assembly\": " SCENE ", \"staging\": {\"b\": {\"position\": [0.1, 0, 0.02], \"orientation\": [0, 1, 0, 0]}}, "
+      ROBOT ", \"temporary\": [\"b\"]}", "temporary[0]");
+#undef STAGED_B
 }
 
 // The peg goes into a hole with 1 mm of clearance per side: grasps at the

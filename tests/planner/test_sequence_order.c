@@ -74,14 +74,7 @@ Test(sequence_order, stage_without_grasp_sends_the_search_to_another_order) {
   cr_assert(json_is_true(json_object_get(doc, "replay_verified")));
   cr_assert_leq(json_number_value(json_object_get(json_object_get(doc, "final_error"), "position")), 0.002);
   // The stored sequence is the returned one, and replays whole.
-  char sid[32];
-  snprintf(sid, sizeof sid, "%lld", (long long)json_integer_value(json_object_get(doc, "sequence_id")));
-  const char *rv[] = {"complan", "replay", "--db", db, "--sequence", sid, "--verify", "--json", NULL};
-  json_t *r = cpt_run_json(rv, 0);
-  cr_assert_eq(json_integer_value(json_object_get(r, "plans")), 14);
-  cr_assert(json_is_true(json_object_get(r, "verified")));
-  cr_assert(json_is_true(json_object_get(r, "chained")));
-  json_decref(r);
+  synth_assert_sequence_replays(db, doc, 14);
   json_decref(doc);
   synth_remove_db(db);
 }
