@@ -118,6 +118,8 @@ struct cp_world {
   // stepsys.c (cp_wi_build): G, k, v of the constraints; lcp.c (extract) the
   // selected block As, bs; steppers.c the forces c, cfull and velocities
   double *Gx, *kx, *As, *bs, *c, *cfull, *udot, *u0, *du, *vc, *ud;
+  const double *G;    // stepsys.c: G of the step's constraints (the
+                      // system's own, or Gx when limit columns extend it)
   const double *Asel; // the selected A: w->As, or A itself when every
                       // constraint is selected (no copy)
   unsigned char *driven;
