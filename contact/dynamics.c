@@ -5,6 +5,7 @@
 #include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 void cp_contact_space_free(cp_contact_space *cs) {
@@ -103,6 +104,14 @@ static void lower_t_solve(int s, const double *L, double *x) {
 /* From this many rows (3 per contact) a rebuilt A is cleared on its last
  * footprint rather than in full. */
 #define CP_CONTACT_SPACE_SPARSE_M 96
+
+/* Whether x[0..4) are all zeros of either sign (their bits but the sign's
+ * are zero): a run of G or H that no test "!= 0.0" would stop at. */
+static inline int zero4(const double *x) {
+  uint64_t b[4];
+  memcpy(b, x, sizeof b);
+  return !((b[0] | b[1] | b[2] | b[3]) << 1);
+}
 
 static int uf_find(int *parent, int a) {
   while (parent[a] != a) a = parent[a] = parent[parent[a]];
@@ -204,11 +213,16 @@ static int build_space(int nu, int nc, const double *H, const double *G,
   for (int a = 0; a < nf; a++) parent[a] = a;
   for (int b = 1; b < nf; b++) { /* upper triangle, column by column */
     const double *Hb = H + (size_t)free_list[b] * nu;
-    for (int a = 0; a < b; a++)
+    for (int a = 0; a < b; a++) {
+      if (!driven && a + 4 <= b && zero4(Hb + a)) { /* (no mask: dof a is free a) */
+        a += 3;
+        continue;
+      }
       if ((driven ? Hb[free_list[a]] : Hb[a]) != 0.0) {
         int ra = uf_find(parent, a), rb = uf_find(parent, b);
         if (ra != rb) parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
       }
+    }
   }
   int nb = 0;
   for (int a = 0; a < nf; a++) blk[a] = uf_find(parent, a) == a ? nb++ : -1;
@@ -277,16 +291,44 @@ static int build_space(int nu, int nc, const double *H, const double *G,
    * principal-axis inertia), so blocks may be single dofs: those are
    * gathered row by row below. Block kb's columns are
    * colv[kb * m .. kb * m + ncol[kb]). */
-  for (int kb = 0; kb < nb; kb++) {
-    const int sz = size[kb], *idx = cs->free_idx + cs->bstart[kb];
-    int *cv = colv + (size_t)kb * m, n = 0;
-    if (sz > 1)
-      for (int c = 0; c < m; c++) {
-        const double *g = G + (size_t)c * nu;
-        for (int r = 0; r < sz; r++)
-          if (g[idx[r]] != 0.0) { cv[n++] = c; break; }
+  const int by_col = m >= CP_CONTACT_SPACE_SPARSE_M;
+  if (by_col) {
+    /* Large problems: every block's list, single dofs' too, in one pass
+     * down G's columns (contiguous; runs of zeros skipped four at a time),
+     * not block by block across them (a stride of nu: at 100 boxes most
+     * of the build). The same lists. parent[] is free now: dof i's block,
+     * or -1 (driven). */
+    int *dblk = parent;
+    for (int i = 0; i < nu; i++) dblk[i] = -1;
+    for (int kb = 0; kb < nb; kb++) {
+      ncol[kb] = 0;
+      for (int r = cs->bstart[kb]; r < cs->bstart[kb + 1]; r++) dblk[cs->free_idx[r]] = kb;
+    }
+    for (int c = 0; c < m; c++) {
+      const double *g = G + (size_t)c * nu;
+      for (int i = 0; i < nu; i++) {
+        if (i + 4 <= nu && zero4(g + i)) {
+          i += 3;
+          continue;
+        }
+        const int kb = dblk[i];
+        if (kb < 0 || g[i] == 0.0) continue;
+        int *cv = colv + (size_t)kb * m;
+        if (ncol[kb] == 0 || cv[ncol[kb] - 1] != c) cv[ncol[kb]++] = c;
       }
-    ncol[kb] = n;
+    }
+  } else {
+    for (int kb = 0; kb < nb; kb++) {
+      const int sz = size[kb], *idx = cs->free_idx + cs->bstart[kb];
+      int *cv = colv + (size_t)kb * m, n = 0;
+      if (sz > 1)
+        for (int c = 0; c < m; c++) {
+          const double *g = G + (size_t)c * nu;
+          for (int r = 0; r < sz; r++)
+            if (g[idx[r]] != 0.0) { cv[n++] = c; break; }
+        }
+      ncol[kb] = n;
+    }
   }
   for (int kb = 0; kb < cs->nblocks; kb++) {
     const int s = cs->bstart[kb + 1] - cs->bstart[kb], *idx = cs->free_idx + cs->bstart[kb];
@@ -299,6 +341,10 @@ static int build_space(int nu, int nc, const double *H, const double *G,
       const double d = Lk[0], yi = free_rhs(cs, i) / d;
       double *x = X;
       int *cols = colv, p = 0;
+      if (by_col) { /* its list from the pass above */
+        cols = colv + (size_t)kb * m;
+        for (p = 0; p < ncol[kb]; p++) x[p] = G[i + (size_t)cols[p] * nu] / d;
+      } else
       for (int j = 0; j < nc; j++) { /* by contact: most rows touch few */
         const double *g = G + i + (size_t)(3 * j) * nu;
         const double g0 = g[0], g1 = g[nu], g2 = g[2 * (size_t)nu];
@@ -426,12 +472,31 @@ int cp_contact_space_accel(const cp_contact_space *cs, const double *c,
                            double *udot, double *tau_driven) {
   const int nu = cs->nu, m = 3 * cs->nc;
   double stack_rhs[256]; /* a simulator calls this a few times per step */
-  double *rhs = nu <= 256 ? stack_rhs : malloc(sizeof(double) * (size_t)nu);
+  /* Large problems: f + G c accumulated for every dof in one pass down G's
+   * columns (contiguous) instead of along each dof's row (a stride of nu:
+   * at 100 boxes most of this function). Each dof's sum gets the same
+   * terms in the same order (j increasing): the same bits. */
+  const int by_col = m >= CP_CONTACT_SPACE_SPARSE_M;
+  const size_t nrhs = (size_t)nu * (by_col ? 2 : 1);
+  double *rhs = nrhs <= 256 ? stack_rhs : malloc(sizeof(double) * nrhs);
   if (!rhs) return -2;
+  double *acc = rhs + nu; /* by_col: f + G c of dof i at acc[i] */
   for (int i = 0; i < nu; i++) udot[i] = cs->driven && cs->driven[i] ? cs->udot_driven[i] : 0.0;
+  if (by_col) {
+    for (int i = 0; i < nu; i++) acc[i] = 0.0;
+    for (int a = 0; a < cs->nfree; a++) acc[cs->free_idx[a]] = free_rhs(cs, cs->free_idx[a]);
+    for (int j = 0; j < m; j++) {
+      const double *restrict g = cs->G + (size_t)j * nu, cj = c[j];
+      for (int i = 0; i < nu; i++) acc[i] += g[i] * cj;
+    }
+  }
   for (int kb = 0; kb < cs->nblocks; kb++) {
     const int s = cs->bstart[kb + 1] - cs->bstart[kb], *idx = cs->free_idx + cs->bstart[kb];
     for (int r = 0; r < s; r++) {
+      if (by_col) {
+        rhs[r] = acc[idx[r]];
+        continue;
+      }
       double v = free_rhs(cs, idx[r]);
       for (int j = 0; j < m; j++) v += cs->G[idx[r] + (size_t)j * nu] * c[j];
       rhs[r] = v;

@@ -7,7 +7,9 @@
  * count between two runs of different lengths, divided by the difference
  * of their steps (so that one-time set-up such as ODE's initialisation
  * drops out). Results: experiments/results/contactgen_ir.md.
- * Usage: stack_steps N [steps] (default 2000). */
+ * Usage: stack_steps N [steps] (default 2000). With STACK_STEPS_DENSE=1
+ * in the environment the warm bases are solved on dense columns only
+ * (planner/sim/warmsparse.c off: the comparison of the two). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include "experiments/bench_stack.h"
 #include "models/hash.h"
 #include "experiments/bench_util.h"
+#include "planner/sim/world_impl.h"
 
 int main(int argc, char **argv) {
   int n = argc > 1 ? atoi(argv[1]) : 1;
@@ -30,6 +33,8 @@ int main(int argc, char **argv) {
   o.dt = 0.005;
   o.check = check; // nocheck: without the per-step check (its cost)
   cp_world *w = bench_stack_world(n, 0.5, 0, &o, "stack_steps");
+  const char *dense = getenv("STACK_STEPS_DENSE");
+  if (dense && !strcmp(dense, "1")) cp_wi_sparse_enable(w, 0);
   long pivots = 0;
   double t0 = bench_now();
   for (int j = 0; j < steps; ++j) {

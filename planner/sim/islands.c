@@ -86,7 +86,7 @@ static int node_of(const cp_world *w, cp_ref r) {
   return r.manip >= 0 ? w->sc.n_bodies + r.manip : -1;
 }
 
-static void con_nodes(const cp_world *w, const con *c, int nd[2]) {
+void cp_wi_con_nodes(const cp_world *w, const con *c, int nd[2]) {
   nd[0] = nd[1] = -1;
   if (c->contact < 0) { // a joint limit: its manipulator
     nd[0] = w->sc.n_bodies + w->row_manip[c->row];
@@ -153,7 +153,7 @@ static int label(cp_world *w, int ns) {
   for (int i = 0; i < nodes; ++i) parent[i] = i;
   for (int k = 0; k < ns; ++k) {
     int nd[2];
-    con_nodes(w, &w->cons[w->sel[k]], nd);
+    cp_wi_con_nodes(w, &w->cons[w->sel[k]], nd);
     if (nd[0] >= 0 && nd[1] >= 0) {
       int a = find(parent, nd[0]), b = find(parent, nd[1]);
       if (a != b) parent[a > b ? a : b] = a < b ? a : b;
@@ -163,7 +163,7 @@ static int label(cp_world *w, int ns) {
   int ng = 0;
   for (int k = 0; k < ns; ++k) {
     int nd[2];
-    con_nodes(w, &w->cons[w->sel[k]], nd);
+    cp_wi_con_nodes(w, &w->cons[w->sel[k]], nd);
     const int n = nd[0] >= 0 ? nd[0] : nd[1];
     if (n < 0) { // touches nothing that moves: a group of its own
       s->lab[k] = ng++;

@@ -22,11 +22,6 @@ static void lcp_column(const cp_world *w, int col, double *out);
 // 12): OpenBLAS's dgesv costs more in call overhead than the factorisation
 // there (measured: 2 900 instructions of a 4 x 4 solve). Larger k go to
 // LAPACK. Returns 0, or -1 when a pivot is zero (or not a number).
-#define CP_WORLD_SMALL_LU 48
-// Nonbasic rows of a warm basis: w_i >= -CP_WORLD_WARM_W s_i (s_i the row's
-// scale), far inside the solution check's rel_tol (1e-6): what an
-// ill-conditioned stack basis leaves is 1e-11 of the row's terms.
-#define CP_WORLD_WARM_W 1e-10
 static inline __attribute__((always_inline)) int lu_small(int k, double *A,
                                                           lapack_int *piv) {
   for (int j = 0; j < k; ++j) {
@@ -104,6 +99,15 @@ static int lu_solve(int k, const double *A, const lapack_int *piv, const int ban
                                                                            : 0;
 }
 
+int cp_wi_lu_factor(int k, double *A, lapack_int *piv, int band[2]) {
+  return lu_factor(k, A, piv, band);
+}
+
+int cp_wi_lu_solve(int k, const double *A, const lapack_int *piv, const int band[2],
+                   double *x) {
+  return lu_solve(k, A, piv, band, x);
+}
+
 // The previous step's basis, repaired by a few principal pivots: z_B =
 // -M_BB^-1 q_B, z_N = 0 (a small LU of the basic columns, one step of
 // iterative refinement: with the compliance a stack's basis is regular but
@@ -132,7 +136,6 @@ static int lu_solve(int k, const double *A, const lapack_int *piv, const int ban
 // come from lcp_column (the whole n x n matrix and the check's three passes
 // over it were a third of a resting stack's step). Call after lcp_setup;
 // the principal pivots taken go to *pivots (also when it gives up).
-#define CP_WORLD_WARM_PIVOTS 16
 // sum_b |M_iB_b| over the k basic columns MB (n x k).
 static double row_l1(const double *MB, int n, int k, int i) {
   double s = 0;
@@ -140,17 +143,47 @@ static double row_l1(const double *MB, int n, int k, int i) {
   return s;
 }
 
+// The accepted basis's answer: w (r = w->w) with the basic rows' residual
+// reported and set to 0, z scattered from z_B (z[0..k), zidx increasing),
+// and info (pivots: the principal pivots taken).
+static inline __attribute__((always_inline)) void
+warm_finish(cp_world *w, int n, int k, int pivots, cp_lcp_info *info) {
+  double *r = w->w, *zb = w->z;
+  double res = 0, minw = INFINITY;
+  for (int i = 0; i < n; ++i) {
+    if (w->basis[i]) {
+      res = MAXD(res, fabs(r[i]));
+      r[i] = 0;
+    } else if (r[i] < 0) {
+      r[i] = 0;
+    }
+    minw = MIND(minw, r[i]);
+  }
+  // Scatter z_B (z[0..k)) from the back: zidx is increasing.
+  for (int a = k - 1; a >= 0; --a) {
+    const double v = zb[a];
+    const int i = w->zidx[a];
+    for (int j = a > 0 ? w->zidx[a - 1] + 1 : 0; j < i; ++j) w->z[j] = 0;
+    w->z[i] = v;
+  }
+  for (int j = k > 0 ? w->zidx[k - 1] + 1 : 0; j < n; ++j) w->z[j] = 0;
+  cp_lcp_info_clear(info);
+  info->status = CP_LCP_SOLVED;
+  info->solver = CP_SOLVER_LEMKE;
+  info->starts = 1;
+  info->iterations = pivots;
+  info->residual = res;
+  info->min_z = 0; // z_B was clamped to >= 0, z_N = 0
+  info->min_w = minw;
+}
+
 static inline __attribute__((always_inline)) int
 warm_accept_n(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
-  int k = 0;
-  for (int i = 0; i < n; ++i)
-    if (w->basis[i]) w->zidx[k++] = i;
+  int k;
+  const double tol = cp_wi_warm_basis(w, n, &k), rel = w->opt.solve.lemke.check.rel_tol;
   double *MB = w->MB; // M[:, B], n x k (columns in zidx order)
   for (int b = 0; b < k; ++b) lcp_column(w, w->zidx[b], MB + (size_t)b * n);
   double *zb = w->z, *r = w->w, *sc = w->LU; // z_B in z[0..k); scratch
-  double qmax = 1;
-  for (int i = 0; i < n; ++i) qmax = MAXD(qmax, fabs(w->q[i]));
-  const double tol = 1e-11 * qmax, rel = w->opt.solve.lemke.check.rel_tol;
   *pivots = 0; // also when the repair gives up: they were done
   for (;; ++*pivots) {
     if (k > 0) {
@@ -168,34 +201,19 @@ warm_accept_n(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
       }
       if (lu_solve(k, w->LU, w->ipiv, band, r)) return 0;
     }
-    int worst = -1;
-    for (int a = 0; a < k; ++a) {
-      zb[a] += r[a];
-      if (!isfinite(zb[a])) return 0;
-      if (!(zb[a] >= -tol) && (worst < 0 || zb[a] < zb[worst])) worst = a;
-    }
+    const int worst = cp_wi_warm_refine(zb, r, k, tol);
+    if (worst == -2) return 0;
     if (worst >= 0) { // z_j leaves
       if (*pivots == CP_WORLD_WARM_PIVOTS) return 0;
-      w->basis[w->zidx[worst]] = 0;
-      for (int b = worst; b + 1 < k; ++b) {
-        w->zidx[b] = w->zidx[b + 1];
-        zb[b] = zb[b + 1];
-        memcpy(MB + (size_t)b * n, MB + (size_t)(b + 1) * n, sizeof(double) * (size_t)n);
-      }
+      cp_wi_warm_leave(w, zb, k, worst);
+      memmove(MB + (size_t)worst * n, MB + (size_t)(worst + 1) * n,
+              sizeof(double) * (size_t)n * (size_t)(k - 1 - worst));
       --k;
       continue;
     }
-    double zmax = 0;
-    for (int a = 0; a < k; ++a) {
-      zb[a] = zb[a] > 0 ? zb[a] : 0;
-      zmax = MAXD(zmax, zb[a]);
-    }
     // w = M_B z_B + q and the row scales, in one pass over the k columns
     // (r = w->w takes w, sc the LU block's storage).
-    for (int i = 0; i < n; ++i) {
-      r[i] = w->q[i];
-      sc[i] = fabs(w->q[i]);
-    }
+    const double zmax = cp_wi_warm_clamp(w, n, k, zb, r, sc);
     for (int b = 0; b < k; ++b) {
       const double zv = zb[b], az = fabs(zv), *col = MB + (size_t)b * n;
       if (zv == 0) continue;
@@ -230,44 +248,18 @@ warm_accept_n(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
     if (enter < 0) break;
     // z_i enters, in order (zidx stays increasing).
     if (*pivots == CP_WORLD_WARM_PIVOTS) return 0;
-    int at = k;
-    while (at > 0 && w->zidx[at - 1] > enter) {
-      w->zidx[at] = w->zidx[at - 1];
-      memcpy(MB + (size_t)at * n, MB + (size_t)(at - 1) * n, sizeof(double) * (size_t)n);
-      --at;
-    }
-    w->zidx[at] = enter;
-    w->basis[enter] = 1;
+    const int at = cp_wi_warm_enter(w, k, enter);
+    memmove(MB + (size_t)(at + 1) * n, MB + (size_t)at * n,
+            sizeof(double) * (size_t)n * (size_t)(k - at));
     lcp_column(w, enter, MB + (size_t)at * n);
     ++k;
   }
-  double res = 0, minw = INFINITY;
-  for (int i = 0; i < n; ++i) {
-    if (w->basis[i]) {
-      res = MAXD(res, fabs(r[i]));
-      r[i] = 0;
-    } else if (r[i] < 0) {
-      r[i] = 0;
-    }
-    minw = MIND(minw, r[i]);
-  }
-  // Scatter z_B (z[0..k)) from the back: zidx is increasing.
-  for (int a = k - 1; a >= 0; --a) {
-    const double v = zb[a];
-    const int i = w->zidx[a];
-    for (int j = a > 0 ? w->zidx[a - 1] + 1 : 0; j < i; ++j) w->z[j] = 0;
-    w->z[i] = v;
-  }
-  for (int j = k > 0 ? w->zidx[k - 1] + 1 : 0; j < n; ++j) w->z[j] = 0;
-  cp_lcp_info_clear(info);
-  info->status = CP_LCP_SOLVED;
-  info->solver = CP_SOLVER_LEMKE;
-  info->starts = 1;
-  info->iterations = *pivots;
-  info->residual = res;
-  info->min_z = 0; // z_B was clamped to >= 0, z_N = 0
-  info->min_w = minw;
+  warm_finish(w, n, k, *pivots, info);
   return 1;
+}
+
+void cp_wi_warm_finish(cp_world *w, int n, int k, int pivots, cp_lcp_info *info) {
+  warm_finish(w, n, k, pivots, info);
 }
 
 // A resting box's LCP has n = 24 (four rolling contacts: 4 normals, 16
@@ -275,6 +267,9 @@ warm_accept_n(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
 // (unrolled, the same operations in the same order: the same bits).
 static int warm_accept(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
   if (n == 24) return warm_accept_n(w, 24, info, pivots);
+  // A large LCP on its sparse columns (warmsparse.c), when they pay.
+  const int rc = cp_wi_warm_accept_sparse(w, n, info, pivots);
+  if (rc >= 0) return rc;
   return warm_accept_n(w, n, info, pivots);
 }
 
@@ -374,9 +369,8 @@ int cp_wi_solve_friction(cp_world *w, int m, int *piv,
   return cp_wi_solve_lcp(w, m, piv, info);
 }
 
-// The corner directions of the pyramid |c_t| <= mu c_n, |c_o| <= mu c_n:
-// its four edges are mu c_n (+-1, +-1) in (t, o).
-static const double corner[4][2] = {{1, 1}, {1, -1}, {-1, 1}, {-1, -1}};
+// The corner directions of the pyramid: cp_wi_corner (world_impl.h).
+#define corner cp_wi_corner
 
 // The rows/columns of the constraints sel[0..ns) of A (3 ncon square) and b
 // (3 ncon): w->Asel (3 ns square) and w->bs. When every constraint is
@@ -467,9 +461,8 @@ int cp_wi_lcp_setup(cp_world *w, int ns) {
 // form (y_beta += kappa D^T diag(A_tt, A_oo) D beta), so that such friction
 // is the least the motion needs.
 static void lcp_column(const cp_world *w, int col, double *out) {
-  const int ns = w->lns, nr = w->lnr, m3 = 3 * ns, nb = ns + 4 * nr;
-  const int *ridx = w->rank, *rk = w->order;
-  const double kap = w->opt.compliance;
+  const int ns = w->lns, nr = w->lnr, nb = ns + 4 * nr;
+  const int *ridx = w->rank;
   if (col >= nb) { // lambda_f: + lambda in rolling f's four corner rows
     const int f = col - nb;
     memset(out, 0, sizeof(double) * (size_t)(nb + nr));
@@ -478,38 +471,11 @@ static void lcp_column(const cp_world *w, int col, double *out) {
   }
   // The column of Asel C (C: the unknown's direction in contact space)
   // computed row by row into the rows of M that read it.
-  int k0, i = 0;
-  double ct = 0, co = 0, s0 = 0, s1 = 0;
-  const double *an = NULL, *at, *ao;
-  if (col < ns) {
-    k0 = col;
-    const cp_pyramid_contact *p = &w->pc[k0];
-    ct = p->sliding ? -p->d[0] : 0;
-    co = p->sliding ? -p->d[1] : 0;
-    an = w->Asel + (size_t)(3 * k0) * m3;
-    at = an + m3;
-  } else {
-    k0 = rk[(col - ns) / 4];
-    i = (col - ns) % 4;
-    s0 = corner[i][0];
-    s1 = corner[i][1];
-    at = w->Asel + (size_t)(3 * k0 + 1) * m3;
-  }
-  ao = at + m3;
+  cp_wi_colsrc src;
+  cp_wi_colsrc_init(w, col, &src);
   for (int k = 0; k < ns; ++k) {
-    // The +-1 products written as signs (exact: the same bits).
     double cn, a, b;
-    if (an) {
-      cn = an[3 * k] + ct * at[3 * k] + co * ao[3 * k];
-      a = an[3 * k + 1] + ct * at[3 * k + 1] + co * ao[3 * k + 1];
-      b = an[3 * k + 2] + ct * at[3 * k + 2] + co * ao[3 * k + 2];
-    } else {
-      cn = (s0 > 0 ? at[3 * k] : -at[3 * k]) + (s1 > 0 ? ao[3 * k] : -ao[3 * k]);
-      a = (s0 > 0 ? at[3 * k + 1] : -at[3 * k + 1]) +
-          (s1 > 0 ? ao[3 * k + 1] : -ao[3 * k + 1]);
-      b = (s0 > 0 ? at[3 * k + 2] : -at[3 * k + 2]) +
-          (s1 > 0 ? ao[3 * k + 2] : -ao[3 * k + 2]);
-    }
+    cp_wi_colsrc_at(&src, k, &cn, &a, &b);
     out[k] = cn;
     if (ridx[k] < 0) continue;
     double *rows = out + ns + 4 * ridx[k];
@@ -522,19 +488,13 @@ static void lcp_column(const cp_world *w, int col, double *out) {
   for (int f = 0; f < nr; ++f) out[nb + f] = 0;
   if (col < ns) {
     if (ridx[col] >= 0) out[nb + ridx[col]] = w->pc[col].mu;
-    // Joint limits get no compliance: a limit is one constraint on one
-    // coordinate (nothing to spread), and it holds to rounding.
-    if (kap > 0 && w->cons[w->sel[col]].contact >= 0) out[col] += kap * an[3 * col];
   } else {
-    const int f = ridx[k0];
-    out[nb + f] = -1.0;
-    if (kap > 0) {
-      const double *a = w->Asel + (size_t)(3 * k0) * m3 + 3 * k0;
-      const double att = kap * a[m3 + 1], aoo = kap * a[2 * m3 + 2];
-      for (int e = 0; e < 4; ++e)
-        out[ns + 4 * f + e] += corner[e][0] * s0 * att + corner[e][1] * s1 * aoo;
-    }
+    out[nb + ridx[src.k0]] = -1.0;
   }
+  double add[4];
+  const int comp = cp_wi_colsrc_comp(w, col, &src, add);
+  if (comp == 1) out[col] += add[0];
+  for (int e = 0; comp == 4 && e < 4; ++e) out[ns + 4 * ridx[src.k0] + e] += add[e];
 }
 
 void cp_wi_lcp_fill(cp_world *w, int m) {

@@ -14,6 +14,18 @@
 #define CP_WORLD_BAND_ROWS 128
 #define CP_WORLD_BAND_RATIO 4
 
+int cp_wi_band_fits(int k, int kl, int ku) {
+  return !((2 * kl + ku + 1) * CP_WORLD_BAND_RATIO > k || 2 * kl + ku + 1 > CP_WORLD_BAND_ROWS);
+}
+
+int cp_wi_band_factor_stored(int k, int kl, int ku, double *A, lapack_int *piv, int band[2]) {
+  band[0] = band[1] = -1;
+  if (LAPACKE_dgbtrf_work(LAPACK_COL_MAJOR, k, k, kl, ku, A, 2 * kl + ku + 1, piv)) return -1;
+  band[0] = kl;
+  band[1] = ku;
+  return 0;
+}
+
 int cp_wi_band_factor(int k, double *A, lapack_int *piv, int band[2]) {
   band[0] = band[1] = -1;
   // Lower and upper bandwidths of A (column-major k x k), column by column
@@ -31,8 +43,7 @@ int cp_wi_band_factor(int k, double *A, lapack_int *piv, int band[2]) {
         kl = i - j;
         break;
       }
-    if ((2 * kl + ku + 1) * CP_WORLD_BAND_RATIO > k || 2 * kl + ku + 1 > CP_WORLD_BAND_ROWS)
-      return 1;
+    if (!cp_wi_band_fits(k, kl, ku)) return 1;
   }
   // Band storage (ldab = 2 kl + ku + 1, row kl + ku + i - j of column j
   // holds A_ij) written over A in place, column by column: column j's band
@@ -48,10 +59,7 @@ int cp_wi_band_factor(int k, double *A, lapack_int *piv, int band[2]) {
     }
     memcpy(A + (size_t)j * ldab, col, sizeof(double) * (size_t)ldab);
   }
-  if (LAPACKE_dgbtrf_work(LAPACK_COL_MAJOR, k, k, kl, ku, A, ldab, piv)) return -1;
-  band[0] = kl;
-  band[1] = ku;
-  return 0;
+  return cp_wi_band_factor_stored(k, kl, ku, A, piv, band);
 }
 
 int cp_wi_band_solve(int k, const double *A, const lapack_int *piv, const int band[2],

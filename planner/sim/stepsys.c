@@ -109,7 +109,10 @@ static cp_world_status build(cp_world *w, stepsys *s) {
   }
   const int nu = w->nu, nc = s->sys.n_c, nca = w->ncon, no = 6 * w->nobj;
   const size_t nuz = (size_t)nu;
-  if (nc)
+  // G of the constraints: the system's own when there are no limit
+  // columns (not copied: at 100 boxes 5.8 MB a step), else extended in Gx.
+  w->G = nc && nca == nc ? s->sys.G : w->Gx;
+  if (nc && nca > nc)
     memcpy(w->Gx, s->sys.G, sizeof(double) * nuz * 3 * (size_t)nc);
   if (nc) {
     memcpy(w->kx, s->sys.k, sizeof(double) * 3 * (size_t)nc);
@@ -150,7 +153,7 @@ static cp_world_status build(cp_world *w, stepsys *s) {
   }
   s->cs = w->cs_keep;
   memset(&w->cs_keep, 0, sizeof w->cs_keep);
-  int rc = cp_contact_space_rebuild(nu, nca, s->sys.H, w->Gx, s->sys.f, w->kx,
+  int rc = cp_contact_space_rebuild(nu, nca, s->sys.H, w->G, s->sys.f, w->kx,
                                     w->driven, w->ud, &s->cs);
   if (rc) {
     cp_system_free(&s->sys);

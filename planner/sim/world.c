@@ -294,6 +294,7 @@ void cp_world_destroy(cp_world *w) {
   if (!w) return;
   memo_free(w);
   cp_wi_islands_free(w);
+  cp_wi_sparse_free(w);
   cp_scene_free(&w->sc);
   free(w->row_manip);
   free(w->row_joint);

@@ -14,6 +14,7 @@
 ///                  principal pivots, Lemke, the fallbacks)
 ///   islands.c      the friction LCP split into independent groups
 ///   sparse.c       the band LU of a large banded warm basis
+///   warmsparse.c   the warm basis of a large LCP on sparse columns
 ///   warm.c         warm-start records across steps, the impact memo
 ///   steppers.c     the acceleration, velocity and quasistatic steppers
 ///   worldcheck.c   the world's side of the independent step check
@@ -25,6 +26,7 @@
 #define CP_PLANNER_SIM_WORLD_IMPL_H
 
 #include <lapacke.h>
+#include <math.h>
 
 #include "contact/dynamics.h"
 #include "contact/pyramid.h"
@@ -116,6 +118,8 @@ struct cp_world {
   // stepsys.c (cp_wi_build): G, k, v of the constraints; lcp.c (extract) the
   // selected block As, bs; steppers.c the forces c, cfull and velocities
   double *Gx, *kx, *As, *bs, *c, *cfull, *udot, *u0, *du, *vc, *ud;
+  const double *G;    // stepsys.c: G of the step's constraints (the
+                      // system's own, or Gx when limit columns extend it)
   const double *Asel; // the selected A: w->As, or A itself when every
                       // constraint is selected (no copy)
   unsigned char *driven;
@@ -151,6 +155,10 @@ struct cp_world {
                             // phase timings (opt.profile)
   struct cp_wi_islands *isl; // islands.c: the split LCP's workspace (NULL
                              // until a step has several groups)
+  struct cp_wi_sparse *spw;  // warmsparse.c: its workspace (NULL until a
+                             // large LCP came)
+  int sparse_off;            // warmsparse.c: 1: never taken (the tests'
+                             // comparison with the dense passes)
   int all_limits;           // world.c: 1: every limit side is a constraint
                             // of the step and a row of its LCPs (a step
                             // taken again after it crossed a limit outside
@@ -281,6 +289,163 @@ CPW_HIDDEN void cp_wi_lcp_forces(cp_world *w, int ns, double *c);
 CPW_HIDDEN void cp_wi_all_rolling(cp_world *w, int ns, const int *sel);
 CPW_HIDDEN void cp_wi_scatter(cp_world *w, int ns, const int *sel, const double *c,
                  double *cfull);
+// One column of the friction LCP's M (lcp.c's lcp_column forms it in
+// full, warmsparse.c on its nonzero rows, with these same operations):
+// unknown col < ns + 4 nr (a c_n, or a corner beta of rolling constraint
+// k0) reads the contact-space columns an (c_n only), at, ao of Asel.
+typedef struct {
+  const double *an, *at, *ao;
+  double ct, co, s0, s1;
+  int k0;
+} cp_wi_colsrc;
+
+// The corner directions of the pyramid |c_t| <= mu c_n, |c_o| <= mu c_n:
+// its four edges are mu c_n (+-1, +-1) in (t, o).
+static const double cp_wi_corner[4][2] = {{1, 1}, {1, -1}, {-1, 1}, {-1, -1}};
+
+static inline __attribute__((always_inline)) void
+cp_wi_colsrc_init(const cp_world *w, int col, cp_wi_colsrc *c) {
+  const int ns = w->lns, m3 = 3 * ns;
+  c->ct = c->co = c->s0 = c->s1 = 0;
+  c->an = NULL;
+  if (col < ns) {
+    c->k0 = col;
+    const cp_pyramid_contact *p = &w->pc[col];
+    c->ct = p->sliding ? -p->d[0] : 0;
+    c->co = p->sliding ? -p->d[1] : 0;
+    c->an = w->Asel + (size_t)(3 * col) * m3;
+    c->at = c->an + m3;
+  } else {
+    c->k0 = w->order[(col - ns) / 4];
+    const int i = (col - ns) % 4;
+    c->s0 = cp_wi_corner[i][0];
+    c->s1 = cp_wi_corner[i][1];
+    c->at = w->Asel + (size_t)(3 * c->k0 + 1) * m3;
+  }
+  c->ao = c->at + m3;
+}
+
+// The column's contact-space entries at constraint k: normal cn and the
+// tangential a, b (the corner rows read a + b, a - b, -a + b, -a - b).
+static inline __attribute__((always_inline)) void
+cp_wi_colsrc_at(const cp_wi_colsrc *c, int k, double *cn, double *a, double *b) {
+  const double *an = c->an, *at = c->at, *ao = c->ao;
+  if (an) {
+    const double ct = c->ct, co = c->co;
+    *cn = an[3 * k] + ct * at[3 * k] + co * ao[3 * k];
+    *a = an[3 * k + 1] + ct * at[3 * k + 1] + co * ao[3 * k + 1];
+    *b = an[3 * k + 2] + ct * at[3 * k + 2] + co * ao[3 * k + 2];
+  } else { // the +-1 products written as signs (exact: the same bits)
+    const double s0 = c->s0, s1 = c->s1;
+    *cn = (s0 > 0 ? at[3 * k] : -at[3 * k]) + (s1 > 0 ? ao[3 * k] : -ao[3 * k]);
+    *a = (s0 > 0 ? at[3 * k + 1] : -at[3 * k + 1]) + (s1 > 0 ? ao[3 * k + 1] : -ao[3 * k + 1]);
+    *b = (s0 > 0 ? at[3 * k + 2] : -at[3 * k + 2]) + (s1 > 0 ? ao[3 * k + 2] : -ao[3 * k + 2]);
+  }
+}
+
+// The compliance's terms of the column (lcp.c, "Compliance"): 1 when
+// add[0] goes to the c_n row of col, 4 when add[0..3] go to k0's four
+// corner rows, 0 when none.
+static inline __attribute__((always_inline)) int
+cp_wi_colsrc_comp(const cp_world *w, int col, const cp_wi_colsrc *c, double add[4]) {
+  const double kap = w->opt.compliance;
+  if (!(kap > 0)) return 0;
+  if (c->an) {
+    // Joint limits get no compliance: a limit is one constraint on one
+    // coordinate (nothing to spread), and it holds to rounding.
+    if (w->cons[w->sel[col]].contact < 0) return 0;
+    add[0] = kap * c->an[3 * col];
+    return 1;
+  }
+  const int m3 = 3 * w->lns;
+  const double *a = w->Asel + (size_t)(3 * c->k0) * m3 + 3 * c->k0;
+  const double att = kap * a[m3 + 1], aoo = kap * a[2 * m3 + 2];
+  for (int e = 0; e < 4; ++e)
+    add[e] = cp_wi_corner[e][0] * c->s0 * att + cp_wi_corner[e][1] * c->s1 * aoo;
+  return 4;
+}
+
+// The warm basis's solve (lcp.c, shared with warmsparse.c): below
+// CP_WORLD_SMALL_LU a small dense LU, above it a band or LAPACK's LU
+// (band[]: the band's widths, or -1); nonbasic rows accepted at w_i >=
+// -CP_WORLD_WARM_W s_i (s_i the row's scale: far inside the solution
+// check's rel_tol, 1e-6; an ill-conditioned stack basis leaves 1e-11 of the
+// row's terms); at most CP_WORLD_WARM_PIVOTS principal pivots.
+#define CP_WORLD_SMALL_LU 48
+#define CP_WORLD_WARM_W 1e-10
+#define CP_WORLD_WARM_PIVOTS 16
+CPW_HIDDEN int cp_wi_lu_factor(int k, double *A, lapack_int *piv, int band[2]);
+CPW_HIDDEN int cp_wi_lu_solve(int k, const double *A, const lapack_int *piv,
+                              const int band[2], double *x);
+// Steps of the warm start shared by lcp.c's dense passes and warmsparse.c
+// (z_B in zb[0..k), the basic unknowns in w->zidx, increasing).
+// The warm basis's unknowns into w->zidx (their count in *k); returns the
+// tolerance of z_B >= -tol, 1e-11 max(1, |q|_inf).
+static inline __attribute__((always_inline)) double cp_wi_warm_basis(cp_world *w, int n, int *k) {
+  *k = 0;
+  for (int i = 0; i < n; ++i)
+    if (w->basis[i]) w->zidx[(*k)++] = i;
+  double qmax = 1;
+  for (int i = 0; i < n; ++i) qmax = MAXD(qmax, fabs(w->q[i]));
+  return 1e-11 * qmax;
+}
+
+// z_B += r (the refinement); returns the basic position of the most
+// negative z_b below -tol, -1 when none, -2 when one is not finite.
+static inline __attribute__((always_inline)) int cp_wi_warm_refine(double *zb, const double *r,
+                                                                   int k, double tol) {
+  int worst = -1;
+  for (int a = 0; a < k; ++a) {
+    zb[a] += r[a];
+    if (!isfinite(zb[a])) return -2;
+    if (!(zb[a] >= -tol) && (worst < 0 || zb[a] < zb[worst])) worst = a;
+  }
+  return worst;
+}
+
+// Basic position at leaves the basis (zidx and zb shifted down over it).
+static inline __attribute__((always_inline)) void cp_wi_warm_leave(cp_world *w, double *zb,
+                                                                   int k, int at) {
+  w->basis[w->zidx[at]] = 0;
+  for (int b = at; b + 1 < k; ++b) {
+    w->zidx[b] = w->zidx[b + 1];
+    zb[b] = zb[b + 1];
+  }
+}
+
+// z_B clamped to >= 0 (returns its largest), and w = q, its scales |q|
+// (n rows) as the start of w = M_B z_B + q.
+static inline __attribute__((always_inline)) double
+cp_wi_warm_clamp(const cp_world *w, int n, int k, double *zb, double *r, double *sc) {
+  double zmax = 0;
+  for (int a = 0; a < k; ++a) {
+    zb[a] = zb[a] > 0 ? zb[a] : 0;
+    zmax = MAXD(zmax, zb[a]);
+  }
+  for (int i = 0; i < n; ++i) {
+    r[i] = w->q[i];
+    sc[i] = fabs(w->q[i]);
+  }
+  return zmax;
+}
+
+// Unknown i enters the basis of k at the position that keeps zidx
+// increasing (those after it shifted up); returns that position.
+static inline __attribute__((always_inline)) int cp_wi_warm_enter(cp_world *w, int k, int i) {
+  int at = k;
+  while (at > 0 && w->zidx[at - 1] > i) {
+    w->zidx[at] = w->zidx[at - 1];
+    --at;
+  }
+  w->zidx[at] = i;
+  w->basis[i] = 1;
+  return at;
+}
+
+/// The end of an accepted warm basis (k basic unknowns in w->zidx, z_B in
+/// z[0..k), w in w->w): basic rows' w reported as residual and set to 0, z
+/// scattered, info filled.
+CPW_HIDDEN void cp_wi_warm_finish(cp_world *w, int n, int k, int pivots, cp_lcp_info *info);
 
 // ---------------------------------------------------------------------------
 // islands.c
@@ -295,6 +460,10 @@ CPW_HIDDEN void cp_wi_islands_free(cp_world *w);
 /// The most groups an LCP was split into since the last call (0: none);
 /// resets the count (cp_world_step's info.islands).
 CPW_HIDDEN int cp_wi_islands_taken(cp_world *w);
+/// The moving parts constraint c acts on (a free body's index, a
+/// manipulator's n_bodies + index; -1: none or fixed), the nodes of the
+/// coupling islands and warmsparse.c read.
+CPW_HIDDEN void cp_wi_con_nodes(const cp_world *w, const con *c, int nd[2]);
 
 // ---------------------------------------------------------------------------
 // sparse.c
@@ -303,6 +472,26 @@ CPW_HIDDEN int cp_wi_islands_taken(cp_world *w);
 /// (then A holds LAPACK's band factor, band[] its widths kl, ku; returns 0),
 /// 1 when it is not (A untouched, band[] = -1), -1 when singular.
 CPW_HIDDEN int cp_wi_band_factor(int k, double *A, lapack_int *piv, int band[2]);
+/// Whether widths kl, ku are narrow enough for the band LU at size k.
+CPW_HIDDEN int cp_wi_band_fits(int k, int kl, int ku);
+/// The band LU of A already in LAPACK's band storage (ldab = 2 kl + ku +
+/// 1); band[] = kl, ku. 0, or -1 (singular).
+CPW_HIDDEN int cp_wi_band_factor_stored(int k, int kl, int ku, double *A, lapack_int *piv,
+                                        int band[2]);
+
+// ---------------------------------------------------------------------------
+// warmsparse.c
+
+/// lcp.c's warm_accept on sparse columns for a large LCP of n unknowns:
+/// 1 accepted (answer in z, w, info), 0 not (as warm_accept), -1 when it
+/// does not apply (small or dense: warm_accept's dense passes then run).
+CPW_HIDDEN int cp_wi_warm_accept_sparse(cp_world *w, int n, cp_lcp_info *info, int *pivots);
+CPW_HIDDEN void cp_wi_sparse_free(cp_world *w);
+/// Whether warm bases may be solved on sparse columns (default 1); the
+/// tests turn it off to compare with the dense passes.
+CPW_HIDDEN void cp_wi_sparse_enable(cp_world *w, int on);
+/// How many warm starts were tried on sparse columns (the tests' check).
+CPW_HIDDEN long cp_wi_sparse_taken(const cp_world *w);
 /// x := A^-1 x with a band factor of cp_wi_band_factor; 0, or -1.
 CPW_HIDDEN int cp_wi_band_solve(int k, const double *A, const lapack_int *piv,
                                 const int band[2], double *x);

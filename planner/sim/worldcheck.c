@@ -94,7 +94,7 @@ cp_world_status cp_wi_check_step(cp_world *w, stepsys *s, int accel_k) {
   cp_stepcheck_step cs = {
       .nu = nu, .nc = nc, .nbody = w->nobj, .njoint = w->nl,
       .h = w->opt.dt, .accel_k = accel_k, .two_phase = w->ck_two_phase, .slide_tol = s->sys.tol, .H = s->sys.H, .f = s->sys.f,
-      .G = w->Gx, .range = w->ck_rng, .nblock = w->nblk, .block = w->ck_blk,
+      .G = w->G, .range = w->ck_rng, .nblock = w->nblk, .block = w->ck_blk,
       .k = w->kx, .driven = w->driven, .u0 = w->ck_u0,
       .u1 = w->ck_u1, .p = w->ck_p, .gap0 = gap, .mu = mu, .rest = e, .comp_n = cn,
       .comp_t = ct, .x0 = w->ck_x0p, .x1 = w->ck_x1,

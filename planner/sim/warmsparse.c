@@ -1,0 +1,334 @@
+// The warm basis of a large LCP accepted or repaired on sparse columns
+// (planner/sim/world_impl.h, docs/simulate.md "Scaling").
+//
+// lcp.c's warm_accept forms each basic column of M in full (n entries) and
+// checks every row against every basic column: n k work and memory
+// traffic, a stack of 100 boxes' n = 2 400 and k = 400. But a column of M
+// has entries only in the rows of constraints coupled to its own: those
+// acting on a moving part (a free body, a manipulator) it acts on too -- A
+// = G^T H^-1 G is zero between constraints on different parts, H being
+// block diagonal over them (the coupling islands.c splits by). A box in a
+// stack is coupled to the twelve contacts of its three boxes whatever the
+// height of the stack. Here the columns are kept as lists of their
+// neighbours' rows, and every pass of warm_accept runs over those lists:
+// forming the basic columns, the k x k basic block (written straight into
+// LAPACK's band storage when it is banded), the refinement's residual, w =
+// M z + q with the row scales, and the rounding allowance's row sums.
+//
+// The arithmetic is warm_accept's, term by term and in its order; only
+// terms that are exact zeros (an entry outside the neighbour lists) are
+// skipped, and adding such a term does not change a finite sum: the answer
+// is the same, bit for bit (the tests compare the two on stacks). Below
+// CP_WORLD_SPARSE_N unknowns, or when the columns are not sparse enough to
+// pay (a hand whose contacts all act on one manipulator), warm_accept's
+// dense passes run instead.
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner/sim/world_impl.h"
+
+// Smallest LCP (unknowns) solved on sparse columns, and how much longer
+// than the longest column n must be.
+#define CP_WORLD_SPARSE_N 160
+#define CP_WORLD_SPARSE_RATIO 4
+
+struct cp_wi_sparse {
+  // Neighbours of selected constraint k: nbr[nstart[k] .. nstart[k + 1]),
+  // k itself first. Per node: the constraints acting on it (ncons, from
+  // nodestart). mark: the last constraint whose list saw a constraint.
+  int *nstart, *nbr, *nodestart, *ncons, *mark;
+  // Column pool: slot s holds len[s] entries rows/vals[s cmax ..]; cols[b]
+  // is the slot of basic column b; freeslot the unused slots. pos: basic
+  // position of row i, or -1. l1: sum of |M_iB| (formed when needed).
+  int *slot, *freeslot, *len, *rows, *pos;
+  double *vals, *l1;
+  int cmax;
+  long taken; // LCPs solved here (cp_wi_sparse_taken)
+  size_t cap[12];
+};
+
+enum { C_NSTART, C_NBR, C_NODESTART, C_NCONS, C_MARK, C_SLOT, C_FREE, C_LEN, C_ROWS, C_POS,
+       C_VALS, C_L1 };
+
+void cp_wi_sparse_free(cp_world *w) {
+  struct cp_wi_sparse *s = w->spw;
+  if (!s) return;
+  void *p[12] = {s->nstart, s->nbr, s->nodestart, s->ncons, s->mark, s->slot,
+                 s->freeslot, s->len, s->rows, s->pos, s->vals, s->l1};
+  for (int i = 0; i < 12; ++i) free(p[i]);
+  free(s);
+  w->spw = NULL;
+}
+
+void cp_wi_sparse_enable(cp_world *w, int on) { w->sparse_off = !on; }
+
+long cp_wi_sparse_taken(const cp_world *w) { return w->spw ? w->spw->taken : 0; }
+
+// Array i of s holding at least n elements of size sz; 0, or -1.
+static int need(struct cp_wi_sparse *s, int i, size_t n, size_t sz) {
+  void **arr[12] = {(void **)&s->nstart, (void **)&s->nbr, (void **)&s->nodestart,
+                    (void **)&s->ncons, (void **)&s->mark, (void **)&s->slot,
+                    (void **)&s->freeslot, (void **)&s->len, (void **)&s->rows,
+                    (void **)&s->pos, (void **)&s->vals, (void **)&s->l1};
+  if (n <= s->cap[i]) return 0;
+  const size_t c = 2 * n;
+  void *p = realloc(*arr[i], sz * c);
+  if (!p) return -1;
+  *arr[i] = p;
+  s->cap[i] = c;
+  return 0;
+}
+
+// The neighbour lists of the ns selected constraints and the column pool
+// for an LCP of n unknowns. Returns 0, 1 when the columns are too long to
+// pay, -1 when out of memory.
+static int prepare(cp_world *w, int ns, int n) {
+  if (!w->spw && !(w->spw = calloc(1, sizeof *w->spw))) return -1;
+  struct cp_wi_sparse *s = w->spw;
+  const int nodes = w->sc.n_bodies + w->sc.n_manips;
+  if (need(s, C_NODESTART, (size_t)nodes + 2, sizeof(int)) ||
+      need(s, C_NCONS, 2 * (size_t)ns + 1, sizeof(int)) ||
+      need(s, C_NSTART, (size_t)ns + 1, sizeof(int)) ||
+      need(s, C_MARK, (size_t)ns + 1, sizeof(int)))
+    return -1;
+  int *ns0 = s->nodestart;
+  memset(ns0, 0, sizeof(int) * ((size_t)nodes + 2));
+  for (int k = 0; k < ns; ++k) {
+    int nd[2];
+    cp_wi_con_nodes(w, &w->cons[w->sel[k]], nd);
+    if (nd[0] >= 0) ns0[nd[0] + 2]++;
+    if (nd[1] >= 0 && nd[1] != nd[0]) ns0[nd[1] + 2]++;
+  }
+  for (int v = 0; v < nodes; ++v) ns0[v + 2] += ns0[v + 1];
+  for (int k = 0; k < ns; ++k) { // constraints of node v: ncons[ns0[v] .. ns0[v + 1])
+    int nd[2];
+    cp_wi_con_nodes(w, &w->cons[w->sel[k]], nd);
+    if (nd[0] >= 0) s->ncons[ns0[nd[0] + 1]++] = k;
+    if (nd[1] >= 0 && nd[1] != nd[0]) s->ncons[ns0[nd[1] + 1]++] = k;
+  }
+  // Lengths first (an upper bound: a constraint on both of two nodes is
+  // counted twice), then the lists.
+  size_t total = 0;
+  for (int k = 0; k < ns; ++k) {
+    int nd[2];
+    cp_wi_con_nodes(w, &w->cons[w->sel[k]], nd);
+    total += 1;
+    for (int e = 0; e < 2; ++e)
+      if (nd[e] >= 0 && (e == 0 || nd[1] != nd[0])) total += (size_t)(ns0[nd[e] + 1] - ns0[nd[e]]);
+  }
+  if (need(s, C_NBR, total, sizeof(int))) return -1;
+  for (int k = 0; k < ns; ++k) s->mark[k] = -1;
+  const int *ridx = w->rank;
+  int p = 0, cmax = 4;
+  for (int k = 0; k < ns; ++k) {
+    int nd[2];
+    cp_wi_con_nodes(w, &w->cons[w->sel[k]], nd);
+    s->nstart[k] = p;
+    s->nbr[p++] = k;
+    s->mark[k] = k;
+    int rows = 2 + 4 * (ridx[k] >= 0); // its own rows and a lambda row
+    for (int e = 0; e < 2; ++e) {
+      if (nd[e] < 0 || (e == 1 && nd[1] == nd[0])) continue;
+      for (int t = ns0[nd[e]]; t < ns0[nd[e] + 1]; ++t) {
+        const int j = s->ncons[t];
+        if (s->mark[j] == k) continue;
+        s->mark[j] = k;
+        s->nbr[p++] = j;
+        rows += 1 + 4 * (ridx[j] >= 0);
+      }
+    }
+    if (rows > cmax) cmax = rows;
+  }
+  s->nstart[ns] = p;
+  if ((size_t)cmax * CP_WORLD_SPARSE_RATIO > (size_t)n) return 1;
+  s->cmax = cmax;
+  const size_t nn = (size_t)n;
+  if (need(s, C_SLOT, nn + 1, sizeof(int)) || need(s, C_FREE, nn + 1, sizeof(int)) ||
+      need(s, C_LEN, nn + 1, sizeof(int)) || need(s, C_POS, nn, sizeof(int)) ||
+      need(s, C_L1, nn, sizeof(double)) || need(s, C_ROWS, nn * (size_t)cmax, sizeof(int)) ||
+      need(s, C_VALS, nn * (size_t)cmax, sizeof(double)))
+    return -1;
+  return 0;
+}
+
+// Column col of M on its nonzero pattern (lcp.c's lcp_column, the same
+// operations on the neighbours' rows): rows ri, values v; returns how many.
+static int column(const cp_world *w, const struct cp_wi_sparse *s, int col, int *ri,
+                  double *v) {
+  const int ns = w->lns, nr = w->lnr, nb = ns + 4 * nr;
+  const int *ridx = w->rank;
+  int p = 0;
+  if (col >= nb) { // lambda_f: + lambda in rolling f's four corner rows
+    const int f = col - nb;
+    for (int e = 0; e < 4; ++e) {
+      ri[p] = ns + 4 * f + e;
+      v[p++] = 1.0;
+    }
+    return p;
+  }
+  cp_wi_colsrc src;
+  cp_wi_colsrc_init(w, col, &src);
+  // k0 is its own first neighbour: its rows come first (c_n at 0, its
+  // corners at 1..4 when rolling).
+  const int k0 = src.k0;
+  for (int t = s->nstart[k0]; t < s->nstart[k0 + 1]; ++t) {
+    const int k = s->nbr[t];
+    double cn, a, b;
+    cp_wi_colsrc_at(&src, k, &cn, &a, &b);
+    ri[p] = k;
+    v[p++] = cn;
+    if (ridx[k] < 0) continue;
+    const int r0 = ns + 4 * ridx[k];
+    const double rv[4] = {a + b, a + -b, -a + b, -a + -b};
+    for (int e = 0; e < 4; ++e) {
+      ri[p] = r0 + e;
+      v[p++] = rv[e];
+    }
+  }
+  if (col < ns) {
+    if (ridx[col] >= 0) {
+      ri[p] = nb + ridx[col];
+      v[p++] = w->pc[col].mu;
+    }
+  } else {
+    ri[p] = nb + ridx[k0];
+    v[p++] = -1.0;
+  }
+  double add[4];
+  const int comp = cp_wi_colsrc_comp(w, col, &src, add);
+  if (comp == 1) v[0] += add[0];
+  for (int e = 0; comp == 4 && e < 4; ++e) v[1 + e] += add[e];
+  return p;
+}
+
+#define ROWS(sl) (s->rows + (size_t)(sl) * (size_t)s->cmax)
+#define VALS(sl) (s->vals + (size_t)(sl) * (size_t)s->cmax)
+
+// LU of the k x k basic block M_BB (basic positions in s->pos) into w->LU,
+// as lcp.c's lu_factor would factor it formed dense: a band wider than
+// sparse.c takes, or k within the small LU's reach, is formed dense and
+// given to it; a narrow band is written straight into band storage.
+static int factor(cp_world *w, struct cp_wi_sparse *s, int k, int band[2]) {
+  int kl = 0, ku = 0;
+  for (int b = 0; b < k; ++b) {
+    const int sl = s->slot[b], *ri = ROWS(sl);
+    const double *v = VALS(sl);
+    for (int t = 0; t < s->len[sl]; ++t) {
+      const int a = s->pos[ri[t]];
+      if (a < 0 || v[t] == 0) continue;
+      if (a - b > kl) kl = a - b;
+      if (b - a > ku) ku = b - a;
+    }
+  }
+  const int ldab = 2 * kl + ku + 1;
+  const int banded = k > CP_WORLD_SMALL_LU && cp_wi_band_fits(k, kl, ku);
+  const size_t ld = banded ? (size_t)ldab : (size_t)k, off = banded ? (size_t)(kl + ku) : 0;
+  memset(w->LU, 0, sizeof(double) * ld * (size_t)k);
+  for (int b = 0; b < k; ++b) {
+    const int sl = s->slot[b], *ri = ROWS(sl);
+    const double *v = VALS(sl);
+    double *c = w->LU + (size_t)b * ld + off - (banded ? (size_t)b : 0);
+    for (int t = 0; t < s->len[sl]; ++t) {
+      const int a = s->pos[ri[t]];
+      if (a >= 0) c[a] = v[t];
+    }
+  }
+  if (!banded) return cp_wi_lu_factor(k, w->LU, w->ipiv, band);
+  return cp_wi_band_factor_stored(k, kl, ku, w->LU, w->ipiv, band);
+}
+
+int cp_wi_warm_accept_sparse(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
+  if (n < CP_WORLD_SPARSE_N || w->sparse_off) return -1;
+  const int prep = prepare(w, w->lns, n);
+  if (prep) return -1;
+  struct cp_wi_sparse *s = w->spw;
+  ++s->taken;
+  int k;
+  const double tol = cp_wi_warm_basis(w, n, &k), rel = w->opt.solve.lemke.check.rel_tol;
+  int nfree = 0;
+  for (int sl = n - 1; sl >= k; --sl) s->freeslot[nfree++] = sl;
+  for (int b = 0; b < k; ++b) {
+    s->slot[b] = b;
+    s->len[b] = column(w, s, w->zidx[b], ROWS(b), VALS(b));
+  }
+  double *zb = w->z, *r = w->w, *sc = w->LU; // z_B in z[0..k); scratch
+  *pivots = 0;
+  for (;; ++*pivots) {
+    if (k > 0) {
+      for (int i = 0; i < n; ++i) s->pos[i] = -1;
+      for (int a = 0; a < k; ++a) s->pos[w->zidx[a]] = a;
+      for (int a = 0; a < k; ++a) zb[a] = -w->q[w->zidx[a]];
+      int band[2];
+      if (factor(w, s, k, band) || cp_wi_lu_solve(k, w->LU, w->ipiv, band, zb)) return 0;
+      for (int a = 0; a < k; ++a) r[a] = -w->q[w->zidx[a]];
+      for (int b = 0; b < k; ++b) {
+        const int sl = s->slot[b], *ri = ROWS(sl);
+        const double zv = zb[b], *v = VALS(sl);
+        for (int t = 0; t < s->len[sl]; ++t) {
+          const int a = s->pos[ri[t]];
+          if (a >= 0) r[a] -= v[t] * zv;
+        }
+      }
+      if (cp_wi_lu_solve(k, w->LU, w->ipiv, band, r)) return 0;
+    }
+    const int worst = cp_wi_warm_refine(zb, r, k, tol);
+    if (worst == -2) return 0;
+    if (worst >= 0) { // z_j leaves
+      if (*pivots == CP_WORLD_WARM_PIVOTS) return 0;
+      s->freeslot[nfree++] = s->slot[worst];
+      cp_wi_warm_leave(w, zb, k, worst);
+      memmove(s->slot + worst, s->slot + worst + 1, sizeof(int) * (size_t)(k - 1 - worst));
+      --k;
+      continue;
+    }
+    const double zmax = cp_wi_warm_clamp(w, n, k, zb, r, sc);
+    for (int b = 0; b < k; ++b) {
+      const int sl = s->slot[b], *ri = ROWS(sl);
+      const double zv = zb[b], az = fabs(zv), *v = VALS(sl);
+      if (zv == 0) continue;
+      for (int t = 0; t < s->len[sl]; ++t) {
+        r[ri[t]] += v[t] * zv;
+        sc[ri[t]] += fabs(v[t]) * az;
+      }
+    }
+    // The rounding allowance's row sums |M_iB|_1, formed once a row needs
+    // them (lcp.c's row_l1, over the basic columns in order).
+    int have_l1 = 0;
+    const double ulp = 8.0 * (double)n * DBL_EPSILON * zmax;
+    int enter = -1;
+    double most = 0;
+    for (int i = 0; i < n; ++i) {
+      const double wi = r[i], ti = rel * sc[i];
+      if (!isfinite(wi) || !isfinite(ti)) return 0;
+      const int basic = w->basis[i];
+      if (basic ? fabs(wi) <= ti : wi >= -CP_WORLD_WARM_W * sc[i]) continue;
+      if (!have_l1) {
+        memset(s->l1, 0, sizeof(double) * (size_t)n);
+        for (int b = 0; b < k; ++b) {
+          const int sl = s->slot[b], *ri = ROWS(sl);
+          const double *v = VALS(sl);
+          for (int t = 0; t < s->len[sl]; ++t) s->l1[ri[t]] += fabs(v[t]);
+        }
+        have_l1 = 1;
+      }
+      if (basic) {
+        if (!(fabs(wi) <= ti + ulp * s->l1[i])) return 0; // the solve itself is off
+      } else if (!(wi >= -(CP_WORLD_WARM_W * sc[i] + ulp * s->l1[i])) && wi / sc[i] < most) {
+        most = wi / sc[i];
+        enter = i;
+      }
+    }
+    if (enter < 0) break;
+    if (*pivots == CP_WORLD_WARM_PIVOTS) return 0;
+    const int at = cp_wi_warm_enter(w, k, enter);
+    memmove(s->slot + at + 1, s->slot + at, sizeof(int) * (size_t)(k - at));
+    const int sl = s->freeslot[--nfree];
+    s->slot[at] = sl;
+    s->len[sl] = column(w, s, enter, ROWS(sl), VALS(sl));
+    ++k;
+  }
+  cp_wi_warm_finish(w, n, k, *pivots, info);
+  return 1;
+}
