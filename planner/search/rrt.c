@@ -6,7 +6,15 @@
  * are stored as DISCARDED nodes (every explored state is data). The search
  * stops at the first node in the goal region. When the budget stops it
  * between two candidates, the iteration is undone (cp_search_rollback) and
- * drawn again when the search resumes. */
+ * drawn again when the search resumes.
+ *
+ * Greedy extension (search.connect = L > 0): when a goal sample's
+ * iteration kept a node nearer the goal than the node it grew from, up to
+ * L more goal-steered extensions follow from the node just kept, while
+ * each comes nearer still (the "connect" of RRT-Connect, towards the goal
+ * region). They belong to the iteration: its nodes join the k-d tree only
+ * when it is whole, so an iteration undone by a limit or a stop leaves the
+ * index as it was and a resumed search draws it again, bit for bit. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +25,7 @@ typedef struct rrt {
   cp_nn *nn;
   double *sample, *e; /* [m] */
   long *actions;      /* [k] */
+  long *chain;        /* [connect] nodes kept by a greedy extension */
 } rrt;
 
 static int rrt_init(cp_search *s) {
@@ -28,7 +37,9 @@ static int rrt_init(cp_search *s) {
   r->e = malloc((size_t)s->p.m * sizeof(double));
   r->actions = malloc((size_t)(s->opt.candidates > 0 ? s->opt.candidates : 1) *
                       sizeof(long));
-  if (!r->nn || !r->sample || !r->e || !r->actions) goto nomem;
+  r->chain = malloc((size_t)(s->opt.connect > 0 ? s->opt.connect : 1) *
+                    sizeof(long));
+  if (!r->nn || !r->sample || !r->e || !r->actions || !r->chain) goto nomem;
   if (!s->resuming) {
     s->p.embed(s->p.ctx, cp_search_state(s, 0), r->e);
     if (cp_nn_add(r->nn, r->e, 0)) goto nomem;
@@ -71,6 +82,35 @@ static cp_search_status rrt_keep(cp_search *s, rrt *r, long kept) {
   return CP_SEARCH_RUNNING;
 }
 
+/* The greedy extension after a goal sample's steering from `from` kept
+ * *kept (rrt.c's opening comment); the chain's nodes but the last join the
+ * k-d tree here, the last (*kept) in rrt_keep. */
+static cp_search_status rrt_connect(cp_search *s, rrt *r, long from,
+                                    long *kept) {
+  int n = 0;
+  double d = s->nodes[from].goal_distance;
+  while (n < s->opt.connect && *kept >= 0 &&
+         !(s->nodes[*kept].flags & CP_NODE_GOAL) &&
+         s->nodes[*kept].goal_distance < d) {
+    d = s->nodes[*kept].goal_distance;
+    r->chain[n++] = *kept;
+    int k = cp_search_pick_actions(s, r->actions, s->opt.candidates);
+    cp_search_status st =
+        cp_search_steer(s, *kept, r->actions, k, r->sample, 1, r->e, kept);
+    if (st != CP_SEARCH_RUNNING) return st; /* undone whole, or failed */
+  }
+  double *e = r->sample; /* the sample is spent: its buffer is free */
+  for (int i = 0; i < n; ++i) {
+    s->p.embed(s->p.ctx, cp_search_state(s, r->chain[i]), e);
+    if (cp_nn_add(r->nn, e, r->chain[i])) {
+      snprintf(s->message, sizeof s->message, "out of memory");
+      return CP_SEARCH_FAILED;
+    }
+  }
+  if (*kept >= 0) s->p.embed(s->p.ctx, cp_search_state(s, *kept), r->e);
+  return CP_SEARCH_RUNNING;
+}
+
 /* Batches (search.batch > 1): iteration i drawn from the tree as it was
  * before the batch, merged in order. */
 static int rrt_draw(cp_search *s, int i) {
@@ -103,6 +143,8 @@ static cp_search_status rrt_iterate(cp_search *s) {
   long kept;
   cp_search_status st =
       cp_search_steer(s, near, r->actions, k, r->sample, to_goal, r->e, &kept);
+  if (st == CP_SEARCH_RUNNING && to_goal && s->opt.connect > 0)
+    st = rrt_connect(s, r, near, &kept);
   return st != CP_SEARCH_RUNNING ? st : rrt_keep(s, r, kept);
 }
 
@@ -113,6 +155,7 @@ static void rrt_destroy(cp_search *s) {
   free(r->sample);
   free(r->e);
   free(r->actions);
+  free(r->chain);
   free(r);
   s->state = NULL;
 }

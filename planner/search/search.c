@@ -385,6 +385,11 @@ cp_search *cp_search_create(const cp_search_problem *p,
                             const cp_search_options *opt, const double *x0,
                             int resume, char *msg, size_t size) {
   cp_search_options o = opt ? *opt : cp_search_defaults();
+  if (o.connect < 0 || (o.connect > 0 && o.batch > 1)) {
+    snprintf(msg, size, "search connect %d: expected >= 0, and batch 1 with "
+             "connect > 0", o.connect);
+    return NULL;
+  }
   if (o.batch < 1 || o.batch > CP_SEARCH_MAX_BATCH) {
     snprintf(msg, size, "search batch %d is not in 1 .. %d", o.batch,
              CP_SEARCH_MAX_BATCH);

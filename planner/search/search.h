@@ -224,6 +224,11 @@ typedef struct cp_search_options {
   /// The nodes depend on batch, never on the workers. 1 (default): one at a
   /// time, as always.
   int batch;
+  /// rrt: after a goal sample's iteration brought the tree nearer the goal,
+  /// up to this many more goal-steered extensions from the node just kept,
+  /// while each comes nearer still (docs/planner.md, "Greedy extension").
+  /// 0 (default): none, as before. Needs batch 1.
+  int connect;
 } cp_search_options;
 
 /// Upper bound of cp_search_options.batch.

@@ -11,6 +11,7 @@
 #include "planner/sim/actuate.h"
 #include "planner/search/reach.h"
 #include "planner/search/search.h"
+#include "planner/search/task_keys.h"
 #include "planner/sim/statelayout.h"
 
 static char *dupn(const char *s, size_t n) {
@@ -599,7 +600,7 @@ static int parse_search(cp_task *t, const json_t *v, cp_error *err) {
   static const char *const keys[] = {
       "method", "weight",  "resolution", "goal_bias", "seed",  "candidates",
       "speed",  "delta_bn", "delta_s",   "metric",    "sampling",
-      "shortcut", "batch", NULL};
+      "shortcut", "batch", "connect", NULL};
   if (cp_json_check_object(v, "search", keys, err)) return -1;
   const json_t *x;
   if ((x = json_object_get(v, "method"))) {
@@ -695,7 +696,7 @@ static int parse_search(cp_task *t, const json_t *v, cp_error *err) {
         return -1;
     }
   }
-  return 0;
+  return cp_task_parse_search_keys(t, v, err);
 }
 
 static int parse_root(cp_task *t, const json_t *root, const char *dir,

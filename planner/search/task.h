@@ -168,6 +168,7 @@ typedef struct cp_task {
                           ///< a plan (0: none, the default)
   int candidates;         ///< rrt/sst: actions tried per iteration (default 8)
   int search_batch;       ///< search.batch: expansions chosen together (1)
+  long connect;           ///< search.connect: rrt's greedy extensions (0)
   double speed;           ///< astar: speed bound of the heuristic (m/s, 0.5)
   double delta_bn;        ///< sst: selection radius (metric units, 0.05)
   double delta_s;         ///< sst: witness radius (metric units, 0.02)

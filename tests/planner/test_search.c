@@ -166,14 +166,22 @@ static void check_point_path(cp_search *s, long goal) {
   cr_assert(hypot(x - 0.9, y - 0.9) <= 0.06 + 1e-9);
 }
 
+/* rrt's options with the given seed, goal bias, candidates and connect. */
+static cp_search_options rrt_options(uint64_t seed, double goal_bias,
+                                     int candidates, int connect) {
+  cp_search_options o = cp_search_defaults();
+  o.method = "rrt";
+  o.seed = seed;
+  o.goal_bias = goal_bias;
+  o.candidates = candidates;
+  o.connect = connect;
+  return o;
+}
+
 Test(search, rrt_solves_the_point_around_the_wall) {
   synth_point pt = {0};
   cp_search_problem p = synth_point_problem(&pt);
-  cp_search_options o = cp_search_defaults();
-  o.method = "rrt";
-  o.seed = 7;
-  o.goal_bias = 0.1;
-  o.candidates = 4;
+  cp_search_options o = rrt_options(7, 0.1, 4, 0);
   char msg[256];
   double x0[2] = {0.1, 0.1};
   cp_search *s = cp_search_create(&p, &o, x0, 0, msg, sizeof msg);
@@ -233,6 +241,101 @@ Test(search, unknown_method_is_refused) {
   double x0[2] = {0.1, 0.1};
   cr_assert_null(cp_search_create(&p, &o, x0, 0, msg, sizeof msg));
   cr_assert(strstr(msg, "prm"), "%s", msg);
+}
+
+/* search.connect: one goal-sample iteration from (0.1, 0.1) towards
+ * (0.9, 0.9) keeps the diagonal step and then L more (each 0.05 nearer:
+ * the wall is 10 diagonal steps away), all 8 actions tried per step
+ * (`candidates` 8 = the problem's 8 actions). */
+static long kept_after_one_goal_iteration(int connect, long *n_nodes) {
+  synth_point pt = {0};
+  cp_search_problem p = synth_point_problem(&pt);
+  cp_search_options o = rrt_options(1, 1.0, 8, connect);
+  char msg[256];
+  double x0[2] = {0.1, 0.1};
+  cp_search *s = cp_search_create(&p, &o, x0, 0, msg, sizeof msg);
+  cr_assert(s, "%s", msg);
+  cr_assert_eq(cp_search_iterate(s), CP_SEARCH_RUNNING);
+  *n_nodes = cp_search_node_count(s);
+  long kept = 0, last = 0;
+  double d = hypot(0.8, 0.8) - 0.06;
+  for (long id = 1; id < *n_nodes; ++id) {
+    const cp_search_node *n = cp_search_node_get(s, id);
+    if ((n->flags & CP_NODE_DISCARDED) || n->outcome != CP_EXPAND_OK)
+      continue; /* the other candidates, and those into the wall */
+    cr_assert_eq(n->parent, last, "the chain grows from its last node");
+    cr_assert(n->goal_distance < d, "each kept node nearer the goal");
+    if (kept < 9) { /* the free diagonal, 0.05 nearer each step */
+      cr_assert_eq(n->action, 1);
+      cr_assert_float_eq(n->goal_distance, d - 0.05, 1e-12);
+    }
+    d = n->goal_distance;
+    last = id;
+    ++kept;
+  }
+  cp_search_destroy(s);
+  return kept;
+}
+
+Test(search, rrt_connect_extends_a_goal_step_while_it_nears_the_goal) {
+  long n;
+  cr_assert_eq(kept_after_one_goal_iteration(0, &n), 1);
+  cr_assert_eq(n, 1 + 8);
+  cr_assert_eq(kept_after_one_goal_iteration(5, &n), 6);
+  cr_assert_eq(n, 1 + 6 * 8);
+  /* The wall stops the diagonal after 9 steps; the chain goes on upwards
+   * and around it, still nearer each step (the goal is 24 steps away). */
+  cr_assert_eq(kept_after_one_goal_iteration(20, &n), 21);
+}
+
+Test(search, rrt_connect_needs_batch_one) {
+  synth_point pt = {0};
+  cp_search_problem p = synth_point_problem(&pt);
+  cp_search_options o = rrt_options(1, 0.1, 8, 3);
+  o.batch = 4;
+  char msg[256];
+  double x0[2] = {0.1, 0.1};
+  cr_assert_null(cp_search_create(&p, &o, x0, 0, msg, sizeof msg));
+  cr_assert(strstr(msg, "connect"), "%s", msg);
+}
+
+/* A run stopped by a node limit (inside a chain: the iteration is undone)
+ * and resumed from its nodes with a higher limit grows the uninterrupted
+ * run's tree, state for state. */
+Test(search, rrt_connect_resumed_grows_the_same_tree) {
+  synth_point pt = {0};
+  cp_search_problem p = synth_point_problem(&pt);
+  cp_search_options o = rrt_options(5, 0.3, 3, 6);
+  o.max_nodes = 400;
+  char msg[256];
+  double x0[2] = {0.1, 0.1};
+  cp_search *a = cp_search_create(&p, &o, x0, 0, msg, sizeof msg);
+  cr_assert(a, "%s", msg);
+  cp_search_status sa = synth_run(a, 100000);
+  cp_search_options ob = o;
+  ob.max_nodes = 47;
+  cp_search *b = cp_search_create(&p, &ob, x0, 0, msg, sizeof msg);
+  cr_assert_eq(synth_run(b, 100000), CP_SEARCH_NODE_LIMIT);
+  cr_assert(cp_search_node_count(b) <= 47);
+  cp_search *c = cp_search_create(&p, &o, x0, 1, msg, sizeof msg);
+  for (long id = 0; id < cp_search_node_count(b); ++id)
+    cr_assert_eq(cp_search_adopt(c, cp_search_node_get(b, id),
+                                 cp_search_state(b, id), NULL, 0), 0);
+  cr_assert_eq(cp_search_resume(c, cp_search_rng(b), cp_search_get_stats(b)), 0);
+  cr_assert_eq(synth_run(c, 100000), sa);
+  cr_assert_eq(cp_search_node_count(c), cp_search_node_count(a));
+  for (long id = 0; id < cp_search_node_count(a); ++id) {
+    const cp_search_node *na = cp_search_node_get(a, id),
+                         *nc = cp_search_node_get(c, id);
+    cr_assert_eq(na->parent, nc->parent, "node %ld", id);
+    cr_assert_eq(na->action, nc->action, "node %ld", id);
+    cr_assert_eq(na->flags, nc->flags, "node %ld", id);
+    cr_assert_eq(memcmp(cp_search_state(a, id), cp_search_state(c, id),
+                        2 * sizeof(double)), 0, "node %ld", id);
+  }
+  cp_search_destroy(a);
+  cp_search_destroy(b);
+  cp_search_destroy(c);
 }
 
 static int resume_matches(const char *method, long first_iters) {

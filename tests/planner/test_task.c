@@ -190,6 +190,10 @@ Test(task, bad_inputs_name_their_json_path) {
                NULL);
   expect_error("\"goal_bias\": 0.05", "\"goal_bias\": 2", "search.goal_bias", NULL);
   expect_error("\"seed\": 1", "\"seed\": 1.5", "search.seed", "integer");
+  expect_error("\"seed\": 1", "\"seed\": 1, \"connect\": -1", "search.connect",
+               "[0, 1000]");
+  expect_error("\"seed\": 1", "\"seed\": 1, \"connect\": 2.5", "search.connect",
+               "integer");
   expect_error("\"nodes\": 100000", "\"nodes\": 0", "limits.nodes", NULL);
   expect_error(", \"limits\": {\"nodes\": 100000, \"seconds\": 60}", "", "limits",
                "required");

@@ -1,0 +1,17 @@
+/* Task keys of the "search" object beyond task.c (planner/search/
+ * task_keys.h). */
+#include "planner/search/task_keys.h"
+
+#include "models/jsonread.h"
+
+int cp_task_parse_search_keys(cp_task *t, const json_t *v, cp_error *err) {
+  const json_t *x = json_object_get(v, "connect");
+  if (!x) return 0;
+  if (!json_is_integer(x) || json_integer_value(x) < 0 ||
+      json_integer_value(x) > 1000)
+    return cp_error_set(err, "search.connect",
+                        "expected an integer in [0, 1000] (greedy "
+                        "extensions after a goal sample; 0: none)");
+  t->connect = (long)json_integer_value(x); /* rrt's; other planners ignore it */
+  return 0;
+}
