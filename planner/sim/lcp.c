@@ -336,9 +336,12 @@ int cp_wi_solve_lcp(cp_world *w, int n, int *piv, cp_lcp_info *info) {
 // scale) refuses: at saturated friction (a stack sliding to rest) cold
 // Lemke ends with z_j = -4.5e-6 against c_n ~ 0.02. Such an answer is
 // cleaned up by the warm start's principal pivots from Lemke's basis
-// (warm_accept: z_B >= -tol, clamped to 0, nonbasic w_i >= -1e-10 s_i);
-// if they do not settle, Lemke's answer stays (the solve is deterministic:
-// it is solved again into w->z, w->w). Answers without such an entry are
+// (warm_accept: z_B >= -tol, clamped to 0, nonbasic w_i >= -1e-10 s_i),
+// or, when that basis is singular or does not settle (a sliding box's cold
+// Lemke basis often holds dependent degenerate columns), from the support
+// of Lemke's z (z_i > tol); if neither settles, Lemke's answer stays. Lemke
+// is deterministic, so its answer is got back by solving again into w->z,
+// w->w (warm_accept overwrites them). Answers without such an entry are
 // not touched (their bits are those of before). Returns the solve's status.
 static int friction_cleanup(cp_world *w, int m, const unsigned char *warm,
                             int *piv, cp_lcp_info *info) {
@@ -349,8 +352,15 @@ static int friction_cleanup(cp_world *w, int m, const unsigned char *warm,
   for (int i = 0; i < m && !neg; ++i) neg = !(w->z[i] >= -tol);
   if (!neg) return 0;
   cp_lcp_info li;
-  int repair = 0;
-  if (warm_accept(w, m, &li, &repair)) {
+  int repair = 0, ok = warm_accept(w, m, &li, &repair);
+  if (!ok) { // Lemke's basis singular or not settled: from z's support
+    *piv += repair;
+    repair = 0;
+    cp_lemke_solve(w->ws, m, w->M, w->q, &w->opt.solve.lemke, warm, w->z, w->w, info);
+    for (int i = 0; i < m; ++i) w->basis[i] = w->z[i] > tol;
+    ok = warm_accept(w, m, &li, &repair);
+  }
+  if (ok) {
     *piv += repair;
     info->iterations += repair;
     info->residual = li.residual;
