@@ -652,6 +652,44 @@ static int face_down(const obj *box, const obj *pl) {
          sz[k] * aQ[k] > 2 * (sz[i1] * aQ[i1] + sz[i2] * aQ[i2]);
 }
 
+// The contacts of a box lying face down on a plane (face_down), straight
+// from the pose: the corners c of the face towards the plane that lie
+// within tol of it, each with depth D - N.c and moved halfway to the plane
+// (c + N depth / 2), normal N. Step 3 would put ODE's points there too (the
+// line along N from a corner enters the box at that corner and leaves the
+// plane at the plane); this skips ODE, the line tests and the merge (the
+// corners are >= CP_COLLIDE_FLAT_SIDE apart, more than twice merge_tol:
+// the caller checks that). Writes up to 4 contacts to r; returns how many.
+static int face_down_contacts(const obj *box, const obj *pl, double tol,
+                              cp_collide_contact *r) {
+  const double *N = pl->N, *R = box->R, *sz = box->s->size;
+  double dQ[3], aQ[3];
+  int k = 0;
+  for (int j = 0; j < 3; ++j) {
+    dQ[j] = N[0] * R[j] + N[1] * R[3 + j] + N[2] * R[6 + j];
+    aQ[j] = fabs(dQ[j]);
+    if (aQ[j] > aQ[k]) k = j;
+  }
+  const int i1 = k == 0 ? 1 : 0, i2 = k == 2 ? 1 : 2;
+  double loc[3];
+  loc[k] = dQ[k] > 0 ? -0.5 * sz[k] : 0.5 * sz[k]; // the face towards -N
+  int m = 0;
+  for (int c = 0; c < 4; ++c) {
+    loc[i1] = (c & 1) ? 0.5 * sz[i1] : -0.5 * sz[i1];
+    loc[i2] = (c & 2) ? 0.5 * sz[i2] : -0.5 * sz[i2];
+    double p[3];
+    cp_m3_mulv(p, R, loc);
+    cp_v3_add(p, p, box->x);
+    const double depth = pl->D - cp_v3_dot(N, p);
+    if (!(depth >= -tol)) continue; // farther than touch_tol
+    cp_collide_contact *o = &r[m++];
+    cp_v3_axpy(o->p, p, 0.5 * depth, N);
+    cp_v3_copy(o->n, N);
+    o->depth = depth;
+  }
+  return m;
+}
+
 // 1 when a and b are certainly farther apart than tol, so that ODE finds
 // no contact: for two boxes, step 1's box-box test of a grown by tol and b
 // (ODE's dBoxBox returns nothing as soon as one axis separates them; these
@@ -962,6 +1000,14 @@ int cp_collide_pair_ws(const cp_collide_object *a, const cp_collide_object *b,
 
   const double tol = opt->touch_tol;
   if (clearly_apart(&wa, &wb, tol)) return 0; // what ODE would find, sooner
+  // A box face down on a plane: its corners from the pose (no ODE).
+  if (ta == CP_SHAPE_BOX && tb == CP_SHAPE_PLANE &&
+      opt->merge_tol < 0.5 * CP_COLLIDE_FLAT_SIDE && face_down(&wa, &wb)) {
+    cp_collide_contact r[4];
+    const int m = finish(r, face_down_contacts(&wa, &wb, tol, r), opt, out, cap);
+    if (ws && m == 4) ++ws->flat;
+    return m;
+  }
   // Lines through contact points graze edges to within rounding.
   const double eps = 1e-9;
   static const double zero[3] = {0, 0, 0};

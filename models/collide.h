@@ -56,6 +56,11 @@
 ///      the one farthest from those kept. The result is sorted
 ///      lexicographically by position rounded to 1e-9 m (then depth), so the
 ///      output is deterministic.
+///   A box lying face down on a plane (its face within 1e-9 rad of
+///   parallel, sides >= CP_COLLIDE_FLAT_SIDE, merge_tol below half of that)
+///   skips steps 1-3 and the merge: its points are the face's corners
+///   within touch_tol of the plane, from the pose, each moved halfway to
+///   the plane (where step 3 puts them), then culled and sorted as in 4.
 ///
 /// ODE conventions relied on (tests/models/test_collide.c checks them):
 /// ODE's normal points from its second geom into its first ("into g1"), ODE

@@ -327,6 +327,68 @@ int cp_wi_solve_lcp(cp_world *w, int n, int *piv, cp_lcp_info *info) {
   return st == CP_LCP_SOLVED ? 0 : -1;
 }
 
+// A Lemke answer to the friction LCP of lcp_setup (size m, in w->z, w->w,
+// its basis in w->basis) whose z has an entry below -tol (tol of the warm
+// start, 1e-11 max(1, |q|_inf)): Lemke's own acceptance (contact/lcp.h)
+// takes a negative z_j whose effect on every row is within rel_tol of the
+// row's scale, but a negative pyramid edge impulse puts |c_tan| above
+// mu c_n, which the step check's friction test (1e-7 of the step's momentum
+// scale) refuses: at saturated friction (a stack sliding to rest) cold
+// Lemke ends with z_j = -4.5e-6 against c_n ~ 0.02. Such an answer is
+// cleaned up by the warm start's principal pivots from Lemke's basis
+// (warm_accept: z_B >= -tol, clamped to 0, nonbasic w_i >= -1e-10 s_i),
+// or, when that basis is singular or does not settle (a sliding box's cold
+// Lemke basis often holds dependent degenerate columns), from the support
+// of Lemke's z (z_i > tol); if neither settles, Lemke's answer stays. Lemke
+// is deterministic, so its answer is got back by solving again into w->z,
+// w->w (warm_accept overwrites them). Answers without such an entry are
+// not touched (their bits are those of before). Returns the solve's status.
+static int friction_cleanup(cp_world *w, int m, const unsigned char *warm,
+                            int *piv, cp_lcp_info *info) {
+  double qmax = 1;
+  for (int i = 0; i < m; ++i) qmax = MAXD(qmax, fabs(w->q[i]));
+  const double tol = 1e-11 * qmax;
+  int neg = 0;
+  for (int i = 0; i < m && !neg; ++i) neg = !(w->z[i] >= -tol);
+  if (!neg) return 0;
+  cp_lcp_info li;
+  int repair = 0, ok = warm_accept(w, m, &li, &repair);
+  if (!ok) { // Lemke's basis singular or not settled: from z's support
+    *piv += repair;
+    repair = 0;
+    cp_lemke_solve(w->ws, m, w->M, w->q, &w->opt.solve.lemke, warm, w->z, w->w, info);
+    for (int i = 0; i < m; ++i) w->basis[i] = w->z[i] > tol;
+    ok = warm_accept(w, m, &li, &repair);
+  }
+  if (ok) {
+    *piv += repair;
+    info->iterations += repair;
+    info->residual = li.residual;
+    info->min_z = li.min_z;
+    info->min_w = li.min_w;
+    info->polished = 1;
+    return 0;
+  }
+  *piv += repair;
+  cp_lcp_status st = cp_lemke_solve(w->ws, m, w->M, w->q, &w->opt.solve.lemke, warm,
+                                    w->z, w->w, info);
+  if (st != CP_LCP_SOLVED) return -1;
+  cp_lemke_basis(w->ws, w->basis);
+  return 0;
+}
+
+// The friction LCP (size m, M formed) solved cold with the world's solver;
+// a Lemke answer cleaned up by friction_cleanup.
+static int solve_friction_cold(cp_world *w, int m, int *piv, cp_lcp_info *info) {
+  if (cp_wi_solve_lcp(w, m, piv, info)) return -1;
+  if (w->opt.solve.solver != CP_SOLVER_LEMKE) return 0;
+  return friction_cleanup(w, m, NULL, piv, info);
+}
+
+int cp_wi_solve_friction_cold(cp_world *w, int m, int *piv, cp_lcp_info *info) {
+  return solve_friction_cold(w, m, piv, info);
+}
+
 // The friction LCP of lcp_setup (size m), with warm starts on: from the
 // warm basis in w->basis (lcp_warm) when warm_accept takes or repairs it (M
 // is then never formed), else M is formed for Lemke from that basis, then
@@ -360,13 +422,14 @@ int cp_wi_solve_friction(cp_world *w, int m, int *piv,
       *piv += info->iterations;
       if (st == CP_LCP_SOLVED) {
         cp_lemke_basis(w->ws, w->basis);
-        return 0;
+        return friction_cleanup(w, m, w->basis0, piv, info) ? solve_friction_cold(w, m, piv, info)
+                                                            : 0;
       }
-      return cp_wi_solve_lcp(w, m, piv, info);
+      return solve_friction_cold(w, m, piv, info);
     }
   }
   cp_wi_lcp_fill(w, m);
-  return cp_wi_solve_lcp(w, m, piv, info);
+  return solve_friction_cold(w, m, piv, info);
 }
 
 // The corner directions of the pyramid: cp_wi_corner (world_impl.h).

@@ -315,7 +315,7 @@ cp_world_status cp_wi_step_acceleration(cp_world *w, stepsys *s,
       info->lcp_reused++;
     } else {
       cp_wi_lcp_fill(w, m);
-      if (cp_wi_solve_lcp(w, m, &info->pivots, &li))
+      if (cp_wi_solve_friction_cold(w, m, &info->pivots, &li))
         return li.status == CP_LCP_NOMEM ? cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory") :
         cp_wi_fail(w, CP_WORLD_NEEDS_FALLBACK,
                     "t = %.9g: the impact LCP (size %d) was not solved: %s",

@@ -279,6 +279,10 @@ CPW_HIDDEN void cp_wi_move(cp_world *w, const double *u, double h);
 /// w->deadline_hit) when the deadline has passed: no such call is made.
 CPW_HIDDEN int cp_wi_solve_options_now(cp_world *w, cp_solve_options *so);
 CPW_HIDDEN int cp_wi_solve_lcp(cp_world *w, int n, int *piv, cp_lcp_info *info);
+/// The friction LCP of lcp_setup (size m, M formed by cp_wi_lcp_fill) solved
+/// cold, a Lemke answer with z below -1e-11 max(1, |q|_inf) cleaned up by
+/// principal pivots (lcp.c, friction_cleanup). 0 when solved.
+CPW_HIDDEN int cp_wi_solve_friction_cold(cp_world *w, int m, int *piv, cp_lcp_info *info);
 CPW_HIDDEN int cp_wi_solve_friction(cp_world *w, int m, int *piv, int *warm_used,
                        cp_lcp_info *info);
 CPW_HIDDEN void cp_wi_extract(cp_world *w, const double *A, const double *b, int ns,

@@ -277,17 +277,24 @@ Test(collide, face_down_box_counted_flat) {
     const double xn = cp_v3_dot(x, N) - (D + 0.5 * b.size[k] - depth);
     for (int i = 0; i < 3; ++i) x[i] -= xn * N[i];
     cp_collide_object oa = at(&b, x[0], x[1], x[2], q), ob = at(&p, 0, 0, 0, NULL);
-    cp_collide_contact c[CP_COLLIDE_MAX_POINTS];
+    cp_collide_contact c[CP_COLLIDE_MAX_POINTS], cg[CP_COLLIDE_MAX_POINTS];
     cp_error err = {0};
     cr_assert_eq(cp_collide_pair_ws(&oa, &ob, &opt, &ws, c, CP_COLLIDE_MAX_POINTS, &err), 4,
                  "trial %d", trial);
     cr_assert_eq(ws.flat, ++flat, "trial %d: not counted", trial);
-    cr_assert_eq(cp_collide_pair_ws(&oa, &ob, &coarse, &ws, c, CP_COLLIDE_MAX_POINTS, &err), 4);
+    // merge_tol 0.5 CP_COLLIDE_FLAT_SIDE: the general path (ODE, line
+    // tests, merging), not counted.
+    cr_assert_eq(cp_collide_pair_ws(&oa, &ob, &coarse, &ws, cg, CP_COLLIDE_MAX_POINTS, &err), 4);
     cr_assert_eq(ws.flat, flat, "trial %d: counted with merge_tol %g", trial, coarse.merge_tol);
+    // Without a workspace: the same answer, bit for bit.
+    cp_collide_contact c0[CP_COLLIDE_MAX_POINTS];
+    cr_assert_eq(cp_collide_pair(&oa, &ob, &opt, c0, CP_COLLIDE_MAX_POINTS, &err), 4);
+    cr_assert(!memcmp(c0, c, 4 * sizeof c[0]), "trial %d: ws and no ws differ", trial);
     // Independently: the face's corners w from the pose. Along the plane
-    // the points are the corners; along N halfway between corner and plane
-    // (when tilted, step 3's line test divides the rounding of a corner's
-    // coordinates by the tilt: not compared), depth D - N.w.
+    // the points are the corners; along N halfway between corner and plane,
+    // depth D - N.w. Both paths; the general one only along the plane when
+    // tilted (step 3's line test divides the rounding of a corner's
+    // coordinates by the tilt: not compared), the direct one (c) always.
     double R[9], qn[4], nq = 0;
     for (int i = 0; i < 4; ++i) nq += q[i] * q[i];
     for (int i = 0; i < 4; ++i) qn[i] = q[i] / sqrt(nq);
@@ -303,17 +310,21 @@ Test(collide, face_down_box_counted_flat) {
                (cnr & 2 ? 0.5 : -0.5) * b.size[i2] * R[3 * i + i2];
       const double d = D - cp_v3_dot(N, w);
       cp_v3_axpy(want, w, 0.5 * d, N);
-      int hits = 0;
-      for (int j = 0; j < 4; ++j) {
-        double dv[3];
-        cp_v3_sub(dv, c[j].p, want);
-        const double along = cp_v3_dot(dv, N);
-        cp_v3_axpy(dv, dv, -along, N);
-        if (cp_v3_norm(dv) <= 1e-12 && fabs(c[j].depth - d) <= 1e-12 &&
-            (trial % 3 || fabs(along) <= 1e-12))
-          ++hits;
+      for (int path = 0; path < 2; ++path) {
+        const cp_collide_contact *cc = path ? cg : c;
+        int hits = 0;
+        for (int j = 0; j < 4; ++j) {
+          double dv[3];
+          cp_v3_sub(dv, cc[j].p, want);
+          const double along = cp_v3_dot(dv, N);
+          cp_v3_axpy(dv, dv, -along, N);
+          if (cp_v3_norm(dv) <= 1e-12 && fabs(cc[j].depth - d) <= 1e-12 &&
+              ((path && trial % 3) || fabs(along) <= 1e-12))
+            ++hits;
+        }
+        cr_assert_eq(hits, 1, "trial %d: %s path: corner %d matched %d times", trial,
+                     path ? "general" : "direct", cnr, hits);
       }
-      cr_assert_eq(hits, 1, "trial %d: corner %d matched %d times", trial, cnr, hits);
     }
     // The reduction keeps them (what constraints.c relies on to skip it).
     for (int j = 0; j < 4; ++j) {
