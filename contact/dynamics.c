@@ -355,8 +355,12 @@ blocks_known:
       if (chol_lower(1, Lk) != 0) { rc = -1; goto out; }
       continue;
     }
-    for (int c = 0; c < sz; c++)
-      for (int r = 0; r < sz; r++) Lk[r + (size_t)c * sz] = H[idx[r] + (size_t)idx[c] * nu];
+    if (sz == 3) /* a body's rotational block */
+      for (int c = 0; c < 3; c++)
+        for (int r = 0; r < 3; r++) Lk[r + (size_t)c * 3] = H[idx[r] + (size_t)idx[c] * nu];
+    else
+      for (int c = 0; c < sz; c++)
+        for (int r = 0; r < sz; r++) Lk[r + (size_t)c * sz] = H[idx[r] + (size_t)idx[c] * nu];
     if (chol_lower(sz, Lk) != 0) { rc = -1; goto out; }
   }
 
@@ -396,7 +400,13 @@ blocks_known:
     for (int kb = 0; kb < nb; kb++) {
       const int sz = size[kb], *idx = cs->free_idx + cs->bstart[kb];
       int *cv = colv + (size_t)kb * m, n = 0;
-      if (sz > 1)
+      if (sz == 3) { /* a body's rotational block: its three rows at once */
+        const double *g0 = G + idx[0], *g1 = G + idx[1], *g2 = G + idx[2];
+        for (int c = 0; c < m; c++) {
+          const size_t o = (size_t)c * nu;
+          if ((g0[o] != 0.0) | (g1[o] != 0.0) | (g2[o] != 0.0)) cv[n++] = c;
+        }
+      } else if (sz > 1)
         for (int c = 0; c < m; c++) {
           const double *g = G + (size_t)c * nu;
           for (int r = 0; r < sz; r++)
@@ -423,7 +433,6 @@ blocks_known:
       for (int j = 0; j < nc; j++) { /* by contact: most rows touch few */
         const double *g = G + i + (size_t)(3 * j) * nu;
         const double g0 = g[0], g1 = g[nu], g2 = g[2 * (size_t)nu];
-        if (!((g0 != 0.0) | (g1 != 0.0) | (g2 != 0.0))) continue;
         if (g0 != 0.0) { x[p] = g0 / d; cols[p++] = 3 * j; }
         if (g1 != 0.0) { x[p] = g1 / d; cols[p++] = 3 * j + 1; }
         if (g2 != 0.0) { x[p] = g2 / d; cols[p++] = 3 * j + 2; }
@@ -518,12 +527,16 @@ blocks_known:
       }
     }
   }
-  for (int c = 0; c < m; c++) {
-    double s = k ? k[c] : 0.0;
-    if (driven)
-      for (int i = 0; i < nu; i++)
-        if (driven[i]) s += G[i + (size_t)c * nu] * udot_driven[i];
-    cs->b[c] += s;
+  if (!driven && k) { /* (the same sums, the tests hoisted) */
+    for (int c = 0; c < m; c++) cs->b[c] += k[c];
+  } else {
+    for (int c = 0; c < m; c++) {
+      double s = k ? k[c] : 0.0;
+      if (driven)
+        for (int i = 0; i < nu; i++)
+          if (driven[i]) s += G[i + (size_t)c * nu] * udot_driven[i];
+      cs->b[c] += s;
+    }
   }
   if (track) {
     for (int c = 0; c < m; c++) /* the lower triangle from the upper */
@@ -581,13 +594,10 @@ int cp_contact_space_accel(const cp_contact_space *cs, const double *c,
   }
   for (int kb = 0; kb < cs->nblocks; kb++) {
     const int s = cs->bstart[kb + 1] - cs->bstart[kb], *idx = cs->free_idx + cs->bstart[kb];
-    for (int r = 0; r < s; r++) {
-      if (by_col) {
-        rhs[r] = acc[idx[r]];
-        continue;
-      }
-      rhs[r] = gdot(nu, m, cs->G + idx[r], c, free_rhs(cs, idx[r]));
-    }
+    if (by_col)
+      for (int r = 0; r < s; r++) rhs[r] = acc[idx[r]];
+    else
+      for (int r = 0; r < s; r++) rhs[r] = gdot(nu, m, cs->G + idx[r], c, free_rhs(cs, idx[r]));
     lower_solve(s, cs->L + cs->loff[kb], rhs);
     lower_t_solve(s, cs->L + cs->loff[kb], rhs);
     for (int r = 0; r < s; r++) udot[idx[r]] = rhs[r];
