@@ -113,6 +113,35 @@ static inline int zero4(const double *x) {
   return !((b[0] | b[1] | b[2] | b[3]) << 1);
 }
 
+/* The lower triangle of A (m x m) from the upper, in full: for an A that
+ * was zeroed whole (below CP_CONTACT_SPACE_SPARSE_M rows), where the
+ * footprint bookkeeping (colmin) costs more than it saves. A single box's
+ * four contacts (m = 12) with the size a constant. */
+static inline __attribute__((always_inline)) void mirror_n(int m, double *A) {
+  for (int c = 1; c < m; c++)
+    for (int r = 0; r < c; r++) A[c + (size_t)r * m] = A[r + (size_t)c * m];
+}
+
+static void mirror_full(int m, double *A) {
+  if (m == 12) mirror_n(12, A);
+  else mirror_n(m, A);
+}
+
+/* The nonzero pattern of H's strict upper triangle (dof a of column b at
+ * bit b (b - 1) / 2 + a), for nu <= CP_CONTACT_SPACE_PAT_NU: the blocks of
+ * H_FF (no dof driven) depend on nothing else. */
+#define CP_CONTACT_SPACE_PAT_NU 11
+static inline __attribute__((always_inline)) uint64_t h_pattern_n(int nu, const double *H) {
+  uint64_t pat = 0;
+  for (int b = 1, bit = 0; b < nu; b++)
+    for (int a = 0; a < b; a++, bit++) pat |= (uint64_t)(H[a + (size_t)b * nu] != 0.0) << bit;
+  return pat;
+}
+
+static uint64_t h_pattern(int nu, const double *H) {
+  return nu == 6 ? h_pattern_n(6, H) : h_pattern_n(nu, H); /* a free body */
+}
+
 static int uf_find(int *parent, int a) {
   while (parent[a] != a) a = parent[a] = parent[parent[a]];
   return a;
@@ -148,6 +177,25 @@ static void clear_footprint(int m, const int *colmin, double *A) {
   }
 }
 
+/* A's upper triangle (lda m, from a0: the block's first column and row)
+ * += X^T X for a 3-row X (rows at X, X + p, X + 2p): per entry 0 + x0 x0'
+ * + x1 x1' + x2 x2', then added. With p and m constants for a box. */
+static inline __attribute__((always_inline)) void rot_update_n(int p, int m, const double *X,
+                                                               double *a0) {
+  const double *restrict x0 = X, *restrict x1 = X + p, *restrict x2 = X + 2 * (size_t)p;
+  for (int c = 0; c < p; c++) {
+    const double c0 = x0[c], c1 = x1[c], c2 = x2[c];
+    double *restrict ac = a0 + (size_t)c * m;
+    for (int r = 0; r <= c; r++) {
+      double v = 0.0;
+      v += x0[r] * c0;
+      v += x1[r] * c1;
+      v += x2[r] * c2;
+      ac[r] += v;
+    }
+  }
+}
+
 static int build_space(int nu, int nc, const double *H, const double *G,
                        const double *f, const double *k,
                        const unsigned char *driven, const double *udot_driven,
@@ -157,6 +205,11 @@ static int build_space(int nu, int nc, const double *H, const double *G,
   /* The previous build's sizes: with the same ones its A (zero outside its
    * footprint, colmin) is cleared on that footprint only (below). */
   const int prev_nu = own_keep ? cs->nu : -1, prev_nc = own_keep ? cs->nc : -1;
+  /* The previous rebuild's blocks of H_FF (free_idx, bstart, loff in the
+   * kept block; size in the scratch), valid for the same sizes, no dof
+   * driven and the same pattern of H. */
+  const int prev_pat_ok = own_keep && cs->hpat_ok, prev_nf = cs->nfree, prev_nb = cs->nblocks;
+  const uint64_t prev_pat = cs->hpat;
   memset(cs, 0, sizeof *cs);
   /* No dof driven is the same as no mask, and the loops over the mask
    * (nu per contact column and per free dof) were a tenth of a stack's
@@ -203,10 +256,20 @@ static int build_space(int nu, int nc, const double *H, const double *G,
       *colv = ncol + nu1 + 1;
   int rc = -2;
 
-  int nf = 0;
+  const int use_pat = reuse && !driven && nu <= CP_CONTACT_SPACE_PAT_NU;
+  const uint64_t pat = use_pat ? h_pattern(nu, H) : 0;
+  const int same_blocks = use_pat && prev_pat_ok && scratch_kept && prev_nu == nu &&
+                          prev_nc == nc && prev_pat == pat;
+  int nf = 0, nb = 0;
+  size_t ltot = 0;
+  if (same_blocks) {
+    nf = prev_nf;
+    nb = prev_nb;
+    for (int kb = 0; kb < nb; kb++) ltot += (size_t)size[kb] * (size_t)size[kb];
+    goto blocks_known;
+  }
   for (int i = 0; i < nu; i++)
     if (!driven || !driven[i]) free_list[nf++] = i;
-  cs->nfree = nf;
   /* The diagonal blocks of H_FF: connected components of its nonzero
    * pattern (union-find; each root is its component's smallest member, so
    * blocks come in order of their first dof, dofs increasing within). */
@@ -224,13 +287,13 @@ static int build_space(int nu, int nc, const double *H, const double *G,
       }
     }
   }
-  int nb = 0;
   for (int a = 0; a < nf; a++) blk[a] = uf_find(parent, a) == a ? nb++ : -1;
   for (int a = 0; a < nf; a++) blk[a] = blk[uf_find(parent, a)];
   for (int kb = 0; kb < nb; kb++) size[kb] = fill[kb] = 0;
   for (int a = 0; a < nf; a++) size[blk[a]]++;
-  size_t ltot = 0;
   for (int kb = 0; kb < nb; kb++) ltot += (size_t)size[kb] * (size_t)size[kb];
+blocks_known:
+  cs->nfree = nf;
   cs->nblocks = nb;
 
   /* What the result owns, in one allocation too: A, b, L, loff, free_idx,
@@ -263,25 +326,41 @@ static int build_space(int nu, int nc, const double *H, const double *G,
     own = calloc(1, own_bytes);
   }
   if (!own) goto out;
-  for (int c = 0; c < m; c++) colmin[c] = c;
+  /* colmin (the footprint) only where A is cleared on it: from
+   * CP_CONTACT_SPACE_SPARSE_M rows; a smaller A was zeroed whole and is
+   * mirrored whole. */
+  const int track = m >= CP_CONTACT_SPACE_SPARSE_M;
+  if (track)
+    for (int c = 0; c < m; c++) colmin[c] = c;
   cs->A = own;
   cs->b = own + m1 * m1;
   cs->L = cs->b + m1;
   cs->loff = (size_t *)(own + od);
   cs->free_idx = (int *)(cs->loff + nu1);
   cs->bstart = cs->free_idx + nu1;
-  cs->bstart[0] = 0;
-  for (int kb = 0, acc = 0; kb < nb; kb++) {
-    cs->bstart[kb + 1] = cs->bstart[kb] + size[kb];
-    cs->loff[kb] = (size_t)acc;
-    acc += size[kb] * size[kb];
+  if (!same_blocks) { /* (else kept from the previous rebuild, same layout) */
+    cs->bstart[0] = 0;
+    for (int kb = 0, acc = 0; kb < nb; kb++) {
+      cs->bstart[kb + 1] = cs->bstart[kb] + size[kb];
+      cs->loff[kb] = (size_t)acc;
+      acc += size[kb] * size[kb];
+    }
+    for (int a = 0; a < nf; a++) cs->free_idx[cs->bstart[blk[a]] + fill[blk[a]]++] = free_list[a];
   }
-  for (int a = 0; a < nf; a++) cs->free_idx[cs->bstart[blk[a]] + fill[blk[a]]++] = free_list[a];
   for (int kb = 0; kb < nb; kb++) {
     const int sz = size[kb], *idx = cs->free_idx + cs->bstart[kb];
     double *Lk = cs->L + cs->loff[kb];
-    for (int c = 0; c < sz; c++)
-      for (int r = 0; r < sz; r++) Lk[r + (size_t)c * sz] = H[idx[r] + (size_t)idx[c] * nu];
+    if (sz == 1) { /* a single dof (H diagonal there): its square root */
+      Lk[0] = H[idx[0] + (size_t)idx[0] * nu];
+      if (chol_lower(1, Lk) != 0) { rc = -1; goto out; }
+      continue;
+    }
+    if (sz == 3) /* a body's rotational block */
+      for (int c = 0; c < 3; c++)
+        for (int r = 0; r < 3; r++) Lk[r + (size_t)c * 3] = H[idx[r] + (size_t)idx[c] * nu];
+    else
+      for (int c = 0; c < sz; c++)
+        for (int r = 0; r < sz; r++) Lk[r + (size_t)c * sz] = H[idx[r] + (size_t)idx[c] * nu];
     if (chol_lower(sz, Lk) != 0) { rc = -1; goto out; }
   }
 
@@ -321,7 +400,13 @@ static int build_space(int nu, int nc, const double *H, const double *G,
     for (int kb = 0; kb < nb; kb++) {
       const int sz = size[kb], *idx = cs->free_idx + cs->bstart[kb];
       int *cv = colv + (size_t)kb * m, n = 0;
-      if (sz > 1)
+      if (sz == 3) { /* a body's rotational block: its three rows at once */
+        const double *g0 = G + idx[0], *g1 = G + idx[1], *g2 = G + idx[2];
+        for (int c = 0; c < m; c++) {
+          const size_t o = (size_t)c * nu;
+          if ((g0[o] != 0.0) | (g1[o] != 0.0) | (g2[o] != 0.0)) cv[n++] = c;
+        }
+      } else if (sz > 1)
         for (int c = 0; c < m; c++) {
           const double *g = G + (size_t)c * nu;
           for (int r = 0; r < sz; r++)
@@ -348,14 +433,14 @@ static int build_space(int nu, int nc, const double *H, const double *G,
       for (int j = 0; j < nc; j++) { /* by contact: most rows touch few */
         const double *g = G + i + (size_t)(3 * j) * nu;
         const double g0 = g[0], g1 = g[nu], g2 = g[2 * (size_t)nu];
-        if (!((g0 != 0.0) | (g1 != 0.0) | (g2 != 0.0))) continue;
         if (g0 != 0.0) { x[p] = g0 / d; cols[p++] = 3 * j; }
         if (g1 != 0.0) { x[p] = g1 / d; cols[p++] = 3 * j + 1; }
         if (g2 != 0.0) { x[p] = g2 / d; cols[p++] = 3 * j + 2; }
       }
+      for (int c = 0; track && c < p; c++)
+        if (cols[0] < colmin[cols[c]]) colmin[cols[c]] = cols[0];
       for (int c = 0; c < p; c++) {
         const double xc = x[c];
-        if (cols[0] < colmin[cols[c]]) colmin[cols[c]] = cols[0];
         double *Ac = cs->A + (size_t)cols[c] * m;
         cs->b[cols[c]] += xc * yi;
         for (int r = 0; r <= c; r++) Ac[cols[r]] += x[r] * xc;
@@ -415,25 +500,18 @@ static int build_space(int nu, int nc, const double *H, const double *G,
       }
     }
     /* cols is increasing: cols[0] is the first row any of them meets. */
-    for (int c = 0; c < p; c++)
+    for (int c = 0; track && c < p; c++)
       colmin[cols[c]] = cols[0] < colmin[cols[c]] ? cols[0] : colmin[cols[c]];
     double *restrict acc = X + (size_t)s * p; /* p entries */
     const int contiguous = cols[p - 1] - cols[0] == p - 1;
+    if (s == 3 && contiguous) { /* a body's rotational block: fused */
+      double *a0 = cs->A + (size_t)cols[0] * m + cols[0];
+      if (p == 12 && m == 12) rot_update_n(12, 12, X, a0); /* a box on four points */
+      else rot_update_n(p, m, X, a0);
+      continue;
+    }
     for (int c = 0; c < p; c++) {
       double *Ac = cs->A + (size_t)cols[c] * m;
-      if (s == 3 && contiguous) { /* a body's rotational block: fused */
-        const double *restrict x0 = X, *restrict x1 = X + p, *restrict x2 = X + 2 * (size_t)p;
-        const double c0 = x0[c], c1 = x1[c], c2 = x2[c];
-        double *restrict a0 = Ac + cols[0];
-        for (int r = 0; r <= c; r++) {
-          double v = 0.0;
-          v += x0[r] * c0;
-          v += x1[r] * c1;
-          v += x2[r] * c2;
-          a0[r] += v;
-        }
-        continue;
-      }
       const double x0c = X[c];
       for (int r = 0; r <= c; r++) acc[r] = 0.0 + X[r] * x0c;
       for (int t = 1; t < s; t++) {
@@ -449,15 +527,25 @@ static int build_space(int nu, int nc, const double *H, const double *G,
       }
     }
   }
-  for (int c = 0; c < m; c++) {
-    double s = k ? k[c] : 0.0;
-    if (driven)
-      for (int i = 0; i < nu; i++)
-        if (driven[i]) s += G[i + (size_t)c * nu] * udot_driven[i];
-    cs->b[c] += s;
+  if (!driven && k) { /* (the same sums, the tests hoisted) */
+    for (int c = 0; c < m; c++) cs->b[c] += k[c];
+  } else {
+    for (int c = 0; c < m; c++) {
+      double s = k ? k[c] : 0.0;
+      if (driven)
+        for (int i = 0; i < nu; i++)
+          if (driven[i]) s += G[i + (size_t)c * nu] * udot_driven[i];
+      cs->b[c] += s;
+    }
   }
-  for (int c = 0; c < m; c++) /* the lower triangle from the upper */
-    for (int r = colmin[c]; r < c; r++) cs->A[c + (size_t)r * m] = cs->A[r + (size_t)c * m];
+  if (track) {
+    for (int c = 0; c < m; c++) /* the lower triangle from the upper */
+      for (int r = colmin[c]; r < c; r++) cs->A[c + (size_t)r * m] = cs->A[r + (size_t)c * m];
+  } else {
+    mirror_full(m, cs->A);
+  }
+  cs->hpat = pat;
+  cs->hpat_ok = use_pat;
   rc = 0;
 out:
   if (!reuse) {
@@ -466,6 +554,20 @@ out:
   }
   if (rc) cp_contact_space_free(cs);
   return rc;
+}
+
+/* v + sum_j G[i, j] c[j] (j increasing) along dof i's row g = G + i (a
+ * stride of nu); a single box's four contacts (nu = 6, m = 12) with the
+ * sizes constants. */
+static inline __attribute__((always_inline)) double gdot_n(int nu, int m, const double *g,
+                                                           const double *c, double v) {
+  for (int j = 0; j < m; j++) v += g[(size_t)j * nu] * c[j];
+  return v;
+}
+
+static double gdot(int nu, int m, const double *g, const double *c, double v) {
+  if (nu == 6 && m == 12) return gdot_n(6, 12, g, c, v);
+  return gdot_n(nu, m, g, c, v);
 }
 
 int cp_contact_space_accel(const cp_contact_space *cs, const double *c,
@@ -492,15 +594,10 @@ int cp_contact_space_accel(const cp_contact_space *cs, const double *c,
   }
   for (int kb = 0; kb < cs->nblocks; kb++) {
     const int s = cs->bstart[kb + 1] - cs->bstart[kb], *idx = cs->free_idx + cs->bstart[kb];
-    for (int r = 0; r < s; r++) {
-      if (by_col) {
-        rhs[r] = acc[idx[r]];
-        continue;
-      }
-      double v = free_rhs(cs, idx[r]);
-      for (int j = 0; j < m; j++) v += cs->G[idx[r] + (size_t)j * nu] * c[j];
-      rhs[r] = v;
-    }
+    if (by_col)
+      for (int r = 0; r < s; r++) rhs[r] = acc[idx[r]];
+    else
+      for (int r = 0; r < s; r++) rhs[r] = gdot(nu, m, cs->G + idx[r], c, free_rhs(cs, idx[r]));
     lower_solve(s, cs->L + cs->loff[kb], rhs);
     lower_t_solve(s, cs->L + cs->loff[kb], rhs);
     for (int r = 0; r < s; r++) udot[idx[r]] = rhs[r];

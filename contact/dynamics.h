@@ -51,6 +51,9 @@ typedef struct cp_contact_space {
   size_t own_cap;      ///< bytes of the block that starts at A (reuse)
   void *scratch;       ///< temporaries kept by cp_contact_space_rebuild
   size_t scratch_cap;  ///< bytes of scratch
+  unsigned long long hpat; ///< rebuild: H's upper nonzero pattern of this
+                       ///< build's blocks (when hpat_ok)
+  int hpat_ok;         ///< rebuild: blocks kept in scratch match hpat
 } cp_contact_space;
 
 /// Forms A and b. `driven` may be NULL (every dof free); otherwise driven[i]

@@ -105,8 +105,10 @@ void cp_wi_lcp_warm(cp_world *w, int ns, const int *sel, int kind, int m) {
     int r = cp_wi_rolling(&w->pc[k]);
     if (fl) {
       w->basis[k] = fl[0];
-      for (int e = 0; r && e < 4; ++e) w->basis[ns + 4 * f + e] = fl[1 + e];
-      if (r) w->basis[ns + 4 * nr + f] = fl[5];
+      if (r) { // the four corners' flags at once
+        memcpy(w->basis + ns + 4 * f, fl + 1, 4);
+        w->basis[ns + 4 * nr + f] = fl[5];
+      }
     }
     f += r;
   }
@@ -173,7 +175,7 @@ int cp_wi_lcp_record(cp_world *w, int ns, const int *sel, int kind) {
   for (int k = 0, f = 0; k < ns; ++k) {
     unsigned char fl[6] = {w->basis[k], 0, 0, 0, 0, 0};
     if (cp_wi_rolling(&w->pc[k])) {
-      for (int e = 0; e < 4; ++e) fl[1 + e] = w->basis[ns + 4 * f + e];
+      memcpy(fl + 1, w->basis + ns + 4 * f, 4);
       fl[5] = w->basis[ns + 4 * nr + f];
       ++f;
     }

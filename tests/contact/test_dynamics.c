@@ -154,6 +154,17 @@ Test(dynamics, proposition3_bound) {
   cp_contact_space_free(&cs);
 }
 
+/* H u' = f + G c (nu dofs, m contact rows) to 1e-9. */
+static void assert_balanced(int nu, int m, const double *H, const double *G, const double *f,
+                            const double *c, const double *udot) {
+  for (int i = 0; i < nu; i++) {
+    double lhs = 0, rhs = f[i];
+    for (int j = 0; j < nu; j++) lhs += H[i + j * nu] * udot[j];
+    for (int j = 0; j < m; j++) rhs += G[i + j * nu] * c[j];
+    cr_assert_float_eq(lhs, rhs, 1e-9);
+  }
+}
+
 /* H with single-dof blocks (a free body's diagonal m I3, I) next to a dense
  * 3 x 3 block, and a sparse G whose contacts touch two "bodies" each (many
  * contacts, so A is large and sparse): A and b against LU, A exactly
@@ -200,12 +211,7 @@ Test(dynamics, diagonal_and_dense_blocks_match_lu) {
   double c[M], udot[N];
   for (int i = 0; i < M; i++) c[i] = cpt_uniform(&s, 0, 1);
   cr_assert_eq(cp_contact_space_accel(&cs, c, udot, NULL), 0);
-  for (int i = 0; i < N; i++) { /* H u' = f + G c */
-    double lhs = 0, rhs = f[i];
-    for (int j = 0; j < N; j++) lhs += H[i + j * N] * udot[j];
-    for (int j = 0; j < M; j++) rhs += G[i + j * N] * c[j];
-    cr_assert_float_eq(lhs, rhs, 1e-9);
-  }
+  assert_balanced(N, M, H, G, f, c, udot);
   cp_contact_space_free(&cs);
 }
 
@@ -255,5 +261,79 @@ Test(dynamics, rebuild_reuses_arrays_bit_for_bit) {
   cr_assert_null(kept.A);
   cr_assert_null(kept.scratch);
   same_space(NU, NC, H, G, f, k, NULL, NULL, &kept);      /* starts over */
+  cp_contact_space_free(&kept);
+}
+
+/* A free box on four contacts (nu = 6, nc = 4: the sizes the resting-box
+ * path of contact/dynamics.c takes as constants, A mirrored whole, the
+ * blocks of H kept between rebuilds while H's pattern stays): H = m I3 (+)
+ * a 3 x 3 block whose coupled dofs change (0-1-2, then 3-4 coupled and 5
+ * alone, then 4-5 coupled and 3 alone: the same block sizes, other
+ * members), its values changing at every rebuild. Each rebuild against a
+ * fresh build bit for bit, and the fresh build against LU: A and b, A
+ * exactly symmetric, H u' = f + G c. */
+enum { BNU = 6, BNC = 4, BM = 12 };
+
+static void box_h(uint64_t *s, int pattern, double *H) {
+  memset(H, 0, sizeof(double) * BNU * BNU);
+  for (int i = 0; i < 3; i++) H[i + i * BNU] = cpt_uniform(s, 0.5, 2);
+  for (int i = 3; i < BNU; i++) H[i + i * BNU] = cpt_uniform(s, 1, 2);
+  for (int i = 3; i < BNU; i++)
+    for (int j = 3; j < i; j++) {
+      const int on = pattern == 0 || (pattern == 1 && i == 4 && j == 3) ||
+                     (pattern == 2 && i == 5 && j == 4);
+      if (on) H[i + j * BNU] = H[j + i * BNU] = cpt_uniform(s, -0.3, 0.3);
+    }
+}
+
+static void box_against_lu(const double *H, const double *G, const double *f,
+                           const double *k, const cp_contact_space *cs) {
+  double Hc[BNU * BNU], X[BNU * (BM + 1)];
+  lapack_int piv[BNU];
+  memcpy(Hc, H, sizeof Hc);
+  memcpy(X, G, sizeof(double) * BNU * BM);
+  memcpy(X + BNU * BM, f, sizeof(double) * BNU);
+  cr_assert_eq(LAPACKE_dgesv(LAPACK_COL_MAJOR, BNU, BM + 1, Hc, BNU, piv, X, BNU), 0);
+  for (int i = 0; i < BM; i++) {
+    double bi = k[i];
+    for (int l = 0; l < BNU; l++) bi += G[l + i * BNU] * X[l + BNU * BM];
+    cr_assert_float_eq(cs->b[i], bi, 1e-10);
+    for (int j = 0; j < BM; j++) {
+      double aij = 0;
+      for (int l = 0; l < BNU; l++) aij += G[l + i * BNU] * X[l + j * BNU];
+      cr_assert_float_eq(cs->A[i + j * BM], aij, 1e-10);
+      cr_assert(cs->A[i + j * BM] == cs->A[j + i * BM]);
+    }
+  }
+}
+
+Test(dynamics, box_rebuilds_keep_blocks_bit_for_bit) {
+  const int patterns[] = {0, 0, 0, 1, 1, 2, 2, 0, 1};
+  const int nblocks[] = {4, 5, 5};
+  uint64_t s = 29;
+  double H[BNU * BNU], G[BNU * BM], f[BNU], k[BM], c[BM], u1[BNU], u2[BNU];
+  cp_contact_space kept;
+  memset(&kept, 0, sizeof kept);
+  for (size_t t = 0; t < sizeof patterns / sizeof *patterns; t++) {
+    box_h(&s, patterns[t], H);
+    for (int i = 0; i < BNU * BM; i++) G[i] = cpt_uniform(&s, -1, 1);
+    for (int i = 0; i < BNU; i++) f[i] = cpt_uniform(&s, -5, 5);
+    for (int i = 0; i < BM; i++) k[i] = cpt_uniform(&s, -1, 1);
+    for (int i = 0; i < BM; i++) c[i] = cpt_uniform(&s, 0, 1);
+    cp_contact_space fresh;
+    cr_assert_eq(cp_contact_space_build(BNU, BNC, H, G, f, k, NULL, NULL, &fresh), 0);
+    cr_assert_eq(cp_contact_space_rebuild(BNU, BNC, H, G, f, k, NULL, NULL, &kept), 0);
+    cr_assert_eq(fresh.nblocks, nblocks[patterns[t]]);
+    cr_assert_eq(kept.nblocks, fresh.nblocks);
+    cr_assert_eq(memcmp(kept.free_idx, fresh.free_idx, sizeof(int) * BNU), 0);
+    cr_assert_eq(memcmp(kept.A, fresh.A, sizeof(double) * BM * BM), 0);
+    cr_assert_eq(memcmp(kept.b, fresh.b, sizeof(double) * BM), 0);
+    box_against_lu(H, G, f, k, &fresh);
+    cr_assert_eq(cp_contact_space_accel(&fresh, c, u1, NULL), 0);
+    cr_assert_eq(cp_contact_space_accel(&kept, c, u2, NULL), 0);
+    cr_assert_eq(memcmp(u1, u2, sizeof u1), 0);
+    assert_balanced(BNU, BM, H, G, f, c, u1);
+    cp_contact_space_free(&fresh);
+  }
   cp_contact_space_free(&kept);
 }
