@@ -17,6 +17,7 @@ void cp_system_ws_free(cp_system_ws *ws) {
   if (!ws) return;
   free(ws->block);
   free(ws->scratch);
+  free(ws->dirty);
   memset(ws, 0, sizeof *ws);
 }
 
@@ -51,7 +52,19 @@ typedef struct build_ctx {
   const int *state_off;   // states + state_off[m]
   double *J, *Jw;         // [3 * max chain length] scratch
   int zeroed;             // H, G and Gtor were zeroed as one block (below)
+  cp_system_ws *track;    // large: the ranges written into H, G and Gtor
+                          // are recorded in track->dirty; else NULL
 } build_ctx;
+
+// The build wrote (or added into) len doubles of H, G or Gtor from off
+// (from H's start: the block's).
+static inline void wrote(build_ctx *bc, size_t off, size_t len) {
+  cp_system_ws *ws = bc->track;
+  if (!ws || !len) return;
+  ws->dirty[2 * ws->n_dirty] = off;
+  ws->dirty[2 * ws->n_dirty + 1] = len;
+  ++ws->n_dirty;
+}
 
 // One ref of a contact as the build sees it: the rows of u its columns can
 // touch, [lo, hi) -- a free body's 6, a chain's independent coordinates,
@@ -187,6 +200,21 @@ static void put_columns(build_ctx *bc, int j, cp_ref r, const side *sd,
       v[c] = dot_rows(G + (size_t)c * nu, s->u, sd->lo, sd->hi, v[c]);
 }
 
+// The rows contact columns with refs' sides sa, sb are written in: [r0,
+// r1) and [r2, r3), in order (an empty one, a fixed body's, is [0, 0));
+// *x, *y: the lower side and the other. Returns 1 when the sides share rows
+// (then [r0, r1) spans both and [r2, r3) is empty).
+static inline int row_ranges(const side *sa, const side *sb, size_t r[4],
+                             const side **x, const side **y) {
+  const int shared = sa->lo < sb->hi && sb->lo < sa->hi;
+  *x = sa, *y = sb;
+  if (sb->lo < sa->lo) *x = sb, *y = sa;
+  r[0] = (*x)->lo, r[1] = (*x)->hi, r[2] = (*y)->lo, r[3] = (*y)->hi;
+  if (shared) r[1] = r[1] > r[3] ? r[1] : r[3];
+  if (shared || (*y)->lo == (*y)->hi) r[2] = r[3] = r[1];
+  return shared;
+}
+
 // Contact j's columns of G and Gtor -- the refs' rows written, every other
 // row zero -- and v = G^T u over the refs' rows, in row order. When both
 // refs share rows (two links of one chain; the same body twice, which
@@ -203,13 +231,9 @@ static size_t contact_columns(build_ctx *bc, int j, const cp_contact *ct,
   cp_system *s = bc->sys;
   size_t nu = (size_t)s->n_u;
   double *G = s->G + (size_t)(3 * j) * nu, *v = s->v + 3 * j;
-  int shared = sa->lo < sb->hi && sb->lo < sa->hi;
-  // The two row ranges in order (an empty one, a fixed body's, is [0, 0)).
-  const side *x = sa, *y = sb;
-  if (y->lo < x->lo) x = sb, y = sa;
-  size_t r[4] = {x->lo, x->hi, y->lo, y->hi};
-  if (shared) r[1] = r[1] > r[3] ? r[1] : r[3];
-  if (shared || y->lo == y->hi) r[2] = r[3] = r[1];
+  size_t r[4];
+  const side *x, *y;
+  const int shared = row_ranges(sa, sb, r, &x, &y);
   size_t left_out = nu - (r[1] - r[0]) - (r[3] - r[2]);
   if (!bc->zeroed && (shared || left_out)) { // one body: a rare column
     memset(G, 0, sizeof(double) * 3 * nu);
@@ -230,6 +254,29 @@ static size_t contact_columns(build_ctx *bc, int j, const cp_contact *ct,
                   v);
   }
   return left_out;
+}
+
+// A tracked build's record of the contacts' columns (their rows in G's 3
+// columns and Gtor's: contact_columns writes only those).
+static __attribute__((noinline)) void record_contacts(build_ctx *bc) {
+  const cp_system *s = bc->sys;
+  const size_t nu = (size_t)s->n_u;
+  for (int j = 0; j < s->n_c; ++j) {
+    const cp_contact *ct = &bc->scene->contacts[j];
+    side sa, sb;
+    side_of(bc, ct->a, ct->p, &sa);
+    side_of(bc, ct->b, ct->p, &sb);
+    size_t r[4];
+    const side *x, *y;
+    row_ranges(&sa, &sb, r, &x, &y);
+    const size_t g0 = (size_t)(s->G - s->H) + (size_t)(3 * j) * nu,
+                 t0 = (size_t)(s->Gtor - s->H) + (size_t)j * nu;
+    for (int c = 0; c < 4; ++c) {
+      const size_t o = c < 3 ? g0 + (size_t)c * nu : t0;
+      wrote(bc, o + r[0], r[1] - r[0]);
+      wrote(bc, o + r[2], r[3] - r[2]);
+    }
+  }
 }
 
 // Every array in one block, ws->block (a simulator builds a system per
@@ -266,6 +313,7 @@ static int layout(cp_system *s, cp_system_ws *ws, int n_bodies,
   const size_t bytes = sizeof(double) * nd + sizeof(int) * ni +
                        sizeof(cp_joint_drive) * CP_ATLEAST1(nl);
   if (bytes > ws->block_size) {
+    ws->zero_end = 0; // a new block: nothing known of it
     free(ws->block);
     ws->block = malloc(bytes);
     ws->block_size = ws->block ? bytes : 0;
@@ -309,6 +357,37 @@ static int alloc_all(cp_system *s, cp_system_ws *ws, int n_bodies,
     memset(s->h_man, 0, sizeof(double) * nl);
   }
   return 0;
+}
+
+// Large systems (need, the doubles of H, G and Gtor, at least
+// CP_SYSTEM_TRACK) are not cleared whole each build: the ranges the last
+// build wrote are (ws->dirty, below ws->zero_end; the rest of the region
+// stays zero), and the build records its own (wrote(), bc->track set).
+// Then the region reads as one memset would leave it. Smaller ones, or
+// when the record cannot be kept, take the one memset (and ws->zero_end 0).
+#define CP_SYSTEM_TRACK 4096
+static void zero_hg(build_ctx *bc, cp_system_ws *ws, size_t need) {
+  cp_system *s = bc->sys;
+  const size_t cap = 6 * (size_t)s->n_obj + (size_t)s->n_l + 8 * (size_t)s->n_c;
+  double *z = s->H;
+  if (need >= CP_SYSTEM_TRACK && cap > ws->dirty_cap) {
+    free(ws->dirty); // the old record goes: clear the region whole
+    ws->dirty = malloc(2 * sizeof(size_t) * cap);
+    ws->dirty_cap = ws->dirty ? cap : 0;
+    ws->zero_end = ws->n_dirty = 0;
+  }
+  if (need < CP_SYSTEM_TRACK || !ws->dirty || !ws->zero_end) {
+    memset(z, 0, sizeof(double) * need);
+  } else {
+    for (size_t e = 0; e < ws->n_dirty; ++e) {
+      double *p = z + ws->dirty[2 * e];
+      for (size_t t = 0, len = ws->dirty[2 * e + 1]; t < len; ++t) p[t] = 0;
+    }
+    if (need > ws->zero_end) // what lay past the region (other arrays)
+      memset(z + ws->zero_end, 0, sizeof(double) * (need - ws->zero_end));
+  }
+  ws->zero_end = ws->n_dirty = 0; // set again when the build ends
+  if (need >= CP_SYSTEM_TRACK && ws->dirty) bc->track = ws;
 }
 
 int cp_system_build(const cp_scene *sc, cp_system *s, cp_error *err) {
@@ -377,10 +456,14 @@ int cp_system_build_ws(const cp_scene *sc, cp_system_ws *ws, cp_system *s,
   // (contact_columns zeroes those). Zeroing the rows no ref touches column
   // by column instead took more time from 3 boxes on (many short memsets
   // against one long one), though valgrind counts fewer instructions for
-  // it (it counts each byte of a long memset's rep stosb).
+  // it (it counts each byte of a long memset's rep stosb). From
+  // CP_SYSTEM_TRACK doubles on, zero_hg clears only what the last build
+  // wrote (a body's or contact's few rows per column): the same zeros.
   bc.zeroed = nu > 6 || sc->n_manips;
   if (bc.zeroed)
-    memset(s->H, 0, sizeof(double) * nu * (nu + 4 * (size_t)s->n_c));
+    zero_hg(&bc, ws, nu * (nu + 4 * (size_t)s->n_c));
+  else
+    ws->zero_end = 0; // written in full below: no zeros to keep
   // Free bodies: rows, H block, f.
   for (int i = 0, oi = 0; i < sc->n_bodies; ++i) {
     const cp_body *b = &sc->bodies[i];
@@ -401,6 +484,8 @@ int cp_system_build_ws(const cp_scene *sc, cp_system_ws *ws, cp_system *s,
         for (int k = 0; k < 3; ++k) col[3 + k] = Iw[3 * k + (c - 3)];
       }
     }
+    if (bc.track) // the body's block of H
+      for (size_t c = 0; c < 6; ++c) wrote(&bc, (r0 + c) * nu + r0, 6);
     for (int k = 0; k < 3; ++k) {
       s->u[r0 + k] = b->v[k];
       s->u[r0 + 3 + k] = b->w[k];
@@ -456,6 +541,8 @@ int cp_system_build_ws(const cp_scene *sc, cp_system_ws *ws, cp_system *s,
       s->u[rb + (size_t)r] = jt->velocity;
       s->f[rb + (size_t)r] = s->tau[r] - s->g_man[r] - s->h_man[r];
     }
+    for (int b = 0; b < nd; ++b) // the chain's block of H
+      wrote(&bc, (rb + (size_t)(off + b)) * nu + rb + (size_t)off, (size_t)nd);
     off += nd;
     foff += c->n;
   }
@@ -500,6 +587,8 @@ int cp_system_build_ws(const cp_scene *sc, cp_system_ws *ws, cp_system *s,
     s->ktor[j] = cp_v3_dot(N, ddw) + cp_v3_dot(nd, dw);
   }
 
+  if (bc.track) record_contacts(&bc);
+
   // Sliding / rolling, directions.
   for (int j = 0; j < s->n_c; ++j) {
     double vt = s->v[3 * j + 1], vo = s->v[3 * j + 2];
@@ -517,6 +606,8 @@ int cp_system_build_ws(const cp_scene *sc, cp_system_ws *ws, cp_system *s,
       s->d[2 * j + 1] = vo / sp;
     }
   }
+
+  if (bc.track) ws->zero_end = nu * (nu + 4 * (size_t)s->n_c);
 
 done:
   if (!ok) memset(s, 0, sizeof *s); // the block stays ws's

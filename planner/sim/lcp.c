@@ -137,9 +137,15 @@ int cp_wi_lu_solve(int k, const double *A, const lapack_int *piv, const int band
 // over it were a third of a resting stack's step). Call after lcp_setup;
 // the principal pivots taken go to *pivots (also when it gives up).
 // sum_b |M_iB_b| over the k basic columns MB (n x k).
-static double row_l1(const double *MB, int n, int k, int i) {
+typedef struct {
+  const double *MB;
+  int n, k;
+} dense_l1;
+
+static inline __attribute__((always_inline)) double dense_row_l1(void *ctx, int i) {
+  const dense_l1 *d = ctx;
   double s = 0;
-  for (int b = 0; b < k; ++b) s += fabs(MB[i + (size_t)b * n]);
+  for (int b = 0; b < d->k; ++b) s += fabs(d->MB[i + (size_t)b * d->n]);
   return s;
 }
 
@@ -222,29 +228,13 @@ warm_accept_n(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
         sc[i] += fabs(col[i]) * az;
       }
     }
-    // The check's rounding allowance, 8 n eps |z|_inf |M_iB|_1, added to a
-    // row's tolerance when the row fails without it (so formed only then):
-    // a row that reads only variables that are 0 up to the solve's noise (a
-    // contact without load whose lambda is basic: mu c_n - sum beta, all
-    // 1e-30) has a scale of that noise and would fail (or, nonbasic, pivot)
-    // on rounding alone. Over the basic columns only, it is never larger
-    // than the full check's.
+    // The check (cp_wi_warm_check) with its rounding allowance 8 n eps
+    // |z|_inf |M_iB|_1 over the basic columns only (never larger than the
+    // full check's).
     const double ulp = 8.0 * (double)n * DBL_EPSILON * zmax;
-    int enter = -1;
-    double most = 0;
-    for (int i = 0; i < n; ++i) {
-      const double wi = r[i], ti = rel * sc[i];
-      if (!isfinite(wi) || !isfinite(ti)) return 0;
-      if (w->basis[i]) {
-        if (!(fabs(wi) <= ti) && !(fabs(wi) <= ti + ulp * row_l1(MB, n, k, i)))
-          return 0; // the solve itself is off
-      } else if (!(wi >= -CP_WORLD_WARM_W * sc[i]) &&
-                 !(wi >= -(CP_WORLD_WARM_W * sc[i] + ulp * row_l1(MB, n, k, i))) &&
-                 wi / sc[i] < most) {
-        most = wi / sc[i];
-        enter = i;
-      }
-    }
+    dense_l1 l1 = {MB, n, k};
+    const int enter = cp_wi_warm_check(w, n, r, sc, rel, ulp, dense_row_l1, &l1);
+    if (enter == -2) return 0;
     if (enter < 0) break;
     // z_i enters, in order (zidx stays increasing).
     if (*pivots == CP_WORLD_WARM_PIVOTS) return 0;

@@ -239,6 +239,30 @@ static int factor(cp_world *w, struct cp_wi_sparse *s, int k, int band[2]) {
   return cp_wi_band_factor_stored(k, kl, ku, w->LU, w->ipiv, band);
 }
 
+// The rows' sums |M_iB|_1 over the k basic columns (slots in order), all
+// formed into s->l1 on the first call (cp_wi_warm_check's allowance).
+typedef struct {
+  struct cp_wi_sparse *s;
+  int n, k, have;
+} sparse_l1;
+
+static __attribute__((noinline)) void sparse_l1_form(sparse_l1 *c) {
+  struct cp_wi_sparse *s = c->s;
+  memset(s->l1, 0, sizeof(double) * (size_t)c->n);
+  for (int b = 0; b < c->k; ++b) {
+    const int sl = s->slot[b], *ri = ROWS(sl);
+    const double *v = VALS(sl);
+    for (int t = 0; t < s->len[sl]; ++t) s->l1[ri[t]] += fabs(v[t]);
+  }
+  c->have = 1;
+}
+
+static inline __attribute__((always_inline)) double sparse_row_l1(void *ctx, int i) {
+  sparse_l1 *c = ctx;
+  if (!c->have) sparse_l1_form(c);
+  return c->s->l1[i];
+}
+
 int cp_wi_warm_accept_sparse(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
   if (n < CP_WORLD_SPARSE_N || w->sparse_off) return -1;
   const int prep = prepare(w, w->lns, n);
@@ -293,33 +317,12 @@ int cp_wi_warm_accept_sparse(cp_world *w, int n, cp_lcp_info *info, int *pivots)
         sc[ri[t]] += fabs(v[t]) * az;
       }
     }
-    // The rounding allowance's row sums |M_iB|_1, formed once a row needs
-    // them (lcp.c's row_l1, over the basic columns in order).
-    int have_l1 = 0;
+    // The check (cp_wi_warm_check); the rounding allowance's row sums
+    // |M_iB|_1 formed for every row once one needs them.
     const double ulp = 8.0 * (double)n * DBL_EPSILON * zmax;
-    int enter = -1;
-    double most = 0;
-    for (int i = 0; i < n; ++i) {
-      const double wi = r[i], ti = rel * sc[i];
-      if (!isfinite(wi) || !isfinite(ti)) return 0;
-      const int basic = w->basis[i];
-      if (basic ? fabs(wi) <= ti : wi >= -CP_WORLD_WARM_W * sc[i]) continue;
-      if (!have_l1) {
-        memset(s->l1, 0, sizeof(double) * (size_t)n);
-        for (int b = 0; b < k; ++b) {
-          const int sl = s->slot[b], *ri = ROWS(sl);
-          const double *v = VALS(sl);
-          for (int t = 0; t < s->len[sl]; ++t) s->l1[ri[t]] += fabs(v[t]);
-        }
-        have_l1 = 1;
-      }
-      if (basic) {
-        if (!(fabs(wi) <= ti + ulp * s->l1[i])) return 0; // the solve itself is off
-      } else if (!(wi >= -(CP_WORLD_WARM_W * sc[i] + ulp * s->l1[i])) && wi / sc[i] < most) {
-        most = wi / sc[i];
-        enter = i;
-      }
-    }
+    sparse_l1 l1 = {s, n, k, 0};
+    const int enter = cp_wi_warm_check(w, n, r, sc, rel, ulp, sparse_row_l1, &l1);
+    if (enter == -2) return 0;
     if (enter < 0) break;
     if (*pivots == CP_WORLD_WARM_PIVOTS) return 0;
     const int at = cp_wi_warm_enter(w, k, enter);

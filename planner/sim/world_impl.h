@@ -446,6 +446,41 @@ static inline __attribute__((always_inline)) int cp_wi_warm_enter(cp_world *w, i
   return at;
 }
 
+// The warm start's row check, once w = M_B z_B + q and its row scales sc
+// are formed (n rows): a basic row must have |w_i| <= rel sc_i, a nonbasic
+// one w_i >= -CP_WORLD_WARM_W sc_i. A row that fails is tried again with
+// the rounding allowance ulp |M_iB|_1 added to its tolerance, the row sum
+// given by l1(ctx, i) (lcp.c forms it from the dense basic columns row by
+// row, warmsparse.c from its sparse columns for every row at once): a row
+// that reads only variables that are 0 up to the solve's noise has a scale
+// of that noise and would otherwise fail (or, nonbasic, pivot) on rounding
+// alone. Returns the nonbasic row to enter (the most negative w_i / sc_i),
+// -1 when the basis is accepted, -2 when a basic row is off (the solve
+// itself) or a value is not finite. l1 is called only for failing rows, in
+// increasing i.
+typedef double (*cp_wi_rowsum)(void *ctx, int i);
+static inline __attribute__((always_inline)) int
+cp_wi_warm_check(const cp_world *w, int n, const double *r, const double *sc, double rel,
+                 double ulp, cp_wi_rowsum l1, void *ctx) {
+  const unsigned char *basis = w->basis;
+  int enter = -1;
+  double most = 0;
+  for (int i = 0; i < n; ++i) {
+    const double wi = r[i], ti = rel * sc[i];
+    if (!isfinite(wi) || !isfinite(ti)) return -2;
+    const int basic = basis[i];
+    if (basic ? fabs(wi) <= ti : wi >= -CP_WORLD_WARM_W * sc[i]) continue;
+    const double allow = ulp * l1(ctx, i);
+    if (basic) {
+      if (!(fabs(wi) <= ti + allow)) return -2;
+    } else if (!(wi >= -(CP_WORLD_WARM_W * sc[i] + allow)) && wi / sc[i] < most) {
+      most = wi / sc[i];
+      enter = i;
+    }
+  }
+  return enter;
+}
+
 /// The end of an accepted warm basis (k basic unknowns in w->zidx, z_B in
 /// z[0..k), w in w->w): basic rows' w reported as residual and set to 0, z
 /// scattered, info filled.

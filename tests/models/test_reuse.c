@@ -452,6 +452,68 @@ Test(reuse, system_ws_matches_build) {
   mt_assert_no_leaks();
 }
 
+// A large system's H, G and Gtor are not cleared whole by the next build
+// with the same workspace: the ranges the last build wrote are (models/
+// system.c, zero_hg). Built again and again with contacts dropped, added
+// back, reordered, with their bodies swapped, and with a chain scene
+// between (a small system: the one memset, and the record dropped), each
+// build is bit for bit cp_system_build's on a fresh block.
+Test(reuse, system_ws_large_clears_what_it_wrote) {
+  cp_scene st, ch;
+  load("models/scenes/stack10.json", &st);
+  load("models/scenes/urdf_finger_push.json", &ch);
+  cp_error err = {0};
+  if (!st.n_contacts) cr_assert_eq(cp_scene_generate_contacts(&st, NULL, &err), 0, "%s", err.msg);
+  const int n = st.n_contacts;
+  cr_assert_gt(n, 20);
+  cp_contact *all = malloc(sizeof(cp_contact) * (size_t)n);
+  memcpy(all, st.contacts, sizeof(cp_contact) * (size_t)n);
+  cp_system_ws ws = {0};
+  int tracked = 0;
+  for (int round = 0; round < 12; ++round) {
+    cp_scene *sc = &st;
+    const int kind = round % 6;
+    if (kind == 0) { // all, in order
+      st.n_contacts = n;
+      memcpy(st.contacts, all, sizeof(cp_contact) * (size_t)n);
+    } else if (kind == 1) { // the first half: the region shrinks
+      st.n_contacts = n / 2;
+    } else if (kind == 2) { // all in reverse: it grows, columns move
+      st.n_contacts = n;
+      for (int j = 0; j < n; ++j) st.contacts[j] = all[n - 1 - j];
+    } else if (kind == 3) { // a and b swapped, every third one dropped
+      int m = 0;
+      for (int j = 0; j < n; ++j) {
+        if (j % 3 == 2) continue;
+        st.contacts[m] = all[j];
+        cp_ref a = st.contacts[m].a;
+        st.contacts[m].a = st.contacts[m].b;
+        st.contacts[m].b = a;
+        ++m;
+      }
+      st.n_contacts = m;
+    } else if (kind == 4) { // a chain scene in the same workspace
+      sc = &ch;
+    } else { // none
+      st.n_contacts = 0;
+    }
+    cp_system x, y;
+    cr_assert_eq(cp_system_build(sc, &x, &err), 0, "%s", err.msg);
+    cr_assert_eq(cp_system_build_ws(sc, &ws, &y, &err), 0, "%s", err.msg);
+    assert_same_system(&x, &y, sc, 200 + round);
+    tracked += ws.zero_end > 0;
+    cp_system_free(&x);
+    cp_system_free(&y);
+  }
+  cr_assert_geq(tracked, 6, "the large builds kept their record (%d)", tracked);
+  st.n_contacts = n;
+  memcpy(st.contacts, all, sizeof(cp_contact) * (size_t)n);
+  free(all);
+  cp_system_ws_free(&ws);
+  cp_scene_free(&st);
+  cp_scene_free(&ch);
+}
+
 // The rows of a ref's columns: a free body's 6, its chain's coordinates for
 // a link, none for a fixed body.
 static void ref_rows(const cp_system *s, const cp_scene *sc, cp_ref r,
@@ -505,6 +567,7 @@ Test(reuse, system_columns_as_defined) {
       // Garbage (NaN bits) where the last build was: every element the
       // build does not write shows.
       if (ws.block) memset(ws.block, 0xA5, ws.block_size);
+      ws.zero_end = 0; // the block was written: its zeros are not known
       cr_assert_eq(cp_system_build_ws(&sc, &ws, &s, &err), 0, "%s", err.msg);
       size_t nu = (size_t)s.n_u;
       for (size_t c = 0; c < nu; ++c)
