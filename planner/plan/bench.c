@@ -281,7 +281,7 @@ static cp_plan_status remote_runs(const bench_ctx *b, run_slot *slots,
         cp_error_setc(err, CP_ERR_IO, "benchmark",
                       "run %d came back but was not under way", k);
       result = CP_PLAN_FAILED;
-      running = 0; /* the remote side failed: nothing more comes back */
+      --running; /* a run came back failed; the others are let finish */
       break;
     }
     --running;
