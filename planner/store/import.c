@@ -18,7 +18,8 @@ enum { IMPORT_SQL = 4096 };
 static cp_store_status copy_rows(cp_store *st, const char *table,
                                  const char *key, const char *skip,
                                  const int64_t ids[3]) {
-  char sql[IMPORT_SQL], cols[IMPORT_SQL / 2], vals[IMPORT_SQL / 2], what[64];
+  char sql[IMPORT_SQL + 256], cols[IMPORT_SQL / 2], vals[IMPORT_SQL / 2],
+      what[64];
   snprintf(sql, sizeof sql, "PRAGMA main.table_info(%s)", table);
   snprintf(what, sizeof what, "cannot copy the run's %s", table);
   sqlite3_stmt *q;
@@ -45,10 +46,12 @@ static cp_store_status copy_rows(cp_store *st, const char *table,
   }
   sqlite3_finalize(q);
   if (rc != SQLITE_DONE) return cp_store_fail(st, rc, what);
-  snprintf(sql, sizeof sql,
-           "INSERT INTO main.%s (%s) SELECT %s FROM cp_import.%s WHERE %s = ?1"
-           " ORDER BY rowid",
-           table, cols, vals, table, key);
+  int len = snprintf(sql, sizeof sql,
+                     "INSERT INTO main.%s (%s) SELECT %s FROM cp_import.%s"
+                     " WHERE %s = ?1 ORDER BY rowid",
+                     table, cols, vals, table, key);
+  if (len < 0 || (size_t)len >= sizeof sql)
+    return cp_store_failf(st, CP_STORE_FAILED, "%s: too many columns", what);
   rc = sqlite3_prepare_v2(st->db, sql, -1, &q, NULL);
   if (rc) return cp_store_fail(st, rc, what);
   int params = sqlite3_bind_parameter_count(q);

@@ -232,6 +232,20 @@ Test(mpi, errors, .timeout = 600) {
   cr_expect(strstr(err, "rank 1 could not load the task: cannot open "
                         "/nonexistent/t.json"), "%s", err);
   free(err);
+  /* The same in a benchmark over ranks: refused before any row. */
+  const char *lost_bench[] = {"-n", "1", "@", "plan", task, "--db", db,
+                              "--benchmark", "2", "--mpi", ":", "-n", "1",
+                              "@", "plan", "/nonexistent/t.json", "--db", db,
+                              "--benchmark", "2", "--mpi", NULL};
+  char path3[] = "/tmp/cpmpiXXXXXX";
+  cr_assert_eq(mpirun_wait(mpirun_args(lost_bench, path3), path3, &err), 2,
+               "%s", err);
+  cr_expect(strstr(err, "rank 1 could not load the task: cannot open "
+                        "/nonexistent/t.json"), "%s", err);
+  free(err);
+  s = synth_open_db(db);
+  cr_expect_eq(synth_query_int(s, "SELECT count(*) FROM experiments"), 0);
+  sqlite3_close(s);
   char *text = cpt_read_file(task, NULL), *seed = strstr(text, "\"seed\": 1");
   cr_assert_not_null(seed);
   seed[8] = '2';
