@@ -249,7 +249,12 @@ static int benchmark(const char *file, const cp_task *task, const char *db,
     s = mpi_impl->benchmark(st, task, cp_plan_world_problem(pw),
                             cp_plan_world_start(pw),
                             cp_plan_world_options(pw), &bo, &eid, &err);
+    long long jobs, own, sent, received;
+    mpi_impl->traffic(&jobs, &own, &sent, &received);
     mpi_impl->stop();
+    fprintf(stderr, "complan: mpi: the worker ranks searched %lld runs; "
+            "%lld bytes sent, %lld received (the runs' stores)\n", jobs, sent,
+            received);
   } else if (n || !no) {
     s = cp_plan_benchmark(st, task, cp_plan_world_problem(pw),
                           cp_plan_world_start(pw), cp_plan_world_options(pw),

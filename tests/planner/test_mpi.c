@@ -181,6 +181,10 @@ Test(mpi, benchmark_over_ranks_gives_the_one_thread_database,
                         "--planners", "astar,sst", "--max-nodes", "80",
                         "--mpi", NULL};
     cr_assert_eq(mpirun(ranks, mp, &err), 0, "%d ranks: %s", ranks, err);
+    char line[64];
+    snprintf(line, sizeof line, "the worker ranks searched %d runs",
+             ranks > 1 ? 6 : 0);
+    cr_expect(strstr(err, line), "%d ranks: %s", ranks, err);
     free(err);
     sqlite3 *db = synth_open_db(b);
     for (int run = 1; run <= 6; ++run) {
