@@ -49,6 +49,11 @@ typedef struct cp_cli_mpi {
   int (*serve)(const cp_task *task, const cp_error *load_err, cp_error *err);
   void (*traffic)(long long *jobs, long long *own, long long *sent,
                   long long *received);
+  cp_plan_status (*benchmark)(cp_store *st, const cp_task *task,
+                              const cp_search_problem *p, const double *x0,
+                              const char *world_options,
+                              const cp_bench_options *opt,
+                              int64_t *experiment_id, cp_error *err);
 } cp_cli_mpi;
 
 /// Registers (NULL: removes) MPI planning.

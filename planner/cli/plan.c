@@ -190,7 +190,7 @@ static long default_threads(void) {
 
 static int benchmark(const char *file, const cp_task *task, const char *db,
                      long runs, const char *planners, double max_seconds,
-                     int json, int progress, int threads) {
+                     int json, int progress, int threads, int use_mpi) {
   char buf[256];
   const char *list[16], *olist[16];
   int n = 0, no = 0;
@@ -198,6 +198,7 @@ static int benchmark(const char *file, const cp_task *task, const char *db,
     snprintf(buf, sizeof buf, "%s", planners);
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
       int bad = check_method("--planners", tok);
+      if (bad && use_mpi) mpi_impl->stop();
       if (bad) return bad;
       if (is_ompl(tok) && no < 15) olist[no++] = tok;
       else if (!is_ompl(tok) && n < 15) list[n++] = tok;
@@ -207,12 +208,19 @@ static int benchmark(const char *file, const cp_task *task, const char *db,
   olist[no] = NULL;
   cp_plan_world *pw;
   cp_error err;
-  if (cp_plan_world_create(task, 1, &pw, &err))
+  if (use_mpi && no) {
+    mpi_impl->stop();
+    return cp_cli_usage_error("plan ", "--mpi runs complan's own planners "
+                              "(not %s)", olist[0]);
+  }
+  if (cp_plan_world_create(task, 1, &pw, &err)) {
+    if (use_mpi) mpi_impl->stop();
     return cp_cli_input_error(file, &err);
+  }
   /* Several runs: they are spread over the threads (one world each);
    * one run: its search.batch is. */
   long total = runs * (n ? n : !no);
-  if (total < 2 && task->search_batch > 1 && threads > 1 &&
+  if (total < 2 && task->search_batch > 1 && threads > 1 && !use_mpi &&
       cp_plan_world_set_threads(pw, threads, &err)) {
     cp_plan_world_destroy(pw);
     fprintf(stderr, "complan: %s: %s\n", file, err.msg);
@@ -221,6 +229,7 @@ static int benchmark(const char *file, const cp_task *task, const char *db,
   cp_store *st;
   int rc = cp_cli_open_store(db, 0, &st);
   if (rc) {
+    if (use_mpi) mpi_impl->stop();
     cp_plan_world_destroy(pw);
     return rc;
   }
@@ -236,10 +245,21 @@ static int benchmark(const char *file, const cp_task *task, const char *db,
    * listed), then OMPL's into the same experiment. */
   double t0 = cp_search_budget_now(NULL);
   cp_plan_status s = CP_PLAN_SOLVED;
-  if (n || !no)
+  if (use_mpi) {
+    s = mpi_impl->benchmark(st, task, cp_plan_world_problem(pw),
+                            cp_plan_world_start(pw),
+                            cp_plan_world_options(pw), &bo, &eid, &err);
+    long long jobs, own, sent, received;
+    mpi_impl->traffic(&jobs, &own, &sent, &received);
+    mpi_impl->stop();
+    fprintf(stderr, "complan: mpi: the worker ranks searched %lld runs; "
+            "%lld bytes sent, %lld received (the runs' stores)\n", jobs, sent,
+            received);
+  } else if (n || !no) {
     s = cp_plan_benchmark(st, task, cp_plan_world_problem(pw),
                           cp_plan_world_start(pw), cp_plan_world_options(pw),
                           &bo, &eid, &err);
+  }
   cp_plan_world_destroy(pw);
   if (s == CP_PLAN_SOLVED && no)
     s = ompl_planners->benchmark(st, task, olist, &bo,
@@ -318,7 +338,8 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
        .expect = "a number of threads from 1 to 256"},
       CP_CLI_BOOL("--mpi", &use_mpi,
                   "run under mpirun: rank 0 searches and writes the\n"
-                  "database, all ranks simulate its search.batch\n"
+                  "database, all ranks simulate its search.batch; with\n"
+                  "--benchmark the other ranks search its runs\n"
                   "(docs/parallel.md; the answers do not depend on it)"),
       CP_CLI_BOOL("--json", &json,
                   "print one JSON document: {\"status\", \"run_id\",\n"
@@ -355,9 +376,8 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
     return cp_cli_usage_error("plan ", "--mpi: this complan was built "
                               "without MPI (install libopenmpi-dev and "
                               "rebuild)");
-  if (use_mpi && (bench || (method && is_ompl(method))))
-    return cp_cli_usage_error("plan ", "--mpi runs complan's own planners, "
-                              "without --benchmark");
+  if (use_mpi && !bench && method && is_ompl(method))
+    return cp_cli_usage_error("plan ", "--mpi runs complan's own planners");
 
   if (!threads) threads = default_threads();
   cp_task task;
@@ -382,7 +402,7 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
     if (has_seed) task.seed = (uint64_t)seed;
     if (max_nodes > 0) task.max_nodes = max_nodes; /* every run's limit */
     rc = benchmark(file, &task, db, bench, planners, max_seconds, json,
-                   progress || isatty(STDERR_FILENO), (int)threads);
+                   progress || isatty(STDERR_FILENO), (int)threads, use_mpi);
     cp_task_free(&task);
     return rc;
   }
@@ -416,6 +436,20 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
           ? ompl_planners->plan(st, &task, method, &o, &r, &err)
           : cp_plan_task(st, &task, &o, &r, &err);
   release_signals();
+  if (pc.shown) fputc('\n', stderr);
+  /* Said before MPI is stopped: when a rank has died, MPI_Finalize may
+   * wait for it until mpirun kills this rank (the run is committed). */
+  if (s == CP_PLAN_INTERRUPTED)
+    fprintf(stderr, "complan: interrupted by %s: run %lld stopped and "
+            "committed with %ld nodes; %s%s\n",
+            __atomic_load_n(&cancelled, __ATOMIC_RELAXED) == SIGTERM
+                ? "SIGTERM"
+                : "SIGINT", (long long)r.run_id,
+            r.nodes, method && is_ompl(method)
+                         ? "an OMPL planner's run cannot be resumed"
+                         : "continue it with --resume",
+            use_mpi ? " (under mpirun: mpirun sends SIGTERM when a rank "
+                      "fails, and names that rank)" : "");
   if (use_mpi) {
     long long jobs, own, sent, received;
     mpi_impl->traffic(&jobs, &own, &sent, &received);
@@ -426,16 +460,6 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
             ranks - 1, ranks == 2 ? "" : "s", jobs, own, sent, received,
             jobs ? (double)(sent + received) / (double)jobs : 0.0);
   }
-  if (pc.shown) fputc('\n', stderr);
-  if (s == CP_PLAN_INTERRUPTED)
-    fprintf(stderr, "complan: interrupted by %s: run %lld stopped and "
-            "committed with %ld nodes; %s\n",
-            __atomic_load_n(&cancelled, __ATOMIC_RELAXED) == SIGTERM
-                ? "SIGTERM"
-                : "SIGINT", (long long)r.run_id,
-            r.nodes, method && is_ompl(method)
-                         ? "an OMPL planner's run cannot be resumed"
-                         : "continue it with --resume");
   if (s == CP_PLAN_FAILED_EXPANSIONS)
     fprintf(stderr, "complan: %s: the search space ran out, but %ld "
             "expansion%s failed (%ld solver_failed, %ld nonfinite): not a "

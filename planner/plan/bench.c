@@ -8,7 +8,12 @@
  * hook of cp_plan_options), so the runs get the ids of a one-thread
  * benchmark; the calling thread writes the benchmark rows run by run, in
  * order, as they finish. A run's nodes depend on its planner and seed
- * only, never on which thread searched it. */
+ * only, never on which thread searched it.
+ *
+ * Elsewhere (cp_bench_options.remote: MPI ranks) the runs are searched in
+ * other processes' stores and brought into this one in run order
+ * (cp_store_import_run), so they get the ids of a one-thread benchmark
+ * too. */
 #include "planner/plan/plan.h"
 
 #include <pthread.h>
@@ -90,20 +95,27 @@ typedef struct run_slot {
   int done;                   /* (threads: under the mutex) */
 } run_slot;
 
-/* Searches run k (planner k / runs, seed task->seed + k % runs) of problem
- * p from x0 into st; started (may be NULL) hears of its row. */
-static void search_run(const bench_ctx *b, cp_store *st,
-                       const cp_search_problem *p, const double *x0, int k,
-                       run_slot *slot,
-                       void (*started)(void *ctx, int64_t run_id),
-                       void *started_ctx) {
+/* The options of run k: planner k / runs, seed task->seed + k % runs. */
+static cp_plan_options run_options(const bench_ctx *b, int k) {
   cp_plan_options o = cp_plan_defaults();
   o.method = b->planners[k / b->bo->runs];
   o.has_seed = 1;
   o.seed = b->task->seed + (uint64_t)(k % b->bo->runs);
   o.max_seconds = b->limit;
+  o.max_nodes = b->task->max_nodes;
   o.task_path = b->bo->task_path;
   o.world_options = b->world_options;
+  return o;
+}
+
+/* Searches run k of problem p from x0 into st; started (may be NULL)
+ * hears of its row. */
+static void search_run(const bench_ctx *b, cp_store *st,
+                       const cp_search_problem *p, const double *x0, int k,
+                       run_slot *slot,
+                       void (*started)(void *ctx, int64_t run_id),
+                       void *started_ctx) {
+  cp_plan_options o = run_options(b, k);
   o.progress = record;
   o.progress_ctx = &slot->ser;
   o.progress_interval = 0.05;
@@ -216,6 +228,84 @@ static void *runner(void *arg) {
   return NULL;
 }
 
+/* ---- elsewhere (cp_bench_remote) ---------------------------------------- */
+
+/* The runs on bo->remote: up to its slots under way; each ended run is
+ * brought into the store and its benchmark rows written in run order.
+ * Before returning, every run under way is waited for. */
+static cp_plan_status remote_runs(const bench_ctx *b, run_slot *slots,
+                                  const int64_t *pids, int64_t eid,
+                                  cp_store_status *ss, cp_error *err) {
+  const cp_bench_remote *r = b->bo->remote;
+  int next = 0, running = 0, written = 0;
+  cp_plan_status result = CP_PLAN_SOLVED;
+  while (result == CP_PLAN_SOLVED && !*ss && written < b->n_runs) {
+    while (next < b->n_runs && running < r->slots) {
+      cp_plan_options o = run_options(b, next);
+      if (r->start(r->ctx, next, &o, err)) {
+        result = CP_PLAN_FAILED;
+        break;
+      }
+      ++next;
+      ++running;
+    }
+    for (; result == CP_PLAN_SOLVED && !*ss && written < next &&
+           slots[written].done;
+         ++written) {
+      run_slot *slot = &slots[written];
+      if (slot->status == CP_PLAN_BAD_INPUT ||
+          slot->status == CP_PLAN_FAILED) {
+        result = slot->status;
+        *err = slot->err;
+      } else if (r->import(r->ctx, b->st, written, &slot->res, err)) {
+        result = CP_PLAN_FAILED;
+      } else {
+        *ss = write_rows(b, eid, pids[written / b->bo->runs], written, slot);
+      }
+    }
+    if (result != CP_PLAN_SOLVED || *ss || written == b->n_runs) break;
+    if (!running) { /* cannot happen: a run not done is under way */
+      cp_error_setc(err, CP_ERR_IO, "benchmark", "no run under way");
+      result = CP_PLAN_FAILED;
+      break;
+    }
+    int k = -1;
+    cp_plan_status st;
+    cp_plan_result res;
+    cp_error run_err = {0};
+    const cp_plan_progress *sv = NULL;
+    int ns = 0;
+    if (r->wait(r->ctx, &k, &st, &res, &run_err, &sv, &ns, err) || k < 0 ||
+        k >= next || slots[k].done) {
+      if (k >= 0 && (k >= next || slots[k].done))
+        cp_error_setc(err, CP_ERR_IO, "benchmark",
+                      "run %d came back but was not under way", k);
+      result = CP_PLAN_FAILED;
+      --running; /* a run came back failed; the others are let finish */
+      break;
+    }
+    --running;
+    run_slot *slot = &slots[k];
+    slot->status = st;
+    slot->res = res;
+    slot->err = run_err;
+    slot->ser.n = 0;
+    for (int i = 0; i < ns; ++i) record(&slot->ser, &sv[i]);
+    slot->done = 1;
+  }
+  /* Stopped early: the runs under way are let finish (and dropped). */
+  while (running-- > 0) {
+    int k;
+    cp_plan_status st;
+    cp_plan_result res;
+    cp_error run_err, e;
+    const cp_plan_progress *sv;
+    int ns;
+    if (r->wait(r->ctx, &k, &st, &res, &run_err, &sv, &ns, &e)) break;
+  }
+  return result;
+}
+
 cp_plan_status cp_plan_benchmark(cp_store *st, const cp_task *task,
                                  const cp_search_problem *p, const double *x0,
                                  const char *world_options,
@@ -229,7 +319,9 @@ cp_plan_status cp_plan_benchmark(cp_store *st, const cp_task *task,
   int n_planners = 0;
   while (b.planners[n_planners]) ++n_planners;
   b.n_runs = n_planners * bo->runs;
-  int threads = bo->threads < b.n_runs ? bo->threads : b.n_runs;
+  int threads = bo->remote ? 1
+                : bo->threads < b.n_runs ? bo->threads
+                                         : b.n_runs;
   if (threads > 1 && !bo->db) {
     cp_error_set(err, "threads", "a benchmark on %d threads needs the "
                  "database's path", threads);
@@ -275,7 +367,11 @@ cp_plan_status cp_plan_benchmark(cp_store *st, const cp_task *task,
       result = CP_PLAN_FAILED;
     }
   }
-  for (int k = 0; !ss && result == CP_PLAN_SOLVED && k < b.n_runs; ++k) {
+  if (!ss && bo->remote)
+    result = remote_runs(&b, slots, pids, *experiment_id, &ss, err);
+  for (int k = 0; !bo->remote && !ss && result == CP_PLAN_SOLVED &&
+                  k < b.n_runs;
+       ++k) {
     run_slot *slot = &slots[k];
     if (started) {
       pthread_mutex_lock(&pl.mu);

@@ -12,7 +12,8 @@
  * start: i32 status, i32 state size, then the task's key, cp_task_hash,
  * or the reason it could not load it when status != 0),
  * JOB and OUTCOME (planner/plan/wire.h), FAIL (worker -> 0: the reason a
- * job could not be run), STOP (0 -> worker, empty).
+ * job or run could not be run), STOP (0 -> worker, empty), RUN and
+ * RUN_DONE (a benchmark's run: cp_plan_mpi_benchmark, wire.h).
  *
  * Rank 0 waits for outcomes by polling (MPI_Iprobe and a short sleep)
  * rather than in a blocking receive, so that SIGINT or SIGTERM -- which
@@ -31,7 +32,8 @@
 
 #include "planner/plan/wire.h"
 
-enum { TAG_HELLO = 1, TAG_JOB, TAG_OUTCOME, TAG_FAIL, TAG_STOP };
+enum { TAG_HELLO = 1, TAG_JOB, TAG_OUTCOME, TAG_FAIL, TAG_STOP, TAG_RUN,
+       TAG_RUN_DONE };
 
 /* MPI is one per process: this process's rank, the number of ranks, and
  * whether rank 0 has told the workers to stop. */
@@ -65,12 +67,18 @@ int cp_plan_mpi_start(int *rank, int *ranks, cp_error *err) {
   return 0;
 }
 
-/* Rank 0: the stop message to every worker (once). */
+/* Rank 0: the stop message to every worker (once). Not waited for: a
+ * worker that died would hold a blocking send forever (MPI_Finalize
+ * completes the others'). */
 static void stop_workers(void) {
   if (my_rank != 0 || stopped) return;
   stopped = 1;
-  for (int w = 1; w < n_ranks; ++w)
-    MPI_Send(NULL, 0, MPI_BYTE, w, TAG_STOP, MPI_COMM_WORLD);
+  for (int w = 1; w < n_ranks; ++w) {
+    MPI_Request q;
+    if (MPI_Isend(NULL, 0, MPI_BYTE, w, TAG_STOP, MPI_COMM_WORLD, &q) ==
+        MPI_SUCCESS)
+      MPI_Request_free(&q);
+  }
 }
 
 void cp_plan_mpi_traffic(long long *jobs, long long *own, long long *sent,
@@ -119,6 +127,28 @@ static int wait_for(int source, int tag, MPI_Status *st,
   }
 }
 
+/* MPI_Send that naps between tests instead of blocking: a send to a rank
+ * that died never completes (its shared-memory queue fills up), and the
+ * SIGTERM mpirun then sends must still stop the search. Returns
+ * MPI_SUCCESS, an MPI error, or -1 once *cancel (may be NULL) is set (the
+ * send is then left to MPI; buf must stay allocated). */
+static int send_polled(const void *buf, int len, int dest, int tag,
+                       volatile sig_atomic_t *cancel) {
+  const struct timespec nap = {0, 20000};
+  MPI_Request q;
+  int rc = MPI_Isend(buf, len, MPI_BYTE, dest, tag, MPI_COMM_WORLD, &q);
+  for (int done = 0; rc == MPI_SUCCESS;) {
+    rc = MPI_Test(&q, &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS || done) return rc;
+    if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED)) {
+      MPI_Request_free(&q);
+      return -1;
+    }
+    nanosleep(&nap, NULL);
+  }
+  return rc;
+}
+
 /* ---- workers ---------------------------------------------------------- */
 
 static int hello(int status, int n, const char *why, cp_error *err) {
@@ -134,8 +164,95 @@ static int hello(int status, int n, const char *why, cp_error *err) {
   return rc == MPI_SUCCESS ? 0 : mpi_fail(err, rc, "hello to rank 0");
 }
 
+/* A worker's progress reports of the run it searches. */
+typedef struct reports {
+  cp_plan_progress *v;
+  int n, cap;
+} reports;
+
+static void report(void *ctx, const cp_plan_progress *p) {
+  reports *r = ctx;
+  if (r->n == r->cap) {
+    int cap = r->cap ? 2 * r->cap : 64;
+    cp_plan_progress *v = realloc(r->v, (size_t)cap * sizeof *v);
+    if (!v) return;
+    r->v = v;
+    r->cap = cap;
+  }
+  r->v[r->n++] = *p;
+}
+
+/* A benchmark's run (message in): searched into a store in memory, which
+ * travels back whole with the result (out). 0, or -1 with err when the
+ * run could not be searched at all (a malformed request, no memory). */
+static int serve_run(const cp_task *task, cp_plan_world *pw,
+                     const cp_wire_buf *in, cp_wire_buf *out, cp_error *err) {
+  cp_wire_run run;
+  if (cp_wire_run_decode(in->p, in->len, &run, err)) return -1;
+  cp_store *st = NULL;
+  char msg[512];
+  if (cp_store_open(":memory:", 0, &st, msg, sizeof msg))
+    return cp_error_setc(err, CP_ERR_IO, "", "%s", msg);
+  cp_plan_options o = cp_plan_defaults();
+  reports rep = {0};
+  o.method = run.method;
+  o.has_seed = 1;
+  o.seed = run.seed;
+  o.max_seconds = run.max_seconds;
+  o.max_nodes = run.max_nodes;
+  o.world_options = cp_plan_world_options(pw);
+  o.progress = report;
+  o.progress_ctx = &rep;
+  o.progress_interval = 0.05;
+  cp_wire_run_done d = {.k = run.k};
+  d.status = cp_plan_search(st, task, cp_plan_world_problem(pw),
+                            cp_plan_world_start(pw), &o, &d.res, &d.err);
+  d.samples = rep.v;
+  d.n_samples = rep.n;
+  void *bytes = NULL;
+  size_t len = 0;
+  int rc = 0;
+  if (cp_store_export(st, &bytes, &len))
+    rc = cp_error_setc(err, CP_ERR_NOMEM, "", "%s", cp_store_message(st));
+  d.store = bytes;
+  d.store_len = len;
+  if (!rc) rc = cp_wire_run_done_encode(&d, out, err);
+  free(bytes);
+  free(rep.v);
+  cp_store_close(st);
+  return rc;
+}
+
+/* Under mpirun, SIGTERM reaches every rank when one of them fails (or
+ * mpirun itself is interrupted): Open MPI sends it, sleeps
+ * odls_base_sigkill_timeout (1 s) and then sends SIGKILL -- but a child
+ * that exits during that second cuts the sleep short, and everyone is
+ * killed at once. A worker therefore ignores SIGINT and SIGTERM while it
+ * serves, which leaves rank 0 the second to roll its batch back and
+ * commit the run as interrupted; then rank 0 stops the workers, or
+ * mpirun kills them. */
+typedef struct quiet {
+  struct sigaction term, intr;
+} quiet;
+
+static void quiet_begin(quiet *q) {
+  struct sigaction ign;
+  memset(&ign, 0, sizeof ign);
+  ign.sa_handler = SIG_IGN;
+  sigemptyset(&ign.sa_mask);
+  sigaction(SIGTERM, &ign, &q->term);
+  sigaction(SIGINT, &ign, &q->intr);
+}
+
+static void quiet_end(const quiet *q) {
+  sigaction(SIGTERM, &q->term, NULL);
+  sigaction(SIGINT, &q->intr, NULL);
+}
+
 int cp_plan_mpi_serve(const cp_task *task, const cp_error *load_err,
                       cp_error *err) {
+  quiet q;
+  quiet_begin(&q);
   cp_plan_world *pw = NULL;
   cp_error e;
   char key[CP_TASK_KEY_SIZE];
@@ -146,6 +263,7 @@ int cp_plan_mpi_serve(const cp_task *task, const cp_error *load_err,
   int n = pw ? cp_plan_world_problem(pw)->n : 0;
   if (hello(pw ? 0 : -1, n, why, err)) {
     cp_plan_world_destroy(pw);
+    quiet_end(&q);
     return -1;
   }
   const cp_search_problem *p = pw ? cp_plan_world_problem(pw) : NULL;
@@ -162,7 +280,9 @@ int cp_plan_mpi_serve(const cp_task *task, const cp_error *load_err,
     if ((rc = receive(&in, &st, err))) break;
     if (st.MPI_TAG == TAG_STOP) break;
     int tag = TAG_OUTCOME;
-    if (st.MPI_TAG != TAG_JOB || !p) {
+    if (st.MPI_TAG == TAG_RUN && p) {
+      tag = serve_run(task, pw, &in, &out, &e) ? TAG_FAIL : TAG_RUN_DONE;
+    } else if (st.MPI_TAG != TAG_JOB || !p) {
       cp_error_setc(&e, CP_ERR_INPUT, "mpi", "unexpected message (tag %d)",
                     st.MPI_TAG);
       tag = TAG_FAIL;
@@ -178,8 +298,7 @@ int cp_plan_mpi_serve(const cp_task *task, const cp_error *load_err,
       r = MPI_Send(why, (int)strlen(why), MPI_BYTE, 0, TAG_FAIL,
                    MPI_COMM_WORLD);
     } else {
-      r = MPI_Send(out.p, (int)out.len, MPI_BYTE, 0, TAG_OUTCOME,
-                   MPI_COMM_WORLD);
+      r = MPI_Send(out.p, (int)out.len, MPI_BYTE, 0, tag, MPI_COMM_WORLD);
     }
     if (r != MPI_SUCCESS) {
       rc = mpi_fail(err, r, "sending to rank 0");
@@ -190,6 +309,7 @@ int cp_plan_mpi_serve(const cp_task *task, const cp_error *load_err,
   cp_wire_buf_free(&in);
   cp_wire_buf_free(&out);
   cp_plan_world_destroy(pw);
+  quiet_end(&q);
   return rc;
 }
 
@@ -199,6 +319,7 @@ typedef struct remote {
   int *busy;                     /* [n_ranks] the job a worker runs, or -1 */
   cp_wire_buf out, in;
   volatile sig_atomic_t *cancel; /* the search's (NULL: none) */
+  int abandoned;                 /* a send of `out` was left to MPI */
 } remote;
 
 /* Marks job j failed by worker w, with the reason. */
@@ -210,16 +331,22 @@ static void job_failed(cp_expand_job *j, int w, const char *fmt,
   snprintf(j->info.message, sizeof j->info.message, "rank %d: %s", w, text);
 }
 
+/* 0, or -1 when the batch must end: a failure (the job says why) or the
+ * search's cancel flag (the job is left not run). */
 static int send_job(remote *r, int w, int n, const cp_search_budget *budget,
                     cp_expand_job *jobs, int k) {
   cp_error e;
+  if (r->abandoned) return -1; /* cancelled: `out` is MPI's now */
   if (cp_wire_job_encode(&jobs[k], n, cp_search_budget_left(budget), &r->out,
                          &e)) {
     job_failed(&jobs[k], 0, "%s", e.msg);
     return -1;
   }
-  int rc = MPI_Send(r->out.p, (int)r->out.len, MPI_BYTE, w, TAG_JOB,
-                    MPI_COMM_WORLD);
+  int rc = send_polled(r->out.p, (int)r->out.len, w, TAG_JOB, r->cancel);
+  if (rc == -1) {
+    r->abandoned = 1;
+    return -1;
+  }
   if (rc != MPI_SUCCESS) {
     mpi_fail(&e, rc, "sending a job");
     job_failed(&jobs[k], w, "%s", e.msg);
@@ -385,6 +512,165 @@ cp_plan_status cp_plan_mpi_task(cp_store *st, const cp_task *task,
   cp_plan_status s = cp_plan_task(st, task, &o, res, err);
   stop_workers();
   free(r.busy);
+  cp_wire_buf_free(&r.in);
+  if (!r.abandoned) cp_wire_buf_free(&r.out); /* else MPI may still read it */
+  return s;
+}
+
+/* ---- benchmarks (rank 0) ------------------------------------------------- */
+
+/* cp_bench_remote over the worker ranks: a run to every idle worker; the
+ * answers (a store each) wait in `done` until the benchmark imports them
+ * in run order. */
+typedef struct bench_remote {
+  const cp_task *task;
+  const char *task_path;
+  int *busy;                 /* [n_ranks] the run a worker searches, or -1 */
+  unsigned char **stores;    /* [runs] the answer's message, until imported */
+  size_t *store_at, *store_len;
+  int n_runs;
+  cp_wire_buf in, out;
+  cp_plan_progress *samples;
+  int samples_cap;
+} bench_remote;
+
+static int bench_start(void *ctx, int k, const cp_plan_options *o,
+                       cp_error *err) {
+  bench_remote *r = ctx;
+  int w = 1;
+  while (w < n_ranks && r->busy[w] >= 0) ++w;
+  if (w == n_ranks || k < 0 || k >= r->n_runs)
+    return cp_error_setc(err, CP_ERR_IO, "mpi", "no idle rank for run %d", k);
+  cp_wire_run run = {.k = k, .seed = o->seed, .max_seconds = o->max_seconds,
+                     .max_nodes = o->max_nodes};
+  snprintf(run.method, sizeof run.method, "%s", o->method ? o->method : "");
+  if (cp_wire_run_encode(&run, &r->out, err)) return -1;
+  int rc = MPI_Send(r->out.p, (int)r->out.len, MPI_BYTE, w, TAG_RUN,
+                    MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "sending a run");
+  traffic_out += (long long)r->out.len;
+  traffic_jobs++;
+  r->busy[w] = k;
+  return 0;
+}
+
+static int bench_wait(void *ctx, int *k, cp_plan_status *status,
+                      cp_plan_result *res, cp_error *run_err,
+                      const cp_plan_progress **samples, int *n_samples,
+                      cp_error *err) {
+  bench_remote *r = ctx;
+  MPI_Status st;
+  *k = -1;
+  int rc = wait_for(MPI_ANY_SOURCE, MPI_ANY_TAG, &st, NULL);
+  if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "waiting for the workers");
+  if (receive(&r->in, &st, err)) return -1;
+  traffic_in += (long long)r->in.len;
+  int w = st.MPI_SOURCE;
+  if (w <= 0 || w >= n_ranks || r->busy[w] < 0)
+    return cp_error_setc(err, CP_ERR_IO, "mpi",
+                         "rank %d: a message (tag %d) out of turn", w,
+                         st.MPI_TAG);
+  int run = r->busy[w];
+  r->busy[w] = -1;
+  if (st.MPI_TAG == TAG_FAIL)
+    return cp_error_setc(err, CP_ERR_IO, "mpi", "rank %d: run %d: %.*s", w,
+                         run, (int)r->in.len, (char *)r->in.p);
+  cp_wire_run_done d;
+  cp_error e;
+  if (st.MPI_TAG != TAG_RUN_DONE ||
+      cp_wire_run_done_decode(r->in.p, r->in.len, &d, &r->samples,
+                              &r->samples_cap, &e) ||
+      d.k != run)
+    return cp_error_setc(err, CP_ERR_IO, "mpi",
+                         "rank %d: run %d: %s", w, run,
+                         st.MPI_TAG != TAG_RUN_DONE ? "an unexpected message"
+                         : d.k != run               ? "another run's answer"
+                                                    : e.msg);
+  /* The message is kept (its store is imported later); the buffer is
+   * handed over and a new one grows for the next answer. */
+  r->stores[run] = r->in.p;
+  r->store_at[run] = (size_t)((const unsigned char *)d.store - r->in.p);
+  r->store_len[run] = d.store_len;
+  memset(&r->in, 0, sizeof r->in);
+  *k = run;
+  *status = d.status;
+  *res = d.res;
+  *run_err = d.err;
+  *samples = d.samples;
+  *n_samples = d.n_samples;
+  return 0;
+}
+
+static int bench_import(void *ctx, cp_store *st, int k, cp_plan_result *res,
+                        cp_error *err) {
+  bench_remote *r = ctx;
+  int64_t task_id, run_id, plan_id;
+  cp_store_status s = cp_store_task(st, r->task, r->task_path, &task_id);
+  if (!s && res->run_id >= 0)
+    s = cp_store_import_run(st, r->stores[k] + r->store_at[k],
+                            r->store_len[k], res->run_id, task_id, &run_id,
+                            &plan_id);
+  free(r->stores[k]);
+  r->stores[k] = NULL;
+  if (s) return cp_error_setc(err, CP_ERR_IO, "", "%s", cp_store_message(st));
+  if (res->run_id >= 0) {
+    res->run_id = run_id;
+    res->plan_id = plan_id;
+  }
+  return 0;
+}
+
+cp_plan_status cp_plan_mpi_benchmark(cp_store *st, const cp_task *task,
+                                     const cp_search_problem *p,
+                                     const double *x0,
+                                     const char *world_options,
+                                     const cp_bench_options *bo,
+                                     int64_t *experiment_id, cp_error *err) {
+  if (my_rank != 0) {
+    cp_error_setc(err, CP_ERR_INPUT, "mpi",
+                  "an MPI benchmark runs on rank 0 (this is rank %d of %d)",
+                  my_rank, n_ranks);
+    return CP_PLAN_BAD_INPUT;
+  }
+  if (greet(task, err)) {
+    stop_workers();
+    return err->code == CP_ERR_INPUT ? CP_PLAN_BAD_INPUT : CP_PLAN_FAILED;
+  }
+  cp_bench_options o = *bo;
+  if (n_ranks == 1) { /* no worker: one run after another, here */
+    o.threads = 1;
+    cp_plan_status s = cp_plan_benchmark(st, task, p, x0, world_options, &o,
+                                         experiment_id, err);
+    stop_workers();
+    return s;
+  }
+  int runs = o.runs;
+  int planners = 0;
+  while (o.planners && o.planners[planners]) ++planners;
+  int n_runs = (planners ? planners : 1) * runs;
+  bench_remote r = {.task = task, .task_path = o.task_path, .n_runs = n_runs};
+  r.busy = malloc((size_t)n_ranks * sizeof *r.busy);
+  r.stores = calloc((size_t)(n_runs ? n_runs : 1), sizeof *r.stores);
+  r.store_at = calloc((size_t)(n_runs ? n_runs : 1), sizeof *r.store_at);
+  r.store_len = calloc((size_t)(n_runs ? n_runs : 1), sizeof *r.store_len);
+  cp_plan_status s = CP_PLAN_FAILED;
+  if (!r.busy || !r.stores || !r.store_at || !r.store_len) {
+    cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
+  } else {
+    for (int w = 0; w < n_ranks; ++w) r.busy[w] = -1;
+    cp_bench_remote remote = {n_ranks - 1, &r, bench_start, bench_wait,
+                              bench_import};
+    o.remote = &remote;
+    s = cp_plan_benchmark(st, task, p, x0, world_options, &o, experiment_id,
+                          err);
+  }
+  stop_workers();
+  for (int k = 0; r.stores && k < n_runs; ++k) free(r.stores[k]);
+  free(r.stores);
+  free(r.store_at);
+  free(r.store_len);
+  free(r.busy);
+  free(r.samples);
   cp_wire_buf_free(&r.in);
   cp_wire_buf_free(&r.out);
   return s;

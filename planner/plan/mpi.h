@@ -36,13 +36,33 @@ cp_plan_status cp_plan_mpi_task(cp_store *st, const cp_task *task,
                                 const cp_plan_options *opt,
                                 cp_plan_result *res, cp_error *err);
 
+/// Rank 0: cp_plan_benchmark with the runs searched by ranks 1 .. R-1, one
+/// run per rank at a time, each into a store in the rank's memory that
+/// travels back whole; rank 0 imports the runs in run order
+/// (cp_store_import_run) and writes the benchmark's rows, so st gets the
+/// rows of a one-thread benchmark (docs/parallel.md). One rank alone
+/// searches every run itself. The workers check their task as for
+/// cp_plan_mpi_task; a worker that fails ends the benchmark (CP_PLAN_FAILED,
+/// the rank named) with the runs imported so far.
+cp_plan_status cp_plan_mpi_benchmark(cp_store *st, const cp_task *task,
+                                     const cp_search_problem *p,
+                                     const double *x0,
+                                     const char *world_options,
+                                     const cp_bench_options *opt,
+                                     int64_t *experiment_id, cp_error *err);
+
 /// Rank 0: the jobs sent to the workers so far, the jobs rank 0 ran
 /// itself, and the bytes of the job and outcome messages (docs/parallel.md
 /// measures them per expansion).
 void cp_plan_mpi_traffic(long long *jobs, long long *own, long long *sent,
                          long long *received);
 
-/// Ranks 1 ..: simulates rank 0's jobs for task until rank 0 says stop.
+/// Ranks 1 ..: simulates rank 0's jobs (and searches its benchmark runs)
+/// for task until rank 0 says stop. SIGINT and SIGTERM are ignored while
+/// it serves: under mpirun they mean a rank failed or mpirun was stopped,
+/// and rank 0 needs its workers alive for the second Open MPI gives it
+/// before SIGKILL (a child exiting cuts that second short) to commit its
+/// run as interrupted.
 /// task NULL: this rank could not load the task (load_err says why); it
 /// tells rank 0 so and waits for the stop. 0, or -1 with err (an MPI
 /// failure or a malformed message).

@@ -219,6 +219,30 @@ cp_plan_status cp_plan_task(cp_store *st, const cp_task *task,
                             const cp_plan_options *opt, cp_plan_result *res,
                             cp_error *err);
 
+/// Where a benchmark's runs are searched when not in this process (MPI
+/// ranks: cp_plan_mpi_benchmark, planner/plan/mpi.h). cp_plan_benchmark
+/// has up to `slots` runs under way at once, takes them back in any order
+/// and brings each into its store in run order, so that the store gets the
+/// rows of a one-thread benchmark.
+typedef struct cp_bench_remote {
+  int slots;
+  void *ctx;
+  /// Starts run k, to be searched with options o (planner, seed, limits;
+  /// no callbacks). 0, or -1 with err.
+  int (*start)(void *ctx, int k, const cp_plan_options *o, cp_error *err);
+  /// Waits for a started run to end: *k which, *status, *res (its ids are
+  /// the searching side's until import), *run_err; *samples (n_samples)
+  /// its progress reports, valid until the next call. 0, or -1 with err.
+  int (*wait)(void *ctx, int *k, cp_plan_status *status, cp_plan_result *res,
+              cp_error *run_err, const cp_plan_progress **samples,
+              int *n_samples, cp_error *err);
+  /// Writes ended run k's rows (search, nodes, witnesses, plans) into st;
+  /// res->run_id and res->plan_id become their ids there. 0, or -1 with
+  /// err.
+  int (*import)(void *ctx, cp_store *st, int k, cp_plan_result *res,
+                cp_error *err);
+} cp_bench_remote;
+
 /// Benchmark: runs x planners, seeds seed, seed+1, ...; each run is a full
 /// search stored as usual, summarised in OMPL's tables (one experiment).
 typedef struct cp_bench_options {
@@ -239,6 +263,9 @@ typedef struct cp_bench_options {
   /// progress is called from the calling thread, in run order.
   int threads;
   const char *db;
+  /// NULL: the runs are searched here (threads). Else where they are
+  /// searched (threads is then ignored).
+  const cp_bench_remote *remote;
 } cp_bench_options;
 
 /// The OMPL benchmark row of one finished run (status 6 solved, 4 limit,

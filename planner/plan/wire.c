@@ -5,6 +5,14 @@
  * Outcome: tag "CPO1", u32 n, i32 rc, outcome, steps, lcp_solves, pivots,
  *          fallbacks, warm_steps, lcp_reused, u32 message bytes, u64 warm
  *          bytes, f64 y[n], message, warm.
+ * Run:     tag "CPK1", u32 k, u64 seed, f64 max seconds, i64 max nodes,
+ *          u32 planner bytes, planner.
+ * Run done: tag "CPD1", u32 k, i32 status, u32 result bytes, the result
+ *          (cp_plan_result as it is in memory), u32 error code, u32 where
+ *          bytes, u32 message bytes, u32 samples, u64 store bytes, where,
+ *          message, samples (cp_plan_progress as in memory), store.
+ *          Structs travel as their bytes: both sides are the same build (a
+ *          size that differs fails to decode).
  * Numbers are in the sender's byte order; the tag is written as a u32, so a
  * receiver of the other byte order sees a wrong tag. */
 #include "planner/plan/wire.h"
@@ -16,6 +24,8 @@
 
 #define TAG_JOB 0x324a5043u     /* "CPJ2" read little-endian */
 #define TAG_OUTCOME 0x314f5043u /* "CPO1" */
+#define TAG_RUN 0x314b5043u     /* "CPK1" */
+#define TAG_RUN_DONE 0x31445043u /* "CPD1" */
 
 void cp_wire_buf_free(cp_wire_buf *b) {
   free(b->p);
@@ -77,15 +87,22 @@ static int get(reader *r, void *dst, size_t n) {
   return 0;
 }
 
-/* Reads the tag and the state size; checks both. */
-static int head(reader *r, uint32_t tag, int n) {
-  uint32_t t = 0, m = 0;
-  if (get(r, &t, sizeof t) || get(r, &m, sizeof m)) return -1;
+/* Reads the tag, which must be `tag`, and the u32 after it into *v. */
+static int tag_and(reader *r, uint32_t tag, uint32_t *v) {
+  uint32_t t = 0;
+  if (get(r, &t, sizeof t) || get(r, v, sizeof *v)) return -1;
   if (t != tag)
     return cp_error_setc(r->err, CP_ERR_INPUT, r->what,
                          "expected a %s message (tag 0x%08x), got tag "
                          "0x%08x (another kind, version or byte order)",
                          r->what, tag, t);
+  return 0;
+}
+
+/* Reads the tag and the state size; checks both. */
+static int head(reader *r, uint32_t tag, int n) {
+  uint32_t m = 0;
+  if (tag_and(r, tag, &m)) return -1;
   if (m != (uint32_t)n)
     return cp_error_setc(r->err, CP_ERR_INPUT, r->what,
                          "expected a state of %d numbers, got %u", n, m);
@@ -243,5 +260,135 @@ int cp_wire_outcome_decode(const void *msg, size_t len, int n,
   e->lcp_reused = v[7];
   e->warm = w ? j->keep : NULL;
   e->warm_size = (size_t)w;
+  return 0;
+}
+
+/* ---- benchmark runs ------------------------------------------------------ */
+
+/* The tag and the first u32 (k) of a run message. */
+static int run_head(reader *r, uint32_t tag, int *k) {
+  uint32_t v = 0;
+  if (tag_and(r, tag, &v)) return -1;
+  if (v > (uint32_t)INT32_MAX)
+    return cp_error_setc(r->err, CP_ERR_INPUT, r->what,
+                         "expected a run number, got %u", v);
+  *k = (int)v;
+  return 0;
+}
+
+int cp_wire_run_encode(const cp_wire_run *r, cp_wire_buf *b, cp_error *err) {
+  size_t m = strnlen(r->method, sizeof r->method - 1);
+  int64_t nodes = r->max_nodes;
+  if (start(b, 8 + sizeof r->seed + sizeof r->max_seconds + sizeof nodes + 4 +
+                   m,
+            err))
+    return -1;
+  put_u32(b, TAG_RUN);
+  put_u32(b, (uint32_t)r->k);
+  put(b, &r->seed, sizeof r->seed);
+  put(b, &r->max_seconds, sizeof r->max_seconds);
+  put(b, &nodes, sizeof nodes);
+  put_u32(b, (uint32_t)m);
+  put(b, r->method, m);
+  return 0;
+}
+
+int cp_wire_run_decode(const void *msg, size_t len, cp_wire_run *r,
+                       cp_error *err) {
+  reader rd = {msg, len, 0, "run", err};
+  int64_t nodes = 0;
+  uint32_t m = 0;
+  memset(r, 0, sizeof *r);
+  if (run_head(&rd, TAG_RUN, &r->k) || get(&rd, &r->seed, sizeof r->seed) ||
+      get(&rd, &r->max_seconds, sizeof r->max_seconds) ||
+      get(&rd, &nodes, sizeof nodes) || get(&rd, &m, sizeof m))
+    return -1;
+  if (m >= sizeof r->method)
+    return cp_error_setc(err, CP_ERR_INPUT, "run",
+                         "expected a planner name of at most %zu bytes, got "
+                         "%u",
+                         sizeof r->method - 1, m);
+  if (get(&rd, r->method, m) || done(&rd)) return -1;
+  r->method[m] = 0;
+  r->max_nodes = (long)nodes;
+  return 0;
+}
+
+int cp_wire_run_done_encode(const cp_wire_run_done *d, cp_wire_buf *b,
+                            cp_error *err) {
+  size_t where = strnlen(d->err.where, sizeof d->err.where - 1),
+         text = strnlen(d->err.msg, sizeof d->err.msg - 1),
+         samples = (size_t)d->n_samples * sizeof *d->samples;
+  uint64_t store = d->store_len;
+  if (start(b, 8 + 4 + 4 + sizeof d->res + 4 * 4 + sizeof store + where +
+                   text + samples + d->store_len,
+            err))
+    return -1;
+  put_u32(b, TAG_RUN_DONE);
+  put_u32(b, (uint32_t)d->k);
+  put_u32(b, (uint32_t)d->status);
+  put_u32(b, (uint32_t)sizeof d->res);
+  put(b, &d->res, sizeof d->res);
+  put_u32(b, (uint32_t)d->err.code);
+  put_u32(b, (uint32_t)where);
+  put_u32(b, (uint32_t)text);
+  put_u32(b, (uint32_t)d->n_samples);
+  put(b, &store, sizeof store);
+  put(b, d->err.where, where);
+  put(b, d->err.msg, text);
+  put(b, d->samples, samples);
+  put(b, d->store, d->store_len);
+  return 0;
+}
+
+int cp_wire_run_done_decode(const void *msg, size_t len, cp_wire_run_done *d,
+                            cp_plan_progress **samples, int *samples_cap,
+                            cp_error *err) {
+  reader r = {msg, len, 0, "run result", err};
+  uint32_t status = 0, size = 0, code = 0, where = 0, text = 0, n = 0;
+  uint64_t store = 0;
+  memset(d, 0, sizeof *d);
+  if (run_head(&r, TAG_RUN_DONE, &d->k) || get(&r, &status, 4) ||
+      get(&r, &size, 4))
+    return -1;
+  if (size != sizeof d->res)
+    return cp_error_setc(err, CP_ERR_INPUT, "run result",
+                         "expected a result of %zu bytes, got %u (another "
+                         "build of complan?)",
+                         sizeof d->res, size);
+  if (get(&r, &d->res, sizeof d->res) || get(&r, &code, 4) ||
+      get(&r, &where, 4) || get(&r, &text, 4) || get(&r, &n, 4) ||
+      get(&r, &store, sizeof store))
+    return -1;
+  if (status > (uint32_t)CP_PLAN_FAILED_EXPANSIONS ||
+      where >= sizeof d->err.where || text >= sizeof d->err.msg ||
+      n > (uint32_t)(INT32_MAX / (int)sizeof **samples))
+    return cp_error_setc(err, CP_ERR_INPUT, "run result",
+                         "expected a status of at most %d and texts that "
+                         "fit, got status %u, %u + %u bytes of error, %u "
+                         "samples",
+                         (int)CP_PLAN_FAILED_EXPANSIONS, status, where, text,
+                         n);
+  if ((int)n > *samples_cap) {
+    void *p = realloc(*samples, (size_t)n * sizeof **samples);
+    if (!p) return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
+    *samples = p;
+    *samples_cap = (int)n;
+  }
+  if (get(&r, d->err.where, where) || get(&r, d->err.msg, text) ||
+      get(&r, *samples, (size_t)n * sizeof **samples))
+    return -1;
+  if (store != len - r.at)
+    return cp_error_setc(err, CP_ERR_INPUT, "run result",
+                         "expected a store of %llu bytes, %zu are left",
+                         (unsigned long long)store, len - r.at);
+  d->err.where[where] = 0;
+  d->err.msg[text] = 0;
+  d->err.code = (cp_error_code)code;
+  d->status = (cp_plan_status)status;
+  d->samples = *samples;
+  d->n_samples = (int)n;
+  d->store = (const unsigned char *)msg + r.at;
+  d->store_len = (size_t)store;
   return 0;
 }

@@ -12,8 +12,10 @@
 #define CP_PLANNER_PLAN_WIRE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "models/error.h"
+#include "planner/plan/plan.h"
 #include "planner/search/search.h"
 
 /// A growable byte buffer (the messages are built and read in it).
@@ -66,5 +68,42 @@ int cp_wire_outcome_encode(const cp_expand_job *j, int n, cp_wire_buf *b,
 /// j->keep, grown as needed). 0, or -1 with err.
 int cp_wire_outcome_decode(const void *msg, size_t len, int n,
                            cp_expand_job *j, cp_error *err);
+
+/// A benchmark's run as a message (cp_bench_remote over MPI ranks): the
+/// request carries what the searching rank needs beyond the task it loaded
+/// itself (run k, planner, seed, limits); the answer what the run gave
+/// (status, result, error, progress reports) and the searching rank's
+/// whole store (cp_store_export), from which rank 0 imports the run.
+typedef struct cp_wire_run {
+  int k;
+  char method[16];
+  uint64_t seed;
+  double max_seconds;
+  long max_nodes;
+} cp_wire_run;
+
+int cp_wire_run_encode(const cp_wire_run *r, cp_wire_buf *b, cp_error *err);
+int cp_wire_run_decode(const void *msg, size_t len, cp_wire_run *r,
+                       cp_error *err);
+
+/// A run's answer as read back: samples and store point into the message.
+typedef struct cp_wire_run_done {
+  int k;
+  cp_plan_status status;
+  cp_plan_result res;
+  cp_error err;
+  const cp_plan_progress *samples; ///< n_samples (aligned copy: see below)
+  int n_samples;
+  const void *store;               ///< store_len bytes
+  size_t store_len;
+} cp_wire_run_done;
+
+int cp_wire_run_done_encode(const cp_wire_run_done *d, cp_wire_buf *b,
+                            cp_error *err);
+/// Reads an answer; the samples are copied to *samples (grown, of
+/// *samples_cap; free()), the store points into msg.
+int cp_wire_run_done_decode(const void *msg, size_t len, cp_wire_run_done *d,
+                            cp_plan_progress **samples, int *samples_cap,
+                            cp_error *err);
 
 #endif

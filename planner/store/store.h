@@ -153,6 +153,18 @@ cp_store_status cp_store_find_resumable(cp_store *st, int64_t task_id,
                                         int64_t *run_id);
 cp_store_status cp_store_load_run(cp_store *st, int64_t run_id,
                                   cp_store_run *run);
+/// The whole store as bytes (SQLite's serialisation of its main file; an
+/// in-memory store's too), in *bytes (malloc'd: free()) of *len bytes.
+cp_store_status cp_store_export(cp_store *st, void **bytes, size_t *len);
+/// Copies run `from` of a store exported by cp_store_export (the same
+/// schema version, else CP_STORE_BAD_FILE) into st as a new run of task_id
+/// (a task st has, from cp_store_task), with its nodes, witnesses and
+/// plans, in one transaction: *run_id its id in st (the next free one),
+/// *plan_id that of its last plan (-1: none). MPI benchmarks
+/// (planner/plan/mpi.c) bring the ranks' runs into rank 0's store so.
+cp_store_status cp_store_import_run(cp_store *st, const void *bytes,
+                                    size_t len, int64_t from, int64_t task_id,
+                                    int64_t *run_id, int64_t *plan_id);
 /// Calls fn for every node of the run in id order (x: state_size doubles;
 /// warm: its warm-start blob, NULL when none). fn returns 0 to go on, else
 /// the load stops with CP_STORE_FAILED.

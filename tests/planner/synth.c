@@ -459,3 +459,26 @@ void synth_assert_sequence_replays(const char *db, json_t *doc, long long plans)
   cr_assert(json_is_true(json_object_get(r, "chained")));
   json_decref(r);
 }
+
+/* The rows of query in db as text, one line each. */
+char *synth_rows_text(sqlite3 *db, const char *query) {
+  sqlite3_stmt *q;
+  cr_assert_eq(sqlite3_prepare_v2(db, query, -1, &q, NULL), SQLITE_OK, "%s",
+               sqlite3_errmsg(db));
+  size_t cap = 4096, len = 0;
+  char *out = calloc(cap, 1);
+  while (sqlite3_step(q) == SQLITE_ROW) {
+    for (int k = 0; k < sqlite3_column_count(q); ++k) {
+      const char *v = (const char *)sqlite3_column_text(q, k);
+      size_t need = len + (v ? strlen(v) : 4) + 2;
+      if (need >= cap) {
+        cap = 2 * need;
+        out = realloc(out, cap);
+      }
+      len += (size_t)sprintf(out + len, "%s%c", v ? v : "NULL",
+                             k + 1 < sqlite3_column_count(q) ? ' ' : '\n');
+    }
+  }
+  sqlite3_finalize(q);
+  return out;
+}

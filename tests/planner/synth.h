@@ -47,6 +47,8 @@ cp_search_status synth_run(cp_search *s, long max_iter);
 /// rows with id < n (id, parent, cost, state bits), asserting there are n.
 struct sqlite3;
 long long synth_query_int(struct sqlite3 *db, const char *sql);
+/* The rows of query in db as text, one line each (free()). */
+char *synth_rows_text(struct sqlite3 *db, const char *query);
 unsigned long long synth_rows_digest(struct sqlite3 *db, long long n);
 
 /// A task whose inline scene has a free box and a one-joint finger ("f/j");

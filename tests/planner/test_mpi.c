@@ -2,7 +2,9 @@
  * with search.batch 4, rank 0's database -- every node column but pivots,
  * warm-start blobs included -- and the plans are those of `--threads 1`
  * (astar, rrt, sst on the push task) with 1, 2 and 3 ranks, each
- * expansion run once (by a worker or rank 0); --mpi with --benchmark, with a task or
+ * expansion run once (by a worker or rank 0); a benchmark's runs spread
+ * over 1, 2 and 3 ranks give the one-thread database; --mpi with an OMPL
+ * planner in a benchmark, with a task or
  * a database that cannot be opened, a worker that cannot load its task or
  * loaded another one are errors with exit status 2 (no run stored, no rank
  * left waiting); a worker rank killed mid-run ends
@@ -149,13 +151,70 @@ Test(mpi, astar_as_threads, .timeout = 600) { same_as_threads("astar"); }
 Test(mpi, rrt_as_threads, .timeout = 600) { same_as_threads("rrt"); }
 Test(mpi, sst_as_threads, .timeout = 600) { same_as_threads("sst"); }
 
+/* `plan --benchmark --mpi` (cp_plan_mpi_benchmark): six runs (astar and
+ * sst, 3 seeds each, node limits) spread over 1, 2 and 3 ranks give the
+ * database of `--threads 1`: the same searches under the same ids (every
+ * node column but pivots, the plans), and the benchmark's run rows
+ * (planner, search, status, states, expansions, LCP solves, steps, cost)
+ * in the same order; with workers, the workers searched the runs. */
+Test(mpi, benchmark_over_ranks_gives_the_one_thread_database,
+     .timeout = 900) {
+  char *task = synth_push_task(1), *a = synth_temp_db(), *err = NULL;
+  const char *one[] = {"complan", "plan", task, "--db", a, "--benchmark",
+                       "3", "--planners", "astar,sst", "--max-nodes", "80",
+                       "--threads", "1", NULL};
+  int rc = cpt_run(one, NULL, &err);
+  cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
+  free(err);
+  const char *q =
+      "SELECT r.id, p.name, r.search_id, r.status, r.solved, r.graph_states,"
+      " r.expansions, r.lcp_solves, r.simulation_steps, r.best_cost,"
+      " s.planner, s.seed, s.status, s.nodes FROM runs r JOIN plannerConfigs"
+      " p ON p.id = r.plannerid JOIN searches s ON s.id = r.search_id ORDER"
+      " BY r.id";
+  sqlite3 *da = synth_open_db(a);
+  char *ra = synth_rows_text(da, q);
+  cr_assert(strstr(ra, "control_complan_sst 6 "), "%s", ra);
+  for (int ranks = 1; ranks <= 3; ++ranks) {
+    char *b = synth_temp_db();
+    const char *mp[] = {"plan", task, "--db", b, "--benchmark", "3",
+                        "--planners", "astar,sst", "--max-nodes", "80",
+                        "--mpi", NULL};
+    cr_assert_eq(mpirun(ranks, mp, &err), 0, "%d ranks: %s", ranks, err);
+    char line[64];
+    snprintf(line, sizeof line, "the worker ranks searched %d runs",
+             ranks > 1 ? 6 : 0);
+    cr_expect(strstr(err, line), "%d ranks: %s", ranks, err);
+    free(err);
+    sqlite3 *db = synth_open_db(b);
+    for (int run = 1; run <= 6; ++run) {
+      char what[48];
+      snprintf(what, sizeof what, "%d ranks, run %d", ranks, run);
+      cr_assert_gt(synth_assert_same_run(da, run, db, run, what), 10, "%s",
+                   what);
+    }
+    char *rb = synth_rows_text(db, q);
+    cr_assert_str_eq(rb, ra, "%d ranks", ranks);
+    free(rb);
+    cr_expect_eq(synth_query_int(db, "SELECT count(*) FROM searches"), 6);
+    cr_expect_eq(synth_query_int(db, "SELECT count(*) FROM tasks"), 1);
+    sqlite3_close(db);
+    synth_remove_db(b);
+  }
+  free(ra);
+  sqlite3_close(da);
+  synth_remove_db(a);
+  remove(task);
+  free(task);
+}
+
 Test(mpi, errors, .timeout = 600) {
   char *task = synth_push_task(4), *db = synth_temp_db(), *err = NULL;
   sqlite3 *s;
   const char *bench[] = {"plan", task, "--db", db, "--mpi", "--benchmark",
-                         "2", NULL};
+                         "2", "--planners", "astar,ompl:RRT", NULL};
   cr_assert_eq(mpirun(2, bench, &err), 2, "%s", err);
-  cr_expect(strstr(err, "without --benchmark"), "%s", err);
+  cr_expect(strstr(err, "--mpi runs complan's own planners"), "%s", err);
   free(err);
   /* A task no rank can load: rank 0 says so once (the workers, told to
    * stop, are silent), and nothing hangs. */
@@ -177,6 +236,20 @@ Test(mpi, errors, .timeout = 600) {
   cr_expect(strstr(err, "rank 1 could not load the task: cannot open "
                         "/nonexistent/t.json"), "%s", err);
   free(err);
+  /* The same in a benchmark over ranks: refused before any row. */
+  const char *lost_bench[] = {"-n", "1", "@", "plan", task, "--db", db,
+                              "--benchmark", "2", "--mpi", ":", "-n", "1",
+                              "@", "plan", "/nonexistent/t.json", "--db", db,
+                              "--benchmark", "2", "--mpi", NULL};
+  char path3[] = "/tmp/cpmpiXXXXXX";
+  cr_assert_eq(mpirun_wait(mpirun_args(lost_bench, path3), path3, &err), 2,
+               "%s", err);
+  cr_expect(strstr(err, "rank 1 could not load the task: cannot open "
+                        "/nonexistent/t.json"), "%s", err);
+  free(err);
+  s = synth_open_db(db);
+  cr_expect_eq(synth_query_int(s, "SELECT count(*) FROM experiments"), 0);
+  sqlite3_close(s);
   char *text = cpt_read_file(task, NULL), *seed = strstr(text, "\"seed\": 1");
   cr_assert_not_null(seed);
   seed[8] = '2';
@@ -272,15 +345,24 @@ static int signal_mid_run(const char *task, const char *db,
 }
 
 /* A worker rank killed mid-run: mpirun ends the run with an error naming
- * the rank; the database holds whole batches and --resume under mpirun
- * grows it into the uninterrupted run (made on one thread). */
+ * the rank, rank 0 (told by mpirun's SIGTERM, while the other worker
+ * waits instead of dying) stores the run as interrupted and says so; the
+ * database holds whole batches and --resume under mpirun grows it into
+ * the uninterrupted run (made on one thread). */
 Test(mpi, a_dead_rank_leaves_a_resumable_run, .timeout = 600) {
   char *task = synth_push_task(4), *db = synth_temp_db(), *err = NULL;
   sqlite3 *s;
   int rc = signal_mid_run(task, db, "1500", 1, SIGKILL, &s, &err);
   cr_assert_neq(rc, 0, "the run ended before the rank was killed: %s", err);
-  cr_expect(strstr(err, "rank 1"), "mpirun names the rank: %s", err);
+  cr_expect(strstr(err, "process rank 1"), "mpirun names the rank: %s", err);
+  cr_expect(strstr(err, "interrupted by SIGTERM: run 1 stopped and "
+                        "committed"), "rank 0 says so: %s", err);
+  cr_expect(strstr(err, "mpirun sends SIGTERM when a rank fails"), "%s",
+            err);
   free(err);
+  cr_expect_eq(synth_query_int(s, "SELECT count(*) FROM searches WHERE "
+                                  "status = 'interrupted'"), 1,
+               "the run is marked interrupted, not left running");
   synth_killed_push_resumes(s, task, db, "1", resume_mpi);
 }
 

@@ -213,29 +213,6 @@ Test(threads, a_resumed_run_keeps_the_batch_it_was_started_with,
   free(file);
 }
 
-/* The rows of query in db as text, one line each. */
-static char *rows_text(sqlite3 *db, const char *query) {
-  sqlite3_stmt *q;
-  cr_assert_eq(sqlite3_prepare_v2(db, query, -1, &q, NULL), SQLITE_OK, "%s",
-               sqlite3_errmsg(db));
-  size_t cap = 4096, len = 0;
-  char *out = calloc(cap, 1);
-  while (sqlite3_step(q) == SQLITE_ROW) {
-    for (int k = 0; k < sqlite3_column_count(q); ++k) {
-      const char *v = (const char *)sqlite3_column_text(q, k);
-      size_t need = len + (v ? strlen(v) : 4) + 2;
-      if (need >= cap) {
-        cap = 2 * need;
-        out = realloc(out, cap);
-      }
-      len += (size_t)sprintf(out + len, "%s%c", v ? v : "NULL",
-                             k + 1 < sqlite3_column_count(q) ? ' ' : '\n');
-    }
-  }
-  sqlite3_finalize(q);
-  return out;
-}
-
 typedef struct bench_calls {
   int n, run[16];
   char planner[16][8];
@@ -314,7 +291,7 @@ Test(threads, benchmark_runs_on_threads_give_the_one_thread_database,
       " s.planner, s.seed FROM runs r JOIN plannerConfigs p ON"
       " p.id = r.plannerid JOIN searches s ON s.id = r.search_id ORDER BY"
       " r.id";
-  char *ra = rows_text(da, q), *rb = rows_text(db, q);
+  char *ra = synth_rows_text(da, q), *rb = synth_rows_text(db, q);
   cr_assert_str_eq(rb, ra);
   cr_assert(strstr(ra, "control_complan_sst 6 "), "%s", ra);
   free(ra);

@@ -4,9 +4,12 @@
  * the decoded job gives back, through the outcome message, exactly what
  * running it in place gives (twice, the second one warm from the first);
  * every truncation, a wrong tag, a wrong state size, trailing bytes and
- * impossible codes are input errors. */
+ * impossible codes are input errors. The benchmark's run messages and
+ * the store export/import they carry are checked at the end. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <sqlite3.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,6 +263,143 @@ Test(wire, a_job_keeps_the_time_limit_of_its_search) {
   cp_wire_slot_free(&s);
   cp_wire_buf_free(&b);
   cp_plan_world_destroy(pw);
+  cp_task_free(&task);
+  remove(file);
+  free(file);
+}
+
+/* A benchmark's run (plan --benchmark --mpi): the request and the answer
+ * survive encode and decode (the result struct, the error, the progress
+ * reports, the store's bytes); a store exported from one store file imports
+ * into another as the same rows under the next free run id; truncations,
+ * a wrong tag, a result of another size and trailing bytes are input
+ * errors. */
+Test(wire, benchmark_run_messages) {
+  cp_wire_run run = {.k = 5, .seed = 0xfedcba9876543210ull,
+                     .max_seconds = 2.5, .max_nodes = 1234567};
+  snprintf(run.method, sizeof run.method, "sst");
+  cp_wire_buf b = {0};
+  cp_error err;
+  cr_assert_eq(cp_wire_run_encode(&run, &b, &err), 0);
+  cp_wire_run back;
+  cr_assert_eq(cp_wire_run_decode(b.p, b.len, &back, &err), 0, "%s", err.msg);
+  cr_expect_eq(back.k, 5);
+  cr_expect_eq(back.seed, run.seed);
+  cr_expect_eq(back.max_seconds, 2.5);
+  cr_expect_eq(back.max_nodes, 1234567);
+  cr_expect_str_eq(back.method, "sst");
+  for (size_t cut = 0; cut < b.len; ++cut)
+    cr_expect_eq(cp_wire_run_decode(b.p, cut, &back, &err), -1, "cut %zu",
+                 cut);
+  cr_expect_eq(cp_wire_run_decode(b.p, b.len + 1, &back, &err), -1);
+
+  cp_plan_progress samples[2] = {{1, 2, 3.5, 0.25, NAN, 0.5},
+                                 {10, 20, 30.5, 0.125, 1.5, 1.0}};
+  unsigned char store[7] = {1, 2, 3, 0, 4, 5, 6};
+  cp_wire_run_done d = {.k = 3, .status = CP_PLAN_LIMIT, .samples = samples,
+                        .n_samples = 2, .store = store, .store_len = 7};
+  d.res.run_id = 42;
+  d.res.nodes = 77;
+  d.res.cost = -1.25;
+  snprintf(d.res.planner, sizeof d.res.planner, "astar");
+  cp_error_setc(&d.err, CP_ERR_IO, "where", "what went wrong");
+  cr_assert_eq(cp_wire_run_done_encode(&d, &b, &err), 0);
+  cp_wire_run_done e;
+  cp_plan_progress *sv = NULL;
+  int cap = 0;
+  cr_assert_eq(cp_wire_run_done_decode(b.p, b.len, &e, &sv, &cap, &err), 0,
+               "%s", err.msg);
+  cr_expect_eq(e.k, 3);
+  cr_expect_eq(e.status, CP_PLAN_LIMIT);
+  cr_expect_eq(memcmp(&e.res, &d.res, sizeof e.res), 0);
+  cr_expect_eq(e.err.code, CP_ERR_IO);
+  cr_expect_str_eq(e.err.where, "where");
+  cr_expect_str_eq(e.err.msg, "what went wrong");
+  cr_assert_eq(e.n_samples, 2);
+  cr_expect_eq(memcmp(e.samples, samples, sizeof samples), 0);
+  cr_assert_eq(e.store_len, 7);
+  cr_expect_eq(memcmp(e.store, store, 7), 0);
+  for (size_t cut = 0; cut < b.len - 7; ++cut)
+    cr_expect_eq(cp_wire_run_done_decode(b.p, cut, &e, &sv, &cap, &err), -1,
+                 "cut %zu", cut);
+  cr_expect_eq(cp_wire_run_done_decode(b.p, b.len + 1, &e, &sv, &cap, &err),
+               -1);
+  cr_expect(strstr(err.msg, "expected a store of 7 bytes"), "%s", err.msg);
+  uint32_t size = 0; /* the result's size, after the tag, k and status */
+  memcpy(&size, b.p + 12, 4);
+  cr_assert_eq(size, sizeof d.res);
+  size += 8;
+  memcpy(b.p + 12, &size, 4);
+  cr_expect_eq(cp_wire_run_done_decode(b.p, b.len, &e, &sv, &cap, &err), -1);
+  cr_expect(strstr(err.msg, "another build"), "%s", err.msg);
+  /* A request is not an answer. */
+  cr_assert_eq(cp_wire_run_encode(&run, &b, &err), 0);
+  cr_expect_eq(cp_wire_run_done_decode(b.p, b.len, &e, &sv, &cap, &err), -1);
+  cr_expect(strstr(err.msg, "expected a run result message"), "%s", err.msg);
+  free(sv);
+  cp_wire_buf_free(&b);
+}
+
+/* cp_store_export + cp_store_import_run: a real search into a store in
+ * memory, imported twice into a file store, gives two runs (ids 1 and 2)
+ * with the search's node rows and plan; a store of another schema version
+ * is refused. */
+Test(wire, a_run_imports_from_an_exported_store) {
+  char *file = synth_push_task(1);
+  cp_task task;
+  cp_error e;
+  cr_assert_eq(cp_task_load(file, &task, &e), 0, "%s", e.msg);
+  task.max_nodes = 200;
+  cp_store *mem, *st;
+  char msg[512];
+  cr_assert_eq(cp_store_open(":memory:", 0, &mem, msg, sizeof msg), 0, "%s",
+               msg);
+  cp_plan_result r;
+  cp_plan_options o = cp_plan_defaults();
+  o.method = "sst";
+  cr_assert_eq(cp_plan_task(mem, &task, &o, &r, &e), CP_PLAN_SOLVED, "%s",
+               e.msg);
+  void *bytes;
+  size_t len;
+  cr_assert_eq(cp_store_export(mem, &bytes, &len), CP_STORE_OK);
+  char *path = synth_temp_db();
+  cr_assert_eq(cp_store_open(path, 0, &st, msg, sizeof msg), 0, "%s", msg);
+  int64_t task_id, run_id, plan_id;
+  cr_assert_eq(cp_store_task(st, &task, file, &task_id), CP_STORE_OK);
+  for (int64_t want = 1; want <= 2; ++want) {
+    cr_assert_eq(cp_store_import_run(st, bytes, len, r.run_id, task_id,
+                                     &run_id, &plan_id),
+                 CP_STORE_OK, "%s", cp_store_message(st));
+    cr_expect_eq(run_id, want);
+    cr_expect_eq(plan_id, want);
+  }
+  /* Another schema version: refused, nothing written. */
+  unsigned char *copy = malloc(len);
+  memcpy(copy, bytes, len);
+  copy[63] ^= 1; /* the header's user_version (big-endian, bytes 60-63) */
+  cr_expect_eq(cp_store_import_run(st, copy, len, r.run_id, task_id, &run_id,
+                                   &plan_id),
+               CP_STORE_BAD_FILE);
+  cr_expect(strstr(cp_store_message(st), "schema version"), "%s",
+            cp_store_message(st));
+  free(copy);
+  free(bytes);
+  cp_store_close(st);
+  sqlite3 *a = synth_open_db(path);
+  cr_expect_eq(synth_query_int(a, "SELECT count(*) FROM searches"), 2);
+  char *mem_path = synth_temp_db(); /* the in-memory run, as a file */
+  cp_store *f;
+  cr_assert_eq(cp_store_open(mem_path, 0, &f, msg, sizeof msg), 0);
+  cr_assert_eq(cp_plan_task(f, &task, &o, &r, &e), CP_PLAN_SOLVED);
+  cp_store_close(f);
+  sqlite3 *m = synth_open_db(mem_path);
+  for (int run = 1; run <= 2; ++run)
+    cr_assert_gt(synth_assert_same_run(m, 1, a, run, "imported"), 10);
+  sqlite3_close(m);
+  sqlite3_close(a);
+  cp_store_close(mem);
+  synth_remove_db(path);
+  synth_remove_db(mem_path);
   cp_task_free(&task);
   remove(file);
   free(file);
