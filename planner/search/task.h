@@ -171,8 +171,8 @@ typedef struct cp_task {
   long connect;           ///< search.connect: rrt's greedy extensions (0)
   int steer_local;        ///< search.steer "local" (planner/search/
                           ///< steer_local.c; task_actions.c): 1, else 0
-  int n_steer;            ///< steer_local: the inputs it steers (every
-                          ///< input but the reach inputs)
+  int n_steer;            ///< steer_local: the inputs it steers (those
+                          ///< with a range, reach inputs not counted)
   long steer_levels;      ///< steer_local: values per steered input
                           ///< (odd, >= 3) in a steered action's id
   double speed;           ///< astar: speed bound of the heuristic (m/s, 0.5)
@@ -227,10 +227,11 @@ double cp_task_action_cost(const cp_task *task, long a);
 
 /// Local steering's actions (search.steer "local", docs/planner.md "Local
 /// steering"; planner/search/task_actions.c). A steered action gives each
-/// steered input (every input but the reach inputs, each with a range
-/// [lo, hi]) the value mid + half u_i for a normalised u_i in [-1, 1],
-/// rounded to one of steer_levels evenly spaced values, and each reach
-/// input -1 (no new contact; a touching point is held). Its id is
+/// steered input (every input with a range [lo, hi], lo < hi, but the reach
+/// inputs) the value mid + half u_i for a normalised u_i in [-1, 1],
+/// rounded to one of steer_levels evenly spaced values; each reach input
+/// -1 (no new contact; a touching point is held); every other input (it
+/// must have a single value) that value. Its id is
 /// CP_TASK_CONTINUOUS_ACTIONS plus the levels' mixed-radix index (input 0
 /// fastest), so that it is a value like any other action id: the store,
 /// resume and replay decode it with cp_task_action_values.

@@ -29,6 +29,12 @@ static long levels_for(int n) {
   return best;
 }
 
+/* The inputs local steering moves: every input with a range but reach
+ * inputs (the others keep their single value; reach inputs take -1). */
+static int steered(const cp_task_input *in) {
+  return in->kind != CP_INPUT_REACH && in->has_range && in->hi > in->lo;
+}
+
 int cp_task_parse_steer(cp_task *t, const json_t *v, cp_error *err) {
   const json_t *x = json_object_get(v, "steer");
   if (!x) return 0;
@@ -45,15 +51,16 @@ int cp_task_parse_steer(cp_task *t, const json_t *v, cp_error *err) {
   int n = 0;
   for (int i = 0; i < t->n_inputs; ++i) {
     const cp_task_input *in = &t->inputs[i];
-    if (in->kind == CP_INPUT_REACH) continue;
-    if (!in->has_range || !(in->hi > in->lo)) {
+    if (steered(in)) {
+      ++n;
+    } else if (in->kind != CP_INPUT_REACH && in->n_values != 1) {
       char where[CP_JSON_PATH_MAX];
       snprintf(where, sizeof where, "inputs.%.150s", in->joint);
       return cp_error_set(err, where,
                           "local steering needs a \"range\" [lo, hi] with "
-                          "lo < hi on every input but reach inputs");
+                          "lo < hi, or a single value, on every input but "
+                          "reach inputs");
     }
-    ++n;
   }
   long L = levels_for(n);
   if (n == 0 || L == 0)
@@ -100,21 +107,25 @@ static double steered_value(const cp_task_input *in, long L, long *rest) {
   return 0.5 * (in->lo + in->hi) + 0.5 * (in->hi - in->lo) * u;
 }
 
+/* Input in's value in a steered action: its level (steered), -1 (reach:
+ * no new contact; a touching point is held) or its single value. */
+static double steer_value(const cp_task_input *in, long L, long *rest) {
+  if (steered(in)) return steered_value(in, L, rest);
+  return in->kind == CP_INPUT_REACH ? -1 : in->values[0];
+}
+
 static void steer_values(const cp_task *t, long a, double *out) {
   long rest = a - CP_TASK_CONTINUOUS_ACTIONS;
   for (int i = 0; i < t->n_inputs; ++i)
-    out[i] = t->inputs[i].kind == CP_INPUT_REACH
-                 ? -1 /* no new contact; a touching point is held */
-                 : steered_value(&t->inputs[i], t->steer_levels, &rest);
+    out[i] = steer_value(&t->inputs[i], t->steer_levels, &rest);
 }
 
 static double steer_cost(const cp_task *t, long a) {
   long rest = a - CP_TASK_CONTINUOUS_ACTIONS;
   double sq = 0;
   for (int i = 0; i < t->n_inputs; ++i) {
-    if (t->inputs[i].kind == CP_INPUT_REACH) continue;
-    double v = steered_value(&t->inputs[i], t->steer_levels, &rest);
-    sq += v * v;
+    double v = steer_value(&t->inputs[i], t->steer_levels, &rest);
+    if (t->inputs[i].kind != CP_INPUT_REACH) sq += v * v;
   }
   return (t->cost_time + t->cost_effort * sq) * t->duration;
 }
@@ -123,7 +134,7 @@ void cp_task_steer_coords(const cp_task *t, const double *values, double *u) {
   int k = 0;
   for (int i = 0; i < t->n_inputs; ++i) {
     const cp_task_input *in = &t->inputs[i];
-    if (in->kind == CP_INPUT_REACH) continue;
+    if (!steered(in)) continue;
     u[k++] = (2 * values[i] - in->lo - in->hi) / (in->hi - in->lo);
   }
 }

@@ -286,6 +286,16 @@ Test(steer_local, bad_keys_are_refused_with_their_path) {
   text = push_task_other(0.013, "local", "rrt", "\"values\": [-0.1, 0.1]");
   refused(text, "inputs.other/slide", "range");
   free(text);
+  /* A single value is kept in every steered action. */
+  text = push_task_other(0.013, "local", "rrt", "\"values\": [0.05]");
+  cp_task t1;
+  parse(text, &t1);
+  free(text);
+  cr_assert_eq(t1.n_steer, 1);
+  double u1 = -1, v1[2];
+  cp_task_action_values(&t1, cp_task_steer_action(&t1, &u1), v1);
+  cr_assert(v1[0] == 0 && v1[1] == 0.05, "%g %g", v1[0], v1[1]);
+  cp_task_free(&t1);
   /* sample: plain rrt (no steered ids). */
   text = push_task(0.013, "sample", "rrt");
   cp_task t;
