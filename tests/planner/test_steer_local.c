@@ -15,6 +15,8 @@
 #include "planner/plan/plan.h"
 #include "planner/search/search_impl.h"
 #include "planner/search/task.h"
+#include <jansson.h>
+
 #include "tests/support.h"
 
 /* Random linear responses df = B du are recovered exactly (to rounding)
@@ -304,4 +306,55 @@ Test(steer_local, bad_keys_are_refused_with_their_path) {
   cr_assert_eq(t.steer_local, 0);
   cr_assert(!cp_task_action_is_steered(&t, CP_TASK_CONTINUOUS_ACTIONS));
   cp_task_free(&t);
+}
+
+/* Through the command: a plan of several steered pushes (the goal is 4.7 cm
+ * away, an action moves the box at most 2 cm) replays bit for bit, its
+ * actions steered ids (>= 2^52 in the CSV's action column); a bad key
+ * exits 2 naming the file and the path. */
+Test(steer_local, a_steered_plan_replays_bitwise) {
+  char *text = push_task(0.047, "local", "rrt");
+  char *path = cpt_temp_file(text, ".json");
+  char *db = cpt_temp_file("", ".sqlite"), *csv = cpt_temp_file("", ".csv");
+  remove(db);
+  const char *plan[] = {"complan", "plan", path, "--db", db, "--json", NULL};
+  json_t *j = cpt_run_json(plan, 0);
+  cr_assert_str_eq(json_string_value(json_object_get(j, "status")), "solved");
+  json_decref(j);
+  const char *rp[] = {"complan", "replay", "--db", db, "--verify", "--csv", csv,
+                      NULL};
+  char *out, *err;
+  cr_assert_eq(cpt_run(rp, &out, &err), 0, "%s", err);
+  free(out);
+  free(err);
+  /* The action column: the last but two (two inputs follow it). */
+  char *data = cpt_read_file(csv, NULL);
+  int steered = 0, rows = 0;
+  for (char *line = strchr(data, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+    char *end = strchr(line + 1, '\n'), *c = end ? end : line + strlen(line);
+    int commas = 0;
+    while (c > line && commas < 3) commas += *--c == ',';
+    long a = strtol(c + 1, NULL, 10);
+    rows++;
+    steered += a >= CP_TASK_CONTINUOUS_ACTIONS;
+  }
+  cr_assert(rows > 0 && steered > 0, "%d of %d steps steered", steered, rows);
+  free(data);
+  remove(csv);
+  remove(db);
+  remove(path);
+  free(path);
+  free(text);
+  free(csv);
+  free(db);
+  text = push_task(0.047, "bogus", "rrt");
+  path = cpt_temp_file(text, ".json");
+  const char *bad[] = {"complan", "plan", path, NULL};
+  cr_assert_eq(cpt_run(bad, &out, &err), 2, "%s", err);
+  cr_assert(strstr(err, "search.steer") && strstr(err, path), "%s", err);
+  free(out);
+  free(err);
+  remove(path);
+  free(path);
+  free(text);
 }
