@@ -358,3 +358,39 @@ Test(steer_local, a_steered_plan_replays_bitwise) {
   free(path);
   free(text);
 }
+
+/* A run stopped by its node limit and resumed with a higher one grows the
+ * uninterrupted run's tree: same nodes, LCP solves and best distance. */
+Test(steer_local, a_resumed_run_equals_the_uninterrupted_one) {
+  char *text = push_task(0.3, "local", "rrt");
+  char *path = cpt_temp_file(text, ".json");
+  char *db1 = cpt_temp_file("", ".sqlite"), *db2 = cpt_temp_file("", ".sqlite");
+  remove(db1);
+  remove(db2);
+  const char *whole[] = {"complan", "plan", path, "--db", db1, "--json",
+                         "--max-nodes", "80", NULL};
+  const char *part[] = {"complan", "plan", path, "--db", db2, "--json",
+                        "--max-nodes", "33", NULL};
+  const char *rest[] = {"complan", "plan", path, "--db", db2, "--json",
+                        "--max-nodes", "80", "--resume", NULL};
+  json_t *a = cpt_run_json(whole, 1), *p = cpt_run_json(part, 1),
+         *b = cpt_run_json(rest, 1);
+  cr_assert(json_integer_value(json_object_get(p, "nodes")) < 33);
+  cr_assert(json_is_true(json_object_get(b, "resumed")));
+  const char *keys[] = {"nodes", "lcp_solves", "expansions"};
+  for (int k = 0; k < 3; ++k)
+    cr_assert_eq(json_integer_value(json_object_get(a, keys[k])),
+                 json_integer_value(json_object_get(b, keys[k])), "%s", keys[k]);
+  cr_assert_eq(json_real_value(json_object_get(a, "best_distance")),
+               json_real_value(json_object_get(b, "best_distance")));
+  json_decref(a);
+  json_decref(p);
+  json_decref(b);
+  remove(db1);
+  remove(db2);
+  remove(path);
+  free(db1);
+  free(db2);
+  free(path);
+  free(text);
+}
