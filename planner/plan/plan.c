@@ -94,6 +94,7 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
   so.goal_bias = task->goal_bias;
   so.candidates = task->candidates;
   so.connect = (int)task->connect;
+  so.steer_local = task->steer_local;
   so.delta_bn = task->delta_bn;
   so.delta_s = task->delta_s;
   so.seed = opt.has_seed ? opt.seed : task->seed;

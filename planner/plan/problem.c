@@ -457,6 +457,25 @@ static void goal_sample(void *ctx, double *e) {
       }
 }
 
+/* Local steering (search.steer "local"; planner/search/steer_local.c):
+ * the task's steered actions, and the free bodies' position and
+ * orientation rows of the embedding as the rows it fits. */
+static long steer_action(void *ctx, const double *u) {
+  return cp_task_steer_action(((cp_plan_world *)ctx)->task, u);
+}
+static void steer_coords(void *ctx, long a, double *u) {
+  cp_plan_world *pw = ctx;
+  cp_task_action_values(pw->task, a, pw->values);
+  cp_task_steer_coords(pw->task, pw->values, u);
+}
+static int steer_rows(void *ctx, int *rows) {
+  cp_plan_world *pw = ctx;
+  int r = 0;
+  for (int b = 0; b < pw->n_free; ++b)
+    for (int k = 0; k < 7; ++k) rows[r++] = body_at(pw, b) + k;
+  return r;
+}
+
 cp_world_options cp_plan_world_options_of(const cp_task *task, int warm_start) {
   cp_world_options wo = cp_world_defaults();
   wo.stepper = (cp_stepper)task->stepper;
@@ -562,6 +581,12 @@ int cp_plan_world_create(const cp_task *task, int warm_start,
   p->sample_bounds = sample_bounds;
   p->goal_sample = goal_sample;
   p->set_budget = set_budget;
+  if (task->steer_local) {
+    p->n_steer = task->n_steer;
+    p->steer_action = steer_action;
+    p->steer_coords = steer_coords;
+    p->steer_rows = steer_rows;
+  }
   snprintf(pw->options, sizeof pw->options,
            "{\"stepper\": \"%s\", \"dt\": %.17g, \"steps_per_action\": %d, "
            "\"warm_start\": %d, \"allow_fallback\": %d, \"solver\": \"%s\"}",

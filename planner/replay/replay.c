@@ -269,7 +269,7 @@ cp_replay_status cp_replay_open(cp_store *st, int64_t plan_id,
     }
     r->times[k] = node.time;
     r->actions[k] = node.action;
-    if (k > 0 && (node.action < 0 || node.action >= r->task.n_actions)) {
+    if (k > 0 && !cp_task_action_valid(&r->task, node.action)) {
       cp_error_set(err, "", "plan %lld, step %ld (node %ld): action %ld is "
                    "not one of the task's 0..%ld", (long long)plan_id, k,
                    r->ids[k], node.action, r->task.n_actions - 1);

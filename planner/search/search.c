@@ -407,6 +407,13 @@ cp_search *cp_search_create(const cp_search_problem *p,
     snprintf(msg, size, "bad search problem (no state, metric or action)");
     return NULL;
   }
+  if (o.steer_local &&
+      (impl != &cp_planner_rrt || o.batch > 1 || p->n_steer < 1 ||
+       !p->steer_action || !p->steer_coords || !p->steer_rows)) {
+    snprintf(msg, size, "local steering needs method rrt, batch 1 and a "
+             "problem that can be steered (n_steer > 0)");
+    return NULL;
+  }
   cp_search *s = calloc(1, sizeof *s);
   if (!s) {
     snprintf(msg, size, "out of memory");

@@ -199,6 +199,16 @@ typedef struct cp_search_problem {
   /// run (each job's rc says how), or -1 when the batch could not be run
   /// (the search fails). NULL: the jobs run one by one with expand.
   int (*expand_batch)(void *ctx, cp_expand_job *jobs, int n);
+  /// Optional, for local steering (cp_search_options.steer_local; docs/
+  /// planner.md "Local steering"): the size of the normalised input u in
+  /// [-1, 1]^n_steer (0: the problem cannot be steered locally); the
+  /// action whose input is nearest u; the normalised input u of action a;
+  /// and the embedding rows the steering fits (e.g. the free bodies'
+  /// poses), written into rows [m], their count returned.
+  int n_steer;
+  long (*steer_action)(void *ctx, const double *u);
+  void (*steer_coords)(void *ctx, long a, double *u);
+  int (*steer_rows)(void *ctx, int *rows);
 } cp_search_problem;
 
 typedef struct cp_search_options {
@@ -229,6 +239,13 @@ typedef struct cp_search_options {
   /// while each comes nearer still (docs/planner.md, "Greedy extension").
   /// 0 (default): none, as before. Needs batch 1.
   int connect;
+  /// rrt: local steering (docs/planner.md, "Local steering"; planner/
+  /// search/steer_local.c): each iteration also simulates the zero input,
+  /// fits the linear model e(u) ~ e(0) + B u of the embedding's steered rows
+  /// to the candidates' outcomes, and simulates the input of the bounded
+  /// least-squares problem min |e(0) + B u - sample|. Needs a problem with
+  /// n_steer > 0 and batch 1. 0 (default): off.
+  int steer_local;
 } cp_search_options;
 
 /// Upper bound of cp_search_options.batch.

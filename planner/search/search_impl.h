@@ -129,6 +129,31 @@ cp_search_status cp_search_steer(cp_search *s, long from, const long *acts,
                                  int k, const double *sample, int to_goal,
                                  double *e, long *kept);
 
+/// Local steering (rrt with steer_local; planner/search/steer_local.c): as
+/// cp_search_steer, with the problem's zero input simulated first and, when
+/// it was accepted, the input of the fitted linear model's bounded least
+/// squares simulated last; k + 2 nodes.
+cp_search_status cp_search_steer_local(cp_search *s, long from,
+                                       const long *acts, int k,
+                                       const double *sample, int to_goal,
+                                       double *e, long *kept);
+/// Local steering's linear algebra (steer_local.c), exposed for its tests:
+/// B [r x n] (row-major) fitted to k input differences du [k x n] and
+/// outcome differences df [k x r] (g: n x n scratch), 0 or -1 when the
+/// inputs span nothing; and u [n] = argmin |B u - d|^2 + mu |u|^2 over
+/// [-1, 1]^n (q: n x n and c: n scratch).
+int cp_steer_fit(int n, int r, int k, const double *du, const double *df,
+                 double *g, double *b);
+void cp_steer_solve(int n, int r, const double *b, const double *d, double *q,
+                    double *c, double *u);
+/// steer.c's choice among candidates, for steer_local.c: node id (ending
+/// in y) against the one kept so far; and the end of an iteration (the
+/// other candidates since `first` discarded, e the kept one's embedding).
+void cp_search_steer_consider(cp_search *s, long id, const double *y,
+                              const double *sample, int to_goal, double *e,
+                              long *kept, double *kept_d2);
+void cp_search_steer_keep(cp_search *s, long first, long kept, double *e);
+
 /// Uniform sample in the bounding box of the accepted nodes' embeddings (widened and given
 /// to the problem's sample_bounds); goal sample with probability goal_bias
 /// (the embedding of the node nearest the goal moved to the goal). Returns

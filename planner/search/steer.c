@@ -56,6 +56,8 @@ static void keep(cp_search *s, long first, long kept, double *e) {
 cp_search_status cp_search_steer(cp_search *s, long from, const long *acts,
                                  int k, const double *sample, int to_goal,
                                  double *e, long *kept) {
+  if (s->opt.steer_local) /* search.steer "local" (steer_local.c) */
+    return cp_search_steer_local(s, from, acts, k, sample, to_goal, e, kept);
   long first = s->n_nodes;
   double kept_d2 = 0;
   *kept = -1;
@@ -100,4 +102,16 @@ cp_search_status cp_search_steer_merge(cp_search *s, const cp_batch_iter *it,
   }
   keep(s, first, *kept, e);
   return CP_SEARCH_RUNNING;
+}
+
+/* --- for local steering (steer_local.c) ---------------------------------- */
+
+void cp_search_steer_consider(cp_search *s, long id, const double *y,
+                              const double *sample, int to_goal, double *e,
+                              long *kept, double *kept_d2) {
+  consider(s, id, y, sample, to_goal, e, kept, kept_d2);
+}
+
+void cp_search_steer_keep(cp_search *s, long first, long kept, double *e) {
+  keep(s, first, kept, e);
 }

@@ -600,7 +600,7 @@ static int parse_search(cp_task *t, const json_t *v, cp_error *err) {
   static const char *const keys[] = {
       "method", "weight",  "resolution", "goal_bias", "seed",  "candidates",
       "speed",  "delta_bn", "delta_s",   "metric",    "sampling",
-      "shortcut", "batch", "connect", NULL};
+      "shortcut", "batch", "connect", "steer", NULL};
   if (cp_json_check_object(v, "search", keys, err)) return -1;
   const json_t *x;
   if ((x = json_object_get(v, "method"))) {
@@ -935,38 +935,6 @@ void cp_task_free(cp_task *t) {
   }
   free(t->files);
   memset(t, 0, sizeof *t);
-}
-
-/* Input i's value in action a; *rest carries the mixed-radix remainder
- * (grid) or the generator (continuous) from one input to the next. */
-static double input_value(const cp_task *t, int i, long *rest, cp_rng *r) {
-  const cp_task_input *in = &t->inputs[i];
-  if (!t->continuous) {
-    double v = in->values[*rest % in->n_values];
-    *rest /= in->n_values;
-    return v;
-  }
-  double u = cp_rng_uniform(r);
-  if (in->has_range) return in->lo + (in->hi - in->lo) * u;
-  int k = (int)(u * in->n_values);
-  return in->values[k < in->n_values ? k : in->n_values - 1];
-}
-
-void cp_task_action_values(const cp_task *t, long a, double *out) {
-  cp_rng r;
-  if (t->continuous) cp_rng_seed(&r, (uint64_t)a);
-  for (int i = 0; i < t->n_inputs; ++i) out[i] = input_value(t, i, &a, &r);
-}
-
-double cp_task_action_cost(const cp_task *t, long a) {
-  double sq = 0;
-  cp_rng r;
-  if (t->continuous) cp_rng_seed(&r, (uint64_t)a);
-  for (int i = 0; i < t->n_inputs; ++i) {
-    double v = input_value(t, i, &a, &r);
-    if (t->inputs[i].kind != CP_INPUT_REACH) sq += v * v; /* a label */
-  }
-  return (t->cost_time + t->cost_effort * sq) * t->duration;
 }
 
 void cp_sha256_hex(const void *data, size_t n, char out[CP_TASK_KEY_SIZE]) {

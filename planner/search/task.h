@@ -169,6 +169,12 @@ typedef struct cp_task {
   int candidates;         ///< rrt/sst: actions tried per iteration (default 8)
   int search_batch;       ///< search.batch: expansions chosen together (1)
   long connect;           ///< search.connect: rrt's greedy extensions (0)
+  int steer_local;        ///< search.steer "local" (planner/search/
+                          ///< steer_local.c; task_actions.c): 1, else 0
+  int n_steer;            ///< steer_local: the inputs it steers (those
+                          ///< with a range, reach inputs not counted)
+  long steer_levels;      ///< steer_local: values per steered input
+                          ///< (odd, >= 3) in a steered action's id
   double speed;           ///< astar: speed bound of the heuristic (m/s, 0.5)
   double delta_bn;        ///< sst: selection radius (metric units, 0.05)
   double delta_s;         ///< sst: witness radius (metric units, 0.02)
@@ -218,6 +224,27 @@ void cp_task_action_values(const cp_task *task, long a, double *out);
 
 /// Cost of action a held for the task's duration.
 double cp_task_action_cost(const cp_task *task, long a);
+
+/// Local steering's actions (search.steer "local", docs/planner.md "Local
+/// steering"; planner/search/task_actions.c). A steered action gives each
+/// steered input (every input with a range [lo, hi], lo < hi, but the reach
+/// inputs) the value mid + half u_i for a normalised u_i in [-1, 1],
+/// rounded to one of steer_levels evenly spaced values; each reach input
+/// -1 (no new contact; a touching point is held); every other input (it
+/// must have a single value) that value. Its id is
+/// CP_TASK_CONTINUOUS_ACTIONS plus the levels' mixed-radix index (input 0
+/// fastest), so that it is a value like any other action id: the store,
+/// resume and replay decode it with cp_task_action_values.
+/// 1 when a is a steered action's id of this task.
+int cp_task_action_is_steered(const cp_task *task, long a);
+/// 1 when a is an action id of this task (sampled or steered).
+int cp_task_action_valid(const cp_task *task, long a);
+/// The id of the steered action nearest u [n_steer] (clamped to [-1, 1]).
+long cp_task_steer_action(const cp_task *task, const double *u);
+/// The normalised steered coordinates u [n_steer] of an action whose
+/// values (cp_task_action_values) are values [n_inputs].
+void cp_task_steer_coords(const cp_task *task, const double *values,
+                          double *u);
 
 /// The task's key: SHA-256 (hex) of its text and of the bytes of every
 /// other file it was built from, in reading order (the paths are not part

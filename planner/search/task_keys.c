@@ -5,6 +5,7 @@
 #include "models/jsonread.h"
 
 int cp_task_parse_search_keys(cp_task *t, const json_t *v, cp_error *err) {
+  if (cp_task_parse_steer(t, v, err)) return -1;
   const json_t *x = json_object_get(v, "connect");
   if (!x) return 0;
   if (!json_is_integer(x) || json_integer_value(x) < 0 ||

@@ -11,4 +11,8 @@
 /// ("connect"); 0, or -1 with err set (path "search.KEY").
 int cp_task_parse_search_keys(cp_task *t, const json_t *v, cp_error *err);
 
+/// search.steer ("sample", the default, or "local": planner/search/
+/// task_actions.c) of object v; 0, or -1 with err set (path "search.steer").
+int cp_task_parse_steer(cp_task *t, const json_t *v, cp_error *err);
+
 #endif
