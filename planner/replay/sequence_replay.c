@@ -208,14 +208,28 @@ static void joint_name(const phase *ph, int k, char *buf, size_t n) {
   snprintf(buf, n, "%s/%s", ph->chain.name, ph->chain.joints[k].name);
 }
 
-/* The start: every body the sequence has left somewhere, and the gripper's
- * joints inside a move, bitwise where they were left. */
+/* A body's 13 state numbers as the next phase's scene holds them: the
+ * phase is planned from a scene whose orientation the scene reader divides
+ * by its norm (models/scene.c), which moves the last bits of a quaternion
+ * the simulation left a rounding off unit length. */
+static void as_read(const double *v, double *out) {
+  memcpy(out, v, 13 * sizeof *v);
+  double *q = out + 3;
+  const double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  for (int i = 0; i < 4; ++i) q[i] /= n;
+}
+
+/* The start: every body the sequence has left somewhere (its orientation
+ * as a scene reads it back), and the gripper's joints inside a move,
+ * bitwise where they were left. */
 static void check_start(phase *ph, const double *x) {
   const cp_scene *s = ph->scene;
   for (int b = 0; b < s->n_bodies && !ph->broken; b++) {
     const int at = cp_state_body_at(&ph->l, b);
     const known *k = at >= 0 ? find(ph->sh, s->bodies[b].name) : NULL;
-    if (k && memcmp(k->v, x + at, 13 * sizeof *x)) {
+    double left[13];
+    if (k) as_read(k->v, left);
+    if (k && memcmp(left, x + at, 13 * sizeof *x)) {
       ph->broken = 1;
       snprintf(ph->why, sizeof ph->why, "body \"%.100s\" does not start where the previous phase left it",
                s->bodies[b].name);

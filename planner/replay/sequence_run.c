@@ -141,7 +141,8 @@ static int store_sequence(cp_store *st, const cp_sequence_task *t, const char *n
                                .final_position_error = solved ? res->final_position_error : NAN,
                                .final_angle_error = solved ? res->final_angle_error : NAN,
                                .seconds = res->seconds, .lcp_solves = res->lcp_solves, .plans = res->plans,
-                               .message = res->message[0] ? res->message : NULL};
+                               .message = res->message[0] ? res->message : NULL,
+                               .backtracks = res->backtracks};
   int rc = cp_store_sequence(st, &row, rows, res->n_stages, id, err);
   for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) free(texts[i]);
   return rc;

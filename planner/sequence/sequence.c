@@ -744,13 +744,12 @@ static void keep_failure(order_search *o, int d, const char *why) {
 }
 
 /* With every part placed (stages 0..d-1), the temporary ones removed in
- * the reverse of their placing order, one stage each. 0 done, -1 a removal
+ * the order the task lists them, one stage each. 0 done, -1 a removal
  * failed (the caller takes the last stage back), -2, -3. */
 static int remove_temporary(order_search *o, int d) {
   const cp_sequence_task *t = o->t;
-  for (int i = t->n_parts - 1; i >= 0; i--) {
-    const int p = o->res->order[i];
-    if (!(t->temporary >> p & 1)) continue;
+  for (int i = 0; i < t->n_temporary; i++) {
+    const int p = t->temporary_order[i];
     cp_sequence_stage *stage = &o->res->stages[d];
     memset(stage, 0, sizeof *stage);
     stage->part = p;

@@ -71,6 +71,9 @@ typedef struct cp_sequence_task {
   uint64_t temporary;      ///< parts (bit k: part k) placed like the
                            ///< others and removed again after the last
                            ///< permanent part ("temporary": a centering)
+  int n_temporary;         ///< how many parts are temporary
+  int temporary_order[64]; ///< [n_temporary] the temporary parts in the
+                           ///< order they are removed (as listed)
 } cp_sequence_task;
 
 /// 1 when the JSON document text is an assembly task (an object with the

@@ -161,7 +161,8 @@ static int parse_robot(cp_sequence_task *t, const json_t *v, cp_error *err) {
   return 0;
 }
 
-/* "temporary": names of parts removed after the last permanent one. */
+/* "temporary": names of parts removed after the last permanent one, in
+ * the order listed. */
 static int parse_temporary(cp_sequence_task *t, const json_t *v, cp_error *err) {
   if (!json_is_array(v)) return cp_error_set(err, "temporary", "expected an array of part names");
   size_t i;
@@ -177,6 +178,7 @@ static int parse_temporary(cp_sequence_task *t, const json_t *v, cp_error *err) 
     if (part < 0) return cp_error_set(err, p, "no part (free body) \"%.60s\" in the assembly", name);
     if (t->temporary >> part & 1) return cp_error_set(err, p, "part \"%.60s\" is listed twice", name);
     t->temporary |= (uint64_t)1 << part;
+    t->temporary_order[t->n_temporary++] = part;
     /* It is put back where it was staged, as it was staged. */
     const double *sq = t->staged + 7 * part + 3, *dq = t->scene.bodies[t->part_body[part]].q;
     if (fabs(sq[0] * dq[0] + sq[1] * dq[1] + sq[2] * dq[2] + sq[3] * dq[3]) < 1 - 1e-9)

@@ -21,7 +21,8 @@ static const char sequence_sql[] =
     " seconds REAL NOT NULL,"
     " lcp_solves INTEGER NOT NULL,"
     " plans INTEGER NOT NULL,"
-    " message TEXT);"
+    " message TEXT,"
+    " backtracks INTEGER);"
     "CREATE TABLE IF NOT EXISTS assembly_stages ("
     " sequence_id INTEGER NOT NULL REFERENCES assembly_sequences(id) ON DELETE CASCADE,"
     " stage INTEGER NOT NULL,"
@@ -41,20 +42,35 @@ static int fail(sqlite3 *db, const char *what, cp_error *err) {
   return -1;
 }
 
+/* A table written by an older complan lacks the column backtracks: it is
+ * added (its earlier rows hold NULL). 0, or -1 with SQLite's error. */
+static int add_backtracks(sqlite3 *db) {
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('assembly_sequences') WHERE name = 'backtracks'", -1,
+                         &st, NULL) != SQLITE_OK)
+    return -1;
+  const int rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  if (rc == SQLITE_ROW) return 0;
+  if (rc != SQLITE_DONE) return -1;
+  return sqlite3_exec(db, "ALTER TABLE assembly_sequences ADD COLUMN backtracks INTEGER", NULL, NULL, NULL) ==
+                 SQLITE_OK ? 0 : -1;
+}
+
 int cp_store_sequence(cp_store *store, const cp_store_sequence_row *row,
                       const cp_store_stage_row *stages, int n_stages,
                       int64_t *id, cp_error *err) {
   sqlite3 *db = cp_store_sqlite(store);
   sqlite3_stmt *st = NULL;
   if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) return fail(db, "begin", err);
-  if (sqlite3_exec(db, sequence_sql, NULL, NULL, NULL) != SQLITE_OK) {
+  if (sqlite3_exec(db, sequence_sql, NULL, NULL, NULL) != SQLITE_OK || add_backtracks(db)) {
     fail(db, "assembly_sequences", err);
     goto rollback;
   }
   if (sqlite3_prepare_v2(db,
                          "INSERT INTO assembly_sequences (task, status, parts, part_order,"
-                         " final_position_error, final_angle_error, seconds, lcp_solves, plans, message)"
-                         " VALUES (?,?,?,?,?,?,?,?,?,?)",
+                         " final_position_error, final_angle_error, seconds, lcp_solves, plans, message,"
+                         " backtracks) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                          -1, &st, NULL) != SQLITE_OK) {
     fail(db, "assembly_sequences", err);
     goto rollback;
@@ -70,6 +86,7 @@ int cp_store_sequence(cp_store *store, const cp_store_sequence_row *row,
   sqlite3_bind_int64(st, 9, row->plans);
   if (row->message) sqlite3_bind_text(st, 10, row->message, -1, SQLITE_TRANSIENT);
   else sqlite3_bind_null(st, 10);
+  sqlite3_bind_int(st, 11, row->backtracks);
   if (sqlite3_step(st) != SQLITE_DONE) {
     fail(db, "assembly_sequences", err);
     goto rollback;

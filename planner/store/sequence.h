@@ -8,7 +8,8 @@
 ///
 ///   assembly_sequences(id, created, task, status, parts, part_order,
 ///       final_position_error, final_angle_error, seconds, lcp_solves,
-///       plans, message)
+///       plans, message, backtracks; a table without backtracks, from
+///       an older complan, gains the column on the next write)
 ///   assembly_stages(sequence_id -> assembly_sequences.id, stage, part,
 ///       certified, grasp (JSON), regrasps, attempts, plan_ids (JSON
 ///       array, one per phase), stability, position_error, angle_error)
@@ -35,6 +36,7 @@ typedef struct cp_store_sequence_row {
   long long lcp_solves;
   long plans;
   const char *message;       ///< NULL or why
+  int backtracks;            ///< placed stages taken back by the order search
 } cp_store_sequence_row;
 
 typedef struct cp_store_stage_row {

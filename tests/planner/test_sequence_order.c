@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "planner/store/sequence.h"
+#include "planner/store/store.h"
 #include "synth.h"
 #include "tests/support.h"
 
@@ -73,7 +75,12 @@ Test(sequence_order, stage_without_grasp_sends_the_search_to_another_order) {
   cr_assert_eq(refused, 2);
   cr_assert(json_is_true(json_object_get(doc, "replay_verified")));
   cr_assert_leq(json_number_value(json_object_get(json_object_get(doc, "final_error"), "position")), 0.002);
-  // The stored sequence is the returned one, and replays whole.
+  // The stored sequence is the returned one, with its backtrack, and
+  // replays whole.
+  sqlite3 *h;
+  cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+  cr_assert_eq(synth_query_int(h, "SELECT backtracks FROM assembly_sequences"), 1);
+  sqlite3_close(h);
   synth_assert_sequence_replays(db, doc, 14);
   json_decref(doc);
   synth_remove_db(db);
@@ -195,5 +202,46 @@ Test(sequence_order, placement_that_knocks_a_neighbour_over_is_refused) {
   cr_assert_eq(json_integer_value(json_object_get(doc, "backtracks")), 0);
   cr_assert_leq(json_number_value(json_object_get(json_object_get(doc, "final_error"), "angle")), 3.14159265358979 / 180);
   json_decref(doc);
+  synth_remove_db(db);
+}
+
+// backtracks is a column of assembly_sequences; a table written by an
+// older complan (without it) gains the column on the next write, its
+// earlier rows NULL, and the sequences stay readable.
+Test(sequence_order, backtracks_stored_and_an_older_table_gains_the_column) {
+  char *db = synth_temp_db();
+  cp_store *st;
+  char msg[256];
+  cr_assert_eq(cp_store_open(db, 0, &st, msg, sizeof msg), CP_STORE_OK, "%s", msg);
+  cr_assert_eq(sqlite3_exec(cp_store_sqlite(st),
+                            "CREATE TABLE assembly_sequences (id INTEGER PRIMARY KEY, created TEXT NOT NULL DEFAULT 'x',"
+                            " task TEXT NOT NULL, status TEXT NOT NULL, parts INTEGER NOT NULL, part_order TEXT NOT NULL,"
+                            " final_position_error REAL, final_angle_error REAL, seconds REAL NOT NULL,"
+                            " lcp_solves INTEGER NOT NULL, plans INTEGER NOT NULL, message TEXT);"
+                            "INSERT INTO assembly_sequences (task, status, parts, part_order, seconds, lcp_solves, plans)"
+                            " VALUES ('old.json', 'none', 1, '[]', 0, 0, 0)",
+                            NULL, NULL, NULL),
+               SQLITE_OK);
+  cp_store_sequence_row row = {.task = "new.json", .status = "solved", .parts = 1, .order = "[\"a\"]",
+                               .seconds = 1, .lcp_solves = 2, .plans = 7, .backtracks = 3};
+  cp_store_stage_row stage = {.part = "a", .certified = 1, .grasp = "{}", .plan_ids = "[1,2,3,4,5,6,7]",
+                              .stability = "strong"};
+  int64_t id = 0;
+  cp_error err;
+  cr_assert_eq(cp_store_sequence(st, &row, &stage, 1, &id, &err), 0, "%s", err.msg);
+  cr_assert_eq(id, 2);
+  // A second write finds the column there.
+  row.backtracks = 0;
+  cr_assert_eq(cp_store_sequence(st, &row, &stage, 1, &id, &err), 0, "%s", err.msg);
+  sqlite3 *h = cp_store_sqlite(st);
+  cr_assert_eq(synth_query_int(h, "SELECT count(*) FROM assembly_sequences WHERE id = 1 AND backtracks IS NULL"), 1);
+  cr_assert_eq(synth_query_int(h, "SELECT backtracks FROM assembly_sequences WHERE id = 2"), 3);
+  cr_assert_eq(synth_query_int(h, "SELECT backtracks FROM assembly_sequences WHERE id = 3"), 0);
+  cp_store_sequence_info info;
+  cr_assert_eq(cp_store_sequence_read(st, 2, &info, &err), 0, "%s", err.msg);
+  cr_assert_str_eq(info.status, "solved");
+  cr_assert_eq(info.n_stages, 1);
+  cp_store_sequence_info_free(&info);
+  cp_store_close(st);
   synth_remove_db(db);
 }
