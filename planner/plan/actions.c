@@ -90,6 +90,37 @@ static void contact_goals(const cp_task_input *in, const double *x,
   cp_v3_axpy(push, pw, in->offset - depth, nw);
 }
 
+/* The drawn antipodal pair (pb, nb: body frame) goes to the links the
+ * nearer way round: swapped when the first link is nearer the second
+ * point and the second the first (sum of the two distances), so that the
+ * fingers do not cross through the body. */
+static void pinch_assign(cp_plan_actions *a, const cp_scene *s,
+                         const cp_task_input *in, const cp_body *b,
+                         const double *R, const cp_plan_reach *r,
+                         double pb[2][3], double nb[2][3]) {
+  double tip[2][3], w[2][3], d[2] = {0, 0};
+  for (int k = 0; k < 2; ++k) {
+    cp_actuate_link_pose(s, r[k].goal.manip, r[k].goal.link, in->point,
+                         &a->work, tip[k], NULL);
+    cp_m3_mulv(w[k], R, pb[k]);
+    cp_v3_add(w[k], w[k], b->x);
+  }
+  for (int k = 0; k < 2; ++k) {
+    double e[3], f[3];
+    cp_v3_sub(e, tip[k], w[k]);
+    cp_v3_sub(f, tip[k], w[1 - k]);
+    d[0] += cp_v3_norm(e);
+    d[1] += cp_v3_norm(f);
+  }
+  if (d[1] >= d[0]) return;
+  for (int c = 0; c < 3; ++c) {
+    double t = pb[0][c];
+    pb[0][c] = pb[1][c], pb[1][c] = t;
+    t = nb[0][c];
+    nb[0][c] = nb[1][c], nb[1][c] = t;
+  }
+}
+
 /* At an action's start, a pinch input's two links r[0], r[1]: value v >= 0
  * puts them on an antipodal pair drawn from v (approach, then squeeze);
  * v < 0 holds a pair whose points are each near the body on opposite
@@ -109,7 +140,10 @@ static void pinch_start(cp_plan_actions *a, const cp_scene *s,
       !f && in->hold > 0 && reach_held(a, s, in, &r[0], R, pb[0], nb[0], &depth) &&
       reach_held(a, s, in, &r[1], R, pb[1], nb[1], &depth) &&
       cp_v3_dot(nb[0], nb[1]) < -0.5;
-  if (f) cp_pinch_antipode(&b->shape, f, pb[0], pb[1], nb[1]);
+  if (f) {
+    cp_pinch_antipode(&b->shape, f, pb[0], pb[1], nb[1]);
+    pinch_assign(a, s, in, b, R, r, pb, nb);
+  }
   if (!f && !r[0].held) return;
   for (int k = 0; k < 2; ++k)
     contact_goals(in, b->x, R, pb[k], nb[k], depth, r[k].approach, r[k].push);

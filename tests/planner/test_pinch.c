@@ -65,14 +65,15 @@ Test(pinch, antipodes_of_a_box_a_cylinder_and_a_sphere) {
  * the box accelerates at most (0.8 - 0.098 - 0.49) / 0.06 = 3.5 m/s^2,
  * which takes mu F >= 0.05 (9.81 + 3.5) = 0.67 N, within the 0.98 N of
  * twice the static bound. */
-static char *pinch_task(double squeeze, const char *pinch) {
+static char *pinch_task_at(double squeeze, const char *f2_base,
+                           const char *pinch) {
   char *t = malloc(16384);
   const char *in = "\"mass\": 0.01, \"inertia\": [[1e-6, 0, 0], [0, 1e-6, 0], [0, 0, 1e-6]]";
   char fingers[4096];
   int n = 0;
   for (int f = 0; f < 2; ++f)
     n += snprintf(fingers + n, sizeof fingers - (size_t)n,
-        "%s{\"name\": \"f%d\", \"base\": {\"position\": [%g, 0, 0.02]},"
+        "%s{\"name\": \"f%d\", \"base\": {\"position\": %s},"
         " \"joints\": ["
         "  {\"name\": \"x\", \"type\": \"prismatic\", \"axis\": [1, 0, 0],"
         "   \"limits\": {\"lower\": -0.5, \"upper\": 0.5, \"effort\": %g}, \"link\": {\"name\": \"cx\", %s}},"
@@ -81,7 +82,8 @@ static char *pinch_task(double squeeze, const char *pinch) {
         "  {\"name\": \"z\", \"type\": \"prismatic\", \"axis\": [0, 0, 1],"
         "   \"limits\": {\"lower\": -0.5, \"upper\": 0.5, \"effort\": 0.8}, \"link\": {\"name\": \"tip\", %s,"
         "   \"shape\": {\"type\": \"sphere\", \"radius\": 0.01}}}]}",
-        f ? ", " : "", f + 1, f ? 0.06 : -0.06, squeeze, in, in, in);
+        f ? ", " : "", f + 1, f ? f2_base : "[-0.06, 0, 0.02]", squeeze, in,
+        in, in);
   char inputs[2048];
   n = 0;
   for (int f = 1; f <= 2; ++f)
@@ -108,6 +110,10 @@ static char *pinch_task(double squeeze, const char *pinch) {
       fingers, inputs, pinch);
   cr_assert(n < 16384);
   return t;
+}
+
+static char *pinch_task(double squeeze, const char *pinch) {
+  return pinch_task_at(squeeze, "[0.06, 0, 0.02]", pinch);
 }
 
 static void parse_ok(char *text, cp_task *t) {
@@ -205,6 +211,59 @@ Test(pinch, the_pinch_lifts_the_box_when_mu_f_exceeds_half_its_weight) {
   z = grip_and_lift(0.5 * bound, &tips, &up);
   cr_assert(tips > 0.02, "tips rose %g of %g", tips, up);
   cr_assert(fabs(z) < 0.001, "box rose %g: it should have slipped", z);
+}
+
+/* Whichever face of the +-x pair is drawn, f1 (at x = -0.06) takes the -x
+ * face and f2 (10 cm above the box, farther from either) the +x face: the
+ * tips end touching their faces (centres 1 cm out) at the drawn point and
+ * its antipode. */
+Test(pinch, each_finger_takes_the_nearer_point_of_the_pair) {
+  /* Two values drawing each face, away from the floor (|z| <= 1 cm). */
+  const cp_shape box = {.type = CP_SHAPE_BOX, .size = {0.04, 0.04, 0.04}};
+  const double push[2] = {0.01, 0.01};
+  double v[4];
+  int got[2] = {0, 0};
+  for (double c = 0.1; got[0] + got[1] < 4; c += 0.1) {
+    double pb[3], nb[3], d;
+    unsigned f = cp_reach_sample(&box, CP_REACH_FACE_XP | CP_REACH_FACE_XN, c,
+                                 push, pb, nb, &d);
+    int k = f == CP_REACH_FACE_XN;
+    if (fabs(pb[2]) <= 0.01 && got[k] < 2) v[2 * k + got[k]++] = c;
+  }
+  char keys[512];
+  snprintf(keys, sizeof keys, PINCH_KEYS ", \"values\": [%.17g, %.17g, %.17g, %.17g]",
+           v[0], v[1], v[2], v[3]);
+  cp_task t;
+  parse_ok(pinch_task_at(5, "[0, 0, 0.12]", keys), &t);
+  cp_plan_world *pw;
+  cp_error e;
+  cr_assert_eq(cp_plan_world_create(&t, 1, &pw, &e), 0, "%s", e.msg);
+  const cp_search_problem *p = cp_plan_world_problem(pw);
+  double *y = malloc((size_t)p->n * sizeof *y);
+  for (long a = 0; a < t.n_actions; ++a) {
+    double pb[3], nb[3], d;
+    unsigned f = cp_reach_sample(&t.scene.bodies[1].shape, t.inputs[6].faces,
+                                 t.inputs[6].values[a], t.inputs[6].push, pb,
+                                 nb, &d);
+    cr_assert_eq(f, a < 2 ? CP_REACH_FACE_XP : CP_REACH_FACE_XN);
+    cp_expansion info;
+    memset(&info, 0, sizeof info);
+    cr_assert_eq(p->expand(p->ctx, cp_plan_world_start(pw), 0, NULL, 0, a, y,
+                           &info), 0, "%s", info.message);
+    cr_assert_eq(info.outcome, CP_EXPAND_OK, "%s", info.message);
+    double tip1[3] = {y[13] - 0.06, y[15], y[17] + 0.02},
+           tip2[3] = {y[19], y[21], y[23] + 0.12};
+    cr_assert(fabs(tip1[0] + 0.03) < 1e-3 && fabs(tip2[0] - 0.03) < 1e-3,
+              "action %ld: tips at x %g and %g", a, tip1[0], tip2[0]);
+    for (int k = 1; k < 3; ++k) /* the drawn y, z (box centre 0, 0, 0.02) */
+      cr_assert(fabs(tip1[k] - tip2[k]) < 2e-3 &&
+                fabs(tip1[k] - pb[k] - (k == 2 ? 0.02 : 0)) < 2e-3,
+                "action %ld axis %d: %g, %g, drawn %g", a, k, tip1[k],
+                tip2[k], pb[k]);
+  }
+  free(y);
+  cp_plan_world_destroy(pw);
+  cp_task_free(&t);
 }
 
 static void refused(const char *keys, const char *where, const char *what) {
