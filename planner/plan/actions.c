@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "models/vec3.h"
+#include "planner/search/pinch.h"
 #include "planner/search/reach.h"
 #include "planner/sim/statelayout.h"
 
@@ -13,33 +14,48 @@
  * gain falls off as sigma^2 / (sigma^2 + lambda^2). */
 #define CP_PLAN_DLS_LAMBDA 0.01
 
-/* The reach inputs: each one's goal and the target actuators on its link's
- * path (cp_reach_check made sure there is one per joint). */
+/* One link driven by input i (finger -1: a reach input; 0 or 1: a pinch's
+ * link): its goal and the target actuators on its path. */
+static void reach_add(cp_plan_actions *a, const cp_task *t, int i, int finger,
+                      int manip, int link, int *used) {
+  cp_plan_reach *r = &a->reach[a->n_reach++];
+  const cp_chain *ch = &t->scene.manips[manip];
+  r->input = i;
+  r->finger = finger;
+  r->goal.manip = manip;
+  r->goal.link = link;
+  memcpy(r->goal.point, t->inputs[i].point, sizeof r->goal.point);
+  r->goal.lambda = CP_PLAN_DLS_LAMBDA;
+  r->first = *used;
+  for (int k = 0; k < a->n_act; ++k)
+    if (a->act[k].manip == manip && cp_chain_is_ancestor(ch, a->act[k].joint, link))
+      a->path[(*used)++] = k;
+  r->n = *used - r->first;
+}
+
+/* The reach inputs, then the pinch inputs' link pairs (so that an active or
+ * held pinch wins over a reach on the same link): each link's goal and the
+ * target actuators on its path (cp_reach_check and cp_pinch_check made sure
+ * there is one per joint). */
 static int reach_init(cp_plan_actions *a, const cp_task *t) {
   int n = 0;
-  for (int i = 0; i < t->n_inputs; ++i) n += t->inputs[i].kind == CP_INPUT_REACH;
+  for (int i = 0; i < t->n_inputs; ++i)
+    n += t->inputs[i].kind == CP_INPUT_REACH ? 1
+         : t->inputs[i].kind == CP_INPUT_PINCH ? 2 : 0;
   if (!n) return 0;
   a->reach = calloc((size_t)n, sizeof *a->reach);
   a->path = calloc((size_t)n * (size_t)(a->n_act + 1), sizeof *a->path);
   a->rel = calloc((size_t)a->n_act + 1, sizeof *a->rel);
   if (!a->reach || !a->path || !a->rel) return -1;
   int used = 0;
+  for (int i = 0; i < t->n_inputs; ++i)
+    if (t->inputs[i].kind == CP_INPUT_REACH)
+      reach_add(a, t, i, -1, t->inputs[i].manip, t->inputs[i].index, &used);
   for (int i = 0; i < t->n_inputs; ++i) {
     const cp_task_input *in = &t->inputs[i];
-    if (in->kind != CP_INPUT_REACH) continue;
-    cp_plan_reach *r = &a->reach[a->n_reach++];
-    const cp_chain *ch = &t->scene.manips[in->manip];
-    r->input = i;
-    r->goal.manip = in->manip;
-    r->goal.link = in->index;
-    memcpy(r->goal.point, in->point, sizeof in->point);
-    r->goal.lambda = CP_PLAN_DLS_LAMBDA;
-    r->first = used;
-    for (int k = 0; k < a->n_act; ++k)
-      if (a->act[k].manip == in->manip &&
-          cp_chain_is_ancestor(ch, a->act[k].joint, in->index))
-        a->path[used++] = k;
-    r->n = used - r->first;
+    if (in->kind != CP_INPUT_PINCH) continue;
+    reach_add(a, t, i, 0, in->manip, in->index, &used);
+    reach_add(a, t, i, 1, in->manip2, in->index2, &used);
   }
   return 0;
 }
@@ -48,16 +64,102 @@ static int reach_init(cp_plan_actions *a, const cp_task *t) {
  * point when that is within offset + hold (body frame pb, nb, with the
  * squeeze push[1] as the depth). */
 static int reach_held(cp_plan_actions *a, const cp_scene *s,
-                      const cp_task_input *in, const double *R, double *pb,
-                      double *nb, double *depth) {
+                      const cp_task_input *in, const cp_plan_reach *r,
+                      const double *R, double *pb, double *nb, double *depth) {
   double pw[3], d[3], dist;
   const cp_body *b = &s->bodies[in->body];
-  cp_actuate_link_pose(s, in->manip, in->index, in->point, &a->work, pw, NULL);
+  cp_actuate_link_pose(s, r->goal.manip, r->goal.link, in->point, &a->work, pw,
+                       NULL);
   cp_v3_sub(d, pw, b->x);
   cp_m3_tmulv(pw, R, d);
   unsigned f = cp_reach_nearest(&b->shape, pw, pb, nb, &dist);
   *depth = in->push[1];
   return (f & in->faces) && dist <= in->offset + in->hold;
+}
+
+/* The goals (world) of a point at pb with normal nb (body frame, body at
+ * x, R): standoff `approach` in front of the face, and `depth` past it. */
+static void contact_goals(const cp_task_input *in, const double *x,
+                          const double *R, const double *pb, const double *nb,
+                          double depth, double *approach, double *push) {
+  double pw[3], nw[3];
+  cp_m3_mulv(pw, R, pb);
+  cp_v3_add(pw, pw, x);
+  cp_m3_mulv(nw, R, nb);
+  cp_v3_axpy(approach, pw, in->offset + in->approach, nw);
+  cp_v3_axpy(push, pw, in->offset - depth, nw);
+}
+
+/* The drawn antipodal pair (pb, nb: body frame) goes to the links the
+ * nearer way round: swapped when the first link is nearer the second
+ * point and the second the first (sum of the two distances), so that the
+ * fingers do not cross through the body. */
+static void pinch_assign(cp_plan_actions *a, const cp_scene *s,
+                         const cp_task_input *in, const cp_body *b,
+                         const double *R, const cp_plan_reach *r,
+                         double pb[2][3], double nb[2][3]) {
+  double tip[2][3], w[2][3], d[2] = {0, 0};
+  for (int k = 0; k < 2; ++k) {
+    cp_actuate_link_pose(s, r[k].goal.manip, r[k].goal.link, in->point,
+                         &a->work, tip[k], NULL);
+    cp_m3_mulv(w[k], R, pb[k]);
+    cp_v3_add(w[k], w[k], b->x);
+  }
+  for (int k = 0; k < 2; ++k) {
+    double e[3], f[3];
+    cp_v3_sub(e, tip[k], w[k]);
+    cp_v3_sub(f, tip[k], w[1 - k]);
+    d[0] += cp_v3_norm(e);
+    d[1] += cp_v3_norm(f);
+  }
+  if (d[1] >= d[0]) return;
+  for (int c = 0; c < 3; ++c) {
+    double t = pb[0][c];
+    pb[0][c] = pb[1][c], pb[1][c] = t;
+    t = nb[0][c];
+    nb[0][c] = nb[1][c], nb[1][c] = t;
+  }
+}
+
+/* At an action's start, a pinch input's two links r[0], r[1]: value v >= 0
+ * puts them on an antipodal pair drawn from v (approach, then squeeze);
+ * v < 0 holds a pair whose points are each near the body on opposite
+ * faces, pressed in by push[1], and carries it rigidly by the draw of v:
+ * turned by its angle about the input's axis through the pair's midpoint,
+ * then displaced. */
+static void pinch_start(cp_plan_actions *a, const cp_scene *s,
+                        const cp_task_input *in, double v, cp_plan_reach *r) {
+  const cp_body *b = &s->bodies[in->body];
+  double R[9], pb[2][3], nb[2][3], depth;
+  cp_quat_to_mat(R, b->q);
+  unsigned f = v >= 0 ? cp_reach_sample(&b->shape, in->faces, v, in->push,
+                                        pb[0], nb[0], &depth)
+                      : 0;
+  r[0].active = r[1].active = f != 0;
+  r[0].held = r[1].held =
+      !f && in->hold > 0 && reach_held(a, s, in, &r[0], R, pb[0], nb[0], &depth) &&
+      reach_held(a, s, in, &r[1], R, pb[1], nb[1], &depth) &&
+      cp_v3_dot(nb[0], nb[1]) < -0.5;
+  if (f) {
+    cp_pinch_antipode(&b->shape, f, pb[0], pb[1], nb[1]);
+    pinch_assign(a, s, in, b, R, r, pb, nb);
+  }
+  if (!f && !r[0].held) return;
+  for (int k = 0; k < 2; ++k)
+    contact_goals(in, b->x, R, pb[k], nb[k], depth, r[k].approach, r[k].push);
+  if (f) return;
+  double delta[3], angle, c[3], q[4], T[9];
+  cp_pinch_carry(in, v, delta, &angle);
+  cp_quat_axis_angle(q, in->direction, angle);
+  cp_quat_to_mat(T, q);
+  for (int k = 0; k < 3; ++k) c[k] = 0.5 * (r[0].push[k] + r[1].push[k]);
+  for (int k = 0; k < 2; ++k) {
+    double d[3];
+    cp_v3_sub(d, r[k].push, c);
+    cp_m3_mulv(r[k].push, T, d);
+    cp_v3_add(r[k].push, r[k].push, c);
+    cp_v3_add(r[k].push, r[k].push, delta);
+  }
 }
 
 /* At an action's start: the contact of each active or held reach input,
@@ -74,19 +176,20 @@ static void reach_start(cp_plan_actions *a, const cp_task *t,
     cp_plan_reach *r = &a->reach[g];
     const cp_task_input *in = &t->inputs[r->input];
     const cp_body *b = &s->bodies[in->body];
-    double pb[3], nb[3], depth, R[9], pw[3], nw[3];
+    double pb[3], nb[3], depth, R[9];
+    if (r->finger >= 0) { /* a pinch: both links at once */
+      pinch_start(a, s, in, values[r->input], r);
+      ++g;
+      continue;
+    }
     cp_quat_to_mat(R, b->q);
     r->active = values[r->input] >= 0 &&
                 cp_reach_sample(&b->shape, in->faces, values[r->input],
                                 in->push, pb, nb, &depth);
     r->held = !r->active && in->hold > 0 &&
-              reach_held(a, s, in, R, pb, nb, &depth);
+              reach_held(a, s, in, r, R, pb, nb, &depth);
     if (!r->active && !r->held) continue;
-    cp_m3_mulv(pw, R, pb);
-    cp_v3_add(pw, pw, b->x);
-    cp_m3_mulv(nw, R, nb);
-    cp_v3_axpy(r->approach, pw, in->offset + in->approach, nw);
-    cp_v3_axpy(r->push, pw, in->offset - depth, nw);
+    contact_goals(in, b->x, R, pb, nb, depth, r->approach, r->push);
   }
 }
 
@@ -102,7 +205,8 @@ static void reach_apply(cp_plan_actions *a, const cp_scene *s) {
     cp_actuate_cartesian(s, &r->goal, &a->work, a->targets);
     for (int k = r->first; k < r->first + r->n; ++k) {
       int i = a->path[k];
-      a->act[i].target = a->targets[a->act[i].joint] + (r->held ? a->rel[i] : 0);
+      a->act[i].target = a->targets[a->act[i].joint] +
+                         (r->held && r->finger < 0 ? a->rel[i] : 0);
     }
   }
   a->step++;

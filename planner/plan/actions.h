@@ -17,15 +17,18 @@ typedef struct cp_plan_cartesian {
   int first, n;        /* its actuators: act[first .. first + n - 1] */
 } cp_plan_cartesian;
 
-/* A reach input (planner/search/reach.h): when its value is >= 0 its link
+/* A reach input (planner/search/reach.h), or one link of a pinch: when its value is >= 0 its link
  * point is driven to the approach point for the action's first half and
  * to the push point for the rest, overriding the targets of its path's
  * target inputs. */
 typedef struct cp_plan_reach {
   int input;           /* the task input */
+  int finger;          /* -1: a reach input; 0, 1: a pinch input's first or
+                          second link (planner/search/pinch.h) */
   int active;          /* this action's value is >= 0 */
   int held;            /* value < 0 and the point near the body: held at
-                          push, moved by its target inputs' relative values */
+                          push, moved by its target inputs' relative values
+                          (a pinch: by the pair's carry, in push) */
   cp_cartesian_goal goal;
   double approach[3], push[3]; /* the point's goals (world) */
   int first, n;        /* its path's actuators: act[path[first .. +n-1]] */

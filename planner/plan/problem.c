@@ -540,8 +540,7 @@ int cp_plan_world_create(const cp_task *task, int warm_start,
                            .type == CP_JOINT_PRISMATIC;
   int bad_input = -1;
   for (int i = 0; i < task->n_inputs && bad_input < 0; ++i)
-    if (task->inputs[i].kind != CP_INPUT_CARTESIAN &&
-        task->inputs[i].kind != CP_INPUT_REACH &&
+    if (task->inputs[i].kind < CP_INPUT_CARTESIAN && /* a joint's input */
         cp_state_joint_row(&lay, cp_world_scene(pw->world),
                            task->inputs[i].joint, NULL) != task->inputs[i].row)
       bad_input = i;

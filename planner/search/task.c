@@ -9,6 +9,7 @@
 
 #include "models/jsonread.h"
 #include "planner/sim/actuate.h"
+#include "planner/search/pinch.h"
 #include "planner/search/reach.h"
 #include "planner/search/search.h"
 #include "planner/search/task_keys.h"
@@ -185,8 +186,8 @@ static const char *const cartesian_keys[] = {
 static const char *const reach_keys[] = {
     "kind", "values", "range", "samples", "link", "point", "body", "exclude",
     "offset", "approach", "push", "hold", NULL};
-static const char *const *const input_keys[] = {effort_keys, target_keys,
-                                                cartesian_keys, reach_keys};
+static const char *const *const input_keys[] = {
+    effort_keys, target_keys, cartesian_keys, reach_keys, cp_pinch_keys};
 
 /* The input's "kind" and, for a Cartesian input, its link, point and
  * direction (or axis). */
@@ -205,10 +206,11 @@ static int parse_input_kind(cp_task *t, cp_task_input *ti, const json_t *in,
     else if (!strcmp(s, "target")) ti->kind = CP_INPUT_TARGET;
     else if (!strcmp(s, "cartesian")) ti->kind = CP_INPUT_CARTESIAN;
     else if (!strcmp(s, "reach")) ti->kind = CP_INPUT_REACH;
+    else if (!strcmp(s, "pinch")) ti->kind = CP_INPUT_PINCH;
     else
       return cp_error_set(err, q,
                           "unknown input kind \"%.40s\" (expected \"effort\", "
-                          "\"target\", \"cartesian\" or \"reach\")",
+                          "\"target\", \"cartesian\", \"reach\" or \"pinch\")",
                           s);
   }
   if (ti->kind != CP_INPUT_EFFORT && t->mode == CP_TASK_QUASISTATIC)
@@ -217,7 +219,8 @@ static int parse_input_kind(cp_task *t, cp_task_input *ti, const json_t *in,
                         "inputs are joint velocities)",
                         ti->kind == CP_INPUT_TARGET      ? "target"
                         : ti->kind == CP_INPUT_CARTESIAN ? "cartesian"
-                                                         : "reach");
+                        : ti->kind == CP_INPUT_REACH     ? "reach" : "pinch");
+  if (ti->kind == CP_INPUT_PINCH) return cp_pinch_parse(t, ti, in, p, err);
   if (ti->kind == CP_INPUT_REACH) return cp_reach_parse(t, ti, in, p, err);
   if (ti->kind != CP_INPUT_CARTESIAN) return 0;
   ti->row = -1;
@@ -256,7 +259,7 @@ static int parse_input_kind(cp_task *t, cp_task_input *ti, const json_t *in,
  * resolved once the action's step is known: resolve_gains). */
 static int parse_input_drive(cp_task *t, cp_task_input *ti, const json_t *in,
                              const char *p, cp_error *err) {
-  if (ti->kind == CP_INPUT_CARTESIAN || ti->kind == CP_INPUT_REACH) return 0;
+  if (ti->kind >= CP_INPUT_CARTESIAN) return 0; /* a link's input */
   char q[CP_JSON_PATH_MAX];
   cp_state_layout l;
   if (cp_state_layout_init(&l, &t->scene))
@@ -339,8 +342,7 @@ static int parse_cartesian_groups(cp_task *t, cp_error *err) {
     const cp_chain *c = &t->scene.manips[a->manip];
     for (int k = 0; k < t->n_inputs; ++k) {
       const cp_task_input *b = &t->inputs[k];
-      if (b->kind == CP_INPUT_CARTESIAN || b->kind == CP_INPUT_REACH ||
-          b->manip != a->manip)
+      if (b->kind >= CP_INPUT_CARTESIAN || b->manip != a->manip)
         continue;
       if (cp_chain_is_ancestor(c, b->index, a->index))
         return cp_error_set(err, p,
@@ -415,7 +417,7 @@ static int parse_inputs(cp_task *t, const json_t *v, cp_error *err) {
     cp_task_input *ti = &t->inputs[i++];
     if (!(ti->joint = dupstr(key))) return cp_error_setc(err, CP_ERR_NOMEM, p, "out of memory");
     if (parse_input_kind(t, ti, in, p, err)) return -1;
-    if (ti->kind != CP_INPUT_CARTESIAN && ti->kind != CP_INPUT_REACH) {
+    if (ti->kind < CP_INPUT_CARTESIAN) { /* a joint's input */
       const char *leader = NULL;
       ti->row = joint_row(&t->scene, key, &leader);
       if (ti->row == -3) return cp_error_setc(err, CP_ERR_NOMEM, p, "out of memory");
@@ -483,7 +485,7 @@ static int parse_inputs(cp_task *t, const json_t *v, cp_error *err) {
     if (parse_input_drive(t, ti, in, p, err)) return -1;
   }
   if (parse_cartesian_groups(t, err)) return -1;
-  return cp_reach_check(t, err);
+  return cp_reach_check(t, err) || cp_pinch_check(t, err) ? -1 : 0;
 }
 
 static int parse_action(cp_task *t, const json_t *v, cp_error *err) {

@@ -53,8 +53,10 @@ typedef enum cp_task_input_kind {
   CP_INPUT_EFFORT = 0,  ///< joint effort (dynamic) or velocity (quasistatic)
   CP_INPUT_TARGET,      ///< joint position target, tracked by PD
   CP_INPUT_CARTESIAN,   ///< displacement (m) or rotation (rad) of a link
-  CP_INPUT_REACH        ///< a link point put on a sampled point of a body's
+  CP_INPUT_REACH,       ///< a link point put on a sampled point of a body's
                         ///< surface (planner/search/reach.h)
+  CP_INPUT_PINCH        ///< two link points put on antipodal points of a
+                        ///< body and squeezed (planner/search/pinch.h)
 } cp_task_input_kind;
 
 /// One input: a joint (or, for a Cartesian input, a link) and its
@@ -95,6 +97,12 @@ typedef struct cp_task_input {
                       ///< drawn from [push[0], push[1]]
   double hold;        ///< reach: a value < 0 holds a contact the point is
                       ///< within offset + hold of (0: never)
+  int manip2, index2; ///< pinch: the second link (the first: manip, index;
+                      ///< the reach fields above apply to both)
+  double carry[3];    ///< pinch: a held pair's largest displacement per
+                      ///< world axis and action (m)
+  double turn;        ///< pinch: its largest turn per action (rad) about
+                      ///< `direction` (world, unit)
 } cp_task_input;
 
 /// search.sampling "continuous" (rrt and sst): an action index is a seed

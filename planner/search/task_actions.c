@@ -51,6 +51,11 @@ int cp_task_parse_steer(cp_task *t, const json_t *v, cp_error *err) {
   int n = 0;
   for (int i = 0; i < t->n_inputs; ++i) {
     const cp_task_input *in = &t->inputs[i];
+    if (in->kind == CP_INPUT_PINCH) {
+      char where[CP_JSON_PATH_MAX];
+      snprintf(where, sizeof where, "inputs.%.150s", in->joint);
+      return cp_error_set(err, where, "local steering does not take \"pinch\" inputs (yet): use \"sample\"");
+    }
     if (steered(in)) {
       ++n;
     } else if (in->kind != CP_INPUT_REACH && in->n_values != 1) {
@@ -125,7 +130,7 @@ static double steer_cost(const cp_task *t, long a) {
   double sq = 0;
   for (int i = 0; i < t->n_inputs; ++i) {
     double v = steer_value(&t->inputs[i], t->steer_levels, &rest);
-    if (t->inputs[i].kind != CP_INPUT_REACH) sq += v * v;
+    if (t->inputs[i].kind < CP_INPUT_REACH) sq += v * v; /* else a label */
   }
   return (t->cost_time + t->cost_effort * sq) * t->duration;
 }
@@ -171,7 +176,7 @@ double cp_task_action_cost(const cp_task *t, long a) {
   if (t->continuous) cp_rng_seed(&r, (uint64_t)a);
   for (int i = 0; i < t->n_inputs; ++i) {
     double v = input_value(t, i, &a, &r);
-    if (t->inputs[i].kind != CP_INPUT_REACH) sq += v * v; /* a label */
+    if (t->inputs[i].kind < CP_INPUT_REACH) sq += v * v; /* else a label */
   }
   return (t->cost_time + t->cost_effort * sq) * t->duration;
 }
