@@ -326,3 +326,33 @@ Test(pinch, bad_pinch_inputs_are_refused_with_their_path) {
   cr_assert(strstr(e.msg, "\"f2/y\" moves a pinching link"), "%s", e.msg);
   free(text);
 }
+
+/* The pinch test task searched by rrt with continuous sampling and the
+ * given search.steer. */
+static char *steered_pinch_task(const char *steer) {
+  char *text = pinch_task(5, ", \"values\": [0]");
+  char *at = strstr(text, "\"limits\": {\"nodes\": 10}}");
+  cr_assert_not_null(at);
+  snprintf(at, 16384 - (size_t)(at - text),
+           "\"search\": {\"method\": \"rrt\", \"sampling\": \"continuous\", \"steer\": \"%s\"},"
+           " \"limits\": {\"nodes\": 10}}", steer);
+  return text;
+}
+
+/* Local steering (search.steer "local") moves inputs with a range along
+ * a fitted linear model; a pinch is a label (which faces, which carry), so
+ * a task that combines the two is refused at the pinch input's path. */
+Test(pinch, local_steering_refuses_a_pinch_input) {
+  char *text = steered_pinch_task("local");
+  cp_task t;
+  cp_error e;
+  cr_assert_neq(cp_task_parse(text, strlen(text), NULL, &t, &e), 0);
+  cr_assert_str_eq(e.where, "inputs.pinch", "%s: %s", e.where, e.msg);
+  cr_assert(strstr(e.msg, "pinch"), "%s", e.msg);
+  free(text);
+  /* The same task with plain sampling parses. */
+  text = steered_pinch_task("sample");
+  cr_assert_eq(cp_task_parse(text, strlen(text), NULL, &t, &e), 0, "%s: %s", e.where, e.msg);
+  cp_task_free(&t);
+  free(text);
+}
