@@ -135,22 +135,14 @@ int cp_pinch_parse(cp_task *t, cp_task_input *ti, const json_t *in,
 static int path_driven(const cp_task *t, const cp_task_input *a, int manip,
                        int link, cp_error *err) {
   const cp_chain *c = &t->scene.manips[manip];
-  for (int k = 0; k < c->n; ++k) {
-    if (c->joints[k].is_mimic || !cp_chain_is_ancestor(c, k, link)) continue;
-    int j = 0;
-    while (j < t->n_inputs && !(t->inputs[j].kind == CP_INPUT_TARGET &&
-                                t->inputs[j].manip == manip &&
-                                t->inputs[j].index == k))
-      ++j;
-    if (j < t->n_inputs) continue;
-    char p[CP_JSON_PATH_MAX];
-    return cp_error_set(err, cp_json_path_key(p, "inputs", a->joint),
-                        "joint \"%.60s/%.60s\" moves a pinching link and is "
-                        "not a \"target\" input: a pinch sets the targets of "
-                        "every joint on both links' paths",
-                        c->name, c->joints[k].name);
-  }
-  return 0;
+  const int k = cp_reach_undriven_joint(t, manip, link);
+  if (k < 0) return 0;
+  char p[CP_JSON_PATH_MAX];
+  return cp_error_set(err, cp_json_path_key(p, "inputs", a->joint),
+                      "joint \"%.60s/%.60s\" moves a pinching link and is "
+                      "not a \"target\" input: a pinch sets the targets of "
+                      "every joint on both links' paths",
+                      c->name, c->joints[k].name);
 }
 
 int cp_pinch_check(const cp_task *t, cp_error *err) {

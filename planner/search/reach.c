@@ -220,21 +220,27 @@ int cp_reach_check(const cp_task *t, cp_error *err) {
     const cp_task_input *a = &t->inputs[i];
     if (a->kind != CP_INPUT_REACH) continue;
     const cp_chain *c = &t->scene.manips[a->manip];
-    for (int k = 0; k < c->n; ++k) {
-      if (c->joints[k].is_mimic || !cp_chain_is_ancestor(c, k, a->index))
-        continue;
-      int driven = 0;
-      for (int j = 0; j < t->n_inputs && !driven; ++j)
-        driven = t->inputs[j].kind == CP_INPUT_TARGET &&
-                 t->inputs[j].manip == a->manip && t->inputs[j].index == k;
-      if (driven) continue;
-      char p[CP_JSON_PATH_MAX];
-      return cp_error_set(err, cp_json_path_key(p, "inputs", a->joint),
-                          "joint \"%.60s/%.60s\" moves this link and is not a "
-                          "\"target\" input: a reach input sets the targets "
-                          "of every joint on its link's path",
-                          c->name, c->joints[k].name);
-    }
+    const int k = cp_reach_undriven_joint(t, a->manip, a->index);
+    if (k < 0) continue;
+    char p[CP_JSON_PATH_MAX];
+    return cp_error_set(err, cp_json_path_key(p, "inputs", a->joint),
+                        "joint \"%.60s/%.60s\" moves this link and is not a "
+                        "\"target\" input: a reach input sets the targets "
+                        "of every joint on its link's path",
+                        c->name, c->joints[k].name);
   }
   return 0;
+}
+
+int cp_reach_undriven_joint(const cp_task *t, int manip, int link) {
+  const cp_chain *c = &t->scene.manips[manip];
+  for (int k = 0; k < c->n; ++k) {
+    if (c->joints[k].is_mimic || !cp_chain_is_ancestor(c, k, link)) continue;
+    int driven = 0;
+    for (int j = 0; j < t->n_inputs && !driven; ++j)
+      driven = t->inputs[j].kind == CP_INPUT_TARGET &&
+               t->inputs[j].manip == manip && t->inputs[j].index == k;
+    if (!driven) return k;
+  }
+  return -1;
 }

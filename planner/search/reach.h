@@ -35,6 +35,11 @@ int cp_reach_parse(cp_task *t, cp_task_input *ti, const json_t *in,
  * overrides their targets while it acts). Returns 0, or -1 with err. */
 int cp_reach_check(const cp_task *t, cp_error *err);
 
+/* The first joint (not a mimic) on the path from manipulator manip's root
+ * to link `link` that no "target" input drives, or -1 when every one is
+ * driven: reach and pinch inputs set the targets of every such joint. */
+int cp_reach_undriven_joint(const cp_task *t, int manip, int link);
+
 /* The contact drawn for an action value v >= 0: a face among `faces`
  * (chosen with probability proportional to its area), a point uniform on
  * it (p, body frame), its outward unit normal (n, body frame) and a depth
