@@ -345,6 +345,10 @@ Test(cli_plan, bad_tasks_and_databases_exit_2_with_the_place) {
   bad(a3, 2, "--method", NULL);
   const char *a4[] = {"complan", "plan", NULL};
   bad(a4, 2, "missing TASK", NULL);
+  /* A time limit beyond a task's limits.seconds range: the range is said. */
+  const char *a4b[] = {"complan", "plan", task_path("push.json"), "--max-seconds", "1e9", "--db", db, NULL};
+  bad(a4b, 2, "--max-seconds: expected a number of seconds from 1e-6 to 1e7, found '1e9'", NULL);
+  cr_assert_neq(access(db, F_OK), 0, "no database written for a bad flag");
   /* A file that is not SQLite is refused and left alone. */
   char *junk = cpt_temp_file("not a database\n", ".sqlite");
   const char *a5[] = {"complan", "plan", task_path("push.json"), "--db", junk, NULL};
