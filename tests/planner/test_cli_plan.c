@@ -298,6 +298,31 @@ Test(cli_plan, limits_exit_1_and_plans_lists_runs) {
   synth_remove_db(db);
 }
 
+/* A run's stored options name every search setting that shapes its tree,
+ * rrt's greedy extension (search.connect) and the steering among them
+ * (issue 23: `connect` was only in the stored task text). */
+Test(cli_plan, stored_options_name_connect_and_steer) {
+  char *db = synth_temp_db();
+  char *tp = temp_task("push.json", "\"search\": {\"method\": \"astar\",",
+                       "\"search\": {\"method\": \"rrt\", \"connect\": 3,");
+  const char *argv[] = {"complan", "plan", tp, "--db", db, "--max-nodes", "30", "--json", NULL};
+  char *out, *err;
+  int rc = cpt_run(argv, &out, &err); /* solved (0) or the node limit (1) */
+  cr_assert(rc == 0 || rc == 1, "exit %d: %s", rc, err);
+  free(out);
+  free(err);
+  sqlite3 *s;
+  cr_assert_eq(sqlite3_open(db, &s), SQLITE_OK);
+  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM searches"), 1);
+  cr_assert_eq(synth_query_int(s, "SELECT json_extract(options, '$.connect') FROM searches"), 3);
+  cr_assert_eq(synth_query_int(s, "SELECT json_extract(options, '$.steer') = 'sample' FROM searches"), 1);
+  cr_assert_eq(synth_query_int(s, "SELECT json_extract(options, '$.method') = 'rrt' FROM searches"), 1);
+  sqlite3_close(s);
+  unlink(tp);
+  free(tp);
+  synth_remove_db(db);
+}
+
 Test(cli_plan, benchmark_writes_ompl_tables) {
   char *db = synth_temp_db();
   const char *argv[] = {"complan", "plan", task_path("push.json"), "--db", db,
