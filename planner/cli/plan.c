@@ -327,7 +327,7 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
                    "(when complan is built with OMPL, docs/ompl.md)"),
       {"--max-seconds", "S", CP_FLAG_DOUBLE, &max_seconds,
        "time limit (default: the task's limits.seconds)", .dmin = 1e-6, .dmax = 1e7,
-       .expect = "a number > 0"},
+       .expect = "a number of seconds from 1e-6 to 1e7"},
       {"--max-nodes", "N", CP_FLAG_LONG, &max_nodes, "node limit (default: the task's limits.nodes)",
        .imin = 1, .imax = 100000000, .expect = "an integer >= 1"},
       {"--threads", "N", CP_FLAG_LONG, &threads,

@@ -158,16 +158,24 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
       cp_error_set(err, "search.method", "%s", msg);
       return res->status = CP_PLAN_BAD_INPUT;
     }
-    char options[512];
-    snprintf(options, sizeof options,
-             "{\"method\": \"%s\", \"weight\": %.17g, \"goal_bias\": %.17g, "
-             "\"candidates\": %d, \"delta_bn\": %.17g, \"delta_s\": %.17g, "
-             "\"max_nodes\": %ld, \"max_seconds\": %.17g, \"batch\": %d, "
-             "\"search_batch\": %d, \"world\": %s}",
-             cp_search_method(s), so.weight, so.goal_bias, so.candidates,
-             so.delta_bn, so.delta_s, so.max_nodes, max_seconds, batch,
-             so.batch,
-             opt.world_options ? opt.world_options : "{}");
+    char options[2048];
+    const int n_opt = snprintf(options, sizeof options,
+                 "{\"method\": \"%s\", \"weight\": %.17g, \"goal_bias\": %.17g, "
+                 "\"candidates\": %d, \"connect\": %d, \"steer\": \"%s\", "
+                 "\"delta_bn\": %.17g, \"delta_s\": %.17g, "
+                 "\"max_nodes\": %ld, \"max_seconds\": %.17g, \"batch\": %d, "
+                 "\"search_batch\": %d, \"world\": %s}",
+                 cp_search_method(s), so.weight, so.goal_bias, so.candidates,
+                 so.connect, so.steer_local ? "local" : "sample",
+                 so.delta_bn, so.delta_s, so.max_nodes, max_seconds, batch,
+                 so.batch,
+                 opt.world_options ? opt.world_options : "{}");
+    if (n_opt < 0 || (size_t)n_opt >= sizeof options) {
+      cp_search_destroy(s);
+      cp_error_set(err, "", "the run's options (%d characters with the world's) do not fit in %zu",
+                   n_opt, sizeof options);
+      return res->status = CP_PLAN_BAD_INPUT;
+    }
     /* The run with its start node: resumable from the first commit on. */
     if ((ss = cp_store_run_start(st, task_id, options, so.seed, task, s,
                                  &run_id))) {

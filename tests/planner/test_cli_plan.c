@@ -298,6 +298,31 @@ Test(cli_plan, limits_exit_1_and_plans_lists_runs) {
   synth_remove_db(db);
 }
 
+/* A run's stored options name every search setting that shapes its tree,
+ * rrt's greedy extension (search.connect) and the steering among them
+ * (issue 23: `connect` was only in the stored task text). */
+Test(cli_plan, stored_options_name_connect_and_steer) {
+  char *db = synth_temp_db();
+  char *tp = temp_task("push.json", "\"search\": {\"method\": \"astar\",",
+                       "\"search\": {\"method\": \"rrt\", \"connect\": 3,");
+  const char *argv[] = {"complan", "plan", tp, "--db", db, "--max-nodes", "30", "--json", NULL};
+  char *out, *err;
+  int rc = cpt_run(argv, &out, &err); /* solved (0) or the node limit (1) */
+  cr_assert(rc == 0 || rc == 1, "exit %d: %s", rc, err);
+  free(out);
+  free(err);
+  sqlite3 *s;
+  cr_assert_eq(sqlite3_open(db, &s), SQLITE_OK);
+  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM searches"), 1);
+  cr_assert_eq(synth_query_int(s, "SELECT json_extract(options, '$.connect') FROM searches"), 3);
+  cr_assert_eq(synth_query_int(s, "SELECT json_extract(options, '$.steer') = 'sample' FROM searches"), 1);
+  cr_assert_eq(synth_query_int(s, "SELECT json_extract(options, '$.method') = 'rrt' FROM searches"), 1);
+  sqlite3_close(s);
+  unlink(tp);
+  free(tp);
+  synth_remove_db(db);
+}
+
 Test(cli_plan, benchmark_writes_ompl_tables) {
   char *db = synth_temp_db();
   const char *argv[] = {"complan", "plan", task_path("push.json"), "--db", db,
@@ -345,6 +370,10 @@ Test(cli_plan, bad_tasks_and_databases_exit_2_with_the_place) {
   bad(a3, 2, "--method", NULL);
   const char *a4[] = {"complan", "plan", NULL};
   bad(a4, 2, "missing TASK", NULL);
+  /* A time limit beyond a task's limits.seconds range: the range is said. */
+  const char *a4b[] = {"complan", "plan", task_path("push.json"), "--max-seconds", "1e9", "--db", db, NULL};
+  bad(a4b, 2, "--max-seconds: expected a number of seconds from 1e-6 to 1e7, found '1e9'", NULL);
+  cr_assert_neq(access(db, F_OK), 0, "no database written for a bad flag");
   /* A file that is not SQLite is refused and left alone. */
   char *junk = cpt_temp_file("not a database\n", ".sqlite");
   const char *a5[] = {"complan", "plan", task_path("push.json"), "--db", junk, NULL};
