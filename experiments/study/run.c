@@ -20,6 +20,7 @@
 #include "contact/solve.h"
 #include "models/clock.h"
 #include "planner/io/outfile.h"
+#include "planner/plan/mpi.h"
 
 cp_paper_options cp_paper_defaults(void) {
   cp_paper_options o;
@@ -624,6 +625,110 @@ static int run_forked(cp_paper_study *st, cp_paper_progress_fn progress, void *p
 }
 
 /* ------------------------------------------------------------------------ */
+/* Data sets as items (cp_paper_options.spread, e.g. MPI ranks)             */
+/* ------------------------------------------------------------------------ */
+
+/* A request: this header, then the problem's scene text (its NUL not
+ * sent). Plain data of this process's layout; pointers travel as NULL. */
+typedef struct item_request {
+  uint32_t magic;           /* ITEM_VERSION: another layout fails to decode */
+  int32_t dataset;          /* the row's index (problem-major) */
+  cp_paper_options opt;
+  cp_paper_problem problem;
+} item_request;
+
+#define ITEM_VERSION (0x50500000u + (uint32_t)sizeof(item_request))
+
+typedef struct items_ctx {
+  cp_paper_study *st;
+  cp_paper_progress_fn progress;
+  void *pctx;
+  int done;
+} items_ctx;
+
+static int item_request_of(void *ctx, int i, void **req, size_t *len, cp_error *err) {
+  const cp_paper_study *st = ((items_ctx *)ctx)->st;
+  const cp_paper_problem *p = &st->problems[i / CP_PAPER_NMU];
+  size_t text = strlen(p->scene_json);
+  item_request *r = calloc(1, sizeof *r + text);
+  if (!r) return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
+  r->magic = ITEM_VERSION;
+  r->dataset = i;
+  r->opt = st->opt;
+  r->opt.spread = NULL;
+  r->problem = *p;
+  r->problem.spec.note = NULL;
+  r->problem.scene_json = NULL;
+  memcpy(r + 1, p->scene_json, text);
+  *req = r;
+  *len = sizeof *r + text;
+  return 0;
+}
+
+static int item_work(void *ctx, int i, const void *req, size_t len, void **ans, size_t *ans_len,
+                     cp_error *err) {
+  (void)ctx;
+  item_request r;
+  if (len < sizeof r)
+    return cp_error_setc(err, CP_ERR_INPUT, "paper", "data set %d: a request of %zu bytes", i, len);
+  memcpy(&r, req, sizeof r);
+  if (r.magic != ITEM_VERSION || r.dataset != i)
+    return cp_error_setc(err, CP_ERR_INPUT, "paper",
+                         "data set %d: a request of another version or layout", i);
+  char *scene = malloc(len - sizeof r + 1);
+  cp_paper_row *row = malloc(sizeof *row);
+  if (!scene || !row) {
+    free(scene);
+    free(row);
+    return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
+  }
+  memcpy(scene, (const char *)req + sizeof r, len - sizeof r);
+  scene[len - sizeof r] = '\0';
+  r.problem.scene_json = scene;
+  cp_error e;
+  if (cp_paper_run_dataset(&r.problem, i % CP_PAPER_NMU, &r.opt, row, &e)) {
+    memset(row, 0, sizeof *row);
+    row->problem = -1; /* a build failure, reported by rank 0 */
+    copy_text(row->mip_reason, sizeof row->mip_reason, e.msg);
+  }
+  free(scene);
+  *ans = row;
+  *ans_len = sizeof *row;
+  return 0;
+}
+
+static int item_done(void *ctx, int i, const void *ans, size_t len, cp_error *err) {
+  items_ctx *c = ctx;
+  cp_paper_row row;
+  if (len != sizeof row || i < 0 || i >= c->st->n_rows)
+    return cp_error_setc(err, CP_ERR_NUMERICAL, "", "data set %d: an answer of %zu bytes, not %zu",
+                         i, len, sizeof row);
+  memcpy(&row, ans, sizeof row);
+  if (row.problem < 0)
+    return cp_error_setc(err, CP_ERR_NUMERICAL, "", "data set p%02d mu%.1f: %s",
+                         i / CP_PAPER_NMU + 1, cp_paper_mu(i % CP_PAPER_NMU), row.mip_reason);
+  c->st->rows[i] = row;
+  if (c->progress) c->progress(c->pctx, ++c->done, c->st->n_rows);
+  return 0;
+}
+
+void cp_paper_worker_items(cp_plan_mpi_items *items) {
+  memset(items, 0, sizeof *items);
+  items->work = item_work;
+}
+
+static int run_spread(cp_paper_study *st, cp_paper_progress_fn progress, void *pctx,
+                      cp_error *err) {
+  items_ctx c = {st, progress, pctx, 0};
+  cp_plan_mpi_items it = {st->n_rows, &c, item_request_of, item_work, item_done};
+  if (st->opt.spread(&it, err)) return -1;
+  if (c.done != st->n_rows)
+    return cp_error_setc(err, CP_ERR_NUMERICAL, "", "%d of %d data sets came back", c.done,
+                         st->n_rows);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
 /* The study                                                                */
 /* ------------------------------------------------------------------------ */
 
@@ -679,7 +784,9 @@ int cp_paper_study_run(const cp_paper_options *opt, const char *out_dir, const c
   }
   t = now_s();
   int rc = 0;
-  if (st->opt.jobs <= 1) {
+  if (st->opt.spread) {
+    rc = run_spread(st, progress, pctx, err);
+  } else if (st->opt.jobs <= 1) {
     for (int i = 0; i < st->n_rows && !rc; i++) {
       rc = cp_paper_run_dataset(&st->problems[i / CP_PAPER_NMU], i % CP_PAPER_NMU, &st->opt,
                                 &st->rows[i], err);

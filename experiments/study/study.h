@@ -191,6 +191,8 @@ typedef enum cp_paper_cert_source {
 /// "", "mip", "lemke", "fip", "auto", "persistent-lemke".
 const char *cp_paper_source_word(cp_paper_cert_source s);
 
+struct cp_plan_mpi_items; /* planner/plan/mpi.h */
+
 /// Study options; initialise with cp_paper_defaults().
 typedef struct cp_paper_options {
   uint64_t seed;           ///< default CP_PAPER_DEFAULT_SEED
@@ -214,6 +216,12 @@ typedef struct cp_paper_options {
   int mip_all;             ///< 1: run the certificate MIP on every data set,
                            ///< also those with a verified solution already
                            ///< (default 0: only where it is needed)
+  /// Where the data sets run instead of `jobs` fork()ed workers (NULL, the
+  /// default: here): given the study's data sets as items (rank 0's side
+  /// of cp_paper_items), it runs them all and returns 0, or -1 with err.
+  /// cp_plan_mpi_items_run spreads them over MPI ranks (planner/plan/mpi.h,
+  /// `complan experiment paper --mpi`). The rows do not depend on it.
+  int (*spread)(const struct cp_plan_mpi_items *items, cp_error *err);
 } cp_paper_options;
 
 cp_paper_options cp_paper_defaults(void);
@@ -320,6 +328,13 @@ int cp_paper_study_run(const cp_paper_options *opt, const char *out_dir,
                        void *progress_ctx, cp_paper_study *st, cp_error *err);
 
 void cp_paper_study_free(cp_paper_study *st);
+
+/// The work side of the study's data sets as items (planner/plan/mpi.h),
+/// for a process that serves them (cp_plan_mpi_items_serve): a request
+/// carries the options, the problem and its scene text; the answer is the
+/// data set's cp_paper_row (a data set that cannot be built answers a row
+/// with problem -1 and the reason in mip_reason, which rank 0 reports).
+void cp_paper_worker_items(struct cp_plan_mpi_items *items);
 
 /* Reports (experiments/study/report.c): each returns a malloc'd string, or
  * NULL when out of memory. */

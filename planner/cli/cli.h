@@ -38,6 +38,8 @@ typedef struct cp_cli_ompl {
 /// Registers (NULL: removes) the OMPL planners.
 void cp_cli_set_ompl(const cp_cli_ompl *ompl);
 
+struct cp_plan_mpi_items; /* planner/plan/mpi.h */
+
 /// MPI planning (planner/plan/mpi.h), registered by an executable built
 /// with MPI; without it `plan --mpi` is a usage error (exit status 2).
 typedef struct cp_cli_mpi {
@@ -54,10 +56,15 @@ typedef struct cp_cli_mpi {
                               const char *world_options,
                               const cp_bench_options *opt,
                               int64_t *experiment_id, cp_error *err);
+  /// `experiment paper --mpi`: independent items over the ranks.
+  int (*items_run)(const struct cp_plan_mpi_items *items, cp_error *err);
+  int (*items_serve)(const struct cp_plan_mpi_items *items, cp_error *err);
 } cp_cli_mpi;
 
 /// Registers (NULL: removes) MPI planning.
 void cp_cli_set_mpi(const cp_cli_mpi *mpi);
+/// The registered MPI planning (NULL: none).
+const cp_cli_mpi *cp_cli_get_mpi(void);
 
 #ifdef __cplusplus
 }

@@ -51,6 +51,8 @@ static const cp_cli_mpi *mpi_impl;
 
 void cp_cli_set_mpi(const cp_cli_mpi *mpi) { mpi_impl = mpi; }
 
+const cp_cli_mpi *cp_cli_get_mpi(void) { return mpi_impl; }
+
 /* --mpi on a rank other than 0: simulates rank 0's batches (the task as
  * this rank loaded it, or why it could not); nothing is printed unless MPI
  * itself fails. */

@@ -13,7 +13,9 @@
  * or the reason it could not load it when status != 0),
  * JOB and OUTCOME (planner/plan/wire.h), FAIL (worker -> 0: the reason a
  * job or run could not be run), STOP (0 -> worker, empty), RUN and
- * RUN_DONE (a benchmark's run: cp_plan_mpi_benchmark, wire.h).
+ * RUN_DONE (a benchmark's run: cp_plan_mpi_benchmark, wire.h), ITEM and
+ * ITEM_DONE (cp_plan_mpi_items_run: "CPI1", the item's number, then the
+ * caller's request or answer bytes).
  *
  * Rank 0 waits for outcomes by polling (MPI_Iprobe and a short sleep)
  * rather than in a blocking receive, so that SIGINT or SIGTERM -- which
@@ -33,7 +35,7 @@
 #include "planner/plan/wire.h"
 
 enum { TAG_HELLO = 1, TAG_JOB, TAG_OUTCOME, TAG_FAIL, TAG_STOP, TAG_RUN,
-       TAG_RUN_DONE };
+       TAG_RUN_DONE, TAG_ITEM, TAG_ITEM_DONE };
 
 /* MPI is one per process: this process's rank, the number of ranks, and
  * whether rank 0 has told the workers to stop. */
@@ -249,6 +251,32 @@ static void quiet_end(const quiet *q) {
   sigaction(SIGINT, &q->intr, NULL);
 }
 
+/* A worker: the next message from rank 0 into in (st: its envelope).
+ * 1: a message to answer, 0: stop, -1: err (MPI failed). */
+static int next_order(cp_wire_buf *in, MPI_Status *st, cp_error *err) {
+  int r = wait_for(0, MPI_ANY_TAG, st, NULL);
+  if (r != MPI_SUCCESS) return mpi_fail(err, r, "waiting for rank 0");
+  if (receive(in, st, err)) return -1;
+  return st->MPI_TAG != TAG_STOP;
+}
+
+/* A worker's answer to rank 0: out under tag, or for TAG_FAIL the text of
+ * e. 0, or -1 with err. */
+static int reply(int tag, const cp_wire_buf *out, const cp_error *e,
+                 cp_error *err) {
+  int r;
+  if (tag == TAG_FAIL) {
+    char why[sizeof e->where + sizeof e->msg + 2];
+    snprintf(why, sizeof why, "%s%s%s", e->where, e->where[0] ? ": " : "",
+             e->msg);
+    r = MPI_Send(why, (int)strlen(why), MPI_BYTE, 0, TAG_FAIL,
+                 MPI_COMM_WORLD);
+  } else {
+    r = MPI_Send(out->p, (int)out->len, MPI_BYTE, 0, tag, MPI_COMM_WORLD);
+  }
+  return r == MPI_SUCCESS ? 0 : mpi_fail(err, r, "sending to rank 0");
+}
+
 int cp_plan_mpi_serve(const cp_task *task, const cp_error *load_err,
                       cp_error *err) {
   quiet q;
@@ -269,16 +297,9 @@ int cp_plan_mpi_serve(const cp_task *task, const cp_error *load_err,
   const cp_search_problem *p = pw ? cp_plan_world_problem(pw) : NULL;
   cp_wire_buf in = {0}, out = {0};
   cp_wire_slot slot = {0};
-  int rc = 0;
-  for (;;) {
-    MPI_Status st;
-    int r = wait_for(0, MPI_ANY_TAG, &st, NULL);
-    if (r != MPI_SUCCESS) {
-      rc = mpi_fail(err, r, "waiting for rank 0");
-      break;
-    }
-    if ((rc = receive(&in, &st, err))) break;
-    if (st.MPI_TAG == TAG_STOP) break;
+  MPI_Status st;
+  int rc;
+  while ((rc = next_order(&in, &st, err)) > 0) {
     int tag = TAG_OUTCOME;
     if (st.MPI_TAG == TAG_RUN && p) {
       tag = serve_run(task, pw, &in, &out, &e) ? TAG_FAIL : TAG_RUN_DONE;
@@ -292,16 +313,8 @@ int cp_plan_mpi_serve(const cp_task *task, const cp_error *load_err,
       cp_wire_job_run(p, &slot);
       if (cp_wire_outcome_encode(&slot.job, n, &out, &e)) tag = TAG_FAIL;
     }
-    if (tag == TAG_FAIL) {
-      char why[sizeof e.where + sizeof e.msg + 2];
-      snprintf(why, sizeof why, "%s: %s", e.where, e.msg);
-      r = MPI_Send(why, (int)strlen(why), MPI_BYTE, 0, TAG_FAIL,
-                   MPI_COMM_WORLD);
-    } else {
-      r = MPI_Send(out.p, (int)out.len, MPI_BYTE, 0, tag, MPI_COMM_WORLD);
-    }
-    if (r != MPI_SUCCESS) {
-      rc = mpi_fail(err, r, "sending to rank 0");
+    if (reply(tag, &out, &e, err)) {
+      rc = -1;
       break;
     }
   }
@@ -674,4 +687,152 @@ cp_plan_status cp_plan_mpi_benchmark(cp_store *st, const cp_task *task,
   cp_wire_buf_free(&r.in);
   cp_wire_buf_free(&r.out);
   return s;
+}
+
+/* ---- independent items (cp_plan_mpi_items_run) ----------------------------- */
+
+#define ITEM_MAGIC 0x31495043u /* "CPI1" read little-endian */
+
+/* b = the item header (magic, i) and len bytes of p. */
+static int item_message(cp_wire_buf *b, int i, const void *p, size_t len,
+                        cp_error *err) {
+  if (len > (size_t)INT32_MAX - 8)
+    return cp_error_setc(err, CP_ERR_INPUT, "mpi", "item %d: %zu bytes are "
+                         "too many for one message", i, len);
+  if (b->cap < 8 + len) {
+    void *q = realloc(b->p, 8 + len);
+    if (!q) return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
+    b->p = q;
+    b->cap = 8 + len;
+  }
+  uint32_t magic = ITEM_MAGIC;
+  int32_t k = i;
+  memcpy(b->p, &magic, 4);
+  memcpy(b->p + 4, &k, 4);
+  if (len) memcpy(b->p + 8, p, len);
+  b->len = 8 + len;
+  return 0;
+}
+
+/* The item number of message b (-1: not an item message). */
+static int item_of(const cp_wire_buf *b) {
+  uint32_t magic = 0;
+  int32_t k = -1;
+  if (b->len < 8) return -1;
+  memcpy(&magic, b->p, 4);
+  memcpy(&k, b->p + 4, 4);
+  return magic == ITEM_MAGIC ? k : -1;
+}
+
+/* Item i here: request, work, done. */
+static int item_here(const cp_plan_mpi_items *it, int i, cp_error *err) {
+  void *req = NULL, *ans = NULL;
+  size_t len = 0, alen = 0;
+  int rc = it->request(it->ctx, i, &req, &len, err);
+  if (!rc) rc = it->work(it->ctx, i, req, len, &ans, &alen, err);
+  if (!rc) rc = it->done(it->ctx, i, ans, alen, err);
+  free(req);
+  free(ans);
+  return rc;
+}
+
+/* Rank 0: item i's request to worker w. */
+static int item_send(const cp_plan_mpi_items *it, int i, int w,
+                     cp_wire_buf *out, cp_error *err) {
+  void *req = NULL;
+  size_t len = 0;
+  if (it->request(it->ctx, i, &req, &len, err)) return -1;
+  int rc = item_message(out, i, req, len, err);
+  free(req);
+  if (rc) return -1;
+  int r = send_polled(out->p, (int)out->len, w, TAG_ITEM, NULL);
+  if (r != MPI_SUCCESS) return mpi_fail(err, r, "sending an item");
+  traffic_out += (long long)out->len;
+  traffic_jobs++;
+  return 0;
+}
+
+int cp_plan_mpi_items_run(const cp_plan_mpi_items *it, cp_error *err) {
+  if (my_rank != 0)
+    return cp_error_setc(err, CP_ERR_INPUT, "mpi", "the items are handed "
+                         "out by rank 0 (this is rank %d of %d)", my_rank,
+                         n_ranks);
+  if (n_ranks == 1) {
+    for (int i = 0; i < it->count; ++i) {
+      if (item_here(it, i, err)) return -1;
+      ++own_jobs;
+    }
+    return 0;
+  }
+  int *busy = malloc((size_t)n_ranks * sizeof *busy);
+  if (!busy) return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
+  for (int w = 0; w < n_ranks; ++w) busy[w] = -1;
+  cp_wire_buf in = {0}, out = {0};
+  int next = 0, running = 0, rc = 0;
+  while (!rc && (next < it->count || running)) {
+    for (int w = 1; !rc && w < n_ranks && next < it->count; ++w) {
+      if (busy[w] >= 0) continue;
+      if (!(rc = item_send(it, next, w, &out, err))) {
+        busy[w] = next++;
+        ++running;
+      }
+    }
+    if (rc || !running) break;
+    MPI_Status st;
+    int r = wait_for(MPI_ANY_SOURCE, MPI_ANY_TAG, &st, NULL);
+    if (r != MPI_SUCCESS) {
+      rc = mpi_fail(err, r, "waiting for the workers");
+      break;
+    }
+    if ((rc = receive(&in, &st, err))) break;
+    traffic_in += (long long)in.len;
+    int w = st.MPI_SOURCE, i = w > 0 && w < n_ranks ? busy[w] : -1;
+    if (i < 0) {
+      rc = cp_error_setc(err, CP_ERR_IO, "mpi", "rank %d: a message (tag "
+                         "%d) out of turn", w, st.MPI_TAG);
+    } else if (st.MPI_TAG == TAG_FAIL) {
+      rc = cp_error_setc(err, CP_ERR_IO, "mpi", "rank %d: item %d: %.*s", w,
+                         i, (int)in.len, (char *)in.p);
+    } else if (st.MPI_TAG != TAG_ITEM_DONE || item_of(&in) != i) {
+      rc = cp_error_setc(err, CP_ERR_IO, "mpi", "rank %d: item %d: %s", w,
+                         i, st.MPI_TAG != TAG_ITEM_DONE
+                                ? "an unexpected message"
+                                : "another item's answer");
+    } else {
+      busy[w] = -1;
+      --running;
+      rc = it->done(it->ctx, i, in.p + 8, in.len - 8, err);
+    }
+  }
+  free(busy);
+  cp_wire_buf_free(&in);
+  cp_wire_buf_free(&out);
+  return rc ? -1 : 0;
+}
+
+int cp_plan_mpi_items_serve(const cp_plan_mpi_items *it, cp_error *err) {
+  cp_wire_buf in = {0}, out = {0};
+  MPI_Status st;
+  int rc;
+  while ((rc = next_order(&in, &st, err)) > 0) {
+    int i = st.MPI_TAG == TAG_ITEM ? item_of(&in) : -1;
+    void *ans = NULL;
+    size_t alen = 0;
+    cp_error e;
+    int tag = TAG_FAIL;
+    if (i < 0)
+      cp_error_setc(&e, CP_ERR_INPUT, "mpi", "unexpected message (tag %d)",
+                    st.MPI_TAG);
+    else if (!it->work(it->ctx, i, in.p + 8, in.len - 8, &ans, &alen, &e) &&
+             !item_message(&out, i, ans, alen, &e))
+      tag = TAG_ITEM_DONE;
+    free(ans);
+    if (reply(tag, &out, &e, err)) {
+      rc = -1;
+      break;
+    }
+  }
+  cp_wire_buf_free(&in);
+  cp_wire_buf_free(&out);
+  return rc ? -1 : 0;
 }

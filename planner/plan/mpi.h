@@ -57,6 +57,38 @@ cp_plan_status cp_plan_mpi_benchmark(cp_store *st, const cp_task *task,
 void cp_plan_mpi_traffic(long long *jobs, long long *own, long long *sent,
                          long long *received);
 
+/// Independent items (e.g. the paper study's data sets, `complan experiment
+/// paper --mpi`) spread over the ranks: rank 0 writes item i's request,
+/// the rank that runs it turns the request into an answer, and rank 0 takes
+/// the answers in whatever order they come (done stores them by i, so the
+/// result does not depend on who ran what). Requests and answers are bytes
+/// in this process's layout (one architecture per run, as for the jobs).
+typedef struct cp_plan_mpi_items {
+  int count;  ///< rank 0: items 0 .. count-1
+  void *ctx;  ///< given to the three calls
+  /// Rank 0: item i's request, malloc'd (*req; may be NULL when *len is 0).
+  /// 0, or -1 with err.
+  int (*request)(void *ctx, int i, void **req, size_t *len, cp_error *err);
+  /// The rank that runs item i: its answer, malloc'd. 0, or -1 with err
+  /// (a malformed request, no memory: the run ends; an item's own failure
+  /// belongs in its answer).
+  int (*work)(void *ctx, int i, const void *req, size_t len, void **ans,
+              size_t *ans_len, cp_error *err);
+  /// Rank 0: item i's answer. 0, or -1 with err (the run ends).
+  int (*done)(void *ctx, int i, const void *ans, size_t len, cp_error *err);
+} cp_plan_mpi_items;
+
+/// Rank 0: runs every item, one per worker rank at a time (the next goes
+/// to whichever answers first); alone (one rank) it runs them itself, one
+/// after another. Rank 0 runs none itself while it has workers. 0, or -1
+/// with err: a callback's error, a worker's (the rank and item named), or
+/// MPI's. The workers are stopped by cp_plan_mpi_stop.
+int cp_plan_mpi_items_run(const cp_plan_mpi_items *items, cp_error *err);
+
+/// Ranks 1 ..: runs the items rank 0 sends (items->work) until rank 0 says
+/// stop. 0, or -1 with err (an MPI failure or a malformed message).
+int cp_plan_mpi_items_serve(const cp_plan_mpi_items *items, cp_error *err);
+
 /// Ranks 1 ..: simulates rank 0's jobs (and searches its benchmark runs)
 /// for task until rank 0 says stop. SIGINT and SIGTERM are ignored while
 /// it serves: under mpirun they mean a rank failed or mpirun was stopped,

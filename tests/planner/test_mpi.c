@@ -389,3 +389,98 @@ Test(mpi, sigterm_to_rank_0_interrupts_the_run) {
   remove(task);
   free(task);
 }
+
+/* ---- the paper study over ranks (experiment paper --mpi) ---------------- */
+
+/* The reports of `experiment paper --no-data` (cp_paper_write_reports). */
+static const char *const paper_files[] = {
+    "datasets.csv", "table1.md", "table1.csv", "problems.md",
+    "fraction_solved_size.svg", "iterations_mu.svg", "fraction_solved_mu.svg",
+    "summary.md", NULL};
+
+/* text with the last `fields` comma-separated fields of every line cut
+ * off (datasets.csv ends each row with its seven timings). */
+static void cut_last_fields(char *text, int fields) {
+  char *out = text;
+  for (char *line = text; *line;) {
+    char *end = strchr(line, '\n');
+    size_t len = end ? (size_t)(end - line) : strlen(line);
+    size_t keep = len;
+    for (int f = 0; f < fields && keep > 0;) {
+      --keep;
+      if (line[keep] == ',') ++f;
+    }
+    memmove(out, line, keep);
+    out += keep;
+    *out++ = '\n';
+    line += len + (end ? 1 : 0);
+  }
+  *out = '\0';
+}
+
+static void remove_paper_dir(const char *dir) {
+  for (int i = 0; paper_files[i]; ++i) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, paper_files[i]);
+    remove(path);
+  }
+  cr_expect_eq(rmdir(dir), 0, "%s holds more than the reports", dir);
+}
+
+/* `mpirun -n R complan experiment paper --mpi` for R = 1, 2, 3 (4
+ * problems, 40 data sets): the reports are byte for byte those of `--jobs
+ * 1`, but for the timings (datasets.csv's last seven columns; summary.md
+ * quotes times, the command and the load, so only its headline table is
+ * compared); with workers, the workers solved every data set. */
+Test(mpi, paper_study_over_ranks_gives_the_one_worker_results) {
+  char one[] = "/tmp/cppaperXXXXXX";
+  cr_assert_not_null(mkdtemp(one));
+  const char *a[] = {"complan", "experiment", "paper", "--out", one,
+                     "--problems", "4", "--no-data", "--jobs", "1", NULL};
+  char *err = NULL;
+  int rc = cpt_run(a, NULL, &err);
+  cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
+  free(err);
+  for (int ranks = 1; ranks <= 3; ++ranks) {
+    char dir[] = "/tmp/cppaperXXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    const char *mp[] = {"experiment", "paper", "--mpi", "--out", dir,
+                        "--problems", "4", "--no-data", NULL};
+    cr_assert_eq(mpirun(ranks, mp, &err), 0, "%d ranks: %s", ranks, err);
+    char line[96];
+    snprintf(line, sizeof line, "complan: mpi: %d worker rank%s solved %d "
+             "data sets, rank 0 %d;", ranks - 1, ranks == 2 ? "" : "s",
+             ranks > 1 ? 40 : 0, ranks > 1 ? 0 : 40);
+    cr_expect(strstr(err, line), "%d ranks: %s", ranks, err);
+    free(err);
+    for (int i = 0; paper_files[i]; ++i) {
+      char px[128], py[128];
+      snprintf(px, sizeof px, "%s/%s", one, paper_files[i]);
+      snprintf(py, sizeof py, "%s/%s", dir, paper_files[i]);
+      char *x = cpt_read_file(px, NULL), *y = cpt_read_file(py, NULL);
+      cr_assert(x && y, "%d ranks: %s not written", ranks, paper_files[i]);
+      if (!strcmp(paper_files[i], "datasets.csv")) {
+        cut_last_fields(x, 7);
+        cut_last_fields(y, 7);
+      } else if (!strcmp(paper_files[i], "summary.md")) {
+        char *hx = strstr(x, "## Headline numbers"), *hy = strstr(y, "## "
+                                                                        "Headline numbers");
+        cr_assert(hx && hy);
+        memmove(x, hx, strlen(hx) + 1);
+        memmove(y, hy, strlen(hy) + 1);
+      }
+      cr_assert_str_eq(y, x, "%d ranks: %s differs", ranks, paper_files[i]);
+      free(x);
+      free(y);
+    }
+    remove_paper_dir(dir);
+  }
+  remove_paper_dir(one);
+  /* An output directory rank 0 cannot make: exit status 2, the path
+   * named, and the workers stopped (mpirun returns). */
+  const char *bad[] = {"experiment", "paper", "--mpi", "--out",
+                       "/proc/no/such/dir", "--problems", "1", NULL};
+  cr_assert_eq(mpirun(3, bad, &err), 2, "%s", err);
+  cr_expect(strstr(err, "/proc/no"), "%s", err);
+  free(err);
+}
