@@ -390,6 +390,24 @@ Test(mpi, sigterm_to_rank_0_interrupts_the_run) {
   free(task);
 }
 
+/* Rank 0 SIGKILLed mid-run (no handler runs): mpirun ends the workers;
+ * the run stays `running` with whole batches only (the database is
+ * intact), and --resume without MPI continues it into the uninterrupted
+ * run. */
+Test(mpi, a_killed_rank_0_leaves_a_resumable_run) {
+  char *task = synth_push_task(4), *db = synth_temp_db(), *err = NULL;
+  sqlite3 *s;
+  int rc = signal_mid_run(task, db, "1500", 0, SIGKILL, &s, &err);
+  cr_assert_neq(rc, 0, "the run ended before rank 0 was killed: %s", err);
+  cr_expect(strstr(err, "process rank 0"), "mpirun names the rank: %s", err);
+  free(err);
+  cr_expect_eq(synth_query_int(s, "SELECT count(*) FROM searches WHERE "
+                                  "status = 'running'"), 1);
+  cr_expect_eq(synth_query_int(s, "SELECT count(*) FROM pragma_integrity_check"
+                                  " WHERE integrity_check = 'ok'"), 1);
+  synth_killed_push_resumes(s, task, db, "1", NULL);
+}
+
 /* ---- the paper study over ranks (experiment paper --mpi) ---------------- */
 
 /* The reports of `experiment paper --no-data` (cp_paper_write_reports). */
