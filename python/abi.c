@@ -136,7 +136,7 @@ static const struct {
     OF(cp_bench_options, max_seconds), OF(cp_bench_options, task_path),
     OF(cp_bench_options, progress), OF(cp_bench_options, progress_ctx),
     OF(cp_bench_options, threads), OF(cp_bench_options, db),
-    OF(cp_bench_options, remote),
+    OF(cp_bench_options, remote), OF(cp_bench_options, cancel),
     SZ(cp_task_input), OF(cp_task_input, joint),
     SZ(cp_search_stats), OF(cp_search_stats, expansions), OF(cp_search_stats, iterations),
     OF(cp_search_stats, duplicates), OF(cp_search_stats, rejected), OF(cp_search_stats, steps),

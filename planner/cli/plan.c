@@ -190,6 +190,17 @@ static long default_threads(void) {
   return n < 1 ? 1 : n > CP_PLAN_MAX_THREADS ? CP_PLAN_MAX_THREADS : n;
 }
 
+/* A benchmark the signal stopped (cp_bench_options.cancel): what became of
+ * its runs (err), said before MPI is stopped (see cp_cli_plan). */
+static void bench_interrupted(const cp_error *err, int use_mpi) {
+  fprintf(stderr, "complan: interrupted by %s: %s%s\n",
+          __atomic_load_n(&cancelled, __ATOMIC_RELAXED) == SIGTERM ? "SIGTERM"
+                                                                  : "SIGINT",
+          err->msg,
+          use_mpi ? " (under mpirun: mpirun sends SIGTERM when a rank fails, "
+                    "and names that rank)" : "");
+}
+
 static int benchmark(const char *file, const cp_task *task, const char *db,
                      long runs, const char *planners, double max_seconds,
                      int json, int progress, int threads, int use_mpi) {
@@ -241,16 +252,20 @@ static int benchmark(const char *file, const cp_task *task, const char *db,
                          .task_path = file,
                          .progress = progress ? show_run : NULL,
                          .threads = total > 1 ? threads : 1,
-                         .db = db};
+                         .db = db,
+                         .cancel = &cancelled};
   int64_t eid = -1;
   /* complan's planners (or the task's method when only OMPL's are not
    * listed), then OMPL's into the same experiment. */
   double t0 = cp_search_budget_now(NULL);
   cp_plan_status s = CP_PLAN_SOLVED;
+  catch_signals();
   if (use_mpi) {
     s = mpi_impl->benchmark(st, task, cp_plan_world_problem(pw),
                             cp_plan_world_start(pw),
                             cp_plan_world_options(pw), &bo, &eid, &err);
+    release_signals();
+    if (s == CP_PLAN_INTERRUPTED) bench_interrupted(&err, 1);
     long long jobs, own, sent, received;
     mpi_impl->traffic(&jobs, &own, &sent, &received);
     mpi_impl->stop();
@@ -261,13 +276,16 @@ static int benchmark(const char *file, const cp_task *task, const char *db,
     s = cp_plan_benchmark(st, task, cp_plan_world_problem(pw),
                           cp_plan_world_start(pw), cp_plan_world_options(pw),
                           &bo, &eid, &err);
+    if (s == CP_PLAN_INTERRUPTED) bench_interrupted(&err, 0);
   }
+  release_signals();
   cp_plan_world_destroy(pw);
   if (s == CP_PLAN_SOLVED && no)
     s = ompl_planners->benchmark(st, task, olist, &bo,
                                  cp_search_budget_now(NULL) - t0, &eid, &err);
   if (s != CP_PLAN_SOLVED) {
-    fprintf(stderr, "complan: %s: %s\n", file, err.msg);
+    if (s != CP_PLAN_INTERRUPTED) /* else said above */
+      fprintf(stderr, "complan: %s: %s\n", file, err.msg);
     cp_store_close(st);
     return exit_of(s);
   }

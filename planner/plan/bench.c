@@ -105,6 +105,7 @@ static cp_plan_options run_options(const bench_ctx *b, int k) {
   o.max_nodes = b->task->max_nodes;
   o.task_path = b->bo->task_path;
   o.world_options = b->world_options;
+  o.cancel = b->bo->cancel;
   return o;
 }
 
@@ -218,7 +219,8 @@ static void *runner(void *arg) {
     mark_started(&s, -1);
     pthread_mutex_lock(&pl->mu);
     slot->done = 1;
-    if (slot->status == CP_PLAN_BAD_INPUT || slot->status == CP_PLAN_FAILED)
+    if (slot->status == CP_PLAN_BAD_INPUT || slot->status == CP_PLAN_FAILED ||
+        slot->status == CP_PLAN_INTERRUPTED)
       pl->stop = 1;
     pthread_cond_broadcast(&pl->cv);
     pthread_mutex_unlock(&pl->mu);
@@ -230,12 +232,55 @@ static void *runner(void *arg) {
 
 /* ---- elsewhere (cp_bench_remote) ---------------------------------------- */
 
+/* Stopped by bo->cancel (a rank died, or the user): runs from..next-1
+ * that ended are brought into the store with their rows (in run order);
+ * each one still under way gets its row and start node, stored as
+ * interrupted by a search under the set cancel flag (its nodes were in the
+ * searching process, lost); err says so. */
+static cp_plan_status interrupt_runs(const bench_ctx *b, run_slot *slots,
+                                     int from, int next,
+                                     const cp_search_problem *p,
+                                     const double *x0, const int64_t *pids,
+                                     int64_t eid, cp_store_status *ss,
+                                     cp_error *err) {
+  const cp_bench_remote *r = b->bo->remote;
+  int kept = from, stored = 0;
+  for (int k = from; k < next && !*ss; ++k) {
+    run_slot *slot = &slots[k];
+    if (slot->done && slot->status != CP_PLAN_BAD_INPUT &&
+        slot->status != CP_PLAN_FAILED) {
+      if (r->import(r->ctx, b->st, k, &slot->res, err)) return CP_PLAN_FAILED;
+      *ss = write_rows(b, eid, pids[k / b->bo->runs], k, slot);
+      ++kept;
+      continue;
+    }
+    cp_plan_options o = run_options(b, k); /* its cancel flag is set */
+    cp_plan_result res;
+    cp_error e;
+    cp_plan_status s = cp_plan_search(b->st, b->task, p, x0, &o, &res, &e);
+    if (s != CP_PLAN_INTERRUPTED) {
+      *err = e;
+      return s == CP_PLAN_BAD_INPUT ? s : CP_PLAN_FAILED;
+    }
+    ++stored;
+  }
+  cp_error_setc(err, CP_ERR_IO, "benchmark",
+                "benchmark stopped: %d run%s kept, %d run%s under way stored "
+                "as interrupted (plan --resume continues the last), %d not "
+                "started", kept, kept == 1 ? "" : "s", stored,
+                stored == 1 ? "" : "s", b->n_runs - kept - stored);
+  return CP_PLAN_INTERRUPTED;
+}
+
 /* The runs on bo->remote: up to its slots under way; each ended run is
  * brought into the store and its benchmark rows written in run order.
- * Before returning, every run under way is waited for. */
+ * Before returning, every run under way is waited for, unless bo->cancel
+ * stopped the wait (interrupt_runs). */
 static cp_plan_status remote_runs(const bench_ctx *b, run_slot *slots,
-                                  const int64_t *pids, int64_t eid,
-                                  cp_store_status *ss, cp_error *err) {
+                                  const cp_search_problem *p,
+                                  const double *x0, const int64_t *pids,
+                                  int64_t eid, cp_store_status *ss,
+                                  cp_error *err) {
   const cp_bench_remote *r = b->bo->remote;
   int next = 0, running = 0, written = 0;
   cp_plan_status result = CP_PLAN_SOLVED;
@@ -275,8 +320,11 @@ static cp_plan_status remote_runs(const bench_ctx *b, run_slot *slots,
     cp_error run_err = {0};
     const cp_plan_progress *sv = NULL;
     int ns = 0;
-    if (r->wait(r->ctx, &k, &st, &res, &run_err, &sv, &ns, err) || k < 0 ||
-        k >= next || slots[k].done) {
+    int failed = r->wait(r->ctx, &k, &st, &res, &run_err, &sv, &ns, err);
+    if (failed && b->bo->cancel && cp_search_cancelled(b->bo->cancel))
+      return interrupt_runs(b, slots, written, next, p, x0, pids, eid, ss,
+                            err);
+    if (failed || k < 0 || k >= next || slots[k].done) {
       if (k >= 0 && (k >= next || slots[k].done))
         cp_error_setc(err, CP_ERR_IO, "benchmark",
                       "run %d came back but was not under way", k);
@@ -368,7 +416,7 @@ cp_plan_status cp_plan_benchmark(cp_store *st, const cp_task *task,
     }
   }
   if (!ss && bo->remote)
-    result = remote_runs(&b, slots, pids, *experiment_id, &ss, err);
+    result = remote_runs(&b, slots, p, x0, pids, *experiment_id, &ss, err);
   for (int k = 0; !bo->remote && !ss && result == CP_PLAN_SOLVED &&
                   k < b.n_runs;
        ++k) {
@@ -383,6 +431,14 @@ cp_plan_status cp_plan_benchmark(cp_store *st, const cp_task *task,
     if (slot->status == CP_PLAN_BAD_INPUT || slot->status == CP_PLAN_FAILED) {
       result = slot->status;
       *err = slot->err;
+      break;
+    }
+    if (slot->status == CP_PLAN_INTERRUPTED) { /* bo->cancel */
+      result = CP_PLAN_INTERRUPTED;
+      cp_error_setc(err, CP_ERR_IO, "benchmark", "benchmark stopped: %d "
+                    "run%s kept, the runs under way stored as interrupted "
+                    "(plan --resume continues the last)", k,
+                    k == 1 ? "" : "s");
       break;
     }
     ss = write_rows(&b, *experiment_id, pids[k / bo->runs], k, slot);
@@ -400,7 +456,7 @@ cp_plan_status cp_plan_benchmark(cp_store *st, const cp_task *task,
   for (int k = 0; k < b.n_runs; ++k) free(slots[k].ser.v);
   free(slots);
   free(pids);
-  if (!ss)
+  if (!ss && result != CP_PLAN_INTERRUPTED) /* else: its time stays unset */
     ss = cp_store_bench_finish(st, *experiment_id,
                                cp_search_budget_now(NULL) - t0);
   if (ss) return store_failed(st, ss, err);

@@ -538,6 +538,7 @@ cp_plan_status cp_plan_mpi_task(cp_store *st, const cp_task *task,
 typedef struct bench_remote {
   const cp_task *task;
   const char *task_path;
+  volatile sig_atomic_t *cancel; /* cp_bench_options.cancel (may be NULL) */
   int *busy;                 /* [n_ranks] the run a worker searches, or -1 */
   unsigned char **stores;    /* [runs] the answer's message, until imported */
   size_t *store_at, *store_len;
@@ -574,7 +575,10 @@ static int bench_wait(void *ctx, int *k, cp_plan_status *status,
   bench_remote *r = ctx;
   MPI_Status st;
   *k = -1;
-  int rc = wait_for(MPI_ANY_SOURCE, MPI_ANY_TAG, &st, NULL);
+  int rc = wait_for(MPI_ANY_SOURCE, MPI_ANY_TAG, &st, r->cancel);
+  if (rc == -1)
+    return cp_error_setc(err, CP_ERR_IO, "mpi", "stopped by a signal while "
+                         "waiting for the workers");
   if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "waiting for the workers");
   if (receive(&r->in, &st, err)) return -1;
   traffic_in += (long long)r->in.len;
@@ -661,7 +665,8 @@ cp_plan_status cp_plan_mpi_benchmark(cp_store *st, const cp_task *task,
   int planners = 0;
   while (o.planners && o.planners[planners]) ++planners;
   int n_runs = (planners ? planners : 1) * runs;
-  bench_remote r = {.task = task, .task_path = o.task_path, .n_runs = n_runs};
+  bench_remote r = {.task = task, .task_path = o.task_path,
+                    .cancel = o.cancel, .n_runs = n_runs};
   r.busy = malloc((size_t)n_ranks * sizeof *r.busy);
   r.stores = calloc((size_t)(n_runs ? n_runs : 1), sizeof *r.stores);
   r.store_at = calloc((size_t)(n_runs ? n_runs : 1), sizeof *r.store_at);

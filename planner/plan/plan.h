@@ -266,6 +266,15 @@ typedef struct cp_bench_options {
   /// NULL: the runs are searched here (threads). Else where they are
   /// searched (threads is then ignored).
   const cp_bench_remote *remote;
+  /// A signal handler's flag (cp_search_cancel; NULL: none). Once set, the
+  /// benchmark stops: the runs that ended keep their rows, each run under
+  /// way is stored as `interrupted` (here: its search stops as
+  /// cp_plan_search's does; remote, under mpirun when a rank died: its
+  /// nodes were in the other process, so it gets its search row and start
+  /// node, a search under the set flag), runs not started are left out,
+  /// the experiment's total time stays unset, and CP_PLAN_INTERRUPTED is
+  /// returned with err saying so. --resume continues an interrupted run.
+  volatile sig_atomic_t *cancel;
 } cp_bench_options;
 
 /// The OMPL benchmark row of one finished run (status 6 solved, 4 limit,

@@ -290,7 +290,8 @@ class CPlanResult(Structure):  # planner/plan/plan.h
 class CBenchOptions(Structure):  # planner/plan/plan.h
     _fields_ = [("runs", c_int), ("planners", POINTER(c_char_p)), ("max_seconds", c_double),
                 ("task_path", c_char_p), ("progress", c_void_p), ("progress_ctx", c_void_p),
-                ("threads", c_int), ("db", c_char_p), ("remote", c_void_p)]
+                ("threads", c_int), ("db", c_char_p), ("remote", c_void_p),
+                ("cancel", c_void_p)]
 
 
 class CViewerTree(Structure):  # planner/view/viewer.h

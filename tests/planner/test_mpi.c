@@ -408,6 +408,83 @@ Test(mpi, a_killed_rank_0_leaves_a_resumable_run) {
   synth_killed_push_resumes(s, task, db, "1", NULL);
 }
 
+/* A worker rank killed during `plan --benchmark --mpi` (4 sst runs on 2
+ * worker ranks): rank 0, told by mpirun's SIGTERM, keeps the runs that
+ * ended (each the one-thread benchmark's run of its seed, with its
+ * benchmark row), stores each run under way as interrupted (its row and
+ * start node: the nodes were in the dead or stopped rank) and says so;
+ * --resume without MPI continues the last of them into the uninterrupted
+ * run. Which runs ended before the kill depends on timing; what each row
+ * holds does not. */
+Test(mpi, a_dead_rank_in_a_benchmark_keeps_its_runs) {
+  char *task = synth_push_task(1), *a = synth_temp_db(), *b = synth_temp_db();
+  char *err = NULL;
+  const char *one[] = {"complan", "plan", task, "--db", a, "--benchmark", "4",
+                       "--planners", "sst", "--max-nodes", "2000",
+                       "--threads", "1", NULL};
+  int rc = cpt_run(one, NULL, &err);
+  cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
+  free(err);
+  const char *args[] = {"plan", task, "--db", b, "--benchmark", "4",
+                        "--planners", "sst", "--max-nodes", "2000", "--mpi",
+                        NULL};
+  char path[] = "/tmp/cpmpiXXXXXX";
+  pid_t pid = mpirun_start(3, args, path);
+  sqlite3 *s = synth_wait_nodes(b, 100, 120); /* a run is in */
+  cr_assert_not_null(s, "no run imported");
+  pid_t r1 = rank_pid(pid, 1);
+  cr_assert(r1 > 0, "rank 1 not found among mpirun's children");
+  kill(r1, SIGKILL);
+  rc = mpirun_wait(pid, path, &err);
+  cr_assert_neq(rc, 0, "the benchmark ended before the rank was killed: %s",
+                err);
+  cr_expect(strstr(err, "process rank 1"), "mpirun names the rank: %s", err);
+  cr_expect(strstr(err, "interrupted by SIGTERM: benchmark stopped: "),
+            "rank 0 says so: %s", err);
+  free(err);
+  long long kept = synth_query_int(s, "SELECT count(*) FROM searches WHERE "
+                                      "status <> 'interrupted'"),
+            stopped = synth_query_int(s, "SELECT count(*) FROM searches "
+                                         "WHERE status = 'interrupted'");
+  cr_assert(kept >= 1 && stopped >= 1 && kept + stopped <= 4,
+            "%lld runs kept, %lld interrupted", kept, stopped);
+  cr_expect_eq(synth_query_int(s, "SELECT count(*) FROM runs"), kept);
+  cr_expect_eq(synth_query_int(s, "SELECT count(*) FROM nodes n JOIN "
+                                  "searches r ON r.id = n.search_id WHERE "
+                                  "r.status = 'interrupted'"), stopped,
+               "an interrupted run holds its start node");
+  sqlite3 *ref = synth_open_db(a);
+  for (long long id = 1; id <= kept + stopped; ++id) {
+    char q[96], what[64];
+    snprintf(q, sizeof q, "SELECT seed FROM searches WHERE id = %lld", id);
+    long long seed = synth_query_int(s, q);
+    snprintf(q, sizeof q, "SELECT status = 'interrupted' FROM searches WHERE "
+             "id = %lld", id);
+    if (synth_query_int(s, q)) continue;
+    snprintf(what, sizeof what, "kept run %lld (seed %lld)", id, seed);
+    synth_assert_same_run(ref, seed, s, id, what); /* ids 1..4: seeds 1..4 */
+  }
+  /* The last interrupted run, resumed on one thread without MPI. */
+  long long last = synth_query_int(s, "SELECT max(id) FROM searches WHERE "
+                                      "status = 'interrupted'");
+  char q[96];
+  snprintf(q, sizeof q, "SELECT seed FROM searches WHERE id = %lld", last);
+  long long seed = synth_query_int(s, q);
+  const char *res[] = {"complan", "plan", task, "--db", b, "--resume",
+                       "--max-nodes", "2000", "--json", NULL};
+  json_t *doc = cpt_run_json(res, 0);
+  cr_assert(json_is_true(json_object_get(doc, "resumed")));
+  json_decref(doc);
+  synth_assert_same_run(ref, seed, s, last,
+                        "the interrupted run, resumed, is the uninterrupted one");
+  sqlite3_close(ref);
+  sqlite3_close(s);
+  synth_remove_db(a);
+  synth_remove_db(b);
+  remove(task);
+  free(task);
+}
+
 /* ---- the paper study over ranks (experiment paper --mpi) ---------------- */
 
 /* The reports of `experiment paper --no-data` (cp_paper_write_reports). */
