@@ -214,7 +214,7 @@ static int serve_run(const cp_task *task, cp_plan_world *pw,
   void *bytes = NULL;
   size_t len = 0;
   int rc = 0;
-  if (cp_store_export(st, &bytes, &len))
+  if (cp_store_export_runs(st, &bytes, &len))
     rc = cp_error_setc(err, CP_ERR_NOMEM, "", "%s", cp_store_message(st));
   d.store = bytes;
   d.store_len = len;

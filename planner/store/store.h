@@ -156,6 +156,12 @@ cp_store_status cp_store_load_run(cp_store *st, int64_t run_id,
 /// The whole store as bytes (SQLite's serialisation of its main file; an
 /// in-memory store's too), in *bytes (malloc'd: free()) of *len bytes.
 cp_store_status cp_store_export(cp_store *st, void **bytes, size_t *len);
+/// cp_store_export of what cp_store_import_run reads, for a store about to
+/// be closed: its tasks' texts, scenes and input files are emptied in place
+/// first (the tasks rows stay, so the runs still name them) and the file
+/// compacted. MPI benchmark workers send their runs so (planner/plan/mpi.c):
+/// rank 0 has the task already.
+cp_store_status cp_store_export_runs(cp_store *st, void **bytes, size_t *len);
 /// Copies run `from` of a store exported by cp_store_export (the same
 /// schema version, else CP_STORE_BAD_FILE) into st as a new run of task_id
 /// (a task st has, from cp_store_task), with its nodes, witnesses and
