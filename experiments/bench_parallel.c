@@ -17,7 +17,8 @@
  * allowed. Load-independent: the 1-thread run's CPU time per expansion and
  * its serial share (CPU outside the simulations: search, merge, store) and
  * the bytes per expansion, which feed the model (printed with its
- * assumptions).
+ * assumptions). Last, a benchmark's runs over 3 ranks: the bytes of a
+ * run's store sent back, at two node limits (fixed and per node).
  *
  * Usage (from the source root, after ninja -C build):
  *   build/experiments/bench_parallel [REPEATS]
@@ -46,7 +47,7 @@ typedef bench_spec spec;
 static const spec specs[] = {
     {"planner/tasks/push.json", "sst", 1500, 4},
     {"planner/tasks/grasp_lift.json", "sst", 400, 4},
-    {"planner/tasks/bench/cmgmp-bookshelf.json", "sst", 400, 4},
+    {"planner/tasks/bench/cmgmp-ledge.json", "sst", 400, 4},
 };
 
 /* The configurations: threads (in process) or MPI ranks. */
@@ -219,6 +220,41 @@ static int run_ranks(const char *task_file, const spec *sp, int ranks,
   return ok ? 0 : -1;
 }
 
+/* A benchmark over ranks: mpirun -n ranks complan plan task --benchmark
+ * runs --planners sst --max-nodes nodes --mpi; *received the bytes of the
+ * runs' stores back (the `complan: mpi:` line). 0, or -1. */
+static int bench_ranks_bytes(const char *task, int ranks, int runs,
+                             long nodes, long long *received) {
+  const char *complan = getenv("CP_COMPLAN"), *mpirun = getenv("CP_MPIRUN");
+  char n[16], r[16], nn[32], dbp[64], outp[80], errp[80];
+  if (bench_temp_db(dbp, "bench_parallel")) return -1;
+  snprintf(n, sizeof n, "%d", ranks);
+  snprintf(r, sizeof r, "%d", runs);
+  snprintf(nn, sizeof nn, "%ld", nodes);
+  char *argv[] = {(char *)(mpirun ? mpirun : "mpirun"), "--oversubscribe",
+                  "--bind-to", "none", "-n", n,
+                  (char *)(complan ? complan : "build/complan"), "plan",
+                  (char *)task, "--db", dbp, "--benchmark", r, "--planners",
+                  "sst", "--max-nodes", nn, "--mpi", NULL};
+  snprintf(outp, sizeof outp, "%s.out", dbp);
+  snprintf(errp, sizeof errp, "%s.err", dbp);
+  int rc = spawn(argv, outp, errp);
+  char *err = slurp(errp);
+  const char *at = err ? strstr(err, "runs; ") : NULL;
+  long long sent = 0;
+  int ok = rc == 0 && at &&
+           sscanf(at, "runs; %lld bytes sent, %lld received", &sent,
+                  received) == 2;
+  if (!ok)
+    fprintf(stderr, "bench_parallel: benchmark on %d ranks: exit %d\n%s\n",
+            ranks, rc, err ? err : "");
+  free(err);
+  unlink(outp);
+  unlink(errp);
+  bench_remove_db(dbp);
+  return ok ? 0 : -1;
+}
+
 /* The task with search.batch = batch, in a temporary file next to it. */
 static char *task_with_batch(const char *path, int batch) {
   json_error_t je;
@@ -362,5 +398,20 @@ int main(int argc, char **argv) {
            100 * efficiency(64, t, s, b, 50e-6, 117e6, 5e-6, 64),
            100 * efficiency(64, t, s, b, 3e-6, 10e9, 5e-6, 64));
   }
+  /* `--benchmark --mpi`: what a run's store costs to send back, fixed and
+   * per node (two node limits, the difference per node). */
+  const long lim[2] = {200, 600};
+  long long got[2];
+  for (int i = 0; i < 2; ++i)
+    if (bench_ranks_bytes(specs[0].task, 3, 4, lim[i], &got[i])) return 1;
+  double per_node = (double)(got[1] - got[0]) / 4.0 / (double)(lim[1] - lim[0]);
+  printf("\nBenchmark over ranks (`mpirun -n 3 complan plan %s --benchmark 4 "
+         "--planners sst --mpi`): bytes of the runs' stores back per run\n\n"
+         "| node limit | bytes per run |\n|---|---|\n"
+         "| %ld | %.0f |\n| %ld | %.0f |\n\n"
+         "per node %.0f bytes, fixed per run %.0f bytes\n",
+         strrchr(specs[0].task, '/') + 1, lim[0], (double)got[0] / 4.0,
+         lim[1], (double)got[1] / 4.0, per_node,
+         (double)got[0] / 4.0 - per_node * (double)lim[0]);
   return 0;
 }

@@ -415,19 +415,19 @@ Test(mpi, a_killed_rank_0_leaves_a_resumable_run) {
  * start node: the nodes were in the dead or stopped rank) and says so;
  * --resume without MPI continues the last of them into the uninterrupted
  * run. Which runs ended before the kill depends on timing; what each row
- * holds does not. */
+ * holds does not (node limits; the time limit out of reach). */
 Test(mpi, a_dead_rank_in_a_benchmark_keeps_its_runs) {
   char *task = synth_push_task(1), *a = synth_temp_db(), *b = synth_temp_db();
   char *err = NULL;
   const char *one[] = {"complan", "plan", task, "--db", a, "--benchmark", "4",
-                       "--planners", "sst", "--max-nodes", "2000",
-                       "--threads", "1", NULL};
+                       "--planners", "sst", "--max-nodes", "1000",
+                       "--max-seconds", "3600", "--threads", "1", NULL};
   int rc = cpt_run(one, NULL, &err);
   cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
   free(err);
   const char *args[] = {"plan", task, "--db", b, "--benchmark", "4",
-                        "--planners", "sst", "--max-nodes", "2000", "--mpi",
-                        NULL};
+                        "--planners", "sst", "--max-nodes", "1000",
+                        "--max-seconds", "3600", "--mpi", NULL};
   char path[] = "/tmp/cpmpiXXXXXX";
   pid_t pid = mpirun_start(3, args, path);
   sqlite3 *s = synth_wait_nodes(b, 100, 120); /* a run is in */
@@ -471,7 +471,8 @@ Test(mpi, a_dead_rank_in_a_benchmark_keeps_its_runs) {
   snprintf(q, sizeof q, "SELECT seed FROM searches WHERE id = %lld", last);
   long long seed = synth_query_int(s, q);
   const char *res[] = {"complan", "plan", task, "--db", b, "--resume",
-                       "--max-nodes", "2000", "--json", NULL};
+                       "--max-nodes", "1000", "--max-seconds", "3600",
+                       "--json", NULL};
   json_t *doc = cpt_run_json(res, 0);
   cr_assert(json_is_true(json_object_get(doc, "resumed")));
   json_decref(doc);
