@@ -166,14 +166,21 @@ static int hello(int status, int n, const char *why, cp_error *err) {
   return rc == MPI_SUCCESS ? 0 : mpi_fail(err, rc, "hello to rank 0");
 }
 
-/* A worker's progress reports of the run it searches. */
+/* A worker's progress reports of the run it searches, and its cancel
+ * flag: set when rank 0's stop is waiting (rank 0 stopped the benchmark:
+ * a signal, or another rank died), looked for at every report. */
 typedef struct reports {
   cp_plan_progress *v;
   int n, cap;
+  volatile sig_atomic_t stop;
 } reports;
 
 static void report(void *ctx, const cp_plan_progress *p) {
   reports *r = ctx;
+  int got = 0;
+  if (MPI_Iprobe(0, TAG_STOP, MPI_COMM_WORLD, &got, MPI_STATUS_IGNORE) ==
+          MPI_SUCCESS && got)
+    cp_search_cancel(&r->stop, SIGTERM);
   if (r->n == r->cap) {
     int cap = r->cap ? 2 * r->cap : 64;
     cp_plan_progress *v = realloc(r->v, (size_t)cap * sizeof *v);
@@ -185,8 +192,10 @@ static void report(void *ctx, const cp_plan_progress *p) {
 }
 
 /* A benchmark's run (message in): searched into a store in memory, which
- * travels back whole with the result (out). 0, or -1 with err when the
- * run could not be searched at all (a malformed request, no memory). */
+ * travels back whole with the result (out). 0, 1 when rank 0 said stop
+ * meanwhile (nothing to send: rank 0 waits for no answer then), or -1
+ * with err when the run could not be searched at all (a malformed
+ * request, no memory). */
 static int serve_run(const cp_task *task, cp_plan_world *pw,
                      const cp_wire_buf *in, cp_wire_buf *out, cp_error *err) {
   cp_wire_run run;
@@ -206,9 +215,15 @@ static int serve_run(const cp_task *task, cp_plan_world *pw,
   o.progress = report;
   o.progress_ctx = &rep;
   o.progress_interval = 0.05;
+  o.cancel = &rep.stop;
   cp_wire_run_done d = {.k = run.k};
   d.status = cp_plan_search(st, task, cp_plan_world_problem(pw),
                             cp_plan_world_start(pw), &o, &d.res, &d.err);
+  if (rep.stop) {
+    free(rep.v);
+    cp_store_close(st);
+    return 1;
+  }
   d.samples = rep.v;
   d.n_samples = rep.n;
   void *bytes = NULL;
@@ -302,7 +317,9 @@ int cp_plan_mpi_serve(const cp_task *task, const cp_error *load_err,
   while ((rc = next_order(&in, &st, err)) > 0) {
     int tag = TAG_OUTCOME;
     if (st.MPI_TAG == TAG_RUN && p) {
-      tag = serve_run(task, pw, &in, &out, &e) ? TAG_FAIL : TAG_RUN_DONE;
+      int r = serve_run(task, pw, &in, &out, &e);
+      if (r == 1) continue; /* stopped: the stop is the next message */
+      tag = r ? TAG_FAIL : TAG_RUN_DONE;
     } else if (st.MPI_TAG != TAG_JOB || !p) {
       cp_error_setc(&e, CP_ERR_INPUT, "mpi", "unexpected message (tag %d)",
                     st.MPI_TAG);

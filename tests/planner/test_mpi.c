@@ -425,11 +425,15 @@ Test(mpi, a_dead_rank_in_a_benchmark_keeps_its_runs) {
   int rc = cpt_run(one, NULL, &err);
   cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
   free(err);
-  const char *args[] = {"plan", task, "--db", b, "--benchmark", "4",
-                        "--planners", "sst", "--max-nodes", "1000",
+  /* Rank 0 has odls_base_sigkill_timeout between mpirun's SIGTERM and its
+   * SIGKILL to store the runs: 1 s by default, too short for a sanitizer
+   * build on a loaded machine (docs/parallel.md gives the same advice). */
+  const char *args[] = {"--mca", "odls_base_sigkill_timeout", "10", "-n",
+                        "3", "@", "plan", task, "--db", b, "--benchmark",
+                        "4", "--planners", "sst", "--max-nodes", "1000",
                         "--max-seconds", "3600", "--mpi", NULL};
   char path[] = "/tmp/cpmpiXXXXXX";
-  pid_t pid = mpirun_start(3, args, path);
+  pid_t pid = mpirun_args(args, path);
   sqlite3 *s = synth_wait_nodes(b, 100, 120); /* a run is in */
   cr_assert_not_null(s, "no run imported");
   pid_t r1 = rank_pid(pid, 1);
