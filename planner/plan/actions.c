@@ -141,6 +141,7 @@ static void pinch_start(cp_plan_actions *a, const cp_scene *s,
       reach_held(a, s, in, &r[1], R, pb[1], nb[1], &depth) &&
       cp_v3_dot(nb[0], nb[1]) < -0.5;
   if (f) {
+    cp_pinch_spread(&b->shape, f, in->spread, pb[0]);
     cp_pinch_antipode(&b->shape, f, pb[0], pb[1], nb[1]);
     pinch_assign(a, s, in, b, R, r, pb, nb);
   }

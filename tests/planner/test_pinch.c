@@ -58,6 +58,41 @@ Test(pinch, antipodes_of_a_box_a_cylinder_and_a_sphere) {
                CP_REACH_FACE_SIDE);
 }
 
+/* "spread" s draws a pinch's points from the middle s of each face: a box
+ * face's two coordinates along it, a cap's x and y and a side's height are
+ * scaled by s about the face's centre, the coordinate across it kept (the
+ * point stays on its face, the antipode on the opposite one); s = 1 leaves
+ * the drawn point bit for bit. */
+Test(pinch, spread_draws_points_from_the_middle_of_each_face) {
+  const cp_shape box = {.type = CP_SHAPE_BOX, .size = {0.1, 0.2, 0.4}},
+                 cyl = {.type = CP_SHAPE_CYLINDER, .radius = 0.05, .length = 0.3};
+  const double s = 0.25;
+  for (int k = 0; k < 2000; ++k) {
+    double p[3], n[3], p1[3], ps[3], d, dist, pp[3], pn[3];
+    unsigned f = cp_reach_sample(&box, cp_pinch_faces(&box, ~0u), k * 0.37,
+                                 no_push, p, n, &d);
+    memcpy(p1, p, sizeof p), memcpy(ps, p, sizeof p);
+    cp_pinch_spread(&box, f, 1, p1);
+    cr_assert(!memcmp(p1, p, sizeof p));
+    cp_pinch_spread(&box, f, s, ps);
+    int a = __builtin_ctz(f) / 2;
+    for (int c = 0; c < 3; ++c)
+      cr_assert(c == a ? ps[c] == p[c] : fabs(ps[c] - s * p[c]) < 1e-15 &&
+                                             fabs(ps[c]) <= s * box.size[c] / 2,
+                "face %u axis %d: %g from %g", f, c, ps[c], p[c]);
+    cr_assert_eq(cp_reach_nearest(&box, ps, pp, pn, &dist), f);
+    cr_assert(fabs(dist) < 1e-12);
+    f = cp_reach_sample(&cyl, cp_pinch_faces(&cyl, ~0u), k * 0.37, no_push, p,
+                        n, &d);
+    memcpy(ps, p, sizeof p);
+    cp_pinch_spread(&cyl, f, s, ps);
+    if (f == CP_REACH_FACE_SIDE)
+      cr_assert(ps[0] == p[0] && ps[1] == p[1] && fabs(ps[2]) <= s * cyl.length / 2);
+    else
+      cr_assert(ps[2] == p[2] && hypot(ps[0], ps[1]) <= s * cyl.radius + 1e-15);
+  }
+}
+
 /* Two point fingers (three prismatic joints each, tip spheres r 1 cm) at
  * either side of a 4 cm box of mass 0.1 kg on the floor, mu 0.5 between
  * the tips and the box; the x joints' effort limit is the squeeze F. The z
@@ -282,6 +317,10 @@ Test(pinch, bad_pinch_inputs_are_refused_with_their_path) {
   refused(", \"values\": [0], \"carry\": [0, -0.01, 0]", "inputs.pinch.carry",
           "[0, 1] m");
   refused(", \"values\": [0], \"turn\": 4", "inputs.pinch.turn", "[0, pi]");
+  refused(", \"values\": [0], \"spread\": 0", "inputs.pinch.spread",
+          "(0, 1]");
+  refused(", \"values\": [0], \"spread\": 1.5", "inputs.pinch.spread",
+          "(0, 1]");
   refused(", \"values\": [0], \"axis\": [0, 0, 0]", "inputs.pinch.axis",
           "non-zero");
   refused(", \"values\": [0], \"link\": \"f1/tip\"", "inputs.pinch.link",
