@@ -39,21 +39,6 @@ void cp_pinch_antipode(const cp_shape *sh, unsigned f, const double p[3],
   }
 }
 
-void cp_pinch_spread(const cp_shape *sh, unsigned f, double spread,
-                     double p[3]) {
-  if (spread == 1 || sh->type == CP_SHAPE_SPHERE) return;
-  if (f & 0x3fu && sh->type == CP_SHAPE_BOX) { /* the two axes along it */
-    int a = __builtin_ctz(f) / 2;
-    p[(a + 1) % 3] *= spread;
-    p[(a + 2) % 3] *= spread;
-  } else if (f & 0x3fu) { /* a cylinder's cap */
-    p[0] *= spread;
-    p[1] *= spread;
-  } else { /* a cylinder's side: its height */
-    p[2] *= spread;
-  }
-}
-
 void cp_pinch_carry(const cp_task_input *in, double v, double delta[3],
                     double *angle) {
   if (v == 0) v = 0; /* -0 and +0: one value */
@@ -80,15 +65,13 @@ static int parse_link(cp_task *t, const json_t *links, int k, const char *p,
   return 0;
 }
 
-/* "carry", "turn" and "axis" (the held pair's motion per action) and
- * "spread" (where on a face a pinch is drawn). */
+/* "carry", "turn" and "axis" (the held pair's motion per action). */
 static int parse_carry(cp_task_input *ti, const json_t *in, const char *p,
                        cp_error *err) {
   char q[CP_JSON_PATH_MAX];
   const json_t *x;
   for (int k = 0; k < 3; ++k) ti->carry[k] = 0.01;
   ti->turn = 0;
-  ti->spread = 1;
   memcpy(ti->direction, (double[3]){0, 0, 1}, sizeof ti->direction);
   if ((x = json_object_get(in, "carry"))) {
     if (cp_json_vector(x, cp_json_path_key(q, p, "carry"), 3, ti->carry, err))
@@ -104,13 +87,6 @@ static int parse_carry(cp_task_input *ti, const json_t *in, const char *p,
     if (!(ti->turn >= 0 && ti->turn <= 3.14159265358979323846))
       return cp_error_set(err, q, "expected an angle in [0, pi] rad, got %g",
                           ti->turn);
-  }
-  if ((x = json_object_get(in, "spread"))) {
-    if (cp_json_number(x, cp_json_path_key(q, p, "spread"), &ti->spread, err))
-      return -1;
-    if (!(ti->spread > 0 && ti->spread <= 1))
-      return cp_error_set(err, q, "expected a share of the face in (0, 1], "
-                                  "got %g", ti->spread);
   }
   if ((x = json_object_get(in, "axis"))) {
     if (cp_json_vector(x, cp_json_path_key(q, p, "axis"), 3, ti->direction, err))

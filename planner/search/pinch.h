@@ -40,13 +40,6 @@ unsigned cp_pinch_faces(const cp_shape *sh, unsigned faces);
 void cp_pinch_antipode(const cp_shape *sh, unsigned f, const double p[3],
                        double q[3], double m[3]);
 
-/* Point p (body frame) on face bit f drawn by cp_reach_sample, pulled
- * towards the face's centre line: its coordinates along the face (a box
- * face's two, a cap's x and y, a cylinder side's height) times `spread`
- * (1 leaves p as it is, bit for bit; a sphere's point is left alone). */
-void cp_pinch_spread(const cp_shape *sh, unsigned f, double spread,
-                     double p[3]);
-
 /* The carry of a held pinch for an action value v < 0: a displacement
  * uniform in [-carry_k, carry_k] per world axis and an angle uniform in
  * [-turn, turn], drawn from the FNV-1a hash of v's bits (the same value,
