@@ -141,6 +141,7 @@ static void pinch_start(cp_plan_actions *a, const cp_scene *s,
       reach_held(a, s, in, &r[1], R, pb[1], nb[1], &depth) &&
       cp_v3_dot(nb[0], nb[1]) < -0.5;
   if (f) {
+    cp_reach_spread(&b->shape, f, in->spread, pb[0]);
     cp_pinch_antipode(&b->shape, f, pb[0], pb[1], nb[1]);
     pinch_assign(a, s, in, b, R, r, pb, nb);
   }
@@ -183,9 +184,12 @@ static void reach_start(cp_plan_actions *a, const cp_task *t,
       continue;
     }
     cp_quat_to_mat(R, b->q);
-    r->active = values[r->input] >= 0 &&
-                cp_reach_sample(&b->shape, in->faces, values[r->input],
-                                in->push, pb, nb, &depth);
+    unsigned f = values[r->input] >= 0
+                     ? cp_reach_sample(&b->shape, in->faces, values[r->input],
+                                       in->push, pb, nb, &depth)
+                     : 0;
+    if (f) cp_reach_spread(&b->shape, f, in->spread, pb);
+    r->active = f != 0;
     r->held = !r->active && in->hold > 0 &&
               reach_held(a, s, in, r, R, pb, nb, &depth);
     if (!r->active && !r->held) continue;

@@ -13,7 +13,7 @@
 const char *const cp_pinch_keys[] = {
     "kind",   "values",   "range", "samples", "links", "point", "body",
     "exclude", "offset", "approach", "push", "hold", "carry", "turn",
-    "axis",   NULL};
+    "axis",   "spread", NULL};
 
 unsigned cp_pinch_faces(const cp_shape *sh, unsigned faces) {
   faces &= cp_reach_shape_faces(sh);

@@ -87,6 +87,17 @@ unsigned cp_reach_sample(const cp_shape *sh, unsigned faces, double v,
   return 1u << face;
 }
 
+void cp_reach_spread(const cp_shape *sh, unsigned f, const double spread[3],
+                     double p[3]) {
+  if (sh->type == CP_SHAPE_SPHERE) return;
+  int across = f & 0x3fu ? __builtin_ctz(f) / 2 : -1; /* a face's normal axis */
+  for (int k = 0; k < 3; ++k) {
+    if (k == across || spread[k] == 1) continue;
+    if (across < 0 && k < 2) continue; /* a cylinder's side: its height only */
+    p[k] *= spread[k];
+  }
+}
+
 unsigned cp_reach_nearest(const cp_shape *sh, const double q[3], double p[3],
                           double n[3], double *dist) {
   memset(n, 0, 3 * sizeof *n);
@@ -157,6 +168,28 @@ static int exclude_faces(cp_task_input *ti, const cp_shape *sh,
   return 0;
 }
 
+/* "spread": one share for every body axis, or [sx, sy, sz]; each in
+ * [0, 1] (default 1). */
+static int parse_spread(cp_task_input *ti, const json_t *x, const char *p,
+                        cp_error *err) {
+  char q[CP_JSON_PATH_MAX];
+  for (int k = 0; k < 3; ++k) ti->spread[k] = 1;
+  if (!x) return 0;
+  cp_json_path_key(q, p, "spread");
+  if (json_is_number(x)) {
+    if (cp_json_number(x, q, &ti->spread[0], err)) return -1;
+    ti->spread[1] = ti->spread[2] = ti->spread[0];
+  } else if (cp_json_vector(x, q, 3, ti->spread, err)) {
+    return -1;
+  }
+  for (int k = 0; k < 3; ++k)
+    if (!(ti->spread[k] >= 0 && ti->spread[k] <= 1))
+      return cp_error_set(err, q, "expected shares of the body's extent in "
+                                  "[0, 1] (a number or [x, y, z]), got %g",
+                          ti->spread[k]);
+  return 0;
+}
+
 int cp_reach_parse(cp_task *t, cp_task_input *ti, const json_t *in,
                    const char *p, cp_error *err) {
   char q[CP_JSON_PATH_MAX];
@@ -212,7 +245,7 @@ int cp_reach_parse(cp_task *t, cp_task_input *ti, const json_t *in,
     if (ti->push[0] > ti->push[1])
       return cp_error_set(err, q, "expected [lo, hi] with lo <= hi (m)");
   }
-  return 0;
+  return parse_spread(ti, json_object_get(in, "spread"), p, err);
 }
 
 int cp_reach_check(const cp_task *t, cp_error *err) {

@@ -51,6 +51,15 @@ unsigned cp_reach_sample(const cp_shape *sh, unsigned faces, double v,
                          const double push[2], double p[3], double n[3],
                          double *depth);
 
+/* Point p (body frame) on face bit f, as cp_reach_sample draws it, pulled
+ * towards the body's centre along the face: each body-frame coordinate k
+ * that runs along the face (a box face's two, a cap's x and y, a cylinder
+ * side's z) times spread[k], the coordinate across the face kept, so the
+ * point stays on its face. A sphere's point is left alone, and so is every
+ * coordinate whose spread is 1 (bit for bit). */
+void cp_reach_spread(const cp_shape *sh, unsigned f, const double spread[3],
+                     double p[3]);
+
 /* The face of the shape nearest to point q (body frame): the face whose
  * plane (cap, side; a sphere's surface) q is farthest outside of, or least
  * inside of; p the point of that face nearest to q, n its outward normal.

@@ -185,7 +185,7 @@ static const char *const cartesian_keys[] = {
     NULL};
 static const char *const reach_keys[] = {
     "kind", "values", "range", "samples", "link", "point", "body", "exclude",
-    "offset", "approach", "push", "hold", NULL};
+    "offset", "approach", "push", "hold", "spread", NULL};
 static const char *const *const input_keys[] = {
     effort_keys, target_keys, cartesian_keys, reach_keys, cp_pinch_keys};
 

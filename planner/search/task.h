@@ -103,6 +103,9 @@ typedef struct cp_task_input {
                       ///< world axis and action (m)
   double turn;        ///< pinch: its largest turn per action (rad) about
                       ///< `direction` (world, unit)
+  double spread[3];   ///< reach, pinch: the share of the body's extent
+                      ///< along each body axis that drawn points come
+                      ///< from, about the centre ([0, 1]; 1: all of it)
 } cp_task_input;
 
 /// search.sampling "continuous" (rrt and sst): an action index is a seed

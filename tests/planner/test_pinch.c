@@ -123,6 +123,61 @@ static void parse_ok(char *text, cp_task *t) {
   free(text);
 }
 
+static const cp_task_input *pinch_input(const cp_task *t) {
+  for (int i = 0; i < t->n_inputs; ++i)
+    if (t->inputs[i].kind == CP_INPUT_PINCH) return &t->inputs[i];
+  cr_assert_fail("no pinch input");
+  return NULL;
+}
+
+/* "spread" (reach and pinch inputs) draws points from the middle of each
+ * face: a point's body-frame coordinates along its face (a box face's two,
+ * a cap's x and y, a cylinder side's height) are scaled by the spread of
+ * their axis about the centre, the coordinate across the face kept, so the
+ * point stays on its face; [1, 0, 1] puts every box point on the body's
+ * x-z midplane; a spread of 1 leaves the drawn point bit for bit. */
+Test(pinch, spread_draws_points_from_the_middle_of_each_face) {
+  const cp_shape box = {.type = CP_SHAPE_BOX, .size = {0.1, 0.2, 0.4}},
+                 cyl = {.type = CP_SHAPE_CYLINDER, .radius = 0.05, .length = 0.3};
+  const double one[3] = {1, 1, 1}, s[3] = {0.25, 0.25, 0.25}, mid[3] = {1, 0, 1};
+  for (int k = 0; k < 2000; ++k) {
+    double p[3], n[3], p1[3], ps[3], pm[3], d, dist, pp[3], pn[3];
+    unsigned f = cp_reach_sample(&box, cp_reach_shape_faces(&box), k * 0.37,
+                                 no_push, p, n, &d);
+    memcpy(p1, p, sizeof p), memcpy(ps, p, sizeof p), memcpy(pm, p, sizeof p);
+    cp_reach_spread(&box, f, one, p1);
+    cr_assert(!memcmp(p1, p, sizeof p));
+    cp_reach_spread(&box, f, s, ps);
+    cp_reach_spread(&box, f, mid, pm);
+    int a = __builtin_ctz(f) / 2;
+    for (int c = 0; c < 3; ++c)
+      cr_assert(c == a ? ps[c] == p[c] : fabs(ps[c] - 0.25 * p[c]) < 1e-15 &&
+                                             fabs(ps[c]) <= 0.25 * box.size[c] / 2,
+                "face %u axis %d: %g from %g", f, c, ps[c], p[c]);
+    cr_assert(a == 1 ? pm[1] == p[1] : pm[1] == 0 && pm[0] == p[0] && pm[2] == p[2]);
+    cr_assert_eq(cp_reach_nearest(&box, ps, pp, pn, &dist), f);
+    cr_assert(fabs(dist) < 1e-12);
+    f = cp_reach_sample(&cyl, cp_reach_shape_faces(&cyl), k * 0.37, no_push,
+                        p, n, &d);
+    memcpy(ps, p, sizeof p);
+    cp_reach_spread(&cyl, f, s, ps);
+    if (f == CP_REACH_FACE_SIDE)
+      cr_assert(ps[0] == p[0] && ps[1] == p[1] && fabs(ps[2]) <= 0.25 * cyl.length / 2);
+    else
+      cr_assert(ps[2] == p[2] && hypot(ps[0], ps[1]) <= 0.25 * cyl.radius + 1e-15);
+  }
+  /* Parsed: a number is every axis's share, a vector one per axis. */
+  cp_task t;
+  parse_ok(pinch_task(5, ", \"values\": [0], \"spread\": 0.5"), &t);
+  const cp_task_input *in = pinch_input(&t);
+  cr_assert(in->spread[0] == 0.5 && in->spread[1] == 0.5 && in->spread[2] == 0.5);
+  cp_task_free(&t);
+  parse_ok(pinch_task(5, ", \"values\": [0], \"spread\": [1, 0, 0.5]"), &t);
+  in = pinch_input(&t);
+  cr_assert(in->spread[0] == 1 && in->spread[1] == 0 && in->spread[2] == 0.5);
+  cp_task_free(&t);
+}
+
 /* Values for the test's actions: a pinch on the +-x pair (the only one
  * left) at mid-height of the box (within 5 mm of it, away from the floor)
  * and within 1 mm of y = 0 (so that gravity has no moment about the line
@@ -282,6 +337,10 @@ Test(pinch, bad_pinch_inputs_are_refused_with_their_path) {
   refused(", \"values\": [0], \"carry\": [0, -0.01, 0]", "inputs.pinch.carry",
           "[0, 1] m");
   refused(", \"values\": [0], \"turn\": 4", "inputs.pinch.turn", "[0, pi]");
+  refused(", \"values\": [0], \"spread\": -0.1", "inputs.pinch.spread",
+          "[0, 1]");
+  refused(", \"values\": [0], \"spread\": [1, 1.5, 1]",
+          "inputs.pinch.spread", "[0, 1]");
   refused(", \"values\": [0], \"axis\": [0, 0, 0]", "inputs.pinch.axis",
           "non-zero");
   refused(", \"values\": [0], \"link\": \"f1/tip\"", "inputs.pinch.link",
