@@ -47,7 +47,7 @@ typedef bench_spec spec;
 static const spec specs[] = {
     {"planner/tasks/push.json", "sst", 1500, 4},
     {"planner/tasks/grasp_lift.json", "sst", 400, 4},
-    {"planner/tasks/bench/cmgmp-ledge.json", "sst", 400, 4},
+    {"planner/tasks/bench/hidex-corner-pivot.json", "sst", 400, 4},
 };
 
 /* The configurations: threads (in process) or MPI ranks. */
