@@ -464,6 +464,7 @@ static int certify(attempt *a, cp_sequence_stage *stage, double *worst_pos, doub
   s.contacts = NULL;
   s.n_contacts = 0;
   cp_assembly_options ao = cp_assembly_defaults();
+  if (t->stability_seconds > 0) ao.stability.time_limit_s = t->stability_seconds;
   cp_stability_result r;
   cp_error e;
   int rc = cp_assembly_stability(&s, a->w->placed, &ao.stability, &r, NULL, NULL, NULL, &e);

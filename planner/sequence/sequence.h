@@ -72,6 +72,10 @@ typedef struct cp_sequence_task {
                            ///< besides the weight
   double seconds;          ///< time limit of the whole sequence (s), 600
   long nodes;              ///< node limit of each phase, default 2000
+  double stability_seconds; ///< time limit of each certificate's
+                           ///< strong/weak MILPs (wall clock, s), default
+                           ///< 2 ("limits.stability"); when it runs out
+                           ///< the verdict is stable_undecided
   uint64_t temporary;      ///< parts (bit k: part k) placed like the
                            ///< others and removed again after the last
                            ///< permanent part ("temporary": a centering)
