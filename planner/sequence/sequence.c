@@ -59,6 +59,9 @@ typedef struct attempt {
   int64_t plan_ids[CP_SEQUENCE_PHASES];
   char why[512];
   int limit;
+  cp_store *dry;       /* set: phases are planned in this scratch store and
+                        * not recorded (the transport servo's trial runs) */
+  long nodes;          /* set: the node limit of the phase (else the task's) */
 } attempt;
 
 /* Joint k of the gripper's chain -> index into world_state.q. */
@@ -135,12 +138,12 @@ static json_t *input(const double *values, int n, int relative, double stiffness
 }
 
 /* Inputs of a phase: per carriage axis the relative step (0: held), the
- * gap's absolute target. A moving axis may also hold (choice 0) and, with
- * both_ways, step back. Every carriage joint is critically damped at
+ * gap's absolute target. With ways 2 a moving axis may also hold (choice
+ * 0); with ways 1 it has the step alone (every action the same). Every carriage joint is critically damped at
  * w = sqrt(acceleration / step): a step from rest starts at the transport
  * acceleration (w^2 step) and, over an action of 0.2 s, covers all but
  * (1 + 0.2 w) e^(-0.2 w) of itself (5e-4 at the defaults, w = 50). */
-static json_t *inputs_json(const attempt *a, const double *step, double gap, int both_ways) {
+static json_t *inputs_json(const attempt *a, const double *step, double gap, int ways) {
   const cp_sequence_task *t = a->t;
   json_t *in = json_object();
   static const char *const names[] = {GRIPPER "/x", GRIPPER "/y", GRIPPER "/z"};
@@ -148,7 +151,7 @@ static json_t *inputs_json(const attempt *a, const double *step, double gap, int
   for (int k = 0; k < 3; k++) {
     const double v[3] = {step[k], 0, -step[k]};
     const double held = (3 - k + a->wrist) * M + finger;
-    const int n = fabs(step[k]) > 1e-12 ? (both_ways ? 3 : 2) : 1;
+    const int n = fabs(step[k]) > 1e-12 ? ways : 1;
     json_object_set_new(in, names[k], input(v, n, 1, held * w * w));
   }
   if (a->wrist) {
@@ -186,7 +189,7 @@ static int run_phase(attempt *a, int phase, json_t *inputs, json_t *goal) {
                            "duration", ACTION_T, "dt", ACTION_DT, "goal", goal, "bounds", "min", cp_seq_vec(lo, 3),
                            "max", cp_seq_vec(hi, 3), "cost", "time", 1.0, "search", "method", "astar", "weight",
                            2.0, "resolution", "position", 0.001, "angle", 0.02, "velocity", 0.02, "speed", t->step / ACTION_T,
-                           "seed", 1, "limits", "nodes", (int)t->nodes, "seconds", left);
+                           "seed", 1, "limits", "nodes", (int)(a->nodes ? a->nodes : t->nodes), "seconds", left);
   char *text = task ? json_dumps(task, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
   json_decref(task);
   if (!text) {
@@ -204,8 +207,9 @@ static int run_phase(attempt *a, int phase, json_t *inputs, json_t *goal) {
   cp_plan_options po = cp_plan_defaults();
   po.task_path = t->path;
   cp_plan_result pr;
-  cp_plan_status ps = cp_plan_task(a->st, &pt, &po, &pr, &e);
-  a->res->plans++;
+  cp_store *st = a->dry ? a->dry : a->st;
+  cp_plan_status ps = cp_plan_task(st, &pt, &po, &pr, &e);
+  a->res->plans += !a->dry;
   a->res->lcp_solves += pr.stats.lcp_solves;
   if (ps == CP_PLAN_FAILED || ps == CP_PLAN_BAD_INPUT) {
     snprintf(a->why, sizeof a->why, "%s: %.150s", name, e.msg);
@@ -218,7 +222,7 @@ static int run_phase(attempt *a, int phase, json_t *inputs, json_t *goal) {
     cp_task_free(&pt);
     return -1;
   }
-  a->plan_ids[a->n_plans++] = pr.plan_id;
+  if (!a->dry) a->plan_ids[a->n_plans++] = pr.plan_id;
   /* The plan's last state. */
   cp_state_layout l;
   long *ids = NULL, n = 0;
@@ -226,9 +230,9 @@ static int run_phase(attempt *a, int phase, json_t *inputs, json_t *goal) {
   double *x = NULL;
   rc = -2;
   if (!cp_state_layout_init(&l, &pt.scene) && (x = malloc(sizeof *x * (size_t)l.n)) &&
-      cp_store_plan_nodes(a->st, pr.plan_id, &run, &ids, &n) == CP_STORE_OK && n > 0) {
+      cp_store_plan_nodes(st, pr.plan_id, &run, &ids, &n) == CP_STORE_OK && n > 0) {
     cp_search_node node;
-    if (cp_store_load_node(a->st, run, ids[n - 1], &node, x, l.n, NULL, 0, NULL) == CP_STORE_OK) {
+    if (cp_store_load_node(st, run, ids[n - 1], &node, x, l.n, NULL, 0, NULL) == CP_STORE_OK) {
       for (int b = 0; b < pt.scene.n_bodies; b++) {
         const int at = cp_state_body_at(&l, b);
         if (at < 0) continue;
@@ -244,7 +248,7 @@ static int run_phase(attempt *a, int phase, json_t *inputs, json_t *goal) {
       rc = 0;
     }
   }
-  if (rc) snprintf(a->why, sizeof a->why, "%s: reading the plan back failed: %.120s", name, cp_store_message(a->st));
+  if (rc) snprintf(a->why, sizeof a->why, "%s: reading the plan back failed: %.120s", name, cp_store_message(st));
   free(ids);
   free(x);
   cp_state_layout_free(&l);
@@ -268,6 +272,82 @@ static double step_of(double d, double step) {
   return d / n;
 }
 
+/* The transport at a straight line: n equal carriage moves (x, y) adding
+ * up to d from the carriage's position q0, every action the same; the
+ * phase ends when both carriage joints are within a quarter move of q0 + d
+ * (after the n-th action; n + 2 nodes at most). */
+static int straight(attempt *a, const double *d, double n, const double *q0) {
+  const double mv[4] = {d[0] / n, d[1] / n, 0, 0};
+  const double tol = fmax(1e-6, 0.25 * fmax(fabs(mv[0]), fabs(mv[1])));
+  json_t *g = json_pack("{s:[{s:s, s:f, s:f}, {s:s, s:f, s:f}]}", "joints", "joint", GRIPPER "/x", "position",
+                        q0[0] + d[0], "tolerance", tol, "joint", GRIPPER "/y", "position", q0[1] + d[1],
+                        "tolerance", tol);
+  a->nodes = (long)n + 2;
+  const int rc = run_phase(a, 4, inputs_json(a, mv, a->close, 1), g);
+  a->nodes = 0;
+  return rc;
+}
+
+/* The transport servo (docs/assembly.md, "Transport"): the carried part
+ * goes above its place on a straight carriage line; where it ends is
+ * measured in the simulated state, the line's end is moved by the
+ * remaining error and the line simulated again (with the contact model,
+ * in a scratch store), up to SERVO_RUNS times, until the part ends within
+ * half of tol (per axis) of the place; the best line (within tol) is then
+ * planned into the store, which reproduces the trial bitwise. 0, -1 (why),
+ * -2 as run_phase. */
+#define SERVO_RUNS 5
+static int transport(attempt *a, double tol) {
+  const cp_sequence_task *t = a->t;
+  world_state *w = a->w;
+  const int p = w->carried;
+  const size_t bytes = sizeof *w->part * 13 * (size_t)t->n_parts;
+  double *part0 = malloc(bytes), q[5], qd[5];
+  cp_store *scratch = NULL;
+  char msg[256];
+  if (!part0 || cp_store_open(":memory:", 0, &scratch, msg, sizeof msg) != CP_STORE_OK) {
+    free(part0);
+    snprintf(a->why, sizeof a->why, "transport servo: %s", part0 ? msg : "out of memory");
+    return -2;
+  }
+  memcpy(part0, w->part, bytes);
+  memcpy(q, w->q, sizeof q);
+  memcpy(qd, w->qd, sizeof qd);
+  const double *x0 = part0 + 13 * p, *to = a->to;
+  double d[2] = {to[0] - x0[0], to[1] - x0[1]}, best_d[2] = {d[0], d[1]}, best = INFINITY;
+  const double n = fmax(1, ceil(fmax(fabs(d[0]), fabs(d[1])) / t->step - 1e-9));
+  int rc = 0, runs = 0;
+  while (rc == 0 && runs < SERVO_RUNS && best > 0.5 * tol) {
+    memcpy(w->part, part0, bytes);
+    memcpy(w->q, q, sizeof q);
+    memcpy(w->qd, qd, sizeof qd);
+    a->dry = scratch;
+    rc = straight(a, d, n, q);
+    a->dry = NULL;
+    runs++;
+    if (rc) break;
+    const double *x = w->part + 13 * p, e[2] = {to[0] - x[0], to[1] - x[1]};
+    const double err = fmax(fabs(e[0]), fabs(e[1]));
+    if (err < best) best = err, best_d[0] = d[0], best_d[1] = d[1];
+    /* a part that lags a whole step has slipped in the grasp: no servo */
+    if (err > t->step) break;
+    d[0] += e[0];
+    d[1] += e[1];
+  }
+  cp_store_close(scratch);
+  memcpy(w->part, part0, bytes);
+  memcpy(w->q, q, sizeof q);
+  memcpy(w->qd, qd, sizeof qd);
+  free(part0);
+  if (rc) return rc;
+  if (best > tol) {
+    snprintf(a->why, sizeof a->why, "%s transport: the part ends %.3g mm from above its place after %d servo runs",
+             part_name(a), 1e3 * best, runs);
+    return -1;
+  }
+  return straight(a, best_d, n, q);
+}
+
 /* The seven phases of one grasp. 0, -1 (a phase found no plan: the
  * grasp fails) or -2 (storage, memory: the whole sequence fails). */
 static int execute(attempt *a) {
@@ -285,11 +365,11 @@ static int execute(attempt *a) {
   const double off = a->g->offset;
   /* approach: down to the grasp height */
   dz[2] = step_of(s[2] + off - w->q[2], t->step);
-  if ((rc = run_phase(a, 0, inputs_json(a, dz, open, 0), joint_goal(GRIPPER "/z", s[2] + off, NULL)))) return rc;
+  if ((rc = run_phase(a, 0, inputs_json(a, dz, open, 2), joint_goal(GRIPPER "/z", s[2] + off, NULL)))) return rc;
   /* grasp: close until both fingers touch and the part is at rest */
   dz[2] = 0;
   json_t *g = json_pack("{s:[[s,s],[s,s]], s:[s]}", "contacts", part, lf, part, rf, "at_rest", part);
-  if ((rc = run_phase(a, 1, inputs_json(a, dz, a->close, 0), g))) return rc;
+  if ((rc = run_phase(a, 1, inputs_json(a, dz, a->close, 2), g))) return rc;
   if (a->withdraw) {
     /* withdraw: along the free horizontal axis until the part is clear */
     const int ax = fabs(a->withdraw[0]) > 0.5 ? 0 : 1;
@@ -299,41 +379,38 @@ static int execute(attempt *a) {
     json_t *lim = json_pack("[n,n,n]");
     json_array_set_new(lim, (size_t)ax, json_real(target - sign * 0.005));
     g = json_pack("{s:s, s:o}", "body", part, sign > 0 ? "min" : "max", lim);
-    if ((rc = run_phase(a, CP_SEQUENCE_WITHDRAW, inputs_json(a, mv, a->close, 0), g))) return rc;
+    if ((rc = run_phase(a, CP_SEQUENCE_WITHDRAW, inputs_json(a, mv, a->close, 2), g))) return rc;
   }
   /* lift to the transport height */
   dz[2] = step_of(a->zt + off - w->q[2], t->step);
   g = json_pack("{s:s, s:[n,n,f]}", "body", part, "min", a->zt - 0.005);
-  if ((rc = run_phase(a, 2, inputs_json(a, dz, a->close, 0), g))) return rc;
+  if ((rc = run_phase(a, 2, inputs_json(a, dz, a->close, 2), g))) return rc;
   dz[2] = 0;
   /* turn: the wrist rolls the part into its design orientation */
   if (a->wrist) {
     dz[3] = step_of(a->g->turn, 0.2);
     g = json_pack("{s:s, s:o, s:f}", "body", part, "orientation", cp_seq_vec(to + 3, 4), "angle_tolerance",
                   fmax(0.5 * t->tol_angle, 0.005));
-    if ((rc = run_phase(a, 3, inputs_json(a, dz, a->close, 0), g))) return rc;
+    if ((rc = run_phase(a, 3, inputs_json(a, dz, a->close, 2), g))) return rc;
     dz[3] = 0;
   }
   /* transport above the design pose */
   /* The phases aim at half the placement tolerance (at least 0.5 mm, what
    * the carriage's steps resolve); the certificate checks the tolerance. */
   const double tol = fmax(0.5 * t->tol_position, 5e-4);
-  double mv[4] = {step_of(to[0] - s[0], t->step), step_of(to[1] - s[1], t->step), 0, 0};
-  g = json_pack("{s:s, s:[f,f,n], s:[f,f,n]}", "body", part, "min", to[0] - tol, to[1] - tol, "max",
-                to[0] + tol, to[1] + tol);
-  if ((rc = run_phase(a, 4, inputs_json(a, mv, a->close, 1), g))) return rc;
+  if ((rc = transport(a, tol))) return rc;
   /* place: down along the approach direction to the design pose */
   dz[2] = step_of(to[2] - s[2], t->step);
   g = json_pack("{s:s, s:o, s:f, s:[s]}", "body", part, "position", cp_seq_vec(to, 3), "tolerance", tol,
                 "at_rest", part);
-  if ((rc = run_phase(a, 5, inputs_json(a, dz, a->close, 0), g))) return rc;
+  if ((rc = run_phase(a, 5, inputs_json(a, dz, a->close, 2), g))) return rc;
   /* release: open, everything at rest */
   dz[2] = 0;
-  if ((rc = run_phase(a, 6, inputs_json(a, dz, open, 0), joint_goal(GRIPPER "/gap", open, json_pack("{s:b}", "at_rest", 1)))))
+  if ((rc = run_phase(a, 6, inputs_json(a, dz, open, 2), joint_goal(GRIPPER "/gap", open, json_pack("{s:b}", "at_rest", 1)))))
     return rc;
   /* retreat: back up to the transport height */
   dz[2] = step_of(a->zt + off - w->q[2], t->step);
-  return run_phase(a, 7, inputs_json(a, dz, open, 0), joint_goal(GRIPPER "/z", a->zt + off, NULL));
+  return run_phase(a, 7, inputs_json(a, dz, open, 2), joint_goal(GRIPPER "/z", a->zt + off, NULL));
 }
 
 /* The certificate after a stage: the subassembly's verdict on the
@@ -387,6 +464,7 @@ static int certify(attempt *a, cp_sequence_stage *stage, double *worst_pos, doub
   s.contacts = NULL;
   s.n_contacts = 0;
   cp_assembly_options ao = cp_assembly_defaults();
+  if (t->stability_seconds > 0) ao.stability.time_limit_s = t->stability_seconds;
   cp_stability_result r;
   cp_error e;
   int rc = cp_assembly_stability(&s, a->w->placed, &ao.stability, &r, NULL, NULL, NULL, &e);

@@ -8,7 +8,11 @@
 /// a manipulation plan of seven phases (approach, grasp, lift, transport,
 /// place, release, retreat), each phase one planner task (cp_plan_task, A*)
 /// simulated with the contact model on a world that holds the parts placed
-/// so far at their simulated poses. After each stage the subassembly's
+/// so far at their simulated poses. The transport is a straight carriage
+/// line whose end a servo sets: the line is simulated in a scratch store,
+/// the part's remaining error measured and the line's end moved by it, a
+/// few times, before the best line is planned into the store (docs/
+/// assembly.md, "Transport"). After each stage the subassembly's
 /// verdict comes from the LP/MILP on the simulated poses; an unstable stage
 /// or a part outside the tolerances rejects the grasp and the next one is
 /// tried; when none is left the sequence is not returned (status NONE).
@@ -68,6 +72,10 @@ typedef struct cp_sequence_task {
                            ///< besides the weight
   double seconds;          ///< time limit of the whole sequence (s), 600
   long nodes;              ///< node limit of each phase, default 2000
+  double stability_seconds; ///< time limit of each certificate's
+                           ///< strong/weak MILPs (wall clock, s), default
+                           ///< 2 ("limits.stability"); when it runs out
+                           ///< the verdict is stable_undecided
   uint64_t temporary;      ///< parts (bit k: part k) placed like the
                            ///< others and removed again after the last
                            ///< permanent part ("temporary": a centering)

@@ -223,10 +223,10 @@ static int parse_root(cp_sequence_task *t, const json_t *root, const char *path,
       return -1;
   }
   if ((v = json_object_get(root, "limits"))) {
-    static const char *const tk[] = {"seconds", "nodes", NULL};
+    static const char *const tk[] = {"seconds", "nodes", "stability", NULL};
     double nodes = (double)t->nodes;
     if (cp_json_check_object(v, "limits", tk, err) || opt_pos(v, "limits", "seconds", &t->seconds, err) ||
-        opt_pos(v, "limits", "nodes", &nodes, err))
+        opt_pos(v, "limits", "nodes", &nodes, err) || opt_pos(v, "limits", "stability", &t->stability_seconds, err))
       return -1;
     if (nodes != floor(nodes) || nodes > 1e9) return cp_error_set(err, "limits.nodes", "expected a whole number up to 1e9");
     t->nodes = (long)nodes;
@@ -247,6 +247,7 @@ int cp_sequence_task_parse(const char *text, size_t len, const char *path,
   t->acceleration = 25;
   t->seconds = 600;
   t->nodes = 2000;
+  t->stability_seconds = 2;
   json_t *root;
   if (cp_json_parse(text, len, &root, err)) return -1;
   int rc = parse_root(t, root, path, err);

@@ -307,6 +307,7 @@ Test(sequence, bad_tasks_exit_2_with_json_path) {
   bad("{\"assembly\": " SCENE ", " STAGED_B ROBOT ", \"temporary\": [\"b\"]}", "temporary");
   bad("{\"assembly\": " SCENE ", \"staging\": {\"b\": {\"position\": [0.1, 0, 0.02], \"orientation\": [0, 1, 0, 0]}}, "
       ROBOT ", \"temporary\": [\"b\"]}", "temporary[0]");
+  bad("{\"assembly\": " SCENE ", " STAGED_B ROBOT ", \"limits\": {\"stability\": 0}}", "limits.stability");
 #undef STAGED_B
 }
 

@@ -145,54 +145,44 @@ static const char *seesaw_task(double ridge, char *buf, size_t n) {
 
 // A placement that knocks a neighbour over (issue 25): on a 4 mm ridge the
 // plank is tipped by the lintel landing on its end (the pillars take the
-// lintel, the plank is left tilted far beyond the 1 degree tolerance). The
-// first executed grasp of the lintel is refused with the knocked part
-// named, and the lintel's stage is not certified with it. What the second
-// grasp (near the top) does is not asserted: its transport has to end
-// inside a +-1 mm box with whole carriage steps, and where it ends decides
-// how the lintel lands. Changes of the physics by rounding alone have
-// moved it between "knocked plank" (main before the friction clean-up),
-// "transport: no plan (limit after 2000 nodes)" (after it) and a placement
-// that leaves the plank standing (a greedy transport, tried). Either way
-// the outcome must be consistent: with no usable grasp the search takes
-// the plank's stage back and returns no sequence; with one, the sequence
-// is solved and its final verdict holds. The same task on a ridge 3 cm
-// wide is built and certified: the refusal is the knock, not the task.
+// lintel, the plank is left tilted far beyond the 1 degree tolerance).
+// Every grasp of the lintel is executed and refused with the knocked part
+// named; the search takes the plank's stage back, and with no other order
+// (the plank cannot go in under the lintel) no sequence is returned. The
+// same task on a ridge 3 cm wide is built and certified: the refusal is
+// the knock, not the task. (While the transport searched carriage steps
+// for a +-1 mm box, where the second grasp's transport ended moved with
+// rounding and this test had to accept either outcome; the transport
+// servo ends it within 0.25 mm of the place, measured.)
 Test(sequence_order, placement_that_knocks_a_neighbour_over_is_refused) {
   char task[4096];
   char *db = synth_temp_db();
   json_t *doc = assemble(seesaw_task(0.004, task, sizeof task), db);
-  const char *status = json_string_value(json_object_get(doc, "status"));
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "none");
   const char *msg = json_string_value(json_object_get(doc, "message"));
+  cr_assert(strstr(msg, "stage 2 (lintel): placing lintel knocked plank"), "%s", msg);
+  cr_assert_eq(json_array_size(json_object_get(doc, "stages")), 2);
   cr_assert_str_eq(part_of(doc, 0), "plank");
   cr_assert_str_eq(part_of(doc, 1), "lintel");
   json_t *s0 = json_array_get(json_object_get(doc, "stages"), 0), *s1 = json_array_get(json_object_get(doc, "stages"), 1);
   cr_assert(json_is_true(json_object_get(s0, "certified")));
+  cr_assert(json_is_false(json_object_get(s1, "certified")));
+  cr_assert_geq(json_integer_value(json_object_get(doc, "backtracks")), 1);
+  cr_assert(json_is_null(json_object_get(doc, "final_error")));
+  // Both usable grasps (across y, at the centre and near the top) were
+  // executed, and each left the plank tilted beyond the tolerance.
   cr_assert_eq(json_integer_value(json_object_get(s1, "attempts")), 2);
   json_t *cand = json_object_get(s1, "candidates"), *c;
   size_t i;
-  int knocked = 0, first = -1;
+  int knocked = 0;
   json_array_foreach(cand, i, c) {
     const char *why = json_string_value(json_object_get(c, "reason"));
     double mm, deg;
-    if (first < 0 && why && *why && !strstr(why, "holds only")) first = (int)i;
     if (!why || sscanf(why, "placing lintel knocked plank: it is %lf mm / %lf deg", &mm, &deg) != 2) continue;
     cr_assert_gt(deg, 1.0, "%s", why);
-    if (first == (int)i) knocked++;
+    knocked++;
   }
-  cr_assert_eq(knocked, 1, "the first executed grasp is refused for the knock");
-  if (!strcmp(status, "none")) {
-    cr_assert(msg && strstr(msg, "stage 2 (lintel): "), "%s", msg);
-    cr_assert_eq(json_array_size(json_object_get(doc, "stages")), 2);
-    cr_assert(json_is_false(json_object_get(s1, "certified")));
-    cr_assert_geq(json_integer_value(json_object_get(doc, "backtracks")), 1);
-    cr_assert(json_is_null(json_object_get(doc, "final_error")));
-  } else {
-    cr_assert_str_eq(status, "solved", "%s", msg);
-    cr_assert(json_is_true(json_object_get(s1, "certified")));
-    cr_assert_leq(json_number_value(json_object_get(json_object_get(doc, "final_error"), "angle")),
-                  3.14159265358979 / 180);
-  }
+  cr_assert_eq(knocked, 2);
   json_decref(doc);
   synth_remove_db(db);
   db = synth_temp_db();
