@@ -182,6 +182,7 @@ typedef struct lp_args {
   int *ia, *ja;
   double *ar, *z, *t;
   unsigned char *lpb;        /* face only */
+  int tm_lim;                /* face only: GLPK time limit, ms */
 } lp_args;
 
 /// Solves (P1) with z = y + t e. Row i: sum_j M_ij y_j + (rs_i - 1) t >=
@@ -272,8 +273,16 @@ static int phase1_body(void *ctx) {
 
 static int phase1_lp(int n, const double *M, const double *q, const double *rs,
                      int *ia, int *ja, double *ar, double *z, double *t) {
-  lp_args a = {n, M, q, rs, NULL, ia, ja, ar, z, t, NULL};
+  lp_args a = {n, M, q, rs, NULL, ia, ja, ar, z, t, NULL, 0};
   return glpk_guarded(phase1_body, &a);
+}
+
+/// The face LP's time limit in ms: `time_limit` seconds, or when it is 0
+/// (automatic) 10 s + 20 ms per row. A fixed 10 s was too short at n = 3420
+/// (KaplasTower, docs/solvers.md: the LP alone took about 14 s there).
+static int face_time_ms(int n, double time_limit) {
+  const double s = time_limit > 0.0 ? time_limit : 10.0 + 0.02 * n;
+  return s >= 2e6 ? 2000000000 : (int)(1000.0 * s);
 }
 
 /// Crossover LP (see "Finishing exactly" in the file comment): a vertex of
@@ -308,7 +317,7 @@ static int face_body(void *ctx) {
   parm.msg_lev = GLP_MSG_OFF;
   parm.presolve = GLP_OFF;
   parm.it_lim = 20 * n + 2000;
-  parm.tm_lim = 10000;
+  parm.tm_lim = a->tm_lim;
   const int term = glp_term_out(GLP_OFF);
   glp_scale_prob(lp, GLP_SF_AUTO);
   glp_adv_basis(lp, 0);
@@ -329,9 +338,10 @@ static int face_body(void *ctx) {
 }
 
 static int face_lp(int n, const double *M, const double *q,
-                   const unsigned char *P, int *ia, int *ja, double *ar,
-                   double *zv, unsigned char *lpb) {
-  lp_args a = {n, M, q, NULL, P, ia, ja, ar, zv, NULL, lpb};
+                   const unsigned char *P, double time_limit, int *ia, int *ja,
+                   double *ar, double *zv, unsigned char *lpb) {
+  lp_args a = {n, M, q, NULL, P, ia, ja, ar, zv, NULL, lpb,
+               face_time_ms(n, time_limit)};
   return glpk_guarded(face_body, &a);
 }
 
@@ -411,13 +421,13 @@ static int polish_fallback(int n, const double *M, const double *q,
 /// rounding), 1 for the LP vertex that polishing declined. Otherwise (z, w)
 /// and *info are left as they were; returns 0. basis: 2n bytes; zt, wt, zb, wb [n];
 /// ia, ja, ar as for phase1_lp.
-static int crossover(int n, const double *M, const double *q,
-                     const cp_check_options *chk, unsigned char *basis, int *ia,
-                     int *ja, double *ar, double *z, double *w, double *zt,
-                     double *wt, double *zb, double *wb, cp_lcp_info *info) {
-  unsigned char *P = basis, *lpb = basis + n;
-  for (int i = 0; i < n; i++) P[i] = z[i] > w[i];
-  if (face_lp(n, M, q, P, ia, ja, ar, zt, lpb) != LP_OK) return 0;
+static int face_crossover(int n, const double *M, const double *q,
+                          const cp_check_options *chk, const unsigned char *P,
+                          double time_limit, unsigned char *lpb, int *ia,
+                          int *ja, double *ar, double *z, double *w, double *zt,
+                          double *wt, double *zb, double *wb,
+                          cp_lcp_info *info) {
+  if (face_lp(n, M, q, P, time_limit, ia, ja, ar, zt, lpb) != LP_OK) return 0;
   cp_lcp_info ci;
   cp_lcp_info_clear(&ci);
   int exact = 1;
@@ -438,6 +448,40 @@ static int crossover(int n, const double *M, const double *q,
   return exact ? 2 : 1;
 }
 
+/// FIP's own crossover: the partition of its iterate (z, w).
+static int crossover(int n, const double *M, const double *q,
+                     const cp_check_options *chk, double time_limit,
+                     unsigned char *basis, int *ia, int *ja, double *ar,
+                     double *z, double *w, double *zt, double *wt, double *zb,
+                     double *wb, cp_lcp_info *info) {
+  unsigned char *P = basis;
+  for (int i = 0; i < n; i++) P[i] = z[i] > w[i];
+  return face_crossover(n, M, q, chk, P, time_limit, basis + n, ia, ja, ar, z,
+                        w, zt, wt, zb, wb, info);
+}
+
+int cp_fip_face_crossover(int n, const double *M, const double *q,
+                          const unsigned char *P, double time_limit,
+                          const cp_check_options *chk, double *z, double *w,
+                          cp_lcp_info *info) {
+  if (n < 1 || !M || !q || !P || !z || !w || !info || !(time_limit >= 0.0))
+    return 0;
+  const cp_check_options def = cp_check_defaults();
+  if (!chk) chk = &def;
+  const size_t nnz = (size_t)n * (size_t)(n + 1) + 1;
+  unsigned char *lpb = malloc((size_t)n);
+  int *ia = malloc(sizeof(int) * nnz);
+  int *ja = malloc(sizeof(int) * nnz);
+  double *ar = malloc(sizeof(double) * nnz);
+  double *tmp = malloc(sizeof(double) * 4 * (size_t)n);
+  int c = -1;
+  if (lpb && ia && ja && ar && tmp)
+    c = face_crossover(n, M, q, chk, P, time_limit, lpb, ia, ja, ar, z, w, tmp,
+                       tmp + n, tmp + 2 * n, tmp + 3 * n, info);
+  free(lpb); free(ia); free(ja); free(ar); free(tmp);
+  return c;
+}
+
 static cp_lcp_status finish(cp_lcp_info *info, cp_lcp_status st) {
   info->status = st;
   if (st == CP_LCP_SOLVED) info->reason[0] = '\0';
@@ -455,7 +499,8 @@ cp_lcp_status cp_fip_solve(int n, const double *M, const double *q,
   if (n < 1 || !M || !q || !z || !w || o.max_iter < 0 || !(o.gap_tol > 0.0) ||
       !(o.beta >= 0.0 && o.beta < 1.0) || !(o.zeta >= 0.0) ||
       !(o.kappa > 0.0 && o.kappa < 1.0) || !(o.rho > 0.0 && o.rho < 1.0) ||
-      !(o.sigma > 0.0 && o.sigma < 1.0) || !(o.nfp_tol >= 0.0)) {
+      !(o.sigma > 0.0 && o.sigma < 1.0) || !(o.nfp_tol >= 0.0) ||
+      !(o.face_time_limit >= 0.0)) {
     snprintf(info->reason, sizeof info->reason, "invalid FIP arguments");
     if (n >= 1 && z && w)
       for (int i = 0; i < n; i++) z[i] = w[i] = 0.0;
@@ -699,8 +744,8 @@ cp_lcp_status cp_fip_solve(int n, const double *M, const double *q,
   } else {
     status = CP_LCP_CHECK_FAILED; /* cp_lcp_check wrote the reason */
     const int c = o.polish && o.crossover
-                      ? crossover(n, M, q, &o.check, basis, ia, ja, ar, z, w,
-                                  zt, wt, dz, dw, info)
+                      ? crossover(n, M, q, &o.check, o.face_time_limit, basis,
+                                  ia, ja, ar, z, w, zt, wt, dz, dw, info)
                       : 0;
     if (c) status = CP_LCP_SOLVED;
     polished = c == 2;
@@ -709,8 +754,8 @@ cp_lcp_status cp_fip_solve(int n, const double *M, const double *q,
    * support basis is singular): the crossover's vertex, if it is a basis
    * solution, replaces it; else the answer stays, flagged unpolished. */
   if (status == CP_LCP_SOLVED && !polished && o.polish && o.crossover &&
-      crossover(n, M, q, &o.check, basis, ia, ja, ar, z, w, zt, wt, dz, dw,
-                info) == 2)
+      crossover(n, M, q, &o.check, o.face_time_limit, basis, ia, ja, ar, z, w,
+                zt, wt, dz, dw, info) == 2)
     polished = 1;
   info->polished = status == CP_LCP_SOLVED && polished;
   free(A); free(piv); free(basis); free(ia); free(ja); free(ar);
