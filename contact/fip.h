@@ -68,7 +68,9 @@ cp_lcp_status cp_fip_solve(int n, const double *M, const double *q,
 /// P, (M z + q)_i = 0 on P, (M z + q)_i >= 0 off P} (P[i] != 0 marks the
 /// partition; every point of F(P) solves (L1)) by a GLPK simplex under
 /// `time_limit` seconds (0: automatic, as face_time_limit), then the
-/// vertex's basis solved exactly, or else the vertex itself polished; the
+/// vertex's complementary basis solved exactly, or else the LP's own vertex
+/// basis (the basic z_j against the rows whose w_i the LP holds at 0), or
+/// else the vertex itself polished; the
 /// first candidate that passes `chk` (NULL: defaults) replaces (z, w) and
 /// fills *info's measures (status and iterations untouched). Returns 2 for a
 /// basis solution (exact to rounding), 1 for the verified LP vertex (not a

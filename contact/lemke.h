@@ -176,7 +176,9 @@ typedef struct cp_lemke_reg_report {
 /// Runs the route. `lo` (NULL: defaults) are the options of each regularised
 /// Lemke solve (its rescue pass is not run there) and its `check` is the
 /// check of the original problem; `ws` may be NULL (one is made). Each eps
-/// after the first starts warm from the previous regularised basis. On
+/// after the first starts warm from the previous regularised basis (cold
+/// when that start fails). rep->reg_pivots counts the last start only;
+/// info->iterations counts every pivot. On
 /// success (CP_LCP_SOLVED) (z, w) solve (L1) and passed the check;
 /// info->solver = LEMKE, info->iterations = all regularised pivots,
 /// info->polished = 1 only when the answer is a basis solution. Otherwise

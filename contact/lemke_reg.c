@@ -16,6 +16,9 @@
 /// LP finds a vertex of it, which is then verified on the original problem.
 /// eps must be small enough that the support is the limit's and large
 /// enough for well conditioned bases, hence a short decreasing sequence.
+/// Each eps after the first starts warm from the previous answer's basis
+/// (often a few pivots away); when that warm start fails, the same eps is
+/// solved cold.
 #include "contact/fip.h"
 #include "contact/lemke.h"
 
@@ -109,6 +112,12 @@ cp_lcp_status cp_lemke_regularised(cp_lemke_ws *ws, int n, const double *M,
       Mr[(size_t)i * (size_t)n + i] = M[(size_t)i * (size_t)n + i] + shift;
     cp_lcp_info ri;
     cp_lemke_solve(ws, n, Mr, q, &o, warm ? basis : NULL, zr, wr, &ri);
+    if (warm && ri.status != CP_LCP_SOLVED && ri.status != CP_LCP_NOMEM) {
+      /* the warm path can end on a ray where the cold one does not
+       * (RockPile_tob1 at eps 1e-4: a ray after 333 warm pivots) */
+      pivots += ri.iterations;
+      cp_lemke_solve(ws, n, Mr, q, &o, NULL, zr, wr, &ri);
+    }
     rep->tried = k + 1;
     rep->reg_status[k] = (int)ri.status;
     rep->reg_pivots[k] = ri.iterations;

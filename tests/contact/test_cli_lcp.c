@@ -48,8 +48,8 @@ Test(cli_lcp, solve_json_names_the_regularised_route) {
     json_t *z = json_object_get(doc, "z");
     cr_assert_float_eq(json_number_value(json_array_get(z, 0)), 2.0, 1e-12);
     cr_assert_float_eq(json_number_value(json_array_get(z, 2)), 1.0, 1e-12);
-    /* the face has no nonsingular complementary basis: verified, flagged */
-    cr_assert(json_is_false(json_object_get(doc, "polished")));
+    /* no complementary basis solves the face; the LP vertex's basis does */
+    cr_assert(json_is_true(json_object_get(doc, "polished")));
     cr_assert_leq(json_number_value(json_object_get(doc, "residual")), 1e-12);
     cr_assert_leq(json_number_value(json_object_get(doc, "complementarity")), 1e-12);
     json_decref(doc);
