@@ -182,6 +182,8 @@ typedef struct lp_args {
   int *ia, *ja;
   double *ar, *z, *t;
   unsigned char *lpb;        /* face only */
+  unsigned char *rowb;       /* face only, may be NULL: row i's slack basic */
+  int tm_lim;                /* face only: GLPK time limit, ms */
 } lp_args;
 
 /// Solves (P1) with z = y + t e. Row i: sum_j M_ij y_j + (rs_i - 1) t >=
@@ -272,15 +274,25 @@ static int phase1_body(void *ctx) {
 
 static int phase1_lp(int n, const double *M, const double *q, const double *rs,
                      int *ia, int *ja, double *ar, double *z, double *t) {
-  lp_args a = {n, M, q, rs, NULL, ia, ja, ar, z, t, NULL};
+  lp_args a = {n, M, q, rs, NULL, ia, ja, ar, z, t, NULL, NULL, 0};
   return glpk_guarded(phase1_body, &a);
+}
+
+/// The face LP's time limit in ms: `time_limit` seconds, or when it is 0
+/// (automatic) 10 s + 20 ms per row. A fixed 10 s was too short at n = 3420
+/// (KaplasTower, docs/solvers.md: the LP alone took about 14 s there).
+static int face_time_ms(int n, double time_limit) {
+  const double s = time_limit > 0.0 ? time_limit : 10.0 + 0.02 * n;
+  return s >= 2e6 ? 2000000000 : (int)(1000.0 * s);
 }
 
 /// Crossover LP (see "Finishing exactly" in the file comment): a vertex of
 /// the face F(P) = {z >= 0 : z_j = 0 (j not in P), (M z + q)_i = 0 (i in P),
 /// (M z + q)_i >= 0 (i not in P)}, P[i] != 0 marking the partition. Every
 /// point of F(P) solves (L1). On LP_OK writes zv[n] (the vertex, exact
-/// zeros off its support) and lpb[n] (1: z_j basic in GLPK's final basis).
+/// zeros off its support) and lpb[n] (1: z_j basic in GLPK's final basis),
+/// and when rowb is not NULL rowb[n] (1: row i's auxiliary variable, i.e.
+/// w_i, basic; the other rows hold w_i at 0).
 static int face_body(void *ctx) {
   const lp_args *a = ctx;
   const int n = a->n;
@@ -308,7 +320,7 @@ static int face_body(void *ctx) {
   parm.msg_lev = GLP_MSG_OFF;
   parm.presolve = GLP_OFF;
   parm.it_lim = 20 * n + 2000;
-  parm.tm_lim = 10000;
+  parm.tm_lim = a->tm_lim;
   const int term = glp_term_out(GLP_OFF);
   glp_scale_prob(lp, GLP_SF_AUTO);
   glp_adv_basis(lp, 0);
@@ -319,6 +331,7 @@ static int face_body(void *ctx) {
       const double v = P[j] ? glp_get_col_prim(lp, j + 1) : 0.0;
       zv[j] = v > 0.0 ? v : 0.0;
       lpb[j] = P[j] && glp_get_col_stat(lp, j + 1) == GLP_BS;
+      if (a->rowb) a->rowb[j] = glp_get_row_stat(lp, j + 1) == GLP_BS;
     }
     result = LP_OK;
   } else if (rc == 0 && glp_get_status(lp) == GLP_NOFEAS) {
@@ -329,9 +342,11 @@ static int face_body(void *ctx) {
 }
 
 static int face_lp(int n, const double *M, const double *q,
-                   const unsigned char *P, int *ia, int *ja, double *ar,
-                   double *zv, unsigned char *lpb) {
-  lp_args a = {n, M, q, NULL, P, ia, ja, ar, zv, NULL, lpb};
+                   const unsigned char *P, double time_limit, int *ia, int *ja,
+                   double *ar, double *zv, unsigned char *lpb,
+                   unsigned char *rowb) {
+  lp_args a = {n, M, q, NULL, P, ia, ja, ar, zv, NULL, lpb, rowb,
+               face_time_ms(n, time_limit)};
   return glpk_guarded(face_body, &a);
 }
 
@@ -403,6 +418,57 @@ static int polish_fallback(int n, const double *M, const double *q,
   return 0;
 }
 
+/// The face LP's vertex solved from its own basis: the basic z_j (lpb)
+/// are the unknowns, and the rows whose w_i is nonbasic (rowb[i] = 0, held
+/// at 0 by the LP) the equations, as many as unknowns in a simplex basis:
+/// M[N, B] z_B = -q_N by one LU solve, z = 0 off B, w = M z + q. This is the
+/// vertex exact to rounding where GLPK's values meet the rows only to its
+/// tolerance, also when no complementary basis solves the vertex (a
+/// degenerate face: a row i in P with z_i = 0 and w_i basic in the LP).
+/// Writes (z, w); returns 0, -1 (not square or singular), -2 (memory).
+static int vertex_solve(int n, const double *M, const double *q,
+                        const unsigned char *lpb, const unsigned char *rowb,
+                        double *z, double *w) {
+  int k = 0, r = 0;
+  for (int i = 0; i < n; i++) {
+    k += lpb[i] != 0;
+    r += rowb[i] == 0;
+  }
+  if (k != r) return -1;
+  if (k == 0) { /* z = 0 */
+    for (int i = 0; i < n; i++) z[i] = 0.0;
+    cp_lcp_eval(n, M, q, z, w);
+    return 0;
+  }
+  int *idx = malloc(sizeof(int) * 2 * (size_t)k);
+  lapack_int *piv = malloc(sizeof(lapack_int) * (size_t)k);
+  double *A = malloc(sizeof(double) * ((size_t)k * (size_t)k + (size_t)k));
+  if (!idx || !piv || !A) {
+    free(idx); free(piv); free(A);
+    return -2;
+  }
+  int *B = idx, *N = idx + k, nb = 0, nr = 0;
+  for (int i = 0; i < n; i++) {
+    if (lpb[i]) B[nb++] = i;
+    if (!rowb[i]) N[nr++] = i;
+  }
+  double *rhs = A + (size_t)k * (size_t)k;
+  for (int c = 0; c < k; c++)
+    for (int t = 0; t < k; t++)
+      A[t + (size_t)c * (size_t)k] = M[N[t] + (size_t)B[c] * (size_t)n];
+  for (int t = 0; t < k; t++) rhs[t] = -q[N[t]];
+  const lapack_int rc = LAPACKE_dgesv(LAPACK_COL_MAJOR, k, 1, A, k, piv, rhs, k);
+  int result = -1;
+  if (rc == 0 && all_finite(k, rhs)) {
+    for (int i = 0; i < n; i++) z[i] = 0.0;
+    for (int c = 0; c < k; c++) z[B[c]] = rhs[c];
+    cp_lcp_eval(n, M, q, z, w);
+    result = 0;
+  }
+  free(idx); free(piv); free(A);
+  return result;
+}
+
 /// The crossover (file comment): partition P = {i : z_i > w_i} from the
 /// converged iterate (z, w), a vertex of F(P) by face_lp, then two exact
 /// candidates: the vertex's own basis solved by cp_lcp_solve_basis, and the
@@ -411,18 +477,22 @@ static int polish_fallback(int n, const double *M, const double *q,
 /// rounding), 1 for the LP vertex that polishing declined. Otherwise (z, w)
 /// and *info are left as they were; returns 0. basis: 2n bytes; zt, wt, zb, wb [n];
 /// ia, ja, ar as for phase1_lp.
-static int crossover(int n, const double *M, const double *q,
-                     const cp_check_options *chk, unsigned char *basis, int *ia,
-                     int *ja, double *ar, double *z, double *w, double *zt,
-                     double *wt, double *zb, double *wb, cp_lcp_info *info) {
-  unsigned char *P = basis, *lpb = basis + n;
-  for (int i = 0; i < n; i++) P[i] = z[i] > w[i];
-  if (face_lp(n, M, q, P, ia, ja, ar, zt, lpb) != LP_OK) return 0;
+static int face_crossover(int n, const double *M, const double *q,
+                          const cp_check_options *chk, const unsigned char *P,
+                          double time_limit, unsigned char *lpb,
+                          unsigned char *rowb, int *ia,
+                          int *ja, double *ar, double *z, double *w, double *zt,
+                          double *wt, double *zb, double *wb,
+                          cp_lcp_info *info) {
+  if (face_lp(n, M, q, P, time_limit, ia, ja, ar, zt, lpb, rowb) != LP_OK)
+    return 0;
   cp_lcp_info ci;
   cp_lcp_info_clear(&ci);
   int exact = 1;
-  if (cp_lcp_solve_basis(n, M, q, lpb, zb, wb) == 0 &&
-      cp_lcp_check(n, M, q, zb, wb, chk, &ci)) {
+  if ((cp_lcp_solve_basis(n, M, q, lpb, zb, wb) == 0 &&
+       cp_lcp_check(n, M, q, zb, wb, chk, &ci)) ||
+      (rowb && vertex_solve(n, M, q, lpb, rowb, zb, wb) == 0 &&
+       cp_lcp_check(n, M, q, zb, wb, chk, &ci))) {
     memcpy(z, zb, sizeof(double) * (size_t)n);
     memcpy(w, wb, sizeof(double) * (size_t)n);
   } else {
@@ -436,6 +506,41 @@ static int crossover(int n, const double *M, const double *q,
   (void)cp_lcp_check(n, M, q, z, w, chk, info);
   info->iterations = iters;
   return exact ? 2 : 1;
+}
+
+/// FIP's own crossover: the partition of its iterate (z, w).
+static int crossover(int n, const double *M, const double *q,
+                     const cp_check_options *chk, double time_limit,
+                     unsigned char *basis, int *ia, int *ja, double *ar,
+                     double *z, double *w, double *zt, double *wt, double *zb,
+                     double *wb, cp_lcp_info *info) {
+  unsigned char *P = basis;
+  for (int i = 0; i < n; i++) P[i] = z[i] > w[i];
+  return face_crossover(n, M, q, chk, P, time_limit, basis + n, NULL, ia, ja,
+                        ar, z, w, zt, wt, zb, wb, info);
+}
+
+int cp_fip_face_crossover(int n, const double *M, const double *q,
+                          const unsigned char *P, double time_limit,
+                          const cp_check_options *chk, double *z, double *w,
+                          cp_lcp_info *info) {
+  if (n < 1 || !M || !q || !P || !z || !w || !info || !(time_limit >= 0.0))
+    return 0;
+  const cp_check_options def = cp_check_defaults();
+  if (!chk) chk = &def;
+  const size_t nnz = (size_t)n * (size_t)(n + 1) + 1;
+  unsigned char *lpb = malloc(2 * (size_t)n);
+  int *ia = malloc(sizeof(int) * nnz);
+  int *ja = malloc(sizeof(int) * nnz);
+  double *ar = malloc(sizeof(double) * nnz);
+  double *tmp = malloc(sizeof(double) * 4 * (size_t)n);
+  int c = -1;
+  if (lpb && ia && ja && ar && tmp)
+    c = face_crossover(n, M, q, chk, P, time_limit, lpb, lpb + n, ia, ja, ar,
+                       z, w, tmp,
+                       tmp + n, tmp + 2 * n, tmp + 3 * n, info);
+  free(lpb); free(ia); free(ja); free(ar); free(tmp);
+  return c;
 }
 
 static cp_lcp_status finish(cp_lcp_info *info, cp_lcp_status st) {
@@ -455,7 +560,8 @@ cp_lcp_status cp_fip_solve(int n, const double *M, const double *q,
   if (n < 1 || !M || !q || !z || !w || o.max_iter < 0 || !(o.gap_tol > 0.0) ||
       !(o.beta >= 0.0 && o.beta < 1.0) || !(o.zeta >= 0.0) ||
       !(o.kappa > 0.0 && o.kappa < 1.0) || !(o.rho > 0.0 && o.rho < 1.0) ||
-      !(o.sigma > 0.0 && o.sigma < 1.0) || !(o.nfp_tol >= 0.0)) {
+      !(o.sigma > 0.0 && o.sigma < 1.0) || !(o.nfp_tol >= 0.0) ||
+      !(o.face_time_limit >= 0.0)) {
     snprintf(info->reason, sizeof info->reason, "invalid FIP arguments");
     if (n >= 1 && z && w)
       for (int i = 0; i < n; i++) z[i] = w[i] = 0.0;
@@ -699,8 +805,8 @@ cp_lcp_status cp_fip_solve(int n, const double *M, const double *q,
   } else {
     status = CP_LCP_CHECK_FAILED; /* cp_lcp_check wrote the reason */
     const int c = o.polish && o.crossover
-                      ? crossover(n, M, q, &o.check, basis, ia, ja, ar, z, w,
-                                  zt, wt, dz, dw, info)
+                      ? crossover(n, M, q, &o.check, o.face_time_limit, basis,
+                                  ia, ja, ar, z, w, zt, wt, dz, dw, info)
                       : 0;
     if (c) status = CP_LCP_SOLVED;
     polished = c == 2;
@@ -709,8 +815,8 @@ cp_lcp_status cp_fip_solve(int n, const double *M, const double *q,
    * support basis is singular): the crossover's vertex, if it is a basis
    * solution, replaces it; else the answer stays, flagged unpolished. */
   if (status == CP_LCP_SOLVED && !polished && o.polish && o.crossover &&
-      crossover(n, M, q, &o.check, basis, ia, ja, ar, z, w, zt, wt, dz, dw,
-                info) == 2)
+      crossover(n, M, q, &o.check, o.face_time_limit, basis, ia, ja, ar, z, w,
+                zt, wt, dz, dw, info) == 2)
     polished = 1;
   info->polished = status == CP_LCP_SOLVED && polished;
   free(A); free(piv); free(basis); free(ia); free(ja); free(ar);

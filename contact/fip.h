@@ -50,6 +50,8 @@ typedef struct cp_fip_options {
   int crossover;    ///< 1 (default): if the polished iterate fails the check,
                     ///< finish exactly on the face its partition names
                     ///< (fip.c); only with polish (polish 0: the raw iterate)
+  double face_time_limit; ///< the crossover LP's time limit in seconds;
+                          ///< 0 (default): 10 s + 0.02 s per row (n)
   cp_check_options check;
 } cp_fip_options;
 
@@ -61,6 +63,24 @@ cp_fip_options cp_fip_defaults(void);
 cp_lcp_status cp_fip_solve(int n, const double *M, const double *q,
                            const cp_fip_options *opt, double *z, double *w,
                            cp_lcp_info *info);
+
+/// The crossover on a named face: a vertex of F(P) = {z >= 0 : z_j = 0 off
+/// P, (M z + q)_i = 0 on P, (M z + q)_i >= 0 off P} (P[i] != 0 marks the
+/// partition; every point of F(P) solves (L1)) by a GLPK simplex under
+/// `time_limit` seconds (0: automatic, as face_time_limit), then the
+/// vertex's complementary basis solved exactly, or else the LP's own vertex
+/// basis (the basic z_j against the rows whose w_i the LP holds at 0), or
+/// else the vertex itself polished; the
+/// first candidate that passes `chk` (NULL: defaults) replaces (z, w) and
+/// fills *info's measures (status and iterations untouched). Returns 2 for a
+/// basis solution (exact to rounding), 1 for the verified LP vertex (not a
+/// basis solution: report it unpolished), 0 when the face is empty, the LP
+/// was not solved or no candidate passed (then (z, w) and *info are
+/// unchanged), -1 when memory ran out. Allocates O(n^2).
+int cp_fip_face_crossover(int n, const double *M, const double *q,
+                          const unsigned char *P /*[n]*/, double time_limit,
+                          const cp_check_options *chk, double *z, double *w,
+                          cp_lcp_info *info);
 
 #ifdef __cplusplus
 }

@@ -86,10 +86,12 @@ typedef struct cp_lcp_info {
   double residual;        ///< ||w - (M z + q)||_inf of the reported pair
   double min_z;           ///< min_i z_i of the reported pair
   double min_w;           ///< min_i w_i of the reported pair
-  int polished;           ///< 1: the reported pair solves its complementary
-                          ///< basis system (a linear solve: exact to
-                          ///< rounding); 0: an approximate answer that passed
-                          ///< the check only (complementarity as measured)
+  int polished;           ///< 1: the reported pair solves a basis system
+                          ///< (its complementary basis, or the face LP's
+                          ///< vertex basis of cp_fip_face_crossover: a
+                          ///< linear solve, exact to rounding); 0: an
+                          ///< approximate answer that passed the check only
+                          ///< (complementarity as measured)
   char reason[160];       ///< human-readable detail when not solved
 } cp_lcp_info;
 

@@ -141,6 +141,56 @@ void cp_lemke_set_trace(cp_lemke_ws *ws, cp_lemke_trace_fn fn, void *ctx);
 /// Copies the counters of the last solve into *st.
 void cp_lemke_get_stats(const cp_lemke_ws *ws, cp_lemke_stats *st);
 
+/// The regularised route (docs/solvers.md, "The regularised route"): for
+/// LCPs where Lemke's method ends on a secondary ray or its answer fails the
+/// check although a solution exists (rank-deficient contact problems:
+/// resting bodies with redundant corners). For each eps of a decreasing
+/// sequence, Lemke solves LCP(M + eps m I, q) with m = max_i M_ii (max |M_ij|
+/// when no diagonal entry is positive); the support P = {i : z_i > w_i} of
+/// that answer names a face of the ORIGINAL problem, and
+/// cp_fip_face_crossover looks for a point of it (an LP vertex, then its
+/// basis solved exactly) that passes the original problem's check. The
+/// first verified point is the answer; nothing unverified is ever reported.
+#define CP_LEMKE_REG_MAX_EPS 8
+
+typedef struct cp_lemke_reg_options {
+  int neps;                          ///< values of eps used (1..MAX_EPS)
+  double eps[CP_LEMKE_REG_MAX_EPS];  ///< strictly decreasing, in (0, 1);
+                                     ///< default 1e-3, 1e-4, 1e-5
+  double face_time_limit;            ///< seconds per face LP; 0: automatic
+                                     ///< (10 s + 0.02 s per row)
+} cp_lemke_reg_options;
+
+cp_lemke_reg_options cp_lemke_reg_defaults(void);
+
+/// What the route did (cp_lemke_regularised).
+typedef struct cp_lemke_reg_report {
+  int tried;            ///< eps values tried
+  double eps;           ///< the eps whose support gave the answer (0: none)
+  int reg_status[CP_LEMKE_REG_MAX_EPS]; ///< Lemke's status per eps tried
+  int reg_pivots[CP_LEMKE_REG_MAX_EPS]; ///< its pivots
+  int support[CP_LEMKE_REG_MAX_EPS];    ///< |P| (-1: Lemke did not solve)
+  int face[CP_LEMKE_REG_MAX_EPS];       ///< cp_fip_face_crossover's return
+} cp_lemke_reg_report;
+
+/// Runs the route. `lo` (NULL: defaults) are the options of each regularised
+/// Lemke solve (its rescue pass is not run there) and its `check` is the
+/// check of the original problem; `ws` may be NULL (one is made). Each eps
+/// after the first starts warm from the previous regularised basis (cold
+/// when that start fails). rep->reg_pivots counts the last start only;
+/// info->iterations counts every pivot. On
+/// success (CP_LCP_SOLVED) (z, w) solve (L1) and passed the check;
+/// info->solver = LEMKE, info->iterations = all regularised pivots,
+/// info->polished = 1 only when the answer is a basis solution. Otherwise
+/// CP_LCP_CHECK_FAILED ("no face of the regularised supports holds a
+/// solution"), CP_LCP_NUMERICAL (invalid options) or CP_LCP_NOMEM, with
+/// (z, w) zero. `rep` may be NULL.
+cp_lcp_status cp_lemke_regularised(cp_lemke_ws *ws, int n, const double *M,
+                                   const double *q, const cp_lemke_options *lo,
+                                   const cp_lemke_reg_options *ro, double *z,
+                                   double *w, cp_lcp_info *info,
+                                   cp_lemke_reg_report *rep);
+
 #ifdef __cplusplus
 }
 #endif

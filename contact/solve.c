@@ -10,6 +10,8 @@ cp_solve_options cp_solve_defaults(void) {
   o.fip = cp_fip_defaults();
   o.certify = cp_certify_defaults();
   o.extra_restarts = 200;
+  o.regularise = 0;
+  o.reg = cp_lemke_reg_defaults();
   return o;
 }
 
@@ -25,6 +27,30 @@ static void trail_note(cp_solve_trail *t, cp_lcp_solver s,
  * to have none) or a resource failure that another solver would share. */
 static int final_status(cp_lcp_status s) {
   return s == CP_LCP_SOLVED || s == CP_LCP_INFEASIBLE || s == CP_LCP_NOMEM;
+}
+
+/* Lemke's regularised route after a Lemke run that ended without an answer
+ * (opt->regularise); its outcome replaces the run's only when it solved. */
+static void run_regularised(cp_lemke_ws *ws, int n, const double *M,
+                            const double *q, const cp_solve_options *opt,
+                            double *z, double *w, cp_lcp_info *info,
+                            cp_solve_trail *trail) {
+  if (!opt->regularise || info->status == CP_LCP_SOLVED ||
+      info->status == CP_LCP_NOMEM)
+    return;
+  cp_lcp_info ri;
+  cp_lemke_reg_report rep;
+  cp_lemke_regularised(ws, n, M, q, &opt->lemke, &opt->reg, z, w, &ri, &rep);
+  if (trail) trail->reg = rep;
+  if (ri.status != CP_LCP_SOLVED && ri.status != CP_LCP_NOMEM) return;
+  ri.iterations += info->iterations; /* the Lemke run's pivots too */
+  ri.starts += info->starts;
+  *info = ri;
+  if (trail) {
+    trail->route = ri.status == CP_LCP_SOLVED;
+    trail->status[CP_SOLVER_LEMKE] = ri.status;
+    trail->iterations[CP_SOLVER_LEMKE] = ri.iterations;
+  }
 }
 
 /* The certificate as a solver: existence only (no second-solution search). */
@@ -63,6 +89,7 @@ cp_lcp_status cp_lcp_solve(cp_lemke_ws *ws, int n, const double *M,
   case CP_SOLVER_LEMKE:
     cp_lemke_solve(ws, n, M, q, &opt->lemke, NULL, z, w, info);
     trail_note(trail, CP_SOLVER_LEMKE, info);
+    run_regularised(ws, n, M, q, opt, z, w, info, trail);
     break;
   case CP_SOLVER_FIP:
     cp_fip_solve(n, M, q, &opt->fip, z, w, info);
@@ -78,6 +105,7 @@ cp_lcp_status cp_lcp_solve(cp_lemke_ws *ws, int n, const double *M,
      * has passed cp_lcp_check inside the solver. */
     cp_lemke_solve(ws, n, M, q, &opt->lemke, NULL, z, w, info);
     trail_note(trail, CP_SOLVER_LEMKE, info);
+    run_regularised(ws, n, M, q, opt, z, w, info, trail);
     if (final_status(info->status)) break;
     cp_fip_solve(n, M, q, &opt->fip, z, w, info);
     trail_note(trail, CP_SOLVER_FIP, info);

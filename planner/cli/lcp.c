@@ -65,6 +65,7 @@ static int parse_args(const cp_cli_command *cmd, int argc, char **argv, int cert
   a->repeat = 1;
   a->opt = cp_solve_defaults();
   a->opt.lemke.rescue = 1; /* issue 24: Lemke's rescue pass for raw LCPs */
+  a->opt.regularise = 1;   /* and its regularised route after a failure */
   if (certify) a->opt.solver = CP_SOLVER_CERTIFY;
   int solver = (int)a->opt.solver, verbose = 0;
   double tol = NAN; // NAN: not given, each solver keeps its own default
@@ -152,6 +153,8 @@ static int run(const cp_cli_command *cmd, int argc, char **argv, int certify) {
   }
   double *z = buf, *w = buf + n, *z2 = buf + 2 * n, *w2 = buf + 3 * n;
   cp_lcp_info info;
+  cp_solve_trail trail;
+  memset(&trail, 0, sizeof trail);
   cp_certify_result cres = {0};
   cp_certify_options co = a.opt.certify;
   co.second = a.second;
@@ -162,7 +165,7 @@ static int run(const cp_cli_command *cmd, int argc, char **argv, int certify) {
     if (certify)
       cp_certify(n, lcp.M, lcp.q, &co, z, w, z2, w2, &cres, &info);
     else
-      cp_lcp_solve(ws, n, lcp.M, lcp.q, &a.opt, z, w, &info, NULL);
+      cp_lcp_solve(ws, n, lcp.M, lcp.q, &a.opt, z, w, &info, &trail);
   }
   double time_us = 1e6 * (cp_clock_now() - t0) / (double)a.repeat;
 
@@ -185,6 +188,12 @@ static int run(const cp_cli_command *cmd, int argc, char **argv, int certify) {
     json_object_set_new(doc, "min_z", solved ? cp_json_num(info.min_z) : json_null());
     json_object_set_new(doc, "min_w", solved ? cp_json_num(info.min_w) : json_null());
     json_object_set_new(doc, "time_us", json_real(time_us));
+    /* Which route of the solver answered: "direct", or "regularised" (Lemke's
+     * regularised route, with the eps whose support held the solution). */
+    json_object_set_new(doc, "route", solved ? json_string(trail.route ? "regularised"
+                                                                       : "direct")
+                                             : json_null());
+    if (solved && trail.route) json_object_set_new(doc, "route_eps", json_real(trail.reg.eps));
     if (!solved)
       json_object_set_new(doc, "reason", json_string(info.reason[0] ? info.reason
                                                      : cp_lcp_status_name(info.status)));

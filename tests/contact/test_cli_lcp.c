@@ -24,8 +24,36 @@ Test(cli_lcp, solve_json_contract) {
   cr_assert(json_is_integer(json_object_get(doc, "starts")));
   cr_assert(json_is_number(json_object_get(doc, "complementarity")));
   cr_assert(json_is_number(json_object_get(doc, "time_us")));
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "route")), "direct");
+  cr_assert_null(json_object_get(doc, "route_eps"));
   cr_assert_null(json_object_get(doc, "reason"));
   json_decref(doc);
+  unlink(f);
+  free(f);
+}
+
+/* Lemke ends on a ray (tests/contact/test_lemke_reg.c: the solutions are
+ * z = (2, t, 1), t >= 0); `lcp solve` runs the regularised route and says so. */
+Test(cli_lcp, solve_json_names_the_regularised_route) {
+  char *f = cpt_temp_file("{\"M\": [[0, 0, 3], [1, 0, -1], [0, 0, 1]], \"q\": [-3, -1, -1]}",
+                          ".json");
+  const char *solvers[] = {"lemke", "auto"};
+  for (int s = 0; s < 2; s++) {
+    const char *argv[] = {"complan", "lcp", "solve", f, "--solver", solvers[s], "--json", NULL};
+    json_t *doc = cpt_run_json(argv, 0);
+    cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "solved");
+    cr_assert_str_eq(json_string_value(json_object_get(doc, "solver")), "lemke");
+    cr_assert_str_eq(json_string_value(json_object_get(doc, "route")), "regularised");
+    cr_assert_float_eq(json_number_value(json_object_get(doc, "route_eps")), 1e-3, 1e-18);
+    json_t *z = json_object_get(doc, "z");
+    cr_assert_float_eq(json_number_value(json_array_get(z, 0)), 2.0, 1e-12);
+    cr_assert_float_eq(json_number_value(json_array_get(z, 2)), 1.0, 1e-12);
+    /* no complementary basis solves the face; the LP vertex's basis does */
+    cr_assert(json_is_true(json_object_get(doc, "polished")));
+    cr_assert_leq(json_number_value(json_object_get(doc, "residual")), 1e-12);
+    cr_assert_leq(json_number_value(json_object_get(doc, "complementarity")), 1e-12);
+    json_decref(doc);
+  }
   unlink(f);
   free(f);
 }
