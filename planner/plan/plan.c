@@ -95,6 +95,8 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
   so.candidates = task->candidates;
   so.connect = (int)task->connect;
   so.steer_local = task->steer_local;
+  so.steer_log = task->steer_log;
+  so.steer_probe = task->steer_probe;
   so.delta_bn = task->delta_bn;
   so.delta_s = task->delta_s;
   so.seed = opt.has_seed ? opt.seed : task->seed;
@@ -162,11 +164,13 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
     const int n_opt = snprintf(options, sizeof options,
                  "{\"method\": \"%s\", \"weight\": %.17g, \"goal_bias\": %.17g, "
                  "\"candidates\": %d, \"connect\": %d, \"steer\": \"%s\", "
+                 "\"steer_rotation\": \"%s\", \"steer_probe\": %.17g, "
                  "\"delta_bn\": %.17g, \"delta_s\": %.17g, "
                  "\"max_nodes\": %ld, \"max_seconds\": %.17g, \"batch\": %d, "
                  "\"search_batch\": %d, \"world\": %s}",
                  cp_search_method(s), so.weight, so.goal_bias, so.candidates,
                  so.connect, so.steer_local ? "local" : "sample",
+                 so.steer_log ? "log" : "quaternion", so.steer_probe,
                  so.delta_bn, so.delta_s, so.max_nodes, max_seconds, batch,
                  so.batch,
                  opt.world_options ? opt.world_options : "{}");

@@ -585,6 +585,7 @@ int cp_plan_world_create(const cp_task *task, int warm_start,
     p->steer_action = steer_action;
     p->steer_coords = steer_coords;
     p->steer_rows = steer_rows;
+    p->steer_pose = 1; /* 7 rows per free body: position, quaternion */
   }
   snprintf(pw->options, sizeof pw->options,
            "{\"stepper\": \"%s\", \"dt\": %.17g, \"steps_per_action\": %d, "

@@ -408,10 +408,18 @@ cp_search *cp_search_create(const cp_search_problem *p,
     return NULL;
   }
   if (o.steer_local &&
-      (impl != &cp_planner_rrt || o.batch > 1 || p->n_steer < 1 ||
+      (impl == &cp_planner_astar || o.batch > 1 || p->n_steer < 1 ||
        !p->steer_action || !p->steer_coords || !p->steer_rows)) {
-    snprintf(msg, size, "local steering needs method rrt, batch 1 and a "
-             "problem that can be steered (n_steer > 0)");
+    snprintf(msg, size, "local steering needs method rrt or sst, batch 1 "
+             "and a problem that can be steered (n_steer > 0)");
+    return NULL;
+  }
+  if (!(o.steer_probe >= 0 && o.steer_probe <= 1) ||
+      ((o.steer_probe > 0 || o.steer_log) && !o.steer_local) ||
+      (o.steer_log && !p->steer_pose)) {
+    snprintf(msg, size, "steer_probe %g (expected in [0, 1]) and steer_log "
+             "%d go with local steering, steer_log with pose rows",
+             o.steer_probe, o.steer_log);
     return NULL;
   }
   cp_search *s = calloc(1, sizeof *s);

@@ -209,6 +209,10 @@ typedef struct cp_search_problem {
   long (*steer_action)(void *ctx, const double *u);
   void (*steer_coords)(void *ctx, long a, double *u);
   int (*steer_rows)(void *ctx, int *rows);
+  /// 1 when steer_rows are poses, 7 rows per body (position, then a
+  /// quaternion [w, x, y, z] of any scale and sign): local steering may
+  /// then fit in the rotation-vector chart (cp_search_options.steer_log).
+  int steer_pose;
 } cp_search_problem;
 
 typedef struct cp_search_options {
@@ -244,8 +248,20 @@ typedef struct cp_search_options {
   /// fits the linear model e(u) ~ e(0) + B u of the embedding's steered rows
   /// to the candidates' outcomes, and simulates the input of the bounded
   /// least-squares problem min |e(0) + B u - sample|. Needs a problem with
-  /// n_steer > 0 and batch 1. 0 (default): off.
+  /// n_steer > 0 and batch 1, method rrt or sst (sst steers its goal
+  /// samples with its candidates, its other iterations with one random
+  /// action). 0 (default): off.
   int steer_local;
+  /// Local steering: fit and solve in the rotation-vector chart (6 rows
+  /// per body: position and log(R R0^T), planner/search/steer_chart.c)
+  /// instead of the embedding's quaternion rows; needs a problem with
+  /// steer_pose. 0 (default): the quaternion rows.
+  int steer_log;
+  /// Local steering: before the random candidates, probe each steered
+  /// input alone at u_i = steer_probe (in (0, 1]; n_steer more actions per
+  /// iteration), so that the fit sees every column of B. 0 (default): no
+  /// probes.
+  double steer_probe;
 } cp_search_options;
 
 /// Upper bound of cp_search_options.batch.

@@ -146,6 +146,14 @@ int cp_steer_fit(int n, int r, int k, const double *du, const double *df,
                  double *g, double *b);
 void cp_steer_solve(int n, int r, const double *b, const double *d, double *q,
                     double *c, double *u);
+/// Local steering's chart (steer_chart.c): v [3] = log(R(q) R(q0)^T), the
+/// rotation vector (world frame, angle in [0, pi]) of the turn from q0 to
+/// q (quaternions [w, x, y, z] of any nonzero scale and sign; v = 0 when
+/// either is zero); and d [6 nb] = the difference of nb poses e [7 nb]
+/// from e0 [7 nb] (position rows, then the rotation vector times half the
+/// norm of e0's quaternion rows).
+void cp_steer_rotvec(const double *q, const double *q0, double *v);
+void cp_steer_pose_diff(int nb, const double *e0, const double *e, double *d);
 /// steer.c's choice among candidates, for steer_local.c: node id (ending
 /// in y) against the one kept so far; and the end of an iteration (the
 /// other candidates since `first` discarded, e the kept one's embedding).

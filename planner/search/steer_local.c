@@ -18,6 +18,14 @@
  * outcomes are nodes and rrt's rule keeps one (in the goal, else nearest
  * the sample or, for a goal sample, of least goal distance), so the
  * steered action is kept only when it ends nearer than every candidate.
+ *
+ * Coordinate probes (search.steer_probe h): between the zero input and the
+ * candidates, each steered input i alone at u_i = h (n more outcomes, also
+ * candidates for rrt's rule), so that every column of B is seen: with a
+ * linear response the fit is then exact whatever k. Rotation chart
+ * (search.steer_rotation "log"; steer_chart.c): the outcome differences and
+ * the target are 6 rows per body, position and the rotation vector of the
+ * turn from the zero input's orientation, instead of quaternion rows.
  * No random number is drawn here: an iteration the budget cuts is rolled
  * back and drawn again on resume, bit for bit. */
 #include <math.h>
@@ -32,10 +40,10 @@
 
 typedef struct local_buf {
   int *rows;       /* [m] */
-  double *f;       /* [(k + 1) * r] steered rows of the outcomes */
+  double *f;       /* [(k + 1) * m] steered rows of the outcomes, m apart */
   double *u;       /* [(k + 1) * n] their inputs */
   int *ok;         /* [k + 1] accepted */
-  double *e;       /* [m] */
+  double *e, *t;   /* [m] */
   double *g, *b;   /* [n * n], [r * n] */
   double *q, *c;   /* [n * n], [n] */
 } local_buf;
@@ -46,6 +54,7 @@ static void buf_free(local_buf *w) {
   free(w->u);
   free(w->ok);
   free(w->e);
+  free(w->t);
   free(w->g);
   free(w->b);
   free(w->q);
@@ -59,11 +68,12 @@ static int buf_init(local_buf *w, int m, int n, int k) {
   w->u = calloc(K * N, sizeof *w->u);
   w->ok = calloc(K, sizeof *w->ok);
   w->e = malloc(M * sizeof *w->e);
+  w->t = malloc(M * sizeof *w->t);
   w->g = malloc(N * N * sizeof *w->g);
   w->b = malloc(M * N * sizeof *w->b);
   w->q = malloc(N * N * sizeof *w->q);
   w->c = malloc(N * sizeof *w->c);
-  return w->rows && w->f && w->u && w->ok && w->e && w->g && w->b && w->q &&
+  return w->rows && w->f && w->u && w->ok && w->e && w->t && w->g && w->b && w->q &&
                  w->c
              ? 0
              : -1;
@@ -166,45 +176,72 @@ static int run(cp_search *s, long from, long a, long *id) {
   return *id < 0 ? -1 : 0;
 }
 
+/* The fit's rows of outcome f [r] (the steered rows) from the zero
+ * input's f0: their difference, or in the pose chart (steer_log) 6 rows per
+ * body; returns the count. */
+static int diff_rows(const cp_search *s, int r, const double *f0,
+                     const double *f, double *d) {
+  if (s->opt.steer_log) {
+    cp_steer_pose_diff(r / 7, f0, f, d);
+    return r / 7 * 6;
+  }
+  for (int i = 0; i < r; ++i) d[i] = f[i] - f0[i];
+  return r;
+}
+
 cp_search_status cp_search_steer_local(cp_search *s, long from,
                                        const long *acts, int k,
                                        const double *sample, int to_goal,
                                        double *e, long *kept) {
   const cp_search_problem *p = &s->p;
   int n = p->n_steer, m = p->m;
+  /* Outcomes: the zero input, the probes (steer_probe), the candidates;
+   * then the model's input. */
+  int np = s->opt.steer_probe > 0 ? n : 0, K = 1 + np + k;
   long first = s->n_nodes;
   double kept_d2 = 0;
   *kept = -1;
-  if (s->n_nodes + k + 2 > s->opt.max_nodes) {
+  if (s->n_nodes + K + 1 > s->opt.max_nodes) {
     cp_search_rollback(s);
     return CP_SEARCH_NODE_LIMIT;
   }
   local_buf w = {0};
   cp_search_status st = CP_SEARCH_FAILED;
-  if (buf_init(&w, m, n, k)) {
+  if (buf_init(&w, m, n, K - 1)) {
     snprintf(s->message, sizeof s->message, "out of memory");
     goto done;
   }
   int r = p->steer_rows(p->ctx, w.rows), usable = 0;
-  for (int c = 0; c <= k + 1; ++c) {
+  if (s->opt.steer_log && r % 7) {
+    snprintf(s->message, sizeof s->message,
+             "steer_log: %d steered rows, not 7 per body", r);
+    goto done;
+  }
+  for (int c = 0; c <= K; ++c) {
     long a, id;
-    if (c == k + 1) { /* the fitted model's input */
+    if (c == K) { /* the fitted model's input */
       if (!w.ok[0] || !usable) break;
-      double *du = w.u + n, *df = w.f + r;
-      for (int j = 0, o = 0; j < k; ++j) { /* pack the accepted probes */
-        if (!w.ok[j + 1]) continue;
-        memmove(du + (size_t)o * n, w.u + (size_t)(j + 1) * n, (size_t)n * sizeof *du);
-        for (int i = 0; i < r; ++i) df[o * r + i] = w.f[(j + 1) * r + i] - w.f[i];
+      double *du = w.u + n, *df = w.f + m; /* rows of w.f: m apart */
+      int rd = 0;
+      for (int j = 1, o = 0; j < K; ++j) { /* pack the accepted outcomes */
+        if (!w.ok[j]) continue;
+        memmove(du + (size_t)o * n, w.u + (size_t)j * n, (size_t)n * sizeof *du);
+        rd = diff_rows(s, r, w.f, w.f + (size_t)j * m, w.e);
+        memcpy(df + (size_t)o * rd, w.e, (size_t)rd * sizeof *df);
         ++o;
       }
-      if (cp_steer_fit(n, r, usable, du, df, w.g, w.b)) break;
-      for (int i = 0; i < r; ++i) w.e[i] = sample[w.rows[i]] - w.f[i];
-      cp_steer_solve(n, r, w.b, w.e, w.q, w.c, w.u);
+      if (cp_steer_fit(n, rd, usable, du, df, w.g, w.b)) break;
+      for (int i = 0; i < r; ++i) w.t[i] = sample[w.rows[i]];
+      diff_rows(s, r, w.f, w.t, w.e);
+      cp_steer_solve(n, rd, w.b, w.e, w.q, w.c, w.u);
       a = p->steer_action(p->ctx, w.u);
     } else if (c == 0) {
       a = p->steer_action(p->ctx, w.u); /* u = 0 (calloc) */
+    } else if (c <= np) { /* probe input c - 1 alone */
+      w.u[(size_t)c * n + (size_t)(c - 1)] = s->opt.steer_probe;
+      a = p->steer_action(p->ctx, w.u + (size_t)c * n);
     } else {
-      a = acts[c - 1];
+      a = acts[c - 1 - np];
     }
     /* Stopped between actions: undone, drawn again on resume. */
     if (c > 0 && cp_search_stop_requested(s)) {
@@ -220,9 +257,9 @@ cp_search_status cp_search_steer_local(cp_search *s, long from,
     }
     cp_search_steer_consider(s, id, s->scratch_y, sample, to_goal, e, kept,
                              &kept_d2);
-    if (c <= k && s->nodes[id].outcome == CP_EXPAND_OK) {
+    if (c < K && s->nodes[id].outcome == CP_EXPAND_OK) {
       p->embed(p->ctx, s->scratch_y, w.e);
-      for (int i = 0; i < r; ++i) w.f[c * r + i] = w.e[w.rows[i]];
+      for (int i = 0; i < r; ++i) w.f[(size_t)c * m + i] = w.e[w.rows[i]];
       if (c > 0) p->steer_coords(p->ctx, a, w.u + (size_t)c * n);
       w.ok[c] = 1;
       usable += c > 0;

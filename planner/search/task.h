@@ -184,6 +184,8 @@ typedef struct cp_task {
                           ///< steer_local.c; task_actions.c): 1, else 0
   int n_steer;            ///< steer_local: the inputs it steers (those
                           ///< with a range, reach inputs not counted)
+  int steer_log;          ///< search.steer_rotation "log": 1, else 0
+  double steer_probe;     ///< search.steer_probe: coordinate probes' u (0)
   long steer_levels;      ///< steer_local: values per steered input
                           ///< (odd, >= 3) in a steered action's id
   double speed;           ///< astar: speed bound of the heuristic (m/s, 0.5)

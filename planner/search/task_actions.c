@@ -35,19 +35,49 @@ static int steered(const cp_task_input *in) {
   return in->kind != CP_INPUT_REACH && in->has_range && in->hi > in->lo;
 }
 
+/* search.steer_rotation ("quaternion", default, or "log": the chart of
+ * planner/search/steer_chart.c) and search.steer_probe (a number in (0, 1]:
+ * coordinate probes; absent: none). */
+static int parse_steer_options(cp_task *t, const json_t *v, cp_error *err) {
+  const json_t *x = json_object_get(v, "steer_rotation");
+  if (x) {
+    const char *m;
+    if (cp_json_string(x, "search.steer_rotation", &m, err)) return -1;
+    if (strcmp(m, "quaternion") && strcmp(m, "log"))
+      return cp_error_set(err, "search.steer_rotation",
+                          "expected \"quaternion\" or \"log\", got \"%.40s\"", m);
+    t->steer_log = !strcmp(m, "log");
+  }
+  if ((x = json_object_get(v, "steer_probe"))) {
+    if (!json_is_number(x) || !(json_number_value(x) > 0) ||
+        !(json_number_value(x) <= 1))
+      return cp_error_set(err, "search.steer_probe",
+                          "expected a number in (0, 1] (the probe's "
+                          "normalised input)");
+    t->steer_probe = json_number_value(x);
+  }
+  return 0;
+}
+
 int cp_task_parse_steer(cp_task *t, const json_t *v, cp_error *err) {
   const json_t *x = json_object_get(v, "steer");
-  if (!x) return 0;
-  const char *m;
-  if (cp_json_string(x, "search.steer", &m, err)) return -1;
+  const char *m = "sample";
+  if (x && cp_json_string(x, "search.steer", &m, err)) return -1;
   if (strcmp(m, "sample") && strcmp(m, "local"))
     return cp_error_set(err, "search.steer",
                         "expected \"sample\" or \"local\", got \"%.40s\"", m);
-  if (!strcmp(m, "sample")) return 0;
-  if (!t->continuous || strcmp(t->method, "rrt"))
+  if (!strcmp(m, "sample")) {
+    if (json_object_get(v, "steer_rotation") || json_object_get(v, "steer_probe"))
+      return cp_error_set(err, json_object_get(v, "steer_probe")
+                                   ? "search.steer_probe"
+                                   : "search.steer_rotation",
+                          "goes with \"steer\": \"local\"");
+    return 0;
+  }
+  if (!t->continuous || (strcmp(t->method, "rrt") && strcmp(t->method, "sst")))
     return cp_error_set(err, "search.steer",
-                        "local steering goes with method \"rrt\" and "
-                        "sampling \"continuous\"");
+                        "local steering goes with method \"rrt\" or "
+                        "\"sst\" and sampling \"continuous\"");
   int n = 0;
   for (int i = 0; i < t->n_inputs; ++i) {
     const cp_task_input *in = &t->inputs[i];
@@ -75,7 +105,7 @@ int cp_task_parse_steer(cp_task *t, const json_t *v, cp_error *err) {
   t->steer_local = 1;
   t->n_steer = n;
   t->steer_levels = L;
-  return 0;
+  return parse_steer_options(t, v, err);
 }
 
 /* L^n: the number of steered actions. */

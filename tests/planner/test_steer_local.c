@@ -19,6 +19,10 @@
 
 #include "tests/support.h"
 
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
 /* Random linear responses df = B du are recovered exactly (to rounding)
  * from k >= n independent inputs. */
 Test(steer_local, fit_recovers_a_linear_map) {
@@ -108,8 +112,10 @@ Test(steer_local, bounded_least_squares_is_optimal) {
   "   \"link\": {\"name\": \"rod2\", \"mass\": 0.1, \"shape\": {\"type\":"   \
   "   \"box\", \"size\": [0.02, 0.02, 0.02]}}}]}]}"
 
-static char *push_task_other(double goal_x, const char *steer,
-                             const char *method, const char *other) {
+/* extra: more search keys (each with a leading comma), or "". */
+static char *push_task_ext(double goal_x, const char *steer,
+                           const char *method, const char *other,
+                           const char *extra) {
   char *buf = malloc(8192);
   snprintf(buf, 8192,
            "{\"scene\": %s, \"mode\": \"quasistatic\","
@@ -120,10 +126,15 @@ static char *push_task_other(double goal_x, const char *steer,
            "  \"tolerance\": 0.0002},"
            " \"bounds\": {\"min\": [-1, -1, 0], \"max\": [1, 1, 1]},"
            " \"search\": {\"method\": \"%s\", \"sampling\": \"continuous\","
-           "  \"goal_bias\": 1, \"candidates\": 4, \"steer\": \"%s\"},"
+           "  \"goal_bias\": 1, \"candidates\": 4, \"steer\": \"%s\"%s},"
            " \"limits\": {\"nodes\": 100}}",
-           PUSH_SCENE, other, goal_x, method, steer);
+           PUSH_SCENE, other, goal_x, method, steer, extra);
   return buf;
+}
+
+static char *push_task_other(double goal_x, const char *steer,
+                             const char *method, const char *other) {
+  return push_task_ext(goal_x, steer, method, other, "");
 }
 
 static char *push_task(double goal_x, const char *steer, const char *method) {
@@ -282,8 +293,26 @@ Test(steer_local, bad_keys_are_refused_with_their_path) {
   char *text = push_task(0.013, "bogus", "rrt");
   refused(text, "search.steer", "expected \"sample\" or \"local\"");
   free(text);
-  text = push_task(0.013, "local", "sst");
-  refused(text, "search.steer", "rrt");
+  const char *other = "\"range\": [-0.1, 0.1], \"samples\": 1";
+  text = push_task_ext(0.013, "local", "rrt", other, ", \"steer_probe\": 0");
+  refused(text, "search.steer_probe", "(0, 1]");
+  free(text);
+  text = push_task_ext(0.013, "local", "rrt", other, ", \"steer_probe\": \"x\"");
+  refused(text, "search.steer_probe", "(0, 1]");
+  free(text);
+  text = push_task_ext(0.013, "local", "rrt", other,
+                       ", \"steer_rotation\": \"euler\"");
+  refused(text, "search.steer_rotation", "\"quaternion\" or \"log\"");
+  free(text);
+  text = push_task_ext(0.013, "sample", "rrt", other, ", \"steer_probe\": 0.5");
+  refused(text, "search.steer_probe", "\"local\"");
+  free(text);
+  text = push_task_ext(0.013, "sample", "rrt", other,
+                       ", \"steer_rotation\": \"log\"");
+  refused(text, "search.steer_rotation", "\"local\"");
+  free(text);
+  text = push_task_ext(0.013, "local", "rrt", other, ", \"steer_bogus\": 1");
+  refused(text, "search.steer_bogus", "");
   free(text);
   text = push_task_other(0.013, "local", "rrt", "\"values\": [-0.1, 0.1]");
   refused(text, "inputs.other/slide", "range");
@@ -312,8 +341,7 @@ Test(steer_local, bad_keys_are_refused_with_their_path) {
  * away, an action moves the box at most 2 cm) replays bit for bit, its
  * actions steered ids (>= 2^52 in the CSV's action column); a bad key
  * exits 2 naming the file and the path. */
-Test(steer_local, a_steered_plan_replays_bitwise) {
-  char *text = push_task(0.047, "local", "rrt");
+static void steered_plan_replays(char *text) {
   char *path = cpt_temp_file(text, ".json");
   char *db = cpt_temp_file("", ".sqlite"), *csv = cpt_temp_file("", ".csv");
   remove(db);
@@ -347,8 +375,19 @@ Test(steer_local, a_steered_plan_replays_bitwise) {
   free(text);
   free(csv);
   free(db);
-  text = push_task(0.047, "bogus", "rrt");
-  path = cpt_temp_file(text, ".json");
+}
+
+Test(steer_local, a_steered_plan_replays_bitwise) {
+  steered_plan_replays(push_task(0.047, "local", "rrt"));
+  /* sst, with coordinate probes and the rotation chart (a goal within one
+   * action: sst grows from the cheapest node near its sample, the start). */
+  steered_plan_replays(push_task_ext(0.013, "local", "sst",
+                                     "\"range\": [-0.1, 0.1], \"samples\": 1",
+                                     ", \"steer_probe\": 0.5, "
+                                     "\"steer_rotation\": \"log\""));
+  char *out, *err;
+  char *text = push_task(0.047, "bogus", "rrt");
+  char *path = cpt_temp_file(text, ".json");
   const char *bad[] = {"complan", "plan", path, NULL};
   cr_assert_eq(cpt_run(bad, &out, &err), 2, "%s", err);
   cr_assert(strstr(err, "search.steer") && strstr(err, path), "%s", err);
@@ -361,8 +400,8 @@ Test(steer_local, a_steered_plan_replays_bitwise) {
 
 /* A run stopped by its node limit and resumed with a higher one grows the
  * uninterrupted run's tree: same nodes, LCP solves and best distance. */
-Test(steer_local, a_resumed_run_equals_the_uninterrupted_one) {
-  char *text = push_task(0.3, "local", "rrt");
+/* part: the first session's node limit, one an iteration would pass. */
+static void resumed_equals_uninterrupted(char *text, const char *part_limit) {
   char *path = cpt_temp_file(text, ".json");
   char *db1 = cpt_temp_file("", ".sqlite"), *db2 = cpt_temp_file("", ".sqlite");
   remove(db1);
@@ -370,12 +409,12 @@ Test(steer_local, a_resumed_run_equals_the_uninterrupted_one) {
   const char *whole[] = {"complan", "plan", path, "--db", db1, "--json",
                          "--max-nodes", "80", NULL};
   const char *part[] = {"complan", "plan", path, "--db", db2, "--json",
-                        "--max-nodes", "33", NULL};
+                        "--max-nodes", part_limit, NULL};
   const char *rest[] = {"complan", "plan", path, "--db", db2, "--json",
                         "--max-nodes", "80", "--resume", NULL};
   json_t *a = cpt_run_json(whole, 1), *p = cpt_run_json(part, 1),
          *b = cpt_run_json(rest, 1);
-  cr_assert(json_integer_value(json_object_get(p, "nodes")) < 33);
+  cr_assert(json_integer_value(json_object_get(p, "nodes")) < atol(part_limit));
   cr_assert(json_is_true(json_object_get(b, "resumed")));
   const char *keys[] = {"nodes", "lcp_solves", "expansions"};
   for (int k = 0; k < 3; ++k)
@@ -393,4 +432,230 @@ Test(steer_local, a_resumed_run_equals_the_uninterrupted_one) {
   free(db2);
   free(path);
   free(text);
+}
+
+Test(steer_local, a_resumed_run_equals_the_uninterrupted_one) {
+  resumed_equals_uninterrupted(push_task(0.3, "local", "rrt"), "33");
+  /* sst: 8 nodes per iteration (zero, 2 probes, 4 candidates, model). */
+  resumed_equals_uninterrupted(push_task_ext(
+      0.3, "local", "sst", "\"range\": [-0.1, 0.1], \"samples\": 1",
+      ", \"steer_probe\": 0.5, \"steer_rotation\": \"log\""), "36");
+}
+
+/* --- the rotation chart (steer_chart.c) --------------------------------- */
+
+static void qmul(const double *a, const double *b, double *o) {
+  o[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
+  o[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
+  o[2] = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
+  o[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
+}
+
+/* Rotation matrix of the unit quaternion q. */
+static void qmat(const double *q, double r[9]) {
+  double w = q[0], x = q[1], y = q[2], z = q[3];
+  double m[9] = {1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
+                 2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+                 2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)};
+  memcpy(r, m, sizeof m);
+}
+
+/* Rodrigues: the rotation matrix exp([v]x). */
+static void rodrigues(const double *v, double r[9]) {
+  double t = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+  double a[3] = {0, 0, 0};
+  if (t > 0)
+    for (int k = 0; k < 3; ++k) a[k] = v[k] / t;
+  double c = cos(t), s = sin(t), K[9] = {0, -a[2], a[1], a[2], 0, -a[0], -a[1], a[0], 0};
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) {
+      double kk = 0;
+      for (int l = 0; l < 3; ++l) kk += K[i * 3 + l] * K[l * 3 + j];
+      r[i * 3 + j] = (i == j) + s * K[i * 3 + j] + (1 - c) * kk;
+    }
+}
+
+/* v = log(R R0^T): the known axis and angle of a turn applied to any q0
+ * (incl. within 1e-9 of half a turn), for quaternions of any scale and
+ * sign; and against an independent check, Rodrigues' exp(v) R0 = R, for
+ * random pairs. */
+Test(steer_local, rotation_log_map_against_known_rotations) {
+  const double q0[4] = {0.5, -0.5, 0.5, 0.5};
+  const double axis[3] = {0.6, 0, 0.8};
+  const double angles[] = {0, 1e-8, 0.3, 1.0, 2.5, M_PI - 1e-3, M_PI - 1e-9};
+  for (size_t i = 0; i < sizeof angles / sizeof *angles; ++i) {
+    double t = angles[i], turn[4] = {cos(t / 2), sin(t / 2) * axis[0],
+                                     sin(t / 2) * axis[1], sin(t / 2) * axis[2]};
+    double q[4], v[3];
+    qmul(turn, q0, q);
+    for (int sgn = -1; sgn <= 1; sgn += 2) {
+      double qs[4], q0s[4];
+      for (int k = 0; k < 4; ++k) {
+        qs[k] = sgn * 3.0 * q[k];  /* scaled, either sign */
+        q0s[k] = 0.25 * q0[k];
+      }
+      cp_steer_rotvec(qs, q0s, v);
+      for (int k = 0; k < 3; ++k)
+        cr_assert(fabs(v[k] - t * axis[k]) < 1e-12, "angle %g: v[%d] %.17g, "
+                  "expected %.17g", t, k, v[k], t * axis[k]);
+    }
+  }
+  /* Exactly half a turn: either direction, |v| = pi along the axis. */
+  double half[4] = {0, axis[0], axis[1], axis[2]}, q[4], v[3];
+  qmul(half, q0, q);
+  cp_steer_rotvec(q, q0, v);
+  double dot = v[0] * axis[0] + v[1] * axis[1] + v[2] * axis[2];
+  cr_assert(fabs(fabs(dot) - M_PI) < 1e-12, "half turn: v.axis %g", dot);
+  /* A zero quaternion: no turn. */
+  const double zero[4] = {0, 0, 0, 0};
+  cp_steer_rotvec(zero, q0, v);
+  cr_assert(v[0] == 0 && v[1] == 0 && v[2] == 0);
+  /* Random pairs: exp(v) R0 = R. */
+  srand(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    double a[4], b[4], na = 0, nb = 0;
+    for (int k = 0; k < 4; ++k) {
+      a[k] = rand() / (double)RAND_MAX - 0.5;
+      b[k] = rand() / (double)RAND_MAX - 0.5;
+      na += a[k] * a[k];
+      nb += b[k] * b[k];
+    }
+    for (int k = 0; k < 4; ++k) {
+      a[k] /= sqrt(na);
+      b[k] /= sqrt(nb);
+    }
+    cp_steer_rotvec(a, b, v);
+    cr_assert(sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) <= M_PI + 1e-12);
+    double ra[9], rb[9], rv[9];
+    qmat(a, ra);
+    qmat(b, rb);
+    rodrigues(v, rv);
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) {
+        double x = 0;
+        for (int l = 0; l < 3; ++l) x += rv[i * 3 + l] * rb[l * 3 + j];
+        cr_assert(fabs(x - ra[i * 3 + j]) < 1e-9, "trial %d: (%d, %d) %g vs %g",
+                  trial, i, j, x, ra[i * 3 + j]);
+      }
+  }
+}
+
+/* A pose difference: position rows as they are; the turn's rows have the
+ * length s theta / 2 (s the weight, the norm of the quaternion rows), which
+ * for a small turn equals the embedding's chord s |q - q0| to first order. */
+Test(steer_local, pose_difference_weighs_a_small_turn_as_the_embedding) {
+  const double s = 0.25, t = 1e-4;
+  double e0[14] = {1, 2, 3, s, 0, 0, 0, 0, 0, 0, 0, 0, 0, s};
+  double e[14] = {1.5, 2, 2, s * cos(t / 2), 0, s * sin(t / 2), 0,
+                  0, 0, 0, -s * cos(1.0), 0, 0, s * sin(1.0)};
+  double d[12];
+  cp_steer_pose_diff(2, e0, e, d);
+  cr_assert(d[0] == 0.5 && d[1] == 0 && d[2] == -1);
+  cr_assert(fabs(d[4] - s * t / 2) < 1e-15 && d[3] == 0 && d[5] == 0);
+  double chord = 0;
+  for (int k = 3; k < 7; ++k) chord += (e[k] - e0[k]) * (e[k] - e0[k]);
+  cr_assert(fabs(sqrt(chord) - d[4]) < 1e-3 * d[4], "chord %g, rows %g",
+            sqrt(chord), d[4]);
+  /* Body 2: zero position rows, and its turn's rows are rotvec's times
+   * s / 2 (a turn of 2 (pi - 1) rad about z, the quaternion's sign
+   * negative). */
+  double v[3];
+  cp_steer_rotvec(e + 10, e0 + 10, v);
+  for (int k = 0; k < 3; ++k) cr_assert(fabs(d[9 + k] - s / 2 * v[k]) < 1e-15);
+}
+
+/* Coordinate probes recover the push's B exactly, both columns (the finger
+ * moves the box 0.01 m per unit u; the far finger nothing), from one random
+ * candidate only, and the steered input then puts the box on the goal. The
+ * iteration is the zero input (node 1), the two probes (2, 3), the
+ * candidate (4) and the model's input (5). With the rotation chart too:
+ * the box does not turn, so it steers alike. */
+Test(steer_local, coordinate_probes_recover_a_linear_model) {
+  for (int chart = 0; chart <= 1; ++chart) {
+    char *text = push_task(0.013, "local", "rrt");
+    cp_task t;
+    parse(text, &t);
+    free(text);
+    cp_error e;
+    cp_plan_world *pw;
+    cr_assert_eq(cp_plan_world_create(&t, 1, &pw, &e), 0, "%s", e.msg);
+    cp_search_options o = cp_search_defaults();
+    o.method = "rrt";
+    o.goal_bias = 1;
+    o.candidates = 1;
+    o.steer_local = 1;
+    o.steer_probe = 0.5;
+    o.steer_log = chart;
+    char msg[256];
+    cp_search *s = cp_search_create(cp_plan_world_problem(pw), &o,
+                                    cp_plan_world_start(pw), 0, msg, sizeof msg);
+    cr_assert(s, "%s", msg);
+    cp_search_status st = cp_search_iterate(s);
+    cr_assert(st == CP_SEARCH_RUNNING || st == CP_SEARCH_SOLVED);
+    cr_assert_eq(cp_search_node_count(s), 6);
+    double x0 = cp_search_state(s, 1)[0], v[2];
+    for (int i = 0; i < 2; ++i) {
+      const cp_search_node *nd = cp_search_node_get(s, 2 + i);
+      cp_task_action_values(&t, nd->action, v);
+      double u = i == 0 ? (2 * v[0] - 0.2) / 0.2 : v[1] / 0.1;
+      cr_assert(fabs(u - 0.5) < 1e-2, "probe %d at u %g", i, u);
+      double b = (cp_search_state(s, 2 + i)[0] - x0) / u;
+      cr_assert(fabs(b - (i == 0 ? 0.01 : 0)) < 2e-4, "B column %d: %g", i, b);
+    }
+    const cp_search_node *sn = cp_search_node_get(s, 5);
+    cr_assert(cp_task_action_is_steered(&t, sn->action));
+    cp_task_action_values(&t, sn->action, v);
+    double x = cp_search_state(s, 5)[0];
+    cr_assert(fabs(x - 0.013) < 2e-4, "chart %d: steered box at %g (v %g %g)",
+              chart, x, v[0], v[1]);
+    cr_assert(fabs(v[1]) < 2e-2, "chart %d: the idle input steered to %g", chart,
+              v[1]);
+    cp_search_destroy(s);
+    /* Bad options are refused by the search. */
+    o.steer_probe = 1.5;
+    cr_assert_null(cp_search_create(cp_plan_world_problem(pw), &o,
+                                    cp_plan_world_start(pw), 0, msg, sizeof msg));
+    cr_assert(strstr(msg, "steer_probe"), "%s", msg);
+    cp_plan_world_destroy(pw);
+    cp_task_free(&t);
+  }
+}
+
+/* sst with local steering: the same seed grows the same tree. */
+Test(steer_local, sst_reproducible_from_the_seed) {
+  char *text = push_task_ext(0.047, "local", "sst",
+                             "\"range\": [-0.1, 0.1], \"samples\": 1",
+                             ", \"steer_probe\": 0.5, \"steer_rotation\": \"log\"");
+  cp_task t;
+  parse(text, &t);
+  free(text);
+  long count[2];
+  double last[2];
+  for (int run = 0; run < 2; ++run) {
+    cp_error e;
+    cp_plan_world *pw;
+    cr_assert_eq(cp_plan_world_create(&t, 1, &pw, &e), 0, "%s", e.msg);
+    cp_search_options o = cp_search_defaults();
+    o.method = "sst";
+    o.goal_bias = 0.5;
+    o.candidates = 4;
+    o.steer_local = 1;
+    o.steer_probe = t.steer_probe;
+    o.steer_log = t.steer_log;
+    o.max_nodes = 60;
+    char msg[256];
+    cp_search *s = cp_search_create(cp_plan_world_problem(pw), &o,
+                                    cp_plan_world_start(pw), 0, msg, sizeof msg);
+    cr_assert(s, "%s", msg);
+    while (cp_search_iterate(s) == CP_SEARCH_RUNNING) {
+    }
+    count[run] = cp_search_node_count(s);
+    last[run] = cp_search_state(s, count[run] - 1)[0];
+    cp_search_destroy(s);
+    cp_plan_world_destroy(pw);
+  }
+  cr_assert(count[0] > 10);
+  cr_assert_eq(count[0], count[1]);
+  cr_assert_eq(last[0], last[1]);
+  cp_task_free(&t);
 }
