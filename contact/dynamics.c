@@ -150,21 +150,42 @@ static int uf_find(int *parent, int a) {
 static int build_space(int nu, int nc, const double *H, const double *G,
                        const double *f, const double *k,
                        const unsigned char *driven, const double *udot_driven,
-                       cp_contact_space *cs, int reuse);
+                       const cp_contact_sparsity *sp, cp_contact_space *cs, int reuse);
+
+/* The rows of G's column c that can be nonzero, as two ranges, the lower
+ * first: [r[0], r[1]) and [r[2], r[3]); every row when no ranges are known. */
+static inline void col_rows(const cp_contact_space *cs, int c, int r[4]) {
+  if (!cs->range) {
+    r[0] = 0, r[1] = r[2] = r[3] = cs->nu;
+    return;
+  }
+  const int *g = cs->range + 4 * (c / 3);
+  const int sw = g[2] < g[0];
+  r[0] = g[2 * sw], r[1] = g[2 * sw + 1], r[2] = g[2 - 2 * sw], r[3] = g[3 - 2 * sw];
+}
 
 int cp_contact_space_build(int nu, int nc, const double *H, const double *G,
                            const double *f, const double *k,
                            const unsigned char *driven,
                            const double *udot_driven, cp_contact_space *cs) {
   memset(cs, 0, sizeof *cs);
-  return build_space(nu, nc, H, G, f, k, driven, udot_driven, cs, 0);
+  return build_space(nu, nc, H, G, f, k, driven, udot_driven, NULL, cs, 0);
 }
 
 int cp_contact_space_rebuild(int nu, int nc, const double *H, const double *G,
                              const double *f, const double *k,
                              const unsigned char *driven,
                              const double *udot_driven, cp_contact_space *cs) {
-  return build_space(nu, nc, H, G, f, k, driven, udot_driven, cs, 1);
+  return build_space(nu, nc, H, G, f, k, driven, udot_driven, NULL, cs, 1);
+}
+
+int cp_contact_space_rebuild_sparse(int nu, int nc, const double *H, const double *G,
+                                    const double *f, const double *k,
+                                    const unsigned char *driven,
+                                    const double *udot_driven,
+                                    const cp_contact_sparsity *sp,
+                                    cp_contact_space *cs) {
+  return build_space(nu, nc, H, G, f, k, driven, udot_driven, sp, cs, 1);
 }
 
 /* Zeroes A (m x m) on the footprint of the build whose colmin is given:
@@ -199,7 +220,7 @@ static inline __attribute__((always_inline)) void rot_update_n(int p, int m, con
 static int build_space(int nu, int nc, const double *H, const double *G,
                        const double *f, const double *k,
                        const unsigned char *driven, const double *udot_driven,
-                       cp_contact_space *cs, int reuse) {
+                       const cp_contact_sparsity *sp, cp_contact_space *cs, int reuse) {
   void *own_keep = cs->A, *scratch_keep = cs->scratch;
   size_t own_cap = cs->own_cap, scratch_cap = cs->scratch_cap;
   /* The previous build's sizes: with the same ones its A (zero outside its
@@ -228,6 +249,7 @@ static int build_space(int nu, int nc, const double *H, const double *G,
   cs->k = k;
   cs->driven = driven;
   cs->udot_driven = udot_driven;
+  cs->range = sp ? sp->range : NULL;
   const size_t nu1 = (size_t)(nu > 0 ? nu : 1), m1 = (size_t)(m > 0 ? m : 1);
   /* One scratch allocation for every temporary (a planner forms thousands
    * of these; at a body's size the allocator's calls were a fifth of the
@@ -274,9 +296,16 @@ static int build_space(int nu, int nc, const double *H, const double *G,
    * pattern (union-find; each root is its component's smallest member, so
    * blocks come in order of their first dof, dofs increasing within). */
   for (int a = 0; a < nf; a++) parent[a] = a;
-  for (int b = 1; b < nf; b++) { /* upper triangle, column by column */
+  /* With H's blocks known, column b is scanned from a0: the first free dof
+   * of dof free_list[b]'s block (the rows above are zeros). */
+  const int *hblk = sp && sp->block ? sp->block : NULL;
+  for (int b = 1, hb = 0, a0 = 0; b < nf; b++) { /* upper triangle, column by column */
     const double *Hb = H + (size_t)free_list[b] * nu;
-    for (int a = 0; a < b; a++) {
+    if (hblk) {
+      while (free_list[b] >= hblk[hb + 1]) hb++;
+      while (free_list[a0] < hblk[hb]) a0++;
+    }
+    for (int a = a0; a < b; a++) {
       if (!driven && a + 4 <= b && zero4(Hb + a)) { /* (no mask: dof a is free a) */
         a += 3;
         continue;
@@ -385,16 +414,19 @@ blocks_known:
     }
     for (int c = 0; c < m; c++) {
       const double *g = G + (size_t)c * nu;
-      for (int i = 0; i < nu; i++) {
-        if (i + 4 <= nu && zero4(g + i)) {
-          i += 3;
-          continue;
+      int rr[4];
+      col_rows(cs, c, rr);
+      for (int h = 0; h < 4; h += 2)
+        for (int i = rr[h], hi = rr[h + 1]; i < hi; i++) {
+          if (i + 4 <= hi && zero4(g + i)) {
+            i += 3;
+            continue;
+          }
+          const int kb = dblk[i];
+          if (kb < 0 || g[i] == 0.0) continue;
+          int *cv = colv + (size_t)kb * m;
+          if (ncol[kb] == 0 || cv[ncol[kb] - 1] != c) cv[ncol[kb]++] = c;
         }
-        const int kb = dblk[i];
-        if (kb < 0 || g[i] == 0.0) continue;
-        int *cv = colv + (size_t)kb * m;
-        if (ncol[kb] == 0 || cv[ncol[kb] - 1] != c) cv[ncol[kb]++] = c;
-      }
     }
   } else {
     for (int kb = 0; kb < nb; kb++) {
@@ -532,8 +564,10 @@ blocks_known:
   } else {
     for (int c = 0; c < m; c++) {
       double s = k ? k[c] : 0.0;
-      if (driven)
-        for (int i = 0; i < nu; i++)
+      int rr[4];
+      col_rows(cs, c, rr);
+      for (int h = 0; driven && h < 4; h += 2)
+        for (int i = rr[h]; i < rr[h + 1]; i++)
           if (driven[i]) s += G[i + (size_t)c * nu] * udot_driven[i];
       cs->b[c] += s;
     }
@@ -589,7 +623,10 @@ int cp_contact_space_accel(const cp_contact_space *cs, const double *c,
     for (int a = 0; a < cs->nfree; a++) acc[cs->free_idx[a]] = free_rhs(cs, cs->free_idx[a]);
     for (int j = 0; j < m; j++) {
       const double *restrict g = cs->G + (size_t)j * nu, cj = c[j];
-      for (int i = 0; i < nu; i++) acc[i] += g[i] * cj;
+      int rr[4];
+      col_rows(cs, j, rr);
+      for (int h = 0; h < 4; h += 2)
+        for (int i = rr[h]; i < rr[h + 1]; i++) acc[i] += g[i] * cj;
     }
   }
   for (int kb = 0; kb < cs->nblocks; kb++) {
