@@ -217,6 +217,11 @@ static inline __attribute__((always_inline)) void rot_update_n(int p, int m, con
   }
 }
 
+/* Bytes of a build's scratch (below) before colmin, for nu1, m1 >= 1. */
+static size_t scratch_size(size_t nu1, size_t m1) {
+  return sizeof(double) * (nu1 * m1 + m1 + nu1) + sizeof(int) * (6 * (nu1 + 1) + nu1 * m1);
+}
+
 static int build_space(int nu, int nc, const double *H, const double *G,
                        const double *f, const double *k,
                        const unsigned char *driven, const double *udot_driven,
@@ -226,6 +231,22 @@ static int build_space(int nu, int nc, const double *H, const double *G,
   /* The previous build's sizes: with the same ones its A (zero outside its
    * footprint, colmin) is cleared on that footprint only (below). */
   const int prev_nu = own_keep ? cs->nu : -1, prev_nc = own_keep ? cs->nc : -1;
+  /* A large previous rebuild's A is zero outside its footprint (its colmin,
+   * in its scratch block): it is cleared on that footprint now, in its own
+   * layout, with its b, whatever the new sizes (boxes settling in a bin
+   * change their number of contacts nearly every step, and clearing a new
+   * A whole was most of such a step); the block then reads zero on its
+   * first zero_to bytes. */
+  size_t zero_to = 0;
+  if (reuse && own_keep && cs->fp_kept && scratch_keep) {
+    const size_t pm1 = 3 * (size_t)prev_nc, pn1 = (size_t)(prev_nu > 0 ? prev_nu : 1);
+    if (pm1 > 0) {
+      clear_footprint((int)pm1, (const int *)((const char *)scratch_keep + scratch_size(pn1, pm1)),
+                      own_keep);
+      memset((double *)own_keep + pm1 * pm1, 0, sizeof(double) * pm1);
+      zero_to = sizeof(double) * (pm1 * pm1 + pm1);
+    }
+  }
   /* The previous rebuild's blocks of H_FF (free_idx, bstart, loff in the
    * kept block; size in the scratch), valid for the same sizes, no dof
    * driven and the same pattern of H. */
@@ -255,10 +276,10 @@ static int build_space(int nu, int nc, const double *H, const double *G,
    * of these; at a body's size the allocator's calls were a fifth of the
    * time): doubles X [nu m + m], y [nu]; ints free_list, parent, blk,
    * size, fill, ncol [nu + 1 each] and colv [nu m]. */
-  const size_t nd = nu1 * m1 + m1 + nu1, ni = 6 * (nu1 + 1) + nu1 * m1;
+  const size_t nd = nu1 * m1 + m1 + nu1;
   /* Small problems (a few bodies) take their scratch from the stack. */
   double stack_scratch[512];
-  const size_t scratch_bytes = sizeof(double) * nd + sizeof(int) * ni;
+  const size_t scratch_bytes = scratch_size(nu1, m1);
   /* Reused: scratch and colmin in the kept block (colmin after the rest). */
   const size_t keep_bytes = scratch_bytes + sizeof(int) * m1;
   const int scratch_kept = scratch_keep && scratch_cap >= keep_bytes; /* colmin kept */
@@ -335,20 +356,18 @@ blocks_known:
   double *own;
   if (reuse) {
     /* Only A and b accumulate; L, loff, free_idx and bstart are written in
-     * full below. A large A is cleared where the previous build of the same
-     * sizes wrote it (its footprint: colmin, kept in the scratch block); the
-     * rest is still zero (a stack of 100 boxes' A is 11 MB, of which a few
-     * per cent is written). */
+     * full below. A large previous A was cleared on its footprint above
+     * (a stack of 100 boxes' A is 11 MB, of which a few per cent is
+     * written): only what the new A and b reach beyond it is cleared. */
     /* (Decided before keep_block: a block it frees and mallocs again may
      * come back at the same address, holding anything.) */
     const int kept = own_keep && own_cap >= own_bytes;
     own = keep_block(&own_keep, &own_cap, own_bytes);
-    if (own && kept && scratch_kept && prev_nu == nu && prev_nc == nc &&
-        m >= CP_CONTACT_SPACE_SPARSE_M) {
-      clear_footprint(m, colmin, own);
-      memset(own + m1 * m1, 0, sizeof(double) * m1);
+    const size_t ab = sizeof(double) * (m1 * m1 + m1);
+    if (own && kept && zero_to) {
+      if (ab > zero_to) memset((char *)own + zero_to, 0, ab - zero_to);
     } else if (own) {
-      memset(own, 0, sizeof(double) * (m1 * m1 + m1));
+      memset(own, 0, ab);
     }
     cs->own_cap = own_cap;
   } else {
@@ -580,6 +599,7 @@ blocks_known:
   }
   cs->hpat = pat;
   cs->hpat_ok = use_pat;
+  cs->fp_kept = reuse && track;
   rc = 0;
 out:
   if (!reuse) {

@@ -55,6 +55,7 @@ typedef struct cp_contact_space {
                        ///< build's blocks (when hpat_ok)
   int hpat_ok;         ///< rebuild: blocks kept in scratch match hpat
   const int *range;    ///< borrowed cp_contact_sparsity::range, or NULL
+  int fp_kept;         ///< rebuild: A's footprint is kept in scratch
 } cp_contact_space;
 
 /// What the caller knows of where H and G can be nonzero (a simulator knows

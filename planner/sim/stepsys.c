@@ -14,6 +14,16 @@
 // ---------------------------------------------------------------------------
 // Workspaces
 
+// A square scratch matrix grown to n doubles without keeping its contents:
+// realloc's copy of the old matrix (M, the LU and M_B of the warm start, As
+// are all written before they are read, after every cp_wi_ensure) was half
+// of a settling bin's stepping, whose problems grow as boxes land.
+static int fresh(double **p, size_t n) {
+  free(*p);
+  *p = malloc(sizeof(double) * n);
+  return *p ? 0 : -1;
+}
+
 cp_world_status cp_wi_ensure(cp_world *w, int ncon, int lcp_n) {
   size_t nu = (size_t)(w->nu > 0 ? w->nu : 1);
   int n3 = 3 * (ncon > 0 ? ncon : 1);
@@ -24,6 +34,13 @@ cp_world_status cp_wi_ensure(cp_world *w, int ncon, int lcp_n) {
                     (size_t)cap, (size_t)cap, (size_t)cap};
     double **dst[6] = {&w->Gx, &w->kx, &w->As, &w->bs, &w->c, &w->cfull};
     for (int i = 0; i < 6; ++i) {
+      if (i == 2) { // As
+        if (fresh(&w->As, sz[2])) {
+          w->csz_cap = 0; // (As is gone: the next call allocates again)
+          return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
+        }
+        continue;
+      }
       p[i] = realloc(*dst[i], sizeof(double) * sz[i]);
       if (!p[i]) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
       *dst[i] = p[i];
@@ -47,20 +64,17 @@ cp_world_status cp_wi_ensure(cp_world *w, int ncon, int lcp_n) {
   }
   if (lcp_n > w->lcp_cap) {
     int cap = lcp_n * 2;
-    double **dst[4] = {&w->M, &w->q, &w->z, &w->w};
-    size_t sz[4] = {(size_t)cap * (size_t)cap, (size_t)cap, (size_t)cap,
-                    (size_t)cap};
-    for (int i = 0; i < 4; ++i) {
-      double *p = realloc(*dst[i], sizeof(double) * sz[i]);
+    double **dst[3] = {&w->q, &w->z, &w->w};
+    for (int i = 0; i < 3; ++i) {
+      double *p = realloc(*dst[i], sizeof(double) * (size_t)cap);
       if (!p) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
       *dst[i] = p;
     }
-    double *lu = realloc(w->LU, sizeof(double) * (size_t)cap * (size_t)cap);
-    if (!lu) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
-    w->LU = lu;
-    lu = realloc(w->MB, sizeof(double) * (size_t)cap * (size_t)cap);
-    if (!lu) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
-    w->MB = lu;
+    const size_t sq = (size_t)cap * (size_t)cap;
+    if (fresh(&w->M, sq) || fresh(&w->LU, sq) || fresh(&w->MB, sq)) {
+      w->lcp_cap = 0; // (as above)
+      return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
+    }
     lapack_int *ip = realloc(w->ipiv, sizeof(lapack_int) * (size_t)cap);
     if (!ip) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
     w->ipiv = ip;
