@@ -150,21 +150,42 @@ static int uf_find(int *parent, int a) {
 static int build_space(int nu, int nc, const double *H, const double *G,
                        const double *f, const double *k,
                        const unsigned char *driven, const double *udot_driven,
-                       cp_contact_space *cs, int reuse);
+                       const cp_contact_sparsity *sp, cp_contact_space *cs, int reuse);
+
+/* The rows of G's column c that can be nonzero, as two ranges, the lower
+ * first: [r[0], r[1]) and [r[2], r[3]); every row when no ranges are known. */
+static inline void col_rows(const cp_contact_space *cs, int c, int r[4]) {
+  if (!cs->range) {
+    r[0] = 0, r[1] = r[2] = r[3] = cs->nu;
+    return;
+  }
+  const int *g = cs->range + 4 * (c / 3);
+  const int sw = g[2] < g[0];
+  r[0] = g[2 * sw], r[1] = g[2 * sw + 1], r[2] = g[2 - 2 * sw], r[3] = g[3 - 2 * sw];
+}
 
 int cp_contact_space_build(int nu, int nc, const double *H, const double *G,
                            const double *f, const double *k,
                            const unsigned char *driven,
                            const double *udot_driven, cp_contact_space *cs) {
   memset(cs, 0, sizeof *cs);
-  return build_space(nu, nc, H, G, f, k, driven, udot_driven, cs, 0);
+  return build_space(nu, nc, H, G, f, k, driven, udot_driven, NULL, cs, 0);
 }
 
 int cp_contact_space_rebuild(int nu, int nc, const double *H, const double *G,
                              const double *f, const double *k,
                              const unsigned char *driven,
                              const double *udot_driven, cp_contact_space *cs) {
-  return build_space(nu, nc, H, G, f, k, driven, udot_driven, cs, 1);
+  return build_space(nu, nc, H, G, f, k, driven, udot_driven, NULL, cs, 1);
+}
+
+int cp_contact_space_rebuild_sparse(int nu, int nc, const double *H, const double *G,
+                                    const double *f, const double *k,
+                                    const unsigned char *driven,
+                                    const double *udot_driven,
+                                    const cp_contact_sparsity *sp,
+                                    cp_contact_space *cs) {
+  return build_space(nu, nc, H, G, f, k, driven, udot_driven, sp, cs, 1);
 }
 
 /* Zeroes A (m x m) on the footprint of the build whose colmin is given:
@@ -196,15 +217,36 @@ static inline __attribute__((always_inline)) void rot_update_n(int p, int m, con
   }
 }
 
+/* Bytes of a build's scratch (below) before colmin, for nu1, m1 >= 1. */
+static size_t scratch_size(size_t nu1, size_t m1) {
+  return sizeof(double) * (nu1 * m1 + m1 + nu1) + sizeof(int) * (6 * (nu1 + 1) + nu1 * m1);
+}
+
 static int build_space(int nu, int nc, const double *H, const double *G,
                        const double *f, const double *k,
                        const unsigned char *driven, const double *udot_driven,
-                       cp_contact_space *cs, int reuse) {
+                       const cp_contact_sparsity *sp, cp_contact_space *cs, int reuse) {
   void *own_keep = cs->A, *scratch_keep = cs->scratch;
   size_t own_cap = cs->own_cap, scratch_cap = cs->scratch_cap;
   /* The previous build's sizes: with the same ones its A (zero outside its
    * footprint, colmin) is cleared on that footprint only (below). */
   const int prev_nu = own_keep ? cs->nu : -1, prev_nc = own_keep ? cs->nc : -1;
+  /* A large previous rebuild's A is zero outside its footprint (its colmin,
+   * in its scratch block): it is cleared on that footprint now, in its own
+   * layout, with its b, whatever the new sizes (boxes settling in a bin
+   * change their number of contacts nearly every step, and clearing a new
+   * A whole was most of such a step); the block then reads zero on its
+   * first zero_to bytes. */
+  size_t zero_to = 0;
+  if (reuse && own_keep && cs->fp_kept && scratch_keep) {
+    const size_t pm1 = 3 * (size_t)prev_nc, pn1 = (size_t)(prev_nu > 0 ? prev_nu : 1);
+    if (pm1 > 0) {
+      clear_footprint((int)pm1, (const int *)((const char *)scratch_keep + scratch_size(pn1, pm1)),
+                      own_keep);
+      memset((double *)own_keep + pm1 * pm1, 0, sizeof(double) * pm1);
+      zero_to = sizeof(double) * (pm1 * pm1 + pm1);
+    }
+  }
   /* The previous rebuild's blocks of H_FF (free_idx, bstart, loff in the
    * kept block; size in the scratch), valid for the same sizes, no dof
    * driven and the same pattern of H. */
@@ -228,15 +270,16 @@ static int build_space(int nu, int nc, const double *H, const double *G,
   cs->k = k;
   cs->driven = driven;
   cs->udot_driven = udot_driven;
+  cs->range = sp ? sp->range : NULL;
   const size_t nu1 = (size_t)(nu > 0 ? nu : 1), m1 = (size_t)(m > 0 ? m : 1);
   /* One scratch allocation for every temporary (a planner forms thousands
    * of these; at a body's size the allocator's calls were a fifth of the
    * time): doubles X [nu m + m], y [nu]; ints free_list, parent, blk,
    * size, fill, ncol [nu + 1 each] and colv [nu m]. */
-  const size_t nd = nu1 * m1 + m1 + nu1, ni = 6 * (nu1 + 1) + nu1 * m1;
+  const size_t nd = nu1 * m1 + m1 + nu1;
   /* Small problems (a few bodies) take their scratch from the stack. */
   double stack_scratch[512];
-  const size_t scratch_bytes = sizeof(double) * nd + sizeof(int) * ni;
+  const size_t scratch_bytes = scratch_size(nu1, m1);
   /* Reused: scratch and colmin in the kept block (colmin after the rest). */
   const size_t keep_bytes = scratch_bytes + sizeof(int) * m1;
   const int scratch_kept = scratch_keep && scratch_cap >= keep_bytes; /* colmin kept */
@@ -274,9 +317,16 @@ static int build_space(int nu, int nc, const double *H, const double *G,
    * pattern (union-find; each root is its component's smallest member, so
    * blocks come in order of their first dof, dofs increasing within). */
   for (int a = 0; a < nf; a++) parent[a] = a;
-  for (int b = 1; b < nf; b++) { /* upper triangle, column by column */
+  /* With H's blocks known, column b is scanned from a0: the first free dof
+   * of dof free_list[b]'s block (the rows above are zeros). */
+  const int *hblk = sp && sp->block ? sp->block : NULL;
+  for (int b = 1, hb = 0, a0 = 0; b < nf; b++) { /* upper triangle, column by column */
     const double *Hb = H + (size_t)free_list[b] * nu;
-    for (int a = 0; a < b; a++) {
+    if (hblk) {
+      while (free_list[b] >= hblk[hb + 1]) hb++;
+      while (free_list[a0] < hblk[hb]) a0++;
+    }
+    for (int a = a0; a < b; a++) {
       if (!driven && a + 4 <= b && zero4(Hb + a)) { /* (no mask: dof a is free a) */
         a += 3;
         continue;
@@ -306,20 +356,18 @@ blocks_known:
   double *own;
   if (reuse) {
     /* Only A and b accumulate; L, loff, free_idx and bstart are written in
-     * full below. A large A is cleared where the previous build of the same
-     * sizes wrote it (its footprint: colmin, kept in the scratch block); the
-     * rest is still zero (a stack of 100 boxes' A is 11 MB, of which a few
-     * per cent is written). */
+     * full below. A large previous A was cleared on its footprint above
+     * (a stack of 100 boxes' A is 11 MB, of which a few per cent is
+     * written): only what the new A and b reach beyond it is cleared. */
     /* (Decided before keep_block: a block it frees and mallocs again may
      * come back at the same address, holding anything.) */
     const int kept = own_keep && own_cap >= own_bytes;
     own = keep_block(&own_keep, &own_cap, own_bytes);
-    if (own && kept && scratch_kept && prev_nu == nu && prev_nc == nc &&
-        m >= CP_CONTACT_SPACE_SPARSE_M) {
-      clear_footprint(m, colmin, own);
-      memset(own + m1 * m1, 0, sizeof(double) * m1);
+    const size_t ab = sizeof(double) * (m1 * m1 + m1);
+    if (own && kept && zero_to) {
+      if (ab > zero_to) memset((char *)own + zero_to, 0, ab - zero_to);
     } else if (own) {
-      memset(own, 0, sizeof(double) * (m1 * m1 + m1));
+      memset(own, 0, ab);
     }
     cs->own_cap = own_cap;
   } else {
@@ -385,16 +433,19 @@ blocks_known:
     }
     for (int c = 0; c < m; c++) {
       const double *g = G + (size_t)c * nu;
-      for (int i = 0; i < nu; i++) {
-        if (i + 4 <= nu && zero4(g + i)) {
-          i += 3;
-          continue;
+      int rr[4];
+      col_rows(cs, c, rr);
+      for (int h = 0; h < 4; h += 2)
+        for (int i = rr[h], hi = rr[h + 1]; i < hi; i++) {
+          if (i + 4 <= hi && zero4(g + i)) {
+            i += 3;
+            continue;
+          }
+          const int kb = dblk[i];
+          if (kb < 0 || g[i] == 0.0) continue;
+          int *cv = colv + (size_t)kb * m;
+          if (ncol[kb] == 0 || cv[ncol[kb] - 1] != c) cv[ncol[kb]++] = c;
         }
-        const int kb = dblk[i];
-        if (kb < 0 || g[i] == 0.0) continue;
-        int *cv = colv + (size_t)kb * m;
-        if (ncol[kb] == 0 || cv[ncol[kb] - 1] != c) cv[ncol[kb]++] = c;
-      }
     }
   } else {
     for (int kb = 0; kb < nb; kb++) {
@@ -532,8 +583,10 @@ blocks_known:
   } else {
     for (int c = 0; c < m; c++) {
       double s = k ? k[c] : 0.0;
-      if (driven)
-        for (int i = 0; i < nu; i++)
+      int rr[4];
+      col_rows(cs, c, rr);
+      for (int h = 0; driven && h < 4; h += 2)
+        for (int i = rr[h]; i < rr[h + 1]; i++)
           if (driven[i]) s += G[i + (size_t)c * nu] * udot_driven[i];
       cs->b[c] += s;
     }
@@ -546,6 +599,7 @@ blocks_known:
   }
   cs->hpat = pat;
   cs->hpat_ok = use_pat;
+  cs->fp_kept = reuse && track;
   rc = 0;
 out:
   if (!reuse) {
@@ -589,7 +643,10 @@ int cp_contact_space_accel(const cp_contact_space *cs, const double *c,
     for (int a = 0; a < cs->nfree; a++) acc[cs->free_idx[a]] = free_rhs(cs, cs->free_idx[a]);
     for (int j = 0; j < m; j++) {
       const double *restrict g = cs->G + (size_t)j * nu, cj = c[j];
-      for (int i = 0; i < nu; i++) acc[i] += g[i] * cj;
+      int rr[4];
+      col_rows(cs, j, rr);
+      for (int h = 0; h < 4; h += 2)
+        for (int i = rr[h]; i < rr[h + 1]; i++) acc[i] += g[i] * cj;
     }
   }
   for (int kb = 0; kb < cs->nblocks; kb++) {

@@ -54,7 +54,29 @@ typedef struct cp_contact_space {
   unsigned long long hpat; ///< rebuild: H's upper nonzero pattern of this
                        ///< build's blocks (when hpat_ok)
   int hpat_ok;         ///< rebuild: blocks kept in scratch match hpat
+  const int *range;    ///< borrowed cp_contact_sparsity::range, or NULL
+  int fp_kept;         ///< rebuild: A's footprint is kept in scratch
 } cp_contact_space;
+
+/// What the caller knows of where H and G can be nonzero (a simulator knows
+/// it from its bodies and contacts): with it a large build visits only
+/// those entries instead of testing all nu^2 of H and nu 3nc of G for
+/// zero, and cp_contact_space_accel sums only over them. The results are
+/// those of the build without it, bit for bit (every entry left out is a
+/// zero of either sign, which neither the tests for zero nor the sums
+/// see), provided the promise holds; an entry outside that is not zero is
+/// silently ignored.
+typedef struct cp_contact_sparsity {
+  int nblock;          ///< diagonal blocks of H
+  const int *block;    ///< NULL, or [nblock + 1] increasing starts from 0
+                       ///< to nu: H is zero outside the diagonal blocks
+                       ///< [block[b], block[b+1]) x [block[b], block[b+1])
+  const int *range;    ///< NULL, or [4 nc]: contact j's three columns of G
+                       ///< are zero outside the rows [range[4j],
+                       ///< range[4j+1]) and [range[4j+2], range[4j+3])
+                       ///< (disjoint; lo = hi: empty). Borrowed by the
+                       ///< result (must outlive it)
+} cp_contact_sparsity;
 
 /// Forms A and b. `driven` may be NULL (every dof free); otherwise driven[i]
 /// marks dof i as acceleration-driven with u'_i = udot_driven[i]. Returns 0,
@@ -73,6 +95,15 @@ int cp_contact_space_rebuild(int nu, int nc, const double *H, const double *G,
                              const double *f, const double *k,
                              const unsigned char *driven,
                              const double *udot_driven, cp_contact_space *cs);
+
+/// cp_contact_space_rebuild with the structure of H and G given (sp may be
+/// NULL: none known). The same results bit for bit.
+int cp_contact_space_rebuild_sparse(int nu, int nc, const double *H, const double *G,
+                                    const double *f, const double *k,
+                                    const unsigned char *driven,
+                                    const double *udot_driven,
+                                    const cp_contact_sparsity *sp,
+                                    cp_contact_space *cs);
 
 void cp_contact_space_free(cp_contact_space *cs);
 

@@ -224,6 +224,65 @@ cp_world_status cp_wi_project(cp_world *w, stepsys *s, int ns,
   return CP_WORLD_OK;
 }
 
+// The selected constraints' neighbours: for each position k of sel, the
+// moving parts (cp_wi_con_nodes) its constraint acts on, nd[2k], nd[2k+1]
+// (-1: none), and per moving part the positions acting on it, increasing:
+// list[start[n] .. start[n+1]). Two constraints that share no moving part
+// have a zero entry in A (H is block diagonal over the parts), so a sum
+// down a column of A over every row is the sum over the column's
+// neighbours. (The cost of a step's sums of A c goes from the square of the
+// constraints to their number times the contacts per body.)
+typedef struct nbr {
+  int *nd, *start, *list;
+} nbr;
+
+static int nbr_build(cp_world *w, int ns, const int *sel, nbr *nb) {
+  const int nn = w->sc.n_bodies + w->sc.n_manips;
+  if (cp_grow((void **)&w->nb_buf, &w->nb_cap, 4 * ns + nn + 1, sizeof(int))) return -1;
+  nb->nd = w->nb_buf;
+  nb->start = nb->nd + 2 * ns;
+  nb->list = nb->start + nn + 1;
+  int *st = nb->start;
+  memset(st, 0, sizeof(int) * (size_t)(nn + 1));
+  for (int k = 0; k < ns; ++k) {
+    int *nd = nb->nd + 2 * k;
+    cp_wi_con_nodes(w, &w->cons[sel[k]], nd);
+    if (nd[1] == nd[0]) nd[1] = -1;
+    for (int t = 0; t < 2; ++t)
+      if (nd[t] >= 0) ++st[nd[t] + 1];
+  }
+  for (int n = 0; n < nn; ++n) st[n + 1] += st[n];
+  for (int k = 0; k < ns; ++k) // st[n] runs to the end of part n's list
+    for (int t = 0; t < 2; ++t)
+      if (nb->nd[2 * k + t] >= 0) nb->list[st[nb->nd[2 * k + t]]++] = k;
+  for (int n = nn; n > 0; --n) st[n] = st[n - 1];
+  st[0] = 0;
+  return 0;
+}
+
+// a + sum_i col[i] c[i] over every row i of an Asel column of position k
+// (col: the column), i increasing, the zero rows left out: the rows of
+// k's neighbours (the two parts' lists merged). The same terms in the same
+// order as the sum over every row, so the same value (each left-out term is
+// a zero).
+static double nbr_dot(const nbr *nb, int k, const double *col, const double *c, double a) {
+  const int *nd = nb->nd + 2 * k;
+  const int *p = nb->list, *pe = p, *q = p, *qe = p;
+  if (nd[0] >= 0) p = nb->list + nb->start[nd[0]], pe = nb->list + nb->start[nd[0] + 1];
+  if (nd[1] >= 0) q = nb->list + nb->start[nd[1]], qe = nb->list + nb->start[nd[1] + 1];
+  while (p < pe || q < qe) {
+    int l;
+    if (q == qe || (p < pe && *p < *q)) l = *p++;
+    else if (p == pe || *q < *p) l = *q++;
+    else l = *p++, ++q;
+    const size_t i = 3 * (size_t)l;
+    a += col[i] * c[i];
+    a += col[i + 1] * c[i + 1];
+    a += col[i + 2] * c[i + 2];
+  }
+  return a;
+}
+
 // Whether open constraint j would close within the step at its current
 // normal speed and free acceleration.
 static int closes(const cp_world *w, const stepsys *s, int j) {
@@ -362,10 +421,12 @@ cp_world_status cp_wi_step_acceleration(cp_world *w, stepsys *s,
       w->sel[ns++] = j;
   int m3, warm = 0, joins = 0;
   cp_lcp_info li;
+  nbr nb;
 again:
   if ((st = cp_wi_ensure(w, w->ncon, 6 * ns)) != CP_WORLD_OK) return st;
   m3 = 3 * ns;
   cp_wi_extract(w, s->cs.A, s->cs.b, ns, w->sel);
+  if (nbr_build(w, ns, w->sel, &nb)) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
   // Velocity-consistent right-hand side: the normal rows and the rolling
   // contacts' tangential rows ask for v + h a (not a) to be complementary,
   // so residual speeds within the tolerance are removed instead of
@@ -420,12 +481,11 @@ again:
     for (int k = 0; k < ns && pass < 4; ++k) {
       if (!w->pc[k].sliding || w->pc[k].mu == 0) continue;
       int j = w->sel[k];
-      double vt = w->vc[3 * j + 1], vo = w->vc[3 * j + 2], at = w->bs[3 * k + 1],
-             ao = w->bs[3 * k + 2];
-      for (int i = 0; i < m3; ++i) {
-        at += w->Asel[i + (size_t)(3 * k + 1) * m3] * w->c[i]; // A symmetric:
-        ao += w->Asel[i + (size_t)(3 * k + 2) * m3] * w->c[i]; // the column
-      }
+      double vt = w->vc[3 * j + 1], vo = w->vc[3 * j + 2];
+      // Rows 3k+1, 3k+2 of A c, read down the columns (A is symmetric).
+      const double *col = w->Asel + (size_t)(3 * k + 1) * m3;
+      const double at = nbr_dot(&nb, k, col, w->c, w->bs[3 * k + 1]),
+                   ao = nbr_dot(&nb, k, col + m3, w->c, w->bs[3 * k + 2]);
       if ((vt + h * at) * vt + (vo + h * ao) * vo > 0) continue;
       w->pc[k].sliding = 0;
       w->pc[k].d[0] = w->pc[k].d[1] = 0;
@@ -446,9 +506,8 @@ again:
   double vns[1024], *vn = ns <= 1024 ? vns : malloc(sizeof(double) * (size_t)ns);
   if (!vn) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
   for (int k = 0; k < ns; ++k) {
-    double a = w->bs[3 * k];
     // Row 3k of A c, read down column 3k (A is symmetric: the same terms).
-    for (int i = 0; i < m3; ++i) a += w->Asel[i + (size_t)(3 * k) * m3] * w->c[i];
+    const double a = nbr_dot(&nb, k, w->Asel + (size_t)(3 * k) * m3, w->c, w->bs[3 * k]);
     vn[k] = h * a;
     const con *c = &w->cons[w->sel[k]];
     if (held(w, s, &wk, w->sel[k], c->gap)) vn[k] -= c->gap / h; // the rows' gap shift

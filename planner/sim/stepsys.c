@@ -7,11 +7,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/grow.h"
 #include "models/vec3.h"
 #include "planner/sim/world_impl.h"
 
 // ---------------------------------------------------------------------------
 // Workspaces
+
+// A square scratch matrix grown to n doubles without keeping its contents:
+// realloc's copy of the old matrix (M, the LU and M_B of the warm start, As
+// are all written before they are read, after every cp_wi_ensure) was half
+// of a settling bin's stepping, whose problems grow as boxes land.
+static int fresh(double **p, size_t n) {
+  free(*p);
+  *p = malloc(sizeof(double) * n);
+  return *p ? 0 : -1;
+}
 
 cp_world_status cp_wi_ensure(cp_world *w, int ncon, int lcp_n) {
   size_t nu = (size_t)(w->nu > 0 ? w->nu : 1);
@@ -23,6 +34,13 @@ cp_world_status cp_wi_ensure(cp_world *w, int ncon, int lcp_n) {
                     (size_t)cap, (size_t)cap, (size_t)cap};
     double **dst[6] = {&w->Gx, &w->kx, &w->As, &w->bs, &w->c, &w->cfull};
     for (int i = 0; i < 6; ++i) {
+      if (i == 2) { // As
+        if (fresh(&w->As, sz[2])) {
+          w->csz_cap = 0; // (As is gone: the next call allocates again)
+          return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
+        }
+        continue;
+      }
       p[i] = realloc(*dst[i], sizeof(double) * sz[i]);
       if (!p[i]) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
       *dst[i] = p[i];
@@ -46,20 +64,17 @@ cp_world_status cp_wi_ensure(cp_world *w, int ncon, int lcp_n) {
   }
   if (lcp_n > w->lcp_cap) {
     int cap = lcp_n * 2;
-    double **dst[4] = {&w->M, &w->q, &w->z, &w->w};
-    size_t sz[4] = {(size_t)cap * (size_t)cap, (size_t)cap, (size_t)cap,
-                    (size_t)cap};
-    for (int i = 0; i < 4; ++i) {
-      double *p = realloc(*dst[i], sizeof(double) * sz[i]);
+    double **dst[3] = {&w->q, &w->z, &w->w};
+    for (int i = 0; i < 3; ++i) {
+      double *p = realloc(*dst[i], sizeof(double) * (size_t)cap);
       if (!p) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
       *dst[i] = p;
     }
-    double *lu = realloc(w->LU, sizeof(double) * (size_t)cap * (size_t)cap);
-    if (!lu) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
-    w->LU = lu;
-    lu = realloc(w->MB, sizeof(double) * (size_t)cap * (size_t)cap);
-    if (!lu) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
-    w->MB = lu;
+    const size_t sq = (size_t)cap * (size_t)cap;
+    if (fresh(&w->M, sq) || fresh(&w->LU, sq) || fresh(&w->MB, sq)) {
+      w->lcp_cap = 0; // (as above)
+      return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
+    }
     lapack_int *ip = realloc(w->ipiv, sizeof(lapack_int) * (size_t)cap);
     if (!ip) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
     w->ipiv = ip;
@@ -78,6 +93,34 @@ cp_world_status cp_wi_ensure(cp_world *w, int ncon, int lcp_n) {
     w->lcp_cap = cap;
   }
   return CP_WORLD_OK;
+}
+
+int cp_wi_con_ranges(cp_world *w) {
+  const int nc = w->ncon;
+  if (cp_grow((void **)&w->ck_rng, &w->ck_rng_cap, 4 * nc + 4, sizeof(int))) return -1;
+  const int no = 6 * w->nobj;
+  for (int j = 0; j < nc; ++j) {
+    const con *c = &w->cons[j];
+    int *rg = w->ck_rng + 4 * j;
+    rg[0] = rg[1] = rg[2] = rg[3] = 0;
+    if (c->contact < 0) {
+      rg[0] = no + c->row, rg[1] = no + c->row + 1;
+      continue;
+    }
+    const cp_contact *ct = &w->sc.contacts[c->contact];
+    for (int side = 0; side < 2; ++side) {
+      const cp_ref r = side ? ct->b : ct->a;
+      if (r.body >= 0 && w->free_idx[r.body] >= 0) {
+        rg[2 * side] = 6 * w->free_idx[r.body];
+        rg[2 * side + 1] = rg[2 * side] + 6;
+      } else if (r.body < 0 && r.manip >= 0) {
+        rg[2 * side] = no + w->manip_r0[r.manip];
+        rg[2 * side + 1] = no + w->manip_r0[r.manip + 1];
+      }
+    }
+    if (rg[2] == rg[0] && rg[3] == rg[1]) rg[2] = rg[3] = 0; // one manipulator
+  }
+  return 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -151,10 +194,17 @@ static cp_world_status build(cp_world *w, stepsys *s) {
     w->driven[no + r] = s->sys.drive[r] == CP_DRIVE_ACCELERATION;
     w->ud[no + r] = s->sys.qdd[r];
   }
+  // Where H and G can be nonzero: H's blocks are the free bodies' and the
+  // manipulators' (w->ck_blk), G's columns the constraints' dof ranges.
+  if (cp_wi_con_ranges(w)) {
+    cp_system_free(&s->sys);
+    return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
+  }
+  const cp_contact_sparsity sp = {.nblock = w->nblk, .block = w->ck_blk, .range = w->ck_rng};
   s->cs = w->cs_keep;
   memset(&w->cs_keep, 0, sizeof w->cs_keep);
-  int rc = cp_contact_space_rebuild(nu, nca, s->sys.H, w->G, s->sys.f, w->kx,
-                                    w->driven, w->ud, &s->cs);
+  int rc = cp_contact_space_rebuild_sparse(nu, nca, s->sys.H, w->G, s->sys.f, w->kx,
+                                           w->driven, w->ud, &sp, &s->cs);
   if (rc) {
     cp_system_free(&s->sys);
     return rc == -1 ? cp_wi_fail(w, CP_WORLD_SOLVER_FAILED,

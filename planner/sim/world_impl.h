@@ -148,8 +148,10 @@ struct cp_world {
   int *free_idx;            // [n_bodies] index among free bodies, or -1
   int *manip_r0;            // [n_manips + 1] first joint row of each
   int *ck_blk, nblk;        // diagonal blocks of H (starts, nblk + 1)
-  int *ck_rng;              // worldcheck.c: [4 ncon] dof ranges of G's columns
+  int *ck_rng;              // cp_wi_con_ranges: [4 ncon] dof ranges of G's columns
   int ck_rng_cap;
+  int *nb_buf;              // steppers.c: the selection's neighbour lists
+  int nb_cap;
   double weight;            // total weight of the moving parts (N)
   cp_step_profile prof;     // every phase (cp_wi_tic, cp_wi_toc): the step's
                             // phase timings (opt.profile)
@@ -263,6 +265,10 @@ CPW_HIDDEN cp_world_status cp_wi_record_contacts(cp_world *w, const double *forc
 // stepsys.c
 
 CPW_HIDDEN cp_world_status cp_wi_ensure(cp_world *w, int ncon, int lcp_n);
+// w->ck_rng: per constraint the two ranges of dofs its columns of G can be
+// nonzero in (a free body's 6, a manipulator's joint rows, a limit's one
+// row; lo = hi: none). Returns 0, -1 when out of memory.
+CPW_HIDDEN int cp_wi_con_ranges(cp_world *w);
 CPW_HIDDEN cp_world_status cp_wi_build(cp_world *w, stepsys *s);
 CPW_HIDDEN void cp_wi_stepsys_free(cp_world *w, stepsys *s);
 CPW_HIDDEN cp_world_status cp_wi_accel(cp_world *w, stepsys *s, const double *c,

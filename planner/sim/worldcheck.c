@@ -66,30 +66,7 @@ cp_world_status cp_wi_check_step(cp_world *w, stepsys *s, int accel_k) {
     const double att = A[d + 1 + (d + 1) * n3], aoo = A[d + 2 + (d + 2) * n3];
     ct[j] = kap * (att > aoo ? att : aoo);
   }
-  if (cp_grow((void **)&w->ck_rng, &w->ck_rng_cap, 4 * nc + 4, sizeof(int)))
-    return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
-  const int no = 6 * w->nobj;
-  for (int j = 0; j < nc; ++j) {
-    const con *c = &w->cons[j];
-    int *rg = w->ck_rng + 4 * j;
-    rg[0] = rg[1] = rg[2] = rg[3] = 0;
-    if (c->contact < 0) {
-      rg[0] = no + c->row, rg[1] = no + c->row + 1;
-      continue;
-    }
-    const cp_contact *ct = &w->sc.contacts[c->contact];
-    for (int side = 0; side < 2; ++side) {
-      const cp_ref r = side ? ct->b : ct->a;
-      if (r.body >= 0 && w->free_idx[r.body] >= 0) {
-        rg[2 * side] = 6 * w->free_idx[r.body];
-        rg[2 * side + 1] = rg[2 * side] + 6;
-      } else if (r.body < 0 && r.manip >= 0) {
-        rg[2 * side] = no + w->manip_r0[r.manip];
-        rg[2 * side + 1] = no + w->manip_r0[r.manip + 1];
-      }
-    }
-    if (rg[2] == rg[0] && rg[3] == rg[1]) rg[2] = rg[3] = 0; // one manipulator
-  }
+  if (cp_wi_con_ranges(w)) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
   cp_world_get_state(w, w->ck_x1);
   cp_stepcheck_step cs = {
       .nu = nu, .nc = nc, .nbody = w->nobj, .njoint = w->nl,

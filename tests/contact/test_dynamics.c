@@ -337,3 +337,109 @@ Test(dynamics, box_rebuilds_keep_blocks_bit_for_bit) {
   }
   cp_contact_space_free(&kept);
 }
+
+/* A scene-sized problem on the large path (3 nc >= 96 rows): 40 free
+ * bodies (a diagonal translational block and a dense 3 x 3 rotational one
+ * each) and a 5-dof chain with two dofs driven; 70 contacts between two
+ * bodies, a body and the ground, a body and the chain, or two links of the
+ * chain. cp_contact_space_rebuild_sparse, told where H and G can be nonzero,
+ * gives what the build that scans them gives, entry by entry: A, b, the
+ * blocks, the accelerations and the driven efforts; twice, the second time
+ * reusing the first's arrays with new values on the same pattern. The
+ * entries left out hold zeros of both signs, and some rows inside the
+ * ranges are zero too. That the ranges are what the sparse build reads is
+ * shown by a nonzero planted outside them: it goes unseen. */
+enum { SB = 40, SNU = 6 * SB + 5, SNC = 70, SM = 3 * SNC };
+
+static void sparse_problem(uint64_t *s, double *H, double *G, double *f, double *k,
+                           int *range) {
+  memset(H, 0, sizeof(double) * SNU * SNU);
+  for (int b = 0; b < SB; b++) {
+    const int o = 6 * b;
+    for (int i = 0; i < 3; i++) H[(o + i) * (SNU + 1)] = cpt_uniform(s, 0.5, 2);
+    for (int i = 3; i < 6; i++)
+      for (int j = 3; j <= i; j++)
+        H[o + i + (size_t)(o + j) * SNU] = H[o + j + (size_t)(o + i) * SNU] =
+            i == j ? cpt_uniform(s, 1, 2) : cpt_uniform(s, -0.3, 0.3);
+  }
+  for (int i = 6 * SB; i < SNU; i++) /* the chain: dense, diagonally dominant */
+    for (int j = 6 * SB; j <= i; j++)
+      H[i + (size_t)j * SNU] = H[j + (size_t)i * SNU] =
+          i == j ? cpt_uniform(s, 3, 4) : cpt_uniform(s, -0.5, 0.5);
+  for (int i = 0; i < SNU; i++) f[i] = cpt_uniform(s, -5, 5);
+  for (int i = 0; i < SM; i++) k[i] = cpt_uniform(s, -1, 1);
+  for (int i = 0; i < SNU * SM; i++) G[i] = (i % 7) ? 0.0 : -0.0;
+  for (int j = 0; j < SNC; j++) {
+    int *r = range + 4 * j;
+    const int a = j % SB, b = (j * 7 + 3) % SB;
+    switch (j % 5) {
+    case 0: r[0] = 6 * a, r[1] = r[0] + 6, r[2] = r[3] = 0; break;  /* ground */
+    case 1: r[0] = 6 * b, r[1] = r[0] + 6, r[2] = 6 * SB, r[3] = SNU; break; /* chain */
+    case 2: r[0] = 6 * SB, r[1] = SNU, r[2] = r[3] = 0; break; /* two of its links */
+    default: /* two bodies, either order */
+      r[0] = 6 * a, r[1] = r[0] + 6;
+      r[2] = 6 * (a == b ? (a + 1) % SB : b), r[3] = r[2] + 6;
+    }
+    for (int c = 3 * j; c < 3 * j + 3; c++)
+      for (int h = 0; h < 4; h += 2)
+        for (int i = r[h]; i < r[h + 1]; i++)
+          G[i + (size_t)c * SNU] = (i + c) % 11 ? cpt_uniform(s, -1, 1) : 0.0;
+  }
+}
+
+Test(dynamics, sparse_rebuild_equals_dense_build) {
+  uint64_t s = 41;
+  double *H = malloc(sizeof(double) * SNU * SNU), *G = malloc(sizeof(double) * SNU * SM);
+  double f[SNU], k[SM], c[SM], ud[SNU], u1[SNU], u2[SNU], t1[SNU], t2[SNU];
+  int range[4 * SNC], block[SB + 2];
+  unsigned char driven[SNU] = {0};
+  cr_assert(H && G);
+  driven[6 * SB + 1] = driven[6 * SB + 3] = 1;
+  for (int b = 0; b <= SB; b++) block[b] = 6 * b;
+  block[SB + 1] = SNU;
+  const cp_contact_sparsity sp = {.nblock = SB + 1, .block = block, .range = range};
+  cp_contact_space kept;
+  memset(&kept, 0, sizeof kept);
+  for (int round = 0; round < 2; round++) {
+    sparse_problem(&s, H, G, f, k, range);
+    for (int i = 0; i < SNU; i++) ud[i] = cpt_uniform(&s, -2, 2);
+    for (int i = 0; i < SM; i++) c[i] = cpt_uniform(&s, 0, 1);
+    cp_contact_space dense;
+    cr_assert_eq(cp_contact_space_build(SNU, SNC, H, G, f, k, driven, ud, &dense), 0);
+    /* Contact 5 touches body 5 and the chain; row 0 is body 0's. */
+    double *planted = G + (size_t)(3 * 5 + 1) * SNU;
+    cr_assert(range[4 * 5] > 0 && planted[0] == 0.0);
+    planted[0] = 5.0;
+    cr_assert_eq(cp_contact_space_rebuild_sparse(SNU, SNC, H, G, f, k, driven, ud, &sp, &kept), 0);
+    cr_assert_eq(dense.nblocks, 4 * SB + 1); /* 3 single dofs + a 3 x 3 each, the chain */
+    cr_assert_eq(kept.nblocks, dense.nblocks);
+    cr_assert_eq(kept.nfree, SNU - 2);
+    for (int i = 0; i < kept.nfree; i++) cr_assert_eq(kept.free_idx[i], dense.free_idx[i]);
+    for (int i = 0; i < SM; i++) {
+      cr_assert(kept.b[i] == dense.b[i], "b[%d]: %.17g != %.17g", i, kept.b[i], dense.b[i]);
+      for (int j = 0; j < SM; j++)
+        cr_assert(kept.A[i + j * SM] == dense.A[i + j * SM], "A[%d, %d] (round %d): %.17g != %.17g",
+                  i, j, round, kept.A[i + j * SM], dense.A[i + j * SM]);
+    }
+    cr_assert_eq(cp_contact_space_accel(&kept, c, u2, t2), 0); /* (planted: unseen) */
+    planted[0] = 0.0; /* (dense borrows G too) */
+    cr_assert_eq(cp_contact_space_accel(&dense, c, u1, t1), 0);
+    for (int i = 0; i < SNU; i++) {
+      cr_assert(u1[i] == u2[i], "udot[%d]: %.17g != %.17g", i, u1[i], u2[i]);
+      cr_assert(t1[i] == t2[i], "tau[%d]: %.17g != %.17g", i, t1[i], t2[i]);
+    }
+    cr_assert(t1[6 * SB + 1] != 0.0 && t1[6 * SB + 3] != 0.0); /* the driven dofs' efforts */
+    /* The contacts touch the driven dofs: b depends on their accelerations. */
+    int moved = 0;
+    for (int i = 0; i < SNU; i++) ud[i] += 1.0;
+    cp_contact_space other;
+    cr_assert_eq(cp_contact_space_build(SNU, SNC, H, G, f, k, driven, ud, &other), 0);
+    for (int i = 0; i < SM; i++) moved += other.b[i] != dense.b[i];
+    cr_assert_gt(moved, 0);
+    cp_contact_space_free(&other);
+    cp_contact_space_free(&dense);
+  }
+  cp_contact_space_free(&kept);
+  free(H);
+  free(G);
+}
