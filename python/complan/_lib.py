@@ -109,7 +109,8 @@ class CFipOptions(Structure):  # contact/fip.h
     _fields_ = [("max_iter", c_int), ("gap_tol", c_double), ("beta", c_double),
                 ("zeta", c_double), ("kappa", c_double), ("rho", c_double),
                 ("sigma", c_double), ("nfp_tol", c_double), ("polish", c_int),
-                ("crossover", c_int), ("check", CCheckOptions)]
+                ("crossover", c_int), ("face_time_limit", c_double),
+                ("check", CCheckOptions)]
 
 
 class CCertifyOptions(Structure):  # contact/certify.h
@@ -118,9 +119,25 @@ class CCertifyOptions(Structure):  # contact/certify.h
                 ("clock_ctx", c_void_p)]
 
 
+class CLemkeRegOptions(Structure):  # contact/lemke.h
+    _fields_ = [("neps", c_int), ("eps", c_double * 8),  # CP_LEMKE_REG_MAX_EPS
+                ("face_time_limit", c_double)]
+
+
 class CSolveOptions(Structure):  # contact/solve.h
     _fields_ = [("solver", c_int), ("lemke", CLemkeOptions), ("fip", CFipOptions),
-                ("certify", CCertifyOptions), ("extra_restarts", c_int)]
+                ("certify", CCertifyOptions), ("extra_restarts", c_int),
+                ("regularise", c_int), ("reg", CLemkeRegOptions)]
+
+
+class CLemkeRegReport(Structure):  # contact/lemke.h
+    _fields_ = [("tried", c_int), ("eps", c_double), ("reg_status", c_int * 8),
+                ("reg_pivots", c_int * 8), ("support", c_int * 8), ("face", c_int * 8)]
+
+
+class CSolveTrail(Structure):  # contact/solve.h
+    _fields_ = [("ran", c_int * 4), ("status", c_int * 4), ("iterations", c_int * 4),
+                ("route", c_int), ("reg", CLemkeRegReport)]
 
 
 class CLcpInfo(Structure):  # contact/lcp.h
@@ -371,6 +388,8 @@ class CReplayResult(Structure):  # planner/replay/replay.h
 _MIRRORS = {
     "cp_error": CError, "cp_lcp": CLcp, "cp_check_options": CCheckOptions,
     "cp_lemke_options": CLemkeOptions, "cp_fip_options": CFipOptions,
+    "cp_lemke_reg_options": CLemkeRegOptions, "cp_lemke_reg_report": CLemkeRegReport,
+    "cp_solve_trail": CSolveTrail,
     "cp_certify_options": CCertifyOptions, "cp_solve_options": CSolveOptions,
     "cp_lcp_info": CLcpInfo, "cp_certify_result": CCertifyResult,
     "cp_scene_options": CSceneOptions, "cp_world_options": CWorldOptions,
@@ -447,7 +466,8 @@ lcp_solver_parse = _sig("cp_lcp_solver_parse", c_int, c_char_p, POINTER(c_int))
 solve_defaults = _sig("cp_solve_defaults", CSolveOptions)
 certify_defaults = _sig("cp_certify_defaults", CCertifyOptions)
 lcp_solve = _sig("cp_lcp_solve", c_int, c_void_p, c_int, dptr, dptr,
-                 POINTER(CSolveOptions), dptr, dptr, POINTER(CLcpInfo), c_void_p)
+                 POINTER(CSolveOptions), dptr, dptr, POINTER(CLcpInfo),
+                 POINTER(CSolveTrail))
 certify = _sig("cp_certify", c_int, c_int, dptr, dptr, POINTER(CCertifyOptions),
                dptr, dptr, dptr, dptr, POINTER(CCertifyResult), POINTER(CLcpInfo))
 

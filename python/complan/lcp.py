@@ -26,8 +26,8 @@ class Result:
     memory"); solved: status == "solved"; solver:
     the solver that produced the answer; iterations, starts; residuals: dict
     of complementarity (max |z_i w_i|), residual (||w - (Mz+q)||_inf), min_z,
-    min_w; polished; reason (the detail when not solved); time_us: the mean
-    wall time of one solve over the call's `repeat` solves (us); n.
+    min_w; polished; route ("direct" or "regularised") and route_eps;
+    reason (the detail when not solved); time_us: the mean wall time of one solve over the call's `repeat` solves (us); n.
     certify adds alpha, second ((z2, w2) or None), second_decided,
     mip_solves. document(): `complan lcp solve --json`'s (or `lcp certify
     --json`'s) document of this answer.
@@ -48,6 +48,10 @@ class Result:
         self.reason = info.reason.decode(errors="replace")
         self.n = len(z)
         self.time_us = None
+        # which route answered: "direct", or "regularised" (Lemke's
+        # regularised route; route_eps the eps whose support held it)
+        self.route = "direct" if self.solved else None
+        self.route_eps = None
         self._certify = None  # certify: whether a second solution was asked for
         self._info = (info.status, info.complementarity, info.residual, info.min_z,
                       info.min_w)
@@ -69,7 +73,9 @@ class Result:
              "polished": self.polished if ok else None,
              "residual": L.num(resid) if ok else None,
              "min_z": L.num(min_z) if ok else None, "min_w": L.num(min_w) if ok else None,
-             "time_us": self.time_us}
+             "time_us": self.time_us, "route": self.route}
+        if self.route_eps is not None:
+            d["route_eps"] = L.num(self.route_eps)
         if not ok:
             d["reason"] = self.reason or L.lcp_status_name(status).decode()
         if self._certify is not None:
@@ -147,13 +153,15 @@ def solve(M, q, solver="auto", tol=None, repeat=1, **options):
     1e-6). options: fields of cp_solve_options, nested ones as dicts, e.g.
     lemke={"max_pivots": 500, "restarts": 0}, fip={"max_iter": 50},
     certify={"time_limit_s": 10}, extra_restarts=0. As `complan lcp solve`,
-    Lemke's rescue pass is on (lemke={"rescue": 0} turns it off).
+    Lemke's rescue pass and its regularised route are on (lemke={"rescue":
+    0} and regularise=0 turn them off); route says which answered.
     repeat: solve that many times (1 to 10^6, `--repeat`) and report the
     mean time of one solve in time_us. Returns a Result."""
     M, q, n = _arrays(M, q)
     _repeat(repeat)
     opt = L.solve_defaults()
     opt.lemke.rescue = 1
+    opt.regularise = 1
     s = c_int()
     if not isinstance(solver, str) or L.lcp_solver_parse(solver.encode(), byref(s)):
         raise Error("input", "unknown solver %r: expected auto, lemke, fip or certify"
@@ -164,8 +172,9 @@ def solve(M, q, solver="auto", tol=None, repeat=1, **options):
     z = np.empty(n)
     w = np.empty(n)
     info = L.CLcpInfo()
+    trail = L.CSolveTrail()
     args = (None, n, M.ctypes.data_as(L.dptr), q.ctypes.data_as(L.dptr), byref(opt),
-            z.ctypes.data_as(L.dptr), w.ctypes.data_as(L.dptr), byref(info), None)
+            z.ctypes.data_as(L.dptr), w.ctypes.data_as(L.dptr), byref(info), byref(trail))
     f = L.lcp_solve
     t0 = time.perf_counter()
     for _ in range(repeat):
@@ -173,6 +182,8 @@ def solve(M, q, solver="auto", tol=None, repeat=1, **options):
     dt = time.perf_counter() - t0
     r = Result(info, z, w)
     r.time_us = 1e6 * dt / repeat
+    if r.solved and trail.route:
+        r.route, r.route_eps = "regularised", trail.reg.eps
     return r
 
 
