@@ -246,6 +246,36 @@ Test(steer_local, push_model_matches_the_analytic_response) {
   cp_task_free(&t);
 }
 
+/* Grows the task's tree twice from its seed with local steering (method,
+ * goal bias 0.5, 4 candidates, the task's probe and chart, 60 nodes): each
+ * run's node count and the last node's first state entry. */
+static void grow_twice(const cp_task *t, const char *method, long count[2],
+                       double last[2]) {
+  for (int run = 0; run < 2; ++run) {
+    cp_error e;
+    cp_plan_world *pw;
+    cr_assert_eq(cp_plan_world_create(t, 1, &pw, &e), 0, "%s", e.msg);
+    cp_search_options o = cp_search_defaults();
+    o.method = method;
+    o.goal_bias = 0.5;
+    o.candidates = 4;
+    o.steer_local = 1;
+    o.steer_probe = t->steer_probe;
+    o.steer_log = t->steer_log;
+    o.max_nodes = 60;
+    char msg[256];
+    cp_search *s = cp_search_create(cp_plan_world_problem(pw), &o,
+                                    cp_plan_world_start(pw), 0, msg, sizeof msg);
+    cr_assert(s, "%s", msg);
+    while (cp_search_iterate(s) == CP_SEARCH_RUNNING) {
+    }
+    count[run] = cp_search_node_count(s);
+    last[run] = cp_search_state(s, count[run] - 1)[0];
+    cp_search_destroy(s);
+    cp_plan_world_destroy(pw);
+  }
+}
+
 /* The same seed grows the same tree (no extra random numbers). */
 Test(steer_local, reproducible_from_the_seed) {
   char *text = push_task(0.047, "local", "rrt");
@@ -254,28 +284,7 @@ Test(steer_local, reproducible_from_the_seed) {
   free(text);
   long count[2];
   double last[2];
-  for (int run = 0; run < 2; ++run) {
-    cp_error e;
-    cp_plan_world *pw;
-    cr_assert_eq(cp_plan_world_create(&t, 1, &pw, &e), 0, "%s", e.msg);
-    cp_search_options o = cp_search_defaults();
-    o.method = "rrt";
-    o.goal_bias = 0.5;
-    o.candidates = 4;
-    o.steer_local = 1;
-    o.max_nodes = 60;
-    char msg[256];
-    cp_search *s = cp_search_create(cp_plan_world_problem(pw), &o,
-                                    cp_plan_world_start(pw), 0, msg, sizeof msg);
-    cr_assert(s, "%s", msg);
-    cp_search_status st;
-    while ((st = cp_search_iterate(s)) == CP_SEARCH_RUNNING) {
-    }
-    count[run] = cp_search_node_count(s);
-    last[run] = cp_search_state(s, count[run] - 1)[0];
-    cp_search_destroy(s);
-    cp_plan_world_destroy(pw);
-  }
+  grow_twice(&t, "rrt", count, last);
   cr_assert_eq(count[0], count[1]);
   cr_assert_eq(last[0], last[1]);
   cp_task_free(&t);
@@ -631,29 +640,7 @@ Test(steer_local, sst_reproducible_from_the_seed) {
   free(text);
   long count[2];
   double last[2];
-  for (int run = 0; run < 2; ++run) {
-    cp_error e;
-    cp_plan_world *pw;
-    cr_assert_eq(cp_plan_world_create(&t, 1, &pw, &e), 0, "%s", e.msg);
-    cp_search_options o = cp_search_defaults();
-    o.method = "sst";
-    o.goal_bias = 0.5;
-    o.candidates = 4;
-    o.steer_local = 1;
-    o.steer_probe = t.steer_probe;
-    o.steer_log = t.steer_log;
-    o.max_nodes = 60;
-    char msg[256];
-    cp_search *s = cp_search_create(cp_plan_world_problem(pw), &o,
-                                    cp_plan_world_start(pw), 0, msg, sizeof msg);
-    cr_assert(s, "%s", msg);
-    while (cp_search_iterate(s) == CP_SEARCH_RUNNING) {
-    }
-    count[run] = cp_search_node_count(s);
-    last[run] = cp_search_state(s, count[run] - 1)[0];
-    cp_search_destroy(s);
-    cp_plan_world_destroy(pw);
-  }
+  grow_twice(&t, "sst", count, last);
   cr_assert(count[0] > 10);
   cr_assert_eq(count[0], count[1]);
   cr_assert_eq(last[0], last[1]);
