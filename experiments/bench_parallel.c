@@ -45,9 +45,9 @@ void openblas_set_num_threads(int n);
 typedef bench_spec spec;
 
 static const spec specs[] = {
-    {"planner/tasks/push.json", "sst", 1500, 4},
-    {"planner/tasks/grasp_lift.json", "sst", 400, 4},
-    {"planner/tasks/bench/hidex-corner-pivot.json", "sst", 400, 4},
+    {"planner/tasks/push.json", "sst", 1500, 16},
+    {"planner/tasks/grasp_lift.json", "sst", 400, 16},
+    {"planner/tasks/bench/hidex-corner-pivot.json", "sst", 400, 16},
 };
 
 /* The configurations: threads (in process) or MPI ranks. */
@@ -124,6 +124,160 @@ static int run_threads(const cp_task *task, const spec *sp, int threads,
   out->cost = r.cost;
   out->jobs = out->own = out->bytes = 0;
   return 0;
+}
+
+/* The load-independent profile of a 1-thread run: the CPU time (this
+ * thread's clock) of every expansion, which expansions were simulated
+ * together (one batch), and the whole search's. The search's problem is a
+ * copy of the world's whose expand and expand_batch time the jobs and
+ * then run them as the 1-thread search would (one by one, in order), so
+ * the nodes are the same. */
+typedef struct profile {
+  const cp_search_problem *p; /* the world's problem */
+  double *job;                /* [n_jobs] CPU s of each expansion */
+  long n_jobs, job_cap;
+  long *first;                /* [n_batches] each batch's first job */
+  long n_batches, batch_cap;
+  int in_batch;
+  double *gap;                /* [n_batches] CPU s before each batch */
+  double last;                /* when the last batch ended */
+  double total;               /* CPU s of the whole search */
+} profile;
+
+static profile prof; /* the timed expand has no context of its own */
+
+static int push_long(long **v, long *n, long *cap, long x) {
+  if (*n == *cap) {
+    long c = *cap ? 2 * *cap : 1024;
+    long *p = realloc(*v, (size_t)c * sizeof *p);
+    if (!p) return -1;
+    *v = p;
+    *cap = c;
+  }
+  (*v)[(*n)++] = x;
+  return 0;
+}
+
+/* Starts a batch at the next job, begun at CPU time t0. */
+static int new_batch(double t0) {
+  long cap = prof.batch_cap;
+  if (push_long(&prof.first, &prof.n_batches, &prof.batch_cap, prof.n_jobs))
+    return -1;
+  if (cap != prof.batch_cap) {
+    double *g = realloc(prof.gap, (size_t)prof.batch_cap * sizeof *g);
+    if (!g) return -1;
+    prof.gap = g;
+  }
+  prof.gap[prof.n_batches - 1] = t0 - prof.last;
+  return 0;
+}
+
+static int timed_expand(void *ctx, const double *x, double t,
+                        const void *warm, size_t warm_size, long a, double *y,
+                        cp_expansion *info) {
+  double c0 = bench_now();
+  int rc = prof.p->expand(ctx, x, t, warm, warm_size, a, y, info);
+  double dt = bench_now() - c0;
+  if (prof.n_jobs == prof.job_cap) {
+    long c = prof.job_cap ? 2 * prof.job_cap : 1024;
+    double *v = realloc(prof.job, (size_t)c * sizeof *v);
+    if (!v) return -1;
+    prof.job = v;
+    prof.job_cap = c;
+  }
+  /* An expansion outside a batch of several is a batch of its own. */
+  if (!prof.in_batch && new_batch(c0)) return -1;
+  prof.job[prof.n_jobs++] = dt;
+  if (!prof.in_batch) prof.last = bench_now();
+  return rc;
+}
+
+static int timed_batch(void *ctx, cp_expand_job *jobs, int n) {
+  if (new_batch(bench_now())) return -1;
+  prof.in_batch = 1;
+  for (int k = 0; k < n; ++k) {
+    cp_expand_job_run(timed_expand, ctx, &jobs[k]);
+    if (jobs[k].rc) break;
+  }
+  prof.in_batch = 0;
+  prof.last = bench_now();
+  return 0;
+}
+
+/* The profiled 1-thread run of sp (nodes hashed like run_threads'). */
+static int run_profiled(const cp_task *task, const spec *sp, outcome *out) {
+  char db[64], msg[600];
+  cp_store *st = NULL;
+  cp_plan_world *pw = NULL;
+  cp_plan_result r;
+  cp_error err;
+  cp_plan_status s = CP_PLAN_FAILED;
+  long n;
+  free(prof.job);
+  free(prof.first);
+  free(prof.gap);
+  memset(&prof, 0, sizeof prof);
+  if (bench_temp_db(db, "bench_parallel")) return -1;
+  if (cp_store_open(db, 0, &st, msg, sizeof msg)) {
+    fprintf(stderr, "bench_parallel: %s\n", msg);
+    return -1;
+  }
+  if (!cp_plan_world_create(task, 1, &pw, &err)) {
+    cp_search_problem p = *cp_plan_world_problem(pw);
+    prof.p = cp_plan_world_problem(pw);
+    p.expand = timed_expand;
+    p.expand_batch = timed_batch;
+    cp_plan_options o = cp_plan_defaults();
+    o.method = sp->method;
+    o.max_nodes = sp->nodes;
+    o.max_seconds = 1e6;
+    o.search_batch = sp->batch;
+    o.world_options = cp_plan_world_options(pw);
+    double c0 = bench_now();
+    prof.last = c0;
+    s = cp_plan_search(st, task, &p, cp_plan_world_start(pw), &o, &r, &err);
+    prof.total = bench_now() - c0;
+  }
+  cp_plan_world_destroy(pw);
+  cp_store_close(st);
+  int ok = (s == CP_PLAN_SOLVED || s == CP_PLAN_LIMIT) &&
+           !digest_of(db, &out->digest, &n);
+  bench_remove_db(db);
+  if (!ok) {
+    fprintf(stderr, "bench_parallel: %s: profile: %s\n", sp->task, err.msg);
+    return -1;
+  }
+  out->nodes = r.nodes;
+  out->expansions = r.stats.expansions;
+  out->cost = r.cost;
+  return 0;
+}
+
+/* The profile's bound for w workers: its CPU time over the serial part
+ * plus, per batch, the time the batch's jobs take when each goes, in
+ * order, to the worker free first (the pool's ticket, rank 0's dispatch);
+ * no cost of waking or messages. *imbalance: the share of the workers'
+ * time in the batches spent waiting for the batch's last job. */
+static double profile_bound(int w, double *imbalance) {
+  double jobs = 0, span = 0, free_at[64];
+  if (w > 64) w = 64;
+  for (long b = 0; b < prof.n_batches; ++b) {
+    long end = b + 1 < prof.n_batches ? prof.first[b + 1] : prof.n_jobs;
+    for (int k = 0; k < w; ++k) free_at[k] = 0;
+    for (long j = prof.first[b]; j < end; ++j) {
+      int k0 = 0;
+      for (int k = 1; k < w; ++k)
+        if (free_at[k] < free_at[k0]) k0 = k;
+      free_at[k0] += prof.job[j];
+      jobs += prof.job[j];
+    }
+    double m = 0;
+    for (int k = 0; k < w; ++k)
+      if (free_at[k] > m) m = free_at[k];
+    span += m;
+  }
+  *imbalance = span > 0 ? 1 - jobs / (w * span) : 0;
+  return prof.total / (prof.total - jobs + span);
 }
 
 /* Runs argv with stdout and stderr into files; exit status (-1: not run). */
@@ -305,18 +459,75 @@ static double efficiency(int R, double t, double s, double b, double lat,
   return x * t / R;
 }
 
+/* A row of the profile table: sp's profiled 1-thread run and the bounds
+ * it sets. 0, or -1 said on stderr. */
+static int profile_table_row(const spec *sp) {
+  cp_task task;
+  cp_error err;
+  outcome o;
+  if (cp_task_load(sp->task, &task, &err)) {
+    fprintf(stderr, "bench_parallel: %s: %s: %s\n", sp->task, err.where,
+            err.msg);
+    return -1;
+  }
+  int rc = run_profiled(&task, sp, &o);
+  cp_task_free(&task);
+  if (rc) return -1;
+  double jobs = 0, idle2, idle4;
+  for (long j = 0; j < prof.n_jobs; ++j) jobs += prof.job[j];
+  double s = 1 - jobs / prof.total;
+  double b2 = profile_bound(2, &idle2), b4 = profile_bound(4, &idle4);
+  double gaps = 0;
+  for (long b = 0; b < prof.n_batches; ++b) gaps += prof.gap[b];
+  gaps /= (double)prof.n_batches;
+  printf("| %s | %d | %ld | %ld | %.3f | %.1f%% | %.0f / %.0f | %.2fx | "
+         "%.2fx | %.0f%% | %.2fx |\n",
+         strrchr(sp->task, '/') + 1, sp->batch, prof.n_jobs, prof.n_batches,
+         1e3 * prof.total / (double)prof.n_jobs, 100 * s,
+         1e6 * bench_median(prof.gap, (int)prof.n_batches), 1e6 * gaps,
+         1 / (s + (1 - s) / 2), b2, 100 * idle2, b4);
+  fflush(stdout);
+    return 0;
+}
+
 int main(int argc, char **argv) {
-  int repeats = (int)bench_positive_arg(argc, argv, 1, 3,
-                                        "bench_parallel [REPEATS]");
+  const char *usage = "bench_parallel [REPEATS [BATCH [profile]]]";
+  int repeats = (int)bench_positive_arg(argc, argv, 1, 3, usage);
+  int batch = (int)bench_positive_arg(argc, argv, 2, 0, usage);
+  int profile_only = argc > 3 && !strcmp(argv[3], "profile");
   if (repeats > MAX_REPEATS) repeats = MAX_REPEATS;
   openblas_set_num_threads(1);
+  /* Where the time goes, load-independent: a profiled 1-thread run of
+   * each task (thread CPU time), its serial share and the bounds it sets
+   * on 2 and 4 workers. */
+  printf("Where the time goes (1 thread, CPU time of this thread; "
+         "load-independent): serial = the search outside the simulations "
+         "(choosing, merging, nearest queries, the store); the bounds: "
+         "Amdahl 1 / (s + (1 - s) / w), and the same with each batch's jobs "
+         "handed in order to the worker free first (no cost of waking or "
+         "messages)\n\n"
+         "| task | batch | expansions | batches | CPU ms/expansion | serial "
+         "share | serial per batch, median / mean (us) | Amdahl 2 | batches "
+         "2 | idle in batches, 2 | batches 4 |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|\n");
+  const int profiled[] = {4, 16, 32};
+  for (size_t k = 0; k < sizeof specs / sizeof *specs; ++k)
+    for (size_t q = 0; q < sizeof profiled / sizeof *profiled; ++q) {
+      spec sp = specs[k];
+      sp.batch = profiled[q];
+      if (profile_table_row(&sp)) return 1;
+    }
+  printf("\n");
+  if (profile_only) return 0;
   printf("| task | planner | batch | nodes | run | processes/threads on 2 "
          "cores | expansions/s (median) | vs 1 thread | same nodes and plan "
          "| jobs: workers / rank 0 | bytes per worker expansion |\n"
          "|---|---|---|---|---|---|---|---|---|---|---|\n");
   double model_in[sizeof specs / sizeof *specs][3];
   for (size_t k = 0; k < sizeof specs / sizeof *specs; ++k) {
-    const spec *sp = &specs[k];
+    spec sp1 = specs[k];
+    if (batch) sp1.batch = batch;
+    const spec *sp = &sp1;
     cp_task task;
     cp_error err;
     if (cp_task_load(sp->task, &task, &err)) {

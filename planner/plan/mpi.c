@@ -17,6 +17,12 @@
  * ITEM_DONE (cp_plan_mpi_items_run: "CPI1", the item's number, then the
  * caller's request or answer bytes).
  *
+ * Rank 0, free with jobs left, runs one itself unless a worker is about
+ * to answer (soon()); a worker waiting for its next job, and rank 0
+ * waiting for the batch's last answers, poll MPI_Iprobe for up to 2 ms
+ * before they nap between polls (while every rank here has a core:
+ * planner/plan/spin.h).
+ *
  * Rank 0 waits for outcomes by polling (MPI_Iprobe and a short sleep)
  * rather than in a blocking receive, so that SIGINT or SIGTERM -- which
  * mpirun sends every rank when one of them dies -- still stops the search:
@@ -32,6 +38,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "planner/plan/spin.h"
 #include "planner/plan/wire.h"
 
 enum { TAG_HELLO = 1, TAG_JOB, TAG_OUTCOME, TAG_FAIL, TAG_STOP, TAG_RUN,
@@ -40,6 +47,9 @@ enum { TAG_HELLO = 1, TAG_JOB, TAG_OUTCOME, TAG_FAIL, TAG_STOP, TAG_RUN,
 /* MPI is one per process: this process's rank, the number of ranks, and
  * whether rank 0 has told the workers to stop. */
 static int my_rank = -1, n_ranks, stopped;
+/* Whether a waiting rank polls a while before it naps (spin.h: no more
+ * ranks on this machine than cores). */
+static int spin_ok;
 /* Rank 0: the workers' state size (from their hellos) and the traffic. */
 static int worker_n;
 static long long traffic_out, traffic_in, traffic_jobs, own_jobs;
@@ -64,6 +74,14 @@ int cp_plan_mpi_start(int *rank, int *ranks, cp_error *err) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &n_ranks);
+  MPI_Comm local;
+  int n_local = n_ranks;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+                          MPI_INFO_NULL, &local) == MPI_SUCCESS) {
+    MPI_Comm_size(local, &n_local);
+    MPI_Comm_free(&local);
+  }
+  spin_ok = cp_plan_spin_allowed(n_local);
   *rank = my_rank;
   *ranks = n_ranks;
   return 0;
@@ -113,15 +131,34 @@ static int receive(cp_wire_buf *b, const MPI_Status *st, cp_error *err) {
   return 0;
 }
 
-/* MPI_Probe that naps 20 us between MPI_Iprobe calls instead of spinning
+/* MPI_Iprobe polled for up to `seconds` (spin.h); MPI_SUCCESS with *got
+ * and st, or an MPI error. */
+static int poll_for(int source, int tag, MPI_Status *st, double seconds,
+                    int *got) {
+  double until = cp_clock_now() + seconds;
+  for (unsigned k = 0;; ++k) {
+    int rc = MPI_Iprobe(source, tag, MPI_COMM_WORLD, got, st);
+    if (rc != MPI_SUCCESS || *got) return rc;
+    if (!(k & 15) && cp_clock_now() > until) return rc;
+    cp_plan_spin_pause();
+  }
+}
+
+/* MPI_Probe that polls a while (where every rank here has a core:
+ * spin_ok), then naps 20 us between MPI_Iprobe calls instead of spinning
  * (Open MPI's blocking calls busy-wait: a rank waiting would take the core
- * of the ranks at work). Returns MPI_SUCCESS with st, an MPI error, or -1
- * once *cancel (may be NULL) is set. */
+ * of the ranks at work; a nap is 20-80 us, much of a short expansion).
+ * Returns MPI_SUCCESS with st, an MPI error, or -1 once *cancel (may be
+ * NULL) is set. */
 static int wait_for(int source, int tag, MPI_Status *st,
                     volatile sig_atomic_t *cancel) {
   const struct timespec nap = {0, 20000};
+  int got = 0;
+  if (spin_ok) {
+    int rc = poll_for(source, tag, st, CP_PLAN_SPIN_SECONDS, &got);
+    if (rc != MPI_SUCCESS || got) return rc;
+  }
   for (;;) {
-    int got = 0;
     int rc = MPI_Iprobe(source, tag, MPI_COMM_WORLD, &got, st);
     if (rc != MPI_SUCCESS || got) return rc;
     if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED)) return -1;
@@ -347,6 +384,8 @@ int cp_plan_mpi_serve(const cp_task *task, const cp_error *load_err,
 
 typedef struct remote {
   int *busy;                     /* [n_ranks] the job a worker runs, or -1 */
+  double *sent;                  /* [n_ranks] when it was sent (s) */
+  double own;                    /* rank 0's time per job of its own (s) */
   cp_wire_buf out, in;
   volatile sig_atomic_t *cancel; /* the search's (NULL: none) */
   int abandoned;                 /* a send of `out` was left to MPI */
@@ -385,6 +424,7 @@ static int send_job(remote *r, int w, int n, const cp_search_budget *budget,
   traffic_out += (long long)r->out.len;
   traffic_jobs++;
   r->busy[w] = k;
+  r->sent[w] = cp_clock_now();
   return 0;
 }
 
@@ -426,9 +466,24 @@ static int collect(remote *r, const MPI_Status *st, int n,
   return 0;
 }
 
+/* How long rank 0, free with jobs left, waits for an answer before it
+ * runs a job itself (s): a worker whose job has run at least half of
+ * rank 0's time per job is about to answer and would otherwise wait for
+ * the next job until rank 0 has run a whole one (rank 0 looks at the
+ * answers only between its own jobs). 0 while no worker is that far, or
+ * when polling would take a core another rank needs (spin_ok). */
+static double soon(const remote *r) {
+  if (!spin_ok || !(r->own > 0)) return 0;
+  double now = cp_clock_now(), ran = 0;
+  for (int w = 1; w < n_ranks; ++w)
+    if (r->busy[w] >= 0 && now - r->sent[w] > ran) ran = now - r->sent[w];
+  return ran >= 0.5 * r->own ? 1.25 * r->own - ran : 0;
+}
+
 /* One job to every worker; then, until the batch is back: an answer that
- * has arrived is collected (its worker gets the next job), else rank 0
- * runs the next job itself, else it waits for an answer. */
+ * has arrived (or arrives soon: soon()) is collected (its worker gets the
+ * next job), else rank 0 runs the next job itself, else it waits for an
+ * answer. */
 static int run_batch(void *ctx, const cp_search_problem *own,
                      const cp_search_budget *budget, cp_expand_job *jobs,
                      int count) {
@@ -449,9 +504,15 @@ static int run_batch(void *ctx, const cp_search_problem *own,
     int got = 0, rc = MPI_SUCCESS;
     if (running) rc = MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
                                  &got, &st);
+    double wait = next < count ? soon(r) : 0;
+    if (rc == MPI_SUCCESS && !got && wait > 0)
+      rc = poll_for(MPI_ANY_SOURCE, MPI_ANY_TAG, &st, wait, &got);
     if (rc == MPI_SUCCESS && !got) {
       if (next < count) {
+        double t0 = cp_clock_now();
         cp_expand_job_run(own->expand, own->ctx, &jobs[next++]);
+        double t = cp_clock_now() - t0;
+        r->own = r->own > 0 ? 0.8 * r->own + 0.2 * t : t;
         ++own_jobs;
         continue;
       }
@@ -529,7 +590,10 @@ cp_plan_status cp_plan_mpi_task(cp_store *st, const cp_task *task,
   }
   remote r = {0};
   r.busy = malloc((size_t)n_ranks * sizeof *r.busy);
-  if (!r.busy) {
+  r.sent = calloc((size_t)n_ranks, sizeof *r.sent);
+  if (!r.busy || !r.sent) {
+    free(r.busy);
+    free(r.sent);
     stop_workers();
     cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
     return res->status = CP_PLAN_FAILED;
@@ -542,6 +606,7 @@ cp_plan_status cp_plan_mpi_task(cp_store *st, const cp_task *task,
   cp_plan_status s = cp_plan_task(st, task, &o, res, err);
   stop_workers();
   free(r.busy);
+  free(r.sent);
   cp_wire_buf_free(&r.in);
   if (!r.abandoned) cp_wire_buf_free(&r.out); /* else MPI may still read it */
   return s;

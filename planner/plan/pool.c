@@ -5,8 +5,13 @@
  * a slow expansion does not hold the others up; the caller waits only for
  * the jobs being run (a worker the scheduler has not woken yet holds
  * nothing up: on a loaded machine waiting for every worker to pass through
- * each batch made 2 threads slower than 1). Which thread ran a job changes
- * nothing in its outcome (its inputs are the parent's stored data), so the
+ * each batch made 2 threads slower than 1). While there are no more
+ * threads than cores, a worker done with a batch polls for the next one
+ * for up to 2 ms (the search's serial part between batches is tens of
+ * microseconds, a store commit about one millisecond) and the caller
+ * polls for the batch's last jobs, before sleeping on the condition
+ * variables (planner/plan/spin.h). Which thread ran a job changes nothing
+ * in its outcome (its inputs are the parent's stored data), so the
  * search's nodes are the same for any number of threads. */
 #include "planner/plan/pool.h"
 
@@ -15,6 +20,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "planner/plan/spin.h"
 
 typedef struct worker {
   cp_plan_pool *pool;
@@ -36,7 +43,13 @@ struct cp_plan_pool {
    * (high 32 bits): a worker that wakes after its batch is over takes no
    * job of the next one with the old batch's jobs. */
   _Atomic uint64_t ticket;
-  int finished;          /* jobs of the current batch done (under mu) */
+  /* Jobs of the current batch done (counted without mu; the one that
+   * completes the batch signals `done` under mu). */
+  _Atomic int finished;
+  /* The current generation, for workers polling without mu, and whether
+   * they may poll (spin.h: no more threads than cores). */
+  _Atomic unsigned long published;
+  int spin;
 };
 
 /* Takes jobs of generation gen (jobs[0..n)) until none is left; returns
@@ -57,12 +70,26 @@ static int work(cp_plan_pool *pool, cp_plan_world *w, uint32_t gen,
 
 /* Counts `ran` jobs of the current batch as done (wakes the caller when
  * they are all done). */
-static void finish(cp_plan_pool *pool, int ran) {
-  if (!ran) return;
+static void finish(cp_plan_pool *pool, int ran, int n) {
+  if (!ran || atomic_fetch_add(&pool->finished, ran) + ran != n) return;
   pthread_mutex_lock(&pool->mu);
-  pool->finished += ran;
-  if (pool->finished == pool->n_jobs) pthread_cond_signal(&pool->done);
+  pthread_cond_signal(&pool->done);
   pthread_mutex_unlock(&pool->mu);
+}
+
+/* Polls (spin.h) until *v differs from old or CP_PLAN_SPIN_SECONDS pass;
+ * returns whether it did. */
+static int poll_change(_Atomic unsigned long *v, unsigned long old) {
+  double until = 0;
+  for (unsigned k = 0;; ++k) {
+    if (atomic_load(v) != old) return 1;
+    if (!(k & 63)) {
+      double now = cp_clock_now();
+      if (!until) until = now + CP_PLAN_SPIN_SECONDS;
+      else if (now > until) return 0;
+    }
+    cp_plan_spin_pause();
+  }
 }
 
 static void *worker_main(void *arg) {
@@ -71,6 +98,13 @@ static void *worker_main(void *arg) {
   unsigned long seen = 0;
   pthread_mutex_lock(&pool->mu);
   for (;;) {
+    if (pool->spin && !pool->quit && pool->generation == seen) {
+      /* The next batch comes after the search's serial part: poll for it
+       * a while rather than sleep through the start of it. */
+      pthread_mutex_unlock(&pool->mu);
+      poll_change(&pool->published, seen);
+      pthread_mutex_lock(&pool->mu);
+    }
     while (!pool->quit && pool->generation == seen)
       pthread_cond_wait(&pool->go, &pool->mu);
     if (pool->quit) break;
@@ -78,7 +112,7 @@ static void *worker_main(void *arg) {
     cp_expand_job *jobs = pool->jobs;
     int n = pool->n_jobs;
     pthread_mutex_unlock(&pool->mu);
-    finish(pool, work(pool, me->world, (uint32_t)seen, jobs, n));
+    finish(pool, work(pool, me->world, (uint32_t)seen, jobs, n), n);
     pthread_mutex_lock(&pool->mu);
   }
   pthread_mutex_unlock(&pool->mu);
@@ -96,6 +130,7 @@ int cp_plan_pool_create(const cp_task *task, int warm_start, int threads,
     free(pool);
     return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   }
+  pool->spin = cp_plan_spin_allowed(threads);
   pthread_mutex_init(&pool->mu, NULL);
   pthread_cond_init(&pool->go, NULL);
   pthread_cond_init(&pool->done, NULL);
@@ -126,6 +161,7 @@ void cp_plan_pool_destroy(cp_plan_pool *pool) {
   if (!pool) return;
   pthread_mutex_lock(&pool->mu);
   pool->quit = 1;
+  atomic_fetch_add(&pool->published, 1); /* ends the workers' polling */
   pthread_cond_broadcast(&pool->go);
   pthread_mutex_unlock(&pool->mu);
   for (int k = 0; k < pool->n_workers; ++k)
@@ -144,17 +180,25 @@ int cp_plan_pool_run(cp_plan_pool *pool, cp_plan_world *own,
   pthread_mutex_lock(&pool->mu);
   pool->jobs = jobs;
   pool->n_jobs = n;
-  pool->finished = 0;
+  atomic_store(&pool->finished, 0);
   uint32_t gen = (uint32_t)++pool->generation;
   atomic_store(&pool->ticket, (uint64_t)gen << 32);
+  atomic_store(&pool->published, pool->generation);
   pthread_cond_broadcast(&pool->go);
   pthread_mutex_unlock(&pool->mu);
   /* The caller works too, and waits only for jobs a worker is running
-   * (a worker that has not woken yet holds nothing up). */
+   * (a worker that has not woken yet holds nothing up): polling a while
+   * (the last job's rest), then asleep. */
   int ran = work(pool, own, gen, jobs, n);
+  if (atomic_fetch_add(&pool->finished, ran) + ran == n) return 0;
+  double until = pool->spin ? cp_clock_now() + CP_PLAN_SPIN_SECONDS : 0;
+  for (unsigned k = 1; pool->spin && atomic_load(&pool->finished) < n; ++k) {
+    if (!(k & 63) && cp_clock_now() > until) break;
+    cp_plan_spin_pause();
+  }
   pthread_mutex_lock(&pool->mu);
-  pool->finished += ran;
-  while (pool->finished < n) pthread_cond_wait(&pool->done, &pool->mu);
+  while (atomic_load(&pool->finished) < n)
+    pthread_cond_wait(&pool->done, &pool->mu);
   pthread_mutex_unlock(&pool->mu);
   return 0;
 }

@@ -1,0 +1,35 @@
+/// \file planner/plan/spin.h
+/// Inside planner/plan: waiting a short while by polling before sleeping
+/// (pool.c's threads, mpi.c's ranks). A batch's serial part (the search
+/// choosing the next jobs, merging, the store) takes tens of microseconds
+/// and an expansion 0.1-2 ms; a worker that sleeps between jobs and is
+/// woken by the scheduler (or naps between MPI polls) loses that much at
+/// every job. Polling costs a core, so it is done only while every worker
+/// of the machine has a core of its own. Not a public header.
+#ifndef CP_PLANNER_PLAN_SPIN_H
+#define CP_PLANNER_PLAN_SPIN_H
+
+#include <unistd.h>
+
+#include "models/clock.h"
+
+/// How long a waiting worker polls before it sleeps (seconds).
+#define CP_PLAN_SPIN_SECONDS 2e-3
+
+/// A hint to the processor that the caller is polling.
+static inline void cp_plan_spin_pause(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+/// Whether `workers` busy processes or threads on this machine may poll:
+/// no more of them than cores online.
+static inline int cp_plan_spin_allowed(int workers) {
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return cores > 0 && workers <= cores;
+}
+
+#endif
