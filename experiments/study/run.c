@@ -720,7 +720,8 @@ void cp_paper_worker_items(cp_plan_mpi_items *items) {
 static int run_spread(cp_paper_study *st, cp_paper_progress_fn progress, void *pctx,
                       cp_error *err) {
   items_ctx c = {st, progress, pctx, 0};
-  cp_plan_mpi_items it = {st->n_rows, &c, item_request_of, item_work, item_done};
+  cp_plan_mpi_items it = {st->n_rows, &c, item_request_of, item_work, item_done,
+                          st->opt.cancel};
   if (st->opt.spread(&it, err)) return -1;
   if (c.done != st->n_rows)
     return cp_error_setc(err, CP_ERR_NUMERICAL, "", "%d of %d data sets came back", c.done,

@@ -59,6 +59,7 @@
 #ifndef CP_EXPERIMENTS_STUDY_H
 #define CP_EXPERIMENTS_STUDY_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "contact/dynamics.h"
@@ -222,6 +223,9 @@ typedef struct cp_paper_options {
   /// cp_plan_mpi_items_run spreads them over MPI ranks (planner/plan/mpi.h,
   /// `complan experiment paper --mpi`). The rows do not depend on it.
   int (*spread)(const struct cp_plan_mpi_items *items, cp_error *err);
+  /// With spread: a signal handler's flag that stops it (the items'
+  /// cancel; NULL: none). The study then fails and writes no report.
+  volatile sig_atomic_t *cancel;
 } cp_paper_options;
 
 cp_paper_options cp_paper_defaults(void);

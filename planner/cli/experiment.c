@@ -2,6 +2,7 @@
  * reproduced (experiments/study/study.h does the work; this file parses flags and
  * draws the progress bar). */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,12 @@
 #include "planner/cli/flags.h"
 #include "planner/cli/output.h"
 #include "planner/plan/mpi.h"
+
+/* Rank 0 of `--mpi`: SIGINT or SIGTERM (mpirun sends SIGTERM to every
+ * rank when one dies) stops the study, which then writes no report. */
+static volatile sig_atomic_t paper_cancelled;
+
+static void paper_on_signal(int sig) { cp_search_cancel(&paper_cancelled, sig); }
 
 static const char paper_head[] =
     "Generates the paper's random contact problems (33 problems, LCP sizes 2..170,\n"
@@ -113,6 +120,8 @@ int cp_cli_experiment_paper(const cp_cli_command *cmd, int argc, char **argv) {
   if (mpi) {
     opt.spread = mpi->items_run;
     opt.jobs = ranks > 1 ? ranks - 1 : 1; /* for the reports: who solved */
+    opt.cancel = &paper_cancelled;
+    cp_cli_catch_signals(paper_on_signal);
   }
   /* The command line, for the reports: "complan experiment paper ARGS". */
   char line[512];
@@ -124,6 +133,16 @@ int cp_cli_experiment_paper(const cp_cli_command *cmd, int argc, char **argv) {
   bar b = {force_progress || isatty(STDERR_FILENO), cp_clock_now()};
   cp_paper_study st;
   int failed = cp_paper_study_run(&opt, out, line, progress, &b, &st, &err);
+  int sig = __atomic_load_n(&paper_cancelled, __ATOMIC_RELAXED);
+  if (mpi) cp_cli_release_signals();
+  if (failed && sig) {
+    /* Said before MPI is stopped: with a rank dead, MPI_Finalize may wait
+     * until mpirun kills this rank. */
+    if (b.on) fputc('\n', stderr);
+    fprintf(stderr, "complan: experiment paper: interrupted by %s (under mpirun: mpirun sends "
+            "SIGTERM when a rank fails, and names that rank): %s; no report written\n",
+            sig == SIGTERM ? "SIGTERM" : "SIGINT", err.msg);
+  }
   if (mpi) {
     long long items, own, sent, received;
     mpi->traffic(&items, &own, &sent, &received);
@@ -132,6 +151,7 @@ int cp_cli_experiment_paper(const cp_cli_command *cmd, int argc, char **argv) {
             "%lld bytes sent, %lld received\n", ranks - 1, ranks == 2 ? "" : "s", items, own,
             sent, received);
   }
+  if (failed && sig) return CP_EXIT_UNDECIDED;
   if (failed) {
     if (b.on) fputc('\n', stderr);
     fprintf(stderr, "complan: experiment paper: %s%s%s\n", err.where, err.where[0] ? ": " : "",

@@ -72,6 +72,12 @@ json_t *cp_json_num(double x);
 /// may then lack keys: jansson drops them silently).
 int cp_json_print(json_t *doc);
 
+/// SIGINT and SIGTERM call on_signal once (it sets a cancel flag); the
+/// handler resets itself, so that a second signal ends the process at once.
+void cp_cli_catch_signals(void (*on_signal)(int));
+/// SIGINT and SIGTERM back to their default.
+void cp_cli_release_signals(void);
+
 /// Marks the start of a command for cp_json_print (called by cp_cli_main).
 void cp_cli_output_begin(void);
 

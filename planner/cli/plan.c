@@ -88,22 +88,10 @@ static volatile sig_atomic_t cancelled;
 
 static void on_signal(int sig) { cp_search_cancel(&cancelled, sig); }
 
-/* SIGINT and SIGTERM set `cancelled` once; the handler resets itself so
- * that a second signal ends the process at once. */
-static void catch_signals(void) {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESETHAND | SA_RESTART;
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-}
+/* SIGINT and SIGTERM set `cancelled` once (a second ends the process). */
+static void catch_signals(void) { cp_cli_catch_signals(on_signal); }
 
-static void release_signals(void) {
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
-}
+static void release_signals(void) { cp_cli_release_signals(); }
 
 typedef struct progress_ctx {
   int shown;

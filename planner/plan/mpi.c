@@ -832,7 +832,8 @@ static int item_send(const cp_plan_mpi_items *it, int i, int w,
   int rc = item_message(out, i, req, len, err);
   free(req);
   if (rc) return -1;
-  int r = send_polled(out->p, (int)out->len, w, TAG_ITEM, NULL);
+  int r = send_polled(out->p, (int)out->len, w, TAG_ITEM, it->cancel);
+  if (r == -1) return -2; /* cancelled: out is MPI's now */
   if (r != MPI_SUCCESS) return mpi_fail(err, r, "sending an item");
   traffic_out += (long long)out->len;
   traffic_jobs++;
@@ -855,8 +856,12 @@ int cp_plan_mpi_items_run(const cp_plan_mpi_items *it, cp_error *err) {
   if (!busy) return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
   for (int w = 0; w < n_ranks; ++w) busy[w] = -1;
   cp_wire_buf in = {0}, out = {0};
-  int next = 0, running = 0, rc = 0;
+  int next = 0, running = 0, rc = 0, done = 0, abandoned = 0;
   while (!rc && (next < it->count || running)) {
+    if (it->cancel && __atomic_load_n(it->cancel, __ATOMIC_RELAXED)) {
+      rc = -2;
+      break;
+    }
     for (int w = 1; !rc && w < n_ranks && next < it->count; ++w) {
       if (busy[w] >= 0) continue;
       if (!(rc = item_send(it, next, w, &out, err))) {
@@ -866,7 +871,11 @@ int cp_plan_mpi_items_run(const cp_plan_mpi_items *it, cp_error *err) {
     }
     if (rc || !running) break;
     MPI_Status st;
-    int r = wait_for(MPI_ANY_SOURCE, MPI_ANY_TAG, &st, NULL);
+    int r = wait_for(MPI_ANY_SOURCE, MPI_ANY_TAG, &st, it->cancel);
+    if (r == -1) {
+      rc = -2;
+      break;
+    }
     if (r != MPI_SUCCESS) {
       rc = mpi_fail(err, r, "waiting for the workers");
       break;
@@ -889,15 +898,23 @@ int cp_plan_mpi_items_run(const cp_plan_mpi_items *it, cp_error *err) {
       busy[w] = -1;
       --running;
       rc = it->done(it->ctx, i, in.p + 8, in.len - 8, err);
+      ++done;
     }
+  }
+  if (rc == -2) { /* cancelled; a send of `out` may be left to MPI */
+    abandoned = 1;
+    cp_error_setc(err, CP_ERR_IO, "mpi", "stopped by a signal with %d of %d "
+                  "items done", done, it->count);
   }
   free(busy);
   cp_wire_buf_free(&in);
-  cp_wire_buf_free(&out);
+  if (!abandoned) cp_wire_buf_free(&out);
   return rc ? -1 : 0;
 }
 
 int cp_plan_mpi_items_serve(const cp_plan_mpi_items *it, cp_error *err) {
+  quiet q;
+  quiet_begin(&q);
   cp_wire_buf in = {0}, out = {0};
   MPI_Status st;
   int rc;
@@ -921,5 +938,6 @@ int cp_plan_mpi_items_serve(const cp_plan_mpi_items *it, cp_error *err) {
   }
   cp_wire_buf_free(&in);
   cp_wire_buf_free(&out);
+  quiet_end(&q);
   return rc ? -1 : 0;
 }

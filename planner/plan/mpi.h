@@ -76,6 +76,12 @@ typedef struct cp_plan_mpi_items {
               size_t *ans_len, cp_error *err);
   /// Rank 0: item i's answer. 0, or -1 with err (the run ends).
   int (*done)(void *ctx, int i, const void *ans, size_t len, cp_error *err);
+  /// Rank 0: a signal handler's flag (cp_search_cancel; NULL: none). Once
+  /// set, rank 0 stops waiting for answers and cp_plan_mpi_items_run fails
+  /// (under mpirun, SIGTERM to every rank means a rank died or mpirun was
+  /// stopped; the workers ignore it while they serve, so that rank 0 can
+  /// say so before mpirun's SIGKILL).
+  volatile sig_atomic_t *cancel;
 } cp_plan_mpi_items;
 
 /// Rank 0: runs every item, one per worker rank at a time (the next goes
@@ -86,7 +92,7 @@ typedef struct cp_plan_mpi_items {
 int cp_plan_mpi_items_run(const cp_plan_mpi_items *items, cp_error *err);
 
 /// Ranks 1 ..: runs the items rank 0 sends (items->work) until rank 0 says
-/// stop. 0, or -1 with err (an MPI failure or a malformed message).
+/// stop. SIGINT and SIGTERM are ignored while it serves (see cancel). 0, or -1 with err (an MPI failure or a malformed message).
 int cp_plan_mpi_items_serve(const cp_plan_mpi_items *items, cp_error *err);
 
 /// Ranks 1 ..: simulates rank 0's jobs (and searches its benchmark runs)

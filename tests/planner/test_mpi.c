@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/support.h"
@@ -593,4 +594,56 @@ Test(mpi, paper_study_over_ranks_gives_the_one_worker_results) {
   cr_assert_eq(mpirun(3, bad, &err), 2, "%s", err);
   cr_expect(strstr(err, "/proc/no"), "%s", err);
   free(err);
+}
+
+/* The number of data sets the progress bar of `experiment paper
+ * --progress` says are done in the stderr file at path (-1: none yet). */
+static int paper_done(const char *path) {
+  char *text = cpt_read_file(path, NULL);
+  int done = -1, total;
+  for (const char *at = text; at && (at = strstr(at, "] ")); at += 2)
+    if (sscanf(at, "] %d/%d data sets", &done, &total) != 2) done = -1;
+  free(text);
+  return done;
+}
+
+/* A worker rank killed during `experiment paper --mpi` (the whole study:
+ * 330 data sets, the last ones the largest problems): rank 0 says it was
+ * interrupted, how many data sets were done, and that no report was
+ * written; the output directory holds nothing; mpirun names the rank.
+ * Rank 1 dies once the first data sets are in, however fast the machine. */
+Test(mpi, a_dead_rank_in_the_paper_study_writes_no_report) {
+  char dir[] = "/tmp/cppaperXXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  const char *args[] = {"--mca", "odls_base_sigkill_timeout", "10", "-n",
+                        "3", "@", "experiment", "paper", "--mpi", "--out",
+                        dir, "--no-data", "--progress", NULL};
+  char path[] = "/tmp/cpmpiXXXXXX";
+  pid_t pid = mpirun_args(args, path);
+  int done = -1;
+  for (int k = 0; k < 1200 && done < 2; ++k) {
+    const struct timespec tenth = {0, 100000000};
+    nanosleep(&tenth, NULL);
+    done = paper_done(path);
+  }
+  cr_assert(done >= 2, "no data set done in 120 s");
+  pid_t r1 = rank_pid(pid, 1);
+  cr_assert(r1 > 0, "rank 1 not found among mpirun's children");
+  kill(r1, SIGKILL);
+  char *err = NULL;
+  int rc = mpirun_wait(pid, path, &err);
+  cr_assert_neq(rc, 0, "the study ended before the rank was killed: %s",
+                err);
+  cr_expect(strstr(err, "process rank 1"), "mpirun names the rank: %s", err);
+  cr_expect(strstr(err, "complan: experiment paper: interrupted by SIGTERM"),
+            "rank 0 says so: %s", err);
+  const char *at = strstr(err, "stopped by a signal with ");
+  int kept = -1, of = 0;
+  cr_assert(at && sscanf(at, "stopped by a signal with %d of %d items done",
+                         &kept, &of) == 2, "%s", err);
+  cr_expect(kept >= done && kept < of && of == 330, "%d of %d done", kept,
+            of);
+  cr_expect(strstr(err, "; no report written"), "%s", err);
+  free(err);
+  cr_expect_eq(rmdir(dir), 0, "%s holds files: a report was written", dir);
 }
