@@ -20,8 +20,16 @@
  * assumptions). Last, a benchmark's runs over 3 ranks: the bytes of a
  * run's store sent back, at two node limits (fixed and per node).
  *
+ * First, load-independent, where the time goes: a 1-thread run of each
+ * task at batches 4, 16 and 32 profiled with the thread's CPU clock (every
+ * expansion, which formed one batch, the serial time between batches) and
+ * the bounds it sets for 2 and 4 workers: Amdahl's, and each batch's jobs
+ * handed in order to the worker free first (profile_bound).
+ *
  * Usage (from the source root, after ninja -C build):
- *   build/experiments/bench_parallel [REPEATS]
+ *   build/experiments/bench_parallel [REPEATS [BATCH [profile]]]
+ * BATCH replaces the tasks' batch (16) in the timed runs; "profile" stops
+ * after the profile.
  * CP_COMPLAN (default build/complan) and CP_MPIRUN (default mpirun) name
  * the programs; as root, Open MPI needs OMPI_ALLOW_RUN_AS_ROOT=1 and
  * OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1.
@@ -459,18 +467,17 @@ static double efficiency(int R, double t, double s, double b, double lat,
   return x * t / R;
 }
 
-/* A row of the profile table: sp's profiled 1-thread run and the bounds
- * it sets. 0, or -1 said on stderr. */
-static int profile_table_row(const spec *sp) {
+/* A row of the profile table: sp's profiled 1-thread run (its nodes into
+ * *o) and the bounds it sets. 0, or -1 said on stderr. */
+static int profile_table_row(const spec *sp, outcome *o) {
   cp_task task;
   cp_error err;
-  outcome o;
   if (cp_task_load(sp->task, &task, &err)) {
     fprintf(stderr, "bench_parallel: %s: %s: %s\n", sp->task, err.where,
             err.msg);
     return -1;
   }
-  int rc = run_profiled(&task, sp, &o);
+  int rc = run_profiled(&task, sp, o);
   cp_task_free(&task);
   if (rc) return -1;
   double jobs = 0, idle2, idle4;
@@ -510,12 +517,14 @@ int main(int argc, char **argv) {
          "share | serial per batch, median / mean (us) | Amdahl 2 | batches "
          "2 | idle in batches, 2 | batches 4 |\n"
          "|---|---|---|---|---|---|---|---|---|---|---|\n");
-  const int profiled[] = {4, 16, 32};
-  for (size_t k = 0; k < sizeof specs / sizeof *specs; ++k)
-    for (size_t q = 0; q < sizeof profiled / sizeof *profiled; ++q) {
+  enum { N_SPECS = sizeof specs / sizeof *specs, N_PROFILED = 3 };
+  const int profiled[N_PROFILED] = {4, 16, 32};
+  outcome prof_out[N_SPECS][N_PROFILED];
+  for (size_t k = 0; k < N_SPECS; ++k)
+    for (size_t q = 0; q < N_PROFILED; ++q) {
       spec sp = specs[k];
       sp.batch = profiled[q];
-      if (profile_table_row(&sp)) return 1;
+      if (profile_table_row(&sp, &prof_out[k][q])) return 1;
     }
   printf("\n");
   if (profile_only) return 0;
@@ -552,6 +561,9 @@ int main(int argc, char **argv) {
         }
         ok[c] &= same(&res[0][0], o);
       }
+    /* The profiled run (its timing wrappers) made the same search. */
+    for (int q = 0; q < N_PROFILED; ++q)
+      if (profiled[q] == sp->batch) ok[0] &= same(&res[0][0], &prof_out[k][q]);
     unlink(tmp);
     free(tmp);
     double r1 = 0, cpu[MAX_REPEATS], serial[MAX_REPEATS], bytes = 0;
