@@ -422,6 +422,15 @@ Test(goals, cli_bad_phases_exit_2_with_the_json_path) {
           "phases[0].contacts[0][1]");
 }
 
+Test(goals, cli_bad_rest_scale_exits_2_with_the_json_path) {
+  cli_bad("\"goal\": {\"body\": \"box\", \"min\": [null, null, 0.05],"
+          " \"rest_scale\": 0.1}",
+          "goal.rest_scale");
+  cli_bad("\"goal\": {\"body\": \"box\", \"min\": [null, null, 0.05],"
+          " \"at_rest\": [\"box\"], \"rest_scale\": -1}",
+          "goal.rest_scale");
+}
+
 /* --- a stored plan with phases, shortened, replayed bitwise ---------------- */
 
 /* Parses text into *t and opens a fresh database (*db its path). */
