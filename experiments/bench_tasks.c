@@ -8,7 +8,9 @@
  * given here (they override the task's). Each plan found is re-simulated
  * and compared with the stored states bit for bit (cp_replay_run with
  * verify: what `complan replay --verify` does). The Markdown table goes to
- * stdout; progress to stderr when it is a terminal.
+ * stdout (a task's row once all its seeds have run); one line per run goes
+ * to stderr as the run ends, whatever stderr is (so a long benchmark
+ * written to files can be read while it runs), with the run's CPU seconds.
  *
  * Usage (from the source root):
  *   build/experiments/bench_tasks [--seeds S] [--seconds T] [--nodes N]
@@ -67,6 +69,7 @@ typedef struct outcome {
   int ok;             /* the run finished (any status but a failure) */
   int solved, verified;
   double seconds, cost, duration, best_distance;
+  double cpu_seconds; /* the process's CPU time spent planning */
   double changes, relocations; /* along the plan (NaN without one) */
   long nodes;
   long long lcp_solves;
@@ -162,7 +165,12 @@ static int one_run(const cp_task *task, const char *path, const char *method,
   opt.max_nodes = nodes;
   opt.task_path = path;
   cp_plan_result r;
+  struct timespec c0, c1;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
   cp_plan_status s = cp_plan_task(st, task, &opt, &r, &err);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+  o->cpu_seconds = (double)(c1.tv_sec - c0.tv_sec) +
+                   1e-9 * (double)(c1.tv_nsec - c0.tv_nsec);
   int rc = 0;
   if (s == CP_PLAN_BAD_INPUT || s == CP_PLAN_FAILED) {
     fprintf(stderr, "bench_tasks: %s (%s, seed %llu): %s\n", path, method,
@@ -210,6 +218,19 @@ static int one_run(const cp_task *task, const char *path, const char *method,
   cp_store_close(st);
   bench_remove_db(db);
   return rc;
+}
+
+/* One finished run as a line on stderr (after the progress line when
+ * stderr is a terminal). */
+static void print_run(const char *id, const char *method, int seed,
+                      const outcome *o, int tty) {
+  fprintf(stderr, "%sbench_tasks: %s %s seed %d: %s, %ld nodes, best d %.4g m, "
+          "%.3g s CPU, %.3g s wall%s\n", tty ? "\r" : "", id, method, seed,
+          o->solved ? "solved" : o->status, o->nodes, o->best_distance,
+          o->cpu_seconds, o->seconds,
+          o->solved ? (o->verified ? ", replays bitwise" : ", REPLAY DIFFERS")
+                    : "");
+  fflush(stderr);
 }
 
 /* Median and max of the values v[i] for the runs where pick[i] holds, as
@@ -388,6 +409,8 @@ int main(int argc, char **argv) {
         if (one_run(&task, path, planners[p], (uint64_t)(s + 1), seconds,
                     nodes, db, &runs[s]))
           ++failures;
+        else
+          print_run(ids[t], planners[p], s + 1, &runs[s], tty);
         solved += runs[s].solved;
         verified += runs[s].verified;
         finished += runs[s].ok;

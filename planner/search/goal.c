@@ -274,6 +274,11 @@ static int parse_rest(const json_t *v, const char *path, const cp_scene *s,
       positive(x, cp_json_path_key(p, path, "rest_speed"), INFINITY,
                &g->rest_speed, err))
     return -1;
+  if ((x = json_object_get(v, "rest_scale"))) {
+    cp_json_path_key(p, path, "rest_scale");
+    if (!g->at_rest) return cp_error_set(err, p, "needs \"at_rest\"");
+    if (positive(x, p, INFINITY, &g->rest_scale, err)) return -1;
+  }
   return 0;
 }
 
@@ -282,7 +287,7 @@ int cp_goal_parse(const json_t *v, const char *path, const cp_scene *s,
   static const char *const keys[] = {
       "body",   "position", "tolerance",  "orientation", "angle_tolerance",
       "min",    "max",      "bodies",     "joints",      "contacts",
-      "at_rest", "rest_joints", "rest_speed", NULL};
+      "at_rest", "rest_joints", "rest_speed", "rest_scale", NULL};
   memset(g, 0, sizeof *g);
   char p[CP_JSON_PATH_MAX];
   const json_t *bodies, *joints, *contacts;
@@ -405,9 +410,25 @@ static double joint_excess(const cp_goal_joint *t, const cp_goal_view *v,
   return e > 0 ? (t->prismatic ? 1.0 : v->angle_scale) * e : 0;
 }
 
+/* Squared rest excess of the rest bodies at x, scaled by rest_scale T (s):
+ * T max(0, |v| - vmax) and T 0.1 m max(0, |w| - vmax / 0.1 m) per body
+ * (0 without rest_scale). */
+static double rest_excess2(const cp_goal *g, const cp_goal_view *v,
+                           const double *x) {
+  if (!(g->rest_scale > 0)) return 0;
+  double vmax = g->rest_speed, d2 = 0;
+  for (int k = 0; k < g->n_rest; ++k) {
+    const double *s = x + cp_state_body_at(v->layout, g->rest_bodies[k]);
+    double ev = cp_v3_norm(s + 7) - vmax, ew = 0.1 * cp_v3_norm(s + 10) - vmax;
+    if (ev > 0) d2 += sq(g->rest_scale * ev);
+    if (ew > 0) d2 += sq(g->rest_scale * ew);
+  }
+  return d2;
+}
+
 double cp_goal_distance(const cp_goal *g, const cp_goal_view *v,
                         const double *x, const double *contacts) {
-  double d2 = 0;
+  double d2 = rest_excess2(g, v, x);
   for (int k = 0; k < g->n_bodies; ++k) d2 += body_excess2(&g->bodies[k], v, x);
   for (int k = 0; k < g->n_joints; ++k)
     d2 += sq(joint_excess(&g->joints[k], v, x));

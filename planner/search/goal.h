@@ -21,7 +21,9 @@
 /// angle's (theta - angle_tolerance) times angle_scale (m per rad), a
 /// joint's |q - q*| - tol (revolute ones times angle_scale), a missing
 /// contact `contact_miss`. at_rest is not a distance (a state may be at
-/// distance 0 and still moving).
+/// distance 0 and still moving) unless `rest_scale` T (s) is given: then
+/// each rest body adds T max(0, |v| - rest_speed) and
+/// T 0.1 m max(0, |w| - rest_speed / 0.1 m), so a fast state is far.
 ///
 /// Ownership: a cp_goal owns its arrays and names; cp_goal_free releases
 /// them.
@@ -76,6 +78,8 @@ typedef struct cp_goal {
   int *rest_bodies;
   int rest_joints;          ///< joint rates below rest_speed / 0.1 m too
   double rest_speed;        ///< m/s (default 0.01)
+  double rest_scale;        ///< s: rest bodies' speed excess in the distance
+                            ///< (0, the default: rest is no distance)
 } cp_goal;
 
 /// The contact pairs a task's goals name (each pair once, in order of

@@ -135,28 +135,66 @@ Test(goals, half_spaces_boxes_and_joint_terms) {
   cp_task_free(&t);
 }
 
+/* A goal "the box above the table" with the rest keys `rest` parsed into *t,
+ * its state layout *l, and the state x: the box at rest 5 cm up, joint j1
+ * moving fast. */
+static void rest_goal(const char *rest, cp_task *t, cp_state_layout *l,
+                      double *x) {
+  char goal[256];
+  snprintf(goal, sizeof goal,
+           "\"goal\": {\"body\": \"box\", \"min\": [null, null, 0], %s}",
+           rest);
+  parse_ok(goal, t);
+  cr_assert_eq(cp_state_layout_init(l, &t->scene), 0);
+  state(l, (double[]){0, 0, 0.05}, 0, 0, 0, x);
+  x[CP_STATE_BODY_SIZE * l->n_free + 1] = 3.0; /* j1 moving fast */
+}
+
 Test(goals, at_rest_for_chosen_bodies_leaves_joints_free) {
   cp_task t;
-  parse_ok("\"goal\": {\"body\": \"box\", \"min\": [null, null, 0],"
-           " \"at_rest\": [\"box\"]}",
-           &t);
   cp_state_layout l;
-  cr_assert_eq(cp_state_layout_init(&l, &t.scene), 0);
-  cp_goal_view v = {&l, 0.1, 0.01};
   double x[64];
-  state(&l, (double[]){0, 0, 0.05}, 0, 0, 0, x);
-  x[CP_STATE_BODY_SIZE * l.n_free + 1] = 3.0; /* j1 moving fast */
+  rest_goal("\"at_rest\": [\"box\"]", &t, &l, x);
+  cp_goal_view v = {&l, 0.1, 0.01};
   cr_assert(cp_goal_met(&t.phases[0], &v, x, NULL));
   x[cp_state_body_at(&l, 1) + 7] = 0.02; /* the box at 2 cm/s > 1 cm/s */
   cr_assert(!cp_goal_met(&t.phases[0], &v, x, NULL));
   cp_task_free(&t);
+  cp_state_layout_free(&l);
   /* at_rest: true keeps its old meaning: every body and every joint. */
-  parse_ok("\"goal\": {\"body\": \"box\", \"min\": [null, null, 0],"
-           " \"at_rest\": true}",
-           &t);
-  state(&l, (double[]){0, 0, 0.05}, 0, 0, 0, x);
-  x[CP_STATE_BODY_SIZE * l.n_free + 1] = 3.0;
+  rest_goal("\"at_rest\": true", &t, &l, x);
   cr_assert(!cp_goal_met(&t.phases[0], &v, x, NULL));
+  cp_state_layout_free(&l);
+  cp_task_free(&t);
+}
+
+/* rest_scale T puts the rest bodies' speed excess into the distance: at the
+ * goal's position a box at |v| = 0.31 m/s and |w| = 2.1 rad/s with rest_speed
+ * 0.01 and T = 0.5 s is sqrt((0.5 * 0.30)^2 + (0.5 * (0.21 - 0.01))^2) =
+ * sqrt(0.0225 + 0.01) m from it; without rest_scale (the default) it is at 0,
+ * and at rest it is at 0 either way. */
+Test(goals, rest_scale_puts_the_speed_excess_into_the_distance) {
+  cp_task t;
+  cp_state_layout l;
+  double x[64];
+  rest_goal("\"at_rest\": [\"box\"], \"rest_scale\": 0.5", &t, &l, x);
+  cp_goal_view v = {&l, 0.1, 0.01};
+  /* at rest (joints are free): 0 */
+  cr_assert_float_eq(cp_goal_distance(&t.phases[0], &v, x, NULL), 0, 1e-15);
+  double *b = x + cp_state_body_at(&l, 1);
+  b[7] = 0.31 * 0.6, b[8] = 0.31 * 0.8; /* |v| = 0.31 m/s */
+  b[12] = 2.1;                           /* |w| = 2.1 rad/s */
+  double d = cp_goal_distance(&t.phases[0], &v, x, NULL);
+  cr_assert_float_eq(d, sqrt(0.0225 + 0.01), 1e-12, "d %.17g", d);
+  cr_assert(!cp_goal_met(&t.phases[0], &v, x, NULL));
+  cp_task_free(&t);
+  cp_state_layout_free(&l);
+  double moving[64];
+  rest_goal("\"at_rest\": [\"box\"]", &t, &l, moving);
+  memcpy(moving, x, sizeof moving);
+  cr_assert_float_eq(cp_goal_distance(&t.phases[0], &v, moving, NULL), 0,
+                     1e-15);
+  cr_assert(!cp_goal_met(&t.phases[0], &v, moving, NULL));
   cp_state_layout_free(&l);
   cp_task_free(&t);
 }
@@ -196,6 +234,12 @@ Test(goals, bad_goals_name_their_json_path) {
             "no free body");
   parse_bad("\"goal\": {\"rest_joints\": true}", "goal.rest_joints",
             "at_rest");
+  parse_bad("\"goal\": {\"body\": \"box\", \"min\": [null, null, 0],"
+            " \"rest_scale\": 1}",
+            "goal.rest_scale", "at_rest");
+  parse_bad("\"goal\": {\"body\": \"box\", \"min\": [null, null, 0],"
+            " \"at_rest\": true, \"rest_scale\": 0}",
+            "goal.rest_scale", "> 0");
   parse_bad("\"goal\": {}", "goal", "at least one term");
   parse_bad("\"goal\": {\"position\": [0, 0, 0], \"tolerance\": 1}",
             "goal.position", "body");
@@ -376,6 +420,15 @@ Test(goals, cli_bad_phases_exit_2_with_the_json_path) {
           "phases[1].bogus");
   cli_bad("\"phases\": [{\"contacts\": [[\"box\", 7]]}]",
           "phases[0].contacts[0][1]");
+}
+
+Test(goals, cli_bad_rest_scale_exits_2_with_the_json_path) {
+  cli_bad("\"goal\": {\"body\": \"box\", \"min\": [null, null, 0.05],"
+          " \"rest_scale\": 0.1}",
+          "goal.rest_scale");
+  cli_bad("\"goal\": {\"body\": \"box\", \"min\": [null, null, 0.05],"
+          " \"at_rest\": [\"box\"], \"rest_scale\": -1}",
+          "goal.rest_scale");
 }
 
 /* --- a stored plan with phases, shortened, replayed bitwise ---------------- */
