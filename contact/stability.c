@@ -26,6 +26,7 @@ cp_stability_options cp_stability_defaults(void) {
   o.mu_torsion = NULL;
   o.progress = NULL;
   o.progress_ctx = NULL;
+  o.node_limit = 0;
   return o;
 }
 
@@ -67,9 +68,19 @@ typedef struct lp_spec {
   int method;            /* LP: 0 primal with scaling, 1 dual unscaled */
   double time_limit_s;   /* MILP */
   double stop_above;     /* MILP: stop at an incumbent with obj > this */
+  long node_limit;       /* MILP: branch-and-bound nodes; <= 0 none */
 } lp_spec;
 
-enum { R_OPT = 0, R_INFEAS, R_LIMIT, R_FAIL, R_GLPK_ERROR };
+/* What the MILP callback reads and counts. */
+typedef struct mip_watch {
+  const lp_spec *s;
+  long *nodes;           /* nodes GLPK created (glp_ios_tree_size's total),
+                            written as they grow: also right after a GLPK
+                            error longjmps out */
+  int hit_nodes;         /* 1: stopped at s->node_limit */
+} mip_watch;
+
+enum { R_OPT = 0, R_INFEAS, R_LIMIT, R_NODES, R_FAIL, R_GLPK_ERROR };
 
 typedef struct glp_guard {
   jmp_buf jb;
@@ -143,17 +154,26 @@ static void set_col(lp_spec *s, int c, int type, double lb, double ub) {
 }
 
 static void stop_callback(glp_tree *T, void *info) {
-  const lp_spec *s = info;
+  mip_watch *w = info;
+  int total = 0;
+  glp_ios_tree_size(T, NULL, NULL, &total);
+  if (w->nodes) *w->nodes = total;
   if (glp_ios_reason(T) == GLP_IBINGO &&
-      glp_mip_obj_val(glp_ios_get_prob(T)) > s->stop_above)
+      glp_mip_obj_val(glp_ios_get_prob(T)) > w->s->stop_above) {
     glp_ios_terminate(T); /* a moving solution is all we need */
+  } else if (glp_ios_reason(T) == GLP_ISELECT && w->s->node_limit > 0 && total > w->s->node_limit) {
+    /* The work limit: a count of nodes, the same on every machine. */
+    w->hit_nodes = 1;
+    glp_ios_terminate(T);
+  }
 }
 
 /* Runs the LP or MILP; on R_OPT (and R_LIMIT with an incumbent, *have = 1)
  * writes x [ncol] and *objval. */
-static int lp_run(const lp_spec *s, double *x, double *objval, int *have) {
+static int lp_run(const lp_spec *s, double *x, double *objval, int *have, long *nodes) {
   glp_guard guard;
   *have = 0;
+  if (nodes) *nodes = 0;
   /* GLPK's text goes to contact/glpkout.h's sink (stderr with the command
    * line's --verbose, dropped otherwise), never to stdout: it holds the
    * JSON. It is only formatted when somebody listens. */
@@ -219,8 +239,9 @@ static int lp_run(const lp_spec *s, double *x, double *objval, int *have) {
     sp.meth = GLP_DUALP;
     glp_simplex(P, &sp);
     parm.tol_int = 1e-9;
+    mip_watch watch = {s, nodes, 0};
     parm.cb_func = stop_callback;
-    parm.cb_info = (void *)s;
+    parm.cb_info = &watch;
     if (s->time_limit_s > 0) {
       double ms = s->time_limit_s * 1000.0;
       parm.tm_lim = ms > 2e9 ? 2000000000 : (int)ms;
@@ -232,7 +253,8 @@ static int lp_run(const lp_spec *s, double *x, double *objval, int *have) {
       *objval = glp_mip_obj_val(P);
       for (int j = 0; j < s->ncol; j++) x[j] = glp_mip_col_val(P, j + 1);
     }
-    if ((ret == 0 && st == GLP_OPT) || ret == GLP_ESTOP) out = R_OPT;
+    if (ret == GLP_ESTOP && watch.hit_nodes) out = R_NODES;
+    else if ((ret == 0 && st == GLP_OPT) || ret == GLP_ESTOP) out = R_OPT;
     else if (ret == GLP_ENOPFS || (ret == 0 && st == GLP_NOFEAS)) out = R_INFEAS;
     else if (ret == GLP_ETMLIM) out = R_LIMIT;
   }
@@ -425,7 +447,7 @@ static int equilibrium_lp(const stab *S, double tol_a, double rel_tol, double *c
     s.method = method;
     double obj = 0.0;
     int have = 0;
-    int out = lp_run(&s, c, &obj, &have);
+    int out = lp_run(&s, c, &obj, &have, NULL);
     ++*lp_solves;
     if (out == R_OPT && have && equilibrium_violation(S, c, resid) <= rel_tol) {
       result = 1;
@@ -481,7 +503,7 @@ static int energy_test(const stab *S, double energy_tol, int *lp_solves) {
     s.method = method;
     double obj = 0.0;
     int have = 0;
-    int out = lp_run(&s, x, &obj, &have);
+    int out = lp_run(&s, x, &obj, &have, NULL);
     ++*lp_solves;
     if (out != R_OPT || !have) continue;
     /* The point must be feasible for the optimum to mean anything. */
@@ -661,7 +683,7 @@ return fail ? -1 : 0;
  * times faster. */
 static milp_outcome moving_milp(const stab *S, const cp_stability_options *opt,
                                 double acc_tol, double *udot, double *force,
-                                int *mip_solves, char *reason, size_t rlen) {
+                                int *mip_solves, long *mip_nodes, char *reason, size_t rlen) {
   const cp_system *sys = S->sys;
   const int nu = S->nu, nc = S->nc, nF = S->nF, ma = S->ma;
   const double delta = 10.0 * acc_tol;
@@ -735,11 +757,17 @@ static milp_outcome moving_milp(const stab *S, const cp_stability_options *opt,
       double left = opt->time_limit_s - (cp_clock_now() - t_start);
       s.time_limit_s = left > 0.001 ? left : 0.001;
     }
+    /* The node budget is shared like the time: what the earlier MILPs left
+     * (at least one node, so that the root is always solved). */
+    s.node_limit = 0;
+    if (opt->node_limit > 0) s.node_limit = opt->node_limit - *mip_nodes > 1 ? opt->node_limit - *mip_nodes : 1;
     s.stop_above = opt->mip_tol;
     double obj = 0.0;
     int have = 0;
-    int out = lp_run(&s, xs, &obj, &have);
+    long nodes = 0;
+    int out = lp_run(&s, xs, &obj, &have, &nodes);
     ++*mip_solves;
+    *mip_nodes += nodes;
     if (opt->progress) opt->progress(opt->progress_ctx, run + 1, nruns);
     if (have && xs[ca] > opt->mip_tol) {
       /* Candidate: c = C / alpha; u'_F recomputed from (E1), a from u';
@@ -786,9 +814,12 @@ static milp_outcome moving_milp(const stab *S, const cp_stability_options *opt,
         res = M_UNDECIDED;
       } /* phase 1: no proof; phase 2 decides with the boxes |U_i| <= 1 */
     } else if (out != R_OPT && out != R_INFEAS) {
-      snprintf(reason, rlen, "MILP %s", out == R_LIMIT        ? "reached its time limit"
-                                        : out == R_GLPK_ERROR ? "failed inside GLPK"
-                                                              : "could not be solved");
+      if (out == R_NODES)
+        snprintf(reason, rlen, "MILPs reached their node limit (%ld nodes)", opt->node_limit);
+      else
+        snprintf(reason, rlen, "MILP %s", out == R_LIMIT        ? "reached its time limit"
+                                          : out == R_GLPK_ERROR ? "failed inside GLPK"
+                                                                : "could not be solved");
       res = M_UNDECIDED;
     } else if (phase1) {
       band = 1;
@@ -896,7 +927,7 @@ cp_stability_kind cp_stability_decide(const cp_system *sys,
     goto out;
   }
   method = "milp";
-  switch (moving_milp(&S, opt, res->acc_tol, res->udot, res->motion_force, &res->mip_solves,
+  switch (moving_milp(&S, opt, res->acc_tol, res->udot, res->motion_force, &res->mip_solves, &res->mip_nodes,
                       res->reason, sizeof res->reason)) {
   case M_NONE: kind = CP_STABILITY_STRONG; break;
   case M_FOUND: kind = CP_STABILITY_WEAK; res->has_motion = 1; break;

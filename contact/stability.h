@@ -71,7 +71,7 @@
 ///     big-M constants scaled by R; a dof with R_k < delta needs none.
 ///     Same verdicts and the same meaning of "moving" as 3, in fewer
 ///     branch-and-bound nodes (experiments/results/assembly_milp.md).
-/// A limit (time), a GLPK failure or an answer that fails its check leaves
+/// A limit (nodes or time), a GLPK failure or an answer that fails its check leaves
 /// strong/weak UNDECIDED (CP_STABILITY_UNDECIDED): reported, never guessed.
 /// As for certify, "proven" means GLPK's floating-point branch and bound.
 ///
@@ -125,7 +125,10 @@ typedef struct cp_stability_options {
   double energy_tol;        ///< energy test threshold, relative to
                             ///< max(1, sum |f_F|); default 1e-9
   double mip_tol;           ///< t* <= mip_tol counts as 0; default 1e-9
-  double time_limit_s;      ///< all MILPs together (wall clock); default 60 s; <= 0 none
+  double time_limit_s;      ///< all MILPs together (wall clock); default 60 s; <= 0 none.
+                            ///< Depends on the machine's speed and load: a
+                            ///< safety cap; node_limit is the limit that
+                            ///< gives the same verdict everywhere
   int try_solve;            ///< 1 (default): step 1 (a contact solve) first
   cp_stability_milp milp;   ///< default CP_STABILITY_MILP_ENERGY
   double energy_band;       ///< phase-1 power threshold eps_E relative to
@@ -136,6 +139,10 @@ typedef struct cp_stability_options {
   /// can take minutes, and a terminal should show that they progress.
   void (*progress)(void *ctx, int done, int total);
   void *progress_ctx;
+  /// Branch-and-bound nodes of all MILPs together (GLPK's count of the
+  /// nodes it created, read in its callback); reached: UNDECIDED. A work
+  /// limit: the same verdict on any machine. Default 0: none.
+  long node_limit;
 } cp_stability_options;
 
 cp_stability_options cp_stability_defaults(void);
@@ -156,6 +163,7 @@ typedef struct cp_stability_result {
   double *motion_force;     ///< [3nc] its contact forces
   int lp_solves, mip_solves;
   double acc_tol;           ///< the acceleration threshold used (|u'_i|)
+  long mip_nodes;           ///< branch-and-bound nodes of all its MILPs
 } cp_stability_result;
 
 /// Decides the stability of sys at rest. sys should be built at zero

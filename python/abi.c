@@ -119,7 +119,7 @@ static const struct {
     OF(cp_stability_options, time_limit_s), OF(cp_stability_options, try_solve),
     OF(cp_stability_options, milp), OF(cp_stability_options, energy_band),
     OF(cp_stability_options, mu_torsion), OF(cp_stability_options, progress),
-    OF(cp_stability_options, progress_ctx),
+    OF(cp_stability_options, progress_ctx), OF(cp_stability_options, node_limit),
     SZ(cp_stability_result), OF(cp_stability_result, kind), OF(cp_stability_result, method),
     OF(cp_stability_result, reason), OF(cp_stability_result, nu), OF(cp_stability_result, nc),
     OF(cp_stability_result, has_equilibrium), OF(cp_stability_result, force),
@@ -127,6 +127,7 @@ static const struct {
     OF(cp_stability_result, has_motion), OF(cp_stability_result, udot),
     OF(cp_stability_result, motion_force), OF(cp_stability_result, lp_solves),
     OF(cp_stability_result, mip_solves), OF(cp_stability_result, acc_tol),
+    OF(cp_stability_result, mip_nodes),
     /* assembly sequences: read by offset (complan.assemble) */
     SZ(cp_assembly_options), OF(cp_assembly_options, stability),
     OF(cp_assembly_options, directions), OF(cp_assembly_options, time_limit_s),

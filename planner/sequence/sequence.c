@@ -464,7 +464,10 @@ static int certify(attempt *a, cp_sequence_stage *stage, double *worst_pos, doub
   s.contacts = NULL;
   s.n_contacts = 0;
   cp_assembly_options ao = cp_assembly_defaults();
-  if (t->stability_seconds > 0) ao.stability.time_limit_s = t->stability_seconds;
+  /* The node budget decides (the same verdict on any machine); the wall
+   * clock is only a safety cap. */
+  ao.stability.node_limit = t->stability_nodes;
+  ao.stability.time_limit_s = t->stability_seconds;
   cp_stability_result r;
   cp_error e;
   int rc = cp_assembly_stability(&s, a->w->placed, &ao.stability, &r, NULL, NULL, NULL, &e);
@@ -474,6 +477,9 @@ static int certify(attempt *a, cp_sequence_stage *stage, double *worst_pos, doub
     return -1;
   }
   stage->stability = r.kind;
+  stage->stability_nodes = r.mip_nodes;
+  snprintf(stage->stability_reason, sizeof stage->stability_reason, "%.119s",
+           r.kind == CP_STABILITY_UNDECIDED ? r.reason : "");
   cp_stability_result_free(&r);
   if (stage->stability == CP_STABILITY_UNSTABLE || stage->stability == CP_STABILITY_FAILED) {
     snprintf(a->why, sizeof a->why, "the subassembly after %s %.60s is %s", a->withdraw ? "removing" : "placing",

@@ -72,10 +72,15 @@ typedef struct cp_sequence_task {
                            ///< besides the weight
   double seconds;          ///< time limit of the whole sequence (s), 600
   long nodes;              ///< node limit of each phase, default 2000
-  double stability_seconds; ///< time limit of each certificate's
-                           ///< strong/weak MILPs (wall clock, s), default
-                           ///< 2 ("limits.stability"); when it runs out
-                           ///< the verdict is stable_undecided
+  long stability_nodes;    ///< work limit of each certificate's strong/
+                           ///< weak MILPs: branch-and-bound nodes of all
+                           ///< of them together ("limits.stability_nodes",
+                           ///< default 2000); when it runs out the verdict
+                           ///< is stable_undecided, the same on any machine
+  double stability_seconds; ///< safety cap on the same MILPs (wall clock,
+                           ///< s), default 600 ("limits.stability"): meant
+                           ///< never to be reached; if it is (a far slower
+                           ///< machine), the verdict depends on speed
   uint64_t temporary;      ///< parts (bit k: part k) placed like the
                            ///< others and removed again after the last
                            ///< permanent part ("temporary": a centering)
@@ -134,6 +139,8 @@ typedef struct cp_sequence_stage {
                             ///< move (a regrasp adds a move)
   int64_t plan_ids[2 * CP_SEQUENCE_PHASES]; ///< [n_plans] in order
   cp_stability_kind stability; ///< of the subassembly after release
+  long stability_nodes;    ///< branch-and-bound nodes its MILPs used
+  char stability_reason[120]; ///< why stable_undecided ("" otherwise)
   double position_error;   ///< placed part vs design (m)
   double angle_error;      ///< rad
   double pose[7];          ///< its simulated pose after the stage

@@ -223,13 +223,17 @@ static int parse_root(cp_sequence_task *t, const json_t *root, const char *path,
       return -1;
   }
   if ((v = json_object_get(root, "limits"))) {
-    static const char *const tk[] = {"seconds", "nodes", "stability", NULL};
-    double nodes = (double)t->nodes;
+    static const char *const tk[] = {"seconds", "nodes", "stability", "stability_nodes", NULL};
+    double nodes = (double)t->nodes, snodes = (double)t->stability_nodes;
     if (cp_json_check_object(v, "limits", tk, err) || opt_pos(v, "limits", "seconds", &t->seconds, err) ||
-        opt_pos(v, "limits", "nodes", &nodes, err) || opt_pos(v, "limits", "stability", &t->stability_seconds, err))
+        opt_pos(v, "limits", "nodes", &nodes, err) || opt_pos(v, "limits", "stability", &t->stability_seconds, err) ||
+        opt_pos(v, "limits", "stability_nodes", &snodes, err))
       return -1;
     if (nodes != floor(nodes) || nodes > 1e9) return cp_error_set(err, "limits.nodes", "expected a whole number up to 1e9");
+    if (snodes != floor(snodes) || snodes > 1e9)
+      return cp_error_set(err, "limits.stability_nodes", "expected a whole number up to 1e9");
     t->nodes = (long)nodes;
+    t->stability_nodes = (long)snodes;
   }
   return 0;
 }
@@ -247,7 +251,8 @@ int cp_sequence_task_parse(const char *text, size_t len, const char *path,
   t->acceleration = 25;
   t->seconds = 600;
   t->nodes = 2000;
-  t->stability_seconds = 2;
+  t->stability_nodes = 2000;
+  t->stability_seconds = 600;
   json_t *root;
   if (cp_json_parse(text, len, &root, err)) return -1;
   int rc = parse_root(t, root, path, err);

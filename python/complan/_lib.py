@@ -247,7 +247,7 @@ class CStabilityOptions(Structure):  # contact/stability.h
     _fields_ = [("depth", c_int), ("rel_tol", c_double), ("energy_tol", c_double),
                 ("mip_tol", c_double), ("time_limit_s", c_double), ("try_solve", c_int),
                 ("milp", c_int), ("energy_band", c_double), ("mu_torsion", POINTER(c_double)),
-                ("progress", c_void_p), ("progress_ctx", c_void_p)]
+                ("progress", c_void_p), ("progress_ctx", c_void_p), ("node_limit", c_long)]
 
 
 class CStabilityResult(Structure):  # contact/stability.h
@@ -256,7 +256,7 @@ class CStabilityResult(Structure):  # contact/stability.h
                 ("force", POINTER(c_double)), ("torsion", POINTER(c_double)),
                 ("residual", c_double), ("has_motion", c_int), ("udot", POINTER(c_double)),
                 ("motion_force", POINTER(c_double)), ("lp_solves", c_int),
-                ("mip_solves", c_int), ("acc_tol", c_double)]
+                ("mip_solves", c_int), ("acc_tol", c_double), ("mip_nodes", c_long)]
 
 
 class CSearchStats(Structure):  # planner/search/search.h

@@ -785,3 +785,42 @@ Test(assembly, animation_moves_each_part_along_its_approach) {
   cp_assembly_result_free(&res);
   cp_scene_free(&sc);
 }
+
+/* The strong/weak MILPs' work limit (cp_stability_options.node_limit): a
+ * count of branch-and-bound nodes, so the verdict it gives is the same on
+ * every machine. The wall-clock limit is off here (0): nothing below
+ * depends on speed. */
+Test(assembly, node_limit_is_a_work_limit) {
+  // The slope of strict_friction_needs_the_milp: strong, proven by the
+  // MILPs in a few hundred nodes (413 with Debian's GLPK 5.0).
+  cp_scene sc;
+  slope_scene(0.4, 1.2 * tan(0.4), &sc);
+  cp_stability_options o = cp_stability_defaults();
+  o.time_limit_s = 0.0;
+  o.try_solve = 0;
+  cp_stability_result r[2];
+  o.node_limit = 100000;
+  cr_assert_eq(decide(&sc, 1, &r[0], NULL, &o), CP_STABILITY_STRONG);
+  const long need = r[0].mip_nodes;
+  cr_assert_gt(need, 100, "%ld nodes", need);
+  cr_assert_gt(r[0].mip_solves, 1);
+  cp_stability_result_free(&r[0]);
+  // Too few nodes: undecided, stopped right after the budget (GLPK counts
+  // the two children of the node it branched on), twice the same.
+  o.node_limit = 100;
+  for (int k = 0; k < 2; k++) {
+    cr_assert_eq(decide(&sc, 1, &r[k], NULL, &o), CP_STABILITY_UNDECIDED);
+    cr_assert(r[k].has_equilibrium);
+    cr_assert(r[k].mip_nodes > 100 && r[k].mip_nodes <= 102, "%ld nodes", r[k].mip_nodes);
+  }
+  cr_assert_eq(r[0].mip_nodes, r[1].mip_nodes);
+  cr_assert_eq(r[0].mip_solves, r[1].mip_solves);
+  cp_stability_result_free(&r[0]);
+  cp_stability_result_free(&r[1]);
+  // Exactly the nodes it needs: decided again, with the same count.
+  o.node_limit = need;
+  cr_assert_eq(decide(&sc, 1, &r[0], NULL, &o), CP_STABILITY_STRONG);
+  cr_assert_eq(r[0].mip_nodes, need);
+  cp_stability_result_free(&r[0]);
+  cp_scene_free(&sc);
+}

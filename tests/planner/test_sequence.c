@@ -308,6 +308,8 @@ Test(sequence, bad_tasks_exit_2_with_json_path) {
   bad("{\"assembly\": " SCENE ", \"staging\": {\"b\": {\"position\": [0.1, 0, 0.02], \"orientation\": [0, 1, 0, 0]}}, "
       ROBOT ", \"temporary\": [\"b\"]}", "temporary[0]");
   bad("{\"assembly\": " SCENE ", " STAGED_B ROBOT ", \"limits\": {\"stability\": 0}}", "limits.stability");
+  bad("{\"assembly\": " SCENE ", " STAGED_B ROBOT ", \"limits\": {\"stability_nodes\": 0}}", "limits.stability_nodes");
+  bad("{\"assembly\": " SCENE ", " STAGED_B ROBOT ", \"limits\": {\"stability_nodes\": 2.5}}", "limits.stability_nodes");
 #undef STAGED_B
 }
 
