@@ -198,6 +198,99 @@ static void clear_footprint(int m, const int *colmin, double *A) {
   }
 }
 
+/* A's exact footprint for a large build whose constraints' dof ranges are
+ * known (the bin of 50: its colmin footprint spans most of the triangle,
+ * since a box's contacts with the floor come long before its contacts with
+ * its neighbours). Dofs are joined into groups by H's blocks and by the
+ * ranges; two constraints can meet in A only when they touch a common
+ * group. The lists, kept after colmin: pat[0] the number of groups ng (-1:
+ * no lists, colmin is the footprint), pat[1 .. ng + 1] their starts in the
+ * entries that follow (constraints, increasing within a group; at most two
+ * groups a constraint). Room: pattern_ints(nu1, m1). */
+static size_t pattern_ints(size_t nu1, size_t m1) { return nu1 + 2 + m1; }
+
+/* The lists of a build (comp and grp: nu ints each of scratch); returns
+ * the sum over groups of their squared lengths (the 3 x 3 blocks a clear
+ * writes), or -1 without ranges. */
+static long pattern_lists(const cp_contact_space *cs, int *comp, int *grp, int *pat) {
+  const int nu = cs->nu, nc = cs->nc;
+  pat[0] = -1;
+  if (!cs->range || nu <= 0) return -1;
+  for (int i = 0; i < nu; i++) comp[i] = i;
+  for (int kb = 0; kb < cs->nblocks; kb++) {
+    const int *idx = cs->free_idx + cs->bstart[kb];
+    for (int t = 1; t < cs->bstart[kb + 1] - cs->bstart[kb]; t++) {
+      int a = uf_find(comp, idx[0]), b = uf_find(comp, idx[t]);
+      if (a != b) comp[a > b ? a : b] = a < b ? a : b;
+    }
+  }
+  for (int j = 0; j < nc; j++) {
+    const int *g = cs->range + 4 * j;
+    for (int h = 0; h < 4; h += 2)
+      for (int i = g[h] + 1; i < g[h + 1]; i++) {
+        int a = uf_find(comp, g[h]), b = uf_find(comp, i);
+        if (a != b) comp[a > b ? a : b] = a < b ? a : b;
+      }
+  }
+  int ng = 0;
+  for (int i = 0; i < nu; i++) grp[i] = uf_find(comp, i) == i ? ng++ : -1;
+  for (int i = 0; i < nu; i++) grp[i] = grp[uf_find(comp, i)];
+  int *st = pat + 1, *e = pat + ng + 2;
+  for (int g = 0; g <= ng; g++) st[g] = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    for (int j = 0; j < nc; j++) {
+      const int *g = cs->range + 4 * j;
+      const int k0 = g[1] > g[0] ? grp[g[0]] : -1;
+      const int k1 = g[3] > g[2] && grp[g[2]] != k0 ? grp[g[2]] : -1;
+      if (pass == 0) {
+        if (k0 >= 0) st[k0 + 1]++;
+        if (k1 >= 0) st[k1 + 1]++;
+      } else {
+        if (k0 >= 0) e[st[k0]++] = j;
+        if (k1 >= 0) e[st[k1]++] = j;
+      }
+    }
+    if (pass == 0)
+      for (int g = 0; g < ng; g++) st[g + 1] += st[g];
+    else
+      for (int g = ng; g > 0; g--) st[g] = st[g - 1];
+  }
+  st[0] = 0;
+  pat[0] = ng;
+  long cost = 0;
+  for (int g = 0; g < ng; g++) cost += (long)(st[g + 1] - st[g]) * (st[g + 1] - st[g]);
+  return cost;
+}
+
+/* Zeroes A (m x m) on the footprint the lists give (both triangles). */
+static void clear_pattern(int m, const int *pat, double *A) {
+  const int ng = pat[0], *st = pat + 1, *e = pat + ng + 2;
+  for (int g = 0; g < ng; g++)
+    for (int s = st[g]; s < st[g + 1]; s++) {
+      double *Ab = A + (size_t)(3 * e[s]) * m;
+      for (int t = st[g]; t < st[g + 1]; t++) {
+        double *a = Ab + 3 * e[t];
+        a[0] = a[1] = a[2] = 0.0;
+        a[m] = a[m + 1] = a[m + 2] = 0.0;
+        a[2 * m] = a[2 * m + 1] = a[2 * m + 2] = 0.0;
+      }
+    }
+}
+
+/* The lower triangle of A (m x m) from the upper on the lists' footprint. */
+static void mirror_pattern(int m, const int *pat, double *A) {
+  const int ng = pat[0], *st = pat + 1, *e = pat + ng + 2;
+  for (int g = 0; g < ng; g++)
+    for (int s = st[g]; s < st[g + 1]; s++) {
+      const size_t c0 = 3 * (size_t)e[s];
+      for (int t = st[g]; t <= s; t++) {
+        const size_t r0 = 3 * (size_t)e[t];
+        for (size_t c = c0; c < c0 + 3; c++)
+          for (size_t r = r0; r < r0 + 3 && r < c; r++) A[c + r * m] = A[r + c * m];
+      }
+    }
+}
+
 /* A's upper triangle (lda m, from a0: the block's first column and row)
  * += X^T X for a 3-row X (rows at X, X + p, X + 2p): per entry 0 + x0 x0'
  * + x1 x1' + x2 x2', then added. With p and m constants for a box. */
@@ -241,8 +334,10 @@ static int build_space(int nu, int nc, const double *H, const double *G,
   if (reuse && own_keep && cs->fp_kept && scratch_keep) {
     const size_t pm1 = 3 * (size_t)prev_nc, pn1 = (size_t)(prev_nu > 0 ? prev_nu : 1);
     if (pm1 > 0) {
-      clear_footprint((int)pm1, (const int *)((const char *)scratch_keep + scratch_size(pn1, pm1)),
-                      own_keep);
+      const int *pcolmin = (const int *)((const char *)scratch_keep + scratch_size(pn1, pm1));
+      const int *ppat = pcolmin + pm1;
+      if (ppat[0] >= 0) clear_pattern((int)pm1, ppat, own_keep);
+      else clear_footprint((int)pm1, pcolmin, own_keep);
       memset((double *)own_keep + pm1 * pm1, 0, sizeof(double) * pm1);
       zero_to = sizeof(double) * (pm1 * pm1 + pm1);
     }
@@ -281,7 +376,7 @@ static int build_space(int nu, int nc, const double *H, const double *G,
   double stack_scratch[512];
   const size_t scratch_bytes = scratch_size(nu1, m1);
   /* Reused: scratch and colmin in the kept block (colmin after the rest). */
-  const size_t keep_bytes = scratch_bytes + sizeof(int) * m1;
+  const size_t keep_bytes = scratch_bytes + sizeof(int) * (m1 + pattern_ints(nu1, m1));
   const int scratch_kept = scratch_keep && scratch_cap >= keep_bytes; /* colmin kept */
   double *scratch = reuse ? keep_block(&scratch_keep, &scratch_cap, keep_bytes)
                     : scratch_bytes <= sizeof stack_scratch ? stack_scratch
@@ -592,8 +687,20 @@ blocks_known:
     }
   }
   if (track) {
-    for (int c = 0; c < m; c++) /* the lower triangle from the upper */
-      for (int r = colmin[c]; r < c; r++) cs->A[c + (size_t)r * m] = cs->A[r + (size_t)c * m];
+    /* The lower triangle from the upper, on the smaller footprint: colmin's
+     * or the lists' (kept for the next build's clear). */
+    int *pat = colmin + m1;
+    const long pcost = reuse ? pattern_lists(cs, blk, fill, pat) : -1;
+    long fcost = 0;
+    for (int c = 0; c < m; c++) fcost += c + 1 - colmin[c];
+    if (pcost >= 0 && 9 * pcost < 2 * fcost) {
+      mirror_pattern(m, pat, cs->A);
+      cs->fp_lists = 1;
+    } else {
+      if (reuse) pat[0] = -1;
+      for (int c = 0; c < m; c++)
+        for (int r = colmin[c]; r < c; r++) cs->A[c + (size_t)r * m] = cs->A[r + (size_t)c * m];
+    }
   } else {
     mirror_full(m, cs->A);
   }

@@ -56,6 +56,8 @@ typedef struct cp_contact_space {
   int hpat_ok;         ///< rebuild: blocks kept in scratch match hpat
   const int *range;    ///< borrowed cp_contact_sparsity::range, or NULL
   int fp_kept;         ///< rebuild: A's footprint is kept in scratch
+  int fp_lists;        ///< rebuild: that footprint is the per-group lists
+                       ///< of constraints (not each column's first row)
 } cp_contact_space;
 
 /// What the caller knows of where H and G can be nonzero (a simulator knows

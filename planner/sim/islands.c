@@ -224,10 +224,14 @@ int cp_wi_solve_islands(cp_world *w, int m, int *piv, int *warm_used,
   for (int g = 0; g < ng && ok; ++g) {
     const int *K = s->members + s->start[g], n = s->start[g + 1] - s->start[g];
     const size_t n3 = 3 * (size_t)n;
-    for (int b = 0; b < 3 * n; ++b) {
-      const double *col = Asel + (size_t)(3 * K[b / 3] + b % 3) * m3;
-      for (int a = 0; a < 3 * n; ++a) s->A[a + (size_t)b * n3] = col[3 * K[a / 3] + a % 3];
-    }
+    // The group's rows and columns of Asel, three (a constraint's) at a
+    // time.
+    for (int kb = 0; kb < n; ++kb)
+      for (int e = 0; e < 3; ++e) {
+        const double *col = Asel + (size_t)(3 * K[kb] + e) * m3;
+        double *dst = s->A + (size_t)(3 * kb + e) * n3;
+        for (int ka = 0; ka < n; ++ka) memcpy(dst + 3 * ka, col + 3 * (size_t)K[ka], 3 * sizeof(double));
+      }
     for (int k = 0; k < n; ++k) {
       memcpy(s->bs + 3 * k, bs + 3 * K[k], 3 * sizeof(double));
       s->pc[k] = pc[K[k]];

@@ -345,7 +345,11 @@ Test(dynamics, box_rebuilds_keep_blocks_bit_for_bit) {
  * chain. cp_contact_space_rebuild_sparse, told where H and G can be nonzero,
  * gives what the build that scans them gives, entry by entry: A, b, the
  * blocks, the accelerations and the driven efforts; twice, the second time
- * reusing the first's arrays with new values on the same pattern. The
+ * reusing the first's arrays with new values on the same pattern, and a
+ * third time with fewer contacts (a new size: the first builds' A must be
+ * cleared on their footprint, which here is the per-group lists of
+ * constraints, fp_lists: these contacts are scattered over the bodies, so
+ * each column's first row would span most of A). The
  * entries left out hold zeros of both signs, and some rows inside the
  * ranges are zero too. That the ranges are what the sparse build reads is
  * shown by a nonzero planted outside them: it goes unseen. */
@@ -400,26 +404,28 @@ Test(dynamics, sparse_rebuild_equals_dense_build) {
   const cp_contact_sparsity sp = {.nblock = SB + 1, .block = block, .range = range};
   cp_contact_space kept;
   memset(&kept, 0, sizeof kept);
-  for (int round = 0; round < 2; round++) {
+  for (int round = 0; round < 3; round++) {
+    const int nc = round < 2 ? SNC : SNC - 7, m = 3 * nc;
     sparse_problem(&s, H, G, f, k, range);
     for (int i = 0; i < SNU; i++) ud[i] = cpt_uniform(&s, -2, 2);
     for (int i = 0; i < SM; i++) c[i] = cpt_uniform(&s, 0, 1);
     cp_contact_space dense;
-    cr_assert_eq(cp_contact_space_build(SNU, SNC, H, G, f, k, driven, ud, &dense), 0);
+    cr_assert_eq(cp_contact_space_build(SNU, nc, H, G, f, k, driven, ud, &dense), 0);
     /* Contact 5 touches body 5 and the chain; row 0 is body 0's. */
     double *planted = G + (size_t)(3 * 5 + 1) * SNU;
     cr_assert(range[4 * 5] > 0 && planted[0] == 0.0);
     planted[0] = 5.0;
-    cr_assert_eq(cp_contact_space_rebuild_sparse(SNU, SNC, H, G, f, k, driven, ud, &sp, &kept), 0);
+    cr_assert_eq(cp_contact_space_rebuild_sparse(SNU, nc, H, G, f, k, driven, ud, &sp, &kept), 0);
+    cr_assert_eq(kept.fp_lists, 1, "round %d: A's footprint as lists", round);
     cr_assert_eq(dense.nblocks, 4 * SB + 1); /* 3 single dofs + a 3 x 3 each, the chain */
     cr_assert_eq(kept.nblocks, dense.nblocks);
     cr_assert_eq(kept.nfree, SNU - 2);
     for (int i = 0; i < kept.nfree; i++) cr_assert_eq(kept.free_idx[i], dense.free_idx[i]);
-    for (int i = 0; i < SM; i++) {
+    for (int i = 0; i < m; i++) {
       cr_assert(kept.b[i] == dense.b[i], "b[%d]: %.17g != %.17g", i, kept.b[i], dense.b[i]);
-      for (int j = 0; j < SM; j++)
-        cr_assert(kept.A[i + j * SM] == dense.A[i + j * SM], "A[%d, %d] (round %d): %.17g != %.17g",
-                  i, j, round, kept.A[i + j * SM], dense.A[i + j * SM]);
+      for (int j = 0; j < m; j++)
+        cr_assert(kept.A[i + j * m] == dense.A[i + j * m], "A[%d, %d] (round %d): %.17g != %.17g",
+                  i, j, round, kept.A[i + j * m], dense.A[i + j * m]);
     }
     cr_assert_eq(cp_contact_space_accel(&kept, c, u2, t2), 0); /* (planted: unseen) */
     planted[0] = 0.0; /* (dense borrows G too) */
@@ -433,8 +439,8 @@ Test(dynamics, sparse_rebuild_equals_dense_build) {
     int moved = 0;
     for (int i = 0; i < SNU; i++) ud[i] += 1.0;
     cp_contact_space other;
-    cr_assert_eq(cp_contact_space_build(SNU, SNC, H, G, f, k, driven, ud, &other), 0);
-    for (int i = 0; i < SM; i++) moved += other.b[i] != dense.b[i];
+    cr_assert_eq(cp_contact_space_build(SNU, nc, H, G, f, k, driven, ud, &other), 0);
+    for (int i = 0; i < m; i++) moved += other.b[i] != dense.b[i];
     cr_assert_gt(moved, 0);
     cp_contact_space_free(&other);
     cp_contact_space_free(&dense);
