@@ -440,7 +440,12 @@ static void goal_sample(void *ctx, double *e) {
     cp_goal_body_target(b, p, p);
     for (int k = 0; k < 3; ++k) o[k] = m[0] * p[k];
     if (b->has_orientation) {
-      double sg = qsign(b->orientation);
+      /* q and -q are one goal; take the one nearer the node's (sign-fixed)
+       * quaternion, or a half-turn goal (w = 0) reached by turning the
+       * other way would sample the goal across the embedding from it. */
+      double sg = qsign(b->orientation), dot = 0;
+      for (int k = 0; k < 4; ++k) dot += o[3 + k] * sg * b->orientation[k];
+      if (dot < 0) sg = -sg;
       for (int k = 0; k < 4; ++k) o[3 + k] = m[1] * sg * b->orientation[k];
     }
   }

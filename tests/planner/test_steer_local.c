@@ -646,3 +646,61 @@ Test(steer_local, sst_reproducible_from_the_seed) {
   cr_assert_eq(last[0], last[1]);
   cp_task_free(&t);
 }
+
+/* A goal sample turns the body to the goal's orientation, taking of q and
+ * -q the one nearer the node's sign-fixed quaternion (planner/plan/
+ * problem.c). With a half-turn goal (yaw pi: w = 0) a box turned 2.84 rad
+ * either way is 0.3 rad from the goal; its goal sample must lie that near
+ * it in the embedding (chord 2 sin(0.075) of the unit quaternions), not
+ * across it (2 cos(0.075)). A quarter-turn goal keeps its own sign. */
+static void goal_sample_near(const char *goal_q, double yaw, double want_z,
+                             double want_w) {
+  char *buf = malloc(8192);
+  snprintf(buf, 8192,
+           "{\"scene\": %s, \"mode\": \"quasistatic\","
+           " \"inputs\": {\"finger/slide\": {\"range\": [0, 0.2], \"samples\": 1}},"
+           " \"action\": {\"duration\": 0.1, \"dt\": 0.01},"
+           " \"goal\": {\"body\": \"box\", \"position\": [0, 0, 0.05],"
+           "  \"tolerance\": 0.01, \"orientation\": %s,"
+           "  \"angle_tolerance\": 0.1},"
+           " \"search\": {\"method\": \"rrt\"},"
+           " \"limits\": {\"nodes\": 100}}",
+           PUSH_SCENE, goal_q);
+  cp_task t;
+  parse(buf, &t);
+  free(buf);
+  cp_error e;
+  cp_plan_world *pw;
+  cr_assert_eq(cp_plan_world_create(&t, 1, &pw, &e), 0, "%s", e.msg);
+  const cp_search_problem *p = cp_plan_world_problem(pw);
+  double *x = malloc((size_t)p->n * sizeof *x);
+  double *g = malloc((size_t)p->m * sizeof *g);
+  memcpy(x, cp_plan_world_start(pw), (size_t)p->n * sizeof *x);
+  x[3] = cos(yaw / 2), x[4] = 0, x[5] = 0, x[6] = sin(yaw / 2);
+  p->embed(p->ctx, x, g);
+  double m1 = g[3] / fabs(x[3]); /* the orientation weight */
+  p->goal_sample(p->ctx, g);
+  cr_assert(fabs(g[3] - m1 * want_w) < 1e-15 && g[4] == 0 && g[5] == 0 &&
+                fabs(g[6] - m1 * want_z) < 1e-15,
+            "yaw %g: goal rows %g %g %g %g", yaw, g[3], g[4], g[5], g[6]);
+  free(x);
+  free(g);
+  cp_plan_world_destroy(pw);
+  cp_task_free(&t);
+}
+
+Test(steer_local, goal_sample_takes_the_nearer_sign_of_the_goal) {
+  double a = M_PI - 0.3, h = sqrt(0.5);
+  goal_sample_near("[0, 0, 0, 1]", a, 1, 0);
+  goal_sample_near("[0, 0, 0, 1]", -a, -1, 0);
+  goal_sample_near("[0, 0, 0, -1]", -a, -1, 0);
+  goal_sample_near("[0, 0, 0, -1]", a, 1, 0);
+  /* Quarter turn +z against a box at -0.4 rad: the dot is positive. */
+  goal_sample_near("[0.7071067811865476, 0, 0, 0.7071067811865476]", -0.4,
+                   h, h);
+  /* Nearer a quarter turn the other way than this one: still w >= 0. At
+   * yaw -2.5 the node's quaternion (0.32, 0, 0, -0.95) has a negative dot
+   * with (0.71, 0, 0, 0.71), so the goal's rows are -q's. */
+  goal_sample_near("[0.7071067811865476, 0, 0, 0.7071067811865476]", -2.5,
+                   -h, -h);
+}
