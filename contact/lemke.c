@@ -834,9 +834,8 @@ static int z0_or_lex(cp_lemke_ws *ws, const run *R, int nc,
 
 /* The first pivot: z0 enters with column -dbar (dbar > 0), the row of the
  * lexicographically smallest (qbar_r, B^-1_r) / dbar_r leaves. */
-CP_GCC_OPTIMIZE("no-tree-loop-distribute-patterns") static int
-first_row(cp_lemke_ws *ws, const run *R) {
-  const int n = R->n;
+static inline __attribute__((always_inline)) int
+first_row_n(cp_lemke_ws *ws, const run *R, const int n) {
   const double *col = ws->col, *qb = ws->qbar; /* col = -dbar */
   double theta = INFINITY, dmax = 0.0;
   int best = -1;
@@ -858,6 +857,11 @@ first_row(cp_lemke_ws *ws, const run *R) {
   /* From the start basis B^-1 is the identity, unless it is a warm one. */
   if (ws->small || ws->k == 0) return lex_min_identity(ws, nc, col, -1.0);
   return lex_min(ws, nc, col, -1.0);
+}
+
+CP_GCC_OPTIMIZE("no-tree-loop-distribute-patterns") static int
+first_row(cp_lemke_ws *ws, const run *R) {
+  return first_row_n(ws, R, R->n);
 }
 
 /* Basis from the all-w start. */
@@ -1118,11 +1122,9 @@ static cp_lcp_status finish(cp_lemke_ws *ws, const run *R,
  * by the check's own scan (contact/check_impl.h: the same sums as eval_w
  * and as cp_lcp_check, so the same numbers and the same verdict), and
  * serves the refinement test, w and the check. */
-CP_GCC_OPTIMIZE("no-tree-loop-distribute-patterns") static cp_lcp_status
-small_finish(cp_lemke_ws *ws, const run *R,
-                                  const cp_check_options *chk, double *z,
-                                  double *w, cp_lcp_info *info) {
-  const int n = R->n;
+static inline __attribute__((always_inline)) cp_lcp_status
+small_finish(cp_lemke_ws *ws, const run *R, const cp_check_options *chk,
+             double *z, double *w, cp_lcp_info *info, const int n) {
   double *buf = ws->chk;
   for (int i = 0; i < n; i++) {
     ws->zrow[i] = ws->wrow[i] = -1;
@@ -1210,8 +1212,8 @@ small_pivot_ld(cp_lemke_ws *ws, int n, int r, double p, const int L) {
 static inline __attribute__((always_inline)) cp_lcp_status
 small_start_ld(cp_lemke_ws *ws, const run *R, const cp_check_options *chk,
                double *z, double *w, cp_lcp_info *info, int *piv,
-               const int L) {
-  const int n = R->n, vz0 = VZ0(n);
+               const int L, const int n) {
+  const int vz0 = VZ0(n);
   const size_t ld = (size_t)L, nn = (size_t)n;
   const int rows = L == 4 || L == 8 ? L : n; /* as ratio_test() */
   double *restrict T = ws->tab, *restrict qb = ws->qbar, *restrict pc = ws->col;
@@ -1233,7 +1235,7 @@ small_start_ld(cp_lemke_ws *ws, const run *R, const cp_check_options *chk,
     for (size_t i = 0; i < nn; i++) T[i + (nn + j) * ld] = -R->M[i + j * nn];
   ws->z0row = -1;
   int v = vz0;
-  int r = first_row(ws, R);
+  int r = first_row_n(ws, R, n);
   if (r < 0) {
     snprintf(R->reason, sizeof info->reason, "non-finite data at the start");
     return CP_LCP_NUMERICAL;
@@ -1256,7 +1258,7 @@ small_start_ld(cp_lemke_ws *ws, const run *R, const cp_check_options *chk,
     ws->basic[r] = v;
     if (v == vz0) ws->z0row = r;
     if (u == vz0) {
-      const cp_lcp_status st = small_finish(ws, R, chk, z, w, info);
+      const cp_lcp_status st = small_finish(ws, R, chk, z, w, info, n);
       /* As run_start: a z0 exit from a tie that fails the check is undone
        * (pivot z0 back into row r) and another tied row leaves. */
       if (st != CP_LCP_CHECK_FAILED || !ws->tight || !ws->z0tie ||
@@ -1309,10 +1311,15 @@ small_start_ld(cp_lemke_ws *ws, const run *R, const cp_check_options *chk,
 static cp_lcp_status small_start(cp_lemke_ws *ws, const run *R,
                                  const cp_check_options *chk, double *z,
                                  double *w, cp_lcp_info *info, int *piv) {
+  switch (R->n) {
+  case 2: return small_start_ld(ws, R, chk, z, w, info, piv, 2, 2);
+  case 3: return small_start_ld(ws, R, chk, z, w, info, piv, 4, 3);
+  case 4: return small_start_ld(ws, R, chk, z, w, info, piv, 4, 4);
+  default: break;
+  }
   const int ld = (R->n + 3) & ~3;
-  if (ld == 4) return small_start_ld(ws, R, chk, z, w, info, piv, 4);
-  if (ld == 8) return small_start_ld(ws, R, chk, z, w, info, piv, 8);
-  return small_start_ld(ws, R, chk, z, w, info, piv, ld);
+  if (ld == 8) return small_start_ld(ws, R, chk, z, w, info, piv, 8, R->n);
+  return small_start_ld(ws, R, chk, z, w, info, piv, ld, R->n);
 }
 
 /* The small path's iterate (for a failed start's diagnosis). */

@@ -20,6 +20,7 @@
 #include "contact/lemke.h"
 #include "experiments/stacklcp.h"
 #include "models/error.h"
+#include "models/hash.h"
 #include "tests/contact/lemke_exact.h"
 #include "tests/support.h"
 
@@ -449,4 +450,116 @@ Test(lemke_exact, small_path_is_automatic_below_the_crossover_only) {
     free(M);
     free(q);
   }
+}
+
+/* ---- the small path's answers, bit for bit -------------------------------- */
+
+/* FNV-1a over every solve of a small LCP (n <= 8) with the default options
+ * and with the rescue pass: status, starts, pivots, z, w and the check's
+ * measures, bit for bit. */
+static uint64_t small_fingerprint(uint64_t h, cp_lemke_ws *ws, const lcp_case *c, int *solves) {
+  double *z = malloc(sizeof(double) * 2 * (size_t)c->n), *w = z + c->n;
+  for (int rescue = 0; rescue <= 1; rescue++) {
+    cp_lemke_options o = cp_lemke_defaults();
+    o.rescue = rescue;
+    cp_lcp_info info;
+    const int st = cp_lemke_solve(ws, c->n, c->M, c->q, rescue ? &o : NULL, NULL, z, w, &info);
+    const int head[3] = {st, info.starts, info.iterations};
+    const double meas[4] = {info.complementarity, info.residual, info.min_z, info.min_w};
+    h = cp_fnv_bytes(h, head, sizeof head);
+    h = cp_fnv_words(h, z, sizeof(double) * 2 * (size_t)c->n);
+    h = cp_fnv_words(h, meas, sizeof meas);
+    ++*solves;
+  }
+  free(z);
+  return h;
+}
+
+Test(lemke_exact, small_answers_are_the_committed_bits) {
+  /* The Siconos test LCPs and the paper study's LCPs with n <= 8 (the
+   * small path's sizes, n <= 4 by default): their answers are those of the
+   * small path before it was compiled per size (commit b16eaba), bit for
+   * bit. Update SMALL_BITS only with a change of the method that is meant
+   * to change answers (docs/solvers.md, "Small problems"). */
+  static const char *sic[] = {"CPS_1", "CPS_2", "CPS_3", "CPS_4", "CPS_4bis", "CPS_5",
+                              "Pang_isolated_sol", "Pang_isolated_sol_perturbed", "deudeu",
+                              "enum_fails", "exp_murty", "exp_murty2", "inf_sol_perturbed",
+                              "ortiz", "trivial"};
+  const uint64_t SMALL_BITS = 0xc749daf199503cb1ull;
+  cp_lemke_ws *ws = cp_lemke_ws_create(8);
+  uint64_t h = CP_FNV_OFFSET;
+  int solves = 0;
+  const int nsic = (int)(sizeof sic / sizeof sic[0]);
+  for (int k = 0; k < nsic + 330; k++) {
+    char p[512];
+    if (k < nsic)
+      snprintf(p, sizeof p, "%s/tests/data/siconos/lcp_%s.dat", getenv("CP_SOURCE_ROOT"), sic[k]);
+    else
+      snprintf(p, sizeof p, "%s/experiments/results/paper/data/p%02d/mu%d.%d.lcp.json",
+               getenv("CP_SOURCE_ROOT"), (k - nsic) / 10 + 1, ((k - nsic) % 10 + 1) / 10,
+               ((k - nsic) % 10 + 1) % 10);
+    FILE *f = fopen(p, "r");
+    if (!f) continue;
+    fclose(f);
+    lcp_case c = read_lcp(p);
+    if (c.n >= 1 && c.n <= 8) h = small_fingerprint(h, ws, &c, &solves);
+    free(c.M);
+    free(c.q);
+  }
+  cr_log_info("small LCPs: %d solves, fingerprint 0x%016llx", solves, (unsigned long long)h);
+  cr_assert_geq(solves, 2 * 40);
+  cr_assert_eq(h, SMALL_BITS, "small answers changed: 0x%016llx", (unsigned long long)h);
+  cp_lemke_ws_destroy(ws);
+}
+
+Test(lemke_exact, small_path_matches_the_structured_path_on_random_lcps) {
+  /* Random LCPs of n = 1..8 with small integer data (many exact ties,
+   * zero diagonals, singular blocks, rays): the small path (small_n = 8)
+   * and the structured path (small_n = -1) take the same pivots and end
+   * the same way; both answers pass the check and agree to rounding. */
+  uint64_t rs = 24;
+  cp_lemke_ws *ws = cp_lemke_ws_create(8);
+  path a = {malloc(sizeof(cp_lemke_step) * 4000), 0, 4000};
+  path b = {malloc(sizeof(cp_lemke_step) * 4000), 0, 4000};
+  int solved = 0, failed = 0;
+  for (int t = 0; t < 1600; t++) {
+    const int n = 1 + t % 8;
+    double M[64], q[8], za[8], wa[8], zb[8], wb[8];
+    for (int i = 0; i < n * n; i++) M[i] = (double)((int)(cpt_rand(&rs) % 7) - 2);
+    for (int i = 0; i < n; i++) {
+      if (t % 3 == 0) M[i + i * n] = fabs(M[i + i * n]) + 1.0; /* some P-ish */
+      q[i] = (double)((int)(cpt_rand(&rs) % 9) - 5);
+    }
+    cp_lemke_options o = cp_lemke_defaults();
+    cp_lcp_info ia, ib;
+    o.small_n = 8;
+    a.k = 0;
+    cp_lemke_set_trace(ws, record, &a);
+    const cp_lcp_status sa = cp_lemke_solve(ws, n, M, q, &o, NULL, za, wa, &ia);
+    o.small_n = -1;
+    b.k = 0;
+    cp_lemke_set_trace(ws, record, &b);
+    const cp_lcp_status sb = cp_lemke_solve(ws, n, M, q, &o, NULL, zb, wb, &ib);
+    cp_lemke_set_trace(ws, NULL, NULL);
+    cr_assert_eq(sa, sb, "case %d (n = %d): small %s, structured %s", t, n,
+                 cp_lcp_status_name(sa), cp_lcp_status_name(sb));
+    cr_assert_eq(a.k, b.k, "case %d: %d vs %d pivots", t, a.k, b.k);
+    for (int s = 0; s < a.k; s++)
+      cr_assert(a.s[s].entering == b.s[s].entering && a.s[s].leaving == b.s[s].leaving,
+                "case %d: pivot %d differs", t, s);
+    if (sa == CP_LCP_SOLVED) {
+      cpt_assert_lcp_solution(n, M, q, za, qtol(n, q));
+      for (int i = 0; i < n; i++)
+        cr_assert_float_eq(za[i], zb[i], 1e-9 * (1.0 + fabs(zb[i])), "case %d z%d", t, i);
+      solved++;
+    } else {
+      failed++;
+    }
+  }
+  /* Both kinds of outcome occur (the rays are the method's on these data). */
+  cr_assert_gt(solved, 800);
+  cr_assert_gt(failed, 10);
+  free(a.s);
+  free(b.s);
+  cp_lemke_ws_destroy(ws);
 }
