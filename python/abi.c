@@ -222,7 +222,8 @@ static const struct {
     OF(cp_paper_options, lemke_max_pivots), OF(cp_paper_options, lemke_restarts),
     OF(cp_paper_options, fip_max_iter), OF(cp_paper_options, fip_gap_tol),
     OF(cp_paper_options, write_data), OF(cp_paper_options, mip_all),
-    OF(cp_paper_options, spread), SZ(cp_paper_study),
+    OF(cp_paper_options, spread), OF(cp_paper_options, cancel),
+    SZ(cp_paper_study),
     {"CP_EXPAND_COUNT", CP_EXPAND_COUNT}, OF(cp_state_layout, n),
     /* held as opaque buffers of this size */
     SZ(cp_scene), SZ(cp_state_layout),

@@ -334,7 +334,8 @@ class CPaperOptions(Structure):  # experiments/study/study.h
                 ("persist_restarts", c_int), ("lemke_max_pivots", c_int),
                 ("lemke_restarts", c_int), ("fip_max_iter", c_int), ("fip_gap_tol", c_double),
                 ("write_data", c_int), ("mip_all", c_int),
-                ("spread", c_void_p)]  # a C function (MPI ranks); NULL here
+                ("spread", c_void_p),  # a C function (MPI ranks); NULL here
+                ("cancel", c_void_p)]  # a signal handler's flag; NULL here
 
 
 PAPER_PROGRESS = CFUNCTYPE(None, c_void_p, c_int, c_int)
