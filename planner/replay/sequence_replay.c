@@ -317,9 +317,11 @@ static int remember(phase *ph) {
 }
 
 /* The phases of one move: seven, eight with the wrist (a chain of five
- * joints: x, y, z, roll, gap). */
+ * joint "roll": x, y, z, roll, the fingers). */
 static int move_length(const cp_scene *s) {
-  return s->n_manips > 0 && s->manips[0].n == 5 ? 8 : 7;
+  for (int k = 0; s->n_manips > 0 && k < s->manips[0].n; k++)
+    if (!strcmp(s->manips[0].joints[k].name, "roll")) return 8;
+  return 7;
 }
 
 static const char *phase_label(int in_move, int len) {

@@ -135,23 +135,51 @@ static int check(const cp_sequence_task *t, int p, const double *from, const dou
       return 1;
     }
     g->turn = 2 * atan2(along, qr[0]);
+    if (gr->panda) {
+      /* The wrist turns the hand with the part: the palm (its box across
+       * the grasp axis and above the pads) swings down beside the part
+       * and must stay above the part's bottom at the pose it goes to. */
+      const double c = cos(g->turn), sn = fabs(sin(g->turn)), hd = cp_seq_part_height(t, p, to + 3);
+      const double low = g->offset + fmin(CP_SEQ_PANDA_PALM_LO * c, CP_SEQ_PANDA_PALM_HI * c) - CP_SEQ_PANDA_PALM_X * sn;
+      if (hd > 0 && low < -0.5 * hd) {
+        snprintf(g->reason, sizeof g->reason, "turned, the Panda's palm would reach %.3g mm below the part's bottom",
+                 1e3 * (-0.5 * hd - low));
+        return 1;
+      }
+    }
   }
   if (g->width + 2 * gr->clearance > gr->max_opening) {
-    snprintf(g->reason, sizeof g->reason, "%.4g m wide: the gripper opens %.4g m", g->width, gr->max_opening);
+    snprintf(g->reason, sizeof g->reason, "%.4g m wide (+ %.4g m clearance per side): the %s opens %.4g m", g->width,
+             gr->clearance, gr->panda ? "Panda hand" : "gripper", gr->max_opening);
     return 1;
   }
-  /* The fingers at the design pose, swept up to the transport height. */
-  double qf[4], fh[3];
+  /* The fingers at the design pose, swept up to the transport height (the
+   * Panda's: their whole extent, from the pad's bottom up to the palm). */
+  double qf[4], fh[3], fb[3] = {fs[0], fs[1], fs[2]};
+  if (gr->panda) fb[0] = CP_SEQ_PANDA_FINGER_OUT, fb[1] = CP_SEQ_PANDA_FINGER_W;
   cp_seq_yaw_quat(g->dir, qf);
-  cp_seq_box_aabb(fs, qf, fh);
+  cp_seq_box_aabb(fb, qf, fh);
   for (int side = -1; side <= 1; side += 2) {
     double c[3], hh[3] = {fh[0], fh[1], 0};
-    cp_v3_axpy(c, to, side * (g->width / 2 + gr->clearance + fs[0] / 2), g->dir);
-    const double lo = c[2] + g->offset - fh[2], hi = zt + g->offset + fh[2];
+    cp_v3_axpy(c, to, side * (g->width / 2 + gr->clearance + fb[0] / 2), g->dir);
+    const double lo = c[2] + g->offset - 0.5 * fs[2], hi = zt + g->offset + (gr->panda ? CP_SEQ_PANDA_PALM_LO : fh[2]);
     c[2] = 0.5 * (lo + hi);
     hh[2] = 0.5 * (hi - lo);
     if (overlaps(t, p, placed, c, hh)) {
       snprintf(g->reason, sizeof g->reason, "a finger would meet a placed part or a support");
+      return 1;
+    }
+  }
+  if (gr->panda) {
+    /* The palm above the fingers, from the part's design pose up. */
+    const double palm[3] = {2 * CP_SEQ_PANDA_PALM_Y, 2 * CP_SEQ_PANDA_PALM_X, 0};
+    double c[3] = {to[0], to[1], 0}, hh[3];
+    cp_seq_box_aabb(palm, qf, hh);
+    const double lo = to[2] + g->offset + CP_SEQ_PANDA_PALM_LO, hi = zt + g->offset + CP_SEQ_PANDA_PALM_HI;
+    c[2] = 0.5 * (lo + hi);
+    hh[2] = 0.5 * (hi - lo);
+    if (overlaps(t, p, placed, c, hh)) {
+      snprintf(g->reason, sizeof g->reason, "the Panda's palm would meet a placed part or a support");
       return 1;
     }
   }
@@ -185,7 +213,9 @@ int cp_sequence_grasps(const cp_sequence_task *t, int p, const double *from, con
   const double h = cp_seq_part_height(t, p, st + 3);
   int n = 0;
   if (h < 0) return 0; /* no face of the staged part is horizontal */
-  double fs[3] = {gr->finger[0], gr->finger[1], fmin(gr->finger[2], 0.6 * h)};
+  /* The Panda's rubber pads are what they are; the gantry's fingers are
+   * cut to 0.6 of the part's height. */
+  double fs[3] = {gr->finger[0], gr->finger[1], gr->panda ? gr->finger[2] : fmin(gr->finger[2], 0.6 * h)};
   const double top = 0.5 * h - 0.5 * fs[2] - 0.002; /* fingers 2 mm below the top */
   for (int k = 0; k < 3; k++) {
     double dir[3] = {R[k], R[3 + k], R[6 + k]};
@@ -203,10 +233,10 @@ int cp_sequence_grasps(const cp_sequence_task *t, int p, const double *from, con
        * face less the clearance on either side: sticking out past the
        * face, it would slide along the faces of the part's neighbours
        * (a keystone between voussoirs). */
-      for (int j = 0; j < 3; j++)
+      for (int j = 0; j < 3 && !gr->panda; j++)
         if (j != k && fabs(R[6 + j]) < 1e-6 && g->finger[1] > b->shape.size[j])
           g->finger[1] = fmax(b->shape.size[j] - 2 * gr->clearance, 0.5 * b->shape.size[j]);
-      if (turn > t->tol_angle) {
+      if (turn > t->tol_angle && !gr->panda) {
         /* Turned fingers: a square section no taller than 0.6 of the part
          * either way up. */
         const double hd = cp_seq_part_height(t, p, to + 3);

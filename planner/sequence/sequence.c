@@ -50,7 +50,9 @@ typedef struct attempt {
   const cp_sequence_grasp *g;
   const double *to;    /* where the part goes: x y z qw qx qy qz */
   world_state *w;
-  double t0, zt, close;
+  double t0, zt, close, open; /* the gap's targets: closed, open */
+  char *hand_text;     /* the Panda hand: this phase's URDF, served as */
+  char hand_name[64];  /* this file name */
   int wrist;           /* the grasp turns the part: the chain has a roll joint */
   const double *withdraw; /* a removal: the horizontal way out (else NULL) */
   double withdraw_dist;   /* how far the part's centre goes along it */
@@ -67,11 +69,15 @@ typedef struct attempt {
 /* Joint k of the gripper's chain -> index into world_state.q. */
 static int joint_slot(const attempt *a, int k) {
   static const int plain[] = {0, 1, 2, 3}, wrist[] = {0, 1, 2, 4, 3};
+  if (k >= 4 + a->wrist) return -1; /* the Panda's mimic finger: not kept */
   return a->wrist ? wrist[k] : plain[k];
 }
 
-static json_t *gripper_json(const attempt *a) {
+static json_t *gripper_json(attempt *a) {
   const cp_sequence_task *t = a->t;
+  if (t->gripper.panda)
+    return cp_seq_hand_json(&t->gripper, a->g->dir, a->wrist, a->w->q, a->w->qd, &a->hand_text, a->hand_name,
+                            sizeof a->hand_name);
   const cp_sequence_gripper *gr = &t->gripper;
   const double M = gr->carriage_mass, zero[3] = {0, 0, 0}, *fs = a->g->finger;
   const double off = a->g->width / 2 + gr->clearance + fs[0] / 2;
@@ -110,7 +116,7 @@ static json_t *gripper_json(const attempt *a) {
 
 /* The phase's scene: fixed bodies as designed, the placed parts and the
  * carried one as simulated, the gripper. */
-static json_t *scene_json(const attempt *a) {
+static json_t *scene_json(attempt *a) {
   const cp_sequence_task *t = a->t;
   json_t *sc = json_object(), *bodies = json_array();
   json_object_set_new(sc, "gravity", cp_seq_vec(t->scene.gravity, 3));
@@ -126,6 +132,7 @@ static json_t *scene_json(const attempt *a) {
   json_object_set_new(sc, "friction", cp_seq_friction_json(&t->scene, bodies, GRIPPER, t->gripper.mu));
   json_object_set_new(sc, "bodies", bodies);
   json_object_set_new(sc, "manipulators", json_pack("[o]", gripper_json(a)));
+  if (t->gripper.packages) json_object_set_new(sc, "packages", json_loads(t->gripper.packages, 0, NULL));
   return sc;
 }
 
@@ -147,7 +154,8 @@ static json_t *inputs_json(const attempt *a, const double *step, double gap, int
   const cp_sequence_task *t = a->t;
   json_t *in = json_object();
   static const char *const names[] = {GRIPPER "/x", GRIPPER "/y", GRIPPER "/z"};
-  const double M = t->gripper.carriage_mass, finger = CP_SEQ_FINGER_MASS, w = sqrt(t->acceleration / t->step);
+  const double M = t->gripper.carriage_mass, w = sqrt(t->acceleration / t->step);
+  const double finger = t->gripper.panda ? CP_SEQ_PANDA_MASS : CP_SEQ_FINGER_MASS;
   for (int k = 0; k < 3; k++) {
     const double v[3] = {step[k], 0, -step[k]};
     const double held = (3 - k + a->wrist) * M + finger;
@@ -159,7 +167,8 @@ static json_t *inputs_json(const attempt *a, const double *step, double gap, int
     const double v[2] = {step[3], 0};
     json_object_set_new(in, GRIPPER "/roll", input(v, fabs(step[3]) > 1e-12 ? 2 : 1, 1, 0));
   }
-  json_object_set_new(in, GRIPPER "/gap", input(&gap, 1, 0, t->gripper.stiffness));
+  json_object_set_new(in, t->gripper.panda ? GRIPPER "/panda_finger_joint1" : GRIPPER "/gap",
+                      input(&gap, 1, 0, t->gripper.stiffness));
   return in;
 }
 
@@ -193,13 +202,20 @@ static int run_phase(attempt *a, int phase, json_t *inputs, json_t *goal) {
   char *text = task ? json_dumps(task, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
   json_decref(task);
   if (!text) {
+    free(a->hand_text);
+    a->hand_text = NULL;
     snprintf(a->why, sizeof a->why, "out of memory");
     return -2;
   }
   cp_task pt;
   cp_error e;
-  int rc = cp_task_parse(text, strlen(text), t->path, &pt, &e);
+  /* the Panda hand's URDF is served from memory (and recorded with the plan) */
+  cp_seq_hand_file hf = {a->hand_name, a->hand_text};
+  const cp_file_source src = {cp_seq_hand_read, NULL, &hf};
+  int rc = cp_task_parse_from(text, strlen(text), t->path, a->hand_text ? &src : NULL, &pt, &e);
   free(text);
+  free(a->hand_text);
+  a->hand_text = NULL;
   if (rc) {
     snprintf(a->why, sizeof a->why, "%s: phase task refused at %.60s: %.100s", name, e.where, e.msg);
     return -2;
@@ -242,6 +258,7 @@ static int run_phase(attempt *a, int phase, json_t *inputs, json_t *goal) {
       }
       for (int k = 0; k < pt.scene.manips[0].n; k++) {
         const int at = cp_state_joint_at(&l, 0, k), slot = joint_slot(a, k);
+        if (at < 0) continue; /* the Panda's mimic finger */
         a->w->q[slot] = x[at];
         a->w->qd[slot] = x[at + 1];
       }
@@ -357,10 +374,10 @@ static int execute(attempt *a) {
   const char *part = t->scene.bodies[t->part_body[p]].name;
   const double *to = a->to;
   double *s = w->part + 13 * p, dz[4] = {0, 0, 0, 0};
-  const double open = 0;
-  char lf[64], rf[64];
-  snprintf(lf, sizeof lf, GRIPPER "/lfinger");
-  snprintf(rf, sizeof rf, GRIPPER "/rfinger");
+  const double open = a->open;
+  const int panda = t->gripper.panda;
+  const char *lf = panda ? GRIPPER "/panda_leftfinger" : GRIPPER "/lfinger";
+  const char *rf = panda ? GRIPPER "/panda_rightfinger" : GRIPPER "/rfinger";
   int rc;
   const double off = a->g->offset;
   /* approach: down to the grasp height */
@@ -406,7 +423,7 @@ static int execute(attempt *a) {
   if ((rc = run_phase(a, 5, inputs_json(a, dz, a->close, 2), g))) return rc;
   /* release: open, everything at rest */
   dz[2] = 0;
-  if ((rc = run_phase(a, 6, inputs_json(a, dz, open, 2), joint_goal(GRIPPER "/gap", open, json_pack("{s:b}", "at_rest", 1)))))
+  if ((rc = run_phase(a, 6, inputs_json(a, dz, open, 2), joint_goal(panda ? GRIPPER "/panda_finger_joint1" : GRIPPER "/gap", open, json_pack("{s:b}", "at_rest", 1)))))
     return rc;
   /* retreat: back up to the transport height */
   dz[2] = step_of(a->zt + off - w->q[2], t->step);
@@ -569,10 +586,17 @@ static int move(cp_store *st, const cp_sequence_task *t, world_state *w, double 
       a.zt += fmax(0, 0.5 * sqrt(u * u + v * v) - 0.5 * cp_seq_part_height(t, p, t->scene.bodies[t->part_body[p]].q));
     }
     a.close = -2 * t->gripper.clearance - t->gripper.squeeze / t->gripper.stiffness;
+    if (t->gripper.panda) {
+      /* Both fingers move (a mimic pair, one coordinate): its effort is
+       * twice a finger's push. Open: the clearance outside the faces. */
+      a.open = fmin(t->gripper.finger_upper, 0.5 * g->width + t->gripper.clearance);
+      a.close = fmax(0, 0.5 * g->width - 2 * t->gripper.squeeze / t->gripper.stiffness);
+    }
     w->q[0] = from[0];
     w->q[1] = from[1];
     w->q[2] = a.zt + g->offset;
-    w->q[3] = w->q[4] = 0;
+    w->q[3] = a.open;
+    w->q[4] = 0;
     memset(w->qd, 0, sizeof w->qd);
     stage->attempts++;
     int rc = execute(&a);

@@ -52,6 +52,17 @@ typedef struct cp_sequence_gripper {
   double max_opening;      ///< widest part it can take (m), default 0.1
   double clearance;        ///< finger gap to a face on approach (m), 0.002
   double carriage_mass;    ///< mass of each carriage link (kg), default 1
+  int panda;               ///< 1: the Panda hand ("type": "panda_hand"):
+                           ///< the hand and fingers from its URDF on the
+                           ///< carriage, the fingers a mimic pair
+  char *hand_urdf;         ///< panda: the URDF's hand and finger links and
+                           ///< finger joints, as written there (owned)
+  char *packages;          ///< panda: "packages" of the phase scenes (JSON
+                           ///< text, owned; NULL: none)
+  double finger_upper;     ///< panda: a finger joint's upper limit (m)
+  double finger_effort;    ///< panda: the finger joints' effort limit (N)
+  double tcp;              ///< panda: the tool centre point below the hand
+                           ///< frame (m)
 } cp_sequence_gripper;
 
 typedef struct cp_sequence_task {

@@ -36,4 +36,41 @@ double cp_seq_transport_height(const cp_sequence_task *t, int p);
  * size), or -1 when no axis of it is vertical. */
 double cp_seq_part_height(const cp_sequence_task *t, int p, const double *q);
 
+
+/* The Panda hand (hand.c). Reads the hand's elements, the finger limits
+ * and the tool centre point from the URDF at path into g (where: the JSON
+ * path of errors). 0, or -1 with err. */
+int cp_seq_hand_load(cp_sequence_gripper *g, const char *path, const char *where, cp_error *err);
+/* The URDF of the gantry carrying the hand with its fingers closing along
+ * dir (left finger on -dir), [a wrist about dir]; its file name (by its
+ * content) in name. malloc'd, NULL when out of memory. */
+char *cp_seq_hand_urdf(const cp_sequence_gripper *g, const double *dir, int wrist, char *name, size_t name_size);
+/* The gripper manipulator of a phase scene for the Panda hand: the URDF
+ * (*text, malloc'd, to serve under name) and its state from q, qd (x, y,
+ * z, gap, roll as the sequence keeps them). NULL when out of memory. */
+json_t *cp_seq_hand_json(const cp_sequence_gripper *g, const double *dir, int wrist, const double *q,
+                         const double *qd, char **text, char *name, size_t name_size);
+typedef struct cp_seq_hand_file {
+  const char *name, *text;
+} cp_seq_hand_file;
+/* cp_file_source read: the file named ctx->name (any folder) is ctx->text,
+ * others come from the file system. */
+char *cp_seq_hand_read(void *ctx, const char *path, const char *kind, size_t *len, cp_error *err);
+/* Panda hand geometry around the tool centre point (m), from panda.urdf's
+ * finger boxes and hand.stl's bounds: the rubber pad; a finger's whole
+ * extent out from its pad face and up from the pad's bottom; the palm's
+ * half extents across and along the finger axis and its height span above
+ * the tool centre point. */
+#define CP_SEQ_PANDA_PAD_T 0.0152
+#define CP_SEQ_PANDA_PAD_W 0.0175
+#define CP_SEQ_PANDA_PAD_H 0.0185
+#define CP_SEQ_PANDA_FINGER_OUT 0.0264
+#define CP_SEQ_PANDA_FINGER_W 0.022
+#define CP_SEQ_PANDA_PALM_X 0.0317
+#define CP_SEQ_PANDA_PALM_Y 0.104
+#define CP_SEQ_PANDA_PALM_LO 0.0374
+#define CP_SEQ_PANDA_PALM_HI 0.1294
+/* hand 0.73 kg and two fingers of 0.015 kg */
+#define CP_SEQ_PANDA_MASS 0.76
+
 #endif

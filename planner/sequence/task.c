@@ -9,7 +9,7 @@
 #include "models/jsonread.h"
 #include "models/vec3.h"
 #include "planner/assembly/assembly.h"
-#include "planner/sequence/sequence.h"
+#include "planner/sequence/sequence_impl.h"
 
 int cp_sequence_is_task(const char *text, size_t len) {
   json_error_t je;
@@ -136,16 +136,62 @@ static int parse_staging(cp_sequence_task *t, const json_t *v, cp_error *err) {
   return 0;
 }
 
-static int parse_robot(cp_sequence_task *t, const json_t *v, cp_error *err) {
+/* "type": "panda_hand": the Panda hand from its URDF ("urdf", relative
+ * to the task; "packages" for its package:// meshes). */
+static int parse_panda(cp_sequence_task *t, const json_t *v, const char *task_dir, cp_error *err) {
+  static const char *const keys[] = {"type", "urdf", "packages", "squeeze", "stiffness", "mu", "clearance",
+                                     "carriage_mass", NULL};
+  if (cp_json_check_object(v, "robot", keys, err)) return -1;
+  cp_sequence_gripper *g = &t->gripper;
+  g->panda = 1;
+  g->stiffness = 1000;
+  g->finger[0] = CP_SEQ_PANDA_PAD_T;
+  g->finger[1] = CP_SEQ_PANDA_PAD_W;
+  g->finger[2] = CP_SEQ_PANDA_PAD_H;
+  const char *rel;
+  if (cp_json_string(json_object_get(v, "urdf"), "robot.urdf", &rel, err)) return -1;
+  const json_t *pk = json_object_get(v, "packages");
+  if (pk) {
+    const char *key;
+    json_t *val;
+    char p[CP_JSON_PATH_MAX];
+    if (!json_is_object(pk)) return cp_error_set(err, "robot.packages", "expected an object: package name -> folder");
+    json_object_foreach((json_t *)pk, key, val) {
+      const char *dir;
+      if (cp_json_string(val, cp_json_path_key(p, "robot.packages", key), &dir, err)) return -1;
+    }
+    if (!(g->packages = json_dumps(pk, JSON_COMPACT)))
+      return cp_error_setc(err, CP_ERR_NOMEM, "robot.packages", "out of memory");
+  }
+  const size_t n = strlen(task_dir) + strlen(rel) + 2;
+  char *path = malloc(n);
+  if (!path) return cp_error_setc(err, CP_ERR_NOMEM, "robot.urdf", "out of memory");
+  if (rel[0] == '/') snprintf(path, n, "%s", rel);
+  else snprintf(path, n, "%s/%s", task_dir, rel);
+  const int rc = cp_seq_hand_load(g, path, "robot.urdf", err);
+  free(path);
+  if (rc) return -1;
+  if (opt_pos(v, "robot", "squeeze", &g->squeeze, err) || opt_pos(v, "robot", "stiffness", &g->stiffness, err) ||
+      opt_pos(v, "robot", "mu", &g->mu, err) || opt_pos(v, "robot", "clearance", &g->clearance, err) ||
+      opt_pos(v, "robot", "carriage_mass", &g->carriage_mass, err))
+    return -1;
+  if (g->squeeze > g->finger_effort)
+    return cp_error_set(err, "robot.squeeze", "expected at most the finger joints' effort limit %.4g N (the URDF's)",
+                        g->finger_effort);
+  return 0;
+}
+
+static int parse_robot(cp_sequence_task *t, const json_t *v, const char *task_dir, cp_error *err) {
   static const char *const keys[] = {"type", "squeeze", "stiffness", "mu", "finger", "max_opening",
                                      "clearance", "carriage_mass", NULL};
   if (!json_is_object(v)) return cp_error_set(err, "robot", "expected an object {\"type\": \"parallel_gripper\", ...}");
-  if (cp_json_check_object(v, "robot", keys, err)) return -1;
   const char *type;
   if (cp_json_string(json_object_get(v, "type"), "robot.type", &type, err)) return -1;
+  if (!strcmp(type, "panda_hand")) return parse_panda(t, v, task_dir, err);
   if (strcmp(type, "parallel_gripper"))
     return cp_error_setc(err, CP_ERR_UNSUPPORTED, "robot.type",
-                         "expected \"parallel_gripper\" (the only robot so far), not \"%.40s\"", type);
+                         "expected \"parallel_gripper\" or \"panda_hand\", not \"%.40s\"", type);
+  if (cp_json_check_object(v, "robot", keys, err)) return -1;
   cp_sequence_gripper *g = &t->gripper;
   if (opt_pos(v, "robot", "squeeze", &g->squeeze, err) || opt_pos(v, "robot", "stiffness", &g->stiffness, err) ||
       opt_pos(v, "robot", "mu", &g->mu, err) || opt_pos(v, "robot", "max_opening", &g->max_opening, err) ||
@@ -207,7 +253,10 @@ static int parse_root(cp_sequence_task *t, const json_t *root, const char *path,
   if (tmp && parse_temporary(t, tmp, err)) return -1;
   const json_t *r = json_object_get(root, "robot");
   if (!r) return cp_error_set(err, "robot", "missing: the gripper");
-  if (parse_robot(t, r, err)) return -1;
+  char *rdir = dir_of(path);
+  rc = rdir ? parse_robot(t, r, rdir, err) : cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
+  free(rdir);
+  if (rc) return -1;
   const json_t *v;
   if ((v = json_object_get(root, "tolerance"))) {
     static const char *const tk[] = {"position", "angle", NULL};
@@ -278,5 +327,7 @@ void cp_sequence_task_free(cp_sequence_task *t) {
   cp_scene_free(&t->scene);
   free(t->part_body);
   free(t->staged);
+  free(t->gripper.hand_urdf);
+  free(t->gripper.packages);
   memset(t, 0, sizeof *t);
 }

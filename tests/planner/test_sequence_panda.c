@@ -1,0 +1,256 @@
+// The Panda hand as the assembly gripper (docs/assembly.md, "The Panda
+// hand"): its grasps' hold factors against the friction limits with its
+// rubber pads, a part wider than the hand opens refused with the reason,
+// a part carried and placed by the hand, the bundled tower built and
+// replayed bitwise, bad robot keys refused with their JSON path.
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "planner/sequence/sequence.h"
+#include "synth.h"
+#include "tests/support.h"
+
+static const char *root(void) {
+  const char *r = getenv("CP_SOURCE_ROOT");
+  return r ? r : ".";
+}
+
+/* The robot object of the Panda hand (absolute paths: the task is inline). */
+static const char *panda(char *buf, size_t n, const char *extra) {
+  snprintf(buf, n,
+           "{\"type\": \"panda_hand\", \"urdf\": \"%s/tests/data/robots/example-robot-data/robots/panda_description/"
+           "urdf/panda.urdf\", \"packages\": {\"example-robot-data\": \"%s/tests/data/robots/example-robot-data\"}%s}",
+           root(), root(), extra);
+  return buf;
+}
+
+/* One 0.1 kg cube of side s staged 15 cm along -y of its design pose (the
+ * transport along y), held by the Panda hand with friction mu. */
+static const char *cube_task(double s, double mu, char *buf, size_t n) {
+  char robot[1024], extra[64];
+  snprintf(extra, sizeof extra, ", \"mu\": %.17g", mu);
+  snprintf(buf, n,
+           "{\"assembly\": {\"bodies\": ["
+           "{\"name\": \"table\", \"fixed\": true, \"shape\": {\"type\": \"plane\", \"normal\": [0, 0, 1], \"offset\": 0}},"
+           "{\"name\": \"cube\", \"mass\": 0.1, \"shape\": {\"type\": \"box\", \"size\": [%.17g, %.17g, %.17g]},"
+           " \"position\": [0, 0, %.17g]}]},"
+           " \"staging\": {\"cube\": {\"position\": [0, -0.15, %.17g]}},"
+           " \"robot\": %s, \"transport\": {\"acceleration\": 25}}",
+           s, s, s, s / 2, s / 2, panda(robot, sizeof robot, extra));
+  return buf;
+}
+
+// The hand's limits come from the URDF: 0.04 m per finger (0.08 m
+// opening), the 100 N effort limit; the pads are the URDF's rubber tip
+// boxes, not cut to the part. The grasp LP's factors: across x (normals
+// +-x) weight and transport load (along y) both lie in the faces,
+// 2 mu F / (m max(g, a)); across y the load runs along the finger axis,
+// 2 mu F / (m g + mu (m + 2 mf) a) (mf = 0.05 kg the LP's sliding finger),
+// for the grasps at the cube's centre.
+Test(sequence_panda, grasp_holds_the_weight_by_the_friction_limits) {
+  char text[4096];
+  cp_sequence_task t;
+  cp_error err;
+  const double mu = 0.3, F = 5, m = 0.1, mf = 0.05, g = 9.81, a = 25;
+  cube_task(0.04, mu, text, sizeof text);
+  cr_assert_eq(cp_sequence_task_parse(text, strlen(text), NULL, &t, &err), 0, "%s: %s", err.where, err.msg);
+  cr_assert(t.gripper.panda);
+  cr_assert_float_eq(t.gripper.max_opening, 0.08, 1e-15);
+  cr_assert_float_eq(t.gripper.finger_effort, 100, 1e-12);
+  cr_assert_float_eq(t.gripper.tcp, 0.1034, 1e-15);
+  cp_sequence_grasp gr[6];
+  const int n = cp_sequence_grasps(&t, 0, NULL, NULL, 0, gr, 6, &err);
+  cr_assert_eq(n, 4, "%s", err.msg);
+  for (int k = 0; k < n; k++) {
+    cr_assert_float_eq(gr[k].finger[2], 0.0185, 1e-15);
+    cr_assert_float_eq(gr[k].finger[0], 0.0152, 1e-15);
+    const double expect = gr[k].axis == 0 ? 2 * mu * F / (m * a) : 2 * mu * F / (m * g + mu * (m + 2 * mf) * a);
+    // at the centre the closed form; near the top (8.75 mm up) the load
+    // along the axis also turns the cube in the pads: no more than that
+    if (gr[k].offset == 0.0)
+      cr_assert_float_eq(gr[k].hold, expect, 0.004, "axis %d: %g vs %g", gr[k].axis, gr[k].hold, expect);
+    else
+      cr_assert_leq(gr[k].hold, expect + 0.004, "axis %d: %g vs %g", gr[k].axis, gr[k].hold, expect);
+    // across y holds 1.4x the load, across x only 1.2x: both usable
+    cr_assert(!gr[k].rejected, "%s", gr[k].reason);
+  }
+  cr_assert_eq(gr[0].axis, 1);
+  cp_sequence_task_free(&t);
+}
+
+// The cube carried by the hand: the grasp's weight is held through the
+// lift and the 15 cm transport in the simulation (each step checked
+// against Newton-Euler by the step check), and the cube ends at its
+// design pose within the tolerance, strong; 7 phases.
+Test(sequence_panda, cube_carried_and_placed) {
+  char text[4096], *db = synth_temp_db();
+  cp_sequence_task t;
+  cp_error err;
+  cube_task(0.04, 0.8, text, sizeof text);
+  cr_assert_eq(cp_sequence_task_parse(text, strlen(text), NULL, &t, &err), 0, "%s: %s", err.where, err.msg);
+  cp_store *st;
+  char msg[600];
+  cr_assert_eq(cp_store_open(db, 0, &st, msg, sizeof msg), CP_STORE_OK, "%s", msg);
+  cp_sequence_result res;
+  cr_assert_eq(cp_sequence_plan(st, &t, &res, &err), CP_SEQUENCE_SOLVED, "%s", res.message);
+  const cp_sequence_stage *s = &res.stages[0];
+  cr_assert(s->certified);
+  cr_assert_eq(s->n_plans, 7);
+  cr_assert_leq(s->position_error, t.tol_position);
+  cr_assert_leq(s->angle_error, t.tol_angle);
+  cr_assert(s->stability == CP_STABILITY_STRONG);
+  cp_sequence_result_free(&res);
+  cp_store_close(st);
+  cp_sequence_task_free(&t);
+  synth_remove_db(db);
+}
+
+// A 9 cm cube: wider than the hand opens (0.08 m with the clearance on
+// either side); every grasp refused with the reason, no sequence.
+Test(sequence_panda, part_wider_than_the_hand_refused) {
+  char text[4096], *db = synth_temp_db();
+  cp_sequence_task t;
+  cp_error err;
+  cube_task(0.09, 0.8, text, sizeof text);
+  cr_assert_eq(cp_sequence_task_parse(text, strlen(text), NULL, &t, &err), 0, "%s: %s", err.where, err.msg);
+  cp_sequence_grasp gr[6];
+  const int n = cp_sequence_grasps(&t, 0, NULL, NULL, 0, gr, 6, &err);
+  cr_assert_geq(n, 2);
+  for (int k = 0; k < n; k++) {
+    cr_assert(gr[k].rejected);
+    cr_assert(strstr(gr[k].reason, "0.09 m wide") && strstr(gr[k].reason, "the Panda hand opens 0.08 m"), "%s",
+              gr[k].reason);
+  }
+  cp_sequence_task_free(&t);
+  char *file = cpt_temp_file(text, ".json");
+  const char *argv[] = {"complan", "assemble", file, "--db", db, "--json", NULL};
+  json_t *doc = cpt_run_json(argv, 0);
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "none");
+  const char *m = json_string_value(json_object_get(doc, "message"));
+  cr_assert(m && strstr(m, "cube"), "%s", m);
+  json_decref(doc);
+  unlink(file);
+  free(file);
+  synth_remove_db(db);
+}
+
+// The bundled tower built by the hand: every stage strong, within 2 mm /
+// 1 deg, and the stored sequence replays bitwise and chained.
+Test(sequence_panda, tower_built_and_replayed_bitwise) {
+  char *db = synth_temp_db(), path[4096];
+  snprintf(path, sizeof path, "%s/planner/tasks/assembly/tower3_panda.json", root());
+  const char *argv[] = {"complan", "assemble", path, "--db", db, "--json", NULL};
+  json_t *doc = cpt_run_json(argv, 0);
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "solved");
+  json_t *stages = json_object_get(doc, "stages");
+  cr_assert_eq(json_array_size(stages), 3);
+  for (size_t i = 0; i < 3; i++) {
+    json_t *s = json_array_get(stages, i);
+    cr_assert_str_eq(json_string_value(json_object_get(s, "stability")), "strong");
+    cr_assert_eq(json_array_size(json_object_get(s, "plan_ids")), 7);
+  }
+  json_t *fe = json_object_get(doc, "final_error");
+  cr_assert_leq(json_number_value(json_object_get(fe, "position")), 0.002);
+  cr_assert_leq(json_number_value(json_object_get(fe, "angle")), 0.0174533);
+  cr_assert(json_is_true(json_object_get(doc, "replay_verified")));
+  synth_assert_sequence_replays(db, doc, 21);
+  json_decref(doc);
+  synth_remove_db(db);
+}
+
+static void bad(const char *robot, const char *where, const char *what) {
+  char text[4096], *db = synth_temp_db();
+  snprintf(text, sizeof text,
+           "{\"assembly\": {\"bodies\": [{\"name\": \"b\", \"mass\": 0.1, \"shape\": {\"type\": \"box\", \"size\": "
+           "[0.04, 0.04, 0.04]}, \"position\": [0, 0, 0.02]}]}, \"staging\": {\"b\": {\"position\": [0.1, 0, 0.02]}},"
+           " \"robot\": %s}", robot);
+  char *file = cpt_temp_file(text, ".json");
+  const char *argv[] = {"complan", "assemble", file, "--db", db, "--json", NULL};
+  char *out, *err;
+  cr_assert_eq(cpt_run(argv, &out, &err), 2, "%s: %s", text, err);
+  cr_assert_str_eq(out, "");
+  char expect[512];
+  snprintf(expect, sizeof expect, "%s: %s:", file, where);
+  cr_assert(strstr(err, expect), "expected \"%s\" in: %s", expect, err);
+  cr_assert(strstr(err, what), "expected \"%s\" in: %s", what, err);
+  cr_assert_neq(access(db, F_OK), 0, "nothing written");
+  free(out);
+  free(err);
+  unlink(file);
+  free(file);
+  synth_remove_db(db);
+}
+
+Test(sequence_panda, bad_robot_keys_exit_2_with_json_path) {
+  char r[2048];
+  bad("{\"type\": \"panda_hand\"}", "robot.urdf", "expected");
+  bad("{\"type\": \"panda_hand\", \"urdf\": \"/nonexistent/panda.urdf\"}", "robot.urdf", "/nonexistent/panda.urdf");
+  char other[1024];
+  snprintf(other, sizeof other, "{\"type\": \"panda_hand\", \"urdf\": \"%s/models/scenes/gripper.urdf\"}", root());
+  bad(other, "robot.urdf", "panda_hand");
+  bad(panda(r, sizeof r, ", \"finger\": [0.01, 0.02, 0.02]"), "robot.finger", "");
+  bad(panda(r, sizeof r, ", \"squeeze\": 150"), "robot.squeeze", "effort limit 100 N");
+  bad(panda(r, sizeof r, ", \"mu\": -1"), "robot.mu", "> 0");
+  bad("{\"type\": \"panda_hand\", \"urdf\": \"x.urdf\", \"packages\": [1]}", "robot.packages", "object");
+  bad("{\"type\": \"kuka_hand\"}", "robot.type", "panda_hand");
+}
+
+// A fixed pillar 2 cm beside the cube's design place along x, 12 cm tall:
+// held across x the fingers (2.64 cm out from the faces) clear it, but the
+// palm (20.8 cm along the finger axis, 3.7 cm above the pads' centre) would
+// come down on it; held across y the palm is 6.3 cm wide across it and
+// clear. The x grasps are refused for the palm, the y grasps kept.
+Test(sequence_panda, palm_must_not_meet_a_neighbour) {
+  char text[4096], robot[1024];
+  snprintf(text, sizeof text,
+           "{\"assembly\": {\"bodies\": ["
+           "{\"name\": \"table\", \"fixed\": true, \"shape\": {\"type\": \"plane\", \"normal\": [0, 0, 1], \"offset\": 0}},"
+           "{\"name\": \"pillar\", \"fixed\": true, \"shape\": {\"type\": \"box\", \"size\": [0.02, 0.02, 0.12]},"
+           " \"position\": [0.07, 0, 0.06]},"
+           "{\"name\": \"cube\", \"mass\": 0.1, \"shape\": {\"type\": \"box\", \"size\": [0.04, 0.04, 0.04]},"
+           " \"position\": [0, 0, 0.02]}]},"
+           " \"staging\": {\"cube\": {\"position\": [0, -0.15, 0.02]}}, \"robot\": %s}",
+           panda(robot, sizeof robot, ""));
+  cp_sequence_task t;
+  cp_error err;
+  cr_assert_eq(cp_sequence_task_parse(text, strlen(text), NULL, &t, &err), 0, "%s: %s", err.where, err.msg);
+  cp_sequence_grasp gr[6];
+  const int n = cp_sequence_grasps(&t, 0, NULL, NULL, 0, gr, 6, &err);
+  cr_assert_eq(n, 4);
+  for (int k = 0; k < n; k++) {
+    cr_assert_eq(gr[k].rejected, gr[k].axis == 0, "axis %d: %s", gr[k].axis, gr[k].reason);
+    if (gr[k].axis == 0) cr_assert(strstr(gr[k].reason, "palm"), "%s", gr[k].reason);
+  }
+  cp_sequence_task_free(&t);
+}
+
+// The bar of bar_turn.json (2 x 3 x 6 cm) staged lying, to stand: the
+// wrist would turn it -90 deg about the grasp axis, and the Panda's palm
+// with it; held at the bar's centre (3 cm above its bottom) the palm's
+// box (3.17 cm either side across the grasp axis) would reach 1.7 mm
+// below the bar's bottom, into the ground: refused, no usable grasp.
+Test(sequence_panda, turned_palm_below_the_part_refused) {
+  char text[4096], robot[1024];
+  snprintf(text, sizeof text,
+           "{\"assembly\": \"%s/planner/tasks/assembly/bar_turn_scene.json\","
+           " \"staging\": {\"bar\": {\"position\": [0.12, 0.05, 0.01], \"orientation\": [0.7071067811865476, 0,"
+           " 0.7071067811865476, 0]}}, \"robot\": %s}",
+           root(), panda(robot, sizeof robot, ""));
+  cp_sequence_task t;
+  cp_error err;
+  cr_assert_eq(cp_sequence_task_parse(text, strlen(text), NULL, &t, &err), 0, "%s: %s", err.where, err.msg);
+  cp_sequence_grasp gr[6];
+  const int n = cp_sequence_grasps(&t, 0, NULL, NULL, 0, gr, 6, &err);
+  int palm = 0;
+  for (int k = 0; k < n; k++) {
+    cr_assert(gr[k].rejected);
+    palm += strstr(gr[k].reason, "turned, the Panda's palm would reach 1.7 mm below") != NULL;
+  }
+  cr_assert_eq(palm, 1);
+  cp_sequence_task_free(&t);
+}
