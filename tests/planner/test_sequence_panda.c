@@ -11,7 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "models/mesh.h"
+#include "models/urdf.h"
 #include "planner/sequence/sequence.h"
+#include "planner/sequence/sequence_impl.h"
 #include "synth.h"
 #include "tests/support.h"
 
@@ -253,4 +256,54 @@ Test(sequence_panda, turned_palm_below_the_part_refused) {
   }
   cr_assert_eq(palm, 1);
   cp_sequence_task_free(&t);
+}
+
+// The boxes the grasp filter sweeps (sequence_impl.h) against the URDF
+// read by models/: the rubber pad's box, every finger box within the
+// finger's extent, the hand mesh's bounds within the palm's box (the hand
+// is merged into panda_link7; the tool centre point 0.1034 m below it).
+Test(sequence_panda, hand_boxes_cover_the_urdf_geometry) {
+  char path[4096], pk[4096];
+  snprintf(path, sizeof path, "%s/tests/data/robots/example-robot-data/robots/panda_description/urdf/panda.urdf",
+           root());
+  snprintf(pk, sizeof pk, "%s/tests/data/robots/example-robot-data", root());
+  const cp_urdf_package pkg = {"example-robot-data", pk};
+  cp_urdf_options o = cp_urdf_defaults();
+  o.packages = &pkg;
+  o.n_packages = 1;
+  cp_urdf_model m;
+  cp_error err;
+  cr_assert_eq(cp_urdf_load_opts(path, &o, &m, &err), 0, "%s", err.msg);
+  int pads = 0, hands = 0;
+  for (int k = 0; k < m.chain.n; k++) {
+    const cp_link *l = &m.chain.joints[k].link;
+    for (int i = -1; i < l->n_extra_shapes; i++) {
+      const cp_shape *sh = i < 0 ? &l->shape : &l->extra_shapes[i].shape;
+      const double *pos = i < 0 ? l->shape_pos : l->extra_shapes[i].pos;
+      if (!strcmp(l->name, "panda_leftfinger") && sh->type == CP_SHAPE_BOX) {
+        // every box within the finger's extent out from the pad's face
+        // (y = 0) and across (x); the pad itself
+        cr_assert_leq(pos[1] + 0.5 * sh->size[1], CP_SEQ_PANDA_FINGER_OUT + 1e-12);
+        cr_assert_leq(sh->size[0], CP_SEQ_PANDA_FINGER_W + 1e-12);
+        if (fabs(pos[2] - 0.04525) < 1e-9) {
+          pads++;
+          cr_assert_float_eq(sh->size[0], CP_SEQ_PANDA_PAD_W, 1e-12);
+          cr_assert_float_eq(sh->size[1], CP_SEQ_PANDA_PAD_T, 1e-12);
+          cr_assert_float_eq(sh->size[2], CP_SEQ_PANDA_PAD_H, 1e-12);
+        }
+      }
+      if (sh->type == CP_SHAPE_MESH && strstr(sh->mesh->path, "hand.stl")) {
+        hands++;
+        // the mesh in the hand frame (no origin in the URDF); seen from
+        // the tool centre point the hand frame is 0.1034 m up, z down
+        cr_assert_leq(fmax(-sh->mesh->lo[0], sh->mesh->hi[0]), CP_SEQ_PANDA_PALM_X);
+        cr_assert_leq(fmax(-sh->mesh->lo[1], sh->mesh->hi[1]), CP_SEQ_PANDA_PALM_Y);
+        cr_assert_geq(0.1034 - sh->mesh->hi[2], CP_SEQ_PANDA_PALM_LO - 1e-4);
+        cr_assert_leq(0.1034 - sh->mesh->lo[2], CP_SEQ_PANDA_PALM_HI);
+      }
+    }
+  }
+  cr_assert_eq(pads, 1);
+  cr_assert_eq(hands, 1);
+  cp_urdf_free(&m);
 }
