@@ -57,6 +57,69 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* Basis from the all-w start. */
+static void cp_lk_cold_basis(cp_lemke_ws *ws, const run *R) {
+  const int n = R->n;
+  for (int i = 0; i < n; i++) {
+    ws->basic[i] = i;
+    ws->wrow[i] = i;
+    ws->zrow[i] = -1;
+    ws->col_slot[i] = -1;
+    ws->gidx[i] = i;
+    ws->wbas[i] = 1;
+  }
+  ws->k = 0;
+  ws->z0row = -1;
+  memcpy(ws->qbar, R->q, sizeof(double) * (size_t)n);
+}
+
+/* The end of a start at a complementary basis (zrow set): w_i = 0 where
+ * z_i is basic, the check, and if it fails an LU solve of the basis system
+ * M_ZZ z_Z = -q_Z and the check again. */
+static cp_lcp_status check_or_lu(cp_lemke_ws *ws, const run *R,
+                                 const cp_check_options *chk, double *z,
+                                 double *w, cp_lcp_info *info) {
+  const int n = R->n;
+  for (int j = 0; j < n; j++)
+    if (ws->zrow[j] >= 0) w[j] = 0.0; /* nonbasic: exactly zero */
+  if (cp_lcp_check(n, R->M, R->q, z, w, chk, info)) return CP_LCP_SOLVED;
+  return cp_lk_lu_retry(ws, R, chk, z, w, info);
+}
+
+/* Complementary basis reached: refine z against M and check. Falls back to
+ * an LU solve of the basis system if refinement is not good enough. */
+static cp_lcp_status cp_lk_finish(cp_lemke_ws *ws, const run *R,
+                           const cp_check_options *chk, double *z, double *w,
+                           cp_lcp_info *info) {
+  const int n = R->n, k = ws->k;
+  cp_lk_read_iterate(ws, n, z, w);
+  /* Iterative refinement: residual rho_i = (M z + q)_i on the basic-z rows
+   * must vanish; M_ZZ^-1 = -B^-1[zrows, Z] (see cp_lk_refactor()), so
+   * z_Z += B^-1[zrows, Z] rho_Z. Stops once rho is at roundoff level. */
+  int m = 0;
+  for (int j = 0; j < n; j++)
+    if (ws->zrow[j] >= 0) {
+      ws->kidx[m] = j;
+      ws->widx[m++] = ws->zrow[j];
+    }
+  cp_lk_eval_w(ws, R, z, w);
+  for (int it = 0; it < 2 && k > 0; it++) {
+    double rmax = 0.0;
+    for (int b = 0; b < m; b++) {
+      const double a = fabs(w[ws->kidx[b]]);
+      rmax = a > rmax ? a : rmax;
+    }
+    if (!(rmax > 8.0 * DBL_EPSILON * R->qscale)) break;
+    for (int s = 0; s < k; s++) {
+      const double rho = w[ws->slot_col[s]];
+      const double *b = ws->Bact + (size_t)s * (size_t)n;
+      for (int c = 0; c < m; c++) z[ws->kidx[c]] += b[ws->widx[c]] * rho;
+    }
+    cp_lk_eval_w(ws, R, z, w);
+  }
+  return check_or_lu(ws, R, chk, z, w, info);
+}
+
 /* ----- the pivot update kernels --------------------------------------- */
 
 /* c_s -= x t_s for eight columns, accumulating acc += sum a_s c_s (new).

@@ -128,22 +128,6 @@ double cp_lk_basis_residual(cp_lemke_ws *ws, const run *R) {
   return worst;
 }
 
-/* Basis from the all-w start. */
-void cp_lk_cold_basis(cp_lemke_ws *ws, const run *R) {
-  const int n = R->n;
-  for (int i = 0; i < n; i++) {
-    ws->basic[i] = i;
-    ws->wrow[i] = i;
-    ws->zrow[i] = -1;
-    ws->col_slot[i] = -1;
-    ws->gidx[i] = i;
-    ws->wbas[i] = 1;
-  }
-  ws->k = 0;
-  ws->z0row = -1;
-  memcpy(ws->qbar, R->q, sizeof(double) * (size_t)n);
-}
-
 static int factor_mzz(cp_lemke_ws *ws, const run *R, int cond);
 static void solve_mzz(cp_lemke_ws *ws, const run *R, int m, double *z,
                       double *w);
@@ -193,26 +177,6 @@ int cp_lk_warm_basis(cp_lemke_ws *ws, const run *R, const unsigned char *warm,
   return 0;
 }
 
-/* z, w of the current (complementary or almost complementary) basis. */
-void cp_lk_read_iterate(const cp_lemke_ws *ws, int n, double *z, double *w) {
-  for (int i = 0; i < n; i++) {
-    z[i] = ws->zrow[i] >= 0 ? ws->qbar[ws->zrow[i]] : 0.0;
-    w[i] = ws->wrow[i] >= 0 ? ws->qbar[ws->wrow[i]] : 0.0;
-  }
-}
-
-/* w := M[:,Z] z_Z + q (z is zero off Z). */
-static void eval_w(const cp_lemke_ws *ws, const run *R, const double *z,
-                   double *w) {
-  const int n = R->n;
-  memcpy(w, R->q, sizeof(double) * (size_t)n);
-  for (int j = 0; j < n; j++) {
-    if (ws->zrow[j] < 0 || z[j] == 0.0) continue;
-    const double *Mj = R->M + (size_t)j * (size_t)n, zj = z[j];
-    for (int i = 0; i < n; i++) w[i] += Mj[i] * zj;
-  }
-}
-
 /* LU factors of M_ZZ, Z = {j : z_j basic} (listed in kidx[0..m)), in T1
  * (ld m) with pivots ipiv. Returns m, or -1 if M_ZZ is singular; with
  * `cond` also when its reciprocal condition estimate is below RCOND_MIN.
@@ -256,21 +220,22 @@ static void solve_mzz(cp_lemke_ws *ws, const run *R, int m, double *z,
     for (int b = 0; b < m; b++) rhs[b] = -R->q[ws->kidx[b]];
     LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', m, 1, F, m, ws->ipiv, rhs, m);
     for (int b = 0; b < m; b++) z[ws->kidx[b]] = rhs[b];
-    eval_w(ws, R, z, w);
+    cp_lk_eval_w(ws, R, z, w);
     for (int b = 0; b < m; b++) rhs[b] = -w[ws->kidx[b]];
     LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', m, 1, F, m, ws->ipiv, rhs, m);
     for (int b = 0; b < m; b++) z[ws->kidx[b]] += rhs[b];
   }
-  eval_w(ws, R, z, w);
+  cp_lk_eval_w(ws, R, z, w);
   for (int b = 0; b < m; b++) w[ws->kidx[b]] = 0.0;
 }
 
 /* Explicit inverse of a warm (complementary) basis from the LU of M_ZZ left
  * by factor_mzz (m = k columns, slot s <-> column kidx[s], row i holds z_i or
- * w_i). With C_AK = -M_ZZ and C_WK = -M_WZ (cp_lk_refactor()): B^-1 on the z rows
- * is -M_ZZ^-1, on the w rows -M_WZ M_ZZ^-1. Cost 4/3 k^3 (dgetri) plus
- * 2 (n-k) k^2 (one GEMM), against 8/3 k^3 + 2 (n-k) k^2 for cp_lk_refactor().
- * Returns -1 if M_ZZ is ill-conditioned (rcond < RCOND_MIN). */
+ * w_i). With C_AK = -M_ZZ and C_WK = -M_WZ (cp_lk_refactor()): B^-1 on the z
+ * rows is -M_ZZ^-1, on the w rows -M_WZ M_ZZ^-1. Cost 4/3 k^3 (dgetri) plus
+ * 2 (n-k) k^2 (one GEMM), against 8/3 k^3 + 2 (n-k) k^2 for
+ * cp_lk_refactor(). Returns -1 if M_ZZ is ill-conditioned (rcond <
+ * RCOND_MIN). */
 int cp_lk_warm_inverse(cp_lemke_ws *ws, const run *R, int m) {
   const int n = R->n, nw = n - m;
   if (m == 0) return 0;
@@ -316,19 +281,6 @@ cp_lcp_status cp_lk_lu_retry(cp_lemke_ws *ws, const run *R,
                              const cp_check_options *chk, double *z,
                              double *w, cp_lcp_info *info);
 
-/* The end of a start at a complementary basis (zrow set): w_i = 0 where
- * z_i is basic, the check, and if it fails an LU solve of the basis system
- * M_ZZ z_Z = -q_Z and the check again. */
-static cp_lcp_status check_or_lu(cp_lemke_ws *ws, const run *R,
-                                 const cp_check_options *chk, double *z,
-                                 double *w, cp_lcp_info *info) {
-  const int n = R->n;
-  for (int j = 0; j < n; j++)
-    if (ws->zrow[j] >= 0) w[j] = 0.0; /* nonbasic: exactly zero */
-  if (cp_lcp_check(n, R->M, R->q, z, w, chk, info)) return CP_LCP_SOLVED;
-  return cp_lk_lu_retry(ws, R, chk, z, w, info);
-}
-
 /* The answer of a complementary basis failed the check: z again by an LU
  * solve of the basis system M_ZZ z_Z = -q_Z, and the check again. */
 cp_lcp_status cp_lk_lu_retry(cp_lemke_ws *ws, const run *R,
@@ -342,40 +294,6 @@ cp_lcp_status cp_lk_lu_retry(cp_lemke_ws *ws, const run *R,
     if (cp_lcp_check(n, R->M, R->q, z, w, chk, info)) return CP_LCP_SOLVED;
   }
   return CP_LCP_CHECK_FAILED;
-}
-
-/* Complementary basis reached: refine z against M and check. Falls back to
- * an LU solve of the basis system if refinement is not good enough. */
-cp_lcp_status cp_lk_finish(cp_lemke_ws *ws, const run *R,
-                           const cp_check_options *chk, double *z, double *w,
-                           cp_lcp_info *info) {
-  const int n = R->n, k = ws->k;
-  cp_lk_read_iterate(ws, n, z, w);
-  /* Iterative refinement: residual rho_i = (M z + q)_i on the basic-z rows
-   * must vanish; M_ZZ^-1 = -B^-1[zrows, Z] (see cp_lk_refactor()), so
-   * z_Z += B^-1[zrows, Z] rho_Z. Stops once rho is at roundoff level. */
-  int m = 0;
-  for (int j = 0; j < n; j++)
-    if (ws->zrow[j] >= 0) {
-      ws->kidx[m] = j;
-      ws->widx[m++] = ws->zrow[j];
-    }
-  eval_w(ws, R, z, w);
-  for (int it = 0; it < 2 && k > 0; it++) {
-    double rmax = 0.0;
-    for (int b = 0; b < m; b++) {
-      const double a = fabs(w[ws->kidx[b]]);
-      rmax = a > rmax ? a : rmax;
-    }
-    if (!(rmax > 8.0 * DBL_EPSILON * R->qscale)) break;
-    for (int s = 0; s < k; s++) {
-      const double rho = w[ws->slot_col[s]];
-      const double *b = ws->Bact + (size_t)s * (size_t)n;
-      for (int c = 0; c < m; c++) z[ws->kidx[c]] += b[ws->widx[c]] * rho;
-    }
-    eval_w(ws, R, z, w);
-  }
-  return check_or_lu(ws, R, chk, z, w, info);
 }
 
 /* Undoes the pivot that brought v into row r and took z0 out: z0 basic in

@@ -159,29 +159,20 @@ CP_LK_HIDDEN double cp_lk_entering_column(cp_lemke_ws *ws, const run *R,
 CP_LK_HIDDEN void cp_lk_recompute_qbar(cp_lemke_ws *ws, const run *R);
 CP_LK_HIDDEN int cp_lk_refactor(cp_lemke_ws *ws, const run *R);
 CP_LK_HIDDEN double cp_lk_basis_residual(cp_lemke_ws *ws, const run *R);
-CP_LK_HIDDEN void cp_lk_cold_basis(cp_lemke_ws *ws, const run *R);
 CP_LK_HIDDEN int cp_lk_warm_basis(cp_lemke_ws *ws, const run *R,
                                   const unsigned char *warm, double *z,
                                   double *w);
 CP_LK_HIDDEN int cp_lk_warm_inverse(cp_lemke_ws *ws, const run *R, int m);
-CP_LK_HIDDEN void cp_lk_read_iterate(const cp_lemke_ws *ws, int n, double *z,
-                                     double *w);
 CP_LK_HIDDEN cp_lcp_status cp_lk_lu_retry(cp_lemke_ws *ws, const run *R,
                                           const cp_check_options *chk,
                                           double *z, double *w,
                                           cp_lcp_info *info);
-CP_LK_HIDDEN cp_lcp_status cp_lk_finish(cp_lemke_ws *ws, const run *R,
-                                        const cp_check_options *chk,
-                                        double *z, double *w,
-                                        cp_lcp_info *info);
 CP_LK_HIDDEN int cp_lk_unpivot_z0(cp_lemke_ws *ws, const run *R, int r, int v,
                                   double *amax);
 
 /* lemke_ratio.c */
 CP_LK_HIDDEN int cp_lk_lex_min(cp_lemke_ws *ws, int nc, const double *col,
                                double sg);
-CP_LK_HIDDEN CP_GCC_OPTIMIZE("no-tree-loop-distribute-patterns") int
-cp_lk_lex_min_identity(cp_lemke_ws *ws, int nc, const double *col, double sg);
 CP_LK_HIDDEN int cp_lk_z0_or_lex(cp_lemke_ws *ws, const run *R, int nc,
                                  const double *col);
 CP_LK_HIDDEN int cp_lk_ratio_test_tight(cp_lemke_ws *ws, const run *R,
@@ -197,6 +188,64 @@ CP_LK_HIDDEN cp_lcp_status cp_lk_small_start(cp_lemke_ws *ws, const run *R,
                                              cp_lcp_info *info, int *piv);
 CP_LK_HIDDEN void cp_lk_small_iterate(const cp_lemke_ws *ws, int n, double *z,
                                       double *w);
+
+/* z, w of the current (complementary or almost complementary) basis. */
+static inline void cp_lk_read_iterate(const cp_lemke_ws *ws, int n, double *z,
+                                      double *w) {
+  for (int i = 0; i < n; i++) {
+    z[i] = ws->zrow[i] >= 0 ? ws->qbar[ws->zrow[i]] : 0.0;
+    w[i] = ws->wrow[i] >= 0 ? ws->qbar[ws->wrow[i]] : 0.0;
+  }
+}
+
+/* w := M[:,Z] z_Z + q (z is zero off Z). */
+static inline void cp_lk_eval_w(const cp_lemke_ws *ws, const run *R, const double *z,
+                                 double *w) {
+  const int n = R->n;
+  memcpy(w, R->q, sizeof(double) * (size_t)n);
+  for (int j = 0; j < n; j++) {
+    if (ws->zrow[j] < 0 || z[j] == 0.0) continue;
+    const double *Mj = R->M + (size_t)j * (size_t)n, zj = z[j];
+    for (int i = 0; i < n; i++) w[i] += Mj[i] * zj;
+  }
+}
+
+/* lex_min when B^-1 is the identity (the first pivot of a cold start, on
+ * either path), with the same arithmetic and therefore the same choice:
+ * column c of the identity is zero on every candidate row but row c, so a
+ * column that is not a candidate's ties them all (each value 0 with its
+ * bound e_t = LEX_EPS / p_t > 0 reaches below the smallest upper end) and
+ * is skipped; on candidate c's column, c stays iff (1 - LEX_EPS) / p_c, as
+ * the general loop computes it, is at most the smallest upper end, the
+ * others stay. Columns in increasing order while more than one row is
+ * left, then the largest pivot, as in lex_min. p_t = sg col[r_t] > 0 for
+ * every candidate (the ratio tests admit only such rows). */
+CP_GCC_OPTIMIZE("no-tree-loop-distribute-patterns") static inline int
+cp_lk_lex_min_identity(cp_lemke_ws *ws, int nc, const double *col, double sg) {
+  int *cand = ws->cand;
+  double *e = ws->lexv;
+  const double del = LEX_EPS * 1.0;
+  for (int t = 0; t < nc; t++) e[t] = del / (sg * col[cand[t]]);
+  for (int t = 0; t < nc && nc > 1;) {
+    const double p = sg * col[cand[t]];
+    double up = 1.0 / p + e[t];
+    for (int u = 0; u < nc; u++)
+      if (u != t && e[u] < up) up = e[u];
+    if (1.0 / p - e[t] <= up) {
+      t++;
+      continue;
+    }
+    for (int u = t + 1; u < nc; u++) {
+      cand[u - 1] = cand[u];
+      e[u - 1] = e[u];
+    }
+    nc--;
+  }
+  int best = cand[0];
+  for (int t = 1; t < nc; t++)
+    if (fabs(col[cand[t]]) > fabs(col[best])) best = cand[t];
+  return best;
+}
 
 /* Ratio test for the entering column ws->col (scale amax) over rows
  * [0, n): n is R->n, or on the small path the padded length (padding rows

@@ -50,43 +50,6 @@ int cp_lk_lex_min(cp_lemke_ws *ws, int nc, const double *col, double sg) {
   return best;
 }
 
-/* lex_min when B^-1 is the identity (the first pivot of a cold start, on
- * either path), with the same arithmetic and therefore the same choice:
- * column c of the identity is zero on every candidate row but row c, so a
- * column that is not a candidate's ties them all (each value 0 with its
- * bound e_t = LEX_EPS / p_t > 0 reaches below the smallest upper end) and
- * is skipped; on candidate c's column, c stays iff (1 - LEX_EPS) / p_c, as
- * the general loop computes it, is at most the smallest upper end, the
- * others stay. Columns in increasing order while more than one row is
- * left, then the largest pivot, as in lex_min. p_t = sg col[r_t] > 0 for
- * every candidate (the ratio tests admit only such rows). */
-CP_GCC_OPTIMIZE("no-tree-loop-distribute-patterns") int
-cp_lk_lex_min_identity(cp_lemke_ws *ws, int nc, const double *col, double sg) {
-  int *cand = ws->cand;
-  double *e = ws->lexv;
-  const double del = LEX_EPS * 1.0;
-  for (int t = 0; t < nc; t++) e[t] = del / (sg * col[cand[t]]);
-  for (int t = 0; t < nc && nc > 1;) {
-    const double p = sg * col[cand[t]];
-    double up = 1.0 / p + e[t];
-    for (int u = 0; u < nc; u++)
-      if (u != t && e[u] < up) up = e[u];
-    if (1.0 / p - e[t] <= up) {
-      t++;
-      continue;
-    }
-    for (int u = t + 1; u < nc; u++) {
-      cand[u - 1] = cand[u];
-      e[u - 1] = e[u];
-    }
-    nc--;
-  }
-  int best = cand[0];
-  for (int t = 1; t < nc; t++)
-    if (fabs(col[cand[t]]) > fabs(col[best])) best = cand[t];
-  return best;
-}
-
 /* The ratio test of a rescue start (ws->tight): point ratios
  * t_i = max(qbar_i, 0) / col_i, rows tied within TIE_EPS of the smallest
  * (relative to it or to |q| / |col|), no interval for the noise and no

@@ -9,8 +9,9 @@
 /* ----- the small path ------------------------------------------------- */
 
 /* z, w of the small path's complementary basis: z from the tableau, one
- * step of iterative refinement with its B^-1 (as in cp_lk_finish()), w = M z + q;
- * then the check, and the LU fallback of cp_lk_finish(). M z + q is formed once,
+ * step of iterative refinement with its B^-1 (as in cp_lk_finish()),
+ * w = M z + q; then the check, and the LU fallback of cp_lk_finish().
+ * M z + q is formed once,
  * by the check's own scan (contact/check_impl.h: the same sums as eval_w
  * and as cp_lcp_check, so the same numbers and the same verdict), and
  * serves the refinement test, w and the check. */
