@@ -159,6 +159,12 @@ typedef struct cp_lemke_reg_options {
                                      ///< default 1e-3, 1e-4, 1e-5
   double face_time_limit;            ///< seconds per face LP; 0: automatic
                                      ///< (10 s + 0.02 s per row)
+  int early_n;                       ///< cp_lcp_solve with `regularise`:
+                                     ///< from this n on, the route runs
+                                     ///< right after Lemke's first start
+                                     ///< fails, before its other starts
+                                     ///< and rescue pass (0: never early;
+                                     ///< default 2000, docs/solvers.md)
 } cp_lemke_reg_options;
 
 cp_lemke_reg_options cp_lemke_reg_defaults(void);

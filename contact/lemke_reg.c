@@ -35,6 +35,7 @@ cp_lemke_reg_options cp_lemke_reg_defaults(void) {
   o.eps[1] = 1e-4;
   o.eps[2] = 1e-5;
   o.face_time_limit = 0.0;
+  o.early_n = 2000;
   return o;
 }
 

@@ -53,6 +53,42 @@ static void run_regularised(cp_lemke_ws *ws, int n, const double *M,
   }
 }
 
+/* Lemke, then (opt->regularise) the regularised route if it failed. From
+ * n = opt->reg.early_n on, the route comes right after the first start:
+ * on large rank-deficient contact LCPs each further start, and above all
+ * the rescue pass, costs far more than the route (KaplasTower, n = 3420:
+ * the route 7.7 s CPU, the ordinary and rescue starts before it over
+ * 1000 s; docs/solvers.md, "When the route runs"). If the route fails
+ * too, the whole Lemke run follows as without the early route (its first
+ * start once more), so its answer is the one it would have been; only
+ * problems the route solves change. A first start that solves is the
+ * same start with or without the policy. */
+static void lemke_route(cp_lemke_ws *ws, int n, const double *M,
+                        const double *q, const cp_solve_options *opt,
+                        double *z, double *w, cp_lcp_info *info,
+                        cp_solve_trail *trail) {
+  const cp_lemke_options *lo = &opt->lemke;
+  if (opt->regularise && opt->reg.early_n > 0 && n >= opt->reg.early_n &&
+      (lo->restarts > 0 || lo->rescue)) {
+    cp_lemke_options first = *lo;
+    first.restarts = 0;
+    first.rescue = 0;
+    cp_lemke_solve(ws, n, M, q, &first, NULL, z, w, info);
+    trail_note(trail, CP_SOLVER_LEMKE, info);
+    if (info->status == CP_LCP_SOLVED || info->status == CP_LCP_NOMEM) return;
+    run_regularised(ws, n, M, q, opt, z, w, info, trail);
+    if (info->status == CP_LCP_SOLVED || info->status == CP_LCP_NOMEM) return;
+    const int iters = info->iterations;
+    cp_lemke_solve(ws, n, M, q, lo, NULL, z, w, info);
+    info->iterations += iters; /* the first start counted twice: it ran twice */
+    trail_note(trail, CP_SOLVER_LEMKE, info);
+    return;
+  }
+  cp_lemke_solve(ws, n, M, q, lo, NULL, z, w, info);
+  trail_note(trail, CP_SOLVER_LEMKE, info);
+  run_regularised(ws, n, M, q, opt, z, w, info, trail);
+}
+
 /* The certificate as a solver: existence only (no second-solution search). */
 static void run_certify(int n, const double *M, const double *q,
                         const cp_solve_options *opt, double *z, double *w,
@@ -87,9 +123,7 @@ cp_lcp_status cp_lcp_solve(cp_lemke_ws *ws, int n, const double *M,
 
   switch (opt->solver) {
   case CP_SOLVER_LEMKE:
-    cp_lemke_solve(ws, n, M, q, &opt->lemke, NULL, z, w, info);
-    trail_note(trail, CP_SOLVER_LEMKE, info);
-    run_regularised(ws, n, M, q, opt, z, w, info, trail);
+    lemke_route(ws, n, M, q, opt, z, w, info, trail);
     break;
   case CP_SOLVER_FIP:
     cp_fip_solve(n, M, q, &opt->fip, z, w, info);
@@ -103,9 +137,7 @@ cp_lcp_status cp_lcp_solve(cp_lemke_ws *ws, int n, const double *M,
      * rank-deficient problems where pivoting struggles; then the MIP, which
      * either finds a solution or proves there is none. Each step's answer
      * has passed cp_lcp_check inside the solver. */
-    cp_lemke_solve(ws, n, M, q, &opt->lemke, NULL, z, w, info);
-    trail_note(trail, CP_SOLVER_LEMKE, info);
-    run_regularised(ws, n, M, q, opt, z, w, info, trail);
+    lemke_route(ws, n, M, q, opt, z, w, info, trail);
     if (final_status(info->status)) break;
     cp_fip_solve(n, M, q, &opt->fip, z, w, info);
     trail_note(trail, CP_SOLVER_FIP, info);

@@ -5,9 +5,15 @@
 # `bench_peers --count`, divided by 1000, so start-up and parsing cancel.
 # Siconos' figure includes what bench_peers times with it (wrapping M in a
 # NumericsMatrix and freeing it). Run from the source root after building:
-#   sh experiments/peers_ir.sh [FILE.dat ...]     (default: the n <= 40 set)
+#   sh experiments/peers_ir.sh [--complan] [FILE.dat ...]   (default: the n <= 40 set)
+# --complan counts complan's Lemke only (the other columns print "-"): the
+# tableau's and Siconos' code does not change between complan's commits,
+# so their figures of an earlier run (experiments/results/peers.md) stand.
+# BENCH_PEERS=path overrides the executable (another build directory).
 set -e
-B=./build/experiments/bench_peers
+B=${BENCH_PEERS:-./build/experiments/bench_peers}
+SOLVERS="0 1 2"
+if [ "$1" = "--complan" ]; then SOLVERS=0; shift; fi
 [ -x "$B" ] || { echo "peers_ir.sh: build $B first (run from the source root)" >&2; exit 2; }
 command -v valgrind > /dev/null || { echo "peers_ir.sh: valgrind not found" >&2; exit 2; }
 if [ $# -eq 0 ]; then
@@ -24,7 +30,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-") print "-"; 
 for f in "$@"; do
   n=$(sed -n 1p "$f" | tr -d ' \r')
   c0=-; c1=-; c2=-
-  for s in 0 1 2; do
+  for s in $SOLVERS; do
     "$B" --count $s 1 "$f" 2> /dev/null || continue # not solved: -
     a=$(ir $s 100 "$f"); b=$(ir $s 1100 "$f")
     eval c$s=$(( (b - a) / 1000 ))

@@ -33,7 +33,7 @@ static const struct {
     OF(cp_fip_options, polish), OF(cp_fip_options, crossover),
     OF(cp_fip_options, face_time_limit), OF(cp_fip_options, check),
     SZ(cp_lemke_reg_options), OF(cp_lemke_reg_options, neps), OF(cp_lemke_reg_options, eps),
-    OF(cp_lemke_reg_options, face_time_limit),
+    OF(cp_lemke_reg_options, face_time_limit), OF(cp_lemke_reg_options, early_n),
     SZ(cp_certify_options), OF(cp_certify_options, time_limit_s), OF(cp_certify_options, alpha_tol),
     OF(cp_certify_options, second), OF(cp_certify_options, max_cuts), OF(cp_certify_options, check),
     OF(cp_certify_options, clock), OF(cp_certify_options, clock_ctx),

@@ -44,15 +44,7 @@ LIMIT_PLANNER, LIMIT_ELSEWHERE = 1000, 1500
 # Known violations, each with the reason it is allowed for now. The lead
 # empties this list after merging the branches that remove them; anything
 # not listed here fails the test.
-EXEMPT_SIZE = {
-    # 1640 lines (issue 24's small-problem tableau path added 53, then its
-    # fixed-length starts for n <= 8 another 87): its
-    # pivot kernels, ratio tests and small path share static inline
-    # helpers that must stay in one translation unit to be inlined (the
-    # simulator's warm path runs them millions of times). Split when a piece
-    # can leave without costing instructions (measure with callgrind).
-    "contact/lemke.c",
-}
+EXEMPT_SIZE = set()
 EXEMPT_INCLUDES = set()
 
 INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"([^"]+)"', re.M)

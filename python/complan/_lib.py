@@ -121,7 +121,7 @@ class CCertifyOptions(Structure):  # contact/certify.h
 
 class CLemkeRegOptions(Structure):  # contact/lemke.h
     _fields_ = [("neps", c_int), ("eps", c_double * 8),  # CP_LEMKE_REG_MAX_EPS
-                ("face_time_limit", c_double)]
+                ("face_time_limit", c_double), ("early_n", c_int)]
 
 
 class CSolveOptions(Structure):  # contact/solve.h

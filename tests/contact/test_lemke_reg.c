@@ -195,3 +195,74 @@ Test(lemke_reg, a_step_of_auto_and_of_lemke_when_asked) {
   cr_assert_eq(trail.route, 0);
   cr_assert_eq(trail.reg.tried, 0);
 }
+
+/* The early route (cp_lemke_reg_options.early_n): from that n on, the
+ * route runs right after Lemke's first start fails. On M3 the route then
+ * answers after 1 Lemke start instead of 4 + 12 (ordinary and rescue
+ * starts), with the same kind of answer; the start counts are checked
+ * against each part run alone. */
+Test(lemke_reg, early_route_after_the_first_start) {
+  double z[3], w[3];
+  cp_lcp_info info, alone;
+  cp_solve_trail trail;
+  cp_solve_options so = cp_solve_defaults();
+  cr_assert_eq(so.reg.early_n, 2000);
+  so.solver = CP_SOLVER_LEMKE;
+  so.lemke.rescue = 1;
+  so.regularise = 1;
+  /* the parts alone: Lemke's whole run, the route */
+  cp_lemke_ws *ws = cp_lemke_ws_create(3);
+  cp_lemke_solve(ws, 3, M3, q3, &so.lemke, NULL, z, w, &alone);
+  cp_lemke_ws_destroy(ws);
+  const int lemke_starts = alone.starts;
+  cr_assert_eq(lemke_starts, 4 + 12);
+  cp_lemke_regularised(NULL, 3, M3, q3, &so.lemke, &so.reg, z, w, &alone, NULL);
+  cr_assert_eq(alone.status, CP_LCP_SOLVED);
+  const int route_starts = alone.starts;
+
+  so.reg.early_n = 0; /* never early: Lemke's whole run, then the route */
+  cr_assert_eq(cp_lcp_solve(NULL, 3, M3, q3, &so, z, w, &info, &trail), CP_LCP_SOLVED);
+  assert_on_the_face(z, w);
+  cr_assert_eq(trail.route, 1);
+  cr_assert_eq(info.starts, lemke_starts + route_starts);
+  so.reg.early_n = 4; /* n = 3 is below it: the same */
+  cr_assert_eq(cp_lcp_solve(NULL, 3, M3, q3, &so, z, w, &info, &trail), CP_LCP_SOLVED);
+  cr_assert_eq(info.starts, lemke_starts + route_starts);
+  so.reg.early_n = 3;
+  cr_assert_eq(cp_lcp_solve(NULL, 3, M3, q3, &so, z, w, &info, &trail), CP_LCP_SOLVED);
+  assert_on_the_face(z, w);
+  cr_assert_eq(trail.route, 1);
+  cr_assert_eq(info.solver, CP_SOLVER_LEMKE);
+  cr_assert_eq(info.starts, 1 + route_starts);
+}
+
+/* When the early route fails too, Lemke's whole run follows: its status is
+ * the run's without the early route, and its pivots count the first start
+ * twice (it ran twice). */
+Test(lemke_reg, early_route_that_fails_falls_back_to_the_whole_run) {
+  const double M[4] = {0, 0, 1, 0}, q[2] = {-1, 1}; /* no solution (above) */
+  double z[2], w[2];
+  cp_lcp_info info, late;
+  cp_solve_trail trail;
+  cp_solve_options so = cp_solve_defaults();
+  so.solver = CP_SOLVER_LEMKE;
+  so.lemke.rescue = 1;
+  so.regularise = 1;
+  so.reg.early_n = 0;
+  const cp_lcp_status st = cp_lcp_solve(NULL, 2, M, q, &so, z, w, &late, &trail);
+  cr_assert_neq(st, CP_LCP_SOLVED);
+  cr_assert_eq(trail.reg.tried, 3);
+  so.reg.early_n = 2;
+  cr_assert_eq(cp_lcp_solve(NULL, 2, M, q, &so, z, w, &info, &trail), st);
+  cr_assert_eq(trail.route, 0);
+  cr_assert_eq(trail.reg.tried, 3, "the route ran (early)");
+  cr_assert_eq(info.starts, late.starts);
+  cp_lemke_options first = so.lemke;
+  first.restarts = 0;
+  first.rescue = 0;
+  cp_lemke_ws *ws = cp_lemke_ws_create(2);
+  cp_lcp_info one;
+  cp_lemke_solve(ws, 2, M, q, &first, NULL, z, w, &one);
+  cp_lemke_ws_destroy(ws);
+  cr_assert_eq(info.iterations, late.iterations + one.iterations);
+}

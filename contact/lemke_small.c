@@ -1,0 +1,227 @@
+/* Lemke's method (contact/lemke.c): the small path. Cold starts of small
+ * problems (n <= small_n, SMALL_N_AUTO by default) on a dense tableau
+ * [I, -M, -d], with the same pivot decisions as the revised form. */
+#include "contact/lemke_impl.h"
+
+#include <float.h>
+#include <stdio.h>
+
+/* ----- the small path ------------------------------------------------- */
+
+/* z, w of the small path's complementary basis: z from the tableau, one
+ * step of iterative refinement with its B^-1 (as in cp_lk_finish()),
+ * w = M z + q; then the check, and the LU fallback of cp_lk_finish().
+ * M z + q is formed once,
+ * by the check's own scan (contact/check_impl.h: the same sums as eval_w
+ * and as cp_lcp_check, so the same numbers and the same verdict), and
+ * serves the refinement test, w and the check. */
+static inline __attribute__((always_inline)) cp_lcp_status
+small_finish(cp_lemke_ws *ws, const run *R, const cp_check_options *chk,
+             double *z, double *w, cp_lcp_info *info, const int n) {
+  double *buf = ws->chk;
+  for (int i = 0; i < n; i++) {
+    ws->zrow[i] = ws->wrow[i] = -1;
+    z[i] = 0.0;
+  }
+  for (int r = 0; r < n; r++) {
+    const int v = ws->basic[r];
+    if (v < n) ws->wrow[v] = r;
+    else { /* z0 has left: every row is a w or a z */
+      ws->zrow[v - n] = r;
+      z[v - n] = ws->qbar[r];
+    }
+  }
+  double zmax = cp_lcp_check_scan(n, R->M, R->q, z, buf, 1);
+  double rmax = 0.0;
+  for (int j = 0; j < n; j++)
+    if (ws->zrow[j] >= 0) rmax = maxacc(rmax, fabs(buf[j]));
+  if (rmax > 8.0 * DBL_EPSILON * R->qscale) {
+    for (int j = 0; j < n; j++) {
+      if (ws->zrow[j] < 0) continue;
+      const double rho = buf[j], *b = ws->tab + (size_t)j * (size_t)ws->tld;
+      for (int i = 0; i < n; i++)
+        if (ws->zrow[i] >= 0) z[i] += b[ws->zrow[i]] * rho;
+    }
+    zmax = cp_lcp_check_scan(n, R->M, R->q, z, buf, 0); /* same norms */
+  }
+  for (int j = 0; j < n; j++) w[j] = ws->zrow[j] >= 0 ? 0.0 : buf[j];
+  if (cp_lcp_check_judge(n, R->M, z, w, buf, zmax, chk, info))
+    return CP_LCP_SOLVED;
+  return cp_lk_lu_retry(ws, R, chk, z, w, info);
+}
+
+/* Column updates of a small pivot, L rows (the padded leading dimension;
+ * a constant in the specialised copies, so each column is a few vector
+ * operations): t_j -= pc t_j[r] / p on every column with t_j[r] != 0,
+ * t_j[r] = t_j[r] / p; the same on qb, whose largest |entry| is returned.
+ * Padding rows are 0 in pc, the tableau and qb, and stay 0. */
+static inline __attribute__((always_inline)) double
+small_update(double *restrict T, double *restrict qb,
+             const double *restrict pc, int ncol, int L, int r, double inv) {
+  for (int j = 0; j < ncol; j++) {
+    double *restrict tj = T + (size_t)j * (size_t)L;
+    const double t = tj[r];
+    if (t == 0.0) continue; /* most unit columns of basic variables */
+    const double f = t * inv;
+    for (int i = 0; i < L; i++) tj[i] -= pc[i] * f;
+    tj[r] = f;
+  }
+  const double f = qb[r] * inv;
+  uint64_t m = 0;
+  for (int i = 0; i < L; i++) {
+    const double v = i == r ? f : qb[i] - pc[i] * f;
+    qb[i] = v;
+    const uint64_t u = dbits(v) & 0x7FFFFFFFFFFFFFFFull;
+    m = u > m ? u : m;
+  }
+  return bitsd(m);
+}
+
+/* A tableau column into the pivot column: constant lengths for the padded
+ * sizes 4 and 8 (inline moves instead of a library call per pivot). */
+static inline void copy_col(double *restrict dst, const double *restrict src,
+                            size_t ld) {
+  if (ld == 4) memcpy(dst, src, 4 * sizeof(double));
+  else if (ld == 8) memcpy(dst, src, 8 * sizeof(double));
+  else memcpy(dst, src, ld * sizeof(double));
+}
+
+/* A pivot of the small path's tableau on row r with pivot p, the pivot
+ * column in ws->col (consumed: the column itself becomes e_r); L is the
+ * padded length ws->tld. */
+static inline __attribute__((always_inline)) void
+small_pivot_ld(cp_lemke_ws *ws, int n, int r, double p, const int L) {
+  ws->qbmax = small_update(ws->tab, ws->qbar, ws->col, 2 * n + 1, L, r, 1.0 / p);
+}
+
+/* One cold start on the dense tableau [I, -M, -d] (rhs in qbar), for small
+ * n: the same decisions as run_start (first_row, ratio_test and lex_min read
+ * B^-1 from the tableau's w columns while ws->small is set), but a pivot is
+ * one plain loop over the tableau instead of the structured update with its
+ * bookkeeping and BLAS calls. Measured (docs/solvers.md): a few per cent
+ * faster on contact LCPs with n <= 4, no faster from n = 5 up (the
+ * structured form's O(n k) pivots win), hence SMALL_N_AUTO. No refactoring:
+ * small starts are short. Counts pivots in *piv. */
+static inline __attribute__((always_inline)) cp_lcp_status
+small_start_ld(cp_lemke_ws *ws, const run *R, const cp_check_options *chk,
+               double *z, double *w, cp_lcp_info *info, int *piv,
+               const int L, const int n) {
+  const int vz0 = VZ0(n);
+  const size_t ld = (size_t)L, nn = (size_t)n;
+  const int rows = L == 4 || L == 8 ? L : n; /* as cp_lk_ratio_test() */
+  double *restrict T = ws->tab, *restrict qb = ws->qbar, *restrict pc = ws->col;
+  int backups = 0;
+  *piv = 0;
+  ws->tld = (int)ld;
+  /* [I, -M, -d], rows padded with zeros to ld. */
+  memset(T, 0, sizeof(double) * ld * (2 * nn + 1));
+  memset(qb, 0, sizeof(double) * ld);
+  memset(pc, 0, sizeof(double) * ld);
+  for (int i = 0; i < n; i++) {
+    T[(size_t)i + (size_t)i * ld] = 1.0;
+    ws->basic[i] = i;
+    T[(size_t)i + (size_t)vz0 * ld] = -ws->d[i];
+    qb[i] = R->q[i];
+    pc[i] = -ws->d[i];
+  }
+  for (size_t j = 0; j < nn; j++)
+    for (size_t i = 0; i < nn; i++) T[i + (nn + j) * ld] = -R->M[i + j * nn];
+  ws->z0row = -1;
+  int v = vz0;
+  int r = first_row_n(ws, R, n);
+  if (r < 0) {
+    snprintf(R->reason, sizeof info->reason, "non-finite data at the start");
+    return CP_LCP_NUMERICAL;
+  }
+  for (;;) {
+    if (ws->trace) {
+      const cp_lemke_step step = {ws->nstarts, *piv, v, ws->basic[r], r,
+                                  ws->ties};
+      ws->trace(ws->trace_ctx, &step);
+    }
+    const double p = pc[r];
+    if (!(fabs(p) > 0.0 && fabs(p) <= DBL_MAX)) { /* zero or not finite */
+      snprintf(R->reason, sizeof info->reason,
+               "zero or non-finite pivot at pivot %d", *piv);
+      return CP_LCP_NUMERICAL;
+    }
+    small_pivot_ld(ws, n, r, p, L);
+    ++*piv;
+    const int u = ws->basic[r];
+    ws->basic[r] = v;
+    if (v == vz0) ws->z0row = r;
+    if (u == vz0) {
+      const cp_lcp_status st = small_finish(ws, R, chk, z, w, info, n);
+      /* As run_start: a z0 exit from a tie that fails the check is undone
+       * (pivot z0 back into row r) and another tied row leaves. */
+      if (st != CP_LCP_CHECK_FAILED || !ws->tight || !ws->z0tie ||
+          backups >= Z0_BACKUPS ||
+          *piv >= R->cap)
+        return st;
+      memcpy(pc, T + (size_t)vz0 * ld, sizeof(double) * ld);
+      if (!(fabs(pc[r]) > 0.0)) return st;
+      small_pivot_ld(ws, n, r, pc[r], L);
+      ws->basic[r] = vz0;
+      ws->z0row = r;
+      ws->st.lu_polish = 0;
+      backups++;
+      testcase(ws, z0_backups);
+      memcpy(pc, T + (size_t)v * ld, sizeof(double) * ld);
+      const double am = v < n ? 1.0 : max_abs(n, R->M + (size_t)(v - n) * nn);
+      ws->z0skip = 1;
+      r = ratio_test_rows(ws, R, am, rows);
+      ws->z0skip = 0;
+      if (r < 0) return st;
+      continue;
+    }
+    if (*piv >= R->cap) {
+      snprintf(R->reason, sizeof info->reason, "pivot cap %d reached", R->cap);
+      return CP_LCP_PIVOT_CAP;
+    }
+    v = u < n ? u + n : u - n;
+    copy_col(pc, T + (size_t)v * ld, ld);
+    const double amax =
+        v < n ? 1.0 : max_abs(n, R->M + (size_t)(v - n) * nn);
+    ws->npiv = *piv;
+    r = ratio_test_rows(ws, R, amax, rows);
+    if (r == -1) {
+      snprintf(R->reason, sizeof info->reason,
+               "secondary ray at pivot %d (entering %c%d)", *piv,
+               v < n ? 'w' : 'z', (v < n ? v : v - n) + 1);
+      return CP_LCP_SECONDARY_RAY;
+    }
+    if (r < 0) {
+      snprintf(R->reason, sizeof info->reason,
+               "non-finite entering column at pivot %d", *piv);
+      return CP_LCP_NUMERICAL;
+    }
+  }
+}
+
+/* The small path's start with the padded length L a constant for 4 and 8
+ * (n <= 8: the pivots, column copies and ratio tests then inline with
+ * constant trip counts, without a dispatch per pivot). */
+cp_lcp_status cp_lk_small_start(cp_lemke_ws *ws, const run *R,
+                                const cp_check_options *chk, double *z,
+                                double *w, cp_lcp_info *info, int *piv) {
+  switch (R->n) {
+  case 2: return small_start_ld(ws, R, chk, z, w, info, piv, 2, 2);
+  case 3: return small_start_ld(ws, R, chk, z, w, info, piv, 4, 3);
+  case 4: return small_start_ld(ws, R, chk, z, w, info, piv, 4, 4);
+  default: break;
+  }
+  const int ld = (R->n + 3) & ~3;
+  if (ld == 8) return small_start_ld(ws, R, chk, z, w, info, piv, 8, R->n);
+  return small_start_ld(ws, R, chk, z, w, info, piv, ld, R->n);
+}
+
+/* The small path's iterate (for a failed start's diagnosis). */
+void cp_lk_small_iterate(const cp_lemke_ws *ws, int n, double *z, double *w) {
+  memset(z, 0, sizeof(double) * (size_t)n);
+  memset(w, 0, sizeof(double) * (size_t)n);
+  for (int r = 0; r < n; r++) {
+    const int v = ws->basic[r];
+    if (v < n) w[v] = ws->qbar[r];
+    else if (v < 2 * n) z[v - n] = ws->qbar[r];
+  }
+}

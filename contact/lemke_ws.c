@@ -1,0 +1,105 @@
+/* Lemke's method (contact/lemke.c): the workspace, the default options and
+ * the accessors of the last solve. */
+#include "contact/lemke_impl.h"
+
+#include <stdlib.h>
+
+/* The defaults, once: cp_lemke_solve(..., NULL, ...) reads them here
+ * instead of building the struct on every solve. */
+const cp_lemke_options cp_lk_defaults = {
+    .cover = NULL,
+    .max_pivots = 0,
+    .restarts = 3,
+    .seed = 1,
+    .pivot_tol = 1e-12,
+    .lexicographic = 1,
+    .small_n = 0,
+    .rescue = 0,
+    .check = {.rel_tol = CP_CHECK_REL_TOL_DEFAULT},
+};
+
+cp_lemke_options cp_lemke_defaults(void) { return cp_lk_defaults; }
+
+cp_lemke_ws *cp_lemke_ws_create(int capacity) {
+  if (capacity < 1) return NULL;
+  cp_lemke_ws *ws = calloc(1, sizeof *ws);
+  if (!ws) return NULL;
+  const size_t c = (size_t)capacity, cc = c * c;
+  /* Vectors of the small path's tableau are padded to a multiple of 4
+   * (tld): each vector of the qbar block gets a stride of c + 3 or more. */
+  const size_t cv = (c + 7) & ~(size_t)7;
+  ws->cap = capacity;
+  ws->Bact = malloc(sizeof(double) * cc);
+  ws->T1 = malloc(sizeof(double) * cc);
+  ws->T2 = malloc(sizeof(double) * cc);
+  ws->qbar = calloc(cv * 14, sizeof(double));
+  ws->basic = malloc(sizeof(int) * c * 11);
+  ws->ipiv = malloc(sizeof(lapack_int) * c * 2);
+  ws->basis = calloc(2 * c, 1);
+  ws->scap = capacity < SMALL_N_MAX ? capacity : SMALL_N_MAX;
+  const size_t sc = (size_t)ws->scap;
+  ws->tab = malloc(sizeof(double) * (sc + 3) * (2 * sc + 1));
+  if (!ws->Bact || !ws->T1 || !ws->T2 || !ws->qbar || !ws->basic ||
+      !ws->ipiv || !ws->basis || !ws->tab) {
+    cp_lemke_ws_destroy(ws);
+    return NULL;
+  }
+  /* Carve the vectors out of two blocks (fewer allocations, same sizes). */
+  ws->col = ws->qbar + cv;
+  ws->nxt = ws->col + cv;
+  ws->d = ws->nxt + cv;
+  ws->as = ws->d + cv;
+  ws->lexv = ws->as + cv;
+  ws->work = ws->lexv + cv; /* 4c */
+  ws->wrow = ws->basic + c;
+  ws->zrow = ws->wrow + c;
+  ws->slot_col = ws->zrow + c;
+  ws->col_slot = ws->slot_col + c;
+  ws->cand = ws->col_slot + c;
+  ws->cand2 = ws->cand + c;
+  ws->kidx = ws->cand2 + c;
+  ws->widx = ws->kidx + c;
+  ws->gidx = ws->widx + c;
+  ws->ratio = ws->work + 4 * cv;
+  ws->chk = ws->ratio + cv; /* 3 cv */
+  ws->wbas = ws->basis + c;
+  ws->iwork = ws->ipiv + c;
+  return ws;
+}
+
+void cp_lemke_ws_destroy(cp_lemke_ws *ws) {
+  if (!ws) return;
+  free(ws->Bact);
+  free(ws->T1);
+  free(ws->T2);
+  free(ws->qbar);
+  free(ws->basic);
+  free(ws->ipiv);
+  free(ws->basis);
+  free(ws->tab);
+  free(ws);
+}
+
+int cp_lemke_basis(const cp_lemke_ws *ws, unsigned char *basis) {
+  if (!ws || !ws->basis_valid) return -1;
+  memcpy(basis, ws->basis, (size_t)ws->n);
+  return 0;
+}
+
+int cp_lemke_pivots_per_start(const cp_lemke_ws *ws, int *per_start, int cap) {
+  if (!ws) return 0;
+  int m = ws->nstarts < LEMKE_MAX_STARTS ? ws->nstarts : LEMKE_MAX_STARTS;
+  for (int i = 0; i < m && i < cap; i++) per_start[i] = ws->pps[i];
+  return ws->nstarts;
+}
+
+void cp_lemke_set_trace(cp_lemke_ws *ws, cp_lemke_trace_fn fn, void *ctx) {
+  if (!ws) return;
+  ws->trace = fn;
+  ws->trace_ctx = ctx;
+}
+
+void cp_lemke_get_stats(const cp_lemke_ws *ws, cp_lemke_stats *st) {
+  if (ws) *st = ws->st;
+  else memset(st, 0, sizeof *st);
+}
