@@ -17,8 +17,11 @@ cp_assembly_options cp_assembly_defaults(void) {
   cp_assembly_options o;
   o.stability = cp_stability_defaults();
   /* Each step of a found sequence gets its strong/weak verdict: keep the
-   * exact MILP short there (undecided is reported as such). */
-  o.stability.time_limit_s = 2.0;
+   * exact MILPs short there (undecided is reported as such) with a count of
+   * branch-and-bound nodes, the same verdict on any machine; the wall clock
+   * is only a safety cap. */
+  o.stability.node_limit = CP_ASSEMBLY_STABILITY_NODES;
+  o.stability.time_limit_s = 600.0;
   o.directions = 0;
   o.sweep_step = 0.0;
   o.sweep_penetration = 1e-5;

@@ -62,6 +62,10 @@ extern "C" {
 #endif
 
 #define CP_ASSEMBLY_MAX_PARTS 64
+/// Default work limit of each found step's strong/weak MILPs
+/// (cp_assembly_options.stability.node_limit): branch-and-bound nodes of all
+/// of them together; the wall-clock limit (600 s) is only a safety cap.
+#define CP_ASSEMBLY_STABILITY_NODES 2000
 
 typedef struct cp_assembly_options {
   cp_stability_options stability; ///< for every stability check

@@ -111,7 +111,7 @@ static int assemble_task(const char *file, const char *text, size_t len, const c
 int cp_cli_assemble(const cp_cli_command *cmd, int argc, char **argv) {
   const char *file = NULL, *db = "complan.sqlite", *html = NULL;
   int json = 0, no_db = 0, progress = 0, verbose = 0;
-  long ndir = 0;
+  long ndir = 0, snodes = CP_ASSEMBLY_STABILITY_NODES;
   double tlim = 0.0;
   const cp_cli_flag flags[] = {
       CP_CLI_VALUE("--db", "FILE", CP_FLAG_PATH, &db,
@@ -124,6 +124,10 @@ int cp_cli_assemble(const cp_cli_command *cmd, int argc, char **argv) {
        .imin = 0, .imax = 10000},
       {"--time-limit", "S", CP_FLAG_DOUBLE, &tlim, "seconds for the whole search (default: none)",
        .dmin = 0.0, .dmax = 1e9, .expect = "seconds >= 0"},
+      {"--mip-nodes", "N", CP_FLAG_LONG, &snodes,
+       "branch-and-bound nodes for each found step's strong/\n"
+       "weak MILPs together (default 2000; the same verdict\non any machine)",
+       .imin = 1, .imax = 1000000000},
       CP_CLI_BOOL("--json", &json,
                   "one JSON document: {\"status\": \"found\" | \"none\",\n"
                   "\"sequence\", \"steps\", \"explored\", \"blocked\", ...}"),
@@ -143,9 +147,10 @@ int cp_cli_assemble(const cp_cli_command *cmd, int argc, char **argv) {
   if (!text) return CP_EXIT_BAD_INPUT;
   if (cp_sequence_is_task(text, len)) {
     int trc;
-    if (no_db || ndir || tlim > 0) {
+    if (no_db || ndir || tlim > 0 || snodes != CP_ASSEMBLY_STABILITY_NODES) {
       fprintf(stderr, "complan: %s: an assembly task takes --db, --json, --html%s\n", file,
-              " (and its limits from the task; --no-db, --directions, --time-limit are for a scene)");
+              " (and its limits from the task; --no-db, --directions, --time-limit,"
+              " --mip-nodes are for a scene)");
       trc = CP_EXIT_BAD_INPUT;
     } else {
       trc = assemble_task(file, text, len, db, html, json);
@@ -163,6 +168,7 @@ int cp_cli_assemble(const cp_cli_command *cmd, int argc, char **argv) {
   cp_assembly_options opt = cp_assembly_defaults();
   opt.directions = (int)ndir;
   opt.time_limit_s = tlim;
+  opt.stability.node_limit = snodes;
   if (progress || isatty(STDERR_FILENO)) opt.progress = show_progress;
   cp_assembly_result res;
   cp_assembly_plan(&scene, &opt, &res);

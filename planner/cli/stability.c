@@ -59,14 +59,20 @@ static const char *row_owner(const cp_scene *sc, const cp_system *sys, int r) {
 int cp_cli_stability(const cp_cli_command *cmd, int argc, char **argv) {
   const char *file = NULL;
   int json = 0, progress = 0, verbose = 0;
-  double tlim = 60.0;
+  double tlim = -1.0; /* not given: 60 s, or none with --node-limit */
+  long nlim = 0;
   const cp_cli_flag flags[] = {
       CP_CLI_BOOL("--json", &json,
                   "one JSON document: {\"stable\", \"kind\", \"moving\",\n"
                   "\"contacts\", ...} (docs/assembly.md)"),
       {"--time-limit", "S", CP_FLAG_DOUBLE, &tlim,
-       "seconds for all the exact MILPs together (default\n60; 0: no limit)", .dmin = 0.0,
+       "seconds (wall clock) for all the exact MILPs together\n"
+       "(default 60, none with --node-limit; 0: no limit)", .dmin = 0.0,
        .dmax = 1e9, .expect = "seconds >= 0"},
+      {"--node-limit", "N", CP_FLAG_LONG, &nlim,
+       "branch-and-bound nodes for all the exact MILPs\n"
+       "together: the same verdict on any machine (default\n0: none)",
+       .imin = 0, .imax = 1000000000},
       CP_CLI_BOOL("--progress", &progress,
                   "show the MILPs' progress on stderr even when it is not\na terminal"),
       CP_CLI_BOOL("--verbose", &verbose, "GLPK's own messages on stderr (dropped otherwise)"),
@@ -88,7 +94,8 @@ int cp_cli_stability(const cp_cli_command *cmd, int argc, char **argv) {
   const int np = cp_assembly_parts(&scene, NULL);
   const uint64_t all = np >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << np) - 1);
   cp_stability_options opt = cp_stability_defaults();
-  opt.time_limit_s = tlim;
+  opt.time_limit_s = tlim >= 0.0 ? tlim : nlim > 0 ? 0.0 : 60.0;
+  opt.node_limit = nlim;
   int line_open = 0;
   if (progress || isatty(STDERR_FILENO)) {
     opt.progress = show_progress;
@@ -122,6 +129,7 @@ int cp_cli_stability(const cp_cli_command *cmd, int argc, char **argv) {
     json_object_set_new(doc, "kind", json_string(cp_stability_kind_name(r.kind)));
     json_object_set_new(doc, "moving", moving);
     json_object_set_new(doc, "method", json_string(r.method));
+    json_object_set_new(doc, "mip_nodes", json_integer(r.mip_nodes));
     if (r.reason[0]) json_object_set_new(doc, "reason", json_string(r.reason));
     json_t *cl = json_array();
     for (int j = 0; j < ncon; j++) {
@@ -163,8 +171,10 @@ int cp_cli_stability(const cp_cli_command *cmd, int argc, char **argv) {
     if (cp_json_print(doc)) rc = CP_EXIT_UNDECIDED;
     json_decref(doc);
   } else {
-    printf("%s: %s (decided by %s; %d contact%s)\n", file, kind_text(r.kind), r.method, ncon,
+    printf("%s: %s (decided by %s; %d contact%s", file, kind_text(r.kind), r.method, ncon,
            ncon == 1 ? "" : "s");
+    if (r.mip_solves) printf("; %d MILP%s, %ld nodes", r.mip_solves, r.mip_solves == 1 ? "" : "s", r.mip_nodes);
+    printf(")\n");
     if (r.reason[0]) printf("  note: %s\n", r.reason);
     if (json_array_size(moving)) {
       printf("  moving in a solution:");

@@ -40,15 +40,17 @@ def _row_owner(scene, bodies, joints, r):
     return bodies[r // 6] if r < 6 * len(bodies) else joints[r - 6 * len(bodies)]
 
 
-def stability(scene, time_limit=60.0, progress=None):
+def stability(scene, time_limit=60.0, progress=None, node_limit=0):
     """Is the assembly stable at rest? (`complan stability`, docs/math.md §9.)
     scene: a complan.Scene or a scene file's path. time_limit: seconds for
-    all the exact MILPs together (0: none).
+    all the exact MILPs together (0: none). node_limit: branch-and-bound
+    nodes for all of them together (0: none; `--node-limit`), a verdict
+    that does not depend on the machine.
 
     Returns a Result with the JSON's keys: stable (bool), kind ("strong",
     "weak", "unstable", "stable_undecided", "failed"), moving (names of the
     bodies and joints that accelerate in a moving solution), method,
-    reason (when set), contacts [{"a", "b", "point", "normal", "force"
+    reason (when set), mip_nodes, contacts [{"a", "b", "point", "normal", "force"
     (the equilibrium's (n, t, o) on a, N, or None), "torsion"?}],
     equilibrium_residual (when an equilibrium exists), motion (None, or
     {"bodies", "joints", "forces"} of a moving solution); and the arrays
@@ -59,12 +61,16 @@ def stability(scene, time_limit=60.0, progress=None):
     when the answer is in."""
     if not (isinstance(time_limit, (int, float)) and 0 <= time_limit <= 1e9):
         raise Error("input", "time_limit must be seconds >= 0, got %r" % (time_limit,))
+    if not (isinstance(node_limit, int) and not isinstance(node_limit, bool)
+            and 0 <= node_limit <= 1000000000):
+        raise Error("input", "node_limit must be a whole number >= 0, got %r" % (node_limit,))
     prog = L.Progress(progress, L.COUNT_PROGRESS, lambda a: a[1:], "(done, total)")
     sc, _ = _scene(scene)
     np_ = L.assembly_parts(sc._buf, None)
     mask = (1 << 64) - 1 if np_ >= 64 else (1 << np_) - 1
     opt = L.stability_defaults()
     opt.time_limit_s = float(time_limit)
+    opt.node_limit = node_limit
     opt.progress = prog.ptr
     res = L.CStabilityResult()
     sys_buf = ctypes.create_string_buffer(L.abi_size(b"cp_system"))
@@ -91,6 +97,7 @@ def stability(scene, time_limit=60.0, progress=None):
                 moving.append(name)
         r["moving"] = moving
         r["method"] = res.method.decode() if res.method else None
+        r["mip_nodes"] = int(res.mip_nodes)
         if res.reason:
             r["reason"] = res.reason.decode(errors="replace")
         eq = bool(res.has_equilibrium)

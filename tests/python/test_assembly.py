@@ -35,6 +35,16 @@ def test_motion_names_bodies_and_joints():
     assert r["moving"][0] == "box" and all("/" in m for m in r["moving"][1:])
 
 
+def test_stability_node_limit_equals_cli():
+    # incline_rest.json needs the MILPs: 3 nodes leave it undecided, the
+    # same count as the command line's --node-limit, on any machine.
+    path = os.path.join(SCENES, "incline_rest.json")
+    doc, rc = cli_json("stability", "--node-limit", "3", path)
+    r = complan.stability(path, time_limit=0, node_limit=3)
+    assert dict(r) == doc
+    assert r["kind"] == "stable_undecided" and 3 < r["mip_nodes"] <= 5
+
+
 def test_stack_is_stable_with_the_weight_carried():
     path = os.path.join(SCENES, "stack.json")
     r = complan.stability(path, time_limit=0)
@@ -81,6 +91,9 @@ def test_assembly_errors(tmp_path):
         complan.stability(3)
     with pytest.raises(complan.Error, match="time_limit"):
         complan.stability(os.path.join(SCENES, "stack.json"), time_limit=-1)
+    for bad_nodes in (-1, 2.5, True):
+        with pytest.raises(complan.Error, match="node_limit"):
+            complan.stability(os.path.join(SCENES, "stack.json"), node_limit=bad_nodes)
     with pytest.raises(complan.Error, match="directions"):
         complan.assemble(os.path.join(SCENES, "stack.json"), directions=-2)
     bad = tmp_path / "bad.sqlite"
