@@ -493,7 +493,7 @@ static double soon(const remote *r) {
  * answer. */
 static int run_batch(void *ctx, const cp_search_problem *own,
                      const cp_search_budget *budget, cp_expand_job *jobs,
-                     int count) {
+                     int count, const cp_batch_meanwhile *meanwhile) {
   remote *r = ctx;
   int n = own->n, next = 0, running = 0;
   if (n_ranks > 1 && n != worker_n) {
@@ -505,6 +505,9 @@ static int run_batch(void *ctx, const cp_search_problem *own,
   }
   for (int w = 1; w < n_ranks && next < count; ++w, ++next, ++running)
     if (send_job(r, w, n, budget, jobs, next)) return 0;
+  /* Rank 0's own work (the store's commit of the batches before) while the
+   * workers simulate. */
+  if (meanwhile) meanwhile->fn(meanwhile->ctx);
   while (next < count || running) {
     MPI_Status st;
     cp_error e;

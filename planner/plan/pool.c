@@ -179,7 +179,8 @@ void cp_plan_pool_destroy(cp_plan_pool *pool) {
 }
 
 int cp_plan_pool_run(cp_plan_pool *pool, cp_plan_world *own,
-                     cp_expand_job *jobs, int n) {
+                     cp_expand_job *jobs, int n,
+                     const cp_batch_meanwhile *meanwhile) {
   pthread_mutex_lock(&pool->mu);
   pool->jobs = jobs;
   pool->n_jobs = n;
@@ -188,6 +189,9 @@ int cp_plan_pool_run(cp_plan_pool *pool, cp_plan_world *own,
   atomic_store(&pool->ticket, (uint64_t)gen << 32);
   pthread_cond_broadcast(&pool->go);
   pthread_mutex_unlock(&pool->mu);
+  /* The caller's own work first (the store's commit of the batches before:
+   * the workers simulate meanwhile), then it takes jobs too. */
+  if (meanwhile) meanwhile->fn(meanwhile->ctx);
   /* The caller works too, and waits only for jobs a worker is running
    * (a worker that has not woken yet holds nothing up): polling a while
    * (the last job's rest), then asleep. */
