@@ -59,7 +59,7 @@ static int mpi_fail(cp_error *err, int rc, const char *what) {
   int len = 0;
   if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) len = 0;
   text[len] = 0;
-  return cp_error_setc(err, CP_ERR_IO, "mpi", "%s: %s", what, text);
+  return cp_error_setc(err, CP_ERR_NUMERICAL, "mpi", "%s: %s", what, text);
 }
 
 int cp_plan_mpi_start(int *rank, int *ranks, cp_error *err) {
@@ -133,15 +133,22 @@ static int receive(cp_wire_buf *b, const MPI_Status *st, cp_error *err) {
 
 /* MPI_Iprobe polled for up to `seconds` (spin.h); MPI_SUCCESS with *got
  * and st, or an MPI error. */
+typedef struct probe {
+  int source, tag, rc, *got;
+  MPI_Status *st;
+} probe;
+
+static int probed(void *ctx) {
+  probe *q = ctx;
+  q->rc = MPI_Iprobe(q->source, q->tag, MPI_COMM_WORLD, q->got, q->st);
+  return q->rc != MPI_SUCCESS || *q->got;
+}
+
 static int poll_for(int source, int tag, MPI_Status *st, double seconds,
                     int *got) {
-  double until = cp_clock_now() + seconds;
-  for (unsigned k = 0;; ++k) {
-    int rc = MPI_Iprobe(source, tag, MPI_COMM_WORLD, got, st);
-    if (rc != MPI_SUCCESS || *got) return rc;
-    if (!(k & 15) && cp_clock_now() > until) return rc;
-    cp_plan_spin_pause();
-  }
+  probe q = {source, tag, MPI_SUCCESS, got, st};
+  cp_plan_spin_until(probed, &q, seconds, 16);
+  return q.rc;
 }
 
 /* MPI_Probe that polls a while (where every rank here has a core:
@@ -486,7 +493,7 @@ static double soon(const remote *r) {
  * answer. */
 static int run_batch(void *ctx, const cp_search_problem *own,
                      const cp_search_budget *budget, cp_expand_job *jobs,
-                     int count) {
+                     int count, const cp_batch_meanwhile *meanwhile) {
   remote *r = ctx;
   int n = own->n, next = 0, running = 0;
   if (n_ranks > 1 && n != worker_n) {
@@ -498,6 +505,9 @@ static int run_batch(void *ctx, const cp_search_problem *own,
   }
   for (int w = 1; w < n_ranks && next < count; ++w, ++next, ++running)
     if (send_job(r, w, n, budget, jobs, next)) return 0;
+  /* Rank 0's own work (the store's commit of the batches before) while the
+   * workers simulate. */
+  if (meanwhile) meanwhile->fn(meanwhile->ctx);
   while (next < count || running) {
     MPI_Status st;
     cp_error e;
@@ -636,7 +646,8 @@ static int bench_start(void *ctx, int k, const cp_plan_options *o,
   int w = 1;
   while (w < n_ranks && r->busy[w] >= 0) ++w;
   if (w == n_ranks || k < 0 || k >= r->n_runs)
-    return cp_error_setc(err, CP_ERR_IO, "mpi", "no idle rank for run %d", k);
+    return cp_error_setc(err, CP_ERR_NUMERICAL, "mpi",
+                         "no idle rank for run %d", k);
   cp_wire_run run = {.k = k, .seed = o->seed, .max_seconds = o->max_seconds,
                      .max_nodes = o->max_nodes};
   snprintf(run.method, sizeof run.method, "%s", o->method ? o->method : "");
@@ -659,20 +670,22 @@ static int bench_wait(void *ctx, int *k, cp_plan_status *status,
   *k = -1;
   int rc = wait_for(MPI_ANY_SOURCE, MPI_ANY_TAG, &st, r->cancel);
   if (rc == -1)
-    return cp_error_setc(err, CP_ERR_IO, "mpi", "stopped by a signal while "
+    return cp_error_setc(err, CP_ERR_NUMERICAL, "mpi",
+                         "stopped by a signal while "
                          "waiting for the workers");
   if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "waiting for the workers");
   if (receive(&r->in, &st, err)) return -1;
   traffic_in += (long long)r->in.len;
   int w = st.MPI_SOURCE;
   if (w <= 0 || w >= n_ranks || r->busy[w] < 0)
-    return cp_error_setc(err, CP_ERR_IO, "mpi",
+    return cp_error_setc(err, CP_ERR_NUMERICAL, "mpi",
                          "rank %d: a message (tag %d) out of turn", w,
                          st.MPI_TAG);
   int run = r->busy[w];
   r->busy[w] = -1;
   if (st.MPI_TAG == TAG_FAIL)
-    return cp_error_setc(err, CP_ERR_IO, "mpi", "rank %d: run %d: %.*s", w,
+    return cp_error_setc(err, CP_ERR_NUMERICAL, "mpi",
+                         "rank %d: run %d: %.*s", w,
                          run, (int)r->in.len, (char *)r->in.p);
   cp_wire_run_done d;
   cp_error e;
@@ -680,7 +693,7 @@ static int bench_wait(void *ctx, int *k, cp_plan_status *status,
       cp_wire_run_done_decode(r->in.p, r->in.len, &d, &r->samples,
                               &r->samples_cap, &e) ||
       d.k != run)
-    return cp_error_setc(err, CP_ERR_IO, "mpi",
+    return cp_error_setc(err, CP_ERR_NUMERICAL, "mpi",
                          "rank %d: run %d: %s", w, run,
                          st.MPI_TAG != TAG_RUN_DONE ? "an unexpected message"
                          : d.k != run               ? "another run's answer"
@@ -884,13 +897,16 @@ int cp_plan_mpi_items_run(const cp_plan_mpi_items *it, cp_error *err) {
     traffic_in += (long long)in.len;
     int w = st.MPI_SOURCE, i = w > 0 && w < n_ranks ? busy[w] : -1;
     if (i < 0) {
-      rc = cp_error_setc(err, CP_ERR_IO, "mpi", "rank %d: a message (tag "
+      rc = cp_error_setc(err, CP_ERR_NUMERICAL, "mpi",
+                         "rank %d: a message (tag "
                          "%d) out of turn", w, st.MPI_TAG);
     } else if (st.MPI_TAG == TAG_FAIL) {
-      rc = cp_error_setc(err, CP_ERR_IO, "mpi", "rank %d: item %d: %.*s", w,
+      rc = cp_error_setc(err, CP_ERR_NUMERICAL, "mpi",
+                         "rank %d: item %d: %.*s", w,
                          i, (int)in.len, (char *)in.p);
     } else if (st.MPI_TAG != TAG_ITEM_DONE || item_of(&in) != i) {
-      rc = cp_error_setc(err, CP_ERR_IO, "mpi", "rank %d: item %d: %s", w,
+      rc = cp_error_setc(err, CP_ERR_NUMERICAL, "mpi",
+                         "rank %d: item %d: %s", w,
                          i, st.MPI_TAG != TAG_ITEM_DONE
                                 ? "an unexpected message"
                                 : "another item's answer");
@@ -903,7 +919,8 @@ int cp_plan_mpi_items_run(const cp_plan_mpi_items *it, cp_error *err) {
   }
   if (rc == -2) { /* cancelled; a send of `out` may be left to MPI */
     abandoned = 1;
-    cp_error_setc(err, CP_ERR_IO, "mpi", "stopped by a signal with %d of %d "
+    cp_error_setc(err, CP_ERR_NUMERICAL, "mpi",
+                  "stopped by a signal with %d of %d "
                   "items done", done, it->count);
   }
   free(busy);

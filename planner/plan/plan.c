@@ -69,6 +69,34 @@ static int run_search_batch(const char *options) {
   return batch;
 }
 
+/* A commit that fell due after a batch, written while the next batch is
+ * simulated (cp_batch_meanwhile: the workers run the jobs while the calling
+ * thread, or rank 0, writes), with the totals and the generator as they
+ * were after that batch -- the transaction the loop would have written
+ * then, so the committed prefix and the database are the same. When the
+ * next iteration simulates no batch of several (a single job, or none),
+ * the loop writes it after that iteration, with the search as it is. */
+typedef struct deferred {
+  cp_store *st;
+  int64_t run_id;
+  const cp_task *task;
+  cp_search *s;
+  int due;
+  long nodes;            /* the search's nodes when it fell due */
+  cp_store_progress pr;  /* pointing at stats and rng */
+  cp_search_stats stats;
+  cp_rng rng;
+  cp_store_status ss;    /* a failed commit, for the loop */
+} deferred;
+
+static void commit_meanwhile(void *ctx) {
+  deferred *d = ctx;
+  if (!d->due || d->ss || cp_search_node_count(d->s) != d->nodes) return;
+  d->due = 0;
+  d->ss = cp_store_write_batch(d->st, d->run_id, d->task, d->s, &d->pr, -1,
+                               NULL);
+}
+
 cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
                               const cp_search_problem *p, const double *x0,
                               const cp_plan_options *optp, cp_plan_result *res,
@@ -199,17 +227,35 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
   cp_search_status status = CP_SEARCH_RUNNING;
   long last_flush = cp_search_get_stats(s)->expansions;
   double t_loop = t_start, next_progress = t_loop + opt.progress_interval;
-  cp_store_progress pr = {"running", seconds_before};
+  cp_store_progress pr = {"running", seconds_before, NULL, NULL};
+  deferred d = {.st = st, .run_id = run_id, .task = task, .s = s};
+  const int overlap = p->expand_batch && so.batch > 1;
+  if (overlap) cp_search_set_meanwhile(s, commit_meanwhile, &d);
   while (status == CP_SEARCH_RUNNING) {
     status = cp_search_iterate(s);
+    if (d.due && !d.ss) { /* no batch of several ran: now, as it is */
+      d.due = 0;
+      d.ss = cp_store_write_batch(st, run_id, task, s, &pr, -1, NULL);
+    }
+    if ((ss = d.ss)) break;
     if (status == CP_SEARCH_RUNNING && cp_search_budget_spent(&budget))
       status = CP_SEARCH_STOPPED;
     const cp_search_stats *stats = cp_search_get_stats(s);
     double t = cp_search_budget_now(&budget);
     if (status == CP_SEARCH_RUNNING && stats->expansions - last_flush >= batch) {
       pr.seconds = seconds_before + (t - t_start);
-      if ((ss = cp_store_write_batch(st, run_id, task, s, &pr, -1, NULL)))
+      if (overlap) {
+        d.due = 1;
+        d.nodes = cp_search_node_count(s);
+        d.stats = *stats;
+        d.rng = *cp_search_rng(s);
+        d.pr = pr;
+        d.pr.stats = &d.stats;
+        d.pr.rng = &d.rng;
+      } else if ((ss = cp_store_write_batch(st, run_id, task, s, &pr, -1,
+                                            NULL))) {
         break;
+      }
       last_flush = stats->expansions;
     }
     if (opt.progress && t >= next_progress) {

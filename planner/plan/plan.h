@@ -60,7 +60,7 @@ typedef struct cp_plan_options {
   /// none), for the time left that jobs run elsewhere must respect.
   int (*run_batch)(void *ctx, const cp_search_problem *own,
                    const cp_search_budget *budget, cp_expand_job *jobs,
-                   int count);
+                   int count, const cp_batch_meanwhile *meanwhile);
   void *run_batch_ctx;
   const char *task_path;  ///< recorded in the tasks table (may be NULL)
   const char *world_options; ///< JSON text recorded with the run (NULL: {})

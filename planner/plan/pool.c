@@ -35,7 +35,9 @@ struct cp_plan_pool {
   worker *workers;
   pthread_mutex_t mu;
   pthread_cond_t go, done;
-  unsigned long generation; /* the current batch (under mu) */
+  /* The current batch: changed under mu, read without it by the workers
+   * polling for the next batch. */
+  _Atomic unsigned long generation;
   int quit;
   cp_expand_job *jobs;   /* the current batch (under mu) */
   int n_jobs;
@@ -46,10 +48,7 @@ struct cp_plan_pool {
   /* Jobs of the current batch done (counted without mu; the one that
    * completes the batch signals `done` under mu). */
   _Atomic int finished;
-  /* The current generation, for workers polling without mu, and whether
-   * they may poll (spin.h: no more threads than cores). */
-  _Atomic unsigned long published;
-  int spin;
+  int spin; /* whether waits poll first (spin.h: no more threads than cores) */
 };
 
 /* Takes jobs of generation gen (jobs[0..n)) until none is left; returns
@@ -77,19 +76,22 @@ static void finish(cp_plan_pool *pool, int ran, int n) {
   pthread_mutex_unlock(&pool->mu);
 }
 
-/* Polls (spin.h) until *v differs from old or CP_PLAN_SPIN_SECONDS pass;
- * returns whether it did. */
-static int poll_change(_Atomic unsigned long *v, unsigned long old) {
-  double until = 0;
-  for (unsigned k = 0;; ++k) {
-    if (atomic_load(v) != old) return 1;
-    if (!(k & 63)) {
-      double now = cp_clock_now();
-      if (!until) until = now + CP_PLAN_SPIN_SECONDS;
-      else if (now > until) return 0;
-    }
-    cp_plan_spin_pause();
-  }
+/* What a waiting thread polls for (spin.h): a batch after generation
+ * `seen`, or the current batch's n jobs done. */
+typedef struct poll_state {
+  cp_plan_pool *pool;
+  unsigned long seen;
+  int n;
+} poll_state;
+
+static int new_batch(void *ctx) {
+  const poll_state *q = ctx;
+  return atomic_load(&q->pool->generation) != q->seen;
+}
+
+static int batch_done(void *ctx) {
+  const poll_state *q = ctx;
+  return atomic_load(&q->pool->finished) >= q->n;
 }
 
 static void *worker_main(void *arg) {
@@ -102,7 +104,8 @@ static void *worker_main(void *arg) {
       /* The next batch comes after the search's serial part: poll for it
        * a while rather than sleep through the start of it. */
       pthread_mutex_unlock(&pool->mu);
-      poll_change(&pool->published, seen);
+      poll_state q = {pool, seen, 0};
+      cp_plan_spin_until(new_batch, &q, CP_PLAN_SPIN_SECONDS, 64);
       pthread_mutex_lock(&pool->mu);
     }
     while (!pool->quit && pool->generation == seen)
@@ -161,7 +164,7 @@ void cp_plan_pool_destroy(cp_plan_pool *pool) {
   if (!pool) return;
   pthread_mutex_lock(&pool->mu);
   pool->quit = 1;
-  atomic_fetch_add(&pool->published, 1); /* ends the workers' polling */
+  atomic_fetch_add(&pool->generation, 1); /* ends the workers' polling */
   pthread_cond_broadcast(&pool->go);
   pthread_mutex_unlock(&pool->mu);
   for (int k = 0; k < pool->n_workers; ++k)
@@ -176,26 +179,26 @@ void cp_plan_pool_destroy(cp_plan_pool *pool) {
 }
 
 int cp_plan_pool_run(cp_plan_pool *pool, cp_plan_world *own,
-                     cp_expand_job *jobs, int n) {
+                     cp_expand_job *jobs, int n,
+                     const cp_batch_meanwhile *meanwhile) {
   pthread_mutex_lock(&pool->mu);
   pool->jobs = jobs;
   pool->n_jobs = n;
   atomic_store(&pool->finished, 0);
-  uint32_t gen = (uint32_t)++pool->generation;
+  uint32_t gen = (uint32_t)(atomic_fetch_add(&pool->generation, 1) + 1);
   atomic_store(&pool->ticket, (uint64_t)gen << 32);
-  atomic_store(&pool->published, pool->generation);
   pthread_cond_broadcast(&pool->go);
   pthread_mutex_unlock(&pool->mu);
+  /* The caller's own work first (the store's commit of the batches before:
+   * the workers simulate meanwhile), then it takes jobs too. */
+  if (meanwhile) meanwhile->fn(meanwhile->ctx);
   /* The caller works too, and waits only for jobs a worker is running
    * (a worker that has not woken yet holds nothing up): polling a while
    * (the last job's rest), then asleep. */
   int ran = work(pool, own, gen, jobs, n);
   if (atomic_fetch_add(&pool->finished, ran) + ran == n) return 0;
-  double until = pool->spin ? cp_clock_now() + CP_PLAN_SPIN_SECONDS : 0;
-  for (unsigned k = 1; pool->spin && atomic_load(&pool->finished) < n; ++k) {
-    if (!(k & 63) && cp_clock_now() > until) break;
-    cp_plan_spin_pause();
-  }
+  poll_state q = {pool, 0, n};
+  if (pool->spin) cp_plan_spin_until(batch_done, &q, CP_PLAN_SPIN_SECONDS, 64);
   pthread_mutex_lock(&pool->mu);
   while (atomic_load(&pool->finished) < n)
     pthread_cond_wait(&pool->done, &pool->mu);

@@ -15,9 +15,11 @@ int cp_plan_pool_create(const cp_task *task, int warm_start, int threads,
 void cp_plan_pool_destroy(cp_plan_pool *pool);
 /// Runs the n jobs on the workers and on the calling thread with `own`
 /// (the caller's world); returns when all have run. 0 always (a job's
-/// failure is its rc).
+/// failure is its rc). meanwhile (may be NULL) runs on the calling thread
+/// once the workers have the jobs, before it takes any itself.
 int cp_plan_pool_run(cp_plan_pool *pool, cp_plan_world *own,
-                     cp_expand_job *jobs, int n);
+                     cp_expand_job *jobs, int n,
+                     const cp_batch_meanwhile *meanwhile);
 /// Hands the search's budget (NULL: none) to every worker's world.
 void cp_plan_pool_set_budget(cp_plan_pool *pool,
                              const cp_search_budget *budget);

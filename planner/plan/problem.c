@@ -47,7 +47,7 @@ struct cp_plan_world {
   /* cp_plan_options.run_batch (MPI), instead of the pool */
   int (*run_batch)(void *ctx, const cp_search_problem *own,
                    const cp_search_budget *budget, cp_expand_job *jobs,
-                   int count);
+                   int count, const cp_batch_meanwhile *meanwhile);
   void *run_batch_ctx;
 };
 
@@ -289,11 +289,13 @@ static void set_budget(void *ctx, const cp_search_budget *budget) {
   cp_plan_pool_set_budget(pw->pool, budget);
 }
 
-static int expand_batch(void *ctx, cp_expand_job *jobs, int n) {
+static int expand_batch(void *ctx, cp_expand_job *jobs, int n,
+                        const cp_batch_meanwhile *meanwhile) {
   cp_plan_world *pw = ctx;
   if (pw->run_batch)
-    return pw->run_batch(pw->run_batch_ctx, &pw->problem, pw->budget, jobs, n);
-  return cp_plan_pool_run(pw->pool, pw, jobs, n);
+    return pw->run_batch(pw->run_batch_ctx, &pw->problem, pw->budget, jobs, n,
+                         meanwhile);
+  return cp_plan_pool_run(pw->pool, pw, jobs, n, meanwhile);
 }
 
 int cp_plan_world_set_threads(cp_plan_world *pw, int threads, cp_error *err) {

@@ -27,6 +27,21 @@ static inline void cp_plan_spin_pause(void) {
 #endif
 }
 
+/// Polls done(ctx) until it returns nonzero or `seconds` pass (the clock
+/// read every `every` polls, a power of two: a poll may be far cheaper
+/// than reading the clock); returns whether done. pool.c's workers poll
+/// for the next batch and its caller for a batch's last jobs, mpi.c's
+/// ranks MPI_Iprobe, through this one loop.
+static inline int cp_plan_spin_until(int (*done)(void *ctx), void *ctx,
+                                     double seconds, unsigned every) {
+  double until = cp_clock_now() + seconds;
+  for (unsigned k = 1;; ++k) {
+    if (done(ctx)) return 1;
+    if (!(k & (every - 1)) && cp_clock_now() > until) return 0;
+    cp_plan_spin_pause();
+  }
+}
+
 /// Whether `workers` busy processes or threads on this machine may poll:
 /// no more of them than cores online, and the machine not busy with other
 /// work (the 1-minute load average, from /proc/loadavg where there is one,

@@ -111,6 +111,12 @@ int cp_search_batch_add(cp_search *s, long from, long a) {
   return k;
 }
 
+void cp_search_set_meanwhile(cp_search *s, void (*fn)(void *ctx),
+                             void *ctx) {
+  s->meanwhile.fn = fn;
+  s->meanwhile.ctx = ctx;
+}
+
 cp_expand_job *cp_search_batch_job(cp_search *s, int k) {
   return &s->batch->jobs[k];
 }
@@ -159,7 +165,8 @@ int cp_search_batch_run(cp_search *s) {
     j->rc = 1; /* not run */
   }
   if (s->p.expand_batch && n > 1) {
-    if (s->p.expand_batch(s->p.ctx, b->jobs, n)) {
+    if (s->p.expand_batch(s->p.ctx, b->jobs, n,
+                          s->meanwhile.fn ? &s->meanwhile : NULL)) {
       snprintf(s->message, sizeof s->message,
                "the batch's workers could not run it");
       return -1;

@@ -116,6 +116,17 @@ typedef struct cp_expand_job {
   size_t keep_cap;       ///< data (owned by the search, reused)
 } cp_expand_job;
 
+/// Work of the search's caller that may run while a batch's jobs are
+/// simulated (cp_search_set_meanwhile): expand_batch calls fn(ctx) at most
+/// once per batch, on the calling thread, after it has handed the jobs to
+/// its other workers and before the caller takes jobs itself. fn must not
+/// change the search's nodes (the jobs read their parents' data); the plan
+/// loop writes the previous batches to the store there.
+typedef struct cp_batch_meanwhile {
+  void (*fn)(void *ctx);
+  void *ctx;
+} cp_batch_meanwhile;
+
 /// Runs job j with the expand function and ctx given (a worker's own
 /// world) and copies its warm-start data into the job, so that it stays
 /// valid while the worker runs its next job. Out of memory: rc -1.
@@ -198,7 +209,10 @@ typedef struct cp_search_problem {
   /// outcome must depend on its inputs only). Returns 0 once every job has
   /// run (each job's rc says how), or -1 when the batch could not be run
   /// (the search fails). NULL: the jobs run one by one with expand.
-  int (*expand_batch)(void *ctx, cp_expand_job *jobs, int n);
+  /// meanwhile (may be NULL): see cp_batch_meanwhile; an implementation
+  /// that has no other workers may leave it uncalled.
+  int (*expand_batch)(void *ctx, cp_expand_job *jobs, int n,
+                      const cp_batch_meanwhile *meanwhile);
   /// Optional, for local steering (cp_search_options.steer_local; docs/
   /// planner.md "Local steering"): the size of the normalised input u in
   /// [-1, 1]^n_steer (0: the problem cannot be steered locally); the
@@ -344,6 +358,10 @@ int cp_search_resume(cp_search *s, const cp_rng *rng,
 /// given to cp_search_adopt (the OMPL adapter's plans, planner/ompl/): the
 /// store writes them with the run.
 void cp_search_set_stats(cp_search *s, const cp_search_stats *stats);
+
+/// The work that expand_batch may run while the jobs of a batch of several
+/// are simulated (cp_batch_meanwhile; fn NULL: none, the default).
+void cp_search_set_meanwhile(cp_search *s, void (*fn)(void *ctx), void *ctx);
 
 /// One planner iteration (astar: expand one node with every action; rrt:
 /// one sample and its candidates; sst: one sample, one action).

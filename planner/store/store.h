@@ -206,6 +206,11 @@ typedef struct cp_store_progress {
   const char *status;     ///< "running", "solved", "not_found", "limit",
                           ///< "error", "interrupted", "failed_expansions"
   double seconds;         ///< search time over all sessions
+  /// The totals and generator state written with the run (NULL: the
+  /// search's own): the plan loop commits a batch while the next one is
+  /// simulated, with the search's totals as they were after the batch.
+  const cp_search_stats *stats;
+  const cp_rng *rng;
 } cp_store_progress;
 
 /// One transaction: the search's journal (new nodes, flag changes), the

@@ -133,7 +133,8 @@ static int write_journal(cp_store *st, int64_t run_id, const cp_task *task,
     if ((rc = sqlite3_step(q)) != SQLITE_DONE) return rc;
   }
   *what = "cannot update the run";
-  const cp_search_stats *s = cp_search_get_stats(search);
+  const cp_search_stats *s =
+      pr->stats ? pr->stats : cp_search_get_stats(search);
   q = st->stmt[S_RUN];
   sqlite3_reset(q);
   sqlite3_bind_int64(q, 1, run_id);
@@ -149,8 +150,8 @@ static int write_journal(cp_store *st, int64_t run_id, const cp_task *task,
   sqlite3_bind_int64(q, 11, s->pivots);
   sqlite3_bind_int64(q, 12, s->fallbacks);
   sqlite3_bind_int64(q, 13, s->warm_steps);
-  sqlite3_bind_blob(q, 14, cp_search_rng(search), (int)sizeof(cp_rng),
-                    SQLITE_STATIC);
+  sqlite3_bind_blob(q, 14, pr->rng ? pr->rng : cp_search_rng(search),
+                    (int)sizeof(cp_rng), SQLITE_STATIC);
   if ((rc = sqlite3_step(q)) != SQLITE_DONE) return rc;
   if (plan_node >= 0) {
     *what = "cannot store the plan";
@@ -218,7 +219,7 @@ cp_store_status cp_store_run_start(cp_store *st, int64_t task_id,
                                    const char *options, uint64_t seed,
                                    const cp_task *task, cp_search *search,
                                    int64_t *run_id) {
-  const cp_store_progress pr = {"running", 0};
+  const cp_store_progress pr = {"running", 0, NULL, NULL};
   return journal_transaction(
       st, run_id,
       "INSERT INTO searches (task_id, planner, options, seed, status,"

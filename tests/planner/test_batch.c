@@ -32,8 +32,10 @@ static int run_backwards(void *ctx, cp_expand_job *jobs, int n) {
  * callback would be noise, so the wrapper shares the inner ctx and keeps
  * itself at file level (one search at a time per test). */
 static backwards current;
-static int bw_batch(void *ctx, cp_expand_job *jobs, int n) {
+static int bw_batch(void *ctx, cp_expand_job *jobs, int n,
+                    const cp_batch_meanwhile *meanwhile) {
   (void)ctx;
+  if (meanwhile) meanwhile->fn(meanwhile->ctx);
   return run_backwards(&current, jobs, n);
 }
 

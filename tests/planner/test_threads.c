@@ -323,3 +323,126 @@ Test(threads, benchmark_runs_on_threads_give_the_one_thread_database,
   remove(file);
   free(file);
 }
+
+/* A search whose problem runs batches (threads, MPI) writes each commit
+ * while the next batch is simulated (cp_batch_meanwhile). The problem
+ * here runs the jobs itself after the meanwhile work, and copies the
+ * database (what is committed) right after the first commit written that
+ * way: the copy holds a consistent prefix, resumes into the uninterrupted
+ * run's nodes (so its generator state and totals are the batch's, not
+ * those of the batch being simulated), and the whole database is the one
+ * written without the overlap. */
+typedef struct overlap_probe {
+  const cp_search_problem *inner;
+  sqlite3 *db;     /* a second connection to the run's file */
+  const char *copy;
+  long long before; /* committed nodes before the first meanwhile commit */
+  int copied, calls;
+} overlap_probe;
+
+static overlap_probe probe;
+
+static long long committed_nodes(sqlite3 *db) {
+  return synth_query_int(db, "SELECT coalesce(max(nodes), 0) FROM searches");
+}
+
+static int probe_batch(void *ctx, cp_expand_job *jobs, int n,
+                       const cp_batch_meanwhile *meanwhile) {
+  probe.calls++;
+  long long before = committed_nodes(probe.db);
+  cr_assert_not_null(meanwhile, "the plan loop hands its commits over");
+  meanwhile->fn(meanwhile->ctx);
+  if (!probe.copied && committed_nodes(probe.db) > before) {
+    sqlite3 *to;
+    cr_assert_eq(sqlite3_open(probe.copy, &to), SQLITE_OK);
+    sqlite3_backup *b = sqlite3_backup_init(to, "main", probe.db, "main");
+    cr_assert_not_null(b);
+    cr_assert_eq(sqlite3_backup_step(b, -1), SQLITE_DONE);
+    sqlite3_backup_finish(b);
+    sqlite3_close(to);
+    probe.copied = 1;
+    probe.before = before;
+  }
+  for (int k = 0; k < n; ++k)
+    cp_expand_job_run(probe.inner->expand, ctx, &jobs[k]);
+  return 0;
+}
+
+Test(threads, a_commit_written_during_a_batch_is_a_resumable_prefix) {
+  char *file = synth_push_task(4);
+  cp_task task;
+  cp_error e;
+  char msg[512];
+  cr_assert_eq(cp_task_load(file, &task, &e), 0, "%s", e.msg);
+  char *ref = synth_temp_db(), *path = synth_temp_db();
+  char *copy = synth_temp_db();
+  cp_plan_options o = cp_plan_defaults();
+  o.method = "sst";
+  o.max_nodes = 300;
+  o.max_seconds = 3600;
+  o.batch = 8; /* a commit every 8 expansions: many of them */
+  o.threads = 1; /* no batch runner: every commit between batches */
+  cp_store *st;
+  cp_plan_result r;
+  cr_assert_eq(cp_store_open(ref, 0, &st, msg, sizeof msg), CP_STORE_OK, "%s",
+               msg);
+  cp_plan_status s = cp_plan_task(st, &task, &o, &r, &e);
+  cr_assert(s == CP_PLAN_SOLVED || s == CP_PLAN_LIMIT, "%s", e.msg);
+  cp_store_close(st);
+
+  cp_plan_world *pw;
+  cr_assert_eq(cp_plan_world_create(&task, 1, &pw, &e), 0, "%s", e.msg);
+  cp_search_problem p = *cp_plan_world_problem(pw);
+  p.expand_batch = probe_batch;
+  cr_assert_eq(cp_store_open(path, 0, &st, msg, sizeof msg), CP_STORE_OK,
+               "%s", msg);
+  memset(&probe, 0, sizeof probe);
+  probe.inner = cp_plan_world_problem(pw);
+  probe.db = synth_open_db(path);
+  probe.copy = copy;
+  cp_plan_options ov = o;
+  ov.world_options = cp_plan_world_options(pw);
+  s = cp_plan_search(st, &task, &p, cp_plan_world_start(pw), &ov, &r, &e);
+  cr_assert(s == CP_PLAN_SOLVED || s == CP_PLAN_LIMIT, "%s", e.msg);
+  cp_store_close(st);
+  sqlite3_close(probe.db);
+  cp_plan_world_destroy(pw);
+  cr_assert(probe.copied && probe.calls > 10, "%d batches", probe.calls);
+
+  long long n0, n;
+  sqlite3 *db = synth_open_db(ref);
+  unsigned long long d0 = synth_run_digest(db, 1, &n0);
+  sqlite3_close(db);
+  db = synth_open_db(path);
+  cr_assert_eq(synth_run_digest(db, 1, &n), d0, "overlapped commits");
+  cr_assert_eq(n, n0);
+  sqlite3_close(db);
+
+  /* The copy: a consistent prefix (the run's row counts its node rows)
+   * that resumes into the reference run. */
+  db = synth_open_db(copy);
+  long long rows = synth_query_int(db, "SELECT count(*) FROM nodes");
+  cr_assert_eq(committed_nodes(db), rows);
+  cr_assert(rows > probe.before && rows < n0, "%lld of %lld nodes", rows, n0);
+  cr_assert_eq(synth_query_int(db, "SELECT status = 'running' FROM searches"),
+               1);
+  sqlite3_close(db);
+  cr_assert_eq(cp_store_open(copy, 0, &st, msg, sizeof msg), CP_STORE_OK,
+               "%s", msg);
+  cp_plan_options orr = o;
+  orr.resume = 1;
+  s = cp_plan_task(st, &task, &orr, &r, &e);
+  cr_assert(s == CP_PLAN_SOLVED || s == CP_PLAN_LIMIT, "%s", e.msg);
+  cr_assert(r.resumed);
+  cp_store_close(st);
+  db = synth_open_db(copy);
+  cr_assert_eq(synth_run_digest(db, 1, &n), d0, "the copy resumed");
+  cr_assert_eq(n, n0);
+  sqlite3_close(db);
+  synth_remove_db(ref);
+  synth_remove_db(path);
+  synth_remove_db(copy);
+  cp_task_free(&task);
+  remove(file);
+  free(file);
+}
