@@ -122,6 +122,7 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
   so.goal_bias = task->goal_bias;
   so.candidates = task->candidates;
   so.connect = (int)task->connect;
+  so.goal_k = (int)task->goal_k;
   so.steer_local = task->steer_local;
   so.steer_log = task->steer_log;
   so.steer_probe = task->steer_probe;
@@ -188,19 +189,21 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
       cp_error_set(err, "search.method", "%s", msg);
       return res->status = CP_PLAN_BAD_INPUT;
     }
-    char options[2048];
+    char options[2048], goal_k[48] = ""; /* goal_k only when on */
+    if (so.goal_k > 1)
+      snprintf(goal_k, sizeof goal_k, ", \"goal_k\": %d", so.goal_k);
     const int n_opt = snprintf(options, sizeof options,
                  "{\"method\": \"%s\", \"weight\": %.17g, \"goal_bias\": %.17g, "
                  "\"candidates\": %d, \"connect\": %d, \"steer\": \"%s\", "
                  "\"steer_rotation\": \"%s\", \"steer_probe\": %.17g, "
                  "\"delta_bn\": %.17g, \"delta_s\": %.17g, "
                  "\"max_nodes\": %ld, \"max_seconds\": %.17g, \"batch\": %d, "
-                 "\"search_batch\": %d, \"world\": %s}",
+                 "\"search_batch\": %d%s, \"world\": %s}",
                  cp_search_method(s), so.weight, so.goal_bias, so.candidates,
                  so.connect, so.steer_local ? "local" : "sample",
                  so.steer_log ? "log" : "quaternion", so.steer_probe,
                  so.delta_bn, so.delta_s, so.max_nodes, max_seconds, batch,
-                 so.batch,
+                 so.batch, goal_k,
                  opt.world_options ? opt.world_options : "{}");
     if (n_opt < 0 || (size_t)n_opt >= sizeof options) {
       cp_search_destroy(s);

@@ -229,6 +229,66 @@ long cp_nn_nearest(const cp_nn *nn, const double *q, double *d2) {
   return best < 0 ? -1 : nn->ids[best];
 }
 
+/* The k nearest so far, sorted by (d2, insertion index): *n <= k of them. */
+typedef struct knn {
+  int *idx;
+  double *d2;
+  int k, n;
+} knn;
+
+static void knn_offer(knn *h, int i, double d2) {
+  if (h->n == h->k && (d2 > h->d2[h->n - 1] ||
+                        (d2 == h->d2[h->n - 1] && i > h->idx[h->n - 1])))
+    return;
+  int j = h->n < h->k ? h->n++ : h->n - 1;
+  while (j > 0 &&
+         (h->d2[j - 1] > d2 || (h->d2[j - 1] == d2 && h->idx[j - 1] > i))) {
+    h->idx[j] = h->idx[j - 1];
+    h->d2[j] = h->d2[j - 1];
+    --j;
+  }
+  h->idx[j] = i;
+  h->d2[j] = d2;
+}
+
+static void knearest_rec(cp_nn *nn, int c, const double *q, knn *h) {
+  const cell *x = &nn->cells[c];
+  if (x->dim < 0) {
+    for (int j = 0; j < x->n; ++j) {
+      int i = x->idx[j];
+      if (nn->dead[i]) continue;
+      nn->evals++;
+      knn_offer(h, i, dist2(nn, i, q));
+    }
+    return;
+  }
+  double diff = q[x->dim] - x->split;
+  int near = diff < 0 ? x->left : x->right, far = diff < 0 ? x->right : x->left;
+  knearest_rec(nn, near, q, h);
+  if (h->n < h->k || diff * diff < h->d2[h->n - 1]) knearest_rec(nn, far, q, h);
+}
+
+int cp_nn_knearest(const cp_nn *nn, const double *q, int k, long *ids,
+                   double *d2) {
+  if (k < 1) return 0;
+  knn h = {malloc((size_t)k * sizeof(int)), malloc((size_t)k * sizeof(double)),
+           k, 0};
+  if (!h.idx || !h.d2) {
+    free(h.idx);
+    free(h.d2);
+    return -1;
+  }
+  knearest_rec((cp_nn *)nn, 0, q, &h);
+  for (int j = 0; j < h.n; ++j) {
+    ids[j] = nn->ids[h.idx[j]];
+    if (d2) d2[j] = h.d2[j];
+  }
+  int n = h.n;
+  free(h.idx);
+  free(h.d2);
+  return n;
+}
+
 static void radius_rec(cp_nn *nn, int c, const double *q, double r2,
                        long *ids, long cap, long *count) {
   const cell *x = &nn->cells[c];

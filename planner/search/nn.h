@@ -45,6 +45,13 @@ long cp_nn_size(const cp_nn *nn);
 /// (may be NULL); -1 when the index has no live point.
 long cp_nn_nearest(const cp_nn *nn, const double *q, double *d2);
 
+/// The ids of the min(k, live) live points nearest q, nearest first (equal
+/// distances in the order the points were added), into ids[k], their
+/// squared distances into d2[k] (may be NULL). Returns how many, or -1
+/// when out of memory.
+int cp_nn_knearest(const cp_nn *nn, const double *q, int k, long *ids,
+                   double *d2);
+
 /// Ids of the live points within distance r of q (at most cap of them are
 /// written to ids); returns how many there are in all.
 long cp_nn_radius(const cp_nn *nn, const double *q, double r, long *ids,

@@ -26,6 +26,7 @@ typedef struct rrt {
   double *sample, *e; /* [m] */
   long *actions;      /* [k] */
   long *chain;        /* [connect] nodes kept by a greedy extension */
+  long *knear;        /* [goal_k] a goal sample's nearest nodes */
 } rrt;
 
 static int rrt_init(cp_search *s) {
@@ -39,7 +40,10 @@ static int rrt_init(cp_search *s) {
                       sizeof(long));
   r->chain = malloc((size_t)(s->opt.connect > 0 ? s->opt.connect : 1) *
                     sizeof(long));
-  if (!r->nn || !r->sample || !r->e || !r->actions || !r->chain) goto nomem;
+  r->knear = malloc((size_t)(s->opt.goal_k > 1 ? s->opt.goal_k : 1) *
+                    sizeof(long));
+  if (!r->nn || !r->sample || !r->e || !r->actions || !r->chain || !r->knear)
+    goto nomem;
   if (!s->resuming) {
     s->p.embed(s->p.ctx, cp_search_state(s, 0), r->e);
     if (cp_nn_add(r->nn, r->e, 0)) goto nomem;
@@ -111,6 +115,17 @@ static cp_search_status rrt_connect(cp_search *s, rrt *r, long from,
   return CP_SEARCH_RUNNING;
 }
 
+/* The node an iteration grows from: the nearest the sample, or, for a goal
+ * sample with goal_k > 1, one drawn uniformly among the goal_k nearest
+ * (search.h). -1: the tree is empty; -2: out of memory. */
+static long rrt_from(cp_search *s, rrt *r, const double *sample, int to_goal) {
+  if (!to_goal || s->opt.goal_k <= 1) return cp_nn_nearest(r->nn, sample, NULL);
+  int n = cp_nn_knearest(r->nn, sample, s->opt.goal_k, r->knear, NULL);
+  if (n <= 0) return n < 0 ? -2 : -1;
+  int j = (int)(cp_rng_uniform(&s->rng) * n);
+  return r->knear[j < n ? j : n - 1];
+}
+
 /* Batches (search.batch > 1): iteration i drawn from the tree as it was
  * before the batch, merged in order. */
 static int rrt_draw(cp_search *s, int i) {
@@ -119,8 +134,9 @@ static int rrt_draw(cp_search *s, int i) {
   long *acts;
   if (!cp_search_batch_iter(s, i, &sample, &acts)) return -1;
   int to_goal = cp_search_sample(s, sample);
-  long near = cp_nn_nearest(r->nn, sample, NULL);
-  if (near < 0) return 1;
+  long near = rrt_from(s, r, sample, to_goal);
+  if (near == -2) snprintf(s->message, sizeof s->message, "out of memory");
+  if (near < 0) return near == -2 ? -1 : 1;
   int k = cp_search_pick_actions(s, acts, s->opt.candidates);
   return cp_search_batch_iter_end(s, i, near, k, to_goal);
 }
@@ -137,7 +153,11 @@ static cp_search_status rrt_iterate(cp_search *s) {
   rrt *r = s->state;
   if (s->opt.batch > 1) return cp_search_batch_iterate(s, rrt_draw, rrt_merge);
   int to_goal = cp_search_sample(s, r->sample);
-  long near = cp_nn_nearest(r->nn, r->sample, NULL);
+  long near = rrt_from(s, r, r->sample, to_goal);
+  if (near == -2) {
+    snprintf(s->message, sizeof s->message, "out of memory");
+    return CP_SEARCH_FAILED;
+  }
   if (near < 0) return CP_SEARCH_EXHAUSTED;
   int k = cp_search_pick_actions(s, r->actions, s->opt.candidates);
   long kept;
@@ -156,6 +176,7 @@ static void rrt_destroy(cp_search *s) {
   free(r->e);
   free(r->actions);
   free(r->chain);
+  free(r->knear);
   free(r);
   s->state = NULL;
 }

@@ -390,6 +390,11 @@ cp_search *cp_search_create(const cp_search_problem *p,
              "connect > 0", o.connect);
     return NULL;
   }
+  if (o.goal_k < 0 || o.goal_k > CP_SEARCH_MAX_GOAL_K) {
+    snprintf(msg, size, "search goal_k %d is not in 0 .. %d", o.goal_k,
+             CP_SEARCH_MAX_GOAL_K);
+    return NULL;
+  }
   if (o.batch < 1 || o.batch > CP_SEARCH_MAX_BATCH) {
     snprintf(msg, size, "search batch %d is not in 1 .. %d", o.batch,
              CP_SEARCH_MAX_BATCH);

@@ -276,10 +276,19 @@ typedef struct cp_search_options {
   /// iteration), so that the fit sees every column of B. 0 (default): no
   /// probes.
   double steer_probe;
+  /// rrt: a goal sample's iteration grows from a node drawn uniformly
+  /// (from the search's random stream) among the goal_k tree nodes nearest
+  /// the goal sample, instead of the nearest (docs/planner.md, "Goal
+  /// neighbourhood"): a nearest node from which no action comes nearer the
+  /// goal no longer takes every goal sample. 0 or 1 (default): the nearest,
+  /// as before, and no random number drawn.
+  int goal_k;
 } cp_search_options;
 
 /// Upper bound of cp_search_options.batch.
 #define CP_SEARCH_MAX_BATCH 4096
+/// Upper bound of cp_search_options.goal_k.
+#define CP_SEARCH_MAX_GOAL_K 10000
 
 cp_search_options cp_search_defaults(void);
 

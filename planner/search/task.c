@@ -602,7 +602,7 @@ static int parse_search(cp_task *t, const json_t *v, cp_error *err) {
   static const char *const keys[] = {
       "method", "weight",  "resolution", "goal_bias", "seed",  "candidates",
       "speed",  "delta_bn", "delta_s",   "metric",    "sampling",
-      "shortcut", "batch", "connect", "steer", "steer_rotation",
+      "shortcut", "batch", "connect", "goal_k", "steer", "steer_rotation",
       "steer_probe", NULL};
   if (cp_json_check_object(v, "search", keys, err)) return -1;
   const json_t *x;

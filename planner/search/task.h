@@ -180,6 +180,8 @@ typedef struct cp_task {
   int candidates;         ///< rrt/sst: actions tried per iteration (default 8)
   int search_batch;       ///< search.batch: expansions chosen together (1)
   long connect;           ///< search.connect: rrt's greedy extensions (0)
+  long goal_k;            ///< search.goal_k: rrt grows a goal sample from
+                          ///< one of this many nearest nodes (0: nearest)
   int steer_local;        ///< search.steer "local" (planner/search/
                           ///< steer_local.c; task_actions.c): 1, else 0
   int n_steer;            ///< steer_local: the inputs it steers (those

@@ -3,10 +3,21 @@
 #include "planner/search/task_keys.h"
 
 #include "models/jsonread.h"
+#include "planner/search/search.h"
 
 int cp_task_parse_search_keys(cp_task *t, const json_t *v, cp_error *err) {
   if (cp_task_parse_steer(t, v, err)) return -1;
-  const json_t *x = json_object_get(v, "connect");
+  const json_t *x = json_object_get(v, "goal_k");
+  if (x) {
+    if (!json_is_integer(x) || json_integer_value(x) < 0 ||
+        json_integer_value(x) > CP_SEARCH_MAX_GOAL_K)
+      return cp_error_set(err, "search.goal_k",
+                          "expected an integer in [0, %d] (rrt: a goal "
+                          "sample grows from one of this many nearest "
+                          "nodes; 0 or 1: the nearest)", CP_SEARCH_MAX_GOAL_K);
+    t->goal_k = (long)json_integer_value(x); /* rrt's; others ignore it */
+  }
+  x = json_object_get(v, "connect");
   if (!x) return 0;
   if (!json_is_integer(x) || json_integer_value(x) < 0 ||
       json_integer_value(x) > 1000)

@@ -299,14 +299,26 @@ Test(search, rrt_connect_needs_batch_one) {
   cr_assert(strstr(msg, "connect"), "%s", msg);
 }
 
-/* A run stopped by a node limit (inside a chain: the iteration is undone)
- * and resumed from its nodes with a higher limit grows the uninterrupted
- * run's tree, state for state. */
-Test(search, rrt_connect_resumed_grows_the_same_tree) {
+/* Asserts that trees a and b hold the same nodes, state for state. */
+static void assert_same_tree(cp_search *a, cp_search *c) {
+  cr_assert_eq(cp_search_node_count(c), cp_search_node_count(a));
+  for (long id = 0; id < cp_search_node_count(a); ++id) {
+    const cp_search_node *na = cp_search_node_get(a, id),
+                         *nc = cp_search_node_get(c, id);
+    cr_assert_eq(na->parent, nc->parent, "node %ld", id);
+    cr_assert_eq(na->action, nc->action, "node %ld", id);
+    cr_assert_eq(na->flags, nc->flags, "node %ld", id);
+    cr_assert_eq(memcmp(cp_search_state(a, id), cp_search_state(c, id),
+                        2 * sizeof(double)), 0, "node %ld", id);
+  }
+}
+
+/* A run with options o stopped by a node limit of 47 (an iteration the
+ * limit would cut is undone) and resumed from its nodes with o's limit
+ * grows the uninterrupted run's tree, state for state. */
+static void assert_resumed_same_tree(cp_search_options o) {
   synth_point pt = {0};
   cp_search_problem p = synth_point_problem(&pt);
-  cp_search_options o = rrt_options(5, 0.3, 3, 6);
-  o.max_nodes = 400;
   char msg[256];
   double x0[2] = {0.1, 0.1};
   cp_search *a = cp_search_create(&p, &o, x0, 0, msg, sizeof msg);
@@ -323,19 +335,110 @@ Test(search, rrt_connect_resumed_grows_the_same_tree) {
                                  cp_search_state(b, id), NULL, 0), 0);
   cr_assert_eq(cp_search_resume(c, cp_search_rng(b), cp_search_get_stats(b)), 0);
   cr_assert_eq(synth_run(c, 100000), sa);
-  cr_assert_eq(cp_search_node_count(c), cp_search_node_count(a));
-  for (long id = 0; id < cp_search_node_count(a); ++id) {
-    const cp_search_node *na = cp_search_node_get(a, id),
-                         *nc = cp_search_node_get(c, id);
-    cr_assert_eq(na->parent, nc->parent, "node %ld", id);
-    cr_assert_eq(na->action, nc->action, "node %ld", id);
-    cr_assert_eq(na->flags, nc->flags, "node %ld", id);
-    cr_assert_eq(memcmp(cp_search_state(a, id), cp_search_state(c, id),
-                        2 * sizeof(double)), 0, "node %ld", id);
-  }
+  assert_same_tree(a, c);
   cp_search_destroy(a);
   cp_search_destroy(b);
   cp_search_destroy(c);
+}
+
+Test(search, rrt_connect_resumed_grows_the_same_tree) {
+  cp_search_options o = rrt_options(5, 0.3, 3, 6);
+  o.max_nodes = 400;
+  assert_resumed_same_tree(o);
+}
+
+/* search.goal_k: 0 and 1 grow the default tree bit for bit (no random
+ * number drawn); K > 1 grows every goal sample's iteration from one of the
+ * K tree nodes nearest the goal sample (checked against a scan of the
+ * tree as it was), not always the nearest, reproducibly from the seed,
+ * and resumes bit for bit. */
+static cp_search *goal_k_run(int goal_k, double goal_bias, long nodes) {
+  static synth_point pt;
+  static cp_search_problem p;
+  p = synth_point_problem(&pt);
+  cp_search_options o = rrt_options(3, goal_bias, 4, 0);
+  o.goal_k = goal_k;
+  o.max_nodes = nodes;
+  char msg[256];
+  double x0[2] = {0.1, 0.1};
+  cp_search *s = cp_search_create(&p, &o, x0, 0, msg, sizeof msg);
+  cr_assert(s, "%s", msg);
+  synth_run(s, 100000);
+  return s;
+}
+
+/* For a run with goal bias 1 (every sample the goal): the largest rank
+ * of an iteration's node among the tree's nodes by distance to the goal
+ * sample (0: the nearest), and in *not_nearest how many of the *iters
+ * iterations grew from another node than the nearest. */
+static long goal_ranks(cp_search *c, long *iters, long *not_nearest) {
+  synth_point pt = {0};
+  cp_search_problem p = synth_point_problem(&pt);
+  double g[2], e[2];
+  p.embed(p.ctx, cp_search_state(c, 0), g);
+  p.goal_sample(p.ctx, g);
+  long tree[512], n_tree = 1, max_rank = 0;
+  *iters = *not_nearest = 0;
+  tree[0] = 0;
+  for (long id = 1; id < cp_search_node_count(c); ++id) {
+    const cp_search_node *n = cp_search_node_get(c, id);
+    if ((n->flags & CP_NODE_DISCARDED) || n->outcome != CP_EXPAND_OK)
+      continue;
+    /* The kept node of an iteration: its parent's rank among the tree's
+     * nodes by distance to the goal sample (every sample is one). */
+    double dp[2];
+    p.embed(p.ctx, cp_search_state(c, n->parent), dp);
+    double d_from = hypot(dp[0] - g[0], dp[1] - g[1]);
+    long nearer = 0;
+    for (long j = 0; j < n_tree; ++j) {
+      p.embed(p.ctx, cp_search_state(c, tree[j]), e);
+      nearer += hypot(e[0] - g[0], e[1] - g[1]) < d_from;
+    }
+    if (nearer > max_rank) max_rank = nearer;
+    *not_nearest += nearer > 0;
+    ++*iters;
+    cr_assert(n_tree < 512);
+    tree[n_tree++] = id;
+  }
+  return max_rank;
+}
+
+Test(search, rrt_goal_k_off_is_the_nearest_and_on_draws_among_k) {
+  cp_search *a = goal_k_run(0, 0.3, 600), *b = goal_k_run(1, 0.3, 600);
+  assert_same_tree(a, b);
+  cp_search_destroy(a);
+  cp_search_destroy(b);
+  long iters, not_nearest;
+  a = goal_k_run(0, 1.0, 400); /* off: always the nearest */
+  cr_assert_eq(goal_ranks(a, &iters, &not_nearest), 0);
+  cr_assert(iters >= 10, "%ld iterations", iters);
+  cp_search_destroy(a);
+  enum { K = 6 };
+  cp_search *c = goal_k_run(K, 1.0, 400), *d = goal_k_run(K, 1.0, 400);
+  assert_same_tree(c, d);
+  cr_assert(goal_ranks(c, &iters, &not_nearest) < K);
+  cr_assert(iters >= 10, "%ld iterations", iters);
+  cr_assert(not_nearest > iters / 4, "%ld of %ld from another than the nearest",
+            not_nearest, iters);
+  cp_search_destroy(c);
+  cp_search_destroy(d);
+  cp_search_options o = rrt_options(9, 0.5, 3, 0);
+  o.goal_k = 4;
+  o.max_nodes = 300;
+  assert_resumed_same_tree(o);
+}
+
+Test(search, rrt_goal_k_out_of_range_is_refused) {
+  synth_point pt = {0};
+  cp_search_problem p = synth_point_problem(&pt);
+  double x0[2] = {0.1, 0.1};
+  char msg[256];
+  for (int k = 0; k < 2; ++k) {
+    cp_search_options o = rrt_options(1, 0.1, 8, 0);
+    o.goal_k = k ? CP_SEARCH_MAX_GOAL_K + 1 : -1;
+    cr_assert_null(cp_search_create(&p, &o, x0, 0, msg, sizeof msg));
+    cr_assert(strstr(msg, "goal_k"), "%s", msg);
+  }
 }
 
 static int resume_matches(const char *method, long first_iters) {
@@ -412,6 +515,28 @@ Test(nn, kdtree_is_exact_and_does_not_scan) {
     }
     cr_assert_eq(id, best);
     cr_assert_float_eq(d2, bd, 1e-15);
+    /* The 7 nearest against the scan's 7 smallest distances. */
+    enum { KN = 7 };
+    long kid[KN];
+    double kd2[KN], want_d2[KN];
+    cr_assert_eq(cp_nn_knearest(nn, q, KN, kid, kd2), KN);
+    int nw = 0;
+    for (long i = 0; i < N; ++i) {
+      double s = 0;
+      for (int k = 0; k < D; ++k) s += (pts[i * D + k] - q[k]) * (pts[i * D + k] - q[k]);
+      if (nw == KN && s >= want_d2[KN - 1]) continue;
+      int j = nw < KN ? nw++ : KN - 1;
+      for (; j > 0 && want_d2[j - 1] > s; --j) want_d2[j] = want_d2[j - 1];
+      want_d2[j] = s;
+    }
+    cr_assert_eq(kid[0], best);
+    for (int j = 0; j < KN; ++j) {
+      const double *pk = pts + kid[j] * D;
+      double s = 0;
+      for (int k = 0; k < D; ++k) s += (pk[k] - q[k]) * (pk[k] - q[k]);
+      cr_assert_float_eq(kd2[j], want_d2[j], 1e-15, "rank %d", j);
+      cr_assert_eq(s, kd2[j], "rank %d: the id's own distance", j);
+    }
     /* Radius query against the scan. */
     long ids[256];
     double rad = 0.05;

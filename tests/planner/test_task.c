@@ -194,6 +194,10 @@ Test(task, bad_inputs_name_their_json_path) {
                "[0, 1000]");
   expect_error("\"seed\": 1", "\"seed\": 1, \"connect\": 2.5", "search.connect",
                "integer");
+  expect_error("\"seed\": 1", "\"seed\": 1, \"goal_k\": -1", "search.goal_k",
+               "[0, 10000]");
+  expect_error("\"seed\": 1", "\"seed\": 1, \"goal_k\": \"8\"",
+               "search.goal_k", "integer");
   expect_error("\"nodes\": 100000", "\"nodes\": 0", "limits.nodes", NULL);
   expect_error(", \"limits\": {\"nodes\": 100000, \"seconds\": 60}", "", "limits",
                "required");
