@@ -317,10 +317,10 @@ static int remember(phase *ph) {
 }
 
 /* The phases of one move: seven, eight with the wrist (a chain of five
- * joint "roll": x, y, z, roll, the fingers). */
+ * joint CP_SEQ_WRIST_JOINT: x, y, z, roll, the fingers). */
 static int move_length(const cp_scene *s) {
   for (int k = 0; s->n_manips > 0 && k < s->manips[0].n; k++)
-    if (!strcmp(s->manips[0].joints[k].name, "roll")) return 8;
+    if (!strcmp(s->manips[0].joints[k].name, CP_SEQ_WRIST_JOINT)) return 8;
   return 7;
 }
 

@@ -114,7 +114,7 @@ char *cp_seq_hand_urdf(const cp_sequence_gripper *g, const double *dir, int wris
                           "<axis xyz=\"%s\"/><limit lower=\"%s\" upper=\"%s\" effort=\"1e6\" velocity=\"100\"/></joint>\n"
                           "<link name=\"%s\"><inertial><mass value=\"%.17g\"/><inertia ixx=\"%.17g\" ixy=\"0\" "
                           "ixz=\"0\" iyy=\"%.17g\" iyz=\"0\" izz=\"%.17g\"/></inertial></link>\n",
-                          roll ? "roll" : jn[k], roll ? "revolute" : "prismatic", k ? (roll ? ln[2] : ln[k - 1]) : "gantry",
+                          roll ? CP_SEQ_WRIST_JOINT : jn[k], roll ? "revolute" : "prismatic", k ? (roll ? ln[2] : ln[k - 1]) : "gantry",
                           roll ? "wrist" : ln[k], roll ? axis : axes[k], roll ? "-7" : "-10", roll ? "7" : "10",
                           roll ? "wrist" : ln[k], M, in, in, in);
   }
@@ -149,7 +149,7 @@ json_t *cp_seq_hand_json(const cp_sequence_gripper *g, const double *dir, int wr
                          const double *qd, char **text, char *name, size_t name_size) {
   if (!(*text = cp_seq_hand_urdf(g, dir, wrist, name, name_size))) return NULL;
   /* the joints' positions and rates: x, y, z, [roll,] the leader finger */
-  static const char *const jn[5] = {"x", "y", "z", "roll", "panda_finger_joint1"};
+  static const char *const jn[5] = {"x", "y", "z", CP_SEQ_WRIST_JOINT, "panda_finger_joint1"};
   static const int slot[5] = {0, 1, 2, 4, 3};
   json_t *state = json_object();
   for (int k = 0; k < 5; k++)

@@ -93,7 +93,7 @@ static json_t *gripper_json(attempt *a) {
   for (int k = 0; k < n; k++) {
     const int gap = k == n - 1, roll = a->wrist && k == 3;
     const double m = gap ? CP_SEQ_FINGER_MASS : M, in = gap ? 1e-5 : 1e-3 * M;
-    const char *name = gap ? "gap" : roll ? "roll" : k == 0 ? "x" : k == 1 ? "y" : "z";
+    const char *name = gap ? "gap" : roll ? CP_SEQ_WRIST_JOINT : k == 0 ? "x" : k == 1 ? "y" : "z";
     const char *lname = gap ? "rfinger" : k == left ? "lfinger" : k == 0 ? "carriage_x" : k == 1 ? "carriage_y"
                                                                                                : "carriage_z";
     json_t *link = json_pack("{s:s, s:f, s:o, s:[[f,f,f],[f,f,f],[f,f,f]]}", "name", lname, "mass", m, "com",

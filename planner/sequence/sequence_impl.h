@@ -9,6 +9,10 @@
 
 /* Mass of the sliding (right) finger, kg: in the grasp LP and in the
  * phases' gripper alike. */
+/* The wrist joint's name in every gripper chain the sequence builds (box
+ * fingers and the Panda hand); replay tells a move of eight phases (with
+ * the turn) from one of seven by it. */
+#define CP_SEQ_WRIST_JOINT "roll"
 #define CP_SEQ_FINGER_MASS 0.05
 
 /* A JSON array of n doubles. */
