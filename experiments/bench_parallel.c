@@ -24,7 +24,11 @@
  * task at batches 4, 16 and 32 profiled with the thread's CPU clock (every
  * expansion, which formed one batch, the serial time between batches) and
  * the bounds it sets for 2 and 4 workers: Amdahl's, and each batch's jobs
- * handed in order to the worker free first (profile_bound).
+ * handed in order to the worker free first (profile_bound), or longest
+ * first (profile_bound_lpt); and for 2 MPI ranks, mpi.c's way of handing
+ * out jobs simulated on the profile (profile_bound_mpi). After the timed
+ * runs, rank 0's CPU per batch in the ranks runs (own jobs, store,
+ * messages, looking, waiting: the `complan: mpi: rank 0` line).
  *
  * Usage (from the source root, after ninja -C build):
  *   build/experiments/bench_parallel [REPEATS [BATCH [profile]]]
@@ -73,6 +77,9 @@ typedef struct outcome {
   uint64_t digest;        /* of the node rows */
   long long jobs, own, bytes; /* MPI: worker jobs, rank-0 jobs, bytes */
   double cpu, sim;        /* threads: CPU seconds of the run, simulating */
+  /* MPI: rank 0 in the batches (the second `complan: mpi:` line): batches,
+   * then CPU s in own jobs, store, messages, looking, waiting */
+  double r0[6];
 } outcome;
 
 /* FNV-1a over every node row of run 1 in db (the columns the tests
@@ -143,6 +150,7 @@ static int run_threads(const cp_task *task, const spec *sp, int threads,
 typedef struct profile {
   const cp_search_problem *p; /* the world's problem */
   double *job;                /* [n_jobs] CPU s of each expansion */
+  double *est;                /* [n_jobs] its parent's (est_slot) */
   long n_jobs, job_cap;
   long *first;                /* [n_batches] each batch's first job */
   long n_batches, batch_cap;
@@ -186,21 +194,48 @@ static int new_batch(double t0) {
   return 0;
 }
 
+/* The CPU time of the expansion that made each state (by the hash of its
+ * numbers; open addressing): a job's estimate is its parent's cost, all
+ * a scheduler could know before running it (0 for the start state's). */
+enum { EST_SLOTS = 1 << 14 };
+static uint64_t est_key[EST_SLOTS];
+static double est_cost[EST_SLOTS];
+
+static uint64_t state_key(const double *x) {
+  uint64_t h = cp_fnv_bytes(CP_FNV_OFFSET, x, (size_t)prof.p->n * sizeof *x);
+  return h ? h : 1;
+}
+
+static double *est_slot(uint64_t h) {
+  for (size_t i = h % EST_SLOTS, k = 0; k < EST_SLOTS;
+       ++k, i = (i + 1) % EST_SLOTS)
+    if (est_key[i] == h || !est_key[i]) {
+      est_key[i] = h;
+      return &est_cost[i];
+    }
+  return NULL;
+}
+
 static int timed_expand(void *ctx, const double *x, double t,
                         const void *warm, size_t warm_size, long a, double *y,
                         cp_expansion *info) {
+  double *pe = est_slot(state_key(x)), est = pe ? *pe : 0;
   double c0 = bench_now();
   int rc = prof.p->expand(ctx, x, t, warm, warm_size, a, y, info);
   double dt = bench_now() - c0;
+  if (!rc && (pe = est_slot(state_key(y)))) *pe = dt;
   if (prof.n_jobs == prof.job_cap) {
     long c = prof.job_cap ? 2 * prof.job_cap : 1024;
     double *v = realloc(prof.job, (size_t)c * sizeof *v);
-    if (!v) return -1;
-    prof.job = v;
+    double *e = v ? realloc(prof.est, (size_t)c * sizeof *e) : NULL;
+    if (v) prof.job = v;
+    if (!e) return -1;
+    prof.est = e;
     prof.job_cap = c;
   }
   /* An expansion outside a batch of several is a batch of its own. */
   if (!prof.in_batch && new_batch(c0)) return -1;
+  prof.est[prof.n_jobs] = est;
   prof.job[prof.n_jobs++] = dt;
   if (!prof.in_batch) prof.last = bench_now();
   return rc;
@@ -234,6 +269,8 @@ static int run_profiled(const cp_task *task, const spec *sp, outcome *out) {
   cp_plan_status s = CP_PLAN_FAILED;
   long n;
   free(prof.job);
+  free(prof.est);
+  memset(est_key, 0, sizeof est_key);
   free(prof.first);
   free(prof.gap);
   free(prof.meanwhile);
@@ -302,6 +339,139 @@ static double profile_bound(int w, double *imbalance) {
     span += m;
   }
   *imbalance = span > 0 ? 1 - jobs / (w * span) : 0;
+  return prof.total / (prof.total - jobs + span);
+}
+
+/* The profile's bound for w workers when each batch's jobs are handed out
+ * longest first (the pool free first takes the longest job left), with
+ * every job's cost known in advance: what any order within a batch could
+ * gain at most over profile_bound's (the batches and their merge order
+ * unchanged). */
+typedef struct costed {
+  double key, cost;
+  long j;
+} costed;
+
+static int by_key_desc(const void *a, const void *b) {
+  const costed *x = a, *y = b;
+  if (x->key != y->key) return x->key < y->key ? 1 : -1;
+  return (x->j > y->j) - (x->j < y->j);
+}
+
+/* estimated: ordered by the parent's cost (prof.est) instead of the job's
+ * own. */
+static double profile_bound_lpt(int w, int estimated) {
+  double span = 0, jobs = 0, free_at[64];
+  costed *v = NULL;
+  long cap = 0;
+  if (w > 64) w = 64;
+  for (long b = 0; b < prof.n_batches; ++b) {
+    long end = b + 1 < prof.n_batches ? prof.first[b + 1] : prof.n_jobs;
+    long n = end - prof.first[b];
+    if (n > cap) {
+      costed *q = realloc(v, (size_t)n * sizeof *q);
+      if (!q) break;
+      v = q;
+      cap = n;
+    }
+    for (long j = 0; j < n; ++j) {
+      long i = prof.first[b] + j;
+      v[j] = (costed){estimated ? prof.est[i] : prof.job[i], prof.job[i], j};
+    }
+    qsort(v, (size_t)n, sizeof *v, by_key_desc);
+    for (int k = 0; k < w; ++k) free_at[k] = 0;
+    free_at[0] = prof.meanwhile[b];
+    jobs += prof.meanwhile[b];
+    for (long j = 0; j < n; ++j) {
+      int k0 = 0;
+      for (int k = 1; k < w; ++k)
+        if (free_at[k] < free_at[k0]) k0 = k;
+      free_at[k0] += v[j].cost;
+      jobs += v[j].cost;
+    }
+    double m = 0;
+    for (int k = 0; k < w; ++k)
+      if (free_at[k] > m) m = free_at[k];
+    span += m;
+  }
+  free(v);
+  return prof.total / (prof.total - jobs + span);
+}
+
+/* The profile's bound for rank 0 and `workers` MPI ranks, each worker with
+ * up to `depth` jobs in flight, simulated the way mpi.c hands them out:
+ * rank 0 sends every worker one job, then up to `depth` (beyond one only
+ * while a job is left for rank 0), writes the store's commit, and then
+ * collects an answer that has arrived (topping that worker up) or else
+ * runs the next job itself, or waits for the next answer. A worker runs
+ * its jobs in the order received. slices: rank 0 looks for answers (and
+ * tops workers up) that many times within a job of its own, between equal
+ * parts (1: only between jobs, as mpi.c does; 20: at every step of a
+ * 20-step action, were the world to call it back). msg: rank 0's CPU per
+ * worker job (send and receive), look: per look for an answer, lat: a
+ * message's one-way time (s). */
+static double profile_bound_mpi(int workers, int depth, int slices,
+                                double msg, double look, double lat) {
+  enum { MAXW = 8, MAXD = 4 };
+  double span = 0, jobs = 0;
+  if (workers > MAXW) workers = MAXW;
+  if (depth > MAXD) depth = MAXD;
+  for (long b = 0; b < prof.n_batches; ++b) {
+    long first = prof.first[b];
+    long n = (b + 1 < prof.n_batches ? prof.first[b + 1] : prof.n_jobs) -
+             first;
+    double t = 0, free_at[MAXW] = {0}, back[MAXW][MAXD] = {{0}};
+    int head[MAXW] = {0}, in[MAXW] = {0}, running = 0;
+    long next = 0;
+    double part = 0, left = 0; /* rank 0's own job: a part, what is left */
+    /* Job next to worker k: it runs after its previous one; its answer is
+     * back at rank 0 at back[][]. */
+#define SEND(k)                                                             \
+  do {                                                                      \
+    t += msg / 2;                                                           \
+    double at = t + lat, st = free_at[k] > at ? free_at[k] : at;            \
+    free_at[k] = st + prof.job[first + next++];                             \
+    back[k][(head[k] + in[k]++) % MAXD] = free_at[k] + lat;                 \
+    ++running;                                                              \
+  } while (0)
+#define TOP_UP(k, upto)                                                     \
+  while (next < n && in[k] < (upto) && (!in[k] || n - next >= 2)) SEND(k)
+    for (int upto = 1; upto <= depth; ++upto)
+      for (int k = 0; k < workers; ++k) TOP_UP(k, upto);
+    t += prof.meanwhile[b];
+    while (next < n || running || left > 0) {
+      /* The earliest answer not yet collected. */
+      int k0 = -1;
+      for (int k = 0; k < workers; ++k)
+        if (in[k] && (k0 < 0 || back[k][head[k]] < back[k0][head[k0]]))
+          k0 = k;
+      if (running) t += look;
+      if (left > 0 && (k0 < 0 || back[k0][head[k0]] > t)) {
+        double d = part < left ? part : left;
+        t += d;
+        left -= d;
+        if (left < 1e-12) left = 0;
+        continue;
+      }
+      if (next < n && (k0 < 0 || back[k0][head[k0]] > t)) {
+        left = prof.job[first + next++];
+        part = left / slices;
+        continue;
+      }
+      if (k0 < 0) break; /* not reached: running > 0 here */
+      if (back[k0][head[k0]] > t) t = back[k0][head[k0]];
+      head[k0] = (head[k0] + 1) % MAXD;
+      --in[k0];
+      --running;
+      t += msg / 2;
+      TOP_UP(k0, depth);
+    }
+#undef TOP_UP
+#undef SEND
+    for (long j = 0; j < n; ++j) jobs += prof.job[first + j];
+    jobs += prof.meanwhile[b];
+    span += t;
+  }
   return prof.total / (prof.total - jobs + span);
 }
 
@@ -383,6 +553,13 @@ static int run_ranks(const char *task_file, const spec *sp, int ranks,
     at = at ? strstr(at, "; ") : NULL;
     if (at) sscanf(at, "; %lld bytes sent, %lld received", &sent, &received);
     out->bytes = sent + received;
+    at = strstr(line, "rank 0 in ");
+    double cpu = 0;
+    if (!at || sscanf(at, "rank 0 in %lf batches: %lf s CPU: %lf own jobs, "
+                      "%lf store, %lf messages, %lf looking, %lf waiting",
+                      &out->r0[0], &cpu, &out->r0[1], &out->r0[2],
+                      &out->r0[3], &out->r0[4], &out->r0[5]) != 7)
+      memset(out->r0, 0, sizeof out->r0);
     long nn;
     ok = !digest_of(dbp, &out->digest, &nn);
   } else {
@@ -484,6 +661,14 @@ static double efficiency(int R, double t, double s, double b, double lat,
   return x * t / R;
 }
 
+/* The MPI schedule's assumed costs (profile_bound_mpi): rank 0's CPU per
+ * worker job, per look for an answer, a message's one-way time (shared
+ * memory; session 15 measured rank 0's per-job and per-look CPU on the
+ * loaded machine at about 20 and 9 us: the "rank 0 per batch" table). */
+#define MPI_MSG 10e-6
+#define MPI_LOOK 1e-6
+#define MPI_LAT 2e-6
+
 /* A row of the profile table: sp's profiled 1-thread run (its nodes into
  * *o) and the bounds it sets. 0, or -1 said on stderr. */
 static int profile_table_row(const spec *sp, outcome *o) {
@@ -507,12 +692,18 @@ static int profile_table_row(const spec *sp, outcome *o) {
   for (long b = 0; b < prof.n_batches; ++b) gaps += prof.gap[b];
   gaps /= (double)prof.n_batches;
   printf("| %s | %d | %ld | %ld | %.3f | %.1f%% | %.1f%% | %.0f / %.0f | "
-         "%.2fx | %.2fx | %.0f%% | %.2fx |\n",
+         "%.2fx | %.2fx | %.0f%% | %.2fx | %.2fx | %.2fx | %.2fx | %.2fx | "
+         "%.2fx | %.2fx |\n",
          strrchr(sp->task, '/') + 1, sp->batch, prof.n_jobs, prof.n_batches,
          1e3 * prof.total / (double)prof.n_jobs, 100 * s,
          100 * mw / prof.total,
          1e6 * bench_median(prof.gap, (int)prof.n_batches), 1e6 * gaps,
-         1 / (s + (1 - s) / 2), b2, 100 * idle2, b4);
+         1 / (s + (1 - s) / 2), b2, 100 * idle2, b4, profile_bound_lpt(2, 0),
+         profile_bound_lpt(2, 1),
+         profile_bound_mpi(1, 1, 1, MPI_MSG, MPI_LOOK, MPI_LAT),
+         profile_bound_mpi(1, 2, 1, MPI_MSG, MPI_LOOK, MPI_LAT),
+         profile_bound_mpi(1, 2, 1, 0, 0, 0),
+         profile_bound_mpi(1, 2, 20, MPI_MSG, MPI_LOOK, MPI_LAT));
   fflush(stdout);
     return 0;
 }
@@ -534,11 +725,25 @@ int main(int argc, char **argv) {
          "batch is simulated (by the calling thread, before it takes jobs); "
          "the bounds: Amdahl 1 / (s + (1 - s) / w), and the same with each "
          "batch's jobs handed in order to the worker free first (no cost of "
-         "waking or messages)\n\n"
+         "waking or messages); longest first: each batch's jobs handed out "
+         "longest first, their costs known (the most any order within a "
+         "batch gains), or ordered by their parent's cost (known when the batch "
+         "is chosen); 2 ranks: rank 0 and one worker rank with 1 or 2 "
+         "jobs in flight, handed out as planner/plan/mpi.c does (rank 0 "
+         "runs the jobs not handed out, looks for answers between them), "
+         "rank 0 paying %.0f us CPU per worker job and %.0f us per look, "
+         "messages %.0f us one way, and with no such costs; looking 20 "
+         "times within each job of its own: rank 0 called back at every "
+         "step of a 20-step action (not built)\n\n"
          "| task | batch | expansions | batches | CPU ms/expansion | serial "
          "share | store during batches | serial per batch, median / mean "
-         "(us) | Amdahl 2 | batches 2 | idle in batches, 2 | batches 4 |\n"
-         "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+         "(us) | Amdahl 2 | batches 2 | idle in batches, 2 | batches 4 | "
+         "batches 2, longest first | batches 2, longest parent first | "
+         "2 ranks, 1 in flight | 2 ranks, 2 in "
+         "flight | 2 ranks, 2 in flight, no message costs | 2 ranks, 2 in "
+         "flight, looking within own jobs |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+         "---|---|\n", 1e6 * MPI_MSG, 1e6 * MPI_LOOK, 1e6 * MPI_LAT);
   enum { N_SPECS = sizeof specs / sizeof *specs, N_PROFILED = 3 };
   const int profiled[N_PROFILED] = {4, 16, 32};
   outcome prof_out[N_SPECS][N_PROFILED];
@@ -555,6 +760,10 @@ int main(int argc, char **argv) {
          "| jobs: workers / rank 0 | bytes per worker expansion |\n"
          "|---|---|---|---|---|---|---|---|---|---|---|\n");
   double model_in[sizeof specs / sizeof *specs][3];
+  /* Rank 0 in the batches, per task and ranks configuration (first
+   * repeat), and the jobs its workers ran. */
+  outcome rank0_of[sizeof specs / sizeof *specs][N_CONFIGS];
+  int batch_of[sizeof specs / sizeof *specs];
   for (size_t k = 0; k < sizeof specs / sizeof *specs; ++k) {
     spec sp1 = specs[k];
     if (batch) sp1.batch = batch;
@@ -620,11 +829,39 @@ int main(int argc, char **argv) {
              procs, r, r / r1, ok[c] ? "yes" : "NO", jobs, per);
       fflush(stdout);
     }
+    for (int c = 0; c < N_CONFIGS; ++c) rank0_of[k][c] = res[c][0];
+    batch_of[k] = sp->batch;
     model_in[k][0] = bench_median(cpu, repeats);
     model_in[k][1] = bench_median(serial, repeats);
     model_in[k][2] = bytes;
     cp_task_free(&task);
   }
+  /* Rank 0's CPU in the batches (thread CPU: less load-bound than the
+   * speeds, though a loaded machine's caches and wake-ups still show). */
+  printf("\nRank 0 in the batches of the ranks runs (first repeat; thread "
+         "CPU per batch, us): the jobs it ran itself, the store's commits, "
+         "the messages (encoding and sending jobs, receiving and decoding "
+         "outcomes), looking for answers between its jobs (MPI_Iprobe), "
+         "waiting for the last answers; and the messages and looking per "
+         "job a worker ran\n\n"
+         "| task | batch | ranks | batches | own jobs | store | messages | "
+         "looking | waiting | messages + looking per worker job (us) |\n"
+         "|---|---|---|---|---|---|---|---|---|---|\n");
+  for (size_t k = 0; k < sizeof specs / sizeof *specs; ++k)
+    for (int c = 0; c < N_CONFIGS; ++c) {
+      const outcome *o = &rank0_of[k][c];
+      if (!configs[c].ranks || !(o->r0[0] > 0)) continue;
+      double b = o->r0[0];
+      char per[32] = "-";
+      if (o->jobs)
+        snprintf(per, sizeof per, "%.1f",
+                 1e6 * (o->r0[3] + o->r0[4]) / (double)o->jobs);
+      printf("| %s | %d | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | "
+             "%s |\n",
+             strrchr(specs[k].task, '/') + 1, batch_of[k], configs[c].ranks,
+             b, 1e6 * o->r0[1] / b, 1e6 * o->r0[2] / b, 1e6 * o->r0[3] / b,
+             1e6 * o->r0[4] / b, 1e6 * o->r0[5] / b, per);
+    }
   /* The model: two networks, batch 4 (as measured) and batch = ranks. */
   printf("\nModel (see docs/parallel.md): rank 0 per message pair o = 5 us "
          "CPU; gigabit Ethernet: 50 us round trip, 117 MB/s; InfiniBand-"

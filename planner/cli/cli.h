@@ -39,6 +39,7 @@ typedef struct cp_cli_ompl {
 void cp_cli_set_ompl(const cp_cli_ompl *ompl);
 
 struct cp_plan_mpi_items; /* planner/plan/mpi.h */
+struct cp_plan_mpi_rank0;
 
 /// MPI planning (planner/plan/mpi.h), registered by an executable built
 /// with MPI; without it `plan --mpi` is a usage error (exit status 2).
@@ -51,6 +52,8 @@ typedef struct cp_cli_mpi {
   int (*serve)(const cp_task *task, const cp_error *load_err, cp_error *err);
   void (*traffic)(long long *jobs, long long *own, long long *sent,
                   long long *received);
+  /// Rank 0's time in the batches (cp_plan_mpi_rank0_times).
+  void (*rank0)(struct cp_plan_mpi_rank0 *t);
   cp_plan_status (*benchmark)(cp_store *st, const cp_task *task,
                               const cp_search_problem *p, const double *x0,
                               const char *world_options,

@@ -14,6 +14,7 @@
 #include "planner/cli/commands.h"
 #include "planner/cli/flags.h"
 #include "planner/cli/output.h"
+#include "planner/plan/mpi.h"
 #include "planner/plan/plan.h"
 #include "planner/sim/statelayout.h"
 #include "planner/store/store.h"
@@ -460,13 +461,21 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
                       "fails, and names that rank)" : "");
   if (use_mpi) {
     long long jobs, own, sent, received;
+    cp_plan_mpi_rank0 t;
     mpi_impl->traffic(&jobs, &own, &sent, &received);
+    mpi_impl->rank0(&t);
     mpi_impl->stop();
     fprintf(stderr, "complan: mpi: %d worker rank%s ran %lld expansions, "
             "rank 0 ran %lld; %lld bytes sent, %lld received "
             "(%.0f per worker expansion)\n",
             ranks - 1, ranks == 2 ? "" : "s", jobs, own, sent, received,
             jobs ? (double)(sent + received) / (double)jobs : 0.0);
+    fprintf(stderr, "complan: mpi: rank 0 in %lld batches: %.6f s CPU: "
+            "%.6f own jobs, %.6f store, %.6f messages, %.6f looking, %.6f "
+            "waiting (%.6f s wall of %.6f)\n",
+            t.batches, t.cpu, t.own, t.store,
+            t.cpu - t.own - t.store - t.looking - t.waiting, t.looking,
+            t.waiting, t.waiting_wall, t.wall);
   }
   if (s == CP_PLAN_FAILED_EXPANSIONS)
     fprintf(stderr, "complan: %s: the search space ran out, but %ld "

@@ -1,6 +1,6 @@
 /* Planning with MPI (planner/plan/mpi.h, docs/parallel.md): rank 0 runs
  * cp_plan_task with a batch runner that hands the jobs to ranks 1 .. R-1,
- * one job per worker at a time (the next goes to whichever answers
+ * up to two jobs in flight per worker (the next goes to whichever answers
  * first, so a slow expansion holds no one else up), and runs the jobs not
  * handed out on its own world between looks at the workers' answers; the
  * workers decode a job, run it on their own world under the time the
@@ -14,14 +14,15 @@
  * JOB and OUTCOME (planner/plan/wire.h), FAIL (worker -> 0: the reason a
  * job or run could not be run), STOP (0 -> worker, empty), RUN and
  * RUN_DONE (a benchmark's run: cp_plan_mpi_benchmark, wire.h), ITEM and
- * ITEM_DONE (cp_plan_mpi_items_run: "CPI1", the item's number, then the
- * caller's request or answer bytes).
+ * ITEM_DONE (cp_plan_mpi_items_run, mpi_items.c: "CPI1", the item's
+ * number, then the caller's request or answer bytes).
  *
- * Rank 0, free with jobs left, runs one itself unless a worker is about
- * to answer (soon()); a worker waiting for its next job, and rank 0
- * waiting for the batch's last answers, poll MPI_Iprobe for up to 2 ms
- * before they nap between polls (while every rank here has a core:
- * planner/plan/spin.h).
+ * A worker has up to two jobs in flight (the second waits in its queue
+ * while it runs the first), so it goes on to the next job without waiting
+ * for rank 0 to see its answer; rank 0, free with jobs left, runs the next
+ * one itself. A worker waiting for its next job, and rank 0 waiting for
+ * the batch's last answers, poll MPI_Iprobe for up to 2 ms before they nap
+ * between polls (while every rank here has a core: planner/plan/spin.h).
  *
  * Rank 0 waits for outcomes by polling (MPI_Iprobe and a short sleep)
  * rather than in a blocking receive, so that SIGINT or SIGTERM -- which
@@ -38,11 +39,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "planner/plan/mpi_impl.h"
 #include "planner/plan/spin.h"
-#include "planner/plan/wire.h"
-
-enum { TAG_HELLO = 1, TAG_JOB, TAG_OUTCOME, TAG_FAIL, TAG_STOP, TAG_RUN,
-       TAG_RUN_DONE, TAG_ITEM, TAG_ITEM_DONE };
 
 /* MPI is one per process: this process's rank, the number of ranks, and
  * whether rank 0 has told the workers to stop. */
@@ -54,7 +52,20 @@ static int spin_ok;
 static int worker_n;
 static long long traffic_out, traffic_in, traffic_jobs, own_jobs;
 
-static int mpi_fail(cp_error *err, int rc, const char *what) {
+int cp_plan_mpi_rank(int *ranks) {
+  *ranks = n_ranks;
+  return my_rank;
+}
+
+void cp_plan_mpi_count(long long sent, long long received, long long jobs,
+                       long long own) {
+  traffic_out += sent;
+  traffic_in += received;
+  traffic_jobs += jobs;
+  own_jobs += own;
+}
+
+int cp_plan_mpi_fail(cp_error *err, int rc, const char *what) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
   if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) len = 0;
@@ -70,7 +81,7 @@ int cp_plan_mpi_start(int *rank, int *ranks, cp_error *err) {
    * for here unless the user set it (other MPIs ignore the variable). */
   setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
   int rc = MPI_Init(NULL, NULL);
-  if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "MPI_Init");
+  if (rc != MPI_SUCCESS) return cp_plan_mpi_fail(err, rc, "MPI_Init");
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &n_ranks);
@@ -115,7 +126,7 @@ void cp_plan_mpi_stop(void) {
 }
 
 /* Receives the message that MPI_Probe/Iprobe announced in st into b. */
-static int receive(cp_wire_buf *b, const MPI_Status *st, cp_error *err) {
+int cp_plan_mpi_receive(cp_wire_buf *b, const MPI_Status *st, cp_error *err) {
   int len = 0;
   MPI_Get_count(st, MPI_BYTE, &len);
   if ((size_t)len > b->cap) {
@@ -126,7 +137,7 @@ static int receive(cp_wire_buf *b, const MPI_Status *st, cp_error *err) {
   }
   int rc = MPI_Recv(b->p, len, MPI_BYTE, st->MPI_SOURCE, st->MPI_TAG,
                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "receive");
+  if (rc != MPI_SUCCESS) return cp_plan_mpi_fail(err, rc, "receive");
   b->len = (size_t)len;
   return 0;
 }
@@ -157,7 +168,7 @@ static int poll_for(int source, int tag, MPI_Status *st, double seconds,
  * of the ranks at work; a nap is 20-80 us, much of a short expansion).
  * Returns MPI_SUCCESS with st, an MPI error, or -1 once *cancel (may be
  * NULL) is set. */
-static int wait_for(int source, int tag, MPI_Status *st,
+int cp_plan_mpi_wait_for(int source, int tag, MPI_Status *st,
                     volatile sig_atomic_t *cancel) {
   const struct timespec nap = {0, 20000};
   int got = 0;
@@ -178,7 +189,7 @@ static int wait_for(int source, int tag, MPI_Status *st,
  * SIGTERM mpirun then sends must still stop the search. Returns
  * MPI_SUCCESS, an MPI error, or -1 once *cancel (may be NULL) is set (the
  * send is then left to MPI; buf must stay allocated). */
-static int send_polled(const void *buf, int len, int dest, int tag,
+int cp_plan_mpi_send_polled(const void *buf, int len, int dest, int tag,
                        volatile sig_atomic_t *cancel) {
   const struct timespec nap = {0, 20000};
   MPI_Request q;
@@ -207,7 +218,7 @@ static int hello(int status, int n, const char *why, cp_error *err) {
   int rc = MPI_Send(m, (int)(8 + len), MPI_BYTE, 0, TAG_HELLO,
                     MPI_COMM_WORLD);
   free(m);
-  return rc == MPI_SUCCESS ? 0 : mpi_fail(err, rc, "hello to rank 0");
+  return rc == MPI_SUCCESS ? 0 : cp_plan_mpi_fail(err, rc, "hello to rank 0");
 }
 
 /* A worker's progress reports of the run it searches, and its cancel
@@ -292,11 +303,8 @@ static int serve_run(const cp_task *task, cp_plan_world *pw,
  * serves, which leaves rank 0 the second to roll its batch back and
  * commit the run as interrupted; then rank 0 stops the workers, or
  * mpirun kills them. */
-typedef struct quiet {
-  struct sigaction term, intr;
-} quiet;
 
-static void quiet_begin(quiet *q) {
+void cp_plan_mpi_quiet_begin(cp_plan_mpi_quiet *q) {
   struct sigaction ign;
   memset(&ign, 0, sizeof ign);
   ign.sa_handler = SIG_IGN;
@@ -305,23 +313,23 @@ static void quiet_begin(quiet *q) {
   sigaction(SIGINT, &ign, &q->intr);
 }
 
-static void quiet_end(const quiet *q) {
+void cp_plan_mpi_quiet_end(const cp_plan_mpi_quiet *q) {
   sigaction(SIGTERM, &q->term, NULL);
   sigaction(SIGINT, &q->intr, NULL);
 }
 
 /* A worker: the next message from rank 0 into in (st: its envelope).
  * 1: a message to answer, 0: stop, -1: err (MPI failed). */
-static int next_order(cp_wire_buf *in, MPI_Status *st, cp_error *err) {
-  int r = wait_for(0, MPI_ANY_TAG, st, NULL);
-  if (r != MPI_SUCCESS) return mpi_fail(err, r, "waiting for rank 0");
-  if (receive(in, st, err)) return -1;
+int cp_plan_mpi_next_order(cp_wire_buf *in, MPI_Status *st, cp_error *err) {
+  int r = cp_plan_mpi_wait_for(0, MPI_ANY_TAG, st, NULL);
+  if (r != MPI_SUCCESS) return cp_plan_mpi_fail(err, r, "waiting for rank 0");
+  if (cp_plan_mpi_receive(in, st, err)) return -1;
   return st->MPI_TAG != TAG_STOP;
 }
 
 /* A worker's answer to rank 0: out under tag, or for TAG_FAIL the text of
  * e. 0, or -1 with err. */
-static int reply(int tag, const cp_wire_buf *out, const cp_error *e,
+int cp_plan_mpi_reply(int tag, const cp_wire_buf *out, const cp_error *e,
                  cp_error *err) {
   int r;
   if (tag == TAG_FAIL) {
@@ -333,13 +341,13 @@ static int reply(int tag, const cp_wire_buf *out, const cp_error *e,
   } else {
     r = MPI_Send(out->p, (int)out->len, MPI_BYTE, 0, tag, MPI_COMM_WORLD);
   }
-  return r == MPI_SUCCESS ? 0 : mpi_fail(err, r, "sending to rank 0");
+  return r == MPI_SUCCESS ? 0 : cp_plan_mpi_fail(err, r, "sending to rank 0");
 }
 
 int cp_plan_mpi_serve(const cp_task *task, const cp_error *load_err,
                       cp_error *err) {
-  quiet q;
-  quiet_begin(&q);
+  cp_plan_mpi_quiet q;
+  cp_plan_mpi_quiet_begin(&q);
   cp_plan_world *pw = NULL;
   cp_error e;
   char key[CP_TASK_KEY_SIZE];
@@ -350,7 +358,7 @@ int cp_plan_mpi_serve(const cp_task *task, const cp_error *load_err,
   int n = pw ? cp_plan_world_problem(pw)->n : 0;
   if (hello(pw ? 0 : -1, n, why, err)) {
     cp_plan_world_destroy(pw);
-    quiet_end(&q);
+    cp_plan_mpi_quiet_end(&q);
     return -1;
   }
   const cp_search_problem *p = pw ? cp_plan_world_problem(pw) : NULL;
@@ -358,7 +366,7 @@ int cp_plan_mpi_serve(const cp_task *task, const cp_error *load_err,
   cp_wire_slot slot = {0};
   MPI_Status st;
   int rc;
-  while ((rc = next_order(&in, &st, err)) > 0) {
+  while ((rc = cp_plan_mpi_next_order(&in, &st, err)) > 0) {
     int tag = TAG_OUTCOME;
     if (st.MPI_TAG == TAG_RUN && p) {
       int r = serve_run(task, pw, &in, &out, &e);
@@ -374,7 +382,7 @@ int cp_plan_mpi_serve(const cp_task *task, const cp_error *load_err,
       cp_wire_job_run(p, &slot);
       if (cp_wire_outcome_encode(&slot.job, n, &out, &e)) tag = TAG_FAIL;
     }
-    if (reply(tag, &out, &e, err)) {
+    if (cp_plan_mpi_reply(tag, &out, &e, err)) {
       rc = -1;
       break;
     }
@@ -383,20 +391,45 @@ int cp_plan_mpi_serve(const cp_task *task, const cp_error *load_err,
   cp_wire_buf_free(&in);
   cp_wire_buf_free(&out);
   cp_plan_world_destroy(pw);
-  quiet_end(&q);
+  cp_plan_mpi_quiet_end(&q);
   return rc;
 }
 
 /* ---- rank 0 ----------------------------------------------------------- */
 
+/* The jobs a worker has in flight at most: while it runs one, the next
+ * waits in its queue, so it starts that one the moment it has sent the
+ * outcome back, instead of waiting until rank 0 (running a job of its own,
+ * or writing the store) sees the answer and sends another. */
+enum { DEPTH = 2 };
+
+/* A job in flight: its index in the batch, its message and the send's
+ * request (the message stays until the send is complete: at the latest
+ * when the job's answer is back). */
+typedef struct flight {
+  int job;
+  MPI_Request q;
+  cp_wire_buf out;
+} flight;
+
 typedef struct remote {
-  int *busy;                     /* [n_ranks] the job a worker runs, or -1 */
-  double *sent;                  /* [n_ranks] when it was sent (s) */
-  double own;                    /* rank 0's time per job of its own (s) */
-  cp_wire_buf out, in;
+  flight *fly;                   /* [n_ranks * DEPTH] worker w's jobs, in
+                                    the order sent: w * DEPTH + (head[w] +
+                                    i) % DEPTH for i < depth[w] */
+  int *head, *depth;             /* [n_ranks] */
+  cp_wire_buf in;
   volatile sig_atomic_t *cancel; /* the search's (NULL: none) */
-  int abandoned;                 /* a send of `out` was left to MPI */
 } remote;
+
+/* Rank 0's time in the batches (cp_plan_mpi_rank0_times). */
+static cp_plan_mpi_rank0 rank0;
+
+void cp_plan_mpi_rank0_times(cp_plan_mpi_rank0 *t) { *t = rank0; }
+
+/* Worker w's oldest job in flight. */
+static flight *oldest(remote *r, int w) {
+  return &r->fly[w * DEPTH + r->head[w]];
+}
 
 /* Marks job j failed by worker w, with the reason. */
 static void job_failed(cp_expand_job *j, int w, const char *fmt,
@@ -407,44 +440,61 @@ static void job_failed(cp_expand_job *j, int w, const char *fmt,
   snprintf(j->info.message, sizeof j->info.message, "rank %d: %s", w, text);
 }
 
-/* 0, or -1 when the batch must end: a failure (the job says why) or the
- * search's cancel flag (the job is left not run). */
+/* Job k to worker w, behind the jobs it has in flight. 0, or -1 when the
+ * batch must end (the job says why). */
 static int send_job(remote *r, int w, int n, const cp_search_budget *budget,
                     cp_expand_job *jobs, int k) {
   cp_error e;
-  if (r->abandoned) return -1; /* cancelled: `out` is MPI's now */
-  if (cp_wire_job_encode(&jobs[k], n, cp_search_budget_left(budget), &r->out,
+  flight *f = &r->fly[w * DEPTH + (r->head[w] + r->depth[w]) % DEPTH];
+  if (cp_wire_job_encode(&jobs[k], n, cp_search_budget_left(budget), &f->out,
                          &e)) {
     job_failed(&jobs[k], 0, "%s", e.msg);
     return -1;
   }
-  int rc = send_polled(r->out.p, (int)r->out.len, w, TAG_JOB, r->cancel);
-  if (rc == -1) {
-    r->abandoned = 1;
-    return -1;
-  }
+  /* Not waited for: a worker that died never takes it, and a large job
+   * (beyond MPI's eager limit) would hold rank 0 until the worker has
+   * finished the job before it. */
+  int rc = MPI_Isend(f->out.p, (int)f->out.len, MPI_BYTE, w, TAG_JOB,
+                     MPI_COMM_WORLD, &f->q);
   if (rc != MPI_SUCCESS) {
-    mpi_fail(&e, rc, "sending a job");
+    cp_plan_mpi_fail(&e, rc, "sending a job");
     job_failed(&jobs[k], w, "%s", e.msg);
     return -1;
   }
-  traffic_out += (long long)r->out.len;
+  traffic_out += (long long)f->out.len;
   traffic_jobs++;
-  r->busy[w] = k;
-  r->sent[w] = cp_clock_now();
+  f->job = k;
+  r->depth[w]++;
+  return 0;
+}
+
+/* Tops worker w's jobs in flight up from the batch's next ones: to one,
+ * and on to `upto` (<= DEPTH) while a job is left for rank 0 besides (the
+ * batch's last job is rank 0's when it is free, rather than queued behind
+ * a worker's). 0, or -1 as send_job. */
+static int refill(remote *r, int w, int upto, int n,
+                  const cp_search_budget *budget, cp_expand_job *jobs,
+                  int count, int *next, int *running) {
+  while (*next < count && r->depth[w] < upto &&
+         (!r->depth[w] || count - *next >= 2)) {
+    if (send_job(r, w, n, budget, jobs, *next)) return -1;
+    ++*next;
+    ++*running;
+  }
   return 0;
 }
 
 /* Receives the message announced in st (an outcome or a failure of the
- * job worker st->MPI_SOURCE runs) into its job; hands that worker the
- * next job, if any. 0, or -1 when the batch must end (the job that says
- * why has rc -1). */
+ * oldest job worker st->MPI_SOURCE has in flight) into its job; tops that
+ * worker's jobs up (refill). 0, or -1 when the batch must end (the job
+ * that says why has rc -1). */
 static int collect(remote *r, const MPI_Status *st, int n,
                    const cp_search_budget *budget, cp_expand_job *jobs,
                    int count, int *next, int *running) {
   cp_error e;
-  int w = st->MPI_SOURCE, k = w > 0 && w < n_ranks ? r->busy[w] : -1;
-  if (receive(&r->in, st, &e)) {
+  int w = st->MPI_SOURCE;
+  int k = w > 0 && w < n_ranks && r->depth[w] ? oldest(r, w)->job : -1;
+  if (cp_plan_mpi_receive(&r->in, st, &e)) {
     job_failed(&jobs[k >= 0 ? k : 0], w, "%s", e.msg);
     return -1;
   }
@@ -454,7 +504,11 @@ static int collect(remote *r, const MPI_Status *st, int n,
                st->MPI_TAG == TAG_HELLO ? "hello" : "out-of-turn");
     return -1;
   }
-  r->busy[w] = -1;
+  /* The worker answered the job, so it has its message: the send is done
+   * (MPI_Wait only completes it on this side). */
+  MPI_Wait(&oldest(r, w)->q, MPI_STATUS_IGNORE);
+  r->head[w] = (r->head[w] + 1) % DEPTH;
+  r->depth[w]--;
   --*running;
   if (st->MPI_TAG == TAG_FAIL) {
     char why[512];
@@ -466,35 +520,17 @@ static int collect(remote *r, const MPI_Status *st, int n,
     job_failed(&jobs[k], w, "%s", e.msg);
     return -1;
   }
-  if (*next < count) {
-    if (send_job(r, w, n, budget, jobs, (*next)++)) return -1;
-    ++*running;
-  }
-  return 0;
+  return refill(r, w, DEPTH, n, budget, jobs, count, next, running);
 }
 
-/* How long rank 0, free with jobs left, waits for an answer before it
- * runs a job itself (s): a worker whose job has run at least half of
- * rank 0's time per job is about to answer and would otherwise wait for
- * the next job until rank 0 has run a whole one (rank 0 looks at the
- * answers only between its own jobs). 0 while no worker is that far, or
- * when polling would take a core another rank needs (spin_ok). */
-static double soon(const remote *r) {
-  if (!spin_ok || !(r->own > 0)) return 0;
-  double now = cp_clock_now(), ran = 0;
-  for (int w = 1; w < n_ranks; ++w)
-    if (r->busy[w] >= 0 && now - r->sent[w] > ran) ran = now - r->sent[w];
-  return ran >= 0.5 * r->own ? 1.25 * r->own - ran : 0;
-}
-
-/* One job to every worker; then, until the batch is back: an answer that
- * has arrived (or arrives soon: soon()) is collected (its worker gets the
- * next job), else rank 0 runs the next job itself, else it waits for an
- * answer. */
-static int run_batch(void *ctx, const cp_search_problem *own,
-                     const cp_search_budget *budget, cp_expand_job *jobs,
-                     int count, const cp_batch_meanwhile *meanwhile) {
-  remote *r = ctx;
+/* Jobs to every worker (DEPTH each while enough are left); then, until
+ * the batch is back: an answer that has arrived is collected (its worker
+ * is topped up), else rank 0 runs the next job itself, else it waits for
+ * an answer. Rank 0's thread CPU goes to `rank0`: its own jobs, the
+ * caller's work during the batch, the waits, and the rest (the messages). */
+static int batch(remote *r, const cp_search_problem *own,
+                 const cp_search_budget *budget, cp_expand_job *jobs,
+                 int count, const cp_batch_meanwhile *meanwhile) {
   int n = own->n, next = 0, running = 0;
   if (n_ranks > 1 && n != worker_n) {
     char why[128];
@@ -503,42 +539,78 @@ static int run_batch(void *ctx, const cp_search_problem *own,
     job_failed(&jobs[0], 1, "%s", why);
     return 0;
   }
-  for (int w = 1; w < n_ranks && next < count; ++w, ++next, ++running)
-    if (send_job(r, w, n, budget, jobs, next)) return 0;
+  for (int upto = 1; upto <= DEPTH; ++upto)
+    for (int w = 1; w < n_ranks && next < count; ++w)
+      if (refill(r, w, upto, n, budget, jobs, count, &next, &running))
+        return 0;
   /* Rank 0's own work (the store's commit of the batches before) while the
    * workers simulate. */
-  if (meanwhile) meanwhile->fn(meanwhile->ctx);
+  if (meanwhile) {
+    double c = cp_clock_thread_cpu();
+    meanwhile->fn(meanwhile->ctx);
+    rank0.store += cp_clock_thread_cpu() - c;
+  }
   while (next < count || running) {
     MPI_Status st;
     cp_error e;
     int got = 0, rc = MPI_SUCCESS;
-    if (running) rc = MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
-                                 &got, &st);
-    double wait = next < count ? soon(r) : 0;
-    if (rc == MPI_SUCCESS && !got && wait > 0)
-      rc = poll_for(MPI_ANY_SOURCE, MPI_ANY_TAG, &st, wait, &got);
+    if (running) {
+      double c = cp_clock_thread_cpu();
+      rc = MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &got, &st);
+      rank0.looking += cp_clock_thread_cpu() - c;
+    }
     if (rc == MPI_SUCCESS && !got) {
       if (next < count) {
-        double t0 = cp_clock_now();
+        double c = cp_clock_thread_cpu();
         cp_expand_job_run(own->expand, own->ctx, &jobs[next++]);
-        double t = cp_clock_now() - t0;
-        r->own = r->own > 0 ? 0.8 * r->own + 0.2 * t : t;
+        rank0.own += cp_clock_thread_cpu() - c;
         ++own_jobs;
         continue;
       }
-      rc = wait_for(MPI_ANY_SOURCE, MPI_ANY_TAG, &st, r->cancel);
+      double c = cp_clock_thread_cpu(), t = cp_clock_now();
+      rc = cp_plan_mpi_wait_for(MPI_ANY_SOURCE, MPI_ANY_TAG, &st, r->cancel);
+      rank0.waiting += cp_clock_thread_cpu() - c;
+      rank0.waiting_wall += cp_clock_now() - t;
     }
     /* Stopped (a signal): the jobs not back are not run; the search rolls
      * the batch back. */
     if (rc == -1) return 0;
     if (rc != MPI_SUCCESS) {
-      mpi_fail(&e, rc, "waiting for the workers");
+      cp_plan_mpi_fail(&e, rc, "waiting for the workers");
       job_failed(&jobs[0], 0, "%s", e.msg);
       return 0;
     }
     if (collect(r, &st, n, budget, jobs, count, &next, &running)) return 0;
   }
   return 0;
+}
+
+static int run_batch(void *ctx, const cp_search_problem *own,
+                     const cp_search_budget *budget, cp_expand_job *jobs,
+                     int count, const cp_batch_meanwhile *meanwhile) {
+  double c = cp_clock_thread_cpu(), t = cp_clock_now();
+  int rc = batch(ctx, own, budget, jobs, count, meanwhile);
+  rank0.cpu += cp_clock_thread_cpu() - c;
+  rank0.wall += cp_clock_now() - t;
+  rank0.batches++;
+  return rc;
+}
+
+/* Frees r's messages; one whose send is not complete (a batch that ended
+ * early: a failure, a signal) is left to MPI. */
+static void remote_free(remote *r) {
+  for (int s = 0; r->fly && s < n_ranks * DEPTH; ++s) {
+    flight *f = &r->fly[s];
+    int done = 1;
+    if (f->q != MPI_REQUEST_NULL &&
+        (MPI_Test(&f->q, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || !done))
+      MPI_Request_free(&f->q);
+    if (done) cp_wire_buf_free(&f->out);
+  }
+  free(r->fly);
+  free(r->head);
+  free(r->depth);
+  cp_wire_buf_free(&r->in);
 }
 
 /* Rank 0: every worker's hello; 0, or -1 with err naming the first that
@@ -553,10 +625,10 @@ static int greet(const cp_task *task, cp_error *err) {
     MPI_Status st;
     int r = MPI_Probe(w, TAG_HELLO, MPI_COMM_WORLD, &st);
     if (r != MPI_SUCCESS) {
-      rc = mpi_fail(err, r, "waiting for the workers");
+      rc = cp_plan_mpi_fail(err, r, "waiting for the workers");
       break;
     }
-    if ((rc = receive(&in, &st, err))) break;
+    if ((rc = cp_plan_mpi_receive(&in, &st, err))) break;
     int32_t h[2] = {-1, 0};
     if (in.len >= 8) memcpy(h, in.p, 8);
     const char *text = in.len > 8 ? (const char *)in.p + 8 : "";
@@ -599,26 +671,23 @@ cp_plan_status cp_plan_mpi_task(cp_store *st, const cp_task *task,
                err->code == CP_ERR_INPUT ? CP_PLAN_BAD_INPUT : CP_PLAN_FAILED;
   }
   remote r = {0};
-  r.busy = malloc((size_t)n_ranks * sizeof *r.busy);
-  r.sent = calloc((size_t)n_ranks, sizeof *r.sent);
-  if (!r.busy || !r.sent) {
-    free(r.busy);
-    free(r.sent);
+  r.fly = calloc((size_t)n_ranks * DEPTH, sizeof *r.fly);
+  r.head = calloc((size_t)n_ranks, sizeof *r.head);
+  r.depth = calloc((size_t)n_ranks, sizeof *r.depth);
+  if (!r.fly || !r.head || !r.depth) {
+    remote_free(&r);
     stop_workers();
     cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
     return res->status = CP_PLAN_FAILED;
   }
-  for (int w = 0; w < n_ranks; ++w) r.busy[w] = -1;
+  for (int k = 0; k < n_ranks * DEPTH; ++k) r.fly[k].q = MPI_REQUEST_NULL;
   cp_plan_options o = opt ? *opt : cp_plan_defaults();
   r.cancel = o.cancel;
   o.run_batch = run_batch;
   o.run_batch_ctx = &r;
   cp_plan_status s = cp_plan_task(st, task, &o, res, err);
   stop_workers();
-  free(r.busy);
-  free(r.sent);
-  cp_wire_buf_free(&r.in);
-  if (!r.abandoned) cp_wire_buf_free(&r.out); /* else MPI may still read it */
+  remote_free(&r);
   return s;
 }
 
@@ -654,7 +723,7 @@ static int bench_start(void *ctx, int k, const cp_plan_options *o,
   if (cp_wire_run_encode(&run, &r->out, err)) return -1;
   int rc = MPI_Send(r->out.p, (int)r->out.len, MPI_BYTE, w, TAG_RUN,
                     MPI_COMM_WORLD);
-  if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "sending a run");
+  if (rc != MPI_SUCCESS) return cp_plan_mpi_fail(err, rc, "sending a run");
   traffic_out += (long long)r->out.len;
   traffic_jobs++;
   r->busy[w] = k;
@@ -668,13 +737,13 @@ static int bench_wait(void *ctx, int *k, cp_plan_status *status,
   bench_remote *r = ctx;
   MPI_Status st;
   *k = -1;
-  int rc = wait_for(MPI_ANY_SOURCE, MPI_ANY_TAG, &st, r->cancel);
+  int rc = cp_plan_mpi_wait_for(MPI_ANY_SOURCE, MPI_ANY_TAG, &st, r->cancel);
   if (rc == -1)
     return cp_error_setc(err, CP_ERR_NUMERICAL, "mpi",
                          "stopped by a signal while "
                          "waiting for the workers");
-  if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "waiting for the workers");
-  if (receive(&r->in, &st, err)) return -1;
+  if (rc != MPI_SUCCESS) return cp_plan_mpi_fail(err, rc, "waiting for the workers");
+  if (cp_plan_mpi_receive(&r->in, &st, err)) return -1;
   traffic_in += (long long)r->in.len;
   int w = st.MPI_SOURCE;
   if (w <= 0 || w >= n_ranks || r->busy[w] < 0)
@@ -787,174 +856,4 @@ cp_plan_status cp_plan_mpi_benchmark(cp_store *st, const cp_task *task,
   cp_wire_buf_free(&r.in);
   cp_wire_buf_free(&r.out);
   return s;
-}
-
-/* ---- independent items (cp_plan_mpi_items_run) ----------------------------- */
-
-#define ITEM_MAGIC 0x31495043u /* "CPI1" read little-endian */
-
-/* b = the item header (magic, i) and len bytes of p. */
-static int item_message(cp_wire_buf *b, int i, const void *p, size_t len,
-                        cp_error *err) {
-  if (len > (size_t)INT32_MAX - 8)
-    return cp_error_setc(err, CP_ERR_INPUT, "mpi", "item %d: %zu bytes are "
-                         "too many for one message", i, len);
-  if (b->cap < 8 + len) {
-    void *q = realloc(b->p, 8 + len);
-    if (!q) return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
-    b->p = q;
-    b->cap = 8 + len;
-  }
-  uint32_t magic = ITEM_MAGIC;
-  int32_t k = i;
-  memcpy(b->p, &magic, 4);
-  memcpy(b->p + 4, &k, 4);
-  if (len) memcpy(b->p + 8, p, len);
-  b->len = 8 + len;
-  return 0;
-}
-
-/* The item number of message b (-1: not an item message). */
-static int item_of(const cp_wire_buf *b) {
-  uint32_t magic = 0;
-  int32_t k = -1;
-  if (b->len < 8) return -1;
-  memcpy(&magic, b->p, 4);
-  memcpy(&k, b->p + 4, 4);
-  return magic == ITEM_MAGIC ? k : -1;
-}
-
-/* Item i here: request, work, done. */
-static int item_here(const cp_plan_mpi_items *it, int i, cp_error *err) {
-  void *req = NULL, *ans = NULL;
-  size_t len = 0, alen = 0;
-  int rc = it->request(it->ctx, i, &req, &len, err);
-  if (!rc) rc = it->work(it->ctx, i, req, len, &ans, &alen, err);
-  if (!rc) rc = it->done(it->ctx, i, ans, alen, err);
-  free(req);
-  free(ans);
-  return rc;
-}
-
-/* Rank 0: item i's request to worker w. */
-static int item_send(const cp_plan_mpi_items *it, int i, int w,
-                     cp_wire_buf *out, cp_error *err) {
-  void *req = NULL;
-  size_t len = 0;
-  if (it->request(it->ctx, i, &req, &len, err)) return -1;
-  int rc = item_message(out, i, req, len, err);
-  free(req);
-  if (rc) return -1;
-  int r = send_polled(out->p, (int)out->len, w, TAG_ITEM, it->cancel);
-  if (r == -1) return -2; /* cancelled: out is MPI's now */
-  if (r != MPI_SUCCESS) return mpi_fail(err, r, "sending an item");
-  traffic_out += (long long)out->len;
-  traffic_jobs++;
-  return 0;
-}
-
-int cp_plan_mpi_items_run(const cp_plan_mpi_items *it, cp_error *err) {
-  if (my_rank != 0)
-    return cp_error_setc(err, CP_ERR_INPUT, "mpi", "the items are handed "
-                         "out by rank 0 (this is rank %d of %d)", my_rank,
-                         n_ranks);
-  if (n_ranks == 1) {
-    for (int i = 0; i < it->count; ++i) {
-      if (item_here(it, i, err)) return -1;
-      ++own_jobs;
-    }
-    return 0;
-  }
-  int *busy = malloc((size_t)n_ranks * sizeof *busy);
-  if (!busy) return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
-  for (int w = 0; w < n_ranks; ++w) busy[w] = -1;
-  cp_wire_buf in = {0}, out = {0};
-  int next = 0, running = 0, rc = 0, done = 0, abandoned = 0;
-  while (!rc && (next < it->count || running)) {
-    if (it->cancel && __atomic_load_n(it->cancel, __ATOMIC_RELAXED)) {
-      rc = -2;
-      break;
-    }
-    for (int w = 1; !rc && w < n_ranks && next < it->count; ++w) {
-      if (busy[w] >= 0) continue;
-      if (!(rc = item_send(it, next, w, &out, err))) {
-        busy[w] = next++;
-        ++running;
-      }
-    }
-    if (rc || !running) break;
-    MPI_Status st;
-    int r = wait_for(MPI_ANY_SOURCE, MPI_ANY_TAG, &st, it->cancel);
-    if (r == -1) {
-      rc = -2;
-      break;
-    }
-    if (r != MPI_SUCCESS) {
-      rc = mpi_fail(err, r, "waiting for the workers");
-      break;
-    }
-    if ((rc = receive(&in, &st, err))) break;
-    traffic_in += (long long)in.len;
-    int w = st.MPI_SOURCE, i = w > 0 && w < n_ranks ? busy[w] : -1;
-    if (i < 0) {
-      rc = cp_error_setc(err, CP_ERR_NUMERICAL, "mpi",
-                         "rank %d: a message (tag "
-                         "%d) out of turn", w, st.MPI_TAG);
-    } else if (st.MPI_TAG == TAG_FAIL) {
-      rc = cp_error_setc(err, CP_ERR_NUMERICAL, "mpi",
-                         "rank %d: item %d: %.*s", w,
-                         i, (int)in.len, (char *)in.p);
-    } else if (st.MPI_TAG != TAG_ITEM_DONE || item_of(&in) != i) {
-      rc = cp_error_setc(err, CP_ERR_NUMERICAL, "mpi",
-                         "rank %d: item %d: %s", w,
-                         i, st.MPI_TAG != TAG_ITEM_DONE
-                                ? "an unexpected message"
-                                : "another item's answer");
-    } else {
-      busy[w] = -1;
-      --running;
-      rc = it->done(it->ctx, i, in.p + 8, in.len - 8, err);
-      ++done;
-    }
-  }
-  if (rc == -2) { /* cancelled; a send of `out` may be left to MPI */
-    abandoned = 1;
-    cp_error_setc(err, CP_ERR_NUMERICAL, "mpi",
-                  "stopped by a signal with %d of %d "
-                  "items done", done, it->count);
-  }
-  free(busy);
-  cp_wire_buf_free(&in);
-  if (!abandoned) cp_wire_buf_free(&out);
-  return rc ? -1 : 0;
-}
-
-int cp_plan_mpi_items_serve(const cp_plan_mpi_items *it, cp_error *err) {
-  quiet q;
-  quiet_begin(&q);
-  cp_wire_buf in = {0}, out = {0};
-  MPI_Status st;
-  int rc;
-  while ((rc = next_order(&in, &st, err)) > 0) {
-    int i = st.MPI_TAG == TAG_ITEM ? item_of(&in) : -1;
-    void *ans = NULL;
-    size_t alen = 0;
-    cp_error e;
-    int tag = TAG_FAIL;
-    if (i < 0)
-      cp_error_setc(&e, CP_ERR_INPUT, "mpi", "unexpected message (tag %d)",
-                    st.MPI_TAG);
-    else if (!it->work(it->ctx, i, in.p + 8, in.len - 8, &ans, &alen, &e) &&
-             !item_message(&out, i, ans, alen, &e))
-      tag = TAG_ITEM_DONE;
-    free(ans);
-    if (reply(tag, &out, &e, err)) {
-      rc = -1;
-      break;
-    }
-  }
-  cp_wire_buf_free(&in);
-  cp_wire_buf_free(&out);
-  quiet_end(&q);
-  return rc ? -1 : 0;
 }

@@ -23,10 +23,11 @@ int cp_plan_mpi_start(int *rank, int *ranks, cp_error *err);
 /// MPI_Finalize.
 void cp_plan_mpi_stop(void);
 
-/// Rank 0: cp_plan_task with the batches simulated by ranks 1 .. R-1 and
-/// by rank 0 itself (the jobs no worker is free for; one rank alone runs
-/// them all). A job carries the seconds the search had left when it was
-/// sent: a worker stops a long action at that deadline as rank 0 would.
+/// Rank 0: cp_plan_task with the batches simulated by ranks 1 .. R-1 (up
+/// to two jobs in flight each) and by rank 0 itself (the jobs not handed
+/// out; one rank alone runs them all). A job carries the seconds the
+/// search had left when it was sent: a worker stops a long action at that
+/// deadline as rank 0 would.
 /// First every worker reports that it loaded the same task
 /// (cp_task_hash) into a world (else CP_PLAN_BAD_INPUT naming the rank and
 /// what it said). A worker that fails or dies mid-run ends the search
@@ -56,6 +57,27 @@ cp_plan_status cp_plan_mpi_benchmark(cp_store *st, const cp_task *task,
 /// measures them per expansion).
 void cp_plan_mpi_traffic(long long *jobs, long long *own, long long *sent,
                          long long *received);
+
+/// Rank 0's time in the batches of cp_plan_mpi_task (summed over the
+/// batches so far; thread-CPU seconds unless said otherwise): what rank 0
+/// spends dispatching and collecting against what it simulates itself.
+typedef struct cp_plan_mpi_rank0 {
+  long long batches; ///< batches handed to the ranks
+  double cpu;        ///< all of rank 0's CPU inside the batches
+  double own;        ///< simulating the jobs it ran itself
+  double store;      ///< the caller's work during the batches (the store's
+                     ///< commits, docs/parallel.md)
+  double looking;    ///< looking for outcomes (MPI_Iprobe) between jobs
+  double waiting;    ///< waiting for outcomes with no job left to run
+                     ///< (polling costs CPU; naps do not)
+  double waiting_wall; ///< the same waits on the monotonic clock
+  double wall;       ///< the batches' span on the monotonic clock
+} cp_plan_mpi_rank0;
+
+/// Rank 0: its times so far (the messages -- encoding and sending jobs,
+/// receiving and decoding outcomes -- are cpu - own - store - looking -
+/// waiting).
+void cp_plan_mpi_rank0_times(cp_plan_mpi_rank0 *t);
 
 /// Independent items (e.g. the paper study's data sets, `complan experiment
 /// paper --mpi`) spread over the ranks: rank 0 writes item i's request,
