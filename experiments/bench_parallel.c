@@ -151,6 +151,7 @@ typedef struct profile {
   const cp_search_problem *p; /* the world's problem */
   double *job;                /* [n_jobs] CPU s of each expansion */
   double *est;                /* [n_jobs] its parent's (est_slot) */
+  long *action;               /* [n_jobs] its action */
   long n_jobs, job_cap;
   long *first;                /* [n_batches] each batch's first job */
   long n_batches, batch_cap;
@@ -228,14 +229,17 @@ static int timed_expand(void *ctx, const double *x, double t,
     long c = prof.job_cap ? 2 * prof.job_cap : 1024;
     double *v = realloc(prof.job, (size_t)c * sizeof *v);
     double *e = v ? realloc(prof.est, (size_t)c * sizeof *e) : NULL;
+    long *ac = e ? realloc(prof.action, (size_t)c * sizeof *ac) : NULL;
     if (v) prof.job = v;
-    if (!e) return -1;
-    prof.est = e;
+    if (e) prof.est = e;
+    if (!ac) return -1;
+    prof.action = ac;
     prof.job_cap = c;
   }
   /* An expansion outside a batch of several is a batch of its own. */
   if (!prof.in_batch && new_batch(c0)) return -1;
   prof.est[prof.n_jobs] = est;
+  prof.action[prof.n_jobs] = a;
   prof.job[prof.n_jobs++] = dt;
   if (!prof.in_batch) prof.last = bench_now();
   return rc;
@@ -270,6 +274,7 @@ static int run_profiled(const cp_task *task, const spec *sp, outcome *out) {
   long n;
   free(prof.job);
   free(prof.est);
+  free(prof.action);
   memset(est_key, 0, sizeof est_key);
   free(prof.first);
   free(prof.gap);
@@ -358,12 +363,21 @@ static int by_key_desc(const void *a, const void *b) {
   return (x->j > y->j) - (x->j < y->j);
 }
 
-/* estimated: ordered by the parent's cost (prof.est) instead of the job's
- * own. */
+/* estimated: 0 ordered by the job's own cost, 1 by its parent's
+ * (prof.est), 2 by the mean cost of its action over the batches before
+ * (unknown actions first). */
 static double profile_bound_lpt(int w, int estimated) {
   double span = 0, jobs = 0, free_at[64];
   costed *v = NULL;
-  long cap = 0;
+  /* Actions beyond 2^16 share buckets (a task with many actions). */
+  long cap = 0, na = prof.p->n_actions < 65536 ? prof.p->n_actions : 65536;
+  double *sum = calloc((size_t)na + 1, sizeof *sum);
+  long *cnt = calloc((size_t)na + 1, sizeof *cnt);
+  if (!sum || !cnt) {
+    free(sum);
+    free(cnt);
+    return 0;
+  }
   if (w > 64) w = 64;
   for (long b = 0; b < prof.n_batches; ++b) {
     long end = b + 1 < prof.n_batches ? prof.first[b + 1] : prof.n_jobs;
@@ -376,7 +390,18 @@ static double profile_bound_lpt(int w, int estimated) {
     }
     for (long j = 0; j < n; ++j) {
       long i = prof.first[b] + j;
-      v[j] = (costed){estimated ? prof.est[i] : prof.job[i], prof.job[i], j};
+      long a = prof.action[i] >= 0 ? prof.action[i] % na : na;
+      double key = estimated == 0   ? prof.job[i]
+                   : estimated == 1 ? prof.est[i]
+                   : cnt[a]         ? sum[a] / (double)cnt[a]
+                                    : INFINITY;
+      v[j] = (costed){key, prof.job[i], j};
+    }
+    for (long j = 0; j < n; ++j) {
+      long i = prof.first[b] + j;
+      long a = prof.action[i] >= 0 ? prof.action[i] % na : na;
+      sum[a] += prof.job[i];
+      ++cnt[a];
     }
     qsort(v, (size_t)n, sizeof *v, by_key_desc);
     for (int k = 0; k < w; ++k) free_at[k] = 0;
@@ -395,6 +420,8 @@ static double profile_bound_lpt(int w, int estimated) {
     span += m;
   }
   free(v);
+  free(sum);
+  free(cnt);
   return prof.total / (prof.total - jobs + span);
 }
 
@@ -693,13 +720,13 @@ static int profile_table_row(const spec *sp, outcome *o) {
   gaps /= (double)prof.n_batches;
   printf("| %s | %d | %ld | %ld | %.3f | %.1f%% | %.1f%% | %.0f / %.0f | "
          "%.2fx | %.2fx | %.0f%% | %.2fx | %.2fx | %.2fx | %.2fx | %.2fx | "
-         "%.2fx | %.2fx |\n",
+         "%.2fx | %.2fx | %.2fx |\n",
          strrchr(sp->task, '/') + 1, sp->batch, prof.n_jobs, prof.n_batches,
          1e3 * prof.total / (double)prof.n_jobs, 100 * s,
          100 * mw / prof.total,
          1e6 * bench_median(prof.gap, (int)prof.n_batches), 1e6 * gaps,
          1 / (s + (1 - s) / 2), b2, 100 * idle2, b4, profile_bound_lpt(2, 0),
-         profile_bound_lpt(2, 1),
+         profile_bound_lpt(2, 1), profile_bound_lpt(2, 2),
          profile_bound_mpi(1, 1, 1, MPI_MSG, MPI_LOOK, MPI_LAT),
          profile_bound_mpi(1, 2, 1, MPI_MSG, MPI_LOOK, MPI_LAT),
          profile_bound_mpi(1, 2, 1, 0, 0, 0),
@@ -728,7 +755,8 @@ int main(int argc, char **argv) {
          "waking or messages); longest first: each batch's jobs handed out "
          "longest first, their costs known (the most any order within a "
          "batch gains), or ordered by their parent's cost (known when the batch "
-         "is chosen); 2 ranks: rank 0 and one worker rank with 1 or 2 "
+         "is chosen), or by their action's mean cost in the batches before; "
+         "2 ranks: rank 0 and one worker rank with 1 or 2 "
          "jobs in flight, handed out as planner/plan/mpi.c does (rank 0 "
          "runs the jobs not handed out, looks for answers between them), "
          "rank 0 paying %.0f us CPU per worker job and %.0f us per look, "
@@ -739,11 +767,12 @@ int main(int argc, char **argv) {
          "share | store during batches | serial per batch, median / mean "
          "(us) | Amdahl 2 | batches 2 | idle in batches, 2 | batches 4 | "
          "batches 2, longest first | batches 2, longest parent first | "
+         "batches 2, longest action first | "
          "2 ranks, 1 in flight | 2 ranks, 2 in "
          "flight | 2 ranks, 2 in flight, no message costs | 2 ranks, 2 in "
          "flight, looking within own jobs |\n"
          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-         "---|---|\n", 1e6 * MPI_MSG, 1e6 * MPI_LOOK, 1e6 * MPI_LAT);
+         "---|---|---|\n", 1e6 * MPI_MSG, 1e6 * MPI_LOOK, 1e6 * MPI_LAT);
   enum { N_SPECS = sizeof specs / sizeof *specs, N_PROFILED = 3 };
   const int profiled[N_PROFILED] = {4, 16, 32};
   outcome prof_out[N_SPECS][N_PROFILED];
