@@ -433,8 +433,8 @@ static double profile_bound_lpt(int w, int estimated) {
  * runs the next job itself, or waits for the next answer. A worker runs
  * its jobs in the order received. slices: rank 0 looks for answers (and
  * tops workers up) that many times within a job of its own, between equal
- * parts (1: only between jobs, as mpi.c does; 20: at every step of a
- * 20-step action, were the world to call it back). msg: rank 0's CPU per
+ * parts (1: only between jobs, as mpi.c did until session 15; 20: at
+ * every step of a 20-step action, as it does now). msg: rank 0's CPU per
  * worker job (send and receive), look: per look for an answer, lat: a
  * message's one-way time (s). */
 static double profile_bound_mpi(int workers, int depth, int slices,
@@ -761,8 +761,8 @@ int main(int argc, char **argv) {
          "runs the jobs not handed out, looks for answers between them), "
          "rank 0 paying %.0f us CPU per worker job and %.0f us per look, "
          "messages %.0f us one way, and with no such costs; looking 20 "
-         "times within each job of its own: rank 0 called back at every "
-         "step of a 20-step action (not built)\n\n"
+         "times within each job of its own as well (mpi.c looks after "
+         "every step of rank 0's own action, at most every 50 us)\n\n"
          "| task | batch | expansions | batches | CPU ms/expansion | serial "
          "share | store during batches | serial per batch, median / mean "
          "(us) | Amdahl 2 | batches 2 | idle in batches, 2 | batches 4 | "

@@ -20,7 +20,8 @@
  * A worker has up to two jobs in flight (the second waits in its queue
  * while it runs the first), so it goes on to the next job without waiting
  * for rank 0 to see its answer; rank 0, free with jobs left, runs the next
- * one itself. A worker waiting for its next job, and rank 0 waiting for
+ * one itself, and looks for answers after each step of it too
+ * (look_within). A worker waiting for its next job, and rank 0 waiting for
  * the batch's last answers, poll MPI_Iprobe for up to 2 ms before they nap
  * between polls (while every rank here has a core: planner/plan/spin.h).
  *
@@ -419,6 +420,14 @@ typedef struct remote {
   int *head, *depth;             /* [n_ranks] */
   cp_wire_buf in;
   volatile sig_atomic_t *cancel; /* the search's (NULL: none) */
+  /* The batch under way, for look_within: its jobs, count, state size,
+   * budget, and batch()'s next and running. */
+  cp_expand_job *jobs;
+  int count, n, *next, *running;
+  const cp_search_budget *budget;
+  int failed;                    /* look_within met a failure */
+  double looked;                 /* when it last looked (monotonic s) */
+  double within;                 /* its CPU in the current own job */
 } remote;
 
 /* Rank 0's time in the batches (cp_plan_mpi_rank0_times). */
@@ -523,6 +532,37 @@ static int collect(remote *r, const MPI_Status *st, int n,
   return refill(r, w, DEPTH, n, budget, jobs, count, next, running);
 }
 
+/* How often rank 0 looks for answers within a job of its own (s). */
+#define LOOK_EVERY 50e-6
+
+/* Rank 0 within a job of its own, after every world step (through
+ * cp_plan_world_observe): at most every LOOK_EVERY, the answers that have
+ * arrived are collected and their workers topped up, so that a worker
+ * done with its jobs does not wait for rank 0's long job to end. A
+ * failure is left in its job and ends the batch after this job. */
+static void look_within(void *ctx, const cp_world *world) {
+  remote *r = ctx;
+  (void)world;
+  double now = cp_clock_now();
+  if (r->failed || !*r->running || now - r->looked < LOOK_EVERY) return;
+  r->looked = now;
+  double c = cp_clock_thread_cpu();
+  while (*r->running) {
+    MPI_Status st;
+    int got = 0;
+    if (MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &got, &st) !=
+            MPI_SUCCESS ||
+        !got)
+      break;
+    if (collect(r, &st, r->n, r->budget, r->jobs, r->count, r->next,
+                r->running)) {
+      r->failed = 1;
+      break;
+    }
+  }
+  r->within += cp_clock_thread_cpu() - c;
+}
+
 /* Jobs to every worker (DEPTH each while enough are left); then, until
  * the batch is back: an answer that has arrived is collected (its worker
  * is topped up), else rank 0 runs the next job itself, else it waits for
@@ -532,6 +572,13 @@ static int batch(remote *r, const cp_search_problem *own,
                  const cp_search_budget *budget, cp_expand_job *jobs,
                  int count, const cp_batch_meanwhile *meanwhile) {
   int n = own->n, next = 0, running = 0;
+  r->jobs = jobs;
+  r->count = count;
+  r->n = n;
+  r->next = &next;
+  r->running = &running;
+  r->budget = budget;
+  r->failed = 0;
   if (n_ranks > 1 && n != worker_n) {
     char why[128];
     snprintf(why, sizeof why, "its world has a state of %d numbers, rank "
@@ -562,9 +609,12 @@ static int batch(remote *r, const cp_search_problem *own,
     if (rc == MPI_SUCCESS && !got) {
       if (next < count) {
         double c = cp_clock_thread_cpu();
+        r->within = 0;
         cp_expand_job_run(own->expand, own->ctx, &jobs[next++]);
-        rank0.own += cp_clock_thread_cpu() - c;
+        rank0.own += cp_clock_thread_cpu() - c - r->within;
+        rank0.looking += r->within;
         ++own_jobs;
+        if (r->failed) return 0;
         continue;
       }
       double c = cp_clock_thread_cpu(), t = cp_clock_now();
@@ -589,7 +639,11 @@ static int run_batch(void *ctx, const cp_search_problem *own,
                      const cp_search_budget *budget, cp_expand_job *jobs,
                      int count, const cp_batch_meanwhile *meanwhile) {
   double c = cp_clock_thread_cpu(), t = cp_clock_now();
+  /* own->ctx is the world of cp_plan_task (cp_plan_world_problem). */
+  cp_plan_world *pw = own->ctx;
+  if (n_ranks > 1) cp_plan_world_observe(pw, look_within, ctx);
   int rc = batch(ctx, own, budget, jobs, count, meanwhile);
+  cp_plan_world_observe(pw, NULL, NULL);
   rank0.cpu += cp_clock_thread_cpu() - c;
   rank0.wall += cp_clock_now() - t;
   rank0.batches++;
