@@ -428,6 +428,7 @@ typedef struct remote {
   int failed;                    /* look_within met a failure */
   double looked;                 /* when it last looked (monotonic s) */
   double within;                 /* its CPU in the current own job */
+  double mean;                   /* rank 0's mean CPU per own job (s) */
 } remote;
 
 /* Rank 0's time in the batches (cp_plan_mpi_rank0_times). */
@@ -532,11 +533,15 @@ static int collect(remote *r, const MPI_Status *st, int n,
   return refill(r, w, DEPTH, n, budget, jobs, count, next, running);
 }
 
-/* How often rank 0 looks for answers within a job of its own (s). */
+/* How often rank 0 looks for answers within a job of its own: every
+ * 1/LOOK_PARTS of its mean job, but not more often than every LOOK_EVERY
+ * seconds (a look costs 1-5 us of CPU; more on a loaded machine, where a
+ * fruitless MPI_Iprobe yields the core). */
 #define LOOK_EVERY 50e-6
+#define LOOK_PARTS 16
 
 /* Rank 0 within a job of its own, after every world step (through
- * cp_plan_world_observe): at most every LOOK_EVERY, the answers that have
+ * cp_plan_world_observe): now and then (LOOK_PARTS), the answers that have
  * arrived are collected and their workers topped up, so that a worker
  * done with its jobs does not wait for rank 0's long job to end. A
  * failure is left in its job and ends the batch after this job. */
@@ -544,7 +549,9 @@ static void look_within(void *ctx, const cp_world *world) {
   remote *r = ctx;
   (void)world;
   double now = cp_clock_now();
-  if (r->failed || !*r->running || now - r->looked < LOOK_EVERY) return;
+  double every = r->mean / LOOK_PARTS;
+  if (every < LOOK_EVERY) every = LOOK_EVERY;
+  if (r->failed || !*r->running || now - r->looked < every) return;
   r->looked = now;
   double c = cp_clock_thread_cpu();
   while (*r->running) {
@@ -611,7 +618,9 @@ static int batch(remote *r, const cp_search_problem *own,
         double c = cp_clock_thread_cpu();
         r->within = 0;
         cp_expand_job_run(own->expand, own->ctx, &jobs[next++]);
-        rank0.own += cp_clock_thread_cpu() - c - r->within;
+        double t = cp_clock_thread_cpu() - c - r->within;
+        r->mean = r->mean > 0 ? 0.9 * r->mean + 0.1 * t : t;
+        rank0.own += t;
         rank0.looking += r->within;
         ++own_jobs;
         if (r->failed) return 0;
