@@ -1,0 +1,421 @@
+/* The arch's contact modes, enumerated (issue 25, session 15): is there a
+ * solution of the contact problem at rest that moves?
+ *
+ *   arch_modes SCENE [B]        enumerate the pairs' modes (below); boxes
+ *                               on u' at B (default 2) times the bound
+ *                               every solution obeys
+ *   arch_modes SCENE bb [N]     complete branch and bound over each
+ *                               contact's modes (below), N nodes at most
+ *   CP_STAGE=FILE:K             the scene's parts in the simulated poses of
+ *                               stage K of FILE (arch_stage_poses.txt)
+ *   CP_BB_TRACE=1               progress on stderr
+ *
+ * Contacts are grouped in pairs that differ only in y (the corners of a
+ * face along one of its edges parallel to y: for a scene symmetric in y
+ * every planar motion moves both alike). Each pair gets one mode:
+ *   open   c = 0, a_n >= 0
+ *   stick  a = 0, c in the pyramid
+ *   slide+ a_n = 0, the in-plane tangential a_e >= 0 with c_e = -mu c_n,
+ *          the out-of-plane one sticking
+ *   slide- the same with a_e <= 0, c_e = mu c_n.
+ * Every feasible point of a mode's LP is a solution of the contact LCP
+ * (the pyramid law holds by construction). By the energy identity a
+ * solution moves iff f^T u' > 0, so each mode's LP maximises f^T u' with
+ * |u'_i| <= B sqrt((H^-1)_ii f^T H^-1 f) (B = 2: no solution is cut off). A positive optimum is a witness (checked
+ * again independently, from c alone: u' = H^-1 (f + G c)); all optima 0
+ * mean no solution of this family moves (not a proof for motions out of
+ * the x-z plane or pairs in different modes). */
+#include <glpk.h>
+#include <lapacke.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/clock.h"
+#include "models/scene.h"
+#include "planner/assembly/assembly.h"
+
+enum { OPEN = 0, STICK, SLIDEP, SLIDEM, NMODE };
+
+
+/* Branch and bound over every contact's own mode (complete, 3D): a node
+ * fixes some contacts' normal state (open / closed) and, for closed ones,
+ * some tangential components' states (stick / + / -); an unfixed normal
+ * is relaxed to c_n >= 0, a_n >= 0 (no complementarity), an unfixed
+ * tangential component of a closed contact to |c_e| <= mu c_n with a_e
+ * free. The LP max f^T u' (the same boxes) at a node bounds f^T u' of every
+ * solution below it; <= tol prunes (no moving solution there). */
+typedef struct bbs {
+  const cp_system *sys;
+  double B, tol;
+  double *Bi; /* [nu] box of u'_i: B times the energy bound */
+  long nodes, maxnodes, lps, unsolved;
+  int found;
+  double *x;
+  int ia[20000], ja[20000];
+  double ar[20000];
+} bbs;
+
+/* ns: -1 unfixed, 0 open, 1 closed; ts[2j+e-1]: -1 unfixed, STICK, SLIDEP, SLIDEM */
+static double bb_lp(bbs *W, const signed char *ns, const signed char *ts, double *x, int *ok) {
+  const cp_system *sys = W->sys;
+  const int nu = sys->n_u, nc = sys->n_c, ncol = nu + 3 * nc;
+  glp_prob *P = glp_create_prob();
+  glp_set_obj_dir(P, GLP_MAX);
+  glp_add_cols(P, ncol);
+  for (int i = 0; i < nu; i++) {
+    glp_set_col_bnds(P, i + 1, GLP_DB, -W->Bi[i], W->Bi[i]);
+    glp_set_obj_coef(P, i + 1, sys->f[i]);
+  }
+  int nz = 0, r = 0;
+  int *ia = W->ia, *ja = W->ja;
+  double *ar = W->ar;
+  glp_add_rows(P, nu);
+  for (int i = 0; i < nu; i++) {
+    r++;
+    glp_set_row_bnds(P, r, GLP_FX, sys->f[i], sys->f[i]);
+    for (int k = 0; k < nu; k++)
+      if (sys->H[i + (size_t)k * nu] != 0.0) { nz++; ia[nz] = r; ja[nz] = k + 1; ar[nz] = sys->H[i + (size_t)k * nu]; }
+    for (int c = 0; c < 3 * nc; c++)
+      if (sys->G[i + (size_t)c * nu] != 0.0) { nz++; ia[nz] = r; ja[nz] = nu + c + 1; ar[nz] = -sys->G[i + (size_t)c * nu]; }
+  }
+#define BACC(col, type, lb, ub)                                                      \
+  do {                                                                               \
+    glp_add_rows(P, 1);                                                              \
+    r++;                                                                             \
+    glp_set_row_bnds(P, r, type, lb, ub);                                            \
+    for (int k_ = 0; k_ < nu; k_++)                                                  \
+      if (sys->G[k_ + (size_t)(col) * nu] != 0.0) { nz++; ia[nz] = r; ja[nz] = k_ + 1; ar[nz] = sys->G[k_ + (size_t)(col) * nu]; } \
+  } while (0)
+#define BFRC(cA, vA, cB, vB, type, lb, ub)                                           \
+  do {                                                                               \
+    glp_add_rows(P, 1);                                                              \
+    r++;                                                                             \
+    glp_set_row_bnds(P, r, type, lb, ub);                                            \
+    nz++; ia[nz] = r; ja[nz] = nu + (cA) + 1; ar[nz] = (vA);                         \
+    nz++; ia[nz] = r; ja[nz] = nu + (cB) + 1; ar[nz] = (vB);                         \
+  } while (0)
+  for (int j = 0; j < nc; j++) {
+    const int n = 3 * j;
+    const double mu = sys->mu[j];
+    if (ns[j] == 0) {
+      for (int e = 0; e < 3; e++) glp_set_col_bnds(P, nu + n + e + 1, GLP_FX, 0, 0);
+      BACC(n, GLP_LO, 0.0, 0.0);
+      continue;
+    }
+    glp_set_col_bnds(P, nu + n + 1, GLP_LO, 0, 0);
+    BACC(n, ns[j] == 1 ? GLP_FX : GLP_LO, 0.0, 0.0);
+    for (int e = 1; e < 3; e++) {
+      glp_set_col_bnds(P, nu + n + e + 1, GLP_FR, 0, 0);
+      const int t = ns[j] == 1 ? ts[2 * j + e - 1] : -1;
+      if (t == STICK) BACC(n + e, GLP_FX, 0.0, 0.0);
+      else if (t == SLIDEP) BACC(n + e, GLP_LO, 0.0, 0.0);
+      else if (t == SLIDEM) BACC(n + e, GLP_UP, 0.0, 0.0);
+      if (t == SLIDEP) BFRC(n + e, 1.0, n, mu, GLP_FX, 0.0, 0.0);
+      else if (t == SLIDEM) BFRC(n + e, 1.0, n, -mu, GLP_FX, 0.0, 0.0);
+      else {
+        BFRC(n + e, 1.0, n, -mu, GLP_UP, 0.0, 0.0);
+        BFRC(n + e, -1.0, n, -mu, GLP_UP, 0.0, 0.0);
+      }
+    }
+  }
+  glp_load_matrix(P, nz, ia, ja, ar);
+  glp_smcp parm;
+  glp_init_smcp(&parm);
+  parm.presolve = GLP_ON;
+  parm.it_lim = 20000;
+  glp_scale_prob(P, GLP_SF_AUTO);
+  int ret = glp_simplex(P, &parm);
+  if ((ret != 0 && ret != GLP_ENOPFS) || (ret == 0 && glp_get_status(P) != GLP_OPT && glp_get_status(P) != GLP_NOFEAS)) {
+    glp_std_basis(P);
+    parm.meth = GLP_DUALP;
+    ret = glp_simplex(P, &parm);
+    if ((ret != 0 && ret != GLP_ENOPFS) || (ret == 0 && glp_get_status(P) != GLP_OPT && glp_get_status(P) != GLP_NOFEAS)) {
+      glp_std_basis(P); /* last: GLPK's rational simplex (no rounding, slow) */
+      ret = glp_exact(P, NULL);
+    }
+    if ((ret != 0 && ret != GLP_ENOPFS) || (ret == 0 && glp_get_status(P) != GLP_OPT && glp_get_status(P) != GLP_NOFEAS)) {
+      fprintf(stderr, "node %ld: LP not solved (GLPK %d, status %d): the search is incomplete\n", W->nodes, ret, glp_get_status(P));
+      W->unsolved++;
+    }
+  }
+  W->lps++;
+  double ob = -1.0;
+  *ok = 0;
+  if (ret == 0 && glp_get_status(P) == GLP_OPT) {
+    *ok = 1;
+    ob = glp_get_obj_val(P);
+    for (int i = 0; i < ncol; i++) x[i] = glp_get_col_prim(P, i + 1);
+  }
+  glp_delete_prob(P);
+  return ob;
+}
+
+static void bb_node(bbs *W, signed char *ns, signed char *ts, int depth) {
+  if (W->found || (W->maxnodes > 0 && W->nodes >= W->maxnodes)) return;
+  W->nodes++;
+  const cp_system *sys = W->sys;
+  const int nu = sys->n_u, nc = sys->n_c;
+  double *x = malloc(sizeof(double) * (size_t)(nu + 3 * nc));
+  int ok = 0;
+  const double ob = bb_lp(W, ns, ts, x, &ok);
+  if (!ok || ob <= W->tol) { free(x); return; }
+  /* The most violated unfixed piece. */
+  int bj = -1, be = -1;
+  double bv = 1e-9;
+  for (int j = 0; j < nc; j++) {
+    double a[3];
+    for (int e = 0; e < 3; e++) {
+      a[e] = 0.0;
+      for (int i = 0; i < nu; i++) a[e] += sys->G[i + (size_t)(3 * j + e) * nu] * x[i];
+    }
+    const double cn = x[nu + 3 * j], mu = sys->mu[j];
+    if (ns[j] < 0) {
+      double v = fmin(cn, a[0]);
+      for (int e = 1; e < 3; e++) v = fmax(v, fabs(a[e]) > 1e-9 && cn > 1e-9 ? fmin(fabs(a[e]), cn) : 0.0);
+      if (v > bv) { bv = v; bj = j; be = 0; }
+    } else if (ns[j] == 1) {
+      for (int e = 1; e < 3; e++) {
+        if (ts[2 * j + e - 1] >= 0) continue;
+        const double ce = x[nu + 3 * j + e];
+        const double v = fabs(a[e]) > 1e-9 ? fmin(fabs(a[e]), fabs(ce + (a[e] > 0 ? mu : -mu) * cn)) : 0.0;
+        if (v > bv) { bv = v; bj = j; be = e; }
+      }
+    }
+  }
+  if (bj < 0) { /* a solution of the contact problem with f^T u' > tol */
+    W->found = 1;
+    memcpy(W->x, x, sizeof(double) * (size_t)(nu + 3 * nc));
+    free(x);
+    return;
+  }
+  free(x);
+  if (depth < 3 && getenv("CP_BB_TRACE"))
+    fprintf(stderr, "%*sdepth %d: contact %d %s (node %ld, bound %.3g)\n", 2 * depth, "", depth, bj,
+            be == 0 ? "normal" : be == 1 ? "t" : "o", W->nodes, ob);
+  if (be == 0) {
+    for (int s = 0; s < 2; s++) {
+      ns[bj] = (signed char)s;
+      bb_node(W, ns, ts, depth + 1);
+    }
+    ns[bj] = -1;
+  } else {
+    for (int s = STICK; s <= SLIDEM; s++) {
+      ts[2 * bj + be - 1] = (signed char)s;
+      bb_node(W, ns, ts, depth + 1);
+    }
+    ts[2 * bj + be - 1] = -1;
+  }
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: arch_modes SCENE [B]\n");
+    return 2;
+  }
+  const int do_bb = argc > 2 && !strcmp(argv[2], "bb");
+  const double B = argc > 2 && !do_bb ? atof(argv[2]) : 2.0;
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  cp_scene sc;
+  cp_error err;
+  memset(&err, 0, sizeof err);
+  if (cp_assembly_load_scene(argv[1], &sc, &err)) {
+    fprintf(stderr, "%s: %s\n", argv[1], err.msg);
+    return 2;
+  }
+  const int np = cp_assembly_parts(&sc, NULL);
+  uint64_t all = np >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << np) - 1);
+  /* CP_STAGE=FILE:K: the K-th stage of a dump of simulated stage poses
+   * ("stage MASK" then "name x y z qw qx qy qz" lines), contacts generated
+   * as the sequence's certificates do (touch tolerance 1e-4 m). */
+  const char *stage = getenv("CP_STAGE");
+  if (stage) {
+    char fn[1024];
+    snprintf(fn, sizeof fn, "%s", stage);
+    char *colon = strrchr(fn, ':');
+    const int want = colon ? atoi(colon + 1) : 0;
+    if (colon) *colon = '\0';
+    FILE *df = fopen(fn, "r");
+    if (!df) { fprintf(stderr, "%s: cannot open\n", fn); return 2; }
+    char line[1024], name[256];
+    int k = -1;
+    while (fgets(line, sizeof line, df)) {
+      unsigned long long m;
+      double v[7];
+      if (sscanf(line, "stage %llu", &m) == 1) {
+        if (++k == want) all = m;
+        continue;
+      }
+      if (k != want || sscanf(line, "%255s %lf %lf %lf %lf %lf %lf %lf", name, v, v + 1, v + 2, v + 3, v + 4, v + 5, v + 6) != 8) continue;
+      for (int b = 0; b < sc.n_bodies; b++)
+        if (!strcmp(sc.bodies[b].name, name)) {
+          memcpy(sc.bodies[b].x, v, sizeof(double) * 3);
+          memcpy(sc.bodies[b].q, v + 3, sizeof(double) * 4);
+        }
+    }
+    fclose(df);
+    sc.touch_tolerance = fmax(sc.touch_tolerance, 1e-4);
+    printf("stage %d of %s: parts mask %llu\n", want, fn, (unsigned long long)all);
+  }
+  cp_stability_options o = cp_stability_defaults();
+  o.depth = CP_STABILITY_EQUILIBRIUM;
+  cp_stability_result res;
+  cp_system sys;
+  cp_contact *con = NULL;
+  int ncon = 0;
+  if (cp_assembly_stability(&sc, all, &o, &res, &sys, &con, &ncon, &err)) {
+    fprintf(stderr, "%s: %s\n", argv[1], err.msg);
+    return 2;
+  }
+  const int nu = sys.n_u, nc = sys.n_c;
+  /* Pairs: same a, b, normal, x and z; the in-plane tangential component. */
+  int *pair = malloc(sizeof(int) * (size_t)nc), np2 = 0;
+  int *inplane = malloc(sizeof(int) * (size_t)nc);
+  for (int j = 0; j < nc; j++) pair[j] = -1;
+  for (int j = 0; j < nc; j++) {
+    const double *t = sys.frame + 9 * j + 3;
+    inplane[j] = fabs(t[1]) < 0.5 ? 1 : 2;
+    if (pair[j] >= 0) continue;
+    pair[j] = np2;
+    for (int k = j + 1; k < nc; k++)
+      if (pair[k] < 0 && con[k].a.body == con[j].a.body && con[k].b.body == con[j].b.body &&
+          fabs(con[k].p[0] - con[j].p[0]) < 1e-3 && fabs(con[k].p[2] - con[j].p[2]) < 1e-3)
+        pair[k] = np2;
+    np2++;
+  }
+  printf("%d contacts, %d pairs, %d dofs\n", nc, np2, nu);
+  for (int j = 0; j < nc; j++)
+    printf("  contact %2d pair %2d: %s on %s at (%.6f %.6f %.6f) normal (%.3f %.3f %.3f) mu %.2f\n", j, pair[j],
+           con[j].a.body >= 0 ? sc.bodies[con[j].a.body].name : "-", con[j].b.body >= 0 ? sc.bodies[con[j].b.body].name : "-",
+           con[j].p[0], con[j].p[1], con[j].p[2], con[j].n[0], con[j].n[1], con[j].n[2], sys.mu[j]);
+  static bbs W;
+  W.sys = &sys;
+  W.B = B;
+  W.tol = 1e-9;
+  W.maxnodes = do_bb && argc > 3 ? atol(argv[3]) : 0;
+  W.x = calloc((size_t)(nu + 3 * nc), sizeof(double));
+  /* Every solution has u'^T H u' <= f^T u' (energy identity), so
+   * |u'|_H <= |f|_H^-1 and |u'_i| <= sqrt((H^-1)_ii f^T H^-1 f): boxes at
+   * B (default 2) times that bound cut off no solution. */
+  W.Bi = malloc(sizeof(double) * (size_t)nu);
+  {
+    double *Hi = malloc(sizeof(double) * (size_t)nu * nu), *y = malloc(sizeof(double) * (size_t)nu);
+    memcpy(Hi, sys.H, sizeof(double) * (size_t)nu * nu);
+    memcpy(y, sys.f, sizeof(double) * (size_t)nu);
+    if (LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', nu, Hi, nu) ||
+        LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', nu, 1, Hi, nu, y, nu) ||
+        LAPACKE_dpotri(LAPACK_COL_MAJOR, 'L', nu, Hi, nu)) {
+      fprintf(stderr, "H is not positive definite\n");
+      return 2;
+    }
+    double fHf = 0.0;
+    for (int i = 0; i < nu; i++) fHf += sys.f[i] * y[i];
+    for (int i = 0; i < nu; i++) W.Bi[i] = B * sqrt(Hi[i + (size_t)i * nu] * fHf);
+    printf("boxes |u'_i| <= %.3g .. ", W.Bi[0]);
+    double bmax = 0.0;
+    for (int i = 0; i < nu; i++) bmax = fmax(bmax, W.Bi[i]);
+    printf("%.3g (%.3g times the energy bound)\n", bmax, B);
+    free(Hi);
+    free(y);
+  }
+  signed char *ns = malloc((size_t)nc), *ts = malloc((size_t)(2 * nc));
+  memset(ns, -1, (size_t)nc);
+  memset(ts, -1, (size_t)(2 * nc));
+  glp_term_out(GLP_OFF);
+  if (do_bb) {
+    const double t1 = cp_clock_thread_cpu();
+    bb_node(&W, ns, ts, 0);
+    printf("branch and bound over contact modes: %s, %ld nodes, %ld LPs, %.2f s CPU\n",
+           W.found ? "a moving solution found" : W.maxnodes > 0 && W.nodes >= W.maxnodes ? "node limit" : W.unsolved ? "incomplete (unsolved LPs)" : "no moving solution (complete)",
+           W.nodes, W.lps, cp_clock_thread_cpu() - t1);
+    if (W.found) {
+      double fu = 0.0;
+      for (int i = 0; i < nu; i++) fu += sys.f[i] * W.x[i];
+      printf("f^T u' = %.6g; u':", fu);
+      for (int i = 0; i < nu; i++) printf(" %.4g", W.x[i]);
+      printf("\n");
+    }
+    return 0;
+  }
+  if (np2 > 12) {
+    printf("%d pairs: too many to enumerate\n", np2);
+    return 1;
+  }
+  long npat = 1;
+  for (int i = 0; i < np2; i++) npat *= NMODE;
+  const int ncol = nu + 3 * nc;
+  double best = 0.0;
+  long feasible = 0, positive = 0;
+  double *xbest = calloc((size_t)ncol, sizeof(double)), *x = calloc((size_t)ncol, sizeof(double));
+  long pbest = -1;
+  const double t0 = cp_clock_thread_cpu();
+  for (long pat = 0; pat < npat; pat++) {
+    if (pat % 4096 == 0 && getenv("CP_BB_TRACE"))
+      fprintf(stderr, "pattern %ld, %.1f s CPU, %ld feasible\n", pat, cp_clock_thread_cpu() - t0, feasible);
+    int mode[64];
+    long q = pat;
+    for (int i = 0; i < np2; i++) { mode[i] = (int)(q % NMODE); q /= NMODE; }
+    /* The pattern as contact modes: the in-plane component slides, the
+     * other sticks. */
+    for (int j = 0; j < nc; j++) {
+      const int m = mode[pair[j]];
+      ns[j] = m == OPEN ? 0 : 1;
+      ts[2 * j] = ts[2 * j + 1] = STICK;
+      if (m == SLIDEP || m == SLIDEM) ts[2 * j + inplane[j] - 1] = (signed char)m;
+    }
+    int ok = 0;
+    const double ob = bb_lp(&W, ns, ts, x, &ok);
+    if (!ok) continue;
+    feasible++;
+    if (ob > 1e-9) positive++;
+    if (ob > best) {
+      best = ob;
+      pbest = pat;
+      memcpy(xbest, x, sizeof(double) * (size_t)ncol);
+    }
+  }
+  printf("%ld patterns, %ld feasible, %ld with f^T u' > 1e-9, best %.6g (pattern %ld), %.2f s CPU\n",
+         npat, feasible, positive, best, pbest, cp_clock_thread_cpu() - t0);
+  printf("%ld patterns' LPs not solved (primal, dual and rational simplex)\n", W.unsolved);
+  if (pbest >= 0 && best > 1e-9) {
+    long q = pbest;
+    printf("modes:");
+    for (int i = 0; i < np2; i++) { printf(" %d", (int)(q % NMODE)); q /= NMODE; }
+    printf("  (0 open, 1 stick, 2 slide+, 3 slide-)\nu':");
+    for (int i = 0; i < nu; i++) printf(" %.4g", xbest[i]);
+    printf("\n");
+    /* Independent check from c alone. */
+    double *c = xbest + nu, *u = malloc(sizeof(double) * (size_t)nu), *Hc = malloc(sizeof(double) * (size_t)nu * nu);
+    memcpy(Hc, sys.H, sizeof(double) * (size_t)nu * nu);
+    for (int i = 0; i < nu; i++) {
+      double v = sys.f[i];
+      for (int k = 0; k < 3 * nc; k++) v += sys.G[i + (size_t)k * nu] * c[k];
+      u[i] = v;
+    }
+    LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', nu, 1, Hc, nu, u, nu);
+    double worst = 0.0, umax = 0.0;
+    for (int i = 0; i < nu; i++) umax = fmax(umax, fabs(u[i]));
+    for (int j = 0; j < nc; j++) {
+      double a[3];
+      for (int e = 0; e < 3; e++) {
+        a[e] = 0.0;
+        for (int i = 0; i < nu; i++) a[e] += sys.G[i + (size_t)(3 * j + e) * nu] * u[i];
+      }
+      const double cn = c[3 * j], mu = sys.mu[j];
+      worst = fmax(worst, fmax(-cn, -a[0]));
+      worst = fmax(worst, fmin(fabs(cn), fabs(a[0])));
+      for (int e = 1; e < 3; e++) {
+        worst = fmax(worst, fabs(c[3 * j + e]) - mu * cn);
+        /* sliding: force on the opposing face */
+        if (fabs(a[e]) > 1e-12) worst = fmax(worst, fmin(fabs(a[e]), fabs(c[3 * j + e] + (a[e] > 0 ? mu : -mu) * cn)));
+      }
+      printf("  contact %2d pair %d: a = (%.3g %.3g %.3g)  c = (%.4g %.4g %.4g)\n", j, pair[j], a[0], a[1], a[2], cn,
+             c[3 * j + 1], c[3 * j + 2]);
+    }
+    double fu = 0.0;
+    for (int i = 0; i < nu; i++) fu += sys.f[i] * u[i];
+    printf("recomputed: |u'|_inf %.4g, f^T u' %.6g, worst contact-law violation %.3g\n", umax, fu, worst);
+  }
+  return 0;
+}
