@@ -245,7 +245,8 @@ static int read_pose(const json_t *v, const char *path, double *pos,
 // and its angular velocity about the other two axes must be zero.
 static int read_planar(const json_t *v, const char *path, const char *bpath,
                        cp_body *b, cp_error *err) {
-  static const char *const keys[] = {"normal", NULL};
+  static const char *const keys[] = {"normal", "support_friction",
+                                     "support_radius", NULL};
   char p[PATHBUF];
   if (b->fixed)
     return cp_error_set(err, path, "a fixed body cannot be planar (it never "
@@ -276,6 +277,17 @@ static int read_planar(const json_t *v, const char *path, const char *bpath,
                           "a planar body turns only about its normal: "
                           "component %d must be 0, got %g", a, b->w[a]);
   b->planar = 1 + axis;
+  // Support friction (docs/simulate.md, "Support friction"): the plane
+  // lies on a table; both keys >= 0, the radius only with a friction.
+  const json_t *sf = member(v, "support_friction"), *sr = member(v, "support_radius");
+  if (sf && nonnegative(sf, cp_json_path_key(p, path, "support_friction"),
+                        &b->support_mu, err))
+    return -1;
+  if (sr) {
+    cp_json_path_key(p, path, "support_radius");
+    if (!sf) return cp_error_set(err, p, "needs \"support_friction\"");
+    if (nonnegative(sr, p, &b->support_radius, err)) return -1;
+  }
   return 0;
 }
 

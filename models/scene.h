@@ -130,6 +130,12 @@ typedef struct cp_body {
                        ///< normal to world axis a (0 x, 1 y, 2 z): no
                        ///< velocity along the axis, angular velocity about
                        ///< it only ("planar" key; docs/formats.md §2)
+  double support_mu;   ///< planar bodies: friction with the table the
+                       ///< plane lies on (normal force m |g_a|, known);
+                       ///< 0: none ("planar.support_friction";
+                       ///< docs/simulate.md, "Support friction")
+  double support_radius; ///< the support patch's radius (m): 0 one point
+                         ///< at the centre, no torsional friction
 } cp_body;
 
 /// Names a body or a manipulator link.

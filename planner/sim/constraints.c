@@ -108,7 +108,7 @@ cp_world_status cp_wi_gen_contacts(cp_world *w, double pen_limit) {
   const cp_scene *s = &w->sc;
   int nlim = 0;
   for (int r = 0; r < w->nl; ++r) nlim += 2 * cp_wi_cjoint_of(w, r)->has_limits;
-  if (cp_grow((void **)&w->cons, &w->con_cap, s->n_contacts + nlim + 1,
+  if (cp_grow((void **)&w->cons, &w->con_cap, s->n_contacts + nlim + w->nsup + 1,
             sizeof *w->cons))
     return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
   int n = 0;
@@ -149,6 +149,10 @@ cp_world_status cp_wi_gen_contacts(cp_world *w, double pen_limit) {
       c->sign = side ? -1.0 : 1.0;
       c->gap = gap;
     }
+  }
+  if (w->nsup) { // support points of planar bodies on their tables
+    cp_wi_support_cons(w, w->cons + n);
+    n += w->nsup;
   }
   w->ncon = n;
   w->contacts_valid = 1;

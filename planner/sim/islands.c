@@ -88,6 +88,10 @@ static int node_of(const cp_world *w, cp_ref r) {
 
 void cp_wi_con_nodes(const cp_world *w, const con *c, int nd[2]) {
   nd[0] = nd[1] = -1;
+  if (c->contact == CP_CON_SUPPORT) { // a planar body's support: the body
+    nd[0] = c->key.a[1];
+    return;
+  }
   if (c->contact < 0) { // a joint limit: its manipulator
     nd[0] = w->sc.n_bodies + w->row_manip[c->row];
     return;

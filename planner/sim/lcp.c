@@ -502,6 +502,8 @@ int cp_wi_lcp_setup(cp_world *w, int ns) {
   double *q = w->q;
   for (int k = 0; k < ns; ++k) {
     q[k] = w->bs[3 * k];
+    if (w->nsup && w->cons[w->sel[k]].contact == CP_CON_SUPPORT)
+      q[k] -= w->fix_scale * w->cons[w->sel[k]].fixn; // cp_wi_colsrc_comp
     int f = ridx[k];
     if (f < 0) continue;
     for (int e = 0; e < 4; ++e)
@@ -597,7 +599,7 @@ void cp_wi_all_rolling(cp_world *w, int ns, const int *sel) {
     const con *c = &w->cons[sel[k]];
     cp_pyramid_contact *p = &w->pc[k];
     memset(p, 0, sizeof *p);
-    p->mu = c->contact >= 0 ? c->mu : 0;
+    p->mu = c->contact != CP_CON_LIMIT ? c->mu : 0;
     p->sliding = p->mu == 0; // frictionless: c_n only
   }
 }

@@ -14,10 +14,13 @@
 // constraint's force and torque. Nothing is added to the per-step path.
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "models/vec3.h"
 #include "planner/sim/world_impl.h"
 
 static const char *const axis_name[3] = {"x", "y", "z"};
+static cp_world_status support_init(cp_world *w, cp_error *err);
 
 // The driven rows of planar bodies; refuses the quasistatic stepper (its
 // problem, contact/quasistatic.h, balances every coordinate of a body) and
@@ -52,7 +55,7 @@ cp_world_status cp_wi_planar_init(cp_world *w, cp_error *err) {
     w->driven[r0 + 3 + (a + 1) % 3] = 1;
     w->driven[r0 + 3 + (a + 2) % 3] = 1;
   }
-  return CP_WORLD_OK;
+  return support_init(w, err);
 }
 
 // Whether the state x (the layout of cp_world_get_state; NULL: the world's
@@ -81,4 +84,102 @@ cp_world_status cp_wi_planar_check_state(cp_world *w, const double *x) {
                           x ? " (state)" : "");
   }
   return CP_WORLD_OK;
+}
+
+// ---------------------------------------------------------------------------
+// Support friction (docs/simulate.md, "Support friction"): a planar body
+// whose scene entry has "support_friction" mu_s lies on a table normal to
+// its plane's axis, on the side gravity points to. The table presses with
+// the known force N = m |g_a| (the planar constraint carries it), spread
+// over a patch: one point at the centre (support_radius 0) or four points
+// at rho = 2 R / 3 along the two in-plane axes, N / 4 each, so that a pure
+// spin meets the torque mu_s N rho = (2/3) mu_s N R of a uniformly pressed
+// disc of radius R. Each point is a constraint of the step's friction LCP
+// like a contact (pyramid when it sticks, mu_s c_n against its sliding
+// direction when it slides), except that its normal unknown is fixed at its
+// share of N (cp_wi_colsrc_comp and lcp_setup: the row c_n - N >= 0 _|_
+// c_n >= 0), and it takes no impulse.
+
+static const int support_points[2] = {1, 4};
+
+// The number of support points of the scene's planar bodies; refuses a
+// support without gravity into the table (its normal force would be 0).
+static cp_world_status support_init(cp_world *w, cp_error *err) {
+  char path[96];
+  w->nsup = 0;
+  for (int i = 0; i < w->sc.n_bodies; ++i) {
+    const cp_body *b = &w->sc.bodies[i];
+    if (b->fixed || !b->planar || !(b->support_mu > 0)) continue;
+    const int a = b->planar - 1;
+    if (!(fabs(w->sc.gravity[a]) > 0)) {
+      snprintf(path, sizeof path, "bodies[%d].planar.support_friction", i);
+      cp_error_set(err, path,
+                   "body \"%s\": support friction needs gravity along the "
+                   "plane's normal (%s), which presses the body on its table; "
+                   "the scene's gravity has none",
+                   b->name, axis_name[a]);
+      return CP_WORLD_BAD_INPUT;
+    }
+    w->nsup += support_points[b->support_radius > 0];
+  }
+  return CP_WORLD_OK;
+}
+
+void cp_wi_support_cons(const cp_world *w, con *out) {
+  const double *g = w->sc.gravity;
+  int n = 0;
+  for (int i = 0, k = 0; i < w->sc.n_bodies; ++i) {
+    const cp_body *b = &w->sc.bodies[i];
+    if (b->fixed) continue;
+    const int obj = k++;
+    if (!b->planar || !(b->support_mu > 0)) continue;
+    const int a = b->planar - 1, np = support_points[b->support_radius > 0];
+    const double rho = 2.0 * b->support_radius / 3.0;
+    for (int p = 0; p < np; ++p) {
+      con *c = &out[n++];
+      memset(c, 0, sizeof *c);
+      c->key.a[0] = -3, c->key.a[1] = i, c->key.a[2] = 0;
+      c->key.b[0] = c->key.b[1] = c->key.b[2] = -3;
+      c->key.idx = p;
+      c->contact = CP_CON_SUPPORT;
+      c->row = obj;
+      c->mu = b->support_mu;
+      c->fixn = b->mass * fabs(g[a]) / np;
+      // n from the table into the body (against gravity), t and o the
+      // plane's axes with n x t = o; the points at +-rho t, +-rho o.
+      double *r = c->sp, *nn = c->sp + 3, *t = c->sp + 6, *o = c->sp + 9;
+      nn[a] = g[a] < 0 ? 1.0 : -1.0;
+      t[(a + 1) % 3] = 1.0;
+      o[(a + 2) % 3] = nn[a];
+      if (np > 1) {
+        const double s = p < 2 ? rho : -rho;
+        const double *d = p % 2 ? o : t;
+        for (int e = 0; e < 3; ++e) r[e] = s * d[e];
+      }
+    }
+  }
+}
+
+// Column c of G for the body's coordinates (v, w at 6 row): the point's
+// velocity v + w x r read along n, t and o, i.e. (d; r x d) per direction.
+void cp_wi_support_columns(const cp_world *w, const con *c, double *g,
+                           double *k, double *v) {
+  const size_t nu = (size_t)w->nu;
+  const cp_body *b = &w->sc.bodies[c->key.a[1]];
+  const double *r = c->sp;
+  double wr[3], wwr[3], vp[3];
+  cp_v3_cross(wr, b->w, r);
+  cp_v3_cross(wwr, b->w, wr); // the point's centripetal acceleration
+  cp_v3_add(vp, b->v, wr);
+  for (int d = 0; d < 3; ++d) {
+    const double *dir = c->sp + 3 + 3 * d;
+    double *col = g + (size_t)d * nu + 6 * (size_t)c->row, rxd[3];
+    cp_v3_cross(rxd, r, dir);
+    for (int e = 0; e < 3; ++e) {
+      col[e] = dir[e];
+      col[3 + e] = rxd[e];
+    }
+    k[d] = cp_v3_dot(dir, wwr);
+    v[d] = cp_v3_dot(dir, vp);
+  }
 }

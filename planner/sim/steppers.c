@@ -22,6 +22,7 @@ cp_world_status cp_wi_step_velocity(cp_world *w, stepsys *s,
   for (int i = 0; i < n3; ++i) bv[i] = w->vc[i] + h * (s->cs.b[i] - w->kx[i]);
   for (int j = 0; j < w->ncon; ++j) bv[3 * j] += w->cons[j].gap / h;
   for (int j = 0; j < ns; ++j) w->sel[j] = j;
+  w->fix_scale = h; // support points: impulse h fixn (planar.c)
   const double t0 = cp_wi_tic(w);
   cp_wi_extract(w, s->cs.A, bv, ns, w->sel);
   cp_wi_all_rolling(w, ns, w->sel);
@@ -183,6 +184,9 @@ cp_world_status cp_wi_project(cp_world *w, stepsys *s, int ns,
       w->M[a + (size_t)b * ns] =
           s->cs.A[3 * sel[a] + (size_t)(3 * sel[b]) * (size_t)n3];
     w->q[a] = gp[a];
+    // A support point's row is zero (its normal is the planar
+    // constraint's): lambda = 0 there.
+    if (w->cons[sel[a]].contact == CP_CON_SUPPORT) w->M[a + (size_t)a * ns] = 1.0;
   }
   cp_lcp_info li;
   info->lcp_solves++;
@@ -339,10 +343,12 @@ cp_world_status cp_wi_step_acceleration(cp_world *w, stepsys *s,
   // forces of the step really bring it there (b alone, the free
   // acceleration, ignores what holds the body: a box lifted in a grasp
   // would be kicked upwards off the table it has just left).
+  // Support points (planar.c) carry a finite force: no impulse.
   int ns = 0, any = 0;
   for (int j = 0; j < w->ncon; ++j) {
     const con *c = &w->cons[j];
     double vn = w->vc[3 * j];
+    if (c->contact == CP_CON_SUPPORT) continue;
     if (touching(w, c)) {
       if (vn <= tol) w->sel[ns++] = j;
       any |= vn < -tol;
@@ -415,9 +421,10 @@ cp_world_status cp_wi_step_acceleration(cp_world *w, stepsys *s,
   // 1.25 mm through the limit in one step); it is selected as speculative.
   // With all_limits every limit side is selected.
   ns = 0;
+  w->fix_scale = 1.0; // support points: force fixn (planar.c)
   for (int j = 0; j < w->ncon; ++j)
     if ((touching(w, &w->cons[j]) && w->vc[3 * j] <= tol) || closes(w, s, j) ||
-        (w->all_limits && w->cons[j].contact < 0))
+        (w->all_limits && w->cons[j].contact == CP_CON_LIMIT))
       w->sel[ns++] = j;
   int m3, warm = 0, joins = 0;
   cp_lcp_info li;
@@ -448,7 +455,7 @@ again:
     memset(p, 0, sizeof *p);
     double vt = w->vc[3 * j + 1], vo = w->vc[3 * j + 2];
     double sp = sqrt(vt * vt + vo * vo);
-    p->mu = c->contact >= 0 ? c->mu : 0;
+    p->mu = c->contact != CP_CON_LIMIT ? c->mu : 0;
     if (p->mu == 0) {
       p->sliding = 1; // frictionless: c_n only (contact/problem.h)
     } else if (sp > tol) {

@@ -103,6 +103,10 @@ int cp_wi_con_ranges(cp_world *w) {
     const con *c = &w->cons[j];
     int *rg = w->ck_rng + 4 * j;
     rg[0] = rg[1] = rg[2] = rg[3] = 0;
+    if (c->contact == CP_CON_SUPPORT) { // its body's six coordinates
+      rg[0] = 6 * c->row, rg[1] = rg[0] + 6;
+      continue;
+    }
     if (c->contact < 0) {
       rg[0] = no + c->row, rg[1] = no + c->row + 1;
       continue;
@@ -185,6 +189,10 @@ static cp_world_status build(cp_world *w, stepsys *s) {
     const con *c = &w->cons[j];
     double *g = w->Gx + nuz * 3 * (size_t)j;
     memset(g, 0, sizeof(double) * nuz * 3);
+    if (c->contact == CP_CON_SUPPORT) {
+      cp_wi_support_columns(w, c, g, w->kx + 3 * j, w->vc + 3 * j);
+      continue;
+    }
     g[no + c->row] = c->sign;
     w->kx[3 * j] = w->kx[3 * j + 1] = w->kx[3 * j + 2] = 0;
     w->vc[3 * j] = c->sign * cp_wi_cjoint_of(w, c->row)->velocity;

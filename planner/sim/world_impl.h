@@ -45,14 +45,20 @@ typedef struct ckey {
   int idx;        // point index within the pair
 } ckey;
 
-// One constraint of a step: a generated contact or an active joint limit.
+// One constraint of a step: a generated contact, an active joint limit or
+// a support point of a planar body on its table (planar.c).
+#define CP_CON_LIMIT (-1)
+#define CP_CON_SUPPORT (-2)
 typedef struct con {
   ckey key;
-  int contact;    // index into sc.contacts, or -1 for a limit
-  int row;        // limit: joint row (0..n_l-1)
+  int contact;    // index into sc.contacts, or CP_CON_LIMIT, CP_CON_SUPPORT
+  int row;        // limit: joint row (0..n_l-1); support: the body's index
+                  // among the free bodies
   double sign;    // limit: +1 lower, -1 upper
   double gap;     // >= 0 separation, < 0 overlap
   double mu, e;
+  double fixn;    // support: its known normal force (N), > 0
+  double sp[12];  // support: offset r from the body's centre, n, t, o (world)
 } con;
 
 // Warm-start record: a constraint's identity and which of its LCP unknowns
@@ -153,6 +159,11 @@ struct cp_world {
   int *nb_buf;              // steppers.c: the selection's neighbour lists
   int nb_cap;
   double weight;            // total weight of the moving parts (N)
+  int nsup;                 // planar.c: support points of the planar bodies
+                            // (constraints after the limits; 0: none)
+  double fix_scale;         // steppers.c: a support row's normal unknown is
+                            // fixed at fix_scale * fixn (1 in the
+                            // acceleration LCP, h in the velocity LCP)
   cp_step_profile prof;     // every phase (cp_wi_tic, cp_wi_toc): the step's
                             // phase timings (opt.profile)
   struct cp_wi_islands *isl; // islands.c: the split LCP's workspace (NULL
@@ -359,11 +370,18 @@ cp_wi_colsrc_at(const cp_wi_colsrc *c, int k, double *cn, double *a, double *b) 
 static inline __attribute__((always_inline)) int
 cp_wi_colsrc_comp(const cp_world *w, int col, const cp_wi_colsrc *c, double add[4]) {
   const double kap = w->opt.compliance;
+  // Joint limits get no compliance: a limit is one constraint on one
+  // coordinate (nothing to spread), and it holds to rounding. A support
+  // point's normal row (zero in A: its normal is the planar constraint's)
+  // becomes c_n - fix_scale fixn >= 0 _|_ c_n >= 0 (lcp_setup's q): its
+  // normal force is the known one (planar.c).
+  if (c->an && w->cons[w->sel[col]].contact < 0) {
+    if (w->cons[w->sel[col]].contact != CP_CON_SUPPORT) return 0;
+    add[0] = 1.0;
+    return 1;
+  }
   if (!(kap > 0)) return 0;
   if (c->an) {
-    // Joint limits get no compliance: a limit is one constraint on one
-    // coordinate (nothing to spread), and it holds to rounding.
-    if (w->cons[w->sel[col]].contact < 0) return 0;
     add[0] = kap * c->an[3 * col];
     return 1;
   }
@@ -570,6 +588,12 @@ CPW_HIDDEN cp_world_status cp_wi_planar_init(cp_world *w, cp_error *err);
 /// CP_WORLD_BAD_INPUT (w->msg) when the state x (NULL: the world's) moves a
 /// planar body out of its plane.
 CPW_HIDDEN cp_world_status cp_wi_planar_check_state(cp_world *w, const double *x);
+/// Writes the w->nsup support constraints of the current state at out.
+CPW_HIDDEN void cp_wi_support_cons(const cp_world *w, con *out);
+/// Their columns of G (nu each, 3 per constraint, zeroed first), velocity
+/// products k and velocities G^T u, for constraint j = c.
+CPW_HIDDEN void cp_wi_support_columns(const cp_world *w, const con *c, double *g,
+                                      double *k, double *v);
 
 // ---------------------------------------------------------------------------
 // worldcheck.c

@@ -13,6 +13,11 @@
 // "m/j" lower limit) into buf.
 static const char *con_name(const cp_world *w, int j, char *buf, size_t n) {
   const con *c = &w->cons[j];
+  if (c->contact == CP_CON_SUPPORT) {
+    snprintf(buf, n, "support of planar body \"%s\" point %d",
+             w->sc.bodies[c->key.a[1]].name, c->key.idx);
+    return buf;
+  }
   if (c->contact < 0) {
     snprintf(buf, n, "joint \"%s/%s\" %s limit",
              w->sc.manips[w->row_manip[c->row]].name, cp_wi_cjoint_of(w, c->row)->name,
@@ -59,7 +64,7 @@ cp_world_status cp_wi_check_step(cp_world *w, stepsys *s, int accel_k) {
   for (int j = 0; j < nc; ++j) {
     const con *c = &w->cons[j];
     gap[j] = c->gap;
-    mu[j] = c->contact >= 0 ? c->mu : 0;
+    mu[j] = c->contact != CP_CON_LIMIT ? c->mu : 0;
     e[j] = c->e;
     const size_t d = 3 * (size_t)j;
     cn[j] = c->contact >= 0 ? kap * A[d + d * n3] : 0;
