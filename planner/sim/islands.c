@@ -42,6 +42,7 @@ struct cp_wi_islands {
   int *rank, *order, *sel, *map;
   cp_pyramid_contact *pc;
   int m_cap, a_cap;
+  long cold_taken; // impact LCPs solved split (cp_wi_islands_cold_taken)
 };
 
 void cp_wi_islands_free(cp_world *w) {
@@ -188,8 +189,10 @@ static int label(cp_world *w, int ns) {
   return ng;
 }
 
-int cp_wi_solve_islands(cp_world *w, int m, int *piv, int *warm_used,
-                        cp_lcp_info *info) {
+// cold: each group solved cold (cp_wi_solve_islands_cold), else by
+// cp_wi_solve_friction from its part of the warm basis.
+static int solve_split(cp_world *w, int m, int *piv, int *warm_used, cp_lcp_info *info,
+                       int cold) {
   const int ns = w->lns, nr = w->lnr;
   if (ns < CP_WORLD_ISLAND_MIN || (w->isl && w->isl->busy)) return 1;
   if (!w->isl && !(w->isl = calloc(1, sizeof *w->isl))) return 1;
@@ -261,9 +264,15 @@ int cp_wi_solve_islands(cp_world *w, int m, int *piv, int *warm_used,
       s->map[n + 4 * nrg + f] = ns + 4 * nr + F;
     }
     for (int v = 0; v < mg; ++v) w->basis[v] = s->basis[s->map[v]];
-    int warm = 0;
+    int warm = 0, rc;
     cp_lcp_info li;
-    if (cp_wi_solve_friction(w, mg, piv, &warm, &li)) {
+    if (cold) {
+      cp_wi_lcp_fill(w, mg);
+      rc = cp_wi_solve_friction_cold(w, mg, piv, &li);
+    } else {
+      rc = cp_wi_solve_friction(w, mg, piv, &warm, &li);
+    }
+    if (rc) {
       ok = 0;
       break;
     }
@@ -300,5 +309,18 @@ int cp_wi_solve_islands(cp_world *w, int m, int *piv, int *warm_used,
   if (warm_used) *warm_used = all_warm;
   *info = sum;
   if (ng > s->taken) s->taken = ng;
+  s->cold_taken += cold;
   return 0;
 }
+
+int cp_wi_solve_islands(cp_world *w, int m, int *piv, int *warm_used,
+                        cp_lcp_info *info) {
+  return solve_split(w, m, piv, warm_used, info, 0);
+}
+
+int cp_wi_solve_islands_cold(cp_world *w, int m, int *piv, cp_lcp_info *info) {
+  cp_lcp_info_clear(info);
+  return solve_split(w, m, piv, NULL, info, 1);
+}
+
+long cp_wi_islands_cold_taken(const cp_world *w) { return w->isl ? w->isl->cold_taken : 0; }

@@ -379,12 +379,16 @@ cp_world_status cp_wi_step_acceleration(cp_world *w, stepsys *s,
     if (hit) {
       info->lcp_reused++;
     } else {
-      cp_wi_lcp_fill(w, m);
-      if (cp_wi_solve_friction_cold(w, m, &info->pivots, &li))
-        return li.status == CP_LCP_NOMEM ? cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory") :
+      // Independent groups (boxes landing apart in a bin) solved apart,
+      // each cold; one group, or a split that failed: the whole problem.
+      if (cp_wi_solve_islands_cold(w, m, &info->pivots, &li)) {
+        cp_wi_lcp_fill(w, m);
+        if (cp_wi_solve_friction_cold(w, m, &info->pivots, &li))
+          return li.status == CP_LCP_NOMEM ? cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory") :
         cp_wi_fail(w, CP_WORLD_NEEDS_FALLBACK,
                     "t = %.9g: the impact LCP (size %d) was not solved: %s",
                     w->t, m, li.reason);
+      }
       if (slot) cp_wi_memo_keep(w, slot, key, ns, m);
     }
     cp_wi_toc(w, &w->prof.solve, t0);

@@ -519,6 +519,11 @@ CPW_HIDDEN void cp_wi_warm_finish(cp_world *w, int n, int k, int pivots, cp_lcp_
 /// split or not solved so (the world's LCP state untouched: solve it whole).
 CPW_HIDDEN int cp_wi_solve_islands(cp_world *w, int m, int *piv, int *warm_used,
                                    cp_lcp_info *info);
+/// The same split for a problem solved cold (the acceleration stepper's
+/// impact LCP, M not formed): each group by cp_wi_solve_friction_cold.
+CPW_HIDDEN int cp_wi_solve_islands_cold(cp_world *w, int m, int *piv, cp_lcp_info *info);
+/// How many impact LCPs were solved split so far (tests).
+CPW_HIDDEN long cp_wi_islands_cold_taken(const cp_world *w);
 CPW_HIDDEN void cp_wi_islands_free(cp_world *w);
 /// The most groups an LCP was split into since the last call (0: none);
 /// resets the count (cp_world_step's info.islands).
