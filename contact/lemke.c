@@ -429,6 +429,13 @@ cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M,
                              const double *q, const cp_lemke_options *opt,
                              const unsigned char *warm, double *z, double *w,
                              cp_lcp_info *info) {
+  /* Tiny cold solves: the lean path, the same first start with less
+   * around it; anything but a solution there hands over to the full path
+   * below, from the start (docs/solvers.md, "The lean path"). */
+  if (n >= 2 && n <= CP_LK_LEAN_N && !warm && ws && M && q && z && w &&
+      n <= ws->scap && !ws->trace &&
+      cp_lk_lean_solve(ws, n, M, q, opt ? opt : &cp_lk_defaults, z, w, info))
+    return CP_LCP_SOLVED;
   cp_lcp_info_clear(info);
   info->solver = CP_SOLVER_LEMKE;
   if (!ws || n < 1 || !M || !q || !z || !w) {
@@ -606,3 +613,4 @@ solved:
   info->polished = 1; /* basic values of a complementary basis */
   return info->status = CP_LCP_SOLVED;
 }
+

@@ -188,6 +188,10 @@ CP_LK_HIDDEN cp_lcp_status cp_lk_small_start(cp_lemke_ws *ws, const run *R,
                                              cp_lcp_info *info, int *piv);
 CP_LK_HIDDEN void cp_lk_small_iterate(const cp_lemke_ws *ws, int n, double *z,
                                       double *w);
+#define CP_LK_LEAN_N 4 /* largest n of the lean path */
+CP_LK_HIDDEN int cp_lk_lean_solve(cp_lemke_ws *ws, int n, const double *M,
+                                  const double *q, const cp_lemke_options *opt,
+                                  double *z, double *w, cp_lcp_info *info);
 
 /* z, w of the current (complementary or almost complementary) basis. */
 static inline void cp_lk_read_iterate(const cp_lemke_ws *ws, int n, double *z,

@@ -17,7 +17,8 @@
  * serves the refinement test, w and the check. */
 static inline __attribute__((always_inline)) cp_lcp_status
 small_finish(cp_lemke_ws *ws, const run *R, const cp_check_options *chk,
-             double *z, double *w, cp_lcp_info *info, const int n) {
+             double *z, double *w, cp_lcp_info *info, const int n,
+             const int lean) {
   double *buf = ws->chk;
   for (int i = 0; i < n; i++) {
     ws->zrow[i] = ws->wrow[i] = -1;
@@ -31,7 +32,10 @@ small_finish(cp_lemke_ws *ws, const run *R, const cp_check_options *chk,
       z[v - n] = ws->qbar[r];
     }
   }
-  double zmax = cp_lcp_check_scan(n, R->M, R->q, z, buf, 1);
+  /* The lean path inlines the scan and the judge's fast pass (n is a
+   * constant there; the same text, so the same numbers). */
+  double zmax = lean ? cp_check_scan_inline(n, R->M, R->q, z, buf, 1)
+                     : cp_lcp_check_scan(n, R->M, R->q, z, buf, 1);
   double rmax = 0.0;
   for (int j = 0; j < n; j++)
     if (ws->zrow[j] >= 0) rmax = maxacc(rmax, fabs(buf[j]));
@@ -42,9 +46,23 @@ small_finish(cp_lemke_ws *ws, const run *R, const cp_check_options *chk,
       for (int i = 0; i < n; i++)
         if (ws->zrow[i] >= 0) z[i] += b[ws->zrow[i]] * rho;
     }
-    zmax = cp_lcp_check_scan(n, R->M, R->q, z, buf, 0); /* same norms */
+    zmax = lean ? cp_check_scan_inline(n, R->M, R->q, z, buf, 0)
+                : cp_lcp_check_scan(n, R->M, R->q, z, buf, 0); /* same norms */
   }
   for (int j = 0; j < n; j++) w[j] = ws->zrow[j] >= 0 ? 0.0 : buf[j];
+  /* A pair outside the fast pass's plain tests goes to the whole judge
+   * (its fast pass again, then the full rules), with the row scales the
+   * fast pass overwrote put back: cp_lcp_check_judge's verdict. */
+  if (lean && n <= CP_LK_LEAN_N) {
+    double sc[CP_LK_LEAN_N];
+    memcpy(sc, buf + n, sizeof(double) * (size_t)n);
+    if (cp_check_judge_fast(n, z, w, buf, zmax,
+                            chk ? chk->rel_tol : CP_CHECK_REL_TOL_DEFAULT, info))
+      return CP_LCP_SOLVED;
+    memcpy(buf + n, sc, sizeof(double) * (size_t)n);
+    return cp_lcp_check_judge(n, R->M, z, w, buf, zmax, chk, info)
+               ? CP_LCP_SOLVED : CP_LCP_CHECK_FAILED;
+  }
   if (cp_lcp_check_judge(n, R->M, z, w, buf, zmax, chk, info))
     return CP_LCP_SOLVED;
   return cp_lk_lu_retry(ws, R, chk, z, w, info);
@@ -105,7 +123,7 @@ small_pivot_ld(cp_lemke_ws *ws, int n, int r, double p, const int L) {
 static inline __attribute__((always_inline)) cp_lcp_status
 small_start_ld(cp_lemke_ws *ws, const run *R, const cp_check_options *chk,
                double *z, double *w, cp_lcp_info *info, int *piv,
-               const int L, const int n) {
+               const int L, const int n, const int lean) {
   const int vz0 = VZ0(n);
   const size_t ld = (size_t)L, nn = (size_t)n;
   const int rows = L == 4 || L == 8 ? L : n; /* as cp_lk_ratio_test() */
@@ -118,28 +136,31 @@ small_start_ld(cp_lemke_ws *ws, const run *R, const cp_check_options *chk,
   memset(qb, 0, sizeof(double) * ld);
   memset(pc, 0, sizeof(double) * ld);
   for (int i = 0; i < n; i++) {
+    const double di = lean ? 1.0 : ws->d[i]; /* the lean start: d = e */
     T[(size_t)i + (size_t)i * ld] = 1.0;
     ws->basic[i] = i;
-    T[(size_t)i + (size_t)vz0 * ld] = -ws->d[i];
+    T[(size_t)i + (size_t)vz0 * ld] = -di;
     qb[i] = R->q[i];
-    pc[i] = -ws->d[i];
+    pc[i] = -di;
   }
   for (size_t j = 0; j < nn; j++)
     for (size_t i = 0; i < nn; i++) T[i + (nn + j) * ld] = -R->M[i + j * nn];
   ws->z0row = -1;
   int v = vz0;
   int r = first_row_n(ws, R, n);
+  if (lean && r < 0) return CP_LCP_NUMERICAL;
   if (r < 0) {
     snprintf(R->reason, sizeof info->reason, "non-finite data at the start");
     return CP_LCP_NUMERICAL;
   }
   for (;;) {
-    if (ws->trace) {
+    if (!lean && ws->trace) {
       const cp_lemke_step step = {ws->nstarts, *piv, v, ws->basic[r], r,
                                   ws->ties};
       ws->trace(ws->trace_ctx, &step);
     }
     const double p = pc[r];
+    if (lean && !(fabs(p) > 0.0 && fabs(p) <= DBL_MAX)) return CP_LCP_NUMERICAL;
     if (!(fabs(p) > 0.0 && fabs(p) <= DBL_MAX)) { /* zero or not finite */
       snprintf(R->reason, sizeof info->reason,
                "zero or non-finite pivot at pivot %d", *piv);
@@ -151,7 +172,8 @@ small_start_ld(cp_lemke_ws *ws, const run *R, const cp_check_options *chk,
     ws->basic[r] = v;
     if (v == vz0) ws->z0row = r;
     if (u == vz0) {
-      const cp_lcp_status st = small_finish(ws, R, chk, z, w, info, n);
+      const cp_lcp_status st = small_finish(ws, R, chk, z, w, info, n, lean);
+      if (lean) return st; /* a failed check: the full path backs up */
       /* As run_start: a z0 exit from a tie that fails the check is undone
        * (pivot z0 back into row r) and another tied row leaves. */
       if (st != CP_LCP_CHECK_FAILED || !ws->tight || !ws->z0tie ||
@@ -174,6 +196,7 @@ small_start_ld(cp_lemke_ws *ws, const run *R, const cp_check_options *chk,
       if (r < 0) return st;
       continue;
     }
+    if (lean && *piv >= R->cap) return CP_LCP_PIVOT_CAP;
     if (*piv >= R->cap) {
       snprintf(R->reason, sizeof info->reason, "pivot cap %d reached", R->cap);
       return CP_LCP_PIVOT_CAP;
@@ -184,6 +207,7 @@ small_start_ld(cp_lemke_ws *ws, const run *R, const cp_check_options *chk,
         v < n ? 1.0 : max_abs(n, R->M + (size_t)(v - n) * nn);
     ws->npiv = *piv;
     r = ratio_test_rows(ws, R, amax, rows);
+    if (lean && r < 0) return CP_LCP_SECONDARY_RAY; /* or NaN */
     if (r == -1) {
       snprintf(R->reason, sizeof info->reason,
                "secondary ray at pivot %d (entering %c%d)", *piv,
@@ -205,14 +229,14 @@ cp_lcp_status cp_lk_small_start(cp_lemke_ws *ws, const run *R,
                                 const cp_check_options *chk, double *z,
                                 double *w, cp_lcp_info *info, int *piv) {
   switch (R->n) {
-  case 2: return small_start_ld(ws, R, chk, z, w, info, piv, 2, 2);
-  case 3: return small_start_ld(ws, R, chk, z, w, info, piv, 4, 3);
-  case 4: return small_start_ld(ws, R, chk, z, w, info, piv, 4, 4);
+  case 2: return small_start_ld(ws, R, chk, z, w, info, piv, 2, 2, 0);
+  case 3: return small_start_ld(ws, R, chk, z, w, info, piv, 4, 3, 0);
+  case 4: return small_start_ld(ws, R, chk, z, w, info, piv, 4, 4, 0);
   default: break;
   }
   const int ld = (R->n + 3) & ~3;
-  if (ld == 8) return small_start_ld(ws, R, chk, z, w, info, piv, 8, R->n);
-  return small_start_ld(ws, R, chk, z, w, info, piv, ld, R->n);
+  if (ld == 8) return small_start_ld(ws, R, chk, z, w, info, piv, 8, R->n, 0);
+  return small_start_ld(ws, R, chk, z, w, info, piv, ld, R->n, 0);
 }
 
 /* The small path's iterate (for a failed start's diagnosis). */
@@ -224,4 +248,72 @@ void cp_lk_small_iterate(const cp_lemke_ws *ws, int n, double *z, double *w) {
     if (v < n) w[v] = ws->qbar[r];
     else if (v < 2 * n) z[v - n] = ws->qbar[r];
   }
+}
+
+/* ----- the lean path --------------------------------------------------- */
+
+/* The lean path's start for n = 2, 3, 4 (see cp_lk_lean_solve). */
+static cp_lcp_status lean_start(cp_lemke_ws *ws, const run *R,
+                                const cp_check_options *chk, double *z,
+                                double *w, cp_lcp_info *info, int *piv) {
+  switch (R->n) {
+  case 2: return small_start_ld(ws, R, chk, z, w, info, piv, 2, 2, 1);
+  case 3: return small_start_ld(ws, R, chk, z, w, info, piv, 4, 3, 1);
+  default: return small_start_ld(ws, R, chk, z, w, info, piv, 4, 4, 1);
+  }
+}
+
+/* A cold solve of n = 2..CP_LK_LEAN_N with default-like options, as one
+ * call: the first start of cp_lemke_solve on the small path (the same
+ * text, small_start_ld with lean set: the same pivots, tie rules and
+ * arithmetic), without the restart loop, the option decoding, the trace
+ * and the failure reports. Anything the first start would not end with a
+ * solution (q >= 0, non-finite data, a zero pivot, a ray, the pivot cap, a
+ * failed check, hence also a z0 exit that the full path would undo)
+ * returns 0 and the caller runs the full path from the start, which then
+ * takes the same first start again. On 1 everything cp_lemke_solve would
+ * have left is set: z, w, info (the check's measures), the basis, the
+ * pivots per start and the statistics. Tested bit for bit against the full
+ * path (tests/contact/test_lemke_lean.c). */
+int cp_lk_lean_solve(cp_lemke_ws *ws, int n, const double *M,
+                     const double *q, const cp_lemke_options *opt, double *z,
+                     double *w, cp_lcp_info *info) {
+  if (opt->cover || !opt->lexicographic || opt->small_n < 0 ||
+      (opt->small_n > 0 && opt->small_n < n))
+    return 0;
+  double qmin = INFINITY, qabs = 0.0;
+  for (int i = 0; i < n; i++) {
+    qabs = maxacc(qabs, fabs(q[i])); /* NaN passed over: */
+    qmin = minacc(qmin, q[i]);
+  }
+  if (!(qmin < 0.0) || !(qabs <= DBL_MAX)) return 0; /* z = 0, or NaN/inf */
+  for (int i = 0; i < n; i++)
+    if (q[i] != q[i]) return 0;
+  cp_lcp_info_clear(info);
+  info->solver = CP_SOLVER_LEMKE;
+  memset(&ws->st, 0, sizeof ws->st);
+  ws->n = n;
+  ws->tight = 0;
+  ws->nstarts = 0;
+  ws->basis_valid = 0;
+  const run R = {.n = n, .M = M, .q = q, .qscale = maxacc(1.0, qabs),
+                 .pivot_tol = opt->pivot_tol > 0.0 ? opt->pivot_tol : 0.0,
+                 .lex = 1,
+                 .cap = opt->max_pivots > 0 ? opt->max_pivots : 50 * (n + 1) + 100,
+                 .reason = info->reason};
+  int piv = 0;
+  ws->small = 1;
+  const cp_lcp_status st = lean_start(ws, &R, &opt->check, z, w, info, &piv);
+  ws->small = 0;
+  if (st != CP_LCP_SOLVED) return 0;
+  ws->st.small_starts = 1;
+  ws->pps[0] = piv;
+  ws->nstarts = 1;
+  info->iterations = info->first_start_iterations = piv;
+  info->starts = 1;
+  for (int i = 0; i < n; i++) ws->basis[i] = ws->zrow[i] >= 0;
+  ws->basis_valid = 1;
+  info->polished = 1;
+  info->status = CP_LCP_SOLVED;
+  return 1;
 }
