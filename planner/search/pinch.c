@@ -13,7 +13,7 @@
 const char *const cp_pinch_keys[] = {
     "kind",   "values",   "range", "samples", "links", "point", "body",
     "exclude", "offset", "approach", "push", "hold", "carry", "turn",
-    "axis",   "spread", NULL};
+    "axis",   "spread", "still", NULL};
 
 unsigned cp_pinch_faces(const cp_shape *sh, unsigned faces) {
   faces &= cp_reach_shape_faces(sh);
@@ -47,6 +47,12 @@ void cp_pinch_carry(const cp_task_input *in, double v, double delta[3],
   for (int k = 0; k < 3; ++k)
     delta[k] = in->carry[k] * (2 * cp_rng_uniform(&r) - 1);
   *angle = in->turn * (2 * cp_rng_uniform(&r) - 1);
+  /* Drawn after the motion, and only when asked, so that a task without
+   * "still" keeps its carries bit for bit. */
+  if (in->still > 0 && cp_rng_uniform(&r) < in->still) {
+    memset(delta, 0, 3 * sizeof *delta);
+    *angle = 0;
+  }
 }
 
 /* links[k] of the input (path p): a "manipulator/link" name. */
@@ -65,13 +71,15 @@ static int parse_link(cp_task *t, const json_t *links, int k, const char *p,
   return 0;
 }
 
-/* "carry", "turn" and "axis" (the held pair's motion per action). */
+/* "carry", "turn", "axis" and "still" (the held pair's motion per
+ * action). */
 static int parse_carry(cp_task_input *ti, const json_t *in, const char *p,
                        cp_error *err) {
   char q[CP_JSON_PATH_MAX];
   const json_t *x;
   for (int k = 0; k < 3; ++k) ti->carry[k] = 0.01;
   ti->turn = 0;
+  ti->still = 0;
   memcpy(ti->direction, (double[3]){0, 0, 1}, sizeof ti->direction);
   if ((x = json_object_get(in, "carry"))) {
     if (cp_json_vector(x, cp_json_path_key(q, p, "carry"), 3, ti->carry, err))
@@ -87,6 +95,13 @@ static int parse_carry(cp_task_input *ti, const json_t *in, const char *p,
     if (!(ti->turn >= 0 && ti->turn <= 3.14159265358979323846))
       return cp_error_set(err, q, "expected an angle in [0, pi] rad, got %g",
                           ti->turn);
+  }
+  if ((x = json_object_get(in, "still"))) {
+    if (cp_json_number(x, cp_json_path_key(q, p, "still"), &ti->still, err))
+      return -1;
+    if (!(ti->still >= 0 && ti->still <= 1))
+      return cp_error_set(err, q, "expected a share of the held actions in "
+                                  "[0, 1], got %g", ti->still);
   }
   if ((x = json_object_get(in, "axis"))) {
     if (cp_json_vector(x, cp_json_path_key(q, p, "axis"), 3, ti->direction, err))

@@ -19,7 +19,7 @@ extern const char *const cp_pinch_keys[];
 /* A pinch input's keys after its "kind" (ti->kind already CP_INPUT_PINCH),
  * p its JSON path: "links" (two "manipulator/link" names, set into
  * manip/index and manip2/index2), then the reach keys (body, point,
- * exclude, offset, approach, push, hold) and "carry", "turn", "axis".
+ * exclude, offset, approach, push, hold) and "carry", "turn", "axis", "still".
  * Returns 0, or -1 with err at the key's path. */
 int cp_pinch_parse(cp_task *t, cp_task_input *ti, const json_t *in,
                    const char *p, cp_error *err);
@@ -43,7 +43,8 @@ void cp_pinch_antipode(const cp_shape *sh, unsigned f, const double p[3],
 /* The carry of a held pinch for an action value v < 0: a displacement
  * uniform in [-carry_k, carry_k] per world axis and an angle uniform in
  * [-turn, turn], drawn from the FNV-1a hash of v's bits (the same value,
- * the same carry). */
+ * the same carry); with `still` s > 0, a further uniform draw u < s makes
+ * both zero (the pair held where it is). */
 void cp_pinch_carry(const cp_task_input *in, double v, double delta[3],
                     double *angle);
 

@@ -103,6 +103,8 @@ typedef struct cp_task_input {
                       ///< world axis and action (m)
   double turn;        ///< pinch: its largest turn per action (rad) about
                       ///< `direction` (world, unit)
+  double still;       ///< pinch: the share of held actions that keep the
+                      ///< pair where it is (no carry, no turn; 0: none)
   double spread[3];   ///< reach, pinch: the share of the body's extent
                       ///< along each body axis that drawn points come
                       ///< from, about the centre ([0, 1]; 1: all of it)

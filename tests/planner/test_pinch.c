@@ -178,6 +178,42 @@ Test(pinch, spread_draws_points_from_the_middle_of_each_face) {
   cp_task_free(&t);
 }
 
+/* "still" s: a held action keeps the pair where it is (no displacement,
+ * no turn) for a share s of the values, drawn after the motion, so that
+ * every other value's carry is the one drawn without the key, bit for bit;
+ * s = 0 (the default) and s = 1 are never and always. */
+Test(pinch, still_keeps_a_share_of_held_pairs_where_they_are) {
+  cp_task t0, t1, t4;
+  parse_ok(pinch_task(5, ", \"values\": [0], \"carry\": [0.01, 0.02, 0.05],"
+                         " \"turn\": 0.3"), &t0);
+  parse_ok(pinch_task(5, ", \"values\": [0], \"carry\": [0.01, 0.02, 0.05],"
+                         " \"turn\": 0.3, \"still\": 1"), &t1);
+  parse_ok(pinch_task(5, ", \"values\": [0], \"carry\": [0.01, 0.02, 0.05],"
+                         " \"turn\": 0.3, \"still\": 0.25"), &t4);
+  const cp_task_input *a = pinch_input(&t0), *b = pinch_input(&t1),
+                      *c = pinch_input(&t4);
+  cr_assert(a->still == 0 && b->still == 1 && c->still == 0.25);
+  int n = 4000, zero = 0;
+  for (int k = 0; k < n; ++k) {
+    double v = -0.001 - 3.0 * k / n, d0[3], d1[3], d4[3], g0, g1, g4;
+    cp_pinch_carry(a, v, d0, &g0);
+    cp_pinch_carry(b, v, d1, &g1);
+    cp_pinch_carry(c, v, d4, &g4);
+    cr_assert(g0 != 0 && d0[0] != 0 && d0[1] != 0 && d0[2] != 0);
+    cr_assert(g1 == 0 && d1[0] == 0 && d1[1] == 0 && d1[2] == 0);
+    if (g4 == 0 && d4[0] == 0 && d4[1] == 0 && d4[2] == 0) {
+      ++zero;
+      continue;
+    }
+    cr_assert(!memcmp(d4, d0, sizeof d0) && g4 == g0, "v %g: carry changed", v);
+  }
+  /* Binomial(4000, 0.25): mean 1000, standard deviation 27. */
+  cr_assert(zero > 850 && zero < 1150, "%d of %d held still", zero, n);
+  cp_task_free(&t0);
+  cp_task_free(&t1);
+  cp_task_free(&t4);
+}
+
 /* Values for the test's actions: a pinch on the +-x pair (the only one
  * left) at mid-height of the box (within 5 mm of it, away from the floor)
  * and within 1 mm of y = 0 (so that gravity has no moment about the line
@@ -337,6 +373,7 @@ Test(pinch, bad_pinch_inputs_are_refused_with_their_path) {
   refused(", \"values\": [0], \"carry\": [0, -0.01, 0]", "inputs.pinch.carry",
           "[0, 1] m");
   refused(", \"values\": [0], \"turn\": 4", "inputs.pinch.turn", "[0, pi]");
+  refused(", \"values\": [0], \"still\": 1.5", "inputs.pinch.still", "[0, 1]");
   refused(", \"values\": [0], \"spread\": -0.1", "inputs.pinch.spread",
           "[0, 1]");
   refused(", \"values\": [0], \"spread\": [1, 1.5, 1]",
