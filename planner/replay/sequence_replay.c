@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/mesh.h"
 #include "models/vec3.h"
 #include "planner/sequence/sequence.h"
 #include "planner/sequence/sequence_impl.h"
@@ -62,13 +63,18 @@ static int put(sheet *s, const char *name, const double *v, int n) {
 }
 
 /* The page's scene: the union of the phases' bodies (in order of first
- * appearance, at their first poses) and a pair of finger boxes per finger
- * size met (the gripper's links "lfinger" and "rfinger"). */
+ * appearance, at their first poses) and a set of gripper boxes per set of
+ * sizes met: the gripper's drawn links' box shapes, a mesh by its bounding
+ * box (the gantry's fingers "lfinger" and "rfinger"; the Panda hand's
+ * palm and its two fingers' four boxes each). */
+#define DRAWN_MAX 16
 typedef struct page {
   json_t *bodies;       /* the union scene's bodies */
   int n_free;           /* free bodies among them */
-  int n_pairs;          /* finger pairs */
-  double pair_size[16][6];
+  int n_pairs;          /* gripper box sets */
+  int pair_n[16];       /* boxes in each set */
+  double pair_size[16][3 * DRAWN_MAX];
+  char pair_body[16][DRAWN_MAX][96]; /* the sets' page bodies */
   int *plan_pair;       /* [plans]: the pair of each phase plan */
   cp_viewer *v;
   int layout_n;         /* 13 n_free */
@@ -77,13 +83,54 @@ typedef struct page {
   int shown_pair;       /* the pair visible now, -1 none */
 } page;
 
-static const char *const finger_links[2] = {"lfinger", "rfinger"};
+/* (the Panda's hand is fixed to the carriage: its palm is a shape of the
+ * carriage's last link, "carriage_z" or "wrist"; the gantry's have none) */
+static const char *const drawn_links[] = {"lfinger", "rfinger", "carriage_z", "wrist", "panda_hand",
+                                          "panda_leftfinger", "panda_rightfinger"};
 
-static int finger_index(const cp_chain *c, int side) {
-  for (int k = 0; k < c->n; k++)
-    if (!strcmp(c->joints[k].link.name, finger_links[side]) && c->joints[k].link.shape.type == CP_SHAPE_BOX)
-      return k;
-  return -1;
+/* Shape s (0 the link's own, then its extra shapes) of link lk, or NULL. */
+static const cp_shape *link_shape(const cp_link *lk, int s) {
+  return s == 0 ? &lk->shape : s <= lk->n_extra_shapes ? &lk->extra_shapes[s - 1].shape : NULL;
+}
+
+/* The drawn boxes of chain c: joint dk[i]'s link, its shape ds[i], size
+ * 3i..3i+2 (a mesh: its bounding box). Returns their count. */
+static int drawn_list(const cp_chain *c, int *dk, int *ds, double *size) {
+  int n = 0;
+  for (int k = 0; k < c->n; k++) {
+    const cp_link *lk = &c->joints[k].link;
+    int named = 0;
+    for (size_t i = 0; i < sizeof drawn_links / sizeof *drawn_links; i++) named |= !strcmp(lk->name, drawn_links[i]);
+    for (int sh = 0; named && sh <= lk->n_extra_shapes && n < DRAWN_MAX; sh++) {
+      const cp_shape *x = link_shape(lk, sh);
+      if (x->type == CP_SHAPE_BOX) memcpy(size + 3 * n, x->size, 3 * sizeof *size);
+      else if (x->type == CP_SHAPE_MESH && x->mesh) cp_v3_sub(size + 3 * n, x->mesh->hi, x->mesh->lo);
+      else continue;
+      dk[n] = k;
+      ds[n++] = sh;
+    }
+  }
+  return n;
+}
+
+/* Box i's pose in its link's frame (a mesh's bounding box centred). */
+static void drawn_pose(const cp_link *lk, int sh, double *pos, double *quat) {
+  static const double one[4] = {1, 0, 0, 0};
+  const cp_shape *x = link_shape(lk, sh);
+  if (sh == 0) {
+    memcpy(pos, lk->has_shape_pose ? lk->shape_pos : lk->com, 3 * sizeof *pos);
+    memcpy(quat, lk->has_shape_pose ? lk->shape_quat : one, 4 * sizeof *quat);
+  } else {
+    memcpy(pos, lk->extra_shapes[sh - 1].pos, 3 * sizeof *pos);
+    memcpy(quat, lk->extra_shapes[sh - 1].quat, 4 * sizeof *quat);
+  }
+  if (x->type == CP_SHAPE_MESH && x->mesh) {
+    double c[3], R[9], d[3];
+    for (int i = 0; i < 3; i++) c[i] = 0.5 * (x->mesh->lo[i] + x->mesh->hi[i]);
+    cp_quat_to_mat(R, quat);
+    cp_m3_mulv(d, R, c);
+    cp_v3_add(pos, pos, d);
+  }
 }
 
 static int has_body(const json_t *bodies, const char *name) {
@@ -93,8 +140,12 @@ static int has_body(const json_t *bodies, const char *name) {
   return 0;
 }
 
-static void pair_name(char *buf, size_t n, int side, int pair) {
-  snprintf(buf, n, "gripper_%s_%d", finger_links[side], pair + 1);
+/* The page body of box i (of link `link`, its shape sh) of set `pair`:
+ * gripper_LINK_SET, gripper_LINK.SH_SET for a link's further shapes. */
+static void pair_name(char *buf, size_t n, const char *link, int sh, int pair) {
+  if (!strcmp(link, "carriage_z") || !strcmp(link, "wrist")) link = "hand";
+  if (sh) snprintf(buf, n, "gripper_%s.%d_%d", link, sh, pair + 1);
+  else snprintf(buf, n, "gripper_%s_%d", link, pair + 1);
 }
 
 /* Pass 1 for the page: phase plan j's scene joins the union. */
@@ -109,20 +160,21 @@ static int page_collect(page *pg, const cp_scene *s, int j) {
   pg->plan_pair[j] = -1;
   if (s->n_manips < 1) return 0;
   const cp_chain *c = &s->manips[0];
-  const int l = finger_index(c, 0), r = finger_index(c, 1);
-  if (l < 0 || r < 0) return 0;
-  double sz[6];
-  memcpy(sz, c->joints[l].link.shape.size, 3 * sizeof *sz);
-  memcpy(sz + 3, c->joints[r].link.shape.size, 3 * sizeof *sz);
+  int dk[DRAWN_MAX], ds[DRAWN_MAX];
+  double sz[3 * DRAWN_MAX];
+  const int nd = drawn_list(c, dk, ds, sz);
+  if (nd < 2) return 0;
+  const size_t bytes = 3 * sizeof *sz * (size_t)nd;
   int p = 0;
-  while (p < pg->n_pairs && memcmp(pg->pair_size[p], sz, sizeof sz)) p++;
+  while (p < pg->n_pairs && (pg->pair_n[p] != nd || memcmp(pg->pair_size[p], sz, bytes))) p++;
   if (p == pg->n_pairs) {
     if (p == 16) return 0; /* not drawn: more finger sizes than a task makes */
-    memcpy(pg->pair_size[p], sz, sizeof sz);
+    memcpy(pg->pair_size[p], sz, bytes);
+    pg->pair_n[p] = nd;
     pg->n_pairs++;
-    for (int side = 0; side < 2; side++) {
-      char name[64];
-      pair_name(name, sizeof name, side, p);
+    for (int side = 0; side < nd; side++) {
+      char *name = pg->pair_body[p][side];
+      pair_name(name, sizeof pg->pair_body[p][side], c->joints[dk[side]].link.name, ds[side], p);
       const double x[3] = {0, 0, 0}, q[4] = {1, 0, 0, 0};
       json_t *o = json_pack("{s:s, s:f, s:{s:s, s:o}, s:o, s:o}", "name", name, "mass", 1.0, "shape", "type", "box",
                             "size", cp_seq_vec(sz + 3 * side, 3), "position", cp_seq_vec(x, 3), "orientation",
@@ -188,9 +240,9 @@ typedef struct phase {
   cp_chain chain;       /* copy for the fingers' kinematics */
   int has_chain;
   cp_link_state *ls;
-  int fl, fr;           /* finger joints */
+  int n_drawn, dk[DRAWN_MAX], ds[DRAWN_MAX]; /* the drawn boxes (drawn_list) */
   int *at;              /* [n_bodies] the page state offset of each body */
-  int finger_at[2];     /* page offsets of the active fingers */
+  int finger_at[DRAWN_MAX]; /* page offsets of the active set's boxes */
   sheet *sh;
   int compare_joints;   /* not the first phase of a move */
   int broken;           /* the start did not match */
@@ -265,13 +317,13 @@ static void page_frame(phase *ph, const cp_replay_frame *f) {
     }
     cp_chain_apply_mimic(&ph->chain);
     cp_chain_kinematics(&ph->chain, ph->ls);
-    const int k[2] = {ph->fl, ph->fr};
-    for (int side = 0; side < 2; side++) {
-      const cp_link *lk = &ph->chain.joints[k[side]].link;
-      const cp_link_state *ls = &ph->ls[k[side]];
-      double *o = pg->state + ph->finger_at[side], Rq[4], d[3];
-      const double zero[3] = {0, 0, 0}, one[4] = {1, 0, 0, 0};
-      const double *sp = lk->has_shape_pose ? lk->shape_pos : lk->com, *sq = lk->has_shape_pose ? lk->shape_quat : one;
+    for (int side = 0; side < ph->n_drawn; side++) {
+      if (ph->finger_at[side] < 0) continue;
+      const cp_link *lk = &ph->chain.joints[ph->dk[side]].link;
+      const cp_link_state *ls = &ph->ls[ph->dk[side]];
+      double *o = pg->state + ph->finger_at[side], Rq[4], d[3], sp[3], sq[4];
+      const double zero[3] = {0, 0, 0};
+      drawn_pose(lk, ph->ds[side], sp, sq);
       cp_m3_mulv(d, ls->R, sp);
       cp_v3_add(o, ls->o, d);
       cp_quat_from_mat(ls->R, Rq);
@@ -339,23 +391,23 @@ static cp_replay_status replay_phase(cp_store *st, int64_t pid, int j, int compa
   phase ph = {.scene = &cp_replay_task(r)->scene, .sh = sh, .compare_joints = compare_joints, .pg = pg};
   const cp_scene *s = ph.scene;
   *len = move_length(s);
-  ph.finger_at[0] = ph.finger_at[1] = -1;
+  for (int i = 0; i < DRAWN_MAX; i++) ph.finger_at[i] = -1;
   int nomem = cp_state_layout_init(&ph.l, s);
   if (!nomem && s->n_manips > 0) {
     nomem = cp_chain_copy(&ph.chain, &s->manips[0]) != 0;
     ph.has_chain = !nomem;
     nomem = nomem || !(ph.ls = malloc(sizeof *ph.ls * (size_t)ph.chain.n));
-    ph.fl = ph.has_chain ? finger_index(&ph.chain, 0) : -1;
-    ph.fr = ph.has_chain ? finger_index(&ph.chain, 1) : -1;
+    double sz[3 * DRAWN_MAX];
+    ph.n_drawn = ph.has_chain ? drawn_list(&ph.chain, ph.dk, ph.ds, sz) : 0;
   }
   if (!nomem && pg) {
     nomem = !(ph.at = malloc(sizeof *ph.at * (size_t)(s->n_bodies + 1)));
     for (int b = 0; !nomem && b < s->n_bodies; b++) ph.at[b] = page_at(pg, s->bodies[b].name);
     const int p = pg->plan_pair[j];
-    if (!nomem && p >= 0 && ph.fl >= 0 && ph.fr >= 0) {
-      char name[64];
-      for (int side = 0; side < 2; side++) {
-        pair_name(name, sizeof name, side, p);
+    if (!nomem && p >= 0 && ph.n_drawn >= 2) {
+      char name[96];
+      for (int side = 0; side < ph.n_drawn; side++) {
+        pair_name(name, sizeof name, ph.chain.joints[ph.dk[side]].link.name, ph.ds[side], p);
         ph.finger_at[side] = page_at(pg, name);
       }
     }
@@ -497,12 +549,8 @@ cp_replay_status cp_sequence_replay(cp_store *st, int64_t id, const cp_sequence_
         note(&info, k, move, moves, in_move, len, removal, text, sizeof text);
         const int p = pg.plan_pair[j];
         if (p != pg.shown_pair) {
-          char name[64];
           for (int q = 0; q < pg.n_pairs; q++)
-            for (int side = 0; side < 2; side++) {
-              pair_name(name, sizeof name, side, q);
-              cp_viewer_show(pg.v, name, q == p);
-            }
+            for (int side = 0; side < pg.pair_n[q]; side++) cp_viewer_show(pg.v, pg.pair_body[q][side], q == p);
           pg.shown_pair = p;
         }
         cp_viewer_note(pg.v, text);

@@ -58,6 +58,11 @@ static json_t *grasp_json(const cp_sequence_grasp *g) {
   json_object_set_new(o, "direction", dir);
   json_object_set_new(o, "width", num(g->width));
   json_object_set_new(o, "offset", num(g->offset));
+  if (g->shift[0] != 0.0 || g->shift[1] != 0.0 || g->shift[2] != 0.0) {
+    json_t *sh = json_array();
+    for (int i = 0; i < 3; i++) json_array_append_new(sh, num(g->shift[i]));
+    json_object_set_new(o, "shift", sh);
+  }
   json_object_set_new(o, "turn", num(g->turn));
   json_object_set_new(o, "hold", num(g->hold));
   if (g->reason[0]) json_object_set_new(o, "reason", json_string(g->reason));

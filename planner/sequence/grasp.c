@@ -1,5 +1,6 @@
 /* Grasp candidates of a box part and their ranking by the stability LP
- * (planner/sequence/sequence.h, cp_sequence_grasps). */
+ * (planner/sequence/sequence.h, cp_sequence_grasps); the depth-one regrasp
+ * search over (stable pose, grasp) pairs (cp_seq_regrasp). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,8 @@ static int lp_scene(const cp_sequence_task *t, int p, const double *q, const cp_
   cp_v3_scale(ax, g, -1);
   lx[2] += offset;
   rx[2] += offset;
+  cp_v3_add(lx, lx, gr_->shift);
+  cp_v3_add(rx, rx, gr_->shift);
   json_t *sc = json_object(), *bodies = json_array(), *manips = json_array();
   json_object_set_new(sc, "gravity", cp_seq_vec(t->scene.gravity, 3));
   json_object_set_new(sc, "friction", json_pack("{s:f}", "default", gr->mu));
@@ -110,12 +113,43 @@ static int overlaps(const cp_sequence_task *t, int p, uint64_t placed, const dou
   return 0;
 }
 
+/* The axis-aligned box (centre c, half extents h) swept by the Panda's
+ * palm from the grasp at the pose `to` (the fingers' centre at to + rd)
+ * up to the transport height zt of the part's centre, the hand turned by
+ * `turn` about the grasp axis dir. Unturned, the palm spans
+ * CP_SEQ_PANDA_PALM_LO..HI above the fingers' centre, +-PALM_X across
+ * dir and +-PALM_Y along it. */
+static void palm_box(const double *dir, double turn, const double *to, const double *rd, double zt, double *c,
+                     double *h) {
+  double r[4], R[9], e[3], up[3] = {0, 0, 1}, e0[3];
+  const double z[3] = {0, 0, 1};
+  cp_v3_cross(e0, dir, z);
+  cp_quat_axis_angle(r, dir, turn);
+  cp_quat_to_mat(R, r);
+  for (int i = 0; i < 3; i++) {
+    e[i] = R[3 * i] * e0[0] + R[3 * i + 1] * e0[1] + R[3 * i + 2] * e0[2];
+    up[i] = R[3 * i + 2];
+  }
+  const double mid = 0.5 * (CP_SEQ_PANDA_PALM_LO + CP_SEQ_PANDA_PALM_HI), hz = 0.5 * (CP_SEQ_PANDA_PALM_HI - CP_SEQ_PANDA_PALM_LO);
+  for (int i = 0; i < 3; i++) {
+    c[i] = to[i] + rd[i] + mid * up[i];
+    h[i] = CP_SEQ_PANDA_PALM_X * fabs(e[i]) + CP_SEQ_PANDA_PALM_Y * fabs(dir[i]) + hz * fabs(up[i]);
+  }
+  /* swept straight up until the part's centre is at zt */
+  const double rise = fmax(0, zt - to[2]);
+  c[2] += 0.5 * rise;
+  h[2] += 0.5 * rise;
+}
+
 /* The geometric refusals (see cp_sequence_grasps): 1 and g->reason set
  * when refused. fs: the finger's size. */
 static int check(const cp_sequence_task *t, int p, const double *from, const double *to, uint64_t placed,
                  cp_sequence_grasp *g, double turn, double zt) {
   const double *fs = g->finger;
   const cp_sequence_gripper *gr = &t->gripper;
+  /* rd: the fingers' centre from the part's at the pose it goes to */
+  double Rt[9], rs[3] = {g->shift[0], g->shift[1], g->shift[2] + g->offset}, rd[3] = {rs[0], rs[1], rs[2]};
+  double pc[3], ph[3];
   g->rejected = 1;
   if (turn > t->tol_angle) {
     /* Staged in another orientation: the wrist turns the part about the
@@ -135,15 +169,29 @@ static int check(const cp_sequence_task *t, int p, const double *from, const dou
       return 1;
     }
     g->turn = 2 * atan2(along, qr[0]);
+    cp_quat_to_mat(Rt, qr);
+    for (int i = 0; i < 3; i++) rd[i] = Rt[3 * i] * rs[0] + Rt[3 * i + 1] * rs[1] + Rt[3 * i + 2] * rs[2];
     if (gr->panda) {
       /* The wrist turns the hand with the part: the palm (its box across
        * the grasp axis and above the pads) swings down beside the part
-       * and must stay above the part's bottom at the pose it goes to. */
-      const double c = cos(g->turn), sn = fabs(sin(g->turn)), hd = cp_seq_part_height(t, p, to + 3);
-      const double low = g->offset + fmin(CP_SEQ_PANDA_PALM_LO * c, CP_SEQ_PANDA_PALM_HI * c) - CP_SEQ_PANDA_PALM_X * sn;
-      if (hd > 0 && low < -0.5 * hd) {
-        snprintf(g->reason, sizeof g->reason, "turned, the Panda's palm would reach %.3g mm below the part's bottom",
-                 1e3 * (-0.5 * hd - low));
+       * and must stay a margin above the part's bottom at the pose it
+       * goes to, and sweep up from there clear of placed parts and
+       * supports. */
+      const double hd = cp_seq_part_height(t, p, to + 3);
+      palm_box(g->dir, g->turn, to, rd, zt, pc, ph);
+      const double low = pc[2] - ph[2] - (to[2] - 0.5 * hd) - CP_SEQ_PANDA_PALM_MARGIN;
+      if (hd > 0 && low < 0) {
+        const double above = low + CP_SEQ_PANDA_PALM_MARGIN;
+        if (above < 0)
+          snprintf(g->reason, sizeof g->reason, "turned, the Panda's palm would reach %.3g mm below the part's bottom",
+                   -1e3 * above);
+        else
+          snprintf(g->reason, sizeof g->reason, "turned, the Panda's palm would pass %.3g mm above the part's bottom"
+                   " (%.3g mm kept)", 1e3 * above, 1e3 * CP_SEQ_PANDA_PALM_MARGIN);
+        return 1;
+      }
+      if (overlaps(t, p, placed, pc, ph)) {
+        snprintf(g->reason, sizeof g->reason, "turned, the Panda's palm would meet a placed part or a support");
         return 1;
       }
     }
@@ -162,7 +210,9 @@ static int check(const cp_sequence_task *t, int p, const double *from, const dou
   for (int side = -1; side <= 1; side += 2) {
     double c[3], hh[3] = {fh[0], fh[1], 0};
     cp_v3_axpy(c, to, side * (g->width / 2 + gr->clearance + fb[0] / 2), g->dir);
-    const double lo = c[2] + g->offset - 0.5 * fs[2], hi = zt + g->offset + (gr->panda ? CP_SEQ_PANDA_PALM_LO : fh[2]);
+    c[0] += rd[0];
+    c[1] += rd[1];
+    const double lo = c[2] + rd[2] - 0.5 * fs[2], hi = zt + rd[2] + (gr->panda ? CP_SEQ_PANDA_PALM_LO : fh[2]);
     c[2] = 0.5 * (lo + hi);
     hh[2] = 0.5 * (hi - lo);
     if (overlaps(t, p, placed, c, hh)) {
@@ -170,8 +220,9 @@ static int check(const cp_sequence_task *t, int p, const double *from, const dou
       return 1;
     }
   }
-  if (gr->panda) {
-    /* The palm above the fingers, from the part's design pose up. */
+  if (gr->panda && g->turn == 0.0) {
+    /* The palm above the fingers, from the part's design pose up (a
+     * turning grasp's was checked above). */
     const double palm[3] = {2 * CP_SEQ_PANDA_PALM_Y, 2 * CP_SEQ_PANDA_PALM_X, 0};
     double c[3] = {to[0], to[1], 0}, hh[3];
     cp_seq_box_aabb(palm, qf, hh);
@@ -187,12 +238,33 @@ static int check(const cp_sequence_task *t, int p, const double *from, const dou
   return 0;
 }
 
+/* How far a turning Panda grasp across the part's axis k can hold it from
+ * its centre along up (a unit vector across the grasp axis, staged world
+ * frame) with the pads (fs: thickness, width across, height) 2 mm inside
+ * the face: as high as it goes at the pose after the turn. R: the staged
+ * orientation. <= 0 when not across the grasp axis. */
+static double high_shift(const cp_body *b, const double *R, int k, const double *up, const double *fs) {
+  if (fabs(up[0] * R[k] + up[1] * R[3 + k] + up[2] * R[6 + k]) > 1e-6) return 0;
+  double best = INFINITY;
+  for (int j = 0; j < 3; j++) {
+    if (j == k) continue;
+    const double a = fabs(up[0] * R[j] + up[1] * R[3 + j] + up[2] * R[6 + j]);
+    /* the pad's extent along the part's axis j: its height when that axis
+     * is vertical in the staged pose, else its width */
+    const double pad = fabs(R[6 + j]) > 0.5 ? fs[2] : fs[1];
+    if (a > 1e-9) best = fmin(best, (0.5 * b->shape.size[j] - 0.5 * pad - 0.002) / a);
+  }
+  return isfinite(best) ? best : 0;
+}
+
 static int cmp_grasp(const void *a, const void *b) {
   const cp_sequence_grasp *x = a, *y = b;
   if (x->rejected != y->rejected) return x->rejected - y->rejected;
   if (x->hold != y->hold) return x->hold < y->hold ? 1 : -1;
   if (x->axis != y->axis) return x->axis - y->axis;
-  return (x->offset > y->offset) - (x->offset < y->offset);
+  if (x->offset != y->offset) return (x->offset > y->offset) - (x->offset < y->offset);
+  const double sx = cp_v3_norm(x->shift), sy = cp_v3_norm(y->shift);
+  return (sx > sy) - (sx < sy);
 }
 
 int cp_sequence_grasps(const cp_sequence_task *t, int p, const double *from, const double *to, uint64_t placed,
@@ -217,17 +289,30 @@ int cp_sequence_grasps(const cp_sequence_task *t, int p, const double *from, con
    * cut to 0.6 of the part's height. */
   double fs[3] = {gr->finger[0], gr->finger[1], gr->panda ? gr->finger[2] : fmin(gr->finger[2], 0.6 * h)};
   const double top = 0.5 * h - 0.5 * fs[2] - 0.002; /* fingers 2 mm below the top */
+  /* A turning Panda grasp is also held high: the staged direction that
+   * becomes straight up at the pose it goes to (R_rel^T z). */
+  const int high = gr->panda && turn > t->tol_angle;
+  double up[3] = {0, 0, 0};
+  if (high) {
+    const double cs[4] = {st[3], -st[4], -st[5], -st[6]};
+    double qr[4], Rr[9];
+    cp_quat_mul(qr, to + 3, cs);
+    cp_quat_to_mat(Rr, qr);
+    for (int i = 0; i < 3; i++) up[i] = Rr[6 + i];
+  }
   for (int k = 0; k < 3; k++) {
     double dir[3] = {R[k], R[3 + k], R[6 + k]};
     if (fabs(dir[2]) > 1e-6) continue; /* not a pair of side faces */
     for (int level = 0; level < 2 && n < cap; level++) {
-      if (level == 1 && !(top > 1e-3)) continue;
+      const double o = high ? high_shift(b, R, k, up, fs) : top;
+      if (level == 1 && !(o > 1e-3)) continue;
       cp_sequence_grasp *g = &out[n++];
       memset(g, 0, sizeof *g);
       g->axis = k;
       memcpy(g->dir, dir, sizeof dir);
       g->width = b->shape.size[k];
-      g->offset = level ? top : 0.0;
+      g->offset = level && !high ? top : 0.0;
+      if (level && high) cp_v3_scale(g->shift, up, o);
       memcpy(g->finger, fs, sizeof fs);
       /* A finger wider than the face it presses on is narrowed to the
        * face less the clearance on either side: sticking out past the
@@ -253,4 +338,40 @@ int cp_sequence_grasps(const cp_sequence_task *t, int p, const double *from, con
   }
   qsort(out, (size_t)n, sizeof *out, cmp_grasp);
   return n;
+}
+
+int cp_seq_usable(const cp_sequence_grasp *g, int n) {
+  int k = 0;
+  for (int c = 0; c < n; c++) k += !g[c].rejected;
+  return k;
+}
+
+/* A regrasp: an orientation q1 one wrist turn (+-90 or 180 degrees about
+ * world x or y) from the part's, resting at the same place, from which
+ * the design orientation is one turn away with a usable grasp. Fills to1
+ * (pose on the table) and the grasps of both moves. 1 found, 0 none, -1
+ * failure. */
+int cp_seq_regrasp(const cp_sequence_task *t, int p, uint64_t placed, const double *from, double *to1,
+                   cp_sequence_grasp *g1, int *n1, cp_sequence_grasp *g2, int *n2, cp_error *err) {
+  static const double axes[2][3] = {{1, 0, 0}, {0, 1, 0}};
+  static const double angles[3] = {1.5707963267948966, -1.5707963267948966, 3.141592653589793};
+  for (int i = 0; i < 2; i++) {
+    for (int j = 0; j < 3; j++) {
+      double r[4], q1[4];
+      cp_quat_axis_angle(r, axes[i], angles[j]);
+      cp_quat_mul(q1, r, from + 3);
+      double mid[7] = {from[0], from[1], 0, q1[0], q1[1], q1[2], q1[3]};
+      const double h = cp_seq_part_height(t, p, q1);
+      if (h < 0) continue;
+      /* resting on the table the part stands on now */
+      mid[2] = from[2] - 0.5 * cp_seq_part_height(t, p, from + 3) + 0.5 * h + 1e-4;
+      if ((*n1 = cp_sequence_grasps(t, p, from, mid, placed, g1, 6, err)) < 0) return -1;
+      if (!cp_seq_usable(g1, *n1)) continue;
+      if ((*n2 = cp_sequence_grasps(t, p, mid, NULL, placed, g2, 6, err)) < 0) return -1;
+      if (!cp_seq_usable(g2, *n2)) continue;
+      memcpy(to1, mid, sizeof mid);
+      return 1;
+    }
+  }
+  return 0;
 }

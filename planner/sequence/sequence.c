@@ -54,6 +54,7 @@ typedef struct attempt {
   char *hand_text;     /* the Panda hand: this phase's URDF, served as */
   char hand_name[64];  /* this file name */
   int wrist;           /* the grasp turns the part: the chain has a roll joint */
+  double roll_at;      /* the Panda's wrist: its absolute target when held */
   const double *withdraw; /* a removal: the horizontal way out (else NULL) */
   double withdraw_dist;   /* how far the part's centre goes along it */
   cp_sequence_result *res;
@@ -162,7 +163,18 @@ static json_t *inputs_json(const attempt *a, const double *step, double gap, int
     const int n = fabs(step[k]) > 1e-12 ? ways : 1;
     json_object_set_new(in, names[k], input(v, n, 1, held * w * w));
   }
-  if (a->wrist) {
+  if (a->wrist && t->gripper.panda) {
+    /* The Panda's wrist, stiffer than the default gains: the torque of a
+     * part held off its centre (which the PD law's gravity term does not
+     * know) sags it by ~0.3 mrad a step instead of ~1.5, and relative
+     * steps add the sags up. Out of the turn it is held at an absolute
+     * target (roll_at), so no sag adds up over a phase's actions. */
+    const double turn[2] = {step[3], 0};
+    if (fabs(step[3]) > 1e-12)
+      json_object_set_new(in, GRIPPER "/roll", input(turn, 2, 1, CP_SEQ_PANDA_WRIST_STIFFNESS));
+    else
+      json_object_set_new(in, GRIPPER "/roll", input(&a->roll_at, 1, 0, CP_SEQ_PANDA_WRIST_STIFFNESS));
+  } else if (a->wrist) {
     /* The wrist: default gains (docs/planner.md), steps or holds. */
     const double v[2] = {step[3], 0};
     json_object_set_new(in, GRIPPER "/roll", input(v, fabs(step[3]) > 1e-12 ? 2 : 1, 1, 0));
@@ -379,7 +391,9 @@ static int execute(attempt *a) {
   const char *lf = panda ? GRIPPER "/panda_leftfinger" : GRIPPER "/lfinger";
   const char *rf = panda ? GRIPPER "/panda_rightfinger" : GRIPPER "/rfinger";
   int rc;
-  const double off = a->g->offset;
+  /* the grasp point's height above the part's centre (a shifted grasp's
+   * vertical part) */
+  const double off = a->g->offset + a->g->shift[2];
   /* approach: down to the grasp height */
   dz[2] = step_of(s[2] + off - w->q[2], t->step);
   if ((rc = run_phase(a, 0, inputs_json(a, dz, open, 2), joint_goal(GRIPPER "/z", s[2] + off, NULL)))) return rc;
@@ -410,6 +424,7 @@ static int execute(attempt *a) {
                   fmax(0.5 * t->tol_angle, 0.005));
     if ((rc = run_phase(a, 3, inputs_json(a, dz, a->close, 2), g))) return rc;
     dz[3] = 0;
+    a->roll_at = a->g->turn;
   }
   /* transport above the design pose */
   /* The phases aim at half the placement tolerance (at least 0.5 mm, what
@@ -584,6 +599,9 @@ static int move(cp_store *st, const cp_sequence_task *t, world_state *w, double 
       const double *sz = t->scene.bodies[t->part_body[p]].shape.size;
       const double u = sz[(g->axis + 1) % 3], v = sz[(g->axis + 2) % 3];
       a.zt += fmax(0, 0.5 * sqrt(u * u + v * v) - 0.5 * cp_seq_part_height(t, p, t->scene.bodies[t->part_body[p]].q));
+      /* held off its centre, the part swings about the fingers: it may
+       * come down by as much as the shift */
+      a.zt += cp_v3_norm(g->shift);
     }
     a.close = -2 * t->gripper.clearance - t->gripper.squeeze / t->gripper.stiffness;
     if (t->gripper.panda) {
@@ -592,9 +610,9 @@ static int move(cp_store *st, const cp_sequence_task *t, world_state *w, double 
       a.open = fmin(t->gripper.finger_upper, 0.5 * g->width + t->gripper.clearance);
       a.close = fmax(0, 0.5 * g->width - 2 * t->gripper.squeeze / t->gripper.stiffness);
     }
-    w->q[0] = from[0];
-    w->q[1] = from[1];
-    w->q[2] = a.zt + g->offset;
+    w->q[0] = from[0] + g->shift[0];
+    w->q[1] = from[1] + g->shift[1];
+    w->q[2] = a.zt + g->offset + g->shift[2];
     w->q[3] = a.open;
     w->q[4] = 0;
     memset(w->qd, 0, sizeof w->qd);
@@ -656,42 +674,6 @@ static int move(cp_store *st, const cp_sequence_task *t, world_state *w, double 
   return out;
 }
 
-static int usable(const cp_sequence_grasp *g, int n) {
-  int k = 0;
-  for (int c = 0; c < n; c++) k += !g[c].rejected;
-  return k;
-}
-
-/* A regrasp: an orientation q1 one wrist turn (+-90 or 180 degrees about
- * world x or y) from the part's, resting at the same place, from which
- * the design orientation is one turn away with a usable grasp. Fills to1
- * (pose on the table) and the grasps of both moves. 1 found, 0 none, -1
- * failure. */
-static int plan_regrasp(const cp_sequence_task *t, int p, uint64_t placed, const double *from, double *to1,
-                        cp_sequence_grasp *g1, int *n1, cp_sequence_grasp *g2, int *n2, cp_error *err) {
-  static const double axes[2][3] = {{1, 0, 0}, {0, 1, 0}};
-  static const double angles[3] = {1.5707963267948966, -1.5707963267948966, 3.141592653589793};
-  for (int i = 0; i < 2; i++) {
-    for (int j = 0; j < 3; j++) {
-      double r[4], q1[4];
-      cp_quat_axis_angle(r, axes[i], angles[j]);
-      cp_quat_mul(q1, r, from + 3);
-      double mid[7] = {from[0], from[1], 0, q1[0], q1[1], q1[2], q1[3]};
-      const double h = cp_seq_part_height(t, p, q1);
-      if (h < 0) continue;
-      /* resting on the table the part stands on now */
-      mid[2] = from[2] - 0.5 * cp_seq_part_height(t, p, from + 3) + 0.5 * h + 1e-4;
-      if ((*n1 = cp_sequence_grasps(t, p, from, mid, placed, g1, 6, err)) < 0) return -1;
-      if (!usable(g1, *n1)) continue;
-      if ((*n2 = cp_sequence_grasps(t, p, mid, NULL, placed, g2, 6, err)) < 0) return -1;
-      if (!usable(g2, *n2)) continue;
-      memcpy(to1, mid, sizeof mid);
-      return 1;
-    }
-  }
-  return 0;
-}
-
 /* One stage: the carried part into the assembly, through one regrasp
  * when no grasp takes it there directly. 0 certified, -1 none worked, -2
  * failure, -3 time limit. */
@@ -706,11 +688,11 @@ static int stage_run(cp_store *st, const cp_sequence_task *t, world_state *w, do
   stage->n_candidates = cp_sequence_grasps(t, p, from, NULL, w->placed, stage->candidates, 6, err);
   if (stage->n_candidates < 0) return -2;
   snprintf(why, why_size, "no usable grasp of %s", t->scene.bodies[t->part_body[p]].name);
-  if (!usable(stage->candidates, stage->n_candidates)) {
+  if (!cp_seq_usable(stage->candidates, stage->n_candidates)) {
     double mid[7];
     cp_sequence_grasp g1[6], g2[6];
     int n1, n2;
-    int r = plan_regrasp(t, p, w->placed, from, mid, g1, &n1, g2, &n2, err);
+    int r = cp_seq_regrasp(t, p, w->placed, from, mid, g1, &n1, g2, &n2, err);
     if (r < 0) return -2;
     if (r == 0) return -1;
     int rc = move(st, t, w, t0, res, from, mid, 0, g1, n1, stage, why, why_size, err);

@@ -120,6 +120,11 @@ typedef struct cp_sequence_grasp {
   double width;            ///< part extent along it (m)
   double offset;           ///< height of the fingers' centre above the
                            ///< part's (m): 0, or near its top
+  double shift[3];         ///< a turning Panda grasp held away from the
+                           ///< part's centre (m, world, staged pose): the
+                           ///< fingers' centre minus the part's, chosen
+                           ///< so that the turned palm clears the table;
+                           ///< else 0 (then offset says where)
   double turn;             ///< rotation about dir from the staged to the
                            ///< design orientation (rad): the gripper's
                            ///< wrist turns the part in the grasp

@@ -40,6 +40,15 @@ double cp_seq_transport_height(const cp_sequence_task *t, int p);
  * size), or -1 when no axis of it is vertical. */
 double cp_seq_part_height(const cp_sequence_task *t, int p, const double *q);
 
+/* How many of the n grasps are not rejected (grasp.c). */
+int cp_seq_usable(const cp_sequence_grasp *g, int n);
+/* A regrasp (grasp.c): an orientation one wrist turn (+-90 or 180 degrees
+ * about world x or y) from the part's at `from`, resting at the same place,
+ * into which a usable grasp turns it and from which the design orientation
+ * is one turn away with a usable grasp. Fills to1 (the pose on the table)
+ * and both moves' grasps (6 each). 1 found, 0 none, -1 failure. */
+int cp_seq_regrasp(const cp_sequence_task *t, int p, uint64_t placed, const double *from, double *to1,
+                   cp_sequence_grasp *g1, int *n1, cp_sequence_grasp *g2, int *n2, cp_error *err);
 
 /* The Panda hand (hand.c). Reads the hand's elements, the finger limits
  * and the tool centre point from the URDF at path into g (where: the JSON
@@ -74,6 +83,12 @@ char *cp_seq_hand_read(void *ctx, const char *path, const char *kind, size_t *le
 #define CP_SEQ_PANDA_PALM_Y 0.104
 #define CP_SEQ_PANDA_PALM_LO 0.0374
 #define CP_SEQ_PANDA_PALM_HI 0.1294
+/* what a turned palm keeps above the part's bottom at the pose it goes
+ * to (the table, or what it is placed on) */
+#define CP_SEQ_PANDA_PALM_MARGIN 0.005
+/* the stiffness of the Panda's wrist servo (N m/rad, about 4 times the
+ * default gains for the hand's inertia about the grasp axis) */
+#define CP_SEQ_PANDA_WRIST_STIFFNESS 50.0
 /* hand 0.73 kg and two fingers of 0.015 kg */
 #define CP_SEQ_PANDA_MASS 0.76
 

@@ -16,6 +16,11 @@ Each page is opened from disk and checked:
   - the last frame shows every part within the task's position tolerance of
     its design position (read from the task's own scene file, not from the
     page) and the fingers are drawn;
+  - with the Panda hand (a page body gripper_hand_1): the hand's box (the
+    bounding box of hand.stl, its size read from the page's scene) and the
+    fingers' boxes are drawn at the end, and over every frame the box's
+    lowest corner, computed here from its pose, stays above the table (the
+    turned palm clears it) while it moves with the fingers;
   - the 3D view draws (the WebGL canvas is not blank) and differs between the
     first and the last frame; playing runs; the console has no errors.
 Never skipped: a missing browser fails.
@@ -23,6 +28,7 @@ Never skipped: a missing browser fails.
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 
@@ -97,7 +103,54 @@ def check_page(driver, page, doc, parts, tol, name):
     if not got["__fingers"] or not any(got["__fingers"]):
         bv.fail("%s: no finger drawn at the end: %r" % (name, got["__fingers"]))
     print("%s: last frame: every part within %.3g mm of its design" % (name, 1e3 * worst))
+    if doc.get("robot_type") == "panda_hand" and not check_hand(driver, page, name):
+        bv.fail("%s: a Panda hand task's page has no body gripper_hand_1" % name)
     bv.check_first_last_and_play(driver, frames, name)
+
+
+HAND = """
+const size = arguments[0], out = {low: Infinity, moved: 0, frames: complan.frames};
+let first = null;
+for (let i = 0; i < complan.frames; i++) {
+  complan.seek(i);
+  const p = complan.bodyPose('gripper_hand_1');
+  if (!p || !complan.visible('gripper_hand_1')) continue;
+  const [w, x, y, z] = p.orientation;
+  // third row of the rotation matrix: the world z of each box axis
+  const r = [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)];
+  let reach = 0;
+  for (let k = 0; k < 3; k++) reach += 0.5 * size[k] * Math.abs(r[k]);
+  out.low = Math.min(out.low, p.position[2] - reach);
+  if (first === null) first = p.position;
+  else out.moved = Math.max(out.moved, Math.hypot(p.position[0] - first[0], p.position[1] - first[1], p.position[2] - first[2]));
+}
+complan.seek(complan.frames - 1);
+out.shown = complan.bodies.filter((b) => b.startsWith('gripper_') && complan.visible(b));
+return out;
+"""
+
+
+def check_hand(driver, page, name):
+    """The Panda hand's palm box on the page: drawn, moving, never below the
+    table (z = 0)."""
+    with open(page) as f:
+        text = f.read()
+    m = re.search(r'"name":"gripper_hand_1"[^]]*?"size":\[([^\]]*)\]', text)
+    if not m:
+        return False
+    size = [float(v) for v in m.group(1).split(",")]
+    if not (0.05 < size[0] < 0.08 and 0.18 < size[1] < 0.23 and 0.07 < size[2] < 0.11):
+        bv.fail("%s: the hand's box is %r, not hand.stl's bounds" % (name, size))
+    got = driver.execute_script(HAND, size)
+    if "gripper_hand_1" not in got["shown"] or len(got["shown"]) < 9:
+        bv.fail("%s: the hand and its fingers are not all drawn at the end: %r" % (name, got["shown"]))
+    if got["moved"] < 0.05:
+        bv.fail("%s: the hand's box moved only %.3g m" % (name, got["moved"]))
+    if got["low"] < -1e-4:
+        bv.fail("%s: the hand's box reaches %.3g mm below the table" % (name, -1e3 * got["low"]))
+    print("%s: the Panda hand drawn (%d boxes), its box's lowest point %.1f mm above the table"
+          % (name, len(got["shown"]), 1e3 * got["low"]))
+    return True
 
 
 def main():
@@ -118,6 +171,8 @@ def main():
     subprocess.run([complan, "replay", "--db", db, "--sequence", str(doc["sequence_id"]),
                     "--html", pages[1]], check=True, stdout=subprocess.DEVNULL)
     parts, tol = design(task)
+    with open(task) as f:
+        doc["robot_type"] = json.load(f)["robot"]["type"]
     driver, cleanup = bv.start_browser("1000,700")
     try:
         check_page(driver, pages[0], doc, parts, tol, "assemble --html")

@@ -233,11 +233,16 @@ Test(sequence_panda, palm_must_not_meet_a_neighbour) {
 }
 
 // The bar of bar_turn.json (2 x 3 x 6 cm) staged lying, to stand: the
-// wrist would turn it -90 deg about the grasp axis, and the Panda's palm
-// with it; held at the bar's centre (3 cm above its bottom) the palm's
-// box (3.17 cm either side across the grasp axis) would reach 1.7 mm
-// below the bar's bottom, into the ground: refused, no usable grasp.
-Test(sequence_panda, turned_palm_below_the_part_refused) {
+// wrist turns it -90 deg about the grasp axis (y), and the Panda's palm
+// with it. Held at the bar's centre (3 cm above its bottom once standing)
+// the palm's box (3.17 cm either side across the grasp axis) would reach
+// 1.7 mm below the bar's bottom, into the ground: refused. Held high, the
+// pad's centre 2 mm + half the pad's width (1.75 cm) inside the bar's end,
+// i.e. 3 - 0.2 - 0.875 = 1.925 cm along +x from its centre as staged (the
+// direction the turn takes straight up), the grasp point is 4.925 cm above
+// the bottom once standing and the palm's lowest point 4.925 - 3.17 =
+// 1.755 cm above the ground, more than the 5 mm margin: kept.
+Test(sequence_panda, turned_palm_below_the_part_refused_grasp_held_high_kept) {
   char text[4096], robot[1024];
   snprintf(text, sizeof text,
            "{\"assembly\": \"%s/planner/tasks/assembly/bar_turn_scene.json\","
@@ -249,13 +254,96 @@ Test(sequence_panda, turned_palm_below_the_part_refused) {
   cr_assert_eq(cp_sequence_task_parse(text, strlen(text), NULL, &t, &err), 0, "%s: %s", err.where, err.msg);
   cp_sequence_grasp gr[6];
   const int n = cp_sequence_grasps(&t, 0, NULL, NULL, 0, gr, 6, &err);
-  int palm = 0;
+  int palm = 0, high = 0;
   for (int k = 0; k < n; k++) {
-    cr_assert(gr[k].rejected);
     palm += strstr(gr[k].reason, "turned, the Panda's palm would reach 1.7 mm below") != NULL;
+    if (gr[k].rejected) continue;
+    high++;
+    cr_assert_eq(gr[k].axis, 1);
+    cr_assert_float_eq(gr[k].shift[0], 0.03 - 0.002 - 0.5 * CP_SEQ_PANDA_PAD_W, 1e-12);
+    cr_assert_float_eq(gr[k].shift[1], 0, 1e-12);
+    cr_assert_float_eq(gr[k].shift[2], 0, 1e-12);
+    cr_assert_float_eq(gr[k].turn, -1.5707963267948966, 1e-9);
+    cr_assert_eq(gr[k].offset, 0);
+    cr_assert_geq(0.03 + gr[k].shift[0] - CP_SEQ_PANDA_PALM_X, CP_SEQ_PANDA_PALM_MARGIN);
   }
   cr_assert_eq(palm, 1);
+  cr_assert_eq(high, 1);
   cp_sequence_task_free(&t);
+}
+
+/* The last row of `complan replay --plan ID --csv`: the plan re-simulated
+ * from the database; its columns 1..7 are the first free body's pose. */
+static void replayed_pose(const char *db, long long plan, double *pose) {
+  char id[32], *csv = cpt_temp_file("", ".csv");
+  snprintf(id, sizeof id, "%lld", plan);
+  const char *argv[] = {"complan", "replay", "--db", db, "--plan", id, "--csv", csv, NULL};
+  char *out, *err;
+  cr_assert_eq(cpt_run(argv, &out, &err), 0, "%s", err);
+  FILE *f = fopen(csv, "r");
+  cr_assert(f);
+  char line[8192], last[8192] = "";
+  while (fgets(line, sizeof line, f)) memcpy(last, line, sizeof line);
+  fclose(f);
+  char *p = strchr(last, ',');
+  for (int i = 0; i < 7; i++) {
+    cr_assert(p);
+    pose[i] = strtod(p + 1, &p);
+  }
+  free(out);
+  free(err);
+  unlink(csv);
+  free(csv);
+}
+
+// The bundled regrasp for the hand (bar_regrasp_panda.json): a 5 x 6 x 7
+// cm block staged with its long axis along x and its 6 cm side up; no one
+// turn about a horizontal face axis stands it on its 5 x 6 cm face, and
+// every turn must end with the grasp high enough for the turned palm. It
+// is set down once in between (one regrasp, 16 plans), every grasp held
+// high (a shift, no offset), and placed strong within the tolerances.
+// Independently of the run's own numbers: the last plan re-simulated by
+// `replay --plan` leaves the block within 2 mm / 1 deg of its design pose
+// (0, 0, 0.035, identity), and `complan stability` on the design scene
+// with the block at that replayed pose says strong.
+Test(sequence_panda, block_regrasped_by_the_hand_and_replayed) {
+  char *db = synth_temp_db(), path[4096];
+  snprintf(path, sizeof path, "%s/planner/tasks/assembly/bar_regrasp_panda.json", root());
+  const char *argv[] = {"complan", "assemble", path, "--db", db, "--json", NULL};
+  json_t *doc = cpt_run_json(argv, 0);
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "solved", "%s",
+                   json_string_value(json_object_get(doc, "message")));
+  json_t *s = json_array_get(json_object_get(doc, "stages"), 0);
+  cr_assert_eq(json_integer_value(json_object_get(s, "regrasps")), 1);
+  cr_assert_str_eq(json_string_value(json_object_get(s, "stability")), "strong");
+  json_t *ids = json_object_get(s, "plan_ids"), *g = json_object_get(s, "grasp");
+  cr_assert_eq(json_array_size(ids), 16);
+  cr_assert(json_is_array(json_object_get(g, "shift")), "the final grasp is held high");
+  cr_assert_float_eq(json_number_value(json_object_get(g, "turn")), -1.5707963267948966, 1e-9);
+  cr_assert(json_is_true(json_object_get(doc, "replay_verified")));
+  synth_assert_sequence_replays(db, doc, 16);
+  double x[7];
+  replayed_pose(db, json_integer_value(json_array_get(ids, 15)), x);
+  const double e = sqrt(x[0] * x[0] + x[1] * x[1] + (x[2] - 0.035) * (x[2] - 0.035));
+  const double ang = 2 * acos(fmin(1, fabs(x[3]) / sqrt(x[3] * x[3] + x[4] * x[4] + x[5] * x[5] + x[6] * x[6])));
+  cr_assert_leq(e, 0.002, "replayed %g mm from design", 1e3 * e);
+  cr_assert_leq(ang, 0.0174533, "replayed %g rad from design", ang);
+  char scene[2048];
+  snprintf(scene, sizeof scene,
+           "{\"gravity\": [0, 0, -9.81], \"friction\": {\"default\": 0.5}, \"touch_tolerance\": 1e-4, \"bodies\": ["
+           "{\"name\": \"ground\", \"fixed\": true, \"shape\": {\"type\": \"plane\", \"normal\": [0, 0, 1], \"offset\": 0}},"
+           "{\"name\": \"block\", \"mass\": 0.1, \"shape\": {\"type\": \"box\", \"size\": [0.05, 0.06, 0.07]},"
+           " \"position\": [%.17g, %.17g, %.17g], \"orientation\": [%.17g, %.17g, %.17g, %.17g]}]}",
+           x[0], x[1], x[2], x[3], x[4], x[5], x[6]);
+  char *file = cpt_temp_file(scene, ".json");
+  const char *stab[] = {"complan", "stability", file, "--json", "--node-limit", "2000", NULL};
+  json_t *v = cpt_run_json(stab, 0);
+  cr_assert_str_eq(json_string_value(json_object_get(v, "kind")), "strong");
+  json_decref(v);
+  unlink(file);
+  free(file);
+  json_decref(doc);
+  synth_remove_db(db);
 }
 
 // The boxes the grasp filter sweeps (sequence_impl.h) against the URDF
