@@ -126,10 +126,8 @@ static void palm_box(const double *dir, double turn, const double *to, const dou
   cp_v3_cross(e0, dir, z);
   cp_quat_axis_angle(r, dir, turn);
   cp_quat_to_mat(R, r);
-  for (int i = 0; i < 3; i++) {
-    e[i] = R[3 * i] * e0[0] + R[3 * i + 1] * e0[1] + R[3 * i + 2] * e0[2];
-    up[i] = R[3 * i + 2];
-  }
+  cp_m3_mulv(e, R, e0);
+  for (int i = 0; i < 3; i++) up[i] = R[3 * i + 2]; /* R's third column */
   const double mid = 0.5 * (CP_SEQ_PANDA_PALM_LO + CP_SEQ_PANDA_PALM_HI), hz = 0.5 * (CP_SEQ_PANDA_PALM_HI - CP_SEQ_PANDA_PALM_LO);
   for (int i = 0; i < 3; i++) {
     c[i] = to[i] + rd[i] + mid * up[i];
@@ -170,7 +168,7 @@ static int check(const cp_sequence_task *t, int p, const double *from, const dou
     }
     g->turn = 2 * atan2(along, qr[0]);
     cp_quat_to_mat(Rt, qr);
-    for (int i = 0; i < 3; i++) rd[i] = Rt[3 * i] * rs[0] + Rt[3 * i + 1] * rs[1] + Rt[3 * i + 2] * rs[2];
+    cp_m3_mulv(rd, Rt, rs);
     if (gr->panda) {
       /* The wrist turns the hand with the part: the palm (its box across
        * the grasp axis and above the pads) swings down beside the part
