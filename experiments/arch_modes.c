@@ -6,6 +6,14 @@
  *                               every solution obeys
  *   arch_modes SCENE bb [N]     complete branch and bound over each
  *                               contact's modes (below), N nodes at most
+ *   arch_modes SCENE split [N [RHO]]  phase 1 of contact/stability.c as a
+ *                               case split on the out-of-plane dofs
+ *                               (v_y, w_x, w_z of each body; at main()'s
+ *                               split), each branch a branch and bound
+ *                               as bb, N nodes each; CP_SPLIT_E=1: only
+ *                               the in-plane branch
+ *   CP_FIXO=1                   (bb) the out-of-plane dofs fixed at 0:
+ *                               the planar solutions only
  *   CP_STAGE=FILE:K             the scene's parts in the simulated poses of
  *                               stage K of FILE (arch_stage_poses.txt)
  *   CP_BB_TRACE=1               progress on stderr
@@ -50,6 +58,8 @@ typedef struct bbs {
   const cp_system *sys;
   double B, tol;
   double *Bi; /* [nu] box of u'_i: B times the energy bound */
+  int fixO;   /* 1: the out-of-plane dofs (v_y, w_x, w_z) fixed at 0 */
+  double *lo, *hi; /* [nu] the node's bounds on u' (NULL: +-Bi) */
   long nodes, maxnodes, lps, unsolved;
   int found;
   double *x;
@@ -65,7 +75,12 @@ static double bb_lp(bbs *W, const signed char *ns, const signed char *ts, double
   glp_set_obj_dir(P, GLP_MAX);
   glp_add_cols(P, ncol);
   for (int i = 0; i < nu; i++) {
-    glp_set_col_bnds(P, i + 1, GLP_DB, -W->Bi[i], W->Bi[i]);
+    if (W->fixO && i < nu - sys->n_l && (i % 6 == 1 || i % 6 == 3 || i % 6 == 5))
+      glp_set_col_bnds(P, i + 1, GLP_FX, 0.0, 0.0);
+    else if (W->lo)
+      glp_set_col_bnds(P, i + 1, W->lo[i] < W->hi[i] ? GLP_DB : GLP_FX, W->lo[i], W->hi[i]);
+    else
+      glp_set_col_bnds(P, i + 1, GLP_DB, -W->Bi[i], W->Bi[i]);
     glp_set_obj_coef(P, i + 1, sys->f[i]);
   }
   int nz = 0, r = 0;
@@ -147,6 +162,21 @@ static double bb_lp(bbs *W, const signed char *ns, const signed char *ts, double
     *ok = 1;
     ob = glp_get_obj_val(P);
     for (int i = 0; i < ncol; i++) x[i] = glp_get_col_prim(P, i + 1);
+    /* GLPK can report "optimal" for a point that breaks (E1) (seen on the
+     * simulated stages): its residual, relative to max(1, |f|_inf). */
+    double res = 0.0, fmx = 1.0;
+    for (int i = 0; i < nu; i++) {
+      double v = -sys->f[i];
+      fmx = fmax(fmx, fabs(sys->f[i]));
+      for (int k = 0; k < nu; k++) v += sys->H[i + (size_t)k * nu] * x[k];
+      for (int c = 0; c < 3 * nc; c++) v -= sys->G[i + (size_t)c * nu] * x[nu + c];
+      res = fmax(res, fabs(v));
+    }
+    if (res > 1e-6 * fmx) {
+      fprintf(stderr, "node %ld: GLPK's optimum breaks H u' = f + G c by %.3g: LP not solved\n", W->nodes, res);
+      W->unsolved++;
+      *ok = 0;
+    }
   }
   glp_delete_prob(P);
   return ob;
@@ -209,13 +239,53 @@ static void bb_node(bbs *W, signed char *ns, signed char *ts, int depth) {
   }
 }
 
+/* A witness checked independently, from its forces c alone: u' = H^-1
+ * (f + G c), then the contact law contact by contact. */
+static void check_witness(const cp_system *sys, const int *pair, const double *x) {
+  const int nu = sys->n_u, nc = sys->n_c;
+  const double *c = x + nu;
+  double *u = malloc(sizeof(double) * (size_t)nu), *Hc = malloc(sizeof(double) * (size_t)nu * nu);
+  memcpy(Hc, sys->H, sizeof(double) * (size_t)nu * nu);
+  for (int i = 0; i < nu; i++) {
+    double v = sys->f[i];
+    for (int k = 0; k < 3 * nc; k++) v += sys->G[i + (size_t)k * nu] * c[k];
+    u[i] = v;
+  }
+  LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', nu, 1, Hc, nu, u, nu);
+  double worst = 0.0, umax = 0.0;
+  for (int i = 0; i < nu; i++) umax = fmax(umax, fabs(u[i]));
+  for (int j = 0; j < nc; j++) {
+    double a[3];
+    for (int e = 0; e < 3; e++) {
+      a[e] = 0.0;
+      for (int i = 0; i < nu; i++) a[e] += sys->G[i + (size_t)(3 * j + e) * nu] * u[i];
+    }
+    const double cn = c[3 * j], mu = sys->mu[j];
+    worst = fmax(worst, fmax(-cn, -a[0]));
+    worst = fmax(worst, fmin(fabs(cn), fabs(a[0])));
+    for (int e = 1; e < 3; e++) {
+      worst = fmax(worst, fabs(c[3 * j + e]) - mu * cn);
+      /* sliding: force on the opposing face */
+      if (fabs(a[e]) > 1e-12) worst = fmax(worst, fmin(fabs(a[e]), fabs(c[3 * j + e] + (a[e] > 0 ? mu : -mu) * cn)));
+    }
+    printf("  contact %2d pair %d: a = (%.3g %.3g %.3g)  c = (%.4g %.4g %.4g)\n", j, pair[j], a[0], a[1], a[2], cn,
+           c[3 * j + 1], c[3 * j + 2]);
+  }
+  double fu = 0.0;
+  for (int i = 0; i < nu; i++) fu += sys->f[i] * u[i];
+  printf("recomputed: |u'|_inf %.4g, f^T u' %.6g, worst contact-law violation %.3g\n", umax, fu, worst);
+  free(u);
+  free(Hc);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: arch_modes SCENE [B]\n");
     return 2;
   }
   const int do_bb = argc > 2 && !strcmp(argv[2], "bb");
-  const double B = argc > 2 && !do_bb ? atof(argv[2]) : 2.0;
+  const int do_split = argc > 2 && !strcmp(argv[2], "split");
+  const double B = argc > 2 && !do_bb && !do_split ? atof(argv[2]) : 2.0;
   setvbuf(stdout, NULL, _IOLBF, 0);
   cp_scene sc;
   cp_error err;
@@ -284,7 +354,7 @@ int main(int argc, char **argv) {
         pair[k] = np2;
     np2++;
   }
-  printf("%d contacts, %d pairs, %d dofs\n", nc, np2, nu);
+  printf("%d contacts, %d pairs, %d dofs; equilibrium LP: %s\n", nc, np2, nu, cp_stability_kind_name(res.kind));
   for (int j = 0; j < nc; j++)
     printf("  contact %2d pair %2d: %s on %s at (%.6f %.6f %.6f) normal (%.3f %.3f %.3f) mu %.2f\n", j, pair[j],
            con[j].a.body >= 0 ? sc.bodies[con[j].a.body].name : "-", con[j].b.body >= 0 ? sc.bodies[con[j].b.body].name : "-",
@@ -293,7 +363,8 @@ int main(int argc, char **argv) {
   W.sys = &sys;
   W.B = B;
   W.tol = 1e-9;
-  W.maxnodes = do_bb && argc > 3 ? atol(argv[3]) : 0;
+  W.fixO = getenv("CP_FIXO") != NULL;
+  W.maxnodes = (do_bb || do_split) && argc > 3 ? atol(argv[3]) : 0;
   W.x = calloc((size_t)(nu + 3 * nc), sizeof(double));
   /* Every solution has u'^T H u' <= f^T u' (energy identity), so
    * |u'|_H <= |f|_H^-1 and |u'_i| <= sqrt((H^-1)_ii f^T H^-1 f): boxes at
@@ -323,6 +394,67 @@ int main(int argc, char **argv) {
   memset(ns, -1, (size_t)nc);
   memset(ts, -1, (size_t)(2 * nc));
   glp_term_out(GLP_OFF);
+  if (do_split) {
+    /* Phase 1 of contact/stability.c as a case split: eps_E and R_k as
+     * there. Branch E: every out-of-plane dof |u'_k| <= R_k; branch
+     * (k, s): s u'_k >= R_k, where every solution has f^T u' >=
+     * u'^T H u' >= u_k'^2 / (H^-1)_kk >= eps_E. The branches cover every
+     * solution; each closes when its tree's LP bounds are all < eps_E. */
+    double *Hi = malloc(sizeof(double) * (size_t)nu * nu);
+    memcpy(Hi, sys.H, sizeof(double) * (size_t)nu * nu);
+    if (LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', nu, Hi, nu) || LAPACKE_dpotri(LAPACK_COL_MAJOR, 'L', nu, Hi, nu)) return 2;
+    double epsE = 0.0;
+    for (int i = 0; i < nu; i++) epsE = fmax(epsE, sys.f[i] * sys.f[i] * Hi[i + (size_t)i * nu]);
+    epsE *= 1e-6;
+    W.tol = epsE;
+    W.lo = malloc(sizeof(double) * (size_t)nu);
+    W.hi = malloc(sizeof(double) * (size_t)nu);
+    /* argv[4]: rho, the band's width as a fraction of R_k (default 1):
+     * branch E is |u'_k| <= rho R_k, the others s u'_k >= rho R_k, where
+     * f^T u' >= rho^2 eps_E (their pruning threshold). */
+    const double rho = argc > 4 ? atof(argv[4]) : 1.0;
+    printf("eps_E %.4g, rho %.3g\n", epsE, rho);
+    long tn = 0, tl = 0;
+    int open = 0;
+    const double t0 = cp_clock_thread_cpu();
+    for (int br = -1; br < 2 * nu; br++) {
+      const int k = br / 2, sg = br % 2 ? -1 : 1;
+      const int outp = k >= 0 && k < nu - sys.n_l && (k % 6 == 1 || k % 6 == 3 || k % 6 == 5);
+      if (br >= 0 && (!outp || getenv("CP_SPLIT_E"))) continue;
+      W.tol = br < 0 ? epsE : rho * rho * epsE;
+      for (int i = 0; i < nu; i++) {
+        const double R = rho * sqrt(epsE * Hi[i + (size_t)i * nu]);
+        const int oi = i < nu - sys.n_l && (i % 6 == 1 || i % 6 == 3 || i % 6 == 5);
+        W.lo[i] = -W.Bi[i];
+        W.hi[i] = W.Bi[i];
+        if (br < 0 && oi) { W.lo[i] = -R; W.hi[i] = R; }
+        if (i == k && sg > 0) W.lo[i] = R;
+        if (i == k && sg < 0) W.hi[i] = -R;
+      }
+      W.nodes = W.lps = W.unsolved = 0;
+      W.found = 0;
+      memset(ns, -1, (size_t)nc);
+      memset(ts, -1, (size_t)(2 * nc));
+      const double t1 = cp_clock_thread_cpu();
+      bb_node(&W, ns, ts, 0);
+      const int closed = !W.found && !(W.maxnodes > 0 && W.nodes >= W.maxnodes) && !W.unsolved;
+      open += !closed;
+      tn += W.nodes;
+      tl += W.lps;
+      if (br < 0) printf("branch E (|out-of-plane u'_k| <= R_k):");
+      else printf("branch u'_%d (body %d, %s) %s= %sR:", k, k / 6, k % 6 == 1 ? "v_y" : k % 6 == 3 ? "w_x" : "w_z", sg > 0 ? ">" : "<", sg > 0 ? "" : "-");
+      printf(" %s, %ld nodes, %ld LPs, %.2f s CPU\n", W.found ? "WITNESS" : closed ? "closed" : W.unsolved ? "incomplete (unsolved LPs)" : "node limit", W.nodes, W.lps, cp_clock_thread_cpu() - t1);
+      if (W.found) { /* checked independently; decides: stop */
+        printf("witness u':");
+        for (int i = 0; i < nu; i++) printf(" %.4g", W.x[i]);
+        printf("\n");
+        check_witness(&sys, pair, W.x);
+        break;
+      }
+    }
+    printf("case split: %s, %ld nodes, %ld LPs, %.2f s CPU\n", open ? "OPEN branches" : "every branch closed: no moving solution", tn, tl, cp_clock_thread_cpu() - t0);
+    return 0;
+  }
   if (do_bb) {
     const double t1 = cp_clock_thread_cpu();
     bb_node(&W, ns, ts, 0);
@@ -385,37 +517,7 @@ int main(int argc, char **argv) {
     printf("  (0 open, 1 stick, 2 slide+, 3 slide-)\nu':");
     for (int i = 0; i < nu; i++) printf(" %.4g", xbest[i]);
     printf("\n");
-    /* Independent check from c alone. */
-    double *c = xbest + nu, *u = malloc(sizeof(double) * (size_t)nu), *Hc = malloc(sizeof(double) * (size_t)nu * nu);
-    memcpy(Hc, sys.H, sizeof(double) * (size_t)nu * nu);
-    for (int i = 0; i < nu; i++) {
-      double v = sys.f[i];
-      for (int k = 0; k < 3 * nc; k++) v += sys.G[i + (size_t)k * nu] * c[k];
-      u[i] = v;
-    }
-    LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', nu, 1, Hc, nu, u, nu);
-    double worst = 0.0, umax = 0.0;
-    for (int i = 0; i < nu; i++) umax = fmax(umax, fabs(u[i]));
-    for (int j = 0; j < nc; j++) {
-      double a[3];
-      for (int e = 0; e < 3; e++) {
-        a[e] = 0.0;
-        for (int i = 0; i < nu; i++) a[e] += sys.G[i + (size_t)(3 * j + e) * nu] * u[i];
-      }
-      const double cn = c[3 * j], mu = sys.mu[j];
-      worst = fmax(worst, fmax(-cn, -a[0]));
-      worst = fmax(worst, fmin(fabs(cn), fabs(a[0])));
-      for (int e = 1; e < 3; e++) {
-        worst = fmax(worst, fabs(c[3 * j + e]) - mu * cn);
-        /* sliding: force on the opposing face */
-        if (fabs(a[e]) > 1e-12) worst = fmax(worst, fmin(fabs(a[e]), fabs(c[3 * j + e] + (a[e] > 0 ? mu : -mu) * cn)));
-      }
-      printf("  contact %2d pair %d: a = (%.3g %.3g %.3g)  c = (%.4g %.4g %.4g)\n", j, pair[j], a[0], a[1], a[2], cn,
-             c[3 * j + 1], c[3 * j + 2]);
-    }
-    double fu = 0.0;
-    for (int i = 0; i < nu; i++) fu += sys.f[i] * u[i];
-    printf("recomputed: |u'|_inf %.4g, f^T u' %.6g, worst contact-law violation %.3g\n", umax, fu, worst);
+    check_witness(&sys, pair, xbest);
   }
   return 0;
 }
