@@ -158,12 +158,14 @@ static double bb_lp(bbs *W, const signed char *ns, const signed char *ts, double
   W->lps++;
   double ob = -1.0;
   *ok = 0;
-  if (ret == 0 && glp_get_status(P) == GLP_OPT) {
+
+  for (int attempt = 0; attempt < 2 && ret == 0 && glp_get_status(P) == GLP_OPT; attempt++) {
     *ok = 1;
     ob = glp_get_obj_val(P);
     for (int i = 0; i < ncol; i++) x[i] = glp_get_col_prim(P, i + 1);
     /* GLPK can report "optimal" for a point that breaks (E1) (seen on the
-     * simulated stages): its residual, relative to max(1, |f|_inf). */
+     * simulated stages): its residual, relative to max(1, |f|_inf); then
+     * once more with GLPK's rational simplex. */
     double res = 0.0, fmx = 1.0;
     for (int i = 0; i < nu; i++) {
       double v = -sys->f[i];
@@ -172,12 +174,22 @@ static double bb_lp(bbs *W, const signed char *ns, const signed char *ts, double
       for (int c = 0; c < 3 * nc; c++) v -= sys->G[i + (size_t)c * nu] * x[nu + c];
       res = fmax(res, fabs(v));
     }
-    if (res > 1e-6 * fmx) {
-      fprintf(stderr, "node %ld: GLPK's optimum breaks H u' = f + G c by %.3g: LP not solved\n", W->nodes, res);
-      W->unsolved++;
-      *ok = 0;
+    if (res <= 1e-6 * fmx) break;
+    *ok = 0;
+    if (attempt == 0) {
+      glp_std_basis(P);
+      ret = glp_exact(P, NULL);
+
+      if (ret != 0 || (glp_get_status(P) != GLP_OPT && glp_get_status(P) != GLP_NOFEAS)) {
+        fprintf(stderr, "node %ld: rational simplex failed (GLPK %d): LP not solved\n", W->nodes, ret);
+        W->unsolved++;
+      }
+      continue;
     }
+    fprintf(stderr, "node %ld: GLPK's optimum breaks H u' = f + G c by %.3g: LP not solved\n", W->nodes, res);
+    W->unsolved++;
   }
+
   glp_delete_prob(P);
   return ob;
 }
