@@ -364,6 +364,16 @@ cp_wi_colsrc_at(const cp_wi_colsrc *c, int k, double *cn, double *a, double *b) 
   }
 }
 
+// A support point's c_n (planar.c) is known: fix_scale fixn. lcp_setup
+// moves what it contributes to the other rows (a sliding point's -d c_n,
+// a sticking point's mu c_n in its lambda row) into q, and its column of M
+// is the unit column of its own row (zero in A: its normal is the planar
+// constraint's), whose q is minus the known value: 0 <= c_n _|_ c_n -
+// fix_scale fixn >= 0. 1 when col is such a column.
+static inline int cp_wi_fixed_col(const cp_world *w, int col) {
+  return w->nsup && col < w->lns && w->cons[w->sel[col]].contact == CP_CON_SUPPORT;
+}
+
 // The compliance's terms of the column (lcp.c, "Compliance"): 1 when
 // add[0] goes to the c_n row of col, 4 when add[0..3] go to k0's four
 // corner rows, 0 when none.
@@ -371,15 +381,9 @@ static inline __attribute__((always_inline)) int
 cp_wi_colsrc_comp(const cp_world *w, int col, const cp_wi_colsrc *c, double add[4]) {
   const double kap = w->opt.compliance;
   // Joint limits get no compliance: a limit is one constraint on one
-  // coordinate (nothing to spread), and it holds to rounding. A support
-  // point's normal row (zero in A: its normal is the planar constraint's)
-  // becomes c_n - fix_scale fixn >= 0 _|_ c_n >= 0 (lcp_setup's q): its
-  // normal force is the known one (planar.c).
-  if (c->an && w->cons[w->sel[col]].contact < 0) {
-    if (w->cons[w->sel[col]].contact != CP_CON_SUPPORT) return 0;
-    add[0] = 1.0;
-    return 1;
-  }
+  // coordinate (nothing to spread), and it holds to rounding. (A support
+  // point's c_n column never comes here: cp_wi_fixed_col.)
+  if (c->an && w->cons[w->sel[col]].contact < 0) return 0;
   if (!(kap > 0)) return 0;
   if (c->an) {
     add[0] = kap * c->an[3 * col];
