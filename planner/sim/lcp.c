@@ -527,7 +527,7 @@ int cp_wi_lcp_setup(cp_world *w, int ns) {
   for (int k = 0; k < ns; ++k) {
     q[k] = w->bs[3 * k];
     if (w->nsup && w->cons[w->sel[k]].contact == CP_CON_SUPPORT)
-      q[k] -= w->fix_scale * w->cons[w->sel[k]].fixn; // cp_wi_fixed_col
+      q[k] -= w->fix_scale * w->sup[w->cons[w->sel[k]].sup].fixn; // cp_wi_fixed_col
     int f = ridx[k];
     if (f < 0) continue;
     for (int e = 0; e < 4; ++e)

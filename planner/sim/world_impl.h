@@ -54,12 +54,21 @@ typedef struct con {
   int contact;    // index into sc.contacts, or CP_CON_LIMIT, CP_CON_SUPPORT
   int row;        // limit: joint row (0..n_l-1); support: the body's index
                   // among the free bodies
+  int sup;        // support: its point's index in w->sup (planar.c)
   double sign;    // limit: +1 lower, -1 upper
   double gap;     // >= 0 separation, < 0 overlap
   double mu, e;
-  double fixn;    // support: its known normal force (N), > 0
-  double sp[12];  // support: offset r from the body's centre, n, t, o (world)
 } con;
+
+// A support point's fixed data (planar.c), apart from con so that scenes
+// without support pay nothing per constraint.
+typedef struct supp {
+  double fixn;    // its known normal force (N), > 0
+  double mu;      // the body's support friction
+  double sp[12];  // offset r from the body's centre, n, t, o (world)
+  int body, obj;  // the body's index in the scene and among the free bodies
+  int point;      // the point's index on its body
+} supp;
 
 // Warm-start record: a constraint's identity and which of its LCP unknowns
 // were basic (slots: acceleration LCP c_n, s+_t, s+_o, a-_t, a-_o;
@@ -161,6 +170,7 @@ struct cp_world {
   double weight;            // total weight of the moving parts (N)
   int nsup;                 // planar.c: support points of the planar bodies
                             // (constraints after the limits; 0: none)
+  supp *sup;                // planar.c: their data [nsup] (NULL: none)
   double fix_scale;         // steppers.c: a support row's normal unknown is
                             // fixed at fix_scale * fixn (1 in the
                             // acceleration LCP, h in the velocity LCP)
