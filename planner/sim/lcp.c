@@ -462,6 +462,30 @@ void cp_wi_extract(cp_world *w, const double *A, const double *b, int ns,
   }
 }
 
+// Support point k's known c_n (cp_wi_fixed_col) moved into q: its
+// column as lcp_column would form it (without its own row), times the
+// value its own row fixes, max(0, -q_k).
+static void fixed_q(cp_world *w, int k) {
+  const int ns = w->lns, nb = ns + 4 * w->lnr;
+  const int *ridx = w->rank;
+  double *q = w->q;
+  const double v = q[k] < 0 ? -q[k] : 0;
+  cp_wi_colsrc src;
+  cp_wi_colsrc_init(w, k, &src);
+  for (int r = 0; r < ns; ++r) {
+    double cn, a, b;
+    cp_wi_colsrc_at(&src, r, &cn, &a, &b);
+    if (r != k) q[r] += v * cn;
+    if (ridx[r] < 0) continue;
+    double *rows = q + ns + 4 * ridx[r];
+    rows[0] += v * (a + b);
+    rows[1] += v * (a + -b);
+    rows[2] += v * (-a + b);
+    rows[3] += v * (-a + -b);
+  }
+  if (ridx[k] >= 0) q[nb + ridx[k]] += v * w->pc[k].mu;
+}
+
 // The friction LCP of every stepper, over the ns constraints whose
 // contact-space quantities are in w->Asel, w->bs (y = Asel c + bs: accelerations
 // for the acceleration problem, velocities after the step for the impulse
@@ -503,7 +527,7 @@ int cp_wi_lcp_setup(cp_world *w, int ns) {
   for (int k = 0; k < ns; ++k) {
     q[k] = w->bs[3 * k];
     if (w->nsup && w->cons[w->sel[k]].contact == CP_CON_SUPPORT)
-      q[k] -= w->fix_scale * w->cons[w->sel[k]].fixn; // cp_wi_colsrc_comp
+      q[k] -= w->fix_scale * w->sup[w->cons[w->sel[k]].sup].fixn; // cp_wi_fixed_col
     int f = ridx[k];
     if (f < 0) continue;
     for (int e = 0; e < 4; ++e)
@@ -511,6 +535,8 @@ int cp_wi_lcp_setup(cp_world *w, int ns) {
           corner[e][0] * w->bs[3 * k + 1] + corner[e][1] * w->bs[3 * k + 2];
     q[ns + 4 * nr + f] = 0;
   }
+  for (int k = 0; w->nsup && k < ns; ++k)
+    if (cp_wi_fixed_col(w, k)) fixed_q(w, k);
   return m;
 }
 
@@ -537,6 +563,11 @@ static void lcp_column(const cp_world *w, int col, double *out) {
     const int f = col - nb;
     memset(out, 0, sizeof(double) * (size_t)(nb + nr));
     for (int e = 0; e < 4; ++e) out[ns + 4 * f + e] = 1.0;
+    return;
+  }
+  if (cp_wi_fixed_col(w, col)) { // a support's known c_n: lcp_setup's q
+    memset(out, 0, sizeof(double) * (size_t)(nb + nr));
+    out[col] = 1.0;
     return;
   }
   // The column of Asel C (C: the unknown's direction in contact space)

@@ -14,6 +14,7 @@
 // constraint's force and torque. Nothing is added to the per-step path.
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "models/vec3.h"
@@ -97,21 +98,25 @@ cp_world_status cp_wi_planar_check_state(cp_world *w, const double *x) {
 // disc of radius R. Each point is a constraint of the step's friction LCP
 // like a contact (pyramid when it sticks, mu_s c_n against its sliding
 // direction when it slides), except that its normal unknown is fixed at its
-// share of N (cp_wi_colsrc_comp and lcp_setup: the row c_n - N >= 0 _|_
-// c_n >= 0), and it takes no impulse.
+// share of N (cp_wi_fixed_col and lcp_setup: the row c_n - N >= 0 _|_
+// c_n >= 0, what c_n gives the other rows in q), and it takes no impulse.
+// The points' data (N_i, mu_s, r and the frame) are fixed: w->sup, made
+// once here; the step's constraint records point into it (con.sup).
 
 static const int support_points[2] = {1, 4};
 
-// The number of support points of the scene's planar bodies; refuses a
-// support without gravity into the table (its normal force would be 0).
+// The support points of the scene's planar bodies (w->nsup, w->sup);
+// refuses a support without gravity into the table (its normal force
+// would be 0).
 static cp_world_status support_init(cp_world *w, cp_error *err) {
   char path[96];
+  const double *g = w->sc.gravity;
   w->nsup = 0;
   for (int i = 0; i < w->sc.n_bodies; ++i) {
     const cp_body *b = &w->sc.bodies[i];
     if (b->fixed || !b->planar || !(b->support_mu > 0)) continue;
     const int a = b->planar - 1;
-    if (!(fabs(w->sc.gravity[a]) > 0)) {
+    if (!(fabs(g[a]) > 0)) {
       snprintf(path, sizeof path, "bodies[%d].planar.support_friction", i);
       cp_error_set(err, path,
                    "body \"%s\": support friction needs gravity along the "
@@ -122,11 +127,11 @@ static cp_world_status support_init(cp_world *w, cp_error *err) {
     }
     w->nsup += support_points[b->support_radius > 0];
   }
-  return CP_WORLD_OK;
-}
-
-void cp_wi_support_cons(const cp_world *w, con *out) {
-  const double *g = w->sc.gravity;
+  if (!w->nsup) return CP_WORLD_OK;
+  if (!(w->sup = calloc((size_t)w->nsup, sizeof *w->sup))) {
+    cp_error_set(err, "bodies", "out of memory");
+    return CP_WORLD_NOMEM;
+  }
   int n = 0;
   for (int i = 0, k = 0; i < w->sc.n_bodies; ++i) {
     const cp_body *b = &w->sc.bodies[i];
@@ -136,13 +141,8 @@ void cp_wi_support_cons(const cp_world *w, con *out) {
     const int a = b->planar - 1, np = support_points[b->support_radius > 0];
     const double rho = 2.0 * b->support_radius / 3.0;
     for (int p = 0; p < np; ++p) {
-      con *c = &out[n++];
-      memset(c, 0, sizeof *c);
-      c->key.a[0] = -3, c->key.a[1] = i, c->key.a[2] = 0;
-      c->key.b[0] = c->key.b[1] = c->key.b[2] = -3;
-      c->key.idx = p;
-      c->contact = CP_CON_SUPPORT;
-      c->row = obj;
+      supp *c = &w->sup[n++];
+      c->body = i, c->obj = obj, c->point = p;
       c->mu = b->support_mu;
       c->fixn = b->mass * fabs(g[a]) / np;
       // n from the table into the body (against gravity), t and o the
@@ -158,6 +158,22 @@ void cp_wi_support_cons(const cp_world *w, con *out) {
       }
     }
   }
+  return CP_WORLD_OK;
+}
+
+void cp_wi_support_cons(const cp_world *w, con *out) {
+  for (int n = 0; n < w->nsup; ++n) {
+    const supp *s = &w->sup[n];
+    con *c = &out[n];
+    memset(c, 0, sizeof *c);
+    c->key.a[0] = -3, c->key.a[1] = s->body, c->key.a[2] = 0;
+    c->key.b[0] = c->key.b[1] = c->key.b[2] = -3;
+    c->key.idx = s->point;
+    c->contact = CP_CON_SUPPORT;
+    c->row = s->obj;
+    c->sup = n;
+    c->mu = s->mu;
+  }
 }
 
 // Column c of G for the body's coordinates (v, w at 6 row): the point's
@@ -166,13 +182,13 @@ void cp_wi_support_columns(const cp_world *w, const con *c, double *g,
                            double *k, double *v) {
   const size_t nu = (size_t)w->nu;
   const cp_body *b = &w->sc.bodies[c->key.a[1]];
-  const double *r = c->sp;
+  const double *r = w->sup[c->sup].sp;
   double wr[3], wwr[3], vp[3];
   cp_v3_cross(wr, b->w, r);
   cp_v3_cross(wwr, b->w, wr); // the point's centripetal acceleration
   cp_v3_add(vp, b->v, wr);
   for (int d = 0; d < 3; ++d) {
-    const double *dir = c->sp + 3 + 3 * d;
+    const double *dir = r + 3 + 3 * d;
     double *col = g + (size_t)d * nu + 6 * (size_t)c->row, rxd[3];
     cp_v3_cross(rxd, r, dir);
     for (int e = 0; e < 3; ++e) {

@@ -168,6 +168,11 @@ static int column(const cp_world *w, const struct cp_wi_sparse *s, int col, int 
     }
     return p;
   }
+  if (cp_wi_fixed_col(w, col)) { // a support's known c_n (lcp.c's fixed_q)
+    ri[0] = col;
+    v[0] = 1.0;
+    return 1;
+  }
   cp_wi_colsrc src;
   cp_wi_colsrc_init(w, col, &src);
   // k0 is its own first neighbour: its rows come first (c_n at 0, its

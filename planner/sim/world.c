@@ -299,6 +299,7 @@ void cp_world_destroy(cp_world *w) {
   free(w->row_manip);
   free(w->row_joint);
   free(w->cons);
+  free(w->sup);
   free(w->wc);
   free(w->warm);
   free(w->warm_next);

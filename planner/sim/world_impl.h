@@ -54,12 +54,21 @@ typedef struct con {
   int contact;    // index into sc.contacts, or CP_CON_LIMIT, CP_CON_SUPPORT
   int row;        // limit: joint row (0..n_l-1); support: the body's index
                   // among the free bodies
+  int sup;        // support: its point's index in w->sup (planar.c)
   double sign;    // limit: +1 lower, -1 upper
   double gap;     // >= 0 separation, < 0 overlap
   double mu, e;
-  double fixn;    // support: its known normal force (N), > 0
-  double sp[12];  // support: offset r from the body's centre, n, t, o (world)
 } con;
+
+// A support point's fixed data (planar.c), apart from con so that scenes
+// without support pay nothing per constraint.
+typedef struct supp {
+  double fixn;    // its known normal force (N), > 0
+  double mu;      // the body's support friction
+  double sp[12];  // offset r from the body's centre, n, t, o (world)
+  int body, obj;  // the body's index in the scene and among the free bodies
+  int point;      // the point's index on its body
+} supp;
 
 // Warm-start record: a constraint's identity and which of its LCP unknowns
 // were basic (slots: acceleration LCP c_n, s+_t, s+_o, a-_t, a-_o;
@@ -161,6 +170,7 @@ struct cp_world {
   double weight;            // total weight of the moving parts (N)
   int nsup;                 // planar.c: support points of the planar bodies
                             // (constraints after the limits; 0: none)
+  supp *sup;                // planar.c: their data [nsup] (NULL: none)
   double fix_scale;         // steppers.c: a support row's normal unknown is
                             // fixed at fix_scale * fixn (1 in the
                             // acceleration LCP, h in the velocity LCP)
@@ -364,6 +374,16 @@ cp_wi_colsrc_at(const cp_wi_colsrc *c, int k, double *cn, double *a, double *b) 
   }
 }
 
+// A support point's c_n (planar.c) is known: fix_scale fixn. lcp_setup
+// moves what it contributes to the other rows (a sliding point's -d c_n,
+// a sticking point's mu c_n in its lambda row) into q, and its column of M
+// is the unit column of its own row (zero in A: its normal is the planar
+// constraint's), whose q is minus the known value: 0 <= c_n _|_ c_n -
+// fix_scale fixn >= 0. 1 when col is such a column.
+static inline int cp_wi_fixed_col(const cp_world *w, int col) {
+  return w->nsup && col < w->lns && w->cons[w->sel[col]].contact == CP_CON_SUPPORT;
+}
+
 // The compliance's terms of the column (lcp.c, "Compliance"): 1 when
 // add[0] goes to the c_n row of col, 4 when add[0..3] go to k0's four
 // corner rows, 0 when none.
@@ -371,15 +391,9 @@ static inline __attribute__((always_inline)) int
 cp_wi_colsrc_comp(const cp_world *w, int col, const cp_wi_colsrc *c, double add[4]) {
   const double kap = w->opt.compliance;
   // Joint limits get no compliance: a limit is one constraint on one
-  // coordinate (nothing to spread), and it holds to rounding. A support
-  // point's normal row (zero in A: its normal is the planar constraint's)
-  // becomes c_n - fix_scale fixn >= 0 _|_ c_n >= 0 (lcp_setup's q): its
-  // normal force is the known one (planar.c).
-  if (c->an && w->cons[w->sel[col]].contact < 0) {
-    if (w->cons[w->sel[col]].contact != CP_CON_SUPPORT) return 0;
-    add[0] = 1.0;
-    return 1;
-  }
+  // coordinate (nothing to spread), and it holds to rounding. (A support
+  // point's c_n column never comes here: cp_wi_fixed_col.)
+  if (c->an && w->cons[w->sel[col]].contact < 0) return 0;
   if (!(kap > 0)) return 0;
   if (c->an) {
     add[0] = kap * c->an[3 * col];
