@@ -265,11 +265,11 @@ Test(reach, bad_reach_inputs_are_refused_with_their_path) {
  * the squeeze depth push[1] = 4 mm and moved by its relative target (x +1
  * cm): it ends at (0.01, 0, 0.245 + 0.03 + 0.02 - 0.004). With hold 1 mm it
  * is too far: the targets alone move it to (0.01, 0, 0.3). */
-static void held_at(const char *hold, double want_z) {
+static void held_at_but(const char *hold, const char *extra, double want_z) {
   char reach[256];
   snprintf(reach, sizeof reach,
            ", \"offset\": 0.02, \"push\": [0, 0.004], \"hold\": %s,"
-           " \"values\": [-1]", hold);
+           " \"values\": [-1]%s", hold, extra);
   double q[3];
   end_joints(finger_task_at("[0, 0, 0.245]", "0.01", reach), q);
   const double want[3] = {0.01, 0, want_z - 0.3};
@@ -278,9 +278,21 @@ static void held_at(const char *hold, double want_z) {
               want[r]);
 }
 
+static void held_at(const char *hold, double want_z) {
+  held_at_but(hold, "", want_z);
+}
+
 Test(reach, a_near_contact_is_held_and_moved) {
   held_at("0.01", 0.245 + 0.03 + 0.02 - 0.004);
   held_at("0.001", 0.3);
+}
+
+/* An excluded face is never held (the corner pivot's fingers on the face
+ * that ends against its block): the same tip within hold of the top face,
+ * with +z excluded, follows its targets alone; with -z excluded it is held. */
+Test(reach, an_excluded_face_is_not_held) {
+  held_at_but("0.01", ", \"exclude\": [\"+z\"]", 0.3);
+  held_at_but("0.01", ", \"exclude\": [\"-z\"]", 0.245 + 0.03 + 0.02 - 0.004);
 }
 
 Test(reach, nearest_face_of_each_shape) {
