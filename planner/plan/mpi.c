@@ -32,6 +32,7 @@
  * search rolls the batch back and commits, and the run is resumable. */
 #include "planner/plan/mpi.h"
 
+#include <math.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdint.h>
@@ -49,6 +50,8 @@ static int my_rank = -1, n_ranks, stopped;
 /* Whether a waiting rank polls a while before it naps (spin.h: no more
  * ranks on this machine than cores). */
 static int spin_ok;
+/* Whether Open MPI was asked to yield while idle (cp_plan_mpi_start). */
+static int yielding = 1;
 /* Rank 0: the workers' state size (from their hellos) and the traffic. */
 static int worker_n;
 static long long traffic_out, traffic_in, traffic_jobs, own_jobs;
@@ -89,6 +92,8 @@ int cp_plan_mpi_start(int *rank, int *ranks, cp_error *err) {
   int on_node = local_size ? atoi(local_size) : 0;
   int yield = on_node <= 0 || !cp_plan_spin_allowed(on_node);
   setenv("OMPI_MCA_mpi_yield_when_idle", yield ? "1" : "0", 0);
+  const char *asked = getenv("OMPI_MCA_mpi_yield_when_idle");
+  yielding = !asked || strcmp(asked, "0") != 0;
   int rc = MPI_Init(NULL, NULL);
   if (rc != MPI_SUCCESS) return cp_plan_mpi_fail(err, rc, "MPI_Init");
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -437,10 +442,12 @@ typedef struct remote {
   double *due;                   /* [n_ranks] when worker w's oldest answer
                                     is expected (monotonic s) */
   double next_look;              /* when rank 0 looks next (monotonic s) */
-  int misses;                    /* fruitless looks since the last answer */
-  double within;                 /* its CPU in the current own job */
-  double mean;                   /* rank 0's mean wall time per own job (s):
-                                    a worker's, on the same machine */
+  double within;                 /* its looks in the current own job (s:
+                                    look_within says on which clock) */
+  double log_job;                /* the mean log of the wall time of rank
+                                    0's own jobs (s): a worker's, on the
+                                    same machine */
+  double job;                    /* exp(log_job): a typical job (s) */
 } remote;
 
 /* Rank 0's time in the batches (cp_plan_mpi_rank0_times). */
@@ -454,27 +461,31 @@ static flight *oldest(remote *r, int w) {
 }
 
 /* Rank 0 looks for answers only when one is due (look_due): each worker's
- * oldest answer is expected a mean job after the worker began it (when it
- * was sent to an idle worker, or when the worker's previous answer came:
- * the next job waits in its queue), the mean being the wall time of rank
- * 0's own jobs. A look that finds nothing is retried after 1/LOOK_PARTS of a mean
- * job (on the monotonic clock, so that a loaded machine, where a job takes
- * longer than its CPU, stretches it alike), the wait doubling at each fruitless look up to LOOK_SLACK parts
- * while every worker has a second job queued (it has a whole job's slack
- * then) and staying at one part while a worker that has jobs left to get
- * runs its last one; never sooner than LOOK_EVERY seconds. With no job
- * left to hand out, nothing is looked for until rank 0 waits for the
- * batch's last answers. A fruitless MPI_Iprobe costs rank 0 a sched_yield
- * under mpi_yield_when_idle and the accounting two thread-CPU clock reads
- * (1-2 us each on this machine: syscalls), so looking after every step
- * cost more than the messages (docs/parallel.md). */
+ * oldest answer may come half a typical job after the worker began it (when
+ * it was sent to an idle worker, or when the worker's previous answer
+ * came: the next job waits in its queue). A typical job is the geometric
+ * mean of the wall times of rank 0's own jobs (the monotonic clock, so a
+ * loaded machine stretches it as it stretches the worker's jobs; the
+ * geometric mean, because a few long expansions would push the plain mean
+ * past most jobs' end). A look that finds nothing is retried after
+ * 1/LOOK_PARTS of a typical job (a worker's answer is then collected at
+ * most that late, while the worker runs the job it had queued), never
+ * sooner than LOOK_EVERY seconds. With no job left to hand out, nothing is
+ * looked for until rank 0 waits for the batch's last answers. Before
+ * (session 15) rank 0 looked before each job of its own and every 1/16
+ * of a job within it from its start, and most looks found nothing; a
+ * fruitless MPI_Iprobe costs rank 0 a sched_yield under
+ * mpi_yield_when_idle (1.2 us of CPU here; on a loaded machine it can
+ * give the core away for a scheduling round), and timing it on the
+ * thread-CPU clock two 1.3 us system calls: more than the messages
+ * (docs/parallel.md). */
 #define LOOK_EVERY 50e-6
-#define LOOK_PARTS 8
-#define LOOK_SLACK 4
+#define LOOK_PARTS 16
 
-/* Worker w's oldest job was begun now: its answer is due a mean job on. */
+/* Worker w's oldest job was begun now: its answer is due half a typical
+ * job on. */
 static void expect(remote *r, int w, double now) {
-  r->due[w] = now + r->mean;
+  r->due[w] = now + 0.5 * r->job;
   if (r->due[w] < r->next_look) r->next_look = r->due[w];
 }
 
@@ -485,7 +496,6 @@ static int look_due(const remote *r, double now) {
 
 /* An answer came: rank 0 looks next when the first one is due. */
 static void reschedule(remote *r) {
-  r->misses = 0;
   r->next_look = 1e300;
   for (int w = 1; w < n_ranks; ++w)
     if (r->depth[w] && r->due[w] < r->next_look) r->next_look = r->due[w];
@@ -497,12 +507,7 @@ static void looked(remote *r, double now, int got) {
   rank0.looks++;
   if (got) return;
   rank0.fruitless++;
-  int parts = 1, idle_soon = 0;
-  for (int w = 1; w < n_ranks; ++w) idle_soon |= r->depth[w] < DEPTH;
-  for (int k = 0; k < r->misses && parts < LOOK_SLACK && !idle_soon; ++k)
-    parts *= 2;
-  r->misses++;
-  double wait = r->mean * parts / LOOK_PARTS;
+  double wait = r->job / LOOK_PARTS;
   r->next_look = now + (wait > LOOK_EVERY ? wait : LOOK_EVERY);
 }
 
@@ -610,7 +615,11 @@ static void look_within(void *ctx, const cp_world *world) {
   (void)world;
   double now = cp_clock_now();
   if (r->failed || !look_due(r, now)) return;
-  double c = cp_clock_thread_cpu();
+  /* Timed on the thread-CPU clock where MPI yields (a yield on a loaded
+   * machine can last a scheduling round, not CPU), else on the monotonic
+   * one (the same for calls that neither block nor yield, and no system
+   * call). */
+  double c = yielding ? cp_clock_thread_cpu() : now;
   int got = 0;
   while (*r->running) {
     MPI_Status st;
@@ -627,7 +636,7 @@ static void look_within(void *ctx, const cp_world *world) {
     }
   }
   looked(r, now, got);
-  r->within += cp_clock_thread_cpu() - c;
+  r->within += (yielding ? cp_clock_thread_cpu() : cp_clock_now()) - c;
 }
 
 /* Jobs to every worker (DEPTH each while enough are left); then, until
@@ -646,7 +655,6 @@ static int batch(remote *r, const cp_search_problem *own,
   r->running = &running;
   r->budget = budget;
   r->failed = 0;
-  r->misses = 0;
   r->next_look = 1e300;
   if (n_ranks > 1 && n != worker_n) {
     char why[128];
@@ -688,7 +696,11 @@ static int batch(remote *r, const cp_search_problem *own,
         cp_expand_job_run(own->expand, own->ctx, &jobs[next++]);
         double c = cp_clock_thread_cpu();
         double span = cp_clock_now() - now - r->within;
-        r->mean = r->mean > 0 ? 0.9 * r->mean + 0.1 * span : span;
+        if (span > 1e-7) {
+          double l = log(span);
+          r->log_job = r->job > 0 ? 0.9 * r->log_job + 0.1 * l : l;
+          r->job = exp(r->log_job);
+        }
         rank0.own += c - mark - r->within;
         rank0.looking += r->within;
         mark = c;
