@@ -460,25 +460,14 @@ static flight *oldest(remote *r, int w) {
   return &r->fly[w * DEPTH + r->head[w]];
 }
 
-/* Rank 0 looks for answers only when one is due (look_due): each worker's
- * oldest answer may come half a typical job after the worker began it (when
- * it was sent to an idle worker, or when the worker's previous answer
- * came: the next job waits in its queue). A typical job is the geometric
- * mean of the wall times of rank 0's own jobs (the monotonic clock, so a
- * loaded machine stretches it as it stretches the worker's jobs; the
- * geometric mean, because a few long expansions would push the plain mean
- * past most jobs' end). A look that finds nothing is retried after
- * 1/LOOK_PARTS of a typical job (a worker's answer is then collected at
- * most that late, while the worker runs the job it had queued), never
- * sooner than LOOK_EVERY seconds. With no job left to hand out, nothing is
- * looked for until rank 0 waits for the batch's last answers. Before
- * (session 15) rank 0 looked before each job of its own and every 1/16
- * of a job within it from its start, and most looks found nothing; a
- * fruitless MPI_Iprobe costs rank 0 a sched_yield under
- * mpi_yield_when_idle (1.2 us of CPU here; on a loaded machine it can
- * give the core away for a scheduling round), and timing it on the
- * thread-CPU clock two 1.3 us system calls: more than the messages
- * (docs/parallel.md). */
+/* Rank 0 looks for answers only when one may be due (look_due; the why
+ * and the figures: docs/parallel.md, "MPI"): half a typical job -- the
+ * geometric mean of the wall times of rank 0's own jobs -- after a worker
+ * began its oldest job (sent to it idle, or queued behind the answer
+ * that came last); after a fruitless look, again every 1/LOOK_PARTS of a
+ * typical job, never sooner than LOOK_EVERY s; never while no job is left
+ * to hand out. A fruitless MPI_Iprobe costs a sched_yield under
+ * mpi_yield_when_idle, and timing it two thread-CPU clock syscalls. */
 #define LOOK_EVERY 50e-6
 #define LOOK_PARTS 16
 
