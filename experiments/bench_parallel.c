@@ -78,8 +78,10 @@ typedef struct outcome {
   long long jobs, own, bytes; /* MPI: worker jobs, rank-0 jobs, bytes */
   double cpu, sim;        /* threads: CPU seconds of the run, simulating */
   /* MPI: rank 0 in the batches (the second `complan: mpi:` line): batches,
-   * then CPU s in own jobs, store, messages, looking, waiting */
+   * then CPU s in own jobs, store, messages, looking, waiting; the looks
+   * with jobs left to hand out and the fruitless ones */
   double r0[6];
+  long long looks, fruitless;
 } outcome;
 
 /* FNV-1a over every node row of run 1 in db (the columns the tests
@@ -587,6 +589,10 @@ static int run_ranks(const char *task_file, const spec *sp, int ranks,
                       &out->r0[0], &cpu, &out->r0[1], &out->r0[2],
                       &out->r0[3], &out->r0[4], &out->r0[5]) != 7)
       memset(out->r0, 0, sizeof out->r0);
+    at = at ? strstr(at, "); ") : NULL;
+    if (!at || sscanf(at, "); %lld looks, %lld found nothing", &out->looks,
+                      &out->fruitless) != 2)
+      out->looks = out->fruitless = -1;
     long nn;
     ok = !digest_of(dbp, &out->digest, &nn);
   } else {
@@ -873,24 +879,30 @@ int main(int argc, char **argv) {
          "the messages (encoding and sending jobs, receiving and decoding "
          "outcomes), looking for answers between its jobs (MPI_Iprobe), "
          "waiting for the last answers; and the messages and looking per "
-         "job a worker ran\n\n"
+         "job a worker ran, and the looks (made while jobs were left to hand "
+         "out) and fruitless looks per worker job\n\n"
          "| task | batch | ranks | batches | own jobs | store | messages | "
-         "looking | waiting | messages + looking per worker job (us) |\n"
-         "|---|---|---|---|---|---|---|---|---|---|\n");
+         "looking | waiting | messages + looking per worker job (us) | "
+         "looks / fruitless per worker job |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (size_t k = 0; k < sizeof specs / sizeof *specs; ++k)
     for (int c = 0; c < N_CONFIGS; ++c) {
       const outcome *o = &rank0_of[k][c];
       if (!configs[c].ranks || !(o->r0[0] > 0)) continue;
       double b = o->r0[0];
-      char per[32] = "-";
+      char per[32] = "-", looks[48] = "-";
       if (o->jobs)
         snprintf(per, sizeof per, "%.1f",
                  1e6 * (o->r0[3] + o->r0[4]) / (double)o->jobs);
+      if (o->jobs && o->looks >= 0)
+        snprintf(looks, sizeof looks, "%.1f / %.1f",
+                 (double)o->looks / (double)o->jobs,
+                 (double)o->fruitless / (double)o->jobs);
       printf("| %s | %d | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | "
-             "%s |\n",
+             "%s | %s |\n",
              strrchr(specs[k].task, '/') + 1, batch_of[k], configs[c].ranks,
              b, 1e6 * o->r0[1] / b, 1e6 * o->r0[2] / b, 1e6 * o->r0[3] / b,
-             1e6 * o->r0[4] / b, 1e6 * o->r0[5] / b, per);
+             1e6 * o->r0[4] / b, 1e6 * o->r0[5] / b, per, looks);
     }
   /* The model: two networks, batch 4 (as measured) and batch = ranks. */
   printf("\nModel (see docs/parallel.md): rank 0 per message pair o = 5 us "

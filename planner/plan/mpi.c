@@ -32,6 +32,7 @@
  * search rolls the batch back and commits, and the run is resumable. */
 #include "planner/plan/mpi.h"
 
+#include <math.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdint.h>
@@ -49,6 +50,8 @@ static int my_rank = -1, n_ranks, stopped;
 /* Whether a waiting rank polls a while before it naps (spin.h: no more
  * ranks on this machine than cores). */
 static int spin_ok;
+/* Whether Open MPI was asked to yield while idle (cp_plan_mpi_start). */
+static int yielding = 1;
 /* Rank 0: the workers' state size (from their hellos) and the traffic. */
 static int worker_n;
 static long long traffic_out, traffic_in, traffic_jobs, own_jobs;
@@ -78,9 +81,19 @@ int cp_plan_mpi_start(int *rank, int *ranks, cp_error *err) {
   /* Open MPI polls hard in every call unless it thinks the machine is
    * oversubscribed: our waits (MPI_Iprobe between naps) then cost a rank
    * and its neighbour their cores (mpirun -n 2 on this loaded 2-core
-   * machine: push sst 600 nodes 10.5 s against 2.9 s yielding). Asked
-   * for here unless the user set it (other MPIs ignore the variable). */
-  setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
+   * machine: push sst 600 nodes 10.5 s against 2.9 s yielding). Yielding
+   * is asked for unless the user set it (other MPIs ignore the variable),
+   * except where every rank of this machine has a core and the machine is
+   * not loaded (spin.h: as for polling): there a yield buys nothing, and
+   * every fruitless MPI_Iprobe paid a sched_yield (about 1.2 us of CPU
+   * here, against 0.05 us without). Open MPI's mpirun says how many ranks
+   * share this machine (OMPI_COMM_WORLD_LOCAL_SIZE); without it, yield. */
+  const char *local_size = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  int on_node = local_size ? atoi(local_size) : 0;
+  int yield = on_node <= 0 || !cp_plan_spin_allowed(on_node);
+  setenv("OMPI_MCA_mpi_yield_when_idle", yield ? "1" : "0", 0);
+  const char *asked = getenv("OMPI_MCA_mpi_yield_when_idle");
+  yielding = !asked || strcmp(asked, "0") != 0;
   int rc = MPI_Init(NULL, NULL);
   if (rc != MPI_SUCCESS) return cp_plan_mpi_fail(err, rc, "MPI_Init");
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -426,9 +439,15 @@ typedef struct remote {
   int count, n, *next, *running;
   const cp_search_budget *budget;
   int failed;                    /* look_within met a failure */
-  double looked;                 /* when it last looked (monotonic s) */
-  double within;                 /* its CPU in the current own job */
-  double mean;                   /* rank 0's mean CPU per own job (s) */
+  double *due;                   /* [n_ranks] when worker w's oldest answer
+                                    is expected (monotonic s) */
+  double next_look;              /* when rank 0 looks next (monotonic s) */
+  double within;                 /* its looks in the current own job (s:
+                                    look_within says on which clock) */
+  double log_job;                /* the mean log of the wall time of rank
+                                    0's own jobs (s): a worker's, on the
+                                    same machine */
+  double job;                    /* exp(log_job): a typical job (s) */
 } remote;
 
 /* Rank 0's time in the batches (cp_plan_mpi_rank0_times). */
@@ -439,6 +458,46 @@ void cp_plan_mpi_rank0_times(cp_plan_mpi_rank0 *t) { *t = rank0; }
 /* Worker w's oldest job in flight. */
 static flight *oldest(remote *r, int w) {
   return &r->fly[w * DEPTH + r->head[w]];
+}
+
+/* Rank 0 looks for answers only when one may be due (look_due; the why
+ * and the figures: docs/parallel.md, "MPI"): half a typical job -- the
+ * geometric mean of the wall times of rank 0's own jobs -- after a worker
+ * began its oldest job (sent to it idle, or queued behind the answer
+ * that came last); after a fruitless look, again every 1/LOOK_PARTS of a
+ * typical job, never sooner than LOOK_EVERY s; never while no job is left
+ * to hand out. A fruitless MPI_Iprobe costs a sched_yield under
+ * mpi_yield_when_idle, and timing it two thread-CPU clock syscalls. */
+#define LOOK_EVERY 50e-6
+#define LOOK_PARTS 16
+
+/* Worker w's oldest job was begun now: its answer is due half a typical
+ * job on. */
+static void expect(remote *r, int w, double now) {
+  r->due[w] = now + 0.5 * r->job;
+  if (r->due[w] < r->next_look) r->next_look = r->due[w];
+}
+
+/* Whether rank 0 should look for answers now (see above). */
+static int look_due(const remote *r, double now) {
+  return *r->running && *r->next < r->count && now >= r->next_look;
+}
+
+/* An answer came: rank 0 looks next when the first one is due. */
+static void reschedule(remote *r) {
+  r->next_look = 1e300;
+  for (int w = 1; w < n_ranks; ++w)
+    if (r->depth[w] && r->due[w] < r->next_look) r->next_look = r->due[w];
+}
+
+/* A look at `now` (got: it found an answer, which collect reschedules);
+ * after a fruitless one, when to look again. */
+static void looked(remote *r, double now, int got) {
+  rank0.looks++;
+  if (got) return;
+  rank0.fruitless++;
+  double wait = r->job / LOOK_PARTS;
+  r->next_look = now + (wait > LOOK_EVERY ? wait : LOOK_EVERY);
 }
 
 /* Marks job j failed by worker w, with the reason. */
@@ -474,7 +533,7 @@ static int send_job(remote *r, int w, int n, const cp_search_budget *budget,
   traffic_out += (long long)f->out.len;
   traffic_jobs++;
   f->job = k;
-  r->depth[w]++;
+  if (!r->depth[w]++) expect(r, w, cp_clock_now());
   return 0;
 }
 
@@ -518,7 +577,7 @@ static int collect(remote *r, const MPI_Status *st, int n,
    * (MPI_Wait only completes it on this side). */
   MPI_Wait(&oldest(r, w)->q, MPI_STATUS_IGNORE);
   r->head[w] = (r->head[w] + 1) % DEPTH;
-  r->depth[w]--;
+  if (--r->depth[w]) expect(r, w, cp_clock_now());
   --*running;
   if (st->MPI_TAG == TAG_FAIL) {
     char why[512];
@@ -530,44 +589,43 @@ static int collect(remote *r, const MPI_Status *st, int n,
     job_failed(&jobs[k], w, "%s", e.msg);
     return -1;
   }
-  return refill(r, w, DEPTH, n, budget, jobs, count, next, running);
+  int rc = refill(r, w, DEPTH, n, budget, jobs, count, next, running);
+  reschedule(r);
+  return rc;
 }
 
-/* How often rank 0 looks for answers within a job of its own: every
- * 1/LOOK_PARTS of its mean job, but not more often than every LOOK_EVERY
- * seconds (a look costs 1-5 us of CPU; more on a loaded machine, where a
- * fruitless MPI_Iprobe yields the core). */
-#define LOOK_EVERY 50e-6
-#define LOOK_PARTS 16
-
 /* Rank 0 within a job of its own, after every world step (through
- * cp_plan_world_observe): now and then (LOOK_PARTS), the answers that have
- * arrived are collected and their workers topped up, so that a worker
- * done with its jobs does not wait for rank 0's long job to end. A
+ * cp_plan_world_observe): when an answer is due (look_due), the answers
+ * that have arrived are collected and their workers topped up, so that a
+ * worker done with its jobs does not wait for rank 0's long job to end. A
  * failure is left in its job and ends the batch after this job. */
 static void look_within(void *ctx, const cp_world *world) {
   remote *r = ctx;
   (void)world;
   double now = cp_clock_now();
-  double every = r->mean / LOOK_PARTS;
-  if (every < LOOK_EVERY) every = LOOK_EVERY;
-  if (r->failed || !*r->running || now - r->looked < every) return;
-  r->looked = now;
-  double c = cp_clock_thread_cpu();
+  if (r->failed || !look_due(r, now)) return;
+  /* Timed on the thread-CPU clock where MPI yields (a yield on a loaded
+   * machine can last a scheduling round, not CPU), else on the monotonic
+   * one (the same for calls that neither block nor yield, and no system
+   * call). */
+  double c = yielding ? cp_clock_thread_cpu() : now;
+  int got = 0;
   while (*r->running) {
     MPI_Status st;
-    int got = 0;
-    if (MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &got, &st) !=
+    int one = 0;
+    if (MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &one, &st) !=
             MPI_SUCCESS ||
-        !got)
+        !one)
       break;
+    ++got;
     if (collect(r, &st, r->n, r->budget, r->jobs, r->count, r->next,
                 r->running)) {
       r->failed = 1;
       break;
     }
   }
-  r->within += cp_clock_thread_cpu() - c;
+  looked(r, now, got);
+  r->within += (yielding ? cp_clock_thread_cpu() : cp_clock_now()) - c;
 }
 
 /* Jobs to every worker (DEPTH each while enough are left); then, until
@@ -586,6 +644,7 @@ static int batch(remote *r, const cp_search_problem *own,
   r->running = &running;
   r->budget = budget;
   r->failed = 0;
+  r->next_look = 1e300;
   if (n_ranks > 1 && n != worker_n) {
     char why[128];
     snprintf(why, sizeof why, "its world has a state of %d numbers, rank "
@@ -604,32 +663,45 @@ static int batch(remote *r, const cp_search_problem *own,
     meanwhile->fn(meanwhile->ctx);
     rank0.store += cp_clock_thread_cpu() - c;
   }
+  /* The thread-CPU clock is a system call (1-2 us): read once between
+   * the parts of the loop, each part measured from the last reading. */
+  double mark = cp_clock_thread_cpu();
   while (next < count || running) {
     MPI_Status st;
     cp_error e;
     int got = 0, rc = MPI_SUCCESS;
-    if (running) {
-      double c = cp_clock_thread_cpu();
+    double now = cp_clock_now();
+    if (look_due(r, now)) {
       rc = MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &got, &st);
-      rank0.looking += cp_clock_thread_cpu() - c;
+      looked(r, now, got);
+      double c = cp_clock_thread_cpu();
+      rank0.looking += c - mark;
+      mark = c;
     }
     if (rc == MPI_SUCCESS && !got) {
       if (next < count) {
-        double c = cp_clock_thread_cpu();
         r->within = 0;
+        now = cp_clock_now();
         cp_expand_job_run(own->expand, own->ctx, &jobs[next++]);
-        double t = cp_clock_thread_cpu() - c - r->within;
-        r->mean = r->mean > 0 ? 0.9 * r->mean + 0.1 * t : t;
-        rank0.own += t;
+        double c = cp_clock_thread_cpu();
+        double span = cp_clock_now() - now - r->within;
+        if (span > 1e-7) {
+          double l = log(span);
+          r->log_job = r->job > 0 ? 0.9 * r->log_job + 0.1 * l : l;
+          r->job = exp(r->log_job);
+        }
+        rank0.own += c - mark - r->within;
         rank0.looking += r->within;
+        mark = c;
         ++own_jobs;
         if (r->failed) return 0;
         continue;
       }
-      double c = cp_clock_thread_cpu(), t = cp_clock_now();
       rc = cp_plan_mpi_wait_for(MPI_ANY_SOURCE, MPI_ANY_TAG, &st, r->cancel);
-      rank0.waiting += cp_clock_thread_cpu() - c;
-      rank0.waiting_wall += cp_clock_now() - t;
+      double c = cp_clock_thread_cpu();
+      rank0.waiting += c - mark;
+      rank0.waiting_wall += cp_clock_now() - now;
+      mark = c;
     }
     /* Stopped (a signal): the jobs not back are not run; the search rolls
      * the batch back. */
@@ -640,6 +712,7 @@ static int batch(remote *r, const cp_search_problem *own,
       return 0;
     }
     if (collect(r, &st, n, budget, jobs, count, &next, &running)) return 0;
+    mark = cp_clock_thread_cpu(); /* the message's CPU: the rest */
   }
   return 0;
 }
@@ -671,6 +744,7 @@ static void remote_free(remote *r) {
     if (done) cp_wire_buf_free(&f->out);
   }
   free(r->fly);
+  free(r->due);
   free(r->head);
   free(r->depth);
   cp_wire_buf_free(&r->in);
@@ -737,7 +811,8 @@ cp_plan_status cp_plan_mpi_task(cp_store *st, const cp_task *task,
   r.fly = calloc((size_t)n_ranks * DEPTH, sizeof *r.fly);
   r.head = calloc((size_t)n_ranks, sizeof *r.head);
   r.depth = calloc((size_t)n_ranks, sizeof *r.depth);
-  if (!r.fly || !r.head || !r.depth) {
+  r.due = calloc((size_t)n_ranks, sizeof *r.due);
+  if (!r.fly || !r.head || !r.depth || !r.due) {
     remote_free(&r);
     stop_workers();
     cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");

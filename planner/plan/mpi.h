@@ -72,6 +72,9 @@ typedef struct cp_plan_mpi_rank0 {
                      ///< (polling costs CPU; naps do not)
   double waiting_wall; ///< the same waits on the monotonic clock
   double wall;       ///< the batches' span on the monotonic clock
+  long long looks;   ///< looks for answers while jobs were left to hand
+                     ///< out (between and within rank 0's own jobs)
+  long long fruitless; ///< those of them that found no answer
 } cp_plan_mpi_rank0;
 
 /// Rank 0: its times so far (the messages -- encoding and sending jobs,

@@ -105,6 +105,15 @@ static void traffic_of(const char *err, long long *jobs, long long *own) {
   if (at && (at = strstr(at, "rank 0 ran "))) *own = atoll(at + 11);
 }
 
+/* The looks of rank 0's line (`; L looks, F found nothing`); 0, or -1
+ * when the line or the counts are missing. */
+static int looks_of(const char *err, long long *looks, long long *fruitless) {
+  const char *at = strstr(err, "complan: mpi: rank 0 in ");
+  at = at ? strstr(at, "); ") : NULL;
+  return at && sscanf(at, "); %lld looks, %lld found nothing", looks,
+                      fruitless) == 2 ? 0 : -1;
+}
+
 /* The run of --threads 1, then of `mpirun -n R ... --mpi` for R = 1, 2, 3
  * (rank 0 alone runs every job; with workers it runs the jobs no worker
  * is free for): the same database rows and plan each time. */
@@ -127,9 +136,17 @@ static void same_as_threads(const char *method) {
     char line[64];
     snprintf(line, sizeof line, "complan: mpi: %d worker rank", ranks - 1);
     cr_expect(strstr(err, line), "%s", err);
-    long long jobs, own;
+    long long jobs, own, looks = -1, fruitless = -1;
     traffic_of(err, &jobs, &own);
+    cr_expect_eq(looks_of(err, &looks, &fruitless), 0, "%s", err);
     free(err);
+    /* Rank 0 looks for answers only while a worker has a job: alone, it
+     * never looks; with workers, each answer found by a look was one. */
+    cr_expect(fruitless >= 0 && fruitless <= looks, "%lld of %lld looks",
+              fruitless, looks);
+    if (ranks == 1) cr_expect_eq(looks, 0, "no worker, no look");
+    else cr_expect_leq(looks - fruitless, jobs, "%lld looks found %lld of "
+                       "%lld answers", looks, looks - fruitless, jobs);
     sqlite3 *db = synth_open_db(b);
     long long na = synth_assert_same_run(da, 1, db, ranks, method);
     cr_assert(na > 10, "%s: a real search (%lld nodes)", method, na);
