@@ -85,14 +85,9 @@ small_update(double *restrict T, double *restrict qb,
     tj[r] = f;
   }
   const double f = qb[r] * inv;
-  uint64_t m = 0;
-  for (int i = 0; i < L; i++) {
-    const double v = i == r ? f : qb[i] - pc[i] * f;
-    qb[i] = v;
-    const uint64_t u = dbits(v) & 0x7FFFFFFFFFFFFFFFull;
-    m = u > m ? u : m;
-  }
-  return bitsd(m);
+  for (int i = 0; i < L; i++) qb[i] -= pc[i] * f; /* row r: replaced next */
+  qb[r] = f;
+  return max_abs(L, qb);
 }
 
 /* A tableau column into the pivot column: constant lengths for the padded
