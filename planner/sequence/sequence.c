@@ -417,11 +417,17 @@ static int execute(attempt *a) {
   g = json_pack("{s:s, s:[n,n,f]}", "body", part, "min", a->zt - 0.005);
   if ((rc = run_phase(a, 2, inputs_json(a, dz, a->close, 2), g))) return rc;
   dz[2] = 0;
-  /* turn: the wrist rolls the part into its design orientation */
+  /* turn: the wrist rolls the part into its design orientation, held: both
+   * fingers touch it at the goal node and its bottom is clear (half the
+   * clearance) above everything it could rest on, so a part flung out of
+   * the fingers that lands in that orientation is no turn */
   if (a->wrist) {
     dz[3] = step_of(a->g->turn, 0.2);
-    g = json_pack("{s:s, s:o, s:f}", "body", part, "orientation", cp_seq_vec(to + 3, 4), "angle_tolerance",
-                  fmax(0.5 * t->tol_angle, 0.005));
+    double half[3];
+    cp_seq_box_aabb(t->scene.bodies[t->part_body[p]].shape.size, to + 3, half);
+    g = json_pack("{s:s, s:o, s:f, s:[n,n,f], s:[[s,s],[s,s]]}", "body", part, "orientation", cp_seq_vec(to + 3, 4),
+                  "angle_tolerance", fmax(0.5 * t->tol_angle, 0.005), "min",
+                  cp_seq_top(t) + half[2] + 0.5 * t->clearance, "contacts", part, lf, part, rf);
     if ((rc = run_phase(a, 3, inputs_json(a, dz, a->close, 2), g))) return rc;
     dz[3] = 0;
     a->roll_at = a->g->turn;
