@@ -60,6 +60,7 @@ typedef struct attempt {
   cp_sequence_result *res;
   int n_plans;
   int64_t plan_ids[CP_SEQUENCE_PHASES];
+  unsigned char plan_phase[CP_SEQUENCE_PHASES]; /* each plan's phase index */
   char why[512];
   int limit;
   cp_store *dry;       /* set: phases are planned in this scratch store and
@@ -250,7 +251,10 @@ static int run_phase(attempt *a, int phase, json_t *inputs, json_t *goal) {
     cp_task_free(&pt);
     return -1;
   }
-  if (!a->dry) a->plan_ids[a->n_plans++] = pr.plan_id;
+  if (!a->dry) {
+    a->plan_phase[a->n_plans] = (unsigned char)phase;
+    a->plan_ids[a->n_plans++] = pr.plan_id;
+  }
   /* The plan's last state. */
   cp_state_layout l;
   long *ids = NULL, n = 0;
@@ -656,6 +660,7 @@ static int move(cp_store *st, const cp_sequence_task *t, world_state *w, double 
       if (final) stage->grasp = *g;
 
       memcpy(stage->plan_ids + stage->n_plans, a.plan_ids, sizeof *a.plan_ids * (size_t)a.n_plans);
+      memcpy(stage->plan_phase + stage->n_plans, a.plan_phase, (size_t)a.n_plans);
       stage->n_plans += a.n_plans;
       out = 0;
       break;

@@ -441,6 +441,9 @@ Test(sequence, upside_down_part_turned) {
   cr_assert_geq(fabs(x[3]), cos(0.0175 / 2), "q = %g %g %g %g", x[3], x[4], x[5], x[6]);
   cr_assert_float_eq(x[2], 0.03, 0.002);
   sqlite3_close(h);
+  json_t *ph = json_object_get(s, "phases");
+  cr_assert_eq(json_array_size(ph), 8);
+  cr_assert_str_eq(json_string_value(json_array_get(ph, 3)), "turn");
   assert_turn_goal_holds_the_part(db, json_integer_value(json_array_get(ids, 3)));
   json_decref(doc);
   synth_remove_db(db);
@@ -474,6 +477,10 @@ Test(sequence, bar_regrasped_through_an_intermediate_pose) {
   cr_assert_lt(fabs(x[3] * 0.5 + x[4] * 0.5 + x[5] * 0.5 + x[6] * 0.5), cos(0.1));
   cr_assert_lt(fabs(x[3]), cos(0.1));
   last_state(h, json_integer_value(json_array_get(ids, 15)), x, 13);
+  // the stored phases: two moves of eight, each with its turn
+  cr_assert_eq(synth_query_int(h, "SELECT count(*) FROM assembly_phases WHERE move = 0 AND step < 8"), 8);
+  cr_assert_eq(synth_query_int(h, "SELECT count(*) FROM assembly_phases WHERE move = 1 AND step >= 8"), 8);
+  cr_assert_eq(synth_query_int(h, "SELECT count(*) FROM assembly_phases WHERE phase = 'turn' AND step % 8 = 3"), 2);
   cr_assert_geq(fabs(x[3]), cos(0.0175 / 2), "q = %g %g %g %g", x[3], x[4], x[5], x[6]);
   cr_assert_float_eq(x[2], 0.03, 0.002);
   sqlite3_close(h);
@@ -481,9 +488,8 @@ Test(sequence, bar_regrasped_through_an_intermediate_pose) {
   synth_remove_db(db);
 }
 
-// One database for both forms: a file written by `assemble SCENE` (no
-// sequence tables yet) takes a sequence (the tables are created in the
-// write's transaction) and keeps its scene run.
+// One database for both forms: a file written by `assemble SCENE` (its
+// sequence tables empty) takes a sequence and keeps its scene run.
 Test(sequence, scene_database_gains_sequence_tables) {
   char *db = temp_db();
   const char *root = getenv("CP_SOURCE_ROOT");
@@ -496,8 +502,8 @@ Test(sequence, scene_database_gains_sequence_tables) {
   sqlite3 *h;
   sqlite3_stmt *q;
   cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
-  cr_assert_eq(sqlite3_prepare_v2(h, "SELECT count(*) FROM sqlite_master WHERE name = 'assembly_sequences'", -1, &q,
-                                  NULL), SQLITE_OK);
+  // since schema version 3 the sequence tables are the store's: there, empty
+  cr_assert_eq(sqlite3_prepare_v2(h, "SELECT count(*) FROM assembly_sequences", -1, &q, NULL), SQLITE_OK);
   cr_assert_eq(sqlite3_step(q), SQLITE_ROW);
   cr_assert_eq(sqlite3_column_int(q, 0), 0);
   sqlite3_finalize(q);
