@@ -100,6 +100,9 @@ static int replay_sequence(cp_store *st, const char *db, long id, int verify, do
   cp_error err;
   memset(&err, 0, sizeof err);
   cp_replay_status rs = cp_sequence_replay(st, id, &o, &res, &err);
+  cp_error perr;
+  char *phases = json && (rs == CP_REPLAY_OK || rs == CP_REPLAY_MISMATCH)
+                     ? cp_sequence_phases_json(st, res.sequence_id, &perr) : NULL;
   cp_store_close(st);
   if (rs == CP_REPLAY_BAD_INPUT || rs == CP_REPLAY_NOMEM || (rs == CP_REPLAY_FAILED && err.msg[0])) {
     const int page = html && !strcmp(err.where, html);
@@ -119,6 +122,10 @@ static int replay_sequence(cp_store *st, const char *db, long id, int verify, do
     json_object_set_new(doc, "verified", verify ? json_boolean(res.verified == 1) : json_null());
     json_object_set_new(doc, "chained", json_boolean(res.chained));
     json_object_set_new(doc, "mismatch", rs == CP_REPLAY_MISMATCH ? json_string(res.message) : json_null());
+    json_t *ph = phases ? json_loads(phases, 0, NULL) : NULL;
+    free(phases);
+    phases = NULL;
+    json_object_set_new(doc, "phases", ph ? ph : json_null());
     if (html) json_object_set_new(doc, "html", json_string(html));
     if (cp_json_print(doc)) rs = CP_REPLAY_FAILED;
     json_decref(doc);

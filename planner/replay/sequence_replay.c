@@ -368,29 +368,15 @@ static int remember(phase *ph) {
   return 0;
 }
 
-/* The phases of one move: seven, eight with the wrist (a chain of five
- * joint CP_SEQ_WRIST_JOINT: x, y, z, roll, the fingers). */
-static int move_length(const cp_scene *s) {
-  for (int k = 0; s->n_manips > 0 && k < s->manips[0].n; k++)
-    if (!strcmp(s->manips[0].joints[k].name, CP_SEQ_WRIST_JOINT)) return 8;
-  return 7;
-}
-
-static const char *phase_label(int in_move, int len) {
-  /* without the wrist there is no "turn" phase (index 3) */
-  return cp_sequence_phase_name(len == 8 || in_move < 3 ? in_move : in_move + 1);
-}
-
 /* Replays phase plan `pid` (the j-th of the sequence). */
 static cp_replay_status replay_phase(cp_store *st, int64_t pid, int j, int compare_joints, sheet *sh, page *pg,
                                      const cp_sequence_replay_options *o, cp_sequence_replay_result *res,
-                                     int *len, cp_error *err) {
+                                     cp_error *err) {
   cp_replay *r;
   cp_replay_status rs = cp_replay_open(st, pid, &r, err);
   if (rs != CP_REPLAY_OK) return rs;
   phase ph = {.scene = &cp_replay_task(r)->scene, .sh = sh, .compare_joints = compare_joints, .pg = pg};
   const cp_scene *s = ph.scene;
-  *len = move_length(s);
   for (int i = 0; i < DRAWN_MAX; i++) ph.finger_at[i] = -1;
   int nomem = cp_state_layout_init(&ph.l, s);
   if (!nomem && s->n_manips > 0) {
@@ -464,23 +450,22 @@ static cp_replay_status replay_phase(cp_store *st, int64_t pid, int j, int compa
 }
 
 /* A removal stage (docs/assembly.md, "Temporary parts"): its part was
- * placed by an earlier stage of the sequence. Its one move has eight
- * phases, the withdrawal third. */
+ * placed by an earlier stage of the sequence. */
 static int is_removal(const cp_store_sequence_info *info, int k) {
   for (int i = 0; i < k; i++)
     if (!strcmp(info->stages[i].part, info->stages[k].part)) return 1;
   return 0;
 }
 
-/* The page's note for phase `in_move` of a move of stage k. */
-static void note(const cp_store_sequence_info *info, int k, int move, int moves, int in_move, int len, int removal,
-                 char *buf, size_t n) {
-  static const int removal_phase[8] = {0, 1, CP_SEQUENCE_WITHDRAW, 2, 4, 5, 6, 7};
+/* The page's note for plan i of stage k: the stage, the part, the move
+ * and the stored phase; the certificate from the last move's release on. */
+static void note(const cp_store_sequence_info *info, int k, int i, int removal, char *buf, size_t n) {
   const cp_store_stage_info *s = &info->stages[k];
+  const int move = s->moves[i], moves = s->n_plans ? s->moves[s->n_plans - 1] + 1 : 1;
   int w = snprintf(buf, n, "stage %d of %d: %s, %s%s", k + 1, info->n_stages, s->part,
                    removal ? "removal, " : moves > 1 ? (move + 1 < moves ? "regrasp move, " : "final move, ") : "",
-                   removal ? cp_sequence_phase_name(removal_phase[in_move & 7]) : phase_label(in_move, len));
-  const int released = move + 1 == moves && in_move >= len - 2;
+                   s->phases[i]);
+  const int released = move + 1 == moves && (!strcmp(s->phases[i], "release") || !strcmp(s->phases[i], "retreat"));
   if (released && s->certified && w > 0 && (size_t)w < n)
     snprintf(buf + w, n - (size_t)w, " -- certified %s, %.3g mm / %.3g deg from %s", s->stability ? s->stability : "?",
              1e3 * s->position_error, s->angle_error * (180 / 3.14159265358979323846),
@@ -539,14 +524,12 @@ cp_replay_status cp_sequence_replay(cp_store *st, int64_t id, const cp_sequence_
   for (int k = 0, j = 0; (rs == CP_REPLAY_OK || rs == CP_REPLAY_MISMATCH) && k < info.n_stages; k++) {
     const cp_store_stage_info *s = &info.stages[k];
     const int removal = is_removal(&info, k);
-    int in_move = 0, len = removal ? 8 : 7, move = 0, moves = 1;
-    /* moves of this stage: plans / 7 or 8 (a regrasp is a second move);
-     * a removal is one move of 8 */
+    /* the stored moves: a new move starts the gripper afresh above the
+     * part, so its joints are compared only inside a move */
     for (int i = 0; (rs == CP_REPLAY_OK || rs == CP_REPLAY_MISMATCH) && i < s->n_plans; i++, j++) {
       if (pp) {
         char text[400];
-        moves = s->n_plans > 8 ? 2 : 1;
-        note(&info, k, move, moves, in_move, len, removal, text, sizeof text);
+        note(&info, k, i, removal, text, sizeof text);
         const int p = pg.plan_pair[j];
         if (p != pg.shown_pair) {
           for (int q = 0; q < pg.n_pairs; q++)
@@ -555,10 +538,8 @@ cp_replay_status cp_sequence_replay(cp_store *st, int64_t id, const cp_sequence_
         }
         cp_viewer_note(pg.v, text);
       }
-      rs = replay_phase(st, s->plan_ids[i], j, in_move > 0, &sh, pp, &o, res, &len, err);
-      if (removal) len = 8;
+      rs = replay_phase(st, s->plan_ids[i], j, i > 0 && s->moves[i] == s->moves[i - 1], &sh, pp, &o, res, err);
       if (rs == CP_REPLAY_MISMATCH) mismatch = 1, rs = CP_REPLAY_OK;
-      if (++in_move == len) in_move = 0, move++;
     }
   }
   if (rs == CP_REPLAY_OK && mismatch) rs = CP_REPLAY_MISMATCH;
@@ -582,4 +563,21 @@ cp_replay_status cp_sequence_replay(cp_store *st, int64_t id, const cp_sequence_
   free(sh.k);
   cp_store_sequence_info_free(&info);
   return rs;
+}
+
+char *cp_sequence_phases_json(cp_store *st, int64_t id, cp_error *err) {
+  cp_store_sequence_info info;
+  if (cp_store_sequence_read(st, id, &info, err)) return NULL;
+  json_t *a = json_array();
+  for (int k = 0; a && k < info.n_stages; k++) {
+    const cp_store_stage_info *s = &info.stages[k];
+    for (int i = 0; i < s->n_plans; i++)
+      json_array_append_new(a, json_pack("{s:I, s:i, s:s, s:i, s:s}", "plan", (json_int_t)s->plan_ids[i], "stage", k,
+                                         "part", s->part, "move", s->moves[i], "phase", s->phases[i]));
+  }
+  cp_store_sequence_info_free(&info);
+  char *text = a ? json_dumps(a, JSON_COMPACT) : NULL;
+  json_decref(a);
+  if (!text) cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
+  return text;
 }

@@ -64,6 +64,12 @@ typedef struct cp_sequence_replay_result {
 cp_replay_status cp_sequence_replay(cp_store *st, int64_t id, const cp_sequence_replay_options *opt,
                                     cp_sequence_replay_result *res, cp_error *err);
 
+/// The stored phase of every plan of sequence id (<= 0: the latest), in
+/// replay order, as JSON text: [{"plan", "stage", "part", "move",
+/// "phase"}] (planner/store/sequence.h, assembly_phases). malloc'd (free
+/// it); NULL with err when the sequence cannot be read.
+char *cp_sequence_phases_json(cp_store *st, int64_t id, cp_error *err);
+
 #ifdef __cplusplus
 }
 #endif

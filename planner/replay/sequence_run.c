@@ -82,6 +82,14 @@ static json_t *plan_ids_json(const cp_sequence_stage *s) {
   return a;
 }
 
+/* The phase of each plan, parallel to plan_ids. */
+static json_t *phases_json(const cp_sequence_stage *s) {
+  json_t *a = json_array();
+  for (int ph = 0; s->certified && ph < s->n_plans; ph++)
+    json_array_append_new(a, json_string(cp_sequence_phase_name(s->plan_phase[ph])));
+  return a;
+}
+
 /* The result document (docs/assembly.md, "Assembly tasks"). */
 static json_t *sequence_json(const cp_sequence_task *t, const cp_sequence_result *res) {
   json_t *doc = json_object(), *order = json_array(), *stages = json_array();
@@ -103,6 +111,7 @@ static json_t *sequence_json(const cp_sequence_task *t, const cp_sequence_result
     json_object_set_new(o, "regrasps", json_integer(s->regrasps));
     json_object_set_new(o, "attempts", json_integer(s->attempts));
     json_object_set_new(o, "plan_ids", plan_ids_json(s));
+    json_object_set_new(o, "phases", phases_json(s));
     json_object_set_new(o, "stability", s->certified ? json_string(cp_stability_kind_name(s->stability)) : json_null());
     json_object_set_new(o, "stability_nodes", json_integer(s->stability_nodes));
     if (s->stability_reason[0]) json_object_set_new(o, "stability_reason", json_string(s->stability_reason));
@@ -128,16 +137,18 @@ static int store_sequence(cp_store *st, const cp_sequence_task *t, const char *n
                           json_t *doc, int64_t *id, cp_error *err) {
   /* a stage per part, and a removal stage per temporary part */
   cp_store_stage_row rows[2 * CP_ASSEMBLY_MAX_PARTS];
-  char *texts[4 * CP_ASSEMBLY_MAX_PARTS + 1] = {0};
+  char *texts[6 * CP_ASSEMBLY_MAX_PARTS + 1] = {0};
   json_t *stages = json_object_get(doc, "stages");
   for (int k = 0; k < res->n_stages; k++) {
     const cp_sequence_stage *s = &res->stages[k];
     json_t *o = json_array_get(stages, (size_t)k);
     texts[2 * k] = s->certified ? json_dumps(json_object_get(o, "grasp"), JSON_COMPACT) : NULL;
     texts[2 * k + 1] = json_dumps(json_object_get(o, "plan_ids"), JSON_COMPACT);
+    texts[4 * CP_ASSEMBLY_MAX_PARTS + 1 + k] = json_dumps(json_object_get(o, "phases"), JSON_COMPACT);
     rows[k] = (cp_store_stage_row){.part = t->scene.bodies[s->body].name, .certified = s->certified,
                                    .grasp = texts[2 * k], .regrasps = s->regrasps, .attempts = s->attempts,
                                    .plan_ids = texts[2 * k + 1] ? texts[2 * k + 1] : "[]",
+                                   .phases = texts[4 * CP_ASSEMBLY_MAX_PARTS + 1 + k],
                                    .stability = s->certified ? cp_stability_kind_name(s->stability) : NULL,
                                    .position_error = s->position_error, .angle_error = s->angle_error};
   }

@@ -127,7 +127,7 @@ static double top_of(const cp_body *b, const double *x, const double *q) {
   }
 }
 
-double cp_seq_transport_height(const cp_sequence_task *t, int p) {
+double cp_seq_top(const cp_sequence_task *t) {
   double top = 0;
   for (int b = 0; b < t->scene.n_bodies; b++) {
     const cp_body *bd = &t->scene.bodies[b];
@@ -139,6 +139,10 @@ double cp_seq_transport_height(const cp_sequence_task *t, int p) {
     double z = top_of(&t->scene.bodies[t->part_body[k]], s, s + 3);
     if (z > top) top = z;
   }
+  return top;
+}
+
+double cp_seq_transport_height(const cp_sequence_task *t, int p) {
   double h = cp_seq_part_height(t, p, t->scene.bodies[t->part_body[p]].q);
-  return top + t->clearance + 0.5 * (h > 0 ? h : 0);
+  return cp_seq_top(t) + t->clearance + 0.5 * (h > 0 ? h : 0);
 }

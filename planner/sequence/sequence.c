@@ -60,6 +60,7 @@ typedef struct attempt {
   cp_sequence_result *res;
   int n_plans;
   int64_t plan_ids[CP_SEQUENCE_PHASES];
+  unsigned char plan_phase[CP_SEQUENCE_PHASES]; /* each plan's phase index */
   char why[512];
   int limit;
   cp_store *dry;       /* set: phases are planned in this scratch store and
@@ -250,7 +251,10 @@ static int run_phase(attempt *a, int phase, json_t *inputs, json_t *goal) {
     cp_task_free(&pt);
     return -1;
   }
-  if (!a->dry) a->plan_ids[a->n_plans++] = pr.plan_id;
+  if (!a->dry) {
+    a->plan_phase[a->n_plans] = (unsigned char)phase;
+    a->plan_ids[a->n_plans++] = pr.plan_id;
+  }
   /* The plan's last state. */
   cp_state_layout l;
   long *ids = NULL, n = 0;
@@ -417,11 +421,17 @@ static int execute(attempt *a) {
   g = json_pack("{s:s, s:[n,n,f]}", "body", part, "min", a->zt - 0.005);
   if ((rc = run_phase(a, 2, inputs_json(a, dz, a->close, 2), g))) return rc;
   dz[2] = 0;
-  /* turn: the wrist rolls the part into its design orientation */
+  /* turn: the wrist rolls the part into its design orientation, held: both
+   * fingers touch it at the goal node and its bottom is clear (half the
+   * clearance) above everything it could rest on, so a part flung out of
+   * the fingers that lands in that orientation is no turn */
   if (a->wrist) {
     dz[3] = step_of(a->g->turn, 0.2);
-    g = json_pack("{s:s, s:o, s:f}", "body", part, "orientation", cp_seq_vec(to + 3, 4), "angle_tolerance",
-                  fmax(0.5 * t->tol_angle, 0.005));
+    double half[3];
+    cp_seq_box_aabb(t->scene.bodies[t->part_body[p]].shape.size, to + 3, half);
+    g = json_pack("{s:s, s:o, s:f, s:[n,n,f], s:[[s,s],[s,s]]}", "body", part, "orientation", cp_seq_vec(to + 3, 4),
+                  "angle_tolerance", fmax(0.5 * t->tol_angle, 0.005), "min",
+                  cp_seq_top(t) + half[2] + 0.5 * t->clearance, "contacts", part, lf, part, rf);
     if ((rc = run_phase(a, 3, inputs_json(a, dz, a->close, 2), g))) return rc;
     dz[3] = 0;
     a->roll_at = a->g->turn;
@@ -650,6 +660,7 @@ static int move(cp_store *st, const cp_sequence_task *t, world_state *w, double 
       if (final) stage->grasp = *g;
 
       memcpy(stage->plan_ids + stage->n_plans, a.plan_ids, sizeof *a.plan_ids * (size_t)a.n_plans);
+      memcpy(stage->plan_phase + stage->n_plans, a.plan_phase, (size_t)a.n_plans);
       stage->n_plans += a.n_plans;
       out = 0;
       break;

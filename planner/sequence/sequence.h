@@ -154,6 +154,8 @@ typedef struct cp_sequence_stage {
   int n_plans;              ///< phases planned: 7, or 8 with a turn, per
                             ///< move (a regrasp adds a move)
   int64_t plan_ids[2 * CP_SEQUENCE_PHASES]; ///< [n_plans] in order
+  unsigned char plan_phase[2 * CP_SEQUENCE_PHASES]; ///< [n_plans] each
+                            ///< plan's phase (cp_sequence_phase_name)
   cp_stability_kind stability; ///< of the subassembly after release
   long stability_nodes;    ///< branch-and-bound nodes its MILPs used
   char stability_reason[120]; ///< why stable_undecided ("" otherwise)

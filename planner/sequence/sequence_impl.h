@@ -33,6 +33,9 @@ void cp_seq_yaw_quat(const double *g, double *q);
 void cp_seq_box_aabb(const double *sz, const double *q, double *half);
 /* Angle (rad) between two unit quaternions. */
 double cp_seq_quat_angle(const double *a, const double *b);
+/* The highest top of the design's bodies and of the staged parts (0 at
+ * least): whatever a part could come to rest on is below it. */
+double cp_seq_top(const cp_sequence_task *t);
 /* The transport height of part p's centre: everything's top plus the
  * clearance plus half the part's height (the part upright). */
 double cp_seq_transport_height(const cp_sequence_task *t, int p);

@@ -169,7 +169,51 @@ static const char schema_sql[] =
     " part TEXT NOT NULL,"
     " dx REAL NOT NULL, dy REAL NOT NULL, dz REAL NOT NULL,"
     " stability TEXT NOT NULL,"
-    " PRIMARY KEY (run_id, step));";
+    " PRIMARY KEY (run_id, step));"
+    /* complan assemble TASK: the executed sequence (planner/store/
+     * sequence.h, docs/assembly.md); before version 3 these two were
+     * created on the first write of a sequence. */
+    "CREATE TABLE IF NOT EXISTS assembly_sequences ("
+    " id INTEGER PRIMARY KEY,"
+    " created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),"
+    " task TEXT NOT NULL,"
+    " status TEXT NOT NULL,"
+    " parts INTEGER NOT NULL,"
+    " part_order TEXT NOT NULL,"
+    " final_position_error REAL,"
+    " final_angle_error REAL,"
+    " seconds REAL NOT NULL,"
+    " lcp_solves INTEGER NOT NULL,"
+    " plans INTEGER NOT NULL,"
+    " message TEXT,"
+    " backtracks INTEGER);"
+    "CREATE TABLE IF NOT EXISTS assembly_stages ("
+    " sequence_id INTEGER NOT NULL REFERENCES assembly_sequences(id) ON DELETE CASCADE,"
+    " stage INTEGER NOT NULL,"
+    " part TEXT NOT NULL,"
+    " certified INTEGER NOT NULL,"
+    " grasp TEXT,"
+    " regrasps INTEGER NOT NULL,"
+    " attempts INTEGER NOT NULL,"
+    " plan_ids TEXT NOT NULL,"
+    " stability TEXT,"
+    " position_error REAL,"
+    " angle_error REAL,"
+    " PRIMARY KEY (sequence_id, stage));"
+    /* Version 3: each phase plan of a stored sequence with its stage, part,
+     * move (0, 1, ...: the moves before a stage's last set the part down
+     * for a regrasp) and phase name. */
+    "CREATE TABLE IF NOT EXISTS assembly_phases ("
+    " plan_id INTEGER PRIMARY KEY REFERENCES plans(id),"
+    " sequence_id INTEGER NOT NULL,"
+    " stage INTEGER NOT NULL,"
+    " step INTEGER NOT NULL,"
+    " part TEXT NOT NULL,"
+    " move INTEGER NOT NULL,"
+    " phase TEXT NOT NULL,"
+    " UNIQUE (sequence_id, stage, step),"
+    " FOREIGN KEY (sequence_id, stage)"
+    "  REFERENCES assembly_stages(sequence_id, stage) ON DELETE CASCADE);";
 
 /* Version 1 -> 2: tasks gain inputs_stored (0: the run's files were not
  * stored; replay reads them from disk), searches gain complan (the build)
@@ -183,6 +227,26 @@ static const char migrate_v1_sql[] =
     SEARCHES_V1_COLUMNS " FROM searches;"
     "DROP TABLE searches;"
     "ALTER TABLE searches_v2 RENAME TO searches;";
+
+/* Version 2 -> 3: assembly_sequences (when a sequence was stored) gains
+ * backtracks if an older complan made it without; assembly_phases (from
+ * schema_sql) is filled for every stored stage from its plans' task names
+ * ("part phase", as the sequence names its phase tasks). */
+static int migrate_v2(cp_store *st) {
+  sqlite3_stmt *q;
+  int rc = sqlite3_prepare_v2(st->db,
+                              "SELECT 1 FROM pragma_table_info('assembly_sequences') WHERE name = 'backtracks'",
+                              -1, &q, NULL);
+  if (rc) return rc;
+  rc = sqlite3_step(q);
+  sqlite3_finalize(q);
+  if (rc == SQLITE_DONE) rc = cp_store_exec(st, "ALTER TABLE assembly_sequences ADD COLUMN backtracks INTEGER");
+  else if (rc == SQLITE_ROW) rc = SQLITE_OK;
+  if (rc) return rc;
+  return cp_store_exec(st, "INSERT OR IGNORE INTO assembly_phases (plan_id, sequence_id, stage, step, part, move,"
+                           " phase) SELECT * FROM (" CP_STORE_PHASES_DERIVED("")
+                           ") WHERE plan_id IN (SELECT id FROM plans);");
+}
 
 static int pragma_int(cp_store *st, const char *sql, int *out) {
   sqlite3_stmt *q;
@@ -201,7 +265,8 @@ static int pragma_int(cp_store *st, const char *sql, int *out) {
 typedef enum file_kind {
   FILE_EMPTY,       /* no table: a new file */
   FILE_CURRENT,     /* complan's, this schema version */
-  FILE_V1,          /* complan's, schema version 1 (migrated on write) */
+  FILE_OLD,         /* complan's, schema version 1 or 2 (migrated on
+                       write, read as it is) */
   FILE_ASSEMBLY,    /* unstamped, only assembly_* tables: written by an
                        earlier `complan assemble` (adopted on write) */
   FILE_FOREIGN      /* another application's or another version: refused */
@@ -225,8 +290,8 @@ static cp_store_status classify(cp_store *st, file_kind *kind) {
     *kind = FILE_EMPTY;
   else if (app == CP_STORE_APPLICATION_ID && version == CP_STORE_SCHEMA_VERSION)
     *kind = FILE_CURRENT;
-  else if (app == CP_STORE_APPLICATION_ID && version == 1)
-    *kind = FILE_V1;
+  else if (app == CP_STORE_APPLICATION_ID && version >= 1 && version < CP_STORE_SCHEMA_VERSION)
+    *kind = FILE_OLD;
   else if (app == 0 && version == 0 && others == 0)
     *kind = FILE_ASSEMBLY;
   else {
@@ -240,7 +305,8 @@ static cp_store_status classify(cp_store *st, file_kind *kind) {
     return cp_store_failf(
         st, CP_STORE_BAD_FILE,
         "complan database schema version %d; this complan reads "
-        "versions 1 to %d only; it is left untouched",
+        "versions 1 to %d only (a newer complan wrote it); it is left "
+        "untouched",
         version, CP_STORE_SCHEMA_VERSION);
   }
   return CP_STORE_OK;
@@ -299,18 +365,21 @@ cp_store_status cp_store_schema_write(cp_store *st) {
   s = classify(st, &kind);
   if (!s && kind != FILE_EMPTY) s = quick_check(st);
   const char *what = "cannot create the schema";
+  char migrating[64];
   if (!s && kind != FILE_CURRENT) {
-    if (kind == FILE_V1) {
-      what = "cannot migrate the database from schema version 1";
-      rc = cp_store_exec(st, migrate_v1_sql);
-    }
     char sql[96];
+    if (kind == FILE_OLD) {
+      snprintf(migrating, sizeof migrating, "cannot migrate the database from schema version %d", st->version);
+      what = migrating;
+      if (st->version == 1) rc = cp_store_exec(st, migrate_v1_sql);
+    }
+    if (!rc) rc = cp_store_exec(st, schema_sql);
+    if (!rc && kind == FILE_OLD) rc = migrate_v2(st);
+    if (rc) s = cp_store_fail(st, rc, what);
     snprintf(sql, sizeof sql,
              "PRAGMA user_version = %d; PRAGMA application_id = %d;",
              CP_STORE_SCHEMA_VERSION, CP_STORE_APPLICATION_ID);
-    if (!rc) rc = cp_store_exec(st, schema_sql);
-    if (!rc) rc = cp_store_exec(st, sql);
-    if (rc) s = cp_store_fail(st, rc, what);
+    if (!s && (rc = cp_store_exec(st, sql))) s = cp_store_fail(st, rc, "cannot stamp the schema version");
     st->version = CP_STORE_SCHEMA_VERSION;
   }
   if (!s && (rc = cp_store_exec(st, "COMMIT"))) s = cp_store_fail(st, rc, what);
@@ -318,8 +387,8 @@ cp_store_status cp_store_schema_write(cp_store *st) {
   return s;
 }
 
-/* A file opened read-only: complan's planner database of version 1 or the
- * current one (nothing is migrated or written). */
+/* A file opened read-only: complan's planner database of version 1, 2 or
+ * the current one (nothing is migrated or written). */
 cp_store_status cp_store_schema_read(cp_store *st) {
   file_kind kind = FILE_FOREIGN;
   cp_store_status s = classify_read(st, &kind, 0);

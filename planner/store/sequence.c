@@ -1,6 +1,8 @@
 /* Assembly sequences in the database (planner/store/sequence.h). */
 #include "planner/store/sequence.h"
 
+#include "planner/store/store_impl.h"
+
 #include <jansson.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -8,65 +10,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char sequence_sql[] =
-    "CREATE TABLE IF NOT EXISTS assembly_sequences ("
-    " id INTEGER PRIMARY KEY,"
-    " created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),"
-    " task TEXT NOT NULL,"
-    " status TEXT NOT NULL,"
-    " parts INTEGER NOT NULL,"
-    " part_order TEXT NOT NULL,"
-    " final_position_error REAL,"
-    " final_angle_error REAL,"
-    " seconds REAL NOT NULL,"
-    " lcp_solves INTEGER NOT NULL,"
-    " plans INTEGER NOT NULL,"
-    " message TEXT,"
-    " backtracks INTEGER);"
-    "CREATE TABLE IF NOT EXISTS assembly_stages ("
-    " sequence_id INTEGER NOT NULL REFERENCES assembly_sequences(id) ON DELETE CASCADE,"
-    " stage INTEGER NOT NULL,"
-    " part TEXT NOT NULL,"
-    " certified INTEGER NOT NULL,"
-    " grasp TEXT,"
-    " regrasps INTEGER NOT NULL,"
-    " attempts INTEGER NOT NULL,"
-    " plan_ids TEXT NOT NULL,"
-    " stability TEXT,"
-    " position_error REAL,"
-    " angle_error REAL,"
-    " PRIMARY KEY (sequence_id, stage));";
-
 static int fail(sqlite3 *db, const char *what, cp_error *err) {
   cp_error_setc(err, CP_ERR_IO, what, "%s: %s", what, sqlite3_errmsg(db));
   return -1;
 }
 
-/* A table written by an older complan lacks the column backtracks: it is
- * added (its earlier rows hold NULL). 0, or -1 with SQLite's error. */
-static int add_backtracks(sqlite3 *db) {
-  sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('assembly_sequences') WHERE name = 'backtracks'", -1,
-                         &st, NULL) != SQLITE_OK)
-    return -1;
-  const int rc = sqlite3_step(st);
-  sqlite3_finalize(st);
-  if (rc == SQLITE_ROW) return 0;
-  if (rc != SQLITE_DONE) return -1;
-  return sqlite3_exec(db, "ALTER TABLE assembly_sequences ADD COLUMN backtracks INTEGER", NULL, NULL, NULL) ==
-                 SQLITE_OK ? 0 : -1;
-}
+/* The phase rows of one stage (bound: sequence, stage, part, plan_ids,
+ * phases): every plan of plan_ids with the phase at its place in phases
+ * ('?' where phases has none), its move counting the "retreat" phases
+ * before it. */
+static const char phases_sql[] =
+    "INSERT INTO assembly_phases (plan_id, sequence_id, stage, step, part, move, phase)"
+    " SELECT i.value, ?1, ?2, i.key, ?3,"
+    " coalesce(sum(f.value = 'retreat') OVER (ORDER BY i.key ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0),"
+    " coalesce(f.value, '?') FROM json_each(?4) i LEFT JOIN json_each(?5) f ON f.key = i.key";
 
 int cp_store_sequence(cp_store *store, const cp_store_sequence_row *row,
                       const cp_store_stage_row *stages, int n_stages,
                       int64_t *id, cp_error *err) {
   sqlite3 *db = cp_store_sqlite(store);
-  sqlite3_stmt *st = NULL;
+  sqlite3_stmt *st = NULL, *ph = NULL;
   if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) return fail(db, "begin", err);
-  if (sqlite3_exec(db, sequence_sql, NULL, NULL, NULL) != SQLITE_OK || add_backtracks(db)) {
-    fail(db, "assembly_sequences", err);
-    goto rollback;
-  }
   if (sqlite3_prepare_v2(db,
                          "INSERT INTO assembly_sequences (task, status, parts, part_order,"
                          " final_position_error, final_angle_error, seconds, lcp_solves, plans, message,"
@@ -98,7 +62,8 @@ int cp_store_sequence(cp_store *store, const cp_store_sequence_row *row,
                          "INSERT INTO assembly_stages (sequence_id, stage, part, certified, grasp, regrasps,"
                          " attempts, plan_ids, stability, position_error, angle_error)"
                          " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                         -1, &st, NULL) != SQLITE_OK) {
+                         -1, &st, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2(db, phases_sql, -1, &ph, NULL) != SQLITE_OK) {
     fail(db, "assembly_stages", err);
     goto rollback;
   }
@@ -127,8 +92,19 @@ int cp_store_sequence(cp_store *store, const cp_store_sequence_row *row,
       fail(db, "assembly_stages", err);
       goto rollback;
     }
+    sqlite3_reset(ph);
+    sqlite3_bind_int64(ph, 1, seq);
+    sqlite3_bind_int(ph, 2, k);
+    sqlite3_bind_text(ph, 3, s->part, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(ph, 4, s->plan_ids, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(ph, 5, s->phases ? s->phases : "[]", -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(ph) != SQLITE_DONE) {
+      fail(db, "assembly_phases", err);
+      goto rollback;
+    }
   }
   sqlite3_finalize(st);
+  sqlite3_finalize(ph);
   if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
     fail(db, "commit", err);
     sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
@@ -138,6 +114,7 @@ int cp_store_sequence(cp_store *store, const cp_store_sequence_row *row,
   return 0;
 rollback:
   sqlite3_finalize(st);
+  sqlite3_finalize(ph);
   sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
   return -1;
 }
@@ -162,6 +139,9 @@ void cp_store_sequence_info_free(cp_store_sequence_info *info) {
     free(info->stages[k].part);
     free(info->stages[k].stability);
     free(info->stages[k].plan_ids);
+    for (int i = 0; info->stages[k].phases && i < info->stages[k].n_plans; i++) free(info->stages[k].phases[i]);
+    free(info->stages[k].phases);
+    free(info->stages[k].moves);
   }
   free(info->stages);
   free(info->task);
@@ -187,6 +167,41 @@ static int parse_plan_ids(const char *text, cp_store_stage_info *s) {
   return rc;
 }
 
+/* Stage `stage` of sequence seq: each plan's phase and move, from
+ * assembly_phases (table set) or, in a version-2 file, from its plans' task
+ * names. A plan without a row gets "?" and the move before it. 0, -1
+ * (SQLite failed), -2 (out of memory). */
+static int read_phases(sqlite3 *db, int table, int64_t seq, int stage, cp_store_stage_info *s) {
+  static const char stored[] = "SELECT step, move, phase FROM assembly_phases WHERE sequence_id = ?1 AND stage = ?2";
+  static const char derived[] =
+      "SELECT step, move, phase FROM (" CP_STORE_PHASES_DERIVED("AND s.sequence_id = ?1 AND s.stage = ?2") ")";
+  const size_t n = (size_t)s->n_plans + 1;
+  s->phases = calloc(n, sizeof *s->phases);
+  s->moves = calloc(n, sizeof *s->moves);
+  if (!s->phases || !s->moves) return -2;
+  for (int i = 0; i < s->n_plans; i++) s->moves[i] = -1;
+  sqlite3_stmt *q;
+  if (sqlite3_prepare_v2(db, table ? stored : derived, -1, &q, NULL) != SQLITE_OK) return -1;
+  sqlite3_bind_int64(q, 1, seq);
+  sqlite3_bind_int(q, 2, stage);
+  int rc;
+  while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+    const int i = sqlite3_column_int(q, 0);
+    if (i < 0 || i >= s->n_plans || s->phases[i]) continue;
+    s->moves[i] = sqlite3_column_int(q, 1);
+    if (!(s->phases[i] = dup_text(q, 2)) && sqlite3_column_type(q, 2) != SQLITE_NULL) rc = SQLITE_NOMEM;
+    if (rc == SQLITE_NOMEM) break;
+  }
+  sqlite3_finalize(q);
+  if (rc == SQLITE_NOMEM) return -2;
+  if (rc != SQLITE_DONE) return -1;
+  for (int i = 0; i < s->n_plans; i++) {
+    if (s->moves[i] < 0) s->moves[i] = i ? s->moves[i - 1] : 0;
+    if (!s->phases[i] && !(s->phases[i] = strdup("?"))) return -2;
+  }
+  return 0;
+}
+
 int cp_store_sequence_read(cp_store *store, int64_t id, cp_store_sequence_info *out, cp_error *err) {
   sqlite3 *db = cp_store_sqlite(store);
   sqlite3_stmt *st = NULL;
@@ -197,6 +212,14 @@ int cp_store_sequence_read(cp_store *store, int64_t id, cp_store_sequence_info *
     return fail(db, "assembly_sequences", err);
   has = sqlite3_step(st) == SQLITE_ROW;
   sqlite3_finalize(st);
+  int table = 0;
+  if (has) {
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'assembly_phases'", -1,
+                           &st, NULL) != SQLITE_OK)
+      return fail(db, "assembly_phases", err);
+    table = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+  }
   if (!has) return cp_error_setc(err, CP_ERR_INPUT, "assembly_sequences", "no assembly sequence is stored"), -1;
   const char *q = id > 0 ? "SELECT id, task, status, parts, final_position_error, final_angle_error"
                            " FROM assembly_sequences WHERE id = ?"
@@ -208,7 +231,13 @@ int cp_store_sequence_read(cp_store *store, int64_t id, cp_store_sequence_info *
   if (rc != SQLITE_ROW) {
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return fail(db, "assembly_sequences", err);
-    if (id > 0) cp_error_setc(err, CP_ERR_INPUT, "assembly_sequences", "no assembly sequence %lld", (long long)id);
+    /* since version 3 every database has the table: is it empty? */
+    int any = 0;
+    if (id > 0 && sqlite3_prepare_v2(db, "SELECT 1 FROM assembly_sequences LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
+      any = sqlite3_step(st) == SQLITE_ROW;
+      sqlite3_finalize(st);
+    }
+    if (any) cp_error_setc(err, CP_ERR_INPUT, "assembly_sequences", "no assembly sequence %lld", (long long)id);
     else cp_error_setc(err, CP_ERR_INPUT, "assembly_sequences", "no assembly sequence is stored");
     return -1;
   }
@@ -250,6 +279,12 @@ int cp_store_sequence_read(cp_store *store, int64_t id, cp_store_sequence_info *
       cp_error_setc(err, CP_ERR_INPUT, "assembly_stages",
                     "sequence %lld, stage %d: plan_ids is not a JSON array of plan ids", (long long)out->id,
                     sqlite3_column_int(st, 0));
+      goto failed;
+    }
+    const int frc = read_phases(db, table, out->id, sqlite3_column_int(st, 0), s);
+    if (frc == -2) goto nomem;
+    if (frc) {
+      fail(db, "assembly_phases", err);
       goto failed;
     }
   }

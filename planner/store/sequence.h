@@ -1,18 +1,19 @@
 /// \file planner/store/sequence.h
 /// Writes an executed assembly sequence (planner/sequence/sequence.h) to the
 /// planner's database, next to the plans of its phases (each phase is an
-/// ordinary stored plan: tasks, searches, nodes, plans). Two tables, created
-/// on first use with CREATE TABLE IF NOT EXISTS inside the write's own
-/// transaction, so that a database of the current schema version gains
-/// them without a migration and one without them stays readable:
+/// ordinary stored plan: tasks, searches, nodes, plans). Three tables of
+/// the store's schema (version 3, planner/store/schema.c; a version-2 file
+/// is migrated on its first write, its phases read from the plans' task
+/// names, and read as it is when opened read-only):
 ///
 ///   assembly_sequences(id, created, task, status, parts, part_order,
 ///       final_position_error, final_angle_error, seconds, lcp_solves,
-///       plans, message, backtracks; a table without backtracks, from
-///       an older complan, gains the column on the next write)
+///       plans, message, backtracks)
 ///   assembly_stages(sequence_id -> assembly_sequences.id, stage, part,
 ///       certified, grasp (JSON), regrasps, attempts, plan_ids (JSON
 ///       array, one per phase), stability, position_error, angle_error)
+///   assembly_phases(plan_id -> plans.id, sequence_id, stage, step (index
+///       in plan_ids), part, move, phase)
 ///
 /// docs/assembly.md gives every column's meaning.
 #ifndef CP_PLANNER_STORE_SEQUENCE_H
@@ -45,6 +46,8 @@ typedef struct cp_store_stage_row {
   const char *grasp;         ///< JSON object
   int regrasps, attempts;
   const char *plan_ids;      ///< JSON array
+  const char *phases;        ///< JSON array of phase names parallel to
+                             ///< plan_ids (NULL: each plan's phase "?")
   const char *stability;
   double position_error, angle_error;
 } cp_store_stage_row;
@@ -65,6 +68,11 @@ typedef struct cp_store_stage_info {
   char *stability;           ///< NULL when not certified
   int n_plans;
   int64_t *plan_ids;         ///< [n_plans] the phase plans in order
+  char **phases;             ///< [n_plans] each plan's phase name ("?":
+                             ///< not known)
+  int *moves;                ///< [n_plans] each plan's move (0, 1, ...; the
+                             ///< moves before the last set the part down
+                             ///< for a regrasp)
   double position_error, angle_error; ///< NaN when not certified
 } cp_store_stage_info;
 

@@ -31,7 +31,7 @@
 extern "C" {
 #endif
 
-#define CP_STORE_SCHEMA_VERSION 2
+#define CP_STORE_SCHEMA_VERSION 3
 #define CP_STORE_APPLICATION_ID 0x43504c4e
 
 typedef enum cp_store_status {

@@ -34,7 +34,7 @@ struct cp_store {
   double seconds;
   double *scratch;
   size_t scratch_n;
-  int version;           /* the file's schema version (1 read-only, or 2) */
+  int version;           /* the file's schema version (1 or 2 read-only, or 3) */
   char *node_message;  /* cp_store_load_node's message */
   int busy_ms;         /* lock wait (ms), BUSY_MS unless set */
 };
@@ -62,6 +62,31 @@ cp_store_status cp_store_one_row(cp_store *st, const char *sql,
 int cp_store_exec(cp_store *st, const char *sql);
 /* A one-row statement with bindings given as a format (store.c). */
 int cp_store_run_sql(cp_store *st, const char *sql, const char *fmt, ...);
+
+/* The phases of stored sequence stages as a version-2 file knows them
+ * (schema.c's migration to version 3, and sequence.c reading a version-2
+ * file opened read-only): one row per plan of a stage's plan_ids, (plan_id,
+ * sequence_id, stage, step, part, move, phase), the phase read from the
+ * plan's task name "PART PHASE" ('?' when the task is missing or named
+ * otherwise), the move counting the stage's "retreat" phases before it.
+ * WHERE is more conditions on the stage row s (starting with AND). */
+#define CP_STORE_PHASES_DERIVED(WHERE)                                       \
+  "WITH d AS (SELECT i.value AS plan_id, s.sequence_id AS sequence_id,"     \
+  " s.stage AS stage, i.key AS step, s.part AS part,"                       \
+  " coalesce(CASE WHEN json_valid(t.text) THEN CASE WHEN"                  \
+  " substr(json_extract(t.text, '$.name'), 1, length(s.part) + 1) ="       \
+  " s.part || ' ' THEN substr(json_extract(t.text, '$.name'),"              \
+  " length(s.part) + 2) END END, '?') AS phase"                             \
+  " FROM assembly_stages s, json_each(coalesce(CASE WHEN"                   \
+  " json_valid(s.plan_ids) THEN CASE WHEN json_type(s.plan_ids) = 'array'"  \
+  " THEN s.plan_ids END END, '[]')) i"                                      \
+  " LEFT JOIN plans p ON p.id = i.value"                                    \
+  " LEFT JOIN searches r ON r.id = p.search_id"                             \
+  " LEFT JOIN tasks t ON t.id = r.task_id WHERE 1 " WHERE ")"               \
+  " SELECT plan_id, sequence_id, stage, step, part,"                        \
+  " coalesce(sum(phase = 'retreat') OVER (PARTITION BY sequence_id, stage"  \
+  " ORDER BY step ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)"    \
+  " AS move, phase FROM d"
 
 /* schema.c: a file opened for writing gets the current schema (created,
  * migrated from version 1, or checked), in one transaction; a file opened

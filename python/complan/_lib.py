@@ -612,6 +612,7 @@ sequence_replay_defaults = _sig("cp_sequence_replay_defaults", CSequenceReplayOp
 sequence_replay = _sig("cp_sequence_replay", c_int, c_void_p, c_int64,
                        POINTER(CSequenceReplayOptions), POINTER(CSequenceReplayResult),
                        POINTER(CError))
+sequence_phases_json = _sig("cp_sequence_phases_json", c_void_p, c_void_p, c_int64, POINTER(CError))
 sequence_is_task = _sig("cp_sequence_is_task", c_int, c_char_p, c_size_t)
 replay_run = _sig("cp_replay_run", c_int, c_void_p, POINTER(CReplayOptions),
                   POINTER(CReplayResult))

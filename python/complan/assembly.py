@@ -227,8 +227,8 @@ def assemble(scene, directions=0, time_limit=0.0, db=None, html=None, title=None
     anything is planned. Returns a Result with the keys of `complan
     assemble TASK --json`: status ("solved", "none", "limit"), order,
     stages [{"part", "certified", "grasp", "regrasps", "attempts",
-    "plan_ids", "stability", "pose_error", "candidates"}], final_error,
-    seconds, lcp_solves, plans, message (when set), replay_verified,
+    "plan_ids", "phases", "stability", "pose_error", "candidates"}],
+    final_error, seconds, lcp_solves, plans, message (when set), replay_verified,
     sequence_id, html (the page's path, None without one); and the
     attribute page_written (bool). A bad task raises Error with the JSON
     path in `where`; a storage failure or a page that cannot be written

@@ -3,6 +3,7 @@ the answer of `complan replay --json`, with its CSV and viewer page; and
 complan.replay_sequence, `complan replay --sequence ID --json` (a stored
 assembly sequence, docs/assembly.md)."""
 import ctypes
+import json
 import os
 from ctypes import byref, c_char_p, c_double, c_int, c_void_p
 
@@ -201,8 +202,9 @@ def replay_sequence(db="complan.sqlite", sequence=None, verify=True, tolerance=0
     plans (phase plans replayed), steps, duration (s, all phases),
     deviation (largest, None without verify), verified (None without
     verify), chained, mismatch (None, or the message naming the plan that
-    does not replay as stored or the phases that do not chain), html (when
-    given). A mismatch is reported, not raised; an unknown sequence, a
+    does not replay as stored or the phases that do not chain), phases
+    (each plan's {"plan", "stage", "part", "move", "phase"} as stored),
+    html (when given). A mismatch is reported, not raised; an unknown sequence, a
     damaged row or a page that cannot be written raises Error with the C
     message (an unknown sequence: code "input", where the table); a plan
     that cannot be re-simulated raises Error (code "failed")."""
@@ -224,6 +226,13 @@ def replay_sequence(db="complan.sqlite", sequence=None, verify=True, tolerance=0
         res = L.CSequenceReplayResult()
         err = L.CError()
         s = L.sequence_replay(st, int(sequence or 0), byref(o), byref(res), byref(err))
+        phases = None
+        if s in (0, 1):  # OK, MISMATCH: the stored phases, as the command lists them
+            perr = L.CError()
+            t = L.sequence_phases_json(st, res.sequence_id, byref(perr))
+            if t:
+                phases = json.loads(ctypes.string_at(t).decode())
+                L.c_free(t)
     finally:
         L.store_close(st)
     msg = err.msg.decode(errors="replace")
@@ -244,6 +253,7 @@ def replay_sequence(db="complan.sqlite", sequence=None, verify=True, tolerance=0
     r["verified"] = res.verified == 1 if verify else None
     r["chained"] = bool(res.chained)
     r["mismatch"] = res.message.decode(errors="replace") if s == 1 else None
+    r["phases"] = phases
     if hpath is not None:
         r["html"] = hpath
     return r

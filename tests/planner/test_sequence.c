@@ -14,7 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "planner/replay/replay.h"
 #include "planner/replay/sequence_run.h"
+#include "planner/search/goal.h"
 #include "planner/sequence/sequence.h"
 #include "synth.h"
 #include "tests/support.h"
@@ -343,9 +345,79 @@ Test(sequence, peg_inserted_with_the_top_grasp) {
   synth_remove_db(db);
 }
 
+/* The turn phase's goal holds the part (docs/assembly.md, "The phases"):
+ * the stored turn plan (plan_id) ends with both fingers touching the bar
+ * above everything; the same state with the bar dropped on the table in
+ * its goal orientation, at rest and touching no finger, meets the
+ * orientation-only goal of before but not the turn's. */
+static void assert_turn_goal_holds_the_part(const char *db, long long plan_id) {
+  cp_store *st;
+  char msg[512];
+  cr_assert_eq(cp_store_open(db, 1, &st, msg, sizeof msg), CP_STORE_OK, "%s", msg);
+  cp_replay *r;
+  cp_error e;
+  cr_assert_eq(cp_replay_open(st, plan_id, &r, &e), CP_REPLAY_OK, "%s", e.msg);
+  const cp_task *t = cp_replay_task(r);
+  cr_assert_eq(t->n_phases, 1);
+  const cp_goal *g = &t->phases[0];
+  cr_assert_eq(g->n_bodies, 1);
+  cr_assert_eq(g->n_contacts, 2, "both fingers");
+  cr_assert(g->bodies[0].has_orientation && g->bodies[0].has_box);
+  // everything's top: 6 cm (the bar standing, staged and designed); its
+  // half height upright 3 cm; half the 2 cm clearance
+  cr_assert_float_eq(g->bodies[0].lo[2], 0.06 + 0.03 + 0.01, 1e-9);
+  cp_state_layout l;
+  cr_assert_eq(cp_state_layout_init(&l, &t->scene), 0);
+  const int n = l.n + 1 + t->pairs.n, at = cp_state_body_at(&l, g->bodies[0].body_index);
+  double *x = calloc((size_t)n, sizeof *x), *y = calloc((size_t)n, sizeof *y);
+  sqlite3 *h;
+  cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+  last_state(h, plan_id, x, n);
+  sqlite3_close(h);
+  const cp_goal_view view = {&l, t->angle_scale, t->res_position};
+  cr_assert(cp_goal_met(g, &view, x, x + l.n + 1), "the turn ended holding the bar");
+  cr_assert_eq(x[l.n + 1], 1);
+  cr_assert_eq(x[l.n + 2], 1);
+  // dropped: on the table (z = its half height), in the goal orientation,
+  // at rest, out of the fingers
+  memcpy(y, x, sizeof *x * (size_t)n);
+  y[at + 2] = 0.03;
+  memcpy(y + at + 3, g->bodies[0].orientation, sizeof *y * 4);
+  for (int k = 7; k < 13; k++) y[at + k] = 0;
+  y[l.n + 1] = y[l.n + 2] = 0;
+  cr_assert_not(cp_goal_met(g, &view, y, y + l.n + 1), "the dropped bar is no turn");
+  // held again but low, touching the table: refused as well
+  y[l.n + 1] = y[l.n + 2] = 1;
+  cr_assert_not(cp_goal_met(g, &view, y, y + l.n + 1));
+  // still high but out of the fingers: refused
+  memcpy(y, x, sizeof *x * (size_t)n);
+  y[l.n + 1] = 0;
+  cr_assert_not(cp_goal_met(g, &view, y, y + l.n + 1));
+  // the goal of before (orientation only) took the dropped bar
+  json_t *old = json_pack("{s:s, s:[f,f,f,f], s:f}", "body", g->bodies[0].body, "orientation",
+                          g->bodies[0].orientation[0], g->bodies[0].orientation[1], g->bodies[0].orientation[2],
+                          g->bodies[0].orientation[3], "angle_tolerance", g->bodies[0].angle_tolerance);
+  cp_goal og;
+  cp_goal_pairs pairs = {0};
+  cr_assert_eq(cp_goal_parse(old, "goal", &t->scene, &pairs, &og, &e), 0, "%s", e.msg);
+  memcpy(y, x, sizeof *x * (size_t)n);
+  y[at + 2] = 0.03;
+  memcpy(y + at + 3, g->bodies[0].orientation, sizeof *y * 4);
+  cr_assert(cp_goal_met(&og, &view, y, NULL));
+  cp_goal_free(&og);
+  cp_goal_pairs_free(&pairs);
+  json_decref(old);
+  free(x);
+  free(y);
+  cp_state_layout_free(&l);
+  cp_replay_close(r);
+  cp_store_close(st);
+}
+
 // A bar staged upside down (180 degrees about x) is grasped across x (the
 // axis of that rotation), lifted, turned by the wrist, and placed upright:
-// eight phases, the final state read back from the database upright.
+// eight phases, the final state read back from the database upright. The
+// turn's goal required the bar held (above).
 Test(sequence, upside_down_part_turned) {
   char *db = temp_db();
   json_t *doc = run_task("bar_turn_scene.json",
@@ -369,6 +441,10 @@ Test(sequence, upside_down_part_turned) {
   cr_assert_geq(fabs(x[3]), cos(0.0175 / 2), "q = %g %g %g %g", x[3], x[4], x[5], x[6]);
   cr_assert_float_eq(x[2], 0.03, 0.002);
   sqlite3_close(h);
+  json_t *ph = json_object_get(s, "phases");
+  cr_assert_eq(json_array_size(ph), 8);
+  cr_assert_str_eq(json_string_value(json_array_get(ph, 3)), "turn");
+  assert_turn_goal_holds_the_part(db, json_integer_value(json_array_get(ids, 3)));
   json_decref(doc);
   synth_remove_db(db);
 }
@@ -401,6 +477,10 @@ Test(sequence, bar_regrasped_through_an_intermediate_pose) {
   cr_assert_lt(fabs(x[3] * 0.5 + x[4] * 0.5 + x[5] * 0.5 + x[6] * 0.5), cos(0.1));
   cr_assert_lt(fabs(x[3]), cos(0.1));
   last_state(h, json_integer_value(json_array_get(ids, 15)), x, 13);
+  // the stored phases: two moves of eight, each with its turn
+  cr_assert_eq(synth_query_int(h, "SELECT count(*) FROM assembly_phases WHERE move = 0 AND step < 8"), 8);
+  cr_assert_eq(synth_query_int(h, "SELECT count(*) FROM assembly_phases WHERE move = 1 AND step >= 8"), 8);
+  cr_assert_eq(synth_query_int(h, "SELECT count(*) FROM assembly_phases WHERE phase = 'turn' AND step % 8 = 3"), 2);
   cr_assert_geq(fabs(x[3]), cos(0.0175 / 2), "q = %g %g %g %g", x[3], x[4], x[5], x[6]);
   cr_assert_float_eq(x[2], 0.03, 0.002);
   sqlite3_close(h);
@@ -408,9 +488,8 @@ Test(sequence, bar_regrasped_through_an_intermediate_pose) {
   synth_remove_db(db);
 }
 
-// One database for both forms: a file written by `assemble SCENE` (no
-// sequence tables yet) takes a sequence (the tables are created in the
-// write's transaction) and keeps its scene run.
+// One database for both forms: a file written by `assemble SCENE` (its
+// sequence tables empty) takes a sequence and keeps its scene run.
 Test(sequence, scene_database_gains_sequence_tables) {
   char *db = temp_db();
   const char *root = getenv("CP_SOURCE_ROOT");
@@ -423,8 +502,8 @@ Test(sequence, scene_database_gains_sequence_tables) {
   sqlite3 *h;
   sqlite3_stmt *q;
   cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
-  cr_assert_eq(sqlite3_prepare_v2(h, "SELECT count(*) FROM sqlite_master WHERE name = 'assembly_sequences'", -1, &q,
-                                  NULL), SQLITE_OK);
+  // since schema version 3 the sequence tables are the store's: there, empty
+  cr_assert_eq(sqlite3_prepare_v2(h, "SELECT count(*) FROM assembly_sequences", -1, &q, NULL), SQLITE_OK);
   cr_assert_eq(sqlite3_step(q), SQLITE_ROW);
   cr_assert_eq(sqlite3_column_int(q, 0), 0);
   sqlite3_finalize(q);

@@ -285,3 +285,131 @@ Test(sequence_replay, bad_requests_exit_2) {
   cr_assert_neq(access(db, F_OK), 0, "nothing written");
   synth_remove_db(db);
 }
+
+/* The rows of assembly_phases as text, in plan order. */
+static char *phase_rows(const char *db) {
+  sqlite3 *h;
+  cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+  char *t = synth_rows_text(h, "SELECT plan_id, sequence_id, stage, step, part, move, phase FROM assembly_phases"
+                               " ORDER BY plan_id");
+  sqlite3_close(h);
+  return t;
+}
+
+/* Every table's row count, as text. */
+static char *table_counts(const char *db) {
+  sqlite3 *h;
+  cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+  char *t = synth_rows_text(h, "SELECT (SELECT count(*) FROM tasks), (SELECT count(*) FROM blobs),"
+                               " (SELECT count(*) FROM searches), (SELECT count(*) FROM nodes),"
+                               " (SELECT count(*) FROM plans), (SELECT count(*) FROM assembly_sequences),"
+                               " (SELECT count(*) FROM assembly_stages), (SELECT sum(length(state)) FROM nodes)");
+  sqlite3_close(h);
+  return t;
+}
+
+static void exec_sql(const char *db, const char *sql) {
+  sqlite3 *h;
+  cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+  cr_assert_eq(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK, "%s", sqlite3_errmsg(h));
+  sqlite3_close(h);
+}
+
+/* `replay --sequence --json`'s phases, checked against the tower's: three
+ * stages of seven phases, one move each, the plans in stored order. */
+static void assert_tower_phases(const char *db, long long id) {
+  static const char *const names[7] = {"approach", "grasp", "lift", "transport", "place", "release", "retreat"};
+  char sid[32];
+  snprintf(sid, sizeof sid, "%lld", id);
+  const char *argv[] = {"complan", "replay", "--db", db, "--sequence", sid, "--verify", "--json", NULL};
+  json_t *doc = cpt_run_json(argv, 0);
+  cr_assert(json_is_true(json_object_get(doc, "verified")));
+  cr_assert(json_is_true(json_object_get(doc, "chained")));
+  json_t *ph = json_object_get(doc, "phases");
+  cr_assert_eq(json_array_size(ph), 21);
+  for (size_t i = 0; i < 21; i++) {
+    json_t *p = json_array_get(ph, i);
+    cr_assert_str_eq(json_string_value(json_object_get(p, "phase")), names[i % 7]);
+    cr_assert_eq(json_integer_value(json_object_get(p, "stage")), (json_int_t)(i / 7));
+    cr_assert_eq(json_integer_value(json_object_get(p, "move")), 0);
+    char part[8];
+    snprintf(part, sizeof part, "block%d", (int)(i / 7));
+    cr_assert_str_eq(json_string_value(json_object_get(p, "part")), part);
+    char sql[160];
+    snprintf(sql, sizeof sql,
+             "SELECT json_extract(plan_ids, '$[%d]') FROM assembly_stages WHERE sequence_id = %lld AND stage = %d",
+             (int)(i % 7), id, (int)(i / 7));
+    cr_assert_eq(json_integer_value(json_object_get(p, "plan")), (json_int_t)scalar(db, sql));
+  }
+  json_decref(doc);
+}
+
+// Each phase plan is stored with its stage, part, move and phase
+// (assembly_phases), and `replay --sequence --json` lists them.
+Test(sequence_replay, phases_stored_and_listed) {
+  long long id;
+  char *db = tower_db(&id);
+  cr_assert_eq(scalar(db, "SELECT count(*) FROM assembly_phases"), 21);
+  cr_assert_eq(scalar(db, "SELECT count(*) FROM assembly_phases a JOIN plans p ON p.id = a.plan_id"), 21);
+  assert_tower_phases(db, id);
+  synth_remove_db(db);
+}
+
+// A database as complan wrote it at schema version 2 (made here from a
+// current one: assembly_phases dropped, assembly_sequences without the
+// column backtracks an older complan did not write, user_version 2) is read
+// as it is by replay, the phases taken from the plans' task names; opened
+// for writing it is migrated in one transaction to version 3 with the same
+// phase rows and nothing else changed.
+Test(sequence_replay, version_2_database_read_then_migrated) {
+  long long id;
+  char *db = tower_db(&id);
+  char *rows = phase_rows(db), *counts = table_counts(db);
+  exec_sql(db, "DROP TABLE assembly_phases; ALTER TABLE assembly_sequences DROP COLUMN backtracks;"
+               " PRAGMA user_version = 2;");
+  cr_assert_eq(scalar(db, "SELECT count(*) FROM sqlite_master WHERE name = 'assembly_phases'"), 0);
+  assert_tower_phases(db, id);
+  cr_assert_eq(scalar(db, "PRAGMA user_version"), 2, "read-only: not migrated");
+  cp_store *st;
+  char msg[512];
+  cr_assert_eq(cp_store_open(db, 0, &st, msg, sizeof msg), CP_STORE_OK, "%s", msg);
+  cp_store_close(st);
+  cr_assert_eq(scalar(db, "PRAGMA user_version"), CP_STORE_SCHEMA_VERSION);
+  char *rows2 = phase_rows(db), *counts2 = table_counts(db);
+  cr_assert_str_eq(rows2, rows);
+  cr_assert_str_eq(counts2, counts);
+  cr_assert_eq(scalar(db, "SELECT count(*) FROM assembly_sequences WHERE backtracks IS NULL"), 1);
+  cr_assert_eq(scalar(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+  assert_tower_phases(db, id);
+  free(rows);
+  free(rows2);
+  free(counts);
+  free(counts2);
+  synth_remove_db(db);
+}
+
+// A database of a newer schema version than this complan knows is refused
+// by every command, exit 2 naming the file and the version, and left as it
+// was.
+Test(sequence_replay, newer_schema_refused_untouched) {
+  long long id;
+  char *db = tower_db(&id);
+  char sql[64];
+  snprintf(sql, sizeof sql, "PRAGMA user_version = %d;", CP_STORE_SCHEMA_VERSION + 1);
+  exec_sql(db, sql);
+  size_t n0, n1;
+  char *before = cpt_read_file(db, &n0), task[4096], version[64];
+  const char *root = getenv("CP_SOURCE_ROOT");
+  snprintf(task, sizeof task, "%s/planner/tasks/assembly/tower3.json", root ? root : ".");
+  snprintf(version, sizeof version, "schema version %d", CP_STORE_SCHEMA_VERSION + 1);
+  const char *replay[] = {"complan", "replay", "--db", db, "--sequence", "1", "--json", NULL};
+  const char *assemble[] = {"complan", "assemble", task, "--db", db, "--json", NULL};
+  refused(replay, version);
+  refused(assemble, version);
+  refused(replay, db);
+  char *after = cpt_read_file(db, &n1);
+  cr_assert(n0 == n1 && !memcmp(before, after, n0), "the file changed");
+  free(before);
+  free(after);
+  synth_remove_db(db);
+}
