@@ -95,10 +95,19 @@ void cp_world_warm_set(cp_world *w, const void *buf, size_t size) {
 
 // Warm basis of lcp_setup's problem from the previous step's flags (slots:
 // 0 c_n, 1-4 beta, 5 lambda) of the same LCP kind.
+// With no record at all (a world's first step with contacts, or one whose
+// records were cleared) every normal force starts basic: a scene that
+// begins at rest (a stack, a grasp) is then taken by the warm start's small
+// LU over its normals instead of a cold Lemke run over the whole problem
+// (a 5-box stack's first step: 12.4 M instructions cold).
 void cp_wi_lcp_warm(cp_world *w, int ns, const int *sel, int kind, int m) {
   int nr = (m - ns) / 5, hint = 0;
   if (m == 0) return;
   memset(w->basis, 0, (size_t)m);
+  if (!w->nwarm) {
+    memset(w->basis, 1, (size_t)ns);
+    return;
+  }
   for (int k = 0, f = 0; k < ns; ++k) {
     const wrec *rec = warm_find(w, &w->cons[sel[k]].key, kind, &hint);
     const unsigned char *fl = rec ? rec->flag : NULL;
