@@ -202,24 +202,26 @@ static int read_phases(sqlite3 *db, int table, int64_t seq, int stage, cp_store_
   return 0;
 }
 
+/* Whether the database has a table called name (*out 1 or 0). 0, or -1
+ * when SQLite failed. */
+static int table_exists(sqlite3 *db, const char *name, int *out) {
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1", -1, &st, NULL) !=
+      SQLITE_OK)
+    return -1;
+  sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+  *out = sqlite3_step(st) == SQLITE_ROW;
+  sqlite3_finalize(st);
+  return 0;
+}
+
 int cp_store_sequence_read(cp_store *store, int64_t id, cp_store_sequence_info *out, cp_error *err) {
   sqlite3 *db = cp_store_sqlite(store);
   sqlite3_stmt *st = NULL;
   memset(out, 0, sizeof *out);
-  int has = 0;
-  if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'assembly_stages'", -1,
-                         &st, NULL) != SQLITE_OK)
-    return fail(db, "assembly_sequences", err);
-  has = sqlite3_step(st) == SQLITE_ROW;
-  sqlite3_finalize(st);
-  int table = 0;
-  if (has) {
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'assembly_phases'", -1,
-                           &st, NULL) != SQLITE_OK)
-      return fail(db, "assembly_phases", err);
-    table = sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_finalize(st);
-  }
+  int has = 0, table = 0;
+  if (table_exists(db, "assembly_stages", &has)) return fail(db, "assembly_sequences", err);
+  if (has && table_exists(db, "assembly_phases", &table)) return fail(db, "assembly_phases", err);
   if (!has) return cp_error_setc(err, CP_ERR_INPUT, "assembly_sequences", "no assembly sequence is stored"), -1;
   const char *q = id > 0 ? "SELECT id, task, status, parts, final_position_error, final_angle_error"
                            " FROM assembly_sequences WHERE id = ?"
