@@ -13,8 +13,12 @@
  * tests compare: tests/planner/synth.c) are hashed; "same" means the hash,
  * the node count and the plan cost equal the first 1-thread run's.
  * Expansions per second are wall-clock (the search's own seconds), medians
- * of REPEATS alternated runs: on a shared machine they say what the load
- * allowed. Load-independent: the 1-thread run's CPU time per expansion and
+ * of REPEATS rounds (every configuration once a round, the order reversed
+ * every other round); beside them the median and spread of each round's
+ * ratio to its 1-thread run, the CPU per expansion of all threads or
+ * processes against one worker's (CPU efficiency) and the CPU seconds per
+ * wall second (docs/parallel.md, "Measured: threads and ranks side by
+ * side"). On a shared machine the speeds say what the load allowed. Load-independent: the 1-thread run's CPU time per expansion and
  * its serial share (CPU outside the simulations: search, merge, store) and
  * the bytes per expansion, which feed the model (printed with its
  * assumptions). Last, a benchmark's runs over 3 ranks: the bytes of a
@@ -31,9 +35,9 @@
  * messages, looking, waiting: the `complan: mpi: rank 0` line).
  *
  * Usage (from the source root, after ninja -C build):
- *   build/experiments/bench_parallel [REPEATS [BATCH [profile]]]
+ *   build/experiments/bench_parallel [REPEATS [BATCH [profile|timed]]]
  * BATCH replaces the tasks' batch (16) in the timed runs; "profile" stops
- * after the profile.
+ * after the profile, "timed" skips it.
  * CP_COMPLAN (default build/complan) and CP_MPIRUN (default mpirun) name
  * the programs; as root, Open MPI needs OMPI_ALLOW_RUN_AS_ROOT=1 and
  * OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1.
@@ -46,7 +50,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "experiments/bench_search.h"
@@ -77,6 +83,10 @@ typedef struct outcome {
   uint64_t digest;        /* of the node rows */
   long long jobs, own, bytes; /* MPI: worker jobs, rank-0 jobs, bytes */
   double cpu, sim;        /* threads: CPU seconds of the run, simulating */
+  /* The search's wall seconds, and the CPU seconds of all its threads or
+   * processes (ranks: of the whole mpirun, start-up included until main
+   * subtracts the start-up run's) */
+  double wall, pcpu;
   /* MPI: rank 0 in the batches (the second `complan: mpi:` line): batches,
    * then CPU s in own jobs, store, messages, looking, waiting; the looks
    * with jobs left to hand out and the fruitless ones */
@@ -121,12 +131,20 @@ static int digest_of(const char *db, uint64_t *h, long *n) {
   return rc;
 }
 
+/* CPU seconds of this process, all its threads. */
+static double process_cpu(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 /* A threads run in this process. */
 static int run_threads(const cp_task *task, const spec *sp, int threads,
                        outcome *out) {
   char db[64];
   cp_plan_result r;
   long n;
+  double p0 = process_cpu();
   if (bench_temp_db(db, "bench_parallel") ||
       bench_search_run("bench_parallel", task, sp, threads, db, &r, &out->cpu,
                        &out->sim) ||
@@ -134,7 +152,9 @@ static int run_threads(const cp_task *task, const spec *sp, int threads,
     bench_remove_db(db);
     return -1;
   }
+  out->pcpu = process_cpu() - p0;
   bench_remove_db(db);
+  out->wall = r.session_seconds;
   out->rate = (double)r.stats.expansions / r.session_seconds;
   out->nodes = r.nodes;
   out->expansions = r.stats.expansions;
@@ -504,8 +524,20 @@ static double profile_bound_mpi(int workers, int depth, int slices,
   return prof.total / (prof.total - jobs + span);
 }
 
-/* Runs argv with stdout and stderr into files; exit status (-1: not run). */
-static int spawn(char *const *argv, const char *out, const char *err) {
+/* CPU seconds (user + system) of the children this process has waited
+ * for, and of the descendants they waited for. */
+static double children_cpu(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_CHILDREN, &ru);
+  return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+/* Runs argv with stdout and stderr into files; exit status (-1: not run).
+ * *cpu (if cpu): the CPU seconds (user + system) of the child and of every
+ * descendant it waited for (mpirun waits for its ranks). */
+static int spawn(char *const *argv, const char *out, const char *err,
+                 double *cpu) {
   pid_t pid = fork();
   if (pid < 0) return -1;
   if (pid == 0) {
@@ -520,7 +552,9 @@ static int spawn(char *const *argv, const char *out, const char *err) {
     _exit(127);
   }
   int st;
+  double c0 = children_cpu();
   if (waitpid(pid, &st, 0) < 0) return -1;
+  if (cpu) *cpu = children_cpu() - c0;
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
@@ -561,7 +595,7 @@ static int run_ranks(const char *task_file, const spec *sp, int ranks,
   char outp[80], errp[80];
   snprintf(outp, sizeof outp, "%s.out", dbp);
   snprintf(errp, sizeof errp, "%s.err", dbp);
-  int rc = spawn(argv, outp, errp);
+  int rc = spawn(argv, outp, errp, &out->pcpu);
   char *text = slurp(outp), *err = slurp(errp);
   json_t *doc = text ? json_loads(text, 0, NULL) : NULL;
   const char *line = err ? strstr(err, "complan: mpi: ") : NULL;
@@ -574,6 +608,7 @@ static int run_ranks(const char *task_file, const spec *sp, int ranks,
     json_t *c = json_object_get(doc, "cost");
     out->cost = json_is_number(c) ? json_number_value(c) : NAN;
     out->rate = (double)out->expansions / secs;
+    out->wall = secs;
     long long sent = 0, received = 0;
     const char *at = strstr(line, " ran ");
     out->jobs = at ? atoll(at + 5) : 0;
@@ -627,7 +662,7 @@ static int bench_ranks_bytes(const char *task, int ranks, int runs,
                   "sst", "--max-nodes", nn, "--mpi", NULL};
   snprintf(outp, sizeof outp, "%s.out", dbp);
   snprintf(errp, sizeof errp, "%s.err", dbp);
-  int rc = spawn(argv, outp, errp);
+  int rc = spawn(argv, outp, errp, NULL);
   char *err = slurp(errp);
   const char *at = err ? strstr(err, "runs; ") : NULL;
   long long sent = 0;
@@ -742,59 +777,81 @@ static int profile_table_row(const spec *sp, outcome *o) {
 }
 
 int main(int argc, char **argv) {
-  const char *usage = "bench_parallel [REPEATS [BATCH [profile]]]";
+  const char *usage = "bench_parallel [REPEATS [BATCH [profile|timed]]]";
   int repeats = (int)bench_positive_arg(argc, argv, 1, 3, usage);
   int batch = (int)bench_positive_arg(argc, argv, 2, 0, usage);
   int profile_only = argc > 3 && !strcmp(argv[3], "profile");
+  int timed_only = argc > 3 && !strcmp(argv[3], "timed");
+  if (argc > 3 && !profile_only && !timed_only) {
+    fprintf(stderr, "bench_parallel: bad argument '%s' (profile or timed)\n"
+            "usage: %s\n", argv[3], usage);
+    return 2;
+  }
   if (repeats > MAX_REPEATS) repeats = MAX_REPEATS;
   openblas_set_num_threads(1);
   /* Where the time goes, load-independent: a profiled 1-thread run of
    * each task (thread CPU time), its serial share and the bounds it sets
    * on 2 and 4 workers. */
-  printf("Where the time goes (1 thread, CPU time of this thread; "
-         "load-independent): serial = the search outside the simulations "
-         "(choosing, merging, nearest queries, the store's commits between "
-         "batches); store during batches = the commits written while a "
-         "batch is simulated (by the calling thread, before it takes jobs); "
-         "the bounds: Amdahl 1 / (s + (1 - s) / w), and the same with each "
-         "batch's jobs handed in order to the worker free first (no cost of "
-         "waking or messages); longest first: each batch's jobs handed out "
-         "longest first, their costs known (the most any order within a "
-         "batch gains), or ordered by their parent's cost (known when the batch "
-         "is chosen), or by their action's mean cost in the batches before; "
-         "2 ranks: rank 0 and one worker rank with 1 or 2 "
-         "jobs in flight, handed out as planner/plan/mpi.c does (rank 0 "
-         "runs the jobs not handed out, looks for answers between them), "
-         "rank 0 paying %.0f us CPU per worker job and %.0f us per look, "
-         "messages %.0f us one way, and with no such costs; looking 20 "
-         "times within each job of its own as well (mpi.c looks every "
-         "1/16 of rank 0's mean job, at most every 50 us, between steps)"
-         "\n\n"
-         "| task | batch | expansions | batches | CPU ms/expansion | serial "
-         "share | store during batches | serial per batch, median / mean "
-         "(us) | Amdahl 2 | batches 2 | idle in batches, 2 | batches 4 | "
-         "batches 2, longest first | batches 2, longest parent first | "
-         "batches 2, longest action first | "
-         "2 ranks, 1 in flight | 2 ranks, 2 in "
-         "flight | 2 ranks, 2 in flight, no message costs | 2 ranks, 2 in "
-         "flight, looking within own jobs |\n"
-         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-         "---|---|---|\n", 1e6 * MPI_MSG, 1e6 * MPI_LOOK, 1e6 * MPI_LAT);
+  if (!timed_only)
+    printf("Where the time goes (1 thread, CPU time of this thread; "
+           "load-independent): serial = the search outside the simulations "
+           "(choosing, merging, nearest queries, the store's commits between "
+           "batches); store during batches = the commits written while a "
+           "batch is simulated (by the calling thread, before it takes jobs); "
+           "the bounds: Amdahl 1 / (s + (1 - s) / w), and the same with each "
+           "batch's jobs handed in order to the worker free first (no cost of "
+           "waking or messages); longest first: each batch's jobs handed out "
+           "longest first, their costs known (the most any order within a "
+           "batch gains), or ordered by their parent's cost (known when the batch "
+           "is chosen), or by their action's mean cost in the batches before; "
+           "2 ranks: rank 0 and one worker rank with 1 or 2 "
+           "jobs in flight, handed out as planner/plan/mpi.c does (rank 0 "
+           "runs the jobs not handed out, looks for answers between them), "
+           "rank 0 paying %.0f us CPU per worker job and %.0f us per look, "
+           "messages %.0f us one way, and with no such costs; looking 20 "
+           "times within each job of its own as well (mpi.c looks every "
+           "1/16 of rank 0's mean job, at most every 50 us, between steps)"
+           "\n\n"
+           "| task | batch | expansions | batches | CPU ms/expansion | serial "
+           "share | store during batches | serial per batch, median / mean "
+           "(us) | Amdahl 2 | batches 2 | idle in batches, 2 | batches 4 | "
+           "batches 2, longest first | batches 2, longest parent first | "
+           "batches 2, longest action first | "
+           "2 ranks, 1 in flight | 2 ranks, 2 in "
+           "flight | 2 ranks, 2 in flight, no message costs | 2 ranks, 2 in "
+           "flight, looking within own jobs |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+           "---|---|---|\n", 1e6 * MPI_MSG, 1e6 * MPI_LOOK, 1e6 * MPI_LAT);
   enum { N_SPECS = sizeof specs / sizeof *specs, N_PROFILED = 3 };
   const int profiled[N_PROFILED] = {4, 16, 32};
   outcome prof_out[N_SPECS][N_PROFILED];
-  for (size_t k = 0; k < N_SPECS; ++k)
+  for (size_t k = 0; k < N_SPECS && !timed_only; ++k)
     for (size_t q = 0; q < N_PROFILED; ++q) {
       spec sp = specs[k];
       sp.batch = profiled[q];
       if (profile_table_row(&sp, &prof_out[k][q])) return 1;
     }
-  printf("\n");
+  if (!timed_only) printf("\n");
   if (profile_only) return 0;
-  printf("| task | planner | batch | nodes | run | processes/threads on 2 "
-         "cores | expansions/s (median) | vs 1 thread | same nodes and plan "
-         "| jobs: workers / rank 0 | bytes per worker expansion |\n"
-         "|---|---|---|---|---|---|---|---|---|---|---|\n");
+  printf("Timed runs, in %d rounds (each configuration once per round, "
+         "the order reversed every other round). vs 1 thread: the median "
+         "speeds' ratio; per round: the median of each round's ratio to "
+         "that round's 1-thread run [least-most]. CPU efficiency: CPU "
+         "seconds per expansion of the round's 1-thread (threads) or "
+         "1-rank (ranks) run over this run's, all threads or processes "
+         "(ranks: mpirun's whole CPU less that of a 1-node start-up run "
+         "made just before), median of the rounds. CPU busy: those CPU "
+         "seconds per wall second of the search (1 thread: about 1; a "
+         "round's speed ratio is exactly efficiency x busy / the 1-thread "
+         "run's busy, so a loaded machine shows in busy, work the parallel "
+         "code adds in efficiency)\n\n"
+         "| task | planner | batch | nodes | run | processes/threads on 2 "
+         "cores | expansions/s (median) | vs 1 thread | vs 1 thread per "
+         "round, median [least-most] | CPU efficiency | CPU busy | same "
+         "nodes and plan | jobs: workers / rank 0 | bytes per worker "
+         "expansion |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+         repeats);
   double model_in[sizeof specs / sizeof *specs][3];
   /* Rank 0 in the batches, per task and ranks configuration (first
    * repeat), and the jobs its workers ran. */
@@ -816,20 +873,31 @@ int main(int argc, char **argv) {
     outcome res[N_CONFIGS][MAX_REPEATS];
     int ok[N_CONFIGS];
     for (int c = 0; c < N_CONFIGS; ++c) ok[c] = 1;
+    /* Rounds: every configuration once, forwards in even rounds and
+     * backwards in odd ones (so no configuration always runs next to the
+     * 1-thread run), each ranks run after a start-up run of its own (the
+     * same mpirun with a 1-node limit: MPI's start, the task's load, the
+     * worlds) whose CPU is subtracted from the run's. */
+    spec sp_start = *sp;
+    sp_start.nodes = 1;
     for (int i = 0; i < repeats; ++i)
-      for (int c = 0; c < N_CONFIGS; ++c) {
-        outcome *o = &res[c][i];
+      for (int q = 0; q < N_CONFIGS; ++q) {
+        int c = i % 2 ? N_CONFIGS - 1 - q : q;
+        outcome *o = &res[c][i], start;
         int rc = configs[c].threads
                      ? run_threads(&task, sp, configs[c].threads, o)
-                     : run_ranks(tmp, sp, configs[c].ranks, o);
+                     : run_ranks(tmp, &sp_start, configs[c].ranks, &start) ||
+                           run_ranks(tmp, sp, configs[c].ranks, o);
         if (rc) {
           unlink(tmp);
           return 1;
         }
-        ok[c] &= same(&res[0][0], o);
+        if (!configs[c].threads) o->pcpu -= start.pcpu;
+        /* Round 0's 1-thread run is the reference of "same". */
+        if (i || c) ok[c] &= same(&res[0][0], o);
       }
     /* The profiled run (its timing wrappers) made the same search. */
-    for (int q = 0; q < N_PROFILED; ++q)
+    for (int q = 0; q < N_PROFILED && !timed_only; ++q)
       if (profiled[q] == sp->batch) ok[0] &= same(&res[0][0], &prof_out[k][q]);
     unlink(tmp);
     free(tmp);
@@ -839,9 +907,25 @@ int main(int argc, char **argv) {
       serial[i] = 1 - res[0][i].sim / res[0][i].cpu;
     }
     for (int c = 0; c < N_CONFIGS; ++c) {
-      double rate[MAX_REPEATS];
-      for (int i = 0; i < repeats; ++i) rate[i] = res[c][i].rate;
+      /* Per round: the speed against that round's 1-thread run, and its
+       * two factors (CPU per expansion against the round's run with one
+       * worker of the same kind; CPU seconds per wall second against the
+       * 1-thread run's): ratio = efficiency x (busy / busy of 1 thread). */
+      double rate[MAX_REPEATS], ratio[MAX_REPEATS], eff[MAX_REPEATS],
+          busy[MAX_REPEATS];
+      int base = configs[c].threads ? 0 : 2;
+      for (int i = 0; i < repeats; ++i) {
+        const outcome *o = &res[c][i], *b = &res[base][i];
+        rate[i] = o->rate;
+        ratio[i] = o->rate / res[0][i].rate;
+        eff[i] = (b->pcpu / (double)b->expansions) /
+                 (o->pcpu / (double)o->expansions);
+        busy[i] = o->pcpu / o->wall;
+      }
       double r = bench_median(rate, repeats);
+      double rmed = bench_median(ratio, repeats);
+      double emed = bench_median(eff, repeats);
+      double bmed = bench_median(busy, repeats);
       if (c == 0) r1 = r;
       const outcome *o = &res[c][0];
       char run[32], procs[48], jobs[48], per[32];
@@ -860,9 +944,13 @@ int main(int argc, char **argv) {
           if (configs[c].ranks == 2) bytes = (double)o->bytes / (double)o->jobs;
         }
       }
-      printf("| %s | %s | %d | %ld | %s | %s | %.0f | %.2fx | %s | %s | %s |\n",
+      char eff_s[32] = "-";
+      if (c != base) snprintf(eff_s, sizeof eff_s, "%.0f%%", 100 * emed);
+      printf("| %s | %s | %d | %ld | %s | %s | %.0f | %.2fx | %.2fx "
+             "[%.2f-%.2f] | %s | %.2f | %s | %s | %s |\n",
              strrchr(sp->task, '/') + 1, sp->method, sp->batch, o->nodes, run,
-             procs, r, r / r1, ok[c] ? "yes" : "NO", jobs, per);
+             procs, r, r / r1, rmed, ratio[0], ratio[repeats - 1], eff_s,
+             bmed, ok[c] ? "yes" : "NO", jobs, per);
       fflush(stdout);
     }
     for (int c = 0; c < N_CONFIGS; ++c) rank0_of[k][c] = res[c][0];
