@@ -36,7 +36,8 @@
  *
  * Usage (from the source root, after ninja -C build):
  *   build/experiments/bench_parallel [REPEATS [BATCH [profile|timed]]]
- * BATCH replaces the tasks' batch (16) in the timed runs; "profile" stops
+ * BATCH replaces the tasks' batch (16) in the timed runs and is profiled
+ * beside 4, 16 and 32; "profile" stops
  * after the profile, "timed" skips it.
  * CP_COMPLAN (default build/complan) and CP_MPIRUN (default mpirun) name
  * the programs; as root, Open MPI needs OMPI_ALLOW_RUN_AS_ROOT=1 and
@@ -822,11 +823,13 @@ int main(int argc, char **argv) {
            "flight, looking within own jobs |\n"
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
            "---|---|---|\n", 1e6 * MPI_MSG, 1e6 * MPI_LOOK, 1e6 * MPI_LAT);
-  enum { N_SPECS = sizeof specs / sizeof *specs, N_PROFILED = 3 };
-  const int profiled[N_PROFILED] = {4, 16, 32};
-  outcome prof_out[N_SPECS][N_PROFILED];
+  /* Batches 4, 16 and 32, and BATCH when it is none of them. */
+  enum { N_SPECS = sizeof specs / sizeof *specs, MAX_PROFILED = 4 };
+  int profiled[MAX_PROFILED] = {4, 16, 32, batch}, n_profiled = 3;
+  if (batch && batch != 4 && batch != 16 && batch != 32) n_profiled = 4;
+  outcome prof_out[N_SPECS][MAX_PROFILED];
   for (size_t k = 0; k < N_SPECS && !timed_only; ++k)
-    for (size_t q = 0; q < N_PROFILED; ++q) {
+    for (int q = 0; q < n_profiled; ++q) {
       spec sp = specs[k];
       sp.batch = profiled[q];
       if (profile_table_row(&sp, &prof_out[k][q])) return 1;
@@ -897,7 +900,7 @@ int main(int argc, char **argv) {
         if (i || c) ok[c] &= same(&res[0][0], o);
       }
     /* The profiled run (its timing wrappers) made the same search. */
-    for (int q = 0; q < N_PROFILED && !timed_only; ++q)
+    for (int q = 0; q < n_profiled && !timed_only; ++q)
       if (profiled[q] == sp->batch) ok[0] &= same(&res[0][0], &prof_out[k][q]);
     unlink(tmp);
     free(tmp);
