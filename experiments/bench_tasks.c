@@ -320,7 +320,7 @@ static void file_limits_row(const char *id, const cp_task *task,
                            "%s%d (failed)", used ? ", " : "", s + 1);
     if (w > 0 && (size_t)w < sizeof misses - used) used += (size_t)w;
   }
-  printf("| %s | %s | %ld | %.4g | %d / %d | %s | %s | %s | %d / %d |\n", id,
+  printf("| %s | %s | %ld | %.6g | %d / %d | %s | %s | %s | %d / %d |\n", id,
          task->method, task->max_nodes, seconds > 0 ? seconds : task->max_seconds,
          solved, finished,
          c_nodes, c_cpu, misses, verified, solved);
