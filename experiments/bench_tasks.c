@@ -12,9 +12,18 @@
  * to stderr as the run ends, whatever stderr is (so a long benchmark
  * written to files can be read while it runs), with the run's CPU seconds.
  *
+ * With --file-limits each file is instead planned as `complan plan FILE
+ * --seed S` plans it: its own planner, node limit, time limit (unless
+ * --seconds is given, as `--max-seconds`) and search keys; the table is
+ * then the rate table of experiments/results/tasks.md (solved / run, nodes
+ * of the solved runs, CPU seconds per run, the misses with their best
+ * distance, plans that replay bitwise).
+ *
  * Usage (from the source root):
  *   build/experiments/bench_tasks [--seeds S] [--seconds T] [--nodes N]
  *       [--planners astar,rrt,sst] [--tasks ID,ID] [--dir DIR]
+ *   build/experiments/bench_tasks --file-limits [--seeds S] [--seconds T]
+ *       [--tasks ID,ID] [--dir DIR]
  * Defaults: 10 seeds, 600 s and 100000 nodes per run, all three planners,
  * every task of planner/tasks/bench.
  */
@@ -41,7 +50,9 @@ void openblas_set_num_threads(int n);
 
 static const char *const USAGE =
     "bench_tasks [--seeds S] [--seconds T] [--nodes N] "
-    "[--planners astar,rrt,sst] [--tasks ID,ID] [--dir DIR]";
+    "[--planners astar,rrt,sst] [--tasks ID,ID] [--dir DIR]\n"
+    "       bench_tasks --file-limits [--seeds S] [--seconds T] "
+    "[--tasks ID,ID] [--dir DIR]";
 
 /* What the sources report, per task id (docs in each task's comment). */
 static const struct {
@@ -142,8 +153,10 @@ static void on_frame(void *ctx, const cp_replay_frame *f) {
 }
 
 /* One stored search of task with method and seed into a fresh database db;
- * its plan (if any) replayed with verification. 0, or -1 (message printed)
- * when the run could not be made at all. */
+ * its plan (if any) replayed with verification. method NULL, seconds 0 or
+ * nodes 0: the task's own (what `complan plan` does without --method,
+ * --max-seconds, --max-nodes). 0, or -1 (message printed) when the run
+ * could not be made at all. */
 static int one_run(const cp_task *task, const char *path, const char *method,
                    uint64_t seed, double seconds, long nodes, const char *db,
                    outcome *o) {
@@ -173,8 +186,8 @@ static int one_run(const cp_task *task, const char *path, const char *method,
                    1e-9 * (double)(c1.tv_nsec - c0.tv_nsec);
   int rc = 0;
   if (s == CP_PLAN_BAD_INPUT || s == CP_PLAN_FAILED) {
-    fprintf(stderr, "bench_tasks: %s (%s, seed %llu): %s\n", path, method,
-            (unsigned long long)seed, err.msg);
+    fprintf(stderr, "bench_tasks: %s (%s, seed %llu): %s\n", path,
+            method ? method : task->method, (unsigned long long)seed, err.msg);
     rc = -1;
   } else {
     o->ok = 1;
@@ -206,7 +219,8 @@ static int one_run(const cp_task *task, const char *path, const char *method,
           }
         } else {
           fprintf(stderr, "bench_tasks: %s (%s, seed %llu): replay: %s\n",
-                  path, method, (unsigned long long)seed, rr.message);
+                  path, method ? method : task->method,
+                  (unsigned long long)seed, rr.message);
         }
         free(ct);
         cp_replay_close(rp);
@@ -224,10 +238,10 @@ static int one_run(const cp_task *task, const char *path, const char *method,
  * stderr is a terminal). */
 static void print_run(const char *id, const char *method, int seed,
                       const outcome *o, int tty) {
-  fprintf(stderr, "%sbench_tasks: %s %s seed %d: %s, %ld nodes, best d %.4g m, "
-          "%.3g s CPU, %.3g s wall%s\n", tty ? "\r" : "", id, method, seed,
-          o->solved ? "solved" : o->status, o->nodes, o->best_distance,
-          o->cpu_seconds, o->seconds,
+  fprintf(stderr, "%sbench_tasks: %s %s seed %d: %s, %ld nodes, %lld LCP "
+          "solves, best d %.4g m, %.3g s CPU, %.3g s wall%s\n", tty ? "\r" : "",
+          id, method, seed, o->solved ? "solved" : o->status, o->nodes,
+          o->lcp_solves, o->best_distance, o->cpu_seconds, o->seconds,
           o->solved ? (o->verified ? ", replays bitwise" : ", REPLAY DIFFERS")
                     : "");
   fflush(stderr);
@@ -253,6 +267,64 @@ static void med_max(const double *v, const int *pick, int n, const char *fmt,
   snprintf(a, sizeof a, fmt, bench_median(w, k));
   snprintf(b, sizeof b, fmt, mx);
   snprintf(out, size, "%s / %s", a, b);
+}
+
+/* "min-max" of the values v[i] where pick[i] holds (one value when they
+ * are equal, "-" when none). */
+static void min_max(const double *v, const int *pick, int n, const char *fmt,
+                    char *out, size_t size) {
+  double lo = INFINITY, hi = -INFINITY;
+  for (int i = 0; i < n; ++i)
+    if (pick[i] && isfinite(v[i])) {
+      if (v[i] < lo) lo = v[i];
+      if (v[i] > hi) hi = v[i];
+    }
+  if (!(lo <= hi)) {
+    snprintf(out, size, "-");
+    return;
+  }
+  char a[64], b[64];
+  snprintf(a, sizeof a, fmt, lo);
+  snprintf(b, sizeof b, fmt, hi);
+  if (!strcmp(a, b)) snprintf(out, size, "%s", a);
+  else snprintf(out, size, "%s-%s", a, b);
+}
+
+/* The --file-limits row of one task: the rate table of
+ * experiments/results/tasks.md. */
+static void file_limits_row(const char *id, const cp_task *task,
+                            double seconds, const outcome *runs, int seeds) {
+  double nd[MAX_SEEDS], cpu[MAX_SEEDS];
+  int is_solved[MAX_SEEDS], is_ok[MAX_SEEDS];
+  int solved = 0, finished = 0, verified = 0;
+  for (int s = 0; s < seeds; ++s) {
+    nd[s] = (double)runs[s].nodes;
+    cpu[s] = runs[s].cpu_seconds;
+    is_solved[s] = runs[s].solved;
+    is_ok[s] = runs[s].ok;
+    solved += runs[s].solved;
+    finished += runs[s].ok;
+    verified += runs[s].verified;
+  }
+  char c_nodes[160], c_cpu[160], misses[600] = "-";
+  min_max(nd, is_solved, seeds, "%.0f", c_nodes, sizeof c_nodes);
+  min_max(cpu, is_ok, seeds, "%.1f", c_cpu, sizeof c_cpu);
+  size_t used = 0;
+  for (int s = 0; s < seeds; ++s) {
+    if (runs[s].solved) continue;
+    int w = runs[s].ok
+                ? snprintf(misses + used, sizeof misses - used,
+                           "%s%d (%.4f, %s)", used ? ", " : "", s + 1,
+                           runs[s].best_distance, runs[s].status)
+                : snprintf(misses + used, sizeof misses - used,
+                           "%s%d (failed)", used ? ", " : "", s + 1);
+    if (w > 0 && (size_t)w < sizeof misses - used) used += (size_t)w;
+  }
+  printf("| %s | %s | %ld | %.6g | %d / %d | %s | %s | %s | %d / %d |\n", id,
+         task->method, task->max_nodes, seconds > 0 ? seconds : task->max_seconds,
+         solved, finished,
+         c_nodes, c_cpu, misses, verified, solved);
+  fflush(stdout);
 }
 
 static int cmp_str(const void *a, const void *b) {
@@ -293,8 +365,15 @@ int main(int argc, char **argv) {
   long nodes = 100000;
   char planner_text[64] = "astar,rrt,sst";
   const char *tasks_filter = NULL, *dir = "planner/tasks/bench";
+  /* --file-limits: each file's own planner and limits; --seconds may still
+   * set the time limit, --nodes and --planners may not be given. */
+  int file_limits = 0, given_seconds = 0, given_other = 0;
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i];
+    if (!strcmp(a, "--file-limits")) {
+      file_limits = 1;
+      continue;
+    }
     if (i + 1 >= argc) usage_exit(a);
     const char *v = argv[++i];
     char *end;
@@ -305,12 +384,15 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--seconds")) {
       seconds = strtod(v, &end);
       if (*end || !(seconds > 0)) usage_exit(v);
+      given_seconds = 1;
     } else if (!strcmp(a, "--nodes")) {
       nodes = strtol(v, &end, 10);
       if (*end || nodes < 1) usage_exit(v);
+      given_other = 1;
     } else if (!strcmp(a, "--planners")) {
       if (strlen(v) >= sizeof planner_text) usage_exit(v);
       snprintf(planner_text, sizeof planner_text, "%s", v);
+      given_other = 1;
     } else if (!strcmp(a, "--tasks")) {
       tasks_filter = v;
     } else if (!strcmp(a, "--dir")) {
@@ -324,6 +406,11 @@ int main(int argc, char **argv) {
   const char *planners[MAX_PLANNERS];
   int n_planners = split_planners(planner_text, planners);
   if (n_planners < 0) usage_exit(planner_text);
+  if (file_limits && given_other) usage_exit("--file-limits with --nodes or --planners");
+  if (file_limits) {
+    n_planners = 1; /* the file's own */
+    if (!given_seconds) seconds = 0;
+  }
   openblas_set_num_threads(1);
 
   /* The task files: *.json directly in dir, sorted. */
@@ -363,26 +450,42 @@ int main(int argc, char **argv) {
   char date[64];
   strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
   printf("# bench_tasks: the field's benchmark tasks (planner/tasks/bench/)\n\n");
-  printf("date: %s; %d seed(s) per planner (seeds 1..%d); limits per run: "
-         "%ld nodes, %.4g s (wall clock, one thread); planners: %s. Each run "
-         "is a stored search in its own database; each plan found is "
-         "re-simulated and compared bitwise with the stored states "
-         "(replay --verify).\n\n",
-         date, seeds, seeds, nodes, seconds, planner_list);
-  printf("Columns: success = runs that found a plan; time = planning seconds "
-         "of the successful runs (median / max); nodes and LCP solves = "
-         "median / max over all runs; duration = simulated seconds of the "
-         "plan and cost = plan cost, contact changes = pairs of bodies or links "
-         "that start or stop touching (normal force > 0) between two steps of "
-         "the replayed plan, relocations = link-free body pairs touching again "
-         "after letting go (each median / max over successes); best d = "
-         "median least goal distance (m) over all runs; verified = plans "
-         "that replay bitwise / plans found; ends = how the runs without a "
-         "plan ended (plan statuses, with counts).\n\n");
-  printf("| task | planner | success | time (s) | nodes | LCP solves | "
-         "duration (s) | cost | contact changes | relocations | best d (m) | "
-         "verified | ends | published (source) |\n"
-         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  if (file_limits) {
+    printf("date: %s; %d seed(s) per task (seeds 1..%d); each file planned "
+           "as `complan plan FILE --seed S%s` plans it: its own planner, "
+           "search keys and node limit, %s (wall clock, one thread). Each "
+           "run is a stored search in its own database; each plan found is "
+           "re-simulated and compared bitwise with the stored states "
+           "(replay --verify). CPU = the process's CPU seconds spent "
+           "planning.\n\n", date, seeds, seeds,
+           given_seconds ? " --max-seconds T" : "",
+           given_seconds ? "the time limit given" : "its own time limit");
+    printf("| task | planner | node limit | time limit (s) | solved / run | "
+           "nodes of the solved runs (min-max) | CPU s per run (min-max) | "
+           "misses: seed (best distance m, status) | replays bitwise |\n"
+           "|---|---|---|---|---|---|---|---|---|\n");
+  } else {
+    printf("date: %s; %d seed(s) per planner (seeds 1..%d); limits per run: "
+           "%ld nodes, %.4g s (wall clock, one thread); planners: %s. Each run "
+           "is a stored search in its own database; each plan found is "
+           "re-simulated and compared bitwise with the stored states "
+           "(replay --verify).\n\n",
+           date, seeds, seeds, nodes, seconds, planner_list);
+    printf("Columns: success = runs that found a plan; time = planning seconds "
+           "of the successful runs (median / max); nodes and LCP solves = "
+           "median / max over all runs; duration = simulated seconds of the "
+           "plan and cost = plan cost, contact changes = pairs of bodies or links "
+           "that start or stop touching (normal force > 0) between two steps of "
+           "the replayed plan, relocations = link-free body pairs touching again "
+           "after letting go (each median / max over successes); best d = "
+           "median least goal distance (m) over all runs; verified = plans "
+           "that replay bitwise / plans found; ends = how the runs without a "
+           "plan ended (plan statuses, with counts).\n\n");
+    printf("| task | planner | success | time (s) | nodes | LCP solves | "
+           "duration (s) | cost | contact changes | relocations | best d (m) | "
+           "verified | ends | published (source) |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  }
   fflush(stdout);
 
   int failures = 0;
@@ -395,25 +498,35 @@ int main(int argc, char **argv) {
     cp_error err;
     if (cp_task_load(path, &task, &err)) {
       fprintf(stderr, "bench_tasks: %s: %s: %s\n", path, err.where, err.msg);
-      printf("| %s | - | does not load: %s | | | | | | | | | | | %s |\n", ids[t],
-             err.msg, published(ids[t]));
+      if (file_limits)
+        printf("| %s | - | does not load: %s | | | | | | |\n", ids[t], err.msg);
+      else
+        printf("| %s | - | does not load: %s | | | | | | | | | | | %s |\n",
+               ids[t], err.msg, published(ids[t]));
       ++failures;
       continue;
     }
     for (int p = 0; p < n_planners; ++p) {
       int solved = 0, verified = 0, finished = 0;
+      /* --file-limits: the file's planner and limits (NULL, 0: the task's) */
+      const char *method = file_limits ? NULL : planners[p];
+      const char *name = file_limits ? task.method : planners[p];
       for (int s = 0; s < seeds; ++s) {
         if (tty)
           fprintf(stderr, "\rbench_tasks: %s %s seed %d/%d ...        ",
-                  ids[t], planners[p], s + 1, seeds);
-        if (one_run(&task, path, planners[p], (uint64_t)(s + 1), seconds,
-                    nodes, db, &runs[s]))
+                  ids[t], name, s + 1, seeds);
+        if (one_run(&task, path, method, (uint64_t)(s + 1), seconds,
+                    file_limits ? 0 : nodes, db, &runs[s]))
           ++failures;
         else
-          print_run(ids[t], planners[p], s + 1, &runs[s], tty);
+          print_run(ids[t], name, s + 1, &runs[s], tty);
         solved += runs[s].solved;
         verified += runs[s].verified;
         finished += runs[s].ok;
+      }
+      if (file_limits) {
+        file_limits_row(ids[t], &task, seconds, runs, seeds);
+        continue;
       }
       double secs[MAX_SEEDS], nd[MAX_SEEDS], lcp[MAX_SEEDS], dur[MAX_SEEDS],
           cost[MAX_SEEDS], best[MAX_SEEDS], chg[MAX_SEEDS], rel[MAX_SEEDS];
