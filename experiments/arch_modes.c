@@ -12,6 +12,14 @@
  *                               split), each branch a branch and bound
  *                               as bb, N nodes each; CP_SPLIT_E=1: only
  *                               the in-plane branch
+ *   CP_TWIST=1                  (split) the out-of-plane branches replaced
+ *                               by the twist branches (main()); CP_SKIP_E=1:
+ *                               without branch E
+ *   arch_modes SCENE decide [N] the library's verdict on the same system,
+ *                               N MILP nodes (2000); CP_CLEAN=T: entries
+ *                               of H, G below T times the largest zeroed
+ *   arch_modes SCENE couple     measures the in-plane/out-of-plane
+ *                               decoupling the twist branches need
  *   CP_FIXO=1                   (bb) the out-of-plane dofs fixed at 0:
  *                               the planar solutions only
  *   CP_STAGE=FILE:K             the scene's parts in the simulated poses of
@@ -62,6 +70,11 @@ typedef struct bbs {
   double *lo, *hi; /* [nu] the node's bounds on u' (NULL: +-Bi) */
   long nodes, maxnodes, lps, unsolved;
   int found;
+  /* The twist cut (split with CP_TWIST): pair (cA, cB), in-plane
+   * tangential components eA, eB: sg (a_tA + a_tB) >= 0 and
+   * sg (c_tA + c_tB) <= -thr. cA < 0: none. */
+  int cA, cB, eA, eB, sg;
+  double thr;
   double *x;
   int ia[20000], ja[20000];
   double ar[20000];
@@ -134,6 +147,16 @@ static double bb_lp(bbs *W, const signed char *ns, const signed char *ts, double
         BFRC(n + e, -1.0, n, -mu, GLP_UP, 0.0, 0.0);
       }
     }
+  }
+  if (W->cA >= 0) {
+    glp_add_rows(P, 1);
+    r++;
+    glp_set_row_bnds(P, r, GLP_LO, 0.0, 0.0);
+    for (int k = 0; k < nu; k++) {
+      const double v = W->sg * (sys->G[k + (size_t)(3 * W->cA + W->eA) * nu] + sys->G[k + (size_t)(3 * W->cB + W->eB) * nu]);
+      if (v != 0.0) { nz++; ia[nz] = r; ja[nz] = k + 1; ar[nz] = v; }
+    }
+    BFRC(3 * W->cA + W->eA, (double)W->sg, 3 * W->cB + W->eB, (double)W->sg, GLP_UP, 0.0, -W->thr);
   }
   glp_load_matrix(P, nz, ia, ja, ar);
   glp_smcp parm;
@@ -251,6 +274,62 @@ static void bb_node(bbs *W, signed char *ns, signed char *ts, int depth) {
   }
 }
 
+/* Out-of-plane dofs: v_y, w_x, w_z of each body (rows 6i+1, 6i+3, 6i+5). */
+static int is_out(const cp_system *sys, int i) {
+  return i < sys->n_u - sys->n_l && (i % 6 == 1 || i % 6 == 3 || i % 6 == 5);
+}
+
+/* The decoupling the twist split rests on, measured on sys (not assumed):
+ * H has no in-plane/out-of-plane block (H_IO = 0), f_O = 0, every pair
+ * has two contacts with the same frame, the in-plane rows of G see both
+ * corners alike (equal n and in-plane t columns) and not the out-of-plane
+ * tangent (zero column), and the out-of-plane rows see the normals and
+ * in-plane tangents antisymmetrically (q, -q; s, -s) and the out-of-plane
+ * tangents alike (m, m). Prints each largest deviation relative to the
+ * largest entry of H, f resp. G; returns 1 when all are <= tol. */
+static int couple_check(const cp_system *sys, const int *pair, const int *inplane, int np2, double tol) {
+  const int nu = sys->n_u, nc = sys->n_c;
+  double hmax = 0.0, hio = 0.0, fmx = 0.0, fo = 0.0, gmax = 0.0;
+  for (int i = 0; i < nu; i++) {
+    fmx = fmax(fmx, fabs(sys->f[i]));
+    if (is_out(sys, i)) fo = fmax(fo, fabs(sys->f[i]));
+    for (int k = 0; k < nu; k++) {
+      const double h = fabs(sys->H[i + (size_t)k * nu]);
+      hmax = fmax(hmax, h);
+      if (is_out(sys, i) != is_out(sys, k)) hio = fmax(hio, h);
+    }
+  }
+  for (size_t e = 0; e < (size_t)nu * 3 * (size_t)nc; e++) gmax = fmax(gmax, fabs(sys->G[e]));
+  double dfr = 0.0, din = 0.0, dot = 0.0, dout = 0.0;
+  int bad = 0;
+  for (int p = 0; p < np2; p++) {
+    int A = -1, B = -1, cnt = 0;
+    for (int j = 0; j < nc; j++)
+      if (pair[j] == p) { cnt++; if (A < 0) A = j; else B = j; }
+    if (cnt != 2) { bad++; continue; }
+    for (int e = 0; e < 9; e++) dfr = fmax(dfr, fabs(sys->frame[9 * A + e] - sys->frame[9 * B + e]));
+    const int et = inplane[A], eo = 3 - et;
+    for (int i = 0; i < nu; i++) {
+      const double *gA = sys->G + i, *gB = sys->G + i;
+      const double nA = gA[(size_t)(3 * A) * nu], nB = gB[(size_t)(3 * B) * nu];
+      const double tA = gA[(size_t)(3 * A + et) * nu], tB = gB[(size_t)(3 * B + et) * nu];
+      const double oA = gA[(size_t)(3 * A + eo) * nu], oB = gB[(size_t)(3 * B + eo) * nu];
+      if (!is_out(sys, i)) {
+        din = fmax(din, fmax(fabs(nA - nB), fabs(tA - tB)));
+        dot = fmax(dot, fmax(fabs(oA), fabs(oB)));
+      } else {
+        dout = fmax(dout, fmax(fmax(fabs(nA + nB), fabs(tA + tB)), fabs(oA - oB)));
+      }
+    }
+  }
+  printf("decoupling: |H_IO| %.3g of |H| %.3g; |f_O| %.3g of |f| %.3g; pairs not of 2 contacts %d;\n"
+         "  pair frames differ by %.3g; in-plane rows of G: corners differ by %.3g, out-of-plane tangent %.3g;\n"
+         "  out-of-plane rows: (n, t antisymmetric, o symmetric) off by %.3g (of |G| %.3g)\n",
+         hio, hmax, fo, fmx, bad, dfr, din, dot, dout, gmax);
+  return !bad && hio <= tol * hmax && fo <= tol * fmx && dfr <= tol && din <= tol * gmax && dot <= tol * gmax &&
+         dout <= tol * gmax;
+}
+
 /* A witness checked independently, from its forces c alone: u' = H^-1
  * (f + G c), then the contact law contact by contact. */
 static void check_witness(const cp_system *sys, const int *pair, const double *x) {
@@ -297,7 +376,8 @@ int main(int argc, char **argv) {
   }
   const int do_bb = argc > 2 && !strcmp(argv[2], "bb");
   const int do_split = argc > 2 && !strcmp(argv[2], "split");
-  const double B = argc > 2 && !do_bb && !do_split ? atof(argv[2]) : 2.0;
+  const int do_couple = argc > 2 && !strcmp(argv[2], "couple");
+  const double B = argc > 2 && !do_bb && !do_split && !do_couple ? atof(argv[2]) : 2.0;
   setvbuf(stdout, NULL, _IOLBF, 0);
   cp_scene sc;
   cp_error err;
@@ -371,8 +451,44 @@ int main(int argc, char **argv) {
     printf("  contact %2d pair %2d: %s on %s at (%.6f %.6f %.6f) normal (%.3f %.3f %.3f) mu %.2f\n", j, pair[j],
            con[j].a.body >= 0 ? sc.bodies[con[j].a.body].name : "-", con[j].b.body >= 0 ? sc.bodies[con[j].b.body].name : "-",
            con[j].p[0], con[j].p[1], con[j].p[2], con[j].n[0], con[j].n[1], con[j].n[2], sys.mu[j]);
+  const int decoupled = couple_check(&sys, pair, inplane, np2, 1e-9);
+  if (argc > 2 && !strcmp(argv[2], "decide")) {
+    /* The library's full verdict on this system, node limit argv[3]
+     * (default 2000, the task's); CP_CLEAN=T first sets to 0 every entry
+     * of H and G below T times the largest of its matrix (the simulated
+     * poses leave rounding-size entries, 1e-17 and below, where the
+     * design has 0). */
+    const char *cl = getenv("CP_CLEAN");
+    if (cl) {
+      const double T = atof(cl);
+      double hm = 0.0, gm = 0.0;
+      long nh = 0, ng = 0;
+      for (size_t e = 0; e < (size_t)nu * nu; e++) hm = fmax(hm, fabs(sys.H[e]));
+      for (size_t e = 0; e < (size_t)nu * 3 * (size_t)nc; e++) gm = fmax(gm, fabs(sys.G[e]));
+      for (size_t e = 0; e < (size_t)nu * nu; e++)
+        if (sys.H[e] != 0.0 && fabs(sys.H[e]) < T * hm) { sys.H[e] = 0.0; nh++; }
+      for (size_t e = 0; e < (size_t)nu * 3 * (size_t)nc; e++)
+        if (sys.G[e] != 0.0 && fabs(sys.G[e]) < T * gm) { sys.G[e] = 0.0; ng++; }
+      printf("CP_CLEAN %g: %ld entries of H, %ld of G set to 0\n", T, nh, ng);
+    }
+    cp_stability_options fo = cp_stability_defaults();
+    fo.node_limit = argc > 3 ? atol(argv[3]) : 2000;
+    fo.time_limit_s = 0;
+    cp_stability_result fr;
+    const double t0 = cp_clock_thread_cpu();
+    cp_stability_decide(&sys, &fo, &fr);
+    printf("verdict %s (%s), %ld nodes, %d MILPs, %.2f s CPU; %s\n", cp_stability_kind_name(fr.kind), fr.method,
+           fr.mip_nodes, fr.mip_solves, cp_clock_thread_cpu() - t0, fr.reason);
+    cp_stability_result_free(&fr);
+    return 0;
+  }
+  if (do_couple) {
+    printf("decoupled (relative 1e-9): %s\n", decoupled ? "yes" : "NO");
+    return 0;
+  }
   static bbs W;
   W.sys = &sys;
+  W.cA = -1;
   W.B = B;
   W.tol = 1e-9;
   W.fixO = getenv("CP_FIXO") != NULL;
@@ -429,10 +545,41 @@ int main(int argc, char **argv) {
     long tn = 0, tl = 0;
     int open = 0;
     const double t0 = cp_clock_thread_cpu();
-    for (int br = -1; br < 2 * nu; br++) {
-      const int k = br / 2, sg = br % 2 ? -1 : 1;
+    /* CP_TWIST=1 (needs the decoupling): the out-of-plane branches are
+     * replaced by 2 np2 twist branches (p, sg) (docs: experiments/results/
+     * assembly_robot.md, "the twist split"). Outside branch E some
+     * |u'_k| > rho R_k (k out of plane), so u'_O^T H_OO u'_O >= delta =
+     * rho^2 eps_E; with H_IO = 0 and f_O = 0 that is a_O^T c, and per pair
+     * a_O^T c <= -tau_p C_p (tau_p the pair's mean in-plane tangential
+     * acceleration, C_p = c_tA + c_tB): some pair has -tau_p C_p >=
+     * delta / np2, i.e. for sg = sign(tau_p): sg tau_p >= 0 and sg C_p <=
+     * -delta / (np2 taumax_p), taumax_p the box's bound on |tau_p|. */
+    const int twist = getenv("CP_TWIST") != NULL;
+    if (twist && !decoupled) {
+      fprintf(stderr, "CP_TWIST: the system is not decoupled (above): the twist split does not apply\n");
+      return 2;
+    }
+    const int nbr = twist ? 2 * np2 : 2 * nu;
+    for (int br = -1; br < nbr; br++) {
+      const int k = twist ? -1 : br / 2, sg = br % 2 ? -1 : 1;
+      if (twist && br >= 0 && !getenv("CP_SPLIT_E")) {
+        const int p = br / 2;
+        W.cA = W.cB = -1;
+        for (int j = 0; j < nc; j++)
+          if (pair[j] == p) { if (W.cA < 0) W.cA = j; else W.cB = j; }
+        if (W.cB < 0) { W.cA = -1; continue; }
+        W.eA = inplane[W.cA];
+        W.eB = inplane[W.cB];
+        W.sg = sg;
+        double taumax = 0.0;
+        for (int i = 0; i < nu; i++)
+          taumax += 0.5 * fabs(sys.G[i + (size_t)(3 * W.cA + W.eA) * nu] + sys.G[i + (size_t)(3 * W.cB + W.eB) * nu]) * W.Bi[i];
+        W.thr = rho * rho * epsE / (np2 * taumax);
+      }
       const int outp = k >= 0 && k < nu - sys.n_l && (k % 6 == 1 || k % 6 == 3 || k % 6 == 5);
-      if (br >= 0 && (!outp || getenv("CP_SPLIT_E"))) continue;
+      if (br >= 0 && !twist && (!outp || getenv("CP_SPLIT_E"))) continue;
+      if (br >= 0 && twist && (W.cA < 0 || getenv("CP_SPLIT_E"))) continue;
+      if (br < 0 && getenv("CP_SKIP_E")) continue; /* the other branches only */
       W.tol = br < 0 ? epsE : rho * rho * epsE;
       for (int i = 0; i < nu; i++) {
         const double R = rho * sqrt(epsE * Hi[i + (size_t)i * nu]);
@@ -454,7 +601,9 @@ int main(int argc, char **argv) {
       tn += W.nodes;
       tl += W.lps;
       if (br < 0) printf("branch E (|out-of-plane u'_k| <= R_k):");
+      else if (twist) printf("twist branch pair %d (contacts %d, %d) %s, |C_t| >= %.3g:", br / 2, W.cA, W.cB, sg > 0 ? "tau >= 0" : "tau <= 0", W.thr);
       else printf("branch u'_%d (body %d, %s) %s= %sR:", k, k / 6, k % 6 == 1 ? "v_y" : k % 6 == 3 ? "w_x" : "w_z", sg > 0 ? ">" : "<", sg > 0 ? "" : "-");
+      W.cA = -1;
       printf(" %s, %ld nodes, %ld LPs, %.2f s CPU\n", W.found ? "WITNESS" : closed ? "closed" : W.unsolved ? "incomplete (unsolved LPs)" : "node limit", W.nodes, W.lps, cp_clock_thread_cpu() - t1);
       if (W.found) { /* checked independently; decides: stop */
         printf("witness u':");

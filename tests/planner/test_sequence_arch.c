@@ -68,8 +68,9 @@ Test(sequence_arch, built_on_its_centering_and_the_centering_struck) {
     // limit (2000 nodes and the children of the last branching) or, as
     // stage 5 does since session 16 (the simulator's first step starts
     // from a warm basis: its settled pose differs in the last bits),
-    // undecided before it (698 nodes; contact/stability.c's other
-    // undecided outcomes, e.g. a moving candidate failing the check).
+    // undecided before it: at 698 nodes GLPK's primal simplex fails an
+    // internal assertion at a near-singular basis ("MILP failed inside
+    // GLPK", session 17: experiments/results/assembly_robot.md).
     if (k < 3) {
       cr_assert_str_eq(kind, "strong", "stage %zu", k);
       cr_assert_eq(nodes, 0, "stage %zu", k);
