@@ -310,6 +310,34 @@ static inline __attribute__((always_inline)) void rot_update_n(int p, int m, con
   }
 }
 
+/* A single dof's outer product x x^T (upper triangle) added to A on the
+ * columns a0 + st c (c < p): a step of 1 (the dof in every column of its
+ * contacts, as a tilted body's) or 3 (one column per contact, as an
+ * upright box's). Each entry gets the one product the gathered loop gives
+ * it, so the same bits; the indices are computed, not loaded, and a step
+ * of 1 runs along contiguous memory. */
+static inline __attribute__((always_inline)) void dof_update_n(int st, int p, int m,
+                                                               const double *restrict x,
+                                                               double *restrict a0) {
+  for (int c = 0; c < p; c++) {
+    const double xc = x[c];
+    double *restrict ac = a0 + (size_t)st * (size_t)c * (size_t)m;
+    for (int r = 0; r <= c; r++) ac[st * r] += x[r] * xc;
+  }
+}
+
+/* cols[0..p) (increasing) as an arithmetic progression of step 1 or 3:
+ * that step, or 0 (none of them). */
+static int dof_step(int p, const int *cols) {
+  if (p < 2) return 0;
+  const int st = cols[1] - cols[0];
+  if (st == 1) return cols[p - 1] - cols[0] == p - 1; /* increasing: contiguous */
+  if (st != 3 || cols[p - 1] - cols[0] != 3 * (p - 1)) return 0;
+  for (int c = 2; c < p; c++)
+    if (cols[c] - cols[c - 1] != 3) return 0;
+  return 3;
+}
+
 /* Bytes of a build's scratch (below) before colmin, for nu1, m1 >= 1. */
 static size_t scratch_size(size_t nu1, size_t m1) {
   return sizeof(double) * (nu1 * m1 + m1 + nu1) + sizeof(int) * (6 * (nu1 + 1) + nu1 * m1);
@@ -585,6 +613,14 @@ blocks_known:
       }
       for (int c = 0; track && c < p; c++)
         if (cols[0] < colmin[cols[c]]) colmin[cols[c]] = cols[0];
+      const int st = dof_step(p, cols);
+      if (st) {
+        for (int c = 0; c < p; c++) cs->b[cols[c]] += x[c] * yi;
+        double *a0 = cs->A + (size_t)cols[0] * m + cols[0];
+        if (st == 1) dof_update_n(1, p, m, x, a0);
+        else dof_update_n(3, p, m, x, a0);
+        continue;
+      }
       for (int c = 0; c < p; c++) {
         const double xc = x[c];
         double *Ac = cs->A + (size_t)cols[c] * m;

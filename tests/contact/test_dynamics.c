@@ -449,3 +449,83 @@ Test(dynamics, sparse_rebuild_equals_dense_build) {
   free(H);
   free(G);
 }
+
+/* A diagonal H: every dof is a block of its own, whose columns of G are
+ * contiguous (the dof in all three columns of a run of contacts), a
+ * progression of step 3 (one column per contact), irregular, or a single
+ * column. A and b must be, bit for bit, the sums the formulation gives in
+ * dof order, skipping zeros: A_rc = sum_i (G_ir / d_i)(G_ic / d_i),
+ * b_c = sum_i (G_ic / d_i)(f_i / d_i) + k_c with d_i = sqrt(H_ii) (the
+ * order every path of the build keeps), for a small problem (gathered by
+ * contact), a large one (by column, A cleared on its footprint) and
+ * rebuilds into the same arrays. */
+enum { DNU = 12 };
+
+static void diagonal_problem(uint64_t *s, int nc, double *H, double *G, double *f,
+                             double *k) {
+  const int m = 3 * nc;
+  memset(H, 0, sizeof(double) * DNU * DNU);
+  memset(G, 0, sizeof(double) * (size_t)DNU * (size_t)m);
+  for (int i = 0; i < DNU; i++) {
+    H[i + i * DNU] = cpt_uniform(s, 0.5, 3);
+    f[i] = cpt_uniform(s, -5, 5);
+    const int j0 = (int)(cpt_rand(s) % (uint64_t)(nc / 2)), len = 1 + (int)(cpt_rand(s) % (uint64_t)(nc / 2));
+    const int e = (int)(cpt_rand(s) % 3);
+    for (int j = j0; j < j0 + len && j < nc; j++)
+      for (int t = 0; t < 3; t++) {
+        const int on = i % 4 == 0 ? 1 : i % 4 == 1 ? t == e : i % 4 == 2 ? cpt_rand(s) % 3 == 0
+                                                                      : j == j0 && t == e;
+        if (on) G[i + (size_t)(3 * j + t) * DNU] = cpt_uniform(s, -1, 1);
+      }
+  }
+  for (int c = 0; c < m; c++) k[c] = cpt_uniform(s, -1, 1);
+}
+
+static void diagonal_check(int nc, const double *H, const double *G, const double *f,
+                           const double *k, const cp_contact_space *cs) {
+  const int m = 3 * nc;
+  for (int c = 0; c < m; c++) {
+    double b = 0.0;
+    for (int i = 0; i < DNU; i++) {
+      const double d = sqrt(H[i + i * DNU]), gc = G[i + (size_t)c * DNU];
+      if (gc != 0.0) b += (gc / d) * (f[i] / d);
+    }
+    b += k[c];
+    cr_assert(memcmp(&b, &cs->b[c], sizeof b) == 0, "b[%d]: %.17g != %.17g", c, cs->b[c], b);
+    for (int r = 0; r <= c; r++) {
+      double a = 0.0;
+      for (int i = 0; i < DNU; i++) {
+        const double d = sqrt(H[i + i * DNU]), gr = G[i + (size_t)r * DNU],
+                     gc = G[i + (size_t)c * DNU];
+        if (gr != 0.0 && gc != 0.0) a += (gr / d) * (gc / d);
+      }
+      const double up = cs->A[r + (size_t)c * m], lo = cs->A[c + (size_t)r * m];
+      cr_assert(memcmp(&a, &up, sizeof a) == 0 && memcmp(&a, &lo, sizeof a) == 0,
+                "A[%d, %d] (m = %d): %.17g, %.17g != %.17g", r, c, m, up, lo, a);
+    }
+  }
+}
+
+Test(dynamics, single_dof_columns_bit_for_bit) {
+  uint64_t s = 77;
+  enum { NCMAX = 40 };
+  double *G = malloc(sizeof(double) * DNU * 3 * NCMAX);
+  double H[DNU * DNU], f[DNU], k[3 * NCMAX];
+  cr_assert(G);
+  cp_contact_space kept;
+  memset(&kept, 0, sizeof kept);
+  const int sizes[4] = {6, NCMAX, NCMAX, 10}; /* m = 18, 120 (twice), 30 */
+  for (int round = 0; round < 4; round++) {
+    const int nc = sizes[round];
+    diagonal_problem(&s, nc, H, G, f, k);
+    cp_contact_space cs;
+    cr_assert_eq(cp_contact_space_build(DNU, nc, H, G, f, k, NULL, NULL, &cs), 0);
+    cr_assert_eq(cs.nblocks, DNU);
+    diagonal_check(nc, H, G, f, k, &cs);
+    cp_contact_space_free(&cs);
+    cr_assert_eq(cp_contact_space_rebuild(DNU, nc, H, G, f, k, NULL, NULL, &kept), 0);
+    diagonal_check(nc, H, G, f, k, &kept);
+  }
+  cp_contact_space_free(&kept);
+  free(G);
+}
