@@ -38,6 +38,7 @@
 #define LEX_EPS 1e-11         /* error bound of B^-1 entries, x column max */
 #define Z0_BACKUPS 16         /* z0 exits undone per start (failed check) */
 #define RESCUE_STARTS 12      /* starts of the rescue pass (at least) */
+#define CP_LK_LEAN_N 4        /* largest n of the lean path (lemke_small.c) */
 #define RESCUE_CAP 5          /* its pivot cap per start: RESCUE_CAP (n + 1) + 100 */
 
 /* SQLite-style coverage marker: counts how often a rare branch is taken. */
@@ -109,7 +110,12 @@ struct cp_lemke_ws {
   double *tab;             /* [scap*(2 scap+1)] small path: dense tableau */
   int scap;                /* largest n the small path can take */
   int tld;                 /* leading dimension of tab: n rounded up to 4 */
-  int small;               /* 1 while a start runs on the dense tableau */
+  int small;               /* 1 while a start runs on the dense tableau,
+                            * 2 on the lean path's condensed tableau */
+  int cslot[2 * CP_LK_LEAN_N + 1];    /* condensed tableau: slot of variable v, -1 basic */
+  int cvar[CP_LK_LEAN_N + 1];        /* condensed tableau: variable in slot s */
+  long cond_expands;       /* lean starts that went on on the full tableau
+                            * (never reset: read by the tests) */
   cp_lemke_trace_fn trace; /* per-pivot observer, NULL: none */
   void *trace_ctx;
   int pps[LEMKE_MAX_STARTS];
@@ -138,9 +144,20 @@ static inline double acol(const cp_lemke_ws *ws, const run *R, int v, int i) {
   return -ws->d[i];
 }
 
+/* Column of w_c (= column c of B^-1) in a small tableau, NULL when w_c is
+ * basic on the condensed tableau (its column is then the unit vector of
+ * its row, not stored). */
+static inline const double *small_wcol(const cp_lemke_ws *ws, int c) {
+  const int s = ws->small == 2 ? ws->cslot[c] : c;
+  return s >= 0 ? ws->tab + (size_t)s * (size_t)ws->tld : NULL;
+}
+
 /* Entry (r, c) of B^-1. */
 static inline double binv(const cp_lemke_ws *ws, int r, int c) {
-  if (ws->small) return ws->tab[(size_t)r + (size_t)c * (size_t)ws->tld];
+  if (ws->small) {
+    const double *b = small_wcol(ws, c);
+    return b ? b[r] : ws->basic[r] == c ? 1.0 : 0.0;
+  }
   const int s = ws->col_slot[c];
   if (s >= 0) return ws->Bact[(size_t)r + (size_t)s * (size_t)ws->n];
   return ws->wrow[c] == r ? 1.0 : 0.0;
@@ -188,7 +205,6 @@ CP_LK_HIDDEN cp_lcp_status cp_lk_small_start(cp_lemke_ws *ws, const run *R,
                                              cp_lcp_info *info, int *piv);
 CP_LK_HIDDEN void cp_lk_small_iterate(const cp_lemke_ws *ws, int n, double *z,
                                       double *w);
-#define CP_LK_LEAN_N 4 /* largest n of the lean path */
 CP_LK_HIDDEN int cp_lk_lean_solve(cp_lemke_ws *ws, int n, const double *M,
                                   const double *q, const cp_lemke_options *opt,
                                   double *z, double *w, cp_lcp_info *info);

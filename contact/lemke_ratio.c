@@ -26,8 +26,9 @@ int cp_lk_lex_min(cp_lemke_ws *ws, int nc, const double *col, double sg) {
   int *cand = ws->cand, *keep = ws->cand2;
   for (int c = 0; c < n && nc > 1; c++) {
     const int sl = ws->small ? -1 : ws->col_slot[c];
+    const double *sc = ws->small ? small_wcol(ws, c) : NULL;
     const double cs =
-        ws->small ? max_abs(n, ws->tab + (size_t)c * (size_t)ws->tld)
+        ws->small ? (sc ? max_abs(n, sc) : 1.0)
         : sl >= 0 ? max_abs(n, ws->Bact + (size_t)sl * (size_t)n) : 1.0;
     const double del = LEX_EPS * cs;
     double up = INFINITY;
