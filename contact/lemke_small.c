@@ -210,24 +210,22 @@ small_start_ld(cp_lemke_ws *ws, const run *R, const cp_check_options *chk,
                "zero or non-finite pivot at pivot %d", *piv);
       return CP_LCP_NUMERICAL;
     }
-    if (cond) {
-      const double inv = 1.0 / p;
-      if (p * inv == 1.0) cond_pivot(ws, n, r, v, inv, L);
-      else {
-        cond_expand(ws, n, L);
-        cond = 0;
-      }
-    }
-    if (!cond) small_pivot_ld(ws, n, r, p, L);
-    ++*piv;
     const int u = ws->basic[r];
-    ws->basic[r] = v;
-    if (cond) {
+    if (cond && p * (1.0 / p) != 1.0) { /* round-off would stay in e_r */
+      cond_expand(ws, n, L);
+      cond = 0;
+    }
+    if (cond) { /* u's unit column takes v's slot */
       const int s = ws->cslot[v];
+      cond_pivot(ws, n, r, v, 1.0 / p, L);
       ws->cslot[u] = s;
       ws->cvar[s] = u;
       ws->cslot[v] = -1;
+    } else {
+      small_pivot_ld(ws, n, r, p, L);
     }
+    ++*piv;
+    ws->basic[r] = v;
     if (v == vz0) ws->z0row = r;
     if (u == vz0) {
       const cp_lcp_status st = small_finish(ws, R, chk, z, w, info, n, lean);
