@@ -3,6 +3,7 @@
 // solved from the warm basis by a small LU and principal pivots
 // (warm_accept), by Lemke warm then cold, or by the world's solver.
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include "contact/lemke.h"
 #include "models/clock.h"
+#include "models/grow.h"
 #include "planner/sim/world_impl.h"
 
 // ---------------------------------------------------------------------------
@@ -440,6 +442,79 @@ int cp_wi_solve_friction(cp_world *w, int m, int *piv,
 // The corner directions of the pyramid: cp_wi_corner (world_impl.h).
 #define corner cp_wi_corner
 
+// From this many selected constraints As is written on its footprint only.
+#define CP_WORLD_EXTRACT_SPARSE 16
+
+// As from A on the blocks that can be nonzero: two constraints that share
+// no moving part (cp_wi_con_nodes) have a zero block in A (H is block
+// diagonal over the parts; the zero written there by the contact space's
+// build), so As gets the blocks of the pairs of each part's constraints
+// (and each constraint's own) and is zero elsewhere, as the full copy
+// leaves it, bit for bit. The last such extraction's blocks are cleared
+// first (the boxes landing in a bin: a selection that is not every
+// constraint, and a full copy of the selected block was most of
+// cp_wi_extract's cost). Returns 0, or -1 (memory: the caller copies in
+// full).
+static int extract_sparse(cp_world *w, const double *A, int ns, const int *sel) {
+  const size_t n3 = 3 * (size_t)w->ncon, m3 = 3 * (size_t)ns;
+  const int nn = w->sc.n_bodies + w->sc.n_manips;
+  if (cp_grow((void **)&w->ex_buf, &w->ex_cap, 4 * ns + nn + 1, sizeof(int))) return -1;
+  int *nd = w->ex_buf, *st = nd + 2 * ns, *list = st + nn + 1;
+  memset(st, 0, sizeof(int) * (size_t)(nn + 1));
+  long pairs = 0;
+  for (int k = 0; k < ns; ++k) {
+    cp_wi_con_nodes(w, &w->cons[sel[k]], nd + 2 * k);
+    if (nd[2 * k + 1] == nd[2 * k]) nd[2 * k + 1] = -1;
+    pairs += nd[2 * k] < 0 && nd[2 * k + 1] < 0; // its own block only
+    for (int t = 0; t < 2; ++t)
+      if (nd[2 * k + t] >= 0) ++st[nd[2 * k + t] + 1];
+  }
+  for (int n = 0; n < nn; ++n) {
+    pairs += (long)st[n + 1] * st[n + 1];
+    st[n + 1] += st[n];
+  }
+  if (pairs > INT_MAX / 2) return -1;
+  // The previous footprint cleared, then the new one's region made zero.
+  const size_t pm3 = 3 * (size_t)w->as_ns;
+  for (int i = 0; i < w->as_fp_n; ++i) {
+    double *d = w->As + 3 * (size_t)w->as_fp[2 * i] + 3 * (size_t)w->as_fp[2 * i + 1] * pm3;
+    for (int e = 0; e < 3; ++e) d[e * pm3] = d[e * pm3 + 1] = d[e * pm3 + 2] = 0.0;
+  }
+  w->as_fp_n = 0;
+  if (cp_grow((void **)&w->as_fp, &w->as_fp_cap, 2 * (int)pairs, sizeof(int))) {
+    w->as_zero = 0;
+    return -1;
+  }
+  if (m3 * m3 > w->as_zero) {
+    memset(w->As + w->as_zero, 0, sizeof(double) * (m3 * m3 - w->as_zero));
+    w->as_zero = m3 * m3;
+  }
+  for (int k = 0; k < ns; ++k) // st[n] runs to the end of part n's list
+    for (int t = 0; t < 2; ++t)
+      if (nd[2 * k + t] >= 0) list[st[nd[2 * k + t]]++] = k;
+  for (int n = nn; n > 0; --n) st[n] = st[n - 1];
+  st[0] = 0;
+  int *fp = w->as_fp, np = 0;
+  for (int k = 0; k < ns; ++k)
+    if (nd[2 * k] < 0 && nd[2 * k + 1] < 0) fp[2 * np] = fp[2 * np + 1] = k, ++np;
+  for (int n = 0; n < nn; ++n)
+    for (int x = st[n]; x < st[n + 1]; ++x)
+      for (int y = st[n]; y < st[n + 1]; ++y) fp[2 * np] = list[y], fp[2 * np + 1] = list[x], ++np;
+  for (int i = 0; i < np; ++i) { // block (rows of fp[2i], columns of fp[2i+1])
+    const int r = fp[2 * i], c = fp[2 * i + 1];
+    const double *s = A + 3 * (size_t)sel[r] + 3 * (size_t)sel[c] * n3;
+    double *d = w->As + 3 * (size_t)r + 3 * (size_t)c * m3;
+    for (int e = 0; e < 3; ++e) {
+      d[e * m3] = s[e * n3];
+      d[e * m3 + 1] = s[e * n3 + 1];
+      d[e * m3 + 2] = s[e * n3 + 2];
+    }
+  }
+  w->as_fp_n = np;
+  w->as_ns = ns;
+  return 0;
+}
+
 // The rows/columns of the constraints sel[0..ns) of A (3 ncon square) and b
 // (3 ncon): w->Asel (3 ns square) and w->bs. When every constraint is
 // selected in order (the velocity stepper; a resting acceleration step),
@@ -455,11 +530,14 @@ void cp_wi_extract(cp_world *w, const double *A, const double *b, int ns,
     return;
   }
   for (int a = 0; a < m3; ++a) w->bs[a] = b[3 * sel[a / 3] + a % 3];
+  if (ns >= CP_WORLD_EXTRACT_SPARSE && !extract_sparse(w, A, ns, sel)) return;
   for (int bcol = 0; bcol < m3; ++bcol) {
     const double *col = A + (size_t)(3 * sel[bcol / 3] + bcol % 3) * (size_t)n3;
     for (int a = 0; a < m3; ++a)
       w->As[a + (size_t)bcol * m3] = col[3 * sel[a / 3] + a % 3];
   }
+  w->as_zero = 0; // (As written whole: no footprint)
+  w->as_fp_n = 0;
 }
 
 // Support point k's known c_n (cp_wi_fixed_col) moved into q: its

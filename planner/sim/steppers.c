@@ -13,6 +13,9 @@
 // ---------------------------------------------------------------------------
 // Steppers
 
+static int velocity_sliding_solve(cp_world *w, const stepsys *s, int ns,
+                                  cp_step_info *info, int *warm);
+
 // The velocity stepper (also the acceleration stepper's fallback).
 cp_world_status cp_wi_step_velocity(cp_world *w, stepsys *s,
                                      cp_step_info *info) {
@@ -26,11 +29,18 @@ cp_world_status cp_wi_step_velocity(cp_world *w, stepsys *s,
   const double t0 = cp_wi_tic(w);
   cp_wi_extract(w, s->cs.A, bv, ns, w->sel);
   cp_wi_all_rolling(w, ns, w->sel);
-  int m = cp_wi_lcp_setup(w, ns);
+  cp_lcp_info li;
+  int warm = 0, m;
+  if (w->opt.velocity_sliding) { // (off by default: the pyramid's bits)
+    m = velocity_sliding_solve(w, s, ns, info, &warm);
+    if (m == -2) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
+    if (m > 0) goto solved;
+    cp_wi_all_rolling(w, ns, w->sel); // none slides, or a solve failed
+    warm = 0;
+  }
+  m = cp_wi_lcp_setup(w, ns);
   if (m < 0) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
   cp_wi_lcp_warm(w, ns, w->sel, 1, m);
-  cp_lcp_info li;
-  int warm = 0;
   info->lcp_solves++;
   if (cp_wi_solve_friction(w, m, &info->pivots, &warm, &li)) {
     // (Out of memory is not retried: the step fails with it.)
@@ -79,6 +89,7 @@ cp_world_status cp_wi_step_velocity(cp_world *w, stepsys *s,
                   w->t, m, li.reason);
     for (int i = 0; i < m; ++i) w->basis[i] = w->z[i] > 0;
   }
+solved:
   cp_wi_toc(w, &w->prof.solve, t0);
   if (w->opt.stepper == CP_STEPPER_VELOCITY) info->warm_started = warm;
   if (cp_wi_lcp_record(w, ns, w->sel, 1)) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
@@ -285,6 +296,63 @@ static double nbr_dot(const nbr *nb, int k, const double *col, const double *c, 
     a += col[i + 2] * c[i + 2];
   }
   return a;
+}
+
+// The velocity LCP (y = Asel c + bs: velocities after the step) with each
+// contact that slides at the step's start (tangential speed above the
+// tolerance) written with the sliding substitution c_tan = -mu c_n v/|v|
+// (cp_world_options.velocity_sliding; the others stay the pyramid of
+// cp_wi_all_rolling). A sliding contact whose tangential velocity after the
+// step would stop or reverse (v+ . v <= 0) is made rolling and the problem
+// solved again, as the acceleration stepper does. Returns the LCP's size
+// with w->z, w->basis solved; 0 when no contact slides, -1 when a solve
+// failed (the caller solves the all-rolling problem), -2 out of memory.
+static int velocity_sliding_solve(cp_world *w, const stepsys *s, int ns,
+                                  cp_step_info *info, int *warm) {
+  const double tol = s->sys.tol;
+  int any = 0;
+  for (int k = 0; k < ns; ++k) {
+    cp_pyramid_contact *p = &w->pc[k];
+    if (p->mu == 0) continue;
+    const int j = w->sel[k];
+    const double vt = w->vc[3 * j + 1], vo = w->vc[3 * j + 2];
+    const double sp = sqrt(vt * vt + vo * vo);
+    if (!(sp > tol)) continue;
+    p->sliding = 1;
+    p->d[0] = p->mu * vt / sp;
+    p->d[1] = p->mu * vo / sp;
+    any = 1;
+  }
+  if (!any) return 0;
+  nbr nb;
+  if (nbr_build(w, ns, w->sel, &nb)) return -2;
+  const size_t m3 = 3 * (size_t)ns;
+  for (int pass = 0;; ++pass) {
+    const int m = cp_wi_lcp_setup(w, ns);
+    if (m < 0) return -2;
+    cp_wi_lcp_warm(w, ns, w->sel, 1, m);
+    cp_lcp_info li;
+    info->lcp_solves++;
+    if (cp_wi_solve_friction(w, m, &info->pivots, pass ? NULL : warm, &li))
+      return li.status == CP_LCP_NOMEM ? -2 : -1;
+    cp_wi_lcp_forces(w, ns, w->c);
+    int changed = 0;
+    for (int k = 0; k < ns && pass < 4; ++k) {
+      cp_pyramid_contact *p = &w->pc[k];
+      if (!p->sliding || p->mu == 0) continue;
+      const int j = w->sel[k];
+      const double vt = w->vc[3 * j + 1], vo = w->vc[3 * j + 2];
+      // Rows 3k+1, 3k+2 of Asel c + bs, read down the columns (symmetric).
+      const double *col = w->Asel + (size_t)(3 * k + 1) * m3;
+      const double at = nbr_dot(&nb, k, col, w->c, w->bs[3 * k + 1]),
+                   ao = nbr_dot(&nb, k, col + m3, w->c, w->bs[3 * k + 2]);
+      if (at * vt + ao * vo > 0) continue;
+      p->sliding = 0;
+      p->d[0] = p->d[1] = 0;
+      changed = 1;
+    }
+    if (!changed) return m;
+  }
 }
 
 // Whether open constraint j would close within the step at its current

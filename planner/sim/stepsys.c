@@ -35,6 +35,8 @@ cp_world_status cp_wi_ensure(cp_world *w, int ncon, int lcp_n) {
     double **dst[6] = {&w->Gx, &w->kx, &w->As, &w->bs, &w->c, &w->cfull};
     for (int i = 0; i < 6; ++i) {
       if (i == 2) { // As
+        w->as_zero = 0; // (its contents unknown: lcp.c's extract)
+        w->as_fp_n = 0;
         if (fresh(&w->As, sz[2])) {
           w->csz_cap = 0; // (As is gone: the next call allocates again)
           return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");

@@ -345,6 +345,8 @@ void cp_world_destroy(cp_world *w) {
   free(w->ck_blk);
   free(w->ck_rng);
   free(w->nb_buf);
+  free(w->as_fp);
+  free(w->ex_buf);
   cp_contact_space_free(&w->cs_keep);
   cp_contactgen_ws_free(&w->cg_ws);
   cp_system_ws_free(&w->sys_ws);

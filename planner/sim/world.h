@@ -104,6 +104,17 @@ typedef struct cp_world_options {
   int profile;             ///< 1: time each step's phases
                            ///< (cp_world_profile); 0 (default): no clock
                            ///< is read and the profile stays zero
+  int velocity_sliding;    ///< 1: the velocity stepper writes a contact
+                           ///< that slides at the step's start (tangential
+                           ///< speed above the tolerance) with the sliding
+                           ///< substitution c_tan = -mu c_n v/|v| (one
+                           ///< unknown, c_n) instead of the pyramid's six;
+                           ///< one that would stop or reverse within the
+                           ///< step is made rolling and the LCP solved
+                           ///< again (docs/simulate.md, "Sliding contacts
+                           ///< in the velocity stepper"). Changes the
+                           ///< answer's bits; 0 (default): every contact
+                           ///< is the pyramid
 } cp_world_options;
 
 cp_world_options cp_world_defaults(void);

@@ -137,6 +137,13 @@ struct cp_world {
                       // system's own, or Gx when limit columns extend it)
   const double *Asel; // the selected A: w->As, or A itself when every
                       // constraint is selected (no copy)
+  // lcp.c (extract): As is zero on its first as_zero doubles but for the
+  // 3 x 3 blocks of the position pairs as_fp[2i], as_fp[2i+1] (i <
+  // as_fp_n) in a (3 as_ns)-square layout; ex_buf: the selection's lists
+  // per moving part.
+  int *as_fp, *ex_buf;
+  int as_fp_n, as_fp_cap, as_ns, ex_cap;
+  size_t as_zero;
   unsigned char *driven;
   int *sel, *order, *rank; // steppers.c: selected constraints; lcp.c: rank
   cp_pyramid_contact *pc;  // steppers.c: each selected row's friction data

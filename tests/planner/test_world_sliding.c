@@ -1,0 +1,150 @@
+// The velocity stepper's sliding substitution (cp_world_options.
+// velocity_sliding, docs/simulate.md "Sliding contacts in the velocity
+// stepper") against closed forms and Newton-Euler: a box sliding down an
+// incline, a box sliding diagonally to a stop on a table (straight, at
+// v0^2 / (2 mu g)), and one step's momentum balance.
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "planner/sim/world.h"
+#include "wtest.h"
+
+static const double g = 9.81;
+static const double PI = 3.14159265358979323846;
+
+static cp_world *world_opt(const char *text, double h, int sliding) {
+  cp_scene sc;
+  wt_scene(text, &sc);
+  cp_world_options o = cp_world_defaults();
+  o.stepper = CP_STEPPER_VELOCITY;
+  o.dt = h;
+  o.velocity_sliding = sliding;
+  cp_world *w = NULL;
+  cp_error err = {0};
+  cr_assert_eq(cp_world_create(&sc, &o, &w, &err), CP_WORLD_OK, "%s", err.msg);
+  cp_scene_free(&sc);
+  return w;
+}
+
+// A 1 kg box (0.2 x 0.1 x 0.1 m) on a ramp inclined by theta about y
+// (downhill +x), friction mu, at rest.
+static void incline_text(char *text, size_t n, double theta, double mu) {
+  const double c = cos(theta / 2), s = sin(theta / 2);
+  snprintf(text, n,
+           "{\"friction\": {\"default\": %.17g}, \"bodies\": [{\"name\": "
+           "\"ramp\", \"fixed\": true, \"orientation\": [%.17g, 0, %.17g, 0], "
+           "\"shape\": {\"type\": \"plane\", \"normal\": [0, 0, 1], "
+           "\"offset\": 0}}, {\"name\": \"box\", \"mass\": 1, \"shape\": "
+           "{\"type\": \"box\", \"size\": [0.2, 0.1, 0.1]}, \"position\": "
+           "[%.17g, 0, %.17g], \"orientation\": [%.17g, 0, %.17g, 0]}]}",
+           mu, c, s, 0.05 * sin(theta), 0.05 * cos(theta), c, s);
+}
+
+// Down a 30 degree incline with mu = 0.2 the box accelerates at
+// g (sin - mu cos) (0.2 %), at dt 1 ms and 5 ms; the option changes the
+// answer's bits (the sliding contacts are written differently), and with
+// it off the world is the default one.
+Test(world_sliding, incline_closed_form) {
+  const double th = PI / 6, mu = 0.2, a = g * (sin(th) - mu * cos(th));
+  char text[2048];
+  incline_text(text, sizeof text, th, mu);
+  const double hs[2] = {1e-3, 5e-3};
+  for (int i = 0; i < 2; ++i) {
+    const double h = hs[i];
+    const int n1 = (int)lround(0.1 / h), n2 = (int)lround(0.5 / h);
+    double x[2][13];
+    for (int on = 0; on < 2; ++on) {
+      cp_world *w = world_opt(text, h, on);
+      double x0[13];
+      cp_world_get_state(w, x0);
+      wt_run(w, n1, NULL);
+      cp_world_get_state(w, x[on]);
+      const double v1 = x[on][7] * cos(th) - x[on][9] * sin(th), t1 = cp_world_time(w);
+      for (int k = 0; k < n2; ++k) { // every step passes the check at once
+        cp_step_info info;
+        cr_assert_eq(cp_world_step(w, &info), CP_WORLD_OK, "%s", cp_world_message(w));
+        cr_assert(!info.retried && !info.fallback, "dt %g, sliding %d: step %d retried", h, on,
+                  k);
+      }
+      cp_world_get_state(w, x[on]);
+      const double v2 = x[on][7] * cos(th) - x[on][9] * sin(th), t2 = cp_world_time(w);
+      const double am = (v2 - v1) / (t2 - t1);
+      cr_assert(fabs(am - a) <= 2e-3 * a, "dt %g, sliding %d: a = %.9g, expected %.9g", h, on,
+                am, a);
+      // Straight down the slope: no sideways motion, no turning.
+      cr_assert(fabs(x[on][1] - x0[1]) < 1e-9, "dt %g, sliding %d: y %g", h, on, x[on][1]);
+      cr_assert(fabs(x[on][10]) + fabs(x[on][11]) + fabs(x[on][12]) < 1e-6,
+                "dt %g, sliding %d: spins %g %g %g", h, on, x[on][10], x[on][11], x[on][12]);
+      cp_world_destroy(w);
+    }
+    cr_assert(memcmp(x[0], x[1], sizeof x[0]) != 0, "dt %g: the option changed nothing", h);
+  }
+}
+
+// A box sliding at v0 along the diagonal of a table (vx = vy): Coulomb's
+// friction opposes the velocity, so it stops on the diagonal after
+// v0^2 / (2 mu g) (0.5 %) at t = v0 / (mu g) (within a step) and stays
+// stopped (the contacts that would reverse are made rolling).
+Test(world_sliding, diagonal_slide_stops_straight) {
+  const double v0 = 1.0, mu = 0.3, h = 1e-3, c = v0 / sqrt(2.0);
+  char text[2048];
+  snprintf(text, sizeof text,
+           "{\"friction\": {\"default\": %g}, \"bodies\": [{\"name\": \"table\", \"fixed\": "
+           "true, \"shape\": {\"type\": \"plane\", \"normal\": [0, 0, 1], \"offset\": 0}}, "
+           "{\"name\": \"box\", \"mass\": 1, \"shape\": {\"type\": \"box\", \"size\": [0.2, "
+           "0.1, 0.1]}, \"position\": [0, 0, 0.05], \"velocity\": [%.17g, %.17g, 0]}]}",
+           mu, c, c);
+  cp_world *w = world_opt(text, h, 1);
+  double x[13], tstop = -1;
+  for (int k = 0; k < 600; ++k) {
+    cp_step_info info;
+    cr_assert_eq(cp_world_step(w, &info), CP_WORLD_OK, "%s", cp_world_message(w));
+    cr_assert(!info.retried, "step %d retried", k);
+    cp_world_get_state(w, x);
+    if (tstop < 0 && hypot(x[7], x[8]) <= 1e-6) tstop = cp_world_time(w);
+  }
+  const double d = v0 * v0 / (2 * mu * g), t = v0 / (mu * g);
+  cr_assert(tstop > 0, "never stopped (v %g %g)", x[7], x[8]);
+  cr_assert(hypot(x[7], x[8]) <= 1e-6, "moving again: v %g %g", x[7], x[8]);
+  cr_assert(fabs(hypot(x[0], x[1]) - d) <= 5e-3 * d, "stopped at %.6g m, expected %.6g",
+            hypot(x[0], x[1]), d);
+  cr_assert(fabs(x[0] - x[1]) <= 1e-6 * d, "left the diagonal: x %.9g y %.9g", x[0], x[1]);
+  cr_assert(fabs(tstop - t) <= h * (1 + 1e-9), "stopped at t = %.6g, expected %.6g", tstop, t);
+  cp_world_destroy(w);
+}
+
+// Newton-Euler over one step of a box sliding along x on a table: the
+// contacts' forces (cp_world_contacts) sum to a normal force m g and a
+// friction force -mu m g along the velocity, and the velocity changes by
+// h (sum of forces / m + gravity): dv_x = -mu g h, dv_z = 0.
+Test(world_sliding, one_step_momentum) {
+  const double v0 = 1.0, mu = 0.3, h = 1e-3;
+  char text[2048], b[512];
+  snprintf(text, sizeof text,
+           "{\"friction\": {\"default\": %g}, \"bodies\": [{\"name\": \"table\", \"fixed\": "
+           "true, \"shape\": {\"type\": \"plane\", \"normal\": [0, 0, 1], \"offset\": 0}}, "
+           "%s]}",
+           mu, wt_box(b, sizeof b, "box", 1.0, 0.2, 0.1, 0.1, 0, 0, 0.05, v0));
+  cp_world *w = world_opt(text, h, 1);
+  wt_run(w, 5, NULL); // resting contacts established
+  double x0[13], x1[13];
+  cp_world_get_state(w, x0);
+  wt_run(w, 1, NULL);
+  cp_world_get_state(w, x1);
+  cr_assert(fabs((x1[7] - x0[7]) - (-mu * g * h)) <= 1e-9, "dv_x %.12g, expected %.12g",
+            x1[7] - x0[7], -mu * g * h);
+  cr_assert(fabs(x1[8] - x0[8]) <= 1e-12 && fabs(x1[9] - x0[9]) <= 1e-9,
+            "dv_y %g dv_z %g", x1[8] - x0[8], x1[9] - x0[9]);
+  const cp_world_contact *c = NULL;
+  const int n = cp_world_contacts(w, &c);
+  double fs[3] = {0, 0, 0}; // on the box (body 1)
+  for (int k = 0; k < n; ++k)
+    for (int d = 0; d < 3; ++d) fs[d] += (c[k].a.body == 1 ? 1 : -1) * c[k].force[d];
+  cr_assert(n >= 3, "%d contacts", n);
+  cr_assert(fabs(fs[2] - g) <= 1e-9 * g, "normal force %.12g, expected %.12g", fs[2], g);
+  cr_assert(fabs(fs[0] + mu * g) <= 1e-9 * g, "friction %.12g, expected %.12g", fs[0], -mu * g);
+  cr_assert(fabs(fs[1]) <= 1e-12, "sideways friction %g", fs[1]);
+  cp_world_destroy(w);
+}
