@@ -66,8 +66,7 @@ static struct cp_batch *batch_of(cp_search *s) {
   return s->batch = b;
 }
 
-void cp_search_batch_free(cp_search *s) {
-  struct cp_batch *b = s->batch;
+static void free_batch(struct cp_batch *b) {
   if (!b) return;
   for (int k = 0; k < b->cap; ++k) free(b->jobs[k].keep);
   free(b->jobs);
@@ -77,7 +76,13 @@ void cp_search_batch_free(cp_search *s) {
   free(b->samples);
   free(b->acts);
   free(b);
-  s->batch = NULL;
+}
+
+void cp_search_batch_free(cp_search *s) {
+  free_batch(s->batch);
+  free_batch(s->pending);
+  s->batch = s->pending = NULL;
+  s->has_pending = 0;
 }
 
 void cp_search_batch_clear(cp_search *s) {
@@ -189,24 +194,88 @@ int cp_search_batch_run(cp_search *s) {
   return n;
 }
 
-cp_search_status cp_search_batch_iterate(
-    cp_search *s, int (*draw)(cp_search *s, int i),
-    cp_search_status (*merge)(cp_search *s, const cp_batch_iter *it,
-                              const double *sample)) {
+/* Draws a batch into s->batch: 0, or the status that ends the search. */
+static cp_search_status draw_batch(cp_search *s,
+                                   int (*draw)(cp_search *s, int i)) {
   if (!batch_of(s)) return CP_SEARCH_FAILED;
-  struct cp_batch *b = s->batch;
   cp_search_batch_clear(s);
   for (int i = 0; i < s->opt.batch; ++i) {
     int r = draw(s, i);
     if (r < 0) return CP_SEARCH_FAILED;
     if (r > 0) return CP_SEARCH_EXHAUSTED;
   }
+  return CP_SEARCH_RUNNING;
+}
+
+static cp_search_status run_and_merge(
+    cp_search *s, cp_search_status (*merge)(cp_search *s,
+                                            const cp_batch_iter *it,
+                                            const double *sample));
+
+/* Pipelined batches (cp_search_options.pipeline): the batch drawn now
+ * comes from the tree as merged up to the batch before the pending one;
+ * then the pending batch is simulated and merged, and the new one waits.
+ * The first call draws two batches from the start tree. A new batch that
+ * the node limit would cut with the pending one is undone (the generator
+ * too), the pending one merged, and the search ends. */
+static cp_search_status pipelined(
+    cp_search *s, int (*draw)(cp_search *s, int i),
+    cp_search_status (*merge)(cp_search *s, const cp_batch_iter *it,
+                              const double *sample)) {
+  for (;;) {
+    cp_search_status st = draw_batch(s, draw);
+    if (st != CP_SEARCH_RUNNING) return st;
+    long pend = s->has_pending ? s->pending->n_jobs : 0;
+    if (s->n_nodes + pend + s->batch->n_jobs > s->opt.max_nodes) {
+      cp_search_rollback(s);
+      if (!s->has_pending) return CP_SEARCH_NODE_LIMIT;
+      struct cp_batch *b = s->batch;
+      s->batch = s->pending;
+      s->pending = b;
+      s->has_pending = 0;
+      st = run_and_merge(s, merge);
+      return st == CP_SEARCH_RUNNING ? CP_SEARCH_NODE_LIMIT : st;
+    }
+    /* The new batch waits; the pending one (if any) is run. */
+    struct cp_batch *b = s->batch;
+    s->batch = s->pending;
+    s->pending = b;
+    if (!s->has_pending) {
+      s->has_pending = 1;
+      continue; /* the first call: a second batch from the start tree */
+    }
+    st = run_and_merge(s, merge);
+    if (st == CP_SEARCH_STOPPED) { /* the new draw undone: as before it */
+      b = s->batch;
+      s->batch = s->pending;
+      s->pending = b;
+    }
+    return st;
+  }
+}
+
+cp_search_status cp_search_batch_iterate(
+    cp_search *s, int (*draw)(cp_search *s, int i),
+    cp_search_status (*merge)(cp_search *s, const cp_batch_iter *it,
+                              const double *sample)) {
+  if (s->opt.pipeline) return pipelined(s, draw, merge);
+  cp_search_status st = draw_batch(s, draw);
+  if (st != CP_SEARCH_RUNNING) return st;
   /* A batch is whole or not at all (as an iteration is): one the node
    * limit would cut is undone, and a resumed run draws it again. */
-  if (s->n_nodes + b->n_jobs > s->opt.max_nodes) {
+  if (s->n_nodes + s->batch->n_jobs > s->opt.max_nodes) {
     cp_search_rollback(s);
     return CP_SEARCH_NODE_LIMIT;
   }
+  return run_and_merge(s, merge);
+}
+
+/* Simulates s->batch and merges it in job order. */
+static cp_search_status run_and_merge(
+    cp_search *s, cp_search_status (*merge)(cp_search *s,
+                                            const cp_batch_iter *it,
+                                            const double *sample)) {
+  struct cp_batch *b = s->batch;
   int done = cp_search_batch_run(s);
   if (done < 0) return CP_SEARCH_FAILED;
   if (done < b->n_jobs) {

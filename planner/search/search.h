@@ -283,6 +283,14 @@ typedef struct cp_search_options {
   /// goal no longer takes every goal sample. 0 or 1 (default): the nearest,
   /// as before, and no random number drawn.
   int goal_k;
+  /// rrt and sst with batch > 1: pipelined batches (docs/parallel.md,
+  /// "Pipelined batches"): batch k + 1 is drawn from the tree as merged up
+  /// to batch k - 1, before batch k is merged; merges stay in job order, so
+  /// the nodes depend on the task and seed only. Experimental: the batches
+  /// are still simulated one after the other (what it would gain is
+  /// modelled, not built), and a run cannot be resumed exactly (the drawn,
+  /// unmerged batch is not stored). 0 (default): off, as before.
+  int pipeline;
 } cp_search_options;
 
 /// Upper bound of cp_search_options.batch.

@@ -69,6 +69,8 @@ struct cp_search {
   } mark;
   double *mark_lo, *mark_hi; /* [m] */
   struct cp_batch *batch;   /* search.batch > 1: the jobs (batch.c) */
+  struct cp_batch *pending; /* pipeline: drawn, not yet merged (batch.c) */
+  int has_pending;
   cp_batch_meanwhile meanwhile; /* cp_search_set_meanwhile */
   char message[256];
 };
