@@ -98,26 +98,8 @@ Test(pipeline, rrt_nodes_are_the_same_for_1_2_4_threads) {
   same_for_any_thread_count("rrt");
 }
 
-/* The push task with batch 4 and `extra` added to its search object. */
-static char *push_with(const char *extra) {
-  char *file = synth_push_task(4);
-  char *text = cpt_read_file(file, NULL);
-  const char *at = strstr(text, "\"batch\": 4}");
-  cr_assert_not_null(at);
-  size_t n = strlen(text) + strlen(extra) + 8;
-  char *out = malloc(n);
-  snprintf(out, n, "%.*s\"batch\": 4, %s}%s", (int)(at - text), text, extra,
-           at + strlen("\"batch\": 4}"));
-  remove(file);
-  free(file);
-  free(text);
-  file = cpt_temp_file(out, ".json");
-  free(out);
-  return file;
-}
-
 Test(pipeline, bad_settings_are_refused) {
-  char *task = push_with("\"pipeline\": \"yes\"");
+  char *task = synth_push_task_with(4, "\"pipeline\": \"yes\"");
   char *db = synth_temp_db();
   const char *argv[] = {"complan", "plan", task, "--db", db, NULL};
   char *err = NULL;
@@ -128,7 +110,7 @@ Test(pipeline, bad_settings_are_refused) {
   remove(task);
   free(task);
   /* astar (the task's method), and batch 1: refused before any row. */
-  task = push_with("\"pipeline\": true");
+  task = synth_push_task_with(4, "\"pipeline\": true");
   cp_task t;
   cp_error e;
   cr_assert_eq(cp_task_load(task, &t, &e), 0, "%s", e.msg);
