@@ -481,6 +481,7 @@ fail:
 
 void cp_search_destroy(cp_search *s) {
   if (!s) return;
+  cp_search_batch_drain(s); /* before the workers' budget goes */
   if (s->p.set_budget) s->p.set_budget(s->p.ctx, NULL);
   if (s->impl && s->impl->destroy) s->impl->destroy(s);
   cp_search_batch_free(s);

@@ -227,6 +227,18 @@ typedef struct cp_search_problem {
   /// quaternion [w, x, y, z] of any scale and sign): local steering may
   /// then fit in the rotation-vector chart (cp_search_options.steer_log).
   int steer_pose;
+  /// Optional, for pipelined batches (cp_search_options.pipeline): hands
+  /// the n jobs to the workers and returns at once with a handle >= 0 (at
+  /// most two batches out at a time), or -1 when they cannot be handed
+  /// out; batch_wait returns 0 once every job of batch `handle` has run
+  /// (each job's rc says how), the calling thread taking jobs of it, then
+  /// of the other batch out, meanwhile (meanwhile: as for expand_batch),
+  /// or -1. The jobs' inputs must stay valid until the wait: the search
+  /// gives started jobs copies of their parents' data. NULL: every batch
+  /// runs with expand_batch (or one job after another).
+  int (*batch_start)(void *ctx, cp_expand_job *jobs, int n);
+  int (*batch_wait)(void *ctx, int handle,
+                    const cp_batch_meanwhile *meanwhile);
 } cp_search_problem;
 
 typedef struct cp_search_options {
