@@ -134,6 +134,7 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
   double max_seconds = opt.max_seconds > 0 ? opt.max_seconds : task->max_seconds;
   int batch = opt.batch > 0 ? opt.batch : task->batch;
   so.batch = opt.search_batch > 0 ? opt.search_batch : task->search_batch;
+  so.pipeline = task->search_pipeline;
 
   char msg[256], planner[16];
   cp_search *s = NULL;
@@ -145,7 +146,13 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
       if ((ss = cp_store_load_run(st, run_id, &run)))
         return res->status = store_fail(st, ss, err);
       so.batch = run_search_batch(run.options);
+      int piped = run.options && strstr(run.options, "\"search_pipeline\"");
       free(run.options);
+      if (piped) { /* its drawn, unmerged batch is not stored */
+        cp_error_set(err, "", "run %lld was planned with search.pipeline, "
+                     "which cannot be resumed yet", (long long)run_id);
+        return res->status = CP_PLAN_BAD_INPUT;
+      }
       if (run.state_size != p->n) {
         cp_error_set(err, "", "run %lld stores states of %d numbers; this "
                      "task's have %d", (long long)run_id, run.state_size, p->n);
@@ -189,9 +196,13 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
       cp_error_set(err, "search.method", "%s", msg);
       return res->status = CP_PLAN_BAD_INPUT;
     }
-    char options[2048], goal_k[48] = ""; /* goal_k only when on */
+    /* goal_k and the pipeline only when on */
+    char options[2048], goal_k[80] = "";
     if (so.goal_k > 1)
       snprintf(goal_k, sizeof goal_k, ", \"goal_k\": %d", so.goal_k);
+    if (so.pipeline)
+      snprintf(goal_k + strlen(goal_k), sizeof goal_k - strlen(goal_k),
+               ", \"search_pipeline\": true");
     const int n_opt = snprintf(options, sizeof options,
                  "{\"method\": \"%s\", \"weight\": %.17g, \"goal_bias\": %.17g, "
                  "\"candidates\": %d, \"connect\": %d, \"steer\": \"%s\", "

@@ -29,58 +29,74 @@ typedef struct worker {
   pthread_t tid;
 } worker;
 
+/* A batch handed to the workers. Two may be out at once (pipelined
+ * batches: cp_plan_pool_start, cp_plan_pool_wait); the workers take jobs
+ * of the older first. */
+typedef struct slot {
+  cp_expand_job *jobs;   /* under mu */
+  int n_jobs;
+  uint32_t gen;          /* the start's generation (under mu); 0: free */
+  /* The next job, tagged with the batch's generation (high 32 bits): a
+   * worker that looks after its batch is over takes no job of the slot's
+   * next batch with the old batch's jobs. */
+  _Atomic uint64_t ticket;
+  /* Jobs done (counted without mu; the one that completes the batch
+   * signals `done` under mu). */
+  _Atomic int finished;
+} slot;
+
 struct cp_plan_pool {
   int n_worlds;          /* workers with a world */
   int n_workers;         /* workers started */
   worker *workers;
   pthread_mutex_t mu;
   pthread_cond_t go, done;
-  /* The current batch: changed under mu, read without it by the workers
+  /* Counts the starts: changed under mu, read without it by the workers
    * polling for the next batch. */
   _Atomic unsigned long generation;
   int quit;
-  cp_expand_job *jobs;   /* the current batch (under mu) */
-  int n_jobs;
-  /* The next job of the current batch, tagged with the batch's generation
-   * (high 32 bits): a worker that wakes after its batch is over takes no
-   * job of the next one with the old batch's jobs. */
-  _Atomic uint64_t ticket;
-  /* Jobs of the current batch done (counted without mu; the one that
-   * completes the batch signals `done` under mu). */
-  _Atomic int finished;
+  slot slots[2];
   int spin; /* whether waits poll first (spin.h: no more threads than cores) */
 };
 
-/* Takes jobs of generation gen (jobs[0..n)) until none is left; returns
- * how many it ran. */
-static int work(cp_plan_pool *pool, cp_plan_world *w, uint32_t gen,
-                cp_expand_job *jobs, int n) {
-  const cp_search_problem *p = cp_plan_world_problem(w);
-  int ran = 0;
-  uint64_t t = atomic_load(&pool->ticket);
+/* Takes one job of s (generation gen, jobs[0..n)) and runs it: 1, or 0
+ * when none is left. */
+static int take_one(slot *s, const cp_search_problem *p, cp_plan_world *w,
+                    uint32_t gen, cp_expand_job *jobs, int n) {
+  uint64_t t = atomic_load(&s->ticket);
   for (;;) {
-    if ((uint32_t)(t >> 32) != gen || (int)(uint32_t)t >= n) return ran;
-    if (!atomic_compare_exchange_weak(&pool->ticket, &t, t + 1)) continue;
-    cp_expand_job_run(p->expand, w, &jobs[(uint32_t)t]);
-    ++ran;
-    t = atomic_load(&pool->ticket);
+    if ((uint32_t)(t >> 32) != gen || (int)(uint32_t)t >= n) return 0;
+    if (atomic_compare_exchange_weak(&s->ticket, &t, t + 1)) break;
   }
+  cp_expand_job_run(p->expand, w, &jobs[(uint32_t)t]);
+  return 1;
 }
 
-/* Counts `ran` jobs of the current batch as done (wakes the caller when
- * they are all done). */
-static void finish(cp_plan_pool *pool, int ran, int n) {
-  if (!ran || atomic_fetch_add(&pool->finished, ran) + ran != n) return;
+/* Takes jobs of generation gen until none is left; returns how many it
+ * ran. */
+static int work(slot *s, cp_plan_world *w, uint32_t gen, cp_expand_job *jobs,
+                int n) {
+  const cp_search_problem *p = cp_plan_world_problem(w);
+  int ran = 0;
+  while (take_one(s, p, w, gen, jobs, n)) ++ran;
+  return ran;
+}
+
+/* Counts `ran` jobs of s's batch as done (wakes the caller when they are
+ * all done). */
+static void finish(cp_plan_pool *pool, slot *s, int ran, int n) {
+  if (!ran || atomic_fetch_add(&s->finished, ran) + ran != n) return;
   pthread_mutex_lock(&pool->mu);
-  pthread_cond_signal(&pool->done);
+  pthread_cond_broadcast(&pool->done);
   pthread_mutex_unlock(&pool->mu);
 }
 
-/* What a waiting thread polls for (spin.h): a batch after generation
- * `seen`, or the current batch's n jobs done. */
+/* What a waiting thread polls for (spin.h): a start after generation
+ * `seen`, or slot s's n jobs done. */
 typedef struct poll_state {
   cp_plan_pool *pool;
   unsigned long seen;
+  const slot *s;
   int n;
 } poll_state;
 
@@ -91,31 +107,50 @@ static int new_batch(void *ctx) {
 
 static int batch_done(void *ctx) {
   const poll_state *q = ctx;
-  return atomic_load(&q->pool->finished) >= q->n;
+  return atomic_load(&q->s->finished) >= q->n;
+}
+
+/* Under mu: the slot of the oldest batch with jobs not yet taken, or -1. */
+static int open_slot(cp_plan_pool *pool) {
+  int best = -1;
+  for (int k = 0; k < 2; ++k) {
+    slot *s = &pool->slots[k];
+    uint64_t t = atomic_load(&s->ticket);
+    if (!s->gen || (uint32_t)(t >> 32) != s->gen ||
+        (int)(uint32_t)t >= s->n_jobs)
+      continue;
+    if (best < 0 || (int32_t)(s->gen - pool->slots[best].gen) < 0) best = k;
+  }
+  return best;
 }
 
 static void *worker_main(void *arg) {
   worker *me = arg;
   cp_plan_pool *pool = me->pool;
-  unsigned long seen = 0;
   pthread_mutex_lock(&pool->mu);
   for (;;) {
-    if (pool->spin && !pool->quit && pool->generation == seen) {
-      /* The next batch comes after the search's serial part: poll for it
-       * a while rather than sleep through the start of it. */
-      pthread_mutex_unlock(&pool->mu);
-      poll_state q = {pool, seen, 0};
-      cp_plan_spin_until(new_batch, &q, CP_PLAN_SPIN_SECONDS, 64);
-      pthread_mutex_lock(&pool->mu);
-    }
-    while (!pool->quit && pool->generation == seen)
-      pthread_cond_wait(&pool->go, &pool->mu);
     if (pool->quit) break;
-    seen = pool->generation;
-    cp_expand_job *jobs = pool->jobs;
-    int n = pool->n_jobs;
+    int k = open_slot(pool);
+    if (k < 0) {
+      unsigned long seen = pool->generation;
+      if (pool->spin) {
+        /* The next batch comes after the search's serial part: poll for
+         * it a while rather than sleep through the start of it. */
+        pthread_mutex_unlock(&pool->mu);
+        poll_state q = {pool, seen, NULL, 0};
+        cp_plan_spin_until(new_batch, &q, CP_PLAN_SPIN_SECONDS, 64);
+        pthread_mutex_lock(&pool->mu);
+      }
+      while (!pool->quit && pool->generation == seen)
+        pthread_cond_wait(&pool->go, &pool->mu);
+      continue;
+    }
+    slot *s = &pool->slots[k];
+    cp_expand_job *jobs = s->jobs;
+    int n = s->n_jobs;
+    uint32_t gen = s->gen;
     pthread_mutex_unlock(&pool->mu);
-    finish(pool, work(pool, me->world, (uint32_t)seen, jobs, n), n);
+    finish(pool, s, work(s, me->world, gen, jobs, n), n);
     pthread_mutex_lock(&pool->mu);
   }
   pthread_mutex_unlock(&pool->mu);
@@ -178,32 +213,66 @@ void cp_plan_pool_destroy(cp_plan_pool *pool) {
   free(pool);
 }
 
-int cp_plan_pool_run(cp_plan_pool *pool, cp_plan_world *own,
-                     cp_expand_job *jobs, int n,
-                     const cp_batch_meanwhile *meanwhile) {
+int cp_plan_pool_start(cp_plan_pool *pool, cp_expand_job *jobs, int n) {
   pthread_mutex_lock(&pool->mu);
-  pool->jobs = jobs;
-  pool->n_jobs = n;
-  atomic_store(&pool->finished, 0);
+  int k = pool->slots[0].gen ? 1 : 0;
+  slot *s = &pool->slots[k];
+  if (s->gen) { /* both out: the caller must wait for one first */
+    pthread_mutex_unlock(&pool->mu);
+    return -1;
+  }
+  s->jobs = jobs;
+  s->n_jobs = n;
+  atomic_store(&s->finished, 0);
   uint32_t gen = (uint32_t)(atomic_fetch_add(&pool->generation, 1) + 1);
-  atomic_store(&pool->ticket, (uint64_t)gen << 32);
+  if (!gen) gen = (uint32_t)(atomic_fetch_add(&pool->generation, 1) + 1);
+  s->gen = gen;
+  atomic_store(&s->ticket, (uint64_t)gen << 32);
   pthread_cond_broadcast(&pool->go);
   pthread_mutex_unlock(&pool->mu);
+  return k;
+}
+
+int cp_plan_pool_wait(cp_plan_pool *pool, cp_plan_world *own, int k,
+                      const cp_batch_meanwhile *meanwhile) {
+  if (k < 0 || k > 1) return -1;
+  slot *s = &pool->slots[k], *o = &pool->slots[1 - k];
+  pthread_mutex_lock(&pool->mu);
+  uint32_t gen = s->gen, ogen = o->gen;
+  cp_expand_job *jobs = s->jobs, *ojobs = o->jobs;
+  int n = s->n_jobs, on = o->n_jobs;
+  pthread_mutex_unlock(&pool->mu);
+  if (!gen) return -1;
   /* The caller's own work first (the store's commit of the batches before:
    * the workers simulate meanwhile), then it takes jobs too. */
   if (meanwhile) meanwhile->fn(meanwhile->ctx);
-  /* The caller works too, and waits only for jobs a worker is running
-   * (a worker that has not woken yet holds nothing up): polling a while
-   * (the last job's rest), then asleep. */
-  int ran = work(pool, own, gen, jobs, n);
-  if (atomic_fetch_add(&pool->finished, ran) + ran == n) return 0;
-  poll_state q = {pool, 0, n};
-  if (pool->spin) cp_plan_spin_until(batch_done, &q, CP_PLAN_SPIN_SECONDS, 64);
+  const cp_search_problem *p = cp_plan_world_problem(own);
+  atomic_fetch_add(&s->finished, work(s, own, gen, jobs, n));
+  /* Its batch's last jobs are being run elsewhere: the caller takes jobs
+   * of the other batch out (if any) one at a time meanwhile, then waits
+   * only for jobs a worker is running (a worker that has not woken yet
+   * holds nothing up): polling a while (the last job's rest), then
+   * asleep. */
+  while (atomic_load(&s->finished) < n && ogen &&
+         take_one(o, p, own, ogen, ojobs, on))
+    finish(pool, o, 1, on);
+  poll_state q = {pool, 0, s, n};
+  if (pool->spin && !batch_done(&q))
+    cp_plan_spin_until(batch_done, &q, CP_PLAN_SPIN_SECONDS, 64);
   pthread_mutex_lock(&pool->mu);
-  while (atomic_load(&pool->finished) < n)
+  while (atomic_load(&s->finished) < n)
     pthread_cond_wait(&pool->done, &pool->mu);
+  s->gen = 0;
+  s->jobs = NULL;
   pthread_mutex_unlock(&pool->mu);
   return 0;
+}
+
+int cp_plan_pool_run(cp_plan_pool *pool, cp_plan_world *own,
+                     cp_expand_job *jobs, int n,
+                     const cp_batch_meanwhile *meanwhile) {
+  int k = cp_plan_pool_start(pool, jobs, n);
+  return k < 0 ? -1 : cp_plan_pool_wait(pool, own, k, meanwhile);
 }
 
 void cp_plan_pool_set_budget(cp_plan_pool *pool,

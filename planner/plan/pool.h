@@ -20,6 +20,16 @@ void cp_plan_pool_destroy(cp_plan_pool *pool);
 int cp_plan_pool_run(cp_plan_pool *pool, cp_plan_world *own,
                      cp_expand_job *jobs, int n,
                      const cp_batch_meanwhile *meanwhile);
+/// The same in two halves, so that two batches may be out at once
+/// (pipelined batches): start hands the jobs to the workers and returns a
+/// handle (0 or 1; -1 when two batches are out already); wait runs jobs
+/// of that batch on the calling thread, then of the other batch out (one
+/// at a time, while its own batch's last jobs run elsewhere), and returns
+/// 0 when all of its batch have run (-1: no such batch). The workers take
+/// jobs of the older batch first.
+int cp_plan_pool_start(cp_plan_pool *pool, cp_expand_job *jobs, int n);
+int cp_plan_pool_wait(cp_plan_pool *pool, cp_plan_world *own, int handle,
+                      const cp_batch_meanwhile *meanwhile);
 /// Hands the search's budget (NULL: none) to every worker's world.
 void cp_plan_pool_set_budget(cp_plan_pool *pool,
                              const cp_search_budget *budget);

@@ -298,6 +298,16 @@ static int expand_batch(void *ctx, cp_expand_job *jobs, int n,
   return cp_plan_pool_run(pw->pool, pw, jobs, n, meanwhile);
 }
 
+static int batch_start(void *ctx, cp_expand_job *jobs, int n) {
+  return cp_plan_pool_start(((cp_plan_world *)ctx)->pool, jobs, n);
+}
+
+static int batch_wait(void *ctx, int handle,
+                      const cp_batch_meanwhile *meanwhile) {
+  cp_plan_world *pw = ctx;
+  return cp_plan_pool_wait(pw->pool, pw, handle, meanwhile);
+}
+
 int cp_plan_world_set_threads(cp_plan_world *pw, int threads, cp_error *err) {
   if (threads < 1 || threads > CP_PLAN_MAX_THREADS)
     return cp_error_set(err, "threads", "expected 1 to %d threads, got %d",
@@ -306,11 +316,15 @@ int cp_plan_world_set_threads(cp_plan_world *pw, int threads, cp_error *err) {
   pw->pool = NULL;
   pw->run_batch = NULL;
   pw->problem.expand_batch = NULL;
+  pw->problem.batch_start = NULL;
+  pw->problem.batch_wait = NULL;
   if (threads == 1) return 0;
   if (cp_plan_pool_create(pw->task, pw->warm_start, threads, &pw->pool, err))
     return -1;
   cp_plan_pool_set_budget(pw->pool, pw->budget);
   pw->problem.expand_batch = expand_batch;
+  pw->problem.batch_start = batch_start;
+  pw->problem.batch_wait = batch_wait;
   return 0;
 }
 

@@ -20,7 +20,18 @@ struct cp_batch {
   double *samples;    /* [batch * m] */
   long *acts;         /* [batch * candidates] */
   int n_iters;
+  /* Pipelined batches on workers (cp_search_problem.batch_start): the
+   * handle of a batch out (>= 0), NOT_RUN, or RAN (its jobs' outcomes are
+   * in); and the started jobs' copies of their parents' data (merging the
+   * batch before may move the search's arrays while they run). */
+  int handle;
+  int in_cap;
+  double *x_in;       /* [in_cap * n] */
+  void **warm_in;     /* [in_cap] */
+  size_t *warm_in_cap;
 };
+
+enum { NOT_RUN = -1, RAN = -2 };
 
 void cp_expand_job_run(int (*expand)(void *ctx, const double *x, double t,
                                      const void *warm, size_t warm_size,
@@ -49,6 +60,7 @@ static struct cp_batch *batch_of(cp_search *s) {
   struct cp_batch *b = calloc(1, sizeof *b);
   int nb = s->opt.batch, k = s->opt.candidates > 0 ? s->opt.candidates : 1;
   if (b) {
+    b->handle = NOT_RUN;
     b->iters = malloc((size_t)nb * sizeof *b->iters);
     b->samples = malloc((size_t)nb * (size_t)s->p.m * sizeof *b->samples);
     b->acts = malloc((size_t)nb * (size_t)k * sizeof *b->acts);
@@ -66,9 +78,27 @@ static struct cp_batch *batch_of(cp_search *s) {
   return s->batch = b;
 }
 
-void cp_search_batch_free(cp_search *s) {
-  struct cp_batch *b = s->batch;
+/* Waits for b if it is out (its jobs' outcomes then in). 0 or -1. */
+static int wait_batch(cp_search *s, struct cp_batch *b,
+                      const cp_batch_meanwhile *meanwhile) {
+  if (!b || b->handle < 0) return 0;
+  int h = b->handle;
+  b->handle = RAN;
+  if (s->p.batch_wait(s->p.ctx, h, meanwhile)) {
+    snprintf(s->message, sizeof s->message,
+             "the batch's workers could not run it");
+    return -1;
+  }
+  return 0;
+}
+
+static void free_batch(cp_search *s, struct cp_batch *b) {
   if (!b) return;
+  wait_batch(s, b, NULL); /* no job may run on freed memory */
+  for (int k = 0; k < b->in_cap; ++k) free(b->warm_in[k]);
+  free(b->x_in);
+  free(b->warm_in);
+  free(b->warm_in_cap);
   for (int k = 0; k < b->cap; ++k) free(b->jobs[k].keep);
   free(b->jobs);
   free(b->from);
@@ -77,11 +107,25 @@ void cp_search_batch_free(cp_search *s) {
   free(b->samples);
   free(b->acts);
   free(b);
-  s->batch = NULL;
+}
+
+void cp_search_batch_drain(cp_search *s) {
+  wait_batch(s, s->batch, NULL);
+  wait_batch(s, s->pending, NULL);
+}
+
+void cp_search_batch_free(cp_search *s) {
+  free_batch(s, s->batch);
+  free_batch(s, s->pending);
+  s->batch = s->pending = NULL;
+  s->has_pending = 0;
 }
 
 void cp_search_batch_clear(cp_search *s) {
-  if (s->batch) s->batch->n_jobs = s->batch->n_iters = 0;
+  if (!s->batch) return;
+  wait_batch(s, s->batch, NULL); /* never the case: drawn into when back */
+  s->batch->n_jobs = s->batch->n_iters = 0;
+  s->batch->handle = NOT_RUN;
 }
 
 int cp_search_batch_add(cp_search *s, long from, long a) {
@@ -151,6 +195,8 @@ int cp_search_batch_iter_end(cp_search *s, int i, long from, int k,
   return 0;
 }
 
+static int outcome(cp_search *s, const struct cp_batch *b);
+
 int cp_search_batch_run(cp_search *s) {
   struct cp_batch *b = s->batch;
   int n = b ? b->n_jobs : 0;
@@ -177,6 +223,93 @@ int cp_search_batch_run(cp_search *s) {
       if (b->jobs[k].rc) break;
     }
   }
+  return outcome(s, b);
+}
+
+/* Pipelined batches on workers: gives b's jobs copies of their parents'
+ * data and hands them out. The budget the jobs see (s->view) is written
+ * only while no batch is out (it changes once, when the session has made
+ * progress: the other batch is then waited for first). 0 or -1. */
+static int start_batch(cp_search *s, struct cp_batch *b,
+                       struct cp_batch *other) {
+  int n = b->n_jobs, nx = s->p.n;
+  if (b->in_cap < b->cap) {
+    double *x = realloc(b->x_in, (size_t)b->cap * (size_t)nx * sizeof *x);
+    if (x) b->x_in = x;
+    void **w = x ? realloc(b->warm_in, (size_t)b->cap * sizeof *w) : NULL;
+    if (w) b->warm_in = w;
+    size_t *c = w ? realloc(b->warm_in_cap, (size_t)b->cap * sizeof *c)
+                  : NULL;
+    if (!c) {
+      snprintf(s->message, sizeof s->message, "out of memory");
+      return -1;
+    }
+    b->warm_in_cap = c;
+    for (int k = b->in_cap; k < b->cap; ++k) {
+      w[k] = NULL;
+      c[k] = 0;
+    }
+    b->in_cap = b->cap;
+  }
+  if (s->opt.budget) {
+    cp_search_budget v = *s->opt.budget;
+    if (!s->progressed) v.has_deadline = 0;
+    const cp_search_budget *o = &s->view;
+    if (v.has_deadline != o->has_deadline || v.deadline != o->deadline ||
+        v.clock != o->clock || v.clock_ctx != o->clock_ctx ||
+        v.cancel != o->cancel) {
+      if (wait_batch(s, other, NULL)) return -1;
+      s->view = v;
+    }
+  }
+  for (int k = 0; k < n; ++k) {
+    cp_expand_job *j = &b->jobs[k];
+    long f = b->from[k];
+    size_t size;
+    const void *warm = cp_search_warm(s, f, &size);
+    double *x = b->x_in + (size_t)k * (size_t)nx;
+    memcpy(x, cp_search_state(s, f), (size_t)nx * sizeof *x);
+    if (warm && size > b->warm_in_cap[k]) {
+      void *p = realloc(b->warm_in[k], size);
+      if (!p) {
+        snprintf(s->message, sizeof s->message, "out of memory");
+        return -1;
+      }
+      b->warm_in[k] = p;
+      b->warm_in_cap[k] = size;
+    }
+    if (warm) memcpy(b->warm_in[k], warm, size);
+    j->x = x;
+    j->t = s->nodes[f].time;
+    j->warm = warm ? b->warm_in[k] : NULL;
+    j->warm_size = warm ? size : 0;
+    j->y = b->y + (size_t)k * (size_t)nx;
+    j->rc = 1; /* not run */
+  }
+  int h = s->p.batch_start(s->p.ctx, b->jobs, n);
+  if (h < 0) {
+    snprintf(s->message, sizeof s->message,
+             "the batch's workers could not take it");
+    return -1;
+  }
+  b->handle = h;
+  return 0;
+}
+
+/* The jobs of s->batch run (waited for when out; started first, or run
+ * here, when not yet run): as cp_search_batch_run. */
+static int finish_batch(cp_search *s) {
+  struct cp_batch *b = s->batch;
+  if (!s->p.batch_start || !s->opt.pipeline) return cp_search_batch_run(s);
+  if (b->handle == NOT_RUN && start_batch(s, b, s->pending)) return -1;
+  if (wait_batch(s, b, s->meanwhile.fn ? &s->meanwhile : NULL)) return -1;
+  return outcome(s, b);
+}
+
+/* The jobs' outcomes: the number of jobs done before the first one the
+ * budget stopped, or -1 (a fatal error, message set). */
+static int outcome(cp_search *s, const struct cp_batch *b) {
+  int n = b->n_jobs;
   for (int k = 0; k < n; ++k)
     if (b->jobs[k].rc < 0) {
       snprintf(s->message, sizeof s->message, "expansion failed: %.200s",
@@ -189,25 +322,105 @@ int cp_search_batch_run(cp_search *s) {
   return n;
 }
 
-cp_search_status cp_search_batch_iterate(
-    cp_search *s, int (*draw)(cp_search *s, int i),
-    cp_search_status (*merge)(cp_search *s, const cp_batch_iter *it,
-                              const double *sample)) {
+/* Draws a batch into s->batch: 0, or the status that ends the search. */
+static cp_search_status draw_batch(cp_search *s,
+                                   int (*draw)(cp_search *s, int i)) {
   if (!batch_of(s)) return CP_SEARCH_FAILED;
-  struct cp_batch *b = s->batch;
   cp_search_batch_clear(s);
   for (int i = 0; i < s->opt.batch; ++i) {
     int r = draw(s, i);
     if (r < 0) return CP_SEARCH_FAILED;
     if (r > 0) return CP_SEARCH_EXHAUSTED;
   }
+  return CP_SEARCH_RUNNING;
+}
+
+static cp_search_status run_and_merge(
+    cp_search *s, cp_search_status (*merge)(cp_search *s,
+                                            const cp_batch_iter *it,
+                                            const double *sample));
+
+/* Pipelined batches (cp_search_options.pipeline): the batch drawn now
+ * comes from the tree as merged up to the batch before the pending one;
+ * with workers that take batches asynchronously (batch_start) it is handed
+ * out at once, then the pending batch is waited for (run) and merged while
+ * the new one runs. The first call draws two batches from the start tree.
+ * A new batch that the node limit would cut with the pending one is undone
+ * (the generator too), the pending one merged, and the search ends. A
+ * batch out when the search ends or stops is waited for (its outcomes
+ * dropped: a stopped search draws it again). */
+static cp_search_status pipelined(
+    cp_search *s, int (*draw)(cp_search *s, int i),
+    cp_search_status (*merge)(cp_search *s, const cp_batch_iter *it,
+                              const double *sample)) {
+  const int async = s->p.batch_start != NULL;
+  for (;;) {
+    cp_search_status st = draw_batch(s, draw);
+    if (st != CP_SEARCH_RUNNING) {
+      if (s->has_pending && wait_batch(s, s->pending, NULL))
+        return CP_SEARCH_FAILED;
+      return st;
+    }
+    long pend = s->has_pending ? s->pending->n_jobs : 0;
+    if (s->n_nodes + pend + s->batch->n_jobs > s->opt.max_nodes) {
+      cp_search_rollback(s);
+      if (!s->has_pending) return CP_SEARCH_NODE_LIMIT;
+      struct cp_batch *b = s->batch;
+      s->batch = s->pending;
+      s->pending = b;
+      s->has_pending = 0;
+      st = run_and_merge(s, merge);
+      return st == CP_SEARCH_RUNNING ? CP_SEARCH_NODE_LIMIT : st;
+    }
+    /* The new batch waits (out on the workers); the pending one (if any)
+     * is run. */
+    struct cp_batch *b = s->batch;
+    s->batch = s->pending;
+    s->pending = b;
+    if (async && start_batch(s, s->pending, s->batch)) {
+      if (s->has_pending) wait_batch(s, s->batch, NULL);
+      return CP_SEARCH_FAILED;
+    }
+    if (!s->has_pending) {
+      s->has_pending = 1;
+      continue; /* the first call: a second batch from the start tree */
+    }
+    st = run_and_merge(s, merge);
+    if (st != CP_SEARCH_RUNNING && wait_batch(s, s->pending, NULL))
+      st = CP_SEARCH_FAILED;
+    if (st == CP_SEARCH_STOPPED) { /* the new draw undone: as before it */
+      s->batch->handle = NOT_RUN; /* the stopped one runs again */
+      b = s->batch;
+      s->batch = s->pending;
+      s->pending = b;
+    }
+    return st;
+  }
+}
+
+cp_search_status cp_search_batch_iterate(
+    cp_search *s, int (*draw)(cp_search *s, int i),
+    cp_search_status (*merge)(cp_search *s, const cp_batch_iter *it,
+                              const double *sample)) {
+  if (s->opt.pipeline) return pipelined(s, draw, merge);
+  cp_search_status st = draw_batch(s, draw);
+  if (st != CP_SEARCH_RUNNING) return st;
   /* A batch is whole or not at all (as an iteration is): one the node
    * limit would cut is undone, and a resumed run draws it again. */
-  if (s->n_nodes + b->n_jobs > s->opt.max_nodes) {
+  if (s->n_nodes + s->batch->n_jobs > s->opt.max_nodes) {
     cp_search_rollback(s);
     return CP_SEARCH_NODE_LIMIT;
   }
-  int done = cp_search_batch_run(s);
+  return run_and_merge(s, merge);
+}
+
+/* Simulates s->batch and merges it in job order. */
+static cp_search_status run_and_merge(
+    cp_search *s, cp_search_status (*merge)(cp_search *s,
+                                            const cp_batch_iter *it,
+                                            const double *sample)) {
+  struct cp_batch *b = s->batch;
+  int done = finish_batch(s);
   if (done < 0) return CP_SEARCH_FAILED;
   if (done < b->n_jobs) {
     cp_search_rollback(s);

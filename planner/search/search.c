@@ -400,6 +400,12 @@ cp_search *cp_search_create(const cp_search_problem *p,
              CP_SEARCH_MAX_BATCH);
     return NULL;
   }
+  if (o.pipeline && (o.batch < 2 || !o.method || !strcmp(o.method, "astar"))) {
+    snprintf(msg, size, "search pipeline needs method rrt or sst and batch "
+             ">= 2 (method %s, batch %d)", o.method ? o.method : "(null)",
+             o.batch);
+    return NULL;
+  }
   const cp_planner_impl *impl = NULL;
   for (size_t k = 0; k < sizeof planners / sizeof *planners; ++k)
     if (o.method && !strcmp(o.method, planners[k]->name)) impl = planners[k];
@@ -475,6 +481,7 @@ fail:
 
 void cp_search_destroy(cp_search *s) {
   if (!s) return;
+  cp_search_batch_drain(s); /* before the workers' budget goes */
   if (s->p.set_budget) s->p.set_budget(s->p.ctx, NULL);
   if (s->impl && s->impl->destroy) s->impl->destroy(s);
   cp_search_batch_free(s);

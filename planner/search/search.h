@@ -227,6 +227,18 @@ typedef struct cp_search_problem {
   /// quaternion [w, x, y, z] of any scale and sign): local steering may
   /// then fit in the rotation-vector chart (cp_search_options.steer_log).
   int steer_pose;
+  /// Optional, for pipelined batches (cp_search_options.pipeline): hands
+  /// the n jobs to the workers and returns at once with a handle >= 0 (at
+  /// most two batches out at a time), or -1 when they cannot be handed
+  /// out; batch_wait returns 0 once every job of batch `handle` has run
+  /// (each job's rc says how), the calling thread taking jobs of it, then
+  /// of the other batch out, meanwhile (meanwhile: as for expand_batch),
+  /// or -1. The jobs' inputs must stay valid until the wait: the search
+  /// gives started jobs copies of their parents' data. NULL: every batch
+  /// runs with expand_batch (or one job after another).
+  int (*batch_start)(void *ctx, cp_expand_job *jobs, int n);
+  int (*batch_wait)(void *ctx, int handle,
+                    const cp_batch_meanwhile *meanwhile);
 } cp_search_problem;
 
 typedef struct cp_search_options {
@@ -283,6 +295,14 @@ typedef struct cp_search_options {
   /// goal no longer takes every goal sample. 0 or 1 (default): the nearest,
   /// as before, and no random number drawn.
   int goal_k;
+  /// rrt and sst with batch > 1: pipelined batches (docs/parallel.md,
+  /// "Pipelined batches"): batch k + 1 is drawn from the tree as merged up
+  /// to batch k - 1, before batch k is merged; merges stay in job order, so
+  /// the nodes depend on the task and seed only. Experimental: the batches
+  /// are still simulated one after the other (what it would gain is
+  /// modelled, not built), and a run cannot be resumed exactly (the drawn,
+  /// unmerged batch is not stored). 0 (default): off, as before.
+  int pipeline;
 } cp_search_options;
 
 /// Upper bound of cp_search_options.batch.

@@ -69,6 +69,8 @@ struct cp_search {
   } mark;
   double *mark_lo, *mark_hi; /* [m] */
   struct cp_batch *batch;   /* search.batch > 1: the jobs (batch.c) */
+  struct cp_batch *pending; /* pipeline: drawn, not yet merged (batch.c) */
+  int has_pending;
   cp_batch_meanwhile meanwhile; /* cp_search_set_meanwhile */
   char message[256];
 };
@@ -209,6 +211,8 @@ cp_search_status cp_search_batch_iterate(
                               const double *sample));
 /// Frees the batch.
 void cp_search_batch_free(cp_search *s);
+/// Waits for the batches out on the workers (pipelined), if any.
+void cp_search_batch_drain(cp_search *s);
 /// Steering from a simulated batch iteration: counts and records its jobs
 /// in order and keeps one candidate as cp_search_steer does.
 /// Returns CP_SEARCH_RUNNING or CP_SEARCH_FAILED (memory, message set).

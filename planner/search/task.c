@@ -603,7 +603,7 @@ static int parse_search(cp_task *t, const json_t *v, cp_error *err) {
       "method", "weight",  "resolution", "goal_bias", "seed",  "candidates",
       "speed",  "delta_bn", "delta_s",   "metric",    "sampling",
       "shortcut", "batch", "connect", "goal_k", "steer", "steer_rotation",
-      "steer_probe", NULL};
+      "steer_probe", "pipeline", NULL};
   if (cp_json_check_object(v, "search", keys, err)) return -1;
   const json_t *x;
   if ((x = json_object_get(v, "method"))) {
@@ -666,6 +666,9 @@ static int parse_search(cp_task *t, const json_t *v, cp_error *err) {
     if (int_in(x, "search.batch", 1, 4096, &l, err)) return -1;
     t->search_batch = (int)l;
   }
+  if ((x = json_object_get(v, "pipeline")) &&
+      cp_json_bool(x, "search.pipeline", &t->search_pipeline, err))
+    return -1;
   if ((x = json_object_get(v, "shortcut")) &&
       int_in(x, "search.shortcut", 0, 100000000, &t->shortcut, err))
     return -1;

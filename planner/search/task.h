@@ -181,6 +181,7 @@ typedef struct cp_task {
                           ///< a plan (0: none, the default)
   int candidates;         ///< rrt/sst: actions tried per iteration (default 8)
   int search_batch;       ///< search.batch: expansions chosen together (1)
+  int search_pipeline;    ///< search.pipeline: pipelined batches (0)
   long connect;           ///< search.connect: rrt's greedy extensions (0)
   long goal_k;            ///< search.goal_k: rrt grows a goal sample from
                           ///< one of this many nearest nodes (0: nearest)

@@ -316,7 +316,9 @@ sqlite3 *synth_wait_nodes(const char *path, long long n, double seconds) {
 
 /* The push task with search.batch `batch` (its scene path made absolute),
  * in a temporary file. */
-char *synth_push_task(int batch) {
+char *synth_push_task(int batch) { return synth_push_task_with(batch, NULL); }
+
+char *synth_push_task_with(int batch, const char *extra) {
   char path[1024], scenes[1024];
   const char *root = getenv("CP_SOURCE_ROOT");
   snprintf(path, sizeof path, "%s/planner/tasks/push.json", root);
@@ -325,11 +327,12 @@ char *synth_push_task(int batch) {
   const char *from = "\"../../models/scenes/", *seed = "\"seed\": 1}";
   char *sp = strstr(text, from), *sd = strstr(text, seed);
   cr_assert(sp && sd && sp < sd);
-  size_t n = strlen(text) + strlen(scenes) + 64;
+  size_t n = strlen(text) + strlen(scenes) + (extra ? strlen(extra) : 0) + 64;
   char *out = malloc(n);
-  snprintf(out, n, "%.*s%s%.*s\"seed\": 1, \"batch\": %d}%s", (int)(sp - text),
-           text, scenes, (int)(sd - sp - strlen(from)), sp + strlen(from),
-           batch, sd + strlen(seed));
+  snprintf(out, n, "%.*s%s%.*s\"seed\": 1, \"batch\": %d%s%s}%s",
+           (int)(sp - text), text, scenes, (int)(sd - sp - strlen(from)),
+           sp + strlen(from), batch, extra ? ", " : "", extra ? extra : "",
+           sd + strlen(seed));
   free(text);
   char *file = cpt_temp_file(out, ".json");
   free(out);

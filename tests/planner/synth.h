@@ -81,6 +81,9 @@ void synth_assert_sequence_replays(const char *db, struct json_t *doc, long long
 /// but pivots (*n the count); and its plans ("node:cost:length", comma-
 /// separated, "" when none).
 char *synth_push_task(int batch);
+/// The same with `extra` (e.g. "\"pipeline\": true") added to its search
+/// object (NULL: nothing).
+char *synth_push_task_with(int batch, const char *extra);
 struct sqlite3 *synth_open_db(const char *path);
 unsigned long long synth_run_digest(struct sqlite3 *db, long long run,
                                     long long *n);

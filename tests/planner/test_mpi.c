@@ -172,6 +172,33 @@ static void same_as_threads(const char *method) {
   free(task);
 }
 
+/* Pipelined batches (search.pipeline): the draw and merge order does not
+ * depend on the transport, so 2 ranks grow the 1-thread tree. */
+Test(mpi, pipelined_sst_as_threads) {
+  char *task = synth_push_task_with(4, "\"pipeline\": true");
+  char *a = synth_temp_db(), *b = synth_temp_db();
+  const char *one[] = {"complan", "plan", task, "--db", a, "--method", "sst",
+                       "--max-nodes", "120", "--threads", "1", NULL};
+  char *err = NULL;
+  cr_assert_eq(cpt_run(one, NULL, &err), 0, "%s", err);
+  free(err);
+  const char *mp[] = {"plan", task, "--db", b, "--method", "sst",
+                      "--max-nodes", "120", "--mpi", NULL};
+  cr_assert_eq(mpirun(2, mp, &err), 0, "%s", err);
+  cr_expect(strstr(err, "complan: mpi: 1 worker rank"), "%s", err);
+  free(err);
+  sqlite3 *da = synth_open_db(a), *db = synth_open_db(b);
+  cr_assert_gt(synth_assert_same_run(da, 1, db, 1, "pipelined, 2 ranks"), 60);
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM searches WHERE "
+                                   "options LIKE '%search_pipeline%'"), 1);
+  sqlite3_close(da);
+  sqlite3_close(db);
+  synth_remove_db(a);
+  synth_remove_db(b);
+  remove(task);
+  free(task);
+}
+
 Test(mpi, astar_as_threads) { same_as_threads("astar"); }
 Test(mpi, rrt_as_threads) { same_as_threads("rrt"); }
 Test(mpi, sst_as_threads) { same_as_threads("sst"); }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The threaded planner under ThreadSanitizer (.ci/test's "ThreadSanitizer"
 # stage): `complan plan --threads 1, 2, 4` on the push task at search.batch 4
-# with astar, rrt and sst, built with -Db_sanitize=thread. Any report ends the
+# with astar, rrt and sst (rrt and sst also with search.pipeline), built
+# with -Db_sanitize=thread. Any report ends the
 # process (exit 66) and fails the check; the databases must also be the same
 # for every thread count (node rows but pivots, and the plans), and a run
 # stopped by SIGINT on 2 threads must resume into the uninterrupted one.
@@ -16,6 +17,10 @@ sed -e "s#\"../../models/scenes/#\"$root/models/scenes/#" \
     -e 's/"seed": 1}/"seed": 1, "batch": 4}/' \
     "$root/planner/tasks/push.json" > "$tmp/push4.json"
 grep -q '"batch": 4' "$tmp/push4.json"
+# The same with pipelined batches (search.pipeline): sst and rrt below.
+sed -e 's/"batch": 4}/"batch": 4, "pipeline": true}/' "$tmp/push4.json" \
+  > "$tmp/push4p.json"
+grep -q '"pipeline": true' "$tmp/push4p.json"
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 ${TSAN_OPTIONS:-}"
 export OPENBLAS_NUM_THREADS=1
 digest() { # DB -> digest of run 1's node rows (every column but pivots) and plans
@@ -33,17 +38,24 @@ print(n, h.hexdigest())
 PY
 }
 fail=0
-for m in astar rrt sst; do
-  ref=
-  for t in 1 2 4; do
-    "$exe" plan "$tmp/push4.json" --db "$tmp/$m$t.db" --method "$m" \
-      --max-nodes 300 --threads "$t" --json > "$tmp/out.json"
-    d=$(digest "$tmp/$m$t.db")
-    echo "$m --threads $t: ${d%% *} nodes"
-    [ -n "$ref" ] || ref=$d
-    if [ "$d" != "$ref" ]; then echo "$m: $t threads differ from 1"; fail=1; fi
+# same_for_threads TASK PREFIX METHOD...: 1, 2 and 4 threads, the same nodes.
+same_for_threads() {
+  local task=$1 pre=$2 m t d ref
+  shift 2
+  for m in "$@"; do
+    ref=
+    for t in 1 2 4; do
+      "$exe" plan "$task" --db "$tmp/$pre$m$t.db" --method "$m" \
+        --max-nodes 300 --threads "$t" --json > "$tmp/out.json"
+      d=$(digest "$tmp/$pre$m$t.db")
+      echo "$pre$m --threads $t: ${d%% *} nodes"
+      [ -n "$ref" ] || ref=$d
+      if [ "$d" != "$ref" ]; then echo "$pre$m: $t threads differ from 1"; fail=1; fi
+    done
   done
-done
+}
+same_for_threads "$tmp/push4.json" "" astar rrt sst
+same_for_threads "$tmp/push4p.json" pipelined- rrt sst
 # SIGINT on 2 threads, resumed on 2: the uninterrupted run (sst.db above).
 "$exe" plan "$tmp/push4.json" --db "$tmp/int.db" --method sst --max-nodes 300 \
   --threads 2 --max-seconds 3600 > /dev/null 2>&1 &
