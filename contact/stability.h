@@ -71,6 +71,15 @@
 ///     big-M constants scaled by R; a dof with R_k < delta needs none.
 ///     Same verdicts and the same meaning of "moving" as 3, in fewer
 ///     branch-and-bound nodes (experiments/results/assembly_milp.md).
+/// GLPK internal errors (its error hook; e.g. a failed assertion after a
+/// basis "singular to working precision") are retried, not reported as
+/// they come: an LP that fails gets a third solve by GLPK's exact
+/// (rational) simplex, and a verdict still needs two solves that answered;
+/// a MILP that fails is solved again from scratch with other settings
+/// (GLPK's scaling and an advanced basis; then its MIP presolver with other
+/// branching and backtracking rules), each retry out of the same node
+/// budget and time. Only when all three settings fail does the reason say
+/// that the MILP failed inside GLPK.
 /// A limit (nodes or time), a GLPK failure or an answer that fails its check leaves
 /// strong/weak UNDECIDED (CP_STABILITY_UNDECIDED): reported, never guessed.
 /// As for certify, "proven" means GLPK's floating-point branch and bound.
@@ -164,6 +173,8 @@ typedef struct cp_stability_result {
   int lp_solves, mip_solves;
   double acc_tol;           ///< the acceleration threshold used (|u'_i|)
   long mip_nodes;           ///< branch-and-bound nodes of all its MILPs
+  int glpk_failures;        ///< LPs/MILPs that ended in a GLPK internal
+                            ///< error (each retried, see above)
 } cp_stability_result;
 
 /// Decides the stability of sys at rest. sys should be built at zero
