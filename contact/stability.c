@@ -41,6 +41,23 @@ const char *cp_stability_kind_name(cp_stability_kind k) {
   return "failed";
 }
 
+const char *cp_stability_kind_meaning(cp_stability_kind k) {
+  switch (k) {
+  case CP_STABILITY_STRONG:
+    return "certified: an equilibrium exists and no solution of the contact problem at rest "
+           "moves (strongly stable)";
+  case CP_STABILITY_WEAK:
+    return "certified: an equilibrium exists, and so does a solution that moves (weakly "
+           "stable: it may stay or move)";
+  case CP_STABILITY_UNDECIDED:
+    return "certified: an equilibrium exists (weakly stable at least); open: whether some "
+           "solution moves (strong or weak), not decided within the limit";
+  case CP_STABILITY_UNSTABLE: return "certified: no equilibrium exists (every solution moves)";
+  case CP_STABILITY_FAILED: break;
+  }
+  return "nothing certified: the equilibrium LP could not be solved";
+}
+
 void cp_stability_result_free(cp_stability_result *res) {
   if (!res) return;
   free(res->force);
@@ -68,7 +85,7 @@ typedef struct lp_spec {
   int method;            /* LP: 0 primal with scaling, 1 dual unscaled,
                             2 GLPK's exact (rational) simplex */
   int variant;           /* MILP: 0 as first tried; 1, 2 the retries after
-                            a GLPK internal error (milp_settings) */
+                            a GLPK failure (milp_settings) */
   double time_limit_s;   /* MILP */
   double stop_above;     /* MILP: stop at an incumbent with obj > this */
   long node_limit;       /* MILP: branch-and-bound nodes; <= 0 none */
@@ -173,24 +190,22 @@ static void stop_callback(glp_tree *T, void *info) {
 
 /* The MILP's settings, variant 0 as first tried (dual simplex on the
  * unscaled problem from the standard basis, no presolver, GLPK's default
- * branching and backtracking); 1 and 2 are the retries after a GLPK
- * internal error, each another path around a near-singular basis:
- *   1  GLPK's automatic scaling (every node LP is solved scaled) and the
- *      root from an advanced (triangular) basis;
- *   2  GLPK's MIP presolver (another problem: rows and columns removed,
- *      bounds tightened; it solves its own root LP), most-fractional
- *      branching and best-projection backtracking. An incumbent it hands
- *      back is checked against the contact law like any other. */
-static void milp_settings(glp_prob *P, int variant, glp_iocp *ip) {
+ * branching and backtracking: Driebeck-Tomlin, best local bound); 1 and 2
+ * are the retries after a GLPK failure, each another walk through the tree
+ * so that another sequence of node LPs (and bases) is met:
+ *   1  most-fractional-variable branching, depth-first backtracking;
+ *   2  default branching, breadth-first backtracking.
+ * Both stay unscaled and without the presolver: measured on the arch's
+ * stage 5 (experiments/results/assembly_robot.md), every retry with GLPK's
+ * scaling (automatic or power-of-two, with any branching rule tried) and
+ * with its MIP presolver failed again within a few hundred nodes, these two
+ * ran to the node limit. */
+static void milp_settings(int variant, glp_iocp *ip) {
   if (variant == 1) {
-    const int term = glp_term_out(GLP_OFF); /* both print */
-    glp_scale_prob(P, GLP_SF_AUTO);
-    glp_adv_basis(P, 0);
-    glp_term_out(term);
-  } else if (variant == 2) {
-    ip->presolve = GLP_ON;
     ip->br_tech = GLP_BR_MFV;
-    ip->bt_tech = GLP_BT_BPH;
+    ip->bt_tech = GLP_BT_DFS;
+  } else if (variant == 2) {
+    ip->bt_tech = GLP_BT_BFS;
   }
 }
 
@@ -275,8 +290,8 @@ static int lp_run(const lp_spec *s, double *x, double *objval, int *have, long *
     glp_init_smcp(&sp);
     sp.msg_lev = talk ? GLP_MSG_ON : GLP_MSG_OFF;
     sp.meth = GLP_DUALP;
-    milp_settings(P, s->variant, &parm);
-    if (parm.presolve == GLP_OFF) glp_simplex(P, &sp);
+    milp_settings(s->variant, &parm);
+    glp_simplex(P, &sp);
     parm.tol_int = 1e-9;
     mip_watch watch = {s, nodes, 0};
     parm.cb_func = stop_callback;
@@ -805,11 +820,15 @@ static milp_outcome moving_milp(const stab *S, const cp_stability_options *opt,
     s.stop_above = opt->mip_tol;
     double obj = 0.0;
     int have = 0;
-    int out = R_GLPK_ERROR, failed = 0;
-    /* A GLPK internal error ends the attempt, not the question: the same
-     * MILP is solved again from scratch with other settings (milp_settings),
-     * at most twice, out of the same node budget and time. */
-    for (int variant = 0; variant < 3 && out == R_GLPK_ERROR; variant++) {
+    int out = R_GLPK_ERROR, failed = 0, errors = 0;
+    /* A GLPK failure -- an internal error, or glp_intopt giving up (e.g. a
+     * node LP its simplex could not solve) without a candidate -- ends the
+     * attempt, not the question: the same MILP is solved again from
+     * scratch with other settings (milp_settings), at most twice, out of
+     * the same node budget and time. */
+    for (int variant = 0;
+         variant < 3 && (out == R_GLPK_ERROR || (out == R_FAIL && !(have && xs[ca] > opt->mip_tol)));
+         variant++) {
       s.time_limit_s = 0.0;
       if (opt->time_limit_s > 0) {
         double left = opt->time_limit_s - (cp_clock_now() - t_start);
@@ -833,8 +852,9 @@ static milp_outcome moving_milp(const stab *S, const cp_stability_options *opt,
       out = lp_run(&s, xs, &obj, &have, &nodes);
       ++*mip_solves;
       *mip_nodes += nodes;
-      if (out == R_GLPK_ERROR) {
+      if (out == R_GLPK_ERROR || (out == R_FAIL && !(have && xs[ca] > opt->mip_tol))) {
         failed++;
+        errors += out == R_GLPK_ERROR;
         ++*S->glpk_failures;
       }
     }
@@ -886,14 +906,15 @@ static milp_outcome moving_milp(const stab *S, const cp_stability_options *opt,
     } else if (out != R_OPT && out != R_INFEAS) {
       if (out == R_NODES)
         snprintf(reason, rlen, "MILPs reached their node limit (%ld nodes)", opt->node_limit);
-      else if (out == R_GLPK_ERROR)
-        snprintf(reason, rlen, "MILP failed inside GLPK with all 3 settings tried");
+      else if (out == R_GLPK_ERROR || out == R_FAIL)
+        snprintf(reason, rlen, "MILP not solved by GLPK with any of 3 settings (%d internal "
+                 "error%s, %d solver failure%s)", errors, errors == 1 ? "" : "s",
+                 failed - errors, failed - errors == 1 ? "" : "s");
       else
-        snprintf(reason, rlen, "MILP %s", out == R_LIMIT ? "reached its time limit"
-                                                         : "could not be solved");
-      if (failed && out != R_GLPK_ERROR) {
+        snprintf(reason, rlen, "MILP reached its time limit");
+      if (failed && out != R_GLPK_ERROR && out != R_FAIL) {
         const size_t len = strlen(reason);
-        snprintf(reason + len, rlen - len, " (after %d GLPK internal error%s, retried)", failed,
+        snprintf(reason + len, rlen - len, " (after %d GLPK failure%s, retried)", failed,
                  failed > 1 ? "s" : "");
       }
       res = M_UNDECIDED;

@@ -75,11 +75,12 @@
 /// basis "singular to working precision") are retried, not reported as
 /// they come: an LP that fails gets a third solve by GLPK's exact
 /// (rational) simplex, and a verdict still needs two solves that answered;
-/// a MILP that fails is solved again from scratch with other settings
-/// (GLPK's scaling and an advanced basis; then its MIP presolver with other
-/// branching and backtracking rules), each retry out of the same node
-/// budget and time. Only when all three settings fail does the reason say
-/// that the MILP failed inside GLPK.
+/// a MILP that fails (internal error, or glp_intopt giving up without a
+/// candidate) is solved again from scratch with other settings (other
+/// branching and backtracking rules: most fractional variable with
+/// depth-first search, then breadth-first search), each retry out of the
+/// same node budget and time. Only when all three settings fail does the reason say
+/// that GLPK did not solve the MILP.
 /// A limit (nodes or time), a GLPK failure or an answer that fails its check leaves
 /// strong/weak UNDECIDED (CP_STABILITY_UNDECIDED): reported, never guessed.
 /// As for certify, "proven" means GLPK's floating-point branch and bound.
@@ -108,6 +109,11 @@ typedef enum cp_stability_kind {
 
 /// "strong", "weak", "stable_undecided", "unstable", "failed".
 const char *cp_stability_kind_name(cp_stability_kind k);
+
+/// What the verdict k certifies and what it leaves open, one sentence for
+/// users (static string), e.g. for stable_undecided: an equilibrium exists
+/// (weakly stable at least), whether a solution moves is open.
+const char *cp_stability_kind_meaning(cp_stability_kind k);
 
 /// How much to decide.
 typedef enum cp_stability_depth {
@@ -173,8 +179,9 @@ typedef struct cp_stability_result {
   int lp_solves, mip_solves;
   double acc_tol;           ///< the acceleration threshold used (|u'_i|)
   long mip_nodes;           ///< branch-and-bound nodes of all its MILPs
-  int glpk_failures;        ///< LPs/MILPs that ended in a GLPK internal
-                            ///< error (each retried, see above)
+  int glpk_failures;        ///< solves GLPK failed: LPs/MILPs ended by an
+                            ///< internal error, MILPs it gave up on without
+                            ///< a candidate (each retried, see above)
 } cp_stability_result;
 
 /// Decides the stability of sys at rest. sys should be built at zero

@@ -114,7 +114,8 @@ Test(stability_glpk, every_setting_failing_is_reported_as_such) {
   cr_assert(r.has_equilibrium, "an equilibrium is still certified");
   cr_assert_eq(r.glpk_failures, 3);
   cr_assert_eq(r.mip_solves, 3, "three settings, then the question stays open");
-  cr_assert(strstr(r.reason, "failed inside GLPK with all 3 settings") != NULL, "%s", r.reason);
+  cr_assert(strstr(r.reason, "not solved by GLPK with any of 3 settings (3 internal errors") != NULL,
+            "%s", r.reason);
   cp_stability_result_free(&r);
   cp_scene_free(&sc);
 }
@@ -191,19 +192,14 @@ static uint64_t stage_poses(cp_scene *sc, const char *file, int k) {
   return mask;
 }
 
-Test(stability_glpk, arch_stage_five_survives_glpk) {
-  // The arch's stage 5 (all six parts) as simulated in session 15, with
-  // the rounding-size entries of H and G (below 1e-14 of the largest)
-  // zeroed: with Debian's GLPK 5.0 a node LP of a per-dof MILP meets
-  // a basis "singular to working precision" and GLPK's primal simplex
-  // fails its assertion
-  // teta_lim >= 0.0 at about 1 400 nodes (experiments/results/
-  // assembly_robot.md). The retry ends at the node limit: undecided for a
-  // stated reason, never "failed inside GLPK".
+/* Stage 5 of the arch (all six parts) from a pose file, H and G entries
+ * below clean times their matrix's largest zeroed (0: none), decided with
+ * the sequence certificates' node limit (2000). */
+static void arch_stage_five(const char *file, double clean) {
   const char *root = getenv("CP_SOURCE_ROOT");
   char scene[4096], poses[4096];
   snprintf(scene, sizeof scene, "%s/planner/tasks/assembly/arch_scene.json", root ? root : ".");
-  snprintf(poses, sizeof poses, "%s/experiments/arch_stage_poses.txt", root ? root : ".");
+  snprintf(poses, sizeof poses, "%s/experiments/%s", root ? root : ".", file);
   cp_scene sc;
   cp_error err;
   cr_assert_eq(cp_assembly_load_scene(scene, &sc, &err), 0, "%s: %s", scene, err.msg);
@@ -222,16 +218,16 @@ Test(stability_glpk, arch_stage_five_survives_glpk) {
   for (size_t e = 0; e < nh; e++) hm = fmax(hm, fabs(sys.H[e]));
   for (size_t e = 0; e < ng; e++) gm = fmax(gm, fabs(sys.G[e]));
   for (size_t e = 0; e < nh; e++)
-    if (fabs(sys.H[e]) < 1e-14 * hm) sys.H[e] = 0.0;
+    if (fabs(sys.H[e]) < clean * hm) sys.H[e] = 0.0;
   for (size_t e = 0; e < ng; e++)
-    if (fabs(sys.G[e]) < 1e-14 * gm) sys.G[e] = 0.0;
+    if (fabs(sys.G[e]) < clean * gm) sys.G[e] = 0.0;
   cp_stability_options o = cp_stability_defaults();
   o.node_limit = 2000;
   o.time_limit_s = 0.0;
   cp_stability_decide(&sys, &o, &r);
-  cr_log_info("arch stage 5: %s, %ld nodes, %d MILPs, %d GLPK failures: %s",
+  cr_log_info("arch stage 5 of %s (clean %g): %s, %ld nodes, %d MILPs, %d GLPK failures: %s", file, clean,
               cp_stability_kind_name(r.kind), r.mip_nodes, r.mip_solves, r.glpk_failures, r.reason);
-  cr_assert(strstr(r.reason, "failed inside GLPK") == NULL, "%s", r.reason);
+  cr_assert(strstr(r.reason, "GLPK with any") == NULL, "%s", r.reason);
   cr_assert_neq(r.kind, CP_STABILITY_FAILED, "%s", r.reason);
   cr_assert(r.has_equilibrium);
   cr_assert_geq(r.glpk_failures, 1, "the failure this test is about no longer happens");
@@ -242,4 +238,18 @@ Test(stability_glpk, arch_stage_five_survives_glpk) {
   cp_stability_result_free(&r);
   cp_system_free(&sys);
   cp_scene_free(&sc);
+}
+
+Test(stability_glpk, arch_stage_five_survives_glpk) {
+  // The arch's stage 5 (all six parts) as tests/planner/sequence_arch
+  // simulates it (session 18): with Debian's GLPK 5.0 a node LP of the
+  // first per-dof MILP meets a basis "singular to working precision" and
+  // GLPK's primal simplex fails its assertion teta_lim >= 0.0 after about
+  // 700 nodes; before session 18 that stage's verdict said "MILP failed
+  // inside GLPK". Also session 15's poses with the rounding-size entries of
+  // H and G (below 1e-14 of the largest) zeroed, which fail at about 1 400
+  // nodes (experiments/results/assembly_robot.md). The retry ends at the
+  // node limit: undecided for a stated reason, not for GLPK's failure.
+  arch_stage_five("arch_stage_poses_s18.txt", 0.0);
+  arch_stage_five("arch_stage_poses.txt", 1e-14);
 }
