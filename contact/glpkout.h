@@ -15,7 +15,7 @@
 /// Fault injection (tests only). GLPK's internal errors are rare and no
 /// known input provokes one inside certify, yet the rule "never a proof of
 /// infeasibility after a GLPK error" must be tested. Every guarded GLPK
-/// solve of complan (FIP's LPs, certify's MIPs) asks cp_glpk_fault(where)
+/// solve of complan (FIP's LPs, certify's MIPs, stability's LPs and MILPs) asks cp_glpk_fault(where)
 /// once its problem is loaded; when a test has set a fault function and it
 /// returns nonzero, the caller raises a genuine GLPK error (glp_error) at that
 /// point, which takes the same path (error hook, longjmp, glp_free_env) as
@@ -50,7 +50,8 @@ typedef int (*cp_glpk_fault_fn)(void *ctx, const char *where);
 void cp_glpk_set_fault(cp_glpk_fault_fn fn, void *ctx);
 
 /// 1 when the fault function asks the call `where` to fail, else 0.
-/// `where`: "fip phase I", "fip crossover", "certify".
+/// `where`: "fip phase I", "fip crossover", "certify", "stability lp",
+/// "stability milp".
 int cp_glpk_fault(const char *where);
 
 #ifdef __cplusplus

@@ -41,6 +41,23 @@ const char *cp_stability_kind_name(cp_stability_kind k) {
   return "failed";
 }
 
+const char *cp_stability_kind_meaning(cp_stability_kind k) {
+  switch (k) {
+  case CP_STABILITY_STRONG:
+    return "certified: an equilibrium exists and no solution of the contact problem at rest "
+           "moves (strongly stable)";
+  case CP_STABILITY_WEAK:
+    return "certified: an equilibrium exists, and so does a solution that moves (weakly "
+           "stable: it may stay or move)";
+  case CP_STABILITY_UNDECIDED:
+    return "certified: an equilibrium exists (weakly stable at least); open: whether some "
+           "solution moves (strong or weak), not decided within the limit";
+  case CP_STABILITY_UNSTABLE: return "certified: no equilibrium exists (every solution moves)";
+  case CP_STABILITY_FAILED: break;
+  }
+  return "nothing certified: the equilibrium LP could not be solved";
+}
+
 void cp_stability_result_free(cp_stability_result *res) {
   if (!res) return;
   free(res->force);
@@ -65,7 +82,10 @@ typedef struct lp_spec {
   int *ia, *ja;
   double *ar;
   int maximize;
-  int method;            /* LP: 0 primal with scaling, 1 dual unscaled */
+  int method;            /* LP: 0 primal with scaling, 1 dual unscaled,
+                            2 GLPK's exact (rational) simplex */
+  int variant;           /* MILP: 0 as first tried; 1, 2 the retries after
+                            a GLPK failure (milp_settings) */
   double time_limit_s;   /* MILP */
   double stop_above;     /* MILP: stop at an incumbent with obj > this */
   long node_limit;       /* MILP: branch-and-bound nodes; <= 0 none */
@@ -168,6 +188,27 @@ static void stop_callback(glp_tree *T, void *info) {
   }
 }
 
+/* The MILP's settings, variant 0 as first tried (dual simplex on the
+ * unscaled problem from the standard basis, no presolver, GLPK's default
+ * branching and backtracking: Driebeck-Tomlin, best local bound); 1 and 2
+ * are the retries after a GLPK failure, each another walk through the tree
+ * so that another sequence of node LPs (and bases) is met:
+ *   1  most-fractional-variable branching, depth-first backtracking;
+ *   2  default branching, breadth-first backtracking.
+ * Both stay unscaled and without the presolver: measured on the arch's
+ * stage 5 (experiments/results/assembly_robot.md), every retry with GLPK's
+ * scaling (automatic or power-of-two, with any branching rule tried) and
+ * with its MIP presolver failed again within a few hundred nodes, these two
+ * ran to the node limit. */
+static void milp_settings(int variant, glp_iocp *ip) {
+  if (variant == 1) {
+    ip->br_tech = GLP_BR_MFV;
+    ip->bt_tech = GLP_BT_DFS;
+  } else if (variant == 2) {
+    ip->bt_tech = GLP_BT_BFS;
+  }
+}
+
 /* Runs the LP or MILP; on R_OPT (and R_LIMIT with an incumbent, *have = 1)
  * writes x [ncol] and *objval. */
 static int lp_run(const lp_spec *s, double *x, double *objval, int *have, long *nodes) {
@@ -200,6 +241,10 @@ static int lp_run(const lp_spec *s, double *x, double *objval, int *have, long *
     if (s->is_int && s->is_int[j]) glp_set_col_kind(P, j + 1, GLP_BV);
   }
   glp_load_matrix(P, s->nnz, s->ia, s->ja, s->ar);
+  /* Test hook (contact/glpkout.h): an error raised here takes the path of
+   * a real internal error of GLPK. */
+  if (cp_glpk_fault(s->is_int ? "stability milp" : "stability lp"))
+    glp_error("complan: injected GLPK fault\n");
   int out = R_FAIL;
   if (!s->is_int) {
     glp_smcp parm;
@@ -213,7 +258,15 @@ static int lp_run(const lp_spec *s, double *x, double *objval, int *have, long *
       parm.meth = GLP_DUALP;
     }
     parm.it_lim = 200000;
-    int ret = glp_simplex(P, &parm);
+    int ret;
+    if (s->method == 2) {
+      /* Only after a GLPK failure: the rational simplex has no singular
+       * basis "to working precision" and no tolerances (small LPs). */
+      glp_adv_basis(P, 0);
+      ret = glp_exact(P, &parm);
+    } else {
+      ret = glp_simplex(P, &parm);
+    }
     if (ret == 0 && glp_get_status(P) == GLP_OPT) {
       out = R_OPT;
       *have = 1;
@@ -237,6 +290,7 @@ static int lp_run(const lp_spec *s, double *x, double *objval, int *have, long *
     glp_init_smcp(&sp);
     sp.msg_lev = talk ? GLP_MSG_ON : GLP_MSG_OFF;
     sp.meth = GLP_DUALP;
+    milp_settings(s->variant, &parm);
     glp_simplex(P, &sp);
     parm.tol_int = 1e-9;
     mip_watch watch = {s, nodes, 0};
@@ -283,6 +337,7 @@ typedef struct stab {
   double *a0;                  /* [ma] G~_D^T u'_D + k~ */
   int any_driven_motion;       /* some u'_D != 0 */
   double fscale, ascale;       /* max(1, |f|_inf), max(1, |H^-1 f|) */
+  int *glpk_failures;          /* the result's count of GLPK internal errors */
 } stab;
 
 static void stab_free(stab *S) {
@@ -442,13 +497,19 @@ static int equilibrium_lp(const stab *S, double tol_a, double rel_tol, double *c
   /* GLPK's simplex on these degenerate LPs is not always right (see
    * contact/fip.c): every answer is checked here, and "infeasible" is
    * believed only when both methods say it. */
-  int result = -1, infeasible = 0;
-  for (int method = 0; method < 2; method++) {
+  int result = -1, infeasible = 0, errors = 0;
+  /* A GLPK internal error in one of the two adds a third, exact, solve:
+   * the verdict then rests on the two that answered. */
+  for (int method = 0; method < 2 + (errors > 0); method++) {
     s.method = method;
     double obj = 0.0;
     int have = 0;
     int out = lp_run(&s, c, &obj, &have, NULL);
     ++*lp_solves;
+    if (out == R_GLPK_ERROR) {
+      errors++;
+      ++*S->glpk_failures;
+    }
     if (out == R_OPT && have && equilibrium_violation(S, c, resid) <= rel_tol) {
       result = 1;
       break;
@@ -498,13 +559,17 @@ static int energy_test(const stab *S, double energy_tol, int *lp_solves) {
   s.maximize = 1;
   double *x = malloc(sizeof(double) * (size_t)(nF > 0 ? nF : 1));
   if (!x) { spec_free(&s); return -2; }
-  int proven = 0;
-  for (int method = 0; method < 2 && !proven; method++) {
+  int proven = 0, errors = 0;
+  for (int method = 0; method < 2 + (errors > 0) && !proven; method++) {
     s.method = method;
     double obj = 0.0;
     int have = 0;
     int out = lp_run(&s, x, &obj, &have, NULL);
     ++*lp_solves;
+    if (out == R_GLPK_ERROR) {
+      errors++;
+      ++*S->glpk_failures;
+    }
     if (out != R_OPT || !have) continue;
     /* The point must be feasible for the optimum to mean anything. */
     int ok = 1;
@@ -752,22 +817,47 @@ static milp_outcome moving_milp(const stab *S, const cp_stability_options *opt,
       break;
     }
     s.maximize = 1;
-    s.time_limit_s = 0.0;
-    if (opt->time_limit_s > 0) {
-      double left = opt->time_limit_s - (cp_clock_now() - t_start);
-      s.time_limit_s = left > 0.001 ? left : 0.001;
-    }
-    /* The node budget is shared like the time: what the earlier MILPs left
-     * (at least one node, so that the root is always solved). */
-    s.node_limit = 0;
-    if (opt->node_limit > 0) s.node_limit = opt->node_limit - *mip_nodes > 1 ? opt->node_limit - *mip_nodes : 1;
     s.stop_above = opt->mip_tol;
     double obj = 0.0;
     int have = 0;
-    long nodes = 0;
-    int out = lp_run(&s, xs, &obj, &have, &nodes);
-    ++*mip_solves;
-    *mip_nodes += nodes;
+    int out = R_GLPK_ERROR, failed = 0, errors = 0;
+    /* A GLPK failure -- an internal error, or glp_intopt giving up (e.g. a
+     * node LP its simplex could not solve) without a candidate -- ends the
+     * attempt, not the question: the same MILP is solved again from
+     * scratch with other settings (milp_settings), at most twice, out of
+     * the same node budget and time. */
+    for (int variant = 0;
+         variant < 3 && (out == R_GLPK_ERROR || (out == R_FAIL && !(have && xs[ca] > opt->mip_tol)));
+         variant++) {
+      s.time_limit_s = 0.0;
+      if (opt->time_limit_s > 0) {
+        double left = opt->time_limit_s - (cp_clock_now() - t_start);
+        s.time_limit_s = left > 0.001 ? left : 0.001;
+      }
+      /* The node budget is shared like the time: what the earlier MILPs
+       * (and failed attempts) left, at least one node so that the root is
+       * always solved -- except for a retry: with no node left it is not
+       * made, and the MILP ends at the node limit. */
+      s.node_limit = 0;
+      if (opt->node_limit > 0) {
+        const long left = opt->node_limit - *mip_nodes;
+        if (variant > 0 && left < 1) {
+          out = R_NODES;
+          break;
+        }
+        s.node_limit = left > 1 ? left : 1;
+      }
+      s.variant = variant;
+      long nodes = 0;
+      out = lp_run(&s, xs, &obj, &have, &nodes);
+      ++*mip_solves;
+      *mip_nodes += nodes;
+      if (out == R_GLPK_ERROR || (out == R_FAIL && !(have && xs[ca] > opt->mip_tol))) {
+        failed++;
+        errors += out == R_GLPK_ERROR;
+        ++*S->glpk_failures;
+      }
+    }
     if (opt->progress) opt->progress(opt->progress_ctx, run + 1, nruns);
     if (have && xs[ca] > opt->mip_tol) {
       /* Candidate: c = C / alpha; u'_F recomputed from (E1), a from u';
@@ -816,10 +906,17 @@ static milp_outcome moving_milp(const stab *S, const cp_stability_options *opt,
     } else if (out != R_OPT && out != R_INFEAS) {
       if (out == R_NODES)
         snprintf(reason, rlen, "MILPs reached their node limit (%ld nodes)", opt->node_limit);
+      else if (out == R_GLPK_ERROR || out == R_FAIL)
+        snprintf(reason, rlen, "MILP not solved by GLPK with any of 3 settings (%d internal "
+                 "error%s, %d solver failure%s)", errors, errors == 1 ? "" : "s",
+                 failed - errors, failed - errors == 1 ? "" : "s");
       else
-        snprintf(reason, rlen, "MILP %s", out == R_LIMIT        ? "reached its time limit"
-                                          : out == R_GLPK_ERROR ? "failed inside GLPK"
-                                                                : "could not be solved");
+        snprintf(reason, rlen, "MILP reached its time limit");
+      if (failed && out != R_GLPK_ERROR && out != R_FAIL) {
+        const size_t len = strlen(reason);
+        snprintf(reason + len, rlen - len, " (after %d GLPK failure%s, retried)", failed,
+                 failed > 1 ? "s" : "");
+      }
       res = M_UNDECIDED;
     } else if (phase1) {
       band = 1;
@@ -864,6 +961,7 @@ cp_stability_kind cp_stability_decide(const cp_system *sys,
     stab_free(&S);
     return finish(res, CP_STABILITY_FAILED, "lp");
   }
+  S.glpk_failures = &res->glpk_failures;
   res->acc_tol = opt->rel_tol * S.ascale;
   cp_stability_kind kind = CP_STABILITY_FAILED;
   const char *method = "lp";

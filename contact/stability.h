@@ -71,6 +71,16 @@
 ///     big-M constants scaled by R; a dof with R_k < delta needs none.
 ///     Same verdicts and the same meaning of "moving" as 3, in fewer
 ///     branch-and-bound nodes (experiments/results/assembly_milp.md).
+/// GLPK internal errors (its error hook; e.g. a failed assertion after a
+/// basis "singular to working precision") are retried, not reported as
+/// they come: an LP that fails gets a third solve by GLPK's exact
+/// (rational) simplex, and a verdict still needs two solves that answered;
+/// a MILP that fails (internal error, or glp_intopt giving up without a
+/// candidate) is solved again from scratch with other settings (other
+/// branching and backtracking rules: most fractional variable with
+/// depth-first search, then breadth-first search), each retry out of the
+/// same node budget and time. Only when all three settings fail does the reason say
+/// that GLPK did not solve the MILP.
 /// A limit (nodes or time), a GLPK failure or an answer that fails its check leaves
 /// strong/weak UNDECIDED (CP_STABILITY_UNDECIDED): reported, never guessed.
 /// As for certify, "proven" means GLPK's floating-point branch and bound.
@@ -99,6 +109,11 @@ typedef enum cp_stability_kind {
 
 /// "strong", "weak", "stable_undecided", "unstable", "failed".
 const char *cp_stability_kind_name(cp_stability_kind k);
+
+/// What the verdict k certifies and what it leaves open, one sentence for
+/// users (static string), e.g. for stable_undecided: an equilibrium exists
+/// (weakly stable at least), whether a solution moves is open.
+const char *cp_stability_kind_meaning(cp_stability_kind k);
 
 /// How much to decide.
 typedef enum cp_stability_depth {
@@ -164,6 +179,9 @@ typedef struct cp_stability_result {
   int lp_solves, mip_solves;
   double acc_tol;           ///< the acceleration threshold used (|u'_i|)
   long mip_nodes;           ///< branch-and-bound nodes of all its MILPs
+  int glpk_failures;        ///< solves GLPK failed: LPs/MILPs ended by an
+                            ///< internal error, MILPs it gave up on without
+                            ///< a candidate (each retried, see above)
 } cp_stability_result;
 
 /// Decides the stability of sys at rest. sys should be built at zero

@@ -128,7 +128,7 @@ static const struct {
     OF(cp_stability_result, has_motion), OF(cp_stability_result, udot),
     OF(cp_stability_result, motion_force), OF(cp_stability_result, lp_solves),
     OF(cp_stability_result, mip_solves), OF(cp_stability_result, acc_tol),
-    OF(cp_stability_result, mip_nodes),
+    OF(cp_stability_result, mip_nodes), OF(cp_stability_result, glpk_failures),
     /* assembly sequences: read by offset (complan.assemble) */
     SZ(cp_assembly_options), OF(cp_assembly_options, stability),
     OF(cp_assembly_options, directions), OF(cp_assembly_options, time_limit_s),

@@ -97,6 +97,13 @@ static int assemble_task(const char *file, const char *text, size_t len, const c
              (long long)json_integer_value(json_array_get(ids, 0)),
              (long long)json_integer_value(json_array_get(ids, json_array_size(ids) - 1)));
     }
+    int undecided = 0;
+    json_array_foreach(stages, k, s) undecided +=
+        json_is_true(json_object_get(s, "certified")) &&
+        !strcmp(json_string_value(json_object_get(s, "stability")), "stable_undecided");
+    if (undecided)
+      printf("  stable_undecided (%d stage%s): %s\n", undecided, undecided > 1 ? "s" : "",
+             cp_stability_kind_meaning(CP_STABILITY_UNDECIDED));
     json_t *msg = json_object_get(doc, "message");
     if (msg) printf("  note: %s\n", json_string_value(msg));
     printf("  replay: %s\n", out.verified ? "every phase re-simulated bitwise" : out.why);

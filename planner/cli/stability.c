@@ -41,7 +41,7 @@ static const char *kind_text(cp_stability_kind k) {
   case CP_STABILITY_STRONG: return "strongly stable";
   case CP_STABILITY_WEAK: return "weakly stable";
   case CP_STABILITY_UNSTABLE: return "unstable";
-  case CP_STABILITY_UNDECIDED: return "stable (strong/weak undecided)";
+  case CP_STABILITY_UNDECIDED: return "stable: in equilibrium (weakly stable at least), strong/weak undecided";
   case CP_STABILITY_FAILED: break;
   }
   return "not decided";

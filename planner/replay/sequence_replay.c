@@ -467,9 +467,13 @@ static void note(const cp_store_sequence_info *info, int k, int i, int removal, 
                    s->phases[i]);
   const int released = move + 1 == moves && (!strcmp(s->phases[i], "release") || !strcmp(s->phases[i], "retreat"));
   if (released && s->certified && w > 0 && (size_t)w < n)
-    snprintf(buf + w, n - (size_t)w, " -- certified %s, %.3g mm / %.3g deg from %s", s->stability ? s->stability : "?",
-             1e3 * s->position_error, s->angle_error * (180 / 3.14159265358979323846),
-             removal ? "its staging pose" : "design");
+    w += snprintf(buf + w, n - (size_t)w, " -- certified %s, %.3g mm / %.3g deg from %s", s->stability ? s->stability : "?",
+                  1e3 * s->position_error, s->angle_error * (180 / 3.14159265358979323846),
+                  removal ? "its staging pose" : "design");
+  /* What an undecided verdict does certify, and what it leaves open. */
+  if (released && s->certified && s->stability && !strcmp(s->stability, "stable_undecided") && w > 0 &&
+      (size_t)w < n)
+    snprintf(buf + w, n - (size_t)w, " (an equilibrium: weakly stable at least; strong vs weak open)");
 }
 
 cp_replay_status cp_sequence_replay(cp_store *st, int64_t id, const cp_sequence_replay_options *opt,

@@ -114,6 +114,8 @@ static json_t *sequence_json(const cp_sequence_task *t, const cp_sequence_result
     json_object_set_new(o, "phases", phases_json(s));
     json_object_set_new(o, "stability", s->certified ? json_string(cp_stability_kind_name(s->stability)) : json_null());
     json_object_set_new(o, "stability_nodes", json_integer(s->stability_nodes));
+    if (s->certified)
+      json_object_set_new(o, "stability_certifies", json_string(cp_stability_kind_meaning(s->stability)));
     if (s->stability_reason[0]) json_object_set_new(o, "stability_reason", json_string(s->stability_reason));
     json_object_set_new(o, "pose_error", s->certified ? error_json(s->position_error, s->angle_error) : json_null());
     for (int c = 0; c < s->n_candidates; c++) json_array_append_new(cand, grasp_json(&s->candidates[c]));

@@ -256,7 +256,8 @@ class CStabilityResult(Structure):  # contact/stability.h
                 ("force", POINTER(c_double)), ("torsion", POINTER(c_double)),
                 ("residual", c_double), ("has_motion", c_int), ("udot", POINTER(c_double)),
                 ("motion_force", POINTER(c_double)), ("lp_solves", c_int),
-                ("mip_solves", c_int), ("acc_tol", c_double), ("mip_nodes", c_long)]
+                ("mip_solves", c_int), ("acc_tol", c_double), ("mip_nodes", c_long),
+                ("glpk_failures", c_int)]
 
 
 class CSearchStats(Structure):  # planner/search/search.h

@@ -25,3 +25,13 @@ const char *cpt_bundled_scene(const char *name) {
   snprintf(path[k], sizeof path[k], "%s/models/scenes/%s", root ? root : ".", name);
   return path[k];
 }
+
+const char *cpt_wedged_scene(void) {
+  return "{\"friction\": {\"default\": 0.8}, \"bodies\": ["
+         "{\"name\": \"left\", \"fixed\": true, \"shape\": {\"type\": \"box\", \"size\": "
+         "[0.1, 0.4, 0.4]}, \"position\": [-0.15, 0, 0.5]},"
+         "{\"name\": \"right\", \"fixed\": true, \"shape\": {\"type\": \"box\", \"size\": "
+         "[0.1, 0.4, 0.4]}, \"position\": [0.15, 0, 0.5]},"
+         "{\"name\": \"block\", \"mass\": 1, \"shape\": {\"type\": \"box\", \"size\": "
+         "[0.2, 0.2, 0.2]}, \"position\": [0, 0, 0.5]}]}";
+}

@@ -220,11 +220,7 @@ Test(assembly, wedged_block_weak_by_milp_and_by_solve) {
   // A block jammed between two fixed walls: friction can hold it (any
   // normal force is admissible) and free fall is a solution too: weak.
   cp_scene sc;
-  parse("{\"friction\": {\"default\": 0.8}, \"bodies\": ["
-        "{\"name\": \"left\", \"fixed\": true, \"shape\": {\"type\": \"box\", \"size\": [0.1, 0.4, 0.4]}, \"position\": [-0.15, 0, 0.5]},"
-        "{\"name\": \"right\", \"fixed\": true, \"shape\": {\"type\": \"box\", \"size\": [0.1, 0.4, 0.4]}, \"position\": [0.15, 0, 0.5]},"
-        "{\"name\": \"block\", \"mass\": 1, \"shape\": {\"type\": \"box\", \"size\": [0.2, 0.2, 0.2]}, \"position\": [0, 0, 0.5]}]}",
-        &sc);
+  parse(cpt_wedged_scene(), &sc);
   for (int via_milp = 0; via_milp < 2; via_milp++) {
     cp_stability_options o = cp_stability_defaults();
     o.try_solve = !via_milp;
