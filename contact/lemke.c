@@ -147,7 +147,7 @@ static cp_lcp_status cp_lk_finish(cp_lemke_ws *ws, const run *R,
 
 /* c_s -= x t_s for eight columns, accumulating acc += sum a_s c_s (new).
  * Eight columns per sweep halve the traffic on x and acc against four. */
-static void upd8_acc(int n, double *restrict c0, double *restrict c1,
+static inline __attribute__((always_inline)) void upd8_acc(int n, double *restrict c0, double *restrict c1,
                      double *restrict c2, double *restrict c3,
                      double *restrict c4, double *restrict c5,
                      double *restrict c6, double *restrict c7,
@@ -170,7 +170,7 @@ static void upd8_acc(int n, double *restrict c0, double *restrict c1,
   }
 }
 
-static void upd4_acc(int n, double *restrict c0, double *restrict c1,
+static inline __attribute__((always_inline)) void upd4_acc(int n, double *restrict c0, double *restrict c1,
                      double *restrict c2, double *restrict c3,
                      const double *restrict x, double *restrict acc,
                      const double *restrict t, const double *restrict a) {
@@ -185,7 +185,7 @@ static void upd4_acc(int n, double *restrict c0, double *restrict c1,
   }
 }
 
-static void upd1_acc(int n, double *restrict c0, const double *restrict x,
+static inline __attribute__((always_inline)) void upd1_acc(int n, double *restrict c0, const double *restrict x,
                      double *restrict acc, double t0, double a0) {
   for (int i = 0; i < n; i++) {
     const double v0 = c0[i] - x[i] * t0;
@@ -195,7 +195,7 @@ static void upd1_acc(int n, double *restrict c0, const double *restrict x,
 }
 
 /* Plain rank-1 update of eight columns (no next column to form). */
-static void upd8(int n, double *restrict c0, double *restrict c1,
+static inline __attribute__((always_inline)) void upd8(int n, double *restrict c0, double *restrict c1,
                  double *restrict c2, double *restrict c3, double *restrict c4,
                  double *restrict c5, double *restrict c6, double *restrict c7,
                  const double *restrict x, const double *restrict t) {
@@ -208,16 +208,17 @@ static void upd8(int n, double *restrict c0, double *restrict c1,
   }
 }
 
-static void upd1(int n, double *restrict c0, const double *restrict x,
+static inline __attribute__((always_inline)) void upd1(int n, double *restrict c0, const double *restrict x,
                  double t0) {
   for (int i = 0; i < n; i++) c0[i] -= x[i] * t0;
 }
 
 /* Rank-1 update of the active block with x = abar - e_r and pivot piv; if
  * acc != NULL also acc += Bact_new * as (the next entering column). */
-static void update_block(cp_lemke_ws *ws, const double *x, int r, double piv,
-                         double *acc) {
-  const int n = ws->n, k = ws->k;
+static inline __attribute__((always_inline)) void
+update_block(cp_lemke_ws *ws, const double *x, int r, double piv, double *acc,
+             const int n) {
+  const int k = ws->k;
   const double inv = 1.0 / piv;
   double *B = ws->Bact;
   const size_t ld = (size_t)n;
@@ -258,9 +259,9 @@ static void update_block(cp_lemke_ws *ws, const double *x, int r, double piv,
  * variable's complement becomes the next entering variable; its column is
  * formed during the update and left in ws->col (scale in *amax_next).
  * Returns the next entering variable, or -1 when z0 left. */
-static int pivot(cp_lemke_ws *ws, const run *R, int r, int v,
-                 double *amax_next) {
-  const int n = R->n;
+static inline __attribute__((always_inline)) int
+pivot_n(cp_lemke_ws *ws, const run *R, int r, int v, double *amax_next,
+        const int n) {
   double *x = ws->col; /* consumed: becomes abar - e_r */
   const double piv = x[r];
   const int u = ws->basic[r];
@@ -328,13 +329,13 @@ static int pivot(cp_lemke_ws *ws, const run *R, int r, int v,
       const double a = Mj[g[i]];
       acc[i] = wb[i] ? -a : 0.0;
     }
-    update_block(ws, x, r, piv, acc);
+    update_block(ws, x, r, piv, acc, n);
     *amax_next = max_abs(n, Mj);
     double *t = ws->col;
     ws->col = ws->nxt;
     ws->nxt = t;
   } else {
-    update_block(ws, x, r, piv, NULL);
+    update_block(ws, x, r, piv, NULL, n);
     if (vn >= 0) {
       memcpy(ws->col, ws->Bact + (size_t)ws->col_slot[vn] * (size_t)n,
              sizeof(double) * (size_t)n);
@@ -342,6 +343,19 @@ static int pivot(cp_lemke_ws *ws, const run *R, int r, int v,
     }
   }
   return u == VZ0(n) ? -1 : vn;
+}
+
+/* The pivot with n a constant for n = 5..12 (its loops over the rows then
+ * unroll without vector prologues and epilogues; the same operations). */
+static int pivot(cp_lemke_ws *ws, const run *R, int r, int v,
+                 double *amax_next) {
+  switch (R->n) {
+#define CP_LK_PV(N) case N: return pivot_n(ws, R, r, v, amax_next, N);
+  CP_LK_PV(5) CP_LK_PV(6) CP_LK_PV(7) CP_LK_PV(8) CP_LK_PV(9) CP_LK_PV(10)
+  CP_LK_PV(11) CP_LK_PV(12)
+#undef CP_LK_PV
+  default: return pivot_n(ws, R, r, v, amax_next, R->n);
+  }
 }
 
 /* One start from the basis already set up in ws (z0 about to enter with
