@@ -73,26 +73,42 @@ static void cp_lk_cold_basis(cp_lemke_ws *ws, const run *R) {
   memcpy(ws->qbar, R->q, sizeof(double) * (size_t)n);
 }
 
-/* The end of a start at a complementary basis (zrow set): w_i = 0 where
- * z_i is basic, the check, and if it fails an LU solve of the basis system
- * M_ZZ z_Z = -q_Z and the check again. */
-static cp_lcp_status check_or_lu(cp_lemke_ws *ws, const run *R,
-                                 const cp_check_options *chk, double *z,
-                                 double *w, cp_lcp_info *info) {
-  const int n = R->n;
-  for (int j = 0; j < n; j++)
-    if (ws->zrow[j] >= 0) w[j] = 0.0; /* nonbasic: exactly zero */
-  if (cp_lcp_check(n, R->M, R->q, z, w, chk, info)) return CP_LCP_SOLVED;
-  return cp_lk_lu_retry(ws, R, chk, z, w, info);
+/* The check's row scales s_i = |q_i| + sum_j |M_ij| |z_j| into sc and
+ * max |z_i| (returned), as cp_lcp_check_scan forms them (the same sums in
+ * the same order, zero columns of z skipped, a NaN passed over by the
+ * max); its M z + q comes from cp_lk_eval_w, the same sums again. */
+static double row_scales(int n, const double *M, const double *q,
+                         const double *z, double *restrict sc) {
+  double zmax = 0.0;
+  for (int i = 0; i < n; i++) {
+    sc[i] = fabs(q[i]);
+    const double az = fabs(z[i]);
+    zmax = az > zmax ? az : zmax;
+  }
+  for (int j = 0; j < n; j++) {
+    const double azj = fabs(z[j]);
+    if (z[j] == 0.0) continue;
+    const double *restrict col = M + (size_t)j * (size_t)n;
+    for (int i = 0; i < n; i++) sc[i] += fabs(col[i]) * azj;
+  }
+  return zmax;
 }
 
 /* Complementary basis reached: refine z against M and check. Falls back to
- * an LU solve of the basis system if refinement is not good enough. */
+ * an LU solve of the basis system if refinement is not good enough.
+ * cp_lcp_check is its scan (M z + q, the row scales and norms) and its
+ * judge (contact/check_impl.h); M z + q is formed here anyway, so the
+ * scan of the first z serves the refinement test and, when z stays, the
+ * judge; after a refinement step M z + q comes from cp_lk_eval_w and the
+ * row scales from row_scales (the row norms depend on M alone). The same
+ * numbers as the scan and the check's own, one M z + q fewer. */
 static cp_lcp_status cp_lk_finish(cp_lemke_ws *ws, const run *R,
                            const cp_check_options *chk, double *z, double *w,
                            cp_lcp_info *info) {
   const int n = R->n, k = ws->k;
-  cp_lk_read_iterate(ws, n, z, w);
+  double *buf = ws->chk; /* [3n]: M z + q, row scales, row norms */
+  for (int i = 0; i < n; i++)
+    z[i] = ws->zrow[i] >= 0 ? ws->qbar[ws->zrow[i]] : 0.0;
   /* Iterative refinement: residual rho_i = (M z + q)_i on the basic-z rows
    * must vanish; M_ZZ^-1 = -B^-1[zrows, Z] (see cp_lk_refactor()), so
    * z_Z += B^-1[zrows, Z] rho_Z. Stops once rho is at roundoff level. */
@@ -102,29 +118,36 @@ static cp_lcp_status cp_lk_finish(cp_lemke_ws *ws, const run *R,
       ws->kidx[m] = j;
       ws->widx[m++] = ws->zrow[j];
     }
-  cp_lk_eval_w(ws, R, z, w);
+  double zmax = cp_lcp_check_scan(n, R->M, R->q, z, buf, 1);
+  int moved = 0;
   for (int it = 0; it < 2 && k > 0; it++) {
     double rmax = 0.0;
     for (int b = 0; b < m; b++) {
-      const double a = fabs(w[ws->kidx[b]]);
+      const double a = fabs(buf[ws->kidx[b]]);
       rmax = a > rmax ? a : rmax;
     }
     if (!(rmax > 8.0 * DBL_EPSILON * R->qscale)) break;
     for (int s = 0; s < k; s++) {
-      const double rho = w[ws->slot_col[s]];
+      const double rho = buf[ws->slot_col[s]];
       const double *b = ws->Bact + (size_t)s * (size_t)n;
       for (int c = 0; c < m; c++) z[ws->kidx[c]] += b[ws->widx[c]] * rho;
     }
-    cp_lk_eval_w(ws, R, z, w);
+    cp_lk_eval_w(ws, R, z, buf);
+    moved = 1;
   }
-  return check_or_lu(ws, R, chk, z, w, info);
+  if (moved) zmax = row_scales(n, R->M, R->q, z, buf + n);
+  /* w_i = 0 where z_i is basic (nonbasic: exactly zero). */
+  for (int j = 0; j < n; j++) w[j] = ws->zrow[j] >= 0 ? 0.0 : buf[j];
+  if (cp_lcp_check_judge(n, R->M, z, w, buf, zmax, chk, info))
+    return CP_LCP_SOLVED;
+  return cp_lk_lu_retry(ws, R, chk, z, w, info);
 }
 
 /* ----- the pivot update kernels --------------------------------------- */
 
 /* c_s -= x t_s for eight columns, accumulating acc += sum a_s c_s (new).
  * Eight columns per sweep halve the traffic on x and acc against four. */
-static void upd8_acc(int n, double *restrict c0, double *restrict c1,
+static inline __attribute__((always_inline)) void upd8_acc(int n, double *restrict c0, double *restrict c1,
                      double *restrict c2, double *restrict c3,
                      double *restrict c4, double *restrict c5,
                      double *restrict c6, double *restrict c7,
@@ -147,7 +170,7 @@ static void upd8_acc(int n, double *restrict c0, double *restrict c1,
   }
 }
 
-static void upd4_acc(int n, double *restrict c0, double *restrict c1,
+static inline __attribute__((always_inline)) void upd4_acc(int n, double *restrict c0, double *restrict c1,
                      double *restrict c2, double *restrict c3,
                      const double *restrict x, double *restrict acc,
                      const double *restrict t, const double *restrict a) {
@@ -162,7 +185,7 @@ static void upd4_acc(int n, double *restrict c0, double *restrict c1,
   }
 }
 
-static void upd1_acc(int n, double *restrict c0, const double *restrict x,
+static inline __attribute__((always_inline)) void upd1_acc(int n, double *restrict c0, const double *restrict x,
                      double *restrict acc, double t0, double a0) {
   for (int i = 0; i < n; i++) {
     const double v0 = c0[i] - x[i] * t0;
@@ -172,7 +195,7 @@ static void upd1_acc(int n, double *restrict c0, const double *restrict x,
 }
 
 /* Plain rank-1 update of eight columns (no next column to form). */
-static void upd8(int n, double *restrict c0, double *restrict c1,
+static inline __attribute__((always_inline)) void upd8(int n, double *restrict c0, double *restrict c1,
                  double *restrict c2, double *restrict c3, double *restrict c4,
                  double *restrict c5, double *restrict c6, double *restrict c7,
                  const double *restrict x, const double *restrict t) {
@@ -185,16 +208,17 @@ static void upd8(int n, double *restrict c0, double *restrict c1,
   }
 }
 
-static void upd1(int n, double *restrict c0, const double *restrict x,
+static inline __attribute__((always_inline)) void upd1(int n, double *restrict c0, const double *restrict x,
                  double t0) {
   for (int i = 0; i < n; i++) c0[i] -= x[i] * t0;
 }
 
 /* Rank-1 update of the active block with x = abar - e_r and pivot piv; if
  * acc != NULL also acc += Bact_new * as (the next entering column). */
-static void update_block(cp_lemke_ws *ws, const double *x, int r, double piv,
-                         double *acc) {
-  const int n = ws->n, k = ws->k;
+static inline __attribute__((always_inline)) void
+update_block(cp_lemke_ws *ws, const double *x, int r, double piv, double *acc,
+             const int n) {
+  const int k = ws->k;
   const double inv = 1.0 / piv;
   double *B = ws->Bact;
   const size_t ld = (size_t)n;
@@ -235,9 +259,9 @@ static void update_block(cp_lemke_ws *ws, const double *x, int r, double piv,
  * variable's complement becomes the next entering variable; its column is
  * formed during the update and left in ws->col (scale in *amax_next).
  * Returns the next entering variable, or -1 when z0 left. */
-static int pivot(cp_lemke_ws *ws, const run *R, int r, int v,
-                 double *amax_next) {
-  const int n = R->n;
+static inline __attribute__((always_inline)) int
+pivot_n(cp_lemke_ws *ws, const run *R, int r, int v, double *amax_next,
+        const int n) {
   double *x = ws->col; /* consumed: becomes abar - e_r */
   const double piv = x[r];
   const int u = ws->basic[r];
@@ -305,13 +329,13 @@ static int pivot(cp_lemke_ws *ws, const run *R, int r, int v,
       const double a = Mj[g[i]];
       acc[i] = wb[i] ? -a : 0.0;
     }
-    update_block(ws, x, r, piv, acc);
+    update_block(ws, x, r, piv, acc, n);
     *amax_next = max_abs(n, Mj);
     double *t = ws->col;
     ws->col = ws->nxt;
     ws->nxt = t;
   } else {
-    update_block(ws, x, r, piv, NULL);
+    update_block(ws, x, r, piv, NULL, n);
     if (vn >= 0) {
       memcpy(ws->col, ws->Bact + (size_t)ws->col_slot[vn] * (size_t)n,
              sizeof(double) * (size_t)n);
@@ -319,6 +343,19 @@ static int pivot(cp_lemke_ws *ws, const run *R, int r, int v,
     }
   }
   return u == VZ0(n) ? -1 : vn;
+}
+
+/* The pivot with n a constant for n = 5..12 (its loops over the rows then
+ * unroll without vector prologues and epilogues; the same operations). */
+static int pivot(cp_lemke_ws *ws, const run *R, int r, int v,
+                 double *amax_next) {
+  switch (R->n) {
+#define CP_LK_PV(N) case N: return pivot_n(ws, R, r, v, amax_next, N);
+  CP_LK_PV(5) CP_LK_PV(6) CP_LK_PV(7) CP_LK_PV(8) CP_LK_PV(9) CP_LK_PV(10)
+  CP_LK_PV(11) CP_LK_PV(12)
+#undef CP_LK_PV
+  default: return pivot_n(ws, R, r, v, amax_next, R->n);
+  }
 }
 
 /* One start from the basis already set up in ws (z0 about to enter with

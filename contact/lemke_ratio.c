@@ -86,6 +86,17 @@ int cp_lk_ratio_test_tight(cp_lemke_ws *ws, const run *R, double tol,
 int cp_lk_ratio_test(cp_lemke_ws *ws, const run *R, double amax) {
   if (ws->small && ws->tld == 4) return ratio_test_rows(ws, R, amax, 4);
   if (ws->small && ws->tld == 8) return ratio_test_rows(ws, R, amax, 8);
+  /* The structured path's small sizes with n a constant: the loops unroll
+   * without vector prologues and epilogues; the same operations on the
+   * same rows (the maxima and minima are on bit patterns, exact in any
+   * order), so the same row. */
+  switch (R->n) {
+#define CP_LK_RT(N) case N: return ratio_test_rows(ws, R, amax, N);
+  CP_LK_RT(5) CP_LK_RT(6) CP_LK_RT(7) CP_LK_RT(8) CP_LK_RT(9) CP_LK_RT(10)
+  CP_LK_RT(11) CP_LK_RT(12)
+#undef CP_LK_RT
+  default: break;
+  }
   return ratio_test_rows(ws, R, amax, R->n);
 }
 
