@@ -283,6 +283,12 @@ typedef struct cp_search_options {
   /// goal no longer takes every goal sample. 0 or 1 (default): the nearest,
   /// as before, and no random number drawn.
   int goal_k;
+  /// rrt: a tree node from which an iteration kept no candidate (every
+  /// candidate rejected: out of bounds, penetration, solver failure) is
+  /// flagged CP_NODE_DROPPED and leaves the nearest-neighbour index, so no
+  /// later sample grows from it (docs/planner.md, "Dropping dead nodes").
+  /// The start node is never dropped. 0 (default): off, as before.
+  int drop_rejected;
 } cp_search_options;
 
 /// Upper bound of cp_search_options.batch.
@@ -301,8 +307,11 @@ enum {
   CP_NODE_INACTIVE = 8,    ///< sst: dominated later (kept for its subtree)
   CP_NODE_PRUNED = 16,     ///< sst: inactive leaf removed from the tree
   CP_NODE_GOAL = 32,       ///< in the goal region
-  CP_NODE_SHORTCUT = 64    ///< made by cp_search_shortcut (not part of the
+  CP_NODE_SHORTCUT = 64,   ///< made by cp_search_shortcut (not part of the
                            ///< planner's own structures)
+  CP_NODE_DROPPED = 128    ///< rrt with drop_rejected: every candidate of an
+                           ///< iteration from it was rejected; out of the
+                           ///< nearest-neighbour index (kept for its subtree)
 };
 
 typedef struct cp_search_node {
