@@ -123,6 +123,7 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
   so.candidates = task->candidates;
   so.connect = (int)task->connect;
   so.goal_k = (int)task->goal_k;
+  so.drop_rejected = task->drop_rejected;
   so.steer_local = task->steer_local;
   so.steer_log = task->steer_log;
   so.steer_probe = task->steer_probe;
@@ -196,13 +197,16 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
       cp_error_set(err, "search.method", "%s", msg);
       return res->status = CP_PLAN_BAD_INPUT;
     }
-    /* goal_k and the pipeline only when on */
-    char options[2048], goal_k[80] = "";
+    /* goal_k, the pipeline and drop_rejected only when on */
+    char options[2048], goal_k[96] = "";
     if (so.goal_k > 1)
       snprintf(goal_k, sizeof goal_k, ", \"goal_k\": %d", so.goal_k);
     if (so.pipeline)
       snprintf(goal_k + strlen(goal_k), sizeof goal_k - strlen(goal_k),
                ", \"search_pipeline\": true");
+    if (so.drop_rejected)
+      snprintf(goal_k + strlen(goal_k), sizeof goal_k - strlen(goal_k),
+               ", \"drop_rejected\": true");
     const int n_opt = snprintf(options, sizeof options,
                  "{\"method\": \"%s\", \"weight\": %.17g, \"goal_bias\": %.17g, "
                  "\"candidates\": %d, \"connect\": %d, \"steer\": \"%s\", "

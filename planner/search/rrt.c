@@ -14,7 +14,13 @@
  * each comes nearer still (the "connect" of RRT-Connect, towards the goal
  * region). They belong to the iteration: its nodes join the k-d tree only
  * when it is whole, so an iteration undone by a limit or a stop leaves the
- * index as it was and a resumed search draws it again, bit for bit. */
+ * index as it was and a resumed search draws it again, bit for bit.
+ *
+ * Dropping dead nodes (search.drop_rejected): a node from which a whole
+ * iteration kept nothing (every candidate rejected) is flagged DROPPED and
+ * removed from the k-d tree. A resumed search adds the tree's nodes in id
+ * order and then removes the dropped ones; removal only marks a point dead,
+ * so the index has the uninterrupted run's shape and answers alike. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +73,22 @@ static int rrt_rebuild(cp_search *s) {
       return -1;
     }
   }
+  for (long id = 0; id < s->n_nodes; ++id)
+    if (s->nodes[id].flags & CP_NODE_DROPPED) cp_nn_remove(r->nn, id);
+  return 0;
+}
+
+/* search.drop_rejected: an iteration from `from` kept no candidate; the
+ * node leaves the k-d tree (once; never the start). 0, or -1 on failure. */
+static int rrt_drop(cp_search *s, rrt *r, long from, long kept) {
+  if (!s->opt.drop_rejected || kept >= 0 || from <= 0 ||
+      (s->nodes[from].flags & CP_NODE_DROPPED))
+    return 0;
+  if (cp_search_flag(s, from, CP_NODE_DROPPED, 0)) {
+    snprintf(s->message, sizeof s->message, "out of memory");
+    return -1;
+  }
+  cp_nn_remove(r->nn, from);
   return 0;
 }
 
@@ -146,6 +168,8 @@ static cp_search_status rrt_merge(cp_search *s, const cp_batch_iter *it,
   rrt *r = s->state;
   long kept;
   cp_search_status st = cp_search_steer_merge(s, it, sample, r->e, &kept);
+  if (st == CP_SEARCH_RUNNING && it->k > 0 && rrt_drop(s, r, it->from, kept))
+    return CP_SEARCH_FAILED;
   return st != CP_SEARCH_RUNNING ? st : rrt_keep(s, r, kept);
 }
 
@@ -163,6 +187,8 @@ static cp_search_status rrt_iterate(cp_search *s) {
   long kept;
   cp_search_status st =
       cp_search_steer(s, near, r->actions, k, r->sample, to_goal, r->e, &kept);
+  if (st == CP_SEARCH_RUNNING && k > 0 && rrt_drop(s, r, near, kept))
+    return CP_SEARCH_FAILED;
   if (st == CP_SEARCH_RUNNING && to_goal && s->opt.connect > 0)
     st = rrt_connect(s, r, near, &kept);
   return st != CP_SEARCH_RUNNING ? st : rrt_keep(s, r, kept);

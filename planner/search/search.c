@@ -390,6 +390,11 @@ cp_search *cp_search_create(const cp_search_problem *p,
              "connect > 0", o.connect);
     return NULL;
   }
+  if (o.drop_rejected != 0 && o.drop_rejected != 1) {
+    snprintf(msg, size, "search drop_rejected %d: expected 0 or 1",
+             o.drop_rejected);
+    return NULL;
+  }
   if (o.goal_k < 0 || o.goal_k > CP_SEARCH_MAX_GOAL_K) {
     snprintf(msg, size, "search goal_k %d is not in 0 .. %d", o.goal_k,
              CP_SEARCH_MAX_GOAL_K);

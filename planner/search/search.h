@@ -303,6 +303,12 @@ typedef struct cp_search_options {
   /// modelled, not built), and a run cannot be resumed exactly (the drawn,
   /// unmerged batch is not stored). 0 (default): off, as before.
   int pipeline;
+  /// rrt: a tree node from which an iteration kept no candidate (every
+  /// candidate rejected: out of bounds, penetration, solver failure) is
+  /// flagged CP_NODE_DROPPED and leaves the nearest-neighbour index, so no
+  /// later sample grows from it (docs/planner.md, "Dropping dead nodes").
+  /// The start node is never dropped. 0 (default): off, as before.
+  int drop_rejected;
 } cp_search_options;
 
 /// Upper bound of cp_search_options.batch.
@@ -321,8 +327,11 @@ enum {
   CP_NODE_INACTIVE = 8,    ///< sst: dominated later (kept for its subtree)
   CP_NODE_PRUNED = 16,     ///< sst: inactive leaf removed from the tree
   CP_NODE_GOAL = 32,       ///< in the goal region
-  CP_NODE_SHORTCUT = 64    ///< made by cp_search_shortcut (not part of the
+  CP_NODE_SHORTCUT = 64,   ///< made by cp_search_shortcut (not part of the
                            ///< planner's own structures)
+  CP_NODE_DROPPED = 128    ///< rrt with drop_rejected: every candidate of an
+                           ///< iteration from it was rejected; out of the
+                           ///< nearest-neighbour index (kept for its subtree)
 };
 
 typedef struct cp_search_node {

@@ -603,7 +603,7 @@ static int parse_search(cp_task *t, const json_t *v, cp_error *err) {
       "method", "weight",  "resolution", "goal_bias", "seed",  "candidates",
       "speed",  "delta_bn", "delta_s",   "metric",    "sampling",
       "shortcut", "batch", "connect", "goal_k", "steer", "steer_rotation",
-      "steer_probe", "pipeline", NULL};
+      "steer_probe", "pipeline", "drop_rejected", NULL};
   if (cp_json_check_object(v, "search", keys, err)) return -1;
   const json_t *x;
   if ((x = json_object_get(v, "method"))) {

@@ -185,6 +185,8 @@ typedef struct cp_task {
   long connect;           ///< search.connect: rrt's greedy extensions (0)
   long goal_k;            ///< search.goal_k: rrt grows a goal sample from
                           ///< one of this many nearest nodes (0: nearest)
+  int drop_rejected;      ///< search.drop_rejected: rrt drops a node an
+                          ///< iteration from which kept nothing (0: off)
   int steer_local;        ///< search.steer "local" (planner/search/
                           ///< steer_local.c; task_actions.c): 1, else 0
   int n_steer;            ///< steer_local: the inputs it steers (those

@@ -17,6 +17,13 @@ int cp_task_parse_search_keys(cp_task *t, const json_t *v, cp_error *err) {
                           "nodes; 0 or 1: the nearest)", CP_SEARCH_MAX_GOAL_K);
     t->goal_k = (long)json_integer_value(x); /* rrt's; others ignore it */
   }
+  if ((x = json_object_get(v, "drop_rejected"))) {
+    if (!json_is_boolean(x))
+      return cp_error_set(err, "search.drop_rejected",
+                          "expected true or false (rrt: a node an iteration "
+                          "from which kept no candidate leaves the tree)");
+    t->drop_rejected = json_is_true(x); /* rrt's; others ignore it */
+  }
   x = json_object_get(v, "connect");
   if (!x) return 0;
   if (!json_is_integer(x) || json_integer_value(x) < 0 ||

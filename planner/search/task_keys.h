@@ -8,7 +8,7 @@
 #include "planner/search/task.h"
 
 /// The "search" keys of object v that task.c leaves to this file
-/// ("connect", "goal_k"); 0, or -1 with err set (path "search.KEY").
+/// ("connect", "goal_k", "drop_rejected"); 0, or -1 with err set (path "search.KEY").
 int cp_task_parse_search_keys(cp_task *t, const json_t *v, cp_error *err);
 
 /// search.steer ("sample", the default, or "local": planner/search/

@@ -288,15 +288,21 @@ Test(search, rrt_connect_extends_a_goal_step_while_it_nears_the_goal) {
   cr_assert_eq(kept_after_one_goal_iteration(20, &n), 21);
 }
 
-Test(search, rrt_connect_needs_batch_one) {
+/* Asserts that options o are refused on the point with a message naming
+ * word. */
+static void assert_refused(cp_search_options o, const char *word) {
   synth_point pt = {0};
   cp_search_problem p = synth_point_problem(&pt);
-  cp_search_options o = rrt_options(1, 0.1, 8, 3);
-  o.batch = 4;
   char msg[256];
   double x0[2] = {0.1, 0.1};
   cr_assert_null(cp_search_create(&p, &o, x0, 0, msg, sizeof msg));
-  cr_assert(strstr(msg, "connect"), "%s", msg);
+  cr_assert(strstr(msg, word), "%s", msg);
+}
+
+Test(search, rrt_connect_needs_batch_one) {
+  cp_search_options o = rrt_options(1, 0.1, 8, 3);
+  o.batch = 4;
+  assert_refused(o, "connect");
 }
 
 /* Asserts that trees a and b hold the same nodes, state for state. */
@@ -352,19 +358,24 @@ Test(search, rrt_connect_resumed_grows_the_same_tree) {
  * K tree nodes nearest the goal sample (checked against a scan of the
  * tree as it was), not always the nearest, reproducibly from the seed,
  * and resumes bit for bit. */
-static cp_search *goal_k_run(int goal_k, double goal_bias, long nodes) {
+/* A run on the point from (0.1, 0.1) with options o, to its end. */
+static cp_search *point_run(cp_search_options o) {
   static synth_point pt;
   static cp_search_problem p;
   p = synth_point_problem(&pt);
-  cp_search_options o = rrt_options(3, goal_bias, 4, 0);
-  o.goal_k = goal_k;
-  o.max_nodes = nodes;
   char msg[256];
   double x0[2] = {0.1, 0.1};
   cp_search *s = cp_search_create(&p, &o, x0, 0, msg, sizeof msg);
   cr_assert(s, "%s", msg);
   synth_run(s, 100000);
   return s;
+}
+
+static cp_search *goal_k_run(int goal_k, double goal_bias, long nodes) {
+  cp_search_options o = rrt_options(3, goal_bias, 4, 0);
+  o.goal_k = goal_k;
+  o.max_nodes = nodes;
+  return point_run(o);
 }
 
 /* For a run with goal bias 1 (every sample the goal): the largest rank
@@ -429,15 +440,10 @@ Test(search, rrt_goal_k_off_is_the_nearest_and_on_draws_among_k) {
 }
 
 Test(search, rrt_goal_k_out_of_range_is_refused) {
-  synth_point pt = {0};
-  cp_search_problem p = synth_point_problem(&pt);
-  double x0[2] = {0.1, 0.1};
-  char msg[256];
   for (int k = 0; k < 2; ++k) {
     cp_search_options o = rrt_options(1, 0.1, 8, 0);
     o.goal_k = k ? CP_SEARCH_MAX_GOAL_K + 1 : -1;
-    cr_assert_null(cp_search_create(&p, &o, x0, 0, msg, sizeof msg));
-    cr_assert(strstr(msg, "goal_k"), "%s", msg);
+    assert_refused(o, "goal_k");
   }
 }
 
@@ -561,4 +567,90 @@ Test(nn, kdtree_is_exact_and_does_not_scan) {
   cr_assert_eq(cp_nn_size(nn), N - 1);
   cp_nn_destroy(nn);
   free(pts);
+}
+
+/* search.drop_rejected: with one candidate per iteration (so that each
+ * child is an iteration of its own), a node other than the start is
+ * DROPPED exactly when one of its children was rejected, and the rejected
+ * child is its last: nothing grows from it afterwards. Off, no node is
+ * dropped and nodes go on growing after a rejected child. Resumed, the
+ * run grows the uninterrupted run's tree, flags included. */
+static cp_search *drop_run(int drop, uint64_t seed, int batch) {
+  cp_search_options o = rrt_options(seed, 0.05, 1, 0);
+  o.drop_rejected = drop;
+  o.batch = batch;
+  o.max_nodes = 1500;
+  return point_run(o);
+}
+
+/* Over the tree of s: *dropped nodes flagged DROPPED, *grown_after nodes
+ * with a child made after a rejected child. check 1 (drop on, batch 1):
+ * asserts the flag matches "has a rejected child, and it is the last" for
+ * every node but the start; -1 (off): no flag; 0: counts only. */
+static void drop_census(cp_search *s, int check, long *dropped,
+                        long *grown_after) {
+  long n = cp_search_node_count(s);
+  long *first_rej = malloc((size_t)n * sizeof *first_rej),
+       *last = malloc((size_t)n * sizeof *last);
+  cr_assert(first_rej && last);
+  for (long id = 0; id < n; ++id) first_rej[id] = last[id] = -1;
+  for (long id = 1; id < n; ++id) {
+    const cp_search_node *c = cp_search_node_get(s, id);
+    if (c->outcome != CP_EXPAND_OK && first_rej[c->parent] < 0)
+      first_rej[c->parent] = id;
+    last[c->parent] = id;
+  }
+  *dropped = *grown_after = 0;
+  for (long id = 0; id < n; ++id) {
+    int is_dropped = (cp_search_node_get(s, id)->flags & CP_NODE_DROPPED) != 0;
+    *dropped += is_dropped;
+    *grown_after += first_rej[id] >= 0 && last[id] > first_rej[id];
+    if (check == 1 && id > 0)
+      cr_assert_eq(is_dropped, first_rej[id] >= 0, "node %ld", id);
+    if (check == 1 && id > 0 && is_dropped)
+      cr_assert_eq(last[id], first_rej[id], "node %ld grew after its drop", id);
+    if (check == -1 || id == 0) cr_assert(!is_dropped, "node %ld", id);
+  }
+  free(first_rej);
+  free(last);
+}
+
+Test(search, rrt_drop_rejected_drops_dead_nodes_and_resumes) {
+  long dropped = 0, grown_after = 0, any_dropped = 0, any_grown = 0;
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    cp_search *on = drop_run(1, seed, 1), *off = drop_run(0, seed, 1);
+    drop_census(on, 1, &dropped, &grown_after);
+    any_dropped += dropped;
+    drop_census(off, -1, &dropped, &grown_after);
+    any_grown += grown_after;
+    cp_search_destroy(on);
+    cp_search_destroy(off);
+  }
+  cr_assert(any_dropped > 0, "no node dropped");
+  cr_assert(any_grown > 0, "off: no node grew after a rejected child");
+  cp_search_options o = rrt_options(5, 0.1, 2, 0);
+  o.drop_rejected = 1;
+  o.max_nodes = 400;
+  assert_resumed_same_tree(o);
+}
+
+/* In a batch, iterations are drawn from the tree as it was before it: a
+ * dropped node may still grow within the batch of its drop, never after;
+ * one worker or two give the same tree. */
+Test(search, rrt_drop_rejected_in_batches) {
+  cp_search *a = drop_run(1, 3, 8), *b = drop_run(1, 3, 8);
+  assert_same_tree(a, b);
+  long dropped, grown_after;
+  drop_census(a, 0, &dropped, &grown_after); /* counts only */
+  cr_assert(dropped > 0);
+  cp_search_destroy(a);
+  cp_search_destroy(b);
+  cp_search_options ob = rrt_options(2, 0.1, 2, 0);
+  ob.drop_rejected = 1;
+  ob.batch = 4;
+  ob.max_nodes = 400;
+  assert_resumed_same_tree(ob);
+  cp_search_options o = rrt_options(1, 0.1, 8, 0);
+  o.drop_rejected = 2;
+  assert_refused(o, "drop_rejected");
 }

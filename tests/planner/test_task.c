@@ -58,6 +58,7 @@ Test(task, the_documented_example) {
   cr_assert_str_eq(t.method, "astar");
   cr_assert_eq(t.seed, 1);
   cr_assert_eq(t.max_nodes, 100000);
+  cr_assert_eq(t.drop_rejected, 0);
   cr_assert_str_eq(t.text, good);
   char h1[CP_TASK_KEY_SIZE], h2[CP_TASK_KEY_SIZE];
   cp_task_hash(&t, h1);
@@ -198,6 +199,19 @@ Test(task, bad_inputs_name_their_json_path) {
                "[0, 10000]");
   expect_error("\"seed\": 1", "\"seed\": 1, \"goal_k\": \"8\"",
                "search.goal_k", "integer");
+  { /* search.drop_rejected true is kept */
+    const char *at = strstr(good, "\"seed\": 1");
+    char text[4096];
+    snprintf(text, sizeof text, "%.*s\"seed\": 1, \"drop_rejected\": true%s",
+             (int)(at - good), good, at + strlen("\"seed\": 1"));
+    cp_task t;
+    cp_error e;
+    cr_assert_eq(cp_task_parse(text, strlen(text), NULL, &t, &e), 0, "%s", e.msg);
+    cr_assert_eq(t.drop_rejected, 1);
+    cp_task_free(&t);
+  }
+  expect_error("\"seed\": 1", "\"seed\": 1, \"drop_rejected\": 1",
+               "search.drop_rejected", "true or false");
   expect_error("\"nodes\": 100000", "\"nodes\": 0", "limits.nodes", NULL);
   expect_error(", \"limits\": {\"nodes\": 100000, \"seconds\": 60}", "", "limits",
                "required");
