@@ -197,16 +197,13 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
       cp_error_set(err, "search.method", "%s", msg);
       return res->status = CP_PLAN_BAD_INPUT;
     }
-    /* goal_k, the pipeline and drop_rejected only when on */
-    char options[2048], goal_k[96] = "";
+    /* goal_k, the pipeline and drop_rejected: stored only when on */
+    char options[2048], goal_k[32] = "", extra[96];
     if (so.goal_k > 1)
       snprintf(goal_k, sizeof goal_k, ", \"goal_k\": %d", so.goal_k);
-    if (so.pipeline)
-      snprintf(goal_k + strlen(goal_k), sizeof goal_k - strlen(goal_k),
-               ", \"search_pipeline\": true");
-    if (so.drop_rejected)
-      snprintf(goal_k + strlen(goal_k), sizeof goal_k - strlen(goal_k),
-               ", \"drop_rejected\": true");
+    snprintf(extra, sizeof extra, "%s%s%s", goal_k,
+             so.pipeline ? ", \"search_pipeline\": true" : "",
+             so.drop_rejected ? ", \"drop_rejected\": true" : "");
     const int n_opt = snprintf(options, sizeof options,
                  "{\"method\": \"%s\", \"weight\": %.17g, \"goal_bias\": %.17g, "
                  "\"candidates\": %d, \"connect\": %d, \"steer\": \"%s\", "
@@ -218,7 +215,7 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
                  so.connect, so.steer_local ? "local" : "sample",
                  so.steer_log ? "log" : "quaternion", so.steer_probe,
                  so.delta_bn, so.delta_s, so.max_nodes, max_seconds, batch,
-                 so.batch, goal_k,
+                 so.batch, extra,
                  opt.world_options ? opt.world_options : "{}");
     if (n_opt < 0 || (size_t)n_opt >= sizeof options) {
       cp_search_destroy(s);
