@@ -103,6 +103,7 @@ cp_certify_options cp_certify_defaults(void) {
   cp_certify_options o;
   memset(&o, 0, sizeof o);
   o.time_limit_s = 60.0;
+  o.node_limit = 0;
   o.alpha_tol = 1e-9;
   o.second = 0;
   o.max_cuts = 64;
@@ -117,6 +118,13 @@ cp_certify_options cp_certify_defaults(void) {
 /* Lives in the caller's frame (inside mip_job), not in run_mip's: objects
  * local to the function that calls setjmp and modified before the longjmp
  * would be indeterminate afterwards (C17 7.13.2.1). */
+/* What one cp_certify call may spend, shared by its MIP solves. */
+typedef struct cert_budget {
+  double deadline;  /* the call's end on the options' clock (INFINITY: none) */
+  long nodes_left;  /* branch-and-bound nodes left (LONG_MAX: no limit) */
+  int node_hit;     /* 1: a solve was stopped, or not made, by nodes_left */
+} cert_budget;
+
 typedef struct glp_guard {
   jmp_buf jb;
   char text[160]; /* GLPK's last output, kept for the reason string */
@@ -383,6 +391,8 @@ typedef struct mip_job {
                                 each solve gets only what is left of it */
   double (*clock)(void *);   /* the options' clock, or NULL: cp_clock_now */
   void *clock_ctx;
+  long node_cap;             /* nodes this solve may create (LONG_MAX: any) */
+  int node_stop;             /* output: 1 when node_cap stopped the solve */
   int may_refuse;            /* 0: the call's first solve, made even when
                                 setting up used the budget (GLPK's shortest
                                 limit, 1 ms, as before); 1: later solves */
@@ -418,6 +428,13 @@ static void mip_callback(glp_tree *T, void *info) {
   int a_cnt, n_cnt, t_cnt;
   glp_ios_tree_size(T, &a_cnt, &n_cnt, &t_cnt);
   if (t_cnt > job->nodes) job->nodes = t_cnt;
+  /* The work limit (cp_certify_options.node_limit): the same data stops at
+   * the same node on any machine, which a time limit cannot promise. */
+  if (t_cnt > job->node_cap && !job->early_found) {
+    job->node_stop = 1;
+    glp_ios_terminate(T);
+    return;
+  }
   if (!job->early || job->early_found) return;
   const int reason = glp_ios_reason(T);
   if (reason != GLP_IBINGO && reason != GLP_IHEUR) return;
@@ -512,6 +529,7 @@ static mip_outcome run_mip(mip_job *job) {
   job->early_found = 0;
   job->have_last = 0;
   job->refused = 0;
+  job->node_stop = 0;
   job->guard.len = 0;
   job->guard.text[0] = '\0';
   /* What is left of the call's time (cp_certify_options.time_limit_s is
@@ -519,9 +537,10 @@ static mip_outcome run_mip(mip_job *job) {
   const double left = job->deadline < INFINITY
                           ? job->deadline - clock_of(job->clock, job->clock_ctx)
                           : INFINITY;
-  if (!(left > 0.0) && job->may_refuse) {
+  if ((!(left > 0.0) || job->node_cap <= 0) && job->may_refuse) {
     job->ret = GLP_ETMLIM;
     job->refused = 1;
+    job->node_stop = job->node_cap <= 0;
     return MIP_TIME;
   }
   size_t cap = (size_t)n * (size_t)n + 6 * (size_t)n +
@@ -669,6 +688,9 @@ static mip_outcome run_mip(mip_job *job) {
       ret = GLP_EFAIL;
     }
   }
+  /* A solve stopped by its node cap reads as one stopped by the time
+   * limit (an undecided end); cp_certify names the limit. */
+  if (job->node_stop && !job->early_found && ret == GLP_ESTOP) ret = GLP_ETMLIM;
   job->ret = ret;
   job->mip_status = glp_mip_status(P);
   mip_outcome out;
@@ -775,11 +797,16 @@ typedef struct cert_state {
   long nodes;
   int glpk_errors;  /* solves that ended in a GLPK internal error */
   int *glpk_errors_out; /* the caller's count of them (may be NULL) */
+  cert_budget *bud;     /* the call's limits */
 } cert_state;
 
 static mip_outcome solve_counted(mip_job *job, cert_state *st) {
+  job->node_cap = st->bud->nodes_left;
   mip_outcome o = run_mip(job);
+  if (job->node_stop) st->bud->node_hit = 1;
   if (job->refused) return o; /* past the deadline: no solve was made */
+  if (st->bud->nodes_left != LONG_MAX)
+    st->bud->nodes_left -= job->nodes > 1 ? job->nodes : 1;
   st->glpk_errors += o == MIP_GLPK_ERROR;
   if (st->glpk_errors_out) *st->glpk_errors_out += o == MIP_GLPK_ERROR;
   st->res->mip_solves++;
@@ -802,7 +829,7 @@ static cp_lcp_status certify_once(int n, const double *M, const double *q,
                                   const cp_certify_options *opt, double *z, double *w,
                                   double *z2, double *w2, cp_certify_result *res,
                                   cp_lcp_info *info,
-                                  int *glpk_errors, double deadline, int first);
+                                  int *glpk_errors, cert_budget *bud, int first);
 
 /* GLPK sometimes returns an "optimal" point of (C1) that violates its own
  * equality rows when q holds rounding noise (entries ~1e-15 |q|: the b_t of
@@ -819,7 +846,7 @@ static cp_lcp_status certify_main(int n, const double *M, const double *q,
                                   const cp_certify_options *opt, double *z,
                                   double *w, double *z2, double *w2,
                                   cp_certify_result *res, cp_lcp_info *info,
-                                  double deadline);
+                                  cert_budget *bud);
 
 /* The answer is exact to rounding or flagged (info->polished, lcp.h): a
  * solution that is not its support's basis solution gets that crossover. */
@@ -827,14 +854,25 @@ cp_lcp_status cp_certify(int n, const double *M, const double *q,
                          const cp_certify_options *opt, double *z, double *w,
                          double *z2, double *w2, cp_certify_result *res,
                          cp_lcp_info *info) {
-  /* One deadline for the whole call: its MIP solves (the confirming one,
-   * the retry on cleaned q, the second solution's) share time_limit_s. */
-  double deadline = INFINITY;
+  /* One budget for the whole call: its MIP solves (the confirming one,
+   * the retry on cleaned q, the second solution's) share time_limit_s and
+   * node_limit. */
+  cert_budget bud = {INFINITY, LONG_MAX, 0};
   if (opt && opt->time_limit_s > 0.0)
-    deadline = clock_of(opt->clock, opt->clock_ctx) + opt->time_limit_s;
+    bud.deadline = clock_of(opt->clock, opt->clock_ctx) + opt->time_limit_s;
   else if (!opt)
-    deadline = cp_clock_now() + cp_certify_defaults().time_limit_s;
-  const cp_lcp_status st = certify_main(n, M, q, opt, z, w, z2, w2, res, info, deadline);
+    bud.deadline = cp_clock_now() + cp_certify_defaults().time_limit_s;
+  if (opt && opt->node_limit > 0) bud.nodes_left = opt->node_limit;
+  cp_lcp_status st = certify_main(n, M, q, opt, z, w, z2, w2, res, info, &bud);
+  if (st == CP_LCP_TIME_LIMIT && bud.node_hit) {
+    /* Undecided at the work limit, not the clock: an iteration cap. */
+    char was[sizeof info->reason];
+    snprintf(was, sizeof was, "%s", info->reason);
+    st = info->status = CP_LCP_ITERATION_CAP;
+    snprintf(info->reason, sizeof info->reason,
+             "certify: node limit (%ld branch-and-bound nodes) reached: %.80s",
+             opt->node_limit, was);
+  }
   if (st == CP_LCP_SOLVED && !info->polished) {
     const cp_check_options chk = opt ? opt->check : cp_certify_defaults().check;
     if (cp_lcp_crossover(n, M, q, z, w, &chk, info) < 0) {
@@ -850,12 +888,12 @@ static cp_lcp_status certify_main(int n, const double *M, const double *q,
                                   const cp_certify_options *opt, double *z,
                                   double *w, double *z2, double *w2,
                                   cp_certify_result *res, cp_lcp_info *info,
-                                  double deadline) {
+                                  cert_budget *bud) {
   cp_certify_result res_local;
   if (!res) res = &res_local;
   int glpk_errors = 0;
   cp_lcp_status st =
-      certify_once(n, M, q, opt, z, w, z2, w2, res, info, &glpk_errors, deadline, 1);
+      certify_once(n, M, q, opt, z, w, z2, w2, res, info, &glpk_errors, bud, 1);
   if ((st != CP_LCP_CHECK_FAILED && st != CP_LCP_NUMERICAL) || n < 1 || !M || !q || !z || !w)
     return st;
   double *qd = malloc(sizeof(double) * (size_t)n);
@@ -878,7 +916,7 @@ static cp_lcp_status certify_main(int n, const double *M, const double *q,
    * "no solution" verdict is given. */
   const int had_error = glpk_errors > 0;
   /* The retry gets what is left of the call's time, not a new budget. */
-  st = certify_once(n, M, qd, opt, z, w, z2, w2, res, info, NULL, deadline, 0);
+  st = certify_once(n, M, qd, opt, z, w, z2, w2, res, info, NULL, bud, 0);
   res->mip_solves += mip_solves;
   info->iterations += nodes;
   res->q_cleaned = changed;
@@ -912,7 +950,7 @@ static cp_lcp_status certify_once(int n, const double *M, const double *q,
                                   const cp_certify_options *opt, double *z, double *w,
                                   double *z2, double *w2, cp_certify_result *res,
                                   cp_lcp_info *info,
-                                  int *glpk_errors, double deadline, int first) {
+                                  int *glpk_errors, cert_budget *bud, int first) {
   cp_certify_options def = cp_certify_defaults();
   cp_certify_result res_local;
   if (!opt) opt = &def;
@@ -997,7 +1035,7 @@ static cp_lcp_status certify_once(int n, const double *M, const double *q,
                   .supp_tol = chk.rel_tol * qmax, .basis = basis, .zr = zr,
                   .wr = wr, .Ms = Ms, .qs = qs, .A = Ab, .rhs = rhs, .sv = sv,
                   .zs = zs, .idx = idx, .piv = piv};
-  cert_state st = {.res = res, .nodes = 0, .glpk_errors_out = glpk_errors};
+  cert_state st = {.res = res, .nodes = 0, .glpk_errors_out = glpk_errors, .bud = bud};
   const double atol = opt->alpha_tol;
 
   /* The main solves: our root LP, no MIP presolver, so that the callback
@@ -1007,7 +1045,7 @@ static cp_lcp_status certify_once(int n, const double *M, const double *q,
   job.n = n;
   job.M = Ms;
   job.q = qs;
-  job.deadline = deadline;
+  job.deadline = bud->deadline;
   job.clock = opt->clock;
   job.clock_ctx = opt->clock_ctx;
   job.may_refuse = !first;

@@ -40,6 +40,13 @@ typedef struct cp_certify_options {
                          ///< call (the confirming solve, the retry on
                          ///< cleaned q, --second's cuts) gets only what is
                          ///< left of it; default 60 s; <= 0 means none
+  /// Branch-and-bound nodes of all MIP solves of one call together (GLPK's
+  /// count of the nodes it created); reached undecided: the call returns
+  /// CP_LCP_ITERATION_CAP. A work limit: the same data ends the same way on
+  /// any machine, under any load, which time_limit_s cannot promise. The
+  /// simulator uses it (cp_world_defaults) with time_limit_s off. Default 0:
+  /// none.
+  long node_limit;
   double alpha_tol;      ///< alpha* <= alpha_tol counts as 0; default 1e-9
   int second;            ///< 1: look for a second solution (--second)
   int max_cuts;          ///< cap on no-good cuts for --second; default 64

@@ -87,6 +87,7 @@
 #include <float.h>
 #include <glpk.h>
 #include <lapacke.h>
+#include <limits.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdio.h>
@@ -233,8 +234,9 @@ static int phase1_body(void *ctx) {
   parm.msg_lev = GLP_MSG_OFF;
   parm.meth = GLP_DUALP;
   parm.presolve = GLP_OFF;
+  /* Bounded by work, never by the clock (a clock limit would let the load
+   * of the machine decide the answer): GLPK's default tm_lim is none. */
   parm.it_lim = 50 * n + 5000;
-  parm.tm_lim = 10000;
   const int term = glp_term_out(GLP_OFF); /* glp_adv_basis, glp_scale_prob print */
   glp_adv_basis(lp, 0);
   glp_term_out(term);
@@ -278,12 +280,16 @@ static int phase1_lp(int n, const double *M, const double *q, const double *rs,
   return glpk_guarded(phase1_body, &a);
 }
 
-/// The face LP's time limit in ms: `time_limit` seconds, or when it is 0
-/// (automatic) 10 s + 20 ms per row. A fixed 10 s was too short at n = 3420
-/// (KaplasTower, docs/solvers.md: the LP alone took about 14 s there).
+/// The face LP's time limit in ms: `time_limit` seconds when the caller
+/// sets one, else none (INT_MAX, GLPK's default): the LP is bounded by its
+/// iteration cap, 20 n + 2000, so that its end does not depend on the
+/// machine's speed or load. (Until session 19 the automatic limit was
+/// 10 s + 20 ms per row, a clock limit that made planner trees differ
+/// between a loaded and a quiet machine.)
 static int face_time_ms(int n, double time_limit) {
-  const double s = time_limit > 0.0 ? time_limit : 10.0 + 0.02 * n;
-  return s >= 2e6 ? 2000000000 : (int)(1000.0 * s);
+  (void)n;
+  if (!(time_limit > 0.0)) return INT_MAX;
+  return time_limit >= 2e6 ? 2000000000 : (int)(1000.0 * time_limit);
 }
 
 /// Crossover LP (see "Finishing exactly" in the file comment): a vertex of

@@ -51,7 +51,9 @@ typedef struct cp_fip_options {
                     ///< finish exactly on the face its partition names
                     ///< (fip.c); only with polish (polish 0: the raw iterate)
   double face_time_limit; ///< the crossover LP's time limit in seconds;
-                          ///< 0 (default): 10 s + 0.02 s per row (n)
+                          ///< 0 (default): none, only its iteration cap
+                          ///< (20 n + 2000), so the answer does not depend
+                          ///< on the machine's speed
   cp_check_options check;
 } cp_fip_options;
 

@@ -157,8 +157,8 @@ typedef struct cp_lemke_reg_options {
   int neps;                          ///< values of eps used (1..MAX_EPS)
   double eps[CP_LEMKE_REG_MAX_EPS];  ///< strictly decreasing, in (0, 1);
                                      ///< default 1e-3, 1e-4, 1e-5
-  double face_time_limit;            ///< seconds per face LP; 0: automatic
-                                     ///< (10 s + 0.02 s per row)
+  double face_time_limit;            ///< seconds per face LP; 0: none (the
+                                     ///< LP's iteration cap only)
   int early_n;                       ///< cp_lcp_solve with `regularise`:
                                      ///< from this n on, the route runs
                                      ///< right after Lemke's first start

@@ -88,6 +88,14 @@ cp_world_options cp_world_defaults(void) {
   // Lemke with the paper's restarts: a step that it cannot solve is taken
   // by the velocity stepper, which is cheaper than auto's FIP and MIP.
   o.solve.solver = CP_SOLVER_LEMKE;
+  // The certificate, the last solver of a failed step's chain, is bounded
+  // by work, never by the clock: a step's outcome (and so a planner's tree)
+  // must not depend on how fast or how loaded the machine is. 2000
+  // branch-and-bound nodes: the Allegro ball's solved certificates took
+  // 89-1743 nodes but one (4777); a hopeless one had run 13 001 nodes into
+  // the old 60 s limit (docs/simulate.md, "Solver limits").
+  o.solve.certify.time_limit_s = 0;
+  o.solve.certify.node_limit = CP_WORLD_CERTIFY_NODES;
   o.warm_start = 1;
   o.allow_fallback = 1;
   o.compliance = 1e-6;

@@ -59,11 +59,18 @@ const char *cp_stepper_name(cp_stepper s);
 /// Parses a stepper name; returns 0 and sets *s, or -1.
 int cp_stepper_parse(const char *name, cp_stepper *s);
 
+/// The branch-and-bound node limit of the certificate in the default
+/// solver options of a world (cp_world_defaults: solve.certify.node_limit,
+/// with solve.certify.time_limit_s off).
+#define CP_WORLD_CERTIFY_NODES 2000
+
 typedef struct cp_world_options {
   cp_stepper stepper;      ///< default CP_STEPPER_ACCELERATION
   double dt;               ///< step (s), > 0; default 1e-3
   cp_solve_options solve;  ///< LCP solver options (default: Lemke with the
-                           ///< paper's restarts; a failure falls back)
+                           ///< paper's restarts; a failure falls back;
+                           ///< certify bounded by CP_WORLD_CERTIFY_NODES
+                           ///< nodes and no time limit)
   int warm_start;          ///< 1 (default): each LCP starts from the
                            ///< previous step's basis of its persisting
                            ///< contacts (taken as it is, repaired by

@@ -114,7 +114,7 @@ class CFipOptions(Structure):  # contact/fip.h
 
 
 class CCertifyOptions(Structure):  # contact/certify.h
-    _fields_ = [("time_limit_s", c_double), ("alpha_tol", c_double), ("second", c_int),
+    _fields_ = [("time_limit_s", c_double), ("node_limit", c_long), ("alpha_tol", c_double), ("second", c_int),
                 ("max_cuts", c_int), ("check", CCheckOptions), ("clock", c_void_p),
                 ("clock_ctx", c_void_p)]
 

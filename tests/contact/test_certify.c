@@ -418,6 +418,90 @@ Test(certify, tiny_time_limit_never_crashes) {
   free(M);
 }
 
+/* node_limit is a work limit: a budget equal to what an unlimited call
+ * used reproduces that call exactly (status, answer bits, second solution);
+ * a budget of one node stops every search that needs more, as
+ * CP_LCP_ITERATION_CAP with a reason that names the node limit; and no clock
+ * is read for it (time_limit_s off, a clock that would say "over" at every
+ * read changes nothing). */
+static double always_late(void *ctx) {
+  int *reads = ctx;
+  return 1e9 * (double)++*reads;
+}
+
+static void node_budget_case(int n, const double *M, const double *q, int second) {
+  double *v = malloc(sizeof(double) * 8 * (size_t)n);
+  double *z0 = v, *w0 = v + n, *z20 = v + 2 * n, *w20 = v + 3 * n;
+  double *z = v + 4 * n, *w = v + 5 * n, *z2 = v + 6 * n, *w2 = v + 7 * n;
+  cp_certify_result r0, r;
+  cp_lcp_info i0, info;
+  cp_certify_options opt = cp_certify_defaults();
+  opt.time_limit_s = 0;
+  opt.second = second;
+  const cp_lcp_status s0 = run(n, M, q, &opt, z0, w0, z20, w20, &r0, &i0);
+  cr_assert(s0 == CP_LCP_SOLVED || s0 == CP_LCP_INFEASIBLE, "%s: %s",
+            cp_lcp_status_name(s0), i0.reason);
+  cr_assert_gt(i0.iterations, 1, "the instance needs more than one node");
+  /* The exact budget: the same call, bit for bit. */
+  int reads = 0;
+  opt.node_limit = i0.iterations;
+  opt.clock = always_late;
+  opt.clock_ctx = &reads;
+  const cp_lcp_status s1 = run(n, M, q, &opt, z, w, z2, w2, &r, &info);
+  cr_assert_eq(s1, s0, "%s: %s", cp_lcp_status_name(s1), info.reason);
+  cr_assert_eq(info.iterations, i0.iterations);
+  cr_assert_eq(r.mip_solves, r0.mip_solves);
+  cr_assert_eq(reads, 0, "no clock read without a time limit");
+  if (s0 == CP_LCP_SOLVED) {
+    cr_assert(memcmp(z, z0, sizeof(double) * (size_t)n) == 0);
+    cr_assert_eq(r.has_second, r0.has_second);
+    cr_assert_eq(r.second_decided, r0.second_decided);
+    if (r0.has_second) cr_assert(memcmp(z2, z20, sizeof(double) * (size_t)n) == 0);
+  }
+  /* One node: a search that needed more ends undecided at the limit. */
+  opt.node_limit = 1;
+  const cp_lcp_status s2 = run(n, M, q, &opt, z, w, z2, w2, &r, &info);
+  if (s0 == CP_LCP_INFEASIBLE) {
+    cr_assert_eq(s2, CP_LCP_ITERATION_CAP, "%s: %s", cp_lcp_status_name(s2),
+                 info.reason);
+    cr_assert(strstr(info.reason, "node limit (1 ") != NULL, "%s", info.reason);
+  } else {
+    /* Either the root's heuristics found the answer (then the second
+     * search is what the limit stops) or the call is undecided. */
+    cr_assert(s2 == CP_LCP_SOLVED || s2 == CP_LCP_ITERATION_CAP, "%s: %s",
+              cp_lcp_status_name(s2), info.reason);
+    if (s2 == CP_LCP_SOLVED && second && !r0.second_decided) cr_assert(!r.second_decided);
+    if (s2 == CP_LCP_SOLVED && second && r0.second_decided && r0.has_second == 0)
+      cr_assert(!r.second_decided || info.iterations == i0.iterations);
+  }
+  cr_assert_leq(info.iterations, i0.iterations);
+  free(v);
+}
+
+Test(certify, node_limit_is_a_work_limit_infeasible) {
+  /* The block-triangular instance of infeasible_block_triangular_n10. */
+  enum { n = 10 };
+  double M[n * n], q[n];
+  uint64_t s = 77;
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++)
+      M[i + j * n] = i < 8 ? cpt_uniform(&s, -1, 1) : 0.0;
+  M[8 + 8 * n] = -2; M[9 + 8 * n] = -1; M[8 + 9 * n] = 1; M[9 + 9 * n] = 1;
+  for (int i = 0; i < 8; i++) q[i] = cpt_uniform(&s, -1, 1);
+  q[8] = -2;
+  q[9] = 0;
+  node_budget_case(n, M, q, 0);
+}
+
+Test(certify, node_limit_is_a_work_limit_second_solution) {
+  enum { n = 25 };
+  double *M = malloc(sizeof(double) * n * n), q[n];
+  uint64_t s = 2 * n + 7;
+  plant(&s, n, 0, M, q);
+  node_budget_case(n, M, q, 1);
+  free(M);
+}
+
 Test(certify, rejects_bad_input) {
   double M[4] = {1, 0, 0, 1}, q[2] = {-1, -1}, z[2], w[2];
   cp_certify_result res;
