@@ -864,15 +864,9 @@ cp_lcp_status cp_certify(int n, const double *M, const double *q,
     bud.deadline = cp_clock_now() + cp_certify_defaults().time_limit_s;
   if (opt && opt->node_limit > 0) bud.nodes_left = opt->node_limit;
   cp_lcp_status st = certify_main(n, M, q, opt, z, w, z2, w2, res, info, &bud);
-  if (st == CP_LCP_TIME_LIMIT && bud.node_hit) {
-    /* Undecided at the work limit, not the clock: an iteration cap. */
-    char was[sizeof info->reason];
-    snprintf(was, sizeof was, "%s", info->reason);
-    st = info->status = CP_LCP_ITERATION_CAP;
-    snprintf(info->reason, sizeof info->reason,
-             "certify: node limit (%ld branch-and-bound nodes) reached: %.80s",
-             opt->node_limit, was);
-  }
+  /* Undecided at the work limit, not the clock: an iteration cap (the
+   * reason, written where the search ended, names the node limit). */
+  if (st == CP_LCP_TIME_LIMIT && bud.node_hit) st = info->status = CP_LCP_ITERATION_CAP;
   if (st == CP_LCP_SOLVED && !info->polished) {
     const cp_check_options chk = opt ? opt->check : cp_certify_defaults().check;
     if (cp_lcp_crossover(n, M, q, z, w, &chk, info) < 0) {
@@ -1125,7 +1119,7 @@ static cp_lcp_status certify_once(int n, const double *M, const double *q,
                "certify: undecided: alpha* = %.3g but the confirming solve "
                "(rows relaxed by rounding) ended with %s",
                fmax(job.alpha, 0.0), o2 == MIP_GLPK_ERROR ? "a GLPK internal error"
-                                    : j2.ret == GLP_ETMLIM ? "the time limit"
+                                    : j2.ret == GLP_ETMLIM ? (bud->node_hit ? "the node limit" : "the time limit")
                                                            : mip_outcome_text(o2));
     }
   } else if ((o == MIP_OPTIMAL || o == MIP_INCUMBENT) && job.alpha > atol) {
@@ -1137,8 +1131,8 @@ static cp_lcp_status certify_once(int n, const double *M, const double *q,
     } else if (o == MIP_INCUMBENT && job.ret == GLP_ETMLIM) {
       status = CP_LCP_TIME_LIMIT;
       snprintf(info->reason, sizeof info->reason,
-               "certify: time limit; the incumbent (alpha = %.3g) failed the "
-               "check: %.60s", job.alpha, why.reason);
+               "certify: %s limit; the incumbent (alpha = %.3g) failed the "
+               "check: %.60s", bud->node_hit ? "node" : "time", job.alpha, why.reason);
     } else {
       status = CP_LCP_CHECK_FAILED;
       snprintf(info->reason, sizeof info->reason,
@@ -1147,9 +1141,14 @@ static cp_lcp_status certify_once(int n, const double *M, const double *q,
     }
   } else if (o == MIP_TIME || (o == MIP_INCUMBENT && job.ret == GLP_ETMLIM)) {
     status = CP_LCP_TIME_LIMIT;
-    snprintf(info->reason, sizeof info->reason,
-             "certify: time limit (%.3g s) reached undecided (best alpha %.3g)",
-             opt->time_limit_s, fmax(job.alpha, 0.0));
+    if (bud->node_hit)
+      snprintf(info->reason, sizeof info->reason,
+               "certify: node limit (%ld branch-and-bound nodes) reached undecided "
+               "(best alpha %.3g)", opt->node_limit, fmax(job.alpha, 0.0));
+    else
+      snprintf(info->reason, sizeof info->reason,
+               "certify: time limit (%.3g s) reached undecided (best alpha %.3g)",
+               opt->time_limit_s, fmax(job.alpha, 0.0));
   } else if (o == MIP_NOMEM) {
     status = CP_LCP_NOMEM;
     snprintf(info->reason, sizeof info->reason, "certify: out of memory");

@@ -100,6 +100,14 @@ static int parse_args(const cp_cli_command *cmd, int argc, char **argv, int cert
       {"--time-limit", "S", CP_FLAG_DOUBLE, &a->opt.certify.time_limit_s,
        "seconds per call, shared by its MIP solves (default 60)", .dmin = 1e-3, .dmax = 1e7,
        .expect = "seconds > 0", .modes = CERTIFY},
+      {"--node-limit", "N", CP_FLAG_LONG, &a->opt.certify.node_limit,
+       "certify: branch-and-bound nodes per call, shared by its MIP\nsolves (default: none); "
+       "a limit that ends the same way on any machine", .imin = 1, .imax = 1000000000,
+       .expect = "a whole number >= 1", .modes = SOLVE},
+      {"--node-limit", "N", CP_FLAG_LONG, &a->opt.certify.node_limit,
+       "branch-and-bound nodes per call, shared by its MIP solves\n(default: none); "
+       "a limit that ends the same way on any machine", .imin = 1, .imax = 1000000000,
+       .expect = "a whole number >= 1", .modes = CERTIFY},
       {"--max-cuts", "N", CP_FLAG_INT, &a->opt.certify.max_cuts,
        "--second: cap on no-good cuts (default 64)", .imin = 1, .imax = 1000000,
        .expect = "a whole number >= 1", .modes = CERTIFY},

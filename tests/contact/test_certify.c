@@ -132,13 +132,12 @@ Test(certify, infeasible_but_feasible) {
   expect_infeasible(2, M, q);
 }
 
-Test(certify, infeasible_block_triangular_n10) {
-  /* M = [A B; 0 C] with random A, B (8x8, 8x2) and the 2x2 block C, q_C of
-   * infeasible_but_feasible in the last two rows: rows 8 and 9 read
-   * w_C = C z_C + q_C, which has no complementary solution, whatever A, B and
-   * the first eight entries of q are. */
+/* M = [A B; 0 C] with random A, B (8x8, 8x2) and the 2x2 block C, q_C of
+ * infeasible_but_feasible in the last two rows: rows 8 and 9 read
+ * w_C = C z_C + q_C, which has no complementary solution, whatever A, B and
+ * the first eight entries of q are. */
+static void block_triangular_n10(double M[100], double q[10]) {
   enum { n = 10 };
-  double M[n * n], q[n];
   uint64_t s = 77;
   for (int j = 0; j < n; j++)
     for (int i = 0; i < n; i++)
@@ -147,7 +146,12 @@ Test(certify, infeasible_block_triangular_n10) {
   for (int i = 0; i < 8; i++) q[i] = cpt_uniform(&s, -1, 1);
   q[8] = -2;
   q[9] = 0;
-  expect_infeasible(n, M, q);
+}
+
+Test(certify, infeasible_block_triangular_n10) {
+  double M[100], q[10];
+  block_triangular_n10(M, q);
+  expect_infeasible(10, M, q);
 }
 
 /* ---- second solution -------------------------------------------------- */
@@ -479,18 +483,9 @@ static void node_budget_case(int n, const double *M, const double *q, int second
 }
 
 Test(certify, node_limit_is_a_work_limit_infeasible) {
-  /* The block-triangular instance of infeasible_block_triangular_n10. */
-  enum { n = 10 };
-  double M[n * n], q[n];
-  uint64_t s = 77;
-  for (int j = 0; j < n; j++)
-    for (int i = 0; i < n; i++)
-      M[i + j * n] = i < 8 ? cpt_uniform(&s, -1, 1) : 0.0;
-  M[8 + 8 * n] = -2; M[9 + 8 * n] = -1; M[8 + 9 * n] = 1; M[9 + 9 * n] = 1;
-  for (int i = 0; i < 8; i++) q[i] = cpt_uniform(&s, -1, 1);
-  q[8] = -2;
-  q[9] = 0;
-  node_budget_case(n, M, q, 0);
+  double M[100], q[10];
+  block_triangular_n10(M, q);
+  node_budget_case(10, M, q, 0);
 }
 
 Test(certify, node_limit_is_a_work_limit_second_solution) {

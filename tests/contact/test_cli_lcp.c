@@ -93,6 +93,51 @@ Test(cli_lcp, no_solution_exit_codes) {
   free(f);
 }
 
+/* --node-limit: a work limit. The instance is block triangular (rows 8-9
+ * read w = C z + q_C with C = [-2 1; -1 1], q_C = (-2, 0): no complementary
+ * solution whatever the other rows), so proving it takes branching. */
+Test(cli_lcp, certify_node_limit) {
+  char *f = cpt_temp_file("{\"M\": [[0.246, 0.484, 0.59, 0.885, 0.48, 0.845, -0.942, -0.069, 0.887, 0.298], [0.802, -0.774, -0.062, -0.507, 0.088, 0.148, -0.974, -0.567, -0.441, 0.833], [0.531, -0.681, 0.594, -0.722, 0.235, -0.747, -0.996, 0.743, -0.581, -0.569], [0.965, 0.745, -0.421, 0.923, 0.078, 0.356, -0.59, 0.882, 0.381, 0.933], [0.787, -0.402, -0.278, -0.668, -0.709, -0.87, -0.397, 0.206, -0.993, 0.356], [-0.324, -0.38, 0.637, -0.039, -0.368, -0.038, 0.409, -0.886, 0.95, -0.954], [0.5, 0.69, -0.964, 0.575, -0.268, 0.157, -0.982, -0.907, -0.638, 0.91], [-0.607, 0.511, 0.859, 0.884, -0.311, -0.29, 0.049, 0.551, -0.784, 0.497], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -2, 1], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1, 1]], \"q\": [0.594, 0.719, -0.927, 0.892, -0.818, -0.319, 0.222, 0.836, -2, 0]}", ".json");
+  const char *a0[] = {"complan", "lcp", "certify", f, "--json", NULL};
+  json_t *doc = cpt_run_json(a0, 0);
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "no_solution");
+  const json_int_t full = json_integer_value(json_object_get(doc, "iterations"));
+  cr_assert_gt(full, 2, "the proof needs branching: %lld nodes", (long long)full);
+  json_decref(doc);
+  /* Two nodes: undecided at the limit, exit 1, the limit named; the same
+   * count of nodes however often it runs. */
+  const char *a1[] = {"complan", "lcp", "certify", f, "--json", "--node-limit", "2", NULL};
+  json_int_t it[2];
+  for (int r = 0; r < 2; r++) {
+    doc = cpt_run_json(a1, 1);
+    cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "failed");
+    const char *why = json_string_value(json_object_get(doc, "reason"));
+    cr_assert(strstr(why, "node limit (2 branch-and-bound nodes)") != NULL, "%s", why);
+    it[r] = json_integer_value(json_object_get(doc, "iterations"));
+    json_decref(doc);
+  }
+  cr_assert_eq(it[0], it[1]);
+  cr_assert_lt(it[0], full);
+  /* As many nodes as the proof took: the proof. */
+  char lim[32];
+  snprintf(lim, sizeof lim, "%lld", (long long)full);
+  const char *a2[] = {"complan", "lcp", "solve", f, "--solver", "certify", "--json",
+                      "--node-limit", lim, NULL};
+  doc = cpt_run_json(a2, 0);
+  cr_assert_str_eq(json_string_value(json_object_get(doc, "status")), "no_solution");
+  json_decref(doc);
+  /* 0 is not a limit: exit 2, the flag and what it expects named. */
+  const char *a3[] = {"complan", "lcp", "certify", f, "--node-limit", "0", NULL};
+  char *out = NULL, *err = NULL;
+  cr_assert_eq(cpt_run(a3, &out, &err), 2);
+  cr_assert(strstr(err, "--node-limit: expected a whole number >= 1") != NULL, "%s", err);
+  cr_assert_str_eq(out, "");
+  free(out);
+  free(err);
+  unlink(f);
+  free(f);
+}
+
 Test(cli_lcp, certify_second) {
   /* z = 0 (w = 1) and z = 1 (w = 0) both solve M = [-1], q = [1]. */
   char *f = cpt_temp_file("{\"M\": [[-1]], \"q\": [1]}", ".json");
