@@ -123,6 +123,7 @@ typedef struct cert_budget {
   double deadline;  /* the call's end on the options' clock (INFINITY: none) */
   long nodes_left;  /* branch-and-bound nodes left (LONG_MAX: no limit) */
   int node_hit;     /* 1: a solve was stopped, or not made, by nodes_left */
+  int lp_hit;       /* 1: a root LP reached its iteration cap */
 } cert_budget;
 
 typedef struct glp_guard {
@@ -393,6 +394,8 @@ typedef struct mip_job {
   void *clock_ctx;
   long node_cap;             /* nodes this solve may create (LONG_MAX: any) */
   int node_stop;             /* output: 1 when node_cap stopped the solve */
+  int lp_cap;                /* output: 1 when the root LP reached its
+                                iteration cap (run_mip) */
   int may_refuse;            /* 0: the call's first solve, made even when
                                 setting up used the budget (GLPK's shortest
                                 limit, 1 ms, as before); 1: later solves */
@@ -530,6 +533,7 @@ static mip_outcome run_mip(mip_job *job) {
   job->have_last = 0;
   job->refused = 0;
   job->node_stop = 0;
+  job->lp_cap = 0;
   job->guard.len = 0;
   job->guard.text[0] = '\0';
   /* What is left of the call's time (cp_certify_options.time_limit_s is
@@ -672,10 +676,18 @@ static mip_outcome run_mip(mip_job *job) {
     glp_init_smcp(&sp);
     sp.msg_lev = GLP_MSG_OFF;
     sp.tm_lim = ip.tm_lim;
+    /* A work bound as well: on a loaded machine in session 19 this LP
+     * (n = 132, from a simulated step) ran for minutes without ending;
+     * before, only the time limit ended it, at a point that depends on the
+     * machine. Reached: the solve is undecided at a work limit. */
+    sp.it_lim = 20 * (glp_get_num_rows(P) + ncol) + 2000;
     double t0 = glp_time();
     glp_scale_prob(P, GLP_SF_AUTO);
     ret = glp_simplex(P, &sp);
-    if (ret == 0 && glp_get_status(P) == GLP_OPT) {
+    if (ret == GLP_EITLIM) {
+      job->lp_cap = 1;
+      ret = GLP_ETMLIM;
+    } else if (ret == 0 && glp_get_status(P) == GLP_OPT) {
       if (ip.tm_lim != INT_MAX) {
         double used = glp_difftime(glp_time(), t0) * 1000.0;
         ip.tm_lim = used >= ip.tm_lim - 1 ? 1 : ip.tm_lim - (int)used;
@@ -804,6 +816,7 @@ static mip_outcome solve_counted(mip_job *job, cert_state *st) {
   job->node_cap = st->bud->nodes_left;
   mip_outcome o = run_mip(job);
   if (job->node_stop) st->bud->node_hit = 1;
+  if (job->lp_cap) st->bud->lp_hit = 1;
   if (job->refused) return o; /* past the deadline: no solve was made */
   if (st->bud->nodes_left != LONG_MAX)
     st->bud->nodes_left -= job->nodes > 1 ? job->nodes : 1;
@@ -857,7 +870,7 @@ cp_lcp_status cp_certify(int n, const double *M, const double *q,
   /* One budget for the whole call: its MIP solves (the confirming one,
    * the retry on cleaned q, the second solution's) share time_limit_s and
    * node_limit. */
-  cert_budget bud = {INFINITY, LONG_MAX, 0};
+  cert_budget bud = {INFINITY, LONG_MAX, 0, 0};
   if (opt && opt->time_limit_s > 0.0)
     bud.deadline = clock_of(opt->clock, opt->clock_ctx) + opt->time_limit_s;
   else if (!opt)
@@ -866,7 +879,13 @@ cp_lcp_status cp_certify(int n, const double *M, const double *q,
   cp_lcp_status st = certify_main(n, M, q, opt, z, w, z2, w2, res, info, &bud);
   /* Undecided at the work limit, not the clock: an iteration cap (the
    * reason, written where the search ended, names the node limit). */
-  if (st == CP_LCP_TIME_LIMIT && bud.node_hit) st = info->status = CP_LCP_ITERATION_CAP;
+  if (st == CP_LCP_TIME_LIMIT && (bud.node_hit || bud.lp_hit)) {
+    st = info->status = CP_LCP_ITERATION_CAP;
+    if (bud.lp_hit && !bud.node_hit)
+      snprintf(info->reason, sizeof info->reason,
+               "certify: undecided: the MIP's root LP relaxation reached its "
+               "iteration cap (20 (rows + columns) + 2000)");
+  }
   if (st == CP_LCP_SOLVED && !info->polished) {
     const cp_check_options chk = opt ? opt->check : cp_certify_defaults().check;
     if (cp_lcp_crossover(n, M, q, z, w, &chk, info) < 0) {
