@@ -93,8 +93,11 @@ cp_world_options cp_world_defaults(void) {
   // must not depend on how fast or how loaded the machine is. 2000
   // branch-and-bound nodes: the Allegro ball's solved certificates took
   // 89-1743 nodes but one (4777); a hopeless one had run 13 001 nodes into
-  // the old 60 s limit (docs/simulate.md, "Solver limits").
-  o.solve.certify.time_limit_s = 0;
+  // the old 60 s limit (docs/simulate.md, "Solver limits"). The node
+  // limit decides; the clock is only a safety net for an LP that stalls
+  // inside glp_intopt, whose node LPs GLPK gives no iteration limit (one ran
+  // for minutes in session 19): such a call ends undecided on any machine.
+  o.solve.certify.time_limit_s = CP_WORLD_CERTIFY_SAFETY_S;
   o.solve.certify.node_limit = CP_WORLD_CERTIFY_NODES;
   o.warm_start = 1;
   o.allow_fallback = 1;

@@ -60,9 +60,12 @@ const char *cp_stepper_name(cp_stepper s);
 int cp_stepper_parse(const char *name, cp_stepper *s);
 
 /// The branch-and-bound node limit of the certificate in the default
-/// solver options of a world (cp_world_defaults: solve.certify.node_limit,
-/// with solve.certify.time_limit_s off).
+/// solver options of a world (cp_world_defaults: solve.certify.node_limit)
+/// and its wall-clock safety net (solve.certify.time_limit_s), which only
+/// an LP stalling inside GLPK's branch and bound reaches: 2000 nodes take
+/// a few seconds at n = 130 (docs/simulate.md, "Solver limits").
 #define CP_WORLD_CERTIFY_NODES 2000
+#define CP_WORLD_CERTIFY_SAFETY_S 60.0
 
 typedef struct cp_world_options {
   cp_stepper stepper;      ///< default CP_STEPPER_ACCELERATION
@@ -70,7 +73,7 @@ typedef struct cp_world_options {
   cp_solve_options solve;  ///< LCP solver options (default: Lemke with the
                            ///< paper's restarts; a failure falls back;
                            ///< certify bounded by CP_WORLD_CERTIFY_NODES
-                           ///< nodes and no time limit)
+                           ///< nodes, CP_WORLD_CERTIFY_SAFETY_S a safety net)
   int warm_start;          ///< 1 (default): each LCP starts from the
                            ///< previous step's basis of its persisting
                            ///< contacts (taken as it is, repaired by
