@@ -141,20 +141,13 @@ static int digest_of(const char *db, uint64_t *h, long *n) {
   return rc;
 }
 
-/* CPU seconds of this process, all its threads. */
-static double process_cpu(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* A threads run in this process. */
 static int run_threads(const cp_task *task, const spec *sp, int threads,
                        outcome *out) {
   char db[64];
   cp_plan_result r;
   long n;
-  double p0 = process_cpu();
+  double p0 = bench_process_cpu();
   if (bench_temp_db(db, "bench_parallel") ||
       bench_search_run("bench_parallel", task, sp, threads, db, &r, &out->cpu,
                        &out->sim) ||
@@ -162,7 +155,7 @@ static int run_threads(const cp_task *task, const spec *sp, int threads,
     bench_remove_db(db);
     return -1;
   }
-  out->pcpu = process_cpu() - p0;
+  out->pcpu = bench_process_cpu() - p0;
   bench_remove_db(db);
   out->wall = r.session_seconds;
   out->rate = (double)r.stats.expansions / r.session_seconds;
