@@ -11,7 +11,8 @@
  *    clock boost). Kernels: "fma" (independent multiply-adds, bound by
  *    the core's arithmetic), "chase-4M" (a random pointer chase in 4 MB,
  *    bound by the caches), "chase-256M" (in 256 MB, by memory).
- * 2. The search: a task searched with 1 and 2 threads (same tree: the
+ * 2. The search: a task searched with 1 and 2 threads, and with 1 thread
+ *    beside a second thread that multiplies matrices or polls (same tree: the
  *    node rows' digest is compared), its CPU seconds per expansion in the
  *    expansions (cp_plan_world_seconds: the threads' CPU inside jobs) and
  *    in the whole process (the expansions, the calling thread's search,
@@ -78,9 +79,26 @@ static double matmul64(long reps) {
 /* Set to stop the noise thread of the search section. */
 static volatile int noise_stop;
 
+/* The noise thread beside a 1-thread search: matrix products, or polling
+ * as the pool's waiting threads do (planner/plan/spin.h: a pause
+ * instruction per poll, the clock every 64). */
+typedef struct noise {
+  int polling;
+  double sink;
+} noise;
+
 static void *noise_run(void *arg) {
-  double *sink = arg;
-  while (!noise_stop) *sink += matmul64(10);
+  noise *n = arg;
+  for (unsigned k = 1; !noise_stop; ++k) {
+    if (!n->polling) {
+      n->sink += matmul64(10);
+      continue;
+    }
+    if (!(k & 63)) n->sink += cp_clock_now();
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
   return NULL;
 }
 
@@ -243,22 +261,24 @@ int main(int argc, char **argv) {
   printf("| round | run | load | pool polls | in expansions | calling"
          " thread | process | same tree |\n|---|---|---|---|---|---|---|---|\n");
   static const char *rname[] = {"1 thread", "2 threads",
-                                "1 thread, matmul-64 beside"};
+                                "1 thread, matmul-64 beside",
+                                "1 thread, a poller beside"};
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   int bad = 0;
   for (int i = 0; i < rounds; ++i) {
-    search_out o[3];
-    for (int t = 0; t < 3; ++t) {
-      /* Run 3: one search thread while a second thread of this process
-       * multiplies matrices (the other vCPU busy with arithmetic). */
-      pthread_t noise;
-      double sink = 0;
+    search_out o[4];
+    for (int t = 0; t < 4; ++t) {
+      /* Runs 3 and 4: one search thread while a second thread of this
+       * process multiplies matrices (the other vCPU busy with arithmetic)
+       * or polls (busy the way a waiting pool thread is). */
+      pthread_t th;
+      noise nz = {t == 3, 0};
       noise_stop = 0;
-      if (t == 2) pthread_create(&noise, NULL, noise_run, &sink);
+      if (t >= 2) pthread_create(&th, NULL, noise_run, &nz);
       int rc = search_once(&task, &sp, t == 1 ? 2 : 1, &o[t]);
-      if (t == 2) {
+      if (t >= 2) {
         noise_stop = 1;
-        pthread_join(noise, NULL);
+        pthread_join(th, NULL);
       }
       if (rc) {
         cp_task_free(&task);
@@ -266,8 +286,8 @@ int main(int argc, char **argv) {
       }
       double e = 1e3 / (double)o[t].expansions;
       int same = o[t].digest == o[0].digest;
-      char proc[32] = "-"; /* run 3's counts the matrix thread too */
-      if (t != 2) snprintf(proc, sizeof proc, "%.3f", o[t].pcpu * e);
+      char proc[32] = "-"; /* runs 3, 4: it counts the noise thread too */
+      if (t < 2) snprintf(proc, sizeof proc, "%.3f", o[t].pcpu * e);
       printf("| %d | %s | %.1f | %s | %.3f | %.3f | %s | %s |\n", i + 1,
              rname[t], o[t].load,
              t != 1 ? "-" : o[t].load < 2.0 * (double)cores ? "yes" : "no",
