@@ -226,7 +226,7 @@ int main(int argc, char **argv) {
   long nodes = (long)bench_positive_arg(argc, argv, 2, 5000, usage);
   if (rounds > MAX_ROUNDS) rounds = MAX_ROUNDS;
   openblas_set_num_threads(1); /* as complan plan does (cli.c) */
-  printf("# bench_cpu_share: %d rounds, load %.1f at the start, %ld cores\n\n",
+  printf("bench_cpu_share: %d rounds, load %.1f at the start, %ld cores\n\n",
          rounds, loadavg(), sysconf(_SC_NPROCESSORS_ONLN));
 
   static const char *kname[] = {"fma", "chase-4M", "chase-256M", "matmul-64"};
