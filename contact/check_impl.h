@@ -45,6 +45,17 @@ CP_CHECK_HIDDEN int cp_lcp_check_judge(int n, const double *M,
                                        const cp_check_options *opt,
                                        cp_lcp_info *info);
 
+/* The judge's full rules alone, after its fast pass
+ * (cp_check_judge_fast) declined the pair: buf as that pass left it (its
+ * row tolerances in place of the scales). cp_lcp_check_judge is the fast
+ * pass, then this; a caller that ran the fast pass itself goes on here
+ * (the same verdict, measures and reason). */
+CP_CHECK_HIDDEN int cp_lcp_check_rules(int n, const double *M,
+                                       const double *z, const double *w,
+                                       const double *buf, double zmax,
+                                       const cp_check_options *opt,
+                                       cp_lcp_info *info);
+
 /* The scan's one text, compiled twice: vectorised, and plainly for tiny n,
  * where the vectorised loops' set-up costs more than the loops (callgrind:
  * 145 against 100 instructions per scan at n = 3; the plain form is 30 %

@@ -36,6 +36,22 @@ static double free_rhs(const cp_contact_space *cs, int i) {
   return s;
 }
 
+/* The block of a rebuild's results (A first): kept when at least `need`
+ * bytes, else replaced by a zeroed one of at least `need` and half as
+ * large again as the old (a bin's A grows over many steps while boxes
+ * land: one new block per growth, each zeroed in full, was most of those
+ * steps' clearing). *dirty: the bytes from the start beyond which the
+ * block holds only zeros (0 for a new block). NULL when out of memory. */
+static void *keep_zeroed(void **p, size_t *cap, size_t *dirty, size_t need) {
+  if (*p && *cap >= need) return *p;
+  const size_t grown = *cap + *cap / 2, want = grown > need ? grown : need;
+  free(*p);
+  *p = calloc(1, want);
+  *cap = *p ? want : 0;
+  *dirty = 0;
+  return *p;
+}
+
 /* Cholesky factor (lower, in place, column-major s x s). Small blocks (a
  * body's 6 x 6) by plain loops: OpenBLAS's dpotrf costs microseconds of call
  * overhead at that size (experiments/bench_contact); larger ones by LAPACK.
@@ -277,17 +293,28 @@ static void clear_pattern(int m, const int *pat, double *A) {
     }
 }
 
-/* The lower triangle of A (m x m) from the upper on the lists' footprint. */
+/* The lower triangle of A (m x m) from the upper on the lists' footprint.
+ * A group's constraints increase strictly: the block of an earlier one is
+ * above the diagonal whole (copied as a 3 x 3), a constraint's own block
+ * has its three entries above the diagonal. */
 static void mirror_pattern(int m, const int *pat, double *A) {
   const int ng = pat[0], *st = pat + 1, *e = pat + ng + 2;
+  const size_t sm = (size_t)m;
   for (int g = 0; g < ng; g++)
     for (int s = st[g]; s < st[g + 1]; s++) {
       const size_t c0 = 3 * (size_t)e[s];
-      for (int t = st[g]; t <= s; t++) {
+      const double *restrict up = A + c0 * sm; /* columns c0 .. c0 + 2 */
+      for (int t = st[g]; t < s; t++) {
         const size_t r0 = 3 * (size_t)e[t];
-        for (size_t c = c0; c < c0 + 3; c++)
-          for (size_t r = r0; r < r0 + 3 && r < c; r++) A[c + r * m] = A[r + c * m];
+        double *restrict lo = A + c0 + r0 * sm; /* rows c0 .., columns r0 .. */
+        for (size_t i = 0; i < 3; i++) {
+          const double *u = up + r0 + i;
+          lo[i * sm] = u[0], lo[i * sm + 1] = u[sm], lo[i * sm + 2] = u[2 * sm];
+        }
       }
+      A[c0 + 1 + c0 * sm] = A[c0 + (c0 + 1) * sm];
+      A[c0 + 2 + c0 * sm] = A[c0 + (c0 + 2) * sm];
+      A[c0 + 2 + (c0 + 1) * sm] = A[c0 + 1 + (c0 + 2) * sm];
     }
 }
 
@@ -306,6 +333,22 @@ static inline __attribute__((always_inline)) void rot_update_n(int p, int m, con
       v += x1[r] * c1;
       v += x2[r] * c2;
       ac[r] += v;
+    }
+  }
+}
+
+/* rot_update_n on the columns and rows cols[0..p) (increasing) of A. */
+static void rot_update_gather(int p, int m, const double *X, const int *cols, double *A) {
+  const double *restrict x0 = X, *restrict x1 = X + p, *restrict x2 = X + 2 * (size_t)p;
+  for (int c = 0; c < p; c++) {
+    const double c0 = x0[c], c1 = x1[c], c2 = x2[c];
+    double *restrict ac = A + (size_t)cols[c] * m;
+    for (int r = 0; r <= c; r++) {
+      double v = 0.0;
+      v += x0[r] * c0;
+      v += x1[r] * c1;
+      v += x2[r] * c2;
+      ac[cols[r]] += v;
     }
   }
 }
@@ -348,7 +391,7 @@ static int build_space(int nu, int nc, const double *H, const double *G,
                        const unsigned char *driven, const double *udot_driven,
                        const cp_contact_sparsity *sp, cp_contact_space *cs, int reuse) {
   void *own_keep = cs->A, *scratch_keep = cs->scratch;
-  size_t own_cap = cs->own_cap, scratch_cap = cs->scratch_cap;
+  size_t own_cap = cs->own_cap, scratch_cap = cs->scratch_cap, own_dirty = cs->own_dirty;
   /* The previous build's sizes: with the same ones its A (zero outside its
    * footprint, colmin) is cleared on that footprint only (below). */
   const int prev_nu = own_keep ? cs->nu : -1, prev_nc = own_keep ? cs->nc : -1;
@@ -482,17 +525,19 @@ blocks_known:
      * full below. A large previous A was cleared on its footprint above
      * (a stack of 100 boxes' A is 11 MB, of which a few per cent is
      * written): only what the new A and b reach beyond it is cleared. */
-    /* (Decided before keep_block: a block it frees and mallocs again may
-     * come back at the same address, holding anything.) */
-    const int kept = own_keep && own_cap >= own_bytes;
-    own = keep_block(&own_keep, &own_cap, own_bytes);
+    /* The kept block is zero on its first zero_to bytes (cleared above)
+     * and beyond own_dirty (never written since it was zeroed): only the
+     * rest of what A and b cover is cleared. A new block is all zeros. */
+    own = keep_zeroed(&own_keep, &own_cap, &own_dirty, own_bytes);
     const size_t ab = sizeof(double) * (m1 * m1 + m1);
-    if (own && kept && zero_to) {
-      if (ab > zero_to) memset((char *)own + zero_to, 0, ab - zero_to);
-    } else if (own) {
-      memset(own, 0, ab);
-    }
+    const size_t ab_dirty = ab < own_dirty ? ab : own_dirty;
+    if (own && ab_dirty > zero_to) memset((char *)own + zero_to, 0, ab_dirty - zero_to);
+    /* What this build writes lies below own_bytes (A and b, then L and the
+     * indices); what lay beyond A and b before is still there when A and b
+     * stop short of it. */
+    own_dirty = ab >= own_dirty || own_bytes > own_dirty ? own_bytes : own_dirty;
     cs->own_cap = own_cap;
+    cs->own_dirty = own_dirty;
   } else {
     own = calloc(1, own_bytes);
   }
@@ -690,6 +735,10 @@ blocks_known:
       double *a0 = cs->A + (size_t)cols[0] * m + cols[0];
       if (p == 12 && m == 12) rot_update_n(12, 12, X, a0); /* a box on four points */
       else rot_update_n(p, m, X, a0);
+      continue;
+    }
+    if (s == 3) { /* the same, on gathered columns (a box in a bin) */
+      rot_update_gather(p, m, X, cols, cs->A);
       continue;
     }
     for (int c = 0; c < p; c++) {

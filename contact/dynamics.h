@@ -49,6 +49,8 @@ typedef struct cp_contact_space {
   const unsigned char *driven; ///< borrowed [nu] (NULL: none driven)
   const double *udot_driven;   ///< borrowed [nu] given u' of driven dofs
   size_t own_cap;      ///< bytes of the block that starts at A (reuse)
+  size_t own_dirty;    ///< rebuild: bytes of that block from its start
+                       ///< beyond which it holds only zeros
   void *scratch;       ///< temporaries kept by cp_contact_space_rebuild
   size_t scratch_cap;  ///< bytes of scratch
   unsigned long long hpat; ///< rebuild: H's upper nonzero pattern of this

@@ -197,7 +197,14 @@ int cp_lcp_check_judge(int n, const double *M, const double *z,
   default: ok = cp_check_judge_fast(n, z, w, buf, zmax, rel, info);
   }
   if (ok) return 1;
-  /* The full rules; sc holds the row tolerances (set by the fast pass). */
+  return cp_lcp_check_rules(n, M, z, w, buf, zmax, opt, info);
+}
+
+int cp_lcp_check_rules(int n, const double *M, const double *z,
+                       const double *w, const double *buf, double zmax,
+                       const cp_check_options *opt, cp_lcp_info *info) {
+  const double rel = opt ? opt->rel_tol : CP_CHECK_REL_TOL_DEFAULT;
+  /* sc holds the row tolerances (set by the fast pass). */
   const double *mw = buf;
   const double *sc = buf + n;
   double comp = 0.0, res = 0.0, minz = INFINITY, minw = INFINITY;

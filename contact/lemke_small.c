@@ -50,17 +50,15 @@ small_finish(cp_lemke_ws *ws, const run *R, const cp_check_options *chk,
                 : cp_lcp_check_scan(n, R->M, R->q, z, buf, 0); /* same norms */
   }
   for (int j = 0; j < n; j++) w[j] = ws->zrow[j] >= 0 ? 0.0 : buf[j];
-  /* A pair outside the fast pass's plain tests goes to the whole judge
-   * (its fast pass again, then the full rules), with the row scales the
-   * fast pass overwrote put back: cp_lcp_check_judge's verdict. */
+  /* A pair outside the fast pass's plain tests goes on to the judge's
+   * full rules, with the row tolerances the fast pass left in buf:
+   * cp_lcp_check_judge's verdict (which is the same fast pass, then
+   * cp_lcp_check_rules). */
   if (lean && n <= CP_LK_LEAN_N) {
-    double sc[CP_LK_LEAN_N];
-    memcpy(sc, buf + n, sizeof(double) * (size_t)n);
     if (cp_check_judge_fast(n, z, w, buf, zmax,
                             chk ? chk->rel_tol : CP_CHECK_REL_TOL_DEFAULT, info))
       return CP_LCP_SOLVED;
-    memcpy(buf + n, sc, sizeof(double) * (size_t)n);
-    return cp_lcp_check_judge(n, R->M, z, w, buf, zmax, chk, info)
+    return cp_lcp_check_rules(n, R->M, z, w, buf, zmax, chk, info)
                ? CP_LCP_SOLVED : CP_LCP_CHECK_FAILED;
   }
   if (cp_lcp_check_judge(n, R->M, z, w, buf, zmax, chk, info))
@@ -142,6 +140,31 @@ cond_expand(cp_lemke_ws *ws, int n, const int L) {
   ws->cond_expands++;
 }
 
+/* first_row_n() for the lean start, whose d is e (the z0 column is -1 in
+ * every row): qb_i / -col_i = qb_i / 1 = qb_i and dmax = 1 exactly, so the
+ * same theta, window and candidates without the divisions. Among tied rows
+ * cp_lk_lex_min_identity() keeps the last: with every p_t = 1 each e_t is
+ * LEX_EPS, and 1 - LEX_EPS > LEX_EPS drops the first candidate until one is
+ * left (the lexicographic minimum of the rows e_r of the identity is the
+ * largest r). The same row, the same tie count and statistics. */
+static inline __attribute__((always_inline)) int
+first_row_e(cp_lemke_ws *ws, const run *R, const int n) {
+  const double *qb = ws->qbar;
+  double theta = INFINITY;
+  int best = -1;
+  for (int i = 0; i < n; i++)
+    if (qb[i] < theta) { theta = qb[i]; best = i; }
+  if (best < 0 || !(theta < 0.0)) return -2;
+  const double tau = TIE_EPS * maxacc(fabs(theta), R->qscale);
+  int nc = 0, last = -1;
+  for (int i = 0; i < n; i++)
+    if (qb[i] < 0.0 && qb[i] <= theta + tau) { nc++; last = i; }
+  ws->ties = nc;
+  if (nc <= 1) return nc >= 1 ? last : best;
+  testcase(ws, lex_ties);
+  return last;
+}
+
 /* One cold start on the dense tableau [I, -M, -d] (rhs in qbar), for small
  * n: the same decisions as run_start (first_row, ratio_test and lex_min read
  * B^-1 from the tableau's w columns while ws->small is set), but a pivot is
@@ -191,7 +214,7 @@ small_start_ld(cp_lemke_ws *ws, const run *R, const cp_check_options *chk,
       T[i + ((cnd ? 0 : nn) + j) * ld] = -R->M[i + j * nn];
   ws->z0row = -1;
   int v = vz0;
-  int r = first_row_n(ws, R, n);
+  int r = lean ? first_row_e(ws, R, n) : first_row_n(ws, R, n);
   if (lean && r < 0) return CP_LCP_NUMERICAL;
   if (r < 0) {
     snprintf(R->reason, sizeof info->reason, "non-finite data at the start");
@@ -338,13 +361,13 @@ int cp_lk_lean_solve(cp_lemke_ws *ws, int n, const double *M,
       (opt->small_n > 0 && opt->small_n < n))
     return 0;
   double qmin = INFINITY, qabs = 0.0;
+  int nan = 0;
   for (int i = 0; i < n; i++) {
     qabs = maxacc(qabs, fabs(q[i])); /* NaN passed over: */
     qmin = minacc(qmin, q[i]);
+    nan |= q[i] != q[i]; /* caught here */
   }
-  if (!(qmin < 0.0) || !(qabs <= DBL_MAX)) return 0; /* z = 0, or NaN/inf */
-  for (int i = 0; i < n; i++)
-    if (q[i] != q[i]) return 0;
+  if (!(qmin < 0.0) || !(qabs <= DBL_MAX) || nan) return 0; /* z = 0, NaN/inf */
   cp_lcp_info_clear(info);
   info->solver = CP_SOLVER_LEMKE;
   memset(&ws->st, 0, sizeof ws->st);
@@ -367,7 +390,11 @@ int cp_lk_lean_solve(cp_lemke_ws *ws, int n, const double *M,
   ws->nstarts = 1;
   info->iterations = info->first_start_iterations = piv;
   info->starts = 1;
-  for (int i = 0; i < n; i++) ws->basis[i] = ws->zrow[i] >= 0;
+  /* (Local pointers: a byte store may alias ws's members, which GCC would
+   * otherwise load again on every row.) */
+  unsigned char *restrict bs = ws->basis;
+  const int *restrict zr = ws->zrow;
+  for (int i = 0; i < n; i++) bs[i] = zr[i] >= 0;
   ws->basis_valid = 1;
   info->polished = 1;
   info->status = CP_LCP_SOLVED;

@@ -141,20 +141,13 @@ static int digest_of(const char *db, uint64_t *h, long *n) {
   return rc;
 }
 
-/* CPU seconds of this process, all its threads. */
-static double process_cpu(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* A threads run in this process. */
 static int run_threads(const cp_task *task, const spec *sp, int threads,
                        outcome *out) {
   char db[64];
   cp_plan_result r;
   long n;
-  double p0 = process_cpu();
+  double p0 = bench_process_cpu();
   if (bench_temp_db(db, "bench_parallel") ||
       bench_search_run("bench_parallel", task, sp, threads, db, &r, &out->cpu,
                        &out->sim) ||
@@ -162,7 +155,7 @@ static int run_threads(const cp_task *task, const spec *sp, int threads,
     bench_remove_db(db);
     return -1;
   }
-  out->pcpu = process_cpu() - p0;
+  out->pcpu = bench_process_cpu() - p0;
   bench_remove_db(db);
   out->wall = r.session_seconds;
   out->rate = (double)r.stats.expansions / r.session_seconds;
@@ -940,7 +933,10 @@ int main(int argc, char **argv) {
          "seconds per expansion of the round's 1-thread (threads) or "
          "1-rank (ranks) run over this run's, all threads or processes "
          "(ranks: mpirun's whole CPU less that of a 1-node start-up run "
-         "made just before), median of the rounds. CPU busy: those CPU "
+         "made just before), median of the rounds; threads: in parentheses "
+         "the same for the threads' CPU inside the expansions only "
+         "(cp_plan_world_seconds), which leaves out polling and the "
+         "search's serial part. CPU busy: those CPU "
          "seconds per wall second of the search (1 thread: about 1; a "
          "round's speed ratio is exactly efficiency x busy / the 1-thread "
          "run's busy, so a loaded machine shows in busy, work the parallel "
@@ -1024,7 +1020,7 @@ int main(int argc, char **argv) {
        * worker of the same kind; CPU seconds per wall second against the
        * 1-thread run's): ratio = efficiency x (busy / busy of 1 thread). */
       double rate[MAX_REPEATS], ratio[MAX_REPEATS], eff[MAX_REPEATS],
-          busy[MAX_REPEATS];
+          busy[MAX_REPEATS], esim[MAX_REPEATS];
       int base = configs[c].threads ? 0 : 2;
       for (int i = 0; i < repeats; ++i) {
         const outcome *o = &res[c][i], *b = &res[base][i];
@@ -1033,6 +1029,11 @@ int main(int argc, char **argv) {
         eff[i] = (b->pcpu / (double)b->expansions) /
                  (o->pcpu / (double)o->expansions);
         busy[i] = o->pcpu / o->wall;
+        /* Threads: the same within the expansions only (the threads' CPU
+         * inside jobs), which leaves out a waiting thread's polling. */
+        esim[i] = configs[c].threads ? (b->sim / (double)b->expansions) /
+                                           (o->sim / (double)o->expansions)
+                                     : 0;
       }
       double r = bench_median(rate, repeats);
       double rmed = bench_median(ratio, repeats);
@@ -1057,7 +1058,11 @@ int main(int argc, char **argv) {
         }
       }
       char eff_s[32] = "-", up[48] = "-";
-      if (c != base) snprintf(eff_s, sizeof eff_s, "%.0f%%", 100 * emed);
+      if (c != base && configs[c].threads)
+        snprintf(eff_s, sizeof eff_s, "%.0f%% (in expansions %.0f%%)",
+                 100 * emed, 100 * bench_median(esim, repeats));
+      else if (c != base)
+        snprintf(eff_s, sizeof eff_s, "%.0f%%", 100 * emed);
       if (configs[c].ranks)
         snprintf(up, sizeof up, "%.2f / %.2f",
                  bench_median(up_wall[c], repeats),

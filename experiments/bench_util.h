@@ -5,12 +5,20 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "models/clock.h"
 
 /* Seconds of CPU time used by the calling thread. */
 static inline double bench_now(void) { return cp_clock_thread_cpu(); }
+
+/* Seconds of CPU time used by the whole process (all its threads). */
+static inline double bench_process_cpu(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 
 static inline int bench_cmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;

@@ -46,18 +46,22 @@ struct cp_wi_sparse {
   double *vals, *l1;
   int cmax;
   long taken; // LCPs solved here (cp_wi_sparse_taken)
-  size_t cap[12];
+  // The last LCP whose columns were too long (prepare returned 1): its n,
+  // ns and per constraint its two parts and whether it rolls (rej, 3 ns),
+  // all that decision depends on. rej_ns -1: none.
+  int *rej, rej_n, rej_ns;
+  size_t cap[13];
 };
 
 enum { C_NSTART, C_NBR, C_NODESTART, C_NCONS, C_MARK, C_SLOT, C_FREE, C_LEN, C_ROWS, C_POS,
-       C_VALS, C_L1 };
+       C_VALS, C_L1, C_REJ };
 
 void cp_wi_sparse_free(cp_world *w) {
   struct cp_wi_sparse *s = w->spw;
   if (!s) return;
-  void *p[12] = {s->nstart, s->nbr, s->nodestart, s->ncons, s->mark, s->slot,
-                 s->freeslot, s->len, s->rows, s->pos, s->vals, s->l1};
-  for (int i = 0; i < 12; ++i) free(p[i]);
+  void *p[13] = {s->nstart, s->nbr, s->nodestart, s->ncons, s->mark, s->slot,
+                 s->freeslot, s->len, s->rows, s->pos, s->vals, s->l1, s->rej};
+  for (int i = 0; i < 13; ++i) free(p[i]);
   free(s);
   w->spw = NULL;
 }
@@ -68,10 +72,10 @@ long cp_wi_sparse_taken(const cp_world *w) { return w->spw ? w->spw->taken : 0; 
 
 // Array i of s holding at least n elements of size sz; 0, or -1.
 static int need(struct cp_wi_sparse *s, int i, size_t n, size_t sz) {
-  void **arr[12] = {(void **)&s->nstart, (void **)&s->nbr, (void **)&s->nodestart,
+  void **arr[13] = {(void **)&s->nstart, (void **)&s->nbr, (void **)&s->nodestart,
                     (void **)&s->ncons, (void **)&s->mark, (void **)&s->slot,
                     (void **)&s->freeslot, (void **)&s->len, (void **)&s->rows,
-                    (void **)&s->pos, (void **)&s->vals, (void **)&s->l1};
+                    (void **)&s->pos, (void **)&s->vals, (void **)&s->l1, (void **)&s->rej};
   if (n <= s->cap[i]) return 0;
   const size_t c = 2 * n;
   void *p = realloc(*arr[i], sz * c);
@@ -81,12 +85,42 @@ static int need(struct cp_wi_sparse *s, int i, size_t n, size_t sz) {
   return 0;
 }
 
+// Whether the LCP (n unknowns, ns constraints) is the last one rejected
+// (same_rejected) as too long in its columns, up to what that decision
+// reads: then it is rejected again without the lists (a resting stack of
+// 10 boxes, n = 240: a contact's column is 62 rows long, and making the
+// lists to find that out was every step's). remember_rejected records it.
+static int same_rejected(const cp_world *w, const struct cp_wi_sparse *s, int ns, int n) {
+  if (s->rej_ns != ns || s->rej_n != n) return 0;
+  for (int k = 0; k < ns; ++k) {
+    int nd[2];
+    cp_wi_con_nodes(w, &w->cons[w->sel[k]], nd);
+    const int *r = s->rej + 3 * k;
+    if (r[0] != nd[0] || r[1] != nd[1] || r[2] != (w->rank[k] >= 0)) return 0;
+  }
+  return 1;
+}
+
+static void remember_rejected(const cp_world *w, struct cp_wi_sparse *s, int ns, int n) {
+  s->rej_ns = -1;
+  if (need(s, C_REJ, 3 * (size_t)ns + 1, sizeof(int))) return;
+  for (int k = 0; k < ns; ++k) {
+    int *r = s->rej + 3 * k;
+    cp_wi_con_nodes(w, &w->cons[w->sel[k]], r);
+    r[2] = w->rank[k] >= 0;
+  }
+  s->rej_ns = ns;
+  s->rej_n = n;
+}
+
 // The neighbour lists of the ns selected constraints and the column pool
 // for an LCP of n unknowns. Returns 0, 1 when the columns are too long to
 // pay, -1 when out of memory.
 static int prepare(cp_world *w, int ns, int n) {
   if (!w->spw && !(w->spw = calloc(1, sizeof *w->spw))) return -1;
   struct cp_wi_sparse *s = w->spw;
+  if (!s->rej) s->rej_ns = -1; // (a new struct: nothing rejected yet)
+  if (same_rejected(w, s, ns, n)) return 1;
   const int nodes = w->sc.n_bodies + w->sc.n_manips;
   if (need(s, C_NODESTART, (size_t)nodes + 2, sizeof(int)) ||
       need(s, C_NCONS, 2 * (size_t)ns + 1, sizeof(int)) ||
@@ -142,7 +176,10 @@ static int prepare(cp_world *w, int ns, int n) {
     if (rows > cmax) cmax = rows;
   }
   s->nstart[ns] = p;
-  if ((size_t)cmax * CP_WORLD_SPARSE_RATIO > (size_t)n) return 1;
+  if ((size_t)cmax * CP_WORLD_SPARSE_RATIO > (size_t)n) {
+    remember_rejected(w, s, ns, n);
+    return 1;
+  }
   s->cmax = cmax;
   const size_t nn = (size_t)n;
   if (need(s, C_SLOT, nn + 1, sizeof(int)) || need(s, C_FREE, nn + 1, sizeof(int)) ||

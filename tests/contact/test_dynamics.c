@@ -450,6 +450,58 @@ Test(dynamics, sparse_rebuild_equals_dense_build) {
   free(G);
 }
 
+/* The rebuild's block grows by half again when it must grow, and is then
+ * all zeros; a kept block is cleared only where a build wrote (the last
+ * footprint, and what lay past A and b: the factors and indices). Contact
+ * counts going up and down across both (20: a small A zeroed whole; 45
+ * after 40: a new block; 48 after 45: kept, A reaching past what was ever
+ * written; 30, 48, 70: kept, then new again) must give, entry by entry,
+ * the fresh build's A (zeros included), b and accelerations. */
+Test(dynamics, rebuild_growth_keeps_zeros) {
+  uint64_t s = 43;
+  double *H = malloc(sizeof(double) * SNU * SNU), *G = malloc(sizeof(double) * SNU * SM);
+  double f[SNU], k[SM], c[SM], u1[SNU], u2[SNU];
+  int range[4 * SNC], block[SB + 2];
+  cr_assert(H && G);
+  for (int b = 0; b <= SB; b++) block[b] = 6 * b;
+  block[SB + 1] = SNU;
+  const cp_contact_sparsity sp = {.nblock = SB + 1, .block = block, .range = range};
+  static const int sizes[] = {20, 40, 45, 48, 30, 48, 70};
+  static const int same_block[] = {0, 0, 0, 1, 1, 1, 0};
+  cp_contact_space kept;
+  memset(&kept, 0, sizeof kept);
+  for (int round = 0; round < 7; round++) {
+    const int nc = sizes[round], m = 3 * nc;
+    sparse_problem(&s, H, G, f, k, range);
+    for (int i = 0; i < SM; i++) c[i] = cpt_uniform(&s, 0, 1);
+    cp_contact_space dense;
+    cr_assert_eq(cp_contact_space_build(SNU, nc, H, G, f, k, NULL, NULL, &dense), 0);
+    const double *before = kept.A;
+    const size_t cap = kept.own_cap;
+    cr_assert_eq(cp_contact_space_rebuild_sparse(SNU, nc, H, G, f, k, NULL, NULL, &sp, &kept), 0);
+    if (same_block[round]) {
+      cr_assert(kept.A == before && kept.own_cap == cap, "round %d (%d contacts): kept", round, nc);
+    } else {
+      cr_assert_gt(kept.own_cap, cap, "round %d (%d contacts): a new block", round, nc);
+      cr_assert_geq(kept.own_cap, cap + cap / 2); /* at least half again */
+    }
+    cr_assert_geq(kept.own_cap, kept.own_dirty);
+    for (int i = 0; i < m; i++) {
+      cr_assert(kept.b[i] == dense.b[i], "b[%d]: %.17g != %.17g", i, kept.b[i], dense.b[i]);
+      for (int j = 0; j < m; j++)
+        cr_assert(kept.A[i + j * m] == dense.A[i + j * m], "A[%d, %d] (round %d): %.17g != %.17g",
+                  i, j, round, kept.A[i + j * m], dense.A[i + j * m]);
+    }
+    cr_assert_eq(cp_contact_space_accel(&kept, c, u2, NULL), 0);
+    cr_assert_eq(cp_contact_space_accel(&dense, c, u1, NULL), 0);
+    for (int i = 0; i < SNU; i++) cr_assert(u1[i] == u2[i], "udot[%d]", i);
+    cp_contact_space_free(&dense);
+  }
+  cp_contact_space_free(&kept);
+  free(H);
+  free(G);
+}
+
 /* A diagonal H: every dof is a block of its own, whose columns of G are
  * contiguous (the dof in all three columns of a run of contacts), a
  * progression of step 3 (one column per contact), irregular, or a single

@@ -82,6 +82,7 @@ static void solve(cp_lemke_ws *ws, int n, const double *M, const double *q,
 typedef struct tally {
   int compared, lean, handed;
   int expanded; /* lean answers whose start left the condensed tableau */
+  int rules;    /* lean answers with a z_i < 0: the judge's full rules ran */
 } tally;
 
 /* One instance under the option variants: the default path (lean where
@@ -111,6 +112,7 @@ static void compare_instance(cp_lemke_ws *ws, int n, const double *M, const doub
       assert_same(&c, &b, n, where);
       t->lean++;
       t->expanded += ws->cond_expands > ex0;
+      t->rules += c.info.min_z < 0.0;
     } else {
       cr_assert(b.st != CP_LCP_SOLVED || b.info.starts > 1 || b.stats.z0_backups > 0 ||
                     b.stats.lu_polish || b.info.iterations == 0,
@@ -145,7 +147,7 @@ Test(lemke_lean, same_answers_as_the_full_path_on_the_bundled_lcps) {
   static const char *own[] = {"fip_indeterminate", "incline_rest_mu1e12", "incline_rest_mu1e20",
                               "incline_rest_mu1e300", "noisy_q_p10_mu0.1"};
   cp_lemke_ws *ws = cp_lemke_ws_create(8);
-  tally t = {0, 0, 0, 0};
+  tally t = {0, 0, 0, 0, 0};
   char p[512];
   for (size_t k = 0; k < sizeof sic / sizeof sic[0]; k++) {
     snprintf(p, sizeof p, "%s/tests/data/siconos/lcp_%s.dat", getenv("CP_SOURCE_ROOT"), sic[k]);
@@ -160,10 +162,14 @@ Test(lemke_lean, same_answers_as_the_full_path_on_the_bundled_lcps) {
              getenv("CP_SOURCE_ROOT"), k / 10 + 1, (k % 10 + 1) / 10, (k % 10 + 1) % 10);
     compare_file(ws, p, &t);
   }
-  cr_log_info("bundled: %d compared, lean %d (%d left the condensed tableau), handed over %d",
-              t.compared, t.lean, t.expanded, t.handed);
+  cr_log_info("bundled: %d compared, lean %d (%d left the condensed tableau, %d through "
+              "the check's full rules), handed over %d",
+              t.compared, t.lean, t.expanded, t.rules, t.handed);
   /* Both sides occur: lean answers, and hand-overs (tight checks, caps). */
   cr_assert_geq(t.lean, 100);
+  /* Lean answers the check's fast pass declines (lcp_CPS_4bis: z_3 =
+   * -4.4e-16) go straight on to its full rules: the same verdict. */
+  cr_assert_geq(t.rules, 1);
   cr_assert_geq(t.handed, 20);
   cp_lemke_ws_destroy(ws);
 }
@@ -173,7 +179,7 @@ Test(lemke_lean, same_answers_as_the_full_path_on_random_lcps) {
    * z0 among them), zero diagonals, singular blocks and rays. */
   uint64_t rs = 5;
   cp_lemke_ws *ws = cp_lemke_ws_create(4);
-  tally t = {0, 0, 0, 0};
+  tally t = {0, 0, 0, 0, 0};
   for (int k = 0; k < 1200; k++) {
     const int n = 2 + k % 3;
     double M[16], q[4];
@@ -234,4 +240,45 @@ Test(lemke_lean, hands_over_what_it_does_not_take) {
   cr_assert_float_eq(z[1], 1.0 / 3.0, 1e-15);
   cr_assert(w[0] == 0.0 && w[1] == 0.0 && info.status == CP_LCP_SOLVED && info.polished);
   cp_lemke_ws_destroy(ws);
+}
+
+Test(lemke_lean, first_pivot_ties_leave_the_last_row) {
+  /* q = -e: every row ties at the first pivot. The lexicographic rule on
+   * the rows of the identity (B^-1 at the start) takes the largest index;
+   * the lean start (contact/lemke_small.c, first_row_e) decides it without
+   * the rule's arithmetic and must agree with the full path in every bit,
+   * statistics included. M = diag(2, 4, 6, ..) + J (the rows differ, so a
+   * wrong choice shows in the pivots): z_i = c / (2 i + 2) with
+   * c = 1 / (1 + sum_k 1 / (2 k + 2)), w = 0. */
+  for (int n = 2; n <= CP_LK_LEAN_N; n++) {
+    double M[16], q[4];
+    for (int j = 0; j < n; j++) {
+      q[j] = -1.0;
+      for (int i = 0; i < n; i++) M[i + j * n] = (i == j ? 2.0 * j + 3.0 : 1.0);
+    }
+    cp_lemke_ws *ws = cp_lemke_ws_create(n);
+    outcome a, b;
+    solve(ws, n, M, q, NULL, 0, &a);
+    solve(ws, n, M, q, NULL, 1, &b);
+    char where[64];
+    snprintf(where, sizeof where, "q = -e, n = %d", n);
+    assert_same(&a, &b, n, where);
+    cr_assert_eq(a.st, CP_LCP_SOLVED);
+    cr_assert_eq(a.stats.small_starts, 1, "%s: not the lean start", where);
+    cr_assert_geq(a.stats.lex_ties, 1, "%s: no tie resolved", where);
+    double c = 1.0;
+    for (int k = 0; k < n; k++) c += 1.0 / (2.0 * k + 2.0);
+    c = 1.0 / c;
+    for (int i = 0; i < n; i++) {
+      cr_assert_float_eq(a.z[i], c / (2.0 * i + 2.0), 1e-15, "%s: z[%d] = %g", where, i, a.z[i]);
+      cr_assert(fabs(a.w[i]) <= 1e-15, "%s: w[%d] = %g", where, i, a.w[i]);
+    }
+    /* The row itself: stopped by the cap after its first pivot, the lean
+     * start has z0 basic in the last row. */
+    cp_lemke_options one = cp_lemke_defaults();
+    one.max_pivots = 1;
+    cr_assert_eq(cp_lk_lean_solve(ws, n, M, q, &one, a.z, a.w, &a.info), 0);
+    cr_assert_eq(ws->basic[n - 1], VZ0(n), "%s: z0 not in the last row", where);
+    cp_lemke_ws_destroy(ws);
+  }
 }
