@@ -1,5 +1,7 @@
 #include "contact/glpkout.h"
 
+#include <glpk.h>
+
 #include <stddef.h>
 
 static cp_glpk_sink sink_fn;
@@ -29,3 +31,5 @@ void cp_glpk_set_fault(cp_glpk_fault_fn fn, void *ctx) {
 int cp_glpk_fault(const char *where) {
   return fault_fn && fault_fn(fault_ctx, where) ? 1 : 0;
 }
+
+void cp_glpk_thread_end(void) { glp_free_env(); }

@@ -14,6 +14,7 @@
  * other processes' stores and brought into this one in run order
  * (cp_store_import_run), so they get the ids of a one-thread benchmark
  * too. */
+#include "contact/glpkout.h"
 #include "planner/plan/plan.h"
 
 #include <pthread.h>
@@ -227,6 +228,7 @@ static void *runner(void *arg) {
   }
   cp_plan_world_destroy(pw);
   if (st) cp_store_close(st);
+  cp_glpk_thread_end(); /* the thread's GLPK environment, if a run made one */
   return NULL;
 }
 

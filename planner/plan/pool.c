@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contact/glpkout.h"
 #include "planner/plan/spin.h"
 
 typedef struct worker {
@@ -154,6 +155,7 @@ static void *worker_main(void *arg) {
     pthread_mutex_lock(&pool->mu);
   }
   pthread_mutex_unlock(&pool->mu);
+  cp_glpk_thread_end(); /* the thread's GLPK environment, if a step made one */
   return NULL;
 }
 
