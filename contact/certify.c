@@ -115,9 +115,6 @@ cp_certify_options cp_certify_defaults(void) {
 /* GLPK guard                                                               */
 /* ------------------------------------------------------------------------ */
 
-/* Lives in the caller's frame (inside mip_job), not in run_mip's: objects
- * local to the function that calls setjmp and modified before the longjmp
- * would be indeterminate afterwards (C17 7.13.2.1). */
 /* What one cp_certify call may spend, shared by its MIP solves. */
 typedef struct cert_budget {
   double deadline;  /* the call's end on the options' clock (INFINITY: none) */
@@ -126,6 +123,9 @@ typedef struct cert_budget {
   int lp_hit;       /* 1: a root LP reached its iteration cap */
 } cert_budget;
 
+/* Lives in the caller's frame (inside mip_job), not in run_mip's: objects
+ * local to the function that calls setjmp and modified before the longjmp
+ * would be indeterminate afterwards (C17 7.13.2.1). */
 typedef struct glp_guard {
   jmp_buf jb;
   char text[160]; /* GLPK's last output, kept for the reason string */

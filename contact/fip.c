@@ -286,8 +286,7 @@ static int phase1_lp(int n, const double *M, const double *q, const double *rs,
 /// machine's speed or load. (Until session 19 the automatic limit was
 /// 10 s + 20 ms per row, a clock limit that made planner trees differ
 /// between a loaded and a quiet machine.)
-static int face_time_ms(int n, double time_limit) {
-  (void)n;
+static int face_time_ms(double time_limit) {
   if (!(time_limit > 0.0)) return INT_MAX;
   return time_limit >= 2e6 ? 2000000000 : (int)(1000.0 * time_limit);
 }
@@ -352,7 +351,7 @@ static int face_lp(int n, const double *M, const double *q,
                    double *ar, double *zv, unsigned char *lpb,
                    unsigned char *rowb) {
   lp_args a = {n, M, q, NULL, P, ia, ja, ar, zv, NULL, lpb, rowb,
-               face_time_ms(n, time_limit)};
+               face_time_ms(time_limit)};
   return glpk_guarded(face_body, &a);
 }
 

@@ -169,36 +169,9 @@ static int kernel_pair(int kind, double *alone, double *together) {
 
 /* ---- 2. the search ---- */
 
-/* FNV-1a of run 1's node rows (id, parent, flags, action, state). */
-static int digest_of(const char *db, uint64_t *h) {
-  sqlite3 *s;
-  sqlite3_stmt *q = NULL;
-  int rc = -1;
-  if (sqlite3_open_v2(db, &s, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-      sqlite3_prepare_v2(s,
-                         "SELECT id, ifnull(parent, -1), flags,"
-                         " ifnull(action, -1), lcp_solves, state FROM nodes"
-                         " WHERE search_id = 1 ORDER BY id",
-                         -1, &q, NULL) == SQLITE_OK) {
-    *h = CP_FNV_OFFSET;
-    while (sqlite3_step(q) == SQLITE_ROW) {
-      for (int k = 0; k < 5; ++k) {
-        long long v = sqlite3_column_int64(q, k);
-        *h = cp_fnv_bytes(*h, &v, sizeof v);
-      }
-      *h = cp_fnv_bytes(*h, sqlite3_column_blob(q, 5),
-                        (size_t)sqlite3_column_bytes(q, 5));
-    }
-    rc = 0;
-  }
-  sqlite3_finalize(q);
-  sqlite3_close(s);
-  return rc;
-}
-
 typedef struct search_out {
   double sim, caller, pcpu, load;
-  long expansions;
+  long expansions, nodes;
   uint64_t digest;
 } search_out;
 
@@ -211,7 +184,7 @@ static int search_once(const cp_task *task, const bench_spec *sp, int threads,
   if (bench_temp_db(db, "bench_cpu_share") ||
       bench_search_run("bench_cpu_share", task, sp, threads, db, &r, &o->caller,
                        &o->sim) ||
-      (o->pcpu = bench_process_cpu() - p0, digest_of(db, &o->digest))) {
+      (o->pcpu = bench_process_cpu() - p0, bench_run_digest(db, &o->digest, &o->nodes))) {
     bench_remove_db(db);
     return -1;
   }

@@ -104,43 +104,6 @@ typedef struct outcome {
   long long looks, fruitless;
 } outcome;
 
-/* FNV-1a over every node row of run 1 in db (the columns the tests
- * compare, pivots aside); -1 when the database cannot be read. */
-static int digest_of(const char *db, uint64_t *h, long *n) {
-  sqlite3 *s;
-  sqlite3_stmt *q = NULL;
-  int rc = -1;
-  if (sqlite3_open_v2(db, &s, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-      sqlite3_prepare_v2(
-          s, "SELECT id, ifnull(parent, -1), depth, ifnull(action, -1), flags,"
-             " steps, lcp_solves, fallbacks, warm_steps, time, cost,"
-             " goal_distance, outcome, ifnull(message, ''), state,"
-             " ifnull(warm, x'') FROM nodes WHERE search_id = 1 ORDER BY id",
-          -1, &q, NULL) == SQLITE_OK) {
-    *h = CP_FNV_OFFSET;
-    *n = 0;
-    while (sqlite3_step(q) == SQLITE_ROW) {
-      for (int k = 0; k < 16; ++k) {
-        int type = sqlite3_column_type(q, k);
-        if (type == SQLITE_INTEGER || type == SQLITE_FLOAT) {
-          double d = sqlite3_column_double(q, k);
-          long long v = sqlite3_column_int64(q, k);
-          *h = type == SQLITE_FLOAT ? cp_fnv_bytes(*h, &d, sizeof d)
-                                    : cp_fnv_bytes(*h, &v, sizeof v);
-        } else {
-          const void *p = sqlite3_column_blob(q, k);
-          *h = cp_fnv_bytes(*h, p, (size_t)sqlite3_column_bytes(q, k));
-        }
-      }
-      ++*n;
-    }
-    rc = 0;
-  }
-  sqlite3_finalize(q);
-  sqlite3_close(s);
-  return rc;
-}
-
 /* A threads run in this process. */
 static int run_threads(const cp_task *task, const spec *sp, int threads,
                        outcome *out) {
@@ -151,7 +114,7 @@ static int run_threads(const cp_task *task, const spec *sp, int threads,
   if (bench_temp_db(db, "bench_parallel") ||
       bench_search_run("bench_parallel", task, sp, threads, db, &r, &out->cpu,
                        &out->sim) ||
-      digest_of(db, &out->digest, &n)) {
+      bench_run_digest(db, &out->digest, &n)) {
     bench_remove_db(db);
     return -1;
   }
@@ -329,7 +292,7 @@ static int run_profiled(const cp_task *task, const spec *sp, outcome *out) {
   cp_plan_world_destroy(pw);
   cp_store_close(st);
   int ok = (s == CP_PLAN_SOLVED || s == CP_PLAN_LIMIT) &&
-           !digest_of(db, &out->digest, &n);
+           !bench_run_digest(db, &out->digest, &n);
   bench_remove_db(db);
   if (!ok) {
     fprintf(stderr, "bench_parallel: %s: profile: %s\n", sp->task, err.msg);
@@ -713,7 +676,7 @@ static int run_ranks(const char *task_file, const spec *sp, int ranks,
                       &out->fruitless) != 2)
       out->looks = out->fruitless = -1;
     long nn;
-    ok = !digest_of(dbp, &out->digest, &nn);
+    ok = !bench_run_digest(dbp, &out->digest, &nn);
   } else {
     fprintf(stderr, "bench_parallel: mpirun -n %d: exit %d\n%s\n", ranks, rc,
             err ? err : "");

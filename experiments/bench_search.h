@@ -1,7 +1,7 @@
 /* A threaded search run for the parallel benchmarks (bench_threads,
- * bench_parallel): one search of a task with a node limit and no time
- * limit, at search.batch `batch`, simulated on `threads` threads, into a
- * fresh database. */
+ * bench_parallel, bench_cpu_share): one search of a task with a node
+ * limit and no time limit, at search.batch `batch`, simulated on
+ * `threads` threads, into a fresh database; and the digest of its tree. */
 #ifndef CP_EXPERIMENTS_BENCH_SEARCH_H
 #define CP_EXPERIMENTS_BENCH_SEARCH_H
 
@@ -9,7 +9,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+#include <stdint.h>
+
 #include "experiments/bench_util.h"
+#include "models/hash.h"
 #include "planner/plan/plan.h"
 #include "planner/search/task.h"
 #include "planner/store/store.h"
@@ -69,6 +73,45 @@ static inline int bench_temp_db(char *path, const char *prefix) {
   close(fd);
   bench_remove_db(path);
   return 0;
+}
+
+/* FNV-1a over every node row of run 1 in db (the columns the tests
+ * compare, pivots aside) into *h, the row count into *n: the parallel
+ * benchmarks compare these to tell the same tree. 0, or -1 when the
+ * database cannot be read. */
+static inline int bench_run_digest(const char *db, uint64_t *h, long *n) {
+  sqlite3 *s;
+  sqlite3_stmt *q = NULL;
+  int rc = -1;
+  if (sqlite3_open_v2(db, &s, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+      sqlite3_prepare_v2(
+          s, "SELECT id, ifnull(parent, -1), depth, ifnull(action, -1), flags,"
+             " steps, lcp_solves, fallbacks, warm_steps, time, cost,"
+             " goal_distance, outcome, ifnull(message, ''), state,"
+             " ifnull(warm, x'') FROM nodes WHERE search_id = 1 ORDER BY id",
+          -1, &q, NULL) == SQLITE_OK) {
+    *h = CP_FNV_OFFSET;
+    *n = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+      for (int k = 0; k < 16; ++k) {
+        int type = sqlite3_column_type(q, k);
+        if (type == SQLITE_INTEGER || type == SQLITE_FLOAT) {
+          double d = sqlite3_column_double(q, k);
+          long long v = sqlite3_column_int64(q, k);
+          *h = type == SQLITE_FLOAT ? cp_fnv_bytes(*h, &d, sizeof d)
+                                    : cp_fnv_bytes(*h, &v, sizeof v);
+        } else {
+          const void *p = sqlite3_column_blob(q, k);
+          *h = cp_fnv_bytes(*h, p, (size_t)sqlite3_column_bytes(q, k));
+        }
+      }
+      ++*n;
+    }
+    rc = 0;
+  }
+  sqlite3_finalize(q);
+  sqlite3_close(s);
+  return rc;
 }
 
 #endif
