@@ -245,7 +245,7 @@ static int run(const cp_cli_command *cmd, int argc, char **argv, int certify) {
         } else {
           printf("second solution: %s\n",
                  cres.second_decided ? "none: every solution shares this support"
-                                     : "undecided (cut or time limit reached)");
+                                     : "undecided (a cut, node or time limit reached)");
         }
       }
     } else if (info.status == CP_LCP_INFEASIBLE) {
