@@ -21,7 +21,10 @@
  * ratio to its 1-thread run, the CPU per expansion of all threads or
  * processes against one worker's (CPU efficiency) and the CPU seconds per
  * wall second (docs/parallel.md, "Measured: threads and ranks side by
- * side"). On a shared machine the speeds say what the load allowed. Load-independent: the 1-thread run's CPU time per expansion and
+ * side"). Beside the plain runs, the same with pipelined batches
+ * (search.pipeline; 1 and 2 threads, 1 and 2 ranks): another tree, so
+ * their "same", ratios and efficiency are against the pipelined 1-thread
+ * (or 1-rank) run. On a shared machine the speeds say what the load allowed. Load-independent: the 1-thread run's CPU time per expansion and
  * its serial share (CPU outside the simulations: search, merge, store) and
  * the bytes per expansion, which feed the model (printed with its
  * assumptions). Last, a benchmark's runs over 3 ranks: the bytes of a
@@ -34,7 +37,7 @@
  * handed in order to the worker free first (profile_bound), or longest
  * first (profile_bound_lpt); and for 2 MPI ranks, mpi.c's way of handing
  * out jobs simulated on the profile (profile_bound_mpi); and a model of
- * pipelined batches, not built (profile_bound_pipe). After the timed
+ * pipelined batches (profile_bound_pipe). After the timed
  * runs, rank 0's CPU per batch in the ranks runs (own jobs, store,
  * messages, looking, waiting: the `complan: mpi: rank 0` line).
  *
@@ -77,12 +80,34 @@ static const spec specs[] = {
     {"planner/tasks/bench/hidex-corner-pivot.json", "sst", 1500, 16},
 };
 
-/* The configurations: threads (in process) or MPI ranks. */
+/* The configurations: threads (in process) or MPI ranks, plain or with
+ * pipelined batches (search.pipeline: another tree, the same on any
+ * number of workers, so compared with the pipelined 1-thread run). */
 typedef struct config {
-  int threads, ranks;
+  int threads, ranks, pipe;
 } config;
-static const config configs[] = {{1, 0}, {2, 0}, {0, 1}, {0, 2}, {0, 4}};
+static const config configs[] = {{1, 0, 0}, {2, 0, 0}, {0, 1, 0},
+                                 {0, 2, 0}, {0, 4, 0}, {1, 0, 1},
+                                 {2, 0, 1}, {0, 1, 1}, {0, 2, 1}};
 enum { N_CONFIGS = sizeof configs / sizeof *configs, MAX_REPEATS = 16 };
+
+/* The run with one worker of c's kind (threads or ranks, plain or
+ * pipelined): the base of its CPU efficiency; and the 1-thread run of
+ * its mode: the base of "same" and of its speed ratios. */
+static int base_of(int c) {
+  for (int b = 0; b < N_CONFIGS; ++b)
+    if (configs[b].pipe == configs[c].pipe &&
+        configs[b].threads == (configs[c].threads ? 1 : 0) &&
+        configs[b].ranks == (configs[c].ranks ? 1 : 0))
+      return b;
+  return 0;
+}
+static int first_of(int c) {
+  for (int b = 0; b < N_CONFIGS; ++b)
+    if (configs[b].pipe == configs[c].pipe && configs[b].threads == 1)
+      return b;
+  return 0;
+}
 
 /* What one run gave. */
 typedef struct outcome {
@@ -726,8 +751,9 @@ static int bench_ranks_bytes(const char *task, int ranks, int runs,
   return ok ? 0 : -1;
 }
 
-/* The task with search.batch = batch, in a temporary file next to it. */
-static char *task_with_batch(const char *path, int batch) {
+/* The task with search.batch = batch (and search.pipeline when pipe), in
+ * a temporary file next to it. */
+static char *task_with_batch(const char *path, int batch, int pipe) {
   json_error_t je;
   json_t *t = json_load_file(path, 0, &je);
   json_t *s = t ? json_object_get(t, "search") : NULL;
@@ -737,6 +763,7 @@ static char *task_with_batch(const char *path, int batch) {
     return NULL;
   }
   json_object_set_new(s, "batch", json_integer(batch));
+  if (pipe) json_object_set_new(s, "pipeline", json_true());
   const char *slash = strrchr(path, '/');
   size_t len = strlen(path) + 40;
   char *tmp = malloc(len);
@@ -860,7 +887,7 @@ int main(int argc, char **argv) {
            "messages %.0f us one way, and with no such costs; looking 20 "
            "times within each job of its own as well (mpi.c looks every "
            "1/16 of rank 0's mean job, at most every 50 us, between steps); "
-           "pipelined (a model, not built): batch b + 1 chosen while batch "
+           "pipelined (a model): batch b + 1 chosen while batch "
            "b's last jobs run (from the tree merged up to batch b - 1), the "
            "caller's serial work between batches on its own thread, on this "
            "1-thread run's jobs (lag 1: the same model with today's batches)"
@@ -903,7 +930,11 @@ int main(int argc, char **argv) {
          "seconds per wall second of the search (1 thread: about 1; a "
          "round's speed ratio is exactly efficiency x busy / the 1-thread "
          "run's busy, so a loaded machine shows in busy, work the parallel "
-         "code adds in efficiency). Expansions per second are the "
+         "code adds in efficiency). Pipelined rows (search.pipeline: batch "
+         "k + 1 chosen before batch k is merged; another tree, the same "
+         "for any number of workers): their speed ratios, \"same\" and "
+         "CPU efficiency are against the pipelined 1-thread (or 1-rank) "
+         "run, not the plain one. Expansions per second are the "
          "search's: its expansions over its own seconds (cp_plan_search, "
          "from its start to its last commit; ranks: rank 0's, which begins "
          "after MPI's start, the task's load, the worlds and the workers' "
@@ -933,8 +964,14 @@ int main(int argc, char **argv) {
               err.msg);
       return 1;
     }
-    char *tmp = task_with_batch(sp->task, sp->batch);
-    if (!tmp) return 1;
+    char *tmp = task_with_batch(sp->task, sp->batch, 0);
+    char *tmp_pipe = tmp ? task_with_batch(sp->task, sp->batch, 1) : NULL;
+    if (!tmp_pipe) {
+      if (tmp) unlink(tmp);
+      return 1;
+    }
+    cp_task task_pipe = task; /* the same task, pipelined */
+    task_pipe.search_pipeline = 1;
     outcome res[N_CONFIGS][MAX_REPEATS];
     /* Ranks: the start-up run's wall and CPU seconds, per round. */
     double up_wall[N_CONFIGS][MAX_REPEATS], up_cpu[N_CONFIGS][MAX_REPEATS];
@@ -951,12 +988,15 @@ int main(int argc, char **argv) {
       for (int q = 0; q < N_CONFIGS; ++q) {
         int c = i % 2 ? N_CONFIGS - 1 - q : q;
         outcome *o = &res[c][i], start;
+        const char *file = configs[c].pipe ? tmp_pipe : tmp;
         int rc = configs[c].threads
-                     ? run_threads(&task, sp, configs[c].threads, o)
-                     : run_ranks(tmp, &sp_start, configs[c].ranks, &start) ||
-                           run_ranks(tmp, sp, configs[c].ranks, o);
+                     ? run_threads(configs[c].pipe ? &task_pipe : &task, sp,
+                                   configs[c].threads, o)
+                     : run_ranks(file, &sp_start, configs[c].ranks, &start) ||
+                           run_ranks(file, sp, configs[c].ranks, o);
         if (rc) {
           unlink(tmp);
+          unlink(tmp_pipe);
           return 1;
         }
         if (!configs[c].threads) {
@@ -964,15 +1004,18 @@ int main(int argc, char **argv) {
           up_wall[c][i] = start.spawn_wall;
           up_cpu[c][i] = start.pcpu;
         }
-        /* Round 0's 1-thread run is the reference of "same". */
-        if (i || c) ok[c] &= same(&res[0][0], o);
+        /* Round 0's 1-thread run of the mode (plain or pipelined; round
+         * 0 runs forwards, so it came first) is the reference of "same". */
+        if (i || c != first_of(c)) ok[c] &= same(&res[first_of(c)][0], o);
       }
     /* The profiled run (its timing wrappers) made the same search. */
     for (int q = 0; q < n_profiled && !timed_only; ++q)
       if (profiled[q] == sp->batch) ok[0] &= same(&res[0][0], &prof_out[k][q]);
     unlink(tmp);
     free(tmp);
-    double r1 = 0, cpu[MAX_REPEATS], serial[MAX_REPEATS], bytes = 0;
+    unlink(tmp_pipe);
+    free(tmp_pipe);
+    double r1[2] = {0, 0}, cpu[MAX_REPEATS], serial[MAX_REPEATS], bytes = 0;
     for (int i = 0; i < repeats; ++i) {
       cpu[i] = res[0][i].cpu / (double)res[0][i].expansions;
       serial[i] = 1 - res[0][i].sim / res[0][i].cpu;
@@ -984,11 +1027,11 @@ int main(int argc, char **argv) {
        * 1-thread run's): ratio = efficiency x (busy / busy of 1 thread). */
       double rate[MAX_REPEATS], ratio[MAX_REPEATS], eff[MAX_REPEATS],
           busy[MAX_REPEATS], esim[MAX_REPEATS];
-      int base = configs[c].threads ? 0 : 2;
+      int base = base_of(c), one = first_of(c);
       for (int i = 0; i < repeats; ++i) {
         const outcome *o = &res[c][i], *b = &res[base][i];
         rate[i] = o->rate;
-        ratio[i] = o->rate / res[0][i].rate;
+        ratio[i] = o->rate / res[one][i].rate;
         eff[i] = (b->pcpu / (double)b->expansions) /
                  (o->pcpu / (double)o->expansions);
         busy[i] = o->pcpu / o->wall;
@@ -1002,13 +1045,14 @@ int main(int argc, char **argv) {
       double rmed = bench_median(ratio, repeats);
       double emed = bench_median(eff, repeats);
       double bmed = bench_median(busy, repeats);
-      if (c == 0) r1 = r;
+      if (c == one) r1[configs[c].pipe] = r;
       const outcome *o = &res[c][0];
-      char run[32], procs[48], jobs[48], per[32];
+      char run[48], procs[48], jobs[48], per[32];
       int count = configs[c].threads ? configs[c].threads : configs[c].ranks;
-      snprintf(run, sizeof run, "%d %s", count,
+      snprintf(run, sizeof run, "%d %s%s", count,
                configs[c].threads ? (count == 1 ? "thread" : "threads")
-                                  : (count == 1 ? "rank" : "ranks"));
+                                  : (count == 1 ? "rank" : "ranks"),
+               configs[c].pipe ? ", pipelined" : "");
       snprintf(procs, sizeof procs, "%d%s", count,
                count > 2 ? " (oversubscribed)" : "");
       snprintf(jobs, sizeof jobs, "%s", "-");
@@ -1017,7 +1061,7 @@ int main(int argc, char **argv) {
         snprintf(jobs, sizeof jobs, "%lld / %lld", o->jobs, o->own);
         if (o->jobs) {
           snprintf(per, sizeof per, "%.0f", (double)o->bytes / (double)o->jobs);
-          if (configs[c].ranks == 2) bytes = (double)o->bytes / (double)o->jobs;
+          if (configs[c].ranks == 2 && !configs[c].pipe) bytes = (double)o->bytes / (double)o->jobs;
         }
       }
       char eff_s[32] = "-", up[48] = "-";
@@ -1033,7 +1077,7 @@ int main(int argc, char **argv) {
       printf("| %s | %s | %d | %ld | %s | %s | %.0f | %.2fx | %.2fx "
              "[%.2f-%.2f] | %s | %.2f | %s | %s | %s | %s |\n",
              strrchr(sp->task, '/') + 1, sp->method, sp->batch, o->nodes, run,
-             procs, r, r / r1, rmed, ratio[0], ratio[repeats - 1], eff_s,
+             procs, r, r / r1[configs[c].pipe], rmed, ratio[0], ratio[repeats - 1], eff_s,
              bmed, ok[c] ? "yes" : "NO", jobs, per, up);
       fflush(stdout);
     }
@@ -1070,9 +1114,10 @@ int main(int argc, char **argv) {
         snprintf(looks, sizeof looks, "%.1f / %.1f",
                  (double)o->looks / (double)o->jobs,
                  (double)o->fruitless / (double)o->jobs);
-      printf("| %s | %d | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | "
+      printf("| %s | %d | %d%s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | "
              "%s | %s |\n",
              strrchr(specs[k].task, '/') + 1, batch_of[k], configs[c].ranks,
+             configs[c].pipe ? ", pipelined" : "",
              b, 1e6 * o->r0[1] / b, 1e6 * o->r0[2] / b, 1e6 * o->r0[3] / b,
              1e6 * o->r0[4] / b, 1e6 * o->r0[5] / b, per, looks);
     }
