@@ -15,7 +15,8 @@
  * job or run could not be run), STOP (0 -> worker, empty), RUN and
  * RUN_DONE (a benchmark's run: cp_plan_mpi_benchmark, wire.h), ITEM and
  * ITEM_DONE (cp_plan_mpi_items_run, mpi_items.c: "CPI1", the item's
- * number, then the caller's request or answer bytes).
+ * number, then the caller's request or answer bytes). Benchmarks over
+ * ranks: mpi_bench.c.
  *
  * A worker has up to two jobs in flight (the second waits in its queue
  * while it runs the first), so it goes on to the next job without waiting
@@ -24,6 +25,12 @@
  * (look_within). A worker waiting for its next job, and rank 0 waiting for
  * the batch's last answers, poll MPI_Iprobe for up to 2 ms before they nap
  * between polls (while every rank here has a core: planner/plan/spin.h).
+ *
+ * Pipelined batches (search.pipeline): a batch is started (its jobs
+ * handed out behind those of the batch out before it) and waited for
+ * apart (batch_start / batch_wait), so two can be out at once; waiting
+ * for the older, rank 0 runs jobs of the newer once the older has none
+ * left to hand out. A plain batch is a start and a wait.
  *
  * Rank 0 waits for outcomes by polling (MPI_Iprobe and a short sleep)
  * rather than in a blocking receive, so that SIGINT or SIGTERM -- which
@@ -115,7 +122,7 @@ int cp_plan_mpi_start(int *rank, int *ranks, cp_error *err) {
 /* Rank 0: the stop message to every worker (once). Not waited for: a
  * worker that died would hold a blocking send forever (MPI_Finalize
  * completes the others'). */
-static void stop_workers(void) {
+void cp_plan_mpi_stop_workers(void) {
   if (my_rank != 0 || stopped) return;
   stopped = 1;
   for (int w = 1; w < n_ranks; ++w) {
@@ -135,7 +142,7 @@ void cp_plan_mpi_traffic(long long *jobs, long long *own, long long *sent,
 }
 
 void cp_plan_mpi_stop(void) {
-  stop_workers();
+  cp_plan_mpi_stop_workers();
   MPI_Finalize();
 }
 
@@ -417,14 +424,21 @@ int cp_plan_mpi_serve(const cp_task *task, const cp_error *load_err,
  * or writing the store) sees the answer and sends another. */
 enum { DEPTH = 2 };
 
-/* A job in flight: its index in the batch, its message and the send's
- * request (the message stays until the send is complete: at the latest
- * when the job's answer is back). */
+/* A job in flight: its batch's slot and its index there, its message and
+ * the send's request (the message stays until the send is complete: at
+ * the latest when the job's answer is back). */
 typedef struct flight {
-  int job;
+  int slot, job;
   MPI_Request q;
   cp_wire_buf out;
 } flight;
+
+/* A batch out on the ranks (started, not yet waited for): its jobs, their
+ * number, the next one to hand out, and how many are on workers. */
+typedef struct out_batch {
+  cp_expand_job *jobs;
+  int count, next, running, out;
+} out_batch;
 
 typedef struct remote {
   flight *fly;                   /* [n_ranks * DEPTH] worker w's jobs, in
@@ -433,12 +447,13 @@ typedef struct remote {
   int *head, *depth;             /* [n_ranks] */
   cp_wire_buf in;
   volatile sig_atomic_t *cancel; /* the search's (NULL: none) */
-  /* The batch under way, for look_within: its jobs, count, state size,
-   * budget, and batch()'s next and running. */
-  cp_expand_job *jobs;
-  int count, n, *next, *running;
+  /* The batches out: one, or two with pipelined batches (the older one's
+   * jobs are handed out first); the state size and the search's budget. */
+  out_batch b[2];
+  int older, n;
   const cp_search_budget *budget;
-  int failed;                    /* look_within met a failure */
+  int failed;                    /* a job failed: every wait ends */
+  cp_expand_job *fail;           /* that job */
   double *due;                   /* [n_ranks] when worker w's oldest answer
                                     is expected (monotonic s) */
   double next_look;              /* when rank 0 looks next (monotonic s) */
@@ -458,6 +473,15 @@ void cp_plan_mpi_rank0_times(cp_plan_mpi_rank0 *t) { *t = rank0; }
 /* Worker w's oldest job in flight. */
 static flight *oldest(remote *r, int w) {
   return &r->fly[w * DEPTH + r->head[w]];
+}
+
+/* Jobs of the batches out not yet handed out, and on workers. */
+static int left(const remote *r, int s) {
+  return r->b[s].out ? r->b[s].count - r->b[s].next : 0;
+}
+static int left_all(const remote *r) { return left(r, 0) + left(r, 1); }
+static int running_all(const remote *r) {
+  return r->b[0].running + r->b[1].running;
 }
 
 /* Rank 0 looks for answers only when one may be due (look_due; the why
@@ -480,7 +504,7 @@ static void expect(remote *r, int w, double now) {
 
 /* Whether rank 0 should look for answers now (see above). */
 static int look_due(const remote *r, double now) {
-  return *r->running && *r->next < r->count && now >= r->next_look;
+  return running_all(r) && left_all(r) && now >= r->next_look;
 }
 
 /* An answer came: rank 0 looks next when the first one is due. */
@@ -500,24 +524,26 @@ static void looked(remote *r, double now, int got) {
   r->next_look = now + (wait > LOOK_EVERY ? wait : LOOK_EVERY);
 }
 
-/* Marks job j failed by worker w, with the reason. */
-static void job_failed(cp_expand_job *j, int w, const char *fmt,
+/* Marks job j failed by worker w, with the reason; every wait ends. */
+static void job_failed(remote *r, cp_expand_job *j, int w, const char *fmt,
                        const char *why) {
   j->rc = -1;
   char text[sizeof j->info.message - 32];
   snprintf(text, sizeof text, fmt, why);
   snprintf(j->info.message, sizeof j->info.message, "rank %d: %s", w, text);
+  r->failed = 1;
+  r->fail = j;
 }
 
-/* Job k to worker w, behind the jobs it has in flight. 0, or -1 when the
- * batch must end (the job says why). */
-static int send_job(remote *r, int w, int n, const cp_search_budget *budget,
-                    cp_expand_job *jobs, int k) {
+/* Job k of slot s to worker w, behind the jobs it has in flight. 0, or -1
+ * when the batches must end (the job says why). */
+static int send_job(remote *r, int w, int s, int k) {
   cp_error e;
+  cp_expand_job *j = &r->b[s].jobs[k];
   flight *f = &r->fly[w * DEPTH + (r->head[w] + r->depth[w]) % DEPTH];
-  if (cp_wire_job_encode(&jobs[k], n, cp_search_budget_left(budget), &f->out,
+  if (cp_wire_job_encode(j, r->n, cp_search_budget_left(r->budget), &f->out,
                          &e)) {
-    job_failed(&jobs[k], 0, "%s", e.msg);
+    job_failed(r, j, 0, "%s", e.msg);
     return -1;
   }
   /* Not waited for: a worker that died never takes it, and a large job
@@ -527,69 +553,73 @@ static int send_job(remote *r, int w, int n, const cp_search_budget *budget,
                      MPI_COMM_WORLD, &f->q);
   if (rc != MPI_SUCCESS) {
     cp_plan_mpi_fail(&e, rc, "sending a job");
-    job_failed(&jobs[k], w, "%s", e.msg);
+    job_failed(r, j, w, "%s", e.msg);
     return -1;
   }
   traffic_out += (long long)f->out.len;
   traffic_jobs++;
+  f->slot = s;
   f->job = k;
   if (!r->depth[w]++) expect(r, w, cp_clock_now());
   return 0;
 }
 
-/* Tops worker w's jobs in flight up from the batch's next ones: to one,
- * and on to `upto` (<= DEPTH) while a job is left for rank 0 besides (the
- * batch's last job is rank 0's when it is free, rather than queued behind
- * a worker's). 0, or -1 as send_job. */
-static int refill(remote *r, int w, int upto, int n,
-                  const cp_search_budget *budget, cp_expand_job *jobs,
-                  int count, int *next, int *running) {
-  while (*next < count && r->depth[w] < upto &&
-         (!r->depth[w] || count - *next >= 2)) {
-    if (send_job(r, w, n, budget, jobs, *next)) return -1;
-    ++*next;
-    ++*running;
+/* Tops worker w's jobs in flight up from the batches' next ones (the
+ * older batch's first): to one, and on to `upto` (<= DEPTH) while a job
+ * is left for rank 0 besides (a batch's last job is rank 0's when it is
+ * free, rather than queued behind a worker's: a job queued second comes
+ * from the newer batch when the older has one job left). 0, or -1 as
+ * send_job. */
+static int refill(remote *r, int w, int upto) {
+  while (r->depth[w] < upto) {
+    int all = left_all(r);
+    if (!all || (r->depth[w] && all < 2)) break;
+    int s = left(r, r->older) ? r->older : !r->older;
+    if (r->depth[w] && left(r, s) == 1 && left(r, !s)) s = !s;
+    if (send_job(r, w, s, r->b[s].next)) return -1;
+    r->b[s].next++;
+    r->b[s].running++;
   }
   return 0;
 }
 
 /* Receives the message announced in st (an outcome or a failure of the
  * oldest job worker st->MPI_SOURCE has in flight) into its job; tops that
- * worker's jobs up (refill). 0, or -1 when the batch must end (the job
+ * worker's jobs up (refill). 0, or -1 when the batches must end (the job
  * that says why has rc -1). */
-static int collect(remote *r, const MPI_Status *st, int n,
-                   const cp_search_budget *budget, cp_expand_job *jobs,
-                   int count, int *next, int *running) {
+static int collect(remote *r, const MPI_Status *st) {
   cp_error e;
   int w = st->MPI_SOURCE;
-  int k = w > 0 && w < n_ranks && r->depth[w] ? oldest(r, w)->job : -1;
+  flight *f = w > 0 && w < n_ranks && r->depth[w] ? oldest(r, w) : NULL;
+  cp_expand_job *j = f ? &r->b[f->slot].jobs[f->job] : NULL;
+  cp_expand_job *any = j ? j : &r->b[r->older].jobs[0];
   if (cp_plan_mpi_receive(&r->in, st, &e)) {
-    job_failed(&jobs[k >= 0 ? k : 0], w, "%s", e.msg);
+    job_failed(r, any, w, "%s", e.msg);
     return -1;
   }
   traffic_in += (long long)r->in.len;
-  if (k < 0 || (st->MPI_TAG != TAG_OUTCOME && st->MPI_TAG != TAG_FAIL)) {
-    job_failed(&jobs[0], w, "unexpected %s message",
+  if (!j || (st->MPI_TAG != TAG_OUTCOME && st->MPI_TAG != TAG_FAIL)) {
+    job_failed(r, any, w, "unexpected %s message",
                st->MPI_TAG == TAG_HELLO ? "hello" : "out-of-turn");
     return -1;
   }
   /* The worker answered the job, so it has its message: the send is done
    * (MPI_Wait only completes it on this side). */
-  MPI_Wait(&oldest(r, w)->q, MPI_STATUS_IGNORE);
+  MPI_Wait(&f->q, MPI_STATUS_IGNORE);
+  r->b[f->slot].running--;
   r->head[w] = (r->head[w] + 1) % DEPTH;
   if (--r->depth[w]) expect(r, w, cp_clock_now());
-  --*running;
   if (st->MPI_TAG == TAG_FAIL) {
     char why[512];
     snprintf(why, sizeof why, "%.*s", (int)r->in.len, (char *)r->in.p);
-    job_failed(&jobs[k], w, "%s", why);
+    job_failed(r, j, w, "%s", why);
     return -1;
   }
-  if (cp_wire_outcome_decode(r->in.p, r->in.len, n, &jobs[k], &e)) {
-    job_failed(&jobs[k], w, "%s", e.msg);
+  if (cp_wire_outcome_decode(r->in.p, r->in.len, r->n, j, &e)) {
+    job_failed(r, j, w, "%s", e.msg);
     return -1;
   }
-  int rc = refill(r, w, DEPTH, n, budget, jobs, count, next, running);
+  int rc = refill(r, w, DEPTH);
   reschedule(r);
   return rc;
 }
@@ -610,7 +640,7 @@ static void look_within(void *ctx, const cp_world *world) {
    * call). */
   double c = yielding ? cp_clock_thread_cpu() : now;
   int got = 0;
-  while (*r->running) {
+  while (running_all(r)) {
     MPI_Status st;
     int one = 0;
     if (MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &one, &st) !=
@@ -618,47 +648,51 @@ static void look_within(void *ctx, const cp_world *world) {
         !one)
       break;
     ++got;
-    if (collect(r, &st, r->n, r->budget, r->jobs, r->count, r->next,
-                r->running)) {
-      r->failed = 1;
-      break;
-    }
+    if (collect(r, &st)) break;
   }
   looked(r, now, got);
   r->within += (yielding ? cp_clock_thread_cpu() : cp_clock_now()) - c;
 }
 
-/* Jobs to every worker (DEPTH each while enough are left); then, until
- * the batch is back: an answer that has arrived is collected (its worker
- * is topped up), else rank 0 runs the next job itself, else it waits for
- * an answer. Rank 0's thread CPU goes to `rank0`: its own jobs, the
- * caller's work during the batch, the waits, and the rest (the messages). */
-static int batch(remote *r, const cp_search_problem *own,
-                 const cp_search_budget *budget, cp_expand_job *jobs,
-                 int count, const cp_batch_meanwhile *meanwhile) {
-  int n = own->n, next = 0, running = 0;
-  r->jobs = jobs;
-  r->count = count;
-  r->n = n;
-  r->next = &next;
-  r->running = &running;
+/* A batch out: jobs to every worker (DEPTH each while enough are left,
+ * behind the jobs of a batch out before it). Returns its slot (the
+ * handle), or -1 when two are out already. A failure to hand a job out
+ * is left in that job (the wait returns it). */
+static int batch_start(remote *r, const cp_search_problem *own,
+                       const cp_search_budget *budget, cp_expand_job *jobs,
+                       int count) {
+  int s = r->b[0].out ? 1 : 0;
+  if (r->b[s].out) return -1;
+  r->b[s] = (out_batch){jobs, count, 0, 0, 1};
+  if (!r->b[!s].out) r->older = s;
+  r->n = own->n;
   r->budget = budget;
-  r->failed = 0;
-  r->next_look = 1e300;
-  if (n_ranks > 1 && n != worker_n) {
+  if (!r->b[!s].out) r->next_look = 1e300;
+  if (n_ranks > 1 && own->n != worker_n) {
     char why[128];
     snprintf(why, sizeof why, "its world has a state of %d numbers, rank "
-             "0's %d (not the same task?)", worker_n, n);
-    job_failed(&jobs[0], 1, "%s", why);
-    return 0;
+             "0's %d (not the same task?)", worker_n, own->n);
+    job_failed(r, &jobs[0], 1, "%s", why);
   }
-  for (int upto = 1; upto <= DEPTH; ++upto)
-    for (int w = 1; w < n_ranks && next < count; ++w)
-      if (refill(r, w, upto, n, budget, jobs, count, &next, &running))
-        return 0;
+  for (int upto = 1; upto <= DEPTH && !r->failed; ++upto)
+    for (int w = 1; w < n_ranks && left_all(r); ++w)
+      if (refill(r, w, upto)) break;
+  return s;
+}
+
+/* Batch h waited for: until its jobs are back, an answer that has arrived
+ * is collected (its worker is topped up), else rank 0 runs h's next job
+ * itself, or, with h's jobs all out, the next job of the other batch out
+ * (pipelined batches), else it waits for an answer. 0 (a job's failure is
+ * its rc: then h's first job says why). Rank 0's thread CPU goes to
+ * `rank0`: its own jobs, the caller's work during the batch, the waits,
+ * and the rest (the messages). */
+static int batch_wait(remote *r, const cp_search_problem *own, int h,
+                      const cp_batch_meanwhile *meanwhile) {
+  out_batch *b = &r->b[h], *o = &r->b[!h];
   /* Rank 0's own work (the store's commit of the batches before) while the
    * workers simulate. */
-  if (meanwhile) {
+  if (meanwhile && !r->failed) {
     double c = cp_clock_thread_cpu();
     meanwhile->fn(meanwhile->ctx);
     rank0.store += cp_clock_thread_cpu() - c;
@@ -666,7 +700,7 @@ static int batch(remote *r, const cp_search_problem *own,
   /* The thread-CPU clock is a system call (1-2 us): read once between
    * the parts of the loop, each part measured from the last reading. */
   double mark = cp_clock_thread_cpu();
-  while (next < count || running) {
+  while (!r->failed && (b->next < b->count || b->running)) {
     MPI_Status st;
     cp_error e;
     int got = 0, rc = MPI_SUCCESS;
@@ -679,10 +713,14 @@ static int batch(remote *r, const cp_search_problem *own,
       mark = c;
     }
     if (rc == MPI_SUCCESS && !got) {
-      if (next < count) {
+      out_batch *run = b->next < b->count ? b
+                       : left(r, !h) && !(r->cancel && cp_search_cancelled(r->cancel))
+                           ? o
+                                                                        : NULL;
+      if (run) {
         r->within = 0;
         now = cp_clock_now();
-        cp_expand_job_run(own->expand, own->ctx, &jobs[next++]);
+        cp_expand_job_run(own->expand, own->ctx, &run->jobs[run->next++]);
         double c = cp_clock_thread_cpu();
         double span = cp_clock_now() - now - r->within;
         if (span > 1e-7) {
@@ -694,7 +732,7 @@ static int batch(remote *r, const cp_search_problem *own,
         rank0.looking += r->within;
         mark = c;
         ++own_jobs;
-        if (r->failed) return 0;
+        if (run == o) ++rank0.ahead;
         continue;
       }
       rc = cp_plan_mpi_wait_for(MPI_ANY_SOURCE, MPI_ANY_TAG, &st, r->cancel);
@@ -705,30 +743,73 @@ static int batch(remote *r, const cp_search_problem *own,
     }
     /* Stopped (a signal): the jobs not back are not run; the search rolls
      * the batch back. */
-    if (rc == -1) return 0;
+    if (rc == -1) break;
     if (rc != MPI_SUCCESS) {
       cp_plan_mpi_fail(&e, rc, "waiting for the workers");
-      job_failed(&jobs[0], 0, "%s", e.msg);
-      return 0;
+      job_failed(r, &b->jobs[0], 0, "%s", e.msg);
+      break;
     }
-    if (collect(r, &st, n, budget, jobs, count, &next, &running)) return 0;
+    collect(r, &st);
     mark = cp_clock_thread_cpu(); /* the message's CPU: the rest */
   }
+  /* A failure in the other batch's job fails this one too. */
+  if (r->failed && (r->fail < b->jobs || r->fail >= b->jobs + b->count)) {
+    b->jobs[0].rc = -1;
+    memcpy(b->jobs[0].info.message, r->fail->info.message,
+           sizeof b->jobs[0].info.message);
+  }
+  b->out = 0;
+  if (r->older == h) r->older = !h;
   return 0;
+}
+
+/* The problem's batch calls (cp_plan_options.run_batch and run_batch_start
+ * / _wait): rank 0's clocks around them, and its look within own jobs. */
+static void rank0_begin(const cp_search_problem *own, void *ctx,
+                        double *c, double *t) {
+  *c = cp_clock_thread_cpu();
+  *t = cp_clock_now();
+  /* own->ctx is the world of cp_plan_task (cp_plan_world_problem). */
+  if (n_ranks > 1) cp_plan_world_observe(own->ctx, look_within, ctx);
+}
+
+static void rank0_end(const cp_search_problem *own, double c, double t,
+                      int batches) {
+  cp_plan_world_observe(own->ctx, NULL, NULL);
+  rank0.cpu += cp_clock_thread_cpu() - c;
+  rank0.wall += cp_clock_now() - t;
+  rank0.batches += batches;
 }
 
 static int run_batch(void *ctx, const cp_search_problem *own,
                      const cp_search_budget *budget, cp_expand_job *jobs,
                      int count, const cp_batch_meanwhile *meanwhile) {
-  double c = cp_clock_thread_cpu(), t = cp_clock_now();
-  /* own->ctx is the world of cp_plan_task (cp_plan_world_problem). */
-  cp_plan_world *pw = own->ctx;
-  if (n_ranks > 1) cp_plan_world_observe(pw, look_within, ctx);
-  int rc = batch(ctx, own, budget, jobs, count, meanwhile);
-  cp_plan_world_observe(pw, NULL, NULL);
-  rank0.cpu += cp_clock_thread_cpu() - c;
-  rank0.wall += cp_clock_now() - t;
-  rank0.batches++;
+  double c, t;
+  rank0_begin(own, ctx, &c, &t);
+  int h = batch_start(ctx, own, budget, jobs, count);
+  int rc = h < 0 ? -1 : batch_wait(ctx, own, h, meanwhile);
+  rank0_end(own, c, t, 1);
+  return rc;
+}
+
+static int run_batch_start(void *ctx, const cp_search_problem *own,
+                           const cp_search_budget *budget,
+                           cp_expand_job *jobs, int count) {
+  double c, t;
+  rank0_begin(own, ctx, &c, &t);
+  int h = batch_start(ctx, own, budget, jobs, count);
+  rank0_end(own, c, t, 0);
+  return h;
+}
+
+static int run_batch_wait(void *ctx, const cp_search_problem *own,
+                          int handle, const cp_batch_meanwhile *meanwhile) {
+  remote *r = ctx;
+  if (handle < 0 || handle > 1 || !r->b[handle].out) return -1;
+  double c, t;
+  rank0_begin(own, ctx, &c, &t);
+  int rc = batch_wait(r, own, handle, meanwhile);
+  rank0_end(own, c, t, 1);
   return rc;
 }
 
@@ -753,7 +834,7 @@ static void remote_free(remote *r) {
 /* Rank 0: every worker's hello; 0, or -1 with err naming the first that
  * could not load the task or loaded another one (its key, cp_task_hash:
  * the bytes of the task and every file it read, differs from task's). */
-static int greet(const cp_task *task, cp_error *err) {
+int cp_plan_mpi_greet(const cp_task *task, cp_error *err) {
   cp_wire_buf in = {0};
   char key[CP_TASK_KEY_SIZE];
   cp_task_hash(task, key);
@@ -802,8 +883,8 @@ cp_plan_status cp_plan_mpi_task(cp_store *st, const cp_task *task,
                   my_rank, n_ranks);
     return res->status = CP_PLAN_BAD_INPUT;
   }
-  if (greet(task, err)) {
-    stop_workers();
+  if (cp_plan_mpi_greet(task, err)) {
+    cp_plan_mpi_stop_workers();
     return res->status =
                err->code == CP_ERR_INPUT ? CP_PLAN_BAD_INPUT : CP_PLAN_FAILED;
   }
@@ -814,7 +895,7 @@ cp_plan_status cp_plan_mpi_task(cp_store *st, const cp_task *task,
   r.due = calloc((size_t)n_ranks, sizeof *r.due);
   if (!r.fly || !r.head || !r.depth || !r.due) {
     remote_free(&r);
-    stop_workers();
+    cp_plan_mpi_stop_workers();
     cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
     return res->status = CP_PLAN_FAILED;
   }
@@ -822,176 +903,11 @@ cp_plan_status cp_plan_mpi_task(cp_store *st, const cp_task *task,
   cp_plan_options o = opt ? *opt : cp_plan_defaults();
   r.cancel = o.cancel;
   o.run_batch = run_batch;
+  o.run_batch_start = run_batch_start;
+  o.run_batch_wait = run_batch_wait;
   o.run_batch_ctx = &r;
   cp_plan_status s = cp_plan_task(st, task, &o, res, err);
-  stop_workers();
+  cp_plan_mpi_stop_workers();
   remote_free(&r);
-  return s;
-}
-
-/* ---- benchmarks (rank 0) ------------------------------------------------- */
-
-/* cp_bench_remote over the worker ranks: a run to every idle worker; the
- * answers (a store each) wait in `done` until the benchmark imports them
- * in run order. */
-typedef struct bench_remote {
-  const cp_task *task;
-  const char *task_path;
-  volatile sig_atomic_t *cancel; /* cp_bench_options.cancel (may be NULL) */
-  int *busy;                 /* [n_ranks] the run a worker searches, or -1 */
-  unsigned char **stores;    /* [runs] the answer's message, until imported */
-  size_t *store_at, *store_len;
-  int n_runs;
-  cp_wire_buf in, out;
-  cp_plan_progress *samples;
-  int samples_cap;
-} bench_remote;
-
-static int bench_start(void *ctx, int k, const cp_plan_options *o,
-                       cp_error *err) {
-  bench_remote *r = ctx;
-  int w = 1;
-  while (w < n_ranks && r->busy[w] >= 0) ++w;
-  if (w == n_ranks || k < 0 || k >= r->n_runs)
-    return cp_error_setc(err, CP_ERR_NUMERICAL, "mpi",
-                         "no idle rank for run %d", k);
-  cp_wire_run run = {.k = k, .seed = o->seed, .max_seconds = o->max_seconds,
-                     .max_nodes = o->max_nodes};
-  snprintf(run.method, sizeof run.method, "%s", o->method ? o->method : "");
-  if (cp_wire_run_encode(&run, &r->out, err)) return -1;
-  int rc = MPI_Send(r->out.p, (int)r->out.len, MPI_BYTE, w, TAG_RUN,
-                    MPI_COMM_WORLD);
-  if (rc != MPI_SUCCESS) return cp_plan_mpi_fail(err, rc, "sending a run");
-  traffic_out += (long long)r->out.len;
-  traffic_jobs++;
-  r->busy[w] = k;
-  return 0;
-}
-
-static int bench_wait(void *ctx, int *k, cp_plan_status *status,
-                      cp_plan_result *res, cp_error *run_err,
-                      const cp_plan_progress **samples, int *n_samples,
-                      cp_error *err) {
-  bench_remote *r = ctx;
-  MPI_Status st;
-  *k = -1;
-  int rc = cp_plan_mpi_wait_for(MPI_ANY_SOURCE, MPI_ANY_TAG, &st, r->cancel);
-  if (rc == -1)
-    return cp_error_setc(err, CP_ERR_NUMERICAL, "mpi",
-                         "stopped by a signal while "
-                         "waiting for the workers");
-  if (rc != MPI_SUCCESS) return cp_plan_mpi_fail(err, rc, "waiting for the workers");
-  if (cp_plan_mpi_receive(&r->in, &st, err)) return -1;
-  traffic_in += (long long)r->in.len;
-  int w = st.MPI_SOURCE;
-  if (w <= 0 || w >= n_ranks || r->busy[w] < 0)
-    return cp_error_setc(err, CP_ERR_NUMERICAL, "mpi",
-                         "rank %d: a message (tag %d) out of turn", w,
-                         st.MPI_TAG);
-  int run = r->busy[w];
-  r->busy[w] = -1;
-  if (st.MPI_TAG == TAG_FAIL)
-    return cp_error_setc(err, CP_ERR_NUMERICAL, "mpi",
-                         "rank %d: run %d: %.*s", w,
-                         run, (int)r->in.len, (char *)r->in.p);
-  cp_wire_run_done d;
-  cp_error e;
-  if (st.MPI_TAG != TAG_RUN_DONE ||
-      cp_wire_run_done_decode(r->in.p, r->in.len, &d, &r->samples,
-                              &r->samples_cap, &e) ||
-      d.k != run)
-    return cp_error_setc(err, CP_ERR_NUMERICAL, "mpi",
-                         "rank %d: run %d: %s", w, run,
-                         st.MPI_TAG != TAG_RUN_DONE ? "an unexpected message"
-                         : d.k != run               ? "another run's answer"
-                                                    : e.msg);
-  /* The message is kept (its store is imported later); the buffer is
-   * handed over and a new one grows for the next answer. */
-  r->stores[run] = r->in.p;
-  r->store_at[run] = (size_t)((const unsigned char *)d.store - r->in.p);
-  r->store_len[run] = d.store_len;
-  memset(&r->in, 0, sizeof r->in);
-  *k = run;
-  *status = d.status;
-  *res = d.res;
-  *run_err = d.err;
-  *samples = d.samples;
-  *n_samples = d.n_samples;
-  return 0;
-}
-
-static int bench_import(void *ctx, cp_store *st, int k, cp_plan_result *res,
-                        cp_error *err) {
-  bench_remote *r = ctx;
-  int64_t task_id, run_id, plan_id;
-  cp_store_status s = cp_store_task(st, r->task, r->task_path, &task_id);
-  if (!s && res->run_id >= 0)
-    s = cp_store_import_run(st, r->stores[k] + r->store_at[k],
-                            r->store_len[k], res->run_id, task_id, &run_id,
-                            &plan_id);
-  free(r->stores[k]);
-  r->stores[k] = NULL;
-  if (s) return cp_error_setc(err, CP_ERR_IO, "", "%s", cp_store_message(st));
-  if (res->run_id >= 0) {
-    res->run_id = run_id;
-    res->plan_id = plan_id;
-  }
-  return 0;
-}
-
-cp_plan_status cp_plan_mpi_benchmark(cp_store *st, const cp_task *task,
-                                     const cp_search_problem *p,
-                                     const double *x0,
-                                     const char *world_options,
-                                     const cp_bench_options *bo,
-                                     int64_t *experiment_id, cp_error *err) {
-  if (my_rank != 0) {
-    cp_error_setc(err, CP_ERR_INPUT, "mpi",
-                  "an MPI benchmark runs on rank 0 (this is rank %d of %d)",
-                  my_rank, n_ranks);
-    return CP_PLAN_BAD_INPUT;
-  }
-  if (greet(task, err)) {
-    stop_workers();
-    return err->code == CP_ERR_INPUT ? CP_PLAN_BAD_INPUT : CP_PLAN_FAILED;
-  }
-  cp_bench_options o = *bo;
-  if (n_ranks == 1) { /* no worker: one run after another, here */
-    o.threads = 1;
-    cp_plan_status s = cp_plan_benchmark(st, task, p, x0, world_options, &o,
-                                         experiment_id, err);
-    stop_workers();
-    return s;
-  }
-  int runs = o.runs;
-  int planners = 0;
-  while (o.planners && o.planners[planners]) ++planners;
-  int n_runs = (planners ? planners : 1) * runs;
-  bench_remote r = {.task = task, .task_path = o.task_path,
-                    .cancel = o.cancel, .n_runs = n_runs};
-  r.busy = malloc((size_t)n_ranks * sizeof *r.busy);
-  r.stores = calloc((size_t)(n_runs ? n_runs : 1), sizeof *r.stores);
-  r.store_at = calloc((size_t)(n_runs ? n_runs : 1), sizeof *r.store_at);
-  r.store_len = calloc((size_t)(n_runs ? n_runs : 1), sizeof *r.store_len);
-  cp_plan_status s = CP_PLAN_FAILED;
-  if (!r.busy || !r.stores || !r.store_at || !r.store_len) {
-    cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
-  } else {
-    for (int w = 0; w < n_ranks; ++w) r.busy[w] = -1;
-    cp_bench_remote remote = {n_ranks - 1, &r, bench_start, bench_wait,
-                              bench_import};
-    o.remote = &remote;
-    s = cp_plan_benchmark(st, task, p, x0, world_options, &o, experiment_id,
-                          err);
-  }
-  stop_workers();
-  for (int k = 0; r.stores && k < n_runs; ++k) free(r.stores[k]);
-  free(r.stores);
-  free(r.store_at);
-  free(r.store_len);
-  free(r.busy);
-  free(r.samples);
-  cp_wire_buf_free(&r.in);
-  cp_wire_buf_free(&r.out);
   return s;
 }

@@ -75,6 +75,8 @@ typedef struct cp_plan_mpi_rank0 {
   long long looks;   ///< looks for answers while jobs were left to hand
                      ///< out (between and within rank 0's own jobs)
   long long fruitless; ///< those of them that found no answer
+  long long ahead;   ///< pipelined batches: jobs rank 0 ran of the batch
+                     ///< after the one it waited for (its own handed out)
 } cp_plan_mpi_rank0;
 
 /// Rank 0: its times so far (the messages -- encoding and sending jobs,

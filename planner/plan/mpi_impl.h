@@ -23,6 +23,11 @@ int cp_plan_mpi_rank(int *ranks);
 /// received, jobs sent to workers, jobs run by rank 0.
 void cp_plan_mpi_count(long long sent, long long received, long long jobs,
                        long long own);
+/// Rank 0: every worker's hello; 0, or -1 with err naming the first that
+/// could not load the task or loaded another one.
+int cp_plan_mpi_greet(const cp_task *task, cp_error *err);
+/// Rank 0: the stop message to every worker (once; not waited for).
+void cp_plan_mpi_stop_workers(void);
 /// err = MPI's text for rc after `what`; returns -1.
 int cp_plan_mpi_fail(cp_error *err, int rc, const char *what);
 /// Receives the message that MPI_Probe/Iprobe announced in st into b.

@@ -61,6 +61,18 @@ typedef struct cp_plan_options {
   int (*run_batch)(void *ctx, const cp_search_problem *own,
                    const cp_search_budget *budget, cp_expand_job *jobs,
                    int count, const cp_batch_meanwhile *meanwhile);
+  /// cp_plan_task only, with run_batch (may be NULL): pipelined batches
+  /// (task search.pipeline) overlapped over the same workers, like
+  /// cp_search_problem's batch_start / batch_wait: start hands the jobs
+  /// out and returns a handle >= 0 at once (-1: two batches out already);
+  /// wait returns 0 once every job of batch `handle` has run (the caller
+  /// runs jobs of it, then of the other batch out), or -1. NULL: every
+  /// batch runs with run_batch.
+  int (*run_batch_start)(void *ctx, const cp_search_problem *own,
+                         const cp_search_budget *budget, cp_expand_job *jobs,
+                         int count);
+  int (*run_batch_wait)(void *ctx, const cp_search_problem *own, int handle,
+                        const cp_batch_meanwhile *meanwhile);
   void *run_batch_ctx;
   const char *task_path;  ///< recorded in the tasks table (may be NULL)
   const char *world_options; ///< JSON text recorded with the run (NULL: {})

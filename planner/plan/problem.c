@@ -48,6 +48,11 @@ struct cp_plan_world {
   int (*run_batch)(void *ctx, const cp_search_problem *own,
                    const cp_search_budget *budget, cp_expand_job *jobs,
                    int count, const cp_batch_meanwhile *meanwhile);
+  int (*run_start)(void *ctx, const cp_search_problem *own,
+                   const cp_search_budget *budget, cp_expand_job *jobs,
+                   int count);
+  int (*run_wait)(void *ctx, const cp_search_problem *own, int handle,
+                  const cp_batch_meanwhile *meanwhile);
   void *run_batch_ctx;
 };
 
@@ -299,12 +304,18 @@ static int expand_batch(void *ctx, cp_expand_job *jobs, int n,
 }
 
 static int batch_start(void *ctx, cp_expand_job *jobs, int n) {
-  return cp_plan_pool_start(((cp_plan_world *)ctx)->pool, jobs, n);
+  cp_plan_world *pw = ctx;
+  if (pw->run_start)
+    return pw->run_start(pw->run_batch_ctx, &pw->problem, pw->budget, jobs,
+                         n);
+  return cp_plan_pool_start(pw->pool, jobs, n);
 }
 
 static int batch_wait(void *ctx, int handle,
                       const cp_batch_meanwhile *meanwhile) {
   cp_plan_world *pw = ctx;
+  if (pw->run_wait)
+    return pw->run_wait(pw->run_batch_ctx, &pw->problem, handle, meanwhile);
   return cp_plan_pool_wait(pw->pool, pw, handle, meanwhile);
 }
 
@@ -315,6 +326,8 @@ int cp_plan_world_set_threads(cp_plan_world *pw, int threads, cp_error *err) {
   cp_plan_pool_destroy(pw->pool);
   pw->pool = NULL;
   pw->run_batch = NULL;
+  pw->run_start = NULL;
+  pw->run_wait = NULL;
   pw->problem.expand_batch = NULL;
   pw->problem.batch_start = NULL;
   pw->problem.batch_wait = NULL;
@@ -669,6 +682,12 @@ cp_plan_status cp_plan_task(cp_store *st, const cp_task *task,
     pw->run_batch = o.run_batch;
     pw->run_batch_ctx = o.run_batch_ctx;
     pw->problem.expand_batch = expand_batch;
+    if (o.run_batch_start && o.run_batch_wait) { /* pipelined batches */
+      pw->run_start = o.run_batch_start;
+      pw->run_wait = o.run_batch_wait;
+      pw->problem.batch_start = batch_start;
+      pw->problem.batch_wait = batch_wait;
+    }
   }
   o.world_options = cp_plan_world_options(pw);
   cp_plan_status s = cp_plan_search(st, task, cp_plan_world_problem(pw),
