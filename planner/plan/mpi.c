@@ -753,7 +753,10 @@ static int batch_wait(remote *r, const cp_search_problem *own, int h,
     mark = cp_clock_thread_cpu(); /* the message's CPU: the rest */
   }
   /* A failure in the other batch's job fails this one too. */
-  if (r->failed && (r->fail < b->jobs || r->fail >= b->jobs + b->count)) {
+  int mine = 0;
+  for (int k = 0; r->failed && k < b->count && !mine; ++k)
+    mine = r->fail == &b->jobs[k];
+  if (r->failed && !mine) {
     b->jobs[0].rc = -1;
     memcpy(b->jobs[0].info.message, r->fail->info.message,
            sizeof b->jobs[0].info.message);
