@@ -360,7 +360,7 @@ static double profile_bound(int w, double *imbalance) {
   return prof.total / (prof.total - jobs + span);
 }
 
-/* A model of pipelined batches (issue 27, not built): w workers, the
+/* A model of pipelined batches (issue 27; search.pipeline): w workers, the
  * calling thread one of them, each batch's jobs released once the caller
  * has done the serial work before it (the profile's gap; then it writes
  * the commit due, the batch's jobs already out, as today), which may start
