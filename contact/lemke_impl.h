@@ -267,6 +267,18 @@ cp_lk_lex_min_identity(cp_lemke_ws *ws, int nc, const double *col, double sg) {
   return best;
 }
 
+/* The tie window's growth along a path: npiv / QTIE_RAMP clamped to
+ * [QTIE_RAMP_MIN, 1]. Division is correctly rounded and monotone, so with
+ * QTIE_RAMP = 1000 and QTIE_RAMP_MIN = 0.01 (the cut-offs 10 and 1000 below
+ * follow them) npiv / 1000.0 is below 0.01 for npiv < 10 and at least 1 for
+ * npiv >= 1000: the clamp's ends are returned there without the division,
+ * the same value (a short path, such as every small solve, never divides). */
+static inline double qtie_ramp(int npiv) {
+  if (npiv < 10) return QTIE_RAMP_MIN;
+  if (npiv >= 1000) return 1.0;
+  return minacc(1.0, maxacc(QTIE_RAMP_MIN, npiv / QTIE_RAMP));
+}
+
 /* Ratio test for the entering column ws->col (scale amax) over rows
  * [0, n): n is R->n, or on the small path the padded length (padding rows
  * have col = 0 and qbar = 0: never candidates, no effect on any maximum).
@@ -303,22 +315,24 @@ ratio_test_rows(cp_lemke_ws *ws, const run *R, double amax, const int n) {
    * tied rows whose exact ratios differ by ~1e-12 and left bases that are
    * infeasible by that much; the simulator kept them as warm bases, a
    * resting stack of 10 boxes tipped at 1e-11 rad/s and after 0.8 s its
-   * velocity LCPs ended on rays (planner/sim/world.c). All upper ends are >= +0:
-   * reduce on the bit patterns. */
+   * velocity LCPs ended on rays (planner/sim/world.c). The smallest upper
+   * end: every end is > 0, +0 (underflow), +inf or NaN (num >= +0,
+   * del >= +0 since qscale > 0, col_i > tol, or 1 on rows left out), so
+   * minacc, which passes a NaN over, takes the same value as the minimum of
+   * their bit patterns did until session 20 (one minsd per row instead of
+   * a move to an integer register, a compare and a select). */
   const double qbm = ws->qbmax; /* max |qbar|, kept by the updates */
-  const double ramp = minacc(1.0, maxacc(QTIE_RAMP_MIN, ws->npiv / QTIE_RAMP));
+  const double ramp = qtie_ramp(ws->npiv);
   const double del = ramp * QTIE_EPS * (R->qscale > qbm ? R->qscale : qbm);
-  uint64_t umin = dbits(HUGE_VAL);
+  double upmin = HUGE_VAL;
   for (int i = 0; i < n; i++) {
     const int ok = col[i] > tol;
     const double num = ok ? (qb[i] > 0.0 ? qb[i] : 0.0) : HUGE_VAL;
     const double up = (num + del) / (ok ? col[i] : 1.0);
     /* t_i: the lower end, scaled by col_i (no second division). */
     t[i] = ok ? num - del : NAN; /* NaN: never tied */
-    const uint64_t u = dbits(up);
-    umin = u < umin ? u : umin;
+    upmin = minacc(upmin, up);
   }
-  const double upmin = bitsd(umin);
   if (!(upmin < HUGE_VAL)) return -1;
   const double thr = upmin + TIE_EPS * upmin;
   /* Usually one row attains the minimum: count (vectorised), then find it

@@ -179,7 +179,10 @@ small_start_ld(cp_lemke_ws *ws, const run *R, const cp_check_options *chk,
                const int L, const int n, const int lean) {
   const int vz0 = VZ0(n);
   const size_t ld = (size_t)L, nn = (size_t)n;
-  const int rows = L == 4 || L == 8 ? L : n; /* as cp_lk_ratio_test() */
+  /* Ratio tests over the n rows (the padding rows, col = qb = 0, are never
+   * candidates and change no maximum or minimum); L when L = 8 (n = 5..8,
+   * a constant trip count where n is not a constant). */
+  const int rows = L == 8 ? L : n;
   double *restrict T = ws->tab, *restrict qb = ws->qbar, *restrict pc = ws->col;
   int backups = 0;
   /* The lean start runs on the condensed tableau [-M, -d] (slots of z_j
