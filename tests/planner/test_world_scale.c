@@ -202,7 +202,8 @@ static long same_bits(shortcut sc, cp_stepper stepper, int boxes, double v0, int
 // gives warm_accept's dense answer bit for bit: two worlds, one with the
 // sparse path turned off, step alike (every state equal to the last bit,
 // the same pivots) with either stepper, on a resting stack of 40 boxes (n
-// = 960 unknowns, the basis banded) and on a stack of 20 boxes launched
+// = 960 unknowns, the basis banded), of 10 (n = 240, its columns a
+// quarter of n and more) and on a stack of 20 boxes launched
 // sliding along the table at 0.3 m/s (its friction bases change while it
 // stops: the principal pivots are taken on sparse columns too).
 static void sparse_same(cp_stepper stepper, int boxes, double v0, int steps) {
@@ -214,6 +215,8 @@ static void sparse_same(cp_stepper stepper, int boxes, double v0, int steps) {
 Test(world_scale, sparse_warm_same_bits) {
   sparse_same(CP_STEPPER_ACCELERATION, 40, 0, 60);
   sparse_same(CP_STEPPER_VELOCITY, 40, 0, 60);
+  sparse_same(CP_STEPPER_ACCELERATION, 10, 0, 60); // columns of 62 rows of 240
+  sparse_same(CP_STEPPER_VELOCITY, 10, 0, 60);
   sparse_same(CP_STEPPER_ACCELERATION, 20, 0.3, 40);
   sparse_same(CP_STEPPER_VELOCITY, 20, 0.3, 40);
 }
