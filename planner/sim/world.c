@@ -322,6 +322,7 @@ void cp_world_destroy(cp_world *w) {
   free(w->basis);
   free(w->basis0);
   free(w->LU);
+  free(w->lum_in);
   free(w->MB);
   free(w->ipiv);
   free(w->zidx);

@@ -126,6 +126,15 @@ struct cp_world {
   int ws_cap;
   double *M, *q, *z, *w, *LU, *MB;
   lapack_int *ipiv;
+  // lcp.c (lu_factor_memo): the last small basic block factorised (lum_k
+  // its size, -1 none), its factor and pivots (one allocation at lum_in);
+  // lum_miss: blocks not found there since the last one that was; lum_hits
+  // all found; lum_off: 1: never used (the tests' comparison)
+  double *lum_in, *lum_out;
+  lapack_int *lum_piv;
+  int lum_k, lum_off;
+  unsigned lum_miss;
+  long lum_hits;
   int lns, lnr; // the friction LCP of lcp_setup: constraints, rolling ones
   int *zidx;
   int lcp_cap;
@@ -576,6 +585,10 @@ CPW_HIDDEN int cp_wi_band_factor_stored(int k, int kl, int ku, double *A, lapack
 /// does not apply (small or dense: warm_accept's dense passes then run).
 CPW_HIDDEN int cp_wi_warm_accept_sparse(cp_world *w, int n, cp_lcp_info *info, int *pivots);
 CPW_HIDDEN void cp_wi_sparse_free(cp_world *w);
+/// lcp.c's remembered LU of the small warm basis on (1, the default) or
+/// off, and the factorisations it saved so far (the tests' comparison).
+CPW_HIDDEN void cp_wi_lu_memo_enable(cp_world *w, int on);
+CPW_HIDDEN long cp_wi_lu_memo_hits(const cp_world *w);
 /// Whether warm bases may be solved on sparse columns (default 1); the
 /// tests turn it off to compare with the dense passes.
 CPW_HIDDEN void cp_wi_sparse_enable(cp_world *w, int on);

@@ -154,20 +154,24 @@ Test(world_scale, stack40_band_warm) {
   }
 }
 
-// The warm basis of a large LCP solved on sparse columns (warmsparse.c)
-// gives warm_accept's dense answer bit for bit: two worlds, one with the
-// sparse path turned off, step alike (every state equal to the last bit,
-// the same pivots) with either stepper, on a resting stack of 40 boxes (n
-// = 960 unknowns, the basis banded) and on a stack of 20 boxes launched
-// sliding along the table at 0.3 m/s (its friction bases change while it
-// stops: the principal pivots are taken on sparse columns too).
-static void sparse_same(cp_stepper stepper, int boxes, double v0, int steps) {
+// Two worlds of a stack, the second with a bit-for-bit shortcut turned off
+// (enable(w, 0)), stepped alike: every state equal to the last bit and the
+// same pivots, step by step; taken(w) counts the shortcut's uses, at least
+// min_taken in the first world and none in the second. Returns the pivots.
+typedef struct {
+  const char *name;
+  void (*enable)(cp_world *w, int on);
+  long (*taken)(const cp_world *w);
+} shortcut;
+
+static long same_bits(shortcut sc, cp_stepper stepper, int boxes, double v0, int steps,
+                      long min_taken) {
   cp_world_options o = cp_world_defaults();
   o.dt = 5e-3;
   o.stepper = stepper;
-  cp_world *ws = bench_stack_world(boxes, 0.5, v0, &o, "sparse_same"),
-           *wd = bench_stack_world(boxes, 0.5, v0, &o, "sparse_same");
-  cp_wi_sparse_enable(wd, 0);
+  cp_world *ws = bench_stack_world(boxes, 0.5, v0, &o, sc.name),
+           *wd = bench_stack_world(boxes, 0.5, v0, &o, sc.name);
+  sc.enable(wd, 0);
   const int n = cp_world_state_size(ws);
   double *xs = malloc(sizeof(double) * (size_t)n), *xd = malloc(sizeof(double) * (size_t)n);
   cr_assert(xs && xd);
@@ -176,29 +180,65 @@ static void sparse_same(cp_stepper stepper, int boxes, double v0, int steps) {
     cp_step_info is, id;
     cr_assert_eq(cp_world_step(ws, &is), CP_WORLD_OK, "%s", cp_world_message(ws));
     cr_assert_eq(cp_world_step(wd, &id), CP_WORLD_OK, "%s", cp_world_message(wd));
-    cr_assert_eq(is.pivots, id.pivots, "%s step %d: %d pivots sparse, %d dense",
-                 cp_stepper_name(stepper), k, is.pivots, id.pivots);
+    cr_assert_eq(is.pivots, id.pivots, "%s, %s step %d: %d pivots with it, %d without",
+                 sc.name, cp_stepper_name(stepper), k, is.pivots, id.pivots);
     pivots += is.pivots;
     cp_world_get_state(ws, xs);
     cp_world_get_state(wd, xd);
-    cr_assert(!memcmp(xs, xd, sizeof(double) * (size_t)n), "%s step %d: the states differ",
-              cp_stepper_name(stepper), k);
+    cr_assert(!memcmp(xs, xd, sizeof(double) * (size_t)n), "%s, %s step %d: the states differ",
+              sc.name, cp_stepper_name(stepper), k);
   }
-  cr_assert(cp_wi_sparse_taken(ws) >= steps / 2, "the sparse path was taken %ld times",
-            cp_wi_sparse_taken(ws));
-  cr_assert_eq(cp_wi_sparse_taken(wd), 0);
-  if (v0 > 0) cr_assert_gt(pivots, 0, "the bases never changed");
+  cr_assert(sc.taken(ws) >= min_taken, "%s, %s, %d boxes: taken %ld times", sc.name,
+            cp_stepper_name(stepper), boxes, sc.taken(ws));
+  cr_assert_eq(sc.taken(wd), 0);
   free(xs);
   free(xd);
   cp_world_destroy(ws);
   cp_world_destroy(wd);
+  return pivots;
+}
+
+// The warm basis of a large LCP solved on sparse columns (warmsparse.c)
+// gives warm_accept's dense answer bit for bit: two worlds, one with the
+// sparse path turned off, step alike (every state equal to the last bit,
+// the same pivots) with either stepper, on a resting stack of 40 boxes (n
+// = 960 unknowns, the basis banded), of 10 (n = 240, its columns a
+// quarter of n and more) and on a stack of 20 boxes launched
+// sliding along the table at 0.3 m/s (its friction bases change while it
+// stops: the principal pivots are taken on sparse columns too).
+static void sparse_same(cp_stepper stepper, int boxes, double v0, int steps) {
+  const shortcut sc = {"sparse warm start", cp_wi_sparse_enable, cp_wi_sparse_taken};
+  const long pivots = same_bits(sc, stepper, boxes, v0, steps, steps / 2);
+  if (v0 > 0) cr_assert_gt(pivots, 0, "the bases never changed");
 }
 
 Test(world_scale, sparse_warm_same_bits) {
   sparse_same(CP_STEPPER_ACCELERATION, 40, 0, 60);
   sparse_same(CP_STEPPER_VELOCITY, 40, 0, 60);
+  sparse_same(CP_STEPPER_ACCELERATION, 10, 0, 60); // columns of 62 rows of 240
+  sparse_same(CP_STEPPER_VELOCITY, 10, 0, 60);
   sparse_same(CP_STEPPER_ACCELERATION, 20, 0.3, 40);
   sparse_same(CP_STEPPER_VELOCITY, 20, 0.3, 40);
+}
+
+// The warm basis's LU, remembered (lcp.c, lu_factor_memo): a resting 3-box
+// stack's basic block comes out bit for bit the same on most steps and its
+// factor is copied back instead of computed. With the memo on and off the
+// same states and pivots, step by step, with both steppers: at rest (3 and
+// 5 boxes, k = 12 and 20) and sliding to rest (the bases change, the memo
+// misses and is refilled).
+static void memo_same(cp_stepper stepper, int boxes, double v0, int steps, long min_hits) {
+  const shortcut sc = {"LU memo", cp_wi_lu_memo_enable, cp_wi_lu_memo_hits};
+  same_bits(sc, stepper, boxes, v0, steps, min_hits);
+}
+
+Test(world_scale, lu_memo_same_bits) {
+  memo_same(CP_STEPPER_ACCELERATION, 3, 0, 100, 50);
+  memo_same(CP_STEPPER_VELOCITY, 3, 0, 100, 50);
+  memo_same(CP_STEPPER_ACCELERATION, 5, 0, 60, 1);
+  memo_same(CP_STEPPER_VELOCITY, 5, 0, 60, 1);
+  memo_same(CP_STEPPER_ACCELERATION, 3, 0.3, 60, 0);
+  memo_same(CP_STEPPER_VELOCITY, 3, 0.3, 60, 0);
 }
 
 // The acceleration stepper's impact LCP (boxes landing) is split into
