@@ -435,3 +435,98 @@ static cp_search_status run_and_merge(
   }
   return CP_SEARCH_RUNNING;
 }
+
+/* --- the pending selection of a pipelined search (resume) ----------------- */
+
+int cp_search_pipelined(const cp_search *s) { return s->opt.pipeline != 0; }
+
+/* Per iteration: node, to_goal, k (int64), the sample (m doubles), the k
+ * actions (int64). */
+long cp_search_pending_save(const cp_search *s, unsigned char **buf,
+                            size_t *cap, size_t *size) {
+  *size = 0;
+  const struct cp_batch *b = s->pending;
+  if (!s->opt.pipeline || !s->has_pending || !b) return 0;
+  int m = s->p.m, kc = s->opt.candidates > 0 ? s->opt.candidates : 1;
+  size_t need = 0;
+  for (int i = 0; i < b->n_iters; ++i)
+    need += 3 * sizeof(int64_t) + (size_t)m * sizeof(double) +
+            (size_t)b->iters[i].k * sizeof(int64_t);
+  if (need > *cap) {
+    unsigned char *p = realloc(*buf, need);
+    if (!p) return -1;
+    *buf = p;
+    *cap = need;
+  }
+  unsigned char *o = *buf;
+  for (int i = 0; i < b->n_iters; ++i) {
+    const cp_batch_iter *it = &b->iters[i];
+    int64_t head[3] = {it->from, it->to_goal, it->k};
+    memcpy(o, head, sizeof head);
+    o += sizeof head;
+    memcpy(o, b->samples + (size_t)i * (size_t)m, (size_t)m * sizeof(double));
+    o += (size_t)m * sizeof(double);
+    for (int c = 0; c < it->k; ++c) {
+      int64_t a = b->acts[(size_t)i * (size_t)kc + c];
+      memcpy(o, &a, sizeof a);
+      o += sizeof a;
+    }
+  }
+  *size = need;
+  return b->n_iters;
+}
+
+static int pending_bad(cp_search *s, long i, const char *what) {
+  snprintf(s->message, sizeof s->message,
+           "the stored pending batch does not fit the search: iteration "
+           "%ld %s", i, what);
+  cp_search_batch_clear(s);
+  return -1;
+}
+
+int cp_search_pending_load(cp_search *s, const void *data, size_t size,
+                           long iters) {
+  if (!s->opt.pipeline || iters < 0 || iters > s->opt.batch)
+    return pending_bad(s, iters, "is beyond the search's batch");
+  if (iters == 0) return size ? pending_bad(s, 0, "has extra bytes") : 0;
+  if (!batch_of(s)) return -1;
+  cp_search_batch_clear(s);
+  int m = s->p.m, kc = s->opt.candidates > 0 ? s->opt.candidates : 1;
+  const unsigned char *p = data, *end = p + size;
+  for (int i = 0; i < iters; ++i) {
+    int64_t head[3];
+    if ((size_t)(end - p) < sizeof head + (size_t)m * sizeof(double))
+      return pending_bad(s, i, "is cut short");
+    memcpy(head, p, sizeof head);
+    p += sizeof head;
+    if (head[0] < 0 || head[0] >= s->n_nodes)
+      return pending_bad(s, i, "grows from a node that is not stored");
+    if (head[2] < 0 || head[2] > kc || (head[1] != 0 && head[1] != 1))
+      return pending_bad(s, i, "has a bad candidate count or goal flag");
+    double *sample;
+    long *acts;
+    if (!cp_search_batch_iter(s, i, &sample, &acts)) return -1;
+    memcpy(sample, p, (size_t)m * sizeof(double));
+    p += (size_t)m * sizeof(double);
+    if ((size_t)(end - p) < (size_t)head[2] * sizeof(int64_t))
+      return pending_bad(s, i, "is cut short");
+    for (int c = 0; c < (int)head[2]; ++c) {
+      int64_t a;
+      memcpy(&a, p, sizeof a);
+      p += sizeof a;
+      if (a < 0 || a >= s->p.n_actions)
+        return pending_bad(s, i, "has an action out of range");
+      acts[c] = (long)a;
+    }
+    if (cp_search_batch_iter_end(s, i, (long)head[0], (int)head[2],
+                                 (int)head[1]))
+      return -1;
+  }
+  if (p != end) return pending_bad(s, iters, "is followed by extra bytes");
+  /* The drawn batch waits, as after the call that drew it. */
+  struct cp_batch *b = s->batch;
+  s->batch = s->pending;
+  s->pending = b;
+  s->has_pending = 1;
+  return 0;
+}
