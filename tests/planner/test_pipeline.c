@@ -214,6 +214,72 @@ Test(pipeline, an_interrupted_rrt_run_resumes_on_2_threads) {
   resumes_into_the_uninterrupted_run("rrt", 1, 2);
 }
 
+/* A clock that reads 0 and sets the cancel flag at its `stop_calls`-th
+ * read: the workers read it after every action once the session has made
+ * progress, so the flag stops a batch part-way through its jobs. */
+static long clock_reads, stop_calls;
+static double cancelling_clock(void *ctx) {
+  (void)ctx;
+  if (__atomic_add_fetch(&clock_reads, 1, __ATOMIC_RELAXED) == stop_calls)
+    cp_search_cancel(&stop_flag, 1);
+  return 0;
+}
+
+/* Stopped mid-batch on 2 threads (the batch being merged half run, the
+ * next one out, or between two calls: the clock read that sets the flag
+ * decides), at six points: the run stores its pending batch as it
+ * was before that call, and resumed on 2 threads it is the uninterrupted
+ * run. */
+Test(pipeline, a_run_stopped_mid_batch_resumes_into_the_uninterrupted_one) {
+  char *file = synth_push_task(4);
+  cp_task task;
+  cp_error e;
+  cr_assert_eq(cp_task_load(file, &task, &e), 0, "%s", e.msg);
+  task.search_pipeline = 1;
+  char *path = synth_temp_db();
+  cp_store *st;
+  char msg[512];
+  cr_assert_eq(cp_store_open(path, 0, &st, msg, sizeof msg), CP_STORE_OK);
+  cp_plan_result r;
+  cp_plan_options o = cp_plan_defaults();
+  o.method = "sst";
+  o.max_nodes = 300;
+  o.max_seconds = 3600;
+  o.threads = 2;
+  o.cancel = &stop_flag;
+  o.clock = cancelling_clock;
+  stop_flag = 0;
+  clock_reads = 0;
+  stop_calls = 0; /* the uninterrupted run: its clock reads counted */
+  cr_assert_eq(cp_plan_task(st, &task, &o, &r, &e), CP_PLAN_SOLVED, "%s",
+               e.msg);
+  const long reads = clock_reads;
+  cr_assert_gt(reads, 100);
+  sqlite3 *s = synth_open_db(path);
+  for (int k = 0; k < 6; ++k) {
+    stop_flag = 0;
+    clock_reads = 0;
+    stop_calls = reads * (2 * k + 1) / 12;
+    cr_assert_eq(cp_plan_task(st, &task, &o, &r, &e), CP_PLAN_INTERRUPTED,
+                 "stopped at clock read %ld of %ld: %s", stop_calls, reads,
+                 e.msg);
+    long long n = synth_query_int(s, "SELECT nodes FROM searches ORDER BY "
+                                     "id DESC LIMIT 1");
+    cr_assert(n > 1 && n < 300, "%lld nodes", n);
+    cr_assert_eq(plan(st, &task, "sst", 2, 300, 1, 0, &r, &e),
+                 CP_PLAN_SOLVED, "%s", e.msg);
+    cr_assert_eq(r.run_id, k + 2);
+    cr_assert_gt(synth_assert_same_run(s, 1, s, k + 2, "stopped mid-batch"),
+                 n);
+  }
+  sqlite3_close(s);
+  cp_store_close(st);
+  synth_remove_db(path);
+  cp_task_free(&task);
+  remove(file);
+  free(file);
+}
+
 /* complan plan of the pipelined push task on 2 threads, killed (SIGKILL)
  * once 100 nodes are committed. */
 static sqlite3 *killed_pipelined_run(char **task, char **db) {
