@@ -71,10 +71,10 @@ static int run_search_batch(const char *options) {
 
 /* A pipelined run's pending batch from the store (cp_store_load_pending). */
 static int adopt_pending(void *ctx, long iters, int m, const void *data,
-                         size_t size) {
+                         size_t size, const cp_rng *rng) {
   cp_search *s = ctx;
   return m != cp_search_embedding_size(s) ||
-         cp_search_pending_load(s, data, size, iters);
+         cp_search_pending_load(s, data, size, iters, rng);
 }
 
 /* A commit that fell due after a batch, written while the next batch is
@@ -291,8 +291,9 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
         d.pr.stats = &d.stats;
         d.pr.rng = &d.rng;
         if (cp_search_pipelined(s)) {
+          const cp_rng *undone; /* none while the search runs */
           d.pr.pending_iters = cp_search_pending_save(
-              s, &d.pending, &d.pending_cap, &d.pr.pending_size);
+              s, &d.pending, &d.pending_cap, &d.pr.pending_size, &undone);
           if (d.pr.pending_iters < 0) {
             free(d.pending);
             cp_search_destroy(s);

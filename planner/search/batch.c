@@ -363,6 +363,7 @@ static cp_search_status pipelined(
     }
     long pend = s->has_pending ? s->pending->n_jobs : 0;
     if (s->n_nodes + pend + s->batch->n_jobs > s->opt.max_nodes) {
+      const cp_rng after = s->rng;
       cp_search_rollback(s);
       if (!s->has_pending) return CP_SEARCH_NODE_LIMIT;
       struct cp_batch *b = s->batch;
@@ -370,7 +371,18 @@ static cp_search_status pipelined(
       s->pending = b;
       s->has_pending = 0;
       st = run_and_merge(s, merge);
-      return st == CP_SEARCH_RUNNING ? CP_SEARCH_NODE_LIMIT : st;
+      if (st == CP_SEARCH_STOPPED) { /* as before this call */
+        s->batch->handle = NOT_RUN;
+        b = s->batch;
+        s->batch = s->pending;
+        s->pending = b;
+        s->has_pending = 1;
+      }
+      if (st != CP_SEARCH_RUNNING) return st;
+      /* The undone draw, kept for a resume with a larger limit. */
+      s->undone = 1;
+      s->undone_rng = after;
+      return CP_SEARCH_NODE_LIMIT;
     }
     /* The new batch waits (out on the workers); the pending one (if any)
      * is run. */
@@ -443,10 +455,12 @@ int cp_search_pipelined(const cp_search *s) { return s->opt.pipeline != 0; }
 /* Per iteration: node, to_goal, k (int64), the sample (m doubles), the k
  * actions (int64). */
 long cp_search_pending_save(const cp_search *s, unsigned char **buf,
-                            size_t *cap, size_t *size) {
+                            size_t *cap, size_t *size, const cp_rng **rng) {
   *size = 0;
+  *rng = NULL;
   const struct cp_batch *b = s->pending;
-  if (!s->opt.pipeline || !s->has_pending || !b) return 0;
+  if (!s->opt.pipeline || !(s->has_pending || s->undone) || !b) return 0;
+  if (!s->has_pending) *rng = &s->undone_rng;
   int m = s->p.m, kc = s->opt.candidates > 0 ? s->opt.candidates : 1;
   size_t need = 0;
   for (int i = 0; i < b->n_iters; ++i)
@@ -485,7 +499,7 @@ static int pending_bad(cp_search *s, long i, const char *what) {
 }
 
 int cp_search_pending_load(cp_search *s, const void *data, size_t size,
-                           long iters) {
+                           long iters, const cp_rng *rng) {
   if (!s->opt.pipeline || iters < 0 || iters > s->opt.batch)
     return pending_bad(s, iters, "is beyond the search's batch");
   if (iters == 0) return size ? pending_bad(s, 0, "has extra bytes") : 0;
@@ -528,5 +542,9 @@ int cp_search_pending_load(cp_search *s, const void *data, size_t size,
   s->batch = s->pending;
   s->pending = b;
   s->has_pending = 1;
+  if (rng) { /* drawn by the call that ended at the node limit */
+    s->rng = *rng;
+    s->stats.iterations++; /* that call, its count undone with the draw */
+  }
   return 0;
 }

@@ -401,16 +401,22 @@ int cp_search_resume(cp_search *s, const cp_rng *rng,
 /// pending iterations into *buf (grown with realloc; *cap its size) as
 /// int64 / double values (docs/database.md, table pending_batches) and
 /// sets *size to the bytes written; returns the number of iterations (0:
-/// none pending, also for an unpipelined search), or -1 (memory).
+/// none pending, also for an unpipelined search), or -1 (memory). A search
+/// that ended at its node limit undid its last draw (its generator too)
+/// and merged the pending batch: that draw is saved, and *rng points at
+/// the generator after it (else NULL), so that a resume with a larger
+/// limit continues as the uninterrupted run.
 long cp_search_pending_save(const cp_search *s, unsigned char **buf,
-                            size_t *cap, size_t *size);
+                            size_t *cap, size_t *size, const cp_rng **rng);
 /// Resume of a pipelined search, after cp_search_resume: `iters`
-/// iterations saved by cp_search_pending_save become the pending batch.
+/// iterations saved by cp_search_pending_save become the pending batch
+/// (with its rng when it gave one: the generator and the iteration count
+/// of the call that drew it are then restored).
 /// Returns 0, or -1 when the data does not fit the search (its size, a
 /// node id not adopted, an action out of range, more candidates than the
 /// search's; message set).
 int cp_search_pending_load(cp_search *s, const void *data, size_t size,
-                           long iters);
+                           long iters, const cp_rng *rng);
 /// 1 for a pipelined search (cp_search_options.pipeline), else 0.
 int cp_search_pipelined(const cp_search *s);
 

@@ -32,7 +32,7 @@ static const char *const stmt_sql[S_COUNT] = {
     "UPDATE witnesses SET representative = ?3 WHERE search_id = ?1 AND"
     " id = ?2",
     "INSERT OR REPLACE INTO pending_batches (search_id, iterations,"
-    " embedding, data) VALUES (?1, ?2, ?3, ?4)",
+    " embedding, data, rng) VALUES (?1, ?2, ?3, ?4, ?5)",
     "BEGIN IMMEDIATE",
     "COMMIT"};
 

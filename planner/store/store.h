@@ -191,14 +191,15 @@ cp_store_status cp_store_load_witnesses(
     void *ctx);
 
 /// A pipelined run's pending batch at its last commit (table
-/// pending_batches): fn gets its iteration count, embedding size and data
-/// (as cp_search_pending_save wrote it) and returns 0, else the load
+/// pending_batches): fn gets its iteration count, embedding size, data and
+/// rng (NULL when none; as cp_search_pending_save gave them) and returns 0, else the load
 /// fails with CP_STORE_BAD_FILE. CP_STORE_NOT_FOUND when the run has none
 /// (an unpipelined run, or one stored before schema version 4), with no
 /// message.
 cp_store_status cp_store_load_pending(
     cp_store *st, int64_t run_id,
-    int (*fn)(void *ctx, long iters, int m, const void *data, size_t size),
+    int (*fn)(void *ctx, long iters, int m, const void *data, size_t size,
+              const cp_rng *rng),
     void *ctx);
 
 /// One node of a run: its record, its state (x: cap doubles, may be NULL)

@@ -91,9 +91,10 @@ static int write_pending(cp_store *st, int64_t run_id, const cp_search *search,
   const void *data = pr->pending;
   size_t size = pr->pending_size;
   long iters = pr->pending_iters;
+  const cp_rng *rng = NULL;
   if (!data) {
     iters = cp_search_pending_save(search, &st->pending, &st->pending_cap,
-                                   &size);
+                                   &size, &rng);
     if (iters < 0) return SQLITE_NOMEM;
     data = st->pending;
   }
@@ -103,6 +104,8 @@ static int write_pending(cp_store *st, int64_t run_id, const cp_search *search,
   sqlite3_bind_int64(q, 2, iters);
   sqlite3_bind_int(q, 3, cp_search_embedding_size(search));
   sqlite3_bind_blob(q, 4, size ? data : "", (int)size, SQLITE_STATIC);
+  if (rng) sqlite3_bind_blob(q, 5, rng, (int)sizeof *rng, SQLITE_STATIC);
+  else sqlite3_bind_null(q, 5);
   int rc = sqlite3_step(q);
   return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }

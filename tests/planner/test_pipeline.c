@@ -151,7 +151,8 @@ typedef struct interrupted {
   long long nodes;
 } interrupted;
 
-static void interrupt_run(interrupted *x, const char *method, int threads) {
+/* The pipelined push task and a new database (x->db opened later). */
+static void pipelined_push(interrupted *x) {
   cp_error e;
   char msg[512];
   x->file = synth_push_task(4);
@@ -160,6 +161,11 @@ static void interrupt_run(interrupted *x, const char *method, int threads) {
   x->path = synth_temp_db();
   cr_assert_eq(cp_store_open(x->path, 0, &x->st, msg, sizeof msg),
                CP_STORE_OK);
+}
+
+static void interrupt_run(interrupted *x, const char *method, int threads) {
+  pipelined_push(x);
+  cp_error e;
   cp_plan_result r;
   cr_assert_eq(plan(x->st, &x->task, method, threads, 400, 0, 100, &r, &e),
                CP_PLAN_INTERRUPTED, "%s", e.msg);
@@ -214,6 +220,37 @@ Test(pipeline, an_interrupted_rrt_run_resumes_on_2_threads) {
   resumes_into_the_uninterrupted_run("rrt", 1, 2);
 }
 
+/* Ended at a node limit (the last draw undone, the pending batch merged),
+ * resumed with a larger one: the uninterrupted run with that limit, its
+ * iteration count included. */
+Test(pipeline, a_run_at_its_node_limit_resumes_with_a_larger_one) {
+  interrupted x;
+  pipelined_push(&x);
+  cp_store *st = x.st;
+  cp_task task = x.task;
+  cp_error e;
+  cp_plan_result r0, r1, r2;
+  cr_assert_eq(plan(st, &task, "sst", 2, 60, 0, 0, &r0, &e), CP_PLAN_LIMIT,
+               "%s", e.msg);
+  sqlite3 *s = x.db = synth_open_db(x.path);
+  cr_assert_eq(synth_query_int(s, "SELECT status = 'limit' FROM searches"),
+               1);
+  cr_assert_eq(synth_query_int(s, "SELECT iterations > 0 AND rng IS NOT "
+                                  "NULL FROM pending_batches"), 1,
+               "the undone draw is stored");
+  cr_assert_eq(plan(st, &task, "sst", 1, 400, 1, 0, &r1, &e),
+               CP_PLAN_SOLVED, "%s", e.msg);
+  cr_assert(r1.resumed);
+  cr_assert_eq(plan(st, &task, "sst", 2, 400, 0, 0, &r2, &e),
+               CP_PLAN_SOLVED, "%s", e.msg);
+  cr_assert_gt(synth_assert_same_run(s, 1, s, 2, "resumed at a limit"),
+               r0.nodes);
+  cr_assert_eq(r1.stats.expansions, r2.stats.expansions);
+  cr_assert_eq(r1.stats.lcp_solves, r2.stats.lcp_solves);
+  cr_assert_eq(r1.stats.iterations, r2.stats.iterations);
+  interrupted_free(&x);
+}
+
 /* A clock that reads 0 and sets the cancel flag at its `stop_calls`-th
  * read: the workers read it after every action once the session has made
  * progress, so the flag stops a batch part-way through its jobs. */
@@ -231,15 +268,11 @@ static double cancelling_clock(void *ctx) {
  * was before that call, and resumed on 2 threads it is the uninterrupted
  * run. */
 Test(pipeline, a_run_stopped_mid_batch_resumes_into_the_uninterrupted_one) {
-  char *file = synth_push_task(4);
-  cp_task task;
+  interrupted x;
+  pipelined_push(&x);
+  cp_store *st = x.st;
+  cp_task task = x.task;
   cp_error e;
-  cr_assert_eq(cp_task_load(file, &task, &e), 0, "%s", e.msg);
-  task.search_pipeline = 1;
-  char *path = synth_temp_db();
-  cp_store *st;
-  char msg[512];
-  cr_assert_eq(cp_store_open(path, 0, &st, msg, sizeof msg), CP_STORE_OK);
   cp_plan_result r;
   cp_plan_options o = cp_plan_defaults();
   o.method = "sst";
@@ -255,7 +288,7 @@ Test(pipeline, a_run_stopped_mid_batch_resumes_into_the_uninterrupted_one) {
                e.msg);
   const long reads = clock_reads;
   cr_assert_gt(reads, 100);
-  sqlite3 *s = synth_open_db(path);
+  sqlite3 *s = x.db = synth_open_db(x.path);
   for (int k = 0; k < 6; ++k) {
     stop_flag = 0;
     clock_reads = 0;
@@ -272,12 +305,7 @@ Test(pipeline, a_run_stopped_mid_batch_resumes_into_the_uninterrupted_one) {
     cr_assert_gt(synth_assert_same_run(s, 1, s, k + 2, "stopped mid-batch"),
                  n);
   }
-  sqlite3_close(s);
-  cp_store_close(st);
-  synth_remove_db(path);
-  cp_task_free(&task);
-  remove(file);
-  free(file);
+  interrupted_free(&x);
 }
 
 /* complan plan of the pipelined push task on 2 threads, killed (SIGKILL)
