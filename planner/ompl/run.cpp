@@ -291,7 +291,7 @@ cp_plan_status store_run(cp_store *st, Problem &p, const oc::PathControl *path,
     cp_error_setc(err, CP_ERR_NOMEM, "", "%s", msg);
     return CP_PLAN_FAILED;
   }
-  cp_store_progress pr = {"running", seconds, nullptr, nullptr};
+  cp_store_progress pr = {"running", seconds, nullptr, nullptr, nullptr, 0, 0};
   if ((ss = cp_store_write_batch(st, run_id, task, s, &pr, -1, nullptr))) {
     cp_search_destroy(s);
     return store_failed(st, ss, err);

@@ -69,13 +69,23 @@ static int run_search_batch(const char *options) {
   return batch;
 }
 
+/* A pipelined run's pending batch from the store (cp_store_load_pending). */
+static int adopt_pending(void *ctx, long iters, int m, const void *data,
+                         size_t size, const cp_rng *rng) {
+  cp_search *s = ctx;
+  return m != cp_search_embedding_size(s) ||
+         cp_search_pending_load(s, data, size, iters, rng);
+}
+
 /* A commit that fell due after a batch, written while the next batch is
  * simulated (cp_batch_meanwhile: the workers run the jobs while the calling
  * thread, or rank 0, writes), with the totals and the generator as they
  * were after that batch -- the transaction the loop would have written
  * then, so the committed prefix and the database are the same. When the
  * next iteration simulates no batch of several (a single job, or none),
- * the loop writes it after that iteration, with the search as it is. */
+ * the loop writes it after that iteration, with the search as it is. A
+ * pipelined search's pending batch is saved with the generator (the batch
+ * drawn after the merged one: the next call draws another). */
 typedef struct deferred {
   cp_store *st;
   int64_t run_id;
@@ -86,6 +96,8 @@ typedef struct deferred {
   cp_store_progress pr;  /* pointing at stats and rng */
   cp_search_stats stats;
   cp_rng rng;
+  unsigned char *pending; /* cp_search_pending_save's (pr points at it) */
+  size_t pending_cap;
   cp_store_status ss;    /* a failed commit, for the loop */
 } deferred;
 
@@ -147,13 +159,8 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
       if ((ss = cp_store_load_run(st, run_id, &run)))
         return res->status = store_fail(st, ss, err);
       so.batch = run_search_batch(run.options);
-      int piped = run.options && strstr(run.options, "\"search_pipeline\"");
+      so.pipeline = run.options && strstr(run.options, "\"search_pipeline\"");
       free(run.options);
-      if (piped) { /* its drawn, unmerged batch is not stored */
-        cp_error_set(err, "", "run %lld was planned with search.pipeline, "
-                     "which cannot be resumed yet", (long long)run_id);
-        return res->status = CP_PLAN_BAD_INPUT;
-      }
       if (run.state_size != p->n) {
         cp_error_set(err, "", "run %lld stores states of %d numbers; this "
                      "task's have %d", (long long)run_id, run.state_size, p->n);
@@ -171,8 +178,24 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
       adopt_ctx ac = {s, 0};
       ss = cp_store_load_nodes(st, run_id, adopt_one, &ac);
       if (!ss) ss = cp_store_load_witnesses(st, run_id, adopt_witness, s);
-      if (ss || cp_search_resume(s, run.has_rng ? &run.rng : NULL, &run.stats)) {
-        if (ss) store_fail(st, ss, err);
+      int resumed = !ss && !cp_search_resume(s, run.has_rng ? &run.rng : NULL,
+                                             &run.stats);
+      if (resumed && so.pipeline) { /* the batch drawn at the last commit */
+        ss = cp_store_load_pending(st, run_id, adopt_pending, s);
+        if (ss == CP_STORE_NOT_FOUND) {
+          cp_error_set(err, "", "run %lld was planned with search.pipeline "
+                       "by a complan that did not store its pending batch "
+                       "(database schema version 3 or older), so it cannot "
+                       "be resumed; plan it again", (long long)run_id);
+          cp_search_destroy(s);
+          return res->status = CP_PLAN_BAD_INPUT;
+        }
+      }
+      if (ss || !resumed) {
+        if (ss == CP_STORE_BAD_FILE && resumed)
+          cp_error_set(err, "", "%s: %s", cp_store_message(st),
+                       cp_search_message(s));
+        else if (ss) store_fail(st, ss, err);
         else cp_error_set(err, "", "run %lld: %s", (long long)run_id,
                           cp_search_message(s));
         cp_search_destroy(s);
@@ -242,7 +265,7 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
   cp_search_status status = CP_SEARCH_RUNNING;
   long last_flush = cp_search_get_stats(s)->expansions;
   double t_loop = t_start, next_progress = t_loop + opt.progress_interval;
-  cp_store_progress pr = {"running", seconds_before, NULL, NULL};
+  cp_store_progress pr = {.status = "running", .seconds = seconds_before};
   deferred d = {.st = st, .run_id = run_id, .task = task, .s = s};
   const int overlap = p->expand_batch && so.batch > 1;
   if (overlap) cp_search_set_meanwhile(s, commit_meanwhile, &d);
@@ -267,6 +290,18 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
         d.pr = pr;
         d.pr.stats = &d.stats;
         d.pr.rng = &d.rng;
+        if (cp_search_pipelined(s)) {
+          const cp_rng *undone; /* none while the search runs */
+          d.pr.pending_iters = cp_search_pending_save(
+              s, &d.pending, &d.pending_cap, &d.pr.pending_size, &undone);
+          if (d.pr.pending_iters < 0) {
+            free(d.pending);
+            cp_search_destroy(s);
+            cp_error_set(err, "", "out of memory");
+            return res->status = CP_PLAN_FAILED;
+          }
+          d.pr.pending = d.pending ? d.pending : (const void *)"";
+        }
       } else if ((ss = cp_store_write_batch(st, run_id, task, s, &pr, -1,
                                             NULL))) {
         break;
@@ -284,6 +319,8 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
       next_progress = t + opt.progress_interval;
     }
   }
+  free(d.pending); /* no commit is deferred past the loop */
+  d.pending = NULL;
   if (ss) {
     cp_plan_status r = store_fail(st, ss, err);
     cp_search_destroy(s);

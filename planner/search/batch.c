@@ -363,6 +363,7 @@ static cp_search_status pipelined(
     }
     long pend = s->has_pending ? s->pending->n_jobs : 0;
     if (s->n_nodes + pend + s->batch->n_jobs > s->opt.max_nodes) {
+      const cp_rng after = s->rng;
       cp_search_rollback(s);
       if (!s->has_pending) return CP_SEARCH_NODE_LIMIT;
       struct cp_batch *b = s->batch;
@@ -370,7 +371,18 @@ static cp_search_status pipelined(
       s->pending = b;
       s->has_pending = 0;
       st = run_and_merge(s, merge);
-      return st == CP_SEARCH_RUNNING ? CP_SEARCH_NODE_LIMIT : st;
+      if (st == CP_SEARCH_STOPPED) { /* as before this call */
+        s->batch->handle = NOT_RUN;
+        b = s->batch;
+        s->batch = s->pending;
+        s->pending = b;
+        s->has_pending = 1;
+      }
+      if (st != CP_SEARCH_RUNNING) return st;
+      /* The undone draw, kept for a resume with a larger limit. */
+      s->undone = 1;
+      s->undone_rng = after;
+      return CP_SEARCH_NODE_LIMIT;
     }
     /* The new batch waits (out on the workers); the pending one (if any)
      * is run. */
@@ -434,4 +446,105 @@ static cp_search_status run_and_merge(
     if (st != CP_SEARCH_RUNNING) return st;
   }
   return CP_SEARCH_RUNNING;
+}
+
+/* --- the pending selection of a pipelined search (resume) ----------------- */
+
+int cp_search_pipelined(const cp_search *s) { return s->opt.pipeline != 0; }
+
+/* Per iteration: node, to_goal, k (int64), the sample (m doubles), the k
+ * actions (int64). */
+long cp_search_pending_save(const cp_search *s, unsigned char **buf,
+                            size_t *cap, size_t *size, const cp_rng **rng) {
+  *size = 0;
+  *rng = NULL;
+  const struct cp_batch *b = s->pending;
+  if (!s->opt.pipeline || !(s->has_pending || s->undone) || !b) return 0;
+  if (!s->has_pending) *rng = &s->undone_rng;
+  int m = s->p.m, kc = s->opt.candidates > 0 ? s->opt.candidates : 1;
+  size_t need = 0;
+  for (int i = 0; i < b->n_iters; ++i)
+    need += 3 * sizeof(int64_t) + (size_t)m * sizeof(double) +
+            (size_t)b->iters[i].k * sizeof(int64_t);
+  if (need > *cap) {
+    unsigned char *p = realloc(*buf, need);
+    if (!p) return -1;
+    *buf = p;
+    *cap = need;
+  }
+  unsigned char *o = *buf;
+  for (int i = 0; i < b->n_iters; ++i) {
+    const cp_batch_iter *it = &b->iters[i];
+    int64_t head[3] = {it->from, it->to_goal, it->k};
+    memcpy(o, head, sizeof head);
+    o += sizeof head;
+    memcpy(o, b->samples + (size_t)i * (size_t)m, (size_t)m * sizeof(double));
+    o += (size_t)m * sizeof(double);
+    for (int c = 0; c < it->k; ++c) {
+      int64_t a = b->acts[(size_t)i * (size_t)kc + c];
+      memcpy(o, &a, sizeof a);
+      o += sizeof a;
+    }
+  }
+  *size = need;
+  return b->n_iters;
+}
+
+static int pending_bad(cp_search *s, long i, const char *what) {
+  snprintf(s->message, sizeof s->message,
+           "the stored pending batch does not fit the search: iteration "
+           "%ld %s", i, what);
+  cp_search_batch_clear(s);
+  return -1;
+}
+
+int cp_search_pending_load(cp_search *s, const void *data, size_t size,
+                           long iters, const cp_rng *rng) {
+  if (!s->opt.pipeline || iters < 0 || iters > s->opt.batch)
+    return pending_bad(s, iters, "is beyond the search's batch");
+  if (iters == 0) return size ? pending_bad(s, 0, "has extra bytes") : 0;
+  if (!batch_of(s)) return -1;
+  cp_search_batch_clear(s);
+  int m = s->p.m, kc = s->opt.candidates > 0 ? s->opt.candidates : 1;
+  const unsigned char *p = data, *end = p + size;
+  for (int i = 0; i < iters; ++i) {
+    int64_t head[3];
+    if ((size_t)(end - p) < sizeof head + (size_t)m * sizeof(double))
+      return pending_bad(s, i, "is cut short");
+    memcpy(head, p, sizeof head);
+    p += sizeof head;
+    if (head[0] < 0 || head[0] >= s->n_nodes)
+      return pending_bad(s, i, "grows from a node that is not stored");
+    if (head[2] < 0 || head[2] > kc || (head[1] != 0 && head[1] != 1))
+      return pending_bad(s, i, "has a bad candidate count or goal flag");
+    double *sample;
+    long *acts;
+    if (!cp_search_batch_iter(s, i, &sample, &acts)) return -1;
+    memcpy(sample, p, (size_t)m * sizeof(double));
+    p += (size_t)m * sizeof(double);
+    if ((size_t)(end - p) < (size_t)head[2] * sizeof(int64_t))
+      return pending_bad(s, i, "is cut short");
+    for (int c = 0; c < (int)head[2]; ++c) {
+      int64_t a;
+      memcpy(&a, p, sizeof a);
+      p += sizeof a;
+      if (a < 0 || a >= s->p.n_actions)
+        return pending_bad(s, i, "has an action out of range");
+      acts[c] = (long)a;
+    }
+    if (cp_search_batch_iter_end(s, i, (long)head[0], (int)head[2],
+                                 (int)head[1]))
+      return -1;
+  }
+  if (p != end) return pending_bad(s, iters, "is followed by extra bytes");
+  /* The drawn batch waits, as after the call that drew it. */
+  struct cp_batch *b = s->batch;
+  s->batch = s->pending;
+  s->pending = b;
+  s->has_pending = 1;
+  if (rng) { /* drawn by the call that ended at the node limit */
+    s->rng = *rng;
+    s->stats.iterations++; /* that call, its count undone with the draw */
+  }
+  return 0;
 }

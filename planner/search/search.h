@@ -298,10 +298,11 @@ typedef struct cp_search_options {
   /// rrt and sst with batch > 1: pipelined batches (docs/parallel.md,
   /// "Pipelined batches"): batch k + 1 is drawn from the tree as merged up
   /// to batch k - 1, before batch k is merged; merges stay in job order, so
-  /// the nodes depend on the task and seed only. Experimental: the batches
-  /// are still simulated one after the other (what it would gain is
-  /// modelled, not built), and a run cannot be resumed exactly (the drawn,
-  /// unmerged batch is not stored). 0 (default): off, as before.
+  /// the nodes depend on the task and seed only. Experimental. With a
+  /// problem's batch_start the two batches out overlap on the workers; a
+  /// commit stores the drawn, unmerged batch
+  /// (cp_search_pending_save), so a run resumes exactly. 0 (default): off,
+  /// as before.
   int pipeline;
   /// rrt: a tree node from which an iteration kept no candidate (every
   /// candidate rejected: out of bounds, penetration, solver failure) is
@@ -391,6 +392,33 @@ int cp_search_adopt(cp_search *s, const cp_search_node *node,
 /// restores the generator and the totals. Returns 0 or -1 (no nodes).
 int cp_search_resume(cp_search *s, const cp_rng *rng,
                      const cp_search_stats *stats);
+
+/// Pipelined batches (cp_search_options.pipeline; docs/parallel.md,
+/// "Pipelined batches"): after a call of cp_search_iterate the batch drawn
+/// for the next call (from the tree before the merged one) is pending, and
+/// the generator's state is the one after that draw. A commit stores it so
+/// that a resumed run hands it out first. cp_search_pending_save writes the
+/// pending iterations into *buf (grown with realloc; *cap its size) as
+/// int64 / double values (docs/database.md, table pending_batches) and
+/// sets *size to the bytes written; returns the number of iterations (0:
+/// none pending, also for an unpipelined search), or -1 (memory). A search
+/// that ended at its node limit undid its last draw (its generator too)
+/// and merged the pending batch: that draw is saved, and *rng points at
+/// the generator after it (else NULL), so that a resume with a larger
+/// limit continues as the uninterrupted run.
+long cp_search_pending_save(const cp_search *s, unsigned char **buf,
+                            size_t *cap, size_t *size, const cp_rng **rng);
+/// Resume of a pipelined search, after cp_search_resume: `iters`
+/// iterations saved by cp_search_pending_save become the pending batch
+/// (with its rng when it gave one: the generator and the iteration count
+/// of the call that drew it are then restored).
+/// Returns 0, or -1 when the data does not fit the search (its size, a
+/// node id not adopted, an action out of range, more candidates than the
+/// search's; message set).
+int cp_search_pending_load(cp_search *s, const void *data, size_t size,
+                           long iters, const cp_rng *rng);
+/// 1 for a pipelined search (cp_search_options.pipeline), else 0.
+int cp_search_pipelined(const cp_search *s);
 
 /// Sets the totals, for a search whose nodes were simulated elsewhere and
 /// given to cp_search_adopt (the OMPL adapter's plans, planner/ompl/): the

@@ -71,6 +71,10 @@ struct cp_search {
   struct cp_batch *batch;   /* search.batch > 1: the jobs (batch.c) */
   struct cp_batch *pending; /* pipeline: drawn, not yet merged (batch.c) */
   int has_pending;
+  /* pipeline: the search ended at its node limit with the last draw
+   * (still in `pending`) undone; the generator after it (resume). */
+  int undone;
+  cp_rng undone_rng;
   cp_batch_meanwhile meanwhile; /* cp_search_set_meanwhile */
   char message[256];
 };

@@ -249,6 +249,36 @@ cp_store_status cp_store_load_node(cp_store *st, int64_t run_id, long id,
   return CP_STORE_OK;
 }
 
+cp_store_status cp_store_load_pending(
+    cp_store *st, int64_t run_id,
+    int (*fn)(void *ctx, long iters, int m, const void *data, size_t size,
+              const cp_rng *rng),
+    void *ctx) {
+  if (st->version < 4) return CP_STORE_NOT_FOUND; /* no such table yet */
+  sqlite3_stmt *q;
+  cp_store_status s = cp_store_one_row(
+      st,
+      "SELECT iterations, embedding, data, rng FROM pending_batches WHERE"
+      " search_id = ?1",
+      &run_id, 1, "cannot read the pending batch", &q);
+  if (s) return s;
+  long iters = (long)sqlite3_column_int64(q, 0);
+  int m = sqlite3_column_int(q, 1);
+  const void *data = sqlite3_column_blob(q, 2);
+  size_t size = (size_t)sqlite3_column_bytes(q, 2);
+  cp_rng rng;
+  int has_rng = sqlite3_column_bytes(q, 3) == (int)sizeof rng;
+  if (has_rng) memcpy(&rng, sqlite3_column_blob(q, 3), sizeof rng);
+  if ((sqlite3_column_type(q, 3) != SQLITE_NULL && !has_rng) ||
+      fn(ctx, iters, m, data, size, has_rng ? &rng : NULL))
+    s = cp_store_failf(st, CP_STORE_BAD_FILE,
+                       "run %lld: its pending batch (%ld iterations, %zu"
+                       " bytes) does not fit the search",
+                       (long long)run_id, iters, size);
+  sqlite3_finalize(q);
+  return s;
+}
+
 cp_store_status cp_store_load_witnesses(
     cp_store *st, int64_t run_id,
     int (*fn)(void *ctx, long id, const double *point, int m, long rep),

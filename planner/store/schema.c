@@ -100,6 +100,14 @@ static const char schema_sql[] =
     " PRIMARY KEY (search_id, id),"
     " FOREIGN KEY (search_id, representative)"
     "  REFERENCES nodes(search_id, id));"
+    /* Version 4: a pipelined run's drawn, unmerged batch at its last
+     * commit (docs/database.md): a resumed run hands it out first. */
+    "CREATE TABLE IF NOT EXISTS pending_batches ("
+    " search_id INTEGER PRIMARY KEY REFERENCES searches(id),"
+    " iterations INTEGER NOT NULL,"
+    " embedding INTEGER NOT NULL,"
+    " data BLOB NOT NULL,"
+    " rng BLOB);"
     "CREATE TABLE IF NOT EXISTS plans ("
     " id INTEGER PRIMARY KEY,"
     " search_id INTEGER NOT NULL REFERENCES searches(id),"
@@ -265,7 +273,7 @@ static int pragma_int(cp_store *st, const char *sql, int *out) {
 typedef enum file_kind {
   FILE_EMPTY,       /* no table: a new file */
   FILE_CURRENT,     /* complan's, this schema version */
-  FILE_OLD,         /* complan's, schema version 1 or 2 (migrated on
+  FILE_OLD,         /* complan's, schema version 1 to 3 (migrated on
                        write, read as it is) */
   FILE_ASSEMBLY,    /* unstamped, only assembly_* tables: written by an
                        earlier `complan assemble` (adopted on write) */
@@ -374,7 +382,7 @@ cp_store_status cp_store_schema_write(cp_store *st) {
       if (st->version == 1) rc = cp_store_exec(st, migrate_v1_sql);
     }
     if (!rc) rc = cp_store_exec(st, schema_sql);
-    if (!rc && kind == FILE_OLD) rc = migrate_v2(st);
+    if (!rc && kind == FILE_OLD && st->version <= 2) rc = migrate_v2(st);
     if (rc) s = cp_store_fail(st, rc, what);
     snprintf(sql, sizeof sql,
              "PRAGMA user_version = %d; PRAGMA application_id = %d;",

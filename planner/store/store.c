@@ -31,6 +31,8 @@ static const char *const stmt_sql[S_COUNT] = {
     " VALUES (?1, ?2, ?3, ?4)",
     "UPDATE witnesses SET representative = ?3 WHERE search_id = ?1 AND"
     " id = ?2",
+    "INSERT OR REPLACE INTO pending_batches (search_id, iterations,"
+    " embedding, data, rng) VALUES (?1, ?2, ?3, ?4, ?5)",
     "BEGIN IMMEDIATE",
     "COMMIT"};
 
@@ -229,6 +231,7 @@ void cp_store_close(cp_store *st) {
   sqlite3_close(st->db);
   free(st->scratch);
   free(st->node_message);
+  free(st->pending);
   free(st);
 }
 

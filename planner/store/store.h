@@ -31,7 +31,7 @@
 extern "C" {
 #endif
 
-#define CP_STORE_SCHEMA_VERSION 3
+#define CP_STORE_SCHEMA_VERSION 4
 #define CP_STORE_APPLICATION_ID 0x43504c4e
 
 typedef enum cp_store_status {
@@ -190,6 +190,18 @@ cp_store_status cp_store_load_witnesses(
     int (*fn)(void *ctx, long id, const double *point, int m, long rep),
     void *ctx);
 
+/// A pipelined run's pending batch at its last commit (table
+/// pending_batches): fn gets its iteration count, embedding size, data and
+/// rng (NULL when none; as cp_search_pending_save gave them) and returns 0, else the load
+/// fails with CP_STORE_BAD_FILE. CP_STORE_NOT_FOUND when the run has none
+/// (an unpipelined run, or one stored before schema version 4), with no
+/// message.
+cp_store_status cp_store_load_pending(
+    cp_store *st, int64_t run_id,
+    int (*fn)(void *ctx, long iters, int m, const void *data, size_t size,
+              const cp_rng *rng),
+    void *ctx);
+
 /// One node of a run: its record, its state (x: cap doubles, may be NULL)
 /// and its action's input values (values: cap_v doubles, may be NULL; *n_v
 /// receives their count, 0 for the start). A state blob that is not the
@@ -211,6 +223,13 @@ typedef struct cp_store_progress {
   /// simulated, with the search's totals as they were after the batch.
   const cp_search_stats *stats;
   const cp_rng *rng;
+  /// A pipelined search's pending batch, written with the run (table
+  /// pending_batches): pending_iters iterations in pending_size bytes as
+  /// cp_search_pending_save writes them. NULL: the search's own, saved at
+  /// the commit (the plan loop passes the one saved with rng).
+  const void *pending;
+  size_t pending_size;
+  long pending_iters;
 } cp_store_progress;
 
 /// One transaction: the search's journal (new nodes, flag changes), the

@@ -21,6 +21,7 @@ enum {
   S_PLAN,
   S_WITNESS,
   S_WITNESS_REP,
+  S_PENDING,
   S_BEGIN,
   S_COMMIT,
   S_COUNT
@@ -34,9 +35,11 @@ struct cp_store {
   double seconds;
   double *scratch;
   size_t scratch_n;
-  int version;           /* the file's schema version (1 or 2 read-only, or 3) */
+  int version;           /* the file's schema version (1 to 3 read-only, or 4) */
   char *node_message;  /* cp_store_load_node's message */
   int busy_ms;         /* lock wait (ms), BUSY_MS unless set */
+  unsigned char *pending; /* a pipelined search's pending batch (write.c) */
+  size_t pending_cap;
 };
 
 /* How long a process waits by default for another one's lock (ms):

@@ -83,6 +83,33 @@ static int bind_node(cp_store *st, int64_t run_id, const cp_task *task,
   return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
+/* A pipelined search's pending batch (pr's, else the search's own, saved
+ * here), replacing the run's last one. */
+static int write_pending(cp_store *st, int64_t run_id, const cp_search *search,
+                         const cp_store_progress *pr, const char **what) {
+  *what = "cannot store the pending batch";
+  const void *data = pr->pending;
+  size_t size = pr->pending_size;
+  long iters = pr->pending_iters;
+  const cp_rng *rng = NULL;
+  if (!data) {
+    iters = cp_search_pending_save(search, &st->pending, &st->pending_cap,
+                                   &size, &rng);
+    if (iters < 0) return SQLITE_NOMEM;
+    data = st->pending;
+  }
+  sqlite3_stmt *q = st->stmt[S_PENDING];
+  sqlite3_reset(q);
+  sqlite3_bind_int64(q, 1, run_id);
+  sqlite3_bind_int64(q, 2, iters);
+  sqlite3_bind_int(q, 3, cp_search_embedding_size(search));
+  sqlite3_bind_blob(q, 4, size ? data : "", (int)size, SQLITE_STATIC);
+  if (rng) sqlite3_bind_blob(q, 5, rng, (int)sizeof *rng, SQLITE_STATIC);
+  else sqlite3_bind_null(q, 5);
+  int rc = sqlite3_step(q);
+  return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
 /* Writes the search's journal (new nodes, flag changes, new witnesses and
  * changed representatives) and the run's row inside the open transaction;
  * *what says what failed. Returns the SQLite code. */
@@ -153,6 +180,9 @@ static int write_journal(cp_store *st, int64_t run_id, const cp_task *task,
   sqlite3_bind_blob(q, 14, pr->rng ? pr->rng : cp_search_rng(search),
                     (int)sizeof(cp_rng), SQLITE_STATIC);
   if ((rc = sqlite3_step(q)) != SQLITE_DONE) return rc;
+  if (cp_search_pipelined(search) && (rc = write_pending(st, run_id, search,
+                                                         pr, what)))
+    return rc;
   if (plan_node >= 0) {
     *what = "cannot store the plan";
     const cp_search_node *g = cp_search_node_get(search, plan_node);
@@ -219,7 +249,7 @@ cp_store_status cp_store_run_start(cp_store *st, int64_t task_id,
                                    const char *options, uint64_t seed,
                                    const cp_task *task, cp_search *search,
                                    int64_t *run_id) {
-  const cp_store_progress pr = {"running", 0, NULL, NULL};
+  const cp_store_progress pr = {.status = "running"};
   return journal_transaction(
       st, run_id,
       "INSERT INTO searches (task_id, planner, options, seed, status,"

@@ -7,7 +7,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -421,6 +423,29 @@ static json_t *push_plan_json(const char *task, const char *db,
                         "--max-seconds", "3600", "--threads", threads,
                         "--json", extra, NULL};
   return cpt_run_json(argv, 0);
+}
+
+sqlite3 *synth_kill_push_run(const char *task, const char *db) {
+  const char *exe = getenv("CP_COMPLAN");
+  pid_t pid = fork();
+  cr_assert(pid >= 0);
+  if (pid == 0) {
+    if (!freopen("/dev/null", "w", stdout) ||
+        !freopen("/dev/null", "w", stderr))
+      _exit(126);
+    execl(exe, exe, "plan", task, "--db", db, "--method", "sst", "--seed",
+          "4", "--max-nodes", "1500", "--max-seconds", "3600", "--threads",
+          "2", NULL);
+    _exit(127);
+  }
+  /* Killed once batches are committed. */
+  sqlite3 *s = synth_wait_nodes(db, 100, 60);
+  kill(pid, SIGKILL);
+  int wst;
+  waitpid(pid, &wst, 0);
+  cr_assert(WIFSIGNALED(wst), "the run ended before it was killed");
+  cr_assert_not_null(s);
+  return s;
 }
 
 void synth_killed_push_resumes(sqlite3 *s, char *task, char *db,

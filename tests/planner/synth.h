@@ -97,6 +97,11 @@ void synth_plan_of(struct sqlite3 *db, long long run, char *out, size_t size);
 /// thread, --json, status 0) and asserts it is then the same run, equal to
 /// the uninterrupted run made on `threads` threads. Closes s, removes db
 /// and task, frees both paths.
+/// Runs `complan plan task --db db` (sst, seed 4, 1500 nodes, 2 threads)
+/// in a child process and kills it (SIGKILL) once 100 nodes are committed;
+/// asserts it was killed, and returns db opened (for
+/// synth_killed_push_resumes).
+struct sqlite3 *synth_kill_push_run(const char *task, const char *db);
 void synth_killed_push_resumes(struct sqlite3 *s, char *task, char *db,
                                const char *threads,
                                void (*resume)(const char *task,

@@ -3,10 +3,15 @@
  * as merged up to batch k - 1. The nodes are the same for 1, 2 and 4
  * threads (sst and rrt on the push task at batch 4) and differ from the
  * unpipelined search's; the node limit holds; bad settings are input
- * errors; a pipelined run is refused on --resume (its drawn, unmerged
- * batch is not stored), leaving its database as it was. */
+ * errors. A commit stores the drawn, unmerged batch (table
+ * pending_batches), so a pipelined run interrupted, or killed, after a
+ * commit resumes on 1 or 2 threads into the uninterrupted run; one stored
+ * without it (before schema version 4), or with a damaged one, is refused
+ * on --resume, its database left as it was. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <signal.h>
+#include <stdint.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,32 +140,263 @@ Test(pipeline, bad_settings_are_refused) {
   free(task);
 }
 
-Test(pipeline, a_pipelined_run_is_refused_on_resume) {
-  char *file = synth_push_task(4);
+/* A pipelined run of the push task (batch 4) with `method` on `threads`
+ * threads, interrupted at 100 nodes (between two calls of the search: the
+ * next batch drawn and out), in a new database; db: its rows. */
+typedef struct interrupted {
+  char *file, *path;
   cp_task task;
-  cp_error e;
-  cr_assert_eq(cp_task_load(file, &task, &e), 0, "%s", e.msg);
-  task.search_pipeline = 1;
-  char *path = synth_temp_db();
   cp_store *st;
+  sqlite3 *db;
+  long long nodes;
+} interrupted;
+
+/* The pipelined push task and a new database (x->db opened later). */
+static void pipelined_push(interrupted *x) {
+  cp_error e;
   char msg[512];
-  cr_assert_eq(cp_store_open(path, 0, &st, msg, sizeof msg), CP_STORE_OK);
+  x->file = synth_push_task(4);
+  cr_assert_eq(cp_task_load(x->file, &x->task, &e), 0, "%s", e.msg);
+  x->task.search_pipeline = 1;
+  x->path = synth_temp_db();
+  cr_assert_eq(cp_store_open(x->path, 0, &x->st, msg, sizeof msg),
+               CP_STORE_OK);
+}
+
+static void interrupt_run(interrupted *x, const char *method, int threads) {
+  pipelined_push(x);
+  cp_error e;
   cp_plan_result r;
-  cr_assert_eq(plan(st, &task, "sst", 2, 400, 0, 100, &r, &e),
+  cr_assert_eq(plan(x->st, &x->task, method, threads, 400, 0, 100, &r, &e),
                CP_PLAN_INTERRUPTED, "%s", e.msg);
-  sqlite3 *s = synth_open_db(path);
-  long long n0 = synth_query_int(s, "SELECT count(*) FROM nodes");
-  cr_assert(n0 >= 100 && n0 < 400, "%lld nodes", n0);
+  x->db = synth_open_db(x->path);
+  x->nodes = synth_query_int(x->db, "SELECT count(*) FROM nodes");
+  cr_assert(x->nodes >= 100 && x->nodes < 400, "%lld nodes", x->nodes);
+}
+
+static void interrupted_free(interrupted *x) {
+  sqlite3_close(x->db);
+  cp_store_close(x->st);
+  synth_remove_db(x->path);
+  cp_task_free(&x->task);
+  remove(x->file);
+  free(x->file);
+}
+
+/* Interrupted on t1 threads, resumed on t2: the uninterrupted run's nodes,
+ * plan, expansions and LCP solves. */
+static void resumes_into_the_uninterrupted_run(const char *method, int t1,
+                                               int t2) {
+  interrupted x;
+  interrupt_run(&x, method, t1);
+  cp_error e;
+  cp_plan_result r1, r2;
+  cr_assert_eq(synth_query_int(x.db, "SELECT iterations FROM "
+                                     "pending_batches WHERE search_id = 1"),
+               x.task.search_batch, "the drawn batch is stored");
+  cp_plan_status a = plan(x.st, &x.task, method, t2, 400, 1, 0, &r1, &e);
+  cr_assert(a == CP_PLAN_SOLVED || a == CP_PLAN_LIMIT, "%s", e.msg);
+  cr_assert(r1.resumed);
+  cr_assert_eq(r1.run_id, 1);
+  cp_plan_status b = plan(x.st, &x.task, method, t1, 400, 0, 0, &r2, &e);
+  cr_assert_eq(b, a, "%s", e.msg);
+  cr_assert_eq(r2.run_id, 2);
+  cr_assert_gt(synth_assert_same_run(x.db, 1, x.db, 2,
+                                     "resumed pipelined run"),
+               x.nodes);
+  cr_assert_eq(r1.stats.expansions, r2.stats.expansions);
+  cr_assert_eq(r1.stats.lcp_solves, r2.stats.lcp_solves);
+  /* Not the pivots: a world's impact memo is its own (a resumed session's
+   * starts empty, as a second thread's does), docs/parallel.md. */
+  cr_assert(r1.cost == r2.cost || (isnan(r1.cost) && isnan(r2.cost)));
+  interrupted_free(&x);
+}
+
+Test(pipeline, an_interrupted_sst_run_resumes_on_1_thread) {
+  resumes_into_the_uninterrupted_run("sst", 2, 1);
+}
+
+Test(pipeline, an_interrupted_rrt_run_resumes_on_2_threads) {
+  resumes_into_the_uninterrupted_run("rrt", 1, 2);
+}
+
+/* Ended at a node limit (the last draw undone, the pending batch merged),
+ * resumed with a larger one: the uninterrupted run with that limit, its
+ * iteration count included. */
+Test(pipeline, a_run_at_its_node_limit_resumes_with_a_larger_one) {
+  interrupted x;
+  pipelined_push(&x);
+  cp_store *st = x.st;
+  cp_task task = x.task;
+  cp_error e;
+  cp_plan_result r0, r1, r2;
+  cr_assert_eq(plan(st, &task, "sst", 2, 60, 0, 0, &r0, &e), CP_PLAN_LIMIT,
+               "%s", e.msg);
+  sqlite3 *s = x.db = synth_open_db(x.path);
+  cr_assert_eq(synth_query_int(s, "SELECT status = 'limit' FROM searches"),
+               1);
+  cr_assert_eq(synth_query_int(s, "SELECT iterations > 0 AND rng IS NOT "
+                                  "NULL FROM pending_batches"), 1,
+               "the undone draw is stored");
+  cr_assert_eq(plan(st, &task, "sst", 1, 400, 1, 0, &r1, &e),
+               CP_PLAN_SOLVED, "%s", e.msg);
+  cr_assert(r1.resumed);
+  cr_assert_eq(plan(st, &task, "sst", 2, 400, 0, 0, &r2, &e),
+               CP_PLAN_SOLVED, "%s", e.msg);
+  cr_assert_gt(synth_assert_same_run(s, 1, s, 2, "resumed at a limit"),
+               r0.nodes);
+  cr_assert_eq(r1.stats.expansions, r2.stats.expansions);
+  cr_assert_eq(r1.stats.lcp_solves, r2.stats.lcp_solves);
+  cr_assert_eq(r1.stats.iterations, r2.stats.iterations);
+  interrupted_free(&x);
+}
+
+/* A clock that reads 0 and sets the cancel flag at its `stop_calls`-th
+ * read: the workers read it after every action once the session has made
+ * progress, so the flag stops a batch part-way through its jobs. */
+static long clock_reads, stop_calls;
+static double cancelling_clock(void *ctx) {
+  (void)ctx;
+  if (__atomic_add_fetch(&clock_reads, 1, __ATOMIC_RELAXED) == stop_calls)
+    cp_search_cancel(&stop_flag, 1);
+  return 0;
+}
+
+/* Stopped mid-batch on 2 threads (the batch being merged half run, the
+ * next one out, or between two calls: the clock read that sets the flag
+ * decides), at six points: the run stores its pending batch as it
+ * was before that call, and resumed on 2 threads it is the uninterrupted
+ * run. */
+Test(pipeline, a_run_stopped_mid_batch_resumes_into_the_uninterrupted_one) {
+  interrupted x;
+  pipelined_push(&x);
+  cp_store *st = x.st;
+  cp_task task = x.task;
+  cp_error e;
+  cp_plan_result r;
+  cp_plan_options o = cp_plan_defaults();
+  o.method = "sst";
+  o.max_nodes = 300;
+  o.max_seconds = 3600;
+  o.threads = 2;
+  o.cancel = &stop_flag;
+  o.clock = cancelling_clock;
+  stop_flag = 0;
+  clock_reads = 0;
+  stop_calls = 0; /* the uninterrupted run: its clock reads counted */
+  cr_assert_eq(cp_plan_task(st, &task, &o, &r, &e), CP_PLAN_SOLVED, "%s",
+               e.msg);
+  const long reads = clock_reads;
+  cr_assert_gt(reads, 100);
+  sqlite3 *s = x.db = synth_open_db(x.path);
+  for (int k = 0; k < 6; ++k) {
+    stop_flag = 0;
+    clock_reads = 0;
+    stop_calls = reads * (2 * k + 1) / 12;
+    cr_assert_eq(cp_plan_task(st, &task, &o, &r, &e), CP_PLAN_INTERRUPTED,
+                 "stopped at clock read %ld of %ld: %s", stop_calls, reads,
+                 e.msg);
+    long long n = synth_query_int(s, "SELECT nodes FROM searches ORDER BY "
+                                     "id DESC LIMIT 1");
+    cr_assert(n > 1 && n < 300, "%lld nodes", n);
+    cr_assert_eq(plan(st, &task, "sst", 2, 300, 1, 0, &r, &e),
+                 CP_PLAN_SOLVED, "%s", e.msg);
+    cr_assert_eq(r.run_id, k + 2);
+    cr_assert_gt(synth_assert_same_run(s, 1, s, k + 2, "stopped mid-batch"),
+                 n);
+  }
+  interrupted_free(&x);
+}
+
+/* complan plan of the pipelined push task on 2 threads, killed (SIGKILL)
+ * once 100 nodes are committed. */
+static sqlite3 *killed_pipelined_run(char **task, char **db) {
+  *task = synth_push_task_with(4, "\"pipeline\": true");
+  *db = synth_temp_db();
+  sqlite3 *s = synth_kill_push_run(*task, *db);
+  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM pending_batches"), 1);
+  return s;
+}
+
+Test(pipeline, a_killed_run_resumes_on_1_thread_into_the_uninterrupted_one) {
+  char *task, *db;
+  sqlite3 *s = killed_pipelined_run(&task, &db);
+  synth_killed_push_resumes(s, task, db, "2", NULL);
+}
+
+static void resume_on_2_threads(const char *task, const char *db) {
+  const char *argv[] = {"complan", "plan", task, "--db", db, "--method",
+                        "sst", "--seed", "4", "--max-nodes", "1500",
+                        "--max-seconds", "3600", "--threads", "2", "--json",
+                        "--resume", NULL};
+  json_t *doc = cpt_run_json(argv, 0);
+  cr_assert(json_is_true(json_object_get(doc, "resumed")));
+  json_decref(doc);
+}
+
+Test(pipeline, a_killed_run_resumes_on_2_threads_into_the_uninterrupted_one) {
+  char *task, *db;
+  sqlite3 *s = killed_pipelined_run(&task, &db);
+  synth_killed_push_resumes(s, task, db, "1", resume_on_2_threads);
+}
+
+/* Gives the stored pending batch's first iteration node `id` (its first
+ * int64), leaving the rest as it is. */
+static void set_first_node(sqlite3 *s, long long id) {
+  sqlite3_stmt *q;
+  cr_assert_eq(sqlite3_prepare_v2(s, "SELECT data FROM pending_batches",
+                                  -1, &q, NULL), SQLITE_OK);
+  cr_assert_eq(sqlite3_step(q), SQLITE_ROW);
+  int n = sqlite3_column_bytes(q, 0);
+  cr_assert_geq(n, 8);
+  unsigned char *d = malloc((size_t)n);
+  memcpy(d, sqlite3_column_blob(q, 0), (size_t)n);
+  sqlite3_finalize(q);
+  int64_t v = id;
+  memcpy(d, &v, sizeof v);
+  cr_assert_eq(sqlite3_prepare_v2(s, "UPDATE pending_batches SET data = ?1",
+                                  -1, &q, NULL), SQLITE_OK);
+  sqlite3_bind_blob(q, 1, d, n, SQLITE_TRANSIENT);
+  cr_assert_eq(sqlite3_step(q), SQLITE_DONE);
+  sqlite3_finalize(q);
+  free(d);
+}
+
+/* A pipelined run without its pending batch (as stored before schema
+ * version 4), or with a damaged one: --resume is refused with exit status
+ * 2 and a message naming the run, and nothing is written. */
+Test(pipeline, a_run_without_its_pending_batch_is_refused_on_resume) {
+  interrupted x;
+  interrupt_run(&x, "sst", 2);
+  sqlite3 *s = x.db;
+  cp_store *st = x.st;
+  cp_task task = x.task;
+  long long n0 = x.nodes;
+  cp_plan_result r;
+  cp_error e;
+  /* Damaged: one byte short, then a node id beyond the stored ones. */
+  cr_assert_eq(sqlite3_exec(s, "UPDATE pending_batches SET data = "
+                               "substr(data, 1, length(data) - 1)",
+                            NULL, NULL, NULL), SQLITE_OK);
   cr_assert_eq(plan(st, &task, "sst", 2, 400, 1, 0, &r, &e),
                CP_PLAN_BAD_INPUT);
-  cr_assert(strstr(e.msg, "search.pipeline") && strstr(e.msg, "resumed"),
-            "%s", e.msg);
+  cr_assert(strstr(e.msg, "run 1") && strstr(e.msg, "pending batch") &&
+                strstr(e.msg, "cut short"), "%s", e.msg);
+  set_first_node(s, n0);
+  cr_assert_eq(plan(st, &task, "sst", 2, 400, 1, 0, &r, &e),
+               CP_PLAN_BAD_INPUT);
+  cr_assert(strstr(e.msg, "run 1") && strstr(e.msg, "not stored"), "%s",
+            e.msg);
+  /* Missing (an older complan's pipelined run). */
+  cr_assert_eq(sqlite3_exec(s, "DELETE FROM pending_batches", NULL, NULL,
+                            NULL), SQLITE_OK);
+  cr_assert_eq(plan(st, &task, "sst", 2, 400, 1, 0, &r, &e),
+               CP_PLAN_BAD_INPUT);
+  cr_assert(strstr(e.msg, "search.pipeline") && strstr(e.msg, "run 1") &&
+                strstr(e.msg, "cannot be resumed"), "%s", e.msg);
   cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM nodes"), n0,
                "the database as it was");
-  sqlite3_close(s);
-  cp_store_close(st);
-  synth_remove_db(path);
-  cp_task_free(&task);
-  remove(file);
-  free(file);
+  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM searches"), 1);
+  cr_assert_eq(synth_query_int(s, "SELECT sessions FROM searches"), 1);
+  interrupted_free(&x);
 }

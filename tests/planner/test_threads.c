@@ -88,25 +88,7 @@ Test(threads, a_killed_threaded_run_resumes_into_the_uninterrupted_one,
      .timeout = 600) {
   char *task = synth_push_task(4);
   char *db = synth_temp_db();
-  const char *exe = getenv("CP_COMPLAN");
-  pid_t pid = fork();
-  cr_assert(pid >= 0);
-  if (pid == 0) {
-    if (!freopen("/dev/null", "w", stdout) ||
-        !freopen("/dev/null", "w", stderr))
-      _exit(126);
-    execl(exe, exe, "plan", task, "--db", db, "--method", "sst", "--seed",
-          "4", "--max-nodes", "1500", "--max-seconds", "3600", "--threads",
-          "2", NULL);
-    _exit(127);
-  }
-  /* Killed once batches are committed. */
-  sqlite3 *s = synth_wait_nodes(db, 100, 60);
-  kill(pid, SIGKILL);
-  int wst;
-  waitpid(pid, &wst, 0);
-  cr_assert(WIFSIGNALED(wst), "the run ended before it was killed");
-  cr_assert_not_null(s);
+  sqlite3 *s = synth_kill_push_run(task, db);
   synth_killed_push_resumes(s, task, db, "2", NULL);
 }
 

@@ -5,7 +5,8 @@
 # with -Db_sanitize=thread. Any report ends the
 # process (exit 66) and fails the check; the databases must also be the same
 # for every thread count (node rows but pivots, and the plans), and a run
-# stopped by SIGINT on 2 threads must resume into the uninterrupted one.
+# stopped by SIGINT on 2 threads (plain and pipelined sst) must resume into
+# the uninterrupted one.
 # Criterion's runner does not start under TSan (its inheritable arena clashes
 # with TSan's memory layout), hence a script over the CLI.
 # Usage: tsan_threads.sh COMPLAN SOURCE_ROOT
@@ -56,24 +57,30 @@ same_for_threads() {
 }
 same_for_threads "$tmp/push4.json" "" astar rrt sst
 same_for_threads "$tmp/push4p.json" pipelined- rrt sst
-# SIGINT on 2 threads, resumed on 2: the uninterrupted run (sst.db above).
-"$exe" plan "$tmp/push4.json" --db "$tmp/int.db" --method sst --max-nodes 300 \
-  --threads 2 --max-seconds 3600 > /dev/null 2>&1 &
-pid=$!
-for _ in $(seq 1 3000); do
-  n=$(/usr/bin/python3 -c "import sqlite3,sys
+# SIGINT on 2 threads, resumed on 2: the uninterrupted run (sst1.db above);
+# likewise pipelined (its drawn batch stored with the commit).
+sigint_resumes() { # TASK PREFIX
+  local task=$1 pre=$2 pid n rc db="$tmp/${2}int.db"
+  "$exe" plan "$task" --db "$db" --method sst --max-nodes 300 \
+    --threads 2 --max-seconds 3600 > /dev/null 2>&1 &
+  pid=$!
+  for _ in $(seq 1 3000); do
+    n=$(/usr/bin/python3 -c "import sqlite3,sys
 try: print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM nodes').fetchone()[0])
-except Exception: print(0)" "$tmp/int.db" 2>/dev/null || echo 0)
-  [ "$n" -ge 40 ] && break
-  sleep 0.01
-done
-kill -INT "$pid"
-rc=0; wait "$pid" || rc=$?
-[ "$rc" = 1 ] || { echo "SIGINT: exit $rc, expected 1 (interrupted)"; fail=1; }
-"$exe" plan "$tmp/push4.json" --db "$tmp/int.db" --method sst --max-nodes 300 \
-  --threads 2 --resume --json > /dev/null
-if [ "$(digest "$tmp/int.db")" != "$(digest "$tmp/sst1.db")" ]; then
-  echo "SIGINT and resume on 2 threads: not the uninterrupted run"; fail=1
-fi
+except Exception: print(0)" "$db" 2>/dev/null || echo 0)
+    [ "$n" -ge 40 ] && break
+    sleep 0.01
+  done
+  kill -INT "$pid"
+  rc=0; wait "$pid" || rc=$?
+  [ "$rc" = 1 ] || { echo "${pre}SIGINT: exit $rc, expected 1 (interrupted)"; fail=1; }
+  "$exe" plan "$task" --db "$db" --method sst --max-nodes 300 \
+    --threads 2 --resume --json > /dev/null
+  if [ "$(digest "$db")" != "$(digest "$tmp/${pre}sst1.db")" ]; then
+    echo "${pre}SIGINT and resume on 2 threads: not the uninterrupted run"; fail=1
+  fi
+}
+sigint_resumes "$tmp/push4.json" ""
+sigint_resumes "$tmp/push4p.json" pipelined-
 [ $fail = 0 ] && echo "threads under ThreadSanitizer: ok"
 exit $fail
