@@ -331,6 +331,7 @@ class CAssemblyAnimOptions(Structure):  # planner/view/assembly.h
 class CPaperOptions(Structure):  # experiments/study/study.h
     _fields_ = [("seed", c_uint64), ("problems", c_int), ("jobs", c_int),
                 ("time_limit_s", c_double), ("unique_time_limit_s", c_double),
+                ("node_limit", c_long), ("unique_node_limit", c_long),
                 ("unique_max_cuts", c_int), ("unique_lemke_covers", c_int),
                 ("persist_restarts", c_int), ("lemke_max_pivots", c_int),
                 ("lemke_restarts", c_int), ("fip_max_iter", c_int), ("fip_gap_tol", c_double),
