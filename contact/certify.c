@@ -83,6 +83,7 @@
 /// at least 1 per solve (a solve that the presolver finishes has no tree).
 #include "contact/certify.h"
 #include "contact/glpkout.h"
+#include "contact/lemke.h"
 #include "models/clock.h"
 
 /* Largest spread max|M'| / min|M'| (nonzeros, after equilibration) at
@@ -108,6 +109,7 @@ cp_certify_options cp_certify_defaults(void) {
   o.second = 0;
   o.max_cuts = 64;
   o.check = cp_check_defaults();
+  o.lemke_starts = 32;
   return o;
 }
 
@@ -861,6 +863,56 @@ static cp_lcp_status certify_main(int n, const double *M, const double *q,
                                   cp_certify_result *res, cp_lcp_info *info,
                                   cert_budget *bud);
 
+/* GLPK's alpha* = 0 is a floating-point branch-and-bound verdict, and on
+ * degenerate data both MIP solves can be wrong alike. Found in the paper
+ * study (session 20): data set p22 at mu = 1.0 (n = 50, forces
+ * indeterminate; the copy regenerated after the generator's arithmetic
+ * moved in the last bits) has a solution that Lemke finds in 37 pivots and
+ * the check accepts (its alpha in (C1) is about 0.3), yet the main solve and
+ * the confirming one both end "optimal" at alpha = 0 (GLPK 5.0; on the
+ * unequilibrated (C1) GLPK's presolved MIP stops at 0.20, also short of the
+ * 0.29 of the solution's own pattern). So a "no solution" verdict stands
+ * only after opt->lemke_starts Lemke starts on the original data find
+ * nothing; a solution they find and the check accepts overrules the MIPs.
+ * This makes a wrong verdict rarer, not impossible: Lemke failing proves
+ * nothing. Returns the new status (SOLVED, INFEASIBLE, or NOMEM). */
+static cp_lcp_status lemke_overrule(int n, const double *M, const double *q,
+                                    const cp_certify_options *opt, double *z, double *w,
+                                    cp_certify_result *res, cp_lcp_info *info) {
+  cp_lemke_ws *ws = cp_lemke_ws_create(n);
+  double *zt = malloc(sizeof(double) * 2 * (size_t)n);
+  if (!ws || !zt) {
+    cp_lemke_ws_destroy(ws);
+    free(zt);
+    snprintf(info->reason, sizeof info->reason, "certify: out of memory");
+    return info->status = CP_LCP_NOMEM;
+  }
+  double *wt = zt + n;
+  cp_lemke_options lo = cp_lemke_defaults();
+  lo.restarts = opt->lemke_starts - 1;
+  lo.rescue = 1;
+  lo.check = opt->check;
+  cp_lcp_info li;
+  cp_lcp_info_clear(&li);
+  cp_lcp_status st = CP_LCP_INFEASIBLE;
+  if (cp_lemke_solve(ws, n, M, q, &lo, NULL, zt, wt, &li) == CP_LCP_SOLVED) {
+    memcpy(z, zt, sizeof(double) * (size_t)n);
+    memcpy(w, wt, sizeof(double) * (size_t)n);
+    const int nodes = info->iterations;
+    *info = li; /* the check's fields of the reported pair */
+    info->solver = CP_SOLVER_CERTIFY;
+    info->iterations = nodes;
+    info->starts = 1;
+    info->reason[0] = '\0';
+    res->mip_overruled = 1;
+    res->has_second = res->second_decided = 0;
+    st = info->status = CP_LCP_SOLVED;
+  }
+  cp_lemke_ws_destroy(ws);
+  free(zt);
+  return st;
+}
+
 /* The answer is exact to rounding or flagged (info->polished, lcp.h): a
  * solution that is not its support's basis solution gets that crossover. */
 cp_lcp_status cp_certify(int n, const double *M, const double *q,
@@ -870,12 +922,13 @@ cp_lcp_status cp_certify(int n, const double *M, const double *q,
   /* One budget for the whole call: its MIP solves (the confirming one,
    * the retry on cleaned q, the second solution's) share time_limit_s and
    * node_limit. */
+  const cp_certify_options def = cp_certify_defaults();
+  if (!opt) opt = &def;
+  cp_certify_result res_local;
   cert_budget bud = {INFINITY, LONG_MAX, 0, 0};
-  if (opt && opt->time_limit_s > 0.0)
+  if (opt->time_limit_s > 0.0)
     bud.deadline = clock_of(opt->clock, opt->clock_ctx) + opt->time_limit_s;
-  else if (!opt)
-    bud.deadline = cp_clock_now() + cp_certify_defaults().time_limit_s;
-  if (opt && opt->node_limit > 0) bud.nodes_left = opt->node_limit;
+  if (opt->node_limit > 0) bud.nodes_left = opt->node_limit;
   cp_lcp_status st = certify_main(n, M, q, opt, z, w, z2, w2, res, info, &bud);
   /* Undecided at the work limit, not the clock: an iteration cap (the
    * reason, written where the search ended, names the node limit). */
@@ -886,8 +939,10 @@ cp_lcp_status cp_certify(int n, const double *M, const double *q,
                "certify: undecided: the MIP's root LP relaxation reached its "
                "iteration cap (20 (rows + columns) + 2000)");
   }
+  if (st == CP_LCP_INFEASIBLE && opt->lemke_starts > 0)
+    st = lemke_overrule(n, M, q, opt, z, w, res ? res : &res_local, info);
   if (st == CP_LCP_SOLVED && !info->polished) {
-    const cp_check_options chk = opt ? opt->check : cp_certify_defaults().check;
+    const cp_check_options chk = opt->check;
     if (cp_lcp_crossover(n, M, q, z, w, &chk, info) < 0) {
       info->status = CP_LCP_NOMEM;
       snprintf(info->reason, sizeof info->reason, "certify: out of memory");

@@ -57,6 +57,13 @@ typedef struct cp_certify_options {
   /// its world clock (cp_world_set_clock), tests a scripted one.
   double (*clock)(void *ctx);
   void *clock_ctx;       ///< passed to clock
+  /// A "no solution" verdict stands only if Lemke, run on the original
+  /// (M, q) with this many starts (ones, then random covering vectors, with
+  /// the rescue pass's tighter tie rules), finds none; a solution it finds
+  /// that passes the check overrules GLPK (cp_certify_result.mip_overruled).
+  /// GLPK's verdict is floating point and has been seen wrong (certify.c).
+  /// Default 32; 0: off.
+  int lemke_starts;
 } cp_certify_options;
 
 cp_certify_options cp_certify_defaults(void);
@@ -72,6 +79,10 @@ typedef struct cp_certify_result {
   int mip_solves;    ///< number of MIP solves done
   int q_cleaned;     ///< > 0: the answer came from a retry with this many
                      ///< rounding-level entries of q set to 0 (see certify.c)
+  int mip_overruled; ///< 1: the MIPs said alpha* = 0 (no solution), but
+                     ///< Lemke found a solution that passes the check: it is
+                     ///< the answer (SOLVED; alpha is then the MIPs' alpha*,
+                     ///< and a --second search is left undecided)
 } cp_certify_result;
 
 /// Decides (L1). On CP_LCP_SOLVED writes z[n], w[n]; when opt->second and a

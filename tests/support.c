@@ -1,5 +1,6 @@
 #define _DEFAULT_SOURCE /* mkstemps */
 #include "tests/support.h"
+#include "contact/lcpio.h"
 #include "models/error.h"
 
 #include <criterion/criterion.h>
@@ -136,4 +137,13 @@ json_t *cpt_page_data(const char *path) {
   cr_assert(d, "%s", je.text);
   free(page);
   return d;
+}
+
+void cpt_load_lcp(const char *rel, struct cp_lcp *lcp) {
+  size_t len;
+  char *text = cpt_read_file(cpt_data(rel), &len);
+  cr_assert_not_null(text, "cannot read %s", rel);
+  cp_error err;
+  cr_assert_eq(cp_lcp_parse(text, len, lcp, &err), 0, "%s: %s", rel, err.msg);
+  free(text);
 }

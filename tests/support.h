@@ -13,6 +13,10 @@ const char *cpt_data(const char *rel);
 
 /// Reads a whole file (NUL-terminated, malloc'd); NULL on failure.
 char *cpt_read_file(const char *path, size_t *len);
+struct cp_lcp;
+/// Reads the LCP file tests/data/REL (JSON or Siconos .dat) into *lcp;
+/// asserts on failure. Free with cp_lcp_free.
+void cpt_load_lcp(const char *rel, struct cp_lcp *lcp);
 
 /// Writes text to a fresh temporary file and returns its path (malloc'd).
 /// `suffix` such as ".json" is appended to the name.

@@ -305,7 +305,7 @@ char *cp_paper_format_table1_md(const cp_paper_study *st) {
           "start. FIP: at most 300 iterations, complementarity gap below 1e-6.\n\n"
           "The columns after the double bar are new: Lemke solved at the first start; solved\n"
           "by either paper solver; the auto strategy; the certificate (a verified solution, or\n"
-          "the MIP's proof that none exists, or undecided within the time limit) and whether\n"
+          "the MIP's proof that none exists, or undecided within its limit) and whether\n"
           "the accelerations are unique (`u` unique / `n` not unique / `?` undecided).\n\n");
   sbf(&b, "| size | # data sets | Lemke frac. solved | ave. # starts | ave. # iter. | "
           "FIP frac. solved | ave. # iter. || Lemke 1st start | Lemke or FIP | auto | "
@@ -413,7 +413,7 @@ char *cp_paper_format_problems_md(const cp_paper_study *st) {
         snprintf(ce, sizeof ce, "%s", cp_paper_cert_word(r->cert));
       sbf(&b, "| %d | %d | %d | %d | %.1f | %s | %s | %s | %s | %s%s | %s | %d/%d | %s |\n",
           r->size, r->nb, r->ns, r->nr, r->mu, ls, li, fc, au, ce,
-          r->mip_hit_limit ? " (MIP time limit)" : "", cp_paper_unique_word(r->unique),
+          r->mip_hit_limit ? " (MIP limit)" : "", cp_paper_unique_word(r->unique),
           r->jacobian_rank, 3 * r->nc, mb);
     }
   }
@@ -439,13 +439,14 @@ char *cp_paper_format_summary_md(const cp_paper_study *st) {
   sbf(&b, "# The paper's computational study, reproduced\n\n");
   sbf(&b, "Command: `%s`\n\n", st->command);
   sbf(&b, "%d problems, %d data sets (mu = 0.1, ..., 1.0 each), LCP sizes %d..%d; seed %llu; "
-          "%d worker process%s; certificate MIP limit %.0f s per data set (also the auto "
-          "strategy's), uniqueness search %.0f s per MIP solve and at most %d cuts.\n"
+          "%d worker process%s; certificate MIP limit %ld branch-and-bound nodes per data set "
+          "(also the auto strategy's; safety net %.0f s), uniqueness search %ld nodes per "
+          "certify call (safety net %.0f s) and at most %d cuts.\n"
           "Wall time: %.1f s generating and writing the data sets, %.1f s solving "
           "(1-minute load average at the start: %.2f).\n\n",
           st->n_problems, N, smin, smax, (unsigned long long)st->opt.seed, st->opt.jobs,
-          st->opt.jobs == 1 ? "" : "es", st->opt.time_limit_s, st->opt.unique_time_limit_s,
-          st->opt.unique_max_cuts, st->gen_s, st->run_s, st->load1);
+          st->opt.jobs == 1 ? "" : "es", st->opt.node_limit, st->opt.time_limit_s,
+          st->opt.unique_node_limit, st->opt.unique_time_limit_s, st->opt.unique_max_cuts, st->gen_s, st->run_s, st->load1);
   const double sc = N / 328.0;
   sbf(&b, "## Headline numbers\n\n");
   sbf(&b, "| | paper (328 data sets) | this run (%d data sets) |\n|:---|:---|:---|\n", N);
@@ -570,11 +571,11 @@ char *cp_paper_format_summary_md(const cp_paper_study *st) {
   }
   sbf(&b, "Where the certificate comes from: %d data sets have a verified solution from the "
           "paper's Lemke, FIP or the auto strategy; the MIP ran on %d (%s): it found a "
-          "verified solution on %d, proved there is none on %d, reached its %.0f s time limit "
-          "on %d. ",
+          "verified solution on %d, proved there is none on %d, reached its limit (%ld nodes or "
+          "%.0f s) on %d. ",
       by_solver, mip_n,
       st->opt.mip_all ? "every data set: --mip-all" : "where no solver had a verified solution",
-      mip_sol, mip_none, st->opt.time_limit_s, a.mip_limit);
+      mip_sol, mip_none, st->opt.node_limit, st->opt.time_limit_s, a.mip_limit);
   if (a.undecided)
     sbf(&b, "Of the %d undecided data sets, %d are undecided because of that limit and %d "
             "because the MIP ended without a verified answer (`mip_reason` in "
@@ -608,7 +609,7 @@ char *cp_paper_format_summary_md(const cp_paper_study *st) {
           "Of the %d data sets with a solution: %d unique, %d not unique (two verified "
           "solutions with different accelerations), %d undecided: %d have a second solution "
           "of another support with the same accelerations (forces differ, u' does not: the "
-          "search stops there), %d stopped at a time or cut limit, %d have a single support "
+          "search stops there), %d stopped at a node, time or cut limit, %d have a single support "
           "with a singular basis, %d where the MIP gave no verified point.\n\n",
           a.solvable, a.uniq, a.nonuniq, a.uundec, uw[CP_PAPER_UW_SAME_ACCEL],
           uw[CP_PAPER_UW_LIMIT], uw[CP_PAPER_UW_SINGULAR], uw[CP_PAPER_UW_MIP_FAILED]);

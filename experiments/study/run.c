@@ -29,8 +29,10 @@ cp_paper_options cp_paper_defaults(void) {
   o.problems = CP_PAPER_PROBLEMS;
   long nproc = sysconf(_SC_NPROCESSORS_ONLN);
   o.jobs = nproc > 0 ? (nproc > 64 ? 64 : (int)nproc) : 1;
-  o.time_limit_s = 20.0;
-  o.unique_time_limit_s = 5.0;
+  o.time_limit_s = 300.0;
+  o.unique_time_limit_s = 60.0;
+  o.node_limit = 10000;
+  o.unique_node_limit = 2000;
   o.unique_max_cuts = 64;
   o.unique_lemke_covers = 8;
   o.persist_restarts = 200;
@@ -127,12 +129,15 @@ static cp_paper_unique decide_unique(const cp_paper_instance *in, const double *
   cp_certify_options co = cp_certify_defaults();
   co.second = 1;
   co.time_limit_s = opt->unique_time_limit_s;
+  co.node_limit = opt->unique_node_limit;
   co.max_cuts = opt->unique_max_cuts;
   cp_certify_result cr;
   cp_lcp_info info;
   cp_certify(n, M, q, &co, z1, w1, z2, w2, &cr, &info);
   if (info.status != CP_LCP_SOLVED) {
-    *why = info.status == CP_LCP_TIME_LIMIT ? CP_PAPER_UW_LIMIT : CP_PAPER_UW_MIP_FAILED;
+    *why = info.status == CP_LCP_TIME_LIMIT || info.status == CP_LCP_ITERATION_CAP
+               ? CP_PAPER_UW_LIMIT
+               : CP_PAPER_UW_MIP_FAILED;
     goto done;
   }
   if (udot_of(in, z1, u1)) goto done;
@@ -147,7 +152,7 @@ static cp_paper_unique decide_unique(const cp_paper_instance *in, const double *
     goto done;
   }
   if (!cr.second_decided) {
-    *why = CP_PAPER_UW_LIMIT; /* a limit (time or cuts) stopped the search */
+    *why = CP_PAPER_UW_LIMIT; /* a limit (nodes, time or cuts) stopped the search */
     goto done;
   }
   /* Every solution shares z1's support: unique iff that basis is nonsingular. */
@@ -269,6 +274,7 @@ int cp_paper_run_dataset(const cp_paper_problem *p, int j, const cp_paper_option
   cp_solve_options so = cp_solve_defaults();
   so.solver = CP_SOLVER_AUTO;
   so.certify.time_limit_s = opt->time_limit_s;
+  so.certify.node_limit = opt->node_limit;
   cp_solve_trail trail;
   cp_lcp_solve(ws, n, M, q, &so, zA, wA, &info, &trail);
   row->t_auto = now_s() - t;
@@ -301,6 +307,7 @@ int cp_paper_run_dataset(const cp_paper_problem *p, int j, const cp_paper_option
     t = now_s();
     cp_certify_options co = cp_certify_defaults();
     co.time_limit_s = opt->time_limit_s;
+    co.node_limit = opt->node_limit;
     cp_certify_result cr;
     cp_certify(n, M, q, &co, zC, wC, NULL, NULL, &cr, &info);
     row->t_mip = now_s() - t;
@@ -312,7 +319,7 @@ int cp_paper_run_dataset(const cp_paper_problem *p, int j, const cp_paper_option
   }
   if (!row->mip_ran) row->mip_raw = CP_LCP_NUMERICAL; /* "not run": never SOLVED */
   row->mip_first_raw = row->mip_raw;
-  row->mip_hit_limit = row->mip_raw == CP_LCP_TIME_LIMIT;
+  row->mip_hit_limit = row->mip_raw == CP_LCP_TIME_LIMIT || row->mip_raw == CP_LCP_ITERATION_CAP;
 
   /* The persistent Lemke: on every data set that Lemke, FIP and auto all
    * failed on (including those the MIP calls unsolvable: a cross-check). */

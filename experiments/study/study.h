@@ -173,7 +173,7 @@ typedef enum cp_paper_unique {
 /// Why uniqueness stayed undecided.
 typedef enum cp_paper_unique_why {
   CP_PAPER_UW_DECIDED = 0,    ///< decided (or not applicable)
-  CP_PAPER_UW_LIMIT,          ///< a time or cut limit stopped the search
+  CP_PAPER_UW_LIMIT,          ///< a node, time or cut limit stopped the search
   CP_PAPER_UW_SAME_ACCEL,     ///< a solution of another support, same u'
   CP_PAPER_UW_SINGULAR,       ///< one support, but its basis is singular
   CP_PAPER_UW_MIP_FAILED      ///< the MIP did not return a verified point
@@ -199,9 +199,16 @@ typedef struct cp_paper_options {
   uint64_t seed;           ///< default CP_PAPER_DEFAULT_SEED
   int problems;            ///< first N problems (default CP_PAPER_PROBLEMS)
   int jobs;                ///< worker processes (default: online cores)
-  double time_limit_s;     ///< certificate MIP limit per data set (20 s);
-                           ///< also the auto strategy's MIP limit
-  double unique_time_limit_s; ///< per MIP solve of the uniqueness search (5 s)
+  double time_limit_s;     ///< certificate MIP's safety net per data set
+                           ///< (300 s), also the auto strategy's MIP's
+  double unique_time_limit_s; ///< safety net per certify call of the
+                              ///< uniqueness search (60 s)
+  long node_limit;         ///< certificate MIP limit per data set, in
+                           ///< branch-and-bound nodes (10000), also the auto
+                           ///< strategy's MIP's: the limit that decides, the
+                           ///< same on any machine; 0: none
+  long unique_node_limit;  ///< per certify call of the uniqueness search,
+                           ///< in nodes (2000); 0: none
   int unique_max_cuts;     ///< no-good cuts of the uniqueness search (64)
   int unique_lemke_covers; ///< Lemke runs with random covering vectors that
                            ///< look for solutions with other u' (8)
@@ -259,7 +266,7 @@ typedef struct cp_paper_row {
                              ///< verified solution (or with mip_all)
   cp_lcp_status mip_first_raw; ///< status before the denoised retry
   int mip_nodes;
-  int mip_hit_limit;         ///< 1: stopped by the time limit
+  int mip_hit_limit;         ///< 1: stopped by its node or time limit
   int mip_from_auto;         ///< 1: the auto strategy's own MIP run was reused
   int mip_denoised;          ///< 1: the verdict is from the retry with q's
                              ///< rounding noise zeroed (see run.c)

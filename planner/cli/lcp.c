@@ -111,6 +111,10 @@ static int parse_args(const cp_cli_command *cmd, int argc, char **argv, int cert
       {"--max-cuts", "N", CP_FLAG_INT, &a->opt.certify.max_cuts,
        "--second: cap on no-good cuts (default 64)", .imin = 1, .imax = 1000000,
        .expect = "a whole number >= 1", .modes = CERTIFY},
+      {"--lemke-starts", "N", CP_FLAG_INT, &a->opt.certify.lemke_starts,
+       "Lemke starts that must all fail before a \"no solution\"\n"
+       "verdict stands (default 32; 0: take GLPK's word)", .imin = 0, .imax = 1000000,
+       .expect = "a whole number >= 0", .modes = CERTIFY},
       {"--tol", "T", CP_FLAG_DOUBLE, &tol,
        "relative tolerance of the solution check, row by row\n(default 1e-6)",
        .dmin = 1e-300, .dmax = 1.0, .expect = "a number in (0, 1]"},
@@ -207,6 +211,7 @@ static int run(const cp_cli_command *cmd, int argc, char **argv, int certify) {
                                                      : cp_lcp_status_name(info.status)));
     if (certify) {
       json_object_set_new(doc, "alpha", cp_json_num(cres.alpha));
+      json_object_set_new(doc, "mip_overruled", json_boolean(cres.mip_overruled));
       if (a.second && solved) {
         if (cres.has_second) {
           json_t *s = json_object();
@@ -237,6 +242,10 @@ static int run(const cp_cli_command *cmd, int argc, char **argv, int certify) {
       print_vec_text("w", w, n);
       printf("max |z_i w_i| = %.3g, residual = %.3g\n", info.complementarity,
              info.residual);
+      if (certify && cres.mip_overruled)
+        printf("note: GLPK's MIPs ended at alpha* = %.3g (\"no solution\"); Lemke found "
+               "this solution, which passes the check, and overrules them\n",
+               cres.alpha);
       if (certify && a.second) {
         if (cres.has_second) {
           printf("second solution (another support):\n");
@@ -245,7 +254,8 @@ static int run(const cp_cli_command *cmd, int argc, char **argv, int certify) {
         } else {
           printf("second solution: %s\n",
                  cres.second_decided ? "none: every solution shares this support"
-                                     : "undecided (a cut, node or time limit reached)");
+                 : cres.mip_overruled ? "undecided (the MIPs were overruled on this problem)"
+                                      : "undecided (a cut, node or time limit reached)");
         }
       }
     } else if (info.status == CP_LCP_INFEASIBLE) {

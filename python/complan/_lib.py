@@ -116,7 +116,7 @@ class CFipOptions(Structure):  # contact/fip.h
 class CCertifyOptions(Structure):  # contact/certify.h
     _fields_ = [("time_limit_s", c_double), ("node_limit", c_long), ("alpha_tol", c_double), ("second", c_int),
                 ("max_cuts", c_int), ("check", CCheckOptions), ("clock", c_void_p),
-                ("clock_ctx", c_void_p)]
+                ("clock_ctx", c_void_p), ("lemke_starts", c_int)]
 
 
 class CLemkeRegOptions(Structure):  # contact/lemke.h
@@ -150,7 +150,7 @@ class CLcpInfo(Structure):  # contact/lcp.h
 
 class CCertifyResult(Structure):  # contact/certify.h
     _fields_ = [("alpha", c_double), ("has_second", c_int), ("second_decided", c_int),
-                ("mip_solves", c_int), ("q_cleaned", c_int)]
+                ("mip_solves", c_int), ("q_cleaned", c_int), ("mip_overruled", c_int)]
 
 
 class CSceneOptions(Structure):  # models/scene.h
@@ -332,6 +332,7 @@ class CAssemblyAnimOptions(Structure):  # planner/view/assembly.h
 class CPaperOptions(Structure):  # experiments/study/study.h
     _fields_ = [("seed", c_uint64), ("problems", c_int), ("jobs", c_int),
                 ("time_limit_s", c_double), ("unique_time_limit_s", c_double),
+                ("node_limit", c_long), ("unique_node_limit", c_long),
                 ("unique_max_cuts", c_int), ("unique_lemke_covers", c_int),
                 ("persist_restarts", c_int), ("lemke_max_pivots", c_int),
                 ("lemke_restarts", c_int), ("fip_max_iter", c_int), ("fip_gap_tol", c_double),

@@ -60,7 +60,8 @@ class Result:
         """The command's JSON document (docs/outputs.md) of this answer as a
         dict: status ("solved", "no_solution", "failed"), solver, n, z, w,
         iterations, starts, complementarity, polished, residual, min_z,
-        min_w, time_us, reason (unless solved); certify adds alpha, and
+        min_w, time_us, reason (unless solved); certify adds alpha and
+        mip_overruled, and
         with second=True second ({"z", "w"} or None) and second_decided.
         Equal to the command's output but for the measured time_us."""
         status, compl, resid, min_z, min_w = self._info
@@ -80,6 +81,7 @@ class Result:
             d["reason"] = self.reason or L.lcp_status_name(status).decode()
         if self._certify is not None:
             d["alpha"] = L.num(self.alpha)
+            d["mip_overruled"] = self.mip_overruled
             if self._certify and ok:
                 d["second"] = None if self.second is None else {
                     "z": vec(self.second[0]), "w": vec(self.second[1])}
@@ -193,7 +195,8 @@ def certify(M, q, second=False, tol=None, repeat=1, **options):
     second: also look for a solution with another support. options: fields
     of cp_certify_options (time_limit_s, alpha_tol, max_cuts). repeat: as
     in solve. Returns a Result with alpha, second ((z2, w2) or None),
-    second_decided and mip_solves."""
+    second_decided, mip_solves and mip_overruled (GLPK's "no solution"
+    overruled by a verified Lemke solution: cp_certify_options.lemke_starts)."""
     M, q, n = _arrays(M, q)
     _repeat(repeat)
     opt = L.certify_defaults()
@@ -216,6 +219,7 @@ def certify(M, q, second=False, tol=None, repeat=1, **options):
     r.second = (z2, w2) if (r.solved and second and res.has_second) else None
     r.second_decided = bool(res.second_decided)
     r.mip_solves = res.mip_solves
+    r.mip_overruled = bool(res.mip_overruled)
     return r
 
 

@@ -25,16 +25,18 @@ def _text(p):
 
 def experiment_paper(out="experiments/results/paper", seed=None, problems=None, jobs=None,
                      time_limit=None, unique_time_limit=None, mip_all=False, data=True,
-                     progress=None):
-    """Runs the study (`complan experiment paper`, docs/paper.md) and writes
+                     progress=None, node_limit=None, unique_node_limit=None):
+    """Runs the study (`complan experiment paper`, README.md) and writes
     its reports under out (created): datasets.csv, table1.md/.csv,
     problems.md, summary.md, the SVG figures and, with data, every scene
     and LCP file. seed: the generator's (default 1995); problems: only the
     N smallest (default all 33); jobs: worker processes (default: the
-    online cores; the answers do not depend on it, up to the time
-    limits); time_limit: the certificate MIP's limit per data set (s,
-    default 20); unique_time_limit: per certify call of the uniqueness search
-    (s, default 5); mip_all: the certificate MIP on every data set;
+    online cores; the answers do not depend on it); node_limit: the
+    certificate MIP's limit per data set in branch-and-bound nodes (default
+    10000); unique_node_limit: per certify call of the uniqueness search
+    (default 2000); time_limit, unique_time_limit: their safety nets in
+    seconds (defaults 300 and 60; the node limits decide, the same on any
+    machine); mip_all: the certificate MIP on every data set;
     progress: a function called with (done, total) data sets.
 
     Returns a Result {"out", "headline"} (the command's printed summary)
@@ -43,10 +45,13 @@ def experiment_paper(out="experiments/results/paper", seed=None, problems=None, 
     o = L.paper_defaults()
     for key, val, field, lo, hi in (("seed", seed, "seed", 0, (1 << 64) - 1),
                                     ("problems", problems, "problems", 1, 33),
-                                    ("jobs", jobs, "jobs", 1, 256)):
+                                    ("jobs", jobs, "jobs", 1, 256),
+                                    ("node_limit", node_limit, "node_limit", 1, 10**9),
+                                    ("unique_node_limit", unique_node_limit,
+                                     "unique_node_limit", 1, 10**9)):
         if val is None:
             continue
-        if not (isinstance(val, int) and lo <= val <= hi):
+        if not (isinstance(val, int) and not isinstance(val, bool) and lo <= val <= hi):
             raise Error("input", "%s must be an integer in [%d, %d], got %r" % (key, lo, hi, val))
         setattr(o, field, val)
     for key, val, field in (("time_limit", time_limit, "time_limit_s"),

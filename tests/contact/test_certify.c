@@ -97,6 +97,8 @@ Test(certify, nonnegative_q_gives_zero) {
 
 /* ---- no solution ------------------------------------------------------ */
 
+/* With the defaults, so also after the Lemke guard's 32 starts found
+ * nothing (cp_certify_options.lemke_starts): a true verdict stays. */
 static void expect_infeasible(int n, const double *M, const double *q) {
   double *buf = malloc(sizeof(double) * 2 * (size_t)n);
   cp_certify_result res;
@@ -107,6 +109,7 @@ static void expect_infeasible(int n, const double *M, const double *q) {
   cr_assert_leq(res.alpha, 1e-9);
   cr_assert(strstr(info.reason, "alpha") != NULL, "reason: %s", info.reason);
   cr_assert_geq(res.mip_solves, 2, "the alpha* = 0 verdict is confirmed");
+  cr_assert_eq(res.mip_overruled, 0);
   free(buf);
 }
 
@@ -564,13 +567,8 @@ Test(certify, glpk_terminal_state_restored) {
  * point that broke its own equality rows; cp_certify retries on the cleaned
  * q and the answer must verify on the original data. */
 Test(certify, rounding_noise_in_q) {
-  size_t len;
-  char *text = cpt_read_file(cpt_data("lcp/noisy_q_p10_mu0.1.json"), &len);
-  cr_assert_not_null(text);
   cp_lcp lcp;
-  cp_error err;
-  cr_assert_eq(cp_lcp_parse(text, len, &lcp, &err), 0, "%s", err.msg);
-  free(text);
+  cpt_load_lcp("lcp/noisy_q_p10_mu0.1.json", &lcp);
   double qmax = 0, tiny = 0;
   for (int i = 0; i < lcp.n; i++) qmax = fmax(qmax, fabs(lcp.q[i]));
   for (int i = 0; i < lcp.n; i++)
@@ -687,4 +685,44 @@ Test(certify, confirming_solve_shares_the_call_budget) {
     cr_assert_eq(c.solves, late ? 1 : 2, "late %d: %d solves", late, c.solves);
     cr_assert_eq(res.mip_solves, late ? 1 : 2);
   }
+}
+
+/* ---- a "no solution" verdict that Lemke overrules ---------------------- */
+
+/* The paper study's p22 at mu = 1.0 (session 20's copy): a solution exists
+ * (Lemke finds one that passes the check), yet GLPK 5.0 ends both MIP solves
+ * at alpha* = 0: without the guard that wrong verdict is the answer (if a
+ * later GLPK decides it right, this test says so and needs another
+ * instance). With the default lemke_starts the answer is the solution,
+ * flagged mip_overruled, verified here independently. */
+Test(certify, lemke_overrules_a_wrong_no_solution) {
+  cp_lcp lcp;
+  cpt_load_lcp("lcp/glpk_false_none_p22_mu1.0.json", &lcp);
+  const int n = lcp.n;
+  double qmax = 1;
+  for (int i = 0; i < n; i++) qmax = fmax(qmax, fabs(lcp.q[i]));
+  double *z = calloc(4 * (size_t)n, sizeof(double)), *w = z + n, *z2 = w + n, *w2 = z2 + n;
+  cp_certify_options opt = cp_certify_defaults();
+  cr_assert_eq(opt.lemke_starts, 32);
+  cp_certify_result res;
+  cp_lcp_info info;
+  opt.lemke_starts = 0;
+  const cp_lcp_status raw = cp_certify(n, lcp.M, lcp.q, &opt, z, w, NULL, NULL, &res, &info);
+  cr_assert_eq(res.mip_overruled, 0);
+  cr_assert_eq(raw, CP_LCP_INFEASIBLE,
+               "GLPK now decides this data set right (%s): the guard's test needs "
+               "another instance that it gets wrong", cp_lcp_status_name(raw));
+  opt.lemke_starts = 32;
+  opt.second = 1;
+  cr_assert_eq(cp_certify(n, lcp.M, lcp.q, &opt, z, w, z2, w2, &res, &info), CP_LCP_SOLVED,
+               "%s", info.reason);
+  cpt_assert_lcp_solution(n, lcp.M, lcp.q, z, 1e-6 * qmax);
+  cr_assert_eq(info.solver, CP_SOLVER_CERTIFY);
+  cr_assert_eq(res.mip_overruled, 1);
+  /* the MIPs cannot be trusted here: no verdict on a second solution */
+  cr_assert_eq(res.has_second, 0);
+  cr_assert_eq(res.second_decided, 0);
+  cr_assert_leq(res.alpha, opt.alpha_tol);
+  free(z);
+  cp_lcp_free(&lcp);
 }

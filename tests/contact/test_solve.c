@@ -11,14 +11,6 @@
 #include "contact/solve.h"
 #include "tests/support.h"
 
-static void load(const char *rel, cp_lcp *lcp) {
-  size_t len;
-  char *text = cpt_read_file(cpt_data(rel), &len);
-  cr_assert_not_null(text, "cannot read %s", rel);
-  cp_error err;
-  cr_assert_eq(cp_lcp_parse(text, len, lcp, &err), 0, "%s: %s", rel, err.msg);
-  free(text);
-}
 
 /* Every dense Siconos problem: auto and certify agree on whether a solution
  * exists, every solution passes an independent check, and no solver ever
@@ -35,7 +27,7 @@ Test(solve, siconos_auto_agrees_with_certify) {
     char rel[128];
     snprintf(rel, sizeof rel, "siconos/%s.dat", names[k]);
     cp_lcp lcp;
-    load(rel, &lcp);
+    cpt_load_lcp(rel, &lcp);
     const int n = lcp.n;
     double *z = calloc(2 * (size_t)n, sizeof(double)), *w = z + n;
     cp_solve_options opt = cp_solve_defaults();
@@ -70,7 +62,7 @@ Test(solve, siconos_auto_agrees_with_certify) {
  * z = (0, ..., 0, 1) (back substitution: z_n = 1 makes w_i = 2 - 1 > 0). */
 Test(solve, murty_unique_solution) {
   cp_lcp lcp;
-  load("siconos/lcp_exp_murty.dat", &lcp);
+  cpt_load_lcp("siconos/lcp_exp_murty.dat", &lcp);
   double z[6], w[6];
   cp_lcp_info info;
   for (int s = CP_SOLVER_LEMKE; s <= CP_SOLVER_AUTO; s++) {

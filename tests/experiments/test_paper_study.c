@@ -279,6 +279,8 @@ Test(paper_study, cli_bad_flags) {
       {"complan", "experiment", "paper", "--seed", "-3", NULL},
       {"complan", "experiment", "paper", "--seed", "x1", NULL},
       {"complan", "experiment", "paper", "--time-limit", "0", NULL},
+      {"complan", "experiment", "paper", "--node-limit", "0", NULL},
+      {"complan", "experiment", "paper", "--unique-node-limit", "1.5", NULL},
       {"complan", "experiment", "paper", "--out", NULL},
       {"complan", "experiment", "paper", "--out", "/proc/no/such/dir", "--problems", "1", NULL},
   };

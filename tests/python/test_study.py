@@ -24,14 +24,14 @@ def test_study_equals_cli(tmp_path):
     import subprocess
     cli = tmp_path / "cli"
     p = subprocess.run([exe, "experiment", "paper", "--problems", "2", "--jobs", "1",
-                        "--no-data", "--time-limit", "86400", "--unique-time-limit", "86400",
+                        "--no-data", "--node-limit", "5000", "--unique-node-limit", "1000",
                         "--out", str(cli)], capture_output=True, text=True,
                        timeout=600)
     assert p.returncode == 0, p.stderr
     seen = []
-    # the longest limits: the answers cannot depend on the machine's speed
+    # work limits (nodes): the answers cannot depend on the machine's speed
     r = complan.experiment_paper(tmp_path / "py", problems=2, jobs=1, data=False,
-                                 time_limit=86400, unique_time_limit=86400,
+                                 node_limit=5000, unique_node_limit=1000,
                                  progress=lambda d, t: seen.append((d, t)))
     assert r["out"] == str(tmp_path / "py")
     assert read(tmp_path / "py" / "datasets.csv") == read(cli / "datasets.csv")
@@ -49,6 +49,10 @@ def test_study_errors(tmp_path):
         complan.experiment_paper(tmp_path, problems=0)
     with pytest.raises(complan.Error, match="time_limit"):
         complan.experiment_paper(tmp_path, time_limit=0)
+    with pytest.raises(complan.Error, match="unique_node_limit"):
+        complan.experiment_paper(tmp_path, unique_node_limit=0)
+    with pytest.raises(complan.Error, match="node_limit"):
+        complan.experiment_paper(tmp_path, node_limit=2.5)
     (tmp_path / "file").write_text("x")
     with pytest.raises(complan.Error) as e:
         complan.experiment_paper(tmp_path / "file" / "out", problems=1, jobs=1)
