@@ -129,6 +129,10 @@ static int lu_solve(int k, const double *A, const lapack_int *piv, const int ban
 // k = 40: 2.5 % more instructions a step).
 #define CP_WORLD_LU_MEMO 8
 #define CP_WORLD_LU_MEMO_MAX 24
+// A remembered factor is a dense one: lu_factor never takes the band path
+// at these sizes (band[0] = -1 on a hit).
+_Static_assert(CP_WORLD_LU_MEMO_MAX <= CP_WORLD_SMALL_LU,
+               "the LU memo keeps dense factors only");
 static int lu_factor_memo(cp_world *w, int k, int band[2]) {
   const size_t kk = (size_t)k * (size_t)k;
   if (k < CP_WORLD_LU_MEMO || k > CP_WORLD_LU_MEMO_MAX || w->lum_off)
