@@ -491,12 +491,16 @@ Test(lemke_exact, small_answers_are_the_committed_bits) {
    * small path's sizes, n <= 4 by default): their answers are those of the
    * small path before it was compiled per size (commit b16eaba), bit for
    * bit. Update SMALL_BITS only with a change of the method that is meant
-   * to change answers (docs/solvers.md, "Small problems"). */
+   * to change answers (docs/solvers.md, "Small problems"), or of these
+   * inputs: session 20 regenerated the paper study's data (the generator's
+   * arithmetic had moved entries in the last bits since it was committed),
+   * and the code from before that session's Lemke changes gives the same
+   * new fingerprint on them. */
   static const char *sic[] = {"CPS_1", "CPS_2", "CPS_3", "CPS_4", "CPS_4bis", "CPS_5",
                               "Pang_isolated_sol", "Pang_isolated_sol_perturbed", "deudeu",
                               "enum_fails", "exp_murty", "exp_murty2", "inf_sol_perturbed",
                               "ortiz", "trivial"};
-  const uint64_t SMALL_BITS = 0xc749daf199503cb1ull;
+  const uint64_t SMALL_BITS = 0xd350d73b74f2c269ull;
   cp_lemke_ws *ws = cp_lemke_ws_create(8);
   uint64_t h = CP_FNV_OFFSET;
   int solves = 0;
