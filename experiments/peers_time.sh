@@ -63,6 +63,7 @@ for f in "$@"; do
         break
       fi
       reps=$((reps * 10))
+      [ "$reps" -le 100000000 ] || { echo "peers_time.sh: $f: no timing" >&2; exit 1; }
     done
   fi
   out=
