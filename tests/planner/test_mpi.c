@@ -183,20 +183,29 @@ static long long ahead_of(const char *err) {
   return at && sscanf(at, "found nothing; %lld jobs", &j) == 1 ? j : -1;
 }
 
+/* The pipelined push task (sst, batch 4) in *task, its 1-thread run of
+ * 120 nodes in the database *a (returned open), and *b a database for
+ * the runs to compare with it. */
+static sqlite3 *pipelined_one_thread(char **task, char **a, char **b) {
+  *task = synth_push_task_with(4, "\"pipeline\": true");
+  *a = synth_temp_db();
+  *b = synth_temp_db();
+  const char *one[] = {"complan", "plan", *task, "--db", *a, "--method",
+                       "sst", "--max-nodes", "120", "--threads", "1", NULL};
+  char *err = NULL;
+  cr_assert_eq(cpt_run(one, NULL, &err), 0, "%s", err);
+  free(err);
+  return synth_open_db(*a);
+}
+
 /* Pipelined batches (search.pipeline) over 1, 2 and 4 ranks, overlapped
  * (rank 0 hands batch k + 1 out before it waits for batch k, and runs
  * jobs of batch k + 1 while batch k's last ones run on workers): the draw
  * and merge order does not depend on the transport or on which rank ran
  * which job, so every run grows the 1-thread tree. */
 Test(mpi, pipelined_sst_as_threads) {
-  char *task = synth_push_task_with(4, "\"pipeline\": true");
-  char *a = synth_temp_db(), *b = synth_temp_db();
-  const char *one[] = {"complan", "plan", task, "--db", a, "--method", "sst",
-                       "--max-nodes", "120", "--threads", "1", NULL};
-  char *err = NULL;
-  cr_assert_eq(cpt_run(one, NULL, &err), 0, "%s", err);
-  free(err);
-  sqlite3 *da = synth_open_db(a);
+  char *task, *a, *b, *err = NULL;
+  sqlite3 *da = pipelined_one_thread(&task, &a, &b);
   const int ranks[] = {1, 2, 4};
   for (int i = 0; i < 3; ++i) {
     const char *mp[] = {"plan", task, "--db", b, "--method", "sst",
@@ -256,14 +265,8 @@ static int waits_of(const char *err, int r, waits_line *w) {
  * polling and naps are parts of the waits, a nap sleeps at least the
  * 20 us it asks for, and without polling nothing polls. */
 Test(mpi, waits_poll_or_nap_give_the_same_tree) {
-  char *task = synth_push_task_with(4, "\"pipeline\": true");
-  char *a = synth_temp_db(), *b = synth_temp_db();
-  const char *one[] = {"complan", "plan", task, "--db", a, "--method", "sst",
-                       "--max-nodes", "120", "--threads", "1", NULL};
-  char *err = NULL;
-  cr_assert_eq(cpt_run(one, NULL, &err), 0, "%s", err);
-  free(err);
-  sqlite3 *da = synth_open_db(a);
+  char *task, *a, *b, *err = NULL;
+  sqlite3 *da = pipelined_one_thread(&task, &a, &b);
   for (int poll = 0; poll <= 1; ++poll) {
     setenv("COMPLAN_MPI_POLL", poll ? "1" : "0", 1);
     const char *mp[] = {"plan", task, "--db", b, "--method", "sst",
