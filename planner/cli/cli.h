@@ -40,6 +40,7 @@ void cp_cli_set_ompl(const cp_cli_ompl *ompl);
 
 struct cp_plan_mpi_items; /* planner/plan/mpi.h */
 struct cp_plan_mpi_rank0;
+struct cp_plan_mpi_waits;
 
 /// MPI planning (planner/plan/mpi.h), registered by an executable built
 /// with MPI; without it `plan --mpi` is a usage error (exit status 2).
@@ -54,6 +55,8 @@ typedef struct cp_cli_mpi {
                   long long *received);
   /// Rank 0's time in the batches (cp_plan_mpi_rank0_times).
   void (*rank0)(struct cp_plan_mpi_rank0 *t);
+  /// This rank's waits for messages (cp_plan_mpi_wait_times).
+  void (*waits)(struct cp_plan_mpi_waits *w);
   cp_plan_status (*benchmark)(cp_store *st, const cp_task *task,
                               const cp_search_problem *p, const double *x0,
                               const char *world_options,

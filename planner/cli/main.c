@@ -10,6 +10,7 @@ static const cp_cli_mpi mpi = {cp_plan_mpi_start, cp_plan_mpi_stop,
                                cp_plan_mpi_task, cp_plan_mpi_serve,
                                cp_plan_mpi_traffic,
                                cp_plan_mpi_rank0_times,
+                               cp_plan_mpi_wait_times,
                                cp_plan_mpi_benchmark,
                                cp_plan_mpi_items_run,
                                cp_plan_mpi_items_serve};

@@ -54,13 +54,26 @@ void cp_cli_set_mpi(const cp_cli_mpi *mpi) { mpi_impl = mpi; }
 
 const cp_cli_mpi *cp_cli_get_mpi(void) { return mpi_impl; }
 
+/* This rank's waits for messages (cp_plan_mpi_waits), one line on
+ * stderr: `complan: mpi rank R waits: ...` (not "mpi:", the prefix of
+ * rank 0's lines). */
+static void mpi_waits_line(int rank) {
+  cp_plan_mpi_waits w;
+  mpi_impl->waits(&w);
+  fprintf(stderr, "complan: mpi rank %d waits: %lld waits, %.6f s wall, "
+          "%.6f polling; %lld naps, %.6f s; %lld jobs, %.6f s CPU, "
+          "%.6f s sending\n", rank, w.waits, w.wall, w.polling, w.naps,
+          w.nap_wall, w.jobs, w.job_cpu, w.sending);
+}
+
 /* --mpi on a rank other than 0: simulates rank 0's batches (the task as
- * this rank loaded it, or why it could not); nothing is printed unless MPI
- * itself fails. */
-static int mpi_worker(const char *file, const cp_task *task,
+ * this rank loaded it, or why it could not); then prints its waits (or
+ * why MPI failed). */
+static int mpi_worker(const char *file, int rank, const cp_task *task,
                       const cp_error *load_err) {
   cp_error err;
   int rc = mpi_impl->serve(task, load_err, &err);
+  if (!rc) mpi_waits_line(rank);
   mpi_impl->stop();
   if (rc) fprintf(stderr, "complan: %s: %s\n", file, err.msg);
   return rc ? CP_EXIT_UNDECIDED : CP_EXIT_ANSWERED;
@@ -397,12 +410,12 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
     return CP_EXIT_UNDECIDED;
   }
   if (cp_task_load(file, &task, &err)) {
-    if (rank > 0) return mpi_worker(file, NULL, &err);
+    if (rank > 0) return mpi_worker(file, rank, NULL, &err);
     if (use_mpi) mpi_impl->stop();
     return cp_cli_input_error(file, &err);
   }
   if (rank > 0) {
-    rc = mpi_worker(file, &task, NULL);
+    rc = mpi_worker(file, rank, &task, NULL);
     cp_task_free(&task);
     return rc;
   }
@@ -464,6 +477,7 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
     cp_plan_mpi_rank0 t;
     mpi_impl->traffic(&jobs, &own, &sent, &received);
     mpi_impl->rank0(&t);
+    mpi_waits_line(0);
     mpi_impl->stop();
     fprintf(stderr, "complan: mpi: %d worker rank%s ran %lld expansions, "
             "rank 0 ran %lld; %lld bytes sent, %lld received "

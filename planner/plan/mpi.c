@@ -16,7 +16,7 @@
  * RUN_DONE (a benchmark's run: cp_plan_mpi_benchmark, wire.h), ITEM and
  * ITEM_DONE (cp_plan_mpi_items_run, mpi_items.c: "CPI1", the item's
  * number, then the caller's request or answer bytes). Benchmarks over
- * ranks: mpi_bench.c.
+ * ranks: mpi_bench.c; the workers' side: mpi_serve.c.
  *
  * A worker has up to two jobs in flight (the second waits in its queue
  * while it runs the first), so it goes on to the next job without waiting
@@ -47,6 +47,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "planner/plan/mpi_impl.h"
 #include "planner/plan/spin.h"
@@ -97,7 +100,12 @@ int cp_plan_mpi_start(int *rank, int *ranks, cp_error *err) {
    * share this machine (OMPI_COMM_WORLD_LOCAL_SIZE); without it, yield. */
   const char *local_size = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
   int on_node = local_size ? atoi(local_size) : 0;
-  int yield = on_node <= 0 || !cp_plan_spin_allowed(on_node);
+  /* COMPLAN_MPI_POLL=1 polls (and does not ask MPI to yield) whatever the
+   * machine, 0 never polls; unset or empty: decided here as below. */
+  const char *poll = getenv("COMPLAN_MPI_POLL");
+  int forced = poll && *poll ? strcmp(poll, "0") != 0 : -1;
+  int yield = forced >= 0 ? !forced
+                          : on_node <= 0 || !cp_plan_spin_allowed(on_node);
   setenv("OMPI_MCA_mpi_yield_when_idle", yield ? "1" : "0", 0);
   const char *asked = getenv("OMPI_MCA_mpi_yield_when_idle");
   yielding = !asked || strcmp(asked, "0") != 0;
@@ -113,7 +121,14 @@ int cp_plan_mpi_start(int *rank, int *ranks, cp_error *err) {
     MPI_Comm_size(local, &n_local);
     MPI_Comm_free(&local);
   }
-  spin_ok = cp_plan_spin_allowed(n_local);
+  spin_ok = forced >= 0 ? forced : cp_plan_spin_allowed(n_local);
+#ifdef __linux__
+  /* A rank's naps (nap()) are 20 us asked; Linux adds the thread's timer
+   * slack, 50 us by default, so each nap slept 96 us here (median of
+   * 2 000) and ended a wait up to that late. With a slack of 1 ns the
+   * same nap sleeps 46 us. Only this (the calling) thread's timers. */
+  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+#endif
   *rank = my_rank;
   *ranks = n_ranks;
   return 0;
@@ -183,26 +198,59 @@ static int poll_for(int source, int tag, MPI_Status *st, double seconds,
   return q.rc;
 }
 
+/* This rank's waits (cp_plan_mpi_wait_times). */
+static cp_plan_mpi_waits waits;
+
+void cp_plan_mpi_wait_times(cp_plan_mpi_waits *w) { *w = waits; }
+
+cp_plan_mpi_waits *cp_plan_mpi_waits_of(void) { return &waits; }
+
+/* The nap between two polls of a rank that waits without polling (its
+ * ranks outnumber the cores here, or the machine is loaded) or has polled
+ * CP_PLAN_SPIN_SECONDS: 20 us asked, as slept about 45 us on these
+ * machines since cp_plan_mpi_start sets the timer slack (96 us before:
+ * Linux's default slack of 50 us comes on top). */
+static void nap(void) {
+  const struct timespec t = {0, 20000};
+  double c = cp_clock_now();
+  nanosleep(&t, NULL);
+  waits.naps++;
+  waits.nap_wall += cp_clock_now() - c;
+}
+
 /* MPI_Probe that polls a while (where every rank here has a core:
- * spin_ok), then naps 20 us between MPI_Iprobe calls instead of spinning
- * (Open MPI's blocking calls busy-wait: a rank waiting would take the core
- * of the ranks at work; a nap is 20-80 us, much of a short expansion).
- * Returns MPI_SUCCESS with st, an MPI error, or -1 once *cancel (may be
- * NULL) is set. */
+ * spin_ok), then naps between MPI_Iprobe calls instead of spinning (Open
+ * MPI's blocking calls busy-wait: a rank waiting would take the core of
+ * the ranks at work). Returns MPI_SUCCESS with st, an MPI error, or -1
+ * once *cancel (may be NULL) is set. Counted in `waits` when the first
+ * look finds nothing. */
 int cp_plan_mpi_wait_for(int source, int tag, MPI_Status *st,
                     volatile sig_atomic_t *cancel) {
-  const struct timespec nap = {0, 20000};
   int got = 0;
+  int rc = MPI_Iprobe(source, tag, MPI_COMM_WORLD, &got, st);
+  if (rc != MPI_SUCCESS || got) return rc;
+  double t = cp_clock_now();
+  waits.waits++;
   if (spin_ok) {
-    int rc = poll_for(source, tag, st, CP_PLAN_SPIN_SECONDS, &got);
-    if (rc != MPI_SUCCESS || got) return rc;
+    rc = poll_for(source, tag, st, CP_PLAN_SPIN_SECONDS, &got);
+    double c = cp_clock_now();
+    waits.polling += c - t;
+    if (rc != MPI_SUCCESS || got) {
+      waits.wall += c - t;
+      return rc;
+    }
   }
   for (;;) {
-    int rc = MPI_Iprobe(source, tag, MPI_COMM_WORLD, &got, st);
-    if (rc != MPI_SUCCESS || got) return rc;
-    if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED)) return -1;
-    nanosleep(&nap, NULL);
+    rc = MPI_Iprobe(source, tag, MPI_COMM_WORLD, &got, st);
+    if (rc != MPI_SUCCESS || got) break;
+    if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED)) {
+      rc = -1;
+      break;
+    }
+    nap();
   }
+  waits.wall += cp_clock_now() - t;
+  return rc;
 }
 
 /* MPI_Send that naps between tests instead of blocking: a send to a rank
@@ -212,209 +260,28 @@ int cp_plan_mpi_wait_for(int source, int tag, MPI_Status *st,
  * send is then left to MPI; buf must stay allocated). */
 int cp_plan_mpi_send_polled(const void *buf, int len, int dest, int tag,
                        volatile sig_atomic_t *cancel) {
-  const struct timespec nap = {0, 20000};
   MPI_Request q;
   int rc = MPI_Isend(buf, len, MPI_BYTE, dest, tag, MPI_COMM_WORLD, &q);
+  double t = 0;
   for (int done = 0; rc == MPI_SUCCESS;) {
     rc = MPI_Test(&q, &done, MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS || done) return rc;
+    if (rc != MPI_SUCCESS || done) break;
     if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED)) {
       MPI_Request_free(&q);
-      return -1;
-    }
-    nanosleep(&nap, NULL);
-  }
-  return rc;
-}
-
-/* ---- workers ---------------------------------------------------------- */
-
-static int hello(int status, int n, const char *why, cp_error *err) {
-  size_t len = strlen(why);
-  unsigned char *m = malloc(8 + len);
-  if (!m) return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory");
-  int32_t h[2] = {status, n};
-  memcpy(m, h, 8);
-  memcpy(m + 8, why, len);
-  int rc = MPI_Send(m, (int)(8 + len), MPI_BYTE, 0, TAG_HELLO,
-                    MPI_COMM_WORLD);
-  free(m);
-  return rc == MPI_SUCCESS ? 0 : cp_plan_mpi_fail(err, rc, "hello to rank 0");
-}
-
-/* A worker's progress reports of the run it searches, and its cancel
- * flag: set when rank 0's stop is waiting (rank 0 stopped the benchmark:
- * a signal, or another rank died), looked for at every report. */
-typedef struct reports {
-  cp_plan_progress *v;
-  int n, cap;
-  volatile sig_atomic_t stop;
-} reports;
-
-static void report(void *ctx, const cp_plan_progress *p) {
-  reports *r = ctx;
-  int got = 0;
-  if (MPI_Iprobe(0, TAG_STOP, MPI_COMM_WORLD, &got, MPI_STATUS_IGNORE) ==
-          MPI_SUCCESS && got)
-    cp_search_cancel(&r->stop, SIGTERM);
-  if (r->n == r->cap) {
-    int cap = r->cap ? 2 * r->cap : 64;
-    cp_plan_progress *v = realloc(r->v, (size_t)cap * sizeof *v);
-    if (!v) return;
-    r->v = v;
-    r->cap = cap;
-  }
-  r->v[r->n++] = *p;
-}
-
-/* A benchmark's run (message in): searched into a store in memory, which
- * travels back whole with the result (out). 0, 1 when rank 0 said stop
- * meanwhile (nothing to send: rank 0 waits for no answer then), or -1
- * with err when the run could not be searched at all (a malformed
- * request, no memory). */
-static int serve_run(const cp_task *task, cp_plan_world *pw,
-                     const cp_wire_buf *in, cp_wire_buf *out, cp_error *err) {
-  cp_wire_run run;
-  if (cp_wire_run_decode(in->p, in->len, &run, err)) return -1;
-  cp_store *st = NULL;
-  char msg[512];
-  if (cp_store_open(":memory:", 0, &st, msg, sizeof msg))
-    return cp_error_setc(err, CP_ERR_IO, "", "%s", msg);
-  cp_plan_options o = cp_plan_defaults();
-  reports rep = {0};
-  o.method = run.method;
-  o.has_seed = 1;
-  o.seed = run.seed;
-  o.max_seconds = run.max_seconds;
-  o.max_nodes = run.max_nodes;
-  o.world_options = cp_plan_world_options(pw);
-  o.progress = report;
-  o.progress_ctx = &rep;
-  o.progress_interval = 0.05;
-  o.cancel = &rep.stop;
-  cp_wire_run_done d = {.k = run.k};
-  d.status = cp_plan_search(st, task, cp_plan_world_problem(pw),
-                            cp_plan_world_start(pw), &o, &d.res, &d.err);
-  if (rep.stop) {
-    free(rep.v);
-    cp_store_close(st);
-    return 1;
-  }
-  d.samples = rep.v;
-  d.n_samples = rep.n;
-  void *bytes = NULL;
-  size_t len = 0;
-  int rc = 0;
-  if (cp_store_export_runs(st, &bytes, &len))
-    rc = cp_error_setc(err, CP_ERR_NOMEM, "", "%s", cp_store_message(st));
-  d.store = bytes;
-  d.store_len = len;
-  if (!rc) rc = cp_wire_run_done_encode(&d, out, err);
-  free(bytes);
-  free(rep.v);
-  cp_store_close(st);
-  return rc;
-}
-
-/* Under mpirun, SIGTERM reaches every rank when one of them fails (or
- * mpirun itself is interrupted): Open MPI sends it, sleeps
- * odls_base_sigkill_timeout (1 s) and then sends SIGKILL -- but a child
- * that exits during that second cuts the sleep short, and everyone is
- * killed at once. A worker therefore ignores SIGINT and SIGTERM while it
- * serves, which leaves rank 0 the second to roll its batch back and
- * commit the run as interrupted; then rank 0 stops the workers, or
- * mpirun kills them. */
-
-void cp_plan_mpi_quiet_begin(cp_plan_mpi_quiet *q) {
-  struct sigaction ign;
-  memset(&ign, 0, sizeof ign);
-  ign.sa_handler = SIG_IGN;
-  sigemptyset(&ign.sa_mask);
-  sigaction(SIGTERM, &ign, &q->term);
-  sigaction(SIGINT, &ign, &q->intr);
-}
-
-void cp_plan_mpi_quiet_end(const cp_plan_mpi_quiet *q) {
-  sigaction(SIGTERM, &q->term, NULL);
-  sigaction(SIGINT, &q->intr, NULL);
-}
-
-/* A worker: the next message from rank 0 into in (st: its envelope).
- * 1: a message to answer, 0: stop, -1: err (MPI failed). */
-int cp_plan_mpi_next_order(cp_wire_buf *in, MPI_Status *st, cp_error *err) {
-  int r = cp_plan_mpi_wait_for(0, MPI_ANY_TAG, st, NULL);
-  if (r != MPI_SUCCESS) return cp_plan_mpi_fail(err, r, "waiting for rank 0");
-  if (cp_plan_mpi_receive(in, st, err)) return -1;
-  return st->MPI_TAG != TAG_STOP;
-}
-
-/* A worker's answer to rank 0: out under tag, or for TAG_FAIL the text of
- * e. 0, or -1 with err. */
-int cp_plan_mpi_reply(int tag, const cp_wire_buf *out, const cp_error *e,
-                 cp_error *err) {
-  int r;
-  if (tag == TAG_FAIL) {
-    char why[sizeof e->where + sizeof e->msg + 2];
-    snprintf(why, sizeof why, "%s%s%s", e->where, e->where[0] ? ": " : "",
-             e->msg);
-    r = MPI_Send(why, (int)strlen(why), MPI_BYTE, 0, TAG_FAIL,
-                 MPI_COMM_WORLD);
-  } else {
-    r = MPI_Send(out->p, (int)out->len, MPI_BYTE, 0, tag, MPI_COMM_WORLD);
-  }
-  return r == MPI_SUCCESS ? 0 : cp_plan_mpi_fail(err, r, "sending to rank 0");
-}
-
-int cp_plan_mpi_serve(const cp_task *task, const cp_error *load_err,
-                      cp_error *err) {
-  cp_plan_mpi_quiet q;
-  cp_plan_mpi_quiet_begin(&q);
-  cp_plan_world *pw = NULL;
-  cp_error e;
-  char key[CP_TASK_KEY_SIZE];
-  const char *why = key;
-  if (!task) why = load_err->msg;
-  else if (cp_plan_world_create(task, 1, &pw, &e)) why = e.msg;
-  else cp_task_hash(task, key);
-  int n = pw ? cp_plan_world_problem(pw)->n : 0;
-  if (hello(pw ? 0 : -1, n, why, err)) {
-    cp_plan_world_destroy(pw);
-    cp_plan_mpi_quiet_end(&q);
-    return -1;
-  }
-  const cp_search_problem *p = pw ? cp_plan_world_problem(pw) : NULL;
-  cp_wire_buf in = {0}, out = {0};
-  cp_wire_slot slot = {0};
-  MPI_Status st;
-  int rc;
-  while ((rc = cp_plan_mpi_next_order(&in, &st, err)) > 0) {
-    int tag = TAG_OUTCOME;
-    if (st.MPI_TAG == TAG_RUN && p) {
-      int r = serve_run(task, pw, &in, &out, &e);
-      if (r == 1) continue; /* stopped: the stop is the next message */
-      tag = r ? TAG_FAIL : TAG_RUN_DONE;
-    } else if (st.MPI_TAG != TAG_JOB || !p) {
-      cp_error_setc(&e, CP_ERR_INPUT, "mpi", "unexpected message (tag %d)",
-                    st.MPI_TAG);
-      tag = TAG_FAIL;
-    } else if (cp_wire_job_decode(in.p, in.len, n, &slot, &e)) {
-      tag = TAG_FAIL;
-    } else {
-      cp_wire_job_run(p, &slot);
-      if (cp_wire_outcome_encode(&slot.job, n, &out, &e)) tag = TAG_FAIL;
-    }
-    if (cp_plan_mpi_reply(tag, &out, &e, err)) {
       rc = -1;
       break;
     }
+    if (t == 0) { /* a wait (counted as cp_plan_mpi_wait_for's) */
+      t = cp_clock_now();
+      waits.waits++;
+    }
+    nap();
   }
-  cp_wire_slot_free(&slot);
-  cp_wire_buf_free(&in);
-  cp_wire_buf_free(&out);
-  cp_plan_world_destroy(pw);
-  cp_plan_mpi_quiet_end(&q);
+  if (t != 0) waits.wall += cp_clock_now() - t;
   return rc;
 }
+
+/* ---- workers: mpi_serve.c ---------------------------------------------- */
 
 /* ---- rank 0 ----------------------------------------------------------- */
 

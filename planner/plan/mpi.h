@@ -84,6 +84,27 @@ typedef struct cp_plan_mpi_rank0 {
 /// waiting).
 void cp_plan_mpi_rank0_times(cp_plan_mpi_rank0 *t);
 
+/// This rank's waits for a message with nothing else to do (a worker's for
+/// its next job, rank 0's for a batch's last answers or a benchmark's
+/// runs; docs/parallel.md, "Waiting for messages"), summed since
+/// cp_plan_mpi_start; wall-clock seconds (the monotonic clock).
+typedef struct cp_plan_mpi_waits {
+  long long waits;   ///< waits whose first look found no message
+  double wall;       ///< their span
+  double polling;    ///< of which polling MPI_Iprobe without sleeping
+  long long naps;    ///< sleeps between polls
+  double nap_wall;   ///< the sleeps' span, as slept (timer slack included)
+  long long jobs;    ///< a worker: the jobs it ran (rank 0: 0)
+  double job_cpu;    ///< a worker: their thread-CPU seconds (decoding,
+                     ///< simulating, encoding the outcome)
+  double sending;    ///< a worker: wall seconds in sending the outcomes
+                     ///< (handing them to MPI, and completing a slot's
+                     ///< earlier send before it is reused)
+} cp_plan_mpi_waits;
+
+/// This rank's waits so far (cp_plan_mpi_waits).
+void cp_plan_mpi_wait_times(cp_plan_mpi_waits *w);
+
 /// Independent items (e.g. the paper study's data sets, `complan experiment
 /// paper --mpi`) spread over the ranks: rank 0 writes item i's request,
 /// the rank that runs it turns the request into an answer, and rank 0 takes

@@ -41,6 +41,9 @@ int cp_plan_mpi_wait_for(int source, int tag, MPI_Status *st,
 int cp_plan_mpi_send_polled(const void *buf, int len, int dest, int tag,
                             volatile sig_atomic_t *cancel);
 
+/// This rank's wait counts (cp_plan_mpi_wait_times), to add to.
+cp_plan_mpi_waits *cp_plan_mpi_waits_of(void);
+
 /// A worker ignores SIGINT and SIGTERM while it serves (mpi.c says why).
 typedef struct cp_plan_mpi_quiet {
   struct sigaction term, intr;

@@ -183,20 +183,29 @@ static long long ahead_of(const char *err) {
   return at && sscanf(at, "found nothing; %lld jobs", &j) == 1 ? j : -1;
 }
 
+/* The pipelined push task (sst, batch 4) in *task, its 1-thread run of
+ * 120 nodes in the database *a (returned open), and *b a database for
+ * the runs to compare with it. */
+static sqlite3 *pipelined_one_thread(char **task, char **a, char **b) {
+  *task = synth_push_task_with(4, "\"pipeline\": true");
+  *a = synth_temp_db();
+  *b = synth_temp_db();
+  const char *one[] = {"complan", "plan", *task, "--db", *a, "--method",
+                       "sst", "--max-nodes", "120", "--threads", "1", NULL};
+  char *err = NULL;
+  cr_assert_eq(cpt_run(one, NULL, &err), 0, "%s", err);
+  free(err);
+  return synth_open_db(*a);
+}
+
 /* Pipelined batches (search.pipeline) over 1, 2 and 4 ranks, overlapped
  * (rank 0 hands batch k + 1 out before it waits for batch k, and runs
  * jobs of batch k + 1 while batch k's last ones run on workers): the draw
  * and merge order does not depend on the transport or on which rank ran
  * which job, so every run grows the 1-thread tree. */
 Test(mpi, pipelined_sst_as_threads) {
-  char *task = synth_push_task_with(4, "\"pipeline\": true");
-  char *a = synth_temp_db(), *b = synth_temp_db();
-  const char *one[] = {"complan", "plan", task, "--db", a, "--method", "sst",
-                       "--max-nodes", "120", "--threads", "1", NULL};
-  char *err = NULL;
-  cr_assert_eq(cpt_run(one, NULL, &err), 0, "%s", err);
-  free(err);
-  sqlite3 *da = synth_open_db(a);
+  char *task, *a, *b, *err = NULL;
+  sqlite3 *da = pipelined_one_thread(&task, &a, &b);
   const int ranks[] = {1, 2, 4};
   for (int i = 0; i < 3; ++i) {
     const char *mp[] = {"plan", task, "--db", b, "--method", "sst",
@@ -222,6 +231,75 @@ Test(mpi, pipelined_sst_as_threads) {
     snprintf(sql, sizeof sql, "SELECT count(*) FROM searches WHERE id = %d "
              "AND options LIKE '%%search_pipeline%%'", i + 1);
     cr_assert_eq(synth_query_int(db, sql), 1);
+    sqlite3_close(db);
+  }
+  sqlite3_close(da);
+  synth_remove_db(a);
+  synth_remove_db(b);
+  remove(task);
+  free(task);
+}
+
+/* Rank r's waits line (`complan: mpi rank R waits: ...`, the CLI's
+ * print of cp_plan_mpi_wait_times); 0, or -1 when missing. */
+typedef struct waits_line {
+  long long waits, naps, jobs;
+  double wall, polling, nap_wall, cpu, sending;
+} waits_line;
+
+static int waits_of(const char *err, int r, waits_line *w) {
+  char head[48];
+  snprintf(head, sizeof head, "complan: mpi rank %d waits: ", r);
+  const char *at = strstr(err, head);
+  return at && sscanf(at + strlen(head), "%lld waits, %lf s wall, %lf "
+                      "polling; %lld naps, %lf s; %lld jobs, %lf s CPU, "
+                      "%lf s sending", &w->waits, &w->wall, &w->polling,
+                      &w->naps, &w->nap_wall, &w->jobs, &w->cpu,
+                      &w->sending) == 8 ? 0 : -1;
+}
+
+/* How the ranks wait (COMPLAN_MPI_POLL: 1 polls before it naps, 0 only
+ * naps; docs/parallel.md) changes no node: pipelined sst on 2 ranks both
+ * ways grows the 1-thread tree. Each rank's waits line adds up: the
+ * worker's jobs are the jobs rank 0 sent, rank 0 runs none as a worker,
+ * polling and naps are parts of the waits, a nap sleeps at least the
+ * 20 us it asks for, and without polling nothing polls. */
+Test(mpi, waits_poll_or_nap_give_the_same_tree) {
+  char *task, *a, *b, *err = NULL;
+  sqlite3 *da = pipelined_one_thread(&task, &a, &b);
+  for (int poll = 0; poll <= 1; ++poll) {
+    setenv("COMPLAN_MPI_POLL", poll ? "1" : "0", 1);
+    const char *mp[] = {"plan", task, "--db", b, "--method", "sst",
+                        "--max-nodes", "120", "--mpi", NULL};
+    int rc = mpirun(2, mp, &err);
+    unsetenv("COMPLAN_MPI_POLL");
+    cr_assert_eq(rc, 0, "poll %d: %s", poll, err);
+    long long jobs, own;
+    traffic_of(err, &jobs, &own);
+    cr_expect_gt(jobs, 0, "%s", err);
+    for (int r = 0; r <= 1; ++r) {
+      waits_line w;
+      cr_assert_eq(waits_of(err, r, &w), 0, "rank %d: %s", r, err);
+      const double eps = 1e-6;
+      cr_expect_eq(w.jobs, r ? jobs : 0, "rank %d: %lld jobs, sent %lld", r,
+                   w.jobs, jobs);
+      cr_expect(w.waits >= 0 && w.naps >= 0 && w.wall >= 0 &&
+                    w.polling >= 0 && w.sending >= 0 && w.cpu >= 0,
+                "rank %d: %s", r, err);
+      cr_expect_leq(w.polling, w.wall + eps, "rank %d: %s", r, err);
+      cr_expect_leq(w.nap_wall, w.wall + eps, "rank %d: %s", r, err);
+      cr_expect_geq(w.nap_wall, (double)w.naps * 20e-6 - eps,
+                    "rank %d: a nap sleeps at least 20 us: %s", r, err);
+      if (!poll) cr_expect_eq(w.polling, 0.0, "rank %d: %s", r, err);
+      if (!r) cr_expect_eq(w.cpu, 0.0, "rank 0 runs no worker job");
+      else cr_expect_gt(w.cpu, 0.0, "the worker's jobs took CPU");
+      if (w.waits == 0) cr_expect_eq(w.naps, 0, "rank %d: %s", r, err);
+    }
+    free(err);
+    sqlite3 *db = synth_open_db(b);
+    char what[32];
+    snprintf(what, sizeof what, "2 ranks, poll %d", poll);
+    cr_assert_gt(synth_assert_same_run(da, 1, db, poll + 1, what), 60);
     sqlite3_close(db);
   }
   sqlite3_close(da);
