@@ -638,8 +638,28 @@ blocks_known:
       const double *g = G + (size_t)c * nu;
       int rr[4];
       col_rows(cs, c, rr);
-      for (int h = 0; h < 4; h += 2)
-        for (int i = rr[h], hi = rr[h + 1]; i < hi; i++) {
+      for (int h = 0; h < 4; h += 2) {
+        const int lo = rr[h], hi = rr[h + 1];
+        if (hi - lo == 6 && dblk[lo + 3] >= 0 && dblk[lo + 4] == dblk[lo + 3] &&
+            dblk[lo + 5] == dblk[lo + 3]) {
+          /* A free body's six rows whose last three are one block (its
+           * rotational one): the first three each on their own, the block
+           * once for the three. The same lists as the loop below. */
+          const double *gl = g + lo;
+          for (int t = 0; t < 3; t++) {
+            const int kb = dblk[lo + t];
+            if (kb < 0 || gl[t] == 0.0) continue;
+            int *cv = colv + (size_t)kb * m;
+            if (ncol[kb] == 0 || cv[ncol[kb] - 1] != c) cv[ncol[kb]++] = c;
+          }
+          if ((gl[3] != 0.0) | (gl[4] != 0.0) | (gl[5] != 0.0)) {
+            const int kb = dblk[lo + 3];
+            int *cv = colv + (size_t)kb * m;
+            if (ncol[kb] == 0 || cv[ncol[kb] - 1] != c) cv[ncol[kb]++] = c;
+          }
+          continue;
+        }
+        for (int i = lo; i < hi; i++) {
           if (i + 4 <= hi && zero4(g + i)) {
             i += 3;
             continue;
@@ -649,6 +669,7 @@ blocks_known:
           int *cv = colv + (size_t)kb * m;
           if (ncol[kb] == 0 || cv[ncol[kb] - 1] != c) cv[ncol[kb]++] = c;
         }
+      }
     }
   } else {
     for (int kb = 0; kb < nb; kb++) {
