@@ -117,9 +117,17 @@ static void lower_t_solve(int s, const double *L, double *x) {
   else lower_t_small(s, L, x);
 }
 
-/* From this many rows (3 per contact) a rebuilt A is cleared on its last
- * footprint rather than in full. */
+/* From this many rows (3 per contact) a build finds its lists of columns
+ * in one pass down G's columns, A's exact footprint may be kept as
+ * per-group lists (pattern_lists), and cp_contact_space_accel sums down
+ * G's columns. */
 #define CP_CONTACT_SPACE_SPARSE_M 96
+
+/* From this many rows a build tracks A's footprint (colmin), and a rebuilt
+ * A is cleared on its last footprint rather than in full; with the same
+ * sizes as the last build the lower triangle is cleared only where the
+ * new footprint does not reach (the mirror overwrites the rest). */
+#define CP_CONTACT_SPACE_TRACK_M 24
 
 /* Whether x[0..4) are all zeros of either sign (their bits but the sign's
  * are zero): a run of G or H that no test "!= 0.0" would stop at. */
@@ -211,6 +219,23 @@ static void clear_footprint(int m, const int *colmin, double *A) {
     double *Ac = A + (size_t)c * m;
     memset(Ac + colmin[c], 0, sizeof(double) * (size_t)(c + 1 - colmin[c]));
     for (int r = colmin[c]; r < c; r++) A[c + (size_t)r * m] = 0.0;
+  }
+}
+
+/* clear_footprint's upper triangle only (column c's rows colmin[c]..c):
+ * the lower one is left to the end of the build (lower_rest). */
+static void clear_upper(int m, const int *colmin, double *A) {
+  for (int c = 0; c < m; c++)
+    memset(A + (size_t)c * m + colmin[c], 0, sizeof(double) * (size_t)(c + 1 - colmin[c]));
+}
+
+/* The lower triangle of the last footprint (old, same m) zeroed where the
+ * new one (cur: each column's first row, or NULL: none) does not reach:
+ * row c's columns old[c] .. min(cur[c], c). */
+static void lower_rest(int m, const int *old, const int *cur, double *A) {
+  for (int c = 0; c < m; c++) {
+    const int end = cur && cur[c] < c ? cur[c] : c;
+    for (int r = old[c]; r < end; r++) A[c + (size_t)r * m] = 0.0;
   }
 }
 
@@ -402,13 +427,26 @@ static int build_space(int nu, int nc, const double *H, const double *G,
    * A whole was most of such a step); the block then reads zero on its
    * first zero_to bytes. */
   size_t zero_to = 0;
+  /* The kept scratch: its temporaries (scratch_size), then colmin [m1],
+   * the lists (pattern_ints) and the last footprint's colmin [m1] while
+   * its lower triangle waits for the end of the build (defer). */
+  const size_t nu1 = (size_t)(nu > 0 ? nu : 1), m1 = (size_t)(3 * nc > 0 ? 3 * nc : 1);
+  const size_t scratch_bytes = scratch_size(nu1, m1);
+  const size_t keep_bytes = scratch_bytes + sizeof(int) * (2 * m1 + pattern_ints(nu1, m1));
+  int defer = 0;
   if (reuse && own_keep && cs->fp_kept && scratch_keep) {
     const size_t pm1 = 3 * (size_t)prev_nc, pn1 = (size_t)(prev_nu > 0 ? prev_nu : 1);
     if (pm1 > 0) {
       const int *pcolmin = (const int *)((const char *)scratch_keep + scratch_size(pn1, pm1));
       const int *ppat = pcolmin + pm1;
+      /* The same sizes: the same layout of A and of the kept scratch. */
+      defer = ppat[0] < 0 && prev_nu == nu && prev_nc == nc && scratch_cap >= keep_bytes;
       if (ppat[0] >= 0) clear_pattern((int)pm1, ppat, own_keep);
-      else clear_footprint((int)pm1, pcolmin, own_keep);
+      else if (!defer) clear_footprint((int)pm1, pcolmin, own_keep);
+      else {
+        clear_upper((int)pm1, pcolmin, own_keep);
+        memcpy((int *)ppat + pattern_ints(pn1, pm1), pcolmin, sizeof(int) * pm1);
+      }
       memset((double *)own_keep + pm1 * pm1, 0, sizeof(double) * pm1);
       zero_to = sizeof(double) * (pm1 * pm1 + pm1);
     }
@@ -437,7 +475,6 @@ static int build_space(int nu, int nc, const double *H, const double *G,
   cs->driven = driven;
   cs->udot_driven = udot_driven;
   cs->range = sp ? sp->range : NULL;
-  const size_t nu1 = (size_t)(nu > 0 ? nu : 1), m1 = (size_t)(m > 0 ? m : 1);
   /* One scratch allocation for every temporary (a planner forms thousands
    * of these; at a body's size the allocator's calls were a fifth of the
    * time): doubles X [nu m + m], y [nu]; ints free_list, parent, blk,
@@ -445,9 +482,7 @@ static int build_space(int nu, int nc, const double *H, const double *G,
   const size_t nd = nu1 * m1 + m1 + nu1;
   /* Small problems (a few bodies) take their scratch from the stack. */
   double stack_scratch[512];
-  const size_t scratch_bytes = scratch_size(nu1, m1);
-  /* Reused: scratch and colmin in the kept block (colmin after the rest). */
-  const size_t keep_bytes = scratch_bytes + sizeof(int) * (m1 + pattern_ints(nu1, m1));
+  /* Reused: scratch, colmin, ... in the kept block (keep_bytes, above). */
   const int scratch_kept = scratch_keep && scratch_cap >= keep_bytes; /* colmin kept */
   double *scratch = reuse ? keep_block(&scratch_keep, &scratch_cap, keep_bytes)
                     : scratch_bytes <= sizeof stack_scratch ? stack_scratch
@@ -545,7 +580,7 @@ blocks_known:
   /* colmin (the footprint) only where A is cleared on it: from
    * CP_CONTACT_SPACE_SPARSE_M rows; a smaller A was zeroed whole and is
    * mirrored whole. */
-  const int track = m >= CP_CONTACT_SPACE_SPARSE_M;
+  const int track = m >= CP_CONTACT_SPACE_TRACK_M;
   if (track)
     for (int c = 0; c < m; c++) colmin[c] = c;
   cs->A = own;
@@ -603,8 +638,28 @@ blocks_known:
       const double *g = G + (size_t)c * nu;
       int rr[4];
       col_rows(cs, c, rr);
-      for (int h = 0; h < 4; h += 2)
-        for (int i = rr[h], hi = rr[h + 1]; i < hi; i++) {
+      for (int h = 0; h < 4; h += 2) {
+        const int lo = rr[h], hi = rr[h + 1];
+        if (hi - lo == 6 && dblk[lo + 3] >= 0 && dblk[lo + 4] == dblk[lo + 3] &&
+            dblk[lo + 5] == dblk[lo + 3]) {
+          /* A free body's six rows whose last three are one block (its
+           * rotational one): the first three each on their own, the block
+           * once for the three. The same lists as the loop below. */
+          const double *gl = g + lo;
+          for (int t = 0; t < 3; t++) {
+            const int kb = dblk[lo + t];
+            if (kb < 0 || gl[t] == 0.0) continue;
+            int *cv = colv + (size_t)kb * m;
+            if (ncol[kb] == 0 || cv[ncol[kb] - 1] != c) cv[ncol[kb]++] = c;
+          }
+          if ((gl[3] != 0.0) | (gl[4] != 0.0) | (gl[5] != 0.0)) {
+            const int kb = dblk[lo + 3];
+            int *cv = colv + (size_t)kb * m;
+            if (ncol[kb] == 0 || cv[ncol[kb] - 1] != c) cv[ncol[kb]++] = c;
+          }
+          continue;
+        }
+        for (int i = lo; i < hi; i++) {
           if (i + 4 <= hi && zero4(g + i)) {
             i += 3;
             continue;
@@ -614,6 +669,7 @@ blocks_known:
           int *cv = colv + (size_t)kb * m;
           if (ncol[kb] == 0 || cv[ncol[kb] - 1] != c) cv[ncol[kb]++] = c;
         }
+      }
     }
   } else {
     for (int kb = 0; kb < nb; kb++) {
@@ -773,16 +829,22 @@ blocks_known:
   }
   if (track) {
     /* The lower triangle from the upper, on the smaller footprint: colmin's
-     * or the lists' (kept for the next build's clear). */
+     * or the lists' (kept for the next build's clear). The last build's
+     * lower triangle (defer) is zeroed first where this mirror will not
+     * write. */
     int *pat = colmin + m1;
-    const long pcost = reuse ? pattern_lists(cs, blk, fill, pat) : -1;
+    const int *old = defer ? pat + pattern_ints(nu1, m1) : NULL;
+    const long pcost =
+        reuse && m >= CP_CONTACT_SPACE_SPARSE_M ? pattern_lists(cs, blk, fill, pat) : -1;
     long fcost = 0;
     for (int c = 0; c < m; c++) fcost += c + 1 - colmin[c];
     if (pcost >= 0 && 9 * pcost < 2 * fcost) {
+      if (old) lower_rest(m, old, NULL, cs->A);
       mirror_pattern(m, pat, cs->A);
       cs->fp_lists = 1;
     } else {
       if (reuse) pat[0] = -1;
+      if (old) lower_rest(m, old, colmin, cs->A);
       for (int c = 0; c < m; c++)
         for (int r = colmin[c]; r < c; r++) cs->A[c + (size_t)r * m] = cs->A[r + (size_t)c * m];
     }
@@ -822,9 +884,11 @@ int cp_contact_space_accel(const cp_contact_space *cs, const double *c,
   double stack_rhs[256]; /* a simulator calls this a few times per step */
   /* Large problems: f + G c accumulated for every dof in one pass down G's
    * columns (contiguous) instead of along each dof's row (a stride of nu:
-   * at 100 boxes most of this function). Each dof's sum gets the same
-   * terms in the same order (j increasing): the same bits. */
-  const int by_col = m >= CP_CONTACT_SPACE_SPARSE_M;
+   * at 100 boxes most of this function; with the constraints' dof ranges
+   * known, from 48 rows: a stack of 5 boxes' dofs each meet a fifth of
+   * its columns; at 3 boxes the rows' passes cost less). Each dof's sum
+   * gets the same terms in the same order (j increasing): the same bits. */
+  const int by_col = m >= CP_CONTACT_SPACE_SPARSE_M || (cs->range && m >= 48);
   const size_t nrhs = (size_t)nu * (by_col ? 2 : 1);
   double *rhs = nrhs <= 256 ? stack_rhs : malloc(sizeof(double) * nrhs);
   if (!rhs) return -2;

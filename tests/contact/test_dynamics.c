@@ -502,6 +502,56 @@ Test(dynamics, rebuild_growth_keeps_zeros) {
   free(G);
 }
 
+/* Rebuilds of the same sizes whose footprints differ (the contacts of the
+ * problem above taken in another order each round): a build with the
+ * sizes of the last one clears the old lower triangle only after its own
+ * mirror is known, where that mirror does not reach. At every size (30
+ * rows: the smallest tracked; 60; 120 and 210: the lists or colmin), every
+ * entry of A, zeros included, and b must be the fresh build's. */
+Test(dynamics, same_size_rebuilds_new_footprint) {
+  uint64_t s = 47;
+  double *H = malloc(sizeof(double) * SNU * SNU), *G0 = malloc(sizeof(double) * SNU * SM),
+         *G = malloc(sizeof(double) * SNU * SM);
+  double f[SNU], k0[SM], k[SM];
+  int range0[4 * SNC], range[4 * SNC], block[SB + 2];
+  cr_assert(H && G0 && G);
+  for (int b = 0; b <= SB; b++) block[b] = 6 * b;
+  block[SB + 1] = SNU;
+  const cp_contact_sparsity sp = {.nblock = SB + 1, .block = block, .range = range};
+  static const int sizes[] = {10, 20, 40, 70};
+  for (int si = 0; si < 4; si++) {
+    const int nc = sizes[si], m = 3 * nc;
+    cp_contact_space kept;
+    memset(&kept, 0, sizeof kept);
+    sparse_problem(&s, H, G0, f, k0, range0);
+    for (int round = 0; round < 4; round++) {
+      /* contact j is the problem's contact (j p + round) mod nc, p prime to nc */
+      const int p = round % 2 ? 3 : 7;
+      for (int j = 0; j < nc; j++) {
+        const int from = (j * p + round) % nc;
+        memcpy(G + (size_t)(3 * j) * SNU, G0 + (size_t)(3 * from) * SNU, sizeof(double) * 3 * SNU);
+        memcpy(range + 4 * j, range0 + 4 * from, sizeof(int) * 4);
+        memcpy(k + 3 * j, k0 + 3 * from, sizeof(double) * 3);
+      }
+      cp_contact_space dense;
+      cr_assert_eq(cp_contact_space_build(SNU, nc, H, G, f, k, NULL, NULL, &dense), 0);
+      cr_assert_eq(cp_contact_space_rebuild_sparse(SNU, nc, H, G, f, k, NULL, NULL, &sp, &kept), 0);
+      for (int i = 0; i < m; i++) {
+        cr_assert(kept.b[i] == dense.b[i], "b[%d]: %.17g != %.17g", i, kept.b[i], dense.b[i]);
+        for (int j = 0; j < m; j++)
+          cr_assert(kept.A[i + j * m] == dense.A[i + j * m],
+                    "A[%d, %d] (%d contacts, round %d): %.17g != %.17g", i, j, nc, round,
+                    kept.A[i + j * m], dense.A[i + j * m]);
+      }
+      cp_contact_space_free(&dense);
+    }
+    cp_contact_space_free(&kept);
+  }
+  free(H);
+  free(G0);
+  free(G);
+}
+
 /* A diagonal H: every dof is a block of its own, whose columns of G are
  * contiguous (the dof in all three columns of a run of contacts), a
  * progression of step 3 (one column per contact), irregular, or a single
