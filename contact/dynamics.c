@@ -222,6 +222,13 @@ static void clear_footprint(int m, const int *colmin, double *A) {
   }
 }
 
+/* Column c onto block kb's list of columns (colv: m per block, ncol:
+ * their lengths), once: a build walks c in increasing order. */
+static inline void list_col(int *colv, int *ncol, int m, int kb, int c) {
+  int *cv = colv + (size_t)kb * m;
+  if (ncol[kb] == 0 || cv[ncol[kb] - 1] != c) cv[ncol[kb]++] = c;
+}
+
 /* clear_footprint's upper triangle only (column c's rows colmin[c]..c):
  * the lower one is left to the end of the build (lower_rest). */
 static void clear_upper(int m, const int *colmin, double *A) {
@@ -648,15 +655,10 @@ blocks_known:
           const double *gl = g + lo;
           for (int t = 0; t < 3; t++) {
             const int kb = dblk[lo + t];
-            if (kb < 0 || gl[t] == 0.0) continue;
-            int *cv = colv + (size_t)kb * m;
-            if (ncol[kb] == 0 || cv[ncol[kb] - 1] != c) cv[ncol[kb]++] = c;
+            if (kb >= 0 && gl[t] != 0.0) list_col(colv, ncol, m, kb, c);
           }
-          if ((gl[3] != 0.0) | (gl[4] != 0.0) | (gl[5] != 0.0)) {
-            const int kb = dblk[lo + 3];
-            int *cv = colv + (size_t)kb * m;
-            if (ncol[kb] == 0 || cv[ncol[kb] - 1] != c) cv[ncol[kb]++] = c;
-          }
+          if ((gl[3] != 0.0) | (gl[4] != 0.0) | (gl[5] != 0.0))
+            list_col(colv, ncol, m, dblk[lo + 3], c);
           continue;
         }
         for (int i = lo; i < hi; i++) {
@@ -665,9 +667,7 @@ blocks_known:
             continue;
           }
           const int kb = dblk[i];
-          if (kb < 0 || g[i] == 0.0) continue;
-          int *cv = colv + (size_t)kb * m;
-          if (ncol[kb] == 0 || cv[ncol[kb] - 1] != c) cv[ncol[kb]++] = c;
+          if (kb >= 0 && g[i] != 0.0) list_col(colv, ncol, m, kb, c);
         }
       }
     }

@@ -63,14 +63,9 @@ typedef struct enum_result {
   double max_dev;       /* largest |u' - u'_ref| / scale seen */
 } enum_result;
 
-/* u' of z (the study's udot_of). */
-static int udot(const cp_paper_instance *in, const double *z, double *c, double *u) {
-  cp_pyramid_forces(&in->lay, in->pc, z, c);
-  return cp_contact_space_accel(&in->cs, c, u, NULL);
-}
-
-/* Compares u with the reference (setting it when there is none); returns 1
- * when they differ beyond 1e-6 of the scale (the study's rule). */
+/* Compares u with the reference (setting it when there is none) by the
+ * study's rule (cp_paper_udot_differs); *max_dev keeps the largest
+ * deviation seen, relative to the larger vector's scale. */
 static int differs(int nu, const double *u, double *ref, int *have_ref, double *max_dev) {
   if (!*have_ref) {
     memcpy(ref, u, sizeof(double) * (size_t)nu);
@@ -81,23 +76,17 @@ static int differs(int nu, const double *u, double *ref, int *have_ref, double *
   for (int i = 0; i < nu; i++) scale = fmax(scale, fmax(fabs(u[i]), fabs(ref[i])));
   for (int i = 0; i < nu; i++) dev = fmax(dev, fabs(u[i] - ref[i]));
   *max_dev = fmax(*max_dev, dev / scale);
-  return dev > 1e-6 * scale;
+  return cp_paper_udot_differs(nu, u, ref);
 }
 
-/* The LP over P_B (k = |B|, idx its members): empty or not; when obj is not
- * NULL, also min and max of obj . z_B (lo, hi; +-INFINITY when unbounded).
- * Returns 1 feasible, 0 empty, -1 GLPK did not finish. */
-static int lp_pattern(int n, const double *M, const double *q, int k, const int *idx,
-                      const double *obj, double *lo, double *hi, double *zpt) {
+/* The LP over P_B (k = |B|, idx its members), built once per support:
+ * rows M z + q (= 0 on B, >= 0 off it), columns z_B >= 0. */
+static glp_prob *pattern_lp(int n, const double *M, const double *q, int k, const int *idx,
+                            int *ia, int *ja, double *ar, unsigned char *inb) {
   glp_prob *lp = glp_create_prob();
   glp_add_rows(lp, n);
   glp_add_cols(lp, k);
-  int *ia = malloc(sizeof(int) * ((size_t)n * (size_t)k + 1));
-  int *ja = malloc(sizeof(int) * ((size_t)n * (size_t)k + 1));
-  double *ar = malloc(sizeof(double) * ((size_t)n * (size_t)k + 1));
-  unsigned char *inb = calloc((size_t)n, 1);
-  int ret = -1;
-  if (!ia || !ja || !ar || !inb) goto out;
+  memset(inb, 0, (size_t)n);
   for (int c = 0; c < k; c++) inb[idx[c]] = 1;
   for (int i = 0; i < n; i++) {
     if (inb[i])
@@ -109,73 +98,62 @@ static int lp_pattern(int n, const double *M, const double *q, int k, const int 
   for (int c = 0; c < k; c++) {
     glp_set_col_bnds(lp, c + 1, GLP_LO, 0.0, 0.0);
     for (int i = 0; i < n; i++) {
-      const double a = M[(size_t)idx[c] * (size_t)n + (size_t)i];
-      if (a == 0.0) continue;
+      const double v = M[(size_t)idx[c] * (size_t)n + (size_t)i];
+      if (v == 0.0) continue;
       ne++;
       ia[ne] = i + 1;
       ja[ne] = c + 1;
-      ar[ne] = a;
+      ar[ne] = v;
     }
   }
   glp_load_matrix(lp, ne, ia, ja, ar);
   glp_scale_prob(lp, GLP_SF_AUTO);
+  return lp;
+}
+
+/* One simplex solve of lp with objective obj (NULL: none, a feasibility
+ * test) in direction dir; each later solve starts from the last basis.
+ * Returns 1 optimal (*val its value), 2 unbounded, 0 empty, -1 GLPK did
+ * not finish. */
+static int lp_solve(glp_prob *lp, int k, const double *obj, int dir, double *val) {
   glp_smcp parm;
   glp_init_smcp(&parm);
   parm.msg_lev = GLP_MSG_OFF;
-  parm.presolve = GLP_ON;
-  for (int pass = 0; pass < (obj ? 3 : 1); pass++) {
-    /* pass 0: feasibility; 1: minimise obj; 2: maximise obj */
-    glp_set_obj_dir(lp, pass == 2 ? GLP_MAX : GLP_MIN);
-    for (int c = 0; c < k; c++) glp_set_obj_coef(lp, c + 1, pass ? obj[c] : 0.0);
-    const int r = glp_simplex(lp, &parm);
-    const int st = glp_get_status(lp);
-    if (r == GLP_ENOPFS || (r == 0 && st == GLP_NOFEAS)) {
-      ret = 0;
-      goto out;
-    }
-    if (r != 0 && r != GLP_ENODFS) goto out;
-    if (r == GLP_ENODFS || st == GLP_UNBND) {
-      if (pass == 1) *lo = -INFINITY;
-      if (pass == 2) *hi = INFINITY;
-      continue;
-    }
-    if (st != GLP_OPT) goto out;
-    if (pass == 0 && zpt)
-      for (int c = 0; c < k; c++) zpt[c] = glp_get_col_prim(lp, c + 1);
-    if (pass == 1) *lo = glp_get_obj_val(lp);
-    if (pass == 2) *hi = glp_get_obj_val(lp);
-  }
-  ret = 1;
-out:
-  glp_delete_prob(lp);
-  free(ia);
-  free(ja);
-  free(ar);
-  free(inb);
-  return ret;
+  parm.presolve = obj ? GLP_OFF : GLP_ON; /* warm starts need no presolve */
+  glp_set_obj_dir(lp, dir);
+  for (int c = 0; c < k; c++) glp_set_obj_coef(lp, c + 1, obj ? obj[c] : 0.0);
+  const int r = glp_simplex(lp, &parm);
+  const int st = glp_get_status(lp);
+  if (r == GLP_ENOPFS || (r == 0 && st == GLP_NOFEAS)) return 0;
+  if (r == GLP_ENODFS || (r == 0 && st == GLP_UNBND)) return 2;
+  if (r != 0 || st != GLP_OPT) return -1;
+  *val = glp_get_obj_val(lp);
+  return 1;
 }
 
 static int enumerate(const cp_paper_instance *in, enum_result *er) {
   memset(er, 0, sizeof *er);
-  const int n = in->lcp.n, nu = in->sys.n_u, nc3 = 3 * in->sys.n_c;
+  const int n = in->lcp.n, nu = in->sys.n_u;
   const double *M = in->lcp.M, *q = in->lcp.q;
   const size_t un = (size_t)n, unu = (size_t)(nu > 0 ? nu : 1);
-  double *buf = malloc(sizeof(double) * (6 * un + 2 * un * un + (un + 3) * unu +
-                                         (size_t)(nc3 > 0 ? nc3 : 1)));
-  int *idx = malloc(sizeof(int) * un);
-  if (!buf || !idx) {
-    free(buf); free(idx);
+  double *buf = malloc(sizeof(double) * (5 * un + 3 * un * un + (un + 3) * unu + 1));
+  int *idx = malloc(sizeof(int) * (3 * un * un + 3));
+  unsigned char *inb = malloc(un);
+  if (!buf || !idx || !inb) {
+    free(buf); free(idx); free(inb);
     return -1;
   }
-  double *z = buf, *w = z + un, *sv = w + un, *rhs = sv + un, *zpt = rhs + un, *obj = zpt + un;
+  /* GLPK's triplets (1-based): ia, ja in idx's tail, ar in buf's. */
+  int *ia = idx + un, *ja = ia + un * un + 1;
+  double *z = buf, *w = z + un, *sv = w + un, *rhs = sv + un, *obj = rhs + un;
   double *A = obj + un, *S = A + un * un, *U = S + un * un, *a = U + un * unu;
-  double *u = a + unu, *ref = u + unu, *c = ref + unu;
+  double *u = a + unu, *ref = u + unu, *ar = ref + unu;
   /* u' = a + U z: a = u'(0), column j of U = u'(e_j) - a. */
   memset(z, 0, sizeof(double) * un);
-  if (udot(in, z, c, a)) goto fail;
+  if (cp_paper_udot(in, z, a)) goto fail;
   for (int j = 0; j < n; j++) {
     z[j] = 1.0;
-    if (udot(in, z, c, u)) goto fail;
+    if (cp_paper_udot(in, z, u)) goto fail;
     z[j] = 0.0;
     for (int i = 0; i < nu; i++) U[(size_t)j * unu + (size_t)i] = u[i] - a[i];
   }
@@ -231,49 +209,57 @@ static int enumerate(const cp_paper_instance *in, enum_result *er) {
       if (!cp_lcp_check(n, M, q, z, w, &chk, &info)) continue;
       er->basic++;
       er->solutions = 1;
-      if (udot(in, z, c, u)) goto fail;
+      if (cp_paper_udot(in, z, u)) goto fail;
       if (differs(nu, u, ref, &have_ref, &er->max_dev)) er->unique = 0;
       continue;
     }
     er->singular++;
-    const int f = lp_pattern(n, M, q, k, idx, NULL, NULL, NULL, zpt);
-    if (f < 0) {
-      er->lp_failures++;
+    glp_prob *lp = pattern_lp(n, M, q, k, idx, ia, ja, ar, inb);
+    double v = 0.0;
+    const int f = lp_solve(lp, k, NULL, GLP_MIN, &v);
+    if (f != 1) {
+      if (f < 0) er->lp_failures++;
+      glp_delete_prob(lp);
       continue;
     }
-    if (f == 0) continue;
     er->singular_feas++;
     er->solutions = 1;
     /* u' at the LP's point, then the range of each component over P_B. */
-    for (int r = 0; r < k; r++) z[idx[r]] = zpt[r];
-    if (udot(in, z, c, u)) goto fail;
+    for (int r = 0; r < k; r++) z[idx[r]] = glp_get_col_prim(lp, r + 1);
+    if (cp_paper_udot(in, z, u)) {
+      glp_delete_prob(lp);
+      goto fail;
+    }
     if (differs(nu, u, ref, &have_ref, &er->max_dev)) er->unique = 0;
+    double scale = 1.0;
+    for (int t = 0; t < nu; t++) scale = fmax(scale, fabs(ref[t]));
     for (int i = 0; i < nu; i++) {
       for (int r = 0; r < k; r++) obj[r] = U[(size_t)idx[r] * unu + (size_t)i];
       double lo = 0.0, hi = 0.0;
-      const int g = lp_pattern(n, M, q, k, idx, obj, &lo, &hi, NULL);
-      if (g < 0) {
+      const int g1 = lp_solve(lp, k, obj, GLP_MIN, &lo), g2 = lp_solve(lp, k, obj, GLP_MAX, &hi);
+      if (g1 < 0 || g2 < 0) {
         er->lp_failures++;
         continue;
       }
-      if (g == 0) continue;
-      double scale = 1.0;
-      for (int t = 0; t < nu; t++) scale = fmax(scale, fabs(ref[t]));
-      const double vlo = a[i] + lo, vhi = a[i] + hi;
-      if (!isfinite(lo) || !isfinite(hi) || fabs(vlo - ref[i]) > 1e-6 * scale ||
-          fabs(vhi - ref[i]) > 1e-6 * scale) {
+      if (g1 == 0 || g2 == 0) continue;
+      if (g1 == 2 || g2 == 2) { /* unbounded: u' not constant on P_B */
         er->unique = 0;
-        er->max_dev = isfinite(lo) && isfinite(hi)
-                          ? fmax(er->max_dev, fmax(fabs(vlo - ref[i]), fabs(vhi - ref[i])) / scale)
-                          : INFINITY;
+        er->max_dev = INFINITY;
+        continue;
+      }
+      const double dlo = fabs(a[i] + lo - ref[i]), dhi = fabs(a[i] + hi - ref[i]);
+      if (dlo > 1e-6 * scale || dhi > 1e-6 * scale) {
+        er->unique = 0;
+        er->max_dev = fmax(er->max_dev, fmax(dlo, dhi) / scale);
       }
     }
+    glp_delete_prob(lp);
   }
   er->decided = er->lp_failures == 0 || !er->unique;
-  free(buf); free(idx);
+  free(buf); free(idx); free(inb);
   return 0;
 fail:
-  free(buf); free(idx);
+  free(buf); free(idx); free(inb);
   return -1;
 }
 

@@ -59,8 +59,7 @@ static uint64_t mix(uint64_t a, uint64_t b) {
 /* solution at hand)                                                        */
 /* ------------------------------------------------------------------------ */
 
-/* u' of the LCP solution z. Returns 0 or -1 (memory). */
-static int udot_of(const cp_paper_instance *in, const double *z, double *udot) {
+int cp_paper_udot(const cp_paper_instance *in, const double *z, double *udot) {
   const int n3 = 3 * in->sys.n_c;
   double *c = malloc(sizeof(double) * (size_t)(n3 > 0 ? n3 : 1));
   if (!c) return -1;
@@ -70,7 +69,7 @@ static int udot_of(const cp_paper_instance *in, const double *z, double *udot) {
   return rc ? -1 : 0;
 }
 
-static int udot_differs(int nu, const double *a, const double *b) {
+int cp_paper_udot_differs(int nu, const double *a, const double *b) {
   double scale = 1.0;
   for (int i = 0; i < nu; i++) scale = fmax(scale, fmax(fabs(a[i]), fabs(b[i])));
   for (int i = 0; i < nu; i++)
@@ -102,9 +101,9 @@ static cp_paper_unique decide_unique(const cp_paper_instance *in, const double *
   double *ud = cover + n, *u1 = ud + (size_t)nsol * nuu, *u2 = u1 + nuu;
   /* Different accelerations among the solutions already found settle it. */
   for (int s = 0; s < nsol; s++)
-    if (udot_of(in, sols[s], ud + (size_t)s * nuu)) goto done;
+    if (cp_paper_udot(in, sols[s], ud + (size_t)s * nuu)) goto done;
   for (int s = 1; s < nsol; s++)
-    if (udot_differs(nu, ud, ud + (size_t)s * nuu)) {
+    if (cp_paper_udot_differs(nu, ud, ud + (size_t)s * nuu)) {
       res = CP_PAPER_NOT_UNIQUE;
       goto done;
     }
@@ -120,8 +119,8 @@ static cp_paper_unique decide_unique(const cp_paper_instance *in, const double *
     lo.restarts = 0;
     cp_lcp_info li;
     if (cp_lemke_solve(ws, n, M, q, &lo, NULL, z2, w2, &li) != CP_LCP_SOLVED) continue;
-    if (udot_of(in, z2, u2)) goto done;
-    if (udot_differs(nu, ud, u2)) {
+    if (cp_paper_udot(in, z2, u2)) goto done;
+    if (cp_paper_udot_differs(nu, ud, u2)) {
       res = CP_PAPER_NOT_UNIQUE;
       goto done;
     }
@@ -140,14 +139,14 @@ static cp_paper_unique decide_unique(const cp_paper_instance *in, const double *
                : CP_PAPER_UW_MIP_FAILED;
     goto done;
   }
-  if (udot_of(in, z1, u1)) goto done;
-  if (nsol > 0 && udot_differs(nu, ud, u1)) {
+  if (cp_paper_udot(in, z1, u1)) goto done;
+  if (nsol > 0 && cp_paper_udot_differs(nu, ud, u1)) {
     res = CP_PAPER_NOT_UNIQUE;
     goto done;
   }
   if (cr.has_second) {
-    if (udot_of(in, z2, u2)) goto done;
-    if (udot_differs(nu, u1, u2)) res = CP_PAPER_NOT_UNIQUE;
+    if (cp_paper_udot(in, z2, u2)) goto done;
+    if (cp_paper_udot_differs(nu, u1, u2)) res = CP_PAPER_NOT_UNIQUE;
     else *why = CP_PAPER_UW_SAME_ACCEL; /* same u' from another support */
     goto done;
   }

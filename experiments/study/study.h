@@ -148,6 +148,15 @@ int cp_paper_instance_build(const char *scene_text, cp_paper_instance *in,
 
 void cp_paper_instance_free(cp_paper_instance *in);
 
+/// u' [n_u] of the instance's LCP solution z (contact/problem.c's
+/// accelerations from the pyramid forces). Returns 0, or -1 (memory).
+int cp_paper_udot(const cp_paper_instance *in, const double *z, double *udot);
+
+/// The study's rule for "other accelerations": 1 when u' vectors a and b
+/// [nu] differ anywhere by more than 1e-6 of the largest |entry| (at least
+/// 1), else 0.
+int cp_paper_udot_differs(int nu, const double *a, const double *b);
+
 /// Solver outcome in the CSV's words.
 typedef enum cp_paper_status {
   CP_PAPER_SOLVED = 0,
