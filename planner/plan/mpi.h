@@ -77,6 +77,8 @@ typedef struct cp_plan_mpi_rank0 {
   long long fruitless; ///< those of them that found no answer
   long long ahead;   ///< pipelined batches: jobs rank 0 ran of the batch
                      ///< after the one it waited for (its own handed out)
+  long long store_looks; ///< of `looks`, those made during the store's
+                         ///< commits (cp_store_set_progress)
 } cp_plan_mpi_rank0;
 
 /// Rank 0: its times so far (the messages -- encoding and sending jobs,

@@ -32,6 +32,10 @@ void cp_plan_mpi_stop_workers(void);
 int cp_plan_mpi_fail(cp_error *err, int rc, const char *what);
 /// Receives the message that MPI_Probe/Iprobe announced in st into b.
 int cp_plan_mpi_receive(cp_wire_buf *b, const MPI_Status *st, cp_error *err);
+/// MPI_Iprobe, and once more when it found nothing (Open MPI's probe
+/// matches before it takes in what has arrived: mpi.c). MPI_SUCCESS with
+/// *got and st, or an MPI error.
+int cp_plan_mpi_look(int source, int tag, int *got, MPI_Status *st);
 /// MPI_Probe that polls, then naps, between MPI_Iprobe calls: MPI_SUCCESS
 /// with st, an MPI error, or -1 once *cancel (may be NULL) is set.
 int cp_plan_mpi_wait_for(int source, int tag, MPI_Status *st,

@@ -244,6 +244,22 @@ void cp_store_set_busy_timeout(cp_store *st, double seconds) {
   sqlite3_busy_timeout(st->db, st->busy_ms);
 }
 
+static int progress_call(void *ctx) {
+  cp_store *st = ctx;
+  st->progress(st->progress_ctx);
+  return 0; /* never interrupts the statement */
+}
+
+void cp_store_set_progress(cp_store *st, int every, void (*fn)(void *ctx),
+                           void *ctx) {
+  st->progress = fn;
+  st->progress_ctx = ctx;
+  if (fn && every > 0)
+    sqlite3_progress_handler(st->db, every, progress_call, st);
+  else
+    sqlite3_progress_handler(st->db, 0, NULL, NULL);
+}
+
 /* Runs a one-row statement with text/int bindings given as a format: 't'
  * text, 'i' int64, 'd' double, 'b' blob (pointer and size_t), 'n' null.
  * Returns the SQLite code

@@ -75,6 +75,15 @@ double cp_store_seconds(const cp_store *st);
 /// write fails with CP_STORE_BUSY (seconds; 60 by default, capped at a day;
 /// 0 fails at once). Opening waits the default.
 void cp_store_set_busy_timeout(cp_store *st, double seconds);
+/// Calls fn(ctx) about every `every` steps of SQLite's virtual machine
+/// while this connection runs a statement (a batch's inserts: a few
+/// microseconds apart), until called again with fn NULL. For a caller
+/// that must keep answering others while it writes (planner/plan/mpi.c:
+/// rank 0 collects the workers' answers during its commit). fn must not
+/// use the store; it cannot stop the statement. Not within one step: the
+/// writing of a commit's pages and a checkpoint are one step each.
+void cp_store_set_progress(cp_store *st, int every, void (*fn)(void *ctx),
+                           void *ctx);
 
 /// The task row for these inputs (cp_task_hash: the task text and every
 /// file it was built from), inserted when new together with the bytes of

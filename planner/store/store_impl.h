@@ -40,6 +40,8 @@ struct cp_store {
   int busy_ms;         /* lock wait (ms), BUSY_MS unless set */
   unsigned char *pending; /* a pipelined search's pending batch (write.c) */
   size_t pending_cap;
+  void (*progress)(void *ctx); /* cp_store_set_progress's (NULL: none) */
+  void *progress_ctx;
 };
 
 /* How long a process waits by default for another one's lock (ms):

@@ -183,6 +183,16 @@ static long long ahead_of(const char *err) {
   return at && sscanf(at, "found nothing; %lld jobs", &j) == 1 ? j : -1;
 }
 
+/* The looks rank 0 made during its store's commits (the rank-0 line's
+ * `; K looks during commits`); -1 when missing. */
+static long long store_looks_of(const char *err) {
+  const char *at = strstr(err, "complan: mpi: rank 0 in ");
+  at = at ? strstr(at, "jobs of the next batch; ") : NULL;
+  long long k = -1;
+  return at && sscanf(at, "jobs of the next batch; %lld looks during "
+                      "commits", &k) == 1 ? k : -1;
+}
+
 /* The pipelined push task (sst, batch 4) in *task, its 1-thread run of
  * 120 nodes in the database *a (returned open), and *b a database for
  * the runs to compare with it. */
@@ -223,6 +233,13 @@ Test(mpi, pipelined_sst_as_threads) {
               err);
     if (ranks[i] == 1) cr_expect_eq(ahead, 0);
     else cr_expect_gt(jobs, 0, "%d ranks: the workers ran jobs", ranks[i]);
+    /* Rank 0 also looks for answers during its commits (when one is
+     * due), counted among its looks; alone it never looks. */
+    long long looks = -1, fruitless = -1, in_commits = store_looks_of(err);
+    cr_expect_eq(looks_of(err, &looks, &fruitless), 0, "%s", err);
+    cr_expect(in_commits >= 0 && in_commits <= looks, "%lld of %lld: %s",
+              in_commits, looks, err);
+    if (ranks[i] == 1) cr_expect_eq(in_commits, 0);
     free(err);
     sqlite3 *db = synth_open_db(b);
     snprintf(what, sizeof what, "pipelined, %d ranks", ranks[i]);

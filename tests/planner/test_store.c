@@ -161,6 +161,56 @@ Test(store, every_node_and_the_plan_are_written) {
   free(path);
 }
 
+/* cp_store_set_progress: the caller's function runs while the store
+ * writes (planner/plan/mpi.c looks for the workers' answers in it during
+ * rank 0's commits), and changes nothing of what is written; set to NULL
+ * it is no longer called. */
+static void count_call(void *ctx) { ++*(long *)ctx; }
+
+static long long maze_run(const char *path, long *calls, int every) {
+  cp_task task;
+  synth_load_task(&task);
+  task.weight = 1.0;
+  cp_store *st = open_store(path);
+  if (calls) cp_store_set_progress(st, every, count_call, calls);
+  synth_grid g = {.w = 10, .h = 10, .rows = maze, .start = {0, 0},
+                  .goal = {4, 4}, .cost = {1.0, 1.3, 0.7, 2.1}};
+  cp_search_problem p = synth_grid_problem(&g);
+  double x0[2] = {0, 0};
+  cp_plan_options o = cp_plan_defaults();
+  o.method = "astar";
+  cp_plan_result r;
+  cp_error e;
+  cr_assert_eq(cp_plan_search(st, &task, &p, x0, &o, &r, &e), CP_PLAN_SOLVED,
+               "%s", e.msg);
+  if (calls) {
+    long before = *calls;
+    cr_assert_gt(before, 0, "called while the run was written");
+    cp_store_set_progress(st, every, NULL, NULL);
+    cr_assert_eq(cp_plan_search(st, &task, &p, x0, &o, &r, &e),
+                 CP_PLAN_SOLVED, "%s", e.msg);
+    cr_assert_eq(*calls, before, "not called once cleared");
+  }
+  cp_store_close(st);
+  cp_task_free(&task);
+  return r.nodes;
+}
+
+Test(store, a_progress_function_runs_during_writes_and_changes_nothing) {
+  char *a = synth_temp_db(), *b = synth_temp_db();
+  long calls = 0;
+  long long n = maze_run(a, NULL, 0);
+  cr_assert_eq(maze_run(b, &calls, 10), n);
+  sqlite3 *da = synth_open_db(a), *db = synth_open_db(b);
+  cr_assert_eq(synth_assert_same_run(da, 1, db, 1, "progress function"), n);
+  sqlite3_close(da);
+  sqlite3_close(db);
+  unlink(a);
+  unlink(b);
+  free(a);
+  free(b);
+}
+
 /* A 40 x 40 field with a wall along y = 20 open only at x = 39: the goal
  * (0, 39) takes a long detour. */
 static char field_rows[40][41];
