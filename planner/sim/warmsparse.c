@@ -48,10 +48,13 @@ struct cp_wi_sparse {
   double *vals, *l1;
   int cmax;
   long taken; // LCPs solved here (cp_wi_sparse_taken)
-  // The last LCP whose columns were too long (prepare returned 1): its n,
-  // ns and per constraint its two parts and whether it rolls (rej, 3 ns),
-  // all that decision depends on. rej_ns -1: none.
-  int *rej, rej_n, rej_ns;
+  // The last LCP prepare saw, by all that its lists and its decision
+  // depend on: n, ns, the number of parts, and per constraint its two
+  // parts and whether it rolls (rej, 3 ns); rej_res what prepare returned
+  // for it (1: columns too long; 0: the lists above are its). rej_ns -1:
+  // none (or lists half made).
+  int *rej, rej_n, rej_ns, rej_nodes, rej_res;
+  long memo_hits; // LCPs that kept the lists (cp_wi_sparse_memo_hits)
   size_t cap[13];
 };
 
@@ -72,6 +75,10 @@ void cp_wi_sparse_enable(cp_world *w, int on) { w->sparse_off = !on; }
 
 long cp_wi_sparse_taken(const cp_world *w) { return w->spw ? w->spw->taken : 0; }
 
+void cp_wi_sparse_memo_enable(cp_world *w, int on) { w->sparse_memo_off = !on; }
+
+long cp_wi_sparse_memo_hits(const cp_world *w) { return w->spw ? w->spw->memo_hits : 0; }
+
 // Array i of s holding at least n elements of size sz; 0, or -1.
 static int need(struct cp_wi_sparse *s, int i, size_t n, size_t sz) {
   void **arr[13] = {(void **)&s->nstart, (void **)&s->nbr, (void **)&s->nodestart,
@@ -87,13 +94,17 @@ static int need(struct cp_wi_sparse *s, int i, size_t n, size_t sz) {
   return 0;
 }
 
-// Whether the LCP (n unknowns, ns constraints) is the last one rejected
-// (same_rejected) as too long in its columns, up to what that decision
-// reads: then it is rejected again without the lists (making the lists to
-// find that out would be every step's; a stack of 7 boxes, n = 168, has
-// columns of 62 rows, over a third). remember_rejected records it.
-static int same_rejected(const cp_world *w, const struct cp_wi_sparse *s, int ns, int n) {
-  if (s->rej_ns != ns || s->rej_n != n) return 0;
+// Whether the LCP (n unknowns, ns constraints, over nodes parts) has the
+// structure of the last one prepared (same_structure), up to all that
+// prepare reads: then its answer is the last one's, and when that was 0
+// the neighbour lists and the pool's sizes are this LCP's too. A resting
+// stack keeps its structure step after step, and making the lists was a
+// thirty-fifth of a 10-box step; finding out that the columns are too long
+// was every step's too (a stack of 7 boxes, n = 168, has columns of 62
+// rows, over a third). remember_structure records it with its answer.
+static int same_structure(const cp_world *w, const struct cp_wi_sparse *s, int ns, int n,
+                          int nodes) {
+  if (s->rej_ns != ns || s->rej_n != n || s->rej_nodes != nodes) return 0;
   for (int k = 0; k < ns; ++k) {
     int nd[2];
     cp_wi_con_nodes(w, &w->cons[w->sel[k]], nd);
@@ -103,7 +114,8 @@ static int same_rejected(const cp_world *w, const struct cp_wi_sparse *s, int ns
   return 1;
 }
 
-static void remember_rejected(const cp_world *w, struct cp_wi_sparse *s, int ns, int n) {
+static void remember_structure(const cp_world *w, struct cp_wi_sparse *s, int ns, int n,
+                               int nodes, int res) {
   s->rej_ns = -1;
   if (need(s, C_REJ, 3 * (size_t)ns + 1, sizeof(int))) return;
   for (int k = 0; k < ns; ++k) {
@@ -113,6 +125,8 @@ static void remember_rejected(const cp_world *w, struct cp_wi_sparse *s, int ns,
   }
   s->rej_ns = ns;
   s->rej_n = n;
+  s->rej_nodes = nodes;
+  s->rej_res = res;
 }
 
 // The neighbour lists of the ns selected constraints and the column pool
@@ -121,9 +135,15 @@ static void remember_rejected(const cp_world *w, struct cp_wi_sparse *s, int ns,
 static int prepare(cp_world *w, int ns, int n) {
   if (!w->spw && !(w->spw = calloc(1, sizeof *w->spw))) return -1;
   struct cp_wi_sparse *s = w->spw;
-  if (!s->rej) s->rej_ns = -1; // (a new struct: nothing rejected yet)
-  if (same_rejected(w, s, ns, n)) return 1;
+  if (!s->rej) s->rej_ns = -1; // (a new struct: nothing prepared yet)
   const int nodes = w->sc.n_bodies + w->sc.n_manips;
+  if ((s->rej_ns >= 0 && (s->rej_res || !w->sparse_memo_off)) &&
+      same_structure(w, s, ns, n, nodes)) {
+    if (s->rej_res) return 1;
+    ++s->memo_hits;
+    return 0;
+  }
+  if (!s->rej_res) s->rej_ns = -1; // (the lists it names are about to change)
   if (need(s, C_NODESTART, (size_t)nodes + 2, sizeof(int)) ||
       need(s, C_NCONS, 2 * (size_t)ns + 1, sizeof(int)) ||
       need(s, C_NSTART, (size_t)ns + 1, sizeof(int)) ||
@@ -179,7 +199,7 @@ static int prepare(cp_world *w, int ns, int n) {
   }
   s->nstart[ns] = p;
   if ((size_t)cmax * CP_WORLD_SPARSE_RATIO > (size_t)n) {
-    remember_rejected(w, s, ns, n);
+    remember_structure(w, s, ns, n, nodes, 1);
     return 1;
   }
   s->cmax = cmax;
@@ -189,6 +209,8 @@ static int prepare(cp_world *w, int ns, int n) {
       need(s, C_L1, nn, sizeof(double)) || need(s, C_ROWS, nn * (size_t)cmax, sizeof(int)) ||
       need(s, C_VALS, nn * (size_t)cmax, sizeof(double)))
     return -1;
+  // (With the memo off only rejections are remembered, as before it.)
+  if (!w->sparse_memo_off) remember_structure(w, s, ns, n, nodes, 0);
   return 0;
 }
 
