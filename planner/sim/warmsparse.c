@@ -48,22 +48,26 @@ struct cp_wi_sparse {
   double *vals, *l1;
   int cmax;
   long taken; // LCPs solved here (cp_wi_sparse_taken)
-  // The last LCP whose columns were too long (prepare returned 1): its n,
-  // ns and per constraint its two parts and whether it rolls (rej, 3 ns),
-  // all that decision depends on. rej_ns -1: none.
-  int *rej, rej_n, rej_ns;
-  size_t cap[13];
+  // Two LCPs by all that prepare's lists and decision depend on (skey):
+  // the last one whose columns were too long (rej: prepare returned 1)
+  // and the one whose lists are above (lst: returned 0).
+  struct skey {
+    int *v;            // per constraint its two parts and whether it rolls (3 ns)
+    int n, ns, nodes;  // its size, constraints and parts; ns -1: none
+  } rej, lst;
+  long memo_hits; // LCPs that kept the lists (cp_wi_sparse_memo_hits)
+  size_t cap[14];
 };
 
 enum { C_NSTART, C_NBR, C_NODESTART, C_NCONS, C_MARK, C_SLOT, C_FREE, C_LEN, C_ROWS, C_POS,
-       C_VALS, C_L1, C_REJ };
+       C_VALS, C_L1, C_REJ, C_LST };
 
 void cp_wi_sparse_free(cp_world *w) {
   struct cp_wi_sparse *s = w->spw;
   if (!s) return;
-  void *p[13] = {s->nstart, s->nbr, s->nodestart, s->ncons, s->mark, s->slot,
-                 s->freeslot, s->len, s->rows, s->pos, s->vals, s->l1, s->rej};
-  for (int i = 0; i < 13; ++i) free(p[i]);
+  void *p[14] = {s->nstart, s->nbr, s->nodestart, s->ncons, s->mark, s->slot,
+                 s->freeslot, s->len, s->rows, s->pos, s->vals, s->l1, s->rej.v, s->lst.v};
+  for (int i = 0; i < 14; ++i) free(p[i]);
   free(s);
   w->spw = NULL;
 }
@@ -72,12 +76,17 @@ void cp_wi_sparse_enable(cp_world *w, int on) { w->sparse_off = !on; }
 
 long cp_wi_sparse_taken(const cp_world *w) { return w->spw ? w->spw->taken : 0; }
 
+void cp_wi_sparse_memo_enable(cp_world *w, int on) { w->sparse_memo_off = !on; }
+
+long cp_wi_sparse_memo_hits(const cp_world *w) { return w->spw ? w->spw->memo_hits : 0; }
+
 // Array i of s holding at least n elements of size sz; 0, or -1.
 static int need(struct cp_wi_sparse *s, int i, size_t n, size_t sz) {
-  void **arr[13] = {(void **)&s->nstart, (void **)&s->nbr, (void **)&s->nodestart,
+  void **arr[14] = {(void **)&s->nstart, (void **)&s->nbr, (void **)&s->nodestart,
                     (void **)&s->ncons, (void **)&s->mark, (void **)&s->slot,
                     (void **)&s->freeslot, (void **)&s->len, (void **)&s->rows,
-                    (void **)&s->pos, (void **)&s->vals, (void **)&s->l1, (void **)&s->rej};
+                    (void **)&s->pos, (void **)&s->vals, (void **)&s->l1, (void **)&s->rej.v,
+                    (void **)&s->lst.v};
   if (n <= s->cap[i]) return 0;
   const size_t c = 2 * n;
   void *p = realloc(*arr[i], sz * c);
@@ -87,32 +96,39 @@ static int need(struct cp_wi_sparse *s, int i, size_t n, size_t sz) {
   return 0;
 }
 
-// Whether the LCP (n unknowns, ns constraints) is the last one rejected
-// (same_rejected) as too long in its columns, up to what that decision
-// reads: then it is rejected again without the lists (making the lists to
-// find that out would be every step's; a stack of 7 boxes, n = 168, has
-// columns of 62 rows, over a third). remember_rejected records it.
-static int same_rejected(const cp_world *w, const struct cp_wi_sparse *s, int ns, int n) {
-  if (s->rej_ns != ns || s->rej_n != n) return 0;
+// Whether the LCP (n unknowns, ns constraints, over nodes parts) is the
+// one key names (same_structure), by all that prepare reads: then
+// prepare's answer is that one's, and for lst the neighbour lists and the
+// pool's sizes are this LCP's too. A resting stack keeps its structure
+// step after step, and making the lists was a thirty-fifth of a 10-box
+// step; finding out that the columns are too long was every step's too
+// (a stack of 7 boxes, n = 168, has columns of 62 rows, over a third).
+// remember records the LCP under key (key.ns -1 when out of memory).
+static int same_structure(const cp_world *w, const struct skey *key, int ns, int n,
+                          int nodes) {
+  if (key->ns != ns || key->n != n || key->nodes != nodes) return 0;
   for (int k = 0; k < ns; ++k) {
     int nd[2];
     cp_wi_con_nodes(w, &w->cons[w->sel[k]], nd);
-    const int *r = s->rej + 3 * k;
+    const int *r = key->v + 3 * k;
     if (r[0] != nd[0] || r[1] != nd[1] || r[2] != (w->rank[k] >= 0)) return 0;
   }
   return 1;
 }
 
-static void remember_rejected(const cp_world *w, struct cp_wi_sparse *s, int ns, int n) {
-  s->rej_ns = -1;
-  if (need(s, C_REJ, 3 * (size_t)ns + 1, sizeof(int))) return;
+static void remember(const cp_world *w, struct cp_wi_sparse *s, int which, int ns, int n,
+                     int nodes) {
+  struct skey *key = which == C_REJ ? &s->rej : &s->lst;
+  key->ns = -1;
+  if (need(s, which, 3 * (size_t)ns + 1, sizeof(int))) return;
   for (int k = 0; k < ns; ++k) {
-    int *r = s->rej + 3 * k;
+    int *r = key->v + 3 * k;
     cp_wi_con_nodes(w, &w->cons[w->sel[k]], r);
     r[2] = w->rank[k] >= 0;
   }
-  s->rej_ns = ns;
-  s->rej_n = n;
+  key->ns = ns;
+  key->n = n;
+  key->nodes = nodes;
 }
 
 // The neighbour lists of the ns selected constraints and the column pool
@@ -121,9 +137,15 @@ static void remember_rejected(const cp_world *w, struct cp_wi_sparse *s, int ns,
 static int prepare(cp_world *w, int ns, int n) {
   if (!w->spw && !(w->spw = calloc(1, sizeof *w->spw))) return -1;
   struct cp_wi_sparse *s = w->spw;
-  if (!s->rej) s->rej_ns = -1; // (a new struct: nothing rejected yet)
-  if (same_rejected(w, s, ns, n)) return 1;
+  if (!s->rej.v) s->rej.ns = -1; // (a new struct: nothing remembered yet)
+  if (!s->lst.v) s->lst.ns = -1;
   const int nodes = w->sc.n_bodies + w->sc.n_manips;
+  if (same_structure(w, &s->rej, ns, n, nodes)) return 1;
+  if (!w->sparse_memo_off && same_structure(w, &s->lst, ns, n, nodes)) {
+    ++s->memo_hits;
+    return 0;
+  }
+  s->lst.ns = -1; // (the lists are about to change)
   if (need(s, C_NODESTART, (size_t)nodes + 2, sizeof(int)) ||
       need(s, C_NCONS, 2 * (size_t)ns + 1, sizeof(int)) ||
       need(s, C_NSTART, (size_t)ns + 1, sizeof(int)) ||
@@ -179,7 +201,7 @@ static int prepare(cp_world *w, int ns, int n) {
   }
   s->nstart[ns] = p;
   if ((size_t)cmax * CP_WORLD_SPARSE_RATIO > (size_t)n) {
-    remember_rejected(w, s, ns, n);
+    remember(w, s, C_REJ, ns, n, nodes);
     return 1;
   }
   s->cmax = cmax;
@@ -189,6 +211,7 @@ static int prepare(cp_world *w, int ns, int n) {
       need(s, C_L1, nn, sizeof(double)) || need(s, C_ROWS, nn * (size_t)cmax, sizeof(int)) ||
       need(s, C_VALS, nn * (size_t)cmax, sizeof(double)))
     return -1;
+  if (!w->sparse_memo_off) remember(w, s, C_LST, ns, n, nodes);
   return 0;
 }
 

@@ -198,6 +198,8 @@ struct cp_world {
                              // large LCP came)
   int sparse_off;            // warmsparse.c: 1: never taken (the tests'
                              // comparison with the dense passes)
+  int sparse_memo_off;       // warmsparse.c: 1: the neighbour lists are
+                             // always made anew (the tests' comparison)
   int all_limits;           // world.c: 1: every limit side is a constraint
                             // of the step and a row of its LCPs (a step
                             // taken again after it crossed a limit outside
@@ -594,6 +596,11 @@ CPW_HIDDEN long cp_wi_lu_memo_hits(const cp_world *w);
 CPW_HIDDEN void cp_wi_sparse_enable(cp_world *w, int on);
 /// How many warm starts were tried on sparse columns (the tests' check).
 CPW_HIDDEN long cp_wi_sparse_taken(const cp_world *w);
+/// Whether the sparse warm start may keep the last LCP's neighbour lists
+/// for an LCP of the same structure (default 1), and how many times it
+/// did (the tests' comparison).
+CPW_HIDDEN void cp_wi_sparse_memo_enable(cp_world *w, int on);
+CPW_HIDDEN long cp_wi_sparse_memo_hits(const cp_world *w);
 /// x := A^-1 x with a band factor of cp_wi_band_factor; 0, or -1.
 CPW_HIDDEN int cp_wi_band_solve(int k, const double *A, const lapack_int *piv,
                                 const int band[2], double *x);

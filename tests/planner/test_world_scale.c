@@ -164,13 +164,8 @@ typedef struct {
   long (*taken)(const cp_world *w);
 } shortcut;
 
-static long same_bits(shortcut sc, cp_stepper stepper, int boxes, double v0, int steps,
-                      long min_taken) {
-  cp_world_options o = cp_world_defaults();
-  o.dt = 5e-3;
-  o.stepper = stepper;
-  cp_world *ws = bench_stack_world(boxes, 0.5, v0, &o, sc.name),
-           *wd = bench_stack_world(boxes, 0.5, v0, &o, sc.name);
+static long same_bits_worlds(shortcut sc, cp_stepper stepper, cp_world *ws, cp_world *wd,
+                             int boxes, int steps, long min_taken) {
   sc.enable(wd, 0);
   const int n = cp_world_state_size(ws);
   double *xs = malloc(sizeof(double) * (size_t)n), *xd = malloc(sizeof(double) * (size_t)n);
@@ -198,6 +193,16 @@ static long same_bits(shortcut sc, cp_stepper stepper, int boxes, double v0, int
   return pivots;
 }
 
+static long same_bits(shortcut sc, cp_stepper stepper, int boxes, double v0, int steps,
+                      long min_taken) {
+  cp_world_options o = cp_world_defaults();
+  o.dt = 5e-3;
+  o.stepper = stepper;
+  cp_world *ws = bench_stack_world(boxes, 0.5, v0, &o, sc.name),
+           *wd = bench_stack_world(boxes, 0.5, v0, &o, sc.name);
+  return same_bits_worlds(sc, stepper, ws, wd, boxes, steps, min_taken);
+}
+
 // The warm basis of a large LCP solved on sparse columns (warmsparse.c)
 // gives warm_accept's dense answer bit for bit: two worlds, one with the
 // sparse path turned off, step alike (every state equal to the last bit,
@@ -219,6 +224,69 @@ Test(world_scale, sparse_warm_same_bits) {
   sparse_same(CP_STEPPER_VELOCITY, 10, 0, 60);
   sparse_same(CP_STEPPER_ACCELERATION, 20, 0.3, 40);
   sparse_same(CP_STEPPER_VELOCITY, 20, 0.3, 40);
+}
+
+// The sparse warm start's neighbour lists, kept while the LCP's structure
+// (its constraints' parts and which of them roll) stays the same
+// (warmsparse.c, same_structure): with the memo on and off the same states
+// and pivots, step by step, with both steppers, at rest (10 and 40 boxes:
+// the lists kept on nearly every step) and on a 20-box stack sliding to
+// rest (contacts change from sliding to rolling: the structure changes).
+static void lists_same(cp_stepper stepper, int boxes, double v0, int steps, long min_hits) {
+  const shortcut sc = {"sparse lists memo", cp_wi_sparse_memo_enable, cp_wi_sparse_memo_hits};
+  same_bits(sc, stepper, boxes, v0, steps, min_hits);
+}
+
+Test(world_scale, sparse_lists_memo_same_bits) {
+  lists_same(CP_STEPPER_ACCELERATION, 10, 0, 60, 50);
+  lists_same(CP_STEPPER_VELOCITY, 10, 0, 60, 50);
+  lists_same(CP_STEPPER_ACCELERATION, 40, 0, 30, 25);
+  lists_same(CP_STEPPER_VELOCITY, 40, 0, 30, 25);
+  lists_same(CP_STEPPER_ACCELERATION, 20, 0.3, 40, 1);
+  lists_same(CP_STEPPER_VELOCITY, 20, 0.3, 40, 1);
+}
+
+// Two resting stacks of 8 boxes (two groups, each an LCP of n = 192 on
+// sparse columns, solved in turn): the second stack's boxes are listed top
+// first, so its constraints come in another order (the table's first, then
+// the top pair's) and its neighbour lists differ from the first stack's
+// with the same n and number of constraints. The lists must not be kept
+// from one group for the other: with the memo on and off the same states
+// and pivots step by step (keeping them when only n and the number of
+// constraints match fails this).
+static char *two_stacks_reversed(void) {
+  char *t = malloc(16384), box[512];
+  cr_assert(t);
+  int k = snprintf(t, 16384, "{\"friction\": {\"default\": 0.5}, \"bodies\": [{\"name\": "
+                             "\"table\", \"fixed\": true, \"shape\": {\"type\": \"plane\", "
+                             "\"normal\": [0, 0, 1], \"offset\": 0}}");
+  for (int s = 0; s < 2; ++s)
+    for (int j = 0; j < 8; ++j) {
+      const int i = s == 0 ? j : 7 - j; // the second stack from its top
+      char name[32];
+      snprintf(name, sizeof name, "s%db%d", s, i);
+      wt_box(box, sizeof box, name, 1, 0.2, 0.2, 0.1, 2.0 * s, 0, 0.05 + 0.1 * i, 0);
+      k += snprintf(t + k, 16384 - (size_t)k, ", %s", box);
+    }
+  snprintf(t + k, 16384 - (size_t)k, "]}");
+  return t;
+}
+
+Test(world_scale, sparse_lists_memo_two_groups) {
+  const shortcut sc = {"sparse lists memo", cp_wi_sparse_memo_enable, cp_wi_sparse_memo_hits};
+  const cp_stepper dyn[2] = {CP_STEPPER_ACCELERATION, CP_STEPPER_VELOCITY};
+  char *text = two_stacks_reversed();
+  for (int s = 0; s < 2; ++s) {
+    cp_world *ws = wt_world(text, dyn[s], 5e-3), *wd = wt_world(text, dyn[s], 5e-3);
+    sc.enable(wd, 0);
+    cp_step_info si;
+    cr_assert_eq(cp_world_step(ws, &si), CP_WORLD_OK, "%s", cp_world_message(ws));
+    cr_assert_eq(si.islands, 2, "two stacks are two groups");
+    cr_assert_eq(cp_wi_sparse_taken(ws), 2, "each group's LCP on sparse columns");
+    cr_assert_eq(cp_world_step(wd, &si), CP_WORLD_OK, "%s", cp_world_message(wd));
+    same_bits_worlds(sc, dyn[s], ws, wd, 16, 40, 0);
+  }
+  free(text);
 }
 
 // The warm basis's LU, remembered (lcp.c, lu_factor_memo): a resting 3-box
