@@ -8,10 +8,14 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "models/bigbuf.h"
+
 void cp_contact_space_free(cp_contact_space *cs) {
   if (!cs) return;
-  free(cs->A); /* one allocation holds A, b, L, loff, free_idx, bstart */
-  free(cs->scratch);
+  /* One buffer holds A, b, L, loff, free_idx, bstart; both are large
+   * buffers (models/bigbuf.h: a large scene's on huge pages). */
+  cp_bigbuf_free(cs->A);
+  cp_bigbuf_free(cs->scratch);
   memset(cs, 0, sizeof *cs);
 }
 
@@ -19,8 +23,8 @@ void cp_contact_space_free(cp_contact_space *cs) {
  * enough; NULL when out of memory. */
 static void *keep_block(void **p, size_t *cap, size_t need) {
   if (*p && *cap >= need) return *p;
-  free(*p);
-  *p = malloc(need);
+  cp_bigbuf_free(*p);
+  *p = cp_bigbuf_alloc(need);
   *cap = *p ? need : 0;
   return *p;
 }
@@ -45,8 +49,8 @@ static double free_rhs(const cp_contact_space *cs, int i) {
 static void *keep_zeroed(void **p, size_t *cap, size_t *dirty, size_t need) {
   if (*p && *cap >= need) return *p;
   const size_t grown = *cap + *cap / 2, want = grown > need ? grown : need;
-  free(*p);
-  *p = calloc(1, want);
+  cp_bigbuf_free(*p);
+  *p = cp_bigbuf_calloc(want);
   *cap = *p ? want : 0;
   *dirty = 0;
   return *p;
@@ -493,15 +497,15 @@ static int build_space(int nu, int nc, const double *H, const double *G,
   const int scratch_kept = scratch_keep && scratch_cap >= keep_bytes; /* colmin kept */
   double *scratch = reuse ? keep_block(&scratch_keep, &scratch_cap, keep_bytes)
                     : scratch_bytes <= sizeof stack_scratch ? stack_scratch
-                                                            : malloc(scratch_bytes);
-  if (!scratch) { free(own_keep); return -2; }
+                                                            : cp_bigbuf_alloc(scratch_bytes);
+  if (!scratch) { cp_bigbuf_free(own_keep); return -2; }
   cs->scratch = reuse ? scratch_keep : NULL;
   cs->scratch_cap = reuse ? scratch_cap : 0;
   double *X = scratch, *y = X + nu1 * m1 + m1;
   int colmin_stack[128];
   int *colmin = reuse ? (int *)((char *)scratch + scratch_bytes)
                 : m <= 128 ? colmin_stack : malloc(sizeof(int) * m1);
-  if (!colmin) { if (scratch != stack_scratch) free(scratch); return -2; }
+  if (!colmin) { if (scratch != stack_scratch) cp_bigbuf_free(scratch); return -2; }
   int *free_list = (int *)(scratch + nd), *parent = free_list + nu1 + 1, *blk = parent + nu1 + 1,
       *size = blk + nu1 + 1, *fill = size + nu1 + 1, *ncol = fill + nu1 + 1,
       *colv = ncol + nu1 + 1;
@@ -581,7 +585,7 @@ blocks_known:
     cs->own_cap = own_cap;
     cs->own_dirty = own_dirty;
   } else {
-    own = calloc(1, own_bytes);
+    own = cp_bigbuf_calloc(own_bytes);
   }
   if (!own) goto out;
   /* colmin (the footprint) only where A is cleared on it: from
@@ -857,7 +861,7 @@ blocks_known:
   rc = 0;
 out:
   if (!reuse) {
-    if (scratch != stack_scratch) free(scratch);
+    if (scratch != stack_scratch) cp_bigbuf_free(scratch);
     if (colmin != colmin_stack) free(colmin);
   }
   if (rc) cp_contact_space_free(cs);

@@ -4,6 +4,8 @@
 
 #include <stdlib.h>
 
+#include "models/bigbuf.h"
+
 /* The defaults, once: cp_lemke_solve(..., NULL, ...) reads them here
  * instead of building the struct on every solve. */
 const cp_lemke_options cp_lk_defaults = {
@@ -29,9 +31,11 @@ cp_lemke_ws *cp_lemke_ws_create(int capacity) {
    * (tld): each vector of the qbar block gets a stride of c + 3 or more. */
   const size_t cv = (c + 7) & ~(size_t)7;
   ws->cap = capacity;
-  ws->Bact = malloc(sizeof(double) * cc);
-  ws->T1 = malloc(sizeof(double) * cc);
-  ws->T2 = malloc(sizeof(double) * cc);
+  /* The square blocks: on huge pages when large (models/bigbuf.h; a bin's
+   * pivots read them a column at a time). */
+  ws->Bact = cp_bigbuf_alloc(sizeof(double) * cc);
+  ws->T1 = cp_bigbuf_alloc(sizeof(double) * cc);
+  ws->T2 = cp_bigbuf_alloc(sizeof(double) * cc);
   ws->qbar = calloc(cv * 14, sizeof(double));
   ws->basic = malloc(sizeof(int) * c * 11);
   ws->ipiv = malloc(sizeof(lapack_int) * c * 2);
@@ -69,9 +73,9 @@ cp_lemke_ws *cp_lemke_ws_create(int capacity) {
 
 void cp_lemke_ws_destroy(cp_lemke_ws *ws) {
   if (!ws) return;
-  free(ws->Bact);
-  free(ws->T1);
-  free(ws->T2);
+  cp_bigbuf_free(ws->Bact);
+  cp_bigbuf_free(ws->T1);
+  cp_bigbuf_free(ws->T2);
   free(ws->qbar);
   free(ws->basic);
   free(ws->ipiv);

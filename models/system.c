@@ -4,18 +4,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/bigbuf.h"
 #include "models/vec3.h"
 
 void cp_system_free(cp_system *s) {
   if (!s) return;
-  free(s->own); // one allocation holds every array (alloc_all); NULL when
-                // they are a workspace's (cp_system_build_ws)
+  cp_bigbuf_free(s->own); // one buffer holds every array (alloc_all); NULL
+                          // when they are a workspace's (cp_system_build_ws)
   memset(s, 0, sizeof *s);
 }
 
 void cp_system_ws_free(cp_system_ws *ws) {
   if (!ws) return;
-  free(ws->block);
+  cp_bigbuf_free(ws->block);
   free(ws->scratch);
   free(ws->dirty);
   memset(ws, 0, sizeof *ws);
@@ -314,8 +315,8 @@ static int layout(cp_system *s, cp_system_ws *ws, int n_bodies,
                        sizeof(cp_joint_drive) * CP_ATLEAST1(nl);
   if (bytes > ws->block_size) {
     ws->zero_end = 0; // a new block: nothing known of it
-    free(ws->block);
-    ws->block = malloc(bytes);
+    cp_bigbuf_free(ws->block);
+    ws->block = cp_bigbuf_alloc(bytes);
     ws->block_size = ws->block ? bytes : 0;
     if (!ws->block) return -1;
   }

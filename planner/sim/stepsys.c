@@ -3,12 +3,11 @@
 // b by contact/dynamics.h, the workspaces the steppers and the LCP share,
 // and the generalised velocities and positions moved in and out of the
 // scene.
-#define _DEFAULT_SOURCE 1 // madvise, MADV_HUGEPAGE (Linux)
 #include <math.h>
-#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/bigbuf.h"
 #include "models/grow.h"
 #include "models/vec3.h"
 #include "planner/sim/world_impl.h"
@@ -19,28 +18,13 @@
 // A square scratch matrix grown to n doubles without keeping its contents:
 // realloc's copy of the old matrix (M, the LU and M_B of the warm start, As
 // are all written before they are read, after every cp_wi_ensure) was half
-// of a settling bin's stepping, whose problems grow as boxes land.
-// From 2 MB on the block is 2 MB aligned and asks for transparent huge
-// pages: a large scene reads these matrices a 3 x 3 block at a time, a
-// column per 4 KB page, and the TLB misses cost more than the arithmetic
-// (a bin of 50 boxes: docs/simulate.md, "Scaling"). Placement only: the
-// same numbers. madvise is a hint; where it fails (no THP) nothing changes.
-#define CP_WORLD_HUGE ((size_t)2 << 20)
+// of a settling bin's stepping, whose problems grow as boxes land. A large
+// one is on huge pages (models/bigbuf.h: a large scene reads these
+// matrices a 3 x 3 block at a time, a column per 4 KB page, and the TLB
+// misses cost more than the arithmetic); released by cp_bigbuf_free.
 static int fresh(double **p, size_t n) {
-  free(*p);
-  *p = NULL;
-  const size_t bytes = sizeof(double) * n;
-#ifdef MADV_HUGEPAGE
-  if (bytes >= CP_WORLD_HUGE) {
-    const size_t len = (bytes + CP_WORLD_HUGE - 1) / CP_WORLD_HUGE * CP_WORLD_HUGE;
-    void *q = NULL;
-    if (posix_memalign(&q, CP_WORLD_HUGE, len)) return -1;
-    (void)madvise(q, len, MADV_HUGEPAGE);
-    *p = q;
-    return 0;
-  }
-#endif
-  *p = malloc(bytes);
+  cp_bigbuf_free(*p);
+  *p = cp_bigbuf_alloc(sizeof(double) * n);
   return *p ? 0 : -1;
 }
 

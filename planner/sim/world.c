@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "contact/lemke.h"
+#include "models/bigbuf.h"
 #include "models/clock.h"
 #include "models/hash.h"
 #include "models/vec3.h"
@@ -315,20 +316,20 @@ void cp_world_destroy(cp_world *w) {
   free(w->warm);
   free(w->warm_next);
   cp_lemke_ws_destroy(w->ws);
-  free(w->M);
+  cp_bigbuf_free(w->M);
   free(w->q);
   free(w->z);
   free(w->w);
   free(w->basis);
   free(w->basis0);
-  free(w->LU);
+  cp_bigbuf_free(w->LU);
   free(w->lum_in);
-  free(w->MB);
+  cp_bigbuf_free(w->MB);
   free(w->ipiv);
   free(w->zidx);
   free(w->Gx);
   free(w->kx);
-  free(w->As);
+  cp_bigbuf_free(w->As);
   free(w->bs);
   free(w->c);
   free(w->cfull);
