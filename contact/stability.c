@@ -291,7 +291,27 @@ static int lp_run(const lp_spec *s, double *x, double *objval, int *have, long *
     sp.msg_lev = talk ? GLP_MSG_ON : GLP_MSG_OFF;
     sp.meth = GLP_DUALP;
     milp_settings(s->variant, &parm);
-    glp_simplex(P, &sp);
+    /* The root LP. glp_intopt starts only from an optimal root basis.
+     * When GLPK's dual simplex does not reach one (excessive numerical
+     * instability at an ill-conditioned basis, or a wrong verdict of
+     * infeasibility: the arch's stage 5 in session 22), a retry with other
+     * branching would meet the same root, so the root is solved again:
+     * by the primal simplex from the standard basis, then by the rational
+     * simplex (glp_exact), which has no working precision to lose and
+     * whose verdict of infeasibility is a proof for the given data. A root
+     * the first solve settles optimally is left as it was. */
+    int root = glp_simplex(P, &sp);
+    int exact_nofeas = 0;
+    if (root != 0 || glp_get_status(P) != GLP_OPT) {
+      sp.meth = GLP_PRIMAL;
+      glp_std_basis(P);
+      root = glp_simplex(P, &sp);
+      if (root != 0 || glp_get_status(P) != GLP_OPT) {
+        glp_adv_basis(P, 0);
+        root = glp_exact(P, &sp);
+        exact_nofeas = root == 0 && glp_get_status(P) == GLP_NOFEAS;
+      }
+    }
     parm.tol_int = 1e-9;
     mip_watch watch = {s, nodes, 0};
     parm.cb_func = stop_callback;
@@ -300,8 +320,8 @@ static int lp_run(const lp_spec *s, double *x, double *objval, int *have, long *
       double ms = s->time_limit_s * 1000.0;
       parm.tm_lim = ms > 2e9 ? 2000000000 : (int)ms;
     }
-    int ret = glp_intopt(P, &parm);
-    int st = glp_mip_status(P);
+    int ret = exact_nofeas ? GLP_ENOPFS : glp_intopt(P, &parm);
+    int st = exact_nofeas ? GLP_NOFEAS : glp_mip_status(P);
     if (st == GLP_OPT || st == GLP_FEAS) {
       *have = 1;
       *objval = glp_mip_obj_val(P);

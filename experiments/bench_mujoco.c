@@ -25,8 +25,8 @@
  * (the bin min(2, SECONDS)); stacks up to MAXBOXES boxes. Run from the
  * source root (the grasp and the hand are bundled scene files; or set
  * CP_SOURCE_ROOT). Prints Markdown; progress on stderr when a terminal.
- * BENCH_VELOCITY_SLIDING=1 in the environment runs complan with
- * cp_world_options.velocity_sliding on. */
+ * BENCH_VELOCITY_SLIDING=0 in the environment runs complan with
+ * cp_world_options.velocity_sliding off (it is on by default). */
 #include <math.h>
 #include <mujoco/mujoco.h>
 #include <stdio.h>
@@ -216,10 +216,10 @@ static res run_complan(const cp_scene *sc, const scene_def *d, cp_stepper st) {
   cp_world_options o = cp_world_defaults();
   o.dt = DT;
   o.stepper = st;
-  /* BENCH_VELOCITY_SLIDING=1: cp_world_options.velocity_sliding on (off by
+  /* BENCH_VELOCITY_SLIDING=0: cp_world_options.velocity_sliding off (on by
    * default; docs/simulate.md) */
   const char *vs = getenv("BENCH_VELOCITY_SLIDING");
-  o.velocity_sliding = vs && vs[0] == '1';
+  if (vs && vs[0] == '0') o.velocity_sliding = 0;
   cp_world *w = NULL;
   cp_error err;
   if (cp_world_create(sc, &o, &w, &err) != CP_WORLD_OK) {

@@ -16,7 +16,10 @@
  * REPS times with solver 0 (complan), 1 (dense) or 2 (Siconos; exit status
  * 1 when the first answer fails the independent check), for a run
  * under callgrind; experiments/peers_ir.sh takes the difference of two such
- * runs (instructions per solve, start-up and parsing cancelled). */
+ * runs (instructions per solve, start-up and parsing cancelled).
+ * BENCH_SICONOS_DRIVER=1 in the environment calls Siconos through its
+ * public entry point, linearComplementarity_driver (its trivial-case test,
+ * the solver, its error computation), instead of lcp_lexicolemke alone. */
 #define _DEFAULT_SOURCE 1 /* getloadavg */
 #include <cblas.h>
 #include <dirent.h>
@@ -37,6 +40,7 @@
 #ifdef HAVE_SICONOS
 #include <LCP_Solvers.h>
 #include <LinearComplementarityProblem.h>
+#include <NonSmoothDrivers.h>
 #include <NumericsMatrix.h>
 #include <SolverOptions.h>
 #include <lcp_cst.h>
@@ -140,7 +144,16 @@ typedef struct workspaces {
 #ifdef HAVE_SICONOS
   SolverOptions *so;
 #endif
+  int driver; /* BENCH_SICONOS_DRIVER=1: linearComplementarity_driver */
 } workspaces;
+
+#ifdef HAVE_SICONOS
+/* BENCH_SICONOS_DRIVER=1: Siconos through its public driver. */
+static int siconos_driver(void) {
+  const char *e = getenv("BENCH_SICONOS_DRIVER");
+  return e && e[0] == '1';
+}
+#endif
 
 /* One solve by solver s; returns the pivots of the first start, -1 when not
  * solved (status other than solved, or, with `chk`, the independent check
@@ -170,7 +183,10 @@ static int solve_once(workspaces *W, int s, const inst *x, int chk) {
     int info = 0;
     memset(W->z, 0, sizeof(double) * (size_t)n);
     W->so->iparam[SICONOS_IPARAM_MAX_ITER] = 50 * (n + 1) + 100;
-    lcp_lexicolemke(&prob, W->z, W->w, &info, W->so);
+    if (W->driver)
+      info = linearComplementarity_driver(&prob, W->z, W->w, W->so);
+    else
+      lcp_lexicolemke(&prob, W->z, W->w, &info, W->so);
     if (info == 0) piv = W->so->iparam[SICONOS_IPARAM_ITER_DONE];
     Mn->matrix0 = NULL; /* the data are ours */
     NM_free(Mn); /* frees the struct too */
@@ -206,7 +222,10 @@ static int count_mode(const char *solver, const char *reps, const char *file) {
 #ifdef HAVE_SICONOS
                   , solver_options_create(SICONOS_LCP_LEMKE)
 #endif
-  };
+                  , 0};
+#ifdef HAVE_SICONOS
+  W.driver = siconos_driver();
+#endif
   int ok = 1;
   for (int k = 0; k < r; k++) ok &= solve_once(&W, s, &x, k == 0) != -1; /* first: checked */
   cp_lemke_ws_destroy(W.lw);
@@ -257,6 +276,7 @@ int main(int argc, char **argv) {
   W.w = malloc(sizeof(double) * (size_t)nmax);
 #ifdef HAVE_SICONOS
   W.so = solver_options_create(SICONOS_LCP_LEMKE);
+  W.driver = siconos_driver();
 #endif
   FILE *tty = isatty(2) ? stderr : NULL;
 
@@ -266,7 +286,9 @@ int main(int argc, char **argv) {
   char date[64];
   strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", gmtime(&tt));
   printf("# bench_peers: complan's Lemke vs %s the dense tableau\n\n",
-         NSOLVERS == 3 ? "Siconos Numerics' lexicolemke and" : "(Siconos not found at build time)");
+         NSOLVERS == 3 ? (W.driver ? "Siconos Numerics' linearComplementarity_driver (lexicolemke) and"
+                                   : "Siconos Numerics' lexicolemke and")
+                       : "(Siconos not found at build time)");
   printf("date: %s; clock: thread CPU time; per instance and solver: repeated solves for >= %.0f ms "
          "(at least 3; batches of >= 20 us, the solvers interleaved batch by batch, the independent check outside the timing), median. Instances: %d.\n\n", date, budget * 1e3, ninst);
 

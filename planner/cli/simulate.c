@@ -143,7 +143,8 @@ static json_t *final_json(const cp_world *w) {
 
 int cp_cli_simulate(const cp_cli_command *cmd, int argc, char **argv) {
   const char *file = NULL, *csv = NULL, *html = NULL;
-  int json = 0, force_progress = 0, auto_contacts = 0, cold = 0, profile = 0;
+  int json = 0, force_progress = 0, auto_contacts = 0, cold = 0, profile = 0,
+      pyramid_sliding = 0;
   cp_world_options wo = cp_world_defaults();
   cp_sim_options so = cp_sim_defaults();
   int stepper = (int)wo.stepper, solver = (int)wo.solve.solver;
@@ -176,6 +177,10 @@ int cp_cli_simulate(const cp_cli_command *cmd, int argc, char **argv) {
        "(docs/simulate.md, Compliance)",
        .dmin = 0, .dmax = 1e-2, .expect = "a number in [0, 0.01]"},
       CP_CLI_BOOL("--no-warm-start", &cold, "every LCP from a cold start"),
+      CP_CLI_BOOL("--no-velocity-sliding", &pyramid_sliding,
+                  "the velocity stepper keeps sliding contacts in the\n"
+                  "pyramid (complan before session 22) instead of\n"
+                  "Coulomb's law against the slip (docs/simulate.md)"),
       CP_CLI_BOOL("--auto-contacts", &auto_contacts,
                   "ignore the scene's explicit contact list and\n"
                   "generate contacts from the shapes"),
@@ -207,6 +212,7 @@ int cp_cli_simulate(const cp_cli_command *cmd, int argc, char **argv) {
   wo.stepper = (cp_stepper)stepper;
   wo.solve.solver = (cp_lcp_solver)solver;
   if (cold) wo.warm_start = 0;
+  if (pyramid_sliding) wo.velocity_sliding = 0;
   wo.profile = profile;
 
   cp_scene_options po = cp_scene_options_defaults();

@@ -15,6 +15,20 @@ cp_plan_options cp_plan_defaults(void) {
   return o;
 }
 
+/* The velocity_sliding of a world-options JSON text: 0 or 1; -1 when the
+ * text says nothing (world_of: the text is a run's options, the world's
+ * under "world"). */
+static int world_velocity_sliding(const char *text, int world_of) {
+  json_t *o = text ? json_loads(text, 0, NULL) : NULL;
+  json_t *w = world_of ? json_object_get(o, "world") : o;
+  json_t *v = json_is_object(w) ? json_object_get(w, "velocity_sliding") : NULL;
+  const int r = json_is_integer(v) ? json_integer_value(v) != 0
+                : json_is_boolean(v) ? json_is_true(v)
+                                     : -1;
+  json_decref(o);
+  return r;
+}
+
 const char *cp_plan_status_name(cp_plan_status s) {
   static const char *const names[] = {"solved", "not_found", "limit",
                                       "bad_input", "failed", "interrupted",
@@ -160,7 +174,22 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
         return res->status = store_fail(st, ss, err);
       so.batch = run_search_batch(run.options);
       so.pipeline = run.options && strstr(run.options, "\"search_pipeline\"");
+      /* The world's options recorded with the run (the search cannot
+       * change the world it was given): a run stored before session 22
+       * lacks velocity_sliding and simulated with it off. */
+      const int vs_run = world_velocity_sliding(run.options, 1),
+                vs_now = world_velocity_sliding(opt.world_options, 0);
+      const int vs_recorded = vs_run >= 0, vs_on = vs_run == 1;
       free(run.options);
+      if (vs_now >= 0 && vs_now != vs_on) {
+        cp_error_set(err, "", "run %lld was planned with velocity_sliding %s%s; "
+                     "this complan simulates the task with it %s, so the run "
+                     "cannot be resumed (replay still verifies it); plan it again",
+                     (long long)run_id, vs_on ? "on" : "off",
+                     vs_recorded ? "" : " (a run stored before complan recorded "
+                     "it, session 22)", vs_on ? "off" : "on");
+        return res->status = CP_PLAN_BAD_INPUT;
+      }
       if (run.state_size != p->n) {
         cp_error_set(err, "", "run %lld stores states of %d numbers; this "
                      "task's have %d", (long long)run_id, run.state_size, p->n);

@@ -519,6 +519,7 @@ cp_world_options cp_plan_world_options_of(const cp_task *task, int warm_start) {
   // the action): with warm starts on, each is solved once (docs/plan.md).
   wo.impact_memo = warm_start ? CP_PLAN_IMPACT_MEMO : 0;
   wo.allow_fallback = task->allow_fallback;
+  wo.velocity_sliding = task->velocity_sliding;
   return wo;
 }
 
@@ -623,9 +624,11 @@ int cp_plan_world_create(const cp_task *task, int warm_start,
   }
   snprintf(pw->options, sizeof pw->options,
            "{\"stepper\": \"%s\", \"dt\": %.17g, \"steps_per_action\": %d, "
-           "\"warm_start\": %d, \"allow_fallback\": %d, \"solver\": \"%s\"}",
+           "\"warm_start\": %d, \"allow_fallback\": %d, \"solver\": \"%s\", "
+           "\"velocity_sliding\": %d}",
            cp_stepper_name(wo.stepper), wo.dt, task->steps, wo.warm_start,
-           wo.allow_fallback, cp_lcp_solver_name(wo.solve.solver));
+           wo.allow_fallback, cp_lcp_solver_name(wo.solve.solver),
+           wo.velocity_sliding);
   *out = pw;
   return 0;
 }

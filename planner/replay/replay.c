@@ -197,12 +197,17 @@ cp_replay_status cp_replay_open(cp_store *st, int64_t plan_id,
   if ((ss = cp_store_load_run(st, r->run_id, &run)) != CP_STORE_OK) {
     return open_fail(r, store_fail(err, st, ss));
   }
-  /* The run's world options: warm starts as the search had them. */
-  int warm_start = 1;
+  /* The run's world options: warm starts as the search had them, and the
+   * velocity stepper's sliding contacts (recorded since session 22; a run
+   * stored before had them off: the pyramid). */
+  int warm_start = 1, velocity_sliding = 0;
   json_t *o = json_loads(run.options ? run.options : "{}", 0, NULL);
-  json_t *ws = json_object_get(o, "warm_start");
+  json_t *wo = json_object_get(o, "world");
+  json_t *ws = json_object_get(json_is_object(wo) ? wo : o, "warm_start");
   if (json_is_integer(ws)) warm_start = (int)json_integer_value(ws);
   if (json_is_boolean(ws)) warm_start = json_is_true(ws);
+  json_t *vs = json_is_object(wo) ? json_object_get(wo, "velocity_sliding") : NULL;
+  if (json_is_integer(vs)) velocity_sliding = json_integer_value(vs) != 0;
   json_decref(o);
   free(run.options);
   cp_store_task_row row;
@@ -231,6 +236,7 @@ cp_replay_status cp_replay_open(cp_store *st, int64_t plan_id,
                   (long long)plan_id, e.where, e.where[0] ? ": " : "", e.msg);
     return open_fail(r, e.code == CP_ERR_NOMEM ? CP_REPLAY_NOMEM : CP_REPLAY_BAD_INPUT);
   }
+  r->task.velocity_sliding = velocity_sliding;
   if (cp_plan_world_create(&r->task, warm_start, &r->pw, &e)) {
     cp_error_setc(err, e.code == CP_ERR_NOMEM ? CP_ERR_NOMEM : CP_ERR_INPUT, "",
                   "cannot simulate the stored task: %s%s%s", e.where,

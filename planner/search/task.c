@@ -710,7 +710,7 @@ static int parse_root(cp_task *t, const json_t *root, const char *dir,
   static const char *const keys[] = {
       "scene",  "mode",  "stepper", "inputs",  "action", "goal",
       "bounds", "cost",  "search",  "limits",  "allow_fallback", "storage",
-      "name",   "comment", "phases", NULL};
+      "name",   "comment", "phases", "velocity_sliding", NULL};
   if (cp_json_check_object(root, "", keys, err)) return -1;
   static const char *const required[] = {"scene", "inputs", "action",
                                          "limits"};
@@ -815,6 +815,9 @@ static int parse_root(cp_task *t, const json_t *root, const char *dir,
   if ((x = json_object_get(root, "allow_fallback")) &&
       cp_json_bool(x, "allow_fallback", &t->allow_fallback, err))
     return -1;
+  if ((x = json_object_get(root, "velocity_sliding")) &&
+      cp_json_bool(x, "velocity_sliding", &t->velocity_sliding, err))
+    return -1;
   if ((x = json_object_get(root, "storage"))) {
     static const char *const sk[] = {"batch", NULL};
     long b = 0;
@@ -875,6 +878,7 @@ static int parse_keeping(const char *text, size_t len, const char *path,
   task->max_nodes = 100000;
   task->max_seconds = 60;
   task->allow_fallback = 1;
+  task->velocity_sliding = 1;
   task->batch = 64;
   json_t *root;
   if (cp_json_parse(text, len, &root, err)) {

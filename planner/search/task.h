@@ -206,6 +206,11 @@ typedef struct cp_task {
   long max_nodes;         ///< > 0
   double max_seconds;     ///< > 0 (default 60)
   int allow_fallback;     ///< 1 (default): impulsive fallback steps accepted
+  int velocity_sliding;   ///< 1 (default): the velocity stepper (also the
+                          ///< fallback) writes sliding contacts as the
+                          ///< acceleration stepper does
+                          ///< (cp_world_options.velocity_sliding); 0: the
+                          ///< pyramid, as every run before session 22
   int batch;              ///< expansions per database transaction (64)
   int n_files;
   cp_task_file *files;    ///< [n_files] every file read, in reading order

@@ -104,6 +104,10 @@ cp_world_options cp_world_defaults(void) {
   o.allow_fallback = 1;
   o.compliance = 1e-6;
   o.check = 1;
+  // The velocity stepper (the fallback) treats a sliding contact as the
+  // acceleration stepper does: Coulomb's circle against the slip, one
+  // unknown (docs/simulate.md, "Sliding contacts in the velocity stepper").
+  o.velocity_sliding = 1;
   return o;
 }
 

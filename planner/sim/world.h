@@ -122,9 +122,10 @@ typedef struct cp_world_options {
                            ///< one that would stop or reverse within the
                            ///< step is made rolling and the LCP solved
                            ///< again (docs/simulate.md, "Sliding contacts
-                           ///< in the velocity stepper"). Changes the
-                           ///< answer's bits; 0 (default): every contact
-                           ///< is the pyramid
+                           ///< in the velocity stepper"). 1 is the
+                           ///< default (since session 22), as the
+                           ///< acceleration stepper treats sliding
+                           ///< contacts; 0: every contact is the pyramid
 } cp_world_options;
 
 cp_world_options cp_world_defaults(void);

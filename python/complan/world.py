@@ -68,7 +68,7 @@ class World:
                 raise Error("input", "unknown solver %r: expected lemke, auto, fip or certify"
                             % (solver,))
             opt.solve.solver = s.value
-        for k in ("warm_start", "allow_fallback", "check", "profile"):
+        for k in ("warm_start", "allow_fallback", "check", "profile", "velocity_sliding"):
             if k in options and isinstance(options[k], bool):
                 options[k] = int(options[k])
         L.set_fields(opt, options, "world options")
@@ -372,7 +372,7 @@ class World:
 
 def simulate(scene, duration=1.0, dt=1e-3, stepper="acceleration", solver=None,
              compliance=None, warm_start=True, auto_contacts=False, csv=None, html=None,
-             every=1, profile=False, progress=None, title=None):
+             every=1, profile=False, progress=None, title=None, velocity_sliding=True):
     """`complan simulate SCENE --json` from Python: a world made from scene
     (a Scene, or a scene file's path, loaded as the command does: normal
     speeds not checked) with the command's options, run for duration
@@ -380,9 +380,9 @@ def simulate(scene, duration=1.0, dt=1e-3, stepper="acceleration", solver=None,
     World.simulate a failed step does not raise: the document says so
     (status, message), as the command prints it (exit status 1).
     dt, stepper, solver, compliance, warm_start, auto_contacts, csv, html,
-    every, profile: the command's --dt, --stepper, --solver, --compliance,
-    --no-warm-start (False), --auto-contacts, --csv, --html, --every,
-    --profile. title: the page's (default "complan simulate: PATH", as the
+    every, profile, velocity_sliding: the command's --dt, --stepper, --solver,
+    --compliance, --no-warm-start (False), --auto-contacts, --csv, --html,
+    --every, --profile, --no-velocity-sliding (False). title: the page's (default "complan simulate: PATH", as the
     command's). progress: as in World.simulate. Bad input raises Error."""
     from .scene import Scene
     if isinstance(scene, Scene):
@@ -392,7 +392,8 @@ def simulate(scene, duration=1.0, dt=1e-3, stepper="acceleration", solver=None,
     else:
         raise Error("input", "expected a complan.Scene or a scene file's path, got %r"
                     % type(scene).__name__)
-    opts = {"warm_start": bool(warm_start), "profile": bool(profile)}
+    opts = {"warm_start": bool(warm_start), "profile": bool(profile),
+            "velocity_sliding": bool(velocity_sliding)}
     if compliance is not None:
         if not (isinstance(compliance, (int, float)) and 0 <= compliance <= 1e-2):
             raise Error("input", "compliance must be a number in [0, 0.01], got %r"

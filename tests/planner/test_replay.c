@@ -527,6 +527,65 @@ Test(replay, resume_after_a_scene_edit_is_refused_naming_the_scene) {
   free(scene);
 }
 
+static void sql_on(const char *db, const char *sql);
+
+/* velocity_sliding (session 22) is recorded with the run's world options.
+ * A run stored before lacks it and simulated with it off: resuming it with
+ * it on would mix two friction laws in one tree, so it is refused, naming
+ * the run and the option, and nothing is written; with the record back,
+ * the run resumes. */
+Test(replay, a_run_without_velocity_sliding_is_not_resumed_with_it_on) {
+  char *scene = bundled_scene("plan_push.json");
+  push_task_in_dir(scene);
+  const char *db = in_dir("vs.sqlite");
+  const char *a1[] = {"complan", "plan", in_dir("task.json"), "--db", db,
+                      "--max-nodes", "5", "--max-seconds", "3600", NULL};
+  char *err;
+  cr_assert_eq(run_quiet(a1, &err), 1, "%s", err);
+  free(err);
+  db_expect(db, "SELECT json_extract(options, '$.world.velocity_sliding') FROM searches", "1");
+  sql_on(db, "UPDATE searches SET options = json_remove(options, '$.world.velocity_sliding')");
+  char *before = db_text(db, "SELECT count(*) || ' ' || sessions FROM nodes, searches");
+  const char *a2[] = {"complan", "plan", in_dir("task.json"), "--db", db,
+                      "--resume", "--max-seconds", "3600", NULL};
+  char *out;
+  cr_assert_eq(cpt_run(a2, &out, &err), 2, "%s", err);
+  cr_assert(strstr(err, "velocity_sliding") && strstr(err, "run 1") &&
+            strstr(err, "plan it again"), "%s", err);
+  cr_assert_str_eq(out, "");
+  free(out);
+  free(err);
+  db_expect(db, "SELECT count(*) || ' ' || sessions FROM nodes, searches", before);
+  free(before);
+  sql_on(db, "UPDATE searches SET options = json_set(options, '$.world.velocity_sliding', 1)");
+  cr_assert_eq(run_quiet(a2, &err), 0, "%s", err);
+  free(err);
+  free(scene);
+}
+
+/* A task may keep the pyramid ("velocity_sliding": false): the run records
+ * 0, and its plan replays bitwise with it. */
+Test(replay, a_task_without_velocity_sliding_records_it_and_replays) {
+  char *scene = bundled_scene("plan_push.json");
+  push_task_in_dir(scene);
+  char *task = cpt_read_file(in_dir("task.json"), NULL);
+  char *off = replaced(task, "{", "{\"velocity_sliding\": false, ");
+  put("task.json", off);
+  const char *db = in_dir("vs_off.sqlite");
+  const char *a[] = {"complan", "plan", in_dir("task.json"), "--db", db,
+                     "--max-seconds", "3600", NULL};
+  char *err;
+  cr_assert_eq(run_quiet(a, &err), 0, "%s", err);
+  free(err);
+  db_expect(db, "SELECT json_extract(options, '$.world.velocity_sliding') FROM searches", "0");
+  const char *rv[] = {"complan", "replay", "--db", db, "--plan", "1", "--verify", NULL};
+  cr_assert_eq(run_quiet(rv, &err), 0, "%s", err);
+  free(err);
+  free(off);
+  free(task);
+  free(scene);
+}
+
 /* A URDF manipulator whose link collides through a mesh: a prismatic
  * probe along x (gravity along -z does not move it) well away from the
  * box and the table. */

@@ -75,6 +75,7 @@ Test(task, the_documented_example) {
   cr_assert_eq(t.mode, CP_TASK_DYNAMIC);
   cr_assert_eq(t.stepper, CP_TASK_STEPPER_ACCELERATION);
   cr_assert(t.allow_fallback);
+  cr_assert_eq(t.velocity_sliding, 1);
   cp_task_hash(&t, h2);
   cr_assert_str_neq(h1, h2);
   cp_task_free(&t);
@@ -213,6 +214,8 @@ Test(task, bad_inputs_name_their_json_path) {
   expect_error("\"seed\": 1", "\"seed\": 1, \"drop_rejected\": 1",
                "search.drop_rejected", "true or false");
   expect_error("\"nodes\": 100000", "\"nodes\": 0", "limits.nodes", NULL);
+  expect_error("\"mode\"", "\"velocity_sliding\": 1, \"mode\"", "velocity_sliding",
+               "true or false");
   expect_error(", \"limits\": {\"nodes\": 100000, \"seconds\": 60}", "", "limits",
                "required");
   expect_error("\"mass\": 1", "\"mass\": -1", "scene.bodies[1].mass", NULL);

@@ -4,11 +4,14 @@
 // incline, a box sliding diagonally to a stop on a table (straight, at
 // v0^2 / (2 mu g)), and one step's momentum balance.
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "planner/sim/world.h"
+#include "tests/support.h"
 #include "wtest.h"
 
 static const double g = 9.81;
@@ -83,6 +86,17 @@ Test(world_sliding, incline_closed_form) {
   }
 }
 
+// A 1 kg box (0.2 x 0.1 x 0.1 m) on a table with friction mu, sliding
+// at (c, c, 0) m/s.
+static void diagonal_text(char *text, size_t n, double mu, double c) {
+  snprintf(text, n,
+           "{\"friction\": {\"default\": %g}, \"bodies\": [{\"name\": \"table\", \"fixed\": "
+           "true, \"shape\": {\"type\": \"plane\", \"normal\": [0, 0, 1], \"offset\": 0}}, "
+           "{\"name\": \"box\", \"mass\": 1, \"shape\": {\"type\": \"box\", \"size\": [0.2, "
+           "0.1, 0.1]}, \"position\": [0, 0, 0.05], \"velocity\": [%.17g, %.17g, 0]}]}",
+           mu, c, c);
+}
+
 // A box sliding at v0 along the diagonal of a table (vx = vy): Coulomb's
 // friction opposes the velocity, so it stops on the diagonal after
 // v0^2 / (2 mu g) (0.5 %) at t = v0 / (mu g) (within a step) and stays
@@ -90,12 +104,7 @@ Test(world_sliding, incline_closed_form) {
 Test(world_sliding, diagonal_slide_stops_straight) {
   const double v0 = 1.0, mu = 0.3, h = 1e-3, c = v0 / sqrt(2.0);
   char text[2048];
-  snprintf(text, sizeof text,
-           "{\"friction\": {\"default\": %g}, \"bodies\": [{\"name\": \"table\", \"fixed\": "
-           "true, \"shape\": {\"type\": \"plane\", \"normal\": [0, 0, 1], \"offset\": 0}}, "
-           "{\"name\": \"box\", \"mass\": 1, \"shape\": {\"type\": \"box\", \"size\": [0.2, "
-           "0.1, 0.1]}, \"position\": [0, 0, 0.05], \"velocity\": [%.17g, %.17g, 0]}]}",
-           mu, c, c);
+  diagonal_text(text, sizeof text, mu, c);
   cp_world *w = world_opt(text, h, 1);
   double x[13], tstop = -1;
   for (int k = 0; k < 600; ++k) {
@@ -147,4 +156,35 @@ Test(world_sliding, one_step_momentum) {
   cr_assert(fabs(fs[0] + mu * g) <= 1e-9 * g, "friction %.12g, expected %.12g", fs[0], -mu * g);
   cr_assert(fabs(fs[1]) <= 1e-12, "sideways friction %g", fs[1]);
   cp_world_destroy(w);
+}
+
+// The option is the default (since session 22): `complan simulate` with
+// the velocity stepper stops the diagonal slide at Coulomb's closed form
+// v0^2 / (2 mu g); `--no-velocity-sliding` gives the pyramid's answer,
+// whose friction along the diagonal is sqrt 2 times larger:
+// v0^2 / (2 sqrt 2 mu g).
+Test(world_sliding, default_on_and_the_cli_turns_it_off) {
+  cr_assert_eq(cp_world_defaults().velocity_sliding, 1);
+  const double v0 = 1.0, mu = 0.3, c = v0 / sqrt(2.0);
+  char text[2048];
+  diagonal_text(text, sizeof text, mu, c);
+  char *scene = cpt_temp_file(text, ".json");
+  const double d = v0 * v0 / (2 * mu * g);
+  for (int off = 0; off < 2; ++off) {
+    const char *argv[] = {"complan", "simulate", scene, "--stepper", "velocity", "--dt", "0.001",
+                          "--duration", "0.6", "--json",
+                          off ? "--no-velocity-sliding" : NULL, NULL};
+    json_t *doc = cpt_run_json(argv, 0);
+    json_t *b = json_array_get(json_object_get(json_object_get(doc, "final"), "bodies"), 0);
+    json_t *x = json_object_get(b, "position");
+    cr_assert(json_is_array(x), "no final position");
+    const double dist = hypot(json_number_value(json_array_get(x, 0)),
+                              json_number_value(json_array_get(x, 1)));
+    const double want = off ? d / sqrt(2.0) : d;
+    cr_assert(fabs(dist - want) <= 1e-2 * want, "%s: stopped at %.6g m, expected %.6g",
+              off ? "pyramid" : "default", dist, want);
+    json_decref(doc);
+  }
+  remove(scene);
+  free(scene);
 }

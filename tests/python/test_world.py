@@ -320,6 +320,12 @@ def without_times(doc):
                           "--no-warm-start", "--compliance", "0"],
      {"duration": 0.2, "dt": 0.002, "stepper": "velocity", "warm_start": False,
       "compliance": 0.0}),
+    # the velocity stepper with every contact in the pyramid (session 22's
+    # default writes sliding contacts with Coulomb's law)
+    ("box_sliding.json", ["--duration", "0.3", "--stepper", "velocity", "--auto-contacts",
+                          "--no-velocity-sliding"],
+     {"duration": 0.3, "stepper": "velocity", "auto_contacts": True,
+      "velocity_sliding": False}),
     # a step that fails: the document says so (exit status 1), nothing raised
     ("box_drop.json", ["--duration", "0.1", "--stepper", "quasistatic"],
      {"duration": 0.1, "stepper": "quasistatic"}),
@@ -345,9 +351,12 @@ def test_simulate_document_equals_clis(scene, args, kw):
             opts["warm_start"] = False
         if "compliance" in kw:
             opts["compliance"] = kw["compliance"]
+        if "velocity_sliding" in kw:
+            opts["velocity_sliding"] = kw["velocity_sliding"]
         w = complan.World(sc, profile=kw.get("profile", False), **opts)
         assert without_times(dict(w.simulate(kw["duration"]))) == without_times(doc)
-        njoints = {"box_drop.json": 0, "finger_push.json": 2, "gripper_box.json": 4}[scene]
+        njoints = {"box_drop.json": 0, "finger_push.json": 2, "gripper_box.json": 4,
+                   "box_sliding.json": 0}[scene]
         assert len(r["final"]["joints"]) == njoints and w.joint_count == njoints
 
 
