@@ -15,10 +15,7 @@ cp_plan_options cp_plan_defaults(void) {
   return o;
 }
 
-/* The velocity_sliding of a world-options JSON text: 0 or 1; -1 when the
- * text says nothing (world_of: the text is a run's options, the world's
- * under "world"). */
-static int world_velocity_sliding(const char *text, int world_of) {
+int cp_plan_velocity_sliding_of(const char *text, int world_of) {
   json_t *o = text ? json_loads(text, 0, NULL) : NULL;
   json_t *w = world_of ? json_object_get(o, "world") : o;
   json_t *v = json_is_object(w) ? json_object_get(w, "velocity_sliding") : NULL;
@@ -177,8 +174,8 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
       /* The world's options recorded with the run (the search cannot
        * change the world it was given): a run stored before session 22
        * lacks velocity_sliding and simulated with it off. */
-      const int vs_run = world_velocity_sliding(run.options, 1),
-                vs_now = world_velocity_sliding(opt.world_options, 0);
+      const int vs_run = cp_plan_velocity_sliding_of(run.options, 1),
+                vs_now = cp_plan_velocity_sliding_of(opt.world_options, 0);
       const int vs_recorded = vs_run >= 0, vs_on = vs_run == 1;
       free(run.options);
       if (vs_now >= 0 && vs_now != vs_on) {

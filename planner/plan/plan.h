@@ -193,6 +193,11 @@ const double *cp_plan_world_start(const cp_plan_world *pw);
 /// JSON text of the world options (stepper, dt, warm_start,
 /// allow_fallback, solver), for the run's record.
 const char *cp_plan_world_options(const cp_plan_world *pw);
+/// The velocity_sliding recorded in a world-options JSON text (world_of 0:
+/// cp_plan_world_options' text; 1: a stored run's options, the world's
+/// under "world"): 0 or 1, or -1 when the text does not say (runs stored
+/// before session 22, which simulated with it off).
+int cp_plan_velocity_sliding_of(const char *text, int world_of);
 /// Seconds spent simulating so far (CPU time of the threads that simulated,
 /// summed over pw's workers).
 double cp_plan_world_seconds(const cp_plan_world *pw);

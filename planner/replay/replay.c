@@ -200,14 +200,13 @@ cp_replay_status cp_replay_open(cp_store *st, int64_t plan_id,
   /* The run's world options: warm starts as the search had them, and the
    * velocity stepper's sliding contacts (recorded since session 22; a run
    * stored before had them off: the pyramid). */
-  int warm_start = 1, velocity_sliding = 0;
+  int warm_start = 1;
+  const int velocity_sliding = cp_plan_velocity_sliding_of(run.options, 1) == 1;
   json_t *o = json_loads(run.options ? run.options : "{}", 0, NULL);
   json_t *wo = json_object_get(o, "world");
   json_t *ws = json_object_get(json_is_object(wo) ? wo : o, "warm_start");
   if (json_is_integer(ws)) warm_start = (int)json_integer_value(ws);
   if (json_is_boolean(ws)) warm_start = json_is_true(ws);
-  json_t *vs = json_is_object(wo) ? json_object_get(wo, "velocity_sliding") : NULL;
-  if (json_is_integer(vs)) velocity_sliding = json_integer_value(vs) != 0;
   json_decref(o);
   free(run.options);
   cp_store_task_row row;

@@ -173,10 +173,9 @@ static long long maze_run(const char *path, long *calls, int every) {
   task.weight = 1.0;
   cp_store *st = open_store(path);
   if (calls) cp_store_set_progress(st, every, count_call, calls);
-  synth_grid g = {.w = 10, .h = 10, .rows = maze, .start = {0, 0},
-                  .goal = {4, 4}, .cost = {1.0, 1.3, 0.7, 2.1}};
+  synth_grid g = synth_maze_grid();
   cp_search_problem p = synth_grid_problem(&g);
-  double x0[2] = {0, 0};
+  double x0[2] = {g.start[0], g.start[1]};
   cp_plan_options o = cp_plan_defaults();
   o.method = "astar";
   cp_plan_result r;

@@ -245,10 +245,9 @@ Test(world_scale, sparse_warm_same_bits) {
 // its 40 steps), so there only the bits are compared.
 static void lists_same(cp_stepper stepper, int boxes, double v0, int steps, long min_hits) {
   const shortcut sc = {"sparse lists memo", cp_wi_sparse_memo_enable, cp_wi_sparse_memo_hits};
-  same_bits_vs(sc, stepper, boxes, v0, steps, min_hits,
-               !(stepper == CP_STEPPER_VELOCITY && v0 > 0));
-  if (stepper == CP_STEPPER_VELOCITY && v0 > 0)
-    same_bits(sc, stepper, boxes, v0, steps, 0);
+  const int velocity_slide = stepper == CP_STEPPER_VELOCITY && v0 > 0;
+  same_bits_vs(sc, stepper, boxes, v0, steps, min_hits, !velocity_slide);
+  if (velocity_slide) same_bits(sc, stepper, boxes, v0, steps, 0);
 }
 
 Test(world_scale, sparse_lists_memo_same_bits) {
