@@ -24,6 +24,9 @@
  *       [--planners astar,rrt,sst] [--tasks ID,ID] [--dir DIR]
  *   build/experiments/bench_tasks --file-limits [--seeds S] [--seconds T]
  *       [--tasks ID,ID] [--dir DIR]
+ * Either form also takes --first-seed K (seeds K..K+S-1; default 1) and
+ * --no-velocity-sliding (every task planned with its velocity_sliding key
+ * false, as if each file said so: the pyramid in the velocity stepper).
  * Defaults: 10 seeds, 600 s and 100000 nodes per run, all three planners,
  * every task of planner/tasks/bench.
  */
@@ -52,7 +55,8 @@ static const char *const USAGE =
     "bench_tasks [--seeds S] [--seconds T] [--nodes N] "
     "[--planners astar,rrt,sst] [--tasks ID,ID] [--dir DIR]\n"
     "       bench_tasks --file-limits [--seeds S] [--seconds T] "
-    "[--tasks ID,ID] [--dir DIR]";
+    "[--tasks ID,ID] [--dir DIR]\n"
+    "       either form: [--first-seed K] [--no-velocity-sliding]";
 
 /* What the sources report, per task id (docs in each task's comment). */
 static const struct {
@@ -293,7 +297,8 @@ static void min_max(const double *v, const int *pick, int n, const char *fmt,
 /* The --file-limits row of one task: the rate table of
  * experiments/results/tasks.md. */
 static void file_limits_row(const char *id, const cp_task *task,
-                            double seconds, const outcome *runs, int seeds) {
+                            double seconds, const outcome *runs, int seeds,
+                            int first_seed) {
   double nd[MAX_SEEDS], cpu[MAX_SEEDS];
   int is_solved[MAX_SEEDS], is_ok[MAX_SEEDS];
   int solved = 0, finished = 0, verified = 0;
@@ -314,10 +319,10 @@ static void file_limits_row(const char *id, const cp_task *task,
     if (runs[s].solved) continue;
     int w = runs[s].ok
                 ? snprintf(misses + used, sizeof misses - used,
-                           "%s%d (%.4f, %s)", used ? ", " : "", s + 1,
+                           "%s%d (%.4f, %s)", used ? ", " : "", s + first_seed,
                            runs[s].best_distance, runs[s].status)
                 : snprintf(misses + used, sizeof misses - used,
-                           "%s%d (failed)", used ? ", " : "", s + 1);
+                           "%s%d (failed)", used ? ", " : "", s + first_seed);
     if (w > 0 && (size_t)w < sizeof misses - used) used += (size_t)w;
   }
   printf("| %s | %s | %ld | %.6g | %d / %d | %s | %s | %s | %d / %d |\n", id,
@@ -360,7 +365,7 @@ static void usage_exit(const char *bad) {
 }
 
 int main(int argc, char **argv) {
-  int seeds = 10;
+  int seeds = 10, first_seed = 1, no_velocity_sliding = 0;
   double seconds = 600;
   long nodes = 100000;
   char planner_text[64] = "astar,rrt,sst";
@@ -374,6 +379,10 @@ int main(int argc, char **argv) {
       file_limits = 1;
       continue;
     }
+    if (!strcmp(a, "--no-velocity-sliding")) {
+      no_velocity_sliding = 1;
+      continue;
+    }
     if (i + 1 >= argc) usage_exit(a);
     const char *v = argv[++i];
     char *end;
@@ -381,6 +390,10 @@ int main(int argc, char **argv) {
       long s = strtol(v, &end, 10);
       if (*end || s < 1 || s > MAX_SEEDS) usage_exit(v);
       seeds = (int)s;
+    } else if (!strcmp(a, "--first-seed")) {
+      long k = strtol(v, &end, 10);
+      if (*end || k < 1 || k > 1000000000L) usage_exit(v);
+      first_seed = (int)k;
     } else if (!strcmp(a, "--seconds")) {
       seconds = strtod(v, &end);
       if (*end || !(seconds > 0)) usage_exit(v);
@@ -451,13 +464,15 @@ int main(int argc, char **argv) {
   strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
   printf("# bench_tasks: the field's benchmark tasks (planner/tasks/bench/)\n\n");
   if (file_limits) {
-    printf("date: %s; %d seed(s) per task (seeds 1..%d); each file planned "
+    printf("date: %s; %d seed(s) per task (seeds %d..%d); each file planned "
            "as `complan plan FILE --seed S%s` plans it: its own planner, "
            "search keys and node limit, %s (wall clock, one thread). Each "
            "run is a stored search in its own database; each plan found is "
            "re-simulated and compared bitwise with the stored states "
            "(replay --verify). CPU = the process's CPU seconds spent "
-           "planning.\n\n", date, seeds, seeds,
+           "planning.%s\n\n", date, seeds, first_seed, first_seed + seeds - 1,
+           no_velocity_sliding ? " Every task with velocity_sliding false "
+                                 "(--no-velocity-sliding)." : "",
            given_seconds ? " --max-seconds T" : "",
            given_seconds ? "the time limit given" : "its own time limit");
     printf("| task | planner | node limit | time limit (s) | solved / run | "
@@ -465,12 +480,13 @@ int main(int argc, char **argv) {
            "misses: seed (best distance m, status) | replays bitwise |\n"
            "|---|---|---|---|---|---|---|---|---|\n");
   } else {
-    printf("date: %s; %d seed(s) per planner (seeds 1..%d); limits per run: "
+    printf("date: %s; %d seed(s) per planner (seeds %d..%d); limits per run: "
            "%ld nodes, %.4g s (wall clock, one thread); planners: %s. Each run "
            "is a stored search in its own database; each plan found is "
            "re-simulated and compared bitwise with the stored states "
            "(replay --verify).\n\n",
-           date, seeds, seeds, nodes, seconds, planner_list);
+           date, seeds, first_seed, first_seed + seeds - 1, nodes, seconds,
+           planner_list);
     printf("Columns: success = runs that found a plan; time = planning seconds "
            "of the successful runs (median / max); nodes and LCP solves = "
            "median / max over all runs; duration = simulated seconds of the "
@@ -506,6 +522,9 @@ int main(int argc, char **argv) {
       ++failures;
       continue;
     }
+    /* The world options (and so the run's record, which replay reads) are
+     * made from the loaded task: this is the file with the key false. */
+    if (no_velocity_sliding) task.velocity_sliding = 0;
     for (int p = 0; p < n_planners; ++p) {
       int solved = 0, verified = 0, finished = 0;
       /* --file-limits: the file's planner and limits (NULL, 0: the task's) */
@@ -514,18 +533,18 @@ int main(int argc, char **argv) {
       for (int s = 0; s < seeds; ++s) {
         if (tty)
           fprintf(stderr, "\rbench_tasks: %s %s seed %d/%d ...        ",
-                  ids[t], name, s + 1, seeds);
-        if (one_run(&task, path, method, (uint64_t)(s + 1), seconds,
+                  ids[t], name, s + first_seed, first_seed + seeds - 1);
+        if (one_run(&task, path, method, (uint64_t)(s + first_seed), seconds,
                     file_limits ? 0 : nodes, db, &runs[s]))
           ++failures;
         else
-          print_run(ids[t], name, s + 1, &runs[s], tty);
+          print_run(ids[t], name, s + first_seed, &runs[s], tty);
         solved += runs[s].solved;
         verified += runs[s].verified;
         finished += runs[s].ok;
       }
       if (file_limits) {
-        file_limits_row(ids[t], &task, seconds, runs, seeds);
+        file_limits_row(ids[t], &task, seconds, runs, seeds, first_seed);
         continue;
       }
       double secs[MAX_SEEDS], nd[MAX_SEEDS], lcp[MAX_SEEDS], dur[MAX_SEEDS],

@@ -5,8 +5,11 @@ limit). Two small files (an A* push solved in a few nodes, an rrt card
 pick stopped by its own 300-node limit), two seeds: the table shows each
 file's planner and limits, and every run's nodes, LCP solve count and
 status equal those of `complan plan FILE --seed S --json`. Also: --nodes or
---planners with --file-limits is a usage error (exit 2). Nothing here
-depends on timings. Usage: test_bench_tasks_file_limits.py BENCH COMPLAN
+--planners with --file-limits is a usage error (exit 2). --first-seed K
+--no-velocity-sliding plans the card at seed K with the task key
+velocity_sliding false: its nodes and LCP solves equal `complan plan` of
+a copy of the file saying so, and a miss is labelled with seed K; a
+--first-seed below 1 is a usage error. Nothing here depends on timings. Usage: test_bench_tasks_file_limits.py BENCH COMPLAN
 SOURCE_ROOT"""
 import json
 import os
@@ -47,7 +50,7 @@ def main():
         for tid, (src, nodes) in TASKS.items():
             write_task(root, src, os.path.join(tasks, tid + ".json"), nodes)
 
-        for bad in (["--nodes", "5"], ["--planners", "rrt"]):
+        for bad in (["--nodes", "5"], ["--planners", "rrt"], ["--first-seed", "0"]):
             r = subprocess.run([bench, "--file-limits", "--dir", tasks] + bad,
                                capture_output=True, text=True, env=env, timeout=600)
             check(r.returncode == 2 and "usage" in r.stderr,
@@ -93,6 +96,38 @@ def main():
         for seed in range(1, SEEDS + 1):
             got = runs.get(("b-card", seed))
             check(got is not None and got[2] <= 300, "b-card seed %d: %s" % (seed, got))
+
+        # --first-seed and --no-velocity-sliding: the card at seed 3, the key off
+        first = 3
+        r = subprocess.run([bench, "--file-limits", "--seeds", "1", "--first-seed", str(first),
+                            "--no-velocity-sliding", "--tasks", "b-card", "--dir", tasks],
+                           capture_output=True, text=True, env=env, timeout=3000)
+        check(r.returncode == 0, "bench_tasks --first-seed exit %d: %s" % (r.returncode, r.stderr))
+        check("seeds %d..%d" % (first, first) in r.stdout and "velocity_sliding false" in r.stdout,
+              "--first-seed header: %r" % r.stdout[:400])
+        m = re.search(r"bench_tasks: b-card (\S+) seed (\d+): (\w+), (\d+) nodes, (\d+) LCP solves",
+                      r.stderr)
+        check(m is not None and int(m.group(2)) == first, "--first-seed run line: %r" % r.stderr)
+        off = os.path.join(tmp, "b-card-off.json")
+        with open(os.path.join(tasks, "b-card.json")) as f:
+            d = json.load(f)
+        d["velocity_sliding"] = False
+        with open(off, "w") as f:
+            json.dump(d, f, indent=1)
+        c = subprocess.run([complan, "plan", off, "--seed", str(first), "--json",
+                            "--db", os.path.join(tmp, "off.sqlite")],
+                           capture_output=True, text=True, env=env, timeout=3000)
+        check(c.returncode in (0, 1), "complan plan (off) exit %d: %s" % (c.returncode, c.stderr))
+        if m is not None and c.returncode in (0, 1):
+            j = json.loads(c.stdout)
+            want = (j["planner"], j["status"], j["nodes"], j["lcp_solves"])
+            got = (m.group(1), m.group(3), int(m.group(4)), int(m.group(5)))
+            check(got == want, "--no-velocity-sliding seed %d: bench_tasks %s, complan plan %s"
+                  % (first, got, want))
+            if j["status"] != "solved":
+                row = [l for l in r.stdout.splitlines() if l.startswith("| b-card")]
+                check(row and ("| %d (" % first) in row[0], "miss labelled with seed %d: %s"
+                      % (first, row))
 
     if failures:
         print("\n".join(failures))
