@@ -502,7 +502,10 @@ cp_world_status cp_wi_step_acceleration(cp_world *w, stepsys *s,
   cp_lcp_info li;
   nbr nb;
 again:
-  if ((st = cp_wi_ensure(w, w->ncon, 6 * ns)) != CP_WORLD_OK) return st;
+  // (The LCP's arrays are sized by cp_wi_lcp_setup to the problem's own
+  // size, ns + 5 rolling; asking here for its bound 6 ns made a step with
+  // every limit a row, 32 on the Allegro hand, grow six square workspaces
+  // to 432^2 doubles on huge pages for a problem of 56.)
   m3 = 3 * ns;
   cp_wi_extract(w, s->cs.A, s->cs.b, ns, w->sel);
   if (nbr_build(w, ns, w->sel, &nb)) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");

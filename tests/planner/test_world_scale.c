@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "experiments/bench_stack.h"
+#include "models/bigbuf.h"
 #include "planner/sim/world.h"
 #include "planner/sim/world_impl.h"
 #include "wtest.h"
@@ -405,4 +406,48 @@ Test(world_scale, first_step_warm) {
       cp_world_destroy(w);
       cp_world_destroy(c);
     }
+}
+
+// A step that crossed a joint limit outside the window is taken again with
+// every limit a row of its LCPs (world.c, limits_redone): on the Allegro
+// hand (16 joints, 32 limit sides) over its cube, the acceleration
+// stepper's 36th step. Its acceleration LCP has one unknown per limit side
+// and at most six per contact, and the world's LCP workspaces (M, the warm
+// LU, M_B, Lemke's square blocks) are sized to that problem (twice it, the
+// growth rule of cp_wi_ensure). They used to be sized to the bound of six
+// unknowns per constraint, 432^2 doubles for a problem of 56: six buffers
+// of 1.5 MB on huge pages, whose first touch is most of that step's time
+// (experiments/results/mujoco.md, session 23).
+Test(world_scale, all_limits_step_small_workspace) {
+  const char *data = getenv("CP_TEST_DATA");
+  cr_assert(data, "run with meson test");
+  char path[1024];
+  snprintf(path, sizeof path, "%s/robots/allegro_cube.json", data);
+  cp_scene sc;
+  cp_error err;
+  cp_error_clear(&err);
+  cr_assert_eq(cp_scene_load(path, NULL, &sc, &err), 0, "%s: %s", path, err.msg);
+  int sides = 0;
+  for (int m = 0; m < sc.n_manips; ++m)
+    for (int j = 0; j < sc.manips[m].n; ++j) sides += 2 * (sc.manips[m].joints[j].has_limits != 0);
+  cr_assert_eq(sides, 32);
+  cp_world_options o = cp_world_defaults();
+  o.dt = 5e-3;
+  o.stepper = CP_STEPPER_ACCELERATION;
+  cp_world *w;
+  cr_assert_eq(cp_world_create(&sc, &o, &w, &err), CP_WORLD_OK, "%s", err.msg);
+  cp_scene_free(&sc);
+  int redone = -1;
+  cp_step_info info;
+  for (int k = 0; k < 60 && redone < 0; ++k) {
+    cr_assert_eq(cp_world_step(w, &info), CP_WORLD_OK, "%s", cp_world_message(w));
+    if (info.limits_redone) redone = k;
+  }
+  cr_assert_eq(redone, 35, "the limits were taken again at step %d", redone);
+  cr_assert_eq(info.fallback, 0);
+  const int bound = sides + 6 * info.contacts;
+  cr_assert(w->lcp_cap <= 2 * bound, "LCP workspaces of %d for a problem of at most %d",
+            w->lcp_cap, bound);
+  cr_assert(!cp_bigbuf_huge(w->M) && !cp_bigbuf_huge(w->LU) && !cp_bigbuf_huge(w->MB));
+  cp_world_destroy(w);
 }
