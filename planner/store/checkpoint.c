@@ -31,7 +31,13 @@
 #include "models/clock.h"
 #include "planner/store/store_impl.h"
 
-enum { RESTART_FACTOR = 8, WANT_PASSIVE = 1, WANT_RESTART = 2 };
+/* RESTART_MS bounds how long the helper's RESTART checkpoint waits, under
+ * its busy handler, for the writer between two transactions and then for
+ * the readers of other connections to leave the WAL; the writer's next
+ * commit waits for it meanwhile. A RESTART that cannot finish so (a
+ * reader elsewhere keeps an old snapshot) is tried again only once the
+ * WAL has grown by another `pages`. */
+enum { RESTART_FACTOR = 8, RESTART_MS = 100, WANT_PASSIVE = 1, WANT_RESTART = 2 };
 
 struct cp_store_ckpt {
   pthread_mutex_t mu;
@@ -44,7 +50,7 @@ struct cp_store_ckpt {
   int broken;         /* the helper could not open its connection */
   int pages;          /* checkpoint when the WAL grew by this many pages */
   int last_log;       /* the WAL's pages when the last checkpoint ended */
-  int busy_ms;
+  int restart_at;     /* the WAL's pages that call for a RESTART */
   char *file;         /* the database's file name (absolute) */
   cp_store_checkpoint_stats stats;
 };
@@ -54,15 +60,15 @@ static void *helper(void *arg) {
   sqlite3 *db = NULL;
   int rc = sqlite3_open_v2(c->file, &db, SQLITE_OPEN_READWRITE, NULL);
   /* Its checkpoints sync as the writer's would (synchronous = NORMAL: the
-   * WAL before the copy, the database file after); a read opens the WAL. */
+   * WAL before the copy, the database file after); a read opens the WAL
+   * (and may meet the writer restarting it: the busy handler waits). */
+  if (!rc) rc = sqlite3_busy_timeout(db, RESTART_MS);
   if (!rc) rc = sqlite3_exec(db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL);
   if (!rc) rc = sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
   pthread_mutex_lock(&c->mu);
   if (rc) {
     c->broken = 1; /* the writer checkpoints inline from now on */
     pthread_cond_broadcast(&c->cv);
-  } else {
-    sqlite3_busy_timeout(db, c->busy_ms);
   }
   while (!c->stop && !c->broken) {
     if (!c->want) {
@@ -92,6 +98,10 @@ static void *helper(void *arg) {
     } else {
       ++c->stats.failed; /* busy or an I/O error: asked again later */
     }
+    /* The next RESTART once the WAL has grown by `pages` more, unless it
+     * starts again before (the WAL hook then resets restart_at). */
+    if (mode == WANT_RESTART)
+      c->restart_at = (log > 0 ? log : c->restart_at) + c->pages;
     pthread_cond_broadcast(&c->cv);
   }
   pthread_mutex_unlock(&c->mu);
@@ -106,9 +116,12 @@ static int wal_hook(void *ctx, sqlite3 *db, const char *name, int pages) {
   (void)name;
   pthread_mutex_lock(&c->mu);
   if (pages > c->stats.wal_max) c->stats.wal_max = pages;
-  if (pages < c->last_log) c->last_log = 0; /* the WAL started again */
+  if (pages < c->last_log) { /* the WAL started again */
+    c->last_log = 0;
+    c->restart_at = RESTART_FACTOR * c->pages;
+  }
   int want = 0;
-  if (pages >= RESTART_FACTOR * c->pages) want = WANT_RESTART;
+  if (pages >= c->restart_at) want = WANT_RESTART;
   else if (pages - c->last_log >= c->pages) want = WANT_PASSIVE;
   int inline_ckpt = 0;
   if (want && !c->running && want > c->want) {
@@ -169,7 +182,7 @@ cp_store_status cp_store_set_checkpoints(cp_store *st, int pages) {
   pthread_mutex_init(&c->mu, NULL);
   pthread_cond_init(&c->cv, NULL);
   c->pages = pages;
-  c->busy_ms = st->busy_ms;
+  c->restart_at = RESTART_FACTOR * pages;
   st->ckpt = c;
   sqlite3_wal_hook(st->db, wal_hook, st); /* replaces wal_autocheckpoint */
   return CP_STORE_OK;

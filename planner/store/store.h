@@ -96,7 +96,9 @@ void cp_store_set_progress(cp_store *st, int every, void (*fn)(void *ctx),
 /// checkpoint (commits go on meanwhile) whenever the WAL has grown by
 /// `pages` since the last one, and a RESTART checkpoint (it holds the
 /// writer off while it copies what is left and syncs) once the WAL has
-/// reached 8 x `pages` without starting again. pages <= 0: SQLite's own
+/// reached 8 x `pages` without starting again (waiting 0.1 s at most for
+/// the writer and for other connections' readers; retried after `pages`
+/// more when that was not enough). pages <= 0: SQLite's own
 /// rule, a checkpoint inside the commit that takes the WAL past 1000
 /// pages. Either way a committed transaction survives the process being
 /// killed, and cp_store_close (the helper's connection closed first)
