@@ -80,16 +80,17 @@ static void *helper(void *arg) {
     c->running = 1;
     pthread_mutex_unlock(&c->mu);
     int log = -1, done = -1;
-    double t0 = cp_clock_now();
+    double t0 = cp_clock_now(), c0 = cp_clock_thread_cpu();
     rc = sqlite3_wal_checkpoint_v2(db, NULL,
                                    mode == WANT_RESTART
                                        ? SQLITE_CHECKPOINT_RESTART
                                        : SQLITE_CHECKPOINT_PASSIVE,
                                    &log, &done);
-    double dt = cp_clock_now() - t0;
+    double dt = cp_clock_now() - t0, dc = cp_clock_thread_cpu() - c0;
     pthread_mutex_lock(&c->mu);
     c->running = 0;
     c->stats.seconds += dt;
+    c->stats.cpu += dc;
     if (rc == SQLITE_OK) {
       if (mode == WANT_RESTART) ++c->stats.restarts;
       else ++c->stats.passive;

@@ -116,6 +116,7 @@ typedef struct cp_store_checkpoint_stats {
   long copied;    ///< WAL pages found checkpointed at their ends, summed
   int wal_max;    ///< the largest WAL seen after a commit (pages)
   double seconds; ///< wall seconds inside the helper's checkpoints
+  double cpu;     ///< the helper's CPU seconds in them (the rest: I/O)
 } cp_store_checkpoint_stats;
 void cp_store_checkpoints(cp_store *st, cp_store_checkpoint_stats *out);
 /// Returns once no checkpoint is asked for or under way on the helper

@@ -426,6 +426,8 @@ Test(store, background_checkpoints_leave_a_complete_file_at_close) {
   cr_assert_gt(cb.passive + cb.restarts, 0, "the helper checkpointed");
   cr_assert_geq(cb.wal_max, 4);
   cr_assert_gt(cb.seconds, 0);
+  cr_assert(cb.cpu >= 0 && cb.cpu <= cb.seconds + 0.01, "CPU %g of %g s",
+            cb.cpu, cb.seconds);
   char wal[600], copy[600];
   snprintf(wal, sizeof wal, "%s-wal", b);
   cr_assert(!file_exists(wal), "the WAL is checkpointed and removed at close");
