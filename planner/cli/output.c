@@ -50,16 +50,42 @@ void cp_cli_scene_warnings(const char *file, const cp_scene *scene) {
     fprintf(stderr, "complan: %s: warning: %s\n", file, scene->warnings[i]);
 }
 
+/* COMPLAN_CHECKPOINT_PAGES (docs/database.md): the WAL's growth between
+ * two checkpoints of the store's helper thread, 0 for SQLite's own inside
+ * the commits; unset or empty, the store's default. -1 when malformed. */
+static long checkpoint_pages(const char *v) {
+  if (!v || !*v) return CP_STORE_CHECKPOINT_PAGES;
+  char *end;
+  errno = 0;
+  long n = strtol(v, &end, 10);
+  if (errno || *end || end == v || n < 0 || n > 1000000000L) return -1;
+  return n;
+}
+
 int cp_cli_open_store(const char *db, int read_only, cp_store **st) {
   *st = NULL;
   if (read_only && access(db, F_OK) != 0) {
     fprintf(stderr, "complan: %s: no such database (%s)\n", db, strerror(errno));
     return CP_EXIT_BAD_INPUT;
   }
+  const char *env = getenv("COMPLAN_CHECKPOINT_PAGES");
+  long pages = checkpoint_pages(env);
+  if (pages < 0) {
+    fprintf(stderr,
+            "complan: COMPLAN_CHECKPOINT_PAGES=%s: expected a whole number "
+            "of pages from 0 to 1000000000 (0: checkpoints inside the "
+            "commits)\n",
+            env);
+    return CP_EXIT_BAD_INPUT;
+  }
   char msg[600];
   cp_store_status s = cp_store_open(db, read_only, st, msg, sizeof msg);
+  if (s == CP_STORE_OK && !read_only)
+    s = cp_store_set_checkpoints(*st, (int)pages);
   if (s == CP_STORE_OK) return 0;
-  fprintf(stderr, "complan: %s\n", msg);
+  fprintf(stderr, "complan: %s\n", *st ? cp_store_message(*st) : msg);
+  cp_store_close(*st);
+  *st = NULL;
   return s == CP_STORE_BAD_FILE ? CP_EXIT_BAD_INPUT : CP_EXIT_UNDECIDED;
 }
 

@@ -174,6 +174,7 @@ static cp_store_status setup(cp_store *st, int read_only) {
     return cp_store_fail(st, rc, "cannot set synchronous");
   if ((rc = cp_store_exec(st, "PRAGMA foreign_keys = ON")))
     return cp_store_fail(st, rc, "cannot enable foreign keys");
+  if ((s = cp_store_set_checkpoints(st, CP_STORE_CHECKPOINT_PAGES))) return s;
   for (int k = 0; k < S_COUNT; ++k)
     if ((rc =
              sqlite3_prepare_v3(st->db, stmt_sql[k], -1,
@@ -227,6 +228,9 @@ struct sqlite3 *cp_store_sqlite(cp_store *st) { return st->db; }
 
 void cp_store_close(cp_store *st) {
   if (!st) return;
+  /* The helper's connection first: the writer's, closing last, then
+   * checkpoints the whole WAL into the file and removes it. */
+  if (st->db) cp_store_checkpoints_end(st);
   for (int k = 0; k < S_COUNT; ++k) sqlite3_finalize(st->stmt[k]);
   sqlite3_close(st->db);
   free(st->scratch);

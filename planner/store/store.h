@@ -85,6 +85,44 @@ void cp_store_set_busy_timeout(cp_store *st, double seconds);
 void cp_store_set_progress(cp_store *st, int every, void (*fn)(void *ctx),
                            void *ctx);
 
+/// The WAL's growth, in pages, between two checkpoints by the store's
+/// helper thread (the default of a file opened for writing).
+#define CP_STORE_CHECKPOINT_PAGES 1000
+
+/// Where the WAL is checkpointed (its pages copied into the database file,
+/// with an fsync of each: 10-40 ms). pages > 0: not by the writing
+/// connection's commits but by a helper thread with a connection of its
+/// own, started at the first checkpoint due, which runs a PASSIVE
+/// checkpoint (commits go on meanwhile) whenever the WAL has grown by
+/// `pages` since the last one, and a RESTART checkpoint (it holds the
+/// writer off while it copies what is left and syncs) once the WAL has
+/// reached 8 x `pages` without starting again (waiting 0.1 s at most for
+/// the writer and for other connections' readers; retried after `pages`
+/// more when that was not enough). pages <= 0: SQLite's own
+/// rule, a checkpoint inside the commit that takes the WAL past 1000
+/// pages. Either way a committed transaction survives the process being
+/// killed, and cp_store_close (the helper's connection closed first)
+/// leaves the whole database in its file, the WAL removed, when no other
+/// connection has the file open. Nothing for an in-memory store. A store
+/// opened for writing starts with CP_STORE_CHECKPOINT_PAGES. A process
+/// that fork()s with a store open should choose pages <= 0 for it.
+cp_store_status cp_store_set_checkpoints(cp_store *st, int pages);
+
+/// What the helper thread has done (all zero without one).
+typedef struct cp_store_checkpoint_stats {
+  long passive;   ///< PASSIVE checkpoints done
+  long restarts;  ///< RESTART checkpoints done (the WAL grew to 8 x pages)
+  long failed;    ///< checkpoints that found the file busy or failed
+  long copied;    ///< WAL pages found checkpointed at their ends, summed
+  int wal_max;    ///< the largest WAL seen after a commit (pages)
+  double seconds; ///< wall seconds inside the helper's checkpoints
+  double cpu;     ///< the helper's CPU seconds in them (the rest: I/O)
+} cp_store_checkpoint_stats;
+void cp_store_checkpoints(cp_store *st, cp_store_checkpoint_stats *out);
+/// Returns once no checkpoint is asked for or under way on the helper
+/// (tests; the writer never needs to wait).
+void cp_store_checkpoint_wait(cp_store *st);
+
 /// The task row for these inputs (cp_task_hash: the task text and every
 /// file it was built from), inserted when new together with the bytes of
 /// every file (table blobs, each content once) and their list (task_files),

@@ -42,6 +42,7 @@ struct cp_store {
   size_t pending_cap;
   void (*progress)(void *ctx); /* cp_store_set_progress's (NULL: none) */
   void *progress_ctx;
+  struct cp_store_ckpt *ckpt; /* the background checkpoints (checkpoint.c) */
 };
 
 /* How long a process waits by default for another one's lock (ms):
@@ -98,5 +99,10 @@ int cp_store_run_sql(cp_store *st, const char *sql, const char *fmt, ...);
  * read-only is checked to be complan's planner database. */
 cp_store_status cp_store_schema_write(cp_store *st);
 cp_store_status cp_store_schema_read(cp_store *st);
+
+/* checkpoint.c: stops and joins the checkpoint thread, if any, and
+ * removes the WAL hook (cp_store_close, before the writer's connection
+ * closes). */
+void cp_store_checkpoints_end(cp_store *st);
 
 #endif

@@ -271,25 +271,49 @@ Test(store, resume_after_a_limit_continues_the_same_run) {
 }
 
 
-/* Resumes the field search stored in path to its end (an optimal plan). */
-static cp_plan_result resume_field(const char *path, const cp_task *task) {
+/* The field search in path to its end (an optimal plan): resumed, or a
+ * new astar run committing every 16 expansions, its WAL checkpointed as
+ * cp_store_set_checkpoints(pages) says (pages < 0: the store's default)
+ * and the checkpoints counted in *ck (NULL: not). */
+static cp_plan_result field_to_the_end(const char *path, const cp_task *task,
+                                       int resume, int pages,
+                                       cp_store_checkpoint_stats *ck) {
   cp_store *st = open_store(path);
+  if (pages >= 0)
+    cr_assert_eq(cp_store_set_checkpoints(st, pages), CP_STORE_OK);
   synth_grid g = field();
   cp_search_problem p = synth_grid_problem(&g);
   double x0[2] = {0, 0};
   cp_plan_options o = cp_plan_defaults();
-  o.resume = 1;
+  o.resume = resume;
+  if (!resume) {
+    o.method = "astar";
+    o.batch = 16;
+  }
   cp_plan_result r;
   cp_error e;
   cr_assert_eq(cp_plan_search(st, task, &p, x0, &o, &r, &e), CP_PLAN_SOLVED,
                "%s", e.msg);
-  cr_assert_eq(r.resumed, 1);
+  cr_assert_eq(r.resumed, resume);
   cr_assert_float_eq(r.cost, synth_grid_dijkstra(&g), 1e-12);
+  if (ck) {
+    cp_store_checkpoint_wait(st);
+    cp_store_checkpoints(st, ck);
+  }
   cp_store_close(st);
   return r;
 }
 
-Test(store, sigkill_then_resume_loses_and_duplicates_nothing) {
+static cp_plan_result resume_field(const char *path, const cp_task *task) {
+  return field_to_the_end(path, task, 1, -1, NULL);
+}
+
+/* A search killed (SIGKILL) while it writes, then resumed: nothing
+ * committed is lost or duplicated. ckpt_pages is the writer's
+ * cp_store_set_checkpoints: 0 SQLite's checkpoints inside the commits, > 0
+ * the helper thread's (a small value: many checkpoints, and the process
+ * may be killed during one). */
+static void sigkill_then_resume(int ckpt_pages) {
   cp_task task;
   synth_load_task(&task);
   task.weight = 1.0;
@@ -304,6 +328,7 @@ Test(store, sigkill_then_resume_loses_and_duplicates_nothing) {
     cp_store *st;
     char msg[512];
     if (cp_store_open(path, 0, &st, msg, sizeof msg)) _exit(3);
+    if (cp_store_set_checkpoints(st, ckpt_pages)) _exit(3);
     synth_grid g = field();
     g.delay_us = 300;
     cp_search_problem p = synth_grid_problem(&g);
@@ -360,6 +385,85 @@ Test(store, sigkill_then_resume_loses_and_duplicates_nothing) {
   cp_task_free(&task);
   unlink(path);
   free(path);
+}
+
+Test(store, sigkill_then_resume_loses_and_duplicates_nothing) {
+  sigkill_then_resume(0);
+}
+
+Test(store, sigkill_during_background_checkpoints_loses_nothing) {
+  sigkill_then_resume(4);
+}
+
+/* The field search written with checkpoints of every `pages` (0: SQLite's
+ * own, inside the commits); the checkpoint counts in *ck. */
+static long long field_run(const char *path, int pages,
+                           cp_store_checkpoint_stats *ck) {
+  cp_task task;
+  synth_load_task(&task);
+  task.weight = 1.0;
+  cp_plan_result r = field_to_the_end(path, &task, 0, pages, ck);
+  cp_task_free(&task);
+  return r.nodes;
+}
+
+static int file_exists(const char *path) {
+  struct stat sb;
+  return stat(path, &sb) == 0;
+}
+
+/* cp_store_set_checkpoints: a helper thread checkpoints the WAL while the
+ * search writes (the writer's commits never do), the rows are those of
+ * SQLite's own checkpoints, and closing leaves the whole database in its
+ * file: the WAL is gone, and the file copied alone holds every node. */
+Test(store, background_checkpoints_leave_a_complete_file_at_close) {
+  char *a = synth_temp_db(), *b = synth_temp_db();
+  cp_store_checkpoint_stats ca, cb;
+  long long n = field_run(a, 0, &ca);
+  cr_assert_eq(ca.passive + ca.restarts + ca.failed, 0, "no helper thread");
+  cr_assert_eq(field_run(b, 4, &cb), n);
+  cr_assert_gt(n, 1000);
+  cr_assert_gt(cb.passive + cb.restarts, 0, "the helper checkpointed");
+  cr_assert_geq(cb.wal_max, 4);
+  cr_assert_gt(cb.seconds, 0);
+  cr_assert(cb.cpu >= 0 && cb.cpu <= cb.seconds + 0.01, "CPU %g of %g s",
+            cb.cpu, cb.seconds);
+  char wal[600], copy[600];
+  snprintf(wal, sizeof wal, "%s-wal", b);
+  cr_assert(!file_exists(wal), "the WAL is checkpointed and removed at close");
+  /* The main file alone: every node and the plan. */
+  snprintf(copy, sizeof copy, "%s.copy", b);
+  FILE *in = fopen(b, "rb"), *out = fopen(copy, "wb");
+  cr_assert(in && out);
+  char buf[65536];
+  size_t k;
+  while ((k = fread(buf, 1, sizeof buf, in)) > 0)
+    cr_assert_eq(fwrite(buf, 1, k, out), k);
+  fclose(in);
+  fclose(out);
+  sqlite3 *dc = synth_open_db(copy);
+  assert_ok(dc, "PRAGMA integrity_check");
+  cr_assert_eq(synth_query_int(dc, "SELECT count(*) FROM nodes"), n);
+  cr_assert_eq(synth_query_int(dc, "SELECT count(*) FROM plans"), 1);
+  sqlite3 *da = synth_open_db(a);
+  cr_assert_eq(synth_assert_same_run(da, 1, dc, 1, "background checkpoints"),
+               n);
+  sqlite3_close(da);
+  sqlite3_close(dc);
+  synth_remove_db(strdup(copy));
+  synth_remove_db(a);
+  synth_remove_db(b);
+}
+
+/* An in-memory store has no WAL: nothing to checkpoint, no thread. */
+Test(store, an_in_memory_store_has_no_checkpoints) {
+  cp_store *st = open_store(":memory:");
+  cr_assert_eq(cp_store_set_checkpoints(st, 4), CP_STORE_OK);
+  cp_store_checkpoint_stats ck;
+  cp_store_checkpoint_wait(st);
+  cp_store_checkpoints(st, &ck);
+  cr_assert_eq(ck.passive + ck.restarts + ck.failed + ck.wal_max, 0);
+  cp_store_close(st);
 }
 
 Test(store, bad_databases_are_refused_with_a_reason) {

@@ -24,6 +24,9 @@ sed -e 's/"batch": 4}/"batch": 4, "pipeline": true}/' "$tmp/push4.json" \
 grep -q '"pipeline": true' "$tmp/push4p.json"
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 ${TSAN_OPTIONS:-}"
 export OPENBLAS_NUM_THREADS=1
+# The store's checkpoint thread (docs/database.md) checkpoints every 8 WAL
+# pages, so that its work runs beside the searches' under TSan too.
+export COMPLAN_CHECKPOINT_PAGES=8
 digest() { # DB -> digest of run 1's node rows (every column but pivots) and plans
   /usr/bin/python3 - "$1" <<'PY'
 import hashlib, sqlite3, sys
