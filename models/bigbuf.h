@@ -12,7 +12,9 @@
 /// so small worlds (a planner's per-thread worlds of a few bodies) use no
 /// more memory than before. Where the platform has no MADV_HUGEPAGE, or the
 /// mapping or the advice fails, the buffer is an ordinary one: placement
-/// only, never the numbers.
+/// only, never the numbers. A mapped buffer that must grow keeps the pages
+/// it has touched: it is extended where it lies or moved with them
+/// (cp_bigbuf_regrow, mremap), never copied.
 ///
 /// A buffer is released by cp_bigbuf_free only (never free() or realloc()).
 #ifndef CP_MODELS_BIGBUF_H
