@@ -23,9 +23,8 @@ void cp_contact_space_free(cp_contact_space *cs) {
  * enough; NULL when out of memory. */
 static void *keep_block(void **p, size_t *cap, size_t need) {
   if (*p && *cap >= need) return *p;
-  cp_bigbuf_free(*p);
-  *p = cp_bigbuf_alloc(need);
-  *cap = *p ? need : 0;
+  *p = cp_bigbuf_regrow(*p, need); /* (a large one grows in place) */
+  *cap = cp_bigbuf_size(*p);
   return *p;
 }
 
@@ -41,18 +40,18 @@ static double free_rhs(const cp_contact_space *cs, int i) {
 }
 
 /* The block of a rebuild's results (A first): kept when at least `need`
- * bytes, else replaced by a zeroed one of at least `need` and half as
- * large again as the old (a bin's A grows over many steps while boxes
- * land: one new block per growth, each zeroed in full, was most of those
- * steps' clearing). *dirty: the bytes from the start beyond which the
- * block holds only zeros (0 for a new block). NULL when out of memory. */
+ * bytes, else grown to at least `need` and half as large again as the old
+ * (a bin's A grows over many steps while boxes land: one new block per
+ * growth, each zeroed in full, was most of those steps' clearing); a
+ * large block grows in place or moves with its pages (models/bigbuf.h),
+ * its old part as dirty as it was, the new part zero, else it is a new
+ * zeroed block. *dirty: the bytes from the start beyond which the block
+ * holds only zeros (0 for a new block). NULL when out of memory. */
 static void *keep_zeroed(void **p, size_t *cap, size_t *dirty, size_t need) {
   if (*p && *cap >= need) return *p;
   const size_t grown = *cap + *cap / 2, want = grown > need ? grown : need;
-  cp_bigbuf_free(*p);
-  *p = cp_bigbuf_calloc(want);
-  *cap = *p ? want : 0;
-  *dirty = 0;
+  *p = cp_bigbuf_regrow_zeroed(*p, want, dirty);
+  *cap = cp_bigbuf_size(*p);
   return *p;
 }
 

@@ -86,6 +86,12 @@ typedef struct cp_lemke_ws cp_lemke_ws;
 
 /// Workspace for problems of size <= capacity. NULL when out of memory.
 cp_lemke_ws *cp_lemke_ws_create(int capacity);
+/// A workspace for problems of size <= capacity in place of ws (NULL: as
+/// cp_lemke_ws_create), which is released: its large square blocks grow
+/// where they lie or move with their pages instead of being made anew (a
+/// simulator's growing problems keep the memory they touched). NULL when
+/// out of memory (ws released all the same).
+cp_lemke_ws *cp_lemke_ws_regrow(cp_lemke_ws *ws, int capacity);
 void cp_lemke_ws_destroy(cp_lemke_ws *ws);
 
 /// Solves (L1). `warm` may be NULL (cold start) or a complementary basis

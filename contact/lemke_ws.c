@@ -22,10 +22,20 @@ const cp_lemke_options cp_lk_defaults = {
 
 cp_lemke_options cp_lemke_defaults(void) { return cp_lk_defaults; }
 
-cp_lemke_ws *cp_lemke_ws_create(int capacity) {
-  if (capacity < 1) return NULL;
-  cp_lemke_ws *ws = calloc(1, sizeof *ws);
-  if (!ws) return NULL;
+/* A workspace of capacity; its three square blocks taken from old's
+ * (grown, models/bigbuf.h) when old is given, which is then released. */
+static cp_lemke_ws *make(int capacity, cp_lemke_ws *old) {
+  void *sq[3] = {NULL, NULL, NULL};
+  if (old) {
+    sq[0] = old->Bact, sq[1] = old->T1, sq[2] = old->T2;
+    old->Bact = old->T1 = old->T2 = NULL;
+    cp_lemke_ws_destroy(old);
+  }
+  cp_lemke_ws *ws = capacity < 1 ? NULL : calloc(1, sizeof *ws);
+  if (!ws) {
+    for (int i = 0; i < 3; i++) cp_bigbuf_free(sq[i]);
+    return NULL;
+  }
   const size_t c = (size_t)capacity, cc = c * c;
   /* Vectors of the small path's tableau are padded to a multiple of 4
    * (tld): each vector of the qbar block gets a stride of c + 3 or more. */
@@ -33,9 +43,9 @@ cp_lemke_ws *cp_lemke_ws_create(int capacity) {
   ws->cap = capacity;
   /* The square blocks: on huge pages when large (models/bigbuf.h; a bin's
    * pivots read them a column at a time). */
-  ws->Bact = cp_bigbuf_alloc(sizeof(double) * cc);
-  ws->T1 = cp_bigbuf_alloc(sizeof(double) * cc);
-  ws->T2 = cp_bigbuf_alloc(sizeof(double) * cc);
+  ws->Bact = cp_bigbuf_regrow(sq[0], sizeof(double) * cc);
+  ws->T1 = cp_bigbuf_regrow(sq[1], sizeof(double) * cc);
+  ws->T2 = cp_bigbuf_regrow(sq[2], sizeof(double) * cc);
   ws->qbar = calloc(cv * 14, sizeof(double));
   ws->basic = malloc(sizeof(int) * c * 11);
   ws->ipiv = malloc(sizeof(lapack_int) * c * 2);
@@ -70,6 +80,10 @@ cp_lemke_ws *cp_lemke_ws_create(int capacity) {
   ws->iwork = ws->ipiv + c;
   return ws;
 }
+
+cp_lemke_ws *cp_lemke_ws_create(int capacity) { return make(capacity, NULL); }
+
+cp_lemke_ws *cp_lemke_ws_regrow(cp_lemke_ws *ws, int capacity) { return make(capacity, ws); }
 
 void cp_lemke_ws_destroy(cp_lemke_ws *ws) {
   if (!ws) return;

@@ -12,7 +12,9 @@
 /// so small worlds (a planner's per-thread worlds of a few bodies) use no
 /// more memory than before. Where the platform has no MADV_HUGEPAGE, or the
 /// mapping or the advice fails, the buffer is an ordinary one: placement
-/// only, never the numbers.
+/// only, never the numbers. A mapped buffer that must grow keeps the pages
+/// it has touched: it is extended where it lies or moved with them
+/// (cp_bigbuf_regrow, mremap), never copied.
 ///
 /// A buffer is released by cp_bigbuf_free only (never free() or realloc()).
 #ifndef CP_MODELS_BIGBUF_H
@@ -38,10 +40,30 @@ void *cp_bigbuf_calloc(size_t bytes);
 /// Makes *p (a buffer or NULL; *cap its usable bytes, 0 for NULL) hold at
 /// least need bytes, like realloc: a larger buffer whose first keep bytes
 /// (at most *cap) are the old ones, the rest undefined; the old buffer is
-/// released. Nothing happens when *cap >= need. *cap becomes the new usable
+/// released. A mapped buffer grows as in cp_bigbuf_regrow (all its
+/// contents kept, nothing copied). Nothing happens when *cap >= need. *cap becomes the new usable
 /// size (cp_bigbuf_size). Returns 0, or -1 when out of memory (*p and *cap
 /// then unchanged).
 int cp_bigbuf_grow(void **p, size_t *cap, size_t need, size_t keep);
+
+/// A buffer of at least need bytes in place of p (a buffer or NULL), for a
+/// caller that rewrites it: p itself when large enough; a mapped p grown
+/// where it lies, or moved with its pages to a new CP_BIGBUF_ALIGN boundary
+/// (the kernel moves its page tables: nothing is copied, and the pages p
+/// had touched, huge ones included, stay faulted in, so growing a block
+/// costs faults and kernel zeroing of its new part only); otherwise p is
+/// released and a new buffer made (as cp_bigbuf_alloc). Contents undefined
+/// (in fact p's first bytes when grown or moved). NULL when out of memory
+/// (p is then released).
+void *cp_bigbuf_regrow(void *p, size_t need);
+
+/// As cp_bigbuf_regrow, for a block kept zeroed with its caller's record
+/// of what it wrote: on entry every byte of p from *dirty on reads zero;
+/// on return every byte of the result from *dirty on reads zero, *dirty
+/// unchanged when p was kept, grown or moved (its first *dirty bytes are
+/// p's, for the caller to clear as it would p's) and 0 when the result is
+/// a new buffer (zeroed in full). NULL when out of memory (p released).
+void *cp_bigbuf_regrow_zeroed(void *p, size_t need, size_t *dirty);
 
 /// Releases a buffer of cp_bigbuf_alloc, _calloc or _grow; NULL is ignored.
 void cp_bigbuf_free(void *p);

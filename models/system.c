@@ -314,10 +314,9 @@ static int layout(cp_system *s, cp_system_ws *ws, int n_bodies,
   const size_t bytes = sizeof(double) * nd + sizeof(int) * ni +
                        sizeof(cp_joint_drive) * CP_ATLEAST1(nl);
   if (bytes > ws->block_size) {
-    ws->zero_end = 0; // a new block: nothing known of it
-    cp_bigbuf_free(ws->block);
-    ws->block = cp_bigbuf_alloc(bytes);
-    ws->block_size = ws->block ? bytes : 0;
+    ws->zero_end = 0; // a grown block: nothing known of it
+    ws->block = cp_bigbuf_regrow(ws->block, bytes); // (large: in place)
+    ws->block_size = cp_bigbuf_size(ws->block);
     if (!ws->block) return -1;
   }
   double *dq = ws->block;

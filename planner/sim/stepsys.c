@@ -23,8 +23,7 @@
 // matrices a 3 x 3 block at a time, a column per 4 KB page, and the TLB
 // misses cost more than the arithmetic); released by cp_bigbuf_free.
 static int fresh(double **p, size_t n) {
-  cp_bigbuf_free(*p);
-  *p = cp_bigbuf_alloc(sizeof(double) * n);
+  *p = cp_bigbuf_regrow(*p, sizeof(double) * n); // (a large one in place)
   return *p ? 0 : -1;
 }
 
@@ -93,8 +92,7 @@ cp_world_status cp_wi_ensure(cp_world *w, int ncon, int lcp_n) {
     b = realloc(w->basis0, (size_t)cap);
     if (!b) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
     w->basis0 = b;
-    cp_lemke_ws_destroy(w->ws);
-    w->ws = cp_lemke_ws_create(cap);
+    w->ws = cp_lemke_ws_regrow(w->ws, cap); // (its large blocks in place)
     if (!w->ws) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
     w->lcp_cap = cap;
   }

@@ -355,17 +355,24 @@ Test(dynamics, box_rebuilds_keep_blocks_bit_for_bit) {
  * shown by a nonzero planted outside them: it goes unseen. */
 enum { SB = 40, SNU = 6 * SB + 5, SNC = 70, SM = 3 * SNC };
 
-static void sparse_problem(uint64_t *s, double *H, double *G, double *f, double *k,
-                           int *range) {
-  memset(H, 0, sizeof(double) * SNU * SNU);
-  for (int b = 0; b < SB; b++) {
+/* H (nu x nu, zeroed first) with nb free bodies' blocks on its diagonal
+ * from row 0: a diagonal translational block and a dense symmetric 3 x 3
+ * rotational one each. */
+static void body_blocks(uint64_t *s, int nb, int nu, double *H) {
+  memset(H, 0, sizeof(double) * (size_t)nu * (size_t)nu);
+  for (int b = 0; b < nb; b++) {
     const int o = 6 * b;
-    for (int i = 0; i < 3; i++) H[(o + i) * (SNU + 1)] = cpt_uniform(s, 0.5, 2);
+    for (int i = 0; i < 3; i++) H[(size_t)(o + i) * (size_t)(nu + 1)] = cpt_uniform(s, 0.5, 2);
     for (int i = 3; i < 6; i++)
       for (int j = 3; j <= i; j++)
-        H[o + i + (size_t)(o + j) * SNU] = H[o + j + (size_t)(o + i) * SNU] =
+        H[o + i + (size_t)(o + j) * nu] = H[o + j + (size_t)(o + i) * nu] =
             i == j ? cpt_uniform(s, 1, 2) : cpt_uniform(s, -0.3, 0.3);
   }
+}
+
+static void sparse_problem(uint64_t *s, double *H, double *G, double *f, double *k,
+                           int *range) {
+  body_blocks(s, SB, SNU, H);
   for (int i = 6 * SB; i < SNU; i++) /* the chain: dense, diagonally dominant */
     for (int j = 6 * SB; j <= i; j++)
       H[i + (size_t)j * SNU] = H[j + (size_t)i * SNU] =
@@ -500,6 +507,66 @@ Test(dynamics, rebuild_growth_keeps_zeros) {
   cp_contact_space_free(&kept);
   free(H);
   free(G);
+}
+
+/* The same at the sizes where A's block is a mapping of its own
+ * (models/bigbuf.h, from 1 MB): 100 free bodies, contacts with the ground
+ * spread over them. Growing from 150 to 200 contacts (A 3.2 MB) grows the
+ * block in place or moves it with its pages, so the old part keeps what
+ * the earlier builds wrote and the record of it must hold (the new part
+ * is zero from the kernel); with 130 contacts after 200 and 200 again the
+ * block is kept. Entry by entry, A (zeros included), b and the
+ * accelerations must be the fresh build's. */
+enum { LB = 100, LNU = 6 * LB, LNC = 200 };
+
+static void ground_problem(uint64_t *s, int nc, double *H, double *G, double *f, double *k) {
+  body_blocks(s, LB, LNU, H);
+  for (int i = 0; i < LNU; i++) f[i] = cpt_uniform(s, -5, 5);
+  memset(G, 0, sizeof(double) * LNU * 3 * (size_t)nc);
+  for (int j = 0; j < nc; j++) {
+    const int o = 6 * ((j * 37) % LB);
+    for (int c = 3 * j; c < 3 * j + 3; c++) {
+      k[c] = cpt_uniform(s, -1, 1);
+      for (int i = o; i < o + 6; i++) G[i + (size_t)c * LNU] = cpt_uniform(s, -1, 1);
+    }
+  }
+}
+
+Test(dynamics, large_rebuild_growth_keeps_zeros) {
+  uint64_t s = 47;
+  double *H = malloc(sizeof(double) * LNU * LNU), *G = malloc(sizeof(double) * LNU * 3 * LNC);
+  double *f = malloc(sizeof(double) * LNU), *k = malloc(sizeof(double) * 3 * LNC),
+         *c = malloc(sizeof(double) * 3 * LNC), *u1 = malloc(sizeof(double) * LNU),
+         *u2 = malloc(sizeof(double) * LNU);
+  cr_assert(H && G && f && k && c && u1 && u2);
+  static const int sizes[] = {150, 200, 130, 200};
+  cp_contact_space kept;
+  memset(&kept, 0, sizeof kept);
+  for (int round = 0; round < 4; round++) {
+    const int nc = sizes[round], m = 3 * nc;
+    ground_problem(&s, nc, H, G, f, k);
+    for (int i = 0; i < m; i++) c[i] = cpt_uniform(&s, 0, 1);
+    cp_contact_space dense;
+    cr_assert_eq(cp_contact_space_build(LNU, nc, H, G, f, k, NULL, NULL, &dense), 0);
+    const size_t cap = kept.own_cap;
+    cr_assert_eq(cp_contact_space_rebuild(LNU, nc, H, G, f, k, NULL, NULL, &kept), 0);
+    if (round == 1) cr_assert_gt(kept.own_cap, cap, "grown");
+    if (round >= 2) cr_assert_eq(kept.own_cap, cap, "kept");
+    cr_assert_geq(kept.own_cap, kept.own_dirty);
+    for (int i = 0; i < m; i++) {
+      cr_assert(kept.b[i] == dense.b[i], "b[%d]: %.17g != %.17g", i, kept.b[i], dense.b[i]);
+      for (int j = 0; j < m; j++)
+        cr_assert(kept.A[i + (size_t)j * m] == dense.A[i + (size_t)j * m],
+                  "A[%d, %d] (round %d): %.17g != %.17g", i, j, round, kept.A[i + (size_t)j * m],
+                  dense.A[i + (size_t)j * m]);
+    }
+    cr_assert_eq(cp_contact_space_accel(&kept, c, u2, NULL), 0);
+    cr_assert_eq(cp_contact_space_accel(&dense, c, u1, NULL), 0);
+    for (int i = 0; i < LNU; i++) cr_assert(u1[i] == u2[i], "udot[%d]", i);
+    cp_contact_space_free(&dense);
+  }
+  cp_contact_space_free(&kept);
+  free(H), free(G), free(f), free(k), free(c), free(u1), free(u2);
 }
 
 /* Rebuilds of the same sizes whose footprints differ (the contacts of the

@@ -163,6 +163,56 @@ Test(lemke, p_matrix_unique_solution_is_found_exactly) {
   free(B);
 }
 
+/* A diagonally dominant M (a P-matrix) and q with a planted solution. */
+static void planted_problem(uint64_t *s, int n, double *M, double *q, double *zs) {
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++) M[i + (size_t)j * n] = i == j ? 0.0 : cpt_uniform(s, -1, 1) / n;
+  for (int i = 0; i < n; i++) M[i + (size_t)i * n] = cpt_uniform(s, 1.5, 3);
+  for (int i = 0; i < n; i++) {
+    const int in = cpt_uniform(s, 0, 1) < 0.5;
+    zs[i] = in ? cpt_uniform(s, 0.5, 2) : 0.0;
+    q[i] = in ? 0.0 : cpt_uniform(s, 0.5, 2);
+  }
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) q[i] -= M[i + (size_t)j * n] * zs[j];
+}
+
+/* cp_lemke_ws_regrow: a workspace grown twice (its square blocks from the
+ * heap to a mapping of their own, then that mapping grown or moved with
+ * the previous solves' numbers in it) solves as a fresh one does, bit for
+ * bit, pivot for pivot; NULL grows like create; capacity 0 releases. */
+Test(lemke, regrown_workspace_solves_as_a_fresh_one) {
+  enum { N = 600 };
+  uint64_t s = 77;
+  double *M = malloc(sizeof(double) * N * N), *q = malloc(sizeof(double) * N),
+         *zs = malloc(sizeof(double) * N), *z1 = malloc(sizeof(double) * N),
+         *z2 = malloc(sizeof(double) * N), *w = malloc(sizeof(double) * N);
+  cr_assert(M && q && zs && z1 && z2 && w);
+  cp_lemke_ws *ws = cp_lemke_ws_regrow(NULL, 120);
+  cr_assert_not_null(ws);
+  static const int caps[] = {120, 400, N}, sizes[] = {110, 390, N - 10};
+  for (int r = 0; r < 3; r++) {
+    if (r) ws = cp_lemke_ws_regrow(ws, caps[r]);
+    cr_assert_not_null(ws);
+    const int n = sizes[r];
+    planted_problem(&s, n, M, q, zs);
+    cp_lcp_info i1, i2;
+    cr_assert_eq(cp_lemke_solve(ws, n, M, q, NULL, NULL, z1, w, &i1), CP_LCP_SOLVED, "round %d", r);
+    cp_lemke_ws *fresh = cp_lemke_ws_create(caps[r]);
+    cr_assert_not_null(fresh);
+    cr_assert_eq(cp_lemke_solve(fresh, n, M, q, NULL, NULL, z2, w, &i2), CP_LCP_SOLVED);
+    cp_lemke_ws_destroy(fresh);
+    cr_assert_eq(i1.iterations, i2.iterations, "round %d", r);
+    cr_assert_gt(i1.iterations, n / 4);
+    for (int i = 0; i < n; i++) {
+      cr_assert(z1[i] == z2[i], "round %d z[%d]: %.17g != %.17g", r, i, z1[i], z2[i]);
+      cr_assert_float_eq(z1[i], zs[i], 1e-9, "round %d z[%d]", r, i);
+    }
+  }
+  cr_assert_null(cp_lemke_ws_regrow(ws, 0), "capacity 0: released, NULL");
+  free(M), free(q), free(zs), free(z1), free(z2), free(w);
+}
+
 /* ---- degeneracy and cycling -------------------------------------------- */
 
 /* Kostreva (1979): a degenerate LCP on which Lemke's method without a
