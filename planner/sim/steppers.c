@@ -31,7 +31,7 @@ cp_world_status cp_wi_step_velocity(cp_world *w, stepsys *s,
   cp_wi_all_rolling(w, ns, w->sel);
   cp_lcp_info li;
   int warm = 0, m;
-  if (w->opt.velocity_sliding) { // (off by default: the pyramid's bits)
+  if (w->opt.velocity_sliding) { // (on by default; 0: the pyramid's bits)
     m = velocity_sliding_solve(w, s, ns, info, &warm);
     if (m == -2) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
     if (m > 0) goto solved;

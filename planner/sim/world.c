@@ -642,7 +642,8 @@ static int retryable(cp_world_status st) {
 
 typedef struct try_t {
   cp_stepper s;
-  int n; // substeps
+  int n;       // substeps
+  int pyramid; // the velocity stepper with velocity_sliding off
 } try_t;
 
 cp_world_status cp_world_step(cp_world *w, cp_step_info *out) {
@@ -656,16 +657,28 @@ cp_world_status cp_world_step(cp_world *w, cp_step_info *out) {
   const cp_stepper primary = w->opt.stepper;
   // Attempts: the step as asked; then (checked dynamic steppers) in
   // substeps, then by the velocity stepper whole and in substeps (it always
-  // has a solution), each with every joint limit a constraint.
-  try_t tries[4] = {{primary, 1}};
+  // has a solution), each with every joint limit a constraint. Last, when
+  // the velocity stepper writes sliding contacts with Coulomb's law against
+  // the slip at the step's start (velocity_sliding), the velocity stepper
+  // with the pyramid, whole and in substeps: a slip that turns within the
+  // step meets that friction a step late, which the check's friction test
+  // can refuse, while the pyramid's friction (maximal dissipation, found
+  // with the step's own velocities) dissipates by construction.
+  try_t tries[6] = {{primary, 1, 0}};
   int ntries = 1;
   if (w->opt.check && primary != CP_STEPPER_QUASISTATIC) {
-    tries[ntries++] = (try_t){primary, CP_WORLD_SUBSTEPS};
-    if (primary == CP_STEPPER_ACCELERATION && w->opt.allow_fallback) {
-      tries[ntries++] = (try_t){CP_STEPPER_VELOCITY, 1};
-      tries[ntries++] = (try_t){CP_STEPPER_VELOCITY, CP_WORLD_SUBSTEPS};
+    tries[ntries++] = (try_t){primary, CP_WORLD_SUBSTEPS, 0};
+    const int fallback = primary == CP_STEPPER_ACCELERATION && w->opt.allow_fallback;
+    if (fallback) {
+      tries[ntries++] = (try_t){CP_STEPPER_VELOCITY, 1, 0};
+      tries[ntries++] = (try_t){CP_STEPPER_VELOCITY, CP_WORLD_SUBSTEPS, 0};
+    }
+    if (w->opt.velocity_sliding && (fallback || primary == CP_STEPPER_VELOCITY)) {
+      tries[ntries++] = (try_t){CP_STEPPER_VELOCITY, 1, 1};
+      tries[ntries++] = (try_t){CP_STEPPER_VELOCITY, CP_WORLD_SUBSTEPS, 1};
     }
   }
+  const int velocity_sliding = w->opt.velocity_sliding;
   char first[512];
   first[0] = 0;
   cp_world_status st = CP_WORLD_OK, st0 = CP_WORLD_OK;
@@ -679,6 +692,7 @@ cp_world_status cp_world_step(cp_world *w, cp_step_info *out) {
       info.retried = 1;
     }
     w->opt.dt = h / tries[a].n;
+    if (tries[a].pyramid) w->opt.velocity_sliding = 0;
     for (int k = 0; k < tries[a].n; ++k) {
       cp_step_info sub;
       memset(&sub, 0, sizeof sub);
@@ -695,6 +709,7 @@ cp_world_status cp_world_step(cp_world *w, cp_step_info *out) {
       if (st != CP_WORLD_OK) break;
     }
     w->opt.dt = h;
+    w->opt.velocity_sliding = velocity_sliding;
     if (st == CP_WORLD_OK) break;
     if (a == 0) {
       st0 = st;
@@ -722,9 +737,10 @@ cp_world_status cp_world_step(cp_world *w, cp_step_info *out) {
       char last[512];
       snprintf(last, sizeof last, "%s", w->msg);
       snprintf(w->msg, sizeof w->msg,
-               "%.240s; taken again in %d substeps and by the velocity "
-               "stepper: %.200s",
-               first, CP_WORLD_SUBSTEPS, last);
+               "%.216s; taken again in %d substeps and by the velocity "
+               "stepper%s: %.200s",
+               first, CP_WORLD_SUBSTEPS,
+               tries[ntries - 1].pyramid ? " (also with the pyramid)" : "", last);
       st = st0;
     }
     put_state(w, w->state0);

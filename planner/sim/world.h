@@ -97,7 +97,10 @@ typedef struct cp_world_options {
                            ///< and velocity steppers passes the independent
                            ///< check of planner/sim/stepcheck.h or is taken
                            ///< again (4 substeps, then the velocity stepper,
-                           ///< whole and in 4 substeps); a step none of
+                           ///< whole and in 4 substeps, then -- with
+                           ///< velocity_sliding -- the velocity stepper
+                           ///< with the pyramid, whole and in 4 substeps);
+                           ///< a step none of
                            ///< them gets through is CP_WORLD_CHECK_FAILED
                            ///< naming the law and the body, contact or
                            ///< joint (docs/simulate.md). 0: unchecked

@@ -188,3 +188,78 @@ Test(world_sliding, default_on_and_the_cli_turns_it_off) {
   remove(scene);
   free(scene);
 }
+
+// A box that slides just above the scene's velocity tolerance (1.05e-6 m/s
+// along x) on a table whose gravity pulls it sideways (g = (3, 20, -9.81),
+// mu = 0.3): within the first step the slip turns to +y. Coulomb's law
+// against the slip at the step's start puts the whole friction along -x,
+// and the per-step check refuses it (the end slip is along y, the start
+// slip too small to count); both steppers' tries with the sliding
+// substitution fail so (the acceleration stepper's own, whose fallback is
+// the velocity stepper). The last tries take the step with the pyramid,
+// whose friction (maximal dissipation over the step) opposes the step's
+// own slip: the step is taken and checked. Then the box slides: each
+// later step's friction (the contacts' forces summed) has Coulomb's
+// magnitude mu m g against the slip at the step's start (with the option),
+// and v_y after 10 steps lies between (g_y - mu g) t and g_y t (either law
+// bounds the friction's y part by mu m g). In session 22's code such a
+// step ended the run (check_failed); with the option off (the pyramid in
+// every try) the run was and is ok.
+Test(world_sliding, a_turning_slip_is_taken_with_the_pyramid) {
+  const double mu = 0.3, h = 5e-3, gy = 20;
+  char text[2048], b[512];
+  snprintf(text, sizeof text,
+           "{\"gravity\": [3, %g, %g], \"friction\": {\"default\": %g}, \"bodies\": "
+           "[{\"name\": \"table\", \"fixed\": true, \"shape\": {\"type\": \"plane\", "
+           "\"normal\": [0, 0, 1], \"offset\": 0}}, %s]}",
+           gy, -g, mu, wt_box(b, sizeof b, "box", 1.0, 0.1, 0.1, 0.1, 0, 0, 0.05, 1.05e-6));
+  const cp_stepper st[2] = {CP_STEPPER_VELOCITY, CP_STEPPER_ACCELERATION};
+  for (int s = 0; s < 2; ++s)
+    for (int sliding = 0; sliding < 2; ++sliding) {
+      cp_scene sc;
+      wt_scene(text, &sc);
+      cp_world_options o = cp_world_defaults();
+      o.stepper = st[s];
+      o.dt = h;
+      o.velocity_sliding = sliding;
+      cp_world *w = NULL;
+      cp_error err = {0};
+      cr_assert_eq(cp_world_create(&sc, &o, &w, &err), CP_WORLD_OK, "%s", err.msg);
+      cp_scene_free(&sc);
+      int retried = 0;
+      double x[13];
+      for (int k = 0; k < 10; ++k) {
+        double v0[13];
+        cp_world_get_state(w, v0);
+        cp_step_info info;
+        cr_assert_eq(cp_world_step(w, &info), CP_WORLD_OK, "%s, sliding %d, step %d: %s",
+                     cp_stepper_name(st[s]), sliding, k, cp_world_message(w));
+        cr_assert(info.checked, "step %d not checked", k);
+        retried += info.retried;
+        if (!sliding || k == 0) continue;
+        const cp_world_contact *c = NULL;
+        const int n = cp_world_contacts(w, &c);
+        double f[3] = {0, 0, 0}; // on the box (body 1)
+        for (int j = 0; j < n; ++j)
+          for (int d = 0; d < 3; ++d) f[d] += (c[j].a.body == 1 ? 1 : -1) * c[j].force[d];
+        const double ft = hypot(f[0], f[1]), v = hypot(v0[7], v0[8]);
+        cr_assert(fabs(f[2] - g) <= 1e-6 * g, "step %d: normal force %.12g", k, f[2]);
+        cr_assert(fabs(ft - mu * f[2]) <= 1e-6 * ft, "step %d: friction %.12g, mu N %.12g", k,
+                  ft, mu * f[2]);
+        cr_assert((f[0] * v0[7] + f[1] * v0[8]) / (ft * v) <= -1 + 1e-9,
+                  "step %d: friction (%g, %g) not against the slip (%g, %g)", k, f[0], f[1],
+                  v0[7], v0[8]);
+      }
+      // The first step is taken again (the velocity stepper's own try
+      // fails only with the substitution; the acceleration stepper's fails
+      // either way and falls back).
+      cr_assert(retried >= (sliding || s == 1), "%s, sliding %d: %d steps retried",
+                cp_stepper_name(st[s]), sliding, retried);
+      cp_world_get_state(w, x);
+      const double t = 10 * h, lo = (gy - mu * g) * t, hi = gy * t;
+      cr_assert(x[8] >= lo * (1 - 1e-9) && x[8] <= hi, "%s, sliding %d: v_y %.9g, not in [%g, %g]",
+                cp_stepper_name(st[s]), sliding, x[8], lo, hi);
+      cr_assert(fabs(x[9]) <= 1e-6, "v_z %g", x[9]);
+      cp_world_destroy(w);
+    }
+}
