@@ -17,11 +17,11 @@
 static const double g = 9.81;
 static const double PI = 3.14159265358979323846;
 
-static cp_world *world_opt(const char *text, double h, int sliding) {
+static cp_world *world_with(const char *text, double h, int sliding, cp_stepper st) {
   cp_scene sc;
   wt_scene(text, &sc);
   cp_world_options o = cp_world_defaults();
-  o.stepper = CP_STEPPER_VELOCITY;
+  o.stepper = st;
   o.dt = h;
   o.velocity_sliding = sliding;
   cp_world *w = NULL;
@@ -29,6 +29,21 @@ static cp_world *world_opt(const char *text, double h, int sliding) {
   cr_assert_eq(cp_world_create(&sc, &o, &w, &err), CP_WORLD_OK, "%s", err.msg);
   cp_scene_free(&sc);
   return w;
+}
+
+// The velocity stepper's world.
+static cp_world *world_opt(const char *text, double h, int sliding) {
+  return world_with(text, h, sliding, CP_STEPPER_VELOCITY);
+}
+
+// The contact forces on body 1 (the box) summed into f; returns their count.
+static int box_force(const cp_world *w, double f[3]) {
+  const cp_world_contact *c = NULL;
+  const int n = cp_world_contacts(w, &c);
+  f[0] = f[1] = f[2] = 0;
+  for (int k = 0; k < n; ++k)
+    for (int d = 0; d < 3; ++d) f[d] += (c[k].a.body == 1 ? 1 : -1) * c[k].force[d];
+  return n;
 }
 
 // A 1 kg box (0.2 x 0.1 x 0.1 m) on a ramp inclined by theta about y
@@ -146,11 +161,8 @@ Test(world_sliding, one_step_momentum) {
             x1[7] - x0[7], -mu * g * h);
   cr_assert(fabs(x1[8] - x0[8]) <= 1e-12 && fabs(x1[9] - x0[9]) <= 1e-9,
             "dv_y %g dv_z %g", x1[8] - x0[8], x1[9] - x0[9]);
-  const cp_world_contact *c = NULL;
-  const int n = cp_world_contacts(w, &c);
-  double fs[3] = {0, 0, 0}; // on the box (body 1)
-  for (int k = 0; k < n; ++k)
-    for (int d = 0; d < 3; ++d) fs[d] += (c[k].a.body == 1 ? 1 : -1) * c[k].force[d];
+  double fs[3];
+  const int n = box_force(w, fs);
   cr_assert(n >= 3, "%d contacts", n);
   cr_assert(fabs(fs[2] - g) <= 1e-9 * g, "normal force %.12g, expected %.12g", fs[2], g);
   cr_assert(fabs(fs[0] + mu * g) <= 1e-9 * g, "friction %.12g, expected %.12g", fs[0], -mu * g);
@@ -216,16 +228,7 @@ Test(world_sliding, a_turning_slip_is_taken_with_the_pyramid) {
   const cp_stepper st[2] = {CP_STEPPER_VELOCITY, CP_STEPPER_ACCELERATION};
   for (int s = 0; s < 2; ++s)
     for (int sliding = 0; sliding < 2; ++sliding) {
-      cp_scene sc;
-      wt_scene(text, &sc);
-      cp_world_options o = cp_world_defaults();
-      o.stepper = st[s];
-      o.dt = h;
-      o.velocity_sliding = sliding;
-      cp_world *w = NULL;
-      cp_error err = {0};
-      cr_assert_eq(cp_world_create(&sc, &o, &w, &err), CP_WORLD_OK, "%s", err.msg);
-      cp_scene_free(&sc);
+      cp_world *w = world_with(text, h, sliding, st[s]);
       int retried = 0;
       double x[13];
       for (int k = 0; k < 10; ++k) {
@@ -237,11 +240,8 @@ Test(world_sliding, a_turning_slip_is_taken_with_the_pyramid) {
         cr_assert(info.checked, "step %d not checked", k);
         retried += info.retried;
         if (!sliding || k == 0) continue;
-        const cp_world_contact *c = NULL;
-        const int n = cp_world_contacts(w, &c);
-        double f[3] = {0, 0, 0}; // on the box (body 1)
-        for (int j = 0; j < n; ++j)
-          for (int d = 0; d < 3; ++d) f[d] += (c[j].a.body == 1 ? 1 : -1) * c[j].force[d];
+        double f[3];
+        box_force(w, f);
         const double ft = hypot(f[0], f[1]), v = hypot(v0[7], v0[8]);
         cr_assert(fabs(f[2] - g) <= 1e-6 * g, "step %d: normal force %.12g", k, f[2]);
         cr_assert(fabs(ft - mu * f[2]) <= 1e-6 * ft, "step %d: friction %.12g, mu N %.12g", k,
