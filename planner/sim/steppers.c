@@ -8,6 +8,7 @@
 
 #include "contact/quasistatic.h"
 #include "models/grow.h"
+#include "planner/sim/stepcheck.h"
 #include "planner/sim/world_impl.h"
 
 // ---------------------------------------------------------------------------
@@ -303,7 +304,8 @@ static double nbr_dot(const nbr *nb, int k, const double *col, const double *c, 
 // tolerance) written with the sliding substitution c_tan = -mu c_n v/|v|
 // (cp_world_options.velocity_sliding; the others stay the pyramid of
 // cp_wi_all_rolling). A sliding contact whose tangential velocity after the
-// step would stop or reverse (v+ . v <= 0) is made rolling and the problem
+// step would stop or reverse (v+ . v <= 0), or whose start slip is not above
+// the per-step check's v_tol (stepcheck.h), is made rolling and the problem
 // solved again, as the acceleration stepper does. Returns the LCP's size
 // with w->z, w->basis solved; 0 when no contact slides, -1 when a solve
 // failed (the caller solves the all-rolling problem), -2 out of memory.
@@ -326,7 +328,8 @@ static int velocity_sliding_solve(cp_world *w, const stepsys *s, int ns,
   if (!any) return 0;
   nbr nb;
   if (nbr_build(w, ns, w->sel, &nb)) return -2;
-  const size_t m3 = 3 * (size_t)ns;
+  const size_t m3 = 3 * (size_t)ns, n3 = 3 * (size_t)w->ncon;
+  const cp_stepcheck_options ck = cp_stepcheck_defaults();
   for (int pass = 0;; ++pass) {
     const int m = cp_wi_lcp_setup(w, ns);
     if (m < 0) return -2;
@@ -346,7 +349,19 @@ static int velocity_sliding_solve(cp_world *w, const stepsys *s, int ns,
       const double *col = w->Asel + (size_t)(3 * k + 1) * m3;
       const double at = nbr_dot(&nb, k, col, w->c, w->bs[3 * k + 1]),
                    ao = nbr_dot(&nb, k, col + m3, w->c, w->bs[3 * k + 2]);
-      if (at * vt + ao * vo > 0) continue;
+      // Kept sliding only where the per-step check can judge its friction
+      // by the start slip: above the check's v_tol for the start and end
+      // speeds (stepcheck.h). Below it the check judges by the end slip
+      // alone, which the start direction need not oppose (a slip turning
+      // within the step); the pyramid finds that friction with the step's
+      // own velocities.
+      const double s0 = sqrt(vt * vt + vo * vo), s1 = sqrt(at * at + ao * ao);
+      const double att = s->cs.A[(3 * j + 1) * (n3 + 1)],
+                   aoo = s->cs.A[(3 * j + 2) * (n3 + 1)];
+      const double ct = w->opt.compliance * (att > aoo ? att : aoo);
+      const double vtol = tol + ck.vel_abs + ck.vel_rel * (s0 + s1) +
+                          ct * p->mu * fabs(w->c[3 * k]);
+      if (at * vt + ao * vo > 0 && s0 > vtol * (1 + 1e-3)) continue;
       p->sliding = 0;
       p->d[0] = p->d[1] = 0;
       changed = 1;
