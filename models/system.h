@@ -134,6 +134,14 @@ typedef struct cp_system_ws {
   size_t zero_end;
   size_t *dirty;
   size_t n_dirty, dirty_cap;
+  /// Small systems of free bodies only (more than one; no chain) keep their
+  /// zeros with no record of ranges (n_dirty is then (size_t)-1): H is
+  /// their blocks, written whole, and a contact column is cleared only
+  /// where its rows moved since the last build, whose rows per contact
+  /// (4 each: two ranges) are in keep_rng, for keep_nu dofs and keep_nc
+  /// contacts.
+  int *keep_rng;
+  int keep_cap, keep_nu, keep_nc;
 } cp_system_ws;
 
 /// Builds the system of the scene's current state and contact list. Returns 0,

@@ -514,6 +514,70 @@ Test(reuse, system_ws_large_clears_what_it_wrote) {
   cp_scene_free(&ch);
 }
 
+// A small system of free bodies (the 5-box stack: below the tracked size)
+// keeps its zeros between builds with the same workspace and clears no
+// more than the contact columns whose rows moved (models/system.c,
+// keep_hg). Built again and again with the same number of contacts in
+// another order, with their bodies swapped, with one side of some made the
+// fixed table (a column's rows shrink) and back, with half of them (other
+// sizes), after the block was filled with garbage, and with a chain scene
+// between, each build is bit for bit cp_system_build's on a fresh block.
+Test(reuse, system_ws_small_keeps_its_zeros) {
+  cp_scene st, ch;
+  load("models/scenes/stack5.json", &st);
+  load("models/scenes/urdf_finger_push.json", &ch);
+  cp_error err = {0};
+  if (!st.n_contacts) cr_assert_eq(cp_scene_generate_contacts(&st, NULL, &err), 0, "%s", err.msg);
+  const int n = st.n_contacts;
+  cr_assert_gt(n, 12);
+  cp_contact *all = malloc(sizeof(cp_contact) * (size_t)n);
+  memcpy(all, st.contacts, sizeof(cp_contact) * (size_t)n);
+  cp_system_ws ws = {0};
+  int kept = 0, moved = 0;
+  for (int round = 0; round < 16; ++round) {
+    cp_scene *sc = &st;
+    const int kind = round % 8;
+    st.n_contacts = n;
+    memcpy(st.contacts, all, sizeof(cp_contact) * (size_t)n);
+    if (kind == 1) { // all in reverse: every column's rows move
+      for (int j = 0; j < n; ++j) st.contacts[j] = all[n - 1 - j];
+      moved += 1;
+    } else if (kind == 2) { // a and b swapped: the same rows, signs turned
+      for (int j = 0; j < n; ++j) {
+        st.contacts[j].a = all[j].b;
+        st.contacts[j].b = all[j].a;
+      }
+    } else if (kind == 3) { // every third contact's b the table: fewer rows
+      for (int j = 0; j < n; j += 3) st.contacts[j].b = (cp_ref){.body = 0, .manip = -1, .link = -1};
+      moved += 1;
+    } else if (kind == 4) { // the first half: other sizes
+      st.n_contacts = n / 2;
+    } else if (kind == 5) { // garbage in the block
+      if (ws.block) memset(ws.block, 0xA5, ws.block_size);
+      ws.zero_end = 0; // the block was written: its zeros are not known
+    } else if (kind == 6) { // a chain scene in the same workspace
+      sc = &ch;
+    }
+    const int was_kept = ws.n_dirty == (size_t)-1 && ws.zero_end > 0;
+    cp_system x, y;
+    cr_assert_eq(cp_system_build(sc, &x, &err), 0, "%s", err.msg);
+    cr_assert_eq(cp_system_build_ws(sc, &ws, &y, &err), 0, "%s", err.msg);
+    assert_same_system(&x, &y, sc, 300 + round);
+    kept += was_kept && sc == &st && st.n_contacts == n;
+    cp_system_free(&x);
+    cp_system_free(&y);
+  }
+  cr_assert_geq(kept, 6, "builds on a kept region (%d)", kept);
+  cr_assert_gt(moved, 0);
+  cr_assert(st.bodies[0].fixed);
+  st.n_contacts = n;
+  memcpy(st.contacts, all, sizeof(cp_contact) * (size_t)n);
+  free(all);
+  cp_system_ws_free(&ws);
+  cp_scene_free(&st);
+  cp_scene_free(&ch);
+}
+
 // The rows of a ref's columns: a free body's 6, its chain's coordinates for
 // a link, none for a fixed body.
 static void ref_rows(const cp_system *s, const cp_scene *sc, cp_ref r,
