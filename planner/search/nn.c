@@ -23,9 +23,42 @@ struct cp_nn {
   unsigned char *dead;
   long n, cap, live;
   cell *cells;
+  /* [cap_cells * 2 * d] each cell's bounding box (lower corner, then upper
+   * corner) of every point ever added under it, removed ones included;
+   * empty (+inf / -inf) until the first. */
+  double *box;
   int n_cells, cap_cells;
   long long evals;
 };
+
+static void box_empty(cp_nn *nn, int c) {
+  double *b = nn->box + (size_t)c * 2 * (size_t)nn->d;
+  for (int k = 0; k < nn->d; ++k) {
+    b[k] = INFINITY;
+    b[nn->d + k] = -INFINITY;
+  }
+}
+
+static void box_grow(cp_nn *nn, int c, const double *p) {
+  double *b = nn->box + (size_t)c * 2 * (size_t)nn->d;
+  for (int k = 0; k < nn->d; ++k) {
+    if (p[k] < b[k]) b[k] = p[k];
+    if (p[k] > b[nn->d + k]) b[nn->d + k] = p[k];
+  }
+}
+
+/* The squared distance from q to cell c's box: no point under c is nearer
+ * (INFINITY for an empty cell). */
+static double box_dist2(const cp_nn *nn, int c, const double *q) {
+  const double *b = nn->box + (size_t)c * 2 * (size_t)nn->d;
+  double s = 0;
+  for (int k = 0; k < nn->d; ++k) {
+    double e = q[k] < b[k] ? b[k] - q[k]
+               : q[k] > b[nn->d + k] ? q[k] - b[nn->d + k] : 0;
+    s += e * e;
+  }
+  return b[0] <= b[nn->d] ? s : INFINITY;
+}
 
 cp_nn *cp_nn_create(int d) {
   if (d < 1) return NULL;
@@ -37,9 +70,16 @@ cp_nn *cp_nn_create(int d) {
     free(nn);
     return NULL;
   }
+  nn->box = malloc((size_t)8 * 2 * (size_t)d * sizeof *nn->box);
+  if (!nn->box) {
+    free(nn->cells);
+    free(nn);
+    return NULL;
+  }
   nn->cap_cells = 8;
   nn->n_cells = 1;
   nn->cells[0].dim = -1;
+  box_empty(nn, 0);
   return nn;
 }
 
@@ -47,6 +87,7 @@ void cp_nn_destroy(cp_nn *nn) {
   if (!nn) return;
   for (int c = 0; c < nn->n_cells; ++c) free(nn->cells[c].idx);
   free(nn->cells);
+  free(nn->box);
   free(nn->pts);
   free(nn->ids);
   free(nn->leaf_of);
@@ -98,6 +139,10 @@ static void split_leaf(cp_nn *nn, int c) {
     cell *p = realloc(nn->cells, (size_t)cap * sizeof *p);
     if (!p) return; /* stays a (large) leaf: still correct */
     nn->cells = p;
+    double *b = realloc(nn->box, (size_t)cap * 2 * (size_t)nn->d * sizeof *b);
+    if (!b) return; /* (cap_cells unchanged: the larger cells array is
+                       harmless) */
+    nn->box = b;
     nn->cap_cells = cap;
   }
   cell *leaf = &nn->cells[c];
@@ -141,8 +186,16 @@ static void split_leaf(cp_nn *nn, int c) {
       return;
     }
   }
-  for (int j = 0; j < nn->cells[L].n; ++j) nn->leaf_of[nn->cells[L].idx[j]] = L;
-  for (int j = 0; j < nn->cells[R].n; ++j) nn->leaf_of[nn->cells[R].idx[j]] = R;
+  box_empty(nn, L);
+  box_empty(nn, R);
+  for (int j = 0; j < nn->cells[L].n; ++j) {
+    nn->leaf_of[nn->cells[L].idx[j]] = L;
+    box_grow(nn, L, nn->pts + (size_t)nn->cells[L].idx[j] * (size_t)d);
+  }
+  for (int j = 0; j < nn->cells[R].n; ++j) {
+    nn->leaf_of[nn->cells[R].idx[j]] = R;
+    box_grow(nn, R, nn->pts + (size_t)nn->cells[R].idx[j] * (size_t)d);
+  }
   nn->n_cells += 2;
   free(leaf->idx);
   leaf->idx = NULL;
@@ -156,9 +209,12 @@ static void split_leaf(cp_nn *nn, int c) {
 int cp_nn_add(cp_nn *nn, const double *p, long id) {
   if (grow_points(nn)) return -1;
   int c = 0;
-  while (nn->cells[c].dim >= 0)
+  box_grow(nn, 0, p);
+  while (nn->cells[c].dim >= 0) {
     c = p[nn->cells[c].dim] < nn->cells[c].split ? nn->cells[c].left
                                                  : nn->cells[c].right;
+    box_grow(nn, c, p);
+  }
   int i = (int)nn->n;
   if (leaf_push(&nn->cells[c], i)) return -1;
   memcpy(nn->pts + (size_t)i * (size_t)nn->d, p, (size_t)nn->d * sizeof *p);
@@ -214,10 +270,17 @@ static void nearest_rec(cp_nn *nn, int c, const double *q, int *best,
     }
     return;
   }
+  /* A child is visited only when its box may hold a point nearer than the
+   * best so far (the far child's box lies beyond the split plane, so this
+   * prunes at least what the plane's distance does). A skipped cell holds
+   * no point strictly nearer, so the answer -- the first point met at the
+   * least distance, in this order of visits -- is the one the plane-only
+   * search found. */
   double diff = q[x->dim] - x->split;
   int near = diff < 0 ? x->left : x->right, far = diff < 0 ? x->right : x->left;
-  nearest_rec(nn, near, q, best, bd2);
-  if (diff * diff < *bd2) nearest_rec(nn, far, q, best, bd2);
+  if (box_dist2(nn, near, q) < *bd2) nearest_rec(nn, near, q, best, bd2);
+  if (diff * diff < *bd2 && box_dist2(nn, far, q) < *bd2)
+    nearest_rec(nn, far, q, best, bd2);
 }
 
 long cp_nn_nearest(const cp_nn *nn, const double *q, double *d2) {

@@ -569,6 +569,66 @@ Test(nn, kdtree_is_exact_and_does_not_scan) {
   free(pts);
 }
 
+/* Removals interleaved with additions (as SST's active set): a point
+ * removed before its leaf splits stays hidden in the leaf it moves to,
+ * and the queries, near the points and far from them, agree with a scan
+ * of the live points. */
+Test(nn, removals_before_splits_stay_removed) {
+  enum { N = 3000, D = 4, Q = 200 };
+  static double pts[N * D];
+  static unsigned char gone[N];
+  uint64_t r = 7;
+  cp_nn *nn = cp_nn_create(D);
+  long live = 0;
+  for (long i = 0; i < N; ++i) {
+    double *p = pts + i * D;
+    for (int k = 0; k < D; ++k) p[k] = cpt_uniform(&r, -1, 1);
+    cr_assert_eq(cp_nn_add(nn, p, i), 0);
+    ++live;
+    /* Remove an earlier point now and then: its leaf splits later. */
+    if (i % 3 == 2) {
+      long j = i - 1 - (long)(cpt_uniform(&r, 0, 1) * (double)(i < 40 ? i : 40));
+      if (j >= 0 && !gone[j]) {
+        cr_assert_eq(cp_nn_remove(nn, j), 0);
+        gone[j] = 1;
+        --live;
+      }
+    }
+  }
+  cr_assert_eq(cp_nn_size(nn), live);
+  for (int qi = 0; qi < Q; ++qi) {
+    double q[D];
+    /* Every other query far outside the points' cube (as a sample in a
+     * search's bounds far from its tree): the boxes prune there. */
+    const double w = qi % 2 ? 3 : 1.1;
+    for (int k = 0; k < D; ++k) q[k] = cpt_uniform(&r, -w, w);
+    long best = -1, within = 0;
+    double bd = INFINITY, rad = 0.3;
+    for (long i = 0; i < N; ++i) {
+      if (gone[i]) continue;
+      double s = 0;
+      for (int k = 0; k < D; ++k) s += (pts[i * D + k] - q[k]) * (pts[i * D + k] - q[k]);
+      if (s < bd) {
+        bd = s;
+        best = i;
+      }
+      within += s <= rad * rad;
+    }
+    double d2;
+    cr_assert_eq(cp_nn_nearest(nn, q, &d2), best);
+    cr_assert_eq(d2, bd);
+    long kid[3];
+    cr_assert_eq(cp_nn_knearest(nn, q, 3, kid, NULL), 3);
+    cr_assert_eq(kid[0], best);
+    for (int j = 0; j < 3; ++j) cr_assert(!gone[kid[j]], "removed id %ld", kid[j]);
+    long ids[N];
+    long cnt = cp_nn_radius(nn, q, rad, ids, N);
+    cr_assert_eq(cnt, within);
+    for (long j = 0; j < cnt; ++j) cr_assert(!gone[ids[j]], "removed id %ld", ids[j]);
+  }
+  cp_nn_destroy(nn);
+}
+
 /* search.drop_rejected: with one candidate per iteration (so that each
  * child is an iteration of its own), a node other than the start is
  * DROPPED exactly when one of its children was rejected, and the rejected
