@@ -20,16 +20,22 @@ small_finish(cp_lemke_ws *ws, const run *R, const cp_check_options *chk,
              double *z, double *w, cp_lcp_info *info, const int n,
              const int lean) {
   double *buf = ws->chk;
+  /* The lean path reads no wrow after its start (a failure hands over to
+   * the full path, which sets up its own) and writes the basis here. */
   for (int i = 0; i < n; i++) {
-    ws->zrow[i] = ws->wrow[i] = -1;
+    ws->zrow[i] = -1;
+    if (!lean) ws->wrow[i] = -1;
+    else ws->basis[i] = 0;
     z[i] = 0.0;
   }
   for (int r = 0; r < n; r++) {
     const int v = ws->basic[r];
-    if (v < n) ws->wrow[v] = r;
-    else { /* z0 has left: every row is a w or a z */
+    if (v < n) {
+      if (!lean) ws->wrow[v] = r;
+    } else { /* z0 has left: every row is a w or a z */
       ws->zrow[v - n] = r;
       z[v - n] = ws->qbar[r];
+      if (lean) ws->basis[v - n] = 1;
     }
   }
   /* The lean path inlines the scan and the judge's fast pass (n is a
@@ -334,17 +340,6 @@ void cp_lk_small_iterate(const cp_lemke_ws *ws, int n, double *z, double *w) {
 
 /* ----- the lean path --------------------------------------------------- */
 
-/* The lean path's start for n = 2, 3, 4 (see cp_lk_lean_solve). */
-static cp_lcp_status lean_start(cp_lemke_ws *ws, const run *R,
-                                const cp_check_options *chk, double *z,
-                                double *w, cp_lcp_info *info, int *piv) {
-  switch (R->n) {
-  case 2: return small_start_ld(ws, R, chk, z, w, info, piv, 2, 2, 1);
-  case 3: return small_start_ld(ws, R, chk, z, w, info, piv, 4, 3, 1);
-  default: return small_start_ld(ws, R, chk, z, w, info, piv, 4, 4, 1);
-  }
-}
-
 /* A cold solve of n = 2..CP_LK_LEAN_N with default-like options, as one
  * call: the first start of cp_lemke_solve on the small path (the same
  * text, small_start_ld with lean set: the same pivots, tie rules and
@@ -357,9 +352,10 @@ static cp_lcp_status lean_start(cp_lemke_ws *ws, const run *R,
  * have left is set: z, w, info (the check's measures), the basis, the
  * pivots per start and the statistics. Tested bit for bit against the full
  * path (tests/contact/test_lemke_lean.c). */
-int cp_lk_lean_solve(cp_lemke_ws *ws, int n, const double *M,
-                     const double *q, const cp_lemke_options *opt, double *z,
-                     double *w, cp_lcp_info *info) {
+static inline __attribute__((always_inline)) int
+lean_solve(cp_lemke_ws *ws, const int n, const double *M, const double *q,
+           const cp_lemke_options *opt, double *z, double *w,
+           cp_lcp_info *info) {
   if (opt->cover || !opt->lexicographic || opt->small_n < 0 ||
       (opt->small_n > 0 && opt->small_n < n))
     return 0;
@@ -371,8 +367,9 @@ int cp_lk_lean_solve(cp_lemke_ws *ws, int n, const double *M,
     nan |= q[i] != q[i]; /* caught here */
   }
   if (!(qmin < 0.0) || !(qabs <= DBL_MAX) || nan) return 0; /* z = 0, NaN/inf */
-  cp_lcp_info_clear(info);
-  info->solver = CP_SOLVER_LEMKE;
+  /* info is not cleared: a solution below writes every field of it (the
+   * check's measures in the judge), and anything else hands over to the
+   * full path, which clears it first. */
   memset(&ws->st, 0, sizeof ws->st);
   ws->n = n;
   ws->tight = 0;
@@ -385,21 +382,33 @@ int cp_lk_lean_solve(cp_lemke_ws *ws, int n, const double *M,
                  .reason = info->reason};
   int piv = 0;
   ws->small = 1;
-  const cp_lcp_status st = lean_start(ws, &R, &opt->check, z, w, info, &piv);
+  const cp_lcp_status st =
+      n == 2   ? small_start_ld(ws, &R, &opt->check, z, w, info, &piv, 2, 2, 1)
+      : n == 3 ? small_start_ld(ws, &R, &opt->check, z, w, info, &piv, 4, 3, 1)
+               : small_start_ld(ws, &R, &opt->check, z, w, info, &piv, 4, 4, 1);
   ws->small = 0;
   if (st != CP_LCP_SOLVED) return 0;
   ws->st.small_starts = 1;
   ws->pps[0] = piv;
   ws->nstarts = 1;
+  info->solver = CP_SOLVER_LEMKE;
   info->iterations = info->first_start_iterations = piv;
   info->starts = 1;
-  /* (Local pointers: a byte store may alias ws's members, which GCC would
-   * otherwise load again on every row.) */
-  unsigned char *restrict bs = ws->basis;
-  const int *restrict zr = ws->zrow;
-  for (int i = 0; i < n; i++) bs[i] = zr[i] >= 0;
-  ws->basis_valid = 1;
+  info->reason[0] = '\0';
+  ws->basis_valid = 1; /* ws->basis: written by small_finish */
   info->polished = 1;
   info->status = CP_LCP_SOLVED;
   return 1;
+}
+
+/* The whole lean solve compiled with n a constant (its entry, q scan and
+ * basis output unroll with the start; the same operations). */
+int cp_lk_lean_solve(cp_lemke_ws *ws, int n, const double *M,
+                     const double *q, const cp_lemke_options *opt, double *z,
+                     double *w, cp_lcp_info *info) {
+  switch (n) {
+  case 2: return lean_solve(ws, 2, M, q, opt, z, w, info);
+  case 3: return lean_solve(ws, 3, M, q, opt, z, w, info);
+  default: return lean_solve(ws, 4, M, q, opt, z, w, info);
+  }
 }

@@ -73,6 +73,9 @@ static void finish_outcome(cp_lemke_ws *ws, outcome *o) {
 static void solve(cp_lemke_ws *ws, int n, const double *M, const double *q,
                   const cp_lemke_options *opt, int full, outcome *o) {
   memset(o, 0, sizeof *o);
+  /* The lean path does not clear the info (it writes every field of a
+   * solution): garbage left there by the caller must not show. */
+  memset(&o->info, 0xA5, sizeof o->info);
   cp_lemke_set_trace(ws, full ? noop_trace : NULL, NULL);
   o->st = cp_lemke_solve(ws, n, M, q, opt, NULL, o->z, o->w, &o->info);
   cp_lemke_set_trace(ws, NULL, NULL);
@@ -105,6 +108,7 @@ static void compare_instance(cp_lemke_ws *ws, int n, const double *M, const doub
     t->compared++;
     if (n < 2 || n > CP_LK_LEAN_N) continue;
     memset(&c, 0, sizeof c);
+    memset(&c.info, 0x5A, sizeof c.info); /* see solve() */
     const long ex0 = ws->cond_expands;
     if (cp_lk_lean_solve(ws, n, M, q, &o, c.z, c.w, &c.info)) {
       c.st = CP_LCP_SOLVED;
