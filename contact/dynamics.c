@@ -421,6 +421,62 @@ static size_t scratch_size(size_t nu1, size_t m1) {
   return sizeof(double) * (nu1 * m1 + m1 + nu1) + sizeof(int) * (6 * (nu1 + 1) + nu1 * m1);
 }
 
+/* The kept scratch of a rebuild: scratch_size, then colmin [m1], the
+ * lists (pattern_ints) and the last footprint's colmin [m1] (below). */
+static size_t kept_scratch_size(size_t nu1, size_t m1) {
+  return scratch_size(nu1, m1) + sizeof(int) * (2 * m1 + pattern_ints(nu1, m1));
+}
+
+/* The doubles of the result's block before its indices: A, b, then the
+ * blocks' factors (ltot: the sum of their squared sizes). */
+static size_t own_doubles(size_t m1, size_t ltot) { return m1 * m1 + m1 + (ltot > 0 ? ltot : 1); }
+
+/* Bytes of the result's block: those doubles, then loff [nu1], free_idx
+ * [nu1] and bstart [nu1 + 1]. */
+static size_t own_size(size_t nu1, size_t m1, size_t ltot) {
+  return sizeof(double) * own_doubles(m1, ltot) + sizeof(size_t) * nu1 +
+         sizeof(int) * (2 * nu1 + 1);
+}
+
+int cp_contact_space_reserve(cp_contact_space *cs, int nu, int nc, size_t ltot) {
+  if (nu < 0 || nc < 0) return -1;
+  const size_t nu1 = (size_t)(nu > 0 ? nu : 1), m1 = (size_t)(3 * nc > 0 ? 3 * nc : 1);
+  const size_t own = own_size(nu1, m1, ltot), keep = kept_scratch_size(nu1, m1);
+  /* The result's block (kept zeroed beyond own_dirty), then the scratch. */
+  void *blk[2] = {cs->A, cs->scratch};
+  size_t *cap[2] = {&cs->own_cap, &cs->scratch_cap};
+  const size_t need[2] = {own, keep};
+  int grown = 0;
+  for (int i = 0; i < 2; i++) {
+    if (blk[i] && *cap[i] >= need[i]) continue;
+    blk[i] = i ? cp_bigbuf_regrow(blk[i], need[i])
+               : cp_bigbuf_regrow_zeroed(blk[i], need[i], &cs->own_dirty);
+    if (!blk[i]) { /* (the old block is gone) */
+      cp_bigbuf_free(blk[1 - i]);
+      memset(cs, 0, sizeof *cs);
+      return -2;
+    }
+    *cap[i] = cp_bigbuf_size(blk[i]);
+    grown = 1;
+  }
+  cs->A = blk[0];
+  cs->scratch = blk[1];
+  if (grown) {
+    /* What a rebuild would take from the old blocks (the last footprint,
+     * in the scratch; the blocks of H_FF, in both) may be gone: it clears
+     * A up to own_dirty instead and finds the blocks again. */
+    cs->fp_kept = 0;
+    cs->hpat_ok = 0;
+  }
+  /* No result any more: only the blocks, for the next rebuild. */
+  cs->b = cs->L = NULL;
+  cs->loff = NULL;
+  cs->free_idx = cs->bstart = NULL;
+  cp_bigbuf_touch(cs->A, own);
+  cp_bigbuf_touch(cs->scratch, keep);
+  return 0;
+}
+
 static int build_space(int nu, int nc, const double *H, const double *G,
                        const double *f, const double *k,
                        const unsigned char *driven, const double *udot_driven,
@@ -442,7 +498,7 @@ static int build_space(int nu, int nc, const double *H, const double *G,
    * its lower triangle waits for the end of the build (defer). */
   const size_t nu1 = (size_t)(nu > 0 ? nu : 1), m1 = (size_t)(3 * nc > 0 ? 3 * nc : 1);
   const size_t scratch_bytes = scratch_size(nu1, m1);
-  const size_t keep_bytes = scratch_bytes + sizeof(int) * (2 * m1 + pattern_ints(nu1, m1));
+  const size_t keep_bytes = kept_scratch_size(nu1, m1);
   int defer = 0;
   if (reuse && own_keep && cs->fp_kept && scratch_keep) {
     const size_t pm1 = 3 * (size_t)prev_nc, pn1 = (size_t)(prev_nu > 0 ? prev_nu : 1);
@@ -559,11 +615,11 @@ blocks_known:
 
   /* What the result owns, in one allocation too: A, b, L, loff, free_idx,
    * bstart (cp_contact_space_free releases cs->A, the start of it). */
-  const size_t od = m1 * m1 + m1 + (ltot > 0 ? ltot : 1);
+  const size_t od = own_doubles(m1, ltot);
   /* Only A's upper triangle (with the diagonal) is accumulated, and the
    * lower one mirrored at the end; colmin[c] is the first row of column c
    * that can be nonzero (A is sparse when contacts touch few bodies). */
-  const size_t own_bytes = sizeof(double) * od + sizeof(size_t) * nu1 + sizeof(int) * (2 * nu1 + 1);
+  const size_t own_bytes = own_size(nu1, m1, ltot);
   double *own;
   if (reuse) {
     /* Only A and b accumulate; L, loff, free_idx and bstart are written in

@@ -109,6 +109,21 @@ int cp_contact_space_rebuild_sparse(int nu, int nc, const double *H, const doubl
                                     const cp_contact_sparsity *sp,
                                     cp_contact_space *cs);
 
+/// Sizes cs's kept blocks (a zeroed cs, or one of a previous build or
+/// rebuild) so that no rebuild of at most nu dofs and nc contacts whose
+/// H_FF has diagonal blocks with squared sizes summing to at most ltot
+/// (nu * nu bounds every case; the sum of the squares of H's own diagonal
+/// blocks bounds it when those are known) takes new memory, and writes
+/// every page of them once (models/bigbuf.h's cp_bigbuf_touch) so that the
+/// page faults are taken here, not in the rebuild. A simulator calls it
+/// where it is created, as MuJoCo's mj_makeData makes its arena. Blocks
+/// already large enough are kept (and touched). cs holds no result
+/// afterwards (b, L, ... are NULL; A is the block), only what a rebuild
+/// reuses; rebuilds give the same results bit for bit with or without it.
+/// Returns 0, -1 for nu < 0 or nc < 0 (cs unchanged), -2 when out of
+/// memory (cs freed and zeroed).
+int cp_contact_space_reserve(cp_contact_space *cs, int nu, int nc, size_t ltot);
+
 void cp_contact_space_free(cp_contact_space *cs);
 
 /// Given contact forces c [3nc], computes u' [nu] from (E1) (driven dofs take

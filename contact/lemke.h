@@ -92,6 +92,13 @@ cp_lemke_ws *cp_lemke_ws_create(int capacity);
 /// simulator's growing problems keep the memory they touched). NULL when
 /// out of memory (ws released all the same).
 cp_lemke_ws *cp_lemke_ws_regrow(cp_lemke_ws *ws, int capacity);
+/// ws (NULL: none) grown as by cp_lemke_ws_regrow when its capacity is
+/// below capacity (>= 1), with every page of its arrays then written once
+/// (models/bigbuf.h's cp_bigbuf_touch): for a caller that sizes its memory
+/// before a loop of solves, so that their page faults come here. Solves
+/// give the same results with or without it. NULL when out of memory (ws
+/// released) or capacity < 1 (ws unchanged).
+cp_lemke_ws *cp_lemke_ws_reserve(cp_lemke_ws *ws, int capacity);
 void cp_lemke_ws_destroy(cp_lemke_ws *ws);
 
 /// Solves (L1). `warm` may be NULL (cold start) or a complementary basis

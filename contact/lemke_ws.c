@@ -85,6 +85,23 @@ cp_lemke_ws *cp_lemke_ws_create(int capacity) { return make(capacity, NULL); }
 
 cp_lemke_ws *cp_lemke_ws_regrow(cp_lemke_ws *ws, int capacity) { return make(capacity, ws); }
 
+cp_lemke_ws *cp_lemke_ws_reserve(cp_lemke_ws *ws, int capacity) {
+  if (capacity < 1) return NULL;
+  if (!ws || ws->cap < capacity) ws = make(capacity, ws);
+  if (!ws) return NULL;
+  /* make's sizes, every array */
+  const size_t c = (size_t)ws->cap, cc = c * c, cv = (c + 7) & ~(size_t)7, sc = (size_t)ws->scap;
+  cp_bigbuf_touch(ws->Bact, sizeof(double) * cc);
+  cp_bigbuf_touch(ws->T1, sizeof(double) * cc);
+  cp_bigbuf_touch(ws->T2, sizeof(double) * cc);
+  cp_bigbuf_touch(ws->qbar, sizeof(double) * cv * 14);
+  cp_bigbuf_touch(ws->basic, sizeof(int) * c * 11);
+  cp_bigbuf_touch(ws->ipiv, sizeof(lapack_int) * c * 2);
+  cp_bigbuf_touch(ws->basis, 2 * c);
+  cp_bigbuf_touch(ws->tab, sizeof(double) * (sc + 3) * (2 * sc + 1));
+  return ws;
+}
+
 void cp_lemke_ws_destroy(cp_lemke_ws *ws) {
   if (!ws) return;
   cp_bigbuf_free(ws->Bact);

@@ -26,12 +26,21 @@
  * source root (the grasp and the hand are bundled scene files; or set
  * CP_SOURCE_ROOT). Prints Markdown; progress on stderr when a terminal.
  * BENCH_VELOCITY_SLIDING=0 in the environment runs complan with
- * cp_world_options.velocity_sliding off (it is on by default). */
+ * cp_world_options.velocity_sliding off (it is on by default).
+ * complan's worlds are made with cp_world_options.reserve =
+ * CP_WORLD_RESERVE_AUTO (sized at creation for the scene's contacts and
+ * joint limits, outside the timed loop, as mj_makeData allocates MuJoCo's
+ * arena before it); BENCH_RESERVE=N sizes them for N contacts, and
+ * BENCH_RESERVE=0 leaves the reserve off (the library's default: arrays
+ * grow, and their pages are first touched, inside the timed steps). The
+ * third table counts the page faults taken in the timed loops. */
+#define _GNU_SOURCE /* getrusage's RUSAGE_THREAD */
 #include <math.h>
 #include <mujoco/mujoco.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "experiments/bench_stack.h"
@@ -62,7 +71,16 @@ typedef struct res {
   double us, fid, pen, ke, pivots;
   int failed_at; /* -1, or the step that failed (complan) */
   int warnings;  /* MuJoCo's warnings (unstable simulation, ...) */
+  long flt, flt_max; /* page faults of the thread in the timed loop (this
+                        round; over the rounds: fewest, most) */
 } res;
+
+/* Page faults (minor and major) of the calling thread so far. */
+static long thread_faults(void) {
+  struct rusage u;
+  if (getrusage(RUSAGE_THREAD, &u)) return 0;
+  return u.ru_minflt + u.ru_majflt;
+}
 
 /* ---- scenes ---------------------------------------------------------- */
 
@@ -220,6 +238,11 @@ static res run_complan(const cp_scene *sc, const scene_def *d, cp_stepper st) {
    * default; docs/simulate.md) */
   const char *vs = getenv("BENCH_VELOCITY_SLIDING");
   if (vs && vs[0] == '0') o.velocity_sliding = 0;
+  /* The world sized at creation for the scene's contacts and limits, as
+   * mj_makeData makes MuJoCo's arena before its loop (BENCH_RESERVE=N: N
+   * contacts; 0: none, the arrays grow in the timed steps) */
+  const char *rs = getenv("BENCH_RESERVE");
+  o.reserve = rs && rs[0] ? atoi(rs) : CP_WORLD_RESERVE_AUTO;
   cp_world *w = NULL;
   cp_error err;
   if (cp_world_create(sc, &o, &w, &err) != CP_WORLD_OK) {
@@ -231,6 +254,7 @@ static res run_complan(const cp_scene *sc, const scene_def *d, cp_stepper st) {
   memcpy(x0, cp_world_scene(w)->bodies[ib].x, sizeof x0);
   long piv = 0;
   int k = 0;
+  const long f0 = thread_faults();
   double t0 = bench_now();
   for (; k < steps; ++k) {
     cp_step_info info;
@@ -244,6 +268,7 @@ static res run_complan(const cp_scene *sc, const scene_def *d, cp_stepper st) {
     if (info.max_penetration > r.pen) r.pen = info.max_penetration;
   }
   r.us = 1e6 * (bench_now() - t0) / (k ? k : 1);
+  r.flt = thread_faults() - f0;
   r.pivots = (double)piv / (k ? k : 1);
   const cp_scene *ws = cp_world_scene(w);
   r.fid = dist3(ws->bodies[ib].x, x0, d->expect);
@@ -319,6 +344,7 @@ static res run_mujoco(const mjModel *m, const cp_scene *sc, const scene_def *def
   const int steps = (int)lround(def->seconds / DT);
   double x0[3];
   memcpy(x0, mujoco_pos(m, d, def->track), sizeof x0);
+  const long f0 = thread_faults();
   double t0 = bench_now();
   for (int k = 0; k < steps; ++k) {
     mj_step(m, d);
@@ -326,6 +352,7 @@ static res run_mujoco(const mjModel *m, const cp_scene *sc, const scene_def *def
       if (-d->contact[c].dist > r.pen) r.pen = -d->contact[c].dist;
   }
   r.us = 1e6 * (bench_now() - t0) / steps;
+  r.flt = thread_faults() - f0;
   for (int i = 0; i < mjNWARNING; ++i) r.warnings += d->warning[i].number;
   r.fid = dist3(mujoco_pos(m, d, def->track), x0, def->expect);
   for (int b = 1; b < m->nbody; ++b)
@@ -357,11 +384,10 @@ static void run_scene(const scene_def *def, int rounds, res out[NENG], int tty) 
     /* t's order is the turn order; out's is the engines' */
     res e[NENG] = {t[0], t[2], t[1], t[3]};
     for (int i = 0; i < NENG; ++i) {
-      if (r == 0 || e[i].us < out[i].us) {
-        double us = e[i].us;
-        if (r == 0) out[i] = e[i];
-        out[i].us = us;
-      }
+      if (r == 0) out[i] = e[i], out[i].flt_max = e[i].flt;
+      out[i].us = e[i].us < out[i].us ? e[i].us : out[i].us;
+      out[i].flt = e[i].flt < out[i].flt ? e[i].flt : out[i].flt;
+      out[i].flt_max = e[i].flt > out[i].flt_max ? e[i].flt : out[i].flt_max;
     }
   }
   mj_deleteModel(md);
@@ -411,6 +437,14 @@ int main(int argc, char **argv) {
            defs[i].name, lround(defs[i].seconds / DT), e[ACC].us, e[VEL].us, e[MJD].us,
            e[MJT].us, e[ACC].us / e[MJD].us, e[VEL].us / e[MJD].us, e[ACC].us / e[MJT].us,
            e[ACC].pivots, e[VEL].pivots);
+  }
+  printf("\n## Page faults in the timed loop (the thread's minor and major faults, getrusage; "
+         "fewest - most over the rounds)\n\n| scene | complan acc. | complan vel. | "
+         "MuJoCo default | MuJoCo tuned |\n|---|---|---|---|---|\n");
+  for (int i = 0; i < n; ++i) {
+    printf("| %s |", defs[i].name);
+    for (int k = 0; k < NENG; ++k) printf(" %ld - %ld |", r[i][k].flt, r[i][k].flt_max);
+    printf("\n");
   }
   /* growth of the step with the stack's size, 10 -> largest */
   int i10 = -1, ibig = -1;

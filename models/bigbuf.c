@@ -98,6 +98,14 @@ void cp_bigbuf_free(void *p) {
   (void)munmap((char *)p - ps, ps + h->cap);
 }
 
+void cp_bigbuf_touch(void *p, size_t bytes) {
+  if (!p || !bytes) return;
+  volatile unsigned char *c = p;
+  const size_t step = 4096; /* the smallest page: every page is written */
+  for (size_t o = 0; o < bytes; o += step) c[o] = c[o];
+  c[bytes - 1] = c[bytes - 1];
+}
+
 size_t cp_bigbuf_size(const void *p) { return p ? hdr_of(p)->cap : 0; }
 
 int cp_bigbuf_huge(const void *p) { return p && hdr_of(p)->kind == MAPPED_HUGE; }

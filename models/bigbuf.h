@@ -65,6 +65,14 @@ void *cp_bigbuf_regrow(void *p, size_t need);
 /// a new buffer (zeroed in full). NULL when out of memory (p released).
 void *cp_bigbuf_regrow_zeroed(void *p, size_t need, size_t *dirty);
 
+/// Makes the first bytes bytes of p (any memory of at least that size, not
+/// only a big buffer) resident: writes every page once with the value it
+/// holds, so its contents are unchanged and the page faults (a 4 KB page's
+/// or a huge page's, with the kernel's zeroing) are taken now rather than
+/// where the memory is first used. For callers that size their memory
+/// before a timed or repeated loop (a world's reserve: docs/simulate.md).
+void cp_bigbuf_touch(void *p, size_t bytes);
+
 /// Releases a buffer of cp_bigbuf_alloc, _calloc or _grow; NULL is ignored.
 void cp_bigbuf_free(void *p);
 

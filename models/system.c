@@ -330,8 +330,8 @@ static __attribute__((noinline)) void record_contacts(build_ctx *bc) {
   X(joint_index, nl) X(joint_offset, nm) X(chain_row, nfull)                   \
   X(chain_row_offset, nm) X(sliding, nc)
 #define CP_ATLEAST1(n) ((n) > 0 ? (size_t)(n) : 1)
-static int layout(cp_system *s, cp_system_ws *ws, int n_bodies,
-                  int n_manips, int n_full) {
+// The block's bytes for s's sizes (n_u, n_c, n_l, n_obj).
+static size_t layout_bytes(const cp_system *s, int n_bodies, int n_manips, int n_full) {
   const size_t nu = (size_t)s->n_u, nc = (size_t)s->n_c, nl = (size_t)s->n_l,
                nb = (size_t)n_bodies, nm = (size_t)n_manips,
                nfull = (size_t)n_full;
@@ -340,8 +340,15 @@ static int layout(cp_system *s, cp_system_ws *ws, int n_bodies,
 #define COUNT_I(name, n) ni += CP_ATLEAST1(n);
   CP_SYSTEM_DOUBLES(COUNT_D)
   CP_SYSTEM_INTS(COUNT_I)
-  const size_t bytes = sizeof(double) * nd + sizeof(int) * ni +
-                       sizeof(cp_joint_drive) * CP_ATLEAST1(nl);
+  return sizeof(double) * nd + sizeof(int) * ni + sizeof(cp_joint_drive) * CP_ATLEAST1(nl);
+}
+
+static int layout(cp_system *s, cp_system_ws *ws, int n_bodies,
+                  int n_manips, int n_full) {
+  const size_t nu = (size_t)s->n_u, nc = (size_t)s->n_c, nl = (size_t)s->n_l,
+               nb = (size_t)n_bodies, nm = (size_t)n_manips,
+               nfull = (size_t)n_full;
+  const size_t bytes = layout_bytes(s, n_bodies, n_manips, n_full);
   if (bytes > ws->block_size) {
     ws->zero_end = 0; // a grown block: nothing known of it
     ws->block = cp_bigbuf_regrow(ws->block, bytes); // (large: in place)
@@ -452,6 +459,57 @@ static int keep_hg(build_ctx *bc, cp_system_ws *ws, size_t need) {
   ws->zero_end = 0; // set again when the build ends
   ws->n_dirty = 0;
   return bc->kept;
+}
+
+// The chains' scratch of a build (link states, J, Jw, Mm, gf, hf, the
+// chains' state offsets; 0 without chains); *maxn, *n_full: the longest
+// chain's joints (at least 1) and all chains' joints.
+static size_t chain_scratch(const cp_scene *sc, int *maxn, int *n_full) {
+  *maxn = 1, *n_full = 0;
+  for (int m = 0; m < sc->n_manips; ++m) {
+    if (sc->manips[m].n > *maxn) *maxn = sc->manips[m].n;
+    *n_full += sc->manips[m].n;
+  }
+  if (!sc->n_manips) return 0;
+  const size_t mx = (size_t)*maxn, nsd = 6 * mx + mx * mx + 2 * mx;
+  return (size_t)*n_full * sizeof(cp_link_state) + nsd * sizeof(double) +
+         (size_t)(sc->n_manips + 1) * sizeof(int);
+}
+
+int cp_system_ws_reserve(const cp_scene *sc, int n_contacts, cp_system_ws *ws) {
+  if (n_contacts < 0) return -1;
+  int maxn, n_full;
+  const size_t sb = chain_scratch(sc, &maxn, &n_full);
+  if (sb > ws->scratch_size) {
+    free(ws->scratch);
+    ws->scratch = malloc(sb);
+    ws->scratch_size = ws->scratch ? sb : 0;
+    if (!ws->scratch) return -2;
+  }
+  cp_system s = {.n_l = cp_scene_joint_count(sc), .n_c = n_contacts};
+  for (int i = 0; i < sc->n_bodies; ++i) s.n_obj += !sc->bodies[i].fixed;
+  s.n_u = 6 * s.n_obj + s.n_l;
+  const size_t bytes = layout_bytes(&s, sc->n_bodies, sc->n_manips, n_full);
+  if (bytes > ws->block_size) { // as layout's growth: nothing known of it
+    ws->zero_end = 0;
+    ws->block = cp_bigbuf_regrow(ws->block, bytes);
+    ws->block_size = cp_bigbuf_size(ws->block);
+    if (!ws->block) return -2;
+  }
+  // zero_hg's record of a large system's writes, for that many contacts
+  const size_t nu = (size_t)s.n_u;
+  const size_t cap = 6 * (size_t)s.n_obj + (size_t)s.n_l + 8 * (size_t)n_contacts;
+  if (nu * (nu + 4 * (size_t)n_contacts) >= CP_SYSTEM_TRACK && cap > ws->dirty_cap) {
+    free(ws->dirty); // (as zero_hg: the old record goes)
+    ws->dirty = malloc(2 * sizeof(size_t) * cap);
+    ws->dirty_cap = ws->dirty ? cap : 0;
+    ws->zero_end = ws->n_dirty = 0;
+    if (!ws->dirty) return -2;
+  }
+  cp_bigbuf_touch(ws->scratch, sb);
+  cp_bigbuf_touch(ws->block, bytes);
+  if (ws->dirty) cp_bigbuf_touch(ws->dirty, 2 * sizeof(size_t) * ws->dirty_cap);
+  return 0;
 }
 
 int cp_system_build(const cp_scene *sc, cp_system *s, cp_error *err) {

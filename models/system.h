@@ -155,6 +155,16 @@ int cp_system_build(const cp_scene *scene, cp_system *sys, cp_error *err);
 int cp_system_build_ws(const cp_scene *scene, cp_system_ws *ws,
                        cp_system *sys, cp_error *err);
 
+/// Sizes ws for builds of the scene's bodies and chains with up to
+/// n_contacts contacts (the block, the chains' scratch, a large system's
+/// record of its writes), so that such builds take no new memory, and
+/// writes every page of it once (models/bigbuf.h's cp_bigbuf_touch): a
+/// simulator does it where it is created, so the page faults come there
+/// and not in its steps. What is already large enough is kept. Builds give
+/// the same systems with or without it. Returns 0, -1 for n_contacts < 0,
+/// -2 when out of memory (ws stays valid for cp_system_ws_free).
+int cp_system_ws_reserve(const cp_scene *scene, int n_contacts, cp_system_ws *ws);
+
 /// Releases ws's storage and zeroes it. Safe on a zeroed workspace.
 void cp_system_ws_free(cp_system_ws *ws);
 

@@ -58,7 +58,7 @@ static const struct {
     OF(cp_world_options, solve), OF(cp_world_options, warm_start), OF(cp_world_options, compliance),
     OF(cp_world_options, allow_fallback), OF(cp_world_options, check),
     OF(cp_world_options, impact_memo), OF(cp_world_options, profile),
-    OF(cp_world_options, velocity_sliding),
+    OF(cp_world_options, velocity_sliding), OF(cp_world_options, reserve),
     SZ(cp_step_info), OF(cp_step_info, contacts), OF(cp_step_info, impacts),
     OF(cp_step_info, lcp_solves), OF(cp_step_info, pivots), OF(cp_step_info, warm_started),
     OF(cp_step_info, fallback), OF(cp_step_info, max_penetration), OF(cp_step_info, energy),

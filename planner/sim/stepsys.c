@@ -27,11 +27,13 @@ static int fresh(double **p, size_t n) {
   return *p ? 0 : -1;
 }
 
-cp_world_status cp_wi_ensure(cp_world *w, int ncon, int lcp_n) {
+// cp_wi_ensure with the growth given: a new capacity is twice what is
+// asked (grow 2; a step's) or exactly that (grow 1; a reserve's).
+static cp_world_status ensure(cp_world *w, int ncon, int lcp_n, int grow) {
   size_t nu = (size_t)(w->nu > 0 ? w->nu : 1);
   int n3 = 3 * (ncon > 0 ? ncon : 1);
   if (n3 > w->csz_cap) {
-    int cap = n3 * 2;
+    int cap = n3 * grow;
     double *p[6];
     size_t sz[6] = {nu * (size_t)cap, (size_t)cap, (size_t)cap * (size_t)cap,
                     (size_t)cap, (size_t)cap, (size_t)cap};
@@ -68,7 +70,7 @@ cp_world_status cp_wi_ensure(cp_world *w, int ncon, int lcp_n) {
     w->csz_cap = cap;
   }
   if (lcp_n > w->lcp_cap) {
-    int cap = lcp_n * 2;
+    int cap = lcp_n * grow;
     double **dst[3] = {&w->q, &w->z, &w->w};
     for (int i = 0; i < 3; ++i) {
       double *p = realloc(*dst[i], sizeof(double) * (size_t)cap);
@@ -96,6 +98,96 @@ cp_world_status cp_wi_ensure(cp_world *w, int ncon, int lcp_n) {
     if (!w->ws) return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
     w->lcp_cap = cap;
   }
+  return CP_WORLD_OK;
+}
+
+cp_world_status cp_wi_ensure(cp_world *w, int ncon, int lcp_n) { return ensure(w, ncon, lcp_n, 2); }
+
+// The world sized for ncontacts contacts (cp_world_options.reserve): with
+// every limit side and support point, ncon constraints; an LCP has at
+// most a row per constraint and five more per contact or support that
+// rolls (lcp.c's cp_wi_lcp_setup). Every array a step grows with the
+// constraints is made that large now and its pages written once
+// (cp_bigbuf_touch), so that steps within it take no new memory and no
+// first-touch page faults (docs/simulate.md, "Reserve").
+cp_world_status cp_wi_reserve(cp_world *w, int ncontacts) {
+  int nlim = 0;
+  for (int r = 0; r < w->nl; ++r) nlim += 2 * cp_wi_cjoint_of(w, r)->has_limits;
+  const int nroll = ncontacts + w->nsup, ncon = nroll + nlim, lcp_n = ncon + 5 * nroll;
+  if (ensure(w, ncon, lcp_n > 0 ? lcp_n : 1, 1) != CP_WORLD_OK) return CP_WORLD_NOMEM;
+  w->ws = cp_lemke_ws_reserve(w->ws, w->lcp_cap);
+  if (!w->ws) {
+    w->lcp_cap = 0; // (the next cp_wi_ensure makes one)
+    return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
+  }
+  const int nc0 = w->ncon;
+  w->ncon = ncon; // (the check's arrays are sized by it)
+  cp_world_status st = cp_wi_grow_check(w);
+  w->ncon = nc0;
+  if (st != CP_WORLD_OK) return st;
+  // The constraints, their ranges, the neighbour lists of the warm start
+  // and of A's selection (lcp.c, steppers.c), the selection's footprint
+  // (at most every pair of constraints), the contacts' record and the warm
+  // records (warm.c: warm and warm_next share warm_cap).
+  const int nn = w->sc.n_bodies + w->sc.n_manips, wcap0 = w->warm_cap;
+  const int pairs = ncon <= 30000 ? 2 * ncon * ncon + 2 : 0; // (an int; beyond: as needed)
+  if (cp_grow((void **)&w->cons, &w->con_cap, ncon + 1, sizeof *w->cons) ||
+      cp_grow((void **)&w->ck_rng, &w->ck_rng_cap, 4 * ncon + 4, sizeof(int)) ||
+      cp_grow((void **)&w->nb_buf, &w->nb_cap, 4 * ncon + nn + 1, sizeof(int)) ||
+      cp_grow((void **)&w->ex_buf, &w->ex_cap, 4 * ncon + nn + 1, sizeof(int)) ||
+      cp_grow((void **)&w->as_fp, &w->as_fp_cap, pairs, sizeof(int)) ||
+      cp_grow((void **)&w->wc, &w->wc_cap, ncontacts + 1, sizeof *w->wc) ||
+      cp_grow((void **)&w->warm_next, &w->warm_cap, ncon + 1, sizeof *w->warm_next))
+    return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
+  if (w->warm_cap != wcap0 || !w->warm) {
+    wrec *p = realloc(w->warm, sizeof *p * (size_t)w->warm_cap);
+    if (!p) {
+      w->warm_cap = wcap0; // (as warm.c's warm_push)
+      return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
+    }
+    w->warm = p;
+  }
+  // The contact space: H_FF's blocks lie within H's (w->ck_blk), so the
+  // squares of those bound its factors'.
+  size_t ltot = 0;
+  for (int b = 0; b < w->nblk; ++b) {
+    const size_t sz = (size_t)(w->ck_blk[b + 1] - w->ck_blk[b]);
+    ltot += sz * sz;
+  }
+  const int cr = cp_contact_space_reserve(&w->cs_keep, w->nu, ncon, ltot);
+  if (cr || cp_system_ws_reserve(&w->sc, ncontacts, &w->sys_ws))
+    return cp_wi_fail(w, CP_WORLD_NOMEM, "out of memory");
+  const size_t nu = (size_t)(w->nu > 0 ? w->nu : 1), cc = (size_t)w->csz_cap,
+               lc = (size_t)w->lcp_cap;
+  cp_bigbuf_touch(w->Gx, sizeof(double) * nu * cc);
+  cp_bigbuf_touch(w->As, sizeof(double) * cc * cc);
+  double *vecs[] = {w->kx, w->bs, w->c, w->cfull, w->vc};
+  for (size_t i = 0; i < sizeof vecs / sizeof *vecs; ++i)
+    cp_bigbuf_touch(vecs[i], sizeof(double) * cc);
+  int *ivecs[] = {w->sel, w->order, w->rank};
+  for (size_t i = 0; i < sizeof ivecs / sizeof *ivecs; ++i)
+    cp_bigbuf_touch(ivecs[i], sizeof(int) * cc);
+  cp_bigbuf_touch(w->pc, sizeof *w->pc * cc);
+  double *sq[] = {w->M, w->LU, w->MB};
+  for (size_t i = 0; i < sizeof sq / sizeof *sq; ++i)
+    cp_bigbuf_touch(sq[i], sizeof(double) * lc * lc);
+  double *lv[] = {w->q, w->z, w->w};
+  for (size_t i = 0; i < sizeof lv / sizeof *lv; ++i)
+    cp_bigbuf_touch(lv[i], sizeof(double) * lc);
+  cp_bigbuf_touch(w->ipiv, sizeof(lapack_int) * lc);
+  cp_bigbuf_touch(w->zidx, sizeof(int) * lc);
+  cp_bigbuf_touch(w->basis, lc);
+  cp_bigbuf_touch(w->basis0, lc);
+  cp_bigbuf_touch(w->ck_p, sizeof(double) * (size_t)w->ck_cap);
+  cp_bigbuf_touch(w->ck_buf, sizeof(double) * (size_t)w->ck_cap);
+  cp_bigbuf_touch(w->cons, sizeof *w->cons * (size_t)w->con_cap);
+  cp_bigbuf_touch(w->ck_rng, sizeof(int) * (size_t)w->ck_rng_cap);
+  cp_bigbuf_touch(w->nb_buf, sizeof(int) * (size_t)w->nb_cap);
+  cp_bigbuf_touch(w->ex_buf, sizeof(int) * (size_t)w->ex_cap);
+  cp_bigbuf_touch(w->as_fp, sizeof(int) * (size_t)w->as_fp_cap);
+  cp_bigbuf_touch(w->wc, sizeof *w->wc * (size_t)w->wc_cap);
+  cp_bigbuf_touch(w->warm, sizeof *w->warm * (size_t)w->warm_cap);
+  cp_bigbuf_touch(w->warm_next, sizeof *w->warm_next * (size_t)w->warm_cap);
   return CP_WORLD_OK;
 }
 

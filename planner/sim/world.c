@@ -405,6 +405,13 @@ cp_world_status cp_world_create(const cp_scene *scene,
     cp_error_set(err, "impact_memo", "must be >= 0, got %d", opt->impact_memo);
     return CP_WORLD_BAD_INPUT;
   }
+  if (opt->reserve < CP_WORLD_RESERVE_AUTO || opt->reserve > CP_WORLD_RESERVE_MAX) {
+    cp_error_set(err, "reserve",
+                 "must be -1 (the scene's contacts), 0 (none) or a number of "
+                 "contacts from 1 to %d, got %d",
+                 CP_WORLD_RESERVE_MAX, opt->reserve);
+    return CP_WORLD_BAD_INPUT;
+  }
   cp_world *w = calloc(1, sizeof *w);
   if (!w || cp_scene_copy(scene, &w->sc)) {
     free(w);
@@ -491,6 +498,12 @@ cp_world_status cp_world_create(const cp_scene *scene,
     cp_error_set(err, "contacts", "%s", w->msg);
     cp_world_destroy(w);
     return st == CP_WORLD_PENETRATION ? CP_WORLD_BAD_INPUT : st;
+  }
+  if (opt->reserve && (st = cp_wi_reserve(w, opt->reserve > 0 ? opt->reserve
+                                                            : w->sc.n_contacts)) != CP_WORLD_OK) {
+    cp_error_setc(err, CP_ERR_NOMEM, "reserve", "out of memory: %s", w->msg);
+    cp_world_destroy(w);
+    return st;
   }
   w->energy = cp_wi_energy_of(w);
   hash_state(w);

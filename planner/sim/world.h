@@ -129,7 +129,27 @@ typedef struct cp_world_options {
                            ///< default (since session 22), as the
                            ///< acceleration stepper treats sliding
                            ///< contacts; 0: every contact is the pyramid
+  int reserve;             ///< contacts the world is sized for when it is
+                           ///< created, as MuJoCo's mj_makeData makes its
+                           ///< arena (docs/simulate.md, "Reserve"): every
+                           ///< array a step grows with its constraints
+                           ///< (those contacts plus every joint-limit side
+                           ///< and support point) is made that large and
+                           ///< its pages written once, so that steps that
+                           ///< stay within it take no new memory and no
+                           ///< first-touch page faults.
+                           ///< CP_WORLD_RESERVE_AUTO (-1): the contacts of
+                           ///< the scene at creation; 0 (default): none,
+                           ///< the arrays grow in the steps that need
+                           ///< them; n > 0: n contacts. The same states
+                           ///< bit for bit whatever it is
 } cp_world_options;
+
+/// cp_world_options.reserve: the contacts of the scene as created.
+#define CP_WORLD_RESERVE_AUTO (-1)
+/// cp_world_options.reserve's largest value (a larger one is
+/// CP_WORLD_BAD_INPUT; one that does not fit in memory, CP_WORLD_NOMEM).
+#define CP_WORLD_RESERVE_MAX 100000
 
 cp_world_options cp_world_defaults(void);
 

@@ -161,7 +161,8 @@ class CWorldOptions(Structure):  # planner/sim/world.h
     _fields_ = [("stepper", c_int), ("dt", c_double), ("solve", CSolveOptions),
                 ("warm_start", c_int), ("compliance", c_double),
                 ("allow_fallback", c_int), ("check", c_int), ("impact_memo", c_int),
-                ("profile", c_int), ("velocity_sliding", c_int)]
+                ("profile", c_int), ("velocity_sliding", c_int),
+                ("reserve", c_int)]
 
 
 class CStepInfo(Structure):  # planner/sim/world.h

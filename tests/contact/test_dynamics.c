@@ -240,6 +240,43 @@ static void same_space(int nu, int nc, const double *H, const double *G,
   cp_contact_space_free(&fresh);
 }
 
+/* cp_contact_space_reserve: a space reserved for NU dofs, NC contacts and
+ * H_FF's whole square (one dense block: ltot = NU^2) takes rebuilds of
+ * those sizes and smaller ones in its blocks, bit for bit as fresh builds;
+ * reserved for ltot 0 its first rebuild grows the result's block (the
+ * bound is what is tested); a reserve of a used space keeps its rebuilds
+ * exact; negative sizes are refused. */
+Test(dynamics, reserve_takes_rebuilds_without_growth) {
+  double H[NU * NU], G[NU * M3], f[NU], k[M3];
+  random_system(11, H, G, f, k);
+  cp_contact_space cs;
+  memset(&cs, 0, sizeof cs);
+  cr_assert_eq(cp_contact_space_reserve(&cs, -1, NC, 0), -1);
+  cr_assert_eq(cp_contact_space_reserve(&cs, NU, -1, 0), -1);
+  cr_assert_null(cs.A);
+  cr_assert_eq(cp_contact_space_reserve(&cs, NU, NC, NU * NU), 0);
+  const void *A0 = cs.A, *S0 = cs.scratch;
+  const size_t own = cs.own_cap, scr = cs.scratch_cap;
+  cr_assert(A0 && S0 && own > 0 && scr > 0);
+  const int ncs[3] = {NC, 1, NC};
+  for (int r = 0; r < 3; r++) {
+    same_space(NU, ncs[r], H, G, f, k, NULL, NULL, &cs);
+    cr_assert(cs.A == A0 && cs.scratch == S0, "round %d: a block was made anew", r);
+    cr_assert(cs.own_cap == own && cs.scratch_cap == scr, "round %d: grown", r);
+  }
+  /* Reserved again, larger, after use: the rebuilds stay exact. */
+  cr_assert_eq(cp_contact_space_reserve(&cs, NU, 40, NU * NU), 0);
+  cr_assert_gt(cs.own_cap, own);
+  same_space(NU, NC, H, G, f, k, NULL, NULL, &cs);
+  cp_contact_space_free(&cs);
+  /* Without the factors' room the first rebuild grows. */
+  cr_assert_eq(cp_contact_space_reserve(&cs, NU, NC, 0), 0);
+  const size_t small = cs.own_cap;
+  same_space(NU, NC, H, G, f, k, NULL, NULL, &cs);
+  cr_assert_gt(cs.own_cap, small);
+  cp_contact_space_free(&cs);
+}
+
 Test(dynamics, rebuild_reuses_arrays_bit_for_bit) {
   double H[NU * NU], G[NU * M3], f[NU], k[M3], ud[NU] = {0};
   random_system(7, H, G, f, k);

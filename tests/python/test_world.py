@@ -62,6 +62,20 @@ def test_set_state_replays_the_same_steps():
     assert np.array_equal(w.state, x1)
 
 
+def test_reserve_keeps_the_hash_and_rejects_bad_values():
+    doc, rc = cli_json("simulate", "--duration", "0.5", BOX_DROP)
+    assert rc == 0
+    for reserve in (-1, 8):  # the scene's contacts; eight contacts
+        w = box_world(dt=1e-3, reserve=reserve)
+        w.step(n=500)
+        assert "%016x" % w.hash() == doc["hash"]
+    for bad in (-2, 100001):
+        with pytest.raises(complan.Error) as e:
+            box_world(reserve=bad)
+        assert e.value.code == "bad_input" and e.value.where == "reserve"
+        assert "got %d" % bad in e.value.message
+
+
 def test_state_errors():
     w = box_world()
     x = w.state
