@@ -316,6 +316,24 @@ static double nbr_dot(const nbr *nb, int k, const double *col, const double *c, 
   return a;
 }
 
+// Whether the per-step check judges sliding constraint j's friction by its
+// slip at the step's start (vt, vo): that slip above the check's v_tol for
+// the start and end (at, ao) speeds and the friction impulse's size mu cn
+// (stepcheck.h). Below it the check judges by the end slip alone, which the
+// start direction need not oppose (a slip turning within the step); such a
+// contact is better left to the pyramid, whose friction is found with the
+// step's own velocities.
+static int judged_by_start(const cp_world *w, const stepsys *s, int j, double vt, double vo,
+                           double at, double ao, double mu, double cn,
+                           const cp_stepcheck_options *ck) {
+  const size_t n3 = 3 * (size_t)w->ncon;
+  const double s0 = sqrt(vt * vt + vo * vo), s1 = sqrt(at * at + ao * ao);
+  const double att = s->cs.A[(3 * j + 1) * (n3 + 1)], aoo = s->cs.A[(3 * j + 2) * (n3 + 1)];
+  const double ct = w->opt.compliance * (att > aoo ? att : aoo);
+  const double vtol = s->sys.tol + ck->vel_abs + ck->vel_rel * (s0 + s1) + ct * mu * cn;
+  return s0 > vtol * (1 + 1e-3);
+}
+
 // The velocity LCP (y = Asel c + bs: velocities after the step) with each
 // contact that slides at the step's start (tangential speed above the
 // tolerance) written with the sliding substitution c_tan = -mu c_n v/|v|
@@ -345,7 +363,7 @@ static int velocity_sliding_solve(cp_world *w, const stepsys *s, int ns,
   if (!any) return 0;
   nbr nb;
   if (nbr_build(w, ns, w->sel, &nb)) return -2;
-  const size_t m3 = 3 * (size_t)ns, n3 = 3 * (size_t)w->ncon;
+  const size_t m3 = 3 * (size_t)ns;
   const cp_stepcheck_options ck = cp_stepcheck_defaults();
   for (int pass = 0;; ++pass) {
     const int m = cp_wi_lcp_setup(w, ns);
@@ -366,19 +384,9 @@ static int velocity_sliding_solve(cp_world *w, const stepsys *s, int ns,
       const double *col = w->Asel + (size_t)(3 * k + 1) * m3;
       const double at = nbr_dot(&nb, k, col, w->c, w->bs[3 * k + 1]),
                    ao = nbr_dot(&nb, k, col + m3, w->c, w->bs[3 * k + 2]);
-      // Kept sliding only where the per-step check can judge its friction
-      // by the start slip: above the check's v_tol for the start and end
-      // speeds (stepcheck.h). Below it the check judges by the end slip
-      // alone, which the start direction need not oppose (a slip turning
-      // within the step); the pyramid finds that friction with the step's
-      // own velocities.
-      const double s0 = sqrt(vt * vt + vo * vo), s1 = sqrt(at * at + ao * ao);
-      const double att = s->cs.A[(3 * j + 1) * (n3 + 1)],
-                   aoo = s->cs.A[(3 * j + 2) * (n3 + 1)];
-      const double ct = w->opt.compliance * (att > aoo ? att : aoo);
-      const double vtol = tol + ck.vel_abs + ck.vel_rel * (s0 + s1) +
-                          ct * p->mu * fabs(w->c[3 * k]);
-      if (at * vt + ao * vo > 0 && s0 > vtol * (1 + 1e-3)) continue;
+      if (at * vt + ao * vo > 0 &&
+          judged_by_start(w, s, j, vt, vo, at, ao, p->mu, fabs(w->c[3 * k]), &ck))
+        continue;
       p->sliding = 0;
       p->d[0] = p->d[1] = 0;
       changed = 1;

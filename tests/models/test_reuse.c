@@ -452,6 +452,23 @@ Test(reuse, system_ws_matches_build) {
   mt_assert_no_leaks();
 }
 
+// A stack scene with its contacts (generated if the file has none, at
+// least min of them) and the chain scene urdf_finger_push; *all gets a copy
+// of the stack's contacts (the caller frees it). Returns their number.
+static int stack_and_chain(const char *stack, int min, cp_scene *st, cp_scene *ch,
+                           cp_contact **all) {
+  load(stack, st);
+  load("models/scenes/urdf_finger_push.json", ch);
+  cp_error err = {0};
+  if (!st->n_contacts)
+    cr_assert_eq(cp_scene_generate_contacts(st, NULL, &err), 0, "%s", err.msg);
+  const int n = st->n_contacts;
+  cr_assert_gt(n, min);
+  *all = malloc(sizeof(cp_contact) * (size_t)n);
+  memcpy(*all, st->contacts, sizeof(cp_contact) * (size_t)n);
+  return n;
+}
+
 // A large system's H, G and Gtor are not cleared whole by the next build
 // with the same workspace: the ranges the last build wrote are (models/
 // system.c, zero_hg). Built again and again with contacts dropped, added
@@ -460,14 +477,9 @@ Test(reuse, system_ws_matches_build) {
 // build is bit for bit cp_system_build's on a fresh block.
 Test(reuse, system_ws_large_clears_what_it_wrote) {
   cp_scene st, ch;
-  load("models/scenes/stack10.json", &st);
-  load("models/scenes/urdf_finger_push.json", &ch);
+  cp_contact *all;
+  const int n = stack_and_chain("models/scenes/stack10.json", 20, &st, &ch, &all);
   cp_error err = {0};
-  if (!st.n_contacts) cr_assert_eq(cp_scene_generate_contacts(&st, NULL, &err), 0, "%s", err.msg);
-  const int n = st.n_contacts;
-  cr_assert_gt(n, 20);
-  cp_contact *all = malloc(sizeof(cp_contact) * (size_t)n);
-  memcpy(all, st.contacts, sizeof(cp_contact) * (size_t)n);
   cp_system_ws ws = {0};
   int tracked = 0;
   for (int round = 0; round < 12; ++round) {
@@ -524,14 +536,9 @@ Test(reuse, system_ws_large_clears_what_it_wrote) {
 // between, each build is bit for bit cp_system_build's on a fresh block.
 Test(reuse, system_ws_small_keeps_its_zeros) {
   cp_scene st, ch;
-  load("models/scenes/stack5.json", &st);
-  load("models/scenes/urdf_finger_push.json", &ch);
+  cp_contact *all;
+  const int n = stack_and_chain("models/scenes/stack5.json", 12, &st, &ch, &all);
   cp_error err = {0};
-  if (!st.n_contacts) cr_assert_eq(cp_scene_generate_contacts(&st, NULL, &err), 0, "%s", err.msg);
-  const int n = st.n_contacts;
-  cr_assert_gt(n, 12);
-  cp_contact *all = malloc(sizeof(cp_contact) * (size_t)n);
-  memcpy(all, st.contacts, sizeof(cp_contact) * (size_t)n);
   cp_system_ws ws = {0};
   int kept = 0, moved = 0;
   for (int round = 0; round < 16; ++round) {
