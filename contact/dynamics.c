@@ -404,6 +404,120 @@ static inline __attribute__((always_inline)) void dof_update_n(int st, int p, in
   }
 }
 
+/* rot_update_n with a free body's three translational dofs first: per
+ * entry the three products T_t[r] T_t[c] (rows at T, T + p, T + 2p) are
+ * added to A one after the other, then the rotational sum, as the single
+ * dofs' updates and the block's would add them in turn. */
+static inline __attribute__((always_inline)) void body_update_n(int p, int m, const double *X,
+                                                                const double *T, double *a0) {
+  const double *restrict x0 = X, *restrict x1 = X + p, *restrict x2 = X + 2 * (size_t)p;
+  const double *restrict t0 = T, *restrict t1 = T + p, *restrict t2 = T + 2 * (size_t)p;
+  for (int c = 0; c < p; c++) {
+    const double c0 = x0[c], c1 = x1[c], c2 = x2[c], d0 = t0[c], d1 = t1[c], d2 = t2[c];
+    double *restrict ac = a0 + (size_t)c * m;
+    for (int r = 0; r <= c; r++) {
+      double a = ac[r];
+      a += t0[r] * d0;
+      a += t1[r] * d1;
+      a += t2[r] * d2;
+      double v = 0.0;
+      v += x0[r] * c0;
+      v += x1[r] * c1;
+      v += x2[r] * c2;
+      ac[r] = a + v;
+    }
+  }
+}
+
+/* Blocks kb, kb + 1, kb + 2 single dofs and kb + 3 a 3-dof block on
+ * contiguous columns (a free body: its translations, then its rotation):
+ * when the single dofs' columns are among the block's and dense enough
+ * that one pass over the block's triangle costs less than theirs, each
+ * single dof's row of X = L^-1 G on the block's columns goes to T (3 p
+ * doubles, zeros included) and its terms of b are added, and 1 is
+ * returned: the block's update then adds T's products first
+ * (body_update_n). Bit for bit: a product with a zero of x is +-0, and A
+ * and b, which start at +0 and so are never -0 (round to nearest), are
+ * unchanged by it; the products with nonzeros come in the same order per
+ * entry. colmin is the block's (a subset's first column is not smaller).
+ * Not taken when a value is not finite (inf 0 would be NaN). */
+static int body_translations(cp_contact_space *cs, int kb, const int *colv, const int *ncol,
+                             int by_col, double *T) {
+  const int nu = cs->nu, nc = cs->nc, m = 3 * nc, kr = kb + 3;
+  const int *bs = cs->bstart;
+  if (kr >= cs->nblocks || bs[kb + 1] - bs[kb] != 1 || bs[kb + 2] - bs[kb + 1] != 1 ||
+      bs[kb + 3] - bs[kb + 2] != 1 || bs[kr + 1] - bs[kr] != 3)
+    return 0;
+  const int p = ncol[kr], *cols = colv + (size_t)kr * m;
+  if (p < 3 || cols[p - 1] - cols[0] != p - 1) return 0;
+  const int c0 = cols[0], i[3] = {cs->free_idx[bs[kb]], cs->free_idx[bs[kb + 1]],
+                                  cs->free_idx[bs[kb + 2]]};
+  /* A quick look first: the block's last contact's columns (a box on a
+   * table with axis-aligned frames has its translations in a third of
+   * them: the pass would cost more). */
+  int last = 0;
+  for (int t = 0; t < 3; t++) {
+    const double *g = cs->G + i[t] + (size_t)(c0 + p - 3) * nu;
+    last += (g[0] != 0.0) + (g[nu] != 0.0) + (g[2 * (size_t)nu] != 0.0);
+  }
+  if (2 * last < 9) return 0;
+  /* The single dofs' columns among the block's: their lists' lengths (by
+   * column), or with the contacts' row ranges, every contact whose rows
+   * hold one of the dofs has its three columns in the block's run; else
+   * their nonzeros are counted. */
+  int nz[3] = {0, 0, 0};
+  const int proved = cs->range && !by_col;
+  if (by_col) {
+    for (int t = 0; t < 3; t++) nz[t] = ncol[kb + t];
+  } else if (proved) {
+    for (int j = 0; j < nc; j++) {
+      int rr[4];
+      col_rows(cs, 3 * j, rr);
+      for (int t = 0; t < 3; t++) {
+        const int in = (i[t] >= rr[0] && i[t] < rr[1]) || (i[t] >= rr[2] && i[t] < rr[3]);
+        if (in && (3 * j < c0 || 3 * j + 2 > c0 + p - 1)) return 0;
+      }
+    }
+  } else {
+    for (int j = 0; j < nc; j++)
+      for (int t = 0; t < 3; t++) {
+        const double *g = cs->G + i[t] + (size_t)(3 * j) * nu;
+        nz[t] += (g[0] != 0.0) + (g[nu] != 0.0) + (g[2 * (size_t)nu] != 0.0);
+      }
+  }
+  double y[3], d[3];
+  for (int t = 0; t < 3; t++) {
+    d[t] = cs->L[cs->loff[kb + t]];
+    y[t] = free_rhs(cs, i[t]) / d[t];
+  }
+  double *restrict x0 = T, *restrict x1 = T + p, *restrict x2 = T + 2 * (size_t)p;
+  int n[3] = {0, 0, 0};
+  double chk = 0.0 * y[0] + 0.0 * y[1] + 0.0 * y[2]; /* NaN when one is not finite */
+  for (int c = 0; c < p; c++) {
+    const double *g = cs->G + (size_t)(c0 + c) * nu;
+    const double v0 = g[i[0]] / d[0], v1 = g[i[1]] / d[1], v2 = g[i[2]] / d[2];
+    x0[c] = v0, x1[c] = v1, x2[c] = v2;
+    n[0] += v0 != 0.0, n[1] += v1 != 0.0, n[2] += v2 != 0.0;
+    chk += (0.0 * v0 + 0.0 * v1) + 0.0 * v2;
+  }
+  if (chk != 0.0) return 0;
+  long cost = 0;
+  for (int t = 0; t < 3; t++) {
+    if (!proved && n[t] != nz[t]) return 0; /* (a column of its own) */
+    cost += (long)n[t] * (n[t] + 1);
+  }
+  if (cost <= (long)p * (p + 1)) return 0;
+  double *restrict b = cs->b + c0;
+  for (int c = 0; c < p; c++) {
+    double v = b[c];
+    v += x0[c] * y[0];
+    v += x1[c] * y[1];
+    v += x2[c] * y[2];
+    b[c] = v;
+  }
+  return 1;
+}
+
 /* cols[0..p) (increasing) as an arithmetic progression of step 1 or 3:
  * that step, or 0 (none of them). */
 static int dof_step(int p, const int *cols) {
@@ -749,9 +863,20 @@ blocks_known:
       ncol[kb] = n;
     }
   }
+  /* A free body's translations, when taken with its rotation (below):
+   * their rows of X on its block's columns, after the block's 4 p. */
+  double *trans = NULL;
   for (int kb = 0; kb < cs->nblocks; kb++) {
     const int s = cs->bstart[kb + 1] - cs->bstart[kb], *idx = cs->free_idx + cs->bstart[kb];
     const double *Lk = cs->L + cs->loff[kb];
+    if (s == 1 && !driven) {
+      double *T = X + 4 * (size_t)ncol[kb + 3 < cs->nblocks ? kb + 3 : kb];
+      if (kb + 3 < cs->nblocks && body_translations(cs, kb, colv, ncol, by_col, T)) {
+        trans = T;
+        kb += 2; /* to the rotation's block */
+        continue;
+      }
+    }
     if (s == 1) {
       /* A single dof i (H diagonal there, as for a free box): its row of
        * X = L^-1 G is G[i, :] / L_ii, gathered on its nonzeros (increasing
@@ -848,8 +973,10 @@ blocks_known:
     const int contiguous = cols[p - 1] - cols[0] == p - 1;
     if (s == 3 && contiguous) { /* a body's rotational block: fused */
       double *a0 = cs->A + (size_t)cols[0] * m + cols[0];
-      if (p == 12 && m == 12) rot_update_n(12, 12, X, a0); /* a box on four points */
+      if (trans) body_update_n(p, m, X, trans, a0); /* its translations first */
+      else if (p == 12 && m == 12) rot_update_n(12, 12, X, a0); /* a box on four points */
       else rot_update_n(p, m, X, a0);
+      trans = NULL;
       continue;
     }
     if (s == 3) { /* the same, on gathered columns (a box in a bin) */

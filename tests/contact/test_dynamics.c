@@ -735,3 +735,143 @@ Test(dynamics, single_dof_columns_bit_for_bit) {
   cp_contact_space_free(&kept);
   free(G);
 }
+
+/* Free bodies in a stack (body b on b - 1, body 0 on a fixed ground; four
+ * contacts per interface, so each body's contacts are contiguous), with
+ * each body's translations in a different pattern: in every column of its
+ * contacts (taken with its rotation in one pass), in one column per
+ * contact (on their own), and in a column where the rotation's rows are
+ * zero (a contact through the centre, as a sphere's normal: on their own).
+ * A and b must be, bit for bit, the block-by-block sums (every path of
+ * the build keeps that order): per body, its translations' products
+ * (G_ir / d_i)(G_ic / d_i) over its nonzeros, then the rotation's
+ * 0 + x0r x0c + x1r x1c + x2r x2c (x = L^-1 G with the build's own 3 x 3
+ * factor) where both columns touch it; b the same with f, then + k. Built
+ * fresh, rebuilt, and rebuilt with the contacts' row ranges, small (A
+ * zeroed whole), medium (footprint) and large (lists by column). */
+static void stack_problem(uint64_t *s, int nb, double *H, double *G, double *f, double *k,
+                          int *range) {
+  const int nu = 6 * nb, nc = 4 * nb, m = 3 * nc;
+  body_blocks(s, nb, nu, H);
+  memset(G, 0, sizeof(double) * (size_t)nu * (size_t)m);
+  for (int i = 0; i < nu; i++) f[i] = cpt_uniform(s, -5, 5);
+  for (int c = 0; c < m; c++) k[c] = cpt_uniform(s, -1, 1);
+  for (int j = 0; j < nc; j++) {
+    const int top = j / 4, low = top - 1; /* interface top: body top on low */
+    int *r = range + 4 * j;
+    r[0] = 6 * top, r[1] = r[0] + 6;
+    r[2] = low >= 0 ? 6 * low : 0, r[3] = low >= 0 ? r[2] + 6 : 0;
+    for (int side = 0; side < 2; side++) {
+      const int b = side ? low : top;
+      if (b < 0) continue;
+      const int kind = b % 3; /* 0 dense, 1 one column per contact, 2 through the centre */
+      for (int t = 0; t < 3; t++) {
+        double *g = G + (size_t)(3 * j + t) * nu + 6 * b;
+        for (int i = 0; i < 3; i++)
+          if (kind != 1 || i == (j + t) % 3) g[i] = cpt_uniform(s, -1, 1);
+        if (!(kind == 2 && t == 0 && j % 2 == 0))
+          for (int i = 3; i < 6; i++) g[i] = cpt_uniform(s, -1, 1);
+      }
+    }
+  }
+}
+
+/* v := L^-1 v for a 3 x 3 lower factor, by forward substitution. */
+static void forward3(const double *L, double *v) {
+  v[0] = v[0] / L[0];
+  v[1] = (v[1] - L[1] * v[0]) / L[4];
+  v[2] = ((v[2] - L[2] * v[0]) - L[5] * v[1]) / L[8];
+}
+
+static void stack_check(int nb, const double *H, const double *G, const double *f,
+                        const double *k, const cp_contact_space *cs) {
+  const int nu = 6 * nb, m = 12 * nb;
+  cr_assert_eq(cs->nblocks, 4 * nb);
+  double *x = malloc(sizeof(double) * 3 * (size_t)m);
+  unsigned char *on = malloc((size_t)m);
+  double *A = calloc((size_t)m * (size_t)m, sizeof(double)), *b = calloc((size_t)m, sizeof(double));
+  cr_assert(x && on && A && b);
+  for (int body = 0; body < nb; body++) {
+    const int o = 6 * body;
+    for (int i = o; i < o + 3; i++) {
+      const double d = sqrt(H[i + (size_t)i * nu]);
+      for (int c = 0; c < m; c++) {
+        const double gc = G[i + (size_t)c * nu];
+        if (gc == 0.0) continue;
+        b[c] += (gc / d) * (f[i] / d);
+        for (int r = 0; r <= c; r++) {
+          const double gr = G[i + (size_t)r * nu];
+          if (gr != 0.0) A[r + (size_t)c * m] += (gr / d) * (gc / d);
+        }
+      }
+    }
+    const int kb = 4 * body + 3;
+    cr_assert_eq(cs->bstart[kb + 1] - cs->bstart[kb], 3);
+    const double *L = cs->L + cs->loff[kb];
+    double y[3] = {f[o + 3], f[o + 4], f[o + 5]};
+    forward3(L, y);
+    for (int c = 0; c < m; c++) {
+      const double *g = G + (size_t)c * nu + o + 3;
+      on[c] = g[0] != 0.0 || g[1] != 0.0 || g[2] != 0.0;
+      double *v = x + 3 * c;
+      v[0] = g[0], v[1] = g[1], v[2] = g[2];
+      forward3(L, v);
+      if (!on[c]) continue;
+      double bc = 0.0;
+      for (int t = 0; t < 3; t++) bc += v[t] * y[t];
+      b[c] += bc;
+    }
+    for (int c = 0; c < m; c++)
+      for (int r = 0; r <= c && on[c]; r++) {
+        if (!on[r]) continue;
+        double v = 0.0;
+        v += x[3 * r] * x[3 * c];
+        v += x[3 * r + 1] * x[3 * c + 1];
+        v += x[3 * r + 2] * x[3 * c + 2];
+        A[r + (size_t)c * m] += v;
+      }
+  }
+  for (int c = 0; c < m; c++) {
+    const double bc = b[c] + k[c];
+    cr_assert(memcmp(&bc, &cs->b[c], sizeof bc) == 0, "b[%d] (m = %d): %.17g != %.17g", c, m,
+              cs->b[c], bc);
+    for (int r = 0; r <= c; r++) {
+      const double a = A[r + (size_t)c * m], up = cs->A[r + (size_t)c * m],
+                   lo = cs->A[c + (size_t)r * m];
+      cr_assert(memcmp(&a, &up, sizeof a) == 0 && memcmp(&a, &lo, sizeof a) == 0,
+                "A[%d, %d] (m = %d): %.17g, %.17g != %.17g", r, c, m, up, lo, a);
+    }
+  }
+  free(x), free(on), free(A), free(b);
+}
+
+Test(dynamics, stacked_bodies_bit_for_bit) {
+  enum { NBMAX = 9 };
+  const int nbs[4] = {1, 3, NBMAX, 4}; /* m = 12, 36, 108 (by column), 48 */
+  double *H = malloc(sizeof(double) * 36 * NBMAX * NBMAX),
+         *G = malloc(sizeof(double) * 72 * NBMAX * NBMAX);
+  double f[6 * NBMAX], k[12 * NBMAX];
+  int range[16 * NBMAX];
+  cr_assert(H && G);
+  uint64_t s = 2026;
+  cp_contact_space kept, kept_sp;
+  memset(&kept, 0, sizeof kept);
+  memset(&kept_sp, 0, sizeof kept_sp);
+  for (int round = 0; round < 8; round++) {
+    const int nb = nbs[round % 4], nu = 6 * nb, nc = 4 * nb;
+    stack_problem(&s, nb, H, G, f, k, range);
+    cp_contact_space cs;
+    cr_assert_eq(cp_contact_space_build(nu, nc, H, G, f, k, NULL, NULL, &cs), 0);
+    stack_check(nb, H, G, f, k, &cs);
+    cp_contact_space_free(&cs);
+    cr_assert_eq(cp_contact_space_rebuild(nu, nc, H, G, f, k, NULL, NULL, &kept), 0);
+    stack_check(nb, H, G, f, k, &kept);
+    const cp_contact_sparsity sp = {.range = range};
+    cr_assert_eq(cp_contact_space_rebuild_sparse(nu, nc, H, G, f, k, NULL, NULL, &sp, &kept_sp),
+                 0);
+    stack_check(nb, H, G, f, k, &kept_sp);
+  }
+  cp_contact_space_free(&kept);
+  cp_contact_space_free(&kept_sp);
+  free(H), free(G);
+}
