@@ -192,8 +192,10 @@ static void *runner(void *arg) {
   int ok = 0;
   if (cp_store_open(b->bo->db, 0, &st, msg, sizeof msg))
     cp_error_setc(&setup, CP_ERR_IO, "", "%s", msg);
-  else if (!cp_plan_world_create(b->task, 1, &pw, &setup))
+  else if (!cp_plan_world_create(b->task, 1, &pw, &setup)) {
+    cp_plan_world_set_timing(pw, 0); /* the runs' seconds are the budget's */
     ok = 1;
+  }
   for (;;) {
     pthread_mutex_lock(&pl->mu);
     int k = pl->next;

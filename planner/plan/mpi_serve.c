@@ -212,7 +212,10 @@ int cp_plan_mpi_serve(const cp_task *task, const cp_error *load_err,
   const char *why = key;
   if (!task) why = load_err->msg;
   else if (cp_plan_world_create(task, 1, &pw, &e)) why = e.msg;
-  else cp_task_hash(task, key);
+  else {
+    cp_task_hash(task, key);
+    cp_plan_world_set_timing(pw, 0); /* job_cpu times the jobs */
+  }
   int n = pw ? cp_plan_world_problem(pw)->n : 0;
   if (hello(pw ? 0 : -1, n, why, err)) {
     cp_plan_world_destroy(pw);

@@ -199,8 +199,15 @@ const char *cp_plan_world_options(const cp_plan_world *pw);
 /// before session 22, which simulated with it off).
 int cp_plan_velocity_sliding_of(const char *text, int world_of);
 /// Seconds spent simulating so far (CPU time of the threads that simulated,
-/// summed over pw's workers).
+/// summed over pw's workers); 0 for expansions made while pw was untimed.
 double cp_plan_world_seconds(const cp_plan_world *pw);
+/// Whether pw's expansions (and its workers', on any thread count set
+/// before or after) read the thread's CPU clock for cp_plan_world_seconds:
+/// on when created. That clock is a system call on some machines (1.4-1.5
+/// us a read on a KVM guest, two reads an expansion); complan's own
+/// searches, replays and MPI workers, which do not report the figure, turn
+/// it off. Nothing else of a search depends on it.
+void cp_plan_world_set_timing(cp_plan_world *pw, int on);
 /// Calls fn(ctx, world) after every simulation step of the expansions that
 /// follow (fn NULL: none), with the world after the step: replay records
 /// per-step states and contacts through it while the expansion itself stays

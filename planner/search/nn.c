@@ -325,10 +325,17 @@ static void knearest_rec(cp_nn *nn, int c, const double *q, knn *h) {
     }
     return;
   }
+  /* As nearest_rec, children whose box lies farther than the k-th best so
+   * far are skipped. A point at the k-th distance itself may still enter
+   * (ties go to the earlier insertion), so only a box strictly beyond it
+   * is skipped: the set and its order are the plane-only search's. */
   double diff = q[x->dim] - x->split;
   int near = diff < 0 ? x->left : x->right, far = diff < 0 ? x->right : x->left;
-  knearest_rec(nn, near, q, h);
-  if (h->n < h->k || diff * diff < h->d2[h->n - 1]) knearest_rec(nn, far, q, h);
+  if (h->n < h->k || box_dist2(nn, near, q) <= h->d2[h->n - 1])
+    knearest_rec(nn, near, q, h);
+  if (h->n < h->k ||
+      (diff * diff < h->d2[h->n - 1] && box_dist2(nn, far, q) <= h->d2[h->n - 1]))
+    knearest_rec(nn, far, q, h);
 }
 
 int cp_nn_knearest(const cp_nn *nn, const double *q, int k, long *ids,
@@ -367,9 +374,15 @@ static void radius_rec(cp_nn *nn, int c, const double *q, double r2,
     }
     return;
   }
+  /* A child is entered only when its box comes within r (the box's
+   * distance is a lower bound of its points', rounding included): the
+   * points found, and the order they are found in, are the plane-only
+   * search's. */
   double diff = q[x->dim] - x->split;
-  if (diff < 0 || diff * diff <= r2) radius_rec(nn, x->left, q, r2, ids, cap, count);
-  if (diff >= 0 || diff * diff <= r2) radius_rec(nn, x->right, q, r2, ids, cap, count);
+  if ((diff < 0 || diff * diff <= r2) && box_dist2(nn, x->left, q) <= r2)
+    radius_rec(nn, x->left, q, r2, ids, cap, count);
+  if ((diff >= 0 || diff * diff <= r2) && box_dist2(nn, x->right, q) <= r2)
+    radius_rec(nn, x->right, q, r2, ids, cap, count);
 }
 
 long cp_nn_radius(const cp_nn *nn, const double *q, double r, long *ids,

@@ -629,6 +629,75 @@ Test(nn, removals_before_splits_stay_removed) {
   cp_nn_destroy(nn);
 }
 
+/* k-nearest and radius queries pruned by the cells' boxes: on a grid (exact
+ * ties everywhere) on a 2-D sheet of 6-D, the k nearest are the scan's in
+ * (distance, insertion) order, ties included; the radius query finds the
+ * scan's points; a query far off the sheet evaluates few points. */
+Test(nn, box_pruned_queries_keep_ties_and_skip_far_cells) {
+  enum { G = 40, N = G * G, D = 6, Q = 120, K = 6 };
+  static double pts[N * D];
+  cp_nn *nn = cp_nn_create(D);
+  for (long i = 0; i < N; ++i) {
+    double *p = pts + i * D;
+    for (int k = 0; k < D; ++k) p[k] = 0;
+    p[0] = (double)(i % G);
+    p[1] = (double)(i / G);
+    cr_assert_eq(cp_nn_add(nn, p, i), 0);
+  }
+  uint64_t r = 11;
+  long long far_evals = 0;
+  for (int qi = 0; qi < Q; ++qi) {
+    double q[D] = {0};
+    /* Grid points and half-grid points (many ties), half of them lifted
+     * off the sheet. */
+    q[0] = 0.5 * (double)(long)cpt_uniform(&r, 0, 2 * G);
+    q[1] = 0.5 * (double)(long)cpt_uniform(&r, 0, 2 * G);
+    const int far = qi % 2;
+    if (far) q[2 + qi % 4] = 30;
+    long want[K];
+    double want_d2[K];
+    int nw = 0;
+    long within = 0;
+    const double rad = far ? 31 : 2;
+    for (long i = 0; i < N; ++i) {
+      double s = 0;
+      for (int k = 0; k < D; ++k) s += (pts[i * D + k] - q[k]) * (pts[i * D + k] - q[k]);
+      within += s <= rad * rad;
+      if (nw == K && s >= want_d2[K - 1]) continue; /* ties: the earlier */
+      int j = nw < K ? nw++ : K - 1;
+      for (; j > 0 && want_d2[j - 1] > s; --j) {
+        want_d2[j] = want_d2[j - 1];
+        want[j] = want[j - 1];
+      }
+      want_d2[j] = s;
+      want[j] = i;
+    }
+    long kid[K];
+    double kd2[K];
+    cr_assert_eq(cp_nn_knearest(nn, q, K, kid, kd2), K);
+    for (int j = 0; j < K; ++j) {
+      cr_assert_eq(kid[j], want[j], "query %d rank %d", qi, j);
+      cr_assert_eq(kd2[j], want_d2[j], "query %d rank %d", qi, j);
+    }
+    long ids[N];
+    long long before = cp_nn_evaluations(nn);
+    long cnt = cp_nn_radius(nn, q, rad, ids, N);
+    if (far) far_evals += cp_nn_evaluations(nn) - before;
+    cr_assert_eq(cnt, within, "query %d", qi);
+    for (long j = 0; j < cnt; ++j) {
+      double s = 0;
+      for (int k = 0; k < D; ++k) s += (pts[ids[j] * D + k] - q[k]) * (pts[ids[j] * D + k] - q[k]);
+      cr_assert_leq(s, rad * rad, "query %d: id %ld", qi, ids[j]);
+    }
+  }
+  /* A far query's ball (radius 31, centre 30 off the sheet) meets a disc
+   * of radius sqrt(61) < 8 of the sheet: about 190 points of 1600. */
+  double per_far = (double)far_evals / (Q / 2);
+  cr_log_info("radius query off the sheet: %.0f evaluations", per_far);
+  cr_assert_lt(per_far, 0.5 * N, "%.0f evaluations per far query", per_far);
+  cp_nn_destroy(nn);
+}
+
 /* search.drop_rejected: with one candidate per iteration (so that each
  * child is an iteration of its own), a node other than the start is
  * DROPPED exactly when one of its children was rejected, and the rejected

@@ -132,6 +132,58 @@ Test(threads, bad_thread_counts_and_batches_are_refused) {
   free(task);
 }
 
+/* cp_plan_world_set_timing: a world's expansions (its workers' too, on a
+ * thread count set before or after) are timed by default and not when
+ * untimed, and the search is the same either way (sst, 2 threads). */
+Test(threads, untimed_worlds_grow_the_timed_worlds_tree) {
+  char *file = synth_push_task(4);
+  cp_task task;
+  cp_error e;
+  cr_assert_eq(cp_task_load(file, &task, &e), 0, "%s", e.msg);
+  char *path = synth_temp_db();
+  cp_store *st;
+  char msg[512];
+  cr_assert_eq(cp_store_open(path, 0, &st, msg, sizeof msg), CP_STORE_OK,
+               "%s", msg);
+  double secs[3];
+  for (int k = 0; k < 3; ++k) {
+    cp_plan_world *pw;
+    cr_assert_eq(cp_plan_world_create(&task, 1, &pw, &e), 0, "%s", e.msg);
+    /* 0: timed; 1: untimed before the threads; 2: after them. */
+    if (k == 1) cp_plan_world_set_timing(pw, 0);
+    cr_assert_eq(cp_plan_world_set_threads(pw, 2, &e), 0, "%s", e.msg);
+    if (k == 2) cp_plan_world_set_timing(pw, 0);
+    cp_plan_options o = cp_plan_defaults();
+    o.method = "sst";
+    o.max_nodes = 120;
+    o.max_seconds = 3600;
+    o.world_options = cp_plan_world_options(pw);
+    cp_plan_result r;
+    cp_plan_status s = cp_plan_search(st, &task, cp_plan_world_problem(pw),
+                                      cp_plan_world_start(pw), &o, &r, &e);
+    cr_assert(s == CP_PLAN_SOLVED || s == CP_PLAN_LIMIT, "%s", e.msg);
+    secs[k] = cp_plan_world_seconds(pw);
+    cp_plan_world_destroy(pw);
+  }
+  cp_store_close(st);
+  cr_assert_gt(secs[0], 0, "timed: the expansions' CPU seconds");
+  cr_assert_eq(secs[1], 0, "untimed before the threads: no clock read");
+  cr_assert_eq(secs[2], 0, "untimed after the threads: no clock read");
+  sqlite3 *db = synth_open_db(path);
+  long long n0, n;
+  unsigned long long d0 = synth_run_digest(db, 1, &n0);
+  cr_assert(n0 > 100, "%lld nodes", n0);
+  for (int k = 2; k <= 3; ++k) {
+    cr_assert_eq(synth_run_digest(db, k, &n), d0, "run %d", k);
+    cr_assert_eq(n, n0);
+  }
+  sqlite3_close(db);
+  synth_remove_db(path);
+  cp_task_free(&task);
+  remove(file);
+  free(file);
+}
+
 /* Cancels the run once it has `stop_at` nodes (a progress callback). */
 static volatile sig_atomic_t stop_flag;
 static long stop_at;
