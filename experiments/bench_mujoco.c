@@ -27,13 +27,14 @@
  * CP_SOURCE_ROOT). Prints Markdown; progress on stderr when a terminal.
  * BENCH_VELOCITY_SLIDING=0 in the environment runs complan with
  * cp_world_options.velocity_sliding off (it is on by default).
- * complan's worlds are made with cp_world_options.reserve =
- * CP_WORLD_RESERVE_AUTO (sized at creation for the scene's contacts and
- * joint limits, outside the timed loop, as mj_makeData allocates MuJoCo's
- * arena before it); BENCH_RESERVE=N sizes them for N contacts, and
- * BENCH_RESERVE=0 leaves the reserve off (the library's default: arrays
- * grow, and their pages are first touched, inside the timed steps). The
- * third table counts the page faults taken in the timed loops. */
+ * complan's worlds are made with the library's default reserve
+ * (cp_world_options.reserve = CP_WORLD_RESERVE_AUTO: sized at creation for
+ * the scene's contacts and joint limits within a memory cap, outside the
+ * timed loop, as mj_makeData allocates MuJoCo's arena before it);
+ * BENCH_RESERVE=N sizes them for N contacts, and BENCH_RESERVE=0 leaves the
+ * reserve off (arrays grow, and their pages are first touched, inside the
+ * timed steps). The third table counts the page faults taken in the timed
+ * loops. */
 #define _GNU_SOURCE /* getrusage's RUSAGE_THREAD */
 #include <math.h>
 #include <mujoco/mujoco.h>
@@ -238,11 +239,12 @@ static res run_complan(const cp_scene *sc, const scene_def *d, cp_stepper st) {
    * default; docs/simulate.md) */
   const char *vs = getenv("BENCH_VELOCITY_SLIDING");
   if (vs && vs[0] == '0') o.velocity_sliding = 0;
-  /* The world sized at creation for the scene's contacts and limits, as
-   * mj_makeData makes MuJoCo's arena before its loop (BENCH_RESERVE=N: N
-   * contacts; 0: none, the arrays grow in the timed steps) */
+  /* The default: the world sized at creation for the scene's contacts and
+   * limits (within the library's cap), as mj_makeData makes MuJoCo's arena
+   * before its loop (BENCH_RESERVE=N: N contacts; 0: none, the arrays grow
+   * in the timed steps) */
   const char *rs = getenv("BENCH_RESERVE");
-  o.reserve = rs && rs[0] ? atoi(rs) : CP_WORLD_RESERVE_AUTO;
+  if (rs && rs[0]) o.reserve = atoi(rs);
   cp_world *w = NULL;
   cp_error err;
   if (cp_world_create(sc, &o, &w, &err) != CP_WORLD_OK) {

@@ -109,10 +109,18 @@ cp_world_status cp_wi_ensure(cp_world *w, int ncon, int lcp_n) { return ensure(w
 // rolls (lcp.c's cp_wi_lcp_setup). Every array a step grows with the
 // constraints is made that large now and its pages written once
 // (cp_bigbuf_touch), so that steps within it take no new memory and no
-// first-touch page faults (docs/simulate.md, "Reserve").
-cp_world_status cp_wi_reserve(cp_world *w, int ncontacts) {
+// first-touch page faults (docs/simulate.md, "Reserve"). max_lcp > 0
+// (CP_WORLD_RESERVE_AUTO) caps the LCP bound: as many of the ncontacts as
+// fit within it, and nothing at all when the limits and supports alone do
+// not.
+cp_world_status cp_wi_reserve(cp_world *w, int ncontacts, int max_lcp) {
   int nlim = 0;
   for (int r = 0; r < w->nl; ++r) nlim += 2 * cp_wi_cjoint_of(w, r)->has_limits;
+  if (max_lcp > 0) { // lcp_n below is 6 (ncontacts + nsup) + nlim
+    const int fit = (max_lcp - nlim) / 6 - w->nsup;
+    if (nlim + 6 * w->nsup > max_lcp) return CP_WORLD_OK;
+    if (ncontacts > fit) ncontacts = fit;
+  }
   const int nroll = ncontacts + w->nsup, ncon = nroll + nlim, lcp_n = ncon + 5 * nroll;
   if (ensure(w, ncon, lcp_n > 0 ? lcp_n : 1, 1) != CP_WORLD_OK) return CP_WORLD_NOMEM;
   w->ws = cp_lemke_ws_reserve(w->ws, w->lcp_cap);

@@ -108,6 +108,10 @@ cp_world_options cp_world_defaults(void) {
   // acceleration stepper does: Coulomb's circle against the slip, one
   // unknown (docs/simulate.md, "Sliding contacts in the velocity stepper").
   o.velocity_sliding = 1;
+  // Sized at creation for the scene's contacts, within a memory cap
+  // (docs/simulate.md, "Reserve"): the steps then take no first-touch
+  // page faults for them, as MuJoCo's arena; the states are the same.
+  o.reserve = CP_WORLD_RESERVE_AUTO;
   return o;
 }
 
@@ -499,8 +503,10 @@ cp_world_status cp_world_create(const cp_scene *scene,
     cp_world_destroy(w);
     return st == CP_WORLD_PENETRATION ? CP_WORLD_BAD_INPUT : st;
   }
-  if (opt->reserve && (st = cp_wi_reserve(w, opt->reserve > 0 ? opt->reserve
-                                                            : w->sc.n_contacts)) != CP_WORLD_OK) {
+  if (opt->reserve &&
+      (st = opt->reserve > 0 ? cp_wi_reserve(w, opt->reserve, 0)
+                             : cp_wi_reserve(w, w->sc.n_contacts, CP_WORLD_RESERVE_AUTO_LCP)) !=
+          CP_WORLD_OK) {
     cp_error_setc(err, CP_ERR_NOMEM, "reserve", "out of memory: %s", w->msg);
     cp_world_destroy(w);
     return st;

@@ -138,15 +138,25 @@ typedef struct cp_world_options {
                            ///< its pages written once, so that steps that
                            ///< stay within it take no new memory and no
                            ///< first-touch page faults.
-                           ///< CP_WORLD_RESERVE_AUTO (-1): the contacts of
-                           ///< the scene at creation; 0 (default): none,
+                           ///< CP_WORLD_RESERVE_AUTO (-1, the default
+                           ///< since session 25): the contacts of the
+                           ///< scene at creation, as many of them as keep
+                           ///< the step's LCP within
+                           ///< CP_WORLD_RESERVE_AUTO_LCP unknowns (none
+                           ///< when its limits alone exceed it); 0: none,
                            ///< the arrays grow in the steps that need
-                           ///< them; n > 0: n contacts. The same states
-                           ///< bit for bit whatever it is
+                           ///< them; n > 0: n contacts, without that cap.
+                           ///< The same states bit for bit whatever it is
 } cp_world_options;
 
-/// cp_world_options.reserve: the contacts of the scene as created.
+/// cp_world_options.reserve: the contacts of the scene as created, within
+/// CP_WORLD_RESERVE_AUTO_LCP (the default).
 #define CP_WORLD_RESERVE_AUTO (-1)
+/// The most LCP unknowns CP_WORLD_RESERVE_AUTO sizes a world for: its six
+/// squares (M, LU, M_B and Lemke's three) then take at most 6 x 512 KB, so
+/// that the default costs a large scene (100 resting boxes: 2400 unknowns,
+/// six squares of 46 MB) no more than about 3 MB.
+#define CP_WORLD_RESERVE_AUTO_LCP 256
 /// cp_world_options.reserve's largest value (a larger one is
 /// CP_WORLD_BAD_INPUT; one that does not fit in memory, CP_WORLD_NOMEM).
 #define CP_WORLD_RESERVE_MAX 100000

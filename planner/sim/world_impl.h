@@ -306,7 +306,7 @@ CPW_HIDDEN cp_world_status cp_wi_record_contacts(cp_world *w, const double *forc
 CPW_HIDDEN cp_world_status cp_wi_ensure(cp_world *w, int ncon, int lcp_n);
 /// The world sized for ncontacts contacts (cp_world_options.reserve),
 /// its pages written once (stepsys.c).
-CPW_HIDDEN cp_world_status cp_wi_reserve(cp_world *w, int ncontacts);
+CPW_HIDDEN cp_world_status cp_wi_reserve(cp_world *w, int ncontacts, int max_lcp);
 // w->ck_rng: per constraint the two ranges of dofs its columns of G can be
 // nonzero in (a free body's 6, a manipulator's joint rows, a limit's one
 // row; lo = hi: none). Returns 0, -1 when out of memory.

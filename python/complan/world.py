@@ -47,9 +47,10 @@ class World:
     explicit contact list and generate contacts from the shapes (`complan
     simulate --auto-contacts`; the Scene itself is not changed). options:
     fields of cp_world_options (warm_start, compliance, allow_fallback,
-    check, impact_memo, profile, velocity_sliding, reserve: -1 sizes the
-    world at creation for the scene's contacts, n > 0 for n contacts, 0
-    (default) not at all (docs/simulate.md, "Reserve"); solve={...} as in
+    check, impact_memo, profile, velocity_sliding, reserve: -1 (default)
+    sizes the world at creation for the scene's contacts as far as they
+    keep the LCP within 256 unknowns, n > 0 for n contacts, 0 not at all
+    (docs/simulate.md, "Reserve"); solve={...} as in
     complan.lcp.solve).
     Units: SI (s, m, kg, N, rad)."""
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "experiments/bench_stack.h"
 #include "planner/sim/world.h"
 #include "planner/sim/world_impl.h"
 
@@ -145,4 +146,56 @@ Test(world_reserve, bad_values_are_refused) {
     cr_assert(strstr(err.msg, got), "%s", err.msg);
   }
   cp_scene_free(&sc);
+}
+
+// The default is the scene's contacts (the hand: sized at creation for its
+// contacts and every limit side), capped at CP_WORLD_RESERVE_AUTO_LCP
+// unknowns: a stack of 100 boxes (400 contacts, 2400 unknowns) gets as many
+// of its contacts as fit, an explicit budget is not capped.
+Test(world_reserve, default_is_the_capped_auto) {
+  cr_assert_eq(cp_world_defaults().reserve, CP_WORLD_RESERVE_AUTO);
+  cp_scene sc;
+  load_hand(&sc);
+  cp_world *w = hand_world(&sc, CP_STEPPER_ACCELERATION, cp_world_defaults().reserve);
+  cr_assert_geq(w->lcp_cap, 32 + 6 * w->sc.n_contacts);
+  cp_world_destroy(w);
+  cp_scene_free(&sc);
+
+  cp_world_options o = cp_world_defaults();
+  o.dt = 5e-3;
+  w = bench_stack_world(100, 0.5, 0, &o, "default_is_the_capped_auto");
+  cr_assert_eq(w->sc.n_contacts, 400);
+  cr_assert_leq(w->lcp_cap, CP_WORLD_RESERVE_AUTO_LCP);
+  cr_assert_geq(w->lcp_cap, CP_WORLD_RESERVE_AUTO_LCP - 5, "%d", w->lcp_cap);
+  cr_assert_geq(w->con_cap, CP_WORLD_RESERVE_AUTO_LCP / 6);
+  cp_world_destroy(w);
+  o.reserve = 60;
+  w = bench_stack_world(100, 0.5, 0, &o, "default_is_the_capped_auto");
+  cr_assert_geq(w->lcp_cap, 360);
+  cp_world_destroy(w);
+}
+
+// Where the cap bites (a resting stack of 12: 48 contacts, 288 unknowns,
+// sized for 42 of them), the states are those of no reserve, both
+// steppers.
+Test(world_reserve, capped_default_same_bits) {
+  for (int s = 0; s < 2; ++s) {
+    uint64_t h[2];
+    for (int r = 0; r < 2; ++r) {
+      cp_world_options o = cp_world_defaults();
+      o.dt = 5e-3;
+      o.stepper = s ? CP_STEPPER_VELOCITY : CP_STEPPER_ACCELERATION;
+      if (r) o.reserve = 0;
+      cp_world *w = bench_stack_world(12, 0.5, 0, &o, "capped_default_same_bits");
+      if (!r) {
+        cr_assert_eq(w->sc.n_contacts, 48);
+        cr_assert_leq(w->lcp_cap, CP_WORLD_RESERVE_AUTO_LCP);
+        cr_assert_geq(w->lcp_cap, CP_WORLD_RESERVE_AUTO_LCP - 5);
+      }
+      run(w, 40);
+      h[r] = cp_world_hash(w);
+      cp_world_destroy(w);
+    }
+    cr_assert_eq(h[0], h[1], "stepper %d: the capped reserve changed the states", s);
+  }
 }

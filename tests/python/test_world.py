@@ -65,7 +65,9 @@ def test_set_state_replays_the_same_steps():
 def test_reserve_keeps_the_hash_and_rejects_bad_values():
     doc, rc = cli_json("simulate", "--duration", "0.5", BOX_DROP)
     assert rc == 0
-    for reserve in (-1, 8):  # the scene's contacts; eight contacts
+    # The default (session 25) is the capped AUTO, the one World passes on
+    assert _lib.world_defaults().reserve == -1
+    for reserve in (-1, 8, 0):  # the scene's contacts; eight contacts; none
         w = box_world(dt=1e-3, reserve=reserve)
         w.step(n=500)
         assert "%016x" % w.hash() == doc["hash"]
