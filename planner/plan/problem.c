@@ -683,7 +683,7 @@ cp_plan_status cp_plan_task(cp_store *st, const cp_task *task,
     res->plan_id = -1;
     return res->status = CP_PLAN_BAD_INPUT;
   }
-  pw->untimed = 1; /* its seconds are not reported */
+  cp_plan_world_set_timing(pw, 0); /* its seconds are not reported */
   cp_plan_options o = opt ? *opt : cp_plan_defaults();
   int batch = o.search_batch > 0 ? o.search_batch : task->search_batch;
   if (!o.run_batch && o.threads > 1 && batch > 1 &&

@@ -452,6 +452,18 @@ Test(reuse, system_ws_matches_build) {
   mt_assert_no_leaks();
 }
 
+// sc built with the workspace ws and on a fresh block: the two systems
+// the same bit for bit (assert_same_system, tag in its messages).
+static void build_as_fresh(const cp_scene *sc, cp_system_ws *ws, int tag) {
+  cp_error err = {0};
+  cp_system x, y;
+  cr_assert_eq(cp_system_build(sc, &x, &err), 0, "%s", err.msg);
+  cr_assert_eq(cp_system_build_ws(sc, ws, &y, &err), 0, "%s", err.msg);
+  assert_same_system(&x, &y, sc, tag);
+  cp_system_free(&x);
+  cp_system_free(&y);
+}
+
 // A stack scene with its contacts (generated if the file has none, at
 // least min of them) and the chain scene urdf_finger_push; *all gets a copy
 // of the stack's contacts (the caller frees it). Returns their number.
@@ -479,7 +491,6 @@ Test(reuse, system_ws_large_clears_what_it_wrote) {
   cp_scene st, ch;
   cp_contact *all;
   const int n = stack_and_chain("models/scenes/stack10.json", 20, &st, &ch, &all);
-  cp_error err = {0};
   cp_system_ws ws = {0};
   int tracked = 0;
   for (int round = 0; round < 12; ++round) {
@@ -509,13 +520,8 @@ Test(reuse, system_ws_large_clears_what_it_wrote) {
     } else { // none
       st.n_contacts = 0;
     }
-    cp_system x, y;
-    cr_assert_eq(cp_system_build(sc, &x, &err), 0, "%s", err.msg);
-    cr_assert_eq(cp_system_build_ws(sc, &ws, &y, &err), 0, "%s", err.msg);
-    assert_same_system(&x, &y, sc, 200 + round);
+    build_as_fresh(sc, &ws, 200 + round);
     tracked += ws.zero_end > 0;
-    cp_system_free(&x);
-    cp_system_free(&y);
   }
   cr_assert_geq(tracked, 6, "the large builds kept their record (%d)", tracked);
   st.n_contacts = n;
@@ -538,7 +544,6 @@ Test(reuse, system_ws_small_keeps_its_zeros) {
   cp_scene st, ch;
   cp_contact *all;
   const int n = stack_and_chain("models/scenes/stack5.json", 12, &st, &ch, &all);
-  cp_error err = {0};
   cp_system_ws ws = {0};
   int kept = 0, moved = 0;
   for (int round = 0; round < 16; ++round) {
@@ -566,13 +571,8 @@ Test(reuse, system_ws_small_keeps_its_zeros) {
       sc = &ch;
     }
     const int was_kept = ws.n_dirty == (size_t)-1 && ws.zero_end > 0;
-    cp_system x, y;
-    cr_assert_eq(cp_system_build(sc, &x, &err), 0, "%s", err.msg);
-    cr_assert_eq(cp_system_build_ws(sc, &ws, &y, &err), 0, "%s", err.msg);
-    assert_same_system(&x, &y, sc, 300 + round);
+    build_as_fresh(sc, &ws, 300 + round);
     kept += was_kept && sc == &st && st.n_contacts == n;
-    cp_system_free(&x);
-    cp_system_free(&y);
   }
   cr_assert_geq(kept, 6, "builds on a kept region (%d)", kept);
   cr_assert_gt(moved, 0);

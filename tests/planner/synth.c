@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "planner/store/store.h"
 #include "tests/support.h"
 
 static const int dirs[4][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}};
@@ -346,6 +347,14 @@ sqlite3 *synth_open_db(const char *path) {
   cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
   sqlite3_busy_timeout(db, 5000);
   return db;
+}
+
+cp_store *synth_open_store(const char *path) {
+  cp_store *st;
+  char msg[512];
+  cr_assert_eq(cp_store_open(path, 0, &st, msg, sizeof msg), CP_STORE_OK,
+               "%s", msg);
+  return st;
 }
 
 /* Digest of a run's node rows, every column but pivots (a work count: an

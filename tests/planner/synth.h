@@ -85,6 +85,8 @@ char *synth_push_task(int batch);
 /// object (NULL: nothing).
 char *synth_push_task_with(int batch, const char *extra);
 struct sqlite3 *synth_open_db(const char *path);
+/// The store at path, opened by cp_store_open (asserted, with its message).
+struct cp_store *synth_open_store(const char *path);
 unsigned long long synth_run_digest(struct sqlite3 *db, long long run,
                                     long long *n);
 void synth_plan_of(struct sqlite3 *db, long long run, char *out, size_t size);

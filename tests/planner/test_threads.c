@@ -32,10 +32,7 @@ static void same_for_any_thread_count(const char *method, long max_nodes) {
   cr_assert_eq(task.search_batch, 4);
   task.weight = 0.1; /* astar: a wide search (the task's w = 2 takes 13 nodes) */
   char *path = synth_temp_db();
-  cp_store *st;
-  char msg[512];
-  cr_assert_eq(cp_store_open(path, 0, &st, msg, sizeof msg), CP_STORE_OK,
-               "%s", msg);
+  cp_store *st = synth_open_store(path);
   const int threads[3] = {1, 2, 4};
   cp_plan_result r[3];
   for (int k = 0; k < 3; ++k) {
@@ -141,10 +138,7 @@ Test(threads, untimed_worlds_grow_the_timed_worlds_tree) {
   cp_error e;
   cr_assert_eq(cp_task_load(file, &task, &e), 0, "%s", e.msg);
   char *path = synth_temp_db();
-  cp_store *st;
-  char msg[512];
-  cr_assert_eq(cp_store_open(path, 0, &st, msg, sizeof msg), CP_STORE_OK,
-               "%s", msg);
+  cp_store *st = synth_open_store(path);
   double secs[3];
   for (int k = 0; k < 3; ++k) {
     cp_plan_world *pw;
@@ -198,10 +192,7 @@ static void stop_at_nodes(void *ctx, const cp_plan_progress *p) {
 static cp_plan_result plan_push(const cp_task *task, const char *path,
                                 int batch, long nodes, int resume,
                                 long cancel_at) {
-  cp_store *st;
-  char msg[512];
-  cr_assert_eq(cp_store_open(path, 0, &st, msg, sizeof msg), CP_STORE_OK,
-               "%s", msg);
+  cp_store *st = synth_open_store(path);
   cp_plan_options o = cp_plan_defaults();
   o.method = "sst";
   o.max_nodes = nodes;
@@ -268,10 +259,7 @@ static void bench_progress(void *ctx, const char *planner, int run,
  * on `threads` threads; the calls of the progress callback in *calls. */
 static char *bench_on(const cp_task *task, int threads, bench_calls *calls) {
   char *path = synth_temp_db();
-  cp_store *st;
-  char msg[512];
-  cr_assert_eq(cp_store_open(path, 0, &st, msg, sizeof msg), CP_STORE_OK,
-               "%s", msg);
+  cp_store *st = synth_open_store(path);
   cp_plan_world *pw;
   cp_error e;
   cr_assert_eq(cp_plan_world_create(task, 1, &pw, &e), 0, "%s", e.msg);
@@ -338,9 +326,7 @@ Test(threads, benchmark_runs_on_threads_give_the_one_thread_database) {
   synth_remove_db(b);
   /* Threads without the database's path. */
   char *path = synth_temp_db();
-  cp_store *st;
-  char msg[512];
-  cr_assert_eq(cp_store_open(path, 0, &st, msg, sizeof msg), CP_STORE_OK);
+  cp_store *st = synth_open_store(path);
   cp_plan_world *pw;
   cr_assert_eq(cp_plan_world_create(&task, 1, &pw, &e), 0, "%s", e.msg);
   cp_bench_options bo = {.runs = 2, .threads = 2};
@@ -496,10 +482,7 @@ Test(threads, workers_that_used_glpk_grow_the_one_thread_tree) {
   cr_assert_eq(cp_task_load(path, &task, &e), 0, "%s", e.msg);
   task.search_batch = 16;
   char *db_path = synth_temp_db();
-  cp_store *st;
-  char msg[512];
-  cr_assert_eq(cp_store_open(db_path, 0, &st, msg, sizeof msg), CP_STORE_OK,
-               "%s", msg);
+  cp_store *st = synth_open_store(db_path);
   cp_plan_result r[2];
   for (int k = 0; k < 2; ++k) {
     cp_plan_options o = cp_plan_defaults();
