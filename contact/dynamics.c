@@ -353,6 +353,42 @@ static void mirror_pattern(int m, const int *pat, double *A) {
     }
 }
 
+/* The lower triangle of A (m x m, m = 3 nc) from the upper on colmin's
+ * footprint, a contact's three columns at a time: row r's three entries
+ * of columns c .. c + 2 are adjacent in A's column r, so one pass over the
+ * rows stores three (the loop's overhead was most of a per-entry copy).
+ * The pass starts at the three columns' smallest colmin; a column whose
+ * own starts later reads zeros there (its upper triangle outside the
+ * footprint is cleared) and writes them where its lower triangle is zero
+ * already (cleared, or lower_rest's): the same A. Columns whose first
+ * rows lie far apart are copied one by one, as before. */
+#define CP_CONTACT_SPACE_MIRROR_SPREAD 6
+static void mirror_colmin(int m, const int *colmin, double *A) {
+  const size_t sm = (size_t)m;
+  for (int c = 0; c + 2 < m; c += 3) {
+    const int a = colmin[c], b = colmin[c + 1], d = colmin[c + 2];
+    const int lo = a < b ? (a < d ? a : d) : (b < d ? b : d);
+    const int hi = a > b ? (a > d ? a : d) : (b > d ? b : d);
+    if (hi - lo > CP_CONTACT_SPACE_MIRROR_SPREAD) {
+      for (int t = c; t < c + 3; t++)
+        for (int r = colmin[t]; r < t; r++) A[t + (size_t)r * sm] = A[r + (size_t)t * sm];
+      continue;
+    }
+    const double *restrict u0 = A + (size_t)c * sm, *restrict u1 = u0 + sm,
+                           *restrict u2 = u1 + sm;
+    double *restrict lo_r = A + c + (size_t)lo * sm; /* row c's entry in column lo */
+    for (int r = lo; r < c; r++, lo_r += sm) {
+      lo_r[0] = u0[r];
+      lo_r[1] = u1[r];
+      lo_r[2] = u2[r];
+    }
+    /* the contact's own block: its three entries above the diagonal */
+    A[c + 1 + (size_t)c * sm] = u1[c];
+    A[c + 2 + (size_t)c * sm] = u2[c];
+    A[c + 2 + (size_t)(c + 1) * sm] = u2[c + 1];
+  }
+}
+
 /* A's upper triangle (lda m, from a0: the block's first column and row)
  * += X^T X for a 3-row X (rows at X, X + p, X + 2p): per entry 0 + x0 x0'
  * + x1 x1' + x2 x2', then added. With p and m constants for a box. */
@@ -1031,8 +1067,7 @@ blocks_known:
     } else {
       if (reuse) pat[0] = -1;
       if (old) lower_rest(m, old, colmin, cs->A);
-      for (int c = 0; c < m; c++)
-        for (int r = colmin[c]; r < c; r++) cs->A[c + (size_t)r * m] = cs->A[r + (size_t)c * m];
+      mirror_colmin(m, colmin, cs->A);
     }
   } else {
     mirror_full(m, cs->A);
