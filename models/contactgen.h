@@ -126,6 +126,11 @@ typedef struct cp_contactgen_ws {
   cp_contact *list;     ///< contacts being built, list_cap entries
   int list_cap;
   cp_collide_ws collide;///< geoms for cp_collide_pair_ws
+  int *order;           ///< the sweep's object order, kept between calls
+  int order_n, order_cap; ///< (a step moves the objects little, so the
+                        ///< sort starts nearly done); private
+  void *pairs;          ///< candidate pairs (private), pairs_cap words
+  int pairs_cap;
   cp_contactgen_overlap overlap; ///< the last call's overlap (set when it
                                  ///< failed with CP_ERR_OVERLAP)
   int all_flat;         ///< the last call's contacts all came from pairs
