@@ -24,12 +24,7 @@
 // Validated object: the shape, its world pose, and for a plane its world
 // normal N and offset D ({y : N.y = D}, solid side N.y <= D).
 
-typedef struct obj {
-  const cp_shape *s;
-  double x[3], q[4], R[9];
-  double N[3], D;
-  int hull; // a mesh collided as its convex hull
-} obj;
+typedef cp_collide_posed obj; // (models/collide_impl.h)
 
 static int bad_num(double v) { return !isfinite(v); }
 
@@ -716,25 +711,30 @@ static int clearly_apart(const obj *a, const obj *b, double tol) {
     cp_v3_sub(c, b->x, a->x);
     // Axes e_i (a's, R's columns) and f_j (b's); Q_ij = |e_i . f_j|; half
     // sizes ha of a grown by tol, hb of b.
-    double ha[3], hb[3], Q[3][3];
+    // Row i of Q is computed when a's axis i is tried (most pairs are
+    // settled by their first axes); the answer does not depend on the
+    // order of the axes, and every number is the same expression.
+    double ha[3], hb[3], Q[3][3], margin = -1;
     for (int i = 0; i < 3; ++i) {
       ha[i] = 0.5 * a->s->size[i] + tol;
       hb[i] = 0.5 * b->s->size[i];
+    }
+    for (int i = 0; i < 3; ++i) {
       for (int j = 0; j < 3; ++j)
         Q[i][j] = fabs(a->R[i] * b->R[j] + a->R[3 + i] * b->R[3 + j] +
                        a->R[6 + i] * b->R[6 + j]);
-    }
-    for (int i = 0; i < 3; ++i) {
       double ca = c[0] * a->R[i] + c[1] * a->R[3 + i] + c[2] * a->R[6 + i];
       double gap = fabs(ca) - ha[i] -
                    (hb[0] * Q[i][0] + hb[1] * Q[i][1] + hb[2] * Q[i][2]);
-      if (gap > 1e-9 && gap > apart_margin(a, b, tol)) return 1;
+      if (gap > 1e-9 && gap > (margin < 0 ? (margin = apart_margin(a, b, tol)) : margin))
+        return 1;
     }
     for (int j = 0; j < 3; ++j) {
       double cb = c[0] * b->R[j] + c[1] * b->R[3 + j] + c[2] * b->R[6 + j];
       double gap = fabs(cb) - hb[j] -
                    (ha[0] * Q[0][j] + ha[1] * Q[1][j] + ha[2] * Q[2][j]);
-      if (gap > 1e-9 && gap > apart_margin(a, b, tol)) return 1;
+      if (gap > 1e-9 && gap > (margin < 0 ? (margin = apart_margin(a, b, tol)) : margin))
+        return 1;
     }
     return 0;
   }
@@ -954,7 +954,7 @@ static int mesh_pair(obj *wa, obj *wb, const cp_collide_options *opt,
   return finish(r, m, opt, out, cap);
 }
 
-static int pair_checked(obj *wa, obj *wb, const cp_collide_options *opt,
+static int pair_checked(const obj *wa, const obj *wb, const cp_collide_options *opt,
                         cp_collide_ws *ws, cp_collide_contact *out, int cap,
                         cp_error *err);
 
@@ -990,27 +990,7 @@ int cp_collide_pair_ws(const cp_collide_object *a, const cp_collide_object *b,
 void cp_collide_pose(const cp_collide_object *o, cp_collide_posed *p) {
   memset(p, 0, sizeof *p);
   if (o) p->o = *o;
-  obj w;
-  memset(&w, 0, sizeof w);
-  p->valid = o && !check_object(o, "a", &w, NULL, NULL, NULL);
-  if (!p->valid || w.s->type == CP_SHAPE_NONE) return;
-  memcpy(p->q, w.q, sizeof p->q);
-  memcpy(p->R, w.R, sizeof p->R);
-  if (w.s->type == CP_SHAPE_PLANE) {
-    cp_v3_copy(p->N, w.N);
-    p->D = w.D;
-  }
-}
-
-// The obj check_object makes of p->o (p valid).
-static void posed_obj(const cp_collide_posed *p, obj *w) {
-  w->s = p->o.shape;
-  cp_v3_copy(w->x, p->o.x);
-  memcpy(w->q, p->q, sizeof w->q);
-  memcpy(w->R, p->R, sizeof w->R);
-  cp_v3_copy(w->N, p->N);
-  w->D = p->D;
-  w->hull = 0;
+  p->valid = o && !check_object(o, "a", p, NULL, NULL, NULL);
 }
 
 int cp_collide_pair_posed(const cp_collide_posed *a, const cp_collide_posed *b,
@@ -1021,30 +1001,32 @@ int cp_collide_pair_posed(const cp_collide_posed *a, const cp_collide_posed *b,
       !isfinite(opt->merge_tol) || opt->merge_tol < 0 || opt->max_points < 1 ||
       opt->max_points > CP_COLLIDE_MAX_POINTS) // its checks and errors
     return cp_collide_pair_ws(&a->o, &b->o, opt, ws, out, cap, err);
-  obj wa, wb;
-  posed_obj(a, &wa);
-  posed_obj(b, &wb);
-  return pair_checked(&wa, &wb, opt, ws, out, cap, err);
+  return pair_checked(a, b, opt, ws, out, cap, err);
 }
 
 // cp_collide_pair_ws once the options and both objects are checked.
-static int pair_checked(obj *wa, obj *wb, const cp_collide_options *opt,
+static int pair_checked(const obj *wa, const obj *wb, const cp_collide_options *opt,
                         cp_collide_ws *ws, cp_collide_contact *out, int cap,
                         cp_error *err) {
   cp_shape_type ta = wa->s->type, tb = wb->s->type;
+  obj ma, mb; // copies of a pair with a mesh (its hull flag is set below)
+  if (ta == CP_SHAPE_MESH || tb == CP_SHAPE_MESH) {
+    ma = *wa, mb = *wb;
+    wa = &ma, wb = &mb;
+  }
   if (ta == CP_SHAPE_NONE || tb == CP_SHAPE_NONE) return 0;
   if (ensure_init(err)) return -1;
   // Two meshes: their hulls, always (see mesh_pair).
   if (ta == CP_SHAPE_MESH && tb == CP_SHAPE_MESH &&
       wa->s->mesh->hull_n_planes && wb->s->mesh->hull_n_planes)
-    return mesh_pair(wa, wb, opt, out, cap, err);
+    return mesh_pair(&ma, &mb, opt, out, cap, err);
   // Mesh and primitive: hulls when asked for and the mesh has one (a flat
   // mesh has none and stays a triangle mesh).
   int hull = opt->mesh_hull != 0;
   if (ta == CP_SHAPE_MESH && !wa->s->mesh->hull_n_planes) hull = 0;
   if (tb == CP_SHAPE_MESH && !wb->s->mesh->hull_n_planes) hull = 0;
-  if (ta == CP_SHAPE_MESH) wa->hull = hull;
-  if (tb == CP_SHAPE_MESH) wb->hull = hull;
+  if (ta == CP_SHAPE_MESH) ma.hull = hull;
+  if (tb == CP_SHAPE_MESH) mb.hull = hull;
   int has_mesh = ta == CP_SHAPE_MESH || tb == CP_SHAPE_MESH;
   if (!g_supported[has_mesh && hull][ta][tb])
     return cp_error_set(err, "", "no contact generation for the pair %s-%s",

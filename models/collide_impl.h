@@ -10,12 +10,16 @@
 
 #include "models/collide.h"
 
-/// An object with what cp_collide_pair_ws computes from it on each call.
+/// An object with what cp_collide_pair_ws computes from it on each call
+/// (models/collide.c works on this struct for every object).
 typedef struct cp_collide_posed {
-  cp_collide_object o; ///< as given (the shape is not owned)
+  const cp_shape *s;   ///< o.shape
+  double x[3];         ///< o.x
   double q[4];         ///< the quaternion normalised
   double R[9];         ///< its rotation matrix (row major)
   double N[3], D;      ///< a plane's world normal and offset (else 0)
+  int hull;            ///< a mesh collided as its convex hull (per pair)
+  cp_collide_object o; ///< as given (the shape is not owned)
   int valid;           ///< 1: o passed the checks of cp_collide_pair_ws
 } cp_collide_posed;
 
