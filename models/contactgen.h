@@ -30,7 +30,10 @@
 ///     default for URDF manipulators, whose collision meshes of nearby links
 ///     overlap by design) says to skip every pair within it.
 /// A cheap bounding-sphere test (plane: none) skips pairs farther apart than
-/// touch_tol before the exact test.
+/// touch_tol before the exact test. From 8 objects on, a sweep over the
+/// spheres' boxes (along the axis of largest spread of the centres; its
+/// order kept in the workspace) picks the pairs to give that test, with a
+/// slack that drops only pairs the test would skip: the same contacts.
 ///
 /// Each contact (docs/math.md §2):
 ///   a, b   if exactly one of the pair is a fixed body, b is that body and a
