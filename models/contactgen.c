@@ -38,6 +38,7 @@ typedef struct gobj {
   double radius;      // bounding sphere about x (INFINITY for a plane)
   double N[3], D;     // plane: world {y : N.y = D}, solid side N.y <= D
   cp_collide_posed posed; // x, q validated and turned once (models/collide_impl.h)
+  cp_shape shape_was;     // the shape's numbers when posed was made
   double lo[3], hi[3]; // the sweep's box (candidate_pairs)
   int special;        // a position or radius not finite: no box
 } gobj;
@@ -123,11 +124,23 @@ static int collect(const cp_scene *s, cp_contactgen_ws *ws, int *n_out) {
     }
   }
   for (int i = 0; i < k; ++i) {
-    cp_collide_object co = {g[i].shape, {0}, {0}};
-    cp_v3_copy(co.x, g[i].x);
-    memcpy(co.q, g[i].q, sizeof co.q);
-    cp_collide_pose(&co, &g[i].posed);
+    gobj *o = &g[i];
+    // The last call's posed object of this slot is kept when what it is
+    // made of has the same bits: the shape (pointer and numbers; a mesh's
+    // data is not compared, so a mesh is posed again), position and
+    // quaternion (a fixed table, a body at rest to the last bit).
+    if (i < ws->obj_n && !memcmp(o->posed.o.x, o->x, sizeof o->x) && // (moving: differs)
+        !memcmp(o->posed.o.q, o->q, sizeof o->q) && o->posed.o.shape == o->shape &&
+        o->shape->type != CP_SHAPE_MESH &&
+        !memcmp(&o->shape_was, o->shape, sizeof o->shape_was))
+      continue;
+    cp_collide_object co = {o->shape, {0}, {0}};
+    cp_v3_copy(co.x, o->x);
+    memcpy(co.q, o->q, sizeof co.q);
+    cp_collide_pose(&co, &o->posed);
+    memcpy(&o->shape_was, o->shape, sizeof o->shape_was);
   }
+  ws->obj_n = k;
   *n_out = k;
   return 0;
 }
@@ -186,7 +199,7 @@ static int skip_pair(const cp_scene *s, const gobj *a, const gobj *b,
 static int candidate_pairs(gobj *g, int n, double tol, cp_contactgen_ws *ws,
                            int *words) {
   const int W = (n + 63) / 64;
-  *words = W;
+  *words = n < 2 ? 0 : W; // (no pairs: no rows to read)
   if (n < 2) return 0;
   if (cp_grow((void **)&ws->pairs, &ws->pairs_cap, n * W, sizeof(uint64_t)))
     return -1;

@@ -124,6 +124,8 @@ typedef struct cp_contactgen_overlap {
 typedef struct cp_contactgen_ws {
   void *obj;            ///< object list (private), obj_cap entries
   int obj_cap;
+  int obj_n;            ///< objects of the last call (private: their
+                        ///< validated poses are kept when unchanged)
   void *states;         ///< cp_link_state scratch, states_cap entries
   int states_cap;
   cp_contact *list;     ///< contacts being built, list_cap entries

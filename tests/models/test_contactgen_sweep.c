@@ -188,6 +188,7 @@ Test(contactgen_sweep, grid_exact_contacts_and_stale_order) {
   cp_contactgen_ws ws = {0};
   cp_contactgen_options opt = cp_contactgen_defaults();
   opt.touch_tol = 1e-4;
+  opt.penetration_tol = 1; // the changes below press bodies together
   cp_error err;
   cr_assert_eq(cp_scene_generate_contacts_ws(&s, &opt, &ws, &err), 0, "%s", err.msg);
   assert_same_as_fresh(&s, &opt);
@@ -203,6 +204,29 @@ Test(contactgen_sweep, grid_exact_contacts_and_stale_order) {
     cr_assert_eq(cp_scene_generate_contacts_ws(&s, &opt, &ws, &err), 0, "%s", err.msg);
     assert_same_as_fresh(&s, &opt);
   }
+  // The workspace keeps each object's validated pose while its shape,
+  // position and quaternion keep their bits: a change of any of them (the
+  // pose of the others unchanged) must be seen.
+  const int n0 = s.n_contacts;
+  s.bodies[5].shape.size[2] = 0.06; // taller: presses into its neighbours
+  cr_assert_eq(cp_scene_generate_contacts_ws(&s, &opt, &ws, &err), 0, "%s", err.msg);
+  assert_same_as_fresh(&s, &opt);
+  s.bodies[0].shape.offset = 2e-5; // the floor raised by 20 um
+  cr_assert_eq(cp_scene_generate_contacts_ws(&s, &opt, &ws, &err), 0, "%s", err.msg);
+  assert_same_as_fresh(&s, &opt);
+  s.bodies[0].q[0] = cos(0.01), s.bodies[0].q[1] = sin(0.01); // and tilted
+  cr_assert_eq(cp_scene_generate_contacts_ws(&s, &opt, &ws, &err), 0, "%s", err.msg);
+  assert_same_as_fresh(&s, &opt);
+  cr_assert_neq(s.n_contacts, n0);
+  s.bodies[0].q[0] = 1, s.bodies[0].q[1] = 0; // back: the first answer
+  s.bodies[0].shape.offset = 0;
+  s.bodies[5].shape.size[2] = 0.05;
+  cr_assert_eq(cp_scene_generate_contacts_ws(&s, &opt, &ws, &err), 0, "%s", err.msg);
+  assert_same_as_fresh(&s, &opt);
+  cr_assert_eq(s.n_contacts, n0);
+  s.bodies[3].shape.size[0] = -1; // an invalid shape: the pair's error
+  cr_assert_eq(cp_scene_generate_contacts_ws(&s, &opt, &ws, &err), -1);
+  cr_assert(strstr(err.msg, "box size must be positive"), "%s", err.msg);
   cp_scene_free(&s);
   cp_contactgen_ws_free(&ws);
   mt_assert_no_leaks();
@@ -225,5 +249,14 @@ Test(contactgen_sweep, nonfinite_position_still_an_error) {
   cr_assert_eq(cp_scene_generate_contacts(&s, NULL, &err), -1);
   cr_assert(strstr(err.msg, "position is not finite"), "%s", err.msg);
   cp_scene_free(&s);
+  // One object (no pairs), with a fresh workspace and with a used one.
+  cp_scene one;
+  parse("{\"bodies\": [{\"name\": \"b\", \"mass\": 1, \"shape\": {\"type\": "
+        "\"box\", \"size\": [1, 1, 1]}}]}", &one);
+  cr_assert_eq(cp_scene_generate_contacts(&one, NULL, &err), 0, "%s", err.msg);
+  cr_assert_eq(one.n_contacts, 0);
+  cr_assert_eq(cp_scene_generate_contacts_ws(&one, NULL, &ws, &err), 0, "%s", err.msg);
+  cr_assert_eq(one.n_contacts, 0);
+  cp_scene_free(&one);
   cp_contactgen_ws_free(&ws);
 }
