@@ -1106,16 +1106,17 @@ blocks_known:
      * and they would be taken now, they are made again. */
     int *key = pat + pattern_ints(nu1, m1) + m1;
     const int big = reuse && m >= CP_CONTACT_SPACE_SPARSE_M && cs->range && nu > 0;
+    const long fcost = fcost_of(m, colmin);
     long pcost = -1;
     if (big) {
       const int kept = prev_fp_kept && scratch_kept && prev_nu == nu && prev_nc == nc &&
                        pattern_key_same(cs, key, &pcost);
-      if (!kept || (pat[0] < 0 && pcost >= 0 && 9 * pcost < 2 * fcost_of(m, colmin))) {
+      if (!kept || (pat[0] < 0 && pcost >= 0 && 9 * pcost < 2 * fcost)) {
         pcost = pattern_lists(cs, blk, fill, pat);
         pattern_key_save(cs, key, pcost);
       }
     }
-    if (pcost >= 0 && 9 * pcost < 2 * fcost_of(m, colmin)) {
+    if (pcost >= 0 && 9 * pcost < 2 * fcost) {
       if (old) lower_rest(m, old, NULL, cs->A);
       mirror_pattern(m, pat, cs->A);
       cs->fp_lists = 1;
