@@ -19,8 +19,9 @@
  * (complan: after each step; MuJoCo: its contacts' distances), and the
  * translational kinetic energy at the end (a settled scene's is ~0).
  *
- * Usage: bench_mujoco [ROUNDS [SECONDS [MAXBOXES [SCENE]]]] (defaults 5, 10,
- * 100, every scene; SCENE: only the scenes whose name contains it):
+ * Usage: bench_mujoco [--phases] [ROUNDS [SECONDS [MAXBOXES [SCENE]]]]
+ * (defaults 5, 10, 100, every scene; SCENE: only the scenes whose name
+ * contains it):
  * scenes at rest run SECONDS of simulated time, moving ones min(1, SECONDS)
  * (the bin min(2, SECONDS)); stacks up to MAXBOXES boxes. Run from the
  * source root (the grasp and the hand are bundled scene files; or set
@@ -34,7 +35,18 @@
  * BENCH_RESERVE=N sizes them for N contacts, and BENCH_RESERVE=0 leaves the
  * reserve off (arrays grow, and their pages are first touched, inside the
  * timed steps). The third table counts the page faults taken in the timed
- * loops. */
+ * loops.
+ *
+ * --phases adds a table of where each engine's step goes, per phase, in
+ * the fastest and the slowest round: complan's worlds are made with
+ * cp_world_options.profile (its phases on the monotonic clock, per step),
+ * MuJoCo's timers are switched on (mjcb_time, the same clock), and each
+ * step's thread CPU time is read around it. A step enters the table only
+ * when its monotonic total matches its thread CPU time (within 2 us + 1 %):
+ * the thread ran all through it, so its phases are CPU time too; a step
+ * during which the thread waited for a core is left out (counted). The
+ * clock reads cost a little (two dozen a step), so the time table of a
+ * --phases run is not comparable with one of a run without. */
 #define _GNU_SOURCE /* getrusage's RUSAGE_THREAD */
 #include <math.h>
 #include <mujoco/mujoco.h>
@@ -68,8 +80,22 @@ typedef struct scene_def {
                         tracked body's displacement) */
 } scene_def;
 
+/* Phases of a step (--phases): complan's cp_step_profile fields, and what
+ * MuJoCo's timers split its step into (see phase_names). */
+enum { PH_CONTACTS, PH_ROWS, PH_BUILD, PH_SOLVE, PH_CHECK, PH_INTEGRATE, PH_OTHER, NPH };
+
+typedef struct phases {
+  double us[NPH]; /* per step, over the steps counted (us) */
+  double cpu;     /* their thread CPU time per step (us) */
+  int used, steps; /* steps counted, steps run */
+  long huge_kb;    /* the process's memory on transparent huge pages at
+                      the end of the timed loop (kB; -1: unknown) */
+} phases;
+
 typedef struct res {
   double us, fid, pen, ke, pivots;
+  double us_max;     /* the slowest round's time (over the rounds) */
+  phases ph, ph_max; /* --phases: the fastest and the slowest round's */
   int failed_at; /* -1, or the step that failed (complan) */
   int warnings;  /* MuJoCo's warnings (unstable simulation, ...) */
   long flt, flt_max; /* page faults of the thread in the timed loop (this
@@ -77,6 +103,37 @@ typedef struct res {
 } res;
 
 /* Page faults (minor and major) of the calling thread so far. */
+static int g_phases; /* --phases */
+
+/* A step counts in the phase table when the thread ran all through it:
+ * its monotonic total is its thread CPU time (cpu, s) within 2 us + 1 %. */
+static int step_unbroken(double total, double cpu) {
+  return fabs(total - cpu) <= 2e-6 + 0.01 * cpu;
+}
+
+/* Sums per step (s) into per-step means (us). */
+static void phases_finish(phases *p, const double sum[NPH], double cpu, int steps) {
+  p->steps = steps;
+  const double k = p->used ? 1e6 / p->used : 0;
+  for (int i = 0; i < NPH; ++i) p->us[i] = sum[i] * k;
+  p->cpu = cpu * k;
+}
+
+/* The process's anonymous memory on transparent huge pages (kB, from
+ * /proc/self/smaps_rollup; -1 when it cannot be read). complan's large
+ * matrices are mappings advised for huge pages (models/bigbuf.c); whether
+ * the kernel backs them so depends on its free memory at the time. */
+static long anon_huge_kb(void) {
+  FILE *f = fopen("/proc/self/smaps_rollup", "r");
+  if (!f) return -1;
+  char line[256];
+  long kb = -1;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "AnonHugePages: %ld kB", &kb) == 1) break;
+  fclose(f);
+  return kb;
+}
+
 static long thread_faults(void) {
   struct rusage u;
   if (getrusage(RUSAGE_THREAD, &u)) return 0;
@@ -245,6 +302,7 @@ static res run_complan(const cp_scene *sc, const scene_def *d, cp_stepper st) {
    * in the timed steps) */
   const char *rs = getenv("BENCH_RESERVE");
   if (rs && rs[0]) o.reserve = atoi(rs);
+  o.profile = g_phases;
   cp_world *w = NULL;
   cp_error err;
   if (cp_world_create(sc, &o, &w, &err) != CP_WORLD_OK) {
@@ -256,8 +314,10 @@ static res run_complan(const cp_scene *sc, const scene_def *d, cp_stepper st) {
   memcpy(x0, cp_world_scene(w)->bodies[ib].x, sizeof x0);
   long piv = 0;
   int k = 0;
+  double sum[NPH] = {0}, cpu = 0, c0 = 0;
   const long f0 = thread_faults();
   double t0 = bench_now();
+  if (g_phases) c0 = t0;
   for (; k < steps; ++k) {
     cp_step_info info;
     if (cp_world_step(w, &info)) {
@@ -266,10 +326,25 @@ static res run_complan(const cp_scene *sc, const scene_def *d, cp_stepper st) {
               cp_stepper_name(st), k, cp_world_message(w));
       break;
     }
+    if (g_phases) { /* the step's phases, if the thread ran all through it */
+      const double c1 = bench_now();
+      const cp_step_profile p = cp_world_profile(w);
+      if (step_unbroken(p.total, c1 - c0)) {
+        const double ph[NPH - 1] = {p.collide, p.constraints, p.assembly, p.solve,
+                                    p.check, p.integrate};
+        double rest = p.total;
+        for (int i = 0; i < NPH - 1; ++i) sum[i] += ph[i], rest -= ph[i];
+        sum[PH_OTHER] += rest;
+        cpu += c1 - c0;
+        r.ph.used++;
+      }
+      c0 = c1;
+    }
     piv += info.pivots;
     if (info.max_penetration > r.pen) r.pen = info.max_penetration;
   }
   r.us = 1e6 * (bench_now() - t0) / (k ? k : 1);
+  if (g_phases) phases_finish(&r.ph, sum, cpu, k), r.ph.huge_kb = anon_huge_kb();
   r.flt = thread_faults() - f0;
   r.pivots = (double)piv / (k ? k : 1);
   const cp_scene *ws = cp_world_scene(w);
@@ -346,14 +421,36 @@ static res run_mujoco(const mjModel *m, const cp_scene *sc, const scene_def *def
   const int steps = (int)lround(def->seconds / DT);
   double x0[3];
   memcpy(x0, mujoco_pos(m, d, def->track), sizeof x0);
+  double sum[NPH] = {0}, cpu = 0, c0 = 0, tm[mjNTIMER] = {0};
   const long f0 = thread_faults();
   double t0 = bench_now();
+  if (g_phases) c0 = t0;
   for (int k = 0; k < steps; ++k) {
     mj_step(m, d);
+    if (g_phases) { /* the step's timers (mjcb_time: monotonic), as complan's */
+      const double c1 = bench_now();
+      double t[mjNTIMER];
+      for (int i = 0; i < mjNTIMER; ++i) t[i] = d->timer[i].duration - tm[i], tm[i] = d->timer[i].duration;
+      if (step_unbroken(t[mjTIMER_STEP], c1 - c0)) {
+        const double ph[NPH] = {
+            [PH_CONTACTS] = t[mjTIMER_POS_COLLISION],
+            [PH_ROWS] = t[mjTIMER_POS_MAKE] + t[mjTIMER_POS_PROJECT],
+            [PH_BUILD] = t[mjTIMER_POS_KINEMATICS] + t[mjTIMER_POS_INERTIA],
+            [PH_SOLVE] = t[mjTIMER_CONSTRAINT],
+            [PH_INTEGRATE] = t[mjTIMER_STEP] - t[mjTIMER_FORWARD]};
+        double rest = t[mjTIMER_STEP];
+        for (int i = 0; i < NPH - 1; ++i) sum[i] += ph[i], rest -= ph[i];
+        sum[PH_OTHER] += rest;
+        cpu += c1 - c0;
+        r.ph.used++;
+      }
+      c0 = c1;
+    }
     for (int c = 0; c < d->ncon; ++c)
       if (-d->contact[c].dist > r.pen) r.pen = -d->contact[c].dist;
   }
   r.us = 1e6 * (bench_now() - t0) / steps;
+  if (g_phases) phases_finish(&r.ph, sum, cpu, steps), r.ph.huge_kb = anon_huge_kb();
   r.flt = thread_faults() - f0;
   for (int i = 0; i < mjNWARNING; ++i) r.warnings += d->warning[i].number;
   r.fid = dist3(mujoco_pos(m, d, def->track), x0, def->expect);
@@ -386,7 +483,10 @@ static void run_scene(const scene_def *def, int rounds, res out[NENG], int tty) 
     /* t's order is the turn order; out's is the engines' */
     res e[NENG] = {t[0], t[2], t[1], t[3]};
     for (int i = 0; i < NENG; ++i) {
-      if (r == 0) out[i] = e[i], out[i].flt_max = e[i].flt;
+      if (r == 0) out[i] = e[i], out[i].flt_max = e[i].flt, out[i].us_max = e[i].us,
+                  out[i].ph_max = e[i].ph;
+      if (e[i].us < out[i].us) out[i].ph = e[i].ph; /* the fastest round's */
+      if (e[i].us > out[i].us_max) out[i].us_max = e[i].us, out[i].ph_max = e[i].ph;
       out[i].us = e[i].us < out[i].us ? e[i].us : out[i].us;
       out[i].flt = e[i].flt < out[i].flt ? e[i].flt : out[i].flt;
       out[i].flt_max = e[i].flt > out[i].flt_max ? e[i].flt : out[i].flt_max;
@@ -397,18 +497,41 @@ static void run_scene(const scene_def *def, int rounds, res out[NENG], int tty) 
   cp_scene_free(&sc);
 }
 
+/* MuJoCo's timers read the monotonic clock (--phases): seconds, as
+ * complan's profile. */
+static mjtNum mono_seconds(void) { return cp_clock_now(); }
+
+static void print_phases(const char *scene, const char *engine, const char *round, double us,
+                         const phases *p, int mujoco) {
+  printf("| %s | %s | %s | %.1f | %d / %d | %.1f |", scene, engine, round, us, p->used, p->steps,
+         p->cpu);
+  for (int i = 0; i < NPH; ++i) {
+    if (mujoco && i == PH_CHECK) printf(" - |");
+    else printf(" %.1f |", p->us[i]);
+  }
+  if (p->huge_kb >= 0) printf(" %.1f |\n", p->huge_kb / 1024.0);
+  else printf(" - |\n");
+}
+
 static void print_fid(double v, int failed) {
   if (failed >= 0) printf(" failed at step %d |", failed);
   else printf(" %.2g |", v);
 }
 
 int main(int argc, char **argv) {
-  const char *usage = "bench_mujoco [ROUNDS [SECONDS [MAXBOXES [SCENE]]]]  (defaults 5, 10, 100)";
+  const char *usage =
+      "bench_mujoco [--phases] [ROUNDS [SECONDS [MAXBOXES [SCENE]]]]  (defaults 5, 10, 100)";
+  if (argc > 1 && !strcmp(argv[1], "--phases")) { /* the flag, then the numbers */
+    g_phases = 1;
+    argv[1] = argv[0];
+    ++argv, --argc;
+  }
   const int rounds = (int)bench_positive_arg(argc, argv, 1, 5, usage);
   const double seconds = bench_positive_arg(argc, argv, 2, 10, usage);
   const int max_boxes = (int)bench_positive_arg(argc, argv, 3, 100, usage);
   openblas_set_num_threads(1);
   mju_user_warning = quiet_warning;
+  if (g_phases) mjcb_time = mono_seconds;
   const int tty = isatty(2);
   scene_def defs[16];
   int n = make_scenes(defs, seconds, max_boxes);
@@ -447,6 +570,28 @@ int main(int argc, char **argv) {
     printf("| %s |", defs[i].name);
     for (int k = 0; k < NENG; ++k) printf(" %ld - %ld |", r[i][k].flt, r[i][k].flt_max);
     printf("\n");
+  }
+  if (g_phases) {
+    printf("\n## Phases (us per step; the fastest and the slowest round)\n\n"
+           "Steps counted: those the thread ran all through (monotonic total = thread CPU time "
+           "within 2 us + 1 %%); their mean thread CPU time (CPU) and its split. complan "
+           "(cp_step_profile): contacts = collide, rows = constraints, build = assembly, LCP = "
+           "solve, check, integration = integrate, other = the step's bookkeeping. MuJoCo "
+           "(its timers): contacts = collision, rows = make + project, build = kinematics + "
+           "inertia, LCP = constraint solver, integration = mj_step less mj_forward, other = "
+           "velocity, actuation, acceleration. The time column includes the clock reads. Huge "
+           "pages: the process's memory on transparent huge pages at the end of the run "
+           "(AnonHugePages, /proc/self/smaps_rollup; complan's large matrices ask for them, "
+           "the kernel gives them when it has them).\n\n"
+           "| scene | engine | round | time (us) | steps counted | CPU (us) | contacts | rows | "
+           "build | LCP | check | integration | other | huge pages (MB) |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < n; ++i)
+      for (int e = 0; e < NENG; ++e) {
+        print_phases(defs[i].name, engine_name[e], "fastest", r[i][e].us, &r[i][e].ph, e >= MJD);
+        print_phases(defs[i].name, engine_name[e], "slowest", r[i][e].us_max, &r[i][e].ph_max,
+                     e >= MJD);
+      }
   }
   /* growth of the step with the stack's size, 10 -> largest */
   int i10 = -1, ibig = -1;

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """experiments/bench_mujoco on a tiny setting (1 round, 0.2 s, stacks of 1
 and 3 boxes): every scene runs in both engines and the fidelity figures are
-sane. Timings are printed by the bench but never asserted (they depend on
-the machine). Usage: test_bench_mujoco.py BENCH SOURCE_ROOT"""
+sane; --phases on one scene prints its phase table (two rounds per engine,
+steps counted within the steps run, phase times finite and >= 0); a
+misspelt flag is refused with status 2. Timings are printed by the bench but
+never asserted (they depend on the machine). Usage: test_bench_mujoco.py
+BENCH SOURCE_ROOT"""
 import math
 import os
 import subprocess
@@ -85,7 +88,41 @@ def main():
     if "bin of 50 boxes settling" in fid:
         check(max(float(x) for x in fid["bin of 50 boxes settling"][10:12]) < 1e-6,
               "bin not settled in complan: %s" % fid["bin of 50 boxes settling"])
+    # --phases: the phase table of one scene, every engine's fastest and
+    # slowest round
+    env = dict(os.environ, CP_SOURCE_ROOT=root)
+    ph = subprocess.run([bench, "--phases", "2", str(T), "1", "stack of 1"], cwd=root,
+                        capture_output=True, text=True, timeout=1200, env=env)
+    check(ph.returncode == 0, "--phases: exit status %d: %s" % (ph.returncode, ph.stderr))
+    if ph.returncode == 0:
+        lines = ph.stdout.splitlines()
+        start = next((i for i, l in enumerate(lines) if l.startswith("## Phases")), None)
+        check(start is not None, "--phases: no phase table")
+        rows = []
+        for l in lines[start + 1:] if start is not None else []:
+            if l.startswith("## "):
+                break
+            if l.startswith("| stack of 1 "):
+                rows.append([c.strip() for c in l.strip("|").split("|")])
+        engines = ["complan acceleration", "complan velocity", "MuJoCo default", "MuJoCo tuned"]
+        check(sorted((r[1], r[2]) for r in rows) ==
+              sorted((e, k) for e in engines for k in ("fastest", "slowest")),
+              "--phases rows %s" % rows)
+        for r in rows:
+            used, run = (int(x) for x in r[4].split("/"))
+            check(run == round(T / DT) and 0 <= used <= run, "--phases steps %s" % r)
+            vals = [float(x) for x in [r[3], r[5]] + r[6:13] if x != "-"]
+            check(all(math.isfinite(v) and v >= -0.05 for v in vals), "--phases times %s" % r)
+            check((r[10] == "-") == r[1].startswith("MuJoCo"), "--phases check column %s" % r)
+            check(r[13] == "-" or float(r[13]) >= 0, "--phases huge pages %s" % r)
+        # the time tables are there too
+        check(any(l.startswith("## Time per step") for l in lines), "--phases: no time table")
+    bad = subprocess.run([bench, "--phase", "1"], cwd=root, capture_output=True, text=True,
+                         timeout=60, env=env)
+    check(bad.returncode == 2 and "usage" in bad.stderr,
+          "--phase: status %d, %s" % (bad.returncode, bad.stderr))
     print(out.stdout)
+    print(ph.stdout)
     if failures:
         print("FAILED:\n" + "\n".join(failures))
         return 1
