@@ -81,7 +81,7 @@ typedef struct scene_def {
 } scene_def;
 
 /* Phases of a step (--phases): complan's cp_step_profile fields, and what
- * MuJoCo's timers split its step into (see phase_names). */
+ * MuJoCo's timers split its step into (the phase table's legend in main). */
 enum { PH_CONTACTS, PH_ROWS, PH_BUILD, PH_SOLVE, PH_CHECK, PH_INTEGRATE, PH_OTHER, NPH };
 
 typedef struct phases {
@@ -102,7 +102,6 @@ typedef struct res {
                         round; over the rounds: fewest, most) */
 } res;
 
-/* Page faults (minor and major) of the calling thread so far. */
 static int g_phases; /* --phases */
 
 /* A step counts in the phase table when the thread ran all through it:
@@ -134,6 +133,7 @@ static long anon_huge_kb(void) {
   return kb;
 }
 
+/* Page faults (minor and major) of the calling thread so far. */
 static long thread_faults(void) {
   struct rusage u;
   if (getrusage(RUSAGE_THREAD, &u)) return 0;
@@ -344,8 +344,8 @@ static res run_complan(const cp_scene *sc, const scene_def *d, cp_stepper st) {
     if (info.max_penetration > r.pen) r.pen = info.max_penetration;
   }
   r.us = 1e6 * (bench_now() - t0) / (k ? k : 1);
-  if (g_phases) phases_finish(&r.ph, sum, cpu, k), r.ph.huge_kb = anon_huge_kb();
   r.flt = thread_faults() - f0;
+  if (g_phases) phases_finish(&r.ph, sum, cpu, k), r.ph.huge_kb = anon_huge_kb();
   r.pivots = (double)piv / (k ? k : 1);
   const cp_scene *ws = cp_world_scene(w);
   r.fid = dist3(ws->bodies[ib].x, x0, d->expect);
@@ -430,7 +430,8 @@ static res run_mujoco(const mjModel *m, const cp_scene *sc, const scene_def *def
     if (g_phases) { /* the step's timers (mjcb_time: monotonic), as complan's */
       const double c1 = bench_now();
       double t[mjNTIMER];
-      for (int i = 0; i < mjNTIMER; ++i) t[i] = d->timer[i].duration - tm[i], tm[i] = d->timer[i].duration;
+      for (int i = 0; i < mjNTIMER; ++i)
+        t[i] = d->timer[i].duration - tm[i], tm[i] = d->timer[i].duration;
       if (step_unbroken(t[mjTIMER_STEP], c1 - c0)) {
         const double ph[NPH] = {
             [PH_CONTACTS] = t[mjTIMER_POS_COLLISION],
@@ -450,8 +451,8 @@ static res run_mujoco(const mjModel *m, const cp_scene *sc, const scene_def *def
       if (-d->contact[c].dist > r.pen) r.pen = -d->contact[c].dist;
   }
   r.us = 1e6 * (bench_now() - t0) / steps;
-  if (g_phases) phases_finish(&r.ph, sum, cpu, steps), r.ph.huge_kb = anon_huge_kb();
   r.flt = thread_faults() - f0;
+  if (g_phases) phases_finish(&r.ph, sum, cpu, steps), r.ph.huge_kb = anon_huge_kb();
   for (int i = 0; i < mjNWARNING; ++i) r.warnings += d->warning[i].number;
   r.fid = dist3(mujoco_pos(m, d, def->track), x0, def->expect);
   for (int b = 1; b < m->nbody; ++b)
