@@ -38,7 +38,8 @@
  * loops.
  *
  * --phases adds a table of where each engine's step goes, per phase, in
- * the fastest and the slowest round: complan's worlds are made with
+ * the round whose counted steps took the least and the one whose took the
+ * most CPU time: complan's worlds are made with
  * cp_world_options.profile (its phases on the monotonic clock, per step),
  * MuJoCo's timers are switched on (mjcb_time, the same clock), and each
  * step's thread CPU time is read around it. A step enters the table only
@@ -87,6 +88,7 @@ enum { PH_CONTACTS, PH_ROWS, PH_BUILD, PH_SOLVE, PH_CHECK, PH_INTEGRATE, PH_OTHE
 typedef struct phases {
   double us[NPH]; /* per step, over the steps counted (us) */
   double cpu;     /* their thread CPU time per step (us) */
+  double time;    /* the round's time per step over every step (us) */
   int used, steps; /* steps counted, steps run */
   long huge_kb;    /* the process's memory on transparent huge pages at
                       the end of the timed loop (kB; -1: unknown) */
@@ -94,8 +96,8 @@ typedef struct phases {
 
 typedef struct res {
   double us, fid, pen, ke, pivots;
-  double us_max;     /* the slowest round's time (over the rounds) */
-  phases ph, ph_max; /* --phases: the fastest and the slowest round's */
+  phases ph, ph_max; /* --phases: the rounds whose counted steps took the
+                        least and the most CPU time a step */
   int failed_at; /* -1, or the step that failed (complan) */
   int warnings;  /* MuJoCo's warnings (unstable simulation, ...) */
   long flt, flt_max; /* page faults of the thread in the timed loop (this
@@ -104,6 +106,10 @@ typedef struct res {
 
 static int g_phases; /* --phases */
 
+/* A round's counted CPU time a step, for picking rounds (none counted:
+ * never the fastest). */
+static double phases_cpu(const phases *p) { return p->used ? p->cpu : INFINITY; }
+
 /* A step counts in the phase table when the thread ran all through it:
  * its monotonic total is its thread CPU time (cpu, s) within 2 us + 1 %. */
 static int step_unbroken(double total, double cpu) {
@@ -111,8 +117,10 @@ static int step_unbroken(double total, double cpu) {
 }
 
 /* Sums per step (s) into per-step means (us). */
-static void phases_finish(phases *p, const double sum[NPH], double cpu, int steps) {
+static void phases_finish(phases *p, const double sum[NPH], double cpu, int steps,
+                          double time) {
   p->steps = steps;
+  p->time = time;
   const double k = p->used ? 1e6 / p->used : 0;
   for (int i = 0; i < NPH; ++i) p->us[i] = sum[i] * k;
   p->cpu = cpu * k;
@@ -345,7 +353,7 @@ static res run_complan(const cp_scene *sc, const scene_def *d, cp_stepper st) {
   }
   r.us = 1e6 * (bench_now() - t0) / (k ? k : 1);
   r.flt = thread_faults() - f0;
-  if (g_phases) phases_finish(&r.ph, sum, cpu, k), r.ph.huge_kb = anon_huge_kb();
+  if (g_phases) phases_finish(&r.ph, sum, cpu, k, r.us), r.ph.huge_kb = anon_huge_kb();
   r.pivots = (double)piv / (k ? k : 1);
   const cp_scene *ws = cp_world_scene(w);
   r.fid = dist3(ws->bodies[ib].x, x0, d->expect);
@@ -452,7 +460,7 @@ static res run_mujoco(const mjModel *m, const cp_scene *sc, const scene_def *def
   }
   r.us = 1e6 * (bench_now() - t0) / steps;
   r.flt = thread_faults() - f0;
-  if (g_phases) phases_finish(&r.ph, sum, cpu, steps), r.ph.huge_kb = anon_huge_kb();
+  if (g_phases) phases_finish(&r.ph, sum, cpu, steps, r.us), r.ph.huge_kb = anon_huge_kb();
   for (int i = 0; i < mjNWARNING; ++i) r.warnings += d->warning[i].number;
   r.fid = dist3(mujoco_pos(m, d, def->track), x0, def->expect);
   for (int b = 1; b < m->nbody; ++b)
@@ -484,10 +492,11 @@ static void run_scene(const scene_def *def, int rounds, res out[NENG], int tty) 
     /* t's order is the turn order; out's is the engines' */
     res e[NENG] = {t[0], t[2], t[1], t[3]};
     for (int i = 0; i < NENG; ++i) {
-      if (r == 0) out[i] = e[i], out[i].flt_max = e[i].flt, out[i].us_max = e[i].us,
-                  out[i].ph_max = e[i].ph;
-      if (e[i].us < out[i].us) out[i].ph = e[i].ph; /* the fastest round's */
-      if (e[i].us > out[i].us_max) out[i].us_max = e[i].us, out[i].ph_max = e[i].ph;
+      if (r == 0) out[i] = e[i], out[i].flt_max = e[i].flt, out[i].ph_max = e[i].ph;
+      /* --phases: by the counted steps' CPU time (a round's time over every
+       * step also has the steps the thread was switched out of) */
+      if (phases_cpu(&e[i].ph) < phases_cpu(&out[i].ph)) out[i].ph = e[i].ph;
+      if (phases_cpu(&e[i].ph) > phases_cpu(&out[i].ph_max)) out[i].ph_max = e[i].ph;
       out[i].us = e[i].us < out[i].us ? e[i].us : out[i].us;
       out[i].flt = e[i].flt < out[i].flt ? e[i].flt : out[i].flt;
       out[i].flt_max = e[i].flt > out[i].flt_max ? e[i].flt : out[i].flt_max;
@@ -502,10 +511,10 @@ static void run_scene(const scene_def *def, int rounds, res out[NENG], int tty) 
  * complan's profile. */
 static mjtNum mono_seconds(void) { return cp_clock_now(); }
 
-static void print_phases(const char *scene, const char *engine, const char *round, double us,
+static void print_phases(const char *scene, const char *engine, const char *round,
                          const phases *p, int mujoco) {
-  printf("| %s | %s | %s | %.1f | %d / %d | %.1f |", scene, engine, round, us, p->used, p->steps,
-         p->cpu);
+  printf("| %s | %s | %s | %.1f | %d / %d | %.1f |", scene, engine, round, p->time, p->used,
+         p->steps, p->cpu);
   for (int i = 0; i < NPH; ++i) {
     if (mujoco && i == PH_CHECK) printf(" - |");
     else printf(" %.1f |", p->us[i]);
@@ -573,14 +582,17 @@ int main(int argc, char **argv) {
     printf("\n");
   }
   if (g_phases) {
-    printf("\n## Phases (us per step; the fastest and the slowest round)\n\n"
+    printf("\n## Phases (us per step; the fastest and the slowest round by CPU)\n\n"
            "Steps counted: those the thread ran all through (monotonic total = thread CPU time "
-           "within 2 us + 1 %%); their mean thread CPU time (CPU) and its split. complan "
+           "within 2 us + 1 %%); their mean thread CPU time (CPU) and its split. The rounds "
+           "shown are those whose counted steps took the least and the most CPU; time: that "
+           "round's thread CPU time a step over all its steps. complan "
            "(cp_step_profile): contacts = collide, rows = constraints, build = assembly, LCP = "
            "solve, check, integration = integrate, other = the step's bookkeeping. MuJoCo "
            "(its timers): contacts = collision, rows = make + project, build = kinematics + "
            "inertia, LCP = constraint solver, integration = mj_step less mj_forward, other = "
-           "velocity, actuation, acceleration. The time column includes the clock reads. Huge "
+           "velocity, actuation, acceleration. CPU less the phases' sum is the bench's own clock "
+           "reads and loop (a thread CPU clock read is a system call: 1-2 us a step). Huge "
            "pages: the process's memory on transparent huge pages at the end of the run "
            "(AnonHugePages, /proc/self/smaps_rollup; complan's large matrices ask for them, "
            "the kernel gives them when it has them).\n\n"
@@ -589,9 +601,8 @@ int main(int argc, char **argv) {
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < n; ++i)
       for (int e = 0; e < NENG; ++e) {
-        print_phases(defs[i].name, engine_name[e], "fastest", r[i][e].us, &r[i][e].ph, e >= MJD);
-        print_phases(defs[i].name, engine_name[e], "slowest", r[i][e].us_max, &r[i][e].ph_max,
-                     e >= MJD);
+        print_phases(defs[i].name, engine_name[e], "fastest", &r[i][e].ph, e >= MJD);
+        print_phases(defs[i].name, engine_name[e], "slowest", &r[i][e].ph_max, e >= MJD);
       }
   }
   /* growth of the step with the stack's size, 10 -> largest */
