@@ -427,35 +427,57 @@ static void zero_hg(build_ctx *bc, cp_system_ws *ws, size_t need) {
   if (need >= CP_SYSTEM_TRACK && ws->dirty) bc->track = ws;
 }
 
-// Small systems (below CP_SYSTEM_TRACK) of free bodies only, more than
-// one, keep their zeros between builds with no clearing at all when their
-// contacts' rows stay as they were (a resting stack: the 3-box stack's
-// clear was 9.5 KB a step): every column of H is a body's block, written
-// whole, so H's other entries stay zero, and a contact column is written
-// on its refs' rows only (contact_columns), so only a column whose rows
-// differ from the last build's is cleared, on the last build's rows,
-// before it is written. The region then reads as the one memset would
-// leave it. It needs the same n_u and n_c as the last build, made this way
-// (n_dirty CP_SYSTEM_KEPT; zero_end set: a caller that writes into the
-// block sets it to 0, and a new block does). Returns 1 when the last
-// build's values are kept (bc->kept), 0 when the region was cleared here,
-// -1 when this build is not one of these (the caller clears: zero_hg).
-// cp_system_build's one-off workspace (keep_nc -1) keeps nothing.
+// Systems of free bodies only, more than one, keep their zeros between
+// builds with no clearing at all when their contacts' rows stay as they
+// were (a resting stack: the 3-box stack's clear was 9.5 KB a step, the
+// 10-box stack's tracked clear and record 10 K instructions): every column
+// of H is a body's block, written whole, so H's other entries stay zero,
+// and a contact column is written on its refs' rows only (contact_columns),
+// so only a column whose rows differ from the last build's is cleared, on
+// the last build's rows, before it is written. The region then reads as
+// the one memset would leave it. It needs the same n_u and n_c as the last
+// build, made this way (n_dirty CP_SYSTEM_KEPT; zero_end set: a caller
+// that writes into the block sets it to 0, and a new block does). Other
+// sizes: a small region (below CP_SYSTEM_TRACK) takes the one memset, a
+// large one is cleared on the last build's rows (clear_kept: its bodies'
+// blocks and its contacts' rows, in its layout; a settling bin's contacts
+// change nearly every step, and a memset of the region would be megabytes)
+// and past them. Returns 1 when the last build's values are kept
+// (bc->kept), 0 when the region was cleared here, -1 when this build is
+// not one of these (the caller clears: zero_hg). cp_system_build's one-off
+// workspace (keep_nc -1) keeps nothing.
+static void clear_kept(cp_system_ws *ws) {
+  const size_t nu = (size_t)ws->keep_nu, nc = (size_t)ws->keep_nc;
+  double *H = ws->block, *G = H + nu * nu, *T = G + 3 * nc * nu;
+  for (size_t r0 = 0; r0 < nu; r0 += 6) // the bodies' blocks (nu = 6 n_obj)
+    for (size_t c = 0; c < 6; ++c) memset(H + (r0 + c) * nu + r0, 0, 6 * sizeof *H);
+  for (size_t j = 0; j < nc; ++j)
+    clear_rows(G + 3 * j * nu, T + j * nu, nu, ws->keep_rng + 4 * j);
+}
+
 static int keep_hg(build_ctx *bc, cp_system_ws *ws, size_t need) {
   const cp_system *s = bc->sys;
-  if (bc->scene->n_manips || s->n_u <= 6 || need >= CP_SYSTEM_TRACK || ws->keep_nc < 0)
-    return -1;
-  if (s->n_c > ws->keep_cap) {
-    free(ws->keep_rng);
-    ws->keep_rng = malloc(4 * sizeof(int) * (size_t)s->n_c);
-    ws->keep_cap = ws->keep_rng ? s->n_c : 0;
-    ws->zero_end = 0; // the rows are gone
-    if (!ws->keep_rng) return -1;
+  if (bc->scene->n_manips || s->n_u <= 6 || ws->keep_nc < 0) return -1;
+  const int known = ws->zero_end && ws->n_dirty == CP_SYSTEM_KEPT;
+  if (s->n_c > ws->keep_cap) { // grown, the last build's rows kept
+    const int cap = s->n_c > 2 * ws->keep_cap ? s->n_c : 2 * ws->keep_cap;
+    int *p = realloc(ws->keep_rng, 4 * sizeof(int) * (size_t)cap);
+    if (!p) return -1; // (zero_hg: a memset when known)
+    ws->keep_rng = p;
+    ws->keep_cap = cap;
   }
   bc->keep = ws->keep_rng;
-  bc->kept = ws->zero_end == need && ws->n_dirty == CP_SYSTEM_KEPT &&
-             ws->keep_nu == s->n_u && ws->keep_nc == s->n_c;
-  if (!bc->kept) memset(s->H, 0, sizeof(double) * need);
+  bc->kept = known && ws->zero_end == need && ws->keep_nu == s->n_u &&
+             ws->keep_nc == s->n_c;
+  if (!bc->kept) {
+    if (need < CP_SYSTEM_TRACK || !known) {
+      memset(s->H, 0, sizeof(double) * need);
+    } else { // the last build's rows, and what lay past its region
+      clear_kept(ws);
+      if (need > ws->zero_end)
+        memset(s->H + ws->zero_end, 0, sizeof(double) * (need - ws->zero_end));
+    }
+  }
   ws->zero_end = 0; // set again when the build ends
   ws->n_dirty = 0;
   return bc->kept;

@@ -134,8 +134,10 @@ typedef struct cp_system_ws {
   size_t zero_end;
   size_t *dirty;
   size_t n_dirty, dirty_cap;
-  /// Small systems of free bodies only (more than one; no chain) keep their
-  /// zeros with no record of ranges (n_dirty is then (size_t)-1): H is
+  /// Systems of free bodies only (more than one; no chain), small or
+  /// large, keep their zeros with no record of ranges (n_dirty is then
+  /// (size_t)-1; a large one with other sizes is cleared on these rows
+  /// and its bodies' blocks, in the last build's layout): H is
   /// their blocks, written whole, and a contact column is cleared only
   /// where its rows moved since the last build, whose rows per contact
   /// (4 each: two ranges) are in keep_rng, for keep_nu dofs and keep_nc

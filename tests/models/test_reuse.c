@@ -585,6 +585,69 @@ Test(reuse, system_ws_small_keeps_its_zeros) {
   cp_scene_free(&ch);
 }
 
+// A large system of free bodies (the 10-box stack: past the tracked size)
+// keeps its zeros the same way (models/system.c, keep_hg), and a build
+// with other sizes clears the last build's rows (its bodies' blocks and
+// its contacts' rows, in its layout) and what lay past its region, not
+// the whole region. Built with contacts appearing (a few, then all: the
+// rows' record grows) and disappearing (half of them), reordered, with
+// their bodies swapped, with one side made the fixed table, after garbage
+// in the block and with a chain scene between, each build is bit for bit
+// cp_system_build's on a fresh block.
+Test(reuse, system_ws_large_keeps_its_zeros) {
+  cp_scene st, ch;
+  cp_contact *all;
+  const int n = stack_and_chain("models/scenes/stack10.json", 20, &st, &ch, &all);
+  cp_system_ws ws = {0};
+  int kept = 0, cleared = 0, moved = 0;
+  for (int round = 0; round < 20; ++round) {
+    cp_scene *sc = &st;
+    const int kind = round % 10;
+    st.n_contacts = n;
+    memcpy(st.contacts, all, sizeof(cp_contact) * (size_t)n);
+    if (kind == 0) { // a few: a region past the tracked size still
+      st.n_contacts = 4;
+    } else if (kind == 2) { // all in reverse: every column's rows move
+      for (int j = 0; j < n; ++j) st.contacts[j] = all[n - 1 - j];
+      moved += 1;
+    } else if (kind == 3) { // a and b swapped: the same rows, signs turned
+      for (int j = 0; j < n; ++j) {
+        st.contacts[j].a = all[j].b;
+        st.contacts[j].b = all[j].a;
+      }
+    } else if (kind == 4) { // every third contact's b the table: fewer rows
+      for (int j = 0; j < n; j += 3) st.contacts[j].b = (cp_ref){.body = 0, .manip = -1, .link = -1};
+      moved += 1;
+    } else if (kind == 5) { // every other one gone: columns move up
+      for (int j = 0; 2 * j < n; ++j) st.contacts[j] = all[2 * j];
+      st.n_contacts = (n + 1) / 2;
+    } else if (kind == 7) { // garbage in the block
+      if (ws.block) memset(ws.block, 0xA5, ws.block_size);
+      ws.zero_end = 0; // the block was written: its zeros are not known
+    } else if (kind == 8) { // a chain scene in the same workspace
+      sc = &ch;
+    }
+    const int was_kept = ws.n_dirty == (size_t)-1 && ws.zero_end > 0;
+    const int same = was_kept && ws.keep_nc == st.n_contacts;
+    build_as_fresh(sc, &ws, 400 + round);
+    if (sc == &st) {
+      cr_assert_eq(ws.n_dirty, (size_t)-1, "round %d: a kept build", round);
+      kept += same;
+      cleared += was_kept && !same;
+    }
+  }
+  cr_assert_geq(kept, 6, "builds on a kept region (%d)", kept);
+  cr_assert_geq(cleared, 4, "builds cleared on the last rows (%d)", cleared);
+  cr_assert_gt(moved, 0);
+  cr_assert(st.bodies[0].fixed);
+  st.n_contacts = n;
+  memcpy(st.contacts, all, sizeof(cp_contact) * (size_t)n);
+  free(all);
+  cp_system_ws_free(&ws);
+  cp_scene_free(&st);
+  cp_scene_free(&ch);
+}
+
 // The rows of a ref's columns: a free body's 6, its chain's coordinates for
 // a link, none for a fixed body.
 static void ref_rows(const cp_system *s, const cp_scene *sc, cp_ref r,
