@@ -17,6 +17,9 @@
  * 1 when the first answer fails the independent check), for a run
  * under callgrind; experiments/peers_ir.sh takes the difference of two such
  * runs (instructions per solve, start-up and parsing cancelled).
+ * BENCH_PEERS_FIRST_TIME=1 with --count prints the thread CPU time of the
+ * process's first solve in microseconds (cold caches, the dynamic linker's
+ * first bindings, bench_peers' independent check included).
  * BENCH_SICONOS_DRIVER=1 in the environment calls Siconos through its
  * public entry point, linearComplementarity_driver (its trivial-case test,
  * the solver, its error computation), instead of lcp_lexicolemke alone.
@@ -300,7 +303,12 @@ static int count_mode(const char *solver, const char *reps, const char *file) {
   W.driver = siconos_driver();
 #endif
   int ok = 1;
-  for (int k = 0; k < r; k++) ok &= solve_once(&W, s, &x, k == 0) != -1; /* first: checked */
+  const char *ft = getenv("BENCH_PEERS_FIRST_TIME");
+  for (int k = 0; k < r; k++) {
+    const double a = bench_now();
+    ok &= solve_once(&W, s, &x, k == 0) != -1; /* first: checked */
+    if (k == 0 && ft && ft[0] == '1') printf("%.3f\n", (bench_now() - a) * 1e6);
+  }
   cp_lemke_ws_destroy(W.lw);
   cp_dense_lemke_destroy(W.dl);
   free(W.z);
