@@ -487,6 +487,8 @@ int main(int argc, char **argv) {
   }
   cp_lemke_ws_destroy(W.lw);
   cp_dense_lemke_destroy(W.dl);
+  free(W.z);
+  free(W.w);
 #ifdef HAVE_SICONOS
   solver_options_delete(W.so);
   free(W.so);
