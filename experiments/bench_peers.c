@@ -17,9 +17,21 @@
  * 1 when the first answer fails the independent check), for a run
  * under callgrind; experiments/peers_ir.sh takes the difference of two such
  * runs (instructions per solve, start-up and parsing cancelled).
+ * BENCH_PEERS_FIRST_TIME=1 with --count prints the thread CPU time of the
+ * process's first solve in microseconds (cold caches, the dynamic linker's
+ * first bindings, bench_peers' independent check included).
  * BENCH_SICONOS_DRIVER=1 in the environment calls Siconos through its
  * public entry point, linearComplementarity_driver (its trivial-case test,
- * the solver, its error computation), instead of lcp_lexicolemke alone. */
+ * the solver, its error computation), instead of lcp_lexicolemke alone.
+ * BENCH_PEERS_FRESH=1 times the convention of a one-off user (`lcp solve`,
+ * a cold restart): every solve makes and releases everything it needs, for
+ * every solver alike -- z and w (malloc/free); complan: cp_lemke_ws_create(n),
+ * cp_lemke_solve with default options, cp_lemke_ws_destroy; the tableau:
+ * cp_dense_lemke_create(n) and its destroy; Siconos: NM_create_from_data (M
+ * is not copied), a LinearComplementarityProblem (malloc),
+ * solver_options_create(SICONOS_LCP_LEMKE), linearComplementarity_driver,
+ * solver_options_delete and free, NM_free, free (implies the driver). Without it the
+ * workspaces, z, w and Siconos' options are made once and reused. */
 #define _DEFAULT_SOURCE 1 /* getloadavg */
 #include <cblas.h>
 #include <dirent.h>
@@ -145,7 +157,14 @@ typedef struct workspaces {
   SolverOptions *so;
 #endif
   int driver; /* BENCH_SICONOS_DRIVER=1: linearComplementarity_driver */
+  int fresh;  /* BENCH_PEERS_FRESH=1: everything made per solve */
 } workspaces;
+
+/* BENCH_PEERS_FRESH=1: the per-problem convention (header comment). */
+static int peers_fresh(void) {
+  const char *e = getenv("BENCH_PEERS_FRESH");
+  return e && e[0] == '1';
+}
 
 #ifdef HAVE_SICONOS
 /* BENCH_SICONOS_DRIVER=1: Siconos through its public driver. */
@@ -158,7 +177,10 @@ static int siconos_driver(void) {
 /* One solve by solver s; returns the pivots of the first start, -1 when not
  * solved (status other than solved, or, with `chk`, the independent check
  * fails; the timed repetitions leave the check out). */
+static int solve_fresh(workspaces *W, int s, const inst *x, int chk);
+
 static int solve_once(workspaces *W, int s, const inst *x, int chk) {
+  if (W->fresh) return solve_fresh(W, s, x, chk);
   const int n = x->n;
   int piv = -1;
   if (s == 0) {
@@ -197,6 +219,60 @@ static int solve_once(workspaces *W, int s, const inst *x, int chk) {
   return piv;
 }
 
+/* One solve as a one-off user makes it (BENCH_PEERS_FRESH=1): every object
+ * the solver needs is made for this problem and released after it; results
+ * as solve_once. */
+static int solve_fresh(workspaces *W, int s, const inst *x, int chk) {
+  const int n = x->n;
+  int piv = -1;
+  double *z = malloc(sizeof(double) * (size_t)n), *w = malloc(sizeof(double) * (size_t)n);
+  if (!z || !w) {
+    free(z);
+    free(w);
+    return -1;
+  }
+  (void)W;
+  if (s == 0) {
+    cp_lemke_ws *lw = cp_lemke_ws_create(n);
+    cp_lcp_info info;
+    if (lw && cp_lemke_solve(lw, n, x->M, x->q, NULL, NULL, z, w, &info) == CP_LCP_SOLVED)
+      piv = info.starts == 1 ? info.first_start_iterations : -2 - info.first_start_iterations;
+    cp_lemke_ws_destroy(lw);
+  } else if (s == 1) {
+    cp_dense_lemke *dl = cp_dense_lemke_create(n);
+    int p;
+    double ka;
+    if (dl && cp_dense_lemke_solve(dl, n, x->M, x->q, 0, z, w, &p, &ka) == CP_LCP_SOLVED) piv = p;
+    cp_dense_lemke_destroy(dl);
+  }
+#ifdef HAVE_SICONOS
+  else {
+    NumericsMatrix *Mn = NM_create_from_data(NM_DENSE, n, n, x->M);
+    LinearComplementarityProblem *prob = malloc(sizeof *prob);
+    SolverOptions *so = solver_options_create(SICONOS_LCP_LEMKE);
+    if (Mn && prob && so) {
+      prob->size = n;
+      prob->M = Mn;
+      prob->q = x->q;
+      memset(z, 0, sizeof(double) * (size_t)n);
+      so->iparam[SICONOS_IPARAM_MAX_ITER] = 50 * (n + 1) + 100;
+      if (linearComplementarity_driver(prob, z, w, so) == 0) piv = so->iparam[SICONOS_IPARAM_ITER_DONE];
+    }
+    if (so) solver_options_delete(so); /* its arrays; Siconos 4.4 leaves the struct */
+    free(so);
+    free(prob);
+    if (Mn) {
+      Mn->matrix0 = NULL; /* the data are the caller's */
+      NM_free(Mn);
+    }
+  }
+#endif
+  if (piv != -1 && chk && !check(n, x->M, x->q, z)) piv = -1;
+  free(z);
+  free(w);
+  return piv;
+}
+
 /* --count SOLVER REPS FILE: REPS solves of FILE by one solver, nothing
  * printed (the instructions are counted from outside, by callgrind). */
 static int count_mode(const char *solver, const char *reps, const char *file) {
@@ -222,18 +298,24 @@ static int count_mode(const char *solver, const char *reps, const char *file) {
 #ifdef HAVE_SICONOS
                   , solver_options_create(SICONOS_LCP_LEMKE)
 #endif
-                  , 0};
+                  , 0, peers_fresh()};
 #ifdef HAVE_SICONOS
   W.driver = siconos_driver();
 #endif
   int ok = 1;
-  for (int k = 0; k < r; k++) ok &= solve_once(&W, s, &x, k == 0) != -1; /* first: checked */
+  const char *ft = getenv("BENCH_PEERS_FIRST_TIME");
+  for (int k = 0; k < r; k++) {
+    const double a = bench_now();
+    ok &= solve_once(&W, s, &x, k == 0) != -1; /* first: checked */
+    if (k == 0 && ft && ft[0] == '1') printf("%.3f\n", (bench_now() - a) * 1e6);
+  }
   cp_lemke_ws_destroy(W.lw);
   cp_dense_lemke_destroy(W.dl);
   free(W.z);
   free(W.w);
 #ifdef HAVE_SICONOS
   solver_options_delete(W.so);
+  free(W.so);
 #endif
   cp_lcp_free(&l);
   return ok ? 0 : 1;
@@ -274,6 +356,8 @@ int main(int argc, char **argv) {
   W.dl = cp_dense_lemke_create(nmax);
   W.z = malloc(sizeof(double) * (size_t)nmax);
   W.w = malloc(sizeof(double) * (size_t)nmax);
+  W.driver = 0;
+  W.fresh = peers_fresh();
 #ifdef HAVE_SICONOS
   W.so = solver_options_create(SICONOS_LCP_LEMKE);
   W.driver = siconos_driver();
@@ -286,9 +370,12 @@ int main(int argc, char **argv) {
   char date[64];
   strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", gmtime(&tt));
   printf("# bench_peers: complan's Lemke vs %s the dense tableau\n\n",
-         NSOLVERS == 3 ? (W.driver ? "Siconos Numerics' linearComplementarity_driver (lexicolemke) and"
+         NSOLVERS == 3 ? (W.driver || W.fresh ? "Siconos Numerics' linearComplementarity_driver (lexicolemke) and"
                                    : "Siconos Numerics' lexicolemke and")
                        : "(Siconos not found at build time)");
+  if (W.fresh)
+    printf("BENCH_PEERS_FRESH=1: per problem, every solver makes and releases its workspace, z, w "
+           "(Siconos: matrix, problem, options; through its driver) inside the timed solve.\n\n");
   printf("date: %s; clock: thread CPU time; per instance and solver: repeated solves for >= %.0f ms "
          "(at least 3; batches of >= 20 us, the solvers interleaved batch by batch, the independent check outside the timing), median. Instances: %d.\n\n", date, budget * 1e3, ninst);
 
@@ -400,6 +487,8 @@ int main(int argc, char **argv) {
   }
   cp_lemke_ws_destroy(W.lw);
   cp_dense_lemke_destroy(W.dl);
+  free(W.z);
+  free(W.w);
 #ifdef HAVE_SICONOS
   solver_options_delete(W.so);
   free(W.so);

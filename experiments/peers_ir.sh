@@ -5,15 +5,30 @@
 # `bench_peers --count`, divided by 1000, so start-up and parsing cancel.
 # Siconos' figure includes what bench_peers times with it (wrapping M in a
 # NumericsMatrix and freeing it). Run from the source root after building:
-#   sh experiments/peers_ir.sh [--complan] [FILE.dat ...]   (default: the n <= 40 set)
+#   sh experiments/peers_ir.sh [--complan | --solvers "0 2"] [--first] [FILE.dat ...]
+#   (default: the n <= 40 set)
 # --complan counts complan's Lemke only (the other columns print "-"): the
 # tableau's and Siconos' code does not change between complan's commits,
 # so their figures of an earlier run (experiments/results/peers.md) stand.
-# BENCH_PEERS=path overrides the executable (another build directory).
+# --solvers "LIST" counts those solvers only (0 complan, 1 dense, 2 Siconos).
+# --first counts the first solve of a process instead (the difference of 1
+# and 0 solves: cold code, the dynamic linker's first binding of each
+# library function called, the independent check of bench_peers --count).
+# BENCH_PEERS=path overrides the executable (another build directory);
+# BENCH_SICONOS_DRIVER=1 and BENCH_PEERS_FRESH=1 pass through to it (the
+# conventions in bench_peers.c's header comment).
 set -e
 B=${BENCH_PEERS:-./build/experiments/bench_peers}
 SOLVERS="0 1 2"
-if [ "$1" = "--complan" ]; then SOLVERS=0; shift; fi
+LO=100 HI=1100
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --complan) SOLVERS=0; shift ;;
+    --solvers) SOLVERS=$2; shift 2 ;;
+    --first) LO=0 HI=1; shift ;;
+    *) break ;;
+  esac
+done
 [ -x "$B" ] || { echo "peers_ir.sh: build $B first (run from the source root)" >&2; exit 2; }
 command -v valgrind > /dev/null || { echo "peers_ir.sh: valgrind not found" >&2; exit 2; }
 if [ $# -eq 0 ]; then
@@ -32,8 +47,8 @@ for f in "$@"; do
   c0=-; c1=-; c2=-
   for s in $SOLVERS; do
     "$B" --count $s 1 "$f" 2> /dev/null || continue # not solved: -
-    a=$(ir $s 100 "$f"); b=$(ir $s 1100 "$f")
-    eval c$s=$(( (b - a) / 1000 ))
+    a=$(ir $s $LO "$f"); b=$(ir $s $HI "$f")
+    eval c$s=$(( (b - a) / (HI - LO) ))
   done
   echo "| $(basename "$f" .dat) | $n | $c0 | $c1 | $c2 | $(ratio $c0 $c1) | $(ratio $c0 $c2) |"
 done
