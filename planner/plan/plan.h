@@ -62,7 +62,8 @@ typedef struct cp_plan_options {
                    const cp_search_budget *budget, cp_expand_job *jobs,
                    int count, const cp_batch_meanwhile *meanwhile);
   /// cp_plan_task only, with run_batch (may be NULL): pipelined batches
-  /// (task search.pipeline) overlapped over the same workers, like
+  /// (task search.pipeline, the default for rrt and sst at batch > 1)
+  /// overlapped over the same workers, like
   /// cp_search_problem's batch_start / batch_wait: start hands the jobs
   /// out and returns a handle >= 0 at once (-1: two batches out already);
   /// wait returns 0 once every job of batch `handle` has run (the caller

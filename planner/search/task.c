@@ -865,6 +865,7 @@ static int parse_keeping(const char *text, size_t len, const char *path,
   task->seed = 1;
   task->candidates = 8;
   task->search_batch = 1;
+  task->search_pipeline = -1; /* unset: on for rrt and sst with batch > 1 */
   task->speed = 0.5;
   task->delta_bn = 0.05;
   task->delta_s = 0.02;
@@ -955,6 +956,12 @@ void cp_sha256_hex(const void *data, size_t n, char out[CP_TASK_KEY_SIZE]) {
     return;
   }
   for (unsigned i = 0; i < 32; ++i) snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+int cp_task_search_pipeline(const cp_task *task, const char *method,
+                            int batch) {
+  if (task->search_pipeline >= 0) return task->search_pipeline != 0;
+  return batch > 1 && method && (!strcmp(method, "rrt") || !strcmp(method, "sst"));
 }
 
 void cp_task_hash(const cp_task *t, char out[CP_TASK_KEY_SIZE]) {

@@ -181,7 +181,10 @@ typedef struct cp_task {
                           ///< a plan (0: none, the default)
   int candidates;         ///< rrt/sst: actions tried per iteration (default 8)
   int search_batch;       ///< search.batch: expansions chosen together (1)
-  int search_pipeline;    ///< search.pipeline: pipelined batches (0)
+  /// search.pipeline: pipelined batches (docs/parallel.md): 1 on, 0 off,
+  /// -1 (the default) not given: on when the search's batch is > 1 and its
+  /// method rrt or sst (cp_task_search_pipeline), as the task's runs use it.
+  int search_pipeline;
   long connect;           ///< search.connect: rrt's greedy extensions (0)
   long goal_k;            ///< search.goal_k: rrt grows a goal sample from
                           ///< one of this many nearest nodes (0: nearest)
@@ -270,6 +273,13 @@ long cp_task_steer_action(const cp_task *task, const double *u);
 /// values (cp_task_action_values) are values [n_inputs].
 void cp_task_steer_coords(const cp_task *task, const double *values,
                           double *u);
+
+/// Whether a search of the task with method `method` and search.batch
+/// `batch` (the run's, which a caller may override) uses pipelined batches:
+/// the task's search.pipeline when given, else 1 for rrt and sst with
+/// batch > 1 (the default since session 26), else 0 (astar, batch 1).
+int cp_task_search_pipeline(const cp_task *task, const char *method,
+                            int batch);
 
 /// The task's key: SHA-256 (hex) of its text and of the bytes of every
 /// other file it was built from, in reading order (the paths are not part

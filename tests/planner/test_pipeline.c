@@ -3,7 +3,11 @@
  * as merged up to batch k - 1. The nodes are the same for 1, 2 and 4
  * threads (sst and rrt on the push task at batch 4) and differ from the
  * unpipelined search's; the node limit holds; bad settings are input
- * errors. A commit stores the drawn, unmerged batch (table
+ * errors. Pipelined batches are the default for rrt and sst at batch > 1
+ * (search.pipeline unset): the default's tree is the explicit one's, an
+ * explicit false gives the plain tree, batch 1 and astar are unaffected,
+ * and a plain run stored without the key (as every run before session 26)
+ * resumes plain. A commit stores the drawn, unmerged batch (table
  * pending_batches), so a pipelined run interrupted, or killed, after a
  * commit resumes on 1 or 2 threads into the uninterrupted run; one stored
  * without it (before schema version 4), or with a damaged one, is refused
@@ -49,22 +53,25 @@ static cp_plan_status plan(cp_store *st, const cp_task *task,
   return cp_plan_task(st, task, &o, r, e);
 }
 
+/* The push task at batch 4 without search.pipeline: runs 1-3 take the
+ * default on 1, 2 and 4 threads, run 4 says false, run 5 true. */
 static void same_for_any_thread_count(const char *method) {
-  char *file = synth_push_task(4);
+  char *file = synth_push_task_with(4, NULL);
   cp_task task;
   cp_error e;
   cr_assert_eq(cp_task_load(file, &task, &e), 0, "%s", e.msg);
-  cr_assert_eq(task.search_pipeline, 0, "off by default");
+  cr_assert_eq(task.search_pipeline, -1, "unset by default");
+  cr_assert_eq(cp_task_search_pipeline(&task, method, 4), 1, "on at batch 4");
   char *path = synth_temp_db();
   cp_store *st;
   char msg[512];
   cr_assert_eq(cp_store_open(path, 0, &st, msg, sizeof msg), CP_STORE_OK,
                "%s", msg);
-  const int threads[4] = {1, 2, 4, 1};
+  const int threads[5] = {1, 2, 4, 1, 2}, given[5] = {-1, -1, -1, 0, 1};
   const long max_nodes = 301;
-  cp_plan_result r[4];
-  for (int k = 0; k < 4; ++k) {
-    task.search_pipeline = k < 3; /* run 4: not pipelined */
+  cp_plan_result r[5];
+  for (int k = 0; k < 5; ++k) {
+    task.search_pipeline = given[k];
     cp_plan_status s =
         plan(st, &task, method, threads[k], max_nodes, 0, 0, &r[k], &e);
     cr_assert(s == CP_PLAN_SOLVED || s == CP_PLAN_LIMIT, "%s: %s", method,
@@ -76,7 +83,8 @@ static void same_for_any_thread_count(const char *method) {
   long long n0, n;
   unsigned long long d0 = synth_run_digest(db, 1, &n0);
   cr_assert(n0 > 100 && n0 <= max_nodes, "%s: %lld nodes", method, n0);
-  for (int k = 1; k < 3; ++k) {
+  for (int k = 1; k < 5; ++k) {
+    if (k == 3) continue; /* the plain run */
     cr_assert_eq(synth_assert_same_run(db, 1, db, k + 1, method), n0);
     cr_assert_eq(r[k].stats.expansions, r[0].stats.expansions);
     cr_assert_eq(r[k].stats.lcp_solves, r[0].stats.lcp_solves);
@@ -84,10 +92,16 @@ static void same_for_any_thread_count(const char *method) {
   }
   cr_assert_neq(synth_run_digest(db, 4, &n), d0,
                 "%s: the pipelined search is another search", method);
-  /* The run's options say it was pipelined (and only then). */
+  /* The run's options say it was pipelined (and only then: the plain run
+   * has no key, as plain runs had before the default changed). */
+  cr_assert_eq(synth_query_int(db, "SELECT group_concat(id) = '1,2,3,5' FROM "
+                                   "(SELECT id FROM searches WHERE options "
+                                   "LIKE '%\"search_pipeline\": true%' "
+                                   "ORDER BY id)"),
+               1);
   cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM searches WHERE "
-                                   "options LIKE '%\"search_pipeline\": true%'"),
-               3);
+                                   "options LIKE '%search_pipeline%'"),
+               4);
   sqlite3_close(db);
   synth_remove_db(path);
   cp_task_free(&task);
@@ -399,4 +413,110 @@ Test(pipeline, a_run_without_its_pending_batch_is_refused_on_resume) {
   cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM searches"), 1);
   cr_assert_eq(synth_query_int(s, "SELECT sessions FROM searches"), 1);
   interrupted_free(&x);
+}
+
+/* The default's rule (cp_task_search_pipeline): given values win; unset,
+ * on for rrt and sst at batch > 1 only. Batch 1 and astar at batch 4 run
+ * unpipelined with search.pipeline unset, their options without the key,
+ * their trees those of an explicit false. */
+Test(pipeline, the_default_follows_the_method_and_the_batch) {
+  cp_task t = {.search_pipeline = -1};
+  cr_assert_eq(cp_task_search_pipeline(&t, "sst", 4), 1);
+  cr_assert_eq(cp_task_search_pipeline(&t, "rrt", 2), 1);
+  cr_assert_eq(cp_task_search_pipeline(&t, "rrt", 1), 0);
+  cr_assert_eq(cp_task_search_pipeline(&t, "astar", 4), 0);
+  cr_assert_eq(cp_task_search_pipeline(&t, NULL, 4), 0);
+  t.search_pipeline = 0;
+  cr_assert_eq(cp_task_search_pipeline(&t, "sst", 4), 0);
+  t.search_pipeline = 1; /* refused by cp_search_create, not here */
+  cr_assert_eq(cp_task_search_pipeline(&t, "astar", 1), 1);
+
+  const struct {
+    int batch;
+    const char *method;
+  } c[3] = {{1, "sst"}, {1, "rrt"}, {4, "astar"}};
+  for (int k = 0; k < 3; ++k) {
+    char *file = synth_push_task_with(c[k].batch, NULL);
+    cp_task task;
+    cp_error e;
+    cr_assert_eq(cp_task_load(file, &task, &e), 0, "%s", e.msg);
+    cr_assert_eq(task.search_pipeline, -1);
+    char *path = synth_temp_db();
+    cp_store *st = synth_open_store(path);
+    cp_plan_result r[2];
+    for (int j = 0; j < 2; ++j) {
+      task.search_pipeline = j ? 0 : -1;
+      cp_plan_status s = plan(st, &task, c[k].method, 2, 120, 0, 0, &r[j], &e);
+      cr_assert(s == CP_PLAN_SOLVED || s == CP_PLAN_LIMIT, "%s batch %d: %s",
+                c[k].method, c[k].batch, e.msg);
+    }
+    cp_store_close(st);
+    sqlite3 *db = synth_open_db(path);
+    cr_assert_gt(synth_assert_same_run(db, 1, db, 2, c[k].method), 10);
+    cr_assert_eq(r[0].stats.lcp_solves, r[1].stats.lcp_solves);
+    cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM searches WHERE "
+                                     "options LIKE '%search_pipeline%'"),
+                 0, "%s batch %d", c[k].method, c[k].batch);
+    cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM pending_batches"),
+                 0);
+    sqlite3_close(db);
+    synth_remove_db(path);
+    cp_task_free(&task);
+    remove(file);
+    free(file);
+  }
+}
+
+/* A plain batched run as every complan before session 26 stored it (the
+ * task without search.pipeline, the run's options without the key),
+ * interrupted at 100 nodes: resumed now, when the same task text means
+ * pipelined batches for a new run, it goes on plain (the run's record
+ * decides), into the uninterrupted plain run; a new run of the same task
+ * is the pipelined one. */
+Test(pipeline, an_old_plain_run_resumes_plain) {
+  char *file = synth_push_task_with(4, NULL);
+  cp_task task;
+  cp_error e;
+  cr_assert_eq(cp_task_load(file, &task, &e), 0, "%s", e.msg);
+  char *path = synth_temp_db();
+  cp_store *st = synth_open_store(path);
+  cp_plan_result r0, r1, r2, r3;
+  task.search_pipeline = 0; /* what an older complan did with this text */
+  cr_assert_eq(plan(st, &task, "sst", 2, 400, 0, 100, &r0, &e),
+               CP_PLAN_INTERRUPTED, "%s", e.msg);
+  sqlite3 *db = synth_open_db(path);
+  const long long n0 = synth_query_int(db, "SELECT count(*) FROM nodes");
+  cr_assert(n0 >= 100 && n0 < 400, "%lld nodes", n0);
+  cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM searches WHERE "
+                                   "options LIKE '%search_pipeline%'"),
+               0);
+  task.search_pipeline = -1; /* the same text read by this complan */
+  cp_plan_status a = plan(st, &task, "sst", 1, 400, 1, 0, &r1, &e);
+  cr_assert(a == CP_PLAN_SOLVED || a == CP_PLAN_LIMIT, "%s", e.msg);
+  cr_assert(r1.resumed);
+  cr_assert_eq(r1.run_id, 1);
+  task.search_pipeline = 0; /* run 2: uninterrupted, plain */
+  cr_assert_eq(plan(st, &task, "sst", 2, 400, 0, 0, &r2, &e), a, "%s",
+               e.msg);
+  task.search_pipeline = -1; /* run 3: a new run takes the default */
+  cp_plan_status c = plan(st, &task, "sst", 2, 400, 0, 0, &r3, &e);
+  cr_assert(c == CP_PLAN_SOLVED || c == CP_PLAN_LIMIT, "%s", e.msg);
+  cr_assert_gt(synth_assert_same_run(db, 1, db, 2, "resumed old plain run"),
+               n0);
+  cr_assert_eq(r1.stats.expansions, r2.stats.expansions);
+  cr_assert_eq(r1.stats.lcp_solves, r2.stats.lcp_solves);
+  cr_assert(r1.cost == r2.cost || (isnan(r1.cost) && isnan(r2.cost)));
+  long long n;
+  cr_assert_neq(synth_run_digest(db, 3, &n), synth_run_digest(db, 1, &n),
+                "a new run is pipelined");
+  cr_assert_eq(synth_query_int(db, "SELECT group_concat(id) FROM searches "
+                                   "WHERE options LIKE "
+                                   "'%\"search_pipeline\": true%'"),
+               3);
+  sqlite3_close(db);
+  cp_store_close(st);
+  synth_remove_db(path);
+  cp_task_free(&task);
+  remove(file);
+  free(file);
 }

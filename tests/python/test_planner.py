@@ -163,6 +163,31 @@ def test_threads_give_the_same_search(tmp_path):
             complan.plan(PUSH, db=tmp_path / "bad.sqlite", **bad)
 
 
+def test_batches_are_pipelined_unless_the_task_says_false(tmp_path):
+    # search_batch 4 with sst: pipelined by default (the run's options say
+    # so); the task's "pipeline": false gives the plain batches, another
+    # tree, its options without the key; True is the default's tree
+    with open(PUSH) as f:
+        task = json.load(f)
+    task["scene"] = os.path.join(SCENES, "plan_push.json")
+    runs = {}
+    for mode in (None, False, True):
+        t = json.loads(json.dumps(task))
+        if mode is not None:
+            t["search"]["pipeline"] = mode
+        db = tmp_path / ("p%s.sqlite" % mode)
+        r = complan.plan(t, db=db, method="sst", max_nodes=200, max_seconds=1e6,
+                         search_batch=4, threads=2)
+        with sqlite3.connect(str(db)) as c:
+            (opts,) = c.execute("SELECT options FROM searches").fetchone()
+            rows = c.execute("SELECT id, parent, action, flags, cost, state, warm"
+                             " FROM nodes ORDER BY id").fetchall()
+        runs[mode] = (r["nodes"], r["expansions"], rows)
+        assert json.loads(opts).get("search_pipeline", False) is (mode is not False)
+    assert runs[None] == runs[True] and runs[None][0] > 150
+    assert runs[None][2] != runs[False][2]
+
+
 def test_plan_progress_callback_and_errors(tmp_path):
     with pytest.raises(complan.Error) as e:
         complan.plan(os.path.join(TASKS, "nothing.json"), db=tmp_path / "x.sqlite")
