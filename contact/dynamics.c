@@ -313,6 +313,46 @@ static long pattern_lists(const cp_contact_space *cs, int *comp, int *grp, int *
   return cost;
 }
 
+/* The inputs of the last build's pattern_lists and what it returned,
+ * kept after the last footprint's colmin: a resting stack's ranges and
+ * H's blocks stay the same step after step, and the union-find over every
+ * contact's rows was 2 % of a 10-box step, which then (its lists too dear)
+ * only sets colmin's footprint. key[0 .. 5): nu, nc, nblocks and the
+ * cost (a long, in two ints); then the ranges [4 nc], bstart [nblocks +
+ * 1] and free_idx [nfree]. Room: pattern_key_ints(nu1, m1) (m1 = 3 nc). */
+static size_t pattern_key_ints(size_t nu1, size_t m1) { return 6 + 2 * m1 + 2 * nu1; }
+
+/* Whether key holds this build's inputs to pattern_lists (the ranges, H's
+ * blocks and sizes); then *cost is what pattern_lists returned for them. */
+static int pattern_key_same(const cp_contact_space *cs, const int *key, long *cost) {
+  const int nb = cs->nblocks, nf = cs->bstart[nb];
+  if (key[0] != cs->nu || key[1] != cs->nc || key[2] != nb) return 0;
+  const int *kr = key + 5, *kb = kr + 4 * (size_t)cs->nc, *kf = kb + nb + 1;
+  if (memcmp(kr, cs->range, sizeof(int) * 4 * (size_t)cs->nc) ||
+      memcmp(kb, cs->bstart, sizeof(int) * ((size_t)nb + 1)) ||
+      memcmp(kf, cs->free_idx, sizeof(int) * (size_t)nf))
+    return 0;
+  memcpy(cost, key + 3, sizeof *cost);
+  return 1;
+}
+
+static void pattern_key_save(const cp_contact_space *cs, int *key, long cost) {
+  const int nb = cs->nblocks, nf = cs->bstart[nb];
+  key[0] = cs->nu, key[1] = cs->nc, key[2] = nb;
+  memcpy(key + 3, &cost, sizeof cost);
+  int *kr = key + 5, *kb = kr + 4 * (size_t)cs->nc, *kf = kb + nb + 1;
+  memcpy(kr, cs->range, sizeof(int) * 4 * (size_t)cs->nc);
+  memcpy(kb, cs->bstart, sizeof(int) * ((size_t)nb + 1));
+  memcpy(kf, cs->free_idx, sizeof(int) * (size_t)nf);
+}
+
+/* The entries of colmin's footprint (upper triangle and diagonal). */
+static long fcost_of(int m, const int *colmin) {
+  long fcost = 0;
+  for (int c = 0; c < m; c++) fcost += c + 1 - colmin[c];
+  return fcost;
+}
+
 /* Zeroes A (m x m) on the footprint the lists give (both triangles). */
 static void clear_pattern(int m, const int *pat, double *A) {
   const int ng = pat[0], *st = pat + 1, *e = pat + ng + 2;
@@ -351,6 +391,42 @@ static void mirror_pattern(int m, const int *pat, double *A) {
       A[c0 + 2 + c0 * sm] = A[c0 + (c0 + 2) * sm];
       A[c0 + 2 + (c0 + 1) * sm] = A[c0 + 1 + (c0 + 2) * sm];
     }
+}
+
+/* The lower triangle of A (m x m, m = 3 nc) from the upper on colmin's
+ * footprint, a contact's three columns at a time: row r's three entries
+ * of columns c .. c + 2 are adjacent in A's column r, so one pass over the
+ * rows stores three (the loop's overhead was most of a per-entry copy).
+ * The pass starts at the three columns' smallest colmin; a column whose
+ * own starts later reads zeros there (its upper triangle outside the
+ * footprint is cleared) and writes them where its lower triangle is zero
+ * already (cleared, or lower_rest's): the same A. Columns whose first
+ * rows lie far apart are copied one by one, as before. */
+#define CP_CONTACT_SPACE_MIRROR_SPREAD 6
+static void mirror_colmin(int m, const int *colmin, double *A) {
+  const size_t sm = (size_t)m;
+  for (int c = 0; c + 2 < m; c += 3) {
+    const int a = colmin[c], b = colmin[c + 1], d = colmin[c + 2];
+    const int lo = a < b ? (a < d ? a : d) : (b < d ? b : d);
+    const int hi = a > b ? (a > d ? a : d) : (b > d ? b : d);
+    if (hi - lo > CP_CONTACT_SPACE_MIRROR_SPREAD) {
+      for (int t = c; t < c + 3; t++)
+        for (int r = colmin[t]; r < t; r++) A[t + (size_t)r * sm] = A[r + (size_t)t * sm];
+      continue;
+    }
+    const double *restrict u0 = A + (size_t)c * sm, *restrict u1 = u0 + sm,
+                           *restrict u2 = u1 + sm;
+    double *restrict lo_r = A + c + (size_t)lo * sm; /* row c's entry in column lo */
+    for (int r = lo; r < c; r++, lo_r += sm) {
+      lo_r[0] = u0[r];
+      lo_r[1] = u1[r];
+      lo_r[2] = u2[r];
+    }
+    /* the contact's own block: its three entries above the diagonal */
+    A[c + 1 + (size_t)c * sm] = u1[c];
+    A[c + 2 + (size_t)c * sm] = u2[c];
+    A[c + 2 + (size_t)(c + 1) * sm] = u2[c + 1];
+  }
 }
 
 /* A's upper triangle (lda m, from a0: the block's first column and row)
@@ -536,9 +612,11 @@ static size_t scratch_size(size_t nu1, size_t m1) {
 }
 
 /* The kept scratch of a rebuild: scratch_size, then colmin [m1], the
- * lists (pattern_ints) and the last footprint's colmin [m1] (below). */
+ * lists (pattern_ints), the last footprint's colmin [m1] and the lists'
+ * key (pattern_key_ints) (below). */
 static size_t kept_scratch_size(size_t nu1, size_t m1) {
-  return scratch_size(nu1, m1) + sizeof(int) * (2 * m1 + pattern_ints(nu1, m1));
+  return scratch_size(nu1, m1) +
+         sizeof(int) * (2 * m1 + pattern_ints(nu1, m1) + pattern_key_ints(nu1, m1));
 }
 
 /* The doubles of the result's block before its indices: A, b, then the
@@ -634,7 +712,8 @@ static int build_space(int nu, int nc, const double *H, const double *G,
   /* The previous rebuild's blocks of H_FF (free_idx, bstart, loff in the
    * kept block; size in the scratch), valid for the same sizes, no dof
    * driven and the same pattern of H. */
-  const int prev_pat_ok = own_keep && cs->hpat_ok, prev_nf = cs->nfree, prev_nb = cs->nblocks;
+  const int prev_pat_ok = own_keep && cs->hpat_ok, prev_nf = cs->nfree, prev_nb = cs->nblocks,
+            prev_fp_kept = own_keep && cs->fp_kept;
   const uint64_t prev_pat = cs->hpat;
   memset(cs, 0, sizeof *cs);
   /* No dof driven is the same as no mask, and the loops over the mask
@@ -1020,10 +1099,23 @@ blocks_known:
      * write. */
     int *pat = colmin + m1;
     const int *old = defer ? pat + pattern_ints(nu1, m1) : NULL;
-    const long pcost =
-        reuse && m >= CP_CONTACT_SPACE_SPARSE_M ? pattern_lists(cs, blk, fill, pat) : -1;
-    long fcost = 0;
-    for (int c = 0; c < m; c++) fcost += c + 1 - colmin[c];
+    /* The last build's lists' key: its block of the kept scratch when it
+     * had these sizes (the same layout) and built the lists or their cost
+     * (reuse, m at least CP_CONTACT_SPACE_SPARSE_M: fp_kept). Its lists
+     * are still in pat when it took them (pat[0] >= 0); when it did not,
+     * and they would be taken now, they are made again. */
+    int *key = pat + pattern_ints(nu1, m1) + m1;
+    const int big = reuse && m >= CP_CONTACT_SPACE_SPARSE_M && cs->range && nu > 0;
+    const long fcost = fcost_of(m, colmin);
+    long pcost = -1;
+    if (big) {
+      const int kept = prev_fp_kept && scratch_kept && prev_nu == nu && prev_nc == nc &&
+                       pattern_key_same(cs, key, &pcost);
+      if (!kept || (pat[0] < 0 && pcost >= 0 && 9 * pcost < 2 * fcost)) {
+        pcost = pattern_lists(cs, blk, fill, pat);
+        pattern_key_save(cs, key, pcost);
+      }
+    }
     if (pcost >= 0 && 9 * pcost < 2 * fcost) {
       if (old) lower_rest(m, old, NULL, cs->A);
       mirror_pattern(m, pat, cs->A);
@@ -1031,8 +1123,7 @@ blocks_known:
     } else {
       if (reuse) pat[0] = -1;
       if (old) lower_rest(m, old, colmin, cs->A);
-      for (int c = 0; c < m; c++)
-        for (int r = colmin[c]; r < c; r++) cs->A[c + (size_t)r * m] = cs->A[r + (size_t)c * m];
+      mirror_colmin(m, colmin, cs->A);
     }
   } else {
     mirror_full(m, cs->A);

@@ -395,8 +395,8 @@ static cp_lcp_status run_start(cp_lemke_ws *ws, const run *R,
        * not real (a basic value whose exact ratio is smaller went negative
        * beyond its row's tolerance). Back up one pivot and let another of
        * the tied rows leave instead (diagnosis: docs/solvers.md). */
-      if (st != CP_LCP_CHECK_FAILED || !ws->tight || !ws->z0tie ||
-          backups >= Z0_BACKUPS ||
+      if (st != CP_LCP_CHECK_FAILED || !ws->tight || ws->classic ||
+          !ws->z0tie || backups >= Z0_BACKUPS ||
           *piv >= R->cap || cp_lk_unpivot_z0(ws, R, r, v, &amax) != 0)
         return st;
       backups++;
@@ -433,7 +433,7 @@ static cp_lcp_status run_start(cp_lemke_ws *ws, const run *R,
      * to 1e12). Before acting on one, rebuild B^-1 from the basis, recompute
      * qbar and the column, and redo the ratio test; what survives is real. */
     if ((r == -1 || (r >= 0 && fabs(ws->col[r]) < SMALL_PIVOT * ws->cscale)) &&
-        ws->k > 0 && cp_lk_refactor(ws, R) == 0) {
+        ws->k > 0 && !ws->classic && cp_lk_refactor(ws, R) == 0) {
       testcase(ws, pivot_refactors);
       cp_lk_recompute_qbar(ws, R);
       amax = cp_lk_entering_column(ws, R, v, ws->col);
@@ -541,17 +541,31 @@ cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M,
   cp_lcp_status st = CP_LCP_NUMERICAL;
   int cover_used = 0;
   ws->tight = 0;
+  ws->classic = 0;
   /* The rescue pass: the cover, then random covers (the first ones the
    * same as the ordinary pass's), at least RESCUE_STARTS starts, each
    * capped at RESCUE_CAP (n + 1) + 100 pivots unless the caller set a cap
    * (a start that wanders costs little; docs/solvers.md). */
-  const int nrescue = !opt->rescue ? 0
+  const int nrescue = !opt->rescue || opt->classic == 2 ? 0
                       : restarts + 1 > RESCUE_STARTS ? restarts + 1 : RESCUE_STARTS;
-  const int last = restarts + nrescue;
-  for (int s = 0; s <= last; s++) {
+  /* The classic pass: the ordinary pass's starts again (the cover, then
+   * the same random covers) under the tie rules before the error bounds
+   * (docs/solvers.md, "The classic pass"). It follows the rescue pass,
+   * except from n = CLASSIC_EARLY_N on, where it comes first: there the
+   * rescue pass's twelve starts cost RockPile_tob1 (n = 2778) ten times
+   * the classic pass that solves it, and below it every corpus problem
+   * keeps the starts and pivots it had before the classic pass existed.
+   * classic == 2: the classic pass alone (tests, diagnosis). */
+  const int nclassic = opt->classic ? restarts + 1 : 0;
+  const int cls_first = n >= CLASSIC_EARLY_N;
+  const int rs0 = restarts + 1 + (cls_first ? nclassic : 0);
+  const int cl0 = restarts + 1 + (cls_first ? 0 : nrescue);
+  const int last = restarts + nrescue + nclassic;
+  const int first = opt->classic == 2 ? restarts + 1 : 0;
+  for (int s = first; s <= last; s++) {
     info->reason[0] = '\0';
     int ready = 0;
-    if (s == restarts + 1) {
+    if (nrescue && s == rs0) {
       /* Every start failed under the error-bound tie rules: the rescue
        * pass. The same sequence of starts again (the caller's cover, then
        * the same random covers) with the tight ratio test
@@ -560,12 +574,31 @@ cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M,
        * tie). A solve that succeeded before never gets here: its pivots,
        * answer and cost are unchanged (docs/solvers.md, issue 24). */
       ws->tight = 1;
+      ws->classic = 0;
       cover_used = 0;
       rng = opt->seed;
       R.qscale = qabs > 0.0 ? qabs : 1.0;
+      R.cap = opt->max_pivots > 0 ? opt->max_pivots : 50 * (n + 1) + 100;
       if (opt->max_pivots <= 0 && RESCUE_CAP * (n + 1) + 100 < R.cap)
         R.cap = RESCUE_CAP * (n + 1) + 100;
       testcase(ws, rescue_starts);
+    }
+    if (nclassic && s == cl0) {
+      /* The classic pass: the rules of commit f641725^, the last before
+       * the error bounds: the rescue pass's ratio test (point ratios, z0
+       * first among tied rows) with the lexicographic rule of then
+       * (cp_lk_lex_min_classic), the window relative to max(1, |q|), the
+       * ordinary pivot cap, and neither the rebuild of B^-1 before a tiny
+       * pivot or a ray nor the undoing of a z0 exit. They solve
+       * RockPile_tob1 at the third start, bit for bit as that commit did
+       * (docs/solvers.md, "The classic pass", says which rules matter). */
+      ws->tight = 1;
+      ws->classic = 1;
+      cover_used = 0;
+      rng = opt->seed;
+      R.qscale = maxacc(1.0, qabs);
+      R.cap = opt->max_pivots > 0 ? opt->max_pivots : 50 * (n + 1) + 100;
+      ws->st.classic_starts = 1;
     }
     if (s == 0 && warm) {
       if (cp_lk_warm_basis(ws, &R, warm, z, w) == 0) {
@@ -629,7 +662,7 @@ cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M,
     if (ws->nstarts < LEMKE_MAX_STARTS) ws->pps[ws->nstarts] = piv;
     ws->nstarts++;
     info->iterations += piv;
-    if (s == 0) info->first_start_iterations = piv;
+    if (s == first) info->first_start_iterations = piv;
     info->starts = ws->nstarts;
     if (st == CP_LCP_SOLVED) goto solved;
     /* Any failed start (ray, cap, numerical trouble, failed check) is

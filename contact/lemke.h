@@ -75,11 +75,18 @@ typedef struct cp_lemke_options {
                        ///< contact problems; docs/solvers.md); default 0
                        ///< (the simulator's solves stay as they are),
                        ///< `complan lcp solve` turns it on
+  int classic;         ///< 1: when every start failed (the rescue pass
+                       ///< too when it is on), the classic pass repeats
+                       ///< the ordinary starts under the tie rules before
+                       ///< the error bounds (docs/solvers.md, "The classic
+                       ///< pass"); 2: the classic pass alone (the other
+                       ///< passes skipped: tests, diagnosis); default 0,
+                       ///< `complan lcp solve` turns it on
 } cp_lemke_options;
 
 /// Defaults: cover NULL (ones), max_pivots 0 (automatic), restarts 3, seed 1,
 /// pivot_tol 1e-12, lexicographic 1, small_n 0 (automatic), check =
-/// cp_check_defaults(), rescue 0.
+/// cp_check_defaults(), rescue 0, classic 0.
 cp_lemke_options cp_lemke_defaults(void);
 
 typedef struct cp_lemke_ws cp_lemke_ws;
@@ -131,6 +138,7 @@ typedef struct cp_lemke_stats {
   int z0_backups;      ///< z0 exits from a tie undone after a failed check
   int rescue_starts;   ///< 1: every start failed, the rescue pass ran
                        ///< (the tight tie rules, docs/solvers.md)
+  int classic_starts;  ///< 1: the classic pass ran
 } cp_lemke_stats;
 
 /// One pivot, as seen by a trace observer. Variables are numbered w_i = i,

@@ -40,6 +40,8 @@
 #define RESCUE_STARTS 12      /* starts of the rescue pass (at least) */
 #define CP_LK_LEAN_N 4        /* largest n of the lean path (lemke_small.c) */
 #define RESCUE_CAP 5          /* its pivot cap per start: RESCUE_CAP (n + 1) + 100 */
+#define CLASSIC_EARLY_N 2000  /* from this n on the classic pass runs before
+                               * the rescue pass (docs/solvers.md) */
 
 /* SQLite-style coverage marker: counts how often a rare branch is taken. */
 #define testcase(ws, field) ((ws)->st.field++)
@@ -105,6 +107,7 @@ struct cp_lemke_ws {
   int z0tie;               /* 1: the last ratio test chose z0 from a tie */
   int z0skip;              /* 1: the next ratio test gives z0 no priority */
   int tight;               /* 1: this start uses the tight tie rules */
+  int classic;             /* 1: this start uses the classic pass's rules */
   double cscale;           /* scale of the last ratio test's column */
   double qbmax;            /* max |qbar| after the last update */
   double *tab;             /* [scap*(2 scap+1)] small path: dense tableau */
@@ -190,6 +193,8 @@ CP_LK_HIDDEN int cp_lk_unpivot_z0(cp_lemke_ws *ws, const run *R, int r, int v,
 /* lemke_ratio.c */
 CP_LK_HIDDEN int cp_lk_lex_min(cp_lemke_ws *ws, int nc, const double *col,
                                double sg);
+CP_LK_HIDDEN int cp_lk_lex_min_classic(cp_lemke_ws *ws, int nc,
+                                       const double *col, double sg);
 CP_LK_HIDDEN int cp_lk_z0_or_lex(cp_lemke_ws *ws, const run *R, int nc,
                                  const double *col);
 CP_LK_HIDDEN int cp_lk_ratio_test_tight(cp_lemke_ws *ws, const run *R,
@@ -390,6 +395,7 @@ first_row_n(cp_lemke_ws *ws, const run *R, const int n) {
   ws->ties = nc;
   if (nc <= 1 || !R->lex) return nc >= 1 ? ws->cand[0] : best;
   testcase(ws, lex_ties);
+  if (ws->classic) return cp_lk_lex_min_classic(ws, nc, col, -1.0);
   /* From the start basis B^-1 is the identity, unless it is a warm one. */
   if (ws->small || ws->k == 0) return cp_lk_lex_min_identity(ws, nc, col, -1.0);
   return cp_lk_lex_min(ws, nc, col, -1.0);

@@ -51,6 +51,37 @@ int cp_lk_lex_min(cp_lemke_ws *ws, int nc, const double *col, double sg) {
   return best;
 }
 
+/* The lexicographic rule of the classic pass (ws->classic): the rule
+ * before the error bounds (commit f641725^). Among the candidates, the
+ * values v_t = B^-1[r_t, c] / (sg col[r_t]) of column c tie when they are
+ * within 1e-11 of the largest |v_t| above the smallest, and the first tied
+ * row (in row order) is taken when every column ties. On noise-only
+ * columns this picks the most negative noise, which is why the error
+ * bounds replaced it (lcp_tobenna); on RockPile_tob1 it is what keeps
+ * the path away from the rays (docs/solvers.md, "The classic pass"). */
+int cp_lk_lex_min_classic(cp_lemke_ws *ws, int nc, const double *col,
+                          double sg) {
+  const int n = ws->n;
+  int *cand = ws->cand, *keep = ws->cand2;
+  for (int c = 0; c < n && nc > 1; c++) {
+    double vmin = INFINITY, vmax = 0.0;
+    for (int t = 0; t < nc; t++) {
+      const int r = cand[t];
+      const double v = binv(ws, r, c) / (sg * col[r]);
+      ws->lexv[t] = v;
+      if (v < vmin) vmin = v;
+      if (fabs(v) > vmax) vmax = fabs(v);
+    }
+    const double tau = 1e-11 * vmax;
+    int m = 0;
+    for (int t = 0; t < nc; t++)
+      if (ws->lexv[t] <= vmin + tau) keep[m++] = cand[t];
+    memcpy(cand, keep, sizeof(int) * (size_t)m);
+    nc = m;
+  }
+  return cand[0];
+}
+
 /* The ratio test of a rescue start (ws->tight): point ratios
  * t_i = max(qbar_i, 0) / col_i, rows tied within TIE_EPS of the smallest
  * (relative to it or to |q| / |col|), no interval for the noise and no
@@ -122,6 +153,7 @@ int cp_lk_z0_or_lex(cp_lemke_ws *ws, const run *R, int nc,
   }
   if (!R->lex) return ws->cand[0];
   testcase(ws, lex_ties);
+  if (ws->classic) return cp_lk_lex_min_classic(ws, nc, col, 1.0);
   return cp_lk_lex_min(ws, nc, col, 1.0);
 }
 

@@ -89,6 +89,7 @@ cp_lcp_status cp_lemke_regularised(cp_lemke_ws *ws, int n, const double *M,
                    "strictly in (0, 1), 1 to 8 values)");
   cp_lemke_options o = lo ? *lo : cp_lemke_defaults();
   o.rescue = 0; /* each regularised problem is well conditioned by design */
+  o.classic = 0;
 
   const size_t nn = (size_t)n * (size_t)n;
   double *Mr = malloc(sizeof(double) * nn);

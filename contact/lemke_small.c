@@ -305,8 +305,8 @@ small_start_ld(cp_lemke_ws *ws, const run *R, const cp_check_options *chk,
       if (lean) return st; /* a failed check: the full path backs up */
       /* As run_start: a z0 exit from a tie that fails the check is undone
        * (pivot z0 back into row r) and another tied row leaves. */
-      if (st != CP_LCP_CHECK_FAILED || !ws->tight || !ws->z0tie ||
-          backups >= Z0_BACKUPS ||
+      if (st != CP_LCP_CHECK_FAILED || !ws->tight || ws->classic ||
+          !ws->z0tie || backups >= Z0_BACKUPS ||
           *piv >= R->cap)
         return st;
       memcpy(pc, T + (size_t)vz0 * ld, sizeof(double) * ld);
@@ -414,6 +414,7 @@ lean_solve(cp_lemke_ws *ws, const int n, const double *M, const double *q,
   memset(&ws->st, 0, sizeof ws->st);
   ws->n = n;
   ws->tight = 0;
+  ws->classic = 0;
   ws->nstarts = 0;
   ws->basis_valid = 0;
   const run R = {.n = n, .M = M, .q = q, .qscale = maxacc(1.0, qabs),

@@ -17,6 +17,7 @@ const cp_lemke_options cp_lk_defaults = {
     .lexicographic = 1,
     .small_n = 0,
     .rescue = 0,
+    .classic = 0,
     .check = {.rel_tol = CP_CHECK_REL_TOL_DEFAULT},
 };
 

@@ -69,10 +69,11 @@ static void lemke_route(cp_lemke_ws *ws, int n, const double *M,
                         cp_solve_trail *trail) {
   const cp_lemke_options *lo = &opt->lemke;
   if (opt->regularise && opt->reg.early_n > 0 && n >= opt->reg.early_n &&
-      (lo->restarts > 0 || lo->rescue)) {
+      (lo->restarts > 0 || lo->rescue || lo->classic)) {
     cp_lemke_options first = *lo;
     first.restarts = 0;
     first.rescue = 0;
+    first.classic = 0;
     cp_lemke_solve(ws, n, M, q, &first, NULL, z, w, info);
     trail_note(trail, CP_SOLVER_LEMKE, info);
     if (info->status == CP_LCP_SOLVED || info->status == CP_LCP_NOMEM) return;
@@ -152,6 +153,7 @@ cp_lcp_status cp_lcp_solve(cp_lemke_ws *ws, int n, const double *M,
        * (4 + 12 + 201 + 201 = 418 starts with `lcp solve`'s defaults;
        * now 4 + 12 + 201 = 217). docs/solvers.md, "auto". */
       lo.rescue = 0;
+      lo.classic = 0; /* likewise the classic pass */
       cp_lemke_solve(ws, n, M, q, &lo, NULL, z, w, info);
       if (trail) { /* the trail counts both Lemke runs */
         trail->status[CP_SOLVER_LEMKE] = info->status;

@@ -4,10 +4,12 @@
  *                              into an LCP in Siconos' LCP .dat form, which
  *                              `complan lcp solve` reads
  *   fc2lcp --solve IN.dat ...  solve each converted problem with Lemke
- *                              (as complan lcp solve: library defaults and
- *                              the rescue pass) and print one Markdown
- *                              row per problem: size, status, starts,
- *                              pivots of the first start and in all, thread
+ *                              (as complan lcp solve: library defaults,
+ *                              the rescue pass and the classic pass) and
+ *                              print one Markdown row per problem: size,
+ *                              status, the passes that ran (first,
+ *                              ordinary, rescue, classic or both), starts, pivots
+ *                              of the first start and in all, thread
  *                              CPU time, the LCP check's complementarity and
  *                              the contact-space law violation
  *                              (fc_law_violation, independent of the LCP);
@@ -62,9 +64,18 @@ static int solve_one(const char *path) {
   cp_lcp_info info;
   cp_lemke_options o = cp_lemke_defaults();
   o.rescue = 1; /* as complan lcp solve */
+  o.classic = 1;
   const double t0 = bench_now();
   cp_lemke_solve(ws, n, L.M, L.q, &o, NULL, z, w, &info);
   const double dt = bench_now() - t0;
+  cp_lemke_stats st;
+  cp_lemke_get_stats(ws, &st);
+  /* The passes that ran: the last of them answered (or failed last). */
+  const char *pass = st.classic_starts && st.rescue_starts ? "rescue+classic"
+                     : st.classic_starts                  ? "classic"
+                     : st.rescue_starts                   ? "rescue"
+                     : info.starts == 1                   ? "first"
+                                                          : "ordinary";
   const char *name = strrchr(path, '/');
   name = name ? name + 1 : path;
   double viol = NAN;
@@ -77,8 +88,8 @@ static int solve_one(const char *path) {
         fprintf(stderr, "contact %d mu %g: r[%d] = %.17g u = %.17g\n", where,
                 p.mu[where], a, r[p.d * where + a], u[p.d * where + a]);
   }
-  printf("| %s | %d | %d | %s | %d | %d | %d | %.3f | %.2g | %.2g | %s |\n",
-         name, p.d, n, cp_lcp_status_name(info.status), info.starts,
+  printf("| %s | %d | %d | %s | %s | %d | %d | %d | %.3f | %.2g | %.2g | %s |\n",
+         name, p.d, n, cp_lcp_status_name(info.status), pass, info.starts,
          info.first_start_iterations, info.iterations, dt * 1e3,
          info.complementarity, viol,
          info.status == CP_LCP_SOLVED ? "" : info.reason);
@@ -93,9 +104,9 @@ static int solve_one(const char *path) {
 
 int main(int argc, char **argv) {
   if (argc >= 2 && !strcmp(argv[1], "--solve")) {
-    printf("| problem | d | n | status | starts | first-start pivots | pivots "
-           "| ms | max z_i w_i | law violation | reason |\n");
-    printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+    printf("| problem | d | n | status | pass | starts | first-start pivots "
+           "| pivots | ms | max z_i w_i | law violation | reason |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     int rc = 0, solved = 0;
     for (int i = 2; i < argc; i++) {
       int s = solve_one(argv[i]);

@@ -10,6 +10,7 @@
 
 #include <ode/ode.h>
 
+#include "models/collide_impl.h"
 #include "models/mesh.h"
 #include "models/vec3.h"
 
@@ -23,12 +24,7 @@
 // Validated object: the shape, its world pose, and for a plane its world
 // normal N and offset D ({y : N.y = D}, solid side N.y <= D).
 
-typedef struct obj {
-  const cp_shape *s;
-  double x[3], q[4], R[9];
-  double N[3], D;
-  int hull; // a mesh collided as its convex hull
-} obj;
+typedef cp_collide_posed obj; // (models/collide_impl.h)
 
 static int bad_num(double v) { return !isfinite(v); }
 
@@ -715,25 +711,30 @@ static int clearly_apart(const obj *a, const obj *b, double tol) {
     cp_v3_sub(c, b->x, a->x);
     // Axes e_i (a's, R's columns) and f_j (b's); Q_ij = |e_i . f_j|; half
     // sizes ha of a grown by tol, hb of b.
-    double ha[3], hb[3], Q[3][3];
+    // Row i of Q is computed when a's axis i is tried (most pairs are
+    // settled by their first axes); the answer does not depend on the
+    // order of the axes, and every number is the same expression.
+    double ha[3], hb[3], Q[3][3], margin = -1;
     for (int i = 0; i < 3; ++i) {
       ha[i] = 0.5 * a->s->size[i] + tol;
       hb[i] = 0.5 * b->s->size[i];
+    }
+    for (int i = 0; i < 3; ++i) {
       for (int j = 0; j < 3; ++j)
         Q[i][j] = fabs(a->R[i] * b->R[j] + a->R[3 + i] * b->R[3 + j] +
                        a->R[6 + i] * b->R[6 + j]);
-    }
-    for (int i = 0; i < 3; ++i) {
       double ca = c[0] * a->R[i] + c[1] * a->R[3 + i] + c[2] * a->R[6 + i];
       double gap = fabs(ca) - ha[i] -
                    (hb[0] * Q[i][0] + hb[1] * Q[i][1] + hb[2] * Q[i][2]);
-      if (gap > 1e-9 && gap > apart_margin(a, b, tol)) return 1;
+      if (gap > 1e-9 && gap > (margin < 0 ? (margin = apart_margin(a, b, tol)) : margin))
+        return 1;
     }
     for (int j = 0; j < 3; ++j) {
       double cb = c[0] * b->R[j] + c[1] * b->R[3 + j] + c[2] * b->R[6 + j];
       double gap = fabs(cb) - hb[j] -
                    (ha[0] * Q[0][j] + ha[1] * Q[1][j] + ha[2] * Q[2][j]);
-      if (gap > 1e-9 && gap > apart_margin(a, b, tol)) return 1;
+      if (gap > 1e-9 && gap > (margin < 0 ? (margin = apart_margin(a, b, tol)) : margin))
+        return 1;
     }
     return 0;
   }
@@ -953,6 +954,10 @@ static int mesh_pair(obj *wa, obj *wb, const cp_collide_options *opt,
   return finish(r, m, opt, out, cap);
 }
 
+static int pair_checked(const obj *wa, const obj *wb, const cp_collide_options *opt,
+                        cp_collide_ws *ws, cp_collide_contact *out, int cap,
+                        cp_error *err);
+
 int cp_collide_pair(const cp_collide_object *a, const cp_collide_object *b,
                     const cp_collide_options *opt, cp_collide_contact *out,
                     int cap, cp_error *err) {
@@ -979,32 +984,61 @@ int cp_collide_pair_ws(const cp_collide_object *a, const cp_collide_object *b,
       check_object(b, "b", &wb, ws ? ws->pose[1] : NULL,
                    ws ? &ws->pose_set[1] : NULL, err))
     return -1;
-  cp_shape_type ta = wa.s->type, tb = wb.s->type;
+  return pair_checked(&wa, &wb, opt, ws, out, cap, err);
+}
+
+void cp_collide_pose(const cp_collide_object *o, cp_collide_posed *p) {
+  memset(p, 0, sizeof *p);
+  if (o) p->o = *o;
+  p->valid = o && !check_object(o, "a", p, NULL, NULL, NULL);
+}
+
+int cp_collide_pair_posed(const cp_collide_posed *a, const cp_collide_posed *b,
+                          const cp_collide_options *opt, cp_collide_ws *ws,
+                          cp_collide_contact *out, int cap, cp_error *err) {
+  if (!opt || !a->valid || !b->valid || cap < 0 || (cap > 0 && !out) ||
+      !isfinite(opt->touch_tol) || opt->touch_tol < 0 ||
+      !isfinite(opt->merge_tol) || opt->merge_tol < 0 || opt->max_points < 1 ||
+      opt->max_points > CP_COLLIDE_MAX_POINTS) // its checks and errors
+    return cp_collide_pair_ws(&a->o, &b->o, opt, ws, out, cap, err);
+  return pair_checked(a, b, opt, ws, out, cap, err);
+}
+
+// cp_collide_pair_ws once the options and both objects are checked.
+static int pair_checked(const obj *wa, const obj *wb, const cp_collide_options *opt,
+                        cp_collide_ws *ws, cp_collide_contact *out, int cap,
+                        cp_error *err) {
+  cp_shape_type ta = wa->s->type, tb = wb->s->type;
+  obj ma, mb; // copies of a pair with a mesh (its hull flag is set below)
+  if (ta == CP_SHAPE_MESH || tb == CP_SHAPE_MESH) {
+    ma = *wa, mb = *wb;
+    wa = &ma, wb = &mb;
+  }
   if (ta == CP_SHAPE_NONE || tb == CP_SHAPE_NONE) return 0;
   if (ensure_init(err)) return -1;
   // Two meshes: their hulls, always (see mesh_pair).
   if (ta == CP_SHAPE_MESH && tb == CP_SHAPE_MESH &&
-      wa.s->mesh->hull_n_planes && wb.s->mesh->hull_n_planes)
-    return mesh_pair(&wa, &wb, opt, out, cap, err);
+      wa->s->mesh->hull_n_planes && wb->s->mesh->hull_n_planes)
+    return mesh_pair(&ma, &mb, opt, out, cap, err);
   // Mesh and primitive: hulls when asked for and the mesh has one (a flat
   // mesh has none and stays a triangle mesh).
   int hull = opt->mesh_hull != 0;
-  if (ta == CP_SHAPE_MESH && !wa.s->mesh->hull_n_planes) hull = 0;
-  if (tb == CP_SHAPE_MESH && !wb.s->mesh->hull_n_planes) hull = 0;
-  if (ta == CP_SHAPE_MESH) wa.hull = hull;
-  if (tb == CP_SHAPE_MESH) wb.hull = hull;
+  if (ta == CP_SHAPE_MESH && !wa->s->mesh->hull_n_planes) hull = 0;
+  if (tb == CP_SHAPE_MESH && !wb->s->mesh->hull_n_planes) hull = 0;
+  if (ta == CP_SHAPE_MESH) ma.hull = hull;
+  if (tb == CP_SHAPE_MESH) mb.hull = hull;
   int has_mesh = ta == CP_SHAPE_MESH || tb == CP_SHAPE_MESH;
   if (!g_supported[has_mesh && hull][ta][tb])
     return cp_error_set(err, "", "no contact generation for the pair %s-%s",
                         cp_shape_type_name(ta), cp_shape_type_name(tb));
 
   const double tol = opt->touch_tol;
-  if (clearly_apart(&wa, &wb, tol)) return 0; // what ODE would find, sooner
+  if (clearly_apart(wa, wb, tol)) return 0; // what ODE would find, sooner
   // A box face down on a plane: its corners from the pose (no ODE).
   if (ta == CP_SHAPE_BOX && tb == CP_SHAPE_PLANE &&
-      opt->merge_tol < 0.5 * CP_COLLIDE_FLAT_SIDE && face_down(&wa, &wb)) {
+      opt->merge_tol < 0.5 * CP_COLLIDE_FLAT_SIDE && face_down(wa, wb)) {
     cp_collide_contact r[4];
-    const int m = finish(r, face_down_contacts(&wa, &wb, tol, r), opt, out, cap);
+    const int m = finish(r, face_down_contacts(wa, wb, tol, r), opt, out, cap);
     if (ws && m == 4) ++ws->flat;
     return m;
   }
@@ -1020,20 +1054,20 @@ int cp_collide_pair_ws(const cp_collide_object *a, const cp_collide_object *b,
   double shift = tol; // step 2's (below)
   int b_posed = 0; // ws's geom of b already has step 2's parameters
   if (tb == CP_SHAPE_PLANE) {
-    cp_v3_copy(n, wb.N);
+    cp_v3_copy(n, wb->N);
   } else if (ta == CP_SHAPE_PLANE) {
-    cp_v3_scale(n, wa.N, -1.0);
+    cp_v3_scale(n, wa->N, -1.0);
   } else {
     // Grow a by tol; a mesh cannot grow, so grow b instead (two meshes:
     // neither -- they must overlap, not merely come within tol).
     // The grown one has its own kind of kept geom (2): step 2 collides its
     // true size, and the next pair most likely has the same grown size.
     int grow_b = ta == CP_SHAPE_MESH, gb_grown = grow_b && tb != CP_SHAPE_MESH;
-    dGeomID ga = get_geom(ws, grow_b ? 0 : 2, &wa, grow_b ? 0 : tol, zero),
-            gb = get_geom(ws, gb_grown ? 2 : 1, &wb, gb_grown ? tol : 0, zero);
+    dGeomID ga = get_geom(ws, grow_b ? 0 : 2, wa, grow_b ? 0 : tol, zero),
+            gb = get_geom(ws, gb_grown ? 2 : 1, wb, gb_grown ? tol : 0, zero);
     int k = dCollide(ga, gb, CP_COLLIDE_MAX_POINTS, c, skip);
-    put_geom(ws, &wa, ga);
-    put_geom(ws, &wb, gb);
+    put_geom(ws, wa, ga);
+    put_geom(ws, wb, gb);
     b_posed = !gb_grown;
     int deepest = -1;
     for (int i = 0; i < k; ++i)
@@ -1064,8 +1098,8 @@ int cp_collide_pair_ws(const cp_collide_object *a, const cp_collide_object *b,
   const obj *pa[3], *pb[3];
   obj enda[2], endb[2];
   cp_shape balla, ballb;
-  int na = parts(&wa, tb, pa, enda, &balla),
-      nb = parts(&wb, ta, pb, endb, &ballb);
+  int na = parts(wa, tb, pa, enda, &balla),
+      nb = parts(wb, ta, pb, endb, &ballb);
   // With ws, b itself (part 0, a primitive: its own slot) is posed once
   // here, or not at all when step 1 left its geom as needed. (A capsule's
   // two end balls share the sphere slot: they are posed in turn below.)
@@ -1090,8 +1124,8 @@ int cp_collide_pair_ws(const cp_collide_object *a, const cp_collide_object *b,
   // 3. Convert; move each point to the midpoint of the surfaces along n.
   obj was; // a cylinder a where ODE saw it
   if (ta == CP_SHAPE_CYLINDER) {
-    was = wa;
-    cp_v3_add(was.x, wa.x, t);
+    was = *wa;
+    cp_v3_add(was.x, wa->x, t);
   }
   cp_collide_contact r[NBUF];
   int m = 0;
@@ -1113,12 +1147,12 @@ int cp_collide_pair_ws(const cp_collide_object *a, const cp_collide_object *b,
     if (has_mesh && !(c[i].depth > 1e-3 * shift)) continue;
     cp_v3_scale(o->n, o->n, 1.0 / nn);
     if (ta == CP_SHAPE_CYLINDER) onto_cylinder(&was, o->p); // as ODE saw a
-    if (tb == CP_SHAPE_CYLINDER) onto_cylinder(&wb, o->p);
+    if (tb == CP_SHAPE_CYLINDER) onto_cylinder(wb, o->p);
     // Along the line p + s n, a's surface facing b is where the line enters
     // a (sa), b's surface facing a where it leaves b (sb).
     double la, ha, lb, hb;
-    int hita = line_interval(&wa, o->p, o->n, eps, &la, &ha) && isfinite(la);
-    int hitb = line_interval(&wb, o->p, o->n, eps, &lb, &hb) && isfinite(hb);
+    int hita = line_interval(wa, o->p, o->n, eps, &la, &ha) && isfinite(la);
+    int hitb = line_interval(wb, o->p, o->n, eps, &lb, &hb) && isfinite(hb);
     double mv = 0;
     if (hita && hitb)
       mv = 0.5 * (la + hb);
@@ -1135,7 +1169,7 @@ int cp_collide_pair_ws(const cp_collide_object *a, const cp_collide_object *b,
   // merge (merge_tol below half its shortest side) has touched. Counted for
   // the caller (cp_collide_ws.flat).
   if (ws && m == 4 && ta == CP_SHAPE_BOX && tb == CP_SHAPE_PLANE &&
-      opt->merge_tol < 0.5 * CP_COLLIDE_FLAT_SIDE && face_down(&wa, &wb))
+      opt->merge_tol < 0.5 * CP_COLLIDE_FLAT_SIDE && face_down(wa, wb))
     ++ws->flat;
   return m;
 }

@@ -2,10 +2,12 @@
 #include "models/contactgen.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "models/collide.h"
+#include "models/collide_impl.h"
 #include "models/grow.h"
 #include "models/mesh.h"
 #include "models/vec3.h"
@@ -35,6 +37,10 @@ typedef struct gobj {
   int fixed;
   double radius;      // bounding sphere about x (INFINITY for a plane)
   double N[3], D;     // plane: world {y : N.y = D}, solid side N.y <= D
+  cp_collide_posed posed; // x, q validated and turned once (models/collide_impl.h)
+  cp_shape shape_was;     // the shape's numbers when posed was made
+  double lo[3], hi[3]; // the sweep's box (candidate_pairs)
+  int special;        // a position or radius not finite: no box
 } gobj;
 
 // 1 when the bounding volumes of a and b are farther apart than tol (the
@@ -117,6 +123,24 @@ static int collect(const cp_scene *s, cp_contactgen_ws *ws, int *n_out) {
       }
     }
   }
+  for (int i = 0; i < k; ++i) {
+    gobj *o = &g[i];
+    // The last call's posed object of this slot is kept when what it is
+    // made of has the same bits: the shape (pointer and numbers; a mesh's
+    // data is not compared, so a mesh is posed again), position and
+    // quaternion (a fixed table, a body at rest to the last bit).
+    if (i < ws->obj_n && !memcmp(o->posed.o.x, o->x, sizeof o->x) && // (moving: differs)
+        !memcmp(o->posed.o.q, o->q, sizeof o->q) && o->posed.o.shape == o->shape &&
+        o->shape->type != CP_SHAPE_MESH &&
+        !memcmp(&o->shape_was, o->shape, sizeof o->shape_was))
+      continue;
+    cp_collide_object co = {o->shape, {0}, {0}};
+    cp_v3_copy(co.x, o->x);
+    memcpy(co.q, o->q, sizeof co.q);
+    cp_collide_pose(&co, &o->posed);
+    memcpy(&o->shape_was, o->shape, sizeof o->shape_was);
+  }
+  ws->obj_n = k;
   *n_out = k;
   return 0;
 }
@@ -157,6 +181,94 @@ static int skip_pair(const cp_scene *s, const gobj *a, const gobj *b,
   return 0;
 }
 
+// Below this many objects every pair is a candidate (no sweep).
+#define SWEEP_MIN 8
+
+// Marks the pairs (i < j) that may touch in ws->pairs, a bit matrix of
+// n rows of *words 64-bit words (bit j of row i). Every pair that far_apart
+// would not skip is marked: with SWEEP_MIN objects or more, a sweep along
+// the axis of largest spread of the centres drops the pairs whose bounding
+// spheres' boxes, grown by s, [x_d - r - s, x_d + r + s + tol] on any axis
+// d, are disjoint (s = 1e-9 m plus 1e-12 of |x_d|, r and tol: far above
+// the rounding of these sums and of far_apart's, so that such a pair's
+// centres are farther apart than r_a + r_b + tol and far_apart skips it
+// too). An object with a non-finite position or radius (a plane) is
+// paired with every other. The sweep's order is kept in ws between calls
+// and sorted again by insertion (a step moves the objects little).
+// Returns 0, -1 out of memory.
+static int candidate_pairs(gobj *g, int n, double tol, cp_contactgen_ws *ws,
+                           int *words) {
+  const int W = (n + 63) / 64;
+  *words = n < 2 ? 0 : W; // (no pairs: no rows to read)
+  if (n < 2) return 0;
+  if (cp_grow((void **)&ws->pairs, &ws->pairs_cap, n * W, sizeof(uint64_t)))
+    return -1;
+  uint64_t *bits = ws->pairs;
+  if (n < SWEEP_MIN) {
+    for (int i = 0; i < n; ++i) bits[i] = ((uint64_t)1 << n) - ((uint64_t)2 << i);
+    return 0;
+  }
+  memset(bits, 0, (size_t)n * (size_t)W * sizeof *bits);
+  // The axis: largest spread of the finite centres.
+  double mn[3] = {INFINITY, INFINITY, INFINITY}, mx[3] = {-INFINITY, -INFINITY, -INFINITY};
+  for (int i = 0; i < n; ++i) {
+    gobj *o = &g[i];
+    o->special = !(cp_v3_isfinite(o->x) && isfinite(o->radius));
+    if (o->special) continue;
+    for (int d = 0; d < 3; ++d) {
+      if (o->x[d] < mn[d]) mn[d] = o->x[d];
+      if (o->x[d] > mx[d]) mx[d] = o->x[d];
+      const double c = o->x[d], e = 1e-9 + 1e-12 * (fabs(c) + o->radius + tol);
+      o->lo[d] = c - o->radius - e;
+      o->hi[d] = c + o->radius + e + tol;
+    }
+  }
+  int ax = 0;
+  for (int d = 1; d < 3; ++d)
+    if (mx[d] - mn[d] > mx[ax] - mn[ax]) ax = d;
+  const int a1 = ax == 0 ? 1 : 0, a2 = ax == 2 ? 1 : 2;
+  // The order: last call's when it is of as many objects, else 0..n-1;
+  // the finite objects sorted by lo[ax] (insertion) to its front.
+  if (cp_grow((void **)&ws->order, &ws->order_cap, n, sizeof(int))) return -1;
+  int *ord = ws->order;
+  if (ws->order_n != n)
+    for (int i = 0; i < n; ++i) ord[i] = i;
+  ws->order_n = n;
+  int nf = 0;
+  for (int p = 0; p < n; ++p) { // writes only at or before p
+    const int i = ord[p];
+    if (g[i].special) continue;
+    int q = nf++;
+    for (; q > 0 && g[ord[q - 1]].lo[ax] > g[i].lo[ax]; --q) ord[q] = ord[q - 1];
+    ord[q] = i;
+  }
+  for (int i = 0, q = nf; i < n; ++i) // the special ones after them
+    if (g[i].special) ord[q++] = i;
+#define MARK(i, j) (bits[(size_t)(i) * (size_t)W + (size_t)(j) / 64] |= (uint64_t)1 << ((j) % 64))
+  for (int p = 0; p < nf; ++p) {
+    const int i = ord[p];
+    const gobj *o = &g[i];
+    for (int q = p + 1; q < nf; ++q) {
+      const int j = ord[q];
+      const gobj *u = &g[j];
+      if (u->lo[ax] > o->hi[ax]) break;
+      if (u->lo[a1] > o->hi[a1] || o->lo[a1] > u->hi[a1] || u->lo[a2] > o->hi[a2] ||
+          o->lo[a2] > u->hi[a2])
+        continue;
+      if (i < j) MARK(i, j); else MARK(j, i);
+    }
+  }
+  for (int p = nf; p < n; ++p) {
+    const int i = ord[p];
+    for (int j = 0; j < n; ++j) {
+      if (j == i) continue;
+      if (i < j) MARK(i, j); else MARK(j, i);
+    }
+  }
+#undef MARK
+  return 0;
+}
+
 static int check_options(const cp_contactgen_options *o, cp_error *err) {
   if (!(o->penetration_tol >= 0) || !isfinite(o->penetration_tol))
     return cp_error_set(err, "penetration_tolerance",
@@ -190,6 +302,8 @@ void cp_contactgen_ws_free(cp_contactgen_ws *ws) {
   free(ws->obj);
   free(ws->states);
   free(ws->list);
+  free(ws->order);
+  free(ws->pairs);
   cp_collide_ws_free(&ws->collide);
   memset(ws, 0, sizeof *ws);
 }
@@ -210,7 +324,9 @@ static int generate(cp_scene *s, const cp_contactgen_options *opt,
   }
   if (check_options(opt, err)) return -1;
   int n;
-  if (collect(s, ws, &n)) return cp_error_setc(err, CP_ERR_NOMEM, "contacts", "out of memory");
+  int W;
+  if (collect(s, ws, &n) || candidate_pairs(ws->obj, n, opt->touch_tol, ws, &W))
+    return cp_error_setc(err, CP_ERR_NOMEM, "contacts", "out of memory");
   const gobj *g = ws->obj;
 
   cp_collide_options co = cp_collide_defaults();
@@ -223,23 +339,30 @@ static int generate(cp_scene *s, const cp_contactgen_options *opt,
   const long flat0 = ws->collide.flat;
   ws->all_flat = 0;
   cp_collide_contact pts[CP_COLLIDE_MAX_POINTS];
+  const uint64_t *bits = ws->pairs;
   for (int i = 0; i < n && !rc; ++i) {
-    for (int j = i + 1; j < n && !rc; ++j) {
+    // The candidates j > i of row i in increasing j (candidate_pairs).
+    for (int j = i;;) {
+      {
+        int wd = (j + 1) / 64;
+        uint64_t word = wd < W ? bits[(size_t)i * (size_t)W + (size_t)wd] &
+                                     (~(uint64_t)0 << ((j + 1) % 64))
+                               : 0;
+        while (!word && ++wd < W) word = bits[(size_t)i * (size_t)W + (size_t)wd];
+        if (!word) break;
+        j = wd * 64 + __builtin_ctzll(word);
+      }
+      if (rc) break;
       if (skip_pair(s, &g[i], &g[j], opt) ||
           far_apart(&g[i], &g[j], opt->touch_tol))
         continue;
       // a: the moving one when the other is fixed, else the earlier one.
       const gobj *a = &g[i], *b = &g[j];
       if (a->fixed) a = &g[j], b = &g[i];
-      cp_collide_object oa = {a->shape, {0}, {0}}, ob = {b->shape, {0}, {0}};
-      cp_v3_copy(oa.x, a->x);
-      memcpy(oa.q, a->q, sizeof oa.q);
-      cp_v3_copy(ob.x, b->x);
-      memcpy(ob.q, b->q, sizeof ob.q);
       cp_error cerr;
       cp_error_clear(&cerr);
-      int m = cp_collide_pair_ws(&oa, &ob, &co, &ws->collide, pts,
-                                 CP_COLLIDE_MAX_POINTS, &cerr);
+      int m = cp_collide_pair_posed(&a->posed, &b->posed, &co, &ws->collide, pts,
+                                    CP_COLLIDE_MAX_POINTS, &cerr);
       char an[160], bn[160];
       if (m < 0) {
         rc = cp_error_setc(err, cerr.code ? cerr.code : CP_ERR_INPUT, "contacts",

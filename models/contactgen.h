@@ -30,7 +30,10 @@
 ///     default for URDF manipulators, whose collision meshes of nearby links
 ///     overlap by design) says to skip every pair within it.
 /// A cheap bounding-sphere test (plane: none) skips pairs farther apart than
-/// touch_tol before the exact test.
+/// touch_tol before the exact test. From 8 objects on, a sweep over the
+/// spheres' boxes (along the axis of largest spread of the centres; its
+/// order kept in the workspace) picks the pairs to give that test, with a
+/// slack that drops only pairs the test would skip: the same contacts.
 ///
 /// Each contact (docs/math.md §2):
 ///   a, b   if exactly one of the pair is a fixed body, b is that body and a
@@ -121,11 +124,18 @@ typedef struct cp_contactgen_overlap {
 typedef struct cp_contactgen_ws {
   void *obj;            ///< object list (private), obj_cap entries
   int obj_cap;
+  int obj_n;            ///< objects of the last call (private: their
+                        ///< validated poses are kept when unchanged)
   void *states;         ///< cp_link_state scratch, states_cap entries
   int states_cap;
   cp_contact *list;     ///< contacts being built, list_cap entries
   int list_cap;
   cp_collide_ws collide;///< geoms for cp_collide_pair_ws
+  int *order;           ///< the sweep's object order, kept between calls
+  int order_n, order_cap; ///< (a step moves the objects little, so the
+                        ///< sort starts nearly done); private
+  void *pairs;          ///< candidate pairs (private), pairs_cap words
+  int pairs_cap;
   cp_contactgen_overlap overlap; ///< the last call's overlap (set when it
                                  ///< failed with CP_ERR_OVERLAP)
   int all_flat;         ///< the last call's contacts all came from pairs

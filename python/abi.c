@@ -27,6 +27,7 @@ static const struct {
     OF(cp_lemke_options, restarts), OF(cp_lemke_options, seed), OF(cp_lemke_options, pivot_tol),
     OF(cp_lemke_options, lexicographic), OF(cp_lemke_options, small_n),
     OF(cp_lemke_options, check), OF(cp_lemke_options, rescue),
+    OF(cp_lemke_options, classic),
     SZ(cp_fip_options), OF(cp_fip_options, max_iter), OF(cp_fip_options, gap_tol),
     OF(cp_fip_options, beta), OF(cp_fip_options, zeta), OF(cp_fip_options, kappa),
     OF(cp_fip_options, rho), OF(cp_fip_options, sigma), OF(cp_fip_options, nfp_tol),

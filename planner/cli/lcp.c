@@ -65,6 +65,7 @@ static int parse_args(const cp_cli_command *cmd, int argc, char **argv, int cert
   a->repeat = 1;
   a->opt = cp_solve_defaults();
   a->opt.lemke.rescue = 1; /* issue 24: Lemke's rescue pass for raw LCPs */
+  a->opt.lemke.classic = 1; /* and its classic pass after it */
   a->opt.regularise = 1;   /* and its regularised route after a failure */
   if (certify) a->opt.solver = CP_SOLVER_CERTIFY;
   int solver = (int)a->opt.solver, verbose = 0;

@@ -102,7 +102,8 @@ class CCheckOptions(Structure):
 class CLemkeOptions(Structure):  # contact/lemke.h
     _fields_ = [("cover", c_void_p), ("max_pivots", c_int), ("restarts", c_int),
                 ("seed", c_uint64), ("pivot_tol", c_double), ("lexicographic", c_int),
-                ("small_n", c_int), ("check", CCheckOptions), ("rescue", c_int)]
+                ("small_n", c_int), ("check", CCheckOptions), ("rescue", c_int),
+                ("classic", c_int)]
 
 
 class CFipOptions(Structure):  # contact/fip.h

@@ -155,14 +155,16 @@ def solve(M, q, solver="auto", tol=None, repeat=1, **options):
     1e-6). options: fields of cp_solve_options, nested ones as dicts, e.g.
     lemke={"max_pivots": 500, "restarts": 0}, fip={"max_iter": 50},
     certify={"time_limit_s": 10}, extra_restarts=0. As `complan lcp solve`,
-    Lemke's rescue pass and its regularised route are on (lemke={"rescue":
-    0} and regularise=0 turn them off); route says which answered.
+    Lemke's rescue pass, its classic pass and its regularised route are on
+    (lemke={"rescue": 0, "classic": 0} and regularise=0 turn them off);
+    route says which answered.
     repeat: solve that many times (1 to 10^6, `--repeat`) and report the
     mean time of one solve in time_us. Returns a Result."""
     M, q, n = _arrays(M, q)
     _repeat(repeat)
     opt = L.solve_defaults()
     opt.lemke.rescue = 1
+    opt.lemke.classic = 1
     opt.regularise = 1
     s = c_int()
     if not isinstance(solver, str) or L.lcp_solver_parse(solver.encode(), byref(s)):

@@ -875,3 +875,66 @@ Test(dynamics, stacked_bodies_bit_for_bit) {
   cp_contact_space_free(&kept_sp);
   free(H), free(G);
 }
+
+/* A large build keeps what decided its footprint (the per-group lists'
+ * cost, and the lists) while the contacts' ranges and H's blocks stay the
+ * same, and decides again when they change. A stack of KB bodies, four
+ * contacts under each (the lists too dear: colmin's footprint), rebuilt
+ * into the same arrays: new values on the same ranges, a contact gone (a
+ * size of its own), the same size with a contact moved to another pair,
+ * that again (the lists now: colmin's footprint spreads), another contact
+ * moved instead (the lists made again), and the first ranges back. Every round's A (zeros included) and b must be the fresh
+ * build's, bit for bit. */
+enum { KB = 12, KNU = 6 * KB, KNC = 4 * KB };
+
+static void pair_stack_problem(uint64_t *s, int nc, int moved, double *H, double *G, double *f,
+                          double *k, int *range) {
+  body_blocks(s, KB, KNU, H);
+  for (int i = 0; i < KNU; i++) f[i] = cpt_uniform(s, -5, 5);
+  memset(G, 0, sizeof(double) * KNU * 3 * (size_t)nc);
+  for (int j = 0; j < nc; j++) {
+    int *r = range + 4 * j;
+    const int p = j == moved ? KB - 1 : j / 4; /* pair p: bodies p - 1 and p */
+    r[0] = p ? 6 * (p - 1) : 6 * p, r[1] = r[0] + 6;
+    r[2] = p ? 6 * p : 0, r[3] = p ? r[2] + 6 : 0;
+    for (int c = 3 * j; c < 3 * j + 3; c++) {
+      k[c] = cpt_uniform(s, -1, 1);
+      for (int h = 0; h < 4; h += 2)
+        for (int i = r[h]; i < r[h + 1]; i++) G[i + (size_t)c * KNU] = cpt_uniform(s, -1, 1);
+    }
+  }
+}
+
+Test(dynamics, kept_footprint_choice_bit_for_bit) {
+  uint64_t s = 53;
+  double *H = malloc(sizeof(double) * KNU * KNU), *G = malloc(sizeof(double) * KNU * 3 * KNC);
+  double f[KNU], k[3 * KNC];
+  int range[4 * KNC], block[KB + 1];
+  cr_assert(H && G);
+  for (int b = 0; b <= KB; b++) block[b] = 6 * b;
+  const cp_contact_sparsity sp = {.nblock = KB, .block = block, .range = range};
+  static const int sizes[] = {KNC, KNC, KNC - 1, KNC, KNC, KNC, KNC};
+  static const int moved[] = {-1, -1, -1, 5, 5, 9, -1};
+  static const int lists[] = {0, 0, 0, 1, 1, 1, 0}; /* (a moved contact spreads colmin's) */
+  cp_contact_space kept;
+  memset(&kept, 0, sizeof kept);
+  for (int round = 0; round < 7; round++) {
+    const int nc = sizes[round], m = 3 * nc;
+    pair_stack_problem(&s, nc, moved[round], H, G, f, k, range);
+    cp_contact_space dense;
+    cr_assert_eq(cp_contact_space_build(KNU, nc, H, G, f, k, NULL, NULL, &dense), 0);
+    cr_assert_eq(cp_contact_space_rebuild_sparse(KNU, nc, H, G, f, k, NULL, NULL, &sp, &kept), 0);
+    cr_assert_eq(kept.fp_kept, 1);
+    cr_assert_eq(kept.fp_lists, lists[round], "round %d: the footprint's kind", round);
+    for (int i = 0; i < m; i++) {
+      cr_assert(kept.b[i] == dense.b[i], "b[%d]: %.17g != %.17g", i, kept.b[i], dense.b[i]);
+      for (int j = 0; j < m; j++)
+        cr_assert(memcmp(&kept.A[i + j * m], &dense.A[i + j * m], sizeof(double)) == 0,
+                  "A[%d, %d] (round %d): %.17g != %.17g", i, j, round, kept.A[i + j * m],
+                  dense.A[i + j * m]);
+    }
+    cp_contact_space_free(&dense);
+  }
+  cp_contact_space_free(&kept);
+  free(H), free(G);
+}

@@ -365,7 +365,7 @@ Test(lemke, pivot_cap_status_and_counts) {
   free(M);
 }
 
-Test(lemke, rescue_pass_runs_at_least_twelve_capped_starts) {
+Test(lemke, rescue_pass_runs_at_least_twelve_capped_starts_then_the_classic) {
   /* No solution: every start ends on a ray. With the rescue pass, the four
    * ordinary starts are followed by max(restarts + 1, 12) rescue starts;
    * with restarts 15, by 16. */
@@ -384,6 +384,23 @@ Test(lemke, rescue_pass_runs_at_least_twelve_capped_starts) {
   o.restarts = 15;
   cr_assert_eq(cp_lemke_solve(ws, 2, M, q, &o, NULL, z, w, &info), CP_LCP_SECONDARY_RAY);
   cr_assert_eq(info.starts, 16 + 16, "got %d", info.starts);
+  cr_assert_eq(st.classic_starts, 0);
+  /* The classic pass (off by default) adds restarts + 1 starts after the
+   * rescue pass; classic = 2 runs its starts alone. */
+  cr_assert_eq(cp_lemke_defaults().classic, 0);
+  o.restarts = 3;
+  o.classic = 1;
+  cr_assert_eq(cp_lemke_solve(ws, 2, M, q, &o, NULL, z, w, &info), CP_LCP_SECONDARY_RAY);
+  cr_assert_eq(info.starts, 4 + 12 + 4, "got %d", info.starts);
+  cp_lemke_get_stats(ws, &st);
+  cr_assert_eq(st.rescue_starts, 1);
+  cr_assert_eq(st.classic_starts, 1);
+  o.classic = 2;
+  cr_assert_eq(cp_lemke_solve(ws, 2, M, q, &o, NULL, z, w, &info), CP_LCP_SECONDARY_RAY);
+  cr_assert_eq(info.starts, 4, "got %d", info.starts);
+  cp_lemke_get_stats(ws, &st);
+  cr_assert_eq(st.rescue_starts, 0);
+  cr_assert_eq(st.classic_starts, 1);
   cp_lemke_ws_destroy(ws);
 }
 
@@ -742,4 +759,34 @@ Test(lemke, structured_finish_reports_what_the_check_reports) {
   cr_assert_eq(count, 48);
   cp_lemke_ws_destroy(ws);
   free(M);
+}
+
+Test(lemke, classic_pass_keeps_the_rules_before_the_error_bounds) {
+  /* lcp_tobenna (n = 40) is what the error bounds were made for: under
+   * the rules before them (the classic pass) its first start leaves the
+   * exact path on noise and wanders into the pivot cap, 50 (n + 1) + 100
+   * = 2150 pivots, and the first random cover solves it (2299 pivots in
+   * two starts, commit f641725's message); the ordinary pass solves it
+   * in its first start, 127 pivots. */
+  cp_lcp L;
+  cpt_load_lcp("siconos/lcp_tobenna.dat", &L);
+  const int n = L.n;
+  double *z = malloc(sizeof(double) * 2 * (size_t)n), *w = z + n;
+  cp_lemke_ws *ws = cp_lemke_ws_create(n);
+  cp_lemke_options o = cp_lemke_defaults();
+  cp_lcp_info info;
+  cr_assert_eq(cp_lemke_solve(ws, n, L.M, L.q, &o, NULL, z, w, &info), CP_LCP_SOLVED);
+  cr_assert_eq(info.starts, 1);
+  cr_assert_eq(info.iterations, 127);
+  o.classic = 2;
+  cr_assert_eq(cp_lemke_solve(ws, n, L.M, L.q, &o, NULL, z, w, &info), CP_LCP_SOLVED,
+               "%s", info.reason);
+  int pps[4];
+  cr_assert_eq(cp_lemke_pivots_per_start(ws, pps, 4), 2);
+  cr_assert_eq(pps[0], 50 * (n + 1) + 100);
+  cr_assert_eq(info.iterations, 2299, "got %d", info.iterations);
+  cpt_assert_lcp_solution(n, L.M, L.q, z, 1e-8);
+  cp_lemke_ws_destroy(ws);
+  free(z);
+  cp_lcp_free(&L);
 }

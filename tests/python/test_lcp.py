@@ -167,3 +167,15 @@ def test_repeated_solves_keep_rss_flat():
     grown = rss_bytes() - before
     # 10^5 calls: a leak of even 16 bytes a call would show as 1.6 MB.
     assert grown < 1 << 20, "RSS grew by %d bytes over 10^5 solves" % grown
+
+
+def test_classic_pass_option_reaches_the_solver():
+    # Lemke's classic pass is on as in `complan lcp solve`: with a cap of
+    # 10 and no restarts it adds one start after the ordinary one; off, one
+    # start; alone (2), its one start.
+    p = complan.lcp.load(os.path.join(DATA, "siconos", "lcp_exp_murty2.dat"))
+    base = {"max_pivots": 10, "restarts": 0, "rescue": 0}
+    assert p.solve("lemke", lemke=dict(base, classic=0)).starts == 1
+    r = p.solve("lemke", lemke=base)
+    assert r.status == "pivot cap" and r.starts == 2
+    assert p.solve("lemke", lemke=dict(base, classic=2)).starts == 1
