@@ -168,9 +168,11 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
   so.budget = &budget;
   double max_seconds = opt.max_seconds > 0 ? opt.max_seconds : task->max_seconds;
   int batch = opt.batch > 0 ? opt.batch : task->batch;
-  so.batch = opt.search_batch > 0 ? opt.search_batch : task->search_batch;
-  /* The task's search.pipeline, else on for rrt and sst with batch > 1. */
-  so.pipeline = cp_task_search_pipeline(task, so.method, so.batch);
+  /* The task's search.pipeline, else rrt and sst at batch >= 4 pipeline
+   * halves of batch / 2 (cp_task_search_mode): so.batch is a half. */
+  so.pipeline = cp_task_search_mode(
+      task, so.method,
+      opt.search_batch > 0 ? opt.search_batch : task->search_batch, &so.batch);
 
   char msg[256], planner[16];
   cp_search *s = NULL;
@@ -260,7 +262,11 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
     }
     /* goal_k, the pipeline and drop_rejected: stored only when on (a
      * plain batched run has no "search_pipeline", as before session 26,
-     * so that an older complan resumes it as it was planned) */
+     * so that an older complan resumes it as it was planned). A pipelined
+     * run's "search_batch" is its half (so.batch), whether the task asked
+     * for the pipeline or had it by default: resumed by this complan or
+     * an older one (which reads the two keys the same way), it runs the
+     * same halves. */
     char options[2048], goal_k[32] = "", extra[96];
     if (so.goal_k > 1)
       snprintf(goal_k, sizeof goal_k, ", \"goal_k\": %d", so.goal_k);

@@ -302,9 +302,10 @@ typedef struct cp_search_options {
   /// problem's batch_start the two batches out overlap on the workers; a
   /// commit stores the drawn, unmerged batch
   /// (cp_search_pending_save), so a run resumes exactly. 0 (default here):
-  /// off. A task's runs (cp_plan_search) set it by the task's rule,
-  /// cp_task_search_pipeline: on for rrt and sst with batch > 1 unless the
-  /// task says search.pipeline false (planner/search/task.h).
+  /// off. A task's runs (cp_plan_search) set it and batch by the task's
+  /// rule, cp_task_search_mode: unless the task says search.pipeline, rrt
+  /// and sst at search.batch B >= 4 pipeline halves of B / 2 (batch here is
+  /// one half; planner/search/task.h).
   int pipeline;
   /// rrt: a tree node from which an iteration kept no candidate (every
   /// candidate rejected: out of bounds, penetration, solver failure) is
