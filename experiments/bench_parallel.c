@@ -25,8 +25,9 @@
  * processes against one worker's (CPU efficiency) and the CPU seconds per
  * wall second (docs/parallel.md, "Measured: threads and ranks side by
  * side"). The runs first measure what a user gets by default: pipelined
- * batches (search.pipeline not given, on for rrt and sst at batch > 1
- * since session 26); then, for comparison, plain batches
+ * batches (search.pipeline not given: rrt and sst at batch B >= 4 pipeline
+ * halves of B / 2 since session 27, the row says 2xH); then, for
+ * comparison, plain batches
  * (search.pipeline false; 1 and 2 threads, 1 and 2 ranks): another tree,
  * so their "same", ratios and efficiency are against the plain 1-thread
  * (or 1-rank) run. On a shared machine the speeds say what the load allowed. Load-independent: the 1-thread run's CPU time per expansion and
@@ -96,6 +97,20 @@ static const config configs[] = {{1, 0, 1}, {2, 0, 1}, {0, 1, 1},
                                  {0, 2, 1}, {0, 4, 1}, {1, 0, 0},
                                  {2, 0, 0}, {0, 1, 0}, {0, 2, 0}};
 enum { N_CONFIGS = sizeof configs / sizeof *configs, MAX_REPEATS = 16 };
+
+/* A row's mode: the default's (search.pipeline not given:
+ * cp_task_search_mode, pipelined in halves of batch / 2 at batch >= 4 for
+ * rrt and sst) with its halves, or plain. */
+static const char *mode_label(const config *c, const char *method, int batch,
+                              char *buf, size_t size) {
+  const cp_task unset = {.search_pipeline = -1};
+  int half = batch;
+  if (!c->pipe) snprintf(buf, size, ", plain %d", batch);
+  else if (cp_task_search_mode(&unset, method, batch, &half))
+    snprintf(buf, size, ", default: pipelined 2x%d", half);
+  else snprintf(buf, size, ", default: plain %d", batch);
+  return buf;
+}
 
 /* The run with one worker of c's kind (threads or ranks, plain or
  * pipelined): the base of its CPU efficiency; and the 1-thread run of
@@ -764,7 +779,7 @@ static int bench_ranks_bytes(const char *task, int ranks, int runs,
 }
 
 /* The task with search.batch = batch, in a temporary file next to it:
- * pipe 1, search.pipeline removed (its default, pipelined at batch > 1);
+ * pipe 1, search.pipeline removed (its default: cp_task_search_mode);
  * pipe 0, search.pipeline false (plain batches). */
 static char *task_with_batch(const char *path, int batch, int pipe) {
   json_error_t je;
@@ -948,9 +963,10 @@ int main(int argc, char **argv) {
          "seconds per wall second of the search (1 thread: about 1; a "
          "round's speed ratio is exactly efficiency x busy / the 1-thread "
          "run's busy, so a loaded machine shows in busy, work the parallel "
-         "code adds in efficiency). Pipelined rows: the default a user gets "
-         "(search.pipeline not given, on for rrt and sst at batch > 1: "
-         "batch k + 1 chosen before batch k is merged); plain rows "
+         "code adds in efficiency). Default rows: what a user gets "
+         "(search.pipeline not given: rrt and sst at batch B >= 4 pipeline "
+         "halves of B / 2, 2xH in the row, batch k + 1 chosen before batch "
+         "k is merged, B jobs in flight); plain rows "
          "(search.pipeline false: another tree, the same for any number of "
          "workers): their speed ratios, \"same\" and CPU efficiency are "
          "against the plain 1-thread (or 1-rank) run. Expansions per second are the "
@@ -1090,10 +1106,12 @@ int main(int argc, char **argv) {
       const outcome *o = &res[c][0];
       char run[48], procs[48], jobs[48], per[32];
       int count = configs[c].threads ? configs[c].threads : configs[c].ranks;
+      char mode[48];
       snprintf(run, sizeof run, "%d %s%s", count,
                configs[c].threads ? (count == 1 ? "thread" : "threads")
                                   : (count == 1 ? "rank" : "ranks"),
-               configs[c].pipe ? ", pipelined (default)" : ", plain");
+               mode_label(&configs[c], sp->method, sp->batch, mode,
+                          sizeof mode));
       snprintf(procs, sizeof procs, "%d%s", count,
                count > 2 ? " (oversubscribed)" : "");
       snprintf(jobs, sizeof jobs, "%s", "-");
@@ -1157,7 +1175,7 @@ int main(int argc, char **argv) {
       const outcome *o = &rank0_of[k][c];
       if (!configs[c].ranks || !(o->r0[0] > 0)) continue;
       double b = o->r0[0];
-      char per[32] = "-", looks[48] = "-";
+      char per[32] = "-", looks[48] = "-", mode[48];
       if (o->jobs)
         snprintf(per, sizeof per, "%.1f",
                  1e6 * (o->r0[3] + o->r0[4]) / (double)o->jobs);
@@ -1168,7 +1186,8 @@ int main(int argc, char **argv) {
       printf("| %s | %d | %d%s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | "
              "%s | %s |\n",
              strrchr(specs[k].task, '/') + 1, batch_of[k], configs[c].ranks,
-             configs[c].pipe ? ", pipelined (default)" : ", plain",
+             mode_label(&configs[c], specs[k].method, batch_of[k], mode,
+                        sizeof mode),
              b, 1e6 * o->r0[1] / b, 1e6 * o->r0[2] / b, 1e6 * o->r0[3] / b,
              1e6 * o->r0[4] / b, 1e6 * o->r0[5] / b, per, looks);
     }
