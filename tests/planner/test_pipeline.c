@@ -616,6 +616,18 @@ Test(pipeline, a_killed_default_run_resumes_with_its_halves) {
                1);
   cr_assert_eq(synth_query_int(s, "SELECT iterations FROM pending_batches"),
                4, "a half drawn");
+  /* complan plans shows the batches: 2x4, pipelined halves of 4. */
+  const char *lv[] = {"complan", "plans", "--db", db, NULL, NULL};
+  char *out = NULL;
+  cr_assert_eq(cpt_run(lv, &out, NULL), 0);
+  cr_assert(strstr(out, " batches ") && strstr(out, " 2x4 "), "%s", out);
+  free(out);
+  lv[4] = "--json";
+  json_t *list = cpt_run_json(lv, 0),
+         *run = json_array_get(json_object_get(list, "runs"), 0);
+  cr_assert_eq(json_integer_value(json_object_get(run, "search_batch")), 4);
+  cr_assert(json_is_true(json_object_get(run, "search_pipeline")));
+  json_decref(list);
   char *task4 = synth_push_task_with(4, "\"pipeline\": true"),
        *db4 = synth_temp_db();
   const char *argv[] = {"complan", "plan", task4, "--db", db4, "--method",

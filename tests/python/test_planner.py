@@ -188,6 +188,10 @@ def test_batches_are_pipelined_unless_the_task_says_false(tmp_path):
         o = json.loads(opts)
         assert o.get("search_pipeline", False) is (mode is not False)
         assert o["search_batch"] == half
+        with complan.Database(db) as d:
+            (run,) = d.runs()
+            assert run["search_batch"] == half
+            assert run["search_pipeline"] is (mode is not False)
     assert runs[(None, 8)] == runs[(True, 4)] and runs[(None, 8)][0] > 150
     assert runs[(None, 8)][2] != runs[(False, 8)][2]
     assert runs[(None, 8)][2] != runs[(True, 8)][2]
