@@ -24,9 +24,12 @@
  * 2, 16 and 64 workers, the CPU per expansion of all threads or
  * processes against one worker's (CPU efficiency) and the CPU seconds per
  * wall second (docs/parallel.md, "Measured: threads and ranks side by
- * side"). Beside the plain runs, the same with pipelined batches
- * (search.pipeline; 1 and 2 threads, 1 and 2 ranks): another tree, so
- * their "same", ratios and efficiency are against the pipelined 1-thread
+ * side"). The runs first measure what a user gets by default: pipelined
+ * batches (search.pipeline not given: rrt and sst at batch B >= 4 pipeline
+ * halves of B / 2 since session 27, the row says 2xH); then, for
+ * comparison, plain batches
+ * (search.pipeline false; 1 and 2 threads, 1 and 2 ranks): another tree,
+ * so their "same", ratios and efficiency are against the plain 1-thread
  * (or 1-rank) run. On a shared machine the speeds say what the load allowed. Load-independent: the 1-thread run's CPU time per expansion and
  * its serial share (CPU outside the simulations: search, merge, store) and
  * the bytes per expansion, which feed the model (printed with its
@@ -83,16 +86,31 @@ static const spec specs[] = {
     {"planner/tasks/bench/hidex-corner-pivot.json", "sst", 1500, 16},
 };
 
-/* The configurations: threads (in process) or MPI ranks, plain or with
- * pipelined batches (search.pipeline: another tree, the same on any
- * number of workers, so compared with the pipelined 1-thread run). */
+/* The configurations: threads (in process) or MPI ranks, with the
+ * default pipelined batches (pipe 1: search.pipeline not given) or plain
+ * ones (pipe 0: search.pipeline false; another tree, the same on any
+ * number of workers, so compared with the plain 1-thread run). */
 typedef struct config {
   int threads, ranks, pipe;
 } config;
-static const config configs[] = {{1, 0, 0}, {2, 0, 0}, {0, 1, 0},
-                                 {0, 2, 0}, {0, 4, 0}, {1, 0, 1},
-                                 {2, 0, 1}, {0, 1, 1}, {0, 2, 1}};
+static const config configs[] = {{1, 0, 1}, {2, 0, 1}, {0, 1, 1},
+                                 {0, 2, 1}, {0, 4, 1}, {1, 0, 0},
+                                 {2, 0, 0}, {0, 1, 0}, {0, 2, 0}};
 enum { N_CONFIGS = sizeof configs / sizeof *configs, MAX_REPEATS = 16 };
+
+/* A row's mode: the default's (search.pipeline not given:
+ * cp_task_search_mode, pipelined in halves of batch / 2 at batch >= 4 for
+ * rrt and sst) with its halves, or plain. */
+static const char *mode_label(const config *c, const char *method, int batch,
+                              char *buf, size_t size) {
+  const cp_task unset = {.search_pipeline = -1};
+  int half = batch;
+  if (!c->pipe) snprintf(buf, size, ", plain %d", batch);
+  else if (cp_task_search_mode(&unset, method, batch, &half))
+    snprintf(buf, size, ", default: pipelined 2x%d", half);
+  else snprintf(buf, size, ", default: plain %d", batch);
+  return buf;
+}
 
 /* The run with one worker of c's kind (threads or ranks, plain or
  * pipelined): the base of its CPU efficiency; and the 1-thread run of
@@ -109,6 +127,12 @@ static int first_of(int c) {
   for (int b = 0; b < N_CONFIGS; ++b)
     if (configs[b].pipe == configs[c].pipe && configs[b].threads == 1)
       return b;
+  return 0;
+}
+/* The plain 1-thread run (the profile's search). */
+static int plain_one(void) {
+  for (int b = 0; b < N_CONFIGS; ++b)
+    if (!configs[b].pipe && configs[b].threads == 1) return b;
   return 0;
 }
 
@@ -754,8 +778,9 @@ static int bench_ranks_bytes(const char *task, int ranks, int runs,
   return ok ? 0 : -1;
 }
 
-/* The task with search.batch = batch (and search.pipeline when pipe), in
- * a temporary file next to it. */
+/* The task with search.batch = batch, in a temporary file next to it:
+ * pipe 1, search.pipeline removed (its default: cp_task_search_mode);
+ * pipe 0, search.pipeline false (plain batches). */
 static char *task_with_batch(const char *path, int batch, int pipe) {
   json_error_t je;
   json_t *t = json_load_file(path, 0, &je);
@@ -766,7 +791,8 @@ static char *task_with_batch(const char *path, int batch, int pipe) {
     return NULL;
   }
   json_object_set_new(s, "batch", json_integer(batch));
-  if (pipe) json_object_set_new(s, "pipeline", json_true());
+  if (pipe) json_object_del(s, "pipeline");
+  else json_object_set_new(s, "pipeline", json_false());
   const char *slash = strrchr(path, '/');
   size_t len = strlen(path) + 40;
   char *tmp = malloc(len);
@@ -827,6 +853,7 @@ static int profile_table_row(const spec *sp, outcome *o) {
             err.msg);
     return -1;
   }
+  task.search_pipeline = 0; /* the profile is of plain batches */
   int rc = run_profiled(&task, sp, o);
   cp_task_free(&task);
   if (rc) return -1;
@@ -936,11 +963,13 @@ int main(int argc, char **argv) {
          "seconds per wall second of the search (1 thread: about 1; a "
          "round's speed ratio is exactly efficiency x busy / the 1-thread "
          "run's busy, so a loaded machine shows in busy, work the parallel "
-         "code adds in efficiency). Pipelined rows (search.pipeline: batch "
-         "k + 1 chosen before batch k is merged; another tree, the same "
-         "for any number of workers): their speed ratios, \"same\" and "
-         "CPU efficiency are against the pipelined 1-thread (or 1-rank) "
-         "run, not the plain one. Expansions per second are the "
+         "code adds in efficiency). Default rows: what a user gets "
+         "(search.pipeline not given: rrt and sst at batch B >= 4 pipeline "
+         "halves of B / 2, 2xH in the row, batch k + 1 chosen before batch "
+         "k is merged, B jobs in flight); plain rows "
+         "(search.pipeline false: another tree, the same for any number of "
+         "workers): their speed ratios, \"same\" and CPU efficiency are "
+         "against the plain 1-thread (or 1-rank) run. Expansions per second are the "
          "search's: its expansions over its own seconds (cp_plan_search, "
          "from its start to its last commit; ranks: rank 0's, which begins "
          "after MPI's start, the task's load, the worlds and the workers' "
@@ -984,8 +1013,9 @@ int main(int argc, char **argv) {
       if (tmp) unlink(tmp);
       return 1;
     }
-    cp_task task_pipe = task; /* the same task, pipelined */
-    task_pipe.search_pipeline = 1;
+    cp_task task_pipe = task; /* the same task: the default, pipelined */
+    task_pipe.search_pipeline = -1;
+    task.search_pipeline = 0; /* and plain */
     outcome res[N_CONFIGS][MAX_REPEATS];
     /* Ranks: the start-up run's wall and CPU seconds, per round. */
     double up_wall[N_CONFIGS][MAX_REPEATS], up_cpu[N_CONFIGS][MAX_REPEATS];
@@ -1024,7 +1054,8 @@ int main(int argc, char **argv) {
       }
     /* The profiled run (its timing wrappers) made the same search. */
     for (int q = 0; q < n_profiled && !timed_only; ++q)
-      if (profiled[q] == sp->batch) ok[0] &= same(&res[0][0], &prof_out[k][q]);
+      if (profiled[q] == sp->batch)
+        ok[plain_one()] &= same(&res[plain_one()][0], &prof_out[k][q]);
     unlink(tmp);
     free(tmp);
     unlink(tmp_pipe);
@@ -1075,10 +1106,12 @@ int main(int argc, char **argv) {
       const outcome *o = &res[c][0];
       char run[48], procs[48], jobs[48], per[32];
       int count = configs[c].threads ? configs[c].threads : configs[c].ranks;
+      char mode[48];
       snprintf(run, sizeof run, "%d %s%s", count,
                configs[c].threads ? (count == 1 ? "thread" : "threads")
                                   : (count == 1 ? "rank" : "ranks"),
-               configs[c].pipe ? ", pipelined" : "");
+               mode_label(&configs[c], sp->method, sp->batch, mode,
+                          sizeof mode));
       snprintf(procs, sizeof procs, "%d%s", count,
                count > 2 ? " (oversubscribed)" : "");
       snprintf(jobs, sizeof jobs, "%s", "-");
@@ -1087,7 +1120,8 @@ int main(int argc, char **argv) {
         snprintf(jobs, sizeof jobs, "%lld / %lld", o->jobs, o->own);
         if (o->jobs) {
           snprintf(per, sizeof per, "%.0f", (double)o->bytes / (double)o->jobs);
-          if (configs[c].ranks == 2 && !configs[c].pipe) bytes = (double)o->bytes / (double)o->jobs;
+          if (configs[c].ranks == 2 && configs[c].pipe)
+            bytes = (double)o->bytes / (double)o->jobs;
         }
       }
       char eff_s[32] = "-", up[48] = "-";
@@ -1141,7 +1175,7 @@ int main(int argc, char **argv) {
       const outcome *o = &rank0_of[k][c];
       if (!configs[c].ranks || !(o->r0[0] > 0)) continue;
       double b = o->r0[0];
-      char per[32] = "-", looks[48] = "-";
+      char per[32] = "-", looks[48] = "-", mode[48];
       if (o->jobs)
         snprintf(per, sizeof per, "%.1f",
                  1e6 * (o->r0[3] + o->r0[4]) / (double)o->jobs);
@@ -1152,7 +1186,8 @@ int main(int argc, char **argv) {
       printf("| %s | %d | %d%s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | "
              "%s | %s |\n",
              strrchr(specs[k].task, '/') + 1, batch_of[k], configs[c].ranks,
-             configs[c].pipe ? ", pipelined" : "",
+             mode_label(&configs[c], specs[k].method, batch_of[k], mode,
+                        sizeof mode),
              b, 1e6 * o->r0[1] / b, 1e6 * o->r0[2] / b, 1e6 * o->r0[3] / b,
              1e6 * o->r0[4] / b, 1e6 * o->r0[5] / b, per, looks);
     }

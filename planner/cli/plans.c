@@ -10,9 +10,10 @@
 
 static const char head[] =
     "List the search runs in a planner database (docs/database.md) and the\n"
-    "plans each found: run id, task, planner, status, seed, nodes,\n"
-    "expansions, LCP solves, search time; plan id, final node, cost and\n"
-    "length (actions). The database is opened read-only.\n"
+    "plans each found: run id, task, planner, its batches (search.batch:\n"
+    "1; B plain; 2x4 pipelined in halves of 4, 8 in flight), status, seed,\n"
+    "nodes, expansions, LCP solves, search time; plan id, final node, cost\n"
+    "and length (actions). The database is opened read-only.\n"
     "\n";
 static const char tail[] =
     "\n"
@@ -27,7 +28,8 @@ int cp_cli_plans(const cp_cli_command *cmd, int argc, char **argv) {
       CP_CLI_BOOL("--json", &json,
                   "print one JSON document: {\"runs\": [{\"id\",\n"
                   "\"task_id\", \"task_hash\", \"task_path\", \"planner\",\n"
-                  "\"status\", \"seed\", \"seconds\", \"nodes\",\n"
+                  "\"search_batch\", \"search_pipeline\", \"status\",\n"
+                  "\"seed\", \"seconds\", \"nodes\",\n"
                   "\"expansions\", \"lcp_solves\", \"plans\": [{\"id\",\n"
                   "\"node\", \"cost\", \"length\", \"duration\"}]}]}"),
   };
@@ -52,15 +54,19 @@ int cp_cli_plans(const cp_cli_command *cmd, int argc, char **argv) {
     json_t *runs = json_object_get(doc, "runs");
     printf("%s: %zu run%s\n", db, json_array_size(runs),
            json_array_size(runs) == 1 ? "" : "s");
-    printf("  %4s %-6s %-10s %6s %8s %10s %12s %9s  %s\n", "run", "method",
-           "status", "seed", "nodes", "expansions", "lcp solves", "time (s)",
-           "task");
+    printf("  %4s %-6s %-7s %-10s %6s %8s %10s %12s %9s  %s\n", "run",
+           "method", "batches", "status", "seed", "nodes", "expansions",
+           "lcp solves", "time (s)", "task");
     size_t i, j;
     json_t *r, *p;
     json_array_foreach(runs, i, r) {
-      printf("  %4lld %-6s %-10s %6lld %8lld %10lld %12lld %9.2f  %s\n",
+      char batches[32]; /* 2x8: pipelined halves of 8 */
+      snprintf(batches, sizeof batches, "%s%lld",
+               json_is_true(json_object_get(r, "search_pipeline")) ? "2x" : "",
+               json_integer_value(json_object_get(r, "search_batch")));
+      printf("  %4lld %-6s %-7s %-10s %6lld %8lld %10lld %12lld %9.2f  %s\n",
              json_integer_value(json_object_get(r, "id")),
-             json_string_value(json_object_get(r, "planner")),
+             json_string_value(json_object_get(r, "planner")), batches,
              json_string_value(json_object_get(r, "status")),
              json_integer_value(json_object_get(r, "seed")),
              json_integer_value(json_object_get(r, "nodes")),

@@ -80,6 +80,17 @@ static int run_search_batch(const char *options) {
   return batch;
 }
 
+/* Whether the run's options (its JSON text) say it was pipelined:
+ * "search_pipeline": true. A run without the key (plain batches, batch 1,
+ * or stored before complan had pipelined batches) resumes plain, whatever
+ * the task's default is today. */
+static int run_search_pipeline(const char *options) {
+  json_t *o = options ? json_loads(options, 0, NULL) : NULL;
+  const int on = json_is_true(json_object_get(o, "search_pipeline"));
+  json_decref(o);
+  return on;
+}
+
 /* A pipelined run's pending batch from the store (cp_store_load_pending). */
 static int adopt_pending(void *ctx, long iters, int m, const void *data,
                          size_t size, const cp_rng *rng) {
@@ -157,8 +168,11 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
   so.budget = &budget;
   double max_seconds = opt.max_seconds > 0 ? opt.max_seconds : task->max_seconds;
   int batch = opt.batch > 0 ? opt.batch : task->batch;
-  so.batch = opt.search_batch > 0 ? opt.search_batch : task->search_batch;
-  so.pipeline = task->search_pipeline;
+  /* The task's search.pipeline, else rrt and sst at batch >= 4 pipeline
+   * halves of batch / 2 (cp_task_search_mode): so.batch is a half. */
+  so.pipeline = cp_task_search_mode(
+      task, so.method,
+      opt.search_batch > 0 ? opt.search_batch : task->search_batch, &so.batch);
 
   char msg[256], planner[16];
   cp_search *s = NULL;
@@ -170,7 +184,7 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
       if ((ss = cp_store_load_run(st, run_id, &run)))
         return res->status = store_fail(st, ss, err);
       so.batch = run_search_batch(run.options);
-      so.pipeline = run.options && strstr(run.options, "\"search_pipeline\"");
+      so.pipeline = run_search_pipeline(run.options);
       /* The world's options recorded with the run (the search cannot
        * change the world it was given): a run stored before session 22
        * lacks velocity_sliding and simulated with it off. */
@@ -246,7 +260,13 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
       cp_error_set(err, "search.method", "%s", msg);
       return res->status = CP_PLAN_BAD_INPUT;
     }
-    /* goal_k, the pipeline and drop_rejected: stored only when on */
+    /* goal_k, the pipeline and drop_rejected: stored only when on (a
+     * plain batched run has no "search_pipeline", as before session 26,
+     * so that an older complan resumes it as it was planned). A pipelined
+     * run's "search_batch" is its half (so.batch), whether the task asked
+     * for the pipeline or had it by default: resumed by this complan or
+     * an older one (which reads the two keys the same way), it runs the
+     * same halves. */
     char options[2048], goal_k[32] = "", extra[96];
     if (so.goal_k > 1)
       snprintf(goal_k, sizeof goal_k, ", \"goal_k\": %d", so.goal_k);

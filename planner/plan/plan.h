@@ -47,7 +47,10 @@ typedef struct cp_plan_options {
   long max_nodes;         ///< 0: the task's limit
   int batch;              ///< expansions per transaction (0: the task's)
   /// Expansions chosen and simulated together (search.batch; 0: the
-  /// task's). A resumed run keeps the batch it was started with.
+  /// task's), to which the task's pipeline rule applies as to the task's
+  /// own (cp_task_search_mode: unless the task says search.pipeline, rrt
+  /// and sst at 4 or more pipeline two halves of half of it). A resumed
+  /// run keeps the batch and halves it was started with.
   int search_batch;
   /// cp_plan_task only: workers simulating a batch (0, 1: the calling
   /// thread alone; see cp_plan_world_set_threads).
@@ -62,7 +65,9 @@ typedef struct cp_plan_options {
                    const cp_search_budget *budget, cp_expand_job *jobs,
                    int count, const cp_batch_meanwhile *meanwhile);
   /// cp_plan_task only, with run_batch (may be NULL): pipelined batches
-  /// (task search.pipeline) overlapped over the same workers, like
+  /// (task search.pipeline; by default rrt and sst at batch >= 4 pipeline
+  /// halves of batch / 2, cp_task_search_mode)
+  /// overlapped over the same workers, like
   /// cp_search_problem's batch_start / batch_wait: start hands the jobs
   /// out and returns a handle >= 0 at once (-1: two batches out already);
   /// wait returns 0 once every job of batch `handle` has run (the caller

@@ -298,11 +298,14 @@ typedef struct cp_search_options {
   /// rrt and sst with batch > 1: pipelined batches (docs/parallel.md,
   /// "Pipelined batches"): batch k + 1 is drawn from the tree as merged up
   /// to batch k - 1, before batch k is merged; merges stay in job order, so
-  /// the nodes depend on the task and seed only. Experimental. With a
+  /// the nodes depend on the task and seed only. With a
   /// problem's batch_start the two batches out overlap on the workers; a
   /// commit stores the drawn, unmerged batch
-  /// (cp_search_pending_save), so a run resumes exactly. 0 (default): off,
-  /// as before.
+  /// (cp_search_pending_save), so a run resumes exactly. 0 (default here):
+  /// off. A task's runs (cp_plan_search) set it and batch by the task's
+  /// rule, cp_task_search_mode: unless the task says search.pipeline, rrt
+  /// and sst at search.batch B >= 4 pipeline halves of B / 2 (batch here is
+  /// one half; planner/search/task.h).
   int pipeline;
   /// rrt: a tree node from which an iteration kept no candidate (every
   /// candidate rejected: out of bounds, penetration, solver failure) is

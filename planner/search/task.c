@@ -865,6 +865,7 @@ static int parse_keeping(const char *text, size_t len, const char *path,
   task->seed = 1;
   task->candidates = 8;
   task->search_batch = 1;
+  task->search_pipeline = -1; /* unset: cp_task_search_mode decides */
   task->speed = 0.5;
   task->delta_bn = 0.05;
   task->delta_s = 0.02;
@@ -955,6 +956,23 @@ void cp_sha256_hex(const void *data, size_t n, char out[CP_TASK_KEY_SIZE]) {
     return;
   }
   for (unsigned i = 0; i < 32; ++i) snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+int cp_task_search_mode(const cp_task *task, const char *method, int batch,
+                        int *search_batch) {
+  int pipeline = task->search_pipeline, half = batch;
+  if (pipeline < 0) { /* the default: as many jobs in flight as the batch */
+    pipeline = batch >= 4 && method &&
+               (!strcmp(method, "rrt") || !strcmp(method, "sst"));
+    if (pipeline) half = batch / 2;
+  }
+  if (search_batch) *search_batch = half;
+  return pipeline != 0;
+}
+
+int cp_task_search_pipeline(const cp_task *task, const char *method,
+                            int batch) {
+  return cp_task_search_mode(task, method, batch, NULL);
 }
 
 void cp_task_hash(const cp_task *t, char out[CP_TASK_KEY_SIZE]) {

@@ -181,7 +181,10 @@ typedef struct cp_task {
                           ///< a plan (0: none, the default)
   int candidates;         ///< rrt/sst: actions tried per iteration (default 8)
   int search_batch;       ///< search.batch: expansions chosen together (1)
-  int search_pipeline;    ///< search.pipeline: pipelined batches (0)
+  /// search.pipeline: pipelined batches (docs/parallel.md): 1 on, 0 off,
+  /// -1 (the default) not given: rrt and sst at batch >= 4 pipeline halves
+  /// of batch / 2 (cp_task_search_mode), as the task's runs use it.
+  int search_pipeline;
   long connect;           ///< search.connect: rrt's greedy extensions (0)
   long goal_k;            ///< search.goal_k: rrt grows a goal sample from
                           ///< one of this many nearest nodes (0: nearest)
@@ -270,6 +273,24 @@ long cp_task_steer_action(const cp_task *task, const double *u);
 /// values (cp_task_action_values) are values [n_inputs].
 void cp_task_steer_coords(const cp_task *task, const double *values,
                           double *u);
+
+/// How a search of the task with method `method` and search.batch `batch`
+/// (the run's, which a caller may override) runs its batches: returns 1
+/// for pipelined batches, else 0, and sets *search_batch (may be NULL) to
+/// the batch the search is created with (cp_search_options.batch; for a
+/// pipelined search, each of its two halves). The rule:
+/// - search.pipeline given true: pipelined, halves of `batch` (2 batch
+///   jobs in flight); given false: plain batches of `batch`;
+/// - not given, rrt or sst at batch >= 4 (the default since session 27):
+///   pipelined with halves of batch / 2 rounded down, so that the jobs in
+///   flight are the task's batch (odd: one fewer), never more;
+/// - not given otherwise (astar, batch 1, 2 or 3: a half of 1 cannot be
+///   pipelined): plain batches of `batch`.
+int cp_task_search_mode(const cp_task *task, const char *method, int batch,
+                        int *search_batch);
+/// cp_task_search_mode's pipelining alone.
+int cp_task_search_pipeline(const cp_task *task, const char *method,
+                            int batch);
 
 /// The task's key: SHA-256 (hex) of its text and of the bytes of every
 /// other file it was built from, in reading order (the paths are not part

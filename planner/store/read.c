@@ -336,7 +336,7 @@ cp_store_status cp_store_list(cp_store *st, json_t **out) {
   int rc = sqlite3_prepare_v2(
       st->db,
       "SELECT s.id, s.task_id, t.hash, s.planner, s.status, s.seed,"
-      " s.seconds, s.nodes, s.expansions, s.lcp_solves, t.path"
+      " s.seconds, s.nodes, s.expansions, s.lcp_solves, t.path, s.options"
       " FROM searches s JOIN tasks t ON t.id = s.task_id ORDER BY s.id",
       -1, &q, NULL);
   if (rc) return cp_store_fail(st, rc, "cannot list the runs");
@@ -368,6 +368,19 @@ cp_store_status cp_store_list(cp_store *st, json_t **out) {
                         json_integer(sqlite3_column_int64(q, 8)));
     json_object_set_new(r, "lcp_solves",
                         json_integer(sqlite3_column_int64(q, 9)));
+    /* How it ran its batches (docs/planner.md, "Batches"): search_batch is
+     * a pipelined run's half; runs stored before there were batches ran
+     * one expansion at a time. */
+    const char *text = (const char *)sqlite3_column_text(q, 11);
+    json_t *o = text ? json_loads(text, 0, NULL) : NULL,
+           *b = json_object_get(o, "search_batch");
+    json_object_set_new(r, "search_batch",
+                        json_integer(json_is_integer(b) ? json_integer_value(b)
+                                                        : 1));
+    json_object_set_new(r, "search_pipeline",
+                        json_boolean(json_is_true(
+                            json_object_get(o, "search_pipeline"))));
+    json_decref(o);
     json_t *plans = json_array();
     sqlite3_reset(p);
     sqlite3_bind_int64(p, 1, sqlite3_column_int64(q, 0));

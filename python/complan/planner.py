@@ -160,7 +160,10 @@ def plan(task, db="complan.sqlite", seed=None, method=None, max_seconds=None,
     method ("astar", "rrt", "sst"), max_seconds, max_nodes, batch
     (expansions per transaction), search_batch (expansions chosen and
     simulated together, the task's search.batch; a resumed run keeps its
-    own); threads: threads simulating those batches (default 1; the nodes
+    own; from 4 on, rrt and sst pipeline two halves of search_batch // 2
+    unless the task's search says "pipeline": true (halves of search_batch)
+    or false (plain batches), docs/planner.md "Batches"); threads: threads
+    simulating those batches (default 1; the nodes
     and the plan do not depend on it, docs/parallel.md; a clock function
     is then also called from the worker threads); resume=True continues
     the task's last unfinished run. progress: a function called about every 0.5 s with a
@@ -350,8 +353,10 @@ class Database:
     def runs(self):
         """Every search run with its plans, as `complan plans --json` lists
         them: [{"id", "task_id", "task_hash", "task_path", "planner",
-        "status", "seed", "seconds", "nodes", "expansions", "lcp_solves",
-        "plans": [{"id", "node", "cost", "length", "duration"}]}]."""
+        "search_batch", "search_pipeline", "status", "seed", "seconds",
+        "nodes", "expansions", "lcp_solves", "plans": [{"id", "node",
+        "cost", "length", "duration"}]}]; search_batch is a pipelined
+        run's half (search_pipeline True), else its whole batch."""
         st = self._live()
         doc = c_void_p()
         s = L.store_list(st, byref(doc))

@@ -318,8 +318,11 @@ sqlite3 *synth_wait_nodes(const char *path, long long n, double seconds) {
 }
 
 /* The push task with search.batch `batch` (its scene path made absolute),
- * in a temporary file. */
-char *synth_push_task(int batch) { return synth_push_task_with(batch, NULL); }
+ * in a temporary file: plain batches ("pipeline": false at batch > 1, now
+ * that pipelined batches are the default there). */
+char *synth_push_task(int batch) {
+  return synth_push_task_with(batch, batch > 1 ? "\"pipeline\": false" : NULL);
+}
 
 char *synth_push_task_with(int batch, const char *extra) {
   char path[1024], scenes[1024];

@@ -76,13 +76,15 @@ void synth_assert_sequence_replays(const char *db, struct json_t *doc, long long
 
 /// Helpers of the parallel tests (threads, MPI): the push task
 /// (planner/tasks/push.json, its scene path made absolute) with
-/// search.batch `batch`, in a temporary file (malloc'd path); a database
+/// search.batch `batch` and plain batches (search.pipeline false when
+/// batch > 1), in a temporary file (malloc'd path); a database
 /// opened with a busy timeout; a digest of a run's node rows, every column
 /// but pivots (*n the count); and its plans ("node:cost:length", comma-
 /// separated, "" when none).
 char *synth_push_task(int batch);
 /// The same with `extra` (e.g. "\"pipeline\": true") added to its search
-/// object (NULL: nothing).
+/// object instead (NULL: nothing, so search.pipeline takes its default:
+/// pipelined batches at batch > 1 with rrt and sst).
 char *synth_push_task_with(int batch, const char *extra);
 struct sqlite3 *synth_open_db(const char *path);
 /// The store at path, opened by cp_store_open (asserted, with its message).

@@ -193,23 +193,27 @@ static long long store_looks_of(const char *err) {
                       "commits", &k) == 1 ? k : -1;
 }
 
-/* The pipelined push task (sst, batch 4) in *task, its 1-thread run of
- * 120 nodes in the database *a (returned open), and *b a database for
- * the runs to compare with it. */
+/* The pipelined push task (sst, batch 16, search.pipeline not given: the
+ * default, halves of 8) in *task; in the database *a (returned open) the
+ * 1-thread run of 120 nodes of the same task at batch 8 with "pipeline":
+ * true, the default's tree; *b a database for the runs to compare with it. */
 static sqlite3 *pipelined_one_thread(char **task, char **a, char **b) {
-  *task = synth_push_task_with(4, "\"pipeline\": true");
+  *task = synth_push_task_with(16, NULL);
+  char *explicit8 = synth_push_task_with(8, "\"pipeline\": true");
   *a = synth_temp_db();
   *b = synth_temp_db();
-  const char *one[] = {"complan", "plan", *task, "--db", *a, "--method",
+  const char *one[] = {"complan", "plan", explicit8, "--db", *a, "--method",
                        "sst", "--max-nodes", "120", "--threads", "1", NULL};
   char *err = NULL;
   cr_assert_eq(cpt_run(one, NULL, &err), 0, "%s", err);
   free(err);
+  remove(explicit8);
+  free(explicit8);
   return synth_open_db(*a);
 }
 
-/* Pipelined batches (search.pipeline) over 1, 2 and 4 ranks, overlapped
- * (rank 0 hands batch k + 1 out before it waits for batch k, and runs
+/* Pipelined batches (the default at batch 16: halves of 8) over 1, 2 and 4 ranks,
+ * overlapped (rank 0 hands batch k + 1 out before it waits for batch k, and runs
  * jobs of batch k + 1 while batch k's last ones run on workers): the draw
  * and merge order does not depend on the transport or on which rank ran
  * which job, so every run grows the 1-thread tree. */
@@ -246,7 +250,8 @@ Test(mpi, pipelined_sst_as_threads) {
     cr_assert_gt(synth_assert_same_run(da, 1, db, i + 1, what), 60);
     char sql[160];
     snprintf(sql, sizeof sql, "SELECT count(*) FROM searches WHERE id = %d "
-             "AND options LIKE '%%search_pipeline%%'", i + 1);
+             "AND options LIKE '%%\"search_batch\": 8, "
+             "\"search_pipeline\": true%%'", i + 1);
     cr_assert_eq(synth_query_int(db, sql), 1);
     sqlite3_close(db);
   }

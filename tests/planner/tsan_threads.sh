@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The threaded planner under ThreadSanitizer (.ci/test's "ThreadSanitizer"
 # stage): `complan plan --threads 1, 2, 4` on the push task at search.batch 4
-# with astar, rrt and sst (rrt and sst also with search.pipeline), built
-# with -Db_sanitize=thread. Any report ends the
+# with astar, rrt and sst with plain batches ("pipeline": false), and rrt
+# and sst at search.batch 8 with pipelined ones (search.pipeline not given:
+# the default, halves of 4; the same nodes as an explicit "pipeline": true
+# at batch 4), built with -Db_sanitize=thread. Any report ends the
 # process (exit 66) and fails the check; the databases must also be the same
 # for every thread count (node rows but pivots, and the plans), and a run
 # stopped by SIGINT on 2 threads (plain and pipelined sst) must resume into
@@ -15,13 +17,16 @@ exe=$1 root=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 sed -e "s#\"../../models/scenes/#\"$root/models/scenes/#" \
-    -e 's/"seed": 1}/"seed": 1, "batch": 4}/' \
-    "$root/planner/tasks/push.json" > "$tmp/push4.json"
-grep -q '"batch": 4' "$tmp/push4.json"
-# The same with pipelined batches (search.pipeline): sst and rrt below.
-sed -e 's/"batch": 4}/"batch": 4, "pipeline": true}/' "$tmp/push4.json" \
-  > "$tmp/push4p.json"
-grep -q '"pipeline": true' "$tmp/push4p.json"
+    -e 's/"seed": 1}/"seed": 1, "batch": 8}/' \
+    "$root/planner/tasks/push.json" > "$tmp/push8p.json"
+grep -q '"batch": 8}' "$tmp/push8p.json"
+# At batch 4 with plain batches (search.pipeline false), and pipelined.
+sed -e 's/"batch": 8}/"batch": 4, "pipeline": false}/' "$tmp/push8p.json" \
+  > "$tmp/push4.json"
+grep -q '"pipeline": false' "$tmp/push4.json"
+sed -e 's/"batch": 8}/"batch": 4, "pipeline": true}/' "$tmp/push8p.json" \
+  > "$tmp/push4t.json"
+grep -q '"pipeline": true' "$tmp/push4t.json"
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 ${TSAN_OPTIONS:-}"
 export OPENBLAS_NUM_THREADS=1
 # The store's checkpoint thread (docs/database.md) checkpoints every 8 WAL
@@ -59,7 +64,14 @@ same_for_threads() {
   done
 }
 same_for_threads "$tmp/push4.json" "" astar rrt sst
-same_for_threads "$tmp/push4p.json" pipelined- rrt sst
+same_for_threads "$tmp/push8p.json" pipelined- rrt sst
+# The default at batch 8 is pipelined in halves of 4: an explicit
+# "pipeline": true at batch 4 grows the same tree.
+"$exe" plan "$tmp/push4t.json" --db "$tmp/explicit4.db" --method rrt \
+  --max-nodes 300 --threads 2 --json > "$tmp/out.json"
+if [ "$(digest "$tmp/explicit4.db")" != "$(digest "$tmp/pipelined-rrt1.db")" ]; then
+  echo "pipelined-rrt: the default at batch 8 is not pipelined 4"; fail=1
+fi
 # SIGINT on 2 threads, resumed on 2: the uninterrupted run (sst1.db above);
 # likewise pipelined (its drawn batch stored with the commit).
 sigint_resumes() { # TASK PREFIX
@@ -84,6 +96,6 @@ except Exception: print(0)" "$db" 2>/dev/null || echo 0)
   fi
 }
 sigint_resumes "$tmp/push4.json" ""
-sigint_resumes "$tmp/push4p.json" pipelined-
+sigint_resumes "$tmp/push8p.json" pipelined-
 [ $fail = 0 ] && echo "threads under ThreadSanitizer: ok"
 exit $fail

@@ -163,6 +163,40 @@ def test_threads_give_the_same_search(tmp_path):
             complan.plan(PUSH, db=tmp_path / "bad.sqlite", **bad)
 
 
+def test_batches_are_pipelined_unless_the_task_says_false(tmp_path):
+    # search_batch 8 with sst: pipelined by default in halves of 4 (the
+    # run's options say so), the tree of "pipeline": true at search_batch
+    # 4; the task's "pipeline": false gives the plain batches of 8, another
+    # tree, its options without the key; true at 8 keeps halves of 8
+    with open(PUSH) as f:
+        task = json.load(f)
+    task["scene"] = os.path.join(SCENES, "plan_push.json")
+    runs = {}
+    for mode, batch, half in ((None, 8, 4), (False, 8, 8), (True, 4, 4),
+                              (True, 8, 8)):
+        t = json.loads(json.dumps(task))
+        if mode is not None:
+            t["search"]["pipeline"] = mode
+        db = tmp_path / ("p%s%d.sqlite" % (mode, batch))
+        r = complan.plan(t, db=db, method="sst", max_nodes=200, max_seconds=1e6,
+                         search_batch=batch, threads=2)
+        with sqlite3.connect(str(db)) as c:
+            (opts,) = c.execute("SELECT options FROM searches").fetchone()
+            rows = c.execute("SELECT id, parent, action, flags, cost, state, warm"
+                             " FROM nodes ORDER BY id").fetchall()
+        runs[(mode, batch)] = (r["nodes"], r["expansions"], rows)
+        o = json.loads(opts)
+        assert o.get("search_pipeline", False) is (mode is not False)
+        assert o["search_batch"] == half
+        with complan.Database(db) as d:
+            (run,) = d.runs()
+            assert run["search_batch"] == half
+            assert run["search_pipeline"] is (mode is not False)
+    assert runs[(None, 8)] == runs[(True, 4)] and runs[(None, 8)][0] > 150
+    assert runs[(None, 8)][2] != runs[(False, 8)][2]
+    assert runs[(None, 8)][2] != runs[(True, 8)][2]
+
+
 def test_plan_progress_callback_and_errors(tmp_path):
     with pytest.raises(complan.Error) as e:
         complan.plan(os.path.join(TASKS, "nothing.json"), db=tmp_path / "x.sqlite")
