@@ -2,6 +2,7 @@
 // library; see models/collide.h for the conventions and the method.
 #include "models/collide.h"
 
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -751,6 +752,101 @@ static int clearly_apart(const obj *a, const obj *b, double tol) {
   return 0;
 }
 
+// Step 1 for two boxes without ODE's clipping. ODE's box-box collider
+// (dBoxBox) tries 15 separating axes, the 6 face normals and then the 9
+// edge-edge cross products (their separation divided by the axis's length,
+// skipped when that is below DBL_EPSILON, and compared scaled by 1.05 so
+// that a face wins a near-tie), returns nothing when one separates the
+// boxes, and gives every contact the normal of the axis of least overlap.
+// Step 1 keeps only that normal, yet ODE also clips the faces to find the
+// points. Here the 15 axes are evaluated with the expressions ODE's
+// collider uses (the same products and sums in the same order, on the
+// geoms' own position, rotation and lengths), so the winner, its sign and
+// the normal are ODE's bits (tests/models/test_boxbox.c). The answer is
+// given only for a face winner (ODE then clips the faces), when the faces
+// are parallel to within 1e-6 rad and the overlap far exceeds that tilt
+// times the boxes' size: every point of the incident face then lies below
+// the reference face and the faces' overlap is not empty, so ODE's clipping
+// finds points. Then *n is the
+// normal ODE gives the contacts (from b into a) and 1 is returned; 0 means
+// "ask ODE".
+static int box_box_normal(dGeomID ga, dGeomID gb, double *n) {
+  const dReal *p1 = dGeomGetPosition(ga), *R1 = dGeomGetRotation(ga),
+              *p2 = dGeomGetPosition(gb), *R2 = dGeomGetRotation(gb);
+  dVector3 s1, s2;
+  dGeomBoxGetLengths(ga, s1);
+  dGeomBoxGetLengths(gb, s2);
+  dReal p[3], pp[3], A[3], B[3], R[3][3], Q[3][3];
+  for (int i = 0; i < 3; ++i) p[i] = p2[i] - p1[i];
+  for (int i = 0; i < 3; ++i) {
+    pp[i] = R1[i] * p[0] + R1[i + 4] * p[1] + R1[i + 8] * p[2];
+    A[i] = s1[i] * (dReal)0.5;
+    B[i] = s2[i] * (dReal)0.5;
+  }
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) {
+      R[i][j] = R1[i] * R2[j] + R1[i + 4] * R2[j + 4] + R1[i + 8] * R2[j + 8];
+      Q[i][j] = fabs(R[i][j]);
+    }
+  // The face axes in ODE's order: a's 0, 1, 2, then b's.
+  dReal s = -INFINITY;
+  int win = -1, inv = 0;
+  for (int k = 0; k < 6; ++k) {
+    dReal x, r;
+    if (k < 3) {
+      x = pp[k];
+      r = A[k] + B[0] * Q[k][0] + B[1] * Q[k][1] + B[2] * Q[k][2];
+    } else {
+      const int j = k - 3;
+      x = R2[j] * p[0] + R2[j + 4] * p[1] + R2[j + 8] * p[2];
+      r = A[0] * Q[0][j] + A[1] * Q[1][j] + A[2] * Q[2][j] + B[j];
+    }
+    const dReal s2k = fabs(x) - r;
+    if (s2k > 0) return 0; // separated (ODE: no contacts; the caller asks it)
+    if (s2k > s) s = s2k, win = k, inv = x < 0;
+  }
+  // The edge axes e_i x f_j in ODE's order (i, then j), in a's frame
+  // (f_j = column j of R); the terms of the sums in increasing index.
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) {
+      const int i1 = (i + 1) % 3, i2 = (i + 2) % 3, ilo = i1 < i2 ? i1 : i2,
+                ihi = i1 ^ i2 ^ ilo, j1 = (j + 1) % 3, j2 = (j + 2) % 3,
+                jlo = j1 < j2 ? j1 : j2, jhi = j1 ^ j2 ^ jlo;
+      const dReal x = pp[i2] * R[i1][j] - pp[i1] * R[i2][j];
+      const dReal r = A[ilo] * Q[ihi][j] + A[ihi] * Q[ilo][j] +
+                      B[jlo] * Q[i][jhi] + B[jhi] * Q[i][jlo];
+      dReal ax[3];
+      ax[i] = 0;
+      ax[i1] = -R[i2][j];
+      ax[i2] = R[i1][j];
+      dReal s2e = fabs(x) - r;
+      if (s2e > DBL_EPSILON) return 0;
+      const dReal l = sqrt(ax[0] * ax[0] + ax[1] * ax[1] + ax[2] * ax[2]);
+      if (!(l > DBL_EPSILON)) continue;
+      s2e /= l;
+      if (s2e * (dReal)1.05 > s) s = s2e, win = 6 + 3 * i + j;
+    }
+  if (win >= 6) return 0; // an edge (ODE may yet find no contact: ask it)
+  {
+    // A face: only when ODE's clipping certainly finds points.
+    double size = 0;
+    for (int i = 0; i < 3; ++i) size += s1[i] + s2[i];
+    const double marg = 1e-9 + 1e-12 * (size + fabs(pp[0]) + fabs(pp[1]) + fabs(pp[2]));
+    double qmax = 0; // the winner's axis against the other box's nearest
+    for (int j = 0; j < 3; ++j)
+      qmax = fmax(qmax, win < 3 ? Q[win][j] : Q[j][win - 3]);
+    const double tilt = sqrt(fmax(0.0, 2 * (1 - qmax))) + 1e-12;
+    if (!(tilt < 1e-6) || !(-s > marg + 4 * tilt * size)) return 0;
+    const dReal *col = win < 3 ? R1 + win : R2 + (win - 3);
+    for (int i = 0; i < 3; ++i) n[i] = (double)col[4 * i];
+  }
+  // ODE's normal is minus this when the offset along the axis is negative;
+  // its contacts carry the opposite.
+  if (!inv)
+    for (int i = 0; i < 3; ++i) n[i] = -n[i];
+  return 1;
+}
+
 // The parts ODE is asked about for o when its partner has type other: o
 // itself, and for a capsule against a box or cylinder also the balls at its
 // two ends (ODE's capsule-box and capsule-cylinder colliders give a single
@@ -987,6 +1083,31 @@ int cp_collide_pair_ws(const cp_collide_object *a, const cp_collide_object *b,
   return pair_checked(&wa, &wb, opt, ws, out, cap, err);
 }
 
+int cp_collide_box_box_step1(const cp_collide_object *a,
+                             const cp_collide_object *b, double tol,
+                             double n_fast[3], double n_ode[3]) {
+  obj wa, wb;
+  if (!a || !b || !a->shape || !b->shape || a->shape->type != CP_SHAPE_BOX ||
+      b->shape->type != CP_SHAPE_BOX ||
+      check_object(a, "a", &wa, NULL, NULL, NULL) ||
+      check_object(b, "b", &wb, NULL, NULL, NULL) || ensure_init(NULL))
+    return -1;
+  static const double zero[3] = {0, 0, 0};
+  dGeomID ga = get_geom(NULL, 2, &wa, tol, zero), gb = get_geom(NULL, 1, &wb, 0, zero);
+  int r = box_box_normal(ga, gb, n_fast) ? 1 : 0;
+  dContactGeom c[CP_COLLIDE_MAX_POINTS];
+  int k = dCollide(ga, gb, CP_COLLIDE_MAX_POINTS, c, (int)sizeof c[0]), deepest = -1;
+  for (int i = 0; i < k; ++i)
+    if (deepest < 0 || c[i].depth > c[deepest].depth) deepest = i;
+  if (deepest >= 0) {
+    for (int i = 0; i < 3; ++i) n_ode[i] = (double)c[deepest].normal[i];
+    r |= 2;
+  }
+  dGeomDestroy(ga);
+  dGeomDestroy(gb);
+  return r;
+}
+
 void cp_collide_pose(const cp_collide_object *o, cp_collide_posed *p) {
   memset(p, 0, sizeof *p);
   if (o) p->o = *o;
@@ -1065,16 +1186,19 @@ static int pair_checked(const obj *wa, const obj *wb, const cp_collide_options *
     int grow_b = ta == CP_SHAPE_MESH, gb_grown = grow_b && tb != CP_SHAPE_MESH;
     dGeomID ga = get_geom(ws, grow_b ? 0 : 2, wa, grow_b ? 0 : tol, zero),
             gb = get_geom(ws, gb_grown ? 2 : 1, wb, gb_grown ? tol : 0, zero);
-    int k = dCollide(ga, gb, CP_COLLIDE_MAX_POINTS, c, skip);
+    // Two boxes: the normal without ODE's clipping when that is certain.
+    const int bb = ta == CP_SHAPE_BOX && tb == CP_SHAPE_BOX && box_box_normal(ga, gb, n);
+    int k = bb ? 1 : dCollide(ga, gb, CP_COLLIDE_MAX_POINTS, c, skip);
     put_geom(ws, wa, ga);
     put_geom(ws, wb, gb);
     b_posed = !gb_grown;
     int deepest = -1;
-    for (int i = 0; i < k; ++i)
+    for (int i = 0; i < k && !bb; ++i)
       if (deepest < 0 || c[i].depth > c[deepest].depth) deepest = i;
-    if (deepest < 0) return 0; // farther apart than touch_tol
-    cp_v3_set(n, (double)c[deepest].normal[0], (double)c[deepest].normal[1],
-              (double)c[deepest].normal[2]);
+    if (!bb && deepest < 0) return 0; // farther apart than touch_tol
+    if (!bb)
+      cp_v3_set(n, (double)c[deepest].normal[0], (double)c[deepest].normal[1],
+                (double)c[deepest].normal[2]);
     double nn = cp_v3_norm(n);
     if (!isfinite(nn) || nn < 0.5)
       return cp_error_set(err, "", "ODE returned a degenerate normal");

@@ -30,7 +30,12 @@
 ///      into a). Otherwise ODE collides a copy of a grown by touch_tol (box
 ///      sides + 2 tol; radii + tol; cylinder length + 2 tol) with b; no
 ///      contact means the shapes are farther apart than touch_tol: return 0.
-///      Otherwise n is the normal of the deepest contact.
+///      Otherwise n is the normal of the deepest contact. Two boxes whose
+///      faces are parallel to within 1e-6 rad and whose grown copy overlaps
+///      well beyond that tilt skip ODE here when a face axis wins: ODE's
+///      15 separating axes are evaluated with its own expressions (the
+///      winning axis and its sign, so n is the same bits; a resting
+///      stack's pairs; other poses ask ODE).
 ///   2. Contacts. ODE collides a TRANSLATED by -touch_tol n (a plane a is
 ///      moved by raising its offset) with b, sizes unchanged, so that touching
 ///      and near-touching (gap <= touch_tol) features overlap by touch_tol and

@@ -32,4 +32,14 @@ int cp_collide_pair_posed(const cp_collide_posed *a, const cp_collide_posed *b,
                           const cp_collide_options *opt, cp_collide_ws *ws,
                           cp_collide_contact *out, int cap, cp_error *err);
 
+/// For tests: step 1 of two boxes (a grown by tol against b) both ways:
+/// the normal without ODE's clipping (models/collide.c, box_box_normal)
+/// into n_fast when that path answers, and the deepest contact's normal of
+/// ODE's collider into n_ode when it finds contacts. Returns -1 when a or b
+/// is not a valid box, else bit 0: the fast path answered, bit 1: ODE found
+/// contacts.
+int cp_collide_box_box_step1(const cp_collide_object *a,
+                             const cp_collide_object *b, double tol,
+                             double n_fast[3], double n_ode[3]);
+
 #endif
