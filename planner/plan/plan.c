@@ -67,28 +67,22 @@ static int adopt_witness(void *ctx, long id, const double *point, int m,
   return cp_search_adopt_witness(ctx, id, point, m, rep);
 }
 
-/* The search batch a run was started with (its options' "search_batch";
- * 1 for runs stored before there were batches). */
-static int run_search_batch(const char *options) {
+/* How a run ran its batches, from its options' JSON text: returns the
+ * batch its search was created with ("search_batch"; 1 for runs stored
+ * before there were batches; a pipelined run's half) and sets *pipeline
+ * to whether it says "search_pipeline": true. A run without the key
+ * (plain batches, batch 1, or stored before complan had pipelined
+ * batches) resumes plain, whatever the task's default is today. */
+static int run_search_mode(const char *options, int *pipeline) {
   json_t *o = options ? json_loads(options, 0, NULL) : NULL;
   json_t *b = json_object_get(o, "search_batch");
   int batch = json_is_integer(b) && json_integer_value(b) >= 1 &&
                       json_integer_value(b) <= CP_SEARCH_MAX_BATCH
                   ? (int)json_integer_value(b)
                   : 1;
+  *pipeline = json_is_true(json_object_get(o, "search_pipeline"));
   json_decref(o);
   return batch;
-}
-
-/* Whether the run's options (its JSON text) say it was pipelined:
- * "search_pipeline": true. A run without the key (plain batches, batch 1,
- * or stored before complan had pipelined batches) resumes plain, whatever
- * the task's default is today. */
-static int run_search_pipeline(const char *options) {
-  json_t *o = options ? json_loads(options, 0, NULL) : NULL;
-  const int on = json_is_true(json_object_get(o, "search_pipeline"));
-  json_decref(o);
-  return on;
 }
 
 /* A pipelined run's pending batch from the store (cp_store_load_pending). */
@@ -183,8 +177,7 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
       cp_store_run run;
       if ((ss = cp_store_load_run(st, run_id, &run)))
         return res->status = store_fail(st, ss, err);
-      so.batch = run_search_batch(run.options);
-      so.pipeline = run_search_pipeline(run.options);
+      so.batch = run_search_mode(run.options, &so.pipeline);
       /* The world's options recorded with the run (the search cannot
        * change the world it was given): a run stored before session 22
        * lacks velocity_sliding and simulated with it off. */

@@ -970,11 +970,6 @@ int cp_task_search_mode(const cp_task *task, const char *method, int batch,
   return pipeline != 0;
 }
 
-int cp_task_search_pipeline(const cp_task *task, const char *method,
-                            int batch) {
-  return cp_task_search_mode(task, method, batch, NULL);
-}
-
 void cp_task_hash(const cp_task *t, char out[CP_TASK_KEY_SIZE]) {
   /* A manifest of digests, itself digested: the text's, then each file's
    * with its kind (the task file's bytes are the text). */

@@ -288,9 +288,6 @@ void cp_task_steer_coords(const cp_task *task, const double *values,
 ///   pipelined): plain batches of `batch`.
 int cp_task_search_mode(const cp_task *task, const char *method, int batch,
                         int *search_batch);
-/// cp_task_search_mode's pipelining alone.
-int cp_task_search_pipeline(const cp_task *task, const char *method,
-                            int batch);
 
 /// The task's key: SHA-256 (hex) of its text and of the bytes of every
 /// other file it was built from, in reading order (the paths are not part

@@ -532,6 +532,38 @@ Test(reuse, system_ws_large_clears_what_it_wrote) {
   cp_scene_free(&ch);
 }
 
+// The contacts' perturbations the kept-zeros tests build with: st's
+// contacts become all of `all` (n of them), then: reversed (every column's
+// rows move), a and b swapped (the same rows, signs turned), every third
+// one's b the fixed table (fewer rows), the first half, the first four, or
+// every other one (columns move up). Returns 1 when columns' rows move.
+enum { P_ALL, P_REVERSE, P_SWAP, P_TABLE, P_HALF, P_FEW, P_ALTERNATE };
+static int perturb_contacts(cp_scene *st, const cp_contact *all, int n, int what) {
+  st->n_contacts = n;
+  memcpy(st->contacts, all, sizeof(cp_contact) * (size_t)n);
+  switch (what) {
+  case P_REVERSE:
+    for (int j = 0; j < n; ++j) st->contacts[j] = all[n - 1 - j];
+    return 1;
+  case P_SWAP:
+    for (int j = 0; j < n; ++j) {
+      st->contacts[j].a = all[j].b;
+      st->contacts[j].b = all[j].a;
+    }
+    return 0;
+  case P_TABLE:
+    for (int j = 0; j < n; j += 3) st->contacts[j].b = (cp_ref){.body = 0, .manip = -1, .link = -1};
+    return 1;
+  case P_HALF: st->n_contacts = n / 2; return 0;
+  case P_FEW: st->n_contacts = 4; return 0;
+  case P_ALTERNATE:
+    for (int j = 0; 2 * j < n; ++j) st->contacts[j] = all[2 * j];
+    st->n_contacts = (n + 1) / 2;
+    return 0;
+  default: return 0;
+  }
+}
+
 // A small system of free bodies (the 5-box stack: below the tracked size)
 // keeps its zeros between builds with the same workspace and clears no
 // more than the contact columns whose rows moved (models/system.c,
@@ -549,22 +581,9 @@ Test(reuse, system_ws_small_keeps_its_zeros) {
   for (int round = 0; round < 16; ++round) {
     cp_scene *sc = &st;
     const int kind = round % 8;
-    st.n_contacts = n;
-    memcpy(st.contacts, all, sizeof(cp_contact) * (size_t)n);
-    if (kind == 1) { // all in reverse: every column's rows move
-      for (int j = 0; j < n; ++j) st.contacts[j] = all[n - 1 - j];
-      moved += 1;
-    } else if (kind == 2) { // a and b swapped: the same rows, signs turned
-      for (int j = 0; j < n; ++j) {
-        st.contacts[j].a = all[j].b;
-        st.contacts[j].b = all[j].a;
-      }
-    } else if (kind == 3) { // every third contact's b the table: fewer rows
-      for (int j = 0; j < n; j += 3) st.contacts[j].b = (cp_ref){.body = 0, .manip = -1, .link = -1};
-      moved += 1;
-    } else if (kind == 4) { // the first half: other sizes
-      st.n_contacts = n / 2;
-    } else if (kind == 5) { // garbage in the block
+    static const int what[8] = {P_ALL, P_REVERSE, P_SWAP, P_TABLE, P_HALF};
+    moved += perturb_contacts(&st, all, n, what[kind]);
+    if (kind == 5) { // garbage in the block
       if (ws.block) memset(ws.block, 0xA5, ws.block_size);
       ws.zero_end = 0; // the block was written: its zeros are not known
     } else if (kind == 6) { // a chain scene in the same workspace
@@ -603,25 +622,10 @@ Test(reuse, system_ws_large_keeps_its_zeros) {
   for (int round = 0; round < 20; ++round) {
     cp_scene *sc = &st;
     const int kind = round % 10;
-    st.n_contacts = n;
-    memcpy(st.contacts, all, sizeof(cp_contact) * (size_t)n);
-    if (kind == 0) { // a few: a region past the tracked size still
-      st.n_contacts = 4;
-    } else if (kind == 2) { // all in reverse: every column's rows move
-      for (int j = 0; j < n; ++j) st.contacts[j] = all[n - 1 - j];
-      moved += 1;
-    } else if (kind == 3) { // a and b swapped: the same rows, signs turned
-      for (int j = 0; j < n; ++j) {
-        st.contacts[j].a = all[j].b;
-        st.contacts[j].b = all[j].a;
-      }
-    } else if (kind == 4) { // every third contact's b the table: fewer rows
-      for (int j = 0; j < n; j += 3) st.contacts[j].b = (cp_ref){.body = 0, .manip = -1, .link = -1};
-      moved += 1;
-    } else if (kind == 5) { // every other one gone: columns move up
-      for (int j = 0; 2 * j < n; ++j) st.contacts[j] = all[2 * j];
-      st.n_contacts = (n + 1) / 2;
-    } else if (kind == 7) { // garbage in the block
+    // a few first: a region past the tracked size still
+    static const int what[10] = {P_FEW, P_ALL, P_REVERSE, P_SWAP, P_TABLE, P_ALTERNATE};
+    moved += perturb_contacts(&st, all, n, what[kind]);
+    if (kind == 7) { // garbage in the block
       if (ws.block) memset(ws.block, 0xA5, ws.block_size);
       ws.zero_end = 0; // the block was written: its zeros are not known
     } else if (kind == 8) { // a chain scene in the same workspace

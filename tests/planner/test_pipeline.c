@@ -463,7 +463,7 @@ Test(pipeline, the_default_follows_the_method_and_the_batch) {
                                      &half),
                  rule[k].pipeline, "case %zu", k);
     cr_assert_eq(half, rule[k].half, "case %zu", k);
-    cr_assert_eq(cp_task_search_pipeline(&t, rule[k].method, rule[k].batch),
+    cr_assert_eq(cp_task_search_mode(&t, rule[k].method, rule[k].batch, NULL),
                  rule[k].pipeline, "case %zu", k);
   }
 
