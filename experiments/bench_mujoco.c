@@ -19,7 +19,7 @@
  * (complan: after each step; MuJoCo: its contacts' distances), and the
  * translational kinetic energy at the end (a settled scene's is ~0).
  *
- * Usage: bench_mujoco [--phases] [ROUNDS [SECONDS [MAXBOXES [SCENE]]]]
+ * Usage: bench_mujoco [--phases[=K]] [ROUNDS [SECONDS [MAXBOXES [SCENE]]]]
  * (defaults 5, 10, 100, every scene; SCENE: only the scenes whose name
  * contains it):
  * scenes at rest run SECONDS of simulated time, moving ones min(1, SECONDS)
@@ -47,7 +47,16 @@
  * the thread ran all through it, so its phases are CPU time too; a step
  * during which the thread waited for a core is left out (counted). The
  * clock reads cost a little (two dozen a step), so the time table of a
- * --phases run is not comparable with one of a run without. */
+ * --phases run is not comparable with one of a run without.
+ *
+ * --phases=K splits each run's steps into two windows, steps 0 to K-1 (the
+ * bin's boxes landing) and K to the end (settled), and gives each window
+ * its own phase rows (each window's fastest and slowest round are picked
+ * on their own), plus a table of complan's work per window over every
+ * step of it: contacts, impacts, LCP solves, pivots, steps whose friction
+ * LCP was solved from the warm basis, fallbacks, steps split into islands
+ * and the islands a split step had (these counts are deterministic: the
+ * same in every round). */
 #define _GNU_SOURCE /* getrusage's RUSAGE_THREAD */
 #include <math.h>
 #include <mujoco/mujoco.h>
@@ -94,10 +103,21 @@ typedef struct phases {
                       the end of the timed loop (kB; -1: unknown) */
 } phases;
 
+/* complan's work over every step of a window (--phases): sums of
+ * cp_step_info's counts */
+typedef struct work {
+  long steps, contacts, impacts, solves, pivots, warm, fallback, split, islands;
+} work;
+
+/* --phases=K: windows [0, K) and [K, end); without K one window, all */
+#define NWIN 2
+
 typedef struct res {
   double us, fid, pen, ke, pivots;
-  phases ph, ph_max; /* --phases: the rounds whose counted steps took the
-                        least and the most CPU time a step */
+  phases ph[NWIN], ph_max[NWIN]; /* --phases: per window, the rounds whose
+                                    counted steps took the least and the
+                                    most CPU time a step */
+  work wk[NWIN];                 /* --phases: complan's work per window */
   int failed_at; /* -1, or the step that failed (complan) */
   int warnings;  /* MuJoCo's warnings (unstable simulation, ...) */
   long flt, flt_max; /* page faults of the thread in the timed loop (this
@@ -105,6 +125,11 @@ typedef struct res {
 } res;
 
 static int g_phases; /* --phases */
+static long g_split; /* --phases=K: K (> 0), the first step of the second
+                        window; 0: one window */
+
+/* The window of step k. */
+static int window_of(long k) { return g_split > 0 && k >= g_split; }
 
 /* A round's counted CPU time a step, for picking rounds (none counted:
  * never the fastest). */
@@ -124,6 +149,21 @@ static void phases_finish(phases *p, const double sum[NPH], double cpu, int step
   const double k = p->used ? 1e6 / p->used : 0;
   for (int i = 0; i < NPH; ++i) p->us[i] = sum[i] * k;
   p->cpu = cpu * k;
+}
+
+static long anon_huge_kb(void);
+
+/* phases_finish for each window of a run of `steps` steps (time: the
+ * run's time a step over all its steps); the huge-page figure is the run's. */
+static void phases_windows(phases p[NWIN], const double sum[NWIN][NPH], const double cpu[NWIN],
+                           int steps, double time) {
+  const long kb = anon_huge_kb();
+  for (int wi = 0; wi < NWIN; ++wi) {
+    const int first = wi ? (int)(g_split < steps ? g_split : steps) : 0;
+    const int last = (g_split > 0 && !wi) ? (int)(g_split < steps ? g_split : steps) : steps;
+    phases_finish(&p[wi], sum[wi], cpu[wi], last - first, time);
+    p[wi].huge_kb = kb;
+  }
 }
 
 /* The process's anonymous memory on transparent huge pages (kB, from
@@ -322,7 +362,7 @@ static res run_complan(const cp_scene *sc, const scene_def *d, cp_stepper st) {
   memcpy(x0, cp_world_scene(w)->bodies[ib].x, sizeof x0);
   long piv = 0;
   int k = 0;
-  double sum[NPH] = {0}, cpu = 0, c0 = 0;
+  double sum[NWIN][NPH] = {{0}}, cpu[NWIN] = {0}, c0 = 0;
   const long f0 = thread_faults();
   double t0 = bench_now();
   if (g_phases) c0 = t0;
@@ -337,15 +377,20 @@ static res run_complan(const cp_scene *sc, const scene_def *d, cp_stepper st) {
     if (g_phases) { /* the step's phases, if the thread ran all through it */
       const double c1 = bench_now();
       const cp_step_profile p = cp_world_profile(w);
+      const int wi = window_of(k);
       if (step_unbroken(p.total, c1 - c0)) {
         const double ph[NPH - 1] = {p.collide, p.constraints, p.assembly, p.solve,
                                     p.check, p.integrate};
         double rest = p.total;
-        for (int i = 0; i < NPH - 1; ++i) sum[i] += ph[i], rest -= ph[i];
-        sum[PH_OTHER] += rest;
-        cpu += c1 - c0;
-        r.ph.used++;
+        for (int i = 0; i < NPH - 1; ++i) sum[wi][i] += ph[i], rest -= ph[i];
+        sum[wi][PH_OTHER] += rest;
+        cpu[wi] += c1 - c0;
+        r.ph[wi].used++;
       }
+      work *q = &r.wk[wi];
+      q->steps++, q->contacts += info.contacts, q->impacts += info.impacts;
+      q->solves += info.lcp_solves, q->pivots += info.pivots, q->warm += info.warm_started;
+      q->fallback += info.fallback, q->split += info.islands > 0, q->islands += info.islands;
       c0 = c1;
     }
     piv += info.pivots;
@@ -353,7 +398,7 @@ static res run_complan(const cp_scene *sc, const scene_def *d, cp_stepper st) {
   }
   r.us = 1e6 * (bench_now() - t0) / (k ? k : 1);
   r.flt = thread_faults() - f0;
-  if (g_phases) phases_finish(&r.ph, sum, cpu, k, r.us), r.ph.huge_kb = anon_huge_kb();
+  if (g_phases) phases_windows(r.ph, sum, cpu, k, r.us);
   r.pivots = (double)piv / (k ? k : 1);
   const cp_scene *ws = cp_world_scene(w);
   r.fid = dist3(ws->bodies[ib].x, x0, d->expect);
@@ -429,7 +474,7 @@ static res run_mujoco(const mjModel *m, const cp_scene *sc, const scene_def *def
   const int steps = (int)lround(def->seconds / DT);
   double x0[3];
   memcpy(x0, mujoco_pos(m, d, def->track), sizeof x0);
-  double sum[NPH] = {0}, cpu = 0, c0 = 0, tm[mjNTIMER] = {0};
+  double sum[NWIN][NPH] = {{0}}, cpu[NWIN] = {0}, c0 = 0, tm[mjNTIMER] = {0};
   const long f0 = thread_faults();
   double t0 = bench_now();
   if (g_phases) c0 = t0;
@@ -440,6 +485,7 @@ static res run_mujoco(const mjModel *m, const cp_scene *sc, const scene_def *def
       double t[mjNTIMER];
       for (int i = 0; i < mjNTIMER; ++i)
         t[i] = d->timer[i].duration - tm[i], tm[i] = d->timer[i].duration;
+      const int wi = window_of(k);
       if (step_unbroken(t[mjTIMER_STEP], c1 - c0)) {
         const double ph[NPH] = {
             [PH_CONTACTS] = t[mjTIMER_POS_COLLISION],
@@ -448,10 +494,10 @@ static res run_mujoco(const mjModel *m, const cp_scene *sc, const scene_def *def
             [PH_SOLVE] = t[mjTIMER_CONSTRAINT],
             [PH_INTEGRATE] = t[mjTIMER_STEP] - t[mjTIMER_FORWARD]};
         double rest = t[mjTIMER_STEP];
-        for (int i = 0; i < NPH - 1; ++i) sum[i] += ph[i], rest -= ph[i];
-        sum[PH_OTHER] += rest;
-        cpu += c1 - c0;
-        r.ph.used++;
+        for (int i = 0; i < NPH - 1; ++i) sum[wi][i] += ph[i], rest -= ph[i];
+        sum[wi][PH_OTHER] += rest;
+        cpu[wi] += c1 - c0;
+        r.ph[wi].used++;
       }
       c0 = c1;
     }
@@ -460,7 +506,7 @@ static res run_mujoco(const mjModel *m, const cp_scene *sc, const scene_def *def
   }
   r.us = 1e6 * (bench_now() - t0) / steps;
   r.flt = thread_faults() - f0;
-  if (g_phases) phases_finish(&r.ph, sum, cpu, steps, r.us), r.ph.huge_kb = anon_huge_kb();
+  if (g_phases) phases_windows(r.ph, sum, cpu, steps, r.us);
   for (int i = 0; i < mjNWARNING; ++i) r.warnings += d->warning[i].number;
   r.fid = dist3(mujoco_pos(m, d, def->track), x0, def->expect);
   for (int b = 1; b < m->nbody; ++b)
@@ -492,11 +538,18 @@ static void run_scene(const scene_def *def, int rounds, res out[NENG], int tty) 
     /* t's order is the turn order; out's is the engines' */
     res e[NENG] = {t[0], t[2], t[1], t[3]};
     for (int i = 0; i < NENG; ++i) {
-      if (r == 0) out[i] = e[i], out[i].flt_max = e[i].flt, out[i].ph_max = e[i].ph;
+      if (r == 0) {
+        out[i] = e[i], out[i].flt_max = e[i].flt;
+        memcpy(out[i].ph_max, e[i].ph, sizeof e[i].ph);
+      }
       /* --phases: by the counted steps' CPU time (a round's time over every
-       * step also has the steps the thread was switched out of) */
-      if (phases_cpu(&e[i].ph) < phases_cpu(&out[i].ph)) out[i].ph = e[i].ph;
-      if (phases_cpu(&e[i].ph) > phases_cpu(&out[i].ph_max)) out[i].ph_max = e[i].ph;
+       * step also has the steps the thread was switched out of), each
+       * window on its own */
+      for (int wi = 0; wi < NWIN; ++wi) {
+        if (phases_cpu(&e[i].ph[wi]) < phases_cpu(&out[i].ph[wi])) out[i].ph[wi] = e[i].ph[wi];
+        if (phases_cpu(&e[i].ph[wi]) > phases_cpu(&out[i].ph_max[wi]))
+          out[i].ph_max[wi] = e[i].ph[wi];
+      }
       out[i].us = e[i].us < out[i].us ? e[i].us : out[i].us;
       out[i].flt = e[i].flt < out[i].flt ? e[i].flt : out[i].flt;
       out[i].flt_max = e[i].flt > out[i].flt_max ? e[i].flt : out[i].flt_max;
@@ -511,10 +564,19 @@ static void run_scene(const scene_def *def, int rounds, res out[NENG], int tty) 
  * complan's profile. */
 static mjtNum mono_seconds(void) { return cp_clock_now(); }
 
+/* The first and last step of window wi of a run of `steps` steps, as text
+ * ("0-399"; "-" when the window is empty). */
+static void window_text(char *buf, size_t n, int wi, long steps) {
+  const long first = wi ? (g_split < steps ? g_split : steps) : 0;
+  const long end = (g_split > 0 && !wi) ? (g_split < steps ? g_split : steps) : steps;
+  if (end > first) snprintf(buf, n, "%ld-%ld", first, end - 1);
+  else snprintf(buf, n, "-");
+}
+
 static void print_phases(const char *scene, const char *engine, const char *round,
-                         const phases *p, int mujoco) {
-  printf("| %s | %s | %s | %.1f | %d / %d | %.1f |", scene, engine, round, p->time, p->used,
-         p->steps, p->cpu);
+                         const char *win, const phases *p, int mujoco) {
+  printf("| %s | %s | %s | %s | %.1f | %d / %d | %.1f |", scene, engine, round, win, p->time,
+         p->used, p->steps, p->cpu);
   for (int i = 0; i < NPH; ++i) {
     if (mujoco && i == PH_CHECK) printf(" - |");
     else printf(" %.1f |", p->us[i]);
@@ -529,10 +591,21 @@ static void print_fid(double v, int failed) {
 }
 
 int main(int argc, char **argv) {
-  const char *usage =
-      "bench_mujoco [--phases] [ROUNDS [SECONDS [MAXBOXES [SCENE]]]]  (defaults 5, 10, 100)";
-  if (argc > 1 && !strcmp(argv[1], "--phases")) { /* the flag, then the numbers */
+  const char *usage = "bench_mujoco [--phases[=K]] [ROUNDS [SECONDS [MAXBOXES [SCENE]]]]  "
+                      "(defaults 5, 10, 100; K: the first step of the second window)";
+  /* the flag, then the numbers */
+  if (argc > 1 && (!strcmp(argv[1], "--phases") || !strncmp(argv[1], "--phases=", 9))) {
     g_phases = 1;
+    if (argv[1][8] == '=') {
+      char *end;
+      const char *k = argv[1] + 9;
+      g_split = strtol(k, &end, 10);
+      if (end == k || *end || g_split <= 0 || g_split > 100000000) {
+        fprintf(stderr, "%s: bad window '%s' in --phases=K (K: a positive whole number of "
+                "steps, the first step of the second window)\nusage: %s\n", argv[0], k, usage);
+        return 2;
+      }
+    }
     argv[1] = argv[0];
     ++argv, --argc;
   }
@@ -595,15 +668,41 @@ int main(int argc, char **argv) {
            "reads and loop (a thread CPU clock read is a system call: 1-2 us a step). Huge "
            "pages: the process's memory on transparent huge pages at the end of the run "
            "(AnonHugePages, /proc/self/smaps_rollup; complan's large matrices ask for them, "
-           "the kernel gives them when it has them).\n\n"
-           "| scene | engine | round | time (us) | steps counted | CPU (us) | contacts | rows | "
-           "build | LCP | check | integration | other | huge pages (MB) |\n"
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+           "the kernel gives them when it has them). Steps: the window (--phases=K: 0 to K-1 "
+           "and K to the end, each with its own fastest and slowest round).\n\n"
+           "| scene | engine | round | steps | time (us) | steps counted | CPU (us) | contacts | "
+           "rows | build | LCP | check | integration | other | huge pages (MB) |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    const int nwin = g_split > 0 ? NWIN : 1;
+    char win[48];
     for (int i = 0; i < n; ++i)
-      for (int e = 0; e < NENG; ++e) {
-        print_phases(defs[i].name, engine_name[e], "fastest", &r[i][e].ph, e >= MJD);
-        print_phases(defs[i].name, engine_name[e], "slowest", &r[i][e].ph_max, e >= MJD);
-      }
+      for (int wi = 0; wi < nwin; ++wi)
+        for (int e = 0; e < NENG; ++e) {
+          window_text(win, sizeof win, wi, lround(defs[i].seconds / DT));
+          print_phases(defs[i].name, engine_name[e], "fastest", win, &r[i][e].ph[wi], e >= MJD);
+          print_phases(defs[i].name, engine_name[e], "slowest", win, &r[i][e].ph_max[wi],
+                       e >= MJD);
+        }
+    printf("\n## Work per window (complan, every step of the window; the same in every "
+           "round)\n\n"
+           "Per step: contacts generated, impacts, LCP solves, pivots (Lemke's and the warm "
+           "basis's principal pivots). Warm: steps whose friction LCP was solved from the warm "
+           "basis (as it was or repaired). Fallbacks: steps taken by the velocity stepper "
+           "instead. Split: steps whose friction LCP was split into islands; islands: their "
+           "mean count in a split step.\n\n"
+           "| scene | engine | steps | contacts | impacts | LCP solves | pivots | warm | "
+           "fallbacks | split | islands |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < n; ++i)
+      for (int wi = 0; wi < nwin; ++wi)
+        for (int e = ACC; e <= VEL; ++e) {
+          const work *q = &r[i][e].wk[wi];
+          const double k = q->steps ? 1.0 / q->steps : 0;
+          window_text(win, sizeof win, wi, lround(defs[i].seconds / DT));
+          printf("| %s | %s | %s | %.1f | %.2f | %.2f | %.2f | %ld / %ld | %ld | %ld | %.1f |\n",
+                 defs[i].name, engine_name[e], win, q->contacts * k, q->impacts * k,
+                 q->solves * k, q->pivots * k, q->warm, q->steps, q->fallback, q->split,
+                 q->split ? (double)q->islands / q->split : 0.0);
+        }
   }
   /* growth of the step with the stack's size, 10 -> largest */
   int i10 = -1, ibig = -1;

@@ -2,8 +2,10 @@
 """experiments/bench_mujoco on a tiny setting (1 round, 0.2 s, stacks of 1
 and 3 boxes): every scene runs in both engines and the fidelity figures are
 sane; --phases on one scene prints its phase table (two rounds per engine,
-steps counted within the steps run, phase times finite and >= 0); a
-misspelt flag is refused with status 2. Timings are printed by the bench but
+steps counted within the steps run, phase times finite and >= 0);
+--phases=K splits the steps into two windows (0 to K-1, K to the end), each
+with its phase rows and complan's work counts; a misspelt flag and a bad K
+are refused with status 2. Timings are printed by the bench but
 never asserted (they depend on the machine). Usage: test_bench_mujoco.py
 BENCH SOURCE_ROOT"""
 import math
@@ -25,6 +27,30 @@ def table(text, title):
         if l.startswith("| ") and not l.startswith("| scene"):
             rows.append([c.strip() for c in l.strip("|").split("|")])
     return {r[0]: r[1:] for r in rows}
+
+
+def phase_rows(text, scene):
+    """The phase table's rows of one scene, as lists of cells."""
+    lines = text.splitlines()
+    start = next((i for i, l in enumerate(lines) if l.startswith("## Phases")), None)
+    rows = []
+    for l in lines[start + 1:] if start is not None else []:
+        if l.startswith("## "):
+            break
+        if l.startswith("| " + scene + " "):
+            rows.append([c.strip() for c in l.strip("|").split("|")])
+    return start is not None, rows
+
+
+def check_phase_row(r, steps, check):
+    """One phase row: its window's steps counted within those run, times
+    finite, the check column MuJoCo's only blank, huge pages >= 0."""
+    used, run = (int(x) for x in r[5].split("/"))
+    check(run == steps and 0 <= used <= run, "--phases steps %s" % r)
+    vals = [float(x) for x in [r[4], r[6]] + r[7:14] if x != "-"]
+    check(all(math.isfinite(v) and v >= -0.05 for v in vals), "--phases times %s" % r)
+    check((r[11] == "-") == r[1].startswith("MuJoCo"), "--phases check column %s" % r)
+    check(r[14] == "-" or float(r[14]) >= 0, "--phases huge pages %s" % r)
 
 
 def main():
@@ -94,35 +120,75 @@ def main():
     ph = subprocess.run([bench, "--phases", "2", str(T), "1", "stack of 1"], cwd=root,
                         capture_output=True, text=True, timeout=1200, env=env)
     check(ph.returncode == 0, "--phases: exit status %d: %s" % (ph.returncode, ph.stderr))
+    engines = ["complan acceleration", "complan velocity", "MuJoCo default", "MuJoCo tuned"]
+    steps = round(T / DT)
     if ph.returncode == 0:
-        lines = ph.stdout.splitlines()
-        start = next((i for i, l in enumerate(lines) if l.startswith("## Phases")), None)
-        check(start is not None, "--phases: no phase table")
-        rows = []
-        for l in lines[start + 1:] if start is not None else []:
-            if l.startswith("## "):
-                break
-            if l.startswith("| stack of 1 "):
-                rows.append([c.strip() for c in l.strip("|").split("|")])
-        engines = ["complan acceleration", "complan velocity", "MuJoCo default", "MuJoCo tuned"]
-        check(sorted((r[1], r[2]) for r in rows) ==
-              sorted((e, k) for e in engines for k in ("fastest", "slowest")),
-              "--phases rows %s" % rows)
+        found, rows = phase_rows(ph.stdout, "stack of 1")
+        check(found, "--phases: no phase table")
+        # one window, every step
+        check(sorted((r[1], r[2], r[3]) for r in rows) ==
+              sorted((e, k, "0-%d" % (steps - 1)) for e in engines
+                     for k in ("fastest", "slowest")), "--phases rows %s" % rows)
         for r in rows:
-            used, run = (int(x) for x in r[4].split("/"))
-            check(run == round(T / DT) and 0 <= used <= run, "--phases steps %s" % r)
-            vals = [float(x) for x in [r[3], r[5]] + r[6:13] if x != "-"]
-            check(all(math.isfinite(v) and v >= -0.05 for v in vals), "--phases times %s" % r)
-            check((r[10] == "-") == r[1].startswith("MuJoCo"), "--phases check column %s" % r)
-            check(r[13] == "-" or float(r[13]) >= 0, "--phases huge pages %s" % r)
+            check_phase_row(r, steps, check)
         # the time tables are there too
-        check(any(l.startswith("## Time per step") for l in lines), "--phases: no time table")
+        check(any(l.startswith("## Time per step") for l in ph.stdout.splitlines()),
+              "--phases: no time table")
+    # --phases=K: two windows, 0 to K-1 and K to the end, each with its rows
+    k = 3
+    pw = subprocess.run([bench, "--phases=%d" % k, "2", str(T), "1", "stack of 1"], cwd=root,
+                        capture_output=True, text=True, timeout=1200, env=env)
+    check(pw.returncode == 0, "--phases=%d: exit status %d: %s" % (k, pw.returncode, pw.stderr))
+    if pw.returncode == 0:
+        found, rows = phase_rows(pw.stdout, "stack of 1")
+        check(found, "--phases=K: no phase table")
+        wins = {"0-%d" % (k - 1): k, "%d-%d" % (k, steps - 1): steps - k}
+        check(sorted((r[1], r[2], r[3]) for r in rows) ==
+              sorted((e, f, w) for e in engines for f in ("fastest", "slowest") for w in wins),
+              "--phases=K rows %s" % rows)
+        for r in rows:
+            if r[3] in wins:
+                check_phase_row(r, wins[r[3]], check)
+        # complan's work per window: both steppers, both windows; a box at
+        # rest on the floor has its 4 corners in contact, no impact, no
+        # fallback, and every step's LCP solved from the warm basis
+        got = {}
+        for line in pw.stdout.splitlines():
+            if line.startswith("| stack of 1 | complan") and line.count("|") == 12:
+                c = [x.strip() for x in line.strip("|").split("|")]
+                got[(c[1], c[2])] = c
+        check(sorted(got) == sorted((e, w) for e in engines[:2] for w in wins),
+              "work rows %s" % sorted(got))
+        for (e, w), c in got.items():
+            n = wins.get(w, -1)
+            warm, run = (int(x) for x in c[7].split("/"))
+            check(run == n, "work steps %s" % c)
+            check(float(c[3]) == 4 and float(c[4]) == 0, "work contacts, impacts %s" % c)
+            check(warm == n and int(c[8]) == 0, "work warm starts, fallbacks %s" % c)
+            check(float(c[5]) >= 1 and float(c[6]) >= 0, "work solves, pivots %s" % c)
+    # a window past the run's end: the second window is empty
+    pe = subprocess.run([bench, "--phases=%d" % (steps + 5), "1", str(T), "1", "stack of 1"],
+                        cwd=root, capture_output=True, text=True, timeout=1200, env=env)
+    check(pe.returncode == 0, "--phases=K past the end: status %d" % pe.returncode)
+    if pe.returncode == 0:
+        _, rows = phase_rows(pe.stdout, "stack of 1")
+        check(sorted(set(r[3] for r in rows)) == sorted(["0-%d" % (steps - 1), "-"]),
+              "--phases=K past the end: windows %s" % sorted(set(r[3] for r in rows)))
+        for r in rows:
+            if r[3] == "-":
+                check(r[5] == "0 / 0", "empty window %s" % r)
+    for arg in ["--phases=0", "--phases=", "--phases=2x", "--phases=-4"]:
+        b = subprocess.run([bench, arg, "1"], cwd=root, capture_output=True, text=True,
+                           timeout=60, env=env)
+        check(b.returncode == 2 and "usage" in b.stderr and "--phases=K" in b.stderr,
+              "%s: status %d, %s" % (arg, b.returncode, b.stderr))
     bad = subprocess.run([bench, "--phase", "1"], cwd=root, capture_output=True, text=True,
                          timeout=60, env=env)
     check(bad.returncode == 2 and "usage" in bad.stderr,
           "--phase: status %d, %s" % (bad.returncode, bad.stderr))
     print(out.stdout)
     print(ph.stdout)
+    print(pw.stdout)
     if failures:
         print("FAILED:\n" + "\n".join(failures))
         return 1
