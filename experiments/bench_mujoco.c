@@ -151,19 +151,12 @@ static void phases_finish(phases *p, const double sum[NPH], double cpu, int step
   p->cpu = cpu * k;
 }
 
-static long anon_huge_kb(void);
-
-/* phases_finish for each window of a run of `steps` steps (time: the
- * run's time a step over all its steps); the huge-page figure is the run's. */
-static void phases_windows(phases p[NWIN], const double sum[NWIN][NPH], const double cpu[NWIN],
-                           int steps, double time) {
-  const long kb = anon_huge_kb();
-  for (int wi = 0; wi < NWIN; ++wi) {
-    const int first = wi ? (int)(g_split < steps ? g_split : steps) : 0;
-    const int last = (g_split > 0 && !wi) ? (int)(g_split < steps ? g_split : steps) : steps;
-    phases_finish(&p[wi], sum[wi], cpu[wi], last - first, time);
-    p[wi].huge_kb = kb;
-  }
+/* Window wi of a run of `steps` steps: steps [*first, *end) (empty when
+ * *end <= *first: a K past the run's end). */
+static void window_bounds(int wi, long steps, long *first, long *end) {
+  const long k = g_split < steps ? g_split : steps;
+  *first = wi ? k : 0;
+  *end = (g_split > 0 && !wi) ? k : steps;
 }
 
 /* The process's anonymous memory on transparent huge pages (kB, from
@@ -179,6 +172,19 @@ static long anon_huge_kb(void) {
     if (sscanf(line, "AnonHugePages: %ld kB", &kb) == 1) break;
   fclose(f);
   return kb;
+}
+
+/* phases_finish for each window of a run of `steps` steps (time: the
+ * run's time a step over all its steps); the huge-page figure is the run's. */
+static void phases_windows(phases p[NWIN], const double sum[NWIN][NPH], const double cpu[NWIN],
+                           int steps, double time) {
+  const long kb = anon_huge_kb();
+  for (int wi = 0; wi < NWIN; ++wi) {
+    long first, end;
+    window_bounds(wi, steps, &first, &end);
+    phases_finish(&p[wi], sum[wi], cpu[wi], end > first ? (int)(end - first) : 0, time);
+    p[wi].huge_kb = kb;
+  }
 }
 
 /* Page faults (minor and major) of the calling thread so far. */
@@ -567,8 +573,8 @@ static mjtNum mono_seconds(void) { return cp_clock_now(); }
 /* The first and last step of window wi of a run of `steps` steps, as text
  * ("0-399"; "-" when the window is empty). */
 static void window_text(char *buf, size_t n, int wi, long steps) {
-  const long first = wi ? (g_split < steps ? g_split : steps) : 0;
-  const long end = (g_split > 0 && !wi) ? (g_split < steps ? g_split : steps) : steps;
+  long first, end;
+  window_bounds(wi, steps, &first, &end);
   if (end > first) snprintf(buf, n, "%ld-%ld", first, end - 1);
   else snprintf(buf, n, "-");
 }
