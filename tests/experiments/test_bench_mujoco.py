@@ -4,8 +4,10 @@ and 3 boxes): every scene runs in both engines and the fidelity figures are
 sane; --phases on one scene prints its phase table (two rounds per engine,
 steps counted within the steps run, phase times finite and >= 0);
 --phases=K splits the steps into two windows (0 to K-1, K to the end), each
-with its phase rows and complan's work counts; a misspelt flag and a bad K
-are refused with status 2. Timings are printed by the bench but
+with its phase rows and complan's work counts; BENCH_SWAP=1 (the velocity
+stepper's turn first) gives each stepper the same work counts and fidelity
+figures in its own column; a misspelt flag and a bad K are refused with
+status 2. Timings are printed by the bench but
 never asserted (they depend on the machine). Usage: test_bench_mujoco.py
 BENCH SOURCE_ROOT"""
 import math
@@ -166,6 +168,21 @@ def main():
             check(float(c[3]) == 4 and float(c[4]) == 0, "work contacts, impacts %s" % c)
             check(warm == n and int(c[8]) == 0, "work warm starts, fallbacks %s" % c)
             check(float(c[5]) >= 1 and float(c[6]) >= 0, "work solves, pivots %s" % c)
+    # BENCH_SWAP=1: the steppers' turns swapped, each stepper's deterministic
+    # figures (work per window, fidelity) still in its own rows and columns
+    ps = subprocess.run([bench, "--phases=%d" % k, "1", str(T), "1", "stack of 1"], cwd=root,
+                        capture_output=True, text=True, timeout=1200,
+                        env=dict(env, BENCH_SWAP="1"))
+    check(ps.returncode == 0, "BENCH_SWAP=1: status %d: %s" % (ps.returncode, ps.stderr))
+    if pw.returncode == 0 and ps.returncode == 0:
+        def det(text):
+            work = [l for l in text.splitlines()
+                    if l.startswith("| stack of 1 | complan") and l.count("|") == 12]
+            fid = table(text, "Fidelity").get("stack of 1", [])
+            return work, fid[2:4] + fid[6:8] + fid[10:12]
+        check(det(ps.stdout) == det(pw.stdout) and det(pw.stdout)[0],
+              "BENCH_SWAP=1 moved a stepper's figures: %s against %s"
+              % (det(ps.stdout), det(pw.stdout)))
     # a window past the run's end: the second window is empty
     pe = subprocess.run([bench, "--phases=%d" % (steps + 5), "1", str(T), "1", "stack of 1"],
                         cwd=root, capture_output=True, text=True, timeout=1200, env=env)
