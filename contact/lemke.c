@@ -389,6 +389,12 @@ static cp_lcp_status run_start(cp_lemke_ws *ws, const run *R,
     }
     int vn = pivot(ws, R, r, v, &amax);
     ++*piv;
+    /* The owner's call-back (cp_lemke_set_poll): nothing of the solve is
+     * shown to it, nothing it does comes back. */
+    if (ws->poll && --ws->poll_left == 0) {
+      ws->poll_left = ws->poll_period;
+      ws->poll(ws->poll_ctx);
+    }
     if (vn < 0) {
       const cp_lcp_status st = cp_lk_finish(ws, R, chk, z, w, info);
       /* z0 left from a tie and the answer fails the check: the tie was
@@ -481,6 +487,7 @@ cp_lcp_status cp_lemke_solve(cp_lemke_ws *ws, int n, const double *M,
   }
   ws->basis_valid = 0;
   ws->nstarts = 0;
+  ws->poll_left = ws->poll_period;
   memset(&ws->st, 0, sizeof ws->st);
   if (n > ws->cap) {
     snprintf(info->reason, sizeof info->reason,

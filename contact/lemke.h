@@ -159,6 +159,22 @@ typedef void (*cp_lemke_trace_fn)(void *ctx, const cp_lemke_step *step);
 /// one. Costs one branch per pivot when absent.
 void cp_lemke_set_trace(cp_lemke_ws *ws, cp_lemke_trace_fn fn, void *ctx);
 
+/// A call-back for the owner of a long solve: fn(ctx) is called after
+/// every `period`-th pivot of a solve (counted over all its starts from the
+/// solve's beginning; a solve of P pivots calls it floor(P / period) times;
+/// the dense paths of tiny cold solves, n <= small_n, do not count). It
+/// lets a caller do other work of its own while one solve lasts (an MPI
+/// rank answering its workers, docs/solvers.md "The poll hook"); it cannot
+/// see or change the solve, which takes the same pivots and gives the same
+/// bits with or without it. Later solves on ws call it, including those
+/// after cp_lemke_ws_regrow / _reserve (the hook moves with the
+/// workspace). fn NULL removes it (then it costs one test per pivot).
+/// Returns 0, or -1 (nothing changed) for ws NULL or fn set with
+/// period < 1.
+typedef void (*cp_lemke_poll_fn)(void *ctx);
+int cp_lemke_set_poll(cp_lemke_ws *ws, cp_lemke_poll_fn fn, void *ctx,
+                      int period);
+
 /// Copies the counters of the last solve into *st.
 void cp_lemke_get_stats(const cp_lemke_ws *ws, cp_lemke_stats *st);
 

@@ -121,6 +121,10 @@ struct cp_lemke_ws {
                             * (never reset: read by the tests) */
   cp_lemke_trace_fn trace; /* per-pivot observer, NULL: none */
   void *trace_ctx;
+  cp_lemke_poll_fn poll;   /* call-back every poll_period pivots, NULL: none */
+  void *poll_ctx;
+  int poll_period;         /* >= 1 when poll is set */
+  int poll_left;           /* pivots of this solve before the next call */
   int pps[LEMKE_MAX_STARTS];
   cp_lemke_stats st;
 };

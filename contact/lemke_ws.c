@@ -27,7 +27,13 @@ cp_lemke_options cp_lemke_defaults(void) { return cp_lk_defaults; }
  * (grown, models/bigbuf.h) when old is given, which is then released. */
 static cp_lemke_ws *make(int capacity, cp_lemke_ws *old) {
   void *sq[3] = {NULL, NULL, NULL};
+  /* The poll hook stays with the workspace (its owner sets it once; a
+   * simulator regrows its workspace as its problems grow). */
+  cp_lemke_poll_fn poll = NULL;
+  void *poll_ctx = NULL;
+  int poll_period = 0;
   if (old) {
+    poll = old->poll, poll_ctx = old->poll_ctx, poll_period = old->poll_period;
     sq[0] = old->Bact, sq[1] = old->T1, sq[2] = old->T2;
     old->Bact = old->T1 = old->T2 = NULL;
     cp_lemke_ws_destroy(old);
@@ -42,6 +48,9 @@ static cp_lemke_ws *make(int capacity, cp_lemke_ws *old) {
    * (tld): each vector of the qbar block gets a stride of c + 3 or more. */
   const size_t cv = (c + 7) & ~(size_t)7;
   ws->cap = capacity;
+  ws->poll = poll;
+  ws->poll_ctx = poll_ctx;
+  ws->poll_period = poll_period;
   /* The square blocks: on huge pages when large (models/bigbuf.h; a bin's
    * pivots read them a column at a time). */
   ws->Bact = cp_bigbuf_regrow(sq[0], sizeof(double) * cc);
@@ -133,6 +142,16 @@ void cp_lemke_set_trace(cp_lemke_ws *ws, cp_lemke_trace_fn fn, void *ctx) {
   if (!ws) return;
   ws->trace = fn;
   ws->trace_ctx = ctx;
+}
+
+int cp_lemke_set_poll(cp_lemke_ws *ws, cp_lemke_poll_fn fn, void *ctx,
+                      int period) {
+  if (!ws || (fn && period < 1)) return -1;
+  ws->poll = fn;
+  ws->poll_ctx = fn ? ctx : NULL;
+  ws->poll_period = fn ? period : 0;
+  ws->poll_left = ws->poll_period;
+  return 0;
 }
 
 void cp_lemke_get_stats(const cp_lemke_ws *ws, cp_lemke_stats *st) {

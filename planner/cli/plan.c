@@ -489,11 +489,11 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
             "%.6f own jobs, %.6f store, %.6f messages, %.6f looking, %.6f "
             "waiting (%.6f s wall of %.6f); %lld looks, %lld found "
             "nothing; %lld jobs of the next batch; %lld looks during "
-            "commits\n",
+            "commits; %lld looks within solves (%lld calls)\n",
             t.batches, t.cpu, t.own, t.store,
             t.cpu - t.own - t.store - t.looking - t.waiting, t.looking,
             t.waiting, t.waiting_wall, t.wall, t.looks, t.fruitless,
-            t.ahead, t.store_looks);
+            t.ahead, t.store_looks, t.solve_looks, t.solve_polls);
   }
   if (s == CP_PLAN_FAILED_EXPANSIONS)
     fprintf(stderr, "complan: %s: the search space ran out, but %ld "

@@ -22,7 +22,8 @@
  * while it runs the first), so it goes on to the next job without waiting
  * for rank 0 to see its answer; rank 0, free with jobs left, runs the next
  * one itself, and looks for answers after each step of it too
- * (look_within). A worker waiting for its next job, and rank 0 waiting for
+ * (look_within) and every few dozen pivots of its long LCP solves
+ * (look_solve). A worker waiting for its next job, and rank 0 waiting for
  * the batch's last answers, poll MPI_Iprobe for up to 2 ms before they nap
  * between polls (while every rank here has a core: planner/plan/spin.h).
  *
@@ -558,6 +559,21 @@ static void look_store(void *ctx) {
   rank0.store_looks += rank0.looks - looks;
 }
 
+/* Rank 0 within one LCP solve of a job of its own (cp_plan_world_set_solve_
+ * poll: every LOOK_PIVOTS Lemke pivots): as after a step. One step of
+ * grasp_lift lasts up to 12 ms (a velocity-stepper fallback of ~1 000
+ * pivots), and its worker, done with its two jobs, waited for rank 0 to
+ * come out of it (docs/parallel.md, "Looks within a solve"). A call that
+ * finds no answer due costs a clock read; the solve is not touched. */
+enum { LOOK_PIVOTS = 16 };
+
+static void look_solve(void *ctx) {
+  long long looks = rank0.looks;
+  rank0.solve_polls++;
+  look_within(ctx, NULL);
+  rank0.solve_looks += rank0.looks - looks;
+}
+
 /* A batch out: jobs to every worker (DEPTH each while enough are left,
  * behind the jobs of a batch out before it). Returns its slot (the
  * handle), or -1 when two are out already. A failure to hand a job out
@@ -682,12 +698,16 @@ static void rank0_begin(const cp_search_problem *own, void *ctx,
   *c = cp_clock_thread_cpu();
   *t = cp_clock_now();
   /* own->ctx is the world of cp_plan_task (cp_plan_world_problem). */
-  if (n_ranks > 1) cp_plan_world_observe(own->ctx, look_within, ctx);
+  if (n_ranks > 1) {
+    cp_plan_world_observe(own->ctx, look_within, ctx);
+    cp_plan_world_set_solve_poll(own->ctx, look_solve, ctx, LOOK_PIVOTS);
+  }
 }
 
 static void rank0_end(const cp_search_problem *own, double c, double t,
                       int batches) {
   cp_plan_world_observe(own->ctx, NULL, NULL);
+  cp_plan_world_set_solve_poll(own->ctx, NULL, NULL, 0);
   rank0.cpu += cp_clock_thread_cpu() - c;
   rank0.wall += cp_clock_now() - t;
   rank0.batches += batches;

@@ -79,6 +79,11 @@ typedef struct cp_plan_mpi_rank0 {
                      ///< after the one it waited for (its own handed out)
   long long store_looks; ///< of `looks`, those made during the store's
                          ///< commits (cp_store_set_progress)
+  long long solve_polls; ///< calls from within the LCP solves of rank 0's
+                         ///< own jobs (every few dozen Lemke pivots:
+                         ///< cp_plan_world_set_solve_poll)
+  long long solve_looks; ///< of `looks`, those made in such calls (an
+                         ///< answer was due: one step was lasting)
 } cp_plan_mpi_rank0;
 
 /// Rank 0: its times so far (the messages -- encoding and sending jobs,

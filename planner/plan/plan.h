@@ -220,6 +220,14 @@ void cp_plan_world_set_timing(cp_plan_world *pw, int on);
 void cp_plan_world_observe(cp_plan_world *pw,
                            void (*fn)(void *ctx, const cp_world *world),
                            void *ctx);
+/// Calls fn(ctx) from within the long LCP solves of pw's own expansions
+/// (cp_world_set_solve_poll: after every `period`-th Lemke pivot; fn NULL:
+/// none). Not its workers' (threads take their jobs themselves). MPI's
+/// rank 0 answers its workers through it (planner/plan/mpi.c). The
+/// expansions' results are the same with or without it. -1 for fn set with
+/// period < 1, else 0.
+int cp_plan_world_set_solve_poll(cp_plan_world *pw, void (*fn)(void *ctx),
+                                 void *ctx, int period);
 
 /// One action stepped by the caller (the search's expansion is exactly
 /// this; the OMPL adapter, planner/ompl/, steps it one world step at a

@@ -719,3 +719,8 @@ void cp_plan_world_observe(cp_plan_world *pw,
   pw->observe = fn;
   pw->observe_ctx = ctx;
 }
+
+int cp_plan_world_set_solve_poll(cp_plan_world *pw, void (*fn)(void *ctx),
+                                 void *ctx, int period) {
+  return cp_world_set_solve_poll(pw->world, fn, ctx, period) == CP_WORLD_OK ? 0 : -1;
+}

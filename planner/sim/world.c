@@ -669,6 +669,7 @@ cp_world_status cp_world_step(cp_world *w, cp_step_info *out) {
   cp_step_info info;
   memset(&info, 0, sizeof info);
   w->msg[0] = 0;
+  if (w->poll) cp_lemke_set_poll(w->ws, w->poll, w->poll_ctx, w->poll_period);
   const double tstep = cp_wi_tic(w);
   if (w->opt.profile) memset(&w->prof, 0, sizeof w->prof);
   cp_world_get_state(w, w->state0);
@@ -786,4 +787,19 @@ void cp_world_set_deadline(cp_world *w, double seconds) {
 void cp_world_set_clock(cp_world *w, double (*clock)(void *ctx), void *ctx) {
   w->clock = clock;
   w->clock_ctx = clock ? ctx : NULL;
+}
+
+cp_world_status cp_world_set_solve_poll(cp_world *w, void (*fn)(void *ctx),
+                                        void *ctx, int period) {
+  if (fn && period < 1)
+    return cp_wi_fail(w, CP_WORLD_BAD_INPUT,
+                      "the solve poll's period is %d pivots (expected >= 1)",
+                      period);
+  w->poll = fn;
+  w->poll_ctx = fn ? ctx : NULL;
+  w->poll_period = fn ? period : 0;
+  // (The world's workspace is made with its first contacts: each step
+  // gives it the hook, cp_world_step.)
+  if (w->ws) cp_lemke_set_poll(w->ws, fn, ctx, period);
+  return CP_WORLD_OK;
 }

@@ -285,6 +285,16 @@ void cp_world_set_deadline(cp_world *w, double seconds);
 /// cp_world_set_deadline.
 void cp_world_set_clock(cp_world *w, double (*clock)(void *ctx), void *ctx);
 
+/// A call-back made from within the world's long LCP solves: fn(ctx) after
+/// every `period`-th Lemke pivot of a solve (contact/lemke.h,
+/// cp_lemke_set_poll), so that the caller can do work of its own while a
+/// step lasts (an MPI rank answering its workers: docs/parallel.md). fn
+/// must not touch the world; the steps' results are the same with or
+/// without it. fn NULL removes it (the default). CP_WORLD_BAD_INPUT for fn
+/// set with period < 1.
+cp_world_status cp_world_set_solve_poll(cp_world *w, void (*fn)(void *ctx),
+                                        void *ctx, int period);
+
 /// Resizes the impact memo (cp_world_options.impact_memo) to slots >= 0
 /// (0: off), dropping what it kept. CP_WORLD_BAD_INPUT for slots < 0,
 /// CP_WORLD_NOMEM (memo then off) when out of memory.

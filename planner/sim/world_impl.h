@@ -98,6 +98,9 @@ struct cp_world {
                      // bounds the solvers' time); INFINITY: none
   double (*clock)(void *ctx); // the deadline's clock (cp_world_set_clock);
   void *clock_ctx;            // NULL: models/clock.h's monotonic clock
+  cp_lemke_poll_fn poll;      // the solves' call-back (cp_world_set_solve_poll,
+  void *poll_ctx;             // given to ws: cp_lemke_set_poll); NULL: none
+  int poll_period;
   int deadline_hit;  // lcp.c: a solver call of this step was refused because
                      // the deadline had passed (cp_world_step: not retried)
   double t;

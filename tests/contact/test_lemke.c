@@ -790,3 +790,106 @@ Test(lemke, classic_pass_keeps_the_rules_before_the_error_bounds) {
   free(z);
   cp_lcp_free(&L);
 }
+
+/* ---- the poll hook (cp_lemke_set_poll) ------------------------------------ */
+
+typedef struct polls {
+  long calls;
+} polls;
+
+static void count_poll(void *ctx) { ((polls *)ctx)->calls++; }
+
+/* A planted problem of N = 390 rows (planted_problem, seed) and room for
+ * two answers. */
+enum { POLL_N = 390 };
+typedef struct poll_lcp {
+  double *M, *q, *zs, *z0, *z1, *w;
+} poll_lcp;
+
+static poll_lcp poll_problem(uint64_t seed) {
+  const size_t n = POLL_N;
+  poll_lcp p = {malloc(sizeof(double) * n * n), malloc(sizeof(double) * n),
+                malloc(sizeof(double) * n),     malloc(sizeof(double) * n),
+                malloc(sizeof(double) * n),     malloc(sizeof(double) * n)};
+  cr_assert(p.M && p.q && p.zs && p.z0 && p.z1 && p.w);
+  planted_problem(&seed, POLL_N, p.M, p.q, p.zs);
+  return p;
+}
+
+static void poll_problem_free(poll_lcp *p) {
+  free(p->M), free(p->q), free(p->zs), free(p->z0), free(p->z1), free(p->w);
+}
+
+/* A long cold solve (n = 390, hundreds of pivots) with the hook every 7
+ * and every pivot: the same status, pivots and z, bit for bit, as without
+ * it; the hook called floor(pivots / period) times. */
+Test(lemke, poll_hook_is_called_every_period_and_changes_nothing) {
+  enum { N = POLL_N };
+  poll_lcp P = poll_problem(78);
+  double *M = P.M, *q = P.q, *z0 = P.z0, *z1 = P.z1, *w = P.w;
+  cp_lemke_ws *ws = cp_lemke_ws_create(N);
+  cr_assert_not_null(ws);
+  cp_lcp_info i0, i1;
+  cr_assert_eq(cp_lemke_solve(ws, N, M, q, NULL, NULL, z0, w, &i0), CP_LCP_SOLVED);
+  cr_assert_gt(i0.iterations, 100, "a long solve: %d pivots", i0.iterations);
+  static const int periods[] = {7, 1, 1000000};
+  for (int k = 0; k < 3; k++) {
+    polls p = {0};
+    cr_assert_eq(cp_lemke_set_poll(ws, count_poll, &p, periods[k]), 0);
+    cr_assert_eq(cp_lemke_solve(ws, N, M, q, NULL, NULL, z1, w, &i1), CP_LCP_SOLVED);
+    cr_assert_eq(i1.iterations, i0.iterations, "period %d", periods[k]);
+    cr_assert_eq(i1.starts, i0.starts);
+    for (int i = 0; i < N; i++)
+      cr_assert(z1[i] == z0[i], "period %d z[%d]: %.17g != %.17g", periods[k], i,
+                z1[i], z0[i]);
+    cr_assert_eq(p.calls, i0.iterations / periods[k], "period %d: %ld calls, %d pivots",
+                 periods[k], p.calls, i0.iterations);
+  }
+  /* Removed: no more calls. */
+  polls p = {0};
+  cr_assert_eq(cp_lemke_set_poll(ws, count_poll, &p, 5), 0);
+  cr_assert_eq(cp_lemke_set_poll(ws, NULL, NULL, 0), 0);
+  cr_assert_eq(cp_lemke_solve(ws, N, M, q, NULL, NULL, z1, w, &i1), CP_LCP_SOLVED);
+  cr_assert_eq(p.calls, 0);
+  /* Bad settings change nothing. */
+  cr_assert_eq(cp_lemke_set_poll(ws, count_poll, &p, 0), -1);
+  cr_assert_eq(cp_lemke_set_poll(NULL, count_poll, &p, 3), -1);
+  cr_assert_eq(cp_lemke_solve(ws, N, M, q, NULL, NULL, z1, w, &i1), CP_LCP_SOLVED);
+  cr_assert_eq(p.calls, 0);
+  cp_lemke_ws_destroy(ws);
+  poll_problem_free(&P);
+}
+
+/* Pivots are counted over a solve's starts (four starts capped at 40
+ * pivots: 160 pivots, 22 calls at period 7, where per start it would be
+ * 20), from 0 at each solve; the hook moves with cp_lemke_ws_regrow. */
+Test(lemke, poll_hook_counts_over_starts_and_survives_regrow) {
+  enum { N = POLL_N };
+  poll_lcp P = poll_problem(79);
+  double *M = P.M, *q = P.q, *z0 = P.z0, *z1 = P.z1, *w = P.w;
+  cp_lemke_options o = cp_lemke_defaults();
+  o.max_pivots = 40;
+  cp_lemke_ws *ws = cp_lemke_ws_create(N);
+  cr_assert_not_null(ws);
+  cp_lcp_info i0, i1;
+  cr_assert_eq(cp_lemke_solve(ws, N, M, q, &o, NULL, z0, w, &i0), CP_LCP_PIVOT_CAP);
+  cr_assert_eq(i0.starts, 4);
+  cr_assert_eq(i0.iterations, 160);
+  polls p = {0};
+  cr_assert_eq(cp_lemke_set_poll(ws, count_poll, &p, 7), 0);
+  for (int round = 1; round <= 2; round++) {
+    cr_assert_eq(cp_lemke_solve(ws, N, M, q, &o, NULL, z1, w, &i1), CP_LCP_PIVOT_CAP);
+    cr_assert_eq(i1.iterations, 160);
+    cr_assert_eq(p.calls, round * 22, "round %d: %ld calls", round, p.calls);
+    for (int i = 0; i < N; i++) cr_assert(z1[i] == z0[i], "z[%d]", i);
+  }
+  ws = cp_lemke_ws_regrow(ws, N + 10);
+  cr_assert_not_null(ws);
+  p.calls = 0;
+  cr_assert_eq(cp_lemke_solve(ws, N, M, q, NULL, NULL, z1, w, &i1), CP_LCP_SOLVED);
+  cr_assert_gt(i1.iterations, 100);
+  cr_assert_eq(p.calls, i1.iterations / 7, "after regrow: %ld calls, %d pivots",
+               p.calls, i1.iterations);
+  cp_lemke_ws_destroy(ws);
+  poll_problem_free(&P);
+}

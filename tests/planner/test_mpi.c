@@ -193,6 +193,17 @@ static long long store_looks_of(const char *err) {
                       "commits", &k) == 1 ? k : -1;
 }
 
+/* The rank-0 line's looks within rank 0's LCP solves and the calls made
+ * from them (`; L looks within solves (C calls)`); -1 each when missing. */
+static void solve_looks_of(const char *err, long long *looks, long long *calls) {
+  const char *at = strstr(err, "complan: mpi: rank 0 in ");
+  at = at ? strstr(at, "looks during commits; ") : NULL;
+  *looks = *calls = -1;
+  if (at && sscanf(at, "looks during commits; %lld looks within solves "
+                   "(%lld calls)", looks, calls) != 2)
+    *looks = *calls = -1;
+}
+
 /* The pipelined push task (sst, batch 16, search.pipeline not given: the
  * default, halves of 8) in *task; in the database *a (returned open) the
  * 1-thread run of 120 nodes of the same task at batch 8 with "pipeline":
@@ -244,6 +255,16 @@ Test(mpi, pipelined_sst_as_threads) {
     cr_expect(in_commits >= 0 && in_commits <= looks, "%lld of %lld: %s",
               in_commits, looks, err);
     if (ranks[i] == 1) cr_expect_eq(in_commits, 0);
+    /* And within its long LCP solves (every 16 pivots), counted among its
+     * looks; alone it sets no call-back. How many depends on which jobs
+     * rank 0 ran, so only the bounds are checked; the tree is the
+     * 1-thread one all the same (below). */
+    long long in_solves, calls;
+    solve_looks_of(err, &in_solves, &calls);
+    cr_expect(in_solves >= 0 && in_solves <= calls && in_solves <= looks,
+              "%lld looks of %lld calls (%lld looks): %s", in_solves, calls,
+              looks, err);
+    if (ranks[i] == 1) cr_expect_eq(calls, 0, "%s", err);
     free(err);
     sqlite3 *db = synth_open_db(b);
     snprintf(what, sizeof what, "pipelined, %d ranks", ranks[i]);
