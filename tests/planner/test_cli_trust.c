@@ -214,3 +214,28 @@ Test(cli_trust, simulated_sliding_box_follows_the_closed_form) {
   unlink(scene);
   free(scene);
 }
+
+/* Exit 2, nothing on stdout, stderr naming the file and holding `want`. */
+static void refused(const char *const *argv, const char *file, const char *want) {
+  char *out, *err;
+  cr_assert_eq(cpt_run(argv, &out, &err), 2, "%s", err);
+  cr_assert_eq(out[0], '\0', "stdout: %s", out);
+  cr_assert(strstr(err, file), "no file name in: %s", err);
+  cr_assert(strstr(err, want), "expected '%s' in: %s", want, err);
+  free(out);
+  free(err);
+}
+
+Test(cli_trust, empty_and_blank_json_files_are_named_as_such) {
+  char *empty = cpt_temp_file("", ".json"), *blank = cpt_temp_file(" \n\t\n", ".json");
+  const char *a1[] = {"complan", "solve", empty, NULL};
+  refused(a1, empty, "line 1: expected a JSON object, found an empty file");
+  const char *a2[] = {"complan", "simulate", blank, NULL};
+  refused(a2, blank, "line 1: expected a JSON object, found only blank space");
+  const char *a3[] = {"complan", "stability", empty, NULL};
+  refused(a3, empty, "found an empty file");
+  unlink(empty);
+  unlink(blank);
+  free(empty);
+  free(blank);
+}
