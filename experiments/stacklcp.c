@@ -1,5 +1,6 @@
 #include "experiments/stacklcp.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,31 +11,48 @@
 #include "models/scene.h"
 #include "models/system.h"
 
+/* Appends to s (capacity cap, *len used) with vsnprintf, never past the
+ * end: the text is cut short rather than overrun (the capacity below is
+ * ample). It replaces a chain of unbounded sprintf calls through a moving
+ * pointer, which GCC flagged at -O1 with the sanitizers
+ * (-Wformat-overflow, "null destination pointer"). */
+static void put(char *s, size_t cap, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void put(char *s, size_t cap, size_t *len, const char *fmt, ...) {
+  if (*len + 1 >= cap) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(s + *len, cap - *len, fmt, ap);
+  va_end(ap);
+  if (k > 0) *len += (size_t)k < cap - *len ? (size_t)k : cap - *len - 1;
+}
+
 char *cp_stack_scene(int n, double edge, double height, double mu, int sliding) {
-  size_t cap = 4096 + (size_t)n * 1024;
-  char *s = malloc(cap), *p = s;
+  size_t cap = 4096 + (size_t)n * 1024, len = 0;
+  char *s = malloc(cap);
   if (!s) return NULL;
+  s[0] = '\0';
   const double h = 0.5 * edge;
-  p += sprintf(p, "{\"gravity\": [0, 0, -9.81], \"friction\": {\"default\": %.17g},"
-                  " \"bodies\": [{\"name\": \"table\", \"fixed\": true, \"shape\":"
-                  " {\"type\": \"plane\", \"normal\": [0, 0, 1], \"offset\": 0}}", mu);
+  put(s, cap, &len, "{\"gravity\": [0, 0, -9.81], \"friction\": {\"default\": %.17g},"
+                    " \"bodies\": [{\"name\": \"table\", \"fixed\": true, \"shape\":"
+                    " {\"type\": \"plane\", \"normal\": [0, 0, 1], \"offset\": 0}}", mu);
   for (int i = 0; i < n; i++)
-    p += sprintf(p, ", {\"name\": \"b%d\", \"mass\": 1, \"shape\": {\"type\": \"box\","
-                    " \"size\": [%.17g, %.17g, %.17g]}, \"position\": [0, 0, %.17g],"
-                    " \"velocity\": [%g, 0, 0]}",
-                 i, edge, edge, height, height * (0.5 + i), sliding && i % 2 ? 0.1 : 0.0);
-  p += sprintf(p, "], \"contacts\": [");
+    put(s, cap, &len, ", {\"name\": \"b%d\", \"mass\": 1, \"shape\": {\"type\": \"box\","
+                      " \"size\": [%.17g, %.17g, %.17g]}, \"position\": [0, 0, %.17g],"
+                      " \"velocity\": [%g, 0, 0]}",
+        i, edge, edge, height, height * (0.5 + i), sliding && i % 2 ? 0.1 : 0.0);
+  put(s, cap, &len, "], \"contacts\": [");
   for (int i = 0; i < n; i++)
     for (int c = 0; c < 4; c++) {
       double x = c & 1 ? h : -h, y = c & 2 ? h : -h;
       char below[16];
       if (i == 0) snprintf(below, sizeof below, "table");
       else snprintf(below, sizeof below, "b%d", i - 1);
-      p += sprintf(p, "%s{\"a\": \"b%d\", \"b\": \"%s\", \"point\": [%.17g, %.17g, %.17g],"
-                      " \"normal\": [0, 0, 1], \"tangent\": [1, 0, 0]}",
-                   i || c ? ", " : "", i, below, x, y, height * i);
+      put(s, cap, &len, "%s{\"a\": \"b%d\", \"b\": \"%s\", \"point\": [%.17g, %.17g, %.17g],"
+                        " \"normal\": [0, 0, 1], \"tangent\": [1, 0, 0]}",
+          i || c ? ", " : "", i, below, x, y, height * i);
     }
-  sprintf(p, "]}");
+  put(s, cap, &len, "]}");
   return s;
 }
 

@@ -50,6 +50,13 @@ int cp_json_parse(const char *text, size_t len, json_t **root, cp_error *err) {
   json_t *r = cp_json_loadb(text, len, JSON_REJECT_DUPLICATES, &je, &nomem);
   if (!r) {
     if (nomem) return cp_error_setc(err, CP_ERR_NOMEM, "", "out of memory reading JSON");
+    /* An empty (or blank) file gets its own words, not jansson's "'[' or
+     * '{' expected near end of file" at column 0. */
+    size_t i = 0;
+    while (i < len && strchr(" \t\r\n", text[i]) && text[i]) ++i;
+    if (i == len)
+      return cp_error_set(err, "line 1", "expected a JSON object, found %s",
+                          len ? "only blank space" : "an empty file");
     char where[32];
     snprintf(where, sizeof where, "line %d", je.line);
     return cp_error_set(err, where, "invalid JSON at column %d: %s", je.column,

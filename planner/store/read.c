@@ -370,13 +370,16 @@ cp_store_status cp_store_list(cp_store *st, json_t **out) {
                         json_integer(sqlite3_column_int64(q, 9)));
     /* How it ran its batches (docs/planner.md, "Batches"): search_batch is
      * a pipelined run's half; runs stored before there were batches ran
-     * one expansion at a time. */
+     * one expansion at a time. A value outside 1..CP_SEARCH_MAX_BATCH (a
+     * damaged or hand-edited file) is read as 1, as `plan --resume` reads
+     * it (planner/plan/plan.c, run_search_mode), so the list never shows a
+     * batch the run cannot have had. */
     const char *text = (const char *)sqlite3_column_text(q, 11);
     json_t *o = text ? json_loads(text, 0, NULL) : NULL,
            *b = json_object_get(o, "search_batch");
-    json_object_set_new(r, "search_batch",
-                        json_integer(json_is_integer(b) ? json_integer_value(b)
-                                                        : 1));
+    json_int_t batch = json_is_integer(b) ? json_integer_value(b) : 1;
+    if (batch < 1 || batch > CP_SEARCH_MAX_BATCH) batch = 1;
+    json_object_set_new(r, "search_batch", json_integer(batch));
     json_object_set_new(r, "search_pipeline",
                         json_boolean(json_is_true(
                             json_object_get(o, "search_pipeline"))));

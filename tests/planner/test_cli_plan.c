@@ -328,6 +328,47 @@ Test(cli_plan, limits_exit_1_and_plans_lists_runs) {
   synth_remove_db(db);
 }
 
+/* `complan plans` reads a run's search_batch from the stored options: a
+ * damaged or hand-edited value outside 1..CP_SEARCH_MAX_BATCH is listed
+ * as 1, the batch `plan --resume` would run it with, never as stored. */
+Test(cli_plan, plans_reads_a_stored_batch_out_of_range_as_one) {
+  char *db = synth_temp_db();
+  const char *argv[] = {"complan", "plan", task_path("grasp_lift.json"), "--db",
+                        db, "--max-nodes", "5", "--json", NULL};
+  json_decref(cpt_run_json(argv, 1));
+  static const char *const bad[] = {"0", "-3", "4097", "99999999999",
+                                    "\"8\"", "2.5", "null"};
+  for (size_t k = 0; k < sizeof bad / sizeof *bad; ++k) {
+    sqlite3 *s;
+    cr_assert_eq(sqlite3_open(db, &s), SQLITE_OK);
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "UPDATE searches SET options = json_set(options,"
+             " '$.search_batch', json('%s'))", bad[k]);
+    cr_assert_eq(sqlite3_exec(s, sql, NULL, NULL, NULL), SQLITE_OK, "%s",
+                 sqlite3_errmsg(s));
+    sqlite3_close(s);
+    const char *lv[] = {"complan", "plans", "--db", db, "--json", NULL};
+    json_t *doc = cpt_run_json(lv, 0);
+    json_t *r = json_array_get(json_object_get(doc, "runs"), 0);
+    cr_assert_eq(jint(r, "search_batch"), 1, "stored %s", bad[k]);
+    json_decref(doc);
+  }
+  /* In range, the stored value is listed. */
+  sqlite3 *s;
+  cr_assert_eq(sqlite3_open(db, &s), SQLITE_OK);
+  cr_assert_eq(sqlite3_exec(s, "UPDATE searches SET options = json_set(options,"
+                               " '$.search_batch', 4096)", NULL, NULL, NULL),
+               SQLITE_OK);
+  sqlite3_close(s);
+  const char *lv[] = {"complan", "plans", "--db", db, "--json", NULL};
+  json_t *doc = cpt_run_json(lv, 0);
+  cr_assert_eq(jint(json_array_get(json_object_get(doc, "runs"), 0),
+                    "search_batch"), 4096);
+  json_decref(doc);
+  synth_remove_db(db);
+}
+
 /* A run's stored options name every search setting that shapes its tree,
  * rrt's greedy extension (search.connect) and the steering among them
  * (issue 23: `connect` was only in the stored task text). */
