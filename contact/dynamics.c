@@ -429,16 +429,46 @@ static void mirror_colmin(int m, const int *colmin, double *A) {
   }
 }
 
+/* Two doubles as one SSE2 vector (GCC's vector extension), loaded and
+ * stored unaligned. The triangle updates below take a column's rows two at
+ * a time: each entry gets the multiplies and adds of the scalar loop, in
+ * its order (lanes are independent; the build has no contraction into
+ * fused multiply-adds, -std=c17), so the same bits. GCC vectorised these
+ * loops only behind a per-column aliasing check with a scalar tail, and
+ * a column of the triangle is short (a box's 12 or 24 rows at most). */
+typedef double v2d __attribute__((vector_size(16)));
+
+static inline __attribute__((always_inline)) v2d ld2(const double *p) {
+  v2d v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+static inline __attribute__((always_inline)) void st2(double *p, v2d v) {
+  memcpy(p, &v, sizeof v);
+}
+
+static inline __attribute__((always_inline)) v2d bc2(double x) { return (v2d){x, x}; }
+
 /* A's upper triangle (lda m, from a0: the block's first column and row)
  * += X^T X for a 3-row X (rows at X, X + p, X + 2p): per entry 0 + x0 x0'
  * + x1 x1' + x2 x2', then added. With p and m constants for a box. */
 static inline __attribute__((always_inline)) void rot_update_n(int p, int m, const double *X,
                                                                double *a0) {
   const double *restrict x0 = X, *restrict x1 = X + p, *restrict x2 = X + 2 * (size_t)p;
+  const v2d z = {0.0, 0.0};
   for (int c = 0; c < p; c++) {
     const double c0 = x0[c], c1 = x1[c], c2 = x2[c];
+    const v2d C0 = bc2(c0), C1 = bc2(c1), C2 = bc2(c2);
     double *restrict ac = a0 + (size_t)c * m;
-    for (int r = 0; r <= c; r++) {
+    int r = 0;
+    for (; r < c; r += 2) { /* rows r and r + 1 (<= c) */
+      v2d v = z + ld2(x0 + r) * C0;
+      v += ld2(x1 + r) * C1;
+      v += ld2(x2 + r) * C2;
+      st2(ac + r, ld2(ac + r) + v);
+    }
+    if (r == c) {
       double v = 0.0;
       v += x0[r] * c0;
       v += x1[r] * c1;
@@ -488,10 +518,24 @@ static inline __attribute__((always_inline)) void body_update_n(int p, int m, co
                                                                 const double *T, double *a0) {
   const double *restrict x0 = X, *restrict x1 = X + p, *restrict x2 = X + 2 * (size_t)p;
   const double *restrict t0 = T, *restrict t1 = T + p, *restrict t2 = T + 2 * (size_t)p;
+  const v2d z = {0.0, 0.0};
   for (int c = 0; c < p; c++) {
     const double c0 = x0[c], c1 = x1[c], c2 = x2[c], d0 = t0[c], d1 = t1[c], d2 = t2[c];
+    const v2d C0 = bc2(c0), C1 = bc2(c1), C2 = bc2(c2), D0 = bc2(d0), D1 = bc2(d1),
+              D2 = bc2(d2);
     double *restrict ac = a0 + (size_t)c * m;
-    for (int r = 0; r <= c; r++) {
+    int r = 0;
+    for (; r < c; r += 2) { /* rows r and r + 1 (<= c) */
+      v2d a = ld2(ac + r);
+      a += ld2(t0 + r) * D0;
+      a += ld2(t1 + r) * D1;
+      a += ld2(t2 + r) * D2;
+      v2d v = z + ld2(x0 + r) * C0;
+      v += ld2(x1 + r) * C1;
+      v += ld2(x2 + r) * C2;
+      st2(ac + r, a + v);
+    }
+    if (r == c) {
       double a = ac[r];
       a += t0[r] * d0;
       a += t1[r] * d1;
