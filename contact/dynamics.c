@@ -937,33 +937,42 @@ blocks_known:
       ncol[kb] = 0;
       for (int r = cs->bstart[kb]; r < cs->bstart[kb + 1]; r++) dblk[cs->free_idx[r]] = kb;
     }
-    for (int c = 0; c < m; c++) {
-      const double *g = G + (size_t)c * nu;
-      int rr[4];
-      col_rows(cs, c, rr);
+    for (int j = 0; j < nc; j++) {
+      /* A contact's three columns have the same rows (its ranges), and
+       * whether a range is a free body's six rows (below) is found once
+       * for the three; the columns, and the lists, in the same order. */
+      int rr[4], body[2];
+      col_rows(cs, 3 * j, rr);
       for (int h = 0; h < 4; h += 2) {
-        const int lo = rr[h], hi = rr[h + 1];
-        if (hi - lo == 6 && dblk[lo + 3] >= 0 && dblk[lo + 4] == dblk[lo + 3] &&
-            dblk[lo + 5] == dblk[lo + 3]) {
-          /* A free body's six rows whose last three are one block (its
-           * rotational one): the first three each on their own, the block
-           * once for the three. The same lists as the loop below. */
-          const double *gl = g + lo;
-          for (int t = 0; t < 3; t++) {
-            const int kb = dblk[lo + t];
-            if (kb >= 0 && gl[t] != 0.0) list_col(colv, ncol, m, kb, c);
-          }
-          if ((gl[3] != 0.0) | (gl[4] != 0.0) | (gl[5] != 0.0))
-            list_col(colv, ncol, m, dblk[lo + 3], c);
-          continue;
-        }
-        for (int i = lo; i < hi; i++) {
-          if (i + 4 <= hi && zero4(g + i)) {
-            i += 3;
+        const int lo = rr[h];
+        body[h / 2] = rr[h + 1] - lo == 6 && dblk[lo + 3] >= 0 && dblk[lo + 4] == dblk[lo + 3] &&
+                      dblk[lo + 5] == dblk[lo + 3];
+      }
+      for (int c = 3 * j; c < 3 * j + 3; c++) {
+        const double *g = G + (size_t)c * nu;
+        for (int h = 0; h < 4; h += 2) {
+          const int lo = rr[h], hi = rr[h + 1];
+          if (body[h / 2]) {
+            /* A free body's six rows whose last three are one block (its
+             * rotational one): the first three each on their own, the block
+             * once for the three. The same lists as the loop below. */
+            const double *gl = g + lo;
+            for (int t = 0; t < 3; t++) {
+              const int kb = dblk[lo + t];
+              if (kb >= 0 && gl[t] != 0.0) list_col(colv, ncol, m, kb, c);
+            }
+            if ((gl[3] != 0.0) | (gl[4] != 0.0) | (gl[5] != 0.0))
+              list_col(colv, ncol, m, dblk[lo + 3], c);
             continue;
           }
-          const int kb = dblk[i];
-          if (kb >= 0 && g[i] != 0.0) list_col(colv, ncol, m, kb, c);
+          for (int i = lo; i < hi; i++) {
+            if (i + 4 <= hi && zero4(g + i)) {
+              i += 3;
+              continue;
+            }
+            const int kb = dblk[i];
+            if (kb >= 0 && g[i] != 0.0) list_col(colv, ncol, m, kb, c);
+          }
         }
       }
     }
