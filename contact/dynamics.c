@@ -1060,21 +1060,30 @@ blocks_known:
       const double l0 = Lk[0], l1 = Lk[1], l2 = Lk[2], l4 = Lk[4], l5 = Lk[5], l8 = Lk[8];
       const double *g0 = G + idx[0], *g1 = G + idx[1], *g2 = G + idx[2];
       double *restrict x0 = X, *restrict x1 = X + p, *restrict x2 = X + 2 * (size_t)p;
-      for (int c = 0; c < p; c++) {
-        const size_t o = (size_t)cols[c] * nu;
-        double v0 = g0[o], v1 = g1[o], v2 = g2[o];
-        v0 = v0 / l0;
-        v1 -= l1 * v0;
-        v1 = v1 / l4;
-        v2 -= l2 * v0;
-        v2 -= l5 * v1;
-        v2 = v2 / l8;
-        x0[c] = v0, x1[c] = v1, x2[c] = v2;
-        double bc = 0.0;
-        bc += v0 * y[0];
-        bc += v1 * y[1];
-        bc += v2 * y[2];
-        cs->b[cols[c]] += bc;
+      const v2d L0 = bc2(l0), L1 = bc2(l1), L2 = bc2(l2), L4 = bc2(l4), L5 = bc2(l5),
+                L8 = bc2(l8), Y0 = bc2(y[0]), Y1 = bc2(y[1]), Y2 = bc2(y[2]), z = {0.0, 0.0};
+      /* Two columns at a time (v2d; an odd last column in both lanes):
+       * per lane the operations of one column, in its order. */
+      for (int c = 0; c < p; c += 2) {
+        const int two = c + 1 < p;
+        const size_t o = (size_t)cols[c] * nu, q = (size_t)cols[c + two] * nu;
+        v2d v0 = {g0[o], g0[q]}, v1 = {g1[o], g1[q]}, v2 = {g2[o], g2[q]};
+        v0 = v0 / L0;
+        v1 -= L1 * v0;
+        v1 = v1 / L4;
+        v2 -= L2 * v0;
+        v2 -= L5 * v1;
+        v2 = v2 / L8;
+        v2d bc = z + v0 * Y0;
+        bc += v1 * Y1;
+        bc += v2 * Y2;
+        cs->b[cols[c]] += bc[0];
+        if (two) {
+          st2(x0 + c, v0), st2(x1 + c, v1), st2(x2 + c, v2);
+          cs->b[cols[c + 1]] += bc[1];
+        } else {
+          x0[c] = v0[0], x1[c] = v1[0], x2[c] = v2[0];
+        }
       }
     } else {
       for (int t = 0; t < s; t++) {
