@@ -429,16 +429,46 @@ static void mirror_colmin(int m, const int *colmin, double *A) {
   }
 }
 
+/* Two doubles as one SSE2 vector (GCC's vector extension), loaded and
+ * stored unaligned. The triangle updates below take a column's rows two at
+ * a time: each entry gets the multiplies and adds of the scalar loop, in
+ * its order (lanes are independent; the build has no contraction into
+ * fused multiply-adds, -std=c17), so the same bits. GCC vectorised these
+ * loops only behind a per-column aliasing check with a scalar tail, and
+ * a column of the triangle is short (a box's 12 or 24 rows at most). */
+typedef double v2d __attribute__((vector_size(16)));
+
+static inline __attribute__((always_inline)) v2d ld2(const double *p) {
+  v2d v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+static inline __attribute__((always_inline)) void st2(double *p, v2d v) {
+  memcpy(p, &v, sizeof v);
+}
+
+static inline __attribute__((always_inline)) v2d bc2(double x) { return (v2d){x, x}; }
+
 /* A's upper triangle (lda m, from a0: the block's first column and row)
  * += X^T X for a 3-row X (rows at X, X + p, X + 2p): per entry 0 + x0 x0'
  * + x1 x1' + x2 x2', then added. With p and m constants for a box. */
 static inline __attribute__((always_inline)) void rot_update_n(int p, int m, const double *X,
                                                                double *a0) {
   const double *restrict x0 = X, *restrict x1 = X + p, *restrict x2 = X + 2 * (size_t)p;
+  const v2d z = {0.0, 0.0};
   for (int c = 0; c < p; c++) {
     const double c0 = x0[c], c1 = x1[c], c2 = x2[c];
+    const v2d C0 = bc2(c0), C1 = bc2(c1), C2 = bc2(c2);
     double *restrict ac = a0 + (size_t)c * m;
-    for (int r = 0; r <= c; r++) {
+    int r = 0;
+    for (; r < c; r += 2) { /* rows r and r + 1 (<= c) */
+      v2d v = z + ld2(x0 + r) * C0;
+      v += ld2(x1 + r) * C1;
+      v += ld2(x2 + r) * C2;
+      st2(ac + r, ld2(ac + r) + v);
+    }
+    if (r == c) {
       double v = 0.0;
       v += x0[r] * c0;
       v += x1[r] * c1;
@@ -488,10 +518,24 @@ static inline __attribute__((always_inline)) void body_update_n(int p, int m, co
                                                                 const double *T, double *a0) {
   const double *restrict x0 = X, *restrict x1 = X + p, *restrict x2 = X + 2 * (size_t)p;
   const double *restrict t0 = T, *restrict t1 = T + p, *restrict t2 = T + 2 * (size_t)p;
+  const v2d z = {0.0, 0.0};
   for (int c = 0; c < p; c++) {
     const double c0 = x0[c], c1 = x1[c], c2 = x2[c], d0 = t0[c], d1 = t1[c], d2 = t2[c];
+    const v2d C0 = bc2(c0), C1 = bc2(c1), C2 = bc2(c2), D0 = bc2(d0), D1 = bc2(d1),
+              D2 = bc2(d2);
     double *restrict ac = a0 + (size_t)c * m;
-    for (int r = 0; r <= c; r++) {
+    int r = 0;
+    for (; r < c; r += 2) { /* rows r and r + 1 (<= c) */
+      v2d a = ld2(ac + r);
+      a += ld2(t0 + r) * D0;
+      a += ld2(t1 + r) * D1;
+      a += ld2(t2 + r) * D2;
+      v2d v = z + ld2(x0 + r) * C0;
+      v += ld2(x1 + r) * C1;
+      v += ld2(x2 + r) * C2;
+      st2(ac + r, a + v);
+    }
+    if (r == c) {
       double a = ac[r];
       a += t0[r] * d0;
       a += t1[r] * d1;
@@ -893,33 +937,42 @@ blocks_known:
       ncol[kb] = 0;
       for (int r = cs->bstart[kb]; r < cs->bstart[kb + 1]; r++) dblk[cs->free_idx[r]] = kb;
     }
-    for (int c = 0; c < m; c++) {
-      const double *g = G + (size_t)c * nu;
-      int rr[4];
-      col_rows(cs, c, rr);
+    for (int j = 0; j < nc; j++) {
+      /* A contact's three columns have the same rows (its ranges), and
+       * whether a range is a free body's six rows (below) is found once
+       * for the three; the columns, and the lists, in the same order. */
+      int rr[4], body[2];
+      col_rows(cs, 3 * j, rr);
       for (int h = 0; h < 4; h += 2) {
-        const int lo = rr[h], hi = rr[h + 1];
-        if (hi - lo == 6 && dblk[lo + 3] >= 0 && dblk[lo + 4] == dblk[lo + 3] &&
-            dblk[lo + 5] == dblk[lo + 3]) {
-          /* A free body's six rows whose last three are one block (its
-           * rotational one): the first three each on their own, the block
-           * once for the three. The same lists as the loop below. */
-          const double *gl = g + lo;
-          for (int t = 0; t < 3; t++) {
-            const int kb = dblk[lo + t];
-            if (kb >= 0 && gl[t] != 0.0) list_col(colv, ncol, m, kb, c);
-          }
-          if ((gl[3] != 0.0) | (gl[4] != 0.0) | (gl[5] != 0.0))
-            list_col(colv, ncol, m, dblk[lo + 3], c);
-          continue;
-        }
-        for (int i = lo; i < hi; i++) {
-          if (i + 4 <= hi && zero4(g + i)) {
-            i += 3;
+        const int lo = rr[h];
+        body[h / 2] = rr[h + 1] - lo == 6 && dblk[lo + 3] >= 0 && dblk[lo + 4] == dblk[lo + 3] &&
+                      dblk[lo + 5] == dblk[lo + 3];
+      }
+      for (int c = 3 * j; c < 3 * j + 3; c++) {
+        const double *g = G + (size_t)c * nu;
+        for (int h = 0; h < 4; h += 2) {
+          const int lo = rr[h], hi = rr[h + 1];
+          if (body[h / 2]) {
+            /* A free body's six rows whose last three are one block (its
+             * rotational one): the first three each on their own, the block
+             * once for the three. The same lists as the loop below. */
+            const double *gl = g + lo;
+            for (int t = 0; t < 3; t++) {
+              const int kb = dblk[lo + t];
+              if (kb >= 0 && gl[t] != 0.0) list_col(colv, ncol, m, kb, c);
+            }
+            if ((gl[3] != 0.0) | (gl[4] != 0.0) | (gl[5] != 0.0))
+              list_col(colv, ncol, m, dblk[lo + 3], c);
             continue;
           }
-          const int kb = dblk[i];
-          if (kb >= 0 && g[i] != 0.0) list_col(colv, ncol, m, kb, c);
+          for (int i = lo; i < hi; i++) {
+            if (i + 4 <= hi && zero4(g + i)) {
+              i += 3;
+              continue;
+            }
+            const int kb = dblk[i];
+            if (kb >= 0 && g[i] != 0.0) list_col(colv, ncol, m, kb, c);
+          }
         }
       }
     }
@@ -1007,21 +1060,30 @@ blocks_known:
       const double l0 = Lk[0], l1 = Lk[1], l2 = Lk[2], l4 = Lk[4], l5 = Lk[5], l8 = Lk[8];
       const double *g0 = G + idx[0], *g1 = G + idx[1], *g2 = G + idx[2];
       double *restrict x0 = X, *restrict x1 = X + p, *restrict x2 = X + 2 * (size_t)p;
-      for (int c = 0; c < p; c++) {
-        const size_t o = (size_t)cols[c] * nu;
-        double v0 = g0[o], v1 = g1[o], v2 = g2[o];
-        v0 = v0 / l0;
-        v1 -= l1 * v0;
-        v1 = v1 / l4;
-        v2 -= l2 * v0;
-        v2 -= l5 * v1;
-        v2 = v2 / l8;
-        x0[c] = v0, x1[c] = v1, x2[c] = v2;
-        double bc = 0.0;
-        bc += v0 * y[0];
-        bc += v1 * y[1];
-        bc += v2 * y[2];
-        cs->b[cols[c]] += bc;
+      const v2d L0 = bc2(l0), L1 = bc2(l1), L2 = bc2(l2), L4 = bc2(l4), L5 = bc2(l5),
+                L8 = bc2(l8), Y0 = bc2(y[0]), Y1 = bc2(y[1]), Y2 = bc2(y[2]), z = {0.0, 0.0};
+      /* Two columns at a time (v2d; an odd last column in both lanes):
+       * per lane the operations of one column, in its order. */
+      for (int c = 0; c < p; c += 2) {
+        const int two = c + 1 < p;
+        const size_t o = (size_t)cols[c] * nu, q = (size_t)cols[c + two] * nu;
+        v2d v0 = {g0[o], g0[q]}, v1 = {g1[o], g1[q]}, v2 = {g2[o], g2[q]};
+        v0 = v0 / L0;
+        v1 -= L1 * v0;
+        v1 = v1 / L4;
+        v2 -= L2 * v0;
+        v2 -= L5 * v1;
+        v2 = v2 / L8;
+        v2d bc = z + v0 * Y0;
+        bc += v1 * Y1;
+        bc += v2 * Y2;
+        cs->b[cols[c]] += bc[0];
+        if (two) {
+          st2(x0 + c, v0), st2(x1 + c, v1), st2(x2 + c, v2);
+          cs->b[cols[c + 1]] += bc[1];
+        } else {
+          x0[c] = v0[0], x1[c] = v1[0], x2[c] = v2[0];
+        }
       }
     } else {
       for (int t = 0; t < s; t++) {
@@ -1174,12 +1236,20 @@ int cp_contact_space_accel(const cp_contact_space *cs, const double *c,
   if (by_col) {
     for (int i = 0; i < nu; i++) acc[i] = 0.0;
     for (int a = 0; a < cs->nfree; a++) acc[cs->free_idx[a]] = free_rhs(cs, cs->free_idx[a]);
-    for (int j = 0; j < m; j++) {
-      const double *restrict g = cs->G + (size_t)j * nu, cj = c[j];
+    /* A contact's three columns have the same rows; each range's rows
+     * are taken two at a time (v2d: the same product and add per row). */
+    for (int j = 0; j < m; j += 3) {
       int rr[4];
       col_rows(cs, j, rr);
-      for (int h = 0; h < 4; h += 2)
-        for (int i = rr[h]; i < rr[h + 1]; i++) acc[i] += g[i] * cj;
+      for (int t = j; t < j + 3; t++) {
+        const double *restrict g = cs->G + (size_t)t * nu, cj = c[t];
+        const v2d cv = bc2(cj);
+        for (int h = 0; h < 4; h += 2) {
+          int i = rr[h];
+          for (; i + 1 < rr[h + 1]; i += 2) st2(acc + i, ld2(acc + i) + ld2(g + i) * cv);
+          if (i < rr[h + 1]) acc[i] += g[i] * cj;
+        }
+      }
     }
   }
   for (int kb = 0; kb < cs->nblocks; kb++) {

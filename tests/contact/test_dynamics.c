@@ -736,6 +736,51 @@ Test(dynamics, single_dof_columns_bit_for_bit) {
   free(G);
 }
 
+/* cp_contact_space_accel's pass down G's columns (3 nc >= 96, or from 48
+ * rows with the contacts' row ranges), whose ranges are taken two rows at
+ * a time: with H diagonal, u'_i must be, bit for bit, ((f_i + sum_j G_ij
+ * c_j) / d_i) / d_i with d_i = sqrt(H_ii) and the sum in column order,
+ * zeros included. Ranges of 5 and 7 rows (a pair left over), the upper
+ * one given first for odd contacts; and no ranges (12 rows). */
+Test(dynamics, accel_by_column_bit_for_bit) {
+  uint64_t s = 91;
+  enum { NCMAX = 40 };
+  double *G = malloc(sizeof(double) * DNU * 3 * NCMAX);
+  double H[DNU * DNU], f[DNU], k[3 * NCMAX], c[3 * NCMAX], u[DNU];
+  int range[4 * NCMAX];
+  cr_assert(G);
+  for (int j = 0; j < NCMAX; j++) {
+    int *r = range + 4 * j, lo[4] = {0, 5, 5, DNU};
+    if (j % 2) lo[0] = 5, lo[1] = DNU, lo[2] = 0, lo[3] = 5;
+    memcpy(r, lo, sizeof lo);
+  }
+  const int sizes[3] = {NCMAX, 17, NCMAX}; /* m = 120, 51 (by column with the ranges only) */
+  for (int round = 0; round < 3; round++) {
+    const int nc = sizes[round], m = 3 * nc;
+    diagonal_problem(&s, nc, H, G, f, k);
+    for (int j = 0; j < m; j++) c[j] = j % 5 ? cpt_uniform(&s, 0, 2) : 0.0;
+    for (int with = 0; with < 2; with++) {
+      if (!with && m < 96) continue; /* (the rows' pass: another path) */
+      cp_contact_space cs;
+      memset(&cs, 0, sizeof cs);
+      const cp_contact_sparsity sp = {.range = range};
+      cr_assert_eq(cp_contact_space_rebuild_sparse(DNU, nc, H, G, f, k, NULL, NULL,
+                                                   with ? &sp : NULL, &cs), 0);
+      cr_assert_eq(cp_contact_space_accel(&cs, c, u, NULL), 0);
+      for (int i = 0; i < DNU; i++) {
+        const double d = sqrt(H[i + i * DNU]);
+        double a = f[i];
+        for (int j = 0; j < m; j++) a += G[i + (size_t)j * DNU] * c[j];
+        const double want = (a / d) / d;
+        cr_assert(memcmp(&want, &u[i], sizeof want) == 0,
+                  "udot[%d] (m = %d, ranges %d): %.17g != %.17g", i, m, with, u[i], want);
+      }
+      cp_contact_space_free(&cs);
+    }
+  }
+  free(G);
+}
+
 /* Free bodies in a stack (body b on b - 1, body 0 on a fixed ground; four
  * contacts per interface, so each body's contacts are contiguous), with
  * each body's translations in a different pattern: in every column of its
