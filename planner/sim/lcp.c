@@ -171,6 +171,10 @@ void cp_wi_lu_memo_enable(cp_world *w, int on) { w->lum_off = !on; }
 
 long cp_wi_lu_memo_hits(const cp_world *w) { return w->lum_hits; }
 
+void cp_wi_lambda_skip_enable(cp_world *w, int on) { w->lam_off = !on; }
+
+long cp_wi_lambda_skip_taken(const cp_world *w) { return w->lam_taken; }
+
 int cp_wi_lu_factor(int k, double *A, lapack_int *piv, int band[2]) {
   return lu_factor(k, A, piv, band);
 }
@@ -290,14 +294,28 @@ warm_accept_n(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
       continue;
     }
     // w = M_B z_B + q and the row scales, in one pass over the k columns
-    // (r = w->w takes w, sc the LU block's storage).
+    // (r = w->w takes w, sc the LU block's storage). The lambda rows
+    // [nb, n) of a column are +0 but for one (a c_n's mu, a corner's -1 in
+    // its contact's row; none in a lambda's column): only that one is
+    // added. Leaving out the others' terms, +0 (z_b > 0, finite: refine
+    // returned otherwise), changes no bit: x + +0 = x for every x but -0,
+    // and a lambda row's w never is -0 -- it starts at q = +0 (lcp_setup;
+    // fixed_q adds v mu >= +0), and a sum is -0 only when both terms are.
+    // sc's terms are all >= +0, as is its start |q|.
     const double zmax = cp_wi_warm_clamp(w, n, k, zb, r, sc);
+    const int ns = w->lns, nb = w->lam_off ? n : n - w->lnr;
+    w->lam_taken += nb < n;
     for (int b = 0; b < k; ++b) {
       const double zv = zb[b], az = fabs(zv), *col = MB + (size_t)b * n;
       if (zv == 0) continue;
-      for (int i = 0; i < n; ++i) {
+      for (int i = 0; i < nb; ++i) {
         r[i] += col[i] * zv;
         sc[i] += fabs(col[i]) * az;
+      }
+      const int c = w->zidx[b], f = c < ns ? w->rank[c] : c < nb ? (c - ns) / 4 : -1;
+      if (f >= 0 && nb < n) {
+        r[nb + f] += col[nb + f] * zv;
+        sc[nb + f] += fabs(col[nb + f]) * az;
       }
     }
     // The check (cp_wi_warm_check) with its rounding allowance 8 n eps

@@ -559,3 +559,26 @@ Test(world_scale, lcp_columns_same_bits) {
   free(ref);
   cp_world_destroy(w);
 }
+
+// The warm start's pass w = M_B z_B + q adds, of a column's lambda rows,
+// only the one that is not +0 (lcp.c, warm_accept): with the shortcut on
+// and off the same states and pivots step by step, with both steppers, at
+// rest (1, 3 and 5 boxes: the bases hold normals) and sliding to rest (3
+// and 5 boxes launched at 0.3 m/s: corner and lambda columns enter the
+// bases, and their lambda rows are the ones added).
+static void lambda_same(cp_stepper stepper, int boxes, double v0, int steps) {
+  const shortcut sc = {"lambda rows", cp_wi_lambda_skip_enable, cp_wi_lambda_skip_taken};
+  const long pivots = same_bits(sc, stepper, boxes, v0, steps, steps / 2);
+  if (v0 > 0) cr_assert_gt(pivots, 0, "the bases never changed");
+}
+
+Test(world_scale, lambda_rows_same_bits) {
+  const cp_stepper dyn[2] = {CP_STEPPER_ACCELERATION, CP_STEPPER_VELOCITY};
+  for (int s = 0; s < 2; ++s) {
+    lambda_same(dyn[s], 1, 0, 60);
+    lambda_same(dyn[s], 3, 0, 100);
+    lambda_same(dyn[s], 5, 0, 60);
+    lambda_same(dyn[s], 3, 0.3, 80);
+    lambda_same(dyn[s], 5, 0.3, 80);
+  }
+}
