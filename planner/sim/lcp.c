@@ -5,6 +5,7 @@
 #include <float.h>
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,6 +171,10 @@ void cp_wi_lu_memo_enable(cp_world *w, int on) { w->lum_off = !on; }
 
 long cp_wi_lu_memo_hits(const cp_world *w) { return w->lum_hits; }
 
+void cp_wi_lambda_skip_enable(cp_world *w, int on) { w->lam_off = !on; }
+
+long cp_wi_lambda_skip_taken(const cp_world *w) { return w->lam_taken; }
+
 int cp_wi_lu_factor(int k, double *A, lapack_int *piv, int band[2]) {
   return lu_factor(k, A, piv, band);
 }
@@ -289,14 +294,28 @@ warm_accept_n(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
       continue;
     }
     // w = M_B z_B + q and the row scales, in one pass over the k columns
-    // (r = w->w takes w, sc the LU block's storage).
+    // (r = w->w takes w, sc the LU block's storage). The lambda rows
+    // [nb, n) of a column are +0 but for one (a c_n's mu, a corner's -1 in
+    // its contact's row; none in a lambda's column): only that one is
+    // added. Leaving out the others' terms, +0 (z_b > 0, finite: refine
+    // returned otherwise), changes no bit: x + +0 = x for every x but -0,
+    // and a lambda row's w never is -0 -- it starts at q = +0 (lcp_setup;
+    // fixed_q adds v mu >= +0), and a sum is -0 only when both terms are.
+    // sc's terms are all >= +0, as is its start |q|.
     const double zmax = cp_wi_warm_clamp(w, n, k, zb, r, sc);
+    const int ns = w->lns, nb = w->lam_off ? n : n - w->lnr;
+    w->lam_taken += nb < n;
     for (int b = 0; b < k; ++b) {
       const double zv = zb[b], az = fabs(zv), *col = MB + (size_t)b * n;
       if (zv == 0) continue;
-      for (int i = 0; i < n; ++i) {
+      for (int i = 0; i < nb; ++i) {
         r[i] += col[i] * zv;
         sc[i] += fabs(col[i]) * az;
+      }
+      const int c = w->zidx[b], f = c < ns ? w->rank[c] : c < nb ? (c - ns) / 4 : -1;
+      if (f >= 0 && nb < n) {
+        r[nb + f] += col[nb + f] * zv;
+        sc[nb + f] += fabs(col[nb + f]) * az;
       }
     }
     // The check (cp_wi_warm_check) with its rounding allowance 8 n eps
@@ -688,6 +707,25 @@ int cp_wi_lcp_setup(cp_world *w, int ns) {
 // tangential rows get kappa A_tt c_tan too, through the pyramid's corner
 // form (y_beta += kappa D^T diag(A_tt, A_oo) D beta), so that such friction
 // is the least the motion needs.
+// Two doubles as one SSE2 vector (GCC's vector extension), and its bits.
+typedef double v2d __attribute__((vector_size(16)));
+typedef int64_t v2i __attribute__((vector_size(16)));
+
+static inline __attribute__((always_inline)) v2d v2_load(const double *p) {
+  v2d v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// A rolling constraint's four corner rows from its tangential entries a, b:
+// a + b, a + -b, -a + b, -a + -b.
+static inline __attribute__((always_inline)) void corner_rows(double *rows, double a,
+                                                               double b) {
+  const v2d aa = {a, a}, bb = {b, -b}, r01 = aa + bb, r23 = -aa + bb;
+  memcpy(rows, &r01, sizeof r01);
+  memcpy(rows + 2, &r23, sizeof r23);
+}
+
 static void lcp_column(const cp_world *w, int col, double *out) {
   const int ns = w->lns, nr = w->lnr, nb = ns + 4 * nr;
   const int *ridx = w->rank;
@@ -703,19 +741,34 @@ static void lcp_column(const cp_world *w, int col, double *out) {
     return;
   }
   // The column of Asel C (C: the unknown's direction in contact space)
-  // computed row by row into the rows of M that read it.
+  // computed row by row into the rows of M that read it: cp_wi_colsrc_at's
+  // sums with cn and a as the two lanes of one vector (each lane the same
+  // operations in the same order: the same bits), the corner rows as two
+  // pairs, (a, a) + (b, -b) and (-a, -a) + (b, -b).
   cp_wi_colsrc src;
   cp_wi_colsrc_init(w, col, &src);
-  for (int k = 0; k < ns; ++k) {
-    double cn, a, b;
-    cp_wi_colsrc_at(&src, k, &cn, &a, &b);
-    out[k] = cn;
-    if (ridx[k] < 0) continue;
-    double *rows = out + ns + 4 * ridx[k];
-    rows[0] = a + b;
-    rows[1] = a + -b;
-    rows[2] = -a + b;
-    rows[3] = -a + -b;
+  const double *an = src.an, *at = src.at, *ao = src.ao;
+  if (an) {
+    const double ct = src.ct, co = src.co;
+    const v2d ct2 = {ct, ct}, co2 = {co, co};
+    for (int k = 0; k < ns; ++k) {
+      const v2d na = v2_load(an + 3 * k) + ct2 * v2_load(at + 3 * k) + co2 * v2_load(ao + 3 * k);
+      out[k] = na[0];
+      if (ridx[k] < 0) continue;
+      const double b = an[3 * k + 2] + ct * at[3 * k + 2] + co * ao[3 * k + 2];
+      corner_rows(out + ns + 4 * ridx[k], na[1], b);
+    }
+  } else { // the +-1 products as sign flips (cp_wi_colsrc_at)
+    const v2i f0 = {src.s0 > 0 ? 0 : INT64_MIN, src.s0 > 0 ? 0 : INT64_MIN},
+              f1 = {src.s1 > 0 ? 0 : INT64_MIN, src.s1 > 0 ? 0 : INT64_MIN};
+    for (int k = 0; k < ns; ++k) {
+      const v2d na = (v2d)((v2i)v2_load(at + 3 * k) ^ f0) + (v2d)((v2i)v2_load(ao + 3 * k) ^ f1);
+      out[k] = na[0];
+      if (ridx[k] < 0) continue;
+      const double b = (src.s0 > 0 ? at[3 * k + 2] : -at[3 * k + 2]) +
+                       (src.s1 > 0 ? ao[3 * k + 2] : -ao[3 * k + 2]);
+      corner_rows(out + ns + 4 * ridx[k], na[1], b);
+    }
   }
   // The lambda rows: mu c_n - sum beta.
   for (int f = 0; f < nr; ++f) out[nb + f] = 0;

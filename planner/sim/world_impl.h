@@ -138,6 +138,11 @@ struct cp_world {
   int lum_k, lum_off;
   unsigned lum_miss;
   long lum_hits;
+  // lcp.c (warm_accept): lam_off 1: the pass w = M_B z_B + q adds every
+  // lambda row (the tests' comparison); lam_taken: passes that left the
+  // zero ones out
+  int lam_off;
+  long lam_taken;
   int lns, lnr; // the friction LCP of lcp_setup: constraints, rolling ones
   int *zidx;
   int lcp_cap;
@@ -597,6 +602,11 @@ CPW_HIDDEN void cp_wi_sparse_free(cp_world *w);
 /// off, and the factorisations it saved so far (the tests' comparison).
 CPW_HIDDEN void cp_wi_lu_memo_enable(cp_world *w, int on);
 CPW_HIDDEN long cp_wi_lu_memo_hits(const cp_world *w);
+/// The warm start's pass w = M_B z_B + q over each column's one nonzero
+/// lambda row only (1, the default) or over every row, and how many passes
+/// took the short way so far (the tests' comparison).
+CPW_HIDDEN void cp_wi_lambda_skip_enable(cp_world *w, int on);
+CPW_HIDDEN long cp_wi_lambda_skip_taken(const cp_world *w);
 /// Whether warm bases may be solved on sparse columns (default 1); the
 /// tests turn it off to compare with the dense passes.
 CPW_HIDDEN void cp_wi_sparse_enable(cp_world *w, int on);

@@ -451,3 +451,134 @@ Test(world_scale, all_limits_step_small_workspace) {
   cr_assert(!cp_bigbuf_huge(w->M) && !cp_bigbuf_huge(w->LU) && !cp_bigbuf_huge(w->MB));
   cp_world_destroy(w);
 }
+
+// lcp.c's lcp_column (every column of M through cp_wi_lcp_fill) sums a
+// column's normal and first tangential entries as the two lanes of one
+// vector and writes a rolling constraint's corner rows as two pairs. It must
+// give the scalar formula's bits (world_impl.h's cp_wi_colsrc_at, the
+// corner rows a + b, a + -b, -a + b, -a + -b, the lambda rows and the
+// compliance), formed here independently. A 5-box stack after one step
+// supplies the constraints; its Asel is then replaced by random entries of
+// every sign and size, exact zeros of both signs and infinities among them
+// (the not-a-numbers these make are compared as such, not by their bits),
+// and its contacts' friction by random mu, some sliding (d of either sign),
+// some frictionless: 50 draws, every column compared to the last bit.
+static void scalar_column(const cp_world *w, int col, double *out) {
+  const int ns = w->lns, nr = w->lnr, nb = ns + 4 * nr, n = nb + nr;
+  for (int i = 0; i < n; ++i) out[i] = 0;
+  if (col >= nb) {
+    for (int e = 0; e < 4; ++e) out[ns + 4 * (col - nb) + e] = 1.0;
+    return;
+  }
+  cp_wi_colsrc src;
+  cp_wi_colsrc_init(w, col, &src);
+  for (int k = 0; k < ns; ++k) {
+    double cn, a, b;
+    cp_wi_colsrc_at(&src, k, &cn, &a, &b);
+    out[k] = cn;
+    if (w->rank[k] < 0) continue;
+    double *rows = out + ns + 4 * w->rank[k];
+    rows[0] = a + b;
+    rows[1] = a + -b;
+    rows[2] = -a + b;
+    rows[3] = -a + -b;
+  }
+  if (col < ns) {
+    if (w->rank[col] >= 0) out[nb + w->rank[col]] = w->pc[col].mu;
+  } else {
+    out[nb + w->rank[src.k0]] = -1.0;
+  }
+  double add[4];
+  const int comp = cp_wi_colsrc_comp(w, col, &src, add);
+  if (comp == 1) out[col] += add[0];
+  for (int e = 0; comp == 4 && e < 4; ++e) out[ns + 4 * w->rank[src.k0] + e] += add[e];
+}
+
+static double odd_double(unsigned *seed) {
+  const int r = rand_r(seed) % 16;
+  const double u = (double)rand_r(seed) / RAND_MAX - 0.5;
+  switch (r) {
+  case 0: return 0.0;
+  case 1: return -0.0;
+  case 2: return INFINITY;
+  case 3: return -INFINITY;
+  case 4: return u * 1e-300;
+  case 5: return u * 1e300;
+  default: return u * pow(10.0, rand_r(seed) % 9 - 4);
+  }
+}
+
+Test(world_scale, lcp_columns_same_bits) {
+  cp_world_options o = cp_world_defaults();
+  o.dt = 5e-3;
+  cp_world *w = bench_stack_world(5, 0.5, 0, &o, "columns");
+  cp_step_info si;
+  cr_assert_eq(cp_world_step(w, &si), CP_WORLD_OK, "%s", cp_world_message(w));
+  const int ns = w->lns;
+  cr_assert_eq(ns, 20, "a 5-box stack's 20 contacts");
+  const size_t m3 = 3 * (size_t)ns;
+  double *A = malloc(sizeof(double) * m3 * m3), *ref = malloc(sizeof(double) * 5 * (size_t)ns);
+  cr_assert(A && ref);
+  const double *Asel0 = w->Asel;
+  unsigned seed = 7;
+  long sliding = 0, rolling = 0, zeros = 0;
+  for (int draw = 0; draw < 50; ++draw) {
+    for (size_t i = 0; i < m3 * m3; ++i) A[i] = odd_double(&seed);
+    w->Asel = A;
+    for (int k = 0; k < ns; ++k) {
+      cp_pyramid_contact *p = &w->pc[k];
+      const int r = rand_r(&seed) % 4;
+      p->mu = r == 0 ? 0 : 0.1 + (double)rand_r(&seed) / RAND_MAX;
+      p->sliding = r == 0 || r == 1;
+      p->d[0] = p->sliding && p->mu > 0 ? odd_double(&seed) : 0;
+      p->d[1] = p->sliding && p->mu > 0 ? odd_double(&seed) : 0;
+    }
+    const int m = cp_wi_lcp_setup(w, ns);
+    cr_assert_eq(m, ns + 5 * w->lnr);
+    sliding += ns - w->lnr;
+    rolling += w->lnr;
+    cp_wi_lcp_fill(w, m);
+    for (int col = 0; col < m; ++col) {
+      scalar_column(w, col, ref);
+      const double *got = w->M + (size_t)col * (size_t)m;
+      for (int i = 0; i < m; ++i) {
+        zeros += ref[i] == 0 && signbit(ref[i]);
+        // (A NaN's sign is not kept by the compiler: -a + -b may be
+        // formed as -(a + b). Any NaN then matches any NaN.)
+        cr_assert(isnan(got[i]) ? isnan(ref[i]) : !memcmp(&got[i], &ref[i], sizeof(double)),
+                  "draw %d, column %d, row %d: %.17g, the scalar formula %.17g", draw, col, i,
+                  got[i], ref[i]);
+      }
+    }
+  }
+  cr_assert_gt(sliding, 0);
+  cr_assert_gt(rolling, 0);
+  cr_assert_gt(zeros, 0, "no -0 entry was compared");
+  w->Asel = Asel0;
+  free(A);
+  free(ref);
+  cp_world_destroy(w);
+}
+
+// The warm start's pass w = M_B z_B + q adds, of a column's lambda rows,
+// only the one that is not +0 (lcp.c, warm_accept): with the shortcut on
+// and off the same states and pivots step by step, with both steppers, at
+// rest (1, 3 and 5 boxes: the bases hold normals) and sliding to rest (3
+// and 5 boxes launched at 0.3 m/s: corner and lambda columns enter the
+// bases, and their lambda rows are the ones added).
+static void lambda_same(cp_stepper stepper, int boxes, double v0, int steps) {
+  const shortcut sc = {"lambda rows", cp_wi_lambda_skip_enable, cp_wi_lambda_skip_taken};
+  const long pivots = same_bits(sc, stepper, boxes, v0, steps, steps / 2);
+  if (v0 > 0) cr_assert_gt(pivots, 0, "the bases never changed");
+}
+
+Test(world_scale, lambda_rows_same_bits) {
+  const cp_stepper dyn[2] = {CP_STEPPER_ACCELERATION, CP_STEPPER_VELOCITY};
+  for (int s = 0; s < 2; ++s) {
+    lambda_same(dyn[s], 1, 0, 60);
+    lambda_same(dyn[s], 3, 0, 100);
+    lambda_same(dyn[s], 5, 0, 60);
+    lambda_same(dyn[s], 3, 0.3, 80);
+    lambda_same(dyn[s], 5, 0.3, 80);
+  }
+}
