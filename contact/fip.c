@@ -789,6 +789,7 @@ cp_lcp_status cp_fip_solve(int n, const double *M, const double *q,
     memcpy(w, wt, sizeof(double) * (size_t)n);
     ++it;
     info->iterations = it;
+    if (o.poll) o.poll(o.poll_ctx); /* sees nothing, changes nothing */
 
     if (it % CP_FIP_REFRESH == 0) {
       /* Stop drift of w from M z + q. A component whose exact value is not

@@ -55,6 +55,14 @@ typedef struct cp_fip_options {
                           ///< (20 n + 2000), so the answer does not depend
                           ///< on the machine's speed
   cp_check_options check;
+  /// The poll hook (docs/solvers.md "The poll hook"): when set,
+  /// poll(poll_ctx) after every completed phase II iteration, so a solve
+  /// that ends with info->iterations = k has made k calls. Phase I and the
+  /// crossover are GLPK's simplex and make none. It is given only its
+  /// context and returns nothing: a solve's numbers are the same with or
+  /// without it. Default NULL (none; one pointer test an iteration).
+  void (*poll)(void *ctx);
+  void *poll_ctx;
 } cp_fip_options;
 
 cp_fip_options cp_fip_defaults(void);

@@ -33,6 +33,7 @@ static const struct {
     OF(cp_fip_options, rho), OF(cp_fip_options, sigma), OF(cp_fip_options, nfp_tol),
     OF(cp_fip_options, polish), OF(cp_fip_options, crossover),
     OF(cp_fip_options, face_time_limit), OF(cp_fip_options, check),
+    OF(cp_fip_options, poll), OF(cp_fip_options, poll_ctx),
     SZ(cp_lemke_reg_options), OF(cp_lemke_reg_options, neps), OF(cp_lemke_reg_options, eps),
     OF(cp_lemke_reg_options, face_time_limit), OF(cp_lemke_reg_options, early_n),
     SZ(cp_certify_options), OF(cp_certify_options, time_limit_s), OF(cp_certify_options, node_limit),

@@ -560,8 +560,8 @@ static void look_store(void *ctx) {
 }
 
 /* Rank 0 within one LCP solve of a job of its own (cp_plan_world_set_solve_
- * poll: every LOOK_PIVOTS Lemke pivots): as after a step. One step of
- * grasp_lift lasts up to 12 ms (a velocity-stepper fallback of ~1 000
+ * poll: every LOOK_PIVOTS Lemke pivots, every FIP iteration): as after a
+ * step. One step of grasp_lift lasts up to 12 ms (a velocity-stepper fallback of ~1 000
  * pivots), and its worker, done with its two jobs, waited for rank 0 to
  * come out of it (docs/parallel.md, "Looks within a solve"). A call that
  * finds no answer due costs a clock read; the solve is not touched. */

@@ -80,8 +80,8 @@ typedef struct cp_plan_mpi_rank0 {
   long long store_looks; ///< of `looks`, those made during the store's
                          ///< commits (cp_store_set_progress)
   long long solve_polls; ///< calls from within the LCP solves of rank 0's
-                         ///< own jobs (every few dozen Lemke pivots:
-                         ///< cp_plan_world_set_solve_poll)
+                         ///< own jobs (every 16 Lemke pivots and every
+                         ///< FIP iteration: cp_plan_world_set_solve_poll)
   long long solve_looks; ///< of `looks`, those made in such calls (an
                          ///< answer was due: one step was lasting)
 } cp_plan_mpi_rank0;

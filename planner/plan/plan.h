@@ -221,8 +221,8 @@ void cp_plan_world_observe(cp_plan_world *pw,
                            void (*fn)(void *ctx, const cp_world *world),
                            void *ctx);
 /// Calls fn(ctx) from within the long LCP solves of pw's own expansions
-/// (cp_world_set_solve_poll: after every `period`-th Lemke pivot; fn NULL:
-/// none). Not its workers' (threads take their jobs themselves). MPI's
+/// (cp_world_set_solve_poll: after every `period`-th Lemke pivot and every
+/// FIP iteration; fn NULL: none). Not its workers' (threads take their jobs themselves). MPI's
 /// rank 0 answers its workers through it (planner/plan/mpi.c). The
 /// expansions' results are the same with or without it. -1 for fn set with
 /// period < 1, else 0.

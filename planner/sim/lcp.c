@@ -360,6 +360,12 @@ static int warm_accept(cp_world *w, int n, cp_lcp_info *info, int *pivots) {
 // and the step is marked so that cp_world_step does not retry it.
 int cp_wi_solve_options_now(cp_world *w, cp_solve_options *so) {
   *so = w->opt.solve;
+  // The world's solve poll (cp_world_set_solve_poll) also inside FIP: once
+  // an interior-point iteration (the Lemke pivots have it through w->ws).
+  if (w->poll) {
+    so->fip.poll = w->poll;
+    so->fip.poll_ctx = w->poll_ctx;
+  }
   if (w->deadline < INFINITY) {
     const double left = w->deadline - cp_wi_now(w);
     if (!(left > 0)) {

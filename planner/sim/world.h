@@ -287,7 +287,9 @@ void cp_world_set_clock(cp_world *w, double (*clock)(void *ctx), void *ctx);
 
 /// A call-back made from within the world's long LCP solves: fn(ctx) after
 /// every `period`-th Lemke pivot of a solve (contact/lemke.h,
-/// cp_lemke_set_poll), so that the caller can do work of its own while a
+/// cp_lemke_set_poll) and after every interior-point iteration of the
+/// FIP solves the world makes (cp_fip_options.poll, whatever the period),
+/// so that the caller can do work of its own while a
 /// step lasts (an MPI rank answering its workers: docs/parallel.md). fn
 /// must not touch the world; the steps' results are the same with or
 /// without it. fn NULL removes it (the default). CP_WORLD_BAD_INPUT for fn

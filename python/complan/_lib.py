@@ -111,7 +111,7 @@ class CFipOptions(Structure):  # contact/fip.h
                 ("zeta", c_double), ("kappa", c_double), ("rho", c_double),
                 ("sigma", c_double), ("nfp_tol", c_double), ("polish", c_int),
                 ("crossover", c_int), ("face_time_limit", c_double),
-                ("check", CCheckOptions)]
+                ("check", CCheckOptions), ("poll", c_void_p), ("poll_ctx", c_void_p)]
 
 
 class CCertifyOptions(Structure):  # contact/certify.h

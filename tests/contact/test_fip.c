@@ -524,3 +524,96 @@ Test(fip_crossover, cli_json_reports_polished_and_residuals) {
   remove(path);
   free(path);
 }
+
+/* ---- the poll hook (cp_fip_options.poll) ----------------------------------- */
+
+static void count_poll(void *ctx) { ++*(int *)ctx; }
+
+/* One solve with and without the hook: the same status, iterations, measures
+ * and (z, w) bit for bit; the hook called once per phase II iteration. */
+static void solve_both(int n, const double *M, const double *q,
+                       cp_fip_options o, int *iterations, cp_lcp_status *status) {
+  double *v = malloc(sizeof(double) * (size_t)n * 4);
+  cr_assert_not_null(v);
+  double *z0 = v, *w0 = v + n, *z1 = v + 2 * n, *w1 = v + 3 * n;
+  cp_lcp_info a, b;
+  o.poll = NULL;
+  o.poll_ctx = NULL;
+  const cp_lcp_status s0 = cp_fip_solve(n, M, q, &o, z0, w0, &a);
+  int calls = 0;
+  o.poll = count_poll;
+  o.poll_ctx = &calls;
+  const cp_lcp_status s1 = cp_fip_solve(n, M, q, &o, z1, w1, &b);
+  cr_assert_eq(s0, s1, "n=%d: %s / %s", n, cp_lcp_status_name(s0),
+               cp_lcp_status_name(s1));
+  cr_assert_eq(a.iterations, b.iterations);
+  cr_assert_eq(a.polished, b.polished);
+  cr_assert_eq(memcmp(z0, z1, sizeof(double) * (size_t)n), 0, "n=%d: z differs", n);
+  cr_assert_eq(memcmp(w0, w1, sizeof(double) * (size_t)n), 0, "n=%d: w differs", n);
+  cr_assert(a.residual == b.residual && a.complementarity == b.complementarity);
+  cr_assert_eq(calls, b.iterations, "n=%d: %d calls, %d iterations", n, calls,
+               b.iterations);
+  *iterations = b.iterations;
+  *status = s1;
+  free(v);
+}
+
+Test(fip_poll, same_answer_one_call_per_iteration) {
+  static const int sizes[] = {5, 20, 72};
+  for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+    const int n = sizes[si];
+    double *M = malloc(sizeof(double) * (size_t)n * n);
+    double *v = malloc(sizeof(double) * (size_t)n * 2);
+    cr_assert(M && v);
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+      gen_monotone(n, seed, M, v, v + n);
+      int it;
+      cp_lcp_status st;
+      solve_both(n, M, v, cp_fip_defaults(), &it, &st); /* polished */
+      cr_assert_eq(st, CP_LCP_SOLVED);
+      cr_expect(it >= 1, "n=%d seed=%d: %d iterations", n, (int)seed, it);
+      cp_fip_options o = cp_fip_defaults();
+      o.polish = 0; /* the raw iterate: every bit of phase II's arithmetic */
+      solve_both(n, M, v, o, &it, &st);
+      cr_assert_eq(st, CP_LCP_SOLVED);
+    }
+    free(M);
+    free(v);
+  }
+}
+
+/* The hook's rule at the ends: an iteration cap of k makes k calls (0 for
+ * a cap of 0), the crossover (a face of solutions) none beyond the
+ * iterations, and a solve that never reaches phase II (no strictly feasible
+ * point, invalid options) none. */
+Test(fip_poll, caps_crossover_and_early_ends) {
+  const int n = 20;
+  double M[400], q[20], zs[20];
+  gen_monotone(n, 3, M, q, zs);
+  cp_fip_options o = cp_fip_defaults();
+  int it;
+  cp_lcp_status st;
+  o.max_iter = 2;
+  solve_both(n, M, q, o, &it, &st);
+  cr_assert_eq(st, CP_LCP_ITERATION_CAP);
+  cr_assert_eq(it, 2);
+  o.max_iter = 0;
+  solve_both(n, M, q, o, &it, &st);
+  cr_assert_eq(st, CP_LCP_ITERATION_CAP);
+  cr_assert_eq(it, 0);
+
+  solve_both(2, face_M, face_q, cp_fip_defaults(), &it, &st);
+  cr_assert_eq(st, CP_LCP_SOLVED);
+  cr_expect(it >= 1);
+
+  const double M1[1] = {-1.0}, q1[1] = {-1.0}; /* w = -z - 1 < 0: infeasible */
+  solve_both(1, M1, q1, cp_fip_defaults(), &it, &st);
+  cr_assert_eq(st, CP_LCP_NO_STRICT_FEASIBLE);
+  cr_assert_eq(it, 0);
+
+  o = cp_fip_defaults();
+  o.kappa = 1.0; /* refused before phase I */
+  solve_both(n, M, q, o, &it, &st);
+  cr_assert_eq(st, CP_LCP_NUMERICAL);
+  cr_assert_eq(it, 0);
+}

@@ -307,6 +307,44 @@ Test(world, profile_phases) {
   cp_scene_free(&sc);
 }
 
+static void count_poll(void *ctx) { ++*(long *)ctx; }
+
+// The solve poll (cp_world_set_solve_poll) reaches the FIP solves the world
+// makes (once an interior-point iteration, whatever the period): a resting
+// box stepped with FIP (velocity stepper, cold solves) calls it and ends
+// with the same trajectory bit for bit as without it.
+Test(world, solve_poll_reaches_fip) {
+  cp_scene sc;
+  resting_box(&sc);
+  cp_world *w[2];
+  for (int p = 0; p < 2; ++p) {
+    cp_world_options o = cp_world_defaults();
+    o.stepper = CP_STEPPER_VELOCITY;
+    o.dt = 5e-3;
+    o.warm_start = 0;
+    o.solve.solver = CP_SOLVER_FIP;
+    cp_error err;
+    cr_assert_eq(cp_world_create(&sc, &o, &w[p], &err), CP_WORLD_OK, "%s", err.msg);
+  }
+  long calls = 0;
+  cr_assert_eq(cp_world_set_solve_poll(w[1], count_poll, &calls, 1000000), CP_WORLD_OK);
+  long iterations = 0;
+  for (int k = 0; k < 20; ++k) {
+    cp_step_info off, on;
+    cr_assert_eq(cp_world_step(w[0], &off), CP_WORLD_OK, "%s", cp_world_message(w[0]));
+    cr_assert_eq(cp_world_step(w[1], &on), CP_WORLD_OK, "%s", cp_world_message(w[1]));
+    cr_assert(on.contacts == 4 && off.contacts == 4, "step %d", k);
+    cr_assert_eq(on.pivots, off.pivots, "step %d", k);
+    iterations += on.pivots;
+  }
+  cr_assert(calls > 0, "no call in 20 FIP steps");
+  cr_assert_eq(calls, iterations, "%ld calls, %ld FIP iterations", calls, iterations);
+  cr_assert_eq(cp_world_hash(w[0]), cp_world_hash(w[1]));
+  cp_world_destroy(w[0]);
+  cp_world_destroy(w[1]);
+  cp_scene_free(&sc);
+}
+
 // A run's profile (cp_sim_result.profile) is the sum of its steps': zeros
 // without opt.profile, and the same run (hash) either way.
 Test(world, simulate_sums_profile) {

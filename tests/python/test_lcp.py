@@ -25,6 +25,17 @@ def test_analytic_2x2():
     assert set(r.residuals) == {"complementarity", "residual", "min_z", "min_w"}
 
 
+def test_fip_poll_fields_mirrored_and_unset():
+    # cp_fip_options ends with the poll hook (a function pointer and its
+    # context): mirrored as plain pointers, NULL in the library's defaults.
+    from complan import _lib
+    o = _lib.solve_defaults()
+    names = [f[0] for f in _lib.CFipOptions._fields_]
+    assert names[-2:] == ["poll", "poll_ctx"]
+    assert o.fip.poll is None and o.fip.poll_ctx is None
+    assert _lib.CFipOptions.poll.offset > _lib.CFipOptions.check.offset
+
+
 @pytest.mark.parametrize("solver", ["lemke", "fip", "certify", "auto"])
 def test_each_solver_on_a_psd_problem(solver):
     # M symmetric positive definite: unique solution, checked independently.
