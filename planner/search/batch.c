@@ -349,7 +349,27 @@ static cp_search_status run_and_merge(
  * (the generator too), the pending one merged, and the search ends. A
  * batch out when the search ends or stops is waited for (its outcomes
  * dropped: a stopped search draws it again). */
+static cp_search_status pipelined_calls(
+    cp_search *s, int (*draw)(cp_search *s, int i),
+    cp_search_status (*merge)(cp_search *s, const cp_batch_iter *it,
+                              const double *sample));
+
+/* fresh_actions: the pending batch's pairs stay tried, whatever a rollback
+ * of this call undid (they were drawn by an earlier call, or, on the first
+ * call, by this one: a stop there keeps the first batch pending). */
 static cp_search_status pipelined(
+    cp_search *s, int (*draw)(cp_search *s, int i),
+    cp_search_status (*merge)(cp_search *s, const cp_batch_iter *it,
+                              const double *sample)) {
+  cp_search_status st = pipelined_calls(s, draw, merge);
+  if (s->fresh && s->has_pending && s->pending)
+    for (int k = 0; k < s->pending->n_jobs; ++k)
+      if (cp_search_try(s, s->pending->from[k], s->pending->jobs[k].a))
+        return CP_SEARCH_FAILED;
+  return st;
+}
+
+static cp_search_status pipelined_calls(
     cp_search *s, int (*draw)(cp_search *s, int i),
     cp_search_status (*merge)(cp_search *s, const cp_batch_iter *it,
                               const double *sample)) {
@@ -531,6 +551,7 @@ int cp_search_pending_load(cp_search *s, const void *data, size_t size,
       if (a < 0 || a >= s->p.n_actions)
         return pending_bad(s, i, "has an action out of range");
       acts[c] = (long)a;
+      if (cp_search_try(s, (long)head[0], acts[c])) return -1;
     }
     if (cp_search_batch_iter_end(s, i, (long)head[0], (int)head[2],
                                  (int)head[1]))

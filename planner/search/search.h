@@ -313,10 +313,23 @@ typedef struct cp_search_options {
   /// later sample grows from it (docs/planner.md, "Dropping dead nodes").
   /// The start node is never dropped. 0 (default): off, as before.
   int drop_rejected;
+  /// rrt and sst: never simulate a (node, action) pair twice (docs/
+  /// planner.md, "Fresh actions"; a simulation is a function of the node
+  /// and the action, so a repeat gives the node it gave before). An
+  /// iteration draws its actions among the untried ones of its node; a
+  /// node whose every action has been tried is exhausted and selection
+  /// passes it by; pairs are marked when drawn, so the iterations of a
+  /// batch never share one. Needs at most CP_SEARCH_MAX_FRESH_ACTIONS
+  /// actions (grid sampling; continuous sampling does not repeat). astar
+  /// ignores it (it expands every action of a node once). 0 (default here):
+  /// off, as before; a task's new runs have it on (cp_plan_search).
+  int fresh_actions;
 } cp_search_options;
 
 /// Upper bound of cp_search_options.batch.
 #define CP_SEARCH_MAX_BATCH 4096
+/// Most actions a problem may have for cp_search_options.fresh_actions.
+#define CP_SEARCH_MAX_FRESH_ACTIONS 65536
 /// Upper bound of cp_search_options.goal_k.
 #define CP_SEARCH_MAX_GOAL_K 10000
 

@@ -353,10 +353,12 @@ class Database:
     def runs(self):
         """Every search run with its plans, as `complan plans --json` lists
         them: [{"id", "task_id", "task_hash", "task_path", "planner",
-        "search_batch", "search_pipeline", "status", "seed", "seconds",
-        "nodes", "expansions", "lcp_solves", "plans": [{"id", "node",
-        "cost", "length", "duration"}]}]; search_batch is a pipelined
-        run's half (search_pipeline True), else its whole batch."""
+        "search_batch", "search_pipeline", "search_fresh_actions",
+        "status", "seed", "seconds", "nodes", "expansions", "lcp_solves",
+        "plans": [{"id", "node", "cost", "length", "duration"}]}];
+        search_batch is a pipelined run's half (search_pipeline True), else
+        its whole batch; search_fresh_actions True for a rrt or sst run that
+        never simulated a (node, action) pair twice."""
         st = self._live()
         doc = c_void_p()
         s = L.store_list(st, byref(doc))
