@@ -381,7 +381,15 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
   switch (status) {
   case CP_SEARCH_SOLVED: result = CP_PLAN_SOLVED; break;
   case CP_SEARCH_EXHAUSTED:
-    result = failed ? CP_PLAN_FAILED_EXPANSIONS : CP_PLAN_NOT_FOUND;
+    /* Fresh actions (rrt, sst): every node it could grow from has tried
+     * all its actions. Not a proof (docs/planner.md, "Fresh actions"): a
+     * limit, and sst's plan so far counts, as at a node limit. */
+    if (cp_search_fresh_actions(s)) {
+      res->actions_exhausted = 1;
+      result = best >= 0 ? CP_PLAN_SOLVED : CP_PLAN_LIMIT;
+    } else {
+      result = failed ? CP_PLAN_FAILED_EXPANSIONS : CP_PLAN_NOT_FOUND;
+    }
     break;
   case CP_SEARCH_FAILED: result = CP_PLAN_FAILED; break;
   default: /* node or time limit: an anytime planner's plan counts */

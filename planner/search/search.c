@@ -740,6 +740,7 @@ const cp_search_stats *cp_search_get_stats(const cp_search *s) {
 const cp_rng *cp_search_rng(const cp_search *s) { return &s->rng; }
 const char *cp_search_message(const cp_search *s) { return s->message; }
 const char *cp_search_method(const cp_search *s) { return s->impl->name; }
+int cp_search_fresh_actions(const cp_search *s) { return s->fresh; }
 
 long cp_search_path(const cp_search *s, long id, long *ids, long cap) {
   long len = 0;

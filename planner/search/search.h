@@ -478,6 +478,11 @@ const cp_search_stats *cp_search_get_stats(const cp_search *s);
 const cp_rng *cp_search_rng(const cp_search *s);
 const char *cp_search_message(const cp_search *s);
 const char *cp_search_method(const cp_search *s);
+/// 1 when the search draws fresh actions (cp_search_options.fresh_actions
+/// on, and rrt or sst): its CP_SEARCH_EXHAUSTED then means every node it
+/// could grow from has tried all its actions, which proves nothing about
+/// the task (docs/planner.md, "Fresh actions").
+int cp_search_fresh_actions(const cp_search *s);
 
 /// Shortcutting (docs/planner.md): tries to shorten the plan ending at goal
 /// node `goal` by cutting stretches out of it (actions i+1..j, longest

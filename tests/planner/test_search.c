@@ -855,37 +855,61 @@ Test(search, fresh_actions_exhaust_a_small_space) {
    * cell (a later, dearer one is dominated), so with fresh actions it
    * simulates each active node's 4 actions once, then every active node is
    * exhausted and the search says so -- without them it would go on
-   * repeating them up to the node limit. */
+   * repeating them up to the node limit. The same in batches of 16 and
+   * pipelined batches: a batch from a tree of one node (4 actions) is
+   * short, not the end of the search (session 28: it ended at 1 node).
+   * The search tells it apart from a proof (cp_search_fresh_actions: the
+   * plan layer reports a limit). */
+  static const int batches[][2] = {{1, 0}, {16, 0}, {16, 1}, {4, 1}};
+  for (int b = 0; b < 4; ++b) {
+    synth_grid g = maze_grid();
+    g.goal[0] = g.goal[1] = 1;
+    cp_search_problem p = synth_grid_problem(&g);
+    cp_search_options o = cp_search_defaults();
+    o.method = "sst";
+    o.goal_bias = 0;
+    o.fresh_actions = 1;
+    o.batch = batches[b][0];
+    o.pipeline = batches[b][1];
+    o.max_nodes = 100000;
+    char msg[256];
+    double x0[2] = {0, 0};
+    cp_search *s = cp_search_create(&p, &o, x0, 0, msg, sizeof msg);
+    cr_assert(s, "%s", msg);
+    cr_assert_eq(synth_run(s, 1000000), CP_SEARCH_EXHAUSTED, "batch %d", b);
+    cr_assert_eq(cp_search_fresh_actions(s), 1);
+    long n = cp_search_node_count(s), *tried = calloc((size_t)n, sizeof *tried);
+    /* The maze has 10 x 10 cells less its walls: the tree reached far. */
+    cr_assert_gt(n, 40, "batch %d pipeline %d: %ld nodes", o.batch,
+                 o.pipeline, n);
+    int *seen = calloc((size_t)n * 4, sizeof *seen);
+    cr_assert(tried && seen && n < 100000);
+    for (long id = 1; id < n; ++id) {
+      const cp_search_node *d = cp_search_node_get(s, id);
+      cr_assert_eq(seen[d->parent * 4 + d->action]++, 0, "pair repeated");
+      tried[d->parent]++;
+    }
+    for (long id = 0; id < n; ++id) {
+      const cp_search_node *d = cp_search_node_get(s, id);
+      if (d->outcome == CP_EXPAND_OK &&
+          !(d->flags & (CP_NODE_DISCARDED | CP_NODE_INACTIVE | CP_NODE_PRUNED)))
+        cr_assert_eq(tried[id], 4, "active node %ld tried %ld actions", id,
+                     tried[id]);
+    }
+    free(tried);
+    free(seen);
+    cp_search_destroy(s);
+  }
+  /* Without fresh actions the search does not claim it. */
   synth_grid g = maze_grid();
-  g.goal[0] = g.goal[1] = 1;
   cp_search_problem p = synth_grid_problem(&g);
   cp_search_options o = cp_search_defaults();
   o.method = "sst";
-  o.goal_bias = 0;
-  o.fresh_actions = 1;
-  o.max_nodes = 100000;
   char msg[256];
   double x0[2] = {0, 0};
   cp_search *s = cp_search_create(&p, &o, x0, 0, msg, sizeof msg);
   cr_assert(s, "%s", msg);
-  cr_assert_eq(synth_run(s, 1000000), CP_SEARCH_EXHAUSTED);
-  long n = cp_search_node_count(s), *tried = calloc((size_t)n, sizeof *tried);
-  int *seen = calloc((size_t)n * 4, sizeof *seen);
-  cr_assert(tried && seen && n < 100000);
-  for (long id = 1; id < n; ++id) {
-    const cp_search_node *d = cp_search_node_get(s, id);
-    cr_assert_eq(seen[d->parent * 4 + d->action]++, 0, "pair repeated");
-    tried[d->parent]++;
-  }
-  for (long id = 0; id < n; ++id) {
-    const cp_search_node *d = cp_search_node_get(s, id);
-    if (d->outcome == CP_EXPAND_OK &&
-        !(d->flags & (CP_NODE_DISCARDED | CP_NODE_INACTIVE | CP_NODE_PRUNED)))
-      cr_assert_eq(tried[id], 4, "active node %ld tried %ld actions", id,
-                   tried[id]);
-  }
-  free(tried);
-  free(seen);
+  cr_assert_eq(cp_search_fresh_actions(s), 0);
   cp_search_destroy(s);
 }
 
