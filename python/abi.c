@@ -180,7 +180,7 @@ static const struct {
     OF(cp_plan_result, session_seconds), OF(cp_plan_result, store_seconds),
     OF(cp_plan_result, cost), OF(cp_plan_result, length), OF(cp_plan_result, best_distance),
     OF(cp_plan_result, best_node), OF(cp_plan_result, goal_node), OF(cp_plan_result, failed),
-    OF(cp_plan_result, failed_by),
+    OF(cp_plan_result, failed_by), OF(cp_plan_result, actions_exhausted),
     SZ(cp_store_run), OF(cp_store_run, id), OF(cp_store_run, task_id),
     OF(cp_store_run, options), OF(cp_store_run, state_size),
     SZ(cp_replay_options), OF(cp_replay_options, verify), OF(cp_replay_options, tolerance),

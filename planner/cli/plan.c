@@ -35,7 +35,9 @@ static const char tail[] =
     "--resume continues it (a second signal ends the process at once).\n"
     "\n"
     "exit status: 0 solved, or the search space exhausted without a plan\n"
-    "(not_found: no expansion failed); 1 a limit ended the search first, it\n"
+    "(not_found: no expansion failed); 1 a limit ended the search first\n"
+    "(\"actions_exhausted\": true when, with search.fresh_actions, every\n"
+    "node had tried all its actions: no proof that no plan exists), it\n"
     "was interrupted by a signal, the space was exhausted but some\n"
     "expansions failed (failed_expansions: the solver failed or the state\n"
     "went non-finite, so it is no proof that no plan exists), or the\n"
@@ -533,6 +535,8 @@ int cp_cli_plan(const cp_cli_command *cmd, int argc, char **argv) {
     json_object_set_new(doc, "rejected", json_integer(r.stats.rejected));
     json_object_set_new(doc, "duplicates", json_integer(r.stats.duplicates));
     json_object_set_new(doc, "failed_expansions", json_integer(r.failed));
+    json_object_set_new(doc, "actions_exhausted",
+                        json_boolean(r.actions_exhausted));
     json_t *why = json_object();
     for (int k = 0; k < CP_EXPAND_COUNT; ++k)
       if (cp_expand_outcome_is_failure((cp_expand_outcome)k))

@@ -28,7 +28,8 @@ int cp_cli_plans(const cp_cli_command *cmd, int argc, char **argv) {
       CP_CLI_BOOL("--json", &json,
                   "print one JSON document: {\"runs\": [{\"id\",\n"
                   "\"task_id\", \"task_hash\", \"task_path\", \"planner\",\n"
-                  "\"search_batch\", \"search_pipeline\", \"status\",\n"
+                  "\"search_batch\", \"search_pipeline\",\n"
+                  "\"search_fresh_actions\", \"status\",\n"
                   "\"seed\", \"seconds\", \"nodes\",\n"
                   "\"expansions\", \"lcp_solves\", \"plans\": [{\"id\",\n"
                   "\"node\", \"cost\", \"length\", \"duration\"}]}]}"),

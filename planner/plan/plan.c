@@ -70,10 +70,12 @@ static int adopt_witness(void *ctx, long id, const double *point, int m,
 /* How a run ran its batches, from its options' JSON text: returns the
  * batch its search was created with ("search_batch"; 1 for runs stored
  * before there were batches; a pipelined run's half) and sets *pipeline
- * to whether it says "search_pipeline": true. A run without the key
- * (plain batches, batch 1, or stored before complan had pipelined
- * batches) resumes plain, whatever the task's default is today. */
-static int run_search_mode(const char *options, int *pipeline) {
+ * to whether it says "search_pipeline": true, *fresh to whether it says
+ * "search_fresh_actions": true. A run without the key (plain batches,
+ * batch 1, or stored before complan had pipelined batches; one stored
+ * before session 28 or with fresh actions off) resumes plain (repeating
+ * actions), whatever the task's default is today. */
+static int run_search_mode(const char *options, int *pipeline, int *fresh) {
   json_t *o = options ? json_loads(options, 0, NULL) : NULL;
   json_t *b = json_object_get(o, "search_batch");
   int batch = json_is_integer(b) && json_integer_value(b) >= 1 &&
@@ -81,6 +83,7 @@ static int run_search_mode(const char *options, int *pipeline) {
                   ? (int)json_integer_value(b)
                   : 1;
   *pipeline = json_is_true(json_object_get(o, "search_pipeline"));
+  *fresh = json_is_true(json_object_get(o, "search_fresh_actions"));
   json_decref(o);
   return batch;
 }
@@ -167,6 +170,9 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
   so.pipeline = cp_task_search_mode(
       task, so.method,
       opt.search_batch > 0 ? opt.search_batch : task->search_batch, &so.batch);
+  /* search.fresh_actions true: rrt and sst with grid sampling never
+   * repeat a (node, action) pair. */
+  so.fresh_actions = cp_task_fresh_actions(task, so.method);
 
   char msg[256], planner[16];
   cp_search *s = NULL;
@@ -177,7 +183,8 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
       cp_store_run run;
       if ((ss = cp_store_load_run(st, run_id, &run)))
         return res->status = store_fail(st, ss, err);
-      so.batch = run_search_mode(run.options, &so.pipeline);
+      so.batch = run_search_mode(run.options, &so.pipeline,
+                                 &so.fresh_actions);
       /* The world's options recorded with the run (the search cannot
        * change the world it was given): a run stored before session 22
        * lacks velocity_sliding and simulated with it off. */
@@ -253,19 +260,22 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
       cp_error_set(err, "search.method", "%s", msg);
       return res->status = CP_PLAN_BAD_INPUT;
     }
-    /* goal_k, the pipeline and drop_rejected: stored only when on (a
+    /* goal_k, the pipeline, drop_rejected and fresh actions (as the search
+     * has them: astar has none): stored only when on (a
      * plain batched run has no "search_pipeline", as before session 26,
      * so that an older complan resumes it as it was planned). A pipelined
      * run's "search_batch" is its half (so.batch), whether the task asked
      * for the pipeline or had it by default: resumed by this complan or
      * an older one (which reads the two keys the same way), it runs the
      * same halves. */
-    char options[2048], goal_k[32] = "", extra[96];
+    char options[2048], goal_k[32] = "", extra[160];
     if (so.goal_k > 1)
       snprintf(goal_k, sizeof goal_k, ", \"goal_k\": %d", so.goal_k);
-    snprintf(extra, sizeof extra, "%s%s%s", goal_k,
+    snprintf(extra, sizeof extra, "%s%s%s%s", goal_k,
              so.pipeline ? ", \"search_pipeline\": true" : "",
-             so.drop_rejected ? ", \"drop_rejected\": true" : "");
+             so.drop_rejected ? ", \"drop_rejected\": true" : "",
+             so.fresh_actions && strcmp(cp_search_method(s), "astar")
+                 ? ", \"search_fresh_actions\": true" : "");
     const int n_opt = snprintf(options, sizeof options,
                  "{\"method\": \"%s\", \"weight\": %.17g, \"goal_bias\": %.17g, "
                  "\"candidates\": %d, \"connect\": %d, \"steer\": \"%s\", "
@@ -371,7 +381,15 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
   switch (status) {
   case CP_SEARCH_SOLVED: result = CP_PLAN_SOLVED; break;
   case CP_SEARCH_EXHAUSTED:
-    result = failed ? CP_PLAN_FAILED_EXPANSIONS : CP_PLAN_NOT_FOUND;
+    /* Fresh actions (rrt, sst): every node it could grow from has tried
+     * all its actions. Not a proof (docs/planner.md, "Fresh actions"): a
+     * limit, and sst's plan so far counts, as at a node limit. */
+    if (cp_search_fresh_actions(s)) {
+      res->actions_exhausted = 1;
+      result = best >= 0 ? CP_PLAN_SOLVED : CP_PLAN_LIMIT;
+    } else {
+      result = failed ? CP_PLAN_FAILED_EXPANSIONS : CP_PLAN_NOT_FOUND;
+    }
     break;
   case CP_SEARCH_FAILED: result = CP_PLAN_FAILED; break;
   default: /* node or time limit: an anytime planner's plan counts */

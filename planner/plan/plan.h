@@ -136,6 +136,12 @@ typedef struct cp_plan_result {
   long failed;                ///< failed expansions over all sessions
   long failed_by[CP_EXPAND_COUNT]; ///< per outcome (solver_failed,
                                     ///< nonfinite)
+  /// 1 when an rrt or sst search with fresh actions (search.fresh_actions)
+  /// ended because every node it could grow from had tried all its
+  /// actions. That is no proof that no plan exists (the tree's shape
+  /// depends on the order it was grown in), so the status is
+  /// CP_PLAN_LIMIT (stored "limit"), or CP_PLAN_SOLVED when sst had a plan.
+  int actions_exhausted;
 } cp_plan_result;
 
 /// Runs (or resumes) a search of the problem p from x0 for task, writing

@@ -330,7 +330,12 @@ static cp_search_status draw_batch(cp_search *s,
   for (int i = 0; i < s->opt.batch; ++i) {
     int r = draw(s, i);
     if (r < 0) return CP_SEARCH_FAILED;
-    if (r > 0) return CP_SEARCH_EXHAUSTED;
+    /* No node to grow from. With fresh_actions the batch's earlier draws
+     * may have taken the last untried actions (a tree of one node and
+     * fewer actions than the batch): the batch is short, not the search
+     * over; the next batch draws from the tree they grow. */
+    if (r > 0) return i > 0 && s->fresh ? CP_SEARCH_RUNNING
+                                        : CP_SEARCH_EXHAUSTED;
   }
   return CP_SEARCH_RUNNING;
 }
@@ -349,13 +354,60 @@ static cp_search_status run_and_merge(
  * (the generator too), the pending one merged, and the search ends. A
  * batch out when the search ends or stops is waited for (its outcomes
  * dropped: a stopped search draws it again). */
+static cp_search_status pipelined_calls(
+    cp_search *s, int (*draw)(cp_search *s, int i),
+    cp_search_status (*merge)(cp_search *s, const cp_batch_iter *it,
+                              const double *sample));
+
+/* fresh_actions: the pending batch's pairs stay tried, whatever a rollback
+ * of this call undid (they were drawn by an earlier call, or, on the first
+ * call, by this one: a stop there keeps the first batch pending). */
 static cp_search_status pipelined(
+    cp_search *s, int (*draw)(cp_search *s, int i),
+    cp_search_status (*merge)(cp_search *s, const cp_batch_iter *it,
+                              const double *sample)) {
+  cp_search_status st = pipelined_calls(s, draw, merge);
+  if (s->fresh && s->has_pending && s->pending)
+    for (int k = 0; k < s->pending->n_jobs; ++k)
+      if (cp_search_try(s, s->pending->from[k], s->pending->jobs[k].a))
+        return CP_SEARCH_FAILED;
+  return st;
+}
+
+/* The pending batch run and merged with no batch drawn after it (the one
+ * just drawn is dropped); a stop leaves it pending, as before the call. */
+static cp_search_status merge_pending_alone(
+    cp_search *s, cp_search_status (*merge)(cp_search *s,
+                                            const cp_batch_iter *it,
+                                            const double *sample)) {
+  struct cp_batch *b = s->batch;
+  s->batch = s->pending;
+  s->pending = b;
+  s->has_pending = 0;
+  cp_search_status st = run_and_merge(s, merge);
+  if (st == CP_SEARCH_STOPPED) { /* as before this call */
+    s->batch->handle = NOT_RUN;
+    b = s->batch;
+    s->batch = s->pending;
+    s->pending = b;
+    s->has_pending = 1;
+  }
+  return st;
+}
+
+static cp_search_status pipelined_calls(
     cp_search *s, int (*draw)(cp_search *s, int i),
     cp_search_status (*merge)(cp_search *s, const cp_batch_iter *it,
                               const double *sample)) {
   const int async = s->p.batch_start != NULL;
   for (;;) {
     cp_search_status st = draw_batch(s, draw);
+    if (st == CP_SEARCH_EXHAUSTED && s->fresh && s->has_pending) {
+      /* fresh_actions: the pending batch drew every untried action left;
+       * it is merged alone (no batch waits after it), and the next call
+       * draws two batches from the tree it grew, as a first call does. */
+      return merge_pending_alone(s, merge);
+    }
     if (st != CP_SEARCH_RUNNING) {
       if (s->has_pending && wait_batch(s, s->pending, NULL))
         return CP_SEARCH_FAILED;
@@ -366,18 +418,7 @@ static cp_search_status pipelined(
       const cp_rng after = s->rng;
       cp_search_rollback(s);
       if (!s->has_pending) return CP_SEARCH_NODE_LIMIT;
-      struct cp_batch *b = s->batch;
-      s->batch = s->pending;
-      s->pending = b;
-      s->has_pending = 0;
-      st = run_and_merge(s, merge);
-      if (st == CP_SEARCH_STOPPED) { /* as before this call */
-        s->batch->handle = NOT_RUN;
-        b = s->batch;
-        s->batch = s->pending;
-        s->pending = b;
-        s->has_pending = 1;
-      }
+      st = merge_pending_alone(s, merge);
       if (st != CP_SEARCH_RUNNING) return st;
       /* The undone draw, kept for a resume with a larger limit. */
       s->undone = 1;
@@ -531,6 +572,7 @@ int cp_search_pending_load(cp_search *s, const void *data, size_t size,
       if (a < 0 || a >= s->p.n_actions)
         return pending_bad(s, i, "has an action out of range");
       acts[c] = (long)a;
+      if (cp_search_try(s, (long)head[0], acts[c])) return -1;
     }
     if (cp_search_batch_iter_end(s, i, (long)head[0], (int)head[2],
                                  (int)head[1]))

@@ -20,7 +20,12 @@
  * iteration kept nothing (every candidate rejected) is flagged DROPPED and
  * removed from the k-d tree. A resumed search adds the tree's nodes in id
  * order and then removes the dropped ones; removal only marks a point dead,
- * so the index has the uninterrupted run's shape and answers alike. */
+ * so the index has the uninterrupted run's shape and answers alike.
+ *
+ * Fresh actions (search.fresh_actions): an iteration's candidates are
+ * drawn among its node's untried actions, and a node every action of which
+ * has been tried (exhausted) is passed by when the nearest are looked for;
+ * it stays in the k-d tree (search.c, cp_search_fresh_near). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,7 +125,10 @@ static cp_search_status rrt_connect(cp_search *s, rrt *r, long from,
          s->nodes[*kept].goal_distance < d) {
     d = s->nodes[*kept].goal_distance;
     r->chain[n++] = *kept;
-    int k = cp_search_pick_actions(s, r->actions, s->opt.candidates);
+    int k = s->fresh ? cp_search_pick_fresh(s, *kept, r->actions,
+                                            s->opt.candidates)
+                     : cp_search_pick_actions(s, r->actions, s->opt.candidates);
+    if (k < 0) return CP_SEARCH_FAILED;
     cp_search_status st =
         cp_search_steer(s, *kept, r->actions, k, r->sample, 1, r->e, kept);
     if (st != CP_SEARCH_RUNNING) return st; /* undone whole, or failed */
@@ -141,6 +149,16 @@ static cp_search_status rrt_connect(cp_search *s, rrt *r, long from,
  * sample with goal_k > 1, one drawn uniformly among the goal_k nearest
  * (search.h). -1: the tree is empty; -2: out of memory. */
 static long rrt_from(cp_search *s, rrt *r, const double *sample, int to_goal) {
+  if (s->fresh) { /* as below, among the nodes not exhausted */
+    const long *ids;
+    const double *d2;
+    int want = to_goal && s->opt.goal_k > 1 ? s->opt.goal_k : 1;
+    int n = cp_search_fresh_near(s, r->nn, sample, want, &ids, &d2);
+    if (n <= 0) return n < 0 ? -2 : -1;
+    if (want == 1) return ids[0];
+    int j = (int)(cp_rng_uniform(&s->rng) * n);
+    return ids[j < n ? j : n - 1];
+  }
   if (!to_goal || s->opt.goal_k <= 1) return cp_nn_nearest(r->nn, sample, NULL);
   int n = cp_nn_knearest(r->nn, sample, s->opt.goal_k, r->knear, NULL);
   if (n <= 0) return n < 0 ? -2 : -1;
@@ -159,7 +177,9 @@ static int rrt_draw(cp_search *s, int i) {
   long near = rrt_from(s, r, sample, to_goal);
   if (near == -2) snprintf(s->message, sizeof s->message, "out of memory");
   if (near < 0) return near == -2 ? -1 : 1;
-  int k = cp_search_pick_actions(s, acts, s->opt.candidates);
+  int k = s->fresh ? cp_search_pick_fresh(s, near, acts, s->opt.candidates)
+                   : cp_search_pick_actions(s, acts, s->opt.candidates);
+  if (k < 0) return -1;
   return cp_search_batch_iter_end(s, i, near, k, to_goal);
 }
 
@@ -183,7 +203,9 @@ static cp_search_status rrt_iterate(cp_search *s) {
     return CP_SEARCH_FAILED;
   }
   if (near < 0) return CP_SEARCH_EXHAUSTED;
-  int k = cp_search_pick_actions(s, r->actions, s->opt.candidates);
+  int k = s->fresh ? cp_search_pick_fresh(s, near, r->actions, s->opt.candidates)
+                   : cp_search_pick_actions(s, r->actions, s->opt.candidates);
+  if (k < 0) return CP_SEARCH_FAILED;
   long kept;
   cp_search_status st =
       cp_search_steer(s, near, r->actions, k, r->sample, to_goal, r->e, &kept);

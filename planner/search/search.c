@@ -234,8 +234,124 @@ long cp_search_record(cp_search *s, long from, long a, const double *y,
   n.message = info->message;
   if (n.outcome == CP_EXPAND_OK && s->p.in_goal(s->p.ctx, y))
     n.flags |= CP_NODE_GOAL;
+  if (s->fresh && cp_search_try(s, from, a)) return -1;
   return add_node(s, &n, y, n.outcome == CP_EXPAND_OK ? info->warm : NULL,
                   info->warm_size);
+}
+
+/* --- fresh actions (cp_search_options.fresh_actions) ---------------------- */
+
+static int grow_tried(cp_search *s, long id) {
+  if (id < s->cap_tried) return 0;
+  long cap = s->cap_tried ? s->cap_tried : 1024;
+  while (cap <= id) cap *= 2;
+  size_t w = (size_t)s->tried_words;
+  uint64_t *t = realloc(s->tried, (size_t)cap * w * sizeof *t);
+  if (!t) return -1;
+  memset(t + (size_t)s->cap_tried * w, 0,
+         (size_t)(cap - s->cap_tried) * w * sizeof *t);
+  s->tried = t;
+  long *n = realloc(s->n_tried, (size_t)cap * sizeof *n);
+  if (!n) return -1;
+  memset(n + s->cap_tried, 0, (size_t)(cap - s->cap_tried) * sizeof *n);
+  s->n_tried = n;
+  s->cap_tried = cap;
+  return 0;
+}
+
+static int is_tried(const cp_search *s, long id, long a) {
+  if (id >= s->cap_tried) return 0;
+  return (int)((s->tried[(size_t)id * (size_t)s->tried_words + (size_t)(a >> 6)] >>
+                (a & 63)) & 1u);
+}
+
+int cp_search_exhausted(const cp_search *s, long id) {
+  return s->fresh && id < s->cap_tried && s->n_tried[id] >= s->p.n_actions;
+}
+
+int cp_search_try(cp_search *s, long from, long a) {
+  if (!s->fresh || is_tried(s, from, a)) return 0;
+  if (grow_tried(s, from)) goto nomem;
+  if (s->n_log == s->cap_log) {
+    long cap = s->cap_log ? 2 * s->cap_log : 256;
+    long *l = realloc(s->tried_log, 2 * (size_t)cap * sizeof *l);
+    if (!l) goto nomem;
+    s->tried_log = l;
+    s->cap_log = cap;
+  }
+  s->tried[(size_t)from * (size_t)s->tried_words + (size_t)(a >> 6)] |=
+      (uint64_t)1 << (a & 63);
+  s->n_tried[from]++;
+  s->tried_log[2 * s->n_log] = from;
+  s->tried_log[2 * s->n_log + 1] = a;
+  s->n_log++;
+  return 0;
+nomem:
+  snprintf(s->message, sizeof s->message, "out of memory");
+  return -1;
+}
+
+/* The r-th untried action of node id (0 <= r < untried count). */
+static long untried_action(const cp_search *s, long id, long r) {
+  for (long a = 0; a < s->p.n_actions; ++a)
+    if (!is_tried(s, id, a) && r-- == 0) return a;
+  return -1;
+}
+
+int cp_search_pick_fresh(cp_search *s, long from, long *out, int k) {
+  long left = s->p.n_actions - (from < s->cap_tried ? s->n_tried[from] : 0);
+  int c = 0;
+  if (left <= k) { /* every untried action, in order */
+    for (long a = 0; a < s->p.n_actions; ++a)
+      if (!is_tried(s, from, a)) out[c++] = a;
+  } else { /* marked as drawn: the next draw is among the ones left */
+    while (c < k) {
+      long r = (long)(cp_rng_next(&s->rng) % (uint64_t)left);
+      out[c] = untried_action(s, from, r);
+      if (cp_search_try(s, from, out[c])) return -1;
+      left--;
+      c++;
+    }
+    return c;
+  }
+  for (int j = 0; j < c; ++j)
+    if (cp_search_try(s, from, out[j])) return -1;
+  return c;
+}
+
+int cp_search_fresh_near(cp_search *s, const cp_nn *nn, const double *q,
+                         int want, const long **ids, const double **d2) {
+  long live = cp_nn_size(nn);
+  int k = want;
+  for (;;) {
+    int kq = live < k ? (int)live : k;
+    if (kq > s->cap_near) {
+      long *i = realloc(s->near_ids, (size_t)kq * sizeof *i);
+      if (i) s->near_ids = i;
+      double *d = i ? realloc(s->near_d2, (size_t)kq * sizeof *d) : NULL;
+      if (!d) goto nomem;
+      s->near_d2 = d;
+      s->cap_near = kq;
+    }
+    int n = kq > 0 ? cp_nn_knearest(nn, q, kq, s->near_ids, s->near_d2) : 0;
+    if (n < 0) goto nomem;
+    int c = 0;
+    for (int j = 0; j < n && c < want; ++j)
+      if (!cp_search_exhausted(s, s->near_ids[j])) {
+        s->near_ids[c] = s->near_ids[j];
+        s->near_d2[c] = s->near_d2[j];
+        c++;
+      }
+    if (c >= want || n < kq || kq >= live) {
+      *ids = s->near_ids;
+      *d2 = s->near_d2;
+      return c;
+    }
+    k = k > INT32_MAX / 4 ? INT32_MAX : 4 * k;
+  }
+nomem:
+  snprintf(s->message, sizeof s->message, "out of memory");
+  return -1;
 }
 
 /* Appends id to a journal list (once). */
@@ -270,6 +386,7 @@ int cp_search_stop_requested(const cp_search *s) {
 }
 
 void cp_search_mark(cp_search *s) {
+  s->n_log = 0;
   s->mark.n_nodes = s->n_nodes;
   s->mark.best = s->best;
   s->mark.nearest_goal = s->nearest_goal;
@@ -283,6 +400,13 @@ void cp_search_mark(cp_search *s) {
 }
 
 void cp_search_rollback(cp_search *s) {
+  for (long j = s->n_log - 1; j >= 0; --j) { /* the pairs marked since */
+    long id = s->tried_log[2 * j], a = s->tried_log[2 * j + 1];
+    s->tried[(size_t)id * (size_t)s->tried_words + (size_t)(a >> 6)] &=
+        ~((uint64_t)1 << (a & 63));
+    s->n_tried[id]--;
+  }
+  s->n_log = 0;
   for (long id = s->mark.n_nodes; id < s->n_nodes; ++id) free_node(s, id);
   s->n_nodes = s->mark.n_nodes;
   if (s->journal_first > s->n_nodes) s->journal_first = s->n_nodes;
@@ -395,6 +519,11 @@ cp_search *cp_search_create(const cp_search_problem *p,
              o.drop_rejected);
     return NULL;
   }
+  if (o.fresh_actions != 0 && o.fresh_actions != 1) {
+    snprintf(msg, size, "search fresh_actions %d: expected 0 or 1",
+             o.fresh_actions);
+    return NULL;
+  }
   if (o.goal_k < 0 || o.goal_k > CP_SEARCH_MAX_GOAL_K) {
     snprintf(msg, size, "search goal_k %d is not in 0 .. %d", o.goal_k,
              CP_SEARCH_MAX_GOAL_K);
@@ -423,6 +552,13 @@ cp_search *cp_search_create(const cp_search_problem *p,
     snprintf(msg, size, "bad search problem (no state, metric or action)");
     return NULL;
   }
+  if (o.fresh_actions && impl != &cp_planner_astar &&
+      p->n_actions > CP_SEARCH_MAX_FRESH_ACTIONS) {
+    snprintf(msg, size, "search fresh_actions needs at most %d actions (the "
+             "problem has %ld; continuous sampling does not repeat actions)",
+             CP_SEARCH_MAX_FRESH_ACTIONS, p->n_actions);
+    return NULL;
+  }
   if (o.steer_local &&
       (impl == &cp_planner_astar || o.batch > 1 || p->n_steer < 1 ||
        !p->steer_action || !p->steer_coords || !p->steer_rows)) {
@@ -447,6 +583,9 @@ cp_search *cp_search_create(const cp_search_problem *p,
   s->opt = o;
   s->opt.method = impl->name;
   s->impl = impl;
+  s->fresh = o.fresh_actions && impl != &cp_planner_astar;
+  s->opt.fresh_actions = s->fresh;
+  s->tried_words = (p->n_actions + 63) / 64;
   s->best = -1;
   s->nearest_goal = -1;
   s->best_distance = INFINITY;
@@ -505,6 +644,11 @@ void cp_search_destroy(cp_search *s) {
   free(s->w_x);
   free(s->w_rep);
   free(s->w_updates);
+  free(s->tried);
+  free(s->n_tried);
+  free(s->tried_log);
+  free(s->near_ids);
+  free(s->near_d2);
   free(s);
 }
 
@@ -535,6 +679,13 @@ int cp_search_resume(cp_search *s, const cp_rng *rng,
   s->journal_first = s->n_nodes;
   s->w_first = s->n_w;
   s->resuming = 1;
+  /* fresh_actions: every stored node's (parent, action) pair was tried. */
+  for (long k = 1; k < s->n_nodes; ++k)
+    if (s->fresh && s->nodes[k].action >= 0 &&
+        s->nodes[k].action < s->p.n_actions &&
+        cp_search_try(s, s->nodes[k].parent, s->nodes[k].action))
+      return -1;
+  s->n_log = 0;
   for (long k = 0; k < s->n_nodes; ++k) {
     const cp_search_node *n = &s->nodes[k];
     /* astar's best is the cheapest goal node generated, superseded or not
@@ -589,6 +740,7 @@ const cp_search_stats *cp_search_get_stats(const cp_search *s) {
 const cp_rng *cp_search_rng(const cp_search *s) { return &s->rng; }
 const char *cp_search_message(const cp_search *s) { return s->message; }
 const char *cp_search_method(const cp_search *s) { return s->impl->name; }
+int cp_search_fresh_actions(const cp_search *s) { return s->fresh; }
 
 long cp_search_path(const cp_search *s, long id, long *ids, long cap) {
   long len = 0;

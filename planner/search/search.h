@@ -313,10 +313,23 @@ typedef struct cp_search_options {
   /// later sample grows from it (docs/planner.md, "Dropping dead nodes").
   /// The start node is never dropped. 0 (default): off, as before.
   int drop_rejected;
+  /// rrt and sst: never simulate a (node, action) pair twice (docs/
+  /// planner.md, "Fresh actions"; a simulation is a function of the node
+  /// and the action, so a repeat gives the node it gave before). An
+  /// iteration draws its actions among the untried ones of its node; a
+  /// node whose every action has been tried is exhausted and selection
+  /// passes it by; pairs are marked when drawn, so the iterations of a
+  /// batch never share one. Needs at most CP_SEARCH_MAX_FRESH_ACTIONS
+  /// actions (grid sampling; continuous sampling does not repeat). astar
+  /// ignores it (it expands every action of a node once). 0 (default here):
+  /// off, as before; a task's new runs have it on (cp_plan_search).
+  int fresh_actions;
 } cp_search_options;
 
 /// Upper bound of cp_search_options.batch.
 #define CP_SEARCH_MAX_BATCH 4096
+/// Most actions a problem may have for cp_search_options.fresh_actions.
+#define CP_SEARCH_MAX_FRESH_ACTIONS 65536
 /// Upper bound of cp_search_options.goal_k.
 #define CP_SEARCH_MAX_GOAL_K 10000
 
@@ -465,6 +478,11 @@ const cp_search_stats *cp_search_get_stats(const cp_search *s);
 const cp_rng *cp_search_rng(const cp_search *s);
 const char *cp_search_message(const cp_search *s);
 const char *cp_search_method(const cp_search *s);
+/// 1 when the search draws fresh actions (cp_search_options.fresh_actions
+/// on, and rrt or sst): its CP_SEARCH_EXHAUSTED then means every node it
+/// could grow from has tried all its actions, which proves nothing about
+/// the task (docs/planner.md, "Fresh actions").
+int cp_search_fresh_actions(const cp_search *s);
 
 /// Shortcutting (docs/planner.md): tries to shorten the plan ending at goal
 /// node `goal` by cutting stretches out of it (actions i+1..j, longest

@@ -76,6 +76,19 @@ struct cp_search {
   int undone;
   cp_rng undone_rng;
   cp_batch_meanwhile meanwhile; /* cp_search_set_meanwhile */
+  /* fresh_actions (rrt, sst): the (node, action) pairs tried, drawn or
+   * recorded: a bit per action of every node, and each node's count; the
+   * pairs first marked since cp_search_mark (undone by a rollback). */
+  int fresh;
+  long tried_words;         /* uint64_t words per node */
+  uint64_t *tried;          /* [cap_tried * tried_words] */
+  long *n_tried;            /* [cap_tried] */
+  long cap_tried;
+  long *tried_log;          /* [2 * cap_log]: node, action */
+  long n_log, cap_log;
+  long *near_ids;           /* [cap_near] cp_search_fresh_near's scratch */
+  double *near_d2;
+  int cap_near;
   char message[256];
 };
 
@@ -117,6 +130,25 @@ void cp_search_rollback(cp_search *s);
 long cp_search_witness_add(cp_search *s, const double *e);
 /// Sets witness w's representative (journalled). 0, or -1 (memory).
 int cp_search_witness_set_rep(cp_search *s, long w, long rep);
+
+/// fresh_actions: 1 when node id has been given every action (drawn or
+/// recorded): it is exhausted and selection passes it by. 0 without
+/// fresh_actions.
+int cp_search_exhausted(const cp_search *s, long id);
+/// fresh_actions: marks action a of node `from` as tried (journalled for a
+/// rollback). 0, or -1 when out of memory (message set).
+int cp_search_try(cp_search *s, long from, long a);
+/// fresh_actions: actions for an iteration from node `from`: k distinct
+/// random actions among the node's untried ones (all of them, in order, when at most k are left), each marked
+/// tried at once, so that a later draw of the same batch passes them by.
+/// Returns how many (0: the node is exhausted), or -1 (memory).
+int cp_search_pick_fresh(cp_search *s, long from, long *out, int k);
+/// fresh_actions: the ids of up to `want` live points of nn nearest q that
+/// are not exhausted, nearest first, in *ids (distances in *d2; the
+/// search's scratch, valid until the next call). Returns how many (0: every
+/// live point is exhausted), or -1 (memory, message set).
+int cp_search_fresh_near(cp_search *s, const cp_nn *nn, const double *q,
+                         int want, const long **ids, const double **d2);
 
 /// k distinct random actions into out (all of them, in order, when the
 /// problem has at most k); returns how many.

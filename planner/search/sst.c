@@ -16,7 +16,12 @@
  * same witness index (points inserted in id order) and the same index of
  * active nodes (every node that was ever active inserted in id order, the
  * inactive ones then removed: the k-d tree's shape depends only on the
- * insertion order), hence grows the uninterrupted run's tree bit for bit. */
+ * insertion order), hence grows the uninterrupted run's tree bit for bit.
+ *
+ * Fresh actions (search.fresh_actions): propagation draws among the
+ * selected node's untried actions, and selection passes exhausted nodes
+ * by (every action tried); the tried pairs are the search's (search.c),
+ * rebuilt on a resume from the stored nodes' (parent, action). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,10 +144,22 @@ nomem:
  * delta_bn, so does every node, and the radius query would find none (it
  * compares the same squared distances with delta_bn * delta_bn), so it is
  * not made. A sample in the whole state bounds mostly lies far from a
- * tree on a thin sheet of them (push: 95 % of the samples). */
+ * tree on a thin sheet of them (push: 95 % of the samples). With
+ * fresh_actions, exhausted nodes are passed by (they stay in the index,
+ * which keeps its shape on a resume). -1: no node; -2: out of memory. */
 static long select_node(cp_search *s, sst *t, const double *sample) {
   double d2;
-  long nearest = cp_nn_nearest(t->active, sample, &d2);
+  long nearest;
+  if (s->fresh) { /* the nearest active node not exhausted */
+    const long *ids;
+    const double *dd;
+    int n = cp_search_fresh_near(s, t->active, sample, 1, &ids, &dd);
+    if (n < 0) return -2;
+    nearest = n ? ids[0] : -1;
+    d2 = n ? dd[0] : 0;
+  } else {
+    nearest = cp_nn_nearest(t->active, sample, &d2);
+  }
   if (nearest < 0 || d2 > s->opt.delta_bn * s->opt.delta_bn) return nearest;
   long cnt = cp_nn_radius(t->active, sample, s->opt.delta_bn, t->near,
                           t->cap_near);
@@ -158,7 +175,9 @@ static long select_node(cp_search *s, sst *t, const double *sample) {
   }
   long best = -1;
   for (long k = 0; k < cnt; ++k)
-    if (best < 0 || s->nodes[t->near[k]].cost < s->nodes[best].cost ||
+    if (cp_search_exhausted(s, t->near[k])) {
+      continue;
+    } else if (best < 0 || s->nodes[t->near[k]].cost < s->nodes[best].cost ||
         (s->nodes[t->near[k]].cost == s->nodes[best].cost && t->near[k] < best))
       best = t->near[k];
   return best < 0 ? nearest : best;
@@ -176,12 +195,18 @@ static int sst_draw(cp_search *s, int i) {
   if (!cp_search_batch_iter(s, i, &sample, &acts)) return -1;
   int to_goal = cp_search_sample(s, sample);
   long from = select_node(s, t, sample);
+  if (from == -2) return -1;
   if (from < 0) return 1;
   int k = 1;
-  if (to_goal && s->opt.candidates > 1)
+  if (s->fresh)
+    k = cp_search_pick_fresh(s, from, acts,
+                             to_goal && s->opt.candidates > 1
+                                 ? s->opt.candidates : 1);
+  else if (to_goal && s->opt.candidates > 1)
     k = cp_search_pick_actions(s, acts, s->opt.candidates);
   else
     acts[0] = (long)(cp_rng_next(&s->rng) % (uint64_t)s->p.n_actions);
+  if (k < 0) return -1;
   return cp_search_batch_iter_end(s, i, from, k,
                                   to_goal && s->opt.candidates > 1);
 }
@@ -199,12 +224,20 @@ static cp_search_status sst_iterate(cp_search *s) {
   if (s->opt.batch > 1) return cp_search_batch_iterate(s, sst_draw, sst_merge);
   int to_goal = cp_search_sample(s, t->sample);
   long from = select_node(s, t, t->sample);
+  if (from == -2) return CP_SEARCH_FAILED;
   if (from < 0) return CP_SEARCH_EXHAUSTED;
   /* Propagation: one random action; towards a goal sample, the best of
-   * `candidates` by the goal distance (goal steering, as rrt). */
+   * `candidates` by the goal distance (goal steering, as rrt). With
+   * fresh_actions, among the node's untried actions. */
   long id;
   cp_search_status st;
-  if (to_goal && s->opt.candidates > 1) {
+  if (s->fresh) {
+    int g = to_goal && s->opt.candidates > 1;
+    int k = cp_search_pick_fresh(s, from, t->actions,
+                                 g ? s->opt.candidates : 1);
+    if (k < 0) return CP_SEARCH_FAILED;
+    st = cp_search_steer(s, from, t->actions, k, t->sample, g, t->e, &id);
+  } else if (to_goal && s->opt.candidates > 1) {
     int k = cp_search_pick_actions(s, t->actions, s->opt.candidates);
     st = cp_search_steer(s, from, t->actions, k, t->sample, 1, t->e, &id);
   } else {

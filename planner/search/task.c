@@ -603,7 +603,7 @@ static int parse_search(cp_task *t, const json_t *v, cp_error *err) {
       "method", "weight",  "resolution", "goal_bias", "seed",  "candidates",
       "speed",  "delta_bn", "delta_s",   "metric",    "sampling",
       "shortcut", "batch", "connect", "goal_k", "steer", "steer_rotation",
-      "steer_probe", "pipeline", "drop_rejected", NULL};
+      "steer_probe", "pipeline", "drop_rejected", "fresh_actions", NULL};
   if (cp_json_check_object(v, "search", keys, err)) return -1;
   const json_t *x;
   if ((x = json_object_get(v, "method"))) {
@@ -866,6 +866,7 @@ static int parse_keeping(const char *text, size_t len, const char *path,
   task->candidates = 8;
   task->search_batch = 1;
   task->search_pipeline = -1; /* unset: cp_task_search_mode decides */
+  task->search_fresh_actions = -1; /* unset: cp_task_fresh_actions decides */
   task->speed = 0.5;
   task->delta_bn = 0.05;
   task->delta_s = 0.02;
@@ -988,4 +989,11 @@ void cp_task_hash(const cp_task *t, char out[CP_TASK_KEY_SIZE]) {
                             t->files[i].sha256);
   cp_sha256_hex(m, n, out);
   free(m);
+}
+
+int cp_task_fresh_actions(const cp_task *task, const char *method) {
+  if (!method || (strcmp(method, "rrt") && strcmp(method, "sst"))) return 0;
+  /* Opt-in for now (docs/planner.md, "Fresh actions": known problems). */
+  return task->search_fresh_actions > 0 && !task->continuous &&
+         task->n_actions <= CP_SEARCH_MAX_FRESH_ACTIONS;
 }

@@ -190,6 +190,10 @@ typedef struct cp_task {
                           ///< one of this many nearest nodes (0: nearest)
   int drop_rejected;      ///< search.drop_rejected: rrt drops a node an
                           ///< iteration from which kept nothing (0: off)
+  /// search.fresh_actions: rrt and sst never simulate a (node, action) pair
+  /// twice (cp_search_options.fresh_actions): 1 on, 0 off, -1 not given
+  /// (off; cp_task_fresh_actions).
+  int search_fresh_actions;
   int steer_local;        ///< search.steer "local" (planner/search/
                           ///< steer_local.c; task_actions.c): 1, else 0
   int n_steer;            ///< steer_local: the inputs it steers (those
@@ -273,6 +277,12 @@ long cp_task_steer_action(const cp_task *task, const double *u);
 /// values (cp_task_action_values) are values [n_inputs].
 void cp_task_steer_coords(const cp_task *task, const double *values,
                           double *u);
+
+/// Whether the task's runs with planner `method` use fresh actions
+/// (cp_search_options.fresh_actions): search.fresh_actions when given
+/// true (rrt and sst with grid sampling and at most
+/// CP_SEARCH_MAX_FRESH_ACTIONS actions); 0 otherwise (opt-in for now).
+int cp_task_fresh_actions(const cp_task *task, const char *method);
 
 /// How a search of the task with method `method` and search.batch `batch`
 /// (the run's, which a caller may override) runs its batches: returns 1

@@ -24,6 +24,18 @@ int cp_task_parse_search_keys(cp_task *t, const json_t *v, cp_error *err) {
                           "from which kept no candidate leaves the tree)");
     t->drop_rejected = json_is_true(x); /* rrt's; others ignore it */
   }
+  if ((x = json_object_get(v, "fresh_actions"))) {
+    if (!json_is_boolean(x))
+      return cp_error_set(err, "search.fresh_actions",
+                          "expected true or false (rrt and sst: never "
+                          "simulate a node's action twice)");
+    if (json_is_true(x) && t->continuous)
+      return cp_error_set(err, "search.fresh_actions",
+                          "true goes with sampling \"grid\" (continuous "
+                          "sampling does not repeat actions): expected false "
+                          "or no key");
+    t->search_fresh_actions = json_is_true(x);
+  }
   x = json_object_get(v, "connect");
   if (!x) return 0;
   if (!json_is_integer(x) || json_integer_value(x) < 0 ||

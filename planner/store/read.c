@@ -383,6 +383,10 @@ cp_store_status cp_store_list(cp_store *st, json_t **out) {
     json_object_set_new(r, "search_pipeline",
                         json_boolean(json_is_true(
                             json_object_get(o, "search_pipeline"))));
+    /* rrt and sst runs since session 28 never repeat a (node, action). */
+    json_object_set_new(r, "search_fresh_actions",
+                        json_boolean(json_is_true(
+                            json_object_get(o, "search_fresh_actions"))));
     json_decref(o);
     json_t *plans = json_array();
     sqlite3_reset(p);

@@ -305,7 +305,8 @@ class CPlanResult(Structure):  # planner/plan/plan.h
                 ("stats", CSearchStats), ("seconds", c_double), ("session_seconds", c_double),
                 ("store_seconds", c_double), ("cost", c_double), ("length", c_long),
                 ("best_distance", c_double), ("best_node", c_long), ("goal_node", c_long),
-                ("failed", c_long), ("failed_by", c_long * _abi_size(b"CP_EXPAND_COUNT"))]
+                ("failed", c_long), ("failed_by", c_long * _abi_size(b"CP_EXPAND_COUNT")),
+                ("actions_exhausted", c_int)]
 
 
 class CBenchOptions(Structure):  # planner/plan/plan.h

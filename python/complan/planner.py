@@ -178,7 +178,9 @@ def plan(task, db="complan.sqlite", seed=None, method=None, max_seconds=None,
     "limit", "interrupted", "failed_expansions"), run_id, plan_id (None
     without a plan), planner, nodes, expansions, lcp_solves, seconds, cost,
     length, resumed, steps, lemke_pivots, fallbacks, rejected, duplicates,
-    failed_expansions, failures {outcome: count}, best_distance, best_node,
+    failed_expansions, failures {outcome: count}, actions_exhausted (True:
+    with search.fresh_actions every node had tried all its actions, status
+    "limit", or "solved" with sst's plan so far), best_distance, best_node,
     store_seconds, database. Bad input (the task, a database of another
     kind) and storage failures raise Error."""
     t, path = _task(task, base_dir)
@@ -255,6 +257,7 @@ def plan(task, db="complan.sqlite", seed=None, method=None, max_seconds=None,
         res["rejected"] = r.stats.rejected
         res["duplicates"] = r.stats.duplicates
         res["failed_expansions"] = r.failed
+        res["actions_exhausted"] = bool(r.actions_exhausted)
         res["failures"] = {L.expand_outcome_name(k).decode(): r.failed_by[k]
                            for k in range(len(r.failed_by)) if L.expand_outcome_is_failure(k)}
         res["best_distance"] = L.num(r.best_distance)
@@ -353,10 +356,12 @@ class Database:
     def runs(self):
         """Every search run with its plans, as `complan plans --json` lists
         them: [{"id", "task_id", "task_hash", "task_path", "planner",
-        "search_batch", "search_pipeline", "status", "seed", "seconds",
-        "nodes", "expansions", "lcp_solves", "plans": [{"id", "node",
-        "cost", "length", "duration"}]}]; search_batch is a pipelined
-        run's half (search_pipeline True), else its whole batch."""
+        "search_batch", "search_pipeline", "search_fresh_actions",
+        "status", "seed", "seconds", "nodes", "expansions", "lcp_solves",
+        "plans": [{"id", "node", "cost", "length", "duration"}]}];
+        search_batch is a pipelined run's half (search_pipeline True), else
+        its whole batch; search_fresh_actions True for a rrt or sst run that
+        never simulated a (node, action) pair twice."""
         st = self._live()
         doc = c_void_p()
         s = L.store_list(st, byref(doc))

@@ -525,3 +525,88 @@ Test(cli_plan, assemble_then_plan_share_the_default_database) {
   cr_assert(n0 == n1 && !memcmp(before, after, n0), "other.db changed");
   free(before), free(after);
 }
+
+/* search.fresh_actions through complan plan, batched (session 28: push
+ * has 4 actions, so a batch of 16 -- or rrt's batch of 4, each drawing all
+ * 4 actions of its node -- took every action of the start node; the draw
+ * after that found no node to grow from and the run ended at 1 node,
+ * reported not_found). One run per thread count: both grow past the start,
+ * the same tree (nodes, simulations, plan), and never a (parent, action)
+ * pair twice. */
+static json_t *fresh_push(const char *search, const char *threads,
+                          char **db, int rc) {
+  char *task = temp_task("push.json", "\"method\": \"astar\"", search);
+  *db = synth_temp_db();
+  const char *argv[] = {"complan", "plan", task, "--db", *db, "--seed", "1",
+                        "--max-nodes", "300", "--threads", threads,
+                        "--max-seconds", "3600", "--json", NULL};
+  json_t *doc = cpt_run_json(argv, rc);
+  sqlite3 *s;
+  sqlite3_open(*db, &s);
+  assert_integrity(s);
+  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM nodes"),
+               jint(doc, "nodes"));
+  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM (SELECT 1 FROM nodes"
+                                  " WHERE parent IS NOT NULL GROUP BY parent,"
+                                  " action HAVING count(*) > 1)"),
+               0, "a (node, action) pair simulated twice");
+  cr_assert_eq(synth_query_int(s, "SELECT json_extract(options,"
+                                  " '$.search_fresh_actions') FROM searches"),
+               1);
+  sqlite3_close(s);
+  unlink(task);
+  free(task);
+  return doc;
+}
+
+Test(cli_plan, fresh_actions_batched_runs_grow_alike_on_1_and_2_threads) {
+  static const char *const searches[] = {
+      "\"method\": \"sst\", \"batch\": 16, \"fresh_actions\": true",
+      "\"method\": \"sst\", \"batch\": 16, \"pipeline\": true, "
+      "\"fresh_actions\": true",
+      "\"method\": \"rrt\", \"batch\": 4, \"candidates\": 2, "
+      "\"fresh_actions\": true"};
+  for (int k = 0; k < 3; ++k) {
+    char *db1, *db2;
+    json_t *a = fresh_push(searches[k], "1", &db1, 0);
+    json_t *b = fresh_push(searches[k], "2", &db2, 0);
+    cr_assert_str_eq(jstr(a, "status"), "solved", "%s", searches[k]);
+    cr_assert_gt(jint(a, "nodes"), 16, "%s", searches[k]);
+    cr_assert(json_is_false(json_object_get(a, "actions_exhausted")));
+    cr_assert_str_eq(jstr(b, "status"), "solved");
+    cr_assert_eq(jint(a, "nodes"), jint(b, "nodes"), "%s", searches[k]);
+    cr_assert_eq(jint(a, "lcp_solves"), jint(b, "lcp_solves"));
+    cr_assert_eq(jint(a, "length"), jint(b, "length"));
+    cr_assert_eq(json_number_value(json_object_get(a, "cost")),
+                 json_number_value(json_object_get(b, "cost")));
+    cr_assert_eq(jint(a, "best_node"), jint(b, "best_node"));
+    json_decref(a);
+    json_decref(b);
+    synth_remove_db(db1);
+    synth_remove_db(db2);
+  }
+}
+
+/* Running out of untried actions is no proof that no plan exists: rrt
+ * with 4 candidates of push's 4 actions keeps one child per node and tries
+ * every action of a node at once; when every node of its tree has, the
+ * run ends as a limit (exit 1, stored "limit", resumable), flagged
+ * actions_exhausted, not not_found. */
+Test(cli_plan, fresh_actions_exhaustion_is_a_limit_not_not_found) {
+  char *db;
+  json_t *doc = fresh_push("\"method\": \"rrt\", \"batch\": 4, "
+                           "\"fresh_actions\": true",
+                           "2", &db, 1);
+  cr_assert_str_eq(jstr(doc, "status"), "limit");
+  cr_assert(json_is_true(json_object_get(doc, "actions_exhausted")));
+  cr_assert_gt(jint(doc, "nodes"), 4);
+  cr_assert_lt(jint(doc, "nodes"), 300, "ended before the node limit");
+  cr_assert(json_is_null(json_object_get(doc, "plan_id")));
+  sqlite3 *s;
+  sqlite3_open(db, &s);
+  cr_assert_eq(synth_query_int(s, "SELECT count(*) FROM searches WHERE"
+                                  " status = 'limit'"), 1);
+  sqlite3_close(s);
+  json_decref(doc);
+  synth_remove_db(db);
+}

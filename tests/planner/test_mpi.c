@@ -119,8 +119,11 @@ static int looks_of(const char *err, long long *looks, long long *fruitless) {
 /* The run of --threads 1, then of `mpirun -n R ... --mpi` for R = 1, 2, 3
  * (rank 0 alone runs every job; with workers it runs the jobs no worker
  * is free for): the same database rows and plan each time. */
-static void same_as_threads(const char *method) {
-  char *task = synth_push_task(4), *a = synth_temp_db(), *b = synth_temp_db();
+/* search_keys: extra keys of the task's search object (NULL: none). */
+static void same_as_threads_with(const char *method, const char *search_keys) {
+  char *task = search_keys ? synth_push_task_with(4, search_keys)
+                           : synth_push_task(4);
+  char *a = synth_temp_db(), *b = synth_temp_db();
   const char *one[] = {"complan", "plan", task, "--db", a, "--method",
                        method, "--max-nodes", "60", "--threads", "1",
                        "--json", NULL};
@@ -172,6 +175,10 @@ static void same_as_threads(const char *method) {
   synth_remove_db(b);
   remove(task);
   free(task);
+}
+
+static void same_as_threads(const char *method) {
+  same_as_threads_with(method, NULL);
 }
 
 /* The jobs rank 0 ran of the batch after the one it waited for (the
@@ -355,6 +362,14 @@ Test(mpi, waits_poll_or_nap_give_the_same_tree) {
 Test(mpi, astar_as_threads) { same_as_threads("astar"); }
 Test(mpi, rrt_as_threads) { same_as_threads("rrt"); }
 Test(mpi, sst_as_threads) { same_as_threads("sst"); }
+/* search.fresh_actions (session 28): the draws are rank 0's, so 1-3 ranks
+ * grow the one-thread tree (plain batches and pipelined halves). */
+Test(mpi, fresh_actions_sst_as_threads) {
+  same_as_threads_with("sst", "\"pipeline\": false, \"fresh_actions\": true");
+}
+Test(mpi, fresh_actions_pipelined_sst_as_threads) {
+  same_as_threads_with("sst", "\"pipeline\": true, \"fresh_actions\": true");
+}
 
 /* `plan --benchmark --mpi` (cp_plan_mpi_benchmark): six runs (astar and
  * sst, 3 seeds each, node limits) spread over 1, 2 and 3 ranks give the

@@ -783,3 +783,148 @@ Test(search, rrt_drop_rejected_in_batches) {
   o.drop_rejected = 2;
   assert_refused(o, "drop_rejected");
 }
+
+/* search.fresh_actions (docs/planner.md, "Fresh actions"): the point has 8
+ * actions and a simulation is a function of (node, action), so without it
+ * sst repeats pairs; with it no pair is simulated twice (a node has at most
+ * 8 children: once every action is tried the node is never selected
+ * again), in single iterations, batches and pipelined halves, and a run
+ * stopped by a node limit resumes to the uninterrupted run's tree. */
+static void pair_census(cp_search *s, long *repeats, long *exhausted) {
+  long n = cp_search_node_count(s);
+  int *seen = calloc((size_t)n * 8, sizeof *seen);
+  long *children = calloc((size_t)n, sizeof *children);
+  cr_assert(seen && children);
+  *repeats = *exhausted = 0;
+  for (long id = 1; id < n; ++id) {
+    const cp_search_node *d = cp_search_node_get(s, id);
+    cr_assert(d->action >= 0 && d->action < 8);
+    if (seen[d->parent * 8 + d->action]++) (*repeats)++;
+    if (++children[d->parent] == 8) (*exhausted)++;
+    cr_assert(children[d->parent] <= 8 || *repeats > 0);
+  }
+  free(seen);
+  free(children);
+}
+
+static cp_search *fresh_run(const char *method, int fresh, int batch,
+                            int pipeline, long nodes) {
+  cp_search_options o = rrt_options(11, 0.1, 3, 0);
+  o.method = method;
+  o.fresh_actions = fresh;
+  o.batch = batch;
+  o.pipeline = pipeline;
+  o.max_nodes = nodes;
+  o.delta_bn = 0.2;
+  return point_run(o);
+}
+
+Test(search, fresh_actions_never_repeat_a_pair) {
+  long rep, ex;
+  cp_search *s = fresh_run("sst", 0, 1, 0, 1500);
+  pair_census(s, &rep, &ex);
+  cr_assert_gt(rep, 100, "sst repeats pairs without fresh actions (%ld)", rep);
+  cp_search_destroy(s);
+  const char *methods[] = {"sst", "rrt"};
+  for (int m = 0; m < 2; ++m)
+    for (int mode = 0; mode < 3; ++mode) {
+      s = fresh_run(methods[m], 1, mode ? 4 : 1, mode == 2, 1500);
+      pair_census(s, &rep, &ex);
+      cr_assert_eq(rep, 0, "%s mode %d: %ld repeated pairs", methods[m], mode,
+                   rep);
+      if (m == 0 && mode == 0) /* sst runs some nodes out */
+        cr_assert_gt(ex, 0, "%s mode %d: no node exhausted", methods[m], mode);
+      cp_search_destroy(s);
+    }
+}
+
+Test(search, fresh_actions_resumed_grow_the_same_tree) {
+  cp_search_options o = rrt_options(11, 0.1, 3, 0);
+  o.fresh_actions = 1;
+  o.max_nodes = 400;
+  assert_resumed_same_tree(o); /* rrt */
+  o.method = "sst";
+  o.delta_bn = 0.2;
+  assert_resumed_same_tree(o);
+  o.batch = 4;
+  assert_resumed_same_tree(o);
+}
+
+Test(search, fresh_actions_exhaust_a_small_space) {
+  /* The maze with its goal in a wall (unreachable): sst keeps one node per
+   * cell (a later, dearer one is dominated), so with fresh actions it
+   * simulates each active node's 4 actions once, then every active node is
+   * exhausted and the search says so -- without them it would go on
+   * repeating them up to the node limit. The same in batches of 16 and
+   * pipelined batches: a batch from a tree of one node (4 actions) is
+   * short, not the end of the search (session 28: it ended at 1 node).
+   * The search tells it apart from a proof (cp_search_fresh_actions: the
+   * plan layer reports a limit). */
+  static const int batches[][2] = {{1, 0}, {16, 0}, {16, 1}, {4, 1}};
+  for (int b = 0; b < 4; ++b) {
+    synth_grid g = maze_grid();
+    g.goal[0] = g.goal[1] = 1;
+    cp_search_problem p = synth_grid_problem(&g);
+    cp_search_options o = cp_search_defaults();
+    o.method = "sst";
+    o.goal_bias = 0;
+    o.fresh_actions = 1;
+    o.batch = batches[b][0];
+    o.pipeline = batches[b][1];
+    o.max_nodes = 100000;
+    char msg[256];
+    double x0[2] = {0, 0};
+    cp_search *s = cp_search_create(&p, &o, x0, 0, msg, sizeof msg);
+    cr_assert(s, "%s", msg);
+    cr_assert_eq(synth_run(s, 1000000), CP_SEARCH_EXHAUSTED, "batch %d", b);
+    cr_assert_eq(cp_search_fresh_actions(s), 1);
+    long n = cp_search_node_count(s), *tried = calloc((size_t)n, sizeof *tried);
+    /* The maze has 10 x 10 cells less its walls: the tree reached far. */
+    cr_assert_gt(n, 40, "batch %d pipeline %d: %ld nodes", o.batch,
+                 o.pipeline, n);
+    int *seen = calloc((size_t)n * 4, sizeof *seen);
+    cr_assert(tried && seen && n < 100000);
+    for (long id = 1; id < n; ++id) {
+      const cp_search_node *d = cp_search_node_get(s, id);
+      cr_assert_eq(seen[d->parent * 4 + d->action]++, 0, "pair repeated");
+      tried[d->parent]++;
+    }
+    for (long id = 0; id < n; ++id) {
+      const cp_search_node *d = cp_search_node_get(s, id);
+      if (d->outcome == CP_EXPAND_OK &&
+          !(d->flags & (CP_NODE_DISCARDED | CP_NODE_INACTIVE | CP_NODE_PRUNED)))
+        cr_assert_eq(tried[id], 4, "active node %ld tried %ld actions", id,
+                     tried[id]);
+    }
+    free(tried);
+    free(seen);
+    cp_search_destroy(s);
+  }
+  /* Without fresh actions the search does not claim it. */
+  synth_grid g = maze_grid();
+  cp_search_problem p = synth_grid_problem(&g);
+  cp_search_options o = cp_search_defaults();
+  o.method = "sst";
+  char msg[256];
+  double x0[2] = {0, 0};
+  cp_search *s = cp_search_create(&p, &o, x0, 0, msg, sizeof msg);
+  cr_assert(s, "%s", msg);
+  cr_assert_eq(cp_search_fresh_actions(s), 0);
+  cp_search_destroy(s);
+}
+
+Test(search, fresh_actions_refuse_huge_action_spaces) {
+  synth_point pt = {0};
+  cp_search_problem p = synth_point_problem(&pt);
+  p.n_actions = CP_SEARCH_MAX_FRESH_ACTIONS + 1L;
+  cp_search_options o = rrt_options(1, 0.1, 3, 0);
+  o.fresh_actions = 1;
+  char msg[256] = "";
+  double x0[2] = {0.1, 0.1};
+  cr_assert_null(cp_search_create(&p, &o, x0, 0, msg, sizeof msg));
+  cr_assert(strstr(msg, "fresh_actions"), "%s", msg);
+  o.fresh_actions = 2;
+  p.n_actions = 8;
+  cr_assert_null(cp_search_create(&p, &o, x0, 0, msg, sizeof msg));
+  cr_assert(strstr(msg, "fresh_actions"), "%s", msg);
+}

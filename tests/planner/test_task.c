@@ -213,6 +213,24 @@ Test(task, bad_inputs_name_their_json_path) {
   }
   expect_error("\"seed\": 1", "\"seed\": 1, \"drop_rejected\": 1",
                "search.drop_rejected", "true or false");
+  { /* search.fresh_actions: opt-in, rrt and sst on a grid */
+    cp_task t;
+    cp_error e;
+    cr_assert_eq(cp_task_parse(good, strlen(good), NULL, &t, &e), 0, "%s", e.msg);
+    cr_assert_eq(t.search_fresh_actions, -1);
+    cr_assert_eq(cp_task_fresh_actions(&t, "sst"), 0);
+    t.search_fresh_actions = 1;
+    cr_assert_eq(cp_task_fresh_actions(&t, "sst"), 1);
+    cr_assert_eq(cp_task_fresh_actions(&t, "rrt"), 1);
+    cr_assert_eq(cp_task_fresh_actions(&t, "astar"), 0);
+    cp_task_free(&t);
+  }
+  expect_error("\"seed\": 1", "\"seed\": 1, \"fresh_actions\": 1",
+               "search.fresh_actions", "true or false");
+  expect_error("\"astar\", \"weight\"",
+               "\"rrt\", \"sampling\": \"continuous\", "
+               "\"fresh_actions\": true, \"weight\"",
+               "search.fresh_actions", "grid");
   expect_error("\"nodes\": 100000", "\"nodes\": 0", "limits.nodes", NULL);
   expect_error("\"mode\"", "\"velocity_sliding\": 1, \"mode\"", "velocity_sliding",
                "true or false");

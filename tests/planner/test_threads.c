@@ -24,12 +24,17 @@
 #include "tests/support.h"
 #include "synth.h"
 
-static void same_for_any_thread_count(const char *method, long max_nodes) {
+static void same_for_any_thread_count_fresh(const char *method,
+                                           long max_nodes, int fresh) {
   char *file = synth_push_task(4);
   cp_task task;
   cp_error e;
   cr_assert_eq(cp_task_load(file, &task, &e), 0, "%s", e.msg);
   cr_assert_eq(task.search_batch, 4);
+  /* search.fresh_actions; rrt with 2 candidates of push's 4 actions (with
+   * 8 it tries all 4 of a node at once and runs out within ~100 nodes). */
+  task.search_fresh_actions = fresh;
+  if (fresh && !strcmp(method, "rrt")) task.candidates = 2;
   task.weight = 0.1; /* astar: a wide search (the task's w = 2 takes 13 nodes) */
   char *path = synth_temp_db();
   cp_store *st = synth_open_store(path);
@@ -52,7 +57,9 @@ static void same_for_any_thread_count(const char *method, long max_nodes) {
   unsigned long long d0 = synth_run_digest(db, 1, &n0);
   char plan0[4096], plan[4096];
   synth_plan_of(db, 1, plan0, sizeof plan0);
-  cr_assert(n0 > 40, "%s: a real search (%lld nodes)", method, n0);
+  /* (rrt with fresh actions solves push in 31 nodes: 8 batches) */
+  cr_assert(n0 > (fresh ? 16 : 40), "%s: a real search (%lld nodes)", method,
+            n0);
   if (!strcmp(method, "astar")) cr_assert(plan0[0], "astar: a plan");
   for (int k = 1; k < 3; ++k) {
     cr_assert_eq(synth_run_digest(db, k + 1, &n), d0, "%s: %d threads", method,
@@ -63,7 +70,14 @@ static void same_for_any_thread_count(const char *method, long max_nodes) {
     cr_assert_eq(r[k].cost, r[0].cost);
     cr_assert_eq(r[k].stats.expansions, r[0].stats.expansions);
     cr_assert_eq(r[k].stats.lcp_solves, r[0].stats.lcp_solves);
+    cr_assert_eq(r[k].actions_exhausted, r[0].actions_exhausted);
   }
+  if (fresh) /* no (node, action) pair simulated twice in any run */
+    cr_assert_eq(synth_query_int(db, "SELECT count(*) FROM (SELECT 1 FROM"
+                                     " nodes WHERE parent IS NOT NULL GROUP"
+                                     " BY search_id, parent, action HAVING"
+                                     " count(*) > 1)"),
+                 0, "%s", method);
   /* Warm starts travel with the nodes: most accepted nodes carry one. */
   cr_assert(synth_query_int(db, "SELECT count(*) FROM nodes WHERE search_id ="
                                 " 1 AND warm IS NOT NULL") > n0 / 4);
@@ -72,6 +86,10 @@ static void same_for_any_thread_count(const char *method, long max_nodes) {
   cp_task_free(&task);
   remove(file);
   free(file);
+}
+
+static void same_for_any_thread_count(const char *method, long max_nodes) {
+  same_for_any_thread_count_fresh(method, max_nodes, 0);
 }
 
 Test(threads, astar_database_is_the_same_for_1_2_4_threads) {
@@ -89,6 +107,29 @@ Test(threads, a_killed_threaded_run_resumes_into_the_uninterrupted_one) {
   char *db = synth_temp_db();
   sqlite3 *s = synth_kill_push_run(task, db);
   synth_killed_push_resumes(s, task, db, "2", NULL);
+}
+
+/* search.fresh_actions (session 28) on worker threads: the same tree for 1,
+ * 2 and 4 threads, and a killed run (plain batches of 4; pipelined halves
+ * of 2, whose pending half's pairs are tried before they are merged)
+ * resumes into the uninterrupted run. */
+Test(threads, fresh_actions_rrt_database_is_the_same_for_1_2_4_threads) {
+  same_for_any_thread_count_fresh("rrt", 400, 1);
+}
+Test(threads, fresh_actions_sst_database_is_the_same_for_1_2_4_threads) {
+  same_for_any_thread_count_fresh("sst", 400, 1);
+}
+static void killed_fresh_run_resumes(const char *search_keys) {
+  char *task = synth_push_task_with(4, search_keys);
+  char *db = synth_temp_db();
+  synth_killed_push_resumes(synth_kill_push_run(task, db), task, db, "2",
+                            NULL);
+}
+Test(threads, a_killed_fresh_actions_run_resumes_into_the_uninterrupted_one) {
+  killed_fresh_run_resumes("\"pipeline\": false, \"fresh_actions\": true");
+}
+Test(threads, a_killed_pipelined_fresh_actions_run_resumes_alike) {
+  killed_fresh_run_resumes("\"pipeline\": true, \"fresh_actions\": true");
 }
 
 Test(threads, bad_thread_counts_and_batches_are_refused) {
