@@ -246,15 +246,11 @@ static int grow_tried(cp_search *s, long id) {
   long cap = s->cap_tried ? s->cap_tried : 1024;
   while (cap <= id) cap *= 2;
   size_t w = (size_t)s->tried_words;
-  uint64_t *t = realloc(s->tried, (size_t)cap * w * sizeof *t);
-  if (!t) return -1;
-  memset(t + (size_t)s->cap_tried * w, 0,
-         (size_t)(cap - s->cap_tried) * w * sizeof *t);
-  s->tried = t;
-  long *n = realloc(s->n_tried, (size_t)cap * sizeof *n);
-  if (!n) return -1;
-  memset(n + s->cap_tried, 0, (size_t)(cap - s->cap_tried) * sizeof *n);
-  s->n_tried = n;
+  if (cp_search_grow_zeroed((void **)&s->tried, s->cap_tried, cap,
+                            w * sizeof *s->tried) ||
+      cp_search_grow_zeroed((void **)&s->n_tried, s->cap_tried, cap,
+                            sizeof *s->n_tried))
+    return -1;
   s->cap_tried = cap;
   return 0;
 }

@@ -8,6 +8,20 @@
 #include "planner/search/nn.h"
 #include "planner/search/search.h"
 
+#include <stdlib.h>
+#include <string.h>
+
+/* Makes *p (old elements of elem bytes) hold cap elements, the new ones
+ * zero. Returns 0, or -1 when out of memory (*p then unchanged). */
+static inline int cp_search_grow_zeroed(void **p, long old, long cap,
+                                        size_t elem) {
+  char *q = realloc(*p, (size_t)cap * elem);
+  if (!q) return -1;
+  memset(q + (size_t)old * elem, 0, (size_t)(cap - old) * elem);
+  *p = q;
+  return 0;
+}
+
 /// A planner: its name and its functions. state: the planner's own data.
 typedef struct cp_planner_impl {
   const char *name;

@@ -43,10 +43,9 @@ static int grow_children(sst *t, long n) {
   if (n <= t->cap_c) return 0;
   long cap = t->cap_c ? t->cap_c : 1024;
   while (cap < n) cap *= 2;
-  long *c = realloc(t->children, (size_t)cap * sizeof *c);
-  if (!c) return -1;
-  memset(c + t->cap_c, 0, (size_t)(cap - t->cap_c) * sizeof *c);
-  t->children = c;
+  if (cp_search_grow_zeroed((void **)&t->children, t->cap_c, cap,
+                            sizeof *t->children))
+    return -1;
   t->cap_c = cap;
   return 0;
 }
