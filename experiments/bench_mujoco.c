@@ -35,10 +35,11 @@
  * BENCH_RESERVE=N sizes them for N contacts, and BENCH_RESERVE=0 leaves the
  * reserve off (arrays grow, and their pages are first touched, inside the
  * timed steps). The third table counts the page faults taken in the timed
- * loops. BENCH_SWAP=1 swaps complan's two steppers in each round's turns
- * (velocity, MuJoCo default, acceleration, MuJoCo tuned instead of
- * acceleration first): a stepper that reads slower only in its usual turn
- * is paying for its place, not for its work.
+ * loops. The engines take turns in the order acceleration, MuJoCo default,
+ * velocity, MuJoCo tuned, each round starting one turn further on (round r
+ * at turn r mod 4), after one untimed turn of each: a round's first turn
+ * has read slow on this machine whichever engine took it, so every engine
+ * takes every place. BENCH_SWAP=1 exchanges the two steppers' places.
  *
  * --phases adds a table of where each engine's step goes, per phase, in
  * the round whose counted steps took the least and the one whose took the
@@ -533,6 +534,17 @@ enum { ACC, VEL, MJD, MJT, NENG };
 static const char *engine_name[NENG] = {"complan acceleration", "complan velocity",
                                         "MuJoCo default", "MuJoCo tuned"};
 
+/* One turn of engine `eng` on the scene. */
+static res run_engine(int eng, const cp_scene *sc, const scene_def *def, const mjModel *md,
+                      const mjModel *mt) {
+  switch (eng) {
+  case ACC: return run_complan(sc, def, CP_STEPPER_ACCELERATION);
+  case VEL: return run_complan(sc, def, CP_STEPPER_VELOCITY);
+  case MJD: return run_mujoco(md, sc, def);
+  default: return run_mujoco(mt, sc, def);
+  }
+}
+
 static void run_scene(const scene_def *def, int rounds, res out[NENG], int tty) {
   cp_scene sc;
   if (load_scene(def, &sc)) exit(1);
@@ -542,15 +554,21 @@ static void run_scene(const scene_def *def, int rounds, res out[NENG], int tty) 
   mt->opt.noslip_iterations = 10;
   const char *sw = getenv("BENCH_SWAP");
   const int swap = sw && sw[0] == '1';
+  /* The turns: acceleration, MuJoCo default, velocity, MuJoCo tuned
+   * (BENCH_SWAP=1: the two steppers' places exchanged). Round r starts at
+   * turn r mod 4 and goes round, so every engine takes every place in turn
+   * (a round's first turn has read slow on this machine, whichever engine
+   * took it: session 28), and one untimed turn of each engine before the
+   * first round warms the process (its allocator, its code's pages). */
+  const int order[NENG] = {swap ? VEL : ACC, MJD, swap ? ACC : VEL, MJT};
+  for (int k = 0; k < NENG; ++k) (void)run_engine(order[k], &sc, def, md, mt);
   for (int r = 0; r < rounds; ++r) {
     if (tty) fprintf(stderr, "\r%-40s round %d/%d   ", def->name, r + 1, rounds);
-    /* BENCH_SWAP=1: the velocity stepper takes the first turn */
-    const cp_stepper first = swap ? CP_STEPPER_VELOCITY : CP_STEPPER_ACCELERATION,
-                     third = swap ? CP_STEPPER_ACCELERATION : CP_STEPPER_VELOCITY;
-    res t[NENG] = {run_complan(&sc, def, first), run_mujoco(md, &sc, def),
-                   run_complan(&sc, def, third), run_mujoco(mt, &sc, def)};
-    /* t's order is the turn order; out's is the engines' */
-    res e[NENG] = {t[swap ? 2 : 0], t[swap ? 0 : 2], t[1], t[3]};
+    res e[NENG];
+    for (int k = 0; k < NENG; ++k) {
+      const int eng = order[(k + r) % NENG];
+      e[eng] = run_engine(eng, &sc, def, md, mt);
+    }
     for (int i = 0; i < NENG; ++i) {
       if (r == 0) {
         out[i] = e[i], out[i].flt_max = e[i].flt;

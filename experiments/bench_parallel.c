@@ -52,6 +52,7 @@
  * BATCH replaces the tasks' batch (16) in the timed runs and is profiled
  * beside 4, 16 and 32; "profile" stops
  * after the profile, "timed" skips it.
+ * BENCH_TASK=TEXT measures only the tasks whose file name contains TEXT.
  * CP_COMPLAN (default build/complan) and CP_MPIRUN (default mpirun) name
  * the programs; as root, Open MPI needs OMPI_ALLOW_RUN_AS_ROOT=1 and
  * OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1.
@@ -80,11 +81,15 @@ typedef bench_spec spec;
  * (session 17: push 6000, grasp_lift 2450, the corner pivot 700 expansions
  * a second), so that the search's start and first batches do not decide
  * the ratio. */
-static const spec specs[] = {
+static const spec all_specs[] = {
     {"planner/tasks/push.json", "sst", 12000, 16},
     {"planner/tasks/grasp_lift.json", "sst", 5000, 16},
     {"planner/tasks/bench/hidex-corner-pivot.json", "sst", 1500, 16},
 };
+/* The tasks this run measures: all, or those whose file name contains
+ * BENCH_TASK (main). */
+static spec specs[sizeof all_specs / sizeof *all_specs];
+static size_t n_specs;
 
 /* The configurations: threads (in process) or MPI ranks, with the
  * default pipelined batches (pipe 1: search.pipeline not given) or plain
@@ -897,6 +902,14 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (repeats > MAX_REPEATS) repeats = MAX_REPEATS;
+  const char *only = getenv("BENCH_TASK");
+  for (size_t k = 0; k < sizeof all_specs / sizeof *all_specs; ++k)
+    if (!only || strstr(strrchr(all_specs[k].task, '/') + 1, only)) specs[n_specs++] = all_specs[k];
+  if (!n_specs) {
+    fprintf(stderr, "bench_parallel: BENCH_TASK='%s' names none of the tasks\nusage: %s\n", only,
+            usage);
+    return 2;
+  }
   openblas_set_num_threads(1);
   /* Where the time goes, load-independent: a profiled 1-thread run of
    * each task (thread CPU time), its serial share and the bounds it sets
@@ -941,7 +954,7 @@ int main(int argc, char **argv) {
   int profiled[MAX_PROFILED] = {4, 16, 32, batch}, n_profiled = 3;
   if (batch && batch != 4 && batch != 16 && batch != 32) n_profiled = 4;
   outcome prof_out[N_SPECS][MAX_PROFILED];
-  for (size_t k = 0; k < N_SPECS && !timed_only; ++k)
+  for (size_t k = 0; k < n_specs && !timed_only; ++k)
     for (int q = 0; q < n_profiled; ++q) {
       spec sp = specs[k];
       sp.batch = profiled[q];
@@ -996,7 +1009,7 @@ int main(int argc, char **argv) {
    * repeat), and the jobs its workers ran. */
   outcome rank0_of[sizeof specs / sizeof *specs][N_CONFIGS];
   int batch_of[sizeof specs / sizeof *specs];
-  for (size_t k = 0; k < sizeof specs / sizeof *specs; ++k) {
+  for (size_t k = 0; k < n_specs; ++k) {
     spec sp1 = specs[k];
     if (batch) sp1.batch = batch;
     const spec *sp = &sp1;
@@ -1170,7 +1183,7 @@ int main(int argc, char **argv) {
          "looking | waiting | messages + looking per worker job (us) | "
          "looks / fruitless per worker job |\n"
          "|---|---|---|---|---|---|---|---|---|---|---|\n");
-  for (size_t k = 0; k < sizeof specs / sizeof *specs; ++k)
+  for (size_t k = 0; k < n_specs; ++k)
     for (int c = 0; c < N_CONFIGS; ++c) {
       const outcome *o = &rank0_of[k][c];
       if (!configs[c].ranks || !(o->r0[0] > 0)) continue;
@@ -1199,7 +1212,7 @@ int main(int argc, char **argv) {
          "expansion | E(16), 1 GbE, batch 4 | E(16), 1 GbE, batch 16 | "
          "E(64), 1 GbE, batch 64 | E(64), IB, batch 64 |\n"
          "|---|---|---|---|---|---|---|---|\n");
-  for (size_t k = 0; k < sizeof specs / sizeof *specs; ++k) {
+  for (size_t k = 0; k < n_specs; ++k) {
     double t = model_in[k][0], s = model_in[k][1], b = model_in[k][2];
     printf("| %s | %.3f | %.1f%% | %.0f | %.0f%% | %.0f%% | %.0f%% | %.0f%% "
            "|\n",
