@@ -117,7 +117,8 @@ static const struct {
     /* read by offset from an opaque cp_system */
     SZ(cp_system), OF(cp_system, n_obj), OF(cp_system, n_l), OF(cp_system, n_u),
     OF(cp_system, n_c), OF(cp_system, obj_body), OF(cp_system, joint_manip),
-    OF(cp_system, joint_index), OF(cp_system, sliding),
+    OF(cp_system, joint_index), OF(cp_system, sliding), OF(cp_system, frame),
+    OF(cp_system, point),
     /* stability (complan.stability) */
     SZ(cp_stability_options), OF(cp_stability_options, depth), OF(cp_stability_options, rel_tol),
     OF(cp_stability_options, energy_tol), OF(cp_stability_options, mip_tol),

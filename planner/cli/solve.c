@@ -28,6 +28,11 @@ static const char tail[] =
     "With --solver certify the answer also says whether the accelerations are\n"
     "unique (another solution with different accelerations is shown if not).\n"
     "\n"
+    "JSON contacts carry \"point\" and \"frame\" {\"n\", \"t\", \"o\"} (world\n"
+    "unit vectors, n from b into a, o = n x t): \"force\" [c_n, c_t, c_o] is\n"
+    "c_n n + c_t t + c_o o on body a at the point (b gets its opposite), and\n"
+    "the acceleration or velocity entries are along the same directions.\n"
+    "\n"
     "Contacts with \"mu_torsion\" are soft fingers: they also carry a moment\n"
     "about the normal, |torsion| <= mu_torsion c_n; JSON contacts then add\n"
     "\"torsion\" (N m, on body a) and \"spin_acceleration\" (rad/s^2, relative\n"
@@ -62,6 +67,20 @@ static const char *joint_name(const cp_scene *scene, const cp_system *sys, int r
 
 /* The objects' rows of u (6 per object: linear then angular) as JSON, each
  * {"name", lin, ang}. */
+/* Contact j's point and frame, world frame (models/system.h): "point" and
+ * "frame": {"n", "t", "o"}, the unit directions that the three entries of
+ * its "force" (c_n, c_t, c_o) and of its acceleration or velocity are
+ * measured along, so that force n c_n + t c_t + o c_o acts on body a at
+ * the point. */
+static void contact_frame_json(json_t *c, const cp_system *sys, int j) {
+  vec3_json(c, "point", sys->point + 3 * j);
+  json_t *f = json_object();
+  vec3_json(f, "n", sys->frame + 9 * j);
+  vec3_json(f, "t", sys->frame + 9 * j + 3);
+  vec3_json(f, "o", sys->frame + 9 * j + 6);
+  json_object_set_new(c, "frame", f);
+}
+
 static json_t *bodies_json(const cp_scene *scene, const cp_system *sys, const double *u,
                            const char *lin, const char *ang) {
   json_t *bodies = json_array();
@@ -143,6 +162,7 @@ static int quasistatic(const char *file, const cp_scene *scene, const cp_system 
         json_object_set_new(c, "outcome", json_string(cp_outcome_name(res.outcome[j])));
         vec3_json(c, "force", res.force + 3 * j);
         vec3_json(c, "velocity", res.contact_velocity + 3 * j);
+        contact_frame_json(c, sys, j);
         if (res.soft[j]) {
           json_object_set_new(c, "torsion", cp_json_num(res.torsion[j]));
           json_object_set_new(c, "spin_velocity", cp_json_num(res.spin[j]));
@@ -303,6 +323,7 @@ int cp_cli_solve(const cp_cli_command *cmd, int argc, char **argv) {
         json_object_set_new(c, "outcome", json_string(cp_outcome_name(res.outcome[j])));
         vec3_json(c, "force", res.force + 3 * j);
         vec3_json(c, "acceleration", res.accel + 3 * j);
+        contact_frame_json(c, &sys, j);
         if (res.soft[j]) {
           json_object_set_new(c, "torsion", cp_json_num(res.torsion[j]));
           json_object_set_new(c, "spin_acceleration", cp_json_num(res.spin_accel[j]));

@@ -37,10 +37,11 @@ static char *dir_of(const char *path) {
 static int number_in(const json_t *v, const char *path, double lo, double hi,
                      int open_lo, double *out, cp_error *err) {
   if (cp_json_number(v, path, out, err)) return -1;
-  if (*out < lo || *out > hi || (open_lo && *out == lo))
-    return cp_error_set(err, path, "expected a number %s %g%s, got %g",
-                        open_lo ? ">" : ">=", lo,
-                        isinf(hi) ? "" : " and within range", *out);
+  if (*out < lo || *out > hi || (open_lo && *out == lo)) /* say the range and the value */
+    return isinf(hi) ? cp_error_set(err, path, "expected a number %s %g, got %.15g",
+                                    open_lo ? ">" : ">=", lo, *out)
+                     : cp_error_set(err, path, "expected a number in %c%g, %g], got %.15g",
+                                    open_lo ? '(' : '[', lo, hi, *out);
   return 0;
 }
 
@@ -502,12 +503,12 @@ static int parse_action(cp_task *t, const json_t *v, cp_error *err) {
   const json_t *d = json_object_get(v, "duration"), *h = json_object_get(v, "dt");
   if (!d) return cp_error_set(err, "action.duration", "required (seconds > 0)");
   if (number_in(d, "action.duration", 0, 1e6, 1, &t->duration, err)) return -1;
-  t->dt = t->duration;
-  if (h && number_in(h, "action.dt", 0, t->duration, 1, &t->dt, err))
-    return -1;
-  double n = round(t->duration / t->dt);
-  if (n > 1e6)
-    return cp_error_set(err, "action.dt", "more than 10^6 steps per action");
+  t->dt = t->duration; /* at most the action, split into at most 10^6 steps */
+  if (h && cp_json_number(h, "action.dt", &t->dt, err)) return -1;
+  const double n = round(t->duration / t->dt);
+  if (!(t->dt > 0 && t->dt <= t->duration && n <= 1e6))
+    return cp_error_set(err, "action.dt", "expected seconds in (0, %g] (at most action.duration) and "
+                        ">= %g (at most 10^6 steps), got %.15g", t->duration, t->duration / 1e6, t->dt);
   t->steps = n < 1 ? 1 : (int)n;
   return 0;
 }

@@ -224,15 +224,32 @@ class Scene:
         joints = [self._joint_name(jm[r], ji[r]) for r in range(n_l)]
         return n_obj, n_l, n_c, bodies, joints, ints("sliding", n_c)
 
+    @staticmethod
+    def _frames(sys_buf, n_c):
+        """Each contact's point and frame (n, t, o), world frame, as lists
+        of floats: the system's `point` and `frame` arrays."""
+        base = ctypes.addressof(sys_buf)
+
+        def doubles(name, n):
+            p = ctypes.cast(L.field(base, "cp_system." + name, c_void_p),
+                            ctypes.POINTER(c_double))
+            return [L.num(p[i]) for i in range(n)] if n else []
+
+        point, frame = doubles("point", 3 * n_c), doubles("frame", 9 * n_c)
+        return [(point[3 * j:3 * j + 3],
+                 {"n": frame[9 * j:9 * j + 3], "t": frame[9 * j + 3:9 * j + 6],
+                  "o": frame[9 * j + 6:9 * j + 9]}) for j in range(n_c)]
+
     def _contact_names(self, n_c):
         arr = ctypes.cast(L.field(self._ptr, "cp_scene.contacts", c_void_p),
                           ctypes.POINTER(L.CContact))
         return [(self._ref_name(arr[j].a), self._ref_name(arr[j].b)) for j in range(n_c)]
 
-    def _contact_records(self, r, n_c, sliding, motion, spin, res):
+    def _contact_records(self, r, n_c, sliding, motion, spin, res, frames):
         """The contacts as the JSON lists them: a, b, initial (dynamic only),
-        outcome, force, the relative motion (key, (k, 3) array) and, for
-        soft fingers, torsion and the spin (key, C array)."""
+        outcome, force, the relative motion (key, (k, 3) array), point and
+        frame (from _frames) and, for soft fingers, torsion and the spin
+        (key, C array)."""
         cl = []
         for j, (a, b) in enumerate(self._contact_names(n_c)):
             c = {"a": a, "b": b}
@@ -241,6 +258,7 @@ class Scene:
             c["outcome"] = r.outcome[j]
             c["force"] = [L.num(x) for x in r.force[j]]
             c[motion[0]] = [L.num(x) for x in motion[1][j]]
+            c["point"], c["frame"] = frames[j]
             if res.soft[j]:
                 c["torsion"] = L.num(res.torsion[j])
                 c[spin[0]] = L.num(spin[1][j])
@@ -299,7 +317,7 @@ class Scene:
                               u[6 * n_obj:], r.effort)
                 r["contacts"] = self._contact_records(
                     r, n_c, None if quasistatic else sliding, (k["joint"], motion),
-                    (k["spin_key"], getattr(res, k["spin"])), res)
+                    (k["spin_key"], getattr(res, k["spin"])), res, self._frames(sys_buf, n_c))
             k["extras"](r, res, opt, friction, solved, 6 * n_obj + n_l)
             return r
         finally:

@@ -476,6 +476,36 @@ Test(cli_plan, bad_tasks_and_databases_exit_2_with_the_place) {
   synth_remove_db(db);
 }
 
+/* The action's step and length out of range: exit 2, the file, the JSON
+ * path, the value and the allowed range on stderr, no database written. */
+Test(cli_plan, action_dt_and_duration_ranges_are_said) {
+  char *db = synth_temp_db();
+  const struct {
+    const char *from, *to, *w1, *w2;
+  } cases[] = {
+      {"\"dt\": 0.005", "\"dt\": 0.5", "action.dt: expected seconds in (0, 0.1] (at most "
+       "action.duration) and >= 1e-07 (at most 10^6 steps), got 0.5", NULL},
+      {"\"dt\": 0.005", "\"dt\": -0.005", "action.dt: expected seconds in (0, 0.1]",
+       "got -0.005"},
+      {"\"dt\": 0.005", "\"dt\": 1e-9", "action.dt: expected seconds in (0, 0.1]",
+       ">= 1e-07 (at most 10^6 steps), got 1e-09"},
+      {"\"duration\": 0.1", "\"duration\": 0", "action.duration: expected a number in "
+       "(0, 1e+06], got 0", NULL},
+      {"\"duration\": 0.1", "\"duration\": 2e6", "action.duration: expected a number in "
+       "(0, 1e+06], got 2000000", NULL},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; ++k) {
+    char *tp = temp_task("push.json", cases[k].from, cases[k].to);
+    const char *argv[] = {"complan", "plan", tp, "--db", db, NULL};
+    bad(argv, 2, tp, cases[k].w1);
+    if (cases[k].w2) bad(argv, 2, tp, cases[k].w2);
+    cr_assert_neq(access(db, F_OK), 0, "case %zu: a database was written", k);
+    unlink(tp);
+    free(tp);
+  }
+  synth_remove_db(db);
+}
+
 /* Issue 21 (H3): `assemble` writes the default complan.sqlite through the
  * store, stamped, so `plan` in the same folder adds to it; every command
  * refuses another application's file and leaves it as it was. */

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "models/scene.h"
 #include "tests/support.h"
 
 #define G 9.81
@@ -187,6 +188,127 @@ Test(cli_trust, reported_contact_forces_balance_gravity_and_m_a) {
     unlink(scene);
     free(scene);
   }
+}
+
+/* a x b */
+static void cross3(const double a[3], const double b[3], double c[3]) {
+  c[0] = a[1] * b[2] - a[2] * b[1];
+  c[1] = a[2] * b[0] - a[0] * b[2];
+  c[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+/* R I R^T v for the body-frame inertia I (row-major) and the orientation
+ * q = [w, x, y, z]: the world inertia applied to v. */
+static void world_inertia_times(const double q[4], const double I[9], const double v[3],
+                                double out[3]) {
+  const double w = q[0], x = q[1], y = q[2], z = q[3];
+  const double R[9] = {1 - 2 * (y * y + z * z), 2 * (x * y - w * z),     2 * (x * z + w * y),
+                       2 * (x * y + w * z),     1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+                       2 * (x * z - w * y),     2 * (y * z + w * x),     1 - 2 * (x * x + y * y)};
+  double b[3], c[3];
+  for (int i = 0; i < 3; ++i) b[i] = R[i] * v[0] + R[3 + i] * v[1] + R[6 + i] * v[2];
+  for (int i = 0; i < 3; ++i) c[i] = I[3 * i] * b[0] + I[3 * i + 1] * b[1] + I[3 * i + 2] * b[2];
+  for (int i = 0; i < 3; ++i) out[i] = R[3 * i] * c[0] + R[3 * i + 1] * c[1] + R[3 * i + 2] * c[2];
+}
+
+/* `complan solve --json` reports each contact's point and frame (n, t, o):
+ * the frame is orthonormal and right-handed, its normal is `complan
+ * contacts`' normal, and the force entries recombined with it, c_n n +
+ * c_t t + c_o o on body a (its opposite on b) at the point, balance every
+ * free body's Newton-Euler equations with the reported accelerations:
+ * m a = m g + sum F and I alpha + w x I w = sum (p - x) x F, the masses,
+ * inertias and poses read from the scene by the library, not from the
+ * command. Scenes: two blocks held on a slope by friction, a box sliding
+ * on a table, a tower of boxes, and a sphere rolling on a plane tilted
+ * about two axes (a frame along no world axis). */
+Test(cli_trust, solve_frame_balances_newton_euler) {
+  char *tilted = cpt_temp_file(
+      "{\"friction\": {\"default\": 0.4}, \"bodies\": [{\"name\": \"ramp\", "
+      "\"fixed\": true, \"shape\": {\"type\": \"plane\", \"normal\": [0.3, -0.2, "
+      "0.9327379053088815], \"offset\": 0}}, {\"name\": \"ball\", \"mass\": 2, "
+      "\"shape\": {\"type\": \"sphere\", \"radius\": 0.1}, \"position\": [0.03, "
+      "-0.02, 0.09327379053088815], \"angular_velocity\": [0.4, 0.6, 0]}]}",
+      ".json");
+  char paths[4][1024];
+  snprintf(paths[0], sizeof paths[0], "%s/models/scenes/friction_stack.json", getenv("CP_SOURCE_ROOT"));
+  snprintf(paths[1], sizeof paths[1], "%s/models/scenes/box_sliding.json", getenv("CP_SOURCE_ROOT"));
+  snprintf(paths[2], sizeof paths[2], "%s/models/scenes/tower.json", getenv("CP_SOURCE_ROOT"));
+  snprintf(paths[3], sizeof paths[3], "%s", tilted);
+  for (int k = 0; k < 4; ++k) {
+    cp_scene sc;
+    cp_error e;
+    cr_assert_eq(cp_scene_load(paths[k], NULL, &sc, &e), 0, "%s: %s: %s", paths[k], e.where,
+                 e.msg);
+    json_t *sol = solve(paths[k]);
+    const char *cv[] = {"complan", "contacts", paths[k], "--json", NULL};
+    json_t *con = cpt_run_json(cv, 0);
+    json_t *ks = json_object_get(sol, "contacts"), *cs = json_object_get(con, "contacts");
+    cr_assert_gt(json_array_size(ks), 0);
+    cr_assert_eq(json_array_size(ks), json_array_size(cs));
+    json_t *bodies = json_object_get(sol, "bodies");
+    int checked = 0;
+    for (size_t bi = 0; bi < json_array_size(bodies); ++bi) {
+      json_t *jb = json_array_get(bodies, bi);
+      const char *name = json_string_value(json_object_get(jb, "name"));
+      const cp_body *b = NULL;
+      for (int i = 0; i < sc.n_bodies; ++i)
+        if (!strcmp(sc.bodies[i].name, name)) b = &sc.bodies[i];
+      cr_assert(b && !b->fixed, "%s: body %s", paths[k], name);
+      double F[3], T[3] = {0, 0, 0}, scale = b->mass * G;
+      for (int j = 0; j < 3; ++j) F[j] = b->mass * sc.gravity[j];
+      for (size_t i = 0; i < json_array_size(ks); ++i) {
+        json_t *c = json_array_get(ks, i), *fr = json_object_get(c, "frame");
+        double n[3], t[3], o[3], p[3], f[3], fw[3], r[3], m[3], nxt[3];
+        for (int j = 0; j < 3; ++j) {
+          n[j] = vget(json_object_get(fr, "n"), (size_t)j);
+          t[j] = vget(json_object_get(fr, "t"), (size_t)j);
+          o[j] = vget(json_object_get(fr, "o"), (size_t)j);
+          p[j] = vget(json_object_get(c, "point"), (size_t)j);
+          f[j] = vget(json_object_get(c, "force"), (size_t)j);
+          const double cn = vget(json_object_get(json_array_get(cs, i), "normal"), (size_t)j);
+          cr_assert(fabs(n[j] - cn) <= 1e-15, "%s: contact %zu's normal is not contacts'",
+                    paths[k], i);
+        }
+        cross3(n, t, nxt);
+        for (int j = 0; j < 3; ++j) cr_assert(fabs(nxt[j] - o[j]) <= 1e-15, "o != n x t");
+        cr_assert(fabs(n[0] * n[0] + n[1] * n[1] + n[2] * n[2] - 1) <= 1e-15);
+        cr_assert(fabs(t[0] * t[0] + t[1] * t[1] + t[2] * t[2] - 1) <= 1e-15);
+        cr_assert(fabs(n[0] * t[0] + n[1] * t[1] + n[2] * t[2]) <= 1e-15);
+        const char *a = json_string_value(json_object_get(c, "a")),
+                   *bn = json_string_value(json_object_get(c, "b"));
+        const double sign = !strcmp(a, name) ? 1 : !strcmp(bn, name) ? -1 : 0;
+        if (sign == 0) continue;
+        for (int j = 0; j < 3; ++j) {
+          fw[j] = sign * (f[0] * n[j] + f[1] * t[j] + f[2] * o[j]);
+          F[j] += fw[j];
+          r[j] = p[j] - b->x[j];
+        }
+        scale += fabs(f[0]) + fabs(f[1]) + fabs(f[2]);
+        cross3(r, fw, m);
+        for (int j = 0; j < 3; ++j) T[j] += m[j];
+      }
+      double al[3], Ia[3], Iw[3], wIw[3];
+      for (int j = 0; j < 3; ++j)
+        al[j] = vget(json_object_get(jb, "angular_acceleration"), (size_t)j);
+      world_inertia_times(b->q, b->inertia, al, Ia);
+      world_inertia_times(b->q, b->inertia, b->w, Iw);
+      cross3(b->w, Iw, wIw);
+      for (int j = 0; j < 3; ++j) {
+        const double ma = b->mass * vget(json_object_get(jb, "linear_acceleration"), (size_t)j);
+        cr_assert(fabs(F[j] - ma) <= 1e-11 * scale, "%s, %s: force[%d] %.17g, m a %.17g",
+                  paths[k], name, j, F[j], ma);
+        cr_assert(fabs(T[j] - Ia[j] - wIw[j]) <= 1e-11 * scale, "%s, %s: moment[%d] %.17g, "
+                  "I alpha + w x I w %.17g", paths[k], name, j, T[j], Ia[j] + wIw[j]);
+      }
+      ++checked;
+    }
+    cr_assert_gt(checked, 0);
+    json_decref(con);
+    json_decref(sol);
+    cp_scene_free(&sc);
+  }
+  unlink(tilted);
+  free(tilted);
 }
 
 Test(cli_trust, simulated_sliding_box_follows_the_closed_form) {

@@ -172,8 +172,14 @@ Test(task, bad_inputs_name_their_json_path) {
   expect_error("[-2, 0, 2]", "[-2, \"x\", 2]", "inputs.finger/j1.values[1]", NULL);
   expect_error("\"range\": [-1.5, 1.5]", "\"range\": [1.5, -1.5]",
                "inputs.finger/j2.range", "lo <= hi");
-  expect_error("\"dt\": 0.005", "\"dt\": 0.5", "action.dt", NULL);
-  expect_error("\"duration\": 0.1", "\"duration\": -0.1", "action.duration", NULL);
+  expect_error("\"dt\": 0.005", "\"dt\": 0.5", "action.dt",
+               "expected seconds in (0, 0.1] (at most action.duration) and >= 1e-07 (at most "
+               "10^6 steps), got 0.5");
+  expect_error("\"dt\": 0.005", "\"dt\": 0", "action.dt", "in (0, 0.1]");
+  expect_error("\"dt\": 0.005", "\"dt\": 1e-8", "action.dt", ">= 1e-07 (at most 10^6 steps), got 1e-08");
+  expect_error("\"dt\": 0.005", "\"dt\": \"x\"", "action.dt", NULL);
+  expect_error("\"duration\": 0.1", "\"duration\": -0.1", "action.duration",
+               "expected a number in (0, 1e+06], got -0.1");
   expect_error("\"body\": \"box\"", "\"body\": \"table\"", "goal.body",
                "no free body");
   expect_error("\"tolerance\": 0.02", "\"tolerance\": 0", "goal.tolerance", NULL);

@@ -95,24 +95,36 @@ Test(world_motion, incline_slides) {
   }
 }
 
-Test(world_motion, incline_holds) {
-  const double th = PI / 6, mu = 0.6, h = 1e-3;
+// A box (0.2 x 0.1 x 0.1 m) resting on the 30 degree incline with friction
+// mu, stepped at h for 10 s with either stepper, drifts at most `bound` m.
+static void incline_rests(double mu, double h, double bound) {
   char text[2048];
-  incline_text(text, sizeof text, th, mu,
+  incline_text(text, sizeof text, PI / 6, mu,
                "{\"type\": \"box\", \"size\": [0.2, 0.1, 0.1]}", 0.05);
   for (int s = 0; s < 2; ++s) {
     cp_world *w = wt_world(text, dyn[s], h);
     double x0[13], x[13];
     cp_world_get_state(w, x0);
-    wt_run(w, 10000, NULL);
+    wt_run(w, (int)lround(10 / h), NULL);
     cp_world_get_state(w, x);
     double d = sqrt(pow(x[0] - x0[0], 2) + pow(x[1] - x0[1], 2) +
                     pow(x[2] - x0[2], 2));
-    cr_assert(d <= 1e-6, "%s: drifted %g m in 10 s", cp_stepper_name(dyn[s]),
-              d);
+    cr_log_info("%s, mu %g, h %g: incline drift %.3g m", cp_stepper_name(dyn[s]), mu, h, d);
+    cr_assert(d <= bound, "%s: drifted %.3g m in 10 s (bound %.3g)",
+              cp_stepper_name(dyn[s]), d, bound);
     cp_world_destroy(w);
   }
 }
+
+Test(world_motion, incline_holds) { incline_rests(0.6, 1e-3, 1e-6); }
+
+// Issue 26's figure for the box resting on the 30 degree incline, held: the
+// benchmark's setting (mu 0.7, dt = 5 ms, 10 s; bench_mujoco prints a drift
+// of 1.5e-7 m with either stepper, experiments/results/mujoco.md; issue 26
+// quoted 2.2e-7 m from an earlier run). This scene tilts the ramp as a body
+// rather than its plane's normal and drifts the same 1.53e-7 m; bound:
+// three times that, where incline_holds' 1e-6 m at 1 ms allows more.
+Test(world_motion, incline_rest_fidelity) { incline_rests(0.7, 5e-3, 3 * 1.53e-7); }
 
 // A sphere rolls without slipping when mu >= (2/7) tan theta: its centre
 // accelerates at (5/7) g sin theta.

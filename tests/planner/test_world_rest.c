@@ -47,42 +47,73 @@ Test(world_rest, stack5) { stack_rests("stack5.json", "box5", 1e-9); }
 // same 1e-9 J bound as stack5.
 Test(world_rest, stack10) { stack_rests("stack10.json", "box10", 1e-9); }
 
-// A tall stack (25 boxes, the bench's scene) rests on warm starts: after the
-// first (cold) step at most one pivot a step on average with either
-// stepper, no drift projection's cold LCP on every step (issue 26: from
-// about 20 boxes the compliance's settling at the foot of the stack went
-// past the fixed hold depth, and the acceleration stepper spent 60 pivots a
-// step projecting it back), and the top box stays within 1e-6 m over 2 s.
-Test(world_rest, tall_stack_warm) {
+// A resting stack of `boxes` boxes (the benchmark's scene,
+// experiments/bench_stack.h, dt = 5 ms) stepped `steps` times with either
+// stepper: the top box's drift and the deepest overlap within the bounds,
+// and after the first step at most one Lemke pivot a step on average (the
+// warm starts hold).
+static void stack_rests_warm(int boxes, int steps, double drift_bound, double overlap_bound) {
   for (int s = 0; s < 2; ++s) {
     cp_world_options o = cp_world_defaults();
     o.dt = 5e-3;
     o.stepper = dyn[s];
-    cp_world *w = bench_stack_world(25, 0.5, 0, &o, "tall_stack_warm");
-    const int n = cp_world_state_size(w), top = 13 * 24, steps = 400;
+    cp_world *w = bench_stack_world(boxes, 0.5, 0, &o, "stack_rests_warm");
+    const int n = cp_world_state_size(w), top = 13 * (boxes - 1);
     double *x0 = malloc(sizeof(double) * (size_t)n), *x = malloc(sizeof(double) * (size_t)n);
+    cr_assert(x0 && x);
     cp_world_get_state(w, x0);
     long pivots = 0;
     double pen = 0;
     for (int k = 0; k < steps; ++k) {
       cp_step_info si;
-      cr_assert_eq(cp_world_step(w, &si), CP_WORLD_OK, "%s: step %d: %s",
-                   cp_stepper_name(dyn[s]), k, cp_world_message(w));
+      cr_assert_eq(cp_world_step(w, &si), CP_WORLD_OK, "%s, %d boxes: step %d: %s",
+                   cp_stepper_name(dyn[s]), boxes, k, cp_world_message(w));
       if (k > 0) pivots += si.pivots;
       pen = fmax(pen, si.max_penetration);
     }
     cp_world_get_state(w, x);
     double d = 0;
     for (int i = 0; i < 3; ++i) d += pow(x[top + i] - x0[top + i], 2);
-    cr_assert(pivots <= steps - 1, "%s: %ld pivots in %d warm steps",
-              cp_stepper_name(dyn[s]), pivots, steps - 1);
-    cr_assert(sqrt(d) <= 1e-6, "%s: the top box moved %g m", cp_stepper_name(dyn[s]), sqrt(d));
-    cr_assert(pen <= 1e-6, "%s: overlap %g m", cp_stepper_name(dyn[s]), pen);
+    d = sqrt(d);
+    cr_log_info("%s, %d boxes: drift %.3g m, overlap %.3g m, %ld pivots", cp_stepper_name(dyn[s]),
+                boxes, d, pen, pivots);
+    cr_assert(d <= drift_bound, "%s, %d boxes: the top box drifted %.3g m in %d steps (bound %.3g)",
+              cp_stepper_name(dyn[s]), boxes, d, steps, drift_bound);
+    cr_assert(pen <= overlap_bound, "%s, %d boxes: overlap %.3g m (bound %.3g)",
+              cp_stepper_name(dyn[s]), boxes, pen, overlap_bound);
+    cr_assert(pivots <= steps - 1, "%s, %d boxes: %ld pivots in %d warm steps",
+              cp_stepper_name(dyn[s]), boxes, pivots, steps - 1);
     free(x0);
     free(x);
     cp_world_destroy(w);
   }
 }
+
+// A tall stack (25 boxes, the bench's scene) rests on warm starts: after the
+// first (cold) step at most one pivot a step on average with either
+// stepper, no drift projection's cold LCP on every step (issue 26: from
+// about 20 boxes the compliance's settling at the foot of the stack went
+// past the fixed hold depth, and the acceleration stepper spent 60 pivots a
+// step projecting it back), and the top box stays within 1e-6 m over 2 s.
+Test(world_rest, tall_stack_warm) { stack_rests_warm(25, 400, 1e-6, 1e-6); }
+
+// Issue 26's fidelity figures, held by a test so that a regression fails
+// CI: the benchmark's resting stacks (experiments/bench_stack.h, bench_mujoco's
+// scene, dt = 5 ms) over its 10 s. The top box's drift and the deepest
+// overlap, both steppers, as bench_mujoco prints them (experiments/results/
+// mujoco.md, the same to the printed digits since session 11): drift
+// 3.6e-10, 3.2e-9, 8.9e-9, 3.6e-8, 1.4e-7 m and overlap 3.6e-10, 1.4e-9,
+// 2.8e-9, 6.4e-9, 1.4e-8 m for 1, 3, 5, 10, 20 boxes. The bounds are three
+// times those (world_rest's older bound, 1e-6 m, is 7 to 2800 times the
+// figures and would let them grow unseen). The warm starts hold at every
+// size (at most one pivot a step).
+Test(world_rest, stack_fidelity_small) {
+  stack_rests_warm(1, 2000, 3 * 3.6e-10, 3 * 3.6e-10);
+  stack_rests_warm(3, 2000, 3 * 3.2e-9, 3 * 1.4e-9);
+  stack_rests_warm(5, 2000, 3 * 8.9e-9, 3 * 2.8e-9);
+}
+Test(world_rest, stack_fidelity_10) { stack_rests_warm(10, 2000, 3 * 3.6e-8, 3 * 6.4e-9); }
+Test(world_rest, stack_fidelity_20) { stack_rests_warm(20, 2000, 3 * 1.4e-7, 3 * 1.4e-8); }
 
 // A box dropped corner first (e = 0) settles on the table: penetration
 // <= 1e-4 m at every step, no step without input gains energy beyond
