@@ -215,6 +215,9 @@ int cp_plan_mpi_serve(const cp_task *task, const cp_error *load_err,
   else {
     cp_task_hash(task, key);
     cp_plan_world_set_timing(pw, 0); /* job_cpu times the jobs */
+    /* Jobs come from searches of batches of several only (rank 0 runs
+     * batches of one itself): count as their worlds do. */
+    cp_plan_world_set_memo_pivots(pw, 1);
   }
   int n = pw ? cp_plan_world_problem(pw)->n : 0;
   if (hello(pw ? 0 : -1, n, why, err)) {

@@ -188,6 +188,11 @@ void cp_plan_world_destroy(cp_plan_world *pw);
 /// starts it has CP_PLAN_IMPACT_MEMO slots, else none): the benchmark
 /// measures warm starts with and without it. 0, or -1 (bad size, memory).
 int cp_plan_world_set_impact_memo(cp_plan_world *pw, int slots);
+/// cp_world_set_memo_pivots on the world and its workers' worlds: set by
+/// every search of the world (on when its batch is above 1, so that its
+/// nodes' pivots do not depend on the thread or rank that made them), and
+/// by an MPI worker rank, which runs jobs of such searches only.
+void cp_plan_world_set_memo_pivots(cp_plan_world *pw, int on);
 /// Simulates the batches of a search (search.batch > 1) on `threads`
 /// threads: the calling thread and threads - 1 workers, each with a world
 /// of its own made like pw's (docs/parallel.md). The problem then has

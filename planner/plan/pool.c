@@ -292,6 +292,11 @@ int cp_plan_pool_set_impact_memo(cp_plan_pool *pool, int slots) {
   return 0;
 }
 
+void cp_plan_pool_set_memo_pivots(cp_plan_pool *pool, int on) {
+  for (int k = 0; pool && k < pool->n_workers; ++k)
+    cp_plan_world_set_memo_pivots(pool->workers[k].world, on);
+}
+
 void cp_plan_pool_set_timing(cp_plan_pool *pool, int on) {
   for (int k = 0; pool && k < pool->n_workers; ++k)
     cp_plan_world_set_timing(pool->workers[k].world, on);

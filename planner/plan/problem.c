@@ -300,6 +300,20 @@ static void set_budget(void *ctx, const cp_search_budget *budget) {
   cp_plan_pool_set_budget(pw->pool, budget);
 }
 
+/* A search of batches of several jobs shares them out over worlds (threads,
+ * MPI ranks) whose impact memos hold what each world solved before, so a
+ * memo hit counts the pivots of the solve it stands for: a node's pivots
+ * are then the same whichever world made it. Batches of one keep the count
+ * of the pivots done (the planners' original numbers). */
+static void set_batch(void *ctx, int batch) {
+  cp_plan_world_set_memo_pivots(ctx, batch > 1);
+}
+
+void cp_plan_world_set_memo_pivots(cp_plan_world *pw, int on) {
+  cp_world_set_memo_pivots(pw->world, on);
+  cp_plan_pool_set_memo_pivots(pw->pool, on);
+}
+
 static int expand_batch(void *ctx, cp_expand_job *jobs, int n,
                         const cp_batch_meanwhile *meanwhile) {
   cp_plan_world *pw = ctx;
@@ -622,6 +636,7 @@ int cp_plan_world_create(const cp_task *task, int warm_start,
   p->sample_bounds = sample_bounds;
   p->goal_sample = goal_sample;
   p->set_budget = set_budget;
+  p->set_batch = set_batch;
   if (task->steer_local) {
     p->n_steer = task->n_steer;
     p->steer_action = steer_action;

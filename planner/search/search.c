@@ -599,6 +599,7 @@ cp_search *cp_search_create(const cp_search_problem *p,
     s->lo[k] = INFINITY;
     s->hi[k] = -INFINITY;
   }
+  if (p->set_batch) p->set_batch(p->ctx, o.batch);
   if (!resume) {
     cp_search_node n;
     memset(&n, 0, sizeof n);

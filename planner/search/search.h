@@ -204,6 +204,9 @@ typedef struct cp_search_problem {
   /// cp_search_create and NULL at cp_search_destroy, so that expand can
   /// poll it inside a long action and bound its solvers by the time left.
   void (*set_budget)(void *ctx, const cp_search_budget *budget);
+  /// Optional: receives the search's batch (cp_search_options.batch: a
+  /// pipelined search's half) at cp_search_create, before any expansion.
+  void (*set_batch)(void *ctx, int batch);
   /// Optional: runs the n jobs of a batch, in any order and on any number
   /// of workers, each with cp_expand_job_run on a world of its own (a job's
   /// outcome must depend on its inputs only). Returns 0 once every job has

@@ -486,7 +486,9 @@ cp_world_status cp_wi_step_acceleration(cp_world *w, stepsys *s,
     memo_slot *slot = cp_wi_memo_find(w, ns, m, &key, &hit);
     if (hit) {
       info->lcp_reused++;
+      if (w->memo_pivots) info->pivots += slot->pivots;
     } else {
+      const int pivots0 = info->pivots;
       // Independent groups (boxes landing apart in a bin) solved apart,
       // each cold; one group, or a split that failed: the whole problem.
       if (cp_wi_solve_islands_cold(w, m, &info->pivots, &li)) {
@@ -497,7 +499,10 @@ cp_world_status cp_wi_step_acceleration(cp_world *w, stepsys *s,
                     "t = %.9g: the impact LCP (size %d) was not solved: %s",
                     w->t, m, li.reason);
       }
-      if (slot) cp_wi_memo_keep(w, slot, key, ns, m);
+      if (slot) {
+        cp_wi_memo_keep(w, slot, key, ns, m);
+        slot->pivots = info->pivots - pivots0;
+      }
     }
     cp_wi_toc(w, &w->prof.solve, t0);
     info->impacts = 0;

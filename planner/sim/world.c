@@ -310,6 +310,10 @@ cp_world_status cp_world_set_impact_memo(cp_world *w, int slots) {
   return CP_WORLD_OK;
 }
 
+void cp_world_set_memo_pivots(cp_world *w, int on) {
+  w->memo_pivots = on != 0;
+}
+
 void cp_world_destroy(cp_world *w) {
   if (!w) return;
   memo_free(w);

@@ -301,6 +301,13 @@ cp_world_status cp_world_set_solve_poll(cp_world *w, void (*fn)(void *ctx),
 /// (0: off), dropping what it kept. CP_WORLD_BAD_INPUT for slots < 0,
 /// CP_WORLD_NOMEM (memo then off) when out of memory.
 cp_world_status cp_world_set_impact_memo(cp_world *w, int slots);
+/// Whether an impact LCP answered by the impact memo adds to the step's
+/// `pivots` the pivots of the cold solve that answered it first (on), or
+/// none (off: the default, pivots done). On, a step's count no longer
+/// depends on what the world solved before (the answers never do), so
+/// worlds that share out a planner's jobs in any way count the same
+/// (planner/plan: on for searches with batches of several jobs).
+void cp_world_set_memo_pivots(cp_world *w, int on);
 
 int cp_world_state_size(const cp_world *w);
 void cp_world_get_state(const cp_world *w, double *x);

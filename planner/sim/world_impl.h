@@ -86,6 +86,7 @@ typedef struct memo_slot {
   int ns, m; // ns = 0: empty
   size_t cap; // doubles at d
   double *d;  // key: Asel (3 ns square), bs (3 ns), mu (ns); then z (m)
+  int pivots; // the pivots of the cold solve that filled the slot
 } memo_slot;
 
 #define WARM_MAGIC 0x636d7731u /* "cmw1" */
@@ -172,6 +173,8 @@ struct cp_world {
   cp_contactgen_ws cg_ws;   // constraints.c: contact generation's buffers
   cp_system_ws sys_ws;      // stepsys.c: the step's system arrays
   memo_slot *memo;          // warm.c: the impact memo (opt.impact_memo slots)
+  int memo_pivots;          // 1: a memo hit counts its slot's pivots
+                            // (cp_world_set_memo_pivots)
   // worldcheck.c, filled by the steppers (planner/sim/stepcheck.h):
   // velocities at the start and after the step before drift (nu), total
   // impulses (3 ncon), the state at the (sub)step's start, the overlap the

@@ -1,6 +1,7 @@
 /* A search run copied in from another store file (cp_store_import_run,
  * store.h): its searches row under a new id and the given task, then its
- * nodes, witnesses and plans under that id, in one transaction. The
+ * nodes, witnesses, pending batch (a pipelined run) and plans under that
+ * id, in one transaction. The
  * columns are this store's (PRAGMA table_info), so a column added to the
  * schema is copied with no change here; the other file must have the same
  * schema version. */
@@ -104,7 +105,8 @@ cp_store_status cp_store_export_runs(cp_store *st, void **bytes,
   sqlite3_stmt *q;
   int rc = sqlite3_prepare_v2(
       st->db, "SELECT name FROM sqlite_schema WHERE type = 'table' AND name"
-      " NOT IN ('tasks', 'searches', 'nodes', 'witnesses', 'plans') AND name"
+      " NOT IN ('tasks', 'searches', 'nodes', 'witnesses', 'pending_batches',"
+      " 'plans') AND name"
       " NOT LIKE 'sqlite_%' ORDER BY name", -1, &q, NULL);
   size_t at = 0;
   while (!rc && sqlite3_step(q) == SQLITE_ROW) {
@@ -154,6 +156,10 @@ cp_store_status cp_store_import_run(cp_store *st, const void *bytes,
     s = copy_rows(st, "nodes", "search_id", NULL, ids);
   }
   if (!s) s = copy_rows(st, "witnesses", "search_id", NULL, ids);
+  /* A pipelined run's batch drawn and not merged: without it the run
+   * cannot be resumed (a run that ended at its node limit continues from
+   * it with a larger limit). */
+  if (!s) s = copy_rows(st, "pending_batches", "search_id", NULL, ids);
   if (!s) s = copy_rows(st, "plans", "search_id", "id", ids);
   if (!s) {
     sqlite3_stmt *q;

@@ -211,8 +211,9 @@ cp_store_status cp_store_export(cp_store *st, void **bytes, size_t *len);
 cp_store_status cp_store_export_runs(cp_store *st, void **bytes, size_t *len);
 /// Copies run `from` of a store exported by cp_store_export (the same
 /// schema version, else CP_STORE_BAD_FILE) into st as a new run of task_id
-/// (a task st has, from cp_store_task), with its nodes, witnesses and
-/// plans, in one transaction: *run_id its id in st (the next free one),
+/// (a task st has, from cp_store_task), with its nodes, witnesses, pending
+/// batch (pipelined runs: what --resume continues from) and plans, in one
+/// transaction: *run_id its id in st (the next free one),
 /// *plan_id that of its last plan (-1: none). MPI benchmarks
 /// (planner/plan/mpi.c) bring the ranks' runs into rank 0's store so.
 cp_store_status cp_store_import_run(cp_store *st, const void *bytes,

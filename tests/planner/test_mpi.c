@@ -155,6 +155,15 @@ static void same_as_threads_with(const char *method, const char *search_keys) {
     sqlite3 *db = synth_open_db(b);
     long long na = synth_assert_same_run(da, 1, db, ranks, method);
     cr_assert(na > 10, "%s: a real search (%lld nodes)", method, na);
+    /* The nodes' pivot counts too (a memo hit counts its cold solve's). */
+    char pq[128];
+    snprintf(pq, sizeof pq, "SELECT id, pivots FROM nodes WHERE search_id ="
+             " %d ORDER BY id", ranks);
+    char *pg = synth_rows_text(db, pq), *pw = synth_rows_text(da,
+        "SELECT id, pivots FROM nodes WHERE search_id = 1 ORDER BY id");
+    cr_expect_str_eq(pg, pw, "%s: pivots on %d ranks", method, ranks);
+    free(pg);
+    free(pw);
     /* Every expansion of a batch ran once, on a worker or on rank 0
      * (batches of 1, the last ones of a search, run on rank 0 outside
      * the counts). */

@@ -404,3 +404,71 @@ Test(wire, a_run_imports_from_an_exported_store) {
   remove(file);
   free(file);
 }
+
+/* A pipelined run (sst, batch 8: halves of 4) that ended at its node limit
+ * keeps, in pending_batches, the batch drawn and not merged; the shrunk
+ * export of a benchmark worker (cp_store_export_runs) and the import must
+ * carry it, or `plan --resume` refuses the imported run. The imported run
+ * has the row of a run planned straight into a file store, and resumes
+ * with a larger limit into that run's resumed nodes and plans. */
+Test(wire, an_imported_pipelined_run_keeps_its_pending_batch) {
+  char *file = synth_push_task_with(8, NULL);
+  cp_task task;
+  cp_error e;
+  cr_assert_eq(cp_task_load(file, &task, &e), 0, "%s", e.msg);
+  task.max_nodes = 20; /* (seed 4 solves at 34 nodes) */
+  char msg[512];
+  cp_store *mem;
+  cr_assert_eq(cp_store_open(":memory:", 0, &mem, msg, sizeof msg), 0, "%s",
+               msg);
+  cp_plan_options o = cp_plan_defaults();
+  o.method = "sst";
+  o.has_seed = 1;
+  o.seed = 4;
+  cp_plan_result r;
+  cr_assert_eq(cp_plan_task(mem, &task, &o, &r, &e), CP_PLAN_LIMIT, "%s",
+               e.msg);
+  void *bytes;
+  size_t len;
+  cr_assert_eq(cp_store_export_runs(mem, &bytes, &len), CP_STORE_OK, "%s",
+               cp_store_message(mem));
+  cp_store_close(mem);
+  char *path = synth_temp_db(), *ref_path = synth_temp_db();
+  cp_store *st = synth_open_store(path), *ref = synth_open_store(ref_path);
+  int64_t task_id, run_id, plan_id;
+  cr_assert_eq(cp_store_task(st, &task, file, &task_id), CP_STORE_OK);
+  cr_assert_eq(cp_store_import_run(st, bytes, len, r.run_id, task_id,
+                                   &run_id, &plan_id),
+               CP_STORE_OK, "%s", cp_store_message(st));
+  free(bytes);
+  cr_assert_eq(cp_plan_task(ref, &task, &o, &r, &e), CP_PLAN_LIMIT, "%s",
+               e.msg);
+  const char *q = "SELECT search_id, iterations, embedding, hex(data),"
+                  " hex(rng) FROM pending_batches";
+  sqlite3 *a = synth_open_db(path), *b = synth_open_db(ref_path);
+  char *got = synth_rows_text(a, q), *want = synth_rows_text(b, q);
+  cr_expect(want[0] != 0, "the planned run has no pending batch");
+  cr_expect_str_eq(got, want);
+  free(got);
+  free(want);
+  /* Both resume with a larger limit into the same run. */
+  task.max_nodes = 30;
+  o.resume = 1;
+  cp_plan_result ra, rb;
+  cp_plan_status sa = cp_plan_task(st, &task, &o, &ra, &e);
+  cr_expect_eq(sa, CP_PLAN_LIMIT, "%s", e.msg);
+  cr_expect_eq(cp_plan_task(ref, &task, &o, &rb, &e), CP_PLAN_LIMIT, "%s",
+               e.msg);
+  cr_expect_eq(ra.resumed, 1);
+  cr_expect_eq(rb.resumed, 1);
+  cr_expect_gt(synth_assert_same_run(a, 1, b, 1, "resumed import"), 20);
+  sqlite3_close(a);
+  sqlite3_close(b);
+  cp_store_close(st);
+  cp_store_close(ref);
+  synth_remove_db(path);
+  synth_remove_db(ref_path);
+  cp_task_free(&task);
+  remove(file);
+  free(file);
+}
