@@ -73,8 +73,8 @@ def main():
     fid = table(out.stdout, "Fidelity")
     scenes = ["stack of 1", "stack of 3", "sliding box", "box resting on 30 deg incline",
               "box sliding down 30 deg incline", "sphere rolling down 30 deg incline",
-              "squeeze grasp (2 fingers)", "Allegro hand (16 joints) limp on a cube",
-              "bin of 50 boxes settling"]
+              "squeeze grasp (2 fingers)", "Allegro hand (16 joints) above a cube",
+              "Allegro hand (16 joints) holding a cube", "bin of 50 boxes settling"]
     check(sorted(times) == sorted(scenes), "time rows %s" % sorted(times))
     check(sorted(fid) == sorted(scenes), "fidelity rows %s" % sorted(fid))
     for s in scenes:
@@ -93,8 +93,12 @@ def main():
         # complan: no overlap beyond the scene's penetration tolerance
         check(max(pen[:2]) <= 1e-4, "%s: complan overlap %s" % (s, pen[:2]))
         if closed == 0:
-            # at rest: complan holds it (drift well below a micrometre)
-            check(max(err[:2]) <= 1e-6, "%s: complan drift %s" % (s, err[:2]))
+            # at rest: complan holds it (drift well below a micrometre; the
+            # Allegro hand's pinch is an unstable equilibrium under constant
+            # efforts whose drift grows about eightfold every 50 ms: ~5e-7 m
+            # at 0.2 s, so its bound is 1e-5 m)
+            lim = 1e-5 if "holding" in s else 1e-6
+            check(max(err[:2]) <= lim, "%s: complan drift %s" % (s, err[:2]))
             # (the squeeze grasp creeps at dt = 5 ms: 3e-12 J after 0.2 s)
             check(max(ke[:2]) <= 1e-9, "%s: complan kinetic energy %s" % (s, ke[:2]))
         elif closed is not None:
