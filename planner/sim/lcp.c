@@ -55,12 +55,7 @@ static inline __attribute__((always_inline)) int lu_small(int k, double *A,
 
 static inline __attribute__((always_inline)) void
 lu_small_solve(int k, const double *A, const lapack_int *piv, double *x) {
-  for (int j = 0; j < k; ++j)
-    if (piv[j] != j) {
-      double t = x[j];
-      x[j] = x[piv[j]];
-      x[piv[j]] = t;
-    }
+  cp_wi_lu_permute(k, piv, x);
   for (int j = 0; j < k; ++j) { // L, unit diagonal, by columns
     const double *cj = A + (size_t)j * k, xj = x[j];
     if (xj != 0)

@@ -46,6 +46,14 @@ struct cp_wi_sparse {
   // position of row i, or -1. l1: sum of |M_iB| (formed when needed).
   int *slot, *freeslot, *len, *rows, *pos;
   double *vals, *l1;
+  // The basic block M_BB on the basic columns' lists (gather): column b's
+  // entries bstart[b] .. bstart[b + 1], basic position brow and value bval,
+  // in the order of its slot's list.
+  int *bstart, *brow;
+  double *bval;
+  int *ext;  // the small LU's extents (cp_wi_lu_factor_ext): 3 n
+  int on_ext; // whether the last factor is cp_wi_lu_factor_ext's
+
   int cmax;
   long taken; // LCPs solved here (cp_wi_sparse_taken)
   // Two LCPs by all that prepare's lists and decision depend on (skey):
@@ -56,18 +64,20 @@ struct cp_wi_sparse {
     int n, ns, nodes;  // its size, constraints and parts; ns -1: none
   } rej, lst;
   long memo_hits; // LCPs that kept the lists (cp_wi_sparse_memo_hits)
-  size_t cap[14];
+  size_t cap[18];
 };
 
 enum { C_NSTART, C_NBR, C_NODESTART, C_NCONS, C_MARK, C_SLOT, C_FREE, C_LEN, C_ROWS, C_POS,
-       C_VALS, C_L1, C_REJ, C_LST };
+       C_VALS, C_L1, C_REJ, C_LST, C_BSTART, C_BROW, C_BVAL, C_EXT,
+       C_COUNT };
 
 void cp_wi_sparse_free(cp_world *w) {
   struct cp_wi_sparse *s = w->spw;
   if (!s) return;
-  void *p[14] = {s->nstart, s->nbr, s->nodestart, s->ncons, s->mark, s->slot,
-                 s->freeslot, s->len, s->rows, s->pos, s->vals, s->l1, s->rej.v, s->lst.v};
-  for (int i = 0; i < 14; ++i) free(p[i]);
+  void *p[C_COUNT] = {s->nstart, s->nbr,   s->nodestart, s->ncons, s->mark,   s->slot,
+                      s->freeslot, s->len, s->rows,    s->pos,   s->vals,   s->l1,
+                      s->rej.v,  s->lst.v, s->bstart,  s->brow,  s->bval,  s->ext};
+  for (int i = 0; i < C_COUNT; ++i) free(p[i]);
   free(s);
   w->spw = NULL;
 }
@@ -82,11 +92,12 @@ long cp_wi_sparse_memo_hits(const cp_world *w) { return w->spw ? w->spw->memo_hi
 
 // Array i of s holding at least n elements of size sz; 0, or -1.
 static int need(struct cp_wi_sparse *s, int i, size_t n, size_t sz) {
-  void **arr[14] = {(void **)&s->nstart, (void **)&s->nbr, (void **)&s->nodestart,
-                    (void **)&s->ncons, (void **)&s->mark, (void **)&s->slot,
-                    (void **)&s->freeslot, (void **)&s->len, (void **)&s->rows,
-                    (void **)&s->pos, (void **)&s->vals, (void **)&s->l1, (void **)&s->rej.v,
-                    (void **)&s->lst.v};
+  void **arr[C_COUNT] = {(void **)&s->nstart, (void **)&s->nbr,    (void **)&s->nodestart,
+                         (void **)&s->ncons,  (void **)&s->mark,   (void **)&s->slot,
+                         (void **)&s->freeslot, (void **)&s->len,  (void **)&s->rows,
+                         (void **)&s->pos,    (void **)&s->vals,   (void **)&s->l1,
+                         (void **)&s->rej.v,  (void **)&s->lst.v,  (void **)&s->bstart,
+                         (void **)&s->brow,   (void **)&s->bval,   (void **)&s->ext};
   if (n <= s->cap[i]) return 0;
   const size_t c = 2 * n;
   void *p = realloc(*arr[i], sz * c);
@@ -209,7 +220,10 @@ static int prepare(cp_world *w, int ns, int n) {
   if (need(s, C_SLOT, nn + 1, sizeof(int)) || need(s, C_FREE, nn + 1, sizeof(int)) ||
       need(s, C_LEN, nn + 1, sizeof(int)) || need(s, C_POS, nn, sizeof(int)) ||
       need(s, C_L1, nn, sizeof(double)) || need(s, C_ROWS, nn * (size_t)cmax, sizeof(int)) ||
-      need(s, C_VALS, nn * (size_t)cmax, sizeof(double)))
+      need(s, C_VALS, nn * (size_t)cmax, sizeof(double)) ||
+      need(s, C_BSTART, nn + 1, sizeof(int)) ||
+      need(s, C_BROW, nn * (size_t)cmax, sizeof(int)) ||
+      need(s, C_BVAL, nn * (size_t)cmax, sizeof(double)) || need(s, C_EXT, 3 * nn, sizeof(int)))
     return -1;
   if (!w->sparse_memo_off) remember(w, s, C_LST, ns, n, nodes);
   return 0;
@@ -273,37 +287,84 @@ static int column(const cp_world *w, const struct cp_wi_sparse *s, int col, int 
 #define ROWS(sl) (s->rows + (size_t)(sl) * (size_t)s->cmax)
 #define VALS(sl) (s->vals + (size_t)(sl) * (size_t)s->cmax)
 
-// LU of the k x k basic block M_BB (basic positions in s->pos) into w->LU,
-// as lcp.c's lu_factor would factor it formed dense: a band wider than
-// sparse.c takes, or k within the small LU's reach, is formed dense and
-// given to it; a narrow band is written straight into band storage.
-static int factor(cp_world *w, struct cp_wi_sparse *s, int k, int band[2]) {
-  int kl = 0, ku = 0;
+// The basic block M_BB gathered from the k basic columns' lists (basic
+// positions in s->pos): of each column the entries in basic rows, in its
+// list's order, so that the factorisation's scatter and the refinement's
+// residual run over the block's own entries (a resting 10-box stack: 12 of
+// a column's 62 rows) instead of filtering every list in each pass.
+static void gather(struct cp_wi_sparse *s, int k) {
+  int p = 0;
   for (int b = 0; b < k; ++b) {
     const int sl = s->slot[b], *ri = ROWS(sl);
     const double *v = VALS(sl);
+    s->bstart[b] = p;
     for (int t = 0; t < s->len[sl]; ++t) {
       const int a = s->pos[ri[t]];
-      if (a < 0 || v[t] == 0) continue;
+      if (a < 0) continue;
+      s->brow[p] = a;
+      s->bval[p++] = v[t];
+    }
+  }
+  s->bstart[k] = p;
+}
+
+// LU of the k x k basic block M_BB (gathered) into w->LU, as lcp.c's
+// lu_factor would factor it formed dense: a band wider than sparse.c
+// takes, or k within the small LU's reach, is formed dense and given to
+// it; a narrow band is written straight into band storage. The small LU
+// runs on the block's extents (cp_wi_lu_factor_ext, the same bits) unless
+// an entry is -0 (a resting 10-box stack: k = 40, rows and columns of
+// about 12 nonzeros).
+static int factor(cp_world *w, struct cp_wi_sparse *s, int k, int band[2]) {
+  int kl = 0, ku = 0;
+  s->on_ext = 0;
+  for (int b = 0; b < k; ++b)
+    for (int t = s->bstart[b]; t < s->bstart[b + 1]; ++t) {
+      const int a = s->brow[t];
+      if (s->bval[t] == 0) continue;
       if (a - b > kl) kl = a - b;
       if (b - a > ku) ku = b - a;
     }
-  }
   const int ldab = 2 * kl + ku + 1;
   const int banded = k > CP_WORLD_SMALL_LU && cp_wi_band_fits(k, kl, ku);
   const size_t ld = banded ? (size_t)ldab : (size_t)k, off = banded ? (size_t)(kl + ku) : 0;
   memset(w->LU, 0, sizeof(double) * ld * (size_t)k);
-  for (int b = 0; b < k; ++b) {
-    const int sl = s->slot[b], *ri = ROWS(sl);
-    const double *v = VALS(sl);
-    double *c = w->LU + (size_t)b * ld + off - (banded ? (size_t)b : 0);
-    for (int t = 0; t < s->len[sl]; ++t) {
-      const int a = s->pos[ri[t]];
-      if (a >= 0) c[a] = v[t];
+  if (!banded && k <= CP_WORLD_SMALL_LU) {
+    int *rl = s->ext, *cl = rl + k, negz = 0;
+    for (int a = 0; a < k; ++a) rl[a] = -1;
+    for (int b = 0; b < k; ++b) {
+      double *c = w->LU + (size_t)b * ld;
+      cl[b] = -1;
+      for (int t = s->bstart[b]; t < s->bstart[b + 1]; ++t) {
+        const int a = s->brow[t];
+        const double v = s->bval[t];
+        c[a] = v;
+        if (v == 0) {
+          negz |= signbit(v);
+          continue;
+        }
+        if (a > cl[b]) cl[b] = a;
+        if (b > rl[a]) rl[a] = b;
+      }
     }
+    if (negz) return cp_wi_lu_factor(k, w->LU, w->ipiv, band);
+    band[0] = band[1] = -1;
+    s->on_ext = 1;
+    return cp_wi_lu_factor_ext(k, w->LU, w->ipiv, rl, cl, cl + k);
+  }
+  for (int b = 0; b < k; ++b) {
+    double *c = w->LU + (size_t)b * ld + off - (banded ? (size_t)b : 0);
+    for (int t = s->bstart[b]; t < s->bstart[b + 1]; ++t) c[s->brow[t]] = s->bval[t];
   }
   if (!banded) return cp_wi_lu_factor(k, w->LU, w->ipiv, band);
   return cp_wi_band_factor_stored(k, kl, ku, w->LU, w->ipiv, band);
+}
+
+// x = M_BB^-1 x by factor's LU.
+static int solve(cp_world *w, const struct cp_wi_sparse *s, int k, const int band[2], double *x) {
+  if (!s->on_ext) return cp_wi_lu_solve(k, w->LU, w->ipiv, band, x);
+  cp_wi_lu_solve_ext(k, w->LU, w->ipiv, s->ext + k, s->ext + 2 * k, x);
+  return 0;
 }
 
 // The rows' sums |M_iB|_1 over the k basic columns (slots in order), all
@@ -352,17 +413,14 @@ int cp_wi_warm_accept_sparse(cp_world *w, int n, cp_lcp_info *info, int *pivots)
       for (int a = 0; a < k; ++a) s->pos[w->zidx[a]] = a;
       for (int a = 0; a < k; ++a) zb[a] = -w->q[w->zidx[a]];
       int band[2];
-      if (factor(w, s, k, band) || cp_wi_lu_solve(k, w->LU, w->ipiv, band, zb)) return 0;
+      gather(s, k);
+      if (factor(w, s, k, band) || solve(w, s, k, band, zb)) return 0;
       for (int a = 0; a < k; ++a) r[a] = -w->q[w->zidx[a]];
       for (int b = 0; b < k; ++b) {
-        const int sl = s->slot[b], *ri = ROWS(sl);
-        const double zv = zb[b], *v = VALS(sl);
-        for (int t = 0; t < s->len[sl]; ++t) {
-          const int a = s->pos[ri[t]];
-          if (a >= 0) r[a] -= v[t] * zv;
-        }
+        const double zv = zb[b];
+        for (int t = s->bstart[b]; t < s->bstart[b + 1]; ++t) r[s->brow[t]] -= s->bval[t] * zv;
       }
-      if (cp_wi_lu_solve(k, w->LU, w->ipiv, band, r)) return 0;
+      if (solve(w, s, k, band, r)) return 0;
     }
     const int worst = cp_wi_warm_refine(zb, r, k, tol);
     if (worst == -2) return 0;

@@ -449,6 +449,17 @@ cp_wi_colsrc_comp(const cp_world *w, int col, const cp_wi_colsrc *c, double add[
 #define CP_WORLD_WARM_W 1e-10
 #define CP_WORLD_WARM_PIVOTS 16
 CPW_HIDDEN int cp_wi_lu_factor(int k, double *A, lapack_int *piv, int band[2]);
+// The small LU's row interchanges (piv[j]: the row swapped with j at step
+// j) applied to x, as the solves' first step.
+static inline __attribute__((always_inline)) void cp_wi_lu_permute(int k, const lapack_int *piv,
+                                                                  double *x) {
+  for (int j = 0; j < k; ++j)
+    if (piv[j] != j) {
+      double t = x[j];
+      x[j] = x[piv[j]];
+      x[piv[j]] = t;
+    }
+}
 CPW_HIDDEN int cp_wi_lu_solve(int k, const double *A, const lapack_int *piv,
                               const int band[2], double *x);
 // Steps of the warm start shared by lcp.c's dense passes and warmsparse.c
@@ -592,6 +603,19 @@ CPW_HIDDEN int cp_wi_band_fits(int k, int kl, int ku);
 /// 1); band[] = kl, ku. 0, or -1 (singular).
 CPW_HIDDEN int cp_wi_band_factor_stored(int k, int kl, int ku, double *A, lapack_int *piv,
                                         int band[2]);
+/// lcp.c's small dense LU (k <= CP_WORLD_SMALL_LU) of the column-major A,
+/// the same bits, with the operations on entries that stay zero skipped:
+/// rl[i] (cl[j]) the last column (row) holding a nonzero in row i (column
+/// j), -1 for none. A must hold no -0 (the skipped operations could turn a
+/// -0 into +0). 0, or -1 when a pivot is zero. On 0 the factor's extents
+/// for cp_wi_lu_solve_ext: cl[j] the first row of U's column j, le[j] (k
+/// ints) the last row of L's column j that can be nonzero.
+CPW_HIDDEN int cp_wi_lu_factor_ext(int k, double *A, lapack_int *piv, int *rl, int *cl,
+                                   int *le);
+/// lcp.c's small LU solve of cp_wi_lu_factor_ext's factor (uf: its cl, le),
+/// the same bits, x overwritten by the solution.
+CPW_HIDDEN void cp_wi_lu_solve_ext(int k, const double *A, const lapack_int *piv,
+                                   const int *uf, const int *le, double *x);
 
 // ---------------------------------------------------------------------------
 // warmsparse.c
