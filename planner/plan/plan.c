@@ -71,11 +71,14 @@ static int adopt_witness(void *ctx, long id, const double *point, int m,
  * batch its search was created with ("search_batch"; 1 for runs stored
  * before there were batches; a pipelined run's half) and sets *pipeline
  * to whether it says "search_pipeline": true, *fresh to whether it says
- * "search_fresh_actions": true. A run without the key (plain batches,
+ * "search_fresh_actions": true, *revive to whether it says
+ * "search_fresh_revive": true. A run without the key (plain batches,
  * batch 1, or stored before complan had pipelined batches; one stored
  * before session 28 or with fresh actions off) resumes plain (repeating
- * actions), whatever the task's default is today. */
-static int run_search_mode(const char *options, int *pipeline, int *fresh) {
+ * actions), whatever the task's default is today; a fresh-actions rrt run
+ * without "search_fresh_revive" (session 28's) resumes without revival. */
+static int run_search_mode(const char *options, int *pipeline, int *fresh,
+                           int *revive) {
   json_t *o = options ? json_loads(options, 0, NULL) : NULL;
   json_t *b = json_object_get(o, "search_batch");
   int batch = json_is_integer(b) && json_integer_value(b) >= 1 &&
@@ -84,6 +87,7 @@ static int run_search_mode(const char *options, int *pipeline, int *fresh) {
                   : 1;
   *pipeline = json_is_true(json_object_get(o, "search_pipeline"));
   *fresh = json_is_true(json_object_get(o, "search_fresh_actions"));
+  *revive = json_is_true(json_object_get(o, "search_fresh_revive"));
   json_decref(o);
   return batch;
 }
@@ -184,7 +188,7 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
       if ((ss = cp_store_load_run(st, run_id, &run)))
         return res->status = store_fail(st, ss, err);
       so.batch = run_search_mode(run.options, &so.pipeline,
-                                 &so.fresh_actions);
+                                 &so.fresh_actions, &so.fresh_revive);
       /* The world's options recorded with the run (the search cannot
        * change the world it was given): a run stored before session 22
        * lacks velocity_sliding and simulated with it off. */
@@ -261,21 +265,25 @@ cp_plan_status cp_plan_search(cp_store *st, const cp_task *task,
       return res->status = CP_PLAN_BAD_INPUT;
     }
     /* goal_k, the pipeline, drop_rejected and fresh actions (as the search
-     * has them: astar has none): stored only when on (a
+     * has them: astar has none; rrt's with "search_fresh_revive", its
+     * revival of unkept candidates, rrt.c): stored only when on (a
      * plain batched run has no "search_pipeline", as before session 26,
      * so that an older complan resumes it as it was planned). A pipelined
      * run's "search_batch" is its half (so.batch), whether the task asked
      * for the pipeline or had it by default: resumed by this complan or
      * an older one (which reads the two keys the same way), it runs the
      * same halves. */
-    char options[2048], goal_k[32] = "", extra[160];
+    char options[2048], goal_k[32] = "", extra[192];
     if (so.goal_k > 1)
       snprintf(goal_k, sizeof goal_k, ", \"goal_k\": %d", so.goal_k);
-    snprintf(extra, sizeof extra, "%s%s%s%s", goal_k,
+    snprintf(extra, sizeof extra, "%s%s%s%s%s", goal_k,
              so.pipeline ? ", \"search_pipeline\": true" : "",
              so.drop_rejected ? ", \"drop_rejected\": true" : "",
              so.fresh_actions && strcmp(cp_search_method(s), "astar")
-                 ? ", \"search_fresh_actions\": true" : "");
+                 ? ", \"search_fresh_actions\": true" : "",
+             so.fresh_actions && so.fresh_revive &&
+                     !strcmp(cp_search_method(s), "rrt")
+                 ? ", \"search_fresh_revive\": true" : "");
     const int n_opt = snprintf(options, sizeof options,
                  "{\"method\": \"%s\", \"weight\": %.17g, \"goal_bias\": %.17g, "
                  "\"candidates\": %d, \"connect\": %d, \"steer\": \"%s\", "

@@ -292,20 +292,26 @@ long cp_nn_nearest(const cp_nn *nn, const double *q, double *d2) {
   return best < 0 ? -1 : nn->ids[best];
 }
 
-/* The k nearest so far, sorted by (d2, insertion index): *n <= k of them. */
+/* The k nearest so far, sorted by (d2, caller's id): *n <= k of them. Ties
+ * go by id, not by insertion index, so that the answer depends on the set
+ * of live points only: rrt's fresh actions add a node's unkept children
+ * after later nodes, and a resumed search adds them in id order. (For
+ * points added in increasing id order the two orders agree.) */
 typedef struct knn {
   int *idx;
   double *d2;
+  const long *ids; /* the index's ids */
   int k, n;
 } knn;
 
 static void knn_offer(knn *h, int i, double d2) {
+  const long id = h->ids[i];
   if (h->n == h->k && (d2 > h->d2[h->n - 1] ||
-                        (d2 == h->d2[h->n - 1] && i > h->idx[h->n - 1])))
+                        (d2 == h->d2[h->n - 1] && id > h->ids[h->idx[h->n - 1]])))
     return;
   int j = h->n < h->k ? h->n++ : h->n - 1;
-  while (j > 0 &&
-         (h->d2[j - 1] > d2 || (h->d2[j - 1] == d2 && h->idx[j - 1] > i))) {
+  while (j > 0 && (h->d2[j - 1] > d2 ||
+                   (h->d2[j - 1] == d2 && h->ids[h->idx[j - 1]] > id))) {
     h->idx[j] = h->idx[j - 1];
     h->d2[j] = h->d2[j - 1];
     --j;
@@ -327,7 +333,7 @@ static void knearest_rec(cp_nn *nn, int c, const double *q, knn *h) {
   }
   /* As nearest_rec, children whose box lies farther than the k-th best so
    * far are skipped. A point at the k-th distance itself may still enter
-   * (ties go to the earlier insertion), so only a box strictly beyond it
+   * (ties go to the smaller id), so only a box strictly beyond it
    * is skipped: the set and its order are the plane-only search's. */
   double diff = q[x->dim] - x->split;
   int near = diff < 0 ? x->left : x->right, far = diff < 0 ? x->right : x->left;
@@ -342,7 +348,7 @@ int cp_nn_knearest(const cp_nn *nn, const double *q, int k, long *ids,
                    double *d2) {
   if (k < 1) return 0;
   knn h = {malloc((size_t)k * sizeof(int)), malloc((size_t)k * sizeof(double)),
-           k, 0};
+           nn->ids, k, 0};
   if (!h.idx || !h.d2) {
     free(h.idx);
     free(h.d2);

@@ -46,7 +46,8 @@ long cp_nn_size(const cp_nn *nn);
 long cp_nn_nearest(const cp_nn *nn, const double *q, double *d2);
 
 /// The ids of the min(k, live) live points nearest q, nearest first (equal
-/// distances in the order the points were added), into ids[k], their
+/// distances by increasing id, whatever the order the points were added
+/// in: the answer is a function of the live points), into ids[k], their
 /// squared distances into d2[k] (may be NULL). Returns how many, or -1
 /// when out of memory.
 int cp_nn_knearest(const cp_nn *nn, const double *q, int k, long *ids,

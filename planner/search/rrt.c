@@ -25,7 +25,14 @@
  * Fresh actions (search.fresh_actions): an iteration's candidates are
  * drawn among its node's untried actions, and a node every action of which
  * has been tried (exhausted) is passed by when the nearest are looked for;
- * it stays in the k-d tree (search.c, cp_search_fresh_near). */
+ * it stays in the k-d tree (search.c, cp_search_fresh_near). Once its node
+ * is exhausted, an unkept candidate could never be reached again (no
+ * iteration grows from its node): so, when a whole iteration leaves its
+ * node exhausted, the node's unkept candidates that ended ok are kept
+ * after all (DISCARDED cleared, a stored flag change) and join the k-d
+ * tree (search.fresh_revive; rrt_revive). The k-d tree answers the nearest
+ * by (distance, id), so a resumed search, which adds the tree's nodes in
+ * id order, finds the nodes the uninterrupted one found. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +42,7 @@
 typedef struct rrt {
   cp_nn *nn;
   double *sample, *e; /* [m] */
+  double *e_revive;   /* [m] rrt_revive's scratch */
   long *actions;      /* [k] */
   long *chain;        /* [connect] nodes kept by a greedy extension */
   long *knear;        /* [goal_k] a goal sample's nearest nodes */
@@ -47,13 +55,14 @@ static int rrt_init(cp_search *s) {
   r->nn = cp_nn_create(s->p.m);
   r->sample = malloc((size_t)s->p.m * sizeof(double));
   r->e = malloc((size_t)s->p.m * sizeof(double));
+  r->e_revive = malloc((size_t)s->p.m * sizeof(double));
   r->actions = malloc((size_t)(s->opt.candidates > 0 ? s->opt.candidates : 1) *
                       sizeof(long));
   r->chain = malloc((size_t)(s->opt.connect > 0 ? s->opt.connect : 1) *
                     sizeof(long));
   r->knear = malloc((size_t)(s->opt.goal_k > 1 ? s->opt.goal_k : 1) *
                     sizeof(long));
-  if (!r->nn || !r->sample || !r->e || !r->actions || !r->chain || !r->knear)
+  if (!r->nn || !r->sample || !r->e || !r->e_revive || !r->actions || !r->chain || !r->knear)
     goto nomem;
   if (!s->resuming) {
     s->p.embed(s->p.ctx, cp_search_state(s, 0), r->e);
@@ -94,6 +103,29 @@ static int rrt_drop(cp_search *s, rrt *r, long from, long kept) {
     return -1;
   }
   cp_nn_remove(r->nn, from);
+  return 0;
+}
+
+/* search.fresh_revive: after a whole iteration from `from`, when `from`
+ * is exhausted, its unkept ok children are kept after all and join the
+ * k-d tree (rrt.c's opening comment). Its children have larger ids; a node
+ * is exhausted once, so the scan runs once per node (and once more per
+ * later iteration a batch drew from it before). 0, or -1 on failure. */
+static int rrt_revive(cp_search *s, rrt *r, long from) {
+  if (!s->opt.fresh_revive || !cp_search_exhausted(s, from)) return 0;
+  for (long id = from + 1; id < s->n_nodes; ++id) {
+    const cp_search_node *n = &s->nodes[id];
+    if (n->parent != from || n->outcome != CP_EXPAND_OK ||
+        (n->flags & (CP_NODE_DISCARDED | CP_NODE_SHORTCUT)) !=
+            CP_NODE_DISCARDED)
+      continue;
+    s->p.embed(s->p.ctx, cp_search_state(s, id), r->e_revive);
+    if (cp_search_flag(s, id, 0, CP_NODE_DISCARDED) ||
+        cp_nn_add(r->nn, r->e_revive, id)) {
+      snprintf(s->message, sizeof s->message, "out of memory");
+      return -1;
+    }
+  }
   return 0;
 }
 
@@ -141,6 +173,8 @@ static cp_search_status rrt_connect(cp_search *s, rrt *r, long from,
       return CP_SEARCH_FAILED;
     }
   }
+  for (int i = 0; s->fresh && i < n; ++i) /* each grew the next */
+    if (rrt_revive(s, r, r->chain[i])) return CP_SEARCH_FAILED;
   if (*kept >= 0) s->p.embed(s->p.ctx, cp_search_state(s, *kept), r->e);
   return CP_SEARCH_RUNNING;
 }
@@ -190,6 +224,8 @@ static cp_search_status rrt_merge(cp_search *s, const cp_batch_iter *it,
   cp_search_status st = cp_search_steer_merge(s, it, sample, r->e, &kept);
   if (st == CP_SEARCH_RUNNING && it->k > 0 && rrt_drop(s, r, it->from, kept))
     return CP_SEARCH_FAILED;
+  if (st == CP_SEARCH_RUNNING && s->fresh && rrt_revive(s, r, it->from))
+    return CP_SEARCH_FAILED;
   return st != CP_SEARCH_RUNNING ? st : rrt_keep(s, r, kept);
 }
 
@@ -213,6 +249,8 @@ static cp_search_status rrt_iterate(cp_search *s) {
     return CP_SEARCH_FAILED;
   if (st == CP_SEARCH_RUNNING && to_goal && s->opt.connect > 0)
     st = rrt_connect(s, r, near, &kept);
+  if (st == CP_SEARCH_RUNNING && s->fresh && rrt_revive(s, r, near))
+    return CP_SEARCH_FAILED;
   return st != CP_SEARCH_RUNNING ? st : rrt_keep(s, r, kept);
 }
 
@@ -222,6 +260,7 @@ static void rrt_destroy(cp_search *s) {
   cp_nn_destroy(r->nn);
   free(r->sample);
   free(r->e);
+  free(r->e_revive);
   free(r->actions);
   free(r->chain);
   free(r->knear);

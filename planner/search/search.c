@@ -100,7 +100,8 @@ cp_search_options cp_search_defaults(void) {
                          .delta_s = 0.02,
                          .seed = 1,
                          .max_nodes = 100000,
-                         .batch = 1};
+                         .batch = 1,
+                         .fresh_revive = 1};
   return o;
 }
 
@@ -518,6 +519,11 @@ cp_search *cp_search_create(const cp_search_problem *p,
   if (o.fresh_actions != 0 && o.fresh_actions != 1) {
     snprintf(msg, size, "search fresh_actions %d: expected 0 or 1",
              o.fresh_actions);
+    return NULL;
+  }
+  if (o.fresh_revive != 0 && o.fresh_revive != 1) {
+    snprintf(msg, size, "search fresh_revive %d: expected 0 or 1",
+             o.fresh_revive);
     return NULL;
   }
   if (o.goal_k < 0 || o.goal_k > CP_SEARCH_MAX_GOAL_K) {

@@ -327,6 +327,15 @@ typedef struct cp_search_options {
   /// ignores it (it expands every action of a node once). 0 (default here):
   /// off, as before; a task's new runs have it on (cp_plan_search).
   int fresh_actions;
+  /// rrt with fresh_actions: when a node has tried every action, the
+  /// candidates it simulated but did not keep (CP_NODE_DISCARDED, outcome
+  /// ok) are kept after all (the flag is cleared) and join the
+  /// nearest-neighbour index, so that exhausting a node does not lose the
+  /// states it reached (docs/planner.md, "Fresh actions"). 1 (default):
+  /// on; 0: session 28's rrt, which never selected them (runs stored
+  /// without "search_fresh_revive" resume so). sst ignores it (it keeps
+  /// every candidate it does not prune).
+  int fresh_revive;
 } cp_search_options;
 
 /// Upper bound of cp_search_options.batch.

@@ -379,6 +379,10 @@ Test(mpi, fresh_actions_sst_as_threads) {
 Test(mpi, fresh_actions_pipelined_sst_as_threads) {
   same_as_threads_with("sst", "\"pipeline\": true, \"fresh_actions\": true");
 }
+/* rrt's revival of an exhausted node's children (session 29) as well. */
+Test(mpi, fresh_actions_rrt_as_threads) {
+  same_as_threads_with("rrt", "\"pipeline\": false, \"fresh_actions\": true");
+}
 
 /* `plan --benchmark --mpi` (cp_plan_mpi_benchmark): six runs (astar and
  * sst, 3 seeds each, node limits) spread over 1, 2 and 3 ranks give the

@@ -848,6 +848,102 @@ Test(search, fresh_actions_resumed_grow_the_same_tree) {
   assert_resumed_same_tree(o);
   o.batch = 4;
   assert_resumed_same_tree(o);
+  o.method = "rrt"; /* with revival (session 29) */
+  assert_resumed_same_tree(o);
+}
+
+/* rrt with fresh actions (session 29, search.fresh_revive): once a node
+ * has tried every action, its unkept ok children are kept after all and
+ * join the index. The maze with its goal in a wall: rrt with 8 candidates
+ * tries a node's 4 actions in one iteration and keeps one child. Without
+ * revival (session 28) unkept ok children of exhausted nodes are lost;
+ * with it none stays discarded, the tree reaches far into the maze, and it
+ * grows until the node limit (a finite maze gives an rrt tree no end:
+ * cells are reached again by other paths). */
+static cp_search *maze_rrt(int revive, int batch, int pipeline, long nodes,
+                           long stop_at, cp_search *from) {
+  static synth_grid g;
+  static cp_search_problem p;
+  g = maze_grid();
+  g.goal[0] = g.goal[1] = 1;
+  p = synth_grid_problem(&g);
+  cp_search_options o = cp_search_defaults();
+  o.method = "rrt";
+  o.goal_bias = 0;
+  o.fresh_actions = 1;
+  o.fresh_revive = revive;
+  o.batch = batch;
+  o.pipeline = pipeline;
+  o.max_nodes = stop_at ? stop_at : nodes;
+  char msg[256];
+  double x0[2] = {0, 0};
+  cp_search *s = cp_search_create(&p, &o, x0, from != NULL, msg, sizeof msg);
+  cr_assert(s, "%s", msg);
+  if (from) {
+    for (long id = 0; id < cp_search_node_count(from); ++id)
+      cr_assert_eq(cp_search_adopt(s, cp_search_node_get(from, id),
+                                   cp_search_state(from, id), NULL, 0), 0);
+    cr_assert_eq(cp_search_resume(s, cp_search_rng(from),
+                                  cp_search_get_stats(from)), 0);
+  }
+  return s;
+}
+
+/* Cells of the maze reached by ok nodes; *lost counts ok nodes left
+ * discarded whose parent tried all 4 actions. */
+static int maze_reach(cp_search *s, long *lost) {
+  long n = cp_search_node_count(s);
+  long *tried = calloc((size_t)n, sizeof *tried);
+  char cells[100] = {0};
+  cr_assert(tried);
+  for (long id = 1; id < n; ++id) tried[cp_search_node_get(s, id)->parent]++;
+  int reach = 0;
+  *lost = 0;
+  for (long id = 0; id < n; ++id) {
+    const cp_search_node *d = cp_search_node_get(s, id);
+    if (d->outcome != CP_EXPAND_OK) continue;
+    const double *x = cp_search_state(s, id);
+    int c = (int)x[1] * 10 + (int)x[0];
+    cr_assert(c >= 0 && c < 100);
+    reach += !cells[c];
+    cells[c] = 1;
+    if ((d->flags & CP_NODE_DISCARDED) && tried[d->parent] == 4) (*lost)++;
+  }
+  free(tried);
+  return reach;
+}
+
+Test(search, fresh_actions_rrt_keeps_an_exhausted_nodes_children) {
+  long lost0, lost1;
+  cp_search *a = maze_rrt(0, 1, 0, 3000, 0, NULL);
+  cp_search_status sa = synth_run(a, 1000000);
+  cr_assert(sa == CP_SEARCH_EXHAUSTED || sa == CP_SEARCH_NODE_LIMIT);
+  (void)maze_reach(a, &lost0);
+  cr_assert_gt(lost0, 0, "session 28's rrt loses unkept children");
+  cp_search_destroy(a);
+  static const int modes[][2] = {{1, 0}, {4, 0}, {4, 1}};
+  for (int m = 0; m < 3; ++m) {
+    cp_search *b = maze_rrt(1, modes[m][0], modes[m][1], 3000, 0, NULL);
+    cr_assert_eq(synth_run(b, 1000000), CP_SEARCH_NODE_LIMIT, "mode %d", m);
+    int reach1 = maze_reach(b, &lost1);
+    cr_assert_eq(lost1, 0, "mode %d: %ld children lost", m, lost1);
+    cr_assert_gt(reach1, 40, "mode %d: %d cells", m, reach1);
+    /* Stopped at 300 nodes and resumed (revived flags stored, the index
+     * rebuilt in id order): the uninterrupted tree, flags included (a
+     * pipelined run's resume needs its pending half: test_pipeline). */
+    if (modes[m][1]) {
+      cp_search_destroy(b);
+      continue;
+    }
+    cp_search *c = maze_rrt(1, modes[m][0], modes[m][1], 3000, 300, NULL);
+    cr_assert_eq(synth_run(c, 1000000), CP_SEARCH_NODE_LIMIT);
+    cp_search *d = maze_rrt(1, modes[m][0], modes[m][1], 3000, 0, c);
+    cr_assert_eq(synth_run(d, 1000000), CP_SEARCH_NODE_LIMIT);
+    assert_same_tree(b, d);
+    cp_search_destroy(b);
+    cp_search_destroy(c);
+    cp_search_destroy(d);
+  }
 }
 
 Test(search, fresh_actions_exhaust_a_small_space) {
