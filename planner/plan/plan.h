@@ -193,6 +193,9 @@ int cp_plan_world_set_impact_memo(cp_plan_world *pw, int slots);
 /// nodes' pivots do not depend on the thread or rank that made them), and
 /// by an MPI worker rank, which runs jobs of such searches only.
 void cp_plan_world_set_memo_pivots(cp_plan_world *pw, int on);
+/// cp_world_clear_impact_memo on the world and its workers' worlds (done at
+/// every search's start).
+void cp_plan_world_clear_impact_memo(cp_plan_world *pw);
 /// Simulates the batches of a search (search.batch > 1) on `threads`
 /// threads: the calling thread and threads - 1 workers, each with a world
 /// of its own made like pw's (docs/parallel.md). The problem then has

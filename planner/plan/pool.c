@@ -297,6 +297,11 @@ void cp_plan_pool_set_memo_pivots(cp_plan_pool *pool, int on) {
     cp_plan_world_set_memo_pivots(pool->workers[k].world, on);
 }
 
+void cp_plan_pool_clear_impact_memo(cp_plan_pool *pool) {
+  for (int k = 0; pool && k < pool->n_workers; ++k)
+    cp_plan_world_clear_impact_memo(pool->workers[k].world);
+}
+
 void cp_plan_pool_set_timing(cp_plan_pool *pool, int on) {
   for (int k = 0; pool && k < pool->n_workers; ++k)
     cp_plan_world_set_timing(pool->workers[k].world, on);

@@ -37,6 +37,8 @@ void cp_plan_pool_set_budget(cp_plan_pool *pool,
 int cp_plan_pool_set_impact_memo(cp_plan_pool *pool, int slots);
 /// cp_plan_world_set_memo_pivots of every worker's world.
 void cp_plan_pool_set_memo_pivots(cp_plan_pool *pool, int on);
+/// cp_plan_world_clear_impact_memo of every worker's world.
+void cp_plan_pool_clear_impact_memo(cp_plan_pool *pool);
 /// Times, or not, the expansions of every worker's world
 /// (cp_plan_world_set_timing).
 void cp_plan_pool_set_timing(cp_plan_pool *pool, int on);

@@ -304,9 +304,18 @@ static void set_budget(void *ctx, const cp_search_budget *budget) {
  * MPI ranks) whose impact memos hold what each world solved before, so a
  * memo hit counts the pivots of the solve it stands for: a node's pivots
  * are then the same whichever world made it. Batches of one keep the count
- * of the pivots done (the planners' original numbers). */
+ * of the pivots done (the planners' original numbers). Every search starts
+ * with empty memos, as in a new process: a benchmark's run then counts the
+ * pivots of a lone `plan --seed S` run, whichever runs its thread or rank
+ * made before. */
 static void set_batch(void *ctx, int batch) {
   cp_plan_world_set_memo_pivots(ctx, batch > 1);
+  cp_plan_world_clear_impact_memo(ctx);
+}
+
+void cp_plan_world_clear_impact_memo(cp_plan_world *pw) {
+  cp_world_clear_impact_memo(pw->world);
+  cp_plan_pool_clear_impact_memo(pw->pool);
 }
 
 void cp_plan_world_set_memo_pivots(cp_plan_world *pw, int on) {

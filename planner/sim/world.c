@@ -314,6 +314,10 @@ void cp_world_set_memo_pivots(cp_world *w, int on) {
   w->memo_pivots = on != 0;
 }
 
+void cp_world_clear_impact_memo(cp_world *w) {
+  for (int i = 0; w->memo && i < w->opt.impact_memo; ++i) w->memo[i].ns = 0;
+}
+
 void cp_world_destroy(cp_world *w) {
   if (!w) return;
   memo_free(w);

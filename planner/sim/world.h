@@ -308,6 +308,12 @@ cp_world_status cp_world_set_impact_memo(cp_world *w, int slots);
 /// worlds that share out a planner's jobs in any way count the same
 /// (planner/plan: on for searches with batches of several jobs).
 void cp_world_set_memo_pivots(cp_world *w, int on);
+/// Empties the impact memo, keeping its slots and their memory (no
+/// allocation, cannot fail): the world's next impact LCPs are solved as a
+/// new world's would be. The planner empties it at every search's start,
+/// so that a search's pivot counts do not depend on the searches its world
+/// made before (a benchmark's runs on one thread, or spread over several).
+void cp_world_clear_impact_memo(cp_world *w);
 
 int cp_world_state_size(const cp_world *w);
 void cp_world_get_state(const cp_world *w, double *x);
