@@ -387,9 +387,9 @@ Test(mpi, fresh_actions_rrt_as_threads) {
 /* `plan --benchmark --mpi` (cp_plan_mpi_benchmark): six runs (astar and
  * sst, 3 seeds each, node limits) spread over 1, 2 and 3 ranks give the
  * database of `--threads 1`: the same searches under the same ids (every
- * node column but pivots, the plans), and the benchmark's run rows
- * (planner, search, status, states, expansions, LCP solves, steps, cost)
- * in the same order; with workers, the workers searched the runs. */
+ * node column, pivots included, the plans), and the benchmark's run rows
+ * (planner, search, status, states, expansions, LCP solves, steps, cost,
+ * pivots) in the same order; with workers, the workers searched the runs. */
 Test(mpi, benchmark_over_ranks_gives_the_one_thread_database) {
   char *task = synth_push_task(1), *a = synth_temp_db(), *err = NULL;
   const char *one[] = {"complan", "plan", task, "--db", a, "--benchmark",
@@ -401,11 +401,13 @@ Test(mpi, benchmark_over_ranks_gives_the_one_thread_database) {
   const char *q =
       "SELECT r.id, p.name, r.search_id, r.status, r.solved, r.graph_states,"
       " r.expansions, r.lcp_solves, r.simulation_steps, r.best_cost,"
-      " s.planner, s.seed, s.status, s.nodes FROM runs r JOIN plannerConfigs"
-      " p ON p.id = r.plannerid JOIN searches s ON s.id = r.search_id ORDER"
-      " BY r.id";
+      " r.lemke_pivots, s.planner, s.seed, s.status, s.nodes FROM runs r"
+      " JOIN plannerConfigs p ON p.id = r.plannerid JOIN searches s ON s.id"
+      " = r.search_id ORDER BY r.id";
+  /* every node's pivots too: each search starts with empty impact memos */
+  const char *qp = "SELECT search_id, id, pivots FROM nodes ORDER BY 1, 2";
   sqlite3 *da = synth_open_db(a);
-  char *ra = synth_rows_text(da, q);
+  char *ra = synth_rows_text(da, q), *pa = synth_rows_text(da, qp);
   cr_assert(strstr(ra, "control_complan_sst 6 "), "%s", ra);
   for (int ranks = 1; ranks <= 3; ++ranks) {
     char *b = synth_temp_db();
@@ -425,15 +427,18 @@ Test(mpi, benchmark_over_ranks_gives_the_one_thread_database) {
       cr_assert_gt(synth_assert_same_run(da, run, db, run, what), 10, "%s",
                    what);
     }
-    char *rb = synth_rows_text(db, q);
+    char *rb = synth_rows_text(db, q), *pb = synth_rows_text(db, qp);
     cr_assert_str_eq(rb, ra, "%d ranks", ranks);
+    cr_assert_str_eq(pb, pa, "%d ranks: pivots", ranks);
     free(rb);
+    free(pb);
     cr_expect_eq(synth_query_int(db, "SELECT count(*) FROM searches"), 6);
     cr_expect_eq(synth_query_int(db, "SELECT count(*) FROM tasks"), 1);
     sqlite3_close(db);
     synth_remove_db(b);
   }
   free(ra);
+  free(pa);
   sqlite3_close(da);
   synth_remove_db(a);
   remove(task);
