@@ -65,8 +65,6 @@ static const char *joint_name(const cp_scene *scene, const cp_system *sys, int r
   return cp_cli_joint_name(scene, sys->joint_manip[r], sys->joint_index[r], 0);
 }
 
-/* The objects' rows of u (6 per object: linear then angular) as JSON, each
- * {"name", lin, ang}. */
 /* Contact j's point and frame, world frame (models/system.h): "point" and
  * "frame": {"n", "t", "o"}, the unit directions that the three entries of
  * its "force" (c_n, c_t, c_o) and of its acceleration or velocity are
@@ -81,6 +79,8 @@ static void contact_frame_json(json_t *c, const cp_system *sys, int j) {
   json_object_set_new(c, "frame", f);
 }
 
+/* The objects' rows of u (6 per object: linear then angular) as JSON, each
+ * {"name", lin, ang}. */
 static json_t *bodies_json(const cp_scene *scene, const cp_system *sys, const double *u,
                            const char *lin, const char *ang) {
   json_t *bodies = json_array();
