@@ -33,7 +33,17 @@
  * (or 1-rank) run. On a shared machine the speeds say what the load allowed. Load-independent: the 1-thread run's CPU time per expansion and
  * its serial share (CPU outside the simulations: search, merge, store) and
  * the bytes per expansion, which feed the model (printed with its
- * assumptions). Last, a benchmark's runs over 3 ranks: the bytes of a
+ * assumptions). The control (session 30): in every round, next to each
+ * mode's 1-thread run, two 1-thread searches of the same task started
+ * together as two `complan plan TMP --threads 1 --json` processes (each
+ * its own database, the same node limit), sharing nothing but the
+ * machine; their summed expansions per second over the lone 1-thread
+ * run's is what the machine gives two workers that never coordinate, the
+ * ceiling of that round's 2-thread and 2-rank rows, which a table of its
+ * own divides by it (the code's parallel efficiency with the machine's
+ * share taken out), beside each control run's CPU per expansion over the
+ * lone run's (the machine's per-core slowdown when both cores are busy)
+ * and how much of their searches overlapped. Last, a benchmark's runs over 3 ranks: the bytes of a
  * run's store sent back, at two node limits (fixed and per node).
  *
  * First, load-independent, where the time goes: a 1-thread run of each
@@ -52,7 +62,9 @@
  * BATCH replaces the tasks' batch (16) in the timed runs and is profiled
  * beside 4, 16 and 32; "profile" stops
  * after the profile, "timed" skips it.
- * BENCH_TASK=TEXT measures only the tasks whose file name contains TEXT.
+ * BENCH_TASK=TEXT measures only the tasks whose file name contains TEXT;
+ * BENCH_NODES=N gives every task the node limit N (a short run whose
+ * speeds mean little: tests/experiments/test_bench_parallel.py).
  * CP_COMPLAN (default build/complan) and CP_MPIRUN (default mpirun) name
  * the programs; as root, Open MPI needs OMPI_ALLOW_RUN_AS_ROOT=1 and
  * OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1.
@@ -128,18 +140,16 @@ static int base_of(int c) {
       return b;
   return 0;
 }
-static int first_of(int c) {
+static int config_of(int threads, int ranks, int pipe) {
   for (int b = 0; b < N_CONFIGS; ++b)
-    if (configs[b].pipe == configs[c].pipe && configs[b].threads == 1)
+    if (configs[b].pipe == pipe && configs[b].threads == threads &&
+        configs[b].ranks == ranks)
       return b;
   return 0;
 }
+static int first_of(int c) { return config_of(1, 0, configs[c].pipe); }
 /* The plain 1-thread run (the profile's search). */
-static int plain_one(void) {
-  for (int b = 0; b < N_CONFIGS; ++b)
-    if (!configs[b].pipe && configs[b].threads == 1) return b;
-  return 0;
-}
+static int plain_one(void) { return config_of(1, 0, 0); }
 
 /* What one run gave. */
 typedef struct outcome {
@@ -159,6 +169,7 @@ typedef struct outcome {
    * with jobs left to hand out and the fruitless ones */
   double r0[6];
   long long looks, fruitless;
+  double began, ended;    /* control runs: fork and exit (wall_now) */
 } outcome;
 
 /* A threads run in this process. */
@@ -634,15 +645,11 @@ static double wall_now(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Runs argv with stdout and stderr into files; exit status (-1: not run).
- * *cpu (if cpu): the CPU seconds (user + system) of the child and of every
- * descendant it waited for (mpirun waits for its ranks); *wall (if wall):
- * the child's wall seconds, fork to exit. */
-static int spawn(char *const *argv, const char *out, const char *err,
-                 double *cpu, double *wall) {
-  double w0 = wall_now();
+/* Starts argv with stdout and stderr into files (and nothing on stdin):
+ * its process id, or -1. */
+static pid_t start_child(char *const *argv, const char *out,
+                         const char *err) {
   pid_t pid = fork();
-  if (pid < 0) return -1;
   if (pid == 0) {
     int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -654,6 +661,18 @@ static int spawn(char *const *argv, const char *out, const char *err,
     execvp(argv[0], argv);
     _exit(127);
   }
+  return pid;
+}
+
+/* Runs argv with stdout and stderr into files; exit status (-1: not run).
+ * *cpu (if cpu): the CPU seconds (user + system) of the child and of every
+ * descendant it waited for (mpirun waits for its ranks); *wall (if wall):
+ * the child's wall seconds, fork to exit. */
+static int spawn(char *const *argv, const char *out, const char *err,
+                 double *cpu, double *wall) {
+  double w0 = wall_now();
+  pid_t pid = start_child(argv, out, err);
+  if (pid < 0) return -1;
   int st;
   double c0 = children_cpu();
   if (waitpid(pid, &st, 0) < 0) return -1;
@@ -683,6 +702,19 @@ static char *slurp(const char *path) {
   return buf;
 }
 
+/* The figures of `complan plan --json`'s document doc into out: the
+ * search's expansions, nodes, plan cost, seconds (rank 0's search under
+ * MPI) and expansions per second. */
+static void read_plan_json(json_t *doc, outcome *out) {
+  double secs = json_number_value(json_object_get(doc, "seconds"));
+  out->expansions = (long)json_integer_value(json_object_get(doc, "expansions"));
+  out->nodes = (long)json_integer_value(json_object_get(doc, "nodes"));
+  json_t *c = json_object_get(doc, "cost");
+  out->cost = json_is_number(c) ? json_number_value(c) : NAN;
+  out->rate = (double)out->expansions / secs;
+  out->wall = secs;
+}
+
 /* An MPI run: mpirun -n ranks complan plan task_file --mpi. */
 static int run_ranks(const char *task_file, const spec *sp, int ranks,
                      outcome *out) {
@@ -705,14 +737,7 @@ static int run_ranks(const char *task_file, const spec *sp, int ranks,
   const char *line = err ? strstr(err, "complan: mpi: ") : NULL;
   int ok = (rc == 0 || rc == 1) && doc && line;
   if (ok) {
-    double secs = json_number_value(json_object_get(doc, "seconds"));
-    out->expansions =
-        (long)json_integer_value(json_object_get(doc, "expansions"));
-    out->nodes = (long)json_integer_value(json_object_get(doc, "nodes"));
-    json_t *c = json_object_get(doc, "cost");
-    out->cost = json_is_number(c) ? json_number_value(c) : NAN;
-    out->rate = (double)out->expansions / secs;
-    out->wall = secs;
+    read_plan_json(doc, out);
     long long sent = 0, received = 0;
     const char *at = strstr(line, " ran ");
     out->jobs = at ? atoll(at + 5) : 0;
@@ -746,6 +771,97 @@ static int run_ranks(const char *task_file, const spec *sp, int ranks,
   bench_remove_db(dbp);
   out->cpu = out->sim = 0;
   return ok ? 0 : -1;
+}
+
+/* The "2 independent runs" control: two `complan plan task_file --threads
+ * 1 --json` processes forked one after the other and waited for together,
+ * each into its own database, sharing nothing but the machine. out[k]: the
+ * search's figures from its JSON (expansions, nodes, cost, seconds), its
+ * nodes' digest, the process's CPU seconds (pcpu: user + system, start-up
+ * included; the caller subtracts a 1-node pair's), and when it was forked
+ * and reaped (began, ended; wall_now). 0, or -1 said on stderr. */
+static int run_pair(const char *task_file, const spec *sp, outcome out[2]) {
+  const char *complan = getenv("CP_COMPLAN");
+  char nodes[32], db[2][64], outp[2][160], errp[2][160];
+  pid_t pid[2] = {-1, -1};
+  int rc[2] = {-1, -1}, ok = 1;
+  snprintf(nodes, sizeof nodes, "%ld", sp->nodes);
+  for (int k = 0; k < 2; ++k) {
+    memset(&out[k], 0, sizeof out[k]);
+    db[k][0] = 0;
+    if (ok && bench_temp_db(db[k], "bench_parallel")) ok = 0;
+    snprintf(outp[k], sizeof outp[k], "%s.out", db[k]);
+    snprintf(errp[k], sizeof errp[k], "%s.err", db[k]);
+  }
+  for (int k = 0; k < 2 && ok; ++k) {
+    char *argv[] = {(char *)(complan ? complan : "build/complan"), "plan",
+                    (char *)task_file, "--db", db[k], "--method",
+                    (char *)sp->method, "--max-nodes", nodes, "--max-seconds",
+                    "1000000", "--threads", "1", "--json", NULL};
+    out[k].began = wall_now();
+    pid[k] = start_child(argv, outp[k], errp[k]);
+    ok = pid[k] > 0;
+  }
+  /* Reaped in the order they end, so that each one's end is its own; its
+   * CPU is what reaping it adds to the children's. */
+  double c0 = children_cpu();
+  for (int left = (pid[0] > 0) + (pid[1] > 0); left > 0; --left) {
+    int st;
+    pid_t p = waitpid(-1, &st, 0);
+    int k = p == pid[0] ? 0 : p == pid[1] ? 1 : -1;
+    double c1 = children_cpu();
+    if (p < 0) {
+      ok = 0;
+      break;
+    }
+    if (k < 0) {
+      ++left; /* not one of ours (the bench has no other children) */
+      c0 = c1;
+      continue;
+    }
+    out[k].ended = wall_now();
+    out[k].pcpu = c1 - c0;
+    c0 = c1;
+    rc[k] = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  }
+  for (int k = 0; k < 2; ++k) {
+    char *text = db[k][0] ? slurp(outp[k]) : NULL;
+    json_t *doc = text ? json_loads(text, 0, NULL) : NULL;
+    long n;
+    if (ok && (rc[k] == 0 || rc[k] == 1) && doc) {
+      read_plan_json(doc, &out[k]);
+      ok = !bench_run_digest(db[k], &out[k].digest, &n);
+    } else if (ok) {
+      char *err = slurp(errp[k]);
+      fprintf(stderr, "bench_parallel: control run %d (%s plan %s "
+              "--threads 1): exit %d\n%s\n", k + 1,
+              complan ? complan : "build/complan", task_file, rc[k],
+              err ? err : "");
+      free(err);
+      ok = 0;
+    }
+    json_decref(doc);
+    free(text);
+    if (db[k][0]) {
+      unlink(outp[k]);
+      unlink(errp[k]);
+      bench_remove_db(db[k]);
+    }
+  }
+  if (pid[0] <= 0 || pid[1] <= 0)
+    fprintf(stderr, "bench_parallel: control runs: cannot start them\n");
+  return ok ? 0 : -1;
+}
+
+/* The share of the union of the two control runs' searches during which
+ * both ran: each search taken as the `seconds` before its process ended
+ * (what follows a search -- the last commit's close, the JSON -- is
+ * short). */
+static double pair_overlap(const outcome o[2]) {
+  double s0 = o[0].ended - o[0].wall, s1 = o[1].ended - o[1].wall;
+  double both = fmin(o[0].ended, o[1].ended) - fmax(s0, s1);
+  double span = fmax(o[0].ended, o[1].ended) - fmin(s0, s1);
+  return span > 0 && both > 0 ? both / span : 0;
 }
 
 /* A benchmark over ranks: mpirun -n ranks complan plan task --benchmark
@@ -910,6 +1026,18 @@ int main(int argc, char **argv) {
             usage);
     return 2;
   }
+  /* BENCH_NODES: every task's node limit (a short run, for the tests). */
+  const char *nodes_env = getenv("BENCH_NODES");
+  if (nodes_env) {
+    char *end;
+    long v = strtol(nodes_env, &end, 10);
+    if (end == nodes_env || *end || v < 1) {
+      fprintf(stderr, "bench_parallel: BENCH_NODES='%s': expected a node "
+              "limit, a whole number >= 1\nusage: %s\n", nodes_env, usage);
+      return 2;
+    }
+    for (size_t k = 0; k < n_specs; ++k) specs[k].nodes = v;
+  }
   openblas_set_num_threads(1);
   /* Where the time goes, load-independent: a profiled 1-thread run of
    * each task (thread CPU time), its serial share and the bounds it sets
@@ -1008,6 +1136,8 @@ int main(int argc, char **argv) {
   /* Rank 0 in the batches, per task and ranks configuration (first
    * repeat), and the jobs its workers ran. */
   outcome rank0_of[sizeof specs / sizeof *specs][N_CONFIGS];
+  /* The control's table: per task, its default and plain rows. */
+  char ctl_rows[sizeof specs / sizeof *specs][2][512];
   int batch_of[sizeof specs / sizeof *specs];
   for (size_t k = 0; k < n_specs; ++k) {
     spec sp1 = specs[k];
@@ -1041,9 +1171,37 @@ int main(int argc, char **argv) {
      * worlds) whose CPU is subtracted from the run's. */
     spec sp_start = *sp;
     sp_start.nodes = 1;
+    /* The steps of a round: the configurations, each mode's control (two
+     * independent 1-thread runs at once, run_pair; step -1 - pipe) right
+     * after its 1-thread run (right before it in backward rounds). */
+    int step[N_CONFIGS + 2], n_steps = 0;
+    for (int c = 0; c < N_CONFIGS; ++c) {
+      step[n_steps++] = c;
+      if (first_of(c) == c) step[n_steps++] = -1 - configs[c].pipe;
+    }
+    outcome ctl[2][MAX_REPEATS][2];
+    int ctl_ok[2] = {1, 1};
     for (int i = 0; i < repeats; ++i)
-      for (int q = 0; q < N_CONFIGS; ++q) {
-        int c = i % 2 ? N_CONFIGS - 1 - q : q;
+      for (int q = 0; q < n_steps; ++q) {
+        int c = step[i % 2 ? n_steps - 1 - q : q];
+        if (c < 0) {
+          /* The control, after a 1-node pair made the same way whose
+           * CPU (the processes' start-up: the task's load, the world, the
+           * store) is subtracted from each run's. */
+          int pipe = -1 - c;
+          outcome *two = ctl[pipe][i], up[2];
+          if (run_pair(pipe ? tmp_pipe : tmp, &sp_start, up) ||
+              run_pair(pipe ? tmp_pipe : tmp, sp, two)) {
+            unlink(tmp);
+            unlink(tmp_pipe);
+            return 1;
+          }
+          for (int j = 0; j < 2; ++j) {
+            two[j].pcpu -= up[j].pcpu;
+            ctl_ok[pipe] &= same(&res[config_of(1, 0, pipe)][0], &two[j]);
+          }
+          continue;
+        }
         outcome *o = &res[c][i], start;
         const char *file = configs[c].pipe ? tmp_pipe : tmp;
         int rc = configs[c].threads
@@ -1163,6 +1321,43 @@ int main(int argc, char **argv) {
              ok[c] ? "yes" : "NO", jobs, per, up);
       fflush(stdout);
     }
+    /* The control of each mode (default first, as in the table above):
+     * what two workers that never coordinate get from this machine, the
+     * ceiling of the 2-thread and 2-rank rows of that round. */
+    for (int pipe = 1; pipe >= 0; --pipe) {
+      int one = config_of(1, 0, pipe), t2 = config_of(2, 0, pipe),
+          r2 = config_of(0, 2, pipe);
+      double ratio[MAX_REPEATS], slow[2][MAX_REPEATS], both[MAX_REPEATS],
+          over_t[MAX_REPEATS], over_r[MAX_REPEATS];
+      for (int i = 0; i < repeats; ++i) {
+        const outcome *lone = &res[one][i], *two = ctl[pipe][i];
+        double sum = two[0].rate + two[1].rate;
+        ratio[i] = sum / lone->rate;
+        for (int j = 0; j < 2; ++j)
+          slow[j][i] = (two[j].pcpu / (double)two[j].expansions) /
+                       (lone->cpu / (double)lone->expansions);
+        both[i] = pair_overlap(two);
+        over_t[i] = res[t2][i].rate / sum;
+        over_r[i] = res[r2][i].rate / sum;
+      }
+      char mode[48];
+      mode_label(&configs[one], sp->method, sp->batch, mode, sizeof mode);
+      double rmed = bench_median(ratio, repeats);
+      double s0 = bench_median(slow[0], repeats);
+      double s1 = bench_median(slow[1], repeats);
+      double bmed = bench_median(both, repeats);
+      double tmed = bench_median(over_t, repeats);
+      double qmed = bench_median(over_r, repeats);
+      snprintf(ctl_rows[k][1 - pipe], sizeof ctl_rows[k][1 - pipe],
+               "| %s | %s | %d | %s | %ld / %ld | %.2fx [%.2f-%.2f] | "
+               "%.2f / %.2f | %.0f%% [%.0f%%] | %s | %.2f [%.2f-%.2f] | "
+               "%.2f [%.2f-%.2f] |\n",
+               strrchr(sp->task, '/') + 1, sp->method, sp->batch, mode + 2,
+               ctl[pipe][0][0].nodes, ctl[pipe][0][1].nodes, rmed, ratio[0],
+               ratio[repeats - 1], s0, s1, 100 * bmed, 100 * both[0],
+               ctl_ok[pipe] ? "yes" : "NO", tmed, over_t[0],
+               over_t[repeats - 1], qmed, over_r[0], over_r[repeats - 1]);
+    }
     for (int c = 0; c < N_CONFIGS; ++c) rank0_of[k][c] = res[c][0];
     batch_of[k] = sp->batch;
     model_in[k][0] = bench_median(cpu, repeats);
@@ -1170,6 +1365,31 @@ int main(int argc, char **argv) {
     model_in[k][2] = bytes;
     cp_task_free(&task);
   }
+  printf("\nThe control: in every round, next to the mode's 1-thread "
+         "run, two 1-thread searches of the same task at once, as two "
+         "processes (`complan plan TASK --threads 1 --json`, each its own "
+         "database) that share nothing but the machine. Control: their "
+         "summed expansions per second over the lone 1-thread run's, per "
+         "round, median [least-most]: what this machine gives two workers "
+         "that never coordinate, the ceiling of the 2-thread and 2-rank "
+         "rows. CPU per expansion: each control run's CPU seconds per "
+         "expansion (the process's, less that of a 1-node pair started the "
+         "same way) over the lone run's (its thread's, in the search), "
+         "median of the rounds: the machine's per-core slowdown when both "
+         "cores are busy. Both searching: the share of the two searches' "
+         "span during which both ran (each search the `seconds` before its "
+         "process ended), median [least]. Over the control: the 2-thread "
+         "and 2-rank rows' expansions per second over the control's summed "
+         "ones in the same round, median [least-most]: the parallel code's "
+         "efficiency with the machine's share taken out (1.00: as good as "
+         "two runs that never coordinate)\n\n"
+         "| task | planner | batch | mode | nodes (first round) | control: "
+         "2 runs / lone 1 thread | CPU per expansion over the lone run's, "
+         "run 1 / run 2 | both searching | same nodes and plan | 2 threads "
+         "over the control | 2 ranks over the control |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (size_t k = 0; k < n_specs; ++k)
+    printf("%s%s", ctl_rows[k][0], ctl_rows[k][1]);
   /* Rank 0's CPU in the batches (thread CPU: less load-bound than the
    * speeds, though a loaded machine's caches and wake-ups still show). */
   printf("\nRank 0 in the batches of the ranks runs (first repeat; thread "
