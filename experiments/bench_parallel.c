@@ -169,7 +169,7 @@ typedef struct outcome {
    * with jobs left to hand out and the fruitless ones */
   double r0[6];
   long long looks, fruitless;
-  double began, ended;    /* control runs: fork and exit (wall_now) */
+  double ended;           /* control runs: when reaped (wall_now) */
 } outcome;
 
 /* A threads run in this process. */
@@ -778,8 +778,8 @@ static int run_ranks(const char *task_file, const spec *sp, int ranks,
  * each into its own database, sharing nothing but the machine. out[k]: the
  * search's figures from its JSON (expansions, nodes, cost, seconds), its
  * nodes' digest, the process's CPU seconds (pcpu: user + system, start-up
- * included; the caller subtracts a 1-node pair's), and when it was forked
- * and reaped (began, ended; wall_now). 0, or -1 said on stderr. */
+ * included; the caller subtracts a 1-node pair's), and when it was reaped
+ * (ended; wall_now). 0, or -1 said on stderr. */
 static int run_pair(const char *task_file, const spec *sp, outcome out[2]) {
   const char *complan = getenv("CP_COMPLAN");
   char nodes[32], db[2][64], outp[2][160], errp[2][160];
@@ -798,7 +798,6 @@ static int run_pair(const char *task_file, const spec *sp, outcome out[2]) {
                     (char *)task_file, "--db", db[k], "--method",
                     (char *)sp->method, "--max-nodes", nodes, "--max-seconds",
                     "1000000", "--threads", "1", "--json", NULL};
-    out[k].began = wall_now();
     pid[k] = start_child(argv, outp[k], errp[k]);
     ok = pid[k] > 0;
   }
