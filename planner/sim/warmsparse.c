@@ -52,10 +52,6 @@ struct cp_wi_sparse {
   int *bstart, *brow;
   double *bval;
   int *ext;  // the small LU's extents (cp_wi_lu_factor_ext): 3 n
-  // Slot s's runs of four consecutive rows (a rolling neighbour's corner
-  // rows, a lambda column): their first entries' places in its list,
-  // nrun[s] of them at run[s rmax ..], increasing.
-  int *run, *nrun;
   int on_ext; // whether the last factor is cp_wi_lu_factor_ext's
 
   int cmax;
@@ -68,11 +64,11 @@ struct cp_wi_sparse {
     int n, ns, nodes;  // its size, constraints and parts; ns -1: none
   } rej, lst;
   long memo_hits; // LCPs that kept the lists (cp_wi_sparse_memo_hits)
-  size_t cap[20];
+  size_t cap[18];
 };
 
 enum { C_NSTART, C_NBR, C_NODESTART, C_NCONS, C_MARK, C_SLOT, C_FREE, C_LEN, C_ROWS, C_POS,
-       C_VALS, C_L1, C_REJ, C_LST, C_BSTART, C_BROW, C_BVAL, C_EXT, C_RUN, C_NRUN,
+       C_VALS, C_L1, C_REJ, C_LST, C_BSTART, C_BROW, C_BVAL, C_EXT,
        C_COUNT };
 
 void cp_wi_sparse_free(cp_world *w) {
@@ -101,8 +97,7 @@ static int need(struct cp_wi_sparse *s, int i, size_t n, size_t sz) {
                          (void **)&s->freeslot, (void **)&s->len,  (void **)&s->rows,
                          (void **)&s->pos,    (void **)&s->vals,   (void **)&s->l1,
                          (void **)&s->rej.v,  (void **)&s->lst.v,  (void **)&s->bstart,
-                         (void **)&s->brow,   (void **)&s->bval,   (void **)&s->ext,
-                         (void **)&s->run,    (void **)&s->nrun};
+                         (void **)&s->brow,   (void **)&s->bval,   (void **)&s->ext};
   if (n <= s->cap[i]) return 0;
   const size_t c = 2 * n;
   void *p = realloc(*arr[i], sz * c);
@@ -228,9 +223,7 @@ static int prepare(cp_world *w, int ns, int n) {
       need(s, C_VALS, nn * (size_t)cmax, sizeof(double)) ||
       need(s, C_BSTART, nn + 1, sizeof(int)) ||
       need(s, C_BROW, nn * (size_t)cmax, sizeof(int)) ||
-      need(s, C_BVAL, nn * (size_t)cmax, sizeof(double)) || need(s, C_EXT, 3 * nn, sizeof(int)) ||
-      need(s, C_RUN, nn * (size_t)(cmax / 4 + 1), sizeof(int)) ||
-      need(s, C_NRUN, nn + 1, sizeof(int)))
+      need(s, C_BVAL, nn * (size_t)cmax, sizeof(double)) || need(s, C_EXT, 3 * nn, sizeof(int)))
     return -1;
   if (!w->sparse_memo_off) remember(w, s, C_LST, ns, n, nodes);
   return 0;
@@ -238,17 +231,15 @@ static int prepare(cp_world *w, int ns, int n) {
 
 // Column col of M on its nonzero pattern (lcp.c's lcp_column, the same
 // operations on the neighbours' rows): rows ri, values v; returns how many.
-// The places in the list where four consecutive rows start go to run
-// (*nrun of them).
+// Corner rows (ns .. ns + 4 nr) come in whole groups of four, in order:
+// the rolling constraint's four, as cp_wi_scatter_runs takes them.
 static int column(const cp_world *w, const struct cp_wi_sparse *s, int col, int *ri,
-                  double *v, int *run, int *nrun) {
+                  double *v) {
   const int ns = w->lns, nr = w->lnr, nb = ns + 4 * nr;
   const int *ridx = w->rank;
   int p = 0;
-  *nrun = 0;
   if (col >= nb) { // lambda_f: + lambda in rolling f's four corner rows
     const int f = col - nb;
-    run[(*nrun)++] = 0;
     for (int e = 0; e < 4; ++e) {
       ri[p] = ns + 4 * f + e;
       v[p++] = 1.0;
@@ -274,7 +265,6 @@ static int column(const cp_world *w, const struct cp_wi_sparse *s, int col, int 
     if (ridx[k] < 0) continue;
     const int r0 = ns + 4 * ridx[k];
     const double rv[4] = {a + b, a + -b, -a + b, -a + -b};
-    run[(*nrun)++] = p;
     for (int e = 0; e < 4; ++e) {
       ri[p] = r0 + e;
       v[p++] = rv[e];
@@ -298,7 +288,6 @@ static int column(const cp_world *w, const struct cp_wi_sparse *s, int col, int 
 
 #define ROWS(sl) (s->rows + (size_t)(sl) * (size_t)s->cmax)
 #define VALS(sl) (s->vals + (size_t)(sl) * (size_t)s->cmax)
-#define RUNS(sl) (s->run + (size_t)(sl) * (size_t)(s->cmax / 4 + 1))
 
 // Two doubles as one SSE2 vector (GCC's vector extension), unaligned.
 typedef double v2d __attribute__((vector_size(16)));
@@ -311,20 +300,21 @@ static inline __attribute__((always_inline)) void st2(double *p, v2d x) {
   memcpy(p, &x, sizeof x);
 }
 
-void cp_wi_scatter_runs(int len, const int *ri, const double *v, int nrun, const int *run,
-                        double zv, double *r, double *sc) {
+void cp_wi_scatter_runs(int len, const int *ri, const double *v, int lo, int hi, double zv,
+                        double *r, double *sc) {
   const double az = fabs(zv);
   const v2d Z = {zv, zv}, AZ = {az, az};
-  int t = 0;
-  for (int g = 0; g <= nrun; ++g) {
-    const int end = g < nrun ? run[g] : len;
-    for (; t < end; ++t) {
-      r[ri[t]] += v[t] * zv;
-      sc[ri[t]] += fabs(v[t]) * az;
+  const unsigned span = (unsigned)(hi - lo);
+  for (int t = 0; t < len;) {
+    const int i = ri[t];
+    if ((unsigned)(i - lo) >= span) {
+      r[i] += v[t] * zv;
+      sc[i] += fabs(v[t]) * az;
+      ++t;
+      continue;
     }
-    if (g == nrun) break;
-    // Rows ri[t] .. ri[t] + 3: each lane the scalar loop's operations.
-    double *restrict rr = r + ri[t], *restrict ss = sc + ri[t];
+    // Rows i .. i + 3: each lane the scalar loop's operations.
+    double *restrict rr = r + i, *restrict ss = sc + i;
     const v2d v0 = ld2(v + t), v1 = ld2(v + t + 2);
     const v2d a0 = {fabs(v0[0]), fabs(v0[1])}, a1 = {fabs(v1[0]), fabs(v1[1])};
     st2(rr, ld2(rr) + v0 * Z);
@@ -451,7 +441,7 @@ int cp_wi_warm_accept_sparse(cp_world *w, int n, cp_lcp_info *info, int *pivots)
   for (int sl = n - 1; sl >= k; --sl) s->freeslot[nfree++] = sl;
   for (int b = 0; b < k; ++b) {
     s->slot[b] = b;
-    s->len[b] = column(w, s, w->zidx[b], ROWS(b), VALS(b), RUNS(b), s->nrun + b);
+    s->len[b] = column(w, s, w->zidx[b], ROWS(b), VALS(b));
   }
   double *zb = w->z, *r = w->w, *sc = w->LU; // z_B in z[0..k); scratch
   *pivots = 0;
@@ -484,7 +474,8 @@ int cp_wi_warm_accept_sparse(cp_world *w, int n, cp_lcp_info *info, int *pivots)
     for (int b = 0; b < k; ++b) {
       const int sl = s->slot[b];
       if (zb[b] == 0) continue;
-      cp_wi_scatter_runs(s->len[sl], ROWS(sl), VALS(sl), s->nrun[sl], RUNS(sl), zb[b], r, sc);
+      cp_wi_scatter_runs(s->len[sl], ROWS(sl), VALS(sl), w->lns, w->lns + 4 * w->lnr, zb[b], r,
+                         sc);
     }
     // The check (cp_wi_warm_check); the rounding allowance's row sums
     // |M_iB|_1 formed for every row once one needs them.
@@ -498,7 +489,7 @@ int cp_wi_warm_accept_sparse(cp_world *w, int n, cp_lcp_info *info, int *pivots)
     memmove(s->slot + at + 1, s->slot + at, sizeof(int) * (size_t)(k - at));
     const int sl = s->freeslot[--nfree];
     s->slot[at] = sl;
-    s->len[sl] = column(w, s, enter, ROWS(sl), VALS(sl), RUNS(sl), s->nrun + sl);
+    s->len[sl] = column(w, s, enter, ROWS(sl), VALS(sl));
     ++k;
   }
   cp_wi_warm_finish(w, n, k, *pivots, info);

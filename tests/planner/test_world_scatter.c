@@ -1,9 +1,9 @@
 // The sparse warm start's pass forming w = M z + q and its row scales
-// (planner/sim/warmsparse.c, cp_wi_scatter_runs): runs of four
-// consecutive rows taken two at a time must give the bits of the plain
-// loop over the column's list (copied here as the reference), on random
-// lists (single rows and runs in any order, runs adjacent, at the list's
-// start and end) and values that include +-0, subnormal products,
+// (planner/sim/warmsparse.c, cp_wi_scatter_runs): the corner rows' runs of
+// four consecutive rows taken two at a time must give the bits of the
+// plain loop over the column's list (copied here as the reference), on
+// random lists (single rows and runs in any order, runs adjacent, at the
+// list's start and end) and values that include +-0, subnormal products,
 // overflow, infinities and NaN, several columns in turn on the same rows.
 #include <criterion/criterion.h>
 #include <math.h>
@@ -50,15 +50,18 @@ static double value(void) {
 
 #define NR 96
 #define MAXL NR
+#define LO 21 // the corner rows: [LO, HI), in groups of four from LO
+#define HI 69
 
-// A column's list over rows 0..NR): segments of one row or four
-// consecutive rows, none shared, in a random order; run[] their places.
-static int make_list(int *ri, int *run, int *nrun) {
+// A column's list over rows 0..NR): single rows outside [LO, HI), groups
+// of four within, some left out, in a random order; *nrun: how many
+// groups.
+static int make_list(int *ri, int *nrun) {
   int seg_at[NR], seg_len[NR], nseg = 0;
   for (int i = 0; i < NR;) {
-    const int four = i + 4 <= NR && next() % 2;
-    if (next() % 3 == 0) { // a row left out of this column
-      ++i;
+    const int four = i >= LO && i < HI;
+    if (next() % 3 == 0) { // a row or group left out of this column
+      i += four ? 4 : 1;
       continue;
     }
     seg_at[nseg] = i;
@@ -75,14 +78,14 @@ static int make_list(int *ri, int *run, int *nrun) {
   int len = 0;
   *nrun = 0;
   for (int g = 0; g < nseg; ++g) {
-    if (seg_len[g] == 4) run[(*nrun)++] = len;
+    *nrun += seg_len[g] == 4;
     for (int e = 0; e < seg_len[g]; ++e) ri[len++] = seg_at[g] + e;
   }
   return len;
 }
 
 Test(world_scatter, runs_give_the_plain_loops_bits) {
-  int ri[MAXL], run[MAXL];
+  int ri[MAXL];
   double v[MAXL], r0[NR], s0[NR], r1[NR], s1[NR];
   long runs = 0, specials = 0;
   for (int trial = 0; trial < 4000; ++trial) {
@@ -93,7 +96,7 @@ Test(world_scatter, runs_give_the_plain_loops_bits) {
     const int ncol = 1 + (int)(next() % 6);
     for (int c = 0; c < ncol; ++c) {
       int nrun;
-      const int len = make_list(ri, run, &nrun);
+      const int len = make_list(ri, &nrun);
       for (int t = 0; t < len; ++t) {
         v[t] = value();
         specials += !isfinite(v[t]) || v[t] == 0;
@@ -101,7 +104,7 @@ Test(world_scatter, runs_give_the_plain_loops_bits) {
       const double zv = trial % 50 == 0 ? -0.0 : value();
       runs += nrun;
       ref_scatter(len, ri, v, zv, r0, s0);
-      cp_wi_scatter_runs(len, ri, v, nrun, run, zv, r1, s1);
+      cp_wi_scatter_runs(len, ri, v, LO, HI, zv, r1, s1);
       cr_assert(memcmp(r0, r1, sizeof r0) == 0, "trial %d column %d: w differs", trial, c);
       cr_assert(memcmp(s0, s1, sizeof s0) == 0, "trial %d column %d: scales differ", trial,
                 c);
@@ -110,33 +113,29 @@ Test(world_scatter, runs_give_the_plain_loops_bits) {
   cr_assert(runs > 10000 && specials > 10000); // (the inputs do reach the cases)
 }
 
-// Named degenerate lists: empty, one run only, runs back to back, a run
-// last, no run at all, and -0 meeting +0 in every lane.
+// Named degenerate lists (corner rows [8, 24)): empty, one group only,
+// groups back to back, a group last, no group at all, and -0 meeting +0
+// in every lane.
 Test(world_scatter, degenerate_lists) {
-  static const int ri[12] = {8, 9, 10, 11, 0, 1, 2, 3, 5, 20, 21, 22};
-  static const int run_cases[][3] = {{0, 0, 0}, {1, 0, 0}, {2, 0, 4}, {0, 0, 0}};
-  const int lens[] = {0, 4, 8, 9};
-  double v[12], r0[24], s0[24], r1[24], s1[24];
-  for (int t = 0; t < 12; ++t) v[t] = t % 3 == 0 ? -0.0 : t % 3 == 1 ? 0.0 : -1.5 * t;
-  for (int c = 0; c < 4; ++c)
+  static const int lists[][9] = {{0},
+                                 {12, 13, 14, 15},
+                                 {8, 9, 10, 11, 20, 21, 22, 23},
+                                 {1, 3, 16, 17, 18, 19},
+                                 {7, 0, 24, 30, 2},
+                                 {5, 20, 21, 22, 23, 8, 9, 10, 11}};
+  const int lens[] = {0, 4, 8, 6, 5, 9};
+  double v[9], r0[32], s0[32], r1[32], s1[32];
+  for (int t = 0; t < 9; ++t) v[t] = t % 3 == 0 ? -0.0 : t % 3 == 1 ? 0.0 : -1.5 * t;
+  for (int c = 0; c < 6; ++c)
     for (int z = 0; z < 3; ++z) {
       const double zv = z == 0 ? -0.0 : z == 1 ? 2.0 : -3.0;
-      for (int i = 0; i < 24; ++i) {
+      for (int i = 0; i < 32; ++i) {
         r0[i] = r1[i] = i % 2 ? -0.0 : 0.0;
         s0[i] = s1[i] = 0.0;
       }
-      const int nrun = run_cases[c][0];
-      ref_scatter(lens[c], ri, v, zv, r0, s0);
-      cp_wi_scatter_runs(lens[c], ri, v, nrun, run_cases[c] + 1, zv, r1, s1);
+      ref_scatter(lens[c], lists[c], v, zv, r0, s0);
+      cp_wi_scatter_runs(lens[c], lists[c], v, 8, 24, zv, r1, s1);
       cr_assert(memcmp(r0, r1, sizeof r0) == 0 && memcmp(s0, s1, sizeof s0) == 0,
                 "case %d zv %g", c, zv);
     }
-  // A run last in its list (places 0 and 5: rows 8..11, then 1..3 and 5
-  // are single, then rows 20..22 plus 23 as a run at the end).
-  static const int ri2[9] = {8, 9, 10, 11, 1, 20, 21, 22, 23};
-  static const int run2[2] = {0, 5};
-  for (int i = 0; i < 24; ++i) r0[i] = r1[i] = s0[i] = s1[i] = 0.0;
-  ref_scatter(9, ri2, v, -2.0, r0, s0);
-  cp_wi_scatter_runs(9, ri2, v, 2, run2, -2.0, r1, s1);
-  cr_assert(memcmp(r0, r1, sizeof r0) == 0 && memcmp(s0, s1, sizeof s0) == 0);
 }
