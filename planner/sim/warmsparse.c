@@ -231,6 +231,8 @@ static int prepare(cp_world *w, int ns, int n) {
 
 // Column col of M on its nonzero pattern (lcp.c's lcp_column, the same
 // operations on the neighbours' rows): rows ri, values v; returns how many.
+// Corner rows (ns .. ns + 4 nr) come in whole groups of four, in order:
+// the rolling constraint's four, as cp_wi_scatter_runs takes them.
 static int column(const cp_world *w, const struct cp_wi_sparse *s, int col, int *ri,
                   double *v) {
   const int ns = w->lns, nr = w->lnr, nb = ns + 4 * nr;
@@ -286,6 +288,42 @@ static int column(const cp_world *w, const struct cp_wi_sparse *s, int col, int 
 
 #define ROWS(sl) (s->rows + (size_t)(sl) * (size_t)s->cmax)
 #define VALS(sl) (s->vals + (size_t)(sl) * (size_t)s->cmax)
+
+// Two doubles as one SSE2 vector (GCC's vector extension), unaligned.
+typedef double v2d __attribute__((vector_size(16)));
+static inline __attribute__((always_inline)) v2d ld2(const double *p) {
+  v2d x;
+  memcpy(&x, p, sizeof x);
+  return x;
+}
+static inline __attribute__((always_inline)) void st2(double *p, v2d x) {
+  memcpy(p, &x, sizeof x);
+}
+
+void cp_wi_scatter_runs(int len, const int *ri, const double *v, int lo, int hi, double zv,
+                        double *r, double *sc) {
+  const double az = fabs(zv);
+  const v2d Z = {zv, zv}, AZ = {az, az};
+  const unsigned span = (unsigned)(hi - lo);
+  for (int t = 0; t < len;) {
+    const int i = ri[t];
+    if ((unsigned)(i - lo) >= span) {
+      r[i] += v[t] * zv;
+      sc[i] += fabs(v[t]) * az;
+      ++t;
+      continue;
+    }
+    // Rows i .. i + 3: each lane the scalar loop's operations.
+    double *restrict rr = r + i, *restrict ss = sc + i;
+    const v2d v0 = ld2(v + t), v1 = ld2(v + t + 2);
+    const v2d a0 = {fabs(v0[0]), fabs(v0[1])}, a1 = {fabs(v1[0]), fabs(v1[1])};
+    st2(rr, ld2(rr) + v0 * Z);
+    st2(rr + 2, ld2(rr + 2) + v1 * Z);
+    st2(ss, ld2(ss) + a0 * AZ);
+    st2(ss + 2, ld2(ss + 2) + a1 * AZ);
+    t += 4;
+  }
+}
 
 // The basic block M_BB gathered from the k basic columns' lists (basic
 // positions in s->pos): of each column the entries in basic rows, in its
@@ -434,13 +472,10 @@ int cp_wi_warm_accept_sparse(cp_world *w, int n, cp_lcp_info *info, int *pivots)
     }
     const double zmax = cp_wi_warm_clamp(w, n, k, zb, r, sc);
     for (int b = 0; b < k; ++b) {
-      const int sl = s->slot[b], *ri = ROWS(sl);
-      const double zv = zb[b], az = fabs(zv), *v = VALS(sl);
-      if (zv == 0) continue;
-      for (int t = 0; t < s->len[sl]; ++t) {
-        r[ri[t]] += v[t] * zv;
-        sc[ri[t]] += fabs(v[t]) * az;
-      }
+      const int sl = s->slot[b];
+      if (zb[b] == 0) continue;
+      cp_wi_scatter_runs(s->len[sl], ROWS(sl), VALS(sl), w->lns, w->lns + 4 * w->lnr, zb[b], r,
+                         sc);
     }
     // The check (cp_wi_warm_check); the rounding allowance's row sums
     // |M_iB|_1 formed for every row once one needs them.

@@ -624,6 +624,14 @@ CPW_HIDDEN void cp_wi_lu_solve_ext(int k, const double *A, const lapack_int *piv
 /// 1 accepted (answer in z, w, info), 0 not (as warm_accept), -1 when it
 /// does not apply (small or dense: warm_accept's dense passes then run).
 CPW_HIDDEN int cp_wi_warm_accept_sparse(cp_world *w, int n, cp_lcp_info *info, int *pivots);
+// r[ri[t]] += v[t] zv and sc[ri[t]] += |v[t]| |zv| for t < len, t
+// increasing (warmsparse.c's pass forming w = M z + q and its row
+// scales). Rows in [lo, hi) (a friction LCP's corner rows) must come in
+// whole runs of four consecutive rows, in order (ri[t] .. ri[t] + 3 at
+// places t .. t + 3): those are taken two at a time, each entry by the
+// same operations. r and sc do not overlap.
+CPW_HIDDEN void cp_wi_scatter_runs(int len, const int *ri, const double *v, int lo, int hi,
+                                   double zv, double *r, double *sc);
 CPW_HIDDEN void cp_wi_sparse_free(cp_world *w);
 /// lcp.c's remembered LU of the small warm basis on (1, the default) or
 /// off, and the factorisations it saved so far (the tests' comparison).
