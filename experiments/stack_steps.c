@@ -9,7 +9,9 @@
  * drops out). Results: experiments/results/contactgen_ir.md.
  * Usage: stack_steps N [steps] (default 2000). With STACK_STEPS_DENSE=1
  * in the environment the warm bases are solved on dense columns only
- * (planner/sim/warmsparse.c off: the comparison of the two). */
+ * (planner/sim/warmsparse.c off: the comparison of the two). With
+ * STACK_STEPS_VELOCITY=1 the velocity stepper takes the steps (the
+ * acceleration stepper otherwise: the default). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <stdio.h>
@@ -32,6 +34,8 @@ int main(int argc, char **argv) {
   cp_world_options o = cp_world_defaults();
   o.dt = 0.005;
   o.check = check; // nocheck: without the per-step check (its cost)
+  const char *vel = getenv("STACK_STEPS_VELOCITY");
+  if (vel && !strcmp(vel, "1")) o.stepper = CP_STEPPER_VELOCITY;
   cp_world *w = bench_stack_world(n, 0.5, 0, &o, "stack_steps");
   const char *dense = getenv("STACK_STEPS_DENSE");
   if (dense && !strcmp(dense, "1")) cp_wi_sparse_enable(w, 0);
