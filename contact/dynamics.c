@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "models/bigbuf.h"
+#include "models/vec2.h"
 
 void cp_contact_space_free(cp_contact_space *cs) {
   if (!cs) return;
@@ -429,24 +430,11 @@ static void mirror_colmin(int m, const int *colmin, double *A) {
   }
 }
 
-/* Two doubles as one SSE2 vector (GCC's vector extension), loaded and
- * stored unaligned. The triangle updates below take a column's rows two at
- * a time: each entry gets the multiplies and adds of the scalar loop, in
- * its order (lanes are independent; the build has no contraction into
- * fused multiply-adds, -std=c17), so the same bits. GCC vectorised these
- * loops only behind a per-column aliasing check with a scalar tail, and
- * a column of the triangle is short (a box's 12 or 24 rows at most). */
-typedef double v2d __attribute__((vector_size(16)));
-
-static inline __attribute__((always_inline)) v2d ld2(const double *p) {
-  v2d v;
-  memcpy(&v, p, sizeof v);
-  return v;
-}
-
-static inline __attribute__((always_inline)) void st2(double *p, v2d v) {
-  memcpy(p, &v, sizeof v);
-}
+/* The triangle updates below take a column's rows two at a time
+ * (models/vec2.h): each entry gets the multiplies and adds of the scalar
+ * loop, in its order, so the same bits. GCC vectorised these loops only
+ * behind a per-column aliasing check with a scalar tail, and a column of
+ * the triangle is short (a box's 12 or 24 rows at most). */
 
 static inline __attribute__((always_inline)) v2d bc2(double x) { return (v2d){x, x}; }
 

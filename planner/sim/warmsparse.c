@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/vec2.h"
 #include "planner/sim/world_impl.h"
 
 // Smallest LCP (unknowns) solved on sparse columns, and how much longer
@@ -288,17 +289,6 @@ static int column(const cp_world *w, const struct cp_wi_sparse *s, int col, int 
 
 #define ROWS(sl) (s->rows + (size_t)(sl) * (size_t)s->cmax)
 #define VALS(sl) (s->vals + (size_t)(sl) * (size_t)s->cmax)
-
-// Two doubles as one SSE2 vector (GCC's vector extension), unaligned.
-typedef double v2d __attribute__((vector_size(16)));
-static inline __attribute__((always_inline)) v2d ld2(const double *p) {
-  v2d x;
-  memcpy(&x, p, sizeof x);
-  return x;
-}
-static inline __attribute__((always_inline)) void st2(double *p, v2d x) {
-  memcpy(p, &x, sizeof x);
-}
 
 void cp_wi_scatter_runs(int len, const int *ri, const double *v, int lo, int hi, double zv,
                         double *r, double *sc) {
