@@ -70,7 +70,11 @@ def main():
         control = lead(c[5])
         slow = [float(x) for x in c[6].split("/")]
         both = lead(c[7])
-        check(control > 0 and all(s > 0 for s in slow) and 0 <= both <= 100,
+        # The CPU per expansion is the run's process CPU less a 1-node
+        # pair's: at this short length the subtraction is start-up noise
+        # and may even come out negative on a busy machine, so only its
+        # presence is checked (never its size).
+        check(control > 0 and len(slow) == 2 and 0 <= both <= 100,
               "%s: control figures %s" % (mode, c[5:8]))
         # One round: (row / sum) x (sum / lone) = row / lone, to the digits
         # printed (each figure rounded to 0.005).
